@@ -1,0 +1,69 @@
+// Package store is the console's PostgreSQL access: one concrete type with
+// hand-written SQL next to the code that scans it. pgx.ErrNoRows becomes
+// ErrNotFound here and nowhere else.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// ErrNotFound is returned when a row the caller asked for does not exist.
+var ErrNotFound = errors.New("store: not found")
+
+// ErrConflict is returned when a write collides with a unique constraint or
+// a concurrent change.
+var ErrConflict = errors.New("store: conflict")
+
+// Store is the console's database.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+// New wraps an open pool.
+func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+// Pool exposes the pool for packages that run their own SQL in the same
+// database (migrations, background work).
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Open connects to url and checks the connection, waiting up to timeout for
+// a server that is still starting.
+func Open(ctx context.Context, url string, timeout time.Duration) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("store: parse database URL: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("store: open pool: %w", err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := pool.Ping(pingCtx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("store: connect to %s:%d/%s: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database, err)
+	}
+	return pool, nil
+}
+
+// Ping reports whether the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
+
+func notFound(err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrNotFound
+	}
+	return err
+}
+
+func isUniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505"
+}
