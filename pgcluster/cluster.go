@@ -77,6 +77,11 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgcluster: data dir: %w", err)
 	}
+	// Missing parents are made traversable, so the postgres OS user can reach
+	// the data dir; existing ones are checked below and left as they are.
+	if err := os.MkdirAll(filepath.Dir(dataDir), 0o755); err != nil {
+		return nil, fmt.Errorf("pgcluster: create parent of data dir: %w", err)
+	}
 	if owner != nil {
 		if reason := unreachableBy(owner, filepath.Dir(dataDir)); reason != "" {
 			fallback := filepath.Join(os.TempDir(), "countersign-pg-"+shortHash(dataDir))

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// config is every setting of the console. Each flag falls back to an
+// environment variable; the README's table lists them all.
+type config struct {
+	Addr            string
+	DatabaseURL     string
+	DataDir         string
+	SessionKeys     string
+	SecureCookies   bool
+	TLSCertFile     string
+	TLSKeyFile      string
+	TrustedProxies  string
+	SessionIdle     time.Duration
+	SessionAbsolute time.Duration
+	LogFormat       string
+	ShutdownGrace   time.Duration
+
+	// Derived by validate.
+	trusted []netip.Prefix
+}
+
+// demo reports whether the console runs in demo mode: its own embedded
+// PostgreSQL with seeded demo data. A configured DATABASE_URL is never demo.
+func (c config) demo() bool { return c.DatabaseURL == "" }
+
+func (c config) tls() bool { return c.TLSCertFile != "" }
+
+func parseConfig(args []string, getenv func(string) string) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("countersign", flag.ContinueOnError)
+	str := func(p *string, name, env, def, usage string) {
+		if v := getenv(env); v != "" {
+			def = v
+		}
+		fs.StringVar(p, name, def, usage+" (env "+env+")")
+	}
+	dur := func(p *time.Duration, name, env string, def time.Duration, usage string) {
+		if v := getenv(env); v != "" {
+			if d, err := time.ParseDuration(v); err == nil {
+				def = d
+			} else {
+				def = -1 // reported by validate
+			}
+		}
+		fs.DurationVar(p, name, def, usage+" (env "+env+")")
+	}
+	str(&c.Addr, "addr", "ADDR", "127.0.0.1:8080", "address the console listens on")
+	str(&c.DatabaseURL, "database-url", "DATABASE_URL", "", "PostgreSQL URL; empty starts the embedded cluster in demo mode")
+	str(&c.DataDir, "data-dir", "DATA_DIR", ".data", "folder for the embedded cluster, demo credentials and the dev session key")
+	str(&c.SessionKeys, "session-keys", "SESSION_KEYS", "", "comma-separated session keys (hex, at least 32 bytes each), newest first")
+	str(&c.TLSCertFile, "tls-cert", "TLS_CERT_FILE", "", "serve HTTPS with this certificate")
+	str(&c.TLSKeyFile, "tls-key", "TLS_KEY_FILE", "", "private key for -tls-cert")
+	str(&c.TrustedProxies, "trusted-proxies", "TRUSTED_PROXIES", "", "comma-separated CIDRs allowed to set X-Forwarded-For")
+	str(&c.LogFormat, "log-format", "LOG_FORMAT", "auto", "text, json, or auto (json when stderr is not a terminal)")
+	secure := getenv("SECURE_COOKIES") == "true" || getenv("SECURE_COOKIES") == "1"
+	fs.BoolVar(&c.SecureCookies, "secure-cookies", secure, "mark cookies Secure and send HSTS, for a TLS-terminating proxy (env SECURE_COOKIES)")
+	dur(&c.SessionIdle, "session-idle", "SESSION_IDLE_TIMEOUT", 30*time.Minute, "sign out after this long without a request")
+	dur(&c.SessionAbsolute, "session-absolute", "SESSION_ABSOLUTE_TIMEOUT", 12*time.Hour, "sign out this long after sign-in whatever the activity")
+	dur(&c.ShutdownGrace, "shutdown-grace", "SHUTDOWN_GRACE", 15*time.Second, "how long requests in flight may finish at shutdown")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	return c, c.validate()
+}
+
+func (c *config) validate() error {
+	var problems []string
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		problems = append(problems, fmt.Sprintf("-addr %q: want host:port, e.g. 127.0.0.1:8080", c.Addr))
+	}
+	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
+		problems = append(problems, "-database-url: want a postgres:// URL")
+	}
+	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
+		problems = append(problems, "-tls-cert and -tls-key go together: set both or neither")
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"-session-idle", c.SessionIdle}, {"-session-absolute", c.SessionAbsolute}, {"-shutdown-grace", c.ShutdownGrace}} {
+		if d.v <= 0 {
+			problems = append(problems, d.name+": want a positive duration like 30m or 12h")
+		}
+	}
+	if c.SessionIdle > c.SessionAbsolute {
+		problems = append(problems, "-session-idle must not exceed -session-absolute")
+	}
+	for _, s := range splitList(c.TrustedProxies) {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("-trusted-proxies %q: want CIDRs like 10.0.0.0/8", s))
+			continue
+		}
+		c.trusted = append(c.trusted, p)
+	}
+	if _, err := decodeKeys(c.SessionKeys); c.SessionKeys != "" && err != nil {
+		problems = append(problems, "-session-keys: "+err.Error())
+	}
+	switch c.LogFormat {
+	case "auto", "text", "json":
+	default:
+		problems = append(problems, "-log-format: want text, json or auto")
+	}
+	if len(problems) > 0 {
+		return errors.New("invalid configuration:\n  " + strings.Join(problems, "\n  "))
+	}
+	return nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+// decodeKeys turns the configured keys into gorilla key pairs: each key
+// signs with itself and encrypts with a key derived from it.
+func decodeKeys(s string) ([][]byte, error) {
+	var pairs [][]byte
+	for i, k := range splitList(s) {
+		raw, err := hex.DecodeString(k)
+		if err != nil || len(raw) < 32 {
+			return nil, fmt.Errorf("key %d is not at least 64 hex characters (32 bytes); make one with: openssl rand -hex 32", i+1)
+		}
+		enc := sha256.Sum256(append([]byte("countersign session encryption\x00"), raw...))
+		pairs = append(pairs, raw, enc[:])
+	}
+	if len(pairs) == 0 {
+		return nil, errors.New("no keys")
+	}
+	return pairs, nil
+}
+
+// sessionKeys returns the configured keys, or a development key generated
+// once into the data dir, with a warning that it is not for production.
+func (c config) sessionKeys(log *slog.Logger) ([][]byte, error) {
+	if c.SessionKeys != "" {
+		return decodeKeys(c.SessionKeys)
+	}
+	path := filepath.Join(c.DataDir, "session-key")
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		raw := make([]byte, 32)
+		_, _ = rand.Read(raw)
+		b = []byte(hex.EncodeToString(raw))
+		if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			return nil, err
+		}
+	} else if err != nil {
+		return nil, err
+	}
+	log.Warn("no SESSION_KEYS configured: using a development key from the data dir; configure your own keys in production", "path", path)
+	return decodeKeys(strings.TrimSpace(string(b)))
+}

@@ -1,0 +1,189 @@
+// Command countersign runs the console. With no DATABASE_URL it starts a
+// private PostgreSQL cluster under the data dir and seeds demo users (demo
+// mode); with one it uses that database and seeds nothing.
+//
+//	countersign [flags]                          serve the console
+//	countersign create-user -email E -name N -role R   add a user (password on stdin)
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/term"
+
+	"countersign/accounts"
+	"countersign/demo"
+	"countersign/pgcluster"
+	"countersign/store"
+	"countersign/web"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "create-user" {
+		os.Exit(createUser(os.Args[2:]))
+	}
+	cfg, err := parseConfig(os.Args[1:], os.Getenv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	log := newLogger(cfg.LogFormat)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, log); err != nil {
+		log.Error("countersign stopped", "error", err)
+		os.Exit(1)
+	}
+}
+
+func newLogger(format string) *slog.Logger {
+	if format == "json" || (format == "auto" && !term.IsTerminal(int(os.Stderr.Fd()))) {
+		return slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, nil))
+}
+
+func run(ctx context.Context, cfg config, log *slog.Logger) error {
+	pool, cleanup, err := openDatabase(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	applied, err := store.Migrate(ctx, pool)
+	if err != nil {
+		return err
+	}
+	log.Info("database ready", "migrations_applied", applied)
+
+	st := store.New(pool)
+	acc := accounts.NewService(st, time.Now, accounts.DefaultThrottle)
+	keys, err := cfg.sessionKeys(log)
+	if err != nil {
+		return err
+	}
+	sessions := web.NewSessionStore(st, web.SessionConfig{KeyPairs: keys, Secure: cfg.SecureCookies || cfg.tls(),
+		Idle: cfg.SessionIdle, Absolute: cfg.SessionAbsolute})
+
+	if cfg.demo() {
+		if err := seedDemo(ctx, cfg, acc); err != nil {
+			return err
+		}
+	}
+
+	srv := web.New(web.Config{Store: st, Accounts: acc, Sessions: sessions, Logger: log,
+		TrustedProxies: cfg.trusted, TLS: cfg.tls() || cfg.SecureCookies})
+	go sweep(ctx, log, sessions, acc)
+	log.Info("console listening", "url", "http://"+cfg.Addr)
+	if err := srv.Serve(ctx, cfg.Addr, cfg.ShutdownGrace, cfg.TLSCertFile, cfg.TLSKeyFile); err != nil {
+		return err
+	}
+	log.Info("console stopped")
+	return nil
+}
+
+// openDatabase connects to DATABASE_URL, or in demo mode starts the
+// embedded cluster and creates the console's database in it. cleanup closes
+// the pool and stops the cluster.
+func openDatabase(ctx context.Context, cfg config, log *slog.Logger) (*pgxpool.Pool, func(), error) {
+	if !cfg.demo() {
+		pool, err := store.Open(ctx, cfg.DatabaseURL, 30*time.Second)
+		if err != nil {
+			return nil, nil, err
+		}
+		return pool, pool.Close, nil
+	}
+	cluster, err := pgcluster.Start(ctx, pgcluster.Config{DataDir: filepath.Join(cfg.DataDir, "pg"), Durable: true, Logger: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	stopCluster := func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := cluster.Stop(stopCtx); err != nil {
+			log.Error("stopping postgres", "error", err)
+		}
+	}
+	if err := createDatabase(ctx, cluster.URL("postgres"), "countersign"); err != nil {
+		stopCluster()
+		return nil, nil, err
+	}
+	pool, err := store.Open(ctx, cluster.URL("countersign"), 30*time.Second)
+	if err != nil {
+		stopCluster()
+		return nil, nil, err
+	}
+	return pool, func() { pool.Close(); stopCluster() }, nil
+}
+
+func createDatabase(ctx context.Context, serverURL, name string) error {
+	conn, err := pgx.Connect(ctx, serverURL)
+	if err != nil {
+		return fmt.Errorf("connect to embedded postgres: %w", err)
+	}
+	defer conn.Close(ctx)
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
+		return fmt.Errorf("look for database %s: %w", name, err)
+	}
+	if exists {
+		return nil
+	}
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		return fmt.Errorf("create database %s: %w", name, err)
+	}
+	return nil
+}
+
+// seedDemo ensures the demo users and prints their sign-ins to stdout (not
+// to the logs), keeping them in the data dir for later runs.
+func seedDemo(ctx context.Context, cfg config, acc *accounts.Service) error {
+	path := filepath.Join(cfg.DataDir, "demo-credentials")
+	creds, err := demo.Load(path)
+	if err != nil {
+		return err
+	}
+	if err := demo.EnsureUsers(ctx, acc, &creds); err != nil {
+		return err
+	}
+	if err := creds.Save(path); err != nil {
+		return err
+	}
+	fmt.Printf("\nCountersign demo: open http://%s and sign in as one of these (kept in %s):\n\n", cfg.Addr, path)
+	for _, u := range creds.Users {
+		fmt.Printf("  %-9s %-34s %s\n", u.Role, u.Email, u.Password)
+	}
+	fmt.Println()
+	return nil
+}
+
+// sweep removes dead sessions and expired throttle records every ten
+// minutes until ctx ends.
+func sweep(ctx context.Context, log *slog.Logger, sessions *web.SessionStore, acc *accounts.Service) {
+	t := time.NewTicker(10 * time.Minute)
+	defer t.Stop()
+	for {
+		if n, err := sessions.Sweep(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			log.Warn("session sweep failed", "error", err)
+		} else if n > 0 {
+			log.Info("expired sessions removed", "count", n)
+		}
+		if err := acc.PruneFailures(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			log.Warn("sign-in failure prune failed", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

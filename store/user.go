@@ -1,0 +1,170 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// User is a row of users.
+type User struct {
+	ID           int64      `db:"id"`
+	Email        string     `db:"email"`
+	Name         string     `db:"name"`
+	Role         string     `db:"role"`
+	PasswordHash string     `db:"password_hash"`
+	DisabledAt   *time.Time `db:"disabled_at"`
+	CreatedAt    time.Time  `db:"created_at"`
+	UpdatedAt    time.Time  `db:"updated_at"`
+}
+
+const userColumns = `id, email, name, role, password_hash, disabled_at, created_at, updated_at`
+
+// NewUser is what CreateUser needs.
+type NewUser struct {
+	Email, Name, Role, PasswordHash string
+	At                              time.Time
+}
+
+// CreateUser inserts a user; ErrConflict when the e-mail is taken.
+func (s *Store) CreateUser(ctx context.Context, u NewUser) (User, error) {
+	rows, _ := s.pool.Query(ctx, `
+		INSERT INTO users (email, name, role, password_hash, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $5)
+		RETURNING `+userColumns, u.Email, u.Name, u.Role, u.PasswordHash, u.At)
+	user, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[User])
+	if isUniqueViolation(err) {
+		return User{}, fmt.Errorf("store.CreateUser(%q): %w", u.Email, ErrConflict)
+	}
+	if err != nil {
+		return User{}, fmt.Errorf("store.CreateUser(%q): %w", u.Email, err)
+	}
+	return user, nil
+}
+
+// UserByEmail finds a user by lower-case e-mail.
+func (s *Store) UserByEmail(ctx context.Context, email string) (User, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT `+userColumns+` FROM users WHERE email = $1`, email)
+	u, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[User])
+	if err != nil {
+		return User{}, fmt.Errorf("store.UserByEmail: %w", notFound(err))
+	}
+	return u, nil
+}
+
+// UserByID finds a user by id.
+func (s *Store) UserByID(ctx context.Context, id int64) (User, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT `+userColumns+` FROM users WHERE id = $1`, id)
+	u, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[User])
+	if err != nil {
+		return User{}, fmt.Errorf("store.UserByID(%d): %w", id, notFound(err))
+	}
+	return u, nil
+}
+
+// ListUsers returns every user, admins first, then by e-mail.
+func (s *Store) ListUsers(ctx context.Context) ([]User, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT `+userColumns+` FROM users
+		ORDER BY array_position(ARRAY['admin','manager','agent','customer'], role), email`)
+	users, err := pgx.CollectRows(rows, pgx.RowToStructByName[User])
+	if err != nil {
+		return nil, fmt.Errorf("store.ListUsers: %w", err)
+	}
+	return users, nil
+}
+
+// SetUserRole changes a user's role.
+func (s *Store) SetUserRole(ctx context.Context, id int64, role string, at time.Time) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE users SET role = $2, updated_at = $3 WHERE id = $1`, id, role, at)
+	if err != nil {
+		return fmt.Errorf("store.SetUserRole(%d): %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("store.SetUserRole(%d): %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// SetUserDisabled disables (ending every session in the same transaction)
+// or re-enables a user.
+func (s *Store) SetUserDisabled(ctx context.Context, id int64, disabled bool, at time.Time) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `
+			UPDATE users SET disabled_at = CASE WHEN $2 THEN $3::timestamptz END, updated_at = $3
+			WHERE id = $1`, id, disabled, at)
+		if err != nil {
+			return fmt.Errorf("store.SetUserDisabled(%d): %w", id, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("store.SetUserDisabled(%d): %w", id, ErrNotFound)
+		}
+		if disabled {
+			return revokeUserSessions(ctx, tx, id, at, nil)
+		}
+		return nil
+	})
+}
+
+// SetUserPassword stores a new password hash and ends every session of the
+// user except keep (the one that made the change), in one transaction.
+func (s *Store) SetUserPassword(ctx context.Context, id int64, hash string, keep []byte, at time.Time) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE users SET password_hash = $2, updated_at = $3 WHERE id = $1`, id, hash, at)
+		if err != nil {
+			return fmt.Errorf("store.SetUserPassword(%d): %w", id, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("store.SetUserPassword(%d): %w", id, ErrNotFound)
+		}
+		return revokeUserSessions(ctx, tx, id, at, keep)
+	})
+}
+
+// RecordSignInFailure notes a failed sign-in for throttling.
+func (s *Store) RecordSignInFailure(ctx context.Context, account, ip string, at time.Time) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO sign_in_failures (account, ip, at) VALUES ($1, $2, $3)`, account, ip, at)
+	if err != nil {
+		return fmt.Errorf("store.RecordSignInFailure: %w", err)
+	}
+	return nil
+}
+
+// FailureWindow counts failures since a time and gives the oldest of them,
+// which tells when the window will let the next attempt through.
+type FailureWindow struct {
+	Count  int
+	Oldest *time.Time
+}
+
+// SignInFailures counts recent failures for an account and for an IP.
+func (s *Store) SignInFailures(ctx context.Context, account, ip string, since time.Time) (byAccount, byIP FailureWindow, err error) {
+	err = s.pool.QueryRow(ctx, `
+		SELECT count(*) FILTER (WHERE account = $1), min(at) FILTER (WHERE account = $1),
+		       count(*) FILTER (WHERE ip = $2), min(at) FILTER (WHERE ip = $2)
+		FROM sign_in_failures
+		WHERE (account = $1 OR ip = $2) AND at > $3`, account, ip, since).
+		Scan(&byAccount.Count, &byAccount.Oldest, &byIP.Count, &byIP.Oldest)
+	if err != nil {
+		return byAccount, byIP, fmt.Errorf("store.SignInFailures: %w", err)
+	}
+	return byAccount, byIP, nil
+}
+
+// ClearSignInFailures forgets an account's failures after it signs in.
+func (s *Store) ClearSignInFailures(ctx context.Context, account string) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM sign_in_failures WHERE account = $1`, account); err != nil {
+		return fmt.Errorf("store.ClearSignInFailures: %w", err)
+	}
+	return nil
+}
+
+// PruneSignInFailures drops failures older than before; they no longer
+// count towards any window.
+func (s *Store) PruneSignInFailures(ctx context.Context, before time.Time) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM sign_in_failures WHERE at < $1`, before); err != nil {
+		return fmt.Errorf("store.PruneSignInFailures: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,39 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"countersign/apperr"
+	"countersign/views"
+)
+
+// handlePasswordForm answers GET /account/password.
+func (s *Server) handlePasswordForm(c echo.Context) error {
+	p, err := s.page(c, "Change password")
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.Password(p, views.PasswordForm{}))
+}
+
+// handlePasswordChange answers POST /account/password: every other session
+// of the user ends; this one stays.
+func (s *Server) handlePasswordChange(c echo.Context) error {
+	u, _ := currentUser(c)
+	sess := session(c)
+	err := s.cfg.Accounts.ChangePassword(c.Request().Context(), u.ID, c.FormValue("current"), c.FormValue("new"), hashID(sess.ID))
+	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
+		p, perr := s.page(c, "Change password")
+		if perr != nil {
+			return perr
+		}
+		return render(c, http.StatusUnprocessableEntity, views.Password(p, views.PasswordForm{Errors: e.Fields}))
+	}
+	if err != nil {
+		return err
+	}
+	setFlash(c, "Password changed. Your other sessions have been signed out.", false)
+	return seeOther(c, "/")
+}

@@ -1,0 +1,85 @@
+package web_test
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"testing"
+
+	"countersign/accounts"
+)
+
+func TestAdminCreatesDisablesAndChangesRole(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	admin := b.client(t)
+	admin.mustSignIn(b.users[accounts.Admin])
+	tok := admin.csrf("/admin/users")
+
+	// Bad input re-renders with the values and each field's message.
+	res := admin.post("/admin/users", url.Values{"_csrf": {tok}, "email": {"not-an-email"}, "name": {"Jo"}, "role": {"pilot"}, "password": {"short"}})
+	if res.StatusCode != http.StatusUnprocessableEntity {
+		t.Fatalf("bad user: %d, want 422", res.StatusCode)
+	}
+	doc := res.doc(t)
+	for _, f := range []string{"email", "role", "password"} {
+		if doc.Find(`[data-testid="`+f+`-error"]`).Length() != 1 {
+			t.Errorf("no message for %s", f)
+		}
+	}
+	if v, _ := doc.Find("#name").Attr("value"); v != "Jo" {
+		t.Errorf("name not kept: %q", v)
+	}
+
+	res = admin.post("/admin/users", url.Values{"_csrf": {tok}, "email": {"New.Agent@Example.test"}, "name": {"New Agent"},
+		"role": {"agent"}, "password": {"twelve chars ok"}})
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("create: %d\n%s", res.StatusCode, res.body)
+	}
+	newbie := b.client(t)
+	u := testUser{User: accounts.User{Email: "new.agent@example.test"}, Password: "twelve chars ok"}
+	newbie.mustSignIn(u)
+	created, err := b.store.UserByEmail(t.Context(), "new.agent@example.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := strconv.FormatInt(created.ID, 10)
+
+	// Duplicate e-mail is a field error, not a crash.
+	res = admin.post("/admin/users", url.Values{"_csrf": {tok}, "email": {"new.agent@example.test"}, "name": {"Again"},
+		"role": {"agent"}, "password": {"twelve chars ok"}})
+	if res.StatusCode != http.StatusUnprocessableEntity || res.doc(t).Find(`[data-testid="email-error"]`).Length() != 1 {
+		t.Errorf("duplicate e-mail: %d", res.StatusCode)
+	}
+
+	if res := admin.post("/admin/users/"+id+"/role", url.Values{"_csrf": {tok}, "role": {"manager"}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("change role: %d", res.StatusCode)
+	}
+	got, _ := b.accounts.User(t.Context(), created.ID)
+	if got.Role != accounts.Manager {
+		t.Errorf("role = %s, want manager", got.Role)
+	}
+
+	if res := admin.post("/admin/users/"+id+"/disable", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("disable: %d", res.StatusCode)
+	}
+	if res := newbie.get("/"); res.StatusCode != http.StatusSeeOther {
+		t.Errorf("disabled user's open session: %d, want 303 to sign-in", res.StatusCode)
+	}
+	if res := b.client(t).signIn(u); res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("disabled user signing in: %d, want 401", res.StatusCode)
+	}
+	if res := admin.post("/admin/users/"+id+"/enable", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("enable: %d", res.StatusCode)
+	}
+	b.client(t).mustSignIn(u)
+
+	// An admin cannot disable or demote themself.
+	self := strconv.FormatInt(b.users[accounts.Admin].ID, 10)
+	admin.post("/admin/users/"+self+"/disable", url.Values{"_csrf": {tok}})
+	admin.post("/admin/users/"+self+"/role", url.Values{"_csrf": {tok}, "role": {"customer"}})
+	me, _ := b.accounts.User(t.Context(), b.users[accounts.Admin].ID)
+	if me.Disabled() || me.Role != accounts.Admin {
+		t.Errorf("admin changed themself: disabled=%v role=%s", me.Disabled(), me.Role)
+	}
+}

@@ -1,0 +1,47 @@
+package web_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"countersign/accounts"
+	"countersign/web/browsertest"
+)
+
+// TestBrowserSignInEachRole signs each role in through the real form in
+// headless Chromium and checks they land on their home page, then signs out.
+func TestBrowserSignInEachRole(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := browsertest.New(t, 90*time.Second)
+	for _, role := range accounts.Roles {
+		u := b.users[role]
+		err := chromedp.Do(ctx,
+			chromedp.Navigate(b.srv.URL+"/"),
+			chromedp.WaitVisible(chromedp.CSS(`#email`)),
+			chromedp.SendKeys(chromedp.CSS(`#email`), u.Email),
+			chromedp.SendKeys(chromedp.CSS(`#password`), u.Password),
+			chromedp.Submit(chromedp.CSS(`[data-testid="sign-in-form"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="home-heading"]`)),
+		)
+		if err != nil {
+			t.Fatalf("%s: %v", role, err)
+		}
+		heading, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="home-heading"]`)))
+		roleText, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="home-role"] strong`)))
+		location, _ := chromedp.Run(ctx, chromedp.Location())
+		if !strings.Contains(heading, u.Name) || roleText != role.Label() || !strings.HasSuffix(location, "/") {
+			t.Errorf("%s landed on %s with heading %q and role %q", role, location, heading, roleText)
+		}
+		err = chromedp.Do(ctx,
+			chromedp.Click(chromedp.CSS(`[data-testid="sign-out"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="sign-in-form"]`)),
+		)
+		if err != nil {
+			t.Fatalf("%s sign-out: %v", role, err)
+		}
+	}
+}

@@ -1,0 +1,196 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/netip"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"countersign/accounts"
+	"countersign/store"
+	"countersign/store/dbtest"
+	"countersign/web"
+)
+
+func TestMain(m *testing.M) { dbtest.Main(m) }
+
+// clock is a fake time source tests move by hand.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+// testBundle is one console over a fresh database, served by httptest.
+type testBundle struct {
+	srv      *httptest.Server
+	web      *web.Server
+	store    *store.Store
+	accounts *accounts.Service
+	clock    *clock
+	users    map[accounts.Role]testUser
+}
+
+type testUser struct {
+	accounts.User
+	Password string
+}
+
+type bundleOpts struct {
+	trustedProxies []netip.Prefix
+	keyPairs       [][]byte
+}
+
+var testKey = [][]byte{[]byte("0123456789abcdef0123456789abcdef"), []byte("fedcba9876543210fedcba9876543210")}
+
+func setup(t *testing.T, opts ...bundleOpts) *testBundle {
+	t.Helper()
+	var o bundleOpts
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	if o.keyPairs == nil {
+		o.keyPairs = testKey
+	}
+	st := store.New(dbtest.New(t))
+	clk := &clock{t: time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)}
+	acc := accounts.NewService(st, clk.Now, accounts.Throttle{PerAccount: 5, PerIP: 12, Window: 15 * time.Minute})
+	sessions := web.NewSessionStore(st, web.SessionConfig{KeyPairs: o.keyPairs, Idle: 30 * time.Minute, Absolute: 12 * time.Hour, Now: clk.Now})
+	ws := web.New(web.Config{Store: st, Accounts: acc, Sessions: sessions, Now: clk.Now, TrustedProxies: o.trustedProxies})
+	srv := httptest.NewServer(ws.Handler())
+	t.Cleanup(srv.Close)
+	b := &testBundle{srv: srv, web: ws, store: st, accounts: acc, clock: clk, users: map[accounts.Role]testUser{}}
+	for _, r := range accounts.Roles {
+		b.users[r] = b.createUser(t, r)
+	}
+	return b
+}
+
+func (b *testBundle) createUser(t *testing.T, role accounts.Role) testUser {
+	t.Helper()
+	pw := "correct horse " + string(role)
+	u, err := b.accounts.Create(context.Background(), accounts.NewUser{
+		Email: fmt.Sprintf("%s-%d@example.test", role, time.Now().UnixNano()), Name: "Test " + role.Label(), Role: role, Password: pw})
+	if err != nil {
+		t.Fatalf("create %s: %v", role, err)
+	}
+	return testUser{User: u, Password: pw}
+}
+
+// client is a browser-like HTTP client with its own cookie jar that does not
+// follow redirects, so tests see each 303.
+type client struct {
+	t    *testing.T
+	b    *testBundle
+	http *http.Client
+	// header is added to every request (e.g. X-Forwarded-For).
+	header http.Header
+}
+
+func (b *testBundle) client(t *testing.T) *client {
+	jar, _ := cookiejar.New(nil)
+	return &client{t: t, b: b, header: http.Header{}, http: &http.Client{Jar: jar,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+type response struct {
+	*http.Response
+	body string
+}
+
+func (r response) doc(t *testing.T) *goquery.Document {
+	t.Helper()
+	d, err := goquery.NewDocumentFromReader(strings.NewReader(r.body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func (c *client) do(req *http.Request) response {
+	c.t.Helper()
+	for k, v := range c.header {
+		req.Header[k] = v
+	}
+	res, err := c.http.Do(req)
+	if err != nil {
+		c.t.Fatalf("%s %s: %v", req.Method, req.URL, err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return response{Response: res, body: string(b)}
+}
+
+func (c *client) get(path string) response {
+	c.t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, c.b.srv.URL+path, nil)
+	return c.do(req)
+}
+
+// post sends a form as a same-origin browser would.
+func (c *client) post(path string, form url.Values) response {
+	c.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, c.b.srv.URL+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", c.b.srv.URL)
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	return c.do(req)
+}
+
+// csrf opens path and returns the CSRF token of its first form.
+func (c *client) csrf(path string) string {
+	c.t.Helper()
+	res := c.get(path)
+	tok, ok := res.doc(c.t).Find(`input[name="_csrf"]`).Attr("value")
+	if !ok || tok == "" {
+		c.t.Fatalf("no CSRF token on %s (status %d)", path, res.StatusCode)
+	}
+	return tok
+}
+
+func (c *client) signIn(u testUser) response {
+	c.t.Helper()
+	return c.post("/sign-in", url.Values{"_csrf": {c.csrf("/sign-in")}, "email": {u.Email}, "password": {u.Password}})
+}
+
+func (c *client) mustSignIn(u testUser) {
+	c.t.Helper()
+	if res := c.signIn(u); res.StatusCode != http.StatusSeeOther {
+		c.t.Fatalf("sign in as %s: status %d, want 303\n%s", u.Role, res.StatusCode, res.body)
+	}
+}
+
+// sessionCookie returns the session cookie the jar holds for the server.
+func (c *client) sessionCookie() *http.Cookie {
+	u, _ := url.Parse(c.b.srv.URL)
+	for _, ck := range c.http.Jar.Cookies(u) {
+		if ck.Name == "cs_session" {
+			return ck
+		}
+	}
+	return nil
+}
+
+// webServerSharing serves a second console over b's database with other
+// session keys, as after a key rotation.
+func webServerSharing(t *testing.T, b *testBundle, keyPairs [][]byte) *httptest.Server {
+	t.Helper()
+	sessions := web.NewSessionStore(b.store, web.SessionConfig{KeyPairs: keyPairs, Idle: 30 * time.Minute, Absolute: 12 * time.Hour, Now: b.clock.Now})
+	ws := web.New(web.Config{Store: b.store, Accounts: b.accounts, Sessions: sessions, Now: b.clock.Now})
+	srv := httptest.NewServer(ws.Handler())
+	t.Cleanup(srv.Close)
+	return srv
+}

@@ -1,0 +1,46 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"countersign/static"
+	"countersign/store"
+)
+
+// handleHealthz answers GET /healthz: the process is up.
+func (s *Server) handleHealthz(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// handleReadyz answers GET /readyz: the database answers and every
+// migration is applied; 503 otherwise, saying which.
+func (s *Server) handleReadyz(c echo.Context) error {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
+	defer cancel()
+	if err := s.cfg.Store.Ping(ctx); err != nil {
+		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "database unreachable"})
+	}
+	pending, err := store.MigrationsPending(ctx, s.cfg.Store.Pool())
+	if err != nil {
+		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "migration status unknown"})
+	}
+	if pending > 0 {
+		return c.JSON(http.StatusServiceUnavailable, map[string]any{"status": "migrations pending", "pending": pending})
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// handleStatic answers GET /static/*: embedded files by content-hashed name.
+func (s *Server) handleStatic(c echo.Context) error {
+	body, ctype, ok := static.Lookup(strings.TrimPrefix(c.Request().URL.Path, static.Prefix))
+	if !ok {
+		return echo.ErrNotFound
+	}
+	c.Response().Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+	return c.Blob(http.StatusOK, ctype, body)
+}

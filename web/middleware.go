@@ -1,0 +1,195 @@
+package web
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/gorilla/sessions"
+	"github.com/labstack/echo/v4"
+
+	"countersign/accounts"
+	"countersign/apperr"
+	"countersign/store"
+)
+
+// Keys of values kept on the echo.Context for one request.
+const (
+	ctxSession = "session"
+	ctxUser    = "user"
+	ctxNonce   = "nonce"
+)
+
+// withRequestContext gives the request its CSP nonce and the client IP that
+// the IPExtractor chose, in the request context where templ and the session
+// store read them.
+func (s *Server) withRequestContext(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		nonce := randomToken(16)
+		c.Set(ctxNonce, nonce)
+		ctx := templ.WithNonce(c.Request().Context(), nonce)
+		ctx = context.WithValue(ctx, ipKey{}, c.RealIP())
+		c.SetRequest(c.Request().WithContext(ctx))
+		return next(c)
+	}
+}
+
+// logRequests writes one line per request. It logs the route pattern rather
+// than the raw path, so tokens in paths never reach the logs.
+func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			c.Error(err) // renders now, so the status below is the one sent
+		}
+		status := c.Response().Status
+		attrs := []any{"method", c.Request().Method, "route", c.Path(), "status", status,
+			"duration_ms", float64(time.Since(start).Microseconds()) / 1000, "ip", c.RealIP(), "bytes", c.Response().Size}
+		if u, ok := c.Get(ctxUser).(accounts.User); ok {
+			attrs = append(attrs, "user_id", u.ID)
+		}
+		switch {
+		case status >= 500:
+			s.log.Error("request", append(attrs, "error", err)...)
+		default:
+			s.log.Info("request", attrs...)
+		}
+		return nil
+	}
+}
+
+// securityHeaders sets the headers every response carries, error pages and
+// static files included.
+func (s *Server) securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		nonce, _ := c.Get(ctxNonce).(string)
+		h.Set("Content-Security-Policy", fmt.Sprintf("default-src 'self'; script-src 'self' 'nonce-%s'; "+
+			"style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; "+
+			"object-src 'none'; base-uri 'none'; frame-ancestors 'none'", nonce))
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Cross-Origin-Opener-Policy", "same-origin")
+		h.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=(), payment=()")
+		if s.cfg.TLS {
+			h.Set("Strict-Transport-Security", "max-age=63072000; includeSubDomains")
+		}
+		return next(c)
+	}
+}
+
+// recoverPanics turns a panic in a handler into an internal error page.
+func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				if r == http.ErrAbortHandler {
+					panic(r)
+				}
+				err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
+			}
+		}()
+		return next(c)
+	}
+}
+
+// loadSession loads the session and, when it names a live user, the user.
+// A disabled user's session is ignored (disabling also revokes it).
+func (s *Server) loadSession(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if strings.HasPrefix(c.Path(), "/static/") || c.Path() == "/healthz" || c.Path() == "/readyz" {
+			return next(c)
+		}
+		sess, err := s.cfg.Sessions.Get(c.Request(), sessionCookie)
+		if err != nil {
+			return err
+		}
+		c.Set(ctxSession, sess)
+		if id, ok := sess.Values[keyUserID].(int64); ok && !sess.IsNew {
+			u, err := s.cfg.Accounts.User(c.Request().Context(), id)
+			switch {
+			case apperr.Is(err, apperr.NotFound):
+			case err != nil:
+				return err
+			case !u.Disabled():
+				c.Set(ctxUser, u)
+			}
+		}
+		// Each request from a signed-in user counts as activity; the row is
+		// written at most once a minute. A session revoked meanwhile (sign-out
+		// in another tab) stays revoked.
+		if _, signedIn := c.Get(ctxUser).(accounts.User); signedIn {
+			if err := sess.Save(c.Request(), c.Response()); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+		}
+		err = next(c)
+		return err
+	}
+}
+
+// checkCSRF refuses state-changing requests from other origins (Go's
+// CrossOriginProtection) and those without this session's token.
+func (s *Server) checkCSRF(next echo.HandlerFunc) echo.HandlerFunc {
+	cop := http.NewCrossOriginProtection()
+	return func(c echo.Context) error {
+		r := c.Request()
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+			return next(c)
+		}
+		if err := cop.Check(r); err != nil {
+			return apperr.Wrap(err, apperr.Forbidden, "This request came from another site and was refused.")
+		}
+		sess, _ := c.Get(ctxSession).(*sessions.Session)
+		want, _ := sess.Values[keyCSRF].(string)
+		got := r.Header.Get("X-CSRF-Token")
+		if got == "" {
+			got = c.FormValue("_csrf")
+		}
+		if sess == nil || sess.IsNew || want == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
+			return &apperr.Error{Kind: apperr.Forbidden, Code: "csrf",
+				Message: "This form has expired or did not come from this site. Go back, reload the page and try again."}
+		}
+		return next(c)
+	}
+}
+
+// session returns the request's session (nil on static routes).
+func session(c echo.Context) *sessions.Session {
+	sess, _ := c.Get(ctxSession).(*sessions.Session)
+	return sess
+}
+
+// currentUser returns the signed-in user, if any.
+func currentUser(c echo.Context) (accounts.User, bool) {
+	u, ok := c.Get(ctxUser).(accounts.User)
+	return u, ok
+}
+
+// csrfToken returns the session's CSRF token, saving an anonymous session
+// first so the token outlives this response.
+func (s *Server) csrfToken(c echo.Context) (string, error) {
+	sess := session(c)
+	if sess.IsNew {
+		if err := sess.Save(c.Request(), c.Response()); err != nil {
+			return "", err
+		}
+	}
+	tok, _ := sess.Values[keyCSRF].(string)
+	return tok, nil
+}
+
+func prefixToIPNet(p netip.Prefix) *net.IPNet {
+	return &net.IPNet{IP: net.IP(p.Addr().AsSlice()), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}
+}

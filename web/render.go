@@ -1,0 +1,84 @@
+package web
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"countersign/accounts"
+	"countersign/views"
+)
+
+// render writes a templ component through a buffer, so that a render error
+// becomes an error page instead of half a page.
+func render(c echo.Context, status int, comp templ.Component) error {
+	var buf bytes.Buffer
+	if err := comp.Render(c.Request().Context(), &buf); err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.HTMLBlob(status, buf.Bytes())
+}
+
+// page builds the layout's model for this request.
+func (s *Server) page(c echo.Context, title string) (views.Page, error) {
+	p := views.Page{Title: title}
+	if sess := session(c); sess != nil && !sess.IsNew {
+		// Anonymous visitors get a session row only from pages with a form
+		// (they call csrfToken first), not from every error page a bot hits.
+		p.CSRF, _ = sess.Values[keyCSRF].(string)
+		p.Flash = popFlash(c)
+	}
+	if u, ok := currentUser(c); ok {
+		p.User = &views.User{Name: u.Name, Email: u.Email, RoleLabel: u.Role.Label()}
+		p.Nav = navFor(u.Role, c.Request().URL.Path)
+	}
+	return p, nil
+}
+
+// navFor lists the pages a role may open, in header order.
+func navFor(role accounts.Role, current string) []views.NavItem {
+	var items []views.NavItem
+	add := func(label, href, about string) {
+		items = append(items, views.NavItem{Label: label, Href: href, About: about,
+			Current: current == href || (href != "/" && strings.HasPrefix(current, href+"/"))})
+	}
+	add("Home", "/", "")
+	if role == accounts.Admin {
+		add("Users", "/admin/users", "Create people's accounts, change their roles, disable them.")
+	}
+	add("Password", "/account/password", "Change your password; your other sessions end.")
+	return items
+}
+
+// setFlash stores a message for the next page this session sees.
+func setFlash(c echo.Context, text string, bad bool) {
+	sess := session(c)
+	if bad {
+		text = "!" + text
+	}
+	sess.Values[keyFlash] = text
+	markDirty(sess)
+	_ = sess.Save(c.Request(), c.Response())
+}
+
+func popFlash(c echo.Context) views.Flash {
+	sess := session(c)
+	text, _ := sess.Values[keyFlash].(string)
+	if text == "" {
+		return views.Flash{}
+	}
+	delete(sess.Values, keyFlash)
+	markDirty(sess)
+	_ = sess.Save(c.Request(), c.Response())
+	if strings.HasPrefix(text, "!") {
+		return views.Flash{Text: text[1:], Bad: true}
+	}
+	return views.Flash{Text: text}
+}
+
+// seeOther redirects after a successful form post.
+func seeOther(c echo.Context, to string) error { return c.Redirect(http.StatusSeeOther, to) }

@@ -1,0 +1,122 @@
+// Package web is the console's HTTP side: one Echo server, every route in
+// one table with the roles allowed on it, sessions, CSRF, security headers,
+// and a single error handler that renders an error page (or JSON under
+// /api/).
+package web
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"countersign/accounts"
+	"countersign/store"
+)
+
+// Config is what the server needs from the outside world.
+type Config struct {
+	Store    *store.Store
+	Accounts *accounts.Service
+	Sessions *SessionStore
+	Logger   *slog.Logger
+	// TrustedProxies may set X-Forwarded-For; with none, the client address
+	// is the TCP peer's, whatever headers say.
+	TrustedProxies []netip.Prefix
+	// TLS says the console is served over HTTPS (directly or by a proxy that
+	// terminates TLS), which turns on HSTS.
+	TLS bool
+	// Now is the clock; tests pass a fake one.
+	Now func() time.Time
+}
+
+// Server holds the handlers' dependencies.
+type Server struct {
+	cfg    Config
+	log    *slog.Logger
+	echo   *echo.Echo
+	access map[string]access // "METHOD path" → who may use it
+	now    func() time.Time
+}
+
+// New builds the server and registers every route.
+func New(cfg Config) *Server {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, now: cfg.Now, access: map[string]access{}}
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	e.IPExtractor = ipExtractor(cfg.TrustedProxies)
+	e.HTTPErrorHandler = s.handleError
+	e.Use(s.withRequestContext, s.logRequests, s.securityHeaders, s.recoverPanics, s.loadSession, s.checkCSRF)
+	for _, r := range s.routes() {
+		s.access[r.method+" "+r.path] = r.allow
+		e.Add(r.method, r.path, r.handler, s.authorize(r.allow))
+	}
+	s.echo = e
+	return s
+}
+
+// Handler is the server as an http.Handler.
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// Echo exposes the router, for tests that enumerate the routes.
+func (s *Server) Echo() *echo.Echo { return s.echo }
+
+// AccessRule says who may use a registered route, for the role-matrix test;
+// ok is false for a route registered outside the table.
+func (s *Server) AccessRule(method, path string) (roles []accounts.Role, public bool, ok bool) {
+	a, ok := s.access[method+" "+path]
+	return a.roles, a.public, ok
+}
+
+// Serve runs the server on addr (HTTPS when certFile is set) until ctx ends,
+// then shuts down gracefully, letting requests in flight finish for up to
+// grace.
+func (s *Server) Serve(ctx context.Context, addr string, grace time.Duration, certFile, keyFile string) error {
+	srv := &http.Server{
+		Addr:              addr,
+		Handler:           s.echo,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() {
+		if certFile != "" {
+			errc <- srv.ListenAndServeTLS(certFile, keyFile)
+			return
+		}
+		errc <- srv.ListenAndServe()
+	}()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down HTTP server", "grace", grace)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	return srv.Shutdown(shutdownCtx)
+}
+
+func ipExtractor(trusted []netip.Prefix) echo.IPExtractor {
+	if len(trusted) == 0 {
+		return echo.ExtractIPDirect()
+	}
+	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+	for _, p := range trusted {
+		opts = append(opts, echo.TrustIPRange(prefixToIPNet(p)))
+	}
+	return echo.ExtractIPFromXFFHeader(opts...)
+}

@@ -1,0 +1,171 @@
+package web_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"countersign/accounts"
+)
+
+func TestSignInLandsOnHomeAndSignOutEndsSession(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, role := range accounts.Roles {
+		c := b.client(t)
+		res := c.signIn(b.users[role])
+		if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/" {
+			t.Fatalf("%s sign-in: %d to %q, want 303 to /", role, res.StatusCode, res.Header.Get("Location"))
+		}
+		home := c.get("/")
+		if home.StatusCode != http.StatusOK {
+			t.Fatalf("%s home: %d", role, home.StatusCode)
+		}
+		if got := home.doc(t).Find(`[data-testid="home-role"] strong`).Text(); got != role.Label() {
+			t.Errorf("%s home says role %q, want %q", role, got, role.Label())
+		}
+
+		tok, _ := home.doc(t).Find(`form[action="/sign-out"] input[name="_csrf"]`).Attr("value")
+		out := c.post("/sign-out", url.Values{"_csrf": {tok}})
+		if out.StatusCode != http.StatusSeeOther || !strings.HasPrefix(out.Header.Get("Location"), "/sign-in") {
+			t.Fatalf("%s sign-out: %d to %q", role, out.StatusCode, out.Header.Get("Location"))
+		}
+		if res := c.get("/"); res.StatusCode != http.StatusSeeOther {
+			t.Errorf("%s after sign-out: GET / = %d, want 303 to sign-in", role, res.StatusCode)
+		}
+	}
+}
+
+func TestCopiedCookieIsUselessAfterSignOut(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Agent])
+	stolen := *c.sessionCookie()
+
+	thief := b.client(t)
+	thief.header.Set("Cookie", stolen.Name+"="+stolen.Value)
+	if res := thief.get("/"); res.StatusCode != http.StatusOK {
+		t.Fatalf("copied cookie before sign-out: %d, want 200 (the copy must work until then)", res.StatusCode)
+	}
+
+	c.post("/sign-out", url.Values{"_csrf": {c.csrf("/")}})
+	if res := thief.get("/"); res.StatusCode != http.StatusSeeOther {
+		t.Errorf("copied cookie after sign-out: %d, want 303 to sign-in", res.StatusCode)
+	}
+}
+
+func TestSessionIDChangesAtSignIn(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c := b.client(t)
+	c.get("/sign-in")
+	before := c.sessionCookie()
+	if before == nil {
+		t.Fatal("no anonymous session cookie on the sign-in page")
+	}
+	c.mustSignIn(b.users[accounts.Customer])
+	after := c.sessionCookie()
+	if after == nil || after.Value == before.Value {
+		t.Fatalf("session cookie did not change at sign-in")
+	}
+	// A session id planted before sign-in does not become signed in.
+	planted := b.client(t)
+	planted.header.Set("Cookie", before.Name+"="+before.Value)
+	if res := planted.get("/"); res.StatusCode != http.StatusSeeOther {
+		t.Errorf("pre-sign-in id after sign-in: %d, want 303", res.StatusCode)
+	}
+}
+
+func TestIdleAndAbsoluteTimeouts(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Manager])
+
+	// Activity every 20 minutes keeps the session alive past the idle limit…
+	for range 3 {
+		b.clock.Advance(20 * time.Minute)
+		if res := c.get("/"); res.StatusCode != http.StatusOK {
+			t.Fatalf("active session ended early: %d", res.StatusCode)
+		}
+	}
+	// …but 31 idle minutes end it.
+	b.clock.Advance(31 * time.Minute)
+	if res := c.get("/"); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("after 31 idle minutes: %d, want 303", res.StatusCode)
+	}
+
+	c.mustSignIn(b.users[accounts.Manager])
+	for range 12*3 + 1 { // 12h10m of requests every 20 minutes
+		b.clock.Advance(20 * time.Minute)
+		c.get("/")
+	}
+	if res := c.get("/"); res.StatusCode != http.StatusSeeOther {
+		t.Errorf("after the absolute timeout: %d, want 303", res.StatusCode)
+	}
+}
+
+func TestPasswordChangeEndsOtherSessions(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	u := b.users[accounts.Agent]
+	laptop, phone := b.client(t), b.client(t)
+	laptop.mustSignIn(u)
+	phone.mustSignIn(u)
+
+	res := laptop.post("/account/password", url.Values{"_csrf": {laptop.csrf("/account/password")},
+		"current": {u.Password}, "new": {"a brand new passphrase"}})
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("change password: %d\n%s", res.StatusCode, res.body)
+	}
+	if res := laptop.get("/"); res.StatusCode != http.StatusOK {
+		t.Errorf("the session that changed the password: %d, want 200", res.StatusCode)
+	}
+	if res := phone.get("/"); res.StatusCode != http.StatusSeeOther {
+		t.Errorf("another session after password change: %d, want 303", res.StatusCode)
+	}
+	u.Password = "a brand new passphrase"
+	b.client(t).mustSignIn(u)
+}
+
+func TestPasswordChangeRejectsWrongCurrentAndShortNew(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Agent])
+	res := c.post("/account/password", url.Values{"_csrf": {c.csrf("/account/password")}, "current": {"nope"}, "new": {"short"}})
+	if res.StatusCode != http.StatusUnprocessableEntity {
+		t.Fatalf("status %d, want 422", res.StatusCode)
+	}
+	doc := res.doc(t)
+	for _, field := range []string{"current", "new"} {
+		if doc.Find(`[data-testid="`+field+`-error"]`).Length() != 1 {
+			t.Errorf("no error shown for %s", field)
+		}
+		if v, _ := doc.Find("#" + field).Attr("aria-invalid"); v != "true" {
+			t.Errorf("#%s aria-invalid = %q, want true", field, v)
+		}
+	}
+}
+
+func TestOldSessionKeyStillAccepted(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Agent])
+
+	rotated := [][]byte{[]byte("a new key a new key a new key 32"), []byte("a new enc key a new enc key 32b!")}
+	rotated = append(rotated, testKey...)
+	b2 := &testBundle{users: b.users}
+	ws := webServerSharing(t, b, rotated)
+	b2.srv = ws
+	c2 := b2.client(t)
+	ck := c.sessionCookie()
+	c2.header.Set("Cookie", ck.Name+"="+ck.Value)
+	if res := c2.get("/"); res.StatusCode != http.StatusOK {
+		t.Errorf("cookie signed with the previous key: %d, want 200", res.StatusCode)
+	}
+}

@@ -1,0 +1,87 @@
+package web
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"countersign/apperr"
+	"countersign/views"
+)
+
+// handleSignInForm answers GET /sign-in.
+func (s *Server) handleSignInForm(c echo.Context) error {
+	if _, ok := currentUser(c); ok {
+		return seeOther(c, safeNext(c.QueryParam("next")))
+	}
+	form := views.SignInForm{Next: safeNext(c.QueryParam("next"))}
+	var flash views.Flash
+	if c.QueryParam("signed_out") == "1" {
+		flash = views.Flash{Text: "You have signed out."}
+	}
+	return s.renderSignIn(c, http.StatusOK, form, flash)
+}
+
+// handleSignIn answers POST /sign-in. Unknown e-mail, wrong password and a
+// disabled account get the same answer; too many failures get 429.
+func (s *Server) handleSignIn(c echo.Context) error {
+	form := views.SignInForm{Email: strings.TrimSpace(c.FormValue("email")), Next: safeNext(c.FormValue("next"))}
+	user, err := s.cfg.Accounts.SignIn(c.Request().Context(), form.Email, c.FormValue("password"), c.RealIP())
+	if err != nil {
+		e, ok := apperr.As(err)
+		if !ok || (e.Kind != apperr.Unauthenticated && e.Kind != apperr.LimitReached) {
+			return err
+		}
+		form.Error = e.Message
+		status := statusOf[e.Kind]
+		if e.RetryAfterSeconds > 0 {
+			c.Response().Header().Set("Retry-After", itoa(e.RetryAfterSeconds))
+		}
+		return s.renderSignIn(c, status, form, views.Flash{})
+	}
+	sess := session(c)
+	if err := s.cfg.Sessions.Regenerate(c.Request().Context(), sess); err != nil {
+		return err
+	}
+	sess.Values[keyUserID] = user.ID
+	if err := sess.Save(c.Request(), c.Response()); err != nil {
+		return err
+	}
+	s.log.Info("signed in", "user_id", user.ID, "role", user.Role)
+	return seeOther(c, form.Next)
+}
+
+// handleSignOut answers POST /sign-out: the session ends server-side, so a
+// copy of the cookie is useless afterwards.
+func (s *Server) handleSignOut(c echo.Context) error {
+	sess := session(c)
+	sess.Options.MaxAge = -1
+	if err := sess.Save(c.Request(), c.Response()); err != nil {
+		return err
+	}
+	c.Set(ctxUser, nil)
+	return seeOther(c, "/sign-in?signed_out=1")
+}
+
+func (s *Server) renderSignIn(c echo.Context, status int, form views.SignInForm, flash views.Flash) error {
+	csrf, err := s.csrfToken(c)
+	if err != nil {
+		return err
+	}
+	p, err := s.page(c, "Sign in")
+	if err != nil {
+		return err
+	}
+	p.CSRF, p.Narrow, p.Flash = csrf, true, flash
+	return render(c, status, views.SignIn(p, form))
+}
+
+// safeNext keeps a post-sign-in redirect on this site.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") ||
+		strings.HasPrefix(next, "/sign-in") {
+		return "/"
+	}
+	return next
+}

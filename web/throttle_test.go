@@ -1,0 +1,95 @@
+package web_test
+
+import (
+	"net/http"
+	"net/netip"
+	"net/url"
+	"testing"
+	"time"
+
+	"countersign/accounts"
+)
+
+func signInError(t *testing.T, res response) string {
+	t.Helper()
+	return res.doc(t).Find(`[data-testid="sign-in-error"]`).Text()
+}
+
+func TestUnknownUserAndWrongPasswordLookTheSame(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c := b.client(t)
+	u := b.users[accounts.Agent]
+	wrong := c.signIn(testUser{User: u.User, Password: "not the password"})
+	unknown := c.signIn(testUser{User: accounts.User{Email: "nobody@example.test"}, Password: "not the password"})
+	if wrong.StatusCode != http.StatusUnauthorized || unknown.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("statuses %d and %d, want 401 for both", wrong.StatusCode, unknown.StatusCode)
+	}
+	if signInError(t, wrong) == "" || signInError(t, wrong) != signInError(t, unknown) {
+		t.Errorf("messages differ: %q vs %q", signInError(t, wrong), signInError(t, unknown))
+	}
+}
+
+func TestSignInThrottledPerAccount(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	u := b.users[accounts.Manager]
+	for i := range 5 {
+		c := b.client(t)
+		c.header.Set("X-Forwarded-For", "203.0.113."+string(rune('1'+i)))
+		if res := c.signIn(testUser{User: u.User, Password: "guess"}); res.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("failure %d: %d, want 401", i+1, res.StatusCode)
+		}
+	}
+	c := b.client(t)
+	res := c.signIn(u) // even the right password waits now
+	if res.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("after 5 failures: %d, want 429", res.StatusCode)
+	}
+	if res.Header.Get("Retry-After") == "" || signInError(t, res) == "" {
+		t.Errorf("429 without Retry-After or message")
+	}
+	b.clock.Advance(15*time.Minute + time.Second)
+	if res := c.signIn(u); res.StatusCode != http.StatusSeeOther {
+		t.Errorf("after the window: %d, want 303", res.StatusCode)
+	}
+}
+
+func TestSignInThrottledPerIPAndForwardedForIgnored(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for i := range 12 {
+		c := b.client(t)
+		// Without a trusted proxy this header must not change the address.
+		c.header.Set("X-Forwarded-For", "198.51.100."+tag(i))
+		c.signIn(testUser{User: accounts.User{Email: "guess" + tag(i) + "@example.test"}, Password: "x"})
+	}
+	c := b.client(t)
+	c.header.Set("X-Forwarded-For", "192.0.2.77")
+	if res := c.signIn(b.users[accounts.Agent]); res.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("13th attempt from one address: %d, want 429", res.StatusCode)
+	}
+}
+
+func TestForwardedForHonouredFromTrustedProxy(t *testing.T) {
+	t.Parallel()
+	b := setup(t, bundleOpts{trustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
+	for i := range 12 {
+		c := b.client(t)
+		c.header.Set("X-Forwarded-For", "198.51.100.9")
+		c.signIn(testUser{User: accounts.User{Email: "guess" + tag(i) + "@example.test"}, Password: "x"})
+	}
+	c := b.client(t)
+	c.header.Set("X-Forwarded-For", "198.51.100.10")
+	if res := c.signIn(b.users[accounts.Agent]); res.StatusCode != http.StatusSeeOther {
+		t.Errorf("another client behind the trusted proxy: %d, want 303", res.StatusCode)
+	}
+	c = b.client(t)
+	c.header.Set("X-Forwarded-For", "198.51.100.9")
+	res := c.post("/sign-in", url.Values{"_csrf": {c.csrf("/sign-in")}, "email": {"x@example.test"}, "password": {"x"}})
+	if res.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("the throttled client behind the proxy: %d, want 429", res.StatusCode)
+	}
+}
+
+func tag(i int) string { return string(rune('a'+i%26)) + string(rune('0'+i/26)) }
