@@ -1,0 +1,56 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseConfigDefaultsAndEnvFallback(t *testing.T) {
+	env := map[string]string{"ADDR": "0.0.0.0:9000", "SESSION_IDLE_TIMEOUT": "10m", "TRUSTED_PROXIES": "10.0.0.0/8, 192.168.1.0/24"}
+	c, err := parseConfig([]string{"-log-format", "json"}, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != "0.0.0.0:9000" || c.SessionIdle != 10*time.Minute || c.SessionAbsolute != 12*time.Hour || c.LogFormat != "json" {
+		t.Errorf("got %+v", c)
+	}
+	if len(c.trusted) != 2 || !c.demo() {
+		t.Errorf("trusted = %v, demo = %v", c.trusted, c.demo())
+	}
+	// A flag beats the environment.
+	c, _ = parseConfig([]string{"-addr", "127.0.0.1:1"}, func(k string) string { return env[k] })
+	if c.Addr != "127.0.0.1:1" {
+		t.Errorf("flag did not override env: %s", c.Addr)
+	}
+}
+
+func TestParseConfigNamesEachBadSetting(t *testing.T) {
+	env := map[string]string{
+		"ADDR": "nonsense", "DATABASE_URL": "mysql://x", "TLS_CERT_FILE": "c.pem", "SESSION_IDLE_TIMEOUT": "soon",
+		"TRUSTED_PROXIES": "everyone", "SESSION_KEYS": "abcd", "LOG_FORMAT": "xml",
+	}
+	_, err := parseConfig(nil, func(k string) string { return env[k] })
+	if err == nil {
+		t.Fatal("want an error")
+	}
+	for _, want := range []string{"-addr", "-database-url", "-tls-cert", "-session-idle", "-trusted-proxies", "-session-keys", "-log-format"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not name %s:\n%v", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), "abcd") {
+		t.Errorf("error repeats a secret: %v", err)
+	}
+}
+
+func TestDecodeKeysKeepsOrderForRotation(t *testing.T) {
+	newKey, oldKey := strings.Repeat("ab", 32), strings.Repeat("cd", 32)
+	pairs, err := decodeKeys(newKey + "," + oldKey)
+	if err != nil || len(pairs) != 4 {
+		t.Fatalf("pairs = %d, %v", len(pairs), err)
+	}
+	if pairs[0][0] != 0xab || pairs[2][0] != 0xcd {
+		t.Errorf("newest key must sign: got %x then %x", pairs[0][0], pairs[2][0])
+	}
+}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"countersign/demo"
+)
+
+// TestDemoModeEndToEnd runs the real binary as `make run` does: it starts
+// the embedded cluster, seeds and prints the demo users, serves the sign-in
+// page, keeps the same passwords across a restart, and on SIGINT stops
+// itself and the cluster.
+func TestDemoModeEndToEnd(t *testing.T) {
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "countersign")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	// Not t.TempDir: the postgres OS user must be able to reach it.
+	dataDir, err := os.MkdirTemp("", "countersign-e2e-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dataDir) })
+
+	first := startConsole(t, bin, dataDir)
+	creds, err := demo.Load(filepath.Join(dataDir, "demo-credentials"))
+	if err != nil || len(creds.Users) != 4 {
+		t.Fatalf("demo-credentials: %d users, %v", len(creds.Users), err)
+	}
+	for _, u := range creds.Users {
+		if !strings.Contains(first.stdout, u.Email+" ") || !strings.Contains(first.stdout, u.Password) {
+			t.Errorf("stdout does not print the sign-in of %s", u.Email)
+		}
+	}
+	res, err := http.Get(first.url + "/sign-in")
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("GET /sign-in: %v %v", res, err)
+	}
+	res.Body.Close()
+	first.stop(t)
+
+	second := startConsole(t, bin, dataDir)
+	again, _ := demo.Load(filepath.Join(dataDir, "demo-credentials"))
+	for i := range creds.Users {
+		if again.Users[i].Password != creds.Users[i].Password {
+			t.Errorf("password of %s changed across restarts", creds.Users[i].Email)
+		}
+	}
+	second.stop(t)
+}
+
+type console struct {
+	cmd    *exec.Cmd
+	url    string
+	stdout string
+	stderr *strings.Builder
+	done   chan error
+}
+
+func startConsole(t *testing.T, bin, dataDir string) *console {
+	t.Helper()
+	addr := freeAddr(t)
+	cmd := exec.Command(bin, "-addr", addr, "-data-dir", dataDir, "-log-format", "json")
+	cmd.Env = append(os.Environ(), "DATABASE_URL=")
+	stdout, _ := cmd.StdoutPipe()
+	c := &console{cmd: cmd, url: "http://" + addr, stderr: &strings.Builder{}, done: make(chan error, 1)}
+	cmd.Stderr = c.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	// The demo sign-ins are printed before the server listens.
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	go func() { c.done <- cmd.Wait() }()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	var out strings.Builder
+	for {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatalf("console exited before serving:\n%s\n%s", out.String(), c.stderr.String())
+			}
+			out.WriteString(line + "\n")
+			if strings.HasPrefix(strings.TrimSpace(line), "admin ") {
+				c.stdout = out.String()
+				waitReady(ctx, t, c)
+				return c
+			}
+		case <-ctx.Done():
+			t.Fatalf("console did not print the demo sign-ins:\n%s\n%s", out.String(), c.stderr.String())
+		}
+	}
+}
+
+func waitReady(ctx context.Context, t *testing.T, c *console) {
+	t.Helper()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if res, err := http.Get(c.url + "/readyz"); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("console never became ready:\n%s", c.stderr.String())
+		case <-tick.C:
+		}
+	}
+}
+
+func (c *console) stop(t *testing.T) {
+	t.Helper()
+	if err := c.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-c.done:
+		if err != nil {
+			t.Errorf("console exit: %v\n%s", err, c.stderr.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("console did not stop on SIGINT:\n%s", c.stderr.String())
+	}
+	if !strings.Contains(c.stderr.String(), `"msg":"postgres stopped"`) {
+		t.Errorf("cluster was not stopped cleanly:\n%s", c.stderr.String())
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
