@@ -1,0 +1,196 @@
+package demoshop
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Options configures a Shop. The zero value is usable.
+type Options struct {
+	// Now is the shop's clock; nil means time.Now. Seed dates and every
+	// timestamp the shop writes come from it.
+	Now func() time.Time
+	// Logger receives one line per request; nil discards them.
+	Logger *slog.Logger
+	// Rand draws the error_rate and reset_rate faults; nil means a randomly
+	// seeded source. Tests pass a seeded one to make draws repeatable.
+	Rand *rand.Rand
+}
+
+// Shop is the demo shop: a fake business system with its own storage in the
+// PostgreSQL schema "shop", served over HTTP by Handler. Fault rules live in
+// memory, so they are per Shop and do not survive a restart; data does.
+type Shop struct {
+	pool   *pgxpool.Pool
+	clock  func() time.Time
+	log    *slog.Logger
+	faults *faultTable
+}
+
+// New returns a Shop over pool. The pool's database must have been migrated
+// with Migrate; New itself does no I/O.
+func New(pool *pgxpool.Pool, opts Options) *Shop {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Rand == nil {
+		opts.Rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	}
+	s := &Shop{pool: pool, clock: opts.Now, log: opts.Logger}
+	s.faults = newFaultTable(opts.Rand, s.routes())
+	return s
+}
+
+// now is the shop's clock at PostgreSQL's precision, so that what is written
+// reads back equal.
+func (s *Shop) now() time.Time {
+	return s.clock().UTC().Truncate(time.Microsecond)
+}
+
+// handlerFunc is a route handler; a returned error becomes the JSON error
+// answer (an *apiError keeps its status, anything else is a 500).
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+type route struct {
+	pattern string
+	handle  handlerFunc
+}
+
+// routes is the shop's business API; faults apply to these routes only.
+func (s *Shop) routes() []route {
+	return []route{
+		{"GET /customers", s.handleCustomerList},
+		{"GET /customers/{id}", s.handleCustomerGet},
+		{"GET /customers/{id}/subscriptions", s.handleCustomerSubscriptions},
+		{"GET /customers/{id}/orders", s.handleCustomerOrders},
+		{"GET /subscriptions/{id}", s.handleSubscriptionGet},
+		{"PATCH /subscriptions/{id}", s.handleSubscriptionUpdate},
+		{"GET /invoices", s.handleInvoiceList},
+		{"GET /invoices/{id}", s.handleInvoiceGet},
+		{"POST /invoices/{id}/void", s.handleInvoiceVoid},
+		{"POST /invoices/{id}/send", s.handleInvoiceSend},
+		{"GET /orders/{id}", s.handleOrderGet},
+		{"PATCH /orders/{id}", s.handleOrderUpdate},
+		{"GET /refunds", s.handleRefundList},
+		{"POST /refunds", s.handleRefundCreate},
+		{"GET /products", s.handleProductList},
+		{"GET /products/{id}", s.handleProductGet},
+		{"PATCH /products/{id}", s.handleProductUpdate},
+		{"GET /inventory/{product_id}", s.handleInventoryGet},
+	}
+}
+
+// controlRoutes inspect and steer the shop; faults never apply to them.
+func (s *Shop) controlRoutes() []route {
+	return []route{
+		{"GET /_ledger", s.handleLedgerList},
+		{"GET /_faults", s.handleFaultList},
+		{"POST /_faults", s.handleFaultSet},
+		{"DELETE /_faults", s.handleFaultClear},
+		{"/", func(http.ResponseWriter, *http.Request) error { return errUnknownRoute }},
+	}
+}
+
+// Handler returns the shop's HTTP API. Every route is documented in README.md.
+func (s *Shop) Handler() http.Handler {
+	mux := http.NewServeMux()
+	for _, rt := range s.routes() {
+		mux.Handle(rt.pattern, s.serve(rt, true))
+	}
+	for _, rt := range s.controlRoutes() {
+		mux.Handle(rt.pattern, s.serve(rt, false))
+	}
+	return mux
+}
+
+// serve wraps one route: request id, faults, error answers and a log line.
+func (s *Shop) serve(rt route, faultable bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := r.Header.Get("X-Request-Id")
+		if id == "" {
+			id = newID("req_")
+		}
+		w.Header().Set("X-Request-Id", id)
+		r = r.WithContext(withRequestID(r.Context(), id))
+		sw := &statusWriter{ResponseWriter: w}
+		var fault string
+		if faultable {
+			fault = s.serveWithFaults(sw, r, rt)
+		} else {
+			s.run(sw, r, rt.handle)
+		}
+		attrs := []slog.Attr{
+			slog.String("route", rt.pattern),
+			slog.String("path", r.URL.Path),
+			slog.Int("status", sw.status),
+			slog.Duration("took", time.Since(start)),
+			slog.String("request_id", id),
+		}
+		if fault != "" {
+			attrs = append(attrs, slog.String("fault", fault))
+		}
+		s.log.LogAttrs(r.Context(), slog.LevelInfo, "demoshop request", attrs...)
+	})
+}
+
+func (s *Shop) run(w http.ResponseWriter, r *http.Request, h handlerFunc) {
+	if err := h(w, r); err != nil {
+		s.writeError(w, r, err)
+	}
+}
+
+func (s *Shop) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		s.log.ErrorContext(r.Context(), "demoshop request failed", slog.String("error", err.Error()))
+		ae = &apiError{
+			status:  http.StatusInternalServerError,
+			typ:     errTypeAPI,
+			code:    "internal_error",
+			message: "An unexpected error occurred while processing your request.",
+		}
+	}
+	writeJSON(w, ae.status, ae.body())
+}
+
+// statusWriter remembers the status for the log line; Unwrap lets
+// http.ResponseController reach the connection to hijack it.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// querier is what reads need: a pool or a transaction.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
