@@ -1,0 +1,139 @@
+package adapter
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"countersign/store"
+)
+
+// Ledger is the adapters' request ledger, keyed by (system, idempotency
+// key): a row is written before a write leaves, so a repeated key sends
+// nothing, and a call whose response was lost can be inspected later.
+type Ledger struct {
+	store *store.Store
+	now   func() time.Time
+}
+
+// NewLedger builds a ledger over the console's database.
+func NewLedger(st *store.Store, now func() time.Time) *Ledger {
+	if now == nil {
+		now = time.Now
+	}
+	return &Ledger{store: st, now: now}
+}
+
+// Entry is what the ledger knows of one call.
+type Entry struct {
+	State  string // "sending", "applied", "refused", "unknown"
+	Result *Result
+	Error  *Error
+	At     time.Time
+}
+
+// Begin claims key for a call. When send is false the key was used before:
+// the returned result or error is the first call's (Deduplicated set), and
+// nothing may be sent. Reusing a key for other arguments is refused.
+func (l *Ledger) Begin(ctx context.Context, system, key, action, targetID string, args []byte) (send bool, prior *Result, err error) {
+	if key == "" {
+		return false, nil, Invalid(map[string]string{"idempotency_key": "required for every write"})
+	}
+	hash := sha256.Sum256(args)
+	existing, began, err := l.store.BeginAdapterRequest(ctx, store.AdapterRequest{System: system, IdempotencyKey: key,
+		Action: action, TargetID: targetID, ArgsHash: hash[:], CreatedAt: l.now()})
+	if err != nil {
+		return false, nil, err
+	}
+	if began {
+		return true, nil, nil
+	}
+	if existing.Action != action || !bytes.Equal(existing.ArgsHash, hash[:]) {
+		return false, nil, &Error{Code: "idempotency_key_reused", Outcome: Refused,
+			Message: "This idempotency key was already used for a different call.",
+			Hint:    "Use a new key for a new request; reuse a key only to repeat the same call."}
+	}
+	entry, err := decodeEntry(existing)
+	if err != nil {
+		return false, nil, err
+	}
+	switch entry.State {
+	case "applied":
+		entry.Result.Deduplicated = true
+		return false, entry.Result, nil
+	case "refused":
+		return false, nil, entry.Error
+	default: // sending or unknown: the first call's outcome is not known
+		return false, nil, &Error{Code: CodeInProgress, Outcome: Unknown,
+			Message: "A call with this key was already sent and its outcome is not known yet.",
+			Hint:    "Do not retry. Inspect the original call (reconcile) instead."}
+	}
+}
+
+// Finish records the outcome of a call begun with Begin.
+func (l *Ledger) Finish(ctx context.Context, system, key string, result *Result, callErr error) error {
+	state := "applied"
+	var resJSON, errJSON []byte
+	if result != nil {
+		resJSON, _ = json.Marshal(result)
+	}
+	if callErr != nil {
+		ae, ok := AsError(callErr)
+		if !ok {
+			ae = Unknowable(callErr)
+		}
+		switch ae.Outcome {
+		case Refused, NotSent:
+			state = "refused"
+		default:
+			state = "unknown"
+		}
+		errJSON, _ = json.Marshal(ae)
+	}
+	// Finishing must not be lost to a cancelled request context.
+	return l.store.FinishAdapterRequest(context.WithoutCancel(ctx), system, key, state, resJSON, errJSON, l.now())
+}
+
+// Get returns what the ledger knows of a key; found is false when it has no
+// record (which is not proof that nothing was sent elsewhere).
+func (l *Ledger) Get(ctx context.Context, system, key string) (entry Entry, found bool, err error) {
+	row, err := l.store.AdapterRequest(ctx, system, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return Entry{}, false, nil
+	}
+	if err != nil {
+		return Entry{}, false, err
+	}
+	entry, err = decodeEntry(row)
+	return entry, err == nil, err
+}
+
+// CountRecent counts calls of action on target since a time whose effect
+// happened or may have happened.
+func (l *Ledger) CountRecent(ctx context.Context, system, action, targetID string, since time.Time) (int, error) {
+	return l.store.CountAdapterRequests(ctx, system, action, targetID, since)
+}
+
+func decodeEntry(r store.AdapterRequest) (Entry, error) {
+	e := Entry{State: r.State, At: r.CreatedAt}
+	if len(r.Result) > 0 {
+		e.Result = &Result{}
+		if err := json.Unmarshal(r.Result, e.Result); err != nil {
+			return e, fmt.Errorf("adapter: decode ledger result: %w", err)
+		}
+	}
+	if len(r.Error) > 0 {
+		e.Error = &Error{}
+		if err := json.Unmarshal(r.Error, e.Error); err != nil {
+			return e, fmt.Errorf("adapter: decode ledger error: %w", err)
+		}
+	}
+	if e.State == "applied" && e.Result == nil {
+		e.Result = &Result{}
+	}
+	return e, nil
+}

@@ -1,0 +1,80 @@
+package adapter
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+)
+
+// Registry holds the systems connected to this installation. A system can
+// be disconnected at run time (its actions then leave every catalog).
+type Registry struct {
+	mu      sync.RWMutex
+	systems map[string]System
+	order   []string
+}
+
+// NewRegistry connects the given systems.
+func NewRegistry(systems ...System) *Registry {
+	r := &Registry{systems: map[string]System{}}
+	for _, s := range systems {
+		r.Connect(s)
+	}
+	return r
+}
+
+// Connect adds or replaces a system.
+func (r *Registry) Connect(s System) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.systems[s.Name()]; !ok {
+		r.order = append(r.order, s.Name())
+	}
+	r.systems[s.Name()] = s
+}
+
+// Disconnect removes a system; calls already holding it finish.
+func (r *Registry) Disconnect(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.systems, name)
+	r.order = slices.DeleteFunc(r.order, func(n string) bool { return n == name })
+}
+
+// System returns a connected system by name.
+func (r *Registry) System(name string) (System, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	s, ok := r.systems[name]
+	if !ok {
+		return nil, &Error{Code: "system_not_connected", Message: fmt.Sprintf("No system %q is connected.", name),
+			Outcome: Refused, Hint: "List the tools to see which systems are connected."}
+	}
+	return s, nil
+}
+
+// Systems lists the connected systems in connection order.
+func (r *Registry) Systems() []System {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]System, 0, len(r.order))
+	for _, n := range r.order {
+		out = append(out, r.systems[n])
+	}
+	return out
+}
+
+// Action finds an action's spec on a connected system.
+func (r *Registry) Action(system, action string) (System, ActionSpec, error) {
+	s, err := r.System(system)
+	if err != nil {
+		return nil, ActionSpec{}, err
+	}
+	for _, a := range s.Actions() {
+		if a.Name == action {
+			return s, a, nil
+		}
+	}
+	return nil, ActionSpec{}, &Error{Code: CodeUnknownAction, Message: fmt.Sprintf("System %q has no action %q.", system, action),
+		Outcome: Refused, Hint: "List the tools to see the actions this assistant may use."}
+}
