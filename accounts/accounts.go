@@ -279,3 +279,12 @@ func (s *Service) ResetPassword(ctx context.Context, email, password string) err
 	}
 	return s.store.SetUserPassword(ctx, row.ID, hash, nil, s.now())
 }
+
+// UserIDByEmail finds a user's id, or apperr.NotFound.
+func (s *Service) UserIDByEmail(ctx context.Context, email string) (int64, error) {
+	row, err := s.store.UserByEmail(ctx, normaliseEmail(email))
+	if err != nil {
+		return 0, notFoundAsApp(err)
+	}
+	return row.ID, nil
+}

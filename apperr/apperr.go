@@ -52,6 +52,9 @@ type Error struct {
 	Fields map[string]string
 	// RetryAfterSeconds is set for LimitReached when the wait is known.
 	RetryAfterSeconds int
+	// Details carries extra facts for API callers, e.g. the candidates of an
+	// ambiguous reference.
+	Details map[string]any
 	Err               error // cause, for logs only
 }
 

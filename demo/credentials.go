@@ -44,7 +44,7 @@ type Assistant struct {
 
 // People are the demo users, one per role.
 var People = []User{
-	{Role: accounts.Customer, Email: "customer@demo.countersign.test", Name: "Dana Whitfield"},
+	{Role: accounts.Customer, Email: "customer@demo.countersign.test", Name: "Jordan Lee"},
 	{Role: accounts.Agent, Email: "agent@demo.countersign.test", Name: "Sam Okafor"},
 	{Role: accounts.Manager, Email: "manager@demo.countersign.test", Name: "Priya Raman"},
 	{Role: accounts.Admin, Email: "admin@demo.countersign.test", Name: "Morgan Lee"},
@@ -152,4 +152,19 @@ func password() string {
 		b.WriteByte(alphabet[n.Int64()])
 	}
 	return b.String()
+}
+
+// ManagerID returns the demo manager's user id: the owner of the demo's
+// policies.
+func ManagerID(ctx context.Context, acc *accounts.Service, creds Credentials) (*int64, error) {
+	for _, u := range creds.Users {
+		if u.Role == accounts.Manager {
+			id, err := acc.UserIDByEmail(ctx, u.Email)
+			if err != nil {
+				return nil, err
+			}
+			return &id, nil
+		}
+	}
+	return nil, errors.New("demo: no manager among the demo users")
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"countersign/accounts"
+	"countersign/adapter"
+	"countersign/controlplane"
 	"countersign/store"
 	"countersign/store/dbtest"
 	"countersign/web"
@@ -69,7 +71,10 @@ func setup(t *testing.T, opts ...bundleOpts) *testBundle {
 	clk := &clock{t: time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)}
 	acc := accounts.NewService(st, clk.Now, accounts.Throttle{PerAccount: 5, PerIP: 12, Window: 15 * time.Minute})
 	sessions := web.NewSessionStore(st, web.SessionConfig{KeyPairs: o.keyPairs, Idle: 30 * time.Minute, Absolute: 12 * time.Hour, Now: clk.Now})
-	ws := web.New(web.Config{Store: st, Accounts: acc, Sessions: sessions, Now: clk.Now, TrustedProxies: o.trustedProxies})
+	reg := adapter.NewRegistry()
+	cp := controlplane.New(st, reg, controlplane.Config{}, clk.Now, nil)
+	ws := web.New(web.Config{Store: st, Accounts: acc, Sessions: sessions, Now: clk.Now, TrustedProxies: o.trustedProxies,
+		Registry: reg, Control: cp})
 	srv := httptest.NewServer(ws.Handler())
 	t.Cleanup(srv.Close)
 	b := &testBundle{srv: srv, web: ws, store: st, accounts: acc, clock: clk, users: map[accounts.Role]testUser{}}
@@ -189,7 +194,8 @@ func (c *client) sessionCookie() *http.Cookie {
 func webServerSharing(t *testing.T, b *testBundle, keyPairs [][]byte) *httptest.Server {
 	t.Helper()
 	sessions := web.NewSessionStore(b.store, web.SessionConfig{KeyPairs: keyPairs, Idle: 30 * time.Minute, Absolute: 12 * time.Hour, Now: b.clock.Now})
-	ws := web.New(web.Config{Store: b.store, Accounts: b.accounts, Sessions: sessions, Now: b.clock.Now})
+	ws := web.New(web.Config{Store: b.store, Accounts: b.accounts, Sessions: sessions, Now: b.clock.Now,
+		Registry: b.web.Registry(), Control: b.web.Control()})
 	srv := httptest.NewServer(ws.Handler())
 	t.Cleanup(srv.Close)
 	return srv

@@ -47,6 +47,9 @@ func navFor(role accounts.Role, current string) []views.NavItem {
 			Current: current == href || (href != "/" && strings.HasPrefix(current, href+"/"))})
 	}
 	add("Home", "/", "")
+	if role != accounts.Customer {
+		add("Systems", "/systems", "The connected business systems: each action's contract, limits and guidance, and the read tools.")
+	}
 	if role == accounts.Admin {
 		add("Users", "/admin/users", "Create people's accounts, change their roles, disable them.")
 	}

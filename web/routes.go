@@ -20,6 +20,7 @@ type route struct {
 // no access rule, and the role-matrix test fails on it.
 func (s *Server) routes() []route {
 	admin := only(accounts.Admin)
+	staff := only(accounts.Agent, accounts.Manager, accounts.Admin)
 	return []route{
 		{http.MethodGet, "/healthz", s.handleHealthz, anyone},
 		{http.MethodGet, "/readyz", s.handleReadyz, anyone},
@@ -31,6 +32,8 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/", s.handleHome, signedIn},
 		{http.MethodGet, "/account/password", s.handlePasswordForm, signedIn},
 		{http.MethodPost, "/account/password", s.handlePasswordChange, signedIn},
+
+		{http.MethodGet, "/systems", s.handleSystems, staff},
 
 		{http.MethodGet, "/admin/users", s.handleAdminUsers, admin},
 		{http.MethodPost, "/admin/users", s.handleAdminUserCreate, admin},

@@ -14,6 +14,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"countersign/accounts"
+	"countersign/adapter"
+	"countersign/controlplane"
 	"countersign/store"
 )
 
@@ -22,6 +24,8 @@ type Config struct {
 	Store    *store.Store
 	Accounts *accounts.Service
 	Sessions *SessionStore
+	Registry *adapter.Registry
+	Control  *controlplane.Service
 	Logger   *slog.Logger
 	// TrustedProxies may set X-Forwarded-For; with none, the client address
 	// is the TCP peer's, whatever headers say.
@@ -67,6 +71,12 @@ func New(cfg Config) *Server {
 
 // Handler is the server as an http.Handler.
 func (s *Server) Handler() http.Handler { return s.echo }
+
+// Registry is the set of connected systems the server shows.
+func (s *Server) Registry() *adapter.Registry { return s.cfg.Registry }
+
+// Control is the control plane the server drives.
+func (s *Server) Control() *controlplane.Service { return s.cfg.Control }
 
 // Echo exposes the router, for tests that enumerate the routes.
 func (s *Server) Echo() *echo.Echo { return s.echo }

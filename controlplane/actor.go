@@ -1,0 +1,74 @@
+package controlplane
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+
+	"countersign/store"
+)
+
+// ActorKind says who did something; mirrored by the CHECK on events.
+type ActorKind string
+
+// The kinds of actor.
+const (
+	ActorCustomer  ActorKind = "customer"
+	ActorUser      ActorKind = "user" // a console user: agent, manager or admin
+	ActorAssistant ActorKind = "assistant"
+	ActorPolicy    ActorKind = "policy"
+	ActorSystem    ActorKind = "system"
+)
+
+// Actor is who asks for a change: the audit trail names them.
+type Actor struct {
+	Kind ActorKind
+	// ID is the user id, the customer reference, the assistant id, or the
+	// policy's name.
+	ID string
+	// UserID is set for console users.
+	UserID int64
+	// Role is the console user's role ("agent", "manager", "admin").
+	Role string
+	// Name is for people reading the timeline.
+	Name string
+}
+
+// UserActor is a console user acting.
+func UserActor(id int64, role, name string) Actor {
+	return Actor{Kind: ActorUser, ID: strconv.FormatInt(id, 10), UserID: id, Role: role, Name: name}
+}
+
+// CustomerActor is the end customer acting (on the confirmation page).
+func CustomerActor(customerRef string) Actor {
+	return Actor{Kind: ActorCustomer, ID: customerRef, Name: customerRef}
+}
+
+// AssistantActor is an assistant program acting through the API.
+func AssistantActor(id, name string) Actor { return Actor{Kind: ActorAssistant, ID: id, Name: name} }
+
+// SystemActor is the control plane itself (sweepers, dispatch).
+var SystemActor = Actor{Kind: ActorSystem, ID: "countersign", Name: "Countersign"}
+
+// record appends an event in the transaction of the change it records.
+func (s *Service) record(ctx context.Context, tx *store.Tx, actor Actor, action, taskID, invocationID string, data map[string]any) error {
+	if data == nil {
+		data = map[string]any{}
+	}
+	if actor.Name != "" {
+		data["actor_name"] = actor.Name
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	e := store.Event{At: s.now(), ActorKind: string(actor.Kind), ActorID: actor.ID, Action: action, Data: b}
+	if taskID != "" {
+		e.TaskID = &taskID
+	}
+	if invocationID != "" {
+		e.InvocationID = &invocationID
+	}
+	_, err = tx.InsertEvent(ctx, e)
+	return err
+}

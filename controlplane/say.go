@@ -1,0 +1,68 @@
+package controlplane
+
+import (
+	"strings"
+)
+
+// Say is the sentence the assistant may tell the customer now. It never
+// says "done" for an invocation that is approved, dispatching or
+// unverified: approval and execution are separate facts (seed 003), and an
+// unverified write is not reported as done (seed 002).
+func (inv Invocation) Say() string {
+	switch inv.State {
+	case AwaitingConfirmation:
+		return "I've prepared this. Please check the details on the confirmation page and confirm it there; nothing happens until you do."
+	case AwaitingApproval:
+		return "A member of our team needs to approve this first. Nothing has changed yet; I'll tell you when it is decided."
+	case Approved, Dispatching, Proposed:
+		return "This is approved and being processed. I can't confirm it has gone through yet."
+	case Completed:
+		s := doneVerb(inv.Action) + "."
+		if inv.Result != nil && inv.Result.Reference != "" {
+			s += " Reference: " + inv.Result.Reference + "."
+		}
+		return s
+	case Failed:
+		s := "I couldn't do this"
+		if inv.Error != nil && inv.Error.Message != "" {
+			s += ": " + strings.TrimSuffix(inv.Error.Message, ".")
+		}
+		s += "."
+		if inv.Error != nil && inv.Error.Hint != "" && !inv.Error.Retryable {
+			s += " A person can help with this if you need."
+		}
+		return s
+	case Unverified:
+		return "I could not confirm this went through; a person will check and we will let you know."
+	case NotDispatched:
+		return "This was not carried out. " + inv.NotDispatchedReason.Sentence()
+	case Rejected:
+		if inv.DecisionReason != "" {
+			return "This was not approved: " + strings.TrimSuffix(inv.DecisionReason, ".") + "."
+		}
+		return "This was not approved, so nothing has changed."
+	case Expired:
+		return "This request expired before it was confirmed, so nothing has changed."
+	case Reversed:
+		return "This was done and has since been reversed."
+	}
+	return "I can't say yet where this stands."
+}
+
+func doneVerb(action string) string {
+	switch action {
+	case "cancel_subscription":
+		return "Cancelled"
+	case "reinstate_subscription":
+		return "Your subscription is active again"
+	case "issue_refund":
+		return "Refunded"
+	case "resend_receipt":
+		return "The receipt has been sent again"
+	case "update_product_description":
+		return "The description is updated"
+	case "change_shipping_address":
+		return "The shipping address is changed"
+	}
+	return "Done"
+}

@@ -1,0 +1,71 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Event is a row of the append-only audit table.
+type Event struct {
+	ID           int64           `db:"id"`
+	At           time.Time       `db:"at"`
+	ActorKind    string          `db:"actor_kind"`
+	ActorID      string          `db:"actor_id"`
+	Action       string          `db:"action"`
+	TaskID       *string         `db:"task_id"`
+	InvocationID *string         `db:"invocation_id"`
+	Data         json.RawMessage `db:"data"`
+}
+
+const eventColumns = `id, at, actor_kind, actor_id, action, task_id, invocation_id, data`
+
+// InsertEvent appends an event in the transaction of the change it records.
+func (t *Tx) InsertEvent(ctx context.Context, e Event) (int64, error) {
+	if e.Data == nil {
+		e.Data = json.RawMessage(`{}`)
+	}
+	var id int64
+	err := t.tx.QueryRow(ctx, `
+		INSERT INTO events (at, actor_kind, actor_id, action, task_id, invocation_id, data)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
+		e.At, e.ActorKind, e.ActorID, e.Action, e.TaskID, e.InvocationID, e.Data).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("store.InsertEvent(%s): %w", e.Action, err)
+	}
+	return id, nil
+}
+
+// EventsForTask lists a task's events (and its invocations'), oldest first.
+func (s *Store) EventsForTask(ctx context.Context, taskID string) ([]Event, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT `+eventColumns+` FROM events WHERE task_id = $1 ORDER BY id`, taskID)
+	events, err := pgx.CollectRows(rows, pgx.RowToStructByName[Event])
+	if err != nil {
+		return nil, fmt.Errorf("store.EventsForTask: %w", err)
+	}
+	return events, nil
+}
+
+// EventsForInvocation lists an invocation's events, oldest first.
+func (s *Store) EventsForInvocation(ctx context.Context, invocationID string) ([]Event, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT `+eventColumns+` FROM events WHERE invocation_id = $1 ORDER BY id`, invocationID)
+	events, err := pgx.CollectRows(rows, pgx.RowToStructByName[Event])
+	if err != nil {
+		return nil, fmt.Errorf("store.EventsForInvocation: %w", err)
+	}
+	return events, nil
+}
+
+// CountEvents counts events of an action, optionally for one task.
+func (s *Store) CountEvents(ctx context.Context, action string, taskID *string) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM events WHERE action = $1 AND ($2::text IS NULL OR task_id = $2)`,
+		action, taskID).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("store.CountEvents: %w", err)
+	}
+	return n, nil
+}

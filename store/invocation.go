@@ -1,0 +1,289 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Invocation is a row of the journal.
+type Invocation struct {
+	ID                  string          `db:"id"`
+	TaskID              string          `db:"task_id"`
+	ConversationID      string          `db:"conversation_id"`
+	System              string          `db:"system"`
+	Action              string          `db:"action"`
+	TargetKind          string          `db:"target_kind"`
+	TargetID            string          `db:"target_id"`
+	TargetDisplay       string          `db:"target_display"`
+	TargetVersion       string          `db:"target_version"`
+	State               string          `db:"state"`
+	Version             int32           `db:"version"`
+	ProposedArgs        json.RawMessage `db:"proposed_args"`
+	ApprovedArgs        json.RawMessage `db:"approved_args"`
+	EffectiveArgs       json.RawMessage `db:"effective_args"`
+	ArgsHash            []byte          `db:"args_hash"`
+	ApprovedArgsHash    []byte          `db:"approved_args_hash"`
+	Quote               json.RawMessage `db:"quote"`
+	Summary             string          `db:"summary"`
+	SummaryDisagrees    bool            `db:"summary_disagrees"`
+	IdempotencyKey      string          `db:"idempotency_key"`
+	ClientKey           *string         `db:"client_key"`
+	AmountCents         *int64          `db:"amount_cents"`
+	PolicyStage         int16           `db:"policy_stage"`
+	PolicyVersion       int32           `db:"policy_version"`
+	RouteReason         string          `db:"route_reason"`
+	DeadlineAt          *time.Time      `db:"deadline_at"`
+	ApprovedAt          *time.Time      `db:"approved_at"`
+	PermitAt            *time.Time      `db:"permit_at"`
+	LeaseUntil          *time.Time      `db:"lease_until"`
+	FinishedAt          *time.Time      `db:"finished_at"`
+	Result              json.RawMessage `db:"result"`
+	Error               json.RawMessage `db:"error"`
+	Verification        json.RawMessage `db:"verification"`
+	NotDispatchedReason *string         `db:"not_dispatched_reason"`
+	DecisionReason      *string         `db:"decision_reason"`
+	CompensatesID       *string         `db:"compensates_id"`
+	SupersedesID        *string         `db:"supersedes_id"`
+	CreatedAt           time.Time       `db:"created_at"`
+	UpdatedAt           time.Time       `db:"updated_at"`
+}
+
+const invocationColumns = `id, task_id, conversation_id, system, action, target_kind, target_id, target_display,
+	target_version, state, version, proposed_args, approved_args, effective_args, args_hash, approved_args_hash, quote,
+	summary, summary_disagrees, idempotency_key, client_key, amount_cents, policy_stage, policy_version, route_reason,
+	deadline_at, approved_at, permit_at, lease_until, finished_at, result, error, verification, not_dispatched_reason,
+	decision_reason, compensates_id, supersedes_id, created_at, updated_at`
+
+// InsertInvocation writes a new journal row.
+func (t *Tx) InsertInvocation(ctx context.Context, in Invocation) (Invocation, error) {
+	rows, _ := t.tx.Query(ctx, `
+		INSERT INTO invocations (id, task_id, conversation_id, system, action, target_kind, target_id, target_display,
+			target_version, state, proposed_args, approved_args, args_hash, approved_args_hash, quote, summary,
+			summary_disagrees, idempotency_key, client_key, amount_cents, policy_stage, policy_version, route_reason,
+			deadline_at, approved_at, compensates_id, supersedes_id, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
+			$23, $24, $25, $26, $27, $28, $28)
+		RETURNING `+invocationColumns,
+		in.ID, in.TaskID, in.ConversationID, in.System, in.Action, in.TargetKind, in.TargetID, in.TargetDisplay,
+		in.TargetVersion, in.State, in.ProposedArgs, in.ApprovedArgs, in.ArgsHash, in.ApprovedArgsHash, in.Quote,
+		in.Summary, in.SummaryDisagrees, in.IdempotencyKey, in.ClientKey, in.AmountCents, in.PolicyStage,
+		in.PolicyVersion, in.RouteReason, in.DeadlineAt, in.ApprovedAt, in.CompensatesID, in.SupersedesID, in.CreatedAt)
+	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Invocation])
+	if isUniqueViolation(err) {
+		return Invocation{}, fmt.Errorf("store.InsertInvocation: %w", ErrConflict)
+	}
+	if err != nil {
+		return Invocation{}, fmt.Errorf("store.InsertInvocation: %w", err)
+	}
+	return out, nil
+}
+
+// Invocation loads a journal row.
+func (s *Store) Invocation(ctx context.Context, id string) (Invocation, error) {
+	return invocation(ctx, s.pool, `id = $1`, id)
+}
+
+// Invocation loads a journal row inside a transaction.
+func (t *Tx) Invocation(ctx context.Context, id string) (Invocation, error) {
+	return invocation(ctx, t.tx, `id = $1`, id)
+}
+
+// InvocationByClientKey finds the invocation a caller's Idempotency-Key
+// made in a task.
+func (t *Tx) InvocationByClientKey(ctx context.Context, taskID, key string) (Invocation, error) {
+	return invocation(ctx, t.tx, `task_id = $1 AND client_key = $2`, taskID, key)
+}
+
+// RecentDuplicate finds the newest invocation of the same action with the
+// same arguments in the same conversation created at or after since.
+func (t *Tx) RecentDuplicate(ctx context.Context, conversationID, system, action string, argsHash []byte, since time.Time) (Invocation, error) {
+	return invocation(ctx, t.tx, `conversation_id = $1 AND system = $2 AND action = $3 AND args_hash = $4
+		AND created_at >= $5 ORDER BY created_at DESC LIMIT 1`, conversationID, system, action, argsHash, since)
+}
+
+func invocation(ctx context.Context, db dbtx, where string, args ...any) (Invocation, error) {
+	rows, _ := db.Query(ctx, `SELECT `+invocationColumns+` FROM invocations WHERE `+where, args...)
+	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Invocation])
+	if err != nil {
+		return Invocation{}, fmt.Errorf("store: invocation: %w", notFound(err))
+	}
+	return out, nil
+}
+
+// InvocationsForTask lists a task's invocations, oldest first.
+func (s *Store) InvocationsForTask(ctx context.Context, taskID string) ([]Invocation, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT `+invocationColumns+` FROM invocations WHERE task_id = $1 ORDER BY created_at, id`, taskID)
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[Invocation])
+	if err != nil {
+		return nil, fmt.Errorf("store.InvocationsForTask: %w", err)
+	}
+	return out, nil
+}
+
+// InvocationChange is what a transition sets besides state and version;
+// nil fields are left alone.
+type InvocationChange struct {
+	ApprovedArgs        json.RawMessage
+	ApprovedArgsHash    []byte
+	EffectiveArgs       json.RawMessage
+	Quote               json.RawMessage
+	TargetVersion       *string
+	AmountCents         *int64
+	DeadlineAt          *time.Time
+	ApprovedAt          *time.Time
+	PermitAt            *time.Time
+	LeaseUntil          *time.Time
+	FinishedAt          *time.Time
+	Result              json.RawMessage
+	Error               json.RawMessage
+	Verification        json.RawMessage
+	NotDispatchedReason *string
+	DecisionReason      *string
+}
+
+// TransitionInvocation moves an invocation to state in one guarded
+// statement: it must be in one of from and, when expectedVersion is not 0,
+// at that version. No row means an illegal or stale transition: ErrConflict.
+func (t *Tx) TransitionInvocation(ctx context.Context, id string, from []string, expectedVersion int32, state string, at time.Time, ch InvocationChange) (Invocation, error) {
+	set := []string{"state = $4", "version = version + 1", "updated_at = $5"}
+	args := []any{id, from, expectedVersion, state, at}
+	add := func(col string, v any) {
+		args = append(args, v)
+		set = append(set, col+" = $"+strconv.Itoa(len(args)))
+	}
+	if ch.ApprovedArgs != nil {
+		add("approved_args", ch.ApprovedArgs)
+	}
+	if ch.ApprovedArgsHash != nil {
+		add("approved_args_hash", ch.ApprovedArgsHash)
+	}
+	if ch.EffectiveArgs != nil {
+		add("effective_args", ch.EffectiveArgs)
+	}
+	if ch.Quote != nil {
+		add("quote", ch.Quote)
+	}
+	if ch.TargetVersion != nil {
+		add("target_version", *ch.TargetVersion)
+	}
+	if ch.AmountCents != nil {
+		add("amount_cents", *ch.AmountCents)
+	}
+	if ch.DeadlineAt != nil {
+		add("deadline_at", *ch.DeadlineAt)
+	}
+	if ch.ApprovedAt != nil {
+		add("approved_at", *ch.ApprovedAt)
+	}
+	if ch.PermitAt != nil {
+		add("permit_at", *ch.PermitAt)
+	}
+	if ch.LeaseUntil != nil {
+		add("lease_until", *ch.LeaseUntil)
+	}
+	if ch.FinishedAt != nil {
+		add("finished_at", *ch.FinishedAt)
+	}
+	if ch.Result != nil {
+		add("result", ch.Result)
+	}
+	if ch.Error != nil {
+		add("error", ch.Error)
+	}
+	if ch.Verification != nil {
+		add("verification", ch.Verification)
+	}
+	if ch.NotDispatchedReason != nil {
+		add("not_dispatched_reason", *ch.NotDispatchedReason)
+	}
+	if ch.DecisionReason != nil {
+		add("decision_reason", *ch.DecisionReason)
+	}
+	rows, _ := t.tx.Query(ctx, `UPDATE invocations SET `+strings.Join(set, ", ")+`
+		WHERE id = $1 AND state = ANY($2) AND ($3 = 0 OR version = $3)
+		RETURNING `+invocationColumns, args...)
+	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Invocation])
+	if err == pgx.ErrNoRows {
+		return Invocation{}, fmt.Errorf("store.TransitionInvocation(%s → %s): %w", id, state, ErrConflict)
+	}
+	if err != nil {
+		return Invocation{}, fmt.Errorf("store.TransitionInvocation(%s → %s): %w", id, state, err)
+	}
+	return out, nil
+}
+
+// ClaimApproved locks the oldest approved invocation that no other
+// transaction holds (FOR UPDATE SKIP LOCKED), so several console instances
+// share the queue without waiting on each other.
+// Invocations in skip (deferred by their task's limits) are passed over.
+func (t *Tx) ClaimApproved(ctx context.Context, skip []string) ([]Invocation, error) {
+	if skip == nil {
+		skip = []string{}
+	}
+	rows, _ := t.tx.Query(ctx, `SELECT `+invocationColumns+` FROM invocations
+		WHERE state = 'approved' AND id <> ALL($1) ORDER BY approved_at, id LIMIT 1 FOR UPDATE SKIP LOCKED`, skip)
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[Invocation])
+	if err != nil {
+		return nil, fmt.Errorf("store.ClaimApproved: %w", err)
+	}
+	return out, nil
+}
+
+// ClaimApprovedByID locks one invocation if it is approved and free.
+func (t *Tx) ClaimApprovedByID(ctx context.Context, id string) ([]Invocation, error) {
+	rows, _ := t.tx.Query(ctx, `SELECT `+invocationColumns+` FROM invocations
+		WHERE id = $1 AND state = 'approved' FOR UPDATE SKIP LOCKED`, id)
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[Invocation])
+	if err != nil {
+		return nil, fmt.Errorf("store.ClaimApprovedByID: %w", err)
+	}
+	return out, nil
+}
+
+// ExpiredLeases lists invocations still dispatching after their lease ran
+// out: whoever sent them died or lost track; their outcome is unknown.
+func (s *Store) ExpiredLeases(ctx context.Context, now time.Time, limit int) ([]Invocation, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT `+invocationColumns+` FROM invocations
+		WHERE state = 'dispatching' AND lease_until < $1 ORDER BY lease_until LIMIT $2`, now, limit)
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[Invocation])
+	if err != nil {
+		return nil, fmt.Errorf("store.ExpiredLeases: %w", err)
+	}
+	return out, nil
+}
+
+// PastDeadline lists invocations awaiting a decision after their deadline.
+func (s *Store) PastDeadline(ctx context.Context, now time.Time, limit int) ([]Invocation, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT `+invocationColumns+` FROM invocations
+		WHERE state IN ('awaiting_confirmation', 'awaiting_approval') AND deadline_at < $1
+		ORDER BY deadline_at LIMIT $2`, now, limit)
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[Invocation])
+	if err != nil {
+		return nil, fmt.Errorf("store.PastDeadline: %w", err)
+	}
+	return out, nil
+}
+
+// CompensationOf finds the live compensation proposed for an invocation.
+func (t *Tx) CompensationOf(ctx context.Context, id string) (Invocation, error) {
+	return invocation(ctx, t.tx, `compensates_id = $1 AND state NOT IN ('failed', 'rejected', 'expired', 'not_dispatched')
+		ORDER BY created_at DESC LIMIT 1`, id)
+}
+
+// LockApprovedOfTask locks the task's approved invocations that no other
+// transaction holds and returns their ids.
+func (t *Tx) LockApprovedOfTask(ctx context.Context, taskID string) ([]string, error) {
+	rows, _ := t.tx.Query(ctx, `SELECT id FROM invocations WHERE task_id = $1 AND state = 'approved'
+		ORDER BY id FOR UPDATE SKIP LOCKED`, taskID)
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("store.LockApprovedOfTask: %w", err)
+	}
+	return ids, nil
+}

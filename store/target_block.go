@@ -1,0 +1,73 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// TargetBlock is a row of target_blocks.
+type TargetBlock struct {
+	TaskID    string          `db:"task_id"`
+	System    string          `db:"system"`
+	TargetID  string          `db:"target_id"`
+	Action    string          `db:"action"`
+	Error     json.RawMessage `db:"error"`
+	CreatedAt time.Time       `db:"created_at"`
+	LiftedAt  *time.Time      `db:"lifted_at"`
+	LiftedBy  *int64          `db:"lifted_by"`
+}
+
+// BlockTarget records a policy refusal on a target in a task; a block
+// already in force is kept as it was.
+func (t *Tx) BlockTarget(ctx context.Context, b TargetBlock) error {
+	_, err := t.tx.Exec(ctx, `
+		INSERT INTO target_blocks (task_id, system, target_id, action, error, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (task_id, system, target_id) DO UPDATE
+		SET action = EXCLUDED.action, error = EXCLUDED.error, created_at = EXCLUDED.created_at, lifted_at = NULL, lifted_by = NULL
+		WHERE target_blocks.lifted_at IS NOT NULL`,
+		b.TaskID, b.System, b.TargetID, b.Action, b.Error, b.CreatedAt)
+	if err != nil {
+		return fmt.Errorf("store.BlockTarget: %w", err)
+	}
+	return nil
+}
+
+// ActiveBlock returns the block in force on a target in a task.
+func (t *Tx) ActiveBlock(ctx context.Context, taskID, system, targetID string) (TargetBlock, error) {
+	rows, _ := t.tx.Query(ctx, `SELECT task_id, system, target_id, action, error, created_at, lifted_at, lifted_by
+		FROM target_blocks WHERE task_id = $1 AND system = $2 AND target_id = $3 AND lifted_at IS NULL`, taskID, system, targetID)
+	b, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[TargetBlock])
+	if err != nil {
+		return TargetBlock{}, fmt.Errorf("store.ActiveBlock: %w", notFound(err))
+	}
+	return b, nil
+}
+
+// LiftBlock ends a block; ErrNotFound when none is in force.
+func (t *Tx) LiftBlock(ctx context.Context, taskID, system, targetID string, by int64, at time.Time) error {
+	tag, err := t.tx.Exec(ctx, `UPDATE target_blocks SET lifted_at = $4, lifted_by = $5
+		WHERE task_id = $1 AND system = $2 AND target_id = $3 AND lifted_at IS NULL`, taskID, system, targetID, at, by)
+	if err != nil {
+		return fmt.Errorf("store.LiftBlock: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("store.LiftBlock: %w", ErrNotFound)
+	}
+	return nil
+}
+
+// BlocksForTask lists the blocks in force in a task.
+func (s *Store) BlocksForTask(ctx context.Context, taskID string) ([]TargetBlock, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT task_id, system, target_id, action, error, created_at, lifted_at, lifted_by
+		FROM target_blocks WHERE task_id = $1 AND lifted_at IS NULL ORDER BY created_at`, taskID)
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[TargetBlock])
+	if err != nil {
+		return nil, fmt.Errorf("store.BlocksForTask: %w", err)
+	}
+	return out, nil
+}
