@@ -55,7 +55,7 @@ type Error struct {
 	// Details carries extra facts for API callers, e.g. the candidates of an
 	// ambiguous reference.
 	Details map[string]any
-	Err               error // cause, for logs only
+	Err     error // cause, for logs only
 }
 
 // Error renders the kind, message and cause for logs.

@@ -15,9 +15,9 @@ import (
 type permit int
 
 const (
-	permitGranted permit = iota
-	permitRefused        // the invocation became not_dispatched
-	permitDeferred       // in-flight or rate limit: try again later
+	permitGranted  permit = iota
+	permitRefused         // the invocation became not_dispatched
+	permitDeferred        // in-flight or rate limit: try again later
 )
 
 // DispatchOnce claims approved invocations from PostgreSQL and dispatches

@@ -70,8 +70,8 @@ func (inv Invocation) Call() adapter.Call {
 func fromRow(r store.Invocation) (Invocation, error) {
 	inv := Invocation{
 		ID: r.ID, TaskID: r.TaskID, ConversationID: r.ConversationID, System: r.System, Action: r.Action,
-		Target:  adapter.Target{System: r.System, Kind: r.TargetKind, ID: r.TargetID, Display: r.TargetDisplay, Version: r.TargetVersion},
-		State:   State(r.State), Version: r.Version,
+		Target: adapter.Target{System: r.System, Kind: r.TargetKind, ID: r.TargetID, Display: r.TargetDisplay, Version: r.TargetVersion},
+		State:  State(r.State), Version: r.Version,
 		Args:    Args{Proposed: r.ProposedArgs, Approved: r.ApprovedArgs, Effective: r.EffectiveArgs},
 		Summary: r.Summary, SummaryDisagrees: r.SummaryDisagrees, IdempotencyKey: r.IdempotencyKey,
 		AmountCents: r.AmountCents, PolicyStage: int(r.PolicyStage), PolicyVersion: r.PolicyVersion, RouteReason: r.RouteReason,

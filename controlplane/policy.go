@@ -133,7 +133,9 @@ type Route struct {
 // automatically. It is a pure function of its inputs, so a what-if can
 // replay history against a draft policy.
 func RouteProposal(p Policy, amountCents *int64, reversal bool) Route {
-	approval := func(reason string) Route { return Route{State: AwaitingApproval, Reason: reason, Window: p.ApprovalWindow} }
+	approval := func(reason string) Route {
+		return Route{State: AwaitingApproval, Reason: reason, Window: p.ApprovalWindow}
+	}
 	if amountCents != nil && p.ApprovalAboveCents != nil && *amountCents > *p.ApprovalAboveCents {
 		return approval(fmt.Sprintf("the amount is above the approval threshold of %s", money(*p.ApprovalAboveCents)))
 	}
