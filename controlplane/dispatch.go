@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"countersign/adapter"
@@ -21,24 +22,48 @@ const (
 )
 
 // DispatchOnce claims approved invocations from PostgreSQL and dispatches
-// each one that gets a permit, until none is left that can go now. Several
-// console instances may run it at once: each invocation is claimed by one
-// (FOR UPDATE SKIP LOCKED) and leaves at most once. It returns how many
-// were sent.
+// each one that gets a permit, up to Config.Workers at a time, until none
+// is left that can go now; it returns when those sends have finished.
+// Several console instances may run it at once: each invocation is claimed
+// by one (FOR UPDATE SKIP LOCKED) and leaves at most once. It returns how
+// many were sent.
 func (s *Service) DispatchOnce(ctx context.Context) (int, error) {
-	sent := 0
+	total := 0
+	for {
+		sent, deferred, err := s.dispatchPass(ctx)
+		total += sent
+		// Work deferred by an in-flight limit may go now that this pass's
+		// sends have finished; work deferred by another instance's sends is
+		// woken by that instance's NOTIFY instead.
+		if err != nil || deferred == 0 || sent == 0 {
+			return total, err
+		}
+	}
+}
+
+// dispatchPass grants every permit it can, sends those writes concurrently
+// and waits for them; it reports how many it sent and deferred.
+func (s *Service) dispatchPass(ctx context.Context) (sent, deferredCount int, err error) {
+	sem := make(chan struct{}, s.cfg.Workers)
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	var deferred []string
 	for {
 		inv, p, err := s.nextPermit(ctx, deferred)
 		if err != nil || inv == nil {
-			return sent, err
+			return sent, len(deferred), err
 		}
 		switch p {
 		case permitDeferred:
 			deferred = append(deferred, inv.ID)
 		case permitGranted:
-			s.send(ctx, *inv)
 			sent++
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				s.send(ctx, *inv)
+			}()
 		}
 	}
 }
@@ -252,6 +277,11 @@ func (s *Service) finish(ctx context.Context, inv Invocation, to State, o outcom
 			return err
 		}
 		if err := s.record(ctx, tx, SystemActor, "invocation."+string(to), inv.TaskID, inv.ID, data); err != nil {
+			return err
+		}
+		// A slot of the task's in-flight limit is free again: wake the
+		// dispatchers for work they deferred.
+		if err := tx.Notify(ctx, DispatchChannel, inv.TaskID); err != nil {
 			return err
 		}
 		if to == Completed && updated.CompensatesID != nil {

@@ -236,6 +236,12 @@ func (s *Service) insertProposal(ctx context.Context, p Proposal, task Task, spe
 	if p.compensates != nil {
 		row.CompensatesID = &p.compensates.ID
 	}
+	ownerName := ""
+	if route.State == Approved {
+		if owner, err := s.store.UserByID(ctx, *policy.OwnerID); err == nil {
+			ownerName = owner.Name
+		}
+	}
 	var out Invocation
 	err = s.store.InTx(ctx, func(tx *store.Tx) error {
 		// Serialise identical proposals, then look again: a twin may have
@@ -257,12 +263,12 @@ func (s *Service) insertProposal(ctx context.Context, p Proposal, task Task, spe
 		if out, err = fromRow(inserted); err != nil {
 			return err
 		}
-		return s.recordProposal(ctx, tx, p, out, policy, route, disagrees, why)
+		return s.recordProposal(ctx, tx, p, out, policy, ownerName, route, disagrees, why)
 	})
 	return out, err
 }
 
-func (s *Service) recordProposal(ctx context.Context, tx *store.Tx, p Proposal, inv Invocation, policy Policy, route Route, disagrees bool, why string) error {
+func (s *Service) recordProposal(ctx context.Context, tx *store.Tx, p Proposal, inv Invocation, policy Policy, ownerName string, route Route, disagrees bool, why string) error {
 	data := map[string]any{"action": inv.Action, "system": inv.System, "target": inv.Target.Display,
 		"amount_cents": inv.AmountCents, "summary": inv.Summary}
 	if inv.CompensatesID != "" {
@@ -281,10 +287,7 @@ func (s *Service) recordProposal(ctx context.Context, tx *store.Tx, p Proposal, 
 	actor := SystemActor
 	if route.State == Approved {
 		actor = Actor{Kind: ActorPolicy, ID: policy.Name(), Name: policy.Name()}
-		routeData["owner_id"] = *policy.OwnerID
-		if owner, err := s.store.UserByID(ctx, *policy.OwnerID); err == nil {
-			routeData["owner_name"] = owner.Name
-		}
+		routeData["owner_id"], routeData["owner_name"] = *policy.OwnerID, ownerName
 	}
 	if err := s.record(ctx, tx, actor, "invocation."+string(route.State), inv.TaskID, inv.ID, routeData); err != nil {
 		return err

@@ -22,10 +22,12 @@ type Config struct {
 	// invocation past its lease is found by the sweeper and becomes
 	// unverified.
 	LeaseMargin time.Duration
+	// Workers is how many writes one dispatcher sends at once.
+	Workers int
 }
 
 // DefaultConfig is what the console runs with.
-var DefaultConfig = Config{DedupWindow: 10 * time.Minute, CallTimeout: 15 * time.Second, LeaseMargin: 15 * time.Second}
+var DefaultConfig = Config{DedupWindow: 10 * time.Minute, CallTimeout: 15 * time.Second, LeaseMargin: 15 * time.Second, Workers: 16}
 
 // Service is the control plane's Go API. The web layer and the assistant
 // API call it; neither touches the SQL.
@@ -53,6 +55,9 @@ func New(st *store.Store, registry *adapter.Registry, cfg Config, now func() tim
 	}
 	if cfg.LeaseMargin == 0 {
 		cfg.LeaseMargin = DefaultConfig.LeaseMargin
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = DefaultConfig.Workers
 	}
 	return &Service{store: st, registry: registry, cfg: cfg, now: now, log: log}
 }

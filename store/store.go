@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -39,6 +40,11 @@ func Open(ctx context.Context, url string, timeout time.Duration) (*pgxpool.Pool
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("store: parse database URL: %w", err)
+	}
+	// pgxpool's default (4 on a small machine) starves the dispatch workers;
+	// pool_max_conns in the URL still wins.
+	if !strings.Contains(url, "pool_max_conns") {
+		cfg.MaxConns = 32
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -31,6 +31,10 @@ type config struct {
 	SessionAbsolute time.Duration
 	LogFormat       string
 	ShutdownGrace   time.Duration
+	ShopURL         string
+	AdapterTimeout  time.Duration
+	LeaseMargin     time.Duration
+	DispatchEvery   time.Duration
 
 	// Derived by validate.
 	trusted []netip.Prefix
@@ -74,6 +78,10 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	dur(&c.SessionIdle, "session-idle", "SESSION_IDLE_TIMEOUT", 30*time.Minute, "sign out after this long without a request")
 	dur(&c.SessionAbsolute, "session-absolute", "SESSION_ABSOLUTE_TIMEOUT", 12*time.Hour, "sign out this long after sign-in whatever the activity")
 	dur(&c.ShutdownGrace, "shutdown-grace", "SHUTDOWN_GRACE", 15*time.Second, "how long requests in flight may finish at shutdown")
+	str(&c.ShopURL, "shop-url", "SHOP_URL", "", "demo shop to connect as system \"shop\"; empty in demo mode starts one in-process")
+	dur(&c.AdapterTimeout, "adapter-timeout", "ADAPTER_TIMEOUT", 15*time.Second, "longest wait for one call to a business system")
+	dur(&c.LeaseMargin, "lease-margin", "DISPATCH_LEASE_MARGIN", 15*time.Second, "added to twice the adapter timeout: a dispatch not finished by then is unverified")
+	dur(&c.DispatchEvery, "dispatch-interval", "DISPATCH_INTERVAL", time.Second, "how often the dispatcher looks for work besides being woken by NOTIFY")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -94,13 +102,17 @@ func (c *config) validate() error {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"-session-idle", c.SessionIdle}, {"-session-absolute", c.SessionAbsolute}, {"-shutdown-grace", c.ShutdownGrace}} {
+	}{{"-session-idle", c.SessionIdle}, {"-session-absolute", c.SessionAbsolute}, {"-shutdown-grace", c.ShutdownGrace},
+		{"-adapter-timeout", c.AdapterTimeout}, {"-lease-margin", c.LeaseMargin}, {"-dispatch-interval", c.DispatchEvery}} {
 		if d.v <= 0 {
 			problems = append(problems, d.name+": want a positive duration like 30m or 12h")
 		}
 	}
 	if c.SessionIdle > c.SessionAbsolute {
 		problems = append(problems, "-session-idle must not exceed -session-absolute")
+	}
+	if c.ShopURL != "" && !strings.HasPrefix(c.ShopURL, "http://") && !strings.HasPrefix(c.ShopURL, "https://") {
+		problems = append(problems, "-shop-url: want an http:// or https:// URL")
 	}
 	for _, s := range splitList(c.TrustedProxies) {
 		p, err := netip.ParsePrefix(s)

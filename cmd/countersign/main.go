@@ -22,6 +22,7 @@ import (
 	"golang.org/x/term"
 
 	"countersign/accounts"
+	"countersign/controlplane"
 	"countersign/demo"
 	"countersign/pgcluster"
 	"countersign/store"
@@ -54,7 +55,7 @@ func newLogger(format string) *slog.Logger {
 }
 
 func run(ctx context.Context, cfg config, log *slog.Logger) error {
-	pool, cleanup, err := openDatabase(ctx, cfg, log)
+	pool, cluster, cleanup, err := openDatabase(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -74,13 +75,25 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	sessions := web.NewSessionStore(st, web.SessionConfig{KeyPairs: keys, Secure: cfg.SecureCookies || cfg.tls(),
 		Idle: cfg.SessionIdle, Absolute: cfg.SessionAbsolute})
 
+	registry, shopURL, stopShop, err := connectSystems(ctx, cfg, log, cluster, st)
+	if err != nil {
+		return err
+	}
+	defer stopShop()
+	cp := controlplane.New(st, registry, controlplane.Config{CallTimeout: cfg.AdapterTimeout, LeaseMargin: cfg.LeaseMargin}, time.Now, log)
+
+	var policyOwner *int64
 	if cfg.demo() {
-		if err := seedDemo(ctx, cfg, acc); err != nil {
+		if policyOwner, err = seedDemo(ctx, cfg, acc, shopURL); err != nil {
 			return err
 		}
 	}
+	if err := cp.EnsurePolicies(ctx, policyOwner); err != nil {
+		return err
+	}
+	go cp.RunDispatcher(ctx, cfg.DispatchEvery)
 
-	srv := web.New(web.Config{Store: st, Accounts: acc, Sessions: sessions, Logger: log,
+	srv := web.New(web.Config{Store: st, Accounts: acc, Sessions: sessions, Logger: log, Registry: registry, Control: cp,
 		TrustedProxies: cfg.trusted, TLS: cfg.tls() || cfg.SecureCookies})
 	go sweep(ctx, log, sessions, acc)
 	log.Info("console listening", "url", "http://"+cfg.Addr)
@@ -94,17 +107,17 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 // openDatabase connects to DATABASE_URL, or in demo mode starts the
 // embedded cluster and creates the console's database in it. cleanup closes
 // the pool and stops the cluster.
-func openDatabase(ctx context.Context, cfg config, log *slog.Logger) (*pgxpool.Pool, func(), error) {
+func openDatabase(ctx context.Context, cfg config, log *slog.Logger) (*pgxpool.Pool, *pgcluster.Cluster, func(), error) {
 	if !cfg.demo() {
 		pool, err := store.Open(ctx, cfg.DatabaseURL, 30*time.Second)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		return pool, pool.Close, nil
+		return pool, nil, pool.Close, nil
 	}
 	cluster, err := pgcluster.Start(ctx, pgcluster.Config{DataDir: filepath.Join(cfg.DataDir, "pg"), Durable: true, Logger: log})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	stopCluster := func() {
 		stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -115,14 +128,14 @@ func openDatabase(ctx context.Context, cfg config, log *slog.Logger) (*pgxpool.P
 	}
 	if err := createDatabase(ctx, cluster.URL("postgres"), "countersign"); err != nil {
 		stopCluster()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	pool, err := store.Open(ctx, cluster.URL("countersign"), 30*time.Second)
 	if err != nil {
 		stopCluster()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return pool, func() { pool.Close(); stopCluster() }, nil
+	return pool, cluster, func() { pool.Close(); stopCluster() }, nil
 }
 
 func createDatabase(ctx context.Context, serverURL, name string) error {
@@ -145,25 +158,30 @@ func createDatabase(ctx context.Context, serverURL, name string) error {
 }
 
 // seedDemo ensures the demo users and prints their sign-ins to stdout (not
-// to the logs), keeping them in the data dir for later runs.
-func seedDemo(ctx context.Context, cfg config, acc *accounts.Service) error {
+// to the logs), keeping them in the data dir for later runs. It returns the
+// demo manager, who owns the demo's policies.
+func seedDemo(ctx context.Context, cfg config, acc *accounts.Service, shopURL string) (*int64, error) {
 	path := filepath.Join(cfg.DataDir, "demo-credentials")
 	creds, err := demo.Load(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := demo.EnsureUsers(ctx, acc, &creds); err != nil {
-		return err
+		return nil, err
 	}
+	creds.ShopURL = shopURL
 	if err := creds.Save(path); err != nil {
-		return err
+		return nil, err
 	}
 	fmt.Printf("\nCountersign demo: open http://%s and sign in as one of these (kept in %s):\n\n", cfg.Addr, path)
 	for _, u := range creds.Users {
 		fmt.Printf("  %-9s %-34s %s\n", u.Role, u.Email, u.Password)
 	}
+	if shopURL != "" {
+		fmt.Printf("\n  The demo shop runs at %s\n", shopURL)
+	}
 	fmt.Println()
-	return nil
+	return demo.ManagerID(ctx, acc, creds)
 }
 
 // sweep removes dead sessions and expired throttle records every ten
