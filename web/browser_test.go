@@ -45,3 +45,36 @@ func TestBrowserSignInEachRole(t *testing.T) {
 		}
 	}
 }
+
+// TestBrowserAccessibilityOfSignInAndHome runs axe-core on the sign-in page
+// and an admin's home and users pages: no serious or critical violations.
+func TestBrowserAccessibilityOfSignInAndHome(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := browsertest.New(t, 90*time.Second)
+	u := b.users[accounts.Admin]
+	check := func(page string) {
+		t.Helper()
+		if v := browsertest.Axe(t, ctx); len(v) > 0 {
+			t.Errorf("%s: %d serious accessibility violations: %+v", page, len(v), v)
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(b.srv.URL+"/sign-in"), chromedp.WaitVisible(chromedp.CSS(`#email`))); err != nil {
+		t.Fatal(err)
+	}
+	check("sign-in")
+	err := chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS(`#email`), u.Email),
+		chromedp.SendKeys(chromedp.CSS(`#password`), u.Password),
+		chromedp.Submit(chromedp.CSS(`[data-testid="sign-in-form"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="home-heading"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("home")
+	if err := chromedp.Do(ctx, chromedp.Navigate(b.srv.URL+"/admin/users"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="users-table"]`))); err != nil {
+		t.Fatal(err)
+	}
+	check("admin users")
+}

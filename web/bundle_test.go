@@ -19,6 +19,8 @@ import (
 	"countersign/accounts"
 	"countersign/adapter"
 	"countersign/controlplane"
+	"countersign/demoshop"
+	"countersign/shopadapter"
 	"countersign/store"
 	"countersign/store/dbtest"
 	"countersign/web"
@@ -42,8 +44,12 @@ type testBundle struct {
 	web      *web.Server
 	store    *store.Store
 	accounts *accounts.Service
+	cp       *controlplane.Service
 	clock    *clock
 	users    map[accounts.Role]testUser
+	// shop and shopURL are set with bundleOpts.shop.
+	shop    *demoshop.Shop
+	shopURL string
 }
 
 type testUser struct {
@@ -54,6 +60,8 @@ type testUser struct {
 type bundleOpts struct {
 	trustedProxies []netip.Prefix
 	keyPairs       [][]byte
+	// shop connects a seeded demo shop (system "shop") over real HTTP.
+	shop bool
 }
 
 var testKey = [][]byte{[]byte("0123456789abcdef0123456789abcdef"), []byte("fedcba9876543210fedcba9876543210")}
@@ -77,9 +85,12 @@ func setup(t *testing.T, opts ...bundleOpts) *testBundle {
 		Registry: reg, Control: cp})
 	srv := httptest.NewServer(ws.Handler())
 	t.Cleanup(srv.Close)
-	b := &testBundle{srv: srv, web: ws, store: st, accounts: acc, clock: clk, users: map[accounts.Role]testUser{}}
+	b := &testBundle{srv: srv, web: ws, store: st, accounts: acc, cp: cp, clock: clk, users: map[accounts.Role]testUser{}}
 	for _, r := range accounts.Roles {
 		b.users[r] = b.createUser(t, r)
+	}
+	if o.shop {
+		b.connectShop(t, reg)
 	}
 	return b
 }
@@ -199,4 +210,27 @@ func webServerSharing(t *testing.T, b *testBundle, keyPairs [][]byte) *httptest.
 	srv := httptest.NewServer(ws.Handler())
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// connectShop starts a seeded demo shop on its own database and connects
+// it as system "shop", with policies owned by the bundle's manager.
+func (b *testBundle) connectShop(t *testing.T, reg *adapter.Registry) {
+	t.Helper()
+	ctx := context.Background()
+	pool := dbtest.NewBare(t)
+	if err := demoshop.Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	if err := demoshop.Seed(ctx, pool, b.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	b.shop = demoshop.New(pool, demoshop.Options{Now: b.clock.Now})
+	srv := httptest.NewServer(b.shop.Handler())
+	t.Cleanup(srv.Close)
+	b.shopURL = srv.URL
+	reg.Connect(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: srv.URL, Ledger: adapter.NewLedger(b.store, b.clock.Now), Now: b.clock.Now}))
+	owner := b.users[accounts.Manager].ID
+	if err := b.cp.EnsurePolicies(ctx, &owner); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -59,4 +61,53 @@ func New(t testing.TB, timeout time.Duration) context.Context {
 	ctx, cancelTimeout := context.WithTimeout(browserCtx, timeout)
 	t.Cleanup(func() { cancelTimeout(); cancelTab(); cancelAlloc() })
 	return ctx
+}
+
+// Violation is one accessibility rule axe-core found broken.
+type Violation struct {
+	ID     string `json:"id"`
+	Impact string `json:"impact"`
+	Help   string `json:"help"`
+	Nodes  []struct {
+		Target []string `json:"target"`
+		HTML   string   `json:"html"`
+	} `json:"nodes"`
+}
+
+// AxePath is where `make test` puts axe-core (fetched from npm by
+// .ci/install-deps); AXE_PATH overrides it.
+func AxePath() string {
+	if p := os.Getenv("AXE_PATH"); p != "" {
+		return p
+	}
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", ".cache", "axe-core", "axe.min.js")
+}
+
+// Axe injects axe-core into the current page and returns the violations
+// whose impact is serious or critical. It fails the test when axe-core is
+// missing (run `make test`, which fetches it).
+func Axe(t testing.TB, ctx context.Context) []Violation {
+	t.Helper()
+	src, err := os.ReadFile(AxePath())
+	if err != nil {
+		t.Fatalf("browsertest: axe-core not found (run `make test`, which fetches it from npm): %v", err)
+	}
+	// The page's CSP allows only its own scripts; the DevTools protocol
+	// evaluates outside it.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](string(src)+"\n;true")); err != nil {
+		t.Fatalf("browsertest: inject axe-core: %v", err)
+	}
+	res, err := chromedp.Run(ctx, chromedp.Evaluate[[]Violation](
+		`axe.run(document, {resultTypes: ["violations"]}).then(r => r.violations)`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("browsertest: run axe-core: %v", err)
+	}
+	var serious []Violation
+	for _, v := range res {
+		if v.Impact == "serious" || v.Impact == "critical" {
+			serious = append(serious, v)
+		}
+	}
+	return serious
 }
