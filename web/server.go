@@ -26,7 +26,10 @@ type Config struct {
 	Sessions *SessionStore
 	Registry *adapter.Registry
 	Control  *controlplane.Service
-	Logger   *slog.Logger
+	// Confirmations makes the customer's confirmation link of an invocation
+	// awaiting confirmation; nil leaves links out.
+	Confirmations ConfirmationLinks
+	Logger        *slog.Logger
 	// TrustedProxies may set X-Forwarded-For; with none, the client address
 	// is the TCP peer's, whatever headers say.
 	TrustedProxies []netip.Prefix
@@ -35,6 +38,13 @@ type Config struct {
 	TLS bool
 	// Now is the clock; tests pass a fake one.
 	Now func() time.Time
+}
+
+// ConfirmationLinks issues the link a customer opens to confirm or decline
+// an invocation: a signed, single-purpose token bound to the invocation and
+// the customer. It returns a path on this console, e.g. "/c/…".
+type ConfirmationLinks interface {
+	Link(ctx context.Context, inv controlplane.Invocation, customerRef string) (string, error)
 }
 
 // Server holds the handlers' dependencies.
