@@ -1,0 +1,154 @@
+package web
+
+import (
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"countersign/apperr"
+	"countersign/views"
+)
+
+// handleAdminAssistants answers GET /admin/assistants.
+func (s *Server) handleAdminAssistants(c echo.Context) error {
+	return s.renderAdminAssistants(c, http.StatusOK, views.NewAssistantForm{EnableAll: true}, nil)
+}
+
+// handleAdminAssistantCreate answers POST /admin/assistants; with
+// enable_all, every action of the connected systems is turned on.
+func (s *Server) handleAdminAssistantCreate(c echo.Context) error {
+	ctx := c.Request().Context()
+	form := views.NewAssistantForm{Name: c.FormValue("name"), EnableAll: c.FormValue("enable_all") == "on"}
+	admin, _ := currentUser(c)
+	a, err := s.cfg.Assistants.Create(ctx, &admin.ID, form.Name)
+	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
+		form.Errors = e.Fields
+		return s.renderAdminAssistants(c, http.StatusUnprocessableEntity, form, nil)
+	}
+	if err != nil {
+		return err
+	}
+	if form.EnableAll {
+		if err := s.cfg.Assistants.EnableAll(ctx, a.ID); err != nil {
+			return err
+		}
+	}
+	s.log.Info("assistant created", "by", admin.ID, "assistant_id", a.ID)
+	setFlash(c, "Added the assistant "+a.Name+". Issue it a key to let it call the API.", false)
+	return seeOther(c, "/admin/assistants")
+}
+
+// handleAdminAssistantKeyCreate answers POST /admin/assistants/:id/keys.
+// The key is shown on this response's page only: it is never stored, in
+// the session or anywhere else.
+func (s *Server) handleAdminAssistantKeyCreate(c echo.Context) error {
+	admin, _ := currentUser(c)
+	a, err := s.cfg.Assistants.Get(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	key, secret, err := s.cfg.Assistants.IssueKey(c.Request().Context(), a.ID, &admin.ID)
+	if e, ok := apperr.As(err); ok && e.Kind == apperr.IllegalTransition {
+		setFlash(c, e.Message, true)
+		return seeOther(c, "/admin/assistants")
+	}
+	if err != nil {
+		return err
+	}
+	s.log.Info("api key issued", "by", admin.ID, "assistant_id", a.ID, "key_id", key.ID)
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return s.renderAdminAssistants(c, http.StatusOK, views.NewAssistantForm{EnableAll: true},
+		&views.NewKeyNotice{AssistantName: a.Name, Secret: secret})
+}
+
+// handleAdminAssistantActions answers POST /admin/assistants/:id/actions:
+// the checked actions are turned on, the others off.
+func (s *Server) handleAdminAssistantActions(c echo.Context) error {
+	ctx := c.Request().Context()
+	a, err := s.cfg.Assistants.Get(ctx, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	form, err := c.FormParams()
+	if err != nil {
+		return apperr.Wrap(err, apperr.BadRequest, "The form could not be read.")
+	}
+	on := form["action"]
+	for _, sys := range s.cfg.Registry.Systems() {
+		for _, spec := range sys.Actions() {
+			if err := s.cfg.Assistants.SetAction(ctx, a.ID, sys.Name(), spec.Name, slices.Contains(on, sys.Name()+"/"+spec.Name)); err != nil {
+				return err
+			}
+		}
+	}
+	admin, _ := currentUser(c)
+	s.log.Info("assistant actions changed", "by", admin.ID, "assistant_id", a.ID, "enabled", on)
+	setFlash(c, "Saved the actions of "+a.Name+".", false)
+	return seeOther(c, "/admin/assistants")
+}
+
+// handleAdminAssistantDisable answers POST /admin/assistants/:id/disable:
+// its keys stop working at once.
+func (s *Server) handleAdminAssistantDisable(c echo.Context) error {
+	if err := s.cfg.Assistants.SetDisabled(c.Request().Context(), c.Param("id"), true); err != nil {
+		return err
+	}
+	setFlash(c, "Assistant disabled; its keys no longer work.", false)
+	return seeOther(c, "/admin/assistants")
+}
+
+// handleAdminAssistantEnable answers POST /admin/assistants/:id/enable.
+func (s *Server) handleAdminAssistantEnable(c echo.Context) error {
+	if err := s.cfg.Assistants.SetDisabled(c.Request().Context(), c.Param("id"), false); err != nil {
+		return err
+	}
+	setFlash(c, "Assistant enabled; its live keys work again.", false)
+	return seeOther(c, "/admin/assistants")
+}
+
+// handleAdminKeyRevoke answers POST /admin/keys/:id/revoke.
+func (s *Server) handleAdminKeyRevoke(c echo.Context) error {
+	k, err := s.cfg.Assistants.RevokeKey(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	admin, _ := currentUser(c)
+	s.log.Info("api key revoked", "by", admin.ID, "key_id", k.ID)
+	setFlash(c, "Revoked the key "+k.Prefix+"…; it no longer works.", false)
+	return seeOther(c, "/admin/assistants")
+}
+
+func (s *Server) renderAdminAssistants(c echo.Context, status int, form views.NewAssistantForm, key *views.NewKeyNotice) error {
+	list, err := s.cfg.Assistants.List(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	rows := make([]views.AssistantRow, len(list))
+	for i, a := range list {
+		row := views.AssistantRow{ID: a.ID, Name: a.Name, Disabled: a.Disabled, Created: a.CreatedAt.Format("2 Jan 2006")}
+		for _, k := range a.Keys {
+			kr := views.KeyRow{ID: k.ID, Prefix: k.Prefix, Created: k.CreatedAt.Format("2 Jan 2006 15:04"), LastUsed: "never"}
+			if k.LastUsedAt != nil {
+				kr.LastUsed = k.LastUsedAt.Format("2 Jan 2006 15:04")
+			}
+			if k.RevokedAt != nil {
+				kr.Revoked = k.RevokedAt.Format(time.DateOnly)
+			}
+			row.Keys = append(row.Keys, kr)
+		}
+		for _, sys := range s.cfg.Registry.Systems() {
+			for _, spec := range sys.Actions() {
+				v := sys.Name() + "/" + spec.Name
+				row.Actions = append(row.Actions, views.ActionToggle{Value: v, Label: spec.Title + " (" + v + ")", Enabled: a.Enabled[v]})
+			}
+		}
+		rows[i] = row
+	}
+	p, err := s.page(c, "Assistants")
+	if err != nil {
+		return err
+	}
+	return render(c, status, views.AdminAssistants(p, views.AdminAssistantsView{Assistants: rows, Form: form, NewKey: key}))
+}

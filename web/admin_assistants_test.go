@@ -1,0 +1,131 @@
+package web_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"countersign/accounts"
+	"countersign/web/browsertest"
+)
+
+func TestAdminAssistantsKeysAndActions(t *testing.T) {
+	t.Parallel()
+	b := setup(t, bundleOpts{shop: true})
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Admin])
+
+	// A blank name re-renders with the field's error and the user's input.
+	res := c.post("/admin/assistants", url.Values{"_csrf": {c.csrf("/admin/assistants")}, "name": {"two words"}, "enable_all": {"on"}})
+	if res.StatusCode != http.StatusUnprocessableEntity {
+		t.Fatalf("invalid name: %d", res.StatusCode)
+	}
+	doc := res.doc(t)
+	if doc.Find(`[data-testid="name-error"]`).Length() != 1 || doc.Find(`#assistant-name[aria-invalid="true"]`).Length() != 1 {
+		t.Errorf("no field error for name")
+	}
+	if v, _ := doc.Find(`#assistant-name`).Attr("value"); v != "two words" {
+		t.Errorf("the typed name was not kept: %q", v)
+	}
+
+	res = c.post("/admin/assistants", url.Values{"_csrf": {c.csrf("/admin/assistants")}, "name": {"helpdesk-bot"}, "enable_all": {"on"}})
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("create: %d %s", res.StatusCode, res.body)
+	}
+	page := c.get("/admin/assistants").doc(t)
+	if !strings.Contains(page.Find(`[role="status"], .flash`).Text(), "helpdesk-bot") {
+		t.Errorf("no flash after creating")
+	}
+	card := page.Find(`[data-testid="assistant-helpdesk-bot"]`)
+	if card.Find(`input[name="action"]:checked`).Length() != 6 {
+		t.Errorf("%d actions on, want all 6", card.Find(`input[name="action"]:checked`).Length())
+	}
+	keysURL, _ := card.Find(`form[action$="/keys"]`).Attr("action")
+
+	// The key is shown once, on the answer to the POST, and works.
+	res = c.post(keysURL, url.Values{"_csrf": {c.csrf("/admin/assistants")}})
+	secret, _ := res.doc(t).Find(`[data-testid="new-key-secret"]`).Attr("value")
+	if res.StatusCode != http.StatusOK || !strings.HasPrefix(secret, "csk_live_") || res.Header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("issue key: %d %q %q", res.StatusCode, secret, res.Header.Get("Cache-Control"))
+	}
+	again := c.get("/admin/assistants")
+	if strings.Contains(again.body, secret) || !strings.Contains(again.body, secret[:13]) {
+		t.Errorf("the list must show the key's prefix, never the key")
+	}
+	if r := callAPI(t, b.srv.URL, secret, http.MethodGet, "/api/v1/tools", nil); r.status != http.StatusOK {
+		t.Fatalf("the new key does not work: %d", r.status)
+	}
+	if !strings.Contains(c.get("/admin/assistants").doc(t).Find(`[data-testid="assistant-helpdesk-bot"] [data-testid="keys-table"] tbody tr td:nth-child(3)`).Text(), "2026") {
+		t.Errorf("last use not shown")
+	}
+
+	// Turning actions off narrows the catalog at once.
+	actionsURL, _ := card.Find(`form[action$="/actions"]`).Attr("action")
+	res = c.post(actionsURL, url.Values{"_csrf": {c.csrf("/admin/assistants")}, "action": {"shop/resend_receipt"}})
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("save actions: %d", res.StatusCode)
+	}
+	r := callAPI(t, b.srv.URL, secret, http.MethodGet, "/api/v1/tools", nil)
+	if modes := toolModes(t, r); modes["resend_receipt"] == "" || modes["issue_refund"] != "" {
+		t.Errorf("catalog after saving actions: %v", modes)
+	}
+
+	// Revoking stops the key.
+	revokeURL, _ := c.get("/admin/assistants").doc(t).Find(`[data-testid="assistant-helpdesk-bot"] form[action$="/revoke"]`).Attr("action")
+	res = c.post(revokeURL, url.Values{"_csrf": {c.csrf("/admin/assistants")}})
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("revoke: %d", res.StatusCode)
+	}
+	if r := callAPI(t, b.srv.URL, secret, http.MethodGet, "/api/v1/tools", nil); r.status != http.StatusUnauthorized {
+		t.Errorf("a revoked key answered %d", r.status)
+	}
+	if c.get("/admin/assistants").doc(t).Find(`[data-testid="assistant-helpdesk-bot"] .badge.idle`).Length() != 1 {
+		t.Errorf("revoked key not marked")
+	}
+	// Revoking twice is a 404, not a 500.
+	if res := c.post(revokeURL, url.Values{"_csrf": {c.csrf("/admin/assistants")}}); res.StatusCode != http.StatusNotFound {
+		t.Errorf("revoke again: %d", res.StatusCode)
+	}
+}
+
+func TestAdminAssistantsInABrowser(t *testing.T) {
+	t.Parallel()
+	b := setup(t, bundleOpts{shop: true})
+	ctx := browsertest.New(t, 60*time.Second)
+	admin := b.users[accounts.Admin]
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(b.srv.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`#email`)),
+		chromedp.SendKeys(chromedp.CSS(`#email`), admin.Email),
+		chromedp.SendKeys(chromedp.CSS(`#password`), admin.Password),
+		chromedp.Submit(chromedp.CSS(`[data-testid="sign-in-form"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="home-heading"]`)),
+		chromedp.Navigate(b.srv.URL+"/admin/assistants"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="new-assistant-form"]`)),
+		chromedp.SendKeys(chromedp.CSS(`#assistant-name`), "browser-bot"),
+		chromedp.Click(chromedp.CSS(`[data-testid="new-assistant-form"] button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="assistant-browser-bot"]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="assistant-browser-bot"] [data-testid="issue-key"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="new-key-secret"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`[data-testid="new-key-secret"]`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(secret, "csk_live_") {
+		t.Errorf("key shown: %q", secret)
+	}
+	if v := browsertest.Axe(t, ctx); len(v) > 0 {
+		t.Errorf("%d serious accessibility violations: %+v", len(v), v)
+	}
+	if r := callAPI(t, b.srv.URL, secret, http.MethodGet, "/api/v1/tools", nil); r.status != http.StatusOK {
+		t.Errorf("the key shown in the browser does not work: %d", r.status)
+	}
+}

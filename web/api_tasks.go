@@ -1,0 +1,183 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"countersign/apperr"
+	"countersign/assistants"
+	"countersign/controlplane"
+)
+
+// taskJSON is a task as the API shows it.
+type taskJSON struct {
+	ID             string    `json:"id"`
+	CustomerRef    string    `json:"customer_ref"`
+	ConversationID string    `json:"conversation_id"`
+	State          string    `json:"state"`
+	Version        int32     `json:"version"`
+	AllowedActions []string  `json:"allowed_actions"`
+	Systems        []string  `json:"systems"`
+	WriteBudget    int       `json:"write_budget"`
+	WritesUsed     int       `json:"writes_used"`
+	BudgetLeft     int       `json:"budget_left"`
+	InflightLimit  int       `json:"inflight_limit"`
+	RatePerMinute  int       `json:"rate_per_minute"`
+	ExpiresAt      time.Time `json:"expires_at"`
+	CreatedAt      time.Time `json:"created_at"`
+	// Invocations and InvocationsByState are filled by GET /tasks/{id}.
+	Invocations        []invocationJSON `json:"invocations,omitempty"`
+	InvocationsByState map[string]int   `json:"invocations_by_state,omitempty"`
+}
+
+func taskOut(t controlplane.Task) taskJSON {
+	return taskJSON{ID: t.ID, CustomerRef: t.CustomerRef, ConversationID: t.ConversationID, State: string(t.State),
+		Version: t.Version, AllowedActions: nonNilStrings(t.AllowedActions), Systems: nonNilStrings(t.Systems),
+		WriteBudget: t.WriteBudget, WritesUsed: t.WritesUsed, BudgetLeft: t.BudgetLeft(), InflightLimit: t.InflightLimit,
+		RatePerMinute: t.RatePerMinute, ExpiresAt: t.ExpiresAt, CreatedAt: t.CreatedAt}
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// newTaskRequest is the body of POST /api/v1/tasks. Omitted limits take
+// the defaults in the README.
+type newTaskRequest struct {
+	CustomerRef    string     `json:"customer_ref"`
+	ConversationID string     `json:"conversation_id"`
+	AllowedActions []string   `json:"allowed_actions"`
+	Systems        []string   `json:"systems"`
+	WriteBudget    *int       `json:"write_budget"`
+	InflightLimit  *int       `json:"inflight_limit"`
+	RatePerMinute  *int       `json:"rate_per_minute"`
+	ExpiresAt      *time.Time `json:"expires_at"`
+}
+
+// Defaults of a new task's limits.
+const (
+	defaultWriteBudget   = 5
+	defaultInflightLimit = 2
+	defaultRatePerMinute = 10
+	defaultTaskLifetime  = 24 * time.Hour
+)
+
+// handleAPITaskCreate answers POST /api/v1/tasks: opens a task for the
+// calling assistant. Every allowed action must be one the assistant has
+// turned on.
+func (s *Server) handleAPITaskCreate(c echo.Context) error {
+	var req newTaskRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	a := currentAssistant(c)
+	for _, name := range req.AllowedActions {
+		if !enabledFor(a, name) {
+			return apperr.InvalidFields(map[string]string{"allowed_actions": fmt.Sprintf("%q is not enabled for this assistant", name)})
+		}
+	}
+	in := controlplane.NewTask{AssistantID: a.ID, CustomerRef: req.CustomerRef, ConversationID: req.ConversationID,
+		AllowedActions: req.AllowedActions, Systems: req.Systems, WriteBudget: intOr(req.WriteBudget, defaultWriteBudget),
+		InflightLimit: intOr(req.InflightLimit, defaultInflightLimit), RatePerMinute: intOr(req.RatePerMinute, defaultRatePerMinute),
+		ExpiresAt: s.now().Add(defaultTaskLifetime)}
+	if req.ExpiresAt != nil {
+		in.ExpiresAt = *req.ExpiresAt
+	}
+	t, err := s.cfg.Control.CreateTask(c.Request().Context(), a.Actor(), in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, taskOut(t))
+}
+
+// enabledFor reports whether an allowed-actions entry ("action" or
+// "system/action") names an action the assistant has turned on.
+func enabledFor(a assistants.Assistant, name string) bool {
+	if strings.Contains(name, "/") {
+		return a.Enabled[name]
+	}
+	for k := range a.Enabled {
+		if strings.HasSuffix(k, "/"+name) {
+			return true
+		}
+	}
+	return false
+}
+
+func intOr(p *int, def int) int {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// handleAPITask answers GET /api/v1/tasks/:id: the task with its budget
+// left and its invocations, newest last, counted by state.
+func (s *Server) handleAPITask(c echo.Context) error {
+	ctx := c.Request().Context()
+	t, err := s.cfg.Assistants.Task(ctx, currentAssistant(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	invs, err := s.cfg.Control.Invocations(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	out := taskOut(t)
+	out.Invocations = []invocationJSON{}
+	out.InvocationsByState = map[string]int{}
+	for _, inv := range invs {
+		out.Invocations = append(out.Invocations, s.invocationOut(ctx, baseURL(c), inv, t))
+		out.InvocationsByState[string(inv.State)]++
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// versionRequest is the body of the task state changes.
+type versionRequest struct {
+	ExpectedVersion int32 `json:"expected_version"`
+}
+
+// handleAPITaskPause answers POST /api/v1/tasks/:id/pause: no permit is
+// granted after it commits.
+func (s *Server) handleAPITaskPause(c echo.Context) error {
+	return s.changeAPITask(c, s.cfg.Control.Pause)
+}
+
+// handleAPITaskResume answers POST /api/v1/tasks/:id/resume.
+func (s *Server) handleAPITaskResume(c echo.Context) error {
+	return s.changeAPITask(c, s.cfg.Control.Resume)
+}
+
+// handleAPITaskCancel answers POST /api/v1/tasks/:id/cancel.
+func (s *Server) handleAPITaskCancel(c echo.Context) error {
+	return s.changeAPITask(c, s.cfg.Control.Cancel)
+}
+
+func (s *Server) changeAPITask(c echo.Context, change func(context.Context, controlplane.Actor, string, int32) (controlplane.Task, error)) error {
+	var req versionRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	a := currentAssistant(c)
+	t, err := s.cfg.Assistants.Task(c.Request().Context(), a, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	if req.ExpectedVersion <= 0 {
+		return apperr.InvalidFields(map[string]string{"expected_version": "required: the task's version as you last read it"})
+	}
+	t, err = change(c.Request().Context(), a.Actor(), t.ID, req.ExpectedVersion)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, taskOut(t))
+}
