@@ -1,0 +1,23 @@
+package controlplane
+
+import (
+	"context"
+)
+
+// CustomerInvocations lists the invocations of every task opened for a
+// customer, newest first, at most limit: the customer's "My requests".
+func (s *Service) CustomerInvocations(ctx context.Context, customerRef string, limit int) ([]Invocation, error) {
+	rows, err := s.store.InvocationsForCustomer(ctx, customerRef, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Invocation, 0, len(rows))
+	for _, r := range rows {
+		inv, err := fromRow(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, inv)
+	}
+	return out, nil
+}

@@ -1,0 +1,191 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"countersign/apperr"
+	"countersign/controlplane"
+	"countersign/views"
+)
+
+// customerRequest loads the invocation named by :id when the current
+// customer may see it. Another customer's request, a staff account and an
+// unknown id all get the same "not found", so ids reveal nothing.
+func (s *Server) customerRequest(c echo.Context) (controlplane.Invocation, controlplane.Task, string, error) {
+	ctx := c.Request().Context()
+	ref, ok := customerOf(c)
+	if !ok {
+		if _, signedIn := currentUser(c); signedIn {
+			return controlplane.Invocation{}, controlplane.Task{}, "", noSuchRequest()
+		}
+		return controlplane.Invocation{}, controlplane.Task{}, "", &apperr.Error{Kind: apperr.Unauthenticated, Code: "customer_session",
+			Message: "Open the link from your assistant again, or sign in to see your requests."}
+	}
+	inv, err := s.cfg.Control.Invocation(ctx, c.Param("id"))
+	if apperr.Is(err, apperr.NotFound) {
+		return controlplane.Invocation{}, controlplane.Task{}, "", noSuchRequest()
+	}
+	if err != nil {
+		return controlplane.Invocation{}, controlplane.Task{}, "", err
+	}
+	task, err := s.cfg.Control.Task(ctx, inv.TaskID)
+	if err != nil {
+		return controlplane.Invocation{}, controlplane.Task{}, "", err
+	}
+	if task.CustomerRef != ref {
+		return controlplane.Invocation{}, controlplane.Task{}, "", noSuchRequest()
+	}
+	return inv, task, ref, nil
+}
+
+func noSuchRequest() error {
+	return &apperr.Error{Kind: apperr.NotFound, Code: "request_not_found",
+		Message: "We could not find this request among yours.", Hint: "Open the link from your assistant again, or see your requests."}
+}
+
+// handleCustomerRequest answers GET /requests/:id: the request as quoted,
+// with the decision while it awaits the customer, else its outcome. A
+// request replaced by a fresh quote sends the customer to the fresh one.
+func (s *Server) handleCustomerRequest(c echo.Context) error {
+	inv, task, _, err := s.customerRequest(c)
+	if err != nil {
+		return err
+	}
+	if next, ok := s.successorOf(c, inv); ok {
+		return seeOther(c, "/requests/"+next)
+	}
+	// A link session lives while the customer is active, like a sign-in.
+	if sess := session(c); sess != nil && !sess.IsNew {
+		if err := sess.Save(c.Request(), c.Response()); err != nil {
+			return err
+		}
+	}
+	return s.renderCustomerRequest(c, http.StatusOK, inv, task, "", nil)
+}
+
+// handleCustomerRequestStatus answers GET /requests/:id/status: for htmx,
+// the outcome fragment (286 once it is final, which stops the polling);
+// without JavaScript, the whole page.
+func (s *Server) handleCustomerRequestStatus(c echo.Context) error {
+	inv, task, _, err := s.customerRequest(c)
+	if err != nil {
+		return err
+	}
+	if c.Request().Header.Get("HX-Request") != "true" {
+		return s.renderCustomerRequest(c, http.StatusOK, inv, task, "", nil)
+	}
+	st := customerStatus(inv, s.now(), "")
+	status := http.StatusOK
+	if !st.Pending {
+		status = 286
+	}
+	return render(c, status, views.CustomerRequestStatus(st))
+}
+
+// handleCustomerConfirm answers POST /requests/:id/confirm. At that moment
+// it re-checks the request still awaits this customer, the work is not on
+// hold, and the target is unchanged since the quote (a fresh dry-run): a
+// changed target replaces the request with a fresh quote and asks again.
+// A second click, a second tab or a retried POST finds the request decided
+// and is shown the current outcome; the guarded transition lets one through.
+func (s *Server) handleCustomerConfirm(c echo.Context) error {
+	ctx := c.Request().Context()
+	inv, task, ref, err := s.customerRequest(c)
+	if err != nil {
+		return err
+	}
+	back := "/requests/" + inv.ID
+	if inv.State != controlplane.AwaitingConfirmation || task.State != controlplane.TaskActive || s.expired(inv) {
+		return seeOther(c, back)
+	}
+	actor := controlplane.CustomerActor(ref)
+	rq, err := s.cfg.Control.Requote(ctx, actor, inv.ID)
+	if err != nil {
+		return err
+	}
+	if rq.Changed {
+		if rq.Current.ID != "" {
+			return seeOther(c, "/requests/"+rq.Current.ID)
+		}
+		return seeOther(c, back)
+	}
+	_, err = s.cfg.Control.Confirm(ctx, actor, inv.ID, inv.Version)
+	if e, ok := apperr.As(err); ok && (e.Kind == apperr.IllegalTransition || e.Kind == apperr.Conflict) {
+		return seeOther(c, back) // decided meanwhile: show what happened
+	}
+	if err != nil {
+		return err
+	}
+	s.log.Info("customer confirmed", "invocation_id", inv.ID)
+	return seeOther(c, back)
+}
+
+// handleCustomerDecline answers POST /requests/:id/decline, with an
+// optional reason the assistant sees.
+func (s *Server) handleCustomerDecline(c echo.Context) error {
+	ctx := c.Request().Context()
+	inv, task, ref, err := s.customerRequest(c)
+	if err != nil {
+		return err
+	}
+	back := "/requests/" + inv.ID
+	if inv.State != controlplane.AwaitingConfirmation {
+		return seeOther(c, back)
+	}
+	reason := c.FormValue("reason")
+	_, err = s.cfg.Control.Decline(ctx, controlplane.CustomerActor(ref), inv.ID, inv.Version, reason)
+	if e, ok := apperr.As(err); ok {
+		switch e.Kind {
+		case apperr.Invalid:
+			return s.renderCustomerRequest(c, http.StatusUnprocessableEntity, inv, task, reason, e.Fields)
+		case apperr.IllegalTransition, apperr.Conflict:
+			return seeOther(c, back)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return seeOther(c, back)
+}
+
+// handleMyRequests answers GET /requests: a signed-in customer's requests.
+func (s *Server) handleMyRequests(c echo.Context) error {
+	ref, ok := customerOf(c)
+	if !ok {
+		return noSuchRequest()
+	}
+	invs, err := s.cfg.Control.CustomerInvocations(c.Request().Context(), ref, 100)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	var v views.MyRequestsView
+	for _, inv := range invs {
+		st := customerStatus(inv, now, "")
+		v.Requests = append(v.Requests, views.MyRequestRow{ID: inv.ID, Title: inv.Quote.Title, BadgeClass: st.BadgeClass,
+			BadgeText: st.BadgeText, When: inv.CreatedAt.UTC().Format("January 2, 2006")})
+	}
+	p, err := s.page(c, "My requests")
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.MyRequestsPage(p, v))
+}
+
+// successorOf finds the fresh quote that replaced inv, if any.
+func (s *Server) successorOf(c echo.Context, inv controlplane.Invocation) (string, bool) {
+	if inv.State != controlplane.Rejected {
+		return "", false
+	}
+	next, err := s.cfg.Control.Successor(c.Request().Context(), inv.ID)
+	if err != nil {
+		if !errors.Is(err, controlplane.ErrNoSuccessor) {
+			s.log.Warn("successor lookup", "invocation_id", inv.ID, "error", err)
+		}
+		return "", false
+	}
+	return next.ID, true
+}

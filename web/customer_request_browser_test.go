@@ -1,0 +1,79 @@
+package web_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"countersign/web/browsertest"
+)
+
+// TestBrowserCustomerConfirms opens a confirmation link in headless
+// Chromium, reads the consequences, confirms, and sees the reference
+// without reloading; axe-core finds no serious or critical violation on
+// the page before and after. The screenshot is kept under the temp dir.
+func TestBrowserCustomerConfirms(t *testing.T) {
+	t.Parallel()
+	b := setupCustomer(t)
+	inv, link := b.pendingRefund(t)
+	runCtx, stop := context.WithCancel(context.Background())
+	defer stop()
+	go b.cp.RunDispatcher(runCtx, 50*time.Millisecond)
+
+	ctx := browsertest.New(t, 90*time.Second)
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(b.srv.URL+link),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="consequence"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	location, _ := chromedp.Run(ctx, chromedp.Location())
+	if strings.Contains(location, "/c/") || !strings.HasSuffix(location, "/requests/"+inv.ID) {
+		t.Errorf("the address bar shows %q, want the token-free request URL", location)
+	}
+	consequences, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="consequences"]`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range inv.Quote.Consequences {
+		if !strings.Contains(consequences, c) {
+			t.Errorf("consequence %q not shown; the list reads %q", c, consequences)
+		}
+	}
+	if v := browsertest.Axe(t, ctx); len(v) > 0 {
+		t.Errorf("request page: %d serious accessibility violations: %+v", len(v), v)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`[data-testid="confirm"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="reference"]`)),
+	)
+	if err != nil {
+		t.Fatalf("confirm and wait for the reference: %v", err)
+	}
+	ref, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="reference"]`)))
+	done := b.inv(t, inv.ID)
+	if done.Result == nil || ref != done.Result.Reference {
+		t.Errorf("page shows reference %q, invocation has %+v", ref, done.Result)
+	}
+	if after, _ := chromedp.Run(ctx, chromedp.Location()); after != location {
+		t.Errorf("the page navigated to %q; the outcome should arrive in place", after)
+	}
+	if v := browsertest.Axe(t, ctx); len(v) > 0 {
+		t.Errorf("outcome: %d serious accessibility violations: %+v", len(v), v)
+	}
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(os.TempDir(), "countersign-confirmation.jpg")
+	if err := os.WriteFile(path, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot (JPEG): %s", path)
+}

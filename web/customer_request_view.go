@@ -1,0 +1,229 @@
+package web
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"countersign/adapter"
+	"countersign/controlplane"
+	"countersign/views"
+)
+
+// renderCustomerRequest renders the request page from the stored quote.
+func (s *Server) renderCustomerRequest(c echo.Context, status int, inv controlplane.Invocation, task controlplane.Task,
+	reason string, fieldErrs map[string]string) error {
+	csrf, err := s.csrfToken(c)
+	if err != nil {
+		return err
+	}
+	v := s.customerRequestView(c, inv, task)
+	v.CSRF, v.Reason, v.Errors = csrf, reason, fieldErrs
+	p, err := s.page(c, inv.Quote.Title)
+	if err != nil {
+		return err
+	}
+	p.CSRF, p.Narrow = csrf, true
+	if v.Status.Pending {
+		p.RefreshSeconds = v.Status.PollSeconds
+	}
+	return render(c, status, views.CustomerRequestPage(p, v))
+}
+
+// expired says the customer's time to decide is over, even before the
+// sweeper moves the invocation to expired.
+func (s *Server) expired(inv controlplane.Invocation) bool {
+	return inv.DeadlineAt != nil && !s.now().Before(*inv.DeadlineAt)
+}
+
+// customerRequestView builds the page from the quote only: no internal
+// field, id of another system or risk score reaches it.
+func (s *Server) customerRequestView(c echo.Context, inv controlplane.Invocation, task controlplane.Task) views.CustomerRequestView {
+	q := inv.Quote
+	decide := inv.State == controlplane.AwaitingConfirmation && !s.expired(inv)
+	v := views.CustomerRequestView{ID: inv.ID, Title: q.Title, Consequences: q.Consequences, Decide: decide,
+		ConfirmLabel: customerOr(q.ConfirmLabel, "Confirm"), DeclineLabel: customerOr(q.DeclineLabel, "Don't do this"),
+		Status: customerStatus(inv, s.now(), "")}
+	if decide {
+		v.Title = strings.TrimSuffix(q.Title, ".") + "?"
+		v.Deadline = "Please decide by " + inv.DeadlineAt.UTC().Format("3:04 PM MST on January 2, 2006") +
+			". Until you confirm, nothing changes; after that time this request expires."
+		if task.State != controlplane.TaskActive {
+			v.OnHold = "This request is on hold because the conversation it came from was stopped. Nothing has changed. You can still decline it."
+		}
+		if inv.SupersedesID != "" {
+			if prev, err := s.cfg.Control.Invocation(c.Request().Context(), inv.SupersedesID); err == nil && prev.TaskID == inv.TaskID {
+				v.Changes = quoteChanges(prev.Quote, q)
+			}
+		}
+	}
+	for _, l := range q.Lines {
+		v.Lines = append(v.Lines, views.CustomerQuoteLine{Label: l.Label, From: l.From, To: l.To, Emphasis: l.Emphasis})
+	}
+	if q.AmountCents != nil {
+		v.Amount = customerMoney(*q.AmountCents, q.Currency)
+	}
+	if q.EffectiveAt != nil {
+		v.Effective = q.EffectiveAt.UTC().Format("January 2, 2006")
+	}
+	return v
+}
+
+// quoteChanges lists what differs between the quote that was replaced and
+// the fresh one, line by line, in the quotes' own words.
+func quoteChanges(was, now adapter.Quote) []views.CustomerQuoteChange {
+	old := map[string]string{}
+	for _, l := range was.Lines {
+		old[l.Label] = lineText(l)
+	}
+	var out []views.CustomerQuoteChange
+	for _, l := range now.Lines {
+		if o, ok := old[l.Label]; ok && o != lineText(l) {
+			out = append(out, views.CustomerQuoteChange{Label: l.Label, Was: o, Now: lineText(l)})
+		}
+	}
+	if was.AmountCents != nil && now.AmountCents != nil && *was.AmountCents != *now.AmountCents {
+		out = append(out, views.CustomerQuoteChange{Label: "Amount", Was: customerMoney(*was.AmountCents, was.Currency),
+			Now: customerMoney(*now.AmountCents, now.Currency)})
+	}
+	if len(out) == 0 {
+		out = append(out, views.CustomerQuoteChange{Label: strings.ToUpper(was.Target.Kind[:1]) + was.Target.Kind[1:],
+			Was: "as it was when this was prepared", Now: "changed since (for example in another tab)"})
+	}
+	return out
+}
+
+func lineText(l adapter.QuoteLine) string {
+	if l.From != "" {
+		return l.From + " → " + l.To
+	}
+	return l.To
+}
+
+// customerStatus says where a request stands in a customer's words, with
+// its badge. successor, when known, links the fresh quote that replaced it.
+func customerStatus(inv controlplane.Invocation, now time.Time, successor string) views.CustomerStatusView {
+	st := views.CustomerStatusView{ID: inv.ID, Decided: true, Successor: successor}
+	working := func(class, badge, headline, detail string, poll int) views.CustomerStatusView {
+		st.BadgeClass, st.BadgeText, st.Headline, st.Detail, st.Pending, st.PollSeconds = class, badge, headline, detail, true, poll
+		return st
+	}
+	final := func(class, badge, headline, detail string) views.CustomerStatusView {
+		st.BadgeClass, st.BadgeText, st.Headline, st.Detail = class, badge, headline, detail
+		return st
+	}
+	switch inv.State {
+	case controlplane.AwaitingConfirmation:
+		if inv.DeadlineAt != nil && !now.Before(*inv.DeadlineAt) {
+			return final("idle", "Expired", "This request expired before it was confirmed, so nothing has changed.",
+				"If you still want it, ask the assistant to prepare it again.")
+		}
+		st.Decided, st.BadgeClass, st.BadgeText = false, "info", "Waiting for you"
+		return st
+	case controlplane.AwaitingApproval:
+		return working("warn", "Waiting for our team", "A member of our team needs to approve this first. Nothing has changed yet.",
+			"This page updates when it is decided.", 10)
+	case controlplane.Proposed, controlplane.Approved, controlplane.Dispatching:
+		return working("info", "Working on it", "Confirmed. We are carrying this out now.", "This page updates by itself when it is done.", 1)
+	case controlplane.Completed:
+		headline := inv.Say()
+		if inv.Result != nil && inv.Result.Reference != "" {
+			st.Reference = inv.Result.Reference
+			// The template prints the reference after the verb, marked up.
+			headline = strings.TrimSuffix(headline, " Reference: "+st.Reference+".")
+		}
+		return final("ok", "Done", headline, "Keep the reference in case you need to ask about this later.")
+	case controlplane.Unverified:
+		return working("warn", "Being checked", "We could not confirm this yet; a person will check and we will update this page.",
+			"You don't need to do anything, and please don't ask for it again meanwhile.", 10)
+	case controlplane.Failed:
+		return final("bad", "Not done", "We could not do this, and nothing has changed.", customerHint(inv.Error))
+	case controlplane.NotDispatched:
+		return final("bad", "Not done", "This was not carried out, so nothing has changed.", customerReason(inv.NotDispatchedReason))
+	case controlplane.Rejected:
+		if strings.HasPrefix(inv.DecisionReason, "superseded") {
+			return final("idle", "Replaced", "The details changed after this was prepared, so it was not carried out.",
+				"Nothing has changed. Ask the assistant to prepare it again if you still want it.")
+		}
+		return final("idle", "Declined", "This was declined, so nothing has changed.", "")
+	case controlplane.Expired:
+		return final("idle", "Expired", "This request expired before it was confirmed, so nothing has changed.",
+			"If you still want it, ask the assistant to prepare it again.")
+	case controlplane.Reversed:
+		if inv.Result != nil {
+			st.Reference = inv.Result.Reference
+		}
+		return final("idle", "Reversed", "This was done and has since been reversed.", "")
+	}
+	return final("idle", "Unknown", "We can't say yet where this stands.", "")
+}
+
+// customerHint turns a refusal into what a customer can do about it; the
+// adapter's own hints are written for the assistant and for agents.
+func customerHint(e *adapter.Error) string {
+	if e == nil {
+		return "Ask the assistant for another way to help, or to put you through to a person."
+	}
+	switch e.Code {
+	case "payment_method_declined":
+		return "Your card was declined. Update your payment method, then ask the assistant again."
+	case "order_already_fulfilled":
+		return "The order has already left our warehouse, so its address can't change now. Ask the assistant about redirecting the parcel instead."
+	case "already_cancelled", "not_cancelled", "subscription_ended":
+		return "The subscription is no longer in the state this change needs. Ask the assistant to look at it again."
+	case "amount_above_refundable", "outside_refund_window", "outside_refund_window_store_credit", "reason_does_not_apply", "not_delivered":
+		return "This refund isn't possible as it stands. Ask the assistant what we can do instead, or to put you through to a person."
+	case "limit_one_per_day":
+		return "This can be done only once a day. Please try again tomorrow."
+	case "invoice_not_paid":
+		return "That invoice isn't paid yet, so there is no receipt to send."
+	}
+	if e.Retryable {
+		return "Something went wrong on our side. Ask the assistant to try again in a few minutes."
+	}
+	return "Ask the assistant for another way to help, or to put you through to a person."
+}
+
+// customerReason says why a confirmed request never left, for a customer.
+func customerReason(r controlplane.NotDispatchedReason) string {
+	switch r {
+	case controlplane.ReasonTaskPaused, controlplane.ReasonTaskCancelled, controlplane.ReasonTaskClosed, controlplane.ReasonTaskExpired:
+		return "The conversation this came from was stopped before we could carry it out. Ask the assistant if you still want it."
+	case controlplane.ReasonBudgetSpent:
+		return "We reached the number of changes we make in one conversation. A person can help you with this."
+	case controlplane.ReasonGlobalStop:
+		return "Changes are paused for the moment. Please ask again a little later."
+	case controlplane.ReasonPolicyDisabled:
+		return "We no longer make this change this way. A person can help you with it."
+	case controlplane.ReasonTargetChanged:
+		return "It changed after you saw the details, so we did not go ahead. Ask the assistant to prepare it again."
+	case controlplane.ReasonUnreachable, controlplane.ReasonNotConnected:
+		return "Our system could not be reached, and nothing was sent. Please try again a little later."
+	}
+	return "Ask the assistant if you still want it."
+}
+
+func customerMoney(cents int64, currency string) string {
+	sign := ""
+	if cents < 0 {
+		sign, cents = "-", -cents
+	}
+	switch strings.ToLower(currency) {
+	case "", "usd":
+		return fmt.Sprintf("%s$%d.%02d", sign, cents/100, cents%100)
+	case "eur":
+		return fmt.Sprintf("%s€%d.%02d", sign, cents/100, cents%100)
+	case "gbp":
+		return fmt.Sprintf("%s£%d.%02d", sign, cents/100, cents%100)
+	}
+	return fmt.Sprintf("%s%d.%02d %s", sign, cents/100, cents%100, strings.ToUpper(currency))
+}
+
+func customerOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
