@@ -1,0 +1,24 @@
+package main
+
+import (
+	"log/slog"
+	"time"
+
+	"countersign/notify"
+	"countersign/store"
+)
+
+// notifier builds the console's notifier from the configuration; with no
+// webhook and no mail server it is disabled.
+func (c config) notifier(st *store.Store, log *slog.Logger) *notify.Notifier {
+	base := c.PublicURL
+	if base == "" {
+		scheme := "http://"
+		if c.tls() {
+			scheme = "https://"
+		}
+		base = scheme + c.Addr
+	}
+	return notify.New(notify.Config{BaseURL: base, WebhookURL: c.NotifyWebhook, SMTPAddr: c.SMTPAddr, SMTPUser: c.SMTPUser,
+		SMTPPass: c.SMTPPassword, From: c.NotifyFrom, To: splitList(c.NotifyTo), DeadlineWarning: c.DeadlineWarning}, st, time.Now, log)
+}

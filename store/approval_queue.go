@@ -1,0 +1,199 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// QueueFilter selects cards of the approval queue. Zero values select
+// everything; After continues a page (keyset, never OFFSET).
+type QueueFilter struct {
+	System      string
+	Action      string
+	CustomerRef string // prefix match on the task's customer
+	MinCents    *int64
+	MaxCents    *int64
+	// OlderThan keeps invocations proposed before now minus this duration.
+	OlderThan time.Duration
+	// ClaimedBy keeps cards held (unexpired) by this user; 0 means anyone.
+	ClaimedBy int64
+	Now       time.Time
+	// After is the last card of the previous page: the next page starts
+	// strictly after (deadline_at, id) in the queue's order.
+	After *QueueCursor
+	Limit int
+}
+
+// QueueCursor is a position in the queue: the (deadline, id) of a card.
+type QueueCursor struct {
+	DeadlineAt time.Time
+	ID         string
+}
+
+// QueueItem is one card of the approval queue: the invocation, its task's
+// headroom and who holds the card.
+type QueueItem struct {
+	Invocation
+	CustomerRef      string     `db:"customer_ref"`
+	TaskState        string     `db:"task_state"`
+	WriteBudget      int32      `db:"write_budget"`
+	WritesUsed       int32      `db:"writes_used"`
+	InflightLimit    int32      `db:"inflight_limit"`
+	Inflight         int32      `db:"inflight"`
+	HolderID         *int64     `db:"holder_id"`
+	HolderName       *string    `db:"holder_name"`
+	HoldUntil        *time.Time `db:"hold_until"`
+	FirstApproverIDs []int64    `db:"first_approver_ids"`
+}
+
+// ApprovalQueue lists invocations awaiting approval, newest deadline
+// first, one page at a time. It reads the partial index
+// invocations_approval_queue in order and stops after Limit rows, so a
+// page costs the same with a hundred or a hundred thousand pending.
+func (s *Store) ApprovalQueue(ctx context.Context, f QueueFilter) ([]QueueItem, error) {
+	if f.Limit <= 0 || f.Limit > 100 {
+		f.Limit = 25
+	}
+	var afterAt *time.Time
+	var afterID string
+	if f.After != nil {
+		afterAt, afterID = &f.After.DeadlineAt, f.After.ID
+	}
+	var olderThan *time.Time
+	if f.OlderThan > 0 {
+		t := f.Now.Add(-f.OlderThan)
+		olderThan = &t
+	}
+	rows, _ := s.pool.Query(ctx, `
+		SELECT `+prefixed("i", invocationColumns)+`, t.customer_ref, t.state AS task_state, t.write_budget, t.writes_used,
+			t.inflight_limit,
+			(SELECT count(*)::int FROM invocations d WHERE d.task_id = t.id AND d.state = 'dispatching') AS inflight,
+			c.user_id AS holder_id, u.name AS holder_name, c.expires_at AS hold_until,
+			COALESCE((SELECT array_agg(a.user_id ORDER BY a.at) FROM invocation_approvals a WHERE a.invocation_id = i.id),
+				'{}') AS first_approver_ids
+		FROM invocations i
+		JOIN tasks t ON t.id = i.task_id
+		LEFT JOIN approval_claims c ON c.invocation_id = i.id AND c.expires_at > $9
+		LEFT JOIN users u ON u.id = c.user_id
+		WHERE i.state = 'awaiting_approval'
+		  AND ($1 = '' OR i.system = $1)
+		  AND ($2 = '' OR i.action = $2)
+		  AND ($3 = '' OR t.customer_ref ILIKE $3 || '%')
+		  AND ($4::bigint IS NULL OR i.amount_cents >= $4)
+		  AND ($5::bigint IS NULL OR i.amount_cents <= $5)
+		  AND ($6::timestamptz IS NULL OR i.created_at < $6)
+		  AND ($7 = 0 OR c.user_id = $7)
+		  AND ($8::timestamptz IS NULL OR (i.deadline_at, i.id) < ($8, $10))
+		ORDER BY i.deadline_at DESC, i.id DESC
+		LIMIT $11`,
+		f.System, f.Action, f.CustomerRef, f.MinCents, f.MaxCents, olderThan, f.ClaimedBy, afterAt, f.Now, afterID, f.Limit)
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[QueueItem])
+	if err != nil {
+		return nil, fmt.Errorf("store.ApprovalQueue: %w", err)
+	}
+	return out, nil
+}
+
+// QueueItem loads one card of the queue, whatever its state now.
+func (s *Store) QueueItem(ctx context.Context, id string, now time.Time) (QueueItem, error) {
+	rows, _ := s.pool.Query(ctx, `
+		SELECT `+prefixed("i", invocationColumns)+`, t.customer_ref, t.state AS task_state, t.write_budget, t.writes_used,
+			t.inflight_limit,
+			(SELECT count(*)::int FROM invocations d WHERE d.task_id = t.id AND d.state = 'dispatching') AS inflight,
+			c.user_id AS holder_id, u.name AS holder_name, c.expires_at AS hold_until,
+			COALESCE((SELECT array_agg(a.user_id ORDER BY a.at) FROM invocation_approvals a WHERE a.invocation_id = i.id),
+				'{}') AS first_approver_ids
+		FROM invocations i
+		JOIN tasks t ON t.id = i.task_id
+		LEFT JOIN approval_claims c ON c.invocation_id = i.id AND c.expires_at > $2
+		LEFT JOIN users u ON u.id = c.user_id
+		WHERE i.id = $1`, id, now)
+	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[QueueItem])
+	if err != nil {
+		return QueueItem{}, fmt.Errorf("store.QueueItem(%s): %w", id, notFound(err))
+	}
+	return out, nil
+}
+
+// PendingCountCap bounds CountPending: the badge says "1000+" beyond it,
+// and every page stays as cheap with 100,000 pending as with 100.
+const PendingCountCap = 1000
+
+// CountPending counts invocations awaiting approval and unverified ones,
+// each up to PendingCountCap, for the console header's badge.
+func (s *Store) CountPending(ctx context.Context) (awaitingApproval, unverified int, err error) {
+	err = s.pool.QueryRow(ctx, `
+		SELECT (SELECT count(*) FROM (SELECT 1 FROM invocations WHERE state = 'awaiting_approval' LIMIT $1) a),
+		       (SELECT count(*) FROM (SELECT 1 FROM invocations WHERE state = 'unverified' LIMIT $1) u)`,
+		PendingCountCap).Scan(&awaitingApproval, &unverified)
+	if err != nil {
+		return 0, 0, fmt.Errorf("store.CountPending: %w", err)
+	}
+	return awaitingApproval, unverified, nil
+}
+
+// Claim is who holds a card of the approval queue, and until when.
+type Claim struct {
+	InvocationID string    `db:"invocation_id"`
+	UserID       int64     `db:"user_id"`
+	ClaimedAt    time.Time `db:"claimed_at"`
+	ExpiresAt    time.Time `db:"expires_at"`
+}
+
+// ClaimCard gives userID the card until until, when it is free, expired or
+// already theirs, and returns the claim in force afterwards: another
+// agent's unexpired claim comes back unchanged, so the caller can name the
+// holder. A missing invocation is ErrNotFound.
+func (s *Store) ClaimCard(ctx context.Context, invocationID string, userID int64, now, until time.Time) (Claim, error) {
+	rows, _ := s.pool.Query(ctx, `
+		WITH taken AS (
+			INSERT INTO approval_claims (invocation_id, user_id, claimed_at, expires_at)
+			SELECT id, $2, $3, $4 FROM invocations WHERE id = $1
+			ON CONFLICT (invocation_id) DO UPDATE SET user_id = EXCLUDED.user_id,
+				claimed_at = CASE WHEN approval_claims.user_id = EXCLUDED.user_id THEN approval_claims.claimed_at ELSE EXCLUDED.claimed_at END,
+				expires_at = EXCLUDED.expires_at
+			WHERE approval_claims.user_id = EXCLUDED.user_id OR approval_claims.expires_at <= $3
+			RETURNING invocation_id, user_id, claimed_at, expires_at
+		)
+		SELECT invocation_id, user_id, claimed_at, expires_at FROM taken
+		UNION ALL
+		SELECT invocation_id, user_id, claimed_at, expires_at FROM approval_claims
+		WHERE invocation_id = $1 AND NOT EXISTS (SELECT 1 FROM taken)`, invocationID, userID, now, until)
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[Claim])
+	if err != nil {
+		return Claim{}, fmt.Errorf("store.ClaimCard(%s): %w", invocationID, err)
+	}
+	if len(out) == 0 {
+		return Claim{}, fmt.Errorf("store.ClaimCard(%s): %w", invocationID, ErrNotFound)
+	}
+	return out[0], nil
+}
+
+// ReleaseCard lets go of userID's claim on a card, if they hold it.
+func (s *Store) ReleaseCard(ctx context.Context, invocationID string, userID int64) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM approval_claims WHERE invocation_id = $1 AND user_id = $2`, invocationID, userID); err != nil {
+		return fmt.Errorf("store.ReleaseCard(%s): %w", invocationID, err)
+	}
+	return nil
+}
+
+func prefixed(alias, columns string) string {
+	out := make([]byte, 0, len(columns)*2)
+	start := true
+	for i := 0; i < len(columns); i++ {
+		ch := columns[i]
+		if start && ch != ' ' && ch != '\t' && ch != '\n' {
+			out = append(out, alias...)
+			out = append(out, '.')
+			start = false
+		}
+		out = append(out, ch)
+		if ch == ',' {
+			start = true
+		}
+	}
+	return string(out)
+}

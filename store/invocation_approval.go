@@ -1,0 +1,65 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// LockInvocation loads a journal row and locks it for the transaction, so
+// two approvers deciding the same card at once are serialised.
+func (t *Tx) LockInvocation(ctx context.Context, id string) (Invocation, error) {
+	return invocation(ctx, t.tx, `id = $1 FOR UPDATE`, id)
+}
+
+// RecordApproval records userID's approval of an invocation's arguments
+// (by hash) as the first of two. A second click by the same person changes
+// nothing.
+func (t *Tx) RecordApproval(ctx context.Context, invocationID string, userID int64, argsHash []byte, at time.Time) error {
+	_, err := t.tx.Exec(ctx, `INSERT INTO invocation_approvals (invocation_id, user_id, args_hash, at)
+		VALUES ($1, $2, $3, $4) ON CONFLICT (invocation_id, user_id) DO NOTHING`, invocationID, userID, argsHash, at)
+	if err != nil {
+		return fmt.Errorf("store.RecordApproval(%s): %w", invocationID, err)
+	}
+	return nil
+}
+
+// Approval is one recorded approval of an invocation's arguments.
+type Approval struct {
+	UserID   int64     `db:"user_id"`
+	ArgsHash []byte    `db:"args_hash"`
+	At       time.Time `db:"at"`
+}
+
+// ApprovalsOf lists the recorded first approvals of an invocation.
+func (t *Tx) ApprovalsOf(ctx context.Context, invocationID string) ([]Approval, error) {
+	rows, _ := t.tx.Query(ctx, `SELECT user_id, args_hash, at FROM invocation_approvals WHERE invocation_id = $1 ORDER BY at`, invocationID)
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[Approval])
+	if err != nil {
+		return nil, fmt.Errorf("store.ApprovalsOf(%s): %w", invocationID, err)
+	}
+	return out, nil
+}
+
+// ClearApprovals forgets recorded first approvals, when the arguments they
+// approved were edited.
+func (t *Tx) ClearApprovals(ctx context.Context, invocationID string) error {
+	if _, err := t.tx.Exec(ctx, `DELETE FROM invocation_approvals WHERE invocation_id = $1`, invocationID); err != nil {
+		return fmt.Errorf("store.ClearApprovals(%s): %w", invocationID, err)
+	}
+	return nil
+}
+
+// ApproverUserIDs lists the console users whose approval events are on an
+// invocation (the final approval and any first approval).
+func (t *Tx) ApproverUserIDs(ctx context.Context, invocationID string) ([]string, error) {
+	rows, _ := t.tx.Query(ctx, `SELECT DISTINCT actor_id FROM events WHERE invocation_id = $1 AND actor_kind = 'user'
+		AND action IN ('invocation.approved', 'invocation.first_approval')`, invocationID)
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("store.ApproverUserIDs(%s): %w", invocationID, err)
+	}
+	return out, nil
+}

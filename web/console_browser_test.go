@@ -1,0 +1,122 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"countersign/accounts"
+	"countersign/web/browsertest"
+)
+
+// TestBrowserAgentEditsApprovesAndWatchesTheTaskComplete is the agent's
+// journey in headless Chromium: sign in, open the queue, open a refund
+// card, edit the amount, see the new quote, approve, and watch the task
+// view move to Completed without reloading while the dispatcher runs.
+// The queue and the task view pass axe-core; screenshots of both are
+// saved under the temp dir.
+func TestBrowserAgentEditsApprovesAndWatchesTheTaskComplete(t *testing.T) {
+	t.Parallel()
+	b := setup(t, bundleOpts{shop: true})
+	f := newConsoleFixture(t, b)
+	inv := f.refund(t, f.order, 4200)
+	ctx := browsertest.New(t, 120*time.Second)
+	u := b.users[accounts.Agent]
+	axe := func(page string) {
+		t.Helper()
+		if v := browsertest.Axe(t, ctx); len(v) > 0 {
+			t.Errorf("%s: %d serious accessibility violations: %+v", page, len(v), v)
+		}
+	}
+	shot := func(name string) {
+		t.Helper()
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(os.TempDir(), name)
+		if err := os.WriteFile(path, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("screenshot: %s", path)
+	}
+	card := `[data-testid="card-` + inv.ID + `"]`
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(b.srv.URL+"/queue"),
+		chromedp.WaitVisible(chromedp.CSS(`#email`)),
+		chromedp.SendKeys(chromedp.CSS(`#email`), u.Email),
+		chromedp.SendKeys(chromedp.CSS(`#password`), u.Password),
+		chromedp.Submit(chromedp.CSS(`[data-testid="sign-in-form"]`)),
+		chromedp.WaitVisible(chromedp.CSS(card)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	axe("queue")
+	shot("countersign-queue.png")
+
+	err = chromedp.Do(ctx,
+		// Keyboard: j selects the first card, Enter opens it for deciding.
+		chromedp.KeyEvent("j"),
+		chromedp.KeyEvent("\r"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="edit-form"]`)),
+		chromedp.Clear(chromedp.CSS(`[data-testid="arg.amount_cents"]`)),
+		chromedp.SendKeys(chromedp.CSS(`[data-testid="arg.amount_cents"]`), "800"),
+		chromedp.Click(chromedp.CSS(`[data-testid="requote"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="new-quote"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quote, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="new-quote"]`)))
+	if err != nil || !strings.Contains(quote, "$8.00") {
+		t.Fatalf("new quote = %q, %v; want it to show $8.00", quote, err)
+	}
+	axe("card after an edit")
+	shot("countersign-card-edited.png")
+	// Keyboard: a approves (through htmx: the panel says what happened).
+	err = chromedp.Do(ctx,
+		chromedp.Evaluate[chromedp.Void](`document.activeElement && document.activeElement.blur()`),
+		chromedp.KeyEvent("a"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="outcome"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	row := `[data-testid="inv-` + inv.ID + `"] [data-testid="inv-state"]`
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(b.srv.URL+"/tasks/"+f.task.ID),
+		chromedp.WaitVisible(chromedp.CSS(row)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if state, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(row))); !strings.Contains(state, "Approved") {
+		t.Fatalf("before dispatch the task view says %q", state)
+	}
+	axe("task view")
+	dctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	go b.cp.RunDispatcher(dctx, 200*time.Millisecond)
+	// No reload: the page learns of the change through the event stream.
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](
+		`(document.querySelector('`+row+`') || {}).textContent.includes("Completed")`,
+		chromedp.WithPollingTimeout(30*time.Second)))
+	if err != nil {
+		t.Fatalf("the task view did not move to Completed live: %v", err)
+	}
+	stop()
+	shot("countersign-task.png")
+	got := b.invocation(t, inv.ID)
+	var sent map[string]any
+	if err := json.Unmarshal(got.Args.Effective, &sent); err != nil || sent["amount_cents"] != float64(800) {
+		t.Fatalf("sent %s, want the edited amount", got.Args.Effective)
+	}
+}

@@ -1,0 +1,333 @@
+package web
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"countersign/accounts"
+	"countersign/adapter"
+	"countersign/controlplane"
+	"countersign/store"
+	"countersign/views"
+)
+
+// queuePage is how many cards one page of the queue shows.
+const queuePage = 25
+
+// queueAges are the "waiting at least" choices of the queue's filter.
+var queueAges = map[string]time.Duration{"15m": 15 * time.Minute, "1h": time.Hour, "4h": 4 * time.Hour, "24h": 24 * time.Hour}
+
+// handleQueue answers GET /queue: invocations awaiting approval, newest
+// deadline first, filtered, one keyset page at a time (after_at/after_id).
+func (s *Server) handleQueue(c echo.Context) error {
+	ctx := c.Request().Context()
+	u, _ := currentUser(c)
+	q := c.QueryParams()
+	v := views.QueueView{Errors: views.FieldErrors{}, Filter: views.QueueFilterView{System: q.Get("system"), Action: q.Get("action"),
+		Customer: strings.TrimSpace(q.Get("customer")), MinAmount: q.Get("min"), MaxAmount: q.Get("max"), Age: q.Get("age"), Mine: q.Get("mine") == "1"}}
+	f := controlplane.QueueFilter{System: v.Filter.System, Action: v.Filter.Action, CustomerRef: v.Filter.Customer, Limit: queuePage + 1,
+		OlderThan: queueAges[v.Filter.Age]}
+	if v.Filter.Mine {
+		f.ClaimedBy = u.ID
+	}
+	var err error
+	if f.MinCents, err = parseDollars(v.Filter.MinAmount); err != nil {
+		v.Errors["min"] = err.Error()
+	}
+	if f.MaxCents, err = parseDollars(v.Filter.MaxAmount); err != nil {
+		v.Errors["max"] = err.Error()
+	}
+	if at, id := q.Get("after_at"), q.Get("after_id"); at != "" && id != "" {
+		t, err := time.Parse(time.RFC3339Nano, at)
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, "That page link is damaged; start from the first page.")
+		}
+		f.After = &controlplane.QueueCursor{DeadlineAt: t, ID: id}
+		v.FirstURL = "/queue?" + queueQuery(v.Filter, nil)
+	}
+	for _, sys := range s.cfg.Registry.Systems() {
+		v.Systems = append(v.Systems, sys.Name())
+		for _, a := range sys.Actions() {
+			if !slices.Contains(v.Actions, a.Name) {
+				v.Actions = append(v.Actions, a.Name)
+			}
+		}
+	}
+	sort.Strings(v.Actions)
+	var cards []controlplane.QueueCard
+	if len(v.Errors) == 0 {
+		if cards, err = s.cfg.Control.ApprovalQueue(ctx, f); err != nil {
+			return err
+		}
+	}
+	if len(cards) > queuePage {
+		cards = cards[:queuePage]
+		last := cards[len(cards)-1]
+		v.NextURL = "/queue?" + queueQuery(v.Filter, &controlplane.QueueCursor{DeadlineAt: *last.DeadlineAt, ID: last.ID})
+	}
+	policies := policyCache{}
+	for _, card := range cards {
+		cv := s.cardView(ctx, card, u, policies)
+		v.Cards = append(v.Cards, cv)
+		if cv.LowRisk {
+			v.BulkIDs = append(v.BulkIDs, cv.ID)
+		}
+	}
+	p, err := s.page(c, "Approval queue")
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if len(v.Errors) > 0 {
+		status = http.StatusUnprocessableEntity
+	}
+	return render(c, status, views.Queue(p, v))
+}
+
+// handleQueueClaim answers POST /queue/:id/claim: opening a card for
+// deciding holds it for a few minutes, unless another agent holds it
+// (then the card opens saying who does).
+func (s *Server) handleQueueClaim(c echo.Context) error {
+	u, _ := currentUser(c)
+	id := c.Param("id")
+	claim, err := s.cfg.Control.Claim(c.Request().Context(), actorOf(u), id)
+	if err != nil {
+		return err
+	}
+	if claim.UserID != u.ID {
+		setFlash(c, "Another agent is deciding this card; see who below.", true)
+	}
+	return seeOther(c, "/queue/"+url.PathEscape(id))
+}
+
+func queueQuery(f views.QueueFilterView, after *controlplane.QueueCursor) string {
+	q := url.Values{}
+	for k, v := range map[string]string{"system": f.System, "action": f.Action, "customer": f.Customer, "min": f.MinAmount,
+		"max": f.MaxAmount, "age": f.Age} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if f.Mine {
+		q.Set("mine", "1")
+	}
+	if after != nil {
+		q.Set("after_at", after.DeadlineAt.UTC().Format(time.RFC3339Nano))
+		q.Set("after_id", after.ID)
+	}
+	return q.Encode()
+}
+
+// parseDollars reads an optional amount typed in dollars into cents.
+func parseDollars(s string) (*int64, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < 0 || f > 1e9 {
+		return nil, fmt.Errorf("write an amount in dollars, like 25 or 19.99")
+	}
+	n := int64(math.Round(f * 100))
+	return &n, nil
+}
+
+// policyCache keeps the policies read while building one page.
+type policyCache map[string]*controlplane.Policy
+
+func (pc policyCache) get(ctx context.Context, cp *controlplane.Service, system, action string) *controlplane.Policy {
+	key := system + "/" + action
+	if p, ok := pc[key]; ok {
+		return p
+	}
+	p, err := cp.Policy(ctx, system, action)
+	if err != nil {
+		pc[key] = nil
+		return nil
+	}
+	pc[key] = &p
+	return &p
+}
+
+// cardView builds what a card shows from a queue card.
+func (s *Server) cardView(ctx context.Context, card controlplane.QueueCard, u accounts.User, policies policyCache) views.QueueCard {
+	now := s.now()
+	inv := card.Invocation
+	v := views.QueueCard{ID: inv.ID, TaskID: inv.TaskID, System: inv.System, Action: inv.Action, Quote: quoteView(inv.Quote, nil),
+		Summary: inv.Summary, SummaryDisagrees: inv.SummaryDisagrees, CustomerRef: card.CustomerRef, ConversationID: inv.ConversationID,
+		BudgetLeft: max(card.WriteBudget-card.WritesUsed, 0), WriteBudget: card.WriteBudget, InflightLimit: card.InflightLimit,
+		Inflight: card.Inflight, Version: inv.Version, ArgsHash: hex.EncodeToString(inv.ArgsHash), Edited: inv.Args.Approved != nil,
+		State: stateBadge(inv.State)}
+	if v.Summary == "" {
+		v.Summary = "(none given)"
+	}
+	args := inv.Args.Approved
+	if args == nil {
+		args = inv.Args.Proposed
+	}
+	v.Args = flattenArgs(args)
+	if inv.DeadlineAt != nil {
+		v.DeadlineISO, v.NowISO = inv.DeadlineAt.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339)
+		left := inv.DeadlineAt.Sub(now)
+		v.TimeLeft, v.Urgent = timeLeft(left), left < 15*time.Minute
+	}
+	if card.HolderID != 0 {
+		v.HolderName, v.HeldByMe, v.HoldUntil = card.HolderName, card.HolderID == u.ID, card.HoldUntil.UTC().Format("15:04 UTC")
+	}
+	_, spec, err := s.cfg.Registry.Action(inv.System, inv.Action)
+	if err == nil {
+		v.ActionTitle = spec.Title
+		v.Limits = append(v.Limits, spec.Limits...)
+	}
+	p := policies.get(ctx, s.cfg.Control, inv.System, inv.Action)
+	if p != nil {
+		if p.ApprovalAboveCents != nil {
+			v.Limits = append(v.Limits, "An agent approves amounts above "+money(*p.ApprovalAboveCents, inv.Quote.Currency)+".")
+		}
+		if p.SecondApproverAboveCents != nil {
+			v.Limits = append(v.Limits, "Two different approvers above "+money(*p.SecondApproverAboveCents, inv.Quote.Currency)+".")
+			v.NeedsSecond = inv.AmountCents != nil && *inv.AmountCents > *p.SecondApproverAboveCents
+		}
+		v.LowRisk = err == nil && spec.Risk == adapter.Reversible && !v.NeedsSecond &&
+			(inv.AmountCents == nil || (p.AutoMaxCents != nil && *inv.AmountCents <= *p.AutoMaxCents))
+	}
+	for _, id := range card.FirstApprovers {
+		if user, err := s.cfg.Store.UserByID(ctx, id); err == nil {
+			v.FirstApprovers = append(v.FirstApprovers, user.Name)
+		}
+	}
+	return v
+}
+
+func actorOf(u accounts.User) controlplane.Actor {
+	return controlplane.UserActor(u.ID, string(u.Role), u.Name)
+}
+
+// stateBadge is the one badge of an invocation state.
+func stateBadge(st controlplane.State) views.StateBadgeView {
+	tone := "idle"
+	switch st {
+	case controlplane.Completed:
+		tone = "ok"
+	case controlplane.Unverified, controlplane.NotDispatched, controlplane.AwaitingApproval, controlplane.AwaitingConfirmation:
+		tone = "warn"
+	case controlplane.Failed, controlplane.Rejected, controlplane.Expired:
+		tone = "bad"
+	case controlplane.Approved, controlplane.Dispatching:
+		tone = "info"
+	}
+	return views.StateBadgeView{Label: st.Label(), Tone: tone}
+}
+
+// quoteView renders a quote; lines whose label is in changed are marked.
+func quoteView(q adapter.Quote, changed map[string]bool) views.QuoteView {
+	v := views.QuoteView{Title: q.Title, Consequences: q.Consequences}
+	for _, l := range q.Lines {
+		v.Lines = append(v.Lines, views.QuoteLineView{Label: l.Label, From: l.From, To: l.To, Emphasis: l.Emphasis, Changed: changed[l.Label]})
+	}
+	if q.AmountCents != nil {
+		v.Amount = money(*q.AmountCents, q.Currency)
+	}
+	if q.EffectiveAt != nil {
+		v.Effective = q.EffectiveAt.UTC().Format("January 2, 2006")
+	}
+	return v
+}
+
+// flattenArgs lists arguments as name/value text, objects as "a.b".
+func flattenArgs(raw json.RawMessage) []views.ArgView {
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return []views.ArgView{{Name: "(arguments)", Value: string(raw)}}
+	}
+	var out []views.ArgView
+	var walk func(prefix string, m map[string]any)
+	walk = func(prefix string, m map[string]any) {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if sub, ok := m[k].(map[string]any); ok {
+				walk(prefix+k+".", sub)
+				continue
+			}
+			out = append(out, views.ArgView{Name: prefix + k, Value: argText(m[k])})
+		}
+	}
+	walk("", m)
+	return out
+}
+
+func argText(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case nil:
+		return ""
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// money formats cents in a currency for people ("$42.00", "42.00 EUR").
+func money(cents int64, currency string) string {
+	sign := ""
+	if cents < 0 {
+		sign, cents = "-", -cents
+	}
+	n := fmt.Sprintf("%d.%02d", cents/100, cents%100)
+	if currency == "" || strings.EqualFold(currency, "usd") {
+		return sign + "$" + n
+	}
+	return sign + n + " " + strings.ToUpper(currency)
+}
+
+// timeLeft says how long until a deadline, or that it passed.
+func timeLeft(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "no time: the deadline passed"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm %02ds", int(d.Minutes()), int(d.Seconds())%60)
+	default:
+		return fmt.Sprintf("%dh %02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+}
+
+// countQueue puts the header's badge on the queue's navigation item:
+// requests awaiting approval plus unverified ones. A failed count leaves
+// the badge off rather than failing the page.
+func (s *Server) countQueue(c echo.Context, nav []views.NavItem) {
+	pending, unverified, err := s.cfg.Control.PendingCounts(c.Request().Context())
+	if err != nil {
+		s.log.Warn("count pending approvals", "error", err)
+		return
+	}
+	for i := range nav {
+		if nav[i].Href == "/queue" {
+			nav[i].Count = pending + unverified
+			nav[i].CountLabel = fmt.Sprintf("(%d awaiting approval, %d unverified)", pending, unverified)
+			if pending >= store.PendingCountCap || unverified >= store.PendingCountCap {
+				nav[i].CountLabel = "(more than " + strconv.Itoa(store.PendingCountCap) + " awaiting approval or unverified)"
+			}
+		}
+	}
+}

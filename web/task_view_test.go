@@ -1,0 +1,319 @@
+package web_test
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"countersign/accounts"
+	"countersign/controlplane"
+	"countersign/demoshop"
+)
+
+// approveAndDispatch approves an invocation as the bundle's agent and runs
+// one dispatch pass.
+func (f *consoleFixture) approveAndDispatch(t *testing.T, inv controlplane.Invocation) {
+	t.Helper()
+	ctx := context.Background()
+	agent := f.b.users[accounts.Agent]
+	if _, err := f.b.cp.Approve(ctx, controlplane.UserActor(agent.ID, "agent", agent.Name), inv.ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.b.cp.DispatchOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTaskViewSaysWhereEachRequestStandsAndPauseIsAControl(t *testing.T) {
+	t.Parallel()
+	b := setup(t, bundleOpts{shop: true})
+	f := newConsoleFixture(t, b)
+	// Seed 003's timeline: A completes, B's acknowledgement is lost, the
+	// task is paused, C is approved but never gets a permit.
+	a := f.refund(t, f.order, 500)
+	f.approveAndDispatch(t, a)
+	if err := b.shop.SetFault(demoshop.FaultRule{Route: "POST /refunds", DropAfterCommit: 1}); err != nil {
+		t.Fatal(err)
+	}
+	bInv := f.refund(t, f.newOrder(t), 600)
+	f.approveAndDispatch(t, bInv)
+	b.shop.ClearFaults()
+	cInv := f.refund(t, f.newOrder(t), 700)
+
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Agent])
+	page := c.get("/tasks/" + f.task.ID)
+	if page.StatusCode != http.StatusOK {
+		t.Fatalf("GET task: %d", page.StatusCode)
+	}
+	tok := c.csrf("/tasks/" + f.task.ID)
+	if res := c.post("/tasks/"+f.task.ID+"/pause", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("pause: %d\n%s", res.StatusCode, res.body)
+	}
+	agent := b.users[accounts.Agent]
+	if _, err := b.cp.Approve(context.Background(), controlplane.UserActor(agent.ID, "agent", agent.Name), cInv.ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.cp.DispatchOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	doc := c.get("/tasks/" + f.task.ID).doc(t)
+	if got := doc.Find(`[data-testid="paused-notice"]`).Text(); got != "Further dispatch is paused. One earlier request still needs checking." {
+		t.Errorf("paused notice = %q", got)
+	}
+	for id, want := range map[string]string{a.ID: "Completed", bInv.ID: "Result needs checking", cInv.ID: "Not dispatched"} {
+		if got := strings.TrimSpace(doc.Find(`[data-testid="inv-` + id + `"] [data-testid="inv-state"]`).Text()); got != want {
+			t.Errorf("%s shows %q, want %q", id, got, want)
+		}
+	}
+	if !strings.Contains(doc.Find(`[data-testid="inv-`+cInv.ID+`"]`).Text(), "paused") {
+		t.Errorf("the not-dispatched request does not say why")
+	}
+	if !strings.Contains(doc.Find(`[data-testid="timeline"]`).Text(), "task.paused") {
+		t.Errorf("the timeline lacks the pause")
+	}
+
+	// Inspect B read-only, then reconcile it from the shop's evidence.
+	before, _ := b.store.CountEvents(context.Background(), "invocation.reconciled", &f.task.ID)
+	ins := c.get("/tasks/" + f.task.ID + "?inspect=" + bInv.ID)
+	panel := ins.doc(t).Find(`[data-testid="inspect-panel"]`)
+	if !strings.Contains(panel.Find(`[data-testid="inspect-key"]`).Text(), bInv.IdempotencyKey) {
+		t.Fatalf("inspection lacks the idempotency key:\n%s", panel.Text())
+	}
+	if ev := panel.Find(`[data-testid="evidence"]`).Text(); !strings.Contains(ev, "ledger") {
+		t.Errorf("inspection shows no evidence: %q", ev)
+	}
+	if after, _ := b.store.CountEvents(context.Background(), "invocation.reconciled", &f.task.ID); after != before {
+		t.Fatalf("inspecting changed something")
+	}
+	if got := b.invocation(t, bInv.ID).State; got != controlplane.Unverified {
+		t.Fatalf("inspection moved the request to %s", got)
+	}
+	res := c.post("/invocations/"+bInv.ID+"/reconcile", url.Values{"_csrf": {tok}})
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("reconcile: %d\n%s", res.StatusCode, res.body)
+	}
+	if got := b.invocation(t, bInv.ID).State; got != controlplane.Completed {
+		t.Fatalf("after reconcile: %s, want completed (the shop committed it)", got)
+	}
+	doc = c.get("/tasks/" + f.task.ID).doc(t)
+	if got := doc.Find(`[data-testid="paused-notice"]`).Text(); got != "Further dispatch is paused." {
+		t.Errorf("paused notice after reconciling = %q", got)
+	}
+
+	// Resume, then cancel; a second cancel is a conflict that says why.
+	if res := c.post("/tasks/"+f.task.ID+"/resume", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("resume: %d", res.StatusCode)
+	}
+	if res := c.post("/tasks/"+f.task.ID+"/cancel", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("cancel: %d", res.StatusCode)
+	}
+	if res := c.post("/tasks/"+f.task.ID+"/cancel", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusConflict {
+		t.Fatalf("cancel twice: %d, want 409", res.StatusCode)
+	}
+	if res := c.post("/tasks/"+f.task.ID+"/pause", url.Values{}); res.StatusCode != http.StatusForbidden {
+		t.Fatalf("pause without CSRF: %d, want 403", res.StatusCode)
+	}
+}
+
+func TestTaskLiveAnswersNoContentUntilSomethingChanges(t *testing.T) {
+	t.Parallel()
+	b := setup(t, bundleOpts{shop: true})
+	f := newConsoleFixture(t, b)
+	inv := f.refund(t, f.order, 500)
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Agent])
+	live := c.get("/tasks/" + f.task.ID).doc(t).Find(`[data-mark]`)
+	mark, _ := live.Attr("data-mark")
+	if res := c.get("/tasks/" + f.task.ID + "/live?mark=" + url.QueryEscape(mark)); res.StatusCode != http.StatusNoContent {
+		t.Fatalf("unchanged: %d, want 204", res.StatusCode)
+	}
+	f.approveAndDispatch(t, inv)
+	res := c.get("/tasks/" + f.task.ID + "/live?mark=" + url.QueryEscape(mark))
+	if res.StatusCode != http.StatusOK || !strings.Contains(res.doc(t).Find(`[data-testid="inv-`+inv.ID+`"]`).Text(), "Completed") {
+		t.Fatalf("after dispatch: %d\n%s", res.StatusCode, res.body)
+	}
+}
+
+func TestReversalNeedsAnotherApproverThroughTheConsole(t *testing.T) {
+	t.Parallel()
+	b := setup(t, bundleOpts{shop: true})
+	f := newConsoleFixture(t, b)
+	ctx := context.Background()
+	sub, err := b.shop.CreateSubscription(ctx, demoshop.SubscriptionFixture{CustomerID: f.cust.ID, Plan: "Pro"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := []byte(`{"subscription_id":"` + sub.ID + `","reason_code":"switching","effective":"end_of_period"}`)
+	inv, err := b.cp.Propose(ctx, controlplane.Proposal{TaskID: f.task.ID, Action: "cancel_subscription", Args: raw,
+		Actor: controlplane.AssistantActor("asst_test", "Test assistant")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.approveAndDispatch(t, inv)
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Agent])
+	doc := c.get("/tasks/" + f.task.ID).doc(t)
+	if doc.Find(`[data-testid="inv-`+inv.ID+`"] [data-testid="reverse"]`).Length() != 1 {
+		t.Fatalf("a completed, reversible request offers no reversal")
+	}
+	tok := c.csrf("/tasks/" + f.task.ID)
+	if res := c.post("/invocations/"+inv.ID+"/reverse", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("reverse: %d\n%s", res.StatusCode, res.body)
+	}
+	invs, _ := b.cp.Invocations(ctx, f.task.ID)
+	var rev controlplane.Invocation
+	for _, x := range invs {
+		if x.CompensatesID == inv.ID {
+			rev = x
+		}
+	}
+	if rev.ID == "" {
+		t.Fatalf("no invocation compensates %s", inv.ID)
+	}
+	form := cardForm(t, c.get("/queue/"+rev.ID), "approve-form")
+	if res := c.post("/queue/"+rev.ID+"/approve", form); res.StatusCode != http.StatusForbidden {
+		t.Fatalf("the original approver approving the reversal: %d, want 403", res.StatusCode)
+	}
+	m := b.client(t)
+	m.mustSignIn(b.users[accounts.Manager])
+	form = cardForm(t, m.get("/queue/"+rev.ID), "approve-form")
+	if res := m.post("/queue/"+rev.ID+"/approve", form); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("another person approving the reversal: %d", res.StatusCode)
+	}
+}
+
+func TestGlobalStopIsForAdmins(t *testing.T) {
+	t.Parallel()
+	b := setup(t, bundleOpts{shop: true})
+	f := newConsoleFixture(t, b)
+	admin := b.client(t)
+	admin.mustSignIn(b.users[accounts.Admin])
+	doc := admin.get("/tasks/" + f.task.ID).doc(t)
+	if doc.Find(`[data-testid="global-stop-form"]`).Length() != 1 {
+		t.Fatalf("an admin sees no global stop switch")
+	}
+	tok := admin.csrf("/tasks/" + f.task.ID)
+	if res := admin.post("/controls/global-stop", url.Values{"_csrf": {tok}, "stopped": {"true"}, "back": {"/tasks/" + f.task.ID}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("global stop: %d", res.StatusCode)
+	}
+	if stopped, _ := b.cp.GlobalStopped(context.Background()); !stopped {
+		t.Fatalf("the switch did not stop dispatch")
+	}
+	agent := b.client(t)
+	agent.mustSignIn(b.users[accounts.Agent])
+	if agent.get("/tasks/"+f.task.ID).doc(t).Find(`[data-testid="global-stop-form"]`).Length() != 0 {
+		t.Errorf("an agent sees the global stop switch")
+	}
+	if res := agent.post("/controls/global-stop", url.Values{"_csrf": {agent.csrf("/tasks")}, "stopped": {"false"}}); res.StatusCode != http.StatusForbidden {
+		t.Errorf("agent lifting the global stop: %d, want 403", res.StatusCode)
+	}
+}
+
+func TestTaskListPutsWorkThatNeedsCheckingFirst(t *testing.T) {
+	t.Parallel()
+	b := setup(t, bundleOpts{shop: true})
+	f := newConsoleFixture(t, b)
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Agent])
+	res := c.get("/tasks?q=" + url.QueryEscape(f.cust.Email))
+	if res.doc(t).Find(`[data-testid="task-`+f.task.ID+`"]`).Length() != 1 {
+		t.Fatalf("search by customer does not find the task")
+	}
+	if n := c.get("/tasks?q=nobody-at-all").doc(t).Find(`[data-testid="no-tasks"]`).Length(); n != 1 {
+		t.Fatalf("a search matching nothing does not say so")
+	}
+}
+
+func TestHandoffsShowWhatTheAssistantPreparedAndTakingAssigns(t *testing.T) {
+	t.Parallel()
+	b := setup(t, bundleOpts{shop: true})
+	ctx := context.Background()
+	pool := b.store.Pool()
+	if _, err := pool.Exec(ctx, `INSERT INTO assistants (id, name, created_at) VALUES ('asst_h', 'Helper', now())`); err != nil {
+		t.Fatal(err)
+	}
+	var id int64
+	err := pool.QueryRow(ctx, `INSERT INTO conversation_events (conversation_id, assistant_id, intent, mode, at, data)
+		VALUES ('conv-h1', 'asst_h', 'ambiguous', 'handed_off', now(),
+		'{"summary":"Wants a refund for a lamp; two orders match.","facts":["order A: walnut lamp","order B: desk lamp"],
+		  "would_propose":{"action":"issue_refund","args":{"amount_cents":4200}}}') RETURNING id`).Scan(&id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c1, c2 := b.client(t), b.client(t)
+	c1.mustSignIn(b.users[accounts.Agent])
+	c2.mustSignIn(b.users[accounts.Manager])
+	page := c1.get("/handoffs")
+	card := page.doc(t).Find(`[data-testid="handoff-` + itoa64(id) + `"]`)
+	for _, want := range []string{"two orders match", "order B: desk lamp", "issue_refund"} {
+		if !strings.Contains(card.Text(), want) {
+			t.Errorf("hand-off lacks %q:\n%s", want, card.Text())
+		}
+	}
+	if res := c1.post("/handoffs/"+itoa64(id)+"/take", url.Values{"_csrf": {c1.csrf("/handoffs")}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("take: %d", res.StatusCode)
+	}
+	c2.post("/handoffs/"+itoa64(id)+"/take", url.Values{"_csrf": {c2.csrf("/handoffs")}})
+	var holder int64
+	if err := pool.QueryRow(ctx, `SELECT user_id FROM handoff_assignments WHERE conversation_event_id = $1`, id).Scan(&holder); err != nil {
+		t.Fatal(err)
+	}
+	if holder != b.users[accounts.Agent].ID {
+		t.Fatalf("hand-off held by %d, want the first taker", holder)
+	}
+	if got := c2.get("/handoffs").doc(t).Find(`[data-testid="taken-by"]`).Text(); !strings.Contains(got, b.users[accounts.Agent].Name) {
+		t.Errorf("the second person is not told who took it: %q", got)
+	}
+}
+
+func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
+
+func TestTaskEventsStreamSaysChangeWhenTheTaskChanges(t *testing.T) {
+	t.Parallel()
+	b := setup(t, bundleOpts{shop: true})
+	f := newConsoleFixture(t, b)
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Agent])
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.srv.URL+"/tasks/"+f.task.ID+"/events", nil)
+	res, err := c.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("events: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	lines := bufio.NewReader(res.Body)
+	// The stream's first comment is written after LISTEN is in force.
+	for {
+		l, err := lines.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(l, ": watching") {
+			break
+		}
+	}
+	// A change through the control plane (as another console instance
+	// would make it) reaches this stream through NOTIFY.
+	if _, err := b.cp.Pause(context.Background(), controlplane.AssistantActor("asst_test", "Test assistant"), f.task.ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		l, err := lines.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the stream ended without a change: %v", err)
+		}
+		if strings.TrimSpace(l) == "event: change" {
+			return
+		}
+	}
+}
