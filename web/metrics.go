@@ -1,0 +1,287 @@
+package web
+
+import (
+	"encoding/csv"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"countersign/apperr"
+	"countersign/metrics"
+	"countersign/views"
+)
+
+// defaultMetricsDays is the period the metrics page shows unless asked.
+const defaultMetricsDays = 28
+
+// maxMetricsDays bounds a period, so a page reads at most this many days of
+// roll-ups.
+const maxMetricsDays = 366
+
+// metricsFilter reads the filter from the query string; an unreadable
+// date comes back as a field error and the default period.
+func (s *Server) metricsFilter(c echo.Context) (metrics.Filter, views.FieldErrors) {
+	now := s.now().UTC()
+	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	f := metrics.Filter{From: today.AddDate(0, 0, 1-defaultMetricsDays), To: today.AddDate(0, 0, 1),
+		System: c.QueryParam("system"), Action: c.QueryParam("action"), Intent: c.QueryParam("intent"),
+		Assistant: c.QueryParam("assistant")}
+	errs := views.FieldErrors{}
+	if v := c.QueryParam("from"); v != "" {
+		if d, err := time.Parse(time.DateOnly, v); err != nil {
+			errs["from"] = "use a date like 2026-04-01"
+		} else {
+			f.From = d
+		}
+	}
+	if v := c.QueryParam("to"); v != "" {
+		if d, err := time.Parse(time.DateOnly, v); err != nil {
+			errs["to"] = "use a date like 2026-04-28"
+		} else {
+			f.To = d.AddDate(0, 0, 1)
+		}
+	}
+	switch {
+	case !f.From.Before(f.To):
+		errs["to"] = "end on or after the first day"
+		f.From, f.To = today.AddDate(0, 0, 1-defaultMetricsDays), today.AddDate(0, 0, 1)
+	case f.To.Sub(f.From) > maxMetricsDays*24*time.Hour:
+		errs["from"] = fmt.Sprintf("choose at most %d days", maxMetricsDays)
+		f.From = f.To.AddDate(0, 0, -maxMetricsDays)
+	}
+	return f, errs
+}
+
+func (s *Server) metricsReport(c echo.Context) (metrics.Report, views.FieldErrors, error) {
+	f, errs := s.metricsFilter(c)
+	rep, err := metrics.Build(c.Request().Context(), s.cfg.Store, f, s.now())
+	return rep, errs, err
+}
+
+// handleMetrics answers GET /metrics: the manager's action-outcome metrics
+// for the filter, each with its number, warning, definition, week-over-week
+// comparison, trend chart and table.
+func (s *Server) handleMetrics(c echo.Context) error {
+	rep, errs, err := s.metricsReport(c)
+	if err != nil {
+		return err
+	}
+	systems, actions, intents, assistants, err := s.cfg.Store.MetricsDimensions(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	f := rep.Filter
+	v := views.MetricsView{
+		Filter: views.MetricsFilter{From: f.From.Format(time.DateOnly), To: f.To.AddDate(0, 0, -1).Format(time.DateOnly),
+			System: f.System, Action: f.Action, Intent: f.Intent, Assistant: f.Assistant,
+			Systems: systems, ActionList: actions, Intents: intents, Assistants: assistants, Errors: errs},
+		Query: filterQuery(f).Encode(),
+	}
+	for _, r := range rep.Results {
+		v.Cards = append(v.Cards, metricCard(r))
+	}
+	v.Handoff = groupTable("handoff-by-intent", "Handoff rate by intent", "Intent", "Share of conversations handed to a person, per intent, highest first", rep.HandoffByIntent)
+	v.Actions = groupTable("success-by-action", "Action success rate by action", "Action", "Share of settled invocations that completed, per action", rep.SuccessByAction)
+	v.Unverified = views.UnverifiedCard{Count: strconv.FormatInt(rep.Unverified, 10), Oldest: "none waiting",
+		Warn: rep.Unverified > 0 && rep.OldestUnverified >= time.Hour}
+	if rep.Unverified > 0 {
+		v.Unverified.Oldest = metrics.Human(rep.OldestUnverified)
+	}
+	for _, r := range rep.NotDispatched {
+		v.NotDispatched = append(v.NotDispatched, views.ReasonRow{Reason: r.Reason, Count: strconv.FormatInt(r.N, 10)})
+	}
+	for _, r := range rep.Rejections {
+		v.Rejections = append(v.Rejections, views.ReasonRow{Reason: r.Reason, Count: strconv.FormatInt(r.N, 10)})
+	}
+	for _, r := range rep.Readiness {
+		v.Readiness = append(v.Readiness, views.ReadinessRow{System: r.System, Action: r.Action, Stage: "stage " + strconv.Itoa(r.Stage),
+			Sample: strconv.FormatInt(r.Settled, 10), ErrorRate: metricsRatioText(r.ErrorRate), EditRate: metricsRatioText(r.EditRate)})
+	}
+	p, err := s.page(c, "Metrics")
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if len(errs) > 0 {
+		status = http.StatusUnprocessableEntity
+	}
+	return render(c, status, views.Metrics(p, v))
+}
+
+// filterQuery is the filter as the query string the page reads.
+func filterQuery(f metrics.Filter) url.Values {
+	q := url.Values{"from": {f.From.Format(time.DateOnly)}, "to": {f.To.AddDate(0, 0, -1).Format(time.DateOnly)}}
+	for k, v := range map[string]string{"system": f.System, "action": f.Action, "intent": f.Intent, "assistant": f.Assistant} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	return q
+}
+
+// metricsRatioText is a share with its fraction, or "no data".
+func metricsRatioText(v metrics.Value) string {
+	if !v.HasData {
+		return "no data"
+	}
+	return fmt.Sprintf("%s (%d of %d)", metrics.Percent(v.Ratio), v.Num, v.Den)
+}
+
+func metricCard(r metrics.Result) views.MetricCard {
+	c := views.MetricCard{ID: r.ID, Name: r.Name, Value: r.Format(r.Value), Definition: r.Text, WarningRule: r.WarningText,
+		Warn: r.Value.Warn, ThisWeek: r.Format(r.ThisWeek), LastWeek: r.Format(r.LastWeek)}
+	switch {
+	case !r.Value.HasData:
+	case r.Kind == metrics.Duration:
+		c.Detail = fmt.Sprintf("over %d", r.Value.Den)
+	default:
+		c.Detail = fmt.Sprintf("%d of %d", r.Value.Num, r.Value.Den)
+	}
+	labels := make([]string, len(r.Trend))
+	values := make([]float64, len(r.Trend))
+	texts := make([]string, len(r.Trend))
+	top, topLabel := 1.0, "100%"
+	if r.Kind == metrics.Duration {
+		// The p90 of the busiest day sets the scale, in hours.
+		top = 0
+		for _, pt := range r.Trend {
+			if pt.Value.HasData && !math.IsInf(pt.Value.P90, 1) {
+				top = math.Max(top, pt.Value.P90/3600)
+			}
+		}
+		top = math.Max(top, 1)
+		topLabel = fmt.Sprintf("p90 %gh", top)
+	}
+	for i, pt := range r.Trend {
+		labels[i] = pt.Day.Format(time.DateOnly)
+		values[i], texts[i] = math.NaN(), r.Format(pt.Value)
+		if !pt.Value.HasData {
+			continue
+		}
+		if r.Kind == metrics.Duration {
+			values[i] = math.Min(pt.Value.P90/3600, top)
+			continue
+		}
+		values[i] = pt.Value.Ratio
+	}
+	title := r.Name + " per day"
+	if r.Kind == metrics.Duration {
+		title = r.Name + ", p90 per day in hours"
+	}
+	c.Chart = views.NewLineChart(r.ID, title, labels, values, texts, top, topLabel)
+	return c
+}
+
+func groupTable(id, heading, column, title string, groups []metrics.Group) views.GroupTable {
+	var labels, texts []string
+	var values []float64
+	for _, g := range groups {
+		if !g.Value.HasData {
+			continue
+		}
+		labels, values, texts = append(labels, g.Label), append(values, g.Value.Ratio), append(texts, metricsRatioText(g.Value))
+	}
+	return views.GroupTable{Heading: heading, Column: column, Chart: views.NewBarChart(id, title, labels, values, texts, 1)}
+}
+
+// handleMetricsCSV answers GET /metrics/:file, where file is one of the
+// page's tables with ".csv": summary, trend, handoff_by_intent, actions,
+// reasons, readiness. Any other name is not found.
+func (s *Server) handleMetricsCSV(c echo.Context) error {
+	name, ok := strings.CutSuffix(c.Param("file"), ".csv")
+	if !ok {
+		return apperr.New(apperr.NotFound, "There is no such table.")
+	}
+	rep, errs, err := s.metricsReport(c)
+	if err != nil {
+		return err
+	}
+	if len(errs) > 0 {
+		return apperr.InvalidFields(errs)
+	}
+	var rows [][]string
+	switch name {
+	case "summary":
+		rows = append(rows, []string{"metric", "value", "numerator", "denominator", "p50_seconds", "p90_seconds", "warning", "last_7_days", "previous_7_days"})
+		for _, r := range rep.Results {
+			numerator := metricsNum(r.Value.Num)
+			if r.Kind == metrics.Duration {
+				numerator = "" // a distribution has a sample size, not a numerator
+			}
+			rows = append(rows, []string{r.ID, r.Format(r.Value), numerator, metricsNum(r.Value.Den), metricsSecs(r.Value.P50), metricsSecs(r.Value.P90),
+				strconv.FormatBool(r.Value.Warn), r.Format(r.ThisWeek), r.Format(r.LastWeek)})
+		}
+		rows = append(rows, []string{"unverified_now", metricsNum(rep.Unverified), "", "", "", "", strconv.FormatBool(rep.Unverified > 0 && rep.OldestUnverified >= time.Hour),
+			"", ""}, []string{"oldest_unverified_seconds", strconv.Itoa(int(rep.OldestUnverified.Seconds())), "", "", "", "", "", "", ""})
+	case "trend":
+		rows = append(rows, []string{"day", "metric", "value", "numerator", "denominator", "p50_seconds", "p90_seconds"})
+		for _, r := range rep.Results {
+			for _, pt := range r.Trend {
+				rows = append(rows, []string{pt.Day.Format(time.DateOnly), r.ID, r.Format(pt.Value), metricsNum(pt.Value.Num), metricsNum(pt.Value.Den),
+					metricsSecs(pt.Value.P50), metricsSecs(pt.Value.P90)})
+			}
+		}
+	case "handoff_by_intent", "actions":
+		groups := rep.HandoffByIntent
+		if name == "actions" {
+			groups = rep.SuccessByAction
+		}
+		rows = append(rows, []string{"group", "rate", "numerator", "denominator"})
+		for _, g := range groups {
+			rows = append(rows, []string{g.Label, metricsRatioText(g.Value), metricsNum(g.Value.Num), metricsNum(g.Value.Den)})
+		}
+	case "reasons":
+		rows = append(rows, []string{"kind", "reason", "invocations"})
+		for _, r := range append(rep.NotDispatched, rep.Rejections...) {
+			rows = append(rows, []string{r.Kind, r.Reason, metricsNum(r.N)})
+		}
+	case "readiness":
+		rows = append(rows, []string{"system", "action", "stage", "settled", "error_rate", "edit_rate"})
+		for _, r := range rep.Readiness {
+			rows = append(rows, []string{r.System, r.Action, strconv.Itoa(r.Stage), metricsNum(r.Settled), metricsRatioText(r.ErrorRate), metricsRatioText(r.EditRate)})
+		}
+	default:
+		return apperr.New(apperr.NotFound, "There is no such table.")
+	}
+	c.Response().Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
+	c.Response().Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="metrics-%s.csv"`, name))
+	c.Response().Header().Set("Cache-Control", "no-store")
+	c.Response().WriteHeader(http.StatusOK)
+	w := csv.NewWriter(c.Response())
+	for _, row := range rows {
+		for i, cell := range row {
+			row[i] = metricsCSVSafe(cell)
+		}
+	}
+	if err := w.WriteAll(rows); err != nil {
+		return fmt.Errorf("write csv: %w", err)
+	}
+	return nil
+}
+
+// metricsCSVSafe defuses a cell a spreadsheet would run as a formula (reasons are
+// free text typed by people).
+func metricsCSVSafe(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}
+
+func metricsNum(n int64) string { return strconv.FormatInt(n, 10) }
+
+func metricsSecs(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case f == 0:
+		return ""
+	}
+	return strconv.FormatFloat(f, 'f', 0, 64)
+}

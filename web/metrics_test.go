@@ -1,0 +1,267 @@
+package web_test
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/xml"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/google/go-cmp/cmp"
+
+	"countersign/accounts"
+	"countersign/store"
+)
+
+// loadHistory bulk-loads synthetic history ending at the bundle's clock and
+// folds it into the roll-ups.
+func loadHistory(t *testing.T, b *testBundle, invocations, conversations int) {
+	t.Helper()
+	ctx := context.Background()
+	err := b.store.GenerateHistory(ctx, store.HistorySpec{Prefix: "h", Invocations: invocations, Conversations: conversations,
+		Days: 40, End: b.clock.Now(), AssistantID: "asst_hist"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.store.RefreshMetrics(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// shownMetrics reads each metric card's number and detail from the page.
+func shownMetrics(t *testing.T, doc *goquery.Document) map[string][2]string {
+	t.Helper()
+	out := map[string][2]string{}
+	doc.Find(`section.metric[data-testid^="metric-"]`).Each(func(_ int, s *goquery.Selection) {
+		id := strings.TrimPrefix(s.AttrOr("data-testid", ""), "metric-")
+		if id == "unverified" {
+			return
+		}
+		out[id] = [2]string{strings.TrimSpace(s.Find(`[data-testid="metric-value"]`).Text()), strings.TrimSpace(s.Find(`[data-testid="metric-detail"]`).Text())}
+	})
+	return out
+}
+
+// TestMetricsPageMatchesRawRecompute recomputes every metric from the raw
+// rows and compares it with what the page shows, for several filters.
+func TestMetricsPageMatchesRawRecompute(t *testing.T) {
+	t.Parallel()
+	b := setup(t, bundleOpts{shop: true})
+	loadHistory(t, b, 3000, 700)
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Manager])
+	from, to := time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC), time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)
+	for _, f := range []struct{ system, action, intent, assistant string }{
+		{}, {action: "issue_refund"}, {system: "shop", intent: "transactional_high"}, {assistant: "asst_hist", action: "resend_receipt"},
+		{assistant: "nobody"},
+	} {
+		q := fmt.Sprintf("/metrics?from=%s&to=%s&system=%s&action=%s&intent=%s&assistant=%s", from.Format(time.DateOnly),
+			to.Format(time.DateOnly), f.system, f.action, f.intent, f.assistant)
+		res := c.get(q)
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d", q, res.StatusCode)
+		}
+		want := rawMetrics(t, b, from, to.AddDate(0, 0, 1), f.system, f.action, f.intent, f.assistant)
+		if diff := cmp.Diff(want, shownMetrics(t, res.doc(t))); diff != "" {
+			t.Errorf("%s (-raw +page):\n%s", q, diff)
+		}
+	}
+	// The unfiltered page is not trivial: every metric has data.
+	for id, v := range rawMetrics(t, b, from, to.AddDate(0, 0, 1), "", "", "", "") {
+		if v[0] == "no data" {
+			t.Errorf("%s has no data in the generated history", id)
+		}
+	}
+}
+
+// svgDoc is the part of a chart the test reads.
+type svgDoc struct {
+	XMLName xml.Name `xml:"svg"`
+	Title   string   `xml:"title"`
+	Lines   []struct {
+		Points string `xml:"points,attr"`
+	} `xml:"polyline"`
+	Dots []struct {
+		CX    float64 `xml:"cx,attr"`
+		CY    float64 `xml:"cy,attr"`
+		Value float64 `xml:"data-value,attr"`
+		Day   string  `xml:"data-day,attr"`
+	} `xml:"circle"`
+	Bars []struct {
+		Rect struct {
+			Width float64 `xml:"width,attr"`
+			Value float64 `xml:"data-value,attr"`
+		} `xml:"rect"`
+	} `xml:"g"`
+}
+
+// TestMetricsChartsAreXMLAndMatchTheData parses every chart as XML and
+// checks the success-rate trend's points against the raw data per day.
+func TestMetricsChartsAreXMLAndMatchTheData(t *testing.T) {
+	t.Parallel()
+	b := setup(t, bundleOpts{shop: true})
+	loadHistory(t, b, 1200, 300)
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Manager])
+	res := c.get("/metrics?from=2026-03-20&to=2026-04-01")
+	doc := res.doc(t)
+	charts := doc.Find(`svg.chart`)
+	if charts.Length() != 12 {
+		t.Errorf("%d charts, want a trend per metric (10) and two bar charts", charts.Length())
+	}
+	parsed := map[string]svgDoc{}
+	charts.Each(func(_ int, s *goquery.Selection) {
+		html, err := goquery.OuterHtml(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d svgDoc
+		if err := xml.Unmarshal([]byte(html), &d); err != nil {
+			t.Errorf("%s is not XML: %v", s.AttrOr("data-testid", "?"), err)
+		}
+		if d.Title == "" {
+			t.Errorf("%s has no title", s.AttrOr("data-testid", "?"))
+		}
+		parsed[s.AttrOr("data-testid", "")] = d
+	})
+	success := parsed["chart-action_success"]
+	if len(success.Dots) != 13 {
+		t.Fatalf("success chart has %d points, want one per day (13)", len(success.Dots))
+	}
+	var linePoints []string
+	for _, l := range success.Lines {
+		linePoints = append(linePoints, strings.Fields(l.Points)...)
+	}
+	for i, d := range success.Dots {
+		day, _ := time.Parse(time.DateOnly, d.Day)
+		raw := rawMetrics(t, b, day, day.AddDate(0, 0, 1), "", "", "", "")["action_success"]
+		var num, den float64
+		fmt.Sscanf(raw[1], "%g of %g", &num, &den)
+		if math.Abs(d.Value-num/den) > 1e-9 {
+			t.Errorf("%s: point %v, raw %s", d.Day, d.Value, raw[1])
+		}
+		if wantY := 136 - math.Min(d.Value, 1)*112; math.Abs(d.CY-wantY) > 0.06 {
+			t.Errorf("%s: cy %v, want %v", d.Day, d.CY, wantY)
+		}
+		if i < len(linePoints) && linePoints[i] != fmt.Sprintf("%g,%g", d.CX, d.CY) {
+			t.Errorf("line point %d is %s, dot is %g,%g", i, linePoints[i], d.CX, d.CY)
+		}
+	}
+	handoff := parsed["chart-handoff-by-intent"]
+	rows := doc.Find(`[data-testid="handoff-by-intent-table"] tbody tr`)
+	if len(handoff.Bars) == 0 || len(handoff.Bars) != rows.Length() {
+		t.Fatalf("%d bars, %d table rows", len(handoff.Bars), rows.Length())
+	}
+	for i, bar := range handoff.Bars {
+		if want := math.Round(bar.Rect.Value*250*10) / 10; math.Abs(bar.Rect.Width-want) > 0.06 {
+			t.Errorf("bar %d: width %v for value %v", i, bar.Rect.Width, bar.Rect.Value)
+		}
+		cell := rows.Eq(i).Find("td").Text()
+		if !strings.HasPrefix(cell, fmt.Sprintf("%.1f%%", bar.Rect.Value*100)) {
+			t.Errorf("bar %d value %v, table says %q", i, bar.Rect.Value, cell)
+		}
+	}
+}
+
+// TestMetricsCSVExports downloads every table as CSV and checks the
+// summary against the page.
+func TestMetricsCSVExports(t *testing.T) {
+	t.Parallel()
+	b := setup(t, bundleOpts{shop: true})
+	loadHistory(t, b, 600, 200)
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Manager])
+	q := "?from=2026-03-05&to=2026-04-01"
+	page := shownMetrics(t, c.get("/metrics"+q).doc(t))
+	for _, name := range []string{"summary", "trend", "handoff_by_intent", "actions", "reasons", "readiness"} {
+		res := c.get("/metrics/" + name + ".csv" + q)
+		if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/csv") {
+			t.Fatalf("%s: %d %s", name, res.StatusCode, res.Header.Get("Content-Type"))
+		}
+		records, err := csv.NewReader(strings.NewReader(res.body)).ReadAll()
+		if err != nil || len(records) < 2 {
+			t.Fatalf("%s: %d records, %v", name, len(records), err)
+		}
+		if name != "summary" {
+			continue
+		}
+		for _, rec := range records[1:] {
+			if shown, ok := page[rec[0]]; ok && shown[0] != rec[1] {
+				t.Errorf("%s: page %q, csv %q", rec[0], shown[0], rec[1])
+			}
+		}
+	}
+	for _, bad := range []string{"/metrics/nope.csv", "/metrics/summary.txt"} {
+		if res := c.get(bad); res.StatusCode != http.StatusNotFound {
+			t.Errorf("%s: %d, want 404", bad, res.StatusCode)
+		}
+	}
+}
+
+// TestMetricsEmptyAndBadFilter: an empty history says "no data" everywhere
+// and a bad date re-renders the form with 422.
+func TestMetricsEmptyAndBadFilter(t *testing.T) {
+	t.Parallel()
+	b := setup(t, bundleOpts{shop: true})
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Admin])
+	doc := c.get("/metrics").doc(t)
+	for id, v := range shownMetrics(t, doc) {
+		if v[0] != "no data" {
+			t.Errorf("%s: %q on an empty history", id, v[0])
+		}
+	}
+	if doc.Find(`[data-testid="metric-warning"]`).Length() != 0 {
+		t.Error("a warning fired on an empty history")
+	}
+	res := c.get("/metrics?from=yesterday")
+	if res.StatusCode != http.StatusUnprocessableEntity || res.doc(t).Find(`#from[aria-invalid="true"]`).Length() != 1 {
+		t.Errorf("bad date: %d", res.StatusCode)
+	}
+}
+
+// TestManagerPagesRoles: agents and customers see none of the manager's
+// pages, nor the links to them; managers and admins do.
+func TestManagerPagesRoles(t *testing.T) {
+	t.Parallel()
+	b := setup(t, bundleOpts{shop: true})
+	for _, role := range accounts.Roles {
+		c := b.client(t)
+		c.mustSignIn(b.users[role])
+		allowed := role == accounts.Manager || role == accounts.Admin
+		for _, path := range []string{"/metrics", "/metrics/summary.csv", "/policies", "/policies/shop/issue_refund"} {
+			res := c.get(path)
+			if allowed != (res.StatusCode == http.StatusOK) || (!allowed && res.StatusCode != http.StatusForbidden) {
+				t.Errorf("%s GET %s: %d", role, path, res.StatusCode)
+			}
+		}
+		home := c.get("/").doc(t)
+		if got := home.Find(`nav a[href="/metrics"]`).Length() > 0; got != allowed {
+			t.Errorf("%s sees the metrics link: %v", role, got)
+		}
+		if allowed {
+			continue
+		}
+		res := c.post("/policies/shop/issue_refund", url.Values{"_csrf": {c.csrf("/")}, "intent": {"save"}, "version": {"1"},
+			"stage": {"5"}, "enabled": {"on"}, "approval_window": {"24"}, "confirmation_window": {"30"}, "reason": {"try"}})
+		if res.StatusCode != http.StatusForbidden {
+			t.Errorf("%s POST policy: %d, want 403", role, res.StatusCode)
+		}
+	}
+	p, err := b.cp.Policy(context.Background(), "shop", "issue_refund")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Version != 1 || p.Stage != 3 {
+		t.Errorf("agents or customers changed the policy: %+v", p)
+	}
+	if n, _ := b.store.CountEvents(context.Background(), "policy.changed", nil); n != 0 {
+		t.Errorf("%d policy.changed events", n)
+	}
+}

@@ -1,0 +1,173 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"countersign/accounts"
+	"countersign/controlplane"
+	"countersign/demoshop"
+)
+
+// policyForm is the edit form of issue_refund as a manager would post it.
+func policyForm(b *testBundle, csrf, version, stage, reason, intent string) url.Values {
+	return url.Values{"owner": {fmt.Sprint(b.users[accounts.Manager].ID)}, "_csrf": {csrf}, "version": {version}, "stage": {stage}, "enabled": {"on"}, "auto_max": {"25.00"},
+		"approval_above": {"200.00"}, "second_approver_above": {"500.00"}, "approval_window": {"24"}, "confirmation_window": {"30"},
+		"review_on": {"2026-07-01"}, "reason": {reason}, "intent": {intent}}
+}
+
+// TestPolicyChangeIsAuditedAndAppliesToLaterProposals: a change needs a
+// reason, writes its event, shows a what-if first, refuses a stale
+// version, routes proposals made after it, and leaves an invocation
+// approved before it to be dispatched.
+func TestPolicyChangeIsAuditedAndAppliesToLaterProposals(t *testing.T) {
+	t.Parallel()
+	b := setup(t, bundleOpts{shop: true})
+	ctx := context.Background()
+	cust, err := b.shop.CreateCustomer(ctx, demoshop.CustomerFixture{Name: "Ada Buyer", Email: fmt.Sprintf("ada-%d@example.test", time.Now().UnixNano())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	delivered := b.clock.Now().AddDate(0, 0, -3)
+	order := func() demoshop.Order {
+		o, err := b.shop.CreateOrder(ctx, demoshop.OrderFixture{CustomerID: cust.ID, DeliveredAt: &delivered, ShippingCents: 650,
+			Items: []demoshop.ItemFixture{{Name: "Walnut lamp", UnitPriceCents: 4200, Quantity: 1}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	assistant := controlplane.AssistantActor("asst_test", "Test assistant")
+	task, err := b.cp.CreateTask(ctx, assistant, controlplane.NewTask{CustomerRef: cust.Email, ConversationID: "conv-policy",
+		AllowedActions: []string{"issue_refund"}, WriteBudget: 10, InflightLimit: 5, RatePerMinute: 60, ExpiresAt: b.clock.Now().Add(24 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	propose := func(o demoshop.Order) controlplane.Invocation {
+		t.Helper()
+		args, _ := json.Marshal(map[string]any{"order_id": o.ID, "amount_cents": 1500, "reason_code": "damaged"})
+		inv, err := b.cp.Propose(ctx, controlplane.Proposal{TaskID: task.ID, Action: "issue_refund", Args: args, Summary: "Refund $15.00", Actor: assistant})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return inv
+	}
+	before := propose(order())
+	if before.State != controlplane.AwaitingApproval {
+		t.Fatalf("stage 3 proposal is %s", before.State)
+	}
+	agent := b.users[accounts.Agent]
+	approved, err := b.cp.Approve(ctx, controlplane.UserActor(agent.ID, "agent", agent.Name), before.ID, before.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Manager])
+	path := "/policies/shop/issue_refund"
+	tok := c.csrf(path)
+
+	// No reason: 422, nothing changes.
+	res := c.post(path, policyForm(b, tok, "1", "5", "  ", "save"))
+	if res.StatusCode != http.StatusUnprocessableEntity || res.doc(t).Find(`#reason[aria-invalid="true"]`).Length() != 1 {
+		t.Fatalf("save without a reason: %d", res.StatusCode)
+	}
+	// The what-if of the draft (stage 5, automatic up to $25): the one
+	// $15 proposal of the last 30 days would have run automatically.
+	res = c.post(path, policyForm(b, tok, "1", "5", "", "preview"))
+	whatIf := res.doc(t).Find(`[data-testid="what-if-table"] tbody tr`)
+	if res.StatusCode != http.StatusOK || whatIf.Length() != 4 {
+		t.Fatalf("preview: %d with %d rows", res.StatusCode, whatIf.Length())
+	}
+	if got := whatIf.Eq(0).Children().Map(func(_ int, s *goquery.Selection) string { return s.Text() }); strings.Join(got, "|") != "Approved automatically (stage 5)|1|$15.00" {
+		t.Errorf("what-if auto row: %q", got)
+	}
+	if p, _ := b.cp.Policy(ctx, "shop", "issue_refund"); p.Version != 1 {
+		t.Fatalf("a preview changed the policy to version %d", p.Version)
+	}
+
+	res = c.post(path, policyForm(b, tok, "1", "5", "Refunds under $25 were always approved unchanged.", "save"))
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/policies" {
+		t.Fatalf("save: %d %s", res.StatusCode, res.body)
+	}
+	p, err := b.cp.Policy(ctx, "shop", "issue_refund")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Version != 2 || p.Stage != controlplane.StageAutonomous || p.ReviewOn.Format(time.DateOnly) != "2026-07-01" {
+		t.Errorf("after the change: %+v", p)
+	}
+	var audit struct {
+		Reason      string `json:"reason"`
+		FromVersion int    `json:"from_version"`
+		ToVersion   int    `json:"to_version"`
+	}
+	var actor string
+	err = b.store.Pool().QueryRow(ctx, `SELECT actor_id, data FROM events WHERE action = 'policy.changed'`).Scan(&actor, &audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if actor != fmt.Sprint(b.users[accounts.Manager].ID) || audit.Reason != "Refunds under $25 were always approved unchanged." ||
+		audit.FromVersion != 1 || audit.ToVersion != 2 {
+		t.Errorf("audit event by %s: %+v", actor, audit)
+	}
+
+	// The same edit again from the stale form: a conflict, not an overwrite.
+	if res := c.post(path, policyForm(b, tok, "1", "3", "Back to stage 3", "save")); res.StatusCode != http.StatusConflict {
+		t.Errorf("stale save: %d, want 409", res.StatusCode)
+	}
+
+	// After the change: a new proposal runs on the new policy; the one
+	// approved before keeps its approval and is dispatched.
+	after := propose(order())
+	if after.State != controlplane.Approved || after.PolicyVersion != 2 {
+		t.Errorf("proposal after the change: %s under policy v%d", after.State, after.PolicyVersion)
+	}
+	if _, err := b.cp.DispatchOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	done, err := b.cp.Invocation(ctx, approved.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done.State != controlplane.Completed || done.PolicyVersion != 1 {
+		t.Errorf("invocation approved before the change: %s under policy v%d", done.State, done.PolicyVersion)
+	}
+}
+
+// TestOverdueReviewsOnManagersHome: a policy whose review date passed is
+// flagged on the policies page and on managers' and admins' home pages.
+func TestOverdueReviewsOnManagersHome(t *testing.T) {
+	t.Parallel()
+	b := setup(t, bundleOpts{shop: true})
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Manager])
+	if n := c.get("/").doc(t).Find(`[data-testid="overdue-reviews"]`).Length(); n != 0 {
+		t.Fatalf("fresh policies flagged overdue")
+	}
+	form := policyForm(b, c.csrf("/policies/shop/resend_receipt"), "1", "5", "Review it next quarter instead.", "save")
+	form.Set("review_on", "2026-03-01")
+	if res := c.post("/policies/shop/resend_receipt", form); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("save: %d %s", res.StatusCode, res.body)
+	}
+	home := c.get("/").doc(t)
+	if got := home.Find(`[data-testid="overdue-reviews"] a`).Text(); got != "shop/resend_receipt" {
+		t.Errorf("overdue on home: %q", got)
+	}
+	if n := c.get("/policies").doc(t).Find(`[data-testid="policy-shop-resend_receipt"] [data-testid="review-overdue"]`).Length(); n != 1 {
+		t.Errorf("the policies page does not flag the overdue review")
+	}
+	agent := b.client(t)
+	agent.mustSignIn(b.users[accounts.Agent])
+	if n := agent.get("/").doc(t).Find(`[data-testid="overdue-reviews"]`).Length(); n != 0 {
+		t.Errorf("an agent's home shows policy reviews")
+	}
+}
