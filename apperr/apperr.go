@@ -35,6 +35,9 @@ const (
 	// Upstream: a connected business system refused or failed; Code,
 	// Retryable and Hint come from the adapter.
 	Upstream Kind = "upstream"
+	// BadRequest: the request itself could not be understood (malformed
+	// JSON, a field the call does not take); answered with 400.
+	BadRequest Kind = "bad_request"
 	// Internal: a bug or an outage of our own; the message is generic.
 	Internal Kind = "internal"
 )

@@ -11,12 +11,15 @@ import (
 
 // Approve is an agent's approval of an invocation awaiting approval. The
 // approval binds to the arguments approved (the proposal's, unless an
-// agent edited them). An assistant can never approve.
+// agent edited them). An assistant can never approve. Separation of
+// duties applies (duties.go): above the policy's second-approver amount
+// the first approval is recorded and a second, different person completes
+// it; nobody approves the reversal of an invocation they approved.
 func (s *Service) Approve(ctx context.Context, actor Actor, id string, expectedVersion int32) (Invocation, error) {
 	if actor.Kind != ActorUser || actor.Role == "customer" {
 		return Invocation{}, apperr.New(apperr.Forbidden, "Only a support agent, manager or admin can approve.")
 	}
-	return s.approve(ctx, actor, id, expectedVersion, AwaitingApproval, "approve", "invocation.approved", nil)
+	return s.approveAsStaff(ctx, actor, id, expectedVersion, nil)
 }
 
 // Confirm is the customer's confirmation of an invocation awaiting it; the

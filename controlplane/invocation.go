@@ -24,7 +24,10 @@ type Invocation struct {
 	Version        int32
 	// Args keeps the three records: what the assistant proposed, what a
 	// person approved (possibly edited), and what was sent.
-	Args             Args
+	Args Args
+	// ArgsHash is the hash of the arguments an approval binds to: the
+	// approved (possibly edited) ones when set, else the proposed ones.
+	ArgsHash         []byte
 	Quote            adapter.Quote
 	Summary          string
 	SummaryDisagrees bool
@@ -77,6 +80,10 @@ func fromRow(r store.Invocation) (Invocation, error) {
 		AmountCents: r.AmountCents, PolicyStage: int(r.PolicyStage), PolicyVersion: r.PolicyVersion, RouteReason: r.RouteReason,
 		DeadlineAt: r.DeadlineAt, ApprovedAt: r.ApprovedAt, PermitAt: r.PermitAt, FinishedAt: r.FinishedAt,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+	}
+	inv.ArgsHash = r.ApprovedArgsHash
+	if inv.ArgsHash == nil {
+		inv.ArgsHash = r.ArgsHash
 	}
 	if err := json.Unmarshal(r.Quote, &inv.Quote); err != nil {
 		return inv, fmt.Errorf("controlplane: decode quote of %s: %w", r.ID, err)

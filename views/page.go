@@ -16,6 +16,9 @@ type Page struct {
 	Nav   []NavItem
 	// Narrow centres a single-column page (sign-in, errors).
 	Narrow bool
+	// RefreshSeconds, when set, reloads a page that waits for an outcome
+	// every so many seconds in browsers without JavaScript.
+	RefreshSeconds int
 }
 
 // User is the signed-in person as the header shows them.
@@ -32,6 +35,10 @@ type NavItem struct {
 	Current bool
 	// About says what the page is for, on the home page.
 	About string
+	// Count, when set, is shown as a badge beside the label; CountLabel
+	// says what it counts for screen readers.
+	Count      int
+	CountLabel string
 }
 
 // Flash is a message carried across a redirect.

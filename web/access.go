@@ -16,6 +16,8 @@ import (
 type access struct {
 	public bool
 	roles  []accounts.Role
+	// bearer routes take an assistant's API key instead of a session.
+	bearer bool
 }
 
 var (
@@ -23,6 +25,9 @@ var (
 	anyone = access{public: true}
 	// signedIn allows every role.
 	signedIn = access{roles: accounts.Roles}
+	// assistant requires a live API key (Authorization: Bearer …); cookie
+	// sessions do not count.
+	assistant = access{bearer: true}
 )
 
 // only allows the listed roles.
@@ -36,6 +41,9 @@ func (s *Server) authorize(a access) echo.MiddlewareFunc {
 		return func(c echo.Context) error {
 			if a.public {
 				return next(c)
+			}
+			if a.bearer {
+				return s.authorizeBearer(c, next)
 			}
 			u, ok := currentUser(c)
 			if !ok {

@@ -36,6 +36,10 @@ func TestRoleMatrix(t *testing.T) {
 		for k, v := range params {
 			path = strings.ReplaceAll(path, k, v)
 		}
+		if b.web.BearerRoute(r.Method, r.Path) {
+			checkBearerRoute(t, b, r.Method, path, identities)
+			continue
+		}
 		for _, role := range identities {
 			c := b.client(t)
 			if role != "" {
@@ -71,5 +75,40 @@ func TestRoleMatrix(t *testing.T) {
 				t.Errorf("%s %s as %s: %d, want 403", r.Method, r.Path, who, res.StatusCode)
 			}
 		}
+	}
+}
+
+// checkBearerRoute checks a route of the assistant's API: without a key,
+// every identity — a visitor or a signed-in user with a cookie — gets 401;
+// a valid key is let through (unknown ids answer 404 or a 4xx error, never
+// 401, 403 or 5xx).
+func checkBearerRoute(t *testing.T, b *testBundle, method, path string, identities []accounts.Role) {
+	t.Helper()
+	for _, role := range identities {
+		c := b.client(t)
+		if role != "" {
+			c.mustSignIn(b.users[role])
+		}
+		var res response
+		if method == http.MethodGet {
+			res = c.get(path)
+		} else {
+			page := "/sign-in"
+			if role != "" {
+				page = "/"
+			}
+			res = c.post(path, url.Values{"_csrf": {c.csrf(page)}, "role": {"agent"}})
+		}
+		if res.StatusCode != http.StatusUnauthorized {
+			t.Errorf("%s %s as %q with a cookie and no key: %d, want 401", method, path, role, res.StatusCode)
+		}
+	}
+	key := matrixKey(t, b)
+	req, _ := http.NewRequest(method, b.srv.URL+path, strings.NewReader(`{}`))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	res := b.client(t).do(req)
+	if res.StatusCode == http.StatusUnauthorized || res.StatusCode == http.StatusForbidden || res.StatusCode >= 500 {
+		t.Errorf("%s %s with a valid key: %d, want it let through\n%s", method, path, res.StatusCode, res.body)
 	}
 }

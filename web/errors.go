@@ -23,6 +23,7 @@ var statusOf = map[apperr.Kind]int{
 	apperr.LimitReached:      http.StatusTooManyRequests,
 	apperr.Upstream:          http.StatusBadGateway,
 	apperr.Internal:          http.StatusInternalServerError,
+	apperr.BadRequest:        http.StatusBadRequest,
 }
 
 var titleOf = map[int]string{
@@ -47,6 +48,8 @@ type apiError struct {
 	Retryable bool              `json:"retryable"`
 	Hint      string            `json:"hint,omitempty"`
 	Fields    map[string]string `json:"fields,omitempty"`
+	// Details carries extra facts, e.g. the candidates of an ambiguous reference.
+	Details map[string]any `json:"details,omitempty"`
 }
 
 // handleError is Echo's HTTPErrorHandler: it turns any error into a status
@@ -91,7 +94,7 @@ func (s *Server) describe(err error) (int, apiError) {
 		if e.Kind == apperr.Internal || msg == "" {
 			msg = "Something went wrong on our side. It has been logged; please try again."
 		}
-		return status, apiError{Code: e.CodeOrKind(), Message: msg, Retryable: e.Retryable, Hint: e.Hint, Fields: e.Fields}
+		return status, apiError{Code: e.CodeOrKind(), Message: msg, Retryable: e.Retryable, Hint: e.Hint, Fields: e.Fields, Details: e.Details}
 	}
 	var he *echo.HTTPError
 	if errors.As(err, &he) {

@@ -31,7 +31,13 @@ func (s *Server) handleHome(c echo.Context) error {
 			links = append(links, item)
 		}
 	}
-	return render(c, http.StatusOK, views.Home(p, views.HomeView{Name: u.Name, RoleLabel: u.Role.Label(), Intro: intro[u.Role], Links: links}))
+	hv := views.HomeView{Name: u.Name, RoleLabel: u.Role.Label(), Intro: intro[u.Role], Links: links}
+	if u.Role == accounts.Manager || u.Role == accounts.Admin {
+		if hv.OverdueReviews, err = s.overdueReviews(c.Request().Context()); err != nil {
+			return err
+		}
+	}
+	return render(c, http.StatusOK, views.Home(p, hv))
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -35,6 +35,9 @@ func (s *Server) page(c echo.Context, title string) (views.Page, error) {
 	if u, ok := currentUser(c); ok {
 		p.User = &views.User{Name: u.Name, Email: u.Email, RoleLabel: u.Role.Label()}
 		p.Nav = navFor(u.Role, c.Request().URL.Path)
+		if u.Role != accounts.Customer {
+			s.countQueue(c, p.Nav)
+		}
 	}
 	return p, nil
 }
@@ -47,11 +50,24 @@ func navFor(role accounts.Role, current string) []views.NavItem {
 			Current: current == href || (href != "/" && strings.HasPrefix(current, href+"/"))})
 	}
 	add("Home", "/", "")
+	if role == accounts.Customer {
+		add("My requests", "/requests", "What assistants prepared for you: confirm or decline, and see how each turned out.")
+	}
+	if role != accounts.Customer {
+		add("Queue", "/queue", "Requests awaiting a person's approval: decide, edit, or send back to the assistant.")
+		add("Tasks", "/tasks", "Every task: where each request stands, pause, resume, cancel, inspect and reconcile.")
+		add("Hand-offs", "/handoffs", "Conversations the assistant handed to a person, with what it prepared.")
+	}
 	if role != accounts.Customer {
 		add("Systems", "/systems", "The connected business systems: each action's contract, limits and guidance, and the read tools.")
 	}
+	if role == accounts.Manager || role == accounts.Admin {
+		add("Metrics", "/metrics", "How actions turn out: containment, success, reversals, clarifications, hand-offs, time to resolution, stage readiness.")
+		add("Policies", "/policies", "Each action's stage, limits, approval rules, deadlines, owner and review date; change them with a what-if.")
+	}
 	if role == accounts.Admin {
 		add("Users", "/admin/users", "Create people's accounts, change their roles, disable them.")
+		add("Assistants", "/admin/assistants", "Create assistants, issue and revoke their API keys, choose the actions each may use.")
 	}
 	add("Password", "/account/password", "Change your password; your other sessions end.")
 	return items

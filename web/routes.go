@@ -35,10 +35,73 @@ func (s *Server) routes() []route {
 
 		{http.MethodGet, "/systems", s.handleSystems, staff},
 
+		// The manager's pages: action-outcome metrics and policies.
+		{http.MethodGet, "/metrics", s.handleMetrics, only(accounts.Manager, accounts.Admin)},
+		{http.MethodGet, "/metrics/:file", s.handleMetricsCSV, only(accounts.Manager, accounts.Admin)},
+		{http.MethodGet, "/policies", s.handlePolicies, only(accounts.Manager, accounts.Admin)},
+		{http.MethodGet, "/policies/:system/:action", s.handlePolicyForm, only(accounts.Manager, accounts.Admin)},
+		{http.MethodPost, "/policies/:system/:action", s.handlePolicyChange, only(accounts.Manager, accounts.Admin)},
+
+		// The support agent's console: approval queue, tasks, hand-offs.
+		{http.MethodGet, "/queue", s.handleQueue, staff},
+		{http.MethodPost, "/queue/bulk", s.handleQueueBulk, staff},
+		{http.MethodPost, "/queue/bulk/approve", s.handleQueueBulkApprove, staff},
+		{http.MethodGet, "/queue/:id", s.handleQueueCard, staff},
+		{http.MethodPost, "/queue/:id/claim", s.handleQueueClaim, staff},
+		{http.MethodPost, "/queue/:id/approve", s.handleQueueApprove, staff},
+		{http.MethodPost, "/queue/:id/reject", s.handleQueueReject, staff},
+		{http.MethodPost, "/queue/:id/send-back", s.handleQueueSendBack, staff},
+		{http.MethodPost, "/queue/:id/edit", s.handleQueueEdit, staff},
+		{http.MethodGet, "/tasks", s.handleTasks, staff},
+		{http.MethodGet, "/tasks/:id", s.handleTask, staff},
+		{http.MethodGet, "/tasks/:id/live", s.handleTaskLive, staff},
+		{http.MethodGet, "/tasks/:id/events", s.handleTaskEvents, staff},
+		{http.MethodPost, "/tasks/:id/pause", s.handleTaskPause, staff},
+		{http.MethodPost, "/tasks/:id/resume", s.handleTaskResume, staff},
+		{http.MethodPost, "/tasks/:id/cancel", s.handleTaskCancel, staff},
+		{http.MethodPost, "/invocations/:id/reconcile", s.handleInvocationReconcile, staff},
+		{http.MethodPost, "/invocations/:id/reverse", s.handleInvocationReverse, staff},
+		{http.MethodPost, "/controls/global-stop", s.handleGlobalStop, admin},
+		{http.MethodGet, "/handoffs", s.handleHandoffs, staff},
+		{http.MethodPost, "/handoffs/:id/take", s.handleHandoffTake, staff},
+
+		// The customer's confirmation page: a link session or a customer
+		// account; the handlers check the request is this customer's.
+		{http.MethodGet, "/c/:token", s.handleConfirmationLink, anyone},
+		{http.MethodGet, "/requests", s.handleMyRequests, only(accounts.Customer)},
+		{http.MethodGet, "/requests/:id", s.handleCustomerRequest, anyone},
+		{http.MethodGet, "/requests/:id/status", s.handleCustomerRequestStatus, anyone},
+		{http.MethodPost, "/requests/:id/confirm", s.handleCustomerConfirm, anyone},
+		{http.MethodPost, "/requests/:id/decline", s.handleCustomerDecline, anyone},
+
 		{http.MethodGet, "/admin/users", s.handleAdminUsers, admin},
 		{http.MethodPost, "/admin/users", s.handleAdminUserCreate, admin},
 		{http.MethodPost, "/admin/users/:id/role", s.handleAdminUserRole, admin},
 		{http.MethodPost, "/admin/users/:id/disable", s.handleAdminUserDisable, admin},
 		{http.MethodPost, "/admin/users/:id/enable", s.handleAdminUserEnable, admin},
+
+		{http.MethodGet, "/admin/assistants", s.handleAdminAssistants, admin},
+		{http.MethodPost, "/admin/assistants", s.handleAdminAssistantCreate, admin},
+		{http.MethodPost, "/admin/assistants/:id/keys", s.handleAdminAssistantKeyCreate, admin},
+		{http.MethodPost, "/admin/assistants/:id/actions", s.handleAdminAssistantActions, admin},
+		{http.MethodPost, "/admin/assistants/:id/disable", s.handleAdminAssistantDisable, admin},
+		{http.MethodPost, "/admin/assistants/:id/enable", s.handleAdminAssistantEnable, admin},
+		{http.MethodPost, "/admin/keys/:id/revoke", s.handleAdminKeyRevoke, admin},
+
+		// The assistant's side: the JSON API and the MCP server (bearer keys).
+		{http.MethodGet, "/api/v1/openapi.json", s.handleOpenAPI, anyone},
+		{http.MethodGet, "/api/v1/tools", s.handleAPITools, assistant},
+		{http.MethodPost, "/api/v1/tools/:name", s.handleAPIToolCall, assistant},
+		{http.MethodPost, "/api/v1/tasks", s.handleAPITaskCreate, assistant},
+		{http.MethodGet, "/api/v1/tasks/:id", s.handleAPITask, assistant},
+		{http.MethodPost, "/api/v1/tasks/:id/pause", s.handleAPITaskPause, assistant},
+		{http.MethodPost, "/api/v1/tasks/:id/resume", s.handleAPITaskResume, assistant},
+		{http.MethodPost, "/api/v1/tasks/:id/cancel", s.handleAPITaskCancel, assistant},
+		{http.MethodPost, "/api/v1/tasks/:id/invocations", s.handleAPIPropose, assistant},
+		{http.MethodGet, "/api/v1/invocations/:id", s.handleAPIInvocation, assistant},
+		{http.MethodPost, "/api/v1/invocations/:id/reconcile", s.handleAPIReconcile, assistant},
+		{http.MethodPost, "/api/v1/invocations/:id/reverse", s.handleAPIReverse, assistant},
+		{http.MethodPost, "/api/v1/conversations/:id/events", s.handleAPIConversationEvent, assistant},
+		{http.MethodPost, "/mcp", s.handleMCP, assistant},
 	}
 }

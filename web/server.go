@@ -15,6 +15,7 @@ import (
 
 	"countersign/accounts"
 	"countersign/adapter"
+	"countersign/assistants"
 	"countersign/controlplane"
 	"countersign/store"
 )
@@ -29,7 +30,13 @@ type Config struct {
 	// Confirmations makes the customer's confirmation link of an invocation
 	// awaiting confirmation; nil leaves links out.
 	Confirmations ConfirmationLinks
-	Logger        *slog.Logger
+	// Assistants authenticates API keys and keeps the assistants' catalog;
+	// nil builds one over Store and Control.
+	Assistants *assistants.Service
+	// APIRatePerMinute is each API key's request rate (and burst) on the
+	// API and the MCP server; zero means 120.
+	APIRatePerMinute int
+	Logger           *slog.Logger
 	// TrustedProxies may set X-Forwarded-For; with none, the client address
 	// is the TCP peer's, whatever headers say.
 	TrustedProxies []netip.Prefix
@@ -38,6 +45,8 @@ type Config struct {
 	TLS bool
 	// Now is the clock; tests pass a fake one.
 	Now func() time.Time
+	// Telemetry, when set, counts and times every request for Prometheus.
+	Telemetry *Telemetry
 }
 
 // ConfirmationLinks issues the link a customer opens to confirm or decline
@@ -53,7 +62,11 @@ type Server struct {
 	log    *slog.Logger
 	echo   *echo.Echo
 	access map[string]access // "METHOD path" → who may use it
+	limits *keyLimits        // per-API-key rate limits
+	mcp    http.Handler      // the MCP server at /mcp
 	now    func() time.Time
+	// tasks wakes live task pages on PostgreSQL notifications.
+	tasks *taskWatch
 }
 
 // New builds the server and registers every route.
@@ -64,12 +77,20 @@ func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, now: cfg.Now, access: map[string]access{}}
+	if cfg.Assistants == nil && cfg.Store != nil && cfg.Control != nil {
+		cfg.Assistants = assistants.New(cfg.Store, cfg.Control, cfg.Now)
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, now: cfg.Now, access: map[string]access{}, limits: newKeyLimits(cfg.APIRatePerMinute)}
+	s.mcp = s.newMCPHandler()
+	s.tasks = newTaskWatch(cfg.Store, cfg.Logger)
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
 	e.IPExtractor = ipExtractor(cfg.TrustedProxies)
 	e.HTTPErrorHandler = s.handleError
+	if cfg.Telemetry != nil {
+		e.Use(cfg.Telemetry.middleware)
+	}
 	e.Use(s.withRequestContext, s.logRequests, s.securityHeaders, s.recoverPanics, s.loadSession, s.checkCSRF)
 	for _, r := range s.routes() {
 		s.access[r.method+" "+r.path] = r.allow
@@ -78,6 +99,10 @@ func New(cfg Config) *Server {
 	s.echo = e
 	return s
 }
+
+// BearerRoute reports whether a registered route takes an assistant's API
+// key, for the role-matrix test.
+func (s *Server) BearerRoute(method, path string) bool { return s.access[method+" "+path].bearer }
 
 // Handler is the server as an http.Handler.
 func (s *Server) Handler() http.Handler { return s.echo }

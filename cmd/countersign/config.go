@@ -35,6 +35,23 @@ type config struct {
 	AdapterTimeout  time.Duration
 	LeaseMargin     time.Duration
 	DispatchEvery   time.Duration
+	// MetricsAddr serves Prometheus metrics on an address of its own; empty
+	// turns them off. MetricsToken, when set, must come as a bearer token.
+	MetricsAddr  string
+	MetricsToken string
+	// MetricsRefresh is how often the manager's metric roll-ups fold in
+	// new events.
+	MetricsRefresh time.Duration
+	// Notifications of the support agent's console.
+	PublicURL       string
+	NotifyWebhook   string
+	SMTPAddr        string
+	SMTPUser        string
+	SMTPPassword    string
+	NotifyFrom      string
+	NotifyTo        string
+	NotifyEvery     time.Duration
+	DeadlineWarning time.Duration
 
 	// Derived by validate.
 	trusted []netip.Prefix
@@ -82,6 +99,18 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	dur(&c.AdapterTimeout, "adapter-timeout", "ADAPTER_TIMEOUT", 15*time.Second, "longest wait for one call to a business system")
 	dur(&c.LeaseMargin, "lease-margin", "DISPATCH_LEASE_MARGIN", 15*time.Second, "added to twice the adapter timeout: a dispatch not finished by then is unverified")
 	dur(&c.DispatchEvery, "dispatch-interval", "DISPATCH_INTERVAL", time.Second, "how often the dispatcher looks for work besides being woken by NOTIFY")
+	str(&c.PublicURL, "public-url", "PUBLIC_URL", "", "the console's address for people, used in notification links (default http://<addr>)")
+	str(&c.NotifyWebhook, "notify-webhook", "NOTIFY_WEBHOOK_URL", "", "Slack-compatible incoming webhook for approval and unverified notices")
+	str(&c.SMTPAddr, "smtp-addr", "SMTP_ADDR", "", "mail server host:port for notices by e-mail")
+	str(&c.SMTPUser, "smtp-user", "SMTP_USER", "", "mail server user (PLAIN auth; needs TLS unless the server is local)")
+	str(&c.SMTPPassword, "smtp-password", "SMTP_PASSWORD", "", "mail server password")
+	str(&c.NotifyFrom, "notify-from", "NOTIFY_FROM", "", "sender address of notice mails")
+	str(&c.NotifyTo, "notify-to", "NOTIFY_TO", "", "comma-separated recipients of notice mails")
+	dur(&c.NotifyEvery, "notify-interval", "NOTIFY_INTERVAL", 30*time.Second, "how often due notices are looked for")
+	dur(&c.DeadlineWarning, "deadline-warning", "NOTIFY_DEADLINE_WARNING", 15*time.Minute, "warn this long before an approval deadline")
+	str(&c.MetricsAddr, "metrics-addr", "METRICS_ADDR", "", "serve Prometheus metrics for operators on this host:port; empty: off")
+	str(&c.MetricsToken, "metrics-token", "METRICS_TOKEN", "", "bearer token a Prometheus scrape must send; empty: none (bind -metrics-addr privately)")
+	dur(&c.MetricsRefresh, "metrics-refresh", "METRICS_REFRESH", 30*time.Second, "how often the metrics roll-ups fold in new events")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -103,9 +132,26 @@ func (c *config) validate() error {
 		name string
 		v    time.Duration
 	}{{"-session-idle", c.SessionIdle}, {"-session-absolute", c.SessionAbsolute}, {"-shutdown-grace", c.ShutdownGrace},
-		{"-adapter-timeout", c.AdapterTimeout}, {"-lease-margin", c.LeaseMargin}, {"-dispatch-interval", c.DispatchEvery}} {
+		{"-adapter-timeout", c.AdapterTimeout}, {"-lease-margin", c.LeaseMargin}, {"-dispatch-interval", c.DispatchEvery}, {"-metrics-refresh", c.MetricsRefresh}} {
 		if d.v <= 0 {
 			problems = append(problems, d.name+": want a positive duration like 30m or 12h")
+		}
+	}
+	if c.NotifyEvery <= 0 || c.DeadlineWarning <= 0 {
+		problems = append(problems, "-notify-interval and -deadline-warning: want positive durations like 30s or 15m")
+	}
+	if c.PublicURL != "" && !strings.HasPrefix(c.PublicURL, "http://") && !strings.HasPrefix(c.PublicURL, "https://") {
+		problems = append(problems, "-public-url: want an http:// or https:// URL")
+	}
+	if c.NotifyWebhook != "" && !strings.HasPrefix(c.NotifyWebhook, "https://") && !strings.HasPrefix(c.NotifyWebhook, "http://") {
+		problems = append(problems, "-notify-webhook: want an https:// URL")
+	}
+	if c.SMTPAddr != "" {
+		if _, _, err := net.SplitHostPort(c.SMTPAddr); err != nil {
+			problems = append(problems, fmt.Sprintf("-smtp-addr %q: want host:port, e.g. mail.example.com:587", c.SMTPAddr))
+		}
+		if c.NotifyFrom == "" || len(splitList(c.NotifyTo)) == 0 {
+			problems = append(problems, "-smtp-addr needs -notify-from and -notify-to")
 		}
 	}
 	if c.SessionIdle > c.SessionAbsolute {
@@ -124,6 +170,9 @@ func (c *config) validate() error {
 	}
 	if _, err := decodeKeys(c.SessionKeys); c.SessionKeys != "" && err != nil {
 		problems = append(problems, "-session-keys: "+err.Error())
+	}
+	if _, _, err := net.SplitHostPort(c.MetricsAddr); c.MetricsAddr != "" && err != nil {
+		problems = append(problems, fmt.Sprintf("-metrics-addr %q: want host:port, e.g. 127.0.0.1:9090", c.MetricsAddr))
 	}
 	switch c.LogFormat {
 	case "auto", "text", "json":

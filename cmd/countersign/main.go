@@ -22,8 +22,10 @@ import (
 	"golang.org/x/term"
 
 	"countersign/accounts"
+	"countersign/assistants"
+	"countersign/confirmation"
 	"countersign/controlplane"
-	"countersign/demo"
+	"countersign/metrics"
 	"countersign/pgcluster"
 	"countersign/store"
 	"countersign/web"
@@ -82,21 +84,41 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	defer stopShop()
 	cp := controlplane.New(st, registry, controlplane.Config{CallTimeout: cfg.AdapterTimeout, LeaseMargin: cfg.LeaseMargin}, time.Now, log)
 
-	var policyOwner *int64
+	asst := assistants.New(st, cp, time.Now)
+	links := confirmation.New(st, cp, time.Now)
+	var dm *demoMode
 	if cfg.demo() {
-		if policyOwner, err = seedDemo(ctx, cfg, acc, shopURL); err != nil {
+		if dm, err = startDemo(ctx, cfg, acc, shopURL); err != nil {
 			return err
 		}
 	}
-	if err := cp.EnsurePolicies(ctx, policyOwner); err != nil {
+	if err := cp.EnsurePolicies(ctx, dm.policyOwner()); err != nil {
 		return err
 	}
 	go cp.RunDispatcher(ctx, cfg.DispatchEvery)
+	if dm != nil {
+		if err := dm.seed(ctx, cfg, st, cp, asst, links, log); err != nil {
+			return err
+		}
+	}
+	go metrics.RunRefresher(ctx, st, cfg.MetricsRefresh, log)
+	var telemetry *web.Telemetry
+	if cfg.MetricsAddr != "" {
+		telemetry = web.NewTelemetry(st)
+		go serveTelemetry(ctx, log, cfg.MetricsAddr, telemetry.MetricsHandler(cfg.MetricsToken))
+	}
 
 	srv := web.New(web.Config{Store: st, Accounts: acc, Sessions: sessions, Logger: log, Registry: registry, Control: cp,
-		TrustedProxies: cfg.trusted, TLS: cfg.tls() || cfg.SecureCookies})
+		TrustedProxies: cfg.trusted, TLS: cfg.tls() || cfg.SecureCookies,
+		Confirmations: links, Assistants: asst, Telemetry: telemetry})
 	go sweep(ctx, log, sessions, acc)
+	if n := cfg.notifier(st, log); n.Enabled() {
+		go n.Run(ctx, cfg.NotifyEvery)
+	}
 	log.Info("console listening", "url", "http://"+cfg.Addr)
+	if dm != nil {
+		go dm.simulate(ctx, cfg, log)
+	}
 	if err := srv.Serve(ctx, cfg.Addr, cfg.ShutdownGrace, cfg.TLSCertFile, cfg.TLSKeyFile); err != nil {
 		return err
 	}
@@ -155,33 +177,6 @@ func createDatabase(ctx context.Context, serverURL, name string) error {
 		return fmt.Errorf("create database %s: %w", name, err)
 	}
 	return nil
-}
-
-// seedDemo ensures the demo users and prints their sign-ins to stdout (not
-// to the logs), keeping them in the data dir for later runs. It returns the
-// demo manager, who owns the demo's policies.
-func seedDemo(ctx context.Context, cfg config, acc *accounts.Service, shopURL string) (*int64, error) {
-	path := filepath.Join(cfg.DataDir, "demo-credentials")
-	creds, err := demo.Load(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := demo.EnsureUsers(ctx, acc, &creds); err != nil {
-		return nil, err
-	}
-	creds.ShopURL = shopURL
-	if err := creds.Save(path); err != nil {
-		return nil, err
-	}
-	fmt.Printf("\nCountersign demo: open http://%s and sign in as one of these (kept in %s):\n\n", cfg.Addr, path)
-	for _, u := range creds.Users {
-		fmt.Printf("  %-9s %-34s %s\n", u.Role, u.Email, u.Password)
-	}
-	if shopURL != "" {
-		fmt.Printf("\n  The demo shop runs at %s\n", shopURL)
-	}
-	fmt.Println()
-	return demo.ManagerID(ctx, acc, creds)
 }
 
 // sweep removes dead sessions and expired throttle records every ten
