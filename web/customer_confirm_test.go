@@ -76,8 +76,8 @@ func TestDeclineRecordsTheReason(t *testing.T) {
 	if got.State != controlplane.Rejected || got.DecisionReason != "I'd rather have a replacement." {
 		t.Errorf("after decline: %s with reason %q", got.State, got.DecisionReason)
 	}
-	if badge := text(c.get("/requests/"+inv.ID), t, "status-badge"); badge != "Declined" {
-		t.Errorf("badge %q, want Declined", badge)
+	if badge := text(c.get("/requests/"+inv.ID), t, "status-badge"); badge != controlplane.Rejected.Label() {
+		t.Errorf("badge %q, want the Rejected state badge", badge)
 	}
 	events, err := b.cp.Timeline(context.Background(), inv.TaskID)
 	if err != nil {
@@ -273,7 +273,7 @@ func TestStatusFragmentStopsPollingWhenFinal(t *testing.T) {
 		req.Header.Set("HX-Request", "true")
 		return c.do(req)
 	}
-	if res := status(); res.StatusCode != http.StatusOK || text(res, t, "status-badge") != "Working on it" {
+	if res := status(); res.StatusCode != http.StatusOK || text(res, t, "status-badge") != controlplane.Approved.Label() {
 		t.Errorf("while sending: %d %q, want 200 and the working badge", res.StatusCode, text(res, t, "status-badge"))
 	}
 	if _, err := b.cp.DispatchOnce(context.Background()); err != nil {

@@ -102,31 +102,39 @@ func lineText(l adapter.QuoteLine) string {
 	return l.To
 }
 
-// customerStatus says where a request stands in a customer's words, with
-// its badge. successor, when known, links the fresh quote that replaced it.
+// customerStatus says where a request stands in a customer's words. The
+// badge is the state's one badge, the same as on every console page; the
+// headline and detail are written for the customer. successor, when known,
+// links the fresh quote that replaced it.
 func customerStatus(inv controlplane.Invocation, now time.Time, successor string) views.CustomerStatusView {
 	st := views.CustomerStatusView{ID: inv.ID, Decided: true, Successor: successor}
-	working := func(class, badge, headline, detail string, poll int) views.CustomerStatusView {
-		st.BadgeClass, st.BadgeText, st.Headline, st.Detail, st.Pending, st.PollSeconds = class, badge, headline, detail, true, poll
+	badge := func(state controlplane.State) {
+		b := stateBadge(state)
+		st.BadgeClass, st.BadgeText = b.Tone, b.Label
+	}
+	badge(inv.State)
+	working := func(headline, detail string, poll int) views.CustomerStatusView {
+		st.Headline, st.Detail, st.Pending, st.PollSeconds = headline, detail, true, poll
 		return st
 	}
-	final := func(class, badge, headline, detail string) views.CustomerStatusView {
-		st.BadgeClass, st.BadgeText, st.Headline, st.Detail = class, badge, headline, detail
+	final := func(headline, detail string) views.CustomerStatusView {
+		st.Headline, st.Detail = headline, detail
 		return st
 	}
 	switch inv.State {
 	case controlplane.AwaitingConfirmation:
 		if inv.DeadlineAt != nil && !now.Before(*inv.DeadlineAt) {
-			return final("idle", "Expired", "This request expired before it was confirmed, so nothing has changed.",
+			badge(controlplane.Expired)
+			return final("This request expired before it was confirmed, so nothing has changed.",
 				"If you still want it, ask the assistant to prepare it again.")
 		}
-		st.Decided, st.BadgeClass, st.BadgeText = false, "info", "Waiting for you"
+		st.Decided = false
 		return st
 	case controlplane.AwaitingApproval:
-		return working("warn", "Waiting for our team", "A member of our team needs to approve this first. Nothing has changed yet.",
+		return working("A member of our team needs to approve this first. Nothing has changed yet.",
 			"This page updates when it is decided.", 10)
 	case controlplane.Proposed, controlplane.Approved, controlplane.Dispatching:
-		return working("info", "Working on it", "Confirmed. We are carrying this out now.", "This page updates by itself when it is done.", 1)
+		return working("Confirmed. We are carrying this out now.", "This page updates by itself when it is done.", 1)
 	case controlplane.Completed:
 		headline := inv.Say()
 		if inv.Result != nil && inv.Result.Reference != "" {
@@ -134,30 +142,30 @@ func customerStatus(inv controlplane.Invocation, now time.Time, successor string
 			// The template prints the reference after the verb, marked up.
 			headline = strings.TrimSuffix(headline, " Reference: "+st.Reference+".")
 		}
-		return final("ok", "Done", headline, "Keep the reference in case you need to ask about this later.")
+		return final(headline, "Keep the reference in case you need to ask about this later.")
 	case controlplane.Unverified:
-		return working("warn", "Being checked", "We could not confirm this yet; a person will check and we will update this page.",
+		return working("We could not confirm this yet; a person will check and we will update this page.",
 			"You don't need to do anything, and please don't ask for it again meanwhile.", 10)
 	case controlplane.Failed:
-		return final("bad", "Not done", "We could not do this, and nothing has changed.", customerHint(inv.Error))
+		return final("We could not do this, and nothing has changed.", customerHint(inv.Error))
 	case controlplane.NotDispatched:
-		return final("bad", "Not done", "This was not carried out, so nothing has changed.", customerReason(inv.NotDispatchedReason))
+		return final("This was not carried out, so nothing has changed.", customerReason(inv.NotDispatchedReason))
 	case controlplane.Rejected:
 		if strings.HasPrefix(inv.DecisionReason, "superseded") {
-			return final("idle", "Replaced", "The details changed after this was prepared, so it was not carried out.",
+			return final("The details changed after this was prepared, so it was not carried out.",
 				"Nothing has changed. Ask the assistant to prepare it again if you still want it.")
 		}
-		return final("idle", "Declined", "This was declined, so nothing has changed.", "")
+		return final("This was declined, so nothing has changed.", "")
 	case controlplane.Expired:
-		return final("idle", "Expired", "This request expired before it was confirmed, so nothing has changed.",
+		return final("This request expired before it was confirmed, so nothing has changed.",
 			"If you still want it, ask the assistant to prepare it again.")
 	case controlplane.Reversed:
 		if inv.Result != nil {
 			st.Reference = inv.Result.Reference
 		}
-		return final("idle", "Reversed", "This was done and has since been reversed.", "")
+		return final("This was done and has since been reversed.", "")
 	}
-	return final("idle", "Unknown", "We can't say yet where this stands.", "")
+	return final("We can't say yet where this stands.", "")
 }
 
 // customerHint turns a refusal into what a customer can do about it; the
