@@ -56,8 +56,8 @@ func TestSeedDemoGivesALinkPerCustomerAction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(first) != 4 {
-		t.Fatalf("%d demo links, want 4: %+v", len(first), first)
+	if len(first) != 5 {
+		t.Fatalf("%d demo links, want 5: %+v", len(first), first)
 	}
 	for _, l := range first {
 		got, err := links.Redeem(ctx, strings.TrimPrefix(l.Path, confirmation.PathPrefix), "")
@@ -85,8 +85,8 @@ func TestSeedDemoGivesALinkPerCustomerAction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(invs) != 4 {
-		t.Errorf("%d invocations after two seedings, want the 4 pending ones reused", len(invs))
+	if len(invs) != 5 {
+		t.Errorf("%d invocations after two seedings, want the 5 pending ones reused", len(invs))
 	}
 }
 

@@ -24,8 +24,8 @@ type DemoLink struct {
 const demoWindow = 24 * time.Hour
 
 // demoProposals are the writes a customer confirms in the demo, against
-// the seeded shop's Jordan Lee. Reinstating needs a cancelled plan, so it
-// appears once the cancellation is confirmed and an agent reverses it.
+// the seeded shop's Jordan Lee (whose photo add-on is cancelled at the end
+// of its period, so it can be reinstated).
 var demoProposals = []struct {
 	action  string
 	args    map[string]any
@@ -33,6 +33,8 @@ var demoProposals = []struct {
 }{
 	{"cancel_subscription", map[string]any{"subscription_id": "Pro plan for acme.example", "reason_code": "too_expensive",
 		"effective": "end_of_period"}, "Cancel the Pro plan for acme.example at the end of the period."},
+	{"reinstate_subscription", map[string]any{"subscription_id": "Photo add-on plan for acme.example"},
+		"Keep the photo add-on for acme.example."},
 	{"issue_refund", map[string]any{"order_id": "walnut lamp", "amount_cents": 4210, "reason_code": "damaged"},
 		"Refund the damaged walnut lamp."},
 	{"resend_receipt", map[string]any{"invoice_id": "paid Pro invoice"}, "Send the Pro plan receipt again."},

@@ -41,6 +41,9 @@ func seedCustomers(now time.Time) []seedCustomer {
 			subs: []SubscriptionFixture{
 				{Site: "acme.example", Plan: "Pro", PriceCents: 4900, PeriodEnd: in(18), MarginCents: 3900},
 				{Site: "acme.shop", Plan: "Starter", PriceCents: 1200, PeriodEnd: in(9), MarginCents: 800},
+				// Cancelled at period end: the demo's reinstatement to confirm.
+				{Site: "acme.example", Plan: "Photo add-on", PriceCents: 500, PeriodEnd: in(14), Status: SubscriptionCancelled,
+					CancelAtPeriodEnd: true, CancelReason: "missing_feature", MarginCents: 400},
 			},
 			orders: []seedOrder{
 				{key: "demo-5d", deliveredDaysAgo: 5, items: []seedItem{{"POUR-CER-02", 1}, {"FILT-100", 2}}, shippingCents: 599},

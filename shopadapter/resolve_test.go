@@ -42,7 +42,8 @@ func TestResolve(t *testing.T) {
 			"Pro plan for brightleaf.shop, active, renews May 7, 2026"}, adapter.CodeAmbiguous},
 		{"id", maya, "subscription", mayaSubs["brightleaf.example"], "Pro plan for brightleaf.example", nil, ""},
 		{"plan name", jordan, "subscription", "Pro", "Pro plan for acme.example", nil, ""},
-		{"site label matching two", jordan, "subscription", "acme", "", []string{
+		{"site label matching several", jordan, "subscription", "acme", "", []string{
+			"Photo add-on plan for acme.example, cancelled, access until April 26, 2026",
 			"Pro plan for acme.example, active, renews April 30, 2026",
 			"Starter plan for acme.shop, active, renews April 21, 2026"}, adapter.CodeAmbiguous},
 		{"another customer's subscription", jordan, "subscription", mayaSubs["brightleaf.shop"], "", nil, adapter.CodeNotFound},
