@@ -99,10 +99,7 @@ func TestAdminAssistantsInABrowser(t *testing.T) {
 	admin := b.users[accounts.Admin]
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(b.srv.URL+"/"),
-		chromedp.WaitVisible(chromedp.CSS(`#email`)),
-		chromedp.SendKeys(chromedp.CSS(`#email`), admin.Email),
-		chromedp.SendKeys(chromedp.CSS(`#password`), admin.Password),
-		chromedp.Submit(chromedp.CSS(`[data-testid="sign-in-form"]`)),
+		browserSignIn(admin),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="home-heading"]`)),
 		chromedp.Navigate(b.srv.URL+"/admin/assistants"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="new-assistant-form"]`)),

@@ -21,10 +21,7 @@ func TestBrowserSignInEachRole(t *testing.T) {
 		u := b.users[role]
 		err := chromedp.Do(ctx,
 			chromedp.Navigate(b.srv.URL+"/"),
-			chromedp.WaitVisible(chromedp.CSS(`#email`)),
-			chromedp.SendKeys(chromedp.CSS(`#email`), u.Email),
-			chromedp.SendKeys(chromedp.CSS(`#password`), u.Password),
-			chromedp.Submit(chromedp.CSS(`[data-testid="sign-in-form"]`)),
+			browserSignIn(u),
 			chromedp.WaitVisible(chromedp.CSS(`[data-testid="home-heading"]`)),
 		)
 		if err != nil {

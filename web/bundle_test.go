@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/chromedp/chromedp"
 
 	"countersign/accounts"
 	"countersign/adapter"
@@ -233,4 +234,15 @@ func (b *testBundle) connectShop(t *testing.T, reg *adapter.Registry) {
 	if err := b.cp.EnsurePolicies(ctx, &owner); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// browserSignIn is the browser's sign-in through the real form, from any page
+// that shows it.
+func browserSignIn(u testUser) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.WaitVisible(chromedp.CSS(`#email`)),
+		chromedp.SendKeys(chromedp.CSS(`#email`), u.Email),
+		chromedp.SendKeys(chromedp.CSS(`#password`), u.Password),
+		chromedp.Submit(chromedp.CSS(`[data-testid="sign-in-form"]`)),
+	)
 }

@@ -3,8 +3,6 @@ package web_test
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -28,31 +26,12 @@ func TestBrowserAgentEditsApprovesAndWatchesTheTaskComplete(t *testing.T) {
 	inv := f.refund(t, f.order, 4200)
 	ctx := browsertest.New(t, 120*time.Second)
 	u := b.users[accounts.Agent]
-	axe := func(page string) {
-		t.Helper()
-		if v := browsertest.Axe(t, ctx); len(v) > 0 {
-			t.Errorf("%s: %d serious accessibility violations: %+v", page, len(v), v)
-		}
-	}
-	shot := func(name string) {
-		t.Helper()
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(os.TempDir(), name)
-		if err := os.WriteFile(path, png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("screenshot: %s", path)
-	}
+	axe := func(page string) { t.Helper(); browsertest.CheckAccessibility(t, ctx, page) }
+	shot := func(name string) { t.Helper(); browsertest.Screenshot(t, ctx, name) }
 	card := `[data-testid="card-` + inv.ID + `"]`
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(b.srv.URL+"/queue"),
-		chromedp.WaitVisible(chromedp.CSS(`#email`)),
-		chromedp.SendKeys(chromedp.CSS(`#email`), u.Email),
-		chromedp.SendKeys(chromedp.CSS(`#password`), u.Password),
-		chromedp.Submit(chromedp.CSS(`[data-testid="sign-in-form"]`)),
+		browserSignIn(u),
 		chromedp.WaitVisible(chromedp.CSS(card)),
 	)
 	if err != nil {

@@ -2,8 +2,6 @@ package web_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -64,16 +62,6 @@ func TestBrowserCustomerConfirms(t *testing.T) {
 	if after, _ := chromedp.Run(ctx, chromedp.Location()); after != location {
 		t.Errorf("the page navigated to %q; the outcome should arrive in place", after)
 	}
-	if v := browsertest.Axe(t, ctx); len(v) > 0 {
-		t.Errorf("outcome: %d serious accessibility violations: %+v", len(v), v)
-	}
-	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(os.TempDir(), "countersign-confirmation.jpg")
-	if err := os.WriteFile(path, shot, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot (JPEG): %s", path)
+	browsertest.CheckAccessibility(t, ctx, "outcome")
+	browsertest.Screenshot(t, ctx, "countersign-confirmation.png")
 }

@@ -1,8 +1,6 @@
 package web_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -26,10 +24,7 @@ func TestBrowserManagerPages(t *testing.T) {
 	u := b.users[accounts.Manager]
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(b.srv.URL+"/sign-in"),
-		chromedp.WaitVisible(chromedp.CSS(`#email`)),
-		chromedp.SendKeys(chromedp.CSS(`#email`), u.Email),
-		chromedp.SendKeys(chromedp.CSS(`#password`), u.Password),
-		chromedp.Submit(chromedp.CSS(`[data-testid="sign-in-form"]`)),
+		browserSignIn(u),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="home-heading"]`)),
 		chromedp.Navigate(b.srv.URL+"/metrics"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="metric-action_success"] svg.chart`)),
@@ -41,19 +36,8 @@ func TestBrowserManagerPages(t *testing.T) {
 	if err != nil || !strings.HasSuffix(value, "%") {
 		t.Errorf("success rate reads %q (%v)", value, err)
 	}
-	if v := browsertest.Axe(t, ctx); len(v) > 0 {
-		t.Errorf("metrics: %d serious accessibility violations: %+v", len(v), v)
-	}
-	// Quality 100 makes chromedp capture a PNG.
-	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(os.TempDir(), "countersign-metrics.png")
-	if err := os.WriteFile(path, shot, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("metrics page screenshot: %s", path)
+	browsertest.CheckAccessibility(t, ctx, "metrics")
+	browsertest.Screenshot(t, ctx, "countersign-metrics.png")
 
 	// Filtering by the keyboard-free path: the form's GET keeps the choice.
 	err = chromedp.Do(ctx,

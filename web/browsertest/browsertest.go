@@ -111,3 +111,28 @@ func Axe(t testing.TB, ctx context.Context) []Violation {
 	}
 	return serious
 }
+
+// CheckAccessibility fails the test (without stopping it) for every serious
+// or critical axe-core violation on the current page, naming the page.
+func CheckAccessibility(t testing.TB, ctx context.Context, page string) {
+	t.Helper()
+	if v := Axe(t, ctx); len(v) > 0 {
+		t.Errorf("%s: %d serious accessibility violations: %+v", page, len(v), v)
+	}
+}
+
+// Screenshot saves a PNG of the whole current page under the temp dir and
+// returns its path.
+func Screenshot(t testing.TB, ctx context.Context, name string) string {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // quality 100 is PNG
+	if err != nil {
+		t.Fatalf("browsertest: screenshot: %v", err)
+	}
+	path := filepath.Join(os.TempDir(), name)
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatalf("browsertest: screenshot: %v", err)
+	}
+	t.Logf("screenshot: %s", path)
+	return path
+}
