@@ -2,7 +2,6 @@ package web
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -10,7 +9,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"countersign/apperr"
-	"countersign/store"
 	"countersign/views"
 )
 
@@ -19,35 +17,25 @@ import (
 // untaken first.
 func (s *Server) handleHandoffs(c echo.Context) error {
 	u, _ := currentUser(c)
-	rows, err := s.cfg.Store.Handoffs(c.Request().Context(), 100)
+	handoffs, err := s.cfg.Control.Handoffs(c.Request().Context(), 100)
 	if err != nil {
 		return err
 	}
 	var v views.HandoffsView
-	for _, h := range rows {
-		row := views.HandoffRow{ID: h.ID, ConversationID: h.ConversationID, Intent: h.Intent, At: h.At.UTC().Format("Jan 2 15:04 UTC")}
-		if h.TaskID != nil {
-			row.TaskID = *h.TaskID
-		}
-		var data struct {
-			Summary      string          `json:"summary"`
-			Facts        json.RawMessage `json:"facts"`
-			WouldPropose json.RawMessage `json:"would_propose"`
-		}
-		_ = json.Unmarshal(h.Data, &data)
-		row.Summary = data.Summary
+	for _, h := range handoffs {
+		row := views.HandoffRow{ID: h.ID, ConversationID: h.ConversationID, Intent: h.Intent, At: h.At.UTC().Format("Jan 2 15:04 UTC"),
+			TaskID: h.TaskID, Summary: h.Summary, Facts: factLines(h.Facts)}
 		if row.Summary == "" {
 			row.Summary = "(the assistant left no summary)"
 		}
-		row.Facts = factLines(data.Facts)
-		if len(data.WouldPropose) > 0 && string(data.WouldPropose) != "null" {
-			row.WouldPropose = string(data.WouldPropose)
+		if len(h.WouldPropose) > 0 && string(h.WouldPropose) != "null" {
+			row.WouldPropose = string(h.WouldPropose)
 		}
-		if h.TakenBy != nil {
-			row.TakenByMe = *h.TakenBy == u.ID
+		if h.TakenBy != 0 {
+			row.TakenByMe = h.TakenBy == u.ID
 			row.TakenBy = "you"
-			if !row.TakenByMe && h.TakenByName != nil {
-				row.TakenBy = *h.TakenByName
+			if !row.TakenByMe {
+				row.TakenBy = h.TakenByName
 			}
 		}
 		v.Handoffs = append(v.Handoffs, row)
@@ -89,10 +77,7 @@ func (s *Server) handleHandoffTake(c echo.Context) error {
 	if err != nil {
 		return apperr.New(apperr.NotFound, "No such hand-off.")
 	}
-	by, err := s.cfg.Store.TakeHandoff(c.Request().Context(), id, u.ID, s.now())
-	if errors.Is(err, store.ErrNotFound) {
-		return apperr.Wrap(err, apperr.NotFound, "No such hand-off.")
-	}
+	by, err := s.cfg.Control.TakeHandoff(c.Request().Context(), actorOf(u), id)
 	if err != nil {
 		return err
 	}

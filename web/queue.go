@@ -204,7 +204,7 @@ func (s *Server) cardView(ctx context.Context, card controlplane.QueueCard, u ac
 			(inv.AmountCents == nil || (p.AutoMaxCents != nil && *inv.AmountCents <= *p.AutoMaxCents))
 	}
 	for _, id := range card.FirstApprovers {
-		if user, err := s.cfg.Store.UserByID(ctx, id); err == nil {
+		if user, err := s.cfg.Accounts.User(ctx, id); err == nil {
 			v.FirstApprovers = append(v.FirstApprovers, user.Name)
 		}
 	}

@@ -65,7 +65,7 @@ func (s *Server) decideView(c echo.Context, id string, posted url.Values) (views
 		}
 		v.Card.FirstApprovers = nil
 		for _, uid := range current {
-			if user, err := s.cfg.Store.UserByID(ctx, uid); err == nil {
+			if user, err := s.cfg.Accounts.User(ctx, uid); err == nil {
 				v.Card.FirstApprovers = append(v.Card.FirstApprovers, user.Name)
 			}
 		}

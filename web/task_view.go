@@ -13,7 +13,6 @@ import (
 
 	"countersign/accounts"
 	"countersign/controlplane"
-	"countersign/store"
 	"countersign/views"
 )
 
@@ -23,14 +22,14 @@ import (
 func (s *Server) handleTasks(c echo.Context) error {
 	q, state := strings.TrimSpace(c.QueryParam("q")), c.QueryParam("state")
 	v := views.TaskListView{Query: q, State: state, States: []string{"active", "paused", "cancelled", "closed"}}
-	rows, err := s.cfg.Store.Tasks(c.Request().Context(), store.TaskFilter{Query: q, State: state, Limit: 100})
+	tasks, err := s.cfg.Control.Tasks(c.Request().Context(), controlplane.TaskFilter{Query: q, State: controlplane.TaskState(state), Limit: 100})
 	if err != nil {
 		return err
 	}
-	for _, t := range rows {
+	for _, t := range tasks {
 		v.Tasks = append(v.Tasks, views.TaskRow{ID: t.ID, CustomerRef: t.CustomerRef, ConversationID: t.ConversationID,
-			State: taskBadge(controlplane.TaskState(t.State)), BudgetLeft: max(int(t.WriteBudget-t.WritesUsed), 0),
-			WriteBudget: int(t.WriteBudget), Updated: t.UpdatedAt.UTC().Format("Jan 2 15:04 UTC")})
+			State: taskBadge(t.State), BudgetLeft: t.BudgetLeft(), WriteBudget: t.WriteBudget,
+			Updated: t.UpdatedAt.UTC().Format("Jan 2 15:04 UTC")})
 	}
 	p, err := s.page(c, "Tasks")
 	if err != nil {
