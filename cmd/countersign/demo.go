@@ -57,12 +57,15 @@ func (d *demoMode) policyOwner() *int64 {
 // seed fills the demo with data and prints the sign-ins, the assistant's
 // key and the customer's confirmation links to stdout (not to the logs),
 // keeping the credentials in the data dir for later runs.
-func (d *demoMode) seed(ctx context.Context, cfg config, st *store.Store, cp *controlplane.Service,
+func (d *demoMode) seed(ctx context.Context, cfg config, st *store.Store, cp *controlplane.Service, acc *accounts.Service,
 	asst *assistants.Service, links *confirmation.Service, log *slog.Logger) error {
 	if err := seedDemoHistory(ctx, st); err != nil {
 		return err
 	}
 	seedDemoWork(ctx, cp, st, log)
+	if err := seedDemoUnverified(ctx, cp, st, acc, d.creds.ShopURL); err != nil {
+		log.Warn("demo refund with a lost acknowledgement not seeded", "error", err)
+	}
 	name, key, err := assistants.EnsureDemo(ctx, asst, d.creds.Assistant)
 	if err != nil {
 		return err

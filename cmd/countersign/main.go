@@ -95,12 +95,14 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	if err := cp.EnsurePolicies(ctx, dm.policyOwner()); err != nil {
 		return err
 	}
-	go cp.RunDispatcher(ctx, cfg.DispatchEvery)
 	if dm != nil {
-		if err := dm.seed(ctx, cfg, st, cp, asst, links, log); err != nil {
+		// Before the dispatcher starts: the demo's lost acknowledgement is
+		// sent by the seeding itself.
+		if err := dm.seed(ctx, cfg, st, cp, acc, asst, links, log); err != nil {
 			return err
 		}
 	}
+	go cp.RunDispatcher(ctx, cfg.DispatchEvery)
 	go metrics.RunRefresher(ctx, st, cfg.MetricsRefresh, log)
 	var telemetry *web.Telemetry
 	if cfg.MetricsAddr != "" {

@@ -6,9 +6,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -49,6 +52,7 @@ func TestDemoModeEndToEnd(t *testing.T) {
 		t.Fatalf("GET /sign-in: %v %v", res, err)
 	}
 	res.Body.Close()
+	checkDemoHasUnverifiedRefund(t, first.url, creds)
 	first.stop(t)
 
 	second := startConsole(t, bin, dataDir)
@@ -159,4 +163,54 @@ func freeAddr(t *testing.T) string {
 	}
 	defer l.Close()
 	return l.Addr().String()
+}
+
+// checkDemoHasUnverifiedRefund signs in as the demo agent and finds the
+// demo's refund whose acknowledgement was lost: its task (listed first, as
+// tasks with unverified work are) says the result needs checking and offers
+// to inspect the original call.
+func checkDemoHasUnverifiedRefund(t *testing.T, base string, creds demo.Credentials) {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	page := func(path string) string {
+		t.Helper()
+		res, err := c.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d", path, res.StatusCode)
+		}
+		return string(b)
+	}
+	tok := regexp.MustCompile(`name="_csrf" value="([^"]+)"`).FindStringSubmatch(page("/sign-in"))
+	if tok == nil {
+		t.Fatal("no CSRF token on the sign-in page")
+	}
+	var agent demo.User
+	for _, u := range creds.Users {
+		if u.Role == "agent" {
+			agent = u
+		}
+	}
+	req, _ := http.NewRequest(http.MethodPost, base+"/sign-in", strings.NewReader(url.Values{
+		"_csrf": {tok[1]}, "email": {agent.Email}, "password": {agent.Password}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", base)
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	first := regexp.MustCompile(`href="(/tasks/tsk_[0-9a-f]+)"`).FindStringSubmatch(page("/tasks"))
+	if first == nil {
+		t.Fatal("the demo has no tasks")
+	}
+	task := page(first[1])
+	if !strings.Contains(task, "Result needs checking") || !strings.Contains(task, `data-testid="inspect"`) {
+		t.Errorf("the demo's first task %s shows no refund whose result needs checking", first[1])
+	}
 }

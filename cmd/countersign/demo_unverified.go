@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"countersign/accounts"
+	"countersign/controlplane"
+	"countersign/demo"
+	"countersign/store"
+)
+
+// demoUnverifiedConversation names the demo's lost-acknowledgement task, so
+// it is made once.
+const demoUnverifiedConversation = "demo-lost-acknowledgement"
+
+// seedDemoUnverified leaves the demo one refund whose result needs
+// checking, made the way it happens for real: the shop commits the refund
+// and drops its answer (its drop-after-commit fault, switched on for that
+// one call). An agent can then inspect the original call on the task page
+// and reconcile it to completed. It runs before the dispatcher starts, so
+// this send is the only one, and only once.
+func seedDemoUnverified(ctx context.Context, cp *controlplane.Service, st *store.Store, acc *accounts.Service, shopURL string) error {
+	existing, err := st.Tasks(ctx, store.TaskFilter{Query: demoUnverifiedConversation, Limit: 1})
+	if err != nil || len(existing) > 0 || shopURL == "" {
+		return err
+	}
+	const customer = "fatima@alsayed.example"
+	assistant := controlplane.AssistantActor("demo", "Demo assistant")
+	task, err := cp.CreateTask(ctx, assistant, controlplane.NewTask{CustomerRef: customer, ConversationID: demoUnverifiedConversation,
+		AllowedActions: []string{"issue_refund"}, WriteBudget: 3, InflightLimit: 1, RatePerMinute: 10,
+		ExpiresAt: time.Now().Add(7 * 24 * time.Hour)})
+	if err != nil {
+		return err
+	}
+	args, _ := json.Marshal(map[string]any{"order_id": "skillet", "amount_cents": 3450, "reason_code": "damaged"})
+	inv, err := cp.Propose(ctx, controlplane.Proposal{TaskID: task.ID, Action: "issue_refund", Args: args,
+		Summary: "Refund $34.50 for the skillet whose handle snapped", Actor: assistant})
+	if err != nil {
+		return fmt.Errorf("demo: propose the refund to lose: %w", err)
+	}
+	agentID, err := acc.UserIDByEmail(ctx, demo.People[1].Email)
+	if err != nil {
+		return err
+	}
+	agent := controlplane.UserActor(agentID, string(accounts.Agent), demo.People[1].Name)
+	switch inv.State {
+	case controlplane.AwaitingApproval:
+		inv, err = cp.Approve(ctx, agent, inv.ID, inv.Version)
+	case controlplane.AwaitingConfirmation:
+		inv, err = cp.Confirm(ctx, controlplane.CustomerActor(customer), inv.ID, inv.Version)
+	}
+	if err != nil {
+		return fmt.Errorf("demo: approve the refund to lose: %w", err)
+	}
+	if err := shopFault(ctx, shopURL, `{"route":"POST /refunds","drop_after_commit":1}`); err != nil {
+		return err
+	}
+	defer shopFault(context.WithoutCancel(ctx), shopURL, "")
+	if _, err := cp.Dispatch(ctx, inv.ID); err != nil {
+		return fmt.Errorf("demo: dispatch the refund to lose: %w", err)
+	}
+	return nil
+}
+
+// shopFault installs a fault rule on the demo shop, or clears them all
+// when rule is empty.
+func shopFault(ctx context.Context, shopURL, rule string) error {
+	method, body := http.MethodPost, bytes.NewBufferString(rule)
+	if rule == "" {
+		method = http.MethodDelete
+	}
+	req, err := http.NewRequestWithContext(ctx, method, shopURL+"/_faults", body)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("demo: shop faults: %w", err)
+	}
+	res.Body.Close()
+	if res.StatusCode >= 300 {
+		return fmt.Errorf("demo: shop faults answered %d", res.StatusCode)
+	}
+	return nil
+}
