@@ -46,9 +46,15 @@ func (s *Store) Handoffs(ctx context.Context, limit int) ([]Handoff, error) {
 }
 
 // TakeHandoff assigns a hand-off to userID when nobody has taken it, and
-// returns who holds it afterwards. A missing hand-off is ErrNotFound.
-func (s *Store) TakeHandoff(ctx context.Context, id, userID int64, at time.Time) (takenBy int64, err error) {
-	err = s.pool.QueryRow(ctx, `
+// returns who holds it afterwards and the hand-off's conversation and task
+// (for the audit event). A missing hand-off is ErrNotFound.
+func (t *Tx) TakeHandoff(ctx context.Context, id, userID int64, at time.Time) (takenBy int64, conversationID string, taskID *string, err error) {
+	err = t.tx.QueryRow(ctx, `SELECT conversation_id, task_id FROM conversation_events WHERE id = $1 AND mode = 'handed_off'`, id).
+		Scan(&conversationID, &taskID)
+	if err != nil {
+		return 0, "", nil, fmt.Errorf("store.TakeHandoff(%d): %w", id, notFound(err))
+	}
+	err = t.tx.QueryRow(ctx, `
 		WITH taken AS (
 			INSERT INTO handoff_assignments (conversation_event_id, user_id, taken_at)
 			SELECT id, $2, $3 FROM conversation_events WHERE id = $1 AND mode = 'handed_off'
@@ -60,7 +66,7 @@ func (s *Store) TakeHandoff(ctx context.Context, id, userID int64, at time.Time)
 		SELECT user_id FROM handoff_assignments WHERE conversation_event_id = $1 AND NOT EXISTS (SELECT 1 FROM taken)`,
 		id, userID, at).Scan(&takenBy)
 	if err != nil {
-		return 0, fmt.Errorf("store.TakeHandoff(%d): %w", id, notFound(err))
+		return 0, "", nil, fmt.Errorf("store.TakeHandoff(%d): %w", id, notFound(err))
 	}
-	return takenBy, nil
+	return takenBy, conversationID, taskID, nil
 }

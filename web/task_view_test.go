@@ -270,6 +270,9 @@ func TestHandoffsShowWhatTheAssistantPreparedAndTakingAssigns(t *testing.T) {
 	if got := c2.get("/handoffs").doc(t).Find(`[data-testid="taken-by"]`).Text(); !strings.Contains(got, b.users[accounts.Agent].Name) {
 		t.Errorf("the second person is not told who took it: %q", got)
 	}
+	if n, err := b.store.CountEvents(ctx, "handoff.taken", nil); err != nil || n != 1 {
+		t.Errorf("handoff.taken events = %d (%v), want 1: the taker is audited, the one too late is not", n, err)
+	}
 }
 
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
