@@ -21,6 +21,7 @@ type route struct {
 func (s *Server) routes() []route {
 	admin := only(accounts.Admin)
 	staff := only(accounts.Agent, accounts.Manager, accounts.Admin)
+	managers := only(accounts.Manager, accounts.Admin)
 	return []route{
 		{http.MethodGet, "/healthz", s.handleHealthz, anyone},
 		{http.MethodGet, "/readyz", s.handleReadyz, anyone},
@@ -36,11 +37,11 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/systems", s.handleSystems, staff},
 
 		// The manager's pages: action-outcome metrics and policies.
-		{http.MethodGet, "/metrics", s.handleMetrics, only(accounts.Manager, accounts.Admin)},
-		{http.MethodGet, "/metrics/:file", s.handleMetricsCSV, only(accounts.Manager, accounts.Admin)},
-		{http.MethodGet, "/policies", s.handlePolicies, only(accounts.Manager, accounts.Admin)},
-		{http.MethodGet, "/policies/:system/:action", s.handlePolicyForm, only(accounts.Manager, accounts.Admin)},
-		{http.MethodPost, "/policies/:system/:action", s.handlePolicyChange, only(accounts.Manager, accounts.Admin)},
+		{http.MethodGet, "/metrics", s.handleMetrics, managers},
+		{http.MethodGet, "/metrics/:file", s.handleMetricsCSV, managers},
+		{http.MethodGet, "/policies", s.handlePolicies, managers},
+		{http.MethodGet, "/policies/:system/:action", s.handlePolicyForm, managers},
+		{http.MethodPost, "/policies/:system/:action", s.handlePolicyChange, managers},
 
 		// The support agent's console: approval queue, tasks, hand-offs.
 		{http.MethodGet, "/queue", s.handleQueue, staff},
