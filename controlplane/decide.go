@@ -2,6 +2,7 @@ package controlplane
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"strings"
 
@@ -72,7 +73,7 @@ func (s *Service) approve(ctx context.Context, actor Actor, id string, expectedV
 		if out, err = fromRow(updated); err != nil {
 			return err
 		}
-		if err := s.record(ctx, tx, actor, event, out.TaskID, id, map[string]any{"args_hash": hexOf(hash)}); err != nil {
+		if err := s.record(ctx, tx, actor, event, out.TaskID, id, map[string]any{"args_hash": hex.EncodeToString(hash)}); err != nil {
 			return err
 		}
 		return tx.Notify(ctx, DispatchChannel, id)
@@ -171,13 +172,4 @@ func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 		n++
 	}
 	return n, nil
-}
-
-func hexOf(b []byte) string {
-	const digits = "0123456789abcdef"
-	out := make([]byte, len(b)*2)
-	for i, c := range b {
-		out[2*i], out[2*i+1] = digits[c>>4], digits[c&15]
-	}
-	return string(out)
 }

@@ -3,6 +3,7 @@ package controlplane
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -63,7 +64,7 @@ func (s *Service) approveAsStaff(ctx context.Context, actor Actor, id string, ex
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
-		data := map[string]any{"args_hash": hexOf(hash)}
+		data := map[string]any{"args_hash": hex.EncodeToString(hash)}
 		if err == nil && needsSecondApprover(policyFromRow(policy), row.AmountCents) {
 			done, err := s.firstApproval(ctx, tx, actor, row, hash, &out)
 			if err != nil || done {
@@ -128,7 +129,7 @@ func (s *Service) firstApproval(ctx context.Context, tx *store.Tx, actor Actor, 
 		return false, err
 	}
 	return true, s.record(ctx, tx, actor, "invocation.first_approval", row.TaskID, row.ID, map[string]any{
-		"args_hash": hexOf(hash), "amount_cents": *row.AmountCents})
+		"args_hash": hex.EncodeToString(hash), "amount_cents": *row.AmountCents})
 }
 
 // FirstApprovers lists the console users (ids) who recorded the first of

@@ -3,6 +3,7 @@ package controlplane
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -85,7 +86,7 @@ func (s *Service) EditArgs(ctx context.Context, actor Actor, id string, expected
 		}
 		return s.record(ctx, tx, actor, "invocation.edited", inv.TaskID, id, map[string]any{
 			"args_before": json.RawMessage(before), "args_after": json.RawMessage(canonical),
-			"args_hash": hexOf(hash[:]), "quote_before": inv.Quote, "quote_after": quote})
+			"args_hash": hex.EncodeToString(hash[:]), "quote_before": inv.Quote, "quote_after": quote})
 	})
 	return out, err
 }

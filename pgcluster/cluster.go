@@ -53,6 +53,9 @@ type Cluster struct {
 
 const passwordFile = "countersign-superuser.password"
 
+// errEarlyExit is a server that exited before accepting connections.
+var errEarlyExit = errors.New("postgres exited during start-up")
+
 // Start initialises the data directory if needed, clears what a killed
 // earlier run left behind, and starts PostgreSQL on a free loopback port. It
 // returns once the server accepts connections, or an error that quotes the
@@ -115,16 +118,19 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 
-	// A port picked free may be taken before the server binds it; try a few.
+	// A port picked free may be taken before the server binds it, and a
+	// killed run's last processes may still be leaving: try a few times.
 	for attempt := 1; ; attempt++ {
 		err := c.start(ctx, bin, owner, cfg.Durable)
 		if err == nil {
 			log.Info("postgres started", "data_dir", dataDir, "port", c.port, "socket_dir", c.socketDir)
 			return c, nil
 		}
-		if attempt == 3 || !strings.Contains(err.Error(), "could not bind") {
+		if attempt == 3 || !errors.Is(err, errEarlyExit) {
 			return nil, err
 		}
+		log.Warn("postgres did not start; trying again", "attempt", attempt, "error", err)
+		waitForOrphans(dataDir, log)
 	}
 }
 
@@ -206,7 +212,7 @@ func (c *Cluster) start(ctx context.Context, bin string, owner *osUser, durable 
 		}
 		select {
 		case <-c.exited:
-			return fmt.Errorf("pgcluster: postgres exited during start-up (%v); its log says:\n%s", c.waitErr, c.logSince(logStart))
+			return fmt.Errorf("pgcluster: %w (%v); its log says:\n%s", errEarlyExit, c.waitErr, c.logSince(logStart))
 		case <-ctx.Done():
 			_ = c.Stop(context.Background())
 			return ctx.Err()
@@ -220,8 +226,11 @@ func (c *Cluster) start(ctx context.Context, bin string, owner *osUser, durable 
 
 func (c *Cluster) logSince(offset int64) string {
 	b, err := os.ReadFile(c.logPath)
-	if err != nil || int64(len(b)) < offset {
+	if err != nil {
 		return "(log unreadable)"
+	}
+	if int64(len(b)) <= offset {
+		return "(the server wrote nothing)"
 	}
 	b = b[offset:]
 	if len(b) > 4000 {

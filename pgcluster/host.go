@@ -139,7 +139,51 @@ func clearStaleServer(dataDir string, log *slog.Logger) error {
 			return fmt.Errorf("pgcluster: remove stale %s: %w", pidPath, err)
 		}
 	}
+	waitForOrphans(dataDir, log)
 	return nil
+}
+
+// waitForOrphans waits for server processes of a killed postmaster that
+// still run in dataDir (its backends and background workers notice the
+// postmaster's death only after a moment, and hold its shared memory until
+// they exit, which would make the next start fail). After 5 seconds they
+// are killed.
+func waitForOrphans(dataDir string, log *slog.Logger) {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		orphans := serverProcessesIn(dataDir)
+		if len(orphans) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			log.Warn("killing server processes left by a killed run", "pids", orphans)
+			for _, pid := range orphans {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+			deadline = time.Now().Add(10 * time.Second)
+		}
+		time.Sleep(25 * time.Millisecond) // foreign processes' exits: nothing to wait on
+	}
+}
+
+// serverProcessesIn lists live postgres processes whose working directory
+// is dataDir.
+func serverProcessesIn(dataDir string) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if servesDataDir(pid, dataDir) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 func processAlive(pid int) bool {
