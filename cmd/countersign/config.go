@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -35,6 +36,7 @@ type config struct {
 	AdapterTimeout  time.Duration
 	LeaseMargin     time.Duration
 	DispatchEvery   time.Duration
+	APIRate         int
 	// MetricsAddr serves Prometheus metrics on an address of its own; empty
 	// turns them off. MetricsToken, when set, must come as a bearer token.
 	MetricsAddr  string
@@ -99,6 +101,15 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	dur(&c.AdapterTimeout, "adapter-timeout", "ADAPTER_TIMEOUT", 15*time.Second, "longest wait for one call to a business system")
 	dur(&c.LeaseMargin, "lease-margin", "DISPATCH_LEASE_MARGIN", 15*time.Second, "added to twice the adapter timeout: a dispatch not finished by then is unverified")
 	dur(&c.DispatchEvery, "dispatch-interval", "DISPATCH_INTERVAL", time.Second, "how often the dispatcher looks for work besides being woken by NOTIFY")
+	apiRate := 120
+	if v := getenv("API_RATE_PER_MINUTE"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			apiRate = n
+		} else {
+			apiRate = -1 // reported by validate
+		}
+	}
+	fs.IntVar(&c.APIRate, "api-rate", apiRate, "requests per minute each assistant API key may make (env API_RATE_PER_MINUTE)")
 	str(&c.PublicURL, "public-url", "PUBLIC_URL", "", "the console's address for people, used in notification links (default http://<addr>)")
 	str(&c.NotifyWebhook, "notify-webhook", "NOTIFY_WEBHOOK_URL", "", "Slack-compatible incoming webhook for approval and unverified notices")
 	str(&c.SMTPAddr, "smtp-addr", "SMTP_ADDR", "", "mail server host:port for notices by e-mail")
@@ -156,6 +167,9 @@ func (c *config) validate() error {
 	}
 	if c.SessionIdle > c.SessionAbsolute {
 		problems = append(problems, "-session-idle must not exceed -session-absolute")
+	}
+	if c.APIRate < 1 || c.APIRate > 100000 {
+		problems = append(problems, "-api-rate: want a whole number of requests per minute between 1 and 100000")
 	}
 	if c.ShopURL != "" && !strings.HasPrefix(c.ShopURL, "http://") && !strings.HasPrefix(c.ShopURL, "https://") {
 		problems = append(problems, "-shop-url: want an http:// or https:// URL")

@@ -112,7 +112,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 
 	srv := web.New(web.Config{Store: st, Accounts: acc, Sessions: sessions, Logger: log, Registry: registry, Control: cp,
 		TrustedProxies: cfg.trusted, TLS: cfg.tls() || cfg.SecureCookies,
-		Confirmations: links, Assistants: asst, Telemetry: telemetry})
+		Confirmations: links, Assistants: asst, Telemetry: telemetry, APIRatePerMinute: cfg.APIRate})
 	go sweep(ctx, log, sessions, acc)
 	if n := cfg.notifier(st, log); n.Enabled() {
 		go n.Run(ctx, cfg.NotifyEvery)
