@@ -8,6 +8,7 @@ import (
 
 	"countersign/adapter"
 	"countersign/apperr"
+	"countersign/money"
 	"countersign/store"
 )
 
@@ -137,7 +138,7 @@ func RouteProposal(p Policy, amountCents *int64, reversal bool) Route {
 		return Route{State: AwaitingApproval, Reason: reason, Window: p.ApprovalWindow}
 	}
 	if amountCents != nil && p.ApprovalAboveCents != nil && *amountCents > *p.ApprovalAboveCents {
-		return approval(fmt.Sprintf("the amount is above the approval threshold of %s", money(*p.ApprovalAboveCents)))
+		return approval(fmt.Sprintf("the amount is above the approval threshold of %s", money.Format(*p.ApprovalAboveCents, "")))
 	}
 	switch p.Stage {
 	case StageAssisted:
@@ -149,13 +150,9 @@ func RouteProposal(p Policy, amountCents *int64, reversal bool) Route {
 		case p.OwnerID == nil:
 			return approval("stage 5 needs a policy owner, and this policy has none")
 		case amountCents != nil && p.AutoMaxCents != nil && *amountCents > *p.AutoMaxCents:
-			return approval(fmt.Sprintf("the amount is above the automatic ceiling of %s", money(*p.AutoMaxCents)))
+			return approval(fmt.Sprintf("the amount is above the automatic ceiling of %s", money.Format(*p.AutoMaxCents, "")))
 		}
 		return Route{State: Approved, Reason: "stage 5: within the policy's limits"}
 	}
 	return approval("stage 3: an agent approves")
-}
-
-func money(cents int64) string {
-	return fmt.Sprintf("$%d.%02d", cents/100, cents%100)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"countersign/adapter"
+	"countersign/money"
 )
 
 var (
@@ -27,7 +28,7 @@ func summaryDisagrees(summary string, q adapter.Quote) (bool, string) {
 		for _, m := range moneyInText.FindAllStringSubmatch(summary, -1) {
 			cents := parseCents(m[1], m[2])
 			if cents != *q.AmountCents {
-				reasons = append(reasons, fmt.Sprintf("the summary says %s, the quote %s", m[0], money(*q.AmountCents)))
+				reasons = append(reasons, fmt.Sprintf("the summary says %s, the quote %s", m[0], money.Format(*q.AmountCents, q.Currency)))
 			}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"countersign/adapter"
+	"countersign/money"
 )
 
 // subscriptionPatch is the body of PATCH /subscriptions/{id} as a billing
@@ -51,7 +52,7 @@ func (a *Adapter) planCancel(ctx context.Context, p adapter.Principal, args map[
 		if sub.PaymentMethod.Status == "declined" {
 			return nil, &adapter.Error{Code: "payment_method_declined", Outcome: adapter.Refused,
 				Message: fmt.Sprintf("The card ending %s was declined, and the outstanding balance of %s must be paid before %s can be cancelled immediately.",
-					sub.PaymentMethod.Last4, money(sub.BalanceCents, sub.Currency), target.Display),
+					sub.PaymentMethod.Last4, money.Format(sub.BalanceCents, sub.Currency), target.Display),
 				Hint: "Ask the customer to update their card; do not retry the cancellation."}
 		}
 		charge = sub.BalanceCents
@@ -116,14 +117,14 @@ func (a *Adapter) cancelQuote(target adapter.Target, sub shopSubscription, upcom
 	if charge > 0 {
 		q.AmountCents, q.Currency = &charge, sub.Currency
 		q.Lines = append(q.Lines, adapter.QuoteLine{Label: "Outstanding balance charged now",
-			To: fmt.Sprintf("%s to the card ending %s", money(charge, sub.Currency), sub.PaymentMethod.Last4)})
+			To: fmt.Sprintf("%s to the card ending %s", money.Format(charge, sub.Currency), sub.PaymentMethod.Last4)})
 		q.Consequences = append(q.Consequences, fmt.Sprintf("Your outstanding balance of %s will be charged to the card ending %s now.",
-			money(charge, sub.Currency), sub.PaymentMethod.Last4))
+			money.Format(charge, sub.Currency), sub.PaymentMethod.Last4))
 		q.Constraints = append(q.Constraints, "An immediate cancellation settles the outstanding balance first.")
 	}
 	if upcoming != nil {
 		q.Lines = append(q.Lines, adapter.QuoteLine{Label: "Next charge", Emphasis: true, To: "none",
-			From: fmt.Sprintf("%s on %s", money(upcoming.AmountCents, upcoming.Currency), longDate(upcoming.PeriodStart))})
+			From: fmt.Sprintf("%s on %s", money.Format(upcoming.AmountCents, upcoming.Currency), longDate(upcoming.PeriodStart))})
 		q.Consequences = append(q.Consequences, fmt.Sprintf("You will not be charged on %s.", longDate(upcoming.PeriodStart)))
 	}
 	q.Lines = append(q.Lines, adapter.QuoteLine{Label: "Reason", To: words(reason)})

@@ -7,19 +7,6 @@ import (
 	"unicode/utf8"
 )
 
-// money writes cents the way a receipt does: "$42.10", "42.10 EUR".
-func money(cents int64, currency string) string {
-	sign := ""
-	if cents < 0 {
-		sign, cents = "−", -cents
-	}
-	amount := fmt.Sprintf("%d.%02d", cents/100, cents%100)
-	if currency == "" || strings.EqualFold(currency, "usd") {
-		return sign + "$" + amount
-	}
-	return sign + amount + " " + strings.ToUpper(currency)
-}
-
 // longDate is a date in a sentence: "April 30, 2026" (UTC).
 func longDate(t time.Time) string { return t.UTC().Format("January 2, 2006") }
 

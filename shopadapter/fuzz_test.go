@@ -1,6 +1,7 @@
 package shopadapter
 
 import (
+	"countersign/money"
 	"slices"
 	"testing"
 	"time"
@@ -71,7 +72,7 @@ func FuzzRefundArgs(f *testing.F) {
 		if (reason == "damaged" || reason == "changed_mind") && refundable > max(subtotal-refunded, 0) {
 			t.Fatalf("%s refunds shipping: %d of %+v", reason, refundable, o)
 		}
-		if last := lines[len(lines)-1]; last.Label != "Refundable" || last.To != money(refundable, "usd") {
+		if last := lines[len(lines)-1]; last.Label != "Refundable" || last.To != money.Format(refundable, "usd") {
 			t.Fatalf("last line %+v, want the refundable %d", last, refundable)
 		}
 	})

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"countersign/adapter"
+	"countersign/money"
 )
 
 // planReceipt checks that the invoice is the customer's and paid.
@@ -35,11 +36,11 @@ func (a *Adapter) planReceipt(ctx context.Context, p adapter.Principal, args map
 		Target: target,
 		Lines: []adapter.QuoteLine{
 			{Label: "Invoice", To: target.Display},
-			{Label: "Amount", To: fmt.Sprintf("%s, %s", money(inv.AmountCents, inv.Currency), paid)},
+			{Label: "Amount", To: fmt.Sprintf("%s, %s", money.Format(inv.AmountCents, inv.Currency), paid)},
 			{Label: "Send to", To: cust.Email, Emphasis: true},
 			{Label: "Receipts sent", From: strconv.Itoa(inv.ReceiptsSent), To: strconv.Itoa(inv.ReceiptsSent + 1)},
 		},
-		Consequences: []string{fmt.Sprintf("A copy of the receipt for %s will be e-mailed to %s.", money(inv.AmountCents, inv.Currency), cust.Email)},
+		Consequences: []string{fmt.Sprintf("A copy of the receipt for %s will be e-mailed to %s.", money.Format(inv.AmountCents, inv.Currency), cust.Email)},
 		Constraints:  []string{"Only paid invoices have a receipt.", "The receipt goes only to the e-mail address on the account."},
 		ConfirmLabel: "Send receipt",
 		DeclineLabel: "Don't send",

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"countersign/adapter"
+	"countersign/money"
 )
 
 // The refund policy of seed 004, enforced here whatever the caller says.
@@ -45,28 +46,28 @@ func (a *Adapter) planRefund(ctx context.Context, p adapter.Principal, args map[
 	lines, refundable := refundBalance(order, reason)
 	if amount > refundable {
 		msg := fmt.Sprintf("%s is more than can be refunded for %s on this order: at most %s.",
-			money(amount, order.Currency), words(reason), money(refundable, order.Currency))
+			money.Format(amount, order.Currency), words(reason), money.Format(refundable, order.Currency))
 		if refundable == 0 {
 			msg = fmt.Sprintf("Nothing is left to refund for %s on this order.", words(reason))
 		}
 		return nil, &adapter.Error{Code: "amount_above_refundable", Outcome: adapter.Refused, Message: msg,
-			Hint:   fmt.Sprintf("Propose at most %s, or explain to the customer why the refund is smaller than they asked.", money(refundable, order.Currency)),
+			Hint:   fmt.Sprintf("Propose at most %s, or explain to the customer why the refund is smaller than they asked.", money.Format(refundable, order.Currency)),
 			Fields: map[string]string{"amount_cents": fmt.Sprintf("must be at most %d", refundable)}}
 	}
-	lines = append(lines, adapter.QuoteLine{Label: "Refund", To: money(amount, order.Currency), Emphasis: true})
+	lines = append(lines, adapter.QuoteLine{Label: "Refund", To: money.Format(amount, order.Currency), Emphasis: true})
 	q := adapter.Quote{
-		Title:  fmt.Sprintf("Refund %s on order %s (%s)", money(amount, order.Currency), order.ID, orderItems(order)),
+		Title:  fmt.Sprintf("Refund %s on order %s (%s)", money.Format(amount, order.Currency), order.ID, orderItems(order)),
 		Target: target,
 		Lines:  lines,
 		Consequences: []string{
-			fmt.Sprintf("%s will be paid back to the card used for order %s.", money(amount, order.Currency), order.ID),
+			fmt.Sprintf("%s will be paid back to the card used for order %s.", money.Format(amount, order.Currency), order.ID),
 			"A refund cannot be undone.",
 		},
 		AmountCents:  &amount,
 		Currency:     order.Currency,
 		EffectiveAt:  &now,
 		Constraints:  []string{window, shippingRule(reason), "A refund never exceeds the refundable balance for its reason, less earlier refunds."},
-		ConfirmLabel: "Refund " + money(amount, order.Currency),
+		ConfirmLabel: "Refund " + money.Format(amount, order.Currency),
 		DeclineLabel: "Don't refund",
 		Reversible:   false,
 	}
@@ -135,29 +136,29 @@ func refundBalance(o shopOrder, reason string) ([]adapter.QuoteLine, int64) {
 	var base int64
 	if reason == "duplicate_charge" {
 		base = o.TotalCents
-		lines = append(lines, adapter.QuoteLine{Label: "Charged (duplicate charge: all of it)", To: money(o.TotalCents, cur)})
+		lines = append(lines, adapter.QuoteLine{Label: "Charged (duplicate charge: all of it)", To: money.Format(o.TotalCents, cur)})
 	} else {
 		base = o.SubtotalCents
-		lines = append(lines, adapter.QuoteLine{Label: "Items", To: money(o.SubtotalCents, cur)})
+		lines = append(lines, adapter.QuoteLine{Label: "Items", To: money.Format(o.SubtotalCents, cur)})
 		if reason == "not_received" || reason == "wrong_item" {
 			base += o.ShippingCents
-			lines = append(lines, adapter.QuoteLine{Label: "Shipping, refunded for " + words(reason), To: money(o.ShippingCents, cur)})
+			lines = append(lines, adapter.QuoteLine{Label: "Shipping, refunded for " + words(reason), To: money.Format(o.ShippingCents, cur)})
 		} else {
-			lines = append(lines, adapter.QuoteLine{Label: "Shipping, not refunded for " + words(reason), To: money(0, cur)})
+			lines = append(lines, adapter.QuoteLine{Label: "Shipping, not refunded for " + words(reason), To: money.Format(0, cur)})
 		}
 		if reason == "changed_mind" {
 			fee := (o.SubtotalCents*restockingFeePercent + 50) / 100
 			base -= fee
-			lines = append(lines, adapter.QuoteLine{Label: fmt.Sprintf("Restocking fee %d%%", restockingFeePercent), To: "−" + money(fee, cur)})
+			lines = append(lines, adapter.QuoteLine{Label: fmt.Sprintf("Restocking fee %d%%", restockingFeePercent), To: "−" + money.Format(fee, cur)})
 		}
 	}
-	lines = append(lines, adapter.QuoteLine{Label: "Already refunded", To: "−" + money(o.AmountRefundedCents, cur)})
+	lines = append(lines, adapter.QuoteLine{Label: "Already refunded", To: "−" + money.Format(o.AmountRefundedCents, cur)})
 	refundable := max(base-o.AmountRefundedCents, 0)
 	if o.RefundableCents < refundable {
 		refundable = max(o.RefundableCents, 0)
-		lines = append(lines, adapter.QuoteLine{Label: "Left to refund on the order", To: money(refundable, cur)})
+		lines = append(lines, adapter.QuoteLine{Label: "Left to refund on the order", To: money.Format(refundable, cur)})
 	}
-	lines = append(lines, adapter.QuoteLine{Label: "Refundable", To: money(refundable, cur)})
+	lines = append(lines, adapter.QuoteLine{Label: "Refundable", To: money.Format(refundable, cur)})
 	return lines, refundable
 }
 
@@ -206,7 +207,7 @@ func (a *Adapter) verifyRefund(ctx context.Context, p adapter.Principal, call ad
 	for _, r := range list.Data {
 		if r.ID == refundID && refundID != "" {
 			return adapter.Verification{Verified: r.AmountCents == amount,
-				Evidence: fmt.Sprintf("The refunds of order %s include %s for %s (%s).", order.ID, r.ID, money(r.AmountCents, r.Currency), r.Status),
+				Evidence: fmt.Sprintf("The refunds of order %s include %s for %s (%s).", order.ID, r.ID, money.Format(r.AmountCents, r.Currency), r.Status),
 				Observed: map[string]any{"refund_id": r.ID, "order_id": order.ID, "amount_cents": r.AmountCents, "status": r.Status},
 				At:       a.now()}, nil
 		}

@@ -7,6 +7,7 @@ import (
 	"net/url"
 
 	"countersign/adapter"
+	"countersign/money"
 )
 
 // planReinstate checks that the subscription is the customer's, cancelled,
@@ -37,11 +38,11 @@ func (a *Adapter) planReinstate(ctx context.Context, p adapter.Principal, args m
 		Target: target,
 		Lines: []adapter.QuoteLine{
 			{Label: "Status", From: "cancelled", To: "active"},
-			{Label: "Next charge", From: "none", To: fmt.Sprintf("%s on %s", money(sub.PriceCents, sub.Currency), longDate(renews)), Emphasis: true},
+			{Label: "Next charge", From: "none", To: fmt.Sprintf("%s on %s", money.Format(sub.PriceCents, sub.Currency), longDate(renews)), Emphasis: true},
 		},
 		Consequences: []string{
 			fmt.Sprintf("Your %s stays active and renews on %s.", target.Display, longDate(renews)),
-			fmt.Sprintf("You will be charged %s on %s.", money(sub.PriceCents, sub.Currency), longDate(renews)),
+			fmt.Sprintf("You will be charged %s on %s.", money.Format(sub.PriceCents, sub.Currency), longDate(renews)),
 		},
 		EffectiveAt:  &now,
 		Constraints:  []string{"Only a cancelled subscription whose current period has not ended can be reinstated."},

@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"countersign/adapter"
+	"countersign/money"
 )
 
 // The kinds of object the shop adapter resolves.
@@ -242,7 +243,7 @@ func invoiceDisplay(inv shopInvoice, subs []shopSubscription) string {
 		}
 	}
 	return fmt.Sprintf("Invoice %s (%s, %s – %s, %s %s)", inv.Number, what, shortDate(inv.PeriodStart),
-		inv.PeriodEnd.UTC().Format("2 Jan 2006"), inv.Status, money(inv.AmountCents, inv.Currency))
+		inv.PeriodEnd.UTC().Format("2 Jan 2006"), inv.Status, money.Format(inv.AmountCents, inv.Currency))
 }
 
 // findProduct resolves a product of the shop's catalogue. Products belong

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
@@ -9,6 +8,7 @@ import (
 
 	"countersign/adapter"
 	"countersign/controlplane"
+	"countersign/money"
 	"countersign/views"
 )
 
@@ -63,7 +63,7 @@ func (s *Server) customerRequestView(c echo.Context, inv controlplane.Invocation
 		v.Lines = append(v.Lines, views.CustomerQuoteLine{Label: l.Label, From: l.From, To: l.To, Emphasis: l.Emphasis})
 	}
 	if q.AmountCents != nil {
-		v.Amount = customerMoney(*q.AmountCents, q.Currency)
+		v.Amount = money.Format(*q.AmountCents, q.Currency)
 	}
 	if q.EffectiveAt != nil {
 		v.Effective = q.EffectiveAt.UTC().Format("January 2, 2006")
@@ -85,8 +85,8 @@ func quoteChanges(was, now adapter.Quote) []views.CustomerQuoteChange {
 		}
 	}
 	if was.AmountCents != nil && now.AmountCents != nil && *was.AmountCents != *now.AmountCents {
-		out = append(out, views.CustomerQuoteChange{Label: "Amount", Was: customerMoney(*was.AmountCents, was.Currency),
-			Now: customerMoney(*now.AmountCents, now.Currency)})
+		out = append(out, views.CustomerQuoteChange{Label: "Amount", Was: money.Format(*was.AmountCents, was.Currency),
+			Now: money.Format(*now.AmountCents, now.Currency)})
 	}
 	if len(out) == 0 {
 		out = append(out, views.CustomerQuoteChange{Label: strings.ToUpper(was.Target.Kind[:1]) + was.Target.Kind[1:],
@@ -211,22 +211,6 @@ func customerReason(r controlplane.NotDispatchedReason) string {
 		return "Our system could not be reached, and nothing was sent. Please try again a little later."
 	}
 	return "Ask the assistant if you still want it."
-}
-
-func customerMoney(cents int64, currency string) string {
-	sign := ""
-	if cents < 0 {
-		sign, cents = "-", -cents
-	}
-	switch strings.ToLower(currency) {
-	case "", "usd":
-		return fmt.Sprintf("%s$%d.%02d", sign, cents/100, cents%100)
-	case "eur":
-		return fmt.Sprintf("%s€%d.%02d", sign, cents/100, cents%100)
-	case "gbp":
-		return fmt.Sprintf("%s£%d.%02d", sign, cents/100, cents%100)
-	}
-	return fmt.Sprintf("%s%d.%02d %s", sign, cents/100, cents%100, strings.ToUpper(currency))
 }
 
 func customerOr(s, def string) string {

@@ -14,6 +14,7 @@ import (
 	"countersign/accounts"
 	"countersign/apperr"
 	"countersign/controlplane"
+	"countersign/money"
 	"countersign/views"
 )
 
@@ -118,10 +119,10 @@ func (s *Server) renderPolicyForm(c echo.Context, status int, p controlplane.Pol
 	}
 	if w != nil {
 		v.WhatIf = &views.WhatIfView{Draft: draft, Since: w.Since.Format(time.DateOnly), Proposals: strconv.Itoa(w.Proposals), Rows: []views.WhatIfRow{
-			{Route: "Approved automatically (stage 5)", Count: strconv.Itoa(w.Auto), Money: policyMoney(w.AutoCents)},
-			{Route: "Sent to an agent for approval", Count: strconv.Itoa(w.Approval), Money: policyMoney(w.ApprovalCents)},
-			{Route: "Sent to the customer to confirm", Count: strconv.Itoa(w.Confirmation), Money: policyMoney(w.ConfirmationCents)},
-			{Route: "Refused (the action is switched off)", Count: strconv.Itoa(w.Refused), Money: policyMoney(w.RefusedCents)},
+			{Route: "Approved automatically (stage 5)", Count: strconv.Itoa(w.Auto), Money: money.Format(w.AutoCents, "")},
+			{Route: "Sent to an agent for approval", Count: strconv.Itoa(w.Approval), Money: money.Format(w.ApprovalCents, "")},
+			{Route: "Sent to the customer to confirm", Count: strconv.Itoa(w.Confirmation), Money: money.Format(w.ConfirmationCents, "")},
+			{Route: "Refused (the action is switched off)", Count: strconv.Itoa(w.Refused), Money: money.Format(w.RefusedCents, "")},
 		}}
 	}
 	pg, err := s.page(c, "Change a policy")
@@ -204,19 +205,18 @@ func parsePolicyDollars(s string) (*int64, bool) {
 	return &cents, true
 }
 
-func policyMoney(cents int64) string { return fmt.Sprintf("$%d.%02d", cents/100, cents%100) }
-
-func policyDollarsField(cents *int64) string {
+// dollarsField shows an optional amount in a form field; none is empty.
+func dollarsField(cents *int64) string {
 	if cents == nil {
 		return ""
 	}
-	return fmt.Sprintf("%d.%02d", *cents/100, *cents%100)
+	return money.Dollars(*cents)
 }
 
 func formOf(p controlplane.Policy) views.PolicyForm {
 	f := views.PolicyForm{Version: strconv.Itoa(int(p.Version)), Stage: strconv.Itoa(int(p.Stage)), Enabled: p.Enabled,
-		AutoMax: policyDollarsField(p.AutoMaxCents), ApprovalAbove: policyDollarsField(p.ApprovalAboveCents),
-		SecondApproverAbove: policyDollarsField(p.SecondApproverAboveCents),
+		AutoMax: dollarsField(p.AutoMaxCents), ApprovalAbove: dollarsField(p.ApprovalAboveCents),
+		SecondApproverAbove: dollarsField(p.SecondApproverAboveCents),
 		ApprovalHours:       strconv.FormatFloat(p.ApprovalWindow.Hours(), 'f', -1, 64),
 		ConfirmationMinutes: strconv.Itoa(int(p.ConfirmationWindow.Minutes()))}
 	if p.OwnerID != nil {
@@ -245,7 +245,7 @@ func (s *Server) policyRow(p controlplane.Policy, names map[int64]string) views.
 		ReviewOn: "not set", Version: strconv.Itoa(int(p.Version)),
 		Deadlines: fmt.Sprintf("agents %s, customers %s", metricsDuration(p.ApprovalWindow), metricsDuration(p.ConfirmationWindow))}
 	if p.AutoMaxCents != nil {
-		r.Limits = append(r.Limits, "automatic up to "+policyMoney(*p.AutoMaxCents))
+		r.Limits = append(r.Limits, "automatic up to "+money.Format(*p.AutoMaxCents, ""))
 	}
 	if sys, err := s.cfg.Registry.System(p.System); err == nil {
 		for _, a := range sys.Actions() {
@@ -255,10 +255,10 @@ func (s *Server) policyRow(p controlplane.Policy, names map[int64]string) views.
 		}
 	}
 	if p.ApprovalAboveCents != nil {
-		r.Approval = append(r.Approval, "an agent approves above "+policyMoney(*p.ApprovalAboveCents))
+		r.Approval = append(r.Approval, "an agent approves above "+money.Format(*p.ApprovalAboveCents, ""))
 	}
 	if p.SecondApproverAboveCents != nil {
-		r.Approval = append(r.Approval, "two approvers above "+policyMoney(*p.SecondApproverAboveCents))
+		r.Approval = append(r.Approval, "two approvers above "+money.Format(*p.SecondApproverAboveCents, ""))
 	}
 	if p.OwnerID != nil {
 		r.Owner = names[*p.OwnerID]

@@ -19,6 +19,7 @@ import (
 	"countersign/accounts"
 	"countersign/adapter"
 	"countersign/controlplane"
+	"countersign/money"
 	"countersign/store"
 	"countersign/views"
 )
@@ -194,10 +195,10 @@ func (s *Server) cardView(ctx context.Context, card controlplane.QueueCard, u ac
 	p := policies.get(ctx, s.cfg.Control, inv.System, inv.Action)
 	if p != nil {
 		if p.ApprovalAboveCents != nil {
-			v.Limits = append(v.Limits, "An agent approves amounts above "+money(*p.ApprovalAboveCents, inv.Quote.Currency)+".")
+			v.Limits = append(v.Limits, "An agent approves amounts above "+money.Format(*p.ApprovalAboveCents, inv.Quote.Currency)+".")
 		}
 		if p.SecondApproverAboveCents != nil {
-			v.Limits = append(v.Limits, "Two different approvers above "+money(*p.SecondApproverAboveCents, inv.Quote.Currency)+".")
+			v.Limits = append(v.Limits, "Two different approvers above "+money.Format(*p.SecondApproverAboveCents, inv.Quote.Currency)+".")
 			v.NeedsSecond = inv.AmountCents != nil && *inv.AmountCents > *p.SecondApproverAboveCents
 		}
 		v.LowRisk = err == nil && spec.Risk == adapter.Reversible && !v.NeedsSecond &&
@@ -238,7 +239,7 @@ func quoteView(q adapter.Quote, changed map[string]bool) views.QuoteView {
 		v.Lines = append(v.Lines, views.QuoteLineView{Label: l.Label, From: l.From, To: l.To, Emphasis: l.Emphasis, Changed: changed[l.Label]})
 	}
 	if q.AmountCents != nil {
-		v.Amount = money(*q.AmountCents, q.Currency)
+		v.Amount = money.Format(*q.AmountCents, q.Currency)
 	}
 	if q.EffectiveAt != nil {
 		v.Effective = q.EffectiveAt.UTC().Format("January 2, 2006")
@@ -283,19 +284,6 @@ func argText(v any) string {
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
-}
-
-// money formats cents in a currency for people ("$42.00", "42.00 EUR").
-func money(cents int64, currency string) string {
-	sign := ""
-	if cents < 0 {
-		sign, cents = "-", -cents
-	}
-	n := fmt.Sprintf("%d.%02d", cents/100, cents%100)
-	if currency == "" || strings.EqualFold(currency, "usd") {
-		return sign + "$" + n
-	}
-	return sign + n + " " + strings.ToUpper(currency)
 }
 
 // timeLeft says how long until a deadline, or that it passed.

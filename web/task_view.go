@@ -13,6 +13,7 @@ import (
 
 	"countersign/accounts"
 	"countersign/controlplane"
+	"countersign/money"
 	"countersign/views"
 )
 
@@ -157,7 +158,7 @@ func invocationRow(inv controlplane.Invocation) views.InvocationRow {
 		Unverified: inv.State == controlplane.Unverified, Pending: inv.State == controlplane.AwaitingApproval,
 		CanReverse: inv.State == controlplane.Completed && inv.Quote.Reversible}
 	if inv.Quote.AmountCents != nil {
-		r.Amount = money(*inv.Quote.AmountCents, inv.Quote.Currency)
+		r.Amount = money.Format(*inv.Quote.AmountCents, inv.Quote.Currency)
 	}
 	switch inv.State {
 	case controlplane.NotDispatched:

@@ -3,12 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"time"
 
 	"countersign/adapter"
 	"countersign/controlplane"
+	"countersign/money"
 	"countersign/store"
 )
 
@@ -63,7 +63,7 @@ func seedDemoWorkErr(ctx context.Context, cp *controlplane.Service, st *store.St
 		cents := []int64{1250, 800}[i]
 		args, _ := json.Marshal(map[string]any{"order_id": o.OrderID, "amount_cents": cents, "reason_code": "damaged"})
 		proposals = append(proposals, controlplane.Proposal{TaskID: task.ID, Action: "issue_refund", Args: args,
-			Summary: fmt.Sprintf("Refund $%d.%02d for the damaged item", cents/100, cents%100), Actor: assistant})
+			Summary: "Refund " + money.Format(cents, "usd") + " for the damaged item", Actor: assistant})
 	}
 	subs, err := sys.Read(ctx, principal, "list_subscriptions", nil)
 	if err == nil {
