@@ -11,13 +11,5 @@ func (s *Service) CustomerInvocations(ctx context.Context, customerRef string, l
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Invocation, 0, len(rows))
-	for _, r := range rows {
-		inv, err := fromRow(r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, inv)
-	}
-	return out, nil
+	return fromRows(rows)
 }

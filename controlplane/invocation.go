@@ -131,6 +131,10 @@ func (s *Service) Invocations(ctx context.Context, taskID string) ([]Invocation,
 	if err != nil {
 		return nil, err
 	}
+	return fromRows(rows)
+}
+
+func fromRows(rows []store.Invocation) ([]Invocation, error) {
 	out := make([]Invocation, 0, len(rows))
 	for _, r := range rows {
 		inv, err := fromRow(r)

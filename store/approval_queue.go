@@ -67,16 +67,7 @@ func (s *Store) ApprovalQueue(ctx context.Context, f QueueFilter) ([]QueueItem, 
 		t := f.Now.Add(-f.OlderThan)
 		olderThan = &t
 	}
-	rows, _ := s.pool.Query(ctx, `
-		SELECT `+prefixed("i", invocationColumns)+`, t.customer_ref, t.state AS task_state, t.write_budget, t.writes_used,
-			t.inflight_limit,
-			(SELECT count(*)::int FROM invocations d WHERE d.task_id = t.id AND d.state = 'dispatching') AS inflight,
-			c.user_id AS holder_id, u.name AS holder_name, c.expires_at AS hold_until,
-			COALESCE((SELECT array_agg(a.user_id ORDER BY a.at) FROM invocation_approvals a WHERE a.invocation_id = i.id),
-				'{}') AS first_approver_ids
-		FROM invocations i
-		JOIN tasks t ON t.id = i.task_id
-		LEFT JOIN approval_claims c ON c.invocation_id = i.id AND c.expires_at > $9
+	rows, _ := s.pool.Query(ctx, queueSelect("$9")+`
 		LEFT JOIN users u ON u.id = c.user_id
 		WHERE i.state = 'awaiting_approval'
 		  AND ($1 = '' OR i.system = $1)
@@ -97,10 +88,12 @@ func (s *Store) ApprovalQueue(ctx context.Context, f QueueFilter) ([]QueueItem, 
 	return out, nil
 }
 
-// QueueItem loads one card of the queue, whatever its state now.
-func (s *Store) QueueItem(ctx context.Context, id string, now time.Time) (QueueItem, error) {
-	rows, _ := s.pool.Query(ctx, `
-		SELECT `+prefixed("i", invocationColumns)+`, t.customer_ref, t.state AS task_state, t.write_budget, t.writes_used,
+// queueSelect is what a queue card needs: the invocation, its task's
+// headroom, who holds a live claim (claims live past the parameter now),
+// and the first approvers so far.
+func queueSelect(now string) string {
+	return `
+		SELECT ` + prefixed("i", invocationColumns) + `, t.customer_ref, t.state AS task_state, t.write_budget, t.writes_used,
 			t.inflight_limit,
 			(SELECT count(*)::int FROM invocations d WHERE d.task_id = t.id AND d.state = 'dispatching') AS inflight,
 			c.user_id AS holder_id, u.name AS holder_name, c.expires_at AS hold_until,
@@ -108,7 +101,12 @@ func (s *Store) QueueItem(ctx context.Context, id string, now time.Time) (QueueI
 				'{}') AS first_approver_ids
 		FROM invocations i
 		JOIN tasks t ON t.id = i.task_id
-		LEFT JOIN approval_claims c ON c.invocation_id = i.id AND c.expires_at > $2
+		LEFT JOIN approval_claims c ON c.invocation_id = i.id AND c.expires_at > ` + now
+}
+
+// QueueItem loads one card of the queue, whatever its state now.
+func (s *Store) QueueItem(ctx context.Context, id string, now time.Time) (QueueItem, error) {
+	rows, _ := s.pool.Query(ctx, queueSelect("$2")+`
 		LEFT JOIN users u ON u.id = c.user_id
 		WHERE i.id = $1`, id, now)
 	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[QueueItem])

@@ -22,13 +22,9 @@ const bulkMax = 50
 func (s *Server) handleQueueBulk(c echo.Context) error {
 	ctx := c.Request().Context()
 	u, _ := currentUser(c)
-	form, err := c.FormParams()
+	ids, err := bulkIDs(c)
 	if err != nil {
 		return err
-	}
-	ids := form["id"]
-	if len(ids) == 0 || len(ids) > bulkMax {
-		return apperr.InvalidFields(map[string]string{"id": fmt.Sprintf("choose between 1 and %d requests", bulkMax)})
 	}
 	var v views.BulkConfirmView
 	policies := policyCache{}
@@ -62,13 +58,9 @@ func (s *Server) handleQueueBulk(c echo.Context) error {
 func (s *Server) handleQueueBulkApprove(c echo.Context) error {
 	ctx := c.Request().Context()
 	u, _ := currentUser(c)
-	form, err := c.FormParams()
+	ids, err := bulkIDs(c)
 	if err != nil {
 		return err
-	}
-	ids := form["id"]
-	if len(ids) == 0 || len(ids) > bulkMax {
-		return apperr.InvalidFields(map[string]string{"id": fmt.Sprintf("choose between 1 and %d requests", bulkMax)})
 	}
 	approved, skipped := 0, 0
 	policies := policyCache{}
@@ -85,8 +77,8 @@ func (s *Server) handleQueueBulkApprove(c echo.Context) error {
 			skipped++
 			continue
 		}
-		version, _ := strconv.ParseInt(form.Get("v_"+id), 10, 32)
-		hash, _ := hex.DecodeString(form.Get("h_" + id))
+		version, _ := strconv.ParseInt(c.FormValue("v_"+id), 10, 32)
+		hash, _ := hex.DecodeString(c.FormValue("h_" + id))
 		if _, err := s.cfg.Control.ApproveArgs(ctx, actorOf(u), id, int32(version), hash); err != nil {
 			if _, decided := apperr.As(err); !decided {
 				return err
@@ -102,4 +94,17 @@ func (s *Server) handleQueueBulkApprove(c echo.Context) error {
 	}
 	setFlash(c, msg, skipped > 0 && approved == 0)
 	return seeOther(c, "/queue")
+}
+
+// bulkIDs reads the chosen cards of a bulk approval: 1 to bulkMax ids.
+func bulkIDs(c echo.Context) ([]string, error) {
+	form, err := c.FormParams()
+	if err != nil {
+		return nil, err
+	}
+	ids := form["id"]
+	if len(ids) == 0 || len(ids) > bulkMax {
+		return nil, apperr.InvalidFields(map[string]string{"id": fmt.Sprintf("choose between 1 and %d requests", bulkMax)})
+	}
+	return ids, nil
 }
