@@ -2,13 +2,13 @@ package assistants_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
 	"countersign/adapter"
 	"countersign/apperr"
 	"countersign/assistants"
+	"countersign/clocktest"
 	"countersign/controlplane"
 	"countersign/store"
 	"countersign/store/dbtest"
@@ -16,18 +16,10 @@ import (
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time          { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
-
-func setup(t *testing.T) (*assistants.Service, *store.Store, *clock) {
+func setup(t *testing.T) (*assistants.Service, *store.Store, *clocktest.Clock) {
 	t.Helper()
 	st := store.New(dbtest.New(t))
-	clk := &clock{t: time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)}
+	clk := clocktest.New(time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC))
 	cp := controlplane.New(st, adapter.NewRegistry(), controlplane.Config{}, clk.Now, nil)
 	return assistants.New(st, cp, clk.Now), st, clk
 }

@@ -7,13 +7,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"countersign/accounts"
 	"countersign/adapter"
+	"countersign/clocktest"
 	"countersign/controlplane"
 	"countersign/demoshop"
 	"countersign/shopadapter"
@@ -22,14 +22,6 @@ import (
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
-
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time          { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
 // testBundle is a control plane over a fresh console database, connected
 // to a real demo shop (its own database) over real HTTP.
@@ -40,7 +32,7 @@ type testBundle struct {
 	cp        *controlplane.Service
 	shop      *demoshop.Shop
 	shopURL   string
-	clock     *clock
+	clock     *clocktest.Clock
 	customer  demoshop.Customer
 	owner     int64
 	agent     controlplane.Actor
@@ -55,7 +47,7 @@ type testBundle struct {
 func setup(t *testing.T) *testBundle {
 	t.Helper()
 	ctx := context.Background()
-	clk := &clock{t: time.Date(2026, 4, 10, 12, 0, 0, 0, time.UTC)}
+	clk := clocktest.New(time.Date(2026, 4, 10, 12, 0, 0, 0, time.UTC))
 	st := store.New(dbtest.New(t))
 
 	shopPool := dbtest.NewBare(t)

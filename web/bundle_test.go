@@ -10,7 +10,6 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 
 	"countersign/accounts"
 	"countersign/adapter"
+	"countersign/clocktest"
 	"countersign/controlplane"
 	"countersign/demoshop"
 	"countersign/shopadapter"
@@ -29,16 +29,6 @@ import (
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
 
-// clock is a fake time source tests move by hand.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-
-func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
-
 // testBundle is one console over a fresh database, served by httptest.
 type testBundle struct {
 	srv      *httptest.Server
@@ -46,7 +36,7 @@ type testBundle struct {
 	store    *store.Store
 	accounts *accounts.Service
 	cp       *controlplane.Service
-	clock    *clock
+	clock    *clocktest.Clock
 	users    map[accounts.Role]testUser
 	// shop and shopURL are set with bundleOpts.shop.
 	shop    *demoshop.Shop
@@ -77,7 +67,7 @@ func setup(t *testing.T, opts ...bundleOpts) *testBundle {
 		o.keyPairs = testKey
 	}
 	st := store.New(dbtest.New(t))
-	clk := &clock{t: time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)}
+	clk := clocktest.New(time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC))
 	acc := accounts.NewService(st, clk.Now, accounts.Throttle{PerAccount: 5, PerIP: 12, Window: 15 * time.Minute})
 	sessions := web.NewSessionStore(st, web.SessionConfig{KeyPairs: o.keyPairs, Idle: 30 * time.Minute, Absolute: 12 * time.Hour, Now: clk.Now})
 	reg := adapter.NewRegistry()
