@@ -310,8 +310,25 @@ func playReceipt(cv *conversation) error {
 	inv, err := cv.propose("resend_receipt", map[string]any{"invoice_id": "paid Pro"}, "Resend the receipt of the paid Pro invoice", "")
 	var apiErr *Error
 	if errors.As(err, &apiErr) && len(apiErr.Details.Candidates) > 0 {
-		cv.api("ambiguous: %d candidates; taking %s", len(apiErr.Details.Candidates), apiErr.Details.Candidates[0].Display)
-		inv, err = cv.propose("resend_receipt", map[string]any{"invoice_id": apiErr.Details.Candidates[0].ID}, "Resend the receipt", "")
+		// Never pick a candidate for the customer: ask, and use the answer.
+		names := make([]string, len(apiErr.Details.Candidates))
+		for i, c := range apiErr.Details.Candidates {
+			names[i] = c.Display
+		}
+		cv.api("ambiguous: %d candidates", len(names))
+		cv.assistant("I found %d receipts: %s. Which one do you mean?", len(names), strings.Join(names, "; "))
+		cv.customer("The one for my Pro plan.")
+		chosen := ""
+		for _, c := range apiErr.Details.Candidates {
+			if strings.Contains(c.Display, "Pro") {
+				chosen = c.ID
+				break
+			}
+		}
+		if chosen == "" {
+			return refused(cv, err)
+		}
+		inv, err = cv.propose("resend_receipt", map[string]any{"invoice_id": chosen}, "Resend the receipt of the Pro plan's invoice", "")
 	}
 	if err != nil {
 		return refused(cv, err)
