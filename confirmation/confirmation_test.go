@@ -4,13 +4,16 @@ import (
 	"context"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"countersign/adapter"
+	"countersign/apperr"
 	"countersign/confirmation"
 	"countersign/controlplane"
 	"countersign/demoshop"
+	"countersign/mail"
 	"countersign/shopadapter"
 	"countersign/store"
 	"countersign/store/dbtest"
@@ -23,6 +26,12 @@ const jordan = "customer@demo.countersign.test"
 // setup is a control plane over a fresh database with the seeded demo
 // shop connected as "shop".
 func setup(t *testing.T) (*confirmation.Service, *controlplane.Service, *time.Time) {
+	links, cp, now, _ := setupWithMail(t)
+	return links, cp, now
+}
+
+// setupWithMail is setup that also returns where codes are mailed.
+func setupWithMail(t *testing.T) (*confirmation.Service, *controlplane.Service, *time.Time, *mail.Memory) {
 	t.Helper()
 	ctx := context.Background()
 	now := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
@@ -42,7 +51,8 @@ func setup(t *testing.T) (*confirmation.Service, *controlplane.Service, *time.Ti
 	if err := cp.EnsurePolicies(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	return confirmation.New(st, cp, func() time.Time { return now }), cp, &now
+	outbox := &mail.Memory{}
+	return confirmation.New(st, cp, reg, confirmation.Config{Mail: outbox}, func() time.Time { return now }), cp, &now, outbox
 }
 
 // TestSeedDemoGivesALinkPerCustomerAction seeds the demo twice: each
@@ -60,7 +70,7 @@ func TestSeedDemoGivesALinkPerCustomerAction(t *testing.T) {
 		t.Fatalf("%d demo links, want 5: %+v", len(first), first)
 	}
 	for _, l := range first {
-		got, err := links.Redeem(ctx, strings.TrimPrefix(l.Path, confirmation.PathPrefix), "")
+		got, err := links.Open(ctx, strings.TrimPrefix(l.Path, confirmation.PathPrefix))
 		if err != nil {
 			t.Fatalf("%s: %v", l.Action, err)
 		}
@@ -77,8 +87,8 @@ func TestSeedDemoGivesALinkPerCustomerAction(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, l := range again {
-		if l.Path == first[i].Path {
-			t.Errorf("%s: the same link twice", l.Action)
+		if l.Path != first[i].Path {
+			t.Errorf("%s: a new link %q, want the live one %q", l.Action, l.Path, first[i].Path)
 		}
 	}
 	invs, err := cp.CustomerInvocations(ctx, jordan, 100)
@@ -90,47 +100,166 @@ func TestSeedDemoGivesALinkPerCustomerAction(t *testing.T) {
 	}
 }
 
-// TestRedeemTellsProblemsApart checks each refusal's Problem.
-func TestRedeemTellsProblemsApart(t *testing.T) {
+// TestOpenTellsProblemsApart checks each refusal's Problem.
+func TestOpenTellsProblemsApart(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	links, _, now := setup(t)
+	links, cp, now := setup(t)
 	demo, err := links.SeedDemo(ctx, jordan)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tok := func(i int) string { return strings.TrimPrefix(demo[i].Path, confirmation.PathPrefix) }
-	problem := func(token, holder string) confirmation.Problem {
-		_, err := links.Redeem(ctx, token, holder)
+	problem := func(token string) confirmation.Problem {
+		_, err := links.Open(ctx, token)
 		le, ok := confirmation.AsLinkError(err)
 		if !ok {
-			t.Fatalf("Redeem(%q): %v, want a link error", token, err)
+			t.Fatalf("Open(%q): %v, want a link error", token, err)
 		}
 		return le.Problem
 	}
 	sel, ver, _ := strings.Cut(tok(0), ".")
 	cases := []struct {
-		name, token, holder string
-		want                confirmation.Problem
+		name, token string
+		want        confirmation.Problem
 	}{
-		{"malformed", "nonsense", "", confirmation.Tampered},
-		{"verifier changed", sel + "." + strings.Repeat("A", len(ver)), "", confirmation.Tampered},
-		{"unknown selector", strings.Repeat("B", len(sel)) + "." + ver, "", confirmation.Unknown},
-		{"another customer's", tok(0), "someone@example.test", confirmation.Foreign},
+		{"malformed", "nonsense", confirmation.Tampered},
+		{"verifier changed", sel + "." + strings.Repeat("A", len(ver)), confirmation.Tampered},
+		{"unknown selector", strings.Repeat("B", len(sel)) + "." + ver, confirmation.Unknown},
 	}
 	for _, tc := range cases {
-		if got := problem(tc.token, tc.holder); got != tc.want {
+		if got := problem(tc.token); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
 		}
 	}
-	if _, err := links.Redeem(ctx, tok(0), jordan); err != nil {
-		t.Fatalf("first use: %v", err)
+	for i := 0; i < 2; i++ {
+		if _, err := links.Open(ctx, tok(0)); err != nil {
+			t.Fatalf("open %d: %v (opening spends nothing)", i, err)
+		}
 	}
-	if got := problem(tok(0), ""); got != confirmation.Used {
-		t.Errorf("second use: %s, want used", got)
+	opened, _ := links.Open(ctx, tok(0))
+	inv, err := cp.Invocation(ctx, opened.InvocationID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := links.Rotate(ctx, inv, jordan); err != nil {
+		t.Fatal(err)
+	}
+	if got := problem(tok(0)); got != confirmation.Replaced {
+		t.Errorf("after rotation: %s, want replaced", got)
 	}
 	*now = now.Add(25 * time.Hour)
-	if got := problem(tok(1), ""); got != confirmation.Expired {
+	if got := problem(tok(1)); got != confirmation.Expired {
 		t.Errorf("after the deadline: %s, want expired", got)
+	}
+}
+
+// TestOneLiveLinkUnderConcurrentReads reads the link of one invocation from
+// many goroutines at once (as concurrent API reads do): one link, the same
+// for all.
+func TestOneLiveLinkUnderConcurrentReads(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	links, cp, _ := setup(t)
+	demo, err := links.SeedDemo(ctx, jordan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened, err := links.Open(ctx, strings.TrimPrefix(demo[0].Path, confirmation.PathPrefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := cp.Invocation(ctx, opened.InvocationID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := links.Rotate(ctx, inv, jordan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 30
+	paths := make(chan string, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p, err := links.Link(ctx, inv, jordan)
+			if err != nil {
+				t.Error(err)
+			}
+			paths <- p
+		}()
+	}
+	wg.Wait()
+	close(paths)
+	for p := range paths {
+		if p != fresh {
+			t.Errorf("a concurrent read got %q, want the live link %q", p, fresh)
+		}
+	}
+}
+
+// TestCodeRaces races guesses and the right code against real PostgreSQL:
+// concurrent wrong guesses never get more than CodeAttempts tries in, and
+// of many concurrent tries with the right code exactly one proves.
+func TestCodeRaces(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	links, _, _, outbox := setupWithMail(t)
+	demo, err := links.SeedDemo(ctx, jordan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	race := func(token, code string) (ok, refused int) {
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for i := 0; i < 40; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := links.CheckCode(ctx, token, code)
+				mu.Lock()
+				defer mu.Unlock()
+				if err == nil {
+					ok++
+				} else if apperr.Is(err, apperr.Invalid) {
+					refused++
+				} else {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		return ok, refused
+	}
+	code := func() string {
+		sent := outbox.Sent()
+		body := sent[len(sent)-1].Body
+		i := strings.Index(body, "Your code is ")
+		return body[i+len("Your code is ") : i+len("Your code is ")+confirmation.CodeDigits]
+	}
+
+	guessed := strings.TrimPrefix(demo[0].Path, confirmation.PathPrefix)
+	if _, err := links.SendCode(ctx, guessed); err != nil {
+		t.Fatal(err)
+	}
+	wrong := "000000"
+	if code() == wrong {
+		wrong = "111111"
+	}
+	if ok, _ := race(guessed, wrong); ok != 0 {
+		t.Fatalf("%d wrong guesses proved", ok)
+	}
+	if _, err := links.CheckCode(ctx, guessed, code()); !apperr.Is(err, apperr.Invalid) {
+		t.Errorf("the right code after 40 concurrent wrong guesses: %v, want refused (the code is dead)", err)
+	}
+
+	right := strings.TrimPrefix(demo[1].Path, confirmation.PathPrefix)
+	if _, err := links.SendCode(ctx, right); err != nil {
+		t.Fatal(err)
+	}
+	if ok, refused := race(right, code()); ok != 1 || refused != 39 {
+		t.Errorf("40 concurrent tries of the right code: %d proved, %d refused; want 1 and 39", ok, refused)
 	}
 }

@@ -32,6 +32,10 @@ type Actor struct {
 	Role string
 	// Name is for people reading the timeline.
 	Name string
+	// Proof is how a customer showed they are the customer ("code",
+	// "account", "assertion"); a customer's confirmation or decline
+	// without one is refused. The audit trail records it.
+	Proof string
 }
 
 // UserActor is a console user acting.
@@ -39,9 +43,10 @@ func UserActor(id int64, role, name string) Actor {
 	return Actor{Kind: ActorUser, ID: strconv.FormatInt(id, 10), UserID: id, Role: role, Name: name}
 }
 
-// CustomerActor is the end customer acting (on the confirmation page).
-func CustomerActor(customerRef string) Actor {
-	return Actor{Kind: ActorCustomer, ID: customerRef, Name: customerRef}
+// CustomerActor is the end customer acting on the confirmation page, who
+// proved who they are with proof ("code", "account" or "assertion").
+func CustomerActor(customerRef, proof string) Actor {
+	return Actor{Kind: ActorCustomer, ID: customerRef, Name: customerRef, Proof: proof}
 }
 
 // AssistantActor is an assistant program acting through the API.
@@ -57,6 +62,9 @@ func (s *Service) record(ctx context.Context, tx *store.Tx, actor Actor, action,
 	}
 	if actor.Name != "" {
 		data["actor_name"] = actor.Name
+	}
+	if actor.Proof != "" {
+		data["proof"] = actor.Proof
 	}
 	b, err := json.Marshal(data)
 	if err != nil {

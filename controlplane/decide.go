@@ -26,12 +26,12 @@ func (s *Service) Approve(ctx context.Context, actor Actor, id string, expectedV
 // Confirm is the customer's confirmation of an invocation awaiting it; the
 // customer must be the task's.
 func (s *Service) Confirm(ctx context.Context, actor Actor, id string, expectedVersion int32) (Invocation, error) {
-	if actor.Kind != ActorCustomer {
-		return Invocation{}, apperr.New(apperr.Forbidden, "Only the customer can confirm this.")
+	if actor.Kind != ActorCustomer || actor.Proof == "" {
+		return Invocation{}, apperr.New(apperr.Forbidden, "Only the customer, once they proved who they are, can confirm this.")
 	}
 	return s.approve(ctx, actor, id, expectedVersion, AwaitingConfirmation, "confirm", "invocation.confirmed",
 		func(t store.Task) error {
-			if t.CustomerRef != actor.ID {
+			if !strings.EqualFold(t.CustomerRef, actor.ID) {
 				return apperr.New(apperr.NotFound, "No such request.")
 			}
 			return nil
@@ -96,12 +96,12 @@ func (s *Service) Reject(ctx context.Context, actor Actor, id string, expectedVe
 // Decline is the customer's refusal of an invocation awaiting their
 // confirmation, with an optional reason the assistant sees.
 func (s *Service) Decline(ctx context.Context, actor Actor, id string, expectedVersion int32, reason string) (Invocation, error) {
-	if actor.Kind != ActorCustomer {
-		return Invocation{}, apperr.New(apperr.Forbidden, "Only the customer can decline this.")
+	if actor.Kind != ActorCustomer || actor.Proof == "" {
+		return Invocation{}, apperr.New(apperr.Forbidden, "Only the customer, once they proved who they are, can decline this.")
 	}
 	return s.decline(ctx, actor, id, expectedVersion, AwaitingConfirmation, "decline", "invocation.declined", reason,
 		func(t store.Task) error {
-			if t.CustomerRef != actor.ID {
+			if !strings.EqualFold(t.CustomerRef, actor.ID) {
 				return apperr.New(apperr.NotFound, "No such request.")
 			}
 			return nil

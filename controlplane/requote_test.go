@@ -20,13 +20,13 @@ func TestRequoteSupersedesOnceWhenTheTargetChanged(t *testing.T) {
 	task := b.task([]string{"issue_refund"}, 5, 1, 60)
 	order := b.order(3)
 	inv := b.propose(task, "issue_refund", refund(order.ID, 1000, "damaged"), "")
-	customer := controlplane.CustomerActor(b.customer.Email)
+	customer := controlplane.CustomerActor(b.customer.Email, "code")
 
 	same, err := b.cp.Requote(b.ctx, customer, inv.ID)
 	if err != nil || same.Changed || same.Current.ID != inv.ID {
 		t.Fatalf("requote of an unchanged target: %+v, %v", same, err)
 	}
-	if _, err := b.cp.Requote(b.ctx, controlplane.CustomerActor("someone@example.test"), inv.ID); err == nil {
+	if _, err := b.cp.Requote(b.ctx, controlplane.CustomerActor("someone@example.test", "code"), inv.ID); err == nil {
 		t.Error("another customer could re-quote")
 	}
 

@@ -44,3 +44,15 @@ func (a *Adapter) customer(ctx context.Context, p adapter.Principal) (shopCustom
 // notOwned answers a reference to an object of another customer exactly
 // like one to an object that does not exist.
 func notOwned(kind, ref string) error { return adapter.NotFound(kind, ref) }
+
+// Contact returns the e-mail address the shop has on file for the
+// principal: the one-time codes that prove a customer go there.
+func (a *Adapter) Contact(ctx context.Context, p adapter.Principal) (adapter.Contact, error) {
+	c, err := a.customer(ctx, p)
+	if err != nil {
+		return adapter.Contact{}, err
+	}
+	return adapter.Contact{Email: c.Email, Name: c.Name}, nil
+}
+
+var _ adapter.ContactDirectory = (*Adapter)(nil)

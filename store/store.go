@@ -22,6 +22,10 @@ var ErrNotFound = errors.New("store: not found")
 // a concurrent change.
 var ErrConflict = errors.New("store: conflict")
 
+// ErrLimit is returned when a write would pass a limit the statement
+// enforces (e.g. how many codes a link may be sent).
+var ErrLimit = errors.New("store: limit reached")
+
 // Store is the console's database.
 type Store struct {
 	pool *pgxpool.Pool

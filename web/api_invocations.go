@@ -76,6 +76,10 @@ type nextJSON struct {
 	Kind    string `json:"kind"`
 	URL     string `json:"url"`
 	Message string `json:"message"`
+	// Proofs are the ways the customer may prove who they are on the
+	// confirmation page ("code", "account", "assertion"), when kind is
+	// "confirm". The link shows the request; it is not the customer's yes.
+	Proofs []string `json:"proofs,omitempty"`
 }
 
 type resultJSON struct {
@@ -131,8 +135,12 @@ func (s *Server) invocationOut(ctx context.Context, base string, inv controlplan
 	}
 	switch inv.State {
 	case controlplane.AwaitingConfirmation:
-		out.Next = nextJSON{Kind: "confirm", Message: "Send the customer the confirmation link; nothing happens until they confirm."}
+		out.Next = nextJSON{Kind: "confirm", Message: "Send the customer the confirmation link. It shows the request; to confirm, " +
+			"the customer proves who they are there (a code e-mailed to them, or their account). Nothing happens until they confirm."}
 		if s.cfg.Confirmations != nil {
+			for _, p := range s.cfg.Confirmations.Accepts(inv.System) {
+				out.Next.Proofs = append(out.Next.Proofs, string(p))
+			}
 			link, err := s.cfg.Confirmations.Link(ctx, inv, task.CustomerRef)
 			if err != nil {
 				s.log.Warn("confirmation link", "invocation_id", inv.ID, "error", err)

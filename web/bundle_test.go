@@ -19,8 +19,10 @@ import (
 	"countersign/accounts"
 	"countersign/adapter"
 	"countersign/clocktest"
+	"countersign/confirmation"
 	"countersign/controlplane"
 	"countersign/demoshop"
+	"countersign/mail"
 	"countersign/shopadapter"
 	"countersign/store"
 	"countersign/store/dbtest"
@@ -41,6 +43,9 @@ type testBundle struct {
 	// shop and shopURL are set with bundleOpts.shop.
 	shop    *demoshop.Shop
 	shopURL string
+	// links shows customers their requests; codes it sends land in mail.
+	links *confirmation.Service
+	mail  *mail.Memory
 }
 
 type testUser struct {
@@ -53,6 +58,10 @@ type bundleOpts struct {
 	keyPairs       [][]byte
 	// shop connects a seeded demo shop (system "shop") over real HTTP.
 	shop bool
+	// proofs and assertionSecrets configure how customers prove who they
+	// are (nil: code and account everywhere).
+	proofs           map[string][]confirmation.Proof
+	assertionSecrets map[string][]byte
 }
 
 var testKey = [][]byte{[]byte("0123456789abcdef0123456789abcdef"), []byte("fedcba9876543210fedcba9876543210")}
@@ -72,11 +81,14 @@ func setup(t *testing.T, opts ...bundleOpts) *testBundle {
 	sessions := web.NewSessionStore(st, web.SessionConfig{KeyPairs: o.keyPairs, Idle: 30 * time.Minute, Absolute: 12 * time.Hour, Now: clk.Now})
 	reg := adapter.NewRegistry()
 	cp := controlplane.New(st, reg, controlplane.Config{}, clk.Now, nil)
+	outbox := &mail.Memory{}
+	links := confirmation.New(st, cp, reg, confirmation.Config{Mail: outbox, Proofs: o.proofs, AssertionSecrets: o.assertionSecrets}, clk.Now)
 	ws := web.New(web.Config{Store: st, Accounts: acc, Sessions: sessions, Now: clk.Now, TrustedProxies: o.trustedProxies,
-		Registry: reg, Control: cp})
+		Registry: reg, Control: cp, Confirmations: links})
 	srv := httptest.NewServer(ws.Handler())
 	t.Cleanup(srv.Close)
-	b := &testBundle{srv: srv, web: ws, store: st, accounts: acc, cp: cp, clock: clk, users: map[accounts.Role]testUser{}}
+	b := &testBundle{srv: srv, web: ws, store: st, accounts: acc, cp: cp, clock: clk, users: map[accounts.Role]testUser{},
+		links: links, mail: outbox}
 	for _, r := range accounts.Roles {
 		b.users[r] = b.createUser(t, r)
 	}

@@ -1,87 +1,264 @@
 package web
 
 import (
+	"context"
 	"net/http"
+	"net/url"
 
 	"github.com/labstack/echo/v4"
 
 	"countersign/accounts"
+	"countersign/apperr"
 	"countersign/confirmation"
+	"countersign/controlplane"
 	"countersign/views"
 )
 
-// keyCustomerRef holds, in a customer's link session, the customer it acts
-// for. It is not a console account: it opens only that customer's requests.
-const keyCustomerRef = "customer_ref"
+// Session values of a customer who proved who they are on a link page.
+// They are not a console account: they open only that customer's requests.
+const (
+	keyProvedCustomer = "proved_customer"
+	keyCustomerProof  = "customer_proof"
+	// keyCodeSent remembers, for the link page, where the last code went:
+	// "<selector> <masked address>".
+	keyCodeSent = "code_sent"
+)
 
-// The console's link service is what Config.Confirmations expects.
-var _ ConfirmationLinks = (*confirmation.Service)(nil)
-
-// confirmations returns the link service: the configured one, or one over
-// the server's own store and control plane (links made elsewhere are rows
-// in the same database, so either can redeem them).
-func (s *Server) confirmations() *confirmation.Service {
-	if cs, ok := s.cfg.Confirmations.(*confirmation.Service); ok {
-		return cs
-	}
-	return confirmation.New(s.cfg.Store, s.cfg.Control, s.now)
+// ConfirmationLinks shows customers their requests and checks their proof
+// of who they are (confirmation.Service). The link it makes is a path on
+// this console ("/c/…"); it shows the request and proves nothing.
+type ConfirmationLinks interface {
+	Link(ctx context.Context, inv controlplane.Invocation, customerRef string) (string, error)
+	Open(ctx context.Context, token string) (confirmation.Opened, error)
+	SendCode(ctx context.Context, token string) (confirmation.SentCode, error)
+	CheckCode(ctx context.Context, token, code string) (confirmation.Opened, error)
+	CheckAssertion(ctx context.Context, token, signed string) (confirmation.Opened, error)
+	Accepts(system string) []confirmation.Proof
 }
 
-// customerOf returns the customer this request acts for: a signed-in
-// customer account's e-mail, or the customer of a link session. Staff
-// accounts act for no customer.
-func customerOf(c echo.Context) (string, bool) {
-	if u, ok := currentUser(c); ok {
+// customerOf returns the customer this request acts for and how they proved
+// it: a signed-in customer account (its e-mail), or a customer who proved
+// who they are on a link page. Staff accounts act for no customer, and
+// holding a link is no proof.
+func customerOf(c echo.Context) (ref, proof string, ok bool) {
+	if u, signedIn := currentUser(c); signedIn {
 		if u.Role == accounts.Customer {
-			return u.Email, true
+			return u.Email, string(confirmation.ProofAccount), true
 		}
-		return "", false
+		return "", "", false
 	}
 	sess := session(c)
 	if sess == nil || sess.IsNew {
-		return "", false
+		return "", "", false
 	}
-	ref, _ := sess.Values[keyCustomerRef].(string)
-	return ref, ref != ""
+	ref, _ = sess.Values[keyProvedCustomer].(string)
+	proof, _ = sess.Values[keyCustomerProof].(string)
+	return ref, proof, ref != "" && proof != ""
 }
 
-// handleConfirmationLink answers GET /c/:token: a valid link starts a
-// customer session (a new session id holding only the customer) and
-// redirects to the request without the token, so it leaves the address bar
-// and the Referer. A link that does not open gets a page saying why.
+// handleConfirmationLink answers GET /c/:token: the request the link shows,
+// rendered from its quote, with the ways its customer may prove who they
+// are. Opening it changes nothing. A browser that already proved it is this
+// customer goes straight to the request (and the token leaves the address
+// bar); "?assertion=" carries a signed customer assertion from the
+// business's own site.
 func (s *Server) handleConfirmationLink(c echo.Context) error {
-	ctx := c.Request().Context()
-	holder := ""
-	u, signedIn := currentUser(c)
-	if signedIn {
-		holder = u.Email
+	if s.cfg.Confirmations == nil {
+		return s.renderLinkProblem(c, confirmation.Unknown)
 	}
-	got, err := s.confirmations().Redeem(ctx, c.Param("token"), holder)
-	if le, ok := confirmation.AsLinkError(err); ok {
-		// Opening one's own link twice (a second click in the chat) is not an
-		// error: this browser already acts for that customer.
-		if ref, mine := customerOf(c); mine && le.Problem == confirmation.Used && ref == le.CustomerRef {
-			return seeOther(c, "/requests/"+le.InvocationID)
+	ctx := c.Request().Context()
+	token := c.Param("token")
+	if signed := c.QueryParam("assertion"); signed != "" {
+		o, err := s.cfg.Confirmations.CheckAssertion(ctx, token, signed)
+		if le, ok := confirmation.AsLinkError(err); ok {
+			return s.renderLinkProblem(c, le.Problem)
 		}
-		return s.renderLinkProblem(c, le.Problem, u.Email)
+		if e, ok := apperr.As(err); ok && e.Kind == apperr.Forbidden {
+			return s.renderLinkPage(c, http.StatusForbidden, token, linkPageState{problem: e.Message + " " + e.Hint})
+		}
+		if err != nil {
+			return err
+		}
+		return s.proved(c, o, confirmation.ProofAssertion)
+	}
+	o, err := s.cfg.Confirmations.Open(ctx, token)
+	if le, ok := confirmation.AsLinkError(err); ok {
+		return s.renderLinkProblem(c, le.Problem)
 	}
 	if err != nil {
 		return err
 	}
-	if !signedIn {
-		sess := session(c)
-		if err := s.cfg.Sessions.Regenerate(ctx, sess); err != nil {
-			return err
-		}
-		sess.Values[keyCustomerRef] = got.CustomerRef
-		markDirty(sess)
-		if err := sess.Save(c.Request(), c.Response()); err != nil {
-			return err
+	if ref, _, ok := customerOf(c); ok && confirmation.SameCustomer(ref, o.CustomerRef) {
+		return seeOther(c, "/requests/"+o.InvocationID)
+	}
+	if u, ok := currentUser(c); ok {
+		return s.renderForeignLink(c, u)
+	}
+	return s.renderLinkPage(c, http.StatusOK, token, linkPageState{opened: &o})
+}
+
+// handleConfirmationCode answers POST /c/:token/code: sends a one-time code
+// to the contact on file in the business system, then shows the link page
+// with the field to enter it.
+func (s *Server) handleConfirmationCode(c echo.Context) error {
+	if s.cfg.Confirmations == nil {
+		return s.renderLinkProblem(c, confirmation.Unknown)
+	}
+	token := c.Param("token")
+	sent, err := s.cfg.Confirmations.SendCode(c.Request().Context(), token)
+	if le, ok := confirmation.AsLinkError(err); ok {
+		return s.renderLinkProblem(c, le.Problem)
+	}
+	if e, ok := apperr.As(err); ok && e.Kind != apperr.Internal {
+		return s.renderLinkPage(c, statusOf[e.Kind], token, linkPageState{problem: joinSentences(e.Message, e.Hint)})
+	}
+	if err != nil {
+		return err
+	}
+	o, err := s.cfg.Confirmations.Open(c.Request().Context(), token)
+	if err != nil {
+		return err
+	}
+	sess := session(c)
+	sess.Values[keyCodeSent] = o.Selector + " " + sent.To
+	markDirty(sess)
+	if err := sess.Save(c.Request(), c.Response()); err != nil {
+		return err
+	}
+	return seeOther(c, confirmation.PathPrefix+token+"#code")
+}
+
+// handleConfirmationVerify answers POST /c/:token/verify: a right code
+// starts a session that acts for this customer (a new session id, holding
+// only the customer and how they proved it) and opens the request.
+func (s *Server) handleConfirmationVerify(c echo.Context) error {
+	if s.cfg.Confirmations == nil {
+		return s.renderLinkProblem(c, confirmation.Unknown)
+	}
+	token := c.Param("token")
+	code := c.FormValue("code")
+	o, err := s.cfg.Confirmations.CheckCode(c.Request().Context(), token, code)
+	if le, ok := confirmation.AsLinkError(err); ok {
+		return s.renderLinkProblem(c, le.Problem)
+	}
+	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
+		return s.renderLinkPage(c, http.StatusUnprocessableEntity, token, linkPageState{fields: e.Fields})
+	}
+	if e, ok := apperr.As(err); ok && e.Kind != apperr.Internal {
+		return s.renderLinkPage(c, statusOf[e.Kind], token, linkPageState{problem: joinSentences(e.Message, e.Hint)})
+	}
+	if err != nil {
+		return err
+	}
+	return s.proved(c, o, confirmation.ProofCode)
+}
+
+// proved starts the customer's session after a proof and opens the request.
+// A console account's session is not turned into a customer's.
+func (s *Server) proved(c echo.Context, o confirmation.Opened, proof confirmation.Proof) error {
+	if u, ok := currentUser(c); ok {
+		return s.renderForeignLink(c, u)
+	}
+	sess := session(c)
+	if err := s.cfg.Sessions.Regenerate(c.Request().Context(), sess); err != nil {
+		return err
+	}
+	for k := range sess.Values {
+		if k != keyCSRF {
+			delete(sess.Values, k)
 		}
 	}
-	s.log.Info("confirmation link opened", "invocation_id", got.InvocationID)
-	return seeOther(c, "/requests/"+got.InvocationID)
+	sess.Values[keyProvedCustomer] = o.CustomerRef
+	sess.Values[keyCustomerProof] = string(proof)
+	markDirty(sess)
+	if err := sess.Save(c.Request(), c.Response()); err != nil {
+		return err
+	}
+	s.log.Info("customer proved who they are", "invocation_id", o.InvocationID, "proof", string(proof))
+	return seeOther(c, "/requests/"+o.InvocationID)
 }
+
+// linkPageState is what the link page says beyond the request itself.
+type linkPageState struct {
+	opened  *confirmation.Opened
+	problem string
+	fields  map[string]string
+}
+
+// renderLinkPage shows the request a link names, read-only, with the ways
+// to prove who one is.
+func (s *Server) renderLinkPage(c echo.Context, status int, token string, st linkPageState) error {
+	ctx := c.Request().Context()
+	o := st.opened
+	if o == nil {
+		opened, err := s.cfg.Confirmations.Open(ctx, token)
+		if le, ok := confirmation.AsLinkError(err); ok {
+			return s.renderLinkProblem(c, le.Problem)
+		}
+		if err != nil {
+			return err
+		}
+		o = &opened
+	}
+	inv, err := s.cfg.Control.Invocation(ctx, o.InvocationID)
+	if err != nil {
+		return err
+	}
+	task, err := s.cfg.Control.Task(ctx, inv.TaskID)
+	if err != nil {
+		return err
+	}
+	csrf, err := s.csrfToken(c)
+	if err != nil {
+		return err
+	}
+	v := s.customerRequestView(c, inv, task)
+	// Until they prove who they are, a visitor sees the request, not its
+	// outcome.
+	v.Status = views.CustomerStatusView{ID: inv.ID}
+	path := confirmation.PathPrefix + token
+	pv := &views.CustomerProofView{Path: path, CSRF: csrf, Problem: st.problem, Errors: st.fields}
+	for _, p := range o.Proofs {
+		switch p {
+		case confirmation.ProofCode:
+			pv.Code = true
+		case confirmation.ProofAccount:
+			pv.SignInURL = "/sign-in?next=" + url.QueryEscape(path)
+		case confirmation.ProofAssertion:
+			pv.Assertion = true
+		}
+	}
+	if sent, _ := session(c).Values[keyCodeSent].(string); len(sent) > len(o.Selector) && sent[:len(o.Selector)] == o.Selector {
+		pv.CodeSentTo = sent[len(o.Selector)+1:]
+	}
+	if _, _, ok := customerOf(c); ok {
+		pv.OtherCustomer = true
+	}
+	v.Prove = pv
+	p, err := s.page(c, inv.Quote.Title)
+	if err != nil {
+		return err
+	}
+	p.CSRF, p.Narrow = csrf, true
+	return render(c, status, views.CustomerRequestPage(p, v))
+}
+
+// renderForeignLink answers a console account opening a customer's link:
+// it is someone else's request.
+func (s *Server) renderForeignLink(c echo.Context, u accounts.User) error {
+	lp := linkProblems[foreign]
+	p, err := s.page(c, lp.title)
+	if err != nil {
+		return err
+	}
+	p.Narrow = true
+	return render(c, lp.status, views.LinkProblemPage(p, views.LinkProblemView{Problem: string(foreign),
+		Title: lp.title, Message: "You are signed in as " + u.Email + ". " + lp.message, Next: lp.action}))
+}
+
+// foreign is the page for a link opened by a console account that is not
+// the link's customer.
+const foreign confirmation.Problem = "foreign"
 
 // linkProblems is what each problem's page says, and its status.
 var linkProblems = map[confirmation.Problem]struct {
@@ -97,25 +274,28 @@ var linkProblems = map[confirmation.Problem]struct {
 	confirmation.Expired: {http.StatusGone, "This link has expired",
 		"The time to decide on this request has passed, so nothing was changed.",
 		"If you still want it, ask the assistant to prepare it again."},
-	confirmation.Used: {http.StatusGone, "This link has already been used",
-		"Each link opens once, and this one was opened before. Opening it changed nothing.",
-		"If you opened it on another device, carry on there. Otherwise ask the assistant for a new link, or sign in to see your requests."},
-	confirmation.Foreign: {http.StatusForbidden, "This link is for another customer",
-		"This link was sent to someone else, so we will not show it while you are signed in with another account.",
+	confirmation.Replaced: {http.StatusGone, "This link was replaced",
+		"A newer link was made for this request, so this one no longer opens. Nothing has changed.",
+		"Use the newest link you were sent, or ask the assistant for it."},
+	foreign: {http.StatusForbidden, "This link is for a customer",
+		"This link was sent to a customer, so we will not show it while you are signed in with another account.",
 		"If the link is yours, sign out and open it again."},
 }
 
-func (s *Server) renderLinkProblem(c echo.Context, problem confirmation.Problem, signedInAs string) error {
+func (s *Server) renderLinkProblem(c echo.Context, problem confirmation.Problem) error {
 	lp := linkProblems[problem]
 	p, err := s.page(c, lp.title)
 	if err != nil {
 		return err
 	}
 	p.Narrow = true
-	msg := lp.message
-	if problem == confirmation.Foreign && signedInAs != "" {
-		msg = "You are signed in as " + signedInAs + ". " + msg
-	}
 	return render(c, lp.status, views.LinkProblemPage(p, views.LinkProblemView{Problem: string(problem),
-		Title: lp.title, Message: msg, Next: lp.action}))
+		Title: lp.title, Message: lp.message, Next: lp.action}))
+}
+
+func joinSentences(a, b string) string {
+	if b == "" {
+		return a
+	}
+	return a + " " + b
 }

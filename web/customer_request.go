@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"countersign/apperr"
+	"countersign/confirmation"
 	"countersign/controlplane"
 	"countersign/views"
 )
@@ -14,31 +15,32 @@ import (
 // customerRequest loads the invocation named by :id when the current
 // customer may see it. Another customer's request, a staff account and an
 // unknown id all get the same "not found", so ids reveal nothing.
-func (s *Server) customerRequest(c echo.Context) (controlplane.Invocation, controlplane.Task, string, error) {
+func (s *Server) customerRequest(c echo.Context) (controlplane.Invocation, controlplane.Task, controlplane.Actor, error) {
 	ctx := c.Request().Context()
-	ref, ok := customerOf(c)
+	none := controlplane.Actor{}
+	ref, proof, ok := customerOf(c)
 	if !ok {
 		if _, signedIn := currentUser(c); signedIn {
-			return controlplane.Invocation{}, controlplane.Task{}, "", noSuchRequest()
+			return controlplane.Invocation{}, controlplane.Task{}, none, noSuchRequest()
 		}
-		return controlplane.Invocation{}, controlplane.Task{}, "", &apperr.Error{Kind: apperr.Unauthenticated, Code: "customer_session",
-			Message: "Open the link from your assistant again, or sign in to see your requests."}
+		return controlplane.Invocation{}, controlplane.Task{}, none, &apperr.Error{Kind: apperr.Unauthenticated, Code: "customer_session",
+			Message: "Open the link from your assistant again and show us it's you, or sign in to see your requests."}
 	}
 	inv, err := s.cfg.Control.Invocation(ctx, c.Param("id"))
 	if apperr.Is(err, apperr.NotFound) {
-		return controlplane.Invocation{}, controlplane.Task{}, "", noSuchRequest()
+		return controlplane.Invocation{}, controlplane.Task{}, none, noSuchRequest()
 	}
 	if err != nil {
-		return controlplane.Invocation{}, controlplane.Task{}, "", err
+		return controlplane.Invocation{}, controlplane.Task{}, none, err
 	}
 	task, err := s.cfg.Control.Task(ctx, inv.TaskID)
 	if err != nil {
-		return controlplane.Invocation{}, controlplane.Task{}, "", err
+		return controlplane.Invocation{}, controlplane.Task{}, none, err
 	}
-	if task.CustomerRef != ref {
-		return controlplane.Invocation{}, controlplane.Task{}, "", noSuchRequest()
+	if !confirmation.SameCustomer(task.CustomerRef, ref) {
+		return controlplane.Invocation{}, controlplane.Task{}, none, noSuchRequest()
 	}
-	return inv, task, ref, nil
+	return inv, task, controlplane.CustomerActor(task.CustomerRef, proof), nil
 }
 
 func noSuchRequest() error {
@@ -93,7 +95,7 @@ func (s *Server) handleCustomerRequestStatus(c echo.Context) error {
 // and is shown the current outcome; the guarded transition lets one through.
 func (s *Server) handleCustomerConfirm(c echo.Context) error {
 	ctx := c.Request().Context()
-	inv, task, ref, err := s.customerRequest(c)
+	inv, task, actor, err := s.customerRequest(c)
 	if err != nil {
 		return err
 	}
@@ -101,7 +103,6 @@ func (s *Server) handleCustomerConfirm(c echo.Context) error {
 	if inv.State != controlplane.AwaitingConfirmation || task.State != controlplane.TaskActive || s.expired(inv) {
 		return seeOther(c, back)
 	}
-	actor := controlplane.CustomerActor(ref)
 	rq, err := s.cfg.Control.Requote(ctx, actor, inv.ID)
 	if err != nil {
 		return err
@@ -127,7 +128,7 @@ func (s *Server) handleCustomerConfirm(c echo.Context) error {
 // optional reason the assistant sees.
 func (s *Server) handleCustomerDecline(c echo.Context) error {
 	ctx := c.Request().Context()
-	inv, task, ref, err := s.customerRequest(c)
+	inv, task, actor, err := s.customerRequest(c)
 	if err != nil {
 		return err
 	}
@@ -136,7 +137,7 @@ func (s *Server) handleCustomerDecline(c echo.Context) error {
 		return seeOther(c, back)
 	}
 	reason := c.FormValue("reason")
-	_, err = s.cfg.Control.Decline(ctx, controlplane.CustomerActor(ref), inv.ID, inv.Version, reason)
+	_, err = s.cfg.Control.Decline(ctx, actor, inv.ID, inv.Version, reason)
 	if e, ok := apperr.As(err); ok {
 		switch e.Kind {
 		case apperr.Invalid:
@@ -153,7 +154,7 @@ func (s *Server) handleCustomerDecline(c echo.Context) error {
 
 // handleMyRequests answers GET /requests: a signed-in customer's requests.
 func (s *Server) handleMyRequests(c echo.Context) error {
-	ref, ok := customerOf(c)
+	ref, _, ok := customerOf(c)
 	if !ok {
 		return noSuchRequest()
 	}

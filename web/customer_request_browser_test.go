@@ -27,9 +27,35 @@ func TestBrowserCustomerConfirms(t *testing.T) {
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(b.srv.URL+link),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="consequence"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="send-code"]`)),
 	)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The link shows the request; it offers no way to decide before the
+	// customer proves who they are.
+	if n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="confirm"]').length`)); n != 0 {
+		t.Errorf("the link page offers %d confirm buttons before any proof", n)
+	}
+	if v := browsertest.Axe(t, ctx); len(v) > 0 {
+		t.Errorf("link page: %d serious accessibility violations: %+v", len(v), v)
+	}
+	sent := len(b.mail.Sent())
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="send-code"]`)), chromedp.WaitVisible(chromedp.CSS(`#code`))); err != nil {
+		t.Fatalf("send a code: %v", err)
+	}
+	mails := b.mail.Sent()
+	if len(mails) != sent+1 {
+		t.Fatalf("%d mails sent, want 1", len(mails)-sent)
+	}
+	code := codeIn.FindString(mails[len(mails)-1].Body)
+	err = chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS(`#code`), code),
+		chromedp.Click(chromedp.CSS(`[data-testid="verify"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="confirm"]`)),
+	)
+	if err != nil {
+		t.Fatalf("enter the code: %v", err)
 	}
 	location, _ := chromedp.Run(ctx, chromedp.Location())
 	if strings.Contains(location, "/c/") || !strings.HasSuffix(location, "/requests/"+inv.ID) {

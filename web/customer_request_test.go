@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +14,6 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"countersign/accounts"
-	"countersign/confirmation"
 	"countersign/controlplane"
 	"countersign/demoshop"
 )
@@ -67,7 +67,7 @@ func (b *testBundle) proposeFor(t *testing.T, task controlplane.Task, action str
 
 func (b *testBundle) link(t *testing.T, inv controlplane.Invocation, customerRef string) string {
 	t.Helper()
-	path, err := confirmation.New(b.store, b.cp, b.clock.Now).Link(context.Background(), inv, customerRef)
+	path, err := b.links.Link(context.Background(), inv, customerRef)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,18 +111,59 @@ func (b *testBundle) shopEffects(t *testing.T, requestID string) []demoshop.Ledg
 	return out
 }
 
-// open follows a confirmation link and returns the request page it leads to.
+// open follows a confirmation link, proves the customer with the code
+// e-mailed to the contact on file, and returns the request page it leads to.
 func (c *client) open(link string) response {
 	c.t.Helper()
 	res := c.get(link)
-	if res.StatusCode != http.StatusSeeOther {
-		c.t.Fatalf("open %s: %d, want 303\n%s", link, res.StatusCode, res.body)
+	if res.StatusCode != http.StatusOK || res.doc(c.t).Find(`[data-testid="send-code-form"]`).Length() != 1 {
+		c.t.Fatalf("open %s: %d without the form to send a code\n%s", link, res.StatusCode, res.body)
 	}
+	return c.prove(link, c.sendCode(link, res))
+}
+
+// sendCode asks the link page for a code and returns it, read from the mail
+// sent to the customer's contact on file.
+func (c *client) sendCode(link string, page response) string {
+	c.t.Helper()
+	tok, _ := page.doc(c.t).Find(`[data-testid="send-code-form"] input[name="_csrf"]`).Attr("value")
+	before := len(c.b.mail.Sent())
+	if res := c.post(link+"/code", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
+		c.t.Fatalf("send code: %d, want 303\n%s", res.StatusCode, res.body)
+	}
+	sent := c.b.mail.Sent()
+	if len(sent) != before+1 {
+		c.t.Fatalf("%d mails sent, want 1", len(sent)-before)
+	}
+	code := codeIn.FindString(sent[len(sent)-1].Body)
+	if code == "" {
+		c.t.Fatalf("no code in the mail:\n%s", sent[len(sent)-1].Body)
+	}
+	return code
+}
+
+var codeIn = regexp.MustCompile(`\b\d{6}\b`)
+
+// prove enters code on the link page and follows it to the request page.
+func (c *client) prove(link, code string) response {
+	c.t.Helper()
+	res := c.tryCode(link, code)
 	to := res.Header.Get("Location")
-	if !strings.HasPrefix(to, "/requests/") || strings.Contains(to, "/c/") {
-		c.t.Fatalf("link led to %q, want a token-free /requests/… URL", to)
+	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(to, "/requests/") {
+		c.t.Fatalf("verify code: %d to %q, want 303 to the request\n%s", res.StatusCode, to, res.body)
 	}
 	return c.get(to)
+}
+
+// tryCode posts code on the link page's code form.
+func (c *client) tryCode(link, code string) response {
+	c.t.Helper()
+	page := c.get(link)
+	tok, _ := page.doc(c.t).Find(`[data-testid="code-form"] input[name="_csrf"]`).Attr("value")
+	if tok == "" {
+		c.t.Fatalf("no code form on %s (status %d)\n%s", link, page.StatusCode, page.body)
+	}
+	return c.post(link+"/verify", url.Values{"_csrf": {tok}, "code": {code}})
 }
 
 func (c *client) pageCSRF(res response) string {
@@ -223,8 +264,8 @@ func TestCustomerPageShowsTheQuoteOfEveryAction(t *testing.T) {
 }
 
 // TestConfirmationLinkMisuse checks each way a link can be wrong gets its
-// own page and opens nothing, and that a link session reaches only its own
-// customer's requests.
+// own page and opens nothing, and that a customer's session reaches only
+// its own customer's requests.
 func TestConfirmationLinkMisuse(t *testing.T) {
 	t.Parallel()
 	b := setupCustomer(t)
@@ -239,16 +280,6 @@ func TestConfirmationLinkMisuse(t *testing.T) {
 		}
 	}
 
-	t.Run("used", func(t *testing.T) {
-		_, link := b.pendingRefund(t)
-		first := b.client(t)
-		first.open(link)
-		problem(t, b.client(t).get(link), "used", http.StatusGone)
-		// The browser that opened it may open it again: a second click in the chat.
-		if res := first.get(link); res.StatusCode != http.StatusSeeOther {
-			t.Errorf("reopening in the same browser: %d, want 303", res.StatusCode)
-		}
-	})
 	t.Run("expired", func(t *testing.T) {
 		b := setupCustomer(t)
 		_, link := b.pendingRefund(t)
@@ -273,10 +304,19 @@ func TestConfirmationLinkMisuse(t *testing.T) {
 		other := "/c/" + strings.Repeat("x", len(sel)) + "." + ver
 		problem(t, b.client(t).get(other), "unknown", http.StatusNotFound)
 	})
-	t.Run("another customer's", func(t *testing.T) {
+	t.Run("replaced", func(t *testing.T) {
+		inv, link := b.pendingRefund(t)
+		fresh, err := b.links.Rotate(context.Background(), inv, jordan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		problem(t, b.client(t).get(link), "replaced", http.StatusGone)
+		b.client(t).open(fresh)
+	})
+	t.Run("staff account", func(t *testing.T) {
 		_, link := b.pendingRefund(t)
 		c := b.client(t)
-		c.mustSignIn(b.users[accounts.Customer])
+		c.mustSignIn(b.users[accounts.Agent])
 		problem(t, c.get(link), "foreign", http.StatusForbidden)
 		// Refusing it did not use it: Jordan can still open it.
 		b.client(t).open(link)
@@ -290,12 +330,12 @@ func TestConfirmationLinkMisuse(t *testing.T) {
 		tok := c.pageCSRF(res)
 		for _, path := range []string{"/requests/" + theirs.ID, "/requests/" + theirs.ID + "/status"} {
 			if res := c.get(path); res.StatusCode != http.StatusNotFound || strings.Contains(res.body, theirs.Quote.Title) {
-				t.Errorf("GET %s with Jordan's link session: %d, want 404 without their data", path, res.StatusCode)
+				t.Errorf("GET %s with Jordan's session: %d, want 404 without their data", path, res.StatusCode)
 			}
 		}
 		for _, path := range []string{"/requests/" + theirs.ID + "/confirm", "/requests/" + theirs.ID + "/decline"} {
 			if res := c.post(path, url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusNotFound {
-				t.Errorf("POST %s with Jordan's link session: %d, want 404", path, res.StatusCode)
+				t.Errorf("POST %s with Jordan's session: %d, want 404", path, res.StatusCode)
 			}
 		}
 		if got := b.inv(t, theirs.ID).State; got != controlplane.AwaitingConfirmation {
@@ -305,7 +345,7 @@ func TestConfirmationLinkMisuse(t *testing.T) {
 	t.Run("no session", func(t *testing.T) {
 		inv, _ := b.pendingRefund(t)
 		if res := b.client(t).get("/requests/" + inv.ID); res.StatusCode != http.StatusUnauthorized || strings.Contains(res.body, inv.Quote.Title) {
-			t.Errorf("GET without a link session: %d, want 401 without the request", res.StatusCode)
+			t.Errorf("GET without a customer session: %d, want 401 without the request", res.StatusCode)
 		}
 	})
 }

@@ -32,7 +32,8 @@ type mcpRequestKey struct{}
 const mcpInstructions = `Countersign lets you act on the business's systems for one customer, within one task.
 Read tools return facts; use them before proposing. A propose_<action> tool never changes anything by itself:
 it dry-runs the write and returns a quote and what happens next. If next.kind is "confirm", send the customer
-next.url and tell them nothing happens until they confirm; if "approval", tell them a person will decide.
+next.url and tell them nothing happens until they confirm there, after showing it is them (an e-mailed code or their
+account); you cannot confirm for them; if "approval", tell them a person will decide.
 Always tell the customer exactly the sentence in "say". Read the guidance resource (or prompt) of an action before
 choosing it. If the customer says "stop", call pause_task.`
 
@@ -161,7 +162,7 @@ func (s *Server) addMCPWriteTool(srv *mcp.Server, req mcpRequest, t assistants.T
 	schema["properties"] = props
 	guidanceURI := "countersign://guidance/" + t.System + "/" + t.Name
 	how := map[string]string{
-		assistants.ModeConfirm:  "the customer confirms it on a page: send them next.url",
+		assistants.ModeConfirm:  "the customer confirms it on a page, after proving it is them: send them next.url",
 		assistants.ModeApproval: "a support agent approves it: tell the customer a person will decide",
 		assistants.ModeAuto:     "it goes ahead automatically within the policy's limits",
 	}[t.Mode]

@@ -69,6 +69,8 @@ func (s *Server) routes() []route {
 		// The customer's confirmation page: a link session or a customer
 		// account; the handlers check the request is this customer's.
 		{http.MethodGet, "/c/:token", s.handleConfirmationLink, anyone},
+		{http.MethodPost, "/c/:token/code", s.handleConfirmationCode, anyone},
+		{http.MethodPost, "/c/:token/verify", s.handleConfirmationVerify, anyone},
 		{http.MethodGet, "/requests", s.handleMyRequests, only(accounts.Customer)},
 		{http.MethodGet, "/requests/:id", s.handleCustomerRequest, anyone},
 		{http.MethodGet, "/requests/:id/status", s.handleCustomerRequestStatus, anyone},

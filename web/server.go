@@ -27,8 +27,9 @@ type Config struct {
 	Sessions *SessionStore
 	Registry *adapter.Registry
 	Control  *controlplane.Service
-	// Confirmations makes the customer's confirmation link of an invocation
-	// awaiting confirmation; nil leaves links out.
+	// Confirmations makes the link that shows a customer an invocation
+	// awaiting their confirmation and checks their proof of who they are;
+	// nil leaves links out (customers then decide signed in).
 	Confirmations ConfirmationLinks
 	// Assistants authenticates API keys and keeps the assistants' catalog;
 	// nil builds one over Store and Control.
@@ -47,13 +48,6 @@ type Config struct {
 	Now func() time.Time
 	// Telemetry, when set, counts and times every request for Prometheus.
 	Telemetry *Telemetry
-}
-
-// ConfirmationLinks issues the link a customer opens to confirm or decline
-// an invocation: a signed, single-purpose token bound to the invocation and
-// the customer. It returns a path on this console, e.g. "/c/…".
-type ConfirmationLinks interface {
-	Link(ctx context.Context, inv controlplane.Invocation, customerRef string) (string, error)
 }
 
 // Server holds the handlers' dependencies.

@@ -54,6 +54,11 @@ type config struct {
 	NotifyTo        string
 	NotifyEvery     time.Duration
 	DeadlineWarning time.Duration
+	// How customers prove who they are before they confirm.
+	ConfirmProof     string
+	AssertionSecrets string
+	MailDir          string
+	MailFrom         string
 
 	// Derived by validate.
 	trusted []netip.Prefix
@@ -122,6 +127,12 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	str(&c.MetricsAddr, "metrics-addr", "METRICS_ADDR", "", "serve Prometheus metrics for operators on this host:port; empty: off")
 	str(&c.MetricsToken, "metrics-token", "METRICS_TOKEN", "", "bearer token a Prometheus scrape must send; empty: none (bind -metrics-addr privately)")
 	dur(&c.MetricsRefresh, "metrics-refresh", "METRICS_REFRESH", 30*time.Second, "how often the metrics roll-ups fold in new events")
+	str(&c.ConfirmProof, "confirm-proof", "CONFIRM_PROOF", "code+account",
+		"how customers prove who they are before confirming: [system=]proof[+proof], proofs code, account, assertion")
+	str(&c.AssertionSecrets, "assertion-secrets", "CUSTOMER_ASSERTION_SECRETS", "",
+		"system=<hex> secrets the business's site signs customer assertions with (at least 32 bytes each)")
+	str(&c.MailDir, "mail-dir", "MAIL_DIR", "", "write customers' code mails as files here instead of sending them (demo mode: <data-dir>/mail)")
+	str(&c.MailFrom, "mail-from", "MAIL_FROM", "Countersign <no-reply@countersign.invalid>", "sender address of customers' code mails")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -161,9 +172,9 @@ func (c *config) validate() error {
 		if _, _, err := net.SplitHostPort(c.SMTPAddr); err != nil {
 			problems = append(problems, fmt.Sprintf("-smtp-addr %q: want host:port, e.g. mail.example.com:587", c.SMTPAddr))
 		}
-		if c.NotifyFrom == "" || len(splitList(c.NotifyTo)) == 0 {
-			problems = append(problems, "-smtp-addr needs -notify-from and -notify-to")
-		}
+	}
+	if len(splitList(c.NotifyTo)) > 0 && (c.SMTPAddr == "" || c.NotifyFrom == "") {
+		problems = append(problems, "-notify-to needs -smtp-addr and -notify-from (notices go by mail through that server)")
 	}
 	if c.SessionIdle > c.SessionAbsolute {
 		problems = append(problems, "-session-idle must not exceed -session-absolute")
@@ -187,6 +198,15 @@ func (c *config) validate() error {
 	}
 	if _, _, err := net.SplitHostPort(c.MetricsAddr); c.MetricsAddr != "" && err != nil {
 		problems = append(problems, fmt.Sprintf("-metrics-addr %q: want host:port, e.g. 127.0.0.1:9090", c.MetricsAddr))
+	}
+	if _, err := parseProofs(c.ConfirmProof); err != nil {
+		problems = append(problems, "-confirm-proof "+err.Error())
+	}
+	if _, err := parseSecrets(c.AssertionSecrets); err != nil {
+		problems = append(problems, "-assertion-secrets "+err.Error())
+	}
+	if strings.ContainsAny(c.MailFrom, "\r\n") {
+		problems = append(problems, "-mail-from: want one address, e.g. Shop <no-reply@shop.example>")
 	}
 	switch c.LogFormat {
 	case "auto", "text", "json":

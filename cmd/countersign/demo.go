@@ -88,7 +88,9 @@ func (d *demoMode) seed(ctx context.Context, cfg config, st *store.Store, cp *co
 		fmt.Printf("  The demo shop runs at %s\n", d.creds.ShopURL)
 	}
 	if len(demoLinks) > 0 {
-		fmt.Printf("\n  Confirmation links for %s (each opens once):\n", demo.People[0].Email)
+		fmt.Printf("\n  Confirmation links for %s. A link shows the request; to confirm, the customer proves who\n"+
+			"  they are: sign in as the customer above, or ask for an e-mailed code. The demo does not send mail:\n"+
+			"  codes are written as files to %s\n", demo.People[0].Email, cfg.mailDir())
 		for _, l := range demoLinks {
 			fmt.Printf("  %-28s http://%s%s\n", l.Action, cfg.Addr, l.Path)
 		}

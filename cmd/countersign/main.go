@@ -85,7 +85,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	cp := controlplane.New(st, registry, controlplane.Config{CallTimeout: cfg.AdapterTimeout, LeaseMargin: cfg.LeaseMargin}, time.Now, log)
 
 	asst := assistants.New(st, cp, time.Now)
-	links := confirmation.New(st, cp, time.Now)
+	links := confirmation.New(st, cp, registry, cfg.confirmationConfig(keys, log), time.Now)
 	var dm *demoMode
 	if cfg.demo() {
 		if dm, err = startDemo(ctx, cfg, acc, shopURL); err != nil {
@@ -113,7 +113,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	srv := web.New(web.Config{Store: st, Accounts: acc, Sessions: sessions, Logger: log, Registry: registry, Control: cp,
 		TrustedProxies: cfg.trusted, TLS: cfg.tls() || cfg.SecureCookies,
 		Confirmations: links, Assistants: asst, Telemetry: telemetry, APIRatePerMinute: cfg.APIRate})
-	go sweep(ctx, log, sessions, acc)
+	go sweep(ctx, log, sessions, acc, links)
 	if n := cfg.notifier(st, log); n.Enabled() {
 		go n.Run(ctx, cfg.NotifyEvery)
 	}
@@ -183,7 +183,7 @@ func createDatabase(ctx context.Context, serverURL, name string) error {
 
 // sweep removes dead sessions and expired throttle records every ten
 // minutes until ctx ends.
-func sweep(ctx context.Context, log *slog.Logger, sessions *web.SessionStore, acc *accounts.Service) {
+func sweep(ctx context.Context, log *slog.Logger, sessions *web.SessionStore, acc *accounts.Service, links *confirmation.Service) {
 	t := time.NewTicker(10 * time.Minute)
 	defer t.Stop()
 	for {
@@ -194,6 +194,11 @@ func sweep(ctx context.Context, log *slog.Logger, sessions *web.SessionStore, ac
 		}
 		if err := acc.PruneFailures(ctx); err != nil && !errors.Is(err, context.Canceled) {
 			log.Warn("sign-in failure prune failed", "error", err)
+		}
+		if n, err := links.SweepLinks(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			log.Warn("confirmation link sweep failed", "error", err)
+		} else if n > 0 {
+			log.Info("ended confirmation links removed", "count", n)
 		}
 		select {
 		case <-ctx.Done():

@@ -19,6 +19,12 @@ func (c config) notifier(st *store.Store, log *slog.Logger) *notify.Notifier {
 		}
 		base = scheme + c.Addr
 	}
-	return notify.New(notify.Config{BaseURL: base, WebhookURL: c.NotifyWebhook, SMTPAddr: c.SMTPAddr, SMTPUser: c.SMTPUser,
+	// The mail server may serve customers' codes alone: notices go by mail
+	// only to configured recipients.
+	smtpAddr := c.SMTPAddr
+	if len(splitList(c.NotifyTo)) == 0 {
+		smtpAddr = ""
+	}
+	return notify.New(notify.Config{BaseURL: base, WebhookURL: c.NotifyWebhook, SMTPAddr: smtpAddr, SMTPUser: c.SMTPUser,
 		SMTPPass: c.SMTPPassword, From: c.NotifyFrom, To: splitList(c.NotifyTo), DeadlineWarning: c.DeadlineWarning}, st, time.Now, log)
 }

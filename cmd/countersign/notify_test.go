@@ -6,7 +6,7 @@ import (
 )
 
 func TestNotificationSettingsAreCheckedAtStart(t *testing.T) {
-	env := map[string]string{"SMTP_ADDR": "mail.example.test", "NOTIFY_WEBHOOK_URL": "hooks.example.test/x",
+	env := map[string]string{"SMTP_ADDR": "mail.example.test", "NOTIFY_TO": "a@example.test", "NOTIFY_WEBHOOK_URL": "hooks.example.test/x",
 		"PUBLIC_URL": "console.example.test", "NOTIFY_INTERVAL": "never", "SMTP_PASSWORD": "hunter2-secret"}
 	_, err := parseConfig(nil, func(k string) string { return env[k] })
 	if err == nil {

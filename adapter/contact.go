@@ -1,0 +1,21 @@
+package adapter
+
+import "context"
+
+// Contact is where a business system reaches its customer out of band: the
+// address on file in the system itself, never one the assistant supplied.
+type Contact struct {
+	// Email is the customer's e-mail address on file.
+	Email string
+	// Name is how the system addresses the customer ("Jordan Lee").
+	Name string
+}
+
+// ContactDirectory is implemented by a system that can say where its
+// customer is reached, so the console can send a one-time code there
+// before the customer confirms. A principal the system does not know fails
+// with an *Error (code "unknown_customer"); a system without the interface
+// cannot offer codes, and its customers prove themselves another way.
+type ContactDirectory interface {
+	Contact(ctx context.Context, p Principal) (Contact, error)
+}

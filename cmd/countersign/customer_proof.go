@@ -1,0 +1,94 @@
+package main
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+
+	"countersign/confirmation"
+	"countersign/mail"
+)
+
+// parseProofs reads -confirm-proof: comma-separated entries, each
+// "[system=]proof[+proof…]"; an entry without a system applies to every
+// system not named. Proofs are code, account and assertion.
+func parseProofs(s string) (map[string][]confirmation.Proof, error) {
+	out := map[string][]confirmation.Proof{}
+	for _, entry := range splitList(s) {
+		system, list, named := strings.Cut(entry, "=")
+		if !named {
+			system, list = "*", entry
+		}
+		system = strings.TrimSpace(system)
+		if system == "" {
+			return nil, fmt.Errorf("%q: name the system before '=', e.g. shop=code+account", entry)
+		}
+		if _, dup := out[system]; dup {
+			return nil, fmt.Errorf("%q: system %s is named twice", entry, system)
+		}
+		var proofs []confirmation.Proof
+		for _, name := range strings.Split(list, "+") {
+			p, ok := confirmation.ParseProof(strings.TrimSpace(name))
+			if !ok {
+				return nil, fmt.Errorf("%q: unknown proof %q; want code, account or assertion joined by +", entry, name)
+			}
+			proofs = append(proofs, p)
+		}
+		out[system] = proofs
+	}
+	if _, ok := out["*"]; !ok {
+		out["*"] = []confirmation.Proof{confirmation.ProofCode, confirmation.ProofAccount}
+	}
+	return out, nil
+}
+
+// parseSecrets reads -assertion-secrets: "system=<hex>" entries, each
+// secret at least 32 bytes.
+func parseSecrets(s string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	for i, entry := range splitList(s) {
+		system, h, ok := strings.Cut(entry, "=")
+		raw, err := hex.DecodeString(strings.TrimSpace(h))
+		if !ok || strings.TrimSpace(system) == "" || err != nil || len(raw) < 32 {
+			// The entry itself is a secret: never echo it.
+			return nil, fmt.Errorf("entry %d: want system=<at least 64 hex characters>; make one with: openssl rand -hex 32", i+1)
+		}
+		out[strings.TrimSpace(system)] = raw
+	}
+	return out, nil
+}
+
+// confirmationConfig builds how customers prove who they are: the proofs
+// each system accepts, the assertion secrets, the link key (derived from
+// the newest session key, so every console instance makes the same links)
+// and where codes are mailed: the SMTP server when one is configured, else
+// the mail folder (in demo mode <data-dir>/mail).
+func (c config) confirmationConfig(sessionKeys [][]byte, log *slog.Logger) confirmation.Config {
+	proofs, _ := parseProofs(c.ConfirmProof)       // checked by validate
+	secrets, _ := parseSecrets(c.AssertionSecrets) // checked by validate
+	m := hmac.New(sha256.New, sessionKeys[0])
+	m.Write([]byte("countersign confirmation link key"))
+	cfg := confirmation.Config{Proofs: proofs, AssertionSecrets: secrets, LinkKey: m.Sum(nil)}
+	from := c.MailFrom
+	switch {
+	case c.SMTPAddr != "":
+		cfg.Mail = mail.SMTP{Addr: c.SMTPAddr, User: c.SMTPUser, Password: c.SMTPPassword, From: from}
+	case c.mailDir() != "":
+		cfg.Mail = mail.Dir{Path: c.mailDir(), From: from}
+	default:
+		log.Warn("no mail configured: customers cannot be sent confirmation codes; set -smtp-addr or -mail-dir, or accept other proofs with -confirm-proof")
+	}
+	return cfg
+}
+
+// mailDir is where codes are written when there is no mail server.
+func (c config) mailDir() string {
+	if c.MailDir == "" && c.demo() {
+		return filepath.Join(c.DataDir, "mail")
+	}
+	return c.MailDir
+}

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"countersign/confirmation"
+)
+
+func TestCustomerProofSettingsAreCheckedAtStart(t *testing.T) {
+	env := map[string]string{"CONFIRM_PROOF": "code+sms", "CUSTOMER_ASSERTION_SECRETS": "shop=deadbeef-secretish",
+		"MAIL_FROM": "a\r\nBcc: x@example.test"}
+	_, err := parseConfig(nil, func(k string) string { return env[k] })
+	if err == nil {
+		t.Fatal("want an error")
+	}
+	for _, want := range []string{`unknown proof "sms"`, "-assertion-secrets entry 1", "-mail-from"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not say %q:\n%v", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), "deadbeef") {
+		t.Errorf("error repeats a secret: %v", err)
+	}
+	for _, bad := range []string{"=code", "shop=code,shop=account", "shop="} {
+		if _, err := parseProofs(bad); err == nil {
+			t.Errorf("parseProofs(%q) accepted it", bad)
+		}
+	}
+
+	ok := map[string]string{"CONFIRM_PROOF": "code, shop-eu=assertion+account",
+		"CUSTOMER_ASSERTION_SECRETS": "shop-eu=" + strings.Repeat("ab", 32)}
+	c, err := parseConfig(nil, func(k string) string { return ok[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := c.confirmationConfig([][]byte{[]byte("0123456789abcdef0123456789abcdef")}, nil)
+	want := map[string][]confirmation.Proof{"*": {confirmation.ProofCode},
+		"shop-eu": {confirmation.ProofAssertion, confirmation.ProofAccount}}
+	if !reflect.DeepEqual(cfg.Proofs, want) {
+		t.Errorf("proofs %v, want %v", cfg.Proofs, want)
+	}
+	if len(cfg.AssertionSecrets["shop-eu"]) != 32 || len(cfg.LinkKey) != 32 {
+		t.Errorf("secrets %d bytes, link key %d bytes", len(cfg.AssertionSecrets["shop-eu"]), len(cfg.LinkKey))
+	}
+}

@@ -1,0 +1,127 @@
+// Package mail sends plain-text messages: through an SMTP server, or,
+// where there is none (the demo), into a folder of .eml files a person can
+// open. Messages carry no HTML and no tracking.
+package mail
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/smtp"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Message is one plain-text mail to one recipient.
+type Message struct {
+	To      string
+	Subject string
+	Body    string
+}
+
+// Sender delivers messages. Send fails when the message could not be
+// handed on; it never retries on its own.
+type Sender interface {
+	Send(ctx context.Context, m Message) error
+}
+
+// ErrHeader is returned for a recipient or subject that would break the
+// mail's headers (a line break, or an empty recipient).
+var ErrHeader = errors.New("mail: recipient or subject not usable in a header")
+
+func (m Message) check() error {
+	if strings.TrimSpace(m.To) == "" || strings.ContainsAny(m.To, "\r\n,;<>") || strings.ContainsAny(m.Subject, "\r\n") {
+		return ErrHeader
+	}
+	return nil
+}
+
+// format renders the message as RFC 5322 text with CRLF line ends.
+func (m Message) format(from string, at time.Time) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "From: %s\r\nTo: %s\r\nSubject: %s\r\nDate: %s\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n",
+		from, m.To, m.Subject, at.Format(time.RFC1123Z))
+	b.WriteString(strings.ReplaceAll(strings.ReplaceAll(m.Body, "\r\n", "\n"), "\n", "\r\n"))
+	return []byte(b.String())
+}
+
+// SMTP sends through a mail server with Go's net/smtp: PLAIN auth when
+// User is set (net/smtp sends it only over TLS or to localhost).
+type SMTP struct {
+	Addr     string // host:port
+	User     string
+	Password string
+	From     string
+}
+
+// Send hands m to the server.
+func (s SMTP) Send(_ context.Context, m Message) error {
+	if err := m.check(); err != nil {
+		return err
+	}
+	var auth smtp.Auth
+	if s.User != "" {
+		host, _, _ := strings.Cut(s.Addr, ":")
+		auth = smtp.PlainAuth("", s.User, s.Password, host)
+	}
+	if err := smtp.SendMail(s.Addr, auth, s.From, []string{m.To}, m.format(s.From, time.Now())); err != nil {
+		return fmt.Errorf("mail: send to the server at %s: %w", s.Addr, err)
+	}
+	return nil
+}
+
+// Dir writes each message to its own file in Path ("<time>-<random>.eml",
+// readable by the owner only): the demo's mail sink, so a person can read
+// the codes the console would have mailed.
+type Dir struct {
+	Path string
+	From string
+}
+
+// Send writes m as a new file.
+func (d Dir) Send(_ context.Context, m Message) error {
+	if err := m.check(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(d.Path, 0o700); err != nil {
+		return fmt.Errorf("mail: folder %s: %w", d.Path, err)
+	}
+	now := time.Now().UTC()
+	suffix := make([]byte, 4)
+	_, _ = rand.Read(suffix)
+	name := filepath.Join(d.Path, now.Format("20060102T150405.000000000")+"-"+hex.EncodeToString(suffix)+".eml")
+	if err := os.WriteFile(name, m.format(d.From, now), 0o600); err != nil {
+		return fmt.Errorf("mail: write %s: %w", name, err)
+	}
+	return nil
+}
+
+// Memory keeps messages in memory: for tests, and for programs that embed
+// the console and deliver mail themselves.
+type Memory struct {
+	mu   sync.Mutex
+	msgs []Message
+}
+
+// Send keeps m.
+func (mm *Memory) Send(_ context.Context, m Message) error {
+	if err := m.check(); err != nil {
+		return err
+	}
+	mm.mu.Lock()
+	defer mm.mu.Unlock()
+	mm.msgs = append(mm.msgs, m)
+	return nil
+}
+
+// Sent returns a copy of every message kept so far, oldest first.
+func (mm *Memory) Sent() []Message {
+	mm.mu.Lock()
+	defer mm.mu.Unlock()
+	return append([]Message(nil), mm.msgs...)
+}
