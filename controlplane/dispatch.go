@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"countersign/adapter"
@@ -26,7 +26,7 @@ const (
 // is left that can go now; it returns when those sends have finished.
 // Several console instances may run it at once: each invocation is claimed
 // by one (FOR UPDATE SKIP LOCKED) and leaves at most once. It returns how
-// many were sent.
+// many were sent (the adapter was called).
 func (s *Service) DispatchOnce(ctx context.Context) (int, error) {
 	total := 0
 	for {
@@ -46,40 +46,63 @@ func (s *Service) DispatchOnce(ctx context.Context) (int, error) {
 func (s *Service) dispatchPass(ctx context.Context) (sent, deferredCount int, err error) {
 	sem := make(chan struct{}, s.cfg.Workers)
 	var wg sync.WaitGroup
-	defer wg.Wait()
+	var calls atomic.Int64
+	defer func() {
+		wg.Wait()
+		sent = int(calls.Load())
+	}()
 	var deferred []string
 	for {
-		inv, p, err := s.nextPermit(ctx, deferred)
+		// A permit starts a lease, so it is asked for only once a worker is
+		// free to send at once: a queued write never waits for a slot while
+		// its lease runs out.
+		s.takeSlot(sem)
+		inv, p, lease, err := s.nextPermit(ctx, deferred)
 		if err != nil || inv == nil {
-			return sent, len(deferred), err
+			<-sem
+			return 0, len(deferred), err
 		}
-		switch p {
-		case permitDeferred:
-			deferred = append(deferred, inv.ID)
-		case permitGranted:
-			sent++
-			sem <- struct{}{}
-			wg.Add(1)
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				s.send(ctx, *inv)
-			}()
+		if p != permitGranted {
+			<-sem
+			if p == permitDeferred {
+				deferred = append(deferred, inv.ID)
+			}
+			continue
 		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if s.send(ctx, *inv, lease) {
+				calls.Add(1)
+			}
+		}()
+	}
+}
+
+// takeSlot waits for a free worker slot.
+func (s *Service) takeSlot(sem chan<- struct{}) {
+	select {
+	case sem <- struct{}{}:
+	default:
+		if s.hooks.slotWait != nil {
+			s.hooks.slotWait()
+		}
+		sem <- struct{}{}
 	}
 }
 
 // Dispatch tries to dispatch one invocation now, if it is approved and no
-// one else holds it. It reports whether it was sent.
+// one else holds it. It reports whether it was sent (the adapter was
+// called); the outcome is on the invocation.
 func (s *Service) Dispatch(ctx context.Context, id string) (bool, error) {
-	inv, p, err := s.permitFor(ctx, func(tx *store.Tx) ([]store.Invocation, error) { return tx.ClaimApprovedByID(ctx, id) })
+	inv, p, lease, err := s.permitFor(ctx, func(tx *store.Tx) ([]store.Invocation, error) { return tx.ClaimApprovedByID(ctx, id) })
 	if err != nil || inv == nil || p != permitGranted {
 		return false, err
 	}
-	s.send(ctx, *inv)
-	return true, nil
+	return s.send(ctx, *inv, lease), nil
 }
 
-func (s *Service) nextPermit(ctx context.Context, skip []string) (*Invocation, permit, error) {
+func (s *Service) nextPermit(ctx context.Context, skip []string) (*Invocation, permit, string, error) {
 	return s.permitFor(ctx, func(tx *store.Tx) ([]store.Invocation, error) { return tx.ClaimApproved(ctx, skip) })
 }
 
@@ -87,10 +110,13 @@ func (s *Service) nextPermit(ctx context.Context, skip []string) (*Invocation, p
 // task's lock, decides its permit: the task active and unexpired, the
 // global stop off, the policy still enabled, the budget not spent, the
 // in-flight and rate limits open. A granted permit spends one write of the
-// budget and moves the row to dispatching before anything is sent.
-func (s *Service) permitFor(ctx context.Context, claim func(*store.Tx) ([]store.Invocation, error)) (*Invocation, permit, error) {
+// budget and moves the row to dispatching before anything is sent, under a
+// lease whose token it returns: only the holder of that token may send the
+// request (startSend) and record its outcome (finish).
+func (s *Service) permitFor(ctx context.Context, claim func(*store.Tx) ([]store.Invocation, error)) (*Invocation, permit, string, error) {
 	var out *Invocation
 	var result permit
+	var token string
 	err := s.store.InTx(ctx, func(tx *store.Tx) error {
 		rows, err := claim(tx)
 		if err != nil || len(rows) == 0 {
@@ -128,20 +154,24 @@ func (s *Service) permitFor(ctx context.Context, claim func(*store.Tx) ([]store.
 			return err
 		}
 		lease := now.Add(s.lease())
+		leaseToken := newID("lease")
 		effective := row.ApprovedArgs
 		updated, err := tx.TransitionInvocation(ctx, row.ID, []string{string(Approved)}, row.Version, string(Dispatching), now,
-			store.InvocationChange{PermitAt: &now, LeaseUntil: &lease, EffectiveArgs: effective})
+			store.InvocationChange{PermitAt: &now, LeaseUntil: &lease, LeaseToken: &leaseToken, EffectiveArgs: effective})
 		if err != nil {
 			return err
 		}
 		if inv, err = fromRow(updated); err != nil {
 			return err
 		}
-		out, result = &inv, permitGranted
+		out, result, token = &inv, permitGranted, leaseToken
 		return s.record(ctx, tx, SystemActor, "permit.granted", row.TaskID, row.ID, map[string]any{
 			"writes_used": task.WritesUsed + 1, "write_budget": task.WriteBudget, "lease_until": lease})
 	})
-	return out, result, err
+	if err != nil {
+		return nil, 0, "", err
+	}
+	return out, result, token, nil
 }
 
 func (s *Service) permitCheck(ctx context.Context, tx *store.Tx, row store.Invocation, task store.Task, now time.Time) (NotDispatchedReason, bool, error) {
@@ -186,20 +216,28 @@ func (s *Service) permitCheck(ctx context.Context, tx *store.Tx, row store.Invoc
 	return "", false, nil
 }
 
-// send makes the one call this invocation gets and records its outcome.
-// Nothing here retries a write: a refusal is failed, a stale target or a
-// request that never left is not dispatched, anything else unknown is
-// unverified.
-func (s *Service) send(ctx context.Context, inv Invocation) {
+// send makes the one call this invocation gets, as the holder of lease,
+// and records its outcome; it reports whether the adapter was called. Nothing
+// here retries a write: a refusal is failed, a stale target or a request
+// that never left is not dispatched, anything else unknown is unverified.
+// A worker that no longer holds a current lease when the request would
+// leave sends nothing (startSend).
+func (s *Service) send(ctx context.Context, inv Invocation, lease string) bool {
 	sys, err := s.registry.System(inv.System)
 	if err != nil {
-		s.finish(ctx, inv, NotDispatched, outcome{reason: ReasonNotConnected})
-		return
+		s.finish(ctx, inv, lease, NotDispatched, outcome{reason: ReasonNotConnected})
+		return false
 	}
 	principal, err := s.principalOf(ctx, inv.TaskID)
 	if err != nil {
 		s.log.Error("dispatch: load task", "invocation", inv.ID, "error", err)
-		return // the lease sweeper makes it unverified
+		return false // the lease sweeper makes it unverified
+	}
+	if s.hooks.beforeStart != nil {
+		s.hooks.beforeStart(inv.ID)
+	}
+	if !s.startSend(ctx, inv, lease) {
+		return false
 	}
 	callCtx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
 	result, err := sys.Execute(callCtx, principal, inv.Call())
@@ -208,17 +246,17 @@ func (s *Service) send(ctx context.Context, inv Invocation) {
 		ae, ok := adapter.AsError(err)
 		switch {
 		case ok && ae.Code == adapter.CodeStaleTarget:
-			s.finish(ctx, inv, NotDispatched, outcome{reason: ReasonTargetChanged, err: ae})
+			s.finish(ctx, inv, lease, NotDispatched, outcome{reason: ReasonTargetChanged, err: ae})
 		case ok && ae.Outcome == adapter.NotSent:
-			s.finish(ctx, inv, NotDispatched, outcome{reason: ReasonUnreachable, err: ae})
+			s.finish(ctx, inv, lease, NotDispatched, outcome{reason: ReasonUnreachable, err: ae})
 		case ok && ae.Outcome == adapter.Refused:
-			s.finish(ctx, inv, Failed, outcome{err: ae})
+			s.finish(ctx, inv, lease, Failed, outcome{err: ae})
 		case ok:
-			s.finish(ctx, inv, Unverified, outcome{err: ae})
+			s.finish(ctx, inv, lease, Unverified, outcome{err: ae})
 		default:
-			s.finish(ctx, inv, Unverified, outcome{err: adapter.Unknowable(err)})
+			s.finish(ctx, inv, lease, Unverified, outcome{err: adapter.Unknowable(err)})
 		}
-		return
+		return true
 	}
 	verifyCtx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
 	v, err := sys.Verify(verifyCtx, principal, inv.Call(), &result)
@@ -227,12 +265,13 @@ func (s *Service) send(ctx context.Context, inv Invocation) {
 		v = adapter.Verification{Evidence: "The read-back failed: " + err.Error(), At: s.now()}
 	}
 	if !v.Verified {
-		s.finish(ctx, inv, Unverified, outcome{result: &result, verification: &v, err: &adapter.Error{
+		s.finish(ctx, inv, lease, Unverified, outcome{result: &result, verification: &v, err: &adapter.Error{
 			Code: "not_verified", Outcome: adapter.Unknown, Message: "The system accepted the request, but reading back did not find the change.",
 			Hint: "Do not retry. A person will check the original request."}})
-		return
+		return true
 	}
-	s.finish(ctx, inv, Completed, outcome{result: &result, verification: &v})
+	s.finish(ctx, inv, lease, Completed, outcome{result: &result, verification: &v})
+	return true
 }
 
 type outcome struct {
@@ -242,10 +281,11 @@ type outcome struct {
 	reason       NotDispatchedReason
 }
 
-// finish records a dispatch's outcome. It also accepts an invocation the
-// sweeper already made unverified: a definite outcome found by the worker
-// is evidence. A completed compensation reverses what it compensates.
-func (s *Service) finish(ctx context.Context, inv Invocation, to State, o outcome) {
+// finish records a dispatch's outcome, for the holder of lease only. It
+// also accepts an invocation the sweeper already made unverified: a
+// definite outcome found by the worker is evidence. A completed
+// compensation reverses what it compensates.
+func (s *Service) finish(ctx context.Context, inv Invocation, lease string, to State, o outcome) {
 	ctx = context.WithoutCancel(ctx)
 	err := s.store.InTx(ctx, func(tx *store.Tx) error {
 		now := s.now()
@@ -272,7 +312,7 @@ func (s *Service) finish(ctx context.Context, inv Invocation, to State, o outcom
 		if to != Unverified {
 			from = append(from, string(Unverified))
 		}
-		updated, err := tx.TransitionInvocation(ctx, inv.ID, from, 0, string(to), now, ch)
+		updated, err := tx.TransitionHeldInvocation(ctx, inv.ID, lease, from, string(to), now, ch)
 		if err != nil {
 			return err
 		}
@@ -300,38 +340,4 @@ func (s *Service) principalOf(ctx context.Context, taskID string) (adapter.Princ
 		return adapter.Principal{}, err
 	}
 	return adapter.Principal{CustomerRef: t.CustomerRef}, nil
-}
-
-// SweepLeases makes every invocation still dispatching after its lease
-// unverified: the console that held it died or lost track (found at
-// start-up and by the periodic sweep). Nothing is re-sent.
-func (s *Service) SweepLeases(ctx context.Context) (int, error) {
-	rows, err := s.store.ExpiredLeases(ctx, s.now(), 500)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, r := range rows {
-		err := s.store.InTx(ctx, func(tx *store.Tx) error {
-			now := s.now()
-			ae := &adapter.Error{Code: adapter.CodeOutcomeUnknown, Outcome: adapter.Unknown,
-				Message: "The console lost track of this request while it was being sent; it may or may not have been applied.",
-				Hint:    "Do not retry. Inspect the original call and reconcile it."}
-			raw, _ := json.Marshal(ae)
-			if _, err := tx.TransitionInvocation(ctx, r.ID, []string{string(Dispatching)}, r.Version, string(Unverified), now,
-				store.InvocationChange{Error: raw}); err != nil {
-				return err
-			}
-			return s.record(ctx, tx, SystemActor, "invocation.unverified", r.TaskID, r.ID, map[string]any{
-				"code": ae.Code, "lease_until": r.LeaseUntil})
-		})
-		if errors.Is(err, store.ErrConflict) {
-			continue
-		}
-		if err != nil {
-			return n, fmt.Errorf("controlplane: sweep %s: %w", r.ID, err)
-		}
-		n++
-	}
-	return n, nil
 }

@@ -37,6 +37,7 @@ type Service struct {
 	cfg      Config
 	now      func() time.Time
 	log      *slog.Logger
+	hooks    testHooks
 }
 
 // New builds the service.
@@ -67,6 +68,7 @@ func (s *Service) Registry() *adapter.Registry { return s.registry }
 
 // lease is how long a dispatch may hold its permit before the sweeper
 // decides its outcome is unknown: an execute and a verify, plus a margin.
+// It runs from the permit and starts again when the request leaves.
 func (s *Service) lease() time.Duration { return 2*s.cfg.CallTimeout + s.cfg.LeaseMargin }
 
 func newID(prefix string) string {

@@ -139,6 +139,7 @@ type InvocationChange struct {
 	ApprovedAt          *time.Time
 	PermitAt            *time.Time
 	LeaseUntil          *time.Time
+	LeaseToken          *string
 	FinishedAt          *time.Time
 	Result              json.RawMessage
 	Error               json.RawMessage
@@ -151,8 +152,25 @@ type InvocationChange struct {
 // statement: it must be in one of from and, when expectedVersion is not 0,
 // at that version. No row means an illegal or stale transition: ErrConflict.
 func (t *Tx) TransitionInvocation(ctx context.Context, id string, from []string, expectedVersion int32, state string, at time.Time, ch InvocationChange) (Invocation, error) {
+	return t.transitionInvocation(ctx, id, from, expectedVersion, nil, state, at, ch)
+}
+
+// TransitionHeldInvocation is TransitionInvocation for the worker that holds
+// the invocation's dispatch lease: the row must also carry leaseToken, so a
+// worker records an outcome only for a request it sent under its own lease.
+// No row: ErrConflict.
+func (t *Tx) TransitionHeldInvocation(ctx context.Context, id, leaseToken string, from []string, state string, at time.Time, ch InvocationChange) (Invocation, error) {
+	return t.transitionInvocation(ctx, id, from, 0, &leaseToken, state, at, ch)
+}
+
+func (t *Tx) transitionInvocation(ctx context.Context, id string, from []string, expectedVersion int32, leaseToken *string, state string, at time.Time, ch InvocationChange) (Invocation, error) {
 	set := []string{"state = $4", "version = version + 1", "updated_at = $5"}
 	args := []any{id, from, expectedVersion, state, at}
+	where := "id = $1 AND state = ANY($2) AND ($3 = 0 OR version = $3)"
+	if leaseToken != nil {
+		args = append(args, *leaseToken)
+		where += " AND lease_token = $" + strconv.Itoa(len(args))
+	}
 	add := func(col string, v any) {
 		args = append(args, v)
 		set = append(set, col+" = $"+strconv.Itoa(len(args)))
@@ -187,6 +205,9 @@ func (t *Tx) TransitionInvocation(ctx context.Context, id string, from []string,
 	if ch.LeaseUntil != nil {
 		add("lease_until", *ch.LeaseUntil)
 	}
+	if ch.LeaseToken != nil {
+		add("lease_token", *ch.LeaseToken)
+	}
 	if ch.FinishedAt != nil {
 		add("finished_at", *ch.FinishedAt)
 	}
@@ -206,7 +227,7 @@ func (t *Tx) TransitionInvocation(ctx context.Context, id string, from []string,
 		add("decision_reason", *ch.DecisionReason)
 	}
 	rows, _ := t.tx.Query(ctx, `UPDATE invocations SET `+strings.Join(set, ", ")+`
-		WHERE id = $1 AND state = ANY($2) AND ($3 = 0 OR version = $3)
+		WHERE `+where+`
 		RETURNING `+invocationColumns, args...)
 	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Invocation])
 	if err == pgx.ErrNoRows {

@@ -1,0 +1,9 @@
+package controlplane
+
+// SetTestHooks stops the dispatcher where timing matters: slotWait runs
+// when it must wait for a free worker, beforeStart in a worker after its
+// permit and just before it starts the send. Either may be nil. Set them
+// before dispatching.
+func (s *Service) SetTestHooks(slotWait func(), beforeStart func(invocationID string)) {
+	s.hooks = testHooks{slotWait: slotWait, beforeStart: beforeStart}
+}
