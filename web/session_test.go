@@ -169,3 +169,30 @@ func TestOldSessionKeyStillAccepted(t *testing.T) {
 		t.Errorf("cookie signed with the previous key: %d, want 200", res.StatusCode)
 	}
 }
+
+// TestPasswordChangeCurrentPasswordThrottled: guessing the current
+// password from a signed-in session is limited like sign-in guessing.
+func TestPasswordChangeCurrentPasswordThrottled(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	u := b.users[accounts.Agent]
+	c := b.client(t)
+	c.mustSignIn(u)
+	change := func(current string) response {
+		return c.post("/account/password", url.Values{"_csrf": {c.csrf("/account/password")},
+			"current": {current}, "new": {"a brand new passphrase"}})
+	}
+	for i := range 5 {
+		if res := change("guess " + string(rune('a'+i))); res.StatusCode != http.StatusUnprocessableEntity {
+			t.Fatalf("wrong current password %d: %d, want 422", i+1, res.StatusCode)
+		}
+	}
+	res := change(u.Password)
+	if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" {
+		t.Fatalf("after 5 wrong current passwords: %d (Retry-After %q), want 429 with Retry-After",
+			res.StatusCode, res.Header.Get("Retry-After"))
+	}
+	if res.doc(t).Find(`[data-testid="current-error"]`).Length() != 1 {
+		t.Errorf("429 without the reason next to the field")
+	}
+}
