@@ -257,6 +257,20 @@ func (s *Service) ResetPassword(ctx context.Context, email, password string) err
 	return s.store.SetUserPassword(ctx, row.ID, hash, nil, s.now())
 }
 
+// EnsurePassword makes password the user's password, like ResetPassword,
+// but changes nothing when it already is: demo seeding calls it at every
+// start, and a restart must not sign everyone out.
+func (s *Service) EnsurePassword(ctx context.Context, email, password string) error {
+	row, err := s.store.UserByEmail(ctx, normaliseEmail(email))
+	if err != nil {
+		return notFoundAsApp(err)
+	}
+	if ok, err := CheckPassword(row.PasswordHash, password); err == nil && ok {
+		return nil
+	}
+	return s.ResetPassword(ctx, email, password)
+}
+
 // UserIDByEmail finds a user's id, or apperr.NotFound.
 func (s *Service) UserIDByEmail(ctx context.Context, email string) (int64, error) {
 	row, err := s.store.UserByEmail(ctx, normaliseEmail(email))

@@ -3,11 +3,13 @@ package web_test
 import (
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"countersign/accounts"
+	"countersign/demo"
 )
 
 func TestSignInLandsOnHomeAndSignOutEndsSession(t *testing.T) {
@@ -195,4 +197,48 @@ func TestPasswordChangeCurrentPasswordThrottled(t *testing.T) {
 	if res.doc(t).Find(`[data-testid="current-error"]`).Length() != 1 {
 		t.Errorf("429 without the reason next to the field")
 	}
+}
+
+// TestSessionSurvivesRestart: a console restarted over the same database
+// with the same keys keeps everyone signed in. The restart runs what a demo
+// start runs (ensuring the demo users and their passwords), which used to
+// reset every password and so end every session.
+func TestSessionSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var creds demo.Credentials
+	if err := demo.EnsureUsers(t.Context(), b.accounts, &creds); err != nil {
+		t.Fatal(err)
+	}
+	c := b.client(t)
+	for _, u := range creds.Users {
+		if u.Role == accounts.Agent {
+			c.mustSignIn(testUser{User: accounts.User{Email: u.Email, Role: u.Role}, Password: u.Password})
+		}
+	}
+	cookie := c.sessionCookie()
+
+	// The second start: same data, same keys, a new server.
+	again, err := demo.Load(writeCreds(t, creds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := demo.EnsureUsers(t.Context(), b.accounts, &again); err != nil {
+		t.Fatal(err)
+	}
+	restarted := &testBundle{srv: webServerSharing(t, b, testKey)}
+	c2 := restarted.client(t)
+	c2.header.Set("Cookie", cookie.Name+"="+cookie.Value)
+	if res := c2.get("/"); res.StatusCode != http.StatusOK {
+		t.Errorf("the session after a restart: %d, want 200", res.StatusCode)
+	}
+}
+
+func writeCreds(t *testing.T, creds demo.Credentials) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "demo-credentials")
+	if err := creds.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
