@@ -63,22 +63,63 @@ func TestSessionIDChangesAtSignIn(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	c := b.client(t)
-	c.get("/sign-in")
-	before := c.sessionCookie()
-	if before == nil {
-		t.Fatal("no anonymous session cookie on the sign-in page")
-	}
 	c.mustSignIn(b.users[accounts.Customer])
+	before := c.sessionCookie()
+	// Signing in again, as someone else, from a browser that has a session.
+	u := b.users[accounts.Agent]
+	if res := c.post("/sign-in", url.Values{"_csrf": {c.csrf("/")}, "email": {u.Email}, "password": {u.Password}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("second sign-in: %d, want 303", res.StatusCode)
+	}
 	after := c.sessionCookie()
 	if after == nil || after.Value == before.Value {
 		t.Fatalf("session cookie did not change at sign-in")
 	}
-	// A session id planted before sign-in does not become signed in.
+	// An id known before sign-in (planted, or copied) is worthless after it.
 	planted := b.client(t)
 	planted.header.Set("Cookie", before.Name+"="+before.Value)
 	if res := planted.get("/"); res.StatusCode != http.StatusSeeOther {
 		t.Errorf("pre-sign-in id after sign-in: %d, want 303", res.StatusCode)
 	}
+}
+
+// TestCookielessVisitsStoreNoSession: the sign-in page, fetched again and
+// again without cookies (as bots do), adds no session rows; its form still
+// works, its token coming from a signed cookie instead.
+func TestCookielessVisitsStoreNoSession(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	before := countSessions(t, b)
+	for range 20 {
+		res := b.client(t).get("/sign-in")
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("GET /sign-in: %d", res.StatusCode)
+		}
+		for _, ck := range res.Cookies() {
+			if ck.Name == "cs_session" {
+				t.Errorf("the sign-in page set a session cookie")
+			}
+		}
+	}
+	for _, path := range []string{"/", "/tasks", "/no-such-page", "/sign-in?signed_out=1"} {
+		b.client(t).get(path)
+	}
+	if got := countSessions(t, b); got != before {
+		t.Errorf("sessions: %d after cookieless visits, want %d", got, before)
+	}
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Agent])
+	if got := countSessions(t, b); got != before+1 {
+		t.Errorf("sessions after one sign-in: %d, want %d", got, before+1)
+	}
+}
+
+func countSessions(t *testing.T, b *testBundle) int {
+	t.Helper()
+	var n int
+	if err := b.store.Pool().QueryRow(t.Context(), `SELECT count(*) FROM sessions`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func TestIdleAndAbsoluteTimeouts(t *testing.T) {

@@ -48,6 +48,7 @@ func (s *Server) handleSignIn(c echo.Context) error {
 	if err := sess.Save(c.Request(), c.Response()); err != nil {
 		return err
 	}
+	s.cfg.Sessions.dropAnonymousCSRF(c.Request(), c.Response())
 	s.log.Info("signed in", "user_id", user.ID, "role", user.Role)
 	return seeOther(c, form.Next)
 }
