@@ -119,3 +119,28 @@ func TestSignInRoundTripKeepsThePage(t *testing.T) {
 		t.Errorf("after sign-in: to %q, want back to the task list with its query", got)
 	}
 }
+
+// TestGlobalStopBackStaysOnTasks: the global stop's back= goes through the
+// same check as ?next=, besides having to be a task page.
+func TestGlobalStopBackStaysOnTasks(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	admin := b.client(t)
+	admin.mustSignIn(b.users[accounts.Admin])
+	for _, tc := range []struct{ back, want string }{
+		{"/tasks/t_1", "/tasks/t_1"},
+		{"/tasks/\x00/evil.example", "/tasks"},
+		{"/tasks/\r\nSet-Cookie: a=b", "/tasks"},
+		{"/tasks/%2F%2E%2E%5Cevil", "/tasks"},
+		{"//evil.example/tasks/", "/tasks"},
+		{"https://evil.example/tasks/", "/tasks"},
+	} {
+		form := url.Values{"_csrf": {admin.csrf("/tasks")}, "stopped": {"false"}, "back": {tc.back}}
+		req, _ := http.NewRequest(http.MethodPost, b.srv.URL+"/controls/global-stop", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", b.srv.URL)
+		if status, loc := admin.roundTrip(req); status != http.StatusSeeOther || loc != tc.want {
+			t.Errorf("back=%q: %d to %q, want 303 to %q", tc.back, status, loc, tc.want)
+		}
+	}
+}
