@@ -25,23 +25,14 @@ type User struct {
 // Disabled reports whether the user may no longer sign in.
 func (u User) Disabled() bool { return u.DisabledAt != nil }
 
-// Throttle limits failed sign-ins: at most PerAccount failures for one
-// e-mail and PerIP failures from one address within Window.
-type Throttle struct {
-	PerAccount int
-	PerIP      int
-	Window     time.Duration
-}
-
-// DefaultThrottle is strict enough to stop guessing and loose enough for a
-// person who mistypes a few times.
-var DefaultThrottle = Throttle{PerAccount: 5, PerIP: 30, Window: 15 * time.Minute}
-
 // Service is the accounts domain: sign-in and user administration.
 type Service struct {
 	store    *store.Store
 	now      func() time.Time
 	throttle Throttle
+	hashers  hashers
+	// check is CheckPassword; tests count or slow its calls.
+	check func(hash, password string) (bool, error)
 }
 
 // NewService builds the service; now may be a fake clock in tests.
@@ -49,7 +40,8 @@ func NewService(st *store.Store, now func() time.Time, throttle Throttle) *Servi
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{store: st, now: now, throttle: throttle}
+	return &Service{store: st, now: now, throttle: throttle, hashers: newHashers(throttle.Hashers, throttle.HashWait),
+		check: CheckPassword}
 }
 
 // ErrBadCredentials is the one answer for an unknown e-mail, a wrong
@@ -57,22 +49,16 @@ func NewService(st *store.Store, now func() time.Time, throttle Throttle) *Servi
 var ErrBadCredentials = apperr.New(apperr.Unauthenticated, "That e-mail and password do not match an account.")
 
 // SignIn checks an e-mail and password from ip. It fails with
-// ErrBadCredentials, or with apperr.LimitReached when this account or this
-// address has failed too often recently.
+// ErrBadCredentials, or with apperr.LimitReached when this account from this
+// address, this address, or this account from everywhere has had too many
+// attempts recently (see Throttle), or when the server is too busy checking
+// other passwords. The attempt is counted before the password is checked.
 func (s *Service) SignIn(ctx context.Context, email, password, ip string) (User, error) {
-	account := normaliseEmail(email)
+	account, source := normaliseEmail(email), sourceOf(ip)
 	now := s.now()
-	byAccount, byIP, err := s.store.SignInFailures(ctx, account, ip, now.Add(-s.throttle.Window))
-	if err != nil {
+	if err := s.takeAttempt(ctx, account, source, now); err != nil {
 		return User{}, err
 	}
-	if wait := s.wait(byAccount, s.throttle.PerAccount, now); wait > 0 {
-		return User{}, throttled(wait)
-	}
-	if wait := s.wait(byIP, s.throttle.PerIP, now); wait > 0 {
-		return User{}, throttled(wait)
-	}
-
 	row, err := s.store.UserByEmail(ctx, account)
 	hash := row.PasswordHash
 	if errors.Is(err, store.ErrNotFound) {
@@ -80,37 +66,20 @@ func (s *Service) SignIn(ctx context.Context, email, password, ip string) (User,
 	} else if err != nil {
 		return User{}, err
 	}
-	ok, err := CheckPassword(hash, password)
+	ok, err := s.checkPassword(ctx, hash, password)
+	if errors.Is(err, errBusy) {
+		return User{}, errors.Join(err, s.store.ReturnSignInAttempt(context.WithoutCancel(ctx), account, source))
+	}
 	if err != nil {
 		return User{}, fmt.Errorf("accounts: check password of user %d: %w", row.ID, err)
 	}
 	if !ok || row.ID == 0 || row.DisabledAt != nil {
-		if err := s.store.RecordSignInFailure(ctx, account, ip, now); err != nil {
-			return User{}, err
-		}
 		return User{}, ErrBadCredentials
 	}
-	if err := s.store.ClearSignInFailures(ctx, account); err != nil {
+	if err := s.store.SignInSucceeded(ctx, account, source, now); err != nil {
 		return User{}, err
 	}
 	return fromRow(row), nil
-}
-
-func (s *Service) wait(w store.FailureWindow, limit int, now time.Time) time.Duration {
-	if w.Count < limit || w.Oldest == nil {
-		return 0
-	}
-	return max(w.Oldest.Add(s.throttle.Window).Sub(now), time.Second)
-}
-
-func throttled(wait time.Duration) error {
-	minutes := int(wait.Round(time.Minute) / time.Minute)
-	msg := "Too many failed sign-ins. Try again in a minute."
-	if minutes > 1 {
-		msg = fmt.Sprintf("Too many failed sign-ins. Try again in %d minutes.", minutes)
-	}
-	return &apperr.Error{Kind: apperr.LimitReached, Code: "sign_in_throttled", Message: msg,
-		RetryAfterSeconds: int(wait.Seconds())}
 }
 
 // User returns the user with id, or apperr.NotFound.
@@ -169,7 +138,7 @@ func (s *Service) Create(ctx context.Context, in NewUser) (User, error) {
 	if len(fields) > 0 {
 		return User{}, apperr.InvalidFields(fields)
 	}
-	hash, err := HashPassword(in.Password)
+	hash, err := s.hashPassword(ctx, in.Password)
 	if err != nil {
 		return User{}, err
 	}
@@ -206,18 +175,32 @@ func (s *Service) SetDisabled(ctx context.Context, actor User, id int64, disable
 
 // ChangePassword replaces a user's password after checking the current one,
 // and ends their other sessions (keep is the hash of the session making the
-// change).
-func (s *Service) ChangePassword(ctx context.Context, id int64, current, next string, keep []byte) error {
+// change). The current-password check is throttled like a sign-in from ip,
+// so a borrowed session cannot guess the password faster than the sign-in
+// form allows: too many attempts fail with apperr.LimitReached.
+func (s *Service) ChangePassword(ctx context.Context, id int64, current, next string, keep []byte, ip string) error {
 	row, err := s.store.UserByID(ctx, id)
 	if err != nil {
 		return notFoundAsApp(err)
 	}
-	ok, err := CheckPassword(row.PasswordHash, current)
+	account, source := row.Email, sourceOf(ip)
+	now := s.now()
+	if err := s.takeAttempt(ctx, account, source, now); err != nil {
+		return err
+	}
+	ok, err := s.checkPassword(ctx, row.PasswordHash, current)
+	if errors.Is(err, errBusy) {
+		return errors.Join(err, s.store.ReturnSignInAttempt(context.WithoutCancel(ctx), account, source))
+	}
 	if err != nil {
 		return err
 	}
 	fields := map[string]string{}
-	if !ok {
+	if ok {
+		if err := s.store.SignInSucceeded(ctx, account, source, now); err != nil {
+			return err
+		}
+	} else {
 		fields["current"] = "This is not your current password."
 	}
 	if msg := passwordProblem(next); msg != "" {
@@ -226,11 +209,11 @@ func (s *Service) ChangePassword(ctx context.Context, id int64, current, next st
 	if len(fields) > 0 {
 		return apperr.InvalidFields(fields)
 	}
-	hash, err := HashPassword(next)
+	hash, err := s.hashPassword(ctx, next)
 	if err != nil {
 		return err
 	}
-	return s.store.SetUserPassword(ctx, id, hash, keep, s.now())
+	return s.store.SetUserPassword(ctx, id, hash, keep, now)
 }
 
 func passwordProblem(p string) string {
@@ -256,12 +239,6 @@ func fromRow(r store.User) User {
 	return User{ID: r.ID, Email: r.Email, Name: r.Name, Role: Role(r.Role), DisabledAt: r.DisabledAt, CreatedAt: r.CreatedAt}
 }
 
-// PruneFailures forgets sign-in failures that no longer count towards the
-// throttle.
-func (s *Service) PruneFailures(ctx context.Context) error {
-	return s.store.PruneSignInFailures(ctx, s.now().Add(-s.throttle.Window))
-}
-
 // ResetPassword sets a user's password without the current one and ends
 // all their sessions. It is for operators (demo seeding, the command line),
 // never for a web request.
@@ -278,6 +255,20 @@ func (s *Service) ResetPassword(ctx context.Context, email, password string) err
 		return err
 	}
 	return s.store.SetUserPassword(ctx, row.ID, hash, nil, s.now())
+}
+
+// EnsurePassword makes password the user's password, like ResetPassword,
+// but changes nothing when it already is: demo seeding calls it at every
+// start, and a restart must not sign everyone out.
+func (s *Service) EnsurePassword(ctx context.Context, email, password string) error {
+	row, err := s.store.UserByEmail(ctx, normaliseEmail(email))
+	if err != nil {
+		return notFoundAsApp(err)
+	}
+	if ok, err := CheckPassword(row.PasswordHash, password); err == nil && ok {
+		return nil
+	}
+	return s.ResetPassword(ctx, email, password)
 }
 
 // UserIDByEmail finds a user's id, or apperr.NotFound.

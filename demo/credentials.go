@@ -136,8 +136,9 @@ func ensureUser(ctx context.Context, acc *accounts.Service, p User) error {
 	if e, ok := apperr.As(err); !ok || e.Kind != apperr.Invalid || e.Fields["email"] == "" {
 		return fmt.Errorf("demo: create %s: %w", p.Email, err)
 	}
-	// Already there: make the stored password the one we will print.
-	return acc.ResetPassword(ctx, p.Email, p.Password)
+	// Already there: make the stored password the one we will print,
+	// keeping the user's sessions when it already is.
+	return acc.EnsurePassword(ctx, p.Email, p.Password)
 }
 
 // password is 4 groups of 4 letters and digits: easy to type, about 79 bits.

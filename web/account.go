@@ -19,17 +19,26 @@ func (s *Server) handlePasswordForm(c echo.Context) error {
 }
 
 // handlePasswordChange answers POST /account/password: every other session
-// of the user ends; this one stays.
+// of the user ends; this one stays. Wrong current passwords are throttled
+// like sign-ins (429 with the form and Retry-After).
 func (s *Server) handlePasswordChange(c echo.Context) error {
 	u, _ := currentUser(c)
 	sess := session(c)
-	err := s.cfg.Accounts.ChangePassword(c.Request().Context(), u.ID, c.FormValue("current"), c.FormValue("new"), hashID(sess.ID))
-	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
+	err := s.cfg.Accounts.ChangePassword(c.Request().Context(), u.ID, c.FormValue("current"), c.FormValue("new"),
+		hashID(sess.ID), c.RealIP())
+	if e, ok := apperr.As(err); ok && (e.Kind == apperr.Invalid || e.Kind == apperr.LimitReached) {
 		p, perr := s.page(c, "Change password")
 		if perr != nil {
 			return perr
 		}
-		return render(c, http.StatusUnprocessableEntity, views.Password(p, views.PasswordForm{Errors: e.Fields}))
+		fields := e.Fields
+		if e.Kind == apperr.LimitReached {
+			fields = map[string]string{"current": e.Message}
+			if e.RetryAfterSeconds > 0 {
+				c.Response().Header().Set("Retry-After", itoa(e.RetryAfterSeconds))
+			}
+		}
+		return render(c, statusOf[e.Kind], views.Password(p, views.PasswordForm{Errors: fields}))
 	}
 	if err != nil {
 		return err

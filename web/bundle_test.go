@@ -77,7 +77,8 @@ func setup(t *testing.T, opts ...bundleOpts) *testBundle {
 	}
 	st := store.New(dbtest.New(t))
 	clk := clocktest.New(time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC))
-	acc := accounts.NewService(st, clk.Now, accounts.Throttle{PerAccount: 5, PerIP: 12, Window: 15 * time.Minute})
+	acc := accounts.NewService(st, clk.Now, accounts.Throttle{PerAccountSource: 5, PerSource: 12, PerAccount: 20,
+		KnownSourceFor: 24 * time.Hour, Window: 15 * time.Minute})
 	sessions := web.NewSessionStore(st, web.SessionConfig{KeyPairs: o.keyPairs, Idle: 30 * time.Minute, Absolute: 12 * time.Hour, Now: clk.Now})
 	reg := adapter.NewRegistry()
 	cp := controlplane.New(st, reg, controlplane.Config{}, clk.Now, nil)

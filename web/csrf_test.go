@@ -70,6 +70,47 @@ func TestSignInFormNeedsToken(t *testing.T) {
 	}
 }
 
+// TestSignInTokenBelongsToItsCookie: without a session the token is
+// checked against the visitor's own signed CSRF cookie, so another
+// visitor's token, a made-up cookie or a missing one are refused.
+func TestSignInTokenBelongsToItsCookie(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	u := b.users[accounts.Agent]
+	creds := url.Values{"email": {u.Email}, "password": {u.Password}}
+
+	attacker := b.client(t)
+	attackerTok := attacker.csrf("/sign-in")
+	victim := b.client(t)
+	victim.csrf("/sign-in")
+	if res := victim.post("/sign-in", withToken(creds, attackerTok)); res.StatusCode != http.StatusForbidden {
+		t.Errorf("another visitor's token: %d, want 403", res.StatusCode)
+	}
+
+	forged := b.client(t)
+	forged.header.Set("Cookie", "cs_csrf=made-up")
+	if res := forged.post("/sign-in", withToken(creds, "made-up")); res.StatusCode != http.StatusForbidden {
+		t.Errorf("made-up cookie and token: %d, want 403", res.StatusCode)
+	}
+
+	bare := b.client(t)
+	if res := bare.post("/sign-in", withToken(creds, attackerTok)); res.StatusCode != http.StatusForbidden {
+		t.Errorf("a token without its cookie: %d, want 403", res.StatusCode)
+	}
+
+	// The visitor's own token and cookie sign in; the CSRF cookie goes.
+	c := b.client(t)
+	if res := c.post("/sign-in", withToken(creds, c.csrf("/sign-in"))); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("own token: %d, want 303", res.StatusCode)
+	}
+	srv, _ := url.Parse(b.srv.URL)
+	for _, ck := range c.http.Jar.Cookies(srv) {
+		if ck.Name == "cs_csrf" {
+			t.Errorf("the anonymous CSRF cookie outlived sign-in")
+		}
+	}
+}
+
 func withToken(v url.Values, tok string) url.Values {
 	v.Set("_csrf", tok)
 	return v

@@ -33,7 +33,7 @@ func BenchmarkMetricsPageScale(b *testing.B) {
 	st := store.New(dbtest.New(b))
 	now := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
-	acc := accounts.NewService(st, clock, accounts.Throttle{PerAccount: 100, PerIP: 100, Window: time.Minute})
+	acc := accounts.NewService(st, clock, accounts.Throttle{PerAccountSource: 100, PerSource: 100, PerAccount: 100, Window: time.Minute})
 	sessions := web.NewSessionStore(st, web.SessionConfig{KeyPairs: testKey, Idle: time.Hour, Absolute: 12 * time.Hour, Now: clock})
 	reg := adapter.NewRegistry()
 	cp := controlplane.New(st, reg, controlplane.Config{}, clock, nil)

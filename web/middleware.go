@@ -140,7 +140,8 @@ func (s *Server) loadSession(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // checkCSRF refuses state-changing requests from other origins (Go's
-// CrossOriginProtection) and those without this session's token.
+// CrossOriginProtection) and those without this session's token (or, with
+// no session, the token of the CSRF cookie).
 func (s *Server) checkCSRF(next echo.HandlerFunc) echo.HandlerFunc {
 	cop := http.NewCrossOriginProtection()
 	return func(c echo.Context) error {
@@ -157,13 +158,18 @@ func (s *Server) checkCSRF(next echo.HandlerFunc) echo.HandlerFunc {
 		if err := cop.Check(r); err != nil {
 			return apperr.Wrap(err, apperr.Forbidden, "This request came from another site and was refused.")
 		}
-		sess, _ := c.Get(ctxSession).(*sessions.Session)
-		want, _ := sess.Values[keyCSRF].(string)
 		got := r.Header.Get("X-CSRF-Token")
 		if got == "" {
 			got = c.FormValue("_csrf")
 		}
-		if sess == nil || sess.IsNew || want == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
+		var ok bool
+		if sess := session(c); sess != nil && !sess.IsNew {
+			want, _ := sess.Values[keyCSRF].(string)
+			ok = want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+		} else {
+			ok = s.cfg.Sessions.checkAnonymousCSRF(r, got)
+		}
+		if !ok {
 			return &apperr.Error{Kind: apperr.Forbidden, Code: "csrf",
 				Message: "This form has expired or did not come from this site. Go back, reload the page and try again."}
 		}
@@ -183,17 +189,15 @@ func currentUser(c echo.Context) (accounts.User, bool) {
 	return u, ok
 }
 
-// csrfToken returns the session's CSRF token, saving an anonymous session
-// first so the token outlives this response.
+// csrfToken returns the token for this request's forms: the session's, or
+// for a visitor without a session the one in the CSRF cookie (see
+// csrf_cookie.go), so an anonymous form stores nothing on the server.
 func (s *Server) csrfToken(c echo.Context) (string, error) {
-	sess := session(c)
-	if sess.IsNew {
-		if err := sess.Save(c.Request(), c.Response()); err != nil {
-			return "", err
-		}
+	if sess := session(c); sess != nil && !sess.IsNew {
+		tok, _ := sess.Values[keyCSRF].(string)
+		return tok, nil
 	}
-	tok, _ := sess.Values[keyCSRF].(string)
-	return tok, nil
+	return s.cfg.Sessions.anonymousCSRF(c.Request(), c.Response())
 }
 
 func prefixToIPNet(p netip.Prefix) *net.IPNet {

@@ -27,8 +27,8 @@ func render(c echo.Context, status int, comp templ.Component) error {
 func (s *Server) page(c echo.Context, title string) (views.Page, error) {
 	p := views.Page{Title: title}
 	if sess := session(c); sess != nil && !sess.IsNew {
-		// Anonymous visitors get a session row only from pages with a form
-		// (they call csrfToken first), not from every error page a bot hits.
+		// Anonymous visitors have no session row; their forms take the CSRF
+		// cookie's token from csrfToken.
 		p.CSRF, _ = sess.Values[keyCSRF].(string)
 		p.Flash = popFlash(c)
 	}

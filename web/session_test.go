@@ -3,11 +3,13 @@ package web_test
 import (
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"countersign/accounts"
+	"countersign/demo"
 )
 
 func TestSignInLandsOnHomeAndSignOutEndsSession(t *testing.T) {
@@ -61,22 +63,63 @@ func TestSessionIDChangesAtSignIn(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	c := b.client(t)
-	c.get("/sign-in")
-	before := c.sessionCookie()
-	if before == nil {
-		t.Fatal("no anonymous session cookie on the sign-in page")
-	}
 	c.mustSignIn(b.users[accounts.Customer])
+	before := c.sessionCookie()
+	// Signing in again, as someone else, from a browser that has a session.
+	u := b.users[accounts.Agent]
+	if res := c.post("/sign-in", url.Values{"_csrf": {c.csrf("/")}, "email": {u.Email}, "password": {u.Password}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("second sign-in: %d, want 303", res.StatusCode)
+	}
 	after := c.sessionCookie()
 	if after == nil || after.Value == before.Value {
 		t.Fatalf("session cookie did not change at sign-in")
 	}
-	// A session id planted before sign-in does not become signed in.
+	// An id known before sign-in (planted, or copied) is worthless after it.
 	planted := b.client(t)
 	planted.header.Set("Cookie", before.Name+"="+before.Value)
 	if res := planted.get("/"); res.StatusCode != http.StatusSeeOther {
 		t.Errorf("pre-sign-in id after sign-in: %d, want 303", res.StatusCode)
 	}
+}
+
+// TestCookielessVisitsStoreNoSession: the sign-in page, fetched again and
+// again without cookies (as bots do), adds no session rows; its form still
+// works, its token coming from a signed cookie instead.
+func TestCookielessVisitsStoreNoSession(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	before := countSessions(t, b)
+	for range 20 {
+		res := b.client(t).get("/sign-in")
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("GET /sign-in: %d", res.StatusCode)
+		}
+		for _, ck := range res.Cookies() {
+			if ck.Name == "cs_session" {
+				t.Errorf("the sign-in page set a session cookie")
+			}
+		}
+	}
+	for _, path := range []string{"/", "/tasks", "/no-such-page", "/sign-in?signed_out=1"} {
+		b.client(t).get(path)
+	}
+	if got := countSessions(t, b); got != before {
+		t.Errorf("sessions: %d after cookieless visits, want %d", got, before)
+	}
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Agent])
+	if got := countSessions(t, b); got != before+1 {
+		t.Errorf("sessions after one sign-in: %d, want %d", got, before+1)
+	}
+}
+
+func countSessions(t *testing.T, b *testBundle) int {
+	t.Helper()
+	var n int
+	if err := b.store.Pool().QueryRow(t.Context(), `SELECT count(*) FROM sessions`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func TestIdleAndAbsoluteTimeouts(t *testing.T) {
@@ -168,4 +211,75 @@ func TestOldSessionKeyStillAccepted(t *testing.T) {
 	if res := c2.get("/"); res.StatusCode != http.StatusOK {
 		t.Errorf("cookie signed with the previous key: %d, want 200", res.StatusCode)
 	}
+}
+
+// TestPasswordChangeCurrentPasswordThrottled: guessing the current
+// password from a signed-in session is limited like sign-in guessing.
+func TestPasswordChangeCurrentPasswordThrottled(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	u := b.users[accounts.Agent]
+	c := b.client(t)
+	c.mustSignIn(u)
+	change := func(current string) response {
+		return c.post("/account/password", url.Values{"_csrf": {c.csrf("/account/password")},
+			"current": {current}, "new": {"a brand new passphrase"}})
+	}
+	for i := range 5 {
+		if res := change("guess " + string(rune('a'+i))); res.StatusCode != http.StatusUnprocessableEntity {
+			t.Fatalf("wrong current password %d: %d, want 422", i+1, res.StatusCode)
+		}
+	}
+	res := change(u.Password)
+	if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" {
+		t.Fatalf("after 5 wrong current passwords: %d (Retry-After %q), want 429 with Retry-After",
+			res.StatusCode, res.Header.Get("Retry-After"))
+	}
+	if res.doc(t).Find(`[data-testid="current-error"]`).Length() != 1 {
+		t.Errorf("429 without the reason next to the field")
+	}
+}
+
+// TestSessionSurvivesRestart: a console restarted over the same database
+// with the same keys keeps everyone signed in. The restart runs what a demo
+// start runs (ensuring the demo users and their passwords), which used to
+// reset every password and so end every session.
+func TestSessionSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var creds demo.Credentials
+	if err := demo.EnsureUsers(t.Context(), b.accounts, &creds); err != nil {
+		t.Fatal(err)
+	}
+	c := b.client(t)
+	for _, u := range creds.Users {
+		if u.Role == accounts.Agent {
+			c.mustSignIn(testUser{User: accounts.User{Email: u.Email, Role: u.Role}, Password: u.Password})
+		}
+	}
+	cookie := c.sessionCookie()
+
+	// The second start: same data, same keys, a new server.
+	again, err := demo.Load(writeCreds(t, creds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := demo.EnsureUsers(t.Context(), b.accounts, &again); err != nil {
+		t.Fatal(err)
+	}
+	restarted := &testBundle{srv: webServerSharing(t, b, testKey)}
+	c2 := restarted.client(t)
+	c2.header.Set("Cookie", cookie.Name+"="+cookie.Value)
+	if res := c2.get("/"); res.StatusCode != http.StatusOK {
+		t.Errorf("the session after a restart: %d, want 200", res.StatusCode)
+	}
+}
+
+func writeCreds(t *testing.T, creds demo.Credentials) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "demo-credentials")
+	if err := creds.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

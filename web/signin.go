@@ -48,6 +48,7 @@ func (s *Server) handleSignIn(c echo.Context) error {
 	if err := sess.Save(c.Request(), c.Response()); err != nil {
 		return err
 	}
+	s.cfg.Sessions.dropAnonymousCSRF(c.Request(), c.Response())
 	s.log.Info("signed in", "user_id", user.ID, "role", user.Role)
 	return seeOther(c, form.Next)
 }
@@ -75,13 +76,4 @@ func (s *Server) renderSignIn(c echo.Context, status int, form views.SignInForm,
 	}
 	p.CSRF, p.Narrow, p.Flash = csrf, true, flash
 	return render(c, status, views.SignIn(p, form))
-}
-
-// safeNext keeps a post-sign-in redirect on this site.
-func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") ||
-		strings.HasPrefix(next, "/sign-in") {
-		return "/"
-	}
-	return next
 }

@@ -306,7 +306,7 @@ func (s *Server) handleGlobalStop(c echo.Context) error {
 	}
 	setFlash(c, msg, stopped)
 	back := c.FormValue("back")
-	if !strings.HasPrefix(back, "/tasks/") {
+	if !strings.HasPrefix(back, "/tasks/") || !localPath(back) {
 		back = "/tasks"
 	}
 	return seeOther(c, back)

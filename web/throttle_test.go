@@ -30,7 +30,10 @@ func TestUnknownUserAndWrongPasswordLookTheSame(t *testing.T) {
 	}
 }
 
-func TestSignInThrottledPerAccount(t *testing.T) {
+// TestSignInThrottledPerAccountAndAddress: five failures for one account
+// from one address make that address wait, even with the right password.
+// (Without a trusted proxy X-Forwarded-For is ignored: all come from one.)
+func TestSignInThrottledPerAccountAndAddress(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	u := b.users[accounts.Manager]
@@ -52,6 +55,34 @@ func TestSignInThrottledPerAccount(t *testing.T) {
 	b.clock.Advance(15*time.Minute + time.Second)
 	if res := c.signIn(u); res.StatusCode != http.StatusSeeOther {
 		t.Errorf("after the window: %d, want 303", res.StatusCode)
+	}
+}
+
+// TestGuesserElsewhereDoesNotLockOutUser: an attacker who knows the e-mail
+// fails again and again from one address; the real user, from another
+// address, still signs in at once.
+func TestGuesserElsewhereDoesNotLockOutUser(t *testing.T) {
+	t.Parallel()
+	b := setup(t, bundleOpts{trustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
+	u := b.users[accounts.Agent]
+	attacker := b.client(t)
+	attacker.header.Set("X-Forwarded-For", "203.0.113.66")
+	for i := range 10 {
+		want := http.StatusUnauthorized
+		if i >= 5 {
+			want = http.StatusTooManyRequests
+		}
+		if res := attacker.signIn(testUser{User: u.User, Password: "guess " + tag(i)}); res.StatusCode != want {
+			t.Fatalf("attacker's guess %d: %d, want %d", i+1, res.StatusCode, want)
+		}
+	}
+	user := b.client(t)
+	user.header.Set("X-Forwarded-For", "198.51.100.23")
+	if res := user.signIn(u); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("the real user from their own address: %d, want 303\n%s", res.StatusCode, signInError(t, res))
+	}
+	if res := attacker.signIn(u); res.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("the attacker's address, even with the password: %d, want 429", res.StatusCode)
 	}
 }
 

@@ -22,8 +22,8 @@ import (
 
 // TestDemoModeEndToEnd runs the real binary as `make run` does: it starts
 // the embedded cluster, seeds and prints the demo users, serves the sign-in
-// page, keeps the same passwords across a restart, and on SIGINT stops
-// itself and the cluster.
+// page, keeps the same passwords and the signed-in sessions across a
+// restart, and on SIGINT stops itself and the cluster.
 func TestDemoModeEndToEnd(t *testing.T) {
 	t.Parallel()
 	bin := filepath.Join(t.TempDir(), "countersign")
@@ -52,7 +52,7 @@ func TestDemoModeEndToEnd(t *testing.T) {
 		t.Fatalf("GET /sign-in: %v %v", res, err)
 	}
 	res.Body.Close()
-	checkDemoHasUnverifiedRefund(t, first.url, creds)
+	agent := checkDemoHasUnverifiedRefund(t, first.url, creds)
 	first.stop(t)
 
 	second := startConsole(t, bin, dataDir)
@@ -61,6 +61,16 @@ func TestDemoModeEndToEnd(t *testing.T) {
 		if again.Users[i].Password != creds.Users[i].Password {
 			t.Errorf("password of %s changed across restarts", creds.Users[i].Email)
 		}
+	}
+	// The jar holds the agent's cookie for 127.0.0.1 whatever the port.
+	agent.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	res, err = agent.Get(second.url + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Errorf("the agent's session after a restart: %d, want 200", res.StatusCode)
 	}
 	second.stop(t)
 }
@@ -168,8 +178,8 @@ func freeAddr(t *testing.T) string {
 // checkDemoHasUnverifiedRefund signs in as the demo agent and finds the
 // demo's refund whose acknowledgement was lost: its task (listed first, as
 // tasks with unverified work are) says the result needs checking and offers
-// to inspect the original call.
-func checkDemoHasUnverifiedRefund(t *testing.T, base string, creds demo.Credentials) {
+// to inspect the original call. It returns the agent's signed-in client.
+func checkDemoHasUnverifiedRefund(t *testing.T, base string, creds demo.Credentials) *http.Client {
 	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar}
@@ -213,4 +223,5 @@ func checkDemoHasUnverifiedRefund(t *testing.T, base string, creds demo.Credenti
 	if !strings.Contains(task, "Result needs checking") || !strings.Contains(task, `data-testid="inspect"`) {
 		t.Errorf("the demo's first task %s shows no refund whose result needs checking", first[1])
 	}
+	return c
 }
