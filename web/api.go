@@ -104,9 +104,10 @@ func (k *keyLimits) allow(keyID string, now time.Time) error {
 
 // decodeJSON reads a JSON object body into dst strictly: a body that is
 // not a JSON object, or a field dst does not have, is a 400 naming the
-// field; a value of the wrong type is a 422 naming the field. Bodies of
-// bearer routes were already checked for size, depth, key counts, NUL and
-// UTF-8 (checkJSONBody).
+// field; a value of the wrong type, or one past a limit dst declares
+// (limitedRequest), is a 422 naming the field. Bodies of bearer routes were
+// already checked for size, depth, key counts, NUL and UTF-8
+// (checkJSONBody).
 func decodeJSON(c echo.Context, dst any) error {
 	body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxAPIBody+1))
 	if err != nil {
@@ -139,6 +140,9 @@ func decodeJSON(c echo.Context, dst any) error {
 			return apperr.InvalidFields(map[string]string{timeField(raw): "must be a time in RFC 3339 form, e.g. 2026-04-30T12:00:00Z"})
 		}
 		return badRequest("malformed_json", "The body must be one JSON object.", nil)
+	}
+	if l, ok := dst.(limitedRequest); ok {
+		return l.overLimits().err()
 	}
 	return nil
 }

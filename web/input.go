@@ -303,3 +303,48 @@ func firstInvalidUTF8(b []byte) int {
 	}
 	return -1
 }
+
+// limitedRequest is a request body whose fields have limits of their own,
+// declared next to its type; decodeJSON answers 422 naming every field
+// past its limit.
+type limitedRequest interface {
+	overLimits() fieldLimits
+}
+
+// fieldLimits collects, by field, what is past its limit and what the
+// limit is.
+type fieldLimits map[string]string
+
+// text checks a string's length in characters.
+func (l fieldLimits) text(field, v string, max int) {
+	if utf8.RuneCountInString(v) > max {
+		l[field] = fmt.Sprintf("must be at most %d characters", max)
+	}
+}
+
+// list checks a list's length and each item's.
+func (l fieldLimits) list(field string, vs []string, maxItems, maxLen int) {
+	if len(vs) > maxItems {
+		l[field] = fmt.Sprintf("must have at most %d items", maxItems)
+		return
+	}
+	for i, v := range vs {
+		l.text(field+"["+strconv.Itoa(i)+"]", v, maxLen)
+	}
+}
+
+// json checks the encoded size of a JSON value.
+func (l fieldLimits) json(field string, v []byte, max int) {
+	if len(v) > max {
+		l[field] = fmt.Sprintf("must be at most %d bytes of JSON", max)
+	}
+}
+
+// err is the 422 naming every field past its limit, or nil.
+func (l fieldLimits) err() error {
+	if len(l) == 0 {
+		return nil
+	}
+	return &apperr.Error{Kind: apperr.Invalid, Code: "over_limit", Message: "Some fields are longer than this call takes.",
+		Fields: l, Hint: "The limits are in /api/v1/openapi.json (maxLength, maxItems)."}
+}

@@ -328,6 +328,76 @@ func TestHostileInputIsA400NamingTheField(t *testing.T) {
 	}
 }
 
+// TestAPIRefusesOversizedInputNamingTheLimit sends what an assistant once
+// had stored: each answer is a 4xx naming the field and its limit, and the
+// hand-off page stays small.
+func TestAPIRefusesOversizedInputNamingTheLimit(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	task := "/api/v1/tasks/" + b.taskID()
+	many := make([]string, 10000)
+	for i := range many {
+		many[i] = "issue_refund"
+	}
+	deep := strings.Repeat(`{"a":`, 2000) + "1" + strings.Repeat("}", 2000)
+	wide := map[string]any{}
+	for i := range 20000 {
+		wide[strconv.FormatInt(int64(i), 36)] = 0
+	}
+	newTask := func(conv string, actions []string) map[string]any {
+		return map[string]any{"customer_ref": "customer@demo.countersign.test", "conversation_id": conv, "allowed_actions": actions}
+	}
+	handoff := func(facts any) string {
+		raw, _ := json.Marshal(facts)
+		return `{"intent":"transactional_high","mode":"handed_off","summary":"s","facts":` + string(raw) + `}`
+	}
+	cases := []struct {
+		name, method, path string
+		body               any
+		status             int
+		code, field, limit string
+	}{
+		{"a 100 kB conversation_id", http.MethodPost, "/api/v1/tasks", newTask(strings.Repeat("c", 100_000), []string{"issue_refund"}),
+			422, "over_limit", "conversation_id", "200 characters"},
+		{"a 300-character customer_ref", http.MethodPost, "/api/v1/tasks",
+			map[string]any{"customer_ref": strings.Repeat("j", 300) + "@example.com", "conversation_id": "c", "allowed_actions": []string{"issue_refund"}},
+			422, "over_limit", "customer_ref", "254 characters"},
+		{"10,000 allowed_actions", http.MethodPost, "/api/v1/tasks", newTask("c", many), 422, "over_limit", "allowed_actions", "50 items"},
+		// The body and facts take two of the 32 levels: the 33rd is named.
+		{"facts 2,000 levels deep", http.MethodPost, "/api/v1/conversations/c1/events", handoff(json.RawMessage(deep)),
+			400, "json_too_deep", "facts" + strings.Repeat(".a", 31), "32 levels"},
+		{"facts with 20,000 keys", http.MethodPost, "/api/v1/conversations/c1/events", handoff(wide), 400, "json_too_many_keys", "facts", "100 keys"},
+		{"9 kB of facts", http.MethodPost, "/api/v1/conversations/c1/events", handoff(map[string]any{"note": strings.Repeat("n", 9000)}),
+			422, "over_limit", "facts", "8192 bytes"},
+		{"a 5,000-character summary", http.MethodPost, task + "/invocations",
+			map[string]any{"action": "issue_refund", "args": map[string]any{}, "summary": strings.Repeat("s", 5000)}, 422, "over_limit", "summary", "4000 characters"},
+		{"17 kB of args", http.MethodPost, task + "/invocations",
+			map[string]any{"action": "issue_refund", "args": map[string]any{"order_id": strings.Repeat("o", 17000)}}, 422, "over_limit", "args", "16384 bytes"},
+		{"a 300 kB body", http.MethodPost, "/api/v1/tasks", newTask(strings.Repeat("c", 300_000), nil), 413, "body_too_large", "", "256 KiB"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := b.call(t, b.key, c.method, c.path, c.body)
+			if res.status != c.status || res.json["code"] != c.code {
+				t.Fatalf("%d %v, want %d %s\n%.500s", res.status, res.json["code"], c.status, c.code, res.body)
+			}
+			said, _ := res.json["message"].(string)
+			if c.field != "" {
+				fields, _ := res.json["fields"].(map[string]any)
+				said, _ = fields[c.field].(string)
+			}
+			if !strings.Contains(said, c.limit) {
+				t.Errorf("does not name %q with its limit %q: %.500s", c.field, c.limit, res.body)
+			}
+		})
+	}
+	staff := b.client(t)
+	staff.mustSignIn(b.users[accounts.Manager])
+	if res := staff.get("/handoffs"); res.StatusCode != http.StatusOK || len(res.body) > 64<<10 {
+		t.Errorf("hand-offs page: %d, %d bytes", res.StatusCode, len(res.body))
+	}
+}
+
 // TestFormPostsAreCappedBeforeTheCSRFCheck posts large bodies to a form
 // route without a session: the answer is 413 before anything parses them,
 // not the CSRF refusal that parsing would lead to.
