@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"countersign/adapter"
 	"countersign/apperr"
 	"countersign/controlplane"
 	"countersign/store"
@@ -61,6 +62,7 @@ func (s *Service) Link(ctx context.Context, inv controlplane.Invocation, custome
 	if err != nil {
 		return "", err
 	}
+	customerRef = adapter.NormaliseCustomerRef(customerRef)
 	if task.CustomerRef != customerRef {
 		return "", apperr.New(apperr.NotFound, "This request is not this customer's.")
 	}
@@ -143,7 +145,7 @@ func (s *Service) Redeem(ctx context.Context, token, holder string) (Redeemed, e
 	}
 	found := &LinkError{InvocationID: row.InvocationID, CustomerRef: row.CustomerRef}
 	switch {
-	case holder != "" && holder != row.CustomerRef:
+	case holder != "" && adapter.NormaliseCustomerRef(holder) != row.CustomerRef:
 		found.Problem = Foreign
 		return Redeemed{}, found
 	case row.UsedAt != nil:
