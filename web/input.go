@@ -186,6 +186,7 @@ type jsonFrame struct {
 	expectName bool   // the next string token of an object is a name
 }
 
+// checkJSON walks body token by token, keeping the path to each value.
 func checkJSON(body []byte) error {
 	badUTF8 := int64(-1)
 	if !utf8.Valid(body) {
@@ -215,8 +216,8 @@ func checkJSON(body []byte) error {
 				return jsonProblem("json_too_many_keys", jsonPath(stack, false), fmt.Sprintf("must have at most %d keys", maxJSONKeys))
 			}
 		}
-		// The path of the token just read: a member name or value names
-		// itself; a closing delimiter names the container it closes.
+		// The path of the member name or value just read. NUL and invalid
+		// UTF-8 can only be inside strings, so no other token is named.
 		path := jsonPath(stack, true)
 		if badUTF8 >= 0 && dec.InputOffset() > badUTF8 {
 			return jsonProblem("invalid_text", path, "must be valid UTF-8 text")
