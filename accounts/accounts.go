@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"countersign/adapter"
 	"countersign/apperr"
 	"countersign/store"
 )
@@ -233,7 +234,9 @@ func notFoundAsApp(err error) error {
 	return err
 }
 
-func normaliseEmail(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+// normaliseEmail is the form accounts are kept and found by; a customer
+// account's e-mail is the customer's reference, so it follows that rule.
+func normaliseEmail(s string) string { return adapter.NormaliseCustomerRef(s) }
 
 func fromRow(r store.User) User {
 	return User{ID: r.ID, Email: r.Email, Name: r.Name, Role: Role(r.Role), DisabledAt: r.DisabledAt, CreatedAt: r.CreatedAt}

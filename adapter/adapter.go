@@ -10,6 +10,7 @@ package adapter
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -57,6 +58,13 @@ type System interface {
 type Principal struct {
 	CustomerRef string
 }
+
+// NormaliseCustomerRef is the one rule for customer references: they are
+// e-mail addresses and compare without regard to case, so every place a
+// reference enters — a task opened for a customer, a customer account's
+// e-mail, a confirmation link — keeps it trimmed and in lower case, and an
+// adapter matches a system's e-mail by the same form.
+func NormaliseCustomerRef(ref string) string { return strings.ToLower(strings.TrimSpace(ref)) }
 
 // Target names one business object: in which system, which object, how a
 // person would call it, and its version when it was read.

@@ -38,6 +38,9 @@ const (
 	// BadRequest: the request itself could not be understood (malformed
 	// JSON, a field the call does not take); answered with 400.
 	BadRequest Kind = "bad_request"
+	// TooLarge: the request body is larger than the route takes; answered
+	// with 413 before anything reads it further.
+	TooLarge Kind = "too_large"
 	// Internal: a bug or an outage of our own; the message is generic.
 	Internal Kind = "internal"
 )

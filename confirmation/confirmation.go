@@ -202,7 +202,7 @@ func (s *Service) mint(ctx context.Context, inv controlplane.Invocation, custome
 	selector := random(selectorBytes)
 	verifier := s.verifier(selector)
 	sum := sha256.Sum256([]byte(verifier))
-	row := store.ConfirmationLink{Selector: selector, VerifierHash: sum[:], InvocationID: inv.ID, CustomerRef: customerRef,
+	row := store.ConfirmationLink{Selector: selector, VerifierHash: sum[:], InvocationID: inv.ID, CustomerRef: adapter.NormaliseCustomerRef(customerRef),
 		ExpiresAt: *inv.DeadlineAt, CreatedAt: s.now()}
 	var err error
 	if replace {
@@ -307,10 +307,10 @@ func (s *Service) SweepLinks(ctx context.Context) (int64, error) {
 }
 
 // SameCustomer says whether two customer references name the same
-// customer: references are e-mail addresses, compared without regard to
-// case or surrounding space.
+// customer: references are e-mail addresses, compared in the one
+// normalised form (adapter.NormaliseCustomerRef).
 func SameCustomer(a, b string) bool {
-	return strings.EqualFold(strings.TrimSpace(a), strings.TrimSpace(b))
+	return adapter.NormaliseCustomerRef(a) == adapter.NormaliseCustomerRef(b)
 }
 
 func random(n int) string {

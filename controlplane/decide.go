@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 
+	"countersign/adapter"
 	"countersign/apperr"
 	"countersign/store"
 )
@@ -31,7 +32,7 @@ func (s *Service) Confirm(ctx context.Context, actor Actor, id string, expectedV
 	}
 	return s.approve(ctx, actor, id, expectedVersion, AwaitingConfirmation, "confirm", "invocation.confirmed",
 		func(t store.Task) error {
-			if !strings.EqualFold(t.CustomerRef, actor.ID) {
+			if t.CustomerRef != adapter.NormaliseCustomerRef(actor.ID) {
 				return apperr.New(apperr.NotFound, "No such request.")
 			}
 			return nil
@@ -101,7 +102,7 @@ func (s *Service) Decline(ctx context.Context, actor Actor, id string, expectedV
 	}
 	return s.decline(ctx, actor, id, expectedVersion, AwaitingConfirmation, "decline", "invocation.declined", reason,
 		func(t store.Task) error {
-			if !strings.EqualFold(t.CustomerRef, actor.ID) {
+			if t.CustomerRef != adapter.NormaliseCustomerRef(actor.ID) {
 				return apperr.New(apperr.NotFound, "No such request.")
 			}
 			return nil

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"countersign/adapter"
 	"countersign/apperr"
 	"countersign/store"
 )
@@ -112,7 +113,7 @@ func (s *Service) CreateTask(ctx context.Context, actor Actor, in NewTask) (Task
 	}
 	var out Task
 	err := s.store.InTx(ctx, func(tx *store.Tx) error {
-		row := store.Task{ID: newID("tsk"), CustomerRef: strings.TrimSpace(in.CustomerRef), ConversationID: strings.TrimSpace(in.ConversationID),
+		row := store.Task{ID: newID("tsk"), CustomerRef: adapter.NormaliseCustomerRef(in.CustomerRef), ConversationID: strings.TrimSpace(in.ConversationID),
 			Systems: nonNil(in.Systems), AllowedActions: in.AllowedActions, WriteBudget: int32(in.WriteBudget),
 			InflightLimit: int32(in.InflightLimit), RatePerMinute: int32(in.RatePerMinute), ExpiresAt: in.ExpiresAt,
 			State: string(TaskActive), CreatedAt: now}

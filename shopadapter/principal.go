@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"strings"
 
 	"countersign/adapter"
 )
@@ -13,7 +12,7 @@ import (
 // customer. It fails with unknown_customer when the shop has none, and
 // never falls back to a guess.
 func (a *Adapter) customer(ctx context.Context, p adapter.Principal) (shopCustomer, error) {
-	email := strings.TrimSpace(p.CustomerRef)
+	email := adapter.NormaliseCustomerRef(p.CustomerRef)
 	if email == "" {
 		return shopCustomer{}, adapter.Invalid(map[string]string{"customer_ref": "required: the customer's e-mail address"})
 	}
@@ -23,7 +22,7 @@ func (a *Adapter) customer(ctx context.Context, p adapter.Principal) (shopCustom
 	}
 	var found []shopCustomer
 	for _, c := range list.Data {
-		if strings.EqualFold(c.Email, email) {
+		if adapter.NormaliseCustomerRef(c.Email) == email {
 			found = append(found, c)
 		}
 	}

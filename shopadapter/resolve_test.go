@@ -2,6 +2,7 @@ package shopadapter_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -42,6 +43,8 @@ func TestResolve(t *testing.T) {
 			"Pro plan for brightleaf.shop, active, renews May 7, 2026"}, adapter.CodeAmbiguous},
 		{"id", maya, "subscription", mayaSubs["brightleaf.example"], "Pro plan for brightleaf.example", nil, ""},
 		{"plan name", jordan, "subscription", "Pro", "Pro plan for acme.example", nil, ""},
+		{"the customer's e-mail in another case", adapter.Principal{CustomerRef: " " + strings.ToUpper(jordan.CustomerRef) + " "},
+			"subscription", "Pro", "Pro plan for acme.example", nil, ""},
 		{"site label matching several", jordan, "subscription", "acme", "", []string{
 			"Photo add-on plan for acme.example, cancelled, access until April 26, 2026",
 			"Pro plan for acme.example, active, renews April 30, 2026",

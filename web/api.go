@@ -31,9 +31,6 @@ type assistantKey struct{}
 // APIRatePerMinute at zero.
 const defaultAPIRatePerMinute = 120
 
-// maxAPIBody caps a JSON request body.
-const maxAPIBody = 1 << 20
-
 // authorizeBearer authenticates the API key of a bearer route and applies
 // the key's rate limit. Cookie sessions are not loaded on these paths, so a
 // signed-in browser without a key gets 401 like anyone else.
@@ -52,6 +49,9 @@ func (s *Server) authorizeBearer(c echo.Context, next echo.HandlerFunc) error {
 		return err
 	}
 	if err := s.limits.allow(key.ID, s.now()); err != nil {
+		return err
+	}
+	if err := checkJSONBody(c.Request()); err != nil {
 		return err
 	}
 	c.Set(ctxAssistant, a)
@@ -104,14 +104,17 @@ func (k *keyLimits) allow(keyID string, now time.Time) error {
 
 // decodeJSON reads a JSON object body into dst strictly: a body that is
 // not a JSON object, or a field dst does not have, is a 400 naming the
-// field; a value of the wrong type is a 422 naming the field.
+// field; a value of the wrong type, or one past a limit dst declares
+// (limitedRequest), is a 422 naming the field. Bodies of bearer routes were
+// already checked for size, depth, key counts, NUL and UTF-8
+// (checkJSONBody).
 func decodeJSON(c echo.Context, dst any) error {
 	body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxAPIBody+1))
 	if err != nil {
 		return apperr.Wrap(err, apperr.Invalid, "The request body could not be read.")
 	}
 	if len(body) > maxAPIBody {
-		return badRequest("body_too_large", "The request body is larger than 1 MiB.", nil)
+		return bodyTooLarge(maxAPIBody)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		body = []byte("{}")
@@ -137,6 +140,9 @@ func decodeJSON(c echo.Context, dst any) error {
 			return apperr.InvalidFields(map[string]string{timeField(raw): "must be a time in RFC 3339 form, e.g. 2026-04-30T12:00:00Z"})
 		}
 		return badRequest("malformed_json", "The body must be one JSON object.", nil)
+	}
+	if l, ok := dst.(limitedRequest); ok {
+		return l.overLimits().err()
 	}
 	return nil
 }

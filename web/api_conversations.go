@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -33,4 +34,23 @@ func (s *Server) handleAPIConversationEvent(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusCreated, e)
+}
+
+// maxFactsBytes bounds a hand-off's facts, encoded: the agents' hand-off
+// page shows them whole.
+const maxFactsBytes = 8 << 10
+
+func (r conversationEventRequest) overLimits() fieldLimits {
+	l := fieldLimits{}
+	l.text("task_id", r.TaskID, maxTaskIDLen)
+	l.text("summary", r.Summary, maxSummaryLen)
+	if r.Facts != nil {
+		facts, _ := json.Marshal(r.Facts)
+		l.json("facts", facts, maxFactsBytes)
+	}
+	if w := r.WouldPropose; w != nil {
+		l.text("would_propose.action", w.Action, maxActionNameLen)
+		l.json("would_propose.args", w.Args, maxArgsBytes)
+	}
+	return l
 }

@@ -172,6 +172,14 @@ type proposeRequest struct {
 	Summary string          `json:"summary"`
 }
 
+// Limits of a proposal's fields, over the API and MCP alike: past one, the
+// call is a 422 naming the field and the limit.
+const (
+	maxSummaryLen        = 4000
+	maxArgsBytes         = 16 << 10
+	maxIdempotencyKeyLen = 200
+)
+
 // handleAPIPropose answers POST /api/v1/tasks/:id/invocations: dry-runs a
 // write and routes it by policy. 201 with the new invocation; 200 with
 // deduplicated:true when the same request was made in this conversation
@@ -211,8 +219,14 @@ func (s *Server) propose(ctx context.Context, a assistants.Assistant, task contr
 	if strings.TrimSpace(p.action) == "" {
 		return controlplane.Invocation{}, apperr.InvalidFields(map[string]string{"action": "required: the action to propose"})
 	}
-	if len(p.key) > 200 {
-		return controlplane.Invocation{}, apperr.InvalidFields(map[string]string{"Idempotency-Key": "must be at most 200 characters"})
+	l := fieldLimits{}
+	l.text("action", p.action, maxActionNameLen)
+	l.text("system", p.system, maxSystemNameLen)
+	l.text("summary", p.summary, maxSummaryLen)
+	l.json("args", p.args, maxArgsBytes)
+	l.text("Idempotency-Key", p.key, maxIdempotencyKeyLen)
+	if err := l.err(); err != nil {
+		return controlplane.Invocation{}, err
 	}
 	// Naming the system when only one offers the action makes a request
 	// the same whether it came with or without it (the Idempotency-Key

@@ -62,6 +62,28 @@ type newTaskRequest struct {
 	ExpiresAt      *time.Time `json:"expires_at"`
 }
 
+// Limits of a new task's fields: past one, the call is a 422 naming the
+// field and the limit.
+const (
+	// maxCustomerRefLen is the longest e-mail address (RFC 5321).
+	maxCustomerRefLen    = 254
+	maxConversationIDLen = 200
+	maxAllowedActions    = 50
+	// maxActionNameLen bounds an action's name, or "system/action".
+	maxActionNameLen = 100
+	maxTaskSystems   = 20
+	maxSystemNameLen = 100
+)
+
+func (r newTaskRequest) overLimits() fieldLimits {
+	l := fieldLimits{}
+	l.text("customer_ref", r.CustomerRef, maxCustomerRefLen)
+	l.text("conversation_id", r.ConversationID, maxConversationIDLen)
+	l.list("allowed_actions", r.AllowedActions, maxAllowedActions, maxActionNameLen)
+	l.list("systems", r.Systems, maxTaskSystems, maxSystemNameLen)
+	return l
+}
+
 // Defaults of a new task's limits.
 const (
 	defaultWriteBudget   = 5

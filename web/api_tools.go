@@ -45,6 +45,17 @@ type readToolRequest struct {
 	Args   json.RawMessage `json:"args"`
 }
 
+// maxTaskIDLen bounds a task id given in a body or query.
+const maxTaskIDLen = 100
+
+func (r readToolRequest) overLimits() fieldLimits {
+	l := fieldLimits{}
+	l.text("task", r.Task, maxTaskIDLen)
+	l.text("system", r.System, maxSystemNameLen)
+	l.json("args", r.Args, maxArgsBytes)
+	return l
+}
+
 // handleAPIToolCall answers POST /api/v1/tools/:name: runs a read tool for
 // the task's customer and returns {data, count, truncated}.
 func (s *Server) handleAPIToolCall(c echo.Context) error {

@@ -24,6 +24,7 @@ var statusOf = map[apperr.Kind]int{
 	apperr.Upstream:          http.StatusBadGateway,
 	apperr.Internal:          http.StatusInternalServerError,
 	apperr.BadRequest:        http.StatusBadRequest,
+	apperr.TooLarge:          http.StatusRequestEntityTooLarge,
 }
 
 var titleOf = map[int]string{

@@ -75,14 +75,14 @@ func (s *Server) OpenAPI() map[string]any {
 		var params []any
 		for _, seg := range strings.Split(path, "/") {
 			if name, ok := strings.CutPrefix(seg, ":"); ok {
-				params = append(params, map[string]any{"name": name, "in": "path", "required": true, "schema": map[string]any{"type": "string"}})
+				params = append(params, map[string]any{"name": name, "in": "path", "required": true, "schema": map[string]any{"type": "string", "maxLength": maxParamBytes}})
 			}
 		}
 		for _, q := range op.query {
-			params = append(params, map[string]any{"name": q, "in": "query", "schema": map[string]any{"type": "string"}})
+			params = append(params, map[string]any{"name": q, "in": "query", "schema": map[string]any{"type": "string", "maxLength": maxParamBytes}})
 		}
 		if op.idempotencyKey {
-			params = append(params, map[string]any{"name": "Idempotency-Key", "in": "header", "schema": map[string]any{"type": "string", "maxLength": 200},
+			params = append(params, map[string]any{"name": "Idempotency-Key", "in": "header", "schema": map[string]any{"type": "string", "maxLength": maxIdempotencyKeyLen},
 				"description": "Stripe semantics: the same key with the same request replays the first result (marked deduplicated); with another request it is a 422; while the first is in progress, a 409."})
 		}
 		if params != nil {
@@ -186,6 +186,24 @@ func typ(t string, desc ...string) map[string]any {
 
 func enum(values ...string) map[string]any { return map[string]any{"type": "string", "enum": values} }
 
+// limited is a string of at most n characters.
+func limited(n int, desc ...string) map[string]any {
+	m := typ("string", desc...)
+	m["maxLength"] = n
+	return m
+}
+
+// limitedList is a list of at most items strings of at most n characters.
+func limitedList(items, n int) map[string]any {
+	return map[string]any{"type": "array", "maxItems": items, "items": limited(n)}
+}
+
+// limitedObject is a JSON object whose encoding is at most n bytes.
+func limitedObject(n int) map[string]any {
+	return map[string]any{"type": "object", "maxProperties": maxJSONKeys,
+		"description": "at most " + strconv.Itoa(n) + " bytes as JSON, nested at most " + strconv.Itoa(maxJSONDepth) + " levels deep"}
+}
+
 func apiSchemas() map[string]any {
 	str, integer, boolean, anyObj := typ("string"), typ("integer"), typ("boolean"), typ("object")
 	strs := map[string]any{"type": "array", "items": str}
@@ -203,11 +221,14 @@ func apiSchemas() map[string]any {
 		"Tool": obj([]string{"name", "kind", "system", "description", "input_schema"}, map[string]any{"name": str, "title": str,
 			"kind": enum("read", "write"), "system": str, "description": str, "input_schema": anyObj, "guidance": str,
 			"mode": enum("confirm", "approval", "auto"), "risk": str, "limits": strs}),
-		"ToolList":        obj([]string{"tools"}, map[string]any{"tools": map[string]any{"type": "array", "items": ref("Tool")}}),
-		"ReadToolRequest": obj(nil, map[string]any{"task": typ("string", "the task whose customer the read is for (or ?task=)"), "system": str, "args": anyObj}),
-		"ReadResult":      obj([]string{"data", "count", "truncated"}, map[string]any{"data": map[string]any{}, "count": integer, "truncated": boolean}),
-		"NewTask": obj([]string{"customer_ref", "conversation_id", "allowed_actions"}, map[string]any{"customer_ref": typ("string", "the customer's e-mail"),
-			"conversation_id": str, "allowed_actions": strs, "systems": strs, "write_budget": typ("integer", "default 5"),
+		"ToolList": obj([]string{"tools"}, map[string]any{"tools": map[string]any{"type": "array", "items": ref("Tool")}}),
+		"ReadToolRequest": obj(nil, map[string]any{"task": limited(maxTaskIDLen, "the task whose customer the read is for (or ?task=)"),
+			"system": limited(maxSystemNameLen), "args": limitedObject(maxArgsBytes)}),
+		"ReadResult": obj([]string{"data", "count", "truncated"}, map[string]any{"data": map[string]any{}, "count": integer, "truncated": boolean}),
+		"NewTask": obj([]string{"customer_ref", "conversation_id", "allowed_actions"}, map[string]any{
+			"customer_ref":    limited(maxCustomerRefLen, "the customer's e-mail; compared without case, stored trimmed and in lower case"),
+			"conversation_id": limited(maxConversationIDLen), "allowed_actions": limitedList(maxAllowedActions, maxActionNameLen),
+			"systems": limitedList(maxTaskSystems, maxSystemNameLen), "write_budget": typ("integer", "default 5"),
 			"inflight_limit": typ("integer", "default 2"), "rate_per_minute": typ("integer", "default 10"), "expires_at": when}),
 		"Task": obj([]string{"id", "customer_ref", "conversation_id", "state", "version", "allowed_actions", "write_budget", "writes_used",
 			"inflight_limit", "rate_per_minute", "expires_at"}, map[string]any{"id": str, "customer_ref": str, "conversation_id": str,
@@ -216,8 +237,8 @@ func apiSchemas() map[string]any {
 			"expires_at": when, "created_at": when, "invocations": map[string]any{"type": "array", "items": ref("Invocation")},
 			"invocations_by_state": map[string]any{"type": "object", "additionalProperties": integer}}),
 		"ExpectedVersion": obj([]string{"expected_version"}, map[string]any{"expected_version": integer}),
-		"Proposal": obj([]string{"action", "args"}, map[string]any{"action": str, "system": str, "args": anyObj,
-			"summary": typ("string", "your own one-line description; the quote wins when they disagree")}),
+		"Proposal": obj([]string{"action", "args"}, map[string]any{"action": limited(maxActionNameLen), "system": limited(maxSystemNameLen),
+			"args": limitedObject(maxArgsBytes), "summary": limited(maxSummaryLen, "your own one-line description; the quote wins when they disagree")}),
 		"Invocation": obj([]string{"id", "task_id", "action", "target", "state", "version", "args", "quote", "summary", "summary_disagrees",
 			"idempotency_key", "deduplicated", "next", "result", "error", "say"}, map[string]any{"id": str, "task_id": str, "system": str, "action": str,
 			"target": obj([]string{"system", "id", "display"}, map[string]any{"system": str, "kind": str, "id": str, "display": str}),
@@ -236,8 +257,9 @@ func apiSchemas() map[string]any {
 			"say":          typ("string", "the sentence you may tell the customer now"), "route_reason": str, "deadline_at": when, "created_at": when,
 			"reconciliation": obj(nil, map[string]any{"conclusive": boolean, "found": boolean})}),
 		"ConversationEvent": obj([]string{"intent", "mode"}, map[string]any{"id": integer, "conversation_id": str, "assistant_id": str,
-			"task_id": str, "intent": enum(intents...), "mode": enum(modes...), "at": when,
-			"summary": typ("string", "required for handed_off: what the agent needs instead of the transcript"),
-			"facts":   anyObj, "would_propose": obj([]string{"action"}, map[string]any{"action": str, "args": anyObj})}),
+			"task_id": limited(maxTaskIDLen), "intent": enum(intents...), "mode": enum(modes...), "at": when,
+			"summary": limited(maxSummaryLen, "required for handed_off: what the agent needs instead of the transcript"),
+			"facts":   limitedObject(maxFactsBytes), "would_propose": obj([]string{"action"}, map[string]any{"action": limited(maxActionNameLen),
+				"args": limitedObject(maxArgsBytes)})}),
 	}
 }

@@ -85,7 +85,10 @@ func New(cfg Config) *Server {
 	if cfg.Telemetry != nil {
 		e.Use(cfg.Telemetry.middleware)
 	}
-	e.Use(s.withRequestContext, s.logRequests, s.securityHeaders, s.recoverPanics, s.loadSession, s.checkCSRF)
+	// Bodies are bounded and hostile text refused before the session is
+	// loaded or the CSRF check parses a form.
+	e.Use(s.withRequestContext, s.logRequests, s.securityHeaders, s.recoverPanics, s.limitBody, s.rejectBadText,
+		s.loadSession, s.checkCSRF)
 	for _, r := range s.routes() {
 		s.access[r.method+" "+r.path] = r.allow
 		e.Add(r.method, r.path, r.handler, s.authorize(r.allow))

@@ -65,21 +65,48 @@ func (w *taskWatch) subscribe(taskID string) (<-chan struct{}, <-chan struct{}, 
 	}
 }
 
+// Bounds of the wait before listening again after the connection failed.
+const (
+	relistenMin = 100 * time.Millisecond
+	relistenMax = 5 * time.Second
+)
+
+// listen holds the LISTEN until ctx ends. A failed connection (a restarted
+// database, a terminated backend) is listened on again after a wait that
+// doubles up to relistenMax and starts over once a LISTEN is in force.
+// ready is closed after the first attempt, whether it listens or fails.
 func (w *taskWatch) listen(ctx context.Context, ready chan struct{}) {
 	var once sync.Once
-	err := w.store.ListenTaskEvents(ctx, func() { once.Do(func() { close(ready) }) }, func(taskID string) {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		for ch := range w.subs[taskID] {
-			select {
-			case ch <- struct{}{}:
-			default: // a wake-up is already pending
-			}
+	markReady := func() { once.Do(func() { close(ready) }) }
+	wait := relistenMin
+	for ctx.Err() == nil {
+		err := w.store.ListenTaskEvents(ctx, func() {
+			markReady()
+			wait = relistenMin
+		}, w.notify)
+		markReady()
+		if err == nil || ctx.Err() != nil {
+			return
 		}
-	})
-	once.Do(func() { close(ready) })
-	if err != nil {
-		w.log.Warn("task events: listening stopped", "error", err)
+		w.log.Warn("task events: listening failed; listening again", "error", err, "after", wait)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, relistenMax)
+	}
+}
+
+// notify wakes the pages watching taskID.
+func (w *taskWatch) notify(taskID string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for ch := range w.subs[taskID] {
+		select {
+		case ch <- struct{}{}:
+		default: // a wake-up is already pending
+		}
 	}
 }
 

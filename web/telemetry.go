@@ -61,10 +61,23 @@ func (t *Telemetry) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 				status = http.StatusInternalServerError
 			}
 		}
-		t.requests.WithLabelValues(c.Request().Method, route, strconv.Itoa(status)).Inc()
-		t.latency.WithLabelValues(c.Request().Method, route).Observe(time.Since(start).Seconds())
+		method := methodLabel(c.Request().Method)
+		t.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
+		t.latency.WithLabelValues(method, route).Observe(time.Since(start).Seconds())
 		return err
 	}
+}
+
+// methodLabel is a request's method as a label: the standard methods by
+// name, any other "other", so that a client inventing methods cannot create
+// series without end.
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete,
+		http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return method
+	}
+	return "other"
 }
 
 // MetricsHandler serves the Prometheus exposition. With a token, a scrape

@@ -2,8 +2,10 @@ package web_test
 
 import (
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -56,6 +58,52 @@ func TestTelemetry(t *testing.T) {
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("scrape lacks %q", want)
+		}
+	}
+}
+
+// TestTelemetryMethodLabelIsBounded sends requests with hundreds of
+// invented methods: they share one "other" label, so the series stay few.
+func TestTelemetryMethodLabelIsBounded(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	tel := web.NewTelemetry(b.store)
+	sessions := web.NewSessionStore(b.store, web.SessionConfig{KeyPairs: testKey, Idle: 30 * time.Minute, Absolute: 12 * time.Hour, Now: b.clock.Now})
+	console := httptest.NewServer(web.New(web.Config{Store: b.store, Accounts: b.accounts, Sessions: sessions, Now: b.clock.Now,
+		Registry: b.web.Registry(), Control: b.web.Control(), Telemetry: tel}).Handler())
+	t.Cleanup(console.Close)
+	const methods = 300
+	for i := range methods {
+		method := "M" + strconv.FormatUint(rand.Uint64(), 36) + strconv.Itoa(i)
+		for _, path := range []string{"/healthz", "/no-such-page"} {
+			req, _ := http.NewRequest(method, console.URL+path, nil)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+		}
+	}
+	scrape := httptest.NewServer(tel.MetricsHandler(""))
+	t.Cleanup(scrape.Close)
+	res, err := http.Get(scrape.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	var series []string
+	for line := range strings.Lines(string(body)) {
+		if strings.HasPrefix(line, "countersign_http_requests_total{") {
+			series = append(series, strings.TrimSpace(line))
+		}
+	}
+	if len(series) == 0 || len(series) > 4 {
+		t.Fatalf("%d request series after %d invented methods, want a handful:\n%s", len(series), methods, strings.Join(series, "\n"))
+	}
+	for _, s := range series {
+		if !strings.Contains(s, `method="other"`) {
+			t.Errorf("series %s: want the method label other", s)
 		}
 	}
 }
