@@ -159,57 +159,6 @@ func (s *Service) recentDuplicate(ctx context.Context, conversationID, system, a
 	return out, found, err
 }
 
-// checkBlock refuses a proposal on a target that a policy refused earlier
-// in this task, recording the attempt (seed 004's failure is a metric).
-func (s *Service) checkBlock(ctx context.Context, task Task, system, action string, target adapter.Target, actor Actor) error {
-	var blocked *adapter.Error
-	err := s.store.InTx(ctx, func(tx *store.Tx) error {
-		b, err := tx.ActiveBlock(ctx, task.ID, system, target.ID)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		blocked = &adapter.Error{}
-		if err := json.Unmarshal(b.Error, blocked); err != nil {
-			return err
-		}
-		return s.record(ctx, tx, actor, "proposal.blocked_after_refusal", task.ID, "", map[string]any{
-			"system": system, "action": action, "target_id": target.ID, "original_code": blocked.Code})
-	})
-	if err != nil || blocked == nil {
-		return err
-	}
-	return &apperr.Error{Kind: apperr.Forbidden, Code: "blocked_after_refusal", Retryable: false,
-		Message: "A policy already refused an action on this " + target.Kind + " in this task: " + blocked.Message,
-		Hint:    "Do not try again with other values. Hand the case to a person, who can lift the block.",
-		Details: map[string]any{"original_code": blocked.Code, "original_hint": blocked.Hint}}
-}
-
-// refused records a dry-run refusal; a policy refusal blocks the target.
-func (s *Service) refused(ctx context.Context, task Task, system, action string, target adapter.Target, actor Actor, cause error) error {
-	ae, ok := adapter.AsError(cause)
-	if !ok {
-		return cause
-	}
-	raw, _ := json.Marshal(ae)
-	err := s.store.InTx(ctx, func(tx *store.Tx) error {
-		if ae.PolicyRefusal {
-			if err := tx.BlockTarget(ctx, store.TargetBlock{TaskID: task.ID, System: system, TargetID: target.ID,
-				Action: action, Error: raw, CreatedAt: s.now()}); err != nil {
-				return err
-			}
-		}
-		return s.record(ctx, tx, actor, "proposal.refused", task.ID, "", map[string]any{
-			"system": system, "action": action, "target_id": target.ID, "code": ae.Code, "policy": ae.PolicyRefusal})
-	})
-	if err != nil {
-		return err
-	}
-	return adapterErr(cause)
-}
-
 func (s *Service) insertProposal(ctx context.Context, p Proposal, task Task, spec adapter.ActionSpec, quote adapter.Quote,
 	canonical, hash []byte, policy Policy, route Route, disagrees bool, why string) (Invocation, error) {
 	quoteJSON, err := json.Marshal(quote)

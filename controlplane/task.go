@@ -323,19 +323,3 @@ func nonNil(s []string) []string {
 	}
 	return s
 }
-
-// LiftBlock lets proposals on a target again after a policy refusal
-// blocked it; only a console user (an agent) may.
-func (s *Service) LiftBlock(ctx context.Context, actor Actor, taskID, system, targetID string) error {
-	if actor.Kind != ActorUser || actor.Role == "customer" {
-		return apperr.New(apperr.Forbidden, "Only a support agent can lift a block.")
-	}
-	return s.store.InTx(ctx, func(tx *store.Tx) error {
-		if err := tx.LiftBlock(ctx, taskID, system, targetID, actor.UserID, s.now()); errors.Is(err, store.ErrNotFound) {
-			return apperr.Wrap(err, apperr.NotFound, "No block is in force on that target.")
-		} else if err != nil {
-			return err
-		}
-		return s.record(ctx, tx, actor, "target.unblocked", taskID, "", map[string]any{"system": system, "target_id": targetID})
-	})
-}

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -85,4 +86,94 @@ func TestAssistantCannotLiftAPersonsPause(t *testing.T) {
 	if resumed.json["state"] != "active" {
 		t.Errorf("assistant resuming its own pause: %s", resumed.body)
 	}
+}
+
+// TestPolicyRefusalBlocksTheTargetUntilAPersonLiftsIt is seed 004 over
+// HTTP: damaged is refused the shipping, so the same money under
+// wrong_item is a second try at the same order and is refused with the
+// first refusal's reason; the assistant has no way to lift the block; an
+// agent lifts it on the task page with a reason, and the next proposal is
+// dry-run again.
+func TestPolicyRefusalBlocksTheTargetUntilAPersonLiftsIt(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	ctx := context.Background()
+	id := b.taskID()
+	order := b.damagedOrder(t)
+	propose := func(cents int, reason string) apiResponse {
+		t.Helper()
+		return b.call(t, b.key, http.MethodPost, "/api/v1/tasks/"+id+"/invocations", map[string]any{"action": "issue_refund",
+			"args": map[string]any{"order_id": order, "amount_cents": cents, "reason_code": reason}})
+	}
+	// $89.00 lamp + $12.00 shipping: damaged covers the lamp only.
+	first := propose(10100, "damaged").want(t, http.StatusUnprocessableEntity)
+	if first.json["code"] != "amount_above_refundable" || !strings.Contains(first.json["message"].(string), "Shipping is not refunded") {
+		t.Fatalf("damaged with shipping: %s", first.body)
+	}
+	for _, retry := range []struct {
+		cents  int
+		reason string
+	}{{10100, "wrong_item"}, {8900, "damaged"}, {10100, "not_received"}} {
+		res := propose(retry.cents, retry.reason).want(t, http.StatusConflict)
+		details, _ := res.json["details"].(map[string]any)
+		if res.json["code"] != "blocked_after_refusal" || details["original_code"] != "amount_above_refundable" ||
+			!strings.Contains(res.json["message"].(string), "Shipping is not refunded") {
+			t.Errorf("retry %d %s: %s", retry.cents, retry.reason, res.body)
+		}
+	}
+
+	// No route of the assistant's lifts a block, and its key opens no
+	// console form.
+	for _, r := range b.web.Echo().Routes() {
+		if b.web.BearerRoute(r.Method, r.Path) && (strings.Contains(r.Path, "block") || strings.Contains(r.Path, "lift")) {
+			t.Errorf("the assistant's API routes %s %s", r.Method, r.Path)
+		}
+	}
+	form := url.Values{"system": {"shop"}, "target_id": {order}, "reason": {"the assistant says so"}}
+	b.call(t, b.key, http.MethodPost, "/tasks/"+id+"/blocks/lift", form.Encode(), "Content-Type", "application/x-www-form-urlencoded")
+	propose(10100, "wrong_item").want(t, http.StatusConflict)
+
+	// A manager sees the block but may not lift it.
+	m := b.client(t)
+	m.mustSignIn(b.users[accounts.Manager])
+	page := m.get("/tasks/" + id).doc(t)
+	if page.Find(`[data-testid="block-shop-`+order+`"]`).Length() != 1 || page.Find(`[data-testid="lift-block-form"]`).Length() != 0 {
+		t.Errorf("manager's task page: block shown %d, lift forms %d", page.Find(`[data-testid="block-shop-`+order+`"]`).Length(),
+			page.Find(`[data-testid="lift-block-form"]`).Length())
+	}
+	if res := m.post("/tasks/"+id+"/blocks/lift", url.Values{"_csrf": {m.csrf("/tasks/" + id)}, "system": {"shop"}, "target_id": {order},
+		"reason": {"managers set policy"}}); res.StatusCode != http.StatusForbidden {
+		t.Errorf("manager lifting: %d, want 403", res.StatusCode)
+	}
+
+	// The agent lifts it from the page's own form; a reason is required.
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Agent])
+	lift := cardForm(t, c.get("/tasks/"+id), "lift-block-form")
+	if lift.Get("target_id") != order || lift.Get("system") != "shop" {
+		t.Fatalf("lift form for %v", lift)
+	}
+	res := c.post("/tasks/"+id+"/blocks/lift", lift)
+	if res.StatusCode != http.StatusUnprocessableEntity || res.doc(t).Find(`[data-testid="reason-error"]`).Length() != 1 {
+		t.Fatalf("lift without a reason: %d", res.StatusCode)
+	}
+	propose(10100, "wrong_item").want(t, http.StatusConflict)
+	lift.Set("reason", "Photo shows the wrong lamp was sent; the customer returns it.")
+	if res := c.post("/tasks/"+id+"/blocks/lift", lift); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("lift: %d\n%s", res.StatusCode, res.body)
+	}
+	var raw []byte
+	if err := b.store.Pool().QueryRow(ctx, `SELECT data FROM events WHERE action = 'target.unblocked' AND task_id = $1 AND actor_kind = 'user' AND actor_id = $2`,
+		id, itoa64(b.users[accounts.Agent].ID)).Scan(&raw); err != nil {
+		t.Fatalf("no audit event of the lift by the agent: %v", err)
+	}
+	var data map[string]any
+	_ = json.Unmarshal(raw, &data)
+	if data["reason"] != "Photo shows the wrong lamp was sent; the customer returns it." || data["target_id"] != order {
+		t.Errorf("lift event %s", raw)
+	}
+	if c.get("/tasks/"+id).doc(t).Find(`[data-testid="blocks"]`).Length() != 0 {
+		t.Errorf("the lifted block is still listed")
+	}
+	propose(10100, "wrong_item").want(t, http.StatusCreated)
 }
