@@ -78,7 +78,7 @@ func (s *Service) propose(ctx context.Context, task Task, p Proposal) (Invocatio
 	args[spec.TargetParam] = target.ID
 	canonical := adapter.Canonical(args)
 	hash := sha256.Sum256(canonical)
-	if dup, found, err := s.recentDuplicate(ctx, task.ConversationID, sys.Name(), spec.Name, hash[:]); found || err != nil {
+	if dup, found, err := s.recentDuplicate(ctx, task.ID, sys.Name(), spec.Name, hash[:]); found || err != nil {
 		return dup, err
 	}
 	if err := s.checkBlock(ctx, task, sys.Name(), spec.Name, target, p.Actor); err != nil {
@@ -140,11 +140,14 @@ func notAllowed(action string) error {
 		Hint:    "List the tools for this task; propose only what it allows, or hand the request to a person."}
 }
 
-func (s *Service) recentDuplicate(ctx context.Context, conversationID, system, action string, hash []byte) (Invocation, bool, error) {
+// recentDuplicate finds the same request made in the same task within the
+// dedup window. The task, not the conversation, is the key: a task is one
+// assistant's, and a new task is a new assignment.
+func (s *Service) recentDuplicate(ctx context.Context, taskID, system, action string, hash []byte) (Invocation, bool, error) {
 	var out Invocation
 	var found bool
 	err := s.store.InTx(ctx, func(tx *store.Tx) error {
-		row, err := tx.RecentDuplicate(ctx, conversationID, system, action, hash, s.now().Add(-s.cfg.DedupWindow))
+		row, err := tx.RecentDuplicate(ctx, taskID, system, action, hash, s.now().Add(-s.cfg.DedupWindow))
 		if errors.Is(err, store.ErrNotFound) {
 			return nil
 		}
@@ -195,10 +198,10 @@ func (s *Service) insertProposal(ctx context.Context, p Proposal, task Task, spe
 	err = s.store.InTx(ctx, func(tx *store.Tx) error {
 		// Serialise identical proposals, then look again: a twin may have
 		// committed while this one was being dry-run.
-		if err := tx.AdvisoryLock(ctx, fmt.Sprintf("propose:%s:%s:%s:%x", task.ConversationID, policy.System, spec.Name, hash)); err != nil {
+		if err := tx.AdvisoryLock(ctx, fmt.Sprintf("propose:%s:%s:%s:%x", task.ID, policy.System, spec.Name, hash)); err != nil {
 			return err
 		}
-		if dup, err := tx.RecentDuplicate(ctx, task.ConversationID, policy.System, spec.Name, hash, now.Add(-s.cfg.DedupWindow)); err == nil {
+		if dup, err := tx.RecentDuplicate(ctx, task.ID, policy.System, spec.Name, hash, now.Add(-s.cfg.DedupWindow)); err == nil {
 			out, err = fromRow(dup)
 			out.Deduplicated = true
 			return err

@@ -86,8 +86,14 @@ type NewTask struct {
 	ExpiresAt      time.Time
 }
 
+// ConversationNotYours is what an assistant is told about a conversation
+// id another assistant already uses: conversation ids belong to the
+// assistant that used them first.
+const ConversationNotYours = "not a conversation of yours: use your own conversation's id"
+
 // CreateTask opens a task, or fails with apperr.Invalid naming each bad
-// field.
+// field. A task of an assistant claims its conversation id for that
+// assistant; one another assistant already uses is refused.
 func (s *Service) CreateTask(ctx context.Context, actor Actor, in NewTask) (Task, error) {
 	now := s.now()
 	fields := map[string]string{}
@@ -134,6 +140,13 @@ func (s *Service) CreateTask(ctx context.Context, actor Actor, in NewTask) (Task
 			State: string(TaskActive), CreatedAt: now}
 		if in.AssistantID != "" {
 			row.AssistantID = &in.AssistantID
+			owner, err := tx.ClaimConversation(ctx, row.ConversationID, in.AssistantID, now)
+			if err != nil {
+				return err
+			}
+			if owner != in.AssistantID {
+				return apperr.InvalidFields(map[string]string{"conversation_id": ConversationNotYours})
+			}
 		}
 		created, err := tx.InsertTask(ctx, row)
 		if err != nil {

@@ -177,3 +177,48 @@ func TestPolicyRefusalBlocksTheTargetUntilAPersonLiftsIt(t *testing.T) {
 	}
 	propose(10100, "wrong_item").want(t, http.StatusCreated)
 }
+
+// TestConversationsBelongToOneAssistant: another assistant's events into a
+// conversation answer 404 like another assistant's task, and it cannot open
+// a task in it; duplicates are found per task, so a new task after a cancel
+// proposes afresh.
+func TestConversationsBelongToOneAssistant(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	ctx := context.Background()
+	_, otherKey := b.newAssistant(t, "other-bot")
+	event := map[string]any{"intent": "transactional_high", "mode": "handed_off", "summary": "Wants a refund"}
+
+	hiddenTask := b.call(t, otherKey, http.MethodGet, "/api/v1/tasks/"+b.taskID(), nil).want(t, http.StatusNotFound)
+	hidden := b.call(t, otherKey, http.MethodPost, "/api/v1/conversations/conv-1/events", event).want(t, http.StatusNotFound)
+	if hidden.json["code"] != "conversation_not_found" || hidden.json["hint"] == nil || hiddenTask.json["code"] != "not_found" {
+		t.Errorf("another assistant's conversation: %s (its task: %s)", hidden.body, hiddenTask.body)
+	}
+	res := b.call(t, otherKey, http.MethodPost, "/api/v1/tasks", map[string]any{"customer_ref": "customer@demo.countersign.test",
+		"conversation_id": "conv-1", "allowed_actions": []string{"issue_refund"}}).want(t, http.StatusUnprocessableEntity)
+	if fields, _ := res.json["fields"].(map[string]any); fields["conversation_id"] == nil {
+		t.Errorf("another assistant's task in conv-1: %s", res.body)
+	}
+	var n int
+	if err := b.store.Pool().QueryRow(ctx, `SELECT count(*) FROM conversation_events WHERE conversation_id = 'conv-1'`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("conv-1 has %d events (%v), want none", n, err)
+	}
+	b.call(t, otherKey, http.MethodPost, "/api/v1/conversations/conv-other/events", event).want(t, http.StatusCreated)
+	b.call(t, b.key, http.MethodPost, "/api/v1/conversations/conv-1/events", event).want(t, http.StatusCreated)
+
+	// The same refund in a new task of the same conversation, after the
+	// first task was cancelled, is a new proposal.
+	order := b.damagedOrder(t)
+	body := map[string]any{"action": "issue_refund", "args": refundArgs(order, 700)}
+	first := b.call(t, b.key, http.MethodPost, "/api/v1/tasks/"+b.taskID()+"/invocations", body).want(t, http.StatusCreated)
+	b.call(t, b.key, http.MethodPost, "/api/v1/tasks/"+b.taskID()+"/cancel", map[string]any{"expected_version": b.task["version"]}).want(t, http.StatusOK)
+	next := b.newTask(t, b.key, "conv-1", []string{"issue_refund"})
+	fresh := b.call(t, b.key, http.MethodPost, "/api/v1/tasks/"+next["id"].(string)+"/invocations", body).want(t, http.StatusCreated)
+	if fresh.json["id"] == first.json["id"] || fresh.json["task_id"] != next["id"] {
+		t.Errorf("the new task got %s of task %s back", fresh.json["id"], fresh.json["task_id"])
+	}
+	again := b.call(t, b.key, http.MethodPost, "/api/v1/tasks/"+next["id"].(string)+"/invocations", body).want(t, http.StatusOK)
+	if again.json["id"] != fresh.json["id"] || again.json["deduplicated"] != true {
+		t.Errorf("the same request in the same task: %s", again.body)
+	}
+}
