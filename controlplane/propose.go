@@ -201,6 +201,17 @@ func (s *Service) insertProposal(ctx context.Context, p Proposal, task Task, spe
 		if err := tx.AdvisoryLock(ctx, fmt.Sprintf("propose:%s:%s:%s:%x", task.ID, policy.System, spec.Name, hash)); err != nil {
 			return err
 		}
+		if p.compensates != nil {
+			// One live compensation per original, whatever the window:
+			// the lock above serialises reversals of the same original.
+			if live, err := tx.LiveCompensation(ctx, p.compensates.ID); err == nil {
+				out, err = fromRow(live)
+				out.Deduplicated = true
+				return err
+			} else if !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+		}
 		if dup, err := tx.RecentDuplicate(ctx, task.ID, policy.System, spec.Name, hash, now.Add(-s.cfg.DedupWindow)); err == nil {
 			out, err = fromRow(dup)
 			out.Deduplicated = true

@@ -109,6 +109,14 @@ func (t *Tx) RecentDuplicate(ctx context.Context, taskID, system, action string,
 		AND created_at >= $5 ORDER BY created_at DESC LIMIT 1`, taskID, system, action, argsHash, since)
 }
 
+// LiveCompensation finds the newest compensation of an invocation that may
+// still take effect: anything but failed, rejected, expired or not
+// dispatched.
+func (t *Tx) LiveCompensation(ctx context.Context, originalID string) (Invocation, error) {
+	return invocation(ctx, t.tx, `compensates_id = $1
+		AND state NOT IN ('failed', 'rejected', 'expired', 'not_dispatched') ORDER BY created_at DESC LIMIT 1`, originalID)
+}
+
 func invocation(ctx context.Context, db dbtx, where string, args ...any) (Invocation, error) {
 	rows, _ := db.Query(ctx, `SELECT `+invocationColumns+` FROM invocations WHERE `+where, args...)
 	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Invocation])

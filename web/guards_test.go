@@ -7,11 +7,13 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"countersign/accounts"
 	"countersign/controlplane"
+	"countersign/demoshop"
 )
 
 // Issue 11, item 3: the guards meant for people hold whatever an assistant
@@ -220,5 +222,106 @@ func TestConversationsBelongToOneAssistant(t *testing.T) {
 	again := b.call(t, b.key, http.MethodPost, "/api/v1/tasks/"+next["id"].(string)+"/invocations", body).want(t, http.StatusOK)
 	if again.json["id"] != fresh.json["id"] || again.json["deduplicated"] != true {
 		t.Errorf("the same request in the same task: %s", again.body)
+	}
+}
+
+// TestReverseIsOfferedOnlyWhereItCanRun: a product description has no
+// compensation Reverse can propose, so the task page offers none and the
+// API and the console say why with 422; a cancellation offers it.
+func TestReverseIsOfferedOnlyWhereItCanRun(t *testing.T) {
+	t.Parallel()
+	b := setup(t, bundleOpts{shop: true})
+	f := newConsoleFixture(t, b)
+	ctx := context.Background()
+	desc := f.describe(t, "Solid walnut, linen shade.")
+	f.approveAndDispatch(t, desc)
+	sub, err := b.shop.CreateSubscription(ctx, demoshop.SubscriptionFixture{CustomerID: f.cust.ID, Plan: "Pro"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel, err := b.cp.Propose(ctx, controlplane.Proposal{TaskID: f.task.ID, Action: "cancel_subscription",
+		Args:  []byte(`{"subscription_id":"` + sub.ID + `","reason_code":"switching","effective":"end_of_period"}`),
+		Actor: controlplane.AssistantActor("asst_test", "Test assistant")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.approveAndDispatch(t, cancel)
+
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Agent])
+	doc := c.get("/tasks/" + f.task.ID).doc(t)
+	if got := b.invocation(t, desc.ID).State; got != controlplane.Completed {
+		t.Fatalf("description is %s", got)
+	}
+	if doc.Find(`[data-testid="inv-`+desc.ID+`"] [data-testid="reverse"]`).Length() != 0 {
+		t.Errorf("a product description offers Reverse")
+	}
+	if doc.Find(`[data-testid="inv-`+cancel.ID+`"] [data-testid="reverse"]`).Length() != 1 {
+		t.Errorf("a cancellation offers no Reverse")
+	}
+	res := c.post("/invocations/"+desc.ID+"/reverse", url.Values{"_csrf": {c.csrf("/tasks/" + f.task.ID)}})
+	if res.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(res.body, "update_product_description yourself") {
+		t.Errorf("console reverse of a description: %d", res.StatusCode)
+	}
+}
+
+// TestAPIReverseOfAnActionWithoutCompensationSaysWhy: 422 no_compensation
+// with a hint, and nothing proposed.
+func TestAPIReverseOfAnActionWithoutCompensationSaysWhy(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	ctx := context.Background()
+	task := b.newTask(t, b.key, "conv-products", []string{"update_product_description"})
+	p, err := b.shop.CreateProduct(ctx, demoshop.ProductFixture{Name: "Desk lamp", Description: "A lamp.", PriceCents: 3900, Stock: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv := b.call(t, b.key, http.MethodPost, "/api/v1/tasks/"+task["id"].(string)+"/invocations", map[string]any{"action": "update_product_description",
+		"args": map[string]any{"product_id": p.ID, "description": "Solid walnut."}}).want(t, http.StatusCreated)
+	agent := b.users[accounts.Agent]
+	if _, err := b.cp.Approve(ctx, controlplaneUser(agent), inv.json["id"].(string), 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.cp.DispatchOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	res := b.call(t, b.key, http.MethodPost, "/api/v1/invocations/"+inv.json["id"].(string)+"/reverse", nil).want(t, http.StatusUnprocessableEntity)
+	if res.json["code"] != "no_compensation" || !strings.Contains(res.json["hint"].(string), "update_product_description") {
+		t.Errorf("reverse of a description: %s", res.body)
+	}
+	all := b.call(t, b.key, http.MethodGet, "/api/v1/tasks/"+task["id"].(string), nil).want(t, http.StatusOK)
+	if n := len(all.json["invocations"].([]any)); n != 1 {
+		t.Errorf("the task has %d invocations after a refused reverse, want 1", n)
+	}
+}
+
+// TestAPIReverseTwiceReturnsTheLiveCompensation: a second reverse, after
+// the ten-minute dedup window, answers 200 with the compensation already
+// proposed instead of proposing another.
+func TestAPIReverseTwiceReturnsTheLiveCompensation(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	ctx := context.Background()
+	subs := b.call(t, b.key, http.MethodPost, "/api/v1/tools/list_subscriptions", map[string]any{"task": b.taskID()}).want(t, http.StatusOK)
+	var pro string
+	for _, s := range subs.json["data"].([]any) {
+		if m := s.(map[string]any); m["plan"] == "Pro" {
+			pro = m["subscription_id"].(string)
+		}
+	}
+	inv := b.call(t, b.key, http.MethodPost, "/api/v1/tasks/"+b.taskID()+"/invocations", map[string]any{"action": "cancel_subscription",
+		"args": map[string]any{"subscription_id": pro, "reason_code": "too_expensive", "effective": "end_of_period"}}).want(t, http.StatusCreated)
+	id := inv.json["id"].(string)
+	if _, err := b.cp.Approve(ctx, controlplaneUser(b.users[accounts.Agent]), id, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.cp.DispatchOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first := b.call(t, b.key, http.MethodPost, "/api/v1/invocations/"+id+"/reverse", nil).want(t, http.StatusCreated)
+	b.clock.Advance(11 * time.Minute)
+	second := b.call(t, b.key, http.MethodPost, "/api/v1/invocations/"+id+"/reverse", nil).want(t, http.StatusOK)
+	if second.json["id"] != first.json["id"] || second.json["deduplicated"] != true {
+		t.Errorf("second reverse: %s, want %s deduplicated", second.json["id"], first.json["id"])
 	}
 }

@@ -126,7 +126,12 @@ func (s *Server) taskLive(ctx context.Context, id string) (views.TaskLiveView, e
 	unverified := 0
 	var lastState strings.Builder
 	for _, inv := range invs {
-		v.Invocations = append(v.Invocations, invocationRow(inv))
+		row := invocationRow(inv)
+		if row.CanReverse {
+			_, err := s.cfg.Control.Compensation(inv.System, inv.Action)
+			row.CanReverse = err == nil
+		}
+		v.Invocations = append(v.Invocations, row)
 		if inv.State == controlplane.Unverified {
 			unverified++
 		}
@@ -172,7 +177,7 @@ func taskBadge(st controlplane.TaskState) views.StateBadgeView {
 func invocationRow(inv controlplane.Invocation) views.InvocationRow {
 	r := views.InvocationRow{ID: inv.ID, Title: inv.Quote.Title, Action: inv.Action, State: stateBadge(inv.State),
 		Unverified: inv.State == controlplane.Unverified, Pending: inv.State == controlplane.AwaitingApproval,
-		CanReverse: inv.State == controlplane.Completed && inv.Quote.Reversible}
+		CanReverse: inv.State == controlplane.Completed}
 	if inv.Quote.AmountCents != nil {
 		r.Amount = money.Format(*inv.Quote.AmountCents, inv.Quote.Currency)
 	}
