@@ -67,3 +67,40 @@ func TestReverseNeedsACompensationThatRunsFromTheTarget(t *testing.T) {
 		}
 	}
 }
+
+// TestStageFiveMoneyNeedsACeiling: a money action cannot be saved on stage
+// 5 without an automatic ceiling, and a row that has none anyway (written
+// before this rule, or by hand) routes refunds to an agent.
+func TestStageFiveMoneyNeedsACeiling(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	manager := controlplane.UserActor(b.owner, "manager", "Priya Owner")
+	current, err := b.cp.Policy(b.ctx, "shop", "issue_refund")
+	if err != nil {
+		t.Fatal(err)
+	}
+	draft := current
+	draft.Stage, draft.AutoMaxCents = controlplane.StageAutonomous, nil
+	_, err = b.cp.ChangePolicy(b.ctx, manager, draft, current.Version, "everything automatic")
+	if e, ok := apperr.As(err); !ok || e.Kind != apperr.Invalid || e.Fields["auto_max"] == "" {
+		t.Fatalf("stage 5 refunds without a ceiling: %v, want invalid naming auto_max", err)
+	}
+	receipts, err := b.cp.Policy(b.ctx, "shop", "resend_receipt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	receipts.AutoMaxCents = nil
+	if _, err := b.cp.ChangePolicy(b.ctx, manager, receipts, receipts.Version, "receipts move no money"); err != nil {
+		t.Errorf("stage 5 without a ceiling for an action without an amount: %v", err)
+	}
+
+	if _, err := b.store.Pool().Exec(b.ctx, `UPDATE policies SET stage = 5, auto_max_cents = NULL, version = version + 1
+		WHERE system = 'shop' AND action = 'issue_refund'`); err != nil {
+		t.Fatal(err)
+	}
+	task := b.task([]string{"issue_refund"}, 10, 2, 60)
+	inv := b.propose(task, "issue_refund", refund(b.order(2).ID, 100, "wrong_item"), "")
+	if inv.State != controlplane.AwaitingApproval {
+		t.Errorf("a $1.00 refund under stage 5 without a ceiling is %s (%s), want awaiting approval", inv.State, inv.RouteReason)
+	}
+}

@@ -96,7 +96,15 @@ func (s *Service) propose(ctx context.Context, task Task, p Proposal) (Invocatio
 		return Invocation{}, &apperr.Error{Kind: apperr.Forbidden, Code: "action_disabled",
 			Message: "This action is switched off by its policy.", Hint: "Hand the request to a person."}
 	}
-	route := RouteProposal(policy, quote.AmountCents, p.compensates != nil)
+	amount := quote.AmountCents
+	if spec.AmountParam != "" && amount == nil {
+		// A money action routes as money even when its quote forgot the
+		// amount: the arguments say how much.
+		if n, ok := args[spec.AmountParam].(int64); ok {
+			amount = &n
+		}
+	}
+	route := RouteProposal(policy, amount, p.compensates != nil)
 	disagrees, why := summaryDisagrees(p.Summary, quote)
 	return s.insertProposal(ctx, p, task, spec, quote, canonical, hash[:], policy, route, disagrees, why)
 }

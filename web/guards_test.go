@@ -295,6 +295,27 @@ func TestAPIReverseOfAnActionWithoutCompensationSaysWhy(t *testing.T) {
 	}
 }
 
+// TestPolicyPageRefusesStageFiveMoneyWithoutACeiling: 422 naming the
+// field and the fix; the policy is unchanged.
+func TestPolicyPageRefusesStageFiveMoneyWithoutACeiling(t *testing.T) {
+	t.Parallel()
+	b := setup(t, bundleOpts{shop: true})
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Manager])
+	path := "/policies/shop/issue_refund"
+	form := policyForm(b, c.csrf(path), "1", "5", "Refunds are small; let them run.", "save")
+	form.Set("auto_max", "")
+	res := c.post(path, form)
+	doc := res.doc(t)
+	if res.StatusCode != http.StatusUnprocessableEntity || doc.Find(`#auto_max[aria-invalid="true"]`).Length() != 1 ||
+		!strings.Contains(doc.Find(`[data-testid="auto_max-error"]`).Text(), "ceiling") {
+		t.Fatalf("stage 5 refunds without a ceiling: %d\n%s", res.StatusCode, doc.Find(`[data-testid="auto_max-error"]`).Text())
+	}
+	if p, _ := b.cp.Policy(context.Background(), "shop", "issue_refund"); p.Version != 1 || p.Stage != controlplane.StagePropose {
+		t.Errorf("the refused save changed the policy: v%d stage %d", p.Version, p.Stage)
+	}
+}
+
 // TestAPIReverseTwiceReturnsTheLiveCompensation: a second reverse, after
 // the ten-minute dedup window, answers 200 with the compensation already
 // proposed instead of proposing another.
