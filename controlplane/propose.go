@@ -272,12 +272,16 @@ func (s *Service) recordProposal(ctx context.Context, tx *store.Tx, p Proposal, 
 // proposeWithClientKey applies Stripe's rules to a caller's
 // Idempotency-Key: the same key with the same request replays the first
 // result (marked deduplicated); with another request it is an error; while
-// the first request is still being processed it is a conflict.
+// the first request is still being processed it is a conflict. A claim
+// left unfinished longer than Config.ClientKeyClaim (its request crashed)
+// is taken over by the next request with the key, or bound to the
+// invocation the dead request made, if it made one.
 func (s *Service) proposeWithClientKey(ctx context.Context, task Task, p Proposal) (Invocation, error) {
 	var raw map[string]any
 	_ = json.Unmarshal(p.Args, &raw)
 	reqHash := sha256.Sum256([]byte(p.System + "\x00" + p.Action + "\x00" + string(adapter.Canonical(raw))))
-	claim, err := s.store.ClaimClientKey(ctx, task.ID, p.ClientKey, reqHash[:], s.now())
+	now := s.now()
+	claim, err := s.store.ClaimClientKey(ctx, task.ID, p.ClientKey, reqHash[:], now, now.Add(-s.cfg.ClientKeyClaim))
 	if errors.Is(err, store.ErrConflict) {
 		return Invocation{}, clientKeyConflict()
 	}
@@ -297,14 +301,20 @@ func (s *Service) proposeWithClientKey(ctx context.Context, task Task, p Proposa
 		inv.Deduplicated = true
 		return inv, err
 	}
-	inv, err := s.propose(ctx, task, p)
+	if claim.TookOver {
+		s.log.Warn("idempotency key taken over from an unfinished request", "task_id", task.ID, "after", s.cfg.ClientKeyClaim)
+	}
+	// The claim outlives no proposal: past it, the key is someone else's.
+	workCtx, cancel := context.WithTimeout(ctx, s.cfg.ClientKeyClaim)
+	defer cancel()
+	inv, err := s.propose(workCtx, task, p)
 	if err != nil {
-		if rerr := s.store.ReleaseClientKey(context.WithoutCancel(ctx), task.ID, p.ClientKey); rerr != nil {
+		if rerr := s.store.ReleaseClientKey(context.WithoutCancel(ctx), task.ID, p.ClientKey, claim.ClaimedAt); rerr != nil {
 			s.log.Warn("release idempotency key", "error", rerr)
 		}
 		return inv, err
 	}
-	return inv, s.store.BindClientKey(context.WithoutCancel(ctx), task.ID, p.ClientKey, inv.ID)
+	return inv, s.store.BindClientKey(context.WithoutCancel(ctx), task.ID, p.ClientKey, claim.ClaimedAt, inv.ID)
 }
 
 func clientKeyConflict() error {

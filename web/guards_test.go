@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"countersign/accounts"
+	"countersign/adapter"
 	"countersign/controlplane"
 	"countersign/demoshop"
 )
@@ -292,6 +294,53 @@ func TestAPIReverseOfAnActionWithoutCompensationSaysWhy(t *testing.T) {
 	all := b.call(t, b.key, http.MethodGet, "/api/v1/tasks/"+task["id"].(string), nil).want(t, http.StatusOK)
 	if n := len(all.json["invocations"].([]any)); n != 1 {
 		t.Errorf("the task has %d invocations after a refused reverse, want 1", n)
+	}
+}
+
+// TestAPIIdempotencyKeyClaimOfACrashedRequestExpires: a claim left in
+// progress (its request died between claim and bind) answers "in use"
+// while it is young and is taken over by the next request with the key
+// once it is older than the claim's bound (a minute).
+func TestAPIIdempotencyKeyClaimOfACrashedRequestExpires(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	ctx := context.Background()
+	order := b.damagedOrder(t)
+	path := "/api/v1/tasks/" + b.taskID() + "/invocations"
+	body := map[string]any{"action": "issue_refund", "args": refundArgs(order, 1700)}
+	// The claim is written as the control plane writes it for this request.
+	hash := sha256.Sum256([]byte("shop\x00issue_refund\x00" + string(adapter.Canonical(map[string]any{"order_id": order,
+		"amount_cents": float64(1700), "reason_code": "damaged"}))))
+	if _, err := b.store.Pool().Exec(ctx, `INSERT INTO client_keys (task_id, key, request_hash, created_at) VALUES ($1, 'crashed', $2, $3)`,
+		b.taskID(), hash[:], b.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	b.clock.Advance(30 * time.Second)
+	busy := b.call(t, b.key, http.MethodPost, path, body, "Idempotency-Key", "crashed").want(t, http.StatusConflict)
+	if busy.json["code"] != "idempotency_key_in_use" {
+		t.Fatalf("young claim: %s", busy.body)
+	}
+	b.clock.Advance(31 * time.Second)
+	taken := b.call(t, b.key, http.MethodPost, path, body, "Idempotency-Key", "crashed").want(t, http.StatusCreated)
+	replay := b.call(t, b.key, http.MethodPost, path, body, "Idempotency-Key", "crashed").want(t, http.StatusOK)
+	if replay.json["id"] != taken.json["id"] || replay.json["deduplicated"] != true {
+		t.Errorf("after the takeover the key replays %s, want %s", replay.json["id"], taken.json["id"])
+	}
+
+	// A request that died after its invocation committed: the stale claim
+	// is bound to that invocation, and nothing is proposed twice.
+	if _, err := b.store.Pool().Exec(ctx, `INSERT INTO client_keys (task_id, key, request_hash, created_at) VALUES ($1, 'died-late', '\x00', $2)`,
+		b.taskID(), b.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.store.Pool().Exec(ctx, `UPDATE invocations SET client_key = 'died-late' WHERE id = $1`, taken.json["id"]); err != nil {
+		t.Fatal(err)
+	}
+	b.clock.Advance(2 * time.Minute)
+	bound := b.call(t, b.key, http.MethodPost, path, map[string]any{"action": "issue_refund", "args": refundArgs(order, 1800)},
+		"Idempotency-Key", "died-late").want(t, http.StatusUnprocessableEntity)
+	if bound.json["code"] != "idempotency_key_reused" {
+		t.Errorf("a stale claim whose request made an invocation: %s", bound.body)
 	}
 }
 
