@@ -83,7 +83,8 @@ type eventData struct {
 // Record appends a conversation event for the assistant. A wrong intent or
 // mode, a missing conversation id, or a hand-off without a summary is an
 // invalid-input error naming the field; a task that is not this
-// assistant's is not found.
+// assistant's is not found. The first event (or task) of a conversation id
+// makes it the assistant's; another assistant's conversation is not found.
 func (s *Service) Record(ctx context.Context, a Assistant, e Event) (Event, error) {
 	fields := map[string]string{}
 	e.ConversationID = strings.TrimSpace(e.ConversationID)
@@ -117,6 +118,16 @@ func (s *Service) Record(ctx context.Context, a Assistant, e Event) (Event, erro
 			return Event{}, err
 		}
 		row.TaskID = &e.TaskID
+	}
+	// A conversation id is the assistant's that used it first; to any
+	// other it does not exist, like another assistant's task.
+	owner, err := s.store.ClaimConversation(ctx, e.ConversationID, a.ID, s.now())
+	if err != nil {
+		return Event{}, err
+	}
+	if owner != a.ID {
+		return Event{}, &apperr.Error{Kind: apperr.NotFound, Code: "conversation_not_found", Message: "No such conversation.",
+			Hint: "Report events under your own conversation's id; a conversation id another assistant uses is not yours."}
 	}
 	data, err := json.Marshal(eventData{Summary: e.Summary, Facts: e.Facts, WouldPropose: e.WouldPropose})
 	if err != nil {

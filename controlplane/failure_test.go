@@ -153,7 +153,7 @@ func TestNoGuessingAfterPolicyRefusal(t *testing.T) {
 	if _, err := b.tryPropose(task, "issue_refund", refund(b.order(3).ID, 1000, "wrong_item"), ""); err != nil {
 		t.Errorf("another target blocked too: %v", err)
 	}
-	if err := b.cp.LiftBlock(b.ctx, b.agent, task.ID, "shop", o.ID); err != nil {
+	if err := b.cp.LiftBlock(b.ctx, b.agent, task.ID, "shop", o.ID, "The customer sent the delivery note; refund window checked again."); err != nil {
 		t.Fatal(err)
 	}
 	_, err = b.tryPropose(task, "issue_refund", refund(o.ID, 1000, "damaged"), "")

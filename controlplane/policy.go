@@ -131,7 +131,8 @@ type Route struct {
 
 // RouteProposal decides where a proposal goes under policy p: to the
 // customer, to an agent, or approved by the policy. A reversal never runs
-// automatically. It is a pure function of its inputs, so a what-if can
+// automatically, and neither does an amount (amountCents not nil) under a
+// policy without an automatic ceiling, even if such a row was saved. It is a pure function of its inputs, so a what-if can
 // replay history against a draft policy.
 func RouteProposal(p Policy, amountCents *int64, reversal bool) Route {
 	approval := func(reason string) Route {
@@ -149,6 +150,8 @@ func RouteProposal(p Policy, amountCents *int64, reversal bool) Route {
 			return approval("a reversal needs its own approval")
 		case p.OwnerID == nil:
 			return approval("stage 5 needs a policy owner, and this policy has none")
+		case amountCents != nil && p.AutoMaxCents == nil:
+			return approval("stage 5 pays out automatically only up to a ceiling, and this policy has none")
 		case amountCents != nil && p.AutoMaxCents != nil && *amountCents > *p.AutoMaxCents:
 			return approval(fmt.Sprintf("the amount is above the automatic ceiling of %s", money.Format(*p.AutoMaxCents, "")))
 		}

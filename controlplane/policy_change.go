@@ -25,7 +25,11 @@ func (s *Service) ChangePolicy(ctx context.Context, actor Actor, draft Policy, e
 		return Policy{}, apperr.New(apperr.Forbidden, "Only a manager or an admin can change a policy.")
 	}
 	reason = strings.TrimSpace(reason)
-	if fields := validateDraft(draft, reason); len(fields) > 0 {
+	money := false
+	if _, spec, err := s.registry.Action(draft.System, draft.Action); err == nil {
+		money = spec.AmountParam != ""
+	}
+	if fields := validateDraft(draft, reason, money); len(fields) > 0 {
 		return Policy{}, apperr.InvalidFields(fields)
 	}
 	var out Policy
@@ -57,7 +61,7 @@ func (s *Service) ChangePolicy(ctx context.Context, actor Actor, draft Policy, e
 	return out, err
 }
 
-func validateDraft(p Policy, reason string) map[string]string {
+func validateDraft(p Policy, reason string, money bool) map[string]string {
 	fields := map[string]string{}
 	if reason == "" {
 		fields["reason"] = "say why you change this policy; the audit trail keeps it"
@@ -69,6 +73,9 @@ func validateDraft(p Policy, reason string) map[string]string {
 	}
 	if p.Stage == StageAutonomous && p.OwnerID == nil {
 		fields["owner"] = "bounded autonomy needs a named owner"
+	}
+	if p.Stage == StageAutonomous && money && p.AutoMaxCents == nil {
+		fields["auto_max"] = "stage 5 moves money on its own only up to a ceiling: enter the most it may pay without a person, or choose stage 3 or 4"
 	}
 	for name, v := range map[string]*int64{"auto_max": p.AutoMaxCents, "approval_above": p.ApprovalAboveCents,
 		"second_approver_above": p.SecondApproverAboveCents} {

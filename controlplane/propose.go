@@ -78,7 +78,7 @@ func (s *Service) propose(ctx context.Context, task Task, p Proposal) (Invocatio
 	args[spec.TargetParam] = target.ID
 	canonical := adapter.Canonical(args)
 	hash := sha256.Sum256(canonical)
-	if dup, found, err := s.recentDuplicate(ctx, task.ConversationID, sys.Name(), spec.Name, hash[:]); found || err != nil {
+	if dup, found, err := s.recentDuplicate(ctx, task.ID, sys.Name(), spec.Name, hash[:]); found || err != nil {
 		return dup, err
 	}
 	if err := s.checkBlock(ctx, task, sys.Name(), spec.Name, target, p.Actor); err != nil {
@@ -96,7 +96,15 @@ func (s *Service) propose(ctx context.Context, task Task, p Proposal) (Invocatio
 		return Invocation{}, &apperr.Error{Kind: apperr.Forbidden, Code: "action_disabled",
 			Message: "This action is switched off by its policy.", Hint: "Hand the request to a person."}
 	}
-	route := RouteProposal(policy, quote.AmountCents, p.compensates != nil)
+	amount := quote.AmountCents
+	if spec.AmountParam != "" && amount == nil {
+		// A money action routes as money even when its quote forgot the
+		// amount: the arguments say how much.
+		if n, ok := args[spec.AmountParam].(int64); ok {
+			amount = &n
+		}
+	}
+	route := RouteProposal(policy, amount, p.compensates != nil)
 	disagrees, why := summaryDisagrees(p.Summary, quote)
 	return s.insertProposal(ctx, p, task, spec, quote, canonical, hash[:], policy, route, disagrees, why)
 }
@@ -140,11 +148,14 @@ func notAllowed(action string) error {
 		Hint:    "List the tools for this task; propose only what it allows, or hand the request to a person."}
 }
 
-func (s *Service) recentDuplicate(ctx context.Context, conversationID, system, action string, hash []byte) (Invocation, bool, error) {
+// recentDuplicate finds the same request made in the same task within the
+// dedup window. The task, not the conversation, is the key: a task is one
+// assistant's, and a new task is a new assignment.
+func (s *Service) recentDuplicate(ctx context.Context, taskID, system, action string, hash []byte) (Invocation, bool, error) {
 	var out Invocation
 	var found bool
 	err := s.store.InTx(ctx, func(tx *store.Tx) error {
-		row, err := tx.RecentDuplicate(ctx, conversationID, system, action, hash, s.now().Add(-s.cfg.DedupWindow))
+		row, err := tx.RecentDuplicate(ctx, taskID, system, action, hash, s.now().Add(-s.cfg.DedupWindow))
 		if errors.Is(err, store.ErrNotFound) {
 			return nil
 		}
@@ -157,57 +168,6 @@ func (s *Service) recentDuplicate(ctx context.Context, conversationID, system, a
 		return err
 	})
 	return out, found, err
-}
-
-// checkBlock refuses a proposal on a target that a policy refused earlier
-// in this task, recording the attempt (seed 004's failure is a metric).
-func (s *Service) checkBlock(ctx context.Context, task Task, system, action string, target adapter.Target, actor Actor) error {
-	var blocked *adapter.Error
-	err := s.store.InTx(ctx, func(tx *store.Tx) error {
-		b, err := tx.ActiveBlock(ctx, task.ID, system, target.ID)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		blocked = &adapter.Error{}
-		if err := json.Unmarshal(b.Error, blocked); err != nil {
-			return err
-		}
-		return s.record(ctx, tx, actor, "proposal.blocked_after_refusal", task.ID, "", map[string]any{
-			"system": system, "action": action, "target_id": target.ID, "original_code": blocked.Code})
-	})
-	if err != nil || blocked == nil {
-		return err
-	}
-	return &apperr.Error{Kind: apperr.Forbidden, Code: "blocked_after_refusal", Retryable: false,
-		Message: "A policy already refused an action on this " + target.Kind + " in this task: " + blocked.Message,
-		Hint:    "Do not try again with other values. Hand the case to a person, who can lift the block.",
-		Details: map[string]any{"original_code": blocked.Code, "original_hint": blocked.Hint}}
-}
-
-// refused records a dry-run refusal; a policy refusal blocks the target.
-func (s *Service) refused(ctx context.Context, task Task, system, action string, target adapter.Target, actor Actor, cause error) error {
-	ae, ok := adapter.AsError(cause)
-	if !ok {
-		return cause
-	}
-	raw, _ := json.Marshal(ae)
-	err := s.store.InTx(ctx, func(tx *store.Tx) error {
-		if ae.PolicyRefusal {
-			if err := tx.BlockTarget(ctx, store.TargetBlock{TaskID: task.ID, System: system, TargetID: target.ID,
-				Action: action, Error: raw, CreatedAt: s.now()}); err != nil {
-				return err
-			}
-		}
-		return s.record(ctx, tx, actor, "proposal.refused", task.ID, "", map[string]any{
-			"system": system, "action": action, "target_id": target.ID, "code": ae.Code, "policy": ae.PolicyRefusal})
-	})
-	if err != nil {
-		return err
-	}
-	return adapterErr(cause)
 }
 
 func (s *Service) insertProposal(ctx context.Context, p Proposal, task Task, spec adapter.ActionSpec, quote adapter.Quote,
@@ -246,10 +206,21 @@ func (s *Service) insertProposal(ctx context.Context, p Proposal, task Task, spe
 	err = s.store.InTx(ctx, func(tx *store.Tx) error {
 		// Serialise identical proposals, then look again: a twin may have
 		// committed while this one was being dry-run.
-		if err := tx.AdvisoryLock(ctx, fmt.Sprintf("propose:%s:%s:%s:%x", task.ConversationID, policy.System, spec.Name, hash)); err != nil {
+		if err := tx.AdvisoryLock(ctx, fmt.Sprintf("propose:%s:%s:%s:%x", task.ID, policy.System, spec.Name, hash)); err != nil {
 			return err
 		}
-		if dup, err := tx.RecentDuplicate(ctx, task.ConversationID, policy.System, spec.Name, hash, now.Add(-s.cfg.DedupWindow)); err == nil {
+		if p.compensates != nil {
+			// One live compensation per original, whatever the window:
+			// the lock above serialises reversals of the same original.
+			if live, err := tx.LiveCompensation(ctx, p.compensates.ID); err == nil {
+				out, err = fromRow(live)
+				out.Deduplicated = true
+				return err
+			} else if !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+		}
+		if dup, err := tx.RecentDuplicate(ctx, task.ID, policy.System, spec.Name, hash, now.Add(-s.cfg.DedupWindow)); err == nil {
 			out, err = fromRow(dup)
 			out.Deduplicated = true
 			return err
@@ -301,12 +272,16 @@ func (s *Service) recordProposal(ctx context.Context, tx *store.Tx, p Proposal, 
 // proposeWithClientKey applies Stripe's rules to a caller's
 // Idempotency-Key: the same key with the same request replays the first
 // result (marked deduplicated); with another request it is an error; while
-// the first request is still being processed it is a conflict.
+// the first request is still being processed it is a conflict. A claim
+// left unfinished longer than Config.ClientKeyClaim (its request crashed)
+// is taken over by the next request with the key, or bound to the
+// invocation the dead request made, if it made one.
 func (s *Service) proposeWithClientKey(ctx context.Context, task Task, p Proposal) (Invocation, error) {
 	var raw map[string]any
 	_ = json.Unmarshal(p.Args, &raw)
 	reqHash := sha256.Sum256([]byte(p.System + "\x00" + p.Action + "\x00" + string(adapter.Canonical(raw))))
-	claim, err := s.store.ClaimClientKey(ctx, task.ID, p.ClientKey, reqHash[:], s.now())
+	now := s.now()
+	claim, err := s.store.ClaimClientKey(ctx, task.ID, p.ClientKey, reqHash[:], now, now.Add(-s.cfg.ClientKeyClaim))
 	if errors.Is(err, store.ErrConflict) {
 		return Invocation{}, clientKeyConflict()
 	}
@@ -326,14 +301,20 @@ func (s *Service) proposeWithClientKey(ctx context.Context, task Task, p Proposa
 		inv.Deduplicated = true
 		return inv, err
 	}
-	inv, err := s.propose(ctx, task, p)
+	if claim.TookOver {
+		s.log.Warn("idempotency key taken over from an unfinished request", "task_id", task.ID, "after", s.cfg.ClientKeyClaim)
+	}
+	// The claim outlives no proposal: past it, the key is someone else's.
+	workCtx, cancel := context.WithTimeout(ctx, s.cfg.ClientKeyClaim)
+	defer cancel()
+	inv, err := s.propose(workCtx, task, p)
 	if err != nil {
-		if rerr := s.store.ReleaseClientKey(context.WithoutCancel(ctx), task.ID, p.ClientKey); rerr != nil {
+		if rerr := s.store.ReleaseClientKey(context.WithoutCancel(ctx), task.ID, p.ClientKey, claim.ClaimedAt); rerr != nil {
 			s.log.Warn("release idempotency key", "error", rerr)
 		}
 		return inv, err
 	}
-	return inv, s.store.BindClientKey(context.WithoutCancel(ctx), task.ID, p.ClientKey, inv.ID)
+	return inv, s.store.BindClientKey(context.WithoutCancel(ctx), task.ID, p.ClientKey, claim.ClaimedAt, inv.ID)
 }
 
 func clientKeyConflict() error {

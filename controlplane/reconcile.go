@@ -120,32 +120,3 @@ func (s *Service) markReversed(ctx context.Context, tx *store.Tx, originalID, co
 	}
 	return s.record(ctx, tx, SystemActor, "invocation.reversed", orig.TaskID, originalID, map[string]any{"by": compensationID})
 }
-
-// Reverse proposes the compensation of a completed invocation as a new,
-// linked invocation with its own approval. When it completes, the original
-// becomes reversed.
-func (s *Service) Reverse(ctx context.Context, actor Actor, id string) (Invocation, error) {
-	inv, err := s.Invocation(ctx, id)
-	if err != nil {
-		return Invocation{}, err
-	}
-	if inv.State != Completed {
-		return Invocation{}, &apperr.Error{Kind: apperr.IllegalTransition, Code: "illegal_transition",
-			Message: fmt.Sprintf("Only a completed invocation can be reversed; this one is %s.", inv.State.Label())}
-	}
-	_, spec, err := s.registry.Action(inv.System, inv.Action)
-	if err != nil {
-		return Invocation{}, adapterErr(err)
-	}
-	if spec.Compensation == "" {
-		return Invocation{}, &apperr.Error{Kind: apperr.IllegalTransition, Code: "no_compensation",
-			Message: "This action cannot be undone by the system.", Hint: "Hand the case to a person."}
-	}
-	_, comp, err := s.registry.Action(inv.System, spec.Compensation)
-	if err != nil {
-		return Invocation{}, adapterErr(err)
-	}
-	args, _ := json.Marshal(map[string]any{comp.TargetParam: inv.Target.ID})
-	return s.Propose(ctx, Proposal{TaskID: inv.TaskID, System: inv.System, Action: comp.Name, Args: args,
-		Actor: actor, Summary: "Reverse " + inv.Quote.Title, compensates: &inv})
-}

@@ -36,6 +36,7 @@ func TestRouteProposal(t *testing.T) {
 		{"stage 5 within ceiling", with(StageAutonomous, nil), cents(2500), false, Approved, 0},
 		{"stage 5 above ceiling", with(StageAutonomous, nil), cents(2501), false, AwaitingApproval, time.Hour},
 		{"stage 5 without amount", with(StageAutonomous, nil), nil, false, Approved, 0},
+		{"stage 5 amount without ceiling", with(StageAutonomous, func(p *Policy) { p.AutoMaxCents = nil }), cents(1), false, AwaitingApproval, time.Hour},
 		{"stage 5 without owner", with(StageAutonomous, func(p *Policy) { p.OwnerID = nil }), nil, false, AwaitingApproval, time.Hour},
 		{"stage 5 reversal", with(StageAutonomous, nil), nil, true, AwaitingApproval, time.Hour},
 		{"stage 4 reversal is confirmed by the customer", with(StageAssisted, nil), nil, true, AwaitingConfirmation, time.Minute},

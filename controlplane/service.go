@@ -24,10 +24,16 @@ type Config struct {
 	LeaseMargin time.Duration
 	// Workers is how many writes one dispatcher sends at once.
 	Workers int
+	// ClientKeyClaim bounds how long a caller's Idempotency-Key stays "in
+	// use" while its request is processed. A proposal gives up when it runs
+	// this long, so an older unfinished claim is one whose request died (a
+	// crash): the next request with the key takes it over.
+	ClientKeyClaim time.Duration
 }
 
 // DefaultConfig is what the console runs with.
-var DefaultConfig = Config{DedupWindow: 10 * time.Minute, CallTimeout: 15 * time.Second, LeaseMargin: 15 * time.Second, Workers: 16}
+var DefaultConfig = Config{DedupWindow: 10 * time.Minute, CallTimeout: 15 * time.Second, LeaseMargin: 15 * time.Second, Workers: 16,
+	ClientKeyClaim: time.Minute}
 
 // Service is the control plane's Go API. The web layer and the assistant
 // API call it; neither touches the SQL.
@@ -56,6 +62,9 @@ func New(st *store.Store, registry *adapter.Registry, cfg Config, now func() tim
 	}
 	if cfg.LeaseMargin == 0 {
 		cfg.LeaseMargin = DefaultConfig.LeaseMargin
+	}
+	if cfg.ClientKeyClaim <= 0 {
+		cfg.ClientKeyClaim = DefaultConfig.ClientKeyClaim
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = DefaultConfig.Workers

@@ -34,6 +34,16 @@ type Task struct {
 	Version        int32
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+	// PausedBy is who paused a paused task (Kind and ID only); zero
+	// otherwise.
+	PausedBy Actor
+}
+
+// PausedByPerson reports whether a person (a console user or the
+// customer), not a program, paused the task. Such a pause is lifted only
+// by a person. A pause whose author is unknown counts as a person's.
+func (t Task) PausedByPerson() bool {
+	return t.State == TaskPaused && t.PausedBy.Kind != ActorAssistant && t.PausedBy.Kind != ActorSystem
 }
 
 // BudgetLeft is how many more writes the task may attempt.
@@ -55,6 +65,12 @@ func taskFromRow(r store.Task) Task {
 	if r.AssistantID != nil {
 		t.AssistantID = *r.AssistantID
 	}
+	if r.PausedByKind != nil {
+		t.PausedBy.Kind = ActorKind(*r.PausedByKind)
+	}
+	if r.PausedByID != nil {
+		t.PausedBy.ID = *r.PausedByID
+	}
 	return t
 }
 
@@ -71,8 +87,14 @@ type NewTask struct {
 	ExpiresAt      time.Time
 }
 
+// ConversationNotYours is what an assistant is told about a conversation
+// id another assistant already uses: conversation ids belong to the
+// assistant that used them first.
+const ConversationNotYours = "not a conversation of yours: use your own conversation's id"
+
 // CreateTask opens a task, or fails with apperr.Invalid naming each bad
-// field.
+// field. A task of an assistant claims its conversation id for that
+// assistant; one another assistant already uses is refused.
 func (s *Service) CreateTask(ctx context.Context, actor Actor, in NewTask) (Task, error) {
 	now := s.now()
 	fields := map[string]string{}
@@ -119,6 +141,13 @@ func (s *Service) CreateTask(ctx context.Context, actor Actor, in NewTask) (Task
 			State: string(TaskActive), CreatedAt: now}
 		if in.AssistantID != "" {
 			row.AssistantID = &in.AssistantID
+			owner, err := tx.ClaimConversation(ctx, row.ConversationID, in.AssistantID, now)
+			if err != nil {
+				return err
+			}
+			if owner != in.AssistantID {
+				return apperr.InvalidFields(map[string]string{"conversation_id": ConversationNotYours})
+			}
 		}
 		created, err := tx.InsertTask(ctx, row)
 		if err != nil {
@@ -165,7 +194,9 @@ func (s *Service) Pause(ctx context.Context, actor Actor, taskID string, expecte
 }
 
 // Resume lets a paused task dispatch again. It keeps the remaining budget
-// and unresolved calls and replays nothing.
+// and unresolved calls and replays nothing. A pause made by a person is
+// lifted only by a console user; an assistant may resume only a pause that
+// an assistant made (Forbidden, code paused_by_person, otherwise).
 func (s *Service) Resume(ctx context.Context, actor Actor, taskID string, expectedVersion int32) (Task, error) {
 	return s.changeTask(ctx, actor, taskID, expectedVersion, "resume", TaskActive, []TaskState{TaskPaused}, "")
 }
@@ -200,7 +231,12 @@ func (s *Service) changeTask(ctx context.Context, actor Actor, taskID string, ex
 			return &apperr.Error{Kind: apperr.IllegalTransition, Code: "illegal_transition",
 				Message: fmt.Sprintf("Cannot %s a task that is %s.", verb, current.State)}
 		}
-		row, err := tx.TransitionTask(ctx, taskID, states(from), current.Version, string(to), s.now())
+		if to == TaskActive {
+			if err := mayResume(actor, taskFromRow(current)); err != nil {
+				return err
+			}
+		}
+		row, err := tx.TransitionTask(ctx, taskID, states(from), current.Version, string(to), s.now(), string(actor.Kind), actor.ID)
 		if err != nil {
 			return err
 		}
@@ -215,6 +251,32 @@ func (s *Service) changeTask(ctx context.Context, actor Actor, taskID string, ex
 			"from": current.State, "not_dispatched": stopped})
 	})
 	return out, err
+}
+
+// mayResume says whether actor may lift the task's pause: a person's pause
+// only a console user; an assistant's pause a console user or that same
+// assistant. Nothing an assistant holds turns it into a person.
+func mayResume(actor Actor, t Task) error {
+	if actor.Kind == ActorUser {
+		return nil
+	}
+	if t.PausedByPerson() {
+		who := "a person"
+		if t.PausedBy.Kind == ActorUser {
+			who = "a support agent"
+		} else if t.PausedBy.Kind == ActorCustomer {
+			who = "the customer"
+		}
+		return &apperr.Error{Kind: apperr.Forbidden, Code: "paused_by_person",
+			Message: "This task was paused by " + who + "; only a person can resume it.",
+			Hint:    "Tell the customer the work is on hold and a person will pick it up; do not try to resume it again."}
+	}
+	if t.PausedBy.Kind == ActorAssistant && actor.Kind == ActorAssistant && actor.ID == t.PausedBy.ID {
+		return nil
+	}
+	return &apperr.Error{Kind: apperr.Forbidden, Code: "paused_by_other",
+		Message: "This task was paused by someone else; you cannot resume it.",
+		Hint:    "Hand the case to a person."}
 }
 
 // stopApproved marks the task's approved invocations that no dispatcher
@@ -274,20 +336,4 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-// LiftBlock lets proposals on a target again after a policy refusal
-// blocked it; only a console user (an agent) may.
-func (s *Service) LiftBlock(ctx context.Context, actor Actor, taskID, system, targetID string) error {
-	if actor.Kind != ActorUser || actor.Role == "customer" {
-		return apperr.New(apperr.Forbidden, "Only a support agent can lift a block.")
-	}
-	return s.store.InTx(ctx, func(tx *store.Tx) error {
-		if err := tx.LiftBlock(ctx, taskID, system, targetID, actor.UserID, s.now()); errors.Is(err, store.ErrNotFound) {
-			return apperr.Wrap(err, apperr.NotFound, "No block is in force on that target.")
-		} else if err != nil {
-			return err
-		}
-		return s.record(ctx, tx, actor, "target.unblocked", taskID, "", map[string]any{"system": system, "target_id": targetID})
-	})
 }

@@ -50,6 +50,18 @@ func (a *Adapter) planRefund(ctx context.Context, p adapter.Principal, args map[
 		if refundable == 0 {
 			msg = fmt.Sprintf("Nothing is left to refund for %s on this order.", words(reason))
 		}
+		if otherReasonCovers(order, reason, amount) {
+			// The reason's own rule refuses it (shipping for damaged, the
+			// restocking fee for changed_mind): a decision of the refund
+			// policy, not arithmetic. Trying another reason code for the
+			// same money is seed 004's guessing, so the order is blocked.
+			return nil, &adapter.Error{Code: "amount_above_refundable", Outcome: adapter.Refused, PolicyRefusal: true,
+				Message: msg + " " + shippingRule(reason),
+				Hint: fmt.Sprintf("Do not propose this order again under another reason code or amount. Tell the customer "+
+					"the policy allows at most %s for %s, and hand the case to a person if they want more.",
+					money.Format(refundable, order.Currency), words(reason)),
+				Fields: map[string]string{"amount_cents": fmt.Sprintf("must be at most %d for %s", refundable, reason)}}
+		}
 		return nil, &adapter.Error{Code: "amount_above_refundable", Outcome: adapter.Refused, Message: msg,
 			Hint:   fmt.Sprintf("Propose at most %s, or explain to the customer why the refund is smaller than they asked.", money.Format(refundable, order.Currency)),
 			Fields: map[string]string{"amount_cents": fmt.Sprintf("must be at most %d", refundable)}}
@@ -160,6 +172,19 @@ func refundBalance(o shopOrder, reason string) ([]adapter.QuoteLine, int64) {
 	}
 	lines = append(lines, adapter.QuoteLine{Label: "Refundable", To: money.Format(refundable, cur)})
 	return lines, refundable
+}
+
+// otherReasonCovers reports whether amount would be refundable on the
+// order under a reason other than reason, so that reason's own rule is
+// what refuses it; when none covers it the amount is simply more than the
+// order has left.
+func otherReasonCovers(o shopOrder, reason string, amount int64) bool {
+	for _, r := range RefundReasons {
+		if _, refundable := refundBalance(o, r); r != reason && amount <= refundable {
+			return true
+		}
+	}
+	return false
 }
 
 func shippingRule(reason string) string {

@@ -101,10 +101,20 @@ func (t *Tx) InvocationByClientKey(ctx context.Context, taskID, key string) (Inv
 }
 
 // RecentDuplicate finds the newest invocation of the same action with the
-// same arguments in the same conversation created at or after since.
-func (t *Tx) RecentDuplicate(ctx context.Context, conversationID, system, action string, argsHash []byte, since time.Time) (Invocation, error) {
-	return invocation(ctx, t.tx, `conversation_id = $1 AND system = $2 AND action = $3 AND args_hash = $4
-		AND created_at >= $5 ORDER BY created_at DESC LIMIT 1`, conversationID, system, action, argsHash, since)
+// same arguments in the same task created at or after since. A task
+// belongs to one assistant, so another assistant's task, or a new task in
+// the same conversation, never gets this task's invocation back.
+func (t *Tx) RecentDuplicate(ctx context.Context, taskID, system, action string, argsHash []byte, since time.Time) (Invocation, error) {
+	return invocation(ctx, t.tx, `task_id = $1 AND system = $2 AND action = $3 AND args_hash = $4
+		AND created_at >= $5 ORDER BY created_at DESC LIMIT 1`, taskID, system, action, argsHash, since)
+}
+
+// LiveCompensation finds the newest compensation of an invocation that may
+// still take effect: anything but failed, rejected, expired or not
+// dispatched.
+func (t *Tx) LiveCompensation(ctx context.Context, originalID string) (Invocation, error) {
+	return invocation(ctx, t.tx, `compensates_id = $1
+		AND state NOT IN ('failed', 'rejected', 'expired', 'not_dispatched') ORDER BY created_at DESC LIMIT 1`, originalID)
 }
 
 func invocation(ctx context.Context, db dbtx, where string, args ...any) (Invocation, error) {

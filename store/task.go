@@ -25,10 +25,15 @@ type Task struct {
 	Version        int32     `db:"version"`
 	CreatedAt      time.Time `db:"created_at"`
 	UpdatedAt      time.Time `db:"updated_at"`
+	// PausedByKind and PausedByID say who paused a paused task (an actor
+	// kind of the events table and its id); nil otherwise.
+	PausedByKind *string `db:"paused_by_kind"`
+	PausedByID   *string `db:"paused_by_id"`
 }
 
 const taskColumns = `id, assistant_id, customer_ref, conversation_id, systems, allowed_actions, write_budget,
-	writes_used, inflight_limit, rate_per_minute, expires_at, state, version, created_at, updated_at`
+	writes_used, inflight_limit, rate_per_minute, expires_at, state, version, created_at, updated_at,
+	paused_by_kind, paused_by_id`
 
 // InsertTask creates a task.
 func (t *Tx) InsertTask(ctx context.Context, task Task) (Task, error) {
@@ -73,13 +78,16 @@ func task(ctx context.Context, db dbtx, id, lock string) (Task, error) {
 }
 
 // TransitionTask moves a task to state when it is in one of from and at
-// expectedVersion (0 skips the version check). No row means an illegal or
-// stale transition: ErrConflict.
-func (t *Tx) TransitionTask(ctx context.Context, id string, from []string, expectedVersion int32, state string, at time.Time) (Task, error) {
+// expectedVersion (0 skips the version check). Moving to paused records
+// by (actor kind and id) as who paused it; any other state clears it. No
+// row means an illegal or stale transition: ErrConflict.
+func (t *Tx) TransitionTask(ctx context.Context, id string, from []string, expectedVersion int32, state string, at time.Time, byKind, byID string) (Task, error) {
 	rows, _ := t.tx.Query(ctx, `
-		UPDATE tasks SET state = $3, version = version + 1, updated_at = $4
+		UPDATE tasks SET state = $3, version = version + 1, updated_at = $4,
+			paused_by_kind = CASE WHEN $3 = 'paused' THEN $6 END,
+			paused_by_id = CASE WHEN $3 = 'paused' THEN $7 END
 		WHERE id = $1 AND state = ANY($2) AND ($5 = 0 OR version = $5)
-		RETURNING `+taskColumns, id, from, state, at, expectedVersion)
+		RETURNING `+taskColumns, id, from, state, at, expectedVersion, byKind, byID)
 	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Task])
 	if err == pgx.ErrNoRows {
 		return Task{}, fmt.Errorf("store.TransitionTask(%s → %s): %w", id, state, ErrConflict)

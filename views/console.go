@@ -178,7 +178,34 @@ type TaskView struct {
 	IsAdmin       bool
 	GlobalStopped bool
 	Inspect       *InspectView
+	// Blocks are the targets a policy refusal closed in this task;
+	// CanLiftBlocks is true for the roles that may lift them.
+	Blocks        []BlockRow
+	CanLiftBlocks bool
+	// Lift is a refused lift, re-shown with its reason and errors.
+	Lift LiftBlockForm
 }
+
+// BlockRow is a target a policy refusal blocked in a task.
+type BlockRow struct {
+	System   string
+	TargetID string
+	Action   string
+	Code     string
+	Message  string
+	Since    string
+}
+
+// LiftBlockForm is the form that lifts one block.
+type LiftBlockForm struct {
+	System   string
+	TargetID string
+	Reason   string
+	Errors   FieldErrors
+}
+
+// For reports whether the form was sent for block b.
+func (f LiftBlockForm) For(b BlockRow) bool { return f.System == b.System && f.TargetID == b.TargetID }
 
 // TaskLiveView is the part of the task page that updates live.
 type TaskLiveView struct {

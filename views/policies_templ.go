@@ -709,7 +709,7 @@ func PolicyEdit(p Page, v PolicyEditView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = moneyField("auto_max", "Stage 5 runs automatically up to (dollars; blank: no ceiling)", v.Form.AutoMax, v.Form.Errors).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = moneyField("auto_max", "Stage 5 runs automatically up to (dollars; a money action on stage 5 needs one)", v.Form.AutoMax, v.Form.Errors).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

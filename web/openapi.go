@@ -40,14 +40,14 @@ var apiDocs = map[string]apiOp{
 	"GET /api/v1/tasks/:id":    {summary: "A task with its budget left and its invocations.", response: "Task", status: 200},
 	"POST /api/v1/tasks/:id/pause": {summary: "Pause a task: no write is dispatched after this returns.",
 		request: "ExpectedVersion", response: "Task", status: 200},
-	"POST /api/v1/tasks/:id/resume": {summary: "Resume a paused task; its budget and unresolved calls are kept.", request: "ExpectedVersion", response: "Task", status: 200},
+	"POST /api/v1/tasks/:id/resume": {summary: "Resume a paused task; its budget and unresolved calls are kept. A pause made by a person is lifted only by a person: 403 paused_by_person.", request: "ExpectedVersion", response: "Task", status: 200},
 	"POST /api/v1/tasks/:id/cancel": {summary: "Cancel a task; undoes nothing already done.", request: "ExpectedVersion", response: "Task", status: 200},
-	"POST /api/v1/tasks/:id/invocations": {summary: "Propose a write: dry-run it and route it by policy. 201, or 200 with deduplicated:true.",
+	"POST /api/v1/tasks/:id/invocations": {summary: "Propose a write: dry-run it and route it by policy. 201, or 200 with deduplicated:true (the same request in this task within ten minutes). After a policy refusal on a target, any proposal on it in the task is a 409 blocked_after_refusal until a person lifts the block.",
 		request: "Proposal", response: "Invocation", status: 201, idempotencyKey: true},
 	"GET /api/v1/invocations/:id":            {summary: "An invocation: state, quote, result, error, verification and the sentence to say.", response: "Invocation", status: 200},
 	"POST /api/v1/invocations/:id/reconcile": {summary: "Inspect an unverified invocation (read-only towards the system).", response: "Invocation", status: 200},
-	"POST /api/v1/invocations/:id/reverse":   {summary: "Propose the compensation of a completed invocation.", response: "Invocation", status: 201},
-	"POST /api/v1/conversations/:id/events":  {summary: "Report what the assistant did with a request.", request: "ConversationEvent", response: "ConversationEvent", status: 201},
+	"POST /api/v1/invocations/:id/reverse":   {summary: "Propose the compensation of a completed invocation. 201, or 200 with deduplicated:true when one is already live; 422 no_compensation when the action has none that can be proposed automatically.", response: "Invocation", status: 201},
+	"POST /api/v1/conversations/:id/events":  {summary: "Report what the assistant did with a request. A conversation id belongs to the assistant that used it first; to any other it is a 404.", request: "ConversationEvent", response: "ConversationEvent", status: 201},
 }
 
 // handleOpenAPI answers GET /api/v1/openapi.json.
@@ -83,7 +83,7 @@ func (s *Server) OpenAPI() map[string]any {
 		}
 		if op.idempotencyKey {
 			params = append(params, map[string]any{"name": "Idempotency-Key", "in": "header", "schema": map[string]any{"type": "string", "maxLength": maxIdempotencyKeyLen},
-				"description": "Stripe semantics: the same key with the same request replays the first result (marked deduplicated); with another request it is a 422; while the first is in progress, a 409."})
+				"description": "Stripe semantics: the same key with the same request replays the first result (marked deduplicated); with another request it is a 422; while the first is in progress, a 409. A claim whose request has not finished after a minute (it crashed) is taken over by the next request with the key."})
 		}
 		if params != nil {
 			o["parameters"] = params

@@ -60,6 +60,7 @@ func (s *Server) routes() []route {
 		{http.MethodPost, "/tasks/:id/pause", s.handleTaskPause, staff},
 		{http.MethodPost, "/tasks/:id/resume", s.handleTaskResume, staff},
 		{http.MethodPost, "/tasks/:id/cancel", s.handleTaskCancel, staff},
+		{http.MethodPost, "/tasks/:id/blocks/lift", s.handleTaskBlockLift, only(accounts.Agent, accounts.Admin)},
 		{http.MethodPost, "/invocations/:id/reconcile", s.handleInvocationReconcile, staff},
 		{http.MethodPost, "/invocations/:id/reverse", s.handleInvocationReverse, staff},
 		{http.MethodPost, "/controls/global-stop", s.handleGlobalStop, admin},

@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"countersign/accounts"
+	"countersign/apperr"
 	"countersign/controlplane"
 	"countersign/money"
 	"countersign/views"
@@ -43,15 +44,30 @@ func (s *Server) handleTasks(c echo.Context) error {
 // words, its controls, its requests, its timeline, and with ?inspect= the
 // read-only record of one original call.
 func (s *Server) handleTask(c echo.Context) error {
+	return s.renderTask(c, http.StatusOK, views.LiftBlockForm{})
+}
+
+// renderTask renders the task page; lift is a refused block lift to show
+// again with its errors.
+func (s *Server) renderTask(c echo.Context, status int, lift views.LiftBlockForm) error {
 	ctx := c.Request().Context()
 	u, _ := currentUser(c)
 	live, err := s.taskLive(ctx, c.Param("id"))
 	if err != nil {
 		return err
 	}
-	v := views.TaskView{Live: live, IsAdmin: u.Role == accounts.Admin}
+	v := views.TaskView{Live: live, IsAdmin: u.Role == accounts.Admin, Lift: lift,
+		CanLiftBlocks: u.Role == accounts.Agent || u.Role == accounts.Admin}
 	if v.GlobalStopped, err = s.cfg.Control.GlobalStopped(ctx); err != nil {
 		return err
+	}
+	blocks, err := s.cfg.Control.Blocks(ctx, live.ID)
+	if err != nil {
+		return err
+	}
+	for _, b := range blocks {
+		v.Blocks = append(v.Blocks, views.BlockRow{System: b.System, TargetID: b.TargetID, Action: b.Action, Code: b.Code,
+			Message: b.Message, Since: b.CreatedAt.UTC().Format("Jan 2 15:04 UTC")})
 	}
 	if id := c.QueryParam("inspect"); id != "" {
 		in, err := s.cfg.Control.Inspect(ctx, id)
@@ -68,7 +84,7 @@ func (s *Server) handleTask(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.Task(p, v))
+	return render(c, status, views.Task(p, v))
 }
 
 // handleTaskLive answers GET /tasks/:id/live, the fragment the task page
@@ -110,7 +126,12 @@ func (s *Server) taskLive(ctx context.Context, id string) (views.TaskLiveView, e
 	unverified := 0
 	var lastState strings.Builder
 	for _, inv := range invs {
-		v.Invocations = append(v.Invocations, invocationRow(inv))
+		row := invocationRow(inv)
+		if row.CanReverse {
+			_, err := s.cfg.Control.Compensation(inv.System, inv.Action)
+			row.CanReverse = err == nil
+		}
+		v.Invocations = append(v.Invocations, row)
 		if inv.State == controlplane.Unverified {
 			unverified++
 		}
@@ -156,7 +177,7 @@ func taskBadge(st controlplane.TaskState) views.StateBadgeView {
 func invocationRow(inv controlplane.Invocation) views.InvocationRow {
 	r := views.InvocationRow{ID: inv.ID, Title: inv.Quote.Title, Action: inv.Action, State: stateBadge(inv.State),
 		Unverified: inv.State == controlplane.Unverified, Pending: inv.State == controlplane.AwaitingApproval,
-		CanReverse: inv.State == controlplane.Completed && inv.Quote.Reversible}
+		CanReverse: inv.State == controlplane.Completed}
 	if inv.Quote.AmountCents != nil {
 		r.Amount = money.Format(*inv.Quote.AmountCents, inv.Quote.Currency)
 	}
@@ -290,6 +311,26 @@ func (s *Server) handleInvocationReverse(c echo.Context) error {
 	}
 	setFlash(c, "The reversal is proposed and waits for approval by someone other than the original approver.", false)
 	return seeOther(c, "/tasks/"+url.PathEscape(inv.TaskID))
+}
+
+// handleTaskBlockLift answers POST /tasks/:id/blocks/lift (agents and
+// admins): the target named by system and target_id may be proposed on
+// again in this task. The reason is required and kept in the audit event;
+// without one the page comes back with 422.
+func (s *Server) handleTaskBlockLift(c echo.Context) error {
+	u, _ := currentUser(c)
+	id := c.Param("id")
+	form := views.LiftBlockForm{System: c.FormValue("system"), TargetID: c.FormValue("target_id"), Reason: c.FormValue("reason")}
+	err := s.cfg.Control.LiftBlock(c.Request().Context(), actorOf(u), id, form.System, form.TargetID, form.Reason)
+	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
+		form.Errors = e.Fields
+		return s.renderTask(c, http.StatusUnprocessableEntity, form)
+	}
+	if err != nil {
+		return err
+	}
+	setFlash(c, "The block on "+form.System+"/"+form.TargetID+" is lifted: new proposals on it are dry-run again.", false)
+	return seeOther(c, "/tasks/"+url.PathEscape(id))
 }
 
 // handleGlobalStop answers POST /controls/global-stop (admins): stopped=true
