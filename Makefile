@@ -6,11 +6,14 @@ GO ?= go
 # from starving each other.
 TESTFLAGS ?= -count=1 -p 2 -timeout 30m
 
-.PHONY: run build test deps check generate fmt
+.PHONY: run run-deps build test deps check generate fmt
 
-## run: build and start the console on the embedded PostgreSQL with demo data
-run: build
+## run: install PostgreSQL if missing, build and start the console on the embedded PostgreSQL with demo data
+run: run-deps build
 	./bin/countersign
+
+run-deps:
+	@.ci/install-deps run
 
 build: generate
 	$(GO) build -o bin/countersign ./cmd/countersign
