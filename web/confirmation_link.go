@@ -246,14 +246,7 @@ func (s *Server) renderLinkPage(c echo.Context, status int, token string, st lin
 // renderForeignLink answers a console account opening a customer's link:
 // it is someone else's request.
 func (s *Server) renderForeignLink(c echo.Context, u accounts.User) error {
-	lp := linkProblems[foreign]
-	p, err := s.page(c, lp.title)
-	if err != nil {
-		return err
-	}
-	p.Narrow = true
-	return render(c, lp.status, views.LinkProblemPage(p, views.LinkProblemView{Problem: string(foreign),
-		Title: lp.title, Message: "You are signed in as " + u.Email + ". " + lp.message, Next: lp.action}))
+	return s.renderLinkProblemSaying(c, foreign, "You are signed in as "+u.Email+". ")
 }
 
 // foreign is the page for a link opened by a console account that is not
@@ -283,6 +276,11 @@ var linkProblems = map[confirmation.Problem]struct {
 }
 
 func (s *Server) renderLinkProblem(c echo.Context, problem confirmation.Problem) error {
+	return s.renderLinkProblemSaying(c, problem, "")
+}
+
+// renderLinkProblemSaying renders problem's page, its message led by lead.
+func (s *Server) renderLinkProblemSaying(c echo.Context, problem confirmation.Problem, lead string) error {
 	lp := linkProblems[problem]
 	p, err := s.page(c, lp.title)
 	if err != nil {
@@ -290,7 +288,7 @@ func (s *Server) renderLinkProblem(c echo.Context, problem confirmation.Problem)
 	}
 	p.Narrow = true
 	return render(c, lp.status, views.LinkProblemPage(p, views.LinkProblemView{Problem: string(problem),
-		Title: lp.title, Message: lp.message, Next: lp.action}))
+		Title: lp.title, Message: lead + lp.message, Next: lp.action}))
 }
 
 func joinSentences(a, b string) string {
