@@ -7,8 +7,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"countersign/accounts"
-	"countersign/apperr"
+	"countersign/internal/accounts"
+	"countersign/internal/apperr"
 )
 
 // access says who may use a route: anyone (public), or signed-in users with

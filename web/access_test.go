@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"countersign/accounts"
+	"countersign/internal/accounts"
 	"countersign/static"
 )
 

@@ -5,7 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"countersign/apperr"
+	"countersign/internal/apperr"
 	"countersign/views"
 )
 

@@ -6,8 +6,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"countersign/accounts"
-	"countersign/apperr"
+	"countersign/internal/accounts"
+	"countersign/internal/apperr"
 	"countersign/views"
 )
 

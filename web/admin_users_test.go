@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"testing"
 
-	"countersign/accounts"
+	"countersign/internal/accounts"
 )
 
 func TestAdminCreatesDisablesAndChangesRole(t *testing.T) {

@@ -16,8 +16,8 @@ import (
 	"github.com/labstack/echo/v4"
 	"golang.org/x/time/rate"
 
-	"countersign/apperr"
-	"countersign/assistants"
+	"countersign/internal/apperr"
+	"countersign/internal/assistants"
 )
 
 // ctxAssistant is the echo.Context key of the authenticated assistant.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"countersign/assistants"
+	"countersign/internal/assistants"
 )
 
 // conversationEventRequest is the body of POST

@@ -9,10 +9,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"countersign/adapter"
-	"countersign/apperr"
-	"countersign/assistants"
-	"countersign/controlplane"
+	"countersign/internal/adapter"
+	"countersign/internal/apperr"
+	"countersign/internal/assistants"
+	"countersign/internal/controlplane"
 )
 
 // invocationJSON is an invocation as the API and the MCP server show it:

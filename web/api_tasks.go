@@ -9,9 +9,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"countersign/apperr"
-	"countersign/assistants"
-	"countersign/controlplane"
+	"countersign/internal/apperr"
+	"countersign/internal/assistants"
+	"countersign/internal/controlplane"
 )
 
 // taskJSON is a task as the API shows it.

@@ -14,10 +14,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"countersign/accounts"
-	"countersign/adapter"
-	"countersign/assistants"
-	"countersign/controlplane"
+	"countersign/internal/accounts"
+	"countersign/internal/adapter"
+	"countersign/internal/assistants"
+	"countersign/internal/controlplane"
 	"countersign/web"
 )
 

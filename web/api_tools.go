@@ -6,9 +6,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"countersign/apperr"
-	"countersign/assistants"
-	"countersign/controlplane"
+	"countersign/internal/apperr"
+	"countersign/internal/assistants"
+	"countersign/internal/controlplane"
 )
 
 // toolsAnswer is the body of GET /api/v1/tools.

@@ -7,10 +7,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"countersign/accounts"
-	"countersign/apperr"
-	"countersign/confirmation"
-	"countersign/controlplane"
+	"countersign/internal/accounts"
+	"countersign/internal/apperr"
+	"countersign/internal/confirmation"
+	"countersign/internal/controlplane"
 	"countersign/views"
 )
 

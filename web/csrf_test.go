@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"countersign/accounts"
+	"countersign/internal/accounts"
 )
 
 func TestStateChangingRequestsNeedTokenAndSameOrigin(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"countersign/controlplane"
+	"countersign/internal/controlplane"
 )
 
 // TestConfirmWithoutJavaScript confirms with plain form posts: the page

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"countersign/accounts"
-	"countersign/confirmation"
-	"countersign/controlplane"
+	"countersign/internal/accounts"
+	"countersign/internal/confirmation"
+	"countersign/internal/controlplane"
 )
 
 // TestAssistantCannotConfirmWithTheLink plays the assistant (or its model

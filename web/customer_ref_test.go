@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"countersign/accounts"
-	"countersign/controlplane"
+	"countersign/internal/accounts"
+	"countersign/internal/controlplane"
 )
 
 // TestCustomerRefIsOneCustomerWhateverTheCase opens a task over the API for

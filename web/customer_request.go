@@ -6,9 +6,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"countersign/apperr"
-	"countersign/confirmation"
-	"countersign/controlplane"
+	"countersign/internal/apperr"
+	"countersign/internal/confirmation"
+	"countersign/internal/controlplane"
 	"countersign/views"
 )
 

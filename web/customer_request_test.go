@@ -13,9 +13,9 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
-	"countersign/accounts"
-	"countersign/controlplane"
-	"countersign/demoshop"
+	"countersign/internal/accounts"
+	"countersign/internal/controlplane"
+	"countersign/internal/demoshop"
 )
 
 // jordan is the seeded shop's demo customer.

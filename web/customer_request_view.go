@@ -6,9 +6,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"countersign/adapter"
-	"countersign/controlplane"
-	"countersign/money"
+	"countersign/internal/adapter"
+	"countersign/internal/controlplane"
+	"countersign/internal/money"
 	"countersign/views"
 )
 

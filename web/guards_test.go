@@ -12,10 +12,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"countersign/accounts"
-	"countersign/adapter"
-	"countersign/controlplane"
-	"countersign/demoshop"
+	"countersign/internal/accounts"
+	"countersign/internal/adapter"
+	"countersign/internal/controlplane"
+	"countersign/internal/demoshop"
 )
 
 // Issue 11, item 3: the guards meant for people hold whatever an assistant

@@ -6,7 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"countersign/accounts"
+	"countersign/internal/accounts"
 	"countersign/views"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"countersign/apperr"
+	"countersign/internal/apperr"
 )
 
 // Limits on what any request may carry, checked before a handler sees it.

@@ -18,7 +18,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"countersign/accounts"
+	"countersign/internal/accounts"
 )
 
 // hostileTexts are what PostgreSQL cannot store in text: a NUL byte and

@@ -10,9 +10,9 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"countersign/apperr"
-	"countersign/assistants"
-	"countersign/controlplane"
+	"countersign/internal/apperr"
+	"countersign/internal/assistants"
+	"countersign/internal/controlplane"
 )
 
 // mcpTaskHeader names the task of an MCP connection when the URL does not

@@ -12,8 +12,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"countersign/apperr"
-	"countersign/metrics"
+	"countersign/internal/apperr"
+	"countersign/internal/metrics"
 	"countersign/views"
 )
 

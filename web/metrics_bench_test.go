@@ -15,9 +15,9 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
-	"countersign/accounts"
-	"countersign/adapter"
-	"countersign/controlplane"
+	"countersign/internal/accounts"
+	"countersign/internal/adapter"
+	"countersign/internal/controlplane"
 	"countersign/store"
 	"countersign/store/dbtest"
 	"countersign/web"

@@ -7,7 +7,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"countersign/accounts"
+	"countersign/internal/accounts"
 	"countersign/web/browsertest"
 )
 

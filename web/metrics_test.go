@@ -15,7 +15,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/google/go-cmp/cmp"
 
-	"countersign/accounts"
+	"countersign/internal/accounts"
 	"countersign/store"
 )
 

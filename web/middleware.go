@@ -16,8 +16,8 @@ import (
 	"github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
 
-	"countersign/accounts"
-	"countersign/apperr"
+	"countersign/internal/accounts"
+	"countersign/internal/apperr"
 	"countersign/store"
 )
 

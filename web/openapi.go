@@ -9,7 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"countersign/assistants"
+	"countersign/internal/assistants"
 )
 
 // apiBase is where the versioned JSON API lives.

@@ -11,10 +11,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"countersign/accounts"
-	"countersign/apperr"
-	"countersign/controlplane"
-	"countersign/money"
+	"countersign/internal/accounts"
+	"countersign/internal/apperr"
+	"countersign/internal/controlplane"
+	"countersign/internal/money"
 	"countersign/views"
 )
 

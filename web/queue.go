@@ -16,10 +16,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"countersign/accounts"
-	"countersign/adapter"
-	"countersign/controlplane"
-	"countersign/money"
+	"countersign/internal/accounts"
+	"countersign/internal/adapter"
+	"countersign/internal/controlplane"
+	"countersign/internal/money"
 	"countersign/store"
 	"countersign/views"
 )

@@ -14,10 +14,10 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
-	"countersign/accounts"
-	"countersign/adapter"
-	"countersign/controlplane"
-	"countersign/shopadapter"
+	"countersign/internal/accounts"
+	"countersign/internal/adapter"
+	"countersign/internal/controlplane"
+	"countersign/internal/shopadapter"
 	"countersign/store"
 	"countersign/store/dbtest"
 	"countersign/web"

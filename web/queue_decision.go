@@ -10,8 +10,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"countersign/apperr"
-	"countersign/controlplane"
+	"countersign/internal/apperr"
+	"countersign/internal/controlplane"
 	"countersign/views"
 )
 

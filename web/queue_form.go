@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"countersign/adapter"
+	"countersign/internal/adapter"
 	"countersign/views"
 )
 

@@ -12,9 +12,9 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
-	"countersign/accounts"
-	"countersign/controlplane"
-	"countersign/demoshop"
+	"countersign/internal/accounts"
+	"countersign/internal/controlplane"
+	"countersign/internal/demoshop"
 )
 
 // consoleFixture is a customer of the demo shop with a delivered order

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"countersign/accounts"
+	"countersign/internal/accounts"
 )
 
 // nextCases are raw query values of ?next= as an attacker would write them

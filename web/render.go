@@ -8,7 +8,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
-	"countersign/accounts"
+	"countersign/internal/accounts"
 	"countersign/views"
 )
 

@@ -5,7 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"countersign/accounts"
+	"countersign/internal/accounts"
 )
 
 // route is one line of the route table: every route says who may use it.

@@ -13,10 +13,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"countersign/accounts"
-	"countersign/adapter"
-	"countersign/assistants"
-	"countersign/controlplane"
+	"countersign/internal/accounts"
+	"countersign/internal/adapter"
+	"countersign/internal/assistants"
+	"countersign/internal/controlplane"
 	"countersign/store"
 )
 

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"countersign/accounts"
-	"countersign/demo"
+	"countersign/internal/accounts"
+	"countersign/internal/demo"
 )
 
 func TestSignInLandsOnHomeAndSignOutEndsSession(t *testing.T) {

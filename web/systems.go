@@ -5,7 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"countersign/adapter"
+	"countersign/internal/adapter"
 	"countersign/views"
 )
 

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"countersign/accounts"
+	"countersign/internal/accounts"
 )
 
 // TestSystemsPageListsEveryActionAndReadTool: the console lists what the

@@ -11,8 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"countersign/accounts"
-	"countersign/controlplane"
+	"countersign/internal/accounts"
+	"countersign/internal/controlplane"
 	"countersign/store"
 )
 

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"countersign/accounts"
-	"countersign/controlplane"
-	"countersign/demoshop"
+	"countersign/internal/accounts"
+	"countersign/internal/controlplane"
+	"countersign/internal/demoshop"
 )
 
 // approveAndDispatch approves an invocation as the bundle's agent and runs

@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"countersign/apperr"
+	"countersign/internal/apperr"
 	"countersign/store"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"countersign/accounts"
+	"countersign/internal/accounts"
 )
 
 func signInError(t *testing.T, res response) string {

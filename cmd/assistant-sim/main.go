@@ -11,7 +11,7 @@ import (
 	"os"
 	"os/signal"
 
-	"countersign/assistantsim"
+	"countersign/internal/assistantsim"
 )
 
 func main() {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"countersign/accounts"
+	"countersign/internal/accounts"
 	"countersign/store"
 )
 

@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"countersign/confirmation"
-	"countersign/mail"
+	"countersign/internal/confirmation"
+	"countersign/internal/mail"
 )
 
 // parseProofs reads -confirm-proof: comma-separated entries, each

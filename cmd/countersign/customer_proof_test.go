@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"countersign/confirmation"
+	"countersign/internal/confirmation"
 )
 
 func TestCustomerProofSettingsAreCheckedAtStart(t *testing.T) {

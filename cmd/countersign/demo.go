@@ -10,12 +10,12 @@ import (
 	"path/filepath"
 	"time"
 
-	"countersign/accounts"
-	"countersign/assistants"
-	"countersign/assistantsim"
-	"countersign/confirmation"
-	"countersign/controlplane"
-	"countersign/demo"
+	"countersign/internal/accounts"
+	"countersign/internal/assistants"
+	"countersign/internal/assistantsim"
+	"countersign/internal/confirmation"
+	"countersign/internal/controlplane"
+	"countersign/internal/demo"
 	"countersign/store"
 )
 

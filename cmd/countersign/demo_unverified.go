@@ -8,9 +8,9 @@ import (
 	"net/http"
 	"time"
 
-	"countersign/accounts"
-	"countersign/controlplane"
-	"countersign/demo"
+	"countersign/internal/accounts"
+	"countersign/internal/controlplane"
+	"countersign/internal/demo"
 	"countersign/store"
 )
 

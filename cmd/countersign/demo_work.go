@@ -6,9 +6,9 @@ import (
 	"log/slog"
 	"time"
 
-	"countersign/adapter"
-	"countersign/controlplane"
-	"countersign/money"
+	"countersign/internal/adapter"
+	"countersign/internal/controlplane"
+	"countersign/internal/money"
 	"countersign/store"
 )
 

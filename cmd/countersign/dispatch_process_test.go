@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"countersign/adapter"
-	"countersign/controlplane"
-	"countersign/demoshop"
-	"countersign/shopadapter"
+	"countersign/internal/adapter"
+	"countersign/internal/controlplane"
+	"countersign/internal/demoshop"
+	"countersign/internal/shopadapter"
 	"countersign/store"
 	"countersign/store/dbtest"
 )

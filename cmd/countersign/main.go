@@ -21,12 +21,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/term"
 
-	"countersign/accounts"
-	"countersign/assistants"
-	"countersign/confirmation"
-	"countersign/controlplane"
-	"countersign/metrics"
-	"countersign/pgcluster"
+	"countersign/internal/accounts"
+	"countersign/internal/assistants"
+	"countersign/internal/confirmation"
+	"countersign/internal/controlplane"
+	"countersign/internal/metrics"
+	"countersign/internal/pgcluster"
 	"countersign/store"
 	"countersign/web"
 )

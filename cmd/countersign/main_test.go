@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"countersign/demo"
+	"countersign/internal/demo"
 )
 
 // TestDemoModeEndToEnd runs the real binary as `make run` does: it starts

@@ -4,7 +4,7 @@ import (
 	"log/slog"
 	"time"
 
-	"countersign/notify"
+	"countersign/internal/notify"
 	"countersign/store"
 )
 

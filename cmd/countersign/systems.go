@@ -6,10 +6,10 @@ import (
 	"log/slog"
 	"time"
 
-	"countersign/adapter"
-	"countersign/demoshop"
-	"countersign/pgcluster"
-	"countersign/shopadapter"
+	"countersign/internal/adapter"
+	"countersign/internal/demoshop"
+	"countersign/internal/pgcluster"
+	"countersign/internal/shopadapter"
 	"countersign/store"
 )
 

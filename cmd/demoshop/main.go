@@ -23,7 +23,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"countersign/demoshop"
+	"countersign/internal/demoshop"
 )
 
 type config struct {

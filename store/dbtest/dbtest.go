@@ -21,7 +21,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"countersign/pgcluster"
+	"countersign/internal/pgcluster"
 	"countersign/store"
 )
 

@@ -1,0 +1,123 @@
+package adapter_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"countersign/internal/adapter"
+)
+
+var refundParams = []adapter.Param{
+	{Name: "order_id", Type: "string", Required: true, Description: "the order's id", MaxLength: 64},
+	{Name: "amount_cents", Type: "integer", Required: true, Min: adapter.Int64(1), Max: adapter.Int64(10_000_000)},
+	{Name: "reason_code", Type: "string", Required: true, Enum: []string{"damaged", "not_received", "wrong_item", "changed_mind", "duplicate_charge"}},
+	{Name: "address", Type: "object", Properties: []adapter.Param{
+		{Name: "line1", Type: "string", Required: true, MaxLength: 10},
+		{Name: "country", Type: "string", Required: true, Enum: []string{"US", "DE"}},
+	}},
+}
+
+func TestValidateArgs(t *testing.T) {
+	cases := []struct {
+		name   string
+		raw    string
+		want   map[string]any
+		fields []string // fields named in the error
+	}{
+		{"good", `{"order_id":" ord_1 ","amount_cents":4210,"reason_code":"damaged"}`,
+			map[string]any{"order_id": "ord_1", "amount_cents": int64(4210), "reason_code": "damaged"}, nil},
+		{"integer as float with no fraction", `{"order_id":"o","amount_cents":4210.0,"reason_code":"damaged"}`,
+			map[string]any{"order_id": "o", "amount_cents": int64(4210), "reason_code": "damaged"}, nil},
+		{"nested object", `{"order_id":"o","amount_cents":1,"reason_code":"damaged","address":{"line1":"1 Main","country":"DE"}}`,
+			map[string]any{"order_id": "o", "amount_cents": int64(1), "reason_code": "damaged", "address": map[string]any{"line1": "1 Main", "country": "DE"}}, nil},
+		{"missing required", `{}`, nil, []string{"order_id", "amount_cents", "reason_code"}},
+		{"unknown field", `{"order_id":"o","amount_cents":1,"reason_code":"damaged","price_cents":1}`, nil, []string{"price_cents"}},
+		{"wrong enum", `{"order_id":"o","amount_cents":1,"reason_code":"because"}`, nil, []string{"reason_code"}},
+		{"fraction", `{"order_id":"o","amount_cents":42.5,"reason_code":"damaged"}`, nil, []string{"amount_cents"}},
+		{"below minimum", `{"order_id":"o","amount_cents":0,"reason_code":"damaged"}`, nil, []string{"amount_cents"}},
+		{"string for integer", `{"order_id":"o","amount_cents":"42","reason_code":"damaged"}`, nil, []string{"amount_cents"}},
+		{"too long", `{"order_id":"` + strings.Repeat("x", 65) + `","amount_cents":1,"reason_code":"damaged"}`, nil, []string{"order_id"}},
+		{"nested unknown and missing", `{"order_id":"o","amount_cents":1,"reason_code":"damaged","address":{"zip":"1"}}`, nil,
+			[]string{"address.zip", "address.line1", "address.country"}},
+		{"not an object", `[1,2]`, nil, []string{""}},
+		{"two objects", `{} {}`, nil, []string{""}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := adapter.ValidateArgs(refundParams, json.RawMessage(tc.raw))
+			if tc.fields == nil {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				if diff := cmp.Diff(tc.want, got); diff != "" {
+					t.Errorf("args (-want +got):\n%s", diff)
+				}
+				return
+			}
+			ae, ok := adapter.AsError(err)
+			if !ok || ae.Code != adapter.CodeInvalidArguments {
+				t.Fatalf("want invalid_arguments, got %v", err)
+			}
+			for _, f := range tc.fields {
+				if ae.Fields[f] == "" {
+					t.Errorf("field %q not named; fields: %v", f, ae.Fields)
+				}
+			}
+		})
+	}
+}
+
+func TestSchemaListsEnumsAndForbidsExtraFields(t *testing.T) {
+	s := adapter.ActionSpec{Params: refundParams}.Schema()
+	b, _ := json.Marshal(s)
+	for _, want := range []string{`"additionalProperties":false`, `"enum":["damaged","not_received"`, `"required":["order_id","amount_cents","reason_code"]`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("schema lacks %s:\n%s", want, b)
+		}
+	}
+}
+
+// FuzzValidateArgs checks that validation never panics, that what it
+// accepts satisfies every rule, and that accepting is stable: the canonical
+// form of accepted arguments is accepted again unchanged.
+func FuzzValidateArgs(f *testing.F) {
+	for _, seed := range []string{
+		`{"order_id":"ord_1","amount_cents":4210,"reason_code":"damaged"}`,
+		`{"order_id":"o","amount_cents":1e3,"reason_code":"wrong_item","address":{"line1":"x","country":"US"}}`,
+		`{"amount_cents":-1}`, `null`, `"x"`, `{"order_id":"\u0000"}`, `{"amount_cents":99999999999999999999}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, err := adapter.ValidateArgs(refundParams, raw)
+		if err != nil {
+			if _, ok := adapter.AsError(err); !ok {
+				t.Fatalf("error is not an *adapter.Error: %v", err)
+			}
+			return
+		}
+		n, ok := got["amount_cents"].(int64)
+		if !ok || n < 1 || n > 10_000_000 {
+			t.Fatalf("accepted amount_cents %v", got["amount_cents"])
+		}
+		switch got["reason_code"] {
+		case "damaged", "not_received", "wrong_item", "changed_mind", "duplicate_charge":
+		default:
+			t.Fatalf("accepted reason_code %v", got["reason_code"])
+		}
+		if id, _ := got["order_id"].(string); id == "" || len([]rune(id)) > 64 {
+			t.Fatalf("accepted order_id %q", id)
+		}
+		canon := adapter.Canonical(got)
+		again, err := adapter.ValidateArgs(refundParams, canon)
+		if err != nil {
+			t.Fatalf("canonical form %s rejected: %v", canon, err)
+		}
+		if string(adapter.Canonical(again)) != string(canon) {
+			t.Fatalf("canonical form not stable: %s vs %s", canon, adapter.Canonical(again))
+		}
+	})
+}

@@ -1,0 +1,111 @@
+package confirmation
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"countersign/internal/apperr"
+	"countersign/store"
+)
+
+// Assertion is what the business's own site states about the customer in
+// front of it: "this browser is customer Sub of system Sys", for a few
+// minutes, once. The site signs it with the system's secret (SignAssertion)
+// and hands it to the customer's browser, which opens the link with
+// "?assertion=<signed>". An assistant never holds the secret, so it cannot
+// make one.
+type Assertion struct {
+	// Sub is the customer reference (their e-mail).
+	Sub string `json:"sub"`
+	// Sys is the system's name in this console ("shop").
+	Sys string `json:"sys"`
+	// IssuedAt and ExpiresAt are Unix seconds; an assertion may live at
+	// most MaxAssertionLife.
+	IssuedAt  int64 `json:"iat"`
+	ExpiresAt int64 `json:"exp"`
+	// Nonce is a random string of at least 16 characters; an assertion
+	// proves once.
+	Nonce string `json:"nonce"`
+}
+
+// MaxAssertionLife bounds an assertion's validity.
+const MaxAssertionLife = 10 * time.Minute
+
+// assertionSkew tolerates clocks a little ahead of ours.
+const assertionSkew = time.Minute
+
+const assertionContext = "countersign customer assertion v1."
+
+// SignAssertion returns a signed with secret: base64url(JSON) "."
+// base64url(HMAC-SHA256(secret, context + payload)). The business's site
+// computes the same in its own language.
+func SignAssertion(secret []byte, a Assertion) string {
+	raw, _ := json.Marshal(a)
+	payload := base64.RawURLEncoding.EncodeToString(raw)
+	return payload + "." + base64.RawURLEncoding.EncodeToString(assertionMAC(secret, payload))
+}
+
+func assertionMAC(secret []byte, payload string) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(assertionContext + payload))
+	return m.Sum(nil)
+}
+
+// CheckAssertion verifies signed for the link: signed with the link's
+// system's secret, for that system and the link's customer, unexpired,
+// never used before. It returns the opened link; any other assertion is
+// apperr.Forbidden (code "assertion_refused"), saying what is wrong.
+func (s *Service) CheckAssertion(ctx context.Context, token, signed string) (Opened, error) {
+	o, err := s.Open(ctx, token)
+	if err != nil {
+		return Opened{}, err
+	}
+	refuse := func(why string) error {
+		return &apperr.Error{Kind: apperr.Forbidden, Code: "assertion_refused", Message: "The sign-in from the business's site was not accepted: " + why,
+			Hint: "Open the request again from the site where you are signed in, or confirm another way."}
+	}
+	secret := s.cfg.AssertionSecrets[o.System]
+	if !s.accepts(o.System, ProofAssertion) || len(secret) == 0 {
+		return Opened{}, refuse("this system does not use it.")
+	}
+	payload, sig, ok := strings.Cut(signed, ".")
+	mac, err := base64.RawURLEncoding.DecodeString(sig)
+	if !ok || err != nil || !hmac.Equal(mac, assertionMAC(secret, payload)) {
+		return Opened{}, refuse("its signature is wrong.")
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(payload)
+	if err != nil {
+		return Opened{}, refuse("it is malformed.")
+	}
+	var a Assertion
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&a); err != nil {
+		return Opened{}, refuse("it is malformed.")
+	}
+	now := s.now()
+	iat, exp := time.Unix(a.IssuedAt, 0), time.Unix(a.ExpiresAt, 0)
+	switch {
+	case a.Sys != o.System:
+		return Opened{}, refuse("it was made for another system.")
+	case !SameCustomer(a.Sub, o.CustomerRef):
+		return Opened{}, refuse("it names another customer.")
+	case len(a.Nonce) < 16 || len(a.Nonce) > 128:
+		return Opened{}, refuse("its nonce must have 16 to 128 characters.")
+	case iat.After(now.Add(assertionSkew)) || exp.Sub(iat) > MaxAssertionLife || !now.Before(exp):
+		return Opened{}, refuse("it has expired or lives too long.")
+	}
+	if err := s.store.UseCustomerAssertion(ctx, o.System, a.Nonce, o.CustomerRef, exp, now); errors.Is(err, store.ErrConflict) {
+		return Opened{}, refuse("it was used already.")
+	} else if err != nil {
+		return Opened{}, err
+	}
+	return o, nil
+}

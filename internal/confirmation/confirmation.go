@@ -1,0 +1,329 @@
+// Package confirmation shows customers the requests that await their
+// confirmation and checks that the person confirming is the customer.
+//
+// A link ("/c/<selector>.<verifier>") shows one request, rendered from its
+// quote. It is not proof of anything: the assistant relays it, so the
+// assistant holds it too. Opening it spends nothing (mail scanners and link
+// previews fetch links). To confirm or decline, the person proves they are
+// the customer in a way nothing the assistant holds can supply: a one-time
+// code sent to the contact the business system has on file, a signed-in
+// customer account, or an assertion signed by the business's own site
+// with a per-system secret. Which proofs a system accepts is configured.
+//
+// An invocation has one live link. Reading the invocation again returns
+// the same link; Rotate replaces it on purpose. Only the verifier's SHA-256
+// is stored; the verifier itself is an HMAC of the selector under the link
+// key, so the live link can be shown again without keeping it.
+package confirmation
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"countersign/internal/adapter"
+	"countersign/internal/apperr"
+	"countersign/internal/controlplane"
+	"countersign/internal/mail"
+	"countersign/store"
+)
+
+// Proof is a way a customer shows they are the customer.
+type Proof string
+
+// The proofs a system may accept.
+const (
+	// ProofCode is a one-time code sent to the contact on file in the
+	// business system (the adapter supplies it).
+	ProofCode Proof = "code"
+	// ProofAccount is a signed-in customer account of the console whose
+	// e-mail is the customer reference.
+	ProofAccount Proof = "account"
+	// ProofAssertion is a short-lived assertion signed by the business's own
+	// site (HMAC-SHA256 with the system's secret), for chat widgets embedded
+	// where the customer is already signed in.
+	ProofAssertion Proof = "assertion"
+)
+
+// Proofs lists every proof, in the order pages offer them.
+var Proofs = []Proof{ProofCode, ProofAccount, ProofAssertion}
+
+// ParseProof returns the proof named s.
+func ParseProof(s string) (Proof, bool) {
+	for _, p := range Proofs {
+		if string(p) == s {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// Config says how customers prove themselves.
+type Config struct {
+	// Proofs are the proofs each system accepts, by system name; the entry
+	// "*" applies to systems not named. Nil means code and account
+	// everywhere. An assertion needs the system's secret too.
+	Proofs map[string][]Proof
+	// AssertionSecrets are the per-system secrets that sign customer
+	// assertions. The business's site holds them; an assistant never does.
+	AssertionSecrets map[string][]byte
+	// LinkKey derives link verifiers. Nil makes a random key for this
+	// process: links are then re-minted after a restart.
+	LinkKey []byte
+	// Mail sends the one-time codes; nil means codes cannot be sent.
+	Mail mail.Sender
+}
+
+// Service makes links and checks customers' proofs.
+type Service struct {
+	store    *store.Store
+	cp       *controlplane.Service
+	registry *adapter.Registry
+	cfg      Config
+	now      func() time.Time
+}
+
+// New builds the service; now is the clock (time.Now when nil).
+func New(st *store.Store, cp *controlplane.Service, reg *adapter.Registry, cfg Config, now func() time.Time) *Service {
+	if now == nil {
+		now = time.Now
+	}
+	if cfg.Proofs == nil {
+		cfg.Proofs = map[string][]Proof{"*": {ProofCode, ProofAccount}}
+	}
+	if len(cfg.LinkKey) == 0 {
+		cfg.LinkKey = make([]byte, 32)
+		_, _ = rand.Read(cfg.LinkKey)
+	}
+	return &Service{store: st, cp: cp, registry: reg, cfg: cfg, now: now}
+}
+
+// PathPrefix is where links live on the console: "/c/<token>".
+const PathPrefix = "/c/"
+
+const selectorBytes = 12
+
+var (
+	selectorLen = base64.RawURLEncoding.EncodedLen(selectorBytes)
+	verifierLen = base64.RawURLEncoding.EncodedLen(sha256.Size)
+)
+
+// Accepts lists the proofs system accepts, in page order. An assertion
+// counts only where the system has a secret.
+func (s *Service) Accepts(system string) []Proof {
+	list, ok := s.cfg.Proofs[system]
+	if !ok {
+		list = s.cfg.Proofs["*"]
+	}
+	var out []Proof
+	for _, p := range Proofs {
+		for _, q := range list {
+			if p == q && (p != ProofAssertion || len(s.cfg.AssertionSecrets[system]) > 0) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+func (s *Service) accepts(system string, p Proof) bool {
+	for _, q := range s.Accepts(system) {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// Link returns the live link of inv for the customer to see it, as a path
+// ("/c/<token>"), making one when there is none. Reading it again returns
+// the same path until the link expires or is rotated. It fails with
+// apperr.NotFound for another customer's invocation and
+// apperr.IllegalTransition for one not awaiting confirmation.
+func (s *Service) Link(ctx context.Context, inv controlplane.Invocation, customerRef string) (string, error) {
+	if err := s.linkable(ctx, inv, customerRef); err != nil {
+		return "", err
+	}
+	for attempt := 0; attempt < 3; attempt++ {
+		live, err := s.store.LiveConfirmationLink(ctx, inv.ID)
+		if err == nil {
+			if v := s.verifier(live.Selector); s.now().Before(live.ExpiresAt) && hashMatches(v, live.VerifierHash) {
+				return PathPrefix + live.Selector + "." + v, nil
+			}
+			// Expired, or minted under a link key this console no longer
+			// has: replace it.
+			return s.mint(ctx, inv, customerRef, true)
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return "", err
+		}
+		path, err := s.mint(ctx, inv, customerRef, false)
+		if errors.Is(err, store.ErrConflict) {
+			continue // a concurrent read made it first: read theirs
+		}
+		return path, err
+	}
+	return "", fmt.Errorf("confirmation: link for %s: %w", inv.ID, store.ErrConflict)
+}
+
+// Rotate replaces inv's live link with a new one (the old one then opens
+// nothing) and returns the new path: for a link that reached the wrong
+// person.
+func (s *Service) Rotate(ctx context.Context, inv controlplane.Invocation, customerRef string) (string, error) {
+	if err := s.linkable(ctx, inv, customerRef); err != nil {
+		return "", err
+	}
+	return s.mint(ctx, inv, customerRef, true)
+}
+
+func (s *Service) linkable(ctx context.Context, inv controlplane.Invocation, customerRef string) error {
+	task, err := s.cp.Task(ctx, inv.TaskID)
+	if err != nil {
+		return err
+	}
+	if !SameCustomer(task.CustomerRef, customerRef) {
+		return apperr.New(apperr.NotFound, "This request is not this customer's.")
+	}
+	if inv.State != controlplane.AwaitingConfirmation || inv.DeadlineAt == nil {
+		return apperr.New(apperr.IllegalTransition, "Only a request awaiting the customer's confirmation gets a link (this one is %s).",
+			inv.State.Label())
+	}
+	return nil
+}
+
+func (s *Service) mint(ctx context.Context, inv controlplane.Invocation, customerRef string, replace bool) (string, error) {
+	selector := random(selectorBytes)
+	verifier := s.verifier(selector)
+	sum := sha256.Sum256([]byte(verifier))
+	row := store.ConfirmationLink{Selector: selector, VerifierHash: sum[:], InvocationID: inv.ID, CustomerRef: adapter.NormaliseCustomerRef(customerRef),
+		ExpiresAt: *inv.DeadlineAt, CreatedAt: s.now()}
+	var err error
+	if replace {
+		err = s.store.ReplaceConfirmationLink(ctx, row)
+	} else {
+		err = s.store.InsertConfirmationLink(ctx, row)
+	}
+	if err != nil {
+		return "", fmt.Errorf("confirmation: link for %s: %w", inv.ID, err)
+	}
+	return PathPrefix + selector + "." + verifier, nil
+}
+
+// verifier is the secret half of a link: an HMAC of its selector.
+func (s *Service) verifier(selector string) string {
+	m := hmac.New(sha256.New, s.cfg.LinkKey)
+	m.Write([]byte("countersign confirmation link\x00" + selector))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+func hashMatches(verifier string, stored []byte) bool {
+	sum := sha256.Sum256([]byte(verifier))
+	return subtle.ConstantTimeCompare(sum[:], stored) == 1
+}
+
+// Problem says why a link does not open.
+type Problem string
+
+// The problems a link can have, each with its own page.
+const (
+	// Unknown: well formed, but no such link was issued here (or it was
+	// cleaned up long after it ended).
+	Unknown Problem = "unknown"
+	// Tampered: damaged or altered (cut short in a copy, a character changed).
+	Tampered Problem = "tampered"
+	// Expired: its invocation's deadline passed.
+	Expired Problem = "expired"
+	// Replaced: a newer link of the same request was issued on purpose.
+	Replaced Problem = "replaced"
+)
+
+// LinkError is the refusal of a link.
+type LinkError struct {
+	Problem Problem
+}
+
+func (e *LinkError) Error() string { return "confirmation: link " + string(e.Problem) }
+
+// AsLinkError finds a *LinkError in err's chain.
+func AsLinkError(err error) (*LinkError, bool) {
+	var le *LinkError
+	ok := errors.As(err, &le)
+	return le, ok
+}
+
+// Opened is what a valid link shows: which request, whose, and how its
+// customer may prove who they are. Opening changes nothing.
+type Opened struct {
+	Selector     string
+	InvocationID string
+	CustomerRef  string
+	System       string
+	Proofs       []Proof
+	ExpiresAt    time.Time
+}
+
+// Open checks token without using it. It fails with *LinkError saying
+// which problem the link has; a database failure is returned as is.
+func (s *Service) Open(ctx context.Context, token string) (Opened, error) {
+	selector, verifier, ok := strings.Cut(token, ".")
+	if !ok || len(selector) != selectorLen || len(verifier) != verifierLen || !urlSafe(selector) || !urlSafe(verifier) {
+		return Opened{}, &LinkError{Problem: Tampered}
+	}
+	row, err := s.store.ConfirmationLink(ctx, selector)
+	if errors.Is(err, store.ErrNotFound) {
+		return Opened{}, &LinkError{Problem: Unknown}
+	}
+	if err != nil {
+		return Opened{}, err
+	}
+	if !hashMatches(verifier, row.VerifierHash) {
+		return Opened{}, &LinkError{Problem: Tampered}
+	}
+	switch {
+	case row.RevokedAt != nil:
+		return Opened{}, &LinkError{Problem: Replaced}
+	case !s.now().Before(row.ExpiresAt):
+		return Opened{}, &LinkError{Problem: Expired}
+	}
+	inv, err := s.cp.Invocation(ctx, row.InvocationID)
+	if err != nil {
+		return Opened{}, err
+	}
+	return Opened{Selector: selector, InvocationID: row.InvocationID, CustomerRef: row.CustomerRef, System: inv.System,
+		Proofs: s.Accepts(inv.System), ExpiresAt: row.ExpiresAt}, nil
+}
+
+// SweepLinks deletes links and codes that expired or were replaced more
+// than a day ago, and spent assertion nonces past their expiry.
+func (s *Service) SweepLinks(ctx context.Context) (int64, error) {
+	return s.store.DeleteDeadConfirmationLinks(ctx, s.now().Add(-24*time.Hour))
+}
+
+// SameCustomer says whether two customer references name the same
+// customer: references are e-mail addresses, compared in the one
+// normalised form (adapter.NormaliseCustomerRef).
+func SameCustomer(a, b string) bool {
+	return adapter.NormaliseCustomerRef(a) == adapter.NormaliseCustomerRef(b)
+}
+
+func random(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func urlSafe(s string) bool {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}

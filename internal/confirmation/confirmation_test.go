@@ -1,0 +1,265 @@
+package confirmation_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"countersign/internal/adapter"
+	"countersign/internal/apperr"
+	"countersign/internal/confirmation"
+	"countersign/internal/controlplane"
+	"countersign/internal/demoshop"
+	"countersign/internal/mail"
+	"countersign/internal/shopadapter"
+	"countersign/store"
+	"countersign/store/dbtest"
+)
+
+func TestMain(m *testing.M) { dbtest.Main(m) }
+
+const jordan = "customer@demo.countersign.test"
+
+// setup is a control plane over a fresh database with the seeded demo
+// shop connected as "shop".
+func setup(t *testing.T) (*confirmation.Service, *controlplane.Service, *time.Time) {
+	links, cp, now, _ := setupWithMail(t)
+	return links, cp, now
+}
+
+// setupWithMail is setup that also returns where codes are mailed.
+func setupWithMail(t *testing.T) (*confirmation.Service, *controlplane.Service, *time.Time, *mail.Memory) {
+	t.Helper()
+	ctx := context.Background()
+	now := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	st := store.New(dbtest.New(t))
+	pool := dbtest.NewBare(t)
+	if err := demoshop.Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	if err := demoshop.Seed(ctx, pool, now); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(demoshop.New(pool, demoshop.Options{Now: clock}).Handler())
+	t.Cleanup(srv.Close)
+	reg := adapter.NewRegistry(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: srv.URL, Ledger: adapter.NewLedger(st, clock), Now: clock}))
+	cp := controlplane.New(st, reg, controlplane.Config{}, clock, nil)
+	if err := cp.EnsurePolicies(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	outbox := &mail.Memory{}
+	return confirmation.New(st, cp, reg, confirmation.Config{Mail: outbox}, func() time.Time { return now }), cp, &now, outbox
+}
+
+// TestSeedDemoGivesALinkPerCustomerAction seeds the demo twice: each
+// action a customer confirms gets a pending confirmation and a working
+// link, and the second run reuses the pending ones with fresh links.
+func TestSeedDemoGivesALinkPerCustomerAction(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	links, cp, _ := setup(t)
+	first, err := links.SeedDemo(ctx, jordan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first) != 5 {
+		t.Fatalf("%d demo links, want 5: %+v", len(first), first)
+	}
+	for _, l := range first {
+		got, err := links.Open(ctx, strings.TrimPrefix(l.Path, confirmation.PathPrefix))
+		if err != nil {
+			t.Fatalf("%s: %v", l.Action, err)
+		}
+		inv, err := cp.Invocation(ctx, got.InvocationID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if inv.Action != l.Action || inv.State != controlplane.AwaitingConfirmation || got.CustomerRef != jordan || l.Title != inv.Quote.Title {
+			t.Errorf("%s link opens %s (%s) for %s", l.Action, inv.Action, inv.State, got.CustomerRef)
+		}
+	}
+	again, err := links.SeedDemo(ctx, jordan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range again {
+		if l.Path != first[i].Path {
+			t.Errorf("%s: a new link %q, want the live one %q", l.Action, l.Path, first[i].Path)
+		}
+	}
+	invs, err := cp.CustomerInvocations(ctx, jordan, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(invs) != 5 {
+		t.Errorf("%d invocations after two seedings, want the 5 pending ones reused", len(invs))
+	}
+}
+
+// TestOpenTellsProblemsApart checks each refusal's Problem.
+func TestOpenTellsProblemsApart(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	links, cp, now := setup(t)
+	demo, err := links.SeedDemo(ctx, jordan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := func(i int) string { return strings.TrimPrefix(demo[i].Path, confirmation.PathPrefix) }
+	problem := func(token string) confirmation.Problem {
+		_, err := links.Open(ctx, token)
+		le, ok := confirmation.AsLinkError(err)
+		if !ok {
+			t.Fatalf("Open(%q): %v, want a link error", token, err)
+		}
+		return le.Problem
+	}
+	sel, ver, _ := strings.Cut(tok(0), ".")
+	cases := []struct {
+		name, token string
+		want        confirmation.Problem
+	}{
+		{"malformed", "nonsense", confirmation.Tampered},
+		{"verifier changed", sel + "." + strings.Repeat("A", len(ver)), confirmation.Tampered},
+		{"unknown selector", strings.Repeat("B", len(sel)) + "." + ver, confirmation.Unknown},
+	}
+	for _, tc := range cases {
+		if got := problem(tc.token); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+	for i := 0; i < 2; i++ {
+		if _, err := links.Open(ctx, tok(0)); err != nil {
+			t.Fatalf("open %d: %v (opening spends nothing)", i, err)
+		}
+	}
+	opened, _ := links.Open(ctx, tok(0))
+	inv, err := cp.Invocation(ctx, opened.InvocationID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := links.Rotate(ctx, inv, jordan); err != nil {
+		t.Fatal(err)
+	}
+	if got := problem(tok(0)); got != confirmation.Replaced {
+		t.Errorf("after rotation: %s, want replaced", got)
+	}
+	*now = now.Add(25 * time.Hour)
+	if got := problem(tok(1)); got != confirmation.Expired {
+		t.Errorf("after the deadline: %s, want expired", got)
+	}
+}
+
+// TestOneLiveLinkUnderConcurrentReads reads the link of one invocation from
+// many goroutines at once (as concurrent API reads do): one link, the same
+// for all.
+func TestOneLiveLinkUnderConcurrentReads(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	links, cp, _ := setup(t)
+	demo, err := links.SeedDemo(ctx, jordan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened, err := links.Open(ctx, strings.TrimPrefix(demo[0].Path, confirmation.PathPrefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := cp.Invocation(ctx, opened.InvocationID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := links.Rotate(ctx, inv, jordan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 30
+	paths := make(chan string, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p, err := links.Link(ctx, inv, jordan)
+			if err != nil {
+				t.Error(err)
+			}
+			paths <- p
+		}()
+	}
+	wg.Wait()
+	close(paths)
+	for p := range paths {
+		if p != fresh {
+			t.Errorf("a concurrent read got %q, want the live link %q", p, fresh)
+		}
+	}
+}
+
+// TestCodeRaces races guesses and the right code against real PostgreSQL:
+// concurrent wrong guesses never get more than CodeAttempts tries in, and
+// of many concurrent tries with the right code exactly one proves.
+func TestCodeRaces(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	links, _, _, outbox := setupWithMail(t)
+	demo, err := links.SeedDemo(ctx, jordan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	race := func(token, code string) (ok, refused int) {
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for i := 0; i < 40; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := links.CheckCode(ctx, token, code)
+				mu.Lock()
+				defer mu.Unlock()
+				if err == nil {
+					ok++
+				} else if apperr.Is(err, apperr.Invalid) {
+					refused++
+				} else {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		return ok, refused
+	}
+	code := func() string {
+		sent := outbox.Sent()
+		body := sent[len(sent)-1].Body
+		i := strings.Index(body, "Your code is ")
+		return body[i+len("Your code is ") : i+len("Your code is ")+confirmation.CodeDigits]
+	}
+
+	guessed := strings.TrimPrefix(demo[0].Path, confirmation.PathPrefix)
+	if _, err := links.SendCode(ctx, guessed); err != nil {
+		t.Fatal(err)
+	}
+	wrong := "000000"
+	if code() == wrong {
+		wrong = "111111"
+	}
+	if ok, _ := race(guessed, wrong); ok != 0 {
+		t.Fatalf("%d wrong guesses proved", ok)
+	}
+	if _, err := links.CheckCode(ctx, guessed, code()); !apperr.Is(err, apperr.Invalid) {
+		t.Errorf("the right code after 40 concurrent wrong guesses: %v, want refused (the code is dead)", err)
+	}
+
+	right := strings.TrimPrefix(demo[1].Path, confirmation.PathPrefix)
+	if _, err := links.SendCode(ctx, right); err != nil {
+		t.Fatal(err)
+	}
+	if ok, refused := race(right, code()); ok != 1 || refused != 39 {
+		t.Errorf("40 concurrent tries of the right code: %d proved, %d refused; want 1 and 39", ok, refused)
+	}
+}

@@ -1,0 +1,121 @@
+package controlplane
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"countersign/internal/adapter"
+	"countersign/internal/apperr"
+	"countersign/store"
+)
+
+// LiftBlock lets proposals on a target again after a policy refusal
+// blocked it. Only a support agent or an admin may, with a reason; the
+// event that records who and why commits with the change. Errors:
+// Forbidden, Invalid (reason), NotFound when no block is in force.
+func (s *Service) LiftBlock(ctx context.Context, actor Actor, taskID, system, targetID, reason string) error {
+	if actor.Kind != ActorUser || (actor.Role != "agent" && actor.Role != "admin") {
+		return apperr.New(apperr.Forbidden, "Only a support agent or an admin can lift a block.")
+	}
+	reason = strings.TrimSpace(reason)
+	switch {
+	case reason == "":
+		return apperr.InvalidFields(map[string]string{"reason": "say why the target may be tried again; the audit trail keeps it"})
+	case len(reason) > 1000:
+		return apperr.InvalidFields(map[string]string{"reason": "use at most 1000 characters"})
+	}
+	return s.store.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.LiftBlock(ctx, taskID, system, targetID, actor.UserID, s.now()); errors.Is(err, store.ErrNotFound) {
+			return apperr.Wrap(err, apperr.NotFound, "No block is in force on that target.")
+		} else if err != nil {
+			return err
+		}
+		return s.record(ctx, tx, actor, "target.unblocked", taskID, "", map[string]any{"system": system, "target_id": targetID, "reason": reason})
+	})
+}
+
+// Block is a target a policy refusal closed to further proposals in a
+// task, until a person lifts it.
+type Block struct {
+	TaskID   string
+	System   string
+	TargetID string
+	// Action is the action the policy refused.
+	Action string
+	// Code and Message are the refusal's.
+	Code      string
+	Message   string
+	CreatedAt time.Time
+}
+
+// Blocks lists the blocks in force in a task, oldest first.
+func (s *Service) Blocks(ctx context.Context, taskID string) ([]Block, error) {
+	rows, err := s.store.BlocksForTask(ctx, taskID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Block, 0, len(rows))
+	for _, r := range rows {
+		var refusal adapter.Error
+		_ = json.Unmarshal(r.Error, &refusal)
+		out = append(out, Block{TaskID: r.TaskID, System: r.System, TargetID: r.TargetID, Action: r.Action,
+			Code: refusal.Code, Message: refusal.Message, CreatedAt: r.CreatedAt})
+	}
+	return out, nil
+}
+
+// checkBlock refuses a proposal on a target that a policy refused earlier
+// in this task, recording the attempt (seed 004's failure is a metric).
+// The block is the target's (system and object), whatever the action or
+// arguments: another reason code or amount is the same second try.
+func (s *Service) checkBlock(ctx context.Context, task Task, system, action string, target adapter.Target, actor Actor) error {
+	var blocked *adapter.Error
+	err := s.store.InTx(ctx, func(tx *store.Tx) error {
+		b, err := tx.ActiveBlock(ctx, task.ID, system, target.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		blocked = &adapter.Error{}
+		if err := json.Unmarshal(b.Error, blocked); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, actor, "proposal.blocked_after_refusal", task.ID, "", map[string]any{
+			"system": system, "action": action, "target_id": target.ID, "original_code": blocked.Code})
+	})
+	if err != nil || blocked == nil {
+		return err
+	}
+	return &apperr.Error{Kind: apperr.IllegalTransition, Code: "blocked_after_refusal", Retryable: false,
+		Message: "A policy already refused an action on this " + target.Kind + " in this task: " + blocked.Message,
+		Hint:    "Do not try again with another reason, amount or action. Tell the customer what the policy allows and hand the case to a person, who can lift the block.",
+		Details: map[string]any{"original_code": blocked.Code, "original_hint": blocked.Hint}}
+}
+
+// refused records a dry-run refusal; a policy refusal blocks the target.
+func (s *Service) refused(ctx context.Context, task Task, system, action string, target adapter.Target, actor Actor, cause error) error {
+	ae, ok := adapter.AsError(cause)
+	if !ok {
+		return cause
+	}
+	raw, _ := json.Marshal(ae)
+	err := s.store.InTx(ctx, func(tx *store.Tx) error {
+		if ae.PolicyRefusal {
+			if err := tx.BlockTarget(ctx, store.TargetBlock{TaskID: task.ID, System: system, TargetID: target.ID,
+				Action: action, Error: raw, CreatedAt: s.now()}); err != nil {
+				return err
+			}
+		}
+		return s.record(ctx, tx, actor, "proposal.refused", task.ID, "", map[string]any{
+			"system": system, "action": action, "target_id": target.ID, "code": ae.Code, "policy": ae.PolicyRefusal})
+	})
+	if err != nil {
+		return err
+	}
+	return adapterErr(cause)
+}

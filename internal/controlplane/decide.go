@@ -1,0 +1,176 @@
+package controlplane
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"strings"
+
+	"countersign/internal/adapter"
+	"countersign/internal/apperr"
+	"countersign/store"
+)
+
+// Approve is an agent's approval of an invocation awaiting approval. The
+// approval binds to the arguments approved (the proposal's, unless an
+// agent edited them). An assistant can never approve. Separation of
+// duties applies (duties.go): above the policy's second-approver amount
+// the first approval is recorded and a second, different person completes
+// it; nobody approves the reversal of an invocation they approved.
+func (s *Service) Approve(ctx context.Context, actor Actor, id string, expectedVersion int32) (Invocation, error) {
+	if actor.Kind != ActorUser || actor.Role == "customer" {
+		return Invocation{}, apperr.New(apperr.Forbidden, "Only a support agent, manager or admin can approve.")
+	}
+	return s.approveAsStaff(ctx, actor, id, expectedVersion, nil)
+}
+
+// Confirm is the customer's confirmation of an invocation awaiting it; the
+// customer must be the task's.
+func (s *Service) Confirm(ctx context.Context, actor Actor, id string, expectedVersion int32) (Invocation, error) {
+	if actor.Kind != ActorCustomer || actor.Proof == "" {
+		return Invocation{}, apperr.New(apperr.Forbidden, "Only the customer, once they proved who they are, can confirm this.")
+	}
+	return s.approve(ctx, actor, id, expectedVersion, AwaitingConfirmation, "confirm", "invocation.confirmed",
+		func(t store.Task) error {
+			if t.CustomerRef != adapter.NormaliseCustomerRef(actor.ID) {
+				return apperr.New(apperr.NotFound, "No such request.")
+			}
+			return nil
+		})
+}
+
+func (s *Service) approve(ctx context.Context, actor Actor, id string, expectedVersion int32, from State, verb, event string, check func(store.Task) error) (Invocation, error) {
+	var out Invocation
+	err := s.store.InTx(ctx, func(tx *store.Tx) error {
+		row, err := tx.Invocation(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return apperr.Wrap(err, apperr.NotFound, "No such invocation.")
+		}
+		if err != nil {
+			return err
+		}
+		if check != nil {
+			task, err := tx.Task(ctx, row.TaskID)
+			if err != nil {
+				return err
+			}
+			if err := check(task); err != nil {
+				return err
+			}
+		}
+		now := s.now()
+		if row.State == string(from) && row.DeadlineAt != nil && now.After(*row.DeadlineAt) {
+			return apperr.New(apperr.IllegalTransition, "This request expired before it was decided.")
+		}
+		args, hash := row.ApprovedArgs, row.ApprovedArgsHash
+		if args == nil {
+			args, hash = row.ProposedArgs, row.ArgsHash
+		}
+		updated, err := tx.TransitionInvocation(ctx, id, []string{string(from)}, expectedVersion, string(Approved), now,
+			store.InvocationChange{ApprovedArgs: args, ApprovedArgsHash: hash, ApprovedAt: &now})
+		if err != nil {
+			return s.transitionErr(ctx, tx, id, expectedVersion, verb, err)
+		}
+		if out, err = fromRow(updated); err != nil {
+			return err
+		}
+		if err := s.record(ctx, tx, actor, event, out.TaskID, id, map[string]any{"args_hash": hex.EncodeToString(hash)}); err != nil {
+			return err
+		}
+		return tx.Notify(ctx, DispatchChannel, id)
+	})
+	return out, err
+}
+
+// Reject is an agent's refusal of an invocation awaiting approval; the
+// reason goes back to the assistant.
+func (s *Service) Reject(ctx context.Context, actor Actor, id string, expectedVersion int32, reason string) (Invocation, error) {
+	if actor.Kind != ActorUser || actor.Role == "customer" {
+		return Invocation{}, apperr.New(apperr.Forbidden, "Only a support agent, manager or admin can reject.")
+	}
+	if strings.TrimSpace(reason) == "" {
+		return Invocation{}, apperr.InvalidFields(map[string]string{"reason": "say why, for the assistant and the customer"})
+	}
+	return s.decline(ctx, actor, id, expectedVersion, AwaitingApproval, "reject", "invocation.rejected", reason, nil)
+}
+
+// Decline is the customer's refusal of an invocation awaiting their
+// confirmation, with an optional reason the assistant sees.
+func (s *Service) Decline(ctx context.Context, actor Actor, id string, expectedVersion int32, reason string) (Invocation, error) {
+	if actor.Kind != ActorCustomer || actor.Proof == "" {
+		return Invocation{}, apperr.New(apperr.Forbidden, "Only the customer, once they proved who they are, can decline this.")
+	}
+	return s.decline(ctx, actor, id, expectedVersion, AwaitingConfirmation, "decline", "invocation.declined", reason,
+		func(t store.Task) error {
+			if t.CustomerRef != adapter.NormaliseCustomerRef(actor.ID) {
+				return apperr.New(apperr.NotFound, "No such request.")
+			}
+			return nil
+		})
+}
+
+func (s *Service) decline(ctx context.Context, actor Actor, id string, expectedVersion int32, from State, verb, event, reason string, check func(store.Task) error) (Invocation, error) {
+	reason = strings.TrimSpace(reason)
+	if len(reason) > 1000 {
+		return Invocation{}, apperr.InvalidFields(map[string]string{"reason": "use at most 1000 characters"})
+	}
+	var out Invocation
+	err := s.store.InTx(ctx, func(tx *store.Tx) error {
+		if check != nil {
+			row, err := tx.Invocation(ctx, id)
+			if errors.Is(err, store.ErrNotFound) {
+				return apperr.Wrap(err, apperr.NotFound, "No such invocation.")
+			}
+			if err != nil {
+				return err
+			}
+			task, err := tx.Task(ctx, row.TaskID)
+			if err != nil {
+				return err
+			}
+			if err := check(task); err != nil {
+				return err
+			}
+		}
+		now := s.now()
+		updated, err := tx.TransitionInvocation(ctx, id, []string{string(from)}, expectedVersion, string(Rejected), now,
+			store.InvocationChange{DecisionReason: &reason, FinishedAt: &now})
+		if err != nil {
+			return s.transitionErr(ctx, tx, id, expectedVersion, verb, err)
+		}
+		if out, err = fromRow(updated); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, actor, event, out.TaskID, id, map[string]any{"reason": reason})
+	})
+	return out, err
+}
+
+// ExpireDue moves invocations whose decision deadline passed to expired.
+// It returns how many it expired.
+func (s *Service) ExpireDue(ctx context.Context) (int, error) {
+	rows, err := s.store.PastDeadline(ctx, s.now(), 500)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range rows {
+		err := s.store.InTx(ctx, func(tx *store.Tx) error {
+			now := s.now()
+			updated, err := tx.TransitionInvocation(ctx, r.ID, []string{string(AwaitingConfirmation), string(AwaitingApproval)},
+				r.Version, string(Expired), now, store.InvocationChange{FinishedAt: &now})
+			if err != nil {
+				return err
+			}
+			return s.record(ctx, tx, SystemActor, "invocation.expired", updated.TaskID, r.ID, map[string]any{"was": r.State})
+		})
+		if errors.Is(err, store.ErrConflict) {
+			continue // decided meanwhile
+		}
+		if err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}

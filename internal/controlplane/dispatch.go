@@ -1,0 +1,343 @@
+package controlplane
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"countersign/internal/adapter"
+	"countersign/store"
+)
+
+// permit is the outcome of asking for a dispatch permit.
+type permit int
+
+const (
+	permitGranted  permit = iota
+	permitRefused         // the invocation became not_dispatched
+	permitDeferred        // in-flight or rate limit: try again later
+)
+
+// DispatchOnce claims approved invocations from PostgreSQL and dispatches
+// each one that gets a permit, up to Config.Workers at a time, until none
+// is left that can go now; it returns when those sends have finished.
+// Several console instances may run it at once: each invocation is claimed
+// by one (FOR UPDATE SKIP LOCKED) and leaves at most once. It returns how
+// many were sent (the adapter was called).
+func (s *Service) DispatchOnce(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		sent, deferred, err := s.dispatchPass(ctx)
+		total += sent
+		// Work deferred by an in-flight limit may go now that this pass's
+		// sends have finished; work deferred by another instance's sends is
+		// woken by that instance's NOTIFY instead.
+		if err != nil || deferred == 0 || sent == 0 {
+			return total, err
+		}
+	}
+}
+
+// dispatchPass grants every permit it can, sends those writes concurrently
+// and waits for them; it reports how many it sent and deferred.
+func (s *Service) dispatchPass(ctx context.Context) (sent, deferredCount int, err error) {
+	sem := make(chan struct{}, s.cfg.Workers)
+	var wg sync.WaitGroup
+	var calls atomic.Int64
+	defer func() {
+		wg.Wait()
+		sent = int(calls.Load())
+	}()
+	var deferred []string
+	for {
+		// A permit starts a lease, so it is asked for only once a worker is
+		// free to send at once: a queued write never waits for a slot while
+		// its lease runs out.
+		s.takeSlot(sem)
+		inv, p, lease, err := s.nextPermit(ctx, deferred)
+		if err != nil || inv == nil {
+			<-sem
+			return 0, len(deferred), err
+		}
+		if p != permitGranted {
+			<-sem
+			if p == permitDeferred {
+				deferred = append(deferred, inv.ID)
+			}
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if s.send(ctx, *inv, lease) {
+				calls.Add(1)
+			}
+		}()
+	}
+}
+
+// takeSlot waits for a free worker slot.
+func (s *Service) takeSlot(sem chan<- struct{}) {
+	select {
+	case sem <- struct{}{}:
+	default:
+		if s.hooks.slotWait != nil {
+			s.hooks.slotWait()
+		}
+		sem <- struct{}{}
+	}
+}
+
+// Dispatch tries to dispatch one invocation now, if it is approved and no
+// one else holds it. It reports whether it was sent (the adapter was
+// called); the outcome is on the invocation.
+func (s *Service) Dispatch(ctx context.Context, id string) (bool, error) {
+	inv, p, lease, err := s.permitFor(ctx, func(tx *store.Tx) ([]store.Invocation, error) { return tx.ClaimApprovedByID(ctx, id) })
+	if err != nil || inv == nil || p != permitGranted {
+		return false, err
+	}
+	return s.send(ctx, *inv, lease), nil
+}
+
+func (s *Service) nextPermit(ctx context.Context, skip []string) (*Invocation, permit, string, error) {
+	return s.permitFor(ctx, func(tx *store.Tx) ([]store.Invocation, error) { return tx.ClaimApproved(ctx, skip) })
+}
+
+// permitFor claims one invocation and, in the same transaction holding the
+// task's lock, decides its permit: the task active and unexpired, the
+// global stop off, the policy still enabled, the budget not spent, the
+// in-flight and rate limits open. A granted permit spends one write of the
+// budget and moves the row to dispatching before anything is sent, under a
+// lease whose token it returns: only the holder of that token may send the
+// request (startSend) and record its outcome (finish).
+func (s *Service) permitFor(ctx context.Context, claim func(*store.Tx) ([]store.Invocation, error)) (*Invocation, permit, string, error) {
+	var out *Invocation
+	var result permit
+	var token string
+	err := s.store.InTx(ctx, func(tx *store.Tx) error {
+		rows, err := claim(tx)
+		if err != nil || len(rows) == 0 {
+			return err
+		}
+		row := rows[0]
+		task, err := tx.LockTask(ctx, row.TaskID)
+		if err != nil {
+			return err
+		}
+		now := s.now()
+		reason, defer_, err := s.permitCheck(ctx, tx, row, task, now)
+		if err != nil {
+			return err
+		}
+		inv, err := fromRow(row)
+		if err != nil {
+			return err
+		}
+		out = &inv
+		switch {
+		case defer_:
+			result = permitDeferred
+			return nil
+		case reason != "":
+			result = permitRefused
+			r := string(reason)
+			if _, err := tx.TransitionInvocation(ctx, row.ID, []string{string(Approved)}, row.Version, string(NotDispatched), now,
+				store.InvocationChange{NotDispatchedReason: &r, FinishedAt: &now}); err != nil {
+				return err
+			}
+			return s.record(ctx, tx, SystemActor, "invocation.not_dispatched", row.TaskID, row.ID, map[string]any{"reason": r})
+		}
+		if err := tx.UseWrite(ctx, task.ID, now); err != nil {
+			return err
+		}
+		lease := now.Add(s.lease())
+		leaseToken := newID("lease")
+		effective := row.ApprovedArgs
+		updated, err := tx.TransitionInvocation(ctx, row.ID, []string{string(Approved)}, row.Version, string(Dispatching), now,
+			store.InvocationChange{PermitAt: &now, LeaseUntil: &lease, LeaseToken: &leaseToken, EffectiveArgs: effective})
+		if err != nil {
+			return err
+		}
+		if inv, err = fromRow(updated); err != nil {
+			return err
+		}
+		out, result, token = &inv, permitGranted, leaseToken
+		return s.record(ctx, tx, SystemActor, "permit.granted", row.TaskID, row.ID, map[string]any{
+			"writes_used": task.WritesUsed + 1, "write_budget": task.WriteBudget, "lease_until": lease})
+	})
+	if err != nil {
+		return nil, 0, "", err
+	}
+	return out, result, token, nil
+}
+
+func (s *Service) permitCheck(ctx context.Context, tx *store.Tx, row store.Invocation, task store.Task, now time.Time) (NotDispatchedReason, bool, error) {
+	switch TaskState(task.State) {
+	case TaskPaused:
+		return ReasonTaskPaused, false, nil
+	case TaskCancelled:
+		return ReasonTaskCancelled, false, nil
+	case TaskClosed:
+		return ReasonTaskClosed, false, nil
+	}
+	if !now.Before(task.ExpiresAt) {
+		return ReasonTaskExpired, false, nil
+	}
+	stopped, err := tx.GlobalStop(ctx)
+	if err != nil {
+		return "", false, err
+	}
+	if stopped {
+		return ReasonGlobalStop, false, nil
+	}
+	policy, err := tx.PolicyForShare(ctx, row.System, row.Action)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return "", false, err
+	}
+	if err != nil || !policy.Enabled {
+		return ReasonPolicyDisabled, false, nil
+	}
+	if _, err := s.registry.System(row.System); err != nil {
+		return ReasonNotConnected, false, nil
+	}
+	if task.WritesUsed >= task.WriteBudget {
+		return ReasonBudgetSpent, false, nil
+	}
+	inflight, recent, err := tx.TaskLoad(ctx, task.ID, now.Add(-time.Minute))
+	if err != nil {
+		return "", false, err
+	}
+	if inflight >= int(task.InflightLimit) || recent >= int(task.RatePerMinute) {
+		return "", true, nil
+	}
+	return "", false, nil
+}
+
+// send makes the one call this invocation gets, as the holder of lease,
+// and records its outcome; it reports whether the adapter was called. Nothing
+// here retries a write: a refusal is failed, a stale target or a request
+// that never left is not dispatched, anything else unknown is unverified.
+// A worker that no longer holds a current lease when the request would
+// leave sends nothing (startSend).
+func (s *Service) send(ctx context.Context, inv Invocation, lease string) bool {
+	sys, err := s.registry.System(inv.System)
+	if err != nil {
+		s.finish(ctx, inv, lease, NotDispatched, outcome{reason: ReasonNotConnected})
+		return false
+	}
+	principal, err := s.principalOf(ctx, inv.TaskID)
+	if err != nil {
+		s.log.Error("dispatch: load task", "invocation", inv.ID, "error", err)
+		return false // the lease sweeper makes it unverified
+	}
+	if s.hooks.beforeStart != nil {
+		s.hooks.beforeStart(inv.ID)
+	}
+	if !s.startSend(ctx, inv, lease) {
+		return false
+	}
+	callCtx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
+	result, err := sys.Execute(callCtx, principal, inv.Call())
+	cancel()
+	if err != nil {
+		ae, ok := adapter.AsError(err)
+		switch {
+		case ok && ae.Code == adapter.CodeStaleTarget:
+			s.finish(ctx, inv, lease, NotDispatched, outcome{reason: ReasonTargetChanged, err: ae})
+		case ok && ae.Outcome == adapter.NotSent:
+			s.finish(ctx, inv, lease, NotDispatched, outcome{reason: ReasonUnreachable, err: ae})
+		case ok && ae.Outcome == adapter.Refused:
+			s.finish(ctx, inv, lease, Failed, outcome{err: ae})
+		case ok:
+			s.finish(ctx, inv, lease, Unverified, outcome{err: ae})
+		default:
+			s.finish(ctx, inv, lease, Unverified, outcome{err: adapter.Unknowable(err)})
+		}
+		return true
+	}
+	verifyCtx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
+	v, err := sys.Verify(verifyCtx, principal, inv.Call(), &result)
+	cancel()
+	if err != nil {
+		v = adapter.Verification{Evidence: "The read-back failed: " + err.Error(), At: s.now()}
+	}
+	if !v.Verified {
+		s.finish(ctx, inv, lease, Unverified, outcome{result: &result, verification: &v, err: &adapter.Error{
+			Code: "not_verified", Outcome: adapter.Unknown, Message: "The system accepted the request, but reading back did not find the change.",
+			Hint: "Do not retry. A person will check the original request."}})
+		return true
+	}
+	s.finish(ctx, inv, lease, Completed, outcome{result: &result, verification: &v})
+	return true
+}
+
+type outcome struct {
+	result       *adapter.Result
+	verification *adapter.Verification
+	err          *adapter.Error
+	reason       NotDispatchedReason
+}
+
+// finish records a dispatch's outcome, for the holder of lease only. It
+// also accepts an invocation the sweeper already made unverified: a
+// definite outcome found by the worker is evidence. A completed
+// compensation reverses what it compensates.
+func (s *Service) finish(ctx context.Context, inv Invocation, lease string, to State, o outcome) {
+	ctx = context.WithoutCancel(ctx)
+	err := s.store.InTx(ctx, func(tx *store.Tx) error {
+		now := s.now()
+		ch := store.InvocationChange{FinishedAt: &now}
+		data := map[string]any{}
+		if o.result != nil {
+			ch.Result, _ = json.Marshal(o.result)
+			data["reference"] = o.result.Reference
+		}
+		if o.verification != nil {
+			ch.Verification, _ = json.Marshal(o.verification)
+			data["evidence"] = o.verification.Evidence
+		}
+		if o.err != nil {
+			ch.Error, _ = json.Marshal(o.err)
+			data["code"], data["retryable"] = o.err.Code, o.err.Retryable
+		}
+		if o.reason != "" {
+			r := string(o.reason)
+			ch.NotDispatchedReason = &r
+			data["reason"] = r
+		}
+		from := []string{string(Dispatching)}
+		if to != Unverified {
+			from = append(from, string(Unverified))
+		}
+		updated, err := tx.TransitionHeldInvocation(ctx, inv.ID, lease, from, string(to), now, ch)
+		if err != nil {
+			return err
+		}
+		if err := s.record(ctx, tx, SystemActor, "invocation."+string(to), inv.TaskID, inv.ID, data); err != nil {
+			return err
+		}
+		// A slot of the task's in-flight limit is free again: wake the
+		// dispatchers for work they deferred.
+		if err := tx.Notify(ctx, DispatchChannel, inv.TaskID); err != nil {
+			return err
+		}
+		if to == Completed && updated.CompensatesID != nil {
+			return s.markReversed(ctx, tx, *updated.CompensatesID, inv.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		s.log.Error("dispatch: record outcome", "invocation", inv.ID, "state", to, "error", err)
+	}
+}
+
+func (s *Service) principalOf(ctx context.Context, taskID string) (adapter.Principal, error) {
+	t, err := s.store.Task(ctx, taskID)
+	if err != nil {
+		return adapter.Principal{}, err
+	}
+	return adapter.Principal{CustomerRef: t.CustomerRef}, nil
+}

@@ -1,0 +1,153 @@
+package controlplane
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+
+	"countersign/internal/apperr"
+	"countersign/store"
+)
+
+// approveAsStaff is a console user's approval with separation of duties:
+// an approver may not approve the reversal of an invocation they approved;
+// above the policy's second-approver amount the first approval is recorded
+// (the invocation stays awaiting approval, its version moves) and a
+// second, different person completes it. When wantHash is set, the
+// arguments must still hash to it. The invocation row is locked first, so
+// two approvers deciding at once are serialised: one decides, the other
+// is told.
+func (s *Service) approveAsStaff(ctx context.Context, actor Actor, id string, expectedVersion int32, wantHash []byte) (Invocation, error) {
+	if actor.Kind != ActorUser || actor.Role == "customer" {
+		return Invocation{}, apperr.New(apperr.Forbidden, "Only a support agent, manager or admin can approve.")
+	}
+	var out Invocation
+	err := s.store.InTx(ctx, func(tx *store.Tx) error {
+		row, err := tx.LockInvocation(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return apperr.Wrap(err, apperr.NotFound, "No such invocation.")
+		}
+		if err != nil {
+			return err
+		}
+		if row.State != string(AwaitingApproval) || (expectedVersion != 0 && row.Version != expectedVersion) {
+			return s.transitionErr(ctx, tx, id, expectedVersion, "approve", store.ErrConflict)
+		}
+		now := s.now()
+		if row.DeadlineAt != nil && now.After(*row.DeadlineAt) {
+			return apperr.New(apperr.IllegalTransition, "This request expired before it was decided.")
+		}
+		args, hash := row.ApprovedArgs, row.ApprovedArgsHash
+		if args == nil {
+			args, hash = row.ProposedArgs, row.ArgsHash
+		}
+		if wantHash != nil && !bytes.Equal(wantHash, hash) {
+			return &apperr.Error{Kind: apperr.Conflict, Code: "args_changed",
+				Message: "The arguments changed after you reviewed them; your approval was not recorded.",
+				Hint:    "Read the request again and approve what it says now."}
+		}
+		if row.CompensatesID != nil {
+			approvers, err := tx.ApproverUserIDs(ctx, *row.CompensatesID)
+			if err != nil {
+				return err
+			}
+			if slices.Contains(approvers, actor.ID) {
+				return &apperr.Error{Kind: apperr.Forbidden, Code: "own_approval_reversal",
+					Message: "You approved the request this one reverses; another person must approve the reversal.",
+					Hint:    "Leave it for a colleague."}
+			}
+		}
+		policy, err := tx.PolicyForShare(ctx, row.System, row.Action)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		data := map[string]any{"args_hash": hex.EncodeToString(hash)}
+		if err == nil && needsSecondApprover(policyFromRow(policy), row.AmountCents) {
+			done, err := s.firstApproval(ctx, tx, actor, row, hash, &out)
+			if err != nil || done {
+				return err
+			}
+			data["second_approver"] = true
+		}
+		updated, err := tx.TransitionInvocation(ctx, id, []string{string(AwaitingApproval)}, row.Version, string(Approved), now,
+			store.InvocationChange{ApprovedArgs: args, ApprovedArgsHash: hash, ApprovedAt: &now})
+		if err != nil {
+			return s.transitionErr(ctx, tx, id, expectedVersion, "approve", err)
+		}
+		if out, err = fromRow(updated); err != nil {
+			return err
+		}
+		if err := s.record(ctx, tx, actor, "invocation.approved", out.TaskID, id, data); err != nil {
+			return err
+		}
+		return tx.Notify(ctx, DispatchChannel, id)
+	})
+	return out, err
+}
+
+// needsSecondApprover reports whether an amount is above the policy's
+// second-approver threshold.
+func needsSecondApprover(p Policy, amount *int64) bool {
+	return p.SecondApproverAboveCents != nil && amount != nil && *amount > *p.SecondApproverAboveCents
+}
+
+// firstApproval records actor's approval when no other person has
+// approved these arguments yet (done is true: the invocation waits for a
+// second approver). When another person already has, done is false and
+// the caller completes the approval.
+func (s *Service) firstApproval(ctx context.Context, tx *store.Tx, actor Actor, row store.Invocation, hash []byte, out *Invocation) (done bool, err error) {
+	approvals, err := tx.ApprovalsOf(ctx, row.ID)
+	if err != nil {
+		return false, err
+	}
+	for _, a := range approvals {
+		if bytes.Equal(a.ArgsHash, hash) && a.UserID != actor.UserID {
+			return false, nil
+		}
+	}
+	for _, a := range approvals {
+		if bytes.Equal(a.ArgsHash, hash) && a.UserID == actor.UserID {
+			return false, &apperr.Error{Kind: apperr.Forbidden, Code: "second_approver_required",
+				Message: "You already approved this; a second, different person must approve it too.",
+				Hint:    "Leave it for a colleague."}
+		}
+	}
+	now := s.now()
+	if err := tx.RecordApproval(ctx, row.ID, actor.UserID, hash, now); err != nil {
+		return false, err
+	}
+	// The version moves so that a screen showing "no approval yet" is stale.
+	updated, err := tx.TransitionInvocation(ctx, row.ID, []string{string(AwaitingApproval)}, row.Version, string(AwaitingApproval), now,
+		store.InvocationChange{})
+	if err != nil {
+		return false, fmt.Errorf("controlplane: record first approval of %s: %w", row.ID, err)
+	}
+	if *out, err = fromRow(updated); err != nil {
+		return false, err
+	}
+	return true, s.record(ctx, tx, actor, "invocation.first_approval", row.TaskID, row.ID, map[string]any{
+		"args_hash": hex.EncodeToString(hash), "amount_cents": *row.AmountCents})
+}
+
+// FirstApprovers lists the console users (ids) who recorded the first of
+// two approvals of an invocation's current arguments.
+func (s *Service) FirstApprovers(ctx context.Context, inv Invocation) ([]int64, error) {
+	hash := inv.ArgsHash
+	var out []int64
+	err := s.store.InTx(ctx, func(tx *store.Tx) error {
+		approvals, err := tx.ApprovalsOf(ctx, inv.ID)
+		if err != nil {
+			return err
+		}
+		for _, a := range approvals {
+			if hash == nil || bytes.Equal(a.ArgsHash, hash) {
+				out = append(out, a.UserID)
+			}
+		}
+		return nil
+	})
+	return out, err
+}

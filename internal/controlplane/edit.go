@@ -1,0 +1,152 @@
+package controlplane
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"countersign/internal/adapter"
+	"countersign/internal/apperr"
+	"countersign/store"
+)
+
+// EditArgs is an agent's change to the arguments of an invocation awaiting
+// approval. The new arguments are validated against the action's spec, the
+// target must stay the same object, and the adapter dry-runs them again:
+// the new quote replaces the shown one, and the edited arguments and their
+// hash become the invocation's approved arguments (the proposed ones are
+// kept). The invocation stays awaiting approval: an approval must then
+// name the edited hash (ApproveArgs), so a later change is refused. The
+// event invocation.edited keeps the quote that was replaced.
+func (s *Service) EditArgs(ctx context.Context, actor Actor, id string, expectedVersion int32, raw json.RawMessage) (Invocation, error) {
+	if actor.Kind != ActorUser || actor.Role == "customer" {
+		return Invocation{}, apperr.New(apperr.Forbidden, "Only a support agent, manager or admin can edit a proposal.")
+	}
+	inv, err := s.Invocation(ctx, id)
+	if err != nil {
+		return Invocation{}, err
+	}
+	if inv.State != AwaitingApproval {
+		return Invocation{}, &apperr.Error{Kind: apperr.IllegalTransition, Code: "illegal_transition",
+			Message: fmt.Sprintf("Only a request pending approval can be edited; this one is %s.", inv.State.Label())}
+	}
+	sys, spec, err := s.registry.Action(inv.System, inv.Action)
+	if err != nil {
+		return Invocation{}, adapterErr(err)
+	}
+	args, err := spec.Validate(raw)
+	if err != nil {
+		return Invocation{}, adapterErr(err)
+	}
+	principal, err := s.principalOf(ctx, inv.TaskID)
+	if err != nil {
+		return Invocation{}, err
+	}
+	target, err := sys.Resolve(ctx, principal, spec.TargetKind, fmt.Sprint(args[spec.TargetParam]))
+	if err != nil {
+		return Invocation{}, adapterErr(err)
+	}
+	if target.ID != inv.Target.ID {
+		return Invocation{}, apperr.InvalidFields(map[string]string{spec.TargetParam: "an edit cannot change which " +
+			spec.TargetKind + " is acted on; reject the request and let the assistant propose again"})
+	}
+	args[spec.TargetParam] = target.ID
+	canonical := adapter.Canonical(args)
+	hash := sha256.Sum256(canonical)
+	quote, err := sys.DryRun(ctx, principal, spec.Name, canonical)
+	if err != nil {
+		return Invocation{}, adapterErr(err)
+	}
+	quoteJSON, err := json.Marshal(quote)
+	if err != nil {
+		return Invocation{}, err
+	}
+	var out Invocation
+	err = s.store.InTx(ctx, func(tx *store.Tx) error {
+		now := s.now()
+		if inv.DeadlineAt != nil && now.After(*inv.DeadlineAt) {
+			return apperr.New(apperr.IllegalTransition, "This request expired before it was decided.")
+		}
+		version := quote.Target.Version
+		ch := store.InvocationChange{ApprovedArgs: canonical, ApprovedArgsHash: hash[:], Quote: quoteJSON, TargetVersion: &version,
+			AmountCents: quote.AmountCents}
+		updated, err := tx.TransitionInvocation(ctx, id, []string{string(AwaitingApproval)}, expectedVersion, string(AwaitingApproval), now, ch)
+		if err != nil {
+			return s.transitionErr(ctx, tx, id, expectedVersion, "edit", err)
+		}
+		if out, err = fromRow(updated); err != nil {
+			return err
+		}
+		before := inv.Args.Approved
+		if before == nil {
+			before = inv.Args.Proposed
+		}
+		return s.record(ctx, tx, actor, "invocation.edited", inv.TaskID, id, map[string]any{
+			"args_before": json.RawMessage(before), "args_after": json.RawMessage(canonical),
+			"args_hash": hex.EncodeToString(hash[:]), "quote_before": inv.Quote, "quote_after": quote})
+	})
+	return out, err
+}
+
+// ProposedQuote returns the quote the assistant's own arguments produced:
+// the invocation's quote, unless an agent edited the arguments, in which
+// case the one the first edit replaced. It is what an edit is compared to.
+func (s *Service) ProposedQuote(ctx context.Context, inv Invocation) (adapter.Quote, error) {
+	if inv.Args.Approved == nil {
+		return inv.Quote, nil
+	}
+	events, err := s.store.EventsForInvocation(ctx, inv.ID)
+	if err != nil {
+		return adapter.Quote{}, err
+	}
+	for _, e := range events {
+		if e.Action != "invocation.edited" {
+			continue
+		}
+		var data struct {
+			QuoteBefore adapter.Quote `json:"quote_before"`
+		}
+		if err := json.Unmarshal(e.Data, &data); err != nil {
+			return adapter.Quote{}, fmt.Errorf("controlplane: decode edit of %s: %w", inv.ID, err)
+		}
+		return data.QuoteBefore, nil
+	}
+	return inv.Quote, nil
+}
+
+// ApproveArgs approves an invocation only if the arguments it would send
+// still hash to argsHash: the hash of what the approver saw (after an
+// edit, the edited arguments). Arguments changed since then are refused
+// with apperr.Conflict (code args_changed). The separation-of-duties rules
+// of Approve apply.
+func (s *Service) ApproveArgs(ctx context.Context, actor Actor, id string, expectedVersion int32, argsHash []byte) (Invocation, error) {
+	if len(argsHash) == 0 {
+		return Invocation{}, apperr.InvalidFields(map[string]string{"args_hash": "name the arguments you approve"})
+	}
+	return s.approveAsStaff(ctx, actor, id, expectedVersion, argsHash)
+}
+
+// SendBack returns an invocation awaiting approval to the assistant with a
+// question instead of a decision. It ends this invocation (the assistant
+// proposes again with the answer): the state is rejected, the decision
+// reason reads "question: …" and the event is invocation.sent_back, so the
+// assistant reading the invocation sees the question.
+func (s *Service) SendBack(ctx context.Context, actor Actor, id string, expectedVersion int32, question string) (Invocation, error) {
+	if actor.Kind != ActorUser || actor.Role == "customer" {
+		return Invocation{}, apperr.New(apperr.Forbidden, "Only a support agent, manager or admin can send a request back.")
+	}
+	question = strings.TrimSpace(question)
+	if question == "" {
+		return Invocation{}, apperr.InvalidFields(map[string]string{"question": "ask the assistant what you need to know"})
+	}
+	return s.decline(ctx, actor, id, expectedVersion, AwaitingApproval, "send back", "invocation.sent_back", "question: "+question, nil)
+}
+
+// IsQuestion reports whether a decision reason is an agent's question sent
+// back to the assistant, and returns the question.
+func IsQuestion(reason string) (string, bool) {
+	return strings.CutPrefix(reason, "question: ")
+}

@@ -1,0 +1,210 @@
+package controlplane_test
+
+import (
+	"testing"
+	"time"
+
+	"countersign/internal/apperr"
+	"countersign/internal/controlplane"
+	"countersign/internal/demoshop"
+)
+
+func TestProposeRoutesByStageAndDispatchesOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	sub, err := b.shop.CreateSubscription(b.ctx, demoshop.SubscriptionFixture{CustomerID: b.customer.ID, Plan: "Pro"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := b.task([]string{"issue_refund", "change_shipping_address", "update_product_description", "cancel_subscription"}, 10, 2, 60)
+	o := b.order(5)
+
+	// Stage 3: an agent approves.
+	inv := b.propose(task, "issue_refund", refund(o.ID, 4200, "damaged"), "Refund $42.00 for the damaged lamp")
+	if inv.State != controlplane.AwaitingApproval || inv.Quote.AmountCents == nil || *inv.Quote.AmountCents != 4200 {
+		t.Fatalf("refund routed to %s with quote %+v", inv.State, inv.Quote)
+	}
+	if inv.SummaryDisagrees {
+		t.Errorf("matching summary flagged as disagreeing")
+	}
+	if got := inv.Say(); got == "" || inv.State.Terminal() {
+		t.Errorf("say = %q", got)
+	}
+	b.dispatchAll()
+	b.wantState(inv.ID, controlplane.AwaitingApproval) // nothing leaves before approval
+	inv, err = b.cp.Approve(b.ctx, b.agent, inv.ID, inv.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inv.State != controlplane.Approved || inv.Say() == "" {
+		t.Fatalf("after approve: %s", inv.State)
+	}
+	b.dispatchAll()
+	done := b.wantState(inv.ID, controlplane.Completed)
+	if done.Result == nil || done.Result.Reference == "" || done.Verification == nil || !done.Verification.Verified {
+		t.Errorf("completed without reference or verification: %+v %+v", done.Result, done.Verification)
+	}
+	if n := len(b.effects(inv.IdempotencyKey)); n != 1 {
+		t.Errorf("shop ledger has %d effects for the key, want 1", n)
+	}
+
+	// Stage 4: the customer confirms.
+	b.setStage("cancel_subscription", controlplane.StageAssisted)
+	c := b.propose(task, "cancel_subscription", map[string]any{"subscription_id": sub.ID, "reason_code": "too_expensive", "effective": "end_of_period"}, "")
+	if c.State != controlplane.AwaitingConfirmation {
+		t.Fatalf("stage 4 routed to %s", c.State)
+	}
+	if _, err := b.cp.Confirm(b.ctx, controlplane.CustomerActor("someone-else@example.test", "code"), c.ID, 0); !apperr.Is(err, apperr.NotFound) {
+		t.Errorf("another customer confirming: %v, want not found", err)
+	}
+	for _, who := range []controlplane.Actor{controlplane.CustomerActor(b.customer.Email, ""),
+		controlplane.AssistantActor("asst_1", "Assistant")} {
+		if _, err := b.cp.Confirm(b.ctx, who, c.ID, c.Version); !apperr.Is(err, apperr.Forbidden) {
+			t.Errorf("confirming as %s without the customer's proof: %v, want forbidden", who.Kind, err)
+		}
+	}
+	if _, err := b.cp.Approve(b.ctx, b.agent, c.ID, 0); !apperr.Is(err, apperr.IllegalTransition) {
+		t.Errorf("agent approving a stage-4 confirmation: %v, want illegal transition", err)
+	}
+	if _, err := b.cp.Confirm(b.ctx, controlplane.CustomerActor(b.customer.Email, "code"), c.ID, c.Version); err != nil {
+		t.Fatal(err)
+	}
+	b.dispatchAll()
+	b.wantState(c.ID, controlplane.Completed)
+
+	// Stage 5 within limits: approved by the policy, the event names it and its owner.
+	b.setStage("update_product_description", controlplane.StageAutonomous)
+	p := b.product()
+	auto := b.propose(task, "update_product_description", map[string]any{"product_id": p.ID, "description": "Warm light."}, "")
+	if auto.State != controlplane.Approved {
+		t.Fatalf("stage 5 routed to %s (%s)", auto.State, auto.RouteReason)
+	}
+	events, err := b.cp.Timeline(b.ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var named bool
+	for _, e := range events {
+		if e.InvocationID == auto.ID && e.Action == "invocation.approved" && e.ActorKind == controlplane.ActorPolicy &&
+			e.Data["owner_name"] == "Priya Owner" {
+			named = true
+		}
+	}
+	if !named {
+		t.Errorf("stage-5 approval event does not name the policy and its owner: %+v", events)
+	}
+	b.dispatchAll()
+	b.wantState(auto.ID, controlplane.Completed)
+}
+
+func TestDedupWindow(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	task := b.task([]string{"issue_refund"}, 10, 2, 60)
+	o := b.order(3)
+	first := b.propose(task, "issue_refund", refund(o.ID, 500, "wrong_item"), "")
+	again := b.propose(task, "issue_refund", refund(o.ID, 500, "wrong_item"), "")
+	if again.ID != first.ID || !again.Deduplicated {
+		t.Fatalf("same refund within the window: %s (dedup %v), want %s deduplicated", again.ID, again.Deduplicated, first.ID)
+	}
+	other := b.propose(task, "issue_refund", refund(o.ID, 600, "wrong_item"), "")
+	if other.ID == first.ID {
+		t.Fatalf("different amount deduplicated")
+	}
+	b.clock.Advance(10*time.Minute + time.Second)
+	later := b.propose(task, "issue_refund", refund(o.ID, 500, "wrong_item"), "")
+	if later.ID == first.ID || later.Deduplicated || later.IdempotencyKey == first.IdempotencyKey {
+		t.Fatalf("after the window: same invocation or key (%s, %s)", later.ID, later.IdempotencyKey)
+	}
+}
+
+func TestSummaryDisagreementIsRecordedAndQuoteWins(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	task := b.task([]string{"issue_refund"}, 10, 2, 60)
+	o := b.order(3)
+	inv := b.propose(task, "issue_refund", refund(o.ID, 4200, "damaged"), "I'll refund $50.00 for the lamp")
+	if !inv.SummaryDisagrees || *inv.Quote.AmountCents != 4200 {
+		t.Fatalf("disagrees=%v amount=%v", inv.SummaryDisagrees, *inv.Quote.AmountCents)
+	}
+	n, err := b.store.CountEvents(b.ctx, "invocation.summary_disagreed", &task.ID)
+	if err != nil || n != 1 {
+		t.Errorf("disagreement events = %d, %v", n, err)
+	}
+}
+
+func TestIllegalAndStaleTransitionsAreRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	task := b.task([]string{"issue_refund"}, 10, 2, 60)
+	inv := b.propose(task, "issue_refund", refund(b.order(3).ID, 100, "wrong_item"), "")
+
+	if _, err := b.cp.Approve(b.ctx, b.agent, inv.ID, inv.Version+1); !apperr.Is(err, apperr.Conflict) {
+		t.Errorf("approve with a stale version: %v, want conflict", err)
+	}
+	if _, err := b.cp.Approve(b.ctx, b.assistant, inv.ID, inv.Version); !apperr.Is(err, apperr.Forbidden) {
+		t.Errorf("assistant approving: %v, want forbidden", err)
+	}
+	if _, err := b.cp.Confirm(b.ctx, controlplane.CustomerActor(b.customer.Email, "code"), inv.ID, 0); !apperr.Is(err, apperr.IllegalTransition) {
+		t.Errorf("confirming a stage-3 proposal: %v, want illegal transition", err)
+	}
+	approved, err := b.cp.Approve(b.ctx, b.agent, inv.ID, inv.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.cp.Approve(b.ctx, b.agent2, inv.ID, approved.Version); !apperr.Is(err, apperr.IllegalTransition) {
+		t.Errorf("approving twice: %v, want illegal transition", err)
+	}
+	if _, err := b.cp.Reject(b.ctx, b.agent, inv.ID, 0, "changed my mind"); !apperr.Is(err, apperr.IllegalTransition) {
+		t.Errorf("rejecting an approved invocation: %v, want illegal transition", err)
+	}
+	if _, err := b.cp.Reconcile(b.ctx, b.agent, inv.ID); !apperr.Is(err, apperr.IllegalTransition) {
+		t.Errorf("reconciling an approved invocation: %v, want illegal transition", err)
+	}
+	if _, err := b.cp.Resume(b.ctx, b.assistant, task.ID, 0); !apperr.Is(err, apperr.IllegalTransition) {
+		t.Errorf("resuming an active task: %v, want illegal transition", err)
+	}
+	if _, err := b.cp.Pause(b.ctx, b.assistant, task.ID, task.Version+5); !apperr.Is(err, apperr.Conflict) {
+		t.Errorf("pausing with a stale version: %v, want conflict", err)
+	}
+}
+
+func TestRejectDeclineAndExpire(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.setStage("change_shipping_address", controlplane.StageAssisted)
+	task := b.task([]string{"issue_refund", "change_shipping_address"}, 10, 2, 60)
+	r := b.propose(task, "issue_refund", refund(b.order(3).ID, 100, "wrong_item"), "")
+	if _, err := b.cp.Reject(b.ctx, b.agent, r.ID, r.Version, ""); !apperr.Is(err, apperr.Invalid) {
+		t.Errorf("reject without a reason: %v, want invalid", err)
+	}
+	rejected, err := b.cp.Reject(b.ctx, b.agent, r.ID, r.Version, "Order is under investigation")
+	if err != nil || rejected.State != controlplane.Rejected || rejected.DecisionReason == "" {
+		t.Fatalf("reject: %v %+v", err, rejected)
+	}
+
+	pending, err := b.shop.CreateOrder(b.ctx, demoshop.OrderFixture{CustomerID: b.customer.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := map[string]any{"order_id": pending.ID, "address": map[string]any{"name": "Ada Buyer", "line1": "1 New St", "city": "Berlin", "postal_code": "10115", "country": "DE"}}
+	c := b.propose(task, "change_shipping_address", addr, "")
+	if c.State != controlplane.AwaitingConfirmation {
+		t.Fatalf("address change is %s", c.State)
+	}
+	declined, err := b.cp.Decline(b.ctx, controlplane.CustomerActor(b.customer.Email, "code"), c.ID, c.Version, "wrong city")
+	if err != nil || declined.State != controlplane.Rejected {
+		t.Fatalf("decline: %v %s", err, declined.State)
+	}
+
+	b.clock.Advance(11 * time.Minute) // outside the dedup window
+	late := b.propose(task, "change_shipping_address", addr, "")
+	b.clock.Advance(31 * time.Minute)
+	if _, err := b.cp.Confirm(b.ctx, controlplane.CustomerActor(b.customer.Email, "code"), late.ID, late.Version); !apperr.Is(err, apperr.IllegalTransition) {
+		t.Errorf("confirming after the deadline: %v, want illegal transition", err)
+	}
+	if n, err := b.cp.ExpireDue(b.ctx); err != nil || n != 1 {
+		t.Fatalf("ExpireDue = %d, %v; want 1", n, err)
+	}
+	b.wantState(late.ID, controlplane.Expired)
+}

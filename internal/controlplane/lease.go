@@ -1,0 +1,91 @@
+package controlplane
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"countersign/internal/adapter"
+	"countersign/store"
+)
+
+// startSend restarts inv's lease for the worker holding lease, in one
+// guarded statement just before its request leaves, and reports whether
+// the request may go: only while the invocation is still dispatching under
+// this worker's own lease and that lease has not run out. Otherwise
+// nothing is sent: the sweeper has made the invocation unverified, or will
+// once the lease is over, and the worker records that it withheld the
+// request.
+func (s *Service) startSend(ctx context.Context, inv Invocation, lease string) bool {
+	err := s.store.InTx(ctx, func(tx *store.Tx) error {
+		now := s.now()
+		until := now.Add(s.lease())
+		if _, err := tx.StartSend(ctx, inv.ID, lease, now, until); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, SystemActor, "dispatch.started", inv.TaskID, inv.ID, map[string]any{"lease_until": until})
+	})
+	if err == nil {
+		return true
+	}
+	if !errors.Is(err, store.ErrConflict) {
+		s.log.Error("dispatch: start send; not sent", "invocation", inv.ID, "error", err)
+		return false // the lease sweeper makes it unverified
+	}
+	s.log.Warn("dispatch: lease lost before the request left; not sent", "invocation", inv.ID)
+	err = s.store.InTx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+		return s.record(ctx, tx, SystemActor, "dispatch.withheld", inv.TaskID, inv.ID, map[string]any{
+			"reason": "The dispatch lease ran out before the request left; it was not sent."})
+	})
+	if err != nil {
+		s.log.Error("dispatch: record withheld send", "invocation", inv.ID, "error", err)
+	}
+	return false
+}
+
+// SweepLeases makes every invocation still dispatching after its lease
+// unverified: the console that held it died or lost track, or its worker
+// did not start the send within the lease and so will not send it (found
+// at start-up and by the periodic sweep). Nothing is re-sent.
+func (s *Service) SweepLeases(ctx context.Context) (int, error) {
+	rows, err := s.store.ExpiredLeases(ctx, s.now(), 500)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range rows {
+		err := s.store.InTx(ctx, func(tx *store.Tx) error {
+			now := s.now()
+			ae := &adapter.Error{Code: adapter.CodeOutcomeUnknown, Outcome: adapter.Unknown,
+				Message: "The console lost track of this request while it was being sent; it may or may not have been applied.",
+				Hint:    "Do not retry. Inspect the original call and reconcile it."}
+			raw, _ := json.Marshal(ae)
+			// The version read with the expired lease: a worker that
+			// restarted the lease since (StartSend bumps it) wins.
+			if _, err := tx.TransitionInvocation(ctx, r.ID, []string{string(Dispatching)}, r.Version, string(Unverified), now,
+				store.InvocationChange{Error: raw}); err != nil {
+				return err
+			}
+			return s.record(ctx, tx, SystemActor, "invocation.unverified", r.TaskID, r.ID, map[string]any{
+				"code": ae.Code, "lease_until": r.LeaseUntil})
+		})
+		if errors.Is(err, store.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return n, fmt.Errorf("controlplane: sweep %s: %w", r.ID, err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+// testHooks let tests stop the dispatcher where timing matters; they are
+// nil outside tests (see export_test.go).
+type testHooks struct {
+	// slotWait runs when the dispatcher must wait for a free worker.
+	slotWait func()
+	// beforeStart runs in a worker after its permit, before startSend.
+	beforeStart func(invocationID string)
+}

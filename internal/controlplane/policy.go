@@ -1,0 +1,161 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"countersign/internal/adapter"
+	"countersign/internal/apperr"
+	"countersign/internal/money"
+	"countersign/store"
+)
+
+// Stage is how far an action may go without a person (seed 000's migration
+// path).
+type Stage int
+
+// The stages a policy can put an action on.
+const (
+	// StagePropose: an agent approves every proposal.
+	StagePropose Stage = 3
+	// StageAssisted: the customer confirms; high amounts still go to an agent.
+	StageAssisted Stage = 4
+	// StageAutonomous: automatic within limits, authorised by a policy with a
+	// named owner.
+	StageAutonomous Stage = 5
+)
+
+// Label names the stage for people.
+func (s Stage) Label() string {
+	switch s {
+	case StagePropose:
+		return "3 · propose (an agent approves)"
+	case StageAssisted:
+		return "4 · assisted (the customer confirms)"
+	case StageAutonomous:
+		return "5 · bounded autonomy (automatic within limits)"
+	}
+	return fmt.Sprintf("stage %d", int(s))
+}
+
+// Policy is an action's routing and limits.
+type Policy struct {
+	System  string
+	Action  string
+	Stage   Stage
+	Enabled bool
+	// AutoMaxCents: stage 5 runs automatically only up to this amount.
+	AutoMaxCents *int64
+	// ApprovalAboveCents: at any stage, a larger amount needs an agent.
+	ApprovalAboveCents *int64
+	// SecondApproverAboveCents: above it, two different approvers.
+	SecondApproverAboveCents *int64
+	ApprovalWindow           time.Duration
+	ConfirmationWindow       time.Duration
+	OwnerID                  *int64
+	ReviewOn                 *time.Time
+	Version                  int32
+	UpdatedAt                time.Time
+}
+
+// Name identifies the policy in events: "shop/issue_refund@v3".
+func (p Policy) Name() string { return fmt.Sprintf("%s/%s@v%d", p.System, p.Action, p.Version) }
+
+// defaultStages is where each kind of action starts: money and
+// cancellations are proposed to an agent, receipts run on their own.
+var defaultStages = map[string]Stage{
+	"issue_refund":               StagePropose,
+	"cancel_subscription":        StagePropose,
+	"reinstate_subscription":     StagePropose,
+	"change_shipping_address":    StageAssisted,
+	"update_product_description": StagePropose,
+	"resend_receipt":             StageAutonomous,
+}
+
+// EnsurePolicies gives every action of every connected system a policy,
+// keeping the ones already set. owner, when not nil, owns the new ones.
+func (s *Service) EnsurePolicies(ctx context.Context, owner *int64) error {
+	for _, sys := range s.registry.Systems() {
+		for _, a := range sys.Actions() {
+			stage, ok := defaultStages[a.Name]
+			if !ok {
+				stage = StagePropose
+				if a.Risk == adapter.Reversible {
+					stage = StageAssisted
+				}
+			}
+			p := store.Policy{System: sys.Name(), Action: a.Name, Stage: int16(stage), Enabled: true,
+				ApprovalWindow: 24 * time.Hour, ConfirmationWindow: 30 * time.Minute, OwnerID: owner, UpdatedAt: s.now()}
+			if a.AmountParam != "" {
+				auto, above, second := int64(2500), int64(20000), int64(50000)
+				p.AutoMaxCents, p.ApprovalAboveCents, p.SecondApproverAboveCents = &auto, &above, &second
+			}
+			review := s.now().AddDate(0, 3, 0)
+			p.ReviewOn = &review
+			if err := s.store.EnsurePolicy(ctx, p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Policy returns an action's policy.
+func (s *Service) Policy(ctx context.Context, system, action string) (Policy, error) {
+	row, err := s.store.Policy(ctx, system, action)
+	if errors.Is(err, store.ErrNotFound) {
+		return Policy{}, apperr.Wrap(err, apperr.NotFound, "This action has no policy yet.")
+	}
+	if err != nil {
+		return Policy{}, err
+	}
+	return policyFromRow(row), nil
+}
+
+func policyFromRow(r store.Policy) Policy {
+	return Policy{System: r.System, Action: r.Action, Stage: Stage(r.Stage), Enabled: r.Enabled, AutoMaxCents: r.AutoMaxCents,
+		ApprovalAboveCents: r.ApprovalAboveCents, SecondApproverAboveCents: r.SecondApproverAboveCents,
+		ApprovalWindow: r.ApprovalWindow, ConfirmationWindow: r.ConfirmationWindow, OwnerID: r.OwnerID,
+		ReviewOn: r.ReviewOn, Version: r.Version, UpdatedAt: r.UpdatedAt}
+}
+
+// Route is where a policy sends a proposal, and why.
+type Route struct {
+	State  State
+	Reason string
+	// Window is how long the decision may take (zero for approved).
+	Window time.Duration
+}
+
+// RouteProposal decides where a proposal goes under policy p: to the
+// customer, to an agent, or approved by the policy. A reversal never runs
+// automatically, and neither does an amount (amountCents not nil) under a
+// policy without an automatic ceiling, even if such a row was saved. It is a pure function of its inputs, so a what-if can
+// replay history against a draft policy.
+func RouteProposal(p Policy, amountCents *int64, reversal bool) Route {
+	approval := func(reason string) Route {
+		return Route{State: AwaitingApproval, Reason: reason, Window: p.ApprovalWindow}
+	}
+	if amountCents != nil && p.ApprovalAboveCents != nil && *amountCents > *p.ApprovalAboveCents {
+		return approval(fmt.Sprintf("the amount is above the approval threshold of %s", money.Format(*p.ApprovalAboveCents, "")))
+	}
+	switch p.Stage {
+	case StageAssisted:
+		return Route{State: AwaitingConfirmation, Reason: "stage 4: the customer confirms", Window: p.ConfirmationWindow}
+	case StageAutonomous:
+		switch {
+		case reversal:
+			return approval("a reversal needs its own approval")
+		case p.OwnerID == nil:
+			return approval("stage 5 needs a policy owner, and this policy has none")
+		case amountCents != nil && p.AutoMaxCents == nil:
+			return approval("stage 5 pays out automatically only up to a ceiling, and this policy has none")
+		case amountCents != nil && p.AutoMaxCents != nil && *amountCents > *p.AutoMaxCents:
+			return approval(fmt.Sprintf("the amount is above the automatic ceiling of %s", money.Format(*p.AutoMaxCents, "")))
+		}
+		return Route{State: Approved, Reason: "stage 5: within the policy's limits"}
+	}
+	return approval("stage 3: an agent approves")
+}

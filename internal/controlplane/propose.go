@@ -1,0 +1,348 @@
+package controlplane
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"countersign/internal/adapter"
+	"countersign/internal/apperr"
+	"countersign/store"
+)
+
+// Proposal is an assistant's request to make a write.
+type Proposal struct {
+	TaskID string
+	// System may be empty when exactly one system the task may use offers
+	// the action.
+	System string
+	Action string
+	Args   json.RawMessage
+	// Summary is the model's own description of what it proposes; the quote
+	// wins when they disagree, and the disagreement is recorded.
+	Summary string
+	// ClientKey is the caller's Idempotency-Key, if it sent one.
+	ClientKey string
+	Actor     Actor
+	// compensates is set by Reverse.
+	compensates *Invocation
+}
+
+// Propose dry-runs a proposal through the adapter, records the invocation
+// and its quote, and routes it by policy. The same action with the same
+// arguments in the same conversation within the dedup window returns the
+// existing invocation with Deduplicated set. A refusal by the adapter is
+// returned as an apperr with the adapter's code, retryable flag and hint; a
+// policy refusal also blocks further proposals on that target in the task.
+func (s *Service) Propose(ctx context.Context, p Proposal) (Invocation, error) {
+	task, err := s.Task(ctx, p.TaskID)
+	if err != nil {
+		return Invocation{}, err
+	}
+	if p.Actor.Kind != ActorAssistant && p.Actor.Kind != ActorUser {
+		return Invocation{}, apperr.New(apperr.Forbidden, "Only an assistant or a console user can propose.")
+	}
+	if task.State != TaskActive {
+		return Invocation{}, &apperr.Error{Kind: apperr.IllegalTransition, Code: "task_not_active",
+			Message: fmt.Sprintf("The task is %s; it takes no new proposals.", task.State),
+			Hint:    "Tell the customer the work is paused, or ask a person to resume the task."}
+	}
+	if !s.now().Before(task.ExpiresAt) {
+		return Invocation{}, &apperr.Error{Kind: apperr.IllegalTransition, Code: "task_expired", Message: "The task has expired."}
+	}
+	if p.ClientKey != "" {
+		return s.proposeWithClientKey(ctx, task, p)
+	}
+	return s.propose(ctx, task, p)
+}
+
+func (s *Service) propose(ctx context.Context, task Task, p Proposal) (Invocation, error) {
+	sys, spec, err := s.actionFor(task, p.System, p.Action, p.compensates != nil)
+	if err != nil {
+		return Invocation{}, err
+	}
+	args, err := spec.Validate(p.Args)
+	if err != nil {
+		return Invocation{}, adapterErr(err)
+	}
+	principal := adapter.Principal{CustomerRef: task.CustomerRef}
+	target, err := sys.Resolve(ctx, principal, spec.TargetKind, fmt.Sprint(args[spec.TargetParam]))
+	if err != nil {
+		return Invocation{}, adapterErr(err)
+	}
+	// The resolved id replaces the words, so "my Pro plan" and its id are the
+	// same request.
+	args[spec.TargetParam] = target.ID
+	canonical := adapter.Canonical(args)
+	hash := sha256.Sum256(canonical)
+	if dup, found, err := s.recentDuplicate(ctx, task.ID, sys.Name(), spec.Name, hash[:]); found || err != nil {
+		return dup, err
+	}
+	if err := s.checkBlock(ctx, task, sys.Name(), spec.Name, target, p.Actor); err != nil {
+		return Invocation{}, err
+	}
+	quote, err := sys.DryRun(ctx, principal, spec.Name, canonical)
+	if err != nil {
+		return Invocation{}, s.refused(ctx, task, sys.Name(), spec.Name, target, p.Actor, err)
+	}
+	policy, err := s.Policy(ctx, sys.Name(), spec.Name)
+	if err != nil {
+		return Invocation{}, err
+	}
+	if !policy.Enabled {
+		return Invocation{}, &apperr.Error{Kind: apperr.Forbidden, Code: "action_disabled",
+			Message: "This action is switched off by its policy.", Hint: "Hand the request to a person."}
+	}
+	amount := quote.AmountCents
+	if spec.AmountParam != "" && amount == nil {
+		// A money action routes as money even when its quote forgot the
+		// amount: the arguments say how much.
+		if n, ok := args[spec.AmountParam].(int64); ok {
+			amount = &n
+		}
+	}
+	route := RouteProposal(policy, amount, p.compensates != nil)
+	disagrees, why := summaryDisagrees(p.Summary, quote)
+	return s.insertProposal(ctx, p, task, spec, quote, canonical, hash[:], policy, route, disagrees, why)
+}
+
+// actionFor finds the system and spec of an action the task may use. A
+// compensation may use its action whatever the task lists: it is
+// authorised by its own approval.
+func (s *Service) actionFor(task Task, system, action string, compensation bool) (adapter.System, adapter.ActionSpec, error) {
+	if system == "" {
+		var found []string
+		for _, sys := range s.registry.Systems() {
+			for _, a := range sys.Actions() {
+				if a.Name == action && task.Allows(sys.Name(), action) {
+					found = append(found, sys.Name())
+				}
+			}
+		}
+		switch len(found) {
+		case 0:
+			return nil, adapter.ActionSpec{}, notAllowed(action)
+		case 1:
+			system = found[0]
+		default:
+			return nil, adapter.ActionSpec{}, apperr.InvalidFields(map[string]string{
+				"system": "several systems offer " + action + "; name one of: " + strings.Join(found, ", ")})
+		}
+	}
+	if !compensation && !task.Allows(system, action) {
+		return nil, adapter.ActionSpec{}, notAllowed(action)
+	}
+	sys, spec, err := s.registry.Action(system, action)
+	if err != nil {
+		return nil, adapter.ActionSpec{}, adapterErr(err)
+	}
+	return sys, spec, nil
+}
+
+func notAllowed(action string) error {
+	return &apperr.Error{Kind: apperr.Forbidden, Code: "action_not_allowed",
+		Message: fmt.Sprintf("This task may not use %q.", action),
+		Hint:    "List the tools for this task; propose only what it allows, or hand the request to a person."}
+}
+
+// recentDuplicate finds the same request made in the same task within the
+// dedup window. The task, not the conversation, is the key: a task is one
+// assistant's, and a new task is a new assignment.
+func (s *Service) recentDuplicate(ctx context.Context, taskID, system, action string, hash []byte) (Invocation, bool, error) {
+	var out Invocation
+	var found bool
+	err := s.store.InTx(ctx, func(tx *store.Tx) error {
+		row, err := tx.RecentDuplicate(ctx, taskID, system, action, hash, s.now().Add(-s.cfg.DedupWindow))
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		found = true
+		out, err = fromRow(row)
+		out.Deduplicated = true
+		return err
+	})
+	return out, found, err
+}
+
+func (s *Service) insertProposal(ctx context.Context, p Proposal, task Task, spec adapter.ActionSpec, quote adapter.Quote,
+	canonical, hash []byte, policy Policy, route Route, disagrees bool, why string) (Invocation, error) {
+	quoteJSON, err := json.Marshal(quote)
+	if err != nil {
+		return Invocation{}, err
+	}
+	now := s.now()
+	id := newID("inv")
+	row := store.Invocation{ID: id, TaskID: task.ID, ConversationID: task.ConversationID, System: policy.System,
+		Action: spec.Name, TargetKind: quote.Target.Kind, TargetID: quote.Target.ID, TargetDisplay: quote.Target.Display,
+		TargetVersion: quote.Target.Version, State: string(route.State), ProposedArgs: canonical, ArgsHash: hash,
+		Quote: quoteJSON, Summary: p.Summary, SummaryDisagrees: disagrees, IdempotencyKey: idempotencyKey(task.ID, id),
+		AmountCents: quote.AmountCents, PolicyStage: int16(policy.Stage), PolicyVersion: policy.Version,
+		RouteReason: route.Reason, CreatedAt: now}
+	if route.State == Approved {
+		row.ApprovedArgs, row.ApprovedArgsHash, row.ApprovedAt = canonical, hash, &now
+	} else {
+		deadline := now.Add(route.Window)
+		row.DeadlineAt = &deadline
+	}
+	if p.ClientKey != "" {
+		row.ClientKey = &p.ClientKey
+	}
+	if p.compensates != nil {
+		row.CompensatesID = &p.compensates.ID
+	}
+	ownerName := ""
+	if route.State == Approved {
+		if owner, err := s.store.UserByID(ctx, *policy.OwnerID); err == nil {
+			ownerName = owner.Name
+		}
+	}
+	var out Invocation
+	err = s.store.InTx(ctx, func(tx *store.Tx) error {
+		// Serialise identical proposals, then look again: a twin may have
+		// committed while this one was being dry-run.
+		if err := tx.AdvisoryLock(ctx, fmt.Sprintf("propose:%s:%s:%s:%x", task.ID, policy.System, spec.Name, hash)); err != nil {
+			return err
+		}
+		if p.compensates != nil {
+			// One live compensation per original, whatever the window:
+			// the lock above serialises reversals of the same original.
+			if live, err := tx.LiveCompensation(ctx, p.compensates.ID); err == nil {
+				out, err = fromRow(live)
+				out.Deduplicated = true
+				return err
+			} else if !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+		}
+		if dup, err := tx.RecentDuplicate(ctx, task.ID, policy.System, spec.Name, hash, now.Add(-s.cfg.DedupWindow)); err == nil {
+			out, err = fromRow(dup)
+			out.Deduplicated = true
+			return err
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		inserted, err := tx.InsertInvocation(ctx, row)
+		if err != nil {
+			return err
+		}
+		if out, err = fromRow(inserted); err != nil {
+			return err
+		}
+		return s.recordProposal(ctx, tx, p, out, policy, ownerName, route, disagrees, why)
+	})
+	return out, err
+}
+
+func (s *Service) recordProposal(ctx context.Context, tx *store.Tx, p Proposal, inv Invocation, policy Policy, ownerName string, route Route, disagrees bool, why string) error {
+	data := map[string]any{"action": inv.Action, "system": inv.System, "target": inv.Target.Display,
+		"amount_cents": inv.AmountCents, "summary": inv.Summary}
+	if inv.CompensatesID != "" {
+		data["compensates"] = inv.CompensatesID
+	}
+	if err := s.record(ctx, tx, p.Actor, "invocation.proposed", inv.TaskID, inv.ID, data); err != nil {
+		return err
+	}
+	if disagrees {
+		if err := s.record(ctx, tx, SystemActor, "invocation.summary_disagreed", inv.TaskID, inv.ID,
+			map[string]any{"summary": inv.Summary, "quote": inv.Quote.Title, "why": why}); err != nil {
+			return err
+		}
+	}
+	routeData := map[string]any{"reason": route.Reason, "stage": int(policy.Stage), "policy": policy.Name()}
+	actor := SystemActor
+	if route.State == Approved {
+		actor = Actor{Kind: ActorPolicy, ID: policy.Name(), Name: policy.Name()}
+		routeData["owner_id"], routeData["owner_name"] = *policy.OwnerID, ownerName
+	}
+	if err := s.record(ctx, tx, actor, "invocation."+string(route.State), inv.TaskID, inv.ID, routeData); err != nil {
+		return err
+	}
+	if route.State == Approved {
+		return tx.Notify(ctx, DispatchChannel, inv.ID)
+	}
+	return nil
+}
+
+// proposeWithClientKey applies Stripe's rules to a caller's
+// Idempotency-Key: the same key with the same request replays the first
+// result (marked deduplicated); with another request it is an error; while
+// the first request is still being processed it is a conflict. A claim
+// left unfinished longer than Config.ClientKeyClaim (its request crashed)
+// is taken over by the next request with the key, or bound to the
+// invocation the dead request made, if it made one.
+func (s *Service) proposeWithClientKey(ctx context.Context, task Task, p Proposal) (Invocation, error) {
+	var raw map[string]any
+	_ = json.Unmarshal(p.Args, &raw)
+	reqHash := sha256.Sum256([]byte(p.System + "\x00" + p.Action + "\x00" + string(adapter.Canonical(raw))))
+	now := s.now()
+	claim, err := s.store.ClaimClientKey(ctx, task.ID, p.ClientKey, reqHash[:], now, now.Add(-s.cfg.ClientKeyClaim))
+	if errors.Is(err, store.ErrConflict) {
+		return Invocation{}, clientKeyConflict()
+	}
+	if err != nil {
+		return Invocation{}, err
+	}
+	if !claim.Claimed {
+		switch {
+		case !claim.SameRequest:
+			return Invocation{}, &apperr.Error{Kind: apperr.Invalid, Code: "idempotency_key_reused",
+				Message: "This Idempotency-Key was used for a different request in this task.",
+				Hint:    "Use a new key for a new request; reuse a key only to repeat the same request."}
+		case claim.InvocationID == "":
+			return Invocation{}, clientKeyConflict()
+		}
+		inv, err := s.Invocation(ctx, claim.InvocationID)
+		inv.Deduplicated = true
+		return inv, err
+	}
+	if claim.TookOver {
+		s.log.Warn("idempotency key taken over from an unfinished request", "task_id", task.ID, "after", s.cfg.ClientKeyClaim)
+	}
+	// The claim outlives no proposal: past it, the key is someone else's.
+	workCtx, cancel := context.WithTimeout(ctx, s.cfg.ClientKeyClaim)
+	defer cancel()
+	inv, err := s.propose(workCtx, task, p)
+	if err != nil {
+		if rerr := s.store.ReleaseClientKey(context.WithoutCancel(ctx), task.ID, p.ClientKey, claim.ClaimedAt); rerr != nil {
+			s.log.Warn("release idempotency key", "error", rerr)
+		}
+		return inv, err
+	}
+	return inv, s.store.BindClientKey(context.WithoutCancel(ctx), task.ID, p.ClientKey, claim.ClaimedAt, inv.ID)
+}
+
+func clientKeyConflict() error {
+	return &apperr.Error{Kind: apperr.Conflict, Code: "idempotency_key_in_use", Retryable: true,
+		Message: "Another request with this Idempotency-Key is being processed.",
+		Hint:    "Wait for it to finish, then repeat the request to get its result."}
+}
+
+// adapterErr turns an adapter's refusal into the console's error
+// vocabulary, keeping its code, retryable flag, hint and fields.
+func adapterErr(err error) error {
+	ae, ok := adapter.AsError(err)
+	if !ok {
+		return err
+	}
+	kind := apperr.Invalid
+	switch {
+	case ae.Code == adapter.CodeNotFound:
+		kind = apperr.NotFound
+	case ae.Code == "system_not_connected" || ae.Code == adapter.CodeUnknownAction:
+		kind = apperr.NotFound
+	case ae.Outcome == adapter.NotSent || ae.Outcome == adapter.Unknown:
+		kind = apperr.Upstream
+	}
+	out := &apperr.Error{Kind: kind, Code: ae.Code, Message: ae.Message, Hint: ae.Hint, Retryable: ae.Retryable,
+		Fields: ae.Fields, Err: err}
+	if len(ae.Candidates) > 0 {
+		out.Details = map[string]any{"candidates": ae.Candidates}
+	}
+	return out
+}

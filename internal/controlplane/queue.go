@@ -1,0 +1,119 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"countersign/internal/apperr"
+	"countersign/store"
+)
+
+// QueueFilter selects cards of the approval queue; see store.QueueFilter.
+type QueueFilter = store.QueueFilter
+
+// QueueCursor is a position in the approval queue.
+type QueueCursor = store.QueueCursor
+
+// QueueCard is an invocation awaiting approval with its task's headroom
+// and who holds the card.
+type QueueCard struct {
+	Invocation
+	CustomerRef   string
+	TaskState     TaskState
+	WriteBudget   int
+	WritesUsed    int
+	InflightLimit int
+	Inflight      int
+	// HolderID and HolderName are set while an agent holds the card.
+	HolderID   int64
+	HolderName string
+	HoldUntil  time.Time
+	// FirstApprovers are the users who recorded the first of two approvals
+	// (of any version of the arguments; see FirstApprovers for the current).
+	FirstApprovers []int64
+}
+
+// ClaimHold is how long opening a card for deciding holds it.
+const ClaimHold = 5 * time.Minute
+
+// ApprovalQueue lists a page of invocations awaiting approval, newest
+// deadline first (keyset pagination: pass the last card's cursor as After).
+func (s *Service) ApprovalQueue(ctx context.Context, f QueueFilter) ([]QueueCard, error) {
+	f.Now = s.now()
+	rows, err := s.store.ApprovalQueue(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]QueueCard, 0, len(rows))
+	for _, r := range rows {
+		c, err := queueCard(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// Card returns one card, whatever its invocation's state now, or
+// apperr.NotFound.
+func (s *Service) Card(ctx context.Context, id string) (QueueCard, error) {
+	r, err := s.store.QueueItem(ctx, id, s.now())
+	if errors.Is(err, store.ErrNotFound) {
+		return QueueCard{}, apperr.Wrap(err, apperr.NotFound, "No such request.")
+	}
+	if err != nil {
+		return QueueCard{}, err
+	}
+	return queueCard(r)
+}
+
+func queueCard(r store.QueueItem) (QueueCard, error) {
+	inv, err := fromRow(r.Invocation)
+	if err != nil {
+		return QueueCard{}, err
+	}
+	c := QueueCard{Invocation: inv, CustomerRef: r.CustomerRef, TaskState: TaskState(r.TaskState), WriteBudget: int(r.WriteBudget),
+		WritesUsed: int(r.WritesUsed), InflightLimit: int(r.InflightLimit), Inflight: int(r.Inflight), FirstApprovers: r.FirstApproverIDs}
+	if r.HolderID != nil {
+		c.HolderID = *r.HolderID
+	}
+	if r.HolderName != nil {
+		c.HolderName = *r.HolderName
+	}
+	if r.HoldUntil != nil {
+		c.HoldUntil = *r.HoldUntil
+	}
+	return c, nil
+}
+
+// Claim gives a console user the card of an invocation awaiting approval
+// for ClaimHold, unless another user holds it; either way it returns the
+// claim in force, so the caller can tell who holds it. Taking a card is
+// not a decision: it records no event.
+func (s *Service) Claim(ctx context.Context, actor Actor, id string) (store.Claim, error) {
+	if actor.Kind != ActorUser || actor.Role == "customer" {
+		return store.Claim{}, apperr.New(apperr.Forbidden, "Only a support agent, manager or admin can take a card.")
+	}
+	inv, err := s.Invocation(ctx, id)
+	if err != nil {
+		return store.Claim{}, err
+	}
+	if inv.State != AwaitingApproval {
+		return store.Claim{}, &apperr.Error{Kind: apperr.IllegalTransition, Code: "illegal_transition",
+			Message: "This request is " + inv.State.Label() + "; there is nothing to decide."}
+	}
+	now := s.now()
+	c, err := s.store.ClaimCard(ctx, id, actor.UserID, now, now.Add(ClaimHold))
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Claim{}, apperr.Wrap(err, apperr.NotFound, "No such request.")
+	}
+	return c, err
+}
+
+// PendingCounts is the console header's badge: invocations awaiting
+// approval and unverified ones.
+func (s *Service) PendingCounts(ctx context.Context) (awaitingApproval, unverified int, err error) {
+	return s.store.CountPending(ctx)
+}

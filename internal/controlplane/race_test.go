@@ -1,0 +1,227 @@
+package controlplane_test
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"countersign/internal/controlplane"
+	"countersign/internal/demoshop"
+)
+
+// TestExactlyOnceUnderRace races 200 goroutines approving, confirming and
+// dispatching one invocation: exactly one approval wins and exactly one
+// effect reaches the shop.
+func TestExactlyOnceUnderRace(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	task := b.task([]string{"issue_refund"}, 10, 5, 1000)
+	inv := b.propose(task, "issue_refund", refund(b.order(2).ID, 4200, "damaged"), "")
+	// Slow the shop so the racers overlap with the request in flight.
+	if err := b.shop.SetFault(demoshop.FaultRule{Route: "POST /refunds", LatencyMS: 50}); err != nil {
+		t.Fatal(err)
+	}
+
+	var approvals, sent atomic.Int64
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range 200 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			switch i % 4 {
+			case 0:
+				if _, err := b.cp.Approve(b.ctx, b.agent, inv.ID, 0); err == nil {
+					approvals.Add(1)
+				}
+			case 1:
+				_, _ = b.cp.Confirm(b.ctx, controlplane.CustomerActor(b.customer.Email, "code"), inv.ID, 0)
+			case 2:
+				if ok, err := b.cp.Dispatch(b.ctx, inv.ID); err == nil && ok {
+					sent.Add(1)
+				}
+			case 3:
+				n, _ := b.cp.DispatchOnce(b.ctx)
+				sent.Add(int64(n))
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	b.dispatchAll() // in case every dispatcher ran before the approval
+
+	if approvals.Load() != 1 {
+		t.Errorf("%d approvals succeeded, want 1", approvals.Load())
+	}
+	b.wantState(inv.ID, controlplane.Completed)
+	if n := len(b.effects(inv.IdempotencyKey)); n != 1 {
+		t.Errorf("shop ledger holds %d effects for the invocation, want exactly 1", n)
+	}
+	if n := len(b.effects("")); n != 1 {
+		t.Errorf("shop ledger holds %d effects in all, want 1", n)
+	}
+	t.Logf("race: 200 goroutines, approvals won=%d, dispatch calls that sent=%d, shop effects=%d", approvals.Load(), sent.Load(), len(b.effects("")))
+}
+
+// TestBudgetAndInflightUnderRace proposes 300 writes at once against a
+// budget of 6 and an in-flight limit of 2, with eight dispatchers: never
+// more than 6 writes, never more than 2 in flight at the shop.
+func TestBudgetAndInflightUnderRace(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.setStage("update_product_description", controlplane.StageAutonomous)
+	task := b.task([]string{"update_product_description"}, 6, 2, 1000)
+	products := b.products(300) // one each: an edit changes its product's version
+	if err := b.shop.SetFault(demoshop.FaultRule{Route: "PATCH /products/{id}", LatencyMS: 40}); err != nil {
+		t.Fatal(err)
+	}
+
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	var proposed atomic.Int64
+	for i := range 300 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			if _, err := b.tryPropose(task, "update_product_description",
+				map[string]any{"product_id": products[i].ID, "description": fmt.Sprintf("Edition %d", i)}, ""); err == nil {
+				proposed.Add(1)
+			}
+		}()
+	}
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for range 40 {
+				if _, err := b.cp.DispatchOnce(b.ctx); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for {
+		// Drain what the racing dispatchers left approved (deferred by the
+		// in-flight limit), until nothing is left to send.
+		n, err := b.cp.DispatchOnce(b.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+	}
+
+	invs, err := b.cp.Invocations(b.ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[controlplane.State]int{}
+	for _, inv := range invs {
+		counts[inv.State]++
+	}
+	effects := len(b.effects(""))
+	after, _ := b.cp.Task(b.ctx, task.ID)
+	t.Logf("budget race: %d proposals, states %v, shop effects %d, max in flight %d, writes used %d",
+		proposed.Load(), counts, effects, b.maxInflight.Load(), after.WritesUsed)
+	if effects > 6 || counts[controlplane.Completed] > 6 {
+		t.Errorf("%d effects and %d completed, budget is 6", effects, counts[controlplane.Completed])
+	}
+	if effects != 6 || after.WritesUsed != 6 {
+		t.Errorf("effects = %d, writes used = %d; want the whole budget of 6 used", effects, after.WritesUsed)
+	}
+	if m := b.maxInflight.Load(); m > 2 {
+		t.Errorf("%d writes in flight at once at the shop, limit is 2", m)
+	}
+	if counts[controlplane.Approved]+counts[controlplane.Dispatching] != 0 {
+		t.Errorf("work left behind: %v", counts)
+	}
+	if counts[controlplane.NotDispatched] != int(proposed.Load())-6 {
+		t.Errorf("not dispatched = %d, want %d", counts[controlplane.NotDispatched], proposed.Load()-6)
+	}
+}
+
+// TestPauseRacingDispatches pauses a task while dispatchers work through
+// 100 approved invocations: no permit is granted after the pause commits
+// (by event order), and work that got a permit stays visible.
+func TestPauseRacingDispatches(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.setStage("update_product_description", controlplane.StageAutonomous)
+	task := b.task([]string{"update_product_description"}, 200, 3, 10000)
+	products := b.products(100)
+	for i := range 100 {
+		b.propose(task, "update_product_description", map[string]any{"product_id": products[i].ID, "description": fmt.Sprintf("Take %d", i)}, "")
+	}
+	if err := b.shop.SetFault(demoshop.FaultRule{Route: "PATCH /products/{id}", LatencyMS: 15}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := b.cp.DispatchOnce(b.ctx); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	for range 5 { // pause once writes are reaching the shop
+		<-b.writes
+	}
+	paused, err := b.cp.Pause(b.ctx, b.assistant, task.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+
+	events, err := b.cp.Timeline(b.ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pauseID int64
+	granted, after := 0, 0
+	for _, e := range events {
+		if e.Action == "task.paused" {
+			pauseID = e.ID
+		}
+	}
+	for _, e := range events {
+		if e.Action == "permit.granted" {
+			granted++
+			if e.ID > pauseID {
+				after++
+			}
+		}
+	}
+	invs, _ := b.cp.Invocations(b.ctx, task.ID)
+	counts := map[controlplane.State]int{}
+	for _, inv := range invs {
+		counts[inv.State]++
+	}
+	t.Logf("pause race: %d permits before the pause, %d after; states %v", granted-after, after, counts)
+	if pauseID == 0 || paused.State != controlplane.TaskPaused {
+		t.Fatalf("no pause event")
+	}
+	if after != 0 {
+		t.Errorf("%d permits granted after the pause committed", after)
+	}
+	if granted < 5 || counts[controlplane.Completed] != granted {
+		t.Errorf("work that held a permit: %d permits, %d completed", granted, counts[controlplane.Completed])
+	}
+	if counts[controlplane.NotDispatched] != 100-granted || counts[controlplane.Approved] != 0 {
+		t.Errorf("after the pause: %v, want %d not dispatched and none approved", counts, 100-granted)
+	}
+	for _, inv := range invs {
+		if inv.State == controlplane.NotDispatched && inv.NotDispatchedReason != controlplane.ReasonTaskPaused {
+			t.Errorf("%s not dispatched for %s, want task_paused", inv.ID, inv.NotDispatchedReason)
+		}
+	}
+}

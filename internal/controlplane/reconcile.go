@@ -1,0 +1,122 @@
+package controlplane
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"countersign/internal/adapter"
+	"countersign/internal/apperr"
+	"countersign/store"
+)
+
+// Reconciliation is what inspecting an unverified invocation found.
+type Reconciliation struct {
+	Invocation Invocation
+	Lookup     adapter.LookupResult
+	Verify     *adapter.Verification
+	// Conclusive is false when the evidence decided nothing: the invocation
+	// stays unverified and a person takes it from here.
+	Conclusive bool
+}
+
+// Reconcile inspects the original call of an unverified invocation by its
+// idempotency key and reads the target back. It is read-only towards the
+// business system: nothing is sent. On evidence of the effect it becomes
+// completed; on evidence of a refusal, failed; otherwise it stays
+// unverified (a missing record is not proof that nothing happened).
+func (s *Service) Reconcile(ctx context.Context, actor Actor, id string) (Reconciliation, error) {
+	inv, err := s.Invocation(ctx, id)
+	if err != nil {
+		return Reconciliation{}, err
+	}
+	if inv.State != Unverified {
+		return Reconciliation{}, &apperr.Error{Kind: apperr.IllegalTransition, Code: "illegal_transition",
+			Message: fmt.Sprintf("Only an unverified invocation is reconciled; this one is %s.", inv.State.Label())}
+	}
+	sys, err := s.registry.System(inv.System)
+	if err != nil {
+		return Reconciliation{}, adapterErr(err)
+	}
+	principal, err := s.principalOf(ctx, inv.TaskID)
+	if err != nil {
+		return Reconciliation{}, err
+	}
+	callCtx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
+	defer cancel()
+	look, err := sys.Lookup(callCtx, principal, inv.Call())
+	if err != nil {
+		return Reconciliation{}, adapterErr(err)
+	}
+	rec := Reconciliation{Lookup: look}
+	to := Unverified
+	var o outcome
+	switch {
+	case look.Result != nil:
+		v, err := sys.Verify(callCtx, principal, inv.Call(), look.Result)
+		if err != nil {
+			return Reconciliation{}, adapterErr(err)
+		}
+		rec.Verify = &v
+		if v.Verified {
+			to, o = Completed, outcome{result: look.Result, verification: &v}
+		}
+	case look.LedgerState == "refused" && look.Error != nil && look.Error.Outcome != adapter.Unknown && len(look.Effects) == 0:
+		to, o = Failed, outcome{err: look.Error}
+	}
+	lookupJSON, _ := json.Marshal(look)
+	var lookupData map[string]any
+	_ = json.Unmarshal(lookupJSON, &lookupData)
+	if to == Unverified {
+		err = s.store.InTx(ctx, func(tx *store.Tx) error {
+			return s.record(ctx, tx, actor, "invocation.reconcile_inconclusive", inv.TaskID, inv.ID, map[string]any{
+				"lookup": lookupData, "handed_to_person": true})
+		})
+		rec.Invocation = inv
+		return rec, err
+	}
+	err = s.store.InTx(ctx, func(tx *store.Tx) error {
+		now := s.now()
+		ch := store.InvocationChange{FinishedAt: &now}
+		if o.result != nil {
+			ch.Result, _ = json.Marshal(o.result)
+		}
+		if o.verification != nil {
+			ch.Verification, _ = json.Marshal(o.verification)
+		}
+		if o.err != nil {
+			ch.Error, _ = json.Marshal(o.err)
+		}
+		updated, err := tx.TransitionInvocation(ctx, inv.ID, []string{string(Unverified)}, inv.Version, string(to), now, ch)
+		if err != nil {
+			return s.transitionErr(ctx, tx, inv.ID, inv.Version, "reconcile", err)
+		}
+		if err := s.record(ctx, tx, actor, "invocation.reconciled", inv.TaskID, inv.ID, map[string]any{
+			"to": string(to), "lookup": lookupData}); err != nil {
+			return err
+		}
+		if to == Completed && updated.CompensatesID != nil {
+			if err := s.markReversed(ctx, tx, *updated.CompensatesID, inv.ID); err != nil {
+				return err
+			}
+		}
+		rec.Invocation, err = fromRow(updated)
+		return err
+	})
+	rec.Conclusive = err == nil
+	return rec, err
+}
+
+// markReversed moves the invocation a completed compensation undid to
+// reversed, in the compensation's transaction.
+func (s *Service) markReversed(ctx context.Context, tx *store.Tx, originalID, compensationID string) error {
+	orig, err := tx.TransitionInvocation(ctx, originalID, []string{string(Completed)}, 0, string(Reversed), s.now(), store.InvocationChange{})
+	if errors.Is(err, store.ErrConflict) {
+		return nil // already reversed, or not completed: nothing to mark
+	}
+	if err != nil {
+		return err
+	}
+	return s.record(ctx, tx, SystemActor, "invocation.reversed", orig.TaskID, originalID, map[string]any{"by": compensationID})
+}

@@ -1,0 +1,193 @@
+package controlplane
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"countersign/internal/adapter"
+	"countersign/internal/apperr"
+	"countersign/store"
+)
+
+// Requoted is the answer of Requote.
+type Requoted struct {
+	// Current is the invocation the customer decides on now: the one asked
+	// about when its target is unchanged, else its successor with the fresh
+	// quote. It is zero when the action can no longer be done at all.
+	Current Invocation
+	// Previous is the superseded invocation when the target changed.
+	Previous *Invocation
+	// Changed says the target changed since the quote was shown.
+	Changed bool
+	// Refusal is the adapter's reason when the fresh dry-run refused the
+	// action: the old invocation is closed and nothing replaces it.
+	Refusal *adapter.Error
+}
+
+// Requote re-runs the dry-run of an invocation awaiting the customer's
+// confirmation and compares the target's version with the quote's. When
+// the target is unchanged it returns the invocation as it is. When it
+// changed, one transaction closes the old invocation (rejected, reason
+// "superseded: …", so it can never execute) and inserts its successor with
+// the fresh quote, a new idempotency key and supersedes_id set, awaiting
+// confirmation again. When the fresh dry-run refuses, the old one is closed
+// the same way and Refusal says why. A concurrent Requote that already
+// superseded it yields the successor. Only the task's customer may ask.
+func (s *Service) Requote(ctx context.Context, actor Actor, id string) (Requoted, error) {
+	if actor.Kind != ActorCustomer {
+		return Requoted{}, apperr.New(apperr.Forbidden, "Only the customer can ask for a fresh quote.")
+	}
+	inv, err := s.Invocation(ctx, id)
+	if err != nil {
+		return Requoted{}, err
+	}
+	task, err := s.Task(ctx, inv.TaskID)
+	if err != nil {
+		return Requoted{}, err
+	}
+	if task.CustomerRef != actor.ID {
+		return Requoted{}, apperr.New(apperr.NotFound, "No such request.")
+	}
+	if inv.State != AwaitingConfirmation {
+		return s.successorOrSelf(ctx, inv)
+	}
+	sys, err := s.registry.System(inv.System)
+	if err != nil {
+		return Requoted{}, adapterErr(err)
+	}
+	quote, err := sys.DryRun(ctx, adapter.Principal{CustomerRef: task.CustomerRef}, inv.Action, inv.Call().Args)
+	var refusal *adapter.Error
+	if err != nil {
+		ae, ok := adapter.AsError(err)
+		if !ok || ae.Outcome != adapter.Refused {
+			return Requoted{}, adapterErr(err)
+		}
+		refusal = ae
+	} else if quote.Target.Version == inv.Quote.Target.Version {
+		return Requoted{Current: inv}, nil
+	}
+	return s.supersede(ctx, actor, inv, quote, refusal)
+}
+
+func (s *Service) supersede(ctx context.Context, actor Actor, old Invocation, quote adapter.Quote, refusal *adapter.Error) (Requoted, error) {
+	reason := fmt.Sprintf("superseded: the %s changed after the quote was shown", old.Target.Kind)
+	if refusal != nil {
+		reason += ", and the action can no longer be done: " + refusal.Message
+	}
+	var out Requoted
+	err := s.store.InTx(ctx, func(tx *store.Tx) error {
+		now := s.now()
+		closed, err := tx.TransitionInvocation(ctx, old.ID, []string{string(AwaitingConfirmation)}, old.Version, string(Rejected), now,
+			store.InvocationChange{DecisionReason: &reason, FinishedAt: &now})
+		if errors.Is(err, store.ErrConflict) {
+			return errRaced
+		}
+		if err != nil {
+			return err
+		}
+		prev, err := fromRow(closed)
+		if err != nil {
+			return err
+		}
+		out.Previous, out.Changed, out.Refusal = &prev, true, refusal
+		data := map[string]any{"reason": reason, "quoted_version": old.Quote.Target.Version}
+		if refusal != nil {
+			data["code"] = refusal.Code
+			return s.record(ctx, tx, actor, "invocation.superseded", old.TaskID, old.ID, data)
+		}
+		data["current_version"] = quote.Target.Version
+		next, err := s.insertSuccessor(ctx, tx, old, quote, now)
+		if err != nil {
+			return err
+		}
+		out.Current = next
+		data["successor"] = next.ID
+		if err := s.record(ctx, tx, actor, "invocation.superseded", old.TaskID, old.ID, data); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, SystemActor, "invocation.requoted", next.TaskID, next.ID, map[string]any{
+			"supersedes": old.ID, "target": next.Target.Display, "amount_cents": next.AmountCents, "reason": next.RouteReason})
+	})
+	if errors.Is(err, errRaced) {
+		inv, err := s.Invocation(ctx, old.ID)
+		if err != nil {
+			return Requoted{}, err
+		}
+		return s.successorOrSelf(ctx, inv)
+	}
+	return out, err
+}
+
+// errRaced says another request moved the invocation first.
+var errRaced = errors.New("controlplane: invocation changed meanwhile")
+
+func (s *Service) insertSuccessor(ctx context.Context, tx *store.Tx, old Invocation, quote adapter.Quote, now time.Time) (Invocation, error) {
+	row, err := tx.Invocation(ctx, old.ID)
+	if err != nil {
+		return Invocation{}, err
+	}
+	policy, err := s.Policy(ctx, old.System, old.Action)
+	if err != nil {
+		return Invocation{}, err
+	}
+	route := RouteProposal(policy, quote.AmountCents, old.CompensatesID != "")
+	if route.State != AwaitingApproval {
+		// The customer is the one deciding: a re-quote never skips them.
+		route = Route{State: AwaitingConfirmation, Reason: "re-quoted: the customer confirms the fresh quote", Window: policy.ConfirmationWindow}
+	}
+	quoteJSON, err := json.Marshal(quote)
+	if err != nil {
+		return Invocation{}, err
+	}
+	id := newID("inv")
+	deadline := now.Add(route.Window)
+	next := store.Invocation{ID: id, TaskID: row.TaskID, ConversationID: row.ConversationID, System: row.System,
+		Action: row.Action, TargetKind: quote.Target.Kind, TargetID: quote.Target.ID, TargetDisplay: quote.Target.Display,
+		TargetVersion: quote.Target.Version, State: string(route.State), ProposedArgs: row.ProposedArgs, ArgsHash: row.ArgsHash,
+		ApprovedArgs: row.ApprovedArgs, ApprovedArgsHash: row.ApprovedArgsHash,
+		Quote: quoteJSON, Summary: row.Summary, IdempotencyKey: idempotencyKey(row.TaskID, id),
+		AmountCents: quote.AmountCents, PolicyStage: int16(policy.Stage), PolicyVersion: policy.Version,
+		RouteReason: route.Reason, DeadlineAt: &deadline, CompensatesID: row.CompensatesID, SupersedesID: &row.ID, CreatedAt: now}
+	inserted, err := tx.InsertInvocation(ctx, next)
+	if err != nil {
+		return Invocation{}, err
+	}
+	return fromRow(inserted)
+}
+
+// successorOrSelf answers a Requote of an invocation that is no longer
+// awaiting confirmation: its successor when one superseded it, else itself
+// as it stands.
+func (s *Service) successorOrSelf(ctx context.Context, inv Invocation) (Requoted, error) {
+	row, err := s.store.Successor(ctx, inv.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return Requoted{Current: inv}, nil
+	}
+	if err != nil {
+		return Requoted{}, err
+	}
+	next, err := fromRow(row)
+	if err != nil {
+		return Requoted{}, err
+	}
+	return Requoted{Current: next, Previous: &inv, Changed: true}, nil
+}
+
+// ErrNoSuccessor says no invocation superseded the one asked about.
+var ErrNoSuccessor = errors.New("controlplane: no successor")
+
+// Successor returns the invocation that superseded id after its target
+// changed, or ErrNoSuccessor.
+func (s *Service) Successor(ctx context.Context, id string) (Invocation, error) {
+	row, err := s.store.Successor(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return Invocation{}, ErrNoSuccessor
+	}
+	if err != nil {
+		return Invocation{}, err
+	}
+	return fromRow(row)
+}

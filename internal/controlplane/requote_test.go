@@ -1,0 +1,84 @@
+package controlplane_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"sync"
+	"testing"
+
+	"countersign/internal/controlplane"
+)
+
+// TestRequoteSupersedesOnceWhenTheTargetChanged refunds part of an order
+// at the shop after the quote; ten concurrent re-quotes close the old
+// invocation once and agree on one successor with the fresh quote.
+func TestRequoteSupersedesOnceWhenTheTargetChanged(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.setStage("issue_refund", controlplane.StageAssisted)
+	task := b.task([]string{"issue_refund"}, 5, 1, 60)
+	order := b.order(3)
+	inv := b.propose(task, "issue_refund", refund(order.ID, 1000, "damaged"), "")
+	customer := controlplane.CustomerActor(b.customer.Email, "code")
+
+	same, err := b.cp.Requote(b.ctx, customer, inv.ID)
+	if err != nil || same.Changed || same.Current.ID != inv.ID {
+		t.Fatalf("requote of an unchanged target: %+v, %v", same, err)
+	}
+	if _, err := b.cp.Requote(b.ctx, controlplane.CustomerActor("someone@example.test", "code"), inv.ID); err == nil {
+		t.Error("another customer could re-quote")
+	}
+
+	body, _ := json.Marshal(map[string]any{"order_id": order.ID, "amount_cents": 500, "reason": "goodwill"})
+	res, err := http.Post(b.shopURL+"/refunds", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+
+	var wg sync.WaitGroup
+	successors := make(chan string, 10)
+	for range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rq, err := b.cp.Requote(b.ctx, customer, inv.ID)
+			if err != nil || !rq.Changed {
+				t.Errorf("requote: %+v, %v", rq, err)
+				return
+			}
+			successors <- rq.Current.ID
+		}()
+	}
+	wg.Wait()
+	close(successors)
+	var next string
+	for id := range successors {
+		if next != "" && id != next {
+			t.Errorf("two successors: %s and %s", next, id)
+		}
+		next = id
+	}
+	old := b.wantState(inv.ID, controlplane.Rejected)
+	fresh := b.wantState(next, controlplane.AwaitingConfirmation)
+	if fresh.SupersedesID != inv.ID || fresh.IdempotencyKey == old.IdempotencyKey || fresh.Quote.Target.Version == old.Quote.Target.Version {
+		t.Errorf("successor %+v does not carry a fresh quote for %s", fresh, inv.ID)
+	}
+	events, err := b.cp.Timeline(b.ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	superseded := 0
+	for _, e := range events {
+		if e.Action == "invocation.superseded" && e.InvocationID == inv.ID {
+			superseded++
+		}
+	}
+	if superseded != 1 {
+		t.Errorf("%d superseded events, want 1", superseded)
+	}
+	if _, err := b.cp.Confirm(b.ctx, customer, inv.ID, old.Version); err == nil {
+		t.Error("the superseded invocation could still be confirmed")
+	}
+}

@@ -1,0 +1,339 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"countersign/internal/adapter"
+	"countersign/internal/apperr"
+	"countersign/store"
+)
+
+// Task is the durable boundary of one assignment: who, which conversation,
+// which actions, and how much writing it may do.
+type Task struct {
+	ID             string
+	AssistantID    string
+	CustomerRef    string
+	ConversationID string
+	// Systems limits the task to these systems; empty means every
+	// connected one.
+	Systems []string
+	// AllowedActions are action names, or "system/action" for one system.
+	AllowedActions []string
+	WriteBudget    int
+	WritesUsed     int
+	InflightLimit  int
+	RatePerMinute  int
+	ExpiresAt      time.Time
+	State          TaskState
+	Version        int32
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	// PausedBy is who paused a paused task (Kind and ID only); zero
+	// otherwise.
+	PausedBy Actor
+}
+
+// PausedByPerson reports whether a person (a console user or the
+// customer), not a program, paused the task. Such a pause is lifted only
+// by a person. A pause whose author is unknown counts as a person's.
+func (t Task) PausedByPerson() bool {
+	return t.State == TaskPaused && t.PausedBy.Kind != ActorAssistant && t.PausedBy.Kind != ActorSystem
+}
+
+// BudgetLeft is how many more writes the task may attempt.
+func (t Task) BudgetLeft() int { return max(t.WriteBudget-t.WritesUsed, 0) }
+
+// Allows reports whether the task may use action on system.
+func (t Task) Allows(system, action string) bool {
+	if len(t.Systems) > 0 && !slices.Contains(t.Systems, system) {
+		return false
+	}
+	return slices.Contains(t.AllowedActions, action) || slices.Contains(t.AllowedActions, system+"/"+action)
+}
+
+func taskFromRow(r store.Task) Task {
+	t := Task{ID: r.ID, CustomerRef: r.CustomerRef, ConversationID: r.ConversationID, Systems: r.Systems,
+		AllowedActions: r.AllowedActions, WriteBudget: int(r.WriteBudget), WritesUsed: int(r.WritesUsed),
+		InflightLimit: int(r.InflightLimit), RatePerMinute: int(r.RatePerMinute), ExpiresAt: r.ExpiresAt,
+		State: TaskState(r.State), Version: r.Version, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+	if r.AssistantID != nil {
+		t.AssistantID = *r.AssistantID
+	}
+	if r.PausedByKind != nil {
+		t.PausedBy.Kind = ActorKind(*r.PausedByKind)
+	}
+	if r.PausedByID != nil {
+		t.PausedBy.ID = *r.PausedByID
+	}
+	return t
+}
+
+// NewTask is a request to open a task.
+type NewTask struct {
+	AssistantID    string
+	CustomerRef    string
+	ConversationID string
+	Systems        []string
+	AllowedActions []string
+	WriteBudget    int
+	InflightLimit  int
+	RatePerMinute  int
+	ExpiresAt      time.Time
+}
+
+// ConversationNotYours is what an assistant is told about a conversation
+// id another assistant already uses: conversation ids belong to the
+// assistant that used them first.
+const ConversationNotYours = "not a conversation of yours: use your own conversation's id"
+
+// CreateTask opens a task, or fails with apperr.Invalid naming each bad
+// field. A task of an assistant claims its conversation id for that
+// assistant; one another assistant already uses is refused.
+func (s *Service) CreateTask(ctx context.Context, actor Actor, in NewTask) (Task, error) {
+	now := s.now()
+	fields := map[string]string{}
+	if strings.TrimSpace(in.CustomerRef) == "" {
+		fields["customer_ref"] = "required: the customer this task acts for (their e-mail)"
+	}
+	if strings.TrimSpace(in.ConversationID) == "" {
+		fields["conversation_id"] = "required: your conversation's id"
+	}
+	if len(in.AllowedActions) == 0 {
+		fields["allowed_actions"] = "list at least one action the task may propose"
+	}
+	for _, a := range in.AllowedActions {
+		if !s.knownAction(a) {
+			fields["allowed_actions"] = fmt.Sprintf("%q is not an action of any connected system", a)
+		}
+	}
+	for _, sys := range in.Systems {
+		if _, err := s.registry.System(sys); err != nil {
+			fields["systems"] = fmt.Sprintf("%q is not a connected system", sys)
+		}
+	}
+	switch {
+	case in.WriteBudget < 0 || in.WriteBudget > 1000:
+		fields["write_budget"] = "must be between 0 and 1000"
+	case in.InflightLimit < 1 || in.InflightLimit > 100:
+		fields["inflight_limit"] = "must be between 1 and 100"
+	case in.RatePerMinute < 1 || in.RatePerMinute > 10000:
+		fields["rate_per_minute"] = "must be between 1 and 10000"
+	}
+	if !in.ExpiresAt.After(now) {
+		fields["expires_at"] = "must be in the future"
+	} else if in.ExpiresAt.After(now.Add(30 * 24 * time.Hour)) {
+		fields["expires_at"] = "must be within 30 days"
+	}
+	if len(fields) > 0 {
+		return Task{}, apperr.InvalidFields(fields)
+	}
+	var out Task
+	err := s.store.InTx(ctx, func(tx *store.Tx) error {
+		row := store.Task{ID: newID("tsk"), CustomerRef: adapter.NormaliseCustomerRef(in.CustomerRef), ConversationID: strings.TrimSpace(in.ConversationID),
+			Systems: nonNil(in.Systems), AllowedActions: in.AllowedActions, WriteBudget: int32(in.WriteBudget),
+			InflightLimit: int32(in.InflightLimit), RatePerMinute: int32(in.RatePerMinute), ExpiresAt: in.ExpiresAt,
+			State: string(TaskActive), CreatedAt: now}
+		if in.AssistantID != "" {
+			row.AssistantID = &in.AssistantID
+			owner, err := tx.ClaimConversation(ctx, row.ConversationID, in.AssistantID, now)
+			if err != nil {
+				return err
+			}
+			if owner != in.AssistantID {
+				return apperr.InvalidFields(map[string]string{"conversation_id": ConversationNotYours})
+			}
+		}
+		created, err := tx.InsertTask(ctx, row)
+		if err != nil {
+			return err
+		}
+		out = taskFromRow(created)
+		return s.record(ctx, tx, actor, "task.created", out.ID, "", map[string]any{
+			"customer_ref": out.CustomerRef, "conversation_id": out.ConversationID, "allowed_actions": out.AllowedActions,
+			"write_budget": out.WriteBudget, "inflight_limit": out.InflightLimit, "rate_per_minute": out.RatePerMinute})
+	})
+	return out, err
+}
+
+func (s *Service) knownAction(name string) bool {
+	system, action, qualified := strings.Cut(name, "/")
+	for _, sys := range s.registry.Systems() {
+		for _, a := range sys.Actions() {
+			if (qualified && sys.Name() == system && a.Name == action) || (!qualified && a.Name == name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Task returns a task by id, or apperr.NotFound.
+func (s *Service) Task(ctx context.Context, id string) (Task, error) {
+	row, err := s.store.Task(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return Task{}, apperr.Wrap(err, apperr.NotFound, "No such task.")
+	}
+	if err != nil {
+		return Task{}, err
+	}
+	return taskFromRow(row), nil
+}
+
+// Pause stops further dispatch: after it commits no permit is granted.
+// Work already holding a permit finishes and stays visible; approved work
+// without a permit becomes not dispatched; proposals awaiting a person stay
+// pending.
+func (s *Service) Pause(ctx context.Context, actor Actor, taskID string, expectedVersion int32) (Task, error) {
+	return s.changeTask(ctx, actor, taskID, expectedVersion, "pause", TaskPaused, []TaskState{TaskActive}, ReasonTaskPaused)
+}
+
+// Resume lets a paused task dispatch again. It keeps the remaining budget
+// and unresolved calls and replays nothing. A pause made by a person is
+// lifted only by a console user; an assistant may resume only a pause that
+// an assistant made (Forbidden, code paused_by_person, otherwise).
+func (s *Service) Resume(ctx context.Context, actor Actor, taskID string, expectedVersion int32) (Task, error) {
+	return s.changeTask(ctx, actor, taskID, expectedVersion, "resume", TaskActive, []TaskState{TaskPaused}, "")
+}
+
+// Cancel ends a task for good. It undoes nothing: approved work that never
+// left becomes not dispatched; reversal is its own action.
+func (s *Service) Cancel(ctx context.Context, actor Actor, taskID string, expectedVersion int32) (Task, error) {
+	return s.changeTask(ctx, actor, taskID, expectedVersion, "cancel", TaskCancelled, []TaskState{TaskActive, TaskPaused}, ReasonTaskCancelled)
+}
+
+func (s *Service) changeTask(ctx context.Context, actor Actor, taskID string, expectedVersion int32, verb string, to TaskState, from []TaskState, reason NotDispatchedReason) (Task, error) {
+	if actor.Kind == ActorCustomer || actor.Kind == ActorPolicy {
+		return Task{}, apperr.New(apperr.Forbidden, "Only the assistant or a console user can %s a task.", verb)
+	}
+	var out Task
+	err := s.store.InTx(ctx, func(tx *store.Tx) error {
+		// The permit takes this lock too: whichever commits first, the
+		// other sees its result.
+		current, err := tx.LockTask(ctx, taskID)
+		if errors.Is(err, store.ErrNotFound) {
+			return apperr.Wrap(err, apperr.NotFound, "No such task.")
+		}
+		if err != nil {
+			return err
+		}
+		if expectedVersion != 0 && current.Version != expectedVersion {
+			return &apperr.Error{Kind: apperr.Conflict, Code: "stale_version",
+				Message: fmt.Sprintf("The task changed since you read it (version %d, now %d).", expectedVersion, current.Version),
+				Hint:    "Read the task again and decide on what it says now."}
+		}
+		if !slices.Contains(from, TaskState(current.State)) {
+			return &apperr.Error{Kind: apperr.IllegalTransition, Code: "illegal_transition",
+				Message: fmt.Sprintf("Cannot %s a task that is %s.", verb, current.State)}
+		}
+		if to == TaskActive {
+			if err := mayResume(actor, taskFromRow(current)); err != nil {
+				return err
+			}
+		}
+		row, err := tx.TransitionTask(ctx, taskID, states(from), current.Version, string(to), s.now(), string(actor.Kind), actor.ID)
+		if err != nil {
+			return err
+		}
+		out = taskFromRow(row)
+		var stopped []string
+		if reason != "" {
+			if stopped, err = s.stopApproved(ctx, tx, taskID, reason); err != nil {
+				return err
+			}
+		}
+		return s.record(ctx, tx, actor, "task."+string(to), taskID, "", map[string]any{
+			"from": current.State, "not_dispatched": stopped})
+	})
+	return out, err
+}
+
+// mayResume says whether actor may lift the task's pause: a person's pause
+// only a console user; an assistant's pause a console user or that same
+// assistant. Nothing an assistant holds turns it into a person.
+func mayResume(actor Actor, t Task) error {
+	if actor.Kind == ActorUser {
+		return nil
+	}
+	if t.PausedByPerson() {
+		who := "a person"
+		if t.PausedBy.Kind == ActorUser {
+			who = "a support agent"
+		} else if t.PausedBy.Kind == ActorCustomer {
+			who = "the customer"
+		}
+		return &apperr.Error{Kind: apperr.Forbidden, Code: "paused_by_person",
+			Message: "This task was paused by " + who + "; only a person can resume it.",
+			Hint:    "Tell the customer the work is on hold and a person will pick it up; do not try to resume it again."}
+	}
+	if t.PausedBy.Kind == ActorAssistant && actor.Kind == ActorAssistant && actor.ID == t.PausedBy.ID {
+		return nil
+	}
+	return &apperr.Error{Kind: apperr.Forbidden, Code: "paused_by_other",
+		Message: "This task was paused by someone else; you cannot resume it.",
+		Hint:    "Hand the case to a person."}
+}
+
+// stopApproved marks the task's approved invocations that no dispatcher
+// holds as not dispatched. One a dispatcher holds is skipped here; the
+// dispatcher sees the task's new state under the task lock and stops it.
+func (s *Service) stopApproved(ctx context.Context, tx *store.Tx, taskID string, reason NotDispatchedReason) ([]string, error) {
+	ids, err := tx.LockApprovedOfTask(ctx, taskID)
+	if err != nil {
+		return nil, err
+	}
+	r := string(reason)
+	now := s.now()
+	for _, id := range ids {
+		if _, err := tx.TransitionInvocation(ctx, id, []string{string(Approved)}, 0, string(NotDispatched), now,
+			store.InvocationChange{NotDispatchedReason: &r, FinishedAt: &now}); err != nil {
+			return nil, err
+		}
+		if err := s.record(ctx, tx, SystemActor, "invocation.not_dispatched", taskID, id, map[string]any{"reason": r}); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
+}
+
+// SetGlobalStop turns the installation-wide stop switch on or off. While
+// it is on no permit is granted anywhere.
+func (s *Service) SetGlobalStop(ctx context.Context, actor Actor, stopped bool) error {
+	if actor.Kind != ActorUser || actor.Role != "admin" {
+		return apperr.New(apperr.Forbidden, "Only an admin can use the global stop switch.")
+	}
+	return s.store.InTx(ctx, func(tx *store.Tx) error {
+		changed, err := tx.SetGlobalStop(ctx, stopped, s.now())
+		if err != nil || !changed {
+			return err
+		}
+		action := "dispatch.resumed_globally"
+		if stopped {
+			action = "dispatch.stopped_globally"
+		}
+		return s.record(ctx, tx, actor, action, "", "", nil)
+	})
+}
+
+// GlobalStopped reports whether the stop switch is on.
+func (s *Service) GlobalStopped(ctx context.Context) (bool, error) { return s.store.GlobalStopped(ctx) }
+
+func states[T ~string](in []T) []string {
+	out := make([]string, len(in))
+	for i, v := range in {
+		out[i] = string(v)
+	}
+	return out
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

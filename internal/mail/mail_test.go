@@ -1,0 +1,55 @@
+package mail_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"countersign/internal/mail"
+)
+
+func TestDirWritesOneReadableFilePerMessage(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mail")
+	d := mail.Dir{Path: dir, From: "Shop <no-reply@shop.test>"}
+	for i := 0; i < 2; i++ {
+		if err := d.Send(context.Background(), mail.Message{To: "jordan@example.test", Subject: "Your code", Body: "Your code is 123456\nBye"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.eml"))
+	if len(files) != 2 {
+		t.Fatalf("%d files, want 2", len(files))
+	}
+	raw, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"To: jordan@example.test\r\n", "Subject: Your code\r\n", "\r\n\r\nYour code is 123456\r\nBye"} {
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("the file lacks %q:\n%s", want, raw)
+		}
+	}
+	if fi, _ := os.Stat(files[0]); fi.Mode().Perm() != 0o600 {
+		t.Errorf("file mode %v, want 0600", fi.Mode().Perm())
+	}
+}
+
+func TestHeaderInjectionIsRefused(t *testing.T) {
+	var m mail.Memory
+	for _, msg := range []mail.Message{
+		{To: "a@example.test\r\nBcc: b@example.test", Subject: "x"},
+		{To: "a@example.test", Subject: "x\nBcc: b@example.test"},
+		{To: "a@example.test, b@example.test", Subject: "x"},
+		{To: " ", Subject: "x"},
+	} {
+		if err := m.Send(context.Background(), msg); !errors.Is(err, mail.ErrHeader) {
+			t.Errorf("%q / %q: %v, want ErrHeader", msg.To, msg.Subject, err)
+		}
+	}
+	if len(m.Sent()) != 0 {
+		t.Errorf("%d messages kept", len(m.Sent()))
+	}
+}

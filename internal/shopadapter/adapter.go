@@ -1,0 +1,268 @@
+package shopadapter
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"countersign/internal/adapter"
+)
+
+// Config configures an Adapter.
+type Config struct {
+	// Name is the system's name in this installation, e.g. "shop" or
+	// "shop-eu"; every target carries it. Default "shop".
+	Name string
+	// BaseURL is the shop's URL, e.g. "http://127.0.0.1:8090".
+	BaseURL string
+	// HTTPClient sends the requests; nil means a client with a 10 s timeout.
+	HTTPClient *http.Client
+	// Ledger is the request ledger. Execute needs it to send anything, and
+	// cancel_subscription's one-per-day limit reads it.
+	Ledger *adapter.Ledger
+	// Now is the adapter's clock for policy windows and quote dates; nil
+	// means time.Now.
+	Now func() time.Time
+	// Logger receives what cannot be returned, such as a ledger write that
+	// failed after the shop applied a change; nil discards it.
+	Logger *slog.Logger
+}
+
+// Adapter is the demo shop as an adapter.System. It holds no state of its
+// own beyond its configuration and is safe for concurrent use.
+type Adapter struct {
+	name    string
+	shop    *client
+	ledger  *adapter.Ledger
+	clock   func() time.Time
+	log     *slog.Logger
+	actions []actionDef
+	reads   []readDef
+}
+
+var _ adapter.System = (*Adapter)(nil)
+
+// New builds an adapter for the shop at cfg.BaseURL. It does no I/O; an
+// unreachable shop shows up as system_unreachable errors on use.
+func New(cfg Config) *Adapter {
+	if cfg.Name == "" {
+		cfg.Name = "shop"
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Second}
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Adapter{
+		name:    cfg.Name,
+		shop:    &client{base: strings.TrimRight(cfg.BaseURL, "/"), http: cfg.HTTPClient},
+		ledger:  cfg.Ledger,
+		clock:   cfg.Now,
+		log:     cfg.Logger,
+		actions: actionDefs(),
+		reads:   readDefs(),
+	}
+}
+
+// Name is the system's name, e.g. "shop-eu".
+func (a *Adapter) Name() string { return a.name }
+
+// Actions lists the shop's write verbs with their contracts and guidance.
+func (a *Adapter) Actions() []adapter.ActionSpec {
+	out := make([]adapter.ActionSpec, 0, len(a.actions))
+	for _, d := range a.actions {
+		out = append(out, d.spec)
+	}
+	return out
+}
+
+// ReadTools lists the shop's read verbs.
+func (a *Adapter) ReadTools() []adapter.ReadToolSpec {
+	out := make([]adapter.ReadToolSpec, 0, len(a.reads))
+	for _, d := range a.reads {
+		out = append(out, d.spec)
+	}
+	return out
+}
+
+func (a *Adapter) now() time.Time { return a.clock().UTC() }
+
+// plan is a fully validated action: the quote a person confirms, and the
+// request(s) that carry it out.
+type plan struct {
+	quote adapter.Quote
+	send  func(ctx context.Context, key string) (adapter.Result, error)
+}
+
+// action finds an action and validates raw arguments against its spec.
+func (a *Adapter) action(name string, raw json.RawMessage) (actionDef, map[string]any, error) {
+	i := slices.IndexFunc(a.actions, func(d actionDef) bool { return d.spec.Name == name })
+	if i < 0 {
+		return actionDef{}, nil, &adapter.Error{Code: adapter.CodeUnknownAction, Outcome: adapter.Refused,
+			Message: fmt.Sprintf("System %q has no action %q.", a.name, name),
+			Hint:    "List the tools to see the actions this assistant may use."}
+	}
+	args, err := a.actions[i].spec.Validate(raw)
+	if err != nil {
+		return actionDef{}, nil, err
+	}
+	return a.actions[i], args, nil
+}
+
+// DryRun validates action completely, reading the shop but changing
+// nothing, and returns the quote. Refusals are *adapter.Error with Outcome
+// Refused; a shop that cannot be read gives system_unreachable (NotSent).
+func (a *Adapter) DryRun(ctx context.Context, p adapter.Principal, action string, args json.RawMessage) (adapter.Quote, error) {
+	def, vals, err := a.action(action, args)
+	if err != nil {
+		return adapter.Quote{}, err
+	}
+	pl, err := def.plan(a, ctx, p, vals)
+	if err != nil {
+		return adapter.Quote{}, err
+	}
+	return pl.quote, nil
+}
+
+// Execute carries out a confirmed call once per idempotency key. A key seen
+// before sends nothing and answers the first call's result (Deduplicated)
+// or error. Otherwise it plans again from fresh reads (every check of the
+// dry run applies), refuses with target_changed when the target's version
+// differs from call.Quote's, claims the key in the ledger, sends, and
+// records the outcome. call.Quote must be the confirmed dry-run quote.
+func (a *Adapter) Execute(ctx context.Context, p adapter.Principal, call adapter.Call) (adapter.Result, error) {
+	def, vals, err := a.action(call.Action, call.Args)
+	if err != nil {
+		return adapter.Result{}, err
+	}
+	if a.ledger == nil {
+		return adapter.Result{}, errNoLedger
+	}
+	if call.IdempotencyKey == "" {
+		return adapter.Result{}, adapter.Invalid(map[string]string{"idempotency_key": "required for every write"})
+	}
+	args := adapter.Canonical(vals)
+	claimed := false
+	// A key seen before is answered from the ledger before anything is
+	// re-read: after the first call its target has usually moved on, and a
+	// repeat must replay that call, not be refused as stale.
+	if _, found, err := a.ledger.Get(ctx, a.name, call.IdempotencyKey); err != nil {
+		return adapter.Result{}, ledgerFailure(err)
+	} else if found {
+		send, prior, err := a.ledger.Begin(ctx, a.name, call.IdempotencyKey, call.Action, call.Quote.Target.ID, args)
+		if err != nil {
+			return adapter.Result{}, ledgerFailure(err)
+		}
+		if !send {
+			return *prior, nil
+		}
+		claimed = true // the earlier row is gone; this call owns the key now
+	}
+	pl, err := def.plan(a, ctx, p, vals)
+	if err == nil {
+		err = checkQuote(call.Quote, pl.quote)
+	}
+	if err != nil {
+		if claimed {
+			a.finish(ctx, call.IdempotencyKey, adapter.Result{}, err)
+		}
+		return adapter.Result{}, err
+	}
+	if !claimed {
+		send, prior, err := a.ledger.Begin(ctx, a.name, call.IdempotencyKey, call.Action, pl.quote.Target.ID, args)
+		if err != nil {
+			return adapter.Result{}, ledgerFailure(err)
+		}
+		if !send {
+			return *prior, nil
+		}
+	}
+	res, err := pl.send(ctx, call.IdempotencyKey)
+	res.Data = asJSON(res.Data)
+	a.finish(ctx, call.IdempotencyKey, res, err)
+	return res, err
+}
+
+// asJSON gives result data the shape it has after the ledger stored it
+// (numbers as float64), so a replayed result equals the first one.
+func asJSON(data map[string]any) map[string]any {
+	if data == nil {
+		return nil
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		return data
+	}
+	var out map[string]any
+	if json.Unmarshal(b, &out) != nil {
+		return data
+	}
+	return out
+}
+
+// finish records a sent call's outcome. A ledger that cannot be written
+// after the shop answered leaves the call "sending", which repeats and
+// limits treat as possibly applied; the caller still gets the real outcome.
+func (a *Adapter) finish(ctx context.Context, key string, res adapter.Result, callErr error) {
+	var recorded *adapter.Result
+	if callErr == nil || len(res.Steps) > 0 {
+		recorded = &res
+	}
+	if err := a.ledger.Finish(ctx, a.name, key, recorded, callErr); err != nil {
+		a.log.ErrorContext(ctx, "shopadapter: record outcome in the request ledger",
+			slog.String("system", a.name), slog.String("idempotency_key", key), slog.String("error", err.Error()))
+	}
+}
+
+// checkQuote refuses a call whose target is not the one the confirmed
+// quote was made against, or has changed since.
+func checkQuote(confirmed, fresh adapter.Quote) error {
+	if confirmed.Target.ID == "" || confirmed.Target.Version == "" {
+		return adapter.Invalid(map[string]string{"quote": "the confirmed dry-run quote, with its target and version, is required"})
+	}
+	stale := func(msg string) error {
+		return &adapter.Error{Code: adapter.CodeStaleTarget, Outcome: adapter.Refused, Message: msg,
+			Hint: "Nothing was sent. Preview the action again and have the new quote confirmed."}
+	}
+	if confirmed.Target.System != "" && confirmed.Target.System != fresh.Target.System {
+		return stale(fmt.Sprintf("The confirmed quote is for system %q, not %q.", confirmed.Target.System, fresh.Target.System))
+	}
+	if confirmed.Target.ID != fresh.Target.ID {
+		return stale(fmt.Sprintf("The arguments now name %s, but the confirmed quote was for %s.", fresh.Target.Display, confirmed.Target.Display))
+	}
+	if confirmed.Target.Version != fresh.Target.Version {
+		return stale(fmt.Sprintf("%s changed since the preview (version %s, now %s).",
+			fresh.Target.Display, confirmed.Target.Version, fresh.Target.Version))
+	}
+	return nil
+}
+
+var errNoLedger = &adapter.Error{Code: "ledger_unavailable", Outcome: adapter.NotSent,
+	Message: "This adapter has no request ledger, so it sends no writes.",
+	Hint:    "Configure the adapter with the console's request ledger."}
+
+// ledgerFailure wraps a ledger error that is not already structured:
+// nothing was sent.
+func ledgerFailure(err error) error {
+	if _, ok := adapter.AsError(err); ok {
+		return err
+	}
+	return &adapter.Error{Code: "ledger_unavailable", Outcome: adapter.NotSent, Retryable: true,
+		Message: "The request ledger could not be read or written; nothing was sent.",
+		Hint:    "Try again in a moment.", Err: fmt.Errorf("shopadapter: request ledger: %w", err)}
+}
+
+// isCode reports whether err is an *adapter.Error with code.
+func isCode(err error, code string) bool {
+	ae, ok := adapter.AsError(err)
+	return ok && ae.Code == code
+}

@@ -1,0 +1,84 @@
+package shopadapter
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"strconv"
+
+	"countersign/internal/adapter"
+)
+
+// Lookup inspects an earlier call by its idempotency key, read-only: the
+// request ledger's entry and the shop's effects recorded under the key. When
+// the ledger has the call's result it is returned; otherwise, when the
+// shop's evidence shows the whole effect (a refund.created effect, a
+// cancellation with its invoice voided and not undone, …), a result is
+// rebuilt from it. A missing record is reported as Found false with no
+// effects, which is not proof that nothing happened.
+func (a *Adapter) Lookup(ctx context.Context, _ adapter.Principal, call adapter.Call) (adapter.LookupResult, error) {
+	def, _, err := a.action(call.Action, call.Args)
+	if err != nil {
+		return adapter.LookupResult{}, err
+	}
+	if call.IdempotencyKey == "" {
+		return adapter.LookupResult{}, adapter.Invalid(map[string]string{"idempotency_key": "required to look a call up"})
+	}
+	out := adapter.LookupResult{Effects: []adapter.Effect{}}
+	if a.ledger != nil {
+		entry, found, err := a.ledger.Get(ctx, a.name, call.IdempotencyKey)
+		if err != nil {
+			return adapter.LookupResult{}, ledgerFailure(err)
+		}
+		if found {
+			out.Found, out.LedgerState, out.Error = true, entry.State, entry.Error
+			if entry.State == "applied" {
+				out.Result = entry.Result
+			}
+		}
+	}
+	effects, err := a.effects(ctx, call.IdempotencyKey)
+	if err != nil {
+		return adapter.LookupResult{}, err
+	}
+	for _, e := range effects {
+		out.Effects = append(out.Effects, adapter.Effect{ID: strconv.FormatInt(e.ID, 10), At: e.At, Kind: e.Kind, Object: e.Object})
+	}
+	if out.Result == nil {
+		out.Result = def.evidence(call.IdempotencyKey, effects)
+	}
+	return out, nil
+}
+
+// effects reads the shop's effects recorded under key (X-Request-Id).
+func (a *Adapter) effects(ctx context.Context, key string) ([]shopEffect, error) {
+	var effects []shopEffect
+	err := a.shop.read(ctx, "/_ledger?request_id="+url.QueryEscape(key), &effects)
+	return effects, err
+}
+
+// singleEffect recognises a one-request action by its effect kind. The
+// reference comes from the effect's data field when given, or is derived
+// from the key with prefix.
+func singleEffect(kind, prefix, field string) func(string, []shopEffect) *adapter.Result {
+	return func(key string, effects []shopEffect) *adapter.Result {
+		for _, e := range effects {
+			if e.Kind != kind {
+				continue
+			}
+			ref := reference(prefix, key)
+			if field != "" {
+				var data map[string]any
+				if json.Unmarshal(e.Data, &data) != nil {
+					continue
+				}
+				ref, _ = data[field].(string)
+				if ref == "" {
+					continue
+				}
+			}
+			return &adapter.Result{Reference: ref, Steps: []adapter.Step{{Name: kind, Outcome: "applied", Detail: e.Object}}}
+		}
+		return nil
+	}
+}

@@ -1,0 +1,57 @@
+package shopadapter
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+
+	"countersign/internal/adapter"
+)
+
+// customer maps the principal (the customer's e-mail) to exactly one shop
+// customer. It fails with unknown_customer when the shop has none, and
+// never falls back to a guess.
+func (a *Adapter) customer(ctx context.Context, p adapter.Principal) (shopCustomer, error) {
+	email := adapter.NormaliseCustomerRef(p.CustomerRef)
+	if email == "" {
+		return shopCustomer{}, adapter.Invalid(map[string]string{"customer_ref": "required: the customer's e-mail address"})
+	}
+	var list shopList[shopCustomer]
+	if err := a.shop.read(ctx, "/customers?limit=2&email="+url.QueryEscape(email), &list); err != nil {
+		return shopCustomer{}, err
+	}
+	var found []shopCustomer
+	for _, c := range list.Data {
+		if adapter.NormaliseCustomerRef(c.Email) == email {
+			found = append(found, c)
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return shopCustomer{}, &adapter.Error{Code: "unknown_customer", Outcome: adapter.Refused,
+			Message: fmt.Sprintf("The customer %s has no account in %s.", email, a.name),
+			Hint:    "This assistant can only act for the signed-in customer's own account in this system."}
+	default:
+		return shopCustomer{}, &adapter.Error{Code: "unknown_customer", Outcome: adapter.Refused,
+			Message: fmt.Sprintf("The e-mail %s matches several accounts in %s.", email, a.name),
+			Hint:    "Hand this conversation to a person; the account cannot be told apart by e-mail."}
+	}
+}
+
+// notOwned answers a reference to an object of another customer exactly
+// like one to an object that does not exist.
+func notOwned(kind, ref string) error { return adapter.NotFound(kind, ref) }
+
+// Contact returns the e-mail address the shop has on file for the
+// principal: the one-time codes that prove a customer go there.
+func (a *Adapter) Contact(ctx context.Context, p adapter.Principal) (adapter.Contact, error) {
+	c, err := a.customer(ctx, p)
+	if err != nil {
+		return adapter.Contact{}, err
+	}
+	return adapter.Contact{Email: c.Email, Name: c.Name}, nil
+}
+
+var _ adapter.ContactDirectory = (*Adapter)(nil)
