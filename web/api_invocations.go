@@ -115,7 +115,7 @@ func (s *Server) invocationOut(ctx context.Context, base string, inv controlplan
 		State:  string(inv.State), StateLabel: inv.State.Label(), Version: inv.Version,
 		Args: argsJSON{Proposed: inv.Args.Proposed, Approved: inv.Args.Approved, Effective: inv.Args.Effective},
 		Quote: quoteJSON{Title: q.Title, Lines: q.Lines, Consequences: q.Consequences, AmountCents: q.AmountCents,
-			Currency: q.Currency, EffectiveAt: q.EffectiveAt, TargetVersion: q.TargetVersion(), Reversible: q.Reversible},
+			Currency: q.Currency, EffectiveAt: q.EffectiveAt, TargetVersion: q.TargetVersion(), Reversible: s.reversible(inv)},
 		Summary: inv.Summary, SummaryDisagrees: inv.SummaryDisagrees, IdempotencyKey: inv.IdempotencyKey,
 		Deduplicated: inv.Deduplicated, Say: inv.Say(), RouteReason: inv.RouteReason, DeadlineAt: inv.DeadlineAt, CreatedAt: inv.CreatedAt}
 	if out.Quote.Lines == nil {
@@ -158,6 +158,17 @@ func (s *Server) invocationOut(ctx context.Context, base string, inv controlplan
 		out.Next = nextJSON{Kind: "none", Message: "Nothing more happens to it; tell the customer what say says."}
 	}
 	return out
+}
+
+// reversible says whether Reverse can undo inv: its quote says a
+// compensation exists and the control plane can propose it from the target
+// alone. The API never promises a reversal Reverse would refuse.
+func (s *Server) reversible(inv controlplane.Invocation) bool {
+	if !inv.Quote.Reversible {
+		return false
+	}
+	_, err := s.cfg.Control.Compensation(inv.System, inv.Action)
+	return err == nil
 }
 
 // baseURL is the console's address as the caller reached it, for

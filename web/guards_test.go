@@ -291,6 +291,9 @@ func TestAPIReverseOfAnActionWithoutCompensationSaysWhy(t *testing.T) {
 	if res.json["code"] != "no_compensation" || !strings.Contains(res.json["hint"].(string), "update_product_description") {
 		t.Errorf("reverse of a description: %s", res.body)
 	}
+	if q := inv.json["quote"].(map[string]any); q["reversible"] != false {
+		t.Errorf("the quote says reversible %v for an action Reverse refuses", q["reversible"])
+	}
 	all := b.call(t, b.key, http.MethodGet, "/api/v1/tasks/"+task["id"].(string), nil).want(t, http.StatusOK)
 	if n := len(all.json["invocations"].([]any)); n != 1 {
 		t.Errorf("the task has %d invocations after a refused reverse, want 1", n)
