@@ -100,10 +100,19 @@ func (s *Server) handleAPITaskCreate(c echo.Context) error {
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
-	a := currentAssistant(c)
+	t, err := s.createTask(c.Request().Context(), currentAssistant(c), req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, taskOut(t))
+}
+
+// createTask opens a task for the assistant, from the API or MCP's
+// open_task. Every allowed action must be one the assistant has turned on.
+func (s *Server) createTask(ctx context.Context, a assistants.Assistant, req newTaskRequest) (controlplane.Task, error) {
 	for _, name := range req.AllowedActions {
 		if !enabledFor(a, name) {
-			return apperr.InvalidFields(map[string]string{"allowed_actions": fmt.Sprintf("%q is not enabled for this assistant", name)})
+			return controlplane.Task{}, apperr.InvalidFields(map[string]string{"allowed_actions": fmt.Sprintf("%q is not enabled for this assistant", name)})
 		}
 	}
 	in := controlplane.NewTask{AssistantID: a.ID, CustomerRef: req.CustomerRef, ConversationID: req.ConversationID,
@@ -113,11 +122,7 @@ func (s *Server) handleAPITaskCreate(c echo.Context) error {
 	if req.ExpiresAt != nil {
 		in.ExpiresAt = *req.ExpiresAt
 	}
-	t, err := s.cfg.Control.CreateTask(c.Request().Context(), a.Actor(), in)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusCreated, taskOut(t))
+	return s.cfg.Control.CreateTask(ctx, a.Actor(), in)
 }
 
 // enabledFor reports whether an allowed-actions entry ("action" or

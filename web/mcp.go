@@ -24,7 +24,11 @@ const mcpTaskHeader = "Countersign-Task"
 type mcpRequest struct {
 	assistant assistants.Assistant
 	task      controlplane.Task
-	base      string
+	// open says the connection names no task: a stock MCP client configured
+	// with the URL and the key alone. Its tools then take task_id, and
+	// open_task opens one.
+	open bool
+	base string
 }
 
 type mcpRequestKey struct{}
@@ -35,7 +39,8 @@ it dry-runs the write and returns a quote and what happens next. If next.kind is
 next.url and tell them nothing happens until they confirm there, after showing it is them (an e-mailed code or their
 account); you cannot confirm for them; if "approval", tell them a person will decide.
 Always tell the customer exactly the sentence in "say". Read the guidance resource (or prompt) of an action before
-choosing it. If the customer says "stop", call pause_task.`
+choosing it. If the customer says "stop", call pause_task. If your connection names no task (no ?task= in its URL),
+call open_task first and pass the task_id it returns to every other tool.`
 
 // newMCPHandler builds the streamable-HTTP MCP handler. It is stateless:
 // each POST builds a server offering the calling assistant's catalog for
@@ -59,23 +64,36 @@ func (s *Server) newMCPHandler() http.Handler {
 }
 
 // handleMCP answers POST /mcp: the MCP server over streamable HTTP, for
-// the task named by ?task= or the Countersign-Task header.
+// the task named by ?task= or the Countersign-Task header; without one, a
+// stock client's connection whose tools take task_id and which opens tasks
+// with open_task. Every call names its task, so any console instance serves
+// any call and nothing of the connection lives in memory.
 func (s *Server) handleMCP(c echo.Context) error {
 	a := currentAssistant(c)
 	id := c.QueryParam("task")
 	if id == "" {
 		id = c.Request().Header.Get(mcpTaskHeader)
 	}
-	if id == "" {
-		return apperr.InvalidFields(map[string]string{"task": "connect to /mcp?task=<task id> (or send the Countersign-Task header); create the task with POST /api/v1/tasks"})
+	req := mcpRequest{assistant: a, open: id == "", base: baseURL(c)}
+	if !req.open {
+		task, err := s.cfg.Assistants.Task(c.Request().Context(), a, id)
+		if err != nil {
+			return s.mcpError(c, err)
+		}
+		req.task = task
 	}
-	task, err := s.cfg.Assistants.Task(c.Request().Context(), a, id)
-	if err != nil {
-		return err
-	}
-	ctx := context.WithValue(c.Request().Context(), mcpRequestKey{}, mcpRequest{assistant: a, task: task, base: baseURL(c)})
+	ctx := context.WithValue(c.Request().Context(), mcpRequestKey{}, req)
 	s.mcp.ServeHTTP(c.Response(), c.Request().WithContext(ctx))
 	return nil
+}
+
+// mcpError answers a request the MCP server cannot take (an unknown task in
+// the URL) as a JSON-RPC error, which MCP clients understand, with the
+// API's error in its data.
+func (s *Server) mcpError(c echo.Context, err error) error {
+	status, body := s.describe(err)
+	return c.JSON(status, map[string]any{"jsonrpc": "2.0", "id": nil,
+		"error": map[string]any{"code": -32602, "message": body.Message, "data": body}})
 }
 
 // mcpServer offers the same filtered catalog as GET /api/v1/tools for the
@@ -83,9 +101,16 @@ func (s *Server) handleMCP(c echo.Context) error {
 func (s *Server) mcpServer(ctx context.Context, req mcpRequest) (*mcp.Server, error) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "countersign", Title: "Countersign", Version: "1"},
 		&mcp.ServerOptions{Instructions: mcpInstructions, Logger: s.log})
-	tools, err := s.cfg.Assistants.Catalog(ctx, req.assistant, &req.task, "")
+	var scope *controlplane.Task
+	if !req.open {
+		scope = &req.task
+	}
+	tools, err := s.cfg.Assistants.Catalog(ctx, req.assistant, scope, "")
 	if err != nil {
 		return nil, err
+	}
+	if req.open {
+		s.addMCPOpenTask(srv, req)
 	}
 	for _, t := range tools {
 		if t.Kind == assistants.KindRead {
@@ -113,16 +138,20 @@ func (s *Server) mcpServer(ctx context.Context, req mcpRequest) (*mcp.Server, er
 		})
 	srv.AddTool(&mcp.Tool{Name: "pause_task", Title: "Pause this task",
 		Description: "Pause the task when the customer says stop: nothing more is sent after this returns; work already sending may finish. A person resumes it.",
-		InputSchema: objSchema(map[string]any{"expected_version": map[string]any{"type": "integer", "description": "the task's version as you last read it; omit to pause whatever its version"}}),
+		InputSchema: withTaskID(req, objSchema(map[string]any{"expected_version": map[string]any{"type": "integer", "description": "the task's version as you last read it; omit to pause whatever its version"}})),
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: false}},
 		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			task, rest, err := s.mcpTask(ctx, req, r.Params.Arguments)
+			if err != nil {
+				return toolError(err), nil
+			}
 			var in struct {
 				ExpectedVersion int32 `json:"expected_version"`
 			}
-			if err := strictArgs(r.Params.Arguments, &in); err != nil {
+			if err := strictArgs(rest, &in); err != nil {
 				return toolError(err), nil
 			}
-			t, err := s.cfg.Control.Pause(ctx, req.assistant.Actor(), req.task.ID, in.ExpectedVersion)
+			t, err := s.cfg.Control.Pause(ctx, req.assistant.Actor(), task.ID, in.ExpectedVersion)
 			if err != nil {
 				return toolError(err), nil
 			}
@@ -133,9 +162,13 @@ func (s *Server) mcpServer(ctx context.Context, req mcpRequest) (*mcp.Server, er
 
 func (s *Server) addMCPReadTool(srv *mcp.Server, req mcpRequest, t assistants.Tool) {
 	srv.AddTool(&mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description + " (Reads " + t.System + "; changes nothing.)",
-		InputSchema: t.InputSchema, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}},
+		InputSchema: withTaskID(req, t.InputSchema), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}},
 		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			res, err := s.cfg.Assistants.Read(ctx, req.task, t.System, t.Name, r.Params.Arguments)
+			task, args, err := s.mcpTask(ctx, req, r.Params.Arguments)
+			if err != nil {
+				return toolError(err), nil
+			}
+			res, err := s.cfg.Assistants.Read(ctx, task, t.System, t.Name, args)
 			if err != nil {
 				return toolError(err), nil
 			}
@@ -160,6 +193,7 @@ func (s *Server) addMCPWriteTool(srv *mcp.Server, req mcpRequest, t assistants.T
 	props["summary"] = map[string]any{"type": "string", "description": "your own one-line description of the change; the quote wins when they disagree"}
 	props["idempotency_key"] = map[string]any{"type": "string", "maxLength": 200, "description": "optional: repeat it to repeat the same request safely"}
 	schema["properties"] = props
+	schema = withTaskID(req, schema)
 	guidanceURI := "countersign://guidance/" + t.System + "/" + t.Name
 	how := map[string]string{
 		assistants.ModeConfirm:  "the customer confirms it on a page, after proving it is them: send them next.url",
@@ -173,8 +207,12 @@ func (s *Server) addMCPWriteTool(srv *mcp.Server, req mcpRequest, t assistants.T
 	srv.AddTool(&mcp.Tool{Name: "propose_" + t.Name, Title: "Propose: " + t.Title, Description: desc, InputSchema: schema,
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: true}},
 		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			task, rest, err := s.mcpTask(ctx, req, r.Params.Arguments)
+			if err != nil {
+				return toolError(err), nil
+			}
 			var args map[string]json.RawMessage
-			if err := json.Unmarshal(orEmpty(r.Params.Arguments), &args); err != nil {
+			if err := json.Unmarshal(orEmpty(rest), &args); err != nil {
 				return toolError(badRequest("malformed_json", "The arguments must be one JSON object.", nil)), nil
 			}
 			var p proposal
@@ -188,10 +226,6 @@ func (s *Server) addMCPWriteTool(srv *mcp.Server, req mcpRequest, t assistants.T
 				delete(args, "idempotency_key")
 			}
 			p.args, _ = json.Marshal(args)
-			task, err := s.cfg.Assistants.Task(ctx, req.assistant, req.task.ID)
-			if err != nil {
-				return toolError(err), nil
-			}
 			inv, err := s.propose(ctx, req.assistant, task, p)
 			if err != nil {
 				return toolError(err), nil

@@ -154,9 +154,11 @@ func TestMCPRequiresAKeyAndOwnTask(t *testing.T) {
 	if _, err := b.mcpSession(t, otherKey, b.taskID()); err == nil {
 		t.Errorf("another assistant connected to this task")
 	}
-	res := b.call(t, b.key, http.MethodPost, "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`).want(t, http.StatusUnprocessableEntity)
-	if fields, _ := res.json["fields"].(map[string]any); fields["task"] == nil {
-		t.Errorf("no task: %s", res.body)
+	// A task in the URL that is not the caller's is a JSON-RPC error, which
+	// MCP clients can show, not a bare HTTP body.
+	res := b.call(t, otherKey, http.MethodPost, "/mcp?task="+b.taskID(), `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`).want(t, http.StatusNotFound)
+	if e, _ := res.json["error"].(map[string]any); res.json["jsonrpc"] != "2.0" || e["code"] != float64(-32602) {
+		t.Errorf("another assistant's task: %s, want a JSON-RPC error", res.body)
 	}
 	b.call(t, "", http.MethodPost, "/mcp?task="+b.taskID(), `{}`).want(t, http.StatusUnauthorized)
 }
