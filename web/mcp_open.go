@@ -76,7 +76,9 @@ func (s *Server) mcpTask(ctx context.Context, req mcpRequest, raw json.RawMessag
 // addMCPOpenTask offers open_task on a connection that names no task: the
 // same as POST /api/v1/tasks, with the same defaults and limits.
 func (s *Server) addMCPOpenTask(srv *mcp.Server, req mcpRequest) {
-	intProp := func(desc string) map[string]any { return map[string]any{"type": "integer", "minimum": 1, "description": desc} }
+	intProp := func(desc string) map[string]any {
+		return map[string]any{"type": "integer", "minimum": 1, "description": desc}
+	}
 	schema := objSchema(map[string]any{
 		"customer_ref":    map[string]any{"type": "string", "maxLength": maxCustomerRefLen, "description": "the signed-in customer's e-mail address: every call of the task acts for this customer only"},
 		"conversation_id": map[string]any{"type": "string", "maxLength": maxConversationIDLen, "description": "your conversation's id; it belongs to you from its first use"},
