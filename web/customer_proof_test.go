@@ -23,10 +23,7 @@ import (
 func TestAssistantCannotConfirmWithTheLink(t *testing.T) {
 	t.Parallel()
 	b := setupAPI(t)
-	ctx := context.Background()
-	if err := b.store.StagePolicyForDemo(ctx, "shop", "change_shipping_address", int16(controlplane.StageAssisted), 30*time.Minute, b.clock.Now()); err != nil {
-		t.Fatal(err)
-	}
+	b.stageForCustomer(t, "change_shipping_address")
 	order := ""
 	orders := b.call(t, b.key, http.MethodPost, "/api/v1/tools/list_orders", map[string]any{"task": b.taskID(), "args": map[string]any{}}).want(t, http.StatusOK)
 	for _, o := range orders.json["data"].([]any) {
@@ -222,11 +219,7 @@ func TestCustomerAssertion(t *testing.T) {
 	secret := []byte("0123456789abcdef0123456789abcdef-shop")
 	b := setup(t, bundleOpts{shop: true, proofs: map[string][]confirmation.Proof{"shop": {confirmation.ProofAssertion}},
 		assertionSecrets: map[string][]byte{"shop": secret}})
-	for _, a := range customerActions {
-		if err := b.store.StagePolicyForDemo(context.Background(), "shop", a, int16(controlplane.StageAssisted), 30*time.Minute, b.clock.Now()); err != nil {
-			t.Fatal(err)
-		}
-	}
+	b.stageForCustomer(t, customerActions...)
 	inv, link := b.pendingRefund(t)
 	now := b.clock.Now()
 	good := confirmation.Assertion{Sub: jordan, Sys: "shop", IssuedAt: now.Unix(), ExpiresAt: now.Add(5 * time.Minute).Unix(), Nonce: "n-0123456789abcdef"}

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"countersign/internal/accounts"
 	"countersign/internal/controlplane"
@@ -19,9 +18,7 @@ import (
 func TestCustomerRefIsOneCustomerWhateverTheCase(t *testing.T) {
 	t.Parallel()
 	b := setupAPI(t)
-	if err := b.store.StagePolicyForDemo(context.Background(), "shop", "issue_refund", int16(controlplane.StageAssisted), 30*time.Minute, b.clock.Now()); err != nil {
-		t.Fatal(err)
-	}
+	b.stageForCustomer(t, "issue_refund")
 	res := b.call(t, b.key, http.MethodPost, "/api/v1/tasks", map[string]any{"customer_ref": "  Customer@Demo.Countersign.TEST ",
 		"conversation_id": "conv-case", "allowed_actions": []string{"issue_refund"}}).want(t, http.StatusCreated)
 	if got := res.json["customer_ref"]; got != jordan {

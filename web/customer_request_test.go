@@ -32,12 +32,31 @@ var customerActions = []string{"cancel_subscription", "reinstate_subscription", 
 func setupCustomer(t *testing.T) *testBundle {
 	t.Helper()
 	b := setup(t, bundleOpts{shop: true})
-	for _, a := range customerActions {
-		if err := b.store.StagePolicyForDemo(context.Background(), "shop", a, int16(controlplane.StageAssisted), 30*time.Minute, b.clock.Now()); err != nil {
+	b.stageForCustomer(t, customerActions...)
+	return b
+}
+
+// stageForCustomer has the bundle's manager put actions of the shop on
+// stage 4 (the customer confirms) with a 30-minute confirmation window, as
+// on the policies page; an action there already is left alone.
+func (b *testBundle) stageForCustomer(t *testing.T, actions ...string) {
+	t.Helper()
+	ctx := context.Background()
+	m := b.users[accounts.Manager]
+	manager := controlplane.UserActor(m.ID, string(accounts.Manager), m.Name)
+	for _, a := range actions {
+		p, err := b.cp.Policy(ctx, "shop", a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Stage == controlplane.StageAssisted && p.ConfirmationWindow == 30*time.Minute {
+			continue
+		}
+		p.Stage, p.ConfirmationWindow = controlplane.StageAssisted, 30*time.Minute
+		if _, err := b.cp.ChangePolicy(ctx, manager, p, p.Version, "customers confirm in this test"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return b
 }
 
 func (b *testBundle) customerTask(t *testing.T, customerRef string) controlplane.Task {

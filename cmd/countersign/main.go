@@ -25,6 +25,7 @@ import (
 	"countersign/internal/assistants"
 	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
+	"countersign/internal/demo"
 	"countersign/internal/metrics"
 	"countersign/internal/pgcluster"
 	"countersign/store"
@@ -86,21 +87,24 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 
 	asst := assistants.New(st, cp, time.Now)
 	links := confirmation.New(st, cp, registry, cfg.confirmationConfig(keys, log), time.Now)
-	var dm *demoMode
+	var dm *demo.Demo
 	if cfg.demo() {
-		if dm, err = startDemo(ctx, cfg, acc, shopURL); err != nil {
+		// Before the policies: the demo manager owns them.
+		if dm, err = demo.Start(ctx, acc, cfg.DataDir, shopURL); err != nil {
 			return err
 		}
 	}
-	if err := cp.EnsurePolicies(ctx, dm.policyOwner()); err != nil {
+	if err := cp.EnsurePolicies(ctx, dm.PolicyOwner()); err != nil {
 		return err
 	}
 	if dm != nil {
 		// Before the dispatcher starts: the demo's lost acknowledgement is
 		// sent by the seeding itself.
-		if err := dm.seed(ctx, cfg, st, cp, acc, asst, links, log); err != nil {
+		printout, err := dm.Seed(ctx, demo.Services{Control: cp, Assistants: asst, Confirmations: links, History: st}, log)
+		if err != nil {
 			return err
 		}
+		printout.Write(os.Stdout, cfg.Addr, cfg.mailDir())
 	}
 	go cp.RunDispatcher(ctx, cfg.DispatchEvery)
 	go metrics.RunRefresher(ctx, st, cfg.MetricsRefresh, log)
@@ -119,7 +123,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 	log.Info("console listening", "url", "http://"+cfg.Addr)
 	if dm != nil {
-		go dm.simulate(ctx, cfg, log)
+		go dm.Simulate(ctx, "http://"+cfg.Addr, log)
 	}
 	if err := srv.Serve(ctx, cfg.Addr, cfg.ShutdownGrace, cfg.TLSCertFile, cfg.TLSKeyFile); err != nil {
 		return err

@@ -6,8 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
-
-	"countersign/store"
 )
 
 // serveTelemetry serves the Prometheus handler on its own address until
@@ -27,12 +25,4 @@ func serveTelemetry(ctx context.Context, log *slog.Logger, addr string, h http.H
 	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Error("prometheus metrics server stopped", "err", err)
 	}
-}
-
-// seedDemoHistory gives the demo 40 days of settled history (3,000
-// invocations, 800 conversations) so that the metrics pages show something
-// to read; it loads once.
-func seedDemoHistory(ctx context.Context, st *store.Store) error {
-	return st.GenerateHistory(ctx, store.HistorySpec{Prefix: "demo_h", Invocations: 3000, Conversations: 800, Days: 40,
-		End: time.Now(), AssistantID: "asst_demo_history", Finished: true})
 }

@@ -149,6 +149,19 @@ func (s *Service) Get(ctx context.Context, id string) (Assistant, error) {
 	return a, s.loadEnabled(ctx, &a)
 }
 
+// ByName returns the assistant of that name (names are case-insensitive),
+// without its keys or action switches; not found when there is none.
+func (s *Service) ByName(ctx context.Context, name string) (Assistant, error) {
+	row, err := s.store.AssistantByName(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return Assistant{}, apperr.Wrap(err, apperr.NotFound, "No such assistant.")
+	}
+	if err != nil {
+		return Assistant{}, err
+	}
+	return fromRow(row), nil
+}
+
 func (s *Service) loadEnabled(ctx context.Context, a *Assistant) error {
 	actions, err := s.store.AssistantActions(ctx, a.ID)
 	if err != nil {
@@ -193,6 +206,30 @@ func (s *Service) IssueKey(ctx context.Context, assistantID string, createdBy *i
 	secret := KeyPrefix + randomHex(20)
 	k, err := s.storeKey(ctx, assistantID, createdBy, secret)
 	return k, secret, err
+}
+
+// RestoreKey makes a secret issued earlier and kept outside the database
+// (a credentials file that outlived its database) a live key of the
+// assistant again. A secret that already is one of its live keys is
+// returned as it is. Errors: Invalid when the secret is not shaped like a
+// key; Conflict when the secret was revoked or belongs to another
+// assistant (a revoked key never comes back; issue a new one); the
+// errors of IssueKey.
+func (s *Service) RestoreKey(ctx context.Context, assistantID string, createdBy *int64, secret string) (Key, error) {
+	if !strings.HasPrefix(secret, KeyPrefix) || len(secret) < len(KeyPrefix)+16 || len(secret) > 200 {
+		return Key{}, apperr.InvalidFields(map[string]string{"key": "A key starts with " + KeyPrefix + " followed by at least 16 characters."})
+	}
+	h := sha256.Sum256([]byte(secret))
+	k, err := s.store.APIKeyByHash(ctx, h[:])
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return s.storeKey(ctx, assistantID, createdBy, secret)
+	case err != nil:
+		return Key{}, err
+	case k.AssistantID != assistantID || k.RevokedAt != nil:
+		return Key{}, apperr.New(apperr.Conflict, "This key was revoked or belongs to another assistant; issue a new one.")
+	}
+	return keyFromRow(k), nil
 }
 
 func (s *Service) storeKey(ctx context.Context, assistantID string, createdBy *int64, secret string) (Key, error) {

@@ -103,3 +103,52 @@ func TestEventsCheckTheirEnums(t *testing.T) {
 		t.Errorf("a wrong intent: %v", err)
 	}
 }
+
+// TestRestoreKeyBringsBackAKeptSecretOnly restores a key issued over
+// another database: it authenticates again, restoring it twice is the same
+// key, and a revoked, foreign or malformed secret is refused.
+func TestRestoreKeyBringsBackAKeptSecretOnly(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	old, _, _ := setup(t)
+	gone, err := old.Create(ctx, nil, "bot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, secret, err := old.IssueKey(ctx, gone.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	svc, _, _ := setup(t)
+	bot, err := svc.Create(ctx, nil, "bot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := svc.RestoreKey(ctx, bot.ID, nil, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, _, err := svc.Authenticate(ctx, secret); err != nil || a.ID != bot.ID {
+		t.Fatalf("the restored key authenticates %q, %v; want %s", a.ID, err, bot.ID)
+	}
+	if again, err := svc.RestoreKey(ctx, bot.ID, nil, secret); err != nil || again.ID != k.ID {
+		t.Errorf("restoring a live key again: %s, %v; want the same key %s", again.ID, err, k.ID)
+	}
+	other, err := svc.Create(ctx, nil, "other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.RestoreKey(ctx, other.ID, nil, secret); !apperr.Is(err, apperr.Conflict) {
+		t.Errorf("another assistant's secret: %v, want conflict", err)
+	}
+	if _, err := svc.RevokeKey(ctx, k.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.RestoreKey(ctx, bot.ID, nil, secret); !apperr.Is(err, apperr.Conflict) {
+		t.Errorf("a revoked secret: %v, want conflict", err)
+	}
+	if _, err := svc.RestoreKey(ctx, bot.ID, nil, "csk_live_short"); !apperr.Is(err, apperr.Invalid) {
+		t.Errorf("a malformed secret: %v, want invalid", err)
+	}
+}

@@ -13,7 +13,6 @@ import (
 	"countersign/internal/assistants"
 	"countersign/internal/assistantsim"
 	"countersign/internal/controlplane"
-	"countersign/internal/demo"
 	"countersign/internal/demoshop"
 	"countersign/internal/shopadapter"
 	"countersign/store"
@@ -50,13 +49,16 @@ func TestRunAgainstAConsoleAndShop(t *testing.T) {
 	}
 	go cp.RunDispatcher(ctx, 100*time.Millisecond)
 	asst := assistants.New(st, cp, time.Now)
-	name, key, err := assistants.EnsureDemo(ctx, asst, nil)
+	bot, err := asst.Create(ctx, nil, "sim-assistant")
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The same key is kept on the next run.
-	if _, again, err := assistants.EnsureDemo(ctx, asst, &demo.Assistant{Name: name, Key: key}); err != nil || again != key {
-		t.Fatalf("EnsureDemo again: %v, key kept %v", err, again == key)
+	if err := asst.EnableAll(ctx, bot.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, key, err := asst.IssueKey(ctx, bot.ID, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
 	sessions := web.NewSessionStore(st, web.SessionConfig{KeyPairs: [][]byte{[]byte("0123456789abcdef0123456789abcdef")}, Idle: time.Hour, Absolute: time.Hour})
 	console := httptest.NewServer(web.New(web.Config{Store: st, Accounts: acc, Sessions: sessions, Registry: reg, Control: cp, Assistants: asst}).Handler())

@@ -55,49 +55,48 @@ func setupWithMail(t *testing.T) (*confirmation.Service, *controlplane.Service, 
 	return confirmation.New(st, cp, reg, confirmation.Config{Mail: outbox}, func() time.Time { return now }), cp, &now, outbox
 }
 
-// TestSeedDemoGivesALinkPerCustomerAction seeds the demo twice: each
-// action a customer confirms gets a pending confirmation and a working
-// link, and the second run reuses the pending ones with fresh links.
-func TestSeedDemoGivesALinkPerCustomerAction(t *testing.T) {
-	t.Parallel()
+// pendingLinks has a manager put cancellations and refunds on stage 4 with
+// a 24-hour window, proposes one of each for jordan and returns their
+// links.
+func pendingLinks(t *testing.T, links *confirmation.Service, cp *controlplane.Service, now time.Time) []string {
+	t.Helper()
 	ctx := context.Background()
-	links, cp, _ := setup(t)
-	first, err := links.SeedDemo(ctx, jordan)
+	manager := controlplane.UserActor(1, "manager", "Priya Raman")
+	proposals := []struct {
+		action string
+		args   string
+	}{
+		{"cancel_subscription", `{"subscription_id":"Pro plan for acme.example","reason_code":"too_expensive","effective":"end_of_period"}`},
+		{"issue_refund", `{"order_id":"walnut lamp","amount_cents":4210,"reason_code":"damaged"}`},
+	}
+	task, err := cp.CreateTask(ctx, controlplane.AssistantActor("bot", "Bot"), controlplane.NewTask{CustomerRef: jordan,
+		ConversationID: "c1", Systems: []string{"shop"}, AllowedActions: []string{"cancel_subscription", "issue_refund"},
+		WriteBudget: 10, InflightLimit: 2, RatePerMinute: 10, ExpiresAt: now.Add(7 * 24 * time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(first) != 5 {
-		t.Fatalf("%d demo links, want 5: %+v", len(first), first)
-	}
-	for _, l := range first {
-		got, err := links.Open(ctx, strings.TrimPrefix(l.Path, confirmation.PathPrefix))
-		if err != nil {
-			t.Fatalf("%s: %v", l.Action, err)
-		}
-		inv, err := cp.Invocation(ctx, got.InvocationID)
+	var paths []string
+	for _, p := range proposals {
+		policy, err := cp.Policy(ctx, "shop", p.action)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if inv.Action != l.Action || inv.State != controlplane.AwaitingConfirmation || got.CustomerRef != jordan || l.Title != inv.Quote.Title {
-			t.Errorf("%s link opens %s (%s) for %s", l.Action, inv.Action, inv.State, got.CustomerRef)
+		policy.Stage, policy.ConfirmationWindow = controlplane.StageAssisted, 24*time.Hour
+		if _, err := cp.ChangePolicy(ctx, manager, policy, policy.Version, "customers confirm"); err != nil {
+			t.Fatal(err)
 		}
-	}
-	again, err := links.SeedDemo(ctx, jordan)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, l := range again {
-		if l.Path != first[i].Path {
-			t.Errorf("%s: a new link %q, want the live one %q", l.Action, l.Path, first[i].Path)
+		inv, err := cp.Propose(ctx, controlplane.Proposal{TaskID: task.ID, System: "shop", Action: p.action,
+			Args: []byte(p.args), Summary: p.action, Actor: controlplane.AssistantActor("bot", "Bot")})
+		if err != nil || inv.State != controlplane.AwaitingConfirmation {
+			t.Fatalf("propose %s: %s, %v", p.action, inv.State, err)
 		}
+		path, err := links.Link(ctx, inv, jordan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, path)
 	}
-	invs, err := cp.CustomerInvocations(ctx, jordan, 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(invs) != 5 {
-		t.Errorf("%d invocations after two seedings, want the 5 pending ones reused", len(invs))
-	}
+	return paths
 }
 
 // TestOpenTellsProblemsApart checks each refusal's Problem.
@@ -105,11 +104,8 @@ func TestOpenTellsProblemsApart(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	links, cp, now := setup(t)
-	demo, err := links.SeedDemo(ctx, jordan)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok := func(i int) string { return strings.TrimPrefix(demo[i].Path, confirmation.PathPrefix) }
+	pending := pendingLinks(t, links, cp, *now)
+	tok := func(i int) string { return strings.TrimPrefix(pending[i], confirmation.PathPrefix) }
 	problem := func(token string) confirmation.Problem {
 		_, err := links.Open(ctx, token)
 		le, ok := confirmation.AsLinkError(err)
@@ -160,12 +156,9 @@ func TestOpenTellsProblemsApart(t *testing.T) {
 func TestOneLiveLinkUnderConcurrentReads(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	links, cp, _ := setup(t)
-	demo, err := links.SeedDemo(ctx, jordan)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opened, err := links.Open(ctx, strings.TrimPrefix(demo[0].Path, confirmation.PathPrefix))
+	links, cp, now := setup(t)
+	pending := pendingLinks(t, links, cp, *now)
+	opened, err := links.Open(ctx, strings.TrimPrefix(pending[0], confirmation.PathPrefix))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,11 +199,8 @@ func TestOneLiveLinkUnderConcurrentReads(t *testing.T) {
 func TestCodeRaces(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	links, _, _, outbox := setupWithMail(t)
-	demo, err := links.SeedDemo(ctx, jordan)
-	if err != nil {
-		t.Fatal(err)
-	}
+	links, cp, now, outbox := setupWithMail(t)
+	pending := pendingLinks(t, links, cp, *now)
 	race := func(token, code string) (ok, refused int) {
 		var mu sync.Mutex
 		var wg sync.WaitGroup
@@ -240,7 +230,7 @@ func TestCodeRaces(t *testing.T) {
 		return body[i+len("Your code is ") : i+len("Your code is ")+confirmation.CodeDigits]
 	}
 
-	guessed := strings.TrimPrefix(demo[0].Path, confirmation.PathPrefix)
+	guessed := strings.TrimPrefix(pending[0], confirmation.PathPrefix)
 	if _, err := links.SendCode(ctx, guessed); err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +245,7 @@ func TestCodeRaces(t *testing.T) {
 		t.Errorf("the right code after 40 concurrent wrong guesses: %v, want refused (the code is dead)", err)
 	}
 
-	right := strings.TrimPrefix(demo[1].Path, confirmation.PathPrefix)
+	right := strings.TrimPrefix(pending[1], confirmation.PathPrefix)
 	if _, err := links.SendCode(ctx, right); err != nil {
 		t.Fatal(err)
 	}

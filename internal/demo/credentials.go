@@ -1,8 +1,7 @@
-// Package demo prepares what `make run` shows a newcomer: demo users with
-// random passwords generated on first run, kept in .data/demo-credentials
-// so later runs print the same sign-ins. It is used only in demo mode (the
-// embedded database), never with a configured DATABASE_URL.
 package demo
+
+// The demo users get random passwords on first run, kept in
+// <data dir>/demo-credentials so later runs print the same sign-ins.
 
 import (
 	"bufio"
@@ -153,19 +152,4 @@ func password() string {
 		b.WriteByte(alphabet[n.Int64()])
 	}
 	return b.String()
-}
-
-// ManagerID returns the demo manager's user id: the owner of the demo's
-// policies.
-func ManagerID(ctx context.Context, acc *accounts.Service, creds Credentials) (*int64, error) {
-	for _, u := range creds.Users {
-		if u.Role == accounts.Manager {
-			id, err := acc.UserIDByEmail(ctx, u.Email)
-			if err != nil {
-				return nil, err
-			}
-			return &id, nil
-		}
-	}
-	return nil, errors.New("demo: no manager among the demo users")
 }

@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"context"
@@ -9,25 +9,21 @@ import (
 	"countersign/internal/adapter"
 	"countersign/internal/controlplane"
 	"countersign/internal/money"
-	"countersign/store"
 )
 
-// demoConversation names the demo's own task, so it is made once.
-const demoConversation = "demo-console-queue"
+// queueConversation names the demo's own task, so it is made once.
+const queueConversation = "demo-console-queue"
 
-// seedDemoWork gives a fresh demo something to decide in the support
+// demoAssistant is who proposes the demo's seeded work.
+var demoAssistant = controlplane.AssistantActor("demo", "Demo assistant")
+
+// seedQueueWork gives a fresh demo something to decide in the support
 // agent's console: a task for the demo customer with refunds of her
 // delivered orders and a cancellation awaiting approval. It runs once (the
-// task's conversation marks it). A failure is logged and the console starts
-// without demo work rather than not at all.
-func seedDemoWork(ctx context.Context, cp *controlplane.Service, st *store.Store, log *slog.Logger) {
-	if err := seedDemoWorkErr(ctx, cp, st, log); err != nil {
-		log.Warn("demo work for the approval queue not seeded", "error", err)
-	}
-}
-
-func seedDemoWorkErr(ctx context.Context, cp *controlplane.Service, st *store.Store, log *slog.Logger) error {
-	existing, err := st.Tasks(ctx, store.TaskFilter{Query: demoConversation, Limit: 1})
+// task's conversation marks it); a proposal the control plane refuses is
+// logged and skipped.
+func seedQueueWork(ctx context.Context, cp *controlplane.Service, log *slog.Logger) error {
+	existing, err := cp.Tasks(ctx, controlplane.TaskFilter{Query: queueConversation, Limit: 1})
 	if err != nil || len(existing) > 0 {
 		return err
 	}
@@ -35,9 +31,8 @@ func seedDemoWorkErr(ctx context.Context, cp *controlplane.Service, st *store.St
 	if err != nil {
 		return err
 	}
-	const customer = "customer@demo.countersign.test"
-	assistant := controlplane.AssistantActor("demo", "Demo assistant")
-	task, err := cp.CreateTask(ctx, assistant, controlplane.NewTask{CustomerRef: customer, ConversationID: demoConversation,
+	customer := People[0].Email
+	task, err := cp.CreateTask(ctx, demoAssistant, controlplane.NewTask{CustomerRef: customer, ConversationID: queueConversation,
 		AllowedActions: []string{"issue_refund", "cancel_subscription"}, WriteBudget: 20, InflightLimit: 2, RatePerMinute: 30,
 		ExpiresAt: time.Now().Add(7 * 24 * time.Hour)})
 	if err != nil {
@@ -63,7 +58,7 @@ func seedDemoWorkErr(ctx context.Context, cp *controlplane.Service, st *store.St
 		cents := []int64{1250, 800}[i]
 		args, _ := json.Marshal(map[string]any{"order_id": o.OrderID, "amount_cents": cents, "reason_code": "damaged"})
 		proposals = append(proposals, controlplane.Proposal{TaskID: task.ID, Action: "issue_refund", Args: args,
-			Summary: "Refund " + money.Format(cents, "usd") + " for the damaged item", Actor: assistant})
+			Summary: "Refund " + money.Format(cents, "usd") + " for the damaged item", Actor: demoAssistant})
 	}
 	subs, err := sys.Read(ctx, principal, "list_subscriptions", nil)
 	if err == nil {
@@ -77,7 +72,7 @@ func seedDemoWorkErr(ctx context.Context, cp *controlplane.Service, st *store.St
 				if s.Status == "active" {
 					args, _ := json.Marshal(map[string]any{"subscription_id": s.SubscriptionID, "reason_code": "too_expensive", "effective": "end_of_period"})
 					proposals = append(proposals, controlplane.Proposal{TaskID: task.ID, Action: "cancel_subscription", Args: args,
-						Summary: "Cancel the plan at the end of the period", Actor: assistant})
+						Summary: "Cancel the plan at the end of the period", Actor: demoAssistant})
 					break
 				}
 			}

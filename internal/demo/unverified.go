@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"bytes"
@@ -8,30 +8,27 @@ import (
 	"net/http"
 	"time"
 
-	"countersign/internal/accounts"
 	"countersign/internal/controlplane"
-	"countersign/internal/demo"
-	"countersign/store"
 )
 
-// demoUnverifiedConversation names the demo's lost-acknowledgement task, so
-// it is made once.
-const demoUnverifiedConversation = "demo-lost-acknowledgement"
+// unverifiedConversation names the demo's lost-acknowledgement task, so it
+// is made once.
+const unverifiedConversation = "demo-lost-acknowledgement"
 
-// seedDemoUnverified leaves the demo one refund whose result needs
-// checking, made the way it happens for real: the shop commits the refund
-// and drops its answer (its drop-after-commit fault, switched on for that
-// one call). An agent can then inspect the original call on the task page
-// and reconcile it to completed. It runs before the dispatcher starts, so
-// this send is the only one, and only once.
-func seedDemoUnverified(ctx context.Context, cp *controlplane.Service, st *store.Store, acc *accounts.Service, shopURL string) error {
-	existing, err := st.Tasks(ctx, store.TaskFilter{Query: demoUnverifiedConversation, Limit: 1})
+// seedUnverified leaves the demo one refund whose result needs checking,
+// made the way it happens for real: the shop commits the refund and drops
+// its answer (its drop-after-commit fault, switched on for that one call).
+// An agent can then inspect the original call on the task page and
+// reconcile it to completed. The demo agent approves it; it runs before
+// the dispatcher starts, so this send is the only one, and only once.
+// Without a shop (shopURL empty) it does nothing.
+func seedUnverified(ctx context.Context, cp *controlplane.Service, agent controlplane.Actor, shopURL string) error {
+	existing, err := cp.Tasks(ctx, controlplane.TaskFilter{Query: unverifiedConversation, Limit: 1})
 	if err != nil || len(existing) > 0 || shopURL == "" {
 		return err
 	}
 	const customer = "fatima@alsayed.example"
-	assistant := controlplane.AssistantActor("demo", "Demo assistant")
-	task, err := cp.CreateTask(ctx, assistant, controlplane.NewTask{CustomerRef: customer, ConversationID: demoUnverifiedConversation,
+	task, err := cp.CreateTask(ctx, demoAssistant, controlplane.NewTask{CustomerRef: customer, ConversationID: unverifiedConversation,
 		AllowedActions: []string{"issue_refund"}, WriteBudget: 3, InflightLimit: 1, RatePerMinute: 10,
 		ExpiresAt: time.Now().Add(7 * 24 * time.Hour)})
 	if err != nil {
@@ -39,15 +36,10 @@ func seedDemoUnverified(ctx context.Context, cp *controlplane.Service, st *store
 	}
 	args, _ := json.Marshal(map[string]any{"order_id": "skillet", "amount_cents": 3450, "reason_code": "damaged"})
 	inv, err := cp.Propose(ctx, controlplane.Proposal{TaskID: task.ID, Action: "issue_refund", Args: args,
-		Summary: "Refund $34.50 for the skillet whose handle snapped", Actor: assistant})
+		Summary: "Refund $34.50 for the skillet whose handle snapped", Actor: demoAssistant})
 	if err != nil {
 		return fmt.Errorf("demo: propose the refund to lose: %w", err)
 	}
-	agentID, err := acc.UserIDByEmail(ctx, demo.People[1].Email)
-	if err != nil {
-		return err
-	}
-	agent := controlplane.UserActor(agentID, string(accounts.Agent), demo.People[1].Name)
 	switch inv.State {
 	case controlplane.AwaitingApproval:
 		inv, err = cp.Approve(ctx, agent, inv.ID, inv.Version)

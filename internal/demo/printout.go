@@ -1,0 +1,44 @@
+package demo
+
+import (
+	"fmt"
+	"io"
+)
+
+// Printout is what the console prints when the demo is seeded: to stdout,
+// not to the logs, since it holds passwords and a key.
+type Printout struct {
+	// CredentialsPath is the file that keeps the sign-ins and the key.
+	CredentialsPath string
+	Users           []User
+	Assistant       Assistant
+	// ShopURL is the demo shop, empty when none is connected.
+	ShopURL string
+	// Customer is the demo customer the links are for.
+	Customer string
+	Links    []Link
+}
+
+// Write prints the sign-ins, the assistant's key, the shop and the
+// customer's confirmation links, for a console at consoleAddr
+// ("host:port") that writes its code mails to mailDir.
+func (p Printout) Write(w io.Writer, consoleAddr, mailDir string) {
+	fmt.Fprintf(w, "\nCountersign demo: open http://%s and sign in as one of these (kept in %s):\n\n", consoleAddr, p.CredentialsPath)
+	for _, u := range p.Users {
+		fmt.Fprintf(w, "  %-9s %-34s %s\n", u.Role, u.Email, u.Password)
+	}
+	fmt.Fprintf(w, "\n  Demo assistant %q, API key %s\n  (try: go run ./cmd/assistant-sim -url http://%s -key %s)\n",
+		p.Assistant.Name, p.Assistant.Key, consoleAddr, p.Assistant.Key)
+	if p.ShopURL != "" {
+		fmt.Fprintf(w, "  The demo shop runs at %s\n", p.ShopURL)
+	}
+	if len(p.Links) > 0 {
+		fmt.Fprintf(w, "\n  Confirmation links for %s. A link shows the request; to confirm, the customer proves who\n"+
+			"  they are: sign in as the customer above, or ask for an e-mailed code. The demo does not send mail:\n"+
+			"  codes are written as files to %s\n", p.Customer, mailDir)
+		for _, l := range p.Links {
+			fmt.Fprintf(w, "  %-28s http://%s%s\n", l.Action, consoleAddr, l.Path)
+		}
+	}
+	fmt.Fprintln(w)
+}
