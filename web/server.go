@@ -76,7 +76,7 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, now: cfg.Now, access: map[string]access{}, limits: newKeyLimits(cfg.APIRatePerMinute)}
 	s.mcp = s.newMCPHandler()
-	s.tasks = newTaskWatch(cfg.Store, cfg.Logger)
+	s.tasks = newTaskWatch(cfg.Control, cfg.Logger)
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true

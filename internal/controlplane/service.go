@@ -92,7 +92,3 @@ func newID(prefix string) string {
 func idempotencyKey(taskID, invocationID string) string {
 	return "cs-" + taskID + "-" + invocationID
 }
-
-// DispatchChannel is the PostgreSQL NOTIFY channel that wakes dispatchers
-// when an invocation is approved.
-const DispatchChannel = "countersign_dispatch"
