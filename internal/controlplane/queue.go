@@ -112,8 +112,12 @@ func (s *Service) Claim(ctx context.Context, actor Actor, id string) (store.Clai
 	return c, err
 }
 
+// PendingCountCap bounds each of PendingCounts' numbers: at the cap the
+// badge says "more than", and the count stays cheap however much waits.
+const PendingCountCap = store.PendingCountCap
+
 // PendingCounts is the console header's badge: invocations awaiting
-// approval and unverified ones.
+// approval and unverified ones, each up to PendingCountCap.
 func (s *Service) PendingCounts(ctx context.Context) (awaitingApproval, unverified int, err error) {
 	return s.store.CountPending(ctx)
 }
