@@ -3,45 +3,41 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 )
 
-// AdapterRequest is a row of the adapters' request ledger.
-type AdapterRequest struct {
-	System         string          `db:"system"`
-	IdempotencyKey string          `db:"idempotency_key"`
-	Action         string          `db:"action"`
-	TargetID       string          `db:"target_id"`
-	ArgsHash       []byte          `db:"args_hash"`
-	State          string          `db:"state"`
-	Result         json.RawMessage `db:"result"`
-	Error          json.RawMessage `db:"error"`
-	CreatedAt      time.Time       `db:"created_at"`
-	FinishedAt     *time.Time      `db:"finished_at"`
-}
-
-const adapterRequestColumns = `system, idempotency_key, action, target_id, args_hash, state, result, error, created_at, finished_at`
+// The adapters' request ledger (adapter.Ledger) is keyed by (system,
+// idempotency key). Its methods take and return plain values, so that the
+// adapter contract can declare them as an interface without importing
+// this package.
 
 // BeginAdapterRequest records that a call is about to be sent. It returns
-// began=true when this caller inserted the row and may send; otherwise it
-// returns the existing row and the caller must not send.
-func (s *Store) BeginAdapterRequest(ctx context.Context, r AdapterRequest) (existing AdapterRequest, began bool, err error) {
+// began=true when this caller inserted the row and may send; otherwise the
+// key was used before, nothing is changed, the caller must not send, and
+// sameCall says whether that earlier call had the same action and
+// arguments hash.
+func (s *Store) BeginAdapterRequest(ctx context.Context, system, key, action, targetID string, argsHash []byte, at time.Time) (began, sameCall bool, err error) {
 	tag, err := s.pool.Exec(ctx, `
 		INSERT INTO adapter_requests (system, idempotency_key, action, target_id, args_hash, state, created_at)
 		VALUES ($1, $2, $3, $4, $5, 'sending', $6)
 		ON CONFLICT (system, idempotency_key) DO NOTHING`,
-		r.System, r.IdempotencyKey, r.Action, r.TargetID, r.ArgsHash, r.CreatedAt)
+		system, key, action, targetID, argsHash, at)
 	if err != nil {
-		return AdapterRequest{}, false, fmt.Errorf("store.BeginAdapterRequest: %w", err)
+		return false, false, fmt.Errorf("store.BeginAdapterRequest: %w", err)
 	}
 	if tag.RowsAffected() == 1 {
-		return AdapterRequest{}, true, nil
+		return true, true, nil
 	}
-	existing, err = s.AdapterRequest(ctx, r.System, r.IdempotencyKey)
-	return existing, false, err
+	err = s.pool.QueryRow(ctx, `SELECT action = $3 AND args_hash = $4 FROM adapter_requests
+		WHERE system = $1 AND idempotency_key = $2`, system, key, action, argsHash).Scan(&sameCall)
+	if err != nil {
+		return false, false, fmt.Errorf("store.BeginAdapterRequest: %w", notFound(err))
+	}
+	return false, sameCall, nil
 }
 
 // FinishAdapterRequest records a sent call's outcome. Only a call still
@@ -58,15 +54,20 @@ func (s *Store) FinishAdapterRequest(ctx context.Context, system, key, state str
 	return nil
 }
 
-// AdapterRequest loads a ledger row.
-func (s *Store) AdapterRequest(ctx context.Context, system, key string) (AdapterRequest, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+adapterRequestColumns+` FROM adapter_requests
-		WHERE system = $1 AND idempotency_key = $2`, system, key)
-	r, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[AdapterRequest])
-	if err != nil {
-		return AdapterRequest{}, fmt.Errorf("store.AdapterRequest: %w", notFound(err))
+// AdapterRequest returns what the ledger holds of a call: its state
+// ("sending", "applied", "refused", "unknown"), its result or error as the
+// adapter wrote them, and when it was begun. found is false when the key
+// has no row.
+func (s *Store) AdapterRequest(ctx context.Context, system, key string) (state string, result, errJSON json.RawMessage, createdAt time.Time, found bool, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT state, result, error, created_at FROM adapter_requests
+		WHERE system = $1 AND idempotency_key = $2`, system, key).Scan(&state, &result, &errJSON, &createdAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil, nil, time.Time{}, false, nil
 	}
-	return r, nil
+	if err != nil {
+		return "", nil, nil, time.Time{}, false, fmt.Errorf("store.AdapterRequest: %w", err)
+	}
+	return state, result, errJSON, createdAt, true, nil
 }
 
 // CountAdapterRequests counts calls of an action on a target since a time

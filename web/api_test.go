@@ -34,7 +34,7 @@ type apiBundle struct {
 func setupAPI(t *testing.T) *apiBundle {
 	t.Helper()
 	b := setup(t, bundleOpts{shop: true})
-	ab := &apiBundle{testBundle: b, asst: assistants.New(b.store, b.cp, b.clock.Now)}
+	ab := &apiBundle{testBundle: b, asst: b.assistants}
 	ab.a, ab.key = ab.newAssistant(t, "support-bot")
 	ab.task = ab.newTask(t, ab.key, "conv-1", []string{"issue_refund", "change_shipping_address", "resend_receipt", "cancel_subscription"})
 	return ab
@@ -465,7 +465,7 @@ func TestAPIDedupWindow(t *testing.T) {
 func TestAPIRateLimitPerKey(t *testing.T) {
 	t.Parallel()
 	b := setupAPI(t)
-	ws := web.New(web.Config{Store: b.store, Accounts: b.accounts, Sessions: web.NewSessionStore(b.store, web.SessionConfig{KeyPairs: testKey,
+	ws := web.New(web.Config{Database: b.store, Assistants: b.assistants, Metrics: b.metrics, Accounts: b.accounts, Sessions: web.NewSessionStore(b.store, web.SessionConfig{KeyPairs: testKey,
 		Idle: time.Hour, Absolute: time.Hour, Now: b.clock.Now}), Now: b.clock.Now, Registry: b.web.Registry(), Control: b.cp,
 		APIRatePerMinute: 3})
 	srv := httptest.NewServer(ws.Handler())
@@ -590,7 +590,7 @@ func matrixKey(t *testing.T, b *testBundle) string {
 	if k, ok := matrixKeys.Load(b); ok {
 		return k.(string)
 	}
-	ab := &apiBundle{testBundle: b, asst: assistants.New(b.store, b.cp, b.clock.Now)}
+	ab := &apiBundle{testBundle: b, asst: b.assistants}
 	_, key := ab.newAssistant(t, "matrix-bot")
 	matrixKeys.Store(b, key)
 	return key

@@ -18,11 +18,13 @@ import (
 
 	"countersign/internal/accounts"
 	"countersign/internal/adapter"
+	"countersign/internal/assistants"
 	"countersign/internal/clocktest"
 	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
 	"countersign/internal/demoshop"
 	"countersign/internal/mail"
+	"countersign/internal/metrics"
 	"countersign/internal/shopadapter"
 	"countersign/store"
 	"countersign/store/dbtest"
@@ -46,6 +48,9 @@ type testBundle struct {
 	// links shows customers their requests; codes it sends land in mail.
 	links *confirmation.Service
 	mail  *mail.Memory
+	// assistants and metrics are the services the wiring gives the server.
+	assistants *assistants.Service
+	metrics    *metrics.Reports
 }
 
 type testUser struct {
@@ -84,12 +89,14 @@ func setup(t *testing.T, opts ...bundleOpts) *testBundle {
 	cp := controlplane.New(st, reg, controlplane.Config{}, clk.Now, nil)
 	outbox := &mail.Memory{}
 	links := confirmation.New(st, cp, reg, confirmation.Config{Mail: outbox, Proofs: o.proofs, AssertionSecrets: o.assertionSecrets}, clk.Now)
-	ws := web.New(web.Config{Store: st, Accounts: acc, Sessions: sessions, Now: clk.Now, TrustedProxies: o.trustedProxies,
-		Registry: reg, Control: cp, Confirmations: links})
+	asst := assistants.New(st, cp, clk.Now)
+	reports := metrics.NewReports(st)
+	ws := web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Now: clk.Now, TrustedProxies: o.trustedProxies,
+		Registry: reg, Control: cp, Confirmations: links, Assistants: asst, Metrics: reports})
 	srv := httptest.NewServer(ws.Handler())
 	t.Cleanup(srv.Close)
 	b := &testBundle{srv: srv, web: ws, store: st, accounts: acc, cp: cp, clock: clk, users: map[accounts.Role]testUser{},
-		links: links, mail: outbox}
+		links: links, mail: outbox, assistants: asst, metrics: reports}
 	for _, r := range accounts.Roles {
 		b.users[r] = b.createUser(t, r)
 	}
@@ -209,8 +216,8 @@ func (c *client) sessionCookie() *http.Cookie {
 func webServerSharing(t *testing.T, b *testBundle, keyPairs [][]byte) *httptest.Server {
 	t.Helper()
 	sessions := web.NewSessionStore(b.store, web.SessionConfig{KeyPairs: keyPairs, Idle: 30 * time.Minute, Absolute: 12 * time.Hour, Now: b.clock.Now})
-	ws := web.New(web.Config{Store: b.store, Accounts: b.accounts, Sessions: sessions, Now: b.clock.Now,
-		Registry: b.web.Registry(), Control: b.web.Control()})
+	ws := web.New(web.Config{Database: b.store, Accounts: b.accounts, Sessions: sessions, Now: b.clock.Now,
+		Registry: b.web.Registry(), Control: b.web.Control(), Assistants: b.assistants, Metrics: b.metrics})
 	srv := httptest.NewServer(ws.Handler())
 	t.Cleanup(srv.Close)
 	return srv

@@ -9,8 +9,13 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"countersign/static"
-	"countersign/store"
 )
+
+// Database is what the readiness probe asks of the database (*store.Store).
+type Database interface {
+	Ping(ctx context.Context) error
+	MigrationsPending(ctx context.Context) (int, error)
+}
 
 // handleHealthz answers GET /healthz: the process is up.
 func (s *Server) handleHealthz(c echo.Context) error {
@@ -22,10 +27,10 @@ func (s *Server) handleHealthz(c echo.Context) error {
 func (s *Server) handleReadyz(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 	defer cancel()
-	if err := s.cfg.Store.Ping(ctx); err != nil {
+	if err := s.cfg.Database.Ping(ctx); err != nil {
 		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "database unreachable"})
 	}
-	pending, err := store.MigrationsPending(ctx, s.cfg.Store.Pool())
+	pending, err := s.cfg.Database.MigrationsPending(ctx)
 	if err != nil {
 		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "migration status unknown"})
 	}

@@ -60,7 +60,7 @@ func (s *Server) metricsFilter(c echo.Context) (metrics.Filter, views.FieldError
 
 func (s *Server) metricsReport(c echo.Context) (metrics.Report, views.FieldErrors, error) {
 	f, errs := s.metricsFilter(c)
-	rep, err := metrics.Build(c.Request().Context(), s.cfg.Store, f, s.now())
+	rep, err := s.cfg.Metrics.Build(c.Request().Context(), f, s.now())
 	return rep, errs, err
 }
 
@@ -72,7 +72,7 @@ func (s *Server) handleMetrics(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	systems, actions, intents, assistants, err := s.cfg.Store.MetricsDimensions(c.Request().Context())
+	dims, err := s.cfg.Metrics.Dimensions(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -80,7 +80,7 @@ func (s *Server) handleMetrics(c echo.Context) error {
 	v := views.MetricsView{
 		Filter: views.MetricsFilter{From: f.From.Format(time.DateOnly), To: f.To.AddDate(0, 0, -1).Format(time.DateOnly),
 			System: f.System, Action: f.Action, Intent: f.Intent, Assistant: f.Assistant,
-			Systems: systems, ActionList: actions, Intents: intents, Assistants: assistants, Errors: errs},
+			Systems: dims.Systems, ActionList: dims.Actions, Intents: dims.Intents, Assistants: dims.Assistants, Errors: errs},
 		Query: filterQuery(f).Encode(),
 	}
 	for _, r := range rep.Results {

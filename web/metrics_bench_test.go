@@ -17,7 +17,9 @@ import (
 
 	"countersign/internal/accounts"
 	"countersign/internal/adapter"
+	"countersign/internal/assistants"
 	"countersign/internal/controlplane"
+	"countersign/internal/metrics"
 	"countersign/store"
 	"countersign/store/dbtest"
 	"countersign/web"
@@ -37,7 +39,8 @@ func BenchmarkMetricsPageScale(b *testing.B) {
 	sessions := web.NewSessionStore(st, web.SessionConfig{KeyPairs: testKey, Idle: time.Hour, Absolute: 12 * time.Hour, Now: clock})
 	reg := adapter.NewRegistry()
 	cp := controlplane.New(st, reg, controlplane.Config{}, clock, nil)
-	srv := httptest.NewServer(web.New(web.Config{Store: st, Accounts: acc, Sessions: sessions, Now: clock, Registry: reg, Control: cp}).Handler())
+	srv := httptest.NewServer(web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Now: clock, Registry: reg, Control: cp,
+		Assistants: assistants.New(st, cp, clock), Metrics: metrics.NewReports(st)}).Handler())
 	b.Cleanup(srv.Close)
 	if _, err := acc.Create(ctx, accounts.NewUser{Email: "manager@bench.test", Name: "Bench Manager", Role: accounts.Manager,
 		Password: "correct horse manager"}); err != nil {

@@ -20,7 +20,6 @@ import (
 	"countersign/internal/adapter"
 	"countersign/internal/controlplane"
 	"countersign/internal/money"
-	"countersign/store"
 	"countersign/views"
 )
 
@@ -313,8 +312,8 @@ func (s *Server) countQueue(c echo.Context, nav []views.NavItem) {
 		if nav[i].Href == "/queue" {
 			nav[i].Count = pending + unverified
 			nav[i].CountLabel = fmt.Sprintf("(%d awaiting approval, %d unverified)", pending, unverified)
-			if pending >= store.PendingCountCap || unverified >= store.PendingCountCap {
-				nav[i].CountLabel = "(more than " + strconv.Itoa(store.PendingCountCap) + " awaiting approval or unverified)"
+			if pending >= controlplane.PendingCountCap || unverified >= controlplane.PendingCountCap {
+				nav[i].CountLabel = "(more than " + strconv.Itoa(controlplane.PendingCountCap) + " awaiting approval or unverified)"
 			}
 		}
 	}

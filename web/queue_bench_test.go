@@ -16,7 +16,9 @@ import (
 
 	"countersign/internal/accounts"
 	"countersign/internal/adapter"
+	"countersign/internal/assistants"
 	"countersign/internal/controlplane"
+	"countersign/internal/metrics"
 	"countersign/internal/shopadapter"
 	"countersign/store"
 	"countersign/store/dbtest"
@@ -43,7 +45,8 @@ func BenchmarkQueuePageP95(b *testing.B) {
 		b.Fatal(err)
 	}
 	sessions := web.NewSessionStore(st, web.SessionConfig{KeyPairs: testKey, Idle: time.Hour, Absolute: 12 * time.Hour, Now: clk})
-	srv := httptest.NewServer(web.New(web.Config{Store: st, Accounts: acc, Sessions: sessions, Registry: reg, Control: cp, Now: clk}).Handler())
+	srv := httptest.NewServer(web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Registry: reg, Control: cp, Now: clk,
+		Assistants: assistants.New(st, cp, clk), Metrics: metrics.NewReports(st)}).Handler())
 	b.Cleanup(srv.Close)
 	u, err := acc.Create(ctx, accounts.NewUser{Email: "bench-agent@example.test", Name: "Bench Agent", Role: accounts.Agent, Password: "a long enough password"})
 	if err != nil {

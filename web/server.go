@@ -17,12 +17,14 @@ import (
 	"countersign/internal/adapter"
 	"countersign/internal/assistants"
 	"countersign/internal/controlplane"
-	"countersign/store"
+	"countersign/internal/metrics"
 )
 
-// Config is what the server needs from the outside world.
+// Config is what the server needs from the outside world. The wiring
+// builds every service; the server builds none of its own.
 type Config struct {
-	Store    *store.Store
+	// Database answers the readiness probe.
+	Database Database
 	Accounts *accounts.Service
 	Sessions *SessionStore
 	Registry *adapter.Registry
@@ -32,8 +34,10 @@ type Config struct {
 	// nil leaves links out (customers then decide signed in).
 	Confirmations ConfirmationLinks
 	// Assistants authenticates API keys and keeps the assistants' catalog;
-	// nil builds one over Store and Control.
+	// nil turns the API and the MCP server away (every key is refused).
 	Assistants *assistants.Service
+	// Metrics answers the manager's metrics pages.
+	Metrics *metrics.Reports
 	// APIRatePerMinute is each API key's request rate (and burst) on the
 	// API and the MCP server; zero means 120.
 	APIRatePerMinute int
@@ -71,12 +75,9 @@ func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if cfg.Assistants == nil && cfg.Store != nil && cfg.Control != nil {
-		cfg.Assistants = assistants.New(cfg.Store, cfg.Control, cfg.Now)
-	}
 	s := &Server{cfg: cfg, log: cfg.Logger, now: cfg.Now, access: map[string]access{}, limits: newKeyLimits(cfg.APIRatePerMinute)}
 	s.mcp = s.newMCPHandler()
-	s.tasks = newTaskWatch(cfg.Store, cfg.Logger)
+	s.tasks = newTaskWatch(cfg.Control, cfg.Logger)
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true

@@ -9,17 +9,21 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-
-	"countersign/store"
 )
+
+// taskEvents is where the live task pages learn of new task events
+// (*controlplane.Service, over the store's LISTEN).
+type taskEvents interface {
+	ListenTaskEvents(ctx context.Context, fn func(taskID string), status func(err error, retry time.Duration))
+}
 
 // taskWatch fans PostgreSQL's task-event notifications out to the task
 // pages open on this console instance. It holds a listening connection
 // only while someone watches: the first watcher starts it, the last one
 // stops it.
 type taskWatch struct {
-	store *store.Store
-	log   *slog.Logger
+	events taskEvents
+	log    *slog.Logger
 
 	mu     sync.Mutex
 	subs   map[string]map[chan struct{}]struct{}
@@ -28,8 +32,8 @@ type taskWatch struct {
 	active int
 }
 
-func newTaskWatch(st *store.Store, log *slog.Logger) *taskWatch {
-	return &taskWatch{store: st, log: log, subs: map[string]map[chan struct{}]struct{}{}}
+func newTaskWatch(events taskEvents, log *slog.Logger) *taskWatch {
+	return &taskWatch{events: events, log: log, subs: map[string]map[chan struct{}]struct{}{}}
 }
 
 // subscribe returns a channel that receives a value when the task gets a
@@ -65,37 +69,18 @@ func (w *taskWatch) subscribe(taskID string) (<-chan struct{}, <-chan struct{}, 
 	}
 }
 
-// Bounds of the wait before listening again after the connection failed.
-const (
-	relistenMin = 100 * time.Millisecond
-	relistenMax = 5 * time.Second
-)
-
-// listen holds the LISTEN until ctx ends. A failed connection (a restarted
-// database, a terminated backend) is listened on again after a wait that
-// doubles up to relistenMax and starts over once a LISTEN is in force.
-// ready is closed after the first attempt, whether it listens or fails.
+// listen holds the LISTEN until ctx ends (listening again after a failed
+// connection). ready is closed after the first attempt, whether it listens
+// or fails.
 func (w *taskWatch) listen(ctx context.Context, ready chan struct{}) {
 	var once sync.Once
-	markReady := func() { once.Do(func() { close(ready) }) }
-	wait := relistenMin
-	for ctx.Err() == nil {
-		err := w.store.ListenTaskEvents(ctx, func() {
-			markReady()
-			wait = relistenMin
-		}, w.notify)
-		markReady()
-		if err == nil || ctx.Err() != nil {
-			return
+	w.events.ListenTaskEvents(ctx, w.notify, func(err error, retry time.Duration) {
+		once.Do(func() { close(ready) })
+		if err != nil {
+			w.log.Warn("task events: listening failed; listening again", "error", err, "after", retry)
 		}
-		w.log.Warn("task events: listening failed; listening again", "error", err, "after", wait)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, relistenMax)
-	}
+	})
+	once.Do(func() { close(ready) })
 }
 
 // notify wakes the pages watching taskID.

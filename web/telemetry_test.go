@@ -21,8 +21,8 @@ func TestTelemetry(t *testing.T) {
 	b := setup(t)
 	tel := web.NewTelemetry(b.store)
 	sessions := web.NewSessionStore(b.store, web.SessionConfig{KeyPairs: testKey, Idle: 30 * time.Minute, Absolute: 12 * time.Hour, Now: b.clock.Now})
-	console := httptest.NewServer(web.New(web.Config{Store: b.store, Accounts: b.accounts, Sessions: sessions, Now: b.clock.Now,
-		Registry: b.web.Registry(), Control: b.web.Control(), Telemetry: tel}).Handler())
+	console := httptest.NewServer(web.New(web.Config{Database: b.store, Accounts: b.accounts, Sessions: sessions, Now: b.clock.Now,
+		Registry: b.web.Registry(), Control: b.web.Control(), Assistants: b.assistants, Metrics: b.metrics, Telemetry: tel}).Handler())
 	t.Cleanup(console.Close)
 	for range 2 {
 		res, err := http.Get(console.URL + "/healthz")
@@ -69,8 +69,8 @@ func TestTelemetryMethodLabelIsBounded(t *testing.T) {
 	b := setup(t)
 	tel := web.NewTelemetry(b.store)
 	sessions := web.NewSessionStore(b.store, web.SessionConfig{KeyPairs: testKey, Idle: 30 * time.Minute, Absolute: 12 * time.Hour, Now: b.clock.Now})
-	console := httptest.NewServer(web.New(web.Config{Store: b.store, Accounts: b.accounts, Sessions: sessions, Now: b.clock.Now,
-		Registry: b.web.Registry(), Control: b.web.Control(), Telemetry: tel}).Handler())
+	console := httptest.NewServer(web.New(web.Config{Database: b.store, Accounts: b.accounts, Sessions: sessions, Now: b.clock.Now,
+		Registry: b.web.Registry(), Control: b.web.Control(), Assistants: b.assistants, Metrics: b.metrics, Telemetry: tel}).Handler())
 	t.Cleanup(console.Close)
 	const methods = 300
 	for i := range methods {

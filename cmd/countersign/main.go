@@ -114,7 +114,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 		go serveTelemetry(ctx, log, cfg.MetricsAddr, telemetry.MetricsHandler(cfg.MetricsToken))
 	}
 
-	srv := web.New(web.Config{Store: st, Accounts: acc, Sessions: sessions, Logger: log, Registry: registry, Control: cp,
+	srv := web.New(web.Config{Database: st, Metrics: metrics.NewReports(st), Accounts: acc, Sessions: sessions, Logger: log, Registry: registry, Control: cp,
 		TrustedProxies: cfg.trusted, TLS: cfg.tls() || cfg.SecureCookies,
 		Confirmations: links, Assistants: asst, Telemetry: telemetry, APIRatePerMinute: cfg.APIRate})
 	go sweep(ctx, log, sessions, acc, links)

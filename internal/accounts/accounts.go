@@ -26,9 +26,26 @@ type User struct {
 // Disabled reports whether the user may no longer sign in.
 func (u User) Disabled() bool { return u.DisabledAt != nil }
 
+// Store is what the accounts domain reads and writes (*store.Store): users
+// and the sign-in throttle's attempts.
+type Store interface {
+	UserByID(ctx context.Context, id int64) (store.User, error)
+	UserByEmail(ctx context.Context, email string) (store.User, error)
+	ListUsers(ctx context.Context) ([]store.User, error)
+	CreateUser(ctx context.Context, u store.NewUser) (store.User, error)
+	SetUserRole(ctx context.Context, id int64, role string, at time.Time) error
+	SetUserDisabled(ctx context.Context, id int64, disabled bool, at time.Time) error
+	SetUserPassword(ctx context.Context, id int64, hash string, keep []byte, at time.Time) error
+
+	TakeSignInAttempt(ctx context.Context, account, source string, limits store.SignInLimits, at, windowStart time.Time) (store.SignInAttempt, error)
+	ReturnSignInAttempt(ctx context.Context, account, source string) error
+	SignInSucceeded(ctx context.Context, account, source string, at time.Time) error
+	PruneSignInAttempts(ctx context.Context, windowStart, knownSince time.Time) error
+}
+
 // Service is the accounts domain: sign-in and user administration.
 type Service struct {
-	store    *store.Store
+	store    Store
 	now      func() time.Time
 	throttle Throttle
 	hashers  hashers
@@ -37,7 +54,7 @@ type Service struct {
 }
 
 // NewService builds the service; now may be a fake clock in tests.
-func NewService(st *store.Store, now func() time.Time, throttle Throttle) *Service {
+func NewService(st Store, now func() time.Time, throttle Throttle) *Service {
 	if now == nil {
 		now = time.Now
 	}

@@ -1,27 +1,41 @@
 package adapter
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
-
-	"countersign/store"
 )
+
+// LedgerStore is where the ledger keeps its rows (*store.Store in the
+// console). Its methods take plain values, so the contract needs nothing
+// from the store package.
+type LedgerStore interface {
+	// BeginAdapterRequest inserts a "sending" row for (system, key) and
+	// reports began; when the key was used before it changes nothing and
+	// reports whether that call had the same action and arguments hash.
+	BeginAdapterRequest(ctx context.Context, system, key, action, targetID string, argsHash []byte, at time.Time) (began, sameCall bool, err error)
+	// FinishAdapterRequest records the outcome of a call still "sending"
+	// or "unknown".
+	FinishAdapterRequest(ctx context.Context, system, key, state string, result, errJSON json.RawMessage, at time.Time) error
+	// AdapterRequest returns a call's row; found is false when there is none.
+	AdapterRequest(ctx context.Context, system, key string) (state string, result, errJSON json.RawMessage, createdAt time.Time, found bool, err error)
+	// CountAdapterRequests counts calls of action on target since a time
+	// whose effect happened or may have happened.
+	CountAdapterRequests(ctx context.Context, system, action, targetID string, since time.Time) (int, error)
+}
 
 // Ledger is the adapters' request ledger, keyed by (system, idempotency
 // key): a row is written before a write leaves, so a repeated key sends
 // nothing, and a call whose response was lost can be inspected later.
 type Ledger struct {
-	store *store.Store
+	store LedgerStore
 	now   func() time.Time
 }
 
 // NewLedger builds a ledger over the console's database.
-func NewLedger(st *store.Store, now func() time.Time) *Ledger {
+func NewLedger(st LedgerStore, now func() time.Time) *Ledger {
 	if now == nil {
 		now = time.Now
 	}
@@ -44,22 +58,24 @@ func (l *Ledger) Begin(ctx context.Context, system, key, action, targetID string
 		return false, nil, Invalid(map[string]string{"idempotency_key": "required for every write"})
 	}
 	hash := sha256.Sum256(args)
-	existing, began, err := l.store.BeginAdapterRequest(ctx, store.AdapterRequest{System: system, IdempotencyKey: key,
-		Action: action, TargetID: targetID, ArgsHash: hash[:], CreatedAt: l.now()})
+	began, sameCall, err := l.store.BeginAdapterRequest(ctx, system, key, action, targetID, hash[:], l.now())
 	if err != nil {
 		return false, nil, err
 	}
 	if began {
 		return true, nil, nil
 	}
-	if existing.Action != action || !bytes.Equal(existing.ArgsHash, hash[:]) {
+	if !sameCall {
 		return false, nil, &Error{Code: "idempotency_key_reused", Outcome: Refused,
 			Message: "This idempotency key was already used for a different call.",
 			Hint:    "Use a new key for a new request; reuse a key only to repeat the same call."}
 	}
-	entry, err := decodeEntry(existing)
+	entry, found, err := l.Get(ctx, system, key)
 	if err != nil {
 		return false, nil, err
+	}
+	if !found {
+		return false, nil, fmt.Errorf("adapter: ledger row for %s/%s vanished", system, key)
 	}
 	switch entry.State {
 	case "applied":
@@ -101,14 +117,11 @@ func (l *Ledger) Finish(ctx context.Context, system, key string, result *Result,
 // Get returns what the ledger knows of a key; found is false when it has no
 // record (which is not proof that nothing was sent elsewhere).
 func (l *Ledger) Get(ctx context.Context, system, key string) (entry Entry, found bool, err error) {
-	row, err := l.store.AdapterRequest(ctx, system, key)
-	if errors.Is(err, store.ErrNotFound) {
-		return Entry{}, false, nil
-	}
-	if err != nil {
+	state, result, errJSON, at, found, err := l.store.AdapterRequest(ctx, system, key)
+	if err != nil || !found {
 		return Entry{}, false, err
 	}
-	entry, err = decodeEntry(row)
+	entry, err = decodeEntry(state, result, errJSON, at)
 	return entry, err == nil, err
 }
 
@@ -118,17 +131,17 @@ func (l *Ledger) CountRecent(ctx context.Context, system, action, targetID strin
 	return l.store.CountAdapterRequests(ctx, system, action, targetID, since)
 }
 
-func decodeEntry(r store.AdapterRequest) (Entry, error) {
-	e := Entry{State: r.State, At: r.CreatedAt}
-	if len(r.Result) > 0 {
+func decodeEntry(state string, result, errJSON json.RawMessage, at time.Time) (Entry, error) {
+	e := Entry{State: state, At: at}
+	if len(result) > 0 {
 		e.Result = &Result{}
-		if err := json.Unmarshal(r.Result, e.Result); err != nil {
+		if err := json.Unmarshal(result, e.Result); err != nil {
 			return e, fmt.Errorf("adapter: decode ledger result: %w", err)
 		}
 	}
-	if len(r.Error) > 0 {
+	if len(errJSON) > 0 {
 		e.Error = &Error{}
-		if err := json.Unmarshal(r.Error, e.Error); err != nil {
+		if err := json.Unmarshal(errJSON, e.Error); err != nil {
 			return e, fmt.Errorf("adapter: decode ledger error: %w", err)
 		}
 	}

@@ -24,15 +24,36 @@ import (
 // secret scanners.
 const KeyPrefix = "csk_live_"
 
+// Store is what the assistants domain reads and writes (*store.Store):
+// assistants, their keys and action switches, and conversation events.
+type Store interface {
+	Assistant(ctx context.Context, id string) (store.Assistant, error)
+	AssistantByName(ctx context.Context, name string) (store.Assistant, error)
+	Assistants(ctx context.Context) ([]store.Assistant, error)
+	InsertAssistant(ctx context.Context, a store.Assistant) (store.Assistant, error)
+	SetAssistantDisabled(ctx context.Context, id string, at *time.Time) error
+	AssistantActions(ctx context.Context, assistantID string) ([]store.AssistantAction, error)
+	SetAssistantAction(ctx context.Context, a store.AssistantAction) error
+
+	APIKeyByHash(ctx context.Context, hash []byte) (store.APIKey, error)
+	APIKeys(ctx context.Context) ([]store.APIKey, error)
+	InsertAPIKey(ctx context.Context, k store.APIKey) (store.APIKey, error)
+	RevokeAPIKey(ctx context.Context, id string, at time.Time) (store.APIKey, error)
+	TouchAPIKey(ctx context.Context, id string, at time.Time) error
+
+	ClaimConversation(ctx context.Context, id, assistantID string, at time.Time) (owner string, err error)
+	InsertConversationEvent(ctx context.Context, e store.ConversationEvent) (store.ConversationEvent, error)
+}
+
 // Service manages assistants and their keys and answers for them.
 type Service struct {
-	store *store.Store
+	store Store
 	cp    *controlplane.Service
 	now   func() time.Time
 }
 
 // New returns the service; now is the clock (time.Now when nil).
-func New(st *store.Store, cp *controlplane.Service, now func() time.Time) *Service {
+func New(st Store, cp *controlplane.Service, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}

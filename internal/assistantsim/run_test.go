@@ -14,6 +14,7 @@ import (
 	"countersign/internal/assistantsim"
 	"countersign/internal/controlplane"
 	"countersign/internal/demoshop"
+	"countersign/internal/metrics"
 	"countersign/internal/shopadapter"
 	"countersign/store"
 	"countersign/store/dbtest"
@@ -61,7 +62,8 @@ func TestRunAgainstAConsoleAndShop(t *testing.T) {
 		t.Fatal(err)
 	}
 	sessions := web.NewSessionStore(st, web.SessionConfig{KeyPairs: [][]byte{[]byte("0123456789abcdef0123456789abcdef")}, Idle: time.Hour, Absolute: time.Hour})
-	console := httptest.NewServer(web.New(web.Config{Store: st, Accounts: acc, Sessions: sessions, Registry: reg, Control: cp, Assistants: asst}).Handler())
+	console := httptest.NewServer(web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Registry: reg, Control: cp, Assistants: asst,
+		Metrics: metrics.NewReports(st)}).Handler())
 	t.Cleanup(console.Close)
 
 	transcript, err := assistantsim.Run(ctx, console.URL, key, assistantsim.Options{Prefix: "test", Wait: 10 * time.Second})

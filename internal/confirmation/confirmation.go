@@ -81,9 +81,27 @@ type Config struct {
 	Mail mail.Sender
 }
 
+// Store is what confirmations read and write (*store.Store): links, the
+// one-time codes sent for them, and used customer assertions.
+// StagePolicyForDemo serves the demo's seeding only.
+type Store interface {
+	ConfirmationLink(ctx context.Context, selector string) (store.ConfirmationLink, error)
+	LiveConfirmationLink(ctx context.Context, invocationID string) (store.ConfirmationLink, error)
+	InsertConfirmationLink(ctx context.Context, l store.ConfirmationLink) error
+	ReplaceConfirmationLink(ctx context.Context, next store.ConfirmationLink) error
+	DeleteDeadConfirmationLinks(ctx context.Context, before time.Time) (int64, error)
+
+	InsertConfirmationCode(ctx context.Context, c store.ConfirmationCode, since time.Time, maxRecent int) (store.ConfirmationCode, error)
+	TryConfirmationCode(ctx context.Context, selector string, at time.Time, maxAttempts int) (store.ConfirmationCode, error)
+	UseConfirmationCode(ctx context.Context, id int64, at time.Time) error
+	UseCustomerAssertion(ctx context.Context, system, nonce, customerRef string, expiresAt, at time.Time) error
+
+	StagePolicyForDemo(ctx context.Context, system, action string, stage int16, window time.Duration, at time.Time) error
+}
+
 // Service makes links and checks customers' proofs.
 type Service struct {
-	store    *store.Store
+	store    Store
 	cp       *controlplane.Service
 	registry *adapter.Registry
 	cfg      Config
@@ -91,7 +109,7 @@ type Service struct {
 }
 
 // New builds the service; now is the clock (time.Now when nil).
-func New(st *store.Store, cp *controlplane.Service, reg *adapter.Registry, cfg Config, now func() time.Time) *Service {
+func New(st Store, cp *controlplane.Service, reg *adapter.Registry, cfg Config, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}

@@ -77,7 +77,7 @@ func (s *Service) approve(ctx context.Context, actor Actor, id string, expectedV
 		if err := s.record(ctx, tx, actor, event, out.TaskID, id, map[string]any{"args_hash": hex.EncodeToString(hash)}); err != nil {
 			return err
 		}
-		return tx.Notify(ctx, DispatchChannel, id)
+		return tx.Notify(ctx, store.DispatchChannel, id)
 	})
 	return out, err
 }

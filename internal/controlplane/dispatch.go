@@ -321,7 +321,7 @@ func (s *Service) finish(ctx context.Context, inv Invocation, lease string, to S
 		}
 		// A slot of the task's in-flight limit is free again: wake the
 		// dispatchers for work they deferred.
-		if err := tx.Notify(ctx, DispatchChannel, inv.TaskID); err != nil {
+		if err := tx.Notify(ctx, store.DispatchChannel, inv.TaskID); err != nil {
 			return err
 		}
 		if to == Completed && updated.CompensatesID != nil {

@@ -83,7 +83,7 @@ func (s *Service) approveAsStaff(ctx context.Context, actor Actor, id string, ex
 		if err := s.record(ctx, tx, actor, "invocation.approved", out.TaskID, id, data); err != nil {
 			return err
 		}
-		return tx.Notify(ctx, DispatchChannel, id)
+		return tx.Notify(ctx, store.DispatchChannel, id)
 	})
 	return out, err
 }

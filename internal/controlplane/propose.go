@@ -264,7 +264,7 @@ func (s *Service) recordProposal(ctx context.Context, tx *store.Tx, p Proposal, 
 		return err
 	}
 	if route.State == Approved {
-		return tx.Notify(ctx, DispatchChannel, inv.ID)
+		return tx.Notify(ctx, store.DispatchChannel, inv.ID)
 	}
 	return nil
 }

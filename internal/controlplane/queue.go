@@ -9,11 +9,39 @@ import (
 	"countersign/store"
 )
 
-// QueueFilter selects cards of the approval queue; see store.QueueFilter.
-type QueueFilter = store.QueueFilter
+// QueueFilter selects cards of the approval queue. Empty fields select
+// everything.
+type QueueFilter struct {
+	System string
+	Action string
+	// CustomerRef matches the start of the task's customer.
+	CustomerRef string
+	MinCents    *int64
+	MaxCents    *int64
+	// OlderThan keeps invocations proposed longer ago than this.
+	OlderThan time.Duration
+	// ClaimedBy keeps cards held (unexpired) by this user; 0 means anyone.
+	ClaimedBy int64
+	// After is the last card of the previous page: the next page starts
+	// strictly after it in the queue's order.
+	After *QueueCursor
+	Limit int
+}
 
-// QueueCursor is a position in the approval queue.
-type QueueCursor = store.QueueCursor
+// QueueCursor is a position in the approval queue: the deadline and id of
+// a card.
+type QueueCursor struct {
+	DeadlineAt time.Time
+	ID         string
+}
+
+// Claim is who holds a card of the approval queue, and until when.
+type Claim struct {
+	InvocationID string
+	UserID       int64
+	ClaimedAt    time.Time
+	ExpiresAt    time.Time
+}
 
 // QueueCard is an invocation awaiting approval with its task's headroom
 // and who holds the card.
@@ -40,8 +68,9 @@ const ClaimHold = 5 * time.Minute
 // ApprovalQueue lists a page of invocations awaiting approval, newest
 // deadline first (keyset pagination: pass the last card's cursor as After).
 func (s *Service) ApprovalQueue(ctx context.Context, f QueueFilter) ([]QueueCard, error) {
-	f.Now = s.now()
-	rows, err := s.store.ApprovalQueue(ctx, f)
+	rows, err := s.store.ApprovalQueue(ctx, store.QueueFilter{System: f.System, Action: f.Action, CustomerRef: f.CustomerRef,
+		MinCents: f.MinCents, MaxCents: f.MaxCents, OlderThan: f.OlderThan, ClaimedBy: f.ClaimedBy, Now: s.now(),
+		After: (*store.QueueCursor)(f.After), Limit: f.Limit})
 	if err != nil {
 		return nil, err
 	}
@@ -92,28 +121,35 @@ func queueCard(r store.QueueItem) (QueueCard, error) {
 // for ClaimHold, unless another user holds it; either way it returns the
 // claim in force, so the caller can tell who holds it. Taking a card is
 // not a decision: it records no event.
-func (s *Service) Claim(ctx context.Context, actor Actor, id string) (store.Claim, error) {
+func (s *Service) Claim(ctx context.Context, actor Actor, id string) (Claim, error) {
 	if actor.Kind != ActorUser || actor.Role == "customer" {
-		return store.Claim{}, apperr.New(apperr.Forbidden, "Only a support agent, manager or admin can take a card.")
+		return Claim{}, apperr.New(apperr.Forbidden, "Only a support agent, manager or admin can take a card.")
 	}
 	inv, err := s.Invocation(ctx, id)
 	if err != nil {
-		return store.Claim{}, err
+		return Claim{}, err
 	}
 	if inv.State != AwaitingApproval {
-		return store.Claim{}, &apperr.Error{Kind: apperr.IllegalTransition, Code: "illegal_transition",
+		return Claim{}, &apperr.Error{Kind: apperr.IllegalTransition, Code: "illegal_transition",
 			Message: "This request is " + inv.State.Label() + "; there is nothing to decide."}
 	}
 	now := s.now()
 	c, err := s.store.ClaimCard(ctx, id, actor.UserID, now, now.Add(ClaimHold))
 	if errors.Is(err, store.ErrNotFound) {
-		return store.Claim{}, apperr.Wrap(err, apperr.NotFound, "No such request.")
+		return Claim{}, apperr.Wrap(err, apperr.NotFound, "No such request.")
 	}
-	return c, err
+	if err != nil {
+		return Claim{}, err
+	}
+	return Claim(c), nil
 }
 
+// PendingCountCap bounds each of PendingCounts' numbers: at the cap the
+// badge says "more than", and the count stays cheap however much waits.
+const PendingCountCap = store.PendingCountCap
+
 // PendingCounts is the console header's badge: invocations awaiting
-// approval and unverified ones.
+// approval and unverified ones, each up to PendingCountCap.
 func (s *Service) PendingCounts(ctx context.Context) (awaitingApproval, unverified int, err error) {
 	return s.store.CountPending(ctx)
 }

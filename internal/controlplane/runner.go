@@ -2,8 +2,9 @@ package controlplane
 
 import (
 	"context"
-	"errors"
 	"time"
+
+	"countersign/store"
 )
 
 // RunDispatcher dispatches approved work until ctx ends: at once when a
@@ -42,37 +43,26 @@ func (s *Service) round(ctx context.Context) {
 	}
 }
 
-// listen holds one connection LISTENing on the dispatch channel and pokes
-// wake for each notification, reconnecting after errors.
+// listen pokes wake for each notification on the dispatch channel until
+// ctx ends; the store listens again after a failure.
 func (s *Service) listen(ctx context.Context, wake chan<- struct{}) {
-	for ctx.Err() == nil {
-		err := func() error {
-			conn, err := s.store.Pool().Acquire(ctx)
-			if err != nil {
-				return err
-			}
-			defer conn.Release()
-			if _, err := conn.Exec(ctx, "LISTEN "+DispatchChannel); err != nil {
-				return err
-			}
-			for {
-				if _, err := conn.Conn().WaitForNotification(ctx); err != nil {
-					// The connection is in an unknown state: drop it from the pool.
-					conn.Conn().Close(context.Background())
-					return err
-				}
-				select {
-				case wake <- struct{}{}:
-				default:
-				}
-			}
-		}()
-		if err != nil && !errors.Is(err, context.Canceled) {
-			s.log.Warn("dispatch listener", "error", err)
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Second):
-			}
+	s.store.Listen(ctx, store.DispatchChannel, func(string) {
+		select {
+		case wake <- struct{}{}:
+		default:
 		}
-	}
+	}, func(err error, retry time.Duration) {
+		if err != nil {
+			s.log.Warn("dispatch listener: listening again", "error", err, "after", retry)
+		}
+	})
+}
+
+// ListenTaskEvents calls fn with the task id of every new event of a task,
+// in this or any other console instance, until ctx ends (live task pages
+// follow it). status is called with nil each time the LISTEN is in force
+// and with the error and the wait before the next attempt each time it
+// failed.
+func (s *Service) ListenTaskEvents(ctx context.Context, fn func(taskID string), status func(err error, retry time.Duration)) {
+	s.store.Listen(ctx, store.TaskEventsChannel, fn, status)
 }

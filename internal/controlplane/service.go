@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
@@ -35,10 +36,53 @@ type Config struct {
 var DefaultConfig = Config{DedupWindow: 10 * time.Minute, CallTimeout: 15 * time.Second, LeaseMargin: 15 * time.Second, Workers: 16,
 	ClientKeyClaim: time.Minute}
 
+// Store is what the control plane asks of the database (*store.Store).
+// Every state change runs in InTx on a *store.Tx, whose statements stay
+// the store's: the control plane's guarded transitions lock and update
+// several rows together, and a Tx is where they meet. The rest are reads
+// outside a transaction and the few writes that need none.
+type Store interface {
+	InTx(ctx context.Context, fn func(*store.Tx) error) error
+	// Listen follows a NOTIFY channel (the dispatcher's, the task events').
+	Listen(ctx context.Context, channel string, fn func(payload string), status func(err error, retry time.Duration))
+
+	Task(ctx context.Context, id string) (store.Task, error)
+	Tasks(ctx context.Context, f store.TaskFilter) ([]store.Task, error)
+	GlobalStopped(ctx context.Context) (bool, error)
+	BlocksForTask(ctx context.Context, taskID string) ([]store.TargetBlock, error)
+	Handoffs(ctx context.Context, limit int) ([]store.Handoff, error)
+
+	Invocation(ctx context.Context, id string) (store.Invocation, error)
+	InvocationsForTask(ctx context.Context, taskID string) ([]store.Invocation, error)
+	InvocationsForCustomer(ctx context.Context, customerRef string, limit int) ([]store.Invocation, error)
+	Successor(ctx context.Context, id string) (store.Invocation, error)
+	ExpiredLeases(ctx context.Context, now time.Time, limit int) ([]store.Invocation, error)
+	PastDeadline(ctx context.Context, now time.Time, limit int) ([]store.Invocation, error)
+	EventsForTask(ctx context.Context, taskID string) ([]store.Event, error)
+	EventsForInvocation(ctx context.Context, invocationID string) ([]store.Event, error)
+
+	ApprovalQueue(ctx context.Context, f store.QueueFilter) ([]store.QueueItem, error)
+	QueueItem(ctx context.Context, id string, now time.Time) (store.QueueItem, error)
+	ClaimCard(ctx context.Context, invocationID string, userID int64, now, until time.Time) (store.Claim, error)
+	CountPending(ctx context.Context) (awaitingApproval, unverified int, err error)
+
+	Policy(ctx context.Context, system, action string) (store.Policy, error)
+	Policies(ctx context.Context) ([]store.Policy, error)
+	EnsurePolicy(ctx context.Context, p store.Policy) error
+	ProposalsSince(ctx context.Context, system, action string, since time.Time) ([]store.ProposalSample, error)
+
+	ClaimClientKey(ctx context.Context, taskID, key string, requestHash []byte, at, staleBefore time.Time) (store.ClientKeyClaim, error)
+	BindClientKey(ctx context.Context, taskID, key string, claimedAt time.Time, invocationID string) error
+	ReleaseClientKey(ctx context.Context, taskID, key string, claimedAt time.Time) error
+
+	// UserByID names the people in events and decisions.
+	UserByID(ctx context.Context, id int64) (store.User, error)
+}
+
 // Service is the control plane's Go API. The web layer and the assistant
 // API call it; neither touches the SQL.
 type Service struct {
-	store    *store.Store
+	store    Store
 	registry *adapter.Registry
 	cfg      Config
 	now      func() time.Time
@@ -47,7 +91,7 @@ type Service struct {
 }
 
 // New builds the service.
-func New(st *store.Store, registry *adapter.Registry, cfg Config, now func() time.Time, log *slog.Logger) *Service {
+func New(st Store, registry *adapter.Registry, cfg Config, now func() time.Time, log *slog.Logger) *Service {
 	if now == nil {
 		now = time.Now
 	}
@@ -92,7 +136,3 @@ func newID(prefix string) string {
 func idempotencyKey(taskID, invocationID string) string {
 	return "cs-" + taskID + "-" + invocationID
 }
-
-// DispatchChannel is the PostgreSQL NOTIFY channel that wakes dispatchers
-// when an invocation is approved.
-const DispatchChannel = "countersign_dispatch"

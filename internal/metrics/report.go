@@ -10,8 +10,24 @@ import (
 )
 
 // Filter is what the manager narrows the page to. From and To are days
-// (UTC midnights): From inclusive, To exclusive.
-type Filter = store.MetricsFilter
+// (UTC midnights): From inclusive, To exclusive. System, Action, Intent and
+// Assistant narrow it to one of each when not empty; Intent narrows
+// conversations only, as invocations carry none.
+type Filter struct {
+	From, To  time.Time
+	System    string
+	Action    string
+	Intent    string
+	Assistant string
+}
+
+// ReasonCount is how many invocations ended for one reason; Kind is
+// "not_dispatched" or the kind of decision that refused them.
+type ReasonCount struct {
+	Kind   string
+	Reason string
+	N      int64
+}
 
 // Result is one metric over the filter: its value, a value per day for the
 // trend, and the last seven days against the seven before.
@@ -54,8 +70,8 @@ type Report struct {
 	HandoffByIntent []Group
 	// SuccessByAction is the action success rate of each action.
 	SuccessByAction []Group
-	NotDispatched   []store.ReasonCount
-	Rejections      []store.ReasonCount
+	NotDispatched   []ReasonCount
+	Rejections      []ReasonCount
 	Unverified      int64
 	// OldestUnverified is how long the oldest unverified invocation has
 	// waited; zero when there is none.
@@ -73,6 +89,40 @@ type Source interface {
 	Policies(ctx context.Context) ([]store.Policy, error)
 }
 
+// Dimensions are the choices of the filter form: every system, action,
+// intent and assistant the roll-ups know.
+type Dimensions struct {
+	Systems, Actions, Intents, Assistants []string
+}
+
+// ReportSource is a Source that also lists the filter's choices
+// (*store.Store).
+type ReportSource interface {
+	Source
+	MetricsDimensions(ctx context.Context) (systems, actions, intents, assistants []string, err error)
+}
+
+// Reports answers the console's metrics pages.
+type Reports struct {
+	src ReportSource
+}
+
+// NewReports returns the reports over src.
+func NewReports(src ReportSource) *Reports { return &Reports{src: src} }
+
+// Build computes the report for f; see the package function Build.
+func (r *Reports) Build(ctx context.Context, f Filter, now time.Time) (Report, error) {
+	return Build(ctx, r.src, f, now)
+}
+
+// Dimensions lists the filter form's choices.
+func (r *Reports) Dimensions(ctx context.Context) (Dimensions, error) {
+	var d Dimensions
+	var err error
+	d.Systems, d.Actions, d.Intents, d.Assistants, err = r.src.MetricsDimensions(ctx)
+	return d, err
+}
+
 // Build reads the roll-ups for f (and the two weeks before f.To for the
 // week-over-week comparison) and computes every metric. now dates the
 // oldest unverified invocation.
@@ -80,7 +130,7 @@ func Build(ctx context.Context, src Source, f Filter, now time.Time) (Report, er
 	if !f.From.Before(f.To) {
 		return Report{}, fmt.Errorf("metrics: the period must start before it ends")
 	}
-	wide := f
+	wide := store.MetricsFilter(f)
 	if weekAgo := f.To.AddDate(0, 0, -14); weekAgo.Before(wide.From) {
 		wide.From = weekAgo
 	}
@@ -182,18 +232,19 @@ func Build(ctx context.Context, src Source, f Filter, now time.Time) (Report, er
 	}
 	sort.Slice(rep.SuccessByAction, func(i, j int) bool { return rep.SuccessByAction[i].Label < rep.SuccessByAction[j].Label })
 
-	reasons, err := src.ReasonCounts(ctx, f)
+	reasons, err := src.ReasonCounts(ctx, store.MetricsFilter(f))
 	if err != nil {
 		return Report{}, err
 	}
 	for _, r := range reasons {
+		c := ReasonCount{Kind: r.Kind, Reason: r.Reason, N: r.N}
 		if r.Kind == "not_dispatched" {
-			rep.NotDispatched = append(rep.NotDispatched, r)
+			rep.NotDispatched = append(rep.NotDispatched, c)
 		} else {
-			rep.Rejections = append(rep.Rejections, r)
+			rep.Rejections = append(rep.Rejections, c)
 		}
 	}
-	n, oldest, err := src.Unverified(ctx, f)
+	n, oldest, err := src.Unverified(ctx, store.MetricsFilter(f))
 	if err != nil {
 		return Report{}, err
 	}

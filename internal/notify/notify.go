@@ -55,16 +55,23 @@ type Notice struct {
 	Link string
 }
 
+// Store is what the notifier reads and writes (*store.Store): the notices
+// due and a claim on each, so that one console instance sends it.
+type Store interface {
+	DueNotices(ctx context.Context, arrivedSince, deadlineBefore, unverifiedSince time.Time, limit int) ([]store.DueNotice, error)
+	ClaimNotice(ctx context.Context, invocationID, kind string, at time.Time) (bool, error)
+}
+
 // Notifier finds due notices and sends them.
 type Notifier struct {
 	cfg   Config
-	store *store.Store
+	store Store
 	now   func() time.Time
 	log   *slog.Logger
 }
 
 // New builds a notifier; now and log may be nil.
-func New(cfg Config, st *store.Store, now func() time.Time, log *slog.Logger) *Notifier {
+func New(cfg Config, st Store, now func() time.Time, log *slog.Logger) *Notifier {
 	if cfg.HTTP == nil {
 		cfg.HTTP = &http.Client{Timeout: 10 * time.Second}
 	}

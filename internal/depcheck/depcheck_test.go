@@ -1,0 +1,117 @@
+package depcheck_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"maps"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// rule forbids every package that from matches to depend, directly or
+// through others, on a package that to matches.
+type rule struct {
+	from, to string // a path, or a path ending in "/..." for it and everything under it
+	why      string
+}
+
+// rules are the layers of DESIGN.md's "Dependencies point one way". Test
+// files are not checked: a domain package's test may serve the console
+// (internal/assistantsim's does), and every test may use store/dbtest.
+var rules = []rule{
+	{"countersign/internal/...", "countersign/web/...", "the domain does not know the HTTP side"},
+	{"countersign/internal/...", "countersign/views", "the domain does not know the pages"},
+	{"countersign/store", "countersign/internal/...", "the store is the bottom layer"},
+	{"countersign/store", "countersign/web/...", "the store is the bottom layer"},
+	{"countersign/store", "countersign/views", "the store is the bottom layer"},
+	{"countersign/internal/adapter", "countersign/store", "the adapter contract declares the storage it needs (LedgerStore)"},
+	{"countersign/views", "countersign/store", "views take view models, not rows"},
+	{"countersign/views", "countersign/internal/...", "views take view models, not domain types"},
+	{"countersign/...", "countersign/store/dbtest", "the test database is for tests only"},
+}
+
+func matches(pattern, path string) bool {
+	if prefix, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return path == prefix || strings.HasPrefix(path, prefix+"/")
+	}
+	return path == pattern
+}
+
+// pkg is what go list says of one package: its direct imports and every
+// package it depends on. Test files are not part of either.
+type pkg struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+	// Error is set when go list could not load the package (an import
+	// cycle leaves Deps incomplete).
+	Error *struct{ Err string }
+}
+
+func listPackages(t *testing.T) map[string]pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-e", "-json=ImportPath,Imports,Deps,Error", "countersign/...")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	pkgs := map[string]pkg{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("decode go list output: %v", err)
+		}
+		if p.Error != nil {
+			t.Errorf("go list %s: %s", p.ImportPath, p.Error.Err)
+		}
+		pkgs[p.ImportPath] = p
+	}
+	if len(pkgs) < 10 {
+		t.Fatalf("go list found %d packages; is the test run inside the module?", len(pkgs))
+	}
+	return pkgs
+}
+
+// TestDependenciesPointOneWay fails on any production import that breaks a
+// rule, naming the direct import through which the forbidden package is
+// reached.
+func TestDependenciesPointOneWay(t *testing.T) {
+	pkgs := listPackages(t)
+	paths := slices.Sorted(maps.Keys(pkgs))
+	for _, r := range rules {
+		for _, path := range paths {
+			p := pkgs[path]
+			if !matches(r.from, p.ImportPath) {
+				continue
+			}
+			for _, d := range p.Deps {
+				if !matches(r.to, d) || d == p.ImportPath {
+					continue
+				}
+				t.Errorf("%s depends on %s%s: %s", p.ImportPath, d, through(pkgs, p, d), r.why)
+			}
+		}
+	}
+}
+
+// through names the direct import of p that brings in dep, when dep is not
+// imported directly.
+func through(pkgs map[string]pkg, p pkg, dep string) string {
+	if slices.Contains(p.Imports, dep) {
+		return ""
+	}
+	for _, imp := range p.Imports {
+		if slices.Contains(pkgs[imp].Deps, dep) {
+			return " (through " + imp + ")"
+		}
+	}
+	return ""
+}
