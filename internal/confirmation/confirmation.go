@@ -83,7 +83,6 @@ type Config struct {
 
 // Store is what confirmations read and write (*store.Store): links, the
 // one-time codes sent for them, and used customer assertions.
-// StagePolicyForDemo serves the demo's seeding only.
 type Store interface {
 	ConfirmationLink(ctx context.Context, selector string) (store.ConfirmationLink, error)
 	LiveConfirmationLink(ctx context.Context, invocationID string) (store.ConfirmationLink, error)
@@ -95,8 +94,6 @@ type Store interface {
 	TryConfirmationCode(ctx context.Context, selector string, at time.Time, maxAttempts int) (store.ConfirmationCode, error)
 	UseConfirmationCode(ctx context.Context, id int64, at time.Time) error
 	UseCustomerAssertion(ctx context.Context, system, nonce, customerRef string, expiresAt, at time.Time) error
-
-	StagePolicyForDemo(ctx context.Context, system, action string, stage int16, window time.Duration, at time.Time) error
 }
 
 // Service makes links and checks customers' proofs.
