@@ -28,6 +28,7 @@ import (
 	"countersign/internal/demo"
 	"countersign/internal/metrics"
 	"countersign/internal/pgcluster"
+	"countersign/internal/webhooks"
 	"countersign/store"
 	"countersign/web"
 )
@@ -118,6 +119,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 		TrustedProxies: cfg.trusted, TLS: cfg.tls() || cfg.SecureCookies,
 		Confirmations: links, Assistants: asst, Telemetry: telemetry, APIRatePerMinute: cfg.APIRate})
 	go sweep(ctx, log, sessions, acc, links)
+	go webhooks.NewWorker(st, srv.WebhookRender(cfg.publicBase()), nil, nil, log).Run(ctx, cfg.WebhookEvery)
 	if n := cfg.notifier(st, log); n.Enabled() {
 		go n.Run(ctx, cfg.NotifyEvery)
 	}
