@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -62,6 +63,8 @@ type bundleOpts struct {
 	// are (nil: code and account everywhere).
 	proofs           map[string][]confirmation.Proof
 	assertionSecrets map[string][]byte
+	// logger receives the console's log (nil: discarded).
+	logger *slog.Logger
 }
 
 var testKey = [][]byte{[]byte("0123456789abcdef0123456789abcdef"), []byte("fedcba9876543210fedcba9876543210")}
@@ -85,7 +88,7 @@ func setup(t *testing.T, opts ...bundleOpts) *testBundle {
 	outbox := &mail.Memory{}
 	links := confirmation.New(st, cp, reg, confirmation.Config{Mail: outbox, Proofs: o.proofs, AssertionSecrets: o.assertionSecrets}, clk.Now)
 	ws := web.New(web.Config{Store: st, Accounts: acc, Sessions: sessions, Now: clk.Now, TrustedProxies: o.trustedProxies,
-		Registry: reg, Control: cp, Confirmations: links})
+		Registry: reg, Control: cp, Confirmations: links, Logger: o.logger})
 	srv := httptest.NewServer(ws.Handler())
 	t.Cleanup(srv.Close)
 	b := &testBundle{srv: srv, web: ws, store: st, accounts: acc, cp: cp, clock: clk, users: map[accounts.Role]testUser{},
