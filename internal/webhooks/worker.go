@@ -51,8 +51,7 @@ type Worker struct {
 	http   *http.Client
 	now    func() time.Time
 	log    *slog.Logger
-	// Lease is how long a claimed delivery is this worker's; it must be
-	// longer than the HTTP client's timeout.
+	// lease is how long a claimed batch is this worker's.
 	lease time.Duration
 	batch int
 }
@@ -80,7 +79,16 @@ func NewWorker(st workerStore, render Render, client *http.Client, now func() ti
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Worker{store: st, render: render, http: client, now: now, log: log, lease: time.Minute, batch: 20}
+	const batch = 10
+	// A batch is sent one delivery after another: the lease covers every
+	// one of them timing out, so that no other instance takes a delivery
+	// this worker has yet to send.
+	timeout := client.Timeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	return &Worker{store: st, render: render, http: client, now: now, log: log,
+		lease: batch*timeout + 30*time.Second, batch: batch}
 }
 
 // Backoff is how long to wait after the n-th failed attempt (n ≥ 1):
@@ -122,13 +130,13 @@ func (w *Worker) Enqueue(ctx context.Context) (int, error) {
 	}
 	added := 0
 	for _, e := range events {
-		inv, err := w.render(ctx, e.InvocationID)
+		invJSON, err := w.renderJSON(ctx, e.InvocationID)
 		if err != nil {
-			return added, fmt.Errorf("webhooks: render invocation %s: %w", e.InvocationID, err)
-		}
-		invJSON, err := json.Marshal(inv)
-		if err != nil {
-			return added, fmt.Errorf("webhooks: render invocation %s: %w", e.InvocationID, err)
+			// One invocation that cannot be shown must not hold up every
+			// endpoint; it is tried again while its event is within the
+			// enqueuer's look-back.
+			w.log.Warn("webhooks: event not enqueued", "event_id", e.EventID, "invocation", e.InvocationID, "error", err)
+			continue
 		}
 		body, err := json.Marshal(Payload{Event: e.Event, EventID: e.EventID, OccurredAt: e.At.UTC(), Invocation: invJSON})
 		if err != nil {
@@ -145,6 +153,14 @@ func (w *Worker) Enqueue(ctx context.Context) (int, error) {
 		}
 	}
 	return added, w.store.SetWebhookWatermark(ctx, upTo)
+}
+
+func (w *Worker) renderJSON(ctx context.Context, invocationID string) (json.RawMessage, error) {
+	inv, err := w.render(ctx, invocationID)
+	if err != nil {
+		return nil, fmt.Errorf("webhooks: render invocation %s: %w", invocationID, err)
+	}
+	return json.Marshal(inv)
 }
 
 // DeliverDue claims due deliveries and sends each once, until none is due,
