@@ -694,14 +694,14 @@ func AssistantWebhook(p Page, a AssistantRow, form WebhookForm) templ.Component 
 							}
 						}
 						if at.Body != "" {
-							templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 58, "<pre data-testid=\"attempt-body\">")
+							templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 58, "<pre class=\"response-body\" data-testid=\"attempt-body\">")
 							if templ_7745c5c3_Err != nil {
 								return templ_7745c5c3_Err
 							}
 							var templ_7745c5c3_Var36 string
 							templ_7745c5c3_Var36, templ_7745c5c3_Err = templ.JoinStringErrs(at.Body)
 							if templ_7745c5c3_Err != nil {
-								return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/admin_webhooks.templ`, Line: 153, Col: 56}
+								return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/admin_webhooks.templ`, Line: 153, Col: 78}
 							}
 							_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var36))
 							if templ_7745c5c3_Err != nil {
