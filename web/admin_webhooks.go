@@ -99,8 +99,8 @@ func (s *Server) webhookRows(c echo.Context, rows []views.AssistantRow) error {
 		}
 		for _, d := range list {
 			dr := views.DeliveryRow{ID: strconv.FormatInt(d.ID, 10), Event: d.Event, InvocationID: d.InvocationID,
-				State: d.State, Created: d.CreatedAt.Format("2 Jan 15:04:05")}
-			if d.State == "pending" {
+				State: string(d.State), Created: d.CreatedAt.Format("2 Jan 15:04:05")}
+			if d.State == webhooks.Pending {
 				dr.Next = d.NextAttemptAt.Format("2 Jan 15:04:05")
 			}
 			for _, a := range d.Attempts {

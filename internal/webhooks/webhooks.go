@@ -39,6 +39,21 @@ var Outcomes = []string{
 	"invocation.reconciled",
 }
 
+// State is where a delivery stands. Each value is mirrored by the CHECK
+// constraint on webhook_deliveries.state.
+type State string
+
+// The delivery states.
+const (
+	// Pending: not yet delivered; tried at its next attempt time.
+	Pending State = "pending"
+	// Delivered: the endpoint answered 2xx.
+	Delivered State = "delivered"
+	// Failed: given up, after a day of retries or because its endpoint was
+	// removed; a resend makes it pending again.
+	Failed State = "failed"
+)
+
 // serviceStore is what the admin side needs of the store.
 type serviceStore interface {
 	Assistant(ctx context.Context, id string) (store.Assistant, error)
@@ -77,11 +92,10 @@ type Endpoint struct {
 // Delivery is one event told (or being told) to an endpoint, with every
 // attempt.
 type Delivery struct {
-	ID           int64
-	Event        string
-	InvocationID string
-	// State is "pending", "delivered" or "failed" (given up).
-	State         string
+	ID            int64
+	Event         string
+	InvocationID  string
+	State         State
 	CreatedAt     time.Time
 	NextAttemptAt time.Time
 	Attempts      []Attempt
@@ -199,7 +213,7 @@ func (s *Service) Deliveries(ctx context.Context, assistantID string, limit int)
 	for i, d := range rows {
 		ids[i] = d.ID
 		index[d.ID] = i
-		out[i] = Delivery{ID: d.ID, Event: d.Event, InvocationID: d.InvocationID, State: d.State,
+		out[i] = Delivery{ID: d.ID, Event: d.Event, InvocationID: d.InvocationID, State: State(d.State),
 			CreatedAt: d.CreatedAt, NextAttemptAt: d.NextAttemptAt}
 	}
 	attempts, err := s.store.WebhookAttempts(ctx, ids)

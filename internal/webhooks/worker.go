@@ -191,16 +191,16 @@ func (w *Worker) attempt(ctx context.Context, token string, d store.ClaimedDeliv
 	if status != 0 {
 		rec.Status = &status
 	}
-	state, next := "delivered", at
+	state, next := Delivered, at
 	if sendErr != nil {
 		rec.Error = sendErr.Error()
-		state, next = "pending", at.Add(Backoff(d.Attempts))
+		state, next = Pending, at.Add(Backoff(d.Attempts))
 		if !next.Before(d.RetryUntil) {
-			state = "failed"
+			state = Failed
 		}
 		w.log.Info("webhooks: attempt failed", "delivery", d.ID, "event", d.Event, "attempt", d.Attempts, "state", state, "error", sendErr)
 	}
-	err := w.store.FinishWebhookAttempt(ctx, token, rec, state, next)
+	err := w.store.FinishWebhookAttempt(ctx, token, rec, string(state), next)
 	if errors.Is(err, store.ErrNotFound) {
 		// The lease ran out during the attempt (or an admin resent it);
 		// whoever holds the delivery now records its own attempt.

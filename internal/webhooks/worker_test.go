@@ -52,7 +52,7 @@ func TestEnqueuesOutcomesOfTheAssistantsInvocationsOnly(t *testing.T) {
 		}
 	}
 	for _, d := range b.deliveries(t) {
-		if d.State != "delivered" || len(d.Attempts) != 1 || d.Attempts[0].Status != 200 || d.Attempts[0].Body != "thanks" {
+		if d.State != webhooks.Delivered || len(d.Attempts) != 1 || d.Attempts[0].Status != 200 || d.Attempts[0].Body != "thanks" {
 			t.Errorf("delivery %d: %+v, want delivered after one 200", d.ID, d)
 		}
 	}
@@ -118,7 +118,7 @@ func TestRetriesAfterA500WithBackoff(t *testing.T) {
 		{At: start, Status: 500, Body: "database is down", Error: "endpoint answered 500 Internal Server Error"},
 		{At: start.Add(30 * time.Second), Status: 204},
 	}
-	if diff := cmp.Diff(want, list[0].Attempts); diff != "" || list[0].State != "delivered" {
+	if diff := cmp.Diff(want, list[0].Attempts); diff != "" || list[0].State != webhooks.Delivered {
 		t.Errorf("state %s, attempts (-want +got):\n%s", list[0].State, diff)
 	}
 }
@@ -138,14 +138,14 @@ func TestGivesUpAfterADay(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := b.deliveries(t)[0]
-		if d.State != "pending" {
+		if d.State != webhooks.Pending {
 			break
 		}
 		b.clock.Advance(d.NextAttemptAt.Sub(b.clock.Now()))
 	}
 	d := b.deliveries(t)[0]
 	last := d.Attempts[len(d.Attempts)-1].At
-	if d.State != "failed" || last.Sub(start) > webhooks.RetryFor || last.Sub(start) < webhooks.RetryFor-time.Hour {
+	if d.State != webhooks.Failed || last.Sub(start) > webhooks.RetryFor || last.Sub(start) < webhooks.RetryFor-time.Hour {
 		t.Errorf("state %s after %d attempts, the last %s after the first; want failed within the last hour of a day",
 			d.State, len(d.Attempts), last.Sub(start))
 	}
@@ -163,7 +163,7 @@ func TestGivesUpAfterADay(t *testing.T) {
 	b.recv.respond = nil
 	n, err = w.DeliverDue(b.ctx)
 	mustN(t, "attempts after resend", n, err, 1)
-	if d := b.deliveries(t)[0]; d.State != "delivered" {
+	if d := b.deliveries(t)[0]; d.State != webhooks.Delivered {
 		t.Errorf("after resend: %s", d.State)
 	}
 }
@@ -316,7 +316,7 @@ func TestRemovedEndpointGetsNothingMore(t *testing.T) {
 	mustN(t, "enqueued after removal", n, err, 0)
 	n, err = w.DeliverDue(b.ctx)
 	mustN(t, "attempts after removal", n, err, 0)
-	if d := b.deliveries(t); len(d) != 1 || d[0].State != "failed" {
+	if d := b.deliveries(t); len(d) != 1 || d[0].State != webhooks.Failed {
 		t.Errorf("deliveries %+v, want the pending one given up", d)
 	}
 }
