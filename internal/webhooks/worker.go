@@ -187,6 +187,11 @@ func (w *Worker) DeliverDue(ctx context.Context) (int, error) {
 func (w *Worker) attempt(ctx context.Context, token string, d store.ClaimedDelivery) error {
 	at := w.now()
 	status, body, sendErr := w.send(ctx, d, at)
+	if sendErr != nil && ctx.Err() != nil {
+		// Shutting down is not the endpoint's failure: the lease runs out
+		// and an instance that is still running sends it.
+		return ctx.Err()
+	}
 	rec := store.WebhookAttempt{DeliveryID: d.ID, At: at, Body: body}
 	if status != 0 {
 		rec.Status = &status
