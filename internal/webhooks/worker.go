@@ -207,7 +207,7 @@ func (w *Worker) attempt(ctx context.Context, token string, d store.ClaimedDeliv
 	}
 	err := w.store.FinishWebhookAttempt(ctx, token, rec, string(state), next)
 	if errors.Is(err, store.ErrNotFound) {
-		// The lease ran out during the attempt (or an admin resent it);
+		// The lease ran out during the attempt (a resend waits for it);
 		// whoever holds the delivery now records its own attempt.
 		w.log.Warn("webhooks: lease lost", "delivery", d.ID)
 		return nil
