@@ -13,7 +13,7 @@ import (
 
 // handleAdminAssistants answers GET /admin/assistants.
 func (s *Server) handleAdminAssistants(c echo.Context) error {
-	return s.renderAdminAssistants(c, http.StatusOK, views.NewAssistantForm{EnableAll: true}, nil)
+	return s.renderAdminAssistants(c, http.StatusOK, views.AdminAssistantsView{Form: views.NewAssistantForm{EnableAll: true}})
 }
 
 // handleAdminAssistantCreate answers POST /admin/assistants; with
@@ -25,7 +25,7 @@ func (s *Server) handleAdminAssistantCreate(c echo.Context) error {
 	a, err := s.cfg.Assistants.Create(ctx, &admin.ID, form.Name)
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
 		form.Errors = e.Fields
-		return s.renderAdminAssistants(c, http.StatusUnprocessableEntity, form, nil)
+		return s.renderAdminAssistants(c, http.StatusUnprocessableEntity, views.AdminAssistantsView{Form: form})
 	}
 	if err != nil {
 		return err
@@ -59,8 +59,8 @@ func (s *Server) handleAdminAssistantKeyCreate(c echo.Context) error {
 	}
 	s.log.Info("api key issued", "by", admin.ID, "assistant_id", a.ID, "key_id", key.ID)
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return s.renderAdminAssistants(c, http.StatusOK, views.NewAssistantForm{EnableAll: true},
-		&views.NewKeyNotice{AssistantName: a.Name, Secret: secret})
+	return s.renderAdminAssistants(c, http.StatusOK, views.AdminAssistantsView{Form: views.NewAssistantForm{EnableAll: true},
+		NewKey: &views.NewKeyNotice{AssistantName: a.Name, Secret: secret}})
 }
 
 // handleAdminAssistantActions answers POST /admin/assistants/:id/actions:
@@ -120,7 +120,9 @@ func (s *Server) handleAdminKeyRevoke(c echo.Context) error {
 	return seeOther(c, "/admin/assistants")
 }
 
-func (s *Server) renderAdminAssistants(c echo.Context, status int, form views.NewAssistantForm, key *views.NewKeyNotice) error {
+// renderAdminAssistants renders the page; v brings the forms and notices,
+// the assistants are filled in here.
+func (s *Server) renderAdminAssistants(c echo.Context, status int, v views.AdminAssistantsView) error {
 	list, err := s.cfg.Assistants.List(c.Request().Context())
 	if err != nil {
 		return err
@@ -146,9 +148,13 @@ func (s *Server) renderAdminAssistants(c echo.Context, status int, form views.Ne
 		}
 		rows[i] = row
 	}
+	if err := s.webhookRows(c, rows); err != nil {
+		return err
+	}
 	p, err := s.page(c, "Assistants")
 	if err != nil {
 		return err
 	}
-	return render(c, status, views.AdminAssistants(p, views.AdminAssistantsView{Assistants: rows, Form: form, NewKey: key}))
+	v.Assistants = rows
+	return render(c, status, views.AdminAssistants(p, v))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -25,6 +26,7 @@ import (
 	"countersign/internal/demoshop"
 	"countersign/internal/mail"
 	"countersign/internal/metrics"
+	"countersign/internal/webhooks"
 	"countersign/internal/shopadapter"
 	"countersign/store"
 	"countersign/store/dbtest"
@@ -67,6 +69,8 @@ type bundleOpts struct {
 	// are (nil: code and account everywhere).
 	proofs           map[string][]confirmation.Proof
 	assertionSecrets map[string][]byte
+	// logger receives the console's log (nil: discarded).
+	logger *slog.Logger
 }
 
 var testKey = [][]byte{[]byte("0123456789abcdef0123456789abcdef"), []byte("fedcba9876543210fedcba9876543210")}
@@ -92,7 +96,8 @@ func setup(t *testing.T, opts ...bundleOpts) *testBundle {
 	asst := assistants.New(st, cp, clk.Now)
 	reports := metrics.NewReports(st)
 	ws := web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Now: clk.Now, TrustedProxies: o.trustedProxies,
-		Registry: reg, Control: cp, Confirmations: links, Assistants: asst, Metrics: reports})
+		Registry: reg, Control: cp, Confirmations: links, Assistants: asst, Metrics: reports, Webhooks: webhooks.New(st, clk.Now),
+		Logger: o.logger})
 	srv := httptest.NewServer(ws.Handler())
 	t.Cleanup(srv.Close)
 	b := &testBundle{srv: srv, web: ws, store: st, accounts: acc, cp: cp, clock: clk, users: map[accounts.Role]testUser{},

@@ -91,6 +91,9 @@ func (s *Server) routes() []route {
 		{http.MethodPost, "/admin/assistants/:id/disable", s.handleAdminAssistantDisable, admin},
 		{http.MethodPost, "/admin/assistants/:id/enable", s.handleAdminAssistantEnable, admin},
 		{http.MethodPost, "/admin/keys/:id/revoke", s.handleAdminKeyRevoke, admin},
+		{http.MethodPost, "/admin/assistants/:id/webhook", s.handleAdminWebhookRegister, admin},
+		{http.MethodPost, "/admin/assistants/:id/webhook/remove", s.handleAdminWebhookRemove, admin},
+		{http.MethodPost, "/admin/assistants/:id/deliveries/:delivery/resend", s.handleAdminWebhookResend, admin},
 
 		// The assistant's side: the JSON API and the MCP server (bearer keys).
 		{http.MethodGet, "/api/v1/openapi.json", s.handleOpenAPI, anyone},

@@ -18,6 +18,7 @@ import (
 	"countersign/internal/assistants"
 	"countersign/internal/controlplane"
 	"countersign/internal/metrics"
+	"countersign/internal/webhooks"
 )
 
 // Config is what the server needs from the outside world. The wiring
@@ -38,6 +39,9 @@ type Config struct {
 	Assistants *assistants.Service
 	// Metrics answers the manager's metrics pages.
 	Metrics *metrics.Reports
+	// Webhooks registers assistants' outcome endpoints and lists and resends
+	// their deliveries; nil leaves outcome webhooks off the admin page.
+	Webhooks *webhooks.Service
 	// APIRatePerMinute is each API key's request rate (and burst) on the
 	// API and the MCP server; zero means 120.
 	APIRatePerMinute int

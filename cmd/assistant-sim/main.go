@@ -2,14 +2,21 @@
 // console's JSON API, as an assistant would, and prints the transcript.
 //
 //	go run ./cmd/assistant-sim -url http://127.0.0.1:8080 -key csk_live_… -conversations 10
+//
+// With -webhook-listen and -webhook-secret it runs an outcome-webhook
+// receiver (register http://<addr>/ for the assistant on /admin/assistants)
+// and waits there for its writes' outcomes instead of polling them.
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
+	"time"
 
 	"countersign/internal/assistantsim"
 )
@@ -19,14 +26,33 @@ func main() {
 	key := flag.String("key", os.Getenv("COUNTERSIGN_API_KEY"), "the assistant's API key (COUNTERSIGN_API_KEY)")
 	customer := flag.String("customer", "customer@demo.countersign.test", "the customer the conversations are with")
 	n := flag.Int("conversations", 0, "how many conversations to play (0: each script once)")
+	listen := flag.String("webhook-listen", "", "receive outcome webhooks on this address (e.g. 127.0.0.1:8089) instead of polling")
+	secret := flag.String("webhook-secret", os.Getenv("COUNTERSIGN_WEBHOOK_SECRET"), "the endpoint's signing secret, shown once on /admin/assistants (COUNTERSIGN_WEBHOOK_SECRET)")
 	flag.Parse()
 	if *key == "" {
 		fmt.Fprintln(os.Stderr, "assistant-sim: -key (or COUNTERSIGN_API_KEY) is required; see the assistant line of .data/demo-credentials")
 		os.Exit(2)
 	}
+	if *listen != "" && *secret == "" {
+		fmt.Fprintln(os.Stderr, "assistant-sim: -webhook-listen needs -webhook-secret (or COUNTERSIGN_WEBHOOK_SECRET)")
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	t, err := assistantsim.Run(ctx, *url, *key, assistantsim.Options{Customer: *customer, Conversations: *n})
+	opts := assistantsim.Options{Customer: *customer, Conversations: *n}
+	if *listen != "" {
+		opts.Outcomes = assistantsim.NewOutcomes(*secret, nil)
+		ln, err := net.Listen("tcp", *listen)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "assistant-sim:", err)
+			os.Exit(1)
+		}
+		srv := &http.Server{Handler: opts.Outcomes, ReadHeaderTimeout: 10 * time.Second}
+		go srv.Serve(ln)
+		defer srv.Close()
+		fmt.Fprintf(os.Stderr, "assistant-sim: receiving outcome webhooks at http://%s/\n", ln.Addr())
+	}
+	t, err := assistantsim.Run(ctx, *url, *key, opts)
 	t.Write(os.Stdout)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

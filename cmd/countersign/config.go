@@ -54,6 +54,9 @@ type config struct {
 	NotifyTo        string
 	NotifyEvery     time.Duration
 	DeadlineWarning time.Duration
+	// WebhookEvery is how often outcome events are enqueued and due
+	// webhook deliveries sent.
+	WebhookEvery time.Duration
 	// How customers prove who they are before they confirm.
 	ConfirmProof     string
 	AssertionSecrets string
@@ -123,6 +126,7 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	str(&c.NotifyFrom, "notify-from", "NOTIFY_FROM", "", "sender address of notice mails")
 	str(&c.NotifyTo, "notify-to", "NOTIFY_TO", "", "comma-separated recipients of notice mails")
 	dur(&c.NotifyEvery, "notify-interval", "NOTIFY_INTERVAL", 30*time.Second, "how often due notices are looked for")
+	dur(&c.WebhookEvery, "webhook-interval", "WEBHOOK_INTERVAL", 2*time.Second, "how often invocation outcomes are enqueued and sent to assistants' webhooks")
 	dur(&c.DeadlineWarning, "deadline-warning", "NOTIFY_DEADLINE_WARNING", 15*time.Minute, "warn this long before an approval deadline")
 	str(&c.MetricsAddr, "metrics-addr", "METRICS_ADDR", "", "serve Prometheus metrics for operators on this host:port; empty: off")
 	str(&c.MetricsToken, "metrics-token", "METRICS_TOKEN", "", "bearer token a Prometheus scrape must send; empty: none (bind -metrics-addr privately)")
@@ -154,7 +158,8 @@ func (c *config) validate() error {
 		name string
 		v    time.Duration
 	}{{"-session-idle", c.SessionIdle}, {"-session-absolute", c.SessionAbsolute}, {"-shutdown-grace", c.ShutdownGrace},
-		{"-adapter-timeout", c.AdapterTimeout}, {"-lease-margin", c.LeaseMargin}, {"-dispatch-interval", c.DispatchEvery}, {"-metrics-refresh", c.MetricsRefresh}} {
+		{"-adapter-timeout", c.AdapterTimeout}, {"-lease-margin", c.LeaseMargin}, {"-dispatch-interval", c.DispatchEvery}, {"-metrics-refresh", c.MetricsRefresh},
+		{"-webhook-interval", c.WebhookEvery}} {
 		if d.v <= 0 {
 			problems = append(problems, d.name+": want a positive duration like 30m or 12h")
 		}

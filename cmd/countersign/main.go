@@ -28,6 +28,7 @@ import (
 	"countersign/internal/demo"
 	"countersign/internal/metrics"
 	"countersign/internal/pgcluster"
+	"countersign/internal/webhooks"
 	"countersign/store"
 	"countersign/web"
 )
@@ -114,10 +115,11 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 		go serveTelemetry(ctx, log, cfg.MetricsAddr, telemetry.MetricsHandler(cfg.MetricsToken))
 	}
 
-	srv := web.New(web.Config{Database: st, Metrics: metrics.NewReports(st), Accounts: acc, Sessions: sessions, Logger: log, Registry: registry, Control: cp,
+	srv := web.New(web.Config{Database: st, Metrics: metrics.NewReports(st), Webhooks: webhooks.New(st, time.Now), Accounts: acc, Sessions: sessions, Logger: log, Registry: registry, Control: cp,
 		TrustedProxies: cfg.trusted, TLS: cfg.tls() || cfg.SecureCookies,
 		Confirmations: links, Assistants: asst, Telemetry: telemetry, APIRatePerMinute: cfg.APIRate})
 	go sweep(ctx, log, sessions, acc, links)
+	go webhooks.NewWorker(st, srv.WebhookRender(cfg.publicBase()), nil, nil, log).Run(ctx, cfg.WebhookEvery)
 	if n := cfg.notifier(st, log); n.Enabled() {
 		go n.Run(ctx, cfg.NotifyEvery)
 	}

@@ -3,8 +3,10 @@ package assistantsim_test
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"countersign/internal/demoshop"
 	"countersign/internal/metrics"
 	"countersign/internal/shopadapter"
+	"countersign/internal/webhooks"
 	"countersign/store"
 	"countersign/store/dbtest"
 	"countersign/web"
@@ -23,11 +26,21 @@ import (
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
 
-// TestRunAgainstAConsoleAndShop plays every script against a real console
-// (HTTP, PostgreSQL, dispatcher running) connected to a seeded demo shop.
-func TestRunAgainstAConsoleAndShop(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+// simConsole is a real console (HTTP, PostgreSQL, dispatcher running)
+// connected to a seeded demo shop, with one assistant that may use every
+// action.
+type simConsole struct {
+	st    *store.Store
+	web   *web.Server
+	url   string
+	key   string
+	botID string
+	// invocationReads counts GET /api/v1/invocations/{id}: polling.
+	invocationReads atomic.Int64
+}
+
+func startConsole(t *testing.T, ctx context.Context) *simConsole {
+	t.Helper()
 	st := store.New(dbtest.New(t))
 	acc := accounts.NewService(st, time.Now, accounts.DefaultThrottle)
 	manager, err := acc.Create(ctx, accounts.NewUser{Email: "manager@example.test", Name: "Priya", Role: accounts.Manager, Password: "correct horse battery"})
@@ -62,11 +75,30 @@ func TestRunAgainstAConsoleAndShop(t *testing.T) {
 		t.Fatal(err)
 	}
 	sessions := web.NewSessionStore(st, web.SessionConfig{KeyPairs: [][]byte{[]byte("0123456789abcdef0123456789abcdef")}, Idle: time.Hour, Absolute: time.Hour})
-	console := httptest.NewServer(web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Registry: reg, Control: cp, Assistants: asst,
-		Metrics: metrics.NewReports(st)}).Handler())
+	sc := &simConsole{st: st, key: key, botID: bot.ID}
+	sc.web = web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Registry: reg, Control: cp, Assistants: asst,
+		Metrics: metrics.NewReports(st)})
+	h := sc.web.Handler()
+	console := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/api/v1/invocations/") {
+			sc.invocationReads.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	}))
 	t.Cleanup(console.Close)
+	sc.url = console.URL
+	return sc
+}
 
-	transcript, err := assistantsim.Run(ctx, console.URL, key, assistantsim.Options{Prefix: "test", Wait: 10 * time.Second})
+// TestRunAgainstAConsoleAndShop plays every script against a real console
+// connected to a seeded demo shop.
+func TestRunAgainstAConsoleAndShop(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sc := startConsole(t, ctx)
+	st := sc.st
+
+	transcript, err := assistantsim.Run(ctx, sc.url, sc.key, assistantsim.Options{Prefix: "test", Wait: 10 * time.Second})
 	var out bytes.Buffer
 	transcript.Write(&out)
 	t.Log(out.String())
@@ -99,5 +131,48 @@ func TestRunAgainstAConsoleAndShop(t *testing.T) {
 	}
 	if handoffs != 1 {
 		t.Errorf("%d hand-offs with summary and would_propose recorded, want 1", handoffs)
+	}
+}
+
+// TestRunWaitsForOutcomeWebhooks: with a receiver, the automatic receipt's
+// result arrives as a signed outcome webhook and nothing polls it.
+func TestRunWaitsForOutcomeWebhooks(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sc := startConsole(t, ctx)
+	var outcomes *assistantsim.Outcomes // set once the endpoint's secret is known, before anything is sent
+	var forged atomic.Int64
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		outcomes.ServeHTTP(rec, r)
+		if rec.Code == http.StatusUnauthorized {
+			forged.Add(1)
+		}
+		w.WriteHeader(rec.Code)
+	}))
+	t.Cleanup(recv.Close)
+	_, secret, err := webhooks.New(sc.st, nil).Register(ctx, sc.botID, nil, recv.URL+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	outcomes = assistantsim.NewOutcomes(secret, nil)
+	go webhooks.NewWorker(sc.st, sc.web.WebhookRender(sc.url), nil, nil, nil).Run(ctx, 50*time.Millisecond)
+
+	transcript, err := assistantsim.Run(ctx, sc.url, sc.key, assistantsim.Options{Prefix: "hook", Wait: 10 * time.Second, Outcomes: outcomes})
+	var out bytes.Buffer
+	transcript.Write(&out)
+	t.Log(out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	if !strings.Contains(text, "outcome webhook: invocation.completed") || !strings.Contains(text, "reported transactional_low / executed") {
+		t.Errorf("the receipt's completion did not arrive by webhook")
+	}
+	if n := sc.invocationReads.Load(); n != 0 {
+		t.Errorf("the assistant polled the invocation %d times", n)
+	}
+	if n := forged.Load(); n != 0 {
+		t.Errorf("%d deliveries failed signature verification", n)
 	}
 }

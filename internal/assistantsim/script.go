@@ -23,6 +23,10 @@ type Options struct {
 	// Wait bounds how long a conversation waits for an automatic write to
 	// be verified (default 5s).
 	Wait time.Duration
+	// Outcomes, when set, is the assistant's outcome-webhook receiver: a
+	// conversation waits for its write's outcome there instead of polling
+	// the invocation.
+	Outcomes *Outcomes
 }
 
 // Line is one line of a transcript.
@@ -333,8 +337,17 @@ func playReceipt(cv *conversation) error {
 	if err != nil {
 		return refused(cv, err)
 	}
+	if cv.opts.Outcomes != nil && (inv.State == "approved" || inv.State == "dispatching") {
+		ctx, cancel := context.WithTimeout(cv.ctx, cv.opts.Wait)
+		out, ok := cv.opts.Outcomes.Wait(ctx, inv.ID)
+		cancel()
+		if ok {
+			cv.api("outcome webhook: %s", out.Event)
+			inv = out.Invocation
+		}
+	}
 	deadline := time.Now().Add(cv.opts.Wait)
-	for inv.State == "approved" || inv.State == "dispatching" {
+	for cv.opts.Outcomes == nil && (inv.State == "approved" || inv.State == "dispatching") {
 		if time.Now().After(deadline) {
 			break
 		}

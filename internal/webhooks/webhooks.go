@@ -1,0 +1,254 @@
+// Package webhooks tells an assistant what became of its invocations: when
+// one is decided (confirmed, declined, approved, rejected, sent back,
+// expired) or settles (completed, failed, not dispatched, unverified,
+// reconciled), Countersign POSTs the invocation to the assistant's
+// registered endpoint, signed with HMAC-SHA256 (Sign, Verify). Deliveries
+// are enqueued from the events table, claimed in PostgreSQL so several
+// console instances send each once, sent in order per invocation, and
+// retried with exponential back-off for a day.
+package webhooks
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"countersign/internal/apperr"
+	"countersign/store"
+)
+
+// SecretPrefix starts every signing secret, so a leaked one is
+// recognisable.
+const SecretPrefix = "whsec_"
+
+// RetryFor is how long a delivery is retried after it is enqueued or
+// resent before it is given up.
+const RetryFor = 24 * time.Hour
+
+// Outcomes are the invocation events delivered: its decisions and its
+// settlements.
+var Outcomes = []string{
+	"invocation.confirmed", "invocation.declined", "invocation.approved", "invocation.rejected",
+	"invocation.sent_back", "invocation.expired",
+	"invocation.completed", "invocation.failed", "invocation.not_dispatched", "invocation.unverified",
+	"invocation.reconciled",
+}
+
+// State is where a delivery stands. Each value is mirrored by the CHECK
+// constraint on webhook_deliveries.state.
+type State string
+
+// The delivery states.
+const (
+	// Pending: not yet delivered; tried at its next attempt time.
+	Pending State = "pending"
+	// Delivered: the endpoint answered 2xx.
+	Delivered State = "delivered"
+	// Failed: given up, after a day of retries or because its endpoint was
+	// removed; a resend makes it pending again.
+	Failed State = "failed"
+)
+
+// serviceStore is what the admin side needs of the store.
+type serviceStore interface {
+	Assistant(ctx context.Context, id string) (store.Assistant, error)
+	ReplaceWebhook(ctx context.Context, w store.Webhook) (store.Webhook, error)
+	RemoveWebhook(ctx context.Context, assistantID string, at time.Time) error
+	LiveWebhooks(ctx context.Context) (map[string]store.Webhook, error)
+	WebhookDeliveries(ctx context.Context, assistantID string, limit int) ([]store.WebhookDelivery, error)
+	WebhookAttempts(ctx context.Context, deliveryIDs []int64) ([]store.WebhookAttempt, error)
+	ResendWebhookDelivery(ctx context.Context, assistantID string, deliveryID int64, now, retryUntil time.Time) error
+}
+
+// Service registers endpoints and shows and resends deliveries, for the
+// admin pages.
+type Service struct {
+	store serviceStore
+	now   func() time.Time
+}
+
+// New returns the service; now is the clock (time.Now when nil).
+func New(st serviceStore, now func() time.Time) *Service {
+	if now == nil {
+		now = time.Now
+	}
+	return &Service{store: st, now: now}
+}
+
+// Endpoint is an assistant's live endpoint as it may be shown: never its
+// secret.
+type Endpoint struct {
+	ID          string
+	AssistantID string
+	URL         string
+	CreatedAt   time.Time
+}
+
+// Delivery is one event told (or being told) to an endpoint, with every
+// attempt.
+type Delivery struct {
+	ID            int64
+	Event         string
+	InvocationID  string
+	State         State
+	CreatedAt     time.Time
+	NextAttemptAt time.Time
+	Attempts      []Attempt
+}
+
+// Attempt is one try and the endpoint's answer. Status is 0 when none came
+// (Error says why); Body is at most the first KiB of the answer.
+type Attempt struct {
+	At     time.Time
+	Status int
+	Body   string
+	Error  string
+}
+
+// Register makes rawURL the assistant's endpoint, replacing any earlier one,
+// and returns it with its signing secret, which is shown once. Errors:
+// Invalid naming the field "url" when it is not an https URL (http only for
+// a loopback host, for local development); NotFound when there is no such
+// assistant.
+func (s *Service) Register(ctx context.Context, assistantID string, createdBy *int64, rawURL string) (Endpoint, string, error) {
+	u, err := CheckURL(rawURL)
+	if err != nil {
+		return Endpoint{}, "", err
+	}
+	if _, err := s.store.Assistant(ctx, assistantID); errors.Is(err, store.ErrNotFound) {
+		return Endpoint{}, "", apperr.Wrap(err, apperr.NotFound, "No such assistant.")
+	} else if err != nil {
+		return Endpoint{}, "", err
+	}
+	secret := SecretPrefix + randomHex(24)
+	w, err := s.store.ReplaceWebhook(ctx, store.Webhook{ID: "whk_" + randomHex(8), AssistantID: assistantID, URL: u,
+		Secret: secret, CreatedBy: createdBy, CreatedAt: s.now()})
+	if err != nil {
+		return Endpoint{}, "", err
+	}
+	return endpointFromRow(w), secret, nil
+}
+
+// CheckURL validates an endpoint's address and returns it trimmed; the
+// error is Invalid naming the field "url".
+func CheckURL(raw string) (string, error) {
+	raw = strings.TrimSpace(raw)
+	invalid := func(msg string) (string, error) {
+		return "", apperr.InvalidFields(map[string]string{"url": msg})
+	}
+	if raw == "" {
+		return invalid("Give the address Countersign should POST outcomes to.")
+	}
+	if len(raw) > 2000 {
+		return invalid("Use an address of at most 2000 characters.")
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || u.Opaque != "" {
+		return invalid("Use a full address, e.g. https://assistant.example.com/countersign/outcomes.")
+	}
+	if u.User != nil {
+		return invalid("Leave credentials out of the address; deliveries are signed instead.")
+	}
+	if u.Fragment != "" {
+		return invalid("Leave the #fragment out of the address.")
+	}
+	switch u.Scheme {
+	case "https":
+	case "http":
+		if !loopback(u.Hostname()) {
+			return invalid("Use https; http is allowed only for localhost, for local development.")
+		}
+	default:
+		return invalid("Use an https:// address.")
+	}
+	return u.String(), nil
+}
+
+func loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Remove stops deliveries to the assistant's endpoint; pending ones are
+// given up. NotFound when it has none.
+func (s *Service) Remove(ctx context.Context, assistantID string) error {
+	err := s.store.RemoveWebhook(ctx, assistantID, s.now())
+	if errors.Is(err, store.ErrNotFound) {
+		return apperr.Wrap(err, apperr.NotFound, "This assistant has no endpoint.")
+	}
+	return err
+}
+
+// Endpoints returns every live endpoint by assistant id.
+func (s *Service) Endpoints(ctx context.Context) (map[string]Endpoint, error) {
+	rows, err := s.store.LiveWebhooks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Endpoint, len(rows))
+	for k, w := range rows {
+		out[k] = endpointFromRow(w)
+	}
+	return out, nil
+}
+
+// Deliveries returns the assistant's latest deliveries, newest first, each
+// with its attempts oldest first.
+func (s *Service) Deliveries(ctx context.Context, assistantID string, limit int) ([]Delivery, error) {
+	rows, err := s.store.WebhookDeliveries(ctx, assistantID, limit)
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	ids := make([]int64, len(rows))
+	index := map[int64]int{}
+	out := make([]Delivery, len(rows))
+	for i, d := range rows {
+		ids[i] = d.ID
+		index[d.ID] = i
+		out[i] = Delivery{ID: d.ID, Event: d.Event, InvocationID: d.InvocationID, State: State(d.State),
+			CreatedAt: d.CreatedAt, NextAttemptAt: d.NextAttemptAt}
+	}
+	attempts, err := s.store.WebhookAttempts(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range attempts {
+		at := Attempt{At: a.At, Body: a.Body, Error: a.Error}
+		if a.Status != nil {
+			at.Status = *a.Status
+		}
+		out[index[a.DeliveryID]].Attempts = append(out[index[a.DeliveryID]].Attempts, at)
+	}
+	return out, nil
+}
+
+// Resend sends one of the assistant's deliveries again as soon as a worker
+// is free, retried for another day; its receiver sees the same delivery id
+// again. Conflict when there is no such delivery to the assistant's live
+// endpoint or it is being sent at this moment.
+func (s *Service) Resend(ctx context.Context, assistantID string, deliveryID int64) error {
+	now := s.now()
+	err := s.store.ResendWebhookDelivery(ctx, assistantID, deliveryID, now, now.Add(RetryFor))
+	if errors.Is(err, store.ErrNotFound) {
+		return apperr.Wrap(err, apperr.Conflict, "This delivery cannot be resent: it is being sent right now, or its endpoint was removed.")
+	}
+	return err
+}
+
+func endpointFromRow(w store.Webhook) Endpoint {
+	return Endpoint{ID: w.ID, AssistantID: w.AssistantID, URL: w.URL, CreatedAt: w.CreatedAt}
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,243 @@
+package webhooks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"countersign/store"
+)
+
+// Render returns an invocation as the API shows it (GET
+// /api/v1/invocations/{id}); the web package supplies it, so that a
+// delivery's body and the API never drift apart.
+type Render func(ctx context.Context, invocationID string) (any, error)
+
+// workerStore is what enqueueing and delivering need of the store.
+type workerStore interface {
+	NewWebhookEvents(ctx context.Context, actions []string, lookback, batch int64) ([]store.WebhookEvent, int64, error)
+	SetWebhookWatermark(ctx context.Context, id int64) error
+	InsertWebhookDelivery(ctx context.Context, d store.WebhookDelivery) (bool, error)
+	ClaimWebhookDeliveries(ctx context.Context, now, leaseUntil time.Time, token string, limit int) ([]store.ClaimedDelivery, error)
+	FinishWebhookAttempt(ctx context.Context, token string, a store.WebhookAttempt, state string, next time.Time) error
+}
+
+// Payload is the body of every delivery.
+type Payload struct {
+	// Event is the event's name, e.g. "invocation.completed".
+	Event string `json:"event"`
+	// EventID is the audit event's id: unique, increasing.
+	EventID int64 `json:"event_id"`
+	// OccurredAt is when the event happened.
+	OccurredAt time.Time `json:"occurred_at"`
+	// Invocation is the invocation as GET /api/v1/invocations/{id} showed
+	// it when the event was enqueued (usually within seconds of it).
+	Invocation json.RawMessage `json:"invocation"`
+}
+
+// Worker enqueues outcome events and delivers them. Any number of workers,
+// in any number of console instances, may run against one database.
+type Worker struct {
+	store  workerStore
+	render Render
+	http   *http.Client
+	now    func() time.Time
+	log    *slog.Logger
+	// lease is how long a claimed batch is this worker's.
+	lease time.Duration
+	batch int
+}
+
+// The enqueuer's reading window, in event ids (see store.NewWebhookEvents).
+const (
+	eventLookback = 1000
+	eventBatch    = 5000
+)
+
+// maxResponseBody is how much of an endpoint's answer is kept.
+const maxResponseBody = 1024
+
+// NewWorker returns a worker; client, now and log may be nil (a client
+// with a 10 second timeout that follows no redirect; time.Now; no log).
+func NewWorker(st workerStore, render Render, client *http.Client, now func() time.Time, log *slog.Logger) *Worker {
+	if client == nil {
+		client = &http.Client{Timeout: 10 * time.Second,
+			// A redirect would send the signed body somewhere nobody registered.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	if now == nil {
+		now = time.Now
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	const batch = 10
+	// A batch is sent one delivery after another: the lease covers every
+	// one of them timing out, so that no other instance takes a delivery
+	// this worker has yet to send.
+	timeout := client.Timeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	return &Worker{store: st, render: render, http: client, now: now, log: log,
+		lease: batch*timeout + 30*time.Second, batch: batch}
+}
+
+// Backoff is how long to wait after the n-th failed attempt (n ≥ 1):
+// 30 seconds, doubling, at most an hour.
+func Backoff(n int) time.Duration {
+	d := 30 * time.Second
+	for i := 1; i < n && d < time.Hour; i++ {
+		d *= 2
+	}
+	return min(d, time.Hour)
+}
+
+// Run enqueues and delivers every interval until ctx ends.
+func (w *Worker) Run(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if _, err := w.Enqueue(ctx); err != nil && ctx.Err() == nil {
+			w.log.Warn("webhooks: enqueue", "error", err)
+		}
+		if _, err := w.DeliverDue(ctx); err != nil && ctx.Err() == nil {
+			w.log.Warn("webhooks: deliver", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Enqueue turns the outcome events recorded since the last call into
+// deliveries, one per (endpoint, event), and returns how many it added.
+// Two instances enqueueing at once add each delivery once.
+func (w *Worker) Enqueue(ctx context.Context) (int, error) {
+	events, upTo, err := w.store.NewWebhookEvents(ctx, Outcomes, eventLookback, eventBatch)
+	if err != nil {
+		return 0, err
+	}
+	added := 0
+	for _, e := range events {
+		invJSON, err := w.renderJSON(ctx, e.InvocationID)
+		if err != nil {
+			// One invocation that cannot be shown must not hold up every
+			// endpoint; it is tried again while its event is within the
+			// enqueuer's look-back.
+			w.log.Warn("webhooks: event not enqueued", "event_id", e.EventID, "invocation", e.InvocationID, "error", err)
+			continue
+		}
+		body, err := json.Marshal(Payload{Event: e.Event, EventID: e.EventID, OccurredAt: e.At.UTC(), Invocation: invJSON})
+		if err != nil {
+			return added, err
+		}
+		now := w.now()
+		ok, err := w.store.InsertWebhookDelivery(ctx, store.WebhookDelivery{WebhookID: e.WebhookID, EventID: e.EventID,
+			Event: e.Event, InvocationID: e.InvocationID, Payload: body, CreatedAt: now, RetryUntil: now.Add(RetryFor)})
+		if err != nil {
+			return added, err
+		}
+		if ok {
+			added++
+		}
+	}
+	return added, w.store.SetWebhookWatermark(ctx, upTo)
+}
+
+func (w *Worker) renderJSON(ctx context.Context, invocationID string) (json.RawMessage, error) {
+	inv, err := w.render(ctx, invocationID)
+	if err != nil {
+		return nil, fmt.Errorf("webhooks: render invocation %s: %w", invocationID, err)
+	}
+	return json.Marshal(inv)
+}
+
+// DeliverDue claims due deliveries and sends each once, until none is due,
+// and returns how many attempts it made. A failed attempt is scheduled
+// again after Backoff, or given up once its day of retries is over.
+func (w *Worker) DeliverDue(ctx context.Context) (int, error) {
+	n := 0
+	for {
+		now := w.now()
+		token := randomHex(12)
+		claimed, err := w.store.ClaimWebhookDeliveries(ctx, now, now.Add(w.lease), token, w.batch)
+		if err != nil || len(claimed) == 0 {
+			return n, err
+		}
+		for _, d := range claimed {
+			if err := w.attempt(ctx, token, d); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+}
+
+func (w *Worker) attempt(ctx context.Context, token string, d store.ClaimedDelivery) error {
+	at := w.now()
+	status, body, sendErr := w.send(ctx, d, at)
+	if sendErr != nil && ctx.Err() != nil {
+		// Shutting down is not the endpoint's failure: the lease runs out
+		// and an instance that is still running sends it.
+		return ctx.Err()
+	}
+	rec := store.WebhookAttempt{DeliveryID: d.ID, At: at, Body: body}
+	if status != 0 {
+		rec.Status = &status
+	}
+	state, next := Delivered, at
+	if sendErr != nil {
+		rec.Error = sendErr.Error()
+		state, next = Pending, at.Add(Backoff(d.Attempts))
+		if !next.Before(d.RetryUntil) {
+			state = Failed
+		}
+		w.log.Info("webhooks: attempt failed", "delivery", d.ID, "event", d.Event, "attempt", d.Attempts, "state", state, "error", sendErr)
+	}
+	err := w.store.FinishWebhookAttempt(ctx, token, rec, string(state), next)
+	if errors.Is(err, store.ErrNotFound) {
+		// The lease ran out during the attempt (a resend waits for it);
+		// whoever holds the delivery now records its own attempt.
+		w.log.Warn("webhooks: lease lost", "delivery", d.ID)
+		return nil
+	}
+	return err
+}
+
+// send posts one delivery and returns the status, the first KiB of the
+// answer, and an error unless the endpoint answered 2xx.
+func (w *Worker) send(ctx context.Context, d store.ClaimedDelivery, at time.Time) (int, string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL, bytes.NewReader(d.Payload))
+	if err != nil {
+		return 0, "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "Countersign-Webhooks/1")
+	req.Header.Set(SignatureHeader, Sign(d.Secret, at, d.Payload))
+	req.Header.Set(DeliveryHeader, strconv.FormatInt(d.ID, 10))
+	req.Header.Set(EventHeader, d.Event)
+	res, err := w.http.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(res.Body, maxResponseBody))
+	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
+	// PostgreSQL text takes neither NUL nor invalid UTF-8.
+	kept := strings.ToValidUTF8(strings.ReplaceAll(string(b), "\x00", ""), "\uFFFD")
+	if res.StatusCode/100 != 2 {
+		return res.StatusCode, kept, fmt.Errorf("endpoint answered %s", res.Status)
+	}
+	return res.StatusCode, kept, nil
+}

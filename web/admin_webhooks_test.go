@@ -1,0 +1,222 @@
+package web_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"countersign/internal/accounts"
+	"countersign/internal/assistants"
+	"countersign/internal/webhooks"
+)
+
+// lockedBuffer is a log sink safe for the server's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// hookPost is one POST an assistant's endpoint received.
+type hookPost struct {
+	delivery string
+	sigErr   error
+	payload  webhooks.Payload
+}
+
+func TestAdminWebhookDeliveriesAndResend(t *testing.T) {
+	t.Parallel()
+	logs := &lockedBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	b := setup(t, bundleOpts{shop: true, logger: logger})
+	ab := &apiBundle{testBundle: b, asst: assistants.New(b.store, b.cp, b.clock.Now)}
+	ab.a, ab.key = ab.newAssistant(t, "hook-bot")
+	ab.task = ab.newTask(t, ab.key, "conv-hook", []string{"issue_refund"})
+
+	// The assistant's endpoint: the first POST of each delivery fails.
+	var mu sync.Mutex
+	var posts []hookPost
+	secret := ""
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		p := hookPost{delivery: r.Header.Get(webhooks.DeliveryHeader),
+			sigErr: webhooks.Verify(secret, r.Header.Get(webhooks.SignatureHeader), body, b.clock.Now(), 0)}
+		_ = json.Unmarshal(body, &p.payload)
+		posts = append(posts, p)
+		n := len(posts)
+		mu.Unlock()
+		if n == 1 {
+			http.Error(w, "try later <b>please</b>", http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(recv.Close)
+
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Admin])
+	hookPath := "/admin/assistants/" + ab.a.ID + "/webhook"
+
+	// A plain-http address that is not loopback is refused, naming the field.
+	res := c.post(hookPath, url.Values{"_csrf": {c.csrf("/admin/assistants")}, "url": {"http://assistant.example.com/hook"}})
+	if res.StatusCode != http.StatusUnprocessableEntity {
+		t.Fatalf("http URL: %d", res.StatusCode)
+	}
+	doc := res.doc(t)
+	if doc.Find(`[data-testid="url-error"]`).Length() != 1 {
+		t.Errorf("no field error for url:\n%s", res.body)
+	}
+	if v, _ := doc.Find(`#webhook-url-` + ab.a.ID).Attr("value"); v != "http://assistant.example.com/hook" {
+		t.Errorf("the typed URL was not kept: %q", v)
+	}
+
+	// Registered: the secret is on this page only.
+	res = c.post(hookPath, url.Values{"_csrf": {c.csrf("/admin/assistants")}, "url": {recv.URL + "/outcomes"}})
+	if res.StatusCode != http.StatusOK || res.Header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("register: %d, Cache-Control %q", res.StatusCode, res.Header.Get("Cache-Control"))
+	}
+	secret, _ = res.doc(t).Find(`[data-testid="new-webhook-secret"]`).Attr("value")
+	if !strings.HasPrefix(secret, webhooks.SecretPrefix) || len(secret) < 40 {
+		t.Fatalf("secret %q", secret)
+	}
+	page := c.get("/admin/assistants")
+	if strings.Contains(page.body, secret) {
+		t.Errorf("the secret is shown again")
+	}
+	if got := page.doc(t).Find(`[data-testid="assistant-hook-bot"] [data-testid="webhook-url"]`).Text(); !strings.Contains(got, recv.URL+"/outcomes") {
+		t.Errorf("endpoint shown as %q", got)
+	}
+
+	// An invocation of the assistant is rejected: the endpoint is told.
+	id := ab.proposeRefund(t, ab.damagedOrder(t))
+	inv := b.inv(t, id)
+	if _, err := b.cp.Reject(context.Background(), controlplaneUser(b.users[accounts.Agent]), id, inv.Version, "not this one"); err != nil {
+		t.Fatal(err)
+	}
+	worker := webhooks.NewWorker(b.store, b.web.WebhookRender(b.srv.URL), nil, b.clock.Now, logger)
+	if n, err := worker.Enqueue(context.Background()); err != nil || n != 1 {
+		t.Fatalf("enqueued %d, %v; want 1", n, err)
+	}
+	if _, err := worker.DeliverDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	// The body is the API's invocation, as GET /api/v1/invocations/{id}.
+	mu.Lock()
+	first := posts[0]
+	mu.Unlock()
+	if first.sigErr != nil || first.payload.Event != "invocation.rejected" {
+		t.Fatalf("first post: %+v", first)
+	}
+	api := ab.call(t, ab.key, http.MethodGet, "/api/v1/invocations/"+id, nil).want(t, http.StatusOK)
+	var got map[string]any
+	if err := json.Unmarshal(first.payload.Invocation, &got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(api.json, got); diff != "" {
+		t.Errorf("payload invocation differs from the API's (-api +payload):\n%s", diff)
+	}
+
+	// The page shows the failed attempt and what the endpoint said.
+	row := func() (state string, attempts []string) {
+		t.Helper()
+		d := c.get("/admin/assistants").doc(t).Find(`[data-testid="assistant-hook-bot"] [data-testid="delivery-` + first.delivery + `"]`)
+		if d.Length() != 1 {
+			t.Fatalf("no row for delivery %s", first.delivery)
+		}
+		for _, s := range d.Find(`[data-testid="attempt"]`).EachIter() {
+			attempts = append(attempts, strings.Join(strings.Fields(s.Text()), " "))
+		}
+		return d.Find(`[data-testid="delivery-state"]`).Text(), attempts
+	}
+	state, attempts := row()
+	if state != "Pending" || len(attempts) != 1 || !strings.Contains(attempts[0], "HTTP 500") || !strings.Contains(attempts[0], "try later <b>please</b>") {
+		t.Errorf("after a 500: %s %q", state, attempts)
+	}
+
+	// After the back-off it goes through.
+	b.clock.Advance(webhooks.Backoff(1))
+	if _, err := worker.DeliverDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if state, attempts = row(); state != "Delivered" || len(attempts) != 2 || !strings.Contains(attempts[1], "HTTP 200") {
+		t.Errorf("after the retry: %s %q", state, attempts)
+	}
+
+	// Resend: only an admin may; it is sent again with the same delivery id.
+	resend := "/admin/assistants/" + ab.a.ID + "/deliveries/" + first.delivery + "/resend"
+	agent := b.client(t)
+	agent.mustSignIn(b.users[accounts.Agent])
+	if res := agent.post(resend, url.Values{"_csrf": {agent.csrf("/")}}); res.StatusCode != http.StatusForbidden {
+		t.Errorf("an agent resending: %d, want 403", res.StatusCode)
+	}
+	if res := c.post(resend, url.Values{}); res.StatusCode != http.StatusForbidden {
+		t.Errorf("resend without CSRF: %d, want 403", res.StatusCode)
+	}
+	if res := c.post(resend, url.Values{"_csrf": {c.csrf("/admin/assistants")}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("resend: %d %s", res.StatusCode, res.body)
+	}
+	if state, _ = row(); state != "Pending" {
+		t.Errorf("after resend: %s, want Pending", state)
+	}
+	if _, err := worker.DeliverDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	if len(posts) != 3 || posts[2].delivery != first.delivery || posts[2].sigErr != nil {
+		t.Errorf("posts after resend: %+v, want a third, signed, with delivery id %s", posts, first.delivery)
+	}
+	mu.Unlock()
+	if state, attempts = row(); state != "Delivered" || len(attempts) != 3 {
+		t.Errorf("after resending: %s %q", state, attempts)
+	}
+
+	logged := logs.String()
+	if !strings.Contains(logged, "webhook registered") {
+		t.Fatalf("the log was not captured:\n%s", logged)
+	}
+	if strings.Contains(logged, secret) || strings.Contains(logged, secret[len(webhooks.SecretPrefix):]) {
+		t.Errorf("the signing secret is in the log")
+	}
+}
+
+func TestAdminWebhookRemove(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ab := &apiBundle{testBundle: b, asst: assistants.New(b.store, b.cp, b.clock.Now)}
+	ab.a, _ = ab.newAssistant(t, "hook-bot")
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Admin])
+	if res := c.post("/admin/assistants/"+ab.a.ID+"/webhook", url.Values{"_csrf": {c.csrf("/admin/assistants")},
+		"url": {"https://assistant.example.com/outcomes"}}); res.StatusCode != http.StatusOK {
+		t.Fatalf("register: %d", res.StatusCode)
+	}
+	if res := c.post("/admin/assistants/"+ab.a.ID+"/webhook/remove", url.Values{"_csrf": {c.csrf("/admin/assistants")}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("remove: %d", res.StatusCode)
+	}
+	if c.get("/admin/assistants").doc(t).Find(`[data-testid="webhook-url"]`).Length() != 0 {
+		t.Errorf("the endpoint is still shown")
+	}
+}
