@@ -16,18 +16,18 @@ package httpadapter
 
 // Description is one system described in a file.
 type Description struct {
-	Name              string          `json:"name"`
-	Title             string          `json:"title"`
-	BaseURL           string          `json:"base_url"`
-	BaseURLEnv        string          `json:"base_url_env"`
-	Auth              Auth            `json:"auth"`
-	IdempotencyHeader string          `json:"idempotency_header"`
-	Principal         PrincipalLookup `json:"principal"`
+	Name              string                `json:"name"`
+	Title             string                `json:"title"`
+	BaseURL           string                `json:"base_url"`
+	BaseURLEnv        string                `json:"base_url_env"`
+	Auth              Auth                  `json:"auth"`
+	IdempotencyHeader string                `json:"idempotency_header"`
+	Principal         PrincipalLookup       `json:"principal"`
 	Objects           map[string]ObjectSpec `json:"objects"`
-	ReadTools         []ReadToolDesc `json:"read_tools"`
-	Actions           []ActionDesc   `json:"actions"`
-	Errors            ErrorMapping   `json:"errors"`
-	Effects           *EffectsLookup `json:"effects"`
+	ReadTools         []ReadToolDesc        `json:"read_tools"`
+	Actions           []ActionDesc          `json:"actions"`
+	Errors            ErrorMapping          `json:"errors"`
+	Effects           *EffectsLookup        `json:"effects"`
 }
 
 // Auth says how every request authenticates. The secret is read from the

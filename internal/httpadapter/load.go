@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )
@@ -152,6 +153,9 @@ func schemaErrors(file string, pos positions, ve *jsonschema.ValidationError) er
 			return
 		}
 		ptr := pointer(e.InstanceLocation...)
+		if extra, ok := e.ErrorKind.(*kind.AdditionalProperties); ok && len(extra.Properties) == 1 {
+			ptr += "/" + escapePointer(extra.Properties[0])
+		}
 		fe := &FileError{File: file, Line: pos.line(ptr), Pointer: ptr,
 			Problem: e.ErrorKind.LocalizedString(printer), Fix: schemaFix(e.SchemaURL)}
 		if k := fe.Error(); !seen[k] {
