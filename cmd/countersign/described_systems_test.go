@@ -27,7 +27,7 @@ func writeSystem(t *testing.T, dir, name string, edit func(string) string) {
 func TestConnectDescribedSystems(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	env := func(k string) string {
-		if k == "SHOP_HTTP_URL" {
+		if k == "SHOP_URL" {
 			return "http://127.0.0.1:1"
 		}
 		return ""
@@ -53,7 +53,7 @@ func TestConnectDescribedSystems(t *testing.T) {
 		{"invalid", func(s string) string { return strings.Replace(s, `"risk": "irreversible"`, `"risk": "maybe"`, 1) }, env,
 			[]string{"bad.json:", "/actions/0/risk", "fix: reversible or irreversible"}},
 		{"unset base URL", same, func(string) string { return "" },
-			[]string{"bad.json:4: /base_url_env", "SHOP_HTTP_URL is not set"}},
+			[]string{"bad.json:4: /base_url_env", "SHOP_URL is not set"}},
 	}
 	for _, tc := range cases {
 		dir := t.TempDir()

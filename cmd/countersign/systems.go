@@ -33,7 +33,15 @@ func connectSystems(ctx context.Context, cfg config, log *slog.Logger, cluster *
 		reg.Connect(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: shopURL, Ledger: ledger, Now: time.Now}))
 		log.Info("system connected", "system", "shop", "url", shopURL)
 	}
-	if err := connectDescribed(reg, cfg.SystemsDir, ledger, log, os.Getenv); err != nil {
+	// A described system may name SHOP_URL for its base URL; in demo mode the
+	// shop started here is the one it means.
+	getenv := func(k string) string {
+		if v := os.Getenv(k); v != "" || k != "SHOP_URL" {
+			return v
+		}
+		return shopURL
+	}
+	if err := connectDescribed(reg, cfg.SystemsDir, ledger, log, getenv); err != nil {
 		stop()
 		return nil, "", func() {}, err
 	}

@@ -32,7 +32,7 @@ func connect(t *testing.T, tr http.RoundTripper) (*httpadapter.Adapter, *shoptes
 	a, err := httpadapter.LoadFile("testdata/shop-http.json", httpadapter.Config{Ledger: ledger, Now: clock,
 		HTTPClient: &http.Client{Transport: tr, Timeout: 10 * time.Second},
 		Getenv: func(name string) string {
-			if name == "SHOP_HTTP_URL" {
+			if name == "SHOP_URL" {
 				return shop.URL
 			}
 			return ""
