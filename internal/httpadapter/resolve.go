@@ -86,6 +86,11 @@ func (a *Adapter) resolve(ctx context.Context, p adapter.Principal, obj *object,
 			return nil, adapter.Target{}, nil, err
 		}
 	}
+	if ref == "." || ref == ".." {
+		// Escaping keeps a reference inside its path segment, but these two
+		// would still walk the path.
+		return nil, adapter.Target{}, nil, adapter.NotFound(obj.kind, ref)
+	}
 	if obj.idPattern == nil || obj.idPattern.MatchString(ref) || obj.list == nil {
 		o, err := a.getObject(ctx, obj, ref, account)
 		if err != nil {
