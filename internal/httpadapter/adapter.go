@@ -64,9 +64,10 @@ type Adapter struct {
 var _ adapter.System = (*Adapter)(nil)
 
 type principalLookup struct {
-	path  *template
-	items string
-	match *expr
+	path    *template
+	items   string
+	match   *expr
+	contact *ContactDesc
 }
 
 type object struct {

@@ -117,7 +117,7 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 
 	if d.Principal.Path != "" {
 		a.principal = &principalLookup{path: c.template("/principal/path", d.Principal.Path), items: d.Principal.Items,
-			match: c.expr("/principal/match", d.Principal.Match)}
+			match: c.expr("/principal/match", d.Principal.Match), contact: d.Principal.Contact}
 	}
 	for kind, o := range d.Objects {
 		ptr := "/objects/" + escapePointer(kind)

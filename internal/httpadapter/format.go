@@ -46,6 +46,15 @@ type PrincipalLookup struct {
 	Path  string `json:"path"`
 	Items string `json:"items"`
 	Match string `json:"match"`
+	// Contact, when given, says where the account keeps the customer's
+	// e-mail and name, so the console can send a one-time code there.
+	Contact *ContactDesc `json:"contact"`
+}
+
+// ContactDesc holds JSON Pointers into the account.
+type ContactDesc struct {
+	Email string `json:"email"`
+	Name  string `json:"name"`
 }
 
 // ObjectSpec says how one kind of object is read and resolved.

@@ -274,3 +274,21 @@ func (b *testBundle) paidInvoice(t *testing.T) string {
 	}
 	return invoices.Data[0].ID
 }
+
+// TestContactOnFile: one-time codes go to the e-mail the shop has on file.
+func TestContactOnFile(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	dir, ok := b.a.(adapter.ContactDirectory)
+	if !ok {
+		t.Fatal("a described system with principal.contact is not a ContactDirectory")
+	}
+	c, err := dir.Contact(context.Background(), adapter.Principal{CustomerRef: "  Customer@Demo.Countersign.Test "})
+	if err != nil || c.Email != demoshop.DemoCustomerEmail || c.Name != "Jordan Lee" {
+		t.Errorf("contact %+v, %v; want Jordan Lee at %s", c, err, demoshop.DemoCustomerEmail)
+	}
+	_, err = dir.Contact(context.Background(), adapter.Principal{CustomerRef: "nobody@example.com"})
+	if ae, ok := adapter.AsError(err); !ok || ae.Code != "unknown_customer" {
+		t.Errorf("contact of a stranger: %v, want unknown_customer", err)
+	}
+}
