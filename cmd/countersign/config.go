@@ -33,6 +33,7 @@ type config struct {
 	LogFormat       string
 	ShutdownGrace   time.Duration
 	ShopURL         string
+	SystemsDir      string
 	AdapterTimeout  time.Duration
 	LeaseMargin     time.Duration
 	DispatchEvery   time.Duration
@@ -106,6 +107,7 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	dur(&c.SessionAbsolute, "session-absolute", "SESSION_ABSOLUTE_TIMEOUT", 12*time.Hour, "sign out this long after sign-in whatever the activity")
 	dur(&c.ShutdownGrace, "shutdown-grace", "SHUTDOWN_GRACE", 15*time.Second, "how long requests in flight may finish at shutdown")
 	str(&c.ShopURL, "shop-url", "SHOP_URL", "", "demo shop to connect as system \"shop\"; empty in demo mode starts one in-process")
+	str(&c.SystemsDir, "systems-dir", "SYSTEMS_DIR", "", "folder of *.json files, each describing one business system to connect (see README: Connect your own system)")
 	dur(&c.AdapterTimeout, "adapter-timeout", "ADAPTER_TIMEOUT", 15*time.Second, "longest wait for one call to a business system")
 	dur(&c.LeaseMargin, "lease-margin", "DISPATCH_LEASE_MARGIN", 15*time.Second, "added to twice the adapter timeout: a dispatch not finished by then is unverified")
 	dur(&c.DispatchEvery, "dispatch-interval", "DISPATCH_INTERVAL", time.Second, "how often the dispatcher looks for work besides being woken by NOTIFY")
@@ -189,6 +191,9 @@ func (c *config) validate() error {
 	}
 	if c.ShopURL != "" && !strings.HasPrefix(c.ShopURL, "http://") && !strings.HasPrefix(c.ShopURL, "https://") {
 		problems = append(problems, "-shop-url: want an http:// or https:// URL")
+	}
+	if fi, err := os.Stat(c.SystemsDir); c.SystemsDir != "" && (err != nil || !fi.IsDir()) {
+		problems = append(problems, fmt.Sprintf("-systems-dir %q: want a folder of system description files (*.json)", c.SystemsDir))
 	}
 	for _, s := range splitList(c.TrustedProxies) {
 		p, err := netip.ParsePrefix(s)

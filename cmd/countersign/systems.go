@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"countersign/internal/adapter"
@@ -27,13 +28,26 @@ func connectSystems(ctx context.Context, cfg config, log *slog.Logger, cluster *
 		stop = closeShop
 	}
 	reg = adapter.NewRegistry()
-	if shopURL == "" {
-		log.Warn("no business system connected: set SHOP_URL to connect a shop")
-		return reg, "", stop, nil
-	}
 	ledger := adapter.NewLedger(st, time.Now)
-	reg.Connect(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: shopURL, Ledger: ledger, Now: time.Now}))
-	log.Info("system connected", "system", "shop", "url", shopURL)
+	if shopURL != "" {
+		reg.Connect(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: shopURL, Ledger: ledger, Now: time.Now}))
+		log.Info("system connected", "system", "shop", "url", shopURL)
+	}
+	// A described system may name SHOP_URL for its base URL; in demo mode the
+	// shop started here is the one it means.
+	getenv := func(k string) string {
+		if v := os.Getenv(k); v != "" || k != "SHOP_URL" {
+			return v
+		}
+		return shopURL
+	}
+	if err := connectDescribed(reg, cfg.SystemsDir, ledger, log, getenv); err != nil {
+		stop()
+		return nil, "", func() {}, err
+	}
+	if len(reg.Systems()) == 0 {
+		log.Warn("no business system connected: set SHOP_URL to connect a shop, or SYSTEMS_DIR for systems described in files")
+	}
 	return reg, shopURL, stop, nil
 }
 

@@ -1,0 +1,356 @@
+package httpadapter
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"countersign/internal/adapter"
+)
+
+// plan is a validated action against a fresh read of its target: the
+// quote, and the variables its request is rendered from.
+type plan struct {
+	quote adapter.Quote
+	vars  map[string]any
+}
+
+func (a *Adapter) action(name string, raw json.RawMessage) (*action, map[string]any, error) {
+	i := slices.IndexFunc(a.actions, func(act *action) bool { return act.spec.Name == name })
+	if i < 0 {
+		return nil, nil, &adapter.Error{Code: adapter.CodeUnknownAction, Outcome: adapter.Refused,
+			Message: fmt.Sprintf("System %q has no action %q.", a.name, name),
+			Hint:    "List the tools to see the actions this assistant may use."}
+	}
+	args, err := a.actions[i].spec.Validate(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	return a.actions[i], args, nil
+}
+
+// plan resolves the target from the principal's own objects, evaluates the
+// vars, applies every guard, asks the system's dry-run endpoint when the
+// file names one, and builds the quote.
+func (a *Adapter) plan(ctx context.Context, p adapter.Principal, act *action, args map[string]any) (*plan, error) {
+	ref, _ := args[act.spec.TargetParam].(string)
+	o, target, account, err := a.resolve(ctx, p, act.target, ref)
+	if err != nil {
+		return nil, err
+	}
+	computed := map[string]any{}
+	vars := map[string]any{"args": args, "target": o, "account": account, "vars": computed, "now": a.now(),
+		"principal": adapter.NormaliseCustomerRef(p.CustomerRef)}
+	for _, v := range act.vars {
+		val, err := v.expr.eval(vars)
+		if err != nil {
+			return nil, a.broken(err)
+		}
+		computed[v.name] = val
+	}
+	for _, g := range act.guards {
+		ok, err := g.require.bool(vars)
+		if err != nil {
+			return nil, a.broken(err)
+		}
+		if ok {
+			continue
+		}
+		msg, err := g.message.render(vars, false)
+		if err != nil {
+			return nil, a.broken(err)
+		}
+		hint, err := g.hint.render(vars, false)
+		if err != nil {
+			return nil, a.broken(err)
+		}
+		ae := &adapter.Error{Code: g.code, Outcome: adapter.Refused, Message: msg, Hint: hint, PolicyRefusal: g.policy}
+		if g.field != "" {
+			ae.Fields = map[string]string{g.field: msg}
+		}
+		return nil, ae
+	}
+	if act.dryRun != nil {
+		path, body, err := a.renderRequest(act.dryRun, vars)
+		if err != nil {
+			return nil, err
+		}
+		answer, err := a.do(ctx, act.dryRun.method, path, "", body, act.dryRun.hasBody, false)
+		if err != nil {
+			return nil, err
+		}
+		vars["dry_run"] = answer
+	}
+	q, err := a.buildQuote(act, target, vars)
+	if err != nil {
+		return nil, a.broken(err)
+	}
+	return &plan{quote: q, vars: vars}, nil
+}
+
+func (a *Adapter) buildQuote(act *action, target adapter.Target, vars map[string]any) (adapter.Quote, error) {
+	qt := act.quote
+	q := adapter.Quote{Target: target, Lines: []adapter.QuoteLine{}, Consequences: []string{},
+		Reversible: act.spec.Risk == adapter.Reversible && act.spec.Compensation != ""}
+	var err error
+	render := func(t *template) string {
+		if err != nil || t == nil {
+			return ""
+		}
+		var s string
+		s, err = t.render(vars, false)
+		return s
+	}
+	q.Title, q.Currency, q.ConfirmLabel, q.DeclineLabel = render(qt.title), render(qt.currency), render(qt.confirm), render(qt.decline)
+	for _, l := range qt.lines {
+		if l.when != nil {
+			show, werr := l.when.bool(vars)
+			if werr != nil {
+				return q, werr
+			}
+			if !show {
+				continue
+			}
+		}
+		q.Lines = append(q.Lines, adapter.QuoteLine{Label: render(l.label), From: render(l.from), To: render(l.to), Emphasis: l.emphasis})
+	}
+	for _, c := range qt.consequences {
+		q.Consequences = append(q.Consequences, render(c))
+	}
+	for _, c := range qt.constraints {
+		q.Constraints = append(q.Constraints, render(c))
+	}
+	if err != nil {
+		return q, err
+	}
+	if qt.amount != nil {
+		v, err := qt.amount.eval(vars)
+		if err != nil {
+			return q, err
+		}
+		n, ok := v.(int64)
+		if !ok {
+			return q, fmt.Errorf("%s: amount_cents gave %T, not a whole number", qt.amount.at, v)
+		}
+		q.AmountCents = &n
+	}
+	if qt.now {
+		now := a.now()
+		q.EffectiveAt = &now
+	}
+	return q, nil
+}
+
+// renderRequest renders a request's path and body.
+func (a *Adapter) renderRequest(r *request, vars map[string]any) (string, any, error) {
+	path, err := r.path.render(vars, true)
+	if err != nil {
+		return "", nil, a.broken(err)
+	}
+	body, err := renderBody(r.body, vars)
+	if err != nil {
+		return "", nil, a.broken(err)
+	}
+	return path, body, nil
+}
+
+func renderBody(v any, vars map[string]any) (any, error) {
+	switch x := v.(type) {
+	case *template:
+		return x.value(vars)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, val := range x {
+			r, err := renderBody(val, vars)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = r
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(x))
+		for i, val := range x {
+			r, err := renderBody(val, vars)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = r
+		}
+		return out, nil
+	}
+	return v, nil
+}
+
+// DryRun validates the action completely, reading the system but changing
+// nothing, and returns the quote. Refusals are *adapter.Error with Outcome
+// Refused.
+func (a *Adapter) DryRun(ctx context.Context, p adapter.Principal, action string, args json.RawMessage) (adapter.Quote, error) {
+	act, vals, err := a.action(action, args)
+	if err != nil {
+		return adapter.Quote{}, err
+	}
+	pl, err := a.plan(ctx, p, act, vals)
+	if err != nil {
+		return adapter.Quote{}, err
+	}
+	return pl.quote, nil
+}
+
+// Execute carries out a confirmed call once per idempotency key, like the
+// shop adapter: a key seen before is answered from the ledger; otherwise
+// the action is planned again from fresh reads (every guard applies), a
+// target whose version differs from call.Quote's is refused with
+// target_changed, the key is claimed, the request is sent with the key in
+// the file's idempotency header, and the outcome is recorded.
+func (a *Adapter) Execute(ctx context.Context, p adapter.Principal, call adapter.Call) (adapter.Result, error) {
+	act, vals, err := a.action(call.Action, call.Args)
+	if err != nil {
+		return adapter.Result{}, err
+	}
+	if a.ledger == nil {
+		return adapter.Result{}, errNoLedger
+	}
+	if call.IdempotencyKey == "" {
+		return adapter.Result{}, adapter.Invalid(map[string]string{"idempotency_key": "required for every write"})
+	}
+	args := adapter.Canonical(vals)
+	claimed := false
+	if _, found, err := a.ledger.Get(ctx, a.name, call.IdempotencyKey); err != nil {
+		return adapter.Result{}, ledgerFailure(err)
+	} else if found {
+		send, prior, err := a.ledger.Begin(ctx, a.name, call.IdempotencyKey, call.Action, call.Quote.Target.ID, args)
+		if err != nil {
+			return adapter.Result{}, ledgerFailure(err)
+		}
+		if !send {
+			return *prior, nil
+		}
+		claimed = true
+	}
+	pl, err := a.plan(ctx, p, act, vals)
+	if err == nil {
+		err = checkQuote(call.Quote, pl.quote)
+	}
+	if err != nil {
+		if claimed {
+			a.finish(ctx, call.IdempotencyKey, adapter.Result{}, err)
+		}
+		return adapter.Result{}, err
+	}
+	if !claimed {
+		send, prior, err := a.ledger.Begin(ctx, a.name, call.IdempotencyKey, call.Action, pl.quote.Target.ID, args)
+		if err != nil {
+			return adapter.Result{}, ledgerFailure(err)
+		}
+		if !send {
+			return *prior, nil
+		}
+	}
+	res, err := a.send(ctx, act, pl, call.IdempotencyKey)
+	a.finish(ctx, call.IdempotencyKey, res, err)
+	return res, err
+}
+
+// send renders and sends the action's request and reads the result from
+// the answer. An answer the file's result cannot be read from is Unknown:
+// the system said yes to something.
+func (a *Adapter) send(ctx context.Context, act *action, pl *plan, key string) (adapter.Result, error) {
+	vars := pl.vars
+	vars["key"] = key
+	path, body, err := a.renderRequest(act.request, vars)
+	if err != nil {
+		return adapter.Result{}, err
+	}
+	answer, err := a.do(ctx, act.request.method, path, key, body, act.request.hasBody, true)
+	if err != nil {
+		outcome := "unknown"
+		if ae, ok := adapter.AsError(err); ok && ae.Outcome != adapter.Unknown {
+			outcome = "refused"
+		}
+		return adapter.Result{Steps: []adapter.Step{{Name: act.spec.Name, Outcome: outcome}}}, err
+	}
+	vars["response"] = answer
+	res := adapter.Result{Data: map[string]any{}}
+	if res.Reference, err = act.reference.render(vars, false); err == nil && res.Reference == "" {
+		err = fmt.Errorf("the reference is empty")
+	}
+	for k, t := range act.data {
+		if err != nil {
+			break
+		}
+		res.Data[k], err = t.value(vars)
+	}
+	if err != nil {
+		return adapter.Result{Steps: []adapter.Step{{Name: act.spec.Name, Outcome: "unknown", Detail: "the answer could not be read"}}},
+			adapter.Unknowable(fmt.Errorf("httpadapter: %s answered %s but its answer does not give the result: %w", a.name, act.spec.Name, err))
+	}
+	res.Steps = []adapter.Step{{Name: act.spec.Name, Outcome: "applied", Detail: res.Reference}}
+	res.Data = asJSON(res.Data)
+	return res, nil
+}
+
+// asJSON gives result data the shape it has after the ledger stored it, so
+// a replayed result equals the first one.
+func asJSON(data map[string]any) map[string]any {
+	if len(data) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		return data
+	}
+	var out map[string]any
+	if json.Unmarshal(b, &out) != nil {
+		return data
+	}
+	return out
+}
+
+func (a *Adapter) finish(ctx context.Context, key string, res adapter.Result, callErr error) {
+	var recorded *adapter.Result
+	if callErr == nil {
+		recorded = &res
+	}
+	if err := a.ledger.Finish(ctx, a.name, key, recorded, callErr); err != nil {
+		a.log.ErrorContext(ctx, "httpadapter: record outcome in the request ledger",
+			slog.String("system", a.name), slog.String("idempotency_key", key), slog.String("error", err.Error()))
+	}
+}
+
+// checkQuote refuses a call whose target is not the one the confirmed
+// quote was made against, or has changed since.
+func checkQuote(confirmed, fresh adapter.Quote) error {
+	if confirmed.Target.ID == "" {
+		return adapter.Invalid(map[string]string{"quote": "the confirmed dry-run quote, with its target, is required"})
+	}
+	stale := func(msg string) error {
+		return &adapter.Error{Code: adapter.CodeStaleTarget, Outcome: adapter.Refused, Message: msg,
+			Hint: "Nothing was sent. Preview the action again and have the new quote confirmed."}
+	}
+	if confirmed.Target.System != "" && confirmed.Target.System != fresh.Target.System {
+		return stale(fmt.Sprintf("The confirmed quote is for system %q, not %q.", confirmed.Target.System, fresh.Target.System))
+	}
+	if confirmed.Target.ID != fresh.Target.ID {
+		return stale(fmt.Sprintf("The arguments now name %s, but the confirmed quote was for %s.", fresh.Target.Display, confirmed.Target.Display))
+	}
+	if confirmed.Target.Version != fresh.Target.Version {
+		return stale(fmt.Sprintf("%s changed since the preview (version %s, now %s).", fresh.Target.Display, confirmed.Target.Version, fresh.Target.Version))
+	}
+	return nil
+}
+
+var errNoLedger = &adapter.Error{Code: "ledger_unavailable", Outcome: adapter.NotSent,
+	Message: "This adapter has no request ledger, so it sends no writes.",
+	Hint:    "Configure the adapter with the console's request ledger."}
+
+func ledgerFailure(err error) error {
+	if _, ok := adapter.AsError(err); ok {
+		return err
+	}
+	return &adapter.Error{Code: "ledger_unavailable", Outcome: adapter.NotSent, Retryable: true,
+		Message: "The request ledger could not be read or written; nothing was sent.",
+		Hint:    "Try again in a moment.", Err: fmt.Errorf("httpadapter: request ledger: %w", err)}
+}

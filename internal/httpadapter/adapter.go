@@ -1,0 +1,182 @@
+package httpadapter
+
+import (
+	"log/slog"
+	"net/http"
+	"os"
+	"regexp"
+	"time"
+
+	"countersign/internal/adapter"
+)
+
+// Config is what a loaded description is connected with.
+type Config struct {
+	// Ledger is the console's request ledger; Execute sends nothing without it.
+	Ledger *adapter.Ledger
+	// HTTPClient sends the requests; nil means a client with a 10 s timeout.
+	HTTPClient *http.Client
+	// Now is the clock of vars (now) and verifications; nil means time.Now.
+	Now func() time.Time
+	// Logger receives what cannot be returned; nil discards it.
+	Logger *slog.Logger
+	// Getenv reads the environment variables a file names for its base URL
+	// and secret; nil means os.Getenv.
+	Getenv func(string) string
+}
+
+func (c Config) withDefaults() Config {
+	if c.HTTPClient == nil {
+		c.HTTPClient = &http.Client{Timeout: 10 * time.Second}
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Getenv == nil {
+		c.Getenv = os.Getenv
+	}
+	return c
+}
+
+// Adapter is a system described in a file, as an adapter.System. It holds
+// no state beyond its compiled description and is safe for concurrent use.
+type Adapter struct {
+	name, title, file string
+	base              string
+	authorize         func(*http.Request)
+	idemHeader        string
+	http              *http.Client
+	ledger            *adapter.Ledger
+	clock             func() time.Time
+	log               *slog.Logger
+
+	principal *principalLookup
+	objects   map[string]*object
+	reads     []*readTool
+	actions   []*action
+	errs      errorMap
+	effects   *effectsLookup
+}
+
+var _ adapter.System = (*Adapter)(nil)
+
+type principalLookup struct {
+	path    *template
+	items   string
+	match   *expr
+	contact *ContactDesc
+}
+
+type object struct {
+	kind               string
+	get, list, display *template
+	idPattern          *regexp.Regexp
+	items              string
+	owner, terms       *expr
+	exact              *expr
+	idPtr, versionPtr  string
+}
+
+type readTool struct {
+	spec   adapter.ReadToolSpec
+	object *object
+	param  string
+	list   *object
+	path   *template
+	items  string
+	fields []string
+	max    int
+}
+
+type namedExpr struct {
+	name string
+	expr *expr
+}
+
+type guard struct {
+	require       *expr
+	code          string
+	message, hint *template
+	field         string
+	policy        bool
+}
+
+type request struct {
+	method  string
+	path    *template
+	body    any
+	hasBody bool
+}
+
+type lineTemplate struct {
+	label, from, to *template
+	emphasis        bool
+	when            *expr
+}
+
+type quoteTemplate struct {
+	title, currency, confirm, decline *template
+	amount                            *expr
+	now                               bool
+	lines                             []lineTemplate
+	consequences, constraints         []*template
+}
+
+type verifyTemplate struct {
+	path   *template
+	items  string
+	fields map[string]*expr
+}
+
+type evidence struct {
+	match     *expr
+	reference *template
+}
+
+type effectsLookup struct {
+	path                        *template
+	items, id, at, kind, object string
+}
+
+type action struct {
+	spec      adapter.ActionSpec
+	target    *object
+	vars      []namedExpr
+	guards    []guard
+	dryRun    *request
+	quote     quoteTemplate
+	request   *request
+	reference *template
+	data      map[string]*template
+	verify    verifyTemplate
+	evidence  *evidence
+}
+
+// Name is the system's name from its file.
+func (a *Adapter) Name() string { return a.name }
+
+// Title is the system's human name from its file.
+func (a *Adapter) Title() string { return a.title }
+
+// Actions lists the described write verbs.
+func (a *Adapter) Actions() []adapter.ActionSpec {
+	out := make([]adapter.ActionSpec, 0, len(a.actions))
+	for _, act := range a.actions {
+		out = append(out, act.spec)
+	}
+	return out
+}
+
+// ReadTools lists the described read verbs.
+func (a *Adapter) ReadTools() []adapter.ReadToolSpec {
+	out := make([]adapter.ReadToolSpec, 0, len(a.reads))
+	for _, r := range a.reads {
+		out = append(out, r.spec)
+	}
+	return out
+}
+
+func (a *Adapter) now() time.Time { return a.clock().UTC() }

@@ -1,0 +1,318 @@
+package httpadapter
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"cel.dev/cel-go/cel"
+
+	"countersign/internal/adapter"
+)
+
+// compiler turns a Description into an Adapter, collecting every problem
+// with its line.
+type compiler struct {
+	file string
+	pos  positions
+	env  *cel.Env
+	errs []error
+}
+
+func (c *compiler) fail(ptr, problem, fix string) {
+	c.errs = append(c.errs, &FileError{File: c.file, Line: c.pos.line(ptr), Pointer: ptr, Problem: problem, Fix: fix})
+}
+
+// expr compiles a CEL expression written at ptr; "" gives nil.
+func (c *compiler) expr(ptr, src string) *expr {
+	if src == "" {
+		return nil
+	}
+	ast, iss := c.env.Compile(src)
+	if iss != nil && iss.Err() != nil {
+		c.fail(ptr, "the CEL expression does not compile: "+oneLine(iss.Err().Error()),
+			"write a CEL expression over "+strings.Join(celVariables, ", ")+" (see https://cel.dev)")
+		return nil
+	}
+	prg, err := c.env.Program(ast)
+	if err != nil {
+		c.fail(ptr, "the CEL expression cannot run: "+oneLine(err.Error()), "")
+		return nil
+	}
+	return &expr{src: src, at: fmt.Sprintf("%s:%d", c.file, c.pos.line(ptr)), prg: prg}
+}
+
+// template compiles text with {expression} placeholders written at ptr.
+func (c *compiler) template(ptr, src string) *template {
+	parts, isExpr, err := splitTemplate(src)
+	if err != nil {
+		c.fail(ptr, err.Error(), "close every { with }; a placeholder holds one CEL expression")
+		return &template{src: src}
+	}
+	t := &template{src: src}
+	for i, p := range parts {
+		if !isExpr[i] {
+			t.parts = append(t.parts, templatePart{text: p})
+			continue
+		}
+		e := c.expr(ptr, p)
+		if e == nil {
+			return &template{src: src}
+		}
+		t.parts = append(t.parts, templatePart{expr: e})
+	}
+	return t
+}
+
+// body compiles a JSON body whose strings are templates.
+func (c *compiler) body(ptr string, v any) any {
+	switch x := v.(type) {
+	case string:
+		return c.template(ptr, x)
+	case map[string]any:
+		out := map[string]any{}
+		for k, val := range x {
+			out[k] = c.body(ptr+"/"+escapePointer(k), val)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, val := range x {
+			out[i] = c.body(ptr+"/"+strconv.Itoa(i), val)
+		}
+		return out
+	}
+	return v
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func build(file string, pos positions, d *Description, cfg Config) (*Adapter, error) {
+	env, err := newEnv()
+	if err != nil {
+		return nil, fmt.Errorf("httpadapter: CEL environment: %w", err)
+	}
+	c := &compiler{file: file, pos: pos, env: env}
+	cfg = cfg.withDefaults()
+	a := &Adapter{name: d.Name, title: d.Title, file: file, http: cfg.HTTPClient, ledger: cfg.Ledger, clock: cfg.Now,
+		log: cfg.Logger, idemHeader: d.IdempotencyHeader, objects: map[string]*object{}}
+
+	a.base = d.BaseURL
+	if d.BaseURLEnv != "" {
+		a.base = cfg.Getenv(d.BaseURLEnv)
+		if a.base == "" {
+			c.fail("/base_url_env", fmt.Sprintf("the environment variable %s is not set", d.BaseURLEnv),
+				fmt.Sprintf("set %s to the system's base URL before starting", d.BaseURLEnv))
+		} else if !strings.HasPrefix(a.base, "http://") && !strings.HasPrefix(a.base, "https://") {
+			c.fail("/base_url_env", fmt.Sprintf("the environment variable %s is not an http:// or https:// URL", d.BaseURLEnv), "")
+		}
+	}
+	a.base = strings.TrimRight(a.base, "/")
+	a.authorize = c.auth(d.Auth, cfg.Getenv)
+
+	if d.Principal.Path != "" {
+		a.principal = &principalLookup{path: c.template("/principal/path", d.Principal.Path), items: d.Principal.Items,
+			match: c.expr("/principal/match", d.Principal.Match), contact: d.Principal.Contact}
+	}
+	for kind, o := range d.Objects {
+		ptr := "/objects/" + escapePointer(kind)
+		obj := &object{kind: kind, get: c.template(ptr+"/get", o.Get), items: o.Items, idPtr: o.ID, versionPtr: o.Version,
+			display: c.template(ptr+"/display", o.Display), owner: c.expr(ptr+"/owner", o.Owner),
+			terms: c.expr(ptr+"/terms", o.Terms), exact: c.expr(ptr+"/exact", o.Exact)}
+		if o.List != "" {
+			obj.list = c.template(ptr+"/list", o.List)
+		}
+		if o.IDPattern != "" {
+			obj.idPattern, err = regexp.Compile(o.IDPattern)
+			if err != nil {
+				c.fail(ptr+"/id_pattern", "not a regular expression: "+err.Error(), "")
+			}
+		}
+		if o.Owner != "" && a.principal == nil {
+			c.fail(ptr+"/owner", "objects with an owner need the principal lookup", "add \"principal\" saying how a customer's e-mail maps to their account")
+		}
+		if o.List != "" && o.Terms == "" {
+			c.fail(ptr+"/terms", "a listed object needs terms to match a reference in words", "add \"terms\": a CEL list of the words that describe the object")
+		}
+		a.objects[kind] = obj
+	}
+	kinds := func() string {
+		var ks []string
+		for k := range d.Objects {
+			ks = append(ks, k)
+		}
+		slices.Sort(ks)
+		return strings.Join(ks, ", ")
+	}
+	for i, r := range d.ReadTools {
+		ptr := fmt.Sprintf("/read_tools/%d", i)
+		rt := &readTool{spec: adapter.ReadToolSpec{Name: r.Name, Title: r.Title, Description: r.Description, Params: params(r.Params)},
+			param: r.Param, items: r.Items, fields: r.Fields, max: r.MaxItems}
+		if rt.max == 0 {
+			rt.max = 20
+		}
+		switch {
+		case r.Object != "":
+			rt.object = a.objects[r.Object]
+			if rt.object == nil {
+				c.fail(ptr+"/object", fmt.Sprintf("no object kind %q", r.Object), "use one of: "+kinds())
+			}
+			if !slices.ContainsFunc(r.Params, func(p ParamDesc) bool { return p.Name == r.Param }) {
+				c.fail(ptr+"/param", fmt.Sprintf("no parameter %q", r.Param), "declare it under params")
+			}
+		case r.List != "":
+			rt.list = a.objects[r.List]
+			if rt.list == nil || rt.list.list == nil {
+				c.fail(ptr+"/list", fmt.Sprintf("no listed object kind %q", r.List), "use an object with \"list\": "+kinds())
+			}
+		default:
+			rt.path = c.template(ptr+"/path", r.Path)
+		}
+		a.reads = append(a.reads, rt)
+	}
+	for i, ad := range d.Actions {
+		a.actions = append(a.actions, c.action(fmt.Sprintf("/actions/%d", i), ad, a.objects, kinds))
+	}
+	a.errs = c.errorMapping(d.Errors)
+	if d.Effects != nil {
+		a.effects = &effectsLookup{path: c.template("/effects/path", d.Effects.Path), items: d.Effects.Items,
+			id: d.Effects.ID, at: d.Effects.At, kind: d.Effects.Kind, object: d.Effects.Object}
+	}
+	if err := errors.Join(c.errs...); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// auth reads the secret from the environment now, so that a missing one
+// stops the start; the secret lives only in the returned closure.
+func (c *compiler) auth(au Auth, getenv func(string) string) func(*http.Request) {
+	if au.Type == "none" || au.Type == "" {
+		return func(*http.Request) {}
+	}
+	secret := getenv(au.SecretEnv)
+	if secret == "" {
+		c.fail("/auth/secret_env", fmt.Sprintf("the environment variable %s is not set", au.SecretEnv),
+			fmt.Sprintf("set %s to the system's %s secret before starting; it is never written in the file", au.SecretEnv, au.Type))
+		return nil
+	}
+	switch au.Type {
+	case "bearer":
+		return func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+secret) }
+	case "basic":
+		v := "Basic " + base64.StdEncoding.EncodeToString([]byte(au.Username+":"+secret))
+		return func(r *http.Request) { r.Header.Set("Authorization", v) }
+	default:
+		return func(r *http.Request) { r.Header.Set(au.Header, secret) }
+	}
+}
+
+func params(ps []ParamDesc) []adapter.Param {
+	var out []adapter.Param
+	for _, p := range ps {
+		out = append(out, adapter.Param{Name: p.Name, Type: p.Type, Description: p.Description, Required: p.Required,
+			Enum: p.Enum, Min: p.Minimum, Max: p.Maximum, MaxLength: p.MaxLength, Properties: params(p.Properties)})
+	}
+	return out
+}
+
+func (c *compiler) action(ptr string, ad ActionDesc, objects map[string]*object, kinds func() string) *action {
+	act := &action{spec: adapter.ActionSpec{Name: ad.Name, Title: ad.Title, Description: ad.Description, Params: params(ad.Params),
+		Risk: adapter.Risk(ad.Risk), Compensation: ad.Compensation, Limits: ad.Limits, Guidance: ad.Guidance,
+		TargetKind: ad.Target.Kind, TargetParam: ad.Target.Param, AmountParam: ad.AmountParam}}
+	if act.spec.Limits == nil {
+		act.spec.Limits = []string{}
+	}
+	act.target = objects[ad.Target.Kind]
+	if act.target == nil {
+		c.fail(ptr+"/target/kind", fmt.Sprintf("no object kind %q", ad.Target.Kind), "use one of: "+kinds())
+	}
+	hasParam := func(name string) bool {
+		return slices.ContainsFunc(ad.Params, func(p ParamDesc) bool { return p.Name == name })
+	}
+	if !hasParam(ad.Target.Param) {
+		c.fail(ptr+"/target/param", fmt.Sprintf("no parameter %q", ad.Target.Param), "declare it under params, type string, required")
+	}
+	if ad.AmountParam != "" && !hasParam(ad.AmountParam) {
+		c.fail(ptr+"/amount_param", fmt.Sprintf("no parameter %q", ad.AmountParam), "declare it under params, type integer")
+	}
+	for i, v := range ad.Vars {
+		act.vars = append(act.vars, namedExpr{name: v.Name, expr: c.expr(fmt.Sprintf("%s/vars/%d/expr", ptr, i), v.Expr)})
+	}
+	for i, g := range ad.Guards {
+		gp := fmt.Sprintf("%s/guards/%d", ptr, i)
+		act.guards = append(act.guards, guard{require: c.expr(gp+"/require", g.Require), code: g.Code,
+			message: c.template(gp+"/message", g.Message), hint: c.template(gp+"/hint", g.Hint), field: g.Field, policy: g.PolicyRefusal})
+	}
+	if ad.DryRun != nil {
+		act.dryRun = c.request(ptr+"/dry_run", *ad.DryRun)
+	}
+	q := ad.Quote
+	qp := ptr + "/quote"
+	act.quote = quoteTemplate{title: c.template(qp+"/title", q.Title), amount: c.expr(qp+"/amount_cents", q.AmountCents),
+		currency: c.template(qp+"/currency", q.Currency), now: q.EffectiveNow,
+		confirm: c.template(qp+"/confirm_label", q.ConfirmLabel), decline: c.template(qp+"/decline_label", q.DeclineLabel)}
+	for i, l := range q.Lines {
+		lp := fmt.Sprintf("%s/lines/%d", qp, i)
+		act.quote.lines = append(act.quote.lines, lineTemplate{label: c.template(lp+"/label", l.Label), from: c.template(lp+"/from", l.From),
+			to: c.template(lp+"/to", l.To), emphasis: l.Emphasis, when: c.expr(lp+"/when", l.When)})
+	}
+	for i, s := range q.Consequences {
+		act.quote.consequences = append(act.quote.consequences, c.template(fmt.Sprintf("%s/consequences/%d", qp, i), s))
+	}
+	for i, s := range q.Constraints {
+		act.quote.constraints = append(act.quote.constraints, c.template(fmt.Sprintf("%s/constraints/%d", qp, i), s))
+	}
+	act.request = c.request(ptr+"/request", ad.Request)
+	act.reference = c.template(ptr+"/result/reference", ad.Result.Reference)
+	act.data = map[string]*template{}
+	for k, v := range ad.Result.Data {
+		s, ok := v.(string)
+		if !ok {
+			c.fail(ptr+"/result/data/"+escapePointer(k), "must be a template string", "write e.g. \"{response.id}\"")
+			continue
+		}
+		act.data[k] = c.template(ptr+"/result/data/"+escapePointer(k), s)
+	}
+	act.verify = verifyTemplate{path: c.template(ptr+"/verify/path", ad.Verify.Path), items: ad.Verify.Items, fields: map[string]*expr{}}
+	for k, v := range ad.Verify.Fields {
+		act.verify.fields[k] = c.expr(ptr+"/verify/fields/"+escapePointer(k), v)
+	}
+	if ad.Evidence != nil {
+		act.evidence = &evidence{match: c.expr(ptr+"/evidence/match", ad.Evidence.Match),
+			reference: c.template(ptr+"/evidence/reference", ad.Evidence.Reference)}
+	}
+	return act
+}
+
+func (c *compiler) request(ptr string, r RequestDesc) *request {
+	return &request{method: r.Method, path: c.template(ptr+"/path", r.Path), body: c.body(ptr+"/body", r.Body), hasBody: r.Body != nil}
+}
+
+func (c *compiler) errorMapping(m ErrorMapping) errorMap {
+	em := errorMap{codePtr: m.Code, messagePtr: m.Message}
+	for i, r := range m.Rules {
+		rp := fmt.Sprintf("/errors/rules/%d", i)
+		rule := errorRule{systemCode: r.SystemCode, when: c.expr(rp+"/when", r.When), err: adapter.Error{Code: r.Code,
+			Outcome: adapter.Outcome(r.Outcome), Message: r.Message, Hint: r.Hint, Retryable: r.Retryable, PolicyRefusal: r.PolicyRefusal}, field: r.Field}
+		for _, s := range r.Status {
+			switch x := s.(type) {
+			case float64:
+				rule.statuses = append(rule.statuses, int(x))
+			case string:
+				n, _ := strconv.Atoi(x[:1])
+				rule.classes = append(rule.classes, n)
+			}
+		}
+		if rule.err.Message == "" {
+			rule.err.Message = "The system refused the request."
+		}
+		em.rules = append(em.rules, rule)
+	}
+	return em
+}

@@ -1,0 +1,66 @@
+package httpadapter_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"countersign/internal/adapter"
+	"countersign/internal/adapter/adaptertest"
+	"countersign/internal/demoshop/shoptest"
+	"countersign/internal/httpadapter"
+	"countersign/store"
+	"countersign/store/dbtest"
+)
+
+func TestMain(m *testing.M) { dbtest.Main(m) }
+
+// testNow is every clock in these tests: the shop's, the ledger's and the
+// adapter's (the shop is seeded relative to it).
+var testNow = time.Date(2026, 4, 12, 15, 4, 5, 0, time.UTC)
+
+func clock() time.Time { return testNow }
+
+// connect loads the shop's description file against a fresh shop.
+func connect(t *testing.T, tr http.RoundTripper) (*httpadapter.Adapter, *shoptest.Shop) {
+	t.Helper()
+	shop := shoptest.Start(t, testNow)
+	ledger := adapter.NewLedger(store.New(dbtest.New(t)), clock)
+	if tr == nil {
+		tr = http.DefaultTransport
+	}
+	a, err := httpadapter.LoadFile("testdata/shop-http.json", httpadapter.Config{Ledger: ledger, Now: clock,
+		HTTPClient: &http.Client{Transport: tr, Timeout: 10 * time.Second},
+		Getenv: func(name string) string {
+			if name == "SHOP_URL" {
+				return shop.URL
+			}
+			return ""
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, shop
+}
+
+// TestConformance runs the adapter conformance suite against the demo
+// shop connected through its description file alone.
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	adaptertest.Run(t, func(t *testing.T, tr http.RoundTripper) adaptertest.Backend {
+		a, shop := connect(t, tr)
+		return adaptertest.Backend{System: a, Effects: shop.Effects,
+			Fault: func(t *testing.T, f adaptertest.Fault) { shop.Fault(t, "POST /refunds", f) }}
+	}, fixture())
+}
+
+// fixture is the shop's conformance fixture with this file's read tools.
+func fixture() adaptertest.Fixture {
+	fix := shoptest.Fixture()
+	fix.Reads = []adaptertest.Read{
+		{Tool: "get_order", Args: map[string]any{"order_id": "walnut lamp"}},
+		{Tool: "list_orders", Args: map[string]any{}},
+		{Tool: "list_products", Args: map[string]any{}},
+	}
+	return fix
+}

@@ -1,0 +1,17 @@
+// Package httpadapter connects a business system described in a file: a
+// JSON document (checked against the JSON Schema in schema.json when it is
+// loaded) that says where the system is and how it authenticates, how a
+// customer's e-mail maps to their account, how objects are read and
+// resolved, which read tools and narrow write actions it offers, and how
+// its error answers map to refused, not_sent and unknown. Conditions,
+// guards and computed values are CEL expressions (cel.dev); texts and
+// paths are templates with {expression} placeholders.
+//
+// A loaded file is an adapter.System with the same guarantees as a
+// hand-written adapter: the target is resolved from the principal's own
+// objects and never guessed, a dry run changes nothing, a write is sent
+// once per idempotency key (the request ledger stops a repeat; the file
+// names the header the system honours), a lost answer is Unknown and
+// reconciled by Lookup and Verify, and read tools copy only allowlisted
+// fields. Secrets come from environment variables named in the file.
+package httpadapter

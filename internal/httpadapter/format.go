@@ -1,0 +1,243 @@
+package httpadapter
+
+// The description file's format, as Go types. schema.json is the same
+// format as a JSON Schema; Load checks a file against it before decoding
+// it into these types, so a field here and a property there never differ.
+//
+// Three kinds of string carry logic, all in CEL (https://cel.dev):
+//
+//   - an expression ("args.amount_cents <= vars.refundable"), in fields
+//     named require, when, match, terms, owner and in vars;
+//   - a template: text with {expression} placeholders ("Order {target.id}"),
+//     in titles, messages, labels and paths (a placeholder in a path is
+//     URL-escaped);
+//   - a body: JSON whose string values are templates, and a string that is
+//     exactly one placeholder ("{args.amount_cents}") keeps the value's type.
+
+// Description is one system described in a file.
+type Description struct {
+	Name              string                `json:"name"`
+	Title             string                `json:"title"`
+	BaseURL           string                `json:"base_url"`
+	BaseURLEnv        string                `json:"base_url_env"`
+	Auth              Auth                  `json:"auth"`
+	IdempotencyHeader string                `json:"idempotency_header"`
+	Principal         PrincipalLookup       `json:"principal"`
+	Objects           map[string]ObjectSpec `json:"objects"`
+	ReadTools         []ReadToolDesc        `json:"read_tools"`
+	Actions           []ActionDesc          `json:"actions"`
+	Errors            ErrorMapping          `json:"errors"`
+	Effects           *EffectsLookup        `json:"effects"`
+}
+
+// Auth says how every request authenticates. The secret is read from the
+// environment variable SecretEnv when the file is loaded and is never
+// written to the file or the database.
+type Auth struct {
+	Type      string `json:"type"` // "none", "bearer", "basic", "header"
+	Username  string `json:"username"`
+	Header    string `json:"header"`
+	SecretEnv string `json:"secret_env"`
+}
+
+// PrincipalLookup maps the principal (the customer's e-mail, as
+// `principal`) to exactly one account of the system (as `account`).
+type PrincipalLookup struct {
+	Path  string `json:"path"`
+	Items string `json:"items"`
+	Match string `json:"match"`
+	// Contact, when given, says where the account keeps the customer's
+	// e-mail and name, so the console can send a one-time code there.
+	Contact *ContactDesc `json:"contact"`
+}
+
+// ContactDesc holds JSON Pointers into the account.
+type ContactDesc struct {
+	Email string `json:"email"`
+	Name  string `json:"name"`
+}
+
+// ObjectSpec says how one kind of object is read and resolved.
+type ObjectSpec struct {
+	// Get reads one object by id ({id}); IDPattern says which references are ids.
+	Get       string `json:"get"`
+	IDPattern string `json:"id_pattern"`
+	// List reads the candidates for a reference in words; Items points at
+	// the array in the answer ("" when the answer is the array).
+	List  string `json:"list"`
+	Items string `json:"items"`
+	// Owner, when set, must be true of every object the principal may
+	// touch ("object.customer_id == account.id"); others are not found.
+	Owner string `json:"owner"`
+	// ID and Version are JSON Pointers into the object.
+	ID      string `json:"id"`
+	Version string `json:"version"`
+	// Display is a template naming the object for a person.
+	Display string `json:"display"`
+	// Terms is an expression giving the words that describe the object.
+	Terms string `json:"terms"`
+	// Exact, when true of one candidate, resolves to it whatever else matches.
+	Exact string `json:"exact"`
+}
+
+// ParamDesc is one argument, mirroring adapter.Param.
+type ParamDesc struct {
+	Name        string      `json:"name"`
+	Type        string      `json:"type"`
+	Description string      `json:"description"`
+	Required    bool        `json:"required"`
+	Enum        []string    `json:"enum"`
+	Minimum     *int64      `json:"minimum"`
+	Maximum     *int64      `json:"maximum"`
+	MaxLength   int         `json:"max_length"`
+	Properties  []ParamDesc `json:"properties"`
+}
+
+// ReadToolDesc is a read verb: one of the principal's objects (Object
+// with Param naming the argument), a list of them (List), or a plain
+// request (Path). Fields is the allowlist of JSON Pointers copied into
+// the answer ("*" steps into every element of an array).
+type ReadToolDesc struct {
+	Name        string      `json:"name"`
+	Title       string      `json:"title"`
+	Description string      `json:"description"`
+	Params      []ParamDesc `json:"params"`
+	Object      string      `json:"object"`
+	Param       string      `json:"param"`
+	List        string      `json:"list"`
+	Path        string      `json:"path"`
+	Items       string      `json:"items"`
+	Fields      []string    `json:"fields"`
+	MaxItems    int         `json:"max_items"`
+}
+
+// ActionDesc is one write verb.
+type ActionDesc struct {
+	Name         string      `json:"name"`
+	Title        string      `json:"title"`
+	Description  string      `json:"description"`
+	Guidance     string      `json:"guidance"`
+	Risk         string      `json:"risk"`
+	Compensation string      `json:"compensation"`
+	Limits       []string    `json:"limits"`
+	Params       []ParamDesc `json:"params"`
+	Target       TargetDesc  `json:"target"`
+	AmountParam  string      `json:"amount_param"`
+	// Vars are named expressions, evaluated in order, as vars.<name>.
+	Vars    []NamedExpr  `json:"vars"`
+	Guards  []Guard      `json:"guards"`
+	DryRun  *RequestDesc `json:"dry_run"`
+	Quote   QuoteDesc    `json:"quote"`
+	Request RequestDesc  `json:"request"`
+	Result  ResultDesc   `json:"result"`
+	Verify  VerifyDesc   `json:"verify"`
+	// Evidence recognises this action's effect among the system's effects
+	// recorded under the call's key (see Description.Effects).
+	Evidence *EvidenceDesc `json:"evidence"`
+}
+
+// TargetDesc names the argument that names the object acted on.
+type TargetDesc struct {
+	Kind  string `json:"kind"`
+	Param string `json:"param"`
+}
+
+// NamedExpr is one of an action's vars.
+type NamedExpr struct {
+	Name string `json:"name"`
+	Expr string `json:"expr"`
+}
+
+// Guard refuses the action unless Require is true. Message is a template.
+type Guard struct {
+	Require       string `json:"require"`
+	Code          string `json:"code"`
+	Message       string `json:"message"`
+	Hint          string `json:"hint"`
+	Field         string `json:"field"`
+	PolicyRefusal bool   `json:"policy_refusal"`
+}
+
+// RequestDesc is one HTTP request: method, path template and body.
+type RequestDesc struct {
+	Method string `json:"method"`
+	Path   string `json:"path"`
+	Body   any    `json:"body"`
+}
+
+// QuoteDesc builds the dry run's quote; every text is a template.
+type QuoteDesc struct {
+	Title        string          `json:"title"`
+	Lines        []QuoteLineDesc `json:"lines"`
+	Consequences []string        `json:"consequences"`
+	Constraints  []string        `json:"constraints"`
+	AmountCents  string          `json:"amount_cents"`
+	Currency     string          `json:"currency"`
+	EffectiveNow bool            `json:"effective_now"`
+	ConfirmLabel string          `json:"confirm_label"`
+	DeclineLabel string          `json:"decline_label"`
+}
+
+// QuoteLineDesc is one line of a quote, shown when When is true (or empty).
+type QuoteLineDesc struct {
+	Label    string `json:"label"`
+	From     string `json:"from"`
+	To       string `json:"to"`
+	Emphasis bool   `json:"emphasis"`
+	When     string `json:"when"`
+}
+
+// ResultDesc turns the system's answer (`response`) into the result.
+type ResultDesc struct {
+	Reference string         `json:"reference"`
+	Data      map[string]any `json:"data"`
+}
+
+// VerifyDesc reads the target again (Path); the object, or one element
+// of the array at Items, must have every field of Fields (JSON Pointer →
+// expression of the expected value).
+type VerifyDesc struct {
+	Path   string            `json:"path"`
+	Items  string            `json:"items"`
+	Fields map[string]string `json:"fields"`
+}
+
+// EffectsLookup reads the system's own record of effects by key ({key}).
+type EffectsLookup struct {
+	Path   string `json:"path"`
+	Items  string `json:"items"`
+	ID     string `json:"id"`
+	At     string `json:"at"`
+	Kind   string `json:"kind"`
+	Object string `json:"object"`
+}
+
+// EvidenceDesc recognises an action's effect (`effect`) and its reference.
+type EvidenceDesc struct {
+	Match     string `json:"match"`
+	Reference string `json:"reference"`
+}
+
+// ErrorMapping maps the system's error answers; Rules are tried in order
+// and the defaults apply when none matches.
+type ErrorMapping struct {
+	// Code and Message are JSON Pointers into the error body.
+	Code    string      `json:"code"`
+	Message string      `json:"message"`
+	Rules   []ErrorRule `json:"rules"`
+}
+
+// ErrorRule matches an error answer by status (e.g. 409 or "4xx"), by the
+// system's code, and/or by an expression over `status` and `body`.
+type ErrorRule struct {
+	Status        []any  `json:"status"`
+	SystemCode    string `json:"system_code"`
+	When          string `json:"when"`
+	Code          string `json:"code"`
+	Outcome       string `json:"outcome"`
+	Message       string `json:"message"`
+	Hint          string `json:"hint"`
+	Retryable     bool   `json:"retryable"`
+	PolicyRefusal bool   `json:"policy_refusal"`
+	Field         string `json:"field"`
+}

@@ -1,0 +1,246 @@
+package httpadapter
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+
+	"countersign/internal/adapter"
+)
+
+// account maps the principal to exactly one account of the system, or
+// fails with unknown_customer; it never guesses.
+func (a *Adapter) account(ctx context.Context, p adapter.Principal) (any, error) {
+	email := adapter.NormaliseCustomerRef(p.CustomerRef)
+	if email == "" {
+		return nil, adapter.Invalid(map[string]string{"customer_ref": "required: the customer's e-mail address"})
+	}
+	vars := map[string]any{"principal": email}
+	path, err := a.principal.path.render(vars, true)
+	if err != nil {
+		return nil, a.broken(err)
+	}
+	answer, err := a.read(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	list, _ := lookupPointer(answer, a.principal.items)
+	items, _ := list.([]any)
+	var found []any
+	for _, it := range items {
+		ok, err := a.principal.match.bool(map[string]any{"account": it, "principal": email})
+		if err != nil {
+			return nil, a.broken(err)
+		}
+		if ok {
+			found = append(found, it)
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return nil, &adapter.Error{Code: "unknown_customer", Outcome: adapter.Refused,
+			Message: fmt.Sprintf("The customer %s has no account in %s.", email, a.name),
+			Hint:    "This assistant can only act for the signed-in customer's own account in this system."}
+	}
+	return nil, &adapter.Error{Code: "unknown_customer", Outcome: adapter.Refused,
+		Message: fmt.Sprintf("The e-mail %s matches several accounts in %s.", email, a.name),
+		Hint:    "Hand this conversation to a person; the account cannot be told apart by e-mail."}
+}
+
+// broken reports an expression of the file that failed at run time: the
+// description is at fault, nothing was sent.
+func (a *Adapter) broken(err error) error {
+	return &adapter.Error{Code: "description_error", Outcome: adapter.NotSent,
+		Message: fmt.Sprintf("The description of %s could not be applied to this case.", a.name),
+		Hint:    "Hand this call to a person; the system's description file needs fixing.", Err: err}
+}
+
+// Resolve turns ref into exactly one object of kind of the principal's:
+// an id (matching the kind's id_pattern) is read directly; words are
+// matched against the terms of the principal's objects. None is
+// not_found, several are ambiguous_reference with the candidates.
+func (a *Adapter) Resolve(ctx context.Context, p adapter.Principal, kind, ref string) (adapter.Target, error) {
+	obj, ok := a.objects[kind]
+	if !ok {
+		return adapter.Target{}, adapter.Invalid(map[string]string{"kind": "not an object kind of " + a.name})
+	}
+	_, t, _, err := a.resolve(ctx, p, obj, ref)
+	return t, err
+}
+
+// resolve returns the object, its target and the principal's account (nil
+// for objects without an owner).
+func (a *Adapter) resolve(ctx context.Context, p adapter.Principal, obj *object, ref string) (any, adapter.Target, any, error) {
+	ref = strings.TrimSpace(ref)
+	if ref == "" {
+		return nil, adapter.Target{}, nil, adapter.Invalid(map[string]string{obj.kind + "_id": "required: an id or the customer's words for the " + obj.kind})
+	}
+	var account any
+	if obj.owner != nil {
+		var err error
+		if account, err = a.account(ctx, p); err != nil {
+			return nil, adapter.Target{}, nil, err
+		}
+	}
+	if ref == "." || ref == ".." {
+		// Escaping keeps a reference inside its path segment, but these two
+		// would still walk the path.
+		return nil, adapter.Target{}, nil, adapter.NotFound(obj.kind, ref)
+	}
+	if obj.idPattern == nil || obj.idPattern.MatchString(ref) || obj.list == nil {
+		o, err := a.getObject(ctx, obj, ref, account)
+		if err != nil {
+			return nil, adapter.Target{}, nil, err
+		}
+		t, err := a.target(obj, o, account)
+		return o, t, account, err
+	}
+	vars := map[string]any{"account": account, "principal": adapter.NormaliseCustomerRef(p.CustomerRef)}
+	path, err := obj.list.render(vars, true)
+	if err != nil {
+		return nil, adapter.Target{}, nil, a.broken(err)
+	}
+	answer, err := a.read(ctx, path)
+	if err != nil {
+		return nil, adapter.Target{}, nil, err
+	}
+	list, _ := lookupPointer(answer, obj.items)
+	items, _ := list.([]any)
+	var matched []any
+	for _, it := range items {
+		ovars := map[string]any{"object": it, "account": account, "ref": ref}
+		if owned, err := a.owns(obj, it, account); err != nil {
+			return nil, adapter.Target{}, nil, err
+		} else if !owned {
+			continue
+		}
+		if obj.exact != nil {
+			if ok, err := obj.exact.bool(ovars); err == nil && ok {
+				matched = []any{it}
+				break
+			}
+		}
+		tv, err := obj.terms.eval(ovars)
+		if err != nil {
+			return nil, adapter.Target{}, nil, a.broken(err)
+		}
+		var terms []string
+		if l, ok := tv.([]any); ok {
+			for _, x := range l {
+				terms = append(terms, text(x))
+			}
+		}
+		if describes(ref, terms) {
+			matched = append(matched, it)
+		}
+	}
+	switch len(matched) {
+	case 0:
+		return nil, adapter.Target{}, nil, adapter.NotFound(obj.kind, ref)
+	case 1:
+		t, err := a.target(obj, matched[0], account)
+		return matched[0], t, account, err
+	}
+	var candidates []adapter.Candidate
+	for _, m := range matched {
+		t, err := a.target(obj, m, account)
+		if err != nil {
+			return nil, adapter.Target{}, nil, err
+		}
+		candidates = append(candidates, adapter.Candidate{ID: t.ID, Display: t.Display})
+	}
+	slices.SortStableFunc(candidates, func(x, y adapter.Candidate) int { return strings.Compare(x.Display, y.Display) })
+	return nil, adapter.Target{}, nil, adapter.Ambiguous(obj.kind, ref, candidates)
+}
+
+// getObject reads one object by id; another principal's object is
+// answered exactly like a missing one.
+func (a *Adapter) getObject(ctx context.Context, obj *object, id string, account any) (any, error) {
+	path, err := obj.get.render(map[string]any{"id": id, "account": account}, true)
+	if err != nil {
+		return nil, a.broken(err)
+	}
+	o, err := a.read(ctx, path)
+	if ae, ok := adapter.AsError(err); ok && ae.Code == adapter.CodeNotFound {
+		return nil, adapter.NotFound(obj.kind, id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if owned, err := a.owns(obj, o, account); err != nil {
+		return nil, err
+	} else if !owned {
+		return nil, adapter.NotFound(obj.kind, id)
+	}
+	return o, nil
+}
+
+func (a *Adapter) owns(obj *object, o, account any) (bool, error) {
+	if obj.owner == nil {
+		return true, nil
+	}
+	ok, err := obj.owner.bool(map[string]any{"object": o, "account": account})
+	if err != nil {
+		return false, a.broken(err)
+	}
+	return ok, nil
+}
+
+func (a *Adapter) target(obj *object, o, account any) (adapter.Target, error) {
+	id, _ := lookupPointer(o, obj.idPtr)
+	display, err := obj.display.render(map[string]any{"object": o, "account": account}, false)
+	if err != nil {
+		return adapter.Target{}, a.broken(err)
+	}
+	t := adapter.Target{System: a.name, Kind: obj.kind, ID: text(id), Display: display}
+	if obj.versionPtr != "" {
+		v, _ := lookupPointer(o, obj.versionPtr)
+		t.Version = text(v)
+	}
+	return t, nil
+}
+
+// fillers are words that name nothing in particular.
+var fillers = map[string]bool{
+	"my": true, "our": true, "your": true, "the": true, "an": true, "for": true, "on": true, "of": true,
+	"to": true, "with": true, "and": true, "in": true, "at": true, "from": true, "that": true, "this": true,
+	"one": true, "it": true, "is": true,
+}
+
+// describes reports whether every meaningful word of ref is one of the
+// object's terms (or a word of one).
+func describes(ref string, terms []string) bool {
+	known := map[string]bool{}
+	for _, t := range terms {
+		known[strings.ToLower(t)] = true
+		for _, w := range refWords(t) {
+			known[w] = true
+		}
+	}
+	for _, w := range refWords(ref) {
+		if fillers[w] || known[w] || (strings.HasSuffix(w, "s") && known[strings.TrimSuffix(w, "s")]) {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// refWords splits text into lower-case words, keeping ids, domains and
+// SKUs whole.
+func refWords(s string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '.' && r != '-' && r != '_'
+	}) {
+		f = strings.Trim(f, ".-_")
+		if len([]rune(f)) > 1 || (f != "" && unicode.IsDigit([]rune(f)[0])) {
+			out = append(out, f)
+		}
+	}
+	return out
+}

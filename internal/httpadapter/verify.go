@@ -1,0 +1,200 @@
+package httpadapter
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"countersign/internal/adapter"
+)
+
+// Verify reads the target again with the action's verify path; the object,
+// or one element of the array at verify.items, must have every field the
+// file names with the expected value. result may be nil (after an unknown
+// outcome): the reference then comes from the system's evidence for the
+// key. It fails only when the system cannot be read.
+func (a *Adapter) Verify(ctx context.Context, p adapter.Principal, call adapter.Call, result *adapter.Result) (adapter.Verification, error) {
+	act, args, err := a.action(call.Action, call.Args)
+	if err != nil {
+		return adapter.Verification{}, err
+	}
+	ref := call.Quote.Target.ID
+	if ref == "" {
+		ref, _ = args[act.spec.TargetParam].(string)
+	}
+	o, target, account, err := a.resolve(ctx, p, act.target, ref)
+	if err != nil {
+		return adapter.Verification{}, err
+	}
+	res := result
+	if res == nil || res.Reference == "" {
+		look, err := a.Lookup(ctx, p, call)
+		if err != nil {
+			return adapter.Verification{}, err
+		}
+		res = look.Result
+		if res == nil {
+			res = &adapter.Result{}
+		}
+	}
+	vars := map[string]any{"args": args, "target": o, "account": account, "now": a.now(), "key": call.IdempotencyKey,
+		"principal": adapter.NormaliseCustomerRef(p.CustomerRef),
+		"result":    map[string]any{"reference": res.Reference, "data": normalise(jsonRoundTrip(res.Data))}}
+	computed := map[string]any{}
+	vars["vars"] = computed
+	for _, v := range act.vars {
+		val, err := v.expr.eval(vars)
+		if err != nil {
+			return adapter.Verification{}, a.broken(err)
+		}
+		computed[v.name] = val
+	}
+	path, err := act.verify.path.render(vars, true)
+	if err != nil {
+		return adapter.Verification{}, a.broken(err)
+	}
+	answer, err := a.read(ctx, path)
+	if err != nil {
+		return adapter.Verification{}, err
+	}
+	candidates := []any{answer}
+	if act.verify.items != "" {
+		list, _ := lookupPointer(answer, act.verify.items)
+		candidates, _ = list.([]any)
+	}
+	want := map[string]any{}
+	ptrs := make([]string, 0, len(act.verify.fields))
+	for ptr, e := range act.verify.fields {
+		v, err := e.eval(vars)
+		if err != nil {
+			return adapter.Verification{}, a.broken(err)
+		}
+		want[ptr] = v
+		ptrs = append(ptrs, ptr)
+	}
+	slices.Sort(ptrs)
+	var observed map[string]any
+	var mismatch []string
+	for _, c := range candidates {
+		got := map[string]any{}
+		var bad []string
+		for _, ptr := range ptrs {
+			v, _ := lookupPointer(c, ptr)
+			got[ptr] = v
+			if !sameJSON(v, want[ptr]) {
+				bad = append(bad, fmt.Sprintf("%s is %s, not %s", ptr, jsonText(v), jsonText(want[ptr])))
+			}
+		}
+		if len(bad) == 0 {
+			return adapter.Verification{Verified: true, At: a.now(), Observed: got,
+				Evidence: fmt.Sprintf("Read %s again (GET %s): %s as expected.", target.Display, path, strings.Join(ptrs, ", "))}, nil
+		}
+		if observed == nil {
+			observed, mismatch = got, bad
+		}
+	}
+	evidence := fmt.Sprintf("Read %s again (GET %s): ", target.Display, path)
+	switch {
+	case len(candidates) == 0:
+		evidence += "nothing to compare; the change is not there."
+	case len(candidates) > 1:
+		evidence += fmt.Sprintf("none of %d entries has %s as expected.", len(candidates), strings.Join(ptrs, ", "))
+	default:
+		evidence += strings.Join(mismatch, "; ") + "."
+	}
+	return adapter.Verification{Verified: false, At: a.now(), Observed: observed, Evidence: evidence}, nil
+}
+
+func jsonRoundTrip(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	out, err := decodeJSON(b)
+	if err != nil {
+		return v
+	}
+	return out
+}
+
+func sameJSON(a, b any) bool {
+	return reflect.DeepEqual(normalise(jsonRoundTrip(a)), normalise(jsonRoundTrip(b)))
+}
+
+func jsonText(v any) string {
+	b, _ := json.Marshal(v)
+	if len(b) > 80 {
+		return string(b[:80]) + "…"
+	}
+	return string(b)
+}
+
+// Lookup inspects an earlier call by its key, read-only: the request
+// ledger's entry and the system's effects recorded under the key (when the
+// file names where they are). Without a ledger result, an effect the
+// action's evidence recognises gives the result. A missing record is Found
+// false with no effects, which is not proof that nothing happened.
+func (a *Adapter) Lookup(ctx context.Context, _ adapter.Principal, call adapter.Call) (adapter.LookupResult, error) {
+	act, _, err := a.action(call.Action, call.Args)
+	if err != nil {
+		return adapter.LookupResult{}, err
+	}
+	if call.IdempotencyKey == "" {
+		return adapter.LookupResult{}, adapter.Invalid(map[string]string{"idempotency_key": "required to look a call up"})
+	}
+	out := adapter.LookupResult{Effects: []adapter.Effect{}}
+	if a.ledger != nil {
+		entry, found, err := a.ledger.Get(ctx, a.name, call.IdempotencyKey)
+		if err != nil {
+			return adapter.LookupResult{}, ledgerFailure(err)
+		}
+		if found {
+			out.Found, out.LedgerState, out.Error = true, entry.State, entry.Error
+			if entry.State == "applied" {
+				out.Result = entry.Result
+			}
+		}
+	}
+	if a.effects == nil {
+		return out, nil
+	}
+	path, err := a.effects.path.render(map[string]any{"key": call.IdempotencyKey}, true)
+	if err != nil {
+		return adapter.LookupResult{}, a.broken(err)
+	}
+	answer, err := a.read(ctx, path)
+	if err != nil {
+		return adapter.LookupResult{}, err
+	}
+	list, _ := lookupPointer(answer, a.effects.items)
+	items, _ := list.([]any)
+	field := func(it any, ptr string) string {
+		if ptr == "" {
+			return ""
+		}
+		v, _ := lookupPointer(it, ptr)
+		return text(v)
+	}
+	for _, it := range items {
+		e := adapter.Effect{ID: field(it, a.effects.id), Kind: field(it, a.effects.kind), Object: field(it, a.effects.object)}
+		if at := field(it, a.effects.at); at != "" {
+			_ = e.At.UnmarshalText([]byte(at))
+		}
+		out.Effects = append(out.Effects, e)
+		if out.Result != nil || act.evidence == nil {
+			continue
+		}
+		vars := map[string]any{"effect": it, "key": call.IdempotencyKey}
+		ok, err := act.evidence.match.bool(vars)
+		if err != nil || !ok {
+			continue
+		}
+		if ref, err := act.evidence.reference.render(vars, false); err == nil && ref != "" {
+			out.Result = &adapter.Result{Reference: ref, Steps: []adapter.Step{{Name: act.spec.Name, Outcome: "applied", Detail: e.Object}}}
+		}
+	}
+	return out, nil
+}
