@@ -38,8 +38,9 @@ func (s *Server) handleTasks(c echo.Context) error {
 	return render(c, http.StatusOK, views.Tasks(p, v))
 }
 
-// handleTask answers GET /tasks/:id: where the task stands in seed 003's
-// words, its controls, its requests, its timeline, and with ?inspect= the
+// handleTask answers GET /tasks/:id: where the task stands in words that keep
+// approval and execution apart (Completed, Result needs checking, Not
+// dispatched with why), its controls, its requests, its timeline, and with ?inspect= the
 // read-only record of one original call.
 func (s *Server) handleTask(c echo.Context) error {
 	return s.renderTask(c, http.StatusOK, views.LiftBlockForm{})
@@ -147,8 +148,9 @@ func (s *Server) taskLive(ctx context.Context, id string) (views.TaskLiveView, e
 	return v, nil
 }
 
-// pausedNotice is what a paused task says at the top (seed 003), counting
-// the earlier requests whose result still needs checking.
+// pausedNotice is what a paused task says at the top: further dispatch is
+// paused, and how many earlier requests still need checking, because a pause
+// stops new permits, not work already sent.
 func pausedNotice(unverified int) string {
 	switch unverified {
 	case 0:
