@@ -1,35 +1,51 @@
-# Two commands do all the set-up: `make run` and `make test`.
+# Two commands do all the set-up: `make run` and `make test`. `make help` lists
+# every target from its `## target: description` line.
 SHELL := /bin/bash
 export PATH := /usr/local/go/bin:$(PATH)
 GO ?= go
 # Tests share two cores with PostgreSQL and Chromium; -p 2 keeps packages
 # from starving each other.
 TESTFLAGS ?= -count=1 -p 2 -timeout 30m
+# Packages whose tests race goroutines (or processes) against shared state run
+# under the race detector; the rest run without it, which keeps `make test`
+# within a quarter of an hour on two cores.
+RACE_PKGS := countersign/internal/controlplane countersign/internal/confirmation \
+	countersign/internal/accounts countersign/store countersign/internal/adapter \
+	countersign/internal/notify countersign/internal/demoshop
 
-.PHONY: run run-deps build test deps check generate fmt
+.PHONY: help run run-deps build test test-short deps check generate fmt
 
 ## run: install PostgreSQL if missing, build and start the console on the embedded PostgreSQL with demo data
 run: run-deps build
 	./bin/countersign
 
+# run-deps installs what `make run` needs (PostgreSQL); run and test-short use it.
 run-deps:
 	@.ci/install-deps run
 
+## build: generate templ code and build bin/countersign
 build: generate
 	$(GO) build -o bin/countersign ./cmd/countersign
 
-## test: install what is missing, check formatting, vet and templ, run every test
+## test: install what is missing, run check, then every test (the concurrent packages under -race); CI runs this
 test: deps check
-	$(GO) test $(TESTFLAGS) ./...
+	$(GO) test $(TESTFLAGS) -race $(RACE_PKGS)
+	$(GO) test $(TESTFLAGS) $$($(GO) list ./... | grep -v -x -F $(foreach p,$(RACE_PKGS),-e $(p)))
 
+## test-short: the fast loop: go test -short, which skips browser and process-kill tests (never when CI=true)
+test-short: run-deps
+	$(GO) test -short $(TESTFLAGS) ./...
+
+## deps: install PostgreSQL and Chromium when missing and fetch axe-core (as root, with apt and npm)
 deps:
 	@.ci/install-deps
 
-## check: gofmt, go vet, and generated templ code up to date
+## check: gofmt, go vet, staticcheck, and generated templ code up to date
 check:
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
 	@before=$$(find . -name '*_templ.go' -not -path './.data/*' -exec sha256sum {} + | sort); \
 	  $(GO) tool templ generate >/dev/null 2>&1 || { $(GO) tool templ generate; exit 1; }; \
 	  after=$$(find . -name '*_templ.go' -not -path './.data/*' -exec sha256sum {} + | sort); \
@@ -37,8 +53,14 @@ check:
 	    echo "generated *_templ.go files were stale: 'go tool templ generate' changed them; commit the result"; \
 	    diff <(echo "$$before") <(echo "$$after"); exit 1; fi
 
+## generate: regenerate the *_templ.go files from the .templ files
 generate:
 	$(GO) tool templ generate
 
+## fmt: gofmt every Go file
 fmt:
 	gofmt -w $$(git ls-files -co --exclude-standard '*.go')
+
+## help: list the targets with what each does
+help:
+	@grep -E '^## [a-z-]+: ' $(firstword $(MAKEFILE_LIST)) | sed -E 's/^## ([a-z-]+): /\1\t/' | expand -t 13

@@ -113,7 +113,8 @@ CREATE TABLE client_keys (
 );
 
 -- After a policy refusal on a target, further proposals on it in the same
--- task are refused until an agent lifts the block (seed 004).
+-- task are refused until an agent lifts the block: another reason code or
+-- amount for the same target is a guess, not a new request.
 CREATE TABLE target_blocks (
     task_id    text        NOT NULL REFERENCES tasks (id),
     system     text        NOT NULL,

@@ -22,8 +22,9 @@ CREATE TABLE api_keys (
 );
 CREATE INDEX api_keys_assistant ON api_keys (assistant_id);
 
--- The second of seed 002's three filters: which actions each assistant has
--- turned on, per system.
+-- The second of the catalog's three filters (connected, turned on by the
+-- assistant, left on by policy): which actions each assistant has turned on,
+-- per system.
 CREATE TABLE assistant_actions (
     assistant_id text    NOT NULL REFERENCES assistants (id),
     system       text    NOT NULL,

@@ -49,7 +49,7 @@ CREATE TABLE metrics_reason_daily (
 );
 
 -- Dry-run refusals and the proposals that came after a policy refusal on the
--- same target (seed 004), per day of the event.
+-- same target (a second try after a refusal), per day of the event.
 CREATE TABLE metrics_refusal_daily (
     day           date   NOT NULL,
     system        text   NOT NULL,

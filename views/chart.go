@@ -118,5 +118,3 @@ func (c BarChart) ViewBox() string {
 func round1(f float64) float64 { return math.Round(f*10) / 10 }
 
 func f1(f float64) string { return fmt.Sprintf("%g", f) }
-
-func itoaViews(n int) string { return fmt.Sprint(n) }

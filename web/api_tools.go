@@ -17,7 +17,8 @@ type toolsAnswer struct {
 }
 
 // handleAPITools answers GET /api/v1/tools?task=&q=: the catalog of the
-// calling assistant after seed 002's three filters, narrowed to the task's
+// calling assistant after the three filters (connected, turned on by the
+// assistant, left on by the action's policy), narrowed to the task's
 // systems and actions when task is given.
 func (s *Server) handleAPITools(c echo.Context) error {
 	a := currentAssistant(c)

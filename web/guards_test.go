@@ -92,8 +92,8 @@ func TestAssistantCannotLiftAPersonsPause(t *testing.T) {
 	}
 }
 
-// TestPolicyRefusalBlocksTheTargetUntilAPersonLiftsIt is seed 004 over
-// HTTP: damaged is refused the shipping, so the same money under
+// TestPolicyRefusalBlocksTheTargetUntilAPersonLiftsIt checks over HTTP that
+// a policy refusal is not something to guess around: damaged is refused the shipping, so the same money under
 // wrong_item is a second try at the same order and is refused with the
 // first refusal's reason; the assistant has no way to lift the block; an
 // agent lifts it on the task page with a reason, and the next proposal is

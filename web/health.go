@@ -3,12 +3,9 @@ package web
 import (
 	"context"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
-
-	"countersign/static"
 )
 
 // Database is what the readiness probe asks of the database (*store.Store).
@@ -38,14 +35,4 @@ func (s *Server) handleReadyz(c echo.Context) error {
 		return c.JSON(http.StatusServiceUnavailable, map[string]any{"status": "migrations pending", "pending": pending})
 	}
 	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
-}
-
-// handleStatic answers GET /static/*: embedded files by content-hashed name.
-func (s *Server) handleStatic(c echo.Context) error {
-	body, ctype, ok := static.Lookup(strings.TrimPrefix(c.Request().URL.Path, static.Prefix))
-	if !ok {
-		return echo.ErrNotFound
-	}
-	c.Response().Header().Set("Cache-Control", "public, max-age=31536000, immutable")
-	return c.Blob(http.StatusOK, ctype, body)
 }

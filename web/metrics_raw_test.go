@@ -78,9 +78,9 @@ func rawMetrics(t *testing.T, b *testBundle, from, to time.Time, system, action,
 	}
 	// Conversations: fold each one's events in order.
 	type conv struct {
-		intent, assistant                   string
-		start, end                          time.Time
-		resolved, handedOff, clarified, any bool
+		intent, assistant              string
+		start, end                     time.Time
+		resolved, handedOff, clarified bool
 	}
 	crows, err := b.store.Pool().Query(ctx, `SELECT conversation_id, assistant_id, intent, mode, at FROM conversation_events ORDER BY at, id`)
 	if err != nil {

@@ -33,8 +33,8 @@ func TestTaskViewSaysWhereEachRequestStandsAndPauseIsAControl(t *testing.T) {
 	t.Parallel()
 	b := setup(t, bundleOpts{shop: true})
 	f := newConsoleFixture(t, b)
-	// Seed 003's timeline: A completes, B's acknowledgement is lost, the
-	// task is paused, C is approved but never gets a permit.
+	// A pause in the middle of work: A completes, B's acknowledgement is
+	// lost, the task is paused, C is approved but never gets a permit.
 	a := f.refund(t, f.order, 500)
 	f.approveAndDispatch(t, a)
 	if err := b.shop.SetFault(demoshop.FaultRule{Route: "POST /refunds", DropAfterCommit: 1}); err != nil {

@@ -20,15 +20,16 @@ import (
 // counts and latencies from an Echo middleware, and, read from PostgreSQL
 // at each scrape, the dispatch queue depth, invocations per state
 // (dispatch outcomes) and the unverified count. It is served by
-// MetricsHandler on an address of its own, never under the console's
-// /metrics page.
+// PrometheusHandler on an address of its own, never under the console's
+// /metrics page, which is the manager's action-outcome metrics.
 type Telemetry struct {
 	registry *prometheus.Registry
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 }
 
-// NewTelemetry registers the console's metrics; st is read at each scrape.
+// NewTelemetry registers the console's Prometheus series; st is read at each
+// scrape.
 func NewTelemetry(st *store.Store) *Telemetry {
 	t := &Telemetry{registry: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "countersign_http_requests_total",
@@ -80,9 +81,9 @@ func methodLabel(method string) string {
 	return "other"
 }
 
-// MetricsHandler serves the Prometheus exposition. With a token, a scrape
-// must send "Authorization: Bearer <token>" or gets 401.
-func (t *Telemetry) MetricsHandler(token string) http.Handler {
+// PrometheusHandler serves the Prometheus exposition of the telemetry. With
+// a token, a scrape must send "Authorization: Bearer <token>" or gets 401.
+func (t *Telemetry) PrometheusHandler(token string) http.Handler {
 	h := promhttp.HandlerFor(t.registry, promhttp.HandlerOpts{})
 	if token == "" {
 		return h
@@ -90,7 +91,7 @@ func (t *Telemetry) MetricsHandler(token string) http.Handler {
 	want := []byte("Bearer " + token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="metrics"`)
+			w.Header().Set("WWW-Authenticate", `Bearer realm="telemetry"`)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}

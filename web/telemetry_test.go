@@ -31,7 +31,7 @@ func TestTelemetry(t *testing.T) {
 		}
 		res.Body.Close()
 	}
-	scrape := httptest.NewServer(tel.MetricsHandler("s3cret"))
+	scrape := httptest.NewServer(tel.PrometheusHandler("s3cret"))
 	t.Cleanup(scrape.Close)
 	res, err := http.Get(scrape.URL)
 	if err != nil {
@@ -84,7 +84,7 @@ func TestTelemetryMethodLabelIsBounded(t *testing.T) {
 			res.Body.Close()
 		}
 	}
-	scrape := httptest.NewServer(tel.MetricsHandler(""))
+	scrape := httptest.NewServer(tel.PrometheusHandler(""))
 	t.Cleanup(scrape.Close)
 	res, err := http.Get(scrape.URL)
 	if err != nil {

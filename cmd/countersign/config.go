@@ -38,10 +38,11 @@ type config struct {
 	LeaseMargin     time.Duration
 	DispatchEvery   time.Duration
 	APIRate         int
-	// MetricsAddr serves Prometheus metrics on an address of its own; empty
-	// turns them off. MetricsToken, when set, must come as a bearer token.
-	MetricsAddr  string
-	MetricsToken string
+	// TelemetryAddr serves Prometheus telemetry on an address of its own;
+	// empty turns it off. TelemetryToken, when set, must come as a bearer
+	// token. Their flags keep the names -metrics-addr and -metrics-token.
+	TelemetryAddr  string
+	TelemetryToken string
 	// MetricsRefresh is how often the manager's metric roll-ups fold in
 	// new events.
 	MetricsRefresh time.Duration
@@ -130,9 +131,9 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	dur(&c.NotifyEvery, "notify-interval", "NOTIFY_INTERVAL", 30*time.Second, "how often due notices are looked for")
 	dur(&c.WebhookEvery, "webhook-interval", "WEBHOOK_INTERVAL", 2*time.Second, "how often invocation outcomes are enqueued and sent to assistants' webhooks")
 	dur(&c.DeadlineWarning, "deadline-warning", "NOTIFY_DEADLINE_WARNING", 15*time.Minute, "warn this long before an approval deadline")
-	str(&c.MetricsAddr, "metrics-addr", "METRICS_ADDR", "", "serve Prometheus metrics for operators on this host:port; empty: off")
-	str(&c.MetricsToken, "metrics-token", "METRICS_TOKEN", "", "bearer token a Prometheus scrape must send; empty: none (bind -metrics-addr privately)")
-	dur(&c.MetricsRefresh, "metrics-refresh", "METRICS_REFRESH", 30*time.Second, "how often the metrics roll-ups fold in new events")
+	str(&c.TelemetryAddr, "metrics-addr", "METRICS_ADDR", "", "serve Prometheus telemetry for operators on this host:port (not the manager's /metrics page); empty: off")
+	str(&c.TelemetryToken, "metrics-token", "METRICS_TOKEN", "", "bearer token a Prometheus scrape of -metrics-addr must send; empty: none (bind -metrics-addr privately)")
+	dur(&c.MetricsRefresh, "metrics-refresh", "METRICS_REFRESH", 30*time.Second, "how often the manager's metrics roll-ups fold in new events")
 	str(&c.ConfirmProof, "confirm-proof", "CONFIRM_PROOF", "code+account",
 		"how customers prove who they are before confirming: [system=]proof[+proof], proofs code, account, assertion")
 	str(&c.AssertionSecrets, "assertion-secrets", "CUSTOMER_ASSERTION_SECRETS", "",
@@ -206,8 +207,8 @@ func (c *config) validate() error {
 	if _, err := decodeKeys(c.SessionKeys); c.SessionKeys != "" && err != nil {
 		problems = append(problems, "-session-keys: "+err.Error())
 	}
-	if _, _, err := net.SplitHostPort(c.MetricsAddr); c.MetricsAddr != "" && err != nil {
-		problems = append(problems, fmt.Sprintf("-metrics-addr %q: want host:port, e.g. 127.0.0.1:9090", c.MetricsAddr))
+	if _, _, err := net.SplitHostPort(c.TelemetryAddr); c.TelemetryAddr != "" && err != nil {
+		problems = append(problems, fmt.Sprintf("-metrics-addr %q: want host:port, e.g. 127.0.0.1:9090", c.TelemetryAddr))
 	}
 	if _, err := parseProofs(c.ConfirmProof); err != nil {
 		problems = append(problems, "-confirm-proof "+err.Error())

@@ -20,6 +20,7 @@ import (
 	"countersign/internal/controlplane"
 	"countersign/internal/demoshop"
 	"countersign/internal/shopadapter"
+	"countersign/internal/slowtest"
 	"countersign/store"
 	"countersign/store/dbtest"
 )
@@ -211,6 +212,7 @@ func (f *fleet) effectsFor(key string) int {
 // SIGKILL while its writes are at the shop, restarts it, and checks the
 // writes become unverified and none is sent again.
 func TestKilledConsoleLeavesUnverifiedNeverResent(t *testing.T) {
+	slowtest.Skip(t, "starts console processes and kills one")
 	t.Parallel()
 	f := newFleet(t)
 	if err := f.shop.SetFault(demoshop.FaultRule{Route: "PATCH /products/{id}", LatencyMS: 1500}); err != nil {
@@ -253,6 +255,7 @@ func TestKilledConsoleLeavesUnverifiedNeverResent(t *testing.T) {
 // TestTwoConsolesShareTheQueue runs two console processes on one database:
 // every approved write is sent exactly once between them.
 func TestTwoConsolesShareTheQueue(t *testing.T) {
+	slowtest.Skip(t, "starts two console processes")
 	t.Parallel()
 	f := newFleet(t)
 	if err := f.shop.SetFault(demoshop.FaultRule{Route: "PATCH /products/{id}", LatencyMS: 20}); err != nil {

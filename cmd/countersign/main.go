@@ -110,9 +110,9 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	go cp.RunDispatcher(ctx, cfg.DispatchEvery)
 	go metrics.RunRefresher(ctx, st, cfg.MetricsRefresh, log)
 	var telemetry *web.Telemetry
-	if cfg.MetricsAddr != "" {
+	if cfg.TelemetryAddr != "" {
 		telemetry = web.NewTelemetry(st)
-		go serveTelemetry(ctx, log, cfg.MetricsAddr, telemetry.MetricsHandler(cfg.MetricsToken))
+		go serveTelemetry(ctx, log, cfg.TelemetryAddr, telemetry.PrometheusHandler(cfg.TelemetryToken))
 	}
 
 	srv := web.New(web.Config{Database: st, Metrics: metrics.NewReports(st), Webhooks: webhooks.New(st, time.Now), Accounts: acc, Sessions: sessions, Logger: log, Registry: registry, Control: cp,

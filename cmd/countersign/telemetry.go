@@ -21,8 +21,8 @@ func serveTelemetry(ctx context.Context, log *slog.Logger, addr string, h http.H
 		defer cancel()
 		_ = srv.Shutdown(shutdown)
 	}()
-	log.Info("prometheus metrics listening", "url", "http://"+addr+"/metrics")
+	log.Info("prometheus telemetry listening", "url", "http://"+addr+"/metrics")
 	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Error("prometheus metrics server stopped", "err", err)
+		log.Error("prometheus telemetry server stopped", "err", err)
 	}
 }

@@ -37,7 +37,8 @@ type ActionSpec struct {
 	// Limits lists, in words, the limits enforced server-side.
 	Limits []string `json:"limits"`
 	// Guidance is the procedure a competent person follows, for the model to
-	// read before it chooses (seed 004). The adapter enforces the same rules.
+	// read before it chooses; the adapter enforces the same rules, so the
+	// guidance informs and never protects.
 	Guidance string `json:"guidance"`
 	// TargetKind and TargetParam say which argument names the object acted on.
 	TargetKind  string `json:"target_kind"`

@@ -1,6 +1,6 @@
 // Package assistants holds the programs that act for customers through the
 // JSON API and the MCP server: who they are, the bearer keys they present,
-// which actions of which systems each may use (the second of seed 002's
+// which actions of which systems each may use (the second of the catalog's
 // three filters), the filtered tool catalog, and the conversation events
 // they report.
 package assistants

@@ -43,8 +43,7 @@ type Tool struct {
 	Limits []string `json:"limits,omitempty"`
 }
 
-// Catalog lists the tools an assistant may use now, after seed 002's three
-// filters: what is connected (the registry), what the assistant has turned
+// Catalog lists the tools an assistant may use now, after three filters: what is connected (the registry), what the assistant has turned
 // on, and — for writes — what the action's policy leaves on (mode). With a
 // task, only its systems and allowed actions remain. q, when set, keeps the
 // tools whose name, title or description contain it (case-insensitive).

@@ -68,7 +68,8 @@ func (s *Service) Blocks(ctx context.Context, taskID string) ([]Block, error) {
 }
 
 // checkBlock refuses a proposal on a target that a policy refused earlier
-// in this task, recording the attempt (seed 004's failure is a metric).
+// in this task, recording the attempt (a model guessing around a refusal is
+// a failure the metrics count).
 // The block is the target's (system and object), whatever the action or
 // arguments: another reason code or amount is the same second try.
 func (s *Service) checkBlock(ctx context.Context, task Task, system, action string, target adapter.Target, actor Actor) error {

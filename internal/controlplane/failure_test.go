@@ -126,8 +126,8 @@ func TestTargetChangedAfterQuoteIsNotDispatched(t *testing.T) {
 	}
 }
 
-// TestNoGuessingAfterPolicyRefusal is seed 004's failure: after a refusal
-// the model retries with a smaller amount, another reason, the same call.
+// TestNoGuessingAfterPolicyRefusal is the model guessing around a policy:
+// after a refusal it retries with a smaller amount, another reason, the same call.
 // Each is refused with the original reason and recorded.
 func TestNoGuessingAfterPolicyRefusal(t *testing.T) {
 	t.Parallel()

@@ -11,8 +11,8 @@ import (
 )
 
 // Handoff is a conversation the assistant handed to a person, with what it
-// prepared so the person starts informed (seed 000, "When staying a
-// chatbot is the right answer").
+// prepared so the person starts informed: when the assistant should not act,
+// handing over well is the right answer.
 type Handoff struct {
 	ID             int64
 	ConversationID string

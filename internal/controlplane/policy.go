@@ -12,8 +12,9 @@ import (
 	"countersign/store"
 )
 
-// Stage is how far an action may go without a person (seed 000's migration
-// path).
+// Stage is how far an action may go without a person: an action moves up
+// one stage at a time (propose, assisted, bounded autonomy) as its record
+// earns it, and a person decides each move.
 type Stage int
 
 // The stages a policy can put an action on.

@@ -6,8 +6,8 @@ import (
 
 // Say is the sentence the assistant may tell the customer now. It never
 // says "done" for an invocation that is approved, dispatching or
-// unverified: approval and execution are separate facts (seed 003), and an
-// unverified write is not reported as done (seed 002).
+// unverified: approval and execution are separate facts, and a write whose
+// outcome is unknown is not reported as done.
 func (inv Invocation) Say() string {
 	switch inv.State {
 	case AwaitingConfirmation:

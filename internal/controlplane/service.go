@@ -14,8 +14,8 @@ import (
 // Config tunes the control plane.
 type Config struct {
 	// DedupWindow: the same action with the same arguments in the same
-	// conversation within this window is the same request (seed 002: ten
-	// minutes).
+	// conversation within this window is the same request, not a new one
+	// (ten minutes by default).
 	DedupWindow time.Duration
 	// CallTimeout bounds one adapter call (execute, verify).
 	CallTimeout time.Duration

@@ -56,7 +56,8 @@ func (s State) Terminal() bool {
 	return false
 }
 
-// Label is the state's name for people, in the words of seed 003.
+// Label is the state's name for people, in words that never call approved
+// work done and say when a result needs checking.
 func (s State) Label() string {
 	switch s {
 	case Proposed:

@@ -18,7 +18,7 @@ var (
 // summaryDisagrees compares the model's own summary with the quote: a sum
 // of money or an object id in the summary that the quote does not have is a
 // disagreement. The quote wins; the disagreement is recorded, because it is
-// a model bug someone should see (seed 000).
+// a model bug someone should see.
 func summaryDisagrees(summary string, q adapter.Quote) (bool, string) {
 	if strings.TrimSpace(summary) == "" {
 		return false, ""

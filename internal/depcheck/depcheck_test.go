@@ -20,7 +20,9 @@ type rule struct {
 
 // rules are the layers of DESIGN.md's "Dependencies point one way". Test
 // files are not checked: a domain package's test may serve the console
-// (internal/assistantsim's does), and every test may use store/dbtest.
+// (internal/assistantsim's does), and every test may use store/dbtest. A
+// test-helper package (its name ends in "test", like shoptest or
+// browsertest) is test code too, and no production package may import one.
 var rules = []rule{
 	{"countersign/internal/...", "countersign/web/...", "the domain does not know the HTTP side"},
 	{"countersign/internal/...", "countersign/views", "the domain does not know the pages"},
@@ -31,9 +33,16 @@ var rules = []rule{
 	{"countersign/views", "countersign/store", "views take view models, not rows"},
 	{"countersign/views", "countersign/internal/...", "views take view models, not domain types"},
 	{"countersign/...", "countersign/store/dbtest", "the test database is for tests only"},
+	{"countersign/...", "countersign/.../*test", "test helpers are for tests only"},
 }
 
+// testHelper says whether path is a test-helper package.
+func testHelper(path string) bool { return strings.HasSuffix(path[strings.LastIndex(path, "/")+1:], "test") }
+
 func matches(pattern, path string) bool {
+	if prefix, ok := strings.CutSuffix(pattern, "/.../*test"); ok {
+		return strings.HasPrefix(path, prefix+"/") && testHelper(path)
+	}
 	if prefix, ok := strings.CutSuffix(pattern, "/..."); ok {
 		return path == prefix || strings.HasPrefix(path, prefix+"/")
 	}
@@ -89,7 +98,7 @@ func TestDependenciesPointOneWay(t *testing.T) {
 	for _, r := range rules {
 		for _, path := range paths {
 			p := pkgs[path]
-			if !matches(r.from, p.ImportPath) {
+			if !matches(r.from, p.ImportPath) || testHelper(p.ImportPath) {
 				continue
 			}
 			for _, d := range p.Deps {

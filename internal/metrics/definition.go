@@ -1,5 +1,6 @@
-// Package metrics computes the manager's action-outcome metrics (seed 000,
-// "Measuring whether the transition worked") from the daily roll-ups the
+// Package metrics computes the manager's action-outcome metrics — whether
+// letting the assistant act works: containment, action success, reversals,
+// clarifications, hand-offs, time to resolution — from the daily roll-ups the
 // store keeps, with each metric's definition and warning rule in one place:
 // the page shows the same text the code follows.
 package metrics

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"countersign/internal/slowtest"
 )
 
 func startTestCluster(t *testing.T, dir string, durable bool) *Cluster {
@@ -112,6 +114,7 @@ func TestPortIsChosenAtEachStart(t *testing.T) {
 // A SIGKILLed server leaves postmaster.pid behind; here the pid in it even
 // names a live process (ours), as happens when pids are reused.
 func TestStartsAfterKilledServerWithReusedPid(t *testing.T) {
+	slowtest.Skip(t, "kills a PostgreSQL server with SIGKILL")
 	t.Parallel()
 	dir := testDir(t)
 	// Durable, so the committed table is on disk when the server is killed.
@@ -140,6 +143,7 @@ func TestStartsAfterKilledServerWithReusedPid(t *testing.T) {
 // The console is killed with SIGKILL while its cluster runs: the next start
 // on the same data dir must work and keep the data.
 func TestStartsAfterOwnerProcessKilled(t *testing.T) {
+	slowtest.Skip(t, "kills its owner process with SIGKILL")
 	t.Parallel()
 	dir := testDir(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")

@@ -88,8 +88,8 @@ func TestEveryActionDryRunsExecutesAndVerifies(t *testing.T) {
 	}
 }
 
-// TestCancelQuote checks the quote of the seed's example cancellation line
-// by line.
+// TestCancelQuote checks, line by line, the quote of the example
+// cancellation (Pro plan for acme.example, effective at the period's end).
 func TestCancelQuote(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -121,7 +121,8 @@ func TestCancelQuote(t *testing.T) {
 	}
 }
 
-// TestCancelQuoteSentences reproduces the confirmation of seed 000 for a
+// TestCancelQuoteSentences reproduces the customer's cancellation
+// confirmation ("Effective April 30. You will not be charged on May 1.") for a
 // period that ends at midnight: access to the last day, no charge on the
 // next.
 func TestCancelQuoteSentences(t *testing.T) {

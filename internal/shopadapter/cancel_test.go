@@ -44,7 +44,7 @@ func TestCancelOncePerDay(t *testing.T) {
 			}
 			b.mustExecute(t, jordan, shopadapter.ActionReinstateSubscription, map[string]any{"subscription_id": "Pro plan for acme.example"}, "key-back")
 
-			q, err = b.dryRun(t, jordan, shopadapter.ActionCancelSubscription, cancelPro)
+			_, err = b.dryRun(t, jordan, shopadapter.ActionCancelSubscription, cancelPro)
 			if tc.code == "" {
 				if err != nil {
 					t.Fatalf("second cancellation refused: %v", err)

@@ -12,7 +12,8 @@ import (
 	"countersign/internal/money"
 )
 
-// The refund policy of seed 004, enforced here whatever the caller says.
+// The demo shop's refund policy (refund window, store-credit window,
+// restocking fee), enforced here whatever the caller says.
 const (
 	refundWindowDays      = 30
 	storeCreditWindowDays = 60
@@ -54,7 +55,7 @@ func (a *Adapter) planRefund(ctx context.Context, p adapter.Principal, args map[
 			// The reason's own rule refuses it (shipping for damaged, the
 			// restocking fee for changed_mind): a decision of the refund
 			// policy, not arithmetic. Trying another reason code for the
-			// same money is seed 004's guessing, so the order is blocked.
+			// same money is guessing around the policy, so the order is blocked.
 			return nil, &adapter.Error{Code: "amount_above_refundable", Outcome: adapter.Refused, PolicyRefusal: true,
 				Message: msg + " " + shippingRule(reason),
 				Hint: fmt.Sprintf("Do not propose this order again under another reason code or amount. Tell the customer "+

@@ -13,7 +13,7 @@ import (
 	"countersign/internal/shopadapter"
 )
 
-// TestRefundPolicyBoundaries runs seed 004's rules at their edges. Every
+// TestRefundPolicyBoundaries runs the refund policy's rules at their edges. Every
 // order holds 2 × $42.00 in items and $12.00 shipping.
 func TestRefundPolicyBoundaries(t *testing.T) {
 	t.Parallel()

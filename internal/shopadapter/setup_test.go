@@ -194,13 +194,6 @@ func (b *testBundle) subscription(t *testing.T, id string) demoshop.Subscription
 	return s
 }
 
-func (b *testBundle) invoice(t *testing.T, id string) demoshop.Invoice {
-	t.Helper()
-	var inv demoshop.Invoice
-	b.shopCall(t, http.MethodGet, "/invoices/"+id, nil, &inv)
-	return inv
-}
-
 func (b *testBundle) fault(t *testing.T, rule demoshop.FaultRule) {
 	t.Helper()
 	if err := b.shop.SetFault(rule); err != nil {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"countersign/internal/slowtest"
 )
 
 // ExecPath finds Chromium: CHROMIUM_PATH, else chromium or
@@ -30,9 +32,11 @@ func ExecPath() (string, error) {
 }
 
 // New starts a private headless Chromium for this test and returns a tab's
-// context, which ends with the test or after timeout.
+// context, which ends with the test or after timeout. Under -short (outside
+// CI) it skips the test instead: see package slowtest.
 func New(t testing.TB, timeout time.Duration) context.Context {
 	t.Helper()
+	slowtest.Skip(t, "drives headless Chromium")
 	path, err := ExecPath()
 	if err != nil {
 		t.Fatalf("browsertest: Chromium not found (run `make test`, which installs it, or apt-get install -y chromium): %v", err)

@@ -1,0 +1,27 @@
+package web
+
+import (
+	"strings"
+
+	"github.com/labstack/echo/v4"
+)
+
+// handleGlobalStop answers POST /controls/global-stop (admins): stopped=true
+// stops every permit in the installation; false lifts it.
+func (s *Server) handleGlobalStop(c echo.Context) error {
+	u, _ := currentUser(c)
+	stopped := c.FormValue("stopped") == "true"
+	if err := s.cfg.Control.SetGlobalStop(c.Request().Context(), actorOf(u), stopped); err != nil {
+		return err
+	}
+	msg := "The global stop is lifted: dispatch may resume."
+	if stopped {
+		msg = "All dispatch is stopped until an admin lifts the global stop."
+	}
+	setFlash(c, msg, stopped)
+	back := c.FormValue("back")
+	if !strings.HasPrefix(back, "/tasks/") || !localPath(back) {
+		back = "/tasks"
+	}
+	return seeOther(c, back)
+}
