@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"countersign/internal/controlplane"
+	"countersign/internal/slowtest"
 )
 
 // inspectorPath is where `make test` puts the MCP Inspector CLI (fetched
@@ -69,6 +70,7 @@ func toolJSON(t *testing.T, res map[string]any) map[string]any {
 // Claude Desktop or an IDE is configured: it lists the tools, opens a task,
 // calls a read tool and proposes a refund, which waits for the customer.
 func TestStockMCPClientWithOnlyTheKey(t *testing.T) {
+	slowtest.Skip(t, "runs the MCP Inspector CLI, a Node program")
 	t.Parallel()
 	b := setupAPI(t)
 	url := b.srv.URL + "/mcp"
