@@ -37,7 +37,9 @@ var rules = []rule{
 }
 
 // testHelper says whether path is a test-helper package.
-func testHelper(path string) bool { return strings.HasSuffix(path[strings.LastIndex(path, "/")+1:], "test") }
+func testHelper(path string) bool {
+	return strings.HasSuffix(path[strings.LastIndex(path, "/")+1:], "test")
+}
 
 func matches(pattern, path string) bool {
 	if prefix, ok := strings.CutSuffix(pattern, "/.../*test"); ok {
