@@ -71,16 +71,39 @@ func (w *taskWatch) subscribe(taskID string) (<-chan struct{}, <-chan struct{}, 
 
 // listen holds the LISTEN until ctx ends (listening again after a failed
 // connection). ready is closed after the first attempt, whether it listens
-// or fails.
+// or fails. A notification sent while no LISTEN was in force is lost, so
+// when listening resumes after a failure every open page is woken to fetch
+// what it may have missed.
 func (w *taskWatch) listen(ctx context.Context, ready chan struct{}) {
 	var once sync.Once
+	failed := false
 	w.events.ListenTaskEvents(ctx, w.notify, func(err error, retry time.Duration) {
 		once.Do(func() { close(ready) })
 		if err != nil {
+			failed = true
 			w.log.Warn("task events: listening failed; listening again", "error", err, "after", retry)
+			return
+		}
+		if failed {
+			failed = false
+			w.wakeAll()
 		}
 	})
 	once.Do(func() { close(ready) })
+}
+
+// wakeAll wakes every page watching any task.
+func (w *taskWatch) wakeAll() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, subs := range w.subs {
+		for ch := range subs {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		}
+	}
 }
 
 // notify wakes the pages watching taskID.

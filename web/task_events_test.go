@@ -85,6 +85,10 @@ func TestTaskEventsListenAgainAfterTheConnectionDies(t *testing.T) {
 		}
 	}
 
+	// A change made while nothing listened would be lost: listening again
+	// wakes the page to fetch what it may have missed, with no new change.
+	readUntil("event: change")
+
 	if _, err := b.cp.Pause(ctx, controlplane.AssistantActor("asst_test", "Test assistant"), f.task.ID, 0); err != nil {
 		t.Fatal(err)
 	}
