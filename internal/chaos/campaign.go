@@ -85,6 +85,9 @@ func (r Result) Failed() bool {
 // start-up, settling, reconciliation and the check.
 const roundSetup = 45 * time.Second
 
+// sweepSlack is what a sweep may take beyond its interval on a busy machine.
+const sweepSlack = time.Second
+
 // Run runs a campaign and prints its table.
 func Run(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.Out == nil {
@@ -121,9 +124,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			}
 		}
 		res.Rounds = append(res.Rounds, rr)
-		fmt.Fprintf(cfg.Out, "round %d seed %d: proposed %d (agent approved %d, customer confirmed %d) completed %d unverified %d effects %d faults %d violations %d %s\n",
+		fmt.Fprintf(cfg.Out, "round %d seed %d: proposed %d (agent approved %d, customer confirmed %d) completed %d unverified %d effects %d faults %d lease overshoot %dms violations %d %s\n",
 			i, seed, rr.Counts.Proposed, rr.Counts.AgentApproved, rr.Counts.CustomerConfirmed, rr.Counts.Completed, rr.Counts.Unverified, rr.Counts.Effects,
-			sum(rr.Counts.Faults), rr.Counts.Violations, rr.Error)
+			sum(rr.Counts.Faults), rr.Counts.LeaseOvershootMS, rr.Counts.Violations, rr.Error)
 		for _, f := range rr.Findings {
 			fmt.Fprintf(cfg.Out, "  VIOLATION %s %s %s: %s\n", f.Rule, f.Task, f.Invocation, f.Detail)
 		}
@@ -172,6 +175,28 @@ type roundRun struct {
 	d    *driver
 	mu   sync.Mutex
 	logs []string
+	// leaseFindings are dispatching rows found past their lease once every
+	// console was up again (settle).
+	leaseFindings []Finding
+	// overshoot is the longest a dispatching row was seen past its lease
+	// while the load ran, faults or not.
+	overshoot time.Duration
+}
+
+// sampleLeases records, every half second while ctx lasts, how far past
+// its lease the oldest dispatching row is.
+func (r *roundRun) sampleLeases(ctx context.Context) {
+	for ctx.Err() == nil {
+		var secs float64
+		err := r.w.pool.QueryRow(ctx, `SELECT coalesce(max(extract(epoch FROM now() - lease_until)), 0)::float8
+			FROM invocations WHERE state = 'dispatching'`).Scan(&secs)
+		if err == nil {
+			if d := time.Duration(secs * float64(time.Second)); d > r.overshoot {
+				r.overshoot = d
+			}
+		}
+		sleep(ctx, 500*time.Millisecond)
+	}
 }
 
 func (r *roundRun) log(what, kind string, err error) {
@@ -200,6 +225,7 @@ func runRound(ctx context.Context, env *Env, cfg Config, round int, seed uint64,
 	loadCtx, cancel := context.WithTimeout(ctx, cfg.RoundLength)
 	var wg sync.WaitGroup
 	wg.Go(func() { d.run(loadCtx, cfg.Assistants) })
+	wg.Go(func() { r.sampleLeases(loadCtx) })
 	r.inject(loadCtx, rr.Faults)
 	<-loadCtx.Done()
 	cancel()
@@ -216,7 +242,10 @@ func runRound(ctx context.Context, env *Env, cfg Config, round int, seed uint64,
 		if err != nil {
 			rr.Error = "check: " + err.Error()
 		}
+		rr.Findings = append(r.leaseFindings, rr.Findings...)
+		rr.Counts.Violations = len(rr.Findings)
 	}
+	rr.Counts.LeaseOvershootMS = r.overshoot.Milliseconds()
 	rr.Counts.Faults = faultCounts(rr.Faults)
 	return rr
 }
@@ -246,6 +275,26 @@ func settle(ctx context.Context, r *roundRun) (map[string]bool, error) {
 	if err := d.globalStop(ctx, rnd, false); err != nil {
 		return nil, err
 	}
+	// Every console is up: within one sweep interval (and the slack a
+	// machine shared by PostgreSQL and three consoles needs to run one
+	// sweep), nothing may still be dispatching past its lease.
+	sleep(ctx, sweepInterval+sweepSlack)
+	rows, err := w.pool.Query(ctx, `SELECT id, task_id, lease_until FROM invocations
+		WHERE state = 'dispatching' AND lease_until < now() - $1::interval`, (sweepInterval + sweepSlack).String())
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var id, task string
+		var until time.Time
+		if err := rows.Scan(&id, &task, &until); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		r.leaseFindings = append(r.leaseFindings, Finding{Rule: "dispatching_past_lease", Invocation: id, Task: task,
+			Detail: fmt.Sprintf("still dispatching %s after its lease ran out, with every console up", time.Since(until).Round(time.Millisecond))})
+	}
+	rows.Close()
 	d.mu.Lock()
 	var paused []string
 	for id, p := range d.paused {
@@ -275,7 +324,7 @@ func settle(ctx context.Context, r *roundRun) (map[string]bool, error) {
 	}
 	sleep(ctx, sweepInterval)
 
-	rows, err := w.pool.Query(ctx, `SELECT id FROM invocations WHERE state = 'unverified' ORDER BY id`)
+	rows, err = w.pool.Query(ctx, `SELECT id FROM invocations WHERE state = 'unverified' ORDER BY id`)
 	if err != nil {
 		return nil, err
 	}
@@ -343,6 +392,7 @@ func totals(rounds []RoundResult) Counts {
 		t.Violations += c.Violations
 		t.StillUnverified += c.StillUnverified
 		t.WithEffect += c.WithEffect
+		t.LeaseOvershootMS = max(t.LeaseOvershootMS, c.LeaseOvershootMS)
 		for k, v := range c.Faults {
 			t.Faults[k] += v
 		}
@@ -371,6 +421,7 @@ func printTable(out io.Writer, res Result) {
 		parts = append(parts, fmt.Sprintf("%s %d", k, res.Totals.Faults[k]))
 	}
 	fmt.Fprintf(out, "faults injected: %s\n", strings.Join(parts, ", "))
+	fmt.Fprintf(out, "longest a dispatch was seen past its lease during the load: %s\n", time.Duration(res.Totals.LeaseOvershootMS)*time.Millisecond)
 	fmt.Fprintf(out, "seed %d: %d rounds, %d violations\n", res.Seed, len(res.Rounds), res.Totals.Violations)
 }
 

@@ -39,6 +39,10 @@ type Counts struct {
 	// lookup did not establish.
 	StillUnverified int `json:"still_unverified"`
 	WithEffect      int `json:"still_unverified_with_effect"`
+	// LeaseOvershootMS is the longest a dispatching row was seen past its
+	// lease while the load and the faults ran (not a violation: consoles
+	// may be down or frozen then).
+	LeaseOvershootMS int64 `json:"lease_overshoot_ms"`
 }
 
 type journalInvocation struct {
