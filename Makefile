@@ -6,7 +6,7 @@ GO ?= go
 # from starving each other.
 TESTFLAGS ?= -count=1 -p 2 -timeout 30m
 
-.PHONY: run run-deps build test deps check generate fmt
+.PHONY: run run-deps build test deps check generate fmt chaos
 
 ## run: install PostgreSQL if missing, build and start the console on the embedded PostgreSQL with demo data
 run: run-deps build
@@ -24,6 +24,13 @@ test: deps check
 
 deps:
 	@.ci/install-deps
+
+# A long fault campaign; override e.g. CHAOS_FLAGS='-duration 2h -seed 42 -instances 2'.
+CHAOS_FLAGS ?= -duration 30m -instances 3
+
+## chaos: randomized faults against 3 console processes, one PostgreSQL and the demo shop, with an invariant checker (README: Tests)
+chaos: run-deps build
+	$(GO) run ./cmd/chaos -bin bin/countersign -history .data/chaos $(CHAOS_FLAGS)
 
 ## check: gofmt, go vet, and generated templ code up to date
 check:
