@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 )
@@ -181,11 +182,22 @@ type roundRun struct {
 	// overshoot is the longest a dispatching row was seen past its lease
 	// while the load ran, faults or not.
 	overshoot time.Duration
+	// disturbing counts the console and database faults in force.
+	disturbing atomic.Int32
+	// lateSweeps are rows seen dispatching past their lease by more than a
+	// sweep interval (and slack) although their lease ran out while every
+	// console was up and PostgreSQL answered.
+	lateSweeps map[string]Finding
 }
 
 // sampleLeases records, every half second while ctx lasts, how far past
 // its lease the oldest dispatching row is.
+//
+// It also checks the sweep under load: from the moment every console
+// answers and no console or database fault is in force (calm), a lease
+// that runs out must be swept within one sweep interval and the slack.
 func (r *roundRun) sampleLeases(ctx context.Context) {
+	var calm time.Time
 	for ctx.Err() == nil {
 		var secs float64
 		err := r.w.pool.QueryRow(ctx, `SELECT coalesce(max(extract(epoch FROM now() - lease_until)), 0)::float8
@@ -195,7 +207,41 @@ func (r *roundRun) sampleLeases(ctx context.Context) {
 				r.overshoot = d
 			}
 		}
+		healthy := err == nil && r.disturbing.Load() == 0
+		for _, c := range r.w.consoles {
+			healthy = healthy && c.up(ctx)
+		}
+		switch {
+		case !healthy:
+			calm = time.Time{}
+		case calm.IsZero():
+			calm = time.Now()
+		default:
+			r.findLateSweeps(ctx, calm)
+		}
 		sleep(ctx, 500*time.Millisecond)
+	}
+}
+
+func (r *roundRun) findLateSweeps(ctx context.Context, calm time.Time) {
+	rows, err := r.w.pool.Query(ctx, `SELECT id, task_id, lease_until FROM invocations
+		WHERE state = 'dispatching' AND lease_until > $1 AND lease_until < now() - $2::interval`,
+		calm, (sweepInterval + sweepSlack).String())
+	if err != nil {
+		return
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, task string
+		var until time.Time
+		if rows.Scan(&id, &task, &until) != nil {
+			return
+		}
+		if _, seen := r.lateSweeps[id]; !seen && r.disturbing.Load() == 0 {
+			r.lateSweeps[id] = Finding{Rule: "sweep_late", Invocation: id, Task: task, Detail: fmt.Sprintf(
+				"dispatching %s after its lease ran out at %s, every console up since %s",
+				time.Since(until).Round(time.Millisecond), until.Format("15:04:05.000"), calm.Format("15:04:05.000"))}
+		}
 	}
 }
 
@@ -221,7 +267,7 @@ func runRound(ctx context.Context, env *Env, cfg Config, round int, seed uint64,
 	}
 	defer w.close()
 	d := newDriver(w, seed)
-	r := &roundRun{seed: seed, w: w, d: d}
+	r := &roundRun{seed: seed, w: w, d: d, lateSweeps: map[string]Finding{}}
 	loadCtx, cancel := context.WithTimeout(ctx, cfg.RoundLength)
 	var wg sync.WaitGroup
 	wg.Go(func() { d.run(loadCtx, cfg.Assistants) })
@@ -243,6 +289,9 @@ func runRound(ctx context.Context, env *Env, cfg Config, round int, seed uint64,
 			rr.Error = "check: " + err.Error()
 		}
 		rr.Findings = append(r.leaseFindings, rr.Findings...)
+		for _, f := range r.lateSweeps {
+			rr.Findings = append(rr.Findings, f)
+		}
 		rr.Counts.Violations = len(rr.Findings)
 	}
 	rr.Counts.LeaseOvershootMS = r.overshoot.Milliseconds()

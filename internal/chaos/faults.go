@@ -151,13 +151,17 @@ func (r *roundRun) apply(ctx context.Context, rnd *rand.Rand, f *Fault) (func(),
 	switch f.Kind {
 	case FaultConsoleKill:
 		c := w.consoles[(f.Console-1)%len(w.consoles)]
+		r.disturbing.Add(1)
 		c.kill()
-		return func() { _ = c.start() }, nil
+		return func() { _ = c.start(); r.disturbing.Add(-1) }, nil
 	case FaultConsoleFreeze:
 		c := w.consoles[(f.Console-1)%len(w.consoles)]
+		r.disturbing.Add(1)
 		c.freeze()
-		return c.thaw, nil
+		return func() { c.thaw(); r.disturbing.Add(-1) }, nil
 	case FaultPGRestart, FaultPGCrash:
+		r.disturbing.Add(1)
+		defer r.disturbing.Add(-1)
 		return nil, w.env.RestartPostgres(ctx, f.Kind == FaultPGCrash, time.Duration(f.HoldMS)*time.Millisecond)
 	case FaultTaskPause:
 		id := d.randomTask(rnd)
