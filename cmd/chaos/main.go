@@ -35,6 +35,7 @@ func run() error {
 	assistants := flag.Int("assistants", 4, "concurrent proposers")
 	bin := flag.String("bin", "", "built cmd/countersign binary; empty: build one")
 	history := flag.String("history", ".", "folder for the JSON history of failing rounds")
+	keep := flag.Bool("keep-history", false, "write every round's history, not only failing ones")
 	noShrink := flag.Bool("no-shrink", false, "do not retry a failing round with halves of its faults")
 	flag.Parse()
 	if *instances < 1 || *instances > 5 {
@@ -53,7 +54,7 @@ func run() error {
 		}
 	}
 	res, err := chaos.Run(ctx, chaos.Config{Seed: *seed, Rounds: *rounds, Duration: *duration, RoundLength: *roundLength,
-		Instances: *instances, Assistants: *assistants, Bin: *bin, Shrink: !*noShrink, HistoryDir: *history, Out: os.Stdout})
+		Instances: *instances, Assistants: *assistants, Bin: *bin, Shrink: !*noShrink, HistoryDir: *history, KeepHistory: *keep, Out: os.Stdout})
 	if err != nil {
 		return err
 	}

@@ -47,6 +47,8 @@ type Config struct {
 	Shrink bool
 	// HistoryDir receives the JSON history of each failing round.
 	HistoryDir string
+	// KeepHistory writes every round's history, failing or not.
+	KeepHistory bool
 	// Out receives the progress lines and the table.
 	Out io.Writer
 }
@@ -116,7 +118,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		if (rr.Counts.Violations > 0) && cfg.Shrink && ctx.Err() == nil {
 			rr.Shrunk = shrink(ctx, env, cfg, i, seed, rr.Faults, deadline)
 		}
-		if rr.Counts.Violations > 0 || rr.Error != "" {
+		if rr.Counts.Violations > 0 || rr.Error != "" || cfg.KeepHistory {
 			if path, err := writeHistory(cfg.HistoryDir, rr); err == nil {
 				res.Histories = append(res.Histories, path)
 				fmt.Fprintf(cfg.Out, "round %d: history written to %s\n", i, path)

@@ -43,11 +43,15 @@ type Counts struct {
 	// lease while the load and the faults ran (not a violation: consoles
 	// may be down or frozen then).
 	LeaseOvershootMS int64 `json:"lease_overshoot_ms"`
+	// Notes are what the checker saw that breaks no invariant but a person
+	// would look at.
+	Notes []string `json:"notes,omitempty"`
 }
 
 type journalInvocation struct {
 	ID           string
 	TaskID       string
+	Action       string
 	State        string
 	Key          string
 	Stage        int16
@@ -85,7 +89,7 @@ func check(ctx context.Context, w *world, d *driver, unverifiedBefore map[string
 	if err != nil {
 		return nil, err
 	}
-	rows, _ := w.pool.Query(ctx, `SELECT id, task_id, state, idempotency_key AS key, policy_stage AS stage,
+	rows, _ := w.pool.Query(ctx, `SELECT id, task_id, action, state, idempotency_key AS key, policy_stage AS stage,
 		verification, error, lease_until FROM invocations`)
 	invs, err := pgx.CollectRows(rows, pgx.RowToStructByName[journalInvocation])
 	if err != nil {
@@ -151,6 +155,13 @@ func check(ctx context.Context, w *world, d *driver, unverifiedBefore map[string
 			}
 			if effects[inv.ID] > 0 {
 				c.WithEffect++
+				var kinds []string
+				for _, e := range ledger {
+					if e.RequestID == inv.Key {
+						kinds = append(kinds, e.Kind+" "+e.Object)
+					}
+				}
+				c.Notes = append(c.Notes, fmt.Sprintf("%s (%s) stays unverified with effects %v; its error: %s", inv.ID, inv.Action, kinds, inv.Error))
 			}
 		case "dispatching":
 			if inv.LeaseUntil == nil || time.Since(*inv.LeaseUntil) > sweepInterval {
@@ -279,6 +290,23 @@ func check(ctx context.Context, w *world, d *driver, unverifiedBefore map[string
 			add("acknowledged_approval_lost", id, byID[id].TaskID, "the agent got 303, the journal has no approval by a user")
 		case what == "confirmed" && !confirmed[id]:
 			add("acknowledged_confirmation_lost", id, byID[id].TaskID, "the customer's confirmation was acknowledged, the journal has no invocation.confirmed")
+		}
+	}
+	taskEvents := map[string]map[string]bool{}
+	for _, e := range events {
+		if t := deref(e.TaskID); t != "" {
+			if taskEvents[t] == nil {
+				taskEvents[t] = map[string]bool{}
+			}
+			taskEvents[t][e.Action] = true
+		}
+	}
+	verbEvent := map[string]string{"pause": "task.paused", "resume": "task.active", "cancel": "task.cancelled"}
+	for task, verbs := range d.controls {
+		for _, v := range verbs {
+			if !taskEvents[task][verbEvent[v]] {
+				add("acknowledged_"+v+"_lost", "", task, "the assistant's %s was answered 2xx, the journal has no %s", v, verbEvent[v])
+			}
 		}
 	}
 	c.Proposed = d.stats.Proposed

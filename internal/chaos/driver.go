@@ -43,7 +43,9 @@ type driver struct {
 	tasks  []string
 	acked  map[string]string // invocation → "approved" | "confirmed" | "proposed"
 	paused map[string]bool   // tasks the assistant paused (acknowledged)
-	stats  driverStats
+	// controls are the acknowledged task controls: task → verbs answered 2xx.
+	controls map[string][]string
+	stats    driverStats
 }
 
 type pending struct {
@@ -58,7 +60,7 @@ type driverStats struct {
 func newDriver(w *world, seed uint64) *driver {
 	d := &driver{w: w, seed: seed, start: time.Now(), api: newAPIClient(w.apiKey), agent: newWebClient(w.agent),
 		admin: newWebClient(w.admin), cust: map[string]*webClient{}, toDo: make(chan pending, 10000),
-		acked: map[string]string{}, paused: map[string]bool{}}
+		acked: map[string]string{}, paused: map[string]bool{}, controls: map[string][]string{}}
 	for _, c := range w.customers {
 		d.cust[c] = newWebClient(c)
 	}
@@ -328,6 +330,7 @@ func (d *driver) taskControl(ctx context.Context, rnd *rand.Rand, taskID, verb s
 		if err == nil {
 			d.mu.Lock()
 			d.paused[taskID] = verb == "pause"
+			d.controls[taskID] = append(d.controls[taskID], verb)
 			d.mu.Unlock()
 			return nil
 		}
