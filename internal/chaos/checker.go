@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"time"
 
@@ -77,34 +78,57 @@ type journalTask struct {
 	InflightLimit int
 }
 
+// journal is what the checker reads: the shop's effect ledger and the
+// console's invocations, events and tasks.
+type journal struct {
+	ledger []demoshop.LedgerEntry
+	invs   []journalInvocation
+	events []journalEvent
+	tasks  []journalTask
+}
+
+// acknowledged is what the console acknowledged to the driver.
+type acknowledged struct {
+	invocations map[string]string   // invocation → "proposed" | "approved" | "confirmed"
+	controls    map[string][]string // task → pause, resume, cancel answered 2xx
+	stats       driverStats
+}
+
 // check reads the shop's effect ledger and the console's journal and
-// reports every broken invariant. reconciled holds the invocations the
-// campaign reconciled through the API and the state each ended in.
+// reports every broken invariant (evaluate). unverifiedBefore holds the
+// invocations that were unverified before the campaign reconciled them.
 func check(ctx context.Context, w *world, d *driver, unverifiedBefore map[string]bool, c *Counts) ([]Finding, error) {
-	var out []Finding
-	add := func(rule, inv, task, format string, args ...any) {
-		out = append(out, Finding{Rule: rule, Invocation: inv, Task: task, Detail: fmt.Sprintf(format, args...)})
-	}
-	ledger, err := readLedger(ctx, w)
-	if err != nil {
+	var j journal
+	var err error
+	if j.ledger, err = readLedger(ctx, w); err != nil {
 		return nil, err
 	}
 	rows, _ := w.pool.Query(ctx, `SELECT id, task_id, action, state, idempotency_key AS key, policy_stage AS stage,
 		verification, error, lease_until FROM invocations`)
-	invs, err := pgx.CollectRows(rows, pgx.RowToStructByName[journalInvocation])
-	if err != nil {
+	if j.invs, err = pgx.CollectRows(rows, pgx.RowToStructByName[journalInvocation]); err != nil {
 		return nil, err
 	}
 	rows, _ = w.pool.Query(ctx, `SELECT id, at, data, action, actor_kind, task_id, invocation_id FROM events ORDER BY id`)
-	events, err := pgx.CollectRows(rows, pgx.RowToStructByName[journalEvent])
-	if err != nil {
+	if j.events, err = pgx.CollectRows(rows, pgx.RowToStructByName[journalEvent]); err != nil {
 		return nil, err
 	}
 	rows, _ = w.pool.Query(ctx, `SELECT id, write_budget, writes_used, inflight_limit FROM tasks`)
-	tasks, err := pgx.CollectRows(rows, pgx.RowToStructByName[journalTask])
-	if err != nil {
+	if j.tasks, err = pgx.CollectRows(rows, pgx.RowToStructByName[journalTask]); err != nil {
 		return nil, err
 	}
+	d.mu.Lock()
+	a := acknowledged{invocations: maps.Clone(d.acked), controls: maps.Clone(d.controls), stats: d.stats}
+	d.mu.Unlock()
+	return evaluate(j, a, unverifiedBefore, c), nil
+}
+
+// evaluate checks the invariants on a journal and what was acknowledged.
+func evaluate(j journal, ack acknowledged, unverifiedBefore map[string]bool, c *Counts) []Finding {
+	var out []Finding
+	add := func(rule, inv, task, format string, args ...any) {
+		out = append(out, Finding{Rule: rule, Invocation: inv, Task: task, Detail: fmt.Sprintf(format, args...)})
+	}
+	ledger, invs, events, tasks := j.ledger, j.invs, j.events, j.tasks
 
 	byKey := map[string]*journalInvocation{}
 	byID := map[string]*journalInvocation{}
@@ -281,8 +305,7 @@ func check(ctx context.Context, w *world, d *driver, unverifiedBefore map[string
 			approvedBy[deref(e.InvocationID)] = true
 		}
 	}
-	d.mu.Lock()
-	for id, what := range d.acked {
+	for id, what := range ack.invocations {
 		switch {
 		case byID[id] == nil:
 			add("acknowledged_proposal_lost", id, "", "the assistant got 2xx for %s, the journal has no such invocation", id)
@@ -302,23 +325,22 @@ func check(ctx context.Context, w *world, d *driver, unverifiedBefore map[string
 		}
 	}
 	verbEvent := map[string]string{"pause": "task.paused", "resume": "task.active", "cancel": "task.cancelled"}
-	for task, verbs := range d.controls {
+	for task, verbs := range ack.controls {
 		for _, v := range verbs {
 			if !taskEvents[task][verbEvent[v]] {
 				add("acknowledged_"+v+"_lost", "", task, "the assistant's %s was answered 2xx, the journal has no %s", v, verbEvent[v])
 			}
 		}
 	}
-	c.Proposed = d.stats.Proposed
-	c.AgentApproved, c.CustomerConfirmed = d.stats.Approved, d.stats.Confirmed
-	d.mu.Unlock()
+	c.Proposed = ack.stats.Proposed
+	c.AgentApproved, c.CustomerConfirmed = ack.stats.Approved, ack.stats.Confirmed
 	for _, e := range events {
 		if e.Action == "invocation.approved" || e.Action == "invocation.confirmed" {
 			c.Approved++
 		}
 	}
 	c.Violations = len(out)
-	return out, nil
+	return out
 }
 
 func deref(s *string) string {
