@@ -268,6 +268,10 @@ func runRound(ctx context.Context, env *Env, cfg Config, round int, seed uint64,
 		return rr
 	}
 	defer w.close()
+	if err := w.shopBaseline(ctx); err != nil {
+		rr.Error = "setup: " + err.Error()
+		return rr
+	}
 	d := newDriver(w, seed)
 	r := &roundRun{seed: seed, w: w, d: d, lateSweeps: map[string]Finding{}}
 	loadCtx, cancel := context.WithTimeout(ctx, cfg.RoundLength)

@@ -200,8 +200,20 @@ func (r *roundRun) apply(ctx context.Context, rnd *rand.Rand, f *Fault) (func(),
 		if err := w.shopFaults(ctx, rule); err != nil {
 			return nil, err
 		}
-		return func() { _ = w.shopFaults(context.WithoutCancel(ctx), nil) }, nil
+		return func() { _ = w.shopBaseline(context.WithoutCancel(ctx)) }, nil
 	}
+}
+
+// baselineLatency slows every shop call a little, always: writes of one
+// task then overlap, so in-flight limits are tested and not only passed.
+const baselineLatency = 40
+
+// shopBaseline clears every rule and sets the baseline latency.
+func (w *world) shopBaseline(ctx context.Context) error {
+	if err := w.shopFaults(ctx, nil); err != nil {
+		return err
+	}
+	return w.shopFaults(ctx, map[string]any{"route": "*", "latency_ms": baselineLatency})
 }
 
 // shopFaults sets one rule through POST /_faults, or clears every rule.
