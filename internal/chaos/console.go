@@ -39,7 +39,6 @@ type console struct {
 	logs   *bytes.Buffer
 	down   bool // killed by a fault, not to be restarted by the keeper
 	closed bool
-	starts int
 }
 
 func newConsole(n int, bin, dbURL, shopURL, sessionKey string) (*console, error) {
@@ -83,7 +82,6 @@ func (c *console) spawn() error {
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	c.starts++
 	c.cmd, c.logs, c.exited = cmd, &logs, make(chan struct{})
 	exited := c.exited
 	go func() {

@@ -268,7 +268,8 @@ func (d *driver) confirm(ctx context.Context, rnd *rand.Rand, p pending) {
 		n := rnd.IntN(len(d.w.consoles))
 		base := d.w.console(n).URL()
 		status, page, err := c.get(ctx, base, "/requests/"+p.id)
-		if err == nil && !strings.Contains(page, `name="_csrf"`) || err == nil && !strings.Contains(page, "/confirm") {
+		if err == nil && !strings.Contains(page, "/requests/"+p.id+"/confirm") {
+			// Not signed in (or no longer the customer's to confirm): sign in and look again.
 			if err = c.signIn(ctx, base); err == nil {
 				status, page, err = c.get(ctx, base, "/requests/"+p.id)
 			}
@@ -310,66 +311,6 @@ func (d *driver) confirm(ctx context.Context, rnd *rand.Rand, p pending) {
 		}
 		sleep(ctx, time.Duration(attempt+1)*400*time.Millisecond)
 	}
-}
-
-// taskControl pauses, resumes or cancels a task through the API, as the
-// assistant does when the customer says stop.
-func (d *driver) taskControl(ctx context.Context, rnd *rand.Rand, taskID, verb string) error {
-	var last error
-	for attempt := range 3 {
-		n := rnd.IntN(len(d.w.consoles))
-		base := d.w.console(n).URL()
-		var t apiTask
-		if _, err := d.api.do(ctx, base, http.MethodGet, "/tasks/"+taskID, nil, "", &t); err != nil {
-			last = err
-			sleep(ctx, time.Duration(attempt+1)*300*time.Millisecond)
-			continue
-		}
-		status, err := d.api.do(ctx, base, http.MethodPost, "/tasks/"+taskID+"/"+verb, map[string]any{"expected_version": t.Version}, "", &t)
-		d.record(Action{Actor: "assistant", Op: verb, Console: n + 1, Status: status, Task: taskID, State: t.State, Error: errText(err)})
-		if err == nil {
-			d.mu.Lock()
-			d.paused[taskID] = verb == "pause"
-			d.controls[taskID] = append(d.controls[taskID], verb)
-			d.mu.Unlock()
-			return nil
-		}
-		last = err
-		if status != 0 && status < 500 {
-			return err
-		}
-		sleep(ctx, time.Duration(attempt+1)*300*time.Millisecond)
-	}
-	return last
-}
-
-// globalStop flips the installation-wide stop as the admin, through the page.
-func (d *driver) globalStop(ctx context.Context, rnd *rand.Rand, stopped bool) error {
-	var last error
-	for attempt := range 5 {
-		n := rnd.IntN(len(d.w.consoles))
-		base := d.w.console(n).URL()
-		status, page, err := d.admin.get(ctx, base, "/tasks")
-		if err == nil && status == http.StatusSeeOther {
-			if err = d.admin.signIn(ctx, base); err == nil {
-				status, page, err = d.admin.get(ctx, base, "/tasks")
-			}
-		}
-		tok := field(page, "_csrf")
-		if err != nil || tok == "" {
-			last = fmt.Errorf("tasks page: %d %v", status, err)
-			sleep(ctx, time.Duration(attempt+1)*300*time.Millisecond)
-			continue
-		}
-		status, _, err = d.admin.post(ctx, base, "/controls/global-stop", url.Values{"_csrf": {tok}, "stopped": {strconv.FormatBool(stopped)}})
-		d.record(Action{Actor: "admin", Op: "global_stop=" + strconv.FormatBool(stopped), Console: n + 1, Status: status, Error: errText(err)})
-		if err == nil && status == http.StatusSeeOther {
-			return nil
-		}
-		last = fmt.Errorf("global stop: %d %v", status, err)
-		sleep(ctx, time.Duration(attempt+1)*300*time.Millisecond)
-	}
-	return last
 }
 
 func (d *driver) randomTask(rnd *rand.Rand) string {

@@ -121,7 +121,6 @@ func (r *roundRun) inject(ctx context.Context, faults []Fault) {
 		if err != nil {
 			f.Error = err.Error()
 		}
-		r.log("fault", f.Kind, err)
 		if u != nil {
 			pendingUndo++
 			hold := time.Duration(f.HoldMS) * time.Millisecond
