@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -35,11 +37,21 @@ func run() error {
 	assistants := flag.Int("assistants", 4, "concurrent proposers")
 	bin := flag.String("bin", "", "built cmd/countersign binary; empty: build one")
 	history := flag.String("history", ".", "folder for the JSON history of failing rounds")
+	faults := flag.String("faults", "", "comma-separated fault kinds to draw from (default: every kind): "+strings.Join(chaos.FaultKinds, ","))
 	keep := flag.Bool("keep-history", false, "write every round's history, not only failing ones")
 	noShrink := flag.Bool("no-shrink", false, "do not retry a failing round with halves of its faults")
 	flag.Parse()
 	if *instances < 1 || *instances > 5 {
 		return fmt.Errorf("-instances must be between 1 and 5, got %d", *instances)
+	}
+	var kinds []string
+	if *faults != "" {
+		for _, k := range strings.Split(*faults, ",") {
+			if !slices.Contains(chaos.FaultKinds, k) {
+				return fmt.Errorf("-faults: unknown kind %q; the kinds are %s", k, strings.Join(chaos.FaultKinds, ", "))
+			}
+			kinds = append(kinds, k)
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -54,7 +66,7 @@ func run() error {
 		}
 	}
 	res, err := chaos.Run(ctx, chaos.Config{Seed: *seed, Rounds: *rounds, Duration: *duration, RoundLength: *roundLength,
-		Instances: *instances, Assistants: *assistants, Bin: *bin, Shrink: !*noShrink, HistoryDir: *history, KeepHistory: *keep, Out: os.Stdout})
+		Instances: *instances, Assistants: *assistants, Bin: *bin, Shrink: !*noShrink, HistoryDir: *history, KeepHistory: *keep, Faults: kinds, Out: os.Stdout})
 	if err != nil {
 		return err
 	}

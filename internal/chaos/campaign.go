@@ -40,6 +40,8 @@ type Config struct {
 	Shrink bool
 	// HistoryDir receives the JSON history of each failing round.
 	HistoryDir string
+	// Faults limits the schedule to these kinds; empty means every kind.
+	Faults []string
 	// KeepHistory writes every round's history, failing or not.
 	KeepHistory bool
 	// Out receives the progress lines and the table.
@@ -106,7 +108,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		if ctx.Err() != nil {
 			break
 		}
-		faults := schedule(seed, cfg.RoundLength, cfg.Instances)
+		faults := schedule(seed, cfg.RoundLength, cfg.Instances, cfg.Faults...)
 		rr := runRound(ctx, env, cfg, i, seed, faults)
 		if (rr.Counts.Violations > 0) && cfg.Shrink && ctx.Err() == nil {
 			rr.Shrunk = shrink(ctx, env, cfg, i, seed, rr.Faults, deadline)

@@ -51,13 +51,17 @@ var writeRoutes = []string{"PATCH /products/{id}", "PATCH /subscriptions/{id}", 
 // schedule draws a round's faults from its seed: about one every
 // `every`, spread over the round, shop faults never overlapping (one rule
 // table), process and database faults at least a few seconds apart.
-func schedule(seed uint64, length time.Duration, instances int) []Fault {
+// kinds, when not empty, limits the draw to those kinds.
+func schedule(seed uint64, length time.Duration, instances int, kinds ...string) []Fault {
+	if len(kinds) == 0 {
+		kinds = FaultKinds
+	}
 	rnd := rand.New(rand.NewPCG(seed, 7))
 	var out []Fault
 	every := 4 * time.Second
 	var shopFree, procFree time.Duration
 	for at := time.Second + time.Duration(rnd.IntN(2000))*time.Millisecond; at < length-2*time.Second; at += every/2 + time.Duration(rnd.Int64N(int64(every))) {
-		f := Fault{AtMS: at.Milliseconds(), Kind: FaultKinds[rnd.IntN(len(FaultKinds))]}
+		f := Fault{AtMS: at.Milliseconds(), Kind: kinds[rnd.IntN(len(kinds))]}
 		hold := time.Duration(500+rnd.IntN(4000)) * time.Millisecond
 		f.HoldMS = hold.Milliseconds()
 		switch f.Kind {
@@ -150,17 +154,15 @@ func (r *roundRun) apply(ctx context.Context, rnd *rand.Rand, f *Fault) (func(),
 	switch f.Kind {
 	case FaultConsoleKill:
 		c := w.consoles[(f.Console-1)%len(w.consoles)]
-		r.disturbing.Add(1)
 		c.kill()
-		return func() { _ = c.start(); r.disturbing.Add(-1) }, nil
+		return func() { _ = c.start() }, nil
 	case FaultConsoleFreeze:
 		c := w.consoles[(f.Console-1)%len(w.consoles)]
-		r.disturbing.Add(1)
 		c.freeze()
-		return func() { c.thaw(); r.disturbing.Add(-1) }, nil
+		return c.thaw, nil
 	case FaultPGRestart, FaultPGCrash:
-		r.disturbing.Add(1)
-		defer r.disturbing.Add(-1)
+		r.pgDown.Add(1)
+		defer r.pgDown.Add(-1)
 		return nil, w.env.RestartPostgres(ctx, f.Kind == FaultPGCrash, time.Duration(f.HoldMS)*time.Millisecond)
 	case FaultTaskPause:
 		id := d.randomTask(rnd)
