@@ -13,7 +13,7 @@ RACE_PKGS := countersign/internal/controlplane countersign/internal/confirmation
 	countersign/internal/accounts countersign/store countersign/internal/adapter \
 	countersign/internal/notify countersign/internal/demoshop
 
-.PHONY: help run run-deps build test test-short deps check generate fmt
+.PHONY: help run run-deps build test test-short deps check generate fmt chaos
 
 ## run: install PostgreSQL if missing, build and start the console on the embedded PostgreSQL with demo data
 run: run-deps build
@@ -39,6 +39,13 @@ test-short: run-deps
 ## deps: install PostgreSQL and Chromium when missing and fetch axe-core (as root, with apt and npm)
 deps:
 	@.ci/install-deps
+
+# A long fault campaign; override e.g. CHAOS_FLAGS='-duration 2h -seed 42 -instances 2'.
+CHAOS_FLAGS ?= -duration 30m -instances 3
+
+## chaos: randomized faults against 3 console processes, one PostgreSQL and the demo shop, with an invariant checker (README: Tests)
+chaos: run-deps build
+	$(GO) run ./cmd/chaos -bin bin/countersign -history .data/chaos $(CHAOS_FLAGS)
 
 ## check: gofmt, go vet, staticcheck, and generated templ code up to date
 check:

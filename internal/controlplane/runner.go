@@ -9,17 +9,23 @@ import (
 
 // RunDispatcher dispatches approved work until ctx ends: at once when a
 // NOTIFY says something was approved (in this or another console
-// instance), and every interval regardless. Each round also sweeps
-// expired leases (unverified) and passed deadlines (expired). The first
-// round runs at start-up, so work a crashed instance left dispatching is
-// found as soon as its lease ends.
+// instance), and every interval regardless. Every interval it also sweeps
+// expired leases (unverified) and passed deadlines (expired), on its own:
+// a dispatch pass may wait a long time — on its sends, or on the lock of a
+// task whose permit another instance holds while hung — and a lease that
+// runs out meanwhile is still swept. The first sweep runs at start-up, so
+// work a crashed instance left dispatching is found as soon as its lease
+// ends.
 func (s *Service) RunDispatcher(ctx context.Context, interval time.Duration) {
+	go s.runSweeps(ctx, interval)
 	wake := make(chan struct{}, 1)
 	go s.listen(ctx, wake)
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		s.round(ctx)
+		if _, err := s.DispatchOnce(ctx); err != nil && ctx.Err() == nil {
+			s.log.Error("dispatch", "error", err)
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -29,17 +35,25 @@ func (s *Service) RunDispatcher(ctx context.Context, interval time.Duration) {
 	}
 }
 
-func (s *Service) round(ctx context.Context) {
-	if n, err := s.SweepLeases(ctx); err != nil && ctx.Err() == nil {
-		s.log.Error("sweep leases", "error", err)
-	} else if n > 0 {
-		s.log.Warn("dispatches lost track of; now unverified", "count", n)
-	}
-	if _, err := s.ExpireDue(ctx); err != nil && ctx.Err() == nil {
-		s.log.Error("expire due", "error", err)
-	}
-	if _, err := s.DispatchOnce(ctx); err != nil && ctx.Err() == nil {
-		s.log.Error("dispatch", "error", err)
+// runSweeps sweeps expired leases and passed deadlines every interval
+// until ctx ends.
+func (s *Service) runSweeps(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if n, err := s.SweepLeases(ctx); err != nil && ctx.Err() == nil {
+			s.log.Error("sweep leases", "error", err)
+		} else if n > 0 {
+			s.log.Warn("dispatches lost track of; now unverified", "count", n)
+		}
+		if _, err := s.ExpireDue(ctx); err != nil && ctx.Err() == nil {
+			s.log.Error("expire due", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
 	}
 }
 

@@ -1,0 +1,374 @@
+package chaos
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"countersign/internal/demoshop"
+)
+
+// Finding is one broken invariant.
+type Finding struct {
+	Rule       string `json:"rule"`
+	Invocation string `json:"invocation,omitempty"`
+	Task       string `json:"task,omitempty"`
+	Detail     string `json:"detail"`
+}
+
+// Counts are one round's numbers, as the table prints them.
+type Counts struct {
+	Proposed   int            `json:"proposed"`
+	Approved   int            `json:"approved"`
+	Completed  int            `json:"completed"`
+	Unverified int            `json:"unverified"`
+	Reconciled int            `json:"reconciled"`
+	Effects    int            `json:"effects"`
+	Faults     map[string]int `json:"faults"`
+	Violations int            `json:"violations"`
+	// AgentApproved and CustomerConfirmed are the approvals and
+	// confirmations the console acknowledged to the driver.
+	AgentApproved     int `json:"agent_approved"`
+	CustomerConfirmed int `json:"customer_confirmed"`
+	// StillUnverified stay unverified after reconciliation, with their
+	// evidence; WithEffect of them have an effect in the ledger that the
+	// lookup did not establish.
+	StillUnverified int `json:"still_unverified"`
+	WithEffect      int `json:"still_unverified_with_effect"`
+	// LeaseOvershootMS is the longest a dispatching row was seen past its
+	// lease while the load and the faults ran (not a violation: consoles
+	// may be down or frozen then).
+	LeaseOvershootMS int64 `json:"lease_overshoot_ms"`
+	// Notes are what the checker saw that breaks no invariant but a person
+	// would look at.
+	Notes []string `json:"notes,omitempty"`
+}
+
+type journalInvocation struct {
+	ID           string
+	TaskID       string
+	Action       string
+	State        string
+	Key          string
+	Stage        int16
+	Verification []byte
+	Error        []byte
+	LeaseUntil   *time.Time
+}
+
+type journalEvent struct {
+	ID           int64
+	At           time.Time
+	Data         []byte
+	Action       string
+	ActorKind    string
+	TaskID       *string
+	InvocationID *string
+}
+
+type journalTask struct {
+	ID            string
+	WriteBudget   int
+	WritesUsed    int
+	InflightLimit int
+}
+
+// journal is what the checker reads: the shop's effect ledger and the
+// console's invocations, events and tasks.
+type journal struct {
+	ledger []demoshop.LedgerEntry
+	invs   []journalInvocation
+	events []journalEvent
+	tasks  []journalTask
+}
+
+// acknowledged is what the console acknowledged to the driver.
+type acknowledged struct {
+	invocations map[string]string   // invocation → "proposed" | "approved" | "confirmed"
+	controls    map[string][]string // task → pause, resume, cancel answered 2xx
+	stats       driverStats
+}
+
+// check reads the shop's effect ledger and the console's journal and
+// reports every broken invariant (evaluate). unverifiedBefore holds the
+// invocations that were unverified before the campaign reconciled them.
+func check(ctx context.Context, w *world, d *driver, unverifiedBefore map[string]bool, c *Counts) ([]Finding, error) {
+	var j journal
+	var err error
+	if j.ledger, err = readLedger(ctx, w); err != nil {
+		return nil, err
+	}
+	rows, _ := w.pool.Query(ctx, `SELECT id, task_id, action, state, idempotency_key AS key, policy_stage AS stage,
+		verification, error, lease_until FROM invocations`)
+	if j.invs, err = pgx.CollectRows(rows, pgx.RowToStructByName[journalInvocation]); err != nil {
+		return nil, err
+	}
+	rows, _ = w.pool.Query(ctx, `SELECT id, at, data, action, actor_kind, task_id, invocation_id FROM events ORDER BY id`)
+	if j.events, err = pgx.CollectRows(rows, pgx.RowToStructByName[journalEvent]); err != nil {
+		return nil, err
+	}
+	rows, _ = w.pool.Query(ctx, `SELECT id, write_budget, writes_used, inflight_limit FROM tasks`)
+	if j.tasks, err = pgx.CollectRows(rows, pgx.RowToStructByName[journalTask]); err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	a := acknowledged{invocations: maps.Clone(d.acked), controls: maps.Clone(d.controls), stats: d.stats}
+	d.mu.Unlock()
+	return evaluate(j, a, unverifiedBefore, c), nil
+}
+
+// evaluate checks the invariants on a journal and what was acknowledged.
+func evaluate(j journal, ack acknowledged, unverifiedBefore map[string]bool, c *Counts) []Finding {
+	var out []Finding
+	add := func(rule, inv, task, format string, args ...any) {
+		out = append(out, Finding{Rule: rule, Invocation: inv, Task: task, Detail: fmt.Sprintf(format, args...)})
+	}
+	ledger, invs, events, tasks := j.ledger, j.invs, j.events, j.tasks
+
+	byKey := map[string]*journalInvocation{}
+	byID := map[string]*journalInvocation{}
+	for i := range invs {
+		byKey[invs[i].Key] = &invs[i]
+		byID[invs[i].ID] = &invs[i]
+	}
+	c.Effects = len(ledger)
+
+	// No effect without a journal row and its key; no two effects of one
+	// kind on one object for one key.
+	effects := map[string]int{}
+	seen := map[string]int64{}
+	for _, e := range ledger {
+		inv := byKey[e.RequestID]
+		if inv == nil {
+			add("effect_without_journal", "", "", "ledger entry %d (%s on %s) carries key %q that no invocation has", e.ID, e.Kind, e.Object, e.RequestID)
+			continue
+		}
+		effects[inv.ID]++
+		k := e.RequestID + "|" + e.Kind + "|" + e.Object
+		if first, dup := seen[k]; dup {
+			add("duplicate_effect", inv.ID, inv.TaskID, "ledger entries %d and %d: %s on %s twice for one key", first, e.ID, e.Kind, e.Object)
+		}
+		seen[k] = e.ID
+	}
+
+	// Every completed has its effect and its verification; nothing that
+	// never went (or was refused) has one.
+	for _, inv := range invs {
+		switch inv.State {
+		case "completed":
+			c.Completed++
+			if effects[inv.ID] == 0 {
+				add("completed_without_effect", inv.ID, inv.TaskID, "completed, but the ledger has no effect with key %s", inv.Key)
+			}
+			if len(inv.Verification) == 0 || string(inv.Verification) == "null" {
+				add("completed_without_verification", inv.ID, inv.TaskID, "completed without a verification")
+			}
+		case "failed", "not_dispatched", "rejected", "expired", "proposed", "awaiting_approval", "awaiting_confirmation", "approved":
+			if effects[inv.ID] > 0 {
+				add("effect_for_"+inv.State, inv.ID, inv.TaskID, "%s, but the ledger has %d effect(s) with key %s", inv.State, effects[inv.ID], inv.Key)
+			}
+		case "unverified":
+			c.StillUnverified++
+			if len(inv.Error) == 0 || string(inv.Error) == "null" {
+				add("unverified_without_evidence", inv.ID, inv.TaskID, "unverified with no recorded error or evidence")
+			}
+			if effects[inv.ID] > 0 {
+				c.WithEffect++
+				var kinds []string
+				for _, e := range ledger {
+					if e.RequestID == inv.Key {
+						kinds = append(kinds, e.Kind+" "+e.Object)
+					}
+				}
+				c.Notes = append(c.Notes, fmt.Sprintf("%s (%s) stays unverified with effects %v; its error: %s", inv.ID, inv.Action, kinds, inv.Error))
+			}
+		case "dispatching":
+			if inv.LeaseUntil == nil || time.Since(*inv.LeaseUntil) > sweepInterval {
+				add("dispatching_past_lease", inv.ID, inv.TaskID, "still dispatching; lease until %v", inv.LeaseUntil)
+			}
+		}
+	}
+	for id := range unverifiedBefore {
+		if inv := byID[id]; inv != nil && (inv.State == "completed" || inv.State == "failed") {
+			c.Reconciled++
+		}
+	}
+	c.Unverified = len(unverifiedBefore)
+
+	// Budgets, in-flight limits, pauses and the global stop, replayed from
+	// the audit in id order. A permit and a pause both lock the task row,
+	// and a permit holds the stop switch FOR SHARE, so an event inserted
+	// after the other committed has the larger id.
+	taskByID := map[string]journalTask{}
+	for _, t := range tasks {
+		taskByID[t.ID] = t
+		if t.WritesUsed > t.WriteBudget {
+			add("over_budget", "", t.ID, "writes_used %d > write_budget %d", t.WritesUsed, t.WriteBudget)
+		}
+	}
+	permits := map[string]int{}
+	inflight := map[string]map[string]bool{}
+	taskState := map[string]string{}
+	approvals := map[string]map[string]bool{}
+	permitted, started, givenUp := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	stopped := false
+	for _, e := range events {
+		task, inv := deref(e.TaskID), deref(e.InvocationID)
+		switch e.Action {
+		case "dispatch.stopped_globally":
+			stopped = true
+		case "dispatch.resumed_globally":
+			stopped = false
+		case "task.paused", "task.cancelled", "task.closed", "task.active":
+			taskState[task] = e.Action
+		case "invocation.approved", "invocation.confirmed":
+			if approvals[inv] == nil {
+				approvals[inv] = map[string]bool{}
+			}
+			approvals[inv][e.Action+" by "+e.ActorKind] = true
+		case "permit.granted":
+			if j := byID[inv]; j != nil {
+				want := map[int16]string{3: "invocation.approved by user", 4: "invocation.confirmed by customer",
+					5: "invocation.approved by policy"}[j.Stage]
+				if !approvals[inv][want] {
+					add("permit_without_approval", inv, task, "permit.granted (event %d) with no earlier %s", e.ID, want)
+				}
+			}
+			if stopped {
+				add("permit_after_global_stop", inv, task, "permit.granted (event %d) while the global stop was on", e.ID)
+			}
+			if st := taskState[task]; st == "task.paused" || st == "task.cancelled" || st == "task.closed" {
+				add("permit_after_"+st[5:], inv, task, "permit.granted (event %d) after %s", e.ID, st)
+			}
+			permits[task]++
+			permitted[inv] = true
+			if t, ok := taskByID[task]; ok && permits[task] > t.WriteBudget {
+				add("permit_over_budget", inv, task, "permit %d of a budget of %d", permits[task], t.WriteBudget)
+			}
+			if inflight[task] == nil {
+				inflight[task] = map[string]bool{}
+			}
+			inflight[task][inv] = true
+			if t, ok := taskByID[task]; ok && len(inflight[task]) > t.InflightLimit {
+				add("over_inflight_limit", inv, task, "%d in flight at event %d, limit %d", len(inflight[task]), e.ID, t.InflightLimit)
+			}
+		case "dispatch.started":
+			// One request per invocation, only under a permit, and never
+			// after the invocation was given up as unverified.
+			switch {
+			case started[inv]:
+				add("sent_twice", inv, task, "a second dispatch.started (event %d)", e.ID)
+			case !permitted[inv]:
+				add("sent_without_permit", inv, task, "dispatch.started (event %d) with no permit before it", e.ID)
+			case givenUp[inv]:
+				add("sent_after_lease_lost", inv, task, "dispatch.started (event %d) after the invocation was made unverified", e.ID)
+			}
+			started[inv] = true
+		case "invocation.completed", "invocation.failed", "invocation.unverified", "invocation.not_dispatched":
+			if e.Action == "invocation.unverified" {
+				givenUp[inv] = true
+				var data struct {
+					LeaseUntil *time.Time `json:"lease_until"`
+				}
+				// The sweep names the lease it found run out.
+				if json.Unmarshal(e.Data, &data) == nil && data.LeaseUntil != nil && e.At.Before(*data.LeaseUntil) {
+					add("swept_before_lease_end", inv, task, "made unverified at %s, its lease ran until %s",
+						e.At.Format(time.RFC3339Nano), data.LeaseUntil.Format(time.RFC3339Nano))
+				}
+			}
+			if inflight[task] != nil {
+				delete(inflight[task], inv)
+			}
+		}
+	}
+
+	// Every effect left under a lease its worker restarted just before
+	// sending (dispatch.started): a send that skipped that check has none.
+	for id, n := range effects {
+		if n > 0 && !started[id] {
+			add("effect_without_send", id, byID[id].TaskID, "%d effect(s) in the ledger, no dispatch.started in the journal", n)
+		}
+	}
+
+	// Every acknowledged proposal, approval and confirmation survived.
+	confirmed, approvedBy := map[string]bool{}, map[string]bool{}
+	for _, e := range events {
+		switch {
+		case e.Action == "invocation.confirmed":
+			confirmed[deref(e.InvocationID)] = true
+		case e.Action == "invocation.approved" && e.ActorKind == "user":
+			approvedBy[deref(e.InvocationID)] = true
+		}
+	}
+	for id, what := range ack.invocations {
+		switch {
+		case byID[id] == nil:
+			add("acknowledged_proposal_lost", id, "", "the assistant got 2xx for %s, the journal has no such invocation", id)
+		case what == "approved" && !approvedBy[id]:
+			add("acknowledged_approval_lost", id, byID[id].TaskID, "the agent got 303, the journal has no approval by a user")
+		case what == "confirmed" && !confirmed[id]:
+			add("acknowledged_confirmation_lost", id, byID[id].TaskID, "the customer's confirmation was acknowledged, the journal has no invocation.confirmed")
+		}
+	}
+	taskEvents := map[string]map[string]bool{}
+	for _, e := range events {
+		if t := deref(e.TaskID); t != "" {
+			if taskEvents[t] == nil {
+				taskEvents[t] = map[string]bool{}
+			}
+			taskEvents[t][e.Action] = true
+		}
+	}
+	verbEvent := map[string]string{"pause": "task.paused", "resume": "task.active", "cancel": "task.cancelled"}
+	for task, verbs := range ack.controls {
+		for _, v := range verbs {
+			if !taskEvents[task][verbEvent[v]] {
+				add("acknowledged_"+v+"_lost", "", task, "the assistant's %s was answered 2xx, the journal has no %s", v, verbEvent[v])
+			}
+		}
+	}
+	c.Proposed = ack.stats.Proposed
+	c.AgentApproved, c.CustomerConfirmed = ack.stats.Approved, ack.stats.Confirmed
+	for _, e := range events {
+		if e.Action == "invocation.approved" || e.Action == "invocation.confirmed" {
+			c.Approved++
+		}
+	}
+	c.Violations = len(out)
+	return out
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func readLedger(ctx context.Context, w *world) ([]demoshop.LedgerEntry, error) {
+	var all []demoshop.LedgerEntry
+	after := int64(0)
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/_ledger?after_id=%d", w.shopURL, after), nil)
+		res, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+		if err != nil {
+			return nil, err
+		}
+		var page []demoshop.LedgerEntry
+		err = json.NewDecoder(res.Body).Decode(&page)
+		res.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read ledger: %w", err)
+		}
+		if len(page) == 0 {
+			return all, nil
+		}
+		all = append(all, page...)
+		after = page[len(page)-1].ID
+	}
+}

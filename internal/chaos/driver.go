@@ -1,0 +1,343 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Action is one thing the driver did and the answer it got, for the
+// round's history.
+type Action struct {
+	AtMS       int64  `json:"at_ms"`
+	Actor      string `json:"actor"`
+	Op         string `json:"op"`
+	Console    int    `json:"console"`
+	Status     int    `json:"status"`
+	Task       string `json:"task,omitempty"`
+	Invocation string `json:"invocation,omitempty"`
+	State      string `json:"state,omitempty"`
+	Error      string `json:"error,omitempty"`
+}
+
+// driver plays the assistant, the agent, the customers and the admin
+// against the round's consoles.
+type driver struct {
+	w      *world
+	seed   uint64
+	start  time.Time
+	api    *apiClient
+	agent  *webClient
+	admin  *webClient
+	cust   map[string]*webClient
+	toDo   chan pending // awaiting an agent or a customer
+	mu     sync.Mutex
+	log    []Action
+	tasks  []string
+	acked  map[string]string // invocation → "approved" | "confirmed" | "proposed"
+	paused map[string]bool   // tasks the assistant paused (acknowledged)
+	// controls are the acknowledged task controls: task → verbs answered 2xx.
+	controls map[string][]string
+	stats    driverStats
+}
+
+type pending struct {
+	id, customer string
+	confirm      bool
+}
+
+type driverStats struct {
+	Proposed, Approved, Confirmed int
+}
+
+func newDriver(w *world, seed uint64) *driver {
+	d := &driver{w: w, seed: seed, start: time.Now(), api: newAPIClient(w.apiKey), agent: newWebClient(w.agent),
+		admin: newWebClient(w.admin), cust: map[string]*webClient{}, toDo: make(chan pending, 10000),
+		acked: map[string]string{}, paused: map[string]bool{}, controls: map[string][]string{}}
+	for _, c := range w.customers {
+		d.cust[c] = newWebClient(c)
+	}
+	return d
+}
+
+func (d *driver) record(a Action) {
+	a.AtMS = time.Since(d.start).Milliseconds()
+	d.mu.Lock()
+	d.log = append(d.log, a)
+	d.mu.Unlock()
+}
+
+// run drives the workload until ctx ends.
+func (d *driver) run(ctx context.Context, assistants int) {
+	var wg sync.WaitGroup
+	for i := range assistants {
+		wg.Go(func() { d.assistant(ctx, i) })
+	}
+	wg.Go(func() { d.people(ctx) })
+	wg.Wait()
+}
+
+// taskFor is one task the assistant proposes into, replaced when its
+// proposals outgrow its budget (a few more than the budget, so the budget
+// is tested).
+type taskFor struct {
+	id        string
+	proposals int
+	budget    int
+}
+
+func (d *driver) assistant(ctx context.Context, n int) {
+	rnd := rand.New(rand.NewPCG(d.seed, uint64(n)+1))
+	tasks := map[string]*taskFor{}
+	for ctx.Err() == nil {
+		kind := rnd.IntN(10)
+		customer, action := d.w.operator, actionAuto
+		switch {
+		case kind == 8:
+			customer, action = d.w.customers[rnd.IntN(len(d.w.customers))], actionApprove
+		case kind == 9:
+			customer, action = d.w.customers[rnd.IntN(len(d.w.customers))], actionConfirm
+		}
+		t := tasks[customer]
+		if t == nil || t.proposals >= t.budget+3 {
+			t = d.createTask(ctx, rnd, customer)
+			if t == nil {
+				sleep(ctx, time.Second)
+				continue
+			}
+			tasks[customer] = t
+		}
+		args, err := d.args(ctx, rnd, action, customer)
+		if err != nil {
+			sleep(ctx, 500*time.Millisecond) // the shop's database is restarting
+			continue
+		}
+		t.proposals++
+		inv, ok := d.propose(ctx, rnd, t.id, action, args)
+		if ok && (inv.State == "awaiting_approval" || inv.State == "awaiting_confirmation") {
+			d.toDo <- pending{id: inv.ID, customer: customer, confirm: inv.State == "awaiting_confirmation"}
+		}
+		sleep(ctx, time.Duration(50+rnd.IntN(150))*time.Millisecond)
+	}
+}
+
+func (d *driver) createTask(ctx context.Context, rnd *rand.Rand, customer string) *taskFor {
+	budget := 15 + rnd.IntN(20)
+	actions := []string{actionAuto}
+	if customer != d.w.operator {
+		actions = []string{actionApprove, actionConfirm}
+	}
+	body := map[string]any{"customer_ref": customer, "conversation_id": fmt.Sprintf("conv-%d", rnd.Uint32()),
+		"allowed_actions": actions, "write_budget": budget, "inflight_limit": 1 + rnd.IntN(3),
+		"rate_per_minute": 600, "expires_at": time.Now().Add(2 * time.Hour)}
+	for attempt := range 3 {
+		n := rnd.IntN(len(d.w.consoles))
+		var t apiTask
+		status, err := d.api.do(ctx, d.w.console(n).URL(), http.MethodPost, "/tasks", body, "", &t)
+		d.record(Action{Actor: "assistant", Op: "create_task", Console: n + 1, Status: status, Task: t.ID, Error: errText(err)})
+		if err == nil {
+			d.mu.Lock()
+			d.tasks = append(d.tasks, t.ID)
+			d.mu.Unlock()
+			return &taskFor{id: t.ID, budget: budget}
+		}
+		sleep(ctx, time.Duration(attempt+1)*300*time.Millisecond)
+	}
+	return nil
+}
+
+func (d *driver) args(ctx context.Context, rnd *rand.Rand, action, customer string) (map[string]any, error) {
+	switch action {
+	case actionAuto:
+		id, err := d.w.newProduct(ctx)
+		return map[string]any{"product_id": id, "description": fmt.Sprintf("Edition %d.", rnd.Uint32())}, err
+	case actionApprove:
+		id, err := d.w.newSubscription(ctx, customer)
+		return map[string]any{"subscription_id": id, "reason_code": "too_expensive", "effective": "end_of_period"}, err
+	default:
+		id, err := d.w.newOrder(ctx, customer)
+		return map[string]any{"order_id": id, "address": map[string]any{"name": "Sam Rivera", "line1": "1 Harbour Road",
+			"city": "Springfield", "postal_code": strconv.Itoa(10000 + rnd.IntN(89999)), "country": "US"}}, err
+	}
+}
+
+// propose sends one proposal, retrying with the same Idempotency-Key on
+// another console when no answer came: the key makes the retry safe.
+func (d *driver) propose(ctx context.Context, rnd *rand.Rand, taskID, action string, args map[string]any) (apiInvocation, bool) {
+	key := fmt.Sprintf("chaos-%016x", rnd.Uint64())
+	body := map[string]any{"action": action, "args": args, "summary": "Chaos campaign proposal."}
+	for attempt := range 4 {
+		n := rnd.IntN(len(d.w.consoles))
+		var inv apiInvocation
+		status, err := d.api.do(ctx, d.w.console(n).URL(), http.MethodPost, "/tasks/"+taskID+"/invocations", body, key, &inv)
+		d.record(Action{Actor: "assistant", Op: "propose", Console: n + 1, Status: status, Task: taskID,
+			Invocation: inv.ID, State: inv.State, Error: errText(err)})
+		if err == nil {
+			d.mu.Lock()
+			if _, seen := d.acked[inv.ID]; !seen {
+				d.stats.Proposed++
+				d.acked[inv.ID] = "proposed"
+			}
+			d.mu.Unlock()
+			return inv, true
+		}
+		if status != 0 && status < 500 && status != http.StatusTooManyRequests && status != http.StatusConflict {
+			return inv, false // refused for a reason: budget, block, validation
+		}
+		sleep(ctx, time.Duration(attempt+1)*300*time.Millisecond)
+	}
+	return apiInvocation{}, false
+}
+
+// people approves and confirms what the assistant proposed, as the agent
+// and the customers would, through the console's pages.
+func (d *driver) people(ctx context.Context) {
+	rnd := rand.New(rand.NewPCG(d.seed, 1000))
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case p := <-d.toDo:
+			// A person takes a moment; the work waits meanwhile.
+			sleep(ctx, time.Duration(rnd.IntN(300))*time.Millisecond)
+			if ctx.Err() != nil {
+				return
+			}
+			if p.confirm {
+				d.confirm(ctx, rnd, p)
+			} else {
+				d.approve(ctx, rnd, p)
+			}
+		}
+	}
+}
+
+func (d *driver) approve(ctx context.Context, rnd *rand.Rand, p pending) {
+	for attempt := range 3 {
+		n := rnd.IntN(len(d.w.consoles))
+		base := d.w.console(n).URL()
+		status, page, err := d.agent.get(ctx, base, "/queue/"+p.id)
+		if err == nil && status == http.StatusSeeOther {
+			if err = d.agent.signIn(ctx, base); err == nil {
+				status, page, err = d.agent.get(ctx, base, "/queue/"+p.id)
+			}
+		}
+		if err != nil || status != http.StatusOK {
+			d.record(Action{Actor: "agent", Op: "open_card", Console: n + 1, Status: status, Invocation: p.id, Error: errText(err)})
+			sleep(ctx, time.Duration(attempt+1)*400*time.Millisecond)
+			continue
+		}
+		hash := field(page, "args_hash")
+		if hash == "" {
+			d.record(Action{Actor: "agent", Op: "open_card", Console: n + 1, Status: status, Invocation: p.id, Error: "not decidable"})
+			return
+		}
+		op, form := "approve", url.Values{"_csrf": {field(page, "_csrf")}, "expected_version": {field(page, "expected_version")}, "args_hash": {hash}}
+		if rnd.IntN(10) == 0 {
+			op = "reject"
+			form = url.Values{"_csrf": {field(page, "_csrf")}, "expected_version": {field(page, "expected_version")}, "reason": {"other"}, "other": {"Chaos says no."}}
+		}
+		status, loc, err := d.agent.post(ctx, base, "/queue/"+p.id+"/"+op, form)
+		d.record(Action{Actor: "agent", Op: op, Console: n + 1, Status: status, Invocation: p.id, Error: errText(err)})
+		if err == nil && status == http.StatusSeeOther && loc == "/queue" {
+			if op == "approve" {
+				d.mu.Lock()
+				d.acked[p.id] = "approved"
+				d.stats.Approved++
+				d.mu.Unlock()
+			}
+			return
+		}
+		if err == nil {
+			return // refused: decided meanwhile, or stale
+		}
+		sleep(ctx, time.Duration(attempt+1)*400*time.Millisecond)
+	}
+}
+
+func (d *driver) confirm(ctx context.Context, rnd *rand.Rand, p pending) {
+	c := d.cust[p.customer]
+	for attempt := range 3 {
+		n := rnd.IntN(len(d.w.consoles))
+		base := d.w.console(n).URL()
+		status, page, err := c.get(ctx, base, "/requests/"+p.id)
+		if err == nil && !strings.Contains(page, "/requests/"+p.id+"/confirm") {
+			// Not signed in (or no longer the customer's to confirm): sign in and look again.
+			if err = c.signIn(ctx, base); err == nil {
+				status, page, err = c.get(ctx, base, "/requests/"+p.id)
+			}
+		}
+		tok := field(page, "_csrf")
+		if err != nil || status != http.StatusOK || tok == "" || !strings.Contains(page, "/requests/"+p.id+"/confirm") {
+			d.record(Action{Actor: "customer", Op: "open_request", Console: n + 1, Status: status, Invocation: p.id, Error: errText(err)})
+			if err == nil && status == http.StatusOK {
+				return // nothing to confirm any more
+			}
+			sleep(ctx, time.Duration(attempt+1)*400*time.Millisecond)
+			continue
+		}
+		op := "confirm"
+		if rnd.IntN(10) == 0 {
+			op = "decline"
+		}
+		status, _, err = c.post(ctx, base, "/requests/"+p.id+"/"+op, url.Values{"_csrf": {tok}})
+		act := Action{Actor: "customer", Op: op, Console: n + 1, Status: status, Invocation: p.id, Error: errText(err)}
+		if err == nil && status == http.StatusSeeOther && op == "confirm" {
+			// The redirect is the same whether or not the confirmation was
+			// taken (a paused task shows the request again): the
+			// acknowledgement is the state the console reports after it.
+			var inv apiInvocation
+			if _, gerr := d.api.do(ctx, base, http.MethodGet, "/invocations/"+p.id, nil, "", &inv); gerr == nil {
+				act.State = inv.State
+				switch inv.State {
+				case "approved", "dispatching", "completed", "unverified", "failed", "not_dispatched":
+					d.mu.Lock()
+					d.acked[p.id] = "confirmed"
+					d.stats.Confirmed++
+					d.mu.Unlock()
+				}
+			}
+		}
+		d.record(act)
+		if err == nil {
+			return
+		}
+		sleep(ctx, time.Duration(attempt+1)*400*time.Millisecond)
+	}
+}
+
+func (d *driver) randomTask(rnd *rand.Rand) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.tasks) == 0 {
+		return ""
+	}
+	// Recent tasks are the ones with work in flight.
+	from := max(0, len(d.tasks)-8)
+	return d.tasks[from+rnd.IntN(len(d.tasks)-from)]
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return err.Error()
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}

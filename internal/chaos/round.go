@@ -1,0 +1,240 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// roundRun is one round in progress.
+type roundRun struct {
+	seed uint64
+	w    *world
+	d    *driver
+	// leaseFindings are dispatching rows found past their lease once every
+	// console was up again (settle).
+	leaseFindings []Finding
+	// overshoot is the longest a dispatching row was seen past its lease
+	// while the load ran, faults or not.
+	overshoot time.Duration
+	// pgDown counts the database faults in force.
+	pgDown atomic.Int32
+	// lateSweeps are rows seen dispatching past their lease by more than a
+	// sweep interval (and slack) although their lease ran out while
+	// PostgreSQL answered and at least one console was up: the others may
+	// be dead or hung, which is what the lease is for.
+	lateSweeps map[string]Finding
+}
+
+// sampleLeases records, every half second while ctx lasts, how far past
+// its lease the oldest dispatching row is.
+//
+// It also checks the sweep under load: from the moment PostgreSQL is not
+// being restarted and at least one console answers (calm) — the others
+// killed or frozen, as they may be — a lease that runs out must be swept
+// within one sweep interval and the slack.
+func (r *roundRun) sampleLeases(ctx context.Context) {
+	var calm time.Time
+	for ctx.Err() == nil {
+		var secs float64
+		err := r.w.pool.QueryRow(ctx, `SELECT coalesce(max(extract(epoch FROM now() - lease_until)), 0)::float8
+			FROM invocations WHERE state = 'dispatching'`).Scan(&secs)
+		if err == nil {
+			if d := time.Duration(secs * float64(time.Second)); d > r.overshoot {
+				r.overshoot = d
+			}
+		}
+		anyUp := false
+		for _, c := range r.w.consoles {
+			anyUp = anyUp || c.up(ctx)
+		}
+		healthy := err == nil && r.pgDown.Load() == 0 && anyUp
+		switch {
+		case !healthy:
+			calm = time.Time{}
+		case calm.IsZero():
+			calm = time.Now()
+		default:
+			r.findLateSweeps(ctx, calm)
+		}
+		sleep(ctx, 500*time.Millisecond)
+	}
+}
+
+func (r *roundRun) findLateSweeps(ctx context.Context, calm time.Time) {
+	rows, err := r.w.pool.Query(ctx, `SELECT id, task_id, lease_until FROM invocations
+		WHERE state = 'dispatching' AND lease_until > $1 AND lease_until < now() - $2::interval`,
+		calm, (sweepInterval + sweepSlack).String())
+	if err != nil {
+		return
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, task string
+		var until time.Time
+		if rows.Scan(&id, &task, &until) != nil {
+			return
+		}
+		if _, seen := r.lateSweeps[id]; !seen && r.pgDown.Load() == 0 {
+			r.lateSweeps[id] = Finding{Rule: "sweep_late", Invocation: id, Task: task, Detail: fmt.Sprintf(
+				"dispatching %s after its lease ran out at %s, PostgreSQL and a console up since %s",
+				time.Since(until).Round(time.Millisecond), until.Format("15:04:05.000"), calm.Format("15:04:05.000"))}
+		}
+	}
+}
+
+// runRound builds a fresh world, drives it under the faults for the round's
+// length, lets it settle with every process up and every fault lifted,
+// reconciles what is unverified, and checks.
+func runRound(ctx context.Context, env *Env, cfg Config, round int, seed uint64, faults []Fault) RoundResult {
+	rr := RoundResult{Round: round, Seed: seed, Faults: faults}
+	w, err := newWorld(ctx, env, cfg.Bin, cfg.Instances)
+	if err != nil {
+		rr.Error = "setup: " + err.Error()
+		return rr
+	}
+	defer w.close()
+	if err := w.shopBaseline(ctx); err != nil {
+		rr.Error = "setup: " + err.Error()
+		return rr
+	}
+	d := newDriver(w, seed)
+	r := &roundRun{seed: seed, w: w, d: d, lateSweeps: map[string]Finding{}}
+	loadCtx, cancel := context.WithTimeout(ctx, cfg.RoundLength)
+	var wg sync.WaitGroup
+	wg.Go(func() { d.run(loadCtx, cfg.Assistants) })
+	wg.Go(func() { r.sampleLeases(loadCtx) })
+	r.inject(loadCtx, rr.Faults)
+	<-loadCtx.Done()
+	cancel()
+	wg.Wait()
+
+	unverified, err := settle(ctx, r)
+	rr.Actions = d.log
+	if err != nil {
+		rr.Error = "settle: " + err.Error()
+	}
+	rr.Counts.Faults = faultCounts(rr.Faults)
+	if err == nil {
+		rr.Findings, err = check(ctx, w, d, unverified, &rr.Counts)
+		if err != nil {
+			rr.Error = "check: " + err.Error()
+		}
+		rr.Findings = append(r.leaseFindings, rr.Findings...)
+		for _, f := range r.lateSweeps {
+			rr.Findings = append(rr.Findings, f)
+		}
+		rr.Counts.Violations = len(rr.Findings)
+	}
+	rr.Counts.LeaseOvershootMS = r.overshoot.Milliseconds()
+	rr.Counts.Faults = faultCounts(rr.Faults)
+	return rr
+}
+
+// settle lifts every fault, brings every console up, lifts the stop and the
+// pauses, waits until nothing is approved or dispatching (a dispatching row
+// must turn within its lease and one sweep), then reconciles every
+// unverified invocation through the API. It returns the ones that were
+// unverified before reconciling.
+func settle(ctx context.Context, r *roundRun) (map[string]bool, error) {
+	w, d := r.w, r.d
+	rnd := rand.New(rand.NewPCG(r.seed, 99))
+	_ = w.shopFaults(ctx, nil)
+	for _, c := range w.consoles {
+		c.mu.Lock()
+		down := c.down
+		c.mu.Unlock()
+		if down {
+			_ = c.start()
+		}
+	}
+	for _, c := range w.consoles {
+		if err := c.waitUp(ctx, 90*time.Second); err != nil {
+			return nil, err
+		}
+	}
+	if err := d.globalStop(ctx, rnd, false); err != nil {
+		return nil, err
+	}
+	// Every console is up: within one sweep interval (and the slack a
+	// machine shared by PostgreSQL and three consoles needs to run one
+	// sweep), nothing may still be dispatching past its lease.
+	sleep(ctx, sweepInterval+sweepSlack)
+	rows, err := w.pool.Query(ctx, `SELECT id, task_id, lease_until FROM invocations
+		WHERE state = 'dispatching' AND lease_until < now() - $1::interval`, (sweepInterval + sweepSlack).String())
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var id, task string
+		var until time.Time
+		if err := rows.Scan(&id, &task, &until); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		r.leaseFindings = append(r.leaseFindings, Finding{Rule: "dispatching_past_lease", Invocation: id, Task: task,
+			Detail: fmt.Sprintf("still dispatching %s after its lease ran out, with every console up", time.Since(until).Round(time.Millisecond))})
+	}
+	rows.Close()
+	d.mu.Lock()
+	var paused []string
+	for id, p := range d.paused {
+		if p {
+			paused = append(paused, id)
+		}
+	}
+	d.mu.Unlock()
+	for _, id := range paused {
+		_ = d.taskControl(ctx, rnd, id, "resume") // a cancelled one refuses: fine
+	}
+	// Every lease granted before now ends within leaseLength; give the
+	// sweep one interval more, and the dispatchers time to drain.
+	deadline := time.Now().Add(leaseLength + 60*time.Second)
+	for {
+		var busy int
+		var maxLease *time.Time
+		err := w.pool.QueryRow(ctx, `SELECT count(*), max(lease_until) FROM invocations
+			WHERE state IN ('approved', 'dispatching')`).Scan(&busy, &maxLease)
+		if err == nil && busy == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			break // the checker reports what is still dispatching
+		}
+		sleep(ctx, 250*time.Millisecond)
+	}
+	sleep(ctx, sweepInterval)
+
+	rows, err = w.pool.Query(ctx, `SELECT id FROM invocations WHERE state = 'unverified' ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	out := map[string]bool{}
+	for i, id := range ids {
+		out[id] = true
+		for attempt := range 3 {
+			var inv apiInvocation
+			status, err := d.api.do(ctx, w.console(i+attempt).URL(), http.MethodPost, "/invocations/"+id+"/reconcile", map[string]any{}, "", &inv)
+			d.record(Action{Actor: "assistant", Op: "reconcile", Console: (i+attempt)%len(w.consoles) + 1, Status: status,
+				Invocation: id, State: inv.State, Error: errText(err)})
+			if err == nil || status == http.StatusConflict {
+				break
+			}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,64 @@
+package controlplane_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"countersign/internal/controlplane"
+)
+
+// TestSweepDoesNotWaitForABlockedDispatch hangs a console inside a permit
+// (its transaction holds a task's row lock, as a console frozen by SIGSTOP
+// does) while another console's write sits at the shop: the healthy
+// console's dispatcher blocks on that lock, and the lease that runs out
+// meanwhile must still be swept within a few intervals, not when the hung
+// console lets go (the chaos campaign's console_freeze fault makes such
+// hangs).
+func TestSweepDoesNotWaitForABlockedDispatch(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	atShop := b.edits(b.task([]string{"update_product_description"}, 10, 5, 1000), 1)[0]
+	hung, gate := b.gatedService(false)
+	t.Cleanup(func() { close(gate.open) })
+	go func() { _, _ = hung.Dispatch(context.WithoutCancel(b.ctx), atShop.ID) }()
+	<-gate.arrived
+
+	locked := b.task([]string{"update_product_description"}, 10, 5, 1000)
+	b.edits(locked, 1)
+	tx, err := b.store.Pool().Begin(b.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
+	if _, err := tx.Exec(b.ctx, `SELECT 1 FROM tasks WHERE id = $1 FOR UPDATE`, locked.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithCancel(b.ctx)
+	t.Cleanup(cancel)
+	const interval = 20 * time.Millisecond
+	go b.cp.RunDispatcher(ctx, interval)
+	waitFor(t, "the dispatcher to block on the locked task", func() bool {
+		var waiting int
+		err := b.store.Pool().QueryRow(b.ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting)
+		return err == nil && waiting > 0
+	})
+	b.clock.Advance(gatedLease + time.Second)
+	waitFor(t, "the sweep to make the write at the shop unverified", func() bool {
+		return b.get(atShop.ID).State == controlplane.Unverified
+	})
+}
+
+// waitFor polls cond for up to five seconds of real time.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
