@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"sort"
 	"time"
 )
 
@@ -249,13 +248,4 @@ func faultCounts(faults []Fault) map[string]int {
 		}
 	}
 	return out
-}
-
-func sortedKinds(m map[string]int) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
