@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"slices"
 
 	"countersign/internal/adapter"
@@ -210,48 +209,18 @@ func (a *Adapter) Execute(ctx context.Context, p adapter.Principal, call adapter
 	if err != nil {
 		return adapter.Result{}, err
 	}
-	if a.ledger == nil {
-		return adapter.Result{}, errNoLedger
-	}
-	if call.IdempotencyKey == "" {
-		return adapter.Result{}, adapter.Invalid(map[string]string{"idempotency_key": "required for every write"})
-	}
-	args := adapter.Canonical(vals)
-	claimed := false
-	if _, found, err := a.ledger.Get(ctx, a.name, call.IdempotencyKey); err != nil {
-		return adapter.Result{}, ledgerFailure(err)
-	} else if found {
-		send, prior, err := a.ledger.Begin(ctx, a.name, call.IdempotencyKey, call.Action, call.Quote.Target.ID, args)
+	return a.ledger.ExecuteOnce(ctx, a.name, call, adapter.Canonical(vals), a.log, func(ctx context.Context) (adapter.Prepared, error) {
+		pl, err := a.plan(ctx, p, act, vals)
+		if err == nil {
+			err = checkQuote(call.Quote, pl.quote)
+		}
 		if err != nil {
-			return adapter.Result{}, ledgerFailure(err)
+			return adapter.Prepared{}, err
 		}
-		if !send {
-			return *prior, nil
-		}
-		claimed = true
-	}
-	pl, err := a.plan(ctx, p, act, vals)
-	if err == nil {
-		err = checkQuote(call.Quote, pl.quote)
-	}
-	if err != nil {
-		if claimed {
-			a.finish(ctx, call.IdempotencyKey, adapter.Result{}, err)
-		}
-		return adapter.Result{}, err
-	}
-	if !claimed {
-		send, prior, err := a.ledger.Begin(ctx, a.name, call.IdempotencyKey, call.Action, pl.quote.Target.ID, args)
-		if err != nil {
-			return adapter.Result{}, ledgerFailure(err)
-		}
-		if !send {
-			return *prior, nil
-		}
-	}
-	res, err := a.send(ctx, act, pl, call.IdempotencyKey)
-	a.finish(ctx, call.IdempotencyKey, res, err)
-	return res, err
+		return adapter.Prepared{TargetID: pl.quote.Target.ID, Send: func(ctx context.Context, key string) (adapter.Result, error) {
+			return a.send(ctx, act, pl, key)
+		}}, nil
+	}, nil)
 }
 
 // send renders and sends the action's request and reads the result from
@@ -309,17 +278,6 @@ func asJSON(data map[string]any) map[string]any {
 	return out
 }
 
-func (a *Adapter) finish(ctx context.Context, key string, res adapter.Result, callErr error) {
-	var recorded *adapter.Result
-	if callErr == nil {
-		recorded = &res
-	}
-	if err := a.ledger.Finish(ctx, a.name, key, recorded, callErr); err != nil {
-		a.log.ErrorContext(ctx, "httpadapter: record outcome in the request ledger",
-			slog.String("system", a.name), slog.String("idempotency_key", key), slog.String("error", err.Error()))
-	}
-}
-
 // checkQuote refuses a call whose target is not the one the confirmed
 // quote was made against, or has changed since.
 func checkQuote(confirmed, fresh adapter.Quote) error {
@@ -340,17 +298,4 @@ func checkQuote(confirmed, fresh adapter.Quote) error {
 		return stale(fmt.Sprintf("%s changed since the preview (version %s, now %s).", fresh.Target.Display, confirmed.Target.Version, fresh.Target.Version))
 	}
 	return nil
-}
-
-var errNoLedger = &adapter.Error{Code: "ledger_unavailable", Outcome: adapter.NotSent,
-	Message: "This adapter has no request ledger, so it sends no writes.",
-	Hint:    "Configure the adapter with the console's request ledger."}
-
-func ledgerFailure(err error) error {
-	if _, ok := adapter.AsError(err); ok {
-		return err
-	}
-	return &adapter.Error{Code: "ledger_unavailable", Outcome: adapter.NotSent, Retryable: true,
-		Message: "The request ledger could not be read or written; nothing was sent.",
-		Hint:    "Try again in a moment.", Err: fmt.Errorf("httpadapter: request ledger: %w", err)}
 }

@@ -149,7 +149,7 @@ func (a *Adapter) Lookup(ctx context.Context, _ adapter.Principal, call adapter.
 	if a.ledger != nil {
 		entry, found, err := a.ledger.Get(ctx, a.name, call.IdempotencyKey)
 		if err != nil {
-			return adapter.LookupResult{}, ledgerFailure(err)
+			return adapter.LookupResult{}, adapter.LedgerFailure(err)
 		}
 		if found {
 			out.Found, out.LedgerState, out.Error = true, entry.State, entry.Error

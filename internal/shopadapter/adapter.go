@@ -144,52 +144,20 @@ func (a *Adapter) Execute(ctx context.Context, p adapter.Principal, call adapter
 	if err != nil {
 		return adapter.Result{}, err
 	}
-	if a.ledger == nil {
-		return adapter.Result{}, errNoLedger
-	}
-	if call.IdempotencyKey == "" {
-		return adapter.Result{}, adapter.Invalid(map[string]string{"idempotency_key": "required for every write"})
-	}
-	args := adapter.Canonical(vals)
-	claimed := false
-	// A key seen before is answered from the ledger before anything is
-	// re-read: after the first call its target has usually moved on, and a
-	// repeat must replay that call, not be refused as stale.
-	if _, found, err := a.ledger.Get(ctx, a.name, call.IdempotencyKey); err != nil {
-		return adapter.Result{}, ledgerFailure(err)
-	} else if found {
-		send, prior, err := a.ledger.Begin(ctx, a.name, call.IdempotencyKey, call.Action, call.Quote.Target.ID, args)
+	return a.ledger.ExecuteOnce(ctx, a.name, call, adapter.Canonical(vals), a.log, func(ctx context.Context) (adapter.Prepared, error) {
+		pl, err := def.plan(a, ctx, p, vals)
+		if err == nil {
+			err = checkQuote(call.Quote, pl.quote)
+		}
 		if err != nil {
-			return adapter.Result{}, ledgerFailure(err)
+			return adapter.Prepared{}, err
 		}
-		if !send {
-			return *prior, nil
-		}
-		claimed = true // the earlier row is gone; this call owns the key now
-	}
-	pl, err := def.plan(a, ctx, p, vals)
-	if err == nil {
-		err = checkQuote(call.Quote, pl.quote)
-	}
-	if err != nil {
-		if claimed {
-			a.finish(ctx, call.IdempotencyKey, adapter.Result{}, err)
-		}
-		return adapter.Result{}, err
-	}
-	if !claimed {
-		send, prior, err := a.ledger.Begin(ctx, a.name, call.IdempotencyKey, call.Action, pl.quote.Target.ID, args)
-		if err != nil {
-			return adapter.Result{}, ledgerFailure(err)
-		}
-		if !send {
-			return *prior, nil
-		}
-	}
-	res, err := pl.send(ctx, call.IdempotencyKey)
-	res.Data = asJSON(res.Data)
-	a.finish(ctx, call.IdempotencyKey, res, err)
-	return res, err
+		return adapter.Prepared{TargetID: pl.quote.Target.ID, Send: func(ctx context.Context, key string) (adapter.Result, error) {
+			res, err := pl.send(ctx, key)
+			res.Data = asJSON(res.Data)
+			return res, err
+		}}, nil
+	}, func(res adapter.Result) bool { return len(res.Steps) > 0 })
 }
 
 // asJSON gives result data the shape it has after the ledger stored it
@@ -207,20 +175,6 @@ func asJSON(data map[string]any) map[string]any {
 		return data
 	}
 	return out
-}
-
-// finish records a sent call's outcome. A ledger that cannot be written
-// after the shop answered leaves the call "sending", which repeats and
-// limits treat as possibly applied; the caller still gets the real outcome.
-func (a *Adapter) finish(ctx context.Context, key string, res adapter.Result, callErr error) {
-	var recorded *adapter.Result
-	if callErr == nil || len(res.Steps) > 0 {
-		recorded = &res
-	}
-	if err := a.ledger.Finish(ctx, a.name, key, recorded, callErr); err != nil {
-		a.log.ErrorContext(ctx, "shopadapter: record outcome in the request ledger",
-			slog.String("system", a.name), slog.String("idempotency_key", key), slog.String("error", err.Error()))
-	}
 }
 
 // checkQuote refuses a call whose target is not the one the confirmed
@@ -244,21 +198,6 @@ func checkQuote(confirmed, fresh adapter.Quote) error {
 			fresh.Target.Display, confirmed.Target.Version, fresh.Target.Version))
 	}
 	return nil
-}
-
-var errNoLedger = &adapter.Error{Code: "ledger_unavailable", Outcome: adapter.NotSent,
-	Message: "This adapter has no request ledger, so it sends no writes.",
-	Hint:    "Configure the adapter with the console's request ledger."}
-
-// ledgerFailure wraps a ledger error that is not already structured:
-// nothing was sent.
-func ledgerFailure(err error) error {
-	if _, ok := adapter.AsError(err); ok {
-		return err
-	}
-	return &adapter.Error{Code: "ledger_unavailable", Outcome: adapter.NotSent, Retryable: true,
-		Message: "The request ledger could not be read or written; nothing was sent.",
-		Hint:    "Try again in a moment.", Err: fmt.Errorf("shopadapter: request ledger: %w", err)}
 }
 
 // isCode reports whether err is an *adapter.Error with code.

@@ -75,11 +75,11 @@ func (a *Adapter) planCancel(ctx context.Context, p adapter.Principal, args map[
 // hours, counting every earlier call whose effect happened or may have.
 func (a *Adapter) checkOncePerDay(ctx context.Context, subID, display string) error {
 	if a.ledger == nil {
-		return errNoLedger
+		return adapter.ErrNoLedger
 	}
 	n, err := a.ledger.CountRecent(ctx, a.name, ActionCancelSubscription, subID, a.now().Add(-24*time.Hour))
 	if err != nil {
-		return ledgerFailure(err)
+		return adapter.LedgerFailure(err)
 	}
 	if n > 0 {
 		return &adapter.Error{Code: "limit_one_per_day", Outcome: adapter.Refused, PolicyRefusal: true,
