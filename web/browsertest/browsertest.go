@@ -125,7 +125,17 @@ func CheckAccessibility(t testing.TB, ctx context.Context, page string) {
 	}
 }
 
-// Screenshot saves a PNG of the whole current page under the temp dir and
+// ScreenshotDir is where Screenshot writes: $SCREENSHOT_DIR when set, else
+// countersign-screenshots under the temp dir. Browser tests save one PNG per
+// page state a reader looks at, so a reviewer can judge the pages by eye.
+func ScreenshotDir() string {
+	if dir := os.Getenv("SCREENSHOT_DIR"); dir != "" {
+		return dir
+	}
+	return filepath.Join(os.TempDir(), "countersign-screenshots")
+}
+
+// Screenshot saves a PNG of the whole current page under ScreenshotDir and
 // returns its path.
 func Screenshot(t testing.TB, ctx context.Context, name string) string {
 	t.Helper()
@@ -133,7 +143,11 @@ func Screenshot(t testing.TB, ctx context.Context, name string) string {
 	if err != nil {
 		t.Fatalf("browsertest: screenshot: %v", err)
 	}
-	path := filepath.Join(os.TempDir(), name)
+	dir := ScreenshotDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatalf("browsertest: screenshot: %v", err)
+	}
+	path := filepath.Join(dir, name)
 	if err := os.WriteFile(path, png, 0o644); err != nil {
 		t.Fatalf("browsertest: screenshot: %v", err)
 	}
