@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,12 +39,40 @@ func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 // database (migrations, background work).
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
+// DefaultIdleInTransactionTimeout is how long PostgreSQL lets a console's
+// session sit inside a transaction waiting for the console before it ends
+// the session, releasing its row locks: a console frozen mid-transaction (a
+// stopped process, a GC pause, a hung host) must not hold an invocation
+// away from the lease sweep of the healthy ones. The console's transactions
+// make no calls to other systems, so a healthy one is never idle this long.
+const DefaultIdleInTransactionTimeout = 10 * time.Second
+
+// Option adjusts how Open configures the pool's connections.
+type Option func(*pgxpool.Config)
+
+// IdleInTransactionTimeout sets the sessions' idle_in_transaction_session_timeout
+// (0 turns it off). Without it Open uses DefaultIdleInTransactionTimeout
+// unless the URL sets the parameter itself.
+func IdleInTransactionTimeout(d time.Duration) Option {
+	return func(cfg *pgxpool.Config) {
+		cfg.ConnConfig.RuntimeParams[idleInTx] = strconv.FormatInt(d.Milliseconds(), 10)
+	}
+}
+
+const idleInTx = "idle_in_transaction_session_timeout"
+
 // Open connects to url and checks the connection, waiting up to timeout for
 // a server that is still starting.
-func Open(ctx context.Context, url string, timeout time.Duration) (*pgxpool.Pool, error) {
+func Open(ctx context.Context, url string, timeout time.Duration, opts ...Option) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("store: parse database URL: %w", err)
+	}
+	if _, set := cfg.ConnConfig.RuntimeParams[idleInTx]; !set {
+		IdleInTransactionTimeout(DefaultIdleInTransactionTimeout)(cfg)
+	}
+	for _, o := range opts {
+		o(cfg)
 	}
 	// pgxpool's default (4 on a small machine) starves the dispatch workers;
 	// pool_max_conns in the URL still wins.

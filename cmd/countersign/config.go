@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"countersign/store"
 )
 
 // config is every setting of the console. Each flag falls back to an
@@ -37,6 +39,7 @@ type config struct {
 	AdapterTimeout  time.Duration
 	LeaseMargin     time.Duration
 	DispatchEvery   time.Duration
+	IdleInTx        time.Duration
 	APIRate         int
 	// TelemetryAddr serves Prometheus telemetry on an address of its own;
 	// empty turns it off. TelemetryToken, when set, must come as a bearer
@@ -112,6 +115,7 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	dur(&c.AdapterTimeout, "adapter-timeout", "ADAPTER_TIMEOUT", 15*time.Second, "longest wait for one call to a business system")
 	dur(&c.LeaseMargin, "lease-margin", "DISPATCH_LEASE_MARGIN", 15*time.Second, "added to twice the adapter timeout: a dispatch not finished by then is unverified")
 	dur(&c.DispatchEvery, "dispatch-interval", "DISPATCH_INTERVAL", time.Second, "how often the dispatcher looks for work besides being woken by NOTIFY")
+	dur(&c.IdleInTx, "db-idle-tx-timeout", "DB_IDLE_IN_TRANSACTION_TIMEOUT", store.DefaultIdleInTransactionTimeout, "PostgreSQL ends a console session left this long inside a transaction (a frozen console), releasing its locks")
 	apiRate := 120
 	if v := getenv("API_RATE_PER_MINUTE"); v != "" {
 		if n, err := strconv.Atoi(v); err == nil {
@@ -161,7 +165,7 @@ func (c *config) validate() error {
 		name string
 		v    time.Duration
 	}{{"-session-idle", c.SessionIdle}, {"-session-absolute", c.SessionAbsolute}, {"-shutdown-grace", c.ShutdownGrace},
-		{"-adapter-timeout", c.AdapterTimeout}, {"-lease-margin", c.LeaseMargin}, {"-dispatch-interval", c.DispatchEvery}, {"-metrics-refresh", c.MetricsRefresh},
+		{"-adapter-timeout", c.AdapterTimeout}, {"-lease-margin", c.LeaseMargin}, {"-dispatch-interval", c.DispatchEvery}, {"-db-idle-tx-timeout", c.IdleInTx}, {"-metrics-refresh", c.MetricsRefresh},
 		{"-webhook-interval", c.WebhookEvery}} {
 		if d.v <= 0 {
 			problems = append(problems, d.name+": want a positive duration like 30m or 12h")

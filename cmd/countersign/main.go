@@ -139,7 +139,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 // the pool and stops the cluster.
 func openDatabase(ctx context.Context, cfg config, log *slog.Logger) (*pgxpool.Pool, *pgcluster.Cluster, func(), error) {
 	if !cfg.demo() {
-		pool, err := store.Open(ctx, cfg.DatabaseURL, 30*time.Second)
+		pool, err := store.Open(ctx, cfg.DatabaseURL, 30*time.Second, store.IdleInTransactionTimeout(cfg.IdleInTx))
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -160,7 +160,7 @@ func openDatabase(ctx context.Context, cfg config, log *slog.Logger) (*pgxpool.P
 		stopCluster()
 		return nil, nil, nil, err
 	}
-	pool, err := store.Open(ctx, cluster.URL("countersign"), 30*time.Second)
+	pool, err := store.Open(ctx, cluster.URL("countersign"), 30*time.Second, store.IdleInTransactionTimeout(cfg.IdleInTx))
 	if err != nil {
 		stopCluster()
 		return nil, nil, nil, err

@@ -86,6 +86,14 @@ const roundSetup = 45 * time.Second
 // sweepSlack is what a sweep may take beyond its interval on a busy machine.
 const sweepSlack = time.Second
 
+// sweepBound is how late past its lease an invocation may still be
+// dispatching while PostgreSQL and a console are up: a console frozen inside
+// StartSend's transaction holds the row until PostgreSQL ends its session
+// (idleInTx after it froze, which is before the lease ran out, or StartSend
+// would not have matched); the sweep skips a locked row and takes it on its
+// next pass.
+const sweepBound = sweepInterval + idleInTx + sweepSlack
+
 // Run runs a campaign and prints its table.
 func Run(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.Out == nil {

@@ -21,6 +21,10 @@ const (
 	sweepInterval  = 500 * time.Millisecond
 	// leaseLength is the console's dispatch lease: 2 × adapter timeout + margin.
 	leaseLength = 2*adapterTimeout + leaseMargin
+	// idleInTx is the consoles' idle-in-transaction timeout: PostgreSQL
+	// ends the session of a console frozen inside a transaction this long
+	// after it stopped, releasing the rows it held from the sweep.
+	idleInTx = time.Second
 )
 
 // console is one console process slot: the process is killed and started
@@ -55,6 +59,7 @@ func newConsole(n int, bin, dbURL, shopURL, sessionKey string) (*console, error)
 	env := append(os.Environ(), "DATABASE_URL="+dbURL, "SHOP_URL="+shopURL, "DATA_DIR="+dir,
 		"SESSION_KEYS="+sessionKey, "DISPATCH_INTERVAL="+sweepInterval.String(),
 		"ADAPTER_TIMEOUT="+adapterTimeout.String(), "DISPATCH_LEASE_MARGIN="+leaseMargin.String(),
+		"DB_IDLE_IN_TRANSACTION_TIMEOUT="+idleInTx.String(),
 		"API_RATE_PER_MINUTE=100000", "METRICS_REFRESH=10m", "NOTIFY_INTERVAL=10m", "LOG_FORMAT=json",
 		"SHUTDOWN_GRACE=2s")
 	return &console{n: n, bin: bin, env: env, addr: addr, dir: dir, logs: &bytes.Buffer{}}, nil

@@ -68,23 +68,49 @@ func (r *roundRun) sampleLeases(ctx context.Context) {
 func (r *roundRun) findLateSweeps(ctx context.Context, calm time.Time) {
 	rows, err := r.w.pool.Query(ctx, `SELECT id, task_id, lease_until FROM invocations
 		WHERE state = 'dispatching' AND lease_until > $1 AND lease_until < now() - $2::interval`,
-		calm, (sweepInterval + sweepSlack).String())
+		calm, sweepBound.String())
 	if err != nil {
 		return
 	}
-	defer rows.Close()
+	type late struct {
+		id, task string
+		until    time.Time
+	}
+	var found []late
 	for rows.Next() {
-		var id, task string
-		var until time.Time
-		if rows.Scan(&id, &task, &until) != nil {
+		var l late
+		if rows.Scan(&l.id, &l.task, &l.until) != nil {
+			rows.Close()
 			return
 		}
-		if _, seen := r.lateSweeps[id]; !seen && r.pgDown.Load() == 0 {
-			r.lateSweeps[id] = Finding{Rule: "sweep_late", Invocation: id, Task: task, Detail: fmt.Sprintf(
-				"dispatching %s after its lease ran out at %s, PostgreSQL and a console up since %s",
-				time.Since(until).Round(time.Millisecond), until.Format("15:04:05.000"), calm.Format("15:04:05.000"))}
+		found = append(found, l)
+	}
+	rows.Close()
+	for _, l := range found {
+		if _, seen := r.lateSweeps[l.id]; !seen && r.pgDown.Load() == 0 {
+			r.lateSweeps[l.id] = Finding{Rule: "sweep_late", Invocation: l.id, Task: l.task, Detail: fmt.Sprintf(
+				"dispatching %s after its lease ran out at %s, PostgreSQL and a console up since %s; sessions then: %s",
+				time.Since(l.until).Round(time.Millisecond), l.until.Format("15:04:05.000"), calm.Format("15:04:05.000"),
+				r.sessions(ctx))}
 		}
 	}
+}
+
+// sessions describes the console database's sessions that are inside a
+// transaction or waiting for a lock, for a sweep_late finding: which
+// session held the row, and in what state, is what explains a late sweep.
+func (r *roundRun) sessions(ctx context.Context) string {
+	var out string
+	err := r.w.pool.QueryRow(ctx, `SELECT coalesce(string_agg(format('pid %s %s (%s) for %s, blocked by %s: %s',
+			pid, state, coalesce(wait_event_type, '-'), date_trunc('milliseconds', now() - coalesce(xact_start, state_change)),
+			pg_blocking_pids(pid), left(query, 100)), '; '), 'none')
+		FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid()
+		  AND (xact_start IS NOT NULL OR wait_event_type = 'Lock')`).Scan(&out)
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	return out
 }
 
 // runRound builds a fresh world, drives it under the faults for the round's

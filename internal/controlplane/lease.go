@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"countersign/internal/adapter"
 	"countersign/store"
@@ -44,6 +45,10 @@ func (s *Service) startSend(ctx context.Context, inv Invocation, lease string) b
 	return false
 }
 
+// sweepLockWait is how long the sweep waits for an invocation's row lock
+// before leaving that row to its next pass.
+const sweepLockWait = 200 * time.Millisecond
+
 // SweepLeases makes every invocation still dispatching after its lease
 // unverified: the console that held it died or lost track, or its worker
 // did not start the send within the lease and so will not send it (found
@@ -56,6 +61,14 @@ func (s *Service) SweepLeases(ctx context.Context) (int, error) {
 	n := 0
 	for _, r := range rows {
 		err := s.store.InTx(ctx, func(tx *store.Tx) error {
+			// A console frozen inside StartSend's transaction holds the
+			// row; waiting for it would stall every other expired lease
+			// behind it. Skip it this pass: PostgreSQL ends that session
+			// after the idle-in-transaction timeout, and the next pass
+			// sweeps the row (or finds StartSend committed first).
+			if err := tx.LockTimeout(ctx, sweepLockWait); err != nil {
+				return err
+			}
 			now := s.now()
 			ae := &adapter.Error{Code: adapter.CodeOutcomeUnknown, Outcome: adapter.Unknown,
 				Message: "The console lost track of this request while it was being sent; it may or may not have been applied.",
@@ -71,6 +84,10 @@ func (s *Service) SweepLeases(ctx context.Context) (int, error) {
 				"code": ae.Code, "lease_until": r.LeaseUntil})
 		})
 		if errors.Is(err, store.ErrConflict) {
+			continue
+		}
+		if errors.Is(err, store.ErrBusy) {
+			s.log.Warn("sweep: invocation locked by another session; trying again next pass", "invocation", r.ID)
 			continue
 		}
 		if err != nil {

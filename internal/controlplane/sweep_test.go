@@ -62,3 +62,69 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestSweepSkipsARowAFrozenConsoleHolds freezes a console inside
+// StartSend's transaction (it holds one invocation's row lock and never
+// commits) while two writes sit at the shop past their leases: the sweep
+// must not wait for the frozen console. It sweeps the other write, leaves
+// the locked one dispatching, and sweeps that one on the pass after the
+// lock is gone (PostgreSQL ends the frozen session after the idle-in-
+// transaction timeout; here the test rolls it back).
+func TestSweepSkipsARowAFrozenConsoleHolds(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var atShop []controlplane.Invocation
+	var gates []*gatedShop
+	for range 2 {
+		inv := b.edits(b.task([]string{"update_product_description"}, 10, 5, 1000), 1)[0]
+		cp, gate := b.gatedService(false)
+		gates = append(gates, gate)
+		go func() { _, _ = cp.Dispatch(context.WithoutCancel(b.ctx), inv.ID) }()
+		<-gate.arrived
+		atShop = append(atShop, inv)
+	}
+	t.Cleanup(func() {
+		for _, g := range gates {
+			close(g.open)
+		}
+	})
+	frozen, free := atShop[0], atShop[1]
+
+	tx, err := b.store.Pool().Begin(b.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
+	if _, err := tx.Exec(b.ctx, `SELECT 1 FROM invocations WHERE id = $1 FOR UPDATE`, frozen.ID); err != nil {
+		t.Fatal(err)
+	}
+	b.clock.Advance(gatedLease + time.Second)
+
+	// A sweep that waited for the lock would wait for ever: the deadline
+	// turns that into a failure instead of a hung test.
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	n, err := b.cp.SweepLeases(ctx)
+	if err != nil {
+		t.Fatalf("sweep with a locked row: %v", err)
+	}
+	if n != 1 {
+		t.Errorf("first sweep made %d unverified, want 1 (the unlocked write)", n)
+	}
+	if got := b.get(free.ID).State; got != controlplane.Unverified {
+		t.Errorf("unlocked write is %s after the sweep, want unverified", got)
+	}
+	if got := b.get(frozen.ID).State; got != controlplane.Dispatching {
+		t.Errorf("locked write is %s while the frozen console holds it, want dispatching", got)
+	}
+
+	if err := tx.Rollback(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err = b.cp.SweepLeases(ctx); err != nil || n != 1 {
+		t.Fatalf("second sweep: %d unverified, %v; want 1, nil", n, err)
+	}
+	if got := b.get(frozen.ID).State; got != controlplane.Unverified {
+		t.Errorf("write is %s once the lock is gone, want unverified", got)
+	}
+}
