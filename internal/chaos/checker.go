@@ -40,6 +40,10 @@ type Counts struct {
 	// lookup did not establish.
 	StillUnverified int `json:"still_unverified"`
 	WithEffect      int `json:"still_unverified_with_effect"`
+	// Compensated failed after applying a step that the adapter undid under
+	// the same key (a cancellation reinstated when its invoice could not
+	// be voided): effects in the ledger, none of them lasting.
+	Compensated int `json:"compensated,omitempty"`
 	// LeaseOvershootMS is the longest a dispatching row was seen past its
 	// lease while the load and the faults ran (not a violation: consoles
 	// may be down or frozen then).
@@ -141,6 +145,12 @@ func evaluate(j journal, ack acknowledged, unverifiedBefore map[string]bool, c *
 	// No effect without a journal row and its key; no two effects of one
 	// kind on one object for one key.
 	effects := map[string]int{}
+	// lasting counts, per invocation, the effects its own compensation
+	// did not undo: a failed call may leave a step it rolled back (the
+	// shop's cancellation whose invoice could not be voided, reinstated
+	// under the same key), never one that stands.
+	lasting := map[string]int{}
+	open := map[string][]demoshop.LedgerEntry{} // key|object → effects not yet undone
 	seen := map[string]int64{}
 	for _, e := range ledger {
 		inv := byKey[e.RequestID]
@@ -149,6 +159,19 @@ func evaluate(j journal, ack acknowledged, unverifiedBefore map[string]bool, c *
 			continue
 		}
 		effects[inv.ID]++
+		lasting[inv.ID]++
+		ko := e.RequestID + "|" + e.Object
+		if undoes, ok := compensations[e.Kind]; ok {
+			for i, prior := range open[ko] {
+				if prior.Kind == undoes && undoneWhole(prior) {
+					open[ko] = append(open[ko][:i], open[ko][i+1:]...)
+					lasting[inv.ID] -= 2
+					break
+				}
+			}
+		} else {
+			open[ko] = append(open[ko], e)
+		}
 		k := e.RequestID + "|" + e.Kind + "|" + e.Object
 		if first, dup := seen[k]; dup {
 			add("duplicate_effect", inv.ID, inv.TaskID, "ledger entries %d and %d: %s on %s twice for one key", first, e.ID, e.Kind, e.Object)
@@ -168,7 +191,13 @@ func evaluate(j journal, ack acknowledged, unverifiedBefore map[string]bool, c *
 			if len(inv.Verification) == 0 || string(inv.Verification) == "null" {
 				add("completed_without_verification", inv.ID, inv.TaskID, "completed without a verification")
 			}
-		case "failed", "not_dispatched", "rejected", "expired", "proposed", "awaiting_approval", "awaiting_confirmation", "approved":
+		case "failed":
+			if lasting[inv.ID] > 0 {
+				add("effect_for_failed", inv.ID, inv.TaskID, "failed, but the ledger has %d effect(s) with key %s that nothing undid", lasting[inv.ID], inv.Key)
+			} else if effects[inv.ID] > 0 {
+				c.Compensated++
+			}
+		case "not_dispatched", "rejected", "expired", "proposed", "awaiting_approval", "awaiting_confirmation", "approved":
 			if effects[inv.ID] > 0 {
 				add("effect_for_"+inv.State, inv.ID, inv.TaskID, "%s, but the ledger has %d effect(s) with key %s", inv.State, effects[inv.ID], inv.Key)
 			}
@@ -371,4 +400,21 @@ func readLedger(ctx context.Context, w *world) ([]demoshop.LedgerEntry, error) {
 		all = append(all, page...)
 		after = page[len(page)-1].ID
 	}
+}
+
+// compensations maps an effect that undoes another to the kind it undoes,
+// on the same object and under the same key.
+var compensations = map[string]string{
+	demoshop.KindSubscriptionReinstated: demoshop.KindSubscriptionCancelled,
+}
+
+// undoneWhole reports whether compensating e restores everything e did:
+// reinstating a subscription does not return a balance its immediate
+// cancellation charged.
+func undoneWhole(e demoshop.LedgerEntry) bool {
+	var d struct {
+		Charged int64 `json:"charged_cents"`
+	}
+	_ = json.Unmarshal(e.Data, &d)
+	return d.Charged == 0
 }

@@ -65,6 +65,23 @@ func TestEvaluateCatchesEachBrokenInvariant(t *testing.T) {
 		{name: "an effect for a failed write", j: journal{invs: []journalInvocation{inv("a", "failed", 5)},
 			ledger: []demoshop.LedgerEntry{effect(1, "cs-a")}, events: sent("a"), tasks: []journalTask{task}},
 			want: []string{"effect_for_failed"}},
+		{name: "a failed cancellation its adapter undid", j: journal{invs: []journalInvocation{inv("a", "failed", 5)},
+			ledger: []demoshop.LedgerEntry{
+				{ID: 1, Kind: demoshop.KindSubscriptionCancelled, Object: "sub_1", RequestID: "cs-a", Data: []byte(`{"charged_cents":0}`)},
+				{ID: 2, Kind: demoshop.KindSubscriptionReinstated, Object: "sub_1", RequestID: "cs-a", Data: []byte(`{}`)}},
+			events: sent("a"), tasks: []journalTask{task}}},
+		{name: "a failed cancellation undone but its charge kept", j: journal{invs: []journalInvocation{inv("a", "failed", 5)},
+			ledger: []demoshop.LedgerEntry{
+				{ID: 1, Kind: demoshop.KindSubscriptionCancelled, Object: "sub_1", RequestID: "cs-a", Data: []byte(`{"charged_cents":2400}`)},
+				{ID: 2, Kind: demoshop.KindSubscriptionReinstated, Object: "sub_1", RequestID: "cs-a", Data: []byte(`{}`)}},
+			events: sent("a"), tasks: []journalTask{task}},
+			want: []string{"effect_for_failed"}},
+		{name: "a reinstatement of another object undoes nothing", j: journal{invs: []journalInvocation{inv("a", "failed", 5)},
+			ledger: []demoshop.LedgerEntry{
+				{ID: 1, Kind: demoshop.KindSubscriptionCancelled, Object: "sub_1", RequestID: "cs-a", Data: []byte(`{}`)},
+				{ID: 2, Kind: demoshop.KindSubscriptionReinstated, Object: "sub_2", RequestID: "cs-a", Data: []byte(`{}`)}},
+			events: sent("a"), tasks: []journalTask{task}},
+			want: []string{"effect_for_failed"}},
 		{name: "an effect sent without the lease check", j: journal{invs: []journalInvocation{inv("a", "completed", 5)},
 			ledger: []demoshop.LedgerEntry{effect(1, "cs-a")}, tasks: []journalTask{task}, events: []journalEvent{
 				ev("invocation.approved", "policy", "tsk", "a"), ev("permit.granted", "system", "tsk", "a"), ev("invocation.completed", "system", "tsk", "a")}},

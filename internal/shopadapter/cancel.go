@@ -187,7 +187,18 @@ func (a *Adapter) sendCancel(ctx context.Context, key, display string, sub shopS
 			Hint:    "Do not retry. A person must check the subscription and its invoice now.", Err: errors.Join(err, err2)}
 	}
 	res.Steps = append(res.Steps, adapter.Step{Name: "reinstate_subscription", Outcome: "compensated", Detail: "cancellation undone"})
+	charged, _ := res.Data["charged_cents"].(int64)
 	res.Data = map[string]any{"subscription_id": sub.ID, "status": "active"}
+	if charged > 0 {
+		// Reinstating does not give back the balance the immediate
+		// cancellation settled: something changed, and "nothing changed"
+		// would be a lie. A person refunds it or finishes the cancellation.
+		res.Data["charged_cents"] = charged
+		return res, &adapter.Error{Code: adapter.CodeOutcomeUnknown, Outcome: adapter.Unknown,
+			Message: fmt.Sprintf("%s was cancelled and then reinstated because its upcoming invoice could not be voided, but the %s balance charged to the card ending %s when it was cancelled was not returned.",
+				display, money.Format(charged, sub.Currency), sub.PaymentMethod.Last4),
+			Hint: "Do not retry. A person must refund the charge or finish the cancellation, then reconcile this call.", Err: err}
+	}
 	return res, &adapter.Error{Code: "cancellation_rolled_back", Outcome: adapter.Refused,
 		Message: fmt.Sprintf("%s was not cancelled: the shop could not stop its upcoming invoice, so the cancellation was undone. Nothing changed; the plan is active as before.", display),
 		Hint:    "Tell the customer the cancellation did not go through and nothing changed; a person can look into it. Do not retry it yourself.",

@@ -2,6 +2,7 @@ package shopadapter_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -141,5 +142,31 @@ func TestCancelWorkflowNeverHalfDone(t *testing.T) {
 				t.Errorf("shop effects after a repeat (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestUndoneCancellationThatChargedIsNotNothing cancels a subscription at
+// once (settling its $24.00 balance) while its invoice cannot be voided: the
+// cancellation is undone, but the charge stays, so the call must not be
+// refused as "nothing changed" (which would mark it failed). It is Unknown,
+// naming the charge, for a person to settle.
+func TestUndoneCancellationThatChargedIsNotNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.fault(t, demoshop.FaultRule{Route: "POST /invoices/{id}/void", ErrorRate: 1})
+	_, res, err := b.execute(t, noah, shopadapter.ActionCancelSubscription,
+		map[string]any{"subscription_id": "Business", "reason_code": "switching", "effective": "immediately"}, "key-1")
+	ae := wantError(t, err, adapter.CodeOutcomeUnknown, adapter.Unknown)
+	if !strings.Contains(ae.Message, "$24.00") || !strings.Contains(ae.Message, "not returned") {
+		t.Errorf("message %q does not name the charge that stayed", ae.Message)
+	}
+	if ae.Retryable {
+		t.Error("must not invite a retry")
+	}
+	if diff := cmp.Diff([]string{"subscription.cancelled", "subscription.reinstated"}, b.effectKinds(t, "key-1")); diff != "" {
+		t.Errorf("shop effects (-want +got):\n%s", diff)
+	}
+	if got := res.Steps[len(res.Steps)-1]; got.Name != "reinstate_subscription" || got.Outcome != "compensated" {
+		t.Errorf("last step %+v, want the reinstatement", got)
 	}
 }
