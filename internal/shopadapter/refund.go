@@ -67,6 +67,10 @@ func (a *Adapter) planRefund(ctx context.Context, p adapter.Principal, args map[
 			Hint:   fmt.Sprintf("Propose at most %s, or explain to the customer why the refund is smaller than they asked.", money.Format(refundable, order.Currency)),
 			Fields: map[string]string{"amount_cents": fmt.Sprintf("must be at most %d", refundable)}}
 	}
+	if amount == refundable {
+		// All that can be refunded: the refund line says it, once.
+		lines = lines[:len(lines)-1]
+	}
 	if amount < refundable {
 		lines = append(lines, adapter.QuoteLine{Label: "Not in this refund (can still be refunded later)",
 			To: "−" + money.Format(refundable-amount, order.Currency)})
@@ -81,7 +85,7 @@ func (a *Adapter) planRefund(ctx context.Context, p adapter.Principal, args map[
 		Target: target,
 		Lines:  lines,
 		Consequences: []string{
-			fmt.Sprintf("%s will be paid back to the card used for order %s.", money.Format(amount, order.Currency), orderNumber(order)),
+			fmt.Sprintf("The refund is paid back to the card used for order %s.", orderNumber(order)),
 			"A refund cannot be undone.",
 		},
 		Customer:     facts,
@@ -124,15 +128,15 @@ func refundWhy(o shopOrder, reason string, amount, refundable int64) []string {
 	case reason == "changed_mind":
 		why = append(why, fmt.Sprintf("When you change your mind, shipping is not refunded and a %d%% restocking fee is kept on the items.", restockingFeePercent))
 	case reason != "duplicate_charge" && reason != "not_received" && reason != "wrong_item" && o.ShippingCents > 0:
-		why = append(why, fmt.Sprintf("Shipping (%s) is not refunded for a %s item: the parcel was delivered, so the delivery was made.",
+		why = append(why, fmt.Sprintf("Shipping (%s) is not refunded when an item arrives %s: the delivery itself took place.",
 			money.Format(o.ShippingCents, cur), words(reason)))
 	}
 	if o.AmountRefundedCents > 0 {
 		why = append(why, fmt.Sprintf("%s of this order was refunded before.", money.Format(o.AmountRefundedCents, cur)))
 	}
 	if amount < refundable {
-		why = append(why, fmt.Sprintf("This refund is the %s asked for; the other %s that can be refunded for %s is not part of it and can still be refunded later.",
-			money.Format(amount, cur), money.Format(refundable-amount, cur), words(reason)))
+		why = append(why, fmt.Sprintf("This refund covers the amount asked for. The other %s that can be refunded is not part of it and can still be refunded later.",
+			money.Format(refundable-amount, cur)))
 	}
 	return why
 }
