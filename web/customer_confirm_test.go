@@ -45,8 +45,9 @@ func TestConfirmWithoutJavaScript(t *testing.T) {
 		t.Fatalf("after dispatch: %s (%+v)", done.State, done.Error)
 	}
 	res = c.get("/requests/" + inv.ID)
-	if got := text(res, t, "reference"); got == "" || got != done.Result.Reference {
-		t.Errorf("reference %q, want %q", got, done.Result.Reference)
+	// The customer reads the shop's short reference, never its refund id.
+	if got := text(res, t, "reference"); got == "" || got != done.Result.ShortReference || strings.Contains(res.body, done.Result.Reference) {
+		t.Errorf("reference %q, want %q and no %q on the page", got, done.Result.ShortReference, done.Result.Reference)
 	}
 	if got, _ := res.doc(t).Find(`[data-testid="status"]`).Attr("data-pending"); got != "false" {
 		t.Errorf("a completed request still pending: %q", got)
@@ -76,8 +77,8 @@ func TestDeclineRecordsTheReason(t *testing.T) {
 	if got.State != controlplane.Rejected || got.DecisionReason != "I'd rather have a replacement." {
 		t.Errorf("after decline: %s with reason %q", got.State, got.DecisionReason)
 	}
-	if badge := text(c.get("/requests/"+inv.ID), t, "status-badge"); badge != controlplane.Rejected.Label() {
-		t.Errorf("badge %q, want the Rejected state badge", badge)
+	if badge := text(c.get("/requests/"+inv.ID), t, "status-badge"); badge != "Declined" {
+		t.Errorf("badge %q, want the customer's word for the Rejected state", badge)
 	}
 	events, err := b.cp.Timeline(context.Background(), inv.TaskID)
 	if err != nil {
@@ -255,6 +256,12 @@ func TestConfirmRechecksTheTask(t *testing.T) {
 	}
 	if page.doc(t).Find(`[data-testid="decline"]`).Length() != 1 {
 		t.Error("declining is not offered while on hold")
+	}
+	// A paused conversation is a normal state, not an error: a neutral
+	// notice, not the red error banner.
+	if hold := page.doc(t).Find(`[data-testid="on-hold"]`); hold.HasClass("bad") || !hold.HasClass("notice") {
+		cls, _ := hold.Attr("class")
+		t.Errorf("the on-hold notice has classes %q, want a neutral notice", cls)
 	}
 }
 

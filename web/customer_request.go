@@ -3,6 +3,8 @@ package web
 import (
 	"errors"
 	"net/http"
+	"sort"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -152,28 +154,71 @@ func (s *Server) handleCustomerDecline(c echo.Context) error {
 	return seeOther(c, back)
 }
 
-// handleMyRequests answers GET /requests: a signed-in customer's requests.
+// myRequestsLimit is how many of a customer's newest requests the list
+// reads.
+const myRequestsLimit = 100
+
+// handleMyRequests answers GET /requests: the requests of the customer
+// this browser acts for — a signed-in customer account, or a customer who
+// proved who they are on a link page (a code, an assertion). Holding a link
+// is not proof, so a visitor without one is told how to show it's them;
+// a staff account acts for no customer.
 func (s *Server) handleMyRequests(c echo.Context) error {
 	ref, _, ok := customerOf(c)
 	if !ok {
-		return noSuchRequest()
+		if _, signedIn := currentUser(c); signedIn {
+			return noSuchRequest()
+		}
+		p, err := s.page(c, "Show us it's you")
+		if err != nil {
+			return err
+		}
+		p.Narrow = true
+		return render(c, http.StatusUnauthorized, views.MyRequestsProvePage(p, views.MyRequestsProveView{SignIn: true}))
 	}
-	invs, err := s.cfg.Control.CustomerInvocations(c.Request().Context(), ref, 100)
+	invs, err := s.cfg.Control.CustomerInvocations(c.Request().Context(), ref, myRequestsLimit)
 	if err != nil {
 		return err
-	}
-	now := s.now()
-	var v views.MyRequestsView
-	for _, inv := range invs {
-		st := customerStatus(inv, now, "")
-		v.Requests = append(v.Requests, views.MyRequestRow{ID: inv.ID, Title: inv.Quote.Title, BadgeClass: st.BadgeClass,
-			BadgeText: st.BadgeText, When: inv.CreatedAt.UTC().Format("January 2, 2006")})
 	}
 	p, err := s.page(c, "My requests")
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.MyRequestsPage(p, v))
+	return render(c, http.StatusOK, views.MyRequestsPage(p, myRequestsView(invs, s.now(), myRequestsLimit)))
+}
+
+// myRequestsView puts what waits for the customer first, soonest deadline
+// first, then everything else newest first, in the customer's words.
+func myRequestsView(invs []controlplane.Invocation, now time.Time, limit int) views.MyRequestsView {
+	v := views.MyRequestsView{Truncated: len(invs) >= limit}
+	var waiting []controlplane.Invocation
+	for _, inv := range invs {
+		st := customerStatus(inv, now, "")
+		row := views.MyRequestRow{ID: inv.ID, Title: customerTitle(inv.Quote), BadgeClass: st.BadgeClass, BadgeText: st.BadgeText,
+			When: customerTime(inv.CreatedAt), WhenISO: inv.CreatedAt.UTC().Format(time.RFC3339)}
+		if inv.Quote.Customer != nil {
+			row.Reference = inv.Quote.Customer.Reference
+		}
+		if !st.Decided && inv.DeadlineAt != nil {
+			row.Deadline = customerTime(*inv.DeadlineAt)
+			waiting = append(waiting, inv)
+			v.Waiting = append(v.Waiting, row)
+			continue
+		}
+		v.Others = append(v.Others, row)
+	}
+	// Waiting requests: the one whose time runs out first on top.
+	idx := make([]int, len(waiting))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return waiting[idx[a]].DeadlineAt.Before(*waiting[idx[b]].DeadlineAt) })
+	rows := make([]views.MyRequestRow, len(idx))
+	for i, j := range idx {
+		rows[i] = v.Waiting[j]
+	}
+	v.Waiting = rows
+	return v
 }
 
 // successorOf finds the fresh quote that replaced inv, if any.

@@ -82,7 +82,7 @@ func TestBrowserCustomerConfirms(t *testing.T) {
 	}
 	ref, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="reference"]`)))
 	done := b.inv(t, inv.ID)
-	if done.Result == nil || ref != done.Result.Reference {
+	if done.Result == nil || ref != done.Result.ShortReference {
 		t.Errorf("page shows reference %q, invocation has %+v", ref, done.Result)
 	}
 	if after, _ := chromedp.Run(ctx, chromedp.Location()); after != location {
@@ -90,4 +90,174 @@ func TestBrowserCustomerConfirms(t *testing.T) {
 	}
 	browsertest.CheckAccessibility(t, ctx, "outcome")
 	browsertest.Screenshot(t, ctx, "countersign-confirmation.png")
+}
+
+// TestBrowserCustomerPages walks Jordan's pages in headless Chromium as
+// Jordan would, at desktop and phone width: a partial refund of a $101
+// order with $12 shipping (the breakdown adds up, says why and when the
+// money arrives, names the order by number, date and items), a
+// cancellation, the page after confirming (the short reference), and My
+// requests reached from "See all your requests" with only the code as
+// proof (waiting first). Each page state is checked with axe and saved as
+// a screenshot.
+func TestBrowserCustomerPages(t *testing.T) {
+	t.Parallel()
+	b := setupCustomer(t)
+	task := b.customerTask(t, jordan)
+	refund := b.proposeFor(t, task, "issue_refund",
+		map[string]any{"order_id": "walnut lamp", "amount_cents": 4210, "reason_code": "damaged"}, "Refund $42.10 for the lamp.")
+	cancel := b.proposeFor(t, task, "cancel_subscription",
+		map[string]any{"subscription_id": "Pro plan for acme.example", "reason_code": "too_expensive", "effective": "end_of_period"}, "")
+	receipt := b.proposeFor(t, task, "resend_receipt", map[string]any{"invoice_id": "paid Pro invoice"}, "")
+	link := b.link(t, refund, jordan)
+	runCtx, stop := context.WithCancel(context.Background())
+	defer stop()
+	go b.cp.RunDispatcher(runCtx, 50*time.Millisecond)
+
+	ctx := browsertest.New(t, 150*time.Second)
+	desktop := chromedp.EmulateViewport(1280, 900)
+	phone := chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile)
+	noSideways := func(page string) {
+		t.Helper()
+		wide, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth`))
+		if err != nil || wide {
+			t.Errorf("%s scrolls sideways at phone width (err %v)", page, err)
+		}
+	}
+	// shoot saves the page at desktop and phone width, with axe on each.
+	shoot := func(page, name string) {
+		t.Helper()
+		if err := chromedp.Do(ctx, desktop); err != nil {
+			t.Fatal(err)
+		}
+		browsertest.CheckAccessibility(t, ctx, page+" (desktop)")
+		browsertest.Screenshot(t, ctx, name+"-desktop.png")
+		if err := chromedp.Do(ctx, phone); err != nil {
+			t.Fatal(err)
+		}
+		noSideways(page)
+		browsertest.CheckAccessibility(t, ctx, page+" (phone)")
+		browsertest.Screenshot(t, ctx, name+"-phone.png")
+		if err := chromedp.Do(ctx, desktop); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	err := chromedp.Do(ctx, desktop,
+		chromedp.Navigate(b.srv.URL+link),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="send-code"]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="send-code"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#code`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mails := b.mail.Sent()
+	code := codeIn.FindString(mails[len(mails)-1].Body)
+	err = chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS(`#code`), code),
+		chromedp.Click(chromedp.CSS(`[data-testid="verify"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="confirm"]`)),
+	)
+	if err != nil {
+		t.Fatalf("enter the code: %v", err)
+	}
+	// The refund: what the reader sees first is the question, the order
+	// by its number, date and items, and a breakdown that adds up.
+	title, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="request-title"]`)))
+	if title != "Refund $42.10 for your Walnut desk lamp?" {
+		t.Errorf("title %q", title)
+	}
+	sums, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
+		const cents = s => { const neg = /^[−-]/.test(s); const n = Math.round(parseFloat(s.replace(/[^0-9.]/g, "")) * 100); return neg ? -n : n; };
+		let running = 0, ok = true;
+		for (const line of document.querySelectorAll('[data-testid="quote-line"]')) {
+			const n = cents(line.querySelector('[data-testid="line-to"]').textContent.trim());
+			if (line.dataset.sum === "true") { ok = ok && n === running; } else { running += n; }
+		}
+		return ok;
+	})()`))
+	if err != nil || !sums {
+		t.Errorf("the breakdown in Chromium does not add up (err %v)", err)
+	}
+	body, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`main`)))
+	for _, want := range []string{"Order #", "Walnut desk lamp × 1", "Shipping is not refunded for damaged", "−$12.00", "5–10 business days", "Why this amount"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the refund page does not show %q", want)
+		}
+	}
+	for _, not := range []string{refund.Quote.Target.ID, "$0.00", "Already refunded"} {
+		if strings.Contains(body, not) {
+			t.Errorf("the refund page shows %q", not)
+		}
+	}
+	shoot("refund", "customer-refund")
+
+	// The cancellation, opened with the same proof.
+	if err := chromedp.Do(ctx, chromedp.Navigate(b.srv.URL+"/requests/"+cancel.ID), chromedp.WaitVisible(chromedp.CSS(`[data-testid="confirm"]`))); err != nil {
+		t.Fatal(err)
+	}
+	shoot("cancellation", "customer-cancellation")
+
+	// Decline the receipt, so My requests has something done.
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(b.srv.URL+"/requests/"+receipt.ID),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="decline"]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="decline"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="status-badge"]`)),
+	)
+	if err != nil {
+		t.Fatalf("decline the receipt: %v", err)
+	}
+
+	// Confirm the refund: the outcome arrives in place with the reference
+	// the shop gives its customers, not its id.
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(b.srv.URL+"/requests/"+refund.ID),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="confirm"]`)),
+		chromedp.Focus(chromedp.CSS(`[data-testid="confirm"]`)),
+		chromedp.KeyEvent("\r"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="reference"]`)),
+	)
+	if err != nil {
+		t.Fatalf("confirm the refund: %v", err)
+	}
+	ref, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="reference"]`)))
+	done := b.inv(t, refund.ID)
+	if done.Result == nil || ref != done.Result.ShortReference || !strings.HasPrefix(ref, "Refund #") || strings.Contains(ref, "re_") {
+		t.Errorf("the page shows reference %q; the result is %+v", ref, done.Result)
+	}
+	// After confirming, the outcome is what the reader sees first: above
+	// the details of what was confirmed, with when the money arrives.
+	above, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector('[data-testid="status"]').getBoundingClientRect().top < document.querySelector('.quote').getBoundingClientRect().top`))
+	if err != nil || !above {
+		t.Errorf("the outcome is not above the details (err %v)", err)
+	}
+	if detail, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="status-detail"]`))); !strings.Contains(detail, "5–10 business days") {
+		t.Errorf("the outcome does not say when the money arrives: %q", detail)
+	}
+	shoot("after confirming", "customer-after-confirm")
+
+	// See all your requests: the code was proof enough; waiting first.
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`[data-testid="my-requests-link"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="request-row"]`)),
+	)
+	if err != nil {
+		t.Fatalf("see all your requests: %v", err)
+	}
+	location, _ := chromedp.Run(ctx, chromedp.Location())
+	if !strings.HasSuffix(location, "/requests") {
+		t.Errorf("See all your requests led to %q", location)
+	}
+	first, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-testid="request-row"]').dataset.id`))
+	if first != cancel.ID {
+		t.Errorf("the first request listed is %s, want the cancellation waiting for Jordan", first)
+	}
+	list, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`main`)))
+	if !strings.Contains(list, "Waiting for you to confirm") || strings.Contains(list, "Awaiting customer") || !strings.Contains(list, "UTC") ||
+		!strings.Contains(list, "Declined") || strings.Contains(list, "Rejected") {
+		t.Errorf("My requests reads %q", list)
+	}
+	shoot("my requests", "customer-my-requests")
 }

@@ -46,9 +46,18 @@ func (s *Server) customerRequestView(c echo.Context, inv controlplane.Invocation
 	v := views.CustomerRequestView{ID: inv.ID, Title: q.Title, Consequences: q.Consequences, Decide: decide,
 		ConfirmLabel: customerOr(q.ConfirmLabel, "Confirm"), DeclineLabel: customerOr(q.DeclineLabel, "Don't do this"),
 		Status: customerStatus(inv, s.now(), "")}
+	if f := q.Customer; f != nil {
+		if f.Title != "" {
+			v.Title = f.Title
+		}
+		v.Reference, v.Items, v.Why, v.MoneyArrives = f.Reference, f.Items, f.Why, f.MoneyArrives
+		if f.Date != nil {
+			v.Date, v.DateLabel = customerTime(*f.Date), customerOr(f.DateLabel, "Date")
+		}
+	}
 	if decide {
-		v.Title = strings.TrimSuffix(q.Title, ".") + "?"
-		v.Deadline = "Please decide by " + inv.DeadlineAt.UTC().Format("3:04 PM MST on January 2, 2006") +
+		v.Title = strings.TrimSuffix(v.Title, ".") + "?"
+		v.Deadline = "Please decide by " + customerTime(*inv.DeadlineAt) +
 			". Until you confirm, nothing changes; after that time this request expires."
 		if task.State != controlplane.TaskActive {
 			v.OnHold = "This request is on hold because the conversation it came from was stopped. Nothing has changed. You can still decline it."
@@ -59,16 +68,59 @@ func (s *Server) customerRequestView(c echo.Context, inv controlplane.Invocation
 			}
 		}
 	}
+	shown := false
 	for _, l := range q.Lines {
-		v.Lines = append(v.Lines, views.CustomerQuoteLine{Label: l.Label, From: l.From, To: l.To, Emphasis: l.Emphasis})
+		v.Lines = append(v.Lines, views.CustomerQuoteLine{Label: l.Label, From: l.From, To: l.To, Emphasis: l.Emphasis, Sum: l.Sum})
+		if q.AmountCents != nil && l.Emphasis && l.To == money.Format(*q.AmountCents, q.Currency) {
+			shown = true
+		}
 	}
-	if q.AmountCents != nil {
+	// The amount once: a quote whose total line carries it needs no
+	// second "Amount" beside it.
+	if q.AmountCents != nil && !shown {
 		v.Amount = money.Format(*q.AmountCents, q.Currency)
 	}
 	if q.EffectiveAt != nil {
-		v.Effective = q.EffectiveAt.UTC().Format("January 2, 2006")
+		v.Effective = customerTime(*q.EffectiveAt)
 	}
 	return v
+}
+
+// customerTime is a moment on a customer's page: the date, the time and
+// its zone ("March 3, 2026, 2:05 PM UTC"). The console does not know the
+// customer's zone, so it says which one it uses.
+func customerTime(t time.Time) string { return t.UTC().Format("January 2, 2006, 3:04 PM MST") }
+
+// customerTitle is a request's title in the customer's words: the quote's
+// customer title when the adapter gives one (no internal ids), else its
+// title.
+func customerTitle(q adapter.Quote) string {
+	if q.Customer != nil && q.Customer.Title != "" {
+		return q.Customer.Title
+	}
+	return q.Title
+}
+
+// waitingForYou is the customer's word for a request awaiting their
+// confirmation; the console's badge says "Awaiting customer".
+const waitingForYou = "Waiting for you to confirm"
+
+// customerBadge is a state's badge text in the customer's words where the
+// console's word is the staff's; the badge's tone stays the state's.
+var customerBadge = map[controlplane.State]string{
+	controlplane.AwaitingConfirmation: waitingForYou,
+	controlplane.AwaitingApproval:     "Waiting for our team",
+	controlplane.Unverified:           "Being checked",
+	controlplane.Rejected:             "Declined",
+	controlplane.NotDispatched:        "Not carried out",
+}
+
+// lowerFirst lowers a sentence's first letter to continue a sentence.
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
 }
 
 // quoteChanges lists what differs between the quote that was replaced and
@@ -121,6 +173,9 @@ func customerStatus(inv controlplane.Invocation, now time.Time, successor string
 		st.Headline, st.Detail = headline, detail
 		return st
 	}
+	if words, ok := customerBadge[inv.State]; ok {
+		st.BadgeText = words
+	}
 	switch inv.State {
 	case controlplane.AwaitingConfirmation:
 		if inv.DeadlineAt != nil && !now.Before(*inv.DeadlineAt) {
@@ -138,11 +193,16 @@ func customerStatus(inv controlplane.Invocation, now time.Time, successor string
 	case controlplane.Completed:
 		headline := inv.Say()
 		if inv.Result != nil && inv.Result.Reference != "" {
-			st.Reference = inv.Result.Reference
-			// The template prints the reference after the verb, marked up.
-			headline = strings.TrimSuffix(headline, " Reference: "+st.Reference+".")
+			// The template prints the reference after the verb, marked up:
+			// the short one the shop shows its customers when there is one.
+			headline = strings.TrimSuffix(headline, " Reference: "+inv.Result.Reference+".")
+			st.Reference = customerReference(inv.Result)
 		}
-		return final(headline, "Keep the reference in case you need to ask about this later.")
+		detail := "Keep the reference in case you need to ask about this later."
+		if f := inv.Quote.Customer; f != nil && f.MoneyArrives != "" {
+			detail = "When the money arrives: " + lowerFirst(strings.TrimSuffix(f.MoneyArrives, ".")) + ". " + detail
+		}
+		return final(headline, detail)
 	case controlplane.Unverified:
 		return working("We could not confirm this yet; a person will check and we will update this page.",
 			"You don't need to do anything, and please don't ask for it again meanwhile.", 10)
@@ -161,11 +221,20 @@ func customerStatus(inv controlplane.Invocation, now time.Time, successor string
 			"If you still want it, ask the assistant to prepare it again.")
 	case controlplane.Reversed:
 		if inv.Result != nil {
-			st.Reference = inv.Result.Reference
+			st.Reference = customerReference(inv.Result)
 		}
 		return final("This was done and has since been reversed.", "")
 	}
 	return final("We can't say yet where this stands.", "")
+}
+
+// customerReference is the reference a customer reads: the system's short
+// one when it gives one.
+func customerReference(r *adapter.Result) string {
+	if r.ShortReference != "" {
+		return r.ShortReference
+	}
+	return r.Reference
 }
 
 // customerHint turns a refusal into what a customer can do about it; the

@@ -72,7 +72,9 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/c/:token", s.handleConfirmationLink, anyone},
 		{http.MethodPost, "/c/:token/code", s.handleConfirmationCode, anyone},
 		{http.MethodPost, "/c/:token/verify", s.handleConfirmationVerify, anyone},
-		{http.MethodGet, "/requests", s.handleMyRequests, only(accounts.Customer)},
+		// Anyone reaches it; the handler lists only the customer this
+		// browser proved it is (an account or a link's proof), never on a link alone.
+		{http.MethodGet, "/requests", s.handleMyRequests, anyone},
 		{http.MethodGet, "/requests/:id", s.handleCustomerRequest, anyone},
 		{http.MethodGet, "/requests/:id/status", s.handleCustomerRequestStatus, anyone},
 		{http.MethodPost, "/requests/:id/confirm", s.handleCustomerConfirm, anyone},

@@ -113,6 +113,35 @@ type Quote struct {
 	DeclineLabel string `json:"decline_label"`
 	// Reversible says whether a compensation exists.
 	Reversible bool `json:"reversible"`
+	// Customer holds what the customer's pages show instead of the system's
+	// ids: optional, and an adapter that leaves it out gets the pages built
+	// from Title and Lines.
+	Customer *CustomerFacts `json:"customer,omitempty"`
+}
+
+// CustomerFacts are a quote's words for the customer: how a person
+// recognises the object (its date, its items, a short reference they can
+// read out on the phone) and what the money does, with no internal id.
+// Every field is optional.
+type CustomerFacts struct {
+	// Title is the change without internal ids: "Refund $42.10 for your
+	// Walnut desk lamp". The customer's page asks it as a question.
+	Title string `json:"title,omitempty"`
+	// Reference is the object's short reference as the system shows it to
+	// its customers: "Order #245695".
+	Reference string `json:"reference,omitempty"`
+	// Date is the object's own date (an order's placing), named by DateLabel
+	// ("Ordered").
+	Date      *time.Time `json:"date,omitempty"`
+	DateLabel string     `json:"date_label,omitempty"`
+	// Items are what the object holds, in words: "Walnut desk lamp × 1".
+	Items []string `json:"items,omitempty"`
+	// Why says in words why the amount is less than what was paid (the
+	// policy rules that held part of it back), one sentence each.
+	Why []string `json:"why,omitempty"`
+	// MoneyArrives says when and where money paid out arrives: "Within 5–10
+	// business days, on the card you paid with."
+	MoneyArrives string `json:"money_arrives,omitempty"`
 }
 
 // TargetVersion is the version of the target the quote was made against.
@@ -126,6 +155,10 @@ type QuoteLine struct {
 	To    string `json:"to"`
 	// Emphasis marks the line that carries the decision (the total).
 	Emphasis bool `json:"emphasis,omitempty"`
+	// Sum marks a money line that is the sum of the money lines above it,
+	// back to the previous Sum line: the page draws it as a subtotal, and
+	// a quote whose lines are marked so adds up where it is read.
+	Sum bool `json:"sum,omitempty"`
 }
 
 // Result is what an executed action produced.
@@ -133,6 +166,10 @@ type Result struct {
 	// Reference is the stable reference a customer can quote:
 	// "sub_cancel_8f2c", "re_…".
 	Reference string `json:"reference"`
+	// ShortReference, optional, is the reference as the system shows it to
+	// its customers, short enough to read out: "Refund #85380F". Customer
+	// pages show it instead of Reference.
+	ShortReference string `json:"short_reference,omitempty"`
 	// Data holds allowlisted facts about the effect.
 	Data map[string]any `json:"data,omitempty"`
 	// Deduplicated is true when the key had been used and nothing was sent.

@@ -51,7 +51,10 @@ type OrderItem struct {
 // customer paid TotalCents when ordering; RefundableCents is what is left
 // after refunds, the most POST /refunds accepts.
 type Order struct {
-	ID                  string           `json:"id" db:"id"`
+	ID string `json:"id" db:"id"`
+	// Number is how the shop's own pages and e-mails name the order to its
+	// customer: "#" and the id's last six characters, upper case.
+	Number              string           `json:"number" db:"number"`
 	CustomerID          string           `json:"customer_id" db:"customer_id"`
 	Currency            string           `json:"currency" db:"currency"`
 	Items               []OrderItem      `json:"items" db:"items"`
@@ -79,7 +82,7 @@ type Order struct {
 }
 
 const orderSelect = `
-	SELECT o.id, o.customer_id, o.currency,
+	SELECT o.id, '#' || upper(right(o.id, 6)) AS number, o.customer_id, o.currency,
 	       COALESCE((SELECT json_agg(json_build_object(
 	                    'id', li.id, 'product_id', li.product_id, 'name', li.name, 'quantity', li.quantity,
 	                    'unit_price_cents', li.unit_price_cents, 'amount_cents', li.quantity * li.unit_price_cents)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"countersign/internal/adapter"
 )
@@ -113,7 +114,14 @@ func (a *Adapter) buildQuote(act *action, target adapter.Target, vars map[string
 				continue
 			}
 		}
-		q.Lines = append(q.Lines, adapter.QuoteLine{Label: render(l.label), From: render(l.from), To: render(l.to), Emphasis: l.emphasis})
+		q.Lines = append(q.Lines, adapter.QuoteLine{Label: render(l.label), From: render(l.from), To: render(l.to), Emphasis: l.emphasis, Sum: l.sum})
+	}
+	if ct := qt.customer; ct != nil {
+		f, cerr := customerFacts(ct, vars, render)
+		if cerr != nil {
+			return q, cerr
+		}
+		q.Customer = f
 	}
 	for _, c := range qt.consequences {
 		q.Consequences = append(q.Consequences, render(c))
@@ -140,6 +148,55 @@ func (a *Adapter) buildQuote(act *action, target adapter.Target, vars map[string
 		q.EffectiveAt = &now
 	}
 	return q, nil
+}
+
+// customerFacts builds the quote's words for the customer.
+func customerFacts(ct *customerTemplate, vars map[string]any, render func(*template) string) (*adapter.CustomerFacts, error) {
+	f := &adapter.CustomerFacts{Title: render(ct.title), Reference: render(ct.reference), DateLabel: render(ct.dateLabel),
+		MoneyArrives: render(ct.arrives)}
+	if ct.date != nil {
+		v, err := ct.date.eval(vars)
+		if err != nil {
+			return nil, err
+		}
+		s, _ := v.(string)
+		d, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return nil, fmt.Errorf("%s: date gave %v, not an RFC 3339 time", ct.date.at, v)
+		}
+		d = d.UTC()
+		f.Date = &d
+	}
+	if ct.items != nil {
+		v, err := ct.items.eval(vars)
+		if err != nil {
+			return nil, err
+		}
+		list, ok := v.([]any)
+		if !ok {
+			return nil, fmt.Errorf("%s: items gave %T, not a list", ct.items.at, v)
+		}
+		for _, it := range list {
+			s, ok := it.(string)
+			if !ok {
+				return nil, fmt.Errorf("%s: items holds %T, not a string", ct.items.at, it)
+			}
+			f.Items = append(f.Items, s)
+		}
+	}
+	for _, w := range ct.why {
+		if w.when != nil {
+			show, err := w.when.bool(vars)
+			if err != nil {
+				return nil, err
+			}
+			if !show {
+				continue
+			}
+		}
+		f.Why = append(f.Why, render(w.text))
+	}
+	return f, nil
 }
 
 // renderRequest renders a request's path and body.
@@ -245,6 +302,9 @@ func (a *Adapter) send(ctx context.Context, act *action, pl *plan, key string) (
 	res := adapter.Result{Data: map[string]any{}}
 	if res.Reference, err = act.reference.render(vars, false); err == nil && res.Reference == "" {
 		err = fmt.Errorf("the reference is empty")
+	}
+	if err == nil && act.shortReference != nil {
+		res.ShortReference, err = act.shortReference.render(vars, false)
 	}
 	for k, t := range act.data {
 		if err != nil {

@@ -113,8 +113,19 @@ type request struct {
 
 type lineTemplate struct {
 	label, from, to *template
-	emphasis        bool
+	emphasis, sum   bool
 	when            *expr
+}
+
+type customerTemplate struct {
+	title, reference, dateLabel, arrives *template
+	date, items                          *expr
+	why                                  []whyTemplate
+}
+
+type whyTemplate struct {
+	text *template
+	when *expr
 }
 
 type quoteTemplate struct {
@@ -123,6 +134,7 @@ type quoteTemplate struct {
 	now                               bool
 	lines                             []lineTemplate
 	consequences, constraints         []*template
+	customer                          *customerTemplate
 }
 
 type verifyTemplate struct {
@@ -150,9 +162,11 @@ type action struct {
 	quote     quoteTemplate
 	request   *request
 	reference *template
-	data      map[string]*template
-	verify    verifyTemplate
-	evidence  *evidence
+	// shortReference, optional, is the reference the customer reads.
+	shortReference *template
+	data           map[string]*template
+	verify         verifyTemplate
+	evidence       *evidence
 }
 
 // Name is the system's name from its file.

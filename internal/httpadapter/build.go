@@ -260,7 +260,18 @@ func (c *compiler) action(ptr string, ad ActionDesc, objects map[string]*object,
 	for i, l := range q.Lines {
 		lp := fmt.Sprintf("%s/lines/%d", qp, i)
 		act.quote.lines = append(act.quote.lines, lineTemplate{label: c.template(lp+"/label", l.Label), from: c.template(lp+"/from", l.From),
-			to: c.template(lp+"/to", l.To), emphasis: l.Emphasis, when: c.expr(lp+"/when", l.When)})
+			to: c.template(lp+"/to", l.To), emphasis: l.Emphasis, sum: l.Sum, when: c.expr(lp+"/when", l.When)})
+	}
+	if cd := q.Customer; cd != nil {
+		cp := qp + "/customer"
+		ct := &customerTemplate{title: c.template(cp+"/title", cd.Title), reference: c.template(cp+"/reference", cd.Reference),
+			dateLabel: c.template(cp+"/date_label", cd.DateLabel), arrives: c.template(cp+"/money_arrives", cd.MoneyArrives),
+			date: c.expr(cp+"/date", cd.Date), items: c.expr(cp+"/items", cd.Items)}
+		for i, w := range cd.Why {
+			wp := fmt.Sprintf("%s/why/%d", cp, i)
+			ct.why = append(ct.why, whyTemplate{text: c.template(wp+"/text", w.Text), when: c.expr(wp+"/when", w.When)})
+		}
+		act.quote.customer = ct
 	}
 	for i, s := range q.Consequences {
 		act.quote.consequences = append(act.quote.consequences, c.template(fmt.Sprintf("%s/consequences/%d", qp, i), s))
@@ -270,6 +281,7 @@ func (c *compiler) action(ptr string, ad ActionDesc, objects map[string]*object,
 	}
 	act.request = c.request(ptr+"/request", ad.Request)
 	act.reference = c.template(ptr+"/result/reference", ad.Result.Reference)
+	act.shortReference = c.template(ptr+"/result/short_reference", ad.Result.ShortReference)
 	act.data = map[string]*template{}
 	for k, v := range ad.Result.Data {
 		s, ok := v.(string)

@@ -176,6 +176,29 @@ type QuoteDesc struct {
 	EffectiveNow bool            `json:"effective_now"`
 	ConfirmLabel string          `json:"confirm_label"`
 	DeclineLabel string          `json:"decline_label"`
+	// Customer, optional, is what the customer's pages show instead of
+	// the system's ids (adapter.CustomerFacts).
+	Customer *CustomerDesc `json:"customer"`
+}
+
+// CustomerDesc builds a quote's adapter.CustomerFacts: Title, Reference,
+// DateLabel and MoneyArrives are templates; Date is a CEL expression giving
+// an RFC 3339 time; Items a CEL expression giving a list of strings; each
+// Why line is shown when its When holds.
+type CustomerDesc struct {
+	Title        string    `json:"title"`
+	Reference    string    `json:"reference"`
+	Date         string    `json:"date"`
+	DateLabel    string    `json:"date_label"`
+	Items        string    `json:"items"`
+	Why          []WhyDesc `json:"why"`
+	MoneyArrives string    `json:"money_arrives"`
+}
+
+// WhyDesc is one sentence of why an amount is less than what was paid.
+type WhyDesc struct {
+	Text string `json:"text"`
+	When string `json:"when"`
 }
 
 // QuoteLineDesc is one line of a quote, shown when When is true (or empty).
@@ -184,13 +207,18 @@ type QuoteLineDesc struct {
 	From     string `json:"from"`
 	To       string `json:"to"`
 	Emphasis bool   `json:"emphasis"`
-	When     string `json:"when"`
+	// Sum marks the line as the sum of the money lines above it.
+	Sum  bool   `json:"sum"`
+	When string `json:"when"`
 }
 
 // ResultDesc turns the system's answer (`response`) into the result.
 type ResultDesc struct {
-	Reference string         `json:"reference"`
-	Data      map[string]any `json:"data"`
+	Reference string `json:"reference"`
+	// ShortReference, optional, is the reference as the system shows it to
+	// its customers (adapter.Result.ShortReference).
+	ShortReference string         `json:"short_reference"`
+	Data           map[string]any `json:"data"`
 }
 
 // VerifyDesc reads the target again (Path); the object, or one element

@@ -155,9 +155,31 @@ func (a *Adapter) Execute(ctx context.Context, p adapter.Principal, call adapter
 		return adapter.Prepared{TargetID: pl.quote.Target.ID, Send: func(ctx context.Context, key string) (adapter.Result, error) {
 			res, err := pl.send(ctx, key)
 			res.Data = asJSON(res.Data)
+			withShortReference(call.Action, &res)
 			return res, err
 		}}, nil
 	}, func(res adapter.Result) bool { return len(res.Steps) > 0 })
+}
+
+// withShortReference adds the reference a customer reads out: the kind of
+// change and the last six characters of the shop's reference ("Refund
+// #85380F"); staff keep the whole reference.
+func withShortReference(action string, res *adapter.Result) {
+	if res == nil || res.Reference == "" {
+		return
+	}
+	noun := map[string]string{
+		ActionIssueRefund:           "Refund",
+		ActionCancelSubscription:    "Cancellation",
+		ActionReinstateSubscription: "Reinstatement",
+		ActionResendReceipt:         "Receipt",
+		ActionChangeShippingAddress: "Address change",
+		ActionUpdateProductDesc:     "Change",
+	}[action]
+	if noun == "" {
+		noun = "Reference"
+	}
+	res.ShortReference = noun + " #" + shortID(res.Reference)
 }
 
 // asJSON gives result data the shape it has after the ledger stored it

@@ -92,14 +92,17 @@ func (a *Adapter) planAddress(ctx context.Context, p adapter.Principal, args map
 		return nil, &adapter.Error{Code: "no_change", Outcome: adapter.Refused,
 			Message: fmt.Sprintf("%s already ships to this address.", target.Display), Hint: "Nothing to change."}
 	}
+	facts := orderFacts(order)
+	facts.Title = fmt.Sprintf("Change where your %s order ships", orderItems(order))
 	q := adapter.Quote{
-		Title:  fmt.Sprintf("Change the shipping address of order %s (%s)", order.ID, orderItems(order)),
-		Target: target,
+		Customer: facts,
+		Title:    fmt.Sprintf("Change the shipping address of order %s (%s)", order.ID, orderItems(order)),
+		Target:   target,
 		Lines: []adapter.QuoteLine{
 			{Label: "Ship to", From: formatAddress(order.ShippingAddress), To: formatAddress(addr), Emphasis: true},
 		},
 		Consequences: []string{
-			fmt.Sprintf("Order %s will be shipped to %s.", order.ID, formatAddress(addr)),
+			fmt.Sprintf("Order %s will be shipped to %s.", orderNumber(order), formatAddress(addr)),
 			"The previous address will no longer be used for this order.",
 		},
 		Constraints:  []string{"The address can change only until the order is packed."},

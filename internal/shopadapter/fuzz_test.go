@@ -3,6 +3,8 @@ package shopadapter
 import (
 	"countersign/internal/money"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -72,10 +74,43 @@ func FuzzRefundArgs(f *testing.F) {
 		if (reason == "damaged" || reason == "changed_mind") && refundable > max(subtotal-refunded, 0) {
 			t.Fatalf("%s refunds shipping: %d of %+v", reason, refundable, o)
 		}
-		if last := lines[len(lines)-1]; last.Label != "Refundable" || last.To != money.Format(refundable, "usd") {
-			t.Fatalf("last line %+v, want the refundable %d", last, refundable)
+		if last := lines[len(lines)-1]; !last.Sum || last.To != money.Format(refundable, "usd") {
+			t.Fatalf("last line %+v, want the refundable %d as a sum", last, refundable)
+		}
+		// The lines add up as a reader adds them: each sum line is the
+		// sum of the lines above it, and no shipping or earlier refund
+		// reads as a free $0.00.
+		var running int64
+		for _, l := range lines {
+			n := lineCents(t, l.To)
+			if l.Sum {
+				if n != running {
+					t.Fatalf("%s on %+v: %q is %d, the lines above add up to %d: %+v", reason, o, l.Label, n, running, lines)
+				}
+				continue
+			}
+			if n == 0 && (strings.HasPrefix(l.Label, "Shipping") || l.Label == "Already refunded") {
+				t.Fatalf("%s on %+v: line %q reads $0.00", reason, o, l.Label)
+			}
+			running += n
 		}
 	})
+}
+
+// lineCents reads "$1.23" or "−$1.23" back into cents.
+func lineCents(t *testing.T, s string) int64 {
+	neg := strings.HasPrefix(s, "−")
+	s = strings.TrimPrefix(strings.TrimPrefix(s, "−"), "$")
+	whole, frac, _ := strings.Cut(s, ".")
+	w, err1 := strconv.ParseInt(whole, 10, 64)
+	f, err2 := strconv.ParseInt(frac, 10, 64)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("not an amount: %q", s)
+	}
+	if neg {
+		return -(w*100 + f)
+	}
+	return w*100 + f
 }
 
 func abs(n int64) int64 {

@@ -47,6 +47,9 @@ func (a *Adapter) Lookup(ctx context.Context, _ adapter.Principal, call adapter.
 	if out.Result == nil {
 		out.Result = def.evidence(call.IdempotencyKey, effects)
 	}
+	if out.Result != nil && out.Result.ShortReference == "" {
+		withShortReference(call.Action, out.Result)
+	}
 	return out, nil
 }
 

@@ -67,15 +67,28 @@ func (a *Adapter) planRefund(ctx context.Context, p adapter.Principal, args map[
 			Hint:   fmt.Sprintf("Propose at most %s, or explain to the customer why the refund is smaller than they asked.", money.Format(refundable, order.Currency)),
 			Fields: map[string]string{"amount_cents": fmt.Sprintf("must be at most %d", refundable)}}
 	}
-	lines = append(lines, adapter.QuoteLine{Label: "Refund", To: money.Format(amount, order.Currency), Emphasis: true})
+	if amount == refundable {
+		// All that can be refunded: the refund line says it, once.
+		lines = lines[:len(lines)-1]
+	}
+	if amount < refundable {
+		lines = append(lines, adapter.QuoteLine{Label: "Not in this refund (can still be refunded later)",
+			To: "−" + money.Format(refundable-amount, order.Currency)})
+	}
+	lines = append(lines, adapter.QuoteLine{Label: "This refund", To: money.Format(amount, order.Currency), Emphasis: true, Sum: true})
+	facts := orderFacts(order)
+	facts.Title = fmt.Sprintf("Refund %s for your %s", money.Format(amount, order.Currency), orderItems(order))
+	facts.Why = refundWhy(order, reason, amount, refundable)
+	facts.MoneyArrives = refundArrives
 	q := adapter.Quote{
 		Title:  fmt.Sprintf("Refund %s on order %s (%s)", money.Format(amount, order.Currency), order.ID, orderItems(order)),
 		Target: target,
 		Lines:  lines,
 		Consequences: []string{
-			fmt.Sprintf("%s will be paid back to the card used for order %s.", money.Format(amount, order.Currency), order.ID),
+			fmt.Sprintf("The refund is paid back to the card used for order %s.", orderNumber(order)),
 			"A refund cannot be undone.",
 		},
+		Customer:     facts,
 		AmountCents:  &amount,
 		Currency:     order.Currency,
 		EffectiveAt:  &now,
@@ -98,6 +111,34 @@ func (a *Adapter) planRefund(ctx context.Context, p adapter.Principal, args map[
 			Steps: []adapter.Step{{Name: "create_refund", Outcome: "applied", Detail: r.ID}},
 		}, nil
 	}}, nil
+}
+
+// refundArrives is when a refund of the demo shop reaches the customer:
+// its payment processor pays refunds back to the card within 5–10
+// business days.
+const refundArrives = "Within 5–10 business days, on the card you paid with."
+
+// refundWhy says in the customer's words why the refund is less than what
+// they paid: each rule of the policy that held part of it back, earlier
+// refunds, and the part not asked for.
+func refundWhy(o shopOrder, reason string, amount, refundable int64) []string {
+	cur := o.Currency
+	var why []string
+	switch {
+	case reason == "changed_mind":
+		why = append(why, fmt.Sprintf("When you change your mind, shipping is not refunded and a %d%% restocking fee is kept on the items.", restockingFeePercent))
+	case reason != "duplicate_charge" && reason != "not_received" && reason != "wrong_item" && o.ShippingCents > 0:
+		why = append(why, fmt.Sprintf("Shipping (%s) is not refunded when an item arrives %s: the delivery itself took place.",
+			money.Format(o.ShippingCents, cur), words(reason)))
+	}
+	if o.AmountRefundedCents > 0 {
+		why = append(why, fmt.Sprintf("%s of this order was refunded before.", money.Format(o.AmountRefundedCents, cur)))
+	}
+	if amount < refundable {
+		why = append(why, fmt.Sprintf("This refund covers the amount asked for. The other %s that can be refunded is not part of it and can still be refunded later.",
+			money.Format(refundable-amount, cur)))
+	}
+	return why
 }
 
 // refundWindow checks the days since delivery (since shipping for
@@ -138,40 +179,47 @@ func refundWindow(o shopOrder, display, reason string, now time.Time) (string, e
 	}
 }
 
-// refundBalance is the policy's arithmetic, as quote lines, and the most
-// that may be refunded: items, plus shipping for not_received and
-// wrong_item, less 15% for changed_mind, the full charge for
-// duplicate_charge; less earlier refunds; never above the shop's own
-// refundable balance.
+// refundBalance is the policy's arithmetic, as quote lines that add up
+// where they are read, and the most that may be refunded: items, plus
+// shipping for not_received and wrong_item, less 15% for changed_mind, the
+// full charge for duplicate_charge; less earlier refunds; never above the
+// shop's own refundable balance. It starts from what the customer paid and
+// names each part held back, so no line reads as a free one.
 func refundBalance(o shopOrder, reason string) ([]adapter.QuoteLine, int64) {
 	cur := o.Currency
+	neg := func(c int64) string { return "−" + money.Format(c, cur) }
 	var lines []adapter.QuoteLine
-	var base int64
-	if reason == "duplicate_charge" {
-		base = o.TotalCents
-		lines = append(lines, adapter.QuoteLine{Label: "Charged (duplicate charge: all of it)", To: money.Format(o.TotalCents, cur)})
+	base := o.TotalCents
+	if reason == "duplicate_charge" || o.ShippingCents == 0 {
+		lines = append(lines, adapter.QuoteLine{Label: "You paid", To: money.Format(o.TotalCents, cur)})
 	} else {
-		base = o.SubtotalCents
-		lines = append(lines, adapter.QuoteLine{Label: "Items", To: money.Format(o.SubtotalCents, cur)})
-		if reason == "not_received" || reason == "wrong_item" {
-			base += o.ShippingCents
-			lines = append(lines, adapter.QuoteLine{Label: "Shipping, refunded for " + words(reason), To: money.Format(o.ShippingCents, cur)})
-		} else {
-			lines = append(lines, adapter.QuoteLine{Label: "Shipping, not refunded for " + words(reason), To: money.Format(0, cur)})
-		}
-		if reason == "changed_mind" {
-			fee := (o.SubtotalCents*restockingFeePercent + 50) / 100
-			base -= fee
-			lines = append(lines, adapter.QuoteLine{Label: fmt.Sprintf("Restocking fee %d%%", restockingFeePercent), To: "−" + money.Format(fee, cur)})
+		lines = append(lines,
+			adapter.QuoteLine{Label: "Items", To: money.Format(o.SubtotalCents, cur)},
+			adapter.QuoteLine{Label: "Shipping", To: money.Format(o.ShippingCents, cur)},
+			adapter.QuoteLine{Label: "You paid", To: money.Format(o.TotalCents, cur), Sum: true})
+		if reason != "not_received" && reason != "wrong_item" {
+			base -= o.ShippingCents
+			lines = append(lines, adapter.QuoteLine{Label: "Shipping is not refunded for " + words(reason), To: neg(o.ShippingCents)})
 		}
 	}
-	lines = append(lines, adapter.QuoteLine{Label: "Already refunded", To: "−" + money.Format(o.AmountRefundedCents, cur)})
+	if reason == "changed_mind" {
+		fee := (o.SubtotalCents*restockingFeePercent + 50) / 100
+		base -= fee
+		lines = append(lines, adapter.QuoteLine{Label: fmt.Sprintf("Restocking fee (%d%% of the items)", restockingFeePercent), To: neg(fee)})
+	}
+	if o.AmountRefundedCents > 0 {
+		lines = append(lines, adapter.QuoteLine{Label: "Already refunded", To: neg(o.AmountRefundedCents)})
+	}
 	refundable := max(base-o.AmountRefundedCents, 0)
 	if o.RefundableCents < refundable {
+		// The shop holds less than the policy allows: what it has left caps it.
+		lines = append(lines, adapter.QuoteLine{Label: "More than the order has left to refund", To: neg(refundable - max(o.RefundableCents, 0))})
 		refundable = max(o.RefundableCents, 0)
-		lines = append(lines, adapter.QuoteLine{Label: "Left to refund on the order", To: money.Format(refundable, cur)})
+	} else if base-o.AmountRefundedCents < 0 {
+		// Earlier refunds took more than this reason allows: nothing is left.
+		lines = append(lines, adapter.QuoteLine{Label: "More than this reason allows", To: money.Format(o.AmountRefundedCents-base, cur)})
 	}
-	lines = append(lines, adapter.QuoteLine{Label: "Refundable", To: money.Format(refundable, cur)})
+	lines = append(lines, adapter.QuoteLine{Label: "Can be refunded for " + words(reason), To: money.Format(refundable, cur), Sum: true})
 	return lines, refundable
 }
 

@@ -153,6 +153,37 @@ func orderDisplay(o shopOrder) string {
 	return fmt.Sprintf("Order %s (%s, %s)", o.ID, orderItems(o), orderState(o))
 }
 
+// orderNumber is the order's short reference as the shop shows it to its
+// customers ("#245695"); a shop that sends none gets the last six
+// characters of the id.
+func orderNumber(o shopOrder) string {
+	if o.Number != "" {
+		return o.Number
+	}
+	return "#" + shortID(o.ID)
+}
+
+// shortID is the last six characters of an id, upper case: short enough
+// to read out, and enough to find the object again.
+func shortID(id string) string {
+	if len(id) > 6 {
+		id = id[len(id)-6:]
+	}
+	return strings.ToUpper(id)
+}
+
+// orderFacts are how a customer recognises an order: its number, the day
+// it was placed and its items, with no internal id.
+func orderFacts(o shopOrder) *adapter.CustomerFacts {
+	f := &adapter.CustomerFacts{Reference: "Order " + orderNumber(o), DateLabel: "Ordered"}
+	placed := o.PlacedAt.UTC()
+	f.Date = &placed
+	for _, it := range o.Items {
+		f.Items = append(f.Items, fmt.Sprintf("%s × %d", it.Name, it.Quantity))
+	}
+	return f
+}
+
 func orderItems(o shopOrder) string {
 	switch len(o.Items) {
 	case 0:

@@ -99,6 +99,7 @@ type shopOrderItem struct {
 
 type shopOrder struct {
 	ID                  string          `json:"id"`
+	Number              string          `json:"number"`
 	CustomerID          string          `json:"customer_id"`
 	Currency            string          `json:"currency"`
 	Items               []shopOrderItem `json:"items"`
