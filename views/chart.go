@@ -74,9 +74,9 @@ type ChartScale struct {
 	// MaxTicks bounds the number of labels; 6 when zero.
 	MaxTicks int
 	// Zero starts the scale at Min whatever the data (times, counts).
-	Zero  bool
-	Lines    []ChartLine
-	Format   func(float64) string
+	Zero   bool
+	Lines  []ChartLine
+	Format func(float64) string
 }
 
 // Fit chooses floor, top and step so that every value and line is inside,
@@ -206,6 +206,14 @@ func NewLineChart(id, title string, labels []string, values []float64, texts []s
 // ViewBox is the SVG viewBox attribute.
 func (c LineChart) ViewBox() string { return fmt.Sprintf("0 0 %d %d", chartWidth, chartHeight) }
 
+// ScaleText says the vertical range: "Scale from 85% to 100%."
+func (c LineChart) ScaleText() string {
+	if len(c.Ticks) == 0 {
+		return ""
+	}
+	return "Scale from " + c.Ticks[len(c.Ticks)-1].Label + " to " + c.Ticks[0].Label + "."
+}
+
 // AccessibleTitle is the chart's title with its scale and lines in words.
 func (c LineChart) AccessibleTitle() string { return c.Title + " (" + c.Scale + ")" }
 
@@ -246,3 +254,20 @@ func f1(f float64) string { return fmt.Sprintf("%g", f) }
 
 // f4 writes a value for a data- attribute, exactly enough for tests.
 func f4(f float64) string { return fmt.Sprintf("%.6g", f) }
+
+// attentionHeading counts the warning metrics: "1 metric needs attention".
+func attentionHeading(n int) string {
+	if n == 1 {
+		return "1 metric needs attention"
+	}
+	return fmt.Sprintf("%d metrics need attention", n)
+}
+
+// attentionHref is where an attention item links: where its items are, or
+// its metric's card.
+func attentionHref(a AttentionItem) string {
+	if a.Href != "" {
+		return a.Href
+	}
+	return "#m-" + a.ID
+}

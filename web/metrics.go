@@ -85,8 +85,12 @@ func (s *Server) handleMetrics(c echo.Context) error {
 			Systems: dims.Systems, ActionList: dims.Actions, Intents: dims.Intents, Assistants: dims.Assistants, Errors: errs},
 		Query: filterQuery(f).Encode(),
 	}
+	v.Period = periodWords(f)
 	for _, r := range rep.Results {
 		v.Cards = append(v.Cards, metricCard(r))
+		if r.Value.Warn {
+			v.Attention = append(v.Attention, views.AttentionItem{ID: r.ID, Name: r.Name, Value: r.Format(r.Value), Alert: r.Alert})
+		}
 	}
 	v.Handoff = groupTable("handoff-by-intent", "Handoff rate by intent", "Intent", "Share of conversations handed to a person, per intent, highest first", rep.HandoffByIntent)
 	v.Actions = groupTable("success-by-action", "Action success rate by action", "Action", "Share of settled invocations that completed, per action", rep.SuccessByAction)
@@ -94,6 +98,10 @@ func (s *Server) handleMetrics(c echo.Context) error {
 		Warn: rep.Unverified > 0 && rep.OldestUnverified >= time.Hour}
 	if rep.Unverified > 0 {
 		v.Unverified.Oldest = metrics.Human(rep.OldestUnverified)
+	}
+	if v.Unverified.Warn {
+		v.Attention = append(v.Attention, views.AttentionItem{ID: "unverified", Href: "/tasks?state=unverified", Name: "Results nobody could confirm", Value: v.Unverified.Count,
+			Alert: "The oldest has waited " + v.Unverified.Oldest + " for a person to check it."})
 	}
 	for _, r := range rep.NotDispatched {
 		v.NotDispatched = append(v.NotDispatched, views.ReasonRow{Reason: notDispatchedWords(r.Reason), Count: money.Count(r.N)})
@@ -114,6 +122,18 @@ func (s *Server) handleMetrics(c echo.Context) error {
 		status = http.StatusUnprocessableEntity
 	}
 	return render(c, status, views.Metrics(p, v))
+}
+
+// periodWords says the filter in a phrase: "2026-03-05 to 2026-04-01,
+// action issue_refund".
+func periodWords(f metrics.Filter) string {
+	out := f.From.Format(time.DateOnly) + " to " + f.To.AddDate(0, 0, -1).Format(time.DateOnly)
+	for _, d := range []struct{ name, v string }{{"system", f.System}, {"action", f.Action}, {"intent", f.Intent}, {"assistant", f.Assistant}} {
+		if d.v != "" {
+			out += ", " + d.name + " " + d.v
+		}
+	}
+	return out
 }
 
 // filterQuery is the filter as the query string the page reads.
@@ -162,7 +182,7 @@ func tickDuration(secs float64) string {
 }
 
 func metricCard(r metrics.Result) views.MetricCard {
-	c := views.MetricCard{ID: r.ID, Name: r.Name, Value: r.Format(r.Value), Definition: r.Text, WarningRule: r.WarningText,
+	c := views.MetricCard{ID: r.ID, Name: r.Name, Value: r.Format(r.Value), Definition: r.Text, WarningRule: r.WarningText, Alert: r.Alert,
 		Warn: r.Value.Warn, ThisWeek: r.Format(r.ThisWeek), LastWeek: r.Format(r.LastWeek)}
 	switch {
 	case !r.Value.HasData:

@@ -61,7 +61,7 @@ func checkChartText(t *testing.T, width string, got chartText) {
 // serious or critical violations. Then it previews a policy draft and
 // reads what it changes against today's policy. Screenshots:
 // countersign-metrics.png, countersign-metrics-phone.png,
-// countersign-policy-whatif.png.
+// countersign-policy-whatif.png, countersign-policy-whatif-phone.png.
 func TestBrowserManagerPages(t *testing.T) {
 	t.Parallel()
 	b := setup(t, bundleOpts{shop: true})
@@ -118,7 +118,7 @@ func TestBrowserManagerPages(t *testing.T) {
 
 	// Filtering by the keyboard-free path: the form's GET keeps the choice.
 	err = chromedp.Do(ctx,
-		chromedp.EmulateReset(),
+		chromedp.EmulateViewport(1280, 900),
 		chromedp.Navigate(b.srv.URL+"/metrics?action=issue_refund"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="readiness-shop-issue_refund"]`)),
 	)
@@ -178,4 +178,23 @@ func TestBrowserManagerPages(t *testing.T) {
 		t.Errorf("policy what-if: %d serious accessibility violations: %+v", len(v), v)
 	}
 	browsertest.Screenshot(t, ctx, "countersign-policy-whatif.png")
+
+	// On a phone the same preview fits the screen: the table does not
+	// scroll sideways and axe still finds nothing serious.
+	err = chromedp.Do(ctx,
+		chromedp.EmulateViewport(390, 844),
+		chromedp.Click(chromedp.CSS(`[data-testid="policy-preview"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="what-if-summary"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scroll, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`(() => { const w = document.querySelector('[data-testid="what-if"] .table-wrap'); return w.scrollWidth - w.clientWidth; })()`))
+	if err != nil || scroll > 1 {
+		t.Errorf("the what-if table scrolls sideways by %vpx on a phone (%v)", scroll, err)
+	}
+	if v := browsertest.Axe(t, ctx); len(v) > 0 {
+		t.Errorf("policy what-if on a phone: %d serious accessibility violations: %+v", len(v), v)
+	}
+	browsertest.Screenshot(t, ctx, "countersign-policy-whatif-phone.png")
 }

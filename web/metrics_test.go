@@ -245,6 +245,9 @@ func TestMetricsEmptyAndBadFilter(t *testing.T) {
 	if doc.Find(`[data-testid="metric-warning"]`).Length() != 0 {
 		t.Error("a warning fired on an empty history")
 	}
+	if got := doc.Find(`[data-testid="attention"] h2`).Text(); !strings.HasPrefix(got, "Every metric is within its limits for ") {
+		t.Errorf("attention on an empty history: %q", got)
+	}
 	res := c.get("/metrics?from=yesterday")
 	if res.StatusCode != http.StatusUnprocessableEntity || res.doc(t).Find(`#from[aria-invalid="true"]`).Length() != 1 {
 		t.Errorf("bad date: %d", res.StatusCode)

@@ -142,13 +142,13 @@ type whatIfRoute struct {
 }
 
 var whatIfRoutes = []whatIfRoute{
-	{"auto", "Runs automatically (stage 5)", "run automatically",
+	{"auto", "Runs automatically", "run automatically",
 		func(w controlplane.WhatIf) int { return w.Auto }, func(w controlplane.WhatIf) int64 { return w.AutoCents }},
-	{"approval", "Goes to an agent for approval", "gone to an agent for approval",
+	{"approval", "An agent approves", "gone to an agent for approval",
 		func(w controlplane.WhatIf) int { return w.Approval }, func(w controlplane.WhatIf) int64 { return w.ApprovalCents }},
-	{"confirmation", "Goes to the customer to confirm", "gone to the customer to confirm",
+	{"confirmation", "The customer confirms", "gone to the customer to confirm",
 		func(w controlplane.WhatIf) int { return w.Confirmation }, func(w controlplane.WhatIf) int64 { return w.ConfirmationCents }},
-	{"refused", "Refused (the action is switched off)", "been refused",
+	{"refused", "Refused: action off", "been refused",
 		func(w controlplane.WhatIf) int { return w.Refused }, func(w controlplane.WhatIf) int64 { return w.RefusedCents }},
 }
 

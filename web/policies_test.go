@@ -94,10 +94,10 @@ func TestPolicyChangeIsAuditedAndAppliesToLaterProposals(t *testing.T) {
 		return strings.Join(row.Children().Map(func(_ int, s *goquery.Selection) string { return strings.Join(strings.Fields(s.Text()), " ") }), "|")
 	}
 	for key, want := range map[string]string{
-		"auto":         "Runs automatically (stage 5)|0 $0.00|1 $15.00|+1 +$15.00",
-		"approval":     "Goes to an agent for approval|1 $15.00|0 $0.00|−1 −$15.00",
-		"confirmation": "Goes to the customer to confirm|0 $0.00|0 $0.00|no change",
-		"refused":      "Refused (the action is switched off)|0 $0.00|0 $0.00|no change",
+		"auto":         "Runs automatically|0 $0.00|1 $15.00|+1 +$15.00",
+		"approval":     "An agent approves|1 $15.00|0 $0.00|−1 −$15.00",
+		"confirmation": "The customer confirms|0 $0.00|0 $0.00|no change",
+		"refused":      "Refused: action off|0 $0.00|0 $0.00|no change",
 	} {
 		if got := cells(key); got != want {
 			t.Errorf("what-if %s row: %q, want %q", key, got, want)

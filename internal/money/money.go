@@ -40,7 +40,7 @@ func Count(n int64) string {
 	sign := ""
 	u := uint64(n)
 	if n < 0 {
-		sign, u = "−", uint64(-(n + 1))+1
+		sign, u = "−", uint64(-(n+1))+1
 	}
 	digits := strconv.FormatUint(u, 10)
 	var b strings.Builder
