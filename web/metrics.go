@@ -82,18 +82,21 @@ func (s *Server) handleMetrics(c echo.Context) error {
 	v := views.MetricsView{
 		Filter: views.MetricsFilter{From: f.From.Format(time.DateOnly), To: f.To.AddDate(0, 0, -1).Format(time.DateOnly),
 			System: f.System, Action: f.Action, Intent: f.Intent, Assistant: f.Assistant,
-			Systems: dims.Systems, ActionList: dims.Actions, Intents: dims.Intents, Assistants: dims.Assistants, Errors: errs},
+			Systems: plainOptions(dims.Systems, nil), ActionList: plainOptions(dims.Actions, s.actionTitle),
+			Intents: plainOptions(dims.Intents, intentWords), Assistants: plainOptions(dims.Assistants, nil), Errors: errs},
 		Query: filterQuery(f).Encode(),
 	}
-	v.Period = periodWords(f)
+	v.Period = s.periodWords(f)
 	for _, r := range rep.Results {
 		v.Cards = append(v.Cards, metricCard(r))
 		if r.Value.Warn {
 			v.Attention = append(v.Attention, views.AttentionItem{ID: r.ID, Name: r.Name, Value: r.Format(r.Value), Alert: r.Alert})
 		}
 	}
-	v.Handoff = groupTable("handoff-by-intent", "Handoff rate by intent", "Intent", "Share of conversations handed to a person, per intent, highest first", rep.HandoffByIntent)
-	v.Actions = groupTable("success-by-action", "Action success rate by action", "Action", "Share of settled invocations that completed, per action", rep.SuccessByAction)
+	v.Handoff = groupTable("handoff-by-intent", "Handoff rate by what the customer asked for", "The customer asked for",
+		"Share of conversations handed to a person, by what the customer first asked for, highest first", rep.HandoffByIntent, intentWords)
+	v.Actions = groupTable("success-by-action", "Action success rate by action", "Action",
+		"Share of the requests that came to an end that were carried out, per action", rep.SuccessByAction, s.actionTitle)
 	v.Unverified = views.UnverifiedCard{Count: money.Count(rep.Unverified), Oldest: "none waiting",
 		Warn: rep.Unverified > 0 && rep.OldestUnverified >= time.Hour}
 	if rep.Unverified > 0 {
@@ -110,7 +113,7 @@ func (s *Server) handleMetrics(c echo.Context) error {
 		v.Rejections = append(v.Rejections, views.ReasonRow{Reason: r.Reason, Count: money.Count(r.N)})
 	}
 	for _, r := range rep.Readiness {
-		v.Readiness = append(v.Readiness, views.ReadinessRow{System: r.System, Action: r.Action, Stage: "stage " + strconv.Itoa(r.Stage),
+		v.Readiness = append(v.Readiness, views.ReadinessRow{System: r.System, Action: r.Action, Title: s.actionTitle(r.System + "/" + r.Action), Stage: "stage " + strconv.Itoa(r.Stage),
 			Sample: money.Count(r.Settled), ErrorRate: metricsRatioText(r.ErrorRate), EditRate: metricsRatioText(r.EditRate)})
 	}
 	p, err := s.page(c, "Metrics")
@@ -124,13 +127,73 @@ func (s *Server) handleMetrics(c echo.Context) error {
 	return render(c, status, views.Metrics(p, v))
 }
 
+// intentWords says what the customer asked for, for an intent the
+// assistant reported; an intent it does not know is shown as reported.
+func intentWords(intent string) string {
+	switch intent {
+	case "informational":
+		return "Information"
+	case "diagnostic":
+		return "Troubleshooting"
+	case "navigational":
+		return "Finding something"
+	case "transactional_low":
+		return "A low-risk change"
+	case "transactional_high":
+		return "A high-risk change"
+	case "ambiguous":
+		return "Unclear request"
+	case "out_of_scope":
+		return "Something out of scope"
+	}
+	return intent
+}
+
+// actionTitle says an action ("system/action" or "action") by its title:
+// "Refund an order (shop)"; an action no connected system offers is shown
+// by its name.
+func (s *Server) actionTitle(name string) string {
+	system, action, qualified := strings.Cut(name, "/")
+	for _, sys := range s.cfg.Registry.Systems() {
+		if qualified && sys.Name() != system {
+			continue
+		}
+		if !qualified {
+			action = name
+		}
+		for _, a := range sys.Actions() {
+			if a.Name == action && a.Title != "" {
+				if qualified {
+					return a.Title + " (" + sys.Name() + ")"
+				}
+				return a.Title
+			}
+		}
+	}
+	return name
+}
+
+// plainOptions are a filter's choices: the value as recorded, the label in
+// words when words is given.
+func plainOptions(values []string, words func(string) string) []views.Option {
+	out := make([]views.Option, len(values))
+	for i, v := range values {
+		out[i] = views.Option{Value: v, Label: v}
+		if words != nil {
+			out[i].Label = words(v)
+		}
+	}
+	return out
+}
+
 // periodWords says the filter in a phrase: "2026-03-05 to 2026-04-01,
-// action issue_refund".
-func periodWords(f metrics.Filter) string {
+// Refund an order".
+func (s *Server) periodWords(f metrics.Filter) string {
 	out := f.From.Format(time.DateOnly) + " to " + f.To.AddDate(0, 0, -1).Format(time.DateOnly)
-	for _, d := range []struct{ name, v string }{{"system", f.System}, {"action", f.Action}, {"intent", f.Intent}, {"assistant", f.Assistant}} {
+	for _, d := range []struct{ name, v string }{{"system ", f.System}, {"", s.actionTitle(f.Action)},
+		{"asked for: ", intentWords(f.Intent)}, {"assistant ", f.Assistant}} {
 		if d.v != "" {
-			out += ", " + d.name + " " + d.v
+			out += ", " + d.name + d.v
 		}
 	}
 	return out
@@ -220,14 +283,14 @@ func metricCard(r metrics.Result) views.MetricCard {
 	return c
 }
 
-func groupTable(id, heading, column, title string, groups []metrics.Group) views.GroupTable {
+func groupTable(id, heading, column, title string, groups []metrics.Group, words func(string) string) views.GroupTable {
 	var labels, texts []string
 	var values []float64
 	for _, g := range groups {
 		if !g.Value.HasData {
 			continue
 		}
-		labels, values, texts = append(labels, g.Label), append(values, g.Value.Ratio), append(texts, metricsRatioText(g.Value))
+		labels, values, texts = append(labels, words(g.Label)), append(values, g.Value.Ratio), append(texts, metricsRatioText(g.Value))
 	}
 	return views.GroupTable{Heading: heading, Column: column, Chart: views.NewBarChart(id, title, labels, values, texts, 1)}
 }

@@ -14,8 +14,8 @@ import (
 // TestMetricsPageSupportsADecision reads the metrics page over generated
 // history as a manager would: what warns is listed first and links to its
 // card; counts carry thousands separators; the count of results nobody
-// could confirm links to those tasks; definitions and reasons are in
-// plain words, not event or column names; and the success chart's scale
+// could confirm links to those tasks; definitions, reasons, intents and
+// actions are in plain words, not event, column or code names; and the success chart's scale
 // starts near the data, with the 95% target drawn and labelled.
 func TestMetricsPageSupportsADecision(t *testing.T) {
 	t.Parallel()
@@ -87,7 +87,9 @@ func TestMetricsPageSupportsADecision(t *testing.T) {
 	// "invocation" in what the page explains.
 	code := regexp.MustCompile(`\b[a-z]+_[a-z_]+\b|\bp[59]0\b|=|[Ii]nvocation`)
 	doc.Find(`[data-testid="metric-definition"], [data-testid="metric-warning"], [data-testid="metric-value"], section.card > p.muted, ` +
-		`[data-testid="reasons-not-dispatched"] th[scope="row"], [data-testid="attention"], h2, h3, th[scope="col"]`).Each(func(_ int, s *goquery.Selection) {
+		`[data-testid="reasons-not-dispatched"] th[scope="row"], [data-testid="attention"], h2, h3, th[scope="col"], ` +
+		`[data-testid="handoff-by-intent-table"] th[scope="row"], [data-testid="readiness-table"] th[scope="row"], .bar-label, ` +
+		`#intent option, #action option, label`).Each(func(_ int, s *goquery.Selection) {
 		if m := code.FindString(s.Text()); m != "" {
 			t.Errorf("%q in %q", m, s.Text())
 		}
