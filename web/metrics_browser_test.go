@@ -94,6 +94,13 @@ func TestBrowserManagerPages(t *testing.T) {
 	if !strings.Contains(legend, "Dashed line: target 95%") {
 		t.Errorf("success chart legend: %q", legend)
 	}
+	// Bars compare: every bar's full track has the same width in a chart.
+	spread, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`Math.max(...[...document.querySelectorAll('.bar-list')].map(l => {
+		const w = [...l.querySelectorAll('svg.bar')].map(s => s.getBoundingClientRect().width);
+		return Math.max(...w) - Math.min(...w); }))`))
+	if err != nil || spread > 1 {
+		t.Errorf("bar tracks differ by %vpx within a chart (%v)", spread, err)
+	}
 	browsertest.CheckAccessibility(t, ctx, "metrics")
 	browsertest.Screenshot(t, ctx, "countersign-metrics.png")
 
