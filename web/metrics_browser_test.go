@@ -43,6 +43,7 @@ const targetAlignJS = `(() => {
 
 func checkChartText(t *testing.T, width string, got chartText) {
 	t.Helper()
+	t.Logf("%s: %d chart labels, smallest %vpx, %d SVG text elements, sideways scroll %vpx", width, got.Count, got.Min, got.SVGText, got.Overflow)
 	if got.Count < 20 || got.Min < 12 {
 		t.Errorf("%s: %d chart labels, smallest %vpx; want every one at 12px or more", width, got.Count, got.Min)
 	}
@@ -89,6 +90,8 @@ func TestBrowserManagerPages(t *testing.T) {
 	checkChartText(t, "desktop", desktop)
 	if d, err := chromedp.Run(ctx, chromedp.Evaluate[float64](targetAlignJS)); err != nil || d < 0 || d > 4 {
 		t.Errorf("the 95%% target label is %vpx from its line (%v)", d, err)
+	} else {
+		t.Logf("desktop: the 95%% target label is %.1fpx from its line", d)
 	}
 	legend, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="trend-action_success"] [data-testid="chart-legend"]`)))
 	if !strings.Contains(legend, "Dashed line: target 95%") {
