@@ -35,7 +35,10 @@ type invocationJSON struct {
 	Next             nextJSON        `json:"next"`
 	Result           *resultJSON     `json:"result"`
 	Error            *adapterErrJSON `json:"error"`
-	Verification     *verifyJSON     `json:"verification,omitempty"`
+	// Reason says why it was not dispatched, rejected, declined or
+	// expired; null in every other state.
+	Reason       *reasonJSON `json:"reason"`
+	Verification *verifyJSON `json:"verification,omitempty"`
 	// Say is the sentence the assistant may tell the customer now.
 	Say         string     `json:"say"`
 	RouteReason string     `json:"route_reason,omitempty"`
@@ -95,6 +98,13 @@ type adapterErrJSON struct {
 	Outcome   string `json:"outcome,omitempty"`
 }
 
+// reasonJSON is why an invocation ended without being carried out: code
+// for programs, message for people.
+type reasonJSON struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
 type verifyJSON struct {
 	Verified bool      `json:"verified"`
 	Evidence string    `json:"evidence"`
@@ -127,8 +137,13 @@ func (s *Server) invocationOut(ctx context.Context, base string, inv controlplan
 	if inv.Result != nil {
 		out.Result = &resultJSON{Reference: inv.Result.Reference, Deduplicated: inv.Result.Deduplicated}
 	}
-	if e := inv.Error; e != nil {
+	// A completed or reversed invocation's outcome is known: an error left
+	// from before it was reconciled no longer holds.
+	if e := inv.Error; e != nil && inv.State != controlplane.Completed && inv.State != controlplane.Reversed {
 		out.Error = &adapterErrJSON{Code: e.Code, Message: e.Message, Retryable: e.Retryable, Hint: e.Hint, Outcome: string(e.Outcome)}
+	}
+	if r := inv.Reason(); r != nil {
+		out.Reason = &reasonJSON{Code: r.Code, Message: r.Message}
 	}
 	if v := inv.Verification; v != nil {
 		out.Verification = &verifyJSON{Verified: v.Verified, Evidence: v.Evidence, At: v.At}

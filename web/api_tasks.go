@@ -111,6 +111,11 @@ func (s *Server) handleAPITaskCreate(c echo.Context) error {
 // open_task. Every allowed action must be one the assistant has turned on.
 func (s *Server) createTask(ctx context.Context, a assistants.Assistant, req newTaskRequest) (controlplane.Task, error) {
 	for _, name := range req.AllowedActions {
+		// Read tools work in every task; naming one is accepted and changes
+		// nothing (the control plane still wants at least one write).
+		if s.cfg.Control.IsReadTool(name) && !s.cfg.Control.KnownAction(name) {
+			continue
+		}
 		if !enabledFor(a, name) {
 			return controlplane.Task{}, apperr.InvalidFields(map[string]string{"allowed_actions": fmt.Sprintf("%q is not enabled for this assistant", name)})
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"unicode"
 
 	"github.com/labstack/echo/v4"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -161,7 +162,7 @@ func (s *Server) mcpServer(ctx context.Context, req mcpRequest) (*mcp.Server, er
 }
 
 func (s *Server) addMCPReadTool(srv *mcp.Server, req mcpRequest, t assistants.Tool) {
-	srv.AddTool(&mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description + " (Reads " + t.System + "; changes nothing.)",
+	srv.AddTool(&mcp.Tool{Name: t.Name, Title: t.Title, Description: sentenceEnd(t.Description) + " It reads the " + t.System + " system and changes nothing.",
 		InputSchema: withTaskID(req, t.InputSchema), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}},
 		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			task, args, err := s.mcpTask(ctx, req, r.Params.Arguments)
@@ -200,10 +201,7 @@ func (s *Server) addMCPWriteTool(srv *mcp.Server, req mcpRequest, t assistants.T
 		assistants.ModeApproval: "a support agent approves it: tell the customer a person will decide",
 		assistants.ModeAuto:     "it goes ahead automatically within the policy's limits",
 	}[t.Mode]
-	desc := fmt.Sprintf("Propose %s (%s). This is a dry-run first: nothing changes when you call it. It returns the quote "+
-		"(what will happen, in the business's words), the invocation id, and next: then %s. Tell the customer the sentence in say, "+
-		"and relay the confirmation link when next.kind is confirm. Read %s before choosing this. %s",
-		strings.ToLower(t.Title), t.System, how, guidanceURI, t.Description)
+	desc := mcpWriteDescription(t, how, guidanceURI)
 	srv.AddTool(&mcp.Tool{Name: "propose_" + t.Name, Title: "Propose: " + t.Title, Description: desc, InputSchema: schema,
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: true}},
 		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -243,6 +241,42 @@ func (s *Server) addMCPWriteTool(srv *mcp.Server, req mcpRequest, t assistants.T
 			return &mcp.GetPromptResult{Description: "Guidance: " + t.Title,
 				Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: guidanceText(t)}}}}, nil
 		})
+}
+
+// mcpWriteDescription is a propose_ tool's description. The action's title
+// is an imperative ("Refund an order"), so it follows "Propose to".
+func mcpWriteDescription(t assistants.Tool, how, guidanceURI string) string {
+	d := fmt.Sprintf("Propose to %s in the %s system. This is a dry-run first: nothing changes when you call it. It returns the quote "+
+		"(what will happen, in the business's words), the invocation id and next.", lowerFirst(strings.TrimSuffix(t.Title, ".")), t.System)
+	if how != "" {
+		d += " Then " + how + "."
+	}
+	d += " Tell the customer the sentence in say, and relay the confirmation link when next.kind is confirm. Read " + guidanceURI +
+		" before choosing this."
+	if t.Description != "" {
+		d += " " + sentenceEnd(t.Description)
+	}
+	return d
+}
+
+// lowerFirst lower-cases the first letter of a title for use inside a
+// sentence, unless the first word is an acronym ("SMS a customer").
+func lowerFirst(s string) string {
+	r := []rune(s)
+	if len(r) == 0 || (len(r) > 1 && unicode.IsUpper(r[1])) {
+		return s
+	}
+	r[0] = unicode.ToLower(r[0])
+	return string(r)
+}
+
+// sentenceEnd makes s end with a full stop.
+func sentenceEnd(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.HasSuffix(s, ".") || strings.HasSuffix(s, "?") || strings.HasSuffix(s, "!") {
+		return s
+	}
+	return s + "."
 }
 
 func guidanceText(t assistants.Tool) string {

@@ -83,7 +83,7 @@ func (s *Server) addMCPOpenTask(srv *mcp.Server, req mcpRequest) {
 		"customer_ref":    map[string]any{"type": "string", "maxLength": maxCustomerRefLen, "description": "the signed-in customer's e-mail address: every call of the task acts for this customer only"},
 		"conversation_id": map[string]any{"type": "string", "maxLength": maxConversationIDLen, "description": "your conversation's id; it belongs to you from its first use"},
 		"allowed_actions": map[string]any{"type": "array", "maxItems": maxAllowedActions, "items": map[string]any{"type": "string", "maxLength": maxActionNameLen},
-			"description": "the write actions this task may propose (names from the propose_ tools without the prefix); omit for none: reads only"},
+			"description": "the write actions this task may propose (names from the propose_ tools without the prefix), at least one; read tools work in every task and need not be listed"},
 		"write_budget":    intProp(fmt.Sprintf("writes the task may send in all (default %d); never replenished", defaultWriteBudget)),
 		"inflight_limit":  intProp(fmt.Sprintf("writes in flight at once (default %d)", defaultInflightLimit)),
 		"rate_per_minute": intProp(fmt.Sprintf("writes a minute (default %d)", defaultRatePerMinute)),

@@ -13,7 +13,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"countersign/internal/apperr"
+	"countersign/internal/controlplane"
 	"countersign/internal/metrics"
+	"countersign/internal/money"
 	"countersign/views"
 )
 
@@ -80,28 +82,39 @@ func (s *Server) handleMetrics(c echo.Context) error {
 	v := views.MetricsView{
 		Filter: views.MetricsFilter{From: f.From.Format(time.DateOnly), To: f.To.AddDate(0, 0, -1).Format(time.DateOnly),
 			System: f.System, Action: f.Action, Intent: f.Intent, Assistant: f.Assistant,
-			Systems: dims.Systems, ActionList: dims.Actions, Intents: dims.Intents, Assistants: dims.Assistants, Errors: errs},
+			Systems: plainOptions(dims.Systems, nil), ActionList: plainOptions(dims.Actions, s.actionTitle),
+			Intents: plainOptions(dims.Intents, intentWords), Assistants: plainOptions(dims.Assistants, nil), Errors: errs},
 		Query: filterQuery(f).Encode(),
 	}
+	v.Period = s.periodWords(f)
 	for _, r := range rep.Results {
 		v.Cards = append(v.Cards, metricCard(r))
+		if r.Value.Warn {
+			v.Attention = append(v.Attention, views.AttentionItem{ID: r.ID, Name: r.Name, Value: r.Format(r.Value), Alert: r.Alert})
+		}
 	}
-	v.Handoff = groupTable("handoff-by-intent", "Handoff rate by intent", "Intent", "Share of conversations handed to a person, per intent, highest first", rep.HandoffByIntent)
-	v.Actions = groupTable("success-by-action", "Action success rate by action", "Action", "Share of settled invocations that completed, per action", rep.SuccessByAction)
-	v.Unverified = views.UnverifiedCard{Count: strconv.FormatInt(rep.Unverified, 10), Oldest: "none waiting",
+	v.Handoff = groupTable("handoff-by-intent", "Handoff rate by what the customer asked for", "The customer asked for",
+		"Share of conversations handed to a person, by what the customer first asked for, highest first", rep.HandoffByIntent, intentWords)
+	v.Actions = groupTable("success-by-action", "Action success rate by action", "Action",
+		"Share of the requests that came to an end that were carried out, per action", rep.SuccessByAction, s.actionTitle)
+	v.Unverified = views.UnverifiedCard{Count: money.Count(rep.Unverified), Oldest: "none waiting",
 		Warn: rep.Unverified > 0 && rep.OldestUnverified >= time.Hour}
 	if rep.Unverified > 0 {
 		v.Unverified.Oldest = metrics.Human(rep.OldestUnverified)
 	}
+	if v.Unverified.Warn {
+		v.Attention = append(v.Attention, views.AttentionItem{ID: "unverified", Href: "/tasks?state=unverified", Name: "Results nobody could confirm", Value: v.Unverified.Count,
+			Alert: "The oldest has waited " + v.Unverified.Oldest + " for a person to check it."})
+	}
 	for _, r := range rep.NotDispatched {
-		v.NotDispatched = append(v.NotDispatched, views.ReasonRow{Reason: r.Reason, Count: strconv.FormatInt(r.N, 10)})
+		v.NotDispatched = append(v.NotDispatched, views.ReasonRow{Reason: notDispatchedWords(r.Reason), Count: money.Count(r.N)})
 	}
 	for _, r := range rep.Rejections {
-		v.Rejections = append(v.Rejections, views.ReasonRow{Reason: r.Reason, Count: strconv.FormatInt(r.N, 10)})
+		v.Rejections = append(v.Rejections, views.ReasonRow{Reason: r.Reason, Count: money.Count(r.N)})
 	}
 	for _, r := range rep.Readiness {
-		v.Readiness = append(v.Readiness, views.ReadinessRow{System: r.System, Action: r.Action, Stage: "stage " + strconv.Itoa(r.Stage),
-			Sample: strconv.FormatInt(r.Settled, 10), ErrorRate: metricsRatioText(r.ErrorRate), EditRate: metricsRatioText(r.EditRate)})
+		v.Readiness = append(v.Readiness, views.ReadinessRow{System: r.System, Action: r.Action, Title: s.actionTitle(r.System + "/" + r.Action), Stage: "stage " + strconv.Itoa(r.Stage),
+			Sample: money.Count(r.Settled), ErrorRate: metricsRatioText(r.ErrorRate), EditRate: metricsRatioText(r.EditRate)})
 	}
 	p, err := s.page(c, "Metrics")
 	if err != nil {
@@ -112,6 +125,78 @@ func (s *Server) handleMetrics(c echo.Context) error {
 		status = http.StatusUnprocessableEntity
 	}
 	return render(c, status, views.Metrics(p, v))
+}
+
+// intentWords says what the customer asked for, for an intent the
+// assistant reported; an intent it does not know is shown as reported.
+func intentWords(intent string) string {
+	switch intent {
+	case "informational":
+		return "Information"
+	case "diagnostic":
+		return "Troubleshooting"
+	case "navigational":
+		return "Finding something"
+	case "transactional_low":
+		return "A low-risk change"
+	case "transactional_high":
+		return "A high-risk change"
+	case "ambiguous":
+		return "Unclear request"
+	case "out_of_scope":
+		return "Something out of scope"
+	}
+	return intent
+}
+
+// actionTitle says an action ("system/action" or "action") by its title:
+// "Refund an order (shop)"; an action no connected system offers is shown
+// by its name.
+func (s *Server) actionTitle(name string) string {
+	system, action, qualified := strings.Cut(name, "/")
+	for _, sys := range s.cfg.Registry.Systems() {
+		if qualified && sys.Name() != system {
+			continue
+		}
+		if !qualified {
+			action = name
+		}
+		for _, a := range sys.Actions() {
+			if a.Name == action && a.Title != "" {
+				if qualified {
+					return a.Title + " (" + sys.Name() + ")"
+				}
+				return a.Title
+			}
+		}
+	}
+	return name
+}
+
+// plainOptions are a filter's choices: the value as recorded, the label in
+// words when words is given.
+func plainOptions(values []string, words func(string) string) []views.Option {
+	out := make([]views.Option, len(values))
+	for i, v := range values {
+		out[i] = views.Option{Value: v, Label: v}
+		if words != nil {
+			out[i].Label = words(v)
+		}
+	}
+	return out
+}
+
+// periodWords says the filter in a phrase: "2026-03-05 to 2026-04-01,
+// Refund an order".
+func (s *Server) periodWords(f metrics.Filter) string {
+	out := f.From.Format(time.DateOnly) + " to " + f.To.AddDate(0, 0, -1).Format(time.DateOnly)
+	for _, d := range []struct{ name, v string }{{"system ", f.System}, {"", s.actionTitle(f.Action)},
+		{"asked for: ", intentWords(f.Intent)}, {"assistant ", f.Assistant}} {
+		if d.v != "" {
+			out += ", " + d.name + d.v
+		}
+	}
+	return out
 }
 
 // filterQuery is the filter as the query string the page reads.
@@ -130,62 +215,82 @@ func metricsRatioText(v metrics.Value) string {
 	if !v.HasData {
 		return "no data"
 	}
-	return fmt.Sprintf("%s (%d of %d)", metrics.Percent(v.Ratio), v.Num, v.Den)
+	return fmt.Sprintf("%s (%s of %s)", metrics.Percent(v.Ratio), money.Count(v.Num), money.Count(v.Den))
+}
+
+// notDispatchedWords says a recorded not-dispatched reason as the
+// sentence the assistant is given; a reason the control plane does not
+// know is shown as recorded.
+func notDispatchedWords(code string) string {
+	return controlplane.NotDispatchedReason(code).Sentence()
+}
+
+// Tick steps of the trend charts: shares, and times in seconds.
+var (
+	ratioSteps    = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.25}
+	durationSteps = []float64{900, 1800, 3600, 7200, 14400, 21600, 43200, 86400, 172800, 604800}
+)
+
+// tickPercent writes a tick of a share: "95%", "2.5%".
+func tickPercent(r float64) string {
+	return strconv.FormatFloat(math.Round(r*1000)/10, 'f', -1, 64) + "%"
+}
+
+// tickDuration writes a tick of a time: "0", "15m", "4h", "2d".
+func tickDuration(secs float64) string {
+	if secs <= 0 {
+		return "0"
+	}
+	return metrics.Human(time.Duration(secs) * time.Second)
 }
 
 func metricCard(r metrics.Result) views.MetricCard {
-	c := views.MetricCard{ID: r.ID, Name: r.Name, Value: r.Format(r.Value), Definition: r.Text, WarningRule: r.WarningText,
+	c := views.MetricCard{ID: r.ID, Name: r.Name, Value: r.Format(r.Value), Definition: r.Text, WarningRule: r.WarningText, Alert: r.Alert,
 		Warn: r.Value.Warn, ThisWeek: r.Format(r.ThisWeek), LastWeek: r.Format(r.LastWeek)}
 	switch {
 	case !r.Value.HasData:
 	case r.Kind == metrics.Duration:
-		c.Detail = fmt.Sprintf("over %d", r.Value.Den)
+		c.Detail = "over " + money.Count(r.Value.Den)
 	default:
-		c.Detail = fmt.Sprintf("%d of %d", r.Value.Num, r.Value.Den)
+		c.Detail = money.Count(r.Value.Num) + " of " + money.Count(r.Value.Den)
 	}
 	labels := make([]string, len(r.Trend))
 	values := make([]float64, len(r.Trend))
 	texts := make([]string, len(r.Trend))
-	top, topLabel := 1.0, "100%"
+	scale := views.ChartScale{Steps: ratioSteps, Min: 0, Max: 1, Format: tickPercent}
+	title := r.Name + " per day"
 	if r.Kind == metrics.Duration {
-		// The p90 of the busiest day sets the scale, in hours.
-		top = 0
-		for _, pt := range r.Trend {
-			if pt.Value.HasData && !math.IsInf(pt.Value.P90, 1) {
-				top = math.Max(top, pt.Value.P90/3600)
-			}
-		}
-		top = math.Max(top, 1)
-		topLabel = fmt.Sprintf("p90 %gh", top)
+		// The 9-in-10 time of each day, from zero: the scale fits the
+		// slowest day and the warning line.
+		scale = views.ChartScale{Steps: durationSteps, Min: 0, Max: math.Inf(1), Zero: true, Format: tickDuration}
+		title = r.Name + ": the time within which 9 in 10 were done, per day"
+	}
+	for _, l := range r.Lines {
+		scale.Lines = append(scale.Lines, views.ChartLine{Value: l.Value, Label: l.Label})
 	}
 	for i, pt := range r.Trend {
 		labels[i] = pt.Day.Format(time.DateOnly)
 		values[i], texts[i] = math.NaN(), r.Format(pt.Value)
-		if !pt.Value.HasData {
-			continue
+		switch {
+		case !pt.Value.HasData:
+		case r.Kind == metrics.Duration:
+			values[i] = pt.Value.P90
+		default:
+			values[i] = pt.Value.Ratio
 		}
-		if r.Kind == metrics.Duration {
-			values[i] = math.Min(pt.Value.P90/3600, top)
-			continue
-		}
-		values[i] = pt.Value.Ratio
 	}
-	title := r.Name + " per day"
-	if r.Kind == metrics.Duration {
-		title = r.Name + ", p90 per day in hours"
-	}
-	c.Chart = views.NewLineChart(r.ID, title, labels, values, texts, top, topLabel)
+	c.Chart = views.NewLineChart(r.ID, title, labels, values, texts, scale)
 	return c
 }
 
-func groupTable(id, heading, column, title string, groups []metrics.Group) views.GroupTable {
+func groupTable(id, heading, column, title string, groups []metrics.Group, words func(string) string) views.GroupTable {
 	var labels, texts []string
 	var values []float64
 	for _, g := range groups {
 		if !g.Value.HasData {
 			continue
 		}
-		labels, values, texts = append(labels, g.Label), append(values, g.Value.Ratio), append(texts, metricsRatioText(g.Value))
+		labels, values, texts = append(labels, words(g.Label)), append(values, g.Value.Ratio), append(texts, metricsRatioText(g.Value))
 	}
 	return views.GroupTable{Heading: heading, Column: column, Chart: views.NewBarChart(id, title, labels, values, texts, 1)}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -153,7 +154,7 @@ func rawMetrics(t *testing.T, b *testBundle, from, to time.Time, system, action,
 		if d == 0 {
 			return [2]string{"no data", ""}
 		}
-		return [2]string{fmt.Sprintf("%.1f%%", float64(n)/float64(d)*100), fmt.Sprintf("%d of %d", n, d)}
+		return [2]string{fmt.Sprintf("%.1f%%", float64(n)/float64(d)*100), grouped(n) + " of " + grouped(d)}
 	}
 	return map[string][2]string{
 		"containment":           pct(contained, conversations),
@@ -169,7 +170,7 @@ func rawMetrics(t *testing.T, b *testBundle, from, to time.Time, system, action,
 	}
 }
 
-// percentiles reads p50 and p90 the way the page defines them: the upper
+// percentiles reads the half and 9-in-10 times the way the page defines them: the upper
 // edge of the bucket that holds the value of rank ⌈q·n⌉.
 func percentiles(ds []time.Duration) [2]string {
 	if len(ds) == 0 {
@@ -188,5 +189,14 @@ func percentiles(ds []time.Duration) [2]string {
 		}
 		return "7 days or more"
 	}
-	return [2]string{"p50 " + label(0.5) + " · p90 " + label(0.9), fmt.Sprintf("over %d", len(ds))}
+	return [2]string{"half " + label(0.5) + " · 9 in 10 " + label(0.9), "over " + grouped(int64(len(ds)))}
+}
+
+// grouped writes n with a comma every three digits, as the page must.
+func grouped(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

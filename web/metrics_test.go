@@ -80,29 +80,42 @@ func TestMetricsPageMatchesRawRecompute(t *testing.T) {
 	}
 }
 
-// svgDoc is the part of a chart the test reads.
+// svgDoc is the part of a trend chart the test reads.
 type svgDoc struct {
 	XMLName xml.Name `xml:"svg"`
 	Title   string   `xml:"title"`
+	Floor   float64  `xml:"data-floor,attr"`
+	Top     float64  `xml:"data-top,attr"`
 	Lines   []struct {
 		Points string `xml:"points,attr"`
 	} `xml:"polyline"`
-	Dots []struct {
-		CX    float64 `xml:"cx,attr"`
-		CY    float64 `xml:"cy,attr"`
-		Value float64 `xml:"data-value,attr"`
-		Day   string  `xml:"data-day,attr"`
-	} `xml:"circle"`
-	Bars []struct {
-		Rect struct {
-			Width float64 `xml:"width,attr"`
-			Value float64 `xml:"data-value,attr"`
-		} `xml:"rect"`
-	} `xml:"g"`
+	Marks []chartMark `xml:"line"`
 }
 
-// TestMetricsChartsAreXMLAndMatchTheData parses every chart as XML and
-// checks the success-rate trend's points against the raw data per day.
+// chartMark is a line of a chart: a grid line, a threshold or a data point.
+type chartMark struct {
+	Class string  `xml:"class,attr"`
+	X     float64 `xml:"x1,attr"`
+	Y     float64 `xml:"y1,attr"`
+	Value float64 `xml:"data-value,attr"`
+	Day   string  `xml:"data-day,attr"`
+}
+
+// dots are the chart's data points.
+func (d svgDoc) dots() []chartMark {
+	var out []chartMark
+	for _, m := range d.Marks {
+		if m.Class == "dot" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// TestMetricsChartsAreXMLAndMatchTheData parses every trend chart as XML
+// and checks the success-rate trend's points against the raw data per
+// day, on the scale the chart declares; and every bar against its table
+// row.
 func TestMetricsChartsAreXMLAndMatchTheData(t *testing.T) {
 	t.Parallel()
 	b := setup(t, bundleOpts{shop: true})
@@ -112,8 +125,11 @@ func TestMetricsChartsAreXMLAndMatchTheData(t *testing.T) {
 	res := c.get("/metrics?from=2026-03-20&to=2026-04-01")
 	doc := res.doc(t)
 	charts := doc.Find(`svg.chart`)
-	if charts.Length() != 12 {
-		t.Errorf("%d charts, want a trend per metric (10) and two bar charts", charts.Length())
+	if charts.Length() != 10 {
+		t.Errorf("%d charts, want a trend per metric (10)", charts.Length())
+	}
+	if n := doc.Find(`svg text`).Length(); n != 0 {
+		t.Errorf("%d SVG text elements: axis text scales with the chart; it belongs in HTML", n)
 	}
 	parsed := map[string]svgDoc{}
 	charts.Each(func(_ int, s *goquery.Selection) {
@@ -131,42 +147,51 @@ func TestMetricsChartsAreXMLAndMatchTheData(t *testing.T) {
 		parsed[s.AttrOr("data-testid", "")] = d
 	})
 	success := parsed["chart-action_success"]
-	if len(success.Dots) != 13 {
-		t.Fatalf("success chart has %d points, want one per day (13)", len(success.Dots))
+	dots := success.dots()
+	if len(dots) != 13 {
+		t.Fatalf("success chart has %d points, want one per day (13)", len(dots))
+	}
+	if !(success.Floor < success.Top && success.Top <= 1 && success.Floor >= 0) {
+		t.Fatalf("scale %v to %v", success.Floor, success.Top)
 	}
 	var linePoints []string
 	for _, l := range success.Lines {
 		linePoints = append(linePoints, strings.Fields(l.Points)...)
 	}
-	for i, d := range success.Dots {
+	for i, d := range dots {
 		day, _ := time.Parse(time.DateOnly, d.Day)
 		raw := rawMetrics(t, b, day, day.AddDate(0, 0, 1), "", "", "", "")["action_success"]
 		var num, den float64
-		fmt.Sscanf(raw[1], "%g of %g", &num, &den)
-		if math.Abs(d.Value-num/den) > 1e-9 {
+		fmt.Sscanf(strings.ReplaceAll(raw[1], ",", ""), "%g of %g", &num, &den)
+		if math.Abs(d.Value-num/den) > 1e-5 {
 			t.Errorf("%s: point %v, raw %s", d.Day, d.Value, raw[1])
 		}
-		if wantY := 136 - math.Min(d.Value, 1)*112; math.Abs(d.CY-wantY) > 0.06 {
-			t.Errorf("%s: cy %v, want %v", d.Day, d.CY, wantY)
+		r := math.Min(math.Max((d.Value-success.Floor)/(success.Top-success.Floor), 0), 1)
+		if wantY := 160 - r*160; math.Abs(d.Y-wantY) > 0.06 {
+			t.Errorf("%s: y %v, want %v on the scale %v–%v", d.Day, d.Y, wantY, success.Floor, success.Top)
 		}
-		if i < len(linePoints) && linePoints[i] != fmt.Sprintf("%g,%g", d.CX, d.CY) {
-			t.Errorf("line point %d is %s, dot is %g,%g", i, linePoints[i], d.CX, d.CY)
+		if i < len(linePoints) && linePoints[i] != fmt.Sprintf("%g,%g", d.X, d.Y) {
+			t.Errorf("line point %d is %s, dot is %g,%g", i, linePoints[i], d.X, d.Y)
 		}
 	}
-	handoff := parsed["chart-handoff-by-intent"]
+	bars := doc.Find(`[data-testid="chart-handoff-by-intent"] li`)
 	rows := doc.Find(`[data-testid="handoff-by-intent-table"] tbody tr`)
-	if len(handoff.Bars) == 0 || len(handoff.Bars) != rows.Length() {
-		t.Fatalf("%d bars, %d table rows", len(handoff.Bars), rows.Length())
+	if bars.Length() == 0 || bars.Length() != rows.Length() {
+		t.Fatalf("%d bars, %d table rows", bars.Length(), rows.Length())
 	}
-	for i, bar := range handoff.Bars {
-		if want := math.Round(bar.Rect.Value*250*10) / 10; math.Abs(bar.Rect.Width-want) > 0.06 {
-			t.Errorf("bar %d: width %v for value %v", i, bar.Rect.Width, bar.Rect.Value)
+	bars.Each(func(i int, bar *goquery.Selection) {
+		rect := bar.Find("rect")
+		var width, value float64
+		fmt.Sscan(rect.AttrOr("width", ""), &width)
+		fmt.Sscan(rect.AttrOr("data-value", ""), &value)
+		if want := math.Round(value*100*10) / 10; math.Abs(width-want) > 0.06 {
+			t.Errorf("bar %d: width %v%% for value %v", i, width, value)
 		}
 		cell := rows.Eq(i).Find("td").Text()
-		if !strings.HasPrefix(cell, fmt.Sprintf("%.1f%%", bar.Rect.Value*100)) {
-			t.Errorf("bar %d value %v, table says %q", i, bar.Rect.Value, cell)
+		if !strings.HasPrefix(cell, fmt.Sprintf("%.1f%%", value*100)) || bar.Find(".bar-value").Text() != cell {
+			t.Errorf("bar %d value %v (%q), table says %q", i, value, bar.Find(".bar-value").Text(), cell)
 		}
-	}
+	})
 }
 
 // TestMetricsCSVExports downloads every table as CSV and checks the
@@ -219,6 +244,9 @@ func TestMetricsEmptyAndBadFilter(t *testing.T) {
 	}
 	if doc.Find(`[data-testid="metric-warning"]`).Length() != 0 {
 		t.Error("a warning fired on an empty history")
+	}
+	if got := doc.Find(`[data-testid="attention"] h2`).Text(); !strings.HasPrefix(got, "Every metric is within its limits for ") {
+		t.Errorf("attention on an empty history: %q", got)
 	}
 	res := c.get("/metrics?from=yesterday")
 	if res.StatusCode != http.StatusUnprocessableEntity || res.doc(t).Find(`#from[aria-invalid="true"]`).Length() != 1 {

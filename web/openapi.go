@@ -184,6 +184,16 @@ func typ(t string, desc ...string) map[string]any {
 	return m
 }
 
+// withDesc is a copy of schema m with a description.
+func withDesc(m map[string]any, desc string) map[string]any {
+	out := make(map[string]any, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	out["description"] = desc
+	return out
+}
+
 func enum(values ...string) map[string]any { return map[string]any{"type": "string", "enum": values} }
 
 // limited is a string of at most n characters.
@@ -227,7 +237,9 @@ func apiSchemas() map[string]any {
 		"ReadResult": obj([]string{"data", "count", "truncated"}, map[string]any{"data": map[string]any{}, "count": integer, "truncated": boolean}),
 		"NewTask": obj([]string{"customer_ref", "conversation_id", "allowed_actions"}, map[string]any{
 			"customer_ref":    limited(maxCustomerRefLen, "the customer's e-mail; compared without case, stored trimmed and in lower case"),
-			"conversation_id": limited(maxConversationIDLen), "allowed_actions": limitedList(maxAllowedActions, maxActionNameLen),
+			"conversation_id": limited(maxConversationIDLen), "allowed_actions": withDesc(limitedList(maxAllowedActions, maxActionNameLen),
+				"the write actions the task may propose (\"action\" or \"system/action\"), at least one; read tools work in every task, "+
+					"so naming one here is accepted and changes nothing"),
 			"systems": limitedList(maxTaskSystems, maxSystemNameLen), "write_budget": typ("integer", "default 5"),
 			"inflight_limit": typ("integer", "default 2"), "rate_per_minute": typ("integer", "default 10"), "expires_at": when}),
 		"Task": obj([]string{"id", "customer_ref", "conversation_id", "state", "version", "allowed_actions", "write_budget", "writes_used",
@@ -240,7 +252,7 @@ func apiSchemas() map[string]any {
 		"Proposal": obj([]string{"action", "args"}, map[string]any{"action": limited(maxActionNameLen), "system": limited(maxSystemNameLen),
 			"args": limitedObject(maxArgsBytes), "summary": limited(maxSummaryLen, "your own one-line description; the quote wins when they disagree")}),
 		"Invocation": obj([]string{"id", "task_id", "action", "target", "state", "version", "args", "quote", "summary", "summary_disagrees",
-			"idempotency_key", "deduplicated", "next", "result", "error", "say"}, map[string]any{"id": str, "task_id": str, "system": str, "action": str,
+			"idempotency_key", "deduplicated", "next", "result", "error", "reason", "say"}, map[string]any{"id": str, "task_id": str, "system": str, "action": str,
 			"target": obj([]string{"system", "id", "display"}, map[string]any{"system": str, "kind": str, "id": str, "display": str}),
 			"state": enum("proposed", "awaiting_confirmation", "awaiting_approval", "approved", "dispatching", "completed", "failed",
 				"unverified", "not_dispatched", "rejected", "expired", "reversed"),
@@ -250,9 +262,16 @@ func apiSchemas() map[string]any {
 				"lines":        map[string]any{"type": "array", "items": obj([]string{"label", "to"}, map[string]any{"label": str, "from": str, "to": str})},
 				"consequences": strs, "amount_cents": integer, "currency": str, "effective_at": when, "target_version": str, "reversible": boolean}),
 			"summary": str, "summary_disagrees": boolean, "idempotency_key": str, "deduplicated": boolean,
-			"next":         obj([]string{"kind", "url"}, map[string]any{"kind": enum("confirm", "approval", "dispatch", "none"), "url": str, "message": str}),
-			"result":       obj(nil, map[string]any{"reference": str}),
-			"error":        obj(nil, map[string]any{"code": str, "message": str, "retryable": boolean, "hint": str, "outcome": str}),
+			"next":   obj([]string{"kind", "url"}, map[string]any{"kind": enum("confirm", "approval", "dispatch", "none"), "url": str, "message": str}),
+			"result": obj(nil, map[string]any{"reference": str}),
+			"error": withDesc(obj(nil, map[string]any{"code": str, "message": str, "retryable": boolean, "hint": str, "outcome": str}),
+				"the structured error of a failed or unverified call; null once the outcome is known to be completed (or reversed)"),
+			"reason": withDesc(obj([]string{"code", "message"}, map[string]any{
+				"code": withDesc(str, "not dispatched: task_paused, task_cancelled, task_closed, task_expired, budget_spent, global_stop, "+
+					"policy_disabled, target_changed, system_unreachable, system_not_connected; rejected: rejected_by_agent, "+
+					"declined_by_customer, superseded; expired: approval_expired, confirmation_expired"),
+				"message": withDesc(str, "the reason in a sentence; for a rejection, the words of the person who rejected it")}),
+				"why it was not dispatched, rejected, declined or expired; null in every other state"),
 			"verification": obj(nil, map[string]any{"verified": boolean, "evidence": str, "at": when}),
 			"say":          typ("string", "the sentence you may tell the customer now"), "route_reason": str, "deadline_at": when, "created_at": when,
 			"reconciliation": obj(nil, map[string]any{"conclusive": boolean, "found": boolean})}),

@@ -56,7 +56,7 @@ func (s *Server) handlePolicyForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.renderPolicyForm(c, http.StatusOK, p, formOf(p), &w, false)
+	return s.renderPolicyForm(c, http.StatusOK, p, formOf(p), &w, nil)
 }
 
 // handlePolicyChange answers POST /policies/:system/:action: with
@@ -76,20 +76,24 @@ func (s *Server) handlePolicyChange(c echo.Context) error {
 	draft, version, errs := s.parsePolicyForm(ctx, current, form)
 	if len(errs) > 0 {
 		form.Errors = errs
-		return s.renderPolicyForm(c, http.StatusUnprocessableEntity, current, form, nil, true)
+		return s.renderPolicyForm(c, http.StatusUnprocessableEntity, current, form, nil, nil)
+	}
+	today, err := s.cfg.Control.PolicyWhatIf(ctx, current, whatIfDays)
+	if err != nil {
+		return err
 	}
 	w, err := s.cfg.Control.PolicyWhatIf(ctx, draft, whatIfDays)
 	if err != nil {
 		return err
 	}
 	if c.FormValue("intent") != "save" {
-		return s.renderPolicyForm(c, http.StatusOK, current, form, &w, true)
+		return s.renderPolicyForm(c, http.StatusOK, current, form, &today, &w)
 	}
 	u, _ := currentUser(c)
 	changed, err := s.cfg.Control.ChangePolicy(ctx, controlplane.UserActor(u.ID, string(u.Role), u.Name), draft, version, form.Reason)
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
 		form.Errors = e.Fields
-		return s.renderPolicyForm(c, http.StatusUnprocessableEntity, current, form, &w, true)
+		return s.renderPolicyForm(c, http.StatusUnprocessableEntity, current, form, &today, &w)
 	}
 	if err != nil {
 		return err
@@ -98,7 +102,9 @@ func (s *Server) handlePolicyChange(c echo.Context) error {
 	return seeOther(c, "/policies")
 }
 
-func (s *Server) renderPolicyForm(c echo.Context, status int, p controlplane.Policy, form views.PolicyForm, w *controlplane.WhatIf, draft bool) error {
+// renderPolicyForm shows the form with the what-if of today's policy and,
+// when a draft was previewed, the draft's and the change.
+func (s *Server) renderPolicyForm(c echo.Context, status int, p controlplane.Policy, form views.PolicyForm, today, draft *controlplane.WhatIf) error {
 	ctx := c.Request().Context()
 	names, err := s.userNames(ctx)
 	if err != nil {
@@ -117,19 +123,94 @@ func (s *Server) renderPolicyForm(c echo.Context, status int, p controlplane.Pol
 			v.Owners = append(v.Owners, views.Option{Value: strconv.FormatInt(u.ID, 10), Label: u.Name + " (" + u.Role.Label() + ")"})
 		}
 	}
-	if w != nil {
-		v.WhatIf = &views.WhatIfView{Draft: draft, Since: w.Since.Format(time.DateOnly), Proposals: strconv.Itoa(w.Proposals), Rows: []views.WhatIfRow{
-			{Route: "Approved automatically (stage 5)", Count: strconv.Itoa(w.Auto), Money: money.Format(w.AutoCents, "")},
-			{Route: "Sent to an agent for approval", Count: strconv.Itoa(w.Approval), Money: money.Format(w.ApprovalCents, "")},
-			{Route: "Sent to the customer to confirm", Count: strconv.Itoa(w.Confirmation), Money: money.Format(w.ConfirmationCents, "")},
-			{Route: "Refused (the action is switched off)", Count: strconv.Itoa(w.Refused), Money: money.Format(w.RefusedCents, "")},
-		}}
+	if today != nil {
+		v.WhatIf = whatIfView(p, *today, draft)
 	}
 	pg, err := s.page(c, "Change a policy")
 	if err != nil {
 		return err
 	}
 	return render(c, status, views.PolicyEdit(pg, v))
+}
+
+// whatIfRoute is one route of the what-if: its key, its words, and its
+// count and money in a WhatIf.
+type whatIfRoute struct {
+	key, words, summary string
+	count               func(controlplane.WhatIf) int
+	cents               func(controlplane.WhatIf) int64
+}
+
+var whatIfRoutes = []whatIfRoute{
+	{"auto", "Runs automatically", "run automatically",
+		func(w controlplane.WhatIf) int { return w.Auto }, func(w controlplane.WhatIf) int64 { return w.AutoCents }},
+	{"approval", "An agent approves", "gone to an agent for approval",
+		func(w controlplane.WhatIf) int { return w.Approval }, func(w controlplane.WhatIf) int64 { return w.ApprovalCents }},
+	{"confirmation", "The customer confirms", "gone to the customer to confirm",
+		func(w controlplane.WhatIf) int { return w.Confirmation }, func(w controlplane.WhatIf) int64 { return w.ConfirmationCents }},
+	{"refused", "Refused: action off", "been refused",
+		func(w controlplane.WhatIf) int { return w.Refused }, func(w controlplane.WhatIf) int64 { return w.RefusedCents }},
+}
+
+// whatIfView lays out today's routing and, for a draft, the draft's and
+// the change per route, led by the change in one sentence.
+func whatIfView(p controlplane.Policy, today controlplane.WhatIf, draft *controlplane.WhatIf) *views.WhatIfView {
+	v := &views.WhatIfView{Draft: draft != nil, Since: today.Since.Format(time.DateOnly), Proposals: money.Count(int64(today.Proposals)),
+		TodayVersion: strconv.Itoa(int(p.Version))}
+	var more, fewer []string
+	for _, r := range whatIfRoutes {
+		row := views.WhatIfRow{Key: r.key, Route: r.words, TodayCount: money.Count(int64(r.count(today))), TodayMoney: money.Format(r.cents(today), "")}
+		if draft != nil {
+			n, cents := r.count(*draft)-r.count(today), r.cents(*draft)-r.cents(today)
+			row.DraftCount, row.DraftMoney = money.Count(int64(r.count(*draft))), money.Format(r.cents(*draft), "")
+			row.Change, row.MoneyChange = signedCount(int64(n)), signedMoney(cents)
+			switch {
+			case n > 0:
+				more = append(more, fmt.Sprintf("%s more would have %s", money.Count(int64(n)), r.summary))
+			case n < 0:
+				fewer = append(fewer, fmt.Sprintf("%s fewer would have %s", money.Count(int64(-n)), r.summary))
+			}
+		}
+		v.Rows = append(v.Rows, row)
+	}
+	if draft != nil {
+		if changes := append(more, fewer...); len(changes) == 0 {
+			v.Summary = "No change: this draft sends the last 30 days' proposals exactly where today's policy sent them."
+		} else {
+			v.Summary = "Against today's policy, " + joinWords(changes) + "."
+		}
+	}
+	return v
+}
+
+// signedCount writes a change in a count: "+5", "−3", "no change".
+func signedCount(n int64) string {
+	switch {
+	case n > 0:
+		return "+" + money.Count(n)
+	case n < 0:
+		return money.Count(n)
+	}
+	return "no change"
+}
+
+// signedMoney writes a change in money: "+$120.00", "−$15.00", "" for none.
+func signedMoney(cents int64) string {
+	switch {
+	case cents > 0:
+		return "+" + money.Format(cents, "")
+	case cents < 0:
+		return money.Format(cents, "")
+	}
+	return ""
+}
+
+// joinWords joins phrases as a sentence does: "a", "a and b", "a, b and c".
+func joinWords(items []string) string {
+	if len(items) <= 1 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
 
 // parsePolicyForm turns the form into a draft policy and the version it

@@ -80,15 +80,32 @@ func TestPolicyChangeIsAuditedAndAppliesToLaterProposals(t *testing.T) {
 	if res.StatusCode != http.StatusUnprocessableEntity || res.doc(t).Find(`#reason[aria-invalid="true"]`).Length() != 1 {
 		t.Fatalf("save without a reason: %d", res.StatusCode)
 	}
-	// The what-if of the draft (stage 5, automatic up to $25): the one
-	// $15 proposal of the last 30 days would have run automatically.
+	// The what-if of the draft (stage 5, automatic up to $25) against
+	// today's policy (stage 3): the one $15 proposal of the last 30 days
+	// went to an agent and would have run automatically.
 	res = c.post(path, policyForm(b, tok, "1", "5", "", "preview"))
-	whatIf := res.doc(t).Find(`[data-testid="what-if-table"] tbody tr`)
+	doc := res.doc(t)
+	whatIf := doc.Find(`[data-testid="what-if-table"] tbody tr`)
 	if res.StatusCode != http.StatusOK || whatIf.Length() != 4 {
 		t.Fatalf("preview: %d with %d rows", res.StatusCode, whatIf.Length())
 	}
-	if got := whatIf.Eq(0).Children().Map(func(_ int, s *goquery.Selection) string { return s.Text() }); strings.Join(got, "|") != "Approved automatically (stage 5)|1|$15.00" {
-		t.Errorf("what-if auto row: %q", got)
+	cells := func(key string) string {
+		row := doc.Find(`[data-testid="what-if-` + key + `"]`)
+		return strings.Join(row.Children().Map(func(_ int, s *goquery.Selection) string { return strings.Join(strings.Fields(s.Text()), " ") }), "|")
+	}
+	for key, want := range map[string]string{
+		"auto":         "Runs automatically|0 $0.00|1 $15.00|+1 +$15.00",
+		"approval":     "An agent approves|1 $15.00|0 $0.00|−1 −$15.00",
+		"confirmation": "The customer confirms|0 $0.00|0 $0.00|no change",
+		"refused":      "Refused: action off|0 $0.00|0 $0.00|no change",
+	} {
+		if got := cells(key); got != want {
+			t.Errorf("what-if %s row: %q, want %q", key, got, want)
+		}
+	}
+	if got, want := doc.Find(`[data-testid="what-if-summary"]`).Text(),
+		"Against today's policy, 1 more would have run automatically and 1 fewer would have gone to an agent for approval."; got != want {
+		t.Errorf("what-if summary: %q, want %q", got, want)
 	}
 	if p, _ := b.cp.Policy(ctx, "shop", "issue_refund"); p.Version != 1 {
 		t.Fatalf("a preview changed the policy to version %d", p.Version)

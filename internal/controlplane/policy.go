@@ -135,6 +135,10 @@ type Route struct {
 // automatically, and neither does an amount (amountCents not nil) under a
 // policy without an automatic ceiling, even if such a row was saved. It is a pure function of its inputs, so a what-if can
 // replay history against a draft policy.
+// routeCustomerConfirms is the route reason of a proposal sent to the
+// customer to confirm (stage 4).
+const routeCustomerConfirms = "stage 4: the customer confirms"
+
 func RouteProposal(p Policy, amountCents *int64, reversal bool) Route {
 	approval := func(reason string) Route {
 		return Route{State: AwaitingApproval, Reason: reason, Window: p.ApprovalWindow}
@@ -144,7 +148,7 @@ func RouteProposal(p Policy, amountCents *int64, reversal bool) Route {
 	}
 	switch p.Stage {
 	case StageAssisted:
-		return Route{State: AwaitingConfirmation, Reason: "stage 4: the customer confirms", Window: p.ConfirmationWindow}
+		return Route{State: AwaitingConfirmation, Reason: routeCustomerConfirms, Window: p.ConfirmationWindow}
 	case StageAutonomous:
 		switch {
 		case reversal:

@@ -87,6 +87,10 @@ func (s *Service) Reconcile(ctx context.Context, actor Actor, id string) (Reconc
 		}
 		if o.err != nil {
 			ch.Error, _ = json.Marshal(o.err)
+		} else {
+			// The outcome is known now: the "outcome unknown, do not retry"
+			// error no longer holds. The events keep the history.
+			ch.Error = json.RawMessage("null")
 		}
 		updated, err := tx.TransitionInvocation(ctx, inv.ID, []string{string(Unverified)}, inv.Version, string(to), now, ch)
 		if err != nil {

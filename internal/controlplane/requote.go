@@ -73,7 +73,7 @@ func (s *Service) Requote(ctx context.Context, actor Actor, id string) (Requoted
 }
 
 func (s *Service) supersede(ctx context.Context, actor Actor, old Invocation, quote adapter.Quote, refusal *adapter.Error) (Requoted, error) {
-	reason := fmt.Sprintf("superseded: the %s changed after the quote was shown", old.Target.Kind)
+	reason := fmt.Sprintf(supersededPrefix+"the %s changed after the quote was shown", old.Target.Kind)
 	if refusal != nil {
 		reason += ", and the action can no longer be done: " + refusal.Message
 	}

@@ -104,13 +104,21 @@ func (s *Service) CreateTask(ctx context.Context, actor Actor, in NewTask) (Task
 	if strings.TrimSpace(in.ConversationID) == "" {
 		fields["conversation_id"] = "required: your conversation's id"
 	}
-	if len(in.AllowedActions) == 0 {
-		fields["allowed_actions"] = "list at least one action the task may propose"
-	}
+	// Read tools work in every task: naming one among the allowed actions
+	// is accepted and changes nothing, but it does not count as the write
+	// a task is opened for.
+	writes := 0
 	for _, a := range in.AllowedActions {
-		if !s.knownAction(a) {
+		switch {
+		case s.knownAction(a):
+			writes++
+		case s.IsReadTool(a):
+		default:
 			fields["allowed_actions"] = fmt.Sprintf("%q is not an action of any connected system", a)
 		}
+	}
+	if _, bad := fields["allowed_actions"]; !bad && writes == 0 {
+		fields["allowed_actions"] = "list at least one write action the task may propose (read tools work in every task and need not be listed)"
 	}
 	for _, sys := range in.Systems {
 		if _, err := s.registry.System(sys); err != nil {
@@ -160,6 +168,24 @@ func (s *Service) CreateTask(ctx context.Context, actor Actor, in NewTask) (Task
 	})
 	return out, err
 }
+
+// IsReadTool reports whether name ("tool" or "system/tool") is a read tool
+// of a connected system. Read tools work in every task, listed or not.
+func (s *Service) IsReadTool(name string) bool {
+	system, tool, qualified := strings.Cut(name, "/")
+	for _, sys := range s.registry.Systems() {
+		for _, r := range sys.ReadTools() {
+			if (qualified && sys.Name() == system && r.Name == tool) || (!qualified && r.Name == name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// KnownAction reports whether name ("action" or "system/action") is a write
+// action of a connected system.
+func (s *Service) KnownAction(name string) bool { return s.knownAction(name) }
 
 func (s *Service) knownAction(name string) bool {
 	system, action, qualified := strings.Cut(name, "/")

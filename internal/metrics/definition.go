@@ -8,6 +8,7 @@ package metrics
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"countersign/store"
@@ -43,10 +44,22 @@ type Definition struct {
 	Text string
 	// WarningText is the warning rule shown on the page.
 	WarningText string
-	Kind        Kind
-	num, den    func(Sums) int64
-	hist        func(Sums) []int64
-	warn        func(Value) bool
+	// Alert is what the warning badge says when the metric warns.
+	Alert string
+	Kind  Kind
+	// Lines are the values where the warning starts, drawn on the trend
+	// chart: a share for a Ratio, seconds of the 9-in-10 time for a
+	// Duration.
+	Lines    []Line
+	num, den func(Sums) int64
+	hist     func(Sums) []int64
+	warn     func(Value) bool
+}
+
+// Line is a threshold drawn across a trend chart, with its label.
+type Line struct {
+	Value float64
+	Label string
 }
 
 // Value is a metric evaluated over some sums. HasData is false when the
@@ -64,65 +77,98 @@ type Value struct {
 }
 
 // Definitions are every metric of the page, in the order it shows them.
+// Their texts are for a manager: plain words, no event or column names.
 var Definitions = []Definition{
 	{ID: "containment", Name: "Containment", Kind: Ratio,
-		Text: "Share of conversations started in the period that were resolved without a person: at least one event in a resolving mode " +
-			"(answered, read_and_answered, linked, executed, resolved) and no handed_off event.",
+		Text: "Of the conversations that started in the period, the share the assistant resolved without a person: it answered, " +
+			"looked something up and answered, sent a link, carried out an action or marked the conversation resolved, and never " +
+			"handed it to a person.",
+		Alert:       "Below 40%: few conversations end without a person.",
 		WarningText: "Warns when it falls below 40%; rising containment with falling satisfaction means containing, not resolving.",
+		Lines:       []Line{{Value: 0.40, Label: "warns below 40%"}},
 		num:         func(s Sums) int64 { return s.Contained }, den: func(s Sums) int64 { return s.Conversations },
 		warn: func(v Value) bool { return v.Ratio < 0.40 }},
 	{ID: "action_success", Name: "Action success rate", Kind: Ratio,
-		Text: "Share of invocations proposed in the period and now settled (completed, reversed, failed, unverified, not dispatched, " +
-			"rejected or expired) that completed; a reversed invocation had completed. Invocations still open are left out.",
+		Text: "Of the requests proposed in the period that have come to an end, the share that was carried out (a request carried out " +
+			"and later reversed counts as carried out). Requests still waiting for a decision or for their result are left out.",
+		Alert:       "Below the 95% target: look for tool or validation problems.",
 		WarningText: "Warns below 95%: tool or validation problems.",
+		Lines:       []Line{{Value: 0.95, Label: "target 95%"}},
 		num:         func(s Sums) int64 { return s.Completed }, den: func(s Sums) int64 { return s.Settled },
 		warn: func(v Value) bool { return v.Ratio < 0.95 }},
 	{ID: "reversal", Name: "Action reversal rate", Kind: Ratio,
-		Text:        "Share of the completed invocations proposed in the period that a linked compensation reversed within 7 days of completing.",
+		Text:        "Of the requests proposed in the period and carried out, the share that was undone within 7 days (for example a cancellation followed by a reinstatement).",
+		Alert:       "Above 5%: customers undo what the assistant did; the confirmation may not be working.",
 		WarningText: "Warns above 5%: the confirmation is not working, the assistant executes intents the user did not have.",
+		Lines:       []Line{{Value: 0.05, Label: "warns above 5%"}},
 		num:         func(s Sums) int64 { return s.Reversed7d }, den: func(s Sums) int64 { return s.Completed },
 		warn: func(v Value) bool { return v.Ratio > 0.05 }},
 	{ID: "clarification", Name: "Clarification rate", Kind: Ratio,
-		Text:        "Share of conversations started in the period in which the assistant asked a clarifying question (a clarified event).",
+		Text:        "Of the conversations that started in the period, the share in which the assistant asked the customer a clarifying question.",
+		Alert:       "Outside 2% to 30%: below, the assistant may be guessing; above, it asks too much.",
 		WarningText: "Warns below 2% (it may be guessing) and above 30% (it asks too much).",
+		Lines:       []Line{{Value: 0.02, Label: "warns below 2%"}, {Value: 0.30, Label: "warns above 30%"}},
 		num:         func(s Sums) int64 { return s.Clarified }, den: func(s Sums) int64 { return s.Conversations },
 		warn: func(v Value) bool { return v.Ratio < 0.02 || v.Ratio > 0.30 }},
 	{ID: "handoff", Name: "Handoff rate", Kind: Ratio,
-		Text: "Share of conversations started in the period with a handed_off event; by intent below, where an intent is the one " +
-			"of the conversation's first event. The ranking is the roadmap.",
+		Text: "Of the conversations that started in the period, the share the assistant handed to a person. Below, the same by " +
+			"what the customer first asked for; the ranking is the roadmap.",
+		Alert:       "Above 50%: most conversations go to a person.",
 		WarningText: "Warns above 50%.",
+		Lines:       []Line{{Value: 0.50, Label: "warns above 50%"}},
 		num:         func(s Sums) int64 { return s.HandedOff }, den: func(s Sums) int64 { return s.Conversations },
 		warn: func(v Value) bool { return v.Ratio > 0.50 }},
 	{ID: "resolution_time", Name: "Time to resolution", Kind: Duration,
-		Text: "End to end, for resolved conversations started in the period: from the conversation's first event to its last event " +
-			"in a resolving mode. Shown as p50 and p90, each as the upper edge of its histogram bucket.",
-		WarningText: "Warns when p90 is a day or more: actions that add latency without reducing contacts.",
+		Text: "For the conversations that started in the period and were resolved: the time from the customer's first message to " +
+			"the moment it was resolved. Shown as the time within which half were resolved, and within which 9 in 10 were, each " +
+			"rounded up to the next of " + bucketSteps + ".",
+		Alert:       "9 in 10 take a day or more: actions add delay without reducing contacts.",
+		WarningText: "Warns when 9 in 10 take a day or more: actions that add latency without reducing contacts.",
+		Lines:       []Line{{Value: 86400, Label: "warns at 1 day"}},
 		hist:        func(s Sums) []int64 { return s.ResolutionHist },
 		warn:        func(v Value) bool { return v.P90 > 86400 }},
 	{ID: "acceptance", Name: "Acceptance without edits", Kind: Ratio,
-		Text: "Share of invocations proposed in the period and approved or confirmed by a person whose approved arguments are exactly the " +
-			"proposed ones (approved_args_hash = args_hash): the evidence for moving an action from stage 3 to 4.",
+		Text: "Of the requests proposed in the period that a person approved or a customer confirmed, the share accepted exactly as " +
+			"the assistant proposed them, without a change: the evidence for letting customers confirm this action themselves.",
+		Alert:       "Below 80%: people often change what the assistant proposes.",
 		WarningText: "Warns below 80%.",
+		Lines:       []Line{{Value: 0.80, Label: "warns below 80%"}},
 		num:         func(s Sums) int64 { return s.Unedited }, den: func(s Sums) int64 { return s.PersonApproved },
 		warn: func(v Value) bool { return v.Ratio < 0.80 }},
-	{ID: "disagreement", Name: "Model/quote disagreement rate", Kind: Ratio,
-		Text:        "Share of invocations proposed in the period whose model summary disagreed with the dry-run quote (the quote won).",
+	{ID: "disagreement", Name: "Assistant's summary contradicted by the quote", Kind: Ratio,
+		Text: "Of the requests proposed in the period, the share where the assistant's own summary of the change did not match " +
+			"what the business system quoted (the quote is what was shown and done).",
+		Alert:       "Above 5%: the assistant's own summaries often contradict the quote.",
 		WarningText: "Warns above 5%.",
+		Lines:       []Line{{Value: 0.05, Label: "warns above 5%"}},
 		num:         func(s Sums) int64 { return s.Disagreed }, den: func(s Sums) int64 { return s.Proposed },
 		warn: func(v Value) bool { return v.Ratio > 0.05 }},
 	{ID: "approval_wait", Name: "Approval wait time", Kind: Duration,
-		Text: "For invocations proposed in the period that waited for a person (agent or customer) and were approved: from the proposal " +
-			"to the approval. Shown as p50 and p90, each as the upper edge of its histogram bucket.",
-		WarningText: "Warns when p90 is 4 hours or more.",
+		Text: "For the requests proposed in the period that waited for an agent or the customer and were approved: the time from " +
+			"the proposal to the approval. Shown as the time within which half were approved, and within which 9 in 10 were, " +
+			"each rounded up to the next of " + bucketSteps + ".",
+		Alert:       "9 in 10 wait 4 hours or more for a decision.",
+		WarningText: "Warns when 9 in 10 wait 4 hours or more.",
+		Lines:       []Line{{Value: 14400, Label: "warns at 4h"}},
 		hist:        func(s Sums) []int64 { return s.WaitHist },
 		warn:        func(v Value) bool { return v.P90 > 14400 }},
 	{ID: "blocked_after_refusal", Name: "Attempts after a policy refusal", Kind: Ratio,
-		Text: "Proposals refused because a policy had already refused an action on the same target in the task " +
-			"(proposal.blocked_after_refusal events in the period), over the dry-run refusals in the period (proposal.refused).",
+		Text: "How often the assistant tried the same thing again after a policy had refused an action on the same order or " +
+			"subscription in the task: the new attempts, over the proposals a policy refused in the period.",
+		Alert:       "The assistant tried again after a policy refusal instead of handing off.",
 		WarningText: "Warns when there is any: the assistant tried again instead of handing off.",
 		num:         func(s Sums) int64 { return s.BlockedAfter }, den: func(s Sums) int64 { return s.Refused },
 		warn: func(v Value) bool { return v.Num > 0 }},
 }
+
+// bucketSteps lists the histogram's upper edges in words: "1m, 5m, … or 7d".
+var bucketSteps = func() string {
+	var steps []string
+	for _, e := range store.BucketEdges {
+		steps = append(steps, Human(time.Duration(e)*time.Second))
+	}
+	return strings.Join(steps[:len(steps)-1], ", ") + " or " + steps[len(steps)-1]
+}()
 
 // Evaluate computes the metric over s.
 func (d Definition) Evaluate(s Sums) Value {
@@ -159,7 +205,7 @@ func (d Definition) Format(v Value) string {
 	}
 	switch d.Kind {
 	case Duration:
-		return "p50 " + BucketLabel(v.P50) + " · p90 " + BucketLabel(v.P90)
+		return "half " + BucketLabel(v.P50) + " · 9 in 10 " + BucketLabel(v.P90)
 	}
 	return Percent(v.Ratio)
 }

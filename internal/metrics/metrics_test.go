@@ -237,10 +237,10 @@ func TestDefinitionsOnCraftedHistory(t *testing.T) {
 		"reversal":              {Text: "20.0%", Num: 1, Den: 5, Warn: true},
 		"clarification":         {Text: "50.0%", Num: 2, Den: 4, Warn: true},
 		"handoff":               {Text: "25.0%", Num: 1, Den: 4},
-		"resolution_time":       {Text: "p50 under 30m · p90 under 4h", Den: 3},
+		"resolution_time":       {Text: "half under 30m · 9 in 10 under 4h", Den: 3},
 		"acceptance":            {Text: "50.0%", Num: 1, Den: 2, Warn: true},
 		"disagreement":          {Text: "11.1%", Num: 1, Den: 9, Warn: true},
-		"approval_wait":         {Text: "p50 under 15m · p90 under 4h", Den: 2},
+		"approval_wait":         {Text: "half under 15m · 9 in 10 under 4h", Den: 2},
 		"blocked_after_refusal": {Text: "50.0%", Num: 1, Den: 2, Warn: true},
 	}
 	if diff := cmp.Diff(want, results(rep)); diff != "" {
