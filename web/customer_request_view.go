@@ -115,14 +115,6 @@ var customerBadge = map[controlplane.State]string{
 	controlplane.NotDispatched:        "Not carried out",
 }
 
-// lowerFirst lowers a sentence's first letter to continue a sentence.
-func lowerFirst(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToLower(s[:1]) + s[1:]
-}
-
 // quoteChanges lists what differs between the quote that was replaced and
 // the fresh one, line by line, in the quotes' own words.
 func quoteChanges(was, now adapter.Quote) []views.CustomerQuoteChange {
