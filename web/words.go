@@ -317,4 +317,3 @@ func lenList(v any) int {
 func effectWords(kind string) string {
 	return strings.ToLower(humanize(kind))
 }
-
