@@ -348,7 +348,7 @@ func Tasks(p Page, v TaskListView) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					if t.Mine {
-						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "<span class=\"badge info\">Yours</span>")
+						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "<span class=\"badge info\" data-testid=\"mine\">Yours</span>")
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
 						}

@@ -133,6 +133,8 @@ func pagerView(before int64, n int, total int64, one, many string) views.Pager {
 		return views.Pager{Showing: "No " + many + "."}
 	case n == 0:
 		return views.Pager{Showing: fmt.Sprintf("Nothing more: %s in all.", pluralN(total, one, many))}
+	case total == 1:
+		return views.Pager{Showing: "Showing the only " + one + "."}
 	case before == 0 && int64(n) == total:
 		return views.Pager{Showing: fmt.Sprintf("Showing all %s.", pluralN(total, one, many))}
 	}
