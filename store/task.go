@@ -205,7 +205,7 @@ WITH inv AS (
 	FROM invocations WHERE state IN ('unverified', 'awaiting_approval', 'awaiting_confirmation')
 	GROUP BY task_id
 ), ho AS (
-	SELECT e.task_id, count(*) AS handoffs_waiting FROM conversation_events e
+	SELECT e.task_id, count(DISTINCT (e.conversation_id, e.intent, e.data::text)) AS handoffs_waiting FROM conversation_events e
 	WHERE e.mode = 'handed_off' AND e.task_id IS NOT NULL
 	  AND NOT EXISTS (SELECT 1 FROM handoff_assignments h WHERE h.conversation_event_id = e.id)
 	GROUP BY e.task_id

@@ -73,6 +73,7 @@ func TestTaskListPutsWhatNeedsAPersonFirstWithCountsAndPages(t *testing.T) {
 	}
 	insertHandoff(t, b, handedOff.ConversationID, handedOff.ID, "ambiguous", `{"summary":"Two orders match."}`, b.clock.Now())
 	for _, x := range quiet[2:5] {
+		b.clock.Advance(time.Second)
 		if _, err := b.cp.Cancel(ctx, asst, x.ID, 0); err != nil {
 			t.Fatal(err)
 		}

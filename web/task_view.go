@@ -124,8 +124,10 @@ func (s *Server) taskLive(ctx context.Context, id string) (views.TaskLiveView, e
 		titles[inv.ID] = inv.Quote.Title
 	}
 	var lastEvent int64
+	previous := ""
 	for _, e := range events {
-		v.Timeline = append(v.Timeline, timelineRow(e, titles))
+		v.Timeline = append(v.Timeline, timelineRow(e, titles, previous))
+		previous = e.InvocationID
 		lastEvent = e.ID
 	}
 	v.Mark = fmt.Sprintf("v%d-e%d-n%d", t.Version, lastEvent, len(invs))
@@ -192,9 +194,12 @@ func invocationRow(inv controlplane.Invocation) views.InvocationRow {
 
 // timelineRow writes an event as a sentence about the request it concerns
 // (named by its quote's title), with its actor; no codes, no hashes.
-func timelineRow(e controlplane.Event, titles map[string]string) views.TimelineRow {
+// An event about the same request as the one before calls it "it".
+func timelineRow(e controlplane.Event, titles map[string]string, previous string) views.TimelineRow {
 	subject := ""
-	if e.InvocationID != "" {
+	if e.InvocationID != "" && e.InvocationID == previous {
+		subject = "it"
+	} else if e.InvocationID != "" {
 		subject = titles[e.InvocationID]
 		if subject == "" {
 			subject = "request " + e.InvocationID

@@ -85,8 +85,10 @@ func TestTaskViewSaysWhereEachRequestStandsAndPauseIsAControl(t *testing.T) {
 	if !strings.Contains(timeline, b.users[accounts.Agent].Name+" paused the task") {
 		t.Errorf("the timeline does not say who paused the task, in a sentence:\n%s", timeline)
 	}
-	for _, want := range []string{"Awaiting approval by a support agent for “", "No confirmation came back for “", ": the result needs checking. Nothing was re-sent.",
-		"The system confirmed “", "Not sent: “", "The task was paused before this could be sent."} {
+	for _, want := range []string{"proposed “Refund $6.00 on order ", "Awaiting approval by a support agent for it.",
+		"No confirmation came back for it: the result needs checking. Nothing was re-sent.",
+		"The system confirmed it by reading it back: completed (reference ", "approved “Refund $7.00 on order ",
+		"It was not sent: The task was paused before this could be sent."} {
 		if !strings.Contains(timeline, want) {
 			t.Errorf("the timeline lacks %q:\n%s", want, timeline)
 		}

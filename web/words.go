@@ -191,11 +191,16 @@ func actorWords(e controlplane.Event) string {
 }
 
 // eventSentence says what an event did, in words, about the request titled
-// subject (empty for a task event). It never shows hashes or raw data.
+// subject (empty for a task event; "it" when the event before was about the
+// same request). It never shows hashes or raw data.
 func eventSentence(e controlplane.Event, subject string) string {
 	str := func(k string) string { s, _ := e.Data[k].(string); return strings.TrimSpace(s) }
 	about := ""
-	if subject != "" {
+	switch subject {
+	case "":
+	case "it":
+		about = " it"
+	default:
 		about = " “" + subject + "”"
 	}
 	with := func(s, extra string) string {
@@ -277,6 +282,9 @@ func eventSentence(e controlplane.Event, subject string) string {
 	case "invocation.unverified":
 		return "No confirmation came back for" + about + ": the result needs checking. Nothing was re-sent."
 	case "invocation.not_dispatched":
+		if subject == "it" {
+			return with("It was not sent", controlplane.NotDispatchedReason(str("reason")).Sentence())
+		}
 		return with("Not sent:"+about, controlplane.NotDispatchedReason(str("reason")).Sentence())
 	case "invocation.reconciled":
 		return "reconciled" + about + " from the system's evidence: it is now " + strings.ToLower(controlplane.State(str("to")).Label()) + "."
