@@ -165,7 +165,8 @@ type TaskListFilter struct {
 }
 
 // TaskCursor is where a page of the task list ended: its order is rank
-// (0 needs a person, 1 active, 2 ended), then newest change first.
+// (0 a result needs checking, 1 something else needs a person, 2 active,
+// 3 ended), then newest change first.
 type TaskCursor struct {
 	Rank      int32
 	UpdatedAt time.Time
@@ -220,9 +221,9 @@ WITH inv AS (
 		coalesce(inv.unverified, 0) AS unverified, coalesce(inv.awaiting_approval, 0) AS awaiting_approval,
 		coalesce(inv.awaiting_customer, 0) AS awaiting_customer, coalesce(ho.handoffs_waiting, 0) AS handoffs_waiting,
 		(mine.task_id IS NOT NULL) AS mine,
-		(CASE WHEN coalesce(inv.unverified, 0) > 0 OR coalesce(inv.awaiting_approval, 0) > 0
-			OR coalesce(ho.handoffs_waiting, 0) > 0 OR t.state = 'paused' THEN 0
-		 WHEN t.state = 'active' THEN 1 ELSE 2 END)::int AS rank
+		(CASE WHEN coalesce(inv.unverified, 0) > 0 THEN 0
+		 WHEN coalesce(inv.awaiting_approval, 0) > 0 OR coalesce(ho.handoffs_waiting, 0) > 0 OR t.state = 'paused' THEN 1
+		 WHEN t.state = 'active' THEN 2 ELSE 3 END)::int AS rank
 	FROM tasks t
 	LEFT JOIN inv ON inv.task_id = t.id
 	LEFT JOIN ho ON ho.task_id = t.id
@@ -234,7 +235,7 @@ WITH inv AS (
 const taskListWhere = `
 	($4::text = '' OR state = $4)
 	AND ($5::text = '' OR EXISTS (SELECT 1 FROM invocations i WHERE i.task_id = base.id AND i.action = $5))
-	AND (CASE $6::text WHEN '' THEN true WHEN 'person' THEN rank = 0 WHEN 'unverified' THEN unverified > 0
+	AND (CASE $6::text WHEN '' THEN true WHEN 'person' THEN rank <= 1 WHEN 'unverified' THEN unverified > 0
 		WHEN 'approval' THEN awaiting_approval > 0 WHEN 'paused' THEN state = 'paused'
 		WHEN 'handoff' THEN handoffs_waiting > 0 WHEN 'mine' THEN mine ELSE false END)`
 
@@ -252,9 +253,9 @@ func (f TaskListFilter) args() []any {
 }
 
 // TaskList returns one page of the task list, tasks that need a person
-// first (a result to check, a card to approve, a pause, a hand-off nobody
-// took), then active ones, then ended ones; newest change first within
-// each. Keyset paging: no OFFSET.
+// first (a result to check before anything else, then a card to approve, a
+// pause, a hand-off nobody took), then active ones, then ended ones; newest
+// change first within each. Keyset paging: no OFFSET.
 func (s *Store) TaskList(ctx context.Context, f TaskListFilter) ([]TaskListRow, error) {
 	if f.Limit <= 0 || f.Limit > 200 {
 		f.Limit = 50
@@ -279,7 +280,7 @@ func (s *Store) TaskListCounts(ctx context.Context, f TaskListFilter) (TaskListC
 		SELECT
 			count(*) FILTER (WHERE `+taskListWhere+`),
 			count(*) FILTER (WHERE `+taskListWhere+` AND $7::int >= 0 AND NOT `+taskListAfter+`),
-			count(*), count(*) FILTER (WHERE rank = 0), count(*) FILTER (WHERE unverified > 0),
+			count(*), count(*) FILTER (WHERE rank <= 1), count(*) FILTER (WHERE unverified > 0),
 			count(*) FILTER (WHERE awaiting_approval > 0), count(*) FILTER (WHERE state = 'paused'),
 			count(*) FILTER (WHERE handoffs_waiting > 0), count(*) FILTER (WHERE mine),
 			count(*) FILTER (WHERE state = 'active'), count(*) FILTER (WHERE state = 'paused'),

@@ -93,8 +93,8 @@ func TestBrowserTasksHandoffsAndTaskViewsReadInTheAgentsWords(t *testing.T) {
 	// The task list: what needs a person first, saying what it needs.
 	open("/tasks", `[data-testid="tasks"]`)
 	firstRow := text(`[data-testid="tasks"] > li:first-child`)
-	if !strings.Contains(firstRow, "Needs a person") {
-		t.Errorf("the first row of /tasks does not need a person: %q", firstRow)
+	if !strings.Contains(firstRow, "Needs a person: 1 result needs checking") {
+		t.Errorf("the first row of /tasks is not the task whose result needs checking: %q", firstRow)
 	}
 	if got := text(`[data-testid="task-` + lost.task.ID + `"] [data-testid="task-needs-person"]`); !strings.Contains(got, "1 result needs checking") ||
 		!strings.Contains(got, "1 request awaits approval") || !strings.Contains(got, "1 hand-off nobody has taken") {

@@ -58,7 +58,7 @@ func (s *Service) TaskList(ctx context.Context, f store.TaskListFilter) (TaskPag
 	for _, r := range rows {
 		page.Items = append(page.Items, TaskListItem{Task: taskFromRow(r.Task), Unverified: int(r.Unverified),
 			AwaitingApproval: int(r.AwaitingApproval), AwaitingCustomer: int(r.AwaitingCustomer),
-			HandoffsWaiting: int(r.HandoffsWaiting), Mine: r.Mine, NeedsPerson: r.Rank == 0})
+			HandoffsWaiting: int(r.HandoffsWaiting), Mine: r.Mine, NeedsPerson: r.Rank <= 1})
 	}
 	if page.Counts, err = s.store.TaskListCounts(ctx, f); err != nil {
 		return TaskPage{}, err
