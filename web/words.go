@@ -160,6 +160,12 @@ func argValueWords(name string, v any, currency string) string {
 			parts = append(parts, argValueWords(name, e, currency))
 		}
 		return strings.Join(parts, ", ")
+	case map[string]any:
+		parts := make([]string, 0, len(x))
+		for _, k := range sortedKeys(x) {
+			parts = append(parts, argLabel(k)+": "+argValueWords(k, x[k], currency))
+		}
+		return strings.Join(parts, "; ")
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
