@@ -529,9 +529,11 @@ func Handoffs(p Page, v HandoffsView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = pager(v.Pager, "handoff-pager-bottom").Render(ctx, templ_7745c5c3_Buffer)
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
+			if len(v.Handoffs) > 3 || v.Pager.NextURL != "" {
+				templ_7745c5c3_Err = pager(v.Pager, "handoff-pager-bottom").Render(ctx, templ_7745c5c3_Buffer)
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
 			}
 			return nil
 		})
