@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,32 +12,11 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"countersign/internal/accounts"
+	"countersign/internal/adapter"
 	"countersign/internal/controlplane"
 	"countersign/internal/money"
 	"countersign/views"
 )
-
-// handleTasks answers GET /tasks: the agents' task list, searched by
-// customer, conversation or id and by state; tasks with unverified or
-// not-dispatched work come first.
-func (s *Server) handleTasks(c echo.Context) error {
-	q, state := strings.TrimSpace(c.QueryParam("q")), c.QueryParam("state")
-	v := views.TaskListView{Query: q, State: state, States: []string{"active", "paused", "cancelled", "closed"}}
-	tasks, err := s.cfg.Control.Tasks(c.Request().Context(), controlplane.TaskFilter{Query: q, State: controlplane.TaskState(state), Limit: 100})
-	if err != nil {
-		return err
-	}
-	for _, t := range tasks {
-		v.Tasks = append(v.Tasks, views.TaskRow{ID: t.ID, CustomerRef: t.CustomerRef, ConversationID: t.ConversationID,
-			State: taskBadge(t.State), BudgetLeft: t.BudgetLeft(), WriteBudget: t.WriteBudget,
-			Updated: t.UpdatedAt.UTC().Format("Jan 2 15:04 UTC")})
-	}
-	p, err := s.page(c, "Tasks")
-	if err != nil {
-		return err
-	}
-	return render(c, http.StatusOK, views.Tasks(p, v))
-}
 
 // handleTask answers GET /tasks/:id: where the task stands in words that keep
 // approval and execution apart (Completed, Result needs checking, Not
@@ -139,9 +119,15 @@ func (s *Server) taskLive(ctx context.Context, id string) (views.TaskLiveView, e
 	if t.State == controlplane.TaskPaused {
 		v.Notice = pausedNotice(unverified)
 	}
+	titles := map[string]string{}
+	for _, inv := range invs {
+		titles[inv.ID] = inv.Quote.Title
+	}
 	var lastEvent int64
+	previous := ""
 	for _, e := range events {
-		v.Timeline = append(v.Timeline, timelineRow(e))
+		v.Timeline = append(v.Timeline, timelineRow(e, titles, previous))
+		previous = e.InvocationID
 		lastEvent = e.ID
 	}
 	v.Mark = fmt.Sprintf("v%d-e%d-n%d", t.Version, lastEvent, len(invs))
@@ -206,50 +192,173 @@ func invocationRow(inv controlplane.Invocation) views.InvocationRow {
 	return r
 }
 
-func timelineRow(e controlplane.Event) views.TimelineRow {
-	name, _ := e.Data["actor_name"].(string)
-	actor := string(e.ActorKind)
-	if name != "" {
-		actor += " " + name
-	}
-	var detail []string
-	for _, k := range []string{"reason", "to", "from", "args_hash"} {
-		if v, ok := e.Data[k]; ok && v != nil && v != "" {
-			detail = append(detail, fmt.Sprintf("%s: %v", k, v))
+// timelineRow writes an event as a sentence about the request it concerns
+// (named by its quote's title), with its actor; no codes, no hashes.
+// An event about the same request as the one before calls it "it".
+func timelineRow(e controlplane.Event, titles map[string]string, previous string) views.TimelineRow {
+	subject := ""
+	if e.InvocationID != "" && e.InvocationID == previous {
+		subject = "it"
+	} else if e.InvocationID != "" {
+		subject = titles[e.InvocationID]
+		if subject == "" {
+			subject = "request " + e.InvocationID
 		}
 	}
-	return views.TimelineRow{ID: e.ID, At: e.At.UTC().Format("Jan 2 15:04:05"), AtISO: e.At.UTC().Format(time.RFC3339),
-		Actor: actor, Action: e.Action, Invocation: e.InvocationID, Detail: strings.Join(detail, " · ")}
+	sentence := eventSentence(e, subject)
+	actor := actorWords(e)
+	// A sentence that starts with a capital is about the request, not by
+	// someone: Countersign's own bookkeeping reads better without a name.
+	if e.ActorKind == controlplane.ActorSystem && sentence != "" && strings.ToUpper(sentence[:1]) == sentence[:1] {
+		actor = ""
+	}
+	return views.TimelineRow{ID: e.ID, At: e.At.UTC().Format("Jan 2 15:04:05 UTC"), AtISO: e.At.UTC().Format(time.RFC3339),
+		Actor: actor, Sentence: sentence}
 }
 
+// inspectView shows an original call for a person: the arguments as
+// labelled fields side by side, and the system's evidence as a comparison
+// with the request and what reconciling will do with it. The codes stay
+// under "Technical details".
 func inspectView(in controlplane.Inspection) views.InspectView {
 	inv := in.Invocation
 	at := func(t *time.Time) string {
 		if t == nil {
 			return "—"
 		}
-		return t.UTC().Format("Jan 2 15:04:05.000 UTC")
+		return t.UTC().Format("Jan 2 15:04:05 UTC")
 	}
-	js := func(raw json.RawMessage) string {
-		if raw == nil {
-			return "—"
-		}
-		return string(raw)
-	}
-	v := views.InspectView{ID: inv.ID, Action: inv.System + "/" + inv.Action, State: stateBadge(inv.State),
-		IdempotencyKey: inv.IdempotencyKey, Proposed: js(inv.Args.Proposed), ApprovedArgs: js(inv.Args.Approved),
-		Effective: js(inv.Args.Effective), Created: at(&inv.CreatedAt), ApprovedAt: at(inv.ApprovedAt), Permit: at(inv.PermitAt),
+	v := views.InspectView{ID: inv.ID, Title: inv.Quote.Title, State: stateBadge(inv.State),
+		Created: at(&inv.CreatedAt), ApprovedAt: at(inv.ApprovedAt), Permit: at(inv.PermitAt),
 		Finished: at(inv.FinishedAt), Unverified: inv.State == controlplane.Unverified}
-	switch {
-	case !in.Asked:
-		v.LookupError = "this request never got a permit, so it never left"
-	case in.LookupErr != nil:
-		v.LookupError = in.LookupErr.Error()
-	default:
-		v.Found, v.LedgerState = in.Lookup.Found, in.Lookup.LedgerState
-		for _, e := range in.Lookup.Effects {
-			v.Effects = append(v.Effects, fmt.Sprintf("%s %s on %s at %s", e.ID, e.Kind, e.Object, e.At.UTC().Format("15:04:05 UTC")))
+	if v.Title == "" {
+		v.Title = actionWords(inv.Action)
+	}
+	v.Args = compareArgs(inv.Args.Proposed, inv.Args.Approved, inv.Args.Effective, inv.Quote.Currency)
+	v.Evidence, v.Outlook = evidenceWords(in)
+	system := systemWords(inv.System)
+	for _, e := range in.Lookup.Effects {
+		line := fmt.Sprintf("%s recorded: %s on %s at %s", system, effectWords(e.Kind), e.Object, e.At.UTC().Format("Jan 2 15:04:05 UTC"))
+		if e.AmountCents != nil {
+			line += ", " + money.Format(*e.AmountCents, inv.Quote.Currency)
 		}
+		v.Effects = append(v.Effects, line)
+	}
+	ledger := "—"
+	if in.Asked && in.LookupErr == nil {
+		ledger = "not found"
+		if in.Lookup.Found {
+			ledger = in.Lookup.LedgerState
+		}
+	}
+	v.Tech = []views.ArgField{
+		{Key: "action", Label: "Action", Value: inv.System + "/" + inv.Action},
+		{Key: "id", Label: "Request id", Value: inv.ID},
+		{Key: "key", Label: "Idempotency key", Value: inv.IdempotencyKey},
+		{Key: "ledger", Label: "Request ledger state", Value: ledger},
+	}
+	if len(inv.ArgsHash) > 0 {
+		v.Tech = append(v.Tech, views.ArgField{Key: "hash", Label: "Arguments hash", Value: hex.EncodeToString(inv.ArgsHash)})
 	}
 	return v
+}
+
+// compareArgs lines up the proposed, approved and sent arguments by label.
+func compareArgs(proposed, approved, sent json.RawMessage, currency string) []views.ArgCompare {
+	var order []string
+	rows := map[string]*views.ArgCompare{}
+	add := func(raw json.RawMessage, set func(*views.ArgCompare, string)) {
+		for _, f := range argFields(raw, currency) {
+			r, ok := rows[f.Key]
+			if !ok {
+				r = &views.ArgCompare{Label: f.Label, Proposed: "—", Approved: "—", Sent: "—"}
+				rows[f.Key] = r
+				order = append(order, f.Key)
+			}
+			set(r, f.Value)
+		}
+	}
+	add(proposed, func(r *views.ArgCompare, s string) { r.Proposed = s })
+	add(approved, func(r *views.ArgCompare, s string) { r.Approved = s })
+	add(sent, func(r *views.ArgCompare, s string) { r.Sent = s })
+	out := make([]views.ArgCompare, 0, len(order))
+	for _, k := range order {
+		r := *rows[k]
+		r.Changed = (r.Approved != "—" && r.Approved != r.Proposed) || (r.Sent != "—" && r.Sent != r.Proposed)
+		out = append(out, r)
+	}
+	return out
+}
+
+// systemWords names a business system in a sentence: "shop" → "The shop".
+func systemWords(system string) string {
+	if system == "" {
+		return "The system"
+	}
+	return "The " + strings.ToLower(humanize(system))
+}
+
+// evidenceWords compares what the business system and the request ledger
+// show for the request's key with the request, and says what Reconcile
+// will make of it (mirroring controlplane.Reconcile: a result read back is
+// completed, a clean refusal is failed, anything else stays unverified).
+func evidenceWords(in controlplane.Inspection) (evidence, outlook string) {
+	inv := in.Invocation
+	system := systemWords(inv.System)
+	if !in.Asked {
+		return "This request never got a dispatch permit, so it never left Countersign: " + strings.ToLower(system[:1]) + system[1:] + " was not asked.",
+			"There is nothing to reconcile."
+	}
+	if in.LookupErr != nil {
+		return system + " could not be asked just now (" + in.LookupErr.Error() + ").",
+			"Nothing is decided: open this again later, or check with the system's owner."
+	}
+	look := in.Lookup
+	var parts []string
+	for _, e := range look.Effects {
+		what := effectWords(e.Kind)
+		if noun, verb, ok := strings.Cut(what, " "); ok {
+			what = noun + " " + verb
+		}
+		when := e.At.UTC().Format("15:04 UTC")
+		switch {
+		case e.AmountCents != nil && inv.Quote.AmountCents != nil && *e.AmountCents == *inv.Quote.AmountCents:
+			parts = append(parts, fmt.Sprintf("a matching %s %s at %s on %s with this request's key",
+				money.Format(*e.AmountCents, inv.Quote.Currency), what, when, e.Object))
+		case e.AmountCents != nil && inv.Quote.AmountCents != nil:
+			parts = append(parts, fmt.Sprintf("a %s of %s at %s on %s with this request's key, but this request is for %s",
+				what, money.Format(*e.AmountCents, inv.Quote.Currency), when, e.Object, money.Format(*inv.Quote.AmountCents, inv.Quote.Currency)))
+		default:
+			parts = append(parts, fmt.Sprintf("a %s at %s on %s with this request's key", what, when, e.Object))
+		}
+	}
+	ledger := ""
+	switch {
+	case !look.Found:
+		ledger = "Countersign's request record has no entry for this key"
+	case look.LedgerState == "applied":
+		ledger = "Countersign's request record says the system applied it"
+	case look.LedgerState == "refused":
+		ledger = "Countersign's request record says the system refused it"
+	case look.LedgerState == "sending":
+		ledger = "Countersign's request record says it was being sent when the answer was lost"
+	default:
+		ledger = "Countersign's request record does not know how it ended"
+	}
+	if len(parts) > 0 {
+		evidence = system + " shows " + strings.Join(parts, "; and ") + ". " + ledger + "."
+	} else {
+		evidence = system + " shows no change carrying this request's key. " + ledger + ". A missing record is not proof that nothing happened."
+	}
+	switch {
+	case inv.State != controlplane.Unverified:
+		outlook = "This request is " + strings.ToLower(inv.State.Label()) + "; there is nothing to reconcile."
+	case look.Result != nil:
+		outlook = "Reconcile will read the object back and mark it completed if the change is there."
+	case look.LedgerState == "refused" && look.Error != nil && look.Error.Outcome != adapter.Unknown && len(look.Effects) == 0:
+		outlook = "Reconcile will mark it failed: " + look.Error.Message
+	default:
+		outlook = "Reconcile will leave it as “Result needs checking”: this evidence does not settle it. Check with the system's owner."
+	}
+	return evidence, outlook
 }

@@ -3,12 +3,15 @@ package web_test
 import (
 	"bufio"
 	"context"
+	"encoding/hex"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/PuerkitoBio/goquery"
 
 	"countersign/internal/accounts"
 	"countersign/internal/controlplane"
@@ -63,8 +66,12 @@ func TestTaskViewSaysWhereEachRequestStandsAndPauseIsAControl(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := c.get("/tasks/" + f.task.ID).doc(t)
-	if got := doc.Find(`[data-testid="paused-notice"]`).Text(); got != "Further dispatch is paused. One earlier request still needs checking." {
+	notice := doc.Find(`[data-testid="paused-notice"]`)
+	if got := notice.Text(); got != "Further dispatch is paused. One earlier request still needs checking." {
 		t.Errorf("paused notice = %q", got)
+	}
+	if notice.HasClass("bad") || notice.HasClass("flash") || !notice.HasClass("notice") {
+		t.Errorf("a pause is a normal state, shown as a neutral notice, not an error banner: class %q", notice.AttrOr("class", ""))
 	}
 	for id, want := range map[string]string{a.ID: "Completed", bInv.ID: "Result needs checking", cInv.ID: "Not dispatched"} {
 		if got := strings.TrimSpace(doc.Find(`[data-testid="inv-` + id + `"] [data-testid="inv-state"]`).Text()); got != want {
@@ -74,19 +81,59 @@ func TestTaskViewSaysWhereEachRequestStandsAndPauseIsAControl(t *testing.T) {
 	if !strings.Contains(doc.Find(`[data-testid="inv-`+cInv.ID+`"]`).Text(), "paused") {
 		t.Errorf("the not-dispatched request does not say why")
 	}
-	if !strings.Contains(doc.Find(`[data-testid="timeline"]`).Text(), "task.paused") {
-		t.Errorf("the timeline lacks the pause")
+	timeline := doc.Find(`[data-testid="timeline"]`).Text()
+	if !strings.Contains(timeline, b.users[accounts.Agent].Name+" paused the task") {
+		t.Errorf("the timeline does not say who paused the task, in a sentence:\n%s", timeline)
+	}
+	for _, want := range []string{"proposed “Refund $6.00 on order ", "Awaiting approval by a support agent for it.",
+		"No confirmation came back for it: the result needs checking. Nothing was re-sent.",
+		"The system confirmed it by reading it back: completed (reference ", "approved “Refund $7.00 on order ",
+		"It was not sent: The task was paused before this could be sent."} {
+		if !strings.Contains(timeline, want) {
+			t.Errorf("the timeline lacks %q:\n%s", want, timeline)
+		}
+	}
+	// No event names, no hashes, no raw data in the timeline.
+	for _, code := range []string{"invocation.", "task.paused", "task.created", "permit.", "args_hash", "{", hex.EncodeToString(b.invocation(t, a.ID).ArgsHash)} {
+		if strings.Contains(timeline, code) {
+			t.Errorf("the timeline shows %q:\n%s", code, timeline)
+		}
 	}
 
 	// Inspect B read-only, then reconcile it from the shop's evidence.
 	before, _ := b.store.CountEvents(context.Background(), "invocation.reconciled", &f.task.ID)
 	ins := c.get("/tasks/" + f.task.ID + "?inspect=" + bInv.ID)
 	panel := ins.doc(t).Find(`[data-testid="inspect-panel"]`)
-	if !strings.Contains(panel.Find(`[data-testid="inspect-key"]`).Text(), bInv.IdempotencyKey) {
+	if !strings.Contains(panel.Find(`[data-testid="tech-key"]`).Text(), bInv.IdempotencyKey) {
 		t.Fatalf("inspection lacks the idempotency key:\n%s", panel.Text())
 	}
-	if ev := panel.Find(`[data-testid="evidence"]`).Text(); !strings.Contains(ev, "ledger") {
-		t.Errorf("inspection shows no evidence: %q", ev)
+	// The evidence is a comparison with the request, and says what
+	// reconciling will do; the key and hash wait under Technical details.
+	if ev := panel.Find(`[data-testid="evidence"]`).Text(); !strings.Contains(ev, "The shop shows a matching $6.00 refund created at ") ||
+		!strings.Contains(ev, "with this request's key") {
+		t.Errorf("the evidence is not a comparison with the request: %q", ev)
+	}
+	if out := panel.Find(`[data-testid="outlook"]`).Text(); !strings.Contains(out, "Reconcile will read the object back and mark it completed") {
+		t.Errorf("the panel does not say what Reconcile will do: %q", out)
+	}
+	if panel.Find(`[data-testid="technical-details"] [data-testid="tech-key"]`).Length() != 1 {
+		t.Errorf("the idempotency key is not under Technical details")
+	}
+	args := map[string][]string{}
+	panel.Find(`[data-testid="inspect-arg"]`).Each(func(_ int, r *goquery.Selection) {
+		var cells []string
+		r.Children().Each(func(_ int, c *goquery.Selection) { cells = append(cells, strings.TrimSpace(c.Text())) })
+		args[cells[0]] = cells[1:]
+	})
+	if got := args["Amount"]; len(got) != 3 || got[0] != "$6.00" || got[2] != "$6.00" {
+		t.Errorf("the amount is not shown as money, proposed/approved/sent: %v (all: %v)", got, args)
+	}
+	if got := args["Reason"]; len(got) != 3 || got[0] != "Damaged" {
+		t.Errorf("the reason code is not in words: %v", got)
+	}
+	if txt := panel.Text(); strings.Contains(txt, "amount_cents") || strings.Contains(txt, "Request ledger: unknown") ||
+		strings.Contains(txt, `{"`) {
+		t.Errorf("the inspect panel shows raw JSON or codes:\n%s", txt)
 	}
 	if after, _ := b.store.CountEvents(context.Background(), "invocation.reconciled", &f.task.ID); after != before {
 		t.Fatalf("inspecting changed something")
@@ -250,8 +297,11 @@ func TestHandoffsShowWhatTheAssistantPreparedAndTakingAssigns(t *testing.T) {
 	c1.mustSignIn(b.users[accounts.Agent])
 	c2.mustSignIn(b.users[accounts.Manager])
 	page := c1.get("/handoffs")
+	if page.StatusCode != http.StatusOK {
+		t.Fatalf("GET /handoffs: %d\n%s", page.StatusCode, page.body)
+	}
 	card := page.doc(t).Find(`[data-testid="handoff-` + itoa64(id) + `"]`)
-	for _, want := range []string{"two orders match", "order B: desk lamp", "issue_refund"} {
+	for _, want := range []string{"two orders match", "order B: desk lamp", "Issue refund", "$42.00", "Unclear what the customer wants"} {
 		if !strings.Contains(card.Text(), want) {
 			t.Errorf("hand-off lacks %q:\n%s", want, card.Text())
 		}

@@ -216,6 +216,9 @@ type Effect struct {
 	At     time.Time `json:"at"`
 	Kind   string    `json:"kind"`
 	Object string    `json:"object"`
+	// AmountCents is the effect's amount when it moved money (a refund),
+	// so a person can compare it with the request's.
+	AmountCents *int64 `json:"amount_cents,omitempty"`
 }
 
 // ReadResult is a read tool's answer.

@@ -51,6 +51,10 @@ type Store interface {
 	GlobalStopped(ctx context.Context) (bool, error)
 	BlocksForTask(ctx context.Context, taskID string) ([]store.TargetBlock, error)
 	Handoffs(ctx context.Context, limit int) ([]store.Handoff, error)
+	TaskList(ctx context.Context, f store.TaskListFilter) ([]store.TaskListRow, error)
+	TaskListCounts(ctx context.Context, f store.TaskListFilter) (store.TaskListCounts, error)
+	HandoffGroups(ctx context.Context, f store.HandoffFilter) ([]store.HandoffGroup, error)
+	HandoffCounts(ctx context.Context, f store.HandoffFilter) (store.HandoffCounts, error)
 
 	Invocation(ctx context.Context, id string) (store.Invocation, error)
 	InvocationsForTask(ctx context.Context, taskID string) ([]store.Invocation, error)

@@ -42,7 +42,14 @@ func (a *Adapter) Lookup(ctx context.Context, _ adapter.Principal, call adapter.
 		return adapter.LookupResult{}, err
 	}
 	for _, e := range effects {
-		out.Effects = append(out.Effects, adapter.Effect{ID: strconv.FormatInt(e.ID, 10), At: e.At, Kind: e.Kind, Object: e.Object})
+		eff := adapter.Effect{ID: strconv.FormatInt(e.ID, 10), At: e.At, Kind: e.Kind, Object: e.Object}
+		var data struct {
+			AmountCents *int64 `json:"amount_cents"`
+		}
+		if json.Unmarshal(e.Data, &data) == nil {
+			eff.AmountCents = data.AmountCents
+		}
+		out.Effects = append(out.Effects, eff)
 	}
 	if out.Result == nil {
 		out.Result = def.evidence(call.IdempotencyKey, effects)
