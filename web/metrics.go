@@ -127,28 +127,6 @@ func (s *Server) handleMetrics(c echo.Context) error {
 	return render(c, status, views.Metrics(p, v))
 }
 
-// intentWords says what the customer asked for, for an intent the
-// assistant reported; an intent it does not know is shown as reported.
-func intentWords(intent string) string {
-	switch intent {
-	case "informational":
-		return "Information"
-	case "diagnostic":
-		return "Troubleshooting"
-	case "navigational":
-		return "Finding something"
-	case "transactional_low":
-		return "A low-risk change"
-	case "transactional_high":
-		return "A high-risk change"
-	case "ambiguous":
-		return "Unclear request"
-	case "out_of_scope":
-		return "Something out of scope"
-	}
-	return intent
-}
-
 // actionTitle says an action ("system/action" or "action") by its title:
 // "Refund an order (shop)"; an action no connected system offers is shown
 // by its name.

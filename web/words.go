@@ -17,22 +17,7 @@ import (
 // name.
 
 // thousands writes a count with thousands separators: 1234 → "1,234".
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func thousands(n int64) string { return money.Count(n) }
 
 // plural writes "1 result needs checking" / "3 results need checking".
 func plural(n int, one, many string) string {
