@@ -1,0 +1,151 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+)
+
+// Load is one closed-loop HTTP load: Connections clients, each with one
+// keep-alive connection, send the next request as soon as the answer to the
+// last one has been read, for Duration after a Warmup that is not counted.
+// Only loopback addresses are allowed.
+type Load struct {
+	URL         string
+	Method      string // GET when empty
+	Header      http.Header
+	Connections int
+	Duration    time.Duration
+	Warmup      time.Duration
+	// Expect is the status an answer must have to count as a success
+	// (200 when 0); any other status or a transport error is an error.
+	Expect int
+}
+
+// LoadResult is what one Load measured.
+type LoadResult struct {
+	Connections int           `json:"connections"`
+	Duration    time.Duration `json:"-"`
+	Requests    uint64        `json:"requests"` // answered with the expected status, in the window
+	Errors      uint64        `json:"errors"`   // other statuses and transport errors, in the window
+	Bytes       uint64        `json:"bytes"`    // body bytes of the counted answers, as sent (compressed or not)
+	Latency     Histogram     `json:"-"`        // of the counted answers
+	// Encoding is the Content-Encoding of the last answer ("" for none).
+	Encoding string `json:"content_encoding"`
+	// FirstError describes the first error seen, for the report.
+	FirstError string `json:"first_error,omitempty"`
+}
+
+// RPS is counted answers per second of the window.
+func (r LoadResult) RPS() float64 {
+	if r.Duration <= 0 {
+		return 0
+	}
+	return float64(r.Requests) / r.Duration.Seconds()
+}
+
+// Run drives the load and returns its result. It fails when the URL is not
+// on loopback or nothing at all was answered as expected.
+func (l Load) Run(ctx context.Context) (LoadResult, error) {
+	u, err := url.Parse(l.URL)
+	if err != nil {
+		return LoadResult{}, err
+	}
+	if ip := net.ParseIP(u.Hostname()); u.Hostname() != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return LoadResult{}, fmt.Errorf("bench: %s is not a loopback address", u.Host)
+	}
+	if l.Connections < 1 || l.Duration <= 0 {
+		return LoadResult{}, errors.New("bench: a load needs at least one connection and a duration")
+	}
+	method, expect := l.Method, l.Expect
+	if method == "" {
+		method = http.MethodGet
+	}
+	if expect == 0 {
+		expect = http.StatusOK
+	}
+	start := time.Now()
+	from, until := start.Add(l.Warmup), start.Add(l.Warmup+l.Duration)
+	runCtx, cancel := context.WithDeadline(ctx, until)
+	defer cancel()
+
+	type part struct {
+		hist                 Histogram
+		ok, errs, bytes      uint64
+		encoding, firstError string
+	}
+	parts := make([]part, l.Connections)
+	var wg sync.WaitGroup
+	for i := range parts {
+		p := &parts[i]
+		wg.Go(func() {
+			tr := &http.Transport{MaxIdleConnsPerHost: 1, MaxConnsPerHost: 1, DisableCompression: true,
+				DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext}
+			defer tr.CloseIdleConnections()
+			hc := &http.Client{Transport: tr, Timeout: 30 * time.Second,
+				CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+			for runCtx.Err() == nil {
+				req, _ := http.NewRequestWithContext(runCtx, method, l.URL, nil)
+				for k, v := range l.Header {
+					req.Header[k] = v
+				}
+				t0 := time.Now()
+				res, err := hc.Do(req)
+				var n int64
+				if err == nil {
+					n, err = io.Copy(io.Discard, res.Body)
+					res.Body.Close()
+				}
+				t1 := time.Now()
+				if t0.Before(from) || t1.After(until) {
+					continue // warm-up, or cut off by the end of the window
+				}
+				switch {
+				case err != nil:
+					p.errs++
+					if p.firstError == "" {
+						p.firstError = err.Error()
+					}
+				case res.StatusCode != expect:
+					p.errs++
+					if p.firstError == "" {
+						p.firstError = fmt.Sprintf("status %d", res.StatusCode)
+					}
+				default:
+					p.ok++
+					p.bytes += uint64(n)
+					p.hist.Record(t1.Sub(t0))
+					p.encoding = res.Header.Get("Content-Encoding")
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return LoadResult{}, err
+	}
+	r := LoadResult{Connections: l.Connections, Duration: l.Duration}
+	for i := range parts {
+		p := &parts[i]
+		r.Latency.Merge(&p.hist)
+		r.Requests += p.ok
+		r.Errors += p.errs
+		r.Bytes += p.bytes
+		if p.encoding != "" {
+			r.Encoding = p.encoding
+		}
+		if r.FirstError == "" {
+			r.FirstError = p.firstError
+		}
+	}
+	if r.Requests == 0 {
+		return r, fmt.Errorf("bench: no answer with status %d from %s (%d errors; first: %s)", expect, l.URL, r.Errors, r.FirstError)
+	}
+	return r, nil
+}
