@@ -14,8 +14,10 @@ import (
 
 // Load is one closed-loop HTTP load: Connections clients, each with one
 // keep-alive connection, send the next request as soon as the answer to the
-// last one has been read, for Duration after a Warmup that is not counted.
-// Only loopback addresses are allowed.
+// last one has been read, for Warmup and then Duration. The answers read
+// completely within the Duration window are counted (as wrk does), with
+// their whole latency; requests still open when the window closes are
+// abandoned and not counted. Only loopback addresses are allowed.
 type Load struct {
 	URL         string
 	Method      string // GET when empty
@@ -90,7 +92,9 @@ func (l Load) Run(ctx context.Context) (LoadResult, error) {
 			defer tr.CloseIdleConnections()
 			hc := &http.Client{Transport: tr, Timeout: 30 * time.Second,
 				CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-			for runCtx.Err() == nil {
+			// The deadline's timer may fire late on a busy machine: the
+			// clock decides when the last request may start.
+			for runCtx.Err() == nil && time.Now().Before(until) {
 				req, _ := http.NewRequestWithContext(runCtx, method, l.URL, nil)
 				for k, v := range l.Header {
 					req.Header[k] = v
@@ -103,8 +107,8 @@ func (l Load) Run(ctx context.Context) (LoadResult, error) {
 					res.Body.Close()
 				}
 				t1 := time.Now()
-				if t0.Before(from) || t1.After(until) {
-					continue // warm-up, or cut off by the end of the window
+				if t1.Before(from) || t1.After(until) {
+					continue // answered in the warm-up, or cut off by the end of the window
 				}
 				switch {
 				case err != nil:

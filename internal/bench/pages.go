@@ -147,14 +147,26 @@ func (r *runner) metricsPage(ctx context.Context, h http.Header, invocations int
 }
 
 func (r *runner) load(ctx context.Context, path string, h http.Header, conns int) (LoadResult, error) {
+	sctx, stop := context.WithCancel(ctx)
+	waits := make(chan []Wait, 1)
+	go func() { waits <- r.sampleWaits(sctx) }()
 	res, err := Load{URL: r.base + path, Header: h, Connections: conns, Duration: r.cfg.LoadDuration, Warmup: r.cfg.Warmup}.Run(ctx)
-	if err != nil {
-		return res, err
-	}
-	if res.Errors > 0 {
+	stop()
+	ws := <-waits
+	r.rep.Waits[fmt.Sprintf("GET %s at %d connections", path, conns)] = ws
+	switch {
+	case ctx.Err() != nil:
+		return res, ctx.Err()
+	case err != nil && res.Connections == 0:
+		return res, err // the load could not start
+	case err != nil:
+		// Nothing answered within the window: a figure of 0, and the reason.
+		r.rep.Problems = append(r.rep.Problems, err.Error())
+	case res.Errors > 0:
 		r.rep.Problems = append(r.rep.Problems, fmt.Sprintf("GET %s at %d connections: %d errors (first: %s)", path, conns, res.Errors, res.FirstError))
 	}
 	r.log("GET %s, %d connections: %.0f req/s, p50 %.2f ms, p99 %.2f ms, %d errors, encoding %q", path, conns, res.RPS(),
 		ms(res.Latency.Quantile(0.5)), ms(res.Latency.Quantile(0.99)), res.Errors, res.Encoding)
+	r.log("  database sessions sampled: %s", waitsLine(ws))
 	return res, nil
 }

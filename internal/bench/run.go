@@ -34,7 +34,7 @@ type Config struct {
 	// Bin is the built console (cmd/countersign).
 	Bin string
 	// Out receives the progress lines and the table.
-	Out io.Writer
+	Out io.Writer `json:"-"`
 	// Quick is a short smoke run over a tiny data set (figures are not
 	// comparable with a full run's).
 	Quick bool
@@ -83,9 +83,13 @@ type Report struct {
 	Seconds  float64   `json:"seconds"`
 	Quick    bool      `json:"quick"`
 	Cores    int       `json:"cores"`
+	Load     string    `json:"load_average"` // /proc/loadavg at the start: others' work on the machine
 	Config   Config    `json:"config"`
 	Figures  []Figure  `json:"figures"`
 	Problems []string  `json:"problems,omitempty"`
+	// Waits are, per page load, what the console's database sessions were
+	// doing when sampled during it: the evidence for where time goes.
+	Waits map[string][]Wait `json:"waits,omitempty"`
 }
 
 // Figure returns the figure named name.
@@ -129,7 +133,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Out == nil {
 		cfg.Out = io.Discard
 	}
-	r := &runner{cfg: cfg, rep: &Report{Started: time.Now().UTC(), Quick: cfg.Quick, Cores: numCPU(), Config: cfg},
+	loadavg, _ := os.ReadFile("/proc/loadavg")
+	r := &runner{cfg: cfg, rep: &Report{Started: time.Now().UTC(), Quick: cfg.Quick, Cores: numCPU(), Config: cfg,
+		Load: strings.TrimSpace(string(loadavg)), Waits: map[string][]Wait{}},
 		arrivals: map[string]time.Time{}, waiters: map[string]chan time.Time{}}
 	r.log = func(format string, args ...any) {
 		fmt.Fprintf(cfg.Out, "%7.1fs  %s\n", time.Since(r.rep.Started).Seconds(), fmt.Sprintf(format, args...))
