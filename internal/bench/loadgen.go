@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -83,30 +85,35 @@ func (l Load) Run(ctx context.Context) (LoadResult, error) {
 		encoding, firstError string
 	}
 	parts := make([]part, l.Connections)
+	raw, err := l.request(u, method)
+	if err != nil {
+		return LoadResult{}, err
+	}
 	var wg sync.WaitGroup
 	for i := range parts {
 		p := &parts[i]
 		wg.Go(func() {
-			tr := &http.Transport{MaxIdleConnsPerHost: 1, MaxConnsPerHost: 1, DisableCompression: true,
-				DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext}
-			defer tr.CloseIdleConnections()
-			hc := &http.Client{Transport: tr, Timeout: 30 * time.Second,
-				CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-			// The deadline's timer may fire late on a busy machine: the
-			// clock decides when the last request may start.
+			var c *conn
+			var err error
+			defer func() { c.close() }()
 			for runCtx.Err() == nil && time.Now().Before(until) {
-				req, _ := http.NewRequestWithContext(runCtx, method, l.URL, nil)
-				for k, v := range l.Header {
-					req.Header[k] = v
-				}
 				t0 := time.Now()
-				res, err := hc.Do(req)
+				var status int
 				var n int64
+				var enc string
+				var reuse bool
+				err = nil
+				if c == nil {
+					c, err = dial(runCtx, u.Host)
+				}
 				if err == nil {
-					n, err = io.Copy(io.Discard, res.Body)
-					res.Body.Close()
+					status, enc, n, reuse, err = c.roundTrip(runCtx, raw)
 				}
 				t1 := time.Now()
+				if !reuse {
+					c.close()
+					c = nil
+				}
 				if t1.Before(from) || t1.After(until) {
 					continue // answered in the warm-up, or cut off by the end of the window
 				}
@@ -116,16 +123,16 @@ func (l Load) Run(ctx context.Context) (LoadResult, error) {
 					if p.firstError == "" {
 						p.firstError = err.Error()
 					}
-				case res.StatusCode != expect:
+				case status != expect:
 					p.errs++
 					if p.firstError == "" {
-						p.firstError = fmt.Sprintf("status %d", res.StatusCode)
+						p.firstError = fmt.Sprintf("status %d", status)
 					}
 				default:
 					p.ok++
 					p.bytes += uint64(n)
 					p.hist.Record(t1.Sub(t0))
-					p.encoding = res.Header.Get("Content-Encoding")
+					p.encoding = enc
 				}
 			}
 		})
@@ -152,4 +159,64 @@ func (l Load) Run(ctx context.Context) (LoadResult, error) {
 		return r, fmt.Errorf("bench: no answer with status %d from %s (%d errors; first: %s)", expect, l.URL, r.Errors, r.FirstError)
 	}
 	return r, nil
+}
+
+// request is the request every connection sends, as bytes: HTTP/1.1 with
+// keep-alive and the load's headers.
+func (l Load) request(u *url.URL, method string) ([]byte, error) {
+	req, err := http.NewRequest(method, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range l.Header {
+		req.Header[k] = v
+	}
+	req.Header.Set("User-Agent", "countersign-bench")
+	var b bytes.Buffer
+	if err := req.Write(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// conn is one keep-alive connection. The load writes the prepared request
+// and parses the answer with net/http's own reader, without a client's
+// pooling and bookkeeping, so that the generator costs the machine little
+// beside what it measures.
+type conn struct {
+	c  net.Conn
+	br *bufio.Reader
+}
+
+func dial(ctx context.Context, host string) (*conn, error) {
+	c, err := (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, "tcp", host)
+	if err != nil {
+		return nil, err
+	}
+	return &conn{c: c, br: bufio.NewReaderSize(c, 64<<10)}, nil
+}
+
+func (c *conn) close() {
+	if c != nil {
+		c.c.Close()
+	}
+}
+
+// roundTrip sends raw and reads the whole answer: status, Content-Encoding,
+// body bytes as sent, and whether the connection may carry the next
+// request. The connection is closed when ctx ends.
+func (c *conn) roundTrip(ctx context.Context, raw []byte) (status int, encoding string, n int64, reuse bool, err error) {
+	stop := context.AfterFunc(ctx, func() { c.c.Close() })
+	defer stop()
+	_ = c.c.SetDeadline(time.Now().Add(30 * time.Second))
+	if _, err := c.c.Write(raw); err != nil {
+		return 0, "", 0, false, err
+	}
+	res, err := http.ReadResponse(c.br, nil)
+	if err != nil {
+		return 0, "", 0, false, err
+	}
+	n, err = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return res.StatusCode, res.Header.Get("Content-Encoding"), n, err == nil && !res.Close, err
 }
