@@ -33,8 +33,10 @@ func run() error {
 	quick := flag.Bool("quick", false, "a short smoke run over a tiny data set (its figures are not comparable with a full run's)")
 	bin := flag.String("bin", "", "built cmd/countersign binary; empty: build one")
 	out := flag.String("out", "", "JSON file to write; empty: .data/bench/bench-<time>.json")
+	keep := flag.Bool("keep", false, "after the figures, keep the console and its databases up until Ctrl-C (to inspect them)")
 	flag.Parse()
 	cfg := bench.Defaults(*quick)
+	cfg.Keep = *keep
 	cfg.Out = os.Stdout
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

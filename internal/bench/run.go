@@ -38,6 +38,9 @@ type Config struct {
 	// Quick is a short smoke run over a tiny data set (figures are not
 	// comparable with a full run's).
 	Quick bool
+	// Keep leaves the console, the shop and the databases up after the
+	// figures until ctx ends, to inspect them (e.g. EXPLAIN in psql).
+	Keep bool
 
 	PgbenchScale    int           // pgbench -i -s
 	PgbenchDuration time.Duration // pgbench -T
@@ -90,6 +93,8 @@ type Report struct {
 	// Waits are, per page load, what the console's database sessions were
 	// doing when sampled during it: the evidence for where time goes.
 	Waits map[string][]Wait `json:"waits,omitempty"`
+	// Phases break an automatic write's time down by its journal's events.
+	Phases []Phase `json:"write_phases,omitempty"`
 }
 
 // Figure returns the figure named name.
@@ -167,6 +172,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			}
 			return r.rep, fmt.Errorf("bench: %s: %w", s.name, err)
 		}
+	}
+	if r.cfg.Keep {
+		r.log("kept for inspection until interrupted: console %s (agent %s, manager %s, password %q), database %s",
+			r.base, r.world.Agent(), r.world.Manager(), chaos.Password, r.env.URL(r.world.DatabaseName()))
+		<-ctx.Done()
 	}
 	r.log("dropping the bench databases")
 	r.world.Close()

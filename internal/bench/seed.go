@@ -17,6 +17,11 @@ const (
 	historyDays = 365
 )
 
+// bulkRows is the size of a load from which indexes are built after it
+// rather than kept up during it (a variable so that a test can take that
+// path with few rows).
+var bulkRows = 100000
+
 var (
 	seedActions = []string{"issue_refund", "cancel_subscription", "reinstate_subscription", "change_shipping_address",
 		"update_product_description", "resend_receipt"}
@@ -95,7 +100,36 @@ func (s *seeder) load(ctx context.Context, prefix string, from, to int, row func
 	firstTask, lastTask := from/perTask, (to-1)/perTask
 	taskID := func(t int) string { return fmt.Sprintf("tsk_bench%s%d", prefix, t) }
 	convID := func(t int) string { return fmt.Sprintf("conv_bench%s%d", prefix, t) }
-	copyRows := func(table string, cols []string, n int, fn func(i int) []any) error {
+	copyRows := func(table string, cols []string, n int, fn func(i int) []any) (rerr error) {
+		if n >= bulkRows {
+			// Building an index once over the loaded rows is far cheaper
+			// than updating it row by row: drop the table's plain indexes
+			// (not those of its constraints) and create them again, the
+			// same, in this transaction.
+			rows, err := tx.Query(ctx, `
+				SELECT ix.indexname, ix.indexdef FROM pg_indexes ix
+				WHERE ix.schemaname = current_schema() AND ix.tablename = $1
+				  AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conname = ix.indexname)`, table)
+			if err != nil {
+				return err
+			}
+			defs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[struct{ Name, Def string }])
+			if err != nil {
+				return err
+			}
+			for _, d := range defs {
+				if _, err := tx.Exec(ctx, "DROP INDEX "+pgx.Identifier{d.Name}.Sanitize()); err != nil {
+					return err
+				}
+			}
+			defer func() {
+				for _, d := range defs {
+					if _, err := tx.Exec(ctx, d.Def); err != nil && rerr == nil {
+						rerr = fmt.Errorf("bench: recreate %s: %w", d.Name, err)
+					}
+				}
+			}()
+		}
 		i := 0
 		_, err := tx.CopyFrom(ctx, pgx.Identifier{table}, cols, pgx.CopyFromFunc(func() ([]any, error) {
 			if i >= n {

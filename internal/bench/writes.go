@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -112,6 +113,7 @@ func (r *runner) writes(ctx context.Context) error {
 	r.log("automatic writes: %d tasks in parallel for %s", r.cfg.Writers, r.cfg.WriteDuration)
 	type part struct {
 		hist      Histogram
+		propose   Histogram
 		completed int
 		other     map[string]int
 		err       error
@@ -119,6 +121,10 @@ func (r *runner) writes(ctx context.Context) error {
 	parts := make([]part, r.cfg.Writers)
 	start := time.Now()
 	until := start.Add(r.cfg.WriteDuration)
+	sctx, stopSampling := context.WithDeadline(ctx, until)
+	defer stopSampling()
+	waits := make(chan []Wait, 1)
+	go func() { waits <- r.sampleWaits(sctx) }()
 	var wg sync.WaitGroup
 	for i := range parts {
 		p := &parts[i]
@@ -148,6 +154,7 @@ func (r *runner) writes(ctx context.Context) error {
 					p.err = err
 					return
 				}
+				p.propose.Record(time.Since(t0))
 				state, err := r.settle(ctx, tw, task, inv.ID, 60*time.Second)
 				if err != nil {
 					p.err = err
@@ -166,9 +173,13 @@ func (r *runner) writes(ctx context.Context) error {
 		})
 	}
 	wg.Wait()
-	var hist Histogram
+	stopSampling()
+	r.rep.Waits["automatic writes"] = <-waits
+	r.log("  database sessions sampled: %s", waitsLine(r.rep.Waits["automatic writes"]))
+	var hist, propose Histogram
 	completed, other := 0, map[string]int{}
 	for i := range parts {
+		propose.Merge(&parts[i].propose)
 		if parts[i].err != nil {
 			return parts[i].err
 		}
@@ -178,6 +189,17 @@ func (r *runner) writes(ctx context.Context) error {
 			other[k] += v
 		}
 	}
+	phases, err := r.phases(ctx, chaos.ActionAuto)
+	if err != nil {
+		return err
+	}
+	r.rep.Phases = phases
+	var line []string
+	for _, ph := range phases {
+		line = append(line, fmt.Sprintf("%s +%.1f ms (p99 +%.1f)", ph.Event, ph.P50MS, ph.P99MS))
+	}
+	r.log("  one write's journal, after invocation.proposed (median over completed writes): %s", strings.Join(line, ", "))
+	r.log("  proposal request (dry-run included) p50 %.1f ms, p99 %.1f ms", ms(propose.Quantile(0.5)), ms(propose.Quantile(0.99)))
 	rate := float64(completed) / r.cfg.WriteDuration.Seconds()
 	dups, effects, err := r.duplicates(ctx)
 	if err != nil {
@@ -273,4 +295,40 @@ func (r *runner) confirmToSend(ctx context.Context) error {
 	r.add(Figure{Name: "confirm_to_send_p50_ms", Value: p50, Unit: "ms", Note: note})
 	r.add(Figure{Name: "confirm_to_send_p99_ms", Value: p99, Unit: "ms", Target: "≤ 50 ms", Met: met(p99 <= 50), Note: note})
 	return nil
+}
+
+// Phase is when one kind of event of a write's journal is written,
+// counted from its invocation.proposed event.
+type Phase struct {
+	Event string  `json:"event"`
+	Count int     `json:"count"`
+	P50MS float64 `json:"p50_ms"`
+	P99MS float64 `json:"p99_ms"`
+}
+
+// phases reads the journal of every completed invocation of action: where
+// a write's time goes between its proposal and its verified completion.
+func (r *runner) phases(ctx context.Context, action string) ([]Phase, error) {
+	rows, err := r.world.Pool().Query(ctx, `
+		SELECT e.action, count(*)::int,
+			percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM e.at - p.at) * 1000),
+			percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM e.at - p.at) * 1000)
+		FROM invocations i
+		JOIN events p ON p.invocation_id = i.id AND p.action = 'invocation.proposed'
+		JOIN events e ON e.invocation_id = i.id AND e.id <> p.id
+		WHERE i.action = $1 AND i.state = 'completed'
+		GROUP BY e.action ORDER BY 3`, action)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Phase
+	for rows.Next() {
+		var ph Phase
+		if err := rows.Scan(&ph.Event, &ph.Count, &ph.P50MS, &ph.P99MS); err != nil {
+			return nil, err
+		}
+		out = append(out, ph)
+	}
+	return out, rows.Err()
 }

@@ -103,6 +103,9 @@ func (w *World) ConsoleLog(n int) string {
 	return s
 }
 
+// DatabaseName is the console database's name.
+func (w *World) DatabaseName() string { return w.w.dbName }
+
 // Pool is the console's database; ShopPool the shop's.
 func (w *World) Pool() *pgxpool.Pool     { return w.w.pool }
 func (w *World) ShopPool() *pgxpool.Pool { return w.w.shopPool }
