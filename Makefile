@@ -13,7 +13,7 @@ RACE_PKGS := countersign/internal/controlplane countersign/internal/confirmation
 	countersign/internal/accounts countersign/store countersign/internal/adapter \
 	countersign/internal/notify countersign/internal/demoshop
 
-.PHONY: help run run-deps build test test-short deps check generate fmt chaos
+.PHONY: help run run-deps build test test-short deps check generate fmt chaos bench
 
 ## run: install PostgreSQL if missing, build and start the console on the embedded PostgreSQL with demo data
 run: run-deps build
@@ -46,6 +46,14 @@ CHAOS_FLAGS ?= -duration 30m -instances 3
 ## chaos: randomized faults against 3 console processes, one PostgreSQL and the demo shop, with an invariant checker (README: Tests)
 chaos: run-deps build
 	$(GO) run ./cmd/chaos -bin bin/countersign -history .data/chaos $(CHAOS_FLAGS)
+
+# Flags for cmd/bench, e.g. BENCH_FLAGS='-quick' or BENCH_FLAGS='-out bench.json'.
+BENCH_FLAGS ?=
+
+## bench: the benchmark suite (6–8 minutes on idle cores): pgbench and bare-Echo baselines, then a console's writes, pages, confirmations and memory beside them (README: Benchmarks)
+bench: build
+	@.ci/install-deps bench
+	$(GO) run ./cmd/bench -bin bin/countersign $(BENCH_FLAGS)
 
 ## check: gofmt, go vet, staticcheck, and generated templ code up to date
 check:

@@ -61,7 +61,9 @@ func StartEnv(ctx context.Context, log *slog.Logger) (*Env, error) {
 func (e *Env) Close() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.proxy.close()
+	if e.proxy != nil {
+		e.proxy.close()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	_ = e.cluster.Stop(ctx)
@@ -71,6 +73,9 @@ func (e *Env) Close() {
 
 // URL returns the URL of database name through the proxy.
 func (e *Env) URL(name string) string {
+	if e.proxy == nil {
+		return e.cluster.URL(name)
+	}
 	u, _ := url.Parse(e.cluster.URL(name))
 	u.Host = net.JoinHostPort("127.0.0.1", strconv.Itoa(e.proxy.port()))
 	return u.String()

@@ -51,6 +51,13 @@ type world struct {
 }
 
 func newWorld(ctx context.Context, env *Env, bin string, instances int) (w *world, err error) {
+	return newWorldWith(ctx, env, bin, instances, nil, nil)
+}
+
+// newWorldWith is newWorld with extra console environment and a wrapper
+// around the shop's handler (both may be nil).
+func newWorldWith(ctx context.Context, env *Env, bin string, instances int, extraEnv []string,
+	wrapShop func(http.Handler) http.Handler) (w *world, err error) {
 	w = &world{env: env, shopIDs: map[string]string{}}
 	defer func() {
 		if err != nil {
@@ -82,7 +89,11 @@ func newWorld(ctx context.Context, env *Env, bin string, instances int) (w *worl
 		return w, err
 	}
 	w.shopURL = "http://" + l.Addr().String()
-	w.shopSrv = &http.Server{Handler: w.shop.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	var shopHandler http.Handler = w.shop.Handler()
+	if wrapShop != nil {
+		shopHandler = wrapShop(shopHandler)
+	}
+	w.shopSrv = &http.Server{Handler: shopHandler, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = w.shopSrv.Serve(l) }()
 
 	if err = w.seed(ctx); err != nil {
@@ -95,6 +106,7 @@ func newWorld(ctx context.Context, env *Env, bin string, instances int) (w *worl
 		if err != nil {
 			return w, err
 		}
+		c.env = append(c.env, extraEnv...)
 		w.consoles = append(w.consoles, c)
 		if err := c.start(); err != nil {
 			return w, err
