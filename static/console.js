@@ -77,6 +77,15 @@
     b.addEventListener("click", toggleHelp);
   });
 
+  // After a decision the server marks the next card (autofocus, which
+  // works without this script too); j and k go on from there.
+  var next = document.querySelector("[data-focus-next]");
+  if (next) {
+    current = cards().indexOf(next);
+    next.classList.add("selected");
+    if (document.activeElement !== next) { next.focus(); }
+  }
+
   // The server renders the time left; this keeps it counting.
   function fmt(ms) {
     if (ms <= 0) { return "no time: the deadline passed"; }

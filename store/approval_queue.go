@@ -34,7 +34,7 @@ type QueueCursor struct {
 }
 
 // QueueItem is one card of the approval queue: the invocation, its task's
-// headroom and who holds the card.
+// headroom, who holds the card and when its quote was made.
 type QueueItem struct {
 	Invocation
 	CustomerRef      string     `db:"customer_ref"`
@@ -47,12 +47,37 @@ type QueueItem struct {
 	HolderName       *string    `db:"holder_name"`
 	HoldUntil        *time.Time `db:"hold_until"`
 	FirstApproverIDs []int64    `db:"first_approver_ids"`
+	// QuotedAt is when the shown quote was made: the proposal's dry-run,
+	// or the last agent edit's.
+	QuotedAt time.Time `db:"quoted_at"`
 }
 
-// ApprovalQueue lists invocations awaiting approval, newest deadline
+// queueWhere is the filter of the approval queue (without the page's
+// cursor), with its arguments; placeholders start at $first.
+func queueWhere(f QueueFilter, first int) (string, []any) {
+	var olderThan *time.Time
+	if f.OlderThan > 0 {
+		t := f.Now.Add(-f.OlderThan)
+		olderThan = &t
+	}
+	n := func(i int) string { return fmt.Sprintf("$%d", first+i) }
+	where := `
+		WHERE i.state = 'awaiting_approval'
+		  AND (` + n(0) + ` = '' OR i.system = ` + n(0) + `)
+		  AND (` + n(1) + ` = '' OR i.action = ` + n(1) + `)
+		  AND (` + n(2) + ` = '' OR t.customer_ref ILIKE ` + n(2) + ` || '%')
+		  AND (` + n(3) + `::bigint IS NULL OR i.amount_cents >= ` + n(3) + `)
+		  AND (` + n(4) + `::bigint IS NULL OR i.amount_cents <= ` + n(4) + `)
+		  AND (` + n(5) + `::timestamptz IS NULL OR i.created_at < ` + n(5) + `)
+		  AND (` + n(6) + ` = 0 OR c.user_id = ` + n(6) + `)`
+	return where, []any{f.System, f.Action, f.CustomerRef, f.MinCents, f.MaxCents, olderThan, f.ClaimedBy}
+}
+
+// ApprovalQueue lists invocations awaiting approval, soonest deadline
 // first, one page at a time. It reads the partial index
-// invocations_approval_queue in order and stops after Limit rows, so a
-// page costs the same with a hundred or a hundred thousand pending.
+// invocations_approval_queue in order (backwards) and stops after Limit
+// rows, so a page costs the same with a hundred or a hundred thousand
+// pending.
 func (s *Store) ApprovalQueue(ctx context.Context, f QueueFilter) ([]QueueItem, error) {
 	if f.Limit <= 0 || f.Limit > 100 {
 		f.Limit = 25
@@ -62,25 +87,13 @@ func (s *Store) ApprovalQueue(ctx context.Context, f QueueFilter) ([]QueueItem, 
 	if f.After != nil {
 		afterAt, afterID = &f.After.DeadlineAt, f.After.ID
 	}
-	var olderThan *time.Time
-	if f.OlderThan > 0 {
-		t := f.Now.Add(-f.OlderThan)
-		olderThan = &t
-	}
-	rows, _ := s.pool.Query(ctx, queueSelect("$9")+`
-		LEFT JOIN users u ON u.id = c.user_id
-		WHERE i.state = 'awaiting_approval'
-		  AND ($1 = '' OR i.system = $1)
-		  AND ($2 = '' OR i.action = $2)
-		  AND ($3 = '' OR t.customer_ref ILIKE $3 || '%')
-		  AND ($4::bigint IS NULL OR i.amount_cents >= $4)
-		  AND ($5::bigint IS NULL OR i.amount_cents <= $5)
-		  AND ($6::timestamptz IS NULL OR i.created_at < $6)
-		  AND ($7 = 0 OR c.user_id = $7)
-		  AND ($8::timestamptz IS NULL OR (i.deadline_at, i.id) < ($8, $10))
-		ORDER BY i.deadline_at DESC, i.id DESC
-		LIMIT $11`,
-		f.System, f.Action, f.CustomerRef, f.MinCents, f.MaxCents, olderThan, f.ClaimedBy, afterAt, f.Now, afterID, f.Limit)
+	where, args := queueWhere(f, 5)
+	args = append([]any{f.Now, afterAt, afterID, f.Limit}, args...)
+	rows, _ := s.pool.Query(ctx, queueSelect("$1")+`
+		LEFT JOIN users u ON u.id = c.user_id`+where+`
+		  AND ($2::timestamptz IS NULL OR (i.deadline_at, i.id) > ($2, $3))
+		ORDER BY i.deadline_at ASC, i.id ASC
+		LIMIT $4`, args...)
 	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[QueueItem])
 	if err != nil {
 		return nil, fmt.Errorf("store.ApprovalQueue: %w", err)
@@ -88,9 +101,70 @@ func (s *Store) ApprovalQueue(ctx context.Context, f QueueFilter) ([]QueueItem, 
 	return out, nil
 }
 
+// CountQueue counts the cards the queue shows with this filter (After and
+// Limit are ignored), up to PendingCountCap.
+func (s *Store) CountQueue(ctx context.Context, f QueueFilter) (int, error) {
+	where, args := queueWhere(f, 3)
+	args = append([]any{f.Now, PendingCountCap}, args...)
+	var n int
+	err := s.pool.QueryRow(ctx, `
+		SELECT count(*) FROM (SELECT 1 FROM invocations i
+			JOIN tasks t ON t.id = i.task_id
+			LEFT JOIN approval_claims c ON c.invocation_id = i.id AND c.expires_at > $1`+where+`
+			LIMIT $2) q`, args...).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("store.CountQueue: %w", err)
+	}
+	return n, nil
+}
+
+// TargetChange is a write on the same object as a queue card that
+// happened (or began) after the card's quote was made: the quote may no
+// longer be true.
+type TargetChange struct {
+	CardID      string     `db:"card_id"`
+	ID          string     `db:"id"`
+	Action      string     `db:"action"`
+	State       string     `db:"state"`
+	Title       string     `db:"title"`
+	AmountCents *int64     `db:"amount_cents"`
+	Currency    string     `db:"currency"`
+	At          time.Time  `db:"at"`
+	FinishedAt  *time.Time `db:"finished_at"`
+}
+
+// TargetChanges lists, for the given cards, the other invocations on the
+// same object (system and target id) that completed, are being sent or
+// whose outcome is unknown, and moved after the card's quote was made.
+// The index invocations_target keeps it a handful of lookups per card,
+// however many invocations are stored.
+func (s *Store) TargetChanges(ctx context.Context, cardIDs []string) ([]TargetChange, error) {
+	if len(cardIDs) == 0 {
+		return nil, nil
+	}
+	rows, _ := s.pool.Query(ctx, `
+		SELECT i.id AS card_id, o.id, o.action, o.state, COALESCE(o.quote->>'title', '') AS title, o.amount_cents,
+			COALESCE(o.quote->>'currency', '') AS currency, COALESCE(o.finished_at, o.permit_at, o.updated_at) AS at, o.finished_at
+		FROM invocations i
+		JOIN invocations o ON o.system = i.system AND o.target_id = i.target_id AND o.target_kind = i.target_kind AND o.id <> i.id
+		WHERE i.id = ANY($1)
+		  AND o.state IN ('dispatching', 'completed', 'unverified')
+		  AND COALESCE(o.finished_at, o.permit_at, o.updated_at) > `+quotedAt+`
+		ORDER BY i.id, at`, cardIDs)
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[TargetChange])
+	if err != nil {
+		return nil, fmt.Errorf("store.TargetChanges: %w", err)
+	}
+	return out, nil
+}
+
+// quotedAt is when invocation i's quote was made: its last edit (which
+// re-quotes), else its proposal.
+const quotedAt = `COALESCE((SELECT max(e.at) FROM events e WHERE e.invocation_id = i.id AND e.action = 'invocation.edited'), i.created_at)`
+
 // queueSelect is what a queue card needs: the invocation, its task's
 // headroom, who holds a live claim (claims live past the parameter now),
-// and the first approvers so far.
+// the first approvers so far and when its quote was made.
 func queueSelect(now string) string {
 	return `
 		SELECT ` + prefixed("i", invocationColumns) + `, t.customer_ref, t.state AS task_state, t.write_budget, t.writes_used,
@@ -98,7 +172,8 @@ func queueSelect(now string) string {
 			(SELECT count(*)::int FROM invocations d WHERE d.task_id = t.id AND d.state = 'dispatching') AS inflight,
 			c.user_id AS holder_id, u.name AS holder_name, c.expires_at AS hold_until,
 			COALESCE((SELECT array_agg(a.user_id ORDER BY a.at) FROM invocation_approvals a WHERE a.invocation_id = i.id),
-				'{}') AS first_approver_ids
+				'{}') AS first_approver_ids,
+			` + quotedAt + ` AS quoted_at
 		FROM invocations i
 		JOIN tasks t ON t.id = i.task_id
 		LEFT JOIN approval_claims c ON c.invocation_id = i.id AND c.expires_at > ` + now
@@ -194,4 +269,53 @@ func prefixed(alias, columns string) string {
 		}
 	}
 	return string(out)
+}
+
+// WaitingWork is what waits for a person across the console, for the home
+// pages: each count up to PendingCountCap.
+type WaitingWork struct {
+	// AwaitingApproval is what the approval queue shows.
+	AwaitingApproval int
+	// SoonestDeadline is the deadline of the queue's first card.
+	SoonestDeadline *time.Time
+	// Unverified counts results nobody could confirm; UnverifiedItems are
+	// the oldest of them.
+	Unverified      int
+	UnverifiedItems []UnverifiedItem
+	// OpenHandoffs counts hand-offs nobody has taken yet.
+	OpenHandoffs int
+}
+
+// UnverifiedItem is one invocation whose outcome is unknown.
+type UnverifiedItem struct {
+	ID        string    `db:"id"`
+	TaskID    string    `db:"task_id"`
+	Title     string    `db:"title"`
+	UpdatedAt time.Time `db:"updated_at"`
+}
+
+// WaitingWork counts what waits for a person and lists the oldest
+// unverified results (up to listLimit).
+func (s *Store) WaitingWork(ctx context.Context, listLimit int) (WaitingWork, error) {
+	var w WaitingWork
+	err := s.pool.QueryRow(ctx, `
+		SELECT (SELECT count(*) FROM (SELECT 1 FROM invocations WHERE state = 'awaiting_approval' LIMIT $1) a),
+		       (SELECT min(deadline_at) FROM invocations WHERE state = 'awaiting_approval'),
+		       (SELECT count(*) FROM (SELECT 1 FROM invocations WHERE state = 'unverified' LIMIT $1) u),
+		       (SELECT count(*) FROM (SELECT 1 FROM conversation_events e WHERE e.mode = 'handed_off'
+		            AND NOT EXISTS (SELECT 1 FROM handoff_assignments h WHERE h.conversation_event_id = e.id) LIMIT $1) h)`,
+		PendingCountCap).Scan(&w.AwaitingApproval, &w.SoonestDeadline, &w.Unverified, &w.OpenHandoffs)
+	if err != nil {
+		return w, fmt.Errorf("store.WaitingWork: %w", err)
+	}
+	if w.Unverified == 0 || listLimit <= 0 {
+		return w, nil
+	}
+	rows, _ := s.pool.Query(ctx, `
+		SELECT id, task_id, COALESCE(quote->>'title', action) AS title, updated_at FROM invocations
+		WHERE state = 'unverified' ORDER BY updated_at, id LIMIT $1`, listLimit)
+	if w.UnverifiedItems, err = pgx.CollectRows(rows, pgx.RowToStructByName[UnverifiedItem]); err != nil {
+		return w, fmt.Errorf("store.WaitingWork: %w", err)
+	}
+	return w, nil
 }

@@ -59,11 +59,12 @@ func TestBrowserAgentEditsApprovesAndWatchesTheTaskComplete(t *testing.T) {
 	}
 	axe("card after an edit")
 	shot("countersign-card-edited.png")
-	// Keyboard: a approves (through htmx: the panel says what happened).
+	// Keyboard: a approves (through htmx: the queue then shows the card
+	// as it stands now).
 	err = chromedp.Do(ctx,
 		chromedp.Evaluate[chromedp.Void](`document.activeElement && document.activeElement.blur()`),
 		chromedp.KeyEvent("a"),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="outcome"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="decided-card"]`)),
 	)
 	if err != nil {
 		t.Fatal(err)

@@ -1,12 +1,16 @@
 package web
 
 import (
+	"context"
 	"net/http"
+	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"countersign/internal/accounts"
+	"countersign/internal/controlplane"
 	"countersign/views"
 )
 
@@ -32,12 +36,47 @@ func (s *Server) handleHome(c echo.Context) error {
 		}
 	}
 	hv := views.HomeView{Name: u.Name, RoleLabel: u.Role.Label(), Intro: intro[u.Role], Links: links}
+	ctx := c.Request().Context()
+	if u.Role != accounts.Customer {
+		if hv.Waiting, err = s.waitingView(ctx); err != nil {
+			return err
+		}
+	}
 	if u.Role == accounts.Manager || u.Role == accounts.Admin {
-		if hv.OverdueReviews, err = s.overdueReviews(c.Request().Context()); err != nil {
+		hv.Waiting.ShowReviews = true
+		if hv.OverdueReviews, err = s.overdueReviews(ctx); err != nil {
 			return err
 		}
 	}
 	return render(c, http.StatusOK, views.Home(p, hv))
+}
+
+// homeUnverifiedList is how many of the oldest unverified results the
+// home page names.
+const homeUnverifiedList = 10
+
+// waitingView counts the work waiting for a person: approvals (with the
+// soonest deadline), results nobody could confirm (the oldest named, each
+// linked to its record on its task) and hand-offs nobody took.
+func (s *Server) waitingView(ctx context.Context) (*views.WaitingView, error) {
+	w, err := s.cfg.Control.WaitingWork(ctx, homeUnverifiedList)
+	if err != nil {
+		return nil, err
+	}
+	v := &views.WaitingView{Approvals: w.AwaitingApproval, ApprovalsCapped: w.AwaitingApproval >= controlplane.PendingCountCap,
+		Unverified: w.Unverified, Handoffs: w.OpenHandoffs}
+	if w.SoonestDeadline != nil {
+		left := w.SoonestDeadline.Sub(s.now())
+		v.Soonest, v.SoonestUrgent = "in "+timeLeft(left), left < 15*time.Minute
+		if left <= 0 {
+			v.Soonest = "passed"
+		}
+	}
+	for _, it := range w.UnverifiedItems {
+		v.UnverifiedItems = append(v.UnverifiedItems, views.WaitingItem{Title: it.Title, Since: clock(it.UpdatedAt),
+			Href: "/tasks/" + url.PathEscape(it.TaskID) + "?inspect=" + url.QueryEscape(it.ID)})
+	}
+	return v, nil
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -29,8 +29,10 @@ const queuePage = 25
 // queueAges are the "waiting at least" choices of the queue's filter.
 var queueAges = map[string]time.Duration{"15m": 15 * time.Minute, "1h": time.Hour, "4h": 4 * time.Hour, "24h": 24 * time.Hour}
 
-// handleQueue answers GET /queue: invocations awaiting approval, newest
-// deadline first, filtered, one keyset page at a time (after_at/after_id).
+// handleQueue answers GET /queue: invocations awaiting approval, soonest
+// deadline first, filtered, one keyset page at a time (after_at/after_id),
+// with how many wait. After a decision (?decided=id) the card just decided
+// heads the page in its state now and the next card takes the focus.
 func (s *Server) handleQueue(c echo.Context) error {
 	ctx := c.Request().Context()
 	u, _ := currentUser(c)
@@ -66,24 +68,47 @@ func (s *Server) handleQueue(c echo.Context) error {
 		}
 	}
 	sort.Strings(v.Actions)
+	v.Filtered = v.Filter != (views.QueueFilterView{})
 	var cards []controlplane.QueueCard
 	if len(v.Errors) == 0 {
 		if cards, err = s.cfg.Control.ApprovalQueue(ctx, f); err != nil {
 			return err
 		}
+		if v.Waiting, err = s.cfg.Control.CountQueue(ctx, f); err != nil {
+			return err
+		}
+		v.Capped = v.Waiting >= controlplane.PendingCountCap
+	}
+	if _, v.Unverified, err = s.cfg.Control.PendingCounts(ctx); err != nil {
+		return err
 	}
 	if len(cards) > queuePage {
 		cards = cards[:queuePage]
 		last := cards[len(cards)-1]
 		v.NextURL = "/queue?" + queueQuery(v.Filter, &controlplane.QueueCursor{DeadlineAt: *last.DeadlineAt, ID: last.ID})
 	}
+	changes, err := s.cfg.Control.TargetChanges(ctx, cardIDs(cards))
+	if err != nil {
+		return err
+	}
+	decided := q.Get("decided")
 	policies := policyCache{}
 	for _, card := range cards {
 		cv := s.cardView(ctx, card, u, policies)
+		cv.Stale = staleSentences(changes[card.ID], card.Target.Kind)
 		v.Cards = append(v.Cards, cv)
 		if cv.LowRisk {
 			v.BulkIDs = append(v.BulkIDs, cv.ID)
 		}
+		if decided != "" && v.FocusID == "" && card.ID != decided {
+			v.FocusID = card.ID
+		}
+	}
+	if decided != "" {
+		if v.Decided, err = s.decidedView(ctx, decided, u); err != nil {
+			return err
+		}
+		v.FocusEmpty = v.FocusID == "" && len(v.Cards) == 0
 	}
 	p, err := s.page(c, "Approval queue")
 	if err != nil {
@@ -168,8 +193,15 @@ func (s *Server) cardView(ctx context.Context, card controlplane.QueueCard, u ac
 	v := views.QueueCard{ID: inv.ID, TaskID: inv.TaskID, System: inv.System, Action: inv.Action, Quote: quoteView(inv.Quote, nil),
 		Summary: inv.Summary, SummaryDisagrees: inv.SummaryDisagrees, CustomerRef: card.CustomerRef, ConversationID: inv.ConversationID,
 		BudgetLeft: max(card.WriteBudget-card.WritesUsed, 0), WriteBudget: card.WriteBudget, InflightLimit: card.InflightLimit,
-		Inflight: card.Inflight, Version: inv.Version, ArgsHash: hex.EncodeToString(inv.ArgsHash), Edited: inv.Args.Approved != nil,
-		State: stateBadge(inv.State)}
+		Inflight: card.Inflight, Version: inv.Version, ArgsHash: hex.EncodeToString(inv.ArgsHash),
+		Edited: inv.Args.Approved != nil && string(inv.Args.Approved) != string(inv.Args.Proposed), State: stateBadge(inv.State),
+		TargetKey: inv.System + "/" + inv.Target.Kind + "/" + inv.Target.ID, TargetDisplay: inv.Target.Display}
+	if !card.QuotedAt.IsZero() {
+		v.QuotedAt, v.QuotedAgo, v.QuotedISO = clock(card.QuotedAt), ago(now.Sub(card.QuotedAt)), card.QuotedAt.UTC().Format(time.RFC3339)
+	}
+	if v.TargetDisplay == "" {
+		v.TargetDisplay = "the same " + inv.Target.Kind
+	}
 	if v.Summary == "" {
 		v.Summary = "(none given)"
 	}
@@ -299,22 +331,76 @@ func timeLeft(d time.Duration) string {
 	}
 }
 
-// countQueue puts the header's badge on the queue's navigation item:
-// requests awaiting approval plus unverified ones. A failed count leaves
-// the badge off rather than failing the page.
+// countQueue puts the header's badge on the queue's navigation item: the
+// requests awaiting approval, which is exactly what the queue shows.
+// Results nobody could confirm are not in the queue; the home page and
+// the queue's own page count them apart, linked to where they are. A
+// failed count leaves the badge off rather than failing the page.
 func (s *Server) countQueue(c echo.Context, nav []views.NavItem) {
-	pending, unverified, err := s.cfg.Control.PendingCounts(c.Request().Context())
+	pending, _, err := s.cfg.Control.PendingCounts(c.Request().Context())
 	if err != nil {
 		s.log.Warn("count pending approvals", "error", err)
 		return
 	}
 	for i := range nav {
 		if nav[i].Href == "/queue" {
-			nav[i].Count = pending + unverified
-			nav[i].CountLabel = fmt.Sprintf("(%d awaiting approval, %d unverified)", pending, unverified)
-			if pending >= controlplane.PendingCountCap || unverified >= controlplane.PendingCountCap {
-				nav[i].CountLabel = "(more than " + strconv.Itoa(controlplane.PendingCountCap) + " awaiting approval or unverified)"
+			nav[i].Count = pending
+			nav[i].CountLabel = fmt.Sprintf("(%d waiting for approval)", pending)
+			if pending >= controlplane.PendingCountCap {
+				nav[i].CountLabel = "(more than " + strconv.Itoa(controlplane.PendingCountCap) + " waiting for approval)"
 			}
 		}
+	}
+}
+
+func cardIDs(cards []controlplane.QueueCard) []string {
+	ids := make([]string, len(cards))
+	for i, c := range cards {
+		ids[i] = c.ID
+	}
+	return ids
+}
+
+// staleSentences says what moved on a card's object after its quote was
+// made, one sentence per other write, with when.
+func staleSentences(changes []controlplane.TargetChange, kind string) []string {
+	var out []string
+	for _, ch := range changes {
+		what := "“" + ch.Title + "”"
+		if ch.Title == "" {
+			what = "Another " + strings.ReplaceAll(ch.Action, "_", " ")
+		}
+		switch ch.State {
+		case controlplane.Completed:
+			out = append(out, fmt.Sprintf("%s completed at %s, after this quote.", what, clock(ch.At)))
+		case controlplane.Dispatching:
+			out = append(out, fmt.Sprintf("%s is being sent to this %s now (since %s).", what, kind, clock(ch.At)))
+		default:
+			out = append(out, fmt.Sprintf("%s was sent to this %s at %s; whether it landed is not known yet.", what, kind, clock(ch.At)))
+		}
+	}
+	return out
+}
+
+// clock says a time of day as the console does: "12:04 UTC".
+func clock(t time.Time) string {
+	return t.UTC().Format("15:04 UTC")
+}
+
+// ago says how long ago, in the words an agent reads at a glance.
+func ago(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%d min ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		h := int(d.Hours())
+		if h == 1 {
+			return "1 hour ago"
+		}
+		return fmt.Sprintf("%d hours ago", h)
+	default:
+		return fmt.Sprintf("%d days ago", int(d.Hours()/24))
 	}
 }

@@ -44,6 +44,7 @@ func (s *Server) handleQueueBulk(c echo.Context) error {
 	if len(v.Cards) == 0 {
 		return apperr.New(apperr.NotFound, "None of those requests is still pending and low-risk.")
 	}
+	v.Conflicts = bulkConflicts(v.Cards)
 	p, err := s.page(c, "Approve several requests")
 	if err != nil {
 		return err
@@ -62,7 +63,17 @@ func (s *Server) handleQueueBulkApprove(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	approved, skipped := 0, 0
+	// First what is still pending and low-risk, as the confirmation
+	// showed it; then, when some change the same object, nothing is
+	// approved without the explicit tick.
+	type pick struct {
+		id      string
+		version int32
+		hash    []byte
+	}
+	var picks []pick
+	var shown []views.QueueCard
+	skipped := 0
 	policies := policyCache{}
 	for _, id := range ids {
 		card, err := s.cfg.Control.Card(ctx, id)
@@ -73,13 +84,28 @@ func (s *Server) handleQueueBulkApprove(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		if !s.cardView(ctx, card, u, policies).LowRisk {
+		cv := s.cardView(ctx, card, u, policies)
+		if !cv.LowRisk || card.State != controlplane.AwaitingApproval {
 			skipped++
 			continue
 		}
 		version, _ := strconv.ParseInt(c.FormValue("v_"+id), 10, 32)
 		hash, _ := hex.DecodeString(c.FormValue("h_" + id))
-		if _, err := s.cfg.Control.ApproveArgs(ctx, actorOf(u), id, int32(version), hash); err != nil {
+		cv.Version, cv.ArgsHash = int32(version), hex.EncodeToString(hash)
+		picks, shown = append(picks, pick{id, int32(version), hash}), append(shown, cv)
+	}
+	if conflicts := bulkConflicts(shown); len(conflicts) > 0 && c.FormValue("confirm_conflicts") != "1" {
+		p, err := s.page(c, "Approve several requests")
+		if err != nil {
+			return err
+		}
+		v := views.BulkConfirmView{Cards: shown, Conflicts: conflicts, Errors: views.FieldErrors{
+			"confirm_conflicts": "Nothing was approved: some of these change the same thing. Tick the box to approve them all anyway, or go back and open them one by one."}}
+		return render(c, http.StatusUnprocessableEntity, views.BulkConfirm(p, v))
+	}
+	approved := 0
+	for _, pk := range picks {
+		if _, err := s.cfg.Control.ApproveArgs(ctx, actorOf(u), pk.id, pk.version, pk.hash); err != nil {
 			if _, decided := apperr.As(err); !decided {
 				return err
 			}
@@ -107,4 +133,27 @@ func bulkIDs(c echo.Context) ([]string, error) {
 		return nil, apperr.InvalidFields(map[string]string{"id": fmt.Sprintf("choose between 1 and %d requests", bulkMax)})
 	}
 	return ids, nil
+}
+
+// bulkConflicts groups the cards of a bulk approval that change the same
+// object: approved together, a later one may undo or overwrite an earlier.
+func bulkConflicts(cards []views.QueueCard) []views.BulkConflict {
+	var order []string
+	groups := map[string]*views.BulkConflict{}
+	for _, c := range cards {
+		g, ok := groups[c.TargetKey]
+		if !ok {
+			g = &views.BulkConflict{TargetDisplay: c.TargetDisplay}
+			groups[c.TargetKey] = g
+			order = append(order, c.TargetKey)
+		}
+		g.Titles = append(g.Titles, c.Quote.Title)
+	}
+	var out []views.BulkConflict
+	for _, k := range order {
+		if len(groups[k].Titles) > 1 {
+			out = append(out, *groups[k])
+		}
+	}
+	return out
 }

@@ -1,27 +1,66 @@
 package web
 
 import (
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
+	"countersign/internal/accounts"
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
 	"countersign/views"
 )
 
-// rejectReasons are the preset reasons an agent picks from; "other" takes
-// their own words.
-var rejectReasons = []string{
-	"The amount is not supported by the order or the conversation.",
-	"The customer is not eligible under our policy.",
-	"This needs a person to handle the case.",
-	"It duplicates an earlier request.",
+// rejectReasons are the preset reasons an agent picks from, by action:
+// each is a sentence the assistant passes on and the customer reads.
+// Actions not listed get the general ones; "other" takes the agent's own
+// words. No reason is chosen for the agent.
+var rejectReasons = map[string][]string{
+	"issue_refund": {
+		"The amount is more than this order allows.",
+		"This order does not qualify for a refund under our policy.",
+		"This order was already refunded for the same problem.",
+		"A person needs to look at this order before any refund.",
+	},
+	"cancel_subscription": {
+		"The conversation does not show that you asked to cancel.",
+		"The cancellation date is not the one you asked for.",
+		"This subscription cannot be cancelled this way; a person will contact you.",
+	},
+	"reinstate_subscription": {
+		"This subscription cannot be reinstated; a person will contact you.",
+	},
+	"update_product_description": {
+		"The new description is inaccurate or misleading.",
+		"The description does not follow our content rules.",
+		"Product descriptions are changed by the catalogue team, not through support.",
+	},
+	"change_shipping_address": {
+		"The new address could not be confirmed as yours.",
+		"The order has already shipped; its address can no longer change.",
+		"The new address is incomplete.",
+	},
+	"resend_receipt": {
+		"The receipt goes only to the e-mail address on file.",
+	},
+}
+
+// generalReasons close every action's list.
+var generalReasons = []string{
+	"It repeats an earlier request.",
+	"A person needs to handle this; nothing was changed.",
+}
+
+// reasonsFor lists the preset reject reasons that fit an action.
+func reasonsFor(action string) []string {
+	return append(slices.Clip(rejectReasons[action]), generalReasons...)
 }
 
 // handleQueueCard answers GET /queue/:id: one card opened for deciding,
@@ -57,7 +96,12 @@ func (s *Server) decideView(c echo.Context, id string, posted url.Values) (views
 	}
 	inv := card.Invocation
 	v := views.DecideView{Card: s.cardView(ctx, card, u, policyCache{}), Decidable: inv.State == controlplane.AwaitingApproval,
-		Reasons: rejectReasons, Errors: views.FieldErrors{}, Reason: rejectReasons[0]}
+		Reasons: reasonsFor(inv.Action), Errors: views.FieldErrors{}}
+	if v.Decidable {
+		if err := s.checkQuote(ctx, card, &v); err != nil {
+			return v, err
+		}
+	}
 	if len(card.FirstApprovers) > 0 {
 		current, err := s.cfg.Control.FirstApprovers(ctx, inv)
 		if err != nil {
@@ -95,19 +139,94 @@ func expectedVersion(c echo.Context) int32 {
 	return int32(n)
 }
 
-// decided answers a decision that was recorded: the fragment for htmx, a
-// flash and the queue otherwise.
-func (s *Server) decided(c echo.Context, id, outcome string) error {
-	if c.Request().Header.Get("HX-Request") == "true" {
-		v, err := s.decideView(c, id, nil)
-		if err != nil {
-			return err
-		}
-		v.Outcome = outcome
-		return s.renderDecide(c, http.StatusOK, v)
+// checkQuote dry-runs the card again (read-only) when it is opened: when
+// the object changed since the card's quote, the page shows the quote now
+// with what differs, says what moved, and offers to quote again instead of
+// approving the out-of-date quote. A check that cannot be made says so
+// and leaves the decision to the agent (the permit still refuses a changed
+// object).
+func (s *Server) checkQuote(ctx context.Context, card controlplane.QueueCard, v *views.DecideView) error {
+	changes, err := s.cfg.Control.TargetChanges(ctx, []string{card.ID})
+	if err != nil {
+		return err
 	}
-	setFlash(c, outcome, false)
-	return seeOther(c, "/queue")
+	v.Card.Stale = staleSentences(changes[card.ID], card.Target.Kind)
+	now := clock(s.now())
+	fresh, changed, err := s.cfg.Control.FreshQuote(ctx, card.Invocation)
+	switch {
+	case err != nil:
+		e, ok := apperr.As(err)
+		if !ok || e.Kind != apperr.Invalid {
+			// The system could not be asked: say so, and leave the decision
+			// to the agent (a changed object is still refused at dispatch).
+			v.Checked, v.CheckBad = "Could not check the quote again at "+now+"; the system did not answer.", true
+			break
+		}
+		v.Checked, v.CheckBad, v.Refused = "Checked again at "+now+": the system now refuses this request: "+e.Message, true, true
+	case changed:
+		v.Checked, v.CheckBad = "Checked again at "+now+": the "+card.Target.Kind+" changed since this quote was made.", true
+		fv := quoteView(fresh, changedLines(card.Quote, fresh))
+		v.Fresh, v.NeedsRequote = &fv, true
+		if len(v.Card.Stale) == 0 {
+			v.Card.Stale = []string{"The " + card.Target.Kind + " changed in " + card.System + " after this quote (not through Countersign)."}
+		}
+	default:
+		v.Checked = "Checked again at " + now + ": the quote still holds."
+		v.Card.Stale = nil
+	}
+	return nil
+}
+
+// decided answers a decision that was recorded: the agent holds the card
+// no longer, and the queue shows it in its state now (one badge, one
+// sentence) with the focus on the next card. htmx is told to load that
+// same page, so with and without JavaScript the agent sees one truth.
+func (s *Server) decided(c echo.Context, id string) error {
+	u, _ := currentUser(c)
+	if err := s.cfg.Control.ReleaseCard(c.Request().Context(), id, u.ID); err != nil {
+		s.log.Warn("release a decided card", "id", id, "error", err)
+	}
+	to := "/queue?decided=" + url.QueryEscape(id)
+	if c.Request().Header.Get("HX-Request") == "true" {
+		c.Response().Header().Set("HX-Redirect", to)
+		return c.NoContent(http.StatusOK)
+	}
+	return seeOther(c, to)
+}
+
+// decidedView is the card just decided as it stands now.
+func (s *Server) decidedView(ctx context.Context, id string, u accounts.User) (*views.DecidedView, error) {
+	card, err := s.cfg.Control.Card(ctx, id)
+	if apperr.Is(err, apperr.NotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	inv := card.Invocation
+	d := &views.DecidedView{ID: inv.ID, TaskID: inv.TaskID, Title: inv.Quote.Title, State: stateBadge(inv.State)}
+	switch inv.State {
+	case controlplane.AwaitingApproval:
+		d.Outcome = "Still waiting for approval."
+		if slices.Contains(card.FirstApprovers, u.ID) {
+			d.Outcome = "Your approval is recorded. A second, different person must approve it before it can be sent."
+		}
+	case controlplane.Approved:
+		d.Outcome = "Approved. It will be sent once, within the task's limits, and checked; it is not done until then."
+	case controlplane.Dispatching:
+		d.Outcome = "Approved, and being sent now."
+	case controlplane.Completed:
+		d.Outcome = "Approved, sent and verified."
+	case controlplane.Rejected:
+		if q, ok := controlplane.IsQuestion(inv.DecisionReason); ok {
+			d.Outcome = "Sent back to the assistant with your question: “" + q + "”"
+		} else {
+			d.Outcome = "Rejected. The assistant and the customer read: “" + inv.DecisionReason + "”"
+		}
+	default:
+		d.Outcome = "This request is now " + inv.State.Label() + "."
+	}
+	return d, nil
 }
 
 // decisionFailed answers a refused decision. Without htmx the error page
@@ -146,44 +265,55 @@ func (s *Server) handleQueueApprove(c echo.Context) error {
 	if err != nil || len(hash) == 0 {
 		return apperr.InvalidFields(map[string]string{"args_hash": "the page did not say which arguments you approve; reload it"})
 	}
-	inv, err := s.cfg.Control.ApproveArgs(ctx, actorOf(u), id, expectedVersion(c), hash)
-	if err != nil {
+	if _, err := s.cfg.Control.ApproveArgs(ctx, actorOf(u), id, expectedVersion(c), hash); err != nil {
 		return s.decisionFailed(c, id, err)
 	}
-	if inv.State == controlplane.AwaitingApproval {
-		return s.decided(c, id, "Your approval is recorded. A second, different person must approve it before it can be sent.")
-	}
-	return s.decided(c, id, "Approved: "+inv.Quote.Title+". It will be sent once, within the task's limits, and verified.")
+	return s.decided(c, id)
 }
 
-// handleQueueReject answers POST /queue/:id/reject with a preset reason or
-// the agent's own words; the reason goes back to the assistant.
+// handleQueueReject answers POST /queue/:id/reject with one of the
+// action's preset reasons or the agent's own words: that text is what the
+// assistant and the customer read. No reason, Other without words, or a
+// reason that is not one of this action's is a field error (422).
 func (s *Server) handleQueueReject(c echo.Context) error {
 	ctx := c.Request().Context()
 	u, _ := currentUser(c)
 	id := c.Param("id")
-	if _, err := s.cfg.Control.Invocation(ctx, id); err != nil {
+	inv, err := s.cfg.Control.Invocation(ctx, id)
+	if err != nil {
 		return err
 	}
 	reason, other := c.FormValue("reason"), strings.TrimSpace(c.FormValue("other"))
-	text := reason
-	if reason == "other" || reason == "" {
+	text, problem := reason, ""
+	switch {
+	case reason == "":
+		problem = "Choose the reason the assistant and the customer will read, or choose Other and write it."
+	case reason == "other":
 		text = other
+		if other == "" {
+			problem = "Write the reason in your own words: the assistant and the customer read it."
+		}
+	case !slices.Contains(reasonsFor(inv.Action), reason):
+		problem = "Choose one of the reasons shown, or choose Other and write it."
 	}
-	_, err := s.cfg.Control.Reject(ctx, actorOf(u), id, expectedVersion(c), text)
-	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
+	if problem == "" {
+		_, err = s.cfg.Control.Reject(ctx, actorOf(u), id, expectedVersion(c), text)
+		if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
+			problem = "Write the reason in your own words: the assistant and the customer read it."
+		} else if err != nil {
+			return err
+		}
+	}
+	if problem != "" {
 		v, verr := s.decideView(c, id, nil)
 		if verr != nil {
 			return verr
 		}
 		v.Reason, v.Other = reason, other
-		v.Errors["reason"] = "choose a reason, or choose Other and write it"
+		v.Errors["reason"] = problem
 		return s.renderDecide(c, http.StatusUnprocessableEntity, v)
 	}
-	if err != nil {
-		return err
-	}
-	return s.decided(c, id, "Rejected. The assistant sees your reason.")
+	return s.decided(c, id)
 }
 
 // handleQueueSendBack answers POST /queue/:id/send-back: the request goes
@@ -209,7 +339,7 @@ func (s *Server) handleQueueSendBack(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.decided(c, id, "Sent back to the assistant with your question.")
+	return s.decided(c, id)
 }
 
 // handleQueueEdit answers POST /queue/:id/edit: the arguments from the
@@ -258,4 +388,23 @@ func (s *Server) handleQueueEdit(c echo.Context) error {
 	}
 	setFlash(c, "Quoted again. Compare the new quote with the proposal, then decide.", false)
 	return seeOther(c, "/queue/"+url.PathEscape(id)+"#diff-title")
+}
+
+// handleQueueRequote answers POST /queue/:id/requote: a card whose quote
+// went out of date is quoted again with the same arguments (an edit that
+// changes nothing but the quote), so what the agent approves is what the
+// system says now.
+func (s *Server) handleQueueRequote(c echo.Context) error {
+	ctx := c.Request().Context()
+	u, _ := currentUser(c)
+	id := c.Param("id")
+	inv, err := s.cfg.Control.Invocation(ctx, id)
+	if err != nil {
+		return err
+	}
+	if _, err := s.cfg.Control.EditArgs(ctx, actorOf(u), id, expectedVersion(c), inv.Call().Args); err != nil {
+		return err
+	}
+	setFlash(c, "Quoted again at "+clock(s.now())+". This is what approval sends now.", false)
+	return seeOther(c, "/queue/"+url.PathEscape(id))
 }

@@ -171,11 +171,11 @@ func TestQueueShowsCardsAndDecisionsWorkOverHTTP(t *testing.T) {
 		res.doc(t).Find(`[data-testid="reason-error"]`).Length() != 1 {
 		t.Fatalf("reject with no words: %d", res.StatusCode)
 	}
-	form.Set("reason", "The customer is not eligible under our policy.")
+	form.Set("reason", "This order does not qualify for a refund under our policy.")
 	if res := c.post("/queue/"+rejectMe.ID+"/reject", form); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("reject: %d\n%s", res.StatusCode, res.body)
 	}
-	if got := b.invocation(t, rejectMe.ID); got.State != controlplane.Rejected || got.DecisionReason != "The customer is not eligible under our policy." {
+	if got := b.invocation(t, rejectMe.ID); got.State != controlplane.Rejected || got.DecisionReason != "This order does not qualify for a refund under our policy." {
 		t.Fatalf("after reject: %s %q", got.State, got.DecisionReason)
 	}
 
@@ -284,7 +284,7 @@ func TestQueueTwoAgentsOneCardOneDecision(t *testing.T) {
 	}
 	form1 := cardForm(t, c1.get("/queue/"+inv.ID), "approve-form")
 	form2 := cardForm(t, page2, "reject-form")
-	form2.Set("reason", "It duplicates an earlier request.")
+	form2.Set("reason", "It repeats an earlier request.")
 
 	results := make(chan response, 2)
 	go func() { results <- c1.post("/queue/"+inv.ID+"/approve", form1) }()

@@ -53,6 +53,7 @@ func (s *Server) routes() []route {
 		{http.MethodPost, "/queue/:id/reject", s.handleQueueReject, staff},
 		{http.MethodPost, "/queue/:id/send-back", s.handleQueueSendBack, staff},
 		{http.MethodPost, "/queue/:id/edit", s.handleQueueEdit, staff},
+		{http.MethodPost, "/queue/:id/requote", s.handleQueueRequote, staff},
 		{http.MethodGet, "/tasks", s.handleTasks, staff},
 		{http.MethodGet, "/tasks/:id", s.handleTask, staff},
 		{http.MethodGet, "/tasks/:id/live", s.handleTaskLive, staff},

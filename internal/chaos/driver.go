@@ -246,7 +246,9 @@ func (d *driver) approve(ctx context.Context, rnd *rand.Rand, p pending) {
 		}
 		status, loc, err := d.agent.post(ctx, base, "/queue/"+p.id+"/"+op, form)
 		d.record(Action{Actor: "agent", Op: op, Console: n + 1, Status: status, Invocation: p.id, Error: errText(err)})
-		if err == nil && status == http.StatusSeeOther && loc == "/queue" {
+		// A recorded decision sends the agent to the queue, which shows the
+		// decided card (/queue?decided=<id>).
+		if err == nil && status == http.StatusSeeOther && loc == "/queue?decided="+url.QueryEscape(p.id) {
 			if op == "approve" {
 				d.mu.Lock()
 				d.acked[p.id] = "approved"

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"countersign/internal/adapter"
 	"countersign/internal/apperr"
 	"countersign/store"
 )
@@ -60,12 +61,15 @@ type QueueCard struct {
 	// FirstApprovers are the users who recorded the first of two approvals
 	// (of any version of the arguments; see FirstApprovers for the current).
 	FirstApprovers []int64
+	// QuotedAt is when the shown quote was made (the proposal, or the last
+	// edit, which quotes again).
+	QuotedAt time.Time
 }
 
 // ClaimHold is how long opening a card for deciding holds it.
 const ClaimHold = 5 * time.Minute
 
-// ApprovalQueue lists a page of invocations awaiting approval, newest
+// ApprovalQueue lists a page of invocations awaiting approval, soonest
 // deadline first (keyset pagination: pass the last card's cursor as After).
 func (s *Service) ApprovalQueue(ctx context.Context, f QueueFilter) ([]QueueCard, error) {
 	rows, err := s.store.ApprovalQueue(ctx, store.QueueFilter{System: f.System, Action: f.Action, CustomerRef: f.CustomerRef,
@@ -104,7 +108,8 @@ func queueCard(r store.QueueItem) (QueueCard, error) {
 		return QueueCard{}, err
 	}
 	c := QueueCard{Invocation: inv, CustomerRef: r.CustomerRef, TaskState: TaskState(r.TaskState), WriteBudget: int(r.WriteBudget),
-		WritesUsed: int(r.WritesUsed), InflightLimit: int(r.InflightLimit), Inflight: int(r.Inflight), FirstApprovers: r.FirstApproverIDs}
+		WritesUsed: int(r.WritesUsed), InflightLimit: int(r.InflightLimit), Inflight: int(r.Inflight), FirstApprovers: r.FirstApproverIDs,
+		QuotedAt: r.QuotedAt}
 	if r.HolderID != nil {
 		c.HolderID = *r.HolderID
 	}
@@ -148,8 +153,81 @@ func (s *Service) Claim(ctx context.Context, actor Actor, id string) (Claim, err
 // badge says "more than", and the count stays cheap however much waits.
 const PendingCountCap = store.PendingCountCap
 
-// PendingCounts is the console header's badge: invocations awaiting
-// approval and unverified ones, each up to PendingCountCap.
+// PendingCounts counts invocations awaiting approval (what the queue
+// shows: the header's badge) and unverified ones, each up to
+// PendingCountCap.
 func (s *Service) PendingCounts(ctx context.Context) (awaitingApproval, unverified int, err error) {
 	return s.store.CountPending(ctx)
+}
+
+// CountQueue counts the cards the approval queue shows with this filter
+// (its After and Limit aside), up to PendingCountCap.
+func (s *Service) CountQueue(ctx context.Context, f QueueFilter) (int, error) {
+	return s.store.CountQueue(ctx, store.QueueFilter{System: f.System, Action: f.Action, CustomerRef: f.CustomerRef,
+		MinCents: f.MinCents, MaxCents: f.MaxCents, OlderThan: f.OlderThan, ClaimedBy: f.ClaimedBy, Now: s.now()})
+}
+
+// TargetChange is another write on a card's object that moved after the
+// card's quote was made, so the quote may no longer be true.
+type TargetChange struct {
+	ID          string
+	Action      string
+	State       State
+	Title       string
+	AmountCents *int64
+	Currency    string
+	// At is when it finished, or when it was sent if it has not.
+	At time.Time
+}
+
+// TargetChanges returns, per card id, the other writes on the same object
+// that moved after the card's quote was made (completed, being sent, or
+// with an unknown outcome), oldest first.
+func (s *Service) TargetChanges(ctx context.Context, cardIDs []string) (map[string][]TargetChange, error) {
+	rows, err := s.store.TargetChanges(ctx, cardIDs)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]TargetChange{}
+	for _, r := range rows {
+		out[r.CardID] = append(out[r.CardID], TargetChange{ID: r.ID, Action: r.Action, State: State(r.State), Title: r.Title,
+			AmountCents: r.AmountCents, Currency: r.Currency, At: r.At})
+	}
+	return out, nil
+}
+
+// FreshQuote dry-runs a card's arguments again, read-only, and says
+// whether the object changed since its quote was made (its version moved).
+// Nothing is recorded: an agent who wants the fresh quote to be the one
+// approved re-quotes it with EditArgs.
+func (s *Service) FreshQuote(ctx context.Context, inv Invocation) (quote adapter.Quote, changed bool, err error) {
+	sys, err := s.registry.System(inv.System)
+	if err != nil {
+		return adapter.Quote{}, false, adapterErr(err)
+	}
+	principal, err := s.principalOf(ctx, inv.TaskID)
+	if err != nil {
+		return adapter.Quote{}, false, err
+	}
+	quote, err = sys.DryRun(ctx, principal, inv.Action, inv.Call().Args)
+	if err != nil {
+		return adapter.Quote{}, false, adapterErr(err)
+	}
+	return quote, quote.Target.Version != inv.Quote.Target.Version, nil
+}
+
+// WaitingWork is what waits for a person, for the home pages.
+type WaitingWork = store.WaitingWork
+
+// WaitingWork counts what waits for a person (approvals, unverified
+// results, untaken hand-offs) and lists up to listLimit of the oldest
+// unverified results.
+func (s *Service) WaitingWork(ctx context.Context, listLimit int) (WaitingWork, error) {
+	return s.store.WaitingWork(ctx, listLimit)
+}
+
+// ReleaseCard lets go of a user's hold on a card (after their decision,
+// the card is held by nobody).
+func (s *Service) ReleaseCard(ctx context.Context, id string, userID int64) error {
+	return s.store.ReleaseCard(ctx, id, userID)
 }

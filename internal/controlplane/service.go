@@ -68,7 +68,11 @@ type Store interface {
 	ApprovalQueue(ctx context.Context, f store.QueueFilter) ([]store.QueueItem, error)
 	QueueItem(ctx context.Context, id string, now time.Time) (store.QueueItem, error)
 	ClaimCard(ctx context.Context, invocationID string, userID int64, now, until time.Time) (store.Claim, error)
+	ReleaseCard(ctx context.Context, invocationID string, userID int64) error
 	CountPending(ctx context.Context) (awaitingApproval, unverified int, err error)
+	CountQueue(ctx context.Context, f store.QueueFilter) (int, error)
+	TargetChanges(ctx context.Context, cardIDs []string) ([]store.TargetChange, error)
+	WaitingWork(ctx context.Context, listLimit int) (store.WaitingWork, error)
 
 	Policy(ctx context.Context, system, action string) (store.Policy, error)
 	Policies(ctx context.Context) ([]store.Policy, error)
