@@ -236,6 +236,11 @@ func (s *Service) insertProposal(ctx context.Context, p Proposal, task Task, spe
 		}
 		return s.recordProposal(ctx, tx, p, out, policy, ownerName, route, disagrees, why)
 	})
+	if err == nil && !out.Deduplicated && out.State == Approved {
+		// Committed and approved by policy: this instance's dispatcher
+		// claims it now, without waiting for its NOTIFY to come back.
+		s.kick()
+	}
 	return out, err
 }
 
