@@ -109,6 +109,14 @@ func (t *Tx) RecentDuplicate(ctx context.Context, taskID, system, action string,
 		AND created_at >= $5 ORDER BY created_at DESC LIMIT 1`, taskID, system, action, argsHash, since)
 }
 
+// RecentDuplicate is Tx.RecentDuplicate outside a transaction: one round
+// trip for a look that decides nothing by itself (the insert looks again
+// under its lock).
+func (s *Store) RecentDuplicate(ctx context.Context, taskID, system, action string, argsHash []byte, since time.Time) (Invocation, error) {
+	return invocation(ctx, s.pool, `task_id = $1 AND system = $2 AND action = $3 AND args_hash = $4
+		AND created_at >= $5 ORDER BY created_at DESC LIMIT 1`, taskID, system, action, argsHash, since)
+}
+
 // LiveCompensation finds the newest compensation of an invocation that may
 // still take effect: anything but failed, rejected, expired or not
 // dispatched.

@@ -46,6 +46,30 @@ func (s *Store) SessionByHash(ctx context.Context, idHash []byte) (Session, erro
 	return sess, nil
 }
 
+// SessionAndUser loads a session, revoked or not, and the user it names
+// (nil when it names none or the user is gone) in one round trip: every
+// console request needs both. The user's password hash is not read.
+func (s *Store) SessionAndUser(ctx context.Context, idHash []byte) (Session, *User, error) {
+	var sess Session
+	var uid *int64
+	var email, name, role *string
+	var disabled *time.Time
+	var created, updated *time.Time
+	err := s.pool.QueryRow(ctx, `
+		SELECT s.id_hash, s.user_id, s.csrf_token, s.data, s.ip, s.user_agent, s.created_at, s.last_seen_at, s.revoked_at,
+			u.id, u.email, u.name, u.role, u.disabled_at, u.created_at, u.updated_at
+		FROM sessions s LEFT JOIN users u ON u.id = s.user_id
+		WHERE s.id_hash = $1`, idHash).Scan(&sess.IDHash, &sess.UserID, &sess.CSRFToken, &sess.Data, &sess.IP, &sess.UserAgent,
+		&sess.CreatedAt, &sess.LastSeenAt, &sess.RevokedAt, &uid, &email, &name, &role, &disabled, &created, &updated)
+	if err != nil {
+		return Session{}, nil, fmt.Errorf("store.SessionAndUser: %w", notFound(err))
+	}
+	if uid == nil {
+		return sess, nil, nil
+	}
+	return sess, &User{ID: *uid, Email: *email, Name: *name, Role: *role, DisabledAt: disabled, CreatedAt: *created, UpdatedAt: *updated}, nil
+}
+
 // UpdateSession stores a live session's data and last-seen time. A revoked
 // session is left alone and reported as ErrNotFound, so a request racing a
 // sign-out cannot bring its session back.

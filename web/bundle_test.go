@@ -16,6 +16,8 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/chromedp/chromedp"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"countersign/internal/accounts"
 	"countersign/internal/adapter"
@@ -71,6 +73,8 @@ type bundleOpts struct {
 	assertionSecrets map[string][]byte
 	// logger receives the console's log (nil: discarded).
 	logger *slog.Logger
+	// queries, when set, sees every SQL statement the console sends.
+	queries pgx.QueryTracer
 }
 
 var testKey = [][]byte{[]byte("0123456789abcdef0123456789abcdef"), []byte("fedcba9876543210fedcba9876543210")}
@@ -85,6 +89,9 @@ func setup(t *testing.T, opts ...bundleOpts) *testBundle {
 		o.keyPairs = testKey
 	}
 	st := store.New(dbtest.New(t))
+	if o.queries != nil {
+		st = store.New(tracedPool(t, o.queries))
+	}
 	clk := clocktest.New(time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC))
 	acc := accounts.NewService(st, clk.Now, accounts.Throttle{PerAccountSource: 5, PerSource: 12, PerAccount: 20,
 		KnownSourceFor: 24 * time.Hour, Window: 15 * time.Minute})
@@ -109,6 +116,23 @@ func setup(t *testing.T, opts ...bundleOpts) *testBundle {
 		b.connectShop(t, reg)
 	}
 	return b
+}
+
+// tracedPool is a pool on a fresh migrated database whose connections
+// report every statement to tracer.
+func tracedPool(t *testing.T, tracer pgx.QueryTracer) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(dbtest.NewURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.Tracer = tracer
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
 }
 
 func (b *testBundle) createUser(t *testing.T, role accounts.Role) testUser {

@@ -117,7 +117,7 @@ func (s *Server) loadSession(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		c.Set(ctxSession, sess)
 		if id, ok := sess.Values[keyUserID].(int64); ok && !sess.IsNew {
-			u, err := s.cfg.Accounts.User(c.Request().Context(), id)
+			u, err := s.sessionUser(c, sess, id)
 			switch {
 			case apperr.Is(err, apperr.NotFound):
 			case err != nil:
@@ -137,6 +137,15 @@ func (s *Server) loadSession(next echo.HandlerFunc) echo.HandlerFunc {
 		err = next(c)
 		return err
 	}
+}
+
+// sessionUser is the session's user: the row read with the session in the
+// same query when there is one, else read now.
+func (s *Server) sessionUser(c echo.Context, sess *sessions.Session, id int64) (accounts.User, error) {
+	if row, ok := sess.Values[sessionUserKey].(store.User); ok && row.ID == id {
+		return accounts.UserFromRow(row), nil
+	}
+	return s.cfg.Accounts.User(c.Request().Context(), id)
 }
 
 // checkCSRF refuses state-changing requests from other origins (Go's

@@ -92,7 +92,7 @@ func New(cfg Config) *Server {
 	}
 	// Bodies are bounded and hostile text refused before the session is
 	// loaded or the CSRF check parses a form.
-	e.Use(s.withRequestContext, s.logRequests, s.securityHeaders, s.recoverPanics, s.limitBody, s.rejectBadText,
+	e.Use(s.withRequestContext, s.logRequests, s.securityHeaders, s.recoverPanics, s.compress, s.limitBody, s.rejectBadText,
 		s.loadSession, s.checkCSRF)
 	for _, r := range s.routes() {
 		s.access[r.method+" "+r.path] = r.allow

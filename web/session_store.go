@@ -93,7 +93,7 @@ func (s *SessionStore) New(r *http.Request, name string) (*sessions.Session, err
 	if err := securecookie.DecodeMulti(name, cookie.Value, &id, s.codecs...); err != nil {
 		return sess, nil // a forged, expired or old-key cookie starts afresh
 	}
-	row, err := s.store.SessionByHash(r.Context(), hashID(id))
+	row, user, err := s.store.SessionAndUser(r.Context(), hashID(id))
 	if errors.Is(err, store.ErrNotFound) {
 		return sess, nil
 	}
@@ -115,9 +115,18 @@ func (s *SessionStore) New(r *http.Request, name string) (*sessions.Session, err
 	if row.UserID != nil {
 		sess.Values[keyUserID] = *row.UserID
 	}
+	if user != nil {
+		// Read with the session, so the request needs no second query for
+		// its user; never saved (encodeValues).
+		sess.Values[sessionUserKey] = *user
+	}
 	sess.Values[lastSeenKey] = row.LastSeenAt
 	return sess, nil
 }
+
+// sessionUserKey carries the user row read with the session to
+// loadSession, for this request only.
+const sessionUserKey = "_user"
 
 // lastSeenKey carries the stored last-seen time to Save, so a session is
 // written back at most once a minute when nothing else changed.
@@ -188,6 +197,7 @@ func (s *SessionStore) Regenerate(ctx context.Context, sess *sessions.Session) e
 	sess.IsNew = true
 	delete(sess.Values, keyCSRF)
 	delete(sess.Values, keyUserID)
+	delete(sess.Values, sessionUserKey)
 	return nil
 }
 
@@ -202,7 +212,7 @@ func encodeValues(values map[any]any) ([]byte, error) {
 	keep := make(map[any]any, len(values))
 	for k, v := range values {
 		switch k {
-		case keyCSRF, keyUserID, lastSeenKey, dirtyKey:
+		case keyCSRF, keyUserID, lastSeenKey, dirtyKey, sessionUserKey:
 			continue // columns of their own, or bookkeeping
 		}
 		keep[k] = v

@@ -46,6 +46,9 @@ type config struct {
 	// token. Their flags keep the names -metrics-addr and -metrics-token.
 	TelemetryAddr  string
 	TelemetryToken string
+	// DebugAddr serves net/http/pprof on an address of its own (loopback
+	// recommended); empty turns it off. Never on the console's address.
+	DebugAddr string
 	// MetricsRefresh is how often the manager's metric roll-ups fold in
 	// new events.
 	MetricsRefresh time.Duration
@@ -136,6 +139,7 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	dur(&c.WebhookEvery, "webhook-interval", "WEBHOOK_INTERVAL", 2*time.Second, "how often invocation outcomes are enqueued and sent to assistants' webhooks")
 	dur(&c.DeadlineWarning, "deadline-warning", "NOTIFY_DEADLINE_WARNING", 15*time.Minute, "warn this long before an approval deadline")
 	str(&c.TelemetryAddr, "metrics-addr", "METRICS_ADDR", "", "serve Prometheus telemetry for operators on this host:port (not the manager's /metrics page); empty: off")
+	str(&c.DebugAddr, "debug-addr", "DEBUG_ADDR", "", "serve Go's profiler (net/http/pprof) at /debug/pprof/ on this host:port, e.g. 127.0.0.1:6060; empty: off")
 	str(&c.TelemetryToken, "metrics-token", "METRICS_TOKEN", "", "bearer token a Prometheus scrape of -metrics-addr must send; empty: none (bind -metrics-addr privately)")
 	dur(&c.MetricsRefresh, "metrics-refresh", "METRICS_REFRESH", 30*time.Second, "how often the manager's metrics roll-ups fold in new events")
 	str(&c.ConfirmProof, "confirm-proof", "CONFIRM_PROOF", "code+account",
@@ -213,6 +217,12 @@ func (c *config) validate() error {
 	}
 	if _, _, err := net.SplitHostPort(c.TelemetryAddr); c.TelemetryAddr != "" && err != nil {
 		problems = append(problems, fmt.Sprintf("-metrics-addr %q: want host:port, e.g. 127.0.0.1:9090", c.TelemetryAddr))
+	}
+	if _, _, err := net.SplitHostPort(c.DebugAddr); c.DebugAddr != "" && err != nil {
+		problems = append(problems, fmt.Sprintf("-debug-addr %q: want host:port, e.g. 127.0.0.1:6060", c.DebugAddr))
+	}
+	if c.DebugAddr != "" && c.DebugAddr == c.Addr {
+		problems = append(problems, "-debug-addr: the profiler needs an address of its own, not the console's -addr")
 	}
 	if _, err := parseProofs(c.ConfirmProof); err != nil {
 		problems = append(problems, "-confirm-proof "+err.Error())

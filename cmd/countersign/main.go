@@ -107,6 +107,9 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 		}
 		printout.Write(os.Stdout, cfg.Addr, cfg.mailDir())
 	}
+	if cfg.DebugAddr != "" {
+		go serveDebug(ctx, log, cfg.DebugAddr)
+	}
 	go cp.RunDispatcher(ctx, cfg.DispatchEvery)
 	go metrics.RunRefresher(ctx, st, cfg.MetricsRefresh, log)
 	var telemetry *web.Telemetry

@@ -79,6 +79,9 @@ func (s *Service) approve(ctx context.Context, actor Actor, id string, expectedV
 		}
 		return tx.Notify(ctx, store.DispatchChannel, id)
 	})
+	if err == nil {
+		s.kick()
+	}
 	return out, err
 }
 

@@ -26,7 +26,8 @@ const (
 // is left that can go now; it returns when those sends have finished.
 // Several console instances may run it at once: each invocation is claimed
 // by one (FOR UPDATE SKIP LOCKED) and leaves at most once. It returns how
-// many were sent (the adapter was called).
+// many were sent (the adapter was called). RunDispatcher does not use it:
+// its workers keep claiming while sends are in flight (dispatchWorker).
 func (s *Service) DispatchOnce(ctx context.Context) (int, error) {
 	total := 0
 	for {
@@ -44,50 +45,76 @@ func (s *Service) DispatchOnce(ctx context.Context) (int, error) {
 // dispatchPass grants every permit it can, sends those writes concurrently
 // and waits for them; it reports how many it sent and deferred.
 func (s *Service) dispatchPass(ctx context.Context) (sent, deferredCount int, err error) {
-	sem := make(chan struct{}, s.cfg.Workers)
-	var wg sync.WaitGroup
-	var calls atomic.Int64
+	w := newWorkers(s.cfg.Workers)
 	defer func() {
-		wg.Wait()
-		sent = int(calls.Load())
+		w.wg.Wait()
+		sent = int(w.calls.Load())
 	}()
+	deferredCount, err = s.claimAll(ctx, w)
+	return 0, deferredCount, err
+}
+
+// workers bounds how many writes one dispatcher sends at once.
+type workers struct {
+	sem   chan struct{}
+	wg    sync.WaitGroup
+	calls atomic.Int64
+}
+
+func newWorkers(n int) *workers { return &workers{sem: make(chan struct{}, n)} }
+
+// claimAll asks for permits one at a time, each only once a worker is
+// free, and hands each granted write to a worker that sends it; it returns
+// when nothing approved is left that can go now, without waiting for the
+// sends it started. Work deferred by an in-flight or rate limit is skipped
+// for the rest of the scan and counted.
+func (s *Service) claimAll(ctx context.Context, w *workers) (int, error) {
 	var deferred []string
 	for {
 		// A permit starts a lease, so it is asked for only once a worker is
 		// free to send at once: a queued write never waits for a slot while
 		// its lease runs out.
-		s.takeSlot(sem)
-		inv, p, lease, err := s.nextPermit(ctx, deferred)
-		if err != nil || inv == nil {
-			<-sem
-			return 0, len(deferred), err
+		if !s.takeSlot(ctx, w.sem) {
+			return len(deferred), ctx.Err()
+		}
+		g, p, err := s.nextPermit(ctx, deferred)
+		if err != nil || g == nil {
+			<-w.sem
+			return len(deferred), err
 		}
 		if p != permitGranted {
-			<-sem
+			<-w.sem
 			if p == permitDeferred {
-				deferred = append(deferred, inv.ID)
+				deferred = append(deferred, g.inv.ID)
 			}
 			continue
 		}
-		wg.Add(1)
+		w.wg.Add(1)
 		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if s.send(ctx, *inv, lease) {
-				calls.Add(1)
+			defer func() { <-w.sem; w.wg.Done() }()
+			if s.send(ctx, *g) {
+				w.calls.Add(1)
 			}
 		}()
 	}
 }
 
-// takeSlot waits for a free worker slot.
-func (s *Service) takeSlot(sem chan<- struct{}) {
+// takeSlot waits for a free worker slot; it reports false when ctx ended
+// first.
+func (s *Service) takeSlot(ctx context.Context, sem chan<- struct{}) bool {
 	select {
 	case sem <- struct{}{}:
+		return true
 	default:
 		if s.hooks.slotWait != nil {
 			s.hooks.slotWait()
 		}
-		sem <- struct{}{}
+		select {
+		case sem <- struct{}{}:
+			return true
+		case <-ctx.Done():
+			return false
+		}
 	}
 }
 
@@ -95,14 +122,23 @@ func (s *Service) takeSlot(sem chan<- struct{}) {
 // one else holds it. It reports whether it was sent (the adapter was
 // called); the outcome is on the invocation.
 func (s *Service) Dispatch(ctx context.Context, id string) (bool, error) {
-	inv, p, lease, err := s.permitFor(ctx, func(tx *store.Tx) ([]store.Invocation, error) { return tx.ClaimApprovedByID(ctx, id) })
-	if err != nil || inv == nil || p != permitGranted {
+	g, p, err := s.permitFor(ctx, func(tx *store.Tx) ([]store.Invocation, error) { return tx.ClaimApprovedByID(ctx, id) })
+	if err != nil || g == nil || p != permitGranted {
 		return false, err
 	}
-	return s.send(ctx, *inv, lease), nil
+	return s.send(ctx, *g), nil
 }
 
-func (s *Service) nextPermit(ctx context.Context, skip []string) (*Invocation, permit, string, error) {
+// grant is a claimed invocation with what its send needs: the lease token
+// of a granted permit and the task's customer, read under the task's lock
+// (so the send needs no query of its own for them).
+type grant struct {
+	inv       Invocation
+	lease     string
+	principal adapter.Principal
+}
+
+func (s *Service) nextPermit(ctx context.Context, skip []string) (*grant, permit, error) {
 	return s.permitFor(ctx, func(tx *store.Tx) ([]store.Invocation, error) { return tx.ClaimApproved(ctx, skip) })
 }
 
@@ -113,10 +149,9 @@ func (s *Service) nextPermit(ctx context.Context, skip []string) (*Invocation, p
 // budget and moves the row to dispatching before anything is sent, under a
 // lease whose token it returns: only the holder of that token may send the
 // request (startSend) and record its outcome (finish).
-func (s *Service) permitFor(ctx context.Context, claim func(*store.Tx) ([]store.Invocation, error)) (*Invocation, permit, string, error) {
-	var out *Invocation
+func (s *Service) permitFor(ctx context.Context, claim func(*store.Tx) ([]store.Invocation, error)) (*grant, permit, error) {
+	var out *grant
 	var result permit
-	var token string
 	err := s.store.InTx(ctx, func(tx *store.Tx) error {
 		rows, err := claim(tx)
 		if err != nil || len(rows) == 0 {
@@ -136,7 +171,7 @@ func (s *Service) permitFor(ctx context.Context, claim func(*store.Tx) ([]store.
 		if err != nil {
 			return err
 		}
-		out = &inv
+		out = &grant{inv: inv, principal: adapter.Principal{CustomerRef: task.CustomerRef}}
 		switch {
 		case defer_:
 			result = permitDeferred
@@ -164,14 +199,14 @@ func (s *Service) permitFor(ctx context.Context, claim func(*store.Tx) ([]store.
 		if inv, err = fromRow(updated); err != nil {
 			return err
 		}
-		out, result, token = &inv, permitGranted, leaseToken
+		out.inv, out.lease, result = inv, leaseToken, permitGranted
 		return s.record(ctx, tx, SystemActor, "permit.granted", row.TaskID, row.ID, map[string]any{
 			"writes_used": task.WritesUsed + 1, "write_budget": task.WriteBudget, "lease_until": lease})
 	})
 	if err != nil {
-		return nil, 0, "", err
+		return nil, 0, err
 	}
-	return out, result, token, nil
+	return out, result, nil
 }
 
 func (s *Service) permitCheck(ctx context.Context, tx *store.Tx, row store.Invocation, task store.Task, now time.Time) (NotDispatchedReason, bool, error) {
@@ -222,16 +257,12 @@ func (s *Service) permitCheck(ctx context.Context, tx *store.Tx, row store.Invoc
 // that never left is not dispatched, anything else unknown is unverified.
 // A worker that no longer holds a current lease when the request would
 // leave sends nothing (startSend).
-func (s *Service) send(ctx context.Context, inv Invocation, lease string) bool {
+func (s *Service) send(ctx context.Context, g grant) bool {
+	inv, lease, principal := g.inv, g.lease, g.principal
 	sys, err := s.registry.System(inv.System)
 	if err != nil {
 		s.finish(ctx, inv, lease, NotDispatched, outcome{reason: ReasonNotConnected})
 		return false
-	}
-	principal, err := s.principalOf(ctx, inv.TaskID)
-	if err != nil {
-		s.log.Error("dispatch: load task", "invocation", inv.ID, "error", err)
-		return false // the lease sweeper makes it unverified
 	}
 	if s.hooks.beforeStart != nil {
 		s.hooks.beforeStart(inv.ID)

@@ -85,6 +85,9 @@ func (s *Service) approveAsStaff(ctx context.Context, actor Actor, id string, ex
 		}
 		return tx.Notify(ctx, store.DispatchChannel, id)
 	})
+	if err == nil && out.State == Approved {
+		s.kick()
+	}
 	return out, err
 }
 

@@ -5,5 +5,9 @@ package controlplane
 // permit and just before it starts the send. Either may be nil. Set them
 // before dispatching.
 func (s *Service) SetTestHooks(slotWait func(), beforeStart func(invocationID string)) {
-	s.hooks = testHooks{slotWait: slotWait, beforeStart: beforeStart}
+	s.hooks.slotWait, s.hooks.beforeStart = slotWait, beforeStart
 }
+
+// SetIdleHook makes RunDispatcher call idle each time it has claimed all
+// it could and waits to be woken. Set it before RunDispatcher starts.
+func (s *Service) SetIdleHook(idle func()) { s.hooks.idle = idle }

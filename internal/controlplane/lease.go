@@ -105,4 +105,7 @@ type testHooks struct {
 	slotWait func()
 	// beforeStart runs in a worker after its permit, before startSend.
 	beforeStart func(invocationID string)
+	// idle runs when RunDispatcher has claimed all it could and waits to be
+	// woken.
+	idle func()
 }

@@ -152,22 +152,18 @@ func notAllowed(action string) error {
 // dedup window. The task, not the conversation, is the key: a task is one
 // assistant's, and a new task is a new assignment.
 func (s *Service) recentDuplicate(ctx context.Context, taskID, system, action string, hash []byte) (Invocation, bool, error) {
-	var out Invocation
-	var found bool
-	err := s.store.InTx(ctx, func(tx *store.Tx) error {
-		row, err := tx.RecentDuplicate(ctx, taskID, system, action, hash, s.now().Add(-s.cfg.DedupWindow))
-		if errors.Is(err, store.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		found = true
-		out, err = fromRow(row)
-		out.Deduplicated = true
-		return err
-	})
-	return out, found, err
+	// One statement, no transaction: insertProposal looks again under its
+	// lock before it inserts.
+	row, err := s.store.RecentDuplicate(ctx, taskID, system, action, hash, s.now().Add(-s.cfg.DedupWindow))
+	if errors.Is(err, store.ErrNotFound) {
+		return Invocation{}, false, nil
+	}
+	if err != nil {
+		return Invocation{}, false, err
+	}
+	out, err := fromRow(row)
+	out.Deduplicated = true
+	return out, true, err
 }
 
 func (s *Service) insertProposal(ctx context.Context, p Proposal, task Task, spec adapter.ActionSpec, quote adapter.Quote,
@@ -236,6 +232,11 @@ func (s *Service) insertProposal(ctx context.Context, p Proposal, task Task, spe
 		}
 		return s.recordProposal(ctx, tx, p, out, policy, ownerName, route, disagrees, why)
 	})
+	if err == nil && !out.Deduplicated && out.State == Approved {
+		// Committed and approved by policy: this instance's dispatcher
+		// claims it now, without waiting for its NOTIFY to come back.
+		s.kick()
+	}
 	return out, err
 }
 

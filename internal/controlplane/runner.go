@@ -2,37 +2,107 @@ package controlplane
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"countersign/store"
 )
 
-// RunDispatcher dispatches approved work until ctx ends: at once when a
-// NOTIFY says something was approved (in this or another console
-// instance), and every interval regardless. Every interval it also sweeps
-// expired leases (unverified) and passed deadlines (expired), on its own:
-// a dispatch pass may wait a long time — on its sends, or on the lock of a
-// task whose permit another instance holds while hung — and a lease that
-// runs out meanwhile is still swept. The first sweep runs at start-up, so
-// work a crashed instance left dispatching is found as soon as its lease
-// ends.
+// RunDispatcher dispatches approved work until ctx ends, with a pool of
+// Config.Workers workers that each claim one write, send it, and claim
+// again: a slow send holds its own worker only, and the others keep
+// claiming (no pass waits for its slowest send). An idle worker claims when
+// woken: by this process's own commits (Propose, Approve and Confirm kick
+// it after committing approved work), by a NOTIFY (another console
+// instance approved something, or a send finished and freed an in-flight
+// slot), and every interval regardless (a lost notification). A worker
+// that claimed something wakes one more before it sends and looks again
+// itself once its send is done, so a burst of approved work is claimed by
+// as many workers as it needs, while one kick costs one empty scan, not
+// one per worker. Several instances may run it at once: each
+// invocation is claimed by one (FOR UPDATE SKIP LOCKED) and leaves at most
+// once.
+//
+// Every interval it also sweeps expired leases (unverified) and passed
+// deadlines (expired), on its own: a claim may wait a long time — on the
+// lock of a task whose permit another instance holds while hung — and a
+// lease that runs out meanwhile is still swept. The first sweep and the
+// first scan run at start-up, so work a crashed instance left dispatching
+// is found as soon as its lease ends. On return it waits for the sends in
+// flight.
 func (s *Service) RunDispatcher(ctx context.Context, interval time.Duration) {
 	go s.runSweeps(ctx, interval)
-	wake := make(chan struct{}, 1)
-	go s.listen(ctx, wake)
+	go s.listen(ctx, s.wake)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for range s.cfg.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.dispatchWorker(ctx)
+		}()
+	}
+	s.kick() // the first scan, at start-up
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		if _, err := s.DispatchOnce(ctx); err != nil && ctx.Err() == nil {
-			s.log.Error("dispatch", "error", err)
-		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-wake:
 		case <-t.C:
+			s.kick()
 		}
 	}
+}
+
+// dispatchWorker waits for a kick, then claims and sends one write at a
+// time until nothing is left that can go now, and waits again; until ctx
+// ends.
+func (s *Service) dispatchWorker(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.wake:
+		}
+		for {
+			g, err := s.claimOne(ctx)
+			if err != nil && ctx.Err() == nil {
+				s.log.Error("dispatch", "error", err)
+			}
+			if g == nil {
+				break
+			}
+			// There may be more: another idle worker looks while this one
+			// sends, and this one looks again once its send is done.
+			s.kick()
+			s.send(ctx, *g)
+		}
+		if s.hooks.idle != nil {
+			s.hooks.idle()
+		}
+	}
+}
+
+// claimOne asks for permits until one is granted or nothing approved is
+// left that can go now. Work deferred by an in-flight or rate limit is
+// skipped for the rest of this scan; work refused a permit became
+// not_dispatched.
+func (s *Service) claimOne(ctx context.Context) (*grant, error) {
+	var deferred []string
+	for ctx.Err() == nil {
+		g, p, err := s.nextPermit(ctx, deferred)
+		if err != nil || g == nil {
+			return nil, err
+		}
+		switch p {
+		case permitGranted:
+			return g, nil
+		case permitDeferred:
+			deferred = append(deferred, g.inv.ID)
+		}
+	}
+	return nil, ctx.Err()
 }
 
 // runSweeps sweeps expired leases and passed deadlines every interval

@@ -60,6 +60,7 @@ type Store interface {
 	InvocationsForTask(ctx context.Context, taskID string) ([]store.Invocation, error)
 	InvocationsForCustomer(ctx context.Context, customerRef string, limit int) ([]store.Invocation, error)
 	Successor(ctx context.Context, id string) (store.Invocation, error)
+	RecentDuplicate(ctx context.Context, taskID, system, action string, argsHash []byte, since time.Time) (store.Invocation, error)
 	ExpiredLeases(ctx context.Context, now time.Time, limit int) ([]store.Invocation, error)
 	PastDeadline(ctx context.Context, now time.Time, limit int) ([]store.Invocation, error)
 	EventsForTask(ctx context.Context, taskID string) ([]store.Event, error)
@@ -96,6 +97,9 @@ type Service struct {
 	now      func() time.Time
 	log      *slog.Logger
 	hooks    testHooks
+	// wake pokes this process's dispatcher (RunDispatcher): a NOTIFY
+	// heard, or work this process approved or finished after its commit.
+	wake chan struct{}
 }
 
 // New builds the service.
@@ -121,7 +125,18 @@ func New(st Store, registry *adapter.Registry, cfg Config, now func() time.Time,
 	if cfg.Workers <= 0 {
 		cfg.Workers = DefaultConfig.Workers
 	}
-	return &Service{store: st, registry: registry, cfg: cfg, now: now, log: log}
+	return &Service{store: st, registry: registry, cfg: cfg, now: now, log: log, wake: make(chan struct{}, 1)}
+}
+
+// kick wakes this process's dispatcher to claim now; called after a commit
+// that made work claimable (approved, or an in-flight slot freed). Kicks
+// while it is busy fold into one more scan; without a running dispatcher
+// it does nothing.
+func (s *Service) kick() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
 }
 
 // Registry is the set of connected systems.

@@ -1,0 +1,245 @@
+package controlplane_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"countersign/internal/adapter"
+	"countersign/internal/controlplane"
+	"countersign/internal/shopadapter"
+	"countersign/store"
+)
+
+// holdShop is the demo shop's adapter that holds the Execute of one
+// idempotency key until release is closed, announcing it on held; every
+// other call goes straight through.
+type holdShop struct {
+	adapter.System
+	key     string
+	held    chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (h *holdShop) Execute(ctx context.Context, p adapter.Principal, call adapter.Call) (adapter.Result, error) {
+	if call.IdempotencyKey == h.key {
+		h.once.Do(func() { close(h.held) })
+		select {
+		case <-h.release:
+		case <-ctx.Done():
+			return adapter.Result{}, ctx.Err()
+		}
+	}
+	return h.System.Execute(ctx, p, call)
+}
+
+// deafStore hears no NOTIFY on the dispatch channel, so a dispatcher over
+// it is woken only by its own process (or its interval).
+type deafStore struct{ *store.Store }
+
+func (d deafStore) Listen(ctx context.Context, channel string, fn func(string), status func(error, time.Duration)) {
+	if channel == store.DispatchChannel {
+		<-ctx.Done()
+		return
+	}
+	d.Store.Listen(ctx, channel, fn, status)
+}
+
+// taskEvents follows the bundle's task events until the test ends: each
+// new event pokes the returned channel. It returns once the LISTEN is in
+// force.
+func (b *testBundle) taskEvents() <-chan struct{} {
+	b.t.Helper()
+	ctx, cancel := context.WithCancel(b.ctx)
+	b.t.Cleanup(cancel) // before the pool closes: the LISTEN holds a connection
+	out := make(chan struct{}, 1)
+	listening := make(chan struct{})
+	var once sync.Once
+	go b.cp.ListenTaskEvents(ctx, func(string) {
+		select {
+		case out <- struct{}{}:
+		default:
+		}
+	}, func(err error, _ time.Duration) {
+		if err == nil {
+			once.Do(func() { close(listening) })
+		}
+	})
+	select {
+	case <-listening:
+	case <-time.After(30 * time.Second):
+		b.t.Fatal("the task events LISTEN never started")
+	}
+	return out
+}
+
+// untilState waits, event by event, until the invocation is in state want;
+// 30 seconds without it fail the test (the dispatchers here tick hourly,
+// so only what the test is about can get it there).
+func (b *testBundle) untilState(cp *controlplane.Service, events <-chan struct{}, id string, want controlplane.State) {
+	b.t.Helper()
+	give := time.After(30 * time.Second)
+	for {
+		inv, err := cp.Invocation(b.ctx, id)
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		if inv.State == want {
+			return
+		}
+		select {
+		case <-events:
+		case <-give:
+			b.t.Fatalf("invocation %s is still %s, want %s", id, inv.State, want)
+		}
+	}
+}
+
+// runDispatcher runs cp's dispatcher with an hourly interval (so no tick
+// helps) until the test ends; idle receives a value each time a worker has
+// claimed all it could.
+func (b *testBundle) runDispatcher(cp *controlplane.Service) (idle <-chan struct{}) {
+	b.t.Helper()
+	ch := make(chan struct{}, 64)
+	cp.SetIdleHook(func() {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	})
+	ctx, cancel := context.WithCancel(b.ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); cp.RunDispatcher(ctx, time.Hour) }()
+	b.t.Cleanup(func() { cancel(); <-done })
+	return ch
+}
+
+// TestDispatcherKeepsClaimingWhileASendIsSlow holds one write at the shop
+// and proposes another: a free worker claims and completes the second while
+// the first is still held (a dispatcher that waited for its slowest send
+// before claiming more would sit until the first came back, and its
+// interval here is an hour).
+func TestDispatcherKeepsClaimingWhileASendIsSlow(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	events := b.taskEvents()
+	task := b.task([]string{"update_product_description"}, 10, 5, 1000)
+	slow := b.edits(task, 1)[0]
+	hold := &holdShop{System: shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: b.shopURL, Ledger: adapter.NewLedger(b.store, b.clock.Now), Now: b.clock.Now}),
+		key: slow.IdempotencyKey, held: make(chan struct{}), release: make(chan struct{})}
+	t.Cleanup(func() {
+		select {
+		case <-hold.release:
+		default:
+			close(hold.release)
+		}
+	})
+	cp := controlplane.New(b.store, adapter.NewRegistry(hold),
+		controlplane.Config{CallTimeout: time.Minute, LeaseMargin: time.Second, Workers: 4}, b.clock.Now, nil)
+	b.runDispatcher(cp)
+	select {
+	case <-hold.held:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first write never reached the shop")
+	}
+
+	other := b.task([]string{"update_product_description"}, 10, 5, 1000)
+	raw := fmt.Sprintf(`{"product_id":%q,"description":"Second take"}`, b.product().ID)
+	fast, err := cp.Propose(b.ctx, controlplane.Proposal{TaskID: other.ID, Action: "update_product_description", Args: []byte(raw), Actor: b.assistant})
+	if err != nil || fast.State != controlplane.Approved {
+		t.Fatalf("propose: %v (%s)", err, fast.State)
+	}
+	b.untilState(cp, events, fast.ID, controlplane.Completed)
+	if got := b.get(slow.ID).State; got != controlplane.Dispatching {
+		t.Fatalf("the held write is %s while held, want dispatching", got)
+	}
+	if n := len(b.effects(slow.IdempotencyKey)); n != 0 {
+		t.Fatalf("the held write has %d effects at the shop before it was let go", n)
+	}
+
+	close(hold.release)
+	b.untilState(cp, events, slow.ID, controlplane.Completed)
+	for _, inv := range []controlplane.Invocation{slow, fast} {
+		if n := len(b.effects(inv.IdempotencyKey)); n != 1 {
+			t.Errorf("%s: %d effects at the shop, want exactly 1", inv.ID, n)
+		}
+	}
+}
+
+// TestProposalDispatchesWithoutATickOrANotify runs a dispatcher that hears
+// no NOTIFY and ticks hourly: an automatic proposal made through the same
+// control plane is claimed at once, because the proposal wakes its own
+// process's dispatcher after its commit.
+func TestProposalDispatchesWithoutATickOrANotify(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	events := b.taskEvents()
+	b.setStage("update_product_description", controlplane.StageAutonomous)
+	cp := controlplane.New(deafStore{b.store}, b.cp.Registry(),
+		controlplane.Config{CallTimeout: time.Minute, LeaseMargin: time.Second, Workers: 2}, b.clock.Now, nil)
+	idle := b.runDispatcher(cp)
+	select {
+	case <-idle: // the start-up scan found nothing
+	case <-time.After(30 * time.Second):
+		t.Fatal("the dispatcher's start-up scan never finished")
+	}
+
+	task := b.task([]string{"update_product_description"}, 10, 5, 1000)
+	raw := fmt.Sprintf(`{"product_id":%q,"description":"Now"}`, b.product().ID)
+	inv, err := cp.Propose(b.ctx, controlplane.Proposal{TaskID: task.ID, Action: "update_product_description", Args: []byte(raw), Actor: b.assistant})
+	if err != nil || inv.State != controlplane.Approved {
+		t.Fatalf("propose: %v (%s)", err, inv.State)
+	}
+	b.untilState(cp, events, inv.ID, controlplane.Completed)
+	if n := len(b.effects(inv.IdempotencyKey)); n != 1 {
+		t.Errorf("%d effects at the shop, want exactly 1", n)
+	}
+
+	// An agent's approval kicks it the same way.
+	b.setStage("update_product_description", controlplane.StagePropose)
+	raw = fmt.Sprintf(`{"product_id":%q,"description":"Later"}`, b.product().ID)
+	queued, err := cp.Propose(b.ctx, controlplane.Proposal{TaskID: task.ID, Action: "update_product_description", Args: []byte(raw), Actor: b.assistant})
+	if err != nil || queued.State != controlplane.AwaitingApproval {
+		t.Fatalf("propose: %v (%s)", err, queued.State)
+	}
+	if _, err := cp.Approve(b.ctx, b.agent, queued.ID, queued.Version); err != nil {
+		t.Fatal(err)
+	}
+	b.untilState(cp, events, queued.ID, controlplane.Completed)
+}
+
+// TestDispatchersOfTwoInstancesSendEachWriteOnce runs two console
+// instances' dispatchers (eight workers each, woken by each other's
+// NOTIFY) over 60 automatic writes in three tasks with an in-flight limit
+// of 2: every write completes, each reaches the shop exactly once, and no
+// task ever has more than 2 writes at the shop at once.
+func TestDispatchersOfTwoInstancesSendEachWriteOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	events := b.taskEvents()
+	var invs []controlplane.Invocation
+	for range 3 {
+		invs = append(invs, b.edits(b.task([]string{"update_product_description"}, 100, 2, 1000), 20)...)
+	}
+	for range 2 {
+		cp := controlplane.New(b.store, b.cp.Registry(), controlplane.Config{CallTimeout: time.Minute, LeaseMargin: time.Second, Workers: 8}, b.clock.Now, nil)
+		b.runDispatcher(cp)
+	}
+	for _, inv := range invs {
+		b.untilState(b.cp, events, inv.ID, controlplane.Completed)
+	}
+	for _, inv := range invs {
+		if n := len(b.effects(inv.IdempotencyKey)); n != 1 {
+			t.Errorf("%s: %d effects at the shop, want exactly 1", inv.ID, n)
+		}
+	}
+	if n := len(b.effects("")); n != len(invs) {
+		t.Errorf("%d effects at the shop, want %d", n, len(invs))
+	}
+	if m := b.maxInflight.Load(); m > 6 {
+		t.Errorf("%d writes at the shop at once, more than 3 tasks × 2 allow", m)
+	}
+}
