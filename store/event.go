@@ -23,7 +23,8 @@ type Event struct {
 
 const eventColumns = `id, at, actor_kind, actor_id, action, task_id, invocation_id, data`
 
-// InsertEvent appends an event in the transaction of the change it records.
+// InsertEvent appends an event in the transaction of the change it records;
+// once that commits, a task's event is announced on TaskEventsChannel.
 func (t *Tx) InsertEvent(ctx context.Context, e Event) (int64, error) {
 	if e.Data == nil {
 		e.Data = json.RawMessage(`{}`)
@@ -35,6 +36,10 @@ func (t *Tx) InsertEvent(ctx context.Context, e Event) (int64, error) {
 		e.At, e.ActorKind, e.ActorID, e.Action, e.TaskID, e.InvocationID, e.Data).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("store.InsertEvent(%s): %w", e.Action, err)
+	}
+	if e.TaskID != nil {
+		// Live task pages, in this and every other instance, follow it.
+		_ = t.Notify(ctx, TaskEventsChannel, *e.TaskID)
 	}
 	return id, nil
 }

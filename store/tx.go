@@ -18,12 +18,23 @@ var ErrBusy = errors.New("store: row busy")
 // rows atomically (a state change and its audit event) runs its steps on a
 // Tx inside InTx; every SQL statement is still a method here.
 type Tx struct {
-	tx pgx.Tx
+	tx    pgx.Tx
+	notes []notification
 }
+
+// notification is a NOTIFY a transaction asks for, sent once it commits.
+type notification struct{ channel, payload string }
 
 // InTx runs fn in a transaction, committing when it returns nil.
 func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) error {
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return fn(&Tx{tx: tx}) })
+	t := &Tx{}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		t.tx, t.notes = tx, t.notes[:0]
+		return fn(t)
+	})
+	if err == nil {
+		s.notify(ctx, t.notes)
+	}
 	if err != nil {
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == "55P03" { // lock_not_available
@@ -43,12 +54,46 @@ func (t *Tx) LockTimeout(ctx context.Context, d time.Duration) error {
 	return nil
 }
 
-// Notify sends a PostgreSQL notification when the transaction commits.
-func (t *Tx) Notify(ctx context.Context, channel, payload string) error {
-	if _, err := t.tx.Exec(ctx, "SELECT pg_notify($1, $2)", channel, payload); err != nil {
-		return fmt.Errorf("store: notify %s: %w", channel, err)
+// Notify sends a PostgreSQL notification once the transaction has
+// committed (a rolled-back one sends none); the same one twice is sent once.
+func (t *Tx) Notify(_ context.Context, channel, payload string) error {
+	n := notification{channel, payload}
+	for _, have := range t.notes {
+		if have == n {
+			return nil
+		}
 	}
+	t.notes = append(t.notes, n)
 	return nil
+}
+
+// notify sends the notifications of a transaction that has committed, in
+// one statement of their own that does not wait for the WAL to reach disk.
+//
+// PostgreSQL serialises the commits of transactions that sent NOTIFY: it
+// holds one lock from queueing the notifications until the commit is
+// durable. Sent from inside each write's transactions (an events trigger
+// did, until migration 00016), they made every write commit wait its turn
+// for the disk instead of sharing a flush with the others: make bench's
+// samples of the writes were dominated by Lock:object in COMMIT. A
+// notification carries nothing durable, so its own transaction commits
+// with synchronous_commit off, and the lock is held for microseconds.
+//
+// If this statement fails (the server went away just after the commit),
+// the listeners' reconnect wakes every page and dispatcher, and the
+// dispatcher's interval finds the work anyway.
+func (s *Store) notify(ctx context.Context, notes []notification) {
+	if len(notes) == 0 {
+		return
+	}
+	channels := make([]string, len(notes))
+	payloads := make([]string, len(notes))
+	for i, n := range notes {
+		channels[i], payloads[i] = n.channel, n.payload
+	}
+	_, _ = s.pool.Exec(context.WithoutCancel(ctx), `
+		SELECT set_config('synchronous_commit', 'off', true), pg_notify(c, p)
+		FROM unnest($1::text[], $2::text[]) AS n(c, p)`, channels, payloads)
 }
 
 // AdvisoryLock takes a transaction-scoped advisory lock on key, serialising

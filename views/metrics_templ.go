@@ -441,14 +441,14 @@ func Metrics(p Page, v MetricsView) templ.Component {
 				}
 				templ.ReleaseBuffer(templ_7745c5c3_Buffer)
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "><h2 id=\"m-unverified\">Results nobody could confirm, now</h2><p class=\"metric-value\"><a href=\"/tasks?state=unverified\" data-testid=\"unverified-link\"><span data-testid=\"metric-value\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "><h2 id=\"m-unverified\">Results nobody could confirm, now</h2><p class=\"metric-value\"><a href=\"/tasks?need=unverified\" data-testid=\"unverified-link\"><span data-testid=\"metric-value\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var21 string
 			templ_7745c5c3_Var21, templ_7745c5c3_Err = templ.JoinStringErrs(v.Unverified.Count)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/metrics.templ`, Line: 130, Col: 145}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/metrics.templ`, Line: 130, Col: 144}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var21))
 			if templ_7745c5c3_Err != nil {
@@ -477,7 +477,7 @@ func Metrics(p Page, v MetricsView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "</span></p><p><a href=\"/tasks?state=unverified\">See the tasks with a result to check</a></p><p class=\"muted\" data-testid=\"metric-definition\">Requests sent to a business system whose answer never came back (a timeout or a lost acknowledgement), so nobody knows yet whether they happened, and how long the oldest has waited. Warns when any has waited an hour or more. The date range does not apply: this is the situation right now.</p></section></div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "</span></p><p><a href=\"/tasks?need=unverified\">See the tasks with a result to check</a></p><p class=\"muted\" data-testid=\"metric-definition\">Requests sent to a business system whose answer never came back (a timeout or a lost acknowledgement), so nobody knows yet whether they happened, and how long the oldest has waited. Warns when any has waited an hour or more. The date range does not apply: this is the situation right now.</p></section></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

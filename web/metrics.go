@@ -103,7 +103,7 @@ func (s *Server) handleMetrics(c echo.Context) error {
 		v.Unverified.Oldest = metrics.Human(rep.OldestUnverified)
 	}
 	if v.Unverified.Warn {
-		v.Attention = append(v.Attention, views.AttentionItem{ID: "unverified", Href: "/tasks?state=unverified", Name: "Results nobody could confirm", Value: v.Unverified.Count,
+		v.Attention = append(v.Attention, views.AttentionItem{ID: "unverified", Href: "/tasks?need=unverified", Name: "Results nobody could confirm", Value: v.Unverified.Count,
 			Alert: "The oldest has waited " + v.Unverified.Oldest + " for a person to check it."})
 	}
 	for _, r := range rep.NotDispatched {

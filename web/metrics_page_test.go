@@ -45,7 +45,7 @@ func TestMetricsPageSupportsADecision(t *testing.T) {
 		listed[id] = true
 		want := "#m-" + id
 		if id == "unverified" {
-			want = "/tasks?state=unverified" // where those tasks are
+			want = "/tasks?need=unverified" // where those tasks are
 		}
 		if href := s.Find("a").AttrOr("href", ""); href != want || doc.Find(`#m-`+id).Length() != 1 {
 			t.Errorf("attention %s links to %q, want %q", id, href, want)
@@ -79,7 +79,7 @@ func TestMetricsPageSupportsADecision(t *testing.T) {
 
 	// The count of results nobody could confirm links to those tasks.
 	link := doc.Find(`[data-testid="metric-unverified"] a[data-testid="unverified-link"]`)
-	if link.AttrOr("href", "") != "/tasks?state=unverified" || link.Find(`[data-testid="metric-value"]`).Length() != 1 {
+	if link.AttrOr("href", "") != "/tasks?need=unverified" || link.Find(`[data-testid="metric-value"]`).Length() != 1 {
 		t.Errorf("unverified count link: %q", link.AttrOr("href", ""))
 	}
 

@@ -74,13 +74,22 @@ func (s *Server) handleQueue(c echo.Context) error {
 		if cards, err = s.cfg.Control.ApprovalQueue(ctx, f); err != nil {
 			return err
 		}
-		if v.Waiting, err = s.cfg.Control.CountQueue(ctx, f); err != nil {
-			return err
+	}
+	pending, unverified, err := s.pendingCounts(c)
+	if err != nil {
+		return err
+	}
+	v.Unverified = unverified
+	if len(v.Errors) == 0 {
+		// Unfiltered, the queue shows exactly what the header's badge
+		// counts: one cheap count serves both. A filter needs its own.
+		v.Waiting = pending
+		if v.Filtered {
+			if v.Waiting, err = s.cfg.Control.CountQueue(ctx, f); err != nil {
+				return err
+			}
 		}
 		v.Capped = v.Waiting >= controlplane.PendingCountCap
-	}
-	if _, v.Unverified, err = s.cfg.Control.PendingCounts(ctx); err != nil {
-		return err
 	}
 	if len(cards) > queuePage {
 		cards = cards[:queuePage]
@@ -331,13 +340,27 @@ func timeLeft(d time.Duration) string {
 	}
 }
 
+// pendingCounts is PendingCounts, read once per request: the page and the
+// header's badge ask for the same numbers.
+func (s *Server) pendingCounts(c echo.Context) (awaitingApproval, unverified int, err error) {
+	type counts struct{ awaiting, unverified int }
+	if got, ok := c.Get("countersign.pending").(counts); ok {
+		return got.awaiting, got.unverified, nil
+	}
+	awaitingApproval, unverified, err = s.cfg.Control.PendingCounts(c.Request().Context())
+	if err == nil {
+		c.Set("countersign.pending", counts{awaitingApproval, unverified})
+	}
+	return awaitingApproval, unverified, err
+}
+
 // countQueue puts the header's badge on the queue's navigation item: the
 // requests awaiting approval, which is exactly what the queue shows.
 // Results nobody could confirm are not in the queue; the home page and
 // the queue's own page count them apart, linked to where they are. A
 // failed count leaves the badge off rather than failing the page.
 func (s *Server) countQueue(c echo.Context, nav []views.NavItem) {
-	pending, _, err := s.cfg.Control.PendingCounts(c.Request().Context())
+	pending, _, err := s.pendingCounts(c)
 	if err != nil {
 		s.log.Warn("count pending approvals", "error", err)
 		return
