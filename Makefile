@@ -50,7 +50,7 @@ chaos: run-deps build
 # Flags for cmd/bench, e.g. BENCH_FLAGS='-quick' or BENCH_FLAGS='-out bench.json'.
 BENCH_FLAGS ?=
 
-## bench: the benchmark suite (6–8 minutes on idle cores): pgbench and bare-Echo baselines, then a console's writes, pages, confirmations and memory beside them (README: Benchmarks)
+## bench: the benchmark suite (5½–6 minutes on idle cores): pgbench and bare-Echo baselines, then a console's writes, pages, confirmations and memory beside them (README: Benchmarks)
 bench: build
 	@.ci/install-deps bench
 	$(GO) run ./cmd/bench -bin bin/countersign $(BENCH_FLAGS)
