@@ -46,7 +46,7 @@ func TestBrowserAgentEditsApprovesAndWatchesTheTaskComplete(t *testing.T) {
 		chromedp.KeyEvent("\r"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="edit-form"]`)),
 		chromedp.Clear(chromedp.CSS(`[data-testid="arg.amount_cents"]`)),
-		chromedp.SendKeys(chromedp.CSS(`[data-testid="arg.amount_cents"]`), "800"),
+		chromedp.SendKeys(chromedp.CSS(`[data-testid="arg.amount_cents"]`), "8.00"),
 		chromedp.Click(chromedp.CSS(`[data-testid="requote"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="new-quote"]`)),
 	)

@@ -218,7 +218,7 @@ func (s *Server) cardView(ctx context.Context, card controlplane.QueueCard, u ac
 	if args == nil {
 		args = inv.Args.Proposed
 	}
-	v.Args = flattenArgs(args)
+	v.Args = flattenArgs(args, inv.Quote.Currency)
 	if inv.DeadlineAt != nil {
 		v.DeadlineISO, v.NowISO = inv.DeadlineAt.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339)
 		left := inv.DeadlineAt.Sub(now)
@@ -287,29 +287,13 @@ func quoteView(q adapter.Quote, changed map[string]bool) views.QuoteView {
 	return v
 }
 
-// flattenArgs lists arguments as name/value text, objects as "a.b".
-func flattenArgs(raw json.RawMessage) []views.ArgView {
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return []views.ArgView{{Name: "(arguments)", Value: string(raw)}}
-	}
+// flattenArgs lists arguments for people: labelled ("Amount", "Address
+// city"), amounts as money in the task's currency, codes in words.
+func flattenArgs(raw json.RawMessage, currency string) []views.ArgView {
 	var out []views.ArgView
-	var walk func(prefix string, m map[string]any)
-	walk = func(prefix string, m map[string]any) {
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			if sub, ok := m[k].(map[string]any); ok {
-				walk(prefix+k+".", sub)
-				continue
-			}
-			out = append(out, views.ArgView{Name: prefix + k, Value: argText(m[k])})
-		}
+	for _, f := range argFields(raw, currency) {
+		out = append(out, views.ArgView{Name: f.Label, Value: f.Value})
 	}
-	walk("", m)
 	return out
 }
 

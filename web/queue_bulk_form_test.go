@@ -107,7 +107,7 @@ func TestQueueEditFormNestsObjectArgumentsInAFieldset(t *testing.T) {
 		t.Fatalf("edit the city: %d\n%s", res.StatusCode, res.body)
 	}
 	diff := c.get("/queue/" + inv.ID).doc(t).Find(`[data-testid="diff"]`).Text()
-	if !strings.Contains(diff, "address.city") || !strings.Contains(diff, "Shelbyville") {
+	if !strings.Contains(diff, "Address city") || strings.Contains(diff, "address.city") || !strings.Contains(diff, "Shelbyville") {
 		t.Fatalf("the diff does not show the city change:\n%s", diff)
 	}
 }

@@ -122,13 +122,13 @@ func (s *Server) decideView(c echo.Context, id string, posted url.Values) (views
 	if args == nil {
 		args = inv.Args.Proposed
 	}
-	v.Edit = editFields(spec.Params, argsMap(args), posted, "arg.")
+	v.Edit = editFields(spec.Params, argsMap(args), posted, "arg.", inv.Quote.Currency)
 	if inv.Args.Approved != nil && string(inv.Args.Approved) != string(inv.Args.Proposed) {
 		before, err := s.cfg.Control.ProposedQuote(ctx, inv)
 		if err != nil {
 			return v, err
 		}
-		v.Diff = &views.DiffView{Args: argChanges(inv.Args.Proposed, inv.Args.Approved), Before: quoteView(before, nil),
+		v.Diff = &views.DiffView{Args: argChanges(inv.Args.Proposed, inv.Args.Approved, inv.Quote.Currency), Before: quoteView(before, nil),
 			After: quoteView(inv.Quote, changedLines(before, inv.Quote))}
 	}
 	return v, nil
@@ -363,7 +363,7 @@ func (s *Server) handleQueueEdit(c echo.Context) error {
 		return err
 	}
 	errs := views.FieldErrors{}
-	args := argsFromForm(spec.Params, form, "arg.", errs)
+	args := argsFromForm(spec.Params, form, "arg.", inv.Quote.Currency, errs)
 	if len(errs) == 0 {
 		raw, _ := json.Marshal(args)
 		_, err = s.cfg.Control.EditArgs(ctx, actorOf(u), id, expectedVersion(c), raw)

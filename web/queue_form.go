@@ -2,28 +2,34 @@ package web
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
 
 	"countersign/internal/adapter"
+	"countersign/internal/money"
 	"countersign/views"
 )
 
 // editFields generates the edit form of an action from its schema:
-// enums become selects, integers number inputs, objects fieldsets; values
-// come from the arguments (or from the user's last post).
-func editFields(params []adapter.Param, args map[string]any, posted url.Values, prefix string) []views.FormField {
+// enums become selects, amounts in cents money inputs in the task's
+// currency ("34.50"), other integers number inputs, objects fieldsets;
+// values come from the arguments (or from the user's last post).
+func editFields(params []adapter.Param, args map[string]any, posted url.Values, prefix, currency string) []views.FormField {
 	var out []views.FormField
 	for _, p := range params {
 		name := prefix + p.Name
-		f := views.FormField{Name: name, ID: "f-" + strings.ReplaceAll(name, ".", "-"), Label: fieldLabel(p.Name),
+		f := views.FormField{Name: name, ID: "f-" + strings.ReplaceAll(name, ".", "-"), Label: argLabel(p.Name),
 			Description: p.Description, Required: p.Required}
 		switch {
 		case p.Type == "object":
 			f.Kind = "fieldset"
 			sub, _ := args[p.Name].(map[string]any)
-			f.Children = editFields(p.Properties, sub, posted, name+".")
+			f.Children = editFields(p.Properties, sub, posted, name+".", currency)
+		case isCents(p):
+			f.Kind = "money"
+			f.Label += " (" + currencyLabel(currency) + ")"
 		case len(p.Enum) > 0:
 			f.Kind, f.Options = "select", p.Enum
 		case p.Type == "integer":
@@ -42,6 +48,9 @@ func editFields(params []adapter.Param, args map[string]any, posted url.Values, 
 				f.Value = posted.Get(name)
 			} else if v, ok := args[p.Name]; ok {
 				f.Value = argText(v)
+				if n, isNum := v.(float64); isNum && f.Kind == "money" {
+					f.Value = centsText(int64(n))
+				}
 			}
 		}
 		out = append(out, f)
@@ -49,20 +58,38 @@ func editFields(params []adapter.Param, args map[string]any, posted url.Values, 
 	return out
 }
 
-func fieldLabel(name string) string {
-	s := strings.ReplaceAll(name, "_", " ")
-	return strings.ToUpper(s[:1]) + s[1:]
+// isCents reports whether a parameter is an amount in minor units, which
+// people read and write as money, never as cents.
+func isCents(p adapter.Param) bool {
+	return p.Type == "integer" && strings.HasSuffix(p.Name, "_cents")
+}
+
+// centsText writes cents as the decimal a person types: 3450 → "34.50".
+func centsText(c int64) string {
+	sign := ""
+	if c < 0 {
+		sign, c = "-", -c
+	}
+	return fmt.Sprintf("%s%d.%02d", sign, c/100, c%100)
+}
+
+// currencyLabel names the currency an amount field takes.
+func currencyLabel(currency string) string {
+	if currency == "" {
+		return "amount"
+	}
+	return strings.ToUpper(currency)
 }
 
 // argsFromForm reads the edit form back into arguments by the schema.
 // Empty optional fields are left out; a number that is not one is a field
 // error under its form name.
-func argsFromForm(params []adapter.Param, form url.Values, prefix string, errs views.FieldErrors) map[string]any {
+func argsFromForm(params []adapter.Param, form url.Values, prefix, currency string, errs views.FieldErrors) map[string]any {
 	out := map[string]any{}
 	for _, p := range params {
 		name := prefix + p.Name
 		if p.Type == "object" {
-			sub := argsFromForm(p.Properties, form, name+".", errs)
+			sub := argsFromForm(p.Properties, form, name+".", currency, errs)
 			if len(sub) > 0 || p.Required {
 				out[p.Name] = sub
 			}
@@ -73,6 +100,15 @@ func argsFromForm(params []adapter.Param, form url.Values, prefix string, errs v
 			if p.Required {
 				errs[name] = "required"
 			}
+			continue
+		}
+		if isCents(p) {
+			c, err := money.Parse(raw, currency)
+			if err != nil {
+				errs[name] = "write an amount like 34.50"
+				continue
+			}
+			out[p.Name] = c
 			continue
 		}
 		if p.Type == "integer" {
@@ -97,8 +133,8 @@ func argsMap(raw json.RawMessage) map[string]any {
 }
 
 // argChanges lists the arguments that differ between two argument sets.
-func argChanges(before, after json.RawMessage) []views.ArgChange {
-	b, a := flattenArgs(before), flattenArgs(after)
+func argChanges(before, after json.RawMessage, currency string) []views.ArgChange {
+	b, a := flattenArgs(before, currency), flattenArgs(after, currency)
 	old := map[string]string{}
 	for _, x := range b {
 		old[x.Name] = x.Value

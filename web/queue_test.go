@@ -228,23 +228,35 @@ func TestQueueEditRequotesShowsDiffAndApprovalBindsTheEditedHash(t *testing.T) {
 	if sel := page.doc(t).Find(`select[name="arg.reason_code"]`); sel.Length() != 1 {
 		t.Fatalf("the edit form has no select for the enum reason_code")
 	}
-	if num := page.doc(t).Find(`input[type="number"][name="arg.amount_cents"]`); num.Length() != 1 {
-		t.Fatalf("the edit form has no number input for amount_cents")
+	// Agents work in money: the amount field takes "42.00" in the task's
+	// currency, labelled in words, never "Amount cents".
+	amount := page.doc(t).Find(`input[inputmode="decimal"][name="arg.amount_cents"]`)
+	if amount.Length() != 1 || amount.AttrOr("value", "") != "42.00" {
+		t.Fatalf("the edit form has no money input holding 42.00 for the amount (found %d, value %q)", amount.Length(), amount.AttrOr("value", ""))
+	}
+	if label := page.doc(t).Find(`label[for="` + amount.AttrOr("id", "") + `"]`).Text(); label != "Amount (USD)" {
+		t.Errorf("amount label %q, want \"Amount (USD)\"", label)
+	}
+	if text := page.doc(t).Find("main").Text(); strings.Contains(text, "Amount cents") || strings.Contains(text, "amount_cents") {
+		t.Error("the card shows the field's code name")
 	}
 	edit.Set("arg.order_id", f.order.ID)
 	edit.Set("arg.reason_code", "damaged")
-	edit.Set("arg.amount_cents", "abc")
-	if res := c.post("/queue/"+inv.ID+"/edit", edit); res.StatusCode != http.StatusUnprocessableEntity {
-		t.Fatalf("edit with a non-number: %d, want 422", res.StatusCode)
+	for _, bad := range []string{"abc", "8.001", "800 cents"} {
+		edit.Set("arg.amount_cents", bad)
+		res := c.post("/queue/"+inv.ID+"/edit", edit)
+		if res.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(res.body, "write an amount like 34.50") {
+			t.Fatalf("edit with amount %q: %d, want 422 naming the format", bad, res.StatusCode)
+		}
 	}
-	edit.Set("arg.amount_cents", "800")
+	edit.Set("arg.amount_cents", "$8.00")
 	if res := c.post("/queue/"+inv.ID+"/edit", edit); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("edit: %d\n%s", res.StatusCode, res.body)
 	}
 	page = c.get("/queue/" + inv.ID)
 	doc := page.doc(t)
 	diff := doc.Find(`[data-testid="diff"]`)
-	if diff.Length() != 1 || !strings.Contains(diff.Text(), "amount_cents") || !strings.Contains(diff.Find(`[data-testid="new-quote"]`).Text(), "$8.00") {
+	if diff.Length() != 1 || !strings.Contains(diff.Text(), "Amount") || !strings.Contains(diff.Find(`[data-testid="new-quote"]`).Text(), "$8.00") {
 		t.Fatalf("no diff with the new quote after an edit:\n%s", diff.Text())
 	}
 	// The approval the page showed before the edit names the old hash: refused.

@@ -138,8 +138,12 @@ func (s *Server) handleTaskEvents(c echo.Context) error {
 	h.Set("X-Accel-Buffering", "no")
 	c.Response().WriteHeader(http.StatusOK)
 	// The server's write timeout ends a stream after a minute; EventSource
-	// reconnects by itself, and the retry hint makes that quick.
-	if _, err := fmt.Fprint(c.Response(), "retry: 1000\n: watching\n\n"); err != nil {
+	// reconnects by itself, and the retry hint makes that quick. A change
+	// committed between the page's render (or the last stream's end) and
+	// this LISTEN would be lost, so the stream opens with one catch-up
+	// "change": the page fetches its state as of now, and every later
+	// change arrives through NOTIFY. ": watching" follows it.
+	if _, err := fmt.Fprint(c.Response(), "retry: 1000\nevent: change\ndata: "+id+"\n\n: watching\n\n"); err != nil {
 		return nil
 	}
 	c.Response().Flush()

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -345,7 +346,10 @@ func TestTaskEventsStreamSaysChangeWhenTheTaskChanges(t *testing.T) {
 		t.Fatalf("events: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
 	}
 	lines := bufio.NewReader(res.Body)
-	// The stream's first comment is written after LISTEN is in force.
+	// The stream opens, once LISTEN is in force, with a catch-up change (a
+	// change committed since the page was rendered would otherwise be
+	// lost), then its first comment.
+	var opening []string
 	for {
 		l, err := lines.ReadString('\n')
 		if err != nil {
@@ -354,6 +358,10 @@ func TestTaskEventsStreamSaysChangeWhenTheTaskChanges(t *testing.T) {
 		if strings.HasPrefix(l, ": watching") {
 			break
 		}
+		opening = append(opening, strings.TrimSpace(l))
+	}
+	if !slices.Contains(opening, "event: change") {
+		t.Errorf("the stream opened with %q, want a catch-up change before \": watching\"", opening)
 	}
 	// A change through the control plane (as another console instance
 	// would make it) reaches this stream through NOTIFY.
