@@ -28,8 +28,11 @@ func editFields(params []adapter.Param, args map[string]any, posted url.Values, 
 			sub, _ := args[p.Name].(map[string]any)
 			f.Children = editFields(p.Properties, sub, posted, name+".", currency)
 		case isCents(p):
+			// The schema describes the argument (in cents); the field
+			// takes money, so say that instead.
 			f.Kind = "money"
 			f.Label += " (" + currencyLabel(currency) + ")"
+			f.Description = "Write the amount as money, like 34.50."
 		case len(p.Enum) > 0:
 			f.Kind, f.Options = "select", p.Enum
 		case p.Type == "integer":
