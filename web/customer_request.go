@@ -3,7 +3,7 @@ package web
 import (
 	"errors"
 	"net/http"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -191,7 +191,11 @@ func (s *Server) handleMyRequests(c echo.Context) error {
 // first, then everything else newest first, in the customer's words.
 func myRequestsView(invs []controlplane.Invocation, now time.Time, limit int) views.MyRequestsView {
 	v := views.MyRequestsView{Truncated: len(invs) >= limit}
-	var waiting []controlplane.Invocation
+	type waiting struct {
+		row      views.MyRequestRow
+		deadline time.Time
+	}
+	var wait []waiting
 	for _, inv := range invs {
 		st := customerStatus(inv, now, "")
 		row := views.MyRequestRow{ID: inv.ID, Title: customerTitle(inv.Quote), BadgeClass: st.BadgeClass, BadgeText: st.BadgeText,
@@ -201,23 +205,16 @@ func myRequestsView(invs []controlplane.Invocation, now time.Time, limit int) vi
 		}
 		if !st.Decided && inv.DeadlineAt != nil {
 			row.Deadline = customerTime(*inv.DeadlineAt)
-			waiting = append(waiting, inv)
-			v.Waiting = append(v.Waiting, row)
+			wait = append(wait, waiting{row, *inv.DeadlineAt})
 			continue
 		}
 		v.Others = append(v.Others, row)
 	}
 	// Waiting requests: the one whose time runs out first on top.
-	idx := make([]int, len(waiting))
-	for i := range idx {
-		idx[i] = i
+	slices.SortStableFunc(wait, func(a, b waiting) int { return a.deadline.Compare(b.deadline) })
+	for _, w := range wait {
+		v.Waiting = append(v.Waiting, w.row)
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return waiting[idx[a]].DeadlineAt.Before(*waiting[idx[b]].DeadlineAt) })
-	rows := make([]views.MyRequestRow, len(idx))
-	for i, j := range idx {
-		rows[i] = v.Waiting[j]
-	}
-	v.Waiting = rows
 	return v
 }
 

@@ -151,6 +151,16 @@ func (s *Server) actionTitle(name string) string {
 	return name
 }
 
+// actionName names an action for people: the title its system gives it
+// ("Refund an order"), as the queue and metrics pages say it, else its code
+// in words.
+func (s *Server) actionName(action string) string {
+	if t := s.actionTitle(action); t != action {
+		return t
+	}
+	return actionWords(action)
+}
+
 // plainOptions are a filter's choices: the value as recorded, the label in
 // words when words is given.
 func plainOptions(values []string, words func(string) string) []views.Option {
@@ -165,7 +175,7 @@ func plainOptions(values []string, words func(string) string) []views.Option {
 }
 
 // periodWords says the filter in a phrase: "2026-03-05 to 2026-04-01,
-// Refund an order".
+// Refund an order, asked for: A high-risk change".
 func (s *Server) periodWords(f metrics.Filter) string {
 	out := f.From.Format(time.DateOnly) + " to " + f.To.AddDate(0, 0, -1).Format(time.DateOnly)
 	for _, d := range []struct{ name, v string }{{"system ", f.System}, {"", s.actionTitle(f.Action)},
