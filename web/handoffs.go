@@ -80,7 +80,7 @@ func (s *Server) handleHandoffs(c echo.Context) error {
 		if row.Summary == "" {
 			row.Summary = "The assistant left no summary."
 		}
-		row.WouldPropose, row.ProposeArgs = wouldPropose(h.WouldPropose)
+		row.WouldPropose, row.ProposeArgs = wouldPropose(h.WouldPropose, s.actionName)
 		if h.TakenBy != 0 {
 			row.TakenByMe = h.TakenBy == u.ID
 			row.TakenBy = "you"
@@ -106,7 +106,7 @@ func (s *Server) handleHandoffs(c echo.Context) error {
 
 // wouldPropose words the write the assistant would have proposed: the
 // action in words and its arguments as labelled fields, never JSON.
-func wouldPropose(raw json.RawMessage) (string, []views.ArgField) {
+func wouldPropose(raw json.RawMessage, actionName func(string) string) (string, []views.ArgField) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil
 	}
@@ -117,7 +117,7 @@ func wouldPropose(raw json.RawMessage) (string, []views.ArgField) {
 	if json.Unmarshal(raw, &w) != nil || w.Action == "" {
 		return "", nil
 	}
-	return actionWords(w.Action), argFields(w.Args, "")
+	return actionName(w.Action), argFields(w.Args, "")
 }
 
 // waitedFor writes a waiting time: "4 min", "2 h 05 min", "3 days".

@@ -83,7 +83,7 @@ func (s *Server) handleTasks(c echo.Context) error {
 		v.States = append(v.States, views.FilterOption{Value: st.value, Label: fmt.Sprintf("%s (%s)", st.label, thousands(st.n)), Selected: st.value == f.State})
 	}
 	for _, a := range sortedKeys(k.Actions) {
-		v.Actions = append(v.Actions, views.FilterOption{Value: a, Label: fmt.Sprintf("%s (%s)", actionWords(a), thousands(k.Actions[a])), Selected: a == f.Action})
+		v.Actions = append(v.Actions, views.FilterOption{Value: a, Label: fmt.Sprintf("%s (%s)", s.actionName(a), thousands(k.Actions[a])), Selected: a == f.Action})
 	}
 	for _, t := range page.Items {
 		v.Tasks = append(v.Tasks, taskRow(t))

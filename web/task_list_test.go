@@ -207,7 +207,7 @@ func TestHandoffsGroupIdenticalOnesInWordsLongestWaitingFirst(t *testing.T) {
 	card := doc.Find(`[data-testid="` + want[0] + `"]`)
 	for sel, text := range map[string]string{`[data-testid="handoff-intent"]`: "A high-risk change",
 		`[data-testid="handoff-times"]`: "Handed off 30 times", `[data-testid="handoff-waiting"]`: "Waiting 3 h 00 min",
-		`[data-testid="would-propose"]`: "Issue refund", `[data-testid="facts"]`: "Status: delivered"} {
+		`[data-testid="would-propose"]`: "Refund an order", `[data-testid="facts"]`: "Status: delivered"} {
 		if got := card.Find(sel).Text(); !strings.Contains(got, text) {
 			t.Errorf("%s = %q, want %q", sel, got, text)
 		}

@@ -56,7 +56,7 @@ func (s *Server) renderTask(c echo.Context, status int, lift views.LiftBlockForm
 		if in.Invocation.TaskID != live.ID {
 			return echo.NewHTTPError(http.StatusNotFound, "That request is not part of this task.")
 		}
-		iv := inspectView(in)
+		iv := inspectView(in, s.actionName)
 		v.Inspect = &iv
 	}
 	p, err := s.page(c, "Task "+live.ID)
@@ -220,7 +220,7 @@ func timelineRow(e controlplane.Event, titles map[string]string, previous string
 // labelled fields side by side, and the system's evidence as a comparison
 // with the request and what reconciling will do with it. The codes stay
 // under "Technical details".
-func inspectView(in controlplane.Inspection) views.InspectView {
+func inspectView(in controlplane.Inspection, actionName func(string) string) views.InspectView {
 	inv := in.Invocation
 	at := func(t *time.Time) string {
 		if t == nil {
@@ -232,7 +232,7 @@ func inspectView(in controlplane.Inspection) views.InspectView {
 		Created: at(&inv.CreatedAt), ApprovedAt: at(inv.ApprovedAt), Permit: at(inv.PermitAt),
 		Finished: at(inv.FinishedAt), Unverified: inv.State == controlplane.Unverified}
 	if v.Title == "" {
-		v.Title = actionWords(inv.Action)
+		v.Title = actionName(inv.Action)
 	}
 	v.Args = compareArgs(inv.Args.Proposed, inv.Args.Approved, inv.Args.Effective, inv.Quote.Currency)
 	v.Evidence, v.Outlook = evidenceWords(in)

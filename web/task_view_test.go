@@ -302,7 +302,7 @@ func TestHandoffsShowWhatTheAssistantPreparedAndTakingAssigns(t *testing.T) {
 		t.Fatalf("GET /handoffs: %d\n%s", page.StatusCode, page.body)
 	}
 	card := page.doc(t).Find(`[data-testid="handoff-` + itoa64(id) + `"]`)
-	for _, want := range []string{"two orders match", "order B: desk lamp", "Issue refund", "$42.00", "Unclear what the customer wants"} {
+	for _, want := range []string{"two orders match", "order B: desk lamp", "Refund an order", "$42.00", "Unclear what the customer wants"} {
 		if !strings.Contains(card.Text(), want) {
 			t.Errorf("hand-off lacks %q:\n%s", want, card.Text())
 		}

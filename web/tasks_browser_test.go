@@ -133,7 +133,7 @@ func TestBrowserTasksHandoffsAndTaskViewsReadInTheAgentsWords(t *testing.T) {
 	// Hand-offs: the repeated one once, in words, longest waiting first.
 	open("/handoffs", `article[data-testid^="handoff-"]`)
 	first := text(`article[data-testid^="handoff-"]`)
-	for _, w := range []string{"A high-risk change", "Waiting 1 h 35 min", "Handed off 12 times", "Issue refund", "$42.00"} {
+	for _, w := range []string{"A high-risk change", "Waiting 1 h 35 min", "Handed off 12 times", "Refund an order", "$42.00"} {
 		if !strings.Contains(first, w) {
 			t.Errorf("the first hand-off lacks %q: %q", w, first)
 		}
