@@ -79,6 +79,9 @@ type Config struct {
 	LinkKey []byte
 	// Mail sends the one-time codes; nil means codes cannot be sent.
 	Mail mail.Sender
+	// CodeLimits bound code mails and wrong codes; zero means
+	// DefaultCodeLimits.
+	CodeLimits CodeLimits
 }
 
 // Store is what confirmations read and write (*store.Store): links, the
@@ -90,9 +93,9 @@ type Store interface {
 	ReplaceConfirmationLink(ctx context.Context, next store.ConfirmationLink) error
 	DeleteDeadConfirmationLinks(ctx context.Context, before time.Time) (int64, error)
 
-	InsertConfirmationCode(ctx context.Context, c store.ConfirmationCode, since time.Time, maxRecent int) (store.ConfirmationCode, error)
-	TryConfirmationCode(ctx context.Context, selector string, at time.Time, maxAttempts int) (store.ConfirmationCode, error)
-	UseConfirmationCode(ctx context.Context, id int64, at time.Time) error
+	InsertConfirmationCode(ctx context.Context, c store.ConfirmationCode, caps []store.CodeCap) (store.ConfirmationCode, error)
+	TryConfirmationCode(ctx context.Context, selector, customerRef string, at time.Time, caps store.CodeGuessCaps,
+		match func(store.ConfirmationCode) bool) (store.CodeTry, error)
 	UseCustomerAssertion(ctx context.Context, system, nonce, customerRef string, expiresAt, at time.Time) error
 }
 
@@ -112,6 +115,9 @@ func New(st Store, cp *controlplane.Service, reg *adapter.Registry, cfg Config, 
 	}
 	if cfg.Proofs == nil {
 		cfg.Proofs = map[string][]Proof{"*": {ProofCode, ProofAccount}}
+	}
+	if cfg.CodeLimits == (CodeLimits{}) {
+		cfg.CodeLimits = DefaultCodeLimits
 	}
 	if len(cfg.LinkKey) == 0 {
 		cfg.LinkKey = make([]byte, 32)

@@ -13,24 +13,40 @@ import (
 
 	"countersign/internal/adapter"
 	"countersign/internal/apperr"
+	"countersign/internal/controlplane"
 	"countersign/internal/mail"
 	"countersign/store"
 )
 
-// The limits on one-time codes. A code has six digits; with at most
-// CodeAttempts tries of each of CodesPerHour codes, a guesser's chance per
-// link and hour is 25 in a million.
+// The shape of one-time codes.
 const (
 	// CodeDigits is how long a code is.
 	CodeDigits = 6
 	// CodeLifetime is how long a code works.
 	CodeLifetime = 10 * time.Minute
-	// CodeAttempts is how many wrong tries kill a code.
-	CodeAttempts = 5
-	// CodesPerHour is how many codes one link may send in an hour, so a
-	// model that holds the link cannot flood the customer's inbox.
-	CodesPerHour = 5
 )
+
+// CodeLimits bound code mails and wrong codes per customer — across all
+// their links, since links cost an assistant nothing — and wrong codes
+// across all customers together, against spraying many customers. They
+// are counted in PostgreSQL, so every console instance shares them.
+type CodeLimits struct {
+	// MailsPer15Min and MailsPerHour bound the codes mailed to one
+	// customer, so a model holding links cannot flood the inbox.
+	MailsPer15Min, MailsPerHour int
+	// MissesPerHour and MissesPerDay bound one customer's wrong codes;
+	// past either, no code of theirs is compared until the window moves.
+	MissesPerHour, MissesPerDay int
+	// GlobalMissesPerHour bounds everyone's wrong codes together.
+	GlobalMissesPerHour int
+}
+
+// DefaultCodeLimits are the limits a zero Config.CodeLimits means. A
+// customer has at most 5 live codes (5 mails in 15 minutes, each living 10),
+// so one wrong try hits with a chance of at most 5 in a million; 20 wrong
+// tries a day make at most 1 in 10,000 per customer and day, and the global
+// 500 an hour at most 1 in 400 an hour across all customers.
+var DefaultCodeLimits = CodeLimits{MailsPer15Min: 5, MailsPerHour: 10, MissesPerHour: 10, MissesPerDay: 20, GlobalMissesPerHour: 500}
 
 // SentCode says where a code went, masked for the page ("j•••@example.com").
 type SentCode struct {
@@ -39,11 +55,14 @@ type SentCode struct {
 }
 
 // SendCode sends a new one-time code for the link to the contact the
-// business system has on file for its customer; it replaces the link's
-// earlier codes. It fails with *LinkError for a bad link, apperr.Forbidden
-// where the system does not accept codes, apperr.LimitReached after
-// CodesPerHour codes, and apperr.Upstream when no contact or mail is to
-// be had.
+// business system has on file for its customer. Codes sent earlier stay
+// valid until they expire: whoever holds the link (the assistant too) can
+// ask for a code but cannot retire the one the customer holds. It fails
+// with *LinkError for a bad link, apperr.IllegalTransition (code
+// nothing_to_decide) when the request no longer awaits the customer,
+// apperr.Forbidden where the system does not accept codes,
+// apperr.LimitReached past the customer's mail limits, and apperr.Upstream
+// when no contact or mail is to be had.
 func (s *Service) SendCode(ctx context.Context, token string) (SentCode, error) {
 	o, err := s.Open(ctx, token)
 	if err != nil {
@@ -51,6 +70,13 @@ func (s *Service) SendCode(ctx context.Context, token string) (SentCode, error) 
 	}
 	if !s.accepts(o.System, ProofCode) {
 		return SentCode{}, apperr.New(apperr.Forbidden, "This request cannot be confirmed with a code sent by e-mail.")
+	}
+	inv, err := s.cp.Invocation(ctx, o.InvocationID)
+	if err != nil {
+		return SentCode{}, err
+	}
+	if !s.awaits(inv) {
+		return SentCode{}, NothingToDecide()
 	}
 	if s.cfg.Mail == nil {
 		return SentCode{}, &apperr.Error{Kind: apperr.Upstream, Code: "mail_not_configured",
@@ -67,33 +93,56 @@ func (s *Service) SendCode(ctx context.Context, token string) (SentCode, error) 
 	salt := make([]byte, 16)
 	_, _ = rand.Read(salt)
 	now := s.now()
+	lim := s.cfg.CodeLimits
 	row, err := s.store.InsertConfirmationCode(ctx, store.ConfirmationCode{LinkSelector: o.Selector, CustomerRef: o.CustomerRef,
 		SentTo: contact.Email, Salt: salt, CodeHash: codeHash(salt, code), CreatedAt: now, ExpiresAt: now.Add(CodeLifetime)},
-		now.Add(-time.Hour), CodesPerHour)
+		[]store.CodeCap{{Since: now.Add(-15 * time.Minute), Max: lim.MailsPer15Min}, {Since: now.Add(-time.Hour), Max: lim.MailsPerHour}})
 	if errors.Is(err, store.ErrLimit) {
 		return SentCode{}, &apperr.Error{Kind: apperr.LimitReached, Code: "too_many_codes",
-			Message: fmt.Sprintf("We have already sent %d codes for this request in the last hour.", CodesPerHour),
-			Hint:    "Use the latest code we sent, or try again in an hour."}
+			Message: fmt.Sprintf("We sent you a code at %s to %s, and we send at most %d codes in 15 minutes and %d in an hour.",
+				row.CreatedAt.UTC().Format("3:04 PM MST"), maskEmail(row.SentTo), lim.MailsPer15Min, lim.MailsPerHour),
+			Hint: "Check your mail for the codes we sent: each works for 10 minutes. Or try again later."}
 	}
 	if err != nil {
 		return SentCode{}, err
 	}
-	inv, err := s.cp.Invocation(ctx, o.InvocationID)
-	if err != nil {
-		return SentCode{}, err
-	}
-	greeting := "Hello,"
-	if contact.Name != "" {
-		greeting = "Hello " + contact.Name + ","
-	}
-	body := fmt.Sprintf("%s\n\nYour code is %s\n\nEnter it on the confirmation page to decide on this request:\n%s\n\n"+
-		"The code works for %d minutes. If you did not ask for it, ignore this message: nothing changes without the code.\n",
-		greeting, code, inv.Quote.Title, int(CodeLifetime/time.Minute))
-	if err := s.cfg.Mail.Send(ctx, mail.Message{To: contact.Email, Subject: "Your confirmation code", Body: body}); err != nil {
+	msg := CodeMail(contact, code, inv, o.System)
+	if err := s.cfg.Mail.Send(ctx, msg); err != nil {
 		return SentCode{}, &apperr.Error{Kind: apperr.Upstream, Code: "mail_failed", Err: err,
 			Message: "We could not send the code just now.", Hint: "Try again in a minute, or use another way of confirming."}
 	}
 	return SentCode{To: maskEmail(contact.Email), ExpiresAt: row.ExpiresAt}, nil
+}
+
+// CodeMail is the message that carries a code: it names exactly the one
+// request the code decides (its title in the customer's words, its short
+// reference, the business system) and warns that nobody, the assistant
+// included, will ever ask for it.
+func CodeMail(to adapter.Contact, code string, inv controlplane.Invocation, system string) mail.Message {
+	greeting := "Hello,"
+	if to.Name != "" {
+		greeting = "Hello " + to.Name + ","
+	}
+	title := inv.Quote.Title
+	ref := ""
+	if c := inv.Quote.Customer; c != nil {
+		if c.Title != "" {
+			title = c.Title
+		}
+		ref = c.Reference
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n\nYour code is %s\n\nThis code confirms only this request:\n\n    %s\n", greeting, code, title)
+	if ref != "" {
+		fmt.Fprintf(&b, "    %s\n", ref)
+	}
+	fmt.Fprintf(&b, "    at %s\n\n", system)
+	b.WriteString("Enter it on the page where you were asked for it. It decides nothing else: any other request needs a code of its own.\n\n")
+	b.WriteString("Nobody — not our team and not the assistant you are chatting with — will ever ask you for this code. " +
+		"Do not read it out or paste it into a chat.\n\n")
+	fmt.Fprintf(&b, "The code works for %d minutes. If you did not ask for it, ignore this message: nothing changes without the code.\n",
+		int(CodeLifetime/time.Minute))
+	return mail.Message{To: to.Email, Subject: "Your code to decide: " + title, Body: b.String()}
 }
 
 func (s *Service) contact(ctx context.Context, o Opened) (adapter.Contact, error) {
@@ -115,10 +164,13 @@ func (s *Service) contact(ctx context.Context, o Opened) (adapter.Contact, error
 	return c, nil
 }
 
-// CheckCode tries code against the link's latest code. Each try counts,
-// right or wrong; a code is spent by its first right try. It returns the
-// opened link on success; a wrong, dead or missing code is apperr.Invalid
-// naming the field "code".
+// CheckCode tries code against the link's live codes. Before anything is
+// compared the customer's and everyone's wrong codes are counted, and past
+// CodeLimits nothing is compared at all (apperr.LimitReached, code
+// too_many_tries) — not even the right code. A wrong code counts against
+// the customer before the answer leaves; a code is spent by its first
+// right try. It returns the opened link on success; a wrong, dead or
+// missing code is apperr.Invalid naming the field "code".
 func (s *Service) CheckCode(ctx context.Context, token, code string) (Opened, error) {
 	o, err := s.Open(ctx, token)
 	if err != nil {
@@ -137,26 +189,41 @@ func (s *Service) CheckCode(ctx context.Context, token, code string) (Opened, er
 		return Opened{}, apperr.InvalidFields(map[string]string{"code": fmt.Sprintf("enter the %d digits from the e-mail", CodeDigits)})
 	}
 	now := s.now()
-	row, err := s.store.TryConfirmationCode(ctx, o.Selector, now, CodeAttempts)
-	if errors.Is(err, store.ErrNotFound) {
+	lim := s.cfg.CodeLimits
+	try, err := s.store.TryConfirmationCode(ctx, o.Selector, o.CustomerRef, now, store.CodeGuessCaps{
+		Customer: []store.CodeCap{{Since: now.Add(-time.Hour), Max: lim.MissesPerHour}, {Since: now.Add(-24 * time.Hour), Max: lim.MissesPerDay}},
+		Global:   []store.CodeCap{{Since: now.Add(-time.Hour), Max: lim.GlobalMissesPerHour}},
+	}, func(c store.ConfirmationCode) bool {
+		return subtle.ConstantTimeCompare(codeHash(c.Salt, code), c.CodeHash) == 1
+	})
+	switch {
+	case errors.Is(err, store.ErrLimit):
+		return Opened{}, &apperr.Error{Kind: apperr.LimitReached, Code: "too_many_tries",
+			Message: "Too many wrong codes were tried for your requests, so we are not checking codes for now.",
+			Hint:    "Try again in an hour, or sign in to your account to decide."}
+	case errors.Is(err, store.ErrNotFound):
 		return Opened{}, apperr.InvalidFields(map[string]string{"code": "this code no longer works: send a new one"})
-	}
-	if err != nil {
+	case err != nil:
 		return Opened{}, err
-	}
-	if subtle.ConstantTimeCompare(codeHash(row.Salt, code), row.CodeHash) != 1 {
-		left := CodeAttempts - int(row.Attempts)
-		if left <= 0 {
-			return Opened{}, apperr.InvalidFields(map[string]string{"code": "that code is wrong, and it no longer works: send a new one"})
-		}
-		return Opened{}, apperr.InvalidFields(map[string]string{"code": fmt.Sprintf("that code is wrong; %d tries left", left)})
-	}
-	if err := s.store.UseConfirmationCode(ctx, row.ID, now); errors.Is(err, store.ErrConflict) {
-		return Opened{}, apperr.InvalidFields(map[string]string{"code": "this code was used already: send a new one"})
-	} else if err != nil {
-		return Opened{}, err
+	case !try.Right && try.MissesLeft == 0:
+		return Opened{}, apperr.InvalidFields(map[string]string{"code": "that code is wrong, and no more codes will be checked for now: try again later"})
+	case !try.Right:
+		return Opened{}, apperr.InvalidFields(map[string]string{"code": fmt.Sprintf("that code is wrong; %d tries left", try.MissesLeft)})
 	}
 	return o, nil
+}
+
+// awaits says whether inv still waits for its customer's decision.
+func (s *Service) awaits(inv controlplane.Invocation) bool {
+	return inv.State == controlplane.AwaitingConfirmation && (inv.DeadlineAt == nil || s.now().Before(*inv.DeadlineAt))
+}
+
+// NothingToDecide is the refusal for a request that no longer awaits its
+// customer: a link of a decided, expired or replaced request sends no code.
+func NothingToDecide() error {
+	return &apperr.Error{Kind: apperr.IllegalTransition, Code: "nothing_to_decide",
+		Message: "There is nothing left to decide on this request: it was decided, replaced, or its time to decide ran out.",
+		Hint:    "No code is needed. Ask the assistant if you want something else done."}
 }
 
 func newCode() (string, error) {

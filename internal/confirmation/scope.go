@@ -1,0 +1,115 @@
+package confirmation
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"countersign/internal/apperr"
+	"countersign/internal/controlplane"
+)
+
+// Proved is what a browser showed about who it is: the customer, how, and
+// — for a code or an assertion — the one request the proof was made on. A
+// code read out in a chat, or an assertion copied from a page, must not give
+// its holder the customer's other requests; only the customer's own
+// signed-in account spans them, as a bank session does.
+type Proved struct {
+	CustomerRef string
+	Proof       Proof
+	// InvocationID and System name the request (its link's invocation) a
+	// code or an assertion proved; empty for an account.
+	InvocationID string
+	System       string
+}
+
+// Spans reports whether the proof covers every request of its customer
+// (a signed-in account) rather than one.
+func (p Proved) Spans() bool { return p.Proof == ProofAccount }
+
+// ProvedOn is the proof a code or an assertion made on link o.
+func ProvedOn(o Opened, proof Proof) Proved {
+	return Proved{CustomerRef: o.CustomerRef, Proof: proof, InvocationID: o.InvocationID, System: o.System}
+}
+
+// maxRequotes bounds the walk from a request back to the one a proof was
+// made on: a re-quote chain longer than this is not followed.
+const maxRequotes = 16
+
+// Covers checks that p may see inv, whose task's customer is
+// taskCustomer. Another customer's request is apperr.NotFound, as if it did
+// not exist. A code or an assertion covers the request it was made on and
+// the re-quotes that replaced it (controlplane.Requote closes a request
+// whose target changed and carries it on as a fresh quote: the same
+// request, asked again); any other request is apperr.Unauthenticated with
+// code prove_for_this_request.
+func (s *Service) Covers(ctx context.Context, p Proved, inv controlplane.Invocation, taskCustomer string) error {
+	if p.CustomerRef == "" || !SameCustomer(p.CustomerRef, taskCustomer) {
+		return apperr.New(apperr.NotFound, "We could not find this request among yours.")
+	}
+	if p.Spans() {
+		return nil
+	}
+	at := inv
+	for range maxRequotes {
+		if at.ID == p.InvocationID && at.System == p.System {
+			return nil
+		}
+		if at.SupersedesID == "" {
+			break
+		}
+		prev, err := s.cp.Invocation(ctx, at.SupersedesID)
+		if err != nil {
+			return err
+		}
+		at = prev
+	}
+	return ProveForThisRequest()
+}
+
+// ProveForThisRequest is the answer to a browser whose code or assertion
+// was for another request: it must show it's the customer for this one.
+func ProveForThisRequest() error {
+	return &apperr.Error{Kind: apperr.Unauthenticated, Code: "prove_for_this_request",
+		Message: "You showed us it's you for another request. Each request needs its own proof.",
+		Hint:    "Open this request's link from your assistant and show us it's you for it, or sign in to your account to see all your requests."}
+}
+
+// ProofAccepted checks that proof is one that system accepts
+// (Config.Proofs; an assertion only where the system has a secret); it
+// fails with apperr.Forbidden, code proof_not_accepted, naming the ways
+// that system accepts.
+func (s *Service) ProofAccepted(system string, proof Proof) error {
+	accepted := s.Accepts(system)
+	if slices.Contains(accepted, proof) {
+		return nil
+	}
+	var words []string
+	for _, p := range accepted {
+		words = append(words, proofWords[p])
+	}
+	hint := "This request cannot be decided here; contact support."
+	if len(words) > 0 {
+		hint = "Show us it's you for this request with " + strings.Join(words, " or ") + "."
+	}
+	return &apperr.Error{Kind: apperr.Forbidden, Code: "proof_not_accepted",
+		Message: "This request's business system does not accept the way you showed us it's you (" + proofWords[proof] + ").", Hint: hint}
+}
+
+var proofWords = map[Proof]string{
+	ProofCode:      "a code we e-mail you",
+	ProofAccount:   "your signed-in account",
+	ProofAssertion: "the business's own website or app where you are signed in",
+}
+
+// MayDecide is the one check every deciding path of a customer makes —
+// confirm, decline, stop: p covers inv (Covers) and p's kind is among the
+// proofs inv's system accepts (ProofAccepted). What the browser proved on
+// another system's link, or with a kind this system does not take, decides
+// nothing here.
+func (s *Service) MayDecide(ctx context.Context, p Proved, inv controlplane.Invocation, taskCustomer string) error {
+	if err := s.Covers(ctx, p, inv, taskCustomer); err != nil {
+		return err
+	}
+	return s.ProofAccepted(inv.System, p.Proof)
+}

@@ -1,0 +1,181 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ConfirmationCode is a row of confirmation_codes: a one-time code sent to
+// the customer's contact on file for one link.
+type ConfirmationCode struct {
+	ID           int64      `db:"id"`
+	LinkSelector string     `db:"link_selector"`
+	CustomerRef  string     `db:"customer_ref"`
+	SentTo       string     `db:"sent_to"`
+	Salt         []byte     `db:"salt"`
+	CodeHash     []byte     `db:"code_hash"`
+	Attempts     int16      `db:"attempts"`
+	CreatedAt    time.Time  `db:"created_at"`
+	ExpiresAt    time.Time  `db:"expires_at"`
+	UsedAt       *time.Time `db:"used_at"`
+}
+
+const confirmationCodeColumns = `id, link_selector, customer_ref, sent_to, salt, code_hash, attempts, created_at, expires_at, used_at`
+
+// CodeCap is one bound of a sliding window: at most Max since Since.
+type CodeCap struct {
+	Since time.Time
+	Max   int
+}
+
+// codeLock serialises every statement that counts codes or wrong codes.
+// One lock for all customers keeps the global bound exact too; a code check
+// holds it for a few short statements.
+const codeLock = "confirmation_codes"
+
+// InsertConfirmationCode stores a new code for a link unless the link's
+// customer already had caps[i].Max codes since caps[i].Since, for any i:
+// then it returns ErrLimit with the customer's newest code, for the page to
+// say when it was sent. Earlier live codes stay valid until they expire or
+// one is used: a new code must not retire a code the customer holds. The
+// count and the insert hold one lock, so concurrent requests cannot pass a
+// cap together.
+func (s *Store) InsertConfirmationCode(ctx context.Context, c ConfirmationCode, caps []CodeCap) (ConfirmationCode, error) {
+	var out ConfirmationCode
+	var limited bool
+	err := s.InTx(ctx, func(tx *Tx) error {
+		if err := tx.AdvisoryLock(ctx, codeLock); err != nil {
+			return err
+		}
+		for _, cp := range caps {
+			var n int
+			if err := tx.tx.QueryRow(ctx, `SELECT count(*) FROM confirmation_codes WHERE customer_ref = $1 AND created_at >= $2`,
+				c.CustomerRef, cp.Since).Scan(&n); err != nil {
+				return err
+			}
+			if n >= cp.Max {
+				limited = true
+				rows, _ := tx.tx.Query(ctx, `SELECT `+confirmationCodeColumns+` FROM confirmation_codes
+					WHERE customer_ref = $1 ORDER BY created_at DESC, id DESC LIMIT 1`, c.CustomerRef)
+				var err error
+				out, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[ConfirmationCode])
+				return err
+			}
+		}
+		rows, _ := tx.tx.Query(ctx, `
+			INSERT INTO confirmation_codes (link_selector, customer_ref, sent_to, salt, code_hash, created_at, expires_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING `+confirmationCodeColumns,
+			c.LinkSelector, c.CustomerRef, c.SentTo, c.Salt, c.CodeHash, c.CreatedAt, c.ExpiresAt)
+		var err error
+		out, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[ConfirmationCode])
+		return err
+	})
+	if err != nil {
+		return ConfirmationCode{}, fmt.Errorf("store.InsertConfirmationCode: %w", err)
+	}
+	if limited {
+		return out, fmt.Errorf("store.InsertConfirmationCode: %w", ErrLimit)
+	}
+	return out, nil
+}
+
+// CodeGuessCaps bound wrong codes: per customer across all their links,
+// and across all customers together.
+type CodeGuessCaps struct {
+	Customer []CodeCap
+	Global   []CodeCap
+}
+
+// CodeTry is what TryConfirmationCode found.
+type CodeTry struct {
+	// Right says a live code of the link matched; Code is that code, now
+	// used.
+	Right bool
+	Code  ConfirmationCode
+	// MissesLeft is, after a wrong code, how many more wrong codes the
+	// customer may try before the tightest cap closes.
+	MissesLeft int
+}
+
+// TryConfirmationCode checks a code typed on the link page. In one
+// transaction under the codes' lock it counts the customer's and everyone's
+// wrong codes in caps' windows — if any cap is full it compares nothing and
+// returns ErrLimit —, then hands the link's live codes (unused, unexpired
+// at `at`) to match. A match is marked used and the link's other live codes
+// retired; no match is recorded as a wrong code of customerRef before the
+// transaction ends. Concurrent tries queue on the lock, so no more wrong
+// codes are ever compared than the caps allow. ErrNotFound means the link
+// has no live code (nothing was compared or counted).
+func (s *Store) TryConfirmationCode(ctx context.Context, selector, customerRef string, at time.Time, caps CodeGuessCaps,
+	match func(ConfirmationCode) bool) (CodeTry, error) {
+	var out CodeTry
+	err := s.InTx(ctx, func(tx *Tx) error {
+		if err := tx.AdvisoryLock(ctx, codeLock); err != nil {
+			return err
+		}
+		left := -1
+		count := func(q string, args []any, caps []CodeCap) error {
+			for _, cp := range caps {
+				var n int
+				if err := tx.tx.QueryRow(ctx, q, append(args, cp.Since)...).Scan(&n); err != nil {
+					return err
+				}
+				if n >= cp.Max {
+					return ErrLimit
+				}
+				if l := cp.Max - n - 1; left < 0 || l < left {
+					left = l
+				}
+			}
+			return nil
+		}
+		if err := count(`SELECT count(*) FROM confirmation_code_misses WHERE customer_ref = $1 AND at >= $2`,
+			[]any{customerRef}, caps.Customer); err != nil {
+			return err
+		}
+		if err := count(`SELECT count(*) FROM confirmation_code_misses WHERE at >= $1`, nil, caps.Global); err != nil {
+			return err
+		}
+		rows, _ := tx.tx.Query(ctx, `SELECT `+confirmationCodeColumns+` FROM confirmation_codes
+			WHERE link_selector = $1 AND used_at IS NULL AND expires_at > $2 ORDER BY created_at DESC, id DESC`, selector, at)
+		live, err := pgx.CollectRows(rows, pgx.RowToStructByName[ConfirmationCode])
+		if err != nil {
+			return err
+		}
+		if len(live) == 0 {
+			return ErrNotFound
+		}
+		for _, c := range live {
+			if !match(c) {
+				continue
+			}
+			if _, err := tx.tx.Exec(ctx, `UPDATE confirmation_codes SET used_at = $2, attempts = attempts + 1 WHERE id = $1`, c.ID, at); err != nil {
+				return err
+			}
+			// The request is proved: the link's other codes have done their job.
+			if _, err := tx.tx.Exec(ctx, `UPDATE confirmation_codes SET expires_at = least(expires_at, $2)
+				WHERE link_selector = $1 AND used_at IS NULL`, selector, at); err != nil {
+				return err
+			}
+			c.UsedAt = &at
+			out = CodeTry{Right: true, Code: c}
+			return nil
+		}
+		if _, err := tx.tx.Exec(ctx, `UPDATE confirmation_codes SET attempts = least(attempts + 1, 32767)
+			WHERE link_selector = $1 AND used_at IS NULL AND expires_at > $2`, selector, at); err != nil {
+			return err
+		}
+		if _, err := tx.tx.Exec(ctx, `INSERT INTO confirmation_code_misses (customer_ref, at) VALUES ($1, $2)`, customerRef, at); err != nil {
+			return err
+		}
+		out = CodeTry{MissesLeft: max(left, 0)}
+		return nil
+	})
+	if err != nil {
+		return CodeTry{}, fmt.Errorf("store.TryConfirmationCode: %w", err)
+	}
+	return out, nil
+}
