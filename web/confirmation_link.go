@@ -15,10 +15,15 @@ import (
 )
 
 // Session values of a customer who proved who they are on a link page.
-// They are not a console account: they open only that customer's requests.
+// They are not a console account: they open and decide only the request
+// the proof was made on (and its re-quotes), never the customer's others.
 const (
 	keyProvedCustomer = "proved_customer"
 	keyCustomerProof  = "customer_proof"
+	// keyProvedFor and keyProvedSystem name the request the proof was made
+	// on: its link's invocation and that invocation's system.
+	keyProvedFor    = "proved_for"
+	keyProvedSystem = "proved_system"
 	// keyCodeSent remembers, for the link page, where the last code went:
 	// "<selector> <masked address>".
 	keyCodeSent = "code_sent"
@@ -34,26 +39,39 @@ type ConfirmationLinks interface {
 	CheckCode(ctx context.Context, token, code string) (confirmation.Opened, error)
 	CheckAssertion(ctx context.Context, token, signed string) (confirmation.Opened, error)
 	Accepts(system string) []confirmation.Proof
+	Covers(ctx context.Context, p confirmation.Proved, inv controlplane.Invocation, taskCustomer string) error
+	MayDecide(ctx context.Context, p confirmation.Proved, inv controlplane.Invocation, taskCustomer string) error
 }
 
-// customerOf returns the customer this request acts for and how they proved
-// it: a signed-in customer account (its e-mail), or a customer who proved
-// who they are on a link page. Staff accounts act for no customer, and
-// holding a link is no proof.
-func customerOf(c echo.Context) (ref, proof string, ok bool) {
+// customerOf returns the customer this request acts for and what they
+// proved: a signed-in customer account (its e-mail; it spans their
+// requests), or a code or an assertion made on one link page (it covers
+// that request only). Staff accounts act for no customer, and holding a
+// link is no proof.
+func customerOf(c echo.Context) (confirmation.Proved, bool) {
 	if u, signedIn := currentUser(c); signedIn {
 		if u.Role == accounts.Customer {
-			return u.Email, string(confirmation.ProofAccount), true
+			return confirmation.Proved{CustomerRef: u.Email, Proof: confirmation.ProofAccount}, true
 		}
-		return "", "", false
+		return confirmation.Proved{}, false
 	}
 	sess := session(c)
 	if sess == nil || sess.IsNew {
-		return "", "", false
+		return confirmation.Proved{}, false
 	}
-	ref, _ = sess.Values[keyProvedCustomer].(string)
-	proof, _ = sess.Values[keyCustomerProof].(string)
-	return ref, proof, ref != "" && proof != ""
+	var p confirmation.Proved
+	p.CustomerRef, _ = sess.Values[keyProvedCustomer].(string)
+	proof, _ := sess.Values[keyCustomerProof].(string)
+	p.InvocationID, _ = sess.Values[keyProvedFor].(string)
+	p.System, _ = sess.Values[keyProvedSystem].(string)
+	kind, known := confirmation.ParseProof(proof)
+	// A link's session never holds an account's proof, and a code or an
+	// assertion always names its request.
+	if p.CustomerRef == "" || !known || kind == confirmation.ProofAccount || p.InvocationID == "" {
+		return confirmation.Proved{}, false
+	}
+	p.Proof = kind
+	return p, true
 }
 
 // handleConfirmationLink answers GET /c/:token: the request the link shows,
@@ -88,7 +106,7 @@ func (s *Server) handleConfirmationLink(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if ref, _, ok := customerOf(c); ok && confirmation.SameCustomer(ref, o.CustomerRef) {
+	if p, ok := customerOf(c); ok && s.covers(c, p, o) {
 		return seeOther(c, "/requests/"+o.InvocationID)
 	}
 	if u, ok := currentUser(c); ok {
@@ -168,14 +186,28 @@ func (s *Server) proved(c echo.Context, o confirmation.Opened, proof confirmatio
 			delete(sess.Values, k)
 		}
 	}
-	sess.Values[keyProvedCustomer] = o.CustomerRef
-	sess.Values[keyCustomerProof] = string(proof)
+	p := confirmation.ProvedOn(o, proof)
+	sess.Values[keyProvedCustomer] = p.CustomerRef
+	sess.Values[keyCustomerProof] = string(p.Proof)
+	sess.Values[keyProvedFor] = p.InvocationID
+	sess.Values[keyProvedSystem] = p.System
 	markDirty(sess)
 	if err := sess.Save(c.Request(), c.Response()); err != nil {
 		return err
 	}
 	s.log.Info("customer proved who they are", "invocation_id", o.InvocationID, "proof", string(proof))
 	return seeOther(c, "/requests/"+o.InvocationID)
+}
+
+// covers says whether what the browser proved covers the request link o
+// shows (a console account of that customer, or a proof made on this
+// request or the one it re-quotes).
+func (s *Server) covers(c echo.Context, p confirmation.Proved, o confirmation.Opened) bool {
+	inv, err := s.cfg.Control.Invocation(c.Request().Context(), o.InvocationID)
+	if err != nil {
+		return false
+	}
+	return s.cfg.Confirmations.Covers(c.Request().Context(), p, inv, o.CustomerRef) == nil
 }
 
 // linkPageState is what the link page says beyond the request itself.
@@ -228,11 +260,23 @@ func (s *Server) renderLinkPage(c echo.Context, status int, token string, st lin
 			pv.Assertion = true
 		}
 	}
+	if inv.State != controlplane.AwaitingConfirmation || s.expired(inv) {
+		// A decided or ended request sends no codes: there is nothing to decide.
+		pv.Code = false
+		if pv.Problem == "" {
+			e, _ := apperr.As(confirmation.NothingToDecide())
+			pv.Problem = joinSentences(e.Message, e.Hint)
+		}
+	}
 	if sent, _ := session(c).Values[keyCodeSent].(string); len(sent) > len(o.Selector) && sent[:len(o.Selector)] == o.Selector {
 		pv.CodeSentTo = sent[len(o.Selector)+1:]
 	}
-	if _, _, ok := customerOf(c); ok {
-		pv.OtherCustomer = true
+	if p, ok := customerOf(c); ok {
+		if confirmation.SameCustomer(p.CustomerRef, o.CustomerRef) {
+			pv.OtherRequest = true
+		} else {
+			pv.OtherCustomer = true
+		}
 	}
 	v.Prove = pv
 	p, err := s.page(c, inv.Quote.Title)

@@ -211,9 +211,10 @@ func (b *testBundle) shopRefund(t *testing.T, order string, amount int64) {
 }
 
 // TestMyRequestsForALinkCustomer: a customer who came by link and showed
-// it's them with a code reaches "See all your requests" and finds their
-// own requests, the ones waiting for them first (soonest deadline first)
-// with the customer's words for the state, dates with times and zones;
+// it's them with a code reaches "See your requests" and finds the request
+// the code was for, and only it; signed in to their account they find all
+// their own requests, the ones waiting for them first (soonest deadline
+// first) with the customer's words for the state, dates with times and zones;
 // a visitor who only holds a link, or nothing, is told how to show it's
 // them instead of being sent to a sign-in page, and sees no request.
 func TestMyRequestsForALinkCustomer(t *testing.T) {
@@ -246,11 +247,12 @@ func TestMyRequestsForALinkCustomer(t *testing.T) {
 		}
 	}
 
+	// A code shows and decides the request it was sent for, and lists
+	// only that one: the customer's other requests need their own proof.
 	c := b.client(t)
 	page := c.open(link)
-	tok := c.pageCSRF(c.get("/requests/" + declined.ID))
-	if res := c.post("/requests/"+declined.ID+"/decline", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("decline: %d", res.StatusCode)
+	if res := c.get("/requests/" + declined.ID); res.StatusCode != http.StatusUnauthorized || !strings.Contains(res.body, "Each request needs its own proof") {
+		t.Errorf("another request of the customer with the refund's code: %d, want 401 asking for its own proof", res.StatusCode)
 	}
 	href, _ := page.doc(t).Find(`[data-testid="my-requests-link"]`).Attr("href")
 	if href != "/requests" {
@@ -259,6 +261,26 @@ func TestMyRequestsForALinkCustomer(t *testing.T) {
 	res := c.get(href)
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("My requests after a code: %d\n%s", res.StatusCode, res.body)
+	}
+	var listed []string
+	res.doc(t).Find(`[data-testid="request-row"]`).Each(func(_ int, s *goquery.Selection) {
+		id, _ := s.Attr("data-id")
+		listed = append(listed, id)
+	})
+	if strings.Join(listed, ",") != refund.ID || text(res, t, "only-proved") == "" {
+		t.Errorf("My requests after the refund's code lists %v, want only %s and why", listed, refund.ID)
+	}
+
+	// The customer's own account spans their requests.
+	acct := b.client(t)
+	acct.mustSignIn(b.customerAccount(t, jordan))
+	tok := acct.pageCSRF(acct.get("/requests/" + declined.ID))
+	if res := acct.post("/requests/"+declined.ID+"/decline", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("decline: %d", res.StatusCode)
+	}
+	res = acct.get("/requests")
+	if res.StatusCode != http.StatusOK || text(res, t, "only-proved") != "" {
+		t.Fatalf("My requests of the account: %d\n%s", res.StatusCode, res.body)
 	}
 	doc := res.doc(t)
 	ids := func(sel string) []string {

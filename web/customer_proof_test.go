@@ -57,10 +57,13 @@ func TestAssistantCannotConfirmWithTheLink(t *testing.T) {
 	// It may make the console send the customer a code, but the code goes to
 	// the contact on file, and guessing is bounded.
 	attacker.sendCode(link, page)
-	for i := 0; i < confirmation.CodeAttempts+1; i++ {
+	for i := 0; i < confirmation.DefaultCodeLimits.MissesPerHour; i++ {
 		if res := attacker.tryCode(link, fmt.Sprintf("%06d", i)); res.StatusCode != http.StatusUnprocessableEntity {
 			t.Fatalf("guess %d: %d, want 422", i, res.StatusCode)
 		}
+	}
+	if res := attacker.tryCode(link, "999999"); res.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("a guess past the customer's bound: %d, want 429", res.StatusCode)
 	}
 	if res := attacker.get("/requests/" + id); res.StatusCode != http.StatusUnauthorized {
 		t.Errorf("the request page after guessing: %d, want 401", res.StatusCode)
@@ -74,44 +77,37 @@ func TestAssistantCannotConfirmWithTheLink(t *testing.T) {
 }
 
 // TestCodeGoesToTheContactOnFileAndIsBounded checks where codes go and the
-// limits: a code dies after CodeAttempts wrong tries (even the right one is
-// refused then), a new code replaces the old one, and a link sends at most
-// CodesPerHour codes an hour.
+// mail limits: a new code leaves the customer's earlier live code working
+// (whoever holds the link can ask for codes but not retire the customer's),
+// and the customer gets at most MailsPer15Min codes in 15 minutes across
+// all their links, told when the last one went.
 func TestCodeGoesToTheContactOnFileAndIsBounded(t *testing.T) {
 	t.Parallel()
 	b := setupCustomer(t)
 	_, link := b.pendingRefund(t)
+	_, other := b.pendingRefund(t)
 	c := b.client(t)
 	first := c.sendCode(link, c.get(link))
 	if got := b.mail.Sent()[len(b.mail.Sent())-1].To; !strings.EqualFold(got, jordan) {
 		t.Errorf("the code went to %q, want the shop's address on file %q", got, jordan)
 	}
-	wrong := "000000"
-	if first == wrong {
-		wrong = "111111"
+	// Someone else holding the link (the assistant) asks for another code.
+	asst := b.client(t)
+	asst.sendCode(link, asst.get(link))
+	for i := 2; i < confirmation.DefaultCodeLimits.MailsPer15Min; i++ {
+		asst.sendCode(other, asst.get(other))
 	}
-	for i := 0; i < confirmation.CodeAttempts; i++ {
-		c.tryCode(link, wrong)
+	tok, _ := c.get(other).doc(t).Find(`[data-testid="send-code-form"] input[name="_csrf"]`).Attr("value")
+	res := c.post(other+"/code", url.Values{"_csrf": {tok}})
+	if res.StatusCode != http.StatusTooManyRequests || !strings.Contains(text(res, t, "prove-problem"), "We sent you a code at") {
+		t.Errorf("code %d to the customer within 15 minutes, on another link: %d, want 429 saying when the last went\n%s",
+			confirmation.DefaultCodeLimits.MailsPer15Min+1, res.StatusCode, res.body)
 	}
-	if res := c.tryCode(link, first); res.StatusCode != http.StatusUnprocessableEntity {
-		t.Errorf("the right code after %d wrong tries: %d, want 422", confirmation.CodeAttempts, res.StatusCode)
-	}
-	second := c.sendCode(link, c.get(link))
-	if second != first {
-		if res := c.tryCode(link, first); res.StatusCode != http.StatusUnprocessableEntity {
-			t.Errorf("the replaced code: %d, want 422", res.StatusCode)
-		}
-	}
-	for i := 2; i < confirmation.CodesPerHour; i++ {
-		c.sendCode(link, c.get(link))
-	}
-	tok, _ := c.get(link).doc(t).Find(`[data-testid="send-code-form"] input[name="_csrf"]`).Attr("value")
-	if res := c.post(link+"/code", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusTooManyRequests {
-		t.Errorf("code %d within the hour: %d, want 429", confirmation.CodesPerHour+1, res.StatusCode)
-	}
+	// The customer's first code still works: later codes did not retire it.
+	c.prove(link, first)
 	b.clock.Advance(61 * time.Minute)
 	// The request itself expired by now (30-minute window): the link says so.
-	if res := c.get(link); res.StatusCode != http.StatusGone {
+	if res := b.client(t).get(link); res.StatusCode != http.StatusGone {
 		t.Errorf("the link after its deadline: %d, want 410", res.StatusCode)
 	}
 }

@@ -9,18 +9,32 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"countersign/internal/apperr"
-	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
 	"countersign/views"
 )
 
-// customerRequest loads the invocation named by :id when the current
-// customer may see it. Another customer's request, a staff account and an
-// unknown id all get the same "not found", so ids reveal nothing.
+// customerRequest loads the invocation named by :id when what this browser
+// proved covers it: a customer account of the task's customer, or a code
+// or an assertion made on this request's link (confirmation.Covers).
+// Another customer's request, a staff account and an unknown id all get
+// the same "not found", so ids reveal nothing; the customer's other
+// requests, to a code or an assertion, answer "show us it's you for this
+// request".
 func (s *Server) customerRequest(c echo.Context) (controlplane.Invocation, controlplane.Task, controlplane.Actor, error) {
+	return s.loadCustomerRequest(c, false)
+}
+
+// decidingRequest is customerRequest for every path that decides — confirm,
+// decline, stop: the proof must also be one the request's system accepts
+// (confirmation.MayDecide, the one check all of them make).
+func (s *Server) decidingRequest(c echo.Context) (controlplane.Invocation, controlplane.Task, controlplane.Actor, error) {
+	return s.loadCustomerRequest(c, true)
+}
+
+func (s *Server) loadCustomerRequest(c echo.Context, deciding bool) (controlplane.Invocation, controlplane.Task, controlplane.Actor, error) {
 	ctx := c.Request().Context()
 	none := controlplane.Actor{}
-	ref, proof, ok := customerOf(c)
+	p, ok := customerOf(c)
 	if !ok {
 		if _, signedIn := currentUser(c); signedIn {
 			return controlplane.Invocation{}, controlplane.Task{}, none, noSuchRequest()
@@ -39,10 +53,16 @@ func (s *Server) customerRequest(c echo.Context) (controlplane.Invocation, contr
 	if err != nil {
 		return controlplane.Invocation{}, controlplane.Task{}, none, err
 	}
-	if !confirmation.SameCustomer(task.CustomerRef, ref) {
-		return controlplane.Invocation{}, controlplane.Task{}, none, noSuchRequest()
+	check := s.cfg.Confirmations.Covers
+	if deciding {
+		check = s.cfg.Confirmations.MayDecide
 	}
-	return inv, task, controlplane.CustomerActor(task.CustomerRef, proof), nil
+	if err := check(ctx, p, inv, task.CustomerRef); apperr.Is(err, apperr.NotFound) {
+		return controlplane.Invocation{}, controlplane.Task{}, none, noSuchRequest()
+	} else if err != nil {
+		return controlplane.Invocation{}, controlplane.Task{}, none, err
+	}
+	return inv, task, controlplane.CustomerActor(task.CustomerRef, string(p.Proof)), nil
 }
 
 func noSuchRequest() error {
@@ -97,7 +117,7 @@ func (s *Server) handleCustomerRequestStatus(c echo.Context) error {
 // and is shown the current outcome; the guarded transition lets one through.
 func (s *Server) handleCustomerConfirm(c echo.Context) error {
 	ctx := c.Request().Context()
-	inv, task, actor, err := s.customerRequest(c)
+	inv, task, actor, err := s.decidingRequest(c)
 	if err != nil {
 		return err
 	}
@@ -130,7 +150,7 @@ func (s *Server) handleCustomerConfirm(c echo.Context) error {
 // optional reason the assistant sees.
 func (s *Server) handleCustomerDecline(c echo.Context) error {
 	ctx := c.Request().Context()
-	inv, task, actor, err := s.customerRequest(c)
+	inv, task, actor, err := s.decidingRequest(c)
 	if err != nil {
 		return err
 	}
@@ -154,43 +174,94 @@ func (s *Server) handleCustomerDecline(c echo.Context) error {
 	return seeOther(c, back)
 }
 
+// handleCustomerStop answers POST /requests/:id/stop, the customer's "Stop
+// this": the task behind the request is paused as a person's pause, which
+// only a console user lifts (an assistant's resume answers 403
+// paused_by_person), so nothing more of it is dispatched. It needs the
+// same proof as deciding the request, and the audit trail records it as
+// the customer's, with that proof.
+func (s *Server) handleCustomerStop(c echo.Context) error {
+	inv, task, actor, err := s.decidingRequest(c)
+	if err != nil {
+		return err
+	}
+	back := "/requests/" + inv.ID
+	_, err = s.cfg.Control.Pause(c.Request().Context(), actor, task.ID, 0)
+	if e, ok := apperr.As(err); ok && (e.Kind == apperr.IllegalTransition || e.Kind == apperr.Conflict) {
+		return seeOther(c, back) // paused or ended meanwhile: the page says so
+	}
+	if err != nil {
+		return err
+	}
+	s.log.Info("customer stopped the task", "task_id", task.ID, "invocation_id", inv.ID)
+	return seeOther(c, back)
+}
+
+// mayStop says whether the page offers "Stop this": the task still works
+// and this browser's proof may decide the request.
+func (s *Server) mayStop(c echo.Context, inv controlplane.Invocation, task controlplane.Task) bool {
+	if task.State != controlplane.TaskActive {
+		return false
+	}
+	p, ok := customerOf(c)
+	return ok && s.cfg.Confirmations.MayDecide(c.Request().Context(), p, inv, task.CustomerRef) == nil
+}
+
 // myRequestsLimit is how many of a customer's newest requests the list
 // reads.
 const myRequestsLimit = 100
 
 // handleMyRequests answers GET /requests: the requests of the customer
-// this browser acts for — a signed-in customer account, or a customer who
-// proved who they are on a link page (a code, an assertion). Holding a link
-// is not proof, so a visitor without one is told how to show it's them;
-// a staff account acts for no customer.
+// this browser acts for. A signed-in customer account sees all of theirs;
+// a customer who proved who they are on a link page (a code, an assertion)
+// sees only the request they proved (and its re-quotes), and is offered
+// signing in for the rest. Holding a link is not proof, so a visitor
+// without one is told how to show it's them; a staff account acts for no
+// customer.
 func (s *Server) handleMyRequests(c echo.Context) error {
-	ref, _, ok := customerOf(c)
+	ctx := c.Request().Context()
+	p, ok := customerOf(c)
 	if !ok {
 		if _, signedIn := currentUser(c); signedIn {
 			return noSuchRequest()
 		}
-		p, err := s.page(c, "Show us it's you")
+		page, err := s.page(c, "Show us it's you")
 		if err != nil {
 			return err
 		}
-		p.Narrow = true
-		return render(c, http.StatusUnauthorized, views.MyRequestsProvePage(p, views.MyRequestsProveView{SignIn: true}))
+		page.Narrow = true
+		return render(c, http.StatusUnauthorized, views.MyRequestsProvePage(page, views.MyRequestsProveView{SignIn: true,
+			SignedOut: c.QueryParam("signed_out") != ""}))
 	}
-	invs, err := s.cfg.Control.CustomerInvocations(c.Request().Context(), ref, myRequestsLimit)
+	invs, err := s.cfg.Control.CustomerInvocations(ctx, p.CustomerRef, myRequestsLimit)
 	if err != nil {
 		return err
 	}
-	p, err := s.page(c, "My requests")
+	truncated := len(invs) >= myRequestsLimit
+	if !p.Spans() {
+		covered := invs[:0]
+		for _, inv := range invs {
+			if err := s.cfg.Confirmations.Covers(ctx, p, inv, p.CustomerRef); err == nil {
+				covered = append(covered, inv)
+			} else if !apperr.Is(err, apperr.Unauthenticated) {
+				return err
+			}
+		}
+		invs, truncated = covered, false
+	}
+	page, err := s.page(c, "My requests")
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.MyRequestsPage(p, myRequestsView(invs, s.now(), myRequestsLimit)))
+	v := myRequestsView(invs, s.now(), truncated)
+	v.OnlyProved = !p.Spans()
+	return render(c, http.StatusOK, views.MyRequestsPage(page, v))
 }
 
 // myRequestsView puts what waits for the customer first, soonest deadline
 // first, then everything else newest first, in the customer's words.
-func myRequestsView(invs []controlplane.Invocation, now time.Time, limit int) views.MyRequestsView {
-	v := views.MyRequestsView{Truncated: len(invs) >= limit}
+func myRequestsView(invs []controlplane.Invocation, now time.Time, truncated bool) views.MyRequestsView {
+	v := views.MyRequestsView{Truncated: truncated}
 	type waiting struct {
 		row      views.MyRequestRow
 		deadline time.Time

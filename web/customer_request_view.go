@@ -29,6 +29,9 @@ func (s *Server) renderCustomerRequest(c echo.Context, status int, inv controlpl
 	if v.Status.Pending {
 		p.RefreshSeconds = v.Status.PollSeconds
 	}
+	if (v.Decide || v.Status.Pending) && s.mayStop(c, inv, task) {
+		v.StopCSRF = csrf
+	}
 	return render(c, status, views.CustomerRequestPage(p, v))
 }
 

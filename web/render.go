@@ -32,6 +32,9 @@ func (s *Server) page(c echo.Context, title string) (views.Page, error) {
 		p.CSRF, _ = sess.Values[keyCSRF].(string)
 		p.Flash = popFlash(c)
 	}
+	if _, ok := customerOf(c); ok {
+		p.CustomerSignOut = true // a link's session: no console account is signed in
+	}
 	if u, ok := currentUser(c); ok {
 		p.User = &views.User{Name: u.Name, Email: u.Email, RoleLabel: u.Role.Label()}
 		p.Nav = navFor(u.Role, c.Request().URL.Path)

@@ -29,7 +29,9 @@ func (s *Server) routes() []route {
 
 		{http.MethodGet, "/sign-in", s.handleSignInForm, anyone},
 		{http.MethodPost, "/sign-in", s.handleSignIn, anyone},
-		{http.MethodPost, "/sign-out", s.handleSignOut, signedIn},
+		// Anyone: a customer who proved who they are on a link page signs
+		// out here too; the handler answers 401 to a visitor with neither.
+		{http.MethodPost, "/sign-out", s.handleSignOut, anyone},
 		{http.MethodGet, "/", s.handleHome, signedIn},
 		{http.MethodGet, "/account/password", s.handlePasswordForm, signedIn},
 		{http.MethodPost, "/account/password", s.handlePasswordChange, signedIn},
@@ -80,6 +82,7 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/requests/:id/status", s.handleCustomerRequestStatus, anyone},
 		{http.MethodPost, "/requests/:id/confirm", s.handleCustomerConfirm, anyone},
 		{http.MethodPost, "/requests/:id/decline", s.handleCustomerDecline, anyone},
+		{http.MethodPost, "/requests/:id/stop", s.handleCustomerStop, anyone},
 
 		{http.MethodGet, "/admin/users", s.handleAdminUsers, admin},
 		{http.MethodPost, "/admin/users", s.handleAdminUserCreate, admin},

@@ -54,14 +54,24 @@ func (s *Server) handleSignIn(c echo.Context) error {
 }
 
 // handleSignOut answers POST /sign-out: the session ends server-side, so a
-// copy of the cookie is useless afterwards.
+// copy of the cookie is useless afterwards. It ends a console user's
+// session and a customer's link session (a code or an assertion) alike; a
+// visitor with neither gets 401.
 func (s *Server) handleSignOut(c echo.Context) error {
+	_, signedIn := currentUser(c)
+	_, customer := customerOf(c)
+	if !signedIn && !customer {
+		return apperr.New(apperr.Unauthenticated, "Sign in to continue.")
+	}
 	sess := session(c)
 	sess.Options.MaxAge = -1
 	if err := sess.Save(c.Request(), c.Response()); err != nil {
 		return err
 	}
 	c.Set(ctxUser, nil)
+	if !signedIn {
+		return seeOther(c, "/requests?signed_out=1")
+	}
 	return seeOther(c, "/sign-in?signed_out=1")
 }
 

@@ -234,7 +234,10 @@ func (s *Service) Cancel(ctx context.Context, actor Actor, taskID string, expect
 }
 
 func (s *Service) changeTask(ctx context.Context, actor Actor, taskID string, expectedVersion int32, verb string, to TaskState, from []TaskState, reason NotDispatchedReason) (Task, error) {
-	if actor.Kind == ActorCustomer || actor.Kind == ActorPolicy {
+	// The customer may stop (pause) their own task — a person's pause, which
+	// only a console user lifts — but never resume or cancel it.
+	customerStop := actor.Kind == ActorCustomer && to == TaskPaused && actor.Proof != ""
+	if (actor.Kind == ActorCustomer && !customerStop) || actor.Kind == ActorPolicy {
 		return Task{}, apperr.New(apperr.Forbidden, "Only the assistant or a console user can %s a task.", verb)
 	}
 	var out Task
@@ -247,6 +250,9 @@ func (s *Service) changeTask(ctx context.Context, actor Actor, taskID string, ex
 		}
 		if err != nil {
 			return err
+		}
+		if customerStop && current.CustomerRef != adapter.NormaliseCustomerRef(actor.ID) {
+			return apperr.New(apperr.NotFound, "No such task.")
 		}
 		if expectedVersion != 0 && current.Version != expectedVersion {
 			return &apperr.Error{Kind: apperr.Conflict, Code: "stale_version",
