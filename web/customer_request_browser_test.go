@@ -96,9 +96,9 @@ func TestBrowserCustomerConfirms(t *testing.T) {
 // Jordan would, at desktop and phone width: a partial refund of a $101
 // order with $12 shipping (the breakdown adds up, says why and when the
 // money arrives, names the order by number, date and items), a
-// cancellation, the page after confirming (the short reference), and My
-// requests reached from "See all your requests" with only the code as
-// proof (waiting first). Each page state is checked with axe and saved as
+// cancellation (proved with its own code), the page after confirming (the
+// short reference), and My requests: with a code, only the request it was
+// for; signed in to the account, all of them (waiting first). Each page state is checked with axe and saved as
 // a screenshot.
 func TestBrowserCustomerPages(t *testing.T) {
 	t.Parallel()
@@ -143,25 +143,31 @@ func TestBrowserCustomerPages(t *testing.T) {
 		}
 	}
 
-	err := chromedp.Do(ctx, desktop,
-		chromedp.Navigate(b.srv.URL+link),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="send-code"]`)),
-		chromedp.Click(chromedp.CSS(`[data-testid="send-code"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#code`)),
-	)
-	if err != nil {
-		t.Fatal(err)
+	// prove shows it's Jordan on a link page with the code mailed for it:
+	// a code decides only the request it was sent for.
+	prove := func(link string) {
+		t.Helper()
+		err := chromedp.Do(ctx, desktop,
+			chromedp.Navigate(b.srv.URL+link),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="send-code"]`)),
+			chromedp.Click(chromedp.CSS(`[data-testid="send-code"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`#code`)),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mails := b.mail.Sent()
+		code := codeIn.FindString(mails[len(mails)-1].Body)
+		err = chromedp.Do(ctx,
+			chromedp.SendKeys(chromedp.CSS(`#code`), code),
+			chromedp.Click(chromedp.CSS(`[data-testid="verify"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="confirm"]`)),
+		)
+		if err != nil {
+			t.Fatalf("enter the code: %v", err)
+		}
 	}
-	mails := b.mail.Sent()
-	code := codeIn.FindString(mails[len(mails)-1].Body)
-	err = chromedp.Do(ctx,
-		chromedp.SendKeys(chromedp.CSS(`#code`), code),
-		chromedp.Click(chromedp.CSS(`[data-testid="verify"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="confirm"]`)),
-	)
-	if err != nil {
-		t.Fatalf("enter the code: %v", err)
-	}
+	prove(link)
 	// The refund: what the reader sees first is the question, the order
 	// by its number, date and items, and a breakdown that adds up.
 	title, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="request-title"]`)))
@@ -193,23 +199,6 @@ func TestBrowserCustomerPages(t *testing.T) {
 	}
 	shoot("refund", "customer-refund")
 
-	// The cancellation, opened with the same proof.
-	if err := chromedp.Do(ctx, chromedp.Navigate(b.srv.URL+"/requests/"+cancel.ID), chromedp.WaitVisible(chromedp.CSS(`[data-testid="confirm"]`))); err != nil {
-		t.Fatal(err)
-	}
-	shoot("cancellation", "customer-cancellation")
-
-	// Decline the receipt, so My requests has something done.
-	err = chromedp.Do(ctx,
-		chromedp.Navigate(b.srv.URL+"/requests/"+receipt.ID),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="decline"]`)),
-		chromedp.Click(chromedp.CSS(`[data-testid="decline"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="status-badge"]`)),
-	)
-	if err != nil {
-		t.Fatalf("decline the receipt: %v", err)
-	}
-
 	// Confirm the refund: the outcome arrives in place with the reference
 	// the shop gives its customers, not its id.
 	err = chromedp.Do(ctx,
@@ -238,17 +227,51 @@ func TestBrowserCustomerPages(t *testing.T) {
 	}
 	shoot("after confirming", "customer-after-confirm")
 
-	// See all your requests: the code was proof enough; waiting first.
+	// The cancellation needs its own proof: the refund's code decides the
+	// refund only.
+	prove(b.link(t, cancel, jordan))
+	shoot("cancellation", "customer-cancellation")
+
+	// Decline the receipt, so My requests has something done.
+	prove(b.link(t, receipt, jordan))
 	err = chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`[data-testid="my-requests-link"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="request-row"]`)),
+		chromedp.Navigate(b.srv.URL+"/requests/"+receipt.ID),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="decline"]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="decline"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="status-badge"]`)),
 	)
 	if err != nil {
-		t.Fatalf("see all your requests: %v", err)
+		t.Fatalf("decline the receipt: %v", err)
+	}
+
+	// My requests with the receipt's code lists the receipt only; signed in
+	// to Jordan's account it lists them all, waiting first.
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`[data-testid="my-requests-link"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="only-proved"]`)),
+	)
+	if err != nil {
+		t.Fatalf("see your requests: %v", err)
 	}
 	location, _ := chromedp.Run(ctx, chromedp.Location())
 	if !strings.HasSuffix(location, "/requests") {
-		t.Errorf("See all your requests led to %q", location)
+		t.Errorf("See your requests led to %q", location)
+	}
+	rows, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="request-row"]').length`))
+	if rows != 1 {
+		t.Errorf("My requests with one request's code lists %d requests, want 1", rows)
+	}
+	acct := b.customerAccount(t, jordan)
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(b.srv.URL+"/sign-in?next=%2Frequests"),
+		chromedp.WaitVisible(chromedp.CSS(`#email`)),
+		chromedp.SendKeys(chromedp.CSS(`#email`), acct.Email),
+		chromedp.SendKeys(chromedp.CSS(`#password`), acct.Password),
+		chromedp.Submit(chromedp.CSS(`#password`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="waiting"] [data-testid="request-row"]`)),
+	)
+	if err != nil {
+		t.Fatalf("sign in to see all requests: %v", err)
 	}
 	first, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-testid="request-row"]').dataset.id`))
 	if first != cancel.ID {

@@ -142,7 +142,9 @@ func CodeMail(to adapter.Contact, code string, inv controlplane.Invocation, syst
 		"Do not read it out or paste it into a chat.\n\n")
 	fmt.Fprintf(&b, "The code works for %d minutes. If you did not ask for it, ignore this message: nothing changes without the code.\n",
 		int(CodeLifetime/time.Minute))
-	return mail.Message{To: to.Email, Subject: "Your code to decide: " + title, Body: b.String()}
+	// The subject stays fixed: the title is the business system's text, and
+	// a header is no place for it.
+	return mail.Message{To: to.Email, Subject: "Your confirmation code for one request", Body: b.String()}
 }
 
 func (s *Service) contact(ctx context.Context, o Opened) (adapter.Contact, error) {
