@@ -214,7 +214,9 @@ func (s *Service) Task(ctx context.Context, id string) (Task, error) {
 // Pause stops further dispatch: after it commits no permit is granted.
 // Work already holding a permit finishes and stays visible; approved work
 // without a permit becomes not dispatched; proposals awaiting a person stay
-// pending.
+// pending. Besides the assistant and console users, the task's own
+// customer with a proof may pause it ("Stop this"): a person's pause, so
+// only a console user resumes it.
 func (s *Service) Pause(ctx context.Context, actor Actor, taskID string, expectedVersion int32) (Task, error) {
 	return s.changeTask(ctx, actor, taskID, expectedVersion, "pause", TaskPaused, []TaskState{TaskActive}, ReasonTaskPaused)
 }
