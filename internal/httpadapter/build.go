@@ -216,7 +216,7 @@ func params(ps []ParamDesc) []adapter.Param {
 	var out []adapter.Param
 	for _, p := range ps {
 		out = append(out, adapter.Param{Name: p.Name, Type: p.Type, Description: p.Description, Required: p.Required,
-			Enum: p.Enum, Min: p.Minimum, Max: p.Maximum, MaxLength: p.MaxLength, Properties: params(p.Properties)})
+			Enum: p.Enum, Min: p.Minimum, Max: p.Maximum, MaxLength: p.MaxLength, Multiline: p.Multiline, Properties: params(p.Properties)})
 	}
 	return out
 }
