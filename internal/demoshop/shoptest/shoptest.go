@@ -116,7 +116,9 @@ func Fixture() adaptertest.Fixture {
 // valid values for the arguments a check cannot make up.
 func every() []adaptertest.Varied {
 	address := map[string]any{"name": "Jordan Lee", "line1": "2 Road", "city": "Reno", "postal_code": "89501", "country": "US"}
-	call := func(action string, args map[string]any) adaptertest.Call { return adaptertest.Call{Action: action, Args: args} }
+	call := func(action string, args map[string]any) adaptertest.Call {
+		return adaptertest.Call{Action: action, Args: args}
+	}
 	return []adaptertest.Varied{
 		{Call: call("cancel_subscription", map[string]any{"subscription_id": "Pro plan for acme.example", "reason_code": "too_expensive", "effective": "end_of_period"}),
 			Other: map[string][]any{"subscription_id": {"Starter"}}},
