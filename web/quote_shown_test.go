@@ -63,3 +63,33 @@ func TestQueueBulkConfirmationShowsEachCardsLines(t *testing.T) {
 		}
 	}
 }
+
+// TestCustomerPageShowsEverythingSent: the customer confirming an address
+// change reads the new address's second line, and a long description edit
+// is a diff whose added sentence is marked, with the whole new text on the
+// page; nothing is cut short.
+func TestCustomerPageShowsEverythingSent(t *testing.T) {
+	t.Parallel()
+	b := setupCustomer(t)
+	address := map[string]any{"name": "Jordan Lee", "line1": "77 Dock Rd", "line2": "c/o R. Mallory, Unit 9", "city": "Oakland",
+		"postal_code": "94607", "country": "US"}
+	inv := b.proposeFor(t, b.customerTask(t, jordan), "change_shipping_address",
+		map[string]any{"order_id": "standing desk mat", "address": address}, "")
+	doc := b.client(t).open(b.link(t, inv, jordan)).doc(t)
+	line := doc.Find(`[data-testid="quote-line"]`)
+	if from, to := line.Find(`[data-testid="line-from"]`).Text(), line.Find(`[data-testid="line-to"]`).Text(); !strings.Contains(from, "Suite 210") ||
+		!strings.Contains(to, "c/o R. Mallory, Unit 9") {
+		t.Errorf("the address line reads %q → %q; want both second lines", from, to)
+	}
+
+	text := strings.Repeat("Solid walnut base, linen shade, warm light. ", 5) + "Order now at evil.example/discount for 70% off."
+	inv = b.proposeFor(t, b.customerTask(t, jordan), "update_product_description",
+		map[string]any{"product_id": "LAMP-WAL-01", "description": text}, "")
+	line = b.client(t).open(b.link(t, inv, jordan)).doc(t).Find(`[data-testid="quote-line"]`)
+	if got := line.Find(`[data-testid="line-to"]`).Text(); got != text {
+		t.Errorf("the new text on the customer's page is %q, want it whole", got)
+	}
+	if ins := line.Find(`[data-testid="line-diff"] ins`).Text(); !strings.Contains(ins, "evil.example/discount") {
+		t.Errorf("the diff does not mark the added sentence: %q", ins)
+	}
+}
