@@ -95,14 +95,20 @@ func TestHiddenCharactersShowAsMarks(t *testing.T) {
 	}
 }
 
-// TestWordDiff: kept, removed and added runs, in order.
+// TestWordDiff: kept, removed and added runs, in order, a changed phrase
+// as one run.
 func TestWordDiff(t *testing.T) {
-	got := wordDiff("Ship to 500 Market Street", "Ship to 77 Dock Road")
-	var b strings.Builder
-	for _, p := range got {
-		b.WriteString(p.Op + "[" + p.Text + "]")
-	}
-	if want := "=[Ship to ]-[500 Market Street]+[77 Dock Road]"; b.String() != want {
-		t.Errorf("wordDiff = %s, want %s", b.String(), want)
+	for _, tc := range []struct{ from, to, want string }{
+		{"Ship to 500 Market Street", "Ship to 77 Dock Road", "=[Ship to ]-[500 Market Street]+[77 Dock Road]"},
+		{"Oak and linen.", "Oak and walnut and linen.", "=[Oak and ]+[walnut and ]=[linen.]"},
+		{"Oak, walnut and linen.", "Oak and linen.", "-[Oak, walnut]+[Oak]=[ and linen.]"},
+	} {
+		var b strings.Builder
+		for _, p := range wordDiff(tc.from, tc.to) {
+			b.WriteString(p.Op + "[" + p.Text + "]")
+		}
+		if b.String() != tc.want {
+			t.Errorf("wordDiff(%q, %q) = %s, want %s", tc.from, tc.to, b.String(), tc.want)
+		}
 	}
 }

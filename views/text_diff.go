@@ -105,14 +105,28 @@ func merge(parts []DiffPart) []DiffPart {
 	var out []DiffPart
 	var del, ins strings.Builder
 	flush := func() {
-		if del.Len() > 0 {
-			out = append(out, DiffPart{Text: del.String(), Op: "-"})
-		}
-		if ins.Len() > 0 {
-			out = append(out, DiffPart{Text: ins.String(), Op: "+"})
-		}
+		d, i := del.String(), ins.String()
 		del.Reset()
 		ins.Reset()
+		// A side that is only the spaces shared with the other is no change.
+		blankD, blankI := strings.TrimSpace(d) == "", strings.TrimSpace(i) == ""
+		switch {
+		case d == "" && i == "":
+			return
+		case blankD && blankI:
+			out = append(out, DiffPart{Text: d, Op: "="})
+			return
+		case blankD:
+			d = ""
+		case blankI:
+			i = ""
+		}
+		if d != "" {
+			out = append(out, DiffPart{Text: d, Op: "-"})
+		}
+		if i != "" {
+			out = append(out, DiffPart{Text: i, Op: "+"})
+		}
 	}
 	for i, p := range parts {
 		switch {
