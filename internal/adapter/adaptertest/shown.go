@@ -38,7 +38,8 @@ func checkEveryArgumentShows(t *testing.T, e *env) {
 
 // checkHiddenCharactersRefused: a string argument of any write action
 // holding a zero-width space or a right-to-left override is refused before
-// anything is read or sent, with a field error naming that argument.
+// anything is read or sent, with a field error naming that argument; so is
+// one of the fixture's read tools.
 func checkHiddenCharactersRefused(t *testing.T, e *env) {
 	before := e.Effects(t, "")
 	for _, a := range e.System.Actions() {
@@ -62,6 +63,16 @@ func checkHiddenCharactersRefused(t *testing.T, e *env) {
 				ae, ok := adapter.AsError(err)
 				if !ok || ae.Code != adapter.CodeInvalidArguments || ae.Fields[leaf.path] == "" {
 					t.Errorf("action %s: args.%s = %q was not refused with a field error naming it: %v", a.Name, leaf.path, hidden, err)
+				}
+			}
+		}
+	}
+	for _, r := range e.fix.Reads {
+		for k, v := range toMap(t, r.Args) {
+			if s, ok := v.(string); ok && s != "" {
+				_, err := e.System.Read(ctx(t), e.fix.Principal, r.Tool, raw(t, with(toMap(t, r.Args), k, "\u202e"+s)))
+				if ae, ok := adapter.AsError(err); !ok || ae.Code != adapter.CodeInvalidArguments || ae.Fields[k] == "" {
+					t.Errorf("read %s: %s with a right-to-left override was not refused naming it: %v", r.Tool, k, err)
 				}
 			}
 		}
