@@ -129,11 +129,13 @@ func UnshownArguments(t *testing.T, sys adapter.System, fix Fixture) []string {
 			}
 			if leaf.path == a.TargetParam && v.OtherTarget != nil {
 				oq, err := sys.DryRun(ctx(t), principal(fix, *v.OtherTarget), a.Name, raw(t, v.OtherTarget.Args))
-				if err != nil {
+				switch {
+				case err != nil:
 					problems = append(problems, fmt.Sprintf("action %s: the fixture's other target is refused: %v", a.Name, err))
-				} else if varied = true; Rendered(oq) == seen {
+				case Rendered(oq) == seen:
 					problems = append(problems, fmt.Sprintf("action %s: another target gives the same quote: the person cannot see which object changes", a.Name))
 				}
+				varied = varied || err == nil
 			}
 			if !varied {
 				problems = append(problems, fmt.Sprintf("action %s: no other valid value of args.%s was found to check that it shows (add one to the fixture's Other)",
