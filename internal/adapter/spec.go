@@ -8,7 +8,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
+
+	"countersign/internal/invisible"
 )
 
 // Risk says whether an action's effect can be undone.
@@ -65,7 +68,10 @@ type Param struct {
 	Enum        []string
 	Min, Max    *int64
 	MaxLength   int
-	Properties  []Param
+	// Multiline lets a string hold newlines and tabs (a description);
+	// every other invisible character is refused in every string.
+	Multiline  bool
+	Properties []Param
 }
 
 // Int64 is a helper for Param.Min and Param.Max.
@@ -197,9 +203,15 @@ func validateValue(p Param, val any, name string, fields map[string]string) (any
 		if !ok {
 			return nil, "must be a string" + describe(p)
 		}
-		s = strings.TrimSpace(s)
 		if !utf8.ValidString(s) {
 			return nil, "must be valid UTF-8 text"
+		}
+		if p.Multiline {
+			s = strings.ReplaceAll(s, "\r\n", "\n")
+		}
+		s = strings.TrimSpace(invisible.NormaliseSpaces(s))
+		if f, ok := invisible.Find(s, p.Multiline); ok {
+			return nil, hiddenMessage(f)
 		}
 		if len(p.Enum) > 0 && !slices.Contains(p.Enum, s) {
 			return nil, fmt.Sprintf("%q is not allowed; use one of: %s", truncateValue(s), strings.Join(p.Enum, ", "))
@@ -239,6 +251,18 @@ func validateValue(p Param, val any, name string, fields map[string]string) (any
 		return validateObject(p.Properties, obj, name+".", fields), ""
 	}
 	return nil, "has an unsupported type " + p.Type
+}
+
+// hiddenMessage is the field error of a string holding a character a
+// person cannot see: the person deciding would read another text than the
+// one sent, so it is refused, never silently removed.
+func hiddenMessage(f invisible.Found) string {
+	what := "invisible"
+	if unicode.In(f.Rune, unicode.Bidi_Control) {
+		what = "direction-changing"
+	}
+	return fmt.Sprintf("remove the %s character %s (%s) at position %d: a person would not see it in what they approve, so it is never sent",
+		what, f.Code(), f.Name(), f.Position)
 }
 
 func describe(p Param) string {

@@ -2,6 +2,7 @@ package adapter_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -118,6 +119,68 @@ func FuzzValidateArgs(f *testing.F) {
 		}
 		if string(adapter.Canonical(again)) != string(canon) {
 			t.Fatalf("canonical form not stable: %s vs %s", canon, adapter.Canonical(again))
+		}
+	})
+}
+
+// TestValidateArgsRefusesHiddenCharacters: a string argument holding a
+// character a person cannot see, or one that turns the text around, is
+// refused with a field error naming the character and where it is; look-
+// alike spaces become plain spaces; newlines pass only where the text may
+// hold them.
+func TestValidateArgsRefusesHiddenCharacters(t *testing.T) {
+	params := []adapter.Param{
+		{Name: "line1", Type: "string", Required: true, MaxLength: 200},
+		{Name: "text", Type: "string", MaxLength: 200, Multiline: true},
+	}
+	refused := map[string]rune{
+		"zero width space": 0x200B, "zero width joiner": 0x200D, "right-to-left override": 0x202E,
+		"left-to-right embedding": 0x202A, "first strong isolate": 0x2068, "pop directional isolate": 0x2069,
+		"right-to-left mark": 0x200F, "byte order mark": 0xFEFF, "soft hyphen": 0x00AD, "hangul filler": 0x3164,
+		"hangul choseong filler": 0x115F, "braille blank": 0x2800, "word joiner": 0x2060, "tag space": 0xE0020,
+		"escape": 0x1B, "carriage return": '\r', "variation selector 1": 0xFE00, "combining grapheme joiner": 0x034F,
+	}
+	for name, r := range refused {
+		t.Run(name, func(t *testing.T) {
+			raw, _ := json.Marshal(map[string]string{"line1": "500 Market" + string(r) + " Street"})
+			_, err := adapter.ValidateArgs(params, raw)
+			ae, ok := adapter.AsError(err)
+			if !ok || ae.Code != adapter.CodeInvalidArguments {
+				t.Fatalf("U+%04X accepted: %v", r, err)
+			}
+			msg := ae.Fields["line1"]
+			if !strings.Contains(msg, fmt.Sprintf("U+%04X", r)) || !strings.Contains(msg, "position 11") || !strings.HasPrefix(msg, "remove") {
+				t.Errorf("field error %q does not name U+%04X at position 11 and the fix", msg, r)
+			}
+		})
+	}
+	t.Run("newline in a one-line text", func(t *testing.T) {
+		_, err := adapter.ValidateArgs(params, json.RawMessage(`{"line1":"500 Market Street\nc/o R. Mallory"}`))
+		if ae, ok := adapter.AsError(err); !ok || ae.Fields["line1"] == "" {
+			t.Fatalf("a newline in line1 was accepted: %v", err)
+		}
+	})
+	t.Run("multiline text keeps newlines and tabs", func(t *testing.T) {
+		got, err := adapter.ValidateArgs(params, json.RawMessage(`{"line1":"x","text":"Oak.\r\n\tSolid."}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got["text"] != "Oak.\n\tSolid." {
+			t.Errorf("text = %q", got["text"])
+		}
+	})
+	t.Run("look-alike spaces become spaces", func(t *testing.T) {
+		got, err := adapter.ValidateArgs(params, json.RawMessage(`{"line1":"500\u00a0Market\u2003Street\u3000"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got["line1"] != "500 Market Street" {
+			t.Errorf("line1 = %q", got["line1"])
+		}
+	})
+	t.Run("emoji presentation is not hidden", func(t *testing.T) {
+		if _, err := adapter.ValidateArgs(params, json.RawMessage(`{"line1":"Gift \u2764\ufe0f"}`)); err != nil {
+			t.Fatal(err)
 		}
 	})
 }

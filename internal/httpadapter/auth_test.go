@@ -32,7 +32,7 @@ const tinyFile = `{
                {"name": "seats", "type": "integer", "required": true, "minimum": 1, "maximum": 50, "description": "seats"}],
     "target": {"kind": "plan", "param": "plan_id"},
     "dry_run": {"method": "POST", "path": "/plans/{target.id}/preview", "body": {"seats": "{args.seats}"}},
-    "quote": {"title": "Change {target.name} to {args.seats} seats", "lines": [{"label": "Next invoice", "to": "{money(dry_run.next_invoice_cents, 'usd')}"}],
+    "quote": {"title": "Change {target.name} to {args.seats} seats", "lines": [{"label": "Next invoice", "to": "{money(dry_run.next_invoice_cents, 'usd')}"}, {"label": "Seats", "from": "{target.seats}", "to": "{args.seats}"}],
       "consequences": ["The next invoice is {money(dry_run.next_invoice_cents, 'usd')}."], "amount_cents": "dry_run.next_invoice_cents",
       "confirm_label": "Change seats", "decline_label": "Keep"},
     "request": {"method": "PATCH", "path": "/plans/{target.id}", "body": {"seats": "{args.seats}"}},

@@ -44,7 +44,7 @@ func (c *compiler) expr(ptr, src string) *expr {
 		c.fail(ptr, "the CEL expression cannot run: "+oneLine(err.Error()), "")
 		return nil
 	}
-	return &expr{src: src, at: fmt.Sprintf("%s:%d", c.file, c.pos.line(ptr)), prg: prg}
+	return &expr{src: src, at: fmt.Sprintf("%s:%d", c.file, c.pos.line(ptr)), prg: prg, tree: ast.NativeRep().Expr()}
 }
 
 // template compiles text with {expression} placeholders written at ptr.
@@ -52,9 +52,9 @@ func (c *compiler) template(ptr, src string) *template {
 	parts, isExpr, err := splitTemplate(src)
 	if err != nil {
 		c.fail(ptr, err.Error(), "close every { with }; a placeholder holds one CEL expression")
-		return &template{src: src}
+		return &template{src: src, ptr: ptr}
 	}
-	t := &template{src: src}
+	t := &template{src: src, ptr: ptr}
 	for i, p := range parts {
 		if !isExpr[i] {
 			t.parts = append(t.parts, templatePart{text: p})
@@ -62,7 +62,7 @@ func (c *compiler) template(ptr, src string) *template {
 		}
 		e := c.expr(ptr, p)
 		if e == nil {
-			return &template{src: src}
+			return &template{src: src, ptr: ptr}
 		}
 		t.parts = append(t.parts, templatePart{expr: e})
 	}
@@ -216,7 +216,7 @@ func params(ps []ParamDesc) []adapter.Param {
 	var out []adapter.Param
 	for _, p := range ps {
 		out = append(out, adapter.Param{Name: p.Name, Type: p.Type, Description: p.Description, Required: p.Required,
-			Enum: p.Enum, Min: p.Minimum, Max: p.Maximum, MaxLength: p.MaxLength, Properties: params(p.Properties)})
+			Enum: p.Enum, Min: p.Minimum, Max: p.Maximum, MaxLength: p.MaxLength, Multiline: p.Multiline, Properties: params(p.Properties)})
 	}
 	return out
 }
@@ -282,6 +282,7 @@ func (c *compiler) action(ptr string, ad ActionDesc, objects map[string]*object,
 	act.request = c.request(ptr+"/request", ad.Request)
 	act.reference = c.template(ptr+"/result/reference", ad.Result.Reference)
 	act.shortReference = c.template(ptr+"/result/short_reference", ad.Result.ShortReference)
+	c.everyArgumentShown(act)
 	act.data = map[string]*template{}
 	for k, v := range ad.Result.Data {
 		s, ok := v.(string)

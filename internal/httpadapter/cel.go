@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"cel.dev/cel-go/cel"
+	celast "cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/common/types/traits"
@@ -74,6 +75,9 @@ type expr struct {
 	src string
 	at  string // the file position, for errors at run time
 	prg cel.Program
+	// tree is the parsed expression, read at load to find which arguments
+	// it uses (shown.go).
+	tree celast.Expr
 }
 
 // eval runs the expression and returns its value as plain Go (JSON-shaped).
@@ -196,9 +200,11 @@ func decodeJSON(raw []byte) (any, error) {
 	return normalise(v), nil
 }
 
-// template is text with {expression} placeholders.
+// template is text with {expression} placeholders, and the JSON Pointer
+// it was written at.
 type template struct {
 	src   string
+	ptr   string
 	parts []templatePart
 }
 

@@ -90,6 +90,7 @@ type ParamDesc struct {
 	Minimum     *int64      `json:"minimum"`
 	Maximum     *int64      `json:"maximum"`
 	MaxLength   int         `json:"max_length"`
+	Multiline   bool        `json:"multiline"`
 	Properties  []ParamDesc `json:"properties"`
 }
 

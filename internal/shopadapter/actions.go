@@ -126,7 +126,7 @@ func actionDefs() []actionDef {
 				"customers. Changes the description only: name, price and stock cannot change through it.",
 			Params: []adapter.Param{
 				idParam("product_id", "product", "prod_…, a SKU or the product's name"),
-				{Name: "description", Type: "string", Required: true, MaxLength: maxDescription, Description: "The complete new description."},
+				{Name: "description", Type: "string", Required: true, MaxLength: maxDescription, Multiline: true, Description: "The complete new description."},
 			},
 			Risk:         adapter.Reversible,
 			Compensation: ActionUpdateProductDesc,

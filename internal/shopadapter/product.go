@@ -35,7 +35,7 @@ func (a *Adapter) planProduct(ctx context.Context, _ adapter.Principal, args map
 		Title:  "Update the description of " + target.Display,
 		Target: target,
 		Lines: []adapter.QuoteLine{
-			{Label: "Description", From: shorten(pr.Description, 120), To: shorten(desc, 120), Emphasis: true},
+			{Label: "Description", From: pr.Description, To: desc, Emphasis: true},
 		},
 		Consequences: []string{
 			"The product page will show the new description.",

@@ -76,6 +76,8 @@ func (a *Adapter) planRefund(ctx context.Context, p adapter.Principal, args map[
 			To: "−" + money.Format(refundable-amount, order.Currency)})
 	}
 	lines = append(lines, adapter.QuoteLine{Label: "This refund", To: money.Format(amount, order.Currency), Emphasis: true, Sum: true})
+	// The reason is sent to the shop, so the person approving sees it.
+	lines = append([]adapter.QuoteLine{{Label: "Reason", To: words(reason)}}, lines...)
 	facts := orderFacts(order)
 	facts.Title = fmt.Sprintf("Refund %s for your %s", money.Format(amount, order.Currency), orderItems(order))
 	facts.Why = refundWhy(order, reason, amount, refundable)

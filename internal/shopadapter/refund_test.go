@@ -107,6 +107,7 @@ func TestRefundQuoteShowsTheArithmetic(t *testing.T) {
 		lines  []adapter.QuoteLine
 	}{
 		{"changed_mind", 4210, []adapter.QuoteLine{
+			{Label: "Reason", To: "changed mind"},
 			{Label: "Items", To: "$84.00"},
 			{Label: "Shipping", To: "$12.00"},
 			{Label: "You paid", To: "$96.00", Sum: true},
@@ -118,6 +119,7 @@ func TestRefundQuoteShowsTheArithmetic(t *testing.T) {
 			{Label: "This refund", To: "$42.10", Emphasis: true, Sum: true},
 		}},
 		{"damaged", 7900, []adapter.QuoteLine{
+			{Label: "Reason", To: "damaged"},
 			{Label: "Items", To: "$84.00"},
 			{Label: "Shipping", To: "$12.00"},
 			{Label: "You paid", To: "$96.00", Sum: true},
@@ -127,6 +129,7 @@ func TestRefundQuoteShowsTheArithmetic(t *testing.T) {
 		}},
 		{"not_received", 100, nil}, // refused: the order was delivered
 		{"wrong_item", 9100, []adapter.QuoteLine{
+			{Label: "Reason", To: "wrong item"},
 			{Label: "Items", To: "$84.00"},
 			{Label: "Shipping", To: "$12.00"},
 			{Label: "You paid", To: "$96.00", Sum: true},
@@ -134,6 +137,7 @@ func TestRefundQuoteShowsTheArithmetic(t *testing.T) {
 			{Label: "This refund", To: "$91.00", Emphasis: true, Sum: true},
 		}},
 		{"duplicate_charge", 100, []adapter.QuoteLine{
+			{Label: "Reason", To: "duplicate charge"},
 			{Label: "You paid", To: "$96.00"},
 			{Label: "Already refunded", To: "−$5.00"},
 			{Label: "Can be refunded for duplicate charge", To: "$91.00", Sum: true},

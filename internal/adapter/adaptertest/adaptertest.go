@@ -16,7 +16,9 @@
 // earlier call and reports an unknown key as such; a 5xx answer, a reset
 // and a dropped answer after commit are Unknown (and Lookup finds the
 // committed one), a write that could not be dialled is NotSent, a 4xx
-// answer is Refused; no internal field leaves the adapter.
+// answer is Refused; no internal field leaves the adapter; changing any
+// argument of any write action changes its quote, and a string argument
+// with an invisible or direction-changing character is refused.
 package adaptertest
 
 import (
@@ -115,6 +117,10 @@ type Fixture struct {
 	// Forbidden are strings no answer of the adapter may contain (field
 	// names of internal data); nil means DefaultForbidden.
 	Forbidden []string
+	// Every holds a valid call of each write action of the system, for the
+	// checks that every argument shows in the quote and that hidden
+	// characters are refused; an action missing here fails them.
+	Every []Varied
 }
 
 // DefaultForbidden are the internal fields of a typical business system.

@@ -35,6 +35,8 @@ func Run(t *testing.T, setup Setup, fix Fixture) {
 		{"dial_failure_is_not_sent", checkDialFailure},
 		{"refusal_4xx_is_refused", checkRefusal},
 		{"no_internal_fields", checkNoInternalFields},
+		{"every_argument_shows_in_the_quote", checkEveryArgumentShows},
+		{"hidden_characters_refused", checkHiddenCharactersRefused},
 	}
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {

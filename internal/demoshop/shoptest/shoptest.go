@@ -108,5 +108,31 @@ func Fixture() adaptertest.Fixture {
 			{Tool: "list_orders", Args: map[string]any{}},
 			{Tool: "get_invoice", Args: map[string]any{"invoice_id": "paid Starter"}},
 		},
+		Every: every(),
+	}
+}
+
+// every is a valid call of each of the shop's write actions, with other
+// valid values for the arguments a check cannot make up.
+func every() []adaptertest.Varied {
+	address := map[string]any{"name": "Jordan Lee", "line1": "2 Road", "city": "Reno", "postal_code": "89501", "country": "US"}
+	call := func(action string, args map[string]any) adaptertest.Call {
+		return adaptertest.Call{Action: action, Args: args}
+	}
+	return []adaptertest.Varied{
+		{Call: call("cancel_subscription", map[string]any{"subscription_id": "Pro plan for acme.example", "reason_code": "too_expensive", "effective": "end_of_period"}),
+			Other: map[string][]any{"subscription_id": {"Starter"}}},
+		{Call: call("reinstate_subscription", map[string]any{"subscription_id": "Photo add-on"}),
+			OtherTarget: &adaptertest.Call{Principal: adapter.Principal{CustomerRef: "hannah.weiss@example.de"}, Action: "reinstate_subscription",
+				Args: map[string]any{"subscription_id": "Pro"}}},
+		{Call: call("issue_refund", map[string]any{"order_id": "walnut lamp", "amount_cents": 4210, "reason_code": "damaged"}),
+			Other: map[string][]any{"order_id": {"pour-over"}}},
+		{Call: call("resend_receipt", map[string]any{"invoice_id": "paid Starter"}), Other: map[string][]any{"invoice_id": {"paid Pro"}}},
+		{Call: call("update_product_description", map[string]any{"product_id": "LAMP-WAL-01", "description": "Solid walnut, 45 cm."}),
+			Other: map[string][]any{"product_id": {"POUR-CER-02"}}},
+		{Call: call("change_shipping_address", map[string]any{"order_id": "standing desk mat", "address": address}),
+			Other: map[string][]any{"address.country": {"DE"}},
+			OtherTarget: &adaptertest.Call{Principal: adapter.Principal{CustomerRef: "priya@natarajan-design.example"},
+				Action: "change_shipping_address", Args: map[string]any{"order_id": "pending", "address": address}}},
 	}
 }
