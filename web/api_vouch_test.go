@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -208,5 +209,36 @@ func TestTaskLimitsStayWithinTheAssistantsMaxima(t *testing.T) {
 	}
 	if res := ask("conv-low-over", map[string]any{"write_budget": 4}); res.status != http.StatusUnprocessableEntity {
 		t.Errorf("above a lowered maximum: %d", res.status)
+	}
+}
+
+// TestOneAssertionOpensOneTaskUnderARace sends one assertion in eight
+// concurrent requests, each for its own conversation: its nonce is spent
+// in the transaction that opens the task, so exactly one opens.
+func TestOneAssertionOpensOneTaskUnderARace(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	b.asst.SetSiteSecrets(map[string][]byte{"shop": shopSiteSecret})
+	bot, key := b.newVouchedAssistant(t, "race-bot")
+	signed := b.vouchFor(bot.ID, "customer@demo.countersign.test", nil)
+	const n = 8
+	statuses := make(chan int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses <- b.call(t, key, http.MethodPost, "/api/v1/tasks",
+				openTaskBody("customer@demo.countersign.test", "conv-race-"+strconv.Itoa(i), signed)).status
+		}()
+	}
+	wg.Wait()
+	close(statuses)
+	count := map[int]int{}
+	for s := range statuses {
+		count[s]++
+	}
+	if count[http.StatusCreated] != 1 || count[http.StatusForbidden] != n-1 {
+		t.Errorf("answers %v, want one 201 and %d 403", count, n-1)
 	}
 }
