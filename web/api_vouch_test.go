@@ -185,7 +185,8 @@ func TestTaskLimitsStayWithinTheAssistantsMaxima(t *testing.T) {
 	}
 	for field, over := range map[string]int{"write_budget": 21, "inflight_limit": 6, "rate_per_minute": 31} {
 		res := ask("conv-over-"+field, map[string]any{field: over})
-		msg, _ := res.json["fields"].(map[string]any)[field].(string)
+		fields, _ := res.json["fields"].(map[string]any)
+		msg, _ := fields[field].(string)
 		if res.status != http.StatusUnprocessableEntity || !strings.Contains(msg, "at most "+strconv.Itoa(over-1)) || !strings.Contains(msg, "/admin/assistants") {
 			t.Errorf("%s=%d: %d %q", field, over, res.status, msg)
 		}
