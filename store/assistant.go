@@ -17,6 +17,14 @@ type Assistant struct {
 	CreatedBy  *int64     `db:"created_by"`
 	CreatedAt  time.Time  `db:"created_at"`
 	DisabledAt *time.Time `db:"disabled_at"`
+	// MaxWriteBudget, MaxInflightLimit and MaxRatePerMinute bound the
+	// limits of the tasks it opens.
+	MaxWriteBudget   int32 `db:"max_write_budget"`
+	MaxInflightLimit int32 `db:"max_inflight_limit"`
+	MaxRatePerMinute int32 `db:"max_rate_per_minute"`
+	// AnyCustomer lets it open tasks without the business vouching for the
+	// customer (a staff-facing assistant).
+	AnyCustomer bool `db:"any_customer"`
 }
 
 // APIKey is a row of api_keys. Only the SHA-256 of the secret is stored.
@@ -53,7 +61,8 @@ type ConversationEvent struct {
 	Data           []byte    `db:"data"`
 }
 
-const assistantColumns = `id, name, created_by, created_at, disabled_at`
+const assistantColumns = `id, name, created_by, created_at, disabled_at, max_write_budget, max_inflight_limit,
+	max_rate_per_minute, any_customer`
 
 const apiKeyColumns = `id, assistant_id, prefix, hash, created_by, created_at, last_used_at, revoked_at`
 

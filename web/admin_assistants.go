@@ -11,9 +11,14 @@ import (
 	"countersign/views"
 )
 
-// handleAdminAssistants answers GET /admin/assistants.
+// handleAdminAssistants answers GET /admin/assistants; right after a key
+// was issued it shows that key, once.
 func (s *Server) handleAdminAssistants(c echo.Context) error {
-	return s.renderAdminAssistants(c, http.StatusOK, views.AdminAssistantsView{Form: views.NewAssistantForm{EnableAll: true}})
+	v := views.AdminAssistantsView{Form: views.NewAssistantForm{EnableAll: true}, NewKey: popKeyFlash(c)}
+	if v.NewKey != nil {
+		c.Response().Header().Set("Cache-Control", "no-store")
+	}
+	return s.renderAdminAssistants(c, http.StatusOK, v)
 }
 
 // handleAdminAssistantCreate answers POST /admin/assistants; with
@@ -40,9 +45,9 @@ func (s *Server) handleAdminAssistantCreate(c echo.Context) error {
 	return seeOther(c, "/admin/assistants")
 }
 
-// handleAdminAssistantKeyCreate answers POST /admin/assistants/:id/keys.
-// The key is shown on this response's page only: it is never stored, in
-// the session or anywhere else.
+// handleAdminAssistantKeyCreate answers POST /admin/assistants/:id/keys
+// and redirects to the page that shows the key once (setKeyFlash), so a
+// reload of that page issues nothing. The key is stored only as a hash.
 func (s *Server) handleAdminAssistantKeyCreate(c echo.Context) error {
 	admin, _ := currentUser(c)
 	a, err := s.cfg.Assistants.Get(c.Request().Context(), c.Param("id"))
@@ -58,9 +63,8 @@ func (s *Server) handleAdminAssistantKeyCreate(c echo.Context) error {
 		return err
 	}
 	s.log.Info("api key issued", "by", admin.ID, "assistant_id", a.ID, "key_id", key.ID)
-	c.Response().Header().Set("Cache-Control", "no-store")
-	return s.renderAdminAssistants(c, http.StatusOK, views.AdminAssistantsView{Form: views.NewAssistantForm{EnableAll: true},
-		NewKey: &views.NewKeyNotice{AssistantName: a.Name, Secret: secret}})
+	setKeyFlash(c, a.Name, secret)
+	return seeOther(c, "/admin/assistants")
 }
 
 // handleAdminAssistantActions answers POST /admin/assistants/:id/actions:
@@ -129,7 +133,8 @@ func (s *Server) renderAdminAssistants(c echo.Context, status int, v views.Admin
 	}
 	rows := make([]views.AssistantRow, len(list))
 	for i, a := range list {
-		row := views.AssistantRow{ID: a.ID, Name: a.Name, Disabled: a.Disabled, Created: a.CreatedAt.Format("2 Jan 2006")}
+		row := views.AssistantRow{ID: a.ID, Name: a.Name, Disabled: a.Disabled, Created: a.CreatedAt.Format("2 Jan 2006"),
+			Grants: grantsForm(a.ID, a.Grants)}
 		for _, k := range a.Keys {
 			kr := views.KeyRow{ID: k.ID, Prefix: k.Prefix, Created: k.CreatedAt.Format("2 Jan 2006 15:04"), LastUsed: "never"}
 			if k.LastUsedAt != nil {

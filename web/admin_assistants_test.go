@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -46,15 +47,37 @@ func TestAdminAssistantsKeysAndActions(t *testing.T) {
 	}
 	keysURL, _ := card.Find(`form[action$="/keys"]`).Attr("action")
 
-	// The key is shown once, on the answer to the POST, and works.
+	// Issuing redirects to the page that shows the key once; reloading
+	// that page shows it no longer and issues nothing.
+	keyRows := func(d response) int {
+		return d.doc(t).Find(`[data-testid="assistant-helpdesk-bot"] [data-testid="keys-table"] tbody tr[data-testid^="key-"]`).Length()
+	}
+	before := keyRows(c.get("/admin/assistants"))
 	res = c.post(keysURL, url.Values{"_csrf": {c.csrf("/admin/assistants")}})
-	secret, _ := res.doc(t).Find(`[data-testid="new-key-secret"]`).Attr("value")
-	if res.StatusCode != http.StatusOK || !strings.HasPrefix(secret, "csk_live_") || res.Header.Get("Cache-Control") != "no-store" {
-		t.Fatalf("issue key: %d %q %q", res.StatusCode, secret, res.Header.Get("Cache-Control"))
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/admin/assistants" {
+		t.Fatalf("issue key: %d to %q, want 303 to /admin/assistants", res.StatusCode, res.Header.Get("Location"))
+	}
+	// Until it is shown, the key waits in the session's row sealed with
+	// the cookie's id, which the database never holds.
+	var plain int
+	if err := b.store.Pool().QueryRow(context.Background(),
+		`SELECT count(*) FROM sessions WHERE position('csk_live_'::bytea IN data) > 0`).Scan(&plain); err != nil || plain != 0 {
+		t.Errorf("%d session rows hold a key in the clear (%v)", plain, err)
+	}
+	shown := c.get("/admin/assistants")
+	secret, _ := shown.doc(t).Find(`[data-testid="new-key-secret"]`).Attr("value")
+	if shown.StatusCode != http.StatusOK || !strings.HasPrefix(secret, "csk_live_") || shown.Header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("the page after issuing: %d %q %q", shown.StatusCode, secret, shown.Header.Get("Cache-Control"))
+	}
+	if n := keyRows(shown); n != before+1 {
+		t.Errorf("%d keys after issuing one, want %d", n, before+1)
 	}
 	again := c.get("/admin/assistants")
 	if strings.Contains(again.body, secret) || !strings.Contains(again.body, secret[:13]) {
-		t.Errorf("the list must show the key's prefix, never the key")
+		t.Errorf("a reload must show the key's prefix, never the key")
+	}
+	if n := keyRows(again); n != before+1 {
+		t.Errorf("%d keys after a reload, want %d: a reload issued a key", n, before+1)
 	}
 	if r := callAPI(t, b.srv.URL, secret, http.MethodGet, "/api/v1/tools", nil); r.status != http.StatusOK {
 		t.Fatalf("the new key does not work: %d", r.status)

@@ -50,7 +50,7 @@ func nonNilStrings(s []string) []string {
 }
 
 // newTaskRequest is the body of POST /api/v1/tasks. Omitted limits take
-// the defaults in the README.
+// the defaults in the README, lowered to the assistant's maxima.
 type newTaskRequest struct {
 	CustomerRef    string     `json:"customer_ref"`
 	ConversationID string     `json:"conversation_id"`
@@ -60,6 +60,9 @@ type newTaskRequest struct {
 	InflightLimit  *int       `json:"inflight_limit"`
 	RatePerMinute  *int       `json:"rate_per_minute"`
 	ExpiresAt      *time.Time `json:"expires_at"`
+	// CustomerAssertion is the business's site vouching for the customer;
+	// required unless an admin let the assistant act for any customer.
+	CustomerAssertion string `json:"customer_assertion"`
 }
 
 // Limits of a new task's fields: past one, the call is a 422 naming the
@@ -73,6 +76,8 @@ const (
 	maxActionNameLen = 100
 	maxTaskSystems   = 20
 	maxSystemNameLen = 100
+	// maxAssertionLen bounds a signed customer assertion.
+	maxAssertionLen = 2000
 )
 
 func (r newTaskRequest) overLimits() fieldLimits {
@@ -81,20 +86,14 @@ func (r newTaskRequest) overLimits() fieldLimits {
 	l.text("conversation_id", r.ConversationID, maxConversationIDLen)
 	l.list("allowed_actions", r.AllowedActions, maxAllowedActions, maxActionNameLen)
 	l.list("systems", r.Systems, maxTaskSystems, maxSystemNameLen)
+	l.text("customer_assertion", r.CustomerAssertion, maxAssertionLen)
 	return l
 }
 
-// Defaults of a new task's limits.
-const (
-	defaultWriteBudget   = 5
-	defaultInflightLimit = 2
-	defaultRatePerMinute = 10
-	defaultTaskLifetime  = 24 * time.Hour
-)
-
 // handleAPITaskCreate answers POST /api/v1/tasks: opens a task for the
-// calling assistant. Every allowed action must be one the assistant has
-// turned on.
+// calling assistant, within its maxima, for a customer the business
+// vouched for. Every allowed action must be one the assistant has turned
+// on.
 func (s *Server) handleAPITaskCreate(c echo.Context) error {
 	var req newTaskRequest
 	if err := decodeJSON(c, &req); err != nil {
@@ -120,14 +119,10 @@ func (s *Server) createTask(ctx context.Context, a assistants.Assistant, req new
 			return controlplane.Task{}, apperr.InvalidFields(map[string]string{"allowed_actions": fmt.Sprintf("%q is not enabled for this assistant", name)})
 		}
 	}
-	in := controlplane.NewTask{AssistantID: a.ID, CustomerRef: req.CustomerRef, ConversationID: req.ConversationID,
-		AllowedActions: req.AllowedActions, Systems: req.Systems, WriteBudget: intOr(req.WriteBudget, defaultWriteBudget),
-		InflightLimit: intOr(req.InflightLimit, defaultInflightLimit), RatePerMinute: intOr(req.RatePerMinute, defaultRatePerMinute),
-		ExpiresAt: s.now().Add(defaultTaskLifetime)}
-	if req.ExpiresAt != nil {
-		in.ExpiresAt = *req.ExpiresAt
-	}
-	return s.cfg.Control.CreateTask(ctx, a.Actor(), in)
+	return s.cfg.Assistants.OpenTask(ctx, a, assistants.TaskRequest{CustomerRef: req.CustomerRef,
+		ConversationID: req.ConversationID, Systems: req.Systems, AllowedActions: req.AllowedActions,
+		WriteBudget: req.WriteBudget, InflightLimit: req.InflightLimit, RatePerMinute: req.RatePerMinute,
+		ExpiresAt: req.ExpiresAt, CustomerAssertion: req.CustomerAssertion})
 }
 
 // enabledFor reports whether an allowed-actions entry ("action" or
@@ -142,13 +137,6 @@ func enabledFor(a assistants.Assistant, name string) bool {
 		}
 	}
 	return false
-}
-
-func intOr(p *int, def int) int {
-	if p == nil {
-		return def
-	}
-	return *p
 }
 
 // handleAPITask answers GET /api/v1/tasks/:id: the task with its budget

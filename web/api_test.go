@@ -40,7 +40,24 @@ func setupAPI(t *testing.T) *apiBundle {
 	return ab
 }
 
+// newAssistant adds an assistant with every action on and a live key. It
+// may act for any customer (the tests of vouching use newVouchedAssistant).
 func (b *apiBundle) newAssistant(t *testing.T, name string) (assistants.Assistant, string) {
+	t.Helper()
+	a, key := b.newVouchedAssistant(t, name)
+	admin := b.users[accounts.Admin]
+	g := a.Grants
+	g.AnyCustomer = true
+	a, err := b.asst.SetGrants(context.Background(), controlplane.UserActor(admin.ID, string(admin.Role), admin.Name), a.ID, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, key
+}
+
+// newVouchedAssistant adds an assistant with every action on, a live key
+// and the default grants: its tasks need the business's assertion.
+func (b *apiBundle) newVouchedAssistant(t *testing.T, name string) (assistants.Assistant, string) {
 	t.Helper()
 	ctx := context.Background()
 	admin := b.users[accounts.Admin].ID

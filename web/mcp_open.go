@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"countersign/internal/apperr"
+	"countersign/internal/assistants"
 	"countersign/internal/controlplane"
 )
 
@@ -84,9 +85,15 @@ func (s *Server) addMCPOpenTask(srv *mcp.Server, req mcpRequest) {
 		"conversation_id": map[string]any{"type": "string", "maxLength": maxConversationIDLen, "description": "your conversation's id; it belongs to you from its first use"},
 		"allowed_actions": map[string]any{"type": "array", "maxItems": maxAllowedActions, "items": map[string]any{"type": "string", "maxLength": maxActionNameLen},
 			"description": "the write actions this task may propose (names from the propose_ tools without the prefix), at least one; read tools work in every task and need not be listed"},
-		"write_budget":    intProp(fmt.Sprintf("writes the task may send in all (default %d); never replenished", defaultWriteBudget)),
-		"inflight_limit":  intProp(fmt.Sprintf("writes in flight at once (default %d)", defaultInflightLimit)),
-		"rate_per_minute": intProp(fmt.Sprintf("writes a minute (default %d)", defaultRatePerMinute)),
+		"write_budget": intProp(fmt.Sprintf("writes the task may send in all (default %d, at most your maximum %d); never replenished",
+			assistants.DefaultWriteBudget, req.assistant.Grants.MaxWriteBudget)),
+		"inflight_limit": intProp(fmt.Sprintf("writes in flight at once (default %d, at most your maximum %d)",
+			assistants.DefaultInflightLimit, req.assistant.Grants.MaxInflightLimit)),
+		"rate_per_minute": intProp(fmt.Sprintf("writes a minute (default %d, at most your maximum %d)",
+			assistants.DefaultRatePerMinute, req.assistant.Grants.MaxRatePerMinute)),
+		"customer_assertion": map[string]any{"type": "string", "maxLength": maxAssertionLen,
+			"description": "the task assertion the business's site signed for you and this customer, as it handed it to you; " +
+				"required unless an admin let you act for any customer"},
 	}, "customer_ref", "conversation_id")
 	srv.AddTool(&mcp.Tool{Name: "open_task", Title: "Open a task for one customer",
 		Description: "Open the task that bounds your work for one customer in one conversation: which write actions it may propose, " +

@@ -36,8 +36,10 @@ var apiDocs = map[string]apiOp{
 	"GET /api/v1/tools": {summary: "The tools this assistant may use now, after the three filters; narrowed to a task's actions with ?task=, searched with ?q=.",
 		response: "ToolList", status: 200, query: []string{"task", "q"}},
 	"POST /api/v1/tools/:name": {summary: "Run a read tool for the task's customer.", request: "ReadToolRequest", response: "ReadResult", status: 200, query: []string{"task"}},
-	"POST /api/v1/tasks":       {summary: "Open a task: the durable boundary of one assignment.", request: "NewTask", response: "Task", status: 201},
-	"GET /api/v1/tasks/:id":    {summary: "A task with its budget left and its invocations.", response: "Task", status: 200},
+	"POST /api/v1/tasks": {summary: "Open a task: the durable boundary of one assignment. Its limits stay within the maxima an admin set for the assistant (422 naming the field above one). " +
+		"Its customer must be vouched for by the business: a customer_assertion its site signed, or the assistant's any-customer grant (403 customer_not_vouched otherwise); an unknown customer answers like a known one.",
+		request: "NewTask", response: "Task", status: 201},
+	"GET /api/v1/tasks/:id": {summary: "A task with its budget left and its invocations.", response: "Task", status: 200},
 	"POST /api/v1/tasks/:id/pause": {summary: "Pause a task: no write is dispatched after this returns.",
 		request: "ExpectedVersion", response: "Task", status: 200},
 	"POST /api/v1/tasks/:id/resume": {summary: "Resume a paused task; its budget and unresolved calls are kept. A pause made by a person is lifted only by a person: 403 paused_by_person.", request: "ExpectedVersion", response: "Task", status: 200},
@@ -240,8 +242,14 @@ func apiSchemas() map[string]any {
 			"conversation_id": limited(maxConversationIDLen), "allowed_actions": withDesc(limitedList(maxAllowedActions, maxActionNameLen),
 				"the write actions the task may propose (\"action\" or \"system/action\"), at least one; read tools work in every task, "+
 					"so naming one here is accepted and changes nothing"),
-			"systems": limitedList(maxTaskSystems, maxSystemNameLen), "write_budget": typ("integer", "default 5"),
-			"inflight_limit": typ("integer", "default 2"), "rate_per_minute": typ("integer", "default 10"), "expires_at": when}),
+			"systems":         withDesc(limitedList(maxTaskSystems, maxSystemNameLen), "the systems the task may use; a task vouched for by an assertion is limited to the assertion's system"),
+			"write_budget":    typ("integer", "default 5 (or the assistant's maximum when lower); at most the assistant's maximum (20 unless an admin changed it)"),
+			"inflight_limit":  typ("integer", "default 2 (or the assistant's maximum when lower); at most the assistant's maximum (5 unless an admin changed it)"),
+			"rate_per_minute": typ("integer", "default 10 (or the assistant's maximum when lower); at most the assistant's maximum (30 unless an admin changed it)"),
+			"expires_at":      when,
+			"customer_assertion": limited(maxAssertionLen, "the task assertion the business's site signed for this assistant and customer: "+
+				"base64url(JSON {sub, sys, aud, iat, exp, nonce}) \".\" base64url(HMAC-SHA256(system secret, \"countersign task assertion v1.\" + payload)); "+
+				"single use, at most 10 minutes; required unless an admin let the assistant act for any customer")}),
 		"Task": obj([]string{"id", "customer_ref", "conversation_id", "state", "version", "allowed_actions", "write_budget", "writes_used",
 			"inflight_limit", "rate_per_minute", "expires_at"}, map[string]any{"id": str, "customer_ref": str, "conversation_id": str,
 			"state": enum("active", "paused", "cancelled", "closed"), "version": integer, "allowed_actions": strs, "systems": strs,

@@ -70,7 +70,7 @@ func navFor(role accounts.Role, current string) []views.NavItem {
 	}
 	if role == accounts.Admin {
 		add("Users", "/admin/users", "Create people's accounts, change their roles, disable them.")
-		add("Assistants", "/admin/assistants", "Create assistants, issue and revoke their API keys, choose the actions each may use.")
+		add("Assistants", "/admin/assistants", "Create assistants, issue and revoke their API keys, choose the actions each may use, its task limits and whether it may act for any customer.")
 	}
 	add("Password", "/account/password", "Change your password; your other sessions end.")
 	return items

@@ -94,6 +94,7 @@ func (s *Server) routes() []route {
 		{http.MethodPost, "/admin/assistants", s.handleAdminAssistantCreate, admin},
 		{http.MethodPost, "/admin/assistants/:id/keys", s.handleAdminAssistantKeyCreate, admin},
 		{http.MethodPost, "/admin/assistants/:id/actions", s.handleAdminAssistantActions, admin},
+		{http.MethodPost, "/admin/assistants/:id/grants", s.handleAdminAssistantGrants, admin},
 		{http.MethodPost, "/admin/assistants/:id/disable", s.handleAdminAssistantDisable, admin},
 		{http.MethodPost, "/admin/assistants/:id/enable", s.handleAdminAssistantEnable, admin},
 		{http.MethodPost, "/admin/keys/:id/revoke", s.handleAdminKeyRevoke, admin},

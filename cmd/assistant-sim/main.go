@@ -1,7 +1,11 @@
 // Command assistant-sim plays scripted conversations against a Countersign
 // console's JSON API, as an assistant would, and prints the transcript.
 //
-//	go run ./cmd/assistant-sim -url http://127.0.0.1:8080 -key csk_live_… -conversations 10
+//	go run ./cmd/assistant-sim -url http://127.0.0.1:8080 -key csk_live_… -site-secret <hex> -conversations 10
+//
+// With -site-secret it also plays the business's site, signing the task
+// assertion that vouches for the customer of each task it opens; without
+// it, the assistant must be allowed to act for any customer.
 //
 // With -webhook-listen and -webhook-secret it runs an outcome-webhook
 // receiver (register http://<addr>/ for the assistant on /admin/assistants)
@@ -10,6 +14,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"net"
@@ -28,6 +33,9 @@ func main() {
 	n := flag.Int("conversations", 0, "how many conversations to play (0: each script once)")
 	listen := flag.String("webhook-listen", "", "receive outcome webhooks on this address (e.g. 127.0.0.1:8089) instead of polling")
 	secret := flag.String("webhook-secret", os.Getenv("COUNTERSIGN_WEBHOOK_SECRET"), "the endpoint's signing secret, shown once on /admin/assistants (COUNTERSIGN_WEBHOOK_SECRET)")
+	site := flag.String("site-secret", os.Getenv("COUNTERSIGN_SITE_SECRET"), "play the business's site too: the hex secret it signs task assertions with, the \"site shop\" line of .data/demo-credentials (COUNTERSIGN_SITE_SECRET)")
+	system := flag.String("site-system", "shop", "the system whose site signs the task assertions")
+	assistant := flag.String("assistant", "demo-assistant", "the assistant's id or name, which the task assertions name")
 	flag.Parse()
 	if *key == "" {
 		fmt.Fprintln(os.Stderr, "assistant-sim: -key (or COUNTERSIGN_API_KEY) is required; see the assistant line of .data/demo-credentials")
@@ -39,7 +47,12 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	opts := assistantsim.Options{Customer: *customer, Conversations: *n}
+	siteKey, err := hex.DecodeString(*site)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "assistant-sim: -site-secret must be hex")
+		os.Exit(2)
+	}
+	opts := assistantsim.Options{Customer: *customer, Conversations: *n, SiteSecret: siteKey, SiteSystem: *system, Assistant: *assistant}
 	if *listen != "" {
 		opts.Outcomes = assistantsim.NewOutcomes(*secret, nil)
 		ln, err := net.Listen("tcp", *listen)

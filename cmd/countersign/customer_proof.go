@@ -85,6 +85,22 @@ func (c config) confirmationConfig(sessionKeys [][]byte, log *slog.Logger) confi
 	return cfg
 }
 
+// siteSecrets are the secrets task assertions are checked with: those of
+// -assertion-secrets, and for a system it does not name, the demo's (nil
+// outside demo mode).
+func (c config) siteSecrets(demo map[string][]byte) map[string][]byte {
+	secrets, _ := parseSecrets(c.AssertionSecrets) // checked by validate
+	if secrets == nil {
+		secrets = map[string][]byte{}
+	}
+	for system, secret := range demo {
+		if _, ok := secrets[system]; !ok {
+			secrets[system] = secret
+		}
+	}
+	return secrets
+}
+
 // mailDir is where codes are written when there is no mail server.
 func (c config) mailDir() string {
 	if c.MailDir == "" && c.demo() {

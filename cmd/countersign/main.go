@@ -95,6 +95,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 			return err
 		}
 	}
+	asst.SetSiteSecrets(cfg.siteSecrets(dm.SiteSecrets()))
 	if err := cp.EnsurePolicies(ctx, dm.PolicyOwner()); err != nil {
 		return err
 	}

@@ -55,6 +55,7 @@ func TestDemoModeEndToEnd(t *testing.T) {
 	}
 	res.Body.Close()
 	agent := checkDemoHasUnverifiedRefund(t, first.url, creds)
+	checkDemoAssistantIsVouchedFor(t, first.url, creds)
 	first.stop(t)
 
 	second := startConsole(t, bin, dataDir)
@@ -63,6 +64,9 @@ func TestDemoModeEndToEnd(t *testing.T) {
 		if again.Users[i].Password != creds.Users[i].Password {
 			t.Errorf("password of %s changed across restarts", creds.Users[i].Email)
 		}
+	}
+	if again.SiteSecret != creds.SiteSecret {
+		t.Errorf("the demo shop's site secret changed across restarts")
 	}
 	// The jar holds the agent's cookie for 127.0.0.1 whatever the port.
 	agent.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }

@@ -32,6 +32,7 @@ type Store interface {
 	Assistants(ctx context.Context) ([]store.Assistant, error)
 	InsertAssistant(ctx context.Context, a store.Assistant) (store.Assistant, error)
 	SetAssistantDisabled(ctx context.Context, id string, at *time.Time) error
+	SetAssistantGrants(ctx context.Context, id string, g store.AssistantGrants, e store.Event) (store.Assistant, error)
 	AssistantActions(ctx context.Context, assistantID string) ([]store.AssistantAction, error)
 	SetAssistantAction(ctx context.Context, a store.AssistantAction) error
 
@@ -50,6 +51,9 @@ type Service struct {
 	store Store
 	cp    *controlplane.Service
 	now   func() time.Time
+	// siteSecrets are the per-system secrets the businesses' sites sign
+	// task assertions with (SetSiteSecrets).
+	siteSecrets map[string][]byte
 }
 
 // New returns the service; now is the clock (time.Now when nil).
@@ -69,6 +73,9 @@ type Assistant struct {
 	Keys      []Key
 	// Enabled holds "system/action" for every action turned on.
 	Enabled map[string]bool
+	// Grants bound its tasks' limits and say whether it may act for any
+	// customer.
+	Grants Grants
 }
 
 // Key is an API key as it may be shown: its prefix, never its secret.
@@ -105,7 +112,7 @@ func (s *Service) Create(ctx context.Context, createdBy *int64, name string) (As
 	if err != nil {
 		return Assistant{}, err
 	}
-	return Assistant{ID: row.ID, Name: row.Name, CreatedAt: row.CreatedAt, Enabled: map[string]bool{}}, nil
+	return fromRow(row), nil
 }
 
 // SetDisabled disables an assistant (its keys stop working at once) or
@@ -324,7 +331,8 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (Assistant, K
 }
 
 func fromRow(r store.Assistant) Assistant {
-	return Assistant{ID: r.ID, Name: r.Name, CreatedAt: r.CreatedAt, Disabled: r.DisabledAt != nil, Enabled: map[string]bool{}}
+	return Assistant{ID: r.ID, Name: r.Name, CreatedAt: r.CreatedAt, Disabled: r.DisabledAt != nil, Enabled: map[string]bool{},
+		Grants: grantsFromRow(r)}
 }
 
 func keyFromRow(k store.APIKey) Key {

@@ -169,10 +169,39 @@ func (s *Service) Read(ctx context.Context, task controlplane.Task, system, tool
 		return adapter.ReadResult{}, apperr.InvalidFields(map[string]string{"system": "several systems offer " + tool + "; name one of: " + strings.Join(names, ", ")})
 	}
 	res, err := found[0].Read(ctx, adapter.Principal{CustomerRef: task.CustomerRef}, tool, args)
+	if ae, ok := adapter.AsError(err); ok && (ae.Code == codeUnknownCustomer || ae.Code == adapter.CodeNotFound) {
+		return nothingFound(found[0], tool)
+	}
 	if err != nil {
 		return adapter.ReadResult{}, fromAdapter(err)
 	}
 	return res, nil
+}
+
+// codeUnknownCustomer is an adapter's refusal of a customer it has no
+// single account for.
+const codeUnknownCustomer = "unknown_customer"
+
+// nothingFound is the one answer of a read that finds nothing for the
+// task's customer, whether the customer has no such object or the system
+// does not know the customer at all: a read must not tell a known customer
+// from an unknown one. A tool that lists (no required argument) answers
+// an empty list; one that looks up an object answers not found, in words
+// made from the tool alone.
+func nothingFound(sys adapter.System, tool string) (adapter.ReadResult, error) {
+	for _, r := range sys.ReadTools() {
+		if r.Name != tool {
+			continue
+		}
+		for _, p := range r.Params {
+			if p.Required {
+				return adapter.ReadResult{}, &apperr.Error{Kind: apperr.NotFound, Code: adapter.CodeNotFound,
+					Message: fmt.Sprintf("%s found nothing for this customer with these arguments.", tool),
+					Hint:    "Use a list tool to see the customer's objects and pass one of their ids."}
+			}
+		}
+	}
+	return adapter.ReadResult{Data: []any{}}, nil
 }
 
 // fromAdapter turns an adapter's refusal into the console's error

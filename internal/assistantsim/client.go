@@ -93,6 +93,8 @@ type NewTask struct {
 	WriteBudget    int      `json:"write_budget,omitempty"`
 	InflightLimit  int      `json:"inflight_limit,omitempty"`
 	RatePerMinute  int      `json:"rate_per_minute,omitempty"`
+	// CustomerAssertion is the business's site vouching for the customer.
+	CustomerAssertion string `json:"customer_assertion,omitempty"`
 }
 
 // Invocation is a proposed write as the API returns it.

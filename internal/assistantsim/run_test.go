@@ -39,6 +39,9 @@ type simConsole struct {
 	invocationReads atomic.Int64
 }
 
+// siteSecret is the shop's site secret in these tests.
+var siteSecret = []byte("the demo shop's site secret, 32+ bytes")
+
 func startConsole(t *testing.T, ctx context.Context) *simConsole {
 	t.Helper()
 	st := store.New(dbtest.New(t))
@@ -63,6 +66,9 @@ func startConsole(t *testing.T, ctx context.Context) *simConsole {
 	}
 	go cp.RunDispatcher(ctx, 100*time.Millisecond)
 	asst := assistants.New(st, cp, time.Now)
+	// The shop's site vouches for the customer of each task the
+	// simulator opens, signing with this secret.
+	asst.SetSiteSecrets(map[string][]byte{"shop": siteSecret})
 	bot, err := asst.Create(ctx, nil, "sim-assistant")
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +104,8 @@ func TestRunAgainstAConsoleAndShop(t *testing.T) {
 	sc := startConsole(t, ctx)
 	st := sc.st
 
-	transcript, err := assistantsim.Run(ctx, sc.url, sc.key, assistantsim.Options{Prefix: "test", Wait: 10 * time.Second})
+	transcript, err := assistantsim.Run(ctx, sc.url, sc.key, assistantsim.Options{Prefix: "test", Wait: 10 * time.Second,
+		SiteSecret: siteSecret, Assistant: "sim-assistant"})
 	var out bytes.Buffer
 	transcript.Write(&out)
 	t.Log(out.String())
@@ -158,7 +165,8 @@ func TestRunWaitsForOutcomeWebhooks(t *testing.T) {
 	outcomes = assistantsim.NewOutcomes(secret, nil)
 	go webhooks.NewWorker(sc.st, sc.web.WebhookRender(sc.url), nil, nil, nil).Run(ctx, 50*time.Millisecond)
 
-	transcript, err := assistantsim.Run(ctx, sc.url, sc.key, assistantsim.Options{Prefix: "hook", Wait: 10 * time.Second, Outcomes: outcomes})
+	transcript, err := assistantsim.Run(ctx, sc.url, sc.key, assistantsim.Options{Prefix: "hook", Wait: 10 * time.Second, Outcomes: outcomes,
+		SiteSecret: siteSecret, Assistant: sc.botID})
 	var out bytes.Buffer
 	transcript.Write(&out)
 	t.Log(out.String())

@@ -27,6 +27,14 @@ type Options struct {
 	// conversation waits for its write's outcome there instead of polling
 	// the invocation.
 	Outcomes *Outcomes
+	// SiteSecret, when set, lets the run play the business's site too: it
+	// signs a task assertion for SiteSystem (default "shop"), vouching
+	// that Customer is talking to Assistant (the assistant's id or name),
+	// for every task it opens. Without it, tasks open only for an
+	// assistant allowed to act for any customer.
+	SiteSecret []byte
+	SiteSystem string
+	Assistant  string
 }
 
 // Line is one line of a transcript.
@@ -113,6 +121,9 @@ func Run(ctx context.Context, baseURL, key string, opts Options) (Transcript, er
 	if opts.Wait == 0 {
 		opts.Wait = 5 * time.Second
 	}
+	if opts.SiteSystem == "" {
+		opts.SiteSystem = "shop"
+	}
 	n := opts.Conversations
 	if n <= 0 {
 		n = len(scripts)
@@ -132,7 +143,7 @@ func Run(ctx context.Context, baseURL, key string, opts Options) (Transcript, er
 // open creates the conversation's task.
 func (cv *conversation) open(actions ...string) error {
 	t, err := cv.c.CreateTask(cv.ctx, NewTask{CustomerRef: cv.opts.Customer, ConversationID: cv.id, AllowedActions: actions,
-		WriteBudget: 3, InflightLimit: 2, RatePerMinute: 10})
+		WriteBudget: 3, InflightLimit: 2, RatePerMinute: 10, CustomerAssertion: cv.opts.vouch(time.Now())})
 	if err != nil {
 		return err
 	}

@@ -167,6 +167,14 @@ func (w *world) seed(ctx context.Context) error {
 	if err := asst.EnableAll(ctx, a.ID); err != nil {
 		return err
 	}
+	// The campaign's workload is a staff tool's: it acts for any customer
+	// of the shop and asks for limits far above an assistant's defaults,
+	// so the admin grants both explicitly.
+	adminActor := controlplane.UserActor(admin.ID, string(accounts.Admin), admin.Name)
+	if _, err := asst.SetGrants(ctx, adminActor, a.ID, assistants.Grants{MaxWriteBudget: assistants.CeilingWriteBudget,
+		MaxInflightLimit: assistants.CeilingInflightLimit, MaxRatePerMinute: assistants.CeilingRatePerMinute, AnyCustomer: true}); err != nil {
+		return err
+	}
 	if _, w.apiKey, err = asst.IssueKey(ctx, a.ID, &admin.ID); err != nil {
 		return err
 	}

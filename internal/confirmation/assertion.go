@@ -33,6 +33,9 @@ type Assertion struct {
 	// Nonce is a random string of at least 16 characters; an assertion
 	// proves once.
 	Nonce string `json:"nonce"`
+	// Aud, only in a task assertion (SignTaskAssertion), is the id of the
+	// assistant the business vouches to.
+	Aud string `json:"aud,omitempty"`
 }
 
 // MaxAssertionLife bounds an assertion's validity.
@@ -47,15 +50,56 @@ const assertionContext = "countersign customer assertion v1."
 // base64url(HMAC-SHA256(secret, context + payload)). The business's site
 // computes the same in its own language.
 func SignAssertion(secret []byte, a Assertion) string {
-	raw, _ := json.Marshal(a)
-	payload := base64.RawURLEncoding.EncodeToString(raw)
-	return payload + "." + base64.RawURLEncoding.EncodeToString(assertionMAC(secret, payload))
+	return signAssertion(secret, assertionContext, a)
 }
 
-func assertionMAC(secret []byte, payload string) []byte {
+func signAssertion(secret []byte, context string, a Assertion) string {
+	raw, _ := json.Marshal(a)
+	payload := base64.RawURLEncoding.EncodeToString(raw)
+	return payload + "." + base64.RawURLEncoding.EncodeToString(assertionMAC(secret, context, payload))
+}
+
+func assertionMAC(secret []byte, context, payload string) []byte {
 	m := hmac.New(sha256.New, secret)
-	m.Write([]byte(assertionContext + payload))
+	m.Write([]byte(context + payload))
 	return m.Sum(nil)
+}
+
+// openAssertion checks signed against secret under context (which keeps
+// an assertion made for one purpose from passing for another) and returns
+// it when the signature holds, it is well formed, its nonce has 16 to 128
+// characters and it is unexpired and short-lived; otherwise why it is not,
+// as the end of a sentence. Spending the nonce is the caller's.
+func openAssertion(secret []byte, context, signed string, now time.Time) (Assertion, string) {
+	payload, sig, ok := strings.Cut(signed, ".")
+	mac, err := base64.RawURLEncoding.DecodeString(sig)
+	if !ok || err != nil || !hmac.Equal(mac, assertionMAC(secret, context, payload)) {
+		return Assertion{}, "its signature is wrong."
+	}
+	a, ok := decodeAssertion(payload)
+	if !ok {
+		return Assertion{}, "it is malformed."
+	}
+	iat, exp := time.Unix(a.IssuedAt, 0), time.Unix(a.ExpiresAt, 0)
+	switch {
+	case len(a.Nonce) < 16 || len(a.Nonce) > 128:
+		return Assertion{}, "its nonce must have 16 to 128 characters."
+	case iat.After(now.Add(assertionSkew)) || exp.Sub(iat) > MaxAssertionLife || !now.Before(exp):
+		return Assertion{}, "it has expired or lives too long."
+	}
+	return a, ""
+}
+
+// decodeAssertion reads the payload of a signed assertion, strictly.
+func decodeAssertion(payload string) (Assertion, bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(payload)
+	if err != nil {
+		return Assertion{}, false
+	}
+	var a Assertion
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	return a, dec.Decode(&a) == nil
 }
 
 // CheckAssertion verifies signed for the link: signed with the link's
@@ -75,33 +119,17 @@ func (s *Service) CheckAssertion(ctx context.Context, token, signed string) (Ope
 	if !s.accepts(o.System, ProofAssertion) || len(secret) == 0 {
 		return Opened{}, refuse("this system does not use it.")
 	}
-	payload, sig, ok := strings.Cut(signed, ".")
-	mac, err := base64.RawURLEncoding.DecodeString(sig)
-	if !ok || err != nil || !hmac.Equal(mac, assertionMAC(secret, payload)) {
-		return Opened{}, refuse("its signature is wrong.")
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(payload)
-	if err != nil {
-		return Opened{}, refuse("it is malformed.")
-	}
-	var a Assertion
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&a); err != nil {
-		return Opened{}, refuse("it is malformed.")
-	}
 	now := s.now()
-	iat, exp := time.Unix(a.IssuedAt, 0), time.Unix(a.ExpiresAt, 0)
+	a, why := openAssertion(secret, assertionContext, signed, now)
 	switch {
+	case why != "":
+		return Opened{}, refuse(why)
 	case a.Sys != o.System:
 		return Opened{}, refuse("it was made for another system.")
 	case !SameCustomer(a.Sub, o.CustomerRef):
 		return Opened{}, refuse("it names another customer.")
-	case len(a.Nonce) < 16 || len(a.Nonce) > 128:
-		return Opened{}, refuse("its nonce must have 16 to 128 characters.")
-	case iat.After(now.Add(assertionSkew)) || exp.Sub(iat) > MaxAssertionLife || !now.Before(exp):
-		return Opened{}, refuse("it has expired or lives too long.")
 	}
+	exp := time.Unix(a.ExpiresAt, 0)
 	if err := s.store.UseCustomerAssertion(ctx, o.System, a.Nonce, o.CustomerRef, exp, now); errors.Is(err, store.ErrConflict) {
 		return Opened{}, refuse("it was used already.")
 	} else if err != nil {

@@ -85,6 +85,8 @@ type NewTask struct {
 	InflightLimit  int
 	RatePerMinute  int
 	ExpiresAt      time.Time
+	// Vouch is required on a task of an assistant (AssistantID set).
+	Vouch Vouch
 }
 
 // ConversationNotYours is what an assistant is told about a conversation
@@ -94,7 +96,9 @@ const ConversationNotYours = "not a conversation of yours: use your own conversa
 
 // CreateTask opens a task, or fails with apperr.Invalid naming each bad
 // field. A task of an assistant claims its conversation id for that
-// assistant; one another assistant already uses is refused.
+// assistant; one another assistant already uses is refused. A task of an
+// assistant needs in.Vouch (Forbidden, code customer_not_vouched,
+// otherwise, or when its assertion was spent already).
 func (s *Service) CreateTask(ctx context.Context, actor Actor, in NewTask) (Task, error) {
 	now := s.now()
 	fields := map[string]string{}
@@ -148,6 +152,9 @@ func (s *Service) CreateTask(ctx context.Context, actor Actor, in NewTask) (Task
 			InflightLimit: int32(in.InflightLimit), RatePerMinute: int32(in.RatePerMinute), ExpiresAt: in.ExpiresAt,
 			State: string(TaskActive), CreatedAt: now}
 		if in.AssistantID != "" {
+			if err := spendVouch(ctx, tx, in, row.CustomerRef, now); err != nil {
+				return err
+			}
 			row.AssistantID = &in.AssistantID
 			owner, err := tx.ClaimConversation(ctx, row.ConversationID, in.AssistantID, now)
 			if err != nil {
@@ -162,9 +169,13 @@ func (s *Service) CreateTask(ctx context.Context, actor Actor, in NewTask) (Task
 			return err
 		}
 		out = taskFromRow(created)
-		return s.record(ctx, tx, actor, "task.created", out.ID, "", map[string]any{
+		data := map[string]any{
 			"customer_ref": out.CustomerRef, "conversation_id": out.ConversationID, "allowed_actions": out.AllowedActions,
-			"write_budget": out.WriteBudget, "inflight_limit": out.InflightLimit, "rate_per_minute": out.RatePerMinute})
+			"write_budget": out.WriteBudget, "inflight_limit": out.InflightLimit, "rate_per_minute": out.RatePerMinute}
+		if in.AssistantID != "" {
+			data["vouched"] = in.Vouch.eventData()
+		}
+		return s.record(ctx, tx, actor, "task.created", out.ID, "", data)
 	})
 	return out, err
 }

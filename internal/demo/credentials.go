@@ -20,11 +20,15 @@ import (
 )
 
 // Credentials is the content of the demo-credentials file: one line per
-// entry, "role email password", "assistant name key" or "shop url".
+// entry, "role email password", "assistant name key", "shop url" or
+// "site shop <hex>" (the secret the demo shop's site signs customer
+// assertions with).
 type Credentials struct {
 	Users     []User
 	Assistant *Assistant
 	ShopURL   string
+	// SiteSecret is the demo shop's site secret (hex), made on first run.
+	SiteSecret string
 }
 
 // User is one demo sign-in.
@@ -66,6 +70,8 @@ func Load(path string) (Credentials, error) {
 		switch {
 		case len(fields) == 2 && fields[0] == "shop":
 			c.ShopURL = fields[1]
+		case len(fields) == 3 && fields[0] == "site" && fields[1] == "shop":
+			c.SiteSecret = fields[2]
 		case len(fields) == 3 && fields[0] == "assistant":
 			c.Assistant = &Assistant{Name: fields[1], Key: fields[2]}
 		case len(fields) == 3 && accounts.Role(fields[0]).Valid():
@@ -102,6 +108,9 @@ func (c Credentials) Write(w io.Writer) {
 	}
 	if c.ShopURL != "" {
 		fmt.Fprintf(w, "shop %s\n", c.ShopURL)
+	}
+	if c.SiteSecret != "" {
+		fmt.Fprintf(w, "site shop %s\n", c.SiteSecret)
 	}
 }
 

@@ -12,6 +12,8 @@ package demo
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -48,6 +50,13 @@ func Start(ctx context.Context, acc *accounts.Service, dataDir, shopURL string) 
 		return nil, err
 	}
 	d.creds.ShopURL = shopURL
+	if secret, err := hex.DecodeString(d.creds.SiteSecret); err != nil || len(secret) < 32 {
+		// The demo plays the shop's own site too: it vouches for its
+		// customers to the demo assistant with this secret.
+		b := make([]byte, 32)
+		_, _ = rand.Read(b)
+		d.creds.SiteSecret = hex.EncodeToString(b)
+	}
 	for _, p := range People {
 		id, err := acc.UserIDByEmail(ctx, p.Email)
 		if err != nil {
@@ -61,6 +70,16 @@ func Start(ctx context.Context, acc *accounts.Service, dataDir, shopURL string) 
 		}
 	}
 	return d, nil
+}
+
+// SiteSecrets are the secrets the demo's business sites sign customer
+// assertions with: the demo shop's ("shop"). Nil on a nil Demo.
+func (d *Demo) SiteSecrets() map[string][]byte {
+	if d == nil {
+		return nil
+	}
+	secret, _ := hex.DecodeString(d.creds.SiteSecret)
+	return map[string][]byte{"shop": secret}
 }
 
 // PolicyOwner is the demo manager's user id, the owner of the policies
@@ -118,6 +137,6 @@ func (d *Demo) Seed(ctx context.Context, svc Services, log *slog.Logger) (Printo
 	if err != nil {
 		return Printout{}, err
 	}
-	return Printout{CredentialsPath: d.path, Users: d.creds.Users, Assistant: a, ShopURL: d.creds.ShopURL,
+	return Printout{CredentialsPath: d.path, Users: d.creds.Users, Assistant: a, ShopURL: d.creds.ShopURL, SiteSecret: d.creds.SiteSecret,
 		Customer: People[0].Email, Links: links}, nil
 }

@@ -135,6 +135,11 @@ func TestSeedShowsEverythingOnceAndAgainOnRestart(t *testing.T) {
 	if second.Assistant != first.Assistant {
 		t.Errorf("assistant %+v on the second start, want %+v kept", second.Assistant, first.Assistant)
 	}
+	// The demo shop's site secret, which vouches for the demo's customers,
+	// is made once, saved, printed and kept.
+	if len(first.SiteSecret) < 64 || second.SiteSecret != first.SiteSecret || creds.SiteSecret != first.SiteSecret {
+		t.Errorf("site secret %q, then %q (file %q): want one of 32 bytes, kept", first.SiteSecret, second.SiteSecret, creds.SiteSecret)
+	}
 	for i, l := range second.Links {
 		if l.Action != first.Links[i].Action || l.Path == "" {
 			t.Errorf("link %d on the second start: %+v", i, l)
@@ -181,7 +186,7 @@ func TestPrintoutSaysWhereToSignInAndWhatToOpen(t *testing.T) {
 	t.Parallel()
 	p := demo.Printout{CredentialsPath: ".data/demo-credentials",
 		Users:     []demo.User{{Role: accounts.Agent, Email: "agent@demo.countersign.test", Password: "abcd-efgh-jkmn-pqrs"}},
-		Assistant: demo.Assistant{Name: "demo-assistant", Key: "csk_live_0123456789abcdef"}, ShopURL: "http://127.0.0.1:4000",
+		Assistant: demo.Assistant{Name: "demo-assistant", Key: "csk_live_0123456789abcdef"}, ShopURL: "http://127.0.0.1:4000", SiteSecret: "00ff",
 		Customer: "customer@demo.countersign.test", Links: []demo.Link{{Action: "issue_refund", Path: "/c/sel.ver"}}}
 	var b bytes.Buffer
 	p.Write(&b, "127.0.0.1:8080", ".data/mail")
@@ -189,7 +194,8 @@ func TestPrintoutSaysWhereToSignInAndWhatToOpen(t *testing.T) {
 		"open http://127.0.0.1:8080 and sign in as one of these (kept in .data/demo-credentials)",
 		"agent     agent@demo.countersign.test        abcd-efgh-jkmn-pqrs",
 		`Demo assistant "demo-assistant", API key csk_live_0123456789abcdef`,
-		"go run ./cmd/assistant-sim -url http://127.0.0.1:8080 -key csk_live_0123456789abcdef",
+		"go run ./cmd/assistant-sim -url http://127.0.0.1:8080 -key csk_live_0123456789abcdef -site-secret 00ff",
+		"signs assertions with the secret 00ff",
 		"The demo shop runs at http://127.0.0.1:4000",
 		"Confirmation links for customer@demo.countersign.test.",
 		"codes are written as files to .data/mail",

@@ -14,6 +14,9 @@ type Printout struct {
 	Assistant       Assistant
 	// ShopURL is the demo shop, empty when none is connected.
 	ShopURL string
+	// SiteSecret is the demo shop's site secret (hex): what vouches for a
+	// task's customer to the demo assistant.
+	SiteSecret string
 	// Customer is the demo customer the links are for.
 	Customer string
 	Links    []Link
@@ -27,8 +30,10 @@ func (p Printout) Write(w io.Writer, consoleAddr, mailDir string) {
 	for _, u := range p.Users {
 		fmt.Fprintf(w, "  %-9s %-34s %s\n", u.Role, u.Email, u.Password)
 	}
-	fmt.Fprintf(w, "\n  Demo assistant %q, API key %s\n  (try: go run ./cmd/assistant-sim -url http://%s -key %s)\n",
-		p.Assistant.Name, p.Assistant.Key, consoleAddr, p.Assistant.Key)
+	fmt.Fprintf(w, "\n  Demo assistant %q, API key %s\n"+
+		"  A task's customer is vouched for by the shop's site, which signs assertions with the secret %s\n"+
+		"  (try: go run ./cmd/assistant-sim -url http://%s -key %s -site-secret %s)\n",
+		p.Assistant.Name, p.Assistant.Key, p.SiteSecret, consoleAddr, p.Assistant.Key, p.SiteSecret)
 	if p.ShopURL != "" {
 		fmt.Fprintf(w, "  The demo shop runs at %s\n", p.ShopURL)
 	}

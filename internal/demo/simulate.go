@@ -25,7 +25,10 @@ func (d *Demo) Simulate(ctx context.Context, consoleURL string, log *slog.Logger
 	if err := waitHealthy(ctx, consoleURL+"/healthz"); err != nil {
 		return
 	}
-	tr, err := assistantsim.Run(ctx, consoleURL, d.creds.Assistant.Key, assistantsim.Options{Prefix: "demo-sim-"})
+	// The simulator plays the shop's site as well as the assistant: it
+	// signs the assertion that vouches for the customer of each task.
+	tr, err := assistantsim.Run(ctx, consoleURL, d.creds.Assistant.Key, assistantsim.Options{Prefix: "demo-sim-",
+		Assistant: d.creds.Assistant.Name, SiteSecret: d.SiteSecrets()["shop"], SiteSystem: "shop"})
 	if err != nil {
 		log.Warn("demo simulator", "error", err)
 		return
