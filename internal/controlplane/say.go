@@ -18,8 +18,8 @@ func (inv Invocation) Say() string {
 		return "This is approved and being processed. I can't confirm it has gone through yet."
 	case Completed:
 		s := doneVerb(inv.Action) + "."
-		if inv.Result != nil && inv.Result.Reference != "" {
-			s += " Reference: " + inv.Result.Reference + "."
+		if ref := inv.CustomerReference(); ref != "" {
+			s += " Reference: " + ref + "."
 		}
 		return s
 	case Failed:
@@ -47,6 +47,21 @@ func (inv Invocation) Say() string {
 		return "This was done and has since been reversed."
 	}
 	return "I can't say yet where this stands."
+}
+
+// CustomerReference is the reference the customer is given for a done
+// change: the system's short one as it shows it to its customers
+// ("Cancellation #75CDDA") when it gives one, else its reference; empty
+// without a result. The assistant's sentence and the customer's page both
+// use it, so the two name the change alike.
+func (inv Invocation) CustomerReference() string {
+	if inv.Result == nil {
+		return ""
+	}
+	if inv.Result.ShortReference != "" {
+		return inv.Result.ShortReference
+	}
+	return inv.Result.Reference
 }
 
 func doneVerb(action string) string {
