@@ -165,10 +165,14 @@ func invocationRow(inv controlplane.Invocation) views.InvocationRow {
 	case controlplane.NotDispatched:
 		r.Why = inv.NotDispatchedReason.Sentence()
 	case controlplane.Rejected:
-		if q, ok := controlplane.IsQuestion(inv.DecisionReason); ok {
+		// Who ended it, not only why: a customer's decline reads as theirs.
+		switch q, ok := controlplane.IsQuestion(inv.DecisionReason); {
+		case ok:
 			r.Why = "Sent back to the assistant: " + q
-		} else {
+		case inv.Reason().Code == controlplane.ReasonRejectedByAgent:
 			r.Why = inv.DecisionReason
+		default:
+			r.Why = inv.Reason().Message
 		}
 	case controlplane.Failed:
 		if inv.Error != nil {

@@ -36,17 +36,40 @@ func (inv Invocation) Say() string {
 		return "I could not confirm this went through; a person will check and we will let you know."
 	case NotDispatched:
 		return "This was not carried out. " + inv.NotDispatchedReason.Sentence()
-	case Rejected:
-		if inv.DecisionReason != "" {
-			return "This was not approved: " + strings.TrimSuffix(inv.DecisionReason, ".") + "."
-		}
-		return "This was not approved, so nothing has changed."
-	case Expired:
-		return "This request expired before it was confirmed, so nothing has changed."
+	case Rejected, Expired:
+		return inv.endedSay()
 	case Reversed:
 		return "This was done and has since been reversed."
 	}
 	return "I can't say yet where this stands."
+}
+
+// endedSay says who ended a rejected or expired invocation and why, as the
+// customer's page does: the customer's own decline as theirs, the team's
+// reason in its words, a deadline nobody met, a quote that was replaced.
+func (inv Invocation) endedSay() string {
+	text := strings.TrimSuffix(strings.TrimSpace(inv.DecisionReason), ".")
+	switch inv.Reason().Code {
+	case ReasonDeclinedByCustomer:
+		return "You declined this, so nothing has changed."
+	case ReasonSuperseded:
+		return "The details changed after this was prepared, so it was not carried out. I can prepare it again if you still want it."
+	case ReasonConfirmationExpired:
+		return "This request expired before it was confirmed, so nothing has changed."
+	case ReasonApprovalExpired:
+		return "Our team did not decide on this in time, so nothing has changed."
+	}
+	if q, ok := IsQuestion(text); ok {
+		q = strings.TrimSpace(q)
+		if !strings.HasSuffix(q, "?") && !strings.HasSuffix(q, "!") {
+			q += "."
+		}
+		return "Our team needs to know more before this can go ahead: " + q
+	}
+	if text != "" {
+		return "Our team declined this: " + text + "."
+	}
+	return "Our team declined this, so nothing has changed."
 }
 
 // CustomerReference is the reference the customer is given for a done
