@@ -256,7 +256,7 @@ func TestBrowserCustomerPages(t *testing.T) {
 	}
 	list, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`main`)))
 	if !strings.Contains(list, "Waiting for you to confirm") || strings.Contains(list, "Awaiting customer") || !strings.Contains(list, "UTC") ||
-		!strings.Contains(list, "Declined") || strings.Contains(list, "Rejected") {
+		!strings.Contains(list, "You declined") || strings.Contains(list, "Rejected") {
 		t.Errorf("My requests reads %q", list)
 	}
 	shoot("my requests", "customer-my-requests")
