@@ -209,6 +209,13 @@ func TestBrowserCustomerPages(t *testing.T) {
 	if err != nil {
 		t.Fatalf("decline the receipt: %v", err)
 	}
+	// Declined: the customer's own decline, and what would have happened
+	// folded away, never as a fact.
+	declined, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`main`)))
+	if !strings.Contains(declined, "You declined this request.") || strings.Contains(declined, "What this means for you") {
+		t.Errorf("the declined page reads %q", declined)
+	}
+	shoot("declined", "customer-declined")
 
 	// Confirm the refund: the outcome arrives in place with the reference
 	// the shop gives its customers, not its id.
