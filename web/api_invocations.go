@@ -85,9 +85,13 @@ type nextJSON struct {
 	Proofs []string `json:"proofs,omitempty"`
 }
 
+// resultJSON is a done change's result: the system's reference, and the
+// short one the customer is shown ("Cancellation #75CDDA"), which say
+// uses too; it equals reference when the system gives no short one.
 type resultJSON struct {
-	Reference    string `json:"reference"`
-	Deduplicated bool   `json:"deduplicated,omitempty"`
+	Reference      string `json:"reference"`
+	ShortReference string `json:"short_reference"`
+	Deduplicated   bool   `json:"deduplicated,omitempty"`
 }
 
 type adapterErrJSON struct {
@@ -135,7 +139,7 @@ func (s *Server) invocationOut(ctx context.Context, base string, inv controlplan
 		out.Quote.Consequences = []string{}
 	}
 	if inv.Result != nil {
-		out.Result = &resultJSON{Reference: inv.Result.Reference, Deduplicated: inv.Result.Deduplicated}
+		out.Result = &resultJSON{Reference: inv.Result.Reference, ShortReference: inv.CustomerReference(), Deduplicated: inv.Result.Deduplicated}
 	}
 	// A completed or reversed invocation's outcome is known: an error left
 	// from before it was reconciled no longer holds.

@@ -77,8 +77,10 @@ func TestDeclineRecordsTheReason(t *testing.T) {
 	if got.State != controlplane.Rejected || got.DecisionReason != "I'd rather have a replacement." {
 		t.Errorf("after decline: %s with reason %q", got.State, got.DecisionReason)
 	}
-	if badge := text(c.get("/requests/"+inv.ID), t, "status-badge"); badge != "Declined" {
-		t.Errorf("badge %q, want the customer's word for the Rejected state", badge)
+	// The customer's own decline is theirs, in their words: not a
+	// "Declined" that reads as if someone else decided.
+	if badge := text(c.get("/requests/"+inv.ID), t, "status-badge"); badge != "You declined" {
+		t.Errorf("badge %q, want the customer's words for their own decline", badge)
 	}
 	events, err := b.cp.Timeline(context.Background(), inv.TaskID)
 	if err != nil {

@@ -101,7 +101,7 @@ func (s *Server) handleCustomerRequestStatus(c echo.Context) error {
 	if c.Request().Header.Get("HX-Request") != "true" {
 		return s.renderCustomerRequest(c, http.StatusOK, inv, task, "", nil)
 	}
-	st := customerStatus(inv, s.now(), "")
+	st := s.customerStatusNow(c.Request().Context(), inv, "")
 	status := http.StatusOK
 	if !st.Pending {
 		status = 286

@@ -244,6 +244,13 @@ func TestBrowserCustomerPages(t *testing.T) {
 	if err != nil {
 		t.Fatalf("decline the receipt: %v", err)
 	}
+	// Declined: the customer's own decline, and what would have happened
+	// folded away, never as a fact.
+	declined, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`main`)))
+	if !strings.Contains(declined, "You declined this request.") || strings.Contains(declined, "What this means for you") {
+		t.Errorf("the declined page reads %q", declined)
+	}
+	shoot("declined", "customer-declined")
 
 	// My requests with the receipt's code lists the receipt only; signed in
 	// to Jordan's account it lists them all, waiting first.
@@ -280,7 +287,7 @@ func TestBrowserCustomerPages(t *testing.T) {
 	}
 	list, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`main`)))
 	if !strings.Contains(list, "Waiting for you to confirm") || strings.Contains(list, "Awaiting customer") || !strings.Contains(list, "UTC") ||
-		!strings.Contains(list, "Declined") || strings.Contains(list, "Rejected") {
+		!strings.Contains(list, "You declined") || strings.Contains(list, "Rejected") {
 		t.Errorf("My requests reads %q", list)
 	}
 	shoot("my requests", "customer-my-requests")

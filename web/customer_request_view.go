@@ -48,7 +48,7 @@ func (s *Server) customerRequestView(c echo.Context, inv controlplane.Invocation
 	decide := inv.State == controlplane.AwaitingConfirmation && !s.expired(inv)
 	v := views.CustomerRequestView{ID: inv.ID, Title: q.Title, Consequences: q.Consequences, Decide: decide,
 		ConfirmLabel: customerOr(q.ConfirmLabel, "Confirm"), DeclineLabel: customerOr(q.DeclineLabel, "Don't do this"),
-		Status: customerStatus(inv, s.now(), "")}
+		Status: s.customerStatusNow(c.Request().Context(), inv, ""), Outcome: customerConsequences(inv.State, s.expired(inv))}
 	if f := q.Customer; f != nil {
 		if f.Title != "" {
 			v.Title = f.Title
@@ -86,6 +86,16 @@ func (s *Server) customerRequestView(c echo.Context, inv controlplane.Invocation
 	if q.EffectiveAt != nil {
 		v.Effective = customerTime(*q.EffectiveAt)
 	}
+	// What it means for the customer is said only as the state allows
+	// (customerConsequences): the money's arrival and the date are
+	// logistics of a change that was not made, so they go with it.
+	switch v.Outcome.Mode {
+	case consequencesWould:
+		v.MoneyArrives, v.Effective = "", ""
+	case consequencesHidden:
+		v.MoneyArrives, v.Effective, v.Consequences = "", "", nil
+	}
+	v.Asked = v.Outcome.Mode == consequencesWould || v.Outcome.Mode == consequencesHidden
 	return v
 }
 
@@ -114,7 +124,6 @@ var customerBadge = map[controlplane.State]string{
 	controlplane.AwaitingConfirmation: waitingForYou,
 	controlplane.AwaitingApproval:     "Waiting for our team",
 	controlplane.Unverified:           "Being checked",
-	controlplane.Rejected:             "Declined",
 	controlplane.NotDispatched:        "Not carried out",
 }
 
@@ -168,6 +177,16 @@ func customerStatus(inv controlplane.Invocation, now time.Time, successor string
 		st.Headline, st.Detail = headline, detail
 		return st
 	}
+	// decided says who ended it and why, with the badge in the
+	// customer's words ("You declined", "Declined by our team").
+	decided := func(inv controlplane.Invocation) views.CustomerStatusView {
+		by, words, headline, detail, ok := decidedBy(inv)
+		if !ok {
+			return final("This was not carried out, so nothing has changed.", "")
+		}
+		st.DecidedBy, st.BadgeText = by, words
+		return final(headline, detail)
+	}
 	if words, ok := customerBadge[inv.State]; ok {
 		st.BadgeText = words
 	}
@@ -175,8 +194,9 @@ func customerStatus(inv controlplane.Invocation, now time.Time, successor string
 	case controlplane.AwaitingConfirmation:
 		if inv.DeadlineAt != nil && !now.Before(*inv.DeadlineAt) {
 			badge(controlplane.Expired)
-			return final("This request expired before it was confirmed, so nothing has changed.",
-				"If you still want it, ask the assistant to prepare it again.")
+			expired := inv
+			expired.State = controlplane.Expired
+			return decided(expired)
 		}
 		st.Decided = false
 		return st
@@ -187,11 +207,11 @@ func customerStatus(inv controlplane.Invocation, now time.Time, successor string
 		return working("Confirmed. We are carrying this out now.", "This page updates by itself when it is done.", 1)
 	case controlplane.Completed:
 		headline := inv.Say()
-		if inv.Result != nil && inv.Result.Reference != "" {
+		if ref := inv.CustomerReference(); ref != "" {
 			// The template prints the reference after the verb, marked up:
-			// the short one the shop shows its customers when there is one.
-			headline = strings.TrimSuffix(headline, " Reference: "+inv.Result.Reference+".")
-			st.Reference = customerReference(inv.Result)
+			// the same one the assistant's sentence gives.
+			headline = strings.TrimSuffix(headline, " Reference: "+ref+".")
+			st.Reference = ref
 		}
 		detail := "Keep the reference in case you need to ask about this later."
 		if f := inv.Quote.Customer; f != nil && f.MoneyArrives != "" {
@@ -202,34 +222,18 @@ func customerStatus(inv controlplane.Invocation, now time.Time, successor string
 		return working("We could not confirm this yet; a person will check and we will update this page.",
 			"You don't need to do anything, and please don't ask for it again meanwhile.", 10)
 	case controlplane.Failed:
+		st.DecidedBy = "system"
 		return final("We could not do this, and nothing has changed.", customerHint(inv.Error))
 	case controlplane.NotDispatched:
+		st.DecidedBy = "system"
 		return final("This was not carried out, so nothing has changed.", customerReason(inv.NotDispatchedReason))
-	case controlplane.Rejected:
-		if strings.HasPrefix(inv.DecisionReason, "superseded") {
-			return final("The details changed after this was prepared, so it was not carried out.",
-				"Nothing has changed. Ask the assistant to prepare it again if you still want it.")
-		}
-		return final("This was declined, so nothing has changed.", "")
-	case controlplane.Expired:
-		return final("This request expired before it was confirmed, so nothing has changed.",
-			"If you still want it, ask the assistant to prepare it again.")
+	case controlplane.Rejected, controlplane.Expired:
+		return decided(inv)
 	case controlplane.Reversed:
-		if inv.Result != nil {
-			st.Reference = customerReference(inv.Result)
-		}
+		st.Reference = inv.CustomerReference()
 		return final("This was done and has since been reversed.", "")
 	}
 	return final("We can't say yet where this stands.", "")
-}
-
-// customerReference is the reference a customer reads: the system's short
-// one when it gives one.
-func customerReference(r *adapter.Result) string {
-	if r.ShortReference != "" {
-		return r.ShortReference
-	}
-	return r.Reference
 }
 
 // customerHint turns a refusal into what a customer can do about it; the
@@ -266,7 +270,7 @@ func customerReason(r controlplane.NotDispatchedReason) string {
 	case controlplane.ReasonBudgetSpent:
 		return "We reached the number of changes we make in one conversation. A person can help you with this."
 	case controlplane.ReasonGlobalStop:
-		return "Changes are paused for the moment. Please ask again a little later."
+		return "Our team paused all changes for the moment. Please ask again a little later."
 	case controlplane.ReasonPolicyDisabled:
 		return "We no longer make this change this way. A person can help you with it."
 	case controlplane.ReasonTargetChanged:

@@ -270,8 +270,9 @@ func apiSchemas() map[string]any {
 				"lines":        map[string]any{"type": "array", "items": obj([]string{"label", "to"}, map[string]any{"label": str, "from": str, "to": str})},
 				"consequences": strs, "amount_cents": integer, "currency": str, "effective_at": when, "target_version": str, "reversible": boolean}),
 			"summary": str, "summary_disagrees": boolean, "idempotency_key": str, "deduplicated": boolean,
-			"next":   obj([]string{"kind", "url"}, map[string]any{"kind": enum("confirm", "approval", "dispatch", "none"), "url": str, "message": str}),
-			"result": obj(nil, map[string]any{"reference": str}),
+			"next": obj([]string{"kind", "url"}, map[string]any{"kind": enum("confirm", "approval", "dispatch", "none"), "url": str, "message": str}),
+			"result": obj(nil, map[string]any{"reference": str,
+				"short_reference": withDesc(str, "the reference the customer's page shows (\"Cancellation #75CDDA\"); say uses it")}),
 			"error": withDesc(obj(nil, map[string]any{"code": str, "message": str, "retryable": boolean, "hint": str, "outcome": str}),
 				"the structured error of a failed or unverified call; null once the outcome is known to be completed (or reversed)"),
 			"reason": withDesc(obj([]string{"code", "message"}, map[string]any{

@@ -119,16 +119,10 @@ func (s *Server) taskLive(ctx context.Context, id string) (views.TaskLiveView, e
 	if t.State == controlplane.TaskPaused {
 		v.Notice = pausedNotice(unverified)
 	}
-	titles := map[string]string{}
-	for _, inv := range invs {
-		titles[inv.ID] = inv.Quote.Title
-	}
+	v.Timeline = timeline(events)
 	var lastEvent int64
-	previous := ""
-	for _, e := range events {
-		v.Timeline = append(v.Timeline, timelineRow(e, titles, previous))
-		previous = e.InvocationID
-		lastEvent = e.ID
+	if len(events) > 0 {
+		lastEvent = events[len(events)-1].ID
 	}
 	v.Mark = fmt.Sprintf("v%d-e%d-n%d", t.Version, lastEvent, len(invs))
 	return v, nil
@@ -171,10 +165,14 @@ func invocationRow(inv controlplane.Invocation) views.InvocationRow {
 	case controlplane.NotDispatched:
 		r.Why = inv.NotDispatchedReason.Sentence()
 	case controlplane.Rejected:
-		if q, ok := controlplane.IsQuestion(inv.DecisionReason); ok {
+		// Who ended it, not only why: a customer's decline reads as theirs.
+		switch q, ok := controlplane.IsQuestion(inv.DecisionReason); {
+		case ok:
 			r.Why = "Sent back to the assistant: " + q
-		} else {
+		case inv.Reason().Code == controlplane.ReasonRejectedByAgent:
 			r.Why = inv.DecisionReason
+		default:
+			r.Why = inv.Reason().Message
 		}
 	case controlplane.Failed:
 		if inv.Error != nil {
@@ -193,8 +191,9 @@ func invocationRow(inv controlplane.Invocation) views.InvocationRow {
 }
 
 // timelineRow writes an event as a sentence about the request it concerns
-// (named by its quote's title), with its actor; no codes, no hashes.
-// An event about the same request as the one before calls it "it".
+// (named as the events so far recorded it, see timeline), with its actor;
+// no codes, no hashes. An event about the same request as the one before
+// calls it "it".
 func timelineRow(e controlplane.Event, titles map[string]string, previous string) views.TimelineRow {
 	subject := ""
 	if e.InvocationID != "" && e.InvocationID == previous {
@@ -209,11 +208,11 @@ func timelineRow(e controlplane.Event, titles map[string]string, previous string
 	actor := actorWords(e)
 	// A sentence that starts with a capital is about the request, not by
 	// someone: Countersign's own bookkeeping reads better without a name.
-	if e.ActorKind == controlplane.ActorSystem && sentence != "" && strings.ToUpper(sentence[:1]) == sentence[:1] {
+	if (e.ActorKind == controlplane.ActorSystem && sentence != "" && strings.ToUpper(sentence[:1]) == sentence[:1]) || namesItsActor[e.Action] {
 		actor = ""
 	}
 	return views.TimelineRow{ID: e.ID, At: e.At.UTC().Format("Jan 2 15:04:05 UTC"), AtISO: e.At.UTC().Format(time.RFC3339),
-		Actor: actor, Sentence: sentence}
+		Actor: actor, Sentence: sentence, Kind: e.Action}
 }
 
 // inspectView shows an original call for a person: the arguments as

@@ -88,7 +88,7 @@ func TestTaskViewSaysWhereEachRequestStandsAndPauseIsAControl(t *testing.T) {
 	}
 	for _, want := range []string{"proposed “Refund $6.00 on order ", "Awaiting approval by a support agent for it.",
 		"No confirmation came back for it: the result needs checking. Nothing was re-sent.",
-		"The system confirmed it by reading it back: completed (reference ", "approved “Refund $7.00 on order ",
+		"The shop confirmed it by reading it back: completed (reference ", "approved “Refund $7.00 on order ",
 		"It was not sent: The task was paused before this could be sent."} {
 		if !strings.Contains(timeline, want) {
 			t.Errorf("the timeline lacks %q:\n%s", want, timeline)

@@ -253,7 +253,7 @@ func eventSentence(e controlplane.Event, subject string) string {
 		q, _ := controlplane.IsQuestion(str("reason"))
 		return with("sent"+about+" back to the assistant with a question", q)
 	case "invocation.edited":
-		return "edited the arguments of" + about + "; the system quoted the edit again."
+		return with("edited the arguments of"+about, editWords(e)) + " The system quoted the edit again."
 	case "invocation.expired":
 		return "Nobody decided on" + about + " before the deadline; it expired."
 	case "permit.granted":
@@ -263,13 +263,19 @@ func eventSentence(e controlplane.Event, subject string) string {
 	case "dispatch.withheld":
 		return with("held back"+about, str("reason"))
 	case "invocation.completed":
-		s := "The system confirmed" + about + " by reading it back: completed"
-		if ref := str("reference"); ref != "" {
+		s := systemWords(str("system")) + " confirmed" + about + " by reading it back: completed"
+		if ref, short := str("reference"), str("short_reference"); ref != "" && short != "" && short != ref {
+			s += " (reference " + ref + "; the customer was given " + short + ")"
+		} else if ref != "" {
 			s += " (reference " + ref + ")"
 		}
 		return s + "."
 	case "invocation.failed":
-		return "The system refused" + about + "; nothing changed."
+		s := systemWords(str("system")) + " refused" + about
+		if m := strings.TrimSuffix(str("message"), "."); m != "" {
+			s += ": " + m
+		}
+		return s + "; nothing changed."
 	case "invocation.unverified":
 		return "No confirmation came back for" + about + ": the result needs checking. Nothing was re-sent."
 	case "invocation.not_dispatched":
@@ -287,14 +293,16 @@ func eventSentence(e controlplane.Event, subject string) string {
 		return with("replaced"+about+" because the object changed since its quote", str("reason"))
 	case "invocation.requoted":
 		return "quoted" + about + " again on the object as it is now."
-	case "proposal.refused":
-		return "refused a proposal to " + strings.ToLower(actionWords(str("action"))) + " on " + str("target_id") + "; the target is blocked in this task until a person lifts it."
-	case "proposal.blocked_after_refusal":
-		return "refused a proposal to " + strings.ToLower(actionWords(str("action"))) + " on " + str("target_id") + ": it was blocked after an earlier refusal."
+	case "proposal.refused", "proposal.blocked_after_refusal":
+		return refusalWords(e)
 	case "target.unblocked":
 		return with("lifted the block on "+str("target_id"), str("reason"))
 	case "handoff.taken":
 		return "took the hand-off of the conversation."
+	case "dispatch.stopped_globally":
+		return "stopped all dispatch: no request gets a permit until it is resumed."
+	case "dispatch.resumed_globally":
+		return "resumed dispatch; nothing was replayed."
 	}
 	return humanize(e.Action) + about + "."
 }

@@ -87,7 +87,8 @@ func (s *Service) checkBlock(ctx context.Context, task Task, system, action stri
 			return err
 		}
 		return s.record(ctx, tx, actor, "proposal.blocked_after_refusal", task.ID, "", map[string]any{
-			"system": system, "action": action, "target_id": target.ID, "original_code": blocked.Code})
+			"system": system, "action": action, "target_id": target.ID, "target": target.Display, "original_code": blocked.Code,
+			"original_message": blocked.Message})
 	})
 	if err != nil || blocked == nil {
 		return err
@@ -112,8 +113,11 @@ func (s *Service) refused(ctx context.Context, task Task, system, action string,
 				return err
 			}
 		}
+		// "blocked" says a block was made by this refusal: the timeline
+		// says the target is blocked only when it was.
 		return s.record(ctx, tx, actor, "proposal.refused", task.ID, "", map[string]any{
-			"system": system, "action": action, "target_id": target.ID, "code": ae.Code, "policy": ae.PolicyRefusal})
+			"system": system, "action": action, "target_id": target.ID, "target": target.Display, "code": ae.Code,
+			"message": ae.Message, "policy": ae.PolicyRefusal, "blocked": ae.PolicyRefusal})
 	})
 	if err != nil {
 		return err

@@ -321,10 +321,10 @@ func (s *Service) finish(ctx context.Context, inv Invocation, lease string, to S
 	err := s.store.InTx(ctx, func(tx *store.Tx) error {
 		now := s.now()
 		ch := store.InvocationChange{FinishedAt: &now}
-		data := map[string]any{}
+		data := map[string]any{"system": inv.System}
 		if o.result != nil {
 			ch.Result, _ = json.Marshal(o.result)
-			data["reference"] = o.result.Reference
+			data["reference"], data["short_reference"] = o.result.Reference, o.result.ShortReference
 		}
 		if o.verification != nil {
 			ch.Verification, _ = json.Marshal(o.verification)
@@ -332,7 +332,7 @@ func (s *Service) finish(ctx context.Context, inv Invocation, lease string, to S
 		}
 		if o.err != nil {
 			ch.Error, _ = json.Marshal(o.err)
-			data["code"], data["retryable"] = o.err.Code, o.err.Retryable
+			data["code"], data["retryable"], data["message"] = o.err.Code, o.err.Retryable, o.err.Message
 		}
 		if o.reason != "" {
 			r := string(o.reason)

@@ -241,8 +241,10 @@ func (s *Service) insertProposal(ctx context.Context, p Proposal, task Task, spe
 }
 
 func (s *Service) recordProposal(ctx context.Context, tx *store.Tx, p Proposal, inv Invocation, policy Policy, ownerName string, route Route, disagrees bool, why string) error {
+	// The quote's title and currency as proposed: the timeline names the
+	// request by what was proposed, not by what a later edit made of it.
 	data := map[string]any{"action": inv.Action, "system": inv.System, "target": inv.Target.Display,
-		"amount_cents": inv.AmountCents, "summary": inv.Summary}
+		"amount_cents": inv.AmountCents, "summary": inv.Summary, "title": inv.Quote.Title, "currency": inv.Quote.Currency}
 	if inv.CompensatesID != "" {
 		data["compensates"] = inv.CompensatesID
 	}

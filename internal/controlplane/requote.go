@@ -109,7 +109,8 @@ func (s *Service) supersede(ctx context.Context, actor Actor, old Invocation, qu
 			return err
 		}
 		return s.record(ctx, tx, SystemActor, "invocation.requoted", next.TaskID, next.ID, map[string]any{
-			"supersedes": old.ID, "target": next.Target.Display, "amount_cents": next.AmountCents, "reason": next.RouteReason})
+			"supersedes": old.ID, "target": next.Target.Display, "amount_cents": next.AmountCents, "reason": next.RouteReason,
+			"title": next.Quote.Title, "currency": next.Quote.Currency})
 	})
 	if errors.Is(err, errRaced) {
 		inv, err := s.Invocation(ctx, old.ID)

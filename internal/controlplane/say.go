@@ -18,8 +18,8 @@ func (inv Invocation) Say() string {
 		return "This is approved and being processed. I can't confirm it has gone through yet."
 	case Completed:
 		s := doneVerb(inv.Action) + "."
-		if inv.Result != nil && inv.Result.Reference != "" {
-			s += " Reference: " + inv.Result.Reference + "."
+		if ref := inv.CustomerReference(); ref != "" {
+			s += " Reference: " + ref + "."
 		}
 		return s
 	case Failed:
@@ -36,17 +36,55 @@ func (inv Invocation) Say() string {
 		return "I could not confirm this went through; a person will check and we will let you know."
 	case NotDispatched:
 		return "This was not carried out. " + inv.NotDispatchedReason.Sentence()
-	case Rejected:
-		if inv.DecisionReason != "" {
-			return "This was not approved: " + strings.TrimSuffix(inv.DecisionReason, ".") + "."
-		}
-		return "This was not approved, so nothing has changed."
-	case Expired:
-		return "This request expired before it was confirmed, so nothing has changed."
+	case Rejected, Expired:
+		return inv.endedSay()
 	case Reversed:
 		return "This was done and has since been reversed."
 	}
 	return "I can't say yet where this stands."
+}
+
+// endedSay says who ended a rejected or expired invocation and why, as the
+// customer's page does: the customer's own decline as theirs, the team's
+// reason in its words, a deadline nobody met, a quote that was replaced.
+func (inv Invocation) endedSay() string {
+	text := strings.TrimSuffix(strings.TrimSpace(inv.DecisionReason), ".")
+	switch inv.Reason().Code {
+	case ReasonDeclinedByCustomer:
+		return "You declined this, so nothing has changed."
+	case ReasonSuperseded:
+		return "The details changed after this was prepared, so it was not carried out. I can prepare it again if you still want it."
+	case ReasonConfirmationExpired:
+		return "This request expired before it was confirmed, so nothing has changed."
+	case ReasonApprovalExpired:
+		return "Our team did not decide on this in time, so nothing has changed."
+	}
+	if q, ok := IsQuestion(text); ok {
+		q = strings.TrimSpace(q)
+		if !strings.HasSuffix(q, "?") && !strings.HasSuffix(q, "!") {
+			q += "."
+		}
+		return "Our team needs to know more before this can go ahead: " + q
+	}
+	if text != "" {
+		return "Our team declined this: " + text + "."
+	}
+	return "Our team declined this, so nothing has changed."
+}
+
+// CustomerReference is the reference the customer is given for a done
+// change: the system's short one as it shows it to its customers
+// ("Cancellation #75CDDA") when it gives one, else its reference; empty
+// without a result. The assistant's sentence and the customer's page both
+// use it, so the two name the change alike.
+func (inv Invocation) CustomerReference() string {
+	if inv.Result == nil {
+		return ""
+	}
+	if inv.Result.ShortReference != "" {
+		return inv.Result.ShortReference
+	}
+	return inv.Result.Reference
 }
 
 func doneVerb(action string) string {
