@@ -287,8 +287,10 @@ func eventSentence(e controlplane.Event, subject string) string {
 		return with("replaced"+about+" because the object changed since its quote", str("reason"))
 	case "invocation.requoted":
 		return "quoted" + about + " again on the object as it is now."
+	case "invocation.rerouted":
+		return with("sent"+about+" to the agents' queue instead of sending it", str("why"))
 	case "proposal.refused":
-		return "refused a proposal to " + strings.ToLower(actionWords(str("action"))) + " on " + str("target_id") + "; the target is blocked in this task until a person lifts it."
+		return "refused a proposal to " + strings.ToLower(actionWords(str("action"))) + " on " + str("target_id") + "; the target is blocked for this customer, in all their tasks, until a person lifts it."
 	case "proposal.blocked_after_refusal":
 		return "refused a proposal to " + strings.ToLower(actionWords(str("action"))) + " on " + str("target_id") + ": it was blocked after an earlier refusal."
 	case "target.unblocked":
