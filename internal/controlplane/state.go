@@ -117,10 +117,10 @@ const (
 	ReasonPolicyDisabled NotDispatchedReason = "policy_disabled"
 	// ReasonRouteChanged: checked again at the permit, the route under the
 	// policy in force now needs a decider who has not said yes.
-	ReasonRouteChanged NotDispatchedReason = "route_changed"
-	ReasonTargetChanged  NotDispatchedReason = "target_changed"
-	ReasonUnreachable    NotDispatchedReason = "system_unreachable"
-	ReasonNotConnected   NotDispatchedReason = "system_not_connected"
+	ReasonRouteChanged  NotDispatchedReason = "route_changed"
+	ReasonTargetChanged NotDispatchedReason = "target_changed"
+	ReasonUnreachable   NotDispatchedReason = "system_unreachable"
+	ReasonNotConnected  NotDispatchedReason = "system_not_connected"
 )
 
 // Sentence says the reason in words.
