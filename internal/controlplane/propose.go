@@ -195,6 +195,9 @@ func (s *Service) insertProposal(ctx context.Context, p Proposal, task Task, spe
 		if err := tx.AdvisoryLock(ctx, fmt.Sprintf("propose:%s:%s:%s:%x", task.ConversationID, policy.System, spec.Name, hash)); err != nil {
 			return err
 		}
+		if s.hooks.beforeExposureLock != nil {
+			s.hooks.beforeExposureLock()
+		}
 		if err := lockExposure(ctx, tx, policy.System, spec.Name, task.CustomerRef, quote.Target.ID); err != nil {
 			return err
 		}
@@ -233,6 +236,9 @@ func (s *Service) insertProposal(ctx context.Context, p Proposal, task Task, spe
 			if prior, err = s.priorExposure(ctx, tx, policy.System, spec.Name, task.CustomerRef, quote.Target.ID, ""); err != nil {
 				return err
 			}
+		}
+		if s.hooks.exposureCounted != nil {
+			s.hooks.exposureCounted()
 		}
 		route := RouteExposure(policy, amount, prior, p.compensates != nil)
 		now := s.now()
