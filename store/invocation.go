@@ -106,20 +106,24 @@ func (t *Tx) InvocationByClientKey(ctx context.Context, taskID, key string) (Inv
 // live or completed: whichever of the conversation's tasks it came through
 // (a conversation belongs to one assistant), a new task is not a new
 // request. One that ended with no effect (failed, rejected, expired, not
-// dispatched) or was reversed does not hold a new proposal back.
-func (t *Tx) RecentDuplicate(ctx context.Context, conversationID, system, action string, argsHash []byte, since time.Time) (Invocation, error) {
-	return invocation(ctx, t.tx, recentDuplicate, conversationID, system, action, argsHash, since)
+// dispatched) or was reversed does not hold a new proposal back, nor does
+// one not yet sent whose task can no longer send it (cancelled, closed or
+// past its expiry at now).
+func (t *Tx) RecentDuplicate(ctx context.Context, conversationID, system, action string, argsHash []byte, since, now time.Time) (Invocation, error) {
+	return invocation(ctx, t.tx, recentDuplicate, conversationID, system, action, argsHash, since, now)
 }
 
 // RecentDuplicate is Tx.RecentDuplicate outside a transaction: one round
 // trip for a look that decides nothing by itself (the insert looks again
 // under its lock).
-func (s *Store) RecentDuplicate(ctx context.Context, conversationID, system, action string, argsHash []byte, since time.Time) (Invocation, error) {
-	return invocation(ctx, s.pool, recentDuplicate, conversationID, system, action, argsHash, since)
+func (s *Store) RecentDuplicate(ctx context.Context, conversationID, system, action string, argsHash []byte, since, now time.Time) (Invocation, error) {
+	return invocation(ctx, s.pool, recentDuplicate, conversationID, system, action, argsHash, since, now)
 }
 
 const recentDuplicate = `conversation_id = $1 AND system = $2 AND action = $3 AND args_hash = $4 AND created_at >= $5
-	AND state IN ('proposed', 'awaiting_confirmation', 'awaiting_approval', 'approved', 'dispatching', 'unverified', 'completed')
+	AND (state IN ('dispatching', 'unverified', 'completed')
+		OR (state IN ('proposed', 'awaiting_confirmation', 'awaiting_approval', 'approved') AND EXISTS (
+			SELECT 1 FROM tasks t WHERE t.id = invocations.task_id AND t.state IN ('active', 'paused') AND t.expires_at > $6)))
 	ORDER BY created_at DESC LIMIT 1`
 
 // LiveCompensation finds the newest compensation of an invocation that may

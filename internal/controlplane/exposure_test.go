@@ -241,8 +241,8 @@ func TestBlockHoldsAcrossTasks(t *testing.T) {
 
 // TestDuplicateAcrossTasksOfOneConversation: the same refund proposed again
 // through a second task of the conversation is the first invocation while
-// that is live; once it ended with no effect (rejected), it holds nothing
-// back.
+// that is live; once it ended with no effect (rejected), or its task can no
+// longer send it (cancelled), it holds nothing back.
 func TestDuplicateAcrossTasksOfOneConversation(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -261,6 +261,15 @@ func TestDuplicateAcrossTasksOfOneConversation(t *testing.T) {
 	fresh := b.propose(two, "issue_refund", refund(o.ID, 500, "wrong_item"), "")
 	if fresh.ID == first.ID || fresh.Deduplicated {
 		t.Errorf("a rejected invocation held a new proposal back: got %s (dedup %v)", fresh.ID, fresh.Deduplicated)
+	}
+	// Pending in a task that was cancelled: it can never be sent, so it
+	// holds nothing back either.
+	if _, err := b.cp.Cancel(b.ctx, b.agent, two.ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	three := b.taskIn(b.assistant, conv, []string{"issue_refund"}, 10, 60)
+	if again := b.propose(three, "issue_refund", refund(o.ID, 500, "wrong_item"), ""); again.ID == fresh.ID || again.Deduplicated {
+		t.Errorf("a pending invocation of a cancelled task held a new proposal back")
 	}
 	elsewhere := b.propose(b.task([]string{"issue_refund"}, 10, 2, 60), "issue_refund", refund(o.ID, 500, "wrong_item"), "")
 	if elsewhere.ID == fresh.ID || elsewhere.Deduplicated {

@@ -153,11 +153,12 @@ func notAllowed(action string) error {
 // recentDuplicate finds the same request made in the same conversation
 // within the dedup window, through whichever of its tasks: a conversation
 // belongs to one assistant, and opening a task is not a new request. Only
-// one that is live or completed holds a new proposal back.
+// one that is live (its task can still send it) or completed holds a new
+// proposal back.
 func (s *Service) recentDuplicate(ctx context.Context, conversationID, system, action string, hash []byte) (Invocation, bool, error) {
 	// One statement, no transaction: insertProposal looks again under its
 	// lock before it inserts.
-	row, err := s.store.RecentDuplicate(ctx, conversationID, system, action, hash, s.now().Add(-s.cfg.DedupWindow))
+	row, err := s.store.RecentDuplicate(ctx, conversationID, system, action, hash, s.now().Add(-s.cfg.DedupWindow), s.now())
 	if errors.Is(err, store.ErrNotFound) {
 		return Invocation{}, false, nil
 	}
@@ -216,7 +217,7 @@ func (s *Service) insertProposal(ctx context.Context, p Proposal, task Task, spe
 				return err
 			}
 		}
-		if dup, err := tx.RecentDuplicate(ctx, task.ConversationID, policy.System, spec.Name, hash, s.now().Add(-s.cfg.DedupWindow)); err == nil {
+		if dup, err := tx.RecentDuplicate(ctx, task.ConversationID, policy.System, spec.Name, hash, s.now().Add(-s.cfg.DedupWindow), s.now()); err == nil {
 			out, err = fromRow(dup)
 			out.Deduplicated = true
 			return err

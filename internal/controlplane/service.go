@@ -65,7 +65,7 @@ type Store interface {
 	InvocationsForTask(ctx context.Context, taskID string) ([]store.Invocation, error)
 	InvocationsForCustomer(ctx context.Context, customerRef string, limit int) ([]store.Invocation, error)
 	Successor(ctx context.Context, id string) (store.Invocation, error)
-	RecentDuplicate(ctx context.Context, conversationID, system, action string, argsHash []byte, since time.Time) (store.Invocation, error)
+	RecentDuplicate(ctx context.Context, conversationID, system, action string, argsHash []byte, since, now time.Time) (store.Invocation, error)
 	ExpiredLeases(ctx context.Context, now time.Time, limit int) ([]store.Invocation, error)
 	PastDeadline(ctx context.Context, now time.Time, limit int) ([]store.Invocation, error)
 	EventsForTask(ctx context.Context, taskID string) ([]store.Event, error)
