@@ -155,9 +155,11 @@ func (s *Service) proposalAllowed(ctx context.Context, tx *store.Tx, task store.
 			Hint:    "Do not open another request; hand the case to a person."}
 	}
 	if recent >= int(task.RatePerMinute) {
-		return &apperr.Error{Kind: apperr.LimitReached, Code: "rate_limited", Retryable: true,
+		// A minute is the most the oldest proposal of the window needs to
+		// age out of it.
+		return &apperr.Error{Kind: apperr.LimitReached, Code: "rate_limited", Retryable: true, RetryAfterSeconds: 60,
 			Message: fmt.Sprintf("This task may make %d proposals a minute.", task.RatePerMinute),
-			Hint:    "Wait a minute before proposing again."}
+			Hint:    "Wait for the number of seconds in Retry-After before proposing again."}
 	}
 	return nil
 }
