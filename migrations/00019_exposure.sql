@@ -14,6 +14,11 @@ UPDATE invocations i SET customer_ref = t.customer_ref FROM tasks t WHERE t.id =
 -- never a later proposal that was itself routed with it counted.
 ALTER TABLE invocations ADD COLUMN seq bigint GENERATED ALWAYS AS IDENTITY;
 
+-- What moved or was pending on the customer or target before an
+-- invocation when it was last routed: the card shows what its approval
+-- needs with it counted (the decision counts again).
+ALTER TABLE invocations ADD COLUMN exposure_cents bigint NOT NULL DEFAULT 0;
+
 -- Exposure is summed per customer and per target over a window; only
 -- money (an amount) is summed.
 CREATE INDEX invocations_exposure_customer ON invocations (system, action, customer_ref, created_at)
@@ -48,5 +53,6 @@ ALTER TABLE target_blocks DROP COLUMN customer_ref;
 CREATE INDEX invocations_dedup_task ON invocations (task_id, system, action, args_hash, created_at);
 DROP INDEX invocations_exposure_target;
 DROP INDEX invocations_exposure_customer;
+ALTER TABLE invocations DROP COLUMN exposure_cents;
 ALTER TABLE invocations DROP COLUMN seq;
 ALTER TABLE invocations DROP COLUMN customer_ref;

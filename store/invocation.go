@@ -50,15 +50,18 @@ type Invocation struct {
 	DecisionReason      *string         `db:"decision_reason"`
 	CompensatesID       *string         `db:"compensates_id"`
 	SupersedesID        *string         `db:"supersedes_id"`
-	CreatedAt           time.Time       `db:"created_at"`
-	UpdatedAt           time.Time       `db:"updated_at"`
+	// ExposureCents is what moved or was pending on the same customer or
+	// target and action before this invocation when it was last routed.
+	ExposureCents int64     `db:"exposure_cents"`
+	CreatedAt     time.Time `db:"created_at"`
+	UpdatedAt     time.Time `db:"updated_at"`
 }
 
 const invocationColumns = `id, task_id, conversation_id, system, action, target_kind, target_id, target_display,
 	target_version, state, version, proposed_args, approved_args, effective_args, args_hash, approved_args_hash, quote,
 	summary, summary_disagrees, idempotency_key, client_key, amount_cents, policy_stage, policy_version, route_reason,
 	deadline_at, approved_at, permit_at, lease_until, finished_at, result, error, verification, not_dispatched_reason,
-	decision_reason, compensates_id, supersedes_id, created_at, updated_at`
+	decision_reason, compensates_id, supersedes_id, exposure_cents, created_at, updated_at`
 
 // InsertInvocation writes a new journal row. It carries its task's
 // customer (customer_ref), which exposure sums by.
@@ -67,14 +70,15 @@ func (t *Tx) InsertInvocation(ctx context.Context, in Invocation) (Invocation, e
 		INSERT INTO invocations (id, task_id, conversation_id, system, action, target_kind, target_id, target_display,
 			target_version, state, proposed_args, approved_args, args_hash, approved_args_hash, quote, summary,
 			summary_disagrees, idempotency_key, client_key, amount_cents, policy_stage, policy_version, route_reason,
-			deadline_at, approved_at, compensates_id, supersedes_id, created_at, updated_at, customer_ref)
+			deadline_at, approved_at, compensates_id, supersedes_id, created_at, updated_at, customer_ref, exposure_cents)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
-			$23, $24, $25, $26, $27, $28, $28, (SELECT customer_ref FROM tasks WHERE id = $2))
+			$23, $24, $25, $26, $27, $28, $28, (SELECT customer_ref FROM tasks WHERE id = $2), $29)
 		RETURNING `+invocationColumns,
 		in.ID, in.TaskID, in.ConversationID, in.System, in.Action, in.TargetKind, in.TargetID, in.TargetDisplay,
 		in.TargetVersion, in.State, in.ProposedArgs, in.ApprovedArgs, in.ArgsHash, in.ApprovedArgsHash, in.Quote,
 		in.Summary, in.SummaryDisagrees, in.IdempotencyKey, in.ClientKey, in.AmountCents, in.PolicyStage,
-		in.PolicyVersion, in.RouteReason, in.DeadlineAt, in.ApprovedAt, in.CompensatesID, in.SupersedesID, in.CreatedAt)
+		in.PolicyVersion, in.RouteReason, in.DeadlineAt, in.ApprovedAt, in.CompensatesID, in.SupersedesID, in.CreatedAt,
+		in.ExposureCents)
 	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Invocation])
 	if isUniqueViolation(err) {
 		return Invocation{}, fmt.Errorf("store.InsertInvocation: %w", ErrConflict)
@@ -178,6 +182,7 @@ type InvocationChange struct {
 	RouteReason   *string
 	PolicyStage   *int16
 	PolicyVersion *int32
+	ExposureCents *int64
 }
 
 // TransitionInvocation moves an invocation to state in one guarded
@@ -266,6 +271,9 @@ func (t *Tx) transitionInvocation(ctx context.Context, id string, from []string,
 	}
 	if ch.PolicyVersion != nil {
 		add("policy_version", *ch.PolicyVersion)
+	}
+	if ch.ExposureCents != nil {
+		add("exposure_cents", *ch.ExposureCents)
 	}
 	rows, _ := t.tx.Query(ctx, `UPDATE invocations SET `+strings.Join(set, ", ")+`
 		WHERE `+where+`

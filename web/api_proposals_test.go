@@ -1,9 +1,11 @@
 package web_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 
+	"countersign/internal/accounts"
 	"countersign/internal/controlplane"
 )
 
@@ -36,5 +38,27 @@ func TestAPIProposalsCountAgainstTheTask(t *testing.T) {
 		want(t, http.StatusOK)
 	if dup.json["id"] != first || dup.json["deduplicated"] != true {
 		t.Errorf("a repeat past the budget: %s", dup.body)
+	}
+}
+
+// TestQueueCardCountsExposureForTheSecondApprover: two $30.00 refunds for
+// one customer under a $50.00 second-approver amount; the second card says
+// it needs two approvers, as its approval will.
+func TestQueueCardCountsExposureForTheSecondApprover(t *testing.T) {
+	t.Parallel()
+	b := setup(t, bundleOpts{shop: true})
+	f := newConsoleFixture(t, b)
+	if _, err := b.store.Pool().Exec(context.Background(), `UPDATE policies SET second_approver_above_cents = 5000 WHERE action = 'issue_refund'`); err != nil {
+		t.Fatal(err)
+	}
+	first := f.refund(t, f.newOrder(t), 3000)
+	second := f.refund(t, f.newOrder(t), 3000)
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Agent])
+	doc := c.get("/queue").doc(t)
+	for inv, want := range map[string]int{first.ID: 0, second.ID: 1} {
+		if got := doc.Find(`[data-testid="card-` + inv + `"] [data-testid="second-approver"]`).Length(); got != want {
+			t.Errorf("card %s shows the two-approvers badge %d times, want %d", inv, got, want)
+		}
 	}
 }

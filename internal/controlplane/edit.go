@@ -83,8 +83,11 @@ func (s *Service) EditArgs(ctx context.Context, actor Actor, id string, expected
 		current.AmountCents = quote.AmountCents
 		if rc, found, err := s.recheckRow(ctx, tx, current, principal.CustomerRef); err != nil {
 			return err
-		} else if found && rc.route.State == AwaitingApproval {
-			ch.RouteReason = &rc.route.Reason
+		} else if found {
+			ch.ExposureCents = &rc.prior
+			if rc.route.State == AwaitingApproval {
+				ch.RouteReason = &rc.route.Reason
+			}
 		}
 		updated, err := tx.TransitionInvocation(ctx, id, []string{string(AwaitingApproval)}, expectedVersion, string(AwaitingApproval), now, ch)
 		if err != nil {

@@ -92,6 +92,7 @@ type recheck struct {
 	policy Policy
 	need   decider
 	total  *int64
+	prior  int64
 }
 
 // routeNow routes a recorded invocation again under policy p and the
@@ -112,7 +113,7 @@ func (s *Service) routeNow(ctx context.Context, tx *store.Tx, row store.Invocati
 		t := *amount + prior
 		total = &t
 	}
-	return recheck{route: route, policy: p, need: route.needs(p, total), total: total}, nil
+	return recheck{route: route, policy: p, need: route.needs(p, total), total: total, prior: prior}, nil
 }
 
 // decided is who already said yes to an invocation's approved arguments,
@@ -189,7 +190,8 @@ func (s *Service) reroute(ctx context.Context, tx *store.Tx, actor Actor, row st
 	deadline := now.Add(rc.policy.ApprovalWindow)
 	stage, version := int16(rc.policy.Stage), rc.policy.Version
 	updated, err := tx.TransitionInvocation(ctx, row.ID, []string{row.State}, expectedVersion, string(AwaitingApproval), now,
-		store.InvocationChange{DeadlineAt: &deadline, RouteReason: &rc.route.Reason, PolicyStage: &stage, PolicyVersion: &version})
+		store.InvocationChange{DeadlineAt: &deadline, RouteReason: &rc.route.Reason, PolicyStage: &stage, PolicyVersion: &version,
+			ExposureCents: &rc.prior})
 	if err != nil {
 		return s.transitionErr(ctx, tx, row.ID, expectedVersion, "confirm", err)
 	}

@@ -249,7 +249,7 @@ func (s *Service) insertProposal(ctx context.Context, p Proposal, task Task, spe
 			TargetVersion: quote.Target.Version, State: string(route.State), ProposedArgs: canonical, ArgsHash: hash,
 			Quote: quoteJSON, Summary: p.Summary, SummaryDisagrees: disagrees, IdempotencyKey: idempotencyKey(task.ID, id),
 			AmountCents: amount, PolicyStage: int16(policy.Stage), PolicyVersion: policy.Version,
-			RouteReason: route.Reason, CreatedAt: now}
+			RouteReason: route.Reason, ExposureCents: prior, CreatedAt: now}
 		if route.State == Approved {
 			row.ApprovedArgs, row.ApprovedArgsHash, row.ApprovedAt = canonical, hash, &now
 		} else {

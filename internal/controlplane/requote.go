@@ -166,7 +166,7 @@ func (s *Service) insertSuccessor(ctx context.Context, tx *store.Tx, old Invocat
 		ApprovedArgs: row.ApprovedArgs, ApprovedArgsHash: row.ApprovedArgsHash,
 		Quote: quoteJSON, Summary: row.Summary, IdempotencyKey: idempotencyKey(row.TaskID, id),
 		AmountCents: quote.AmountCents, PolicyStage: int16(policy.Stage), PolicyVersion: policy.Version,
-		RouteReason: route.Reason, DeadlineAt: &deadline, CompensatesID: row.CompensatesID, SupersedesID: &row.ID, CreatedAt: now}
+		RouteReason: route.Reason, ExposureCents: prior, DeadlineAt: &deadline, CompensatesID: row.CompensatesID, SupersedesID: &row.ID, CreatedAt: now}
 	inserted, err := tx.InsertInvocation(ctx, next)
 	if err != nil {
 		return Invocation{}, err
