@@ -141,6 +141,12 @@ func TestSplitRoutesLikeTheWhole(t *testing.T) {
 			}
 		}
 		b.dispatchAll()
+		// The window is 24 hours: what moved a day ago no longer counts.
+		b.clock.Advance(24*time.Hour + time.Minute)
+		if later := propose(b.assistant, target, 2500); later.State != controlplane.Approved {
+			t.Errorf("%s: $25.00 a day later routed to %s (%s), want approved by the policy", action, later.State, later.RouteReason)
+		}
+		b.dispatchAll()
 
 		// Second approver ($500.00, stage 3): $300.00 twice on two targets
 		// of one customer; the second needs two different people.
