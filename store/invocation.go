@@ -50,30 +50,35 @@ type Invocation struct {
 	DecisionReason      *string         `db:"decision_reason"`
 	CompensatesID       *string         `db:"compensates_id"`
 	SupersedesID        *string         `db:"supersedes_id"`
-	CreatedAt           time.Time       `db:"created_at"`
-	UpdatedAt           time.Time       `db:"updated_at"`
+	// ExposureCents is what moved or was pending on the same customer or
+	// target and action before this invocation when it was last routed.
+	ExposureCents int64     `db:"exposure_cents"`
+	CreatedAt     time.Time `db:"created_at"`
+	UpdatedAt     time.Time `db:"updated_at"`
 }
 
 const invocationColumns = `id, task_id, conversation_id, system, action, target_kind, target_id, target_display,
 	target_version, state, version, proposed_args, approved_args, effective_args, args_hash, approved_args_hash, quote,
 	summary, summary_disagrees, idempotency_key, client_key, amount_cents, policy_stage, policy_version, route_reason,
 	deadline_at, approved_at, permit_at, lease_until, finished_at, result, error, verification, not_dispatched_reason,
-	decision_reason, compensates_id, supersedes_id, created_at, updated_at`
+	decision_reason, compensates_id, supersedes_id, exposure_cents, created_at, updated_at`
 
-// InsertInvocation writes a new journal row.
+// InsertInvocation writes a new journal row. It carries its task's
+// customer (customer_ref), which exposure sums by.
 func (t *Tx) InsertInvocation(ctx context.Context, in Invocation) (Invocation, error) {
 	rows, _ := t.tx.Query(ctx, `
 		INSERT INTO invocations (id, task_id, conversation_id, system, action, target_kind, target_id, target_display,
 			target_version, state, proposed_args, approved_args, args_hash, approved_args_hash, quote, summary,
 			summary_disagrees, idempotency_key, client_key, amount_cents, policy_stage, policy_version, route_reason,
-			deadline_at, approved_at, compensates_id, supersedes_id, created_at, updated_at)
+			deadline_at, approved_at, compensates_id, supersedes_id, created_at, updated_at, customer_ref, exposure_cents)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
-			$23, $24, $25, $26, $27, $28, $28)
+			$23, $24, $25, $26, $27, $28, $28, (SELECT customer_ref FROM tasks WHERE id = $2), $29)
 		RETURNING `+invocationColumns,
 		in.ID, in.TaskID, in.ConversationID, in.System, in.Action, in.TargetKind, in.TargetID, in.TargetDisplay,
 		in.TargetVersion, in.State, in.ProposedArgs, in.ApprovedArgs, in.ArgsHash, in.ApprovedArgsHash, in.Quote,
 		in.Summary, in.SummaryDisagrees, in.IdempotencyKey, in.ClientKey, in.AmountCents, in.PolicyStage,
-		in.PolicyVersion, in.RouteReason, in.DeadlineAt, in.ApprovedAt, in.CompensatesID, in.SupersedesID, in.CreatedAt)
+		in.PolicyVersion, in.RouteReason, in.DeadlineAt, in.ApprovedAt, in.CompensatesID, in.SupersedesID, in.CreatedAt,
+		in.ExposureCents)
 	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Invocation])
 	if isUniqueViolation(err) {
 		return Invocation{}, fmt.Errorf("store.InsertInvocation: %w", ErrConflict)
@@ -101,21 +106,29 @@ func (t *Tx) InvocationByClientKey(ctx context.Context, taskID, key string) (Inv
 }
 
 // RecentDuplicate finds the newest invocation of the same action with the
-// same arguments in the same task created at or after since. A task
-// belongs to one assistant, so another assistant's task, or a new task in
-// the same conversation, never gets this task's invocation back.
-func (t *Tx) RecentDuplicate(ctx context.Context, taskID, system, action string, argsHash []byte, since time.Time) (Invocation, error) {
-	return invocation(ctx, t.tx, `task_id = $1 AND system = $2 AND action = $3 AND args_hash = $4
-		AND created_at >= $5 ORDER BY created_at DESC LIMIT 1`, taskID, system, action, argsHash, since)
+// same arguments in the same conversation created at or after since that is
+// live or completed: whichever of the conversation's tasks it came through
+// (a conversation belongs to one assistant), a new task is not a new
+// request. One that ended with no effect (failed, rejected, expired, not
+// dispatched) or was reversed does not hold a new proposal back, nor does
+// one not yet sent whose task can no longer send it (cancelled, closed or
+// past its expiry at now).
+func (t *Tx) RecentDuplicate(ctx context.Context, conversationID, system, action string, argsHash []byte, since, now time.Time) (Invocation, error) {
+	return invocation(ctx, t.tx, recentDuplicate, conversationID, system, action, argsHash, since, now)
 }
 
 // RecentDuplicate is Tx.RecentDuplicate outside a transaction: one round
 // trip for a look that decides nothing by itself (the insert looks again
 // under its lock).
-func (s *Store) RecentDuplicate(ctx context.Context, taskID, system, action string, argsHash []byte, since time.Time) (Invocation, error) {
-	return invocation(ctx, s.pool, `task_id = $1 AND system = $2 AND action = $3 AND args_hash = $4
-		AND created_at >= $5 ORDER BY created_at DESC LIMIT 1`, taskID, system, action, argsHash, since)
+func (s *Store) RecentDuplicate(ctx context.Context, conversationID, system, action string, argsHash []byte, since, now time.Time) (Invocation, error) {
+	return invocation(ctx, s.pool, recentDuplicate, conversationID, system, action, argsHash, since, now)
 }
+
+const recentDuplicate = `conversation_id = $1 AND system = $2 AND action = $3 AND args_hash = $4 AND created_at >= $5
+	AND (state IN ('dispatching', 'unverified', 'completed')
+		OR (state IN ('proposed', 'awaiting_confirmation', 'awaiting_approval', 'approved') AND EXISTS (
+			SELECT 1 FROM tasks t WHERE t.id = invocations.task_id AND t.state IN ('active', 'paused') AND t.expires_at > $6)))
+	ORDER BY created_at DESC LIMIT 1`
 
 // LiveCompensation finds the newest compensation of an invocation that may
 // still take effect: anything but failed, rejected, expired or not
@@ -164,6 +177,12 @@ type InvocationChange struct {
 	Verification        json.RawMessage
 	NotDispatchedReason *string
 	DecisionReason      *string
+	// RouteReason, PolicyStage and PolicyVersion are set when a decision
+	// re-routes the invocation under the policy in force.
+	RouteReason   *string
+	PolicyStage   *int16
+	PolicyVersion *int32
+	ExposureCents *int64
 }
 
 // TransitionInvocation moves an invocation to state in one guarded
@@ -243,6 +262,18 @@ func (t *Tx) transitionInvocation(ctx context.Context, id string, from []string,
 	}
 	if ch.DecisionReason != nil {
 		add("decision_reason", *ch.DecisionReason)
+	}
+	if ch.RouteReason != nil {
+		add("route_reason", *ch.RouteReason)
+	}
+	if ch.PolicyStage != nil {
+		add("policy_stage", *ch.PolicyStage)
+	}
+	if ch.PolicyVersion != nil {
+		add("policy_version", *ch.PolicyVersion)
+	}
+	if ch.ExposureCents != nil {
+		add("exposure_cents", *ch.ExposureCents)
 	}
 	rows, _ := t.tx.Query(ctx, `UPDATE invocations SET `+strings.Join(set, ", ")+`
 		WHERE `+where+`

@@ -9,8 +9,12 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// TargetBlock is a row of target_blocks.
+// TargetBlock is a row of target_blocks: a target a policy refused, closed
+// to the customer's proposals across all their tasks until a person lifts
+// it.
 type TargetBlock struct {
+	CustomerRef string `db:"customer_ref"`
+	// TaskID is the task the refusal happened in.
 	TaskID    string          `db:"task_id"`
 	System    string          `db:"system"`
 	TargetID  string          `db:"target_id"`
@@ -21,26 +25,31 @@ type TargetBlock struct {
 	LiftedBy  *int64          `db:"lifted_by"`
 }
 
-// BlockTarget records a policy refusal on a target in a task; a block
+const targetBlockColumns = `customer_ref, task_id, system, target_id, action, error, created_at, lifted_at, lifted_by`
+
+// BlockTarget records a policy refusal on a customer's target; a block
 // already in force is kept as it was.
 func (t *Tx) BlockTarget(ctx context.Context, b TargetBlock) error {
 	_, err := t.tx.Exec(ctx, `
-		INSERT INTO target_blocks (task_id, system, target_id, action, error, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6)
-		ON CONFLICT (task_id, system, target_id) DO UPDATE
-		SET action = EXCLUDED.action, error = EXCLUDED.error, created_at = EXCLUDED.created_at, lifted_at = NULL, lifted_by = NULL
+		INSERT INTO target_blocks (customer_ref, task_id, system, target_id, action, error, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (customer_ref, system, target_id) DO UPDATE
+		SET task_id = EXCLUDED.task_id, action = EXCLUDED.action, error = EXCLUDED.error, created_at = EXCLUDED.created_at,
+			lifted_at = NULL, lifted_by = NULL
 		WHERE target_blocks.lifted_at IS NOT NULL`,
-		b.TaskID, b.System, b.TargetID, b.Action, b.Error, b.CreatedAt)
+		b.CustomerRef, b.TaskID, b.System, b.TargetID, b.Action, b.Error, b.CreatedAt)
 	if err != nil {
 		return fmt.Errorf("store.BlockTarget: %w", err)
 	}
 	return nil
 }
 
-// ActiveBlock returns the block in force on a target in a task.
-func (t *Tx) ActiveBlock(ctx context.Context, taskID, system, targetID string) (TargetBlock, error) {
-	rows, _ := t.tx.Query(ctx, `SELECT task_id, system, target_id, action, error, created_at, lifted_at, lifted_by
-		FROM target_blocks WHERE task_id = $1 AND system = $2 AND target_id = $3 AND lifted_at IS NULL`, taskID, system, targetID)
+// ActiveBlock returns the block in force on a customer's target, whichever
+// task it was made in.
+func (t *Tx) ActiveBlock(ctx context.Context, customerRef, system, targetID string) (TargetBlock, error) {
+	rows, _ := t.tx.Query(ctx, `SELECT `+targetBlockColumns+`
+		FROM target_blocks WHERE customer_ref = $1 AND system = $2 AND target_id = $3 AND lifted_at IS NULL`,
+		customerRef, system, targetID)
 	b, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[TargetBlock])
 	if err != nil {
 		return TargetBlock{}, fmt.Errorf("store.ActiveBlock: %w", notFound(err))
@@ -48,10 +57,11 @@ func (t *Tx) ActiveBlock(ctx context.Context, taskID, system, targetID string) (
 	return b, nil
 }
 
-// LiftBlock ends a block; ErrNotFound when none is in force.
-func (t *Tx) LiftBlock(ctx context.Context, taskID, system, targetID string, by int64, at time.Time) error {
+// LiftBlock ends the block on a customer's target; ErrNotFound when none is
+// in force.
+func (t *Tx) LiftBlock(ctx context.Context, customerRef, system, targetID string, by int64, at time.Time) error {
 	tag, err := t.tx.Exec(ctx, `UPDATE target_blocks SET lifted_at = $4, lifted_by = $5
-		WHERE task_id = $1 AND system = $2 AND target_id = $3 AND lifted_at IS NULL`, taskID, system, targetID, at, by)
+		WHERE customer_ref = $1 AND system = $2 AND target_id = $3 AND lifted_at IS NULL`, customerRef, system, targetID, at, by)
 	if err != nil {
 		return fmt.Errorf("store.LiftBlock: %w", err)
 	}
@@ -61,13 +71,14 @@ func (t *Tx) LiftBlock(ctx context.Context, taskID, system, targetID string, by 
 	return nil
 }
 
-// BlocksForTask lists the blocks in force in a task.
-func (s *Store) BlocksForTask(ctx context.Context, taskID string) ([]TargetBlock, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT task_id, system, target_id, action, error, created_at, lifted_at, lifted_by
-		FROM target_blocks WHERE task_id = $1 AND lifted_at IS NULL ORDER BY created_at`, taskID)
+// BlocksForCustomer lists the blocks in force on a customer's targets,
+// oldest first: every one of their tasks is held by them.
+func (s *Store) BlocksForCustomer(ctx context.Context, customerRef string) ([]TargetBlock, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT `+targetBlockColumns+`
+		FROM target_blocks WHERE customer_ref = $1 AND lifted_at IS NULL ORDER BY created_at, system, target_id`, customerRef)
 	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[TargetBlock])
 	if err != nil {
-		return nil, fmt.Errorf("store.BlocksForTask: %w", err)
+		return nil, fmt.Errorf("store.BlocksForCustomer: %w", err)
 	}
 	return out, nil
 }

@@ -95,7 +95,7 @@ func TestAssistantCannotLiftAPersonsPause(t *testing.T) {
 // TestPolicyRefusalBlocksTheTargetUntilAPersonLiftsIt checks over HTTP that
 // a policy refusal is not something to guess around: damaged is refused the shipping, so the same money under
 // wrong_item is a second try at the same order and is refused with the
-// first refusal's reason; the assistant has no way to lift the block; an
+// first refusal's reason, in a new task too; the assistant has no way to lift the block; an
 // agent lifts it on the task page with a reason, and the next proposal is
 // dry-run again.
 func TestPolicyRefusalBlocksTheTargetUntilAPersonLiftsIt(t *testing.T) {
@@ -124,6 +124,19 @@ func TestPolicyRefusalBlocksTheTargetUntilAPersonLiftsIt(t *testing.T) {
 			!strings.Contains(res.json["message"].(string), "Shipping is not refunded") {
 			t.Errorf("retry %d %s: %s", retry.cents, retry.reason, res.body)
 		}
+	}
+
+	// A new task of the same customer is no way around it: refused the
+	// same, and its task page lists the block made in the first task.
+	next := b.newTask(t, b.key, "conv-after-refusal", []string{"issue_refund"})["id"].(string)
+	if res := b.call(t, b.key, http.MethodPost, "/api/v1/tasks/"+next+"/invocations", map[string]any{"action": "issue_refund",
+		"args": map[string]any{"order_id": order, "amount_cents": 8900, "reason_code": "wrong_item"}}).want(t, http.StatusConflict); res.json["code"] != "blocked_after_refusal" {
+		t.Errorf("retry in a new task: %s", res.body)
+	}
+	viewer := b.client(t)
+	viewer.mustSignIn(b.users[accounts.Agent])
+	if n := viewer.get("/tasks/" + next).doc(t).Find(`[data-testid="block-shop-` + order + `"]`).Length(); n != 1 {
+		t.Errorf("the new task's page shows the block %d times, want 1", n)
 	}
 
 	// No route of the assistant's lifts a block, and its key opens no

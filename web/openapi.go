@@ -44,7 +44,7 @@ var apiDocs = map[string]apiOp{
 		request: "ExpectedVersion", response: "Task", status: 200},
 	"POST /api/v1/tasks/:id/resume": {summary: "Resume a paused task; its budget and unresolved calls are kept. A pause made by a person is lifted only by a person: 403 paused_by_person.", request: "ExpectedVersion", response: "Task", status: 200},
 	"POST /api/v1/tasks/:id/cancel": {summary: "Cancel a task; undoes nothing already done.", request: "ExpectedVersion", response: "Task", status: 200},
-	"POST /api/v1/tasks/:id/invocations": {summary: "Propose a write: dry-run it and route it by policy. 201, or 200 with deduplicated:true (the same request in this task within ten minutes). After a policy refusal on a target, any proposal on it in the task is a 409 blocked_after_refusal until a person lifts the block.",
+	"POST /api/v1/tasks/:id/invocations": {summary: "Propose a write: dry-run it and route it by policy. 201, or 200 with deduplicated:true (the same request in this conversation within ten minutes, while the earlier one is live or completed). After a policy refusal on a target, any proposal on it for the same customer, in any task, is a 409 blocked_after_refusal until a person lifts the block.",
 		request: "Proposal", response: "Invocation", status: 201, idempotencyKey: true},
 	"GET /api/v1/invocations/:id":            {summary: "An invocation: state, quote, result, error, verification and the sentence to say.", response: "Invocation", status: 200},
 	"POST /api/v1/invocations/:id/reconcile": {summary: "Inspect an unverified invocation (read-only towards the system).", response: "Invocation", status: 200},
@@ -277,7 +277,7 @@ func apiSchemas() map[string]any {
 				"the structured error of a failed or unverified call; null once the outcome is known to be completed (or reversed)"),
 			"reason": withDesc(obj([]string{"code", "message"}, map[string]any{
 				"code": withDesc(str, "not dispatched: task_paused, task_cancelled, task_closed, task_expired, budget_spent, global_stop, "+
-					"policy_disabled, target_changed, system_unreachable, system_not_connected; rejected: rejected_by_agent, "+
+					"policy_disabled, route_changed, target_changed, system_unreachable, system_not_connected; rejected: rejected_by_agent, "+
 					"declined_by_customer, superseded; expired: approval_expired, confirmation_expired"),
 				"message": withDesc(str, "the reason in a sentence; for a rejection, the words of the person who rejected it")}),
 				"why it was not dispatched, rejected, declined or expired; null in every other state"),

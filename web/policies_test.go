@@ -51,16 +51,16 @@ func TestPolicyChangeIsAuditedAndAppliesToLaterProposals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	propose := func(o demoshop.Order) controlplane.Invocation {
+	propose := func(o demoshop.Order, cents int64) controlplane.Invocation {
 		t.Helper()
-		args, _ := json.Marshal(map[string]any{"order_id": o.ID, "amount_cents": 1500, "reason_code": "damaged"})
+		args, _ := json.Marshal(map[string]any{"order_id": o.ID, "amount_cents": cents, "reason_code": "damaged"})
 		inv, err := b.cp.Propose(ctx, controlplane.Proposal{TaskID: task.ID, Action: "issue_refund", Args: args, Summary: "Refund $15.00", Actor: assistant})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return inv
 	}
-	before := propose(order())
+	before := propose(order(), 1500)
 	if before.State != controlplane.AwaitingApproval {
 		t.Fatalf("stage 3 proposal is %s", before.State)
 	}
@@ -142,9 +142,10 @@ func TestPolicyChangeIsAuditedAndAppliesToLaterProposals(t *testing.T) {
 		t.Errorf("stale save: %d, want 409", res.StatusCode)
 	}
 
-	// After the change: a new proposal runs on the new policy; the one
-	// approved before keeps its approval and is dispatched.
-	after := propose(order())
+	// After the change: a new proposal runs on the new policy (within the
+	// $25.00 ceiling with the $15.00 approved before: exposure counts it);
+	// the one approved before keeps its approval and is dispatched.
+	after := propose(order(), 1000)
 	if after.State != controlplane.Approved || after.PolicyVersion != 2 {
 		t.Errorf("proposal after the change: %s under policy v%d", after.State, after.PolicyVersion)
 	}

@@ -239,10 +239,12 @@ func (s *Server) cardView(ctx context.Context, card controlplane.QueueCard, u ac
 		}
 		if p.SecondApproverAboveCents != nil {
 			v.Limits = append(v.Limits, "Two different approvers above "+money.Format(*p.SecondApproverAboveCents, inv.Quote.Currency)+".")
-			v.NeedsSecond = inv.AmountCents != nil && *inv.AmountCents > *p.SecondApproverAboveCents
+			// With what already moved or is pending on the customer or
+			// object: the approval counts it too.
+			v.NeedsSecond = inv.AmountCents != nil && *inv.AmountCents+inv.ExposureCents > *p.SecondApproverAboveCents
 		}
 		v.LowRisk = err == nil && spec.Risk == adapter.Reversible && !v.NeedsSecond &&
-			(inv.AmountCents == nil || (p.AutoMaxCents != nil && *inv.AmountCents <= *p.AutoMaxCents))
+			(inv.AmountCents == nil || (p.AutoMaxCents != nil && *inv.AmountCents+inv.ExposureCents <= *p.AutoMaxCents))
 	}
 	for _, id := range card.FirstApprovers {
 		if user, err := s.cfg.Accounts.User(ctx, id); err == nil {

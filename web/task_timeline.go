@@ -125,7 +125,7 @@ func refusalWords(e controlplane.Event) string {
 	}
 	s += "."
 	if blocked, _ := e.Data["blocked"].(bool); blocked {
-		s += " The target is blocked until a person lifts the block."
+		s += " The target is blocked for this customer, in all their tasks, until a person lifts the block."
 	}
 	return s
 }

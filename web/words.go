@@ -293,6 +293,8 @@ func eventSentence(e controlplane.Event, subject string) string {
 		return with("replaced"+about+" because the object changed since its quote", str("reason"))
 	case "invocation.requoted":
 		return "quoted" + about + " again on the object as it is now."
+	case "invocation.rerouted":
+		return with("sent"+about+" to the agents' queue instead of sending it", str("why"))
 	case "proposal.refused", "proposal.blocked_after_refusal":
 		return refusalWords(e)
 	case "target.unblocked":

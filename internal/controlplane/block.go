@@ -12,10 +12,11 @@ import (
 	"countersign/store"
 )
 
-// LiftBlock lets proposals on a target again after a policy refusal
-// blocked it. Only a support agent or an admin may, with a reason; the
-// event that records who and why commits with the change. Errors:
-// Forbidden, Invalid (reason), NotFound when no block is in force.
+// LiftBlock lets the task's customer propose on a target again after a
+// policy refusal blocked it (in this task or another of theirs). Only a
+// support agent or an admin may, with a reason; the event that records who
+// and why commits with the change. Errors: Forbidden, Invalid (reason),
+// NotFound when no block is in force.
 func (s *Service) LiftBlock(ctx context.Context, actor Actor, taskID, system, targetID, reason string) error {
 	if actor.Kind != ActorUser || (actor.Role != "agent" && actor.Role != "admin") {
 		return apperr.New(apperr.Forbidden, "Only a support agent or an admin can lift a block.")
@@ -27,8 +28,12 @@ func (s *Service) LiftBlock(ctx context.Context, actor Actor, taskID, system, ta
 	case len(reason) > 1000:
 		return apperr.InvalidFields(map[string]string{"reason": "use at most 1000 characters"})
 	}
+	task, err := s.Task(ctx, taskID)
+	if err != nil {
+		return err
+	}
 	return s.store.InTx(ctx, func(tx *store.Tx) error {
-		if err := tx.LiftBlock(ctx, taskID, system, targetID, actor.UserID, s.now()); errors.Is(err, store.ErrNotFound) {
+		if err := tx.LiftBlock(ctx, task.CustomerRef, system, targetID, actor.UserID, s.now()); errors.Is(err, store.ErrNotFound) {
 			return apperr.Wrap(err, apperr.NotFound, "No block is in force on that target.")
 		} else if err != nil {
 			return err
@@ -37,9 +42,10 @@ func (s *Service) LiftBlock(ctx context.Context, actor Actor, taskID, system, ta
 	})
 }
 
-// Block is a target a policy refusal closed to further proposals in a
-// task, until a person lifts it.
+// Block is a target a policy refusal closed to the customer's further
+// proposals, in every one of their tasks, until a person lifts it.
 type Block struct {
+	// TaskID is the task the refusal happened in.
 	TaskID   string
 	System   string
 	TargetID string
@@ -51,9 +57,15 @@ type Block struct {
 	CreatedAt time.Time
 }
 
-// Blocks lists the blocks in force in a task, oldest first.
+// Blocks lists the blocks in force on the task's customer's targets, oldest
+// first: the ones made in this task and those made in their other tasks,
+// which hold here too.
 func (s *Service) Blocks(ctx context.Context, taskID string) ([]Block, error) {
-	rows, err := s.store.BlocksForTask(ctx, taskID)
+	task, err := s.Task(ctx, taskID)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.store.BlocksForCustomer(ctx, task.CustomerRef)
 	if err != nil {
 		return nil, err
 	}
@@ -68,14 +80,15 @@ func (s *Service) Blocks(ctx context.Context, taskID string) ([]Block, error) {
 }
 
 // checkBlock refuses a proposal on a target that a policy refused earlier
-// in this task, recording the attempt (a model guessing around a refusal is
-// a failure the metrics count).
-// The block is the target's (system and object), whatever the action or
-// arguments: another reason code or amount is the same second try.
+// for this customer, in this task or another, recording the attempt (a
+// model guessing around a refusal is a failure the metrics count).
+// The block is the target's (system and object) for the customer, whatever
+// the action, arguments or task: another reason code, amount or a new task
+// is the same second try.
 func (s *Service) checkBlock(ctx context.Context, task Task, system, action string, target adapter.Target, actor Actor) error {
 	var blocked *adapter.Error
 	err := s.store.InTx(ctx, func(tx *store.Tx) error {
-		b, err := tx.ActiveBlock(ctx, task.ID, system, target.ID)
+		b, err := tx.ActiveBlock(ctx, task.CustomerRef, system, target.ID)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil
 		}
@@ -88,15 +101,20 @@ func (s *Service) checkBlock(ctx context.Context, task Task, system, action stri
 		}
 		return s.record(ctx, tx, actor, "proposal.blocked_after_refusal", task.ID, "", map[string]any{
 			"system": system, "action": action, "target_id": target.ID, "target": target.Display, "original_code": blocked.Code,
-			"original_message": blocked.Message})
+			"original_message": blocked.Message, "blocked_in": b.TaskID})
 	})
 	if err != nil || blocked == nil {
 		return err
 	}
+	return blockedErr(target.Kind, blocked)
+}
+
+// blockedErr is the answer to a proposal on a blocked target.
+func blockedErr(kind string, refusal *adapter.Error) error {
 	return &apperr.Error{Kind: apperr.IllegalTransition, Code: "blocked_after_refusal", Retryable: false,
-		Message: "A policy already refused an action on this " + target.Kind + " in this task: " + blocked.Message,
-		Hint:    "Do not try again with another reason, amount or action. Tell the customer what the policy allows and hand the case to a person, who can lift the block.",
-		Details: map[string]any{"original_code": blocked.Code, "original_hint": blocked.Hint}}
+		Message: "A policy already refused an action on this " + kind + " for this customer: " + refusal.Message,
+		Hint:    "Do not try again with another reason, amount, action or task. Tell the customer what the policy allows and hand the case to a person, who can lift the block.",
+		Details: map[string]any{"original_code": refusal.Code, "original_hint": refusal.Hint}}
 }
 
 // refused records a dry-run refusal; a policy refusal blocks the target.
@@ -108,8 +126,13 @@ func (s *Service) refused(ctx context.Context, task Task, system, action string,
 	raw, _ := json.Marshal(ae)
 	err := s.store.InTx(ctx, func(tx *store.Tx) error {
 		if ae.PolicyRefusal {
-			if err := tx.BlockTarget(ctx, store.TargetBlock{TaskID: task.ID, System: system, TargetID: target.ID,
-				Action: action, Error: raw, CreatedAt: s.now()}); err != nil {
+			// The customer's proposal lock: a proposal that committed
+			// before the block was legitimately first; any after it sees it.
+			if err := lockExposure(ctx, tx, system, action, task.CustomerRef, target.ID); err != nil {
+				return err
+			}
+			if err := tx.BlockTarget(ctx, store.TargetBlock{CustomerRef: task.CustomerRef, TaskID: task.ID, System: system,
+				TargetID: target.ID, Action: action, Error: raw, CreatedAt: s.now()}); err != nil {
 				return err
 			}
 		}

@@ -25,7 +25,10 @@ func (s *Service) Approve(ctx context.Context, actor Actor, id string, expectedV
 }
 
 // Confirm is the customer's confirmation of an invocation awaiting it; the
-// customer must be the task's.
+// customer must be the task's. The route is checked again first: when the
+// policy in force now (or the exposure) needs an agent, the confirmation is
+// recorded but sends nothing, and the invocation moves to the agents' queue
+// (reroute).
 func (s *Service) Confirm(ctx context.Context, actor Actor, id string, expectedVersion int32) (Invocation, error) {
 	if actor.Kind != ActorCustomer || actor.Proof == "" {
 		return Invocation{}, apperr.New(apperr.Forbidden, "Only the customer, once they proved who they are, can confirm this.")
@@ -49,11 +52,11 @@ func (s *Service) approve(ctx context.Context, actor Actor, id string, expectedV
 		if err != nil {
 			return err
 		}
+		task, err := tx.Task(ctx, row.TaskID)
+		if err != nil {
+			return err
+		}
 		if check != nil {
-			task, err := tx.Task(ctx, row.TaskID)
-			if err != nil {
-				return err
-			}
 			if err := check(task); err != nil {
 				return err
 			}
@@ -65,6 +68,17 @@ func (s *Service) approve(ctx context.Context, actor Actor, id string, expectedV
 		args, hash := row.ApprovedArgs, row.ApprovedArgsHash
 		if args == nil {
 			args, hash = row.ProposedArgs, row.ArgsHash
+		}
+		if row.State == string(from) {
+			// The route is checked again under the policy in force now: a
+			// tightened policy holds for what is pending.
+			rc, found, err := s.recheckRow(ctx, tx, row, task.CustomerRef)
+			if err != nil {
+				return err
+			}
+			if found && rc.need > byCustomer {
+				return s.reroute(ctx, tx, actor, row, expectedVersion, event, hash, rc, &out)
+			}
 		}
 		updated, err := tx.TransitionInvocation(ctx, id, []string{string(from)}, expectedVersion, string(Approved), now,
 			store.InvocationChange{ApprovedArgs: args, ApprovedArgsHash: hash, ApprovedAt: &now})

@@ -144,7 +144,8 @@ func (s *Service) nextPermit(ctx context.Context, skip []string) (*grant, permit
 
 // permitFor claims one invocation and, in the same transaction holding the
 // task's lock, decides its permit: the task active and unexpired, the
-// global stop off, the policy still enabled, the budget not spent, the
+// global stop off, the policy still enabled and its route (checked again
+// with the exposure) satisfied by who approved, the budget not spent, the
 // in-flight and rate limits open. A granted permit spends one write of the
 // budget and moves the row to dispatching before anything is sent, under a
 // lease whose token it returns: only the holder of that token may send the
@@ -234,6 +235,21 @@ func (s *Service) permitCheck(ctx context.Context, tx *store.Tx, row store.Invoc
 	}
 	if err != nil || !policy.Enabled {
 		return ReasonPolicyDisabled, false, nil
+	}
+	// The route is checked again under the policy in force now: who
+	// approved must be enough for what the route needs today.
+	rc, err := s.routeNow(ctx, tx, row, task.CustomerRef, policyFromRow(policy))
+	if err != nil {
+		return "", false, err
+	}
+	if rc.need > byPolicy {
+		got, err := decided(ctx, tx, row)
+		if err != nil {
+			return "", false, err
+		}
+		if got < rc.need {
+			return ReasonRouteChanged, false, nil
+		}
 	}
 	if _, err := s.registry.System(row.System); err != nil {
 		return ReasonNotConnected, false, nil

@@ -14,7 +14,8 @@ import (
 
 // approveAsStaff is a console user's approval with separation of duties:
 // an approver may not approve the reversal of an invocation they approved;
-// above the policy's second-approver amount the first approval is recorded
+// above the policy's second-approver amount (counting the exposure before
+// it, under the policy in force now) the first approval is recorded
 // (the invocation stays awaiting approval, its version moves) and a
 // second, different person completes it. When wantHash is set, the
 // arguments must still hash to it. The invocation row is locked first, so
@@ -60,12 +61,18 @@ func (s *Service) approveAsStaff(ctx context.Context, actor Actor, id string, ex
 					Hint:    "Leave it for a colleague."}
 			}
 		}
-		policy, err := tx.PolicyForShare(ctx, row.System, row.Action)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
+		task, err := tx.Task(ctx, row.TaskID)
+		if err != nil {
+			return err
+		}
+		// The second-approver rule counts the exposure, under the policy
+		// in force now.
+		rc, found, err := s.recheckRow(ctx, tx, row, task.CustomerRef)
+		if err != nil {
 			return err
 		}
 		data := map[string]any{"args_hash": hex.EncodeToString(hash)}
-		if err == nil && needsSecondApprover(policyFromRow(policy), row.AmountCents) {
+		if found && rc.need == byTwoAgents {
 			done, err := s.firstApproval(ctx, tx, actor, row, hash, &out)
 			if err != nil || done {
 				return err
@@ -91,8 +98,8 @@ func (s *Service) approveAsStaff(ctx context.Context, actor Actor, id string, ex
 	return out, err
 }
 
-// needsSecondApprover reports whether an amount is above the policy's
-// second-approver threshold.
+// needsSecondApprover reports whether an amount (with its exposure) is
+// above the policy's second-approver threshold.
 func needsSecondApprover(p Policy, amount *int64) bool {
 	return p.SecondApproverAboveCents != nil && amount != nil && *amount > *p.SecondApproverAboveCents
 }

@@ -73,6 +73,22 @@ func (s *Service) EditArgs(ctx context.Context, actor Actor, id string, expected
 		version := quote.Target.Version
 		ch := store.InvocationChange{ApprovedArgs: canonical, ApprovedArgsHash: hash[:], Quote: quoteJSON, TargetVersion: &version,
 			AmountCents: quote.AmountCents}
+		// The edited amount is routed again with the exposure, under the
+		// policy in force: the card says what its approval needs now (the
+		// approval itself checks the second-approver rule again).
+		current, err := tx.Invocation(ctx, id)
+		if err != nil {
+			return err
+		}
+		current.AmountCents = quote.AmountCents
+		if rc, found, err := s.recheckRow(ctx, tx, current, principal.CustomerRef); err != nil {
+			return err
+		} else if found {
+			ch.ExposureCents = &rc.prior
+			if rc.route.State == AwaitingApproval {
+				ch.RouteReason = &rc.route.Reason
+			}
+		}
 		updated, err := tx.TransitionInvocation(ctx, id, []string{string(AwaitingApproval)}, expectedVersion, string(AwaitingApproval), now, ch)
 		if err != nil {
 			return s.transitionErr(ctx, tx, id, expectedVersion, "edit", err)

@@ -11,3 +11,11 @@ func (s *Service) SetTestHooks(slotWait func(), beforeStart func(invocationID st
 // SetIdleHook makes RunDispatcher call idle each time it has claimed all
 // it could and waits to be woken. Set it before RunDispatcher starts.
 func (s *Service) SetIdleHook(idle func()) { s.hooks.idle = idle }
+
+// SetProposalHooks stops a proposal where a race on exposure matters:
+// beforeLock runs in its transaction just before the exposure locks,
+// counted after the exposure is counted and before the insert. Set them
+// before proposing.
+func (s *Service) SetProposalHooks(beforeLock, counted func()) {
+	s.hooks.beforeExposureLock, s.hooks.exposureCounted = beforeLock, counted
+}

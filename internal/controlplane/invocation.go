@@ -49,8 +49,12 @@ type Invocation struct {
 	DecisionReason      string
 	CompensatesID       string
 	SupersedesID        string
-	CreatedAt           time.Time
-	UpdatedAt           time.Time
+	// ExposureCents is what moved or was pending on the same customer or
+	// target and action before it, when it was last routed: thresholds
+	// compare AmountCents plus this (RouteExposure).
+	ExposureCents int64
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 }
 
 // Args are the three argument records of an invocation.
@@ -77,7 +81,7 @@ func fromRow(r store.Invocation) (Invocation, error) {
 		State:  State(r.State), Version: r.Version,
 		Args:    Args{Proposed: r.ProposedArgs, Approved: r.ApprovedArgs, Effective: r.EffectiveArgs},
 		Summary: r.Summary, SummaryDisagrees: r.SummaryDisagrees, IdempotencyKey: r.IdempotencyKey,
-		AmountCents: r.AmountCents, PolicyStage: int(r.PolicyStage), PolicyVersion: r.PolicyVersion, RouteReason: r.RouteReason,
+		AmountCents: r.AmountCents, PolicyStage: int(r.PolicyStage), PolicyVersion: r.PolicyVersion, RouteReason: r.RouteReason, ExposureCents: r.ExposureCents,
 		DeadlineAt: r.DeadlineAt, ApprovedAt: r.ApprovedAt, PermitAt: r.PermitAt, FinishedAt: r.FinishedAt,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}

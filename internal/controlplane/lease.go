@@ -108,4 +108,8 @@ type testHooks struct {
 	// idle runs when RunDispatcher has claimed all it could and waits to be
 	// woken.
 	idle func()
+	// beforeExposureLock runs in a proposal's transaction just before it
+	// takes the exposure locks; exposureCounted right after it counted the
+	// exposure, before it inserts.
+	beforeExposureLock, exposureCounted func()
 }

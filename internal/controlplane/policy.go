@@ -130,21 +130,39 @@ type Route struct {
 	Window time.Duration
 }
 
-// RouteProposal decides where a proposal goes under policy p: to the
-// customer, to an agent, or approved by the policy. A reversal never runs
-// automatically, and neither does an amount (amountCents not nil) under a
-// policy without an automatic ceiling, even if such a row was saved. It is a pure function of its inputs, so a what-if can
-// replay history against a draft policy.
 // routeCustomerConfirms is the route reason of a proposal sent to the
 // customer to confirm (stage 4).
 const routeCustomerConfirms = "stage 4: the customer confirms"
 
+// RouteProposal decides where a proposal goes under policy p, counting
+// nothing else already moved or pending: RouteExposure with no prior
+// exposure. The tool list's mode and the policy what-if use it.
 func RouteProposal(p Policy, amountCents *int64, reversal bool) Route {
+	return RouteExposure(p, amountCents, 0, reversal)
+}
+
+// RouteExposure decides where a proposal goes under policy p: to the
+// customer, to an agent, or approved by the policy. Exposure decides, not
+// the number of calls: the thresholds and the automatic ceiling are
+// compared with amountCents plus prior, what already moved or is pending
+// on the same customer or target and action within the exposure window
+// (Config.ExposureWindow), so a split routes like the whole. A reversal
+// never runs automatically, and neither does an amount (amountCents not
+// nil) under a policy without an automatic ceiling, even if such a row was
+// saved. It is a pure function of its inputs, so a what-if can replay
+// history against a draft policy.
+func RouteExposure(p Policy, amountCents *int64, prior int64, reversal bool) Route {
 	approval := func(reason string) Route {
 		return Route{State: AwaitingApproval, Reason: reason, Window: p.ApprovalWindow}
 	}
-	if amountCents != nil && p.ApprovalAboveCents != nil && *amountCents > *p.ApprovalAboveCents {
-		return approval(fmt.Sprintf("the amount is above the approval threshold of %s", money.Format(*p.ApprovalAboveCents, "")))
+	total, what := amountCents, "the amount"
+	if amountCents != nil && prior > 0 {
+		sum := *amountCents + prior
+		total = &sum
+		what = fmt.Sprintf("the amount with what already moved or is pending on this customer or object (%s in all)", money.Format(sum, ""))
+	}
+	if total != nil && p.ApprovalAboveCents != nil && *total > *p.ApprovalAboveCents {
+		return approval(fmt.Sprintf("%s is above the approval threshold of %s", what, money.Format(*p.ApprovalAboveCents, "")))
 	}
 	switch p.Stage {
 	case StageAssisted:
@@ -155,10 +173,10 @@ func RouteProposal(p Policy, amountCents *int64, reversal bool) Route {
 			return approval("a reversal needs its own approval")
 		case p.OwnerID == nil:
 			return approval("stage 5 needs a policy owner, and this policy has none")
-		case amountCents != nil && p.AutoMaxCents == nil:
+		case total != nil && p.AutoMaxCents == nil:
 			return approval("stage 5 pays out automatically only up to a ceiling, and this policy has none")
-		case amountCents != nil && p.AutoMaxCents != nil && *amountCents > *p.AutoMaxCents:
-			return approval(fmt.Sprintf("the amount is above the automatic ceiling of %s", money.Format(*p.AutoMaxCents, "")))
+		case total != nil && p.AutoMaxCents != nil && *total > *p.AutoMaxCents:
+			return approval(fmt.Sprintf("%s is above the automatic ceiling of %s", what, money.Format(*p.AutoMaxCents, "")))
 		}
 		return Route{State: Approved, Reason: "stage 5: within the policy's limits"}
 	}

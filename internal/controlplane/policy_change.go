@@ -16,9 +16,10 @@ const PolicyChanged = "policy.changed"
 // ChangePolicy replaces an action's policy with draft when its version is
 // still expectedVersion, and records who changed it and why in the same
 // transaction. Only managers and admins may; a reason is required. The new
-// policy routes proposals made after the change; invocations already
-// approved keep their approval (a permit checks only that the action is
-// still enabled). Errors: Forbidden, Invalid with field messages, NotFound,
+// policy routes proposals made after the change and holds for what is
+// pending: each decision and each permit routes an invocation again under
+// the policy in force (routeNow), so a tightened policy stops what its
+// deciders no longer cover. Errors: Forbidden, Invalid with field messages, NotFound,
 // Conflict when someone changed the policy meanwhile.
 func (s *Service) ChangePolicy(ctx context.Context, actor Actor, draft Policy, expectedVersion int32, reason string) (Policy, error) {
 	if actor.Kind != ActorUser || (actor.Role != "manager" && actor.Role != "admin") {

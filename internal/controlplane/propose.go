@@ -34,9 +34,12 @@ type Proposal struct {
 // Propose dry-runs a proposal through the adapter, records the invocation
 // and its quote, and routes it by policy. The same action with the same
 // arguments in the same conversation within the dedup window returns the
-// existing invocation with Deduplicated set. A refusal by the adapter is
-// returned as an apperr with the adapter's code, retryable flag and hint; a
-// policy refusal also blocks further proposals on that target in the task.
+// existing invocation with Deduplicated set, whichever of the conversation's
+// tasks it came through. A refusal by the adapter is returned as an apperr
+// with the adapter's code, retryable flag and hint; a policy refusal also
+// blocks further proposals by the customer on that target, in every task,
+// until a person lifts it. Each new invocation counts against the task's
+// proposal budget and rate (proposalAllowed).
 func (s *Service) Propose(ctx context.Context, p Proposal) (Invocation, error) {
 	task, err := s.Task(ctx, p.TaskID)
 	if err != nil {
@@ -78,7 +81,7 @@ func (s *Service) propose(ctx context.Context, task Task, p Proposal) (Invocatio
 	args[spec.TargetParam] = target.ID
 	canonical := adapter.Canonical(args)
 	hash := sha256.Sum256(canonical)
-	if dup, found, err := s.recentDuplicate(ctx, task.ID, sys.Name(), spec.Name, hash[:]); found || err != nil {
+	if dup, found, err := s.recentDuplicate(ctx, task.ConversationID, sys.Name(), spec.Name, hash[:]); found || err != nil {
 		return dup, err
 	}
 	if err := s.checkBlock(ctx, task, sys.Name(), spec.Name, target, p.Actor); err != nil {
@@ -104,9 +107,8 @@ func (s *Service) propose(ctx context.Context, task Task, p Proposal) (Invocatio
 			amount = &n
 		}
 	}
-	route := RouteProposal(policy, amount, p.compensates != nil)
 	disagrees, why := summaryDisagrees(p.Summary, quote)
-	return s.insertProposal(ctx, p, task, spec, quote, canonical, hash[:], policy, route, disagrees, why)
+	return s.insertProposal(ctx, p, task, spec, quote, canonical, hash[:], policy, amount, disagrees, why)
 }
 
 // actionFor finds the system and spec of an action the task may use. A
@@ -148,13 +150,15 @@ func notAllowed(action string) error {
 		Hint:    "List the tools for this task; propose only what it allows, or hand the request to a person."}
 }
 
-// recentDuplicate finds the same request made in the same task within the
-// dedup window. The task, not the conversation, is the key: a task is one
-// assistant's, and a new task is a new assignment.
-func (s *Service) recentDuplicate(ctx context.Context, taskID, system, action string, hash []byte) (Invocation, bool, error) {
+// recentDuplicate finds the same request made in the same conversation
+// within the dedup window, through whichever of its tasks: a conversation
+// belongs to one assistant, and opening a task is not a new request. Only
+// one that is live (its task can still send it) or completed holds a new
+// proposal back.
+func (s *Service) recentDuplicate(ctx context.Context, conversationID, system, action string, hash []byte) (Invocation, bool, error) {
 	// One statement, no transaction: insertProposal looks again under its
 	// lock before it inserts.
-	row, err := s.store.RecentDuplicate(ctx, taskID, system, action, hash, s.now().Add(-s.cfg.DedupWindow))
+	row, err := s.store.RecentDuplicate(ctx, conversationID, system, action, hash, s.now().Add(-s.cfg.DedupWindow), s.now())
 	if errors.Is(err, store.ErrNotFound) {
 		return Invocation{}, false, nil
 	}
@@ -166,34 +170,21 @@ func (s *Service) recentDuplicate(ctx context.Context, taskID, system, action st
 	return out, true, err
 }
 
+// insertProposal records a proposal and routes it, in one transaction that
+// holds the locks of its conversation's duplicates, of its customer's and
+// target's exposure and of its task: it looks again for a duplicate and a
+// block, applies the task's proposal budget and rate, and routes the amount
+// together with the exposure counted under those locks.
 func (s *Service) insertProposal(ctx context.Context, p Proposal, task Task, spec adapter.ActionSpec, quote adapter.Quote,
-	canonical, hash []byte, policy Policy, route Route, disagrees bool, why string) (Invocation, error) {
+	canonical, hash []byte, policy Policy, amount *int64, disagrees bool, why string) (Invocation, error) {
 	quoteJSON, err := json.Marshal(quote)
 	if err != nil {
 		return Invocation{}, err
 	}
-	now := s.now()
-	id := newID("inv")
-	row := store.Invocation{ID: id, TaskID: task.ID, ConversationID: task.ConversationID, System: policy.System,
-		Action: spec.Name, TargetKind: quote.Target.Kind, TargetID: quote.Target.ID, TargetDisplay: quote.Target.Display,
-		TargetVersion: quote.Target.Version, State: string(route.State), ProposedArgs: canonical, ArgsHash: hash,
-		Quote: quoteJSON, Summary: p.Summary, SummaryDisagrees: disagrees, IdempotencyKey: idempotencyKey(task.ID, id),
-		AmountCents: quote.AmountCents, PolicyStage: int16(policy.Stage), PolicyVersion: policy.Version,
-		RouteReason: route.Reason, CreatedAt: now}
-	if route.State == Approved {
-		row.ApprovedArgs, row.ApprovedArgsHash, row.ApprovedAt = canonical, hash, &now
-	} else {
-		deadline := now.Add(route.Window)
-		row.DeadlineAt = &deadline
-	}
-	if p.ClientKey != "" {
-		row.ClientKey = &p.ClientKey
-	}
-	if p.compensates != nil {
-		row.CompensatesID = &p.compensates.ID
-	}
 	ownerName := ""
-	if route.State == Approved {
+	if policy.Stage == StageAutonomous && policy.OwnerID != nil {
+		// Read before the transaction: it must not wait for a second
+		// connection while it holds locks others queue on.
 		if owner, err := s.store.UserByID(ctx, *policy.OwnerID); err == nil {
 			ownerName = owner.Name
 		}
@@ -202,7 +193,17 @@ func (s *Service) insertProposal(ctx context.Context, p Proposal, task Task, spe
 	err = s.store.InTx(ctx, func(tx *store.Tx) error {
 		// Serialise identical proposals, then look again: a twin may have
 		// committed while this one was being dry-run.
-		if err := tx.AdvisoryLock(ctx, fmt.Sprintf("propose:%s:%s:%s:%x", task.ID, policy.System, spec.Name, hash)); err != nil {
+		if err := tx.AdvisoryLock(ctx, fmt.Sprintf("propose:%s:%s:%s:%x", task.ConversationID, policy.System, spec.Name, hash)); err != nil {
+			return err
+		}
+		if s.hooks.beforeExposureLock != nil {
+			s.hooks.beforeExposureLock()
+		}
+		if err := lockExposure(ctx, tx, policy.System, spec.Name, task.CustomerRef, quote.Target.ID); err != nil {
+			return err
+		}
+		locked, err := tx.LockTask(ctx, task.ID)
+		if err != nil {
 			return err
 		}
 		if p.compensates != nil {
@@ -216,12 +217,50 @@ func (s *Service) insertProposal(ctx context.Context, p Proposal, task Task, spe
 				return err
 			}
 		}
-		if dup, err := tx.RecentDuplicate(ctx, task.ID, policy.System, spec.Name, hash, now.Add(-s.cfg.DedupWindow)); err == nil {
+		if dup, err := tx.RecentDuplicate(ctx, task.ConversationID, policy.System, spec.Name, hash, s.now().Add(-s.cfg.DedupWindow), s.now()); err == nil {
 			out, err = fromRow(dup)
 			out.Deduplicated = true
 			return err
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return err
+		}
+		if _, err := tx.ActiveBlock(ctx, task.CustomerRef, policy.System, quote.Target.ID); err == nil {
+			return blockedErr(quote.Target.Kind, &adapter.Error{Message: "it was refused in another request a moment ago."})
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if err := s.proposalAllowed(ctx, tx, locked); err != nil {
+			return err
+		}
+		var prior int64
+		if amount != nil {
+			if prior, err = s.priorExposure(ctx, tx, policy.System, spec.Name, task.CustomerRef, quote.Target.ID, ""); err != nil {
+				return err
+			}
+		}
+		if s.hooks.exposureCounted != nil {
+			s.hooks.exposureCounted()
+		}
+		route := RouteExposure(policy, amount, prior, p.compensates != nil)
+		now := s.now()
+		id := newID("inv")
+		row := store.Invocation{ID: id, TaskID: task.ID, ConversationID: task.ConversationID, System: policy.System,
+			Action: spec.Name, TargetKind: quote.Target.Kind, TargetID: quote.Target.ID, TargetDisplay: quote.Target.Display,
+			TargetVersion: quote.Target.Version, State: string(route.State), ProposedArgs: canonical, ArgsHash: hash,
+			Quote: quoteJSON, Summary: p.Summary, SummaryDisagrees: disagrees, IdempotencyKey: idempotencyKey(task.ID, id),
+			AmountCents: amount, PolicyStage: int16(policy.Stage), PolicyVersion: policy.Version,
+			RouteReason: route.Reason, ExposureCents: prior, CreatedAt: now}
+		if route.State == Approved {
+			row.ApprovedArgs, row.ApprovedArgsHash, row.ApprovedAt = canonical, hash, &now
+		} else {
+			deadline := now.Add(route.Window)
+			row.DeadlineAt = &deadline
+		}
+		if p.ClientKey != "" {
+			row.ClientKey = &p.ClientKey
+		}
+		if p.compensates != nil {
+			row.CompensatesID = &p.compensates.ID
 		}
 		inserted, err := tx.InsertInvocation(ctx, row)
 		if err != nil {
@@ -230,7 +269,7 @@ func (s *Service) insertProposal(ctx context.Context, p Proposal, task Task, spe
 		if out, err = fromRow(inserted); err != nil {
 			return err
 		}
-		return s.recordProposal(ctx, tx, p, out, policy, ownerName, route, disagrees, why)
+		return s.recordProposal(ctx, tx, p, out, policy, ownerName, route, prior, disagrees, why)
 	})
 	if err == nil && !out.Deduplicated && out.State == Approved {
 		// Committed and approved by policy: this instance's dispatcher
@@ -240,7 +279,7 @@ func (s *Service) insertProposal(ctx context.Context, p Proposal, task Task, spe
 	return out, err
 }
 
-func (s *Service) recordProposal(ctx context.Context, tx *store.Tx, p Proposal, inv Invocation, policy Policy, ownerName string, route Route, disagrees bool, why string) error {
+func (s *Service) recordProposal(ctx context.Context, tx *store.Tx, p Proposal, inv Invocation, policy Policy, ownerName string, route Route, prior int64, disagrees bool, why string) error {
 	// The quote's title and currency as proposed: the timeline names the
 	// request by what was proposed, not by what a later edit made of it.
 	data := map[string]any{"action": inv.Action, "system": inv.System, "target": inv.Target.Display,
@@ -258,6 +297,9 @@ func (s *Service) recordProposal(ctx context.Context, tx *store.Tx, p Proposal, 
 		}
 	}
 	routeData := map[string]any{"reason": route.Reason, "stage": int(policy.Stage), "policy": policy.Name()}
+	if prior > 0 {
+		routeData["exposure_before_cents"] = prior
+	}
 	actor := SystemActor
 	if route.State == Approved {
 		actor = Actor{Kind: ActorPolicy, ID: policy.Name(), Name: policy.Name()}

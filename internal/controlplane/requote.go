@@ -134,7 +134,23 @@ func (s *Service) insertSuccessor(ctx context.Context, tx *store.Tx, old Invocat
 	if err != nil {
 		return Invocation{}, err
 	}
-	route := RouteProposal(policy, quote.AmountCents, old.CompensatesID != "")
+	task, err := tx.Task(ctx, row.TaskID)
+	if err != nil {
+		return Invocation{}, err
+	}
+	// The successor is a proposal like any other: it routes with what moved
+	// or is pending on the customer and object (the invocation it replaces,
+	// closed above, no longer counts).
+	var prior int64
+	if quote.AmountCents != nil {
+		if err := lockExposure(ctx, tx, row.System, row.Action, task.CustomerRef, quote.Target.ID); err != nil {
+			return Invocation{}, err
+		}
+		if prior, err = s.priorExposure(ctx, tx, row.System, row.Action, task.CustomerRef, quote.Target.ID, ""); err != nil {
+			return Invocation{}, err
+		}
+	}
+	route := RouteExposure(policy, quote.AmountCents, prior, old.CompensatesID != "")
 	if route.State != AwaitingApproval {
 		// The customer is the one deciding: a re-quote never skips them.
 		route = Route{State: AwaitingConfirmation, Reason: "re-quoted: the customer confirms the fresh quote", Window: policy.ConfirmationWindow}
@@ -151,7 +167,7 @@ func (s *Service) insertSuccessor(ctx context.Context, tx *store.Tx, old Invocat
 		ApprovedArgs: row.ApprovedArgs, ApprovedArgsHash: row.ApprovedArgsHash,
 		Quote: quoteJSON, Summary: row.Summary, IdempotencyKey: idempotencyKey(row.TaskID, id),
 		AmountCents: quote.AmountCents, PolicyStage: int16(policy.Stage), PolicyVersion: policy.Version,
-		RouteReason: route.Reason, DeadlineAt: &deadline, CompensatesID: row.CompensatesID, SupersedesID: &row.ID, CreatedAt: now}
+		RouteReason: route.Reason, ExposureCents: prior, DeadlineAt: &deadline, CompensatesID: row.CompensatesID, SupersedesID: &row.ID, CreatedAt: now}
 	inserted, err := tx.InsertInvocation(ctx, next)
 	if err != nil {
 		return Invocation{}, err

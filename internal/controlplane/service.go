@@ -30,11 +30,16 @@ type Config struct {
 	// this long, so an older unfinished claim is one whose request died (a
 	// crash): the next request with the key takes it over.
 	ClientKeyClaim time.Duration
+	// ExposureWindow is how far back exposure counts what moved or is
+	// pending on the same customer or target and action (24 hours by
+	// default): thresholds, the automatic ceiling and the second-approver
+	// amount compare the total over it.
+	ExposureWindow time.Duration
 }
 
 // DefaultConfig is what the console runs with.
 var DefaultConfig = Config{DedupWindow: 10 * time.Minute, CallTimeout: 15 * time.Second, LeaseMargin: 15 * time.Second, Workers: 16,
-	ClientKeyClaim: time.Minute}
+	ClientKeyClaim: time.Minute, ExposureWindow: 24 * time.Hour}
 
 // Store is what the control plane asks of the database (*store.Store).
 // Every state change runs in InTx on a *store.Tx, whose statements stay
@@ -49,7 +54,7 @@ type Store interface {
 	Task(ctx context.Context, id string) (store.Task, error)
 	Tasks(ctx context.Context, f store.TaskFilter) ([]store.Task, error)
 	GlobalStopped(ctx context.Context) (bool, error)
-	BlocksForTask(ctx context.Context, taskID string) ([]store.TargetBlock, error)
+	BlocksForCustomer(ctx context.Context, customerRef string) ([]store.TargetBlock, error)
 	Handoffs(ctx context.Context, limit int) ([]store.Handoff, error)
 	TaskList(ctx context.Context, f store.TaskListFilter) ([]store.TaskListRow, error)
 	TaskListCounts(ctx context.Context, f store.TaskListFilter) (store.TaskListCounts, error)
@@ -60,7 +65,7 @@ type Store interface {
 	InvocationsForTask(ctx context.Context, taskID string) ([]store.Invocation, error)
 	InvocationsForCustomer(ctx context.Context, customerRef string, limit int) ([]store.Invocation, error)
 	Successor(ctx context.Context, id string) (store.Invocation, error)
-	RecentDuplicate(ctx context.Context, taskID, system, action string, argsHash []byte, since time.Time) (store.Invocation, error)
+	RecentDuplicate(ctx context.Context, conversationID, system, action string, argsHash []byte, since, now time.Time) (store.Invocation, error)
 	ExpiredLeases(ctx context.Context, now time.Time, limit int) ([]store.Invocation, error)
 	PastDeadline(ctx context.Context, now time.Time, limit int) ([]store.Invocation, error)
 	EventsForTask(ctx context.Context, taskID string) ([]store.Event, error)
@@ -121,6 +126,9 @@ func New(st Store, registry *adapter.Registry, cfg Config, now func() time.Time,
 	}
 	if cfg.ClientKeyClaim <= 0 {
 		cfg.ClientKeyClaim = DefaultConfig.ClientKeyClaim
+	}
+	if cfg.ExposureWindow <= 0 {
+		cfg.ExposureWindow = DefaultConfig.ExposureWindow
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = DefaultConfig.Workers

@@ -115,9 +115,12 @@ const (
 	ReasonBudgetSpent    NotDispatchedReason = "budget_spent"
 	ReasonGlobalStop     NotDispatchedReason = "global_stop"
 	ReasonPolicyDisabled NotDispatchedReason = "policy_disabled"
-	ReasonTargetChanged  NotDispatchedReason = "target_changed"
-	ReasonUnreachable    NotDispatchedReason = "system_unreachable"
-	ReasonNotConnected   NotDispatchedReason = "system_not_connected"
+	// ReasonRouteChanged: checked again at the permit, the route under the
+	// policy in force now needs a decider who has not said yes.
+	ReasonRouteChanged  NotDispatchedReason = "route_changed"
+	ReasonTargetChanged NotDispatchedReason = "target_changed"
+	ReasonUnreachable   NotDispatchedReason = "system_unreachable"
+	ReasonNotConnected  NotDispatchedReason = "system_not_connected"
 )
 
 // Sentence says the reason in words.
@@ -135,6 +138,8 @@ func (r NotDispatchedReason) Sentence() string {
 		return "All dispatch is stopped by an administrator."
 	case ReasonPolicyDisabled:
 		return "The policy for this action no longer allows it."
+	case ReasonRouteChanged:
+		return "After it was approved, the policy changed so that it needs another person's decision; it was not sent."
 	case ReasonTargetChanged:
 		return "The object changed after the quote was shown, so the quote no longer holds."
 	case ReasonUnreachable:

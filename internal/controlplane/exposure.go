@@ -1,0 +1,212 @@
+package controlplane
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"countersign/internal/apperr"
+	"countersign/store"
+)
+
+// ProposalsPerWrite is how many proposals a task may make for each write
+// of its budget: a proposal is not free (each may mint a confirmation link
+// that sends code mails, or a card an agent must read), so an assistant
+// gets a few tries per write and then hands the case to a person.
+const ProposalsPerWrite = 3
+
+// lockExposure serialises the proposals of one customer on one system
+// (whatever the action: a refusal's block spans actions) and those on one
+// target and action (a target some customers share), in that order, so two
+// concurrent parts of a split cannot both be counted without the other. The
+// order is fixed, so two proposals never wait on each other's lock.
+func lockExposure(ctx context.Context, tx *store.Tx, system, action, customerRef, targetID string) error {
+	if err := tx.AdvisoryLock(ctx, "exposure:customer:"+system+"\x1f"+customerRef); err != nil {
+		return err
+	}
+	return tx.AdvisoryLock(ctx, "exposure:target:"+system+"\x1f"+action+"\x1f"+targetID)
+}
+
+// priorExposure is the money already moved or pending on the same action of
+// a system, on the customer and on the target, within the exposure window,
+// across tasks and assistants: the larger of the two totals. before, when
+// set, is an invocation being decided again: only what was recorded before
+// it counts, since every later proposal was routed with it counted.
+func (s *Service) priorExposure(ctx context.Context, tx *store.Tx, system, action, customerRef, targetID, before string) (int64, error) {
+	e, err := tx.Exposure(ctx, store.ExposureQuery{System: system, Action: action, CustomerRef: customerRef,
+		TargetID: targetID, Since: s.now().Add(-s.cfg.ExposureWindow), Before: before})
+	if err != nil {
+		return 0, err
+	}
+	return max(e.CustomerCents, e.TargetCents), nil
+}
+
+// decider is who must say yes to a request, lowest first: a decision by a
+// higher decider covers a lower one.
+type decider int
+
+const (
+	byNobody decider = iota - 1
+	byPolicy
+	byCustomer
+	byAgent
+	byTwoAgents
+)
+
+// word names the decider for events and people.
+func (d decider) word() string {
+	switch d {
+	case byPolicy:
+		return "the policy"
+	case byCustomer:
+		return "the customer"
+	case byAgent:
+		return "an agent"
+	case byTwoAgents:
+		return "two different agents"
+	}
+	return "nobody"
+}
+
+// needs is who must decide a request routed r under policy p, whose amount
+// together with its prior exposure is total.
+func (r Route) needs(p Policy, total *int64) decider {
+	switch r.State {
+	case Approved:
+		return byPolicy
+	case AwaitingConfirmation:
+		return byCustomer
+	}
+	if needsSecondApprover(p, total) {
+		return byTwoAgents
+	}
+	return byAgent
+}
+
+// recheck is an invocation's route under the policy in force now and its
+// exposure now: who must decide it, and why.
+type recheck struct {
+	route  Route
+	policy Policy
+	need   decider
+	total  *int64
+	prior  int64
+}
+
+// routeNow routes a recorded invocation again under policy p and the
+// exposure recorded before it: a tightened policy, or money that moved on
+// the same customer meanwhile, holds for what is pending.
+func (s *Service) routeNow(ctx context.Context, tx *store.Tx, row store.Invocation, customerRef string, p Policy) (recheck, error) {
+	amount := row.AmountCents
+	var prior int64
+	if amount != nil {
+		var err error
+		if prior, err = s.priorExposure(ctx, tx, row.System, row.Action, customerRef, row.TargetID, row.ID); err != nil {
+			return recheck{}, err
+		}
+	}
+	route := RouteExposure(p, amount, prior, row.CompensatesID != nil)
+	total := amount
+	if amount != nil {
+		t := *amount + prior
+		total = &t
+	}
+	return recheck{route: route, policy: p, need: route.needs(p, total), total: total, prior: prior}, nil
+}
+
+// decided is who already said yes to an invocation's approved arguments,
+// read from its audit trail.
+func decided(ctx context.Context, tx *store.Tx, row store.Invocation) (decider, error) {
+	hash := row.ApprovedArgsHash
+	if hash == nil {
+		hash = row.ArgsHash
+	}
+	d, err := tx.Deciders(ctx, row.ID, hex.EncodeToString(hash))
+	if err != nil {
+		return byNobody, err
+	}
+	switch {
+	case d.Users >= 2:
+		return byTwoAgents, nil
+	case d.Users == 1:
+		return byAgent, nil
+	case d.Customer:
+		return byCustomer, nil
+	case d.Policy:
+		return byPolicy, nil
+	}
+	return byNobody, nil
+}
+
+// proposalAllowed applies the task's proposal budget and rate limit, under
+// the task's lock: a proposal that would create an invocation counts,
+// whether it is then confirmed, approved, refused by a person or left to
+// expire.
+func (s *Service) proposalAllowed(ctx context.Context, tx *store.Tx, task store.Task) error {
+	now := s.now()
+	total, recent, err := tx.ProposalLoad(ctx, task.ID, now.Add(-time.Minute))
+	if err != nil {
+		return err
+	}
+	if budget := ProposalsPerWrite * int(task.WriteBudget); total >= budget {
+		return &apperr.Error{Kind: apperr.LimitReached, Code: "proposal_budget_spent",
+			Message: fmt.Sprintf("This task has made all the %d proposals it may (%d for each write of its budget).", budget, ProposalsPerWrite),
+			Hint:    "Do not open another request; hand the case to a person."}
+	}
+	if recent >= int(task.RatePerMinute) {
+		// A minute is the most the oldest proposal of the window needs to
+		// age out of it.
+		return &apperr.Error{Kind: apperr.LimitReached, Code: "rate_limited", Retryable: true, RetryAfterSeconds: 60,
+			Message: fmt.Sprintf("This task may make %d proposals a minute.", task.RatePerMinute),
+			Hint:    "Wait for the number of seconds in Retry-After before proposing again."}
+	}
+	return nil
+}
+
+// recheckRow routes a recorded invocation again under the policy in force
+// now; found is false when the action has no policy any more (the permit
+// then refuses it).
+func (s *Service) recheckRow(ctx context.Context, tx *store.Tx, row store.Invocation, customerRef string) (recheck, bool, error) {
+	p, err := tx.PolicyForShare(ctx, row.System, row.Action)
+	if errors.Is(err, store.ErrNotFound) {
+		return recheck{}, false, nil
+	}
+	if err != nil {
+		return recheck{}, false, err
+	}
+	rc, err := s.routeNow(ctx, tx, row, customerRef, policyFromRow(p))
+	return rc, err == nil, err
+}
+
+// reroute records a customer's confirmation that is no longer enough: the
+// route checked again needs an agent (the policy was tightened, or the
+// exposure grew). Nothing is approved: the invocation moves to the agents'
+// queue with the approval window, and the event says why.
+func (s *Service) reroute(ctx context.Context, tx *store.Tx, actor Actor, row store.Invocation, expectedVersion int32,
+	event string, hash []byte, rc recheck, out *Invocation) error {
+	now := s.now()
+	deadline := now.Add(rc.policy.ApprovalWindow)
+	stage, version := int16(rc.policy.Stage), rc.policy.Version
+	updated, err := tx.TransitionInvocation(ctx, row.ID, []string{row.State}, expectedVersion, string(AwaitingApproval), now,
+		store.InvocationChange{DeadlineAt: &deadline, RouteReason: &rc.route.Reason, PolicyStage: &stage, PolicyVersion: &version,
+			ExposureCents: &rc.prior})
+	if err != nil {
+		return s.transitionErr(ctx, tx, row.ID, expectedVersion, "confirm", err)
+	}
+	if *out, err = fromRow(updated); err != nil {
+		return err
+	}
+	if err := s.record(ctx, tx, actor, event, row.TaskID, row.ID, map[string]any{"args_hash": hex.EncodeToString(hash),
+		"rerouted": true}); err != nil {
+		return err
+	}
+	why := "what already moved or is pending on this customer or object now needs " + rc.need.word()
+	if rc.policy.Version != row.PolicyVersion {
+		why = fmt.Sprintf("the policy changed after the proposal (v%d to v%d) and now needs %s", row.PolicyVersion, rc.policy.Version, rc.need.word())
+	}
+	return s.record(ctx, tx, SystemActor, "invocation.rerouted", row.TaskID, row.ID, map[string]any{
+		"from": row.State, "to": string(AwaitingApproval), "why": why, "reason": rc.route.Reason,
+		"needs": rc.need.word(), "policy": rc.policy.Name()})
+}

@@ -1,0 +1,83 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// ExposureQuery names what an exposure sums: one action of one system, on
+// one customer and on one target, over invocations created at or after
+// Since. Before, when set, is an invocation's id: only invocations recorded
+// before it count (the invocation itself does not).
+type ExposureQuery struct {
+	System, Action        string
+	CustomerRef, TargetID string
+	Since                 time.Time
+	Before                string
+}
+
+// Exposure is the money already moved or pending: on the customer (across
+// their targets) and on the target (across customers), in cents.
+type Exposure struct {
+	CustomerCents int64
+	TargetCents   int64
+}
+
+// Exposure sums the amounts of invocations that have moved money or may
+// still move it (awaiting a decision, approved, dispatching, unverified,
+// completed and not reversed), across tasks and assistants, in one
+// statement on the exposure indexes. Ended without effect (failed,
+// rejected, expired, not dispatched) and reversed work does not count.
+func (t *Tx) Exposure(ctx context.Context, q ExposureQuery) (Exposure, error) {
+	var e Exposure
+	err := t.tx.QueryRow(ctx, `
+		SELECT coalesce(sum(amount_cents) FILTER (WHERE customer_ref = $3), 0),
+			coalesce(sum(amount_cents) FILTER (WHERE target_id = $4), 0)
+		FROM invocations
+		WHERE system = $1 AND action = $2 AND amount_cents IS NOT NULL AND created_at >= $5
+			AND (customer_ref = $3 OR target_id = $4)
+			AND state IN ('awaiting_confirmation', 'awaiting_approval', 'approved', 'dispatching', 'unverified', 'completed')
+			AND ($6::text = '' OR seq < (SELECT seq FROM invocations WHERE id = $6))`,
+		q.System, q.Action, q.CustomerRef, q.TargetID, q.Since, q.Before).Scan(&e.CustomerCents, &e.TargetCents)
+	if err != nil {
+		return Exposure{}, fmt.Errorf("store.Exposure(%s/%s): %w", q.System, q.Action, err)
+	}
+	return e, nil
+}
+
+// ProposalLoad counts the proposals a task has made: all of them, and
+// those created at or after since. A re-quote's successor is the same
+// proposal shown again and is not counted.
+func (t *Tx) ProposalLoad(ctx context.Context, taskID string, since time.Time) (total, recent int, err error) {
+	err = t.tx.QueryRow(ctx, `
+		SELECT count(*), count(*) FILTER (WHERE created_at >= $2)
+		FROM invocations WHERE task_id = $1 AND supersedes_id IS NULL`, taskID, since).Scan(&total, &recent)
+	if err != nil {
+		return 0, 0, fmt.Errorf("store.ProposalLoad(%s): %w", taskID, err)
+	}
+	return total, recent, nil
+}
+
+// Deciders says who authorised an invocation's arguments (argsHash, hex):
+// the policy, the customer, and how many different console users.
+type Deciders struct {
+	Policy, Customer bool
+	Users            int
+}
+
+// Deciders reads, from the audit trail, who approved or confirmed the
+// arguments with hash argsHash of an invocation.
+func (t *Tx) Deciders(ctx context.Context, invocationID, argsHash string) (Deciders, error) {
+	var d Deciders
+	err := t.tx.QueryRow(ctx, `
+		SELECT coalesce(bool_or(actor_kind = 'policy'), false), coalesce(bool_or(actor_kind = 'customer'), false),
+			count(DISTINCT actor_id) FILTER (WHERE actor_kind = 'user')
+		FROM events
+		WHERE invocation_id = $1 AND action IN ('invocation.approved', 'invocation.first_approval', 'invocation.confirmed')
+			AND (actor_kind = 'policy' OR data->>'args_hash' = $2)`, invocationID, argsHash).Scan(&d.Policy, &d.Customer, &d.Users)
+	if err != nil {
+		return Deciders{}, fmt.Errorf("store.Deciders(%s): %w", invocationID, err)
+	}
+	return d, nil
+}
