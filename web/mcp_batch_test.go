@@ -68,7 +68,7 @@ func TestMCPCallsEachSpendARateToken(t *testing.T) {
 			"Accept", "application/json, text/event-stream", "Mcp-Protocol-Version", "2025-06-18")
 	}
 	for i := range 3 {
-		call(i + 1).want(t, http.StatusOK)
+		call(i+1).want(t, http.StatusOK)
 	}
 	if res := call(4); res.status != http.StatusTooManyRequests {
 		t.Errorf("fourth MCP call: %d %s, want 429", res.status, res.body)
