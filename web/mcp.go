@@ -159,7 +159,7 @@ func (s *Server) mcpServer(ctx context.Context, req mcpRequest) (*mcp.Server, er
 			return toolResult(s.invocationOut(ctx, req.base, inv, task)), nil
 		})
 	srv.AddTool(&mcp.Tool{Name: "pause_task", Title: "Pause this task",
-		Description: "Pause the task when the customer says stop: nothing more is sent after this returns; work already sending may finish. A person resumes it.",
+		Description: "Pause the task when the customer says stop: once this returns no further request is sent; a request already on its way to the business system may still finish. A person resumes it.",
 		InputSchema: withTaskID(req, objSchema(map[string]any{"expected_version": map[string]any{"type": "integer", "description": "the task's version as you last read it; omit to pause whatever its version"}})),
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: false}},
 		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

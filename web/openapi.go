@@ -38,7 +38,7 @@ var apiDocs = map[string]apiOp{
 	"POST /api/v1/tools/:name": {summary: "Run a read tool for the task's customer.", request: "ReadToolRequest", response: "ReadResult", status: 200, query: []string{"task"}},
 	"POST /api/v1/tasks":       {summary: "Open a task: the durable boundary of one assignment.", request: "NewTask", response: "Task", status: 201},
 	"GET /api/v1/tasks/:id":    {summary: "A task with its budget left and its invocations.", response: "Task", status: 200},
-	"POST /api/v1/tasks/:id/pause": {summary: "Pause a task: no write is dispatched after this returns.",
+	"POST /api/v1/tasks/:id/pause": {summary: "Pause a task: once this returns no further write leaves; one already on its way may finish.",
 		request: "ExpectedVersion", response: "Task", status: 200},
 	"POST /api/v1/tasks/:id/resume": {summary: "Resume a paused task; its budget and unresolved calls are kept. A pause made by a person is lifted only by a person: 403 paused_by_person.", request: "ExpectedVersion", response: "Task", status: 200},
 	"POST /api/v1/tasks/:id/cancel": {summary: "Cancel a task; undoes nothing already done.", request: "ExpectedVersion", response: "Task", status: 200},
