@@ -103,7 +103,7 @@ func setup(t *testing.T, opts ...bundleOpts) *testBundle {
 	asst := assistants.New(st, cp, clk.Now)
 	reports := metrics.NewReports(st)
 	ws := web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Now: clk.Now, TrustedProxies: o.trustedProxies,
-		Registry: reg, Control: cp, Confirmations: links, Assistants: asst, Metrics: reports, Webhooks: webhooks.New(st, clk.Now),
+		Registry: reg, Control: cp, Confirmations: links, Assistants: asst, Metrics: reports, Webhooks: webhooks.New(st, clk.Now, webhooks.Config{AllowPrivate: true}),
 		Logger: o.logger})
 	srv := httptest.NewServer(ws.Handler())
 	t.Cleanup(srv.Close)

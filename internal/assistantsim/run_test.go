@@ -151,12 +151,12 @@ func TestRunWaitsForOutcomeWebhooks(t *testing.T) {
 		w.WriteHeader(rec.Code)
 	}))
 	t.Cleanup(recv.Close)
-	_, secret, err := webhooks.New(sc.st, nil).Register(ctx, sc.botID, nil, recv.URL+"/")
+	_, secret, err := webhooks.New(sc.st, nil, webhooks.Config{AllowPrivate: true}).Register(ctx, sc.botID, nil, recv.URL+"/")
 	if err != nil {
 		t.Fatal(err)
 	}
 	outcomes = assistantsim.NewOutcomes(secret, nil)
-	go webhooks.NewWorker(sc.st, sc.web.WebhookRender(sc.url), nil, nil, nil).Run(ctx, 50*time.Millisecond)
+	go webhooks.NewWorker(sc.st, sc.web.WebhookRender(sc.url), webhooks.Config{AllowPrivate: true}, nil, nil).Run(ctx, 50*time.Millisecond)
 
 	transcript, err := assistantsim.Run(ctx, sc.url, sc.key, assistantsim.Options{Prefix: "hook", Wait: 10 * time.Second, Outcomes: outcomes})
 	var out bytes.Buffer
