@@ -79,7 +79,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	sessions := web.NewSessionStore(st, web.SessionConfig{KeyPairs: keys, Secure: cfg.SecureCookies || cfg.tls(),
 		Idle: cfg.SessionIdle, Absolute: cfg.SessionAbsolute})
 
-	registry, shopURL, stopShop, err := connectSystems(ctx, cfg, log, cluster, st)
+	registry, shopURL, demoShop, stopShop, err := connectSystems(ctx, cfg, log, cluster, st)
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,11 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	if dm != nil {
 		// Before the dispatcher starts: the demo's lost acknowledgement is
 		// sent by the seeding itself.
-		printout, err := dm.Seed(ctx, demo.Services{Control: cp, Assistants: asst, Confirmations: links, History: st}, log)
+		services := demo.Services{Control: cp, Assistants: asst, Confirmations: links, History: st}
+		if demoShop != nil {
+			services.Shop = demoShop
+		}
+		printout, err := dm.Seed(ctx, services, log)
 		if err != nil {
 			return err
 		}

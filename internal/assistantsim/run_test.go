@@ -54,9 +54,10 @@ func startConsole(t *testing.T, ctx context.Context) *simConsole {
 	if err := demoshop.Seed(ctx, shopPool, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	shop := httptest.NewServer(demoshop.New(shopPool, demoshop.Options{}).Handler())
+	demo := demoshop.New(shopPool, demoshop.Options{})
+	shop := httptest.NewServer(demo.Handler())
 	t.Cleanup(shop.Close)
-	reg := adapter.NewRegistry(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: shop.URL, Ledger: adapter.NewLedger(st, time.Now), Now: time.Now}))
+	reg := adapter.NewRegistry(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: shop.URL, Token: demo.Token(), Ledger: adapter.NewLedger(st, time.Now), Now: time.Now}))
 	cp := controlplane.New(st, reg, controlplane.Config{}, time.Now, nil)
 	if err := cp.EnsurePolicies(ctx, &manager.ID); err != nil {
 		t.Fatal(err)

@@ -117,7 +117,7 @@ func TestPauseRacingSendSteps(t *testing.T) {
 	invs := b.edits(task, 60)
 	var paused atomic.Bool
 	rec := &recordingShop{paused: &paused, starts: map[string]bool{}, calls: map[string]int{},
-		System: shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: b.shopURL, Ledger: adapter.NewLedger(b.store, b.clock.Now), Now: b.clock.Now})}
+		System: shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: b.shopURL, Token: b.shop.Token(), Ledger: adapter.NewLedger(b.store, b.clock.Now), Now: b.clock.Now})}
 	cp := controlplane.New(b.store, adapter.NewRegistry(rec),
 		controlplane.Config{CallTimeout: time.Minute, LeaseMargin: time.Second, Workers: 16}, b.clock.Now, nil)
 

@@ -32,8 +32,11 @@ func connect(t *testing.T, tr http.RoundTripper) (*httpadapter.Adapter, *shoptes
 	a, err := httpadapter.LoadFile("testdata/shop-http.json", httpadapter.Config{Ledger: ledger, Now: clock,
 		HTTPClient: &http.Client{Transport: tr, Timeout: 10 * time.Second},
 		Getenv: func(name string) string {
-			if name == "SHOP_URL" {
+			switch name {
+			case "SHOP_URL":
 				return shop.URL
+			case "SHOP_TOKEN":
+				return shop.Token()
 			}
 			return ""
 		}})
