@@ -156,6 +156,14 @@ func TestAdminWebhookDeliveriesAndResend(t *testing.T) {
 	if state != "Pending" || len(attempts) != 1 || !strings.Contains(attempts[0], "HTTP 500") || strings.Contains(attempts[0], "try later") {
 		t.Errorf("after a 500: %s %q, want the status and not the answer's body", state, attempts)
 	}
+	// An attempt recorded before bodies of non-2xx answers stopped being
+	// kept does not show its body either.
+	if _, err := b.store.Pool().Exec(context.Background(), `UPDATE webhook_attempts SET body = 'kept from before' WHERE status = 500`); err != nil {
+		t.Fatal(err)
+	}
+	if _, attempts = row(); len(attempts) != 1 || strings.Contains(attempts[0], "kept from before") {
+		t.Errorf("an old 500's body is shown: %q", attempts)
+	}
 
 	// After the back-off it goes through.
 	b.clock.Advance(webhooks.Backoff(1))
