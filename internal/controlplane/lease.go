@@ -37,7 +37,8 @@ func (s *Service) startSend(ctx context.Context, inv Invocation, lease string) b
 	}
 	halted, err := s.haltSend(context.WithoutCancel(ctx), inv, lease)
 	if err != nil {
-		s.log.Error("dispatch: record a send stopped before it left", "invocation", inv.ID, "error", err)
+		s.log.Error("dispatch: record a send stopped before it left; not sent", "invocation", inv.ID, "error", err)
+		return false // the lease sweeper makes it unverified
 	}
 	if halted {
 		return false
@@ -90,7 +91,7 @@ func (s *Service) haltSend(ctx context.Context, inv Invocation, lease string) (b
 		// Its in-flight slot is free again.
 		return tx.Notify(ctx, store.DispatchChannel, inv.TaskID)
 	})
-	return halted && err == nil, err
+	return halted, err
 }
 
 // sweepLockWait is how long the sweep waits for an invocation's row lock
