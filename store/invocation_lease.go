@@ -13,12 +13,21 @@ import (
 // leaseUntil, in one guarded statement run just before its request leaves.
 // It matches only while the invocation is still dispatching under
 // leaseToken and that lease has not run out (lease_until >= now, the
-// complement of ExpiredLeases); it bumps the version, so a sweep that read
-// the row before loses its own guarded transition. No row means the caller
-// no longer holds a current lease and must not send: ErrConflict.
+// complement of ExpiredLeases), and while its task is active and the global
+// stop is off. It bumps the version, so a sweep that read the row before
+// loses its own guarded transition. No row means the caller must not send:
+// ErrConflict (SendGate says whether a pause or the stop was the cause).
+//
+// The task row and the stop row are read FOR SHARE: a pause (which locks
+// the task FOR UPDATE) or a stop being committed makes this statement wait
+// and then see its result, and a pause or stop that comes later waits for
+// this transaction. So once Pause or the global stop has committed, no
+// request starts that was not already started before it.
 func (t *Tx) StartSend(ctx context.Context, id, leaseToken string, now, leaseUntil time.Time) (Invocation, error) {
 	rows, _ := t.tx.Query(ctx, `UPDATE invocations SET lease_until = $4, version = version + 1, updated_at = $3
 		WHERE id = $1 AND state = 'dispatching' AND lease_token = $2 AND lease_until >= $3
+			AND EXISTS (SELECT 1 FROM tasks WHERE tasks.id = invocations.task_id AND tasks.state = 'active' FOR SHARE)
+			AND EXISTS (SELECT 1 FROM controls WHERE NOT stopped FOR SHARE)
 		RETURNING `+invocationColumns, id, leaseToken, now, leaseUntil)
 	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Invocation])
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -28,4 +37,25 @@ func (t *Tx) StartSend(ctx context.Context, id, leaseToken string, now, leaseUnt
 		return Invocation{}, fmt.Errorf("store.StartSend(%s): %w", id, err)
 	}
 	return out, nil
+}
+
+// SendGate is what, besides its own lease, decides whether an invocation's
+// request may leave: its task's state and the global stop switch.
+type SendGate struct {
+	TaskState  string
+	GlobalStop bool
+}
+
+// SendGate reads the invocation's task state and the stop switch, to say
+// why StartSend matched nothing. ErrNotFound when there is no such
+// invocation.
+func (t *Tx) SendGate(ctx context.Context, id string) (SendGate, error) {
+	var g SendGate
+	err := t.tx.QueryRow(ctx, `SELECT tasks.state, controls.stopped
+		FROM invocations JOIN tasks ON tasks.id = invocations.task_id CROSS JOIN controls
+		WHERE invocations.id = $1`, id).Scan(&g.TaskState, &g.GlobalStop)
+	if err != nil {
+		return SendGate{}, fmt.Errorf("store.SendGate(%s): %w", id, notFound(err))
+	}
+	return g, nil
 }

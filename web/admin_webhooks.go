@@ -124,9 +124,16 @@ func (s *Server) webhookRows(c echo.Context, rows []views.AssistantRow) error {
 				dr.Next = d.NextAttemptAt.Format("2 Jan 15:04:05")
 			}
 			for _, a := range d.Attempts {
-				ar := views.AttemptRow{At: a.At.Format(time.DateTime), Body: a.Body, Error: a.Error}
+				ar := views.AttemptRow{At: a.At.Format(time.DateTime), Error: a.Error}
 				if a.Status != 0 {
 					ar.Status = strconv.Itoa(a.Status)
+				}
+				// Only a 2xx answer's body is shown, also for attempts
+				// recorded before the worker stopped keeping the others:
+				// an error page of an internal service is not for the
+				// console to relay.
+				if a.Status/100 == 2 {
+					ar.Body = a.Body
 				}
 				dr.Attempts = append(dr.Attempts, ar)
 			}

@@ -103,7 +103,7 @@ func setup(t *testing.T, opts ...bundleOpts) *testBundle {
 	asst := assistants.New(st, cp, clk.Now)
 	reports := metrics.NewReports(st)
 	ws := web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Now: clk.Now, TrustedProxies: o.trustedProxies,
-		Registry: reg, Control: cp, Confirmations: links, Assistants: asst, Metrics: reports, Webhooks: webhooks.New(st, clk.Now),
+		Registry: reg, Control: cp, Confirmations: links, Assistants: asst, Metrics: reports, Webhooks: webhooks.New(st, clk.Now, webhooks.Config{AllowPrivate: true}),
 		Logger: o.logger})
 	srv := httptest.NewServer(ws.Handler())
 	t.Cleanup(srv.Close)
@@ -268,7 +268,7 @@ func (b *testBundle) connectShop(t *testing.T, reg *adapter.Registry) {
 	srv := httptest.NewServer(b.shop.Handler())
 	t.Cleanup(srv.Close)
 	b.shopURL = srv.URL
-	reg.Connect(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: srv.URL, Ledger: adapter.NewLedger(b.store, b.clock.Now), Now: b.clock.Now}))
+	reg.Connect(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: srv.URL, Token: b.shop.Token(), Ledger: adapter.NewLedger(b.store, b.clock.Now), Now: b.clock.Now}))
 	owner := b.users[accounts.Manager].ID
 	if err := b.cp.EnsurePolicies(ctx, &owner); err != nil {
 		t.Fatal(err)
@@ -284,4 +284,16 @@ func browserSignIn(u testUser) chromedp.Action[chromedp.Void] {
 		chromedp.SendKeys(chromedp.CSS(`#password`), u.Password),
 		chromedp.Submit(chromedp.CSS(`[data-testid="sign-in-form"]`)),
 	)
+}
+
+// shopPost calls the shop directly, as its own staff would, with its
+// token.
+func (b *testBundle) shopPost(path, contentType string, body io.Reader) (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodPost, b.shopURL+path, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", contentType)
+	req.Header.Set("Authorization", "Bearer "+b.shop.Token())
+	return http.DefaultClient.Do(req)
 }

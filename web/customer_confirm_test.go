@@ -125,7 +125,7 @@ func TestConfirmAfterTheTargetChangedAsksAgain(t *testing.T) {
 	tok := c.pageCSRF(c.open(link))
 
 	body, _ := json.Marshal(map[string]any{"order_id": inv.Target.ID, "amount_cents": 500, "reason": "goodwill, in another tab"})
-	shopRes, err := http.Post(b.shopURL+"/refunds", "application/json", bytes.NewReader(body))
+	shopRes, err := b.shopPost("/refunds", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -204,6 +204,7 @@ func (b *testBundle) shopRefund(t *testing.T, order string, amount int64) {
 	req, _ := http.NewRequest(http.MethodPost, b.shopURL+"/refunds", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Request-Id", "test-earlier-refund-"+strconv.FormatInt(amount, 10))
+	req.Header.Set("Authorization", "Bearer "+b.shop.Token())
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

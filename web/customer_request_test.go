@@ -118,7 +118,9 @@ func (b *testBundle) shopEffects(t *testing.T, requestID string) []demoshop.Ledg
 	if requestID != "" {
 		u += "?request_id=" + url.QueryEscape(requestID)
 	}
-	res, err := http.Get(u)
+	req, _ := http.NewRequest(http.MethodGet, u, nil)
+	req.Header.Set("Authorization", "Bearer "+b.shop.Token())
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

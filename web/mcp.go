@@ -1,9 +1,11 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"unicode"
@@ -75,6 +77,12 @@ func (s *Server) handleMCP(c echo.Context) error {
 	if id == "" {
 		id = c.Request().Header.Get(mcpTaskHeader)
 	}
+	if isJSONArray(c.Request()) {
+		return c.JSON(http.StatusBadRequest, map[string]any{"jsonrpc": "2.0", "id": nil,
+			"error": map[string]any{"code": -32600, "message": "JSON-RPC batches are not accepted: send one request per HTTP request.",
+				"data": apiError{Code: "batch_not_allowed", Message: "JSON-RPC batches are not accepted.",
+					Hint: "Send each call in its own POST /mcp; each counts against the key's rate limit."}}})
+	}
 	req := mcpRequest{assistant: a, open: id == "", base: baseURL(c)}
 	if !req.open {
 		task, err := s.cfg.Assistants.Task(c.Request().Context(), a, id)
@@ -86,6 +94,19 @@ func (s *Server) handleMCP(c echo.Context) error {
 	ctx := context.WithValue(c.Request().Context(), mcpRequestKey{}, req)
 	s.mcp.ServeHTTP(c.Response(), c.Request().WithContext(ctx))
 	return nil
+}
+
+// isJSONArray reports whether the request's body is a JSON array: a
+// JSON-RPC batch. MCP removed batching in protocol 2025-06-18, and the SDK
+// still accepts one under older versions; refusing every batch keeps one
+// call per HTTP request, so the key's rate limit (authorizeBearer) counts
+// each call and a batch cannot run hundreds of proposals for one token. The
+// bearer middleware already read the body, so peeking costs no I/O.
+func isJSONArray(r *http.Request) bool {
+	body, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	return err == nil && len(trimmed) > 0 && trimmed[0] == '['
 }
 
 // mcpError answers a request the MCP server cannot take (an unknown task in
@@ -138,7 +159,7 @@ func (s *Server) mcpServer(ctx context.Context, req mcpRequest) (*mcp.Server, er
 			return toolResult(s.invocationOut(ctx, req.base, inv, task)), nil
 		})
 	srv.AddTool(&mcp.Tool{Name: "pause_task", Title: "Pause this task",
-		Description: "Pause the task when the customer says stop: nothing more is sent after this returns; work already sending may finish. A person resumes it.",
+		Description: "Pause the task when the customer says stop: once this returns no further request is sent; a request already on its way to the business system may still finish. A person resumes it.",
 		InputSchema: withTaskID(req, objSchema(map[string]any{"expected_version": map[string]any{"type": "integer", "description": "the task's version as you last read it; omit to pause whatever its version"}})),
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: false}},
 		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

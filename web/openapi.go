@@ -40,7 +40,7 @@ var apiDocs = map[string]apiOp{
 		"Its customer must be vouched for by the business: a customer_assertion its site signed, or the assistant's any-customer grant (403 customer_not_vouched otherwise); an unknown customer answers like a known one.",
 		request: "NewTask", response: "Task", status: 201},
 	"GET /api/v1/tasks/:id": {summary: "A task with its budget left and its invocations.", response: "Task", status: 200},
-	"POST /api/v1/tasks/:id/pause": {summary: "Pause a task: no write is dispatched after this returns.",
+	"POST /api/v1/tasks/:id/pause": {summary: "Pause a task: once this returns no further write leaves; one already on its way may finish.",
 		request: "ExpectedVersion", response: "Task", status: 200},
 	"POST /api/v1/tasks/:id/resume": {summary: "Resume a paused task; its budget and unresolved calls are kept. A pause made by a person is lifted only by a person: 403 paused_by_person.", request: "ExpectedVersion", response: "Task", status: 200},
 	"POST /api/v1/tasks/:id/cancel": {summary: "Cancel a task; undoes nothing already done.", request: "ExpectedVersion", response: "Task", status: 200},

@@ -41,6 +41,9 @@ type config struct {
 	DispatchEvery   time.Duration
 	IdleInTx        time.Duration
 	APIRate         int
+	// ShopToken is the credential the shop at ShopURL checks on every
+	// call (the shop's -token), never logged.
+	ShopToken string
 	// TelemetryAddr serves Prometheus telemetry on an address of its own;
 	// empty turns it off. TelemetryToken, when set, must come as a bearer
 	// token. Their flags keep the names -metrics-addr and -metrics-token.
@@ -114,6 +117,7 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	dur(&c.SessionAbsolute, "session-absolute", "SESSION_ABSOLUTE_TIMEOUT", 12*time.Hour, "sign out this long after sign-in whatever the activity")
 	dur(&c.ShutdownGrace, "shutdown-grace", "SHUTDOWN_GRACE", 15*time.Second, "how long requests in flight may finish at shutdown")
 	str(&c.ShopURL, "shop-url", "SHOP_URL", "", "demo shop to connect as system \"shop\"; empty in demo mode starts one in-process")
+	str(&c.ShopToken, "shop-token", "SHOP_TOKEN", "", "the -shop-url shop's credential (its -token), sent as a bearer token on every call")
 	str(&c.SystemsDir, "systems-dir", "SYSTEMS_DIR", "", "folder of *.json files, each describing one business system to connect (see README: Connect your own system)")
 	dur(&c.AdapterTimeout, "adapter-timeout", "ADAPTER_TIMEOUT", 15*time.Second, "longest wait for one call to a business system")
 	dur(&c.LeaseMargin, "lease-margin", "DISPATCH_LEASE_MARGIN", 15*time.Second, "added to twice the adapter timeout: a dispatch not finished by then is unverified")
@@ -200,6 +204,9 @@ func (c *config) validate() error {
 	}
 	if c.ShopURL != "" && !strings.HasPrefix(c.ShopURL, "http://") && !strings.HasPrefix(c.ShopURL, "https://") {
 		problems = append(problems, "-shop-url: want an http:// or https:// URL")
+	}
+	if c.ShopURL != "" && c.ShopToken == "" {
+		problems = append(problems, "-shop-token: the shop at -shop-url needs its credential: set -shop-token (SHOP_TOKEN) to the token the shop was started with")
 	}
 	if fi, err := os.Stat(c.SystemsDir); c.SystemsDir != "" && (err != nil || !fi.IsDir()) {
 		problems = append(problems, fmt.Sprintf("-systems-dir %q: want a folder of system description files (*.json)", c.SystemsDir))

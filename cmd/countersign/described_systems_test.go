@@ -27,8 +27,11 @@ func writeSystem(t *testing.T, dir, name string, edit func(string) string) {
 func TestConnectDescribedSystems(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	env := func(k string) string {
-		if k == "SHOP_URL" {
+		switch k {
+		case "SHOP_URL":
 			return "http://127.0.0.1:1"
+		case "SHOP_TOKEN":
+			return "shop_test_token"
 		}
 		return ""
 	}

@@ -92,7 +92,7 @@ func newFleet(t *testing.T) *fleet {
 	}
 	t.Cleanup(pool.Close)
 	st := store.New(pool)
-	reg := adapter.NewRegistry(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: srv.URL, Ledger: adapter.NewLedger(st, nil)}))
+	reg := adapter.NewRegistry(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: srv.URL, Token: f.shop.Token(), Ledger: adapter.NewLedger(st, nil)}))
 	f.cp = controlplane.New(st, reg, controlplane.Config{}, nil, nil)
 	owner := f.owner(st)
 	if err := f.cp.EnsurePolicies(ctx, &owner); err != nil {
@@ -151,7 +151,7 @@ func (f *fleet) start(extraEnv ...string) *exec.Cmd {
 	f.t.Helper()
 	dataDir := f.t.TempDir()
 	cmd := exec.Command(consoleBinary(f.t), "-addr", freeAddr(f.t), "-log-format", "json")
-	cmd.Env = append(os.Environ(), "DATABASE_URL="+f.dbURL, "SHOP_URL="+f.shopURL, "DATA_DIR="+dataDir,
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+f.dbURL, "SHOP_URL="+f.shopURL, "SHOP_TOKEN="+f.shop.Token(), "DATA_DIR="+dataDir,
 		"DISPATCH_INTERVAL=100ms")
 	cmd.Env = append(cmd.Env, extraEnv...)
 	var logs strings.Builder
@@ -196,7 +196,9 @@ func (f *fleet) waitStates(task controlplane.Task, want controlplane.State, with
 
 func (f *fleet) effectsFor(key string) int {
 	f.t.Helper()
-	res, err := http.Get(f.shopURL + "/_ledger?request_id=" + key)
+	req, _ := http.NewRequest(http.MethodGet, f.shopURL+"/_ledger?request_id="+key, nil)
+	req.Header.Set("Authorization", "Bearer "+f.shop.Token())
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		f.t.Fatal(err)
 	}

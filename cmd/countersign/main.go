@@ -79,7 +79,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	sessions := web.NewSessionStore(st, web.SessionConfig{KeyPairs: keys, Secure: cfg.SecureCookies || cfg.tls(),
 		Idle: cfg.SessionIdle, Absolute: cfg.SessionAbsolute})
 
-	registry, shopURL, stopShop, err := connectSystems(ctx, cfg, log, cluster, st)
+	registry, shopURL, demoShop, stopShop, err := connectSystems(ctx, cfg, log, cluster, st)
 	if err != nil {
 		return err
 	}
@@ -102,7 +102,11 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	if dm != nil {
 		// Before the dispatcher starts: the demo's lost acknowledgement is
 		// sent by the seeding itself.
-		printout, err := dm.Seed(ctx, demo.Services{Control: cp, Assistants: asst, Confirmations: links, History: st}, log)
+		services := demo.Services{Control: cp, Assistants: asst, Confirmations: links, History: st}
+		if demoShop != nil {
+			services.Shop = demoShop
+		}
+		printout, err := dm.Seed(ctx, services, log)
 		if err != nil {
 			return err
 		}
@@ -119,11 +123,14 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 		go serveTelemetry(ctx, log, cfg.TelemetryAddr, telemetry.PrometheusHandler(cfg.TelemetryToken))
 	}
 
-	srv := web.New(web.Config{Database: st, Metrics: metrics.NewReports(st), Webhooks: webhooks.New(st, time.Now), Accounts: acc, Sessions: sessions, Logger: log, Registry: registry, Control: cp,
+	// Demo mode's assistant listens on loopback; anywhere else an endpoint
+	// must be a public https address (internal/webhooks Config).
+	hooks := webhooks.Config{AllowPrivate: cfg.demo()}
+	srv := web.New(web.Config{Database: st, Metrics: metrics.NewReports(st), Webhooks: webhooks.New(st, time.Now, hooks), Accounts: acc, Sessions: sessions, Logger: log, Registry: registry, Control: cp,
 		TrustedProxies: cfg.trusted, TLS: cfg.tls() || cfg.SecureCookies,
 		Confirmations: links, Assistants: asst, Telemetry: telemetry, APIRatePerMinute: cfg.APIRate})
 	go sweep(ctx, log, sessions, acc, links)
-	go webhooks.NewWorker(st, srv.WebhookRender(cfg.publicBase()), nil, nil, log).Run(ctx, cfg.WebhookEvery)
+	go webhooks.NewWorker(st, srv.WebhookRender(cfg.publicBase()), hooks, nil, log).Run(ctx, cfg.WebhookEvery)
 	if n := cfg.notifier(st, log); n.Enabled() {
 		go n.Run(ctx, cfg.NotifyEvery)
 	}

@@ -7,6 +7,12 @@
 //	-addr          SHOP_ADDR          listen address (default 127.0.0.1:8090)
 //	-database-url  SHOP_DATABASE_URL  PostgreSQL URL (required)
 //	-seed          SHOP_SEED          load the demo data once (default true)
+//	-token         SHOP_TOKEN         the credential every call must carry as
+//	                                  Authorization: Bearer <token> (required;
+//	                                  give the console the same -shop-token)
+//	-test-endpoints SHOP_TEST_ENDPOINTS serve GET /_ledger and /_faults, for
+//	                                  tests, chaos and benchmarks (default false:
+//	                                  they answer 404)
 package main
 
 import (
@@ -27,9 +33,11 @@ import (
 )
 
 type config struct {
-	addr        string
-	databaseURL string
-	seed        bool
+	addr          string
+	databaseURL   string
+	seed          bool
+	token         string
+	testEndpoints bool
 }
 
 func main() {
@@ -48,26 +56,44 @@ func main() {
 }
 
 func parseConfig(args []string) (config, error) {
-	seedDefault := true
-	if v := os.Getenv("SHOP_SEED"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return config{}, fmt.Errorf("SHOP_SEED=%q: %w", v, err)
-		}
-		seedDefault = b
+	seedDefault, err := envBool("SHOP_SEED", true)
+	if err != nil {
+		return config{}, err
+	}
+	testDefault, err := envBool("SHOP_TEST_ENDPOINTS", false)
+	if err != nil {
+		return config{}, err
 	}
 	var cfg config
 	fs := flag.NewFlagSet("demoshop", flag.ContinueOnError)
 	fs.StringVar(&cfg.addr, "addr", envOr("SHOP_ADDR", "127.0.0.1:8090"), "listen address (SHOP_ADDR)")
 	fs.StringVar(&cfg.databaseURL, "database-url", os.Getenv("SHOP_DATABASE_URL"), "PostgreSQL URL (SHOP_DATABASE_URL)")
 	fs.BoolVar(&cfg.seed, "seed", seedDefault, "load the demo data once (SHOP_SEED)")
+	fs.StringVar(&cfg.token, "token", os.Getenv("SHOP_TOKEN"), "credential every call must carry as a bearer token (SHOP_TOKEN)")
+	fs.BoolVar(&cfg.testEndpoints, "test-endpoints", testDefault, "serve GET /_ledger and /_faults, for tests (SHOP_TEST_ENDPOINTS)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
 	if cfg.databaseURL == "" {
 		return config{}, errors.New("-database-url or SHOP_DATABASE_URL is required")
 	}
+	if len(cfg.token) < 16 {
+		return config{}, errors.New("-token or SHOP_TOKEN is required, at least 16 characters (e.g. openssl rand -hex 24); give the console the same value as -shop-token")
+	}
 	return cfg, nil
+}
+
+// envBool reads a boolean environment variable, fallback when unset.
+func envBool(name string, fallback bool) (bool, error) {
+	v := os.Getenv(name)
+	if v == "" {
+		return fallback, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("%s=%q: %w", name, v, err)
+	}
+	return b, nil
 }
 
 func envOr(name, fallback string) string {
@@ -91,12 +117,12 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 			return err
 		}
 	}
-	shop := demoshop.New(pool, demoshop.Options{Logger: log})
+	shop := demoshop.New(pool, demoshop.Options{Logger: log, Token: cfg.token, TestEndpoints: cfg.testEndpoints})
 	running, err := demoshop.Start(ctx, shop, cfg.addr)
 	if err != nil {
 		return err
 	}
-	log.Info("demoshop listening", "url", running.URL, "seed", cfg.seed)
+	log.Info("demoshop listening", "url", running.URL, "seed", cfg.seed, "test_endpoints", cfg.testEndpoints)
 	<-ctx.Done()
 	log.Info("demoshop shutting down")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -57,9 +57,10 @@ func startConsole(t *testing.T, ctx context.Context) *simConsole {
 	if err := demoshop.Seed(ctx, shopPool, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	shop := httptest.NewServer(demoshop.New(shopPool, demoshop.Options{}).Handler())
+	demo := demoshop.New(shopPool, demoshop.Options{})
+	shop := httptest.NewServer(demo.Handler())
 	t.Cleanup(shop.Close)
-	reg := adapter.NewRegistry(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: shop.URL, Ledger: adapter.NewLedger(st, time.Now), Now: time.Now}))
+	reg := adapter.NewRegistry(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: shop.URL, Token: demo.Token(), Ledger: adapter.NewLedger(st, time.Now), Now: time.Now}))
 	cp := controlplane.New(st, reg, controlplane.Config{}, time.Now, nil)
 	if err := cp.EnsurePolicies(ctx, &manager.ID); err != nil {
 		t.Fatal(err)
@@ -158,12 +159,12 @@ func TestRunWaitsForOutcomeWebhooks(t *testing.T) {
 		w.WriteHeader(rec.Code)
 	}))
 	t.Cleanup(recv.Close)
-	_, secret, err := webhooks.New(sc.st, nil).Register(ctx, sc.botID, nil, recv.URL+"/")
+	_, secret, err := webhooks.New(sc.st, nil, webhooks.Config{AllowPrivate: true}).Register(ctx, sc.botID, nil, recv.URL+"/")
 	if err != nil {
 		t.Fatal(err)
 	}
 	outcomes = assistantsim.NewOutcomes(secret, nil)
-	go webhooks.NewWorker(sc.st, sc.web.WebhookRender(sc.url), nil, nil, nil).Run(ctx, 50*time.Millisecond)
+	go webhooks.NewWorker(sc.st, sc.web.WebhookRender(sc.url), webhooks.Config{AllowPrivate: true}, nil, nil).Run(ctx, 50*time.Millisecond)
 
 	transcript, err := assistantsim.Run(ctx, sc.url, sc.key, assistantsim.Options{Prefix: "hook", Wait: 10 * time.Second, Outcomes: outcomes,
 		SiteSecret: siteSecret, Assistant: sc.botID})

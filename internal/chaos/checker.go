@@ -384,6 +384,7 @@ func readLedger(ctx context.Context, w *world) ([]demoshop.LedgerEntry, error) {
 	after := int64(0)
 	for {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/_ledger?after_id=%d", w.shopURL, after), nil)
+		req.Header.Set("Authorization", "Bearer "+w.shop.Token())
 		res, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
 		if err != nil {
 			return nil, err

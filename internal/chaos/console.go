@@ -45,7 +45,7 @@ type console struct {
 	closed bool
 }
 
-func newConsole(n int, bin, dbURL, shopURL, sessionKey string) (*console, error) {
+func newConsole(n int, bin, dbURL, shopURL, shopToken, sessionKey string) (*console, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -56,7 +56,7 @@ func newConsole(n int, bin, dbURL, shopURL, sessionKey string) (*console, error)
 	if err != nil {
 		return nil, err
 	}
-	env := append(os.Environ(), "DATABASE_URL="+dbURL, "SHOP_URL="+shopURL, "DATA_DIR="+dir,
+	env := append(os.Environ(), "DATABASE_URL="+dbURL, "SHOP_URL="+shopURL, "SHOP_TOKEN="+shopToken, "DATA_DIR="+dir,
 		"SESSION_KEYS="+sessionKey, "DISPATCH_INTERVAL="+sweepInterval.String(),
 		"ADAPTER_TIMEOUT="+adapterTimeout.String(), "DISPATCH_LEASE_MARGIN="+leaseMargin.String(),
 		"DB_IDLE_IN_TRANSACTION_TIMEOUT="+idleInTx.String(),

@@ -228,6 +228,7 @@ func (w *world) shopFaults(ctx context.Context, rule map[string]any) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+w.shop.Token())
 	res, err := quick.Do(req)
 	if err != nil {
 		return err

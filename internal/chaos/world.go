@@ -83,7 +83,7 @@ func newWorldWith(ctx context.Context, env *Env, bin string, instances int, extr
 	if err = demoshop.Migrate(ctx, w.shopPool); err != nil {
 		return w, err
 	}
-	w.shop = demoshop.New(w.shopPool, demoshop.Options{})
+	w.shop = demoshop.New(w.shopPool, demoshop.Options{TestEndpoints: true})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return w, err
@@ -102,7 +102,7 @@ func newWorldWith(ctx context.Context, env *Env, bin string, instances int, extr
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	for i := range instances {
-		c, err := newConsole(i+1, bin, consoleURL, w.shopURL, hex.EncodeToString(key))
+		c, err := newConsole(i+1, bin, consoleURL, w.shopURL, w.shop.Token(), hex.EncodeToString(key))
 		if err != nil {
 			return w, err
 		}
@@ -141,7 +141,7 @@ func (w *world) seed(ctx context.Context) error {
 	}
 	w.admin, w.agent = "admin@chaos.test", "agent@chaos.test"
 
-	reg := adapter.NewRegistry(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: w.shopURL, Ledger: adapter.NewLedger(st, nil)}))
+	reg := adapter.NewRegistry(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: w.shopURL, Token: w.shop.Token(), Ledger: adapter.NewLedger(st, nil)}))
 	cp := controlplane.New(st, reg, controlplane.Config{}, time.Now, nil)
 	if err := cp.EnsurePolicies(ctx, &manager.ID); err != nil {
 		return err

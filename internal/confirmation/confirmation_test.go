@@ -51,9 +51,10 @@ func setupWithLimits(t *testing.T, limits confirmation.CodeLimits) (*confirmatio
 	if err := demoshop.Seed(ctx, pool, now); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(demoshop.New(pool, demoshop.Options{Now: clock}).Handler())
+	shop := demoshop.New(pool, demoshop.Options{Now: clock})
+	srv := httptest.NewServer(shop.Handler())
 	t.Cleanup(srv.Close)
-	reg := adapter.NewRegistry(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: srv.URL, Ledger: adapter.NewLedger(st, clock), Now: clock}))
+	reg := adapter.NewRegistry(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: srv.URL, Token: shop.Token(), Ledger: adapter.NewLedger(st, clock), Now: clock}))
 	cp := controlplane.New(st, reg, controlplane.Config{}, clock, nil)
 	if err := cp.EnsurePolicies(ctx, nil); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -61,7 +62,7 @@ func setup(t *testing.T) *testBundle {
 	b.shopURL = srv.URL
 
 	ledger := adapter.NewLedger(st, clk.Now)
-	reg := adapter.NewRegistry(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: srv.URL, Ledger: ledger, Now: clk.Now}))
+	reg := adapter.NewRegistry(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: srv.URL, Token: shop.Token(), Ledger: ledger, Now: clk.Now}))
 	b.cp = controlplane.New(st, reg, controlplane.Config{CallTimeout: 5 * time.Second, LeaseMargin: time.Second}, clk.Now, nil)
 
 	acc := accounts.NewService(st, clk.Now, accounts.DefaultThrottle)
@@ -198,7 +199,9 @@ func (b *testBundle) effects(requestID string) []demoshop.LedgerEntry {
 	if requestID != "" {
 		u += "?request_id=" + url.QueryEscape(requestID)
 	}
-	res, err := http.Get(u)
+	req, _ := http.NewRequest(http.MethodGet, u, nil)
+	req.Header.Set("Authorization", "Bearer "+b.shop.Token())
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -221,4 +224,16 @@ func (b *testBundle) wantState(id string, want controlplane.State) controlplane.
 
 func refund(orderID string, cents int64, reason string) map[string]any {
 	return map[string]any{"order_id": orderID, "amount_cents": cents, "reason_code": reason}
+}
+
+// shopPost calls the shop directly, as its own staff would, with its
+// token.
+func (b *testBundle) shopPost(path, contentType string, body io.Reader) (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodPost, b.shopURL+path, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", contentType)
+	req.Header.Set("Authorization", "Bearer "+b.shop.Token())
+	return http.DefaultClient.Do(req)
 }

@@ -211,13 +211,8 @@ func (s *Service) permitFor(ctx context.Context, claim func(*store.Tx) ([]store.
 }
 
 func (s *Service) permitCheck(ctx context.Context, tx *store.Tx, row store.Invocation, task store.Task, now time.Time) (NotDispatchedReason, bool, error) {
-	switch TaskState(task.State) {
-	case TaskPaused:
-		return ReasonTaskPaused, false, nil
-	case TaskCancelled:
-		return ReasonTaskCancelled, false, nil
-	case TaskClosed:
-		return ReasonTaskClosed, false, nil
+	if reason := taskStateReason(TaskState(task.State)); reason != "" {
+		return reason, false, nil
 	}
 	if !now.Before(task.ExpiresAt) {
 		return ReasonTaskExpired, false, nil
@@ -265,6 +260,20 @@ func (s *Service) permitCheck(ctx context.Context, tx *store.Tx, row store.Invoc
 		return "", true, nil
 	}
 	return "", false, nil
+}
+
+// taskStateReason is why nothing of a task in state st may be sent, or ""
+// for an active task.
+func taskStateReason(st TaskState) NotDispatchedReason {
+	switch st {
+	case TaskPaused:
+		return ReasonTaskPaused
+	case TaskCancelled:
+		return ReasonTaskCancelled
+	case TaskClosed:
+		return ReasonTaskClosed
+	}
+	return ""
 }
 
 // send makes the one call this invocation gets, as the holder of lease,

@@ -128,7 +128,7 @@ func TestDispatcherKeepsClaimingWhileASendIsSlow(t *testing.T) {
 	events := b.taskEvents()
 	task := b.task([]string{"update_product_description"}, 10, 5, 1000)
 	slow := b.edits(task, 1)[0]
-	hold := &holdShop{System: shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: b.shopURL, Ledger: adapter.NewLedger(b.store, b.clock.Now), Now: b.clock.Now}),
+	hold := &holdShop{System: shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: b.shopURL, Token: b.shop.Token(), Ledger: adapter.NewLedger(b.store, b.clock.Now), Now: b.clock.Now}),
 		key: slow.IdempotencyKey, held: make(chan struct{}), release: make(chan struct{})}
 	t.Cleanup(func() {
 		select {

@@ -110,7 +110,7 @@ func TestTargetChangedAfterQuoteIsNotDispatched(t *testing.T) {
 	o := b.order(4)
 	inv := b.approved(task, "issue_refund", refund(o.ID, 1000, "wrong_item"))
 	// The order changes after the quote: refunded in another tab.
-	res, err := http.Post(b.shopURL+"/refunds", "application/json",
+	res, err := b.shopPost("/refunds", "application/json",
 		strings.NewReader(`{"order_id":"`+o.ID+`","amount_cents":500,"reason":"wrong_item"}`))
 	if err != nil || res.StatusCode != http.StatusOK {
 		t.Fatalf("refund in another tab: %v %v", res, err)

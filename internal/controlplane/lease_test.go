@@ -53,7 +53,7 @@ const gatedLease = 2*time.Minute + time.Second
 func (b *testBundle) gatedService(open bool) (*controlplane.Service, *gatedShop) {
 	b.t.Helper()
 	ledger := adapter.NewLedger(b.store, b.clock.Now)
-	g := &gatedShop{System: shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: b.shopURL, Ledger: ledger, Now: b.clock.Now}),
+	g := &gatedShop{System: shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: b.shopURL, Token: b.shop.Token(), Ledger: ledger, Now: b.clock.Now}),
 		arrived: make(chan string, 64), open: make(chan struct{}), calls: map[string]int{}}
 	if open {
 		close(g.open)

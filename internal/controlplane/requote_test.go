@@ -3,7 +3,6 @@ package controlplane_test
 import (
 	"bytes"
 	"encoding/json"
-	"net/http"
 	"sync"
 	"testing"
 
@@ -31,7 +30,7 @@ func TestRequoteSupersedesOnceWhenTheTargetChanged(t *testing.T) {
 	}
 
 	body, _ := json.Marshal(map[string]any{"order_id": order.ID, "amount_cents": 500, "reason": "goodwill"})
-	res, err := http.Post(b.shopURL+"/refunds", "application/json", bytes.NewReader(body))
+	res, err := b.shopPost("/refunds", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"countersign/internal/assistants"
 	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
+	"countersign/internal/demoshop"
 	"countersign/store"
 )
 
@@ -99,6 +100,17 @@ type Services struct {
 	Assistants    *assistants.Service
 	Confirmations *confirmation.Service
 	History       HistoryLoader
+	// Shop is the demo shop started in this process, whose faults stage
+	// the lost acknowledgement (nil when the shop is elsewhere: then it is
+	// not staged). The shop serves no fault endpoint in demo mode.
+	Shop ShopFaults
+}
+
+// ShopFaults sets and clears the demo shop's fault rules (*demoshop.Shop
+// does).
+type ShopFaults interface {
+	SetFault(rule demoshop.FaultRule) error
+	ClearFaults()
 }
 
 // HistoryLoader bulk-loads settled history for the metrics pages
@@ -122,7 +134,7 @@ func (d *Demo) Seed(ctx context.Context, svc Services, log *slog.Logger) (Printo
 	if err := seedQueueWork(ctx, svc.Control, log); err != nil {
 		log.Warn("demo work for the approval queue not seeded", "error", err)
 	}
-	if err := seedUnverified(ctx, svc.Control, d.agent, d.creds.ShopURL); err != nil {
+	if err := seedUnverified(ctx, svc.Control, d.agent, svc.Shop); err != nil {
 		log.Warn("demo refund with a lost acknowledgement not seeded", "error", err)
 	}
 	a, err := ensureAssistant(ctx, svc.Assistants, d.creds.Assistant)

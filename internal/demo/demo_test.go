@@ -36,6 +36,7 @@ type console struct {
 	asst    *assistants.Service
 	links   *confirmation.Service
 	shopURL string
+	shop    *demoshop.Shop
 }
 
 func newConsole(t *testing.T) console {
@@ -49,14 +50,15 @@ func newConsole(t *testing.T) console {
 	if err := demoshop.Seed(ctx, pool, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	shop := httptest.NewServer(demoshop.New(pool, demoshop.Options{}).Handler())
+	sh := demoshop.New(pool, demoshop.Options{})
+	shop := httptest.NewServer(sh.Handler())
 	t.Cleanup(shop.Close)
-	reg := adapter.NewRegistry(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: shop.URL,
+	reg := adapter.NewRegistry(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: shop.URL, Token: sh.Token(),
 		Ledger: adapter.NewLedger(st, time.Now), Now: time.Now}))
 	cp := controlplane.New(st, reg, controlplane.Config{}, time.Now, nil)
 	return console{store: st, acc: accounts.NewService(st, time.Now, accounts.DefaultThrottle), cp: cp,
 		asst: assistants.New(st, cp, time.Now), links: confirmation.New(st, cp, reg, confirmation.Config{Mail: &mail.Memory{}}, time.Now),
-		shopURL: shop.URL}
+		shopURL: shop.URL, shop: sh}
 }
 
 // start runs what the console runs at a demo start: the users, the
@@ -71,7 +73,7 @@ func (c console) start(t *testing.T, dataDir string) demo.Printout {
 	if err := c.cp.EnsurePolicies(ctx, d.PolicyOwner()); err != nil {
 		t.Fatal(err)
 	}
-	out, err := d.Seed(ctx, demo.Services{Control: c.cp, Assistants: c.asst, Confirmations: c.links, History: c.store},
+	out, err := d.Seed(ctx, demo.Services{Control: c.cp, Assistants: c.asst, Confirmations: c.links, History: c.store, Shop: c.shop},
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -1,14 +1,13 @@
 package demo
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"time"
 
 	"countersign/internal/controlplane"
+	"countersign/internal/demoshop"
 )
 
 // unverifiedConversation names the demo's lost-acknowledgement task, so it
@@ -21,10 +20,10 @@ const unverifiedConversation = "demo-lost-acknowledgement"
 // An agent can then inspect the original call on the task page and
 // reconcile it to completed. The demo agent approves it; it runs before
 // the dispatcher starts, so this send is the only one, and only once.
-// Without a shop (shopURL empty) it does nothing.
-func seedUnverified(ctx context.Context, cp *controlplane.Service, agent controlplane.Actor, shopURL string) error {
+// Without a shop in this process (shop nil) it does nothing.
+func seedUnverified(ctx context.Context, cp *controlplane.Service, agent controlplane.Actor, shop ShopFaults) error {
 	existing, err := cp.Tasks(ctx, controlplane.TaskFilter{Query: unverifiedConversation, Limit: 1})
-	if err != nil || len(existing) > 0 || shopURL == "" {
+	if err != nil || len(existing) > 0 || shop == nil {
 		return err
 	}
 	const customer = "fatima@alsayed.example"
@@ -49,35 +48,12 @@ func seedUnverified(ctx context.Context, cp *controlplane.Service, agent control
 	if err != nil {
 		return fmt.Errorf("demo: approve the refund to lose: %w", err)
 	}
-	if err := shopFault(ctx, shopURL, `{"route":"POST /refunds","drop_after_commit":1}`); err != nil {
-		return err
+	if err := shop.SetFault(demoshop.FaultRule{Route: "POST /refunds", DropAfterCommit: 1}); err != nil {
+		return fmt.Errorf("demo: shop fault: %w", err)
 	}
-	defer shopFault(context.WithoutCancel(ctx), shopURL, "")
+	defer shop.ClearFaults()
 	if _, err := cp.Dispatch(ctx, inv.ID); err != nil {
 		return fmt.Errorf("demo: dispatch the refund to lose: %w", err)
-	}
-	return nil
-}
-
-// shopFault installs a fault rule on the demo shop, or clears them all
-// when rule is empty.
-func shopFault(ctx context.Context, shopURL, rule string) error {
-	method, body := http.MethodPost, bytes.NewBufferString(rule)
-	if rule == "" {
-		method = http.MethodDelete
-	}
-	req, err := http.NewRequestWithContext(ctx, method, shopURL+"/_faults", body)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("demo: shop faults: %w", err)
-	}
-	res.Body.Close()
-	if res.StatusCode >= 300 {
-		return fmt.Errorf("demo: shop faults answered %d", res.StatusCode)
 	}
 	return nil
 }

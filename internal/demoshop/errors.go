@@ -10,6 +10,7 @@ const (
 	errTypeInvalidRequest = "invalid_request_error"
 	errTypeCard           = "card_error"
 	errTypeAPI            = "api_error"
+	errTypeAuthentication = "authentication_error"
 )
 
 // apiError is a provider-style error: the shop answers it as
@@ -95,6 +96,14 @@ var errInjected = &apiError{
 	typ:     errTypeAPI,
 	code:    "internal_error",
 	message: "An unexpected error occurred while processing your request.",
+}
+
+// errUnauthenticated answers a call without the shop's token.
+var errUnauthenticated = &apiError{
+	status:  http.StatusUnauthorized,
+	typ:     errTypeAuthentication,
+	code:    "invalid_api_key",
+	message: "Send the shop's token as Authorization: Bearer <token>.",
 }
 
 var errUnknownRoute = &apiError{

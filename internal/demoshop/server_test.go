@@ -16,7 +16,9 @@ import (
 
 func getJSON[T any](t *testing.T, url string) T {
 	t.Helper()
-	resp, err := http.Get(url)
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +39,7 @@ func startShop(t *testing.T, pool *pgxpool.Pool) *demoshop.Running {
 	if err := demoshop.Migrate(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
-	run, err := demoshop.Start(ctx, demoshop.New(pool, demoshop.Options{}), "127.0.0.1:0")
+	run, err := demoshop.Start(ctx, demoshop.New(pool, demoshop.Options{Token: testToken}), "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,6 +69,7 @@ func TestRestartKeepsData(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodPost, first.URL+"/refunds",
 		strings.NewReader(`{"order_id":"`+order.ID+`","amount_cents":100,"reason":"other"}`))
 	req.Header.Set("X-Request-Id", "req-before-restart")
+	req.Header.Set("Authorization", "Bearer "+testToken)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,9 @@ import (
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
 
+// testToken is the shop's credential in these tests.
+const testToken = "shop_test_token"
+
 // testNow is the shop's clock in every test.
 var testNow = time.Date(2026, 4, 12, 15, 4, 5, 0, time.UTC)
 
@@ -44,8 +47,10 @@ func setup(t *testing.T) *testBundle {
 		t.Fatal(err)
 	}
 	shop := demoshop.New(pool, demoshop.Options{
-		Now:  func() time.Time { return testNow },
-		Rand: rand.New(rand.NewPCG(1, 2)),
+		Now:           func() time.Time { return testNow },
+		Rand:          rand.New(rand.NewPCG(1, 2)),
+		Token:         testToken,
+		TestEndpoints: true,
 	})
 	srv := httptest.NewServer(shop.Handler())
 	t.Cleanup(srv.Close)
@@ -80,6 +85,7 @@ func (b *testBundle) send(t *testing.T, method, path string, body any, requestID
 	if err != nil {
 		t.Fatal(err)
 	}
+	req.Header.Set("Authorization", "Bearer "+testToken)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

@@ -2,10 +2,14 @@ package demoshop
 
 import (
 	"context"
+	crand "crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
 	"errors"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -23,6 +27,19 @@ type Options struct {
 	// Rand draws the error_rate and reset_rate faults; nil means a randomly
 	// seeded source. Tests pass a seeded one to make draws repeatable.
 	Rand *rand.Rand
+	// Token is the credential every call must carry, as
+	// "Authorization: Bearer <token>", like a real system's API key; a call
+	// without it is a 401. Empty makes New generate a random one, which
+	// Shop.Token returns to whoever connects the adapter.
+	Token string
+	// TestEndpoints serves /_faults, which makes the shop misbehave (tests,
+	// the chaos campaign, benchmarks). Off, as in make run and cmd/demoshop
+	// without -test-endpoints, it answers 404: nobody who reaches the shop
+	// can break it. Go code holding the Shop can still call SetFault. The
+	// read-only GET /_ledger is always served, behind the token like every
+	// route: adapters reconcile through it, as through a real system's
+	// request log.
+	TestEndpoints bool
 }
 
 // Shop is the demo shop: a fake business system with its own storage in the
@@ -33,6 +50,8 @@ type Shop struct {
 	clock  func() time.Time
 	log    *slog.Logger
 	faults *faultTable
+	token  string
+	tests  bool
 }
 
 // New returns a Shop over pool. The pool's database must have been migrated
@@ -47,7 +66,10 @@ func New(pool *pgxpool.Pool, opts Options) *Shop {
 	if opts.Rand == nil {
 		opts.Rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	}
-	s := &Shop{pool: pool, clock: opts.Now, log: opts.Logger}
+	if opts.Token == "" {
+		opts.Token = newToken()
+	}
+	s := &Shop{pool: pool, clock: opts.Now, log: opts.Logger, token: opts.Token, tests: opts.TestEndpoints}
 	s.faults = newFaultTable(opts.Rand, s.routes())
 	return s
 }
@@ -92,17 +114,23 @@ func (s *Shop) routes() []route {
 }
 
 // controlRoutes inspect and steer the shop; faults never apply to them.
+// The fault routes are served only with TestEndpoints.
 func (s *Shop) controlRoutes() []route {
-	return []route{
+	routes := []route{
 		{"GET /_ledger", s.handleLedgerList},
-		{"GET /_faults", s.handleFaultList},
-		{"POST /_faults", s.handleFaultSet},
-		{"DELETE /_faults", s.handleFaultClear},
 		{"/", func(http.ResponseWriter, *http.Request) error { return errUnknownRoute }},
 	}
+	if s.tests {
+		routes = append(routes,
+			route{"GET /_faults", s.handleFaultList},
+			route{"POST /_faults", s.handleFaultSet},
+			route{"DELETE /_faults", s.handleFaultClear})
+	}
+	return routes
 }
 
 // Handler returns the shop's HTTP API. Every route is documented in README.md.
+// Every call must carry the shop's token (Token).
 func (s *Shop) Handler() http.Handler {
 	mux := http.NewServeMux()
 	for _, rt := range s.routes() {
@@ -112,6 +140,24 @@ func (s *Shop) Handler() http.Handler {
 		mux.Handle(rt.pattern, s.serve(rt, false))
 	}
 	return mux
+}
+
+// Token is the credential every call must carry ("Authorization: Bearer
+// <token>"): Options.Token, or the one New generated.
+func (s *Shop) Token() string { return s.token }
+
+// authorized says whether r carries the shop's token, compared in constant
+// time.
+func (s *Shop) authorized(r *http.Request) bool {
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) == 1
+}
+
+// newToken makes a random shop token.
+func newToken() string {
+	b := make([]byte, 24)
+	_, _ = crand.Read(b)
+	return "shop_" + hex.EncodeToString(b)
 }
 
 // serve wraps one route: request id, faults, error answers and a log line.
@@ -126,7 +172,12 @@ func (s *Shop) serve(rt route, faultable bool) http.Handler {
 		r = r.WithContext(withRequestID(r.Context(), id))
 		sw := &statusWriter{ResponseWriter: w}
 		var fault string
-		if faultable {
+		if !s.authorized(r) {
+			// Before any fault: a caller without the token learns nothing
+			// and changes nothing.
+			w.Header().Set("WWW-Authenticate", `Bearer realm="demoshop"`)
+			s.writeError(sw, r, errUnauthenticated)
+		} else if faultable {
 			fault = s.serveWithFaults(sw, r, rt)
 		} else {
 			s.run(sw, r, rt.handle)

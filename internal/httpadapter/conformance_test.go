@@ -40,8 +40,11 @@ func connectFile(t *testing.T, file string, tr http.RoundTripper) (*httpadapter.
 	a, err := httpadapter.LoadFile(file, httpadapter.Config{Ledger: ledger, Now: clock,
 		HTTPClient: &http.Client{Transport: tr, Timeout: 10 * time.Second},
 		Getenv: func(name string) string {
-			if name == "SHOP_URL" {
+			switch name {
+			case "SHOP_URL":
 				return shop.URL
+			case "SHOP_TOKEN":
+				return shop.Token()
 			}
 			return ""
 		}})

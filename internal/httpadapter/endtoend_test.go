@@ -30,8 +30,11 @@ func TestDescribedSystemEndToEnd(t *testing.T) {
 	a, err := httpadapter.LoadFile("testdata/shop-http.json", httpadapter.Config{Ledger: adapter.NewLedger(st, clock), Now: clock,
 		HTTPClient: &http.Client{Timeout: 10 * time.Second},
 		Getenv: func(name string) string {
-			if name == "SHOP_URL" {
+			switch name {
+			case "SHOP_URL":
 				return shop.URL
+			case "SHOP_TOKEN":
+				return shop.Token()
 			}
 			return ""
 		}})

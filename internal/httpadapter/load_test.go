@@ -21,8 +21,11 @@ func readShopFile(t *testing.T) []byte {
 }
 
 func shopEnv(name string) string {
-	if name == "SHOP_URL" {
+	switch name {
+	case "SHOP_URL":
 		return "http://127.0.0.1:1"
+	case "SHOP_TOKEN":
+		return "shop_test_token"
 	}
 	return ""
 }
@@ -66,9 +69,9 @@ func TestLoadErrorsNameTheLineAndTheFix(t *testing.T) {
 			[]string{"/actions/1/quote/title", "no closing }"}},
 		{"the base URL's variable unset", "", "", func(string) string { return "" },
 			[]string{"/base_url_env", "SHOP_URL is not set", "fix: set SHOP_URL"}},
-		{"a secret's variable unset", `"auth": {"type": "none"}`, `"auth": {"type": "bearer", "secret_env": "SHOP_HTTP_TOKEN"}`, nil,
+		{"a secret's variable unset", `"auth": {"type": "bearer", "secret_env": "SHOP_TOKEN"}`, `"auth": {"type": "bearer", "secret_env": "SHOP_HTTP_TOKEN"}`, nil,
 			[]string{"/auth/secret_env", "SHOP_HTTP_TOKEN is not set", "never written in the file"}},
-		{"a secret in the file", `"auth": {"type": "none"}`, `"auth": {"type": "bearer", "token": "sk_live_123"}`, nil,
+		{"a secret in the file", `"auth": {"type": "bearer", "secret_env": "SHOP_TOKEN"}`, `"auth": {"type": "bearer", "token": "sk_live_123"}`, nil,
 			[]string{"/auth", "token"}},
 		{"an outcome that does not exist", `"system_code": "charge_already_refunded", "code": "amount_above_refundable", "outcome": "refused"`,
 			`"system_code": "charge_already_refunded", "code": "amount_above_refundable", "outcome": "failed"`, nil,

@@ -77,7 +77,7 @@ func TestRefundPolicyMatchesTheShopAdapter(t *testing.T) {
 		{"everything refunded already", delivered(3), 9600, "duplicate_charge", 1, "amount_above_refundable"},
 	}
 	file, shop := connect(t, nil)
-	hand := shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: shop.URL, Now: clock,
+	hand := shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: shop.URL, Token: shop.Token(), Now: clock,
 		Ledger: adapter.NewLedger(store.New(dbtest.New(t)), clock)})
 	c, err := shop.CreateCustomer(context.Background(), demoshop.CustomerFixture{})
 	if err != nil {
@@ -244,20 +244,23 @@ func TestReadToolsCopyOnlyTheAllowlist(t *testing.T) {
 }
 
 type testBundle struct {
-	a   interface{ adapter.System }
-	url string
+	a     interface{ adapter.System }
+	url   string
+	token string
 }
 
 func newBundle(t *testing.T) *testBundle {
 	a, shop := connect(t, nil)
-	return &testBundle{a: a, url: shop.URL}
+	return &testBundle{a: a, url: shop.URL, token: shop.Token()}
 }
 
 // paidInvoice finds one of Jordan's paid invoices through the shop's API.
 func (b *testBundle) paidInvoice(t *testing.T) string {
 	t.Helper()
 	get := func(path string, out any) {
-		resp, err := http.Get(b.url + path)
+		req, _ := http.NewRequest(http.MethodGet, b.url+path, nil)
+		req.Header.Set("Authorization", "Bearer "+b.token)
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

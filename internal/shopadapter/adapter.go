@@ -20,6 +20,10 @@ type Config struct {
 	Name string
 	// BaseURL is the shop's URL, e.g. "http://127.0.0.1:8090".
 	BaseURL string
+	// Token is the shop's credential, sent on every request as
+	// "Authorization: Bearer <token>" (demoshop.Shop.Token; SHOP_TOKEN).
+	// Without the right one the shop answers 401 to everything.
+	Token string
 	// HTTPClient sends the requests; nil means a client with a 10 s timeout.
 	HTTPClient *http.Client
 	// Ledger is the request ledger. Execute needs it to send anything, and
@@ -64,7 +68,7 @@ func New(cfg Config) *Adapter {
 	}
 	return &Adapter{
 		name:    cfg.Name,
-		shop:    &client{base: strings.TrimRight(cfg.BaseURL, "/"), http: cfg.HTTPClient},
+		shop:    &client{base: strings.TrimRight(cfg.BaseURL, "/"), token: cfg.Token, http: cfg.HTTPClient},
 		ledger:  cfg.Ledger,
 		clock:   cfg.Now,
 		log:     cfg.Logger,

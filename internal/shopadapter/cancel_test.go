@@ -33,7 +33,7 @@ func TestCancelOncePerDay(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
 			then := func() time.Time { return testNow.Add(-tc.earlier) }
-			past := shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: b.url,
+			past := shopadapter.New(shopadapter.Config{Token: shopToken, Name: "shop", BaseURL: b.url,
 				Ledger: adapter.NewLedger(b.store, then), Now: then})
 			q, err := past.DryRun(context.Background(), jordan, shopadapter.ActionCancelSubscription, raw(t, cancelPro))
 			if err != nil {

@@ -21,8 +21,9 @@ import (
 // *adapter.Error whose cause is a *shopError (the shop answered) or a
 // *transportError (it did not).
 type client struct {
-	base string
-	http *http.Client
+	base  string
+	token string
+	http  *http.Client
 }
 
 // maxAnswerBytes bounds what the adapter reads from the shop.
@@ -102,6 +103,7 @@ func (c *client) do(ctx context.Context, method, path, key string, body, out any
 		return unreachable(&transportError{Method: method, Path: path, Err: err})
 	}
 	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Authorization", "Bearer "+c.token)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

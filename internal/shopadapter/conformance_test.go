@@ -20,7 +20,7 @@ func TestConformance(t *testing.T) {
 	adaptertest.Run(t, func(t *testing.T, tr http.RoundTripper) adaptertest.Backend {
 		shop := shoptest.Start(t, testNow)
 		ledger := adapter.NewLedger(store.New(dbtest.New(t)), clock)
-		sys := shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: shop.URL, Ledger: ledger, Now: clock,
+		sys := shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: shop.URL, Token: shop.Token(), Ledger: ledger, Now: clock,
 			HTTPClient: &http.Client{Transport: tr, Timeout: 10 * time.Second}})
 		return adaptertest.Backend{System: sys, Effects: shop.Effects,
 			Fault: func(t *testing.T, f adaptertest.Fault) { shop.Fault(t, "POST /refunds", f) }}

@@ -224,7 +224,7 @@ func (w writesTo) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestDialFailureIsNotSent(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	down := shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: "http://" + closedAddr(t), Ledger: b.ledger, Now: clock})
+	down := shopadapter.New(shopadapter.Config{Token: shopToken, Name: "shop", BaseURL: "http://" + closedAddr(t), Ledger: b.ledger, Now: clock})
 	_, err := down.DryRun(context.Background(), jordan, shopadapter.ActionIssueRefund, raw(t, refundLamp))
 	if ae := wantError(t, err, adapter.CodeUnreachable, adapter.NotSent); !ae.Retryable {
 		t.Error("unreachable must be retryable")
@@ -238,7 +238,7 @@ func TestDialFailureIsNotSent(t *testing.T) {
 			return dialer.DialContext(ctx, network, dead)
 		}},
 	}}
-	half := shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: b.url, HTTPClient: client, Ledger: b.ledger, Now: clock})
+	half := shopadapter.New(shopadapter.Config{Token: shopToken, Name: "shop", BaseURL: b.url, HTTPClient: client, Ledger: b.ledger, Now: clock})
 	q, err := half.DryRun(context.Background(), jordan, shopadapter.ActionIssueRefund, raw(t, refundLamp))
 	if err != nil {
 		t.Fatal(err)
@@ -278,7 +278,7 @@ func TestLostWritesAreUnknown(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
-			b.adapter = shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: b.url, Ledger: b.ledger, Now: clock,
+			b.adapter = shopadapter.New(shopadapter.Config{Token: shopToken, Name: "shop", BaseURL: b.url, Ledger: b.ledger, Now: clock,
 				HTTPClient: &http.Client{Timeout: tc.timeout}})
 			b.fault(t, tc.fault)
 			call, _, err := b.execute(t, jordan, shopadapter.ActionIssueRefund, refundLamp, "key-1")

@@ -127,8 +127,8 @@ func TestTwoShopsNeverResolveAcross(t *testing.T) {
 	_, usURL := startShop(t)
 	st := store.New(dbtest.New(t))
 	ledger := adapter.NewLedger(st, clock)
-	eu := shopadapter.New(shopadapter.Config{Name: "shop-eu", BaseURL: euURL, Ledger: ledger, Now: clock})
-	us := shopadapter.New(shopadapter.Config{Name: "shop-us", BaseURL: usURL, Ledger: ledger, Now: clock})
+	eu := shopadapter.New(shopadapter.Config{Token: shopToken, Name: "shop-eu", BaseURL: euURL, Ledger: ledger, Now: clock})
+	us := shopadapter.New(shopadapter.Config{Token: shopToken, Name: "shop-us", BaseURL: usURL, Ledger: ledger, Now: clock})
 	ctx := context.Background()
 
 	euLamp, err := eu.Resolve(ctx, jordan, shopadapter.KindOrder, "walnut lamp")

@@ -53,6 +53,9 @@ type testBundle struct {
 	client  *http.Client
 }
 
+// shopToken is the credential of the tests' shops.
+const shopToken = "shop_test_token"
+
 // startShop serves a seeded demo shop from its own database over real HTTP.
 func startShop(t *testing.T) (*demoshop.Shop, string) {
 	t.Helper()
@@ -64,7 +67,7 @@ func startShop(t *testing.T) (*demoshop.Shop, string) {
 	if err := demoshop.Seed(ctx, pool, testNow); err != nil {
 		t.Fatal(err)
 	}
-	shop := demoshop.New(pool, demoshop.Options{Now: clock, Rand: rand.New(rand.NewPCG(1, 2))})
+	shop := demoshop.New(pool, demoshop.Options{Now: clock, Rand: rand.New(rand.NewPCG(1, 2)), Token: shopToken})
 	run, err := demoshop.Start(ctx, shop, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +89,7 @@ func setup(t *testing.T) *testBundle {
 	ledger := adapter.NewLedger(st, clock)
 	return &testBundle{
 		shop: shop, url: url, store: st, ledger: ledger,
-		adapter: shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: url, Ledger: ledger, Now: clock}),
+		adapter: shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: url, Token: shopToken, Ledger: ledger, Now: clock}),
 		client:  http10s(),
 	}
 }
@@ -143,6 +146,9 @@ func (b *testBundle) shopCall(t *testing.T, method, path string, body, out any) 
 		rd = bytes.NewReader(raw(t, body))
 	}
 	req, err := http.NewRequestWithContext(context.Background(), method, b.url+path, rd)
+	if err == nil {
+		req.Header.Set("Authorization", "Bearer "+shopToken)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

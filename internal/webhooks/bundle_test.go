@@ -24,14 +24,16 @@ func TestMain(m *testing.M) { dbtest.Main(m) }
 // testBundle is a database with one assistant ("ast_hook") whose endpoint
 // is an httptest receiver, and a task of that assistant.
 type testBundle struct {
-	ctx    context.Context
-	url    string
-	pool   *pgxpool.Pool
-	st     *store.Store
-	clock  *clocktest.Clock
-	svc    *webhooks.Service
-	recv   *receiver
-	secret string
+	ctx   context.Context
+	url   string
+	pool  *pgxpool.Pool
+	st    *store.Store
+	clock *clocktest.Clock
+	svc   *webhooks.Service
+	recv  *receiver
+	// recvURL is the receiver's address (http://127.0.0.1:port).
+	recvURL string
+	secret  string
 }
 
 // received is one POST the receiver got.
@@ -98,7 +100,7 @@ func setup(t *testing.T) *testBundle {
 	b := &testBundle{ctx: context.Background(), url: dbtest.NewURL(t), clock: clocktest.New(time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC))}
 	b.pool = b.openPool(t)
 	b.st = store.New(b.pool)
-	b.svc = webhooks.New(b.st, b.clock.Now)
+	b.svc = webhooks.New(b.st, b.clock.Now, webhooks.Config{AllowPrivate: true})
 	for _, id := range []string{"ast_hook", "ast_other"} {
 		if _, err := b.st.InsertAssistant(b.ctx, store.Assistant{ID: id, Name: id, CreatedAt: b.clock.Now()}); err != nil {
 			t.Fatal(err)
@@ -112,6 +114,7 @@ func setup(t *testing.T) *testBundle {
 	b.recv = &receiver{t: t, clock: b.clock}
 	srv := httptest.NewServer(b.recv)
 	t.Cleanup(srv.Close)
+	b.recvURL = srv.URL
 	ep, secret, err := b.svc.Register(b.ctx, "ast_hook", nil, srv.URL+"/outcomes")
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +173,7 @@ func (b *testBundle) worker(t *testing.T) *webhooks.Worker {
 
 func (b *testBundle) workerRendering(t *testing.T, render webhooks.Render) *webhooks.Worker {
 	t.Helper()
-	return webhooks.NewWorker(store.New(b.openPool(t)), render, nil, b.clock.Now, nil)
+	return webhooks.NewWorker(store.New(b.openPool(t)), render, webhooks.Config{AllowPrivate: true}, b.clock.Now, nil)
 }
 
 func (b *testBundle) deliveries(t *testing.T) []webhooks.Delivery {

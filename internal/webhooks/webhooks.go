@@ -13,9 +13,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"net"
-	"net/url"
-	"strings"
 	"time"
 
 	"countersign/internal/apperr"
@@ -70,14 +67,16 @@ type serviceStore interface {
 type Service struct {
 	store serviceStore
 	now   func() time.Time
+	cfg   Config
 }
 
-// New returns the service; now is the clock (time.Now when nil).
-func New(st serviceStore, now func() time.Time) *Service {
+// New returns the service; now is the clock (time.Now when nil); cfg says
+// where endpoints may be.
+func New(st serviceStore, now func() time.Time, cfg Config) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{store: st, now: now}
+	return &Service{store: st, now: now, cfg: cfg}
 }
 
 // Endpoint is an assistant's live endpoint as it may be shown: never its
@@ -102,7 +101,9 @@ type Delivery struct {
 }
 
 // Attempt is one try and the endpoint's answer. Status is 0 when none came
-// (Error says why); Body is at most the first KiB of the answer.
+// (Error says why); Body is at most the first KiB of a 2xx answer, and
+// empty for any other: an address that answers with an error may be a
+// service that was never meant to be read from the console.
 type Attempt struct {
 	At     time.Time
 	Status int
@@ -112,11 +113,10 @@ type Attempt struct {
 
 // Register makes rawURL the assistant's endpoint, replacing any earlier one,
 // and returns it with its signing secret, which is shown once. Errors:
-// Invalid naming the field "url" when it is not an https URL (http only for
-// a loopback host, for local development); NotFound when there is no such
-// assistant.
+// Invalid naming the field "url" when it is not an https URL on a public
+// address (Config.CheckURL); NotFound when there is no such assistant.
 func (s *Service) Register(ctx context.Context, assistantID string, createdBy *int64, rawURL string) (Endpoint, string, error) {
-	u, err := CheckURL(rawURL)
+	u, err := s.cfg.CheckURL(rawURL)
 	if err != nil {
 		return Endpoint{}, "", err
 	}
@@ -132,49 +132,6 @@ func (s *Service) Register(ctx context.Context, assistantID string, createdBy *i
 		return Endpoint{}, "", err
 	}
 	return endpointFromRow(w), secret, nil
-}
-
-// CheckURL validates an endpoint's address and returns it trimmed; the
-// error is Invalid naming the field "url".
-func CheckURL(raw string) (string, error) {
-	raw = strings.TrimSpace(raw)
-	invalid := func(msg string) (string, error) {
-		return "", apperr.InvalidFields(map[string]string{"url": msg})
-	}
-	if raw == "" {
-		return invalid("Give the address Countersign should POST outcomes to.")
-	}
-	if len(raw) > 2000 {
-		return invalid("Use an address of at most 2000 characters.")
-	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || u.Opaque != "" {
-		return invalid("Use a full address, e.g. https://assistant.example.com/countersign/outcomes.")
-	}
-	if u.User != nil {
-		return invalid("Leave credentials out of the address; deliveries are signed instead.")
-	}
-	if u.Fragment != "" {
-		return invalid("Leave the #fragment out of the address.")
-	}
-	switch u.Scheme {
-	case "https":
-	case "http":
-		if !loopback(u.Hostname()) {
-			return invalid("Use https; http is allowed only for localhost, for local development.")
-		}
-	default:
-		return invalid("Use an https:// address.")
-	}
-	return u.String(), nil
-}
-
-func loopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // Remove stops deliveries to the assistant's endpoint; pending ones are

@@ -65,14 +65,10 @@ const (
 // maxResponseBody is how much of an endpoint's answer is kept.
 const maxResponseBody = 1024
 
-// NewWorker returns a worker; client, now and log may be nil (a client
-// with a 10 second timeout that follows no redirect; time.Now; no log).
-func NewWorker(st workerStore, render Render, client *http.Client, now func() time.Time, log *slog.Logger) *Worker {
-	if client == nil {
-		client = &http.Client{Timeout: 10 * time.Second,
-			// A redirect would send the signed body somewhere nobody registered.
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	}
+// NewWorker returns a worker; now and log may be nil (time.Now; no log).
+// cfg says which addresses its deliveries may connect to (Config.client).
+func NewWorker(st workerStore, render Render, cfg Config, now func() time.Time, log *slog.Logger) *Worker {
+	client := cfg.client()
 	if now == nil {
 		now = time.Now
 	}
@@ -83,12 +79,8 @@ func NewWorker(st workerStore, render Render, client *http.Client, now func() ti
 	// A batch is sent one delivery after another: the lease covers every
 	// one of them timing out, so that no other instance takes a delivery
 	// this worker has yet to send.
-	timeout := client.Timeout
-	if timeout <= 0 {
-		timeout = 10 * time.Second
-	}
 	return &Worker{store: st, render: render, http: client, now: now, log: log,
-		lease: batch*timeout + 30*time.Second, batch: batch}
+		lease: batch*client.Timeout + 30*time.Second, batch: batch}
 }
 
 // Backoff is how long to wait after the n-th failed attempt (n ≥ 1):
@@ -215,8 +207,9 @@ func (w *Worker) attempt(ctx context.Context, token string, d store.ClaimedDeliv
 	return err
 }
 
-// send posts one delivery and returns the status, the first KiB of the
-// answer, and an error unless the endpoint answered 2xx.
+// send posts one delivery and returns the status, the first KiB of a 2xx
+// answer (nothing of any other), and an error unless the endpoint answered
+// 2xx.
 func (w *Worker) send(ctx context.Context, d store.ClaimedDelivery, at time.Time) (int, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL, bytes.NewReader(d.Payload))
 	if err != nil {
@@ -232,12 +225,15 @@ func (w *Worker) send(ctx context.Context, d store.ClaimedDelivery, at time.Time
 		return 0, "", err
 	}
 	defer res.Body.Close()
+	if res.StatusCode/100 != 2 {
+		// Neither the body nor the server's own reason phrase is kept: an
+		// error page of whatever answered is not the admin's to read.
+		_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
+		return res.StatusCode, "", fmt.Errorf("endpoint answered %d %s", res.StatusCode, http.StatusText(res.StatusCode))
+	}
 	b, _ := io.ReadAll(io.LimitReader(res.Body, maxResponseBody))
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
 	// PostgreSQL text takes neither NUL nor invalid UTF-8.
 	kept := strings.ToValidUTF8(strings.ReplaceAll(string(b), "\x00", ""), "\uFFFD")
-	if res.StatusCode/100 != 2 {
-		return res.StatusCode, kept, fmt.Errorf("endpoint answered %s", res.Status)
-	}
 	return res.StatusCode, kept, nil
 }

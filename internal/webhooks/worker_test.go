@@ -115,7 +115,9 @@ func TestRetriesAfterA500WithBackoff(t *testing.T) {
 	}
 	start := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
 	want := []webhooks.Attempt{
-		{At: start, Status: 500, Body: "database is down", Error: "endpoint answered 500 Internal Server Error"},
+		// A non-2xx answer's body is not kept (nor the server's own
+		// reason phrase): only its status.
+		{At: start, Status: 500, Error: "endpoint answered 500 Internal Server Error"},
 		{At: start.Add(30 * time.Second), Status: 204},
 	}
 	if diff := cmp.Diff(want, list[0].Attempts); diff != "" || list[0].State != webhooks.Delivered {
@@ -266,32 +268,6 @@ func TestTwoInstancesDeliverEachEventOnce(t *testing.T) {
 	}
 	if len(seen) != len(want) {
 		t.Errorf("received %d distinct events, want %d", len(seen), len(want))
-	}
-}
-
-func TestRegisterChecksTheURL(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		url string
-		ok  bool
-	}{
-		{"https://assistant.example.com/hooks/countersign", true},
-		{"http://localhost:8089/outcomes", true},
-		{"http://127.0.0.1:8089/outcomes", true},
-		{"http://[::1]:8089/outcomes", true},
-		{"http://assistant.example.com/outcomes", false},
-		{"http://10.0.0.5/outcomes", false},
-		{"ftp://assistant.example.com/", false},
-		{"https://user:pass@assistant.example.com/", false},
-		{"assistant.example.com/outcomes", false},
-		{"", false},
-		{"https://", false},
-	}
-	for _, tc := range cases {
-		_, err := webhooks.CheckURL(tc.url)
-		if (err == nil) != tc.ok {
-			t.Errorf("CheckURL(%q) = %v, want ok=%v", tc.url, err, tc.ok)
-		}
 	}
 }
 

@@ -25,7 +25,8 @@ type Shop struct {
 }
 
 // Start serves a shop seeded at now from its own database until the test
-// ends. The test binary must run dbtest.Main.
+// ends; an adapter connects it with the shop's Token. The test binary must
+// run dbtest.Main.
 func Start(t *testing.T, now time.Time) *Shop {
 	t.Helper()
 	ctx := context.Background()
@@ -53,7 +54,12 @@ func Start(t *testing.T, now time.Time) *Shop {
 // them when key is "", read from GET /_ledger as any client would.
 func (s *Shop) Effects(t *testing.T, key string) int {
 	t.Helper()
-	resp, err := http.Get(s.URL + "/_ledger?request_id=" + url.QueryEscape(key))
+	req, err := http.NewRequest(http.MethodGet, s.URL+"/_ledger?request_id="+url.QueryEscape(key), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+s.Token())
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
