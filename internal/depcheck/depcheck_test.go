@@ -36,6 +36,13 @@ var rules = []rule{
 	{"countersign/...", "countersign/.../*test", "test helpers are for tests only"},
 }
 
+// leaves are packages of pure functions on text that import no package of
+// this module, so every layer may use them without reaching another layer:
+// internal/invisible finds the characters a person cannot see, which the
+// adapter contract refuses in arguments and the views show as marks.
+// TestLeavesImportNothingOfOurs holds them to that.
+var leaves = []string{"countersign/internal/invisible"}
+
 // testHelper says whether path is a test-helper package.
 func testHelper(path string) bool {
 	return strings.HasSuffix(path[strings.LastIndex(path, "/")+1:], "test")
@@ -104,7 +111,7 @@ func TestDependenciesPointOneWay(t *testing.T) {
 				continue
 			}
 			for _, d := range p.Deps {
-				if !matches(r.to, d) || d == p.ImportPath {
+				if !matches(r.to, d) || d == p.ImportPath || slices.Contains(leaves, d) {
 					continue
 				}
 				t.Errorf("%s depends on %s%s: %s", p.ImportPath, d, through(pkgs, p, d), r.why)
@@ -125,4 +132,23 @@ func through(pkgs map[string]pkg, p pkg, dep string) string {
 		}
 	}
 	return ""
+}
+
+// TestLeavesImportNothingOfOurs fails when a package allowed everywhere as
+// a leaf starts to depend on another package of this module, which would
+// let the layers reach each other through it.
+func TestLeavesImportNothingOfOurs(t *testing.T) {
+	pkgs := listPackages(t)
+	for _, leaf := range leaves {
+		p, ok := pkgs[leaf]
+		if !ok {
+			t.Errorf("leaf %s is not a package of the module", leaf)
+			continue
+		}
+		for _, d := range p.Deps {
+			if matches("countersign/...", d) {
+				t.Errorf("leaf %s depends on %s: a leaf imports nothing of this module", leaf, d)
+			}
+		}
+	}
 }

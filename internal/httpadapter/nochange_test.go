@@ -19,7 +19,7 @@ import (
 func TestNoChangeGuardCannotBeBypassedByAHiddenCharacter(t *testing.T) {
 	t.Parallel()
 	file, shop := connect(t, nil)
-	hand := shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: shop.URL, Now: clock,
+	hand := shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: shop.URL, Token: shop.Token(), Now: clock,
 		Ledger: adapter.NewLedger(store.New(dbtest.New(t)), clock)})
 	p := adapter.Principal{CustomerRef: demoshop.DemoCustomerEmail}
 	args := func(line1 string) map[string]any {
