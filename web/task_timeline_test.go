@@ -127,7 +127,7 @@ func TestTimelineSaysWhatEachEventRecordedAtTheTime(t *testing.T) {
 			refusals = append(refusals, lines[i])
 		}
 	}
-	if len(refusals) != 2 || strings.Contains(refusals[0], "blocked") || !strings.Contains(refusals[1], "is blocked until a person lifts the block") {
+	if len(refusals) != 2 || strings.Contains(refusals[0], "blocked") || !strings.Contains(refusals[1], "is blocked for this customer, in all their tasks, until a person lifts the block") {
 		t.Errorf("refusals without and with a block read:\n%s", strings.Join(refusals, "\n"))
 	}
 	for _, l := range refusals {
