@@ -62,7 +62,7 @@ func (s *Server) loadCustomerRequest(c echo.Context, deciding bool) (controlplan
 	} else if err != nil {
 		return controlplane.Invocation{}, controlplane.Task{}, none, err
 	}
-	return inv, task, controlplane.CustomerActor(task.CustomerRef, string(p.Proof)), nil
+	return inv, task, controlplane.CustomerProvedOn(task.CustomerRef, string(p.Proof), p.InvocationID), nil
 }
 
 func noSuchRequest() error {

@@ -36,6 +36,11 @@ type Actor struct {
 	// "account", "assertion"); a customer's confirmation or decline
 	// without one is refused. The audit trail records it.
 	Proof string
+	// ProvedFor is the request (invocation id) a code or an assertion was
+	// made on: such a proof decides that request and its re-quotes only.
+	// Empty for the customer's signed-in account, which spans their
+	// requests (CustomerProvedOn).
+	ProvedFor string
 }
 
 // UserActor is a console user acting.
@@ -65,6 +70,9 @@ func (s *Service) record(ctx context.Context, tx *store.Tx, actor Actor, action,
 	}
 	if actor.Proof != "" {
 		data["proof"] = actor.Proof
+	}
+	if actor.ProvedFor != "" {
+		data["proved_for"] = actor.ProvedFor
 	}
 	b, err := json.Marshal(data)
 	if err != nil {

@@ -14,7 +14,7 @@ func TestTheCustomerStopsOnlyTheirOwnTask(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	task := b.task([]string{"issue_refund"}, 5, 1, 10)
-	customer := controlplane.CustomerActor(b.customer.Email, "code")
+	customer := controlplane.CustomerActor(b.customer.Email, controlplane.ProofAccount)
 
 	if _, err := b.cp.Pause(b.ctx, controlplane.CustomerActor("someone.else@example.test", "code"), task.ID, 0); !apperr.Is(err, apperr.NotFound) {
 		t.Errorf("another customer's stop: %v, want not found", err)

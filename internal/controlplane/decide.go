@@ -6,7 +6,6 @@ import (
 	"errors"
 	"strings"
 
-	"countersign/internal/adapter"
 	"countersign/internal/apperr"
 	"countersign/store"
 )
@@ -34,15 +33,12 @@ func (s *Service) Confirm(ctx context.Context, actor Actor, id string, expectedV
 		return Invocation{}, apperr.New(apperr.Forbidden, "Only the customer, once they proved who they are, can confirm this.")
 	}
 	return s.approve(ctx, actor, id, expectedVersion, AwaitingConfirmation, "confirm", "invocation.confirmed",
-		func(t store.Task) error {
-			if t.CustomerRef != adapter.NormaliseCustomerRef(actor.ID) {
-				return apperr.New(apperr.NotFound, "No such request.")
-			}
-			return nil
+		func(ctx context.Context, tx *store.Tx, row store.Invocation, t store.Task) error {
+			return customerMayDecide(ctx, tx, actor, row, t.CustomerRef)
 		})
 }
 
-func (s *Service) approve(ctx context.Context, actor Actor, id string, expectedVersion int32, from State, verb, event string, check func(store.Task) error) (Invocation, error) {
+func (s *Service) approve(ctx context.Context, actor Actor, id string, expectedVersion int32, from State, verb, event string, check func(context.Context, *store.Tx, store.Invocation, store.Task) error) (Invocation, error) {
 	var out Invocation
 	err := s.store.InTx(ctx, func(tx *store.Tx) error {
 		row, err := tx.Invocation(ctx, id)
@@ -57,7 +53,7 @@ func (s *Service) approve(ctx context.Context, actor Actor, id string, expectedV
 			return err
 		}
 		if check != nil {
-			if err := check(task); err != nil {
+			if err := check(ctx, tx, row, task); err != nil {
 				return err
 			}
 		}
@@ -118,15 +114,12 @@ func (s *Service) Decline(ctx context.Context, actor Actor, id string, expectedV
 		return Invocation{}, apperr.New(apperr.Forbidden, "Only the customer, once they proved who they are, can decline this.")
 	}
 	return s.decline(ctx, actor, id, expectedVersion, AwaitingConfirmation, "decline", "invocation.declined", reason,
-		func(t store.Task) error {
-			if t.CustomerRef != adapter.NormaliseCustomerRef(actor.ID) {
-				return apperr.New(apperr.NotFound, "No such request.")
-			}
-			return nil
+		func(ctx context.Context, tx *store.Tx, row store.Invocation, t store.Task) error {
+			return customerMayDecide(ctx, tx, actor, row, t.CustomerRef)
 		})
 }
 
-func (s *Service) decline(ctx context.Context, actor Actor, id string, expectedVersion int32, from State, verb, event, reason string, check func(store.Task) error) (Invocation, error) {
+func (s *Service) decline(ctx context.Context, actor Actor, id string, expectedVersion int32, from State, verb, event, reason string, check func(context.Context, *store.Tx, store.Invocation, store.Task) error) (Invocation, error) {
 	reason = strings.TrimSpace(reason)
 	if len(reason) > 1000 {
 		return Invocation{}, apperr.InvalidFields(map[string]string{"reason": "use at most 1000 characters"})
@@ -145,7 +138,7 @@ func (s *Service) decline(ctx context.Context, actor Actor, id string, expectedV
 			if err != nil {
 				return err
 			}
-			if err := check(task); err != nil {
+			if err := check(ctx, tx, row, task); err != nil {
 				return err
 			}
 		}

@@ -296,7 +296,7 @@ func TestTightenedPolicyReroutesAPendingConfirmation(t *testing.T) {
 		t.Fatalf("stage 4 routed to %s", inv.State)
 	}
 	b.setStage("issue_refund", controlplane.StagePropose)
-	got, err := b.cp.Confirm(b.ctx, controlplane.CustomerActor(b.customer.Email, "code"), inv.ID, inv.Version)
+	got, err := b.cp.Confirm(b.ctx, controlplane.CustomerProvedOn(b.customer.Email, "code", inv.ID), inv.ID, inv.Version)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +339,7 @@ func TestTightenedPolicyStopsAnApprovedWriteAtThePermit(t *testing.T) {
 	auto := b.propose(task, "issue_refund", refund(b.order(3).ID, 500, "damaged"), "")
 	b.setStage("issue_refund", controlplane.StageAssisted)
 	confirmed := b.propose(task, "issue_refund", refund(b.order(3).ID, 600, "damaged"), "")
-	confirmed, err := b.cp.Confirm(b.ctx, controlplane.CustomerActor(b.customer.Email, "code"), confirmed.ID, confirmed.Version)
+	confirmed, err := b.cp.Confirm(b.ctx, controlplane.CustomerProvedOn(b.customer.Email, "code", confirmed.ID), confirmed.ID, confirmed.Version)
 	if err != nil || auto.State != controlplane.Approved || confirmed.State != controlplane.Approved {
 		t.Fatalf("setup: auto %s, confirmed %s, %v", auto.State, confirmed.State, err)
 	}

@@ -54,7 +54,7 @@ func TestProposeRoutesByStageAndDispatchesOnce(t *testing.T) {
 	if c.State != controlplane.AwaitingConfirmation {
 		t.Fatalf("stage 4 routed to %s", c.State)
 	}
-	if _, err := b.cp.Confirm(b.ctx, controlplane.CustomerActor("someone-else@example.test", "code"), c.ID, 0); !apperr.Is(err, apperr.NotFound) {
+	if _, err := b.cp.Confirm(b.ctx, controlplane.CustomerProvedOn("someone-else@example.test", "code", c.ID), c.ID, 0); !apperr.Is(err, apperr.NotFound) {
 		t.Errorf("another customer confirming: %v, want not found", err)
 	}
 	for _, who := range []controlplane.Actor{controlplane.CustomerActor(b.customer.Email, ""),
@@ -66,7 +66,7 @@ func TestProposeRoutesByStageAndDispatchesOnce(t *testing.T) {
 	if _, err := b.cp.Approve(b.ctx, b.agent, c.ID, 0); !apperr.Is(err, apperr.IllegalTransition) {
 		t.Errorf("agent approving a stage-4 confirmation: %v, want illegal transition", err)
 	}
-	if _, err := b.cp.Confirm(b.ctx, controlplane.CustomerActor(b.customer.Email, "code"), c.ID, c.Version); err != nil {
+	if _, err := b.cp.Confirm(b.ctx, controlplane.CustomerProvedOn(b.customer.Email, "code", c.ID), c.ID, c.Version); err != nil {
 		t.Fatal(err)
 	}
 	b.dispatchAll()
@@ -145,7 +145,7 @@ func TestIllegalAndStaleTransitionsAreRefused(t *testing.T) {
 	if _, err := b.cp.Approve(b.ctx, b.assistant, inv.ID, inv.Version); !apperr.Is(err, apperr.Forbidden) {
 		t.Errorf("assistant approving: %v, want forbidden", err)
 	}
-	if _, err := b.cp.Confirm(b.ctx, controlplane.CustomerActor(b.customer.Email, "code"), inv.ID, 0); !apperr.Is(err, apperr.IllegalTransition) {
+	if _, err := b.cp.Confirm(b.ctx, controlplane.CustomerProvedOn(b.customer.Email, "code", inv.ID), inv.ID, 0); !apperr.Is(err, apperr.IllegalTransition) {
 		t.Errorf("confirming a stage-3 proposal: %v, want illegal transition", err)
 	}
 	approved, err := b.cp.Approve(b.ctx, b.agent, inv.ID, inv.Version)
@@ -192,7 +192,7 @@ func TestRejectDeclineAndExpire(t *testing.T) {
 	if c.State != controlplane.AwaitingConfirmation {
 		t.Fatalf("address change is %s", c.State)
 	}
-	declined, err := b.cp.Decline(b.ctx, controlplane.CustomerActor(b.customer.Email, "code"), c.ID, c.Version, "wrong city")
+	declined, err := b.cp.Decline(b.ctx, controlplane.CustomerProvedOn(b.customer.Email, "code", c.ID), c.ID, c.Version, "wrong city")
 	if err != nil || declined.State != controlplane.Rejected {
 		t.Fatalf("decline: %v %s", err, declined.State)
 	}
@@ -200,7 +200,7 @@ func TestRejectDeclineAndExpire(t *testing.T) {
 	b.clock.Advance(11 * time.Minute) // outside the dedup window
 	late := b.propose(task, "change_shipping_address", addr, "")
 	b.clock.Advance(31 * time.Minute)
-	if _, err := b.cp.Confirm(b.ctx, controlplane.CustomerActor(b.customer.Email, "code"), late.ID, late.Version); !apperr.Is(err, apperr.IllegalTransition) {
+	if _, err := b.cp.Confirm(b.ctx, controlplane.CustomerProvedOn(b.customer.Email, "code", late.ID), late.ID, late.Version); !apperr.Is(err, apperr.IllegalTransition) {
 		t.Errorf("confirming after the deadline: %v, want illegal transition", err)
 	}
 	if n, err := b.cp.ExpireDue(b.ctx); err != nil || n != 1 {

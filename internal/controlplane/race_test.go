@@ -37,7 +37,7 @@ func TestExactlyOnceUnderRace(t *testing.T) {
 					approvals.Add(1)
 				}
 			case 1:
-				_, _ = b.cp.Confirm(b.ctx, controlplane.CustomerActor(b.customer.Email, "code"), inv.ID, 0)
+				_, _ = b.cp.Confirm(b.ctx, controlplane.CustomerProvedOn(b.customer.Email, "code", inv.ID), inv.ID, 0)
 			case 2:
 				if ok, err := b.cp.Dispatch(b.ctx, inv.ID); err == nil && ok {
 					sent.Add(1)

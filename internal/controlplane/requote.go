@@ -35,7 +35,8 @@ type Requoted struct {
 // the fresh quote, a new idempotency key and supersedes_id set, awaiting
 // confirmation again. When the fresh dry-run refuses, the old one is closed
 // the same way and Refusal says why. A concurrent Requote that already
-// superseded it yields the successor. Only the task's customer may ask.
+// superseded it yields the successor. Only the task's customer may ask,
+// with a proof that may decide this request (customerMayDecide).
 func (s *Service) Requote(ctx context.Context, actor Actor, id string) (Requoted, error) {
 	if actor.Kind != ActorCustomer {
 		return Requoted{}, apperr.New(apperr.Forbidden, "Only the customer can ask for a fresh quote.")
@@ -48,8 +49,17 @@ func (s *Service) Requote(ctx context.Context, actor Actor, id string) (Requoted
 	if err != nil {
 		return Requoted{}, err
 	}
-	if task.CustomerRef != actor.ID {
-		return Requoted{}, apperr.New(apperr.NotFound, "No such request.")
+	// A fresh quote closes this request and opens its successor: only a
+	// proof that may decide the request may ask for one.
+	err = s.store.InTx(ctx, func(tx *store.Tx) error {
+		row, err := tx.Invocation(ctx, id)
+		if err != nil {
+			return err
+		}
+		return customerMayDecide(ctx, tx, actor, row, task.CustomerRef)
+	})
+	if err != nil {
+		return Requoted{}, err
 	}
 	if inv.State != AwaitingConfirmation {
 		return s.successorOrSelf(ctx, inv)

@@ -19,7 +19,7 @@ func TestRequoteSupersedesOnceWhenTheTargetChanged(t *testing.T) {
 	task := b.task([]string{"issue_refund"}, 5, 1, 60)
 	order := b.order(3)
 	inv := b.propose(task, "issue_refund", refund(order.ID, 1000, "damaged"), "")
-	customer := controlplane.CustomerActor(b.customer.Email, "code")
+	customer := controlplane.CustomerProvedOn(b.customer.Email, "code", inv.ID)
 
 	same, err := b.cp.Requote(b.ctx, customer, inv.ID)
 	if err != nil || same.Changed || same.Current.ID != inv.ID {

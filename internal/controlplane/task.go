@@ -264,8 +264,10 @@ func (s *Service) changeTask(ctx context.Context, actor Actor, taskID string, ex
 		if err != nil {
 			return err
 		}
-		if customerStop && current.CustomerRef != adapter.NormaliseCustomerRef(actor.ID) {
-			return apperr.New(apperr.NotFound, "No such task.")
+		if customerStop {
+			if err := customerMayStop(ctx, tx, actor, current); err != nil {
+				return err
+			}
 		}
 		if expectedVersion != 0 && current.Version != expectedVersion {
 			return &apperr.Error{Kind: apperr.Conflict, Code: "stale_version",

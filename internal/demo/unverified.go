@@ -43,7 +43,7 @@ func seedUnverified(ctx context.Context, cp *controlplane.Service, agent control
 	case controlplane.AwaitingApproval:
 		inv, err = cp.Approve(ctx, agent, inv.ID, inv.Version)
 	case controlplane.AwaitingConfirmation:
-		inv, err = cp.Confirm(ctx, controlplane.CustomerActor(customer, "demo"), inv.ID, inv.Version)
+		inv, err = cp.Confirm(ctx, controlplane.CustomerProvedOn(customer, "demo", inv.ID), inv.ID, inv.Version)
 	}
 	if err != nil {
 		return fmt.Errorf("demo: approve the refund to lose: %w", err)
