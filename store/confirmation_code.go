@@ -83,10 +83,19 @@ func (s *Store) InsertConfirmationCode(ctx context.Context, c ConfirmationCode, 
 }
 
 // CodeGuessCaps bound wrong codes: per customer across all their links,
-// and across all customers together.
+// per assistant across all its tasks' links, and across everyone.
 type CodeGuessCaps struct {
-	Customer []CodeCap
-	Global   []CodeCap
+	Customer  []CodeCap
+	Assistant []CodeCap
+	Global    []CodeCap
+}
+
+// CodeGuesser is whose tries a code check counts against: the link's
+// customer, and the assistant whose task made the link (empty for a task
+// no assistant opened).
+type CodeGuesser struct {
+	CustomerRef string
+	AssistantID string
 }
 
 // CodeTry is what TryConfirmationCode found.
@@ -101,15 +110,15 @@ type CodeTry struct {
 }
 
 // TryConfirmationCode checks a code typed on the link page. In one
-// transaction under the codes' lock it counts the customer's and everyone's
-// wrong codes in caps' windows — if any cap is full it compares nothing and
+// transaction under the codes' lock it counts the customer's, the
+// assistant's and everyone's wrong codes in caps' windows — if any cap is full it compares nothing and
 // returns ErrLimit —, then hands the link's live codes (unused, unexpired
 // at `at`) to match. A match is marked used and the link's other live codes
-// retired; no match is recorded as a wrong code of customerRef before the
+// retired; no match is recorded as a wrong code of who before the
 // transaction ends. Concurrent tries queue on the lock, so no more wrong
 // codes are ever compared than the caps allow. ErrNotFound means the link
 // has no live code (nothing was compared or counted).
-func (s *Store) TryConfirmationCode(ctx context.Context, selector, customerRef string, at time.Time, caps CodeGuessCaps,
+func (s *Store) TryConfirmationCode(ctx context.Context, selector string, who CodeGuesser, at time.Time, caps CodeGuessCaps,
 	match func(ConfirmationCode) bool) (CodeTry, error) {
 	var out CodeTry
 	err := s.InTx(ctx, func(tx *Tx) error {
@@ -133,8 +142,14 @@ func (s *Store) TryConfirmationCode(ctx context.Context, selector, customerRef s
 			return nil
 		}
 		if err := count(`SELECT count(*) FROM confirmation_code_misses WHERE customer_ref = $1 AND at >= $2`,
-			[]any{customerRef}, caps.Customer); err != nil {
+			[]any{who.CustomerRef}, caps.Customer); err != nil {
 			return err
+		}
+		if who.AssistantID != "" {
+			if err := count(`SELECT count(*) FROM confirmation_code_misses WHERE assistant_id = $1 AND at >= $2`,
+				[]any{who.AssistantID}, caps.Assistant); err != nil {
+				return err
+			}
 		}
 		if err := count(`SELECT count(*) FROM confirmation_code_misses WHERE at >= $1`, nil, caps.Global); err != nil {
 			return err
@@ -168,7 +183,8 @@ func (s *Store) TryConfirmationCode(ctx context.Context, selector, customerRef s
 			WHERE link_selector = $1 AND used_at IS NULL AND expires_at > $2`, selector, at); err != nil {
 			return err
 		}
-		if _, err := tx.tx.Exec(ctx, `INSERT INTO confirmation_code_misses (customer_ref, at) VALUES ($1, $2)`, customerRef, at); err != nil {
+		if _, err := tx.tx.Exec(ctx, `INSERT INTO confirmation_code_misses (customer_ref, assistant_id, at) VALUES ($1, nullif($2, ''), $3)`,
+			who.CustomerRef, who.AssistantID, at); err != nil {
 			return err
 		}
 		out = CodeTry{MissesLeft: max(left, 0)}

@@ -79,8 +79,8 @@ type Config struct {
 	LinkKey []byte
 	// Mail sends the one-time codes; nil means codes cannot be sent.
 	Mail mail.Sender
-	// CodeLimits bound code mails and wrong codes; zero means
-	// DefaultCodeLimits.
+	// CodeLimits bound code mails and wrong codes; a zero field takes
+	// its value from DefaultCodeLimits (a bound is never "none").
 	CodeLimits CodeLimits
 }
 
@@ -94,7 +94,7 @@ type Store interface {
 	DeleteDeadConfirmationLinks(ctx context.Context, before time.Time) (int64, error)
 
 	InsertConfirmationCode(ctx context.Context, c store.ConfirmationCode, caps []store.CodeCap) (store.ConfirmationCode, error)
-	TryConfirmationCode(ctx context.Context, selector, customerRef string, at time.Time, caps store.CodeGuessCaps,
+	TryConfirmationCode(ctx context.Context, selector string, who store.CodeGuesser, at time.Time, caps store.CodeGuessCaps,
 		match func(store.ConfirmationCode) bool) (store.CodeTry, error)
 	UseCustomerAssertion(ctx context.Context, system, nonce, customerRef string, expiresAt, at time.Time) error
 }
@@ -116,9 +116,7 @@ func New(st Store, cp *controlplane.Service, reg *adapter.Registry, cfg Config, 
 	if cfg.Proofs == nil {
 		cfg.Proofs = map[string][]Proof{"*": {ProofCode, ProofAccount}}
 	}
-	if cfg.CodeLimits == (CodeLimits{}) {
-		cfg.CodeLimits = DefaultCodeLimits
-	}
+	cfg.CodeLimits = cfg.CodeLimits.orDefaults()
 	if len(cfg.LinkKey) == 0 {
 		cfg.LinkKey = make([]byte, 32)
 		_, _ = rand.Read(cfg.LinkKey)
@@ -284,10 +282,12 @@ func AsLinkError(err error) (*LinkError, bool) {
 type Opened struct {
 	Selector     string
 	InvocationID string
-	CustomerRef  string
-	System       string
-	Proofs       []Proof
-	ExpiresAt    time.Time
+	// TaskID is the task of the link's request.
+	TaskID      string
+	CustomerRef string
+	System      string
+	Proofs      []Proof
+	ExpiresAt   time.Time
 }
 
 // Open checks token without using it. It fails with *LinkError saying
@@ -317,7 +317,7 @@ func (s *Service) Open(ctx context.Context, token string) (Opened, error) {
 	if err != nil {
 		return Opened{}, err
 	}
-	return Opened{Selector: selector, InvocationID: row.InvocationID, CustomerRef: row.CustomerRef, System: inv.System,
+	return Opened{Selector: selector, InvocationID: row.InvocationID, TaskID: inv.TaskID, CustomerRef: row.CustomerRef, System: inv.System,
 		Proofs: s.Accepts(inv.System), ExpiresAt: row.ExpiresAt}, nil
 }
 

@@ -44,6 +44,12 @@ func setupWithLimits(t *testing.T, limits confirmation.CodeLimits) (*confirmatio
 	now := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
 	st := store.New(dbtest.New(t))
+	// Two assistants whose tasks' links the per-assistant bound counts.
+	for _, id := range []string{"asst_guesser", "asst_other"} {
+		if _, err := st.InsertAssistant(ctx, store.Assistant{ID: id, Name: id, CreatedAt: now}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	pool := dbtest.NewBare(t)
 	if err := demoshop.Migrate(ctx, pool); err != nil {
 		t.Fatal(err)

@@ -276,3 +276,71 @@ func codeIn(s string) bool {
 	}
 	return false
 }
+
+// pendingOfAssistant is pendingFor in a task the assistant assistantID
+// opened, so a wrong code on its link counts against that assistant too.
+func pendingOfAssistant(t *testing.T, links *confirmation.Service, cp *controlplane.Service, now time.Time, assistantID, customer, action, args string) string {
+	t.Helper()
+	ctx := context.Background()
+	if _, tok := pendingFor(t, links, cp, now, customer, action, args); tok == "" {
+		t.Fatal("no link") // sets the stage once, as pendingFor does
+	}
+	actor := controlplane.AssistantActor(assistantID, assistantID)
+	task, err := cp.CreateTask(ctx, actor, controlplane.NewTask{CustomerRef: customer, AssistantID: assistantID,
+		Vouch:          controlplane.Vouch{Kind: controlplane.VouchAnyCustomer},
+		ConversationID: fmt.Sprintf("c-%s-%s-%d", assistantID, customer, time.Now().UnixNano()), Systems: []string{"shop"},
+		AllowedActions: []string{action}, WriteBudget: 10, InflightLimit: 2, RatePerMinute: 10, ExpiresAt: now.Add(7 * 24 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := cp.Propose(ctx, controlplane.Proposal{TaskID: task.ID, System: "shop", Action: action, Args: []byte(args), Summary: action, Actor: actor})
+	if err != nil || inv.State != controlplane.AwaitingConfirmation {
+		t.Fatalf("propose %s: %s, %v", action, inv.State, err)
+	}
+	path, err := links.Link(ctx, inv, customer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimPrefix(path, confirmation.PathPrefix)
+}
+
+// TestCodeGuessesAreBoundedPerAssistantUnderARace: the links of one
+// assistant's tasks share one bound across its customers, so an assistant
+// guessing on every link it holds gets AssistantMissesPerHour compared in
+// all, and then uses up only its own links' tries: another assistant's
+// link to the same customer still takes the right code, as the global
+// bound is far away.
+func TestCodeGuessesAreBoundedPerAssistantUnderARace(t *testing.T) {
+	t.Parallel()
+	lim := confirmation.CodeLimits{MailsPer15Min: 5, MailsPerHour: 10, MissesPerHour: 10, MissesPerDay: 20,
+		AssistantMissesPerHour: 6, GlobalMissesPerHour: 500}
+	links, cp, now, outbox := setupWithLimits(t, lim)
+	ctx := context.Background()
+	jt := pendingOfAssistant(t, links, cp, *now, "asst_guesser", jordan, "issue_refund", jordanRefund)
+	ht := pendingOfAssistant(t, links, cp, *now, "asst_guesser", hannah, "reinstate_subscription", hannahReinstate)
+	for _, tok := range []string{jt, ht} {
+		if _, err := links.SendCode(ctx, tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jc, hc := lastCode(t, outbox, jordan), lastCode(t, outbox, hannah)
+	guessed := "123456"
+	if jc == guessed || hc == guessed {
+		guessed = "654321"
+	}
+	wrong, refused, right := guess(t, links, 64, func(i int) string { return []string{jt, ht}[i%2] }, guessed)
+	if wrong != lim.AssistantMissesPerHour || refused != 64-lim.AssistantMissesPerHour || right != 0 {
+		t.Fatalf("64 concurrent wrong guesses on one assistant's links: %d compared, %d refused, %d right; want %d, %d, 0",
+			wrong, refused, right, lim.AssistantMissesPerHour, 64-lim.AssistantMissesPerHour)
+	}
+	if _, err := links.CheckCode(ctx, jt, jc); !apperr.Is(err, apperr.LimitReached) {
+		t.Errorf("the right code on the guessing assistant's link: %v, want refused uncompared", err)
+	}
+	other := pendingOfAssistant(t, links, cp, *now, "asst_other", hannah, "reinstate_subscription", hannahReinstate)
+	if _, err := links.SendCode(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := links.CheckCode(ctx, other, lastCode(t, outbox, hannah)); err != nil {
+		t.Errorf("the right code on another assistant's link to the same customer: %v, want it to work", err)
+	}
+}

@@ -37,6 +37,11 @@ type CodeLimits struct {
 	// MissesPerHour and MissesPerDay bound one customer's wrong codes;
 	// past either, no code of theirs is compared until the window moves.
 	MissesPerHour, MissesPerDay int
+	// AssistantMissesPerHour bounds the wrong codes on the links of one
+	// assistant's tasks, across its customers: an assistant holds those
+	// links, so it is who could be guessing, and past this bound it has
+	// used up its own customers' tries, not everyone's.
+	AssistantMissesPerHour int
 	// GlobalMissesPerHour bounds everyone's wrong codes together.
 	GlobalMissesPerHour int
 }
@@ -44,9 +49,28 @@ type CodeLimits struct {
 // DefaultCodeLimits are the limits a zero Config.CodeLimits means. A
 // customer has at most 5 live codes (5 mails in 15 minutes, each living 10),
 // so one wrong try hits with a chance of at most 5 in a million; 20 wrong
-// tries a day make at most 1 in 10,000 per customer and day, and the global
-// 500 an hour at most 1 in 400 an hour across all customers.
-var DefaultCodeLimits = CodeLimits{MailsPer15Min: 5, MailsPerHour: 10, MissesPerHour: 10, MissesPerDay: 20, GlobalMissesPerHour: 500}
+// tries a day make at most 1 in 10,000 per customer and day; one
+// assistant's 100 an hour at most 1 in 2,000 an hour across all its
+// customers; and the global 500 an hour at most 1 in 400 an hour in all.
+var DefaultCodeLimits = CodeLimits{MailsPer15Min: 5, MailsPerHour: 10, MissesPerHour: 10, MissesPerDay: 20,
+	AssistantMissesPerHour: 100, GlobalMissesPerHour: 500}
+
+// orDefaults fills each zero bound from DefaultCodeLimits.
+func (l CodeLimits) orDefaults() CodeLimits {
+	d := DefaultCodeLimits
+	for _, f := range []struct {
+		v *int
+		d int
+	}{
+		{&l.MailsPer15Min, d.MailsPer15Min}, {&l.MailsPerHour, d.MailsPerHour}, {&l.MissesPerHour, d.MissesPerHour},
+		{&l.MissesPerDay, d.MissesPerDay}, {&l.AssistantMissesPerHour, d.AssistantMissesPerHour}, {&l.GlobalMissesPerHour, d.GlobalMissesPerHour},
+	} {
+		if *f.v <= 0 {
+			*f.v = f.d
+		}
+	}
+	return l
+}
 
 // SentCode says where a code went, masked for the page ("j•••@example.com").
 type SentCode struct {
@@ -167,7 +191,8 @@ func (s *Service) contact(ctx context.Context, o Opened) (adapter.Contact, error
 }
 
 // CheckCode tries code against the link's live codes. Before anything is
-// compared the customer's and everyone's wrong codes are counted, and past
+// compared the customer's, the link's assistant's and everyone's wrong
+// codes are counted, and past
 // CodeLimits nothing is compared at all (apperr.LimitReached, code
 // too_many_tries) — not even the right code. A wrong code counts against
 // the customer before the answer leaves; a code is spent by its first
@@ -192,16 +217,22 @@ func (s *Service) CheckCode(ctx context.Context, token, code string) (Opened, er
 	}
 	now := s.now()
 	lim := s.cfg.CodeLimits
-	try, err := s.store.TryConfirmationCode(ctx, o.Selector, o.CustomerRef, now, store.CodeGuessCaps{
-		Customer: []store.CodeCap{{Since: now.Add(-time.Hour), Max: lim.MissesPerHour}, {Since: now.Add(-24 * time.Hour), Max: lim.MissesPerDay}},
-		Global:   []store.CodeCap{{Since: now.Add(-time.Hour), Max: lim.GlobalMissesPerHour}},
+	task, err := s.cp.Task(ctx, o.TaskID)
+	if err != nil {
+		return Opened{}, err
+	}
+	who := store.CodeGuesser{CustomerRef: o.CustomerRef, AssistantID: task.AssistantID}
+	try, err := s.store.TryConfirmationCode(ctx, o.Selector, who, now, store.CodeGuessCaps{
+		Customer:  []store.CodeCap{{Since: now.Add(-time.Hour), Max: lim.MissesPerHour}, {Since: now.Add(-24 * time.Hour), Max: lim.MissesPerDay}},
+		Assistant: []store.CodeCap{{Since: now.Add(-time.Hour), Max: lim.AssistantMissesPerHour}},
+		Global:    []store.CodeCap{{Since: now.Add(-time.Hour), Max: lim.GlobalMissesPerHour}},
 	}, func(c store.ConfirmationCode) bool {
 		return subtle.ConstantTimeCompare(codeHash(c.Salt, code), c.CodeHash) == 1
 	})
 	switch {
 	case errors.Is(err, store.ErrLimit):
 		return Opened{}, &apperr.Error{Kind: apperr.LimitReached, Code: "too_many_tries",
-			Message: "Too many wrong codes were tried for your requests, so we are not checking codes for now.",
+			Message: "Too many wrong codes were tried, so we are not checking codes for now.",
 			Hint:    "Try again in an hour, or sign in to your account to decide."}
 	case errors.Is(err, store.ErrNotFound):
 		return Opened{}, apperr.InvalidFields(map[string]string{"code": "this code no longer works: send a new one"})
