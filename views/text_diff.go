@@ -24,8 +24,14 @@ const longTextRunes = 80
 // shown as the whole old text removed and the whole new text added.
 const maxDiffCells = 400_000
 
-// isLongText reports whether a quote line's values are shown as a diff.
+// isLongText reports whether a quote line's values are shown as a diff:
+// a long or multi-line text that changes from one value to another. A line
+// with no old value changes nothing to diff against (it names the object,
+// or a value being set): it is shown whole, as it is.
 func isLongText(from, to string) bool {
+	if from == "" {
+		return false
+	}
 	return utf8.RuneCountInString(from) > longTextRunes || utf8.RuneCountInString(to) > longTextRunes ||
 		strings.Contains(from, "\n") || strings.Contains(to, "\n")
 }
