@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -219,17 +218,6 @@ func (s *Store) InsertConversationEvent(ctx context.Context, e ConversationEvent
 	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[ConversationEvent])
 	if err != nil {
 		return ConversationEvent{}, fmt.Errorf("store.InsertConversationEvent(%q): %w", e.ConversationID, err)
-	}
-	return out, nil
-}
-
-// ConversationEvents lists the events of a conversation in order.
-func (s *Store) ConversationEvents(ctx context.Context, conversationID string) ([]ConversationEvent, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT id, conversation_id, assistant_id, task_id, intent, mode, at, data
-		FROM conversation_events WHERE conversation_id = $1 ORDER BY at, id`, conversationID)
-	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[ConversationEvent])
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("store.ConversationEvents(%q): %w", conversationID, err)
 	}
 	return out, nil
 }

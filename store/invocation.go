@@ -340,12 +340,6 @@ func (s *Store) PastDeadline(ctx context.Context, now time.Time, limit int) ([]I
 	return out, nil
 }
 
-// CompensationOf finds the live compensation proposed for an invocation.
-func (t *Tx) CompensationOf(ctx context.Context, id string) (Invocation, error) {
-	return invocation(ctx, t.tx, `compensates_id = $1 AND state NOT IN ('failed', 'rejected', 'expired', 'not_dispatched')
-		ORDER BY created_at DESC LIMIT 1`, id)
-}
-
 // LockApprovedOfTask locks the task's approved invocations that no other
 // transaction holds and returns their ids.
 func (t *Tx) LockApprovedOfTask(ctx context.Context, taskID string) ([]string, error) {

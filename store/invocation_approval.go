@@ -43,15 +43,6 @@ func (t *Tx) ApprovalsOf(ctx context.Context, invocationID string) ([]Approval, 
 	return out, nil
 }
 
-// ClearApprovals forgets recorded first approvals, when the arguments they
-// approved were edited.
-func (t *Tx) ClearApprovals(ctx context.Context, invocationID string) error {
-	if _, err := t.tx.Exec(ctx, `DELETE FROM invocation_approvals WHERE invocation_id = $1`, invocationID); err != nil {
-		return fmt.Errorf("store.ClearApprovals(%s): %w", invocationID, err)
-	}
-	return nil
-}
-
 // ApproverUserIDs lists the console users whose approval events are on an
 // invocation (the final approval and any first approval).
 func (t *Tx) ApproverUserIDs(ctx context.Context, invocationID string) ([]string, error) {

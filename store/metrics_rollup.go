@@ -57,15 +57,6 @@ func (s *Store) RefreshMetrics(ctx context.Context) (RefreshReport, error) {
 	return rep, nil
 }
 
-// RebuildMetrics recomputes every roll-up from the raw rows, by moving the
-// watermarks back to the start and refreshing.
-func (s *Store) RebuildMetrics(ctx context.Context) (RefreshReport, error) {
-	if _, err := s.pool.Exec(ctx, `UPDATE metrics_watermarks SET last_id = 0`); err != nil {
-		return RefreshReport{}, fmt.Errorf("store.RebuildMetrics: %w", err)
-	}
-	return s.RefreshMetrics(ctx)
-}
-
 func (t *Tx) watermark(ctx context.Context, name string) (int64, error) {
 	var id int64
 	err := t.tx.QueryRow(ctx, `SELECT last_id FROM metrics_watermarks WHERE name = $1 FOR UPDATE`, name).Scan(&id)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // Session is a row of sessions. The cookie's random id is never stored, only
@@ -32,18 +30,6 @@ func (s *Store) CreateSession(ctx context.Context, sess Session) error {
 		return fmt.Errorf("store.CreateSession: %w", err)
 	}
 	return nil
-}
-
-// SessionByHash loads a session, revoked or not; the caller judges expiry.
-func (s *Store) SessionByHash(ctx context.Context, idHash []byte) (Session, error) {
-	rows, _ := s.pool.Query(ctx, `
-		SELECT id_hash, user_id, csrf_token, data, ip, user_agent, created_at, last_seen_at, revoked_at
-		FROM sessions WHERE id_hash = $1`, idHash)
-	sess, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Session])
-	if err != nil {
-		return Session{}, fmt.Errorf("store.SessionByHash: %w", notFound(err))
-	}
-	return sess, nil
 }
 
 // SessionAndUser loads a session, revoked or not, and the user it names
@@ -93,11 +79,6 @@ func (s *Store) RevokeSession(ctx context.Context, idHash []byte, at time.Time) 
 		return fmt.Errorf("store.RevokeSession: %w", err)
 	}
 	return nil
-}
-
-// RevokeUserSessions ends every session of a user.
-func (s *Store) RevokeUserSessions(ctx context.Context, userID int64, at time.Time) error {
-	return revokeUserSessions(ctx, s.pool, userID, at, nil)
 }
 
 func revokeUserSessions(ctx context.Context, db dbtx, userID int64, at time.Time, keep []byte) error {

@@ -19,6 +19,7 @@ import (
 	"countersign/internal/adapter"
 	"countersign/internal/assistants"
 	"countersign/internal/controlplane"
+	"countersign/internal/demo"
 	"countersign/internal/metrics"
 	"countersign/store"
 	"countersign/store/dbtest"
@@ -51,7 +52,7 @@ func BenchmarkMetricsPageScale(b *testing.B) {
 	load := func(prefix string, invocations, conversations int) {
 		b.Helper()
 		start := time.Now()
-		if err := st.GenerateHistory(ctx, store.HistorySpec{Prefix: prefix, Invocations: invocations, Conversations: conversations,
+		if err := demo.LoadHistory(ctx, st, demo.HistorySpec{Prefix: prefix, Invocations: invocations, Conversations: conversations,
 			Days: 365, End: now, AssistantID: "asst_bench"}); err != nil {
 			b.Fatal(err)
 		}

@@ -16,7 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"countersign/internal/accounts"
-	"countersign/store"
+	"countersign/internal/demo"
 )
 
 // loadHistory bulk-loads synthetic history ending at the bundle's clock and
@@ -24,7 +24,7 @@ import (
 func loadHistory(t *testing.T, b *testBundle, invocations, conversations int) {
 	t.Helper()
 	ctx := context.Background()
-	err := b.store.GenerateHistory(ctx, store.HistorySpec{Prefix: "h", Invocations: invocations, Conversations: conversations,
+	err := demo.LoadHistory(ctx, b.store, demo.HistorySpec{Prefix: "h", Invocations: invocations, Conversations: conversations,
 		Days: 40, End: b.clock.Now(), AssistantID: "asst_hist"})
 	if err != nil {
 		t.Fatal(err)

@@ -27,9 +27,9 @@ import (
 	"countersign/internal/controlplane"
 	"countersign/internal/demo"
 	"countersign/internal/metrics"
-	"countersign/internal/pgcluster"
 	"countersign/internal/webhooks"
 	"countersign/store"
+	"countersign/store/pgcluster"
 	"countersign/web"
 )
 

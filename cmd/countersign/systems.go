@@ -9,9 +9,9 @@ import (
 
 	"countersign/internal/adapter"
 	"countersign/internal/demoshop"
-	"countersign/internal/pgcluster"
 	"countersign/internal/shopadapter"
 	"countersign/store"
+	"countersign/store/pgcluster"
 )
 
 // connectSystems builds the registry of business systems: the demo shop at

@@ -18,7 +18,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"countersign/internal/pgcluster"
+	"countersign/store/pgcluster"
 )
 
 // Env is the campaign's PostgreSQL: one durable cluster (a restart must not

@@ -11,7 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"countersign/internal/pgcluster"
+	"countersign/store/pgcluster"
 )
 
 // This file lends the campaign's installation to other tools (cmd/bench):

@@ -23,7 +23,6 @@ import (
 	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
 	"countersign/internal/demoshop"
-	"countersign/store"
 )
 
 // Demo is one start of the console in demo mode: the credentials file and
@@ -111,12 +110,6 @@ type Services struct {
 type ShopFaults interface {
 	SetFault(rule demoshop.FaultRule) error
 	ClearFaults()
-}
-
-// HistoryLoader bulk-loads settled history for the metrics pages
-// (*store.Store does).
-type HistoryLoader interface {
-	GenerateHistory(ctx context.Context, h store.HistorySpec) error
 }
 
 // Seed fills the demo with data and returns what the console prints: the

@@ -21,8 +21,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"countersign/internal/pgcluster"
 	"countersign/store"
+	"countersign/store/pgcluster"
 )
 
 var (
