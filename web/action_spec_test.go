@@ -102,7 +102,7 @@ func TestDescribedActionsSayWhatTheirFileSays(t *testing.T) {
 	c.mustSignIn(b.users[accounts.Agent])
 	presets := func(id string) []string {
 		var out []string
-		c.get("/queue/"+id).doc(t).Find(`[data-testid="reject-form"] input[type="radio"][name="reason"]`).Each(func(_ int, s *goquery.Selection) {
+		c.get("/queue/" + id).doc(t).Find(`[data-testid="reject-form"] input[type="radio"][name="reason"]`).Each(func(_ int, s *goquery.Selection) {
 			v, _ := s.Attr("value")
 			out = append(out, v)
 		})

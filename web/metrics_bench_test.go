@@ -19,6 +19,7 @@ import (
 	"countersign/internal/adapter"
 	"countersign/internal/assistants"
 	"countersign/internal/controlplane"
+	"countersign/internal/demo"
 	"countersign/internal/metrics"
 	"countersign/store"
 	"countersign/store/dbtest"
@@ -52,7 +53,7 @@ func BenchmarkMetricsPageScale(b *testing.B) {
 		b.Helper()
 		start := time.Now()
 		if err := st.GenerateHistory(ctx, store.HistorySpec{Prefix: prefix, Invocations: invocations, Conversations: conversations,
-			Days: 365, End: now, AssistantID: "asst_bench"}); err != nil {
+			Days: 365, End: now, AssistantID: "asst_bench", System: "shop", Actions: demo.HistoryActions()}); err != nil {
 			b.Fatal(err)
 		}
 		loaded := time.Since(start)

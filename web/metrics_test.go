@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"countersign/internal/accounts"
+	"countersign/internal/demo"
 	"countersign/store"
 )
 
@@ -25,7 +26,7 @@ func loadHistory(t *testing.T, b *testBundle, invocations, conversations int) {
 	t.Helper()
 	ctx := context.Background()
 	err := b.store.GenerateHistory(ctx, store.HistorySpec{Prefix: "h", Invocations: invocations, Conversations: conversations,
-		Days: 40, End: b.clock.Now(), AssistantID: "asst_hist"})
+		Days: 40, End: b.clock.Now(), AssistantID: "asst_hist", System: "shop", Actions: demo.HistoryActions()})
 	if err != nil {
 		t.Fatal(err)
 	}
