@@ -131,7 +131,7 @@ func (s *Server) invocationOut(ctx context.Context, base string, inv controlplan
 		Quote: quoteJSON{Title: q.Title, Lines: q.Lines, Consequences: q.Consequences, AmountCents: q.AmountCents,
 			Currency: q.Currency, EffectiveAt: q.EffectiveAt, TargetVersion: q.TargetVersion(), Reversible: s.reversible(inv)},
 		Summary: inv.Summary, SummaryDisagrees: inv.SummaryDisagrees, IdempotencyKey: inv.IdempotencyKey,
-		Deduplicated: inv.Deduplicated, Say: inv.Say(), RouteReason: inv.RouteReason, DeadlineAt: inv.DeadlineAt, CreatedAt: inv.CreatedAt}
+		Deduplicated: inv.Deduplicated, Say: inv.Say(s.cfg.Control.ActionSpec(inv.System, inv.Action)), RouteReason: inv.RouteReason, DeadlineAt: inv.DeadlineAt, CreatedAt: inv.CreatedAt}
 	if out.Quote.Lines == nil {
 		out.Quote.Lines = []adapter.QuoteLine{}
 	}

@@ -154,7 +154,7 @@ func (s *Server) stoppedBy(ctx context.Context, inv controlplane.Invocation) con
 // customerStatusNow is customerStatus with what only the audit trail
 // knows: who stopped the work a request was part of.
 func (s *Server) customerStatusNow(ctx context.Context, inv controlplane.Invocation, successor string) views.CustomerStatusView {
-	st := customerStatus(inv, s.now(), successor)
+	st := customerStatus(inv, s.cfg.Control.ActionSpec(inv.System, inv.Action), s.now(), successor)
 	if by := s.stoppedBy(ctx, inv); by != "" {
 		st.Detail, st.DecidedBy = customerStopped(by, inv.NotDispatchedReason), customerActorWord(by)
 	}

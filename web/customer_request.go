@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"countersign/internal/adapter"
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
 	"countersign/views"
@@ -268,7 +269,9 @@ func myRequestsView(invs []controlplane.Invocation, now time.Time, truncated boo
 	}
 	var wait []waiting
 	for _, inv := range invs {
-		st := customerStatus(inv, now, "")
+		// The list shows the badge and the deadline, never the headline
+		// that the action's words are for.
+		st := customerStatus(inv, adapter.ActionSpec{}, now, "")
 		row := views.MyRequestRow{ID: inv.ID, Title: customerTitle(inv.Quote), BadgeClass: st.BadgeClass, BadgeText: st.BadgeText,
 			When: customerTime(inv.CreatedAt), WhenISO: inv.CreatedAt.UTC().Format(time.RFC3339)}
 		if inv.Quote.Customer != nil {

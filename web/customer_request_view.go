@@ -160,9 +160,10 @@ func lineText(l adapter.QuoteLine) string {
 
 // customerStatus says where a request stands in a customer's words. The
 // badge is the state's one badge, the same as on every console page; the
-// headline and detail are written for the customer. successor, when known,
-// links the fresh quote that replaced it.
-func customerStatus(inv controlplane.Invocation, now time.Time, successor string) views.CustomerStatusView {
+// headline and detail are written for the customer, a done one in the
+// words of the action's spec. successor, when known, links the fresh quote
+// that replaced it.
+func customerStatus(inv controlplane.Invocation, spec adapter.ActionSpec, now time.Time, successor string) views.CustomerStatusView {
 	st := views.CustomerStatusView{ID: inv.ID, Decided: true, Successor: successor}
 	badge := func(state controlplane.State) {
 		b := stateBadge(state)
@@ -206,7 +207,7 @@ func customerStatus(inv controlplane.Invocation, now time.Time, successor string
 	case controlplane.Proposed, controlplane.Approved, controlplane.Dispatching:
 		return working("Confirmed. We are carrying this out now.", "This page updates by itself when it is done.", 1)
 	case controlplane.Completed:
-		headline := inv.Say()
+		headline := inv.Say(spec)
 		if ref := inv.CustomerReference(); ref != "" {
 			// The template prints the reference after the verb, marked up:
 			// the same one the assistant's sentence gives.

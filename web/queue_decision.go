@@ -13,54 +13,24 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"countersign/internal/accounts"
+	"countersign/internal/adapter"
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
 	"countersign/views"
 )
 
-// rejectReasons are the preset reasons an agent picks from, by action:
-// each is a sentence the assistant passes on and the customer reads.
-// Actions not listed get the general ones; "other" takes the agent's own
-// words. No reason is chosen for the agent.
-var rejectReasons = map[string][]string{
-	"issue_refund": {
-		"The amount is more than this order allows.",
-		"This order does not qualify for a refund under our policy.",
-		"This order was already refunded for the same problem.",
-		"A person needs to look at this order before any refund.",
-	},
-	"cancel_subscription": {
-		"The conversation does not show that you asked to cancel.",
-		"The cancellation date is not the one you asked for.",
-		"This subscription cannot be cancelled this way; a person will contact you.",
-	},
-	"reinstate_subscription": {
-		"This subscription cannot be reinstated; a person will contact you.",
-	},
-	"update_product_description": {
-		"The new description is inaccurate or misleading.",
-		"The description does not follow our content rules.",
-		"Product descriptions are changed by the catalogue team, not through support.",
-	},
-	"change_shipping_address": {
-		"The new address could not be confirmed as yours.",
-		"The order has already shipped; its address can no longer change.",
-		"The new address is incomplete.",
-	},
-	"resend_receipt": {
-		"The receipt goes only to the e-mail address on file.",
-	},
-}
-
-// generalReasons close every action's list.
+// generalReasons close every action's list of preset reject reasons,
+// which its spec gives (adapter.ActionSpec.RejectReasons); "other" takes
+// the agent's own words. No reason is chosen for the agent.
 var generalReasons = []string{
 	"It repeats an earlier request.",
 	"A person needs to handle this; nothing was changed.",
 }
 
-// reasonsFor lists the preset reject reasons that fit an action.
-func reasonsFor(action string) []string {
-	return append(slices.Clip(rejectReasons[action]), generalReasons...)
+// reasonsFor lists the preset reject reasons that fit an action: its
+// own, then the general ones.
+func reasonsFor(spec adapter.ActionSpec) []string {
+	return append(slices.Clip(spec.RejectReasons), generalReasons...)
 }
 
 // handleQueueCard answers GET /queue/:id: one card opened for deciding,
@@ -96,7 +66,7 @@ func (s *Server) decideView(c echo.Context, id string, posted url.Values) (views
 	}
 	inv := card.Invocation
 	v := views.DecideView{Card: s.cardView(ctx, card, u, policyCache{}), Decidable: inv.State == controlplane.AwaitingApproval,
-		Reasons: reasonsFor(inv.Action), Errors: views.FieldErrors{}}
+		Reasons: reasonsFor(s.cfg.Control.ActionSpec(inv.System, inv.Action)), Errors: views.FieldErrors{}}
 	if v.Decidable {
 		if err := s.checkQuote(ctx, card, &v); err != nil {
 			return v, err
@@ -293,7 +263,7 @@ func (s *Server) handleQueueReject(c echo.Context) error {
 		if other == "" {
 			problem = "Write the reason in your own words: the assistant and the customer read it."
 		}
-	case !slices.Contains(reasonsFor(inv.Action), reason):
+	case !slices.Contains(reasonsFor(s.cfg.Control.ActionSpec(inv.System, inv.Action)), reason):
 		problem = "Choose one of the reasons shown, or choose Other and write it."
 	}
 	if problem == "" {

@@ -48,6 +48,30 @@ type ActionSpec struct {
 	TargetParam string `json:"target_param"`
 	// AmountParam names the money argument, if any, for amount limits.
 	AmountParam string `json:"amount_param,omitempty"`
+	// DefaultStage is the policy stage the action starts at when the
+	// installation first gives it a policy: 3 (an agent approves), 4 (the
+	// customer confirms) or 5 (automatic within limits). Zero is the safe
+	// default, 3. A policy already set is never changed by it.
+	DefaultStage int `json:"-"`
+	// DoneWords is what the assistant tells the customer once the action is
+	// done, without the full stop: "Refunded". Empty says "Done".
+	DoneWords string `json:"-"`
+	// RejectReasons are the preset reasons, each a sentence the assistant
+	// passes on and the customer reads, an agent picks from to reject this
+	// action; the console adds its general ones and Other after them.
+	RejectReasons []string `json:"-"`
+}
+
+// DefaultDoneWords is what a done action is called when its spec says nothing.
+const DefaultDoneWords = "Done"
+
+// Done is what the assistant calls the action once it is done: DoneWords,
+// or DefaultDoneWords when the adapter gives none.
+func (s ActionSpec) Done() string {
+	if s.DoneWords == "" {
+		return DefaultDoneWords
+	}
+	return s.DoneWords
 }
 
 // ReadToolSpec describes a read verb.

@@ -10,6 +10,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"countersign/internal/adapter"
+	"countersign/internal/shopadapter"
 )
 
 // The seeded rows' shape. Ten invocations share a task and its
@@ -24,11 +27,27 @@ const (
 // path with few rows).
 var bulkRows = 100000
 
+// seedActions are the shop's actions the seed spreads invocations over,
+// in a fixed order (the rows depend on it); seedStages and seedMoney say,
+// from each one's spec, the stage its policy starts at and whether it
+// moves money.
 var (
-	seedActions = []string{"issue_refund", "cancel_subscription", "reinstate_subscription", "change_shipping_address",
-		"update_product_description", "resend_receipt"}
-	seedStages = []int16{3, 3, 3, 4, 3, 5}
+	seedActions = []string{shopadapter.ActionIssueRefund, shopadapter.ActionCancelSubscription, shopadapter.ActionReinstateSubscription,
+		shopadapter.ActionChangeShippingAddress, shopadapter.ActionUpdateProductDesc, shopadapter.ActionResendReceipt}
+	seedStages, seedMoney = shopSpecs(seedActions)
 )
+
+func shopSpecs(names []string) ([]int16, []bool) {
+	specs := map[string]adapter.ActionSpec{}
+	for _, a := range shopadapter.New(shopadapter.Config{}).Actions() {
+		specs[a.Name] = a
+	}
+	stages, money := make([]int16, len(names)), make([]bool, len(names))
+	for i, n := range names {
+		stages[i], money[i] = int16(specs[n].DefaultStage), specs[n].AmountParam != ""
+	}
+	return stages, money
+}
 
 // seeder loads synthetic but consistent rows into the console's real
 // tables (indexes and all) with COPY: assistants' tasks with their conversations,
@@ -195,7 +214,7 @@ func (s *seeder) loadOnce(ctx context.Context, prefix string, from, to int, row 
 		action := seedActions[r.action]
 		hash := md5.Sum(fmt.Appendf(nil, "%s%d", prefix, g))
 		amount := any(nil)
-		if action == "issue_refund" {
+		if seedMoney[r.action] {
 			amount = int64(500 + (g%40)*250)
 		}
 		var deadline, approved, finished any

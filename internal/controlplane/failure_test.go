@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"countersign/internal/adapter"
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
 	"countersign/internal/demoshop"
@@ -38,7 +39,7 @@ func TestLostResponseIsUnverifiedNeverResentThenReconciled(t *testing.T) {
 	if u.Error == nil || u.Error.Retryable {
 		t.Errorf("unverified error = %+v, want a non-retryable unknown outcome", u.Error)
 	}
-	if say := u.Say(); say != "I could not confirm this went through; a person will check and we will let you know." {
+	if say := u.Say(adapter.ActionSpec{}); say != "I could not confirm this went through; a person will check and we will let you know." {
 		t.Errorf("say = %q", say)
 	}
 	b.dispatchAll()

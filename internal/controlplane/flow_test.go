@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"countersign/internal/adapter"
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
 	"countersign/internal/demoshop"
@@ -27,7 +28,7 @@ func TestProposeRoutesByStageAndDispatchesOnce(t *testing.T) {
 	if inv.SummaryDisagrees {
 		t.Errorf("matching summary flagged as disagreeing")
 	}
-	if got := inv.Say(); got == "" || inv.State.Terminal() {
+	if got := inv.Say(adapter.ActionSpec{}); got == "" || inv.State.Terminal() {
 		t.Errorf("say = %q", got)
 	}
 	b.dispatchAll()
@@ -36,7 +37,7 @@ func TestProposeRoutesByStageAndDispatchesOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if inv.State != controlplane.Approved || inv.Say() == "" {
+	if inv.State != controlplane.Approved || inv.Say(adapter.ActionSpec{}) == "" {
 		t.Fatalf("after approve: %s", inv.State)
 	}
 	b.dispatchAll()

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"countersign/internal/adapter"
 	"countersign/internal/apperr"
 	"countersign/internal/money"
 	"countersign/store"
@@ -64,28 +63,16 @@ type Policy struct {
 // Name identifies the policy in events: "shop/issue_refund@v3".
 func (p Policy) Name() string { return fmt.Sprintf("%s/%s@v%d", p.System, p.Action, p.Version) }
 
-// defaultStages is where each kind of action starts: money and
-// cancellations are proposed to an agent, receipts run on their own.
-var defaultStages = map[string]Stage{
-	"issue_refund":               StagePropose,
-	"cancel_subscription":        StagePropose,
-	"reinstate_subscription":     StagePropose,
-	"change_shipping_address":    StageAssisted,
-	"update_product_description": StagePropose,
-	"resend_receipt":             StageAutonomous,
-}
-
 // EnsurePolicies gives every action of every connected system a policy,
-// keeping the ones already set. owner, when not nil, owns the new ones.
+// keeping the ones already set. A new policy starts at the stage the
+// action's spec gives (DefaultStage), or at stage 3, an agent approves,
+// when it gives none. owner, when not nil, owns the new ones.
 func (s *Service) EnsurePolicies(ctx context.Context, owner *int64) error {
 	for _, sys := range s.registry.Systems() {
 		for _, a := range sys.Actions() {
-			stage, ok := defaultStages[a.Name]
-			if !ok {
+			stage := Stage(a.DefaultStage)
+			if stage == 0 {
 				stage = StagePropose
-				if a.Risk == adapter.Reversible {
-					stage = StageAssisted
-				}
 			}
 			p := store.Policy{System: sys.Name(), Action: a.Name, Stage: int16(stage), Enabled: true,
 				ApprovalWindow: 24 * time.Hour, ConfirmationWindow: 30 * time.Minute, OwnerID: owner, UpdatedAt: s.now()}

@@ -74,7 +74,7 @@ func TestSummaryDisagrees(t *testing.T) {
 func TestSayNeverClaimsDoneBeforeVerified(t *testing.T) {
 	for _, st := range States {
 		inv := Invocation{State: st, Action: "issue_refund", Result: &adapter.Result{Reference: "re_1"}}
-		say := inv.Say()
+		say := inv.Say(adapter.ActionSpec{Name: "issue_refund", DoneWords: "Refunded"})
 		if say == "" {
 			t.Errorf("%s: empty sentence", st)
 		}

@@ -2,13 +2,16 @@ package controlplane
 
 import (
 	"strings"
+
+	"countersign/internal/adapter"
 )
 
 // Say is the sentence the assistant may tell the customer now. It never
 // says "done" for an invocation that is approved, dispatching or
 // unverified: approval and execution are separate facts, and a write whose
-// outcome is unknown is not reported as done.
-func (inv Invocation) Say() string {
+// outcome is unknown is not reported as done. spec is the invocation's
+// action, whose words name a done one (a zero spec says "Done").
+func (inv Invocation) Say(spec adapter.ActionSpec) string {
 	switch inv.State {
 	case AwaitingConfirmation:
 		return "I've prepared this. Please check the details on the confirmation page and confirm it there; nothing happens until you do."
@@ -17,7 +20,7 @@ func (inv Invocation) Say() string {
 	case Approved, Dispatching, Proposed:
 		return "This is approved and being processed. I can't confirm it has gone through yet."
 	case Completed:
-		s := doneVerb(inv.Action) + "."
+		s := spec.Done() + "."
 		if ref := inv.CustomerReference(); ref != "" {
 			s += " Reference: " + ref + "."
 		}
@@ -85,22 +88,4 @@ func (inv Invocation) CustomerReference() string {
 		return inv.Result.ShortReference
 	}
 	return inv.Result.Reference
-}
-
-func doneVerb(action string) string {
-	switch action {
-	case "cancel_subscription":
-		return "Cancelled"
-	case "reinstate_subscription":
-		return "Your subscription is active again"
-	case "issue_refund":
-		return "Refunded"
-	case "resend_receipt":
-		return "The receipt has been sent again"
-	case "update_product_description":
-		return "The description is updated"
-	case "change_shipping_address":
-		return "The shipping address is changed"
-	}
-	return "Done"
 }

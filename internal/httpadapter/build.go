@@ -224,7 +224,8 @@ func params(ps []ParamDesc) []adapter.Param {
 func (c *compiler) action(ptr string, ad ActionDesc, objects map[string]*object, kinds func() string) *action {
 	act := &action{spec: adapter.ActionSpec{Name: ad.Name, Title: ad.Title, Description: ad.Description, Params: params(ad.Params),
 		Risk: adapter.Risk(ad.Risk), Compensation: ad.Compensation, Limits: ad.Limits, Guidance: ad.Guidance,
-		TargetKind: ad.Target.Kind, TargetParam: ad.Target.Param, AmountParam: ad.AmountParam}}
+		TargetKind: ad.Target.Kind, TargetParam: ad.Target.Param, AmountParam: ad.AmountParam,
+		DefaultStage: ad.DefaultStage, DoneWords: ad.DoneWords, RejectReasons: ad.RejectReasons}}
 	if act.spec.Limits == nil {
 		act.spec.Limits = []string{}
 	}

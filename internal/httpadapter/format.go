@@ -124,6 +124,12 @@ type ActionDesc struct {
 	Params       []ParamDesc `json:"params"`
 	Target       TargetDesc  `json:"target"`
 	AmountParam  string      `json:"amount_param"`
+	// DefaultStage, DoneWords and RejectReasons are adapter.ActionSpec's:
+	// the first policy stage (zero: 3), what "done" is called (empty:
+	// "Done") and the preset reasons an agent rejects it with.
+	DefaultStage  int      `json:"default_stage"`
+	DoneWords     string   `json:"done_words"`
+	RejectReasons []string `json:"reject_reasons"`
 	// Vars are named expressions, evaluated in order, as vars.<name>.
 	Vars    []NamedExpr  `json:"vars"`
 	Guards  []Guard      `json:"guards"`

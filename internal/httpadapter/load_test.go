@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
+	"countersign/internal/adapter"
 	"countersign/internal/httpadapter"
+	"countersign/internal/shopadapter"
 )
 
 func readShopFile(t *testing.T) []byte {
@@ -76,6 +79,12 @@ func TestLoadErrorsNameTheLineAndTheFix(t *testing.T) {
 		{"an outcome that does not exist", `"system_code": "charge_already_refunded", "code": "amount_above_refundable", "outcome": "refused"`,
 			`"system_code": "charge_already_refunded", "code": "amount_above_refundable", "outcome": "failed"`, nil,
 			[]string{"/errors/rules/5/outcome", "fix: refused (nothing changed)"}},
+		{"a stage that does not exist", `"default_stage": 5`, `"default_stage": 2`, nil,
+			[]string{"/actions/1/default_stage", "fix: the policy stage the action starts at"}},
+		{"done words ending in a full stop", `"done_words": "Refunded"`, `"done_words": "Refunded."`, nil,
+			[]string{"/actions/0/done_words", "fix: what the assistant tells the customer once the action is done, without the full stop"}},
+		{"a reject reason that is not a sentence", `"The receipt goes only to the e-mail address on file."`, `"on file"`, nil,
+			[]string{"/actions/1/reject_reasons/0", "fix: the preset reasons an agent picks from"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,5 +147,30 @@ func TestREADMEShowsTheExampleFile(t *testing.T) {
 	}
 	if !bytes.Contains(readme, bytes.TrimSpace(readShopFile(t))) {
 		t.Error("README.md does not contain internal/httpadapter/testdata/shop-http.json verbatim; copy it into the \"Connect your own system\" section")
+	}
+}
+
+// TestShopFileSaysWhatTheShopAdapterSays: the example file gives each of
+// its actions the first stage, the word for done and the reject reasons
+// of the shop adapter's action it describes, so the two shops behave alike
+// in the console; the values come from the file, not from the name.
+func TestShopFileSaysWhatTheShopAdapterSays(t *testing.T) {
+	a, err := httpadapter.Load("shop-http.json", readShopFile(t), httpadapter.Config{Getenv: shopEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shop := map[string]adapter.ActionSpec{}
+	for _, s := range shopadapter.New(shopadapter.Config{}).Actions() {
+		shop[s.Name] = s
+	}
+	for _, s := range a.Actions() {
+		want, ok := shop[s.Name]
+		if !ok {
+			t.Fatalf("the shop adapter has no action %s", s.Name)
+		}
+		if s.DefaultStage != want.DefaultStage || s.DoneWords != want.DoneWords || !slices.Equal(s.RejectReasons, want.RejectReasons) {
+			t.Errorf("%s: file says stage %d, %q, %q; the shop adapter %d, %q, %q", s.Name,
+				s.DefaultStage, s.DoneWords, s.RejectReasons, want.DefaultStage, want.DoneWords, want.RejectReasons)
+		}
 	}
 }

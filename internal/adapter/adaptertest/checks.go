@@ -58,6 +58,9 @@ func checkSpecs(t *testing.T, e *env) {
 		if a.Risk != adapter.Reversible && a.Risk != adapter.Irreversible {
 			t.Errorf("action %s: risk %q", a.Name, a.Risk)
 		}
+		if !slices.Contains([]int{0, 3, 4, 5}, a.DefaultStage) {
+			t.Errorf("action %s: default stage %d; want 3, 4, 5 or zero (3)", a.Name, a.DefaultStage)
+		}
 		if !slices.ContainsFunc(a.Params, func(p adapter.Param) bool { return p.Name == a.TargetParam }) {
 			t.Errorf("action %s: target param %q is not a parameter", a.Name, a.TargetParam)
 		}
