@@ -145,7 +145,7 @@ func (c *collector) file(f *ast.File) {
 			stack = append(stack, n)
 			if e, ok := n.(ast.Expr); ok {
 				if tv := c.info.Types[e]; tv.Value != nil && tv.Value.Kind() == constant.String {
-					if s := constant.StringVal(tv.Value); sqlKeyword.MatchString(s) && !c.fragment(e, parent) {
+					if s := constant.StringVal(tv.Value); sqlKeyword.MatchString(s) && !c.fragment(parent) {
 						c.add(s, e.Pos())
 					}
 					// A constant's pieces are not statements of their own.
@@ -156,7 +156,7 @@ func (c *collector) file(f *ast.File) {
 			if call, ok := n.(*ast.CallExpr); ok {
 				c.call(fn, call)
 			}
-			if b, ok := n.(*ast.BinaryExpr); ok && b.Op == token.ADD && !c.fragment(b, parent) && c.isString(b) {
+			if b, ok := n.(*ast.BinaryExpr); ok && b.Op == token.ADD && !c.fragment(parent) && c.isString(b) {
 				for _, p := range c.pieces(b) {
 					if p.Const && sqlKeyword.MatchString(p.Text) {
 						c.dynamic(fn, b, false)
@@ -169,11 +169,11 @@ func (c *collector) file(f *ast.File) {
 	}
 }
 
-// fragment reports whether e (a constant, or a + of strings) is not a
-// statement of its own: an operand of a larger +, a const declaration's
+// fragment reports whether an expression (a constant, or a + of strings)
+// under parent is not a statement of its own: an operand of a larger +, a const declaration's
 // value (collected where it is used whole), or an argument of a strings or
 // fmt function (a prefix compared, a format).
-func (c *collector) fragment(e ast.Expr, parent ast.Node) bool {
+func (c *collector) fragment(parent ast.Node) bool {
 	switch p := parent.(type) {
 	case *ast.BinaryExpr:
 		return p.Op == token.ADD
