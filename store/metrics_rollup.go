@@ -129,7 +129,7 @@ func histogramSQL(cond, secs string) string {
 func (t *Tx) recomputeInvocationDay(ctx context.Context, day time.Time) error {
 	start := time.Date(day.Year(), day.Month(), day.Day(), 0, 0, 0, 0, time.UTC)
 	end := start.AddDate(0, 0, 1)
-	personApproved := `i.deadline_at IS NOT NULL AND i.approved_at IS NOT NULL`
+	const personApproved = `i.deadline_at IS NOT NULL AND i.approved_at IS NOT NULL`
 	stmts := []string{
 		`DELETE FROM metrics_invocation_daily WHERE day = $1::date`,
 		`DELETE FROM metrics_reason_daily WHERE day = $1::date`,

@@ -34,7 +34,13 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) (applied int, err error) {
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", lockKey); err != nil {
 		return 0, fmt.Errorf("store: migrate: take lock: %w", err)
 	}
-	defer conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", lockKey)
+	defer func() {
+		// A connection that could not unlock must not go back to the pool
+		// holding the lock: closed, its session ends and the lock with it.
+		if _, err := conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", lockKey); err != nil {
+			conn.Conn().Close(context.WithoutCancel(ctx))
+		}
+	}()
 
 	p, closeDB, err := provider(pool)
 	if err != nil {

@@ -95,7 +95,9 @@ func (w *gzipWriter) WriteHeader(code int) {
 	}
 	w.code = code
 	if !w.eligible() {
-		w.decide(false)
+		// WriteHeader has no error to return; a connection that failed
+		// here fails the handler's next Write too.
+		_ = w.decide(false)
 	}
 }
 

@@ -162,7 +162,9 @@ func TestMetricsChartsAreXMLAndMatchTheData(t *testing.T) {
 		day, _ := time.Parse(time.DateOnly, d.Day)
 		raw := rawMetrics(t, b, day, day.AddDate(0, 0, 1), "", "", "", "")["action_success"]
 		var num, den float64
-		fmt.Sscanf(strings.ReplaceAll(raw[1], ",", ""), "%g of %g", &num, &den)
+		if _, err := fmt.Sscanf(strings.ReplaceAll(raw[1], ",", ""), "%g of %g", &num, &den); err != nil {
+			t.Fatalf("%s: raw %q: %v", d.Day, raw[1], err)
+		}
 		if math.Abs(d.Value-num/den) > 1e-5 {
 			t.Errorf("%s: point %v, raw %s", d.Day, d.Value, raw[1])
 		}
@@ -182,8 +184,12 @@ func TestMetricsChartsAreXMLAndMatchTheData(t *testing.T) {
 	bars.Each(func(i int, bar *goquery.Selection) {
 		rect := bar.Find("rect")
 		var width, value float64
-		fmt.Sscan(rect.AttrOr("width", ""), &width)
-		fmt.Sscan(rect.AttrOr("data-value", ""), &value)
+		if _, err := fmt.Sscan(rect.AttrOr("width", ""), &width); err != nil {
+			t.Errorf("bar %d: width: %v", i, err)
+		}
+		if _, err := fmt.Sscan(rect.AttrOr("data-value", ""), &value); err != nil {
+			t.Errorf("bar %d: data-value: %v", i, err)
+		}
 		if want := math.Round(value*100*10) / 10; math.Abs(width-want) > 0.06 {
 			t.Errorf("bar %d: width %v%% for value %v", i, width, value)
 		}

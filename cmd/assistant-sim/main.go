@@ -15,6 +15,7 @@ package main
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -61,7 +62,11 @@ func main() {
 			os.Exit(1)
 		}
 		srv := &http.Server{Handler: opts.Outcomes, ReadHeaderTimeout: 10 * time.Second}
-		go srv.Serve(ln)
+		go func() {
+			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+				fmt.Fprintln(os.Stderr, "assistant-sim: outcome webhooks:", err)
+			}
+		}()
 		defer srv.Close()
 		fmt.Fprintf(os.Stderr, "assistant-sim: receiving outcome webhooks at http://%s/\n", ln.Addr())
 	}

@@ -172,7 +172,9 @@ func TestGuessersCannotLockOutTheUser(t *testing.T) {
 	// Spread the guessing: 4 from each of 2 more addresses (and 5 earlier)
 	// fill the account's limit of 12 attempts.
 	for i := range 8 {
-		b.svc.SignIn(ctx, b.user.Email, "guess", fmt.Sprintf("203.0.113.%d", 2+i/4))
+		if _, err := b.svc.SignIn(ctx, b.user.Email, "guess", fmt.Sprintf("203.0.113.%d", 2+i/4)); err == nil {
+			t.Fatal("a wrong password signed in")
+		}
 	}
 	if _, err := b.svc.SignIn(ctx, b.user.Email, "guess", "203.0.113.99"); !apperr.Is(err, apperr.LimitReached) {
 		t.Errorf("a new address after the account's limit: %v, want LimitReached", err)

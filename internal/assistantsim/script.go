@@ -76,8 +76,8 @@ type conversation struct {
 	task Task
 }
 
-func (cv *conversation) customer(format string, a ...any) {
-	*cv.out = append(*cv.out, Line{cv.id, "customer", fmt.Sprintf(format, a...)})
+func (cv *conversation) customer(text string) {
+	*cv.out = append(*cv.out, Line{cv.id, "customer", text})
 }
 
 func (cv *conversation) assistant(format string, a ...any) {

@@ -94,7 +94,7 @@ func TestRefundWaitsForTheOrderLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tx.Rollback(ctx)
+	defer func() { _ = tx.Rollback(ctx) }()
 	if _, err := tx.Exec(ctx, `SELECT 1 FROM shop.orders WHERE id = $1 FOR UPDATE`, order.ID); err != nil {
 		t.Fatal(err)
 	}

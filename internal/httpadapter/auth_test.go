@@ -58,17 +58,17 @@ func (s *tinyServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.Unmarshal(body, &in)
 	switch r.Method + " " + r.URL.Path {
 	case "GET /plans/p1":
-		json.NewEncoder(w).Encode(map[string]any{"id": "p1", "name": "Team", "seats": s.seats, "version": s.seats, "internal_notes": "x"})
+		_ = json.NewEncoder(w).Encode(map[string]any{"id": "p1", "name": "Team", "seats": s.seats, "version": s.seats, "internal_notes": "x"})
 	case "POST /plans/p1/preview":
-		json.NewEncoder(w).Encode(map[string]any{"next_invoice_cents": in.Seats * 1000})
+		_ = json.NewEncoder(w).Encode(map[string]any{"next_invoice_cents": in.Seats * 1000})
 	case "PATCH /plans/p1":
 		if in.Seats > 40 {
 			w.WriteHeader(http.StatusUnprocessableEntity)
-			json.NewEncoder(w).Encode(map[string]any{"code": "too_many"})
+			_ = json.NewEncoder(w).Encode(map[string]any{"code": "too_many"})
 			return
 		}
 		s.seats = in.Seats
-		json.NewEncoder(w).Encode(map[string]any{"change_id": "chg_1"})
+		_ = json.NewEncoder(w).Encode(map[string]any{"change_id": "chg_1"})
 	default:
 		http.NotFound(w, r)
 	}

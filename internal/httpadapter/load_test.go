@@ -89,7 +89,7 @@ func TestLoadErrorsNameTheLineAndTheFix(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			raw := readShopFile(t)
-			line := 1
+			var line int
 			if tc.old != "" {
 				i := bytes.Index(raw, []byte(tc.old))
 				if i < 0 {

@@ -17,7 +17,7 @@ import (
 func TestAxeFindsViolations(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
-		w.Write([]byte(`<!doctype html><html><head><title>bad</title></head><body><main><img src="x.png"><input type="text"></main></body></html>`))
+		_, _ = w.Write([]byte(`<!doctype html><html><head><title>bad</title></head><body><main><img src="x.png"><input type="text"></main></body></html>`))
 	}))
 	defer srv.Close()
 	ctx := browsertest.New(t, 60*time.Second)
