@@ -23,7 +23,7 @@ func ExampleLoadFile() {
 			http.NotFound(w, r)
 			return
 		}
-		json.NewEncoder(w).Encode(map[string]any{"id": "p1", "name": "Team", "seats": 3, "version": 7})
+		_ = json.NewEncoder(w).Encode(map[string]any{"id": "p1", "name": "Team", "seats": 3, "version": 7})
 	}))
 	defer system.Close()
 
