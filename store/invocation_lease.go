@@ -24,6 +24,14 @@ import (
 // this transaction. So once Pause or the global stop has committed, no
 // request starts that was not already started before it.
 func (t *Tx) StartSend(ctx context.Context, id, leaseToken string, now, leaseUntil time.Time) (Invocation, error) {
+	// The invocation's row first, then the task's: the order a permit
+	// takes them in. A permit's claim can keep a lock on a row it then
+	// skips (one that became dispatching while it looked) while it waits
+	// for the task; holding the task's share lock while waiting for that
+	// row would close the circle.
+	if _, err := t.tx.Exec(ctx, `SELECT 1 FROM invocations WHERE id = $1 FOR NO KEY UPDATE`, id); err != nil {
+		return Invocation{}, fmt.Errorf("store.StartSend(%s): %w", id, err)
+	}
 	rows, _ := t.tx.Query(ctx, `UPDATE invocations SET lease_until = $4, version = version + 1, updated_at = $3
 		WHERE id = $1 AND state = 'dispatching' AND lease_token = $2 AND lease_until >= $3
 			AND EXISTS (SELECT 1 FROM tasks WHERE tasks.id = invocations.task_id AND tasks.state = 'active' FOR SHARE)
