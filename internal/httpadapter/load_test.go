@@ -139,14 +139,15 @@ func TestLoadDirRefusesTwoFilesOfOneName(t *testing.T) {
 	}
 }
 
-// TestREADMEShowsTheExampleFile: the README's example is the tested file.
+// TestREADMEShowsTheExampleFile: the example in this package's README.md
+// (the description-file format reference) is the tested file.
 func TestREADMEShowsTheExampleFile(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Contains(readme, bytes.TrimSpace(readShopFile(t))) {
-		t.Error("README.md does not contain internal/httpadapter/testdata/shop-http.json verbatim; copy it into the \"Connect your own system\" section")
+		t.Error("internal/httpadapter/README.md does not contain internal/httpadapter/testdata/shop-http.json verbatim; copy it into its example section")
 	}
 }
 
