@@ -43,14 +43,14 @@ deps:
 # A long fault campaign; override e.g. CHAOS_FLAGS='-duration 2h -seed 42 -instances 2'.
 CHAOS_FLAGS ?= -duration 30m -instances 3
 
-## chaos: randomized faults against 3 console processes, one PostgreSQL and the demo shop, with an invariant checker (README: Tests)
+## chaos: randomized faults against 3 console processes, one PostgreSQL and the demo shop, with an invariant checker (internal/chaos/README.md)
 chaos: run-deps build
 	$(GO) run ./cmd/chaos -bin bin/countersign -history .data/chaos $(CHAOS_FLAGS)
 
 # Flags for cmd/bench, e.g. BENCH_FLAGS='-quick' or BENCH_FLAGS='-out bench.json'.
 BENCH_FLAGS ?=
 
-## bench: the benchmark suite (5½–6 minutes on idle cores): pgbench and bare-Echo baselines, then a console's writes, pages, confirmations and memory beside them (README: Benchmarks)
+## bench: the benchmark suite (5½–6 minutes on idle cores): pgbench and bare-Echo baselines, then a console's writes, pages, confirmations and memory beside them (internal/bench/README.md)
 bench: build
 	@.ci/install-deps bench
 	$(GO) run ./cmd/bench -bin bin/countersign $(BENCH_FLAGS)

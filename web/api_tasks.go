@@ -50,7 +50,7 @@ func nonNilStrings(s []string) []string {
 }
 
 // newTaskRequest is the body of POST /api/v1/tasks. Omitted limits take
-// the defaults in the README, lowered to the assistant's maxima.
+// the defaults in docs/api.md, lowered to the assistant's maxima.
 type newTaskRequest struct {
 	CustomerRef    string     `json:"customer_ref"`
 	ConversationID string     `json:"conversation_id"`

@@ -2,7 +2,7 @@
 // baselines (pgbench -N on the same PostgreSQL cluster, a bare Echo
 // handler under the same load generator) and a real console process
 // against them, prints each figure beside its baseline, ratio and target,
-// and writes them all as JSON (see internal/bench and README: Benchmarks).
+// and writes them all as JSON (see internal/bench and its README.md).
 //
 //	bench -bin bin/countersign                 # the full run, about 8 minutes on 2 cores
 //	bench -bin bin/countersign -quick          # a smoke run over a tiny data set

@@ -118,7 +118,7 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	dur(&c.ShutdownGrace, "shutdown-grace", "SHUTDOWN_GRACE", 15*time.Second, "how long requests in flight may finish at shutdown")
 	str(&c.ShopURL, "shop-url", "SHOP_URL", "", "demo shop to connect as system \"shop\"; empty in demo mode starts one in-process")
 	str(&c.ShopToken, "shop-token", "SHOP_TOKEN", "", "the -shop-url shop's credential (its -token), sent as a bearer token on every call")
-	str(&c.SystemsDir, "systems-dir", "SYSTEMS_DIR", "", "folder of *.json files, each describing one business system to connect (see README: Connect your own system)")
+	str(&c.SystemsDir, "systems-dir", "SYSTEMS_DIR", "", "folder of *.json files, each describing one business system to connect (see internal/httpadapter/README.md)")
 	dur(&c.AdapterTimeout, "adapter-timeout", "ADAPTER_TIMEOUT", 15*time.Second, "longest wait for one call to a business system")
 	dur(&c.LeaseMargin, "lease-margin", "DISPATCH_LEASE_MARGIN", 15*time.Second, "added to twice the adapter timeout: a dispatch not finished by then is unverified")
 	dur(&c.DispatchEvery, "dispatch-interval", "DISPATCH_INTERVAL", time.Second, "how often the dispatcher looks for work besides being woken by NOTIFY")

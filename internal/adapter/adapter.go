@@ -5,6 +5,9 @@
 // executes it once per idempotency key, verifies it by reading back, and
 // looks up an earlier call by its key. Internal fields of the business
 // system never leave an adapter.
+//
+// README.md beside this file describes the contract at length and how to
+// write an adapter for your own system.
 package adapter
 
 import (

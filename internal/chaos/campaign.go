@@ -3,7 +3,8 @@
 // that each approved write took effect at most once, and only when and as
 // its journal says: the invariants are listed on check. A campaign is
 // reproducible from its seed: the workload's choices and the fault
-// schedule derive from it (timing does not).
+// schedule derive from it (timing does not). README.md beside this file
+// describes the campaign, its flags, faults, invariants and report.
 package chaos
 
 import (

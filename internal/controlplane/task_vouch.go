@@ -41,7 +41,7 @@ func NotVouched(why string) error {
 	return &apperr.Error{Kind: apperr.Forbidden, Code: "customer_not_vouched",
 		Message: "The business has not vouched for this task's customer: " + why,
 		Hint: "Send customer_assertion: a task assertion the business's site signs for your assistant id and this customer " +
-			"(see the README, \"Assistant API and MCP\"), or ask an admin to let this assistant act for any customer."}
+			"(see docs/api.md, \"Opening a task\"), or ask an admin to let this assistant act for any customer."}
 }
 
 // spendVouch checks an assistant's task has a vouch and spends an

@@ -21,7 +21,7 @@ import (
 )
 
 // The variables an expression may use. Which of them are bound depends on
-// where the expression is: see the README's table.
+// where the expression is: see the table in README.md beside this file.
 var celVariables = []string{"args", "vars", "target", "account", "principal", "object", "ref", "now", "key",
 	"response", "answer", "result", "effect", "status", "body", "dry_run", "id"}
 

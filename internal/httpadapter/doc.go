@@ -14,4 +14,7 @@
 // names the header the system honours), a lost answer is Unknown and
 // reconciled by Lookup and Verify, and read tools copy only allowlisted
 // fields. Secrets come from environment variables named in the file.
+//
+// README.md beside this file is the format's reference, with the demo
+// shop's description file (testdata/shop-http.json) as its worked example.
 package httpadapter
