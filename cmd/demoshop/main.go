@@ -1,6 +1,6 @@
 // Command demoshop runs the bundled demo shop: a fake business system with a
 // frontend-shaped HTTP API, its own PostgreSQL schema, a ledger of effects and
-// fault injection. See demoshop/README.md for the API.
+// fault injection. See internal/demoshop/README.md for the API.
 //
 // Flags (each with an environment fallback):
 //
