@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 
 	"countersign/internal/adapter"
@@ -18,17 +17,7 @@ type plan struct {
 }
 
 func (a *Adapter) action(name string, raw json.RawMessage) (*action, map[string]any, error) {
-	i := slices.IndexFunc(a.actions, func(act *action) bool { return act.spec.Name == name })
-	if i < 0 {
-		return nil, nil, &adapter.Error{Code: adapter.CodeUnknownAction, Outcome: adapter.Refused,
-			Message: fmt.Sprintf("System %q has no action %q.", a.name, name),
-			Hint:    "List the tools to see the actions this assistant may use."}
-	}
-	args, err := a.actions[i].spec.Validate(raw)
-	if err != nil {
-		return nil, nil, err
-	}
-	return a.actions[i], args, nil
+	return adapter.FindAction(a.name, a.actions, func(act *action) adapter.ActionSpec { return act.spec }, name, raw)
 }
 
 // plan resolves the target from the principal's own objects, evaluates the
@@ -240,6 +229,24 @@ func renderBody(v any, vars map[string]any) (any, error) {
 	return v, nil
 }
 
+// planFunc plans act for the principal's vals as the kit wants it.
+func (a *Adapter) planFunc(act *action, p adapter.Principal, vals map[string]any) func(context.Context) (adapter.Plan, error) {
+	return func(ctx context.Context) (adapter.Plan, error) {
+		pl, err := a.plan(ctx, p, act, vals)
+		if err != nil {
+			return adapter.Plan{}, err
+		}
+		return adapter.Plan{Quote: pl.quote, Send: func(ctx context.Context, key string) (adapter.Result, error) {
+			return a.send(ctx, act, pl, key)
+		}}, nil
+	}
+}
+
+// planner is how DryRun and Execute go through the request ledger.
+func (a *Adapter) planner() adapter.Planner {
+	return adapter.Planner{System: a.name, Ledger: a.ledger, Log: a.log}
+}
+
 // DryRun validates the action completely, reading the system but changing
 // nothing, and returns the quote. Refusals are *adapter.Error with Outcome
 // Refused.
@@ -248,11 +255,7 @@ func (a *Adapter) DryRun(ctx context.Context, p adapter.Principal, action string
 	if err != nil {
 		return adapter.Quote{}, err
 	}
-	pl, err := a.plan(ctx, p, act, vals)
-	if err != nil {
-		return adapter.Quote{}, err
-	}
-	return pl.quote, nil
+	return a.planner().DryRun(ctx, a.planFunc(act, p, vals))
 }
 
 // Execute carries out a confirmed call once per idempotency key, like the
@@ -266,18 +269,7 @@ func (a *Adapter) Execute(ctx context.Context, p adapter.Principal, call adapter
 	if err != nil {
 		return adapter.Result{}, err
 	}
-	return a.ledger.ExecuteOnce(ctx, a.name, call, adapter.Canonical(vals), a.log, func(ctx context.Context) (adapter.Prepared, error) {
-		pl, err := a.plan(ctx, p, act, vals)
-		if err == nil {
-			err = checkQuote(call.Quote, pl.quote)
-		}
-		if err != nil {
-			return adapter.Prepared{}, err
-		}
-		return adapter.Prepared{TargetID: pl.quote.Target.ID, Send: func(ctx context.Context, key string) (adapter.Result, error) {
-			return a.send(ctx, act, pl, key)
-		}}, nil
-	}, nil)
+	return a.planner().Execute(ctx, call, vals, a.planFunc(act, p, vals))
 }
 
 // send renders and sends the action's request and reads the result from
@@ -336,26 +328,4 @@ func asJSON(data map[string]any) map[string]any {
 		return data
 	}
 	return out
-}
-
-// checkQuote refuses a call whose target is not the one the confirmed
-// quote was made against, or has changed since.
-func checkQuote(confirmed, fresh adapter.Quote) error {
-	if confirmed.Target.ID == "" {
-		return adapter.Invalid(map[string]string{"quote": "the confirmed dry-run quote, with its target, is required"})
-	}
-	stale := func(msg string) error {
-		return &adapter.Error{Code: adapter.CodeStaleTarget, Outcome: adapter.Refused, Message: msg,
-			Hint: "Nothing was sent. Preview the action again and have the new quote confirmed."}
-	}
-	if confirmed.Target.System != "" && confirmed.Target.System != fresh.Target.System {
-		return stale(fmt.Sprintf("The confirmed quote is for system %q, not %q.", confirmed.Target.System, fresh.Target.System))
-	}
-	if confirmed.Target.ID != fresh.Target.ID {
-		return stale(fmt.Sprintf("The arguments now name %s, but the confirmed quote was for %s.", fresh.Target.Display, confirmed.Target.Display))
-	}
-	if confirmed.Target.Version != fresh.Target.Version {
-		return stale(fmt.Sprintf("%s changed since the preview (version %s, now %s).", fresh.Target.Display, confirmed.Target.Version, fresh.Target.Version))
-	}
-	return nil
 }

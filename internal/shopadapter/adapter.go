@@ -3,10 +3,8 @@ package shopadapter
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -82,20 +80,12 @@ func (a *Adapter) Name() string { return a.name }
 
 // Actions lists the shop's write verbs with their contracts and guidance.
 func (a *Adapter) Actions() []adapter.ActionSpec {
-	out := make([]adapter.ActionSpec, 0, len(a.actions))
-	for _, d := range a.actions {
-		out = append(out, d.spec)
-	}
-	return out
+	return adapter.Specs(a.actions, func(d actionDef) adapter.ActionSpec { return d.spec })
 }
 
 // ReadTools lists the shop's read verbs.
 func (a *Adapter) ReadTools() []adapter.ReadToolSpec {
-	out := make([]adapter.ReadToolSpec, 0, len(a.reads))
-	for _, d := range a.reads {
-		out = append(out, d.spec)
-	}
-	return out
+	return adapter.Specs(a.reads, func(d readDef) adapter.ReadToolSpec { return d.spec })
 }
 
 func (a *Adapter) now() time.Time { return a.clock().UTC() }
@@ -109,17 +99,29 @@ type plan struct {
 
 // action finds an action and validates raw arguments against its spec.
 func (a *Adapter) action(name string, raw json.RawMessage) (actionDef, map[string]any, error) {
-	i := slices.IndexFunc(a.actions, func(d actionDef) bool { return d.spec.Name == name })
-	if i < 0 {
-		return actionDef{}, nil, &adapter.Error{Code: adapter.CodeUnknownAction, Outcome: adapter.Refused,
-			Message: fmt.Sprintf("System %q has no action %q.", a.name, name),
-			Hint:    "List the tools to see the actions this assistant may use."}
+	return adapter.FindAction(a.name, a.actions, func(d actionDef) adapter.ActionSpec { return d.spec }, name, raw)
+}
+
+// planner is how DryRun and Execute go through the request ledger.
+func (a *Adapter) planner() adapter.Planner {
+	return adapter.Planner{System: a.name, Ledger: a.ledger, Log: a.log, NeedVersion: true,
+		KeepFailed: func(res adapter.Result) bool { return len(res.Steps) > 0 }}
+}
+
+// planFunc plans def for the principal's vals as the kit wants it.
+func (a *Adapter) planFunc(def actionDef, p adapter.Principal, vals map[string]any, action string) func(context.Context) (adapter.Plan, error) {
+	return func(ctx context.Context) (adapter.Plan, error) {
+		pl, err := def.plan(a, ctx, p, vals)
+		if err != nil {
+			return adapter.Plan{}, err
+		}
+		return adapter.Plan{Quote: pl.quote, Send: func(ctx context.Context, key string) (adapter.Result, error) {
+			res, err := pl.send(ctx, key)
+			res.Data = asJSON(res.Data)
+			withShortReference(action, &res)
+			return res, err
+		}}, nil
 	}
-	args, err := a.actions[i].spec.Validate(raw)
-	if err != nil {
-		return actionDef{}, nil, err
-	}
-	return a.actions[i], args, nil
 }
 
 // DryRun validates action completely, reading the shop but changing
@@ -130,11 +132,7 @@ func (a *Adapter) DryRun(ctx context.Context, p adapter.Principal, action string
 	if err != nil {
 		return adapter.Quote{}, err
 	}
-	pl, err := def.plan(a, ctx, p, vals)
-	if err != nil {
-		return adapter.Quote{}, err
-	}
-	return pl.quote, nil
+	return a.planner().DryRun(ctx, a.planFunc(def, p, vals, action))
 }
 
 // Execute carries out a confirmed call once per idempotency key. A key seen
@@ -148,21 +146,7 @@ func (a *Adapter) Execute(ctx context.Context, p adapter.Principal, call adapter
 	if err != nil {
 		return adapter.Result{}, err
 	}
-	return a.ledger.ExecuteOnce(ctx, a.name, call, adapter.Canonical(vals), a.log, func(ctx context.Context) (adapter.Prepared, error) {
-		pl, err := def.plan(a, ctx, p, vals)
-		if err == nil {
-			err = checkQuote(call.Quote, pl.quote)
-		}
-		if err != nil {
-			return adapter.Prepared{}, err
-		}
-		return adapter.Prepared{TargetID: pl.quote.Target.ID, Send: func(ctx context.Context, key string) (adapter.Result, error) {
-			res, err := pl.send(ctx, key)
-			res.Data = asJSON(res.Data)
-			withShortReference(call.Action, &res)
-			return res, err
-		}}, nil
-	}, func(res adapter.Result) bool { return len(res.Steps) > 0 })
+	return a.planner().Execute(ctx, call, vals, a.planFunc(def, p, vals, call.Action))
 }
 
 // withShortReference adds the reference a customer reads out: the kind of
@@ -201,29 +185,6 @@ func asJSON(data map[string]any) map[string]any {
 		return data
 	}
 	return out
-}
-
-// checkQuote refuses a call whose target is not the one the confirmed
-// quote was made against, or has changed since.
-func checkQuote(confirmed, fresh adapter.Quote) error {
-	if confirmed.Target.ID == "" || confirmed.Target.Version == "" {
-		return adapter.Invalid(map[string]string{"quote": "the confirmed dry-run quote, with its target and version, is required"})
-	}
-	stale := func(msg string) error {
-		return &adapter.Error{Code: adapter.CodeStaleTarget, Outcome: adapter.Refused, Message: msg,
-			Hint: "Nothing was sent. Preview the action again and have the new quote confirmed."}
-	}
-	if confirmed.Target.System != "" && confirmed.Target.System != fresh.Target.System {
-		return stale(fmt.Sprintf("The confirmed quote is for system %q, not %q.", confirmed.Target.System, fresh.Target.System))
-	}
-	if confirmed.Target.ID != fresh.Target.ID {
-		return stale(fmt.Sprintf("The arguments now name %s, but the confirmed quote was for %s.", fresh.Target.Display, confirmed.Target.Display))
-	}
-	if confirmed.Target.Version != fresh.Target.Version {
-		return stale(fmt.Sprintf("%s changed since the preview (version %s, now %s).",
-			fresh.Target.Display, confirmed.Target.Version, fresh.Target.Version))
-	}
-	return nil
 }
 
 // isCode reports whether err is an *adapter.Error with code.

@@ -2,7 +2,6 @@ package shopadapter
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 
 	"countersign/internal/adapter"
@@ -26,18 +25,7 @@ func (a *Adapter) customer(ctx context.Context, p adapter.Principal) (shopCustom
 			found = append(found, c)
 		}
 	}
-	switch len(found) {
-	case 1:
-		return found[0], nil
-	case 0:
-		return shopCustomer{}, &adapter.Error{Code: "unknown_customer", Outcome: adapter.Refused,
-			Message: fmt.Sprintf("The customer %s has no account in %s.", email, a.name),
-			Hint:    "This assistant can only act for the signed-in customer's own account in this system."}
-	default:
-		return shopCustomer{}, &adapter.Error{Code: "unknown_customer", Outcome: adapter.Refused,
-			Message: fmt.Sprintf("The e-mail %s matches several accounts in %s.", email, a.name),
-			Hint:    "Hand this conversation to a person; the account cannot be told apart by e-mail."}
-	}
+	return adapter.OneAccount(a.name, email, found)
 }
 
 // notOwned answers a reference to an object of another customer exactly
