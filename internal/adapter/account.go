@@ -2,6 +2,17 @@ package adapter
 
 import "fmt"
 
+// PrincipalEmail is the principal's e-mail address in the form systems
+// are matched by (NormaliseCustomerRef); a principal without one is
+// invalid.
+func PrincipalEmail(p Principal) (string, error) {
+	email := NormaliseCustomerRef(p.CustomerRef)
+	if email == "" {
+		return "", Invalid(map[string]string{"customer_ref": "required: the customer's e-mail address"})
+	}
+	return email, nil
+}
+
 // OneAccount is the principal's account among found, the system's accounts
 // whose e-mail matched email: exactly one is the answer; none, or several
 // that e-mail cannot tell apart, fail with "unknown_customer" (Refused). It

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"countersign/internal/adapter"
 )
 
@@ -139,6 +141,12 @@ func TestOneAccount(t *testing.T) {
 	if got, err := adapter.OneAccount("projects", "jo@example.com", []string{"a"}); err != nil || got != "a" {
 		t.Errorf("OneAccount([a]) = %q, %v; want a", got, err)
 	}
+	if got, err := adapter.PrincipalEmail(adapter.Principal{CustomerRef: " Jo@Example.com "}); err != nil || got != "jo@example.com" {
+		t.Errorf("PrincipalEmail = %q, %v; want jo@example.com", got, err)
+	}
+	if _, err := adapter.PrincipalEmail(adapter.Principal{}); code(err) != adapter.CodeInvalidArguments {
+		t.Errorf("PrincipalEmail without a ref: got %q, want %q", code(err), adapter.CodeInvalidArguments)
+	}
 }
 
 // TestPlannerExecute runs a write through the kit: it is sent once per
@@ -153,7 +161,7 @@ func TestPlannerExecute(t *testing.T) {
 		q := adapter.Quote{Target: adapter.Target{System: "projects", ID: "p1", Display: "Atlas", Version: version}}
 		return adapter.Plan{Quote: q, Send: func(_ context.Context, key string) (adapter.Result, error) {
 			sent++
-			return adapter.Result{Reference: "ren_" + key}, nil
+			return adapter.Result{Reference: "ren_" + key, Data: map[string]any{"length": int64(5)}}, nil
 		}}, nil
 	}
 	confirmed, err := pl.DryRun(ctx, plan)
@@ -169,6 +177,10 @@ func TestPlannerExecute(t *testing.T) {
 	again, err := pl.Execute(ctx, call, args, plan)
 	if err != nil || !again.Deduplicated || sent != 1 {
 		t.Fatalf("repeat Execute = %+v, %v, sent %d; want Deduplicated and one send", again, err, sent)
+	}
+	again.Deduplicated = false
+	if diff := cmp.Diff(first, again); diff != "" {
+		t.Errorf("the replay differs from the first answer (-first +replay):\n%s", diff)
 	}
 	version = "4"
 	call.IdempotencyKey = "k2"

@@ -101,8 +101,9 @@ func (p Planner) DryRun(ctx context.Context, plan func(context.Context) (Plan, e
 // the ledger (see ExecuteOnce): a key seen before is answered from the
 // ledger; otherwise plan runs again from fresh reads, a quote that differs
 // from call.Quote is refused by CheckQuote, the key is claimed, the plan's
-// Send runs with the key, and the outcome is recorded. args are the call's
-// validated arguments.
+// Send runs with the key, its result's data is given the shape the ledger
+// stores (so a replay equals the first answer), and the outcome is
+// recorded. args are the call's validated arguments.
 func (p Planner) Execute(ctx context.Context, call Call, args map[string]any, plan func(context.Context) (Plan, error)) (Result, error) {
 	return p.Ledger.ExecuteOnce(ctx, p.System, call, Canonical(args), p.Log, func(ctx context.Context) (Prepared, error) {
 		pl, err := plan(ctx)
@@ -112,6 +113,28 @@ func (p Planner) Execute(ctx context.Context, call Call, args map[string]any, pl
 		if err != nil {
 			return Prepared{}, err
 		}
-		return Prepared{TargetID: pl.Quote.Target.ID, Send: pl.Send}, nil
+		return Prepared{TargetID: pl.Quote.Target.ID, Send: func(ctx context.Context, key string) (Result, error) {
+			res, err := pl.Send(ctx, key)
+			res.Data = asStored(res.Data)
+			return res, err
+		}}, nil
 	}, p.KeepFailed)
+}
+
+// asStored gives result data the shape it has after the ledger stored it
+// (numbers as float64, no empty map), so a replayed result equals the
+// first one.
+func asStored(data map[string]any) map[string]any {
+	if len(data) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		return data
+	}
+	var out map[string]any
+	if json.Unmarshal(b, &out) != nil {
+		return data
+	}
+	return out
 }

@@ -309,23 +309,5 @@ func (a *Adapter) send(ctx context.Context, act *action, pl *plan, key string) (
 			adapter.Unknowable(fmt.Errorf("httpadapter: %s answered %s but its answer does not give the result: %w", a.name, act.spec.Name, err))
 	}
 	res.Steps = []adapter.Step{{Name: act.spec.Name, Outcome: "applied", Detail: res.Reference}}
-	res.Data = asJSON(res.Data)
 	return res, nil
-}
-
-// asJSON gives result data the shape it has after the ledger stored it, so
-// a replayed result equals the first one.
-func asJSON(data map[string]any) map[string]any {
-	if len(data) == 0 {
-		return nil
-	}
-	b, err := json.Marshal(data)
-	if err != nil {
-		return data
-	}
-	var out map[string]any
-	if json.Unmarshal(b, &out) != nil {
-		return data
-	}
-	return out
 }

@@ -12,9 +12,9 @@ import (
 // account maps the principal to exactly one account of the system, or
 // fails with unknown_customer; it never guesses.
 func (a *Adapter) account(ctx context.Context, p adapter.Principal) (any, error) {
-	email := adapter.NormaliseCustomerRef(p.CustomerRef)
-	if email == "" {
-		return nil, adapter.Invalid(map[string]string{"customer_ref": "required: the customer's e-mail address"})
+	email, err := adapter.PrincipalEmail(p)
+	if err != nil {
+		return nil, err
 	}
 	vars := map[string]any{"principal": email}
 	path, err := a.principal.path.render(vars, true)

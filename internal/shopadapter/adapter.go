@@ -117,7 +117,6 @@ func (a *Adapter) planFunc(def actionDef, p adapter.Principal, vals map[string]a
 		}
 		return adapter.Plan{Quote: pl.quote, Send: func(ctx context.Context, key string) (adapter.Result, error) {
 			res, err := pl.send(ctx, key)
-			res.Data = asJSON(res.Data)
 			withShortReference(action, &res)
 			return res, err
 		}}, nil
@@ -168,23 +167,6 @@ func withShortReference(action string, res *adapter.Result) {
 		noun = "Reference"
 	}
 	res.ShortReference = noun + " #" + shortID(res.Reference)
-}
-
-// asJSON gives result data the shape it has after the ledger stored it
-// (numbers as float64), so a replayed result equals the first one.
-func asJSON(data map[string]any) map[string]any {
-	if data == nil {
-		return nil
-	}
-	b, err := json.Marshal(data)
-	if err != nil {
-		return data
-	}
-	var out map[string]any
-	if json.Unmarshal(b, &out) != nil {
-		return data
-	}
-	return out
 }
 
 // isCode reports whether err is an *adapter.Error with code.

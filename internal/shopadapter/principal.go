@@ -11,9 +11,9 @@ import (
 // customer. It fails with unknown_customer when the shop has none, and
 // never falls back to a guess.
 func (a *Adapter) customer(ctx context.Context, p adapter.Principal) (shopCustomer, error) {
-	email := adapter.NormaliseCustomerRef(p.CustomerRef)
-	if email == "" {
-		return shopCustomer{}, adapter.Invalid(map[string]string{"customer_ref": "required: the customer's e-mail address"})
+	email, err := adapter.PrincipalEmail(p)
+	if err != nil {
+		return shopCustomer{}, err
 	}
 	var list shopList[shopCustomer]
 	if err := a.shop.read(ctx, "/customers?limit=2&email="+url.QueryEscape(email), &list); err != nil {
