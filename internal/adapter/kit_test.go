@@ -199,3 +199,42 @@ func TestPlannerExecute(t *testing.T) {
 		t.Errorf("Lookup without a key: got %q, want %q", code(err), adapter.CodeInvalidArguments)
 	}
 }
+
+// TestWrites answers DryRun and Execute from an action's spec and plan
+// alone, as a third adapter would.
+func TestWrites(t *testing.T) {
+	ctx := context.Background()
+	sent := 0
+	w := adapter.Writes[adapter.ActionSpec]{
+		Planner: adapter.Planner{System: "projects", Ledger: adapter.NewLedger(&memLedger{}, nil)},
+		Defs:    []adapter.ActionSpec{renameProject},
+		Spec:    func(s adapter.ActionSpec) adapter.ActionSpec { return s },
+		Plan: func(_ context.Context, _ adapter.ActionSpec, _ adapter.Principal, args map[string]any) (adapter.Plan, error) {
+			q := adapter.Quote{Title: "Rename to " + args["name"].(string), Target: adapter.Target{System: "projects", ID: args["project_id"].(string)}}
+			return adapter.Plan{Quote: q, Send: func(context.Context, string) (adapter.Result, error) {
+				sent++
+				return adapter.Result{Reference: "ren_1"}, nil
+			}}, nil
+		},
+	}
+	if got := w.Specs(); len(got) != 1 || got[0].Name != "rename_project" {
+		t.Errorf("Specs = %v, want rename_project", got)
+	}
+	if _, err := w.DryRun(ctx, adapter.Principal{}, "delete_project", nil); code(err) != adapter.CodeUnknownAction {
+		t.Errorf("DryRun of an unknown action: got %q, want %q", code(err), adapter.CodeUnknownAction)
+	}
+	raw := json.RawMessage(`{"project_id":"p1","name":"Orion"}`)
+	q, err := w.DryRun(ctx, adapter.Principal{}, "rename_project", raw)
+	if err != nil || q.Title != "Rename to Orion" || sent != 0 {
+		t.Fatalf("DryRun = %+v, %v, sent %d; want the quote and nothing sent", q, err, sent)
+	}
+	call := adapter.Call{Action: "rename_project", Args: raw, IdempotencyKey: "k1", Quote: q}
+	for range 2 {
+		if res, err := w.Execute(ctx, adapter.Principal{}, call); err != nil || res.Reference != "ren_1" {
+			t.Fatalf("Execute = %+v, %v; want ren_1", res, err)
+		}
+	}
+	if sent != 1 {
+		t.Errorf("sent %d times, want once", sent)
+	}
+}

@@ -138,3 +138,45 @@ func asStored(data map[string]any) map[string]any {
 	}
 	return out
 }
+
+// Writes is an adapter's write verbs with the kit around them. Given each
+// action's contract (Spec) and its plan (Plan, which reads but changes
+// nothing and returns the quote and the Send that carries it out), it
+// answers the System's Actions, DryRun and Execute, so an adapter writes
+// only its actions' plans, sends and Verify.
+type Writes[D any] struct {
+	Planner
+	Defs []D
+	Spec func(D) ActionSpec
+	Plan func(ctx context.Context, d D, p Principal, args map[string]any) (Plan, error)
+}
+
+// Find finds an action by name and validates raw arguments against it, as
+// FindAction does.
+func (w Writes[D]) Find(name string, raw json.RawMessage) (D, map[string]any, error) {
+	return FindAction(w.System, w.Defs, w.Spec, name, raw)
+}
+
+// Specs lists the actions' contracts, for the System's Actions.
+func (w Writes[D]) Specs() []ActionSpec { return Specs(w.Defs, w.Spec) }
+
+// DryRun validates the action completely and returns its quote: an unknown
+// action or bad arguments are refused as Find says, and a plan's refusal
+// is returned as it is. Nothing is sent.
+func (w Writes[D]) DryRun(ctx context.Context, p Principal, action string, raw json.RawMessage) (Quote, error) {
+	d, args, err := w.Find(action, raw)
+	if err != nil {
+		return Quote{}, err
+	}
+	return w.Planner.DryRun(ctx, func(ctx context.Context) (Plan, error) { return w.Plan(ctx, d, p, args) })
+}
+
+// Execute carries out a confirmed call once per idempotency key, as
+// Planner.Execute does, after Find has validated it.
+func (w Writes[D]) Execute(ctx context.Context, p Principal, call Call) (Result, error) {
+	d, args, err := w.Find(call.Action, call.Args)
+	if err != nil {
+		return Result{}, err
+	}
+	return w.Planner.Execute(ctx, call, args, func(ctx context.Context) (Plan, error) { return w.Plan(ctx, d, p, args) })
+}

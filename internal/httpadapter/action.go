@@ -17,7 +17,7 @@ type plan struct {
 }
 
 func (a *Adapter) action(name string, raw json.RawMessage) (*action, map[string]any, error) {
-	return adapter.FindAction(a.name, a.actions, func(act *action) adapter.ActionSpec { return act.spec }, name, raw)
+	return a.writes().Find(name, raw)
 }
 
 // plan resolves the target from the principal's own objects, evaluates the
@@ -229,33 +229,29 @@ func renderBody(v any, vars map[string]any) (any, error) {
 	return v, nil
 }
 
-// planFunc plans act for the principal's vals as the kit wants it.
-func (a *Adapter) planFunc(act *action, p adapter.Principal, vals map[string]any) func(context.Context) (adapter.Plan, error) {
-	return func(ctx context.Context) (adapter.Plan, error) {
-		pl, err := a.plan(ctx, p, act, vals)
-		if err != nil {
-			return adapter.Plan{}, err
-		}
-		return adapter.Plan{Quote: pl.quote, Send: func(ctx context.Context, key string) (adapter.Result, error) {
-			return a.send(ctx, act, pl, key)
-		}}, nil
+// writes is the described actions with the adapter kit around them.
+func (a *Adapter) writes() adapter.Writes[*action] {
+	return adapter.Writes[*action]{
+		Planner: adapter.Planner{System: a.name, Ledger: a.ledger, Log: a.log},
+		Defs:    a.actions,
+		Spec:    func(act *action) adapter.ActionSpec { return act.spec },
+		Plan: func(ctx context.Context, act *action, p adapter.Principal, vals map[string]any) (adapter.Plan, error) {
+			pl, err := a.plan(ctx, p, act, vals)
+			if err != nil {
+				return adapter.Plan{}, err
+			}
+			return adapter.Plan{Quote: pl.quote, Send: func(ctx context.Context, key string) (adapter.Result, error) {
+				return a.send(ctx, act, pl, key)
+			}}, nil
+		},
 	}
-}
-
-// planner is how DryRun and Execute go through the request ledger.
-func (a *Adapter) planner() adapter.Planner {
-	return adapter.Planner{System: a.name, Ledger: a.ledger, Log: a.log}
 }
 
 // DryRun validates the action completely, reading the system but changing
 // nothing, and returns the quote. Refusals are *adapter.Error with Outcome
 // Refused.
 func (a *Adapter) DryRun(ctx context.Context, p adapter.Principal, action string, args json.RawMessage) (adapter.Quote, error) {
-	act, vals, err := a.action(action, args)
-	if err != nil {
-		return adapter.Quote{}, err
-	}
-	return a.planner().DryRun(ctx, a.planFunc(act, p, vals))
+	return a.writes().DryRun(ctx, p, action, args)
 }
 
 // Execute carries out a confirmed call once per idempotency key, like the
@@ -265,11 +261,7 @@ func (a *Adapter) DryRun(ctx context.Context, p adapter.Principal, action string
 // target_changed, the key is claimed, the request is sent with the key in
 // the file's idempotency header, and the outcome is recorded.
 func (a *Adapter) Execute(ctx context.Context, p adapter.Principal, call adapter.Call) (adapter.Result, error) {
-	act, vals, err := a.action(call.Action, call.Args)
-	if err != nil {
-		return adapter.Result{}, err
-	}
-	return a.planner().Execute(ctx, call, vals, a.planFunc(act, p, vals))
+	return a.writes().Execute(ctx, p, call)
 }
 
 // send renders and sends the action's request and reads the result from

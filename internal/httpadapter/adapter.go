@@ -177,7 +177,7 @@ func (a *Adapter) Title() string { return a.title }
 
 // Actions lists the described write verbs.
 func (a *Adapter) Actions() []adapter.ActionSpec {
-	return adapter.Specs(a.actions, func(act *action) adapter.ActionSpec { return act.spec })
+	return a.writes().Specs()
 }
 
 // ReadTools lists the described read verbs.

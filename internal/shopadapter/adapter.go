@@ -80,7 +80,7 @@ func (a *Adapter) Name() string { return a.name }
 
 // Actions lists the shop's write verbs with their contracts and guidance.
 func (a *Adapter) Actions() []adapter.ActionSpec {
-	return adapter.Specs(a.actions, func(d actionDef) adapter.ActionSpec { return d.spec })
+	return a.writes().Specs()
 }
 
 // ReadTools lists the shop's read verbs.
@@ -99,27 +99,29 @@ type plan struct {
 
 // action finds an action and validates raw arguments against its spec.
 func (a *Adapter) action(name string, raw json.RawMessage) (actionDef, map[string]any, error) {
-	return adapter.FindAction(a.name, a.actions, func(d actionDef) adapter.ActionSpec { return d.spec }, name, raw)
+	return a.writes().Find(name, raw)
 }
 
-// planner is how DryRun and Execute go through the request ledger.
-func (a *Adapter) planner() adapter.Planner {
-	return adapter.Planner{System: a.name, Ledger: a.ledger, Log: a.log, NeedVersion: true,
-		KeepFailed: func(res adapter.Result) bool { return len(res.Steps) > 0 }}
-}
-
-// planFunc plans def for the principal's vals as the kit wants it.
-func (a *Adapter) planFunc(def actionDef, p adapter.Principal, vals map[string]any, action string) func(context.Context) (adapter.Plan, error) {
-	return func(ctx context.Context) (adapter.Plan, error) {
-		pl, err := def.plan(a, ctx, p, vals)
-		if err != nil {
-			return adapter.Plan{}, err
-		}
-		return adapter.Plan{Quote: pl.quote, Send: func(ctx context.Context, key string) (adapter.Result, error) {
-			res, err := pl.send(ctx, key)
-			withShortReference(action, &res)
-			return res, err
-		}}, nil
+// writes is the shop's actions with the adapter kit around them: a failed
+// workflow's steps are kept in the ledger, and every result gets the short
+// reference a customer reads out.
+func (a *Adapter) writes() adapter.Writes[actionDef] {
+	return adapter.Writes[actionDef]{
+		Planner: adapter.Planner{System: a.name, Ledger: a.ledger, Log: a.log, NeedVersion: true,
+			KeepFailed: func(res adapter.Result) bool { return len(res.Steps) > 0 }},
+		Defs: a.actions,
+		Spec: func(d actionDef) adapter.ActionSpec { return d.spec },
+		Plan: func(ctx context.Context, d actionDef, p adapter.Principal, vals map[string]any) (adapter.Plan, error) {
+			pl, err := d.plan(a, ctx, p, vals)
+			if err != nil {
+				return adapter.Plan{}, err
+			}
+			return adapter.Plan{Quote: pl.quote, Send: func(ctx context.Context, key string) (adapter.Result, error) {
+				res, err := pl.send(ctx, key)
+				withShortReference(d.spec.Name, &res)
+				return res, err
+			}}, nil
+		},
 	}
 }
 
@@ -127,11 +129,7 @@ func (a *Adapter) planFunc(def actionDef, p adapter.Principal, vals map[string]a
 // nothing, and returns the quote. Refusals are *adapter.Error with Outcome
 // Refused; a shop that cannot be read gives system_unreachable (NotSent).
 func (a *Adapter) DryRun(ctx context.Context, p adapter.Principal, action string, args json.RawMessage) (adapter.Quote, error) {
-	def, vals, err := a.action(action, args)
-	if err != nil {
-		return adapter.Quote{}, err
-	}
-	return a.planner().DryRun(ctx, a.planFunc(def, p, vals, action))
+	return a.writes().DryRun(ctx, p, action, args)
 }
 
 // Execute carries out a confirmed call once per idempotency key. A key seen
@@ -141,11 +139,7 @@ func (a *Adapter) DryRun(ctx context.Context, p adapter.Principal, action string
 // differs from call.Quote's, claims the key in the ledger, sends, and
 // records the outcome. call.Quote must be the confirmed dry-run quote.
 func (a *Adapter) Execute(ctx context.Context, p adapter.Principal, call adapter.Call) (adapter.Result, error) {
-	def, vals, err := a.action(call.Action, call.Args)
-	if err != nil {
-		return adapter.Result{}, err
-	}
-	return a.planner().Execute(ctx, call, vals, a.planFunc(def, p, vals, call.Action))
+	return a.writes().Execute(ctx, p, call)
 }
 
 // withShortReference adds the reference a customer reads out: the kind of
