@@ -128,3 +128,21 @@ func isDialError(err error) bool {
 	var dns *net.DNSError
 	return errors.As(err, &dns)
 }
+
+// FailedAnswer maps an error answer no rule of the system's explains: a
+// 5xx answer to a write may have been applied before it failed (Unknown),
+// to a read it changed nothing and may be retried (system_error); any
+// other is a refusal (system_rejected). who names the system and cause,
+// the answer, is kept for logs.
+func FailedAnswer(who string, status int, cause error, write bool) *Error {
+	if status >= 500 {
+		if write {
+			return Unknowable(cause)
+		}
+		return &Error{Code: "system_error", Outcome: NotSent, Retryable: true, Err: cause,
+			Message: who + " failed to answer; nothing was changed.", Hint: "Try again in a moment."}
+	}
+	return &Error{Code: "system_rejected", Outcome: Refused, Err: cause,
+		Message: who + " refused the request; nothing was changed.",
+		Hint:    "Hand this call to a person; do not retry it."}
+}

@@ -65,3 +65,24 @@ func TestExchange(t *testing.T) {
 		t.Errorf("refused connection: %v, want system_unreachable naming the shop", err)
 	}
 }
+
+func TestFailedAnswer(t *testing.T) {
+	cause := errors.New("the system answered 503")
+	cases := []struct {
+		status  int
+		write   bool
+		code    string
+		outcome adapter.Outcome
+	}{
+		{503, true, adapter.CodeOutcomeUnknown, adapter.Unknown},
+		{503, false, "system_error", adapter.NotSent},
+		{422, true, "system_rejected", adapter.Refused},
+		{404, false, "system_rejected", adapter.Refused},
+	}
+	for _, tc := range cases {
+		ae := adapter.FailedAnswer("Billing", tc.status, cause, tc.write)
+		if ae.Code != tc.code || ae.Outcome != tc.outcome || !errors.Is(ae, cause) {
+			t.Errorf("%d write=%t: %s/%s (cause kept: %t), want %s/%s", tc.status, tc.write, ae.Code, ae.Outcome, errors.Is(ae, cause), tc.code, tc.outcome)
+		}
+	}
+}

@@ -116,14 +116,5 @@ func (m errorMap) mapAnswer(system string, se *systemError, write bool) *adapter
 		}
 		return &e
 	}
-	if se.Status >= 500 {
-		if write {
-			return adapter.Unknowable(se)
-		}
-		return &adapter.Error{Code: "system_error", Outcome: adapter.NotSent, Retryable: true, Err: se,
-			Message: system + " failed to answer; nothing was changed.", Hint: "Try again in a moment."}
-	}
-	return &adapter.Error{Code: "system_rejected", Outcome: adapter.Refused, Err: se,
-		Message: system + " refused the request; nothing was changed.",
-		Hint:    "Hand this call to a person; do not retry it."}
+	return adapter.FailedAnswer(system, se.Status, se, write)
 }

@@ -129,11 +129,7 @@ var shopCodes = map[string]shopCode{
 // committed before it failed.
 func shopFailure(se *shopError, write bool) *adapter.Error {
 	if se.Status >= 500 {
-		if write {
-			return adapter.Unknowable(se)
-		}
-		return &adapter.Error{Code: "system_error", Outcome: adapter.NotSent, Retryable: true, Err: se,
-			Message: "The shop failed to answer; nothing was changed.", Hint: "Try again in a moment."}
+		return adapter.FailedAnswer("The shop", se.Status, se, write)
 	}
 	if se.Status == http.StatusBadRequest {
 		field := se.Param
@@ -152,9 +148,7 @@ func shopFailure(se *shopError, write bool) *adapter.Error {
 		}
 		return ae
 	}
-	return &adapter.Error{Code: "system_rejected", Outcome: adapter.Refused, Err: se,
-		Message: "The shop refused the request; nothing was changed.",
-		Hint:    "Hand this call to a person; do not retry it."}
+	return adapter.FailedAnswer("The shop", se.Status, se, write)
 }
 
 // answered reports whether err carries an error answer of the shop (as
