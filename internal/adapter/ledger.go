@@ -150,3 +150,29 @@ func decodeEntry(state string, result, errJSON json.RawMessage, at time.Time) (E
 	}
 	return e, nil
 }
+
+// Lookup starts an adapter's Lookup of an earlier call by its key: what
+// the ledger knows of it (Found, LedgerState, Error, and the Result of an
+// applied call), with an empty list of effects for the adapter to fill from
+// the system's evidence. A nil ledger knows nothing; a call without a key
+// is invalid; a ledger that cannot be read fails as LedgerFailure says.
+func (l *Ledger) Lookup(ctx context.Context, system, key string) (LookupResult, error) {
+	if key == "" {
+		return LookupResult{}, Invalid(map[string]string{"idempotency_key": "required to look a call up"})
+	}
+	out := LookupResult{Effects: []Effect{}}
+	if l == nil {
+		return out, nil
+	}
+	entry, found, err := l.Get(ctx, system, key)
+	if err != nil {
+		return LookupResult{}, LedgerFailure(err)
+	}
+	if found {
+		out.Found, out.LedgerState, out.Error = true, entry.State, entry.Error
+		if entry.State == "applied" {
+			out.Result = entry.Result
+		}
+	}
+	return out, nil
+}

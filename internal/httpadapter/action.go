@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 
 	"countersign/internal/adapter"
@@ -18,17 +17,7 @@ type plan struct {
 }
 
 func (a *Adapter) action(name string, raw json.RawMessage) (*action, map[string]any, error) {
-	i := slices.IndexFunc(a.actions, func(act *action) bool { return act.spec.Name == name })
-	if i < 0 {
-		return nil, nil, &adapter.Error{Code: adapter.CodeUnknownAction, Outcome: adapter.Refused,
-			Message: fmt.Sprintf("System %q has no action %q.", a.name, name),
-			Hint:    "List the tools to see the actions this assistant may use."}
-	}
-	args, err := a.actions[i].spec.Validate(raw)
-	if err != nil {
-		return nil, nil, err
-	}
-	return a.actions[i], args, nil
+	return a.writes().Find(name, raw)
 }
 
 // plan resolves the target from the principal's own objects, evaluates the
@@ -240,19 +229,29 @@ func renderBody(v any, vars map[string]any) (any, error) {
 	return v, nil
 }
 
+// writes is the described actions with the adapter kit around them.
+func (a *Adapter) writes() adapter.Writes[*action] {
+	return adapter.Writes[*action]{
+		Planner: adapter.Planner{System: a.name, Ledger: a.ledger, Log: a.log},
+		Defs:    a.actions,
+		Spec:    func(act *action) adapter.ActionSpec { return act.spec },
+		Plan: func(ctx context.Context, act *action, p adapter.Principal, vals map[string]any) (adapter.Plan, error) {
+			pl, err := a.plan(ctx, p, act, vals)
+			if err != nil {
+				return adapter.Plan{}, err
+			}
+			return adapter.Plan{Quote: pl.quote, Send: func(ctx context.Context, key string) (adapter.Result, error) {
+				return a.send(ctx, act, pl, key)
+			}}, nil
+		},
+	}
+}
+
 // DryRun validates the action completely, reading the system but changing
 // nothing, and returns the quote. Refusals are *adapter.Error with Outcome
 // Refused.
 func (a *Adapter) DryRun(ctx context.Context, p adapter.Principal, action string, args json.RawMessage) (adapter.Quote, error) {
-	act, vals, err := a.action(action, args)
-	if err != nil {
-		return adapter.Quote{}, err
-	}
-	pl, err := a.plan(ctx, p, act, vals)
-	if err != nil {
-		return adapter.Quote{}, err
-	}
-	return pl.quote, nil
+	return a.writes().DryRun(ctx, p, action, args)
 }
 
 // Execute carries out a confirmed call once per idempotency key, like the
@@ -262,22 +261,7 @@ func (a *Adapter) DryRun(ctx context.Context, p adapter.Principal, action string
 // target_changed, the key is claimed, the request is sent with the key in
 // the file's idempotency header, and the outcome is recorded.
 func (a *Adapter) Execute(ctx context.Context, p adapter.Principal, call adapter.Call) (adapter.Result, error) {
-	act, vals, err := a.action(call.Action, call.Args)
-	if err != nil {
-		return adapter.Result{}, err
-	}
-	return a.ledger.ExecuteOnce(ctx, a.name, call, adapter.Canonical(vals), a.log, func(ctx context.Context) (adapter.Prepared, error) {
-		pl, err := a.plan(ctx, p, act, vals)
-		if err == nil {
-			err = checkQuote(call.Quote, pl.quote)
-		}
-		if err != nil {
-			return adapter.Prepared{}, err
-		}
-		return adapter.Prepared{TargetID: pl.quote.Target.ID, Send: func(ctx context.Context, key string) (adapter.Result, error) {
-			return a.send(ctx, act, pl, key)
-		}}, nil
-	}, nil)
+	return a.writes().Execute(ctx, p, call)
 }
 
 // send renders and sends the action's request and reads the result from
@@ -317,45 +301,5 @@ func (a *Adapter) send(ctx context.Context, act *action, pl *plan, key string) (
 			adapter.Unknowable(fmt.Errorf("httpadapter: %s answered %s but its answer does not give the result: %w", a.name, act.spec.Name, err))
 	}
 	res.Steps = []adapter.Step{{Name: act.spec.Name, Outcome: "applied", Detail: res.Reference}}
-	res.Data = asJSON(res.Data)
 	return res, nil
-}
-
-// asJSON gives result data the shape it has after the ledger stored it, so
-// a replayed result equals the first one.
-func asJSON(data map[string]any) map[string]any {
-	if len(data) == 0 {
-		return nil
-	}
-	b, err := json.Marshal(data)
-	if err != nil {
-		return data
-	}
-	var out map[string]any
-	if json.Unmarshal(b, &out) != nil {
-		return data
-	}
-	return out
-}
-
-// checkQuote refuses a call whose target is not the one the confirmed
-// quote was made against, or has changed since.
-func checkQuote(confirmed, fresh adapter.Quote) error {
-	if confirmed.Target.ID == "" {
-		return adapter.Invalid(map[string]string{"quote": "the confirmed dry-run quote, with its target, is required"})
-	}
-	stale := func(msg string) error {
-		return &adapter.Error{Code: adapter.CodeStaleTarget, Outcome: adapter.Refused, Message: msg,
-			Hint: "Nothing was sent. Preview the action again and have the new quote confirmed."}
-	}
-	if confirmed.Target.System != "" && confirmed.Target.System != fresh.Target.System {
-		return stale(fmt.Sprintf("The confirmed quote is for system %q, not %q.", confirmed.Target.System, fresh.Target.System))
-	}
-	if confirmed.Target.ID != fresh.Target.ID {
-		return stale(fmt.Sprintf("The arguments now name %s, but the confirmed quote was for %s.", fresh.Target.Display, confirmed.Target.Display))
-	}
-	if confirmed.Target.Version != fresh.Target.Version {
-		return stale(fmt.Sprintf("%s changed since the preview (version %s, now %s).", fresh.Target.Display, confirmed.Target.Version, fresh.Target.Version))
-	}
-	return nil
 }

@@ -177,20 +177,12 @@ func (a *Adapter) Title() string { return a.title }
 
 // Actions lists the described write verbs.
 func (a *Adapter) Actions() []adapter.ActionSpec {
-	out := make([]adapter.ActionSpec, 0, len(a.actions))
-	for _, act := range a.actions {
-		out = append(out, act.spec)
-	}
-	return out
+	return a.writes().Specs()
 }
 
 // ReadTools lists the described read verbs.
 func (a *Adapter) ReadTools() []adapter.ReadToolSpec {
-	out := make([]adapter.ReadToolSpec, 0, len(a.reads))
-	for _, r := range a.reads {
-		out = append(out, r.spec)
-	}
-	return out
+	return adapter.Specs(a.reads, func(r *readTool) adapter.ReadToolSpec { return r.spec })
 }
 
 func (a *Adapter) now() time.Time { return a.clock().UTC() }

@@ -4,20 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"net/http/httptrace"
 	"slices"
-	"sync/atomic"
 
 	"countersign/internal/adapter"
 )
-
-// maxAnswerBytes bounds what the adapter reads from a system.
-const maxAnswerBytes = 4 << 20
 
 // systemError is an error answer: its status and decoded body. It is kept
 // as an error's cause for logs and never shown to a caller.
@@ -31,24 +23,6 @@ func (e *systemError) Error() string {
 	return fmt.Sprintf("the system answered %d %s", e.Status, e.Code)
 }
 
-// transportError is a call that got no usable answer. Written is false only
-// when the request provably never left.
-type transportError struct {
-	Method, Path string
-	Written      bool
-	Err          error
-}
-
-func (e *transportError) Error() string {
-	state := "not sent"
-	if e.Written {
-		state = "sent, no answer"
-	}
-	return fmt.Sprintf("%s %s (%s): %v", e.Method, e.Path, state, e.Err)
-}
-
-func (e *transportError) Unwrap() error { return e.Err }
-
 // read GETs path; every failure is NotSent (a read changes nothing).
 func (a *Adapter) read(ctx context.Context, path string) (any, error) {
 	return a.do(ctx, http.MethodGet, path, "", nil, false, false)
@@ -56,85 +30,39 @@ func (a *Adapter) read(ctx context.Context, path string) (any, error) {
 
 // do sends one request. A write carries key in the idempotency header.
 func (a *Adapter) do(ctx context.Context, method, path, key string, body any, hasBody, write bool) (any, error) {
-	var rd io.Reader
+	r := adapter.Request{Method: method, URL: a.base + path, Path: path, Write: write, Prepare: func(req *http.Request) {
+		if key != "" {
+			req.Header.Set(a.idemHeader, key)
+		}
+		a.authorize(req)
+	}}
 	if hasBody {
 		raw, err := json.Marshal(body)
 		if err != nil {
 			return nil, fmt.Errorf("httpadapter: encode %s %s: %w", method, path, err)
 		}
-		rd = bytes.NewReader(raw)
+		r.Body = raw
 	}
-	var gotConn, wrote atomic.Bool
-	trace := &httptrace.ClientTrace{
-		GotConn: func(httptrace.GotConnInfo) { gotConn.Store(true) },
-		WroteRequest: func(info httptrace.WroteRequestInfo) {
-			if info.Err == nil {
-				wrote.Store(true)
-			}
-		},
-	}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), method, a.base+path, rd)
+	status, raw, err := adapter.Exchange(ctx, a.http, a.name, r)
 	if err != nil {
-		return nil, a.unreachable(&transportError{Method: method, Path: path, Err: err})
+		return nil, err
 	}
-	req.Header.Set("Accept", "application/json")
-	if hasBody {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if key != "" {
-		req.Header.Set(a.idemHeader, key)
-	}
-	a.authorize(req)
-	resp, err := a.http.Do(req)
-	if err != nil {
-		written := wrote.Load() || (gotConn.Load() && !isDialError(err))
-		return nil, a.transportFailure(&transportError{Method: method, Path: path, Written: written, Err: err}, write)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
-	if err != nil {
-		return nil, a.transportFailure(&transportError{Method: method, Path: path, Written: true, Err: fmt.Errorf("read answer: %w", err)}, write)
-	}
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+	if status >= 200 && status < 300 {
 		if len(bytes.TrimSpace(raw)) == 0 {
 			return map[string]any{}, nil
 		}
 		v, err := decodeJSON(raw)
 		if err != nil {
-			return nil, a.transportFailure(&transportError{Method: method, Path: path, Written: true, Err: fmt.Errorf("decode answer: %w", err)}, write)
+			return nil, adapter.Undecodable(a.name, r, err)
 		}
 		return v, nil
 	}
-	se := &systemError{Status: resp.StatusCode}
+	se := &systemError{Status: status}
 	se.Body, _ = decodeJSON(raw)
 	if v, ok := lookupPointer(se.Body, a.errs.codePtr); ok {
 		se.Code, _ = v.(string)
 	}
 	return nil, a.errs.mapAnswer(a.name, se, write)
-}
-
-func isDialError(err error) bool {
-	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
-		return true
-	}
-	var dns *net.DNSError
-	return errors.As(err, &dns)
-}
-
-// transportFailure maps a call without an answer: a write that may have
-// left is Unknown; anything else provably changed nothing.
-func (a *Adapter) transportFailure(te *transportError, write bool) *adapter.Error {
-	if te.Written && write {
-		return adapter.Unknowable(te)
-	}
-	return a.unreachable(te)
-}
-
-func (a *Adapter) unreachable(te *transportError) *adapter.Error {
-	return &adapter.Error{Code: adapter.CodeUnreachable, Outcome: adapter.NotSent, Retryable: true,
-		Message: fmt.Sprintf("%s could not be reached; nothing was changed.", a.name),
-		Hint:    "Try again in a moment; if it keeps failing, hand the conversation to a person.", Err: te}
 }
 
 // errorMap is a file's error mapping.
@@ -188,14 +116,5 @@ func (m errorMap) mapAnswer(system string, se *systemError, write bool) *adapter
 		}
 		return &e
 	}
-	if se.Status >= 500 {
-		if write {
-			return adapter.Unknowable(se)
-		}
-		return &adapter.Error{Code: "system_error", Outcome: adapter.NotSent, Retryable: true, Err: se,
-			Message: system + " failed to answer; nothing was changed.", Hint: "Try again in a moment."}
-	}
-	return &adapter.Error{Code: "system_rejected", Outcome: adapter.Refused, Err: se,
-		Message: system + " refused the request; nothing was changed.",
-		Hint:    "Hand this call to a person; do not retry it."}
+	return adapter.FailedAnswer(system, se.Status, se, write)
 }

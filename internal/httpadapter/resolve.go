@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode"
 
 	"countersign/internal/adapter"
 )
@@ -13,9 +12,9 @@ import (
 // account maps the principal to exactly one account of the system, or
 // fails with unknown_customer; it never guesses.
 func (a *Adapter) account(ctx context.Context, p adapter.Principal) (any, error) {
-	email := adapter.NormaliseCustomerRef(p.CustomerRef)
-	if email == "" {
-		return nil, adapter.Invalid(map[string]string{"customer_ref": "required: the customer's e-mail address"})
+	email, err := adapter.PrincipalEmail(p)
+	if err != nil {
+		return nil, err
 	}
 	vars := map[string]any{"principal": email}
 	path, err := a.principal.path.render(vars, true)
@@ -38,17 +37,7 @@ func (a *Adapter) account(ctx context.Context, p adapter.Principal) (any, error)
 			found = append(found, it)
 		}
 	}
-	switch len(found) {
-	case 1:
-		return found[0], nil
-	case 0:
-		return nil, &adapter.Error{Code: "unknown_customer", Outcome: adapter.Refused,
-			Message: fmt.Sprintf("The customer %s has no account in %s.", email, a.name),
-			Hint:    "This assistant can only act for the signed-in customer's own account in this system."}
-	}
-	return nil, &adapter.Error{Code: "unknown_customer", Outcome: adapter.Refused,
-		Message: fmt.Sprintf("The e-mail %s matches several accounts in %s.", email, a.name),
-		Hint:    "Hand this conversation to a person; the account cannot be told apart by e-mail."}
+	return adapter.OneAccount(a.name, email, found)
 }
 
 // broken reports an expression of the file that failed at run time: the
@@ -134,7 +123,7 @@ func (a *Adapter) resolve(ctx context.Context, p adapter.Principal, obj *object,
 				terms = append(terms, text(x))
 			}
 		}
-		if describes(ref, terms) {
+		if adapter.Describes(ref, terms, nil) {
 			matched = append(matched, it)
 		}
 	}
@@ -202,45 +191,4 @@ func (a *Adapter) target(obj *object, o, account any) (adapter.Target, error) {
 		t.Version = text(v)
 	}
 	return t, nil
-}
-
-// fillers are words that name nothing in particular.
-var fillers = map[string]bool{
-	"my": true, "our": true, "your": true, "the": true, "an": true, "for": true, "on": true, "of": true,
-	"to": true, "with": true, "and": true, "in": true, "at": true, "from": true, "that": true, "this": true,
-	"one": true, "it": true, "is": true,
-}
-
-// describes reports whether every meaningful word of ref is one of the
-// object's terms (or a word of one).
-func describes(ref string, terms []string) bool {
-	known := map[string]bool{}
-	for _, t := range terms {
-		known[strings.ToLower(t)] = true
-		for _, w := range refWords(t) {
-			known[w] = true
-		}
-	}
-	for _, w := range refWords(ref) {
-		if fillers[w] || known[w] || (strings.HasSuffix(w, "s") && known[strings.TrimSuffix(w, "s")]) {
-			continue
-		}
-		return false
-	}
-	return true
-}
-
-// refWords splits text into lower-case words, keeping ids, domains and
-// SKUs whole.
-func refWords(s string) []string {
-	var out []string
-	for _, f := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '.' && r != '-' && r != '_'
-	}) {
-		f = strings.Trim(f, ".-_")
-		if len([]rune(f)) > 1 || (f != "" && unicode.IsDigit([]rune(f)[0])) {
-			out = append(out, f)
-		}
-	}
-	return out
 }

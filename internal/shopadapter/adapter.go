@@ -3,10 +3,8 @@ package shopadapter
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -82,20 +80,12 @@ func (a *Adapter) Name() string { return a.name }
 
 // Actions lists the shop's write verbs with their contracts and guidance.
 func (a *Adapter) Actions() []adapter.ActionSpec {
-	out := make([]adapter.ActionSpec, 0, len(a.actions))
-	for _, d := range a.actions {
-		out = append(out, d.spec)
-	}
-	return out
+	return a.writes().Specs()
 }
 
 // ReadTools lists the shop's read verbs.
 func (a *Adapter) ReadTools() []adapter.ReadToolSpec {
-	out := make([]adapter.ReadToolSpec, 0, len(a.reads))
-	for _, d := range a.reads {
-		out = append(out, d.spec)
-	}
-	return out
+	return adapter.Specs(a.reads, func(d readDef) adapter.ReadToolSpec { return d.spec })
 }
 
 func (a *Adapter) now() time.Time { return a.clock().UTC() }
@@ -109,32 +99,37 @@ type plan struct {
 
 // action finds an action and validates raw arguments against its spec.
 func (a *Adapter) action(name string, raw json.RawMessage) (actionDef, map[string]any, error) {
-	i := slices.IndexFunc(a.actions, func(d actionDef) bool { return d.spec.Name == name })
-	if i < 0 {
-		return actionDef{}, nil, &adapter.Error{Code: adapter.CodeUnknownAction, Outcome: adapter.Refused,
-			Message: fmt.Sprintf("System %q has no action %q.", a.name, name),
-			Hint:    "List the tools to see the actions this assistant may use."}
+	return a.writes().Find(name, raw)
+}
+
+// writes is the shop's actions with the adapter kit around them: a failed
+// workflow's steps are kept in the ledger, and every result gets the short
+// reference a customer reads out.
+func (a *Adapter) writes() adapter.Writes[actionDef] {
+	return adapter.Writes[actionDef]{
+		Planner: adapter.Planner{System: a.name, Ledger: a.ledger, Log: a.log, NeedVersion: true,
+			KeepFailed: func(res adapter.Result) bool { return len(res.Steps) > 0 }},
+		Defs: a.actions,
+		Spec: func(d actionDef) adapter.ActionSpec { return d.spec },
+		Plan: func(ctx context.Context, d actionDef, p adapter.Principal, vals map[string]any) (adapter.Plan, error) {
+			pl, err := d.plan(a, ctx, p, vals)
+			if err != nil {
+				return adapter.Plan{}, err
+			}
+			return adapter.Plan{Quote: pl.quote, Send: func(ctx context.Context, key string) (adapter.Result, error) {
+				res, err := pl.send(ctx, key)
+				withShortReference(d.spec.Name, &res)
+				return res, err
+			}}, nil
+		},
 	}
-	args, err := a.actions[i].spec.Validate(raw)
-	if err != nil {
-		return actionDef{}, nil, err
-	}
-	return a.actions[i], args, nil
 }
 
 // DryRun validates action completely, reading the shop but changing
 // nothing, and returns the quote. Refusals are *adapter.Error with Outcome
 // Refused; a shop that cannot be read gives system_unreachable (NotSent).
 func (a *Adapter) DryRun(ctx context.Context, p adapter.Principal, action string, args json.RawMessage) (adapter.Quote, error) {
-	def, vals, err := a.action(action, args)
-	if err != nil {
-		return adapter.Quote{}, err
-	}
-	pl, err := def.plan(a, ctx, p, vals)
-	if err != nil {
-		return adapter.Quote{}, err
-	}
-	return pl.quote, nil
+	return a.writes().DryRun(ctx, p, action, args)
 }
 
 // Execute carries out a confirmed call once per idempotency key. A key seen
@@ -144,25 +139,7 @@ func (a *Adapter) DryRun(ctx context.Context, p adapter.Principal, action string
 // differs from call.Quote's, claims the key in the ledger, sends, and
 // records the outcome. call.Quote must be the confirmed dry-run quote.
 func (a *Adapter) Execute(ctx context.Context, p adapter.Principal, call adapter.Call) (adapter.Result, error) {
-	def, vals, err := a.action(call.Action, call.Args)
-	if err != nil {
-		return adapter.Result{}, err
-	}
-	return a.ledger.ExecuteOnce(ctx, a.name, call, adapter.Canonical(vals), a.log, func(ctx context.Context) (adapter.Prepared, error) {
-		pl, err := def.plan(a, ctx, p, vals)
-		if err == nil {
-			err = checkQuote(call.Quote, pl.quote)
-		}
-		if err != nil {
-			return adapter.Prepared{}, err
-		}
-		return adapter.Prepared{TargetID: pl.quote.Target.ID, Send: func(ctx context.Context, key string) (adapter.Result, error) {
-			res, err := pl.send(ctx, key)
-			res.Data = asJSON(res.Data)
-			withShortReference(call.Action, &res)
-			return res, err
-		}}, nil
-	}, func(res adapter.Result) bool { return len(res.Steps) > 0 })
+	return a.writes().Execute(ctx, p, call)
 }
 
 // withShortReference adds the reference a customer reads out: the kind of
@@ -184,46 +161,6 @@ func withShortReference(action string, res *adapter.Result) {
 		noun = "Reference"
 	}
 	res.ShortReference = noun + " #" + shortID(res.Reference)
-}
-
-// asJSON gives result data the shape it has after the ledger stored it
-// (numbers as float64), so a replayed result equals the first one.
-func asJSON(data map[string]any) map[string]any {
-	if data == nil {
-		return nil
-	}
-	b, err := json.Marshal(data)
-	if err != nil {
-		return data
-	}
-	var out map[string]any
-	if json.Unmarshal(b, &out) != nil {
-		return data
-	}
-	return out
-}
-
-// checkQuote refuses a call whose target is not the one the confirmed
-// quote was made against, or has changed since.
-func checkQuote(confirmed, fresh adapter.Quote) error {
-	if confirmed.Target.ID == "" || confirmed.Target.Version == "" {
-		return adapter.Invalid(map[string]string{"quote": "the confirmed dry-run quote, with its target and version, is required"})
-	}
-	stale := func(msg string) error {
-		return &adapter.Error{Code: adapter.CodeStaleTarget, Outcome: adapter.Refused, Message: msg,
-			Hint: "Nothing was sent. Preview the action again and have the new quote confirmed."}
-	}
-	if confirmed.Target.System != "" && confirmed.Target.System != fresh.Target.System {
-		return stale(fmt.Sprintf("The confirmed quote is for system %q, not %q.", confirmed.Target.System, fresh.Target.System))
-	}
-	if confirmed.Target.ID != fresh.Target.ID {
-		return stale(fmt.Sprintf("The arguments now name %s, but the confirmed quote was for %s.", fresh.Target.Display, confirmed.Target.Display))
-	}
-	if confirmed.Target.Version != fresh.Target.Version {
-		return stale(fmt.Sprintf("%s changed since the preview (version %s, now %s).",
-			fresh.Target.Display, confirmed.Target.Version, fresh.Target.Version))
-	}
-	return nil
 }
 
 // isCode reports whether err is an *adapter.Error with code.

@@ -1,18 +1,13 @@
 package shopadapter
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"net/http/httptrace"
 	"strconv"
 	"strings"
-	"sync/atomic"
 
 	"countersign/internal/adapter"
 )
@@ -25,9 +20,6 @@ type client struct {
 	token string
 	http  *http.Client
 }
-
-// maxAnswerBytes bounds what the adapter reads from the shop.
-const maxAnswerBytes = 4 << 20
 
 // shopError is an error answer of the shop: its status and its
 // provider-style error object.
@@ -46,26 +38,6 @@ func (e *shopError) Error() string {
 	return fmt.Sprintf("shop answered %d %s: %s", e.Status, e.Code, e.Message)
 }
 
-// transportError is a call that got no usable answer. Written is false only
-// when the request provably never left: no connection was made, or dialling
-// failed.
-type transportError struct {
-	Method  string
-	Path    string
-	Written bool
-	Err     error
-}
-
-func (e *transportError) Error() string {
-	state := "not sent"
-	if e.Written {
-		state = "sent, no answer"
-	}
-	return fmt.Sprintf("%s %s (%s): %v", e.Method, e.Path, state, e.Err)
-}
-
-func (e *transportError) Unwrap() error { return e.Err }
-
 // read GETs path into out. A read never changes anything, so every failure
 // is NotSent.
 func (c *client) read(ctx context.Context, path string, out any) error {
@@ -81,55 +53,29 @@ func (c *client) write(ctx context.Context, method, path, key string, body, out 
 }
 
 func (c *client) do(ctx context.Context, method, path, key string, body, out any, write bool) error {
-	var rd io.Reader
+	r := adapter.Request{Method: method, URL: c.base + path, Path: path, Write: write, Prepare: func(req *http.Request) {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+		if key != "" {
+			req.Header.Set("X-Request-Id", key)
+		}
+	}}
 	if body != nil {
 		raw, err := json.Marshal(body)
 		if err != nil {
 			return fmt.Errorf("shopadapter: encode %s %s: %w", method, path, err)
 		}
-		rd = bytes.NewReader(raw)
+		r.Body = raw
 	}
-	var gotConn, wrote atomic.Bool
-	trace := &httptrace.ClientTrace{
-		GotConn: func(httptrace.GotConnInfo) { gotConn.Store(true) },
-		WroteRequest: func(info httptrace.WroteRequestInfo) {
-			if info.Err == nil {
-				wrote.Store(true)
-			}
-		},
-	}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), method, c.base+path, rd)
+	status, raw, err := adapter.Exchange(ctx, c.http, "The shop", r)
 	if err != nil {
-		return unreachable(&transportError{Method: method, Path: path, Err: err})
+		return err
 	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if key != "" {
-		req.Header.Set("X-Request-Id", key)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		// A request whose bytes may have left is treated as sent: only a
-		// failure before any connection, or while dialling, proves otherwise.
-		written := wrote.Load() || (gotConn.Load() && !isDialError(err))
-		return transportFailure(&transportError{Method: method, Path: path, Written: written, Err: err}, write)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
-	if err != nil {
-		return transportFailure(&transportError{Method: method, Path: path, Written: true,
-			Err: fmt.Errorf("read answer: %w", err)}, write)
-	}
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+	if status >= 200 && status < 300 {
 		if out == nil {
 			return nil
 		}
 		if err := json.Unmarshal(raw, out); err != nil {
-			return transportFailure(&transportError{Method: method, Path: path, Written: true,
-				Err: fmt.Errorf("decode answer: %w", err)}, write)
+			return adapter.Undecodable("The shop", r, err)
 		}
 		return nil
 	}
@@ -138,34 +84,10 @@ func (c *client) do(ctx context.Context, method, path, key string, body, out any
 		Error *shopError `json:"error"`
 	}{Error: se}
 	if json.Unmarshal(raw, &envelope) != nil || se.Code == "" {
-		se.Code = "http_" + strconv.Itoa(resp.StatusCode)
+		se.Code = "http_" + strconv.Itoa(status)
 	}
-	se.Status = resp.StatusCode
+	se.Status = status
 	return shopFailure(se, write)
-}
-
-func isDialError(err error) bool {
-	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
-		return true
-	}
-	var dns *net.DNSError
-	return errors.As(err, &dns)
-}
-
-// transportFailure maps a call without an answer: a write that may have left
-// is Unknown; anything else provably changed nothing.
-func transportFailure(te *transportError, write bool) *adapter.Error {
-	if te.Written && write {
-		return adapter.Unknowable(te)
-	}
-	return unreachable(te)
-}
-
-func unreachable(te *transportError) *adapter.Error {
-	return &adapter.Error{Code: adapter.CodeUnreachable, Outcome: adapter.NotSent, Retryable: true,
-		Message: "The shop could not be reached; nothing was changed.",
-		Hint:    "Try again in a moment; if it keeps failing, hand the conversation to a person.", Err: te}
 }
 
 // shopCode is how one of the shop's error codes reads to a caller.
@@ -207,11 +129,7 @@ var shopCodes = map[string]shopCode{
 // committed before it failed.
 func shopFailure(se *shopError, write bool) *adapter.Error {
 	if se.Status >= 500 {
-		if write {
-			return adapter.Unknowable(se)
-		}
-		return &adapter.Error{Code: "system_error", Outcome: adapter.NotSent, Retryable: true, Err: se,
-			Message: "The shop failed to answer; nothing was changed.", Hint: "Try again in a moment."}
+		return adapter.FailedAnswer("The shop", se.Status, se, write)
 	}
 	if se.Status == http.StatusBadRequest {
 		field := se.Param
@@ -230,9 +148,7 @@ func shopFailure(se *shopError, write bool) *adapter.Error {
 		}
 		return ae
 	}
-	return &adapter.Error{Code: "system_rejected", Outcome: adapter.Refused, Err: se,
-		Message: "The shop refused the request; nothing was changed.",
-		Hint:    "Hand this call to a person; do not retry it."}
+	return adapter.FailedAnswer("The shop", se.Status, se, write)
 }
 
 // answered reports whether err carries an error answer of the shop (as

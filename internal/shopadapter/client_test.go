@@ -59,23 +59,3 @@ func TestShopFailureMapping(t *testing.T) {
 		t.Errorf("fields %v, want address.country named", ae.Fields)
 	}
 }
-
-func TestTransportFailureMapping(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		written, write bool
-		code           string
-		outcome        adapter.Outcome
-	}{
-		{false, true, adapter.CodeUnreachable, adapter.NotSent},
-		{true, true, adapter.CodeOutcomeUnknown, adapter.Unknown},
-		{true, false, adapter.CodeUnreachable, adapter.NotSent},
-		{false, false, adapter.CodeUnreachable, adapter.NotSent},
-	}
-	for _, tc := range cases {
-		ae := transportFailure(&transportError{Method: "POST", Path: "/refunds", Written: tc.written, Err: errors.New("EOF")}, tc.write)
-		if ae.Code != tc.code || ae.Outcome != tc.outcome {
-			t.Errorf("written=%t write=%t: %s/%s, want %s/%s", tc.written, tc.write, ae.Code, ae.Outcome, tc.code, tc.outcome)
-		}
-	}
-}

@@ -21,21 +21,9 @@ func (a *Adapter) Lookup(ctx context.Context, _ adapter.Principal, call adapter.
 	if err != nil {
 		return adapter.LookupResult{}, err
 	}
-	if call.IdempotencyKey == "" {
-		return adapter.LookupResult{}, adapter.Invalid(map[string]string{"idempotency_key": "required to look a call up"})
-	}
-	out := adapter.LookupResult{Effects: []adapter.Effect{}}
-	if a.ledger != nil {
-		entry, found, err := a.ledger.Get(ctx, a.name, call.IdempotencyKey)
-		if err != nil {
-			return adapter.LookupResult{}, adapter.LedgerFailure(err)
-		}
-		if found {
-			out.Found, out.LedgerState, out.Error = true, entry.State, entry.Error
-			if entry.State == "applied" {
-				out.Result = entry.Result
-			}
-		}
+	out, err := a.ledger.Lookup(ctx, a.name, call.IdempotencyKey)
+	if err != nil {
+		return adapter.LookupResult{}, err
 	}
 	effects, err := a.effects(ctx, call.IdempotencyKey)
 	if err != nil {

@@ -2,7 +2,6 @@ package shopadapter
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 
 	"countersign/internal/adapter"
@@ -12,9 +11,9 @@ import (
 // customer. It fails with unknown_customer when the shop has none, and
 // never falls back to a guess.
 func (a *Adapter) customer(ctx context.Context, p adapter.Principal) (shopCustomer, error) {
-	email := adapter.NormaliseCustomerRef(p.CustomerRef)
-	if email == "" {
-		return shopCustomer{}, adapter.Invalid(map[string]string{"customer_ref": "required: the customer's e-mail address"})
+	email, err := adapter.PrincipalEmail(p)
+	if err != nil {
+		return shopCustomer{}, err
 	}
 	var list shopList[shopCustomer]
 	if err := a.shop.read(ctx, "/customers?limit=2&email="+url.QueryEscape(email), &list); err != nil {
@@ -26,18 +25,7 @@ func (a *Adapter) customer(ctx context.Context, p adapter.Principal) (shopCustom
 			found = append(found, c)
 		}
 	}
-	switch len(found) {
-	case 1:
-		return found[0], nil
-	case 0:
-		return shopCustomer{}, &adapter.Error{Code: "unknown_customer", Outcome: adapter.Refused,
-			Message: fmt.Sprintf("The customer %s has no account in %s.", email, a.name),
-			Hint:    "This assistant can only act for the signed-in customer's own account in this system."}
-	default:
-		return shopCustomer{}, &adapter.Error{Code: "unknown_customer", Outcome: adapter.Refused,
-			Message: fmt.Sprintf("The e-mail %s matches several accounts in %s.", email, a.name),
-			Hint:    "Hand this conversation to a person; the account cannot be told apart by e-mail."}
-	}
+	return adapter.OneAccount(a.name, email, found)
 }
 
 // notOwned answers a reference to an object of another customer exactly

@@ -338,48 +338,14 @@ func pick[T any](kind, ref string, items []T, terms func(T) []string, candidate 
 	return zero, adapter.Ambiguous(kind, ref, candidates)
 }
 
-// fillers are words that name nothing in particular.
-var fillers = map[string]bool{
-	"my": true, "our": true, "your": true, "the": true, "an": true, "for": true, "on": true, "of": true,
-	"to": true, "with": true, "and": true, "in": true, "at": true, "from": true, "that": true, "this": true,
-	"one": true, "it": true, "is": true, "plan": true, "subscription": true, "order": true, "invoice": true,
-	"receipt": true, "product": true, "site": true, "account": true,
-}
+// shopNouns are the shop's words for its kinds of object, which name no
+// object in particular ("my plan").
+var shopNouns = map[string]bool{"plan": true, "subscription": true, "order": true, "invoice": true,
+	"receipt": true, "product": true, "site": true, "account": true}
 
 // describes reports whether every meaningful word of ref is one of the
-// object's terms. A reference of filler words only ("my plan") describes
-// every object, so it resolves when the customer has exactly one.
-func describes(ref string, terms []string) bool {
-	known := map[string]bool{}
-	for _, t := range terms {
-		known[strings.ToLower(t)] = true
-		for _, w := range refWords(t) {
-			known[w] = true
-		}
-	}
-	for _, w := range refWords(ref) {
-		if fillers[w] || known[w] || (strings.HasSuffix(w, "s") && known[strings.TrimSuffix(w, "s")]) {
-			continue
-		}
-		return false
-	}
-	return true
-}
-
-// refWords splits text into lower-case words, keeping ids, domains and
-// SKUs ("acme.example", "lamp-wal-01", "ord_3f2a") whole.
-func refWords(text string) []string {
-	var out []string
-	for _, f := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '.' && r != '-' && r != '_'
-	}) {
-		f = strings.Trim(f, ".-_")
-		if len([]rune(f)) > 1 || (f != "" && unicode.IsDigit([]rune(f)[0])) {
-			out = append(out, f)
-		}
-	}
-	return out
-}
+// object's terms, with the shop's nouns passed over.
+func describes(ref string, terms []string) bool { return adapter.Describes(ref, terms, shopNouns) }
 
 // siteLabel is a domain's first label: "acme" for "acme.example".
 func siteLabel(domain string) string {

@@ -1,0 +1,88 @@
+package adapter_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"countersign/internal/adapter"
+)
+
+func TestTransportFailure(t *testing.T) {
+	cases := []struct {
+		written, write bool
+		code           string
+		outcome        adapter.Outcome
+	}{
+		{false, true, adapter.CodeUnreachable, adapter.NotSent},
+		{true, true, adapter.CodeOutcomeUnknown, adapter.Unknown},
+		{true, false, adapter.CodeUnreachable, adapter.NotSent},
+		{false, false, adapter.CodeUnreachable, adapter.NotSent},
+	}
+	for _, tc := range cases {
+		ae := adapter.TransportFailure("The shop", &adapter.TransportError{Method: "POST", Path: "/refunds", Written: tc.written, Err: errors.New("EOF")}, tc.write)
+		if ae.Code != tc.code || ae.Outcome != tc.outcome {
+			t.Errorf("written=%t write=%t: %s/%s, want %s/%s", tc.written, tc.write, ae.Code, ae.Outcome, tc.code, tc.outcome)
+		}
+	}
+}
+
+// TestExchange sends real requests: an answer of any status comes back
+// with its body and the headers Prepare set; a write to a server that
+// hangs up after reading it is Unknown; a refused connection is NotSent.
+func TestExchange(t *testing.T) {
+	ctx := context.Background()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hangup" {
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+			return
+		}
+		w.WriteHeader(http.StatusConflict)
+		_, _ = w.Write([]byte(r.Header.Get("X-Request-Id") + " " + r.Header.Get("Content-Type")))
+	}))
+	defer srv.Close()
+	status, body, err := adapter.Exchange(ctx, srv.Client(), "The shop", adapter.Request{Method: "POST", URL: srv.URL + "/x", Path: "/x",
+		Body: []byte(`{}`), Write: true, Prepare: func(r *http.Request) { r.Header.Set("X-Request-Id", "k1") }})
+	if err != nil || status != http.StatusConflict || string(body) != "k1 application/json" {
+		t.Errorf("Exchange = %d %q %v; want 409 with the key and the content type", status, body, err)
+	}
+	_, _, err = adapter.Exchange(ctx, srv.Client(), "The shop", adapter.Request{Method: "POST", URL: srv.URL + "/hangup", Path: "/hangup", Body: []byte(`{}`), Write: true})
+	if ae, _ := adapter.AsError(err); ae == nil || ae.Outcome != adapter.Unknown {
+		t.Errorf("hung-up write: %v, want Unknown", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String()
+	ln.Close()
+	_, _, err = adapter.Exchange(ctx, srv.Client(), "The shop", adapter.Request{Method: "POST", URL: closed + "/x", Path: "/x", Write: true})
+	if ae, _ := adapter.AsError(err); ae == nil || ae.Code != adapter.CodeUnreachable || ae.Message != "The shop could not be reached; nothing was changed." {
+		t.Errorf("refused connection: %v, want system_unreachable naming the shop", err)
+	}
+}
+
+func TestFailedAnswer(t *testing.T) {
+	cause := errors.New("the system answered 503")
+	cases := []struct {
+		status  int
+		write   bool
+		code    string
+		outcome adapter.Outcome
+	}{
+		{503, true, adapter.CodeOutcomeUnknown, adapter.Unknown},
+		{503, false, "system_error", adapter.NotSent},
+		{422, true, "system_rejected", adapter.Refused},
+		{404, false, "system_rejected", adapter.Refused},
+	}
+	for _, tc := range cases {
+		ae := adapter.FailedAnswer("Billing", tc.status, cause, tc.write)
+		if ae.Code != tc.code || ae.Outcome != tc.outcome || !errors.Is(ae, cause) {
+			t.Errorf("%d write=%t: %s/%s (cause kept: %t), want %s/%s", tc.status, tc.write, ae.Code, ae.Outcome, errors.Is(ae, cause), tc.code, tc.outcome)
+		}
+	}
+}
