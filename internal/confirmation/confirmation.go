@@ -45,7 +45,7 @@ const (
 	ProofCode Proof = "code"
 	// ProofAccount is a signed-in customer account of the console whose
 	// e-mail is the customer reference.
-	ProofAccount Proof = "account"
+	ProofAccount Proof = controlplane.ProofAccount
 	// ProofAssertion is a short-lived assertion signed by the business's own
 	// site (HMAC-SHA256 with the system's secret), for chat widgets embedded
 	// where the customer is already signed in.

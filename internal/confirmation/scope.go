@@ -32,10 +32,6 @@ func ProvedOn(o Opened, proof Proof) Proved {
 	return Proved{CustomerRef: o.CustomerRef, Proof: proof, InvocationID: o.InvocationID, System: o.System}
 }
 
-// maxRequotes bounds the walk from a request back to the one a proof was
-// made on: a re-quote chain longer than this is not followed.
-const maxRequotes = 16
-
 // Covers checks that p may see inv, whose task's customer is
 // taskCustomer. Another customer's request is apperr.NotFound, as if it did
 // not exist. A code or an assertion covers the request it was made on and
@@ -51,7 +47,7 @@ func (s *Service) Covers(ctx context.Context, p Proved, inv controlplane.Invocat
 		return nil
 	}
 	at := inv
-	for range maxRequotes {
+	for range controlplane.MaxRequotes {
 		if at.ID == p.InvocationID && at.System == p.System {
 			return nil
 		}
@@ -68,12 +64,9 @@ func (s *Service) Covers(ctx context.Context, p Proved, inv controlplane.Invocat
 }
 
 // ProveForThisRequest is the answer to a browser whose code or assertion
-// was for another request: it must show it's the customer for this one.
-func ProveForThisRequest() error {
-	return &apperr.Error{Kind: apperr.Unauthenticated, Code: "prove_for_this_request",
-		Message: "You showed us it's you for another request. Each request needs its own proof.",
-		Hint:    "Open this request's link from your assistant and show us it's you for it, or sign in to your account to see all your requests."}
-}
+// was for another request: the control plane's own refusal, so the pages
+// and the state machine say the same.
+func ProveForThisRequest() error { return controlplane.ProveForThisRequest() }
 
 // ProofAccepted checks that proof is one that system accepts
 // (Config.Proofs; an assertion only where the system has a secret); it

@@ -15,9 +15,18 @@ import (
 // decides that request only.
 const ProofAccount = "account"
 
-// maxRequotes bounds the walk from a request back to the one a proof was
-// made on: a re-quote chain longer than this is not followed.
-const maxRequotes = 16
+// MaxRequotes bounds the walk from a request back to the one a proof was
+// made on: a re-quote chain longer than this is not followed. The pages'
+// check (confirmation.Covers) walks the same chain with the same bound.
+const MaxRequotes = 16
+
+// ProveForThisRequest is the refusal of a code or an assertion made for
+// another request: the browser must show it's the customer for this one.
+func ProveForThisRequest() error {
+	return &apperr.Error{Kind: apperr.Unauthenticated, Code: "prove_for_this_request",
+		Message: "You showed us it's you for another request. Each request needs its own proof.",
+		Hint:    "Open this request's link from your assistant and show us it's you for it, or sign in to your account to see all your requests."}
+}
 
 // CustomerProvedOn is the end customer acting with a proof made on the
 // link of invocation provedFor (a code or an assertion). The control plane
@@ -44,7 +53,7 @@ func customerMayDecide(ctx context.Context, tx *store.Tx, actor Actor, row store
 		return nil
 	}
 	at := row
-	for range maxRequotes {
+	for range MaxRequotes {
 		if actor.ProvedFor != "" && at.ID == actor.ProvedFor {
 			return nil
 		}
@@ -60,9 +69,7 @@ func customerMayDecide(ctx context.Context, tx *store.Tx, actor Actor, row store
 		}
 		at = prev
 	}
-	return &apperr.Error{Kind: apperr.Unauthenticated, Code: "prove_for_this_request",
-		Message: "You showed us it's you for another request. Each request needs its own proof.",
-		Hint:    "Open this request's link and show us it's you for it, or sign in to your account."}
+	return ProveForThisRequest()
 }
 
 // customerMayStop checks a customer's "Stop this" on task: the customer is
