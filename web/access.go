@@ -11,49 +11,49 @@ import (
 	"countersign/internal/apperr"
 )
 
-// access says who may use a route: anyone (public), or signed-in users with
+// Access says who may use a route: anyone (public), or signed-in users with
 // one of roles.
-type access struct {
-	public bool
-	roles  []accounts.Role
-	// bearer routes take an assistant's API key instead of a session.
-	bearer bool
+type Access struct {
+	Public bool
+	Roles  []accounts.Role
+	// Bearer routes take an assistant's API key instead of a session.
+	Bearer bool
 }
 
 var (
-	// anyone may use the route, signed in or not.
-	anyone = access{public: true}
-	// signedIn allows every role.
-	signedIn = access{roles: accounts.Roles}
-	// assistant requires a live API key (Authorization: Bearer …); cookie
+	// Anyone may use the route, signed in or not.
+	Anyone = Access{Public: true}
+	// SignedIn allows every role.
+	SignedIn = Access{Roles: accounts.Roles}
+	// APIKey requires a live API key (Authorization: Bearer …); cookie
 	// sessions do not count.
-	assistant = access{bearer: true}
+	APIKey = Access{Bearer: true}
 )
 
-// only allows the listed roles.
-func only(roles ...accounts.Role) access { return access{roles: roles} }
+// Only allows the listed roles.
+func Only(roles ...accounts.Role) Access { return Access{Roles: roles} }
 
-// authorize enforces a route's access rule: a visitor who is not signed in
+// Authorize enforces a route's access rule: a visitor who is not signed in
 // is sent to sign in (or gets 401 from the API); a signed-in user without an
 // allowed role gets 403.
-func (s *Server) authorize(a access) echo.MiddlewareFunc {
+func (s *Server) Authorize(a Access) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			if a.public {
+			if a.Public {
 				return next(c)
 			}
-			if a.bearer {
+			if a.Bearer {
 				return s.authorizeBearer(c, next)
 			}
-			u, ok := currentUser(c)
+			u, ok := CurrentUser(c)
 			if !ok {
 				r := c.Request()
-				if r.Method == http.MethodGet && !isAPI(c) {
+				if r.Method == http.MethodGet && !IsAPI(c) {
 					return c.Redirect(http.StatusSeeOther, "/sign-in?next="+url.QueryEscape(r.URL.RequestURI()))
 				}
 				return apperr.New(apperr.Unauthenticated, "Sign in to continue.")
 			}
-			if !slices.Contains(a.roles, u.Role) {
+			if !slices.Contains(a.Roles, u.Role) {
 				return apperr.New(apperr.Forbidden, "Your role (%s) cannot open this page.", u.Role.Label())
 			}
 			return next(c)

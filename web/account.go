@@ -11,23 +11,23 @@ import (
 
 // handlePasswordForm answers GET /account/password.
 func (s *Server) handlePasswordForm(c echo.Context) error {
-	p, err := s.page(c, "Change password")
+	p, err := s.Page(c, "Change password")
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.Password(p, views.PasswordForm{}))
+	return Render(c, http.StatusOK, views.Password(p, views.PasswordForm{}))
 }
 
 // handlePasswordChange answers POST /account/password: every other session
 // of the user ends; this one stays. Wrong current passwords are throttled
 // like sign-ins (429 with the form and Retry-After).
 func (s *Server) handlePasswordChange(c echo.Context) error {
-	u, _ := currentUser(c)
-	sess := session(c)
+	u, _ := CurrentUser(c)
+	sess := Session(c)
 	err := s.cfg.Accounts.ChangePassword(c.Request().Context(), u.ID, c.FormValue("current"), c.FormValue("new"),
-		hashID(sess.ID), c.RealIP())
+		HashID(sess.ID), c.RealIP())
 	if e, ok := apperr.As(err); ok && (e.Kind == apperr.Invalid || e.Kind == apperr.LimitReached) {
-		p, perr := s.page(c, "Change password")
+		p, perr := s.Page(c, "Change password")
 		if perr != nil {
 			return perr
 		}
@@ -38,11 +38,11 @@ func (s *Server) handlePasswordChange(c echo.Context) error {
 				c.Response().Header().Set("Retry-After", itoa(e.RetryAfterSeconds))
 			}
 		}
-		return render(c, statusOf[e.Kind], views.Password(p, views.PasswordForm{Errors: fields}))
+		return Render(c, StatusOf[e.Kind], views.Password(p, views.PasswordForm{Errors: fields}))
 	}
 	if err != nil {
 		return err
 	}
-	setFlash(c, "Password changed. Your other sessions have been signed out.", false)
-	return seeOther(c, "/")
+	SetFlash(c, "Password changed. Your other sessions have been signed out.", false)
+	return SeeOther(c, "/")
 }

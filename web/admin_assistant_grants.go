@@ -24,7 +24,7 @@ func (s *Server) handleAdminAssistantGrants(c echo.Context) error {
 		AnyCustomer: c.FormValue("any_customer") == "on", Errors: views.FieldErrors{}}
 	g := assistants.Grants{MaxWriteBudget: formInt(form.MaxWriteBudget), MaxInflightLimit: formInt(form.MaxInflightLimit),
 		MaxRatePerMinute: formInt(form.MaxRatePerMinute), AnyCustomer: form.AnyCustomer}
-	admin, _ := currentUser(c)
+	admin, _ := CurrentUser(c)
 	a, err := s.cfg.Assistants.SetGrants(ctx, controlplane.UserActor(admin.ID, string(admin.Role), admin.Name), form.AssistantID, g)
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
 		for k, v := range e.Fields {
@@ -37,8 +37,8 @@ func (s *Server) handleAdminAssistantGrants(c echo.Context) error {
 		return err
 	}
 	s.log.Info("assistant grants changed", "by", admin.ID, "assistant_id", a.ID, "any_customer", g.AnyCustomer)
-	setFlash(c, "Saved the task limits of "+a.Name+".", false)
-	return seeOther(c, "/admin/assistants")
+	SetFlash(c, "Saved the task limits of "+a.Name+".", false)
+	return SeeOther(c, "/admin/assistants")
 }
 
 // formInt reads a whole number typed in a form; anything else is -1, which

@@ -26,7 +26,7 @@ func (s *Server) handleAdminAssistants(c echo.Context) error {
 func (s *Server) handleAdminAssistantCreate(c echo.Context) error {
 	ctx := c.Request().Context()
 	form := views.NewAssistantForm{Name: c.FormValue("name"), EnableAll: c.FormValue("enable_all") == "on"}
-	admin, _ := currentUser(c)
+	admin, _ := CurrentUser(c)
 	a, err := s.cfg.Assistants.Create(ctx, &admin.ID, form.Name)
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
 		form.Errors = e.Fields
@@ -41,30 +41,30 @@ func (s *Server) handleAdminAssistantCreate(c echo.Context) error {
 		}
 	}
 	s.log.Info("assistant created", "by", admin.ID, "assistant_id", a.ID)
-	setFlash(c, "Added the assistant "+a.Name+". Issue it a key to let it call the API.", false)
-	return seeOther(c, "/admin/assistants")
+	SetFlash(c, "Added the assistant "+a.Name+". Issue it a key to let it call the API.", false)
+	return SeeOther(c, "/admin/assistants")
 }
 
 // handleAdminAssistantKeyCreate answers POST /admin/assistants/:id/keys
 // and redirects to the page that shows the key once (setKeyFlash), so a
 // reload of that page issues nothing. The key is stored only as a hash.
 func (s *Server) handleAdminAssistantKeyCreate(c echo.Context) error {
-	admin, _ := currentUser(c)
+	admin, _ := CurrentUser(c)
 	a, err := s.cfg.Assistants.Get(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
 	key, secret, err := s.cfg.Assistants.IssueKey(c.Request().Context(), a.ID, &admin.ID)
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.IllegalTransition {
-		setFlash(c, e.Message, true)
-		return seeOther(c, "/admin/assistants")
+		SetFlash(c, e.Message, true)
+		return SeeOther(c, "/admin/assistants")
 	}
 	if err != nil {
 		return err
 	}
 	s.log.Info("api key issued", "by", admin.ID, "assistant_id", a.ID, "key_id", key.ID)
 	setKeyFlash(c, a.Name, secret)
-	return seeOther(c, "/admin/assistants")
+	return SeeOther(c, "/admin/assistants")
 }
 
 // handleAdminAssistantActions answers POST /admin/assistants/:id/actions:
@@ -87,10 +87,10 @@ func (s *Server) handleAdminAssistantActions(c echo.Context) error {
 			}
 		}
 	}
-	admin, _ := currentUser(c)
+	admin, _ := CurrentUser(c)
 	s.log.Info("assistant actions changed", "by", admin.ID, "assistant_id", a.ID, "enabled", on)
-	setFlash(c, "Saved the actions of "+a.Name+".", false)
-	return seeOther(c, "/admin/assistants")
+	SetFlash(c, "Saved the actions of "+a.Name+".", false)
+	return SeeOther(c, "/admin/assistants")
 }
 
 // handleAdminAssistantDisable answers POST /admin/assistants/:id/disable:
@@ -99,8 +99,8 @@ func (s *Server) handleAdminAssistantDisable(c echo.Context) error {
 	if err := s.cfg.Assistants.SetDisabled(c.Request().Context(), c.Param("id"), true); err != nil {
 		return err
 	}
-	setFlash(c, "Assistant disabled; its keys no longer work.", false)
-	return seeOther(c, "/admin/assistants")
+	SetFlash(c, "Assistant disabled; its keys no longer work.", false)
+	return SeeOther(c, "/admin/assistants")
 }
 
 // handleAdminAssistantEnable answers POST /admin/assistants/:id/enable.
@@ -108,8 +108,8 @@ func (s *Server) handleAdminAssistantEnable(c echo.Context) error {
 	if err := s.cfg.Assistants.SetDisabled(c.Request().Context(), c.Param("id"), false); err != nil {
 		return err
 	}
-	setFlash(c, "Assistant enabled; its live keys work again.", false)
-	return seeOther(c, "/admin/assistants")
+	SetFlash(c, "Assistant enabled; its live keys work again.", false)
+	return SeeOther(c, "/admin/assistants")
 }
 
 // handleAdminKeyRevoke answers POST /admin/keys/:id/revoke.
@@ -118,10 +118,10 @@ func (s *Server) handleAdminKeyRevoke(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	admin, _ := currentUser(c)
+	admin, _ := CurrentUser(c)
 	s.log.Info("api key revoked", "by", admin.ID, "key_id", k.ID)
-	setFlash(c, "Revoked the key "+k.Prefix+"…; it no longer works.", false)
-	return seeOther(c, "/admin/assistants")
+	SetFlash(c, "Revoked the key "+k.Prefix+"…; it no longer works.", false)
+	return SeeOther(c, "/admin/assistants")
 }
 
 // renderAdminAssistants renders the page; v brings the forms and notices,
@@ -156,10 +156,10 @@ func (s *Server) renderAdminAssistants(c echo.Context, status int, v views.Admin
 	if err := s.webhookRows(c, rows); err != nil {
 		return err
 	}
-	p, err := s.page(c, "Assistants")
+	p, err := s.Page(c, "Assistants")
 	if err != nil {
 		return err
 	}
 	v.Assistants = rows
-	return render(c, status, views.AdminAssistants(p, v))
+	return Render(c, status, views.AdminAssistants(p, v))
 }

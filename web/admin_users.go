@@ -28,10 +28,10 @@ func (s *Server) handleAdminUserCreate(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	admin, _ := currentUser(c)
+	admin, _ := CurrentUser(c)
 	s.log.Info("user created", "by", admin.ID, "user_id", u.ID, "role", u.Role)
-	setFlash(c, "Added "+u.Name+" ("+u.Role.Label()+").", false)
-	return seeOther(c, "/admin/users")
+	SetFlash(c, "Added "+u.Name+" ("+u.Role.Label()+").", false)
+	return SeeOther(c, "/admin/users")
 }
 
 // handleAdminUserRole answers POST /admin/users/:id/role.
@@ -62,22 +62,22 @@ func (s *Server) adminUserChange(c echo.Context, change func(admin accounts.User
 	if err != nil {
 		return apperr.New(apperr.NotFound, "No such user.")
 	}
-	admin, _ := currentUser(c)
+	admin, _ := CurrentUser(c)
 	msg, err := change(admin, id)
 	if e, ok := apperr.As(err); ok && (e.Kind == apperr.Invalid || e.Kind == apperr.Forbidden) {
 		text := e.Message
 		for _, m := range e.Fields {
 			text = m
 		}
-		setFlash(c, text, true)
-		return seeOther(c, "/admin/users")
+		SetFlash(c, text, true)
+		return SeeOther(c, "/admin/users")
 	}
 	if err != nil {
 		return err
 	}
 	s.log.Info("user changed", "by", admin.ID, "user_id", id, "change", c.Path())
-	setFlash(c, msg, false)
-	return seeOther(c, "/admin/users")
+	SetFlash(c, msg, false)
+	return SeeOther(c, "/admin/users")
 }
 
 func (s *Server) renderAdminUsers(c echo.Context, status int, form views.NewUserForm) error {
@@ -85,7 +85,7 @@ func (s *Server) renderAdminUsers(c echo.Context, status int, form views.NewUser
 	if err != nil {
 		return err
 	}
-	me, _ := currentUser(c)
+	me, _ := CurrentUser(c)
 	rows := make([]views.UserRow, len(users))
 	for i, u := range users {
 		rows[i] = views.UserRow{ID: u.ID, Name: u.Name, Email: u.Email, Role: string(u.Role), RoleLabel: u.Role.Label(),
@@ -95,9 +95,9 @@ func (s *Server) renderAdminUsers(c echo.Context, status int, form views.NewUser
 	for i, r := range accounts.Roles {
 		roles[i] = views.Option{Value: string(r), Label: r.Label()}
 	}
-	p, err := s.page(c, "Users")
+	p, err := s.Page(c, "Users")
 	if err != nil {
 		return err
 	}
-	return render(c, status, views.AdminUsers(p, views.AdminUsersView{Users: rows, Form: form, Roles: roles}))
+	return Render(c, status, views.AdminUsers(p, views.AdminUsersView{Users: rows, Form: form, Roles: roles}))
 }

@@ -31,7 +31,7 @@ func (s *Server) webhooks() (*webhooks.Service, error) {
 // key's.
 func (s *Server) handleAdminWebhookRegister(c echo.Context) error {
 	ctx := c.Request().Context()
-	admin, _ := currentUser(c)
+	admin, _ := CurrentUser(c)
 	a, err := s.cfg.Assistants.Get(ctx, c.Param("id"))
 	if err != nil {
 		return err
@@ -66,10 +66,10 @@ func (s *Server) handleAdminWebhookRemove(c echo.Context) error {
 	if err := svc.Remove(c.Request().Context(), c.Param("id")); err != nil {
 		return err
 	}
-	admin, _ := currentUser(c)
+	admin, _ := CurrentUser(c)
 	s.log.Info("webhook removed", "by", admin.ID, "assistant_id", c.Param("id"))
-	setFlash(c, "Removed the outcome endpoint; nothing more is sent to it.", false)
-	return seeOther(c, "/admin/assistants")
+	SetFlash(c, "Removed the outcome endpoint; nothing more is sent to it.", false)
+	return SeeOther(c, "/admin/assistants")
 }
 
 // handleAdminWebhookResend answers POST
@@ -86,16 +86,16 @@ func (s *Server) handleAdminWebhookResend(c echo.Context) error {
 	}
 	err = svc.Resend(c.Request().Context(), c.Param("id"), id)
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.Conflict {
-		setFlash(c, e.Message, true)
-		return seeOther(c, "/admin/assistants")
+		SetFlash(c, e.Message, true)
+		return SeeOther(c, "/admin/assistants")
 	}
 	if err != nil {
 		return err
 	}
-	admin, _ := currentUser(c)
+	admin, _ := CurrentUser(c)
 	s.log.Info("webhook delivery resent", "by", admin.ID, "assistant_id", c.Param("id"), "delivery", id)
-	setFlash(c, "Delivery "+c.Param("delivery")+" will be sent again shortly.", false)
-	return seeOther(c, "/admin/assistants")
+	SetFlash(c, "Delivery "+c.Param("delivery")+" will be sent again shortly.", false)
+	return SeeOther(c, "/admin/assistants")
 }
 
 // webhookRows fills each assistant's endpoint and latest deliveries.

@@ -51,7 +51,7 @@ func (s *Server) authorizeBearer(c echo.Context, next echo.HandlerFunc) error {
 	if err := s.limits.allow(key.ID, s.now()); err != nil {
 		return err
 	}
-	if err := checkJSONBody(c.Request()); err != nil {
+	if err := CheckJSONBody(c.Request()); err != nil {
 		return err
 	}
 	c.Set(ctxAssistant, a)
@@ -109,12 +109,12 @@ func (k *keyLimits) allow(keyID string, now time.Time) error {
 // already checked for size, depth, key counts, NUL and UTF-8
 // (checkJSONBody).
 func decodeJSON(c echo.Context, dst any) error {
-	body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxAPIBody+1))
+	body, err := io.ReadAll(io.LimitReader(c.Request().Body, MaxAPIBody+1))
 	if err != nil {
 		return apperr.Wrap(err, apperr.Invalid, "The request body could not be read.")
 	}
-	if len(body) > maxAPIBody {
-		return bodyTooLarge(maxAPIBody)
+	if len(body) > MaxAPIBody {
+		return BodyTooLarge(MaxAPIBody)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		body = []byte("{}")
@@ -141,8 +141,8 @@ func decodeJSON(c echo.Context, dst any) error {
 		}
 		return badRequest("malformed_json", "The body must be one JSON object.", nil)
 	}
-	if l, ok := dst.(limitedRequest); ok {
-		return l.overLimits().err()
+	if l, ok := dst.(LimitedRequest); ok {
+		return l.OverLimits().Err()
 	}
 	return nil
 }

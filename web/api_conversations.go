@@ -40,17 +40,17 @@ func (s *Server) handleAPIConversationEvent(c echo.Context) error {
 // page shows them whole.
 const maxFactsBytes = 8 << 10
 
-func (r conversationEventRequest) overLimits() fieldLimits {
-	l := fieldLimits{}
-	l.text("task_id", r.TaskID, maxTaskIDLen)
-	l.text("summary", r.Summary, maxSummaryLen)
+func (r conversationEventRequest) OverLimits() FieldLimits {
+	l := FieldLimits{}
+	l.Text("task_id", r.TaskID, maxTaskIDLen)
+	l.Text("summary", r.Summary, maxSummaryLen)
 	if r.Facts != nil {
 		facts, _ := json.Marshal(r.Facts)
-		l.json("facts", facts, maxFactsBytes)
+		l.JSON("facts", facts, maxFactsBytes)
 	}
 	if w := r.WouldPropose; w != nil {
-		l.text("would_propose.action", w.Action, maxActionNameLen)
-		l.json("would_propose.args", w.Args, maxArgsBytes)
+		l.Text("would_propose.action", w.Action, maxActionNameLen)
+		l.JSON("would_propose.args", w.Args, maxArgsBytes)
 	}
 	return l
 }

@@ -249,13 +249,13 @@ func (s *Server) propose(ctx context.Context, a assistants.Assistant, task contr
 	if strings.TrimSpace(p.action) == "" {
 		return controlplane.Invocation{}, apperr.InvalidFields(map[string]string{"action": "required: the action to propose"})
 	}
-	l := fieldLimits{}
-	l.text("action", p.action, maxActionNameLen)
-	l.text("system", p.system, maxSystemNameLen)
-	l.text("summary", p.summary, maxSummaryLen)
-	l.json("args", p.args, maxArgsBytes)
-	l.text("Idempotency-Key", p.key, maxIdempotencyKeyLen)
-	if err := l.err(); err != nil {
+	l := FieldLimits{}
+	l.Text("action", p.action, maxActionNameLen)
+	l.Text("system", p.system, maxSystemNameLen)
+	l.Text("summary", p.summary, maxSummaryLen)
+	l.JSON("args", p.args, maxArgsBytes)
+	l.Text("Idempotency-Key", p.key, maxIdempotencyKeyLen)
+	if err := l.Err(); err != nil {
 		return controlplane.Invocation{}, err
 	}
 	// Naming the system when only one offers the action makes a request

@@ -80,13 +80,13 @@ const (
 	maxAssertionLen = 2000
 )
 
-func (r newTaskRequest) overLimits() fieldLimits {
-	l := fieldLimits{}
-	l.text("customer_ref", r.CustomerRef, maxCustomerRefLen)
-	l.text("conversation_id", r.ConversationID, maxConversationIDLen)
-	l.list("allowed_actions", r.AllowedActions, maxAllowedActions, maxActionNameLen)
-	l.list("systems", r.Systems, maxTaskSystems, maxSystemNameLen)
-	l.text("customer_assertion", r.CustomerAssertion, maxAssertionLen)
+func (r newTaskRequest) OverLimits() FieldLimits {
+	l := FieldLimits{}
+	l.Text("customer_ref", r.CustomerRef, maxCustomerRefLen)
+	l.Text("conversation_id", r.ConversationID, maxConversationIDLen)
+	l.List("allowed_actions", r.AllowedActions, maxAllowedActions, maxActionNameLen)
+	l.List("systems", r.Systems, maxTaskSystems, maxSystemNameLen)
+	l.Text("customer_assertion", r.CustomerAssertion, maxAssertionLen)
 	return l
 }
 

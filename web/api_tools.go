@@ -49,11 +49,11 @@ type readToolRequest struct {
 // maxTaskIDLen bounds a task id given in a body or query.
 const maxTaskIDLen = 100
 
-func (r readToolRequest) overLimits() fieldLimits {
-	l := fieldLimits{}
-	l.text("task", r.Task, maxTaskIDLen)
-	l.text("system", r.System, maxSystemNameLen)
-	l.json("args", r.Args, maxArgsBytes)
+func (r readToolRequest) OverLimits() FieldLimits {
+	l := FieldLimits{}
+	l.Text("task", r.Task, maxTaskIDLen)
+	l.Text("system", r.System, maxSystemNameLen)
+	l.JSON("args", r.Args, maxArgsBytes)
 	return l
 }
 

@@ -31,14 +31,14 @@ var gzipWriters = sync.Pool{New: func() any {
 	return w
 }}
 
-// compress gzips responses of the compressible types of at least
+// Compress gzips responses of the compressible types of at least
 // gzipMinLength bytes for clients that send Accept-Encoding: gzip. Every
 // response says Vary: Accept-Encoding, so a shared cache keeps the two
 // forms of a static file (same URL, same immutable Cache-Control) apart.
 // The decision waits for the status, the type and the first kilobyte:
 // redirects, 304s, tiny answers and text/event-stream go out untouched. An
 // error page rendered after the handler returned goes out uncompressed.
-func (s *Server) compress(next echo.HandlerFunc) echo.HandlerFunc {
+func (s *Server) Compress(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		res := c.Response()
 		res.Header().Add(echo.HeaderVary, echo.HeaderAcceptEncoding)

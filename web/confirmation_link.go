@@ -43,19 +43,19 @@ type ConfirmationLinks interface {
 	MayDecide(ctx context.Context, p confirmation.Proved, inv controlplane.Invocation, taskCustomer string) error
 }
 
-// customerOf returns the customer this request acts for and what they
+// CustomerOf returns the customer this request acts for and what they
 // proved: a signed-in customer account (its e-mail; it spans their
 // requests), or a code or an assertion made on one link page (it covers
 // that request only). Staff accounts act for no customer, and holding a
 // link is no proof.
-func customerOf(c echo.Context) (confirmation.Proved, bool) {
-	if u, signedIn := currentUser(c); signedIn {
+func CustomerOf(c echo.Context) (confirmation.Proved, bool) {
+	if u, signedIn := CurrentUser(c); signedIn {
 		if u.Role == accounts.Customer {
 			return confirmation.Proved{CustomerRef: u.Email, Proof: confirmation.ProofAccount}, true
 		}
 		return confirmation.Proved{}, false
 	}
-	sess := session(c)
+	sess := Session(c)
 	if sess == nil || sess.IsNew {
 		return confirmation.Proved{}, false
 	}
@@ -106,10 +106,10 @@ func (s *Server) handleConfirmationLink(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if p, ok := customerOf(c); ok && s.covers(c, p, o) {
-		return seeOther(c, "/requests/"+o.InvocationID)
+	if p, ok := CustomerOf(c); ok && s.covers(c, p, o) {
+		return SeeOther(c, "/requests/"+o.InvocationID)
 	}
-	if u, ok := currentUser(c); ok {
+	if u, ok := CurrentUser(c); ok {
 		return s.renderForeignLink(c, u)
 	}
 	return s.renderLinkPage(c, http.StatusOK, token, linkPageState{opened: &o})
@@ -128,7 +128,7 @@ func (s *Server) handleConfirmationCode(c echo.Context) error {
 		return s.renderLinkProblem(c, le.Problem)
 	}
 	if e, ok := apperr.As(err); ok && e.Kind != apperr.Internal {
-		return s.renderLinkPage(c, statusOf[e.Kind], token, linkPageState{problem: joinSentences(e.Message, e.Hint)})
+		return s.renderLinkPage(c, StatusOf[e.Kind], token, linkPageState{problem: joinSentences(e.Message, e.Hint)})
 	}
 	if err != nil {
 		return err
@@ -137,13 +137,13 @@ func (s *Server) handleConfirmationCode(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	sess := session(c)
+	sess := Session(c)
 	sess.Values[keyCodeSent] = o.Selector + " " + sent.To
-	markDirty(sess)
+	MarkDirty(sess)
 	if err := sess.Save(c.Request(), c.Response()); err != nil {
 		return err
 	}
-	return seeOther(c, confirmation.PathPrefix+token+"#code")
+	return SeeOther(c, confirmation.PathPrefix+token+"#code")
 }
 
 // handleConfirmationVerify answers POST /c/:token/verify: a right code
@@ -163,7 +163,7 @@ func (s *Server) handleConfirmationVerify(c echo.Context) error {
 		return s.renderLinkPage(c, http.StatusUnprocessableEntity, token, linkPageState{fields: e.Fields})
 	}
 	if e, ok := apperr.As(err); ok && e.Kind != apperr.Internal {
-		return s.renderLinkPage(c, statusOf[e.Kind], token, linkPageState{problem: joinSentences(e.Message, e.Hint)})
+		return s.renderLinkPage(c, StatusOf[e.Kind], token, linkPageState{problem: joinSentences(e.Message, e.Hint)})
 	}
 	if err != nil {
 		return err
@@ -174,15 +174,15 @@ func (s *Server) handleConfirmationVerify(c echo.Context) error {
 // proved starts the customer's session after a proof and opens the request.
 // A console account's session is not turned into a customer's.
 func (s *Server) proved(c echo.Context, o confirmation.Opened, proof confirmation.Proof) error {
-	if u, ok := currentUser(c); ok {
+	if u, ok := CurrentUser(c); ok {
 		return s.renderForeignLink(c, u)
 	}
-	sess := session(c)
+	sess := Session(c)
 	if err := s.cfg.Sessions.Regenerate(c.Request().Context(), sess); err != nil {
 		return err
 	}
 	for k := range sess.Values {
-		if k != keyCSRF {
+		if k != KeyCSRF {
 			delete(sess.Values, k)
 		}
 	}
@@ -191,12 +191,12 @@ func (s *Server) proved(c echo.Context, o confirmation.Opened, proof confirmatio
 	sess.Values[keyCustomerProof] = string(p.Proof)
 	sess.Values[keyProvedFor] = p.InvocationID
 	sess.Values[keyProvedSystem] = p.System
-	markDirty(sess)
+	MarkDirty(sess)
 	if err := sess.Save(c.Request(), c.Response()); err != nil {
 		return err
 	}
 	s.log.Info("customer proved who they are", "invocation_id", o.InvocationID, "proof", string(proof))
-	return seeOther(c, "/requests/"+o.InvocationID)
+	return SeeOther(c, "/requests/"+o.InvocationID)
 }
 
 // covers says whether what the browser proved covers the request link o
@@ -240,7 +240,7 @@ func (s *Server) renderLinkPage(c echo.Context, status int, token string, st lin
 	if err != nil {
 		return err
 	}
-	csrf, err := s.csrfToken(c)
+	csrf, err := s.CSRFToken(c)
 	if err != nil {
 		return err
 	}
@@ -268,10 +268,10 @@ func (s *Server) renderLinkPage(c echo.Context, status int, token string, st lin
 			pv.Problem = joinSentences(e.Message, e.Hint)
 		}
 	}
-	if sent, _ := session(c).Values[keyCodeSent].(string); len(sent) > len(o.Selector) && sent[:len(o.Selector)] == o.Selector {
+	if sent, _ := Session(c).Values[keyCodeSent].(string); len(sent) > len(o.Selector) && sent[:len(o.Selector)] == o.Selector {
 		pv.CodeSentTo = sent[len(o.Selector)+1:]
 	}
-	if p, ok := customerOf(c); ok {
+	if p, ok := CustomerOf(c); ok {
 		if confirmation.SameCustomer(p.CustomerRef, o.CustomerRef) {
 			pv.OtherRequest = true
 		} else {
@@ -279,12 +279,12 @@ func (s *Server) renderLinkPage(c echo.Context, status int, token string, st lin
 		}
 	}
 	v.Prove = pv
-	p, err := s.page(c, inv.Quote.Title)
+	p, err := s.Page(c, inv.Quote.Title)
 	if err != nil {
 		return err
 	}
 	p.CSRF, p.Narrow = csrf, true
-	return render(c, status, views.CustomerRequestPage(p, v))
+	return Render(c, status, views.CustomerRequestPage(p, v))
 }
 
 // renderForeignLink answers a console account opening a customer's link:
@@ -326,12 +326,12 @@ func (s *Server) renderLinkProblem(c echo.Context, problem confirmation.Problem)
 // renderLinkProblemSaying renders problem's page, its message led by lead.
 func (s *Server) renderLinkProblemSaying(c echo.Context, problem confirmation.Problem, lead string) error {
 	lp := linkProblems[problem]
-	p, err := s.page(c, lp.title)
+	p, err := s.Page(c, lp.title)
 	if err != nil {
 		return err
 	}
 	p.Narrow = true
-	return render(c, lp.status, views.LinkProblemPage(p, views.LinkProblemView{Problem: string(problem),
+	return Render(c, lp.status, views.LinkProblemPage(p, views.LinkProblemView{Problem: string(problem),
 		Title: lp.title, Message: lead + lp.message, Next: lp.action}))
 }
 

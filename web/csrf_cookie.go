@@ -58,8 +58,8 @@ func (s *SessionStore) checkAnonymousCSRF(r *http.Request, got string) bool {
 	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }
 
-// dropAnonymousCSRF deletes the CSRF cookie once the visitor has a session.
-func (s *SessionStore) dropAnonymousCSRF(r *http.Request, w http.ResponseWriter) {
+// DropAnonymousCSRF deletes the CSRF cookie once the visitor has a session.
+func (s *SessionStore) DropAnonymousCSRF(r *http.Request, w http.ResponseWriter) {
 	if _, err := r.Cookie(s.csrfCookieName()); err == nil {
 		http.SetCookie(w, s.csrfCookieOf("", -1))
 	}

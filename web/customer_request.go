@@ -35,9 +35,9 @@ func (s *Server) decidingRequest(c echo.Context) (controlplane.Invocation, contr
 func (s *Server) loadCustomerRequest(c echo.Context, deciding bool) (controlplane.Invocation, controlplane.Task, controlplane.Actor, error) {
 	ctx := c.Request().Context()
 	none := controlplane.Actor{}
-	p, ok := customerOf(c)
+	p, ok := CustomerOf(c)
 	if !ok {
-		if _, signedIn := currentUser(c); signedIn {
+		if _, signedIn := CurrentUser(c); signedIn {
 			return controlplane.Invocation{}, controlplane.Task{}, none, noSuchRequest()
 		}
 		return controlplane.Invocation{}, controlplane.Task{}, none, &apperr.Error{Kind: apperr.Unauthenticated, Code: "customer_session",
@@ -80,10 +80,10 @@ func (s *Server) handleCustomerRequest(c echo.Context) error {
 		return err
 	}
 	if next, ok := s.successorOf(c, inv); ok {
-		return seeOther(c, "/requests/"+next)
+		return SeeOther(c, "/requests/"+next)
 	}
 	// A link session lives while the customer is active, like a sign-in.
-	if sess := session(c); sess != nil && !sess.IsNew {
+	if sess := Session(c); sess != nil && !sess.IsNew {
 		if err := sess.Save(c.Request(), c.Response()); err != nil {
 			return err
 		}
@@ -107,7 +107,7 @@ func (s *Server) handleCustomerRequestStatus(c echo.Context) error {
 	if !st.Pending {
 		status = 286
 	}
-	return render(c, status, views.CustomerRequestStatus(st))
+	return Render(c, status, views.CustomerRequestStatus(st))
 }
 
 // handleCustomerConfirm answers POST /requests/:id/confirm. At that moment
@@ -124,7 +124,7 @@ func (s *Server) handleCustomerConfirm(c echo.Context) error {
 	}
 	back := "/requests/" + inv.ID
 	if inv.State != controlplane.AwaitingConfirmation || task.State != controlplane.TaskActive || s.expired(inv) {
-		return seeOther(c, back)
+		return SeeOther(c, back)
 	}
 	rq, err := s.cfg.Control.Requote(ctx, actor, inv.ID)
 	if err != nil {
@@ -132,19 +132,19 @@ func (s *Server) handleCustomerConfirm(c echo.Context) error {
 	}
 	if rq.Changed {
 		if rq.Current.ID != "" {
-			return seeOther(c, "/requests/"+rq.Current.ID)
+			return SeeOther(c, "/requests/"+rq.Current.ID)
 		}
-		return seeOther(c, back)
+		return SeeOther(c, back)
 	}
 	_, err = s.cfg.Control.Confirm(ctx, actor, inv.ID, inv.Version)
 	if e, ok := apperr.As(err); ok && (e.Kind == apperr.IllegalTransition || e.Kind == apperr.Conflict) {
-		return seeOther(c, back) // decided meanwhile: show what happened
+		return SeeOther(c, back) // decided meanwhile: show what happened
 	}
 	if err != nil {
 		return err
 	}
 	s.log.Info("customer confirmed", "invocation_id", inv.ID)
-	return seeOther(c, back)
+	return SeeOther(c, back)
 }
 
 // handleCustomerDecline answers POST /requests/:id/decline, with an
@@ -157,7 +157,7 @@ func (s *Server) handleCustomerDecline(c echo.Context) error {
 	}
 	back := "/requests/" + inv.ID
 	if inv.State != controlplane.AwaitingConfirmation {
-		return seeOther(c, back)
+		return SeeOther(c, back)
 	}
 	reason := c.FormValue("reason")
 	_, err = s.cfg.Control.Decline(ctx, actor, inv.ID, inv.Version, reason)
@@ -166,13 +166,13 @@ func (s *Server) handleCustomerDecline(c echo.Context) error {
 		case apperr.Invalid:
 			return s.renderCustomerRequest(c, http.StatusUnprocessableEntity, inv, task, reason, e.Fields)
 		case apperr.IllegalTransition, apperr.Conflict:
-			return seeOther(c, back)
+			return SeeOther(c, back)
 		}
 	}
 	if err != nil {
 		return err
 	}
-	return seeOther(c, back)
+	return SeeOther(c, back)
 }
 
 // handleCustomerStop answers POST /requests/:id/stop, the customer's "Stop
@@ -189,13 +189,13 @@ func (s *Server) handleCustomerStop(c echo.Context) error {
 	back := "/requests/" + inv.ID
 	_, err = s.cfg.Control.Pause(c.Request().Context(), actor, task.ID, 0)
 	if e, ok := apperr.As(err); ok && (e.Kind == apperr.IllegalTransition || e.Kind == apperr.Conflict) {
-		return seeOther(c, back) // paused or ended meanwhile: the page says so
+		return SeeOther(c, back) // paused or ended meanwhile: the page says so
 	}
 	if err != nil {
 		return err
 	}
 	s.log.Info("customer stopped the task", "task_id", task.ID, "invocation_id", inv.ID)
-	return seeOther(c, back)
+	return SeeOther(c, back)
 }
 
 // mayStop says whether the page offers "Stop this": the task still works
@@ -204,7 +204,7 @@ func (s *Server) mayStop(c echo.Context, inv controlplane.Invocation, task contr
 	if task.State != controlplane.TaskActive {
 		return false
 	}
-	p, ok := customerOf(c)
+	p, ok := CustomerOf(c)
 	return ok && s.cfg.Confirmations.MayDecide(c.Request().Context(), p, inv, task.CustomerRef) == nil
 }
 
@@ -221,17 +221,17 @@ const myRequestsLimit = 100
 // customer.
 func (s *Server) handleMyRequests(c echo.Context) error {
 	ctx := c.Request().Context()
-	p, ok := customerOf(c)
+	p, ok := CustomerOf(c)
 	if !ok {
-		if _, signedIn := currentUser(c); signedIn {
+		if _, signedIn := CurrentUser(c); signedIn {
 			return noSuchRequest()
 		}
-		page, err := s.page(c, "Show us it's you")
+		page, err := s.Page(c, "Show us it's you")
 		if err != nil {
 			return err
 		}
 		page.Narrow = true
-		return render(c, http.StatusUnauthorized, views.MyRequestsProvePage(page, views.MyRequestsProveView{SignIn: true,
+		return Render(c, http.StatusUnauthorized, views.MyRequestsProvePage(page, views.MyRequestsProveView{SignIn: true,
 			SignedOut: c.QueryParam("signed_out") != ""}))
 	}
 	invs, err := s.cfg.Control.CustomerInvocations(ctx, p.CustomerRef, myRequestsLimit)
@@ -250,13 +250,13 @@ func (s *Server) handleMyRequests(c echo.Context) error {
 		}
 		invs, truncated = covered, false
 	}
-	page, err := s.page(c, "My requests")
+	page, err := s.Page(c, "My requests")
 	if err != nil {
 		return err
 	}
 	v := myRequestsView(invs, s.now(), truncated)
 	v.OnlyProved = !p.Spans()
-	return render(c, http.StatusOK, views.MyRequestsPage(page, v))
+	return Render(c, http.StatusOK, views.MyRequestsPage(page, v))
 }
 
 // myRequestsView puts what waits for the customer first, soonest deadline

@@ -15,13 +15,13 @@ import (
 // renderCustomerRequest renders the request page from the stored quote.
 func (s *Server) renderCustomerRequest(c echo.Context, status int, inv controlplane.Invocation, task controlplane.Task,
 	reason string, fieldErrs map[string]string) error {
-	csrf, err := s.csrfToken(c)
+	csrf, err := s.CSRFToken(c)
 	if err != nil {
 		return err
 	}
 	v := s.customerRequestView(c, inv, task)
 	v.CSRF, v.Reason, v.Errors = csrf, reason, fieldErrs
-	p, err := s.page(c, inv.Quote.Title)
+	p, err := s.Page(c, inv.Quote.Title)
 	if err != nil {
 		return err
 	}
@@ -32,7 +32,7 @@ func (s *Server) renderCustomerRequest(c echo.Context, status int, inv controlpl
 	if (v.Decide || v.Status.Pending) && s.mayStop(c, inv, task) {
 		v.StopCSRF = csrf
 	}
-	return render(c, status, views.CustomerRequestPage(p, v))
+	return Render(c, status, views.CustomerRequestPage(p, v))
 }
 
 // expired says the customer's time to decide is over, even before the
@@ -166,7 +166,7 @@ func lineText(l adapter.QuoteLine) string {
 func customerStatus(inv controlplane.Invocation, spec adapter.ActionSpec, now time.Time, successor string) views.CustomerStatusView {
 	st := views.CustomerStatusView{ID: inv.ID, Decided: true, Successor: successor}
 	badge := func(state controlplane.State) {
-		b := stateBadge(state)
+		b := StateBadge(state)
 		st.BadgeClass, st.BadgeText = b.Tone, b.Label
 	}
 	badge(inv.State)
@@ -216,7 +216,7 @@ func customerStatus(inv controlplane.Invocation, spec adapter.ActionSpec, now ti
 		}
 		detail := "Keep the reference in case you need to ask about this later."
 		if f := inv.Quote.Customer; f != nil && f.MoneyArrives != "" {
-			detail = "When the money arrives: " + lowerFirst(strings.TrimSuffix(f.MoneyArrives, ".")) + ". " + detail
+			detail = "When the money arrives: " + LowerFirst(strings.TrimSuffix(f.MoneyArrives, ".")) + ". " + detail
 		}
 		return final(headline, detail)
 	case controlplane.Unverified:

@@ -12,8 +12,8 @@ import (
 	"countersign/views"
 )
 
-// statusOf is the one table from error kind to HTTP status.
-var statusOf = map[apperr.Kind]int{
+// StatusOf is the one table from error kind to HTTP status.
+var StatusOf = map[apperr.Kind]int{
 	apperr.NotFound:          http.StatusNotFound,
 	apperr.Invalid:           http.StatusUnprocessableEntity,
 	apperr.Conflict:          http.StatusConflict,
@@ -42,8 +42,8 @@ var titleOf = map[int]string{
 	http.StatusRequestEntityTooLarge: "That request is too large",
 }
 
-// apiError is the JSON shape of every API error.
-type apiError struct {
+// APIError is the JSON shape of every API error.
+type APIError struct {
 	Code      string            `json:"code"`
 	Message   string            `json:"message"`
 	Retryable bool              `json:"retryable"`
@@ -61,13 +61,13 @@ func (s *Server) handleError(err error, c echo.Context) {
 		return
 	}
 	// logRequests logs the error with the request's line.
-	status, body := s.describe(err)
+	status, body := s.Describe(err)
 	if body.Code == "sign_in_throttled" || status == http.StatusTooManyRequests {
 		if e, ok := apperr.As(err); ok && e.RetryAfterSeconds > 0 {
 			c.Response().Header().Set("Retry-After", strconv.Itoa(e.RetryAfterSeconds))
 		}
 	}
-	if isAPI(c) {
+	if IsAPI(c) {
 		_ = c.JSON(status, body)
 		return
 	}
@@ -75,27 +75,27 @@ func (s *Server) handleError(err error, c echo.Context) {
 		_ = c.NoContent(status)
 		return
 	}
-	p, perr := s.page(c, titleOf[status])
+	p, perr := s.Page(c, titleOf[status])
 	if perr != nil {
 		p = views.Page{Title: titleOf[status]}
 	}
 	p.Narrow = true
 	view := views.ErrorView{Status: status, Title: titleOf[status], Message: body.Message, Hint: body.Hint, Back: "/"}
-	if rerr := render(c, status, views.ErrorPage(p, view)); rerr != nil {
+	if rerr := Render(c, status, views.ErrorPage(p, view)); rerr != nil {
 		s.log.Error("render error page", "error", rerr)
 		_ = c.String(status, body.Message)
 	}
 }
 
-// describe maps an error to a status and what may be shown about it.
-func (s *Server) describe(err error) (int, apiError) {
+// Describe maps an error to a status and what may be shown about it.
+func (s *Server) Describe(err error) (int, APIError) {
 	if e, ok := apperr.As(err); ok {
-		status := statusOf[e.Kind]
+		status := StatusOf[e.Kind]
 		msg := e.Message
 		if e.Kind == apperr.Internal || msg == "" {
 			msg = "Something went wrong on our side. It has been logged; please try again."
 		}
-		return status, apiError{Code: e.CodeOrKind(), Message: msg, Retryable: e.Retryable, Hint: e.Hint, Fields: e.Fields, Details: e.Details}
+		return status, APIError{Code: e.CodeOrKind(), Message: msg, Retryable: e.Retryable, Hint: e.Hint, Fields: e.Fields, Details: e.Details}
 	}
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
@@ -107,13 +107,13 @@ func (s *Server) describe(err error) (int, apiError) {
 			msg = "This address does not take that kind of request."
 		}
 		code := strings.ToLower(strings.ReplaceAll(http.StatusText(he.Code), " ", "_"))
-		return he.Code, apiError{Code: code, Message: msg, Retryable: he.Code >= 500}
+		return he.Code, APIError{Code: code, Message: msg, Retryable: he.Code >= 500}
 	}
-	return http.StatusInternalServerError, apiError{Code: string(apperr.Internal),
+	return http.StatusInternalServerError, APIError{Code: string(apperr.Internal),
 		Message: "Something went wrong on our side. It has been logged; please try again.", Retryable: true}
 }
 
-func isAPI(c echo.Context) bool {
+func IsAPI(c echo.Context) bool {
 	p := c.Request().URL.Path
 	return strings.HasPrefix(p, "/api/") || p == "/mcp"
 }

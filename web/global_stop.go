@@ -9,7 +9,7 @@ import (
 // handleGlobalStop answers POST /controls/global-stop (admins): stopped=true
 // stops every permit in the installation; false lifts it.
 func (s *Server) handleGlobalStop(c echo.Context) error {
-	u, _ := currentUser(c)
+	u, _ := CurrentUser(c)
 	stopped := c.FormValue("stopped") == "true"
 	if err := s.cfg.Control.SetGlobalStop(c.Request().Context(), actorOf(u), stopped); err != nil {
 		return err
@@ -18,10 +18,10 @@ func (s *Server) handleGlobalStop(c echo.Context) error {
 	if stopped {
 		msg = "All dispatch is stopped until an admin lifts the global stop."
 	}
-	setFlash(c, msg, stopped)
+	SetFlash(c, msg, stopped)
 	back := c.FormValue("back")
-	if !strings.HasPrefix(back, "/tasks/") || !localPath(back) {
+	if !strings.HasPrefix(back, "/tasks/") || !LocalPath(back) {
 		back = "/tasks"
 	}
-	return seeOther(c, back)
+	return SeeOther(c, back)
 }

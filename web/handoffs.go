@@ -23,7 +23,7 @@ import (
 // (waiting, taken, mine) and intent, 50 a page with a count that says how
 // many there are (keyset: after=taken.unixmicro.id).
 func (s *Server) handleHandoffs(c echo.Context) error {
-	u, _ := currentUser(c)
+	u, _ := CurrentUser(c)
 	f := store.HandoffFilter{Status: c.QueryParam("status"), Intent: c.QueryParam("intent"), UserID: u.ID, Limit: listPageSize}
 	if !oneOf(f.Status, "", "waiting", "taken", "mine") {
 		f.Status = ""
@@ -97,11 +97,11 @@ func (s *Server) handleHandoffs(c echo.Context) error {
 	if f.After != nil {
 		v.Pager.FirstURL = link(f.Status, "")
 	}
-	p, err := s.page(c, "Hand-offs")
+	p, err := s.Page(c, "Hand-offs")
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.Handoffs(p, v))
+	return Render(c, http.StatusOK, views.Handoffs(p, v))
 }
 
 // wouldPropose words the write the assistant would have proposed: the
@@ -169,7 +169,7 @@ func factLines(raw json.RawMessage) []string {
 // identical ones of its conversation) is assigned to the signed-in person
 // unless someone took it first.
 func (s *Server) handleHandoffTake(c echo.Context) error {
-	u, _ := currentUser(c)
+	u, _ := CurrentUser(c)
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil {
 		return apperr.New(apperr.NotFound, "No such hand-off.")
@@ -179,9 +179,9 @@ func (s *Server) handleHandoffTake(c echo.Context) error {
 		return err
 	}
 	if by != u.ID {
-		setFlash(c, "Someone else took this conversation first.", true)
+		SetFlash(c, "Someone else took this conversation first.", true)
 	} else {
-		setFlash(c, "You took the conversation. It is yours: the customer is waiting for you.", false)
+		SetFlash(c, "You took the conversation. It is yours: the customer is waiting for you.", false)
 	}
-	return seeOther(c, "/handoffs")
+	return SeeOther(c, "/handoffs")
 }

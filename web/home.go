@@ -24,8 +24,8 @@ var intro = map[accounts.Role]string{
 
 // handleHome answers GET /: each role's landing page.
 func (s *Server) handleHome(c echo.Context) error {
-	u, _ := currentUser(c)
-	p, err := s.page(c, "Home")
+	u, _ := CurrentUser(c)
+	p, err := s.Page(c, "Home")
 	if err != nil {
 		return err
 	}
@@ -48,7 +48,7 @@ func (s *Server) handleHome(c echo.Context) error {
 			return err
 		}
 	}
-	return render(c, http.StatusOK, views.Home(p, hv))
+	return Render(c, http.StatusOK, views.Home(p, hv))
 }
 
 // homeUnverifiedList is how many of the oldest unverified results the

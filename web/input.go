@@ -19,46 +19,46 @@ import (
 // Limits on what any request may carry, checked before a handler sees it.
 // Each request type declares the limits of its own fields next to it.
 const (
-	// maxAPIBody caps a JSON body of the API and the MCP server.
-	maxAPIBody = 256 << 10
+	// MaxAPIBody caps a JSON body of the API and the MCP server.
+	MaxAPIBody = 256 << 10
 	// maxFormBody caps a body of every other route (the console's forms),
 	// checked before the CSRF check parses the form.
 	maxFormBody = 64 << 10
-	// maxJSONDepth caps how deeply JSON objects and arrays nest, the body
+	// MaxJSONDepth caps how deeply JSON objects and arrays nest, the body
 	// itself counting as the first level.
-	maxJSONDepth = 32
-	// maxJSONKeys caps the keys of any one JSON object.
-	maxJSONKeys = 100
-	// maxParamBytes caps a path parameter, a query value and the headers
+	MaxJSONDepth = 32
+	// MaxJSONKeys caps the keys of any one JSON object.
+	MaxJSONKeys = 100
+	// MaxParamBytes caps a path parameter, a query value and the headers
 	// that reach the database (Idempotency-Key, Countersign-Task).
-	maxParamBytes = 2048
+	MaxParamBytes = 2048
 )
 
 // checkedHeaders are the request headers whose values reach the database.
 var checkedHeaders = []string{"Idempotency-Key", mcpTaskHeader}
 
-// limitBody reads a request's body into memory up to the route's limit and
+// LimitBody reads a request's body into memory up to the route's limit and
 // answers 413 past it, so that nothing after it — the CSRF check parsing a
 // form, a JSON decoder — reads an unbounded body.
-func (s *Server) limitBody(next echo.HandlerFunc) echo.HandlerFunc {
+func (s *Server) LimitBody(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
 		if r.Body == nil || r.Body == http.NoBody {
 			return next(c)
 		}
 		limit := int64(maxFormBody)
-		if isAPI(c) {
-			limit = maxAPIBody
+		if IsAPI(c) {
+			limit = MaxAPIBody
 		}
 		if r.ContentLength > limit {
-			return bodyTooLarge(limit)
+			return BodyTooLarge(limit)
 		}
 		body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 		if err != nil {
 			return apperr.Wrap(err, apperr.BadRequest, "The request body could not be read.")
 		}
 		if int64(len(body)) > limit {
-			return bodyTooLarge(limit)
+			return BodyTooLarge(limit)
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
@@ -66,36 +66,36 @@ func (s *Server) limitBody(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-func bodyTooLarge(limit int64) error {
+func BodyTooLarge(limit int64) error {
 	return &apperr.Error{Kind: apperr.TooLarge, Code: "body_too_large",
 		Message: fmt.Sprintf("The request body is larger than %d KiB, the most this address takes.", limit>>10),
 		Hint:    "Send less: shorten the text or split the request."}
 }
 
-// rejectBadText refuses a request whose path parameters, query, checked
+// RejectBadText refuses a request whose path parameters, query, checked
 // headers or form fields hold a NUL byte, invalid UTF-8 or an oversized
 // value, with a 400 naming the parameter. PostgreSQL cannot store either
 // in text, and no handler should have to think about them.
-func (s *Server) rejectBadText(next echo.HandlerFunc) echo.HandlerFunc {
+func (s *Server) RejectBadText(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		values := c.ParamValues()
 		for i, name := range c.ParamNames() {
 			if i < len(values) {
-				if err := checkText("path parameter", name, values[i], maxParamBytes); err != nil {
+				if err := checkText("path parameter", name, values[i], MaxParamBytes); err != nil {
 					return err
 				}
 			}
 		}
-		if err := checkValues("query parameter", c.QueryParams(), maxParamBytes); err != nil {
+		if err := checkValues("query parameter", c.QueryParams(), MaxParamBytes); err != nil {
 			return err
 		}
 		r := c.Request()
 		for _, h := range checkedHeaders {
-			if err := checkText("header", h, r.Header.Get(h), maxParamBytes); err != nil {
+			if err := checkText("header", h, r.Header.Get(h), MaxParamBytes); err != nil {
 				return err
 			}
 		}
-		if isAPI(c) {
+		if IsAPI(c) {
 			return next(c)
 		}
 		ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
@@ -162,12 +162,12 @@ func fieldName(name string) string {
 	return name
 }
 
-// checkJSONBody refuses a JSON body holding a NUL (\u0000) or invalid
+// CheckJSONBody refuses a JSON body holding a NUL (\u0000) or invalid
 // UTF-8 in any string, nested deeper than maxJSONDepth, or with an object
 // of more than maxJSONKeys keys, with a 400 naming the field by its path
 // ("facts.order.items[2]"). A body that is not JSON at all passes: the
 // decoder that reads it says so. The body is left to be read again.
-func checkJSONBody(r *http.Request) error {
+func CheckJSONBody(r *http.Request) error {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		return apperr.Wrap(err, apperr.BadRequest, "The request body could not be read.")
@@ -212,8 +212,8 @@ func checkJSON(body []byte) error {
 			isName = true
 			top.key, top.expectName = s, false
 			top.keys++
-			if top.keys > maxJSONKeys {
-				return jsonProblem("json_too_many_keys", jsonPath(stack, false), fmt.Sprintf("must have at most %d keys", maxJSONKeys))
+			if top.keys > MaxJSONKeys {
+				return jsonProblem("json_too_many_keys", jsonPath(stack, false), fmt.Sprintf("must have at most %d keys", MaxJSONKeys))
 			}
 		}
 		// The path of the member name or value just read. NUL and invalid
@@ -231,8 +231,8 @@ func checkJSON(body []byte) error {
 					name = ""
 				}
 				stack = append(stack, &jsonFrame{name: name, object: v == '{', expectName: v == '{'})
-				if len(stack) > maxJSONDepth {
-					return jsonProblem("json_too_deep", path, fmt.Sprintf("must nest at most %d levels deep", maxJSONDepth))
+				if len(stack) > MaxJSONDepth {
+					return jsonProblem("json_too_deep", path, fmt.Sprintf("must nest at most %d levels deep", MaxJSONDepth))
 				}
 				continue
 			default:
@@ -305,44 +305,44 @@ func firstInvalidUTF8(b []byte) int {
 	return -1
 }
 
-// limitedRequest is a request body whose fields have limits of their own,
+// LimitedRequest is a request body whose fields have limits of their own,
 // declared next to its type; decodeJSON answers 422 naming every field
 // past its limit.
-type limitedRequest interface {
-	overLimits() fieldLimits
+type LimitedRequest interface {
+	OverLimits() FieldLimits
 }
 
-// fieldLimits collects, by field, what is past its limit and what the
+// FieldLimits collects, by field, what is past its limit and what the
 // limit is.
-type fieldLimits map[string]string
+type FieldLimits map[string]string
 
-// text checks a string's length in characters.
-func (l fieldLimits) text(field, v string, max int) {
+// Text checks a string's length in characters.
+func (l FieldLimits) Text(field, v string, max int) {
 	if utf8.RuneCountInString(v) > max {
 		l[field] = fmt.Sprintf("must be at most %d characters", max)
 	}
 }
 
-// list checks a list's length and each item's.
-func (l fieldLimits) list(field string, vs []string, maxItems, maxLen int) {
+// List checks a List's length and each item's.
+func (l FieldLimits) List(field string, vs []string, maxItems, maxLen int) {
 	if len(vs) > maxItems {
 		l[field] = fmt.Sprintf("must have at most %d items", maxItems)
 		return
 	}
 	for i, v := range vs {
-		l.text(field+"["+strconv.Itoa(i)+"]", v, maxLen)
+		l.Text(field+"["+strconv.Itoa(i)+"]", v, maxLen)
 	}
 }
 
-// json checks the encoded size of a JSON value.
-func (l fieldLimits) json(field string, v []byte, max int) {
+// JSON checks the encoded size of a JSON value.
+func (l FieldLimits) JSON(field string, v []byte, max int) {
 	if len(v) > max {
 		l[field] = fmt.Sprintf("must be at most %d bytes of JSON", max)
 	}
 }
 
-// err is the 422 naming every field past its limit, or nil.
-func (l fieldLimits) err() error {
+// Err is the 422 naming every field past its limit, or nil.
+func (l FieldLimits) Err() error {
 	if len(l) == 0 {
 		return nil
 	}

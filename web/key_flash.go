@@ -22,7 +22,7 @@ const keyNewKey = "new_key"
 // with a key derived from the session's cookie id, which the server never
 // stores: the row holds nothing a reader of the database could use.
 func setKeyFlash(c echo.Context, assistantName, secret string) {
-	sess := session(c)
+	sess := Session(c)
 	aead, ok := keyFlashCipher(sess.ID)
 	if !ok {
 		return
@@ -31,20 +31,20 @@ func setKeyFlash(c echo.Context, assistantName, secret string) {
 	_, _ = rand.Read(nonce)
 	sealed := aead.Seal(nonce, nonce, []byte(secret), []byte(assistantName))
 	sess.Values[keyNewKey] = assistantName + "\x00" + base64.RawStdEncoding.EncodeToString(sealed)
-	markDirty(sess)
+	MarkDirty(sess)
 	_ = sess.Save(c.Request(), c.Response())
 }
 
 // popKeyFlash returns the new key kept by setKeyFlash and forgets it, so a
 // reload shows it no longer; nil when there is none.
 func popKeyFlash(c echo.Context) *views.NewKeyNotice {
-	sess := session(c)
+	sess := Session(c)
 	kept, _ := sess.Values[keyNewKey].(string)
 	if kept == "" {
 		return nil
 	}
 	delete(sess.Values, keyNewKey)
-	markDirty(sess)
+	MarkDirty(sess)
 	_ = sess.Save(c.Request(), c.Response())
 	name, sealed, _ := strings.Cut(kept, "\x00")
 	raw, err := base64.RawStdEncoding.DecodeString(sealed)

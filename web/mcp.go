@@ -80,7 +80,7 @@ func (s *Server) handleMCP(c echo.Context) error {
 	if isJSONArray(c.Request()) {
 		return c.JSON(http.StatusBadRequest, map[string]any{"jsonrpc": "2.0", "id": nil,
 			"error": map[string]any{"code": -32600, "message": "JSON-RPC batches are not accepted: send one request per HTTP request.",
-				"data": apiError{Code: "batch_not_allowed", Message: "JSON-RPC batches are not accepted.",
+				"data": APIError{Code: "batch_not_allowed", Message: "JSON-RPC batches are not accepted.",
 					Hint: "Send each call in its own POST /mcp; each counts against the key's rate limit."}}})
 	}
 	req := mcpRequest{assistant: a, open: id == "", base: baseURL(c)}
@@ -113,7 +113,7 @@ func isJSONArray(r *http.Request) bool {
 // the URL) as a JSON-RPC error, which MCP clients understand, with the
 // API's error in its data.
 func (s *Server) mcpError(c echo.Context, err error) error {
-	status, body := s.describe(err)
+	status, body := s.Describe(err)
 	return c.JSON(status, map[string]any{"jsonrpc": "2.0", "id": nil,
 		"error": map[string]any{"code": -32602, "message": body.Message, "data": body}})
 }
@@ -268,7 +268,7 @@ func (s *Server) addMCPWriteTool(srv *mcp.Server, req mcpRequest, t assistants.T
 // is an imperative ("Refund an order"), so it follows "Propose to".
 func mcpWriteDescription(t assistants.Tool, how, guidanceURI string) string {
 	d := fmt.Sprintf("Propose to %s in the %s system. This is a dry-run first: nothing changes when you call it. It returns the quote "+
-		"(what will happen, in the business's words), the invocation id and next.", lowerFirst(strings.TrimSuffix(t.Title, ".")), t.System)
+		"(what will happen, in the business's words), the invocation id and next.", LowerFirst(strings.TrimSuffix(t.Title, ".")), t.System)
 	if how != "" {
 		d += " Then " + how + "."
 	}
@@ -280,9 +280,9 @@ func mcpWriteDescription(t assistants.Tool, how, guidanceURI string) string {
 	return d
 }
 
-// lowerFirst lower-cases the first letter of a title for use inside a
+// LowerFirst lower-cases the first letter of a title for use inside a
 // sentence, unless the first word is an acronym ("SMS a customer").
-func lowerFirst(s string) string {
+func LowerFirst(s string) string {
 	r := []rune(s)
 	if len(r) == 0 || (len(r) > 1 && unicode.IsUpper(r[1])) {
 		return s
@@ -347,9 +347,9 @@ func toolResult(v any) *mcp.CallToolResult {
 // toolError reports an error in the tool's result, where the model can read
 // it: the same {code, message, retryable, hint, fields} as the API.
 func toolError(err error) *mcp.CallToolResult {
-	body := apiError{Code: string(apperr.Internal), Message: "Something went wrong on our side. It has been logged; please try again.", Retryable: true}
+	body := APIError{Code: string(apperr.Internal), Message: "Something went wrong on our side. It has been logged; please try again.", Retryable: true}
 	if e, ok := apperr.As(err); ok && e.Kind != apperr.Internal {
-		body = apiError{Code: e.CodeOrKind(), Message: e.Message, Retryable: e.Retryable, Hint: e.Hint, Fields: e.Fields, Details: e.Details}
+		body = APIError{Code: e.CodeOrKind(), Message: e.Message, Retryable: e.Retryable, Hint: e.Hint, Fields: e.Fields, Details: e.Details}
 	}
 	r := toolResult(body)
 	r.IsError = true

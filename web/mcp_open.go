@@ -104,7 +104,7 @@ func (s *Server) addMCPOpenTask(srv *mcp.Server, req mcpRequest) {
 			if err := strictArgs(r.Params.Arguments, &in); err != nil {
 				return toolError(err), nil
 			}
-			if err := in.overLimits().err(); err != nil {
+			if err := in.OverLimits().Err(); err != nil {
 				return toolError(err), nil
 			}
 			t, err := s.createTask(ctx, req.assistant, in)

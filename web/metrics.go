@@ -116,7 +116,7 @@ func (s *Server) handleMetrics(c echo.Context) error {
 		v.Readiness = append(v.Readiness, views.ReadinessRow{System: r.System, Action: r.Action, Title: s.actionTitle(r.System + "/" + r.Action), Stage: "stage " + strconv.Itoa(r.Stage),
 			Sample: money.Count(r.Settled), ErrorRate: metricsRatioText(r.ErrorRate), EditRate: metricsRatioText(r.EditRate)})
 	}
-	p, err := s.page(c, "Metrics")
+	p, err := s.Page(c, "Metrics")
 	if err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func (s *Server) handleMetrics(c echo.Context) error {
 	if len(errs) > 0 {
 		status = http.StatusUnprocessableEntity
 	}
-	return render(c, status, views.Metrics(p, v))
+	return Render(c, status, views.Metrics(p, v))
 }
 
 // actionTitle says an action ("system/action" or "action") by its title:

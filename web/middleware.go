@@ -24,14 +24,14 @@ import (
 // Keys of values kept on the echo.Context for one request.
 const (
 	ctxSession = "session"
-	ctxUser    = "user"
+	CtxUser    = "user"
 	ctxNonce   = "nonce"
 )
 
-// withRequestContext gives the request its CSP nonce and the client IP that
+// WithRequestContext gives the request its CSP nonce and the client IP that
 // the IPExtractor chose, in the request context where templ and the session
 // store read them.
-func (s *Server) withRequestContext(next echo.HandlerFunc) echo.HandlerFunc {
+func (s *Server) WithRequestContext(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		nonce := randomToken(16)
 		c.Set(ctxNonce, nonce)
@@ -42,9 +42,9 @@ func (s *Server) withRequestContext(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// logRequests writes one line per request. It logs the route pattern rather
+// LogRequests writes one line per request. It logs the route pattern rather
 // than the raw path, so tokens in paths never reach the logs.
-func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
+func (s *Server) LogRequests(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
 		err := next(c)
@@ -54,7 +54,7 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 		status := c.Response().Status
 		attrs := []any{"method", c.Request().Method, "route", c.Path(), "status", status,
 			"duration_ms", float64(time.Since(start).Microseconds()) / 1000, "ip", c.RealIP(), "bytes", c.Response().Size}
-		if u, ok := c.Get(ctxUser).(accounts.User); ok {
+		if u, ok := c.Get(CtxUser).(accounts.User); ok {
 			attrs = append(attrs, "user_id", u.ID)
 		}
 		switch {
@@ -67,9 +67,9 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// securityHeaders sets the headers every response carries, error pages and
+// SecurityHeaders sets the headers every response carries, error pages and
 // static files included.
-func (s *Server) securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+func (s *Server) SecurityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		h := c.Response().Header()
 		nonce, _ := c.Get(ctxNonce).(string)
@@ -88,8 +88,8 @@ func (s *Server) securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// recoverPanics turns a panic in a handler into an internal error page.
-func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
+// RecoverPanics turns a panic in a handler into an internal error page.
+func (s *Server) RecoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) (err error) {
 		defer func() {
 			if r := recover(); r != nil {
@@ -103,12 +103,12 @@ func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// loadSession loads the session and, when it names a live user, the user.
+// LoadSession loads the session and, when it names a live user, the user.
 // A disabled user's session is ignored (disabling also revokes it).
-func (s *Server) loadSession(next echo.HandlerFunc) echo.HandlerFunc {
+func (s *Server) LoadSession(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		// The API and the MCP server authenticate by bearer key only.
-		if strings.HasPrefix(c.Path(), "/static/") || c.Path() == "/healthz" || c.Path() == "/readyz" || isAPI(c) {
+		if strings.HasPrefix(c.Path(), "/static/") || c.Path() == "/healthz" || c.Path() == "/readyz" || IsAPI(c) {
 			return next(c)
 		}
 		sess, err := s.cfg.Sessions.Get(c.Request(), sessionCookie)
@@ -116,20 +116,20 @@ func (s *Server) loadSession(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		c.Set(ctxSession, sess)
-		if id, ok := sess.Values[keyUserID].(int64); ok && !sess.IsNew {
+		if id, ok := sess.Values[KeyUserID].(int64); ok && !sess.IsNew {
 			u, err := s.sessionUser(c, sess, id)
 			switch {
 			case apperr.Is(err, apperr.NotFound):
 			case err != nil:
 				return err
 			case !u.Disabled():
-				c.Set(ctxUser, u)
+				c.Set(CtxUser, u)
 			}
 		}
 		// Each request from a signed-in user counts as activity; the row is
 		// written at most once a minute. A session revoked meanwhile (sign-out
 		// in another tab) stays revoked.
-		if _, signedIn := c.Get(ctxUser).(accounts.User); signedIn {
+		if _, signedIn := c.Get(CtxUser).(accounts.User); signedIn {
 			if err := sess.Save(c.Request(), c.Response()); err != nil && !errors.Is(err, store.ErrNotFound) {
 				return err
 			}
@@ -148,10 +148,10 @@ func (s *Server) sessionUser(c echo.Context, sess *sessions.Session, id int64) (
 	return s.cfg.Accounts.User(c.Request().Context(), id)
 }
 
-// checkCSRF refuses state-changing requests from other origins (Go's
+// CheckCSRF refuses state-changing requests from other origins (Go's
 // CrossOriginProtection) and those without this session's token (or, with
 // no session, the token of the CSRF cookie).
-func (s *Server) checkCSRF(next echo.HandlerFunc) echo.HandlerFunc {
+func (s *Server) CheckCSRF(next echo.HandlerFunc) echo.HandlerFunc {
 	cop := http.NewCrossOriginProtection()
 	return func(c echo.Context) error {
 		r := c.Request()
@@ -161,7 +161,7 @@ func (s *Server) checkCSRF(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		// Bearer-authenticated paths carry no cookies that a forged request
 		// could ride on, so there is no session token to check.
-		if isAPI(c) {
+		if IsAPI(c) {
 			return next(c)
 		}
 		if err := cop.Check(r); err != nil {
@@ -172,8 +172,8 @@ func (s *Server) checkCSRF(next echo.HandlerFunc) echo.HandlerFunc {
 			got = c.FormValue("_csrf")
 		}
 		var ok bool
-		if sess := session(c); sess != nil && !sess.IsNew {
-			want, _ := sess.Values[keyCSRF].(string)
+		if sess := Session(c); sess != nil && !sess.IsNew {
+			want, _ := sess.Values[KeyCSRF].(string)
 			ok = want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 		} else {
 			ok = s.cfg.Sessions.checkAnonymousCSRF(r, got)
@@ -186,24 +186,24 @@ func (s *Server) checkCSRF(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// session returns the request's session (nil on static routes).
-func session(c echo.Context) *sessions.Session {
+// Session returns the request's Session (nil on static routes).
+func Session(c echo.Context) *sessions.Session {
 	sess, _ := c.Get(ctxSession).(*sessions.Session)
 	return sess
 }
 
-// currentUser returns the signed-in user, if any.
-func currentUser(c echo.Context) (accounts.User, bool) {
-	u, ok := c.Get(ctxUser).(accounts.User)
+// CurrentUser returns the signed-in user, if any.
+func CurrentUser(c echo.Context) (accounts.User, bool) {
+	u, ok := c.Get(CtxUser).(accounts.User)
 	return u, ok
 }
 
-// csrfToken returns the token for this request's forms: the session's, or
+// CSRFToken returns the token for this request's forms: the session's, or
 // for a visitor without a session the one in the CSRF cookie (see
 // csrf_cookie.go), so an anonymous form stores nothing on the server.
-func (s *Server) csrfToken(c echo.Context) (string, error) {
-	if sess := session(c); sess != nil && !sess.IsNew {
-		tok, _ := sess.Values[keyCSRF].(string)
+func (s *Server) CSRFToken(c echo.Context) (string, error) {
+	if sess := Session(c); sess != nil && !sess.IsNew {
+		tok, _ := sess.Values[KeyCSRF].(string)
 		return tok, nil
 	}
 	return s.cfg.Sessions.anonymousCSRF(c.Request(), c.Response())

@@ -77,11 +77,11 @@ func (s *Server) OpenAPI() map[string]any {
 		var params []any
 		for _, seg := range strings.Split(path, "/") {
 			if name, ok := strings.CutPrefix(seg, ":"); ok {
-				params = append(params, map[string]any{"name": name, "in": "path", "required": true, "schema": map[string]any{"type": "string", "maxLength": maxParamBytes}})
+				params = append(params, map[string]any{"name": name, "in": "path", "required": true, "schema": map[string]any{"type": "string", "maxLength": MaxParamBytes}})
 			}
 		}
 		for _, q := range op.query {
-			params = append(params, map[string]any{"name": q, "in": "query", "schema": map[string]any{"type": "string", "maxLength": maxParamBytes}})
+			params = append(params, map[string]any{"name": q, "in": "query", "schema": map[string]any{"type": "string", "maxLength": MaxParamBytes}})
 		}
 		if op.idempotencyKey {
 			params = append(params, map[string]any{"name": "Idempotency-Key", "in": "header", "schema": map[string]any{"type": "string", "maxLength": maxIdempotencyKeyLen},
@@ -212,8 +212,8 @@ func limitedList(items, n int) map[string]any {
 
 // limitedObject is a JSON object whose encoding is at most n bytes.
 func limitedObject(n int) map[string]any {
-	return map[string]any{"type": "object", "maxProperties": maxJSONKeys,
-		"description": "at most " + strconv.Itoa(n) + " bytes as JSON, nested at most " + strconv.Itoa(maxJSONDepth) + " levels deep"}
+	return map[string]any{"type": "object", "maxProperties": MaxJSONKeys,
+		"description": "at most " + strconv.Itoa(n) + " bytes as JSON, nested at most " + strconv.Itoa(MaxJSONDepth) + " levels deep"}
 }
 
 func apiSchemas() map[string]any {

@@ -37,11 +37,11 @@ func (s *Server) handlePolicies(c echo.Context) error {
 	for _, p := range policies {
 		v.Policies = append(v.Policies, s.policyRow(p, names))
 	}
-	pg, err := s.page(c, "Policies")
+	pg, err := s.Page(c, "Policies")
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.Policies(pg, v))
+	return Render(c, http.StatusOK, views.Policies(pg, v))
 }
 
 // handlePolicyForm answers GET /policies/:system/:action: the form that
@@ -89,7 +89,7 @@ func (s *Server) handlePolicyChange(c echo.Context) error {
 	if c.FormValue("intent") != "save" {
 		return s.renderPolicyForm(c, http.StatusOK, current, form, &today, &w)
 	}
-	u, _ := currentUser(c)
+	u, _ := CurrentUser(c)
 	changed, err := s.cfg.Control.ChangePolicy(ctx, controlplane.UserActor(u.ID, string(u.Role), u.Name), draft, version, form.Reason)
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
 		form.Errors = e.Fields
@@ -98,8 +98,8 @@ func (s *Server) handlePolicyChange(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	setFlash(c, fmt.Sprintf("The policy of %s/%s is now version %d; it applies to proposals from now on.", changed.System, changed.Action, changed.Version), false)
-	return seeOther(c, "/policies")
+	SetFlash(c, fmt.Sprintf("The policy of %s/%s is now version %d; it applies to proposals from now on.", changed.System, changed.Action, changed.Version), false)
+	return SeeOther(c, "/policies")
 }
 
 // renderPolicyForm shows the form with the what-if of today's policy and,
@@ -126,11 +126,11 @@ func (s *Server) renderPolicyForm(c echo.Context, status int, p controlplane.Pol
 	if today != nil {
 		v.WhatIf = whatIfView(p, *today, draft)
 	}
-	pg, err := s.page(c, "Change a policy")
+	pg, err := s.Page(c, "Change a policy")
 	if err != nil {
 		return err
 	}
-	return render(c, status, views.PolicyEdit(pg, v))
+	return Render(c, status, views.PolicyEdit(pg, v))
 }
 
 // whatIfRoute is one route of the what-if: its key, its words, and its

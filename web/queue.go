@@ -35,7 +35,7 @@ var queueAges = map[string]time.Duration{"15m": 15 * time.Minute, "1h": time.Hou
 // heads the page in its state now and the next card takes the focus.
 func (s *Server) handleQueue(c echo.Context) error {
 	ctx := c.Request().Context()
-	u, _ := currentUser(c)
+	u, _ := CurrentUser(c)
 	q := c.QueryParams()
 	v := views.QueueView{Errors: views.FieldErrors{}, Filter: views.QueueFilterView{System: q.Get("system"), Action: q.Get("action"),
 		Customer: strings.TrimSpace(q.Get("customer")), MinAmount: q.Get("min"), MaxAmount: q.Get("max"), Age: q.Get("age"), Mine: q.Get("mine") == "1"}}
@@ -119,7 +119,7 @@ func (s *Server) handleQueue(c echo.Context) error {
 		}
 		v.FocusEmpty = v.FocusID == "" && len(v.Cards) == 0
 	}
-	p, err := s.page(c, "Approval queue")
+	p, err := s.Page(c, "Approval queue")
 	if err != nil {
 		return err
 	}
@@ -127,23 +127,23 @@ func (s *Server) handleQueue(c echo.Context) error {
 	if len(v.Errors) > 0 {
 		status = http.StatusUnprocessableEntity
 	}
-	return render(c, status, views.Queue(p, v))
+	return Render(c, status, views.Queue(p, v))
 }
 
 // handleQueueClaim answers POST /queue/:id/claim: opening a card for
 // deciding holds it for a few minutes, unless another agent holds it
 // (then the card opens saying who does).
 func (s *Server) handleQueueClaim(c echo.Context) error {
-	u, _ := currentUser(c)
+	u, _ := CurrentUser(c)
 	id := c.Param("id")
 	claim, err := s.cfg.Control.Claim(c.Request().Context(), actorOf(u), id)
 	if err != nil {
 		return err
 	}
 	if claim.UserID != u.ID {
-		setFlash(c, "Another agent is deciding this card; see who below.", true)
+		SetFlash(c, "Another agent is deciding this card; see who below.", true)
 	}
-	return seeOther(c, "/queue/"+url.PathEscape(id))
+	return SeeOther(c, "/queue/"+url.PathEscape(id))
 }
 
 func queueQuery(f views.QueueFilterView, after *controlplane.QueueCursor) string {
@@ -203,7 +203,7 @@ func (s *Server) cardView(ctx context.Context, card controlplane.QueueCard, u ac
 		Summary: inv.Summary, SummaryDisagrees: inv.SummaryDisagrees, CustomerRef: card.CustomerRef, ConversationID: inv.ConversationID,
 		BudgetLeft: max(card.WriteBudget-card.WritesUsed, 0), WriteBudget: card.WriteBudget, InflightLimit: card.InflightLimit,
 		Inflight: card.Inflight, Version: inv.Version, ArgsHash: hex.EncodeToString(inv.ArgsHash),
-		Edited: inv.Args.Approved != nil && string(inv.Args.Approved) != string(inv.Args.Proposed), State: stateBadge(inv.State),
+		Edited: inv.Args.Approved != nil && string(inv.Args.Approved) != string(inv.Args.Proposed), State: StateBadge(inv.State),
 		TargetKey: inv.System + "/" + inv.Target.Kind + "/" + inv.Target.ID, TargetDisplay: inv.Target.Display}
 	if !card.QuotedAt.IsZero() {
 		v.QuotedAt, v.QuotedAgo, v.QuotedISO = clock(card.QuotedAt), ago(now.Sub(card.QuotedAt)), card.QuotedAt.UTC().Format(time.RFC3339)
@@ -258,8 +258,8 @@ func actorOf(u accounts.User) controlplane.Actor {
 	return controlplane.UserActor(u.ID, string(u.Role), u.Name)
 }
 
-// stateBadge is the one badge of an invocation state.
-func stateBadge(st controlplane.State) views.StateBadgeView {
+// StateBadge is the one badge of an invocation state.
+func StateBadge(st controlplane.State) views.StateBadgeView {
 	tone := "idle"
 	switch st {
 	case controlplane.Completed:

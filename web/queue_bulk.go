@@ -21,7 +21,7 @@ const bulkMax = 50
 // automatic limit, one approver) are listed; the others are left out.
 func (s *Server) handleQueueBulk(c echo.Context) error {
 	ctx := c.Request().Context()
-	u, _ := currentUser(c)
+	u, _ := CurrentUser(c)
 	ids, err := bulkIDs(c)
 	if err != nil {
 		return err
@@ -45,11 +45,11 @@ func (s *Server) handleQueueBulk(c echo.Context) error {
 		return apperr.New(apperr.NotFound, "None of those requests is still pending and low-risk.")
 	}
 	v.Conflicts = bulkConflicts(v.Cards)
-	p, err := s.page(c, "Approve several requests")
+	p, err := s.Page(c, "Approve several requests")
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.BulkConfirm(p, v))
+	return Render(c, http.StatusOK, views.BulkConfirm(p, v))
 }
 
 // handleQueueBulkApprove answers POST /queue/bulk/approve: each listed card
@@ -58,7 +58,7 @@ func (s *Server) handleQueueBulk(c echo.Context) error {
 // what was not.
 func (s *Server) handleQueueBulkApprove(c echo.Context) error {
 	ctx := c.Request().Context()
-	u, _ := currentUser(c)
+	u, _ := CurrentUser(c)
 	ids, err := bulkIDs(c)
 	if err != nil {
 		return err
@@ -95,13 +95,13 @@ func (s *Server) handleQueueBulkApprove(c echo.Context) error {
 		picks, shown = append(picks, pick{id, int32(version), hash}), append(shown, cv)
 	}
 	if conflicts := bulkConflicts(shown); len(conflicts) > 0 && c.FormValue("confirm_conflicts") != "1" {
-		p, err := s.page(c, "Approve several requests")
+		p, err := s.Page(c, "Approve several requests")
 		if err != nil {
 			return err
 		}
 		v := views.BulkConfirmView{Cards: shown, Conflicts: conflicts, Errors: views.FieldErrors{
 			"confirm_conflicts": "Nothing was approved: some of these change the same thing. Tick the box to approve them all anyway, or go back and open them one by one."}}
-		return render(c, http.StatusUnprocessableEntity, views.BulkConfirm(p, v))
+		return Render(c, http.StatusUnprocessableEntity, views.BulkConfirm(p, v))
 	}
 	approved := 0
 	for _, pk := range picks {
@@ -118,8 +118,8 @@ func (s *Server) handleQueueBulkApprove(c echo.Context) error {
 	if skipped > 0 {
 		msg += fmt.Sprintf(" %d changed or were decided meanwhile and were left as they are.", skipped)
 	}
-	setFlash(c, msg, skipped > 0 && approved == 0)
-	return seeOther(c, "/queue")
+	SetFlash(c, msg, skipped > 0 && approved == 0)
+	return SeeOther(c, "/queue")
 }
 
 // bulkIDs reads the chosen cards of a bulk approval: 1 to bulkMax ids.

@@ -45,21 +45,21 @@ func (s *Server) handleQueueCard(c echo.Context) error {
 }
 
 func (s *Server) renderDecide(c echo.Context, status int, v views.DecideView) error {
-	p, err := s.page(c, v.Card.Quote.Title)
+	p, err := s.Page(c, v.Card.Quote.Title)
 	if err != nil {
 		return err
 	}
 	if c.Request().Header.Get("HX-Request") == "true" {
-		return render(c, status, views.DecisionPanel(p, v))
+		return Render(c, status, views.DecisionPanel(p, v))
 	}
-	return render(c, status, views.Decide(p, v))
+	return Render(c, status, views.Decide(p, v))
 }
 
 // decideView builds the page of one card; posted, when set, refills the
 // edit form with what the user typed.
 func (s *Server) decideView(c echo.Context, id string, posted url.Values) (views.DecideView, error) {
 	ctx := c.Request().Context()
-	u, _ := currentUser(c)
+	u, _ := CurrentUser(c)
 	card, err := s.cfg.Control.Card(ctx, id)
 	if err != nil {
 		return views.DecideView{}, err
@@ -152,7 +152,7 @@ func (s *Server) checkQuote(ctx context.Context, card controlplane.QueueCard, v 
 // sentence) with the focus on the next card. htmx is told to load that
 // same page, so with and without JavaScript the agent sees one truth.
 func (s *Server) decided(c echo.Context, id string) error {
-	u, _ := currentUser(c)
+	u, _ := CurrentUser(c)
 	if err := s.cfg.Control.ReleaseCard(c.Request().Context(), id, u.ID); err != nil {
 		s.log.Warn("release a decided card", "id", id, "error", err)
 	}
@@ -161,7 +161,7 @@ func (s *Server) decided(c echo.Context, id string) error {
 		c.Response().Header().Set("HX-Redirect", to)
 		return c.NoContent(http.StatusOK)
 	}
-	return seeOther(c, to)
+	return SeeOther(c, to)
 }
 
 // decidedView is the card just decided as it stands now.
@@ -174,7 +174,7 @@ func (s *Server) decidedView(ctx context.Context, id string, u accounts.User) (*
 		return nil, err
 	}
 	inv := card.Invocation
-	d := &views.DecidedView{ID: inv.ID, TaskID: inv.TaskID, Title: inv.Quote.Title, State: stateBadge(inv.State)}
+	d := &views.DecidedView{ID: inv.ID, TaskID: inv.TaskID, Title: inv.Quote.Title, State: StateBadge(inv.State)}
 	switch inv.State {
 	case controlplane.AwaitingApproval:
 		d.Outcome = "Still waiting for approval."
@@ -226,7 +226,7 @@ func (s *Server) decisionFailed(c echo.Context, id string, err error) error {
 // happened.
 func (s *Server) handleQueueApprove(c echo.Context) error {
 	ctx := c.Request().Context()
-	u, _ := currentUser(c)
+	u, _ := CurrentUser(c)
 	id := c.Param("id")
 	if _, err := s.cfg.Control.Invocation(ctx, id); err != nil {
 		return err
@@ -247,7 +247,7 @@ func (s *Server) handleQueueApprove(c echo.Context) error {
 // reason that is not one of this action's is a field error (422).
 func (s *Server) handleQueueReject(c echo.Context) error {
 	ctx := c.Request().Context()
-	u, _ := currentUser(c)
+	u, _ := CurrentUser(c)
 	id := c.Param("id")
 	inv, err := s.cfg.Control.Invocation(ctx, id)
 	if err != nil {
@@ -290,7 +290,7 @@ func (s *Server) handleQueueReject(c echo.Context) error {
 // back to the assistant with a question (see controlplane.SendBack).
 func (s *Server) handleQueueSendBack(c echo.Context) error {
 	ctx := c.Request().Context()
-	u, _ := currentUser(c)
+	u, _ := CurrentUser(c)
 	id := c.Param("id")
 	if _, err := s.cfg.Control.Invocation(ctx, id); err != nil {
 		return err
@@ -318,7 +318,7 @@ func (s *Server) handleQueueSendBack(c echo.Context) error {
 // approved. Invalid values re-render the form (422) with the user's input.
 func (s *Server) handleQueueEdit(c echo.Context) error {
 	ctx := c.Request().Context()
-	u, _ := currentUser(c)
+	u, _ := CurrentUser(c)
 	id := c.Param("id")
 	inv, err := s.cfg.Control.Invocation(ctx, id)
 	if err != nil {
@@ -356,8 +356,8 @@ func (s *Server) handleQueueEdit(c echo.Context) error {
 		v.Errors = errs
 		return s.renderDecide(c, http.StatusUnprocessableEntity, v)
 	}
-	setFlash(c, "Quoted again. Compare the new quote with the proposal, then decide.", false)
-	return seeOther(c, "/queue/"+url.PathEscape(id)+"#diff-title")
+	SetFlash(c, "Quoted again. Compare the new quote with the proposal, then decide.", false)
+	return SeeOther(c, "/queue/"+url.PathEscape(id)+"#diff-title")
 }
 
 // handleQueueRequote answers POST /queue/:id/requote: a card whose quote
@@ -366,7 +366,7 @@ func (s *Server) handleQueueEdit(c echo.Context) error {
 // system says now.
 func (s *Server) handleQueueRequote(c echo.Context) error {
 	ctx := c.Request().Context()
-	u, _ := currentUser(c)
+	u, _ := CurrentUser(c)
 	id := c.Param("id")
 	inv, err := s.cfg.Control.Invocation(ctx, id)
 	if err != nil {
@@ -375,6 +375,6 @@ func (s *Server) handleQueueRequote(c echo.Context) error {
 	if _, err := s.cfg.Control.EditArgs(ctx, actorOf(u), id, expectedVersion(c), inv.Call().Args); err != nil {
 		return err
 	}
-	setFlash(c, "Quoted again at "+clock(s.now())+". This is what approval sends now.", false)
-	return seeOther(c, "/queue/"+url.PathEscape(id))
+	SetFlash(c, "Quoted again at "+clock(s.now())+". This is what approval sends now.", false)
+	return SeeOther(c, "/queue/"+url.PathEscape(id))
 }

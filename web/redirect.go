@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// localPath reports whether target is a path on this site that every
+// LocalPath reports whether target is a path on this site that every
 // browser reads the same way, so that redirecting to it cannot leave the
 // site. Browsers drop tabs and newlines anywhere in a URL and read "\" as
 // "/", so "/\t/evil.example" and "/\evil.example" both mean
@@ -17,7 +17,7 @@ import (
 // percent-decoded ("/%2F%2Fevil.example", "/%5Cevil.example",
 // "/%09/evil.example"), so that nothing that decodes it later can turn it
 // into another site.
-func localPath(target string) bool {
+func LocalPath(target string) bool {
 	if len(target) > 2048 || !plainPath(target) {
 		return false
 	}
@@ -41,10 +41,10 @@ func plainPath(s string) bool {
 	return true
 }
 
-// safeNext is where to go after signing in: next when it is a local path
+// SafeNext is where to go after signing in: next when it is a local path
 // (see localPath) other than the sign-in page itself, else the home page.
-func safeNext(next string) string {
-	if !localPath(next) || strings.HasPrefix(next, "/sign-in") {
+func SafeNext(next string) string {
+	if !LocalPath(next) || strings.HasPrefix(next, "/sign-in") {
 		return "/"
 	}
 	return next

@@ -12,9 +12,9 @@ import (
 	"countersign/views"
 )
 
-// render writes a templ component through a buffer, so that a render error
+// Render writes a templ component through a buffer, so that a Render error
 // becomes an error page instead of half a page.
-func render(c echo.Context, status int, comp templ.Component) error {
+func Render(c echo.Context, status int, comp templ.Component) error {
 	var buf bytes.Buffer
 	if err := comp.Render(c.Request().Context(), &buf); err != nil {
 		return err
@@ -23,21 +23,21 @@ func render(c echo.Context, status int, comp templ.Component) error {
 	return c.HTMLBlob(status, buf.Bytes())
 }
 
-// page builds the layout's model for this request. Its error is always nil
+// Page builds the layout's model for this request. Its error is always nil
 // today (the queue badge's count is best effort); dropping it touches every
 // handler, which the split of web into one package per audience will do.
-func (s *Server) page(c echo.Context, title string) (views.Page, error) { //nolint:unparam // see above
+func (s *Server) Page(c echo.Context, title string) (views.Page, error) { //nolint:unparam // see above
 	p := views.Page{Title: title}
-	if sess := session(c); sess != nil && !sess.IsNew {
+	if sess := Session(c); sess != nil && !sess.IsNew {
 		// Anonymous visitors have no session row; their forms take the CSRF
 		// cookie's token from csrfToken.
-		p.CSRF, _ = sess.Values[keyCSRF].(string)
+		p.CSRF, _ = sess.Values[KeyCSRF].(string)
 		p.Flash = popFlash(c)
 	}
-	if _, ok := customerOf(c); ok {
+	if _, ok := CustomerOf(c); ok {
 		p.CustomerSignOut = true // a link's session: no console account is signed in
 	}
-	if u, ok := currentUser(c); ok {
+	if u, ok := CurrentUser(c); ok {
 		p.User = &views.User{Name: u.Name, Email: u.Email, RoleLabel: u.Role.Label()}
 		p.Nav = navFor(u.Role, c.Request().URL.Path)
 		if u.Role != accounts.Customer {
@@ -78,25 +78,25 @@ func navFor(role accounts.Role, current string) []views.NavItem {
 	return items
 }
 
-// setFlash stores a message for the next page this session sees.
-func setFlash(c echo.Context, text string, bad bool) {
-	sess := session(c)
+// SetFlash stores a message for the next page this session sees.
+func SetFlash(c echo.Context, text string, bad bool) {
+	sess := Session(c)
 	if bad {
 		text = "!" + text
 	}
 	sess.Values[keyFlash] = text
-	markDirty(sess)
+	MarkDirty(sess)
 	_ = sess.Save(c.Request(), c.Response())
 }
 
 func popFlash(c echo.Context) views.Flash {
-	sess := session(c)
+	sess := Session(c)
 	text, _ := sess.Values[keyFlash].(string)
 	if text == "" {
 		return views.Flash{}
 	}
 	delete(sess.Values, keyFlash)
-	markDirty(sess)
+	MarkDirty(sess)
 	_ = sess.Save(c.Request(), c.Response())
 	if strings.HasPrefix(text, "!") {
 		return views.Flash{Text: text[1:], Bad: true}
@@ -104,5 +104,5 @@ func popFlash(c echo.Context) views.Flash {
 	return views.Flash{Text: text}
 }
 
-// seeOther redirects after a successful form post.
-func seeOther(c echo.Context, to string) error { return c.Redirect(http.StatusSeeOther, to) }
+// SeeOther redirects after a successful form post.
+func SeeOther(c echo.Context, to string) error { return c.Redirect(http.StatusSeeOther, to) }

@@ -13,28 +13,28 @@ type route struct {
 	method  string
 	path    string
 	handler echo.HandlerFunc
-	allow   access
+	allow   Access
 }
 
 // routes is the console's whole URL space. A route added anywhere else has
 // no access rule, and the role-matrix test fails on it.
 func (s *Server) routes() []route {
-	admin := only(accounts.Admin)
-	staff := only(accounts.Agent, accounts.Manager, accounts.Admin)
-	managers := only(accounts.Manager, accounts.Admin)
+	admin := Only(accounts.Admin)
+	staff := Only(accounts.Agent, accounts.Manager, accounts.Admin)
+	managers := Only(accounts.Manager, accounts.Admin)
 	return []route{
-		{http.MethodGet, "/healthz", s.handleHealthz, anyone},
-		{http.MethodGet, "/readyz", s.handleReadyz, anyone},
-		{http.MethodGet, "/static/*", s.handleStatic, anyone},
+		{http.MethodGet, "/healthz", s.handleHealthz, Anyone},
+		{http.MethodGet, "/readyz", s.handleReadyz, Anyone},
+		{http.MethodGet, "/static/*", s.handleStatic, Anyone},
 
-		{http.MethodGet, "/sign-in", s.handleSignInForm, anyone},
-		{http.MethodPost, "/sign-in", s.handleSignIn, anyone},
+		{http.MethodGet, "/sign-in", s.handleSignInForm, Anyone},
+		{http.MethodPost, "/sign-in", s.handleSignIn, Anyone},
 		// Anyone: a customer who proved who they are on a link page signs
 		// out here too; the handler answers 401 to a visitor with neither.
-		{http.MethodPost, "/sign-out", s.handleSignOut, anyone},
-		{http.MethodGet, "/", s.handleHome, signedIn},
-		{http.MethodGet, "/account/password", s.handlePasswordForm, signedIn},
-		{http.MethodPost, "/account/password", s.handlePasswordChange, signedIn},
+		{http.MethodPost, "/sign-out", s.handleSignOut, Anyone},
+		{http.MethodGet, "/", s.handleHome, SignedIn},
+		{http.MethodGet, "/account/password", s.handlePasswordForm, SignedIn},
+		{http.MethodPost, "/account/password", s.handlePasswordChange, SignedIn},
 
 		{http.MethodGet, "/systems", s.handleSystems, staff},
 
@@ -63,7 +63,7 @@ func (s *Server) routes() []route {
 		{http.MethodPost, "/tasks/:id/pause", s.handleTaskPause, staff},
 		{http.MethodPost, "/tasks/:id/resume", s.handleTaskResume, staff},
 		{http.MethodPost, "/tasks/:id/cancel", s.handleTaskCancel, staff},
-		{http.MethodPost, "/tasks/:id/blocks/lift", s.handleTaskBlockLift, only(accounts.Agent, accounts.Admin)},
+		{http.MethodPost, "/tasks/:id/blocks/lift", s.handleTaskBlockLift, Only(accounts.Agent, accounts.Admin)},
 		{http.MethodPost, "/invocations/:id/reconcile", s.handleInvocationReconcile, staff},
 		{http.MethodPost, "/invocations/:id/reverse", s.handleInvocationReverse, staff},
 		{http.MethodPost, "/controls/global-stop", s.handleGlobalStop, admin},
@@ -72,17 +72,17 @@ func (s *Server) routes() []route {
 
 		// The customer's confirmation page: a link session or a customer
 		// account; the handlers check the request is this customer's.
-		{http.MethodGet, "/c/:token", s.handleConfirmationLink, anyone},
-		{http.MethodPost, "/c/:token/code", s.handleConfirmationCode, anyone},
-		{http.MethodPost, "/c/:token/verify", s.handleConfirmationVerify, anyone},
+		{http.MethodGet, "/c/:token", s.handleConfirmationLink, Anyone},
+		{http.MethodPost, "/c/:token/code", s.handleConfirmationCode, Anyone},
+		{http.MethodPost, "/c/:token/verify", s.handleConfirmationVerify, Anyone},
 		// Anyone reaches it; the handler lists only the customer this
 		// browser proved it is (an account or a link's proof), never on a link alone.
-		{http.MethodGet, "/requests", s.handleMyRequests, anyone},
-		{http.MethodGet, "/requests/:id", s.handleCustomerRequest, anyone},
-		{http.MethodGet, "/requests/:id/status", s.handleCustomerRequestStatus, anyone},
-		{http.MethodPost, "/requests/:id/confirm", s.handleCustomerConfirm, anyone},
-		{http.MethodPost, "/requests/:id/decline", s.handleCustomerDecline, anyone},
-		{http.MethodPost, "/requests/:id/stop", s.handleCustomerStop, anyone},
+		{http.MethodGet, "/requests", s.handleMyRequests, Anyone},
+		{http.MethodGet, "/requests/:id", s.handleCustomerRequest, Anyone},
+		{http.MethodGet, "/requests/:id/status", s.handleCustomerRequestStatus, Anyone},
+		{http.MethodPost, "/requests/:id/confirm", s.handleCustomerConfirm, Anyone},
+		{http.MethodPost, "/requests/:id/decline", s.handleCustomerDecline, Anyone},
+		{http.MethodPost, "/requests/:id/stop", s.handleCustomerStop, Anyone},
 
 		{http.MethodGet, "/admin/users", s.handleAdminUsers, admin},
 		{http.MethodPost, "/admin/users", s.handleAdminUserCreate, admin},
@@ -103,19 +103,19 @@ func (s *Server) routes() []route {
 		{http.MethodPost, "/admin/assistants/:id/deliveries/:delivery/resend", s.handleAdminWebhookResend, admin},
 
 		// The assistant's side: the JSON API and the MCP server (bearer keys).
-		{http.MethodGet, "/api/v1/openapi.json", s.handleOpenAPI, anyone},
-		{http.MethodGet, "/api/v1/tools", s.handleAPITools, assistant},
-		{http.MethodPost, "/api/v1/tools/:name", s.handleAPIToolCall, assistant},
-		{http.MethodPost, "/api/v1/tasks", s.handleAPITaskCreate, assistant},
-		{http.MethodGet, "/api/v1/tasks/:id", s.handleAPITask, assistant},
-		{http.MethodPost, "/api/v1/tasks/:id/pause", s.handleAPITaskPause, assistant},
-		{http.MethodPost, "/api/v1/tasks/:id/resume", s.handleAPITaskResume, assistant},
-		{http.MethodPost, "/api/v1/tasks/:id/cancel", s.handleAPITaskCancel, assistant},
-		{http.MethodPost, "/api/v1/tasks/:id/invocations", s.handleAPIPropose, assistant},
-		{http.MethodGet, "/api/v1/invocations/:id", s.handleAPIInvocation, assistant},
-		{http.MethodPost, "/api/v1/invocations/:id/reconcile", s.handleAPIReconcile, assistant},
-		{http.MethodPost, "/api/v1/invocations/:id/reverse", s.handleAPIReverse, assistant},
-		{http.MethodPost, "/api/v1/conversations/:id/events", s.handleAPIConversationEvent, assistant},
-		{http.MethodPost, "/mcp", s.handleMCP, assistant},
+		{http.MethodGet, "/api/v1/openapi.json", s.handleOpenAPI, Anyone},
+		{http.MethodGet, "/api/v1/tools", s.handleAPITools, APIKey},
+		{http.MethodPost, "/api/v1/tools/:name", s.handleAPIToolCall, APIKey},
+		{http.MethodPost, "/api/v1/tasks", s.handleAPITaskCreate, APIKey},
+		{http.MethodGet, "/api/v1/tasks/:id", s.handleAPITask, APIKey},
+		{http.MethodPost, "/api/v1/tasks/:id/pause", s.handleAPITaskPause, APIKey},
+		{http.MethodPost, "/api/v1/tasks/:id/resume", s.handleAPITaskResume, APIKey},
+		{http.MethodPost, "/api/v1/tasks/:id/cancel", s.handleAPITaskCancel, APIKey},
+		{http.MethodPost, "/api/v1/tasks/:id/invocations", s.handleAPIPropose, APIKey},
+		{http.MethodGet, "/api/v1/invocations/:id", s.handleAPIInvocation, APIKey},
+		{http.MethodPost, "/api/v1/invocations/:id/reconcile", s.handleAPIReconcile, APIKey},
+		{http.MethodPost, "/api/v1/invocations/:id/reverse", s.handleAPIReverse, APIKey},
+		{http.MethodPost, "/api/v1/conversations/:id/events", s.handleAPIConversationEvent, APIKey},
+		{http.MethodPost, "/mcp", s.handleMCP, APIKey},
 	}
 }

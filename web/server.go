@@ -63,7 +63,7 @@ type Server struct {
 	cfg    Config
 	log    *slog.Logger
 	echo   *echo.Echo
-	access map[string]access // "METHOD path" → who may use it
+	access map[string]Access // "METHOD path" → who may use it
 	limits *keyLimits        // per-API-key rate limits
 	mcp    http.Handler      // the MCP server at /mcp
 	now    func() time.Time
@@ -79,7 +79,7 @@ func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, now: cfg.Now, access: map[string]access{}, limits: newKeyLimits(cfg.APIRatePerMinute)}
+	s := &Server{cfg: cfg, log: cfg.Logger, now: cfg.Now, access: map[string]Access{}, limits: newKeyLimits(cfg.APIRatePerMinute)}
 	s.mcp = s.newMCPHandler()
 	s.tasks = newTaskWatch(cfg.Control, cfg.Logger)
 	e := echo.New()
@@ -92,11 +92,11 @@ func New(cfg Config) *Server {
 	}
 	// Bodies are bounded and hostile text refused before the session is
 	// loaded or the CSRF check parses a form.
-	e.Use(s.withRequestContext, s.logRequests, s.securityHeaders, s.recoverPanics, s.compress, s.limitBody, s.rejectBadText,
-		s.loadSession, s.checkCSRF)
+	e.Use(s.WithRequestContext, s.LogRequests, s.SecurityHeaders, s.RecoverPanics, s.Compress, s.LimitBody, s.RejectBadText,
+		s.LoadSession, s.CheckCSRF)
 	for _, r := range s.routes() {
 		s.access[r.method+" "+r.path] = r.allow
-		e.Add(r.method, r.path, r.handler, s.authorize(r.allow))
+		e.Add(r.method, r.path, r.handler, s.Authorize(r.allow))
 	}
 	s.echo = e
 	return s
@@ -104,7 +104,7 @@ func New(cfg Config) *Server {
 
 // BearerRoute reports whether a registered route takes an assistant's API
 // key, for the role-matrix test.
-func (s *Server) BearerRoute(method, path string) bool { return s.access[method+" "+path].bearer }
+func (s *Server) BearerRoute(method, path string) bool { return s.access[method+" "+path].Bearer }
 
 // Handler is the server as an http.Handler.
 func (s *Server) Handler() http.Handler { return s.echo }
@@ -122,7 +122,7 @@ func (s *Server) Echo() *echo.Echo { return s.echo }
 // ok is false for a route registered outside the table.
 func (s *Server) AccessRule(method, path string) (roles []accounts.Role, public bool, ok bool) {
 	a, ok := s.access[method+" "+path]
-	return a.roles, a.public, ok
+	return a.Roles, a.Public, ok
 }
 
 // Serve runs the server on addr (HTTPS when certFile is set) until ctx ends,

@@ -43,8 +43,8 @@ type SessionConfig struct {
 
 const (
 	sessionCookie = "cs_session"
-	keyUserID     = "user_id"
-	keyCSRF       = "csrf"
+	KeyUserID     = "user_id"
+	KeyCSRF       = "csrf"
 	keyFlash      = "flash"
 )
 
@@ -93,7 +93,7 @@ func (s *SessionStore) New(r *http.Request, name string) (*sessions.Session, err
 	if err := securecookie.DecodeMulti(name, cookie.Value, &id, s.codecs...); err != nil {
 		return sess, nil // a forged, expired or old-key cookie starts afresh
 	}
-	row, user, err := s.store.SessionAndUser(r.Context(), hashID(id))
+	row, user, err := s.store.SessionAndUser(r.Context(), HashID(id))
 	if errors.Is(err, store.ErrNotFound) {
 		return sess, nil
 	}
@@ -111,9 +111,9 @@ func (s *SessionStore) New(r *http.Request, name string) (*sessions.Session, err
 	}
 	sess.ID = id
 	sess.IsNew = false
-	sess.Values[keyCSRF] = row.CSRFToken
+	sess.Values[KeyCSRF] = row.CSRFToken
 	if row.UserID != nil {
-		sess.Values[keyUserID] = *row.UserID
+		sess.Values[KeyUserID] = *row.UserID
 	}
 	if user != nil {
 		// Read with the session, so the request needs no second query for
@@ -138,14 +138,14 @@ func (s *SessionStore) Save(r *http.Request, w http.ResponseWriter, sess *sessio
 	now := s.now()
 	if sess.Options.MaxAge < 0 {
 		if sess.ID != "" {
-			if err := s.store.RevokeSession(ctx, hashID(sess.ID), now); err != nil {
+			if err := s.store.RevokeSession(ctx, HashID(sess.ID), now); err != nil {
 				return err
 			}
 		}
 		http.SetCookie(w, sessions.NewCookie(sess.Name(), "", sess.Options))
 		return nil
 	}
-	userID, _ := sess.Values[keyUserID].(int64)
+	userID, _ := sess.Values[KeyUserID].(int64)
 	var uid *int64
 	if userID != 0 {
 		uid = &userID
@@ -157,19 +157,19 @@ func (s *SessionStore) Save(r *http.Request, w http.ResponseWriter, sess *sessio
 	}
 	if sess.IsNew || sess.ID == "" {
 		sess.ID = randomToken(32)
-		csrf, _ := sess.Values[keyCSRF].(string)
+		csrf, _ := sess.Values[KeyCSRF].(string)
 		if csrf == "" {
 			csrf = randomToken(32)
-			sess.Values[keyCSRF] = csrf
+			sess.Values[KeyCSRF] = csrf
 		}
-		err = s.store.CreateSession(ctx, store.Session{IDHash: hashID(sess.ID), UserID: uid, CSRFToken: csrf, Data: data,
+		err = s.store.CreateSession(ctx, store.Session{IDHash: HashID(sess.ID), UserID: uid, CSRFToken: csrf, Data: data,
 			IP: clientIP(r), UserAgent: truncate(r.UserAgent(), 300), CreatedAt: now, LastSeenAt: now})
 		if err != nil {
 			return err
 		}
 		sess.IsNew = false
 	} else if dirty(sess) || now.Sub(lastSeen) > time.Minute {
-		if err := s.store.UpdateSession(ctx, hashID(sess.ID), uid, data, now); err != nil {
+		if err := s.store.UpdateSession(ctx, HashID(sess.ID), uid, data, now); err != nil {
 			return err
 		}
 	} else {
@@ -189,14 +189,14 @@ func (s *SessionStore) Save(r *http.Request, w http.ResponseWriter, sess *sessio
 // planted before sign-in is worthless after it.
 func (s *SessionStore) Regenerate(ctx context.Context, sess *sessions.Session) error {
 	if sess.ID != "" && !sess.IsNew {
-		if err := s.store.RevokeSession(ctx, hashID(sess.ID), s.now()); err != nil {
+		if err := s.store.RevokeSession(ctx, HashID(sess.ID), s.now()); err != nil {
 			return err
 		}
 	}
 	sess.ID = ""
 	sess.IsNew = true
-	delete(sess.Values, keyCSRF)
-	delete(sess.Values, keyUserID)
+	delete(sess.Values, KeyCSRF)
+	delete(sess.Values, KeyUserID)
 	delete(sess.Values, sessionUserKey)
 	return nil
 }
@@ -204,7 +204,7 @@ func (s *SessionStore) Regenerate(ctx context.Context, sess *sessions.Session) e
 // dirtyKey marks a session whose values changed in this request.
 const dirtyKey = "_dirty"
 
-func markDirty(sess *sessions.Session) { sess.Values[dirtyKey] = true }
+func MarkDirty(sess *sessions.Session) { sess.Values[dirtyKey] = true }
 
 func dirty(sess *sessions.Session) bool { d, _ := sess.Values[dirtyKey].(bool); return d }
 
@@ -212,7 +212,7 @@ func encodeValues(values map[any]any) ([]byte, error) {
 	keep := make(map[any]any, len(values))
 	for k, v := range values {
 		switch k {
-		case keyCSRF, keyUserID, lastSeenKey, dirtyKey, sessionUserKey:
+		case KeyCSRF, KeyUserID, lastSeenKey, dirtyKey, sessionUserKey:
 			continue // columns of their own, or bookkeeping
 		}
 		keep[k] = v
@@ -227,7 +227,7 @@ func encodeValues(values map[any]any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func hashID(id string) []byte {
+func HashID(id string) []byte {
 	sum := sha256.Sum256([]byte(id))
 	return sum[:]
 }

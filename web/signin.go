@@ -12,10 +12,10 @@ import (
 
 // handleSignInForm answers GET /sign-in.
 func (s *Server) handleSignInForm(c echo.Context) error {
-	if _, ok := currentUser(c); ok {
-		return seeOther(c, safeNext(c.QueryParam("next")))
+	if _, ok := CurrentUser(c); ok {
+		return SeeOther(c, SafeNext(c.QueryParam("next")))
 	}
-	form := views.SignInForm{Next: safeNext(c.QueryParam("next"))}
+	form := views.SignInForm{Next: SafeNext(c.QueryParam("next"))}
 	var flash views.Flash
 	if c.QueryParam("signed_out") == "1" {
 		flash = views.Flash{Text: "You have signed out."}
@@ -26,7 +26,7 @@ func (s *Server) handleSignInForm(c echo.Context) error {
 // handleSignIn answers POST /sign-in. Unknown e-mail, wrong password and a
 // disabled account get the same answer; too many failures get 429.
 func (s *Server) handleSignIn(c echo.Context) error {
-	form := views.SignInForm{Email: strings.TrimSpace(c.FormValue("email")), Next: safeNext(c.FormValue("next"))}
+	form := views.SignInForm{Email: strings.TrimSpace(c.FormValue("email")), Next: SafeNext(c.FormValue("next"))}
 	user, err := s.cfg.Accounts.SignIn(c.Request().Context(), form.Email, c.FormValue("password"), c.RealIP())
 	if err != nil {
 		e, ok := apperr.As(err)
@@ -34,23 +34,23 @@ func (s *Server) handleSignIn(c echo.Context) error {
 			return err
 		}
 		form.Error = e.Message
-		status := statusOf[e.Kind]
+		status := StatusOf[e.Kind]
 		if e.RetryAfterSeconds > 0 {
 			c.Response().Header().Set("Retry-After", itoa(e.RetryAfterSeconds))
 		}
 		return s.renderSignIn(c, status, form, views.Flash{})
 	}
-	sess := session(c)
+	sess := Session(c)
 	if err := s.cfg.Sessions.Regenerate(c.Request().Context(), sess); err != nil {
 		return err
 	}
-	sess.Values[keyUserID] = user.ID
+	sess.Values[KeyUserID] = user.ID
 	if err := sess.Save(c.Request(), c.Response()); err != nil {
 		return err
 	}
-	s.cfg.Sessions.dropAnonymousCSRF(c.Request(), c.Response())
+	s.cfg.Sessions.DropAnonymousCSRF(c.Request(), c.Response())
 	s.log.Info("signed in", "user_id", user.ID, "role", user.Role)
-	return seeOther(c, form.Next)
+	return SeeOther(c, form.Next)
 }
 
 // handleSignOut answers POST /sign-out: the session ends server-side, so a
@@ -58,32 +58,32 @@ func (s *Server) handleSignIn(c echo.Context) error {
 // session and a customer's link session (a code or an assertion) alike; a
 // visitor with neither gets 401.
 func (s *Server) handleSignOut(c echo.Context) error {
-	_, signedIn := currentUser(c)
-	_, customer := customerOf(c)
+	_, signedIn := CurrentUser(c)
+	_, customer := CustomerOf(c)
 	if !signedIn && !customer {
 		return apperr.New(apperr.Unauthenticated, "Sign in to continue.")
 	}
-	sess := session(c)
+	sess := Session(c)
 	sess.Options.MaxAge = -1
 	if err := sess.Save(c.Request(), c.Response()); err != nil {
 		return err
 	}
-	c.Set(ctxUser, nil)
+	c.Set(CtxUser, nil)
 	if !signedIn {
-		return seeOther(c, "/requests?signed_out=1")
+		return SeeOther(c, "/requests?signed_out=1")
 	}
-	return seeOther(c, "/sign-in?signed_out=1")
+	return SeeOther(c, "/sign-in?signed_out=1")
 }
 
 func (s *Server) renderSignIn(c echo.Context, status int, form views.SignInForm, flash views.Flash) error {
-	csrf, err := s.csrfToken(c)
+	csrf, err := s.CSRFToken(c)
 	if err != nil {
 		return err
 	}
-	p, err := s.page(c, "Sign in")
+	p, err := s.Page(c, "Sign in")
 	if err != nil {
 		return err
 	}
 	p.CSRF, p.Narrow, p.Flash = csrf, true, flash
-	return render(c, status, views.SignIn(p, form))
+	return Render(c, status, views.SignIn(p, form))
 }

@@ -34,11 +34,11 @@ func (s *Server) handleSystems(c echo.Context) error {
 		}
 		v.Systems = append(v.Systems, sv)
 	}
-	p, err := s.page(c, "Connected systems")
+	p, err := s.Page(c, "Connected systems")
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.Systems(p, v))
+	return Render(c, http.StatusOK, views.Systems(p, v))
 }
 
 func paramViews(params []adapter.Param) []views.ParamView {

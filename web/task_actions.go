@@ -14,13 +14,13 @@ import (
 
 // taskControl runs pause, resume or cancel on the version the page showed.
 func (s *Server) taskControl(c echo.Context, do func(context.Context, controlplane.Actor, string, int32) (controlplane.Task, error), done string) error {
-	u, _ := currentUser(c)
+	u, _ := CurrentUser(c)
 	id := c.Param("id")
 	if _, err := do(c.Request().Context(), actorOf(u), id, expectedVersion(c)); err != nil {
 		return err
 	}
-	setFlash(c, done, false)
-	return seeOther(c, "/tasks/"+url.PathEscape(id))
+	SetFlash(c, done, false)
+	return SeeOther(c, "/tasks/"+url.PathEscape(id))
 }
 
 // handleTaskPause answers POST /tasks/:id/pause: no permit after it commits.
@@ -44,31 +44,31 @@ func (s *Server) handleTaskCancel(c echo.Context) error {
 // original call is looked up by its key and the object read back; nothing
 // is sent.
 func (s *Server) handleInvocationReconcile(c echo.Context) error {
-	u, _ := currentUser(c)
+	u, _ := CurrentUser(c)
 	rec, err := s.cfg.Control.Reconcile(c.Request().Context(), actorOf(u), c.Param("id"))
 	if err != nil {
 		return err
 	}
 	inv := rec.Invocation
 	if rec.Conclusive {
-		setFlash(c, "Reconciled: the request is "+inv.State.Label()+".", false)
+		SetFlash(c, "Reconciled: the request is "+inv.State.Label()+".", false)
 	} else {
-		setFlash(c, "The evidence does not settle it: the result still needs checking. Check with the system's owner.", true)
+		SetFlash(c, "The evidence does not settle it: the result still needs checking. Check with the system's owner.", true)
 	}
-	return seeOther(c, "/tasks/"+url.PathEscape(inv.TaskID)+"?inspect="+url.QueryEscape(inv.ID)+"#inspect")
+	return SeeOther(c, "/tasks/"+url.PathEscape(inv.TaskID)+"?inspect="+url.QueryEscape(inv.ID)+"#inspect")
 }
 
 // handleInvocationReverse answers POST /invocations/:id/reverse: the
 // compensation of a completed request is proposed, to be approved by
 // someone other than the original approver.
 func (s *Server) handleInvocationReverse(c echo.Context) error {
-	u, _ := currentUser(c)
+	u, _ := CurrentUser(c)
 	inv, err := s.cfg.Control.Reverse(c.Request().Context(), actorOf(u), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	setFlash(c, "The reversal is proposed and waits for approval by someone other than the original approver.", false)
-	return seeOther(c, "/tasks/"+url.PathEscape(inv.TaskID))
+	SetFlash(c, "The reversal is proposed and waits for approval by someone other than the original approver.", false)
+	return SeeOther(c, "/tasks/"+url.PathEscape(inv.TaskID))
 }
 
 // handleTaskBlockLift answers POST /tasks/:id/blocks/lift (agents and
@@ -76,7 +76,7 @@ func (s *Server) handleInvocationReverse(c echo.Context) error {
 // again in this task. The reason is required and kept in the audit event;
 // without one the page comes back with 422.
 func (s *Server) handleTaskBlockLift(c echo.Context) error {
-	u, _ := currentUser(c)
+	u, _ := CurrentUser(c)
 	id := c.Param("id")
 	form := views.LiftBlockForm{System: c.FormValue("system"), TargetID: c.FormValue("target_id"), Reason: c.FormValue("reason")}
 	err := s.cfg.Control.LiftBlock(c.Request().Context(), actorOf(u), id, form.System, form.TargetID, form.Reason)
@@ -87,6 +87,6 @@ func (s *Server) handleTaskBlockLift(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	setFlash(c, "The block on "+form.System+"/"+form.TargetID+" is lifted: new proposals on it are dry-run again.", false)
-	return seeOther(c, "/tasks/"+url.PathEscape(id))
+	SetFlash(c, "The block on "+form.System+"/"+form.TargetID+" is lifted: new proposals on it are dry-run again.", false)
+	return SeeOther(c, "/tasks/"+url.PathEscape(id))
 }

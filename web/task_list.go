@@ -33,7 +33,7 @@ const listPageSize = 50
 // nobody took), filtered by what they need, state, action and search, with
 // a count beside each filter and 50 a page (keyset: after=rank.unixnano.id).
 func (s *Server) handleTasks(c echo.Context) error {
-	u, _ := currentUser(c)
+	u, _ := CurrentUser(c)
 	q := strings.TrimSpace(c.QueryParam("q"))
 	f := store.TaskListFilter{Query: q, State: c.QueryParam("state"), Action: c.QueryParam("action"),
 		Need: c.QueryParam("need"), UserID: u.ID, Limit: listPageSize}
@@ -95,11 +95,11 @@ func (s *Server) handleTasks(c echo.Context) error {
 	if f.After != nil {
 		v.Pager.FirstURL = link(f.Need, "")
 	}
-	p, err := s.page(c, "Tasks")
+	p, err := s.Page(c, "Tasks")
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.Tasks(p, v))
+	return Render(c, http.StatusOK, views.Tasks(p, v))
 }
 
 // taskRow says what a task needs from a person, in sentences.

@@ -30,7 +30,7 @@ func (s *Server) handleTask(c echo.Context) error {
 // again with its errors.
 func (s *Server) renderTask(c echo.Context, status int, lift views.LiftBlockForm) error {
 	ctx := c.Request().Context()
-	u, _ := currentUser(c)
+	u, _ := CurrentUser(c)
 	live, err := s.taskLive(ctx, c.Param("id"))
 	if err != nil {
 		return err
@@ -59,11 +59,11 @@ func (s *Server) renderTask(c echo.Context, status int, lift views.LiftBlockForm
 		iv := inspectView(in, s.actionName)
 		v.Inspect = &iv
 	}
-	p, err := s.page(c, "Task "+live.ID)
+	p, err := s.Page(c, "Task "+live.ID)
 	if err != nil {
 		return err
 	}
-	return render(c, status, views.Task(p, v))
+	return Render(c, status, views.Task(p, v))
 }
 
 // handleTaskLive answers GET /tasks/:id/live, the fragment the task page
@@ -77,11 +77,11 @@ func (s *Server) handleTaskLive(c echo.Context) error {
 	if c.QueryParam("mark") == live.Mark {
 		return c.NoContent(http.StatusNoContent)
 	}
-	p, err := s.page(c, "Task "+live.ID)
+	p, err := s.Page(c, "Task "+live.ID)
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.TaskLive(p, live))
+	return Render(c, http.StatusOK, views.TaskLive(p, live))
 }
 
 func (s *Server) taskLive(ctx context.Context, id string) (views.TaskLiveView, error) {
@@ -155,7 +155,7 @@ func taskBadge(st controlplane.TaskState) views.StateBadgeView {
 }
 
 func invocationRow(inv controlplane.Invocation) views.InvocationRow {
-	r := views.InvocationRow{ID: inv.ID, Title: inv.Quote.Title, Action: inv.Action, State: stateBadge(inv.State),
+	r := views.InvocationRow{ID: inv.ID, Title: inv.Quote.Title, Action: inv.Action, State: StateBadge(inv.State),
 		Unverified: inv.State == controlplane.Unverified, Pending: inv.State == controlplane.AwaitingApproval,
 		CanReverse: inv.State == controlplane.Completed}
 	if inv.Quote.AmountCents != nil {
@@ -227,7 +227,7 @@ func inspectView(in controlplane.Inspection, actionName func(string) string) vie
 		}
 		return t.UTC().Format("Jan 2 15:04:05 UTC")
 	}
-	v := views.InspectView{ID: inv.ID, Title: inv.Quote.Title, State: stateBadge(inv.State),
+	v := views.InspectView{ID: inv.ID, Title: inv.Quote.Title, State: StateBadge(inv.State),
 		Created: at(&inv.CreatedAt), ApprovedAt: at(inv.ApprovedAt), Permit: at(inv.PermitAt),
 		Finished: at(inv.FinishedAt), Unverified: inv.State == controlplane.Unverified}
 	if v.Title == "" {

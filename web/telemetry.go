@@ -56,7 +56,7 @@ func (t *Telemetry) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			if he, ok := err.(*echo.HTTPError); ok {
 				status = he.Code
-			} else if s, ok := statusOf[apperr.KindOf(err)]; ok {
+			} else if s, ok := StatusOf[apperr.KindOf(err)]; ok {
 				status = s
 			} else {
 				status = http.StatusInternalServerError
