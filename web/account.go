@@ -11,10 +11,7 @@ import (
 
 // handlePasswordForm answers GET /account/password.
 func (s *Server) handlePasswordForm(c echo.Context) error {
-	p, err := s.Page(c, "Change password")
-	if err != nil {
-		return err
-	}
+	p := s.Page(c, "Change password")
 	return Render(c, http.StatusOK, views.Password(p, views.PasswordForm{}))
 }
 
@@ -27,10 +24,7 @@ func (s *Server) handlePasswordChange(c echo.Context) error {
 	err := s.cfg.Accounts.ChangePassword(c.Request().Context(), u.ID, c.FormValue("current"), c.FormValue("new"),
 		HashID(sess.ID), c.RealIP())
 	if e, ok := apperr.As(err); ok && (e.Kind == apperr.Invalid || e.Kind == apperr.LimitReached) {
-		p, perr := s.Page(c, "Change password")
-		if perr != nil {
-			return perr
-		}
+		p := s.Page(c, "Change password")
 		fields := e.Fields
 		if e.Kind == apperr.LimitReached {
 			fields = map[string]string{"current": e.Message}

@@ -156,10 +156,7 @@ func (s *Server) renderAdminAssistants(c echo.Context, status int, v views.Admin
 	if err := s.webhookRows(c, rows); err != nil {
 		return err
 	}
-	p, err := s.Page(c, "Assistants")
-	if err != nil {
-		return err
-	}
+	p := s.Page(c, "Assistants")
 	v.Assistants = rows
 	return Render(c, status, views.AdminAssistants(p, v))
 }

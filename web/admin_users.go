@@ -95,9 +95,6 @@ func (s *Server) renderAdminUsers(c echo.Context, status int, form views.NewUser
 	for i, r := range accounts.Roles {
 		roles[i] = views.Option{Value: string(r), Label: r.Label()}
 	}
-	p, err := s.Page(c, "Users")
-	if err != nil {
-		return err
-	}
+	p := s.Page(c, "Users")
 	return Render(c, status, views.AdminUsers(p, views.AdminUsersView{Users: rows, Form: form, Roles: roles}))
 }

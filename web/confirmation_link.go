@@ -279,10 +279,7 @@ func (s *Server) renderLinkPage(c echo.Context, status int, token string, st lin
 		}
 	}
 	v.Prove = pv
-	p, err := s.Page(c, inv.Quote.Title)
-	if err != nil {
-		return err
-	}
+	p := s.Page(c, inv.Quote.Title)
 	p.CSRF, p.Narrow = csrf, true
 	return Render(c, status, views.CustomerRequestPage(p, v))
 }
@@ -326,10 +323,7 @@ func (s *Server) renderLinkProblem(c echo.Context, problem confirmation.Problem)
 // renderLinkProblemSaying renders problem's page, its message led by lead.
 func (s *Server) renderLinkProblemSaying(c echo.Context, problem confirmation.Problem, lead string) error {
 	lp := linkProblems[problem]
-	p, err := s.Page(c, lp.title)
-	if err != nil {
-		return err
-	}
+	p := s.Page(c, lp.title)
 	p.Narrow = true
 	return Render(c, lp.status, views.LinkProblemPage(p, views.LinkProblemView{Problem: string(problem),
 		Title: lp.title, Message: lead + lp.message, Next: lp.action}))

@@ -226,10 +226,7 @@ func (s *Server) handleMyRequests(c echo.Context) error {
 		if _, signedIn := CurrentUser(c); signedIn {
 			return noSuchRequest()
 		}
-		page, err := s.Page(c, "Show us it's you")
-		if err != nil {
-			return err
-		}
+		page := s.Page(c, "Show us it's you")
 		page.Narrow = true
 		return Render(c, http.StatusUnauthorized, views.MyRequestsProvePage(page, views.MyRequestsProveView{SignIn: true,
 			SignedOut: c.QueryParam("signed_out") != ""}))
@@ -250,10 +247,7 @@ func (s *Server) handleMyRequests(c echo.Context) error {
 		}
 		invs, truncated = covered, false
 	}
-	page, err := s.Page(c, "My requests")
-	if err != nil {
-		return err
-	}
+	page := s.Page(c, "My requests")
 	v := myRequestsView(invs, s.now(), truncated)
 	v.OnlyProved = !p.Spans()
 	return Render(c, http.StatusOK, views.MyRequestsPage(page, v))

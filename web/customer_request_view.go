@@ -21,10 +21,7 @@ func (s *Server) renderCustomerRequest(c echo.Context, status int, inv controlpl
 	}
 	v := s.customerRequestView(c, inv, task)
 	v.CSRF, v.Reason, v.Errors = csrf, reason, fieldErrs
-	p, err := s.Page(c, inv.Quote.Title)
-	if err != nil {
-		return err
-	}
+	p := s.Page(c, inv.Quote.Title)
 	p.CSRF, p.Narrow = csrf, true
 	if v.Status.Pending {
 		p.RefreshSeconds = v.Status.PollSeconds

@@ -75,10 +75,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		_ = c.NoContent(status)
 		return
 	}
-	p, perr := s.Page(c, titleOf[status])
-	if perr != nil {
-		p = views.Page{Title: titleOf[status]}
-	}
+	p := s.Page(c, titleOf[status])
 	p.Narrow = true
 	view := views.ErrorView{Status: status, Title: titleOf[status], Message: body.Message, Hint: body.Hint, Back: "/"}
 	if rerr := Render(c, status, views.ErrorPage(p, view)); rerr != nil {

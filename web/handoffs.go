@@ -97,10 +97,7 @@ func (s *Server) handleHandoffs(c echo.Context) error {
 	if f.After != nil {
 		v.Pager.FirstURL = link(f.Status, "")
 	}
-	p, err := s.Page(c, "Hand-offs")
-	if err != nil {
-		return err
-	}
+	p := s.Page(c, "Hand-offs")
 	return Render(c, http.StatusOK, views.Handoffs(p, v))
 }
 

@@ -25,10 +25,7 @@ var intro = map[accounts.Role]string{
 // handleHome answers GET /: each role's landing page.
 func (s *Server) handleHome(c echo.Context) error {
 	u, _ := CurrentUser(c)
-	p, err := s.Page(c, "Home")
-	if err != nil {
-		return err
-	}
+	p := s.Page(c, "Home")
 	var links []views.NavItem
 	for _, item := range p.Nav {
 		if item.Href != "/" {
@@ -37,6 +34,7 @@ func (s *Server) handleHome(c echo.Context) error {
 	}
 	hv := views.HomeView{Name: u.Name, RoleLabel: u.Role.Label(), Intro: intro[u.Role], Links: links}
 	ctx := c.Request().Context()
+	var err error
 	if u.Role != accounts.Customer {
 		if hv.Waiting, err = s.waitingView(ctx); err != nil {
 			return err

@@ -116,10 +116,7 @@ func (s *Server) handleMetrics(c echo.Context) error {
 		v.Readiness = append(v.Readiness, views.ReadinessRow{System: r.System, Action: r.Action, Title: s.actionTitle(r.System + "/" + r.Action), Stage: "stage " + strconv.Itoa(r.Stage),
 			Sample: money.Count(r.Settled), ErrorRate: metricsRatioText(r.ErrorRate), EditRate: metricsRatioText(r.EditRate)})
 	}
-	p, err := s.Page(c, "Metrics")
-	if err != nil {
-		return err
-	}
+	p := s.Page(c, "Metrics")
 	status := http.StatusOK
 	if len(errs) > 0 {
 		status = http.StatusUnprocessableEntity

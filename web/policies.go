@@ -37,10 +37,7 @@ func (s *Server) handlePolicies(c echo.Context) error {
 	for _, p := range policies {
 		v.Policies = append(v.Policies, s.policyRow(p, names))
 	}
-	pg, err := s.Page(c, "Policies")
-	if err != nil {
-		return err
-	}
+	pg := s.Page(c, "Policies")
 	return Render(c, http.StatusOK, views.Policies(pg, v))
 }
 
@@ -126,10 +123,7 @@ func (s *Server) renderPolicyForm(c echo.Context, status int, p controlplane.Pol
 	if today != nil {
 		v.WhatIf = whatIfView(p, *today, draft)
 	}
-	pg, err := s.Page(c, "Change a policy")
-	if err != nil {
-		return err
-	}
+	pg := s.Page(c, "Change a policy")
 	return Render(c, status, views.PolicyEdit(pg, v))
 }
 

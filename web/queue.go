@@ -119,10 +119,7 @@ func (s *Server) handleQueue(c echo.Context) error {
 		}
 		v.FocusEmpty = v.FocusID == "" && len(v.Cards) == 0
 	}
-	p, err := s.Page(c, "Approval queue")
-	if err != nil {
-		return err
-	}
+	p := s.Page(c, "Approval queue")
 	status := http.StatusOK
 	if len(v.Errors) > 0 {
 		status = http.StatusUnprocessableEntity

@@ -45,10 +45,7 @@ func (s *Server) handleQueueBulk(c echo.Context) error {
 		return apperr.New(apperr.NotFound, "None of those requests is still pending and low-risk.")
 	}
 	v.Conflicts = bulkConflicts(v.Cards)
-	p, err := s.Page(c, "Approve several requests")
-	if err != nil {
-		return err
-	}
+	p := s.Page(c, "Approve several requests")
 	return Render(c, http.StatusOK, views.BulkConfirm(p, v))
 }
 
@@ -95,10 +92,7 @@ func (s *Server) handleQueueBulkApprove(c echo.Context) error {
 		picks, shown = append(picks, pick{id, int32(version), hash}), append(shown, cv)
 	}
 	if conflicts := bulkConflicts(shown); len(conflicts) > 0 && c.FormValue("confirm_conflicts") != "1" {
-		p, err := s.Page(c, "Approve several requests")
-		if err != nil {
-			return err
-		}
+		p := s.Page(c, "Approve several requests")
 		v := views.BulkConfirmView{Cards: shown, Conflicts: conflicts, Errors: views.FieldErrors{
 			"confirm_conflicts": "Nothing was approved: some of these change the same thing. Tick the box to approve them all anyway, or go back and open them one by one."}}
 		return Render(c, http.StatusUnprocessableEntity, views.BulkConfirm(p, v))

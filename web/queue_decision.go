@@ -45,10 +45,7 @@ func (s *Server) handleQueueCard(c echo.Context) error {
 }
 
 func (s *Server) renderDecide(c echo.Context, status int, v views.DecideView) error {
-	p, err := s.Page(c, v.Card.Quote.Title)
-	if err != nil {
-		return err
-	}
+	p := s.Page(c, v.Card.Quote.Title)
 	if c.Request().Header.Get("HX-Request") == "true" {
 		return Render(c, status, views.DecisionPanel(p, v))
 	}

@@ -23,10 +23,9 @@ func Render(c echo.Context, status int, comp templ.Component) error {
 	return c.HTMLBlob(status, buf.Bytes())
 }
 
-// Page builds the layout's model for this request. Its error is always nil
-// today (the queue badge's count is best effort); dropping it touches every
-// handler, which the split of web into one package per audience will do.
-func (s *Server) Page(c echo.Context, title string) (views.Page, error) { //nolint:unparam // see above
+// Page builds the layout's model for this request (the queue badge's count
+// is best effort).
+func (s *Server) Page(c echo.Context, title string) views.Page {
 	p := views.Page{Title: title}
 	if sess := Session(c); sess != nil && !sess.IsNew {
 		// Anonymous visitors have no session row; their forms take the CSRF
@@ -44,7 +43,7 @@ func (s *Server) Page(c echo.Context, title string) (views.Page, error) { //noli
 			s.countQueue(c, p.Nav)
 		}
 	}
-	return p, nil
+	return p
 }
 
 // navFor lists the pages a role may open, in header order.

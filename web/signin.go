@@ -80,10 +80,7 @@ func (s *Server) renderSignIn(c echo.Context, status int, form views.SignInForm,
 	if err != nil {
 		return err
 	}
-	p, err := s.Page(c, "Sign in")
-	if err != nil {
-		return err
-	}
+	p := s.Page(c, "Sign in")
 	p.CSRF, p.Narrow, p.Flash = csrf, true, flash
 	return Render(c, status, views.SignIn(p, form))
 }

@@ -34,10 +34,7 @@ func (s *Server) handleSystems(c echo.Context) error {
 		}
 		v.Systems = append(v.Systems, sv)
 	}
-	p, err := s.Page(c, "Connected systems")
-	if err != nil {
-		return err
-	}
+	p := s.Page(c, "Connected systems")
 	return Render(c, http.StatusOK, views.Systems(p, v))
 }
 

@@ -95,10 +95,7 @@ func (s *Server) handleTasks(c echo.Context) error {
 	if f.After != nil {
 		v.Pager.FirstURL = link(f.Need, "")
 	}
-	p, err := s.Page(c, "Tasks")
-	if err != nil {
-		return err
-	}
+	p := s.Page(c, "Tasks")
 	return Render(c, http.StatusOK, views.Tasks(p, v))
 }
 

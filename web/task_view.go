@@ -59,10 +59,7 @@ func (s *Server) renderTask(c echo.Context, status int, lift views.LiftBlockForm
 		iv := inspectView(in, s.actionName)
 		v.Inspect = &iv
 	}
-	p, err := s.Page(c, "Task "+live.ID)
-	if err != nil {
-		return err
-	}
+	p := s.Page(c, "Task "+live.ID)
 	return Render(c, status, views.Task(p, v))
 }
 
@@ -77,10 +74,7 @@ func (s *Server) handleTaskLive(c echo.Context) error {
 	if c.QueryParam("mark") == live.Mark {
 		return c.NoContent(http.StatusNoContent)
 	}
-	p, err := s.Page(c, "Task "+live.ID)
-	if err != nil {
-		return err
-	}
+	p := s.Page(c, "Task "+live.ID)
 	return Render(c, http.StatusOK, views.TaskLive(p, live))
 }
 
