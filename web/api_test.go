@@ -19,6 +19,7 @@ import (
 	"countersign/internal/assistants"
 	"countersign/internal/controlplane"
 	"countersign/web"
+	"countersign/web/kit"
 )
 
 // apiBundle is a console with a demo shop and one assistant that has every
@@ -482,7 +483,7 @@ func TestAPIDedupWindow(t *testing.T) {
 func TestAPIRateLimitPerKey(t *testing.T) {
 	t.Parallel()
 	b := setupAPI(t)
-	ws := web.New(web.Config{Database: b.store, Assistants: b.assistants, Metrics: b.metrics, Accounts: b.accounts, Sessions: web.NewSessionStore(b.store, web.SessionConfig{KeyPairs: testKey,
+	ws := web.New(web.Config{Database: b.store, Assistants: b.assistants, Metrics: b.metrics, Accounts: b.accounts, Sessions: kit.NewSessionStore(b.store, kit.SessionConfig{KeyPairs: testKey,
 		Idle: time.Hour, Absolute: time.Hour, Now: b.clock.Now}), Now: b.clock.Now, Registry: b.web.Registry(), Control: b.cp,
 		APIRatePerMinute: 3})
 	srv := httptest.NewServer(ws.Handler())

@@ -33,6 +33,7 @@ import (
 	"countersign/store"
 	"countersign/store/dbtest"
 	"countersign/web"
+	"countersign/web/kit"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -95,7 +96,7 @@ func setup(t *testing.T, opts ...bundleOpts) *testBundle {
 	clk := clocktest.New(time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC))
 	acc := accounts.NewService(st, clk.Now, accounts.Throttle{PerAccountSource: 5, PerSource: 12, PerAccount: 20,
 		KnownSourceFor: 24 * time.Hour, Window: 15 * time.Minute})
-	sessions := web.NewSessionStore(st, web.SessionConfig{KeyPairs: o.keyPairs, Idle: 30 * time.Minute, Absolute: 12 * time.Hour, Now: clk.Now})
+	sessions := kit.NewSessionStore(st, kit.SessionConfig{KeyPairs: o.keyPairs, Idle: 30 * time.Minute, Absolute: 12 * time.Hour, Now: clk.Now})
 	reg := adapter.NewRegistry()
 	cp := controlplane.New(st, reg, controlplane.Config{}, clk.Now, nil)
 	outbox := &mail.Memory{}
@@ -244,7 +245,7 @@ func (c *client) sessionCookie() *http.Cookie {
 // session keys, as after a key rotation.
 func webServerSharing(t *testing.T, b *testBundle, keyPairs [][]byte) *httptest.Server {
 	t.Helper()
-	sessions := web.NewSessionStore(b.store, web.SessionConfig{KeyPairs: keyPairs, Idle: 30 * time.Minute, Absolute: 12 * time.Hour, Now: b.clock.Now})
+	sessions := kit.NewSessionStore(b.store, kit.SessionConfig{KeyPairs: keyPairs, Idle: 30 * time.Minute, Absolute: 12 * time.Hour, Now: b.clock.Now})
 	ws := web.New(web.Config{Database: b.store, Accounts: b.accounts, Sessions: sessions, Now: b.clock.Now,
 		Registry: b.web.Registry(), Control: b.web.Control(), Assistants: b.assistants, Metrics: b.metrics})
 	srv := httptest.NewServer(ws.Handler())

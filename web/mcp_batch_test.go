@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"countersign/web"
+	"countersign/web/kit"
 )
 
 // TestMCPRefusesBatches sends one JSON-RPC batch of 300 tools/call under
@@ -57,7 +58,7 @@ func TestMCPRefusesBatches(t *testing.T) {
 func TestMCPCallsEachSpendARateToken(t *testing.T) {
 	t.Parallel()
 	b := setupAPI(t)
-	ws := web.New(web.Config{Database: b.store, Assistants: b.assistants, Metrics: b.metrics, Accounts: b.accounts, Sessions: web.NewSessionStore(b.store, web.SessionConfig{KeyPairs: testKey,
+	ws := web.New(web.Config{Database: b.store, Assistants: b.assistants, Metrics: b.metrics, Accounts: b.accounts, Sessions: kit.NewSessionStore(b.store, kit.SessionConfig{KeyPairs: testKey,
 		Idle: time.Hour, Absolute: time.Hour, Now: b.clock.Now}), Now: b.clock.Now, Registry: b.web.Registry(), Control: b.cp,
 		APIRatePerMinute: 3})
 	srv := httptest.NewServer(ws.Handler())

@@ -24,6 +24,7 @@ import (
 	"countersign/store"
 	"countersign/store/dbtest"
 	"countersign/web"
+	"countersign/web/kit"
 )
 
 // BenchmarkMetricsPageScale times GET /metrics (every query the page runs,
@@ -37,7 +38,7 @@ func BenchmarkMetricsPageScale(b *testing.B) {
 	now := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
 	acc := accounts.NewService(st, clock, accounts.Throttle{PerAccountSource: 100, PerSource: 100, PerAccount: 100, Window: time.Minute})
-	sessions := web.NewSessionStore(st, web.SessionConfig{KeyPairs: testKey, Idle: time.Hour, Absolute: 12 * time.Hour, Now: clock})
+	sessions := kit.NewSessionStore(st, kit.SessionConfig{KeyPairs: testKey, Idle: time.Hour, Absolute: 12 * time.Hour, Now: clock})
 	reg := adapter.NewRegistry()
 	cp := controlplane.New(st, reg, controlplane.Config{}, clock, nil)
 	srv := httptest.NewServer(web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Now: clock, Registry: reg, Control: cp,

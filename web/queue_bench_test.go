@@ -23,6 +23,7 @@ import (
 	"countersign/store"
 	"countersign/store/dbtest"
 	"countersign/web"
+	"countersign/web/kit"
 )
 
 // BenchmarkQueuePageP95 measures the approval queue page's 95th-percentile
@@ -44,7 +45,7 @@ func BenchmarkQueuePageP95(b *testing.B) {
 	if err := cp.EnsurePolicies(ctx, nil); err != nil {
 		b.Fatal(err)
 	}
-	sessions := web.NewSessionStore(st, web.SessionConfig{KeyPairs: testKey, Idle: time.Hour, Absolute: 12 * time.Hour, Now: clk})
+	sessions := kit.NewSessionStore(st, kit.SessionConfig{KeyPairs: testKey, Idle: time.Hour, Absolute: 12 * time.Hour, Now: clk})
 	srv := httptest.NewServer(web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Registry: reg, Control: cp, Now: clk,
 		Assistants: assistants.New(st, cp, clk), Metrics: metrics.NewReports(st)}).Handler())
 	b.Cleanup(srv.Close)

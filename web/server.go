@@ -1,14 +1,19 @@
-// Package web is the console's HTTP side: one Echo server, every route in
-// one table with the roles allowed on it, sessions, CSRF, security headers,
-// and a single error handler that renders an error page (or JSON under
-// /api/).
+// Package web assembles the console's HTTP side: one Echo server whose
+// route table is the concatenation of each audience's routes (the
+// assistant's API in web/api, the customer's pages in web/customer, the
+// staff console in web/console), each with the roles allowed on it; the
+// shared middleware of web/kit in front; the header's navigation drawn from
+// the same table; and a single error handler that renders an error page
+// (or JSON under /api/).
 package web
 
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -19,6 +24,11 @@ import (
 	"countersign/internal/controlplane"
 	"countersign/internal/metrics"
 	"countersign/internal/webhooks"
+	"countersign/web/api"
+	"countersign/web/console"
+	"countersign/web/customer"
+	"countersign/web/kit"
+	"countersign/web/layout"
 )
 
 // Config is what the server needs from the outside world. The wiring
@@ -27,13 +37,13 @@ type Config struct {
 	// Database answers the readiness probe.
 	Database Database
 	Accounts *accounts.Service
-	Sessions *SessionStore
+	Sessions *kit.SessionStore
 	Registry *adapter.Registry
 	Control  *controlplane.Service
 	// Confirmations makes the link that shows a customer an invocation
 	// awaiting their confirmation and checks their proof of who they are;
 	// nil leaves links out (customers then decide signed in).
-	Confirmations ConfirmationLinks
+	Confirmations customer.ConfirmationLinks
 	// Assistants authenticates API keys and keeps the assistants' catalog;
 	// nil turns the API and the MCP server away (every key is refused).
 	Assistants *assistants.Service
@@ -55,20 +65,19 @@ type Config struct {
 	// Now is the clock; tests pass a fake one.
 	Now func() time.Time
 	// Telemetry, when set, counts and times every request for Prometheus.
-	Telemetry *Telemetry
+	Telemetry *kit.Telemetry
 }
 
-// Server holds the handlers' dependencies.
+// Server is the assembled console.
 type Server struct {
 	cfg    Config
 	log    *slog.Logger
 	echo   *echo.Echo
-	access map[string]Access // "METHOD path" → who may use it
-	limits *keyLimits        // per-API-key rate limits
-	mcp    http.Handler      // the MCP server at /mcp
-	now    func() time.Time
-	// tasks wakes live task pages on PostgreSQL notifications.
-	tasks *taskWatch
+	access map[string]kit.Access // "METHOD path" → who may use it
+	frame  *layout.Frame
+	api    *api.Handler
+	// console draws the queue badge of the header's navigation.
+	console *console.Handler
 }
 
 // New builds the server and registers every route.
@@ -79,24 +88,39 @@ func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, now: cfg.Now, access: map[string]Access{}, limits: newKeyLimits(cfg.APIRatePerMinute)}
-	s.mcp = s.newMCPHandler()
-	s.tasks = newTaskWatch(cfg.Control, cfg.Logger)
+	site := &kit.Site{Log: cfg.Logger, Now: cfg.Now, Accounts: cfg.Accounts, Sessions: cfg.Sessions, TLS: cfg.TLS,
+		CheckedHeaders: api.CheckedHeaders}
+	s := &Server{cfg: cfg, log: cfg.Logger, access: map[string]kit.Access{}}
+	s.frame = &layout.Frame{Site: site, Nav: s.navFor}
+	s.api = api.New(site, api.Config{Registry: cfg.Registry, Control: cfg.Control, Confirmations: cfg.Confirmations,
+		Assistants: cfg.Assistants, RatePerMinute: cfg.APIRatePerMinute})
+	s.console = console.New(s.frame, console.Config{Registry: cfg.Registry, Control: cfg.Control,
+		Assistants: cfg.Assistants, Metrics: cfg.Metrics, Webhooks: cfg.Webhooks})
+	cust := customer.New(s.frame, customer.Config{Control: cfg.Control, Confirmations: cfg.Confirmations})
+
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
 	e.IPExtractor = ipExtractor(cfg.TrustedProxies)
 	e.HTTPErrorHandler = s.handleError
 	if cfg.Telemetry != nil {
-		e.Use(cfg.Telemetry.middleware)
+		e.Use(cfg.Telemetry.Middleware)
 	}
 	// Bodies are bounded and hostile text refused before the session is
 	// loaded or the CSRF check parses a form.
-	e.Use(s.WithRequestContext, s.LogRequests, s.SecurityHeaders, s.RecoverPanics, s.Compress, s.LimitBody, s.RejectBadText,
-		s.LoadSession, s.CheckCSRF)
-	for _, r := range s.routes() {
-		s.access[r.method+" "+r.path] = r.allow
-		e.Add(r.method, r.path, r.handler, s.Authorize(r.allow))
+	e.Use(site.WithRequestContext, site.LogRequests, site.SecurityHeaders, site.RecoverPanics, site.Compress,
+		site.LimitBody, site.RejectBadText, site.LoadSession, site.CheckCSRF)
+	for _, r := range slices.Concat(s.routes(), s.console.Routes(), cust.Routes(), s.api.Routes()) {
+		key := r.Method + " " + r.Path
+		if _, dup := s.access[key]; dup {
+			panic("web: route registered twice: " + key)
+		}
+		s.access[key] = r.Allow
+		auth := site.Authorize(r.Allow)
+		if r.Allow.Bearer {
+			auth = s.api.Authorize
+		}
+		e.Add(r.Method, r.Path, r.Handler, auth)
 	}
 	s.echo = e
 	return s
@@ -124,6 +148,10 @@ func (s *Server) AccessRule(method, path string) (roles []accounts.Role, public 
 	a, ok := s.access[method+" "+path]
 	return a.Roles, a.Public, ok
 }
+
+// WebhookRender renders an invocation for an outcome webhook's body exactly
+// as the API shows it (see api.Handler.WebhookRender).
+func (s *Server) WebhookRender(base string) webhooks.Render { return s.api.WebhookRender(base) }
 
 // Serve runs the server on addr (HTTPS when certFile is set) until ctx ends,
 // then shuts down gracefully, letting requests in flight finish for up to
@@ -166,4 +194,8 @@ func ipExtractor(trusted []netip.Prefix) echo.IPExtractor {
 		opts = append(opts, echo.TrustIPRange(prefixToIPNet(p)))
 	}
 	return echo.ExtractIPFromXFFHeader(opts...)
+}
+
+func prefixToIPNet(p netip.Prefix) *net.IPNet {
+	return &net.IPNet{IP: net.IP(p.Addr().AsSlice()), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}
 }

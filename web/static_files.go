@@ -3,7 +3,6 @@ package web
 import (
 	"bytes"
 	"compress/gzip"
-	"mime"
 	"net/http"
 	"strings"
 	"sync"
@@ -11,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"countersign/static"
+	"countersign/web/kit"
 )
 
 // handleStatic answers GET /static/*: embedded files by content-hashed name.
@@ -25,7 +25,7 @@ func (s *Server) handleStatic(c echo.Context) error {
 	}
 	h := c.Response().Header()
 	h.Set("Cache-Control", "public, max-age=31536000, immutable")
-	if acceptsGzip(c.Request().Header.Get(echo.HeaderAcceptEncoding)) {
+	if kit.AcceptsGzip(c.Request().Header.Get(echo.HeaderAcceptEncoding)) {
 		if gz := staticGzip(name, ctype, body); gz != nil {
 			h.Set(echo.HeaderContentEncoding, "gzip")
 			return c.Blob(http.StatusOK, ctype, gz)
@@ -44,7 +44,7 @@ func staticGzip(name, ctype string, body []byte) []byte {
 		return v.([]byte)
 	}
 	var out []byte
-	if mt, _, err := mime.ParseMediaType(ctype); err == nil && compressible[mt] && len(body) >= gzipMinLength {
+	if kit.WorthCompressing(ctype, len(body)) {
 		var buf bytes.Buffer
 		w, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
 		_, _ = w.Write(body)

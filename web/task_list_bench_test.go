@@ -17,6 +17,7 @@ import (
 	"countersign/store"
 	"countersign/store/dbtest"
 	"countersign/web"
+	"countersign/web/kit"
 )
 
 // BenchmarkTaskListPages measures the p95 of the task list and the
@@ -34,7 +35,7 @@ func BenchmarkTaskListPages(b *testing.B) {
 	acc := accounts.NewService(st, clk, accounts.DefaultThrottle)
 	reg := adapter.NewRegistry()
 	cp := controlplane.New(st, reg, controlplane.Config{}, clk, nil)
-	sessions := web.NewSessionStore(st, web.SessionConfig{KeyPairs: testKey, Idle: time.Hour, Absolute: 12 * time.Hour, Now: clk})
+	sessions := kit.NewSessionStore(st, kit.SessionConfig{KeyPairs: testKey, Idle: time.Hour, Absolute: 12 * time.Hour, Now: clk})
 	srv := httptest.NewServer(web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Registry: reg, Control: cp, Now: clk,
 		Assistants: assistants.New(st, cp, clk), Metrics: metrics.NewReports(st)}).Handler())
 	b.Cleanup(srv.Close)

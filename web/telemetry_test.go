@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"countersign/web"
+	"countersign/web/kit"
 )
 
 // TestTelemetry: the Prometheus handler counts requests by route pattern,
@@ -19,8 +20,8 @@ import (
 func TestTelemetry(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	tel := web.NewTelemetry(b.store)
-	sessions := web.NewSessionStore(b.store, web.SessionConfig{KeyPairs: testKey, Idle: 30 * time.Minute, Absolute: 12 * time.Hour, Now: b.clock.Now})
+	tel := kit.NewTelemetry(b.store)
+	sessions := kit.NewSessionStore(b.store, kit.SessionConfig{KeyPairs: testKey, Idle: 30 * time.Minute, Absolute: 12 * time.Hour, Now: b.clock.Now})
 	console := httptest.NewServer(web.New(web.Config{Database: b.store, Accounts: b.accounts, Sessions: sessions, Now: b.clock.Now,
 		Registry: b.web.Registry(), Control: b.web.Control(), Assistants: b.assistants, Metrics: b.metrics, Telemetry: tel}).Handler())
 	t.Cleanup(console.Close)
@@ -67,8 +68,8 @@ func TestTelemetry(t *testing.T) {
 func TestTelemetryMethodLabelIsBounded(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	tel := web.NewTelemetry(b.store)
-	sessions := web.NewSessionStore(b.store, web.SessionConfig{KeyPairs: testKey, Idle: 30 * time.Minute, Absolute: 12 * time.Hour, Now: b.clock.Now})
+	tel := kit.NewTelemetry(b.store)
+	sessions := kit.NewSessionStore(b.store, kit.SessionConfig{KeyPairs: testKey, Idle: 30 * time.Minute, Absolute: 12 * time.Hour, Now: b.clock.Now})
 	console := httptest.NewServer(web.New(web.Config{Database: b.store, Accounts: b.accounts, Sessions: sessions, Now: b.clock.Now,
 		Registry: b.web.Registry(), Control: b.web.Control(), Assistants: b.assistants, Metrics: b.metrics, Telemetry: tel}).Handler())
 	t.Cleanup(console.Close)

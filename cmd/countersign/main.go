@@ -31,6 +31,7 @@ import (
 	"countersign/store"
 	"countersign/store/pgcluster"
 	"countersign/web"
+	"countersign/web/kit"
 )
 
 func main() {
@@ -76,7 +77,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	sessions := web.NewSessionStore(st, web.SessionConfig{KeyPairs: keys, Secure: cfg.SecureCookies || cfg.tls(),
+	sessions := kit.NewSessionStore(st, kit.SessionConfig{KeyPairs: keys, Secure: cfg.SecureCookies || cfg.tls(),
 		Idle: cfg.SessionIdle, Absolute: cfg.SessionAbsolute})
 
 	registry, shopURL, demoShop, stopShop, err := connectSystems(ctx, cfg, log, cluster, st)
@@ -117,9 +118,9 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 	go cp.RunDispatcher(ctx, cfg.DispatchEvery)
 	go metrics.RunRefresher(ctx, st, cfg.MetricsRefresh, log)
-	var telemetry *web.Telemetry
+	var telemetry *kit.Telemetry
 	if cfg.TelemetryAddr != "" {
-		telemetry = web.NewTelemetry(st)
+		telemetry = kit.NewTelemetry(st)
 		go serveTelemetry(ctx, log, cfg.TelemetryAddr, telemetry.PrometheusHandler(cfg.TelemetryToken))
 	}
 
@@ -200,7 +201,7 @@ func createDatabase(ctx context.Context, serverURL, name string) error {
 
 // sweep removes dead sessions and expired throttle records every ten
 // minutes until ctx ends.
-func sweep(ctx context.Context, log *slog.Logger, sessions *web.SessionStore, acc *accounts.Service, links *confirmation.Service) {
+func sweep(ctx context.Context, log *slog.Logger, sessions *kit.SessionStore, acc *accounts.Service, links *confirmation.Service) {
 	t := time.NewTicker(10 * time.Minute)
 	defer t.Stop()
 	for {

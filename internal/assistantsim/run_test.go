@@ -22,6 +22,7 @@ import (
 	"countersign/store"
 	"countersign/store/dbtest"
 	"countersign/web"
+	"countersign/web/kit"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -81,7 +82,7 @@ func startConsole(t *testing.T, ctx context.Context) *simConsole {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sessions := web.NewSessionStore(st, web.SessionConfig{KeyPairs: [][]byte{[]byte("0123456789abcdef0123456789abcdef")}, Idle: time.Hour, Absolute: time.Hour})
+	sessions := kit.NewSessionStore(st, kit.SessionConfig{KeyPairs: [][]byte{[]byte("0123456789abcdef0123456789abcdef")}, Idle: time.Hour, Absolute: time.Hour})
 	sc := &simConsole{st: st, key: key, botID: bot.ID}
 	sc.web = web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Registry: reg, Control: cp, Assistants: asst,
 		Metrics: metrics.NewReports(st)})

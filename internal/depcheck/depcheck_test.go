@@ -21,7 +21,9 @@ type rule struct {
 // rules are the layers of DESIGN.md's "Layout": "Dependencies point one
 // way: cmd → web → internal domain → store; views know nothing of the
 // store; production code never imports the demo" (internal/demo's own test
-// checks the last). Test files are not checked: a domain package's test may
+// checks the last). Inside web, the audiences (web/api, web/customer,
+// web/console) know only the shared plumbing (web/kit) and, for the pages
+// people read, their frame (web/layout); web alone assembles them. Test files are not checked: a domain package's test may
 // serve the console (internal/assistantsim's does), and every test may use
 // store/dbtest. A test-helper package (its name ends in "test", like
 // shoptest or browsertest) is held to the layers like production code, so
@@ -36,6 +38,22 @@ var rules = []rule{
 	{"countersign/internal/adapter", "countersign/store", "the adapter contract declares the storage it needs (LedgerStore)"},
 	{"countersign/views", "countersign/store", "views take view models, not rows"},
 	{"countersign/views", "countersign/internal/...", "views take view models, not domain types"},
+	{"countersign/web/api", "countersign/views", "the assistant's API serves JSON and links none of the pages people read"},
+	{"countersign/web/api", "countersign/web/layout", "the assistant's API draws no page"},
+	{"countersign/web/kit", "countersign/views", "the shared plumbing knows no page, so the API that imports it links none"},
+	{"countersign/web/kit", "countersign/web/layout", "the shared plumbing is below the pages' frame"},
+	{"countersign/web/kit", "countersign/web/api", "the shared plumbing is below every audience"},
+	{"countersign/web/kit", "countersign/web/customer", "the shared plumbing is below every audience"},
+	{"countersign/web/kit", "countersign/web/console", "the shared plumbing is below every audience"},
+	{"countersign/web/layout", "countersign/web/api", "the pages' frame is below every audience"},
+	{"countersign/web/layout", "countersign/web/customer", "the pages' frame is below every audience"},
+	{"countersign/web/layout", "countersign/web/console", "the pages' frame is below every audience"},
+	{"countersign/web/api", "countersign/web/customer", "each audience is a package of its own; only web assembles them"},
+	{"countersign/web/api", "countersign/web/console", "each audience is a package of its own; only web assembles them"},
+	{"countersign/web/customer", "countersign/web/api", "each audience is a package of its own; only web assembles them"},
+	{"countersign/web/customer", "countersign/web/console", "each audience is a package of its own; only web assembles them"},
+	{"countersign/web/console", "countersign/web/api", "each audience is a package of its own; only web assembles them"},
+	{"countersign/web/console", "countersign/web/customer", "each audience is a package of its own; only web assembles them"},
 	{"countersign/...", "countersign/store/dbtest", "the test database is for tests only"},
 	{"countersign/...", "countersign/.../*test", "test helpers are for tests only"},
 }

@@ -1,0 +1,57 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"countersign/internal/assistants"
+	"countersign/web/kit"
+)
+
+// conversationEventRequest is the body of POST
+// /api/v1/conversations/{id}/events.
+type conversationEventRequest struct {
+	Intent       string                   `json:"intent"`
+	Mode         string                   `json:"mode"`
+	TaskID       string                   `json:"task_id"`
+	Summary      string                   `json:"summary"`
+	Facts        map[string]any           `json:"facts"`
+	WouldPropose *assistants.WouldPropose `json:"would_propose"`
+}
+
+// handleAPIConversationEvent answers POST /api/v1/conversations/:id/events:
+// the assistant reports what it did with a request (201).
+func (s *Handler) handleAPIConversationEvent(c echo.Context) error {
+	var req conversationEventRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	e, err := s.cfg.Assistants.Record(c.Request().Context(), currentAssistant(c), assistants.Event{
+		ConversationID: c.Param("id"), Intent: assistants.Intent(req.Intent), Mode: assistants.Mode(req.Mode),
+		TaskID: req.TaskID, Summary: req.Summary, Facts: req.Facts, WouldPropose: req.WouldPropose})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, e)
+}
+
+// maxFactsBytes bounds a hand-off's facts, encoded: the agents' hand-off
+// page shows them whole.
+const maxFactsBytes = 8 << 10
+
+func (r conversationEventRequest) OverLimits() kit.FieldLimits {
+	l := kit.FieldLimits{}
+	l.Text("task_id", r.TaskID, maxTaskIDLen)
+	l.Text("summary", r.Summary, maxSummaryLen)
+	if r.Facts != nil {
+		facts, _ := json.Marshal(r.Facts)
+		l.JSON("facts", facts, maxFactsBytes)
+	}
+	if w := r.WouldPropose; w != nil {
+		l.Text("would_propose.action", w.Action, maxActionNameLen)
+		l.JSON("would_propose.args", w.Args, maxArgsBytes)
+	}
+	return l
+}

@@ -1,0 +1,77 @@
+// Package api is the assistant's side of the console: the JSON API under
+// /api/v1, its OpenAPI description, the MCP server at /mcp and the bodies of
+// outcome webhooks. Every route takes an assistant's API key; none reads a
+// session, and none links the pages people read.
+package api
+
+import (
+	"context"
+	"net/http"
+
+	"countersign/internal/adapter"
+	"countersign/internal/assistants"
+	"countersign/internal/confirmation"
+	"countersign/internal/controlplane"
+	"countersign/web/kit"
+)
+
+// Links makes and describes the customer's confirmation link of an
+// invocation awaiting their confirmation (confirmation.Service).
+type Links interface {
+	Link(ctx context.Context, inv controlplane.Invocation, customerRef string) (string, error)
+	Accepts(system string) []confirmation.Proof
+}
+
+// Config is what the assistant's side needs.
+type Config struct {
+	Registry *adapter.Registry
+	Control  *controlplane.Service
+	// Confirmations makes the link shown to a customer; nil leaves links out.
+	Confirmations Links
+	// Assistants authenticates API keys and keeps the assistants' catalog;
+	// nil turns every key away.
+	Assistants *assistants.Service
+	// RatePerMinute is each API key's request rate (and burst); zero means 120.
+	RatePerMinute int
+}
+
+// Handler serves the assistant's routes.
+type Handler struct {
+	*kit.Site
+	cfg    Config
+	limits *keyLimits   // per-API-key rate limits
+	mcp    http.Handler // the MCP server at /mcp
+}
+
+// New builds the assistant's handlers on the shared plumbing.
+func New(site *kit.Site, cfg Config) *Handler {
+	h := &Handler{Site: site, cfg: cfg, limits: newKeyLimits(cfg.RatePerMinute)}
+	h.mcp = h.newMCPHandler()
+	return h
+}
+
+// CheckedHeaders are the request headers of the assistant's calls whose
+// values reach the database.
+var CheckedHeaders = []string{"Idempotency-Key", mcpTaskHeader}
+
+// Routes is the assistant's part of the route table; every route but the
+// OpenAPI description takes an API key, which Authorize checks.
+func (s *Handler) Routes() []kit.Route {
+	key := kit.APIKey
+	return []kit.Route{
+		kit.GET("/api/v1/openapi.json", s.handleOpenAPI, kit.Anyone),
+		kit.GET("/api/v1/tools", s.handleAPITools, key),
+		kit.POST("/api/v1/tools/:name", s.handleAPIToolCall, key),
+		kit.POST("/api/v1/tasks", s.handleAPITaskCreate, key),
+		kit.GET("/api/v1/tasks/:id", s.handleAPITask, key),
+		kit.POST("/api/v1/tasks/:id/pause", s.handleAPITaskPause, key),
+		kit.POST("/api/v1/tasks/:id/resume", s.handleAPITaskResume, key),
+		kit.POST("/api/v1/tasks/:id/cancel", s.handleAPITaskCancel, key),
+		kit.POST("/api/v1/tasks/:id/invocations", s.handleAPIPropose, key),
+		kit.GET("/api/v1/invocations/:id", s.handleAPIInvocation, key),
+		kit.POST("/api/v1/invocations/:id/reconcile", s.handleAPIReconcile, key),
+		kit.POST("/api/v1/invocations/:id/reverse", s.handleAPIReverse, key),
+		kit.POST("/api/v1/conversations/:id/events", s.handleAPIConversationEvent, key),
+		kit.POST("/mcp", s.handleMCP, key),
+	}
+}

@@ -1,0 +1,346 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"countersign/internal/apperr"
+	"countersign/internal/assistants"
+	"countersign/internal/controlplane"
+	"countersign/web/kit"
+)
+
+// mcpTaskHeader names the task of an MCP connection when the URL does not
+// (/mcp?task=…).
+const mcpTaskHeader = "Countersign-Task"
+
+// mcpRequest is what the MCP server needs from the HTTP request that
+// carries a call: the assistant, its task and the console's address.
+type mcpRequest struct {
+	assistant assistants.Assistant
+	task      controlplane.Task
+	// open says the connection names no task: a stock MCP client configured
+	// with the URL and the key alone. Its tools then take task_id, and
+	// open_task opens one.
+	open bool
+	base string
+}
+
+type mcpRequestKey struct{}
+
+const mcpInstructions = `Countersign lets you act on the business's systems for one customer, within one task.
+Read tools return facts; use them before proposing. A propose_<action> tool never changes anything by itself:
+it dry-runs the write and returns a quote and what happens next. If next.kind is "confirm", send the customer
+next.url and tell them nothing happens until they confirm there, after showing it is them (an e-mailed code or their
+account); you cannot confirm for them; if "approval", tell them a person will decide.
+Always tell the customer exactly the sentence in "say". Read the guidance resource (or prompt) of an action before
+choosing it. If the customer says "stop", call pause_task. If your connection names no task (no ?task= in its URL),
+call open_task first and pass the task_id it returns to every other tool.`
+
+// newMCPHandler builds the streamable-HTTP MCP handler. It is stateless:
+// each POST builds a server offering the calling assistant's catalog for
+// the connection's task, so a catalog change shows on the next call.
+func (s *Handler) newMCPHandler() http.Handler {
+	return mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		req, ok := r.Context().Value(mcpRequestKey{}).(mcpRequest)
+		if !ok {
+			return nil
+		}
+		srv, err := s.mcpServer(r.Context(), req)
+		if err != nil {
+			s.Log.Error("build MCP server", "assistant_id", req.assistant.ID, "error", err)
+			return nil
+		}
+		return srv
+	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.Log,
+		// Callers are authenticated by bearer key, which a rebinding page
+		// cannot send, and the console often runs behind a local proxy.
+		DisableLocalhostProtection: true})
+}
+
+// handleMCP answers POST /mcp: the MCP server over streamable HTTP, for
+// the task named by ?task= or the Countersign-Task header; without one, a
+// stock client's connection whose tools take task_id and which opens tasks
+// with open_task. Every call names its task, so any console instance serves
+// any call and nothing of the connection lives in memory.
+func (s *Handler) handleMCP(c echo.Context) error {
+	a := currentAssistant(c)
+	id := c.QueryParam("task")
+	if id == "" {
+		id = c.Request().Header.Get(mcpTaskHeader)
+	}
+	if isJSONArray(c.Request()) {
+		return c.JSON(http.StatusBadRequest, map[string]any{"jsonrpc": "2.0", "id": nil,
+			"error": map[string]any{"code": -32600, "message": "JSON-RPC batches are not accepted: send one request per HTTP request.",
+				"data": kit.APIError{Code: "batch_not_allowed", Message: "JSON-RPC batches are not accepted.",
+					Hint: "Send each call in its own POST /mcp; each counts against the key's rate limit."}}})
+	}
+	req := mcpRequest{assistant: a, open: id == "", base: baseURL(c)}
+	if !req.open {
+		task, err := s.cfg.Assistants.Task(c.Request().Context(), a, id)
+		if err != nil {
+			return s.mcpError(c, err)
+		}
+		req.task = task
+	}
+	ctx := context.WithValue(c.Request().Context(), mcpRequestKey{}, req)
+	s.mcp.ServeHTTP(c.Response(), c.Request().WithContext(ctx))
+	return nil
+}
+
+// isJSONArray reports whether the request's body is a JSON array: a
+// JSON-RPC batch. MCP removed batching in protocol 2025-06-18, and the SDK
+// still accepts one under older versions; refusing every batch keeps one
+// call per HTTP request, so the key's rate limit (authorizeBearer) counts
+// each call and a batch cannot run hundreds of proposals for one token. The
+// bearer middleware already read the body, so peeking costs no I/O.
+func isJSONArray(r *http.Request) bool {
+	body, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	return err == nil && len(trimmed) > 0 && trimmed[0] == '['
+}
+
+// mcpError answers a request the MCP server cannot take (an unknown task in
+// the URL) as a JSON-RPC error, which MCP clients understand, with the
+// API's error in its data.
+func (s *Handler) mcpError(c echo.Context, err error) error {
+	status, body := kit.Describe(err)
+	return c.JSON(status, map[string]any{"jsonrpc": "2.0", "id": nil,
+		"error": map[string]any{"code": -32602, "message": body.Message, "data": body}})
+}
+
+// mcpServer offers the same filtered catalog as GET /api/v1/tools for the
+// task, and the calls that follow a proposal.
+func (s *Handler) mcpServer(ctx context.Context, req mcpRequest) (*mcp.Server, error) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "countersign", Title: "Countersign", Version: "1"},
+		&mcp.ServerOptions{Instructions: mcpInstructions, Logger: s.Log})
+	var scope *controlplane.Task
+	if !req.open {
+		scope = &req.task
+	}
+	tools, err := s.cfg.Assistants.Catalog(ctx, req.assistant, scope, "")
+	if err != nil {
+		return nil, err
+	}
+	if req.open {
+		s.addMCPOpenTask(srv, req)
+	}
+	for _, t := range tools {
+		if t.Kind == assistants.KindRead {
+			s.addMCPReadTool(srv, req, t)
+			continue
+		}
+		s.addMCPWriteTool(srv, req, t)
+	}
+	srv.AddTool(&mcp.Tool{Name: "get_invocation", Title: "Where a proposal stands",
+		Description: "Read a proposed write: its state, result, error and the sentence you may say to the customer now (say). Never tell the customer something is done unless state is completed.",
+		InputSchema: objSchema(map[string]any{"invocation_id": map[string]any{"type": "string", "description": "the id a propose_ tool returned"}}, "invocation_id"),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}},
+		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var in struct {
+				InvocationID string `json:"invocation_id"`
+			}
+			if err := strictArgs(r.Params.Arguments, &in); err != nil {
+				return toolError(err), nil
+			}
+			inv, task, err := s.cfg.Assistants.Invocation(ctx, req.assistant, in.InvocationID)
+			if err != nil {
+				return toolError(err), nil
+			}
+			return toolResult(s.invocationOut(ctx, req.base, inv, task)), nil
+		})
+	srv.AddTool(&mcp.Tool{Name: "pause_task", Title: "Pause this task",
+		Description: "Pause the task when the customer says stop: once this returns no further request is sent; a request already on its way to the business system may still finish. A person resumes it.",
+		InputSchema: withTaskID(req, objSchema(map[string]any{"expected_version": map[string]any{"type": "integer", "description": "the task's version as you last read it; omit to pause whatever its version"}})),
+		Annotations: &mcp.ToolAnnotations{IdempotentHint: false}},
+		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			task, rest, err := s.mcpTask(ctx, req, r.Params.Arguments)
+			if err != nil {
+				return toolError(err), nil
+			}
+			var in struct {
+				ExpectedVersion int32 `json:"expected_version"`
+			}
+			if err := strictArgs(rest, &in); err != nil {
+				return toolError(err), nil
+			}
+			t, err := s.cfg.Control.Pause(ctx, req.assistant.Actor(), task.ID, in.ExpectedVersion)
+			if err != nil {
+				return toolError(err), nil
+			}
+			return toolResult(taskOut(t)), nil
+		})
+	return srv, nil
+}
+
+func (s *Handler) addMCPReadTool(srv *mcp.Server, req mcpRequest, t assistants.Tool) {
+	srv.AddTool(&mcp.Tool{Name: t.Name, Title: t.Title, Description: sentenceEnd(t.Description) + " It reads the " + t.System + " system and changes nothing.",
+		InputSchema: withTaskID(req, t.InputSchema), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}},
+		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			task, args, err := s.mcpTask(ctx, req, r.Params.Arguments)
+			if err != nil {
+				return toolError(err), nil
+			}
+			res, err := s.cfg.Assistants.Read(ctx, task, t.System, t.Name, args)
+			if err != nil {
+				return toolError(err), nil
+			}
+			return toolResult(res), nil
+		})
+}
+
+// addMCPWriteTool offers propose_<action>, with the action's guidance as a
+// resource and a prompt. The tool's input is the action's arguments plus
+// summary and idempotency_key.
+func (s *Handler) addMCPWriteTool(srv *mcp.Server, req mcpRequest, t assistants.Tool) {
+	schema := map[string]any{}
+	for k, v := range t.InputSchema {
+		schema[k] = v
+	}
+	props := map[string]any{}
+	if p, ok := t.InputSchema["properties"].(map[string]any); ok {
+		for k, v := range p {
+			props[k] = v
+		}
+	}
+	props["summary"] = map[string]any{"type": "string", "description": "your own one-line description of the change; the quote wins when they disagree"}
+	props["idempotency_key"] = map[string]any{"type": "string", "maxLength": 200, "description": "optional: repeat it to repeat the same request safely"}
+	schema["properties"] = props
+	schema = withTaskID(req, schema)
+	guidanceURI := "countersign://guidance/" + t.System + "/" + t.Name
+	how := map[string]string{
+		assistants.ModeConfirm:  "the customer confirms it on a page, after proving it is them: send them next.url",
+		assistants.ModeApproval: "a support agent approves it: tell the customer a person will decide",
+		assistants.ModeAuto:     "it goes ahead automatically within the policy's limits",
+	}[t.Mode]
+	desc := mcpWriteDescription(t, how, guidanceURI)
+	srv.AddTool(&mcp.Tool{Name: "propose_" + t.Name, Title: "Propose: " + t.Title, Description: desc, InputSchema: schema,
+		Annotations: &mcp.ToolAnnotations{IdempotentHint: true}},
+		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			task, rest, err := s.mcpTask(ctx, req, r.Params.Arguments)
+			if err != nil {
+				return toolError(err), nil
+			}
+			var args map[string]json.RawMessage
+			if err := json.Unmarshal(orEmpty(rest), &args); err != nil {
+				return toolError(badRequest("malformed_json", "The arguments must be one JSON object.", nil)), nil
+			}
+			var p proposal
+			p.action, p.system = t.Name, t.System
+			if v, ok := args["summary"]; ok {
+				_ = json.Unmarshal(v, &p.summary)
+				delete(args, "summary")
+			}
+			if v, ok := args["idempotency_key"]; ok {
+				_ = json.Unmarshal(v, &p.key)
+				delete(args, "idempotency_key")
+			}
+			p.args, _ = json.Marshal(args)
+			inv, err := s.propose(ctx, req.assistant, task, p)
+			if err != nil {
+				return toolError(err), nil
+			}
+			return toolResult(s.invocationOut(ctx, req.base, inv, task)), nil
+		})
+	srv.AddResource(&mcp.Resource{URI: guidanceURI, Name: t.System + "/" + t.Name, Title: "Guidance: " + t.Title,
+		Description: "When to use " + t.Name + ", and what its policy allows.", MIMEType: "text/plain"},
+		func(ctx context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: guidanceURI, MIMEType: "text/plain", Text: guidanceText(t)}}}, nil
+		})
+	srv.AddPrompt(&mcp.Prompt{Name: "guidance_" + t.Name, Title: "Guidance: " + t.Title,
+		Description: "The policy guidance of " + t.Name + ", to read before choosing it."},
+		func(ctx context.Context, r *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Description: "Guidance: " + t.Title,
+				Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: guidanceText(t)}}}}, nil
+		})
+}
+
+// mcpWriteDescription is a propose_ tool's description. The action's title
+// is an imperative ("Refund an order"), so it follows "Propose to".
+func mcpWriteDescription(t assistants.Tool, how, guidanceURI string) string {
+	d := fmt.Sprintf("Propose to %s in the %s system. This is a dry-run first: nothing changes when you call it. It returns the quote "+
+		"(what will happen, in the business's words), the invocation id and next.", kit.LowerFirst(strings.TrimSuffix(t.Title, ".")), t.System)
+	if how != "" {
+		d += " Then " + how + "."
+	}
+	d += " Tell the customer the sentence in say, and relay the confirmation link when next.kind is confirm. Read " + guidanceURI +
+		" before choosing this."
+	if t.Description != "" {
+		d += " " + sentenceEnd(t.Description)
+	}
+	return d
+}
+
+// sentenceEnd makes s end with a full stop.
+func sentenceEnd(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.HasSuffix(s, ".") || strings.HasSuffix(s, "?") || strings.HasSuffix(s, "!") {
+		return s
+	}
+	return s + "."
+}
+
+func guidanceText(t assistants.Tool) string {
+	var b strings.Builder
+	b.WriteString(t.Guidance)
+	fmt.Fprintf(&b, "\n\nHow it goes ahead now: %s.", t.Mode)
+	if len(t.Limits) > 0 {
+		b.WriteString("\nHard limits: " + strings.Join(t.Limits, "; ") + ".")
+	}
+	return b.String()
+}
+
+func objSchema(props map[string]any, required ...string) map[string]any {
+	if required == nil {
+		required = []string{}
+	}
+	return map[string]any{"type": "object", "properties": props, "required": required, "additionalProperties": false}
+}
+
+func orEmpty(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return json.RawMessage("{}")
+	}
+	return raw
+}
+
+// strictArgs decodes tool arguments, refusing fields the tool does not take.
+func strictArgs(raw json.RawMessage, dst any) error {
+	dec := json.NewDecoder(strings.NewReader(string(orEmpty(raw))))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return badRequest("invalid_arguments", "The arguments do not match the tool's input schema.",
+			map[string]string{"": "takes only: " + strings.Join(jsonFields(dst), ", ")})
+	}
+	return nil
+}
+
+// toolResult is a small structured result, also given as JSON text for
+// clients that read only content.
+func toolResult(v any) *mcp.CallToolResult {
+	b, _ := json.Marshal(v)
+	var structured any
+	_ = json.Unmarshal(b, &structured)
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: structured}
+}
+
+// toolError reports an error in the tool's result, where the model can read
+// it: the same {code, message, retryable, hint, fields} as the API.
+func toolError(err error) *mcp.CallToolResult {
+	body := kit.APIError{Code: string(apperr.Internal), Message: "Something went wrong on our side. It has been logged; please try again.", Retryable: true}
+	if e, ok := apperr.As(err); ok && e.Kind != apperr.Internal {
+		body = kit.APIError{Code: e.CodeOrKind(), Message: e.Message, Retryable: e.Retryable, Hint: e.Hint, Fields: e.Fields, Details: e.Details}
+	}
+	r := toolResult(body)
+	r.IsError = true
+	return r
+}

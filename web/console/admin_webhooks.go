@@ -1,0 +1,145 @@
+package console
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"countersign/internal/apperr"
+	"countersign/internal/webhooks"
+	"countersign/views"
+	"countersign/web/kit"
+)
+
+// deliveriesShown is how many of an assistant's latest deliveries its card
+// shows.
+const deliveriesShown = 20
+
+// webhooks is the outcome-webhook service the wiring gave; without one the
+// calls are refused as not found.
+func (s *Handler) webhooks() (*webhooks.Service, error) {
+	if s.cfg.Webhooks == nil {
+		return nil, apperr.New(apperr.NotFound, "Outcome webhooks are not configured on this console.")
+	}
+	return s.cfg.Webhooks, nil
+}
+
+// handleAdminWebhookRegister answers POST /admin/assistants/:id/webhook:
+// the assistant's outcome endpoint is set (replacing an earlier one) and
+// its signing secret is shown on this response's page only, like an API
+// key's.
+func (s *Handler) handleAdminWebhookRegister(c echo.Context) error {
+	ctx := c.Request().Context()
+	admin, _ := kit.CurrentUser(c)
+	a, err := s.cfg.Assistants.Get(ctx, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	svc, err := s.webhooks()
+	if err != nil {
+		return err
+	}
+	form := views.WebhookForm{AssistantID: a.ID, URL: c.FormValue("url")}
+	ep, secret, err := svc.Register(ctx, a.ID, &admin.ID, form.URL)
+	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
+		form.Errors = e.Fields
+		return s.renderAdminAssistants(c, http.StatusUnprocessableEntity, views.AdminAssistantsView{
+			Form: views.NewAssistantForm{EnableAll: true}, WebhookForm: form})
+	}
+	if err != nil {
+		return err
+	}
+	s.Log.Info("webhook registered", "by", admin.ID, "assistant_id", a.ID, "webhook_id", ep.ID)
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return s.renderAdminAssistants(c, http.StatusOK, views.AdminAssistantsView{Form: views.NewAssistantForm{EnableAll: true},
+		NewWebhook: &views.NewWebhookNotice{AssistantName: a.Name, URL: ep.URL, Secret: secret}})
+}
+
+// handleAdminWebhookRemove answers POST /admin/assistants/:id/webhook/remove:
+// nothing more is sent to the endpoint; pending deliveries are given up.
+func (s *Handler) handleAdminWebhookRemove(c echo.Context) error {
+	svc, err := s.webhooks()
+	if err != nil {
+		return err
+	}
+	if err := svc.Remove(c.Request().Context(), c.Param("id")); err != nil {
+		return err
+	}
+	admin, _ := kit.CurrentUser(c)
+	s.Log.Info("webhook removed", "by", admin.ID, "assistant_id", c.Param("id"))
+	kit.SetFlash(c, "Removed the outcome endpoint; nothing more is sent to it.", false)
+	return kit.SeeOther(c, "/admin/assistants")
+}
+
+// handleAdminWebhookResend answers POST
+// /admin/assistants/:id/deliveries/:delivery/resend: the delivery is sent
+// again at once (same delivery id, fresh signature) and retried for a day.
+func (s *Handler) handleAdminWebhookResend(c echo.Context) error {
+	id, err := strconv.ParseInt(c.Param("delivery"), 10, 64)
+	if err != nil {
+		return apperr.New(apperr.NotFound, "No such delivery.")
+	}
+	svc, err := s.webhooks()
+	if err != nil {
+		return err
+	}
+	err = svc.Resend(c.Request().Context(), c.Param("id"), id)
+	if e, ok := apperr.As(err); ok && e.Kind == apperr.Conflict {
+		kit.SetFlash(c, e.Message, true)
+		return kit.SeeOther(c, "/admin/assistants")
+	}
+	if err != nil {
+		return err
+	}
+	admin, _ := kit.CurrentUser(c)
+	s.Log.Info("webhook delivery resent", "by", admin.ID, "assistant_id", c.Param("id"), "delivery", id)
+	kit.SetFlash(c, "Delivery "+c.Param("delivery")+" will be sent again shortly.", false)
+	return kit.SeeOther(c, "/admin/assistants")
+}
+
+// webhookRows fills each assistant's endpoint and latest deliveries.
+func (s *Handler) webhookRows(c echo.Context, rows []views.AssistantRow) error {
+	ctx := c.Request().Context()
+	svc := s.cfg.Webhooks
+	if svc == nil {
+		return nil
+	}
+	endpoints, err := svc.Endpoints(ctx)
+	if err != nil {
+		return err
+	}
+	for i := range rows {
+		if ep, ok := endpoints[rows[i].ID]; ok {
+			rows[i].Webhook = &views.WebhookRow{URL: ep.URL, Created: ep.CreatedAt.Format("2 Jan 2006 15:04")}
+		}
+		list, err := svc.Deliveries(ctx, rows[i].ID, deliveriesShown)
+		if err != nil {
+			return err
+		}
+		for _, d := range list {
+			dr := views.DeliveryRow{ID: strconv.FormatInt(d.ID, 10), Event: d.Event, InvocationID: d.InvocationID,
+				State: string(d.State), Created: d.CreatedAt.Format("2 Jan 15:04:05")}
+			if d.State == webhooks.Pending {
+				dr.Next = d.NextAttemptAt.Format("2 Jan 15:04:05")
+			}
+			for _, a := range d.Attempts {
+				ar := views.AttemptRow{At: a.At.Format(time.DateTime), Error: a.Error}
+				if a.Status != 0 {
+					ar.Status = strconv.Itoa(a.Status)
+				}
+				// Only a 2xx answer's body is shown, also for attempts
+				// recorded before the worker stopped keeping the others:
+				// an error page of an internal service is not for the
+				// console to relay.
+				if a.Status/100 == 2 {
+					ar.Body = a.Body
+				}
+				dr.Attempts = append(dr.Attempts, ar)
+			}
+			rows[i].Deliveries = append(rows[i].Deliveries, dr)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,29 @@
+package console
+
+import (
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"countersign/web/kit"
+)
+
+// handleGlobalStop answers POST /controls/global-stop (admins): stopped=true
+// stops every permit in the installation; false lifts it.
+func (s *Handler) handleGlobalStop(c echo.Context) error {
+	u, _ := kit.CurrentUser(c)
+	stopped := c.FormValue("stopped") == "true"
+	if err := s.cfg.Control.SetGlobalStop(c.Request().Context(), actorOf(u), stopped); err != nil {
+		return err
+	}
+	msg := "The global stop is lifted: dispatch may resume."
+	if stopped {
+		msg = "All dispatch is stopped until an admin lifts the global stop."
+	}
+	kit.SetFlash(c, msg, stopped)
+	back := c.FormValue("back")
+	if !strings.HasPrefix(back, "/tasks/") || !kit.LocalPath(back) {
+		back = "/tasks"
+	}
+	return kit.SeeOther(c, back)
+}

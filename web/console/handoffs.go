@@ -1,0 +1,185 @@
+package console
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"countersign/internal/apperr"
+	"countersign/internal/assistants"
+	"countersign/store"
+	"countersign/views"
+	"countersign/web/kit"
+)
+
+// handleHandoffs answers GET /handoffs: conversations the assistant handed
+// to a person, waiting ones first and the longest waiting first, identical
+// hand-offs of a conversation shown once with how often, filtered by status
+// (waiting, taken, mine) and intent, 50 a page with a count that says how
+// many there are (keyset: after=taken.unixmicro.id).
+func (s *Handler) handleHandoffs(c echo.Context) error {
+	u, _ := kit.CurrentUser(c)
+	f := store.HandoffFilter{Status: c.QueryParam("status"), Intent: c.QueryParam("intent"), UserID: u.ID, Limit: listPageSize}
+	if !oneOf(f.Status, "", "waiting", "taken", "mine") {
+		f.Status = ""
+	}
+	known := f.Intent == ""
+	for _, i := range assistants.Intents {
+		known = known || string(i) == f.Intent
+	}
+	if !known {
+		f.Intent = ""
+	}
+	f.After = parseHandoffCursor(c.QueryParam("after"))
+	page, err := s.cfg.Control.HandoffList(c.Request().Context(), f)
+	if err != nil {
+		return err
+	}
+	link := func(status, after string) string {
+		v := url.Values{}
+		for k, x := range map[string]string{"status": status, "intent": f.Intent, "after": after} {
+			if x != "" {
+				v.Set(k, x)
+			}
+		}
+		if len(v) == 0 {
+			return "/handoffs"
+		}
+		return "/handoffs?" + v.Encode()
+	}
+	k := page.Counts
+	v := views.HandoffsView{Status: f.Status, Intent: f.Intent}
+	for _, st := range []struct {
+		value, label string
+		n            int64
+	}{{"waiting", "Waiting for a person", k.Waiting}, {"mine", "Taken by me", k.Mine}, {"taken", "Taken", k.Taken}, {"", "All", k.All}} {
+		id := "status-" + st.value
+		if st.value == "" {
+			id = "status-all"
+		}
+		v.Statuses = append(v.Statuses, views.FilterLink{Label: st.label, Count: thousands(st.n), URL: link(st.value, ""),
+			Current: st.value == f.Status, TestID: id})
+	}
+	for _, i := range assistants.Intents {
+		v.Intents = append(v.Intents, views.FilterOption{Value: string(i),
+			Label: fmt.Sprintf("%s (%s waiting)", intentWords(string(i)), thousands(k.Intents[string(i)])), Selected: string(i) == f.Intent})
+	}
+	now := s.Now()
+	for _, h := range page.Groups {
+		row := views.HandoffRow{ID: h.ID, ConversationID: h.ConversationID, Intent: intentWords(h.Intent), TaskID: h.TaskID,
+			Summary: h.Summary, Facts: factLines(h.Facts),
+			Waiting: "Waiting " + waitedFor(now.Sub(h.At)) + ", since " + h.At.UTC().Format("Jan 2 15:04 UTC")}
+		if h.Count > 1 {
+			row.Times = fmt.Sprintf("Handed off %s times, last %s", thousands(int64(h.Count)), h.LastAt.UTC().Format("Jan 2 15:04 UTC"))
+		}
+		if row.Summary == "" {
+			row.Summary = "The assistant left no summary."
+		}
+		row.WouldPropose, row.ProposeArgs = wouldPropose(h.WouldPropose, s.actionName)
+		if h.TakenBy != 0 {
+			row.TakenByMe = h.TakenBy == u.ID
+			row.TakenBy = "you"
+			if !row.TakenByMe {
+				row.TakenBy = h.TakenByName
+			}
+		}
+		v.Handoffs = append(v.Handoffs, row)
+	}
+	v.Pager = pagerView(k.Before, len(page.Groups), k.Total, "hand-off", "hand-offs")
+	if page.Next != nil {
+		v.Pager.NextURL = link(f.Status, fmt.Sprintf("%d.%d.%d", page.Next.Taken, page.Next.FirstAt.UnixMicro(), page.Next.ID))
+	}
+	if f.After != nil {
+		v.Pager.FirstURL = link(f.Status, "")
+	}
+	p := s.Page(c, "Hand-offs")
+	return kit.Render(c, http.StatusOK, views.Handoffs(p, v))
+}
+
+// wouldPropose words the write the assistant would have proposed: the
+// action in words and its arguments as labelled fields, never JSON.
+func wouldPropose(raw json.RawMessage, actionName func(string) string) (string, []views.ArgField) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var w struct {
+		Action string          `json:"action"`
+		Args   json.RawMessage `json:"args"`
+	}
+	if json.Unmarshal(raw, &w) != nil || w.Action == "" {
+		return "", nil
+	}
+	return actionName(w.Action), argFields(w.Args, "")
+}
+
+// waitedFor writes a waiting time: "4 min", "2 h 05 min", "3 days".
+func waitedFor(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return "under a minute"
+	case d < time.Hour:
+		return fmt.Sprintf("%d min", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d h %02d min", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%d days", int(d.Hours()/24))
+}
+
+func parseHandoffCursor(s string) *store.HandoffCursor {
+	parts := strings.SplitN(s, ".", 3)
+	if len(parts) != 3 {
+		return nil
+	}
+	taken, err1 := strconv.ParseInt(parts[0], 10, 32)
+	micros, err2 := strconv.ParseInt(parts[1], 10, 64)
+	id, err3 := strconv.ParseInt(parts[2], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return nil
+	}
+	return &store.HandoffCursor{Taken: int32(taken), FirstAt: time.UnixMicro(micros), ID: id}
+}
+
+// factLines shows the facts the assistant read: a list of strings, or an
+// object shown as "Label: value" lines.
+func factLines(raw json.RawMessage) []string {
+	var list []any
+	if json.Unmarshal(raw, &list) == nil {
+		out := make([]string, 0, len(list))
+		for _, f := range list {
+			out = append(out, argValueWords("", f, ""))
+		}
+		return out
+	}
+	var out []string
+	for _, a := range argFields(raw, "") {
+		out = append(out, a.Label+": "+a.Value)
+	}
+	return out
+}
+
+// handleHandoffTake answers POST /handoffs/:id/take: the hand-off (and the
+// identical ones of its conversation) is assigned to the signed-in person
+// unless someone took it first.
+func (s *Handler) handleHandoffTake(c echo.Context) error {
+	u, _ := kit.CurrentUser(c)
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil {
+		return apperr.New(apperr.NotFound, "No such hand-off.")
+	}
+	by, err := s.cfg.Control.TakeHandoff(c.Request().Context(), actorOf(u), id)
+	if err != nil {
+		return err
+	}
+	if by != u.ID {
+		kit.SetFlash(c, "Someone else took this conversation first.", true)
+	} else {
+		kit.SetFlash(c, "You took the conversation. It is yours: the customer is waiting for you.", false)
+	}
+	return kit.SeeOther(c, "/handoffs")
+}

@@ -1,0 +1,81 @@
+package console
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"countersign/internal/accounts"
+	"countersign/internal/controlplane"
+	"countersign/views"
+	"countersign/web/kit"
+)
+
+// intro says in one sentence what each role does in the console.
+var intro = map[accounts.Role]string{
+	accounts.Customer: "Here you confirm or decline what an assistant proposed for you, and see what happened to it.",
+	accounts.Agent:    "Here you approve what assistants propose, look after tasks, and check results nobody could confirm.",
+	accounts.Manager:  "Here you read how actions turn out and set each action's stage, limits, owner and review date.",
+	accounts.Admin:    "Here you manage who can sign in and what they may do.",
+}
+
+// handleHome answers GET /: each role's landing page.
+func (s *Handler) handleHome(c echo.Context) error {
+	u, _ := kit.CurrentUser(c)
+	p := s.Page(c, "Home")
+	var links []views.NavItem
+	for _, item := range p.Nav {
+		if item.Href != "/" {
+			links = append(links, item)
+		}
+	}
+	hv := views.HomeView{Name: u.Name, RoleLabel: u.Role.Label(), Intro: intro[u.Role], Links: links}
+	ctx := c.Request().Context()
+	var err error
+	if u.Role != accounts.Customer {
+		if hv.Waiting, err = s.waitingView(ctx); err != nil {
+			return err
+		}
+	}
+	if u.Role == accounts.Manager || u.Role == accounts.Admin {
+		hv.Waiting.ShowReviews = true
+		if hv.OverdueReviews, err = s.overdueReviews(ctx); err != nil {
+			return err
+		}
+	}
+	return kit.Render(c, http.StatusOK, views.Home(p, hv))
+}
+
+// homeUnverifiedList is how many of the oldest unverified results the
+// home page names.
+const homeUnverifiedList = 10
+
+// waitingView counts the work waiting for a person: approvals (with the
+// soonest deadline), results nobody could confirm (the oldest named, each
+// linked to its record on its task) and hand-offs nobody took.
+func (s *Handler) waitingView(ctx context.Context) (*views.WaitingView, error) {
+	w, err := s.cfg.Control.WaitingWork(ctx, homeUnverifiedList)
+	if err != nil {
+		return nil, err
+	}
+	v := &views.WaitingView{Approvals: w.AwaitingApproval, ApprovalsCapped: w.AwaitingApproval >= controlplane.PendingCountCap,
+		Unverified: w.Unverified, Handoffs: w.OpenHandoffs}
+	if w.SoonestDeadline != nil {
+		left := w.SoonestDeadline.Sub(s.Now())
+		v.Soonest, v.SoonestUrgent = "in "+timeLeft(left), left < 15*time.Minute
+		if left <= 0 {
+			v.Soonest = "passed"
+		}
+	}
+	for _, it := range w.UnverifiedItems {
+		v.UnverifiedItems = append(v.UnverifiedItems, views.WaitingItem{Title: it.Title, Since: clock(it.UpdatedAt),
+			Href: "/tasks/" + url.PathEscape(it.TaskID) + "?inspect=" + url.QueryEscape(it.ID)})
+	}
+	return v, nil
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,378 @@
+package console
+
+import (
+	"encoding/csv"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"countersign/internal/apperr"
+	"countersign/internal/controlplane"
+	"countersign/internal/metrics"
+	"countersign/internal/money"
+	"countersign/views"
+	"countersign/web/kit"
+)
+
+// defaultMetricsDays is the period the metrics page shows unless asked.
+const defaultMetricsDays = 28
+
+// maxMetricsDays bounds a period, so a page reads at most this many days of
+// roll-ups.
+const maxMetricsDays = 366
+
+// metricsFilter reads the filter from the query string; an unreadable
+// date comes back as a field error and the default period.
+func (s *Handler) metricsFilter(c echo.Context) (metrics.Filter, views.FieldErrors) {
+	now := s.Now().UTC()
+	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	f := metrics.Filter{From: today.AddDate(0, 0, 1-defaultMetricsDays), To: today.AddDate(0, 0, 1),
+		System: c.QueryParam("system"), Action: c.QueryParam("action"), Intent: c.QueryParam("intent"),
+		Assistant: c.QueryParam("assistant")}
+	errs := views.FieldErrors{}
+	if v := c.QueryParam("from"); v != "" {
+		if d, err := time.Parse(time.DateOnly, v); err != nil {
+			errs["from"] = "use a date like 2026-04-01"
+		} else {
+			f.From = d
+		}
+	}
+	if v := c.QueryParam("to"); v != "" {
+		if d, err := time.Parse(time.DateOnly, v); err != nil {
+			errs["to"] = "use a date like 2026-04-28"
+		} else {
+			f.To = d.AddDate(0, 0, 1)
+		}
+	}
+	switch {
+	case !f.From.Before(f.To):
+		errs["to"] = "end on or after the first day"
+		f.From, f.To = today.AddDate(0, 0, 1-defaultMetricsDays), today.AddDate(0, 0, 1)
+	case f.To.Sub(f.From) > maxMetricsDays*24*time.Hour:
+		errs["from"] = fmt.Sprintf("choose at most %d days", maxMetricsDays)
+		f.From = f.To.AddDate(0, 0, -maxMetricsDays)
+	}
+	return f, errs
+}
+
+func (s *Handler) metricsReport(c echo.Context) (metrics.Report, views.FieldErrors, error) {
+	f, errs := s.metricsFilter(c)
+	rep, err := s.cfg.Metrics.Build(c.Request().Context(), f, s.Now())
+	return rep, errs, err
+}
+
+// handleMetrics answers GET /metrics: the manager's action-outcome metrics
+// for the filter, each with its number, warning, definition, week-over-week
+// comparison, trend chart and table.
+func (s *Handler) handleMetrics(c echo.Context) error {
+	rep, errs, err := s.metricsReport(c)
+	if err != nil {
+		return err
+	}
+	dims, err := s.cfg.Metrics.Dimensions(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	f := rep.Filter
+	v := views.MetricsView{
+		Filter: views.MetricsFilter{From: f.From.Format(time.DateOnly), To: f.To.AddDate(0, 0, -1).Format(time.DateOnly),
+			System: f.System, Action: f.Action, Intent: f.Intent, Assistant: f.Assistant,
+			Systems: plainOptions(dims.Systems, nil), ActionList: plainOptions(dims.Actions, s.actionTitle),
+			Intents: plainOptions(dims.Intents, intentWords), Assistants: plainOptions(dims.Assistants, nil), Errors: errs},
+		Query: filterQuery(f).Encode(),
+	}
+	v.Period = s.periodWords(f)
+	for _, r := range rep.Results {
+		v.Cards = append(v.Cards, metricCard(r))
+		if r.Value.Warn {
+			v.Attention = append(v.Attention, views.AttentionItem{ID: r.ID, Name: r.Name, Value: r.Format(r.Value), Alert: r.Alert})
+		}
+	}
+	v.Handoff = groupTable("handoff-by-intent", "Handoff rate by what the customer asked for", "The customer asked for",
+		"Share of conversations handed to a person, by what the customer first asked for, highest first", rep.HandoffByIntent, intentWords)
+	v.Actions = groupTable("success-by-action", "Action success rate by action", "Action",
+		"Share of the requests that came to an end that were carried out, per action", rep.SuccessByAction, s.actionTitle)
+	v.Unverified = views.UnverifiedCard{Count: money.Count(rep.Unverified), Oldest: "none waiting",
+		Warn: rep.Unverified > 0 && rep.OldestUnverified >= time.Hour}
+	if rep.Unverified > 0 {
+		v.Unverified.Oldest = metrics.Human(rep.OldestUnverified)
+	}
+	if v.Unverified.Warn {
+		v.Attention = append(v.Attention, views.AttentionItem{ID: "unverified", Href: "/tasks?need=unverified", Name: "Results nobody could confirm", Value: v.Unverified.Count,
+			Alert: "The oldest has waited " + v.Unverified.Oldest + " for a person to check it."})
+	}
+	for _, r := range rep.NotDispatched {
+		v.NotDispatched = append(v.NotDispatched, views.ReasonRow{Reason: notDispatchedWords(r.Reason), Count: money.Count(r.N)})
+	}
+	for _, r := range rep.Rejections {
+		v.Rejections = append(v.Rejections, views.ReasonRow{Reason: r.Reason, Count: money.Count(r.N)})
+	}
+	for _, r := range rep.Readiness {
+		v.Readiness = append(v.Readiness, views.ReadinessRow{System: r.System, Action: r.Action, Title: s.actionTitle(r.System + "/" + r.Action), Stage: "stage " + strconv.Itoa(r.Stage),
+			Sample: money.Count(r.Settled), ErrorRate: metricsRatioText(r.ErrorRate), EditRate: metricsRatioText(r.EditRate)})
+	}
+	p := s.Page(c, "Metrics")
+	status := http.StatusOK
+	if len(errs) > 0 {
+		status = http.StatusUnprocessableEntity
+	}
+	return kit.Render(c, status, views.Metrics(p, v))
+}
+
+// actionTitle says an action ("system/action" or "action") by its title:
+// "Refund an order (shop)"; an action no connected system offers is shown
+// by its name.
+func (s *Handler) actionTitle(name string) string {
+	system, action, qualified := strings.Cut(name, "/")
+	for _, sys := range s.cfg.Registry.Systems() {
+		if qualified && sys.Name() != system {
+			continue
+		}
+		if !qualified {
+			action = name
+		}
+		for _, a := range sys.Actions() {
+			if a.Name == action && a.Title != "" {
+				if qualified {
+					return a.Title + " (" + sys.Name() + ")"
+				}
+				return a.Title
+			}
+		}
+	}
+	return name
+}
+
+// actionName names an action for people: the title its system gives it
+// ("Refund an order"), as the queue and metrics pages say it, else its code
+// in words.
+func (s *Handler) actionName(action string) string {
+	if t := s.actionTitle(action); t != action {
+		return t
+	}
+	return actionWords(action)
+}
+
+// plainOptions are a filter's choices: the value as recorded, the label in
+// words when words is given.
+func plainOptions(values []string, words func(string) string) []views.Option {
+	out := make([]views.Option, len(values))
+	for i, v := range values {
+		out[i] = views.Option{Value: v, Label: v}
+		if words != nil {
+			out[i].Label = words(v)
+		}
+	}
+	return out
+}
+
+// periodWords says the filter in a phrase: "2026-03-05 to 2026-04-01,
+// Refund an order, asked for: A high-risk change".
+func (s *Handler) periodWords(f metrics.Filter) string {
+	out := f.From.Format(time.DateOnly) + " to " + f.To.AddDate(0, 0, -1).Format(time.DateOnly)
+	for _, d := range []struct{ name, v string }{{"system ", f.System}, {"", s.actionTitle(f.Action)},
+		{"asked for: ", intentWords(f.Intent)}, {"assistant ", f.Assistant}} {
+		if d.v != "" {
+			out += ", " + d.name + d.v
+		}
+	}
+	return out
+}
+
+// filterQuery is the filter as the query string the page reads.
+func filterQuery(f metrics.Filter) url.Values {
+	q := url.Values{"from": {f.From.Format(time.DateOnly)}, "to": {f.To.AddDate(0, 0, -1).Format(time.DateOnly)}}
+	for k, v := range map[string]string{"system": f.System, "action": f.Action, "intent": f.Intent, "assistant": f.Assistant} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	return q
+}
+
+// metricsRatioText is a share with its fraction, or "no data".
+func metricsRatioText(v metrics.Value) string {
+	if !v.HasData {
+		return "no data"
+	}
+	return fmt.Sprintf("%s (%s of %s)", metrics.Percent(v.Ratio), money.Count(v.Num), money.Count(v.Den))
+}
+
+// notDispatchedWords says a recorded not-dispatched reason as the
+// sentence the assistant is given; a reason the control plane does not
+// know is shown as recorded.
+func notDispatchedWords(code string) string {
+	return controlplane.NotDispatchedReason(code).Sentence()
+}
+
+// Tick steps of the trend charts: shares, and times in seconds.
+var (
+	ratioSteps    = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.25}
+	durationSteps = []float64{900, 1800, 3600, 7200, 14400, 21600, 43200, 86400, 172800, 604800}
+)
+
+// tickPercent writes a tick of a share: "95%", "2.5%".
+func tickPercent(r float64) string {
+	return strconv.FormatFloat(math.Round(r*1000)/10, 'f', -1, 64) + "%"
+}
+
+// tickDuration writes a tick of a time: "0", "15m", "4h", "2d".
+func tickDuration(secs float64) string {
+	if secs <= 0 {
+		return "0"
+	}
+	return metrics.Human(time.Duration(secs) * time.Second)
+}
+
+func metricCard(r metrics.Result) views.MetricCard {
+	c := views.MetricCard{ID: r.ID, Name: r.Name, Value: r.Format(r.Value), Definition: r.Text, WarningRule: r.WarningText, Alert: r.Alert,
+		Warn: r.Value.Warn, ThisWeek: r.Format(r.ThisWeek), LastWeek: r.Format(r.LastWeek)}
+	switch {
+	case !r.Value.HasData:
+	case r.Kind == metrics.Duration:
+		c.Detail = "over " + money.Count(r.Value.Den)
+	default:
+		c.Detail = money.Count(r.Value.Num) + " of " + money.Count(r.Value.Den)
+	}
+	labels := make([]string, len(r.Trend))
+	values := make([]float64, len(r.Trend))
+	texts := make([]string, len(r.Trend))
+	scale := views.ChartScale{Steps: ratioSteps, Min: 0, Max: 1, Format: tickPercent}
+	title := r.Name + " per day"
+	if r.Kind == metrics.Duration {
+		// The 9-in-10 time of each day, from zero: the scale fits the
+		// slowest day and the warning line.
+		scale = views.ChartScale{Steps: durationSteps, Min: 0, Max: math.Inf(1), Zero: true, Format: tickDuration}
+		title = r.Name + ": the time within which 9 in 10 were done, per day"
+	}
+	for _, l := range r.Lines {
+		scale.Lines = append(scale.Lines, views.ChartLine{Value: l.Value, Label: l.Label})
+	}
+	for i, pt := range r.Trend {
+		labels[i] = pt.Day.Format(time.DateOnly)
+		values[i], texts[i] = math.NaN(), r.Format(pt.Value)
+		switch {
+		case !pt.Value.HasData:
+		case r.Kind == metrics.Duration:
+			values[i] = pt.Value.P90
+		default:
+			values[i] = pt.Value.Ratio
+		}
+	}
+	c.Chart = views.NewLineChart(r.ID, title, labels, values, texts, scale)
+	return c
+}
+
+func groupTable(id, heading, column, title string, groups []metrics.Group, words func(string) string) views.GroupTable {
+	var labels, texts []string
+	var values []float64
+	for _, g := range groups {
+		if !g.Value.HasData {
+			continue
+		}
+		labels, values, texts = append(labels, words(g.Label)), append(values, g.Value.Ratio), append(texts, metricsRatioText(g.Value))
+	}
+	return views.GroupTable{Heading: heading, Column: column, Chart: views.NewBarChart(id, title, labels, values, texts, 1)}
+}
+
+// handleMetricsCSV answers GET /metrics/:file, where file is one of the
+// page's tables with ".csv": summary, trend, handoff_by_intent, actions,
+// reasons, readiness. Any other name is not found.
+func (s *Handler) handleMetricsCSV(c echo.Context) error {
+	name, ok := strings.CutSuffix(c.Param("file"), ".csv")
+	if !ok {
+		return apperr.New(apperr.NotFound, "There is no such table.")
+	}
+	rep, errs, err := s.metricsReport(c)
+	if err != nil {
+		return err
+	}
+	if len(errs) > 0 {
+		return apperr.InvalidFields(errs)
+	}
+	var rows [][]string
+	switch name {
+	case "summary":
+		rows = append(rows, []string{"metric", "value", "numerator", "denominator", "p50_seconds", "p90_seconds", "warning", "last_7_days", "previous_7_days"})
+		for _, r := range rep.Results {
+			numerator := metricsNum(r.Value.Num)
+			if r.Kind == metrics.Duration {
+				numerator = "" // a distribution has a sample size, not a numerator
+			}
+			rows = append(rows, []string{r.ID, r.Format(r.Value), numerator, metricsNum(r.Value.Den), metricsSecs(r.Value.P50), metricsSecs(r.Value.P90),
+				strconv.FormatBool(r.Value.Warn), r.Format(r.ThisWeek), r.Format(r.LastWeek)})
+		}
+		rows = append(rows, []string{"unverified_now", metricsNum(rep.Unverified), "", "", "", "", strconv.FormatBool(rep.Unverified > 0 && rep.OldestUnverified >= time.Hour),
+			"", ""}, []string{"oldest_unverified_seconds", strconv.Itoa(int(rep.OldestUnverified.Seconds())), "", "", "", "", "", "", ""})
+	case "trend":
+		rows = append(rows, []string{"day", "metric", "value", "numerator", "denominator", "p50_seconds", "p90_seconds"})
+		for _, r := range rep.Results {
+			for _, pt := range r.Trend {
+				rows = append(rows, []string{pt.Day.Format(time.DateOnly), r.ID, r.Format(pt.Value), metricsNum(pt.Value.Num), metricsNum(pt.Value.Den),
+					metricsSecs(pt.Value.P50), metricsSecs(pt.Value.P90)})
+			}
+		}
+	case "handoff_by_intent", "actions":
+		groups := rep.HandoffByIntent
+		if name == "actions" {
+			groups = rep.SuccessByAction
+		}
+		rows = append(rows, []string{"group", "rate", "numerator", "denominator"})
+		for _, g := range groups {
+			rows = append(rows, []string{g.Label, metricsRatioText(g.Value), metricsNum(g.Value.Num), metricsNum(g.Value.Den)})
+		}
+	case "reasons":
+		rows = append(rows, []string{"kind", "reason", "invocations"})
+		for _, r := range append(rep.NotDispatched, rep.Rejections...) {
+			rows = append(rows, []string{r.Kind, r.Reason, metricsNum(r.N)})
+		}
+	case "readiness":
+		rows = append(rows, []string{"system", "action", "stage", "settled", "error_rate", "edit_rate"})
+		for _, r := range rep.Readiness {
+			rows = append(rows, []string{r.System, r.Action, strconv.Itoa(r.Stage), metricsNum(r.Settled), metricsRatioText(r.ErrorRate), metricsRatioText(r.EditRate)})
+		}
+	default:
+		return apperr.New(apperr.NotFound, "There is no such table.")
+	}
+	c.Response().Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
+	c.Response().Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="metrics-%s.csv"`, name))
+	c.Response().Header().Set("Cache-Control", "no-store")
+	c.Response().WriteHeader(http.StatusOK)
+	w := csv.NewWriter(c.Response())
+	for _, row := range rows {
+		for i, cell := range row {
+			row[i] = metricsCSVSafe(cell)
+		}
+	}
+	if err := w.WriteAll(rows); err != nil {
+		return fmt.Errorf("write csv: %w", err)
+	}
+	return nil
+}
+
+// metricsCSVSafe defuses a cell a spreadsheet would run as a formula (reasons are
+// free text typed by people).
+func metricsCSVSafe(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}
+
+func metricsNum(n int64) string { return strconv.FormatInt(n, 10) }
+
+func metricsSecs(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case f == 0:
+		return ""
+	}
+	return strconv.FormatFloat(f, 'f', 0, 64)
+}

@@ -1,0 +1,379 @@
+package console
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"countersign/internal/accounts"
+	"countersign/internal/apperr"
+	"countersign/internal/controlplane"
+	"countersign/internal/money"
+	"countersign/views"
+	"countersign/web/kit"
+)
+
+// whatIfDays is how far back a policy what-if replays proposals.
+const whatIfDays = 30
+
+// handlePolicies answers GET /policies: every action's stage, limits,
+// approval rules, deadlines, owner and review date, overdue reviews flagged.
+func (s *Handler) handlePolicies(c echo.Context) error {
+	ctx := c.Request().Context()
+	policies, err := s.cfg.Control.Policies(ctx)
+	if err != nil {
+		return err
+	}
+	names, err := s.userNames(ctx)
+	if err != nil {
+		return err
+	}
+	var v views.PoliciesView
+	for _, p := range policies {
+		v.Policies = append(v.Policies, s.policyRow(p, names))
+	}
+	pg := s.Page(c, "Policies")
+	return kit.Render(c, http.StatusOK, views.Policies(pg, v))
+}
+
+// handlePolicyForm answers GET /policies/:system/:action: the form that
+// changes a policy, with the what-if of the current policy.
+func (s *Handler) handlePolicyForm(c echo.Context) error {
+	ctx := c.Request().Context()
+	p, err := s.cfg.Control.Policy(ctx, c.Param("system"), c.Param("action"))
+	if err != nil {
+		return err
+	}
+	w, err := s.cfg.Control.PolicyWhatIf(ctx, p, whatIfDays)
+	if err != nil {
+		return err
+	}
+	return s.renderPolicyForm(c, http.StatusOK, p, formOf(p), &w, nil)
+}
+
+// handlePolicyChange answers POST /policies/:system/:action: with
+// intent=preview it shows the draft's what-if and changes nothing; with
+// intent=save it changes the policy (a reason is required, the change is
+// audited) and redirects to the list. Only managers and admins reach it.
+func (s *Handler) handlePolicyChange(c echo.Context) error {
+	ctx := c.Request().Context()
+	current, err := s.cfg.Control.Policy(ctx, c.Param("system"), c.Param("action"))
+	if err != nil {
+		return err
+	}
+	form := views.PolicyForm{Version: c.FormValue("version"), Stage: c.FormValue("stage"), Enabled: c.FormValue("enabled") == "on",
+		AutoMax: c.FormValue("auto_max"), ApprovalAbove: c.FormValue("approval_above"), SecondApproverAbove: c.FormValue("second_approver_above"),
+		ApprovalHours: c.FormValue("approval_window"), ConfirmationMinutes: c.FormValue("confirmation_window"),
+		Owner: c.FormValue("owner"), ReviewOn: c.FormValue("review_on"), Reason: c.FormValue("reason")}
+	draft, version, errs := s.parsePolicyForm(ctx, current, form)
+	if len(errs) > 0 {
+		form.Errors = errs
+		return s.renderPolicyForm(c, http.StatusUnprocessableEntity, current, form, nil, nil)
+	}
+	today, err := s.cfg.Control.PolicyWhatIf(ctx, current, whatIfDays)
+	if err != nil {
+		return err
+	}
+	w, err := s.cfg.Control.PolicyWhatIf(ctx, draft, whatIfDays)
+	if err != nil {
+		return err
+	}
+	if c.FormValue("intent") != "save" {
+		return s.renderPolicyForm(c, http.StatusOK, current, form, &today, &w)
+	}
+	u, _ := kit.CurrentUser(c)
+	changed, err := s.cfg.Control.ChangePolicy(ctx, controlplane.UserActor(u.ID, string(u.Role), u.Name), draft, version, form.Reason)
+	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
+		form.Errors = e.Fields
+		return s.renderPolicyForm(c, http.StatusUnprocessableEntity, current, form, &today, &w)
+	}
+	if err != nil {
+		return err
+	}
+	kit.SetFlash(c, fmt.Sprintf("The policy of %s/%s is now version %d; it applies to proposals from now on.", changed.System, changed.Action, changed.Version), false)
+	return kit.SeeOther(c, "/policies")
+}
+
+// renderPolicyForm shows the form with the what-if of today's policy and,
+// when a draft was previewed, the draft's and the change.
+func (s *Handler) renderPolicyForm(c echo.Context, status int, p controlplane.Policy, form views.PolicyForm, today, draft *controlplane.WhatIf) error {
+	ctx := c.Request().Context()
+	names, err := s.userNames(ctx)
+	if err != nil {
+		return err
+	}
+	users, err := s.Accounts.Users(ctx)
+	if err != nil {
+		return err
+	}
+	v := views.PolicyEditView{System: p.System, Action: p.Action, Current: s.policyRow(p, names), Form: form}
+	for _, st := range []controlplane.Stage{controlplane.StagePropose, controlplane.StageAssisted, controlplane.StageAutonomous} {
+		v.Stages = append(v.Stages, views.Option{Value: strconv.Itoa(int(st)), Label: st.Label()})
+	}
+	for _, u := range users {
+		if (u.Role == accounts.Manager || u.Role == accounts.Admin) && !u.Disabled() {
+			v.Owners = append(v.Owners, views.Option{Value: strconv.FormatInt(u.ID, 10), Label: u.Name + " (" + u.Role.Label() + ")"})
+		}
+	}
+	if today != nil {
+		v.WhatIf = whatIfView(p, *today, draft)
+	}
+	pg := s.Page(c, "Change a policy")
+	return kit.Render(c, status, views.PolicyEdit(pg, v))
+}
+
+// whatIfRoute is one route of the what-if: its key, its words, and its
+// count and money in a WhatIf.
+type whatIfRoute struct {
+	key, words, summary string
+	count               func(controlplane.WhatIf) int
+	cents               func(controlplane.WhatIf) int64
+}
+
+var whatIfRoutes = []whatIfRoute{
+	{"auto", "Runs automatically", "run automatically",
+		func(w controlplane.WhatIf) int { return w.Auto }, func(w controlplane.WhatIf) int64 { return w.AutoCents }},
+	{"approval", "An agent approves", "gone to an agent for approval",
+		func(w controlplane.WhatIf) int { return w.Approval }, func(w controlplane.WhatIf) int64 { return w.ApprovalCents }},
+	{"confirmation", "The customer confirms", "gone to the customer to confirm",
+		func(w controlplane.WhatIf) int { return w.Confirmation }, func(w controlplane.WhatIf) int64 { return w.ConfirmationCents }},
+	{"refused", "Refused: action off", "been refused",
+		func(w controlplane.WhatIf) int { return w.Refused }, func(w controlplane.WhatIf) int64 { return w.RefusedCents }},
+}
+
+// whatIfView lays out today's routing and, for a draft, the draft's and
+// the change per route, led by the change in one sentence.
+func whatIfView(p controlplane.Policy, today controlplane.WhatIf, draft *controlplane.WhatIf) *views.WhatIfView {
+	v := &views.WhatIfView{Draft: draft != nil, Since: today.Since.Format(time.DateOnly), Proposals: money.Count(int64(today.Proposals)),
+		TodayVersion: strconv.Itoa(int(p.Version))}
+	var more, fewer []string
+	for _, r := range whatIfRoutes {
+		row := views.WhatIfRow{Key: r.key, Route: r.words, TodayCount: money.Count(int64(r.count(today))), TodayMoney: money.Format(r.cents(today), "")}
+		if draft != nil {
+			n, cents := r.count(*draft)-r.count(today), r.cents(*draft)-r.cents(today)
+			row.DraftCount, row.DraftMoney = money.Count(int64(r.count(*draft))), money.Format(r.cents(*draft), "")
+			row.Change, row.MoneyChange = signedCount(int64(n)), signedMoney(cents)
+			switch {
+			case n > 0:
+				more = append(more, fmt.Sprintf("%s more would have %s", money.Count(int64(n)), r.summary))
+			case n < 0:
+				fewer = append(fewer, fmt.Sprintf("%s fewer would have %s", money.Count(int64(-n)), r.summary))
+			}
+		}
+		v.Rows = append(v.Rows, row)
+	}
+	if draft != nil {
+		if changes := append(more, fewer...); len(changes) == 0 {
+			v.Summary = "No change: this draft sends the last 30 days' proposals exactly where today's policy sent them."
+		} else {
+			v.Summary = "Against today's policy, " + joinWords(changes) + "."
+		}
+	}
+	return v
+}
+
+// signedCount writes a change in a count: "+5", "−3", "no change".
+func signedCount(n int64) string {
+	switch {
+	case n > 0:
+		return "+" + money.Count(n)
+	case n < 0:
+		return money.Count(n)
+	}
+	return "no change"
+}
+
+// signedMoney writes a change in money: "+$120.00", "−$15.00", "" for none.
+func signedMoney(cents int64) string {
+	switch {
+	case cents > 0:
+		return "+" + money.Format(cents, "")
+	case cents < 0:
+		return money.Format(cents, "")
+	}
+	return ""
+}
+
+// joinWords joins phrases as a sentence does: "a", "a and b", "a, b and c".
+func joinWords(items []string) string {
+	if len(items) <= 1 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
+
+// parsePolicyForm turns the form into a draft policy and the version it
+// was edited from, or field errors.
+func (s *Handler) parsePolicyForm(ctx context.Context, current controlplane.Policy, f views.PolicyForm) (controlplane.Policy, int32, views.FieldErrors) {
+	errs := views.FieldErrors{}
+	draft := current
+	version, err := strconv.ParseInt(f.Version, 10, 32)
+	if err != nil {
+		errs["version"] = "reload the page and make your change again"
+	}
+	stage, err := strconv.Atoi(f.Stage)
+	if err != nil {
+		errs["stage"] = "choose stage 3, 4 or 5"
+	}
+	draft.Stage, draft.Enabled = controlplane.Stage(stage), f.Enabled
+	for name, dst := range map[string]**int64{"auto_max": &draft.AutoMaxCents, "approval_above": &draft.ApprovalAboveCents,
+		"second_approver_above": &draft.SecondApproverAboveCents} {
+		raw := map[string]string{"auto_max": f.AutoMax, "approval_above": f.ApprovalAbove, "second_approver_above": f.SecondApproverAbove}[name]
+		cents, ok := parsePolicyDollars(raw)
+		if !ok {
+			errs[name] = "use an amount in dollars, like 25 or 25.50, or leave it blank"
+			continue
+		}
+		*dst = cents
+	}
+	hours, err := strconv.ParseFloat(strings.TrimSpace(f.ApprovalHours), 64)
+	if err != nil || hours <= 0 || hours > 24*30 {
+		errs["approval_window"] = "use a number of hours between 0 and 720"
+	} else {
+		draft.ApprovalWindow = time.Duration(hours * float64(time.Hour)).Round(time.Minute)
+	}
+	minutes, err := strconv.Atoi(strings.TrimSpace(f.ConfirmationMinutes))
+	if err != nil || minutes < 1 || minutes > 60*24*7 {
+		errs["confirmation_window"] = "use a whole number of minutes, at least 1"
+	} else {
+		draft.ConfirmationWindow = time.Duration(minutes) * time.Minute
+	}
+	draft.OwnerID = nil
+	if f.Owner != "" {
+		id, err := strconv.ParseInt(f.Owner, 10, 64)
+		if err != nil {
+			errs["owner"] = "choose a manager or an admin"
+		} else if u, err := s.Accounts.User(ctx, id); err != nil || (u.Role != accounts.Manager && u.Role != accounts.Admin) || u.Disabled() {
+			errs["owner"] = "choose a manager or an admin"
+		} else {
+			draft.OwnerID = &id
+		}
+	}
+	draft.ReviewOn = nil
+	if strings.TrimSpace(f.ReviewOn) != "" {
+		d, err := time.Parse(time.DateOnly, strings.TrimSpace(f.ReviewOn))
+		if err != nil {
+			errs["review_on"] = "use a date like 2026-07-01"
+		} else {
+			draft.ReviewOn = &d
+		}
+	}
+	return draft, int32(version), errs
+}
+
+// parsePolicyDollars reads "25", "25.5" or "25.50" as cents; blank is no limit.
+func parsePolicyDollars(s string) (*int64, bool) {
+	s = strings.TrimPrefix(strings.TrimSpace(s), "$")
+	if s == "" {
+		return nil, true
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < 0 || f > 1e10 || math.IsNaN(f) {
+		return nil, false
+	}
+	cents := int64(math.Round(f * 100))
+	return &cents, true
+}
+
+// dollarsField shows an optional amount in a form field; none is empty.
+func dollarsField(cents *int64) string {
+	if cents == nil {
+		return ""
+	}
+	return money.Dollars(*cents)
+}
+
+func formOf(p controlplane.Policy) views.PolicyForm {
+	f := views.PolicyForm{Version: strconv.Itoa(int(p.Version)), Stage: strconv.Itoa(int(p.Stage)), Enabled: p.Enabled,
+		AutoMax: dollarsField(p.AutoMaxCents), ApprovalAbove: dollarsField(p.ApprovalAboveCents),
+		SecondApproverAbove: dollarsField(p.SecondApproverAboveCents),
+		ApprovalHours:       strconv.FormatFloat(p.ApprovalWindow.Hours(), 'f', -1, 64),
+		ConfirmationMinutes: strconv.Itoa(int(p.ConfirmationWindow.Minutes()))}
+	if p.OwnerID != nil {
+		f.Owner = strconv.FormatInt(*p.OwnerID, 10)
+	}
+	if p.ReviewOn != nil {
+		f.ReviewOn = p.ReviewOn.Format(time.DateOnly)
+	}
+	return f
+}
+
+func (s *Handler) userNames(ctx context.Context) (map[int64]string, error) {
+	users, err := s.Accounts.Users(ctx)
+	if err != nil {
+		return nil, err
+	}
+	names := make(map[int64]string, len(users))
+	for _, u := range users {
+		names[u.ID] = u.Name
+	}
+	return names, nil
+}
+
+func (s *Handler) policyRow(p controlplane.Policy, names map[int64]string) views.PolicyRow {
+	r := views.PolicyRow{System: p.System, Action: p.Action, Stage: p.Stage.Label(), Enabled: p.Enabled, Owner: "nobody",
+		ReviewOn: "not set", Version: strconv.Itoa(int(p.Version)),
+		Deadlines: fmt.Sprintf("agents %s, customers %s", metricsDuration(p.ApprovalWindow), metricsDuration(p.ConfirmationWindow))}
+	if p.AutoMaxCents != nil {
+		r.Limits = append(r.Limits, "automatic up to "+money.Format(*p.AutoMaxCents, ""))
+	}
+	if sys, err := s.cfg.Registry.System(p.System); err == nil {
+		for _, a := range sys.Actions() {
+			if a.Name == p.Action {
+				r.Limits = append(r.Limits, a.Limits...)
+			}
+		}
+	}
+	if p.ApprovalAboveCents != nil {
+		r.Approval = append(r.Approval, "an agent approves above "+money.Format(*p.ApprovalAboveCents, ""))
+	}
+	if p.SecondApproverAboveCents != nil {
+		r.Approval = append(r.Approval, "two approvers above "+money.Format(*p.SecondApproverAboveCents, ""))
+	}
+	if p.OwnerID != nil {
+		r.Owner = names[*p.OwnerID]
+	}
+	if p.ReviewOn != nil {
+		r.ReviewOn = p.ReviewOn.Format(time.DateOnly)
+		r.ReviewOverdue = reviewOverdue(p, s.Now())
+	}
+	return r
+}
+
+// reviewOverdue reports whether a policy's review date has passed.
+func reviewOverdue(p controlplane.Policy, now time.Time) bool {
+	if p.ReviewOn == nil {
+		return false
+	}
+	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	return p.ReviewOn.Before(today)
+}
+
+func metricsDuration(d time.Duration) string {
+	if d%time.Hour == 0 {
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dm", int(d.Minutes()))
+}
+
+// overdueReviews names ("system/action") the policies whose review date
+// has passed, for the manager's home page.
+func (s *Handler) overdueReviews(ctx context.Context) ([]string, error) {
+	policies, err := s.cfg.Control.Policies(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, p := range policies {
+		if reviewOverdue(p, s.Now()) {
+			out = append(out, p.System+"/"+p.Action)
+		}
+	}
+	return out, nil
+}

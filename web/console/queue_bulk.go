@@ -1,0 +1,154 @@
+package console
+
+import (
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"countersign/internal/apperr"
+	"countersign/internal/controlplane"
+	"countersign/views"
+	"countersign/web/kit"
+)
+
+// bulkMax bounds one bulk approval.
+const bulkMax = 50
+
+// handleQueueBulk answers POST /queue/bulk: the confirmation step of a bulk
+// approval. Only cards still pending and low-risk (reversible, within the
+// automatic limit, one approver) are listed; the others are left out.
+func (s *Handler) handleQueueBulk(c echo.Context) error {
+	ctx := c.Request().Context()
+	u, _ := kit.CurrentUser(c)
+	ids, err := bulkIDs(c)
+	if err != nil {
+		return err
+	}
+	var v views.BulkConfirmView
+	policies := policyCache{}
+	for _, id := range ids {
+		card, err := s.cfg.Control.Card(ctx, id)
+		if apperr.Is(err, apperr.NotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		cv := s.cardView(ctx, card, u, policies)
+		if card.State == controlplane.AwaitingApproval && cv.LowRisk {
+			v.Cards = append(v.Cards, cv)
+		}
+	}
+	if len(v.Cards) == 0 {
+		return apperr.New(apperr.NotFound, "None of those requests is still pending and low-risk.")
+	}
+	v.Conflicts = bulkConflicts(v.Cards)
+	p := s.Page(c, "Approve several requests")
+	return kit.Render(c, http.StatusOK, views.BulkConfirm(p, v))
+}
+
+// handleQueueBulkApprove answers POST /queue/bulk/approve: each listed card
+// is approved on the version and arguments the confirmation showed, and
+// only if it is still low-risk; the flash counts what was approved and
+// what was not.
+func (s *Handler) handleQueueBulkApprove(c echo.Context) error {
+	ctx := c.Request().Context()
+	u, _ := kit.CurrentUser(c)
+	ids, err := bulkIDs(c)
+	if err != nil {
+		return err
+	}
+	// First what is still pending and low-risk, as the confirmation
+	// showed it; then, when some change the same object, nothing is
+	// approved without the explicit tick.
+	type pick struct {
+		id      string
+		version int32
+		hash    []byte
+	}
+	var picks []pick
+	var shown []views.QueueCard
+	skipped := 0
+	policies := policyCache{}
+	for _, id := range ids {
+		card, err := s.cfg.Control.Card(ctx, id)
+		if apperr.Is(err, apperr.NotFound) {
+			skipped++
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		cv := s.cardView(ctx, card, u, policies)
+		if !cv.LowRisk || card.State != controlplane.AwaitingApproval {
+			skipped++
+			continue
+		}
+		version, _ := strconv.ParseInt(c.FormValue("v_"+id), 10, 32)
+		hash, _ := hex.DecodeString(c.FormValue("h_" + id))
+		cv.Version, cv.ArgsHash = int32(version), hex.EncodeToString(hash)
+		picks, shown = append(picks, pick{id, int32(version), hash}), append(shown, cv)
+	}
+	if conflicts := bulkConflicts(shown); len(conflicts) > 0 && c.FormValue("confirm_conflicts") != "1" {
+		p := s.Page(c, "Approve several requests")
+		v := views.BulkConfirmView{Cards: shown, Conflicts: conflicts, Errors: views.FieldErrors{
+			"confirm_conflicts": "Nothing was approved: some of these change the same thing. Tick the box to approve them all anyway, or go back and open them one by one."}}
+		return kit.Render(c, http.StatusUnprocessableEntity, views.BulkConfirm(p, v))
+	}
+	approved := 0
+	for _, pk := range picks {
+		if _, err := s.cfg.Control.ApproveArgs(ctx, actorOf(u), pk.id, pk.version, pk.hash); err != nil {
+			if _, decided := apperr.As(err); !decided {
+				return err
+			}
+			skipped++
+			continue
+		}
+		approved++
+	}
+	msg := fmt.Sprintf("Approved %d request(s).", approved)
+	if skipped > 0 {
+		msg += fmt.Sprintf(" %d changed or were decided meanwhile and were left as they are.", skipped)
+	}
+	kit.SetFlash(c, msg, skipped > 0 && approved == 0)
+	return kit.SeeOther(c, "/queue")
+}
+
+// bulkIDs reads the chosen cards of a bulk approval: 1 to bulkMax ids.
+func bulkIDs(c echo.Context) ([]string, error) {
+	form, err := c.FormParams()
+	if err != nil {
+		return nil, err
+	}
+	ids := form["id"]
+	if len(ids) == 0 || len(ids) > bulkMax {
+		return nil, apperr.InvalidFields(map[string]string{"id": fmt.Sprintf("choose between 1 and %d requests", bulkMax)})
+	}
+	return ids, nil
+}
+
+// bulkConflicts groups the cards of a bulk approval that change the same
+// object: approved together, a later one may undo or overwrite an earlier.
+func bulkConflicts(cards []views.QueueCard) []views.BulkConflict {
+	var order []string
+	groups := map[string]*views.BulkConflict{}
+	for _, c := range cards {
+		g, ok := groups[c.TargetKey]
+		if !ok {
+			g = &views.BulkConflict{TargetDisplay: c.TargetDisplay}
+			groups[c.TargetKey] = g
+			order = append(order, c.TargetKey)
+		}
+		g.Titles = append(g.Titles, c.Quote.Title)
+	}
+	var out []views.BulkConflict
+	for _, k := range order {
+		if len(groups[k].Titles) > 1 {
+			out = append(out, *groups[k])
+		}
+	}
+	return out
+}

@@ -1,0 +1,379 @@
+package console
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"countersign/internal/accounts"
+	"countersign/internal/adapter"
+	"countersign/internal/apperr"
+	"countersign/internal/controlplane"
+	"countersign/views"
+	"countersign/web/kit"
+	"countersign/web/layout"
+)
+
+// generalReasons close every action's list of preset reject reasons,
+// which its spec gives (adapter.ActionSpec.RejectReasons); "other" takes
+// the agent's own words. No reason is chosen for the agent.
+var generalReasons = []string{
+	"It repeats an earlier request.",
+	"A person needs to handle this; nothing was changed.",
+}
+
+// reasonsFor lists the preset reject reasons that fit an action: its
+// own, then the general ones.
+func reasonsFor(spec adapter.ActionSpec) []string {
+	return append(slices.Clip(spec.RejectReasons), generalReasons...)
+}
+
+// handleQueueCard answers GET /queue/:id: one card opened for deciding,
+// with the decision forms, the edit form generated from the action's
+// schema and, after an edit, the diff against the proposal.
+func (s *Handler) handleQueueCard(c echo.Context) error {
+	v, err := s.decideView(c, c.Param("id"), nil)
+	if err != nil {
+		return err
+	}
+	return s.renderDecide(c, http.StatusOK, v)
+}
+
+func (s *Handler) renderDecide(c echo.Context, status int, v views.DecideView) error {
+	p := s.Page(c, v.Card.Quote.Title)
+	if c.Request().Header.Get("HX-Request") == "true" {
+		return kit.Render(c, status, views.DecisionPanel(p, v))
+	}
+	return kit.Render(c, status, views.Decide(p, v))
+}
+
+// decideView builds the page of one card; posted, when set, refills the
+// edit form with what the user typed.
+func (s *Handler) decideView(c echo.Context, id string, posted url.Values) (views.DecideView, error) {
+	ctx := c.Request().Context()
+	u, _ := kit.CurrentUser(c)
+	card, err := s.cfg.Control.Card(ctx, id)
+	if err != nil {
+		return views.DecideView{}, err
+	}
+	inv := card.Invocation
+	v := views.DecideView{Card: s.cardView(ctx, card, u, policyCache{}), Decidable: inv.State == controlplane.AwaitingApproval,
+		Reasons: reasonsFor(s.cfg.Control.ActionSpec(inv.System, inv.Action)), Errors: views.FieldErrors{}}
+	if v.Decidable {
+		if err := s.checkQuote(ctx, card, &v); err != nil {
+			return v, err
+		}
+	}
+	if len(card.FirstApprovers) > 0 {
+		current, err := s.cfg.Control.FirstApprovers(ctx, inv)
+		if err != nil {
+			return v, err
+		}
+		v.Card.FirstApprovers = nil
+		for _, uid := range current {
+			if user, err := s.Accounts.User(ctx, uid); err == nil {
+				v.Card.FirstApprovers = append(v.Card.FirstApprovers, user.Name)
+			}
+		}
+	}
+	_, spec, err := s.cfg.Registry.Action(inv.System, inv.Action)
+	if err != nil {
+		return v, err
+	}
+	args := inv.Args.Approved
+	if args == nil {
+		args = inv.Args.Proposed
+	}
+	v.Edit = editFields(spec.Params, argsMap(args), posted, "arg.", inv.Quote.Currency)
+	if inv.Args.Approved != nil && string(inv.Args.Approved) != string(inv.Args.Proposed) {
+		before, err := s.cfg.Control.ProposedQuote(ctx, inv)
+		if err != nil {
+			return v, err
+		}
+		v.Diff = &views.DiffView{Args: argChanges(inv.Args.Proposed, inv.Args.Approved, inv.Quote.Currency), Before: quoteView(before, nil),
+			After: quoteView(inv.Quote, changedLines(before, inv.Quote))}
+	}
+	return v, nil
+}
+
+func expectedVersion(c echo.Context) int32 {
+	n, _ := strconv.ParseInt(c.FormValue("expected_version"), 10, 32)
+	return int32(n)
+}
+
+// checkQuote dry-runs the card again (read-only) when it is opened: when
+// the object changed since the card's quote, the page shows the quote now
+// with what differs, says what moved, and offers to quote again instead of
+// approving the out-of-date quote. A check that cannot be made says so
+// and leaves the decision to the agent (the permit still refuses a changed
+// object).
+func (s *Handler) checkQuote(ctx context.Context, card controlplane.QueueCard, v *views.DecideView) error {
+	changes, err := s.cfg.Control.TargetChanges(ctx, []string{card.ID})
+	if err != nil {
+		return err
+	}
+	v.Card.Stale = staleSentences(changes[card.ID], card.Target.Kind)
+	now := clock(s.Now())
+	fresh, changed, err := s.cfg.Control.FreshQuote(ctx, card.Invocation)
+	switch {
+	case err != nil:
+		e, ok := apperr.As(err)
+		if !ok || e.Kind != apperr.Invalid {
+			// The system could not be asked: say so, and leave the decision
+			// to the agent (a changed object is still refused at dispatch).
+			v.Checked, v.CheckBad = "Could not check the quote again at "+now+"; the system did not answer.", true
+			break
+		}
+		v.Checked, v.CheckBad, v.Refused = "Checked again at "+now+": the system now refuses this request: "+e.Message, true, true
+	case changed:
+		v.Checked, v.CheckBad = "Checked again at "+now+": the "+card.Target.Kind+" changed since this quote was made.", true
+		fv := quoteView(fresh, changedLines(card.Quote, fresh))
+		v.Fresh, v.NeedsRequote = &fv, true
+		if len(v.Card.Stale) == 0 {
+			v.Card.Stale = []string{"The " + card.Target.Kind + " changed in " + card.System + " after this quote (not through Countersign)."}
+		}
+	default:
+		v.Checked = "Checked again at " + now + ": the quote still holds."
+		v.Card.Stale = nil
+	}
+	return nil
+}
+
+// decided answers a decision that was recorded: the agent holds the card
+// no longer, and the queue shows it in its state now (one badge, one
+// sentence) with the focus on the next card. htmx is told to load that
+// same page, so with and without JavaScript the agent sees one truth.
+func (s *Handler) decided(c echo.Context, id string) error {
+	u, _ := kit.CurrentUser(c)
+	if err := s.cfg.Control.ReleaseCard(c.Request().Context(), id, u.ID); err != nil {
+		s.Log.Warn("release a decided card", "id", id, "error", err)
+	}
+	to := "/queue?decided=" + url.QueryEscape(id)
+	if c.Request().Header.Get("HX-Request") == "true" {
+		c.Response().Header().Set("HX-Redirect", to)
+		return c.NoContent(http.StatusOK)
+	}
+	return kit.SeeOther(c, to)
+}
+
+// decidedView is the card just decided as it stands now.
+func (s *Handler) decidedView(ctx context.Context, id string, u accounts.User) (*views.DecidedView, error) {
+	card, err := s.cfg.Control.Card(ctx, id)
+	if apperr.Is(err, apperr.NotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	inv := card.Invocation
+	d := &views.DecidedView{ID: inv.ID, TaskID: inv.TaskID, Title: inv.Quote.Title, State: layout.StateBadge(inv.State)}
+	switch inv.State {
+	case controlplane.AwaitingApproval:
+		d.Outcome = "Still waiting for approval."
+		if slices.Contains(card.FirstApprovers, u.ID) {
+			d.Outcome = "Your approval is recorded. A second, different person must approve it before it can be sent."
+		}
+	case controlplane.Approved:
+		d.Outcome = "Approved. It will be sent once, within the task's limits, and checked; it is not done until then."
+	case controlplane.Dispatching:
+		d.Outcome = "Approved, and being sent now."
+	case controlplane.Completed:
+		d.Outcome = "Approved, sent and verified."
+	case controlplane.Rejected:
+		if q, ok := controlplane.IsQuestion(inv.DecisionReason); ok {
+			d.Outcome = "Sent back to the assistant with your question: “" + q + "”"
+		} else {
+			d.Outcome = "Rejected. The assistant and the customer read: “" + inv.DecisionReason + "”"
+		}
+	default:
+		d.Outcome = "This request is now " + inv.State.Label() + "."
+	}
+	return d, nil
+}
+
+// decisionFailed answers a refused decision. Without htmx the error page
+// says why (409, 403). htmx does not swap error responses, so it gets the
+// decision panel as it stands now, with the refusal in words at the top.
+func (s *Handler) decisionFailed(c echo.Context, id string, err error) error {
+	e, ok := apperr.As(err)
+	if !ok || c.Request().Header.Get("HX-Request") != "true" ||
+		(e.Kind != apperr.Conflict && e.Kind != apperr.IllegalTransition && e.Kind != apperr.Forbidden) {
+		return err
+	}
+	v, verr := s.decideView(c, id, nil)
+	if verr != nil {
+		return verr
+	}
+	v.Outcome, v.OutcomeBad = e.Message, true
+	if e.Hint != "" {
+		v.Outcome += " " + e.Hint
+	}
+	return s.renderDecide(c, http.StatusOK, v)
+}
+
+// handleQueueApprove answers POST /queue/:id/approve: the approval binds
+// to the arguments' hash the approver saw (args_hash); a change since is
+// refused. Above the policy's amount it records the first of two
+// approvals. Someone else's decision first is a 409 that says what
+// happened.
+func (s *Handler) handleQueueApprove(c echo.Context) error {
+	ctx := c.Request().Context()
+	u, _ := kit.CurrentUser(c)
+	id := c.Param("id")
+	if _, err := s.cfg.Control.Invocation(ctx, id); err != nil {
+		return err
+	}
+	hash, err := hex.DecodeString(c.FormValue("args_hash"))
+	if err != nil || len(hash) == 0 {
+		return apperr.InvalidFields(map[string]string{"args_hash": "the page did not say which arguments you approve; reload it"})
+	}
+	if _, err := s.cfg.Control.ApproveArgs(ctx, actorOf(u), id, expectedVersion(c), hash); err != nil {
+		return s.decisionFailed(c, id, err)
+	}
+	return s.decided(c, id)
+}
+
+// handleQueueReject answers POST /queue/:id/reject with one of the
+// action's preset reasons or the agent's own words: that text is what the
+// assistant and the customer read. No reason, Other without words, or a
+// reason that is not one of this action's is a field error (422).
+func (s *Handler) handleQueueReject(c echo.Context) error {
+	ctx := c.Request().Context()
+	u, _ := kit.CurrentUser(c)
+	id := c.Param("id")
+	inv, err := s.cfg.Control.Invocation(ctx, id)
+	if err != nil {
+		return err
+	}
+	reason, other := c.FormValue("reason"), strings.TrimSpace(c.FormValue("other"))
+	text, problem := reason, ""
+	switch {
+	case reason == "":
+		problem = "Choose the reason the assistant and the customer will read, or choose Other and write it."
+	case reason == "other":
+		text = other
+		if other == "" {
+			problem = "Write the reason in your own words: the assistant and the customer read it."
+		}
+	case !slices.Contains(reasonsFor(s.cfg.Control.ActionSpec(inv.System, inv.Action)), reason):
+		problem = "Choose one of the reasons shown, or choose Other and write it."
+	}
+	if problem == "" {
+		_, err = s.cfg.Control.Reject(ctx, actorOf(u), id, expectedVersion(c), text)
+		if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
+			problem = "Write the reason in your own words: the assistant and the customer read it."
+		} else if err != nil {
+			return err
+		}
+	}
+	if problem != "" {
+		v, verr := s.decideView(c, id, nil)
+		if verr != nil {
+			return verr
+		}
+		v.Reason, v.Other = reason, other
+		v.Errors["reason"] = problem
+		return s.renderDecide(c, http.StatusUnprocessableEntity, v)
+	}
+	return s.decided(c, id)
+}
+
+// handleQueueSendBack answers POST /queue/:id/send-back: the request goes
+// back to the assistant with a question (see controlplane.SendBack).
+func (s *Handler) handleQueueSendBack(c echo.Context) error {
+	ctx := c.Request().Context()
+	u, _ := kit.CurrentUser(c)
+	id := c.Param("id")
+	if _, err := s.cfg.Control.Invocation(ctx, id); err != nil {
+		return err
+	}
+	question := c.FormValue("question")
+	_, err := s.cfg.Control.SendBack(ctx, actorOf(u), id, expectedVersion(c), question)
+	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
+		v, verr := s.decideView(c, id, nil)
+		if verr != nil {
+			return verr
+		}
+		v.Question = question
+		v.Errors["question"] = e.Fields["question"]
+		return s.renderDecide(c, http.StatusUnprocessableEntity, v)
+	}
+	if err != nil {
+		return err
+	}
+	return s.decided(c, id)
+}
+
+// handleQueueEdit answers POST /queue/:id/edit: the arguments from the
+// form generated from the action's schema are re-quoted by the system; the
+// card then shows the new quote and its diff, and only that can be
+// approved. Invalid values re-render the form (422) with the user's input.
+func (s *Handler) handleQueueEdit(c echo.Context) error {
+	ctx := c.Request().Context()
+	u, _ := kit.CurrentUser(c)
+	id := c.Param("id")
+	inv, err := s.cfg.Control.Invocation(ctx, id)
+	if err != nil {
+		return err
+	}
+	_, spec, err := s.cfg.Registry.Action(inv.System, inv.Action)
+	if err != nil {
+		return err
+	}
+	form, err := c.FormParams()
+	if err != nil {
+		return err
+	}
+	errs := views.FieldErrors{}
+	args := argsFromForm(spec.Params, form, "arg.", inv.Quote.Currency, errs)
+	if len(errs) == 0 {
+		raw, _ := json.Marshal(args)
+		_, err = s.cfg.Control.EditArgs(ctx, actorOf(u), id, expectedVersion(c), raw)
+		if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
+			for k, msg := range e.Fields {
+				errs["arg."+k] = msg
+			}
+			if len(e.Fields) == 0 {
+				errs["arg."+spec.Params[0].Name] = e.Message
+			}
+		} else if err != nil {
+			return err
+		}
+	}
+	if len(errs) > 0 {
+		v, verr := s.decideView(c, id, form)
+		if verr != nil {
+			return verr
+		}
+		v.Errors = errs
+		return s.renderDecide(c, http.StatusUnprocessableEntity, v)
+	}
+	kit.SetFlash(c, "Quoted again. Compare the new quote with the proposal, then decide.", false)
+	return kit.SeeOther(c, "/queue/"+url.PathEscape(id)+"#diff-title")
+}
+
+// handleQueueRequote answers POST /queue/:id/requote: a card whose quote
+// went out of date is quoted again with the same arguments (an edit that
+// changes nothing but the quote), so what the agent approves is what the
+// system says now.
+func (s *Handler) handleQueueRequote(c echo.Context) error {
+	ctx := c.Request().Context()
+	u, _ := kit.CurrentUser(c)
+	id := c.Param("id")
+	inv, err := s.cfg.Control.Invocation(ctx, id)
+	if err != nil {
+		return err
+	}
+	if _, err := s.cfg.Control.EditArgs(ctx, actorOf(u), id, expectedVersion(c), inv.Call().Args); err != nil {
+		return err
+	}
+	kit.SetFlash(c, "Quoted again at "+clock(s.Now())+". This is what approval sends now.", false)
+	return kit.SeeOther(c, "/queue/"+url.PathEscape(id))
+}

@@ -1,0 +1,93 @@
+package console
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+
+	"github.com/labstack/echo/v4"
+
+	"countersign/internal/apperr"
+	"countersign/internal/controlplane"
+	"countersign/views"
+	"countersign/web/kit"
+)
+
+// taskControl runs pause, resume or cancel on the version the page showed.
+func (s *Handler) taskControl(c echo.Context, do func(context.Context, controlplane.Actor, string, int32) (controlplane.Task, error), done string) error {
+	u, _ := kit.CurrentUser(c)
+	id := c.Param("id")
+	if _, err := do(c.Request().Context(), actorOf(u), id, expectedVersion(c)); err != nil {
+		return err
+	}
+	kit.SetFlash(c, done, false)
+	return kit.SeeOther(c, "/tasks/"+url.PathEscape(id))
+}
+
+// handleTaskPause answers POST /tasks/:id/pause: no permit after it commits.
+func (s *Handler) handleTaskPause(c echo.Context) error {
+	return s.taskControl(c, s.cfg.Control.Pause, "Paused. No request of this task will be sent until it is resumed.")
+}
+
+// handleTaskResume answers POST /tasks/:id/resume: budget and unresolved
+// requests kept, nothing replayed.
+func (s *Handler) handleTaskResume(c echo.Context) error {
+	return s.taskControl(c, s.cfg.Control.Resume, "Resumed. Approved requests may be sent again; nothing was replayed.")
+}
+
+// handleTaskCancel answers POST /tasks/:id/cancel: ends the task, undoes
+// nothing.
+func (s *Handler) handleTaskCancel(c echo.Context) error {
+	return s.taskControl(c, s.cfg.Control.Cancel, "Cancelled. Nothing was undone; approved requests that had not left will not be sent.")
+}
+
+// handleInvocationReconcile answers POST /invocations/:id/reconcile: the
+// original call is looked up by its key and the object read back; nothing
+// is sent.
+func (s *Handler) handleInvocationReconcile(c echo.Context) error {
+	u, _ := kit.CurrentUser(c)
+	rec, err := s.cfg.Control.Reconcile(c.Request().Context(), actorOf(u), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	inv := rec.Invocation
+	if rec.Conclusive {
+		kit.SetFlash(c, "Reconciled: the request is "+inv.State.Label()+".", false)
+	} else {
+		kit.SetFlash(c, "The evidence does not settle it: the result still needs checking. Check with the system's owner.", true)
+	}
+	return kit.SeeOther(c, "/tasks/"+url.PathEscape(inv.TaskID)+"?inspect="+url.QueryEscape(inv.ID)+"#inspect")
+}
+
+// handleInvocationReverse answers POST /invocations/:id/reverse: the
+// compensation of a completed request is proposed, to be approved by
+// someone other than the original approver.
+func (s *Handler) handleInvocationReverse(c echo.Context) error {
+	u, _ := kit.CurrentUser(c)
+	inv, err := s.cfg.Control.Reverse(c.Request().Context(), actorOf(u), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	kit.SetFlash(c, "The reversal is proposed and waits for approval by someone other than the original approver.", false)
+	return kit.SeeOther(c, "/tasks/"+url.PathEscape(inv.TaskID))
+}
+
+// handleTaskBlockLift answers POST /tasks/:id/blocks/lift (agents and
+// admins): the target named by system and target_id may be proposed on
+// again in this task. The reason is required and kept in the audit event;
+// without one the page comes back with 422.
+func (s *Handler) handleTaskBlockLift(c echo.Context) error {
+	u, _ := kit.CurrentUser(c)
+	id := c.Param("id")
+	form := views.LiftBlockForm{System: c.FormValue("system"), TargetID: c.FormValue("target_id"), Reason: c.FormValue("reason")}
+	err := s.cfg.Control.LiftBlock(c.Request().Context(), actorOf(u), id, form.System, form.TargetID, form.Reason)
+	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
+		form.Errors = e.Fields
+		return s.renderTask(c, http.StatusUnprocessableEntity, form)
+	}
+	if err != nil {
+		return err
+	}
+	kit.SetFlash(c, "The block on "+form.System+"/"+form.TargetID+" is lifted: new proposals on it are dry-run again.", false)
+	return kit.SeeOther(c, "/tasks/"+url.PathEscape(id))
+}

@@ -1,0 +1,163 @@
+package console
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"countersign/internal/controlplane"
+	"countersign/store"
+	"countersign/views"
+	"countersign/web/kit"
+)
+
+// taskNeeds are the task list's "needs" filters, in the order shown.
+var taskNeeds = []struct{ value, label string }{
+	{"person", "Needs a person"},
+	{"unverified", "Result to check"},
+	{"approval", "Awaiting approval"},
+	{"paused", "Paused"},
+	{"handoff", "Hand-off waiting"},
+	{"mine", "Mine"},
+	{"", "All tasks"},
+}
+
+const listPageSize = 50
+
+// handleTasks answers GET /tasks: the agents' task list, tasks that need a
+// person first (a result to check, a card to approve, a pause, a hand-off
+// nobody took), filtered by what they need, state, action and search, with
+// a count beside each filter and 50 a page (keyset: after=rank.unixnano.id).
+func (s *Handler) handleTasks(c echo.Context) error {
+	u, _ := kit.CurrentUser(c)
+	q := strings.TrimSpace(c.QueryParam("q"))
+	f := store.TaskListFilter{Query: q, State: c.QueryParam("state"), Action: c.QueryParam("action"),
+		Need: c.QueryParam("need"), UserID: u.ID, Limit: listPageSize}
+	if !oneOf(f.State, "", "active", "paused", "cancelled", "closed") {
+		f.State = ""
+	}
+	known := false
+	for _, n := range taskNeeds {
+		known = known || n.value == f.Need
+	}
+	if !known {
+		f.Need = ""
+	}
+	f.After = parseTaskCursor(c.QueryParam("after"))
+	page, err := s.cfg.Control.TaskList(c.Request().Context(), f)
+	if err != nil {
+		return err
+	}
+	link := func(need, after string) string {
+		v := url.Values{}
+		for k, x := range map[string]string{"q": q, "state": f.State, "action": f.Action, "need": need, "after": after} {
+			if x != "" {
+				v.Set(k, x)
+			}
+		}
+		if len(v) == 0 {
+			return "/tasks"
+		}
+		return "/tasks?" + v.Encode()
+	}
+	k := page.Counts
+	counts := map[string]int64{"person": k.NeedsPerson, "unverified": k.Unverified, "approval": k.Approval,
+		"paused": k.Paused, "handoff": k.Handoff, "mine": k.Mine, "": k.All}
+	v := views.TaskListView{Query: q, State: f.State, Action: f.Action, Need: f.Need}
+	for _, n := range taskNeeds {
+		id := "need-" + n.value
+		if n.value == "" {
+			id = "need-all"
+		}
+		v.Needs = append(v.Needs, views.FilterLink{Label: n.label, Count: thousands(counts[n.value]), URL: link(n.value, ""),
+			Current: n.value == f.Need, TestID: id})
+	}
+	for _, st := range []struct {
+		value, label string
+		n            int64
+	}{{"active", "Active", k.Active}, {"paused", "Paused", k.PausedState}, {"cancelled", "Cancelled", k.Cancelled}, {"closed", "Closed", k.Closed}} {
+		v.States = append(v.States, views.FilterOption{Value: st.value, Label: fmt.Sprintf("%s (%s)", st.label, thousands(st.n)), Selected: st.value == f.State})
+	}
+	for _, a := range sortedKeys(k.Actions) {
+		v.Actions = append(v.Actions, views.FilterOption{Value: a, Label: fmt.Sprintf("%s (%s)", s.actionName(a), thousands(k.Actions[a])), Selected: a == f.Action})
+	}
+	for _, t := range page.Items {
+		v.Tasks = append(v.Tasks, taskRow(t))
+	}
+	v.Pager = pagerView(k.Before, len(page.Items), k.Total, "task", "tasks")
+	if page.Next != nil {
+		v.Pager.NextURL = link(f.Need, fmt.Sprintf("%d.%d.%s", page.Next.Rank, page.Next.UpdatedAt.UnixMicro(), page.Next.ID))
+	}
+	if f.After != nil {
+		v.Pager.FirstURL = link(f.Need, "")
+	}
+	p := s.Page(c, "Tasks")
+	return kit.Render(c, http.StatusOK, views.Tasks(p, v))
+}
+
+// taskRow says what a task needs from a person, in sentences.
+func taskRow(t controlplane.TaskListItem) views.TaskRow {
+	r := views.TaskRow{ID: t.ID, CustomerRef: t.CustomerRef, ConversationID: t.ConversationID, State: taskBadge(t.State),
+		NeedsPerson: t.NeedsPerson, Mine: t.Mine, BudgetLeft: t.BudgetLeft(), WriteBudget: t.WriteBudget,
+		Updated: t.UpdatedAt.UTC().Format("Jan 2 15:04 UTC")}
+	if t.Unverified > 0 {
+		r.Needs = append(r.Needs, plural(t.Unverified, "result needs checking", "results need checking"))
+	}
+	if t.AwaitingApproval > 0 {
+		r.Needs = append(r.Needs, plural(t.AwaitingApproval, "request awaits approval", "requests await approval"))
+	}
+	if t.State == controlplane.TaskPaused {
+		r.Needs = append(r.Needs, "paused: resume or cancel it")
+	}
+	if t.HandoffsWaiting > 0 {
+		r.Needs = append(r.Needs, plural(t.HandoffsWaiting, "hand-off nobody has taken", "hand-offs nobody has taken"))
+	}
+	if t.AwaitingCustomer > 0 {
+		r.Waiting = "Waiting for the customer to confirm " + plural(t.AwaitingCustomer, "request", "requests") + "."
+	}
+	return r
+}
+
+// pagerView words a page's place in its list: "Showing 51–100 of 1,234
+// tasks", "1 task", "No tasks".
+func pagerView(before int64, n int, total int64, one, many string) views.Pager {
+	switch {
+	case total == 0:
+		return views.Pager{Showing: "No " + many + "."}
+	case n == 0:
+		return views.Pager{Showing: fmt.Sprintf("Nothing more: %s in all.", pluralN(total, one, many))}
+	case total == 1:
+		return views.Pager{Showing: "Showing the only " + one + "."}
+	case before == 0 && int64(n) == total:
+		return views.Pager{Showing: fmt.Sprintf("Showing all %s.", pluralN(total, one, many))}
+	}
+	return views.Pager{Showing: fmt.Sprintf("Showing %s–%s of %s.", thousands(before+1), thousands(before+int64(n)), pluralN(total, one, many))}
+}
+
+// parseTaskCursor reads after=rank.unixmicro.id; anything else is the first page.
+func parseTaskCursor(s string) *store.TaskCursor {
+	parts := strings.SplitN(s, ".", 3)
+	if len(parts) != 3 {
+		return nil
+	}
+	rank, err1 := strconv.ParseInt(parts[0], 10, 32)
+	micros, err2 := strconv.ParseInt(parts[1], 10, 64)
+	if err1 != nil || err2 != nil || parts[2] == "" {
+		return nil
+	}
+	return &store.TaskCursor{Rank: int32(rank), UpdatedAt: time.UnixMicro(micros), ID: parts[2]}
+}
+
+func oneOf(s string, options ...string) bool {
+	for _, o := range options {
+		if s == o {
+			return true
+		}
+	}
+	return false
+}

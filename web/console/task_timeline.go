@@ -1,0 +1,135 @@
+package console
+
+import (
+	"encoding/json"
+	"strings"
+
+	"countersign/internal/adapter"
+	"countersign/internal/controlplane"
+	"countersign/internal/money"
+	"countersign/views"
+)
+
+// The timeline is the audit trail: each event is written from what it
+// recorded when it happened, by whom, and never from an invocation's
+// current quote, which a later edit or fresh quote may have changed.
+
+// timeline writes a task's events as sentences. A request is named as the
+// events before recorded it: the title its proposal (or fresh quote) was
+// given, then the title an edit's new quote had.
+func timeline(events []controlplane.Event) []views.TimelineRow {
+	titles := map[string]string{}
+	previous := ""
+	rows := make([]views.TimelineRow, 0, len(events))
+	for _, e := range events {
+		// A proposal names itself; an edit is about the request as it was
+		// before, and renames it for what follows.
+		if e.Action != "invocation.edited" {
+			if t := recordedTitle(e); t != "" {
+				titles[e.InvocationID] = t
+			}
+		}
+		rows = append(rows, timelineRow(e, titles, previous))
+		previous = e.InvocationID
+		if t := recordedTitle(e); t != "" && e.Action == "invocation.edited" {
+			// The next event names the request by its new title rather
+			// than "it", which would read as the title named last.
+			titles[e.InvocationID], previous = t, ""
+		}
+	}
+	return rows
+}
+
+// recordedTitle is the name an event gives its request: the quote's title
+// as proposed or quoted again, or as an edit made it. A proposal recorded
+// before titles were kept is named by its action and target, which it
+// did record.
+func recordedTitle(e controlplane.Event) string {
+	str := func(k string) string { s, _ := e.Data[k].(string); return strings.TrimSpace(s) }
+	switch e.Action {
+	case "invocation.proposed", "invocation.requoted":
+		if t := str("title"); t != "" {
+			return strings.TrimSuffix(t, ".")
+		}
+		if a, target := str("action"), str("target"); a != "" && target != "" {
+			return actionWords(a) + " on " + target
+		}
+	case "invocation.edited":
+		if q, ok := recordedQuote(e.Data["quote_after"]); ok && q.Title != "" {
+			return strings.TrimSuffix(q.Title, ".")
+		}
+	}
+	return ""
+}
+
+// recordedQuote reads a quote an event kept in its data.
+func recordedQuote(v any) (adapter.Quote, bool) {
+	var q adapter.Quote
+	if v == nil {
+		return q, false
+	}
+	raw, err := json.Marshal(v)
+	if err != nil || json.Unmarshal(raw, &q) != nil {
+		return q, false
+	}
+	return q, true
+}
+
+// editWords says what an edit changed, from the two quotes it recorded:
+// "Amount $12.50 → $20.00; Reason Damaged → Not as described".
+func editWords(e controlplane.Event) string {
+	before, ok1 := recordedQuote(e.Data["quote_before"])
+	after, ok2 := recordedQuote(e.Data["quote_after"])
+	if !ok1 || !ok2 {
+		return ""
+	}
+	var parts []string
+	var was, now string
+	if before.AmountCents != nil && after.AmountCents != nil && *before.AmountCents != *after.AmountCents {
+		was, now = money.Format(*before.AmountCents, before.Currency), money.Format(*after.AmountCents, after.Currency)
+		parts = append(parts, "Amount "+was+" → "+now)
+	}
+	old := map[string]string{}
+	for _, l := range before.Lines {
+		old[l.Label] = l.To
+	}
+	for _, l := range after.Lines {
+		o, ok := old[l.Label]
+		// A line that only carries the amount already said is not said twice.
+		if !ok || o == l.To || (o == was && l.To == now) {
+			continue
+		}
+		parts = append(parts, l.Label+" "+o+" → "+l.To)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// refusalWords says who refused a proposal and what followed, from what
+// the refusal recorded: the business system refused it (by its name, with
+// its message), and the target is said to be blocked only when the event
+// recorded that a block was made. A proposal stopped by an earlier block
+// was refused by Countersign.
+func refusalWords(e controlplane.Event) string {
+	str := func(k string) string { s, _ := e.Data[k].(string); return strings.TrimSpace(s) }
+	target := str("target")
+	if target == "" {
+		target = str("target_id")
+	}
+	what := "a proposal by " + actorWords(e) + " to " + strings.ToLower(actionWords(str("action"))) + " on " + target
+	if e.Action == "proposal.blocked_after_refusal" {
+		return "Countersign refused " + what + ": " + target + " is blocked after an earlier refusal, until a person lifts the block."
+	}
+	s := systemWords(str("system")) + " refused " + what
+	if m := strings.TrimSuffix(str("message"), "."); m != "" {
+		s += ": " + m
+	}
+	s += "."
+	if blocked, _ := e.Data["blocked"].(bool); blocked {
+		s += " The target is blocked for this customer, in all their tasks, until a person lifts the block."
+	}
+	return s
+}
+
+// namesItsActor lists the events whose sentence says who acted itself:
+// the actor recorded is the one who proposed, not the one who refused.
+var namesItsActor = map[string]bool{"proposal.refused": true, "proposal.blocked_after_refusal": true}

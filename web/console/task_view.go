@@ -1,0 +1,359 @@
+package console
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"countersign/internal/accounts"
+	"countersign/internal/adapter"
+	"countersign/internal/controlplane"
+	"countersign/internal/money"
+	"countersign/views"
+	"countersign/web/kit"
+	"countersign/web/layout"
+)
+
+// handleTask answers GET /tasks/:id: where the task stands in words that keep
+// approval and execution apart (Completed, Result needs checking, Not
+// dispatched with why), its controls, its requests, its timeline, and with ?inspect= the
+// read-only record of one original call.
+func (s *Handler) handleTask(c echo.Context) error {
+	return s.renderTask(c, http.StatusOK, views.LiftBlockForm{})
+}
+
+// renderTask renders the task page; lift is a refused block lift to show
+// again with its errors.
+func (s *Handler) renderTask(c echo.Context, status int, lift views.LiftBlockForm) error {
+	ctx := c.Request().Context()
+	u, _ := kit.CurrentUser(c)
+	live, err := s.taskLive(ctx, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	v := views.TaskView{Live: live, IsAdmin: u.Role == accounts.Admin, Lift: lift,
+		CanLiftBlocks: u.Role == accounts.Agent || u.Role == accounts.Admin}
+	if v.GlobalStopped, err = s.cfg.Control.GlobalStopped(ctx); err != nil {
+		return err
+	}
+	blocks, err := s.cfg.Control.Blocks(ctx, live.ID)
+	if err != nil {
+		return err
+	}
+	for _, b := range blocks {
+		v.Blocks = append(v.Blocks, views.BlockRow{System: b.System, TargetID: b.TargetID, Action: b.Action, Code: b.Code,
+			Message: b.Message, Since: b.CreatedAt.UTC().Format("Jan 2 15:04 UTC")})
+	}
+	if id := c.QueryParam("inspect"); id != "" {
+		in, err := s.cfg.Control.Inspect(ctx, id)
+		if err != nil {
+			return err
+		}
+		if in.Invocation.TaskID != live.ID {
+			return echo.NewHTTPError(http.StatusNotFound, "That request is not part of this task.")
+		}
+		iv := inspectView(in, s.actionName)
+		v.Inspect = &iv
+	}
+	p := s.Page(c, "Task "+live.ID)
+	return kit.Render(c, status, views.Task(p, v))
+}
+
+// handleTaskLive answers GET /tasks/:id/live, the fragment the task page
+// polls: 204 No Content while the task's mark is unchanged, so htmx swaps
+// nothing and the reader keeps their place; the new fragment otherwise.
+func (s *Handler) handleTaskLive(c echo.Context) error {
+	live, err := s.taskLive(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	if c.QueryParam("mark") == live.Mark {
+		return c.NoContent(http.StatusNoContent)
+	}
+	p := s.Page(c, "Task "+live.ID)
+	return kit.Render(c, http.StatusOK, views.TaskLive(p, live))
+}
+
+func (s *Handler) taskLive(ctx context.Context, id string) (views.TaskLiveView, error) {
+	t, err := s.cfg.Control.Task(ctx, id)
+	if err != nil {
+		return views.TaskLiveView{}, err
+	}
+	invs, err := s.cfg.Control.Invocations(ctx, id)
+	if err != nil {
+		return views.TaskLiveView{}, err
+	}
+	events, err := s.cfg.Control.Timeline(ctx, id)
+	if err != nil {
+		return views.TaskLiveView{}, err
+	}
+	v := views.TaskLiveView{ID: t.ID, CustomerRef: t.CustomerRef, ConversationID: t.ConversationID, State: taskBadge(t.State),
+		Version: t.Version, BudgetLeft: t.BudgetLeft(), WriteBudget: t.WriteBudget, WritesUsed: t.WritesUsed,
+		InflightLimit: t.InflightLimit, RatePerMinute: t.RatePerMinute, ExpiresAt: t.ExpiresAt.UTC().Format("Jan 2 15:04 UTC"),
+		CanPause: t.State == controlplane.TaskActive, CanResume: t.State == controlplane.TaskPaused,
+		CanCancel: t.State == controlplane.TaskActive || t.State == controlplane.TaskPaused}
+	unverified := 0
+	var lastState strings.Builder
+	for _, inv := range invs {
+		row := invocationRow(inv)
+		if row.CanReverse {
+			_, err := s.cfg.Control.Compensation(inv.System, inv.Action)
+			row.CanReverse = err == nil
+		}
+		v.Invocations = append(v.Invocations, row)
+		if inv.State == controlplane.Unverified {
+			unverified++
+		}
+		fmt.Fprintf(&lastState, "%s:%d;", inv.ID, inv.Version)
+	}
+	if t.State == controlplane.TaskPaused {
+		v.Notice = pausedNotice(unverified)
+	}
+	v.Timeline = timeline(events)
+	var lastEvent int64
+	if len(events) > 0 {
+		lastEvent = events[len(events)-1].ID
+	}
+	v.Mark = fmt.Sprintf("v%d-e%d-n%d", t.Version, lastEvent, len(invs))
+	return v, nil
+}
+
+// pausedNotice is what a paused task says at the top: further dispatch is
+// paused, and how many earlier requests still need checking, because a pause
+// stops new permits, not work already sent.
+func pausedNotice(unverified int) string {
+	switch unverified {
+	case 0:
+		return "Further dispatch is paused."
+	case 1:
+		return "Further dispatch is paused. One earlier request still needs checking."
+	default:
+		return fmt.Sprintf("Further dispatch is paused. %d earlier requests still need checking.", unverified)
+	}
+}
+
+func taskBadge(st controlplane.TaskState) views.StateBadgeView {
+	switch st {
+	case controlplane.TaskActive:
+		return views.StateBadgeView{Label: "Active", Tone: "info"}
+	case controlplane.TaskPaused:
+		return views.StateBadgeView{Label: "Paused", Tone: "warn"}
+	case controlplane.TaskCancelled:
+		return views.StateBadgeView{Label: "Cancelled", Tone: "bad"}
+	}
+	return views.StateBadgeView{Label: "Closed", Tone: "idle"}
+}
+
+func invocationRow(inv controlplane.Invocation) views.InvocationRow {
+	r := views.InvocationRow{ID: inv.ID, Title: inv.Quote.Title, Action: inv.Action, State: layout.StateBadge(inv.State),
+		Unverified: inv.State == controlplane.Unverified, Pending: inv.State == controlplane.AwaitingApproval,
+		CanReverse: inv.State == controlplane.Completed}
+	if inv.Quote.AmountCents != nil {
+		r.Amount = money.Format(*inv.Quote.AmountCents, inv.Quote.Currency)
+	}
+	switch inv.State {
+	case controlplane.NotDispatched:
+		r.Why = inv.NotDispatchedReason.Sentence()
+	case controlplane.Rejected:
+		// Who ended it, not only why: a customer's decline reads as theirs.
+		switch q, ok := controlplane.IsQuestion(inv.DecisionReason); {
+		case ok:
+			r.Why = "Sent back to the assistant: " + q
+		case inv.Reason().Code == controlplane.ReasonRejectedByAgent:
+			r.Why = inv.DecisionReason
+		default:
+			r.Why = inv.Reason().Message
+		}
+	case controlplane.Failed:
+		if inv.Error != nil {
+			r.Why = inv.Error.Message
+		}
+	case controlplane.Unverified:
+		r.Why = "The system did not confirm the result; nothing was re-sent."
+	case controlplane.Completed, controlplane.Reversed:
+		if inv.Result != nil {
+			r.Reference = inv.Result.Reference
+		}
+	case controlplane.Expired:
+		r.Why = "Nobody decided before the deadline."
+	}
+	return r
+}
+
+// timelineRow writes an event as a sentence about the request it concerns
+// (named as the events so far recorded it, see timeline), with its actor;
+// no codes, no hashes. An event about the same request as the one before
+// calls it "it".
+func timelineRow(e controlplane.Event, titles map[string]string, previous string) views.TimelineRow {
+	subject := ""
+	if e.InvocationID != "" && e.InvocationID == previous {
+		subject = "it"
+	} else if e.InvocationID != "" {
+		subject = titles[e.InvocationID]
+		if subject == "" {
+			subject = "request " + e.InvocationID
+		}
+	}
+	sentence := eventSentence(e, subject)
+	actor := actorWords(e)
+	// A sentence that starts with a capital is about the request, not by
+	// someone: Countersign's own bookkeeping reads better without a name.
+	if (e.ActorKind == controlplane.ActorSystem && sentence != "" && strings.ToUpper(sentence[:1]) == sentence[:1]) || namesItsActor[e.Action] {
+		actor = ""
+	}
+	return views.TimelineRow{ID: e.ID, At: e.At.UTC().Format("Jan 2 15:04:05 UTC"), AtISO: e.At.UTC().Format(time.RFC3339),
+		Actor: actor, Sentence: sentence, Kind: e.Action}
+}
+
+// inspectView shows an original call for a person: the arguments as
+// labelled fields side by side, and the system's evidence as a comparison
+// with the request and what reconciling will do with it. The codes stay
+// under "Technical details".
+func inspectView(in controlplane.Inspection, actionName func(string) string) views.InspectView {
+	inv := in.Invocation
+	at := func(t *time.Time) string {
+		if t == nil {
+			return "—"
+		}
+		return t.UTC().Format("Jan 2 15:04:05 UTC")
+	}
+	v := views.InspectView{ID: inv.ID, Title: inv.Quote.Title, State: layout.StateBadge(inv.State),
+		Created: at(&inv.CreatedAt), ApprovedAt: at(inv.ApprovedAt), Permit: at(inv.PermitAt),
+		Finished: at(inv.FinishedAt), Unverified: inv.State == controlplane.Unverified}
+	if v.Title == "" {
+		v.Title = actionName(inv.Action)
+	}
+	v.Args = compareArgs(inv.Args.Proposed, inv.Args.Approved, inv.Args.Effective, inv.Quote.Currency)
+	v.Evidence, v.Outlook = evidenceWords(in)
+	system := systemWords(inv.System)
+	for _, e := range in.Lookup.Effects {
+		line := fmt.Sprintf("%s recorded: %s on %s at %s", system, effectWords(e.Kind), e.Object, e.At.UTC().Format("Jan 2 15:04:05 UTC"))
+		if e.AmountCents != nil {
+			line += ", " + money.Format(*e.AmountCents, inv.Quote.Currency)
+		}
+		v.Effects = append(v.Effects, line)
+	}
+	ledger := "—"
+	if in.Asked && in.LookupErr == nil {
+		ledger = "not found"
+		if in.Lookup.Found {
+			ledger = in.Lookup.LedgerState
+		}
+	}
+	v.Tech = []views.ArgField{
+		{Key: "action", Label: "Action", Value: inv.System + "/" + inv.Action},
+		{Key: "id", Label: "Request id", Value: inv.ID},
+		{Key: "key", Label: "Idempotency key", Value: inv.IdempotencyKey},
+		{Key: "ledger", Label: "Request ledger state", Value: ledger},
+	}
+	if len(inv.ArgsHash) > 0 {
+		v.Tech = append(v.Tech, views.ArgField{Key: "hash", Label: "Arguments hash", Value: hex.EncodeToString(inv.ArgsHash)})
+	}
+	return v
+}
+
+// compareArgs lines up the proposed, approved and sent arguments by label.
+func compareArgs(proposed, approved, sent json.RawMessage, currency string) []views.ArgCompare {
+	var order []string
+	rows := map[string]*views.ArgCompare{}
+	add := func(raw json.RawMessage, set func(*views.ArgCompare, string)) {
+		for _, f := range argFields(raw, currency) {
+			r, ok := rows[f.Key]
+			if !ok {
+				r = &views.ArgCompare{Label: f.Label, Proposed: "—", Approved: "—", Sent: "—"}
+				rows[f.Key] = r
+				order = append(order, f.Key)
+			}
+			set(r, f.Value)
+		}
+	}
+	add(proposed, func(r *views.ArgCompare, s string) { r.Proposed = s })
+	add(approved, func(r *views.ArgCompare, s string) { r.Approved = s })
+	add(sent, func(r *views.ArgCompare, s string) { r.Sent = s })
+	out := make([]views.ArgCompare, 0, len(order))
+	for _, k := range order {
+		r := *rows[k]
+		r.Changed = (r.Approved != "—" && r.Approved != r.Proposed) || (r.Sent != "—" && r.Sent != r.Proposed)
+		out = append(out, r)
+	}
+	return out
+}
+
+// systemWords names a business system in a sentence: "shop" → "The shop".
+func systemWords(system string) string {
+	if system == "" {
+		return "The system"
+	}
+	return "The " + strings.ToLower(humanize(system))
+}
+
+// evidenceWords compares what the business system and the request ledger
+// show for the request's key with the request, and says what Reconcile
+// will make of it (mirroring controlplane.Reconcile: a result read back is
+// completed, a clean refusal is failed, anything else stays unverified).
+func evidenceWords(in controlplane.Inspection) (evidence, outlook string) {
+	inv := in.Invocation
+	system := systemWords(inv.System)
+	if !in.Asked {
+		return "This request never got a dispatch permit, so it never left Countersign: " + strings.ToLower(system[:1]) + system[1:] + " was not asked.",
+			"There is nothing to reconcile."
+	}
+	if in.LookupErr != nil {
+		return system + " could not be asked just now (" + in.LookupErr.Error() + ").",
+			"Nothing is decided: open this again later, or check with the system's owner."
+	}
+	look := in.Lookup
+	var parts []string
+	for _, e := range look.Effects {
+		what := effectWords(e.Kind)
+		if noun, verb, ok := strings.Cut(what, " "); ok {
+			what = noun + " " + verb
+		}
+		when := e.At.UTC().Format("15:04 UTC")
+		switch {
+		case e.AmountCents != nil && inv.Quote.AmountCents != nil && *e.AmountCents == *inv.Quote.AmountCents:
+			parts = append(parts, fmt.Sprintf("a matching %s %s at %s on %s with this request's key",
+				money.Format(*e.AmountCents, inv.Quote.Currency), what, when, e.Object))
+		case e.AmountCents != nil && inv.Quote.AmountCents != nil:
+			parts = append(parts, fmt.Sprintf("a %s of %s at %s on %s with this request's key, but this request is for %s",
+				what, money.Format(*e.AmountCents, inv.Quote.Currency), when, e.Object, money.Format(*inv.Quote.AmountCents, inv.Quote.Currency)))
+		default:
+			parts = append(parts, fmt.Sprintf("a %s at %s on %s with this request's key", what, when, e.Object))
+		}
+	}
+	ledger := ""
+	switch {
+	case !look.Found:
+		ledger = "Countersign's request record has no entry for this key"
+	case look.LedgerState == "applied":
+		ledger = "Countersign's request record says the system applied it"
+	case look.LedgerState == "refused":
+		ledger = "Countersign's request record says the system refused it"
+	case look.LedgerState == "sending":
+		ledger = "Countersign's request record says it was being sent when the answer was lost"
+	default:
+		ledger = "Countersign's request record does not know how it ended"
+	}
+	if len(parts) > 0 {
+		evidence = system + " shows " + strings.Join(parts, "; and ") + ". " + ledger + "."
+	} else {
+		evidence = system + " shows no change carrying this request's key. " + ledger + ". A missing record is not proof that nothing happened."
+	}
+	switch {
+	case inv.State != controlplane.Unverified:
+		outlook = "This request is " + strings.ToLower(inv.State.Label()) + "; there is nothing to reconcile."
+	case look.Result != nil:
+		outlook = "Reconcile will read the object back and mark it completed if the change is there."
+	case look.LedgerState == "refused" && look.Error != nil && look.Error.Outcome != adapter.Unknown && len(look.Effects) == 0:
+		outlook = "Reconcile will mark it failed: " + look.Error.Message
+	default:
+		outlook = "Reconcile will leave it as “Result needs checking”: this evidence does not settle it. Check with the system's owner."
+	}
+	return evidence, outlook
+}

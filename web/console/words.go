@@ -1,0 +1,328 @@
+package console
+
+import (
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+
+	"countersign/internal/controlplane"
+	"countersign/internal/money"
+	"countersign/views"
+)
+
+// This file turns the system's words into the reader's: codes into
+// sentences, cents into money, argument names into labels. Agents read
+// these pages; nothing here is shown to them as raw JSON or as an event
+// name.
+
+// thousands writes a count with thousands separators: 1234 → "1,234".
+func thousands(n int64) string { return money.Count(n) }
+
+// plural writes "1 result needs checking" / "3 results need checking".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+// pluralN is plural for a large count, with thousands separators.
+func pluralN(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return thousands(n) + " " + many
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// humanize turns a code into words: "too_expensive" → "Too expensive".
+func humanize(code string) string {
+	s := strings.TrimSpace(strings.NewReplacer("_", " ", ".", " ", "-", " ").Replace(code))
+	if s == "" {
+		return ""
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// actionWords names an action for people: "issue_refund" → "Issue refund".
+func actionWords(action string) string {
+	if i := strings.LastIndexByte(action, '/'); i >= 0 {
+		action = action[i+1:]
+	}
+	return humanize(action)
+}
+
+// intentWords says what the customer wanted, as the assistant judged it.
+func intentWords(intent string) string {
+	switch intent {
+	case "informational":
+		return "A question"
+	case "diagnostic":
+		return "A problem to diagnose"
+	case "navigational":
+		return "Looking for something"
+	case "transactional_low":
+		return "A low-risk change"
+	case "transactional_high":
+		return "A high-risk change"
+	case "ambiguous":
+		return "Unclear what the customer wants"
+	case "out_of_scope":
+		return "Outside what the assistant handles"
+	}
+	return humanize(intent)
+}
+
+// argLabel names an argument for people: "amount_cents" → "Amount",
+// "order_id" → "Order", "reason_code" → "Reason", "address.city" →
+// "Address city".
+func argLabel(name string) string {
+	name = strings.TrimSuffix(name, "_cents")
+	name = strings.TrimSuffix(name, "_code")
+	name = strings.TrimSuffix(name, "_id")
+	return humanize(name)
+}
+
+// argFields shows arguments as labelled fields: amounts in money (in the
+// given currency), codes in words, nested objects flattened with their
+// parent's label. Anything that is not a JSON object is one field.
+func argFields(raw json.RawMessage, currency string) []views.ArgField {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return []views.ArgField{{Label: "Arguments", Value: string(raw)}}
+	}
+	var out []views.ArgField
+	var walk func(prefix string, m map[string]any)
+	walk = func(prefix string, m map[string]any) {
+		for _, k := range sortedKeys(m) {
+			if sub, ok := m[k].(map[string]any); ok {
+				walk(prefix+k+".", sub)
+				continue
+			}
+			out = append(out, views.ArgField{Key: prefix + k, Label: argLabel(prefix + k), Value: argValueWords(k, m[k], currency)})
+		}
+	}
+	walk("", m)
+	return out
+}
+
+// argValueWords writes one argument's value: cents as money, enum-like
+// codes ("end_of_period") in words, lists joined.
+func argValueWords(name string, v any, currency string) string {
+	switch x := v.(type) {
+	case float64:
+		if strings.HasSuffix(name, "_cents") {
+			return money.Format(int64(x), currency)
+		}
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case string:
+		if strings.HasSuffix(name, "_code") || name == "effective" || name == "reason" {
+			return humanize(x)
+		}
+		return x
+	case bool:
+		if x {
+			return "Yes"
+		}
+		return "No"
+	case nil:
+		return "—"
+	case []any:
+		parts := make([]string, 0, len(x))
+		for _, e := range x {
+			parts = append(parts, argValueWords(name, e, currency))
+		}
+		return strings.Join(parts, ", ")
+	case map[string]any:
+		parts := make([]string, 0, len(x))
+		for _, k := range sortedKeys(x) {
+			parts = append(parts, argLabel(k)+": "+argValueWords(k, x[k], currency))
+		}
+		return strings.Join(parts, "; ")
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// actorWords names who did something: a person by name, the assistant as
+// such, the policy with its action, the customer, or Countersign.
+func actorWords(e controlplane.Event) string {
+	name, _ := e.Data["actor_name"].(string)
+	switch e.ActorKind {
+	case controlplane.ActorUser:
+		if name != "" {
+			return name
+		}
+		return "A support agent"
+	case controlplane.ActorAssistant:
+		if name != "" {
+			return name + " (assistant)"
+		}
+		return "The assistant"
+	case controlplane.ActorCustomer:
+		return "The customer"
+	case controlplane.ActorPolicy:
+		return "The policy"
+	case controlplane.ActorSystem:
+		return "Countersign"
+	}
+	return humanize(string(e.ActorKind))
+}
+
+// eventSentence says what an event did, in words, about the request titled
+// subject (empty for a task event; "it" when the event before was about the
+// same request). It never shows hashes or raw data.
+func eventSentence(e controlplane.Event, subject string) string {
+	str := func(k string) string { s, _ := e.Data[k].(string); return strings.TrimSpace(s) }
+	about := ""
+	switch subject {
+	case "":
+	case "it":
+		about = " it"
+	default:
+		about = " “" + subject + "”"
+	}
+	with := func(s, extra string) string {
+		extra = strings.TrimSuffix(extra, ".")
+		if extra == "" {
+			return s + "."
+		}
+		return s + ": " + extra + "."
+	}
+	switch e.Action {
+	case "task.created":
+		return "opened the task."
+	case "task.paused":
+		s := "paused the task: no request of it gets a permit until it is resumed"
+		if n := lenList(e.Data["not_dispatched"]); n > 0 {
+			s += "; " + plural(n, "approved request", "approved requests") + " will not be sent"
+		}
+		return s + "."
+	case "task.active":
+		return "resumed the task; nothing was replayed."
+	case "task.cancelled":
+		s := "cancelled the task; nothing was undone"
+		if n := lenList(e.Data["not_dispatched"]); n > 0 {
+			s += "; " + plural(n, "approved request", "approved requests") + " will not be sent"
+		}
+		return s + "."
+	case "task.closed":
+		return "closed the task."
+	case "invocation.proposed":
+		return "proposed" + about + "."
+	case "invocation.summary_disagreed":
+		return with("noted that the assistant's summary disagrees with the quote; the quote is what was shown", quoted(str("summary")))
+	case "invocation.awaiting_approval":
+		reason := str("reason")
+		if strings.HasPrefix(reason, "stage ") {
+			reason = ""
+		}
+		return with("Awaiting approval by a support agent for"+about, reason)
+	case "invocation.awaiting_confirmation":
+		return "Awaiting the customer's confirmation of" + about + "."
+	case "invocation.approved":
+		if e.ActorKind == controlplane.ActorPolicy {
+			s := "approved" + about + " automatically, within the policy's limits"
+			if owner := str("owner_name"); owner != "" {
+				s += " (policy owner: " + owner + ")"
+			}
+			return s + ". Approved is not yet sent."
+		}
+		return "approved" + about + ". Approved is not yet sent."
+	case "invocation.first_approval":
+		return "gave the first of two approvals of" + about + "; a second person completes it."
+	case "invocation.confirmed":
+		return "confirmed" + about + "."
+	case "invocation.declined":
+		return with("declined"+about, str("reason"))
+	case "invocation.rejected":
+		return with("rejected"+about, str("reason"))
+	case "invocation.sent_back":
+		q, _ := controlplane.IsQuestion(str("reason"))
+		return with("sent"+about+" back to the assistant with a question", q)
+	case "invocation.edited":
+		return with("edited the arguments of"+about, editWords(e)) + " The system quoted the edit again."
+	case "invocation.expired":
+		return "Nobody decided on" + about + " before the deadline; it expired."
+	case "permit.granted":
+		return "granted a dispatch permit to" + about + "."
+	case "dispatch.started":
+		return "started sending" + about + "."
+	case "dispatch.withheld":
+		return with("held back"+about, str("reason"))
+	case "invocation.completed":
+		s := systemWords(str("system")) + " confirmed" + about + " by reading it back: completed"
+		if ref, short := str("reference"), str("short_reference"); ref != "" && short != "" && short != ref {
+			s += " (reference " + ref + "; the customer was given " + short + ")"
+		} else if ref != "" {
+			s += " (reference " + ref + ")"
+		}
+		return s + "."
+	case "invocation.failed":
+		s := systemWords(str("system")) + " refused" + about
+		if m := strings.TrimSuffix(str("message"), "."); m != "" {
+			s += ": " + m
+		}
+		return s + "; nothing changed."
+	case "invocation.unverified":
+		return "No confirmation came back for" + about + ": the result needs checking. Nothing was re-sent."
+	case "invocation.not_dispatched":
+		if subject == "it" {
+			return with("It was not sent", controlplane.NotDispatchedReason(str("reason")).Sentence())
+		}
+		return with("Not sent:"+about, controlplane.NotDispatchedReason(str("reason")).Sentence())
+	case "invocation.reconciled":
+		return "reconciled" + about + " from the system's evidence: it is now " + strings.ToLower(controlplane.State(str("to")).Label()) + "."
+	case "invocation.reconcile_inconclusive":
+		return "looked" + about + " up: the evidence does not settle it, so it stays “Result needs checking” for a person to check with the system's owner."
+	case "invocation.reversed":
+		return "Reversed" + about + ": the reversal completed."
+	case "invocation.superseded":
+		return with("replaced"+about+" because the object changed since its quote", str("reason"))
+	case "invocation.requoted":
+		return "quoted" + about + " again on the object as it is now."
+	case "invocation.rerouted":
+		return with("sent"+about+" to the agents' queue instead of sending it", str("why"))
+	case "proposal.refused", "proposal.blocked_after_refusal":
+		return refusalWords(e)
+	case "target.unblocked":
+		return with("lifted the block on "+str("target_id"), str("reason"))
+	case "handoff.taken":
+		return "took the hand-off of the conversation."
+	case "dispatch.stopped_globally":
+		return "stopped all dispatch: no request gets a permit until it is resumed."
+	case "dispatch.resumed_globally":
+		return "resumed dispatch; nothing was replayed."
+	}
+	return humanize(e.Action) + about + "."
+}
+
+func quoted(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "“" + s + "”"
+}
+
+func lenList(v any) int {
+	l, _ := v.([]any)
+	return len(l)
+}
+
+// effectWords says what a business system recorded: "refund.created" →
+// "refund created".
+func effectWords(kind string) string {
+	return strings.ToLower(humanize(kind))
+}

@@ -1,0 +1,289 @@
+package customer
+
+import (
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"countersign/internal/adapter"
+	"countersign/internal/controlplane"
+	"countersign/internal/money"
+	"countersign/views"
+	"countersign/web/kit"
+	"countersign/web/layout"
+)
+
+// renderCustomerRequest renders the request page from the stored quote.
+func (s *Handler) renderCustomerRequest(c echo.Context, status int, inv controlplane.Invocation, task controlplane.Task,
+	reason string, fieldErrs map[string]string) error {
+	csrf, err := s.CSRFToken(c)
+	if err != nil {
+		return err
+	}
+	v := s.customerRequestView(c, inv, task)
+	v.CSRF, v.Reason, v.Errors = csrf, reason, fieldErrs
+	p := s.Page(c, inv.Quote.Title)
+	p.CSRF, p.Narrow = csrf, true
+	if v.Status.Pending {
+		p.RefreshSeconds = v.Status.PollSeconds
+	}
+	if (v.Decide || v.Status.Pending) && s.mayStop(c, inv, task) {
+		v.StopCSRF = csrf
+	}
+	return kit.Render(c, status, views.CustomerRequestPage(p, v))
+}
+
+// expired says the customer's time to decide is over, even before the
+// sweeper moves the invocation to expired.
+func (s *Handler) expired(inv controlplane.Invocation) bool {
+	return inv.DeadlineAt != nil && !s.Now().Before(*inv.DeadlineAt)
+}
+
+// customerRequestView builds the page from the quote only: no internal
+// field, id of another system or risk score reaches it.
+func (s *Handler) customerRequestView(c echo.Context, inv controlplane.Invocation, task controlplane.Task) views.CustomerRequestView {
+	q := inv.Quote
+	decide := inv.State == controlplane.AwaitingConfirmation && !s.expired(inv)
+	v := views.CustomerRequestView{ID: inv.ID, Title: q.Title, Consequences: q.Consequences, Decide: decide,
+		ConfirmLabel: customerOr(q.ConfirmLabel, "Confirm"), DeclineLabel: customerOr(q.DeclineLabel, "Don't do this"),
+		Status: s.customerStatusNow(c.Request().Context(), inv, ""), Outcome: customerConsequences(inv.State, s.expired(inv))}
+	if f := q.Customer; f != nil {
+		if f.Title != "" {
+			v.Title = f.Title
+		}
+		v.Reference, v.Items, v.Why, v.MoneyArrives = f.Reference, f.Items, f.Why, f.MoneyArrives
+		if f.Date != nil {
+			v.Date, v.DateLabel = customerTime(*f.Date), customerOr(f.DateLabel, "Date")
+		}
+	}
+	if decide {
+		v.Title = strings.TrimSuffix(v.Title, ".") + "?"
+		v.Deadline = "Please decide by " + customerTime(*inv.DeadlineAt) +
+			". Until you confirm, nothing changes; after that time this request expires."
+		if task.State != controlplane.TaskActive {
+			v.OnHold = "This request is on hold because the conversation it came from was stopped. Nothing has changed. You can still decline it."
+		}
+		if inv.SupersedesID != "" {
+			if prev, err := s.cfg.Control.Invocation(c.Request().Context(), inv.SupersedesID); err == nil && prev.TaskID == inv.TaskID {
+				v.Changes = quoteChanges(prev.Quote, q)
+			}
+		}
+	}
+	shown := false
+	for _, l := range q.Lines {
+		v.Lines = append(v.Lines, views.CustomerQuoteLine{Label: l.Label, From: l.From, To: l.To, Emphasis: l.Emphasis, Sum: l.Sum})
+		if q.AmountCents != nil && l.Emphasis && l.To == money.Format(*q.AmountCents, q.Currency) {
+			shown = true
+		}
+	}
+	// The amount once: a quote whose total line carries it needs no
+	// second "Amount" beside it.
+	if q.AmountCents != nil && !shown {
+		v.Amount = money.Format(*q.AmountCents, q.Currency)
+	}
+	if q.EffectiveAt != nil {
+		v.Effective = customerTime(*q.EffectiveAt)
+	}
+	// What it means for the customer is said only as the state allows
+	// (customerConsequences): the money's arrival and the date are
+	// logistics of a change that was not made, so they go with it.
+	switch v.Outcome.Mode {
+	case consequencesWould:
+		v.MoneyArrives, v.Effective = "", ""
+	case consequencesHidden:
+		v.MoneyArrives, v.Effective, v.Consequences = "", "", nil
+	}
+	v.Asked = v.Outcome.Mode == consequencesWould || v.Outcome.Mode == consequencesHidden
+	return v
+}
+
+// customerTime is a moment on a customer's page: the date, the time and
+// its zone ("March 3, 2026, 2:05 PM UTC"). The console does not know the
+// customer's zone, so it says which one it uses.
+func customerTime(t time.Time) string { return t.UTC().Format("January 2, 2006, 3:04 PM MST") }
+
+// customerTitle is a request's title in the customer's words: the quote's
+// customer title when the adapter gives one (no internal ids), else its
+// title.
+func customerTitle(q adapter.Quote) string {
+	if q.Customer != nil && q.Customer.Title != "" {
+		return q.Customer.Title
+	}
+	return q.Title
+}
+
+// waitingForYou is the customer's word for a request awaiting their
+// confirmation; the console's badge says "Awaiting customer".
+const waitingForYou = "Waiting for you to confirm"
+
+// customerBadge is a state's badge text in the customer's words where the
+// console's word is the staff's; the badge's tone stays the state's.
+var customerBadge = map[controlplane.State]string{
+	controlplane.AwaitingConfirmation: waitingForYou,
+	controlplane.AwaitingApproval:     "Waiting for our team",
+	controlplane.Unverified:           "Being checked",
+	controlplane.NotDispatched:        "Not carried out",
+}
+
+// quoteChanges lists what differs between the quote that was replaced and
+// the fresh one, line by line, in the quotes' own words.
+func quoteChanges(was, now adapter.Quote) []views.CustomerQuoteChange {
+	old := map[string]string{}
+	for _, l := range was.Lines {
+		old[l.Label] = lineText(l)
+	}
+	var out []views.CustomerQuoteChange
+	for _, l := range now.Lines {
+		if o, ok := old[l.Label]; ok && o != lineText(l) {
+			out = append(out, views.CustomerQuoteChange{Label: l.Label, Was: o, Now: lineText(l)})
+		}
+	}
+	if was.AmountCents != nil && now.AmountCents != nil && *was.AmountCents != *now.AmountCents {
+		out = append(out, views.CustomerQuoteChange{Label: "Amount", Was: money.Format(*was.AmountCents, was.Currency),
+			Now: money.Format(*now.AmountCents, now.Currency)})
+	}
+	if len(out) == 0 {
+		out = append(out, views.CustomerQuoteChange{Label: strings.ToUpper(was.Target.Kind[:1]) + was.Target.Kind[1:],
+			Was: "as it was when this was prepared", Now: "changed since (for example in another tab)"})
+	}
+	return out
+}
+
+func lineText(l adapter.QuoteLine) string {
+	if l.From != "" {
+		return l.From + " → " + l.To
+	}
+	return l.To
+}
+
+// customerStatus says where a request stands in a customer's words. The
+// badge is the state's one badge, the same as on every console page; the
+// headline and detail are written for the customer, a done one in the
+// words of the action's spec. successor, when known, links the fresh quote
+// that replaced it.
+func customerStatus(inv controlplane.Invocation, spec adapter.ActionSpec, now time.Time, successor string) views.CustomerStatusView {
+	st := views.CustomerStatusView{ID: inv.ID, Decided: true, Successor: successor}
+	badge := func(state controlplane.State) {
+		b := layout.StateBadge(state)
+		st.BadgeClass, st.BadgeText = b.Tone, b.Label
+	}
+	badge(inv.State)
+	working := func(headline, detail string, poll int) views.CustomerStatusView {
+		st.Headline, st.Detail, st.Pending, st.PollSeconds = headline, detail, true, poll
+		return st
+	}
+	final := func(headline, detail string) views.CustomerStatusView {
+		st.Headline, st.Detail = headline, detail
+		return st
+	}
+	// decided says who ended it and why, with the badge in the
+	// customer's words ("You declined", "Declined by our team").
+	decided := func(inv controlplane.Invocation) views.CustomerStatusView {
+		by, words, headline, detail, ok := decidedBy(inv)
+		if !ok {
+			return final("This was not carried out, so nothing has changed.", "")
+		}
+		st.DecidedBy, st.BadgeText = by, words
+		return final(headline, detail)
+	}
+	if words, ok := customerBadge[inv.State]; ok {
+		st.BadgeText = words
+	}
+	switch inv.State {
+	case controlplane.AwaitingConfirmation:
+		if inv.DeadlineAt != nil && !now.Before(*inv.DeadlineAt) {
+			badge(controlplane.Expired)
+			expired := inv
+			expired.State = controlplane.Expired
+			return decided(expired)
+		}
+		st.Decided = false
+		return st
+	case controlplane.AwaitingApproval:
+		return working("A member of our team needs to approve this first. Nothing has changed yet.",
+			"This page updates when it is decided.", 10)
+	case controlplane.Proposed, controlplane.Approved, controlplane.Dispatching:
+		return working("Confirmed. We are carrying this out now.", "This page updates by itself when it is done.", 1)
+	case controlplane.Completed:
+		headline := inv.Say(spec)
+		if ref := inv.CustomerReference(); ref != "" {
+			// The template prints the reference after the verb, marked up:
+			// the same one the assistant's sentence gives.
+			headline = strings.TrimSuffix(headline, " Reference: "+ref+".")
+			st.Reference = ref
+		}
+		detail := "Keep the reference in case you need to ask about this later."
+		if f := inv.Quote.Customer; f != nil && f.MoneyArrives != "" {
+			detail = "When the money arrives: " + kit.LowerFirst(strings.TrimSuffix(f.MoneyArrives, ".")) + ". " + detail
+		}
+		return final(headline, detail)
+	case controlplane.Unverified:
+		return working("We could not confirm this yet; a person will check and we will update this page.",
+			"You don't need to do anything, and please don't ask for it again meanwhile.", 10)
+	case controlplane.Failed:
+		st.DecidedBy = "system"
+		return final("We could not do this, and nothing has changed.", customerHint(inv.Error))
+	case controlplane.NotDispatched:
+		st.DecidedBy = "system"
+		return final("This was not carried out, so nothing has changed.", customerReason(inv.NotDispatchedReason))
+	case controlplane.Rejected, controlplane.Expired:
+		return decided(inv)
+	case controlplane.Reversed:
+		st.Reference = inv.CustomerReference()
+		return final("This was done and has since been reversed.", "")
+	}
+	return final("We can't say yet where this stands.", "")
+}
+
+// customerHint turns a refusal into what a customer can do about it; the
+// adapter's own hints are written for the assistant and for agents.
+func customerHint(e *adapter.Error) string {
+	if e == nil {
+		return "Ask the assistant for another way to help, or to put you through to a person."
+	}
+	switch e.Code {
+	case "payment_method_declined":
+		return "Your card was declined. Update your payment method, then ask the assistant again."
+	case "order_already_fulfilled":
+		return "The order has already left our warehouse, so its address can't change now. Ask the assistant about redirecting the parcel instead."
+	case "already_cancelled", "not_cancelled", "subscription_ended":
+		return "The subscription is no longer in the state this change needs. Ask the assistant to look at it again."
+	case "amount_above_refundable", "outside_refund_window", "outside_refund_window_store_credit", "reason_does_not_apply", "not_delivered":
+		return "This refund isn't possible as it stands. Ask the assistant what we can do instead, or to put you through to a person."
+	case "limit_one_per_day":
+		return "This can be done only once a day. Please try again tomorrow."
+	case "invoice_not_paid":
+		return "That invoice isn't paid yet, so there is no receipt to send."
+	}
+	if e.Retryable {
+		return "Something went wrong on our side. Ask the assistant to try again in a few minutes."
+	}
+	return "Ask the assistant for another way to help, or to put you through to a person."
+}
+
+// customerReason says why a confirmed request never left, for a customer.
+func customerReason(r controlplane.NotDispatchedReason) string {
+	switch r {
+	case controlplane.ReasonTaskPaused, controlplane.ReasonTaskCancelled, controlplane.ReasonTaskClosed, controlplane.ReasonTaskExpired:
+		return "The conversation this came from was stopped before we could carry it out. Ask the assistant if you still want it."
+	case controlplane.ReasonBudgetSpent:
+		return "We reached the number of changes we make in one conversation. A person can help you with this."
+	case controlplane.ReasonGlobalStop:
+		return "Our team paused all changes for the moment. Please ask again a little later."
+	case controlplane.ReasonPolicyDisabled:
+		return "We no longer make this change this way. A person can help you with it."
+	case controlplane.ReasonTargetChanged:
+		return "It changed after you saw the details, so we did not go ahead. Ask the assistant to prepare it again."
+	case controlplane.ReasonUnreachable, controlplane.ReasonNotConnected:
+		return "Our system could not be reached, and nothing was sent. Please try again a little later."
+	}
+	return "Ask the assistant if you still want it."
+}
+
+func customerOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,49 @@
+// Package customer is the end customer's side of the console: the link
+// page that shows a request exactly as its quote says and asks who they
+// are, their requests, and the confirm, decline and stop that decide one
+// request. A customer decides here only what they proved is theirs.
+package customer
+
+import (
+	"countersign/internal/accounts"
+	"countersign/internal/controlplane"
+	"countersign/web/kit"
+	"countersign/web/layout"
+)
+
+// Config is what the customer's pages need.
+type Config struct {
+	Control *controlplane.Service
+	// Confirmations shows customers their requests and checks their proof
+	// of who they are; nil leaves links out (customers then decide signed in).
+	Confirmations ConfirmationLinks
+}
+
+// Handler serves the customer's routes.
+type Handler struct {
+	*layout.Frame
+	cfg Config
+}
+
+// New builds the customer's handlers on the pages' frame.
+func New(frame *layout.Frame, cfg Config) *Handler { return &Handler{Frame: frame, cfg: cfg} }
+
+// Routes is the customer's part of the route table. The routes are public:
+// a customer with a link's proof has no account. Each handler checks that
+// the request is this customer's.
+func (s *Handler) Routes() []kit.Route {
+	customers := kit.For(accounts.Customer)
+	return []kit.Route{
+		kit.GET("/c/:token", s.handleConfirmationLink, kit.Anyone),
+		kit.POST("/c/:token/code", s.handleConfirmationCode, kit.Anyone),
+		kit.POST("/c/:token/verify", s.handleConfirmationVerify, kit.Anyone),
+		// Anyone reaches it; the handler lists only the customer this
+		// browser proved it is (an account or a link's proof), never on a link alone.
+		kit.GET("/requests", s.handleMyRequests, customers),
+		kit.GET("/requests/:id", s.handleCustomerRequest, customers),
+		kit.GET("/requests/:id/status", s.handleCustomerRequestStatus, customers),
+		kit.POST("/requests/:id/confirm", s.handleCustomerConfirm, customers),
+		kit.POST("/requests/:id/decline", s.handleCustomerDecline, customers),
+		kit.POST("/requests/:id/stop", s.handleCustomerStop, customers),
+	}
+}
