@@ -36,25 +36,25 @@ const defaultAPIRatePerMinute = 120
 // API key and applies the key's rate limit. Cookie sessions are not loaded
 // on these paths, so a signed-in browser without a key gets 401 like anyone
 // else.
-func (s *Handler) Authorize(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error { return s.authorizeBearer(c, next) }
+func (h *Handler) Authorize(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error { return h.authorizeBearer(c, next) }
 }
 
-func (s *Handler) authorizeBearer(c echo.Context, next echo.HandlerFunc) error {
+func (h *Handler) authorizeBearer(c echo.Context, next echo.HandlerFunc) error {
 	secret, ok := strings.CutPrefix(c.Request().Header.Get("Authorization"), "Bearer ")
-	if !ok || s.cfg.Assistants == nil {
+	if !ok || h.cfg.Assistants == nil {
 		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="countersign"`)
 		return &apperr.Error{Kind: apperr.Unauthenticated, Code: "missing_api_key",
 			Message: "This call needs an API key.", Hint: "Send Authorization: Bearer csk_live_…; an admin issues keys on /admin/assistants."}
 	}
-	a, key, err := s.cfg.Assistants.Authenticate(c.Request().Context(), strings.TrimSpace(secret))
+	a, key, err := h.cfg.Assistants.Authenticate(c.Request().Context(), strings.TrimSpace(secret))
 	if err != nil {
 		if apperr.Is(err, apperr.Unauthenticated) {
 			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="countersign", error="invalid_token"`)
 		}
 		return err
 	}
-	if err := s.limits.allow(key.ID, s.Now()); err != nil {
+	if err := h.limits.allow(key.ID, h.Now()); err != nil {
 		return err
 	}
 	if err := kit.CheckJSONBody(c.Request()); err != nil {

@@ -23,12 +23,12 @@ type conversationEventRequest struct {
 
 // handleAPIConversationEvent answers POST /api/v1/conversations/:id/events:
 // the assistant reports what it did with a request (201).
-func (s *Handler) handleAPIConversationEvent(c echo.Context) error {
+func (h *Handler) handleAPIConversationEvent(c echo.Context) error {
 	var req conversationEventRequest
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
-	e, err := s.cfg.Assistants.Record(c.Request().Context(), currentAssistant(c), assistants.Event{
+	e, err := h.cfg.Assistants.Record(c.Request().Context(), currentAssistant(c), assistants.Event{
 		ConversationID: c.Param("id"), Intent: assistants.Intent(req.Intent), Mode: assistants.Mode(req.Mode),
 		TaskID: req.TaskID, Summary: req.Summary, Facts: req.Facts, WouldPropose: req.WouldPropose})
 	if err != nil {

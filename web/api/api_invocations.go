@@ -123,16 +123,16 @@ type reconciliationJSON struct {
 
 // invocationOut shapes an invocation for the assistant; the confirmation
 // link is made only while the customer's confirmation is awaited.
-func (s *Handler) invocationOut(ctx context.Context, base string, inv controlplane.Invocation, task controlplane.Task) invocationJSON {
+func (h *Handler) invocationOut(ctx context.Context, base string, inv controlplane.Invocation, task controlplane.Task) invocationJSON {
 	q := inv.Quote
 	out := invocationJSON{ID: inv.ID, TaskID: inv.TaskID, System: inv.System, Action: inv.Action,
 		Target: targetJSON{System: inv.Target.System, Kind: inv.Target.Kind, ID: inv.Target.ID, Display: inv.Target.Display},
 		State:  string(inv.State), StateLabel: inv.State.Label(), Version: inv.Version,
 		Args: argsJSON{Proposed: inv.Args.Proposed, Approved: inv.Args.Approved, Effective: inv.Args.Effective},
 		Quote: quoteJSON{Title: q.Title, Lines: q.Lines, Consequences: q.Consequences, AmountCents: q.AmountCents,
-			Currency: q.Currency, EffectiveAt: q.EffectiveAt, TargetVersion: q.TargetVersion(), Reversible: s.reversible(inv)},
+			Currency: q.Currency, EffectiveAt: q.EffectiveAt, TargetVersion: q.TargetVersion(), Reversible: h.reversible(inv)},
 		Summary: inv.Summary, SummaryDisagrees: inv.SummaryDisagrees, IdempotencyKey: inv.IdempotencyKey,
-		Deduplicated: inv.Deduplicated, Say: inv.Say(s.cfg.Control.ActionSpec(inv.System, inv.Action)), RouteReason: inv.RouteReason, DeadlineAt: inv.DeadlineAt, CreatedAt: inv.CreatedAt}
+		Deduplicated: inv.Deduplicated, Say: inv.Say(h.cfg.Control.ActionSpec(inv.System, inv.Action)), RouteReason: inv.RouteReason, DeadlineAt: inv.DeadlineAt, CreatedAt: inv.CreatedAt}
 	if out.Quote.Lines == nil {
 		out.Quote.Lines = []adapter.QuoteLine{}
 	}
@@ -157,13 +157,13 @@ func (s *Handler) invocationOut(ctx context.Context, base string, inv controlpla
 	case controlplane.AwaitingConfirmation:
 		out.Next = nextJSON{Kind: "confirm", Message: "Send the customer the confirmation link. It shows the request; to confirm, " +
 			"the customer proves who they are there (a code e-mailed to them, or their account). Nothing happens until they confirm."}
-		if s.cfg.Confirmations != nil {
-			for _, p := range s.cfg.Confirmations.Accepts(inv.System) {
+		if h.cfg.Confirmations != nil {
+			for _, p := range h.cfg.Confirmations.Accepts(inv.System) {
 				out.Next.Proofs = append(out.Next.Proofs, string(p))
 			}
-			link, err := s.cfg.Confirmations.Link(ctx, inv, task.CustomerRef)
+			link, err := h.cfg.Confirmations.Link(ctx, inv, task.CustomerRef)
 			if err != nil {
-				s.Log.Warn("confirmation link", "invocation_id", inv.ID, "error", err)
+				h.Log.Warn("confirmation link", "invocation_id", inv.ID, "error", err)
 			} else if strings.HasPrefix(link, "/") {
 				out.Next.URL = base + link
 			} else {
@@ -183,11 +183,11 @@ func (s *Handler) invocationOut(ctx context.Context, base string, inv controlpla
 // reversible says whether Reverse can undo inv: its quote says a
 // compensation exists and the control plane can propose it from the target
 // alone. The API never promises a reversal Reverse would refuse.
-func (s *Handler) reversible(inv controlplane.Invocation) bool {
+func (h *Handler) reversible(inv controlplane.Invocation) bool {
 	if !inv.Quote.Reversible {
 		return false
 	}
-	_, err := s.cfg.Control.Compensation(inv.System, inv.Action)
+	_, err := h.cfg.Control.Compensation(inv.System, inv.Action)
 	return err == nil
 }
 
@@ -215,19 +215,19 @@ const (
 // write and routes it by policy. 201 with the new invocation; 200 with
 // deduplicated:true when the same request was made in this conversation
 // within the dedup window, or when an Idempotency-Key is repeated.
-func (s *Handler) handleAPIPropose(c echo.Context) error {
+func (h *Handler) handleAPIPropose(c echo.Context) error {
 	var req proposeRequest
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
 	a := currentAssistant(c)
 	ctx := c.Request().Context()
-	task, err := s.cfg.Assistants.Task(ctx, a, c.Param("id"))
+	task, err := h.cfg.Assistants.Task(ctx, a, c.Param("id"))
 	if err != nil {
 		return err
 	}
 	key := c.Request().Header.Get("Idempotency-Key")
-	inv, err := s.propose(ctx, a, task, proposal{action: req.Action, system: req.System, args: req.Args, summary: req.Summary, key: key})
+	inv, err := h.propose(ctx, a, task, proposal{action: req.Action, system: req.System, args: req.Args, summary: req.Summary, key: key})
 	if err != nil {
 		return err
 	}
@@ -235,7 +235,7 @@ func (s *Handler) handleAPIPropose(c echo.Context) error {
 	if inv.Deduplicated {
 		status = http.StatusOK
 	}
-	return c.JSON(status, s.invocationOut(c.Request().Context(), baseURL(c), inv, task))
+	return c.JSON(status, h.invocationOut(c.Request().Context(), baseURL(c), inv, task))
 }
 
 // proposal is what the API and the MCP server propose.
@@ -246,7 +246,7 @@ type proposal struct {
 
 // propose checks the assistant has the action turned on, then proposes it
 // through the control plane: the API and the MCP server share this path.
-func (s *Handler) propose(ctx context.Context, a assistants.Assistant, task controlplane.Task, p proposal) (controlplane.Invocation, error) {
+func (h *Handler) propose(ctx context.Context, a assistants.Assistant, task controlplane.Task, p proposal) (controlplane.Invocation, error) {
 	if strings.TrimSpace(p.action) == "" {
 		return controlplane.Invocation{}, apperr.InvalidFields(map[string]string{"action": "required: the action to propose"})
 	}
@@ -264,7 +264,7 @@ func (s *Handler) propose(ctx context.Context, a assistants.Assistant, task cont
 	// compares requests), over the API or MCP.
 	if p.system == "" {
 		var offering []string
-		for _, sys := range s.cfg.Registry.Systems() {
+		for _, sys := range h.cfg.Registry.Systems() {
 			for _, spec := range sys.Actions() {
 				if spec.Name == p.action && task.Allows(sys.Name(), spec.Name) {
 					offering = append(offering, sys.Name())
@@ -284,53 +284,53 @@ func (s *Handler) propose(ctx context.Context, a assistants.Assistant, task cont
 			Message: "This assistant does not have " + p.action + " turned on.",
 			Hint:    "List the tools for this task and propose only what it offers, or hand the request to a person."}
 	}
-	return s.cfg.Control.Propose(ctx, controlplane.Proposal{TaskID: task.ID, System: p.system, Action: p.action,
+	return h.cfg.Control.Propose(ctx, controlplane.Proposal{TaskID: task.ID, System: p.system, Action: p.action,
 		Args: p.args, Summary: p.summary, ClientKey: p.key, Actor: a.Actor()})
 }
 
 // handleAPIInvocation answers GET /api/v1/invocations/:id.
-func (s *Handler) handleAPIInvocation(c echo.Context) error {
-	inv, task, err := s.cfg.Assistants.Invocation(c.Request().Context(), currentAssistant(c), c.Param("id"))
+func (h *Handler) handleAPIInvocation(c echo.Context) error {
+	inv, task, err := h.cfg.Assistants.Invocation(c.Request().Context(), currentAssistant(c), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, s.invocationOut(c.Request().Context(), baseURL(c), inv, task))
+	return c.JSON(http.StatusOK, h.invocationOut(c.Request().Context(), baseURL(c), inv, task))
 }
 
 // handleAPIReconcile answers POST /api/v1/invocations/:id/reconcile: a
 // read-only inspection of an unverified invocation.
-func (s *Handler) handleAPIReconcile(c echo.Context) error {
+func (h *Handler) handleAPIReconcile(c echo.Context) error {
 	a := currentAssistant(c)
-	inv, task, err := s.cfg.Assistants.Invocation(c.Request().Context(), a, c.Param("id"))
+	inv, task, err := h.cfg.Assistants.Invocation(c.Request().Context(), a, c.Param("id"))
 	if err != nil {
 		return err
 	}
-	rec, err := s.cfg.Control.Reconcile(c.Request().Context(), a.Actor(), inv.ID)
+	rec, err := h.cfg.Control.Reconcile(c.Request().Context(), a.Actor(), inv.ID)
 	if err != nil {
 		return err
 	}
-	out := s.invocationOut(c.Request().Context(), baseURL(c), rec.Invocation, task)
+	out := h.invocationOut(c.Request().Context(), baseURL(c), rec.Invocation, task)
 	out.Reconciliation = &reconciliationJSON{Conclusive: rec.Conclusive, Found: rec.Lookup.Found}
 	return c.JSON(http.StatusOK, out)
 }
 
 // handleAPIReverse answers POST /api/v1/invocations/:id/reverse: proposes
 // the compensation of a completed invocation, with its own approval (201).
-func (s *Handler) handleAPIReverse(c echo.Context) error {
+func (h *Handler) handleAPIReverse(c echo.Context) error {
 	a := currentAssistant(c)
-	inv, task, err := s.cfg.Assistants.Invocation(c.Request().Context(), a, c.Param("id"))
+	inv, task, err := h.cfg.Assistants.Invocation(c.Request().Context(), a, c.Param("id"))
 	if err != nil {
 		return err
 	}
 	// The compensation is authorised by its own approval, but the
 	// assistant must still have its action turned on.
-	if _, spec, err := s.cfg.Registry.Action(inv.System, inv.Action); err == nil && spec.Compensation != "" &&
+	if _, spec, err := h.cfg.Registry.Action(inv.System, inv.Action); err == nil && spec.Compensation != "" &&
 		!enabledFor(a, inv.System+"/"+spec.Compensation) {
 		return &apperr.Error{Kind: apperr.Forbidden, Code: "action_not_enabled",
 			Message: "This assistant does not have " + spec.Compensation + " turned on, which reverses this.",
 			Hint:    "Hand the request to a person."}
 	}
-	comp, err := s.cfg.Control.Reverse(c.Request().Context(), a.Actor(), inv.ID)
+	comp, err := h.cfg.Control.Reverse(c.Request().Context(), a.Actor(), inv.ID)
 	if err != nil {
 		return err
 	}
@@ -338,5 +338,5 @@ func (s *Handler) handleAPIReverse(c echo.Context) error {
 	if comp.Deduplicated {
 		status = http.StatusOK
 	}
-	return c.JSON(status, s.invocationOut(c.Request().Context(), baseURL(c), comp, task))
+	return c.JSON(status, h.invocationOut(c.Request().Context(), baseURL(c), comp, task))
 }

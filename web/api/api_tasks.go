@@ -95,12 +95,12 @@ func (r newTaskRequest) OverLimits() kit.FieldLimits {
 // calling assistant, within its maxima, for a customer the business
 // vouched for. Every allowed action must be one the assistant has turned
 // on.
-func (s *Handler) handleAPITaskCreate(c echo.Context) error {
+func (h *Handler) handleAPITaskCreate(c echo.Context) error {
 	var req newTaskRequest
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
-	t, err := s.createTask(c.Request().Context(), currentAssistant(c), req)
+	t, err := h.createTask(c.Request().Context(), currentAssistant(c), req)
 	if err != nil {
 		return err
 	}
@@ -109,18 +109,18 @@ func (s *Handler) handleAPITaskCreate(c echo.Context) error {
 
 // createTask opens a task for the assistant, from the API or MCP's
 // open_task. Every allowed action must be one the assistant has turned on.
-func (s *Handler) createTask(ctx context.Context, a assistants.Assistant, req newTaskRequest) (controlplane.Task, error) {
+func (h *Handler) createTask(ctx context.Context, a assistants.Assistant, req newTaskRequest) (controlplane.Task, error) {
 	for _, name := range req.AllowedActions {
 		// Read tools work in every task; naming one is accepted and changes
 		// nothing (the control plane still wants at least one write).
-		if s.cfg.Control.IsReadTool(name) && !s.cfg.Control.KnownAction(name) {
+		if h.cfg.Control.IsReadTool(name) && !h.cfg.Control.KnownAction(name) {
 			continue
 		}
 		if !enabledFor(a, name) {
 			return controlplane.Task{}, apperr.InvalidFields(map[string]string{"allowed_actions": fmt.Sprintf("%q is not enabled for this assistant", name)})
 		}
 	}
-	return s.cfg.Assistants.OpenTask(ctx, a, assistants.TaskRequest{CustomerRef: req.CustomerRef,
+	return h.cfg.Assistants.OpenTask(ctx, a, assistants.TaskRequest{CustomerRef: req.CustomerRef,
 		ConversationID: req.ConversationID, Systems: req.Systems, AllowedActions: req.AllowedActions,
 		WriteBudget: req.WriteBudget, InflightLimit: req.InflightLimit, RatePerMinute: req.RatePerMinute,
 		ExpiresAt: req.ExpiresAt, CustomerAssertion: req.CustomerAssertion})
@@ -142,13 +142,13 @@ func enabledFor(a assistants.Assistant, name string) bool {
 
 // handleAPITask answers GET /api/v1/tasks/:id: the task with its budget
 // left and its invocations, newest last, counted by state.
-func (s *Handler) handleAPITask(c echo.Context) error {
+func (h *Handler) handleAPITask(c echo.Context) error {
 	ctx := c.Request().Context()
-	t, err := s.cfg.Assistants.Task(ctx, currentAssistant(c), c.Param("id"))
+	t, err := h.cfg.Assistants.Task(ctx, currentAssistant(c), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	invs, err := s.cfg.Control.Invocations(ctx, t.ID)
+	invs, err := h.cfg.Control.Invocations(ctx, t.ID)
 	if err != nil {
 		return err
 	}
@@ -156,7 +156,7 @@ func (s *Handler) handleAPITask(c echo.Context) error {
 	out.Invocations = []invocationJSON{}
 	out.InvocationsByState = map[string]int{}
 	for _, inv := range invs {
-		out.Invocations = append(out.Invocations, s.invocationOut(ctx, baseURL(c), inv, t))
+		out.Invocations = append(out.Invocations, h.invocationOut(ctx, baseURL(c), inv, t))
 		out.InvocationsByState[string(inv.State)]++
 	}
 	return c.JSON(http.StatusOK, out)
@@ -169,27 +169,27 @@ type versionRequest struct {
 
 // handleAPITaskPause answers POST /api/v1/tasks/:id/pause: no permit is
 // granted after it commits.
-func (s *Handler) handleAPITaskPause(c echo.Context) error {
-	return s.changeAPITask(c, s.cfg.Control.Pause)
+func (h *Handler) handleAPITaskPause(c echo.Context) error {
+	return h.changeAPITask(c, h.cfg.Control.Pause)
 }
 
 // handleAPITaskResume answers POST /api/v1/tasks/:id/resume.
-func (s *Handler) handleAPITaskResume(c echo.Context) error {
-	return s.changeAPITask(c, s.cfg.Control.Resume)
+func (h *Handler) handleAPITaskResume(c echo.Context) error {
+	return h.changeAPITask(c, h.cfg.Control.Resume)
 }
 
 // handleAPITaskCancel answers POST /api/v1/tasks/:id/cancel.
-func (s *Handler) handleAPITaskCancel(c echo.Context) error {
-	return s.changeAPITask(c, s.cfg.Control.Cancel)
+func (h *Handler) handleAPITaskCancel(c echo.Context) error {
+	return h.changeAPITask(c, h.cfg.Control.Cancel)
 }
 
-func (s *Handler) changeAPITask(c echo.Context, change func(context.Context, controlplane.Actor, string, int32) (controlplane.Task, error)) error {
+func (h *Handler) changeAPITask(c echo.Context, change func(context.Context, controlplane.Actor, string, int32) (controlplane.Task, error)) error {
 	var req versionRequest
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
 	a := currentAssistant(c)
-	t, err := s.cfg.Assistants.Task(c.Request().Context(), a, c.Param("id"))
+	t, err := h.cfg.Assistants.Task(c.Request().Context(), a, c.Param("id"))
 	if err != nil {
 		return err
 	}

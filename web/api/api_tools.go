@@ -21,17 +21,17 @@ type toolsAnswer struct {
 // calling assistant after the three filters (connected, turned on by the
 // assistant, left on by the action's policy), narrowed to the task's
 // systems and actions when task is given.
-func (s *Handler) handleAPITools(c echo.Context) error {
+func (h *Handler) handleAPITools(c echo.Context) error {
 	a := currentAssistant(c)
 	var task *controlplane.Task
 	if id := c.QueryParam("task"); id != "" {
-		t, err := s.cfg.Assistants.Task(c.Request().Context(), a, id)
+		t, err := h.cfg.Assistants.Task(c.Request().Context(), a, id)
 		if err != nil {
 			return err
 		}
 		task = &t
 	}
-	tools, err := s.cfg.Assistants.Catalog(c.Request().Context(), a, task, c.QueryParam("q"))
+	tools, err := h.cfg.Assistants.Catalog(c.Request().Context(), a, task, c.QueryParam("q"))
 	if err != nil {
 		return err
 	}
@@ -60,7 +60,7 @@ func (r readToolRequest) OverLimits() kit.FieldLimits {
 
 // handleAPIToolCall answers POST /api/v1/tools/:name: runs a read tool for
 // the task's customer and returns {data, count, truncated}.
-func (s *Handler) handleAPIToolCall(c echo.Context) error {
+func (h *Handler) handleAPIToolCall(c echo.Context) error {
 	var req readToolRequest
 	if err := decodeJSON(c, &req); err != nil {
 		return err
@@ -71,11 +71,11 @@ func (s *Handler) handleAPIToolCall(c echo.Context) error {
 	if req.Task == "" {
 		return apperr.InvalidFields(map[string]string{"task": "required: the task whose customer this read is for"})
 	}
-	task, err := s.cfg.Assistants.Task(c.Request().Context(), currentAssistant(c), req.Task)
+	task, err := h.cfg.Assistants.Task(c.Request().Context(), currentAssistant(c), req.Task)
 	if err != nil {
 		return err
 	}
-	res, err := s.cfg.Assistants.Read(c.Request().Context(), task, req.System, c.Param("name"), req.Args)
+	res, err := h.cfg.Assistants.Read(c.Request().Context(), task, req.System, c.Param("name"), req.Args)
 	if err != nil {
 		return err
 	}

@@ -56,22 +56,22 @@ var CheckedHeaders = []string{"Idempotency-Key", mcpTaskHeader}
 
 // Routes is the assistant's part of the route table; every route but the
 // OpenAPI description takes an API key, which Authorize checks.
-func (s *Handler) Routes() []kit.Route {
+func (h *Handler) Routes() []kit.Route {
 	key := kit.APIKey
 	return []kit.Route{
-		kit.GET("/api/v1/openapi.json", s.handleOpenAPI, kit.Anyone),
-		kit.GET("/api/v1/tools", s.handleAPITools, key),
-		kit.POST("/api/v1/tools/:name", s.handleAPIToolCall, key),
-		kit.POST("/api/v1/tasks", s.handleAPITaskCreate, key),
-		kit.GET("/api/v1/tasks/:id", s.handleAPITask, key),
-		kit.POST("/api/v1/tasks/:id/pause", s.handleAPITaskPause, key),
-		kit.POST("/api/v1/tasks/:id/resume", s.handleAPITaskResume, key),
-		kit.POST("/api/v1/tasks/:id/cancel", s.handleAPITaskCancel, key),
-		kit.POST("/api/v1/tasks/:id/invocations", s.handleAPIPropose, key),
-		kit.GET("/api/v1/invocations/:id", s.handleAPIInvocation, key),
-		kit.POST("/api/v1/invocations/:id/reconcile", s.handleAPIReconcile, key),
-		kit.POST("/api/v1/invocations/:id/reverse", s.handleAPIReverse, key),
-		kit.POST("/api/v1/conversations/:id/events", s.handleAPIConversationEvent, key),
-		kit.POST("/mcp", s.handleMCP, key),
+		kit.GET("/api/v1/openapi.json", h.handleOpenAPI, kit.Anyone),
+		kit.GET("/api/v1/tools", h.handleAPITools, key),
+		kit.POST("/api/v1/tools/:name", h.handleAPIToolCall, key),
+		kit.POST("/api/v1/tasks", h.handleAPITaskCreate, key),
+		kit.GET("/api/v1/tasks/:id", h.handleAPITask, key),
+		kit.POST("/api/v1/tasks/:id/pause", h.handleAPITaskPause, key),
+		kit.POST("/api/v1/tasks/:id/resume", h.handleAPITaskResume, key),
+		kit.POST("/api/v1/tasks/:id/cancel", h.handleAPITaskCancel, key),
+		kit.POST("/api/v1/tasks/:id/invocations", h.handleAPIPropose, key),
+		kit.GET("/api/v1/invocations/:id", h.handleAPIInvocation, key),
+		kit.POST("/api/v1/invocations/:id/reconcile", h.handleAPIReconcile, key),
+		kit.POST("/api/v1/invocations/:id/reverse", h.handleAPIReverse, key),
+		kit.POST("/api/v1/conversations/:id/events", h.handleAPIConversationEvent, key),
+		kit.POST("/mcp", h.handleMCP, key),
 	}
 }

@@ -48,19 +48,19 @@ call open_task first and pass the task_id it returns to every other tool.`
 // newMCPHandler builds the streamable-HTTP MCP handler. It is stateless:
 // each POST builds a server offering the calling assistant's catalog for
 // the connection's task, so a catalog change shows on the next call.
-func (s *Handler) newMCPHandler() http.Handler {
+func (h *Handler) newMCPHandler() http.Handler {
 	return mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		req, ok := r.Context().Value(mcpRequestKey{}).(mcpRequest)
 		if !ok {
 			return nil
 		}
-		srv, err := s.mcpServer(r.Context(), req)
+		srv, err := h.mcpServer(r.Context(), req)
 		if err != nil {
-			s.Log.Error("build MCP server", "assistant_id", req.assistant.ID, "error", err)
+			h.Log.Error("build MCP server", "assistant_id", req.assistant.ID, "error", err)
 			return nil
 		}
 		return srv
-	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.Log,
+	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: h.Log,
 		// Callers are authenticated by bearer key, which a rebinding page
 		// cannot send, and the console often runs behind a local proxy.
 		DisableLocalhostProtection: true})
@@ -71,7 +71,7 @@ func (s *Handler) newMCPHandler() http.Handler {
 // stock client's connection whose tools take task_id and which opens tasks
 // with open_task. Every call names its task, so any console instance serves
 // any call and nothing of the connection lives in memory.
-func (s *Handler) handleMCP(c echo.Context) error {
+func (h *Handler) handleMCP(c echo.Context) error {
 	a := currentAssistant(c)
 	id := c.QueryParam("task")
 	if id == "" {
@@ -85,14 +85,14 @@ func (s *Handler) handleMCP(c echo.Context) error {
 	}
 	req := mcpRequest{assistant: a, open: id == "", base: baseURL(c)}
 	if !req.open {
-		task, err := s.cfg.Assistants.Task(c.Request().Context(), a, id)
+		task, err := h.cfg.Assistants.Task(c.Request().Context(), a, id)
 		if err != nil {
-			return s.mcpError(c, err)
+			return h.mcpError(c, err)
 		}
 		req.task = task
 	}
 	ctx := context.WithValue(c.Request().Context(), mcpRequestKey{}, req)
-	s.mcp.ServeHTTP(c.Response(), c.Request().WithContext(ctx))
+	h.mcp.ServeHTTP(c.Response(), c.Request().WithContext(ctx))
 	return nil
 }
 
@@ -112,7 +112,7 @@ func isJSONArray(r *http.Request) bool {
 // mcpError answers a request the MCP server cannot take (an unknown task in
 // the URL) as a JSON-RPC error, which MCP clients understand, with the
 // API's error in its data.
-func (s *Handler) mcpError(c echo.Context, err error) error {
+func (h *Handler) mcpError(c echo.Context, err error) error {
 	status, body := kit.Describe(err)
 	return c.JSON(status, map[string]any{"jsonrpc": "2.0", "id": nil,
 		"error": map[string]any{"code": -32602, "message": body.Message, "data": body}})
@@ -120,26 +120,26 @@ func (s *Handler) mcpError(c echo.Context, err error) error {
 
 // mcpServer offers the same filtered catalog as GET /api/v1/tools for the
 // task, and the calls that follow a proposal.
-func (s *Handler) mcpServer(ctx context.Context, req mcpRequest) (*mcp.Server, error) {
+func (h *Handler) mcpServer(ctx context.Context, req mcpRequest) (*mcp.Server, error) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "countersign", Title: "Countersign", Version: "1"},
-		&mcp.ServerOptions{Instructions: mcpInstructions, Logger: s.Log})
+		&mcp.ServerOptions{Instructions: mcpInstructions, Logger: h.Log})
 	var scope *controlplane.Task
 	if !req.open {
 		scope = &req.task
 	}
-	tools, err := s.cfg.Assistants.Catalog(ctx, req.assistant, scope, "")
+	tools, err := h.cfg.Assistants.Catalog(ctx, req.assistant, scope, "")
 	if err != nil {
 		return nil, err
 	}
 	if req.open {
-		s.addMCPOpenTask(srv, req)
+		h.addMCPOpenTask(srv, req)
 	}
 	for _, t := range tools {
 		if t.Kind == assistants.KindRead {
-			s.addMCPReadTool(srv, req, t)
+			h.addMCPReadTool(srv, req, t)
 			continue
 		}
-		s.addMCPWriteTool(srv, req, t)
+		h.addMCPWriteTool(srv, req, t)
 	}
 	srv.AddTool(&mcp.Tool{Name: "get_invocation", Title: "Where a proposal stands",
 		Description: "Read a proposed write: its state, result, error and the sentence you may say to the customer now (say). Never tell the customer something is done unless state is completed.",
@@ -152,18 +152,18 @@ func (s *Handler) mcpServer(ctx context.Context, req mcpRequest) (*mcp.Server, e
 			if err := strictArgs(r.Params.Arguments, &in); err != nil {
 				return toolError(err), nil
 			}
-			inv, task, err := s.cfg.Assistants.Invocation(ctx, req.assistant, in.InvocationID)
+			inv, task, err := h.cfg.Assistants.Invocation(ctx, req.assistant, in.InvocationID)
 			if err != nil {
 				return toolError(err), nil
 			}
-			return toolResult(s.invocationOut(ctx, req.base, inv, task)), nil
+			return toolResult(h.invocationOut(ctx, req.base, inv, task)), nil
 		})
 	srv.AddTool(&mcp.Tool{Name: "pause_task", Title: "Pause this task",
 		Description: "Pause the task when the customer says stop: once this returns no further request is sent; a request already on its way to the business system may still finish. A person resumes it.",
 		InputSchema: withTaskID(req, objSchema(map[string]any{"expected_version": map[string]any{"type": "integer", "description": "the task's version as you last read it; omit to pause whatever its version"}})),
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: false}},
 		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			task, rest, err := s.mcpTask(ctx, req, r.Params.Arguments)
+			task, rest, err := h.mcpTask(ctx, req, r.Params.Arguments)
 			if err != nil {
 				return toolError(err), nil
 			}
@@ -173,7 +173,7 @@ func (s *Handler) mcpServer(ctx context.Context, req mcpRequest) (*mcp.Server, e
 			if err := strictArgs(rest, &in); err != nil {
 				return toolError(err), nil
 			}
-			t, err := s.cfg.Control.Pause(ctx, req.assistant.Actor(), task.ID, in.ExpectedVersion)
+			t, err := h.cfg.Control.Pause(ctx, req.assistant.Actor(), task.ID, in.ExpectedVersion)
 			if err != nil {
 				return toolError(err), nil
 			}
@@ -182,15 +182,15 @@ func (s *Handler) mcpServer(ctx context.Context, req mcpRequest) (*mcp.Server, e
 	return srv, nil
 }
 
-func (s *Handler) addMCPReadTool(srv *mcp.Server, req mcpRequest, t assistants.Tool) {
+func (h *Handler) addMCPReadTool(srv *mcp.Server, req mcpRequest, t assistants.Tool) {
 	srv.AddTool(&mcp.Tool{Name: t.Name, Title: t.Title, Description: sentenceEnd(t.Description) + " It reads the " + t.System + " system and changes nothing.",
 		InputSchema: withTaskID(req, t.InputSchema), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}},
 		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			task, args, err := s.mcpTask(ctx, req, r.Params.Arguments)
+			task, args, err := h.mcpTask(ctx, req, r.Params.Arguments)
 			if err != nil {
 				return toolError(err), nil
 			}
-			res, err := s.cfg.Assistants.Read(ctx, task, t.System, t.Name, args)
+			res, err := h.cfg.Assistants.Read(ctx, task, t.System, t.Name, args)
 			if err != nil {
 				return toolError(err), nil
 			}
@@ -201,7 +201,7 @@ func (s *Handler) addMCPReadTool(srv *mcp.Server, req mcpRequest, t assistants.T
 // addMCPWriteTool offers propose_<action>, with the action's guidance as a
 // resource and a prompt. The tool's input is the action's arguments plus
 // summary and idempotency_key.
-func (s *Handler) addMCPWriteTool(srv *mcp.Server, req mcpRequest, t assistants.Tool) {
+func (h *Handler) addMCPWriteTool(srv *mcp.Server, req mcpRequest, t assistants.Tool) {
 	schema := map[string]any{}
 	for k, v := range t.InputSchema {
 		schema[k] = v
@@ -226,7 +226,7 @@ func (s *Handler) addMCPWriteTool(srv *mcp.Server, req mcpRequest, t assistants.
 	srv.AddTool(&mcp.Tool{Name: "propose_" + t.Name, Title: "Propose: " + t.Title, Description: desc, InputSchema: schema,
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: true}},
 		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			task, rest, err := s.mcpTask(ctx, req, r.Params.Arguments)
+			task, rest, err := h.mcpTask(ctx, req, r.Params.Arguments)
 			if err != nil {
 				return toolError(err), nil
 			}
@@ -245,11 +245,11 @@ func (s *Handler) addMCPWriteTool(srv *mcp.Server, req mcpRequest, t assistants.
 				delete(args, "idempotency_key")
 			}
 			p.args, _ = json.Marshal(args)
-			inv, err := s.propose(ctx, req.assistant, task, p)
+			inv, err := h.propose(ctx, req.assistant, task, p)
 			if err != nil {
 				return toolError(err), nil
 			}
-			return toolResult(s.invocationOut(ctx, req.base, inv, task)), nil
+			return toolResult(h.invocationOut(ctx, req.base, inv, task)), nil
 		})
 	srv.AddResource(&mcp.Resource{URI: guidanceURI, Name: t.System + "/" + t.Name, Title: "Guidance: " + t.Title,
 		Description: "When to use " + t.Name + ", and what its policy allows.", MIMEType: "text/plain"},

@@ -52,9 +52,9 @@ func withTaskID(req mcpRequest, schema map[string]any) map[string]any {
 // call's arguments without task_id: the connection's task, or, on a
 // connection that names none, the task_id argument's. Another assistant's
 // task answers like a missing one.
-func (s *Handler) mcpTask(ctx context.Context, req mcpRequest, raw json.RawMessage) (controlplane.Task, json.RawMessage, error) {
+func (h *Handler) mcpTask(ctx context.Context, req mcpRequest, raw json.RawMessage) (controlplane.Task, json.RawMessage, error) {
 	if !req.open {
-		t, err := s.cfg.Assistants.Task(ctx, req.assistant, req.task.ID)
+		t, err := h.cfg.Assistants.Task(ctx, req.assistant, req.task.ID)
 		return t, raw, err
 	}
 	var args map[string]json.RawMessage
@@ -70,13 +70,13 @@ func (s *Handler) mcpTask(ctx context.Context, req mcpRequest, raw json.RawMessa
 	}
 	delete(args, "task_id")
 	rest, _ := json.Marshal(args)
-	t, err := s.cfg.Assistants.Task(ctx, req.assistant, id)
+	t, err := h.cfg.Assistants.Task(ctx, req.assistant, id)
 	return t, rest, err
 }
 
 // addMCPOpenTask offers open_task on a connection that names no task: the
 // same as POST /api/v1/tasks, with the same defaults and limits.
-func (s *Handler) addMCPOpenTask(srv *mcp.Server, req mcpRequest) {
+func (h *Handler) addMCPOpenTask(srv *mcp.Server, req mcpRequest) {
 	intProp := func(desc string) map[string]any {
 		return map[string]any{"type": "integer", "minimum": 1, "description": desc}
 	}
@@ -107,7 +107,7 @@ func (s *Handler) addMCPOpenTask(srv *mcp.Server, req mcpRequest) {
 			if err := in.OverLimits().Err(); err != nil {
 				return toolError(err), nil
 			}
-			t, err := s.createTask(ctx, req.assistant, in)
+			t, err := h.createTask(ctx, req.assistant, in)
 			if err != nil {
 				return toolError(err), nil
 			}

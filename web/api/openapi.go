@@ -54,14 +54,14 @@ var apiDocs = map[string]apiOp{
 }
 
 // handleOpenAPI answers GET /api/v1/openapi.json.
-func (s *Handler) handleOpenAPI(c echo.Context) error {
-	return c.JSON(http.StatusOK, s.OpenAPI())
+func (h *Handler) handleOpenAPI(c echo.Context) error {
+	return c.JSON(http.StatusOK, h.OpenAPI())
 }
 
 // OpenAPI builds the OpenAPI 3.1 document of the JSON API from the route
 // table and apiDocs; an entry of either without the other still appears
 // (marked x-undocumented or x-no-route) so the drift test can see it.
-func (s *Handler) OpenAPI() map[string]any {
+func (h *Handler) OpenAPI() map[string]any {
 	ops := map[string]map[string]any{}
 	add := func(method, path string, op apiOp, known bool, routed bool) {
 		p := openAPIPath(path)
@@ -111,7 +111,7 @@ func (s *Handler) OpenAPI() map[string]any {
 		ops[p][strings.ToLower(method)] = o
 	}
 	routed := map[string]bool{}
-	for _, r := range s.Routes() {
+	for _, r := range h.Routes() {
 		if !strings.HasPrefix(r.Path, apiBase+"/") {
 			continue
 		}

@@ -11,17 +11,17 @@ import (
 // as GET /api/v1/invocations/{id} shows it; base is the console's public
 // address (for the customer's confirmation link), as there is no request
 // to take it from. The worker in internal/webhooks calls it.
-func (s *Handler) WebhookRender(base string) webhooks.Render {
+func (h *Handler) WebhookRender(base string) webhooks.Render {
 	base = strings.TrimRight(base, "/")
 	return func(ctx context.Context, invocationID string) (any, error) {
-		inv, err := s.cfg.Control.Invocation(ctx, invocationID)
+		inv, err := h.cfg.Control.Invocation(ctx, invocationID)
 		if err != nil {
 			return nil, err
 		}
-		task, err := s.cfg.Control.Task(ctx, inv.TaskID)
+		task, err := h.cfg.Control.Task(ctx, inv.TaskID)
 		if err != nil {
 			return nil, err
 		}
-		return s.invocationOut(ctx, base, inv, task), nil
+		return h.invocationOut(ctx, base, inv, task), nil
 	}
 }

@@ -11,21 +11,21 @@ import (
 )
 
 // handlePasswordForm answers GET /account/password.
-func (s *Handler) handlePasswordForm(c echo.Context) error {
-	p := s.Page(c, "Change password")
+func (h *Handler) handlePasswordForm(c echo.Context) error {
+	p := h.Page(c, "Change password")
 	return kit.Render(c, http.StatusOK, views.Password(p, views.PasswordForm{}))
 }
 
 // handlePasswordChange answers POST /account/password: every other session
 // of the user ends; this one stays. Wrong current passwords are throttled
 // like sign-ins (429 with the form and Retry-After).
-func (s *Handler) handlePasswordChange(c echo.Context) error {
+func (h *Handler) handlePasswordChange(c echo.Context) error {
 	u, _ := kit.CurrentUser(c)
 	sess := kit.Session(c)
-	err := s.Accounts.ChangePassword(c.Request().Context(), u.ID, c.FormValue("current"), c.FormValue("new"),
+	err := h.Accounts.ChangePassword(c.Request().Context(), u.ID, c.FormValue("current"), c.FormValue("new"),
 		kit.HashID(sess.ID), c.RealIP())
 	if e, ok := apperr.As(err); ok && (e.Kind == apperr.Invalid || e.Kind == apperr.LimitReached) {
-		p := s.Page(c, "Change password")
+		p := h.Page(c, "Change password")
 		fields := e.Fields
 		if e.Kind == apperr.LimitReached {
 			fields = map[string]string{"current": e.Message}

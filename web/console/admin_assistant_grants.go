@@ -18,7 +18,7 @@ import (
 // the maxima of the assistant's tasks' limits and whether it may act for
 // any customer. Invalid numbers re-render the page with 422 and what was
 // typed; the change and its audit event commit together.
-func (s *Handler) handleAdminAssistantGrants(c echo.Context) error {
+func (h *Handler) handleAdminAssistantGrants(c echo.Context) error {
 	ctx := c.Request().Context()
 	form := views.GrantsForm{AssistantID: c.Param("id"), MaxWriteBudget: c.FormValue("max_write_budget"),
 		MaxInflightLimit: c.FormValue("max_inflight_limit"), MaxRatePerMinute: c.FormValue("max_rate_per_minute"),
@@ -26,18 +26,18 @@ func (s *Handler) handleAdminAssistantGrants(c echo.Context) error {
 	g := assistants.Grants{MaxWriteBudget: formInt(form.MaxWriteBudget), MaxInflightLimit: formInt(form.MaxInflightLimit),
 		MaxRatePerMinute: formInt(form.MaxRatePerMinute), AnyCustomer: form.AnyCustomer}
 	admin, _ := kit.CurrentUser(c)
-	a, err := s.cfg.Assistants.SetGrants(ctx, controlplane.UserActor(admin.ID, string(admin.Role), admin.Name), form.AssistantID, g)
+	a, err := h.cfg.Assistants.SetGrants(ctx, controlplane.UserActor(admin.ID, string(admin.Role), admin.Name), form.AssistantID, g)
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
 		for k, v := range e.Fields {
 			form.Errors[k] = v
 		}
-		return s.renderAdminAssistants(c, http.StatusUnprocessableEntity, views.AdminAssistantsView{
+		return h.renderAdminAssistants(c, http.StatusUnprocessableEntity, views.AdminAssistantsView{
 			Form: views.NewAssistantForm{EnableAll: true}, GrantsForm: form})
 	}
 	if err != nil {
 		return err
 	}
-	s.Log.Info("assistant grants changed", "by", admin.ID, "assistant_id", a.ID, "any_customer", g.AnyCustomer)
+	h.Log.Info("assistant grants changed", "by", admin.ID, "assistant_id", a.ID, "any_customer", g.AnyCustomer)
 	kit.SetFlash(c, "Saved the task limits of "+a.Name+".", false)
 	return kit.SeeOther(c, "/admin/assistants")
 }

@@ -14,34 +14,34 @@ import (
 
 // handleAdminAssistants answers GET /admin/assistants; right after a key
 // was issued it shows that key, once.
-func (s *Handler) handleAdminAssistants(c echo.Context) error {
+func (h *Handler) handleAdminAssistants(c echo.Context) error {
 	v := views.AdminAssistantsView{Form: views.NewAssistantForm{EnableAll: true}, NewKey: popKeyFlash(c)}
 	if v.NewKey != nil {
 		c.Response().Header().Set("Cache-Control", "no-store")
 	}
-	return s.renderAdminAssistants(c, http.StatusOK, v)
+	return h.renderAdminAssistants(c, http.StatusOK, v)
 }
 
 // handleAdminAssistantCreate answers POST /admin/assistants; with
 // enable_all, every action of the connected systems is turned on.
-func (s *Handler) handleAdminAssistantCreate(c echo.Context) error {
+func (h *Handler) handleAdminAssistantCreate(c echo.Context) error {
 	ctx := c.Request().Context()
 	form := views.NewAssistantForm{Name: c.FormValue("name"), EnableAll: c.FormValue("enable_all") == "on"}
 	admin, _ := kit.CurrentUser(c)
-	a, err := s.cfg.Assistants.Create(ctx, &admin.ID, form.Name)
+	a, err := h.cfg.Assistants.Create(ctx, &admin.ID, form.Name)
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
 		form.Errors = e.Fields
-		return s.renderAdminAssistants(c, http.StatusUnprocessableEntity, views.AdminAssistantsView{Form: form})
+		return h.renderAdminAssistants(c, http.StatusUnprocessableEntity, views.AdminAssistantsView{Form: form})
 	}
 	if err != nil {
 		return err
 	}
 	if form.EnableAll {
-		if err := s.cfg.Assistants.EnableAll(ctx, a.ID); err != nil {
+		if err := h.cfg.Assistants.EnableAll(ctx, a.ID); err != nil {
 			return err
 		}
 	}
-	s.Log.Info("assistant created", "by", admin.ID, "assistant_id", a.ID)
+	h.Log.Info("assistant created", "by", admin.ID, "assistant_id", a.ID)
 	kit.SetFlash(c, "Added the assistant "+a.Name+". Issue it a key to let it call the API.", false)
 	return kit.SeeOther(c, "/admin/assistants")
 }
@@ -49,13 +49,13 @@ func (s *Handler) handleAdminAssistantCreate(c echo.Context) error {
 // handleAdminAssistantKeyCreate answers POST /admin/assistants/:id/keys
 // and redirects to the page that shows the key once (setKeyFlash), so a
 // reload of that page issues nothing. The key is stored only as a hash.
-func (s *Handler) handleAdminAssistantKeyCreate(c echo.Context) error {
+func (h *Handler) handleAdminAssistantKeyCreate(c echo.Context) error {
 	admin, _ := kit.CurrentUser(c)
-	a, err := s.cfg.Assistants.Get(c.Request().Context(), c.Param("id"))
+	a, err := h.cfg.Assistants.Get(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	key, secret, err := s.cfg.Assistants.IssueKey(c.Request().Context(), a.ID, &admin.ID)
+	key, secret, err := h.cfg.Assistants.IssueKey(c.Request().Context(), a.ID, &admin.ID)
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.IllegalTransition {
 		kit.SetFlash(c, e.Message, true)
 		return kit.SeeOther(c, "/admin/assistants")
@@ -63,16 +63,16 @@ func (s *Handler) handleAdminAssistantKeyCreate(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	s.Log.Info("api key issued", "by", admin.ID, "assistant_id", a.ID, "key_id", key.ID)
+	h.Log.Info("api key issued", "by", admin.ID, "assistant_id", a.ID, "key_id", key.ID)
 	setKeyFlash(c, a.Name, secret)
 	return kit.SeeOther(c, "/admin/assistants")
 }
 
 // handleAdminAssistantActions answers POST /admin/assistants/:id/actions:
 // the checked actions are turned on, the others off.
-func (s *Handler) handleAdminAssistantActions(c echo.Context) error {
+func (h *Handler) handleAdminAssistantActions(c echo.Context) error {
 	ctx := c.Request().Context()
-	a, err := s.cfg.Assistants.Get(ctx, c.Param("id"))
+	a, err := h.cfg.Assistants.Get(ctx, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -81,23 +81,23 @@ func (s *Handler) handleAdminAssistantActions(c echo.Context) error {
 		return apperr.Wrap(err, apperr.BadRequest, "The form could not be read.")
 	}
 	on := form["action"]
-	for _, sys := range s.cfg.Registry.Systems() {
+	for _, sys := range h.cfg.Registry.Systems() {
 		for _, spec := range sys.Actions() {
-			if err := s.cfg.Assistants.SetAction(ctx, a.ID, sys.Name(), spec.Name, slices.Contains(on, sys.Name()+"/"+spec.Name)); err != nil {
+			if err := h.cfg.Assistants.SetAction(ctx, a.ID, sys.Name(), spec.Name, slices.Contains(on, sys.Name()+"/"+spec.Name)); err != nil {
 				return err
 			}
 		}
 	}
 	admin, _ := kit.CurrentUser(c)
-	s.Log.Info("assistant actions changed", "by", admin.ID, "assistant_id", a.ID, "enabled", on)
+	h.Log.Info("assistant actions changed", "by", admin.ID, "assistant_id", a.ID, "enabled", on)
 	kit.SetFlash(c, "Saved the actions of "+a.Name+".", false)
 	return kit.SeeOther(c, "/admin/assistants")
 }
 
 // handleAdminAssistantDisable answers POST /admin/assistants/:id/disable:
 // its keys stop working at once.
-func (s *Handler) handleAdminAssistantDisable(c echo.Context) error {
-	if err := s.cfg.Assistants.SetDisabled(c.Request().Context(), c.Param("id"), true); err != nil {
+func (h *Handler) handleAdminAssistantDisable(c echo.Context) error {
+	if err := h.cfg.Assistants.SetDisabled(c.Request().Context(), c.Param("id"), true); err != nil {
 		return err
 	}
 	kit.SetFlash(c, "Assistant disabled; its keys no longer work.", false)
@@ -105,8 +105,8 @@ func (s *Handler) handleAdminAssistantDisable(c echo.Context) error {
 }
 
 // handleAdminAssistantEnable answers POST /admin/assistants/:id/enable.
-func (s *Handler) handleAdminAssistantEnable(c echo.Context) error {
-	if err := s.cfg.Assistants.SetDisabled(c.Request().Context(), c.Param("id"), false); err != nil {
+func (h *Handler) handleAdminAssistantEnable(c echo.Context) error {
+	if err := h.cfg.Assistants.SetDisabled(c.Request().Context(), c.Param("id"), false); err != nil {
 		return err
 	}
 	kit.SetFlash(c, "Assistant enabled; its live keys work again.", false)
@@ -114,21 +114,21 @@ func (s *Handler) handleAdminAssistantEnable(c echo.Context) error {
 }
 
 // handleAdminKeyRevoke answers POST /admin/keys/:id/revoke.
-func (s *Handler) handleAdminKeyRevoke(c echo.Context) error {
-	k, err := s.cfg.Assistants.RevokeKey(c.Request().Context(), c.Param("id"))
+func (h *Handler) handleAdminKeyRevoke(c echo.Context) error {
+	k, err := h.cfg.Assistants.RevokeKey(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
 	admin, _ := kit.CurrentUser(c)
-	s.Log.Info("api key revoked", "by", admin.ID, "key_id", k.ID)
+	h.Log.Info("api key revoked", "by", admin.ID, "key_id", k.ID)
 	kit.SetFlash(c, "Revoked the key "+k.Prefix+"…; it no longer works.", false)
 	return kit.SeeOther(c, "/admin/assistants")
 }
 
 // renderAdminAssistants renders the page; v brings the forms and notices,
 // the assistants are filled in here.
-func (s *Handler) renderAdminAssistants(c echo.Context, status int, v views.AdminAssistantsView) error {
-	list, err := s.cfg.Assistants.List(c.Request().Context())
+func (h *Handler) renderAdminAssistants(c echo.Context, status int, v views.AdminAssistantsView) error {
+	list, err := h.cfg.Assistants.List(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -146,7 +146,7 @@ func (s *Handler) renderAdminAssistants(c echo.Context, status int, v views.Admi
 			}
 			row.Keys = append(row.Keys, kr)
 		}
-		for _, sys := range s.cfg.Registry.Systems() {
+		for _, sys := range h.cfg.Registry.Systems() {
 			for _, spec := range sys.Actions() {
 				v := sys.Name() + "/" + spec.Name
 				row.Actions = append(row.Actions, views.ActionToggle{Value: v, Label: spec.Title + " (" + v + ")", Enabled: a.Enabled[v]})
@@ -154,10 +154,10 @@ func (s *Handler) renderAdminAssistants(c echo.Context, status int, v views.Admi
 		}
 		rows[i] = row
 	}
-	if err := s.webhookRows(c, rows); err != nil {
+	if err := h.webhookRows(c, rows); err != nil {
 		return err
 	}
-	p := s.Page(c, "Assistants")
+	p := h.Page(c, "Assistants")
 	v.Assistants = rows
 	return kit.Render(c, status, views.AdminAssistants(p, v))
 }

@@ -13,52 +13,52 @@ import (
 )
 
 // handleAdminUsers answers GET /admin/users.
-func (s *Handler) handleAdminUsers(c echo.Context) error {
-	return s.renderAdminUsers(c, http.StatusOK, views.NewUserForm{Role: string(accounts.Agent)})
+func (h *Handler) handleAdminUsers(c echo.Context) error {
+	return h.renderAdminUsers(c, http.StatusOK, views.NewUserForm{Role: string(accounts.Agent)})
 }
 
 // handleAdminUserCreate answers POST /admin/users.
-func (s *Handler) handleAdminUserCreate(c echo.Context) error {
+func (h *Handler) handleAdminUserCreate(c echo.Context) error {
 	form := views.NewUserForm{Email: c.FormValue("email"), Name: c.FormValue("name"), Role: c.FormValue("role")}
-	u, err := s.Accounts.Create(c.Request().Context(), accounts.NewUser{
+	u, err := h.Accounts.Create(c.Request().Context(), accounts.NewUser{
 		Email: form.Email, Name: form.Name, Role: accounts.Role(form.Role), Password: c.FormValue("password")})
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
 		form.Errors = e.Fields
-		return s.renderAdminUsers(c, http.StatusUnprocessableEntity, form)
+		return h.renderAdminUsers(c, http.StatusUnprocessableEntity, form)
 	}
 	if err != nil {
 		return err
 	}
 	admin, _ := kit.CurrentUser(c)
-	s.Log.Info("user created", "by", admin.ID, "user_id", u.ID, "role", u.Role)
+	h.Log.Info("user created", "by", admin.ID, "user_id", u.ID, "role", u.Role)
 	kit.SetFlash(c, "Added "+u.Name+" ("+u.Role.Label()+").", false)
 	return kit.SeeOther(c, "/admin/users")
 }
 
 // handleAdminUserRole answers POST /admin/users/:id/role.
-func (s *Handler) handleAdminUserRole(c echo.Context) error {
-	return s.adminUserChange(c, func(admin accounts.User, id int64) (string, error) {
+func (h *Handler) handleAdminUserRole(c echo.Context) error {
+	return h.adminUserChange(c, func(admin accounts.User, id int64) (string, error) {
 		role := accounts.Role(c.FormValue("role"))
-		return "Role changed to " + role.Label() + ".", s.Accounts.SetRole(c.Request().Context(), admin, id, role)
+		return "Role changed to " + role.Label() + ".", h.Accounts.SetRole(c.Request().Context(), admin, id, role)
 	})
 }
 
 // handleAdminUserDisable answers POST /admin/users/:id/disable: the user's
 // sessions end at once.
-func (s *Handler) handleAdminUserDisable(c echo.Context) error {
-	return s.adminUserChange(c, func(admin accounts.User, id int64) (string, error) {
-		return "User disabled and signed out everywhere.", s.Accounts.SetDisabled(c.Request().Context(), admin, id, true)
+func (h *Handler) handleAdminUserDisable(c echo.Context) error {
+	return h.adminUserChange(c, func(admin accounts.User, id int64) (string, error) {
+		return "User disabled and signed out everywhere.", h.Accounts.SetDisabled(c.Request().Context(), admin, id, true)
 	})
 }
 
 // handleAdminUserEnable answers POST /admin/users/:id/enable.
-func (s *Handler) handleAdminUserEnable(c echo.Context) error {
-	return s.adminUserChange(c, func(admin accounts.User, id int64) (string, error) {
-		return "User enabled.", s.Accounts.SetDisabled(c.Request().Context(), admin, id, false)
+func (h *Handler) handleAdminUserEnable(c echo.Context) error {
+	return h.adminUserChange(c, func(admin accounts.User, id int64) (string, error) {
+		return "User enabled.", h.Accounts.SetDisabled(c.Request().Context(), admin, id, false)
 	})
 }
 
-func (s *Handler) adminUserChange(c echo.Context, change func(admin accounts.User, id int64) (string, error)) error {
+func (h *Handler) adminUserChange(c echo.Context, change func(admin accounts.User, id int64) (string, error)) error {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil {
 		return apperr.New(apperr.NotFound, "No such user.")
@@ -76,13 +76,13 @@ func (s *Handler) adminUserChange(c echo.Context, change func(admin accounts.Use
 	if err != nil {
 		return err
 	}
-	s.Log.Info("user changed", "by", admin.ID, "user_id", id, "change", c.Path())
+	h.Log.Info("user changed", "by", admin.ID, "user_id", id, "change", c.Path())
 	kit.SetFlash(c, msg, false)
 	return kit.SeeOther(c, "/admin/users")
 }
 
-func (s *Handler) renderAdminUsers(c echo.Context, status int, form views.NewUserForm) error {
-	users, err := s.Accounts.Users(c.Request().Context())
+func (h *Handler) renderAdminUsers(c echo.Context, status int, form views.NewUserForm) error {
+	users, err := h.Accounts.Users(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -96,6 +96,6 @@ func (s *Handler) renderAdminUsers(c echo.Context, status int, form views.NewUse
 	for i, r := range accounts.Roles {
 		roles[i] = views.Option{Value: string(r), Label: r.Label()}
 	}
-	p := s.Page(c, "Users")
+	p := h.Page(c, "Users")
 	return kit.Render(c, status, views.AdminUsers(p, views.AdminUsersView{Users: rows, Form: form, Roles: roles}))
 }

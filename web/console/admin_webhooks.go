@@ -19,25 +19,25 @@ const deliveriesShown = 20
 
 // webhooks is the outcome-webhook service the wiring gave; without one the
 // calls are refused as not found.
-func (s *Handler) webhooks() (*webhooks.Service, error) {
-	if s.cfg.Webhooks == nil {
+func (h *Handler) webhooks() (*webhooks.Service, error) {
+	if h.cfg.Webhooks == nil {
 		return nil, apperr.New(apperr.NotFound, "Outcome webhooks are not configured on this console.")
 	}
-	return s.cfg.Webhooks, nil
+	return h.cfg.Webhooks, nil
 }
 
 // handleAdminWebhookRegister answers POST /admin/assistants/:id/webhook:
 // the assistant's outcome endpoint is set (replacing an earlier one) and
 // its signing secret is shown on this response's page only, like an API
 // key's.
-func (s *Handler) handleAdminWebhookRegister(c echo.Context) error {
+func (h *Handler) handleAdminWebhookRegister(c echo.Context) error {
 	ctx := c.Request().Context()
 	admin, _ := kit.CurrentUser(c)
-	a, err := s.cfg.Assistants.Get(ctx, c.Param("id"))
+	a, err := h.cfg.Assistants.Get(ctx, c.Param("id"))
 	if err != nil {
 		return err
 	}
-	svc, err := s.webhooks()
+	svc, err := h.webhooks()
 	if err != nil {
 		return err
 	}
@@ -45,22 +45,22 @@ func (s *Handler) handleAdminWebhookRegister(c echo.Context) error {
 	ep, secret, err := svc.Register(ctx, a.ID, &admin.ID, form.URL)
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
 		form.Errors = e.Fields
-		return s.renderAdminAssistants(c, http.StatusUnprocessableEntity, views.AdminAssistantsView{
+		return h.renderAdminAssistants(c, http.StatusUnprocessableEntity, views.AdminAssistantsView{
 			Form: views.NewAssistantForm{EnableAll: true}, WebhookForm: form})
 	}
 	if err != nil {
 		return err
 	}
-	s.Log.Info("webhook registered", "by", admin.ID, "assistant_id", a.ID, "webhook_id", ep.ID)
+	h.Log.Info("webhook registered", "by", admin.ID, "assistant_id", a.ID, "webhook_id", ep.ID)
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return s.renderAdminAssistants(c, http.StatusOK, views.AdminAssistantsView{Form: views.NewAssistantForm{EnableAll: true},
+	return h.renderAdminAssistants(c, http.StatusOK, views.AdminAssistantsView{Form: views.NewAssistantForm{EnableAll: true},
 		NewWebhook: &views.NewWebhookNotice{AssistantName: a.Name, URL: ep.URL, Secret: secret}})
 }
 
 // handleAdminWebhookRemove answers POST /admin/assistants/:id/webhook/remove:
 // nothing more is sent to the endpoint; pending deliveries are given up.
-func (s *Handler) handleAdminWebhookRemove(c echo.Context) error {
-	svc, err := s.webhooks()
+func (h *Handler) handleAdminWebhookRemove(c echo.Context) error {
+	svc, err := h.webhooks()
 	if err != nil {
 		return err
 	}
@@ -68,7 +68,7 @@ func (s *Handler) handleAdminWebhookRemove(c echo.Context) error {
 		return err
 	}
 	admin, _ := kit.CurrentUser(c)
-	s.Log.Info("webhook removed", "by", admin.ID, "assistant_id", c.Param("id"))
+	h.Log.Info("webhook removed", "by", admin.ID, "assistant_id", c.Param("id"))
 	kit.SetFlash(c, "Removed the outcome endpoint; nothing more is sent to it.", false)
 	return kit.SeeOther(c, "/admin/assistants")
 }
@@ -76,12 +76,12 @@ func (s *Handler) handleAdminWebhookRemove(c echo.Context) error {
 // handleAdminWebhookResend answers POST
 // /admin/assistants/:id/deliveries/:delivery/resend: the delivery is sent
 // again at once (same delivery id, fresh signature) and retried for a day.
-func (s *Handler) handleAdminWebhookResend(c echo.Context) error {
+func (h *Handler) handleAdminWebhookResend(c echo.Context) error {
 	id, err := strconv.ParseInt(c.Param("delivery"), 10, 64)
 	if err != nil {
 		return apperr.New(apperr.NotFound, "No such delivery.")
 	}
-	svc, err := s.webhooks()
+	svc, err := h.webhooks()
 	if err != nil {
 		return err
 	}
@@ -94,15 +94,15 @@ func (s *Handler) handleAdminWebhookResend(c echo.Context) error {
 		return err
 	}
 	admin, _ := kit.CurrentUser(c)
-	s.Log.Info("webhook delivery resent", "by", admin.ID, "assistant_id", c.Param("id"), "delivery", id)
+	h.Log.Info("webhook delivery resent", "by", admin.ID, "assistant_id", c.Param("id"), "delivery", id)
 	kit.SetFlash(c, "Delivery "+c.Param("delivery")+" will be sent again shortly.", false)
 	return kit.SeeOther(c, "/admin/assistants")
 }
 
 // webhookRows fills each assistant's endpoint and latest deliveries.
-func (s *Handler) webhookRows(c echo.Context, rows []views.AssistantRow) error {
+func (h *Handler) webhookRows(c echo.Context, rows []views.AssistantRow) error {
 	ctx := c.Request().Context()
-	svc := s.cfg.Webhooks
+	svc := h.cfg.Webhooks
 	if svc == nil {
 		return nil
 	}

@@ -10,10 +10,10 @@ import (
 
 // handleGlobalStop answers POST /controls/global-stop (admins): stopped=true
 // stops every permit in the installation; false lifts it.
-func (s *Handler) handleGlobalStop(c echo.Context) error {
+func (h *Handler) handleGlobalStop(c echo.Context) error {
 	u, _ := kit.CurrentUser(c)
 	stopped := c.FormValue("stopped") == "true"
-	if err := s.cfg.Control.SetGlobalStop(c.Request().Context(), actorOf(u), stopped); err != nil {
+	if err := h.cfg.Control.SetGlobalStop(c.Request().Context(), actorOf(u), stopped); err != nil {
 		return err
 	}
 	msg := "The global stop is lifted: dispatch may resume."

@@ -23,7 +23,7 @@ import (
 // hand-offs of a conversation shown once with how often, filtered by status
 // (waiting, taken, mine) and intent, 50 a page with a count that says how
 // many there are (keyset: after=taken.unixmicro.id).
-func (s *Handler) handleHandoffs(c echo.Context) error {
+func (h *Handler) handleHandoffs(c echo.Context) error {
 	u, _ := kit.CurrentUser(c)
 	f := store.HandoffFilter{Status: c.QueryParam("status"), Intent: c.QueryParam("intent"), UserID: u.ID, Limit: listPageSize}
 	if !oneOf(f.Status, "", "waiting", "taken", "mine") {
@@ -37,7 +37,7 @@ func (s *Handler) handleHandoffs(c echo.Context) error {
 		f.Intent = ""
 	}
 	f.After = parseHandoffCursor(c.QueryParam("after"))
-	page, err := s.cfg.Control.HandoffList(c.Request().Context(), f)
+	page, err := h.cfg.Control.HandoffList(c.Request().Context(), f)
 	if err != nil {
 		return err
 	}
@@ -70,23 +70,23 @@ func (s *Handler) handleHandoffs(c echo.Context) error {
 		v.Intents = append(v.Intents, views.FilterOption{Value: string(i),
 			Label: fmt.Sprintf("%s (%s waiting)", intentWords(string(i)), thousands(k.Intents[string(i)])), Selected: string(i) == f.Intent})
 	}
-	now := s.Now()
-	for _, h := range page.Groups {
-		row := views.HandoffRow{ID: h.ID, ConversationID: h.ConversationID, Intent: intentWords(h.Intent), TaskID: h.TaskID,
-			Summary: h.Summary, Facts: factLines(h.Facts),
-			Waiting: "Waiting " + waitedFor(now.Sub(h.At)) + ", since " + h.At.UTC().Format("Jan 2 15:04 UTC")}
-		if h.Count > 1 {
-			row.Times = fmt.Sprintf("Handed off %s times, last %s", thousands(int64(h.Count)), h.LastAt.UTC().Format("Jan 2 15:04 UTC"))
+	now := h.Now()
+	for _, group := range page.Groups {
+		row := views.HandoffRow{ID: group.ID, ConversationID: group.ConversationID, Intent: intentWords(group.Intent), TaskID: group.TaskID,
+			Summary: group.Summary, Facts: factLines(group.Facts),
+			Waiting: "Waiting " + waitedFor(now.Sub(group.At)) + ", since " + group.At.UTC().Format("Jan 2 15:04 UTC")}
+		if group.Count > 1 {
+			row.Times = fmt.Sprintf("Handed off %s times, last %s", thousands(int64(group.Count)), group.LastAt.UTC().Format("Jan 2 15:04 UTC"))
 		}
 		if row.Summary == "" {
 			row.Summary = "The assistant left no summary."
 		}
-		row.WouldPropose, row.ProposeArgs = wouldPropose(h.WouldPropose, s.actionName)
-		if h.TakenBy != 0 {
-			row.TakenByMe = h.TakenBy == u.ID
+		row.WouldPropose, row.ProposeArgs = wouldPropose(group.WouldPropose, h.actionName)
+		if group.TakenBy != 0 {
+			row.TakenByMe = group.TakenBy == u.ID
 			row.TakenBy = "you"
 			if !row.TakenByMe {
-				row.TakenBy = h.TakenByName
+				row.TakenBy = group.TakenByName
 			}
 		}
 		v.Handoffs = append(v.Handoffs, row)
@@ -98,7 +98,7 @@ func (s *Handler) handleHandoffs(c echo.Context) error {
 	if f.After != nil {
 		v.Pager.FirstURL = link(f.Status, "")
 	}
-	p := s.Page(c, "Hand-offs")
+	p := h.Page(c, "Hand-offs")
 	return kit.Render(c, http.StatusOK, views.Handoffs(p, v))
 }
 
@@ -166,13 +166,13 @@ func factLines(raw json.RawMessage) []string {
 // handleHandoffTake answers POST /handoffs/:id/take: the hand-off (and the
 // identical ones of its conversation) is assigned to the signed-in person
 // unless someone took it first.
-func (s *Handler) handleHandoffTake(c echo.Context) error {
+func (h *Handler) handleHandoffTake(c echo.Context) error {
 	u, _ := kit.CurrentUser(c)
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil {
 		return apperr.New(apperr.NotFound, "No such hand-off.")
 	}
-	by, err := s.cfg.Control.TakeHandoff(c.Request().Context(), actorOf(u), id)
+	by, err := h.cfg.Control.TakeHandoff(c.Request().Context(), actorOf(u), id)
 	if err != nil {
 		return err
 	}

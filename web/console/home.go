@@ -24,9 +24,9 @@ var intro = map[accounts.Role]string{
 }
 
 // handleHome answers GET /: each role's landing page.
-func (s *Handler) handleHome(c echo.Context) error {
+func (h *Handler) handleHome(c echo.Context) error {
 	u, _ := kit.CurrentUser(c)
-	p := s.Page(c, "Home")
+	p := h.Page(c, "Home")
 	var links []views.NavItem
 	for _, item := range p.Nav {
 		if item.Href != "/" {
@@ -37,13 +37,13 @@ func (s *Handler) handleHome(c echo.Context) error {
 	ctx := c.Request().Context()
 	var err error
 	if u.Role != accounts.Customer {
-		if hv.Waiting, err = s.waitingView(ctx); err != nil {
+		if hv.Waiting, err = h.waitingView(ctx); err != nil {
 			return err
 		}
 	}
 	if u.Role == accounts.Manager || u.Role == accounts.Admin {
 		hv.Waiting.ShowReviews = true
-		if hv.OverdueReviews, err = s.overdueReviews(ctx); err != nil {
+		if hv.OverdueReviews, err = h.overdueReviews(ctx); err != nil {
 			return err
 		}
 	}
@@ -57,15 +57,15 @@ const homeUnverifiedList = 10
 // waitingView counts the work waiting for a person: approvals (with the
 // soonest deadline), results nobody could confirm (the oldest named, each
 // linked to its record on its task) and hand-offs nobody took.
-func (s *Handler) waitingView(ctx context.Context) (*views.WaitingView, error) {
-	w, err := s.cfg.Control.WaitingWork(ctx, homeUnverifiedList)
+func (h *Handler) waitingView(ctx context.Context) (*views.WaitingView, error) {
+	w, err := h.cfg.Control.WaitingWork(ctx, homeUnverifiedList)
 	if err != nil {
 		return nil, err
 	}
 	v := &views.WaitingView{Approvals: w.AwaitingApproval, ApprovalsCapped: w.AwaitingApproval >= controlplane.PendingCountCap,
 		Unverified: w.Unverified, Handoffs: w.OpenHandoffs}
 	if w.SoonestDeadline != nil {
-		left := w.SoonestDeadline.Sub(s.Now())
+		left := w.SoonestDeadline.Sub(h.Now())
 		v.Soonest, v.SoonestUrgent = "in "+timeLeft(left), left < 15*time.Minute
 		if left <= 0 {
 			v.Soonest = "passed"

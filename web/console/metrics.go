@@ -29,8 +29,8 @@ const maxMetricsDays = 366
 
 // metricsFilter reads the filter from the query string; an unreadable
 // date comes back as a field error and the default period.
-func (s *Handler) metricsFilter(c echo.Context) (metrics.Filter, views.FieldErrors) {
-	now := s.Now().UTC()
+func (h *Handler) metricsFilter(c echo.Context) (metrics.Filter, views.FieldErrors) {
+	now := h.Now().UTC()
 	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
 	f := metrics.Filter{From: today.AddDate(0, 0, 1-defaultMetricsDays), To: today.AddDate(0, 0, 1),
 		System: c.QueryParam("system"), Action: c.QueryParam("action"), Intent: c.QueryParam("intent"),
@@ -61,21 +61,21 @@ func (s *Handler) metricsFilter(c echo.Context) (metrics.Filter, views.FieldErro
 	return f, errs
 }
 
-func (s *Handler) metricsReport(c echo.Context) (metrics.Report, views.FieldErrors, error) {
-	f, errs := s.metricsFilter(c)
-	rep, err := s.cfg.Metrics.Build(c.Request().Context(), f, s.Now())
+func (h *Handler) metricsReport(c echo.Context) (metrics.Report, views.FieldErrors, error) {
+	f, errs := h.metricsFilter(c)
+	rep, err := h.cfg.Metrics.Build(c.Request().Context(), f, h.Now())
 	return rep, errs, err
 }
 
 // handleMetrics answers GET /metrics: the manager's action-outcome metrics
 // for the filter, each with its number, warning, definition, week-over-week
 // comparison, trend chart and table.
-func (s *Handler) handleMetrics(c echo.Context) error {
-	rep, errs, err := s.metricsReport(c)
+func (h *Handler) handleMetrics(c echo.Context) error {
+	rep, errs, err := h.metricsReport(c)
 	if err != nil {
 		return err
 	}
-	dims, err := s.cfg.Metrics.Dimensions(c.Request().Context())
+	dims, err := h.cfg.Metrics.Dimensions(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -83,11 +83,11 @@ func (s *Handler) handleMetrics(c echo.Context) error {
 	v := views.MetricsView{
 		Filter: views.MetricsFilter{From: f.From.Format(time.DateOnly), To: f.To.AddDate(0, 0, -1).Format(time.DateOnly),
 			System: f.System, Action: f.Action, Intent: f.Intent, Assistant: f.Assistant,
-			Systems: plainOptions(dims.Systems, nil), ActionList: plainOptions(dims.Actions, s.actionTitle),
+			Systems: plainOptions(dims.Systems, nil), ActionList: plainOptions(dims.Actions, h.actionTitle),
 			Intents: plainOptions(dims.Intents, intentWords), Assistants: plainOptions(dims.Assistants, nil), Errors: errs},
 		Query: filterQuery(f).Encode(),
 	}
-	v.Period = s.periodWords(f)
+	v.Period = h.periodWords(f)
 	for _, r := range rep.Results {
 		v.Cards = append(v.Cards, metricCard(r))
 		if r.Value.Warn {
@@ -97,7 +97,7 @@ func (s *Handler) handleMetrics(c echo.Context) error {
 	v.Handoff = groupTable("handoff-by-intent", "Handoff rate by what the customer asked for", "The customer asked for",
 		"Share of conversations handed to a person, by what the customer first asked for, highest first", rep.HandoffByIntent, intentWords)
 	v.Actions = groupTable("success-by-action", "Action success rate by action", "Action",
-		"Share of the requests that came to an end that were carried out, per action", rep.SuccessByAction, s.actionTitle)
+		"Share of the requests that came to an end that were carried out, per action", rep.SuccessByAction, h.actionTitle)
 	v.Unverified = views.UnverifiedCard{Count: money.Count(rep.Unverified), Oldest: "none waiting",
 		Warn: rep.Unverified > 0 && rep.OldestUnverified >= time.Hour}
 	if rep.Unverified > 0 {
@@ -114,10 +114,10 @@ func (s *Handler) handleMetrics(c echo.Context) error {
 		v.Rejections = append(v.Rejections, views.ReasonRow{Reason: r.Reason, Count: money.Count(r.N)})
 	}
 	for _, r := range rep.Readiness {
-		v.Readiness = append(v.Readiness, views.ReadinessRow{System: r.System, Action: r.Action, Title: s.actionTitle(r.System + "/" + r.Action), Stage: "stage " + strconv.Itoa(r.Stage),
+		v.Readiness = append(v.Readiness, views.ReadinessRow{System: r.System, Action: r.Action, Title: h.actionTitle(r.System + "/" + r.Action), Stage: "stage " + strconv.Itoa(r.Stage),
 			Sample: money.Count(r.Settled), ErrorRate: metricsRatioText(r.ErrorRate), EditRate: metricsRatioText(r.EditRate)})
 	}
-	p := s.Page(c, "Metrics")
+	p := h.Page(c, "Metrics")
 	status := http.StatusOK
 	if len(errs) > 0 {
 		status = http.StatusUnprocessableEntity
@@ -128,9 +128,9 @@ func (s *Handler) handleMetrics(c echo.Context) error {
 // actionTitle says an action ("system/action" or "action") by its title:
 // "Refund an order (shop)"; an action no connected system offers is shown
 // by its name.
-func (s *Handler) actionTitle(name string) string {
+func (h *Handler) actionTitle(name string) string {
 	system, action, qualified := strings.Cut(name, "/")
-	for _, sys := range s.cfg.Registry.Systems() {
+	for _, sys := range h.cfg.Registry.Systems() {
 		if qualified && sys.Name() != system {
 			continue
 		}
@@ -152,8 +152,8 @@ func (s *Handler) actionTitle(name string) string {
 // actionName names an action for people: the title its system gives it
 // ("Refund an order"), as the queue and metrics pages say it, else its code
 // in words.
-func (s *Handler) actionName(action string) string {
-	if t := s.actionTitle(action); t != action {
+func (h *Handler) actionName(action string) string {
+	if t := h.actionTitle(action); t != action {
 		return t
 	}
 	return actionWords(action)
@@ -174,9 +174,9 @@ func plainOptions(values []string, words func(string) string) []views.Option {
 
 // periodWords says the filter in a phrase: "2026-03-05 to 2026-04-01,
 // Refund an order, asked for: A high-risk change".
-func (s *Handler) periodWords(f metrics.Filter) string {
+func (h *Handler) periodWords(f metrics.Filter) string {
 	out := f.From.Format(time.DateOnly) + " to " + f.To.AddDate(0, 0, -1).Format(time.DateOnly)
-	for _, d := range []struct{ name, v string }{{"system ", f.System}, {"", s.actionTitle(f.Action)},
+	for _, d := range []struct{ name, v string }{{"system ", f.System}, {"", h.actionTitle(f.Action)},
 		{"asked for: ", intentWords(f.Intent)}, {"assistant ", f.Assistant}} {
 		if d.v != "" {
 			out += ", " + d.name + d.v
@@ -284,12 +284,12 @@ func groupTable(id, heading, column, title string, groups []metrics.Group, words
 // handleMetricsCSV answers GET /metrics/:file, where file is one of the
 // page's tables with ".csv": summary, trend, handoff_by_intent, actions,
 // reasons, readiness. Any other name is not found.
-func (s *Handler) handleMetricsCSV(c echo.Context) error {
+func (h *Handler) handleMetricsCSV(c echo.Context) error {
 	name, ok := strings.CutSuffix(c.Param("file"), ".csv")
 	if !ok {
 		return apperr.New(apperr.NotFound, "There is no such table.")
 	}
-	rep, errs, err := s.metricsReport(c)
+	rep, errs, err := h.metricsReport(c)
 	if err != nil {
 		return err
 	}

@@ -24,46 +24,46 @@ const whatIfDays = 30
 
 // handlePolicies answers GET /policies: every action's stage, limits,
 // approval rules, deadlines, owner and review date, overdue reviews flagged.
-func (s *Handler) handlePolicies(c echo.Context) error {
+func (h *Handler) handlePolicies(c echo.Context) error {
 	ctx := c.Request().Context()
-	policies, err := s.cfg.Control.Policies(ctx)
+	policies, err := h.cfg.Control.Policies(ctx)
 	if err != nil {
 		return err
 	}
-	names, err := s.userNames(ctx)
+	names, err := h.userNames(ctx)
 	if err != nil {
 		return err
 	}
 	var v views.PoliciesView
 	for _, p := range policies {
-		v.Policies = append(v.Policies, s.policyRow(p, names))
+		v.Policies = append(v.Policies, h.policyRow(p, names))
 	}
-	pg := s.Page(c, "Policies")
+	pg := h.Page(c, "Policies")
 	return kit.Render(c, http.StatusOK, views.Policies(pg, v))
 }
 
 // handlePolicyForm answers GET /policies/:system/:action: the form that
 // changes a policy, with the what-if of the current policy.
-func (s *Handler) handlePolicyForm(c echo.Context) error {
+func (h *Handler) handlePolicyForm(c echo.Context) error {
 	ctx := c.Request().Context()
-	p, err := s.cfg.Control.Policy(ctx, c.Param("system"), c.Param("action"))
+	p, err := h.cfg.Control.Policy(ctx, c.Param("system"), c.Param("action"))
 	if err != nil {
 		return err
 	}
-	w, err := s.cfg.Control.PolicyWhatIf(ctx, p, whatIfDays)
+	w, err := h.cfg.Control.PolicyWhatIf(ctx, p, whatIfDays)
 	if err != nil {
 		return err
 	}
-	return s.renderPolicyForm(c, http.StatusOK, p, formOf(p), &w, nil)
+	return h.renderPolicyForm(c, http.StatusOK, p, formOf(p), &w, nil)
 }
 
 // handlePolicyChange answers POST /policies/:system/:action: with
 // intent=preview it shows the draft's what-if and changes nothing; with
 // intent=save it changes the policy (a reason is required, the change is
 // audited) and redirects to the list. Only managers and admins reach it.
-func (s *Handler) handlePolicyChange(c echo.Context) error {
+func (h *Handler) handlePolicyChange(c echo.Context) error {
 	ctx := c.Request().Context()
-	current, err := s.cfg.Control.Policy(ctx, c.Param("system"), c.Param("action"))
+	current, err := h.cfg.Control.Policy(ctx, c.Param("system"), c.Param("action"))
 	if err != nil {
 		return err
 	}
@@ -71,27 +71,27 @@ func (s *Handler) handlePolicyChange(c echo.Context) error {
 		AutoMax: c.FormValue("auto_max"), ApprovalAbove: c.FormValue("approval_above"), SecondApproverAbove: c.FormValue("second_approver_above"),
 		ApprovalHours: c.FormValue("approval_window"), ConfirmationMinutes: c.FormValue("confirmation_window"),
 		Owner: c.FormValue("owner"), ReviewOn: c.FormValue("review_on"), Reason: c.FormValue("reason")}
-	draft, version, errs := s.parsePolicyForm(ctx, current, form)
+	draft, version, errs := h.parsePolicyForm(ctx, current, form)
 	if len(errs) > 0 {
 		form.Errors = errs
-		return s.renderPolicyForm(c, http.StatusUnprocessableEntity, current, form, nil, nil)
+		return h.renderPolicyForm(c, http.StatusUnprocessableEntity, current, form, nil, nil)
 	}
-	today, err := s.cfg.Control.PolicyWhatIf(ctx, current, whatIfDays)
+	today, err := h.cfg.Control.PolicyWhatIf(ctx, current, whatIfDays)
 	if err != nil {
 		return err
 	}
-	w, err := s.cfg.Control.PolicyWhatIf(ctx, draft, whatIfDays)
+	w, err := h.cfg.Control.PolicyWhatIf(ctx, draft, whatIfDays)
 	if err != nil {
 		return err
 	}
 	if c.FormValue("intent") != "save" {
-		return s.renderPolicyForm(c, http.StatusOK, current, form, &today, &w)
+		return h.renderPolicyForm(c, http.StatusOK, current, form, &today, &w)
 	}
 	u, _ := kit.CurrentUser(c)
-	changed, err := s.cfg.Control.ChangePolicy(ctx, controlplane.UserActor(u.ID, string(u.Role), u.Name), draft, version, form.Reason)
+	changed, err := h.cfg.Control.ChangePolicy(ctx, controlplane.UserActor(u.ID, string(u.Role), u.Name), draft, version, form.Reason)
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
 		form.Errors = e.Fields
-		return s.renderPolicyForm(c, http.StatusUnprocessableEntity, current, form, &today, &w)
+		return h.renderPolicyForm(c, http.StatusUnprocessableEntity, current, form, &today, &w)
 	}
 	if err != nil {
 		return err
@@ -102,17 +102,17 @@ func (s *Handler) handlePolicyChange(c echo.Context) error {
 
 // renderPolicyForm shows the form with the what-if of today's policy and,
 // when a draft was previewed, the draft's and the change.
-func (s *Handler) renderPolicyForm(c echo.Context, status int, p controlplane.Policy, form views.PolicyForm, today, draft *controlplane.WhatIf) error {
+func (h *Handler) renderPolicyForm(c echo.Context, status int, p controlplane.Policy, form views.PolicyForm, today, draft *controlplane.WhatIf) error {
 	ctx := c.Request().Context()
-	names, err := s.userNames(ctx)
+	names, err := h.userNames(ctx)
 	if err != nil {
 		return err
 	}
-	users, err := s.Accounts.Users(ctx)
+	users, err := h.Accounts.Users(ctx)
 	if err != nil {
 		return err
 	}
-	v := views.PolicyEditView{System: p.System, Action: p.Action, Current: s.policyRow(p, names), Form: form}
+	v := views.PolicyEditView{System: p.System, Action: p.Action, Current: h.policyRow(p, names), Form: form}
 	for _, st := range []controlplane.Stage{controlplane.StagePropose, controlplane.StageAssisted, controlplane.StageAutonomous} {
 		v.Stages = append(v.Stages, views.Option{Value: strconv.Itoa(int(st)), Label: st.Label()})
 	}
@@ -124,7 +124,7 @@ func (s *Handler) renderPolicyForm(c echo.Context, status int, p controlplane.Po
 	if today != nil {
 		v.WhatIf = whatIfView(p, *today, draft)
 	}
-	pg := s.Page(c, "Change a policy")
+	pg := h.Page(c, "Change a policy")
 	return kit.Render(c, status, views.PolicyEdit(pg, v))
 }
 
@@ -210,7 +210,7 @@ func joinWords(items []string) string {
 
 // parsePolicyForm turns the form into a draft policy and the version it
 // was edited from, or field errors.
-func (s *Handler) parsePolicyForm(ctx context.Context, current controlplane.Policy, f views.PolicyForm) (controlplane.Policy, int32, views.FieldErrors) {
+func (h *Handler) parsePolicyForm(ctx context.Context, current controlplane.Policy, f views.PolicyForm) (controlplane.Policy, int32, views.FieldErrors) {
 	errs := views.FieldErrors{}
 	draft := current
 	version, err := strconv.ParseInt(f.Version, 10, 32)
@@ -249,7 +249,7 @@ func (s *Handler) parsePolicyForm(ctx context.Context, current controlplane.Poli
 		id, err := strconv.ParseInt(f.Owner, 10, 64)
 		if err != nil {
 			errs["owner"] = "choose a manager or an admin"
-		} else if u, err := s.Accounts.User(ctx, id); err != nil || (u.Role != accounts.Manager && u.Role != accounts.Admin) || u.Disabled() {
+		} else if u, err := h.Accounts.User(ctx, id); err != nil || (u.Role != accounts.Manager && u.Role != accounts.Admin) || u.Disabled() {
 			errs["owner"] = "choose a manager or an admin"
 		} else {
 			draft.OwnerID = &id
@@ -304,8 +304,8 @@ func formOf(p controlplane.Policy) views.PolicyForm {
 	return f
 }
 
-func (s *Handler) userNames(ctx context.Context) (map[int64]string, error) {
-	users, err := s.Accounts.Users(ctx)
+func (h *Handler) userNames(ctx context.Context) (map[int64]string, error) {
+	users, err := h.Accounts.Users(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -316,14 +316,14 @@ func (s *Handler) userNames(ctx context.Context) (map[int64]string, error) {
 	return names, nil
 }
 
-func (s *Handler) policyRow(p controlplane.Policy, names map[int64]string) views.PolicyRow {
+func (h *Handler) policyRow(p controlplane.Policy, names map[int64]string) views.PolicyRow {
 	r := views.PolicyRow{System: p.System, Action: p.Action, Stage: p.Stage.Label(), Enabled: p.Enabled, Owner: "nobody",
 		ReviewOn: "not set", Version: strconv.Itoa(int(p.Version)),
 		Deadlines: fmt.Sprintf("agents %s, customers %s", metricsDuration(p.ApprovalWindow), metricsDuration(p.ConfirmationWindow))}
 	if p.AutoMaxCents != nil {
 		r.Limits = append(r.Limits, "automatic up to "+money.Format(*p.AutoMaxCents, ""))
 	}
-	if sys, err := s.cfg.Registry.System(p.System); err == nil {
+	if sys, err := h.cfg.Registry.System(p.System); err == nil {
 		for _, a := range sys.Actions() {
 			if a.Name == p.Action {
 				r.Limits = append(r.Limits, a.Limits...)
@@ -341,7 +341,7 @@ func (s *Handler) policyRow(p controlplane.Policy, names map[int64]string) views
 	}
 	if p.ReviewOn != nil {
 		r.ReviewOn = p.ReviewOn.Format(time.DateOnly)
-		r.ReviewOverdue = reviewOverdue(p, s.Now())
+		r.ReviewOverdue = reviewOverdue(p, h.Now())
 	}
 	return r
 }
@@ -364,14 +364,14 @@ func metricsDuration(d time.Duration) string {
 
 // overdueReviews names ("system/action") the policies whose review date
 // has passed, for the manager's home page.
-func (s *Handler) overdueReviews(ctx context.Context) ([]string, error) {
-	policies, err := s.cfg.Control.Policies(ctx)
+func (h *Handler) overdueReviews(ctx context.Context) ([]string, error) {
+	policies, err := h.cfg.Control.Policies(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, p := range policies {
-		if reviewOverdue(p, s.Now()) {
+		if reviewOverdue(p, h.Now()) {
 			out = append(out, p.System+"/"+p.Action)
 		}
 	}

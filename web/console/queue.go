@@ -35,7 +35,7 @@ var queueAges = map[string]time.Duration{"15m": 15 * time.Minute, "1h": time.Hou
 // deadline first, filtered, one keyset page at a time (after_at/after_id),
 // with how many wait. After a decision (?decided=id) the card just decided
 // heads the page in its state now and the next card takes the focus.
-func (s *Handler) handleQueue(c echo.Context) error {
+func (h *Handler) handleQueue(c echo.Context) error {
 	ctx := c.Request().Context()
 	u, _ := kit.CurrentUser(c)
 	q := c.QueryParams()
@@ -61,7 +61,7 @@ func (s *Handler) handleQueue(c echo.Context) error {
 		f.After = &controlplane.QueueCursor{DeadlineAt: t, ID: id}
 		v.FirstURL = "/queue?" + queueQuery(v.Filter, nil)
 	}
-	for _, sys := range s.cfg.Registry.Systems() {
+	for _, sys := range h.cfg.Registry.Systems() {
 		v.Systems = append(v.Systems, sys.Name())
 		for _, a := range sys.Actions() {
 			if !slices.Contains(v.Actions, a.Name) {
@@ -73,11 +73,11 @@ func (s *Handler) handleQueue(c echo.Context) error {
 	v.Filtered = v.Filter != (views.QueueFilterView{})
 	var cards []controlplane.QueueCard
 	if len(v.Errors) == 0 {
-		if cards, err = s.cfg.Control.ApprovalQueue(ctx, f); err != nil {
+		if cards, err = h.cfg.Control.ApprovalQueue(ctx, f); err != nil {
 			return err
 		}
 	}
-	pending, unverified, err := s.pendingCounts(c)
+	pending, unverified, err := h.pendingCounts(c)
 	if err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func (s *Handler) handleQueue(c echo.Context) error {
 		// counts: one cheap count serves both. A filter needs its own.
 		v.Waiting = pending
 		if v.Filtered {
-			if v.Waiting, err = s.cfg.Control.CountQueue(ctx, f); err != nil {
+			if v.Waiting, err = h.cfg.Control.CountQueue(ctx, f); err != nil {
 				return err
 			}
 		}
@@ -98,14 +98,14 @@ func (s *Handler) handleQueue(c echo.Context) error {
 		last := cards[len(cards)-1]
 		v.NextURL = "/queue?" + queueQuery(v.Filter, &controlplane.QueueCursor{DeadlineAt: *last.DeadlineAt, ID: last.ID})
 	}
-	changes, err := s.cfg.Control.TargetChanges(ctx, cardIDs(cards))
+	changes, err := h.cfg.Control.TargetChanges(ctx, cardIDs(cards))
 	if err != nil {
 		return err
 	}
 	decided := q.Get("decided")
 	policies := policyCache{}
 	for _, card := range cards {
-		cv := s.cardView(ctx, card, u, policies)
+		cv := h.cardView(ctx, card, u, policies)
 		cv.Stale = staleSentences(changes[card.ID], card.Target.Kind)
 		v.Cards = append(v.Cards, cv)
 		if cv.LowRisk {
@@ -116,12 +116,12 @@ func (s *Handler) handleQueue(c echo.Context) error {
 		}
 	}
 	if decided != "" {
-		if v.Decided, err = s.decidedView(ctx, decided, u); err != nil {
+		if v.Decided, err = h.decidedView(ctx, decided, u); err != nil {
 			return err
 		}
 		v.FocusEmpty = v.FocusID == "" && len(v.Cards) == 0
 	}
-	p := s.Page(c, "Approval queue")
+	p := h.Page(c, "Approval queue")
 	status := http.StatusOK
 	if len(v.Errors) > 0 {
 		status = http.StatusUnprocessableEntity
@@ -132,10 +132,10 @@ func (s *Handler) handleQueue(c echo.Context) error {
 // handleQueueClaim answers POST /queue/:id/claim: opening a card for
 // deciding holds it for a few minutes, unless another agent holds it
 // (then the card opens saying who does).
-func (s *Handler) handleQueueClaim(c echo.Context) error {
+func (h *Handler) handleQueueClaim(c echo.Context) error {
 	u, _ := kit.CurrentUser(c)
 	id := c.Param("id")
-	claim, err := s.cfg.Control.Claim(c.Request().Context(), actorOf(u), id)
+	claim, err := h.cfg.Control.Claim(c.Request().Context(), actorOf(u), id)
 	if err != nil {
 		return err
 	}
@@ -195,8 +195,8 @@ func (pc policyCache) get(ctx context.Context, cp *controlplane.Service, system,
 }
 
 // cardView builds what a card shows from a queue card.
-func (s *Handler) cardView(ctx context.Context, card controlplane.QueueCard, u accounts.User, policies policyCache) views.QueueCard {
-	now := s.Now()
+func (h *Handler) cardView(ctx context.Context, card controlplane.QueueCard, u accounts.User, policies policyCache) views.QueueCard {
+	now := h.Now()
 	inv := card.Invocation
 	v := views.QueueCard{ID: inv.ID, TaskID: inv.TaskID, System: inv.System, Action: inv.Action, Quote: quoteView(inv.Quote, nil),
 		Summary: inv.Summary, SummaryDisagrees: inv.SummaryDisagrees, CustomerRef: card.CustomerRef, ConversationID: inv.ConversationID,
@@ -226,12 +226,12 @@ func (s *Handler) cardView(ctx context.Context, card controlplane.QueueCard, u a
 	if card.HolderID != 0 {
 		v.HolderName, v.HeldByMe, v.HoldUntil = card.HolderName, card.HolderID == u.ID, card.HoldUntil.UTC().Format("15:04 UTC")
 	}
-	_, spec, err := s.cfg.Registry.Action(inv.System, inv.Action)
+	_, spec, err := h.cfg.Registry.Action(inv.System, inv.Action)
 	if err == nil {
 		v.ActionTitle = spec.Title
 		v.Limits = append(v.Limits, spec.Limits...)
 	}
-	p := policies.get(ctx, s.cfg.Control, inv.System, inv.Action)
+	p := policies.get(ctx, h.cfg.Control, inv.System, inv.Action)
 	if p != nil {
 		if p.ApprovalAboveCents != nil {
 			v.Limits = append(v.Limits, "An agent approves amounts above "+money.Format(*p.ApprovalAboveCents, inv.Quote.Currency)+".")
@@ -246,7 +246,7 @@ func (s *Handler) cardView(ctx context.Context, card controlplane.QueueCard, u a
 			(inv.AmountCents == nil || (p.AutoMaxCents != nil && *inv.AmountCents+inv.ExposureCents <= *p.AutoMaxCents))
 	}
 	for _, id := range card.FirstApprovers {
-		if user, err := s.Accounts.User(ctx, id); err == nil {
+		if user, err := h.Accounts.User(ctx, id); err == nil {
 			v.FirstApprovers = append(v.FirstApprovers, user.Name)
 		}
 	}
@@ -311,12 +311,12 @@ func timeLeft(d time.Duration) string {
 
 // pendingCounts is PendingCounts, read once per request: the page and the
 // header's badge ask for the same numbers.
-func (s *Handler) pendingCounts(c echo.Context) (awaitingApproval, unverified int, err error) {
+func (h *Handler) pendingCounts(c echo.Context) (awaitingApproval, unverified int, err error) {
 	type counts struct{ awaiting, unverified int }
 	if got, ok := c.Get("countersign.pending").(counts); ok {
 		return got.awaiting, got.unverified, nil
 	}
-	awaitingApproval, unverified, err = s.cfg.Control.PendingCounts(c.Request().Context())
+	awaitingApproval, unverified, err = h.cfg.Control.PendingCounts(c.Request().Context())
 	if err == nil {
 		c.Set("countersign.pending", counts{awaitingApproval, unverified})
 	}
@@ -328,10 +328,10 @@ func (s *Handler) pendingCounts(c echo.Context) (awaitingApproval, unverified in
 // Results nobody could confirm are not in the queue; the home page and
 // the queue's own page count them apart, linked to where they are. A
 // failed count leaves the badge off rather than failing the page.
-func (s *Handler) CountQueue(c echo.Context, nav []views.NavItem) {
-	pending, _, err := s.pendingCounts(c)
+func (h *Handler) CountQueue(c echo.Context, nav []views.NavItem) {
+	pending, _, err := h.pendingCounts(c)
 	if err != nil {
-		s.Log.Warn("count pending approvals", "error", err)
+		h.Log.Warn("count pending approvals", "error", err)
 		return
 	}
 	for i := range nav {

@@ -20,7 +20,7 @@ const bulkMax = 50
 // handleQueueBulk answers POST /queue/bulk: the confirmation step of a bulk
 // approval. Only cards still pending and low-risk (reversible, within the
 // automatic limit, one approver) are listed; the others are left out.
-func (s *Handler) handleQueueBulk(c echo.Context) error {
+func (h *Handler) handleQueueBulk(c echo.Context) error {
 	ctx := c.Request().Context()
 	u, _ := kit.CurrentUser(c)
 	ids, err := bulkIDs(c)
@@ -30,14 +30,14 @@ func (s *Handler) handleQueueBulk(c echo.Context) error {
 	var v views.BulkConfirmView
 	policies := policyCache{}
 	for _, id := range ids {
-		card, err := s.cfg.Control.Card(ctx, id)
+		card, err := h.cfg.Control.Card(ctx, id)
 		if apperr.Is(err, apperr.NotFound) {
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		cv := s.cardView(ctx, card, u, policies)
+		cv := h.cardView(ctx, card, u, policies)
 		if card.State == controlplane.AwaitingApproval && cv.LowRisk {
 			v.Cards = append(v.Cards, cv)
 		}
@@ -46,7 +46,7 @@ func (s *Handler) handleQueueBulk(c echo.Context) error {
 		return apperr.New(apperr.NotFound, "None of those requests is still pending and low-risk.")
 	}
 	v.Conflicts = bulkConflicts(v.Cards)
-	p := s.Page(c, "Approve several requests")
+	p := h.Page(c, "Approve several requests")
 	return kit.Render(c, http.StatusOK, views.BulkConfirm(p, v))
 }
 
@@ -54,7 +54,7 @@ func (s *Handler) handleQueueBulk(c echo.Context) error {
 // is approved on the version and arguments the confirmation showed, and
 // only if it is still low-risk; the flash counts what was approved and
 // what was not.
-func (s *Handler) handleQueueBulkApprove(c echo.Context) error {
+func (h *Handler) handleQueueBulkApprove(c echo.Context) error {
 	ctx := c.Request().Context()
 	u, _ := kit.CurrentUser(c)
 	ids, err := bulkIDs(c)
@@ -74,7 +74,7 @@ func (s *Handler) handleQueueBulkApprove(c echo.Context) error {
 	skipped := 0
 	policies := policyCache{}
 	for _, id := range ids {
-		card, err := s.cfg.Control.Card(ctx, id)
+		card, err := h.cfg.Control.Card(ctx, id)
 		if apperr.Is(err, apperr.NotFound) {
 			skipped++
 			continue
@@ -82,7 +82,7 @@ func (s *Handler) handleQueueBulkApprove(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		cv := s.cardView(ctx, card, u, policies)
+		cv := h.cardView(ctx, card, u, policies)
 		if !cv.LowRisk || card.State != controlplane.AwaitingApproval {
 			skipped++
 			continue
@@ -93,14 +93,14 @@ func (s *Handler) handleQueueBulkApprove(c echo.Context) error {
 		picks, shown = append(picks, pick{id, int32(version), hash}), append(shown, cv)
 	}
 	if conflicts := bulkConflicts(shown); len(conflicts) > 0 && c.FormValue("confirm_conflicts") != "1" {
-		p := s.Page(c, "Approve several requests")
+		p := h.Page(c, "Approve several requests")
 		v := views.BulkConfirmView{Cards: shown, Conflicts: conflicts, Errors: views.FieldErrors{
 			"confirm_conflicts": "Nothing was approved: some of these change the same thing. Tick the box to approve them all anyway, or go back and open them one by one."}}
 		return kit.Render(c, http.StatusUnprocessableEntity, views.BulkConfirm(p, v))
 	}
 	approved := 0
 	for _, pk := range picks {
-		if _, err := s.cfg.Control.ApproveArgs(ctx, actorOf(u), pk.id, pk.version, pk.hash); err != nil {
+		if _, err := h.cfg.Control.ApproveArgs(ctx, actorOf(u), pk.id, pk.version, pk.hash); err != nil {
 			if _, decided := apperr.As(err); !decided {
 				return err
 			}

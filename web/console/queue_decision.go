@@ -38,16 +38,16 @@ func reasonsFor(spec adapter.ActionSpec) []string {
 // handleQueueCard answers GET /queue/:id: one card opened for deciding,
 // with the decision forms, the edit form generated from the action's
 // schema and, after an edit, the diff against the proposal.
-func (s *Handler) handleQueueCard(c echo.Context) error {
-	v, err := s.decideView(c, c.Param("id"), nil)
+func (h *Handler) handleQueueCard(c echo.Context) error {
+	v, err := h.decideView(c, c.Param("id"), nil)
 	if err != nil {
 		return err
 	}
-	return s.renderDecide(c, http.StatusOK, v)
+	return h.renderDecide(c, http.StatusOK, v)
 }
 
-func (s *Handler) renderDecide(c echo.Context, status int, v views.DecideView) error {
-	p := s.Page(c, v.Card.Quote.Title)
+func (h *Handler) renderDecide(c echo.Context, status int, v views.DecideView) error {
+	p := h.Page(c, v.Card.Quote.Title)
 	if c.Request().Header.Get("HX-Request") == "true" {
 		return kit.Render(c, status, views.DecisionPanel(p, v))
 	}
@@ -56,34 +56,34 @@ func (s *Handler) renderDecide(c echo.Context, status int, v views.DecideView) e
 
 // decideView builds the page of one card; posted, when set, refills the
 // edit form with what the user typed.
-func (s *Handler) decideView(c echo.Context, id string, posted url.Values) (views.DecideView, error) {
+func (h *Handler) decideView(c echo.Context, id string, posted url.Values) (views.DecideView, error) {
 	ctx := c.Request().Context()
 	u, _ := kit.CurrentUser(c)
-	card, err := s.cfg.Control.Card(ctx, id)
+	card, err := h.cfg.Control.Card(ctx, id)
 	if err != nil {
 		return views.DecideView{}, err
 	}
 	inv := card.Invocation
-	v := views.DecideView{Card: s.cardView(ctx, card, u, policyCache{}), Decidable: inv.State == controlplane.AwaitingApproval,
-		Reasons: reasonsFor(s.cfg.Control.ActionSpec(inv.System, inv.Action)), Errors: views.FieldErrors{}}
+	v := views.DecideView{Card: h.cardView(ctx, card, u, policyCache{}), Decidable: inv.State == controlplane.AwaitingApproval,
+		Reasons: reasonsFor(h.cfg.Control.ActionSpec(inv.System, inv.Action)), Errors: views.FieldErrors{}}
 	if v.Decidable {
-		if err := s.checkQuote(ctx, card, &v); err != nil {
+		if err := h.checkQuote(ctx, card, &v); err != nil {
 			return v, err
 		}
 	}
 	if len(card.FirstApprovers) > 0 {
-		current, err := s.cfg.Control.FirstApprovers(ctx, inv)
+		current, err := h.cfg.Control.FirstApprovers(ctx, inv)
 		if err != nil {
 			return v, err
 		}
 		v.Card.FirstApprovers = nil
 		for _, uid := range current {
-			if user, err := s.Accounts.User(ctx, uid); err == nil {
+			if user, err := h.Accounts.User(ctx, uid); err == nil {
 				v.Card.FirstApprovers = append(v.Card.FirstApprovers, user.Name)
 			}
 		}
 	}
-	_, spec, err := s.cfg.Registry.Action(inv.System, inv.Action)
+	_, spec, err := h.cfg.Registry.Action(inv.System, inv.Action)
 	if err != nil {
 		return v, err
 	}
@@ -93,7 +93,7 @@ func (s *Handler) decideView(c echo.Context, id string, posted url.Values) (view
 	}
 	v.Edit = editFields(spec.Params, argsMap(args), posted, "arg.", inv.Quote.Currency)
 	if inv.Args.Approved != nil && string(inv.Args.Approved) != string(inv.Args.Proposed) {
-		before, err := s.cfg.Control.ProposedQuote(ctx, inv)
+		before, err := h.cfg.Control.ProposedQuote(ctx, inv)
 		if err != nil {
 			return v, err
 		}
@@ -114,14 +114,14 @@ func expectedVersion(c echo.Context) int32 {
 // approving the out-of-date quote. A check that cannot be made says so
 // and leaves the decision to the agent (the permit still refuses a changed
 // object).
-func (s *Handler) checkQuote(ctx context.Context, card controlplane.QueueCard, v *views.DecideView) error {
-	changes, err := s.cfg.Control.TargetChanges(ctx, []string{card.ID})
+func (h *Handler) checkQuote(ctx context.Context, card controlplane.QueueCard, v *views.DecideView) error {
+	changes, err := h.cfg.Control.TargetChanges(ctx, []string{card.ID})
 	if err != nil {
 		return err
 	}
 	v.Card.Stale = staleSentences(changes[card.ID], card.Target.Kind)
-	now := clock(s.Now())
-	fresh, changed, err := s.cfg.Control.FreshQuote(ctx, card.Invocation)
+	now := clock(h.Now())
+	fresh, changed, err := h.cfg.Control.FreshQuote(ctx, card.Invocation)
 	switch {
 	case err != nil:
 		e, ok := apperr.As(err)
@@ -150,10 +150,10 @@ func (s *Handler) checkQuote(ctx context.Context, card controlplane.QueueCard, v
 // no longer, and the queue shows it in its state now (one badge, one
 // sentence) with the focus on the next card. htmx is told to load that
 // same page, so with and without JavaScript the agent sees one truth.
-func (s *Handler) decided(c echo.Context, id string) error {
+func (h *Handler) decided(c echo.Context, id string) error {
 	u, _ := kit.CurrentUser(c)
-	if err := s.cfg.Control.ReleaseCard(c.Request().Context(), id, u.ID); err != nil {
-		s.Log.Warn("release a decided card", "id", id, "error", err)
+	if err := h.cfg.Control.ReleaseCard(c.Request().Context(), id, u.ID); err != nil {
+		h.Log.Warn("release a decided card", "id", id, "error", err)
 	}
 	to := "/queue?decided=" + url.QueryEscape(id)
 	if c.Request().Header.Get("HX-Request") == "true" {
@@ -164,8 +164,8 @@ func (s *Handler) decided(c echo.Context, id string) error {
 }
 
 // decidedView is the card just decided as it stands now.
-func (s *Handler) decidedView(ctx context.Context, id string, u accounts.User) (*views.DecidedView, error) {
-	card, err := s.cfg.Control.Card(ctx, id)
+func (h *Handler) decidedView(ctx context.Context, id string, u accounts.User) (*views.DecidedView, error) {
+	card, err := h.cfg.Control.Card(ctx, id)
 	if apperr.Is(err, apperr.NotFound) {
 		return nil, nil
 	}
@@ -201,13 +201,13 @@ func (s *Handler) decidedView(ctx context.Context, id string, u accounts.User) (
 // decisionFailed answers a refused decision. Without htmx the error page
 // says why (409, 403). htmx does not swap error responses, so it gets the
 // decision panel as it stands now, with the refusal in words at the top.
-func (s *Handler) decisionFailed(c echo.Context, id string, err error) error {
+func (h *Handler) decisionFailed(c echo.Context, id string, err error) error {
 	e, ok := apperr.As(err)
 	if !ok || c.Request().Header.Get("HX-Request") != "true" ||
 		(e.Kind != apperr.Conflict && e.Kind != apperr.IllegalTransition && e.Kind != apperr.Forbidden) {
 		return err
 	}
-	v, verr := s.decideView(c, id, nil)
+	v, verr := h.decideView(c, id, nil)
 	if verr != nil {
 		return verr
 	}
@@ -215,7 +215,7 @@ func (s *Handler) decisionFailed(c echo.Context, id string, err error) error {
 	if e.Hint != "" {
 		v.Outcome += " " + e.Hint
 	}
-	return s.renderDecide(c, http.StatusOK, v)
+	return h.renderDecide(c, http.StatusOK, v)
 }
 
 // handleQueueApprove answers POST /queue/:id/approve: the approval binds
@@ -223,32 +223,32 @@ func (s *Handler) decisionFailed(c echo.Context, id string, err error) error {
 // refused. Above the policy's amount it records the first of two
 // approvals. Someone else's decision first is a 409 that says what
 // happened.
-func (s *Handler) handleQueueApprove(c echo.Context) error {
+func (h *Handler) handleQueueApprove(c echo.Context) error {
 	ctx := c.Request().Context()
 	u, _ := kit.CurrentUser(c)
 	id := c.Param("id")
-	if _, err := s.cfg.Control.Invocation(ctx, id); err != nil {
+	if _, err := h.cfg.Control.Invocation(ctx, id); err != nil {
 		return err
 	}
 	hash, err := hex.DecodeString(c.FormValue("args_hash"))
 	if err != nil || len(hash) == 0 {
 		return apperr.InvalidFields(map[string]string{"args_hash": "the page did not say which arguments you approve; reload it"})
 	}
-	if _, err := s.cfg.Control.ApproveArgs(ctx, actorOf(u), id, expectedVersion(c), hash); err != nil {
-		return s.decisionFailed(c, id, err)
+	if _, err := h.cfg.Control.ApproveArgs(ctx, actorOf(u), id, expectedVersion(c), hash); err != nil {
+		return h.decisionFailed(c, id, err)
 	}
-	return s.decided(c, id)
+	return h.decided(c, id)
 }
 
 // handleQueueReject answers POST /queue/:id/reject with one of the
 // action's preset reasons or the agent's own words: that text is what the
 // assistant and the customer read. No reason, Other without words, or a
 // reason that is not one of this action's is a field error (422).
-func (s *Handler) handleQueueReject(c echo.Context) error {
+func (h *Handler) handleQueueReject(c echo.Context) error {
 	ctx := c.Request().Context()
 	u, _ := kit.CurrentUser(c)
 	id := c.Param("id")
-	inv, err := s.cfg.Control.Invocation(ctx, id)
+	inv, err := h.cfg.Control.Invocation(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -262,11 +262,11 @@ func (s *Handler) handleQueueReject(c echo.Context) error {
 		if other == "" {
 			problem = "Write the reason in your own words: the assistant and the customer read it."
 		}
-	case !slices.Contains(reasonsFor(s.cfg.Control.ActionSpec(inv.System, inv.Action)), reason):
+	case !slices.Contains(reasonsFor(h.cfg.Control.ActionSpec(inv.System, inv.Action)), reason):
 		problem = "Choose one of the reasons shown, or choose Other and write it."
 	}
 	if problem == "" {
-		_, err = s.cfg.Control.Reject(ctx, actorOf(u), id, expectedVersion(c), text)
+		_, err = h.cfg.Control.Reject(ctx, actorOf(u), id, expectedVersion(c), text)
 		if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
 			problem = "Write the reason in your own words: the assistant and the customer read it."
 		} else if err != nil {
@@ -274,56 +274,56 @@ func (s *Handler) handleQueueReject(c echo.Context) error {
 		}
 	}
 	if problem != "" {
-		v, verr := s.decideView(c, id, nil)
+		v, verr := h.decideView(c, id, nil)
 		if verr != nil {
 			return verr
 		}
 		v.Reason, v.Other = reason, other
 		v.Errors["reason"] = problem
-		return s.renderDecide(c, http.StatusUnprocessableEntity, v)
+		return h.renderDecide(c, http.StatusUnprocessableEntity, v)
 	}
-	return s.decided(c, id)
+	return h.decided(c, id)
 }
 
 // handleQueueSendBack answers POST /queue/:id/send-back: the request goes
 // back to the assistant with a question (see controlplane.SendBack).
-func (s *Handler) handleQueueSendBack(c echo.Context) error {
+func (h *Handler) handleQueueSendBack(c echo.Context) error {
 	ctx := c.Request().Context()
 	u, _ := kit.CurrentUser(c)
 	id := c.Param("id")
-	if _, err := s.cfg.Control.Invocation(ctx, id); err != nil {
+	if _, err := h.cfg.Control.Invocation(ctx, id); err != nil {
 		return err
 	}
 	question := c.FormValue("question")
-	_, err := s.cfg.Control.SendBack(ctx, actorOf(u), id, expectedVersion(c), question)
+	_, err := h.cfg.Control.SendBack(ctx, actorOf(u), id, expectedVersion(c), question)
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
-		v, verr := s.decideView(c, id, nil)
+		v, verr := h.decideView(c, id, nil)
 		if verr != nil {
 			return verr
 		}
 		v.Question = question
 		v.Errors["question"] = e.Fields["question"]
-		return s.renderDecide(c, http.StatusUnprocessableEntity, v)
+		return h.renderDecide(c, http.StatusUnprocessableEntity, v)
 	}
 	if err != nil {
 		return err
 	}
-	return s.decided(c, id)
+	return h.decided(c, id)
 }
 
 // handleQueueEdit answers POST /queue/:id/edit: the arguments from the
 // form generated from the action's schema are re-quoted by the system; the
 // card then shows the new quote and its diff, and only that can be
 // approved. Invalid values re-render the form (422) with the user's input.
-func (s *Handler) handleQueueEdit(c echo.Context) error {
+func (h *Handler) handleQueueEdit(c echo.Context) error {
 	ctx := c.Request().Context()
 	u, _ := kit.CurrentUser(c)
 	id := c.Param("id")
-	inv, err := s.cfg.Control.Invocation(ctx, id)
+	inv, err := h.cfg.Control.Invocation(ctx, id)
 	if err != nil {
 		return err
 	}
-	_, spec, err := s.cfg.Registry.Action(inv.System, inv.Action)
+	_, spec, err := h.cfg.Registry.Action(inv.System, inv.Action)
 	if err != nil {
 		return err
 	}
@@ -335,7 +335,7 @@ func (s *Handler) handleQueueEdit(c echo.Context) error {
 	args := argsFromForm(spec.Params, form, "arg.", inv.Quote.Currency, errs)
 	if len(errs) == 0 {
 		raw, _ := json.Marshal(args)
-		_, err = s.cfg.Control.EditArgs(ctx, actorOf(u), id, expectedVersion(c), raw)
+		_, err = h.cfg.Control.EditArgs(ctx, actorOf(u), id, expectedVersion(c), raw)
 		if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
 			for k, msg := range e.Fields {
 				errs["arg."+k] = msg
@@ -348,12 +348,12 @@ func (s *Handler) handleQueueEdit(c echo.Context) error {
 		}
 	}
 	if len(errs) > 0 {
-		v, verr := s.decideView(c, id, form)
+		v, verr := h.decideView(c, id, form)
 		if verr != nil {
 			return verr
 		}
 		v.Errors = errs
-		return s.renderDecide(c, http.StatusUnprocessableEntity, v)
+		return h.renderDecide(c, http.StatusUnprocessableEntity, v)
 	}
 	kit.SetFlash(c, "Quoted again. Compare the new quote with the proposal, then decide.", false)
 	return kit.SeeOther(c, "/queue/"+url.PathEscape(id)+"#diff-title")
@@ -363,17 +363,17 @@ func (s *Handler) handleQueueEdit(c echo.Context) error {
 // went out of date is quoted again with the same arguments (an edit that
 // changes nothing but the quote), so what the agent approves is what the
 // system says now.
-func (s *Handler) handleQueueRequote(c echo.Context) error {
+func (h *Handler) handleQueueRequote(c echo.Context) error {
 	ctx := c.Request().Context()
 	u, _ := kit.CurrentUser(c)
 	id := c.Param("id")
-	inv, err := s.cfg.Control.Invocation(ctx, id)
+	inv, err := h.cfg.Control.Invocation(ctx, id)
 	if err != nil {
 		return err
 	}
-	if _, err := s.cfg.Control.EditArgs(ctx, actorOf(u), id, expectedVersion(c), inv.Call().Args); err != nil {
+	if _, err := h.cfg.Control.EditArgs(ctx, actorOf(u), id, expectedVersion(c), inv.Call().Args); err != nil {
 		return err
 	}
-	kit.SetFlash(c, "Quoted again at "+clock(s.Now())+". This is what approval sends now.", false)
+	kit.SetFlash(c, "Quoted again at "+clock(h.Now())+". This is what approval sends now.", false)
 	return kit.SeeOther(c, "/queue/"+url.PathEscape(id))
 }

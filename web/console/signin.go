@@ -12,7 +12,7 @@ import (
 )
 
 // handleSignInForm answers GET /sign-in.
-func (s *Handler) handleSignInForm(c echo.Context) error {
+func (h *Handler) handleSignInForm(c echo.Context) error {
 	if _, ok := kit.CurrentUser(c); ok {
 		return kit.SeeOther(c, kit.SafeNext(c.QueryParam("next")))
 	}
@@ -21,14 +21,14 @@ func (s *Handler) handleSignInForm(c echo.Context) error {
 	if c.QueryParam("signed_out") == "1" {
 		flash = views.Flash{Text: "You have signed out."}
 	}
-	return s.renderSignIn(c, http.StatusOK, form, flash)
+	return h.renderSignIn(c, http.StatusOK, form, flash)
 }
 
 // handleSignIn answers POST /sign-in. Unknown e-mail, wrong password and a
 // disabled account get the same answer; too many failures get 429.
-func (s *Handler) handleSignIn(c echo.Context) error {
+func (h *Handler) handleSignIn(c echo.Context) error {
 	form := views.SignInForm{Email: strings.TrimSpace(c.FormValue("email")), Next: kit.SafeNext(c.FormValue("next"))}
-	user, err := s.Accounts.SignIn(c.Request().Context(), form.Email, c.FormValue("password"), c.RealIP())
+	user, err := h.Accounts.SignIn(c.Request().Context(), form.Email, c.FormValue("password"), c.RealIP())
 	if err != nil {
 		e, ok := apperr.As(err)
 		if !ok || (e.Kind != apperr.Unauthenticated && e.Kind != apperr.LimitReached) {
@@ -39,18 +39,18 @@ func (s *Handler) handleSignIn(c echo.Context) error {
 		if e.RetryAfterSeconds > 0 {
 			c.Response().Header().Set("Retry-After", itoa(e.RetryAfterSeconds))
 		}
-		return s.renderSignIn(c, status, form, views.Flash{})
+		return h.renderSignIn(c, status, form, views.Flash{})
 	}
 	sess := kit.Session(c)
-	if err := s.Sessions.Regenerate(c.Request().Context(), sess); err != nil {
+	if err := h.Sessions.Regenerate(c.Request().Context(), sess); err != nil {
 		return err
 	}
 	sess.Values[kit.KeyUserID] = user.ID
 	if err := sess.Save(c.Request(), c.Response()); err != nil {
 		return err
 	}
-	s.Sessions.DropAnonymousCSRF(c.Request(), c.Response())
-	s.Log.Info("signed in", "user_id", user.ID, "role", user.Role)
+	h.Sessions.DropAnonymousCSRF(c.Request(), c.Response())
+	h.Log.Info("signed in", "user_id", user.ID, "role", user.Role)
 	return kit.SeeOther(c, form.Next)
 }
 
@@ -58,7 +58,7 @@ func (s *Handler) handleSignIn(c echo.Context) error {
 // copy of the cookie is useless afterwards. It ends a console user's
 // session and a customer's link session (a code or an assertion) alike; a
 // visitor with neither gets 401.
-func (s *Handler) handleSignOut(c echo.Context) error {
+func (h *Handler) handleSignOut(c echo.Context) error {
 	_, signedIn := kit.CurrentUser(c)
 	_, customer := kit.CustomerOf(c)
 	if !signedIn && !customer {
@@ -76,12 +76,12 @@ func (s *Handler) handleSignOut(c echo.Context) error {
 	return kit.SeeOther(c, "/sign-in?signed_out=1")
 }
 
-func (s *Handler) renderSignIn(c echo.Context, status int, form views.SignInForm, flash views.Flash) error {
-	csrf, err := s.CSRFToken(c)
+func (h *Handler) renderSignIn(c echo.Context, status int, form views.SignInForm, flash views.Flash) error {
+	csrf, err := h.CSRFToken(c)
 	if err != nil {
 		return err
 	}
-	p := s.Page(c, "Sign in")
+	p := h.Page(c, "Sign in")
 	p.CSRF, p.Narrow, p.Flash = csrf, true, flash
 	return kit.Render(c, status, views.SignIn(p, form))
 }

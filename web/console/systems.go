@@ -12,14 +12,14 @@ import (
 
 // handleSystems answers GET /systems: every connected system with its
 // actions (contract, limits, guidance, current stage) and read tools.
-func (s *Handler) handleSystems(c echo.Context) error {
+func (h *Handler) handleSystems(c echo.Context) error {
 	ctx := c.Request().Context()
 	var v views.SystemsView
-	for _, sys := range s.cfg.Registry.Systems() {
+	for _, sys := range h.cfg.Registry.Systems() {
 		sv := views.SystemView{Name: sys.Name()}
 		for _, a := range sys.Actions() {
 			stage := "no policy"
-			if p, err := s.cfg.Control.Policy(ctx, sys.Name(), a.Name); err == nil {
+			if p, err := h.cfg.Control.Policy(ctx, sys.Name(), a.Name); err == nil {
 				stage = "stage " + itoa(int(p.Stage))
 				if !p.Enabled {
 					stage = "switched off"
@@ -35,7 +35,7 @@ func (s *Handler) handleSystems(c echo.Context) error {
 		}
 		v.Systems = append(v.Systems, sv)
 	}
-	p := s.Page(c, "Connected systems")
+	p := h.Page(c, "Connected systems")
 	return kit.Render(c, http.StatusOK, views.Systems(p, v))
 }
 

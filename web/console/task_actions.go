@@ -14,7 +14,7 @@ import (
 )
 
 // taskControl runs pause, resume or cancel on the version the page showed.
-func (s *Handler) taskControl(c echo.Context, do func(context.Context, controlplane.Actor, string, int32) (controlplane.Task, error), done string) error {
+func (h *Handler) taskControl(c echo.Context, do func(context.Context, controlplane.Actor, string, int32) (controlplane.Task, error), done string) error {
 	u, _ := kit.CurrentUser(c)
 	id := c.Param("id")
 	if _, err := do(c.Request().Context(), actorOf(u), id, expectedVersion(c)); err != nil {
@@ -25,28 +25,28 @@ func (s *Handler) taskControl(c echo.Context, do func(context.Context, controlpl
 }
 
 // handleTaskPause answers POST /tasks/:id/pause: no permit after it commits.
-func (s *Handler) handleTaskPause(c echo.Context) error {
-	return s.taskControl(c, s.cfg.Control.Pause, "Paused. No request of this task will be sent until it is resumed.")
+func (h *Handler) handleTaskPause(c echo.Context) error {
+	return h.taskControl(c, h.cfg.Control.Pause, "Paused. No request of this task will be sent until it is resumed.")
 }
 
 // handleTaskResume answers POST /tasks/:id/resume: budget and unresolved
 // requests kept, nothing replayed.
-func (s *Handler) handleTaskResume(c echo.Context) error {
-	return s.taskControl(c, s.cfg.Control.Resume, "Resumed. Approved requests may be sent again; nothing was replayed.")
+func (h *Handler) handleTaskResume(c echo.Context) error {
+	return h.taskControl(c, h.cfg.Control.Resume, "Resumed. Approved requests may be sent again; nothing was replayed.")
 }
 
 // handleTaskCancel answers POST /tasks/:id/cancel: ends the task, undoes
 // nothing.
-func (s *Handler) handleTaskCancel(c echo.Context) error {
-	return s.taskControl(c, s.cfg.Control.Cancel, "Cancelled. Nothing was undone; approved requests that had not left will not be sent.")
+func (h *Handler) handleTaskCancel(c echo.Context) error {
+	return h.taskControl(c, h.cfg.Control.Cancel, "Cancelled. Nothing was undone; approved requests that had not left will not be sent.")
 }
 
 // handleInvocationReconcile answers POST /invocations/:id/reconcile: the
 // original call is looked up by its key and the object read back; nothing
 // is sent.
-func (s *Handler) handleInvocationReconcile(c echo.Context) error {
+func (h *Handler) handleInvocationReconcile(c echo.Context) error {
 	u, _ := kit.CurrentUser(c)
-	rec, err := s.cfg.Control.Reconcile(c.Request().Context(), actorOf(u), c.Param("id"))
+	rec, err := h.cfg.Control.Reconcile(c.Request().Context(), actorOf(u), c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -62,9 +62,9 @@ func (s *Handler) handleInvocationReconcile(c echo.Context) error {
 // handleInvocationReverse answers POST /invocations/:id/reverse: the
 // compensation of a completed request is proposed, to be approved by
 // someone other than the original approver.
-func (s *Handler) handleInvocationReverse(c echo.Context) error {
+func (h *Handler) handleInvocationReverse(c echo.Context) error {
 	u, _ := kit.CurrentUser(c)
-	inv, err := s.cfg.Control.Reverse(c.Request().Context(), actorOf(u), c.Param("id"))
+	inv, err := h.cfg.Control.Reverse(c.Request().Context(), actorOf(u), c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -76,14 +76,14 @@ func (s *Handler) handleInvocationReverse(c echo.Context) error {
 // admins): the target named by system and target_id may be proposed on
 // again in this task. The reason is required and kept in the audit event;
 // without one the page comes back with 422.
-func (s *Handler) handleTaskBlockLift(c echo.Context) error {
+func (h *Handler) handleTaskBlockLift(c echo.Context) error {
 	u, _ := kit.CurrentUser(c)
 	id := c.Param("id")
 	form := views.LiftBlockForm{System: c.FormValue("system"), TargetID: c.FormValue("target_id"), Reason: c.FormValue("reason")}
-	err := s.cfg.Control.LiftBlock(c.Request().Context(), actorOf(u), id, form.System, form.TargetID, form.Reason)
+	err := h.cfg.Control.LiftBlock(c.Request().Context(), actorOf(u), id, form.System, form.TargetID, form.Reason)
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
 		form.Errors = e.Fields
-		return s.renderTask(c, http.StatusUnprocessableEntity, form)
+		return h.renderTask(c, http.StatusUnprocessableEntity, form)
 	}
 	if err != nil {
 		return err

@@ -123,19 +123,19 @@ func (w *taskWatch) notify(taskID string) {
 // PostgreSQL LISTEN/NOTIFY so that a change made through any console
 // instance reaches every open page. The page then fetches its live
 // fragment; the stream carries no data of its own.
-func (s *Handler) handleTaskEvents(c echo.Context) error {
+func (h *Handler) handleTaskEvents(c echo.Context) error {
 	ctx := c.Request().Context()
 	id := c.Param("id")
-	if _, err := s.cfg.Control.Task(ctx, id); err != nil {
+	if _, err := h.cfg.Control.Task(ctx, id); err != nil {
 		return err
 	}
-	wake, ready, stop := s.tasks.subscribe(id)
+	wake, ready, stop := h.tasks.subscribe(id)
 	defer stop()
 	<-ready
-	h := c.Response().Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
+	hdr := c.Response().Header()
+	hdr.Set("Content-Type", "text/event-stream")
+	hdr.Set("Cache-Control", "no-store")
+	hdr.Set("X-Accel-Buffering", "no")
 	c.Response().WriteHeader(http.StatusOK)
 	// The server's write timeout ends a stream after a minute; EventSource
 	// reconnects by itself, and the retry hint makes that quick. A change

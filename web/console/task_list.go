@@ -33,7 +33,7 @@ const listPageSize = 50
 // person first (a result to check, a card to approve, a pause, a hand-off
 // nobody took), filtered by what they need, state, action and search, with
 // a count beside each filter and 50 a page (keyset: after=rank.unixnano.id).
-func (s *Handler) handleTasks(c echo.Context) error {
+func (h *Handler) handleTasks(c echo.Context) error {
 	u, _ := kit.CurrentUser(c)
 	q := strings.TrimSpace(c.QueryParam("q"))
 	f := store.TaskListFilter{Query: q, State: c.QueryParam("state"), Action: c.QueryParam("action"),
@@ -49,7 +49,7 @@ func (s *Handler) handleTasks(c echo.Context) error {
 		f.Need = ""
 	}
 	f.After = parseTaskCursor(c.QueryParam("after"))
-	page, err := s.cfg.Control.TaskList(c.Request().Context(), f)
+	page, err := h.cfg.Control.TaskList(c.Request().Context(), f)
 	if err != nil {
 		return err
 	}
@@ -84,7 +84,7 @@ func (s *Handler) handleTasks(c echo.Context) error {
 		v.States = append(v.States, views.FilterOption{Value: st.value, Label: fmt.Sprintf("%s (%s)", st.label, thousands(st.n)), Selected: st.value == f.State})
 	}
 	for _, a := range sortedKeys(k.Actions) {
-		v.Actions = append(v.Actions, views.FilterOption{Value: a, Label: fmt.Sprintf("%s (%s)", s.actionName(a), thousands(k.Actions[a])), Selected: a == f.Action})
+		v.Actions = append(v.Actions, views.FilterOption{Value: a, Label: fmt.Sprintf("%s (%s)", h.actionName(a), thousands(k.Actions[a])), Selected: a == f.Action})
 	}
 	for _, t := range page.Items {
 		v.Tasks = append(v.Tasks, taskRow(t))
@@ -96,7 +96,7 @@ func (s *Handler) handleTasks(c echo.Context) error {
 	if f.After != nil {
 		v.Pager.FirstURL = link(f.Need, "")
 	}
-	p := s.Page(c, "Tasks")
+	p := h.Page(c, "Tasks")
 	return kit.Render(c, http.StatusOK, views.Tasks(p, v))
 }
 

@@ -24,25 +24,25 @@ import (
 // approval and execution apart (Completed, Result needs checking, Not
 // dispatched with why), its controls, its requests, its timeline, and with ?inspect= the
 // read-only record of one original call.
-func (s *Handler) handleTask(c echo.Context) error {
-	return s.renderTask(c, http.StatusOK, views.LiftBlockForm{})
+func (h *Handler) handleTask(c echo.Context) error {
+	return h.renderTask(c, http.StatusOK, views.LiftBlockForm{})
 }
 
 // renderTask renders the task page; lift is a refused block lift to show
 // again with its errors.
-func (s *Handler) renderTask(c echo.Context, status int, lift views.LiftBlockForm) error {
+func (h *Handler) renderTask(c echo.Context, status int, lift views.LiftBlockForm) error {
 	ctx := c.Request().Context()
 	u, _ := kit.CurrentUser(c)
-	live, err := s.taskLive(ctx, c.Param("id"))
+	live, err := h.taskLive(ctx, c.Param("id"))
 	if err != nil {
 		return err
 	}
 	v := views.TaskView{Live: live, IsAdmin: u.Role == accounts.Admin, Lift: lift,
 		CanLiftBlocks: u.Role == accounts.Agent || u.Role == accounts.Admin}
-	if v.GlobalStopped, err = s.cfg.Control.GlobalStopped(ctx); err != nil {
+	if v.GlobalStopped, err = h.cfg.Control.GlobalStopped(ctx); err != nil {
 		return err
 	}
-	blocks, err := s.cfg.Control.Blocks(ctx, live.ID)
+	blocks, err := h.cfg.Control.Blocks(ctx, live.ID)
 	if err != nil {
 		return err
 	}
@@ -51,45 +51,45 @@ func (s *Handler) renderTask(c echo.Context, status int, lift views.LiftBlockFor
 			Message: b.Message, Since: b.CreatedAt.UTC().Format("Jan 2 15:04 UTC")})
 	}
 	if id := c.QueryParam("inspect"); id != "" {
-		in, err := s.cfg.Control.Inspect(ctx, id)
+		in, err := h.cfg.Control.Inspect(ctx, id)
 		if err != nil {
 			return err
 		}
 		if in.Invocation.TaskID != live.ID {
 			return echo.NewHTTPError(http.StatusNotFound, "That request is not part of this task.")
 		}
-		iv := inspectView(in, s.actionName)
+		iv := inspectView(in, h.actionName)
 		v.Inspect = &iv
 	}
-	p := s.Page(c, "Task "+live.ID)
+	p := h.Page(c, "Task "+live.ID)
 	return kit.Render(c, status, views.Task(p, v))
 }
 
 // handleTaskLive answers GET /tasks/:id/live, the fragment the task page
 // polls: 204 No Content while the task's mark is unchanged, so htmx swaps
 // nothing and the reader keeps their place; the new fragment otherwise.
-func (s *Handler) handleTaskLive(c echo.Context) error {
-	live, err := s.taskLive(c.Request().Context(), c.Param("id"))
+func (h *Handler) handleTaskLive(c echo.Context) error {
+	live, err := h.taskLive(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
 	if c.QueryParam("mark") == live.Mark {
 		return c.NoContent(http.StatusNoContent)
 	}
-	p := s.Page(c, "Task "+live.ID)
+	p := h.Page(c, "Task "+live.ID)
 	return kit.Render(c, http.StatusOK, views.TaskLive(p, live))
 }
 
-func (s *Handler) taskLive(ctx context.Context, id string) (views.TaskLiveView, error) {
-	t, err := s.cfg.Control.Task(ctx, id)
+func (h *Handler) taskLive(ctx context.Context, id string) (views.TaskLiveView, error) {
+	t, err := h.cfg.Control.Task(ctx, id)
 	if err != nil {
 		return views.TaskLiveView{}, err
 	}
-	invs, err := s.cfg.Control.Invocations(ctx, id)
+	invs, err := h.cfg.Control.Invocations(ctx, id)
 	if err != nil {
 		return views.TaskLiveView{}, err
 	}
-	events, err := s.cfg.Control.Timeline(ctx, id)
+	events, err := h.cfg.Control.Timeline(ctx, id)
 	if err != nil {
 		return views.TaskLiveView{}, err
 	}
@@ -103,7 +103,7 @@ func (s *Handler) taskLive(ctx context.Context, id string) (views.TaskLiveView, 
 	for _, inv := range invs {
 		row := invocationRow(inv)
 		if row.CanReverse {
-			_, err := s.cfg.Control.Compensation(inv.System, inv.Action)
+			_, err := h.cfg.Control.Compensation(inv.System, inv.Action)
 			row.CanReverse = err == nil
 		}
 		v.Invocations = append(v.Invocations, row)

@@ -39,60 +39,60 @@ type ConfirmationLinks interface {
 // customer goes straight to the request (and the token leaves the address
 // bar); "?assertion=" carries a signed customer assertion from the
 // business's own site.
-func (s *Handler) handleConfirmationLink(c echo.Context) error {
-	if s.cfg.Confirmations == nil {
-		return s.renderLinkProblem(c, confirmation.Unknown)
+func (h *Handler) handleConfirmationLink(c echo.Context) error {
+	if h.cfg.Confirmations == nil {
+		return h.renderLinkProblem(c, confirmation.Unknown)
 	}
 	ctx := c.Request().Context()
 	token := c.Param("token")
 	if signed := c.QueryParam("assertion"); signed != "" {
-		o, err := s.cfg.Confirmations.CheckAssertion(ctx, token, signed)
+		o, err := h.cfg.Confirmations.CheckAssertion(ctx, token, signed)
 		if le, ok := confirmation.AsLinkError(err); ok {
-			return s.renderLinkProblem(c, le.Problem)
+			return h.renderLinkProblem(c, le.Problem)
 		}
 		if e, ok := apperr.As(err); ok && e.Kind == apperr.Forbidden {
-			return s.renderLinkPage(c, http.StatusForbidden, token, linkPageState{problem: e.Message + " " + e.Hint})
+			return h.renderLinkPage(c, http.StatusForbidden, token, linkPageState{problem: e.Message + " " + e.Hint})
 		}
 		if err != nil {
 			return err
 		}
-		return s.proved(c, o, confirmation.ProofAssertion)
+		return h.proved(c, o, confirmation.ProofAssertion)
 	}
-	o, err := s.cfg.Confirmations.Open(ctx, token)
+	o, err := h.cfg.Confirmations.Open(ctx, token)
 	if le, ok := confirmation.AsLinkError(err); ok {
-		return s.renderLinkProblem(c, le.Problem)
+		return h.renderLinkProblem(c, le.Problem)
 	}
 	if err != nil {
 		return err
 	}
-	if p, ok := kit.CustomerOf(c); ok && s.covers(c, p, o) {
+	if p, ok := kit.CustomerOf(c); ok && h.covers(c, p, o) {
 		return kit.SeeOther(c, "/requests/"+o.InvocationID)
 	}
 	if u, ok := kit.CurrentUser(c); ok {
-		return s.renderForeignLink(c, u)
+		return h.renderForeignLink(c, u)
 	}
-	return s.renderLinkPage(c, http.StatusOK, token, linkPageState{opened: &o})
+	return h.renderLinkPage(c, http.StatusOK, token, linkPageState{opened: &o})
 }
 
 // handleConfirmationCode answers POST /c/:token/code: sends a one-time code
 // to the contact on file in the business system, then shows the link page
 // with the field to enter it.
-func (s *Handler) handleConfirmationCode(c echo.Context) error {
-	if s.cfg.Confirmations == nil {
-		return s.renderLinkProblem(c, confirmation.Unknown)
+func (h *Handler) handleConfirmationCode(c echo.Context) error {
+	if h.cfg.Confirmations == nil {
+		return h.renderLinkProblem(c, confirmation.Unknown)
 	}
 	token := c.Param("token")
-	sent, err := s.cfg.Confirmations.SendCode(c.Request().Context(), token)
+	sent, err := h.cfg.Confirmations.SendCode(c.Request().Context(), token)
 	if le, ok := confirmation.AsLinkError(err); ok {
-		return s.renderLinkProblem(c, le.Problem)
+		return h.renderLinkProblem(c, le.Problem)
 	}
 	if e, ok := apperr.As(err); ok && e.Kind != apperr.Internal {
-		return s.renderLinkPage(c, kit.StatusOf[e.Kind], token, linkPageState{problem: joinSentences(e.Message, e.Hint)})
+		return h.renderLinkPage(c, kit.StatusOf[e.Kind], token, linkPageState{problem: joinSentences(e.Message, e.Hint)})
 	}
 	if err != nil {
 		return err
 	}
-	o, err := s.cfg.Confirmations.Open(c.Request().Context(), token)
+	o, err := h.cfg.Confirmations.Open(c.Request().Context(), token)
 	if err != nil {
 		return err
 	}
@@ -108,36 +108,36 @@ func (s *Handler) handleConfirmationCode(c echo.Context) error {
 // handleConfirmationVerify answers POST /c/:token/verify: a right code
 // starts a session that acts for this customer (a new session id, holding
 // only the customer and how they proved it) and opens the request.
-func (s *Handler) handleConfirmationVerify(c echo.Context) error {
-	if s.cfg.Confirmations == nil {
-		return s.renderLinkProblem(c, confirmation.Unknown)
+func (h *Handler) handleConfirmationVerify(c echo.Context) error {
+	if h.cfg.Confirmations == nil {
+		return h.renderLinkProblem(c, confirmation.Unknown)
 	}
 	token := c.Param("token")
 	code := c.FormValue("code")
-	o, err := s.cfg.Confirmations.CheckCode(c.Request().Context(), token, code)
+	o, err := h.cfg.Confirmations.CheckCode(c.Request().Context(), token, code)
 	if le, ok := confirmation.AsLinkError(err); ok {
-		return s.renderLinkProblem(c, le.Problem)
+		return h.renderLinkProblem(c, le.Problem)
 	}
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
-		return s.renderLinkPage(c, http.StatusUnprocessableEntity, token, linkPageState{fields: e.Fields})
+		return h.renderLinkPage(c, http.StatusUnprocessableEntity, token, linkPageState{fields: e.Fields})
 	}
 	if e, ok := apperr.As(err); ok && e.Kind != apperr.Internal {
-		return s.renderLinkPage(c, kit.StatusOf[e.Kind], token, linkPageState{problem: joinSentences(e.Message, e.Hint)})
+		return h.renderLinkPage(c, kit.StatusOf[e.Kind], token, linkPageState{problem: joinSentences(e.Message, e.Hint)})
 	}
 	if err != nil {
 		return err
 	}
-	return s.proved(c, o, confirmation.ProofCode)
+	return h.proved(c, o, confirmation.ProofCode)
 }
 
 // proved starts the customer's session after a proof and opens the request.
 // A console account's session is not turned into a customer's.
-func (s *Handler) proved(c echo.Context, o confirmation.Opened, proof confirmation.Proof) error {
+func (h *Handler) proved(c echo.Context, o confirmation.Opened, proof confirmation.Proof) error {
 	if u, ok := kit.CurrentUser(c); ok {
-		return s.renderForeignLink(c, u)
+		return h.renderForeignLink(c, u)
 	}
 	sess := kit.Session(c)
-	if err := s.Sessions.Regenerate(c.Request().Context(), sess); err != nil {
+	if err := h.Sessions.Regenerate(c.Request().Context(), sess); err != nil {
 		return err
 	}
 	for k := range sess.Values {
@@ -151,19 +151,19 @@ func (s *Handler) proved(c echo.Context, o confirmation.Opened, proof confirmati
 	if err := sess.Save(c.Request(), c.Response()); err != nil {
 		return err
 	}
-	s.Log.Info("customer proved who they are", "invocation_id", o.InvocationID, "proof", string(proof))
+	h.Log.Info("customer proved who they are", "invocation_id", o.InvocationID, "proof", string(proof))
 	return kit.SeeOther(c, "/requests/"+o.InvocationID)
 }
 
 // covers says whether what the browser proved covers the request link o
 // shows (a console account of that customer, or a proof made on this
 // request or the one it re-quotes).
-func (s *Handler) covers(c echo.Context, p confirmation.Proved, o confirmation.Opened) bool {
-	inv, err := s.cfg.Control.Invocation(c.Request().Context(), o.InvocationID)
+func (h *Handler) covers(c echo.Context, p confirmation.Proved, o confirmation.Opened) bool {
+	inv, err := h.cfg.Control.Invocation(c.Request().Context(), o.InvocationID)
 	if err != nil {
 		return false
 	}
-	return s.cfg.Confirmations.Covers(c.Request().Context(), p, inv, o.CustomerRef) == nil
+	return h.cfg.Confirmations.Covers(c.Request().Context(), p, inv, o.CustomerRef) == nil
 }
 
 // linkPageState is what the link page says beyond the request itself.
@@ -175,32 +175,32 @@ type linkPageState struct {
 
 // renderLinkPage shows the request a link names, read-only, with the ways
 // to prove who one is.
-func (s *Handler) renderLinkPage(c echo.Context, status int, token string, st linkPageState) error {
+func (h *Handler) renderLinkPage(c echo.Context, status int, token string, st linkPageState) error {
 	ctx := c.Request().Context()
 	o := st.opened
 	if o == nil {
-		opened, err := s.cfg.Confirmations.Open(ctx, token)
+		opened, err := h.cfg.Confirmations.Open(ctx, token)
 		if le, ok := confirmation.AsLinkError(err); ok {
-			return s.renderLinkProblem(c, le.Problem)
+			return h.renderLinkProblem(c, le.Problem)
 		}
 		if err != nil {
 			return err
 		}
 		o = &opened
 	}
-	inv, err := s.cfg.Control.Invocation(ctx, o.InvocationID)
+	inv, err := h.cfg.Control.Invocation(ctx, o.InvocationID)
 	if err != nil {
 		return err
 	}
-	task, err := s.cfg.Control.Task(ctx, inv.TaskID)
+	task, err := h.cfg.Control.Task(ctx, inv.TaskID)
 	if err != nil {
 		return err
 	}
-	csrf, err := s.CSRFToken(c)
+	csrf, err := h.CSRFToken(c)
 	if err != nil {
 		return err
 	}
-	v := s.customerRequestView(c, inv, task)
+	v := h.customerRequestView(c, inv, task)
 	// Until they prove who they are, a visitor sees the request, not its
 	// outcome.
 	v.Status = views.CustomerStatusView{ID: inv.ID}
@@ -216,7 +216,7 @@ func (s *Handler) renderLinkPage(c echo.Context, status int, token string, st li
 			pv.Assertion = true
 		}
 	}
-	if inv.State != controlplane.AwaitingConfirmation || s.expired(inv) {
+	if inv.State != controlplane.AwaitingConfirmation || h.expired(inv) {
 		// A decided or ended request sends no codes: there is nothing to decide.
 		pv.Code = false
 		if pv.Problem == "" {
@@ -235,15 +235,15 @@ func (s *Handler) renderLinkPage(c echo.Context, status int, token string, st li
 		}
 	}
 	v.Prove = pv
-	p := s.Page(c, inv.Quote.Title)
+	p := h.Page(c, inv.Quote.Title)
 	p.CSRF, p.Narrow = csrf, true
 	return kit.Render(c, status, views.CustomerRequestPage(p, v))
 }
 
 // renderForeignLink answers a console account opening a customer's link:
 // it is someone else's request.
-func (s *Handler) renderForeignLink(c echo.Context, u accounts.User) error {
-	return s.renderLinkProblemSaying(c, foreign, "You are signed in as "+u.Email+". ")
+func (h *Handler) renderForeignLink(c echo.Context, u accounts.User) error {
+	return h.renderLinkProblemSaying(c, foreign, "You are signed in as "+u.Email+". ")
 }
 
 // foreign is the page for a link opened by a console account that is not
@@ -272,14 +272,14 @@ var linkProblems = map[confirmation.Problem]struct {
 		"If the link is yours, sign out and open it again."},
 }
 
-func (s *Handler) renderLinkProblem(c echo.Context, problem confirmation.Problem) error {
-	return s.renderLinkProblemSaying(c, problem, "")
+func (h *Handler) renderLinkProblem(c echo.Context, problem confirmation.Problem) error {
+	return h.renderLinkProblemSaying(c, problem, "")
 }
 
 // renderLinkProblemSaying renders problem's page, its message led by lead.
-func (s *Handler) renderLinkProblemSaying(c echo.Context, problem confirmation.Problem, lead string) error {
+func (h *Handler) renderLinkProblemSaying(c echo.Context, problem confirmation.Problem, lead string) error {
 	lp := linkProblems[problem]
-	p := s.Page(c, lp.title)
+	p := h.Page(c, lp.title)
 	p.Narrow = true
 	return kit.Render(c, lp.status, views.LinkProblemPage(p, views.LinkProblemView{Problem: string(problem),
 		Title: lp.title, Message: lead + lp.message, Next: lp.action}))

@@ -116,14 +116,14 @@ func clause(s string) string {
 // among the requests it stopped, else (the request was approved while the
 // task was already paused) the last one before inv's not-dispatched event.
 // Empty when the trail does not say.
-func (s *Handler) stoppedBy(ctx context.Context, inv controlplane.Invocation) controlplane.ActorKind {
+func (h *Handler) stoppedBy(ctx context.Context, inv controlplane.Invocation) controlplane.ActorKind {
 	if inv.State != controlplane.NotDispatched ||
 		(inv.NotDispatchedReason != controlplane.ReasonTaskPaused && inv.NotDispatchedReason != controlplane.ReasonTaskCancelled) {
 		return ""
 	}
-	events, err := s.cfg.Control.Timeline(ctx, inv.TaskID)
+	events, err := h.cfg.Control.Timeline(ctx, inv.TaskID)
 	if err != nil {
-		s.Log.Warn("who stopped the task", "invocation_id", inv.ID, "error", err)
+		h.Log.Warn("who stopped the task", "invocation_id", inv.ID, "error", err)
 		return ""
 	}
 	var before controlplane.ActorKind
@@ -153,9 +153,9 @@ func (s *Handler) stoppedBy(ctx context.Context, inv controlplane.Invocation) co
 
 // customerStatusNow is customerStatus with what only the audit trail
 // knows: who stopped the work a request was part of.
-func (s *Handler) customerStatusNow(ctx context.Context, inv controlplane.Invocation, successor string) views.CustomerStatusView {
-	st := customerStatus(inv, s.cfg.Control.ActionSpec(inv.System, inv.Action), s.Now(), successor)
-	if by := s.stoppedBy(ctx, inv); by != "" {
+func (h *Handler) customerStatusNow(ctx context.Context, inv controlplane.Invocation, successor string) views.CustomerStatusView {
+	st := customerStatus(inv, h.cfg.Control.ActionSpec(inv.System, inv.Action), h.Now(), successor)
+	if by := h.stoppedBy(ctx, inv); by != "" {
 		st.Detail, st.DecidedBy = customerStopped(by, inv.NotDispatchedReason), customerActorWord(by)
 	}
 	return st

@@ -22,18 +22,18 @@ import (
 // the same "not found", so ids reveal nothing; the customer's other
 // requests, to a code or an assertion, answer "show us it's you for this
 // request".
-func (s *Handler) customerRequest(c echo.Context) (controlplane.Invocation, controlplane.Task, controlplane.Actor, error) {
-	return s.loadCustomerRequest(c, false)
+func (h *Handler) customerRequest(c echo.Context) (controlplane.Invocation, controlplane.Task, controlplane.Actor, error) {
+	return h.loadCustomerRequest(c, false)
 }
 
 // decidingRequest is customerRequest for every path that decides — confirm,
 // decline, stop: the proof must also be one the request's system accepts
 // (confirmation.MayDecide, the one check all of them make).
-func (s *Handler) decidingRequest(c echo.Context) (controlplane.Invocation, controlplane.Task, controlplane.Actor, error) {
-	return s.loadCustomerRequest(c, true)
+func (h *Handler) decidingRequest(c echo.Context) (controlplane.Invocation, controlplane.Task, controlplane.Actor, error) {
+	return h.loadCustomerRequest(c, true)
 }
 
-func (s *Handler) loadCustomerRequest(c echo.Context, deciding bool) (controlplane.Invocation, controlplane.Task, controlplane.Actor, error) {
+func (h *Handler) loadCustomerRequest(c echo.Context, deciding bool) (controlplane.Invocation, controlplane.Task, controlplane.Actor, error) {
 	ctx := c.Request().Context()
 	none := controlplane.Actor{}
 	p, ok := kit.CustomerOf(c)
@@ -44,20 +44,20 @@ func (s *Handler) loadCustomerRequest(c echo.Context, deciding bool) (controlpla
 		return controlplane.Invocation{}, controlplane.Task{}, none, &apperr.Error{Kind: apperr.Unauthenticated, Code: "customer_session",
 			Message: "Open the link from your assistant again and show us it's you, or sign in to see your requests."}
 	}
-	inv, err := s.cfg.Control.Invocation(ctx, c.Param("id"))
+	inv, err := h.cfg.Control.Invocation(ctx, c.Param("id"))
 	if apperr.Is(err, apperr.NotFound) {
 		return controlplane.Invocation{}, controlplane.Task{}, none, noSuchRequest()
 	}
 	if err != nil {
 		return controlplane.Invocation{}, controlplane.Task{}, none, err
 	}
-	task, err := s.cfg.Control.Task(ctx, inv.TaskID)
+	task, err := h.cfg.Control.Task(ctx, inv.TaskID)
 	if err != nil {
 		return controlplane.Invocation{}, controlplane.Task{}, none, err
 	}
-	check := s.cfg.Confirmations.Covers
+	check := h.cfg.Confirmations.Covers
 	if deciding {
-		check = s.cfg.Confirmations.MayDecide
+		check = h.cfg.Confirmations.MayDecide
 	}
 	if err := check(ctx, p, inv, task.CustomerRef); apperr.Is(err, apperr.NotFound) {
 		return controlplane.Invocation{}, controlplane.Task{}, none, noSuchRequest()
@@ -75,12 +75,12 @@ func noSuchRequest() error {
 // handleCustomerRequest answers GET /requests/:id: the request as quoted,
 // with the decision while it awaits the customer, else its outcome. A
 // request replaced by a fresh quote sends the customer to the fresh one.
-func (s *Handler) handleCustomerRequest(c echo.Context) error {
-	inv, task, _, err := s.customerRequest(c)
+func (h *Handler) handleCustomerRequest(c echo.Context) error {
+	inv, task, _, err := h.customerRequest(c)
 	if err != nil {
 		return err
 	}
-	if next, ok := s.successorOf(c, inv); ok {
+	if next, ok := h.successorOf(c, inv); ok {
 		return kit.SeeOther(c, "/requests/"+next)
 	}
 	// A link session lives while the customer is active, like a sign-in.
@@ -89,21 +89,21 @@ func (s *Handler) handleCustomerRequest(c echo.Context) error {
 			return err
 		}
 	}
-	return s.renderCustomerRequest(c, http.StatusOK, inv, task, "", nil)
+	return h.renderCustomerRequest(c, http.StatusOK, inv, task, "", nil)
 }
 
 // handleCustomerRequestStatus answers GET /requests/:id/status: for htmx,
 // the outcome fragment (286 once it is final, which stops the polling);
 // without JavaScript, the whole page.
-func (s *Handler) handleCustomerRequestStatus(c echo.Context) error {
-	inv, task, _, err := s.customerRequest(c)
+func (h *Handler) handleCustomerRequestStatus(c echo.Context) error {
+	inv, task, _, err := h.customerRequest(c)
 	if err != nil {
 		return err
 	}
 	if c.Request().Header.Get("HX-Request") != "true" {
-		return s.renderCustomerRequest(c, http.StatusOK, inv, task, "", nil)
+		return h.renderCustomerRequest(c, http.StatusOK, inv, task, "", nil)
 	}
-	st := s.customerStatusNow(c.Request().Context(), inv, "")
+	st := h.customerStatusNow(c.Request().Context(), inv, "")
 	status := http.StatusOK
 	if !st.Pending {
 		status = 286
@@ -117,17 +117,17 @@ func (s *Handler) handleCustomerRequestStatus(c echo.Context) error {
 // changed target replaces the request with a fresh quote and asks again.
 // A second click, a second tab or a retried POST finds the request decided
 // and is shown the current outcome; the guarded transition lets one through.
-func (s *Handler) handleCustomerConfirm(c echo.Context) error {
+func (h *Handler) handleCustomerConfirm(c echo.Context) error {
 	ctx := c.Request().Context()
-	inv, task, actor, err := s.decidingRequest(c)
+	inv, task, actor, err := h.decidingRequest(c)
 	if err != nil {
 		return err
 	}
 	back := "/requests/" + inv.ID
-	if inv.State != controlplane.AwaitingConfirmation || task.State != controlplane.TaskActive || s.expired(inv) {
+	if inv.State != controlplane.AwaitingConfirmation || task.State != controlplane.TaskActive || h.expired(inv) {
 		return kit.SeeOther(c, back)
 	}
-	rq, err := s.cfg.Control.Requote(ctx, actor, inv.ID)
+	rq, err := h.cfg.Control.Requote(ctx, actor, inv.ID)
 	if err != nil {
 		return err
 	}
@@ -137,22 +137,22 @@ func (s *Handler) handleCustomerConfirm(c echo.Context) error {
 		}
 		return kit.SeeOther(c, back)
 	}
-	_, err = s.cfg.Control.Confirm(ctx, actor, inv.ID, inv.Version)
+	_, err = h.cfg.Control.Confirm(ctx, actor, inv.ID, inv.Version)
 	if e, ok := apperr.As(err); ok && (e.Kind == apperr.IllegalTransition || e.Kind == apperr.Conflict) {
 		return kit.SeeOther(c, back) // decided meanwhile: show what happened
 	}
 	if err != nil {
 		return err
 	}
-	s.Log.Info("customer confirmed", "invocation_id", inv.ID)
+	h.Log.Info("customer confirmed", "invocation_id", inv.ID)
 	return kit.SeeOther(c, back)
 }
 
 // handleCustomerDecline answers POST /requests/:id/decline, with an
 // optional reason the assistant sees.
-func (s *Handler) handleCustomerDecline(c echo.Context) error {
+func (h *Handler) handleCustomerDecline(c echo.Context) error {
 	ctx := c.Request().Context()
-	inv, task, actor, err := s.decidingRequest(c)
+	inv, task, actor, err := h.decidingRequest(c)
 	if err != nil {
 		return err
 	}
@@ -161,11 +161,11 @@ func (s *Handler) handleCustomerDecline(c echo.Context) error {
 		return kit.SeeOther(c, back)
 	}
 	reason := c.FormValue("reason")
-	_, err = s.cfg.Control.Decline(ctx, actor, inv.ID, inv.Version, reason)
+	_, err = h.cfg.Control.Decline(ctx, actor, inv.ID, inv.Version, reason)
 	if e, ok := apperr.As(err); ok {
 		switch e.Kind {
 		case apperr.Invalid:
-			return s.renderCustomerRequest(c, http.StatusUnprocessableEntity, inv, task, reason, e.Fields)
+			return h.renderCustomerRequest(c, http.StatusUnprocessableEntity, inv, task, reason, e.Fields)
 		case apperr.IllegalTransition, apperr.Conflict:
 			return kit.SeeOther(c, back)
 		}
@@ -182,31 +182,31 @@ func (s *Handler) handleCustomerDecline(c echo.Context) error {
 // paused_by_person), so nothing more of it is dispatched. It needs the
 // same proof as deciding the request, and the audit trail records it as
 // the customer's, with that proof.
-func (s *Handler) handleCustomerStop(c echo.Context) error {
-	inv, task, actor, err := s.decidingRequest(c)
+func (h *Handler) handleCustomerStop(c echo.Context) error {
+	inv, task, actor, err := h.decidingRequest(c)
 	if err != nil {
 		return err
 	}
 	back := "/requests/" + inv.ID
-	_, err = s.cfg.Control.Pause(c.Request().Context(), actor, task.ID, 0)
+	_, err = h.cfg.Control.Pause(c.Request().Context(), actor, task.ID, 0)
 	if e, ok := apperr.As(err); ok && (e.Kind == apperr.IllegalTransition || e.Kind == apperr.Conflict) {
 		return kit.SeeOther(c, back) // paused or ended meanwhile: the page says so
 	}
 	if err != nil {
 		return err
 	}
-	s.Log.Info("customer stopped the task", "task_id", task.ID, "invocation_id", inv.ID)
+	h.Log.Info("customer stopped the task", "task_id", task.ID, "invocation_id", inv.ID)
 	return kit.SeeOther(c, back)
 }
 
 // mayStop says whether the page offers "Stop this": the task still works
 // and this browser's proof may decide the request.
-func (s *Handler) mayStop(c echo.Context, inv controlplane.Invocation, task controlplane.Task) bool {
+func (h *Handler) mayStop(c echo.Context, inv controlplane.Invocation, task controlplane.Task) bool {
 	if task.State != controlplane.TaskActive {
 		return false
 	}
 	p, ok := kit.CustomerOf(c)
-	return ok && s.cfg.Confirmations.MayDecide(c.Request().Context(), p, inv, task.CustomerRef) == nil
+	return ok && h.cfg.Confirmations.MayDecide(c.Request().Context(), p, inv, task.CustomerRef) == nil
 }
 
 // myRequestsLimit is how many of a customer's newest requests the list
@@ -220,19 +220,19 @@ const myRequestsLimit = 100
 // signing in for the rest. Holding a link is not proof, so a visitor
 // without one is told how to show it's them; a staff account acts for no
 // customer.
-func (s *Handler) handleMyRequests(c echo.Context) error {
+func (h *Handler) handleMyRequests(c echo.Context) error {
 	ctx := c.Request().Context()
 	p, ok := kit.CustomerOf(c)
 	if !ok {
 		if _, signedIn := kit.CurrentUser(c); signedIn {
 			return noSuchRequest()
 		}
-		page := s.Page(c, "Show us it's you")
+		page := h.Page(c, "Show us it's you")
 		page.Narrow = true
 		return kit.Render(c, http.StatusUnauthorized, views.MyRequestsProvePage(page, views.MyRequestsProveView{SignIn: true,
 			SignedOut: c.QueryParam("signed_out") != ""}))
 	}
-	invs, err := s.cfg.Control.CustomerInvocations(ctx, p.CustomerRef, myRequestsLimit)
+	invs, err := h.cfg.Control.CustomerInvocations(ctx, p.CustomerRef, myRequestsLimit)
 	if err != nil {
 		return err
 	}
@@ -240,7 +240,7 @@ func (s *Handler) handleMyRequests(c echo.Context) error {
 	if !p.Spans() {
 		covered := invs[:0]
 		for _, inv := range invs {
-			if err := s.cfg.Confirmations.Covers(ctx, p, inv, p.CustomerRef); err == nil {
+			if err := h.cfg.Confirmations.Covers(ctx, p, inv, p.CustomerRef); err == nil {
 				covered = append(covered, inv)
 			} else if !apperr.Is(err, apperr.Unauthenticated) {
 				return err
@@ -248,8 +248,8 @@ func (s *Handler) handleMyRequests(c echo.Context) error {
 		}
 		invs, truncated = covered, false
 	}
-	page := s.Page(c, "My requests")
-	v := myRequestsView(invs, s.Now(), truncated)
+	page := h.Page(c, "My requests")
+	v := myRequestsView(invs, h.Now(), truncated)
 	v.OnlyProved = !p.Spans()
 	return kit.Render(c, http.StatusOK, views.MyRequestsPage(page, v))
 }
@@ -288,14 +288,14 @@ func myRequestsView(invs []controlplane.Invocation, now time.Time, truncated boo
 }
 
 // successorOf finds the fresh quote that replaced inv, if any.
-func (s *Handler) successorOf(c echo.Context, inv controlplane.Invocation) (string, bool) {
+func (h *Handler) successorOf(c echo.Context, inv controlplane.Invocation) (string, bool) {
 	if inv.State != controlplane.Rejected {
 		return "", false
 	}
-	next, err := s.cfg.Control.Successor(c.Request().Context(), inv.ID)
+	next, err := h.cfg.Control.Successor(c.Request().Context(), inv.ID)
 	if err != nil {
 		if !errors.Is(err, controlplane.ErrNoSuccessor) {
-			s.Log.Warn("successor lookup", "invocation_id", inv.ID, "error", err)
+			h.Log.Warn("successor lookup", "invocation_id", inv.ID, "error", err)
 		}
 		return "", false
 	}

@@ -15,20 +15,20 @@ import (
 )
 
 // renderCustomerRequest renders the request page from the stored quote.
-func (s *Handler) renderCustomerRequest(c echo.Context, status int, inv controlplane.Invocation, task controlplane.Task,
+func (h *Handler) renderCustomerRequest(c echo.Context, status int, inv controlplane.Invocation, task controlplane.Task,
 	reason string, fieldErrs map[string]string) error {
-	csrf, err := s.CSRFToken(c)
+	csrf, err := h.CSRFToken(c)
 	if err != nil {
 		return err
 	}
-	v := s.customerRequestView(c, inv, task)
+	v := h.customerRequestView(c, inv, task)
 	v.CSRF, v.Reason, v.Errors = csrf, reason, fieldErrs
-	p := s.Page(c, inv.Quote.Title)
+	p := h.Page(c, inv.Quote.Title)
 	p.CSRF, p.Narrow = csrf, true
 	if v.Status.Pending {
 		p.RefreshSeconds = v.Status.PollSeconds
 	}
-	if (v.Decide || v.Status.Pending) && s.mayStop(c, inv, task) {
+	if (v.Decide || v.Status.Pending) && h.mayStop(c, inv, task) {
 		v.StopCSRF = csrf
 	}
 	return kit.Render(c, status, views.CustomerRequestPage(p, v))
@@ -36,18 +36,18 @@ func (s *Handler) renderCustomerRequest(c echo.Context, status int, inv controlp
 
 // expired says the customer's time to decide is over, even before the
 // sweeper moves the invocation to expired.
-func (s *Handler) expired(inv controlplane.Invocation) bool {
-	return inv.DeadlineAt != nil && !s.Now().Before(*inv.DeadlineAt)
+func (h *Handler) expired(inv controlplane.Invocation) bool {
+	return inv.DeadlineAt != nil && !h.Now().Before(*inv.DeadlineAt)
 }
 
 // customerRequestView builds the page from the quote only: no internal
 // field, id of another system or risk score reaches it.
-func (s *Handler) customerRequestView(c echo.Context, inv controlplane.Invocation, task controlplane.Task) views.CustomerRequestView {
+func (h *Handler) customerRequestView(c echo.Context, inv controlplane.Invocation, task controlplane.Task) views.CustomerRequestView {
 	q := inv.Quote
-	decide := inv.State == controlplane.AwaitingConfirmation && !s.expired(inv)
+	decide := inv.State == controlplane.AwaitingConfirmation && !h.expired(inv)
 	v := views.CustomerRequestView{ID: inv.ID, Title: q.Title, Consequences: q.Consequences, Decide: decide,
 		ConfirmLabel: customerOr(q.ConfirmLabel, "Confirm"), DeclineLabel: customerOr(q.DeclineLabel, "Don't do this"),
-		Status: s.customerStatusNow(c.Request().Context(), inv, ""), Outcome: customerConsequences(inv.State, s.expired(inv))}
+		Status: h.customerStatusNow(c.Request().Context(), inv, ""), Outcome: customerConsequences(inv.State, h.expired(inv))}
 	if f := q.Customer; f != nil {
 		if f.Title != "" {
 			v.Title = f.Title
@@ -65,7 +65,7 @@ func (s *Handler) customerRequestView(c echo.Context, inv controlplane.Invocatio
 			v.OnHold = "This request is on hold because the conversation it came from was stopped. Nothing has changed. You can still decline it."
 		}
 		if inv.SupersedesID != "" {
-			if prev, err := s.cfg.Control.Invocation(c.Request().Context(), inv.SupersedesID); err == nil && prev.TaskID == inv.TaskID {
+			if prev, err := h.cfg.Control.Invocation(c.Request().Context(), inv.SupersedesID); err == nil && prev.TaskID == inv.TaskID {
 				v.Changes = quoteChanges(prev.Quote, q)
 			}
 		}

@@ -31,19 +31,19 @@ func New(frame *layout.Frame, cfg Config) *Handler { return &Handler{Frame: fram
 // Routes is the customer's part of the route table. The routes are public:
 // a customer with a link's proof has no account. Each handler checks that
 // the request is this customer's.
-func (s *Handler) Routes() []kit.Route {
+func (h *Handler) Routes() []kit.Route {
 	customers := kit.For(accounts.Customer)
 	return []kit.Route{
-		kit.GET("/c/:token", s.handleConfirmationLink, kit.Anyone),
-		kit.POST("/c/:token/code", s.handleConfirmationCode, kit.Anyone),
-		kit.POST("/c/:token/verify", s.handleConfirmationVerify, kit.Anyone),
+		kit.GET("/c/:token", h.handleConfirmationLink, kit.Anyone),
+		kit.POST("/c/:token/code", h.handleConfirmationCode, kit.Anyone),
+		kit.POST("/c/:token/verify", h.handleConfirmationVerify, kit.Anyone),
 		// Anyone reaches it; the handler lists only the customer this
 		// browser proved it is (an account or a link's proof), never on a link alone.
-		kit.GET("/requests", s.handleMyRequests, customers),
-		kit.GET("/requests/:id", s.handleCustomerRequest, customers),
-		kit.GET("/requests/:id/status", s.handleCustomerRequestStatus, customers),
-		kit.POST("/requests/:id/confirm", s.handleCustomerConfirm, customers),
-		kit.POST("/requests/:id/decline", s.handleCustomerDecline, customers),
-		kit.POST("/requests/:id/stop", s.handleCustomerStop, customers),
+		kit.GET("/requests", h.handleMyRequests, customers),
+		kit.GET("/requests/:id", h.handleCustomerRequest, customers),
+		kit.GET("/requests/:id/status", h.handleCustomerRequestStatus, customers),
+		kit.POST("/requests/:id/confirm", h.handleCustomerConfirm, customers),
+		kit.POST("/requests/:id/decline", h.handleCustomerDecline, customers),
+		kit.POST("/requests/:id/stop", h.handleCustomerStop, customers),
 	}
 }
