@@ -255,10 +255,6 @@ func notFoundAsApp(err error) error {
 // account's e-mail is the customer's reference, so it follows that rule.
 func normaliseEmail(s string) string { return adapter.NormaliseCustomerRef(s) }
 
-// UserFromRow is the user a users row describes (the console reads it
-// together with the session).
-func UserFromRow(r store.User) User { return fromRow(r) }
-
 func fromRow(r store.User) User {
 	return User{ID: r.ID, Email: r.Email, Name: r.Name, Role: Role(r.Role), DisabledAt: r.DisabledAt, CreatedAt: r.CreatedAt}
 }

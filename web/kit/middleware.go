@@ -16,7 +16,6 @@ import (
 
 	"countersign/internal/accounts"
 	"countersign/internal/apperr"
-	"countersign/store"
 )
 
 // Keys of values kept on the echo.Context for one request.
@@ -128,7 +127,7 @@ func (s *Site) LoadSession(next echo.HandlerFunc) echo.HandlerFunc {
 		// written at most once a minute. A session revoked meanwhile (sign-out
 		// in another tab) stays revoked.
 		if _, signedIn := c.Get(CtxUser).(accounts.User); signedIn {
-			if err := sess.Save(c.Request(), c.Response()); err != nil && !errors.Is(err, store.ErrNotFound) {
+			if err := sess.Save(c.Request(), c.Response()); err != nil && !errors.Is(err, accounts.ErrNoSession) {
 				return err
 			}
 		}
@@ -140,8 +139,8 @@ func (s *Site) LoadSession(next echo.HandlerFunc) echo.HandlerFunc {
 // sessionUser is the session's user: the row read with the session in the
 // same query when there is one, else read now.
 func (s *Site) sessionUser(c echo.Context, sess *sessions.Session, id int64) (accounts.User, error) {
-	if row, ok := sess.Values[sessionUserKey].(store.User); ok && row.ID == id {
-		return accounts.UserFromRow(row), nil
+	if u, ok := sess.Values[sessionUserKey].(accounts.User); ok && u.ID == id {
+		return u, nil
 	}
 	return s.Accounts.User(c.Request().Context(), id)
 }

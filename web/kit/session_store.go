@@ -15,14 +15,14 @@ import (
 	"github.com/gorilla/securecookie"
 	"github.com/gorilla/sessions"
 
-	"countersign/store"
+	"countersign/internal/accounts"
 )
 
 // SessionStore is a gorilla sessions.Store kept in PostgreSQL. The cookie
 // carries only a signed random id (256 bits); everything else stays on the
 // server, so ending a session there ends it everywhere.
 type SessionStore struct {
-	store    *store.Store
+	sessions *accounts.Sessions
 	codecs   []securecookie.Codec
 	options  sessions.Options
 	idle     time.Duration
@@ -49,7 +49,7 @@ const (
 )
 
 // NewSessionStore builds the store.
-func NewSessionStore(st *store.Store, cfg SessionConfig) *SessionStore {
+func NewSessionStore(rows accounts.SessionRows, cfg SessionConfig) *SessionStore {
 	codecs := securecookie.CodecsFromPairs(cfg.KeyPairs...)
 	for _, c := range codecs {
 		if sc, ok := c.(*securecookie.SecureCookie); ok {
@@ -61,8 +61,8 @@ func NewSessionStore(st *store.Store, cfg SessionConfig) *SessionStore {
 		now = time.Now
 	}
 	return &SessionStore{
-		store:  st,
-		codecs: codecs,
+		sessions: accounts.NewSessions(rows),
+		codecs:   codecs,
 		// gorilla v1.4 defaults to Secure + SameSite=None, which breaks plain
 		// HTTP; Lax keeps cross-site POSTs without the cookie.
 		options: sessions.Options{Path: "/", HttpOnly: true, Secure: cfg.Secure, SameSite: http.SameSiteLaxMode,
@@ -93,8 +93,8 @@ func (s *SessionStore) New(r *http.Request, name string) (*sessions.Session, err
 	if err := securecookie.DecodeMulti(name, cookie.Value, &id, s.codecs...); err != nil {
 		return sess, nil // a forged, expired or old-key cookie starts afresh
 	}
-	row, user, err := s.store.SessionAndUser(r.Context(), HashID(id))
-	if errors.Is(err, store.ErrNotFound) {
+	row, user, err := s.sessions.Load(r.Context(), HashID(id))
+	if errors.Is(err, accounts.ErrNoSession) {
 		return sess, nil
 	}
 	if err != nil {
@@ -138,7 +138,7 @@ func (s *SessionStore) Save(r *http.Request, w http.ResponseWriter, sess *sessio
 	now := s.now()
 	if sess.Options.MaxAge < 0 {
 		if sess.ID != "" {
-			if err := s.store.RevokeSession(ctx, HashID(sess.ID), now); err != nil {
+			if err := s.sessions.Revoke(ctx, HashID(sess.ID), now); err != nil {
 				return err
 			}
 		}
@@ -162,14 +162,14 @@ func (s *SessionStore) Save(r *http.Request, w http.ResponseWriter, sess *sessio
 			csrf = randomToken(32)
 			sess.Values[KeyCSRF] = csrf
 		}
-		err = s.store.CreateSession(ctx, store.Session{IDHash: HashID(sess.ID), UserID: uid, CSRFToken: csrf, Data: data,
+		err = s.sessions.Create(ctx, accounts.Session{IDHash: HashID(sess.ID), UserID: uid, CSRFToken: csrf, Data: data,
 			IP: clientIP(r), UserAgent: truncate(r.UserAgent(), 300), CreatedAt: now, LastSeenAt: now})
 		if err != nil {
 			return err
 		}
 		sess.IsNew = false
 	} else if dirty(sess) || now.Sub(lastSeen) > time.Minute {
-		if err := s.store.UpdateSession(ctx, HashID(sess.ID), uid, data, now); err != nil {
+		if err := s.sessions.Touch(ctx, HashID(sess.ID), uid, data, now); err != nil {
 			return err
 		}
 	} else {
@@ -189,7 +189,7 @@ func (s *SessionStore) Save(r *http.Request, w http.ResponseWriter, sess *sessio
 // planted before sign-in is worthless after it.
 func (s *SessionStore) Regenerate(ctx context.Context, sess *sessions.Session) error {
 	if sess.ID != "" && !sess.IsNew {
-		if err := s.store.RevokeSession(ctx, HashID(sess.ID), s.now()); err != nil {
+		if err := s.sessions.Revoke(ctx, HashID(sess.ID), s.now()); err != nil {
 			return err
 		}
 	}
@@ -257,5 +257,5 @@ type ipKey struct{}
 // Sweep deletes sessions that can no longer be used: idle past the idle
 // timeout or older than the absolute one.
 func (s *SessionStore) Sweep(ctx context.Context) (int64, error) {
-	return s.store.DeleteSessionsSeenBefore(ctx, s.now().Add(-max(s.idle, s.absolute)))
+	return s.sessions.Sweep(ctx, s.now().Add(-max(s.idle, s.absolute)))
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"countersign/internal/apperr"
-	"countersign/store"
 )
 
 // Telemetry is the Prometheus side of the console, for operators: request
@@ -28,9 +27,14 @@ type Telemetry struct {
 	latency  *prometheus.HistogramVec
 }
 
+// StateCounts counts invocations by state (*store.Store).
+type StateCounts interface {
+	InvocationStateCounts(ctx context.Context) (map[string]int64, error)
+}
+
 // NewTelemetry registers the console's Prometheus series; st is read at each
 // scrape.
-func NewTelemetry(st *store.Store) *Telemetry {
+func NewTelemetry(st StateCounts) *Telemetry {
 	t := &Telemetry{registry: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "countersign_http_requests_total",
 			Help: "HTTP requests by method, route pattern and status."}, []string{"method", "route", "status"}),
@@ -109,7 +113,7 @@ var (
 )
 
 // dbCollector reads the dispatch figures from PostgreSQL at each scrape.
-type dbCollector struct{ st *store.Store }
+type dbCollector struct{ st StateCounts }
 
 func (d dbCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- queueDepthDesc
