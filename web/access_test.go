@@ -29,7 +29,7 @@ func TestRoleMatrix(t *testing.T) {
 	for _, r := range routes {
 		roles, public, ok := b.web.AccessRule(r.Method, r.Path)
 		if !ok {
-			t.Errorf("%s %s has no access rule: add it to the route table in web/routes.go", r.Method, r.Path)
+			t.Errorf("%s %s has no access rule: add it to its audience's Routes (web/api, web/customer, web/console) or web/routes.go", r.Method, r.Path)
 			continue
 		}
 		path := r.Path

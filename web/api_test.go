@@ -566,7 +566,7 @@ func TestOpenAPIMatchesTheRouter(t *testing.T) {
 			documented[key] = true
 			o := op.(map[string]any)
 			if o["x-undocumented"] == true {
-				t.Errorf("%s is routed but not documented: add it to apiDocs in web/openapi.go", key)
+				t.Errorf("%s is routed but not documented: add it to apiDocs in web/api/openapi.go", key)
 			}
 			if o["x-no-route"] == true {
 				t.Errorf("%s is documented but not routed: remove it from apiDocs or add the route", key)
