@@ -31,6 +31,12 @@ func (s *Store) InsertConfirmationLink(ctx context.Context, l ConfirmationLink) 
 	return insertConfirmationLink(ctx, s.pool, l)
 }
 
+// InsertConfirmationLink stores a new live link inside a transaction: the
+// one that routes its invocation to the customer.
+func (t *Tx) InsertConfirmationLink(ctx context.Context, l ConfirmationLink) error {
+	return insertConfirmationLink(ctx, t.tx, l)
+}
+
 func insertConfirmationLink(ctx context.Context, db dbtx, l ConfirmationLink) error {
 	_, err := db.Exec(ctx, `
 		INSERT INTO confirmation_links (selector, verifier_hash, invocation_id, customer_ref, expires_at, created_at)

@@ -120,8 +120,9 @@ type reconciliationJSON struct {
 	Found      bool `json:"found"`
 }
 
-// invocationOut shapes an invocation for the assistant; the confirmation
-// link is made only while the customer's confirmation is awaited.
+// invocationOut shapes an invocation for the assistant; while the
+// customer's confirmation is awaited it shows the link made when the
+// invocation was routed to them. It only reads.
 func (s *Server) invocationOut(ctx context.Context, base string, inv controlplane.Invocation, task controlplane.Task) invocationJSON {
 	q := inv.Quote
 	out := invocationJSON{ID: inv.ID, TaskID: inv.TaskID, System: inv.System, Action: inv.Action,
@@ -160,7 +161,7 @@ func (s *Server) invocationOut(ctx context.Context, base string, inv controlplan
 			for _, p := range s.cfg.Confirmations.Accepts(inv.System) {
 				out.Next.Proofs = append(out.Next.Proofs, string(p))
 			}
-			link, err := s.cfg.Confirmations.Link(ctx, inv, task.CustomerRef)
+			link, err := s.cfg.Confirmations.LiveLink(ctx, inv.ID)
 			if err != nil {
 				s.log.Warn("confirmation link", "invocation_id", inv.ID, "error", err)
 			} else if strings.HasPrefix(link, "/") {
@@ -304,7 +305,7 @@ func (s *Server) handleAPIReconcile(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rec, err := s.cfg.Control.Reconcile(c.Request().Context(), a.Actor(), inv.ID)
+	rec, err := s.cfg.Control.ReconcileLoaded(c.Request().Context(), a.Actor(), inv, task)
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,8 @@ const (
 // of who they are (confirmation.Service). The link it makes is a path on
 // this console ("/c/…"); it shows the request and proves nothing.
 type ConfirmationLinks interface {
-	Link(ctx context.Context, inv controlplane.Invocation, customerRef string) (string, error)
+	LiveLink(ctx context.Context, invocationID string) (string, error)
+	Decide(ctx context.Context, p confirmation.Proved, d controlplane.CustomerDecision) (controlplane.CustomerDecided, error)
 	Open(ctx context.Context, token string) (confirmation.Opened, error)
 	SendCode(ctx context.Context, token string) (confirmation.SentCode, error)
 	CheckCode(ctx context.Context, token, code string) (confirmation.Opened, error)
@@ -128,17 +129,13 @@ func (s *Server) handleConfirmationCode(c echo.Context) error {
 		return s.renderLinkProblem(c, le.Problem)
 	}
 	if e, ok := apperr.As(err); ok && e.Kind != apperr.Internal {
-		return s.renderLinkPage(c, statusOf[e.Kind], token, linkPageState{problem: joinSentences(e.Message, e.Hint)})
+		return s.renderLinkPage(c, statusOf[e.Kind], token, linkPageState{opened: &sent.Opened, problem: joinSentences(e.Message, e.Hint)})
 	}
-	if err != nil {
-		return err
-	}
-	o, err := s.cfg.Confirmations.Open(c.Request().Context(), token)
 	if err != nil {
 		return err
 	}
 	sess := session(c)
-	sess.Values[keyCodeSent] = o.Selector + " " + sent.To
+	sess.Values[keyCodeSent] = sent.Opened.Selector + " " + sent.To
 	markDirty(sess)
 	if err := sess.Save(c.Request(), c.Response()); err != nil {
 		return err
@@ -272,7 +269,7 @@ func (s *Server) renderLinkPage(c echo.Context, status int, token string, st lin
 		pv.CodeSentTo = sent[len(o.Selector)+1:]
 	}
 	if p, ok := customerOf(c); ok {
-		if confirmation.SameCustomer(p.CustomerRef, o.CustomerRef) {
+		if controlplane.SameCustomer(p.CustomerRef, o.CustomerRef) {
 			pv.OtherRequest = true
 		} else {
 			pv.OtherCustomer = true

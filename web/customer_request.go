@@ -10,6 +10,7 @@ import (
 
 	"countersign/internal/adapter"
 	"countersign/internal/apperr"
+	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
 	"countersign/views"
 )
@@ -21,49 +22,59 @@ import (
 // the same "not found", so ids reveal nothing; the customer's other
 // requests, to a code or an assertion, answer "show us it's you for this
 // request".
-func (s *Server) customerRequest(c echo.Context) (controlplane.Invocation, controlplane.Task, controlplane.Actor, error) {
-	return s.loadCustomerRequest(c, false)
-}
-
-// decidingRequest is customerRequest for every path that decides — confirm,
-// decline, stop: the proof must also be one the request's system accepts
-// (confirmation.MayDecide, the one check all of them make).
-func (s *Server) decidingRequest(c echo.Context) (controlplane.Invocation, controlplane.Task, controlplane.Actor, error) {
-	return s.loadCustomerRequest(c, true)
-}
-
-func (s *Server) loadCustomerRequest(c echo.Context, deciding bool) (controlplane.Invocation, controlplane.Task, controlplane.Actor, error) {
+func (s *Server) customerRequest(c echo.Context) (controlplane.Invocation, controlplane.Task, error) {
 	ctx := c.Request().Context()
-	none := controlplane.Actor{}
-	p, ok := customerOf(c)
-	if !ok {
-		if _, signedIn := currentUser(c); signedIn {
-			return controlplane.Invocation{}, controlplane.Task{}, none, noSuchRequest()
-		}
-		return controlplane.Invocation{}, controlplane.Task{}, none, &apperr.Error{Kind: apperr.Unauthenticated, Code: "customer_session",
-			Message: "Open the link from your assistant again and show us it's you, or sign in to see your requests."}
+	p, err := s.provedCustomer(c)
+	if err != nil {
+		return controlplane.Invocation{}, controlplane.Task{}, err
 	}
 	inv, err := s.cfg.Control.Invocation(ctx, c.Param("id"))
 	if apperr.Is(err, apperr.NotFound) {
-		return controlplane.Invocation{}, controlplane.Task{}, none, noSuchRequest()
+		return controlplane.Invocation{}, controlplane.Task{}, noSuchRequest()
 	}
 	if err != nil {
-		return controlplane.Invocation{}, controlplane.Task{}, none, err
+		return controlplane.Invocation{}, controlplane.Task{}, err
 	}
 	task, err := s.cfg.Control.Task(ctx, inv.TaskID)
 	if err != nil {
-		return controlplane.Invocation{}, controlplane.Task{}, none, err
+		return controlplane.Invocation{}, controlplane.Task{}, err
 	}
-	check := s.cfg.Confirmations.Covers
-	if deciding {
-		check = s.cfg.Confirmations.MayDecide
-	}
-	if err := check(ctx, p, inv, task.CustomerRef); apperr.Is(err, apperr.NotFound) {
-		return controlplane.Invocation{}, controlplane.Task{}, none, noSuchRequest()
+	if err := s.cfg.Confirmations.Covers(ctx, p, inv, task.CustomerRef); apperr.Is(err, apperr.NotFound) {
+		return controlplane.Invocation{}, controlplane.Task{}, noSuchRequest()
 	} else if err != nil {
-		return controlplane.Invocation{}, controlplane.Task{}, none, err
+		return controlplane.Invocation{}, controlplane.Task{}, err
 	}
-	return inv, task, controlplane.CustomerProvedOn(task.CustomerRef, string(p.Proof), p.InvocationID), nil
+	return inv, task, nil
+}
+
+// provedCustomer is what this browser proved about the customer it acts
+// for, or the refusal of a browser that proved nothing.
+func (s *Server) provedCustomer(c echo.Context) (confirmation.Proved, error) {
+	p, ok := customerOf(c)
+	if ok {
+		return p, nil
+	}
+	if _, signedIn := currentUser(c); signedIn {
+		return p, noSuchRequest()
+	}
+	return p, &apperr.Error{Kind: apperr.Unauthenticated, Code: "customer_session",
+		Message: "Open the link from your assistant again and show us it's you, or sign in to see your requests."}
+}
+
+// customerDecide makes the browser's customer's decision on :id in the
+// control plane's one call (confirmation.Service.Decide): it loads the
+// request, checks once that this proof may decide it, and transitions.
+// The handler reads nothing before.
+func (s *Server) customerDecide(c echo.Context, verb controlplane.CustomerVerb, reason string) (controlplane.CustomerDecided, error) {
+	p, err := s.provedCustomer(c)
+	if err != nil {
+		return controlplane.CustomerDecided{}, err
+	}
+	d, err := s.cfg.Confirmations.Decide(c.Request().Context(), p, controlplane.CustomerDecision{InvocationID: c.Param("id"), Verb: verb, Reason: reason})
+	if apperr.Is(err, apperr.NotFound) {
+		return d, noSuchRequest()
+	}
+	return d, err
 }
 
 func noSuchRequest() error {
@@ -75,7 +86,7 @@ func noSuchRequest() error {
 // with the decision while it awaits the customer, else its outcome. A
 // request replaced by a fresh quote sends the customer to the fresh one.
 func (s *Server) handleCustomerRequest(c echo.Context) error {
-	inv, task, _, err := s.customerRequest(c)
+	inv, task, err := s.customerRequest(c)
 	if err != nil {
 		return err
 	}
@@ -95,7 +106,7 @@ func (s *Server) handleCustomerRequest(c echo.Context) error {
 // the outcome fragment (286 once it is final, which stops the polling);
 // without JavaScript, the whole page.
 func (s *Server) handleCustomerRequestStatus(c echo.Context) error {
-	inv, task, _, err := s.customerRequest(c)
+	inv, task, err := s.customerRequest(c)
 	if err != nil {
 		return err
 	}
@@ -117,62 +128,30 @@ func (s *Server) handleCustomerRequestStatus(c echo.Context) error {
 // A second click, a second tab or a retried POST finds the request decided
 // and is shown the current outcome; the guarded transition lets one through.
 func (s *Server) handleCustomerConfirm(c echo.Context) error {
-	ctx := c.Request().Context()
-	inv, task, actor, err := s.decidingRequest(c)
+	d, err := s.customerDecide(c, controlplane.CustomerConfirm, "")
 	if err != nil {
 		return err
 	}
-	back := "/requests/" + inv.ID
-	if inv.State != controlplane.AwaitingConfirmation || task.State != controlplane.TaskActive || s.expired(inv) {
-		return seeOther(c, back)
+	if d.Done {
+		s.log.Info("customer confirmed", "invocation_id", d.Invocation.ID)
 	}
-	rq, err := s.cfg.Control.Requote(ctx, actor, inv.ID)
-	if err != nil {
-		return err
-	}
-	if rq.Changed {
-		if rq.Current.ID != "" {
-			return seeOther(c, "/requests/"+rq.Current.ID)
-		}
-		return seeOther(c, back)
-	}
-	_, err = s.cfg.Control.Confirm(ctx, actor, inv.ID, inv.Version)
-	if e, ok := apperr.As(err); ok && (e.Kind == apperr.IllegalTransition || e.Kind == apperr.Conflict) {
-		return seeOther(c, back) // decided meanwhile: show what happened
-	}
-	if err != nil {
-		return err
-	}
-	s.log.Info("customer confirmed", "invocation_id", inv.ID)
-	return seeOther(c, back)
+	// Decided meanwhile, or a fresh quote: show what happened, or the
+	// fresh quote.
+	return seeOther(c, "/requests/"+d.Invocation.ID)
 }
 
 // handleCustomerDecline answers POST /requests/:id/decline, with an
 // optional reason the assistant sees.
 func (s *Server) handleCustomerDecline(c echo.Context) error {
-	ctx := c.Request().Context()
-	inv, task, actor, err := s.decidingRequest(c)
-	if err != nil {
-		return err
-	}
-	back := "/requests/" + inv.ID
-	if inv.State != controlplane.AwaitingConfirmation {
-		return seeOther(c, back)
-	}
 	reason := c.FormValue("reason")
-	_, err = s.cfg.Control.Decline(ctx, actor, inv.ID, inv.Version, reason)
-	if e, ok := apperr.As(err); ok {
-		switch e.Kind {
-		case apperr.Invalid:
-			return s.renderCustomerRequest(c, http.StatusUnprocessableEntity, inv, task, reason, e.Fields)
-		case apperr.IllegalTransition, apperr.Conflict:
-			return seeOther(c, back)
-		}
+	d, err := s.customerDecide(c, controlplane.CustomerDecline, reason)
+	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid && d.Invocation.ID != "" {
+		return s.renderCustomerRequest(c, http.StatusUnprocessableEntity, d.Invocation, d.Task, reason, e.Fields)
 	}
 	if err != nil {
 		return err
 	}
-	return seeOther(c, back)
+	return seeOther(c, "/requests/"+d.Invocation.ID)
 }
 
 // handleCustomerStop answers POST /requests/:id/stop, the customer's "Stop
@@ -182,20 +161,15 @@ func (s *Server) handleCustomerDecline(c echo.Context) error {
 // same proof as deciding the request, and the audit trail records it as
 // the customer's, with that proof.
 func (s *Server) handleCustomerStop(c echo.Context) error {
-	inv, task, actor, err := s.decidingRequest(c)
+	d, err := s.customerDecide(c, controlplane.CustomerStop, "")
 	if err != nil {
 		return err
 	}
-	back := "/requests/" + inv.ID
-	_, err = s.cfg.Control.Pause(c.Request().Context(), actor, task.ID, 0)
-	if e, ok := apperr.As(err); ok && (e.Kind == apperr.IllegalTransition || e.Kind == apperr.Conflict) {
-		return seeOther(c, back) // paused or ended meanwhile: the page says so
+	if d.Done {
+		s.log.Info("customer stopped the task", "task_id", d.Task.ID, "invocation_id", d.Invocation.ID)
 	}
-	if err != nil {
-		return err
-	}
-	s.log.Info("customer stopped the task", "task_id", task.ID, "invocation_id", inv.ID)
-	return seeOther(c, back)
+	// Paused or ended meanwhile: the page says so.
+	return seeOther(c, "/requests/"+d.Invocation.ID)
 }
 
 // mayStop says whether the page offers "Stop this": the task still works

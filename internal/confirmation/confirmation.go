@@ -121,7 +121,13 @@ func New(st Store, cp *controlplane.Service, reg *adapter.Registry, cfg Config, 
 		cfg.LinkKey = make([]byte, 32)
 		_, _ = rand.Read(cfg.LinkKey)
 	}
-	return &Service{store: st, cp: cp, registry: reg, cfg: cfg, now: now}
+	s := &Service{store: st, cp: cp, registry: reg, cfg: cfg, now: now}
+	if cp != nil {
+		// The link is made when the control plane routes a request to
+		// its customer, in that transaction; reading one writes nothing.
+		cp.MintLinksWith(s)
+	}
+	return s
 }
 
 // PathPrefix is where links live on the console: "/c/<token>".
@@ -192,6 +198,33 @@ func (s *Service) Link(ctx context.Context, inv controlplane.Invocation, custome
 	return "", fmt.Errorf("confirmation: link for %s: %w", inv.ID, store.ErrConflict)
 }
 
+// LiveLink returns the live link of invocation id as a path, made when
+// the invocation was routed to its customer (NewLink). It only reads:
+// ErrNotFound when the invocation has no live link this console can show
+// (none was made, it expired, or it was made under another link key).
+func (s *Service) LiveLink(ctx context.Context, id string) (string, error) {
+	live, err := s.store.LiveConfirmationLink(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	v := s.verifier(live.Selector)
+	if !s.now().Before(live.ExpiresAt) || !hashMatches(v, live.VerifierHash) {
+		return "", fmt.Errorf("confirmation: link for %s: %w", id, store.ErrNotFound)
+	}
+	return PathPrefix + live.Selector + "." + v, nil
+}
+
+// NewLink is the row of a new live link of invocation id for its customer,
+// living until expiresAt (the request's deadline): the control plane
+// stores it in the transaction that routes the invocation to the customer
+// (controlplane.LinkMinter).
+func (s *Service) NewLink(id, customerRef string, expiresAt, now time.Time) store.ConfirmationLink {
+	selector := random(selectorBytes)
+	sum := sha256.Sum256([]byte(s.verifier(selector)))
+	return store.ConfirmationLink{Selector: selector, VerifierHash: sum[:], InvocationID: id,
+		CustomerRef: adapter.NormaliseCustomerRef(customerRef), ExpiresAt: expiresAt, CreatedAt: now}
+}
+
 // Rotate replaces inv's live link with a new one (the old one then opens
 // nothing) and returns the new path: for a link that reached the wrong
 // person.
@@ -207,7 +240,7 @@ func (s *Service) linkable(ctx context.Context, inv controlplane.Invocation, cus
 	if err != nil {
 		return err
 	}
-	if !SameCustomer(task.CustomerRef, customerRef) {
+	if !controlplane.SameCustomer(customerRef, task.CustomerRef) {
 		return apperr.New(apperr.NotFound, "This request is not this customer's.")
 	}
 	if inv.State != controlplane.AwaitingConfirmation || inv.DeadlineAt == nil {
@@ -218,11 +251,7 @@ func (s *Service) linkable(ctx context.Context, inv controlplane.Invocation, cus
 }
 
 func (s *Service) mint(ctx context.Context, inv controlplane.Invocation, customerRef string, replace bool) (string, error) {
-	selector := random(selectorBytes)
-	verifier := s.verifier(selector)
-	sum := sha256.Sum256([]byte(verifier))
-	row := store.ConfirmationLink{Selector: selector, VerifierHash: sum[:], InvocationID: inv.ID, CustomerRef: adapter.NormaliseCustomerRef(customerRef),
-		ExpiresAt: *inv.DeadlineAt, CreatedAt: s.now()}
+	row := s.NewLink(inv.ID, customerRef, *inv.DeadlineAt, s.now())
 	var err error
 	if replace {
 		err = s.store.ReplaceConfirmationLink(ctx, row)
@@ -232,7 +261,7 @@ func (s *Service) mint(ctx context.Context, inv controlplane.Invocation, custome
 	if err != nil {
 		return "", fmt.Errorf("confirmation: link for %s: %w", inv.ID, err)
 	}
-	return PathPrefix + selector + "." + verifier, nil
+	return PathPrefix + row.Selector + "." + s.verifier(row.Selector), nil
 }
 
 // verifier is the secret half of a link: an HMAC of its selector.
@@ -293,45 +322,45 @@ type Opened struct {
 // Open checks token without using it. It fails with *LinkError saying
 // which problem the link has; a database failure is returned as is.
 func (s *Service) Open(ctx context.Context, token string) (Opened, error) {
+	o, _, err := s.open(ctx, token)
+	return o, err
+}
+
+// open is Open that also returns the link's invocation, as read once.
+func (s *Service) open(ctx context.Context, token string) (Opened, controlplane.Invocation, error) {
+	none := controlplane.Invocation{}
 	selector, verifier, ok := strings.Cut(token, ".")
 	if !ok || len(selector) != selectorLen || len(verifier) != verifierLen || !urlSafe(selector) || !urlSafe(verifier) {
-		return Opened{}, &LinkError{Problem: Tampered}
+		return Opened{}, none, &LinkError{Problem: Tampered}
 	}
 	row, err := s.store.ConfirmationLink(ctx, selector)
 	if errors.Is(err, store.ErrNotFound) {
-		return Opened{}, &LinkError{Problem: Unknown}
+		return Opened{}, none, &LinkError{Problem: Unknown}
 	}
 	if err != nil {
-		return Opened{}, err
+		return Opened{}, none, err
 	}
 	if !hashMatches(verifier, row.VerifierHash) {
-		return Opened{}, &LinkError{Problem: Tampered}
+		return Opened{}, none, &LinkError{Problem: Tampered}
 	}
 	switch {
 	case row.RevokedAt != nil:
-		return Opened{}, &LinkError{Problem: Replaced}
+		return Opened{}, none, &LinkError{Problem: Replaced}
 	case !s.now().Before(row.ExpiresAt):
-		return Opened{}, &LinkError{Problem: Expired}
+		return Opened{}, none, &LinkError{Problem: Expired}
 	}
 	inv, err := s.cp.Invocation(ctx, row.InvocationID)
 	if err != nil {
-		return Opened{}, err
+		return Opened{}, none, err
 	}
 	return Opened{Selector: selector, InvocationID: row.InvocationID, TaskID: inv.TaskID, CustomerRef: row.CustomerRef, System: inv.System,
-		Proofs: s.Accepts(inv.System), ExpiresAt: row.ExpiresAt}, nil
+		Proofs: s.Accepts(inv.System), ExpiresAt: row.ExpiresAt}, inv, nil
 }
 
 // SweepLinks deletes links and codes that expired or were replaced more
 // than a day ago, and spent assertion nonces past their expiry.
 func (s *Service) SweepLinks(ctx context.Context) (int64, error) {
 	return s.store.DeleteDeadConfirmationLinks(ctx, s.now().Add(-24*time.Hour))
-}
-
-// SameCustomer says whether two customer references name the same
-// customer: references are e-mail addresses, compared in the one
-// normalised form (adapter.NormaliseCustomerRef).
-func SameCustomer(a, b string) bool {
-	return adapter.NormaliseCustomerRef(a) == adapter.NormaliseCustomerRef(b)
 }
 
 func random(n int) string {
