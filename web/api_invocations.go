@@ -123,7 +123,7 @@ type reconciliationJSON struct {
 // invocationOut shapes an invocation for the assistant; while the
 // customer's confirmation is awaited it shows the link made when the
 // invocation was routed to them. It only reads.
-func (s *Server) invocationOut(ctx context.Context, base string, inv controlplane.Invocation, task controlplane.Task) invocationJSON {
+func (s *Server) invocationOut(ctx context.Context, base string, inv controlplane.Invocation) invocationJSON {
 	q := inv.Quote
 	out := invocationJSON{ID: inv.ID, TaskID: inv.TaskID, System: inv.System, Action: inv.Action,
 		Target: targetJSON{System: inv.Target.System, Kind: inv.Target.Kind, ID: inv.Target.ID, Display: inv.Target.Display},
@@ -235,7 +235,7 @@ func (s *Server) handleAPIPropose(c echo.Context) error {
 	if inv.Deduplicated {
 		status = http.StatusOK
 	}
-	return c.JSON(status, s.invocationOut(c.Request().Context(), baseURL(c), inv, task))
+	return c.JSON(status, s.invocationOut(c.Request().Context(), baseURL(c), inv))
 }
 
 // proposal is what the API and the MCP server propose.
@@ -290,11 +290,11 @@ func (s *Server) propose(ctx context.Context, a assistants.Assistant, task contr
 
 // handleAPIInvocation answers GET /api/v1/invocations/:id.
 func (s *Server) handleAPIInvocation(c echo.Context) error {
-	inv, task, err := s.cfg.Assistants.Invocation(c.Request().Context(), currentAssistant(c), c.Param("id"))
+	inv, _, err := s.cfg.Assistants.Invocation(c.Request().Context(), currentAssistant(c), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, s.invocationOut(c.Request().Context(), baseURL(c), inv, task))
+	return c.JSON(http.StatusOK, s.invocationOut(c.Request().Context(), baseURL(c), inv))
 }
 
 // handleAPIReconcile answers POST /api/v1/invocations/:id/reconcile: a
@@ -309,7 +309,7 @@ func (s *Server) handleAPIReconcile(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := s.invocationOut(c.Request().Context(), baseURL(c), rec.Invocation, task)
+	out := s.invocationOut(c.Request().Context(), baseURL(c), rec.Invocation)
 	out.Reconciliation = &reconciliationJSON{Conclusive: rec.Conclusive, Found: rec.Lookup.Found}
 	return c.JSON(http.StatusOK, out)
 }
@@ -318,7 +318,7 @@ func (s *Server) handleAPIReconcile(c echo.Context) error {
 // the compensation of a completed invocation, with its own approval (201).
 func (s *Server) handleAPIReverse(c echo.Context) error {
 	a := currentAssistant(c)
-	inv, task, err := s.cfg.Assistants.Invocation(c.Request().Context(), a, c.Param("id"))
+	inv, _, err := s.cfg.Assistants.Invocation(c.Request().Context(), a, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -338,5 +338,5 @@ func (s *Server) handleAPIReverse(c echo.Context) error {
 	if comp.Deduplicated {
 		status = http.StatusOK
 	}
-	return c.JSON(status, s.invocationOut(c.Request().Context(), baseURL(c), comp, task))
+	return c.JSON(status, s.invocationOut(c.Request().Context(), baseURL(c), comp))
 }

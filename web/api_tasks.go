@@ -155,7 +155,7 @@ func (s *Server) handleAPITask(c echo.Context) error {
 	out.Invocations = []invocationJSON{}
 	out.InvocationsByState = map[string]int{}
 	for _, inv := range invs {
-		out.Invocations = append(out.Invocations, s.invocationOut(ctx, baseURL(c), inv, t))
+		out.Invocations = append(out.Invocations, s.invocationOut(ctx, baseURL(c), inv))
 		out.InvocationsByState[string(inv.State)]++
 	}
 	return c.JSON(http.StatusOK, out)

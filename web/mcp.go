@@ -152,11 +152,11 @@ func (s *Server) mcpServer(ctx context.Context, req mcpRequest) (*mcp.Server, er
 			if err := strictArgs(r.Params.Arguments, &in); err != nil {
 				return toolError(err), nil
 			}
-			inv, task, err := s.cfg.Assistants.Invocation(ctx, req.assistant, in.InvocationID)
+			inv, _, err := s.cfg.Assistants.Invocation(ctx, req.assistant, in.InvocationID)
 			if err != nil {
 				return toolError(err), nil
 			}
-			return toolResult(s.invocationOut(ctx, req.base, inv, task)), nil
+			return toolResult(s.invocationOut(ctx, req.base, inv)), nil
 		})
 	srv.AddTool(&mcp.Tool{Name: "pause_task", Title: "Pause this task",
 		Description: "Pause the task when the customer says stop: once this returns no further request is sent; a request already on its way to the business system may still finish. A person resumes it.",
@@ -249,7 +249,7 @@ func (s *Server) addMCPWriteTool(srv *mcp.Server, req mcpRequest, t assistants.T
 			if err != nil {
 				return toolError(err), nil
 			}
-			return toolResult(s.invocationOut(ctx, req.base, inv, task)), nil
+			return toolResult(s.invocationOut(ctx, req.base, inv)), nil
 		})
 	srv.AddResource(&mcp.Resource{URI: guidanceURI, Name: t.System + "/" + t.Name, Title: "Guidance: " + t.Title,
 		Description: "When to use " + t.Name + ", and what its policy allows.", MIMEType: "text/plain"},

@@ -18,10 +18,6 @@ func (s *Server) WebhookRender(base string) webhooks.Render {
 		if err != nil {
 			return nil, err
 		}
-		task, err := s.cfg.Control.Task(ctx, inv.TaskID)
-		if err != nil {
-			return nil, err
-		}
-		return s.invocationOut(ctx, base, inv, task), nil
+		return s.invocationOut(ctx, base, inv), nil
 	}
 }

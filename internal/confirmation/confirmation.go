@@ -10,8 +10,10 @@
 // customer account, or an assertion signed by the business's own site
 // with a per-system secret. Which proofs a system accepts is configured.
 //
-// An invocation has one live link. Reading the invocation again returns
-// the same link; Rotate replaces it on purpose. Only the verifier's SHA-256
+// An invocation has one live link, made in the transaction that routes it
+// to its customer (NewLink, through controlplane.LinkMinter). Reading the
+// invocation shows that link and writes nothing (LiveLink); Rotate
+// replaces it on purpose, and SweepLinks makes one a request lacks. Only the verifier's SHA-256
 // is stored; the verifier itself is an HMAC of the selector under the link
 // key, so the live link can be shown again without keeping it.
 package confirmation
@@ -92,6 +94,7 @@ type Store interface {
 	InsertConfirmationLink(ctx context.Context, l store.ConfirmationLink) error
 	ReplaceConfirmationLink(ctx context.Context, next store.ConfirmationLink) error
 	DeleteDeadConfirmationLinks(ctx context.Context, before time.Time) (int64, error)
+	LinksDue(ctx context.Context, now time.Time, limit int) ([]store.LinkDue, error)
 
 	InsertConfirmationCode(ctx context.Context, c store.ConfirmationCode, caps []store.CodeCap) (store.ConfirmationCode, error)
 	TryConfirmationCode(ctx context.Context, selector string, who store.CodeGuesser, at time.Time, caps store.CodeGuessCaps,
@@ -168,8 +171,9 @@ func (s *Service) accepts(system string, p Proof) bool {
 }
 
 // Link returns the live link of inv for the customer to see it, as a path
-// ("/c/<token>"), making one when there is none. Reading it again returns
-// the same path until the link expires or is rotated. It fails with
+// ("/c/<token>"), making one when there is none (a read of an invocation
+// uses LiveLink, which writes nothing). Reading it again returns the same
+// path until the link expires or is rotated. It fails with
 // apperr.NotFound for another customer's invocation and
 // apperr.IllegalTransition for one not awaiting confirmation.
 func (s *Service) Link(ctx context.Context, inv controlplane.Invocation, customerRef string) (string, error) {
@@ -358,9 +362,46 @@ func (s *Service) open(ctx context.Context, token string) (Opened, controlplane.
 }
 
 // SweepLinks deletes links and codes that expired or were replaced more
-// than a day ago, and spent assertion nonces past their expiry.
+// than a day ago, and spent assertion nonces past their expiry. Then it
+// makes the link of each request awaiting its customer that has none this
+// console can show: one routed before links were made at routing, or one
+// made under a link key this console no longer has (the session keys
+// rotated; the old link then says "replaced"). The console sweeps at
+// start and every ten minutes, so reads never need to write one.
 func (s *Service) SweepLinks(ctx context.Context) (int64, error) {
-	return s.store.DeleteDeadConfirmationLinks(ctx, s.now().Add(-24*time.Hour))
+	n, err := s.store.DeleteDeadConfirmationLinks(ctx, s.now().Add(-24*time.Hour))
+	if err != nil {
+		return n, err
+	}
+	return n, s.remint(ctx)
+}
+
+// remintBatch bounds how many requests one sweep looks at.
+const remintBatch = 5000
+
+func (s *Service) remint(ctx context.Context) error {
+	due, err := s.store.LinksDue(ctx, s.now(), remintBatch)
+	if err != nil {
+		return err
+	}
+	for _, d := range due {
+		if d.Selector != nil && hashMatches(s.verifier(*d.Selector), d.VerifierHash) {
+			continue
+		}
+		row := s.NewLink(d.InvocationID, d.CustomerRef, d.DeadlineAt, s.now())
+		if d.Selector != nil {
+			err = s.store.ReplaceConfirmationLink(ctx, row)
+		} else {
+			err = s.store.InsertConfirmationLink(ctx, row)
+		}
+		if errors.Is(err, store.ErrConflict) {
+			continue // made meanwhile
+		}
+		if err != nil {
+			return fmt.Errorf("confirmation: link for %s: %w", d.InvocationID, err)
+		}
+	}
+	return nil
 }
 
 func random(n int) string {
