@@ -129,7 +129,11 @@ func (s *Server) handleConfirmationCode(c echo.Context) error {
 		return s.renderLinkProblem(c, le.Problem)
 	}
 	if e, ok := apperr.As(err); ok && e.Kind != apperr.Internal {
-		return s.renderLinkPage(c, statusOf[e.Kind], token, linkPageState{opened: &sent.Opened, problem: joinSentences(e.Message, e.Hint)})
+		st := linkPageState{problem: joinSentences(e.Message, e.Hint)}
+		if sent.Opened.Selector != "" {
+			st.opened = &sent.Opened // opened once: the page needs no second look
+		}
+		return s.renderLinkPage(c, statusOf[e.Kind], token, st)
 	}
 	if err != nil {
 		return err
