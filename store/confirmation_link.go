@@ -31,6 +31,12 @@ func (s *Store) InsertConfirmationLink(ctx context.Context, l ConfirmationLink) 
 	return insertConfirmationLink(ctx, s.pool, l)
 }
 
+// InsertConfirmationLink stores a new live link inside a transaction: the
+// one that routes its invocation to the customer.
+func (t *Tx) InsertConfirmationLink(ctx context.Context, l ConfirmationLink) error {
+	return insertConfirmationLink(ctx, t.tx, l)
+}
+
 func insertConfirmationLink(ctx context.Context, db dbtx, l ConfirmationLink) error {
 	_, err := db.Exec(ctx, `
 		INSERT INTO confirmation_links (selector, verifier_hash, invocation_id, customer_ref, expires_at, created_at)
@@ -108,4 +114,35 @@ func (s *Store) UseCustomerAssertion(ctx context.Context, system, nonce, custome
 		return fmt.Errorf("store.UseCustomerAssertion: %w", err)
 	}
 	return nil
+}
+
+// LinkDue is an invocation awaiting its customer's confirmation, with its
+// task's customer and its live link's selector and verifier hash (nil
+// when it has none).
+type LinkDue struct {
+	InvocationID string    `db:"invocation_id"`
+	DeadlineAt   time.Time `db:"deadline_at"`
+	CustomerRef  string    `db:"customer_ref"`
+	Selector     *string   `db:"selector"`
+	VerifierHash []byte    `db:"verifier_hash"`
+}
+
+// LinksDue lists, at most limit, the invocations awaiting their
+// customer's confirmation whose deadline is after now, with their live
+// links: the sweeper makes a link for one that has none, or one the
+// console can no longer show.
+func (s *Store) LinksDue(ctx context.Context, now time.Time, limit int) ([]LinkDue, error) {
+	rows, _ := s.pool.Query(ctx, `
+		SELECT i.id AS invocation_id, i.deadline_at, t.customer_ref, l.selector, l.verifier_hash
+		FROM invocations i
+		JOIN tasks t ON t.id = i.task_id
+		LEFT JOIN confirmation_links l ON l.invocation_id = i.id AND l.revoked_at IS NULL
+		WHERE i.state = 'awaiting_confirmation' AND i.deadline_at > $1
+		ORDER BY i.deadline_at
+		LIMIT $2`, now, limit)
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[LinkDue])
+	if err != nil {
+		return nil, fmt.Errorf("store.LinksDue: %w", err)
+	}
+	return out, nil
 }

@@ -2,7 +2,9 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"countersign/internal/accounts"
+	"countersign/internal/controlplane"
+	"countersign/internal/demoshop"
 )
 
 // statements records the SQL statements a console sends while on.
@@ -92,5 +96,140 @@ func TestDisabledUsersSessionStillIgnored(t *testing.T) {
 	}
 	if res := c.get("/queue"); res.StatusCode == http.StatusOK {
 		t.Fatalf("/queue after the user was disabled: %d, want a sign-in redirect or refusal", res.StatusCode)
+	}
+}
+
+// reads counts the statements of sql that load one invocation or one task
+// by id, and those that write a confirmation link.
+func reads(sql []string) (invocations, tasks, links int) {
+	for _, q := range sql {
+		switch {
+		case strings.Contains(q, "FROM invocations WHERE id = $1"):
+			invocations++
+		case strings.Contains(q, "FROM tasks WHERE id = $1"):
+			tasks++
+		case strings.Contains(q, "INSERT INTO confirmation_links"), strings.Contains(q, "UPDATE confirmation_links"):
+			links++
+		}
+	}
+	return invocations, tasks, links
+}
+
+// TestACustomerDecisionReadsItsRequestOnce: a customer's confirm, decline
+// and stop each load the invocation and its task once, in the control
+// plane's one call, whatever the pages read to show them.
+func TestACustomerDecisionReadsItsRequestOnce(t *testing.T) {
+	t.Parallel()
+	rec := &statements{}
+	b := setup(t, bundleOpts{shop: true, queries: rec})
+	b.stageForCustomer(t, customerActions...)
+	for _, verb := range []string{"confirm", "decline", "stop"} {
+		inv, link := b.pendingRefund(t)
+		c := b.client(t)
+		tok := c.pageCSRF(c.open(link))
+		var res response
+		sql := rec.during(func() { res = c.post("/requests/"+inv.ID+"/"+verb, url.Values{"_csrf": {tok}}) })
+		if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/requests/"+inv.ID {
+			t.Fatalf("%s: %d to %q\n%s", verb, res.StatusCode, res.Header.Get("Location"), res.body)
+		}
+		if i, k, _ := reads(sql); i != 1 || k != 1 {
+			t.Errorf("%s read the invocation %d and the task %d times, want once each:\n%s", verb, i, k, strings.Join(sql, "\n"))
+		}
+	}
+}
+
+// TestSendingACodeOpensTheLinkOnce: POST /c/:token/code looks the link up
+// once.
+func TestSendingACodeOpensTheLinkOnce(t *testing.T) {
+	t.Parallel()
+	rec := &statements{}
+	b := setup(t, bundleOpts{shop: true, queries: rec})
+	b.stageForCustomer(t, customerActions...)
+	_, link := b.pendingRefund(t)
+	c := b.client(t)
+	page := c.get(link)
+	var code string
+	sql := rec.during(func() { code = c.sendCode(link, page) })
+	if code == "" {
+		t.Fatal("no code")
+	}
+	opened := 0
+	for _, q := range sql {
+		if strings.Contains(q, "FROM confirmation_links WHERE selector = $1") {
+			opened++
+		}
+	}
+	if opened != 1 {
+		t.Errorf("sending a code opened the link %d times, want once:\n%s", opened, strings.Join(sql, "\n"))
+	}
+}
+
+// TestReadingAnInvocationWritesNothing: the customer's link is made when
+// the invocation is routed to them, so the assistant's reads of it (the
+// API, and the reconcile) only read it; the link is there right after the
+// proposal.
+func TestReadingAnInvocationWritesNothing(t *testing.T) {
+	t.Parallel()
+	rec := &statements{}
+	b := setup(t, bundleOpts{shop: true, queries: rec})
+	b.stageForCustomer(t, customerActions...)
+	ab := &apiBundle{testBundle: b, asst: b.assistants}
+	ab.a, ab.key = ab.newAssistant(t, "support-bot")
+	ab.task = ab.newTask(t, ab.key, "conv-1", []string{"issue_refund"})
+	ctx := context.Background()
+	raw, _ := json.Marshal(refundArgs(ab.damagedOrder(t), 700))
+	inv, err := b.cp.Propose(ctx, controlplane.Proposal{TaskID: ab.taskID(), System: "shop", Action: "issue_refund", Args: raw,
+		Summary: "Refund $7.00", Actor: ab.a.Actor()})
+	if err != nil || inv.State != controlplane.AwaitingConfirmation {
+		t.Fatalf("propose: %s, %v", inv.State, err)
+	}
+	id := inv.ID
+	var links int
+	if err := b.store.Pool().QueryRow(ctx, `SELECT count(*) FROM confirmation_links WHERE invocation_id = $1 AND revoked_at IS NULL`, id).Scan(&links); err != nil || links != 1 {
+		t.Errorf("right after the proposal the invocation has %d live links (%v), want 1", links, err)
+	}
+	var got apiResponse
+	sql := rec.during(func() {
+		got = ab.call(t, ab.key, http.MethodGet, "/api/v1/invocations/"+id, nil).want(t, http.StatusOK)
+	})
+	for _, q := range sql {
+		// The key's last use is the authentication's bookkeeping.
+		if f := strings.Fields(q); len(f) > 0 && !strings.EqualFold(f[0], "SELECT") && !strings.HasPrefix(q, "UPDATE api_keys SET last_used_at") {
+			t.Errorf("GET of an invocation wrote: %s", q)
+		}
+	}
+	if n, _ := got.json["next"].(map[string]any); n["url"] == nil || !strings.Contains(n["url"].(string), "/c/") {
+		t.Errorf("GET shows no link: %s", got.body)
+	}
+}
+
+// TestAPIReconcileReadsOnce: the assistant's reconcile loads the
+// invocation and its task once, checks the assistant's and reconciles.
+func TestAPIReconcileReadsOnce(t *testing.T) {
+	t.Parallel()
+	rec := &statements{}
+	b := setup(t, bundleOpts{shop: true, queries: rec})
+	ab := &apiBundle{testBundle: b, asst: b.assistants}
+	ab.a, ab.key = ab.newAssistant(t, "support-bot")
+	ab.task = ab.newTask(t, ab.key, "conv-1", []string{"issue_refund"})
+	ctx := context.Background()
+	id := ab.proposeRefund(t, ab.damagedOrder(t))
+	if _, err := b.cp.Approve(ctx, controlplaneUser(b.users[accounts.Agent]), id, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.shop.SetFault(demoshop.FaultRule{Route: "POST /refunds", DropAfterCommit: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.cp.DispatchOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b.shop.ClearFaults()
+	var res apiResponse
+	sql := rec.during(func() { res = ab.call(t, ab.key, http.MethodPost, "/api/v1/invocations/"+id+"/reconcile", nil) })
+	if res.status != http.StatusOK || res.json["state"] != "completed" {
+		t.Fatalf("reconcile: %d %s", res.status, res.body)
+	}
+	if i, k, _ := reads(sql); i != 1 || k != 1 {
+		t.Errorf("reconcile read the invocation %d and the task %d times, want once each:\n%s", i, k, strings.Join(sql, "\n"))
 	}
 }

@@ -102,7 +102,7 @@ func (s *Service) vouch(a Assistant, req TaskRequest) (controlplane.Vouch, []str
 	case why != "":
 	case as.Aud != a.ID && !strings.EqualFold(as.Aud, a.Name):
 		why = "it was made for another assistant."
-	case !confirmation.SameCustomer(as.Sub, req.CustomerRef):
+	case !controlplane.SameCustomer(as.Sub, req.CustomerRef):
 		why = "it names another customer."
 	case len(req.Systems) > 1 || (len(req.Systems) == 1 && req.Systems[0] != as.Sys):
 		why = fmt.Sprintf("it vouches for the customer of %s only; open the task for that system.", as.Sys)

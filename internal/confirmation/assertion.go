@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"countersign/internal/apperr"
+	"countersign/internal/controlplane"
 	"countersign/store"
 )
 
@@ -126,7 +127,7 @@ func (s *Service) CheckAssertion(ctx context.Context, token, signed string) (Ope
 		return Opened{}, refuse(why)
 	case a.Sys != o.System:
 		return Opened{}, refuse("it was made for another system.")
-	case !SameCustomer(a.Sub, o.CustomerRef):
+	case !controlplane.SameCustomer(a.Sub, o.CustomerRef):
 		return Opened{}, refuse("it names another customer.")
 	}
 	exp := time.Unix(a.ExpiresAt, 0)

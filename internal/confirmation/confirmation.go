@@ -10,8 +10,10 @@
 // customer account, or an assertion signed by the business's own site
 // with a per-system secret. Which proofs a system accepts is configured.
 //
-// An invocation has one live link. Reading the invocation again returns
-// the same link; Rotate replaces it on purpose. Only the verifier's SHA-256
+// An invocation has one live link, made in the transaction that routes it
+// to its customer (NewLink, through controlplane.LinkMinter). Reading the
+// invocation shows that link and writes nothing (LiveLink); Rotate
+// replaces it on purpose, and SweepLinks makes one a request lacks. Only the verifier's SHA-256
 // is stored; the verifier itself is an HMAC of the selector under the link
 // key, so the live link can be shown again without keeping it.
 package confirmation
@@ -92,6 +94,7 @@ type Store interface {
 	InsertConfirmationLink(ctx context.Context, l store.ConfirmationLink) error
 	ReplaceConfirmationLink(ctx context.Context, next store.ConfirmationLink) error
 	DeleteDeadConfirmationLinks(ctx context.Context, before time.Time) (int64, error)
+	LinksDue(ctx context.Context, now time.Time, limit int) ([]store.LinkDue, error)
 
 	InsertConfirmationCode(ctx context.Context, c store.ConfirmationCode, caps []store.CodeCap) (store.ConfirmationCode, error)
 	TryConfirmationCode(ctx context.Context, selector string, who store.CodeGuesser, at time.Time, caps store.CodeGuessCaps,
@@ -121,7 +124,13 @@ func New(st Store, cp *controlplane.Service, reg *adapter.Registry, cfg Config, 
 		cfg.LinkKey = make([]byte, 32)
 		_, _ = rand.Read(cfg.LinkKey)
 	}
-	return &Service{store: st, cp: cp, registry: reg, cfg: cfg, now: now}
+	s := &Service{store: st, cp: cp, registry: reg, cfg: cfg, now: now}
+	if cp != nil {
+		// The link is made when the control plane routes a request to
+		// its customer, in that transaction; reading one writes nothing.
+		cp.MintLinksWith(s)
+	}
+	return s
 }
 
 // PathPrefix is where links live on the console: "/c/<token>".
@@ -162,8 +171,9 @@ func (s *Service) accepts(system string, p Proof) bool {
 }
 
 // Link returns the live link of inv for the customer to see it, as a path
-// ("/c/<token>"), making one when there is none. Reading it again returns
-// the same path until the link expires or is rotated. It fails with
+// ("/c/<token>"), making one when there is none (a read of an invocation
+// uses LiveLink, which writes nothing). Reading it again returns the same
+// path until the link expires or is rotated. It fails with
 // apperr.NotFound for another customer's invocation and
 // apperr.IllegalTransition for one not awaiting confirmation.
 func (s *Service) Link(ctx context.Context, inv controlplane.Invocation, customerRef string) (string, error) {
@@ -192,6 +202,33 @@ func (s *Service) Link(ctx context.Context, inv controlplane.Invocation, custome
 	return "", fmt.Errorf("confirmation: link for %s: %w", inv.ID, store.ErrConflict)
 }
 
+// LiveLink returns the live link of invocation id as a path, made when
+// the invocation was routed to its customer (NewLink). It only reads:
+// ErrNotFound when the invocation has no live link this console can show
+// (none was made, it expired, or it was made under another link key).
+func (s *Service) LiveLink(ctx context.Context, id string) (string, error) {
+	live, err := s.store.LiveConfirmationLink(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	v := s.verifier(live.Selector)
+	if !s.now().Before(live.ExpiresAt) || !hashMatches(v, live.VerifierHash) {
+		return "", fmt.Errorf("confirmation: link for %s: %w", id, store.ErrNotFound)
+	}
+	return PathPrefix + live.Selector + "." + v, nil
+}
+
+// NewLink is the row of a new live link of invocation id for its customer,
+// living until expiresAt (the request's deadline): the control plane
+// stores it in the transaction that routes the invocation to the customer
+// (controlplane.LinkMinter).
+func (s *Service) NewLink(id, customerRef string, expiresAt, now time.Time) store.ConfirmationLink {
+	selector := random(selectorBytes)
+	sum := sha256.Sum256([]byte(s.verifier(selector)))
+	return store.ConfirmationLink{Selector: selector, VerifierHash: sum[:], InvocationID: id,
+		CustomerRef: adapter.NormaliseCustomerRef(customerRef), ExpiresAt: expiresAt, CreatedAt: now}
+}
+
 // Rotate replaces inv's live link with a new one (the old one then opens
 // nothing) and returns the new path: for a link that reached the wrong
 // person.
@@ -207,7 +244,7 @@ func (s *Service) linkable(ctx context.Context, inv controlplane.Invocation, cus
 	if err != nil {
 		return err
 	}
-	if !SameCustomer(task.CustomerRef, customerRef) {
+	if !controlplane.SameCustomer(customerRef, task.CustomerRef) {
 		return apperr.New(apperr.NotFound, "This request is not this customer's.")
 	}
 	if inv.State != controlplane.AwaitingConfirmation || inv.DeadlineAt == nil {
@@ -218,11 +255,7 @@ func (s *Service) linkable(ctx context.Context, inv controlplane.Invocation, cus
 }
 
 func (s *Service) mint(ctx context.Context, inv controlplane.Invocation, customerRef string, replace bool) (string, error) {
-	selector := random(selectorBytes)
-	verifier := s.verifier(selector)
-	sum := sha256.Sum256([]byte(verifier))
-	row := store.ConfirmationLink{Selector: selector, VerifierHash: sum[:], InvocationID: inv.ID, CustomerRef: adapter.NormaliseCustomerRef(customerRef),
-		ExpiresAt: *inv.DeadlineAt, CreatedAt: s.now()}
+	row := s.NewLink(inv.ID, customerRef, *inv.DeadlineAt, s.now())
 	var err error
 	if replace {
 		err = s.store.ReplaceConfirmationLink(ctx, row)
@@ -232,7 +265,7 @@ func (s *Service) mint(ctx context.Context, inv controlplane.Invocation, custome
 	if err != nil {
 		return "", fmt.Errorf("confirmation: link for %s: %w", inv.ID, err)
 	}
-	return PathPrefix + selector + "." + verifier, nil
+	return PathPrefix + row.Selector + "." + s.verifier(row.Selector), nil
 }
 
 // verifier is the secret half of a link: an HMAC of its selector.
@@ -293,45 +326,82 @@ type Opened struct {
 // Open checks token without using it. It fails with *LinkError saying
 // which problem the link has; a database failure is returned as is.
 func (s *Service) Open(ctx context.Context, token string) (Opened, error) {
+	o, _, err := s.open(ctx, token)
+	return o, err
+}
+
+// open is Open that also returns the link's invocation, as read once.
+func (s *Service) open(ctx context.Context, token string) (Opened, controlplane.Invocation, error) {
+	none := controlplane.Invocation{}
 	selector, verifier, ok := strings.Cut(token, ".")
 	if !ok || len(selector) != selectorLen || len(verifier) != verifierLen || !urlSafe(selector) || !urlSafe(verifier) {
-		return Opened{}, &LinkError{Problem: Tampered}
+		return Opened{}, none, &LinkError{Problem: Tampered}
 	}
 	row, err := s.store.ConfirmationLink(ctx, selector)
 	if errors.Is(err, store.ErrNotFound) {
-		return Opened{}, &LinkError{Problem: Unknown}
+		return Opened{}, none, &LinkError{Problem: Unknown}
 	}
 	if err != nil {
-		return Opened{}, err
+		return Opened{}, none, err
 	}
 	if !hashMatches(verifier, row.VerifierHash) {
-		return Opened{}, &LinkError{Problem: Tampered}
+		return Opened{}, none, &LinkError{Problem: Tampered}
 	}
 	switch {
 	case row.RevokedAt != nil:
-		return Opened{}, &LinkError{Problem: Replaced}
+		return Opened{}, none, &LinkError{Problem: Replaced}
 	case !s.now().Before(row.ExpiresAt):
-		return Opened{}, &LinkError{Problem: Expired}
+		return Opened{}, none, &LinkError{Problem: Expired}
 	}
 	inv, err := s.cp.Invocation(ctx, row.InvocationID)
 	if err != nil {
-		return Opened{}, err
+		return Opened{}, none, err
 	}
 	return Opened{Selector: selector, InvocationID: row.InvocationID, TaskID: inv.TaskID, CustomerRef: row.CustomerRef, System: inv.System,
-		Proofs: s.Accepts(inv.System), ExpiresAt: row.ExpiresAt}, nil
+		Proofs: s.Accepts(inv.System), ExpiresAt: row.ExpiresAt}, inv, nil
 }
 
 // SweepLinks deletes links and codes that expired or were replaced more
-// than a day ago, and spent assertion nonces past their expiry.
+// than a day ago, and spent assertion nonces past their expiry. Then it
+// makes the link of each request awaiting its customer that has none this
+// console can show: one routed before links were made at routing, or one
+// made under a link key this console no longer has (the session keys
+// rotated; the old link then says "replaced"). The console sweeps at
+// start and every ten minutes, so reads never need to write one.
 func (s *Service) SweepLinks(ctx context.Context) (int64, error) {
-	return s.store.DeleteDeadConfirmationLinks(ctx, s.now().Add(-24*time.Hour))
+	n, err := s.store.DeleteDeadConfirmationLinks(ctx, s.now().Add(-24*time.Hour))
+	if err != nil {
+		return n, err
+	}
+	return n, s.remint(ctx)
 }
 
-// SameCustomer says whether two customer references name the same
-// customer: references are e-mail addresses, compared in the one
-// normalised form (adapter.NormaliseCustomerRef).
-func SameCustomer(a, b string) bool {
-	return adapter.NormaliseCustomerRef(a) == adapter.NormaliseCustomerRef(b)
+// remintBatch bounds how many requests one sweep looks at.
+const remintBatch = 5000
+
+func (s *Service) remint(ctx context.Context) error {
+	due, err := s.store.LinksDue(ctx, s.now(), remintBatch)
+	if err != nil {
+		return err
+	}
+	for _, d := range due {
+		if d.Selector != nil && hashMatches(s.verifier(*d.Selector), d.VerifierHash) {
+			continue
+		}
+		row := s.NewLink(d.InvocationID, d.CustomerRef, d.DeadlineAt, s.now())
+		if d.Selector != nil {
+			err = s.store.ReplaceConfirmationLink(ctx, row)
+		} else {
+			err = s.store.InsertConfirmationLink(ctx, row)
+		}
+		if errors.Is(err, store.ErrConflict) {
+			continue // made meanwhile
+		}
+		if err != nil {
+			return fmt.Errorf("confirmation: link for %s: %w", d.InvocationID, err)
+		}
+	}
+	return nil
 }
 
 func random(n int) string {

@@ -2,6 +2,7 @@ package confirmation_test
 
 import (
 	"context"
+	"errors"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -66,7 +67,17 @@ func setupWithLimits(t *testing.T, limits confirmation.CodeLimits) (*confirmatio
 		t.Fatal(err)
 	}
 	outbox := &mail.Memory{}
-	return confirmation.New(st, cp, reg, confirmation.Config{Mail: outbox, CodeLimits: limits}, func() time.Time { return now }), cp, &now, outbox
+	links := confirmation.New(st, cp, reg, confirmation.Config{Mail: outbox, CodeLimits: limits}, func() time.Time { return now })
+	stores.Store(links, st)
+	return links, cp, &now, outbox
+}
+
+// stores holds the store of each service setup made.
+var stores sync.Map
+
+func storeOf(links *confirmation.Service) *store.Store {
+	st, _ := stores.Load(links)
+	return st.(*store.Store)
 }
 
 // pendingLinks has a manager put cancellations and refunds on stage 4 with
@@ -251,4 +262,62 @@ func TestCodeRaces(t *testing.T) {
 	if ok, refused := race(right, code()); ok != 1 || refused != 39 {
 		t.Errorf("40 concurrent tries of the right code: %d proved, %d refused; want 1 and 39", ok, refused)
 	}
+}
+
+// TestTheSweepMakesTheLinksReadsShow: a request's link is made when it is
+// routed to its customer, and a read shows it without writing. The
+// sweep makes the link of a request that has none (routed before links
+// were made at routing) and replaces one made under a link key the
+// console no longer has; a second sweep changes nothing.
+func TestTheSweepMakesTheLinksReadsShow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	links, cp, now := setup(t)
+	st := storeOf(links)
+	paths := pendingLinks(t, links, cp, *now)
+	var ids []string
+	for _, p := range paths {
+		o, err := links.Open(ctx, strings.TrimPrefix(p, confirmation.PathPrefix))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := links.LiveLink(ctx, o.InvocationID); err != nil || got != p {
+			t.Fatalf("live link %q, %v, want the one made at routing %q", got, err, p)
+		}
+		ids = append(ids, o.InvocationID)
+	}
+	rotated := confirmation.New(st, cp, cp.Registry(), confirmation.Config{LinkKey: []byte("another key, after the rotation")}, func() time.Time { return *now })
+	if got, err := rotated.LiveLink(ctx, ids[0]); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a link made under another key shown as %q, %v", got, err)
+	}
+	if _, err := st.Pool().Exec(ctx, `DELETE FROM confirmation_links WHERE invocation_id = $1`, ids[1]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rotated.SweepLinks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var fresh []string
+	for _, id := range ids {
+		got, err := rotated.LiveLink(ctx, id)
+		if err != nil || got == paths[0] || got == paths[1] {
+			t.Fatalf("after the sweep %s shows %q, %v, want a new link", id, got, err)
+		}
+		fresh = append(fresh, got)
+	}
+	if _, err := rotated.Open(ctx, strings.TrimPrefix(paths[0], confirmation.PathPrefix)); !isProblem(err, confirmation.Replaced) {
+		t.Errorf("the link made under the old key: %v, want replaced", err)
+	}
+	if _, err := rotated.SweepLinks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range ids {
+		if got, _ := rotated.LiveLink(ctx, id); got != fresh[i] {
+			t.Errorf("a second sweep changed %s's link", id)
+		}
+	}
+}
+
+func isProblem(err error, p confirmation.Problem) bool {
+	le, ok := confirmation.AsLinkError(err)
+	return ok && le.Problem == p
 }

@@ -76,6 +76,9 @@ func (l CodeLimits) orDefaults() CodeLimits {
 type SentCode struct {
 	To        string
 	ExpiresAt time.Time
+	// Opened is the link the code was asked on, as SendCode opened it;
+	// set whenever the link opened, with or without an error after.
+	Opened Opened
 }
 
 // SendCode sends a new one-time code for the link to the contact the
@@ -88,16 +91,18 @@ type SentCode struct {
 // apperr.LimitReached past the customer's mail limits, and apperr.Upstream
 // when no contact or mail is to be had.
 func (s *Service) SendCode(ctx context.Context, token string) (SentCode, error) {
-	o, err := s.Open(ctx, token)
+	o, inv, err := s.open(ctx, token)
 	if err != nil {
 		return SentCode{}, err
 	}
+	sent, err := s.sendCode(ctx, o, inv)
+	sent.Opened = o
+	return sent, err
+}
+
+func (s *Service) sendCode(ctx context.Context, o Opened, inv controlplane.Invocation) (SentCode, error) {
 	if !s.accepts(o.System, ProofCode) {
 		return SentCode{}, apperr.New(apperr.Forbidden, "This request cannot be confirmed with a code sent by e-mail.")
-	}
-	inv, err := s.cp.Invocation(ctx, o.InvocationID)
-	if err != nil {
-		return SentCode{}, err
 	}
 	if !s.awaits(inv) {
 		return SentCode{}, NothingToDecide()

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"countersign/internal/adapter"
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
 )
@@ -40,7 +41,7 @@ func ProvedOn(o Opened, proof Proof) Proved {
 // request, asked again); any other request is apperr.Unauthenticated with
 // code prove_for_this_request.
 func (s *Service) Covers(ctx context.Context, p Proved, inv controlplane.Invocation, taskCustomer string) error {
-	if p.CustomerRef == "" || !SameCustomer(p.CustomerRef, taskCustomer) {
+	if !controlplane.SameCustomer(p.CustomerRef, taskCustomer) {
 		return apperr.New(apperr.NotFound, "We could not find this request among yours.")
 	}
 	if p.Spans() {
@@ -95,9 +96,28 @@ var proofWords = map[Proof]string{
 	ProofAssertion: "the business's own website or app where you are signed in",
 }
 
-// MayDecide is the one check every deciding path of a customer makes —
-// confirm, decline, stop: p covers inv (Covers) and p's kind is among the
-// proofs inv's system accepts (ProofAccepted). What the browser proved on
+// Decide makes the customer's decision d with what the browser proved:
+// the control plane's one call (controlplane.Service.CustomerDecide) loads
+// the request, checks once that p may decide it — its customer, the
+// request the proof was made on or a re-quote of it, and a proof the
+// request's system accepts — and transitions.
+func (s *Service) Decide(ctx context.Context, p Proved, d controlplane.CustomerDecision) (controlplane.CustomerDecided, error) {
+	d.Actor = controlplane.CustomerProvedOn(adapter.NormaliseCustomerRef(p.CustomerRef), string(p.Proof), p.InvocationID)
+	if p.Spans() {
+		d.Actor.ProvedFor = ""
+	}
+	d.ProofAccepted = func(system string) error {
+		if !p.Spans() && system != p.System {
+			return ProveForThisRequest()
+		}
+		return s.ProofAccepted(system, p.Proof)
+	}
+	return s.cp.CustomerDecide(ctx, d)
+}
+
+// MayDecide is what a page asks before it offers a decision — confirm,
+// decline, stop (the decision itself is Decide's): p covers inv (Covers)
+// and p's kind is among the proofs inv's system accepts (ProofAccepted). What the browser proved on
 // another system's link, or with a kind this system does not take, decides
 // nothing here.
 func (s *Service) MayDecide(ctx context.Context, p Proved, inv controlplane.Invocation, taskCustomer string) error {

@@ -38,6 +38,15 @@ func CustomerProvedOn(customerRef, proof, provedFor string) Actor {
 	return a
 }
 
+// SameCustomer says whether two customer references name the same
+// customer: references are e-mail addresses, compared in their one
+// normalised form (adapter.NormaliseCustomerRef). It is the only
+// comparison of customers: the state machine, the links and the pages all
+// use it.
+func SameCustomer(a, b string) bool {
+	return a != "" && adapter.NormaliseCustomerRef(a) == adapter.NormaliseCustomerRef(b)
+}
+
 // customerMayDecide is the state machine's own check of a customer's
 // decision on row, whose task's customer is taskCustomer: the customer is
 // the task's (else apperr.NotFound, as if it did not exist), and a proof
@@ -46,7 +55,7 @@ func CustomerProvedOn(customerRef, proof, provedFor string) Actor {
 // check the same before they ask (confirmation.MayDecide); this holds
 // for any caller.
 func customerMayDecide(ctx context.Context, tx *store.Tx, actor Actor, row store.Invocation, taskCustomer string) error {
-	if actor.Kind != ActorCustomer || taskCustomer != adapter.NormaliseCustomerRef(actor.ID) {
+	if actor.Kind != ActorCustomer || !SameCustomer(actor.ID, taskCustomer) {
 		return apperr.New(apperr.NotFound, "No such request.")
 	}
 	if actor.Proof == ProofAccount {
@@ -77,7 +86,7 @@ func customerMayDecide(ctx context.Context, tx *store.Tx, actor Actor, row store
 // was made on a request of this task (else prove_for_this_request): a code
 // for one request stops that request's conversation, not another's.
 func customerMayStop(ctx context.Context, tx *store.Tx, actor Actor, task store.Task) error {
-	if task.CustomerRef != adapter.NormaliseCustomerRef(actor.ID) {
+	if !SameCustomer(actor.ID, task.CustomerRef) {
 		return apperr.New(apperr.NotFound, "No such task.")
 	}
 	if actor.Proof == ProofAccount {

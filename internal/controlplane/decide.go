@@ -41,14 +41,7 @@ func (s *Service) Confirm(ctx context.Context, actor Actor, id string, expectedV
 func (s *Service) approve(ctx context.Context, actor Actor, id string, expectedVersion int32, from State, verb, event string, check func(context.Context, *store.Tx, store.Invocation, store.Task) error) (Invocation, error) {
 	var out Invocation
 	err := s.store.InTx(ctx, func(tx *store.Tx) error {
-		row, err := tx.Invocation(ctx, id)
-		if errors.Is(err, store.ErrNotFound) {
-			return apperr.Wrap(err, apperr.NotFound, "No such invocation.")
-		}
-		if err != nil {
-			return err
-		}
-		task, err := tx.Task(ctx, row.TaskID)
+		row, task, err := loadRequest(ctx, tx, id, false)
 		if err != nil {
 			return err
 		}
@@ -57,42 +50,76 @@ func (s *Service) approve(ctx context.Context, actor Actor, id string, expectedV
 				return err
 			}
 		}
-		now := s.now()
-		if row.State == string(from) && row.DeadlineAt != nil && now.After(*row.DeadlineAt) {
-			return apperr.New(apperr.IllegalTransition, "This request expired before it was decided.")
-		}
-		args, hash := row.ApprovedArgs, row.ApprovedArgsHash
-		if args == nil {
-			args, hash = row.ProposedArgs, row.ArgsHash
-		}
-		if row.State == string(from) {
-			// The route is checked again under the policy in force now: a
-			// tightened policy holds for what is pending.
-			rc, found, err := s.recheckRow(ctx, tx, row, task.CustomerRef)
-			if err != nil {
-				return err
-			}
-			if found && rc.need > byCustomer {
-				return s.reroute(ctx, tx, actor, row, expectedVersion, event, hash, rc, &out)
-			}
-		}
-		updated, err := tx.TransitionInvocation(ctx, id, []string{string(from)}, expectedVersion, string(Approved), now,
-			store.InvocationChange{ApprovedArgs: args, ApprovedArgsHash: hash, ApprovedAt: &now})
-		if err != nil {
-			return s.transitionErr(ctx, tx, id, expectedVersion, verb, err)
-		}
-		if out, err = fromRow(updated); err != nil {
-			return err
-		}
-		if err := s.record(ctx, tx, actor, event, out.TaskID, id, map[string]any{"args_hash": hex.EncodeToString(hash)}); err != nil {
-			return err
-		}
-		return tx.Notify(ctx, store.DispatchChannel, id)
+		out, err = s.approveRow(ctx, tx, actor, row, task, expectedVersion, from, verb, event)
+		return err
 	})
 	if err == nil {
 		s.kick()
 	}
 	return out, err
+}
+
+// loadRequest reads invocation id and its task in tx, the one read of
+// both a decision makes; lockTask locks the task row for the transaction.
+func loadRequest(ctx context.Context, tx *store.Tx, id string, lockTask bool) (store.Invocation, store.Task, error) {
+	row, err := tx.Invocation(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Invocation{}, store.Task{}, apperr.Wrap(err, apperr.NotFound, "No such invocation.")
+	}
+	if err != nil {
+		return store.Invocation{}, store.Task{}, err
+	}
+	read := tx.Task
+	if lockTask {
+		read = tx.LockTask
+	}
+	task, err := read(ctx, row.TaskID)
+	if err != nil {
+		return store.Invocation{}, store.Task{}, err
+	}
+	return row, task, nil
+}
+
+// approveRow approves row, read (with its task) earlier in this request
+// and already authorised. The transition is guarded by expectedVersion: a
+// caller that read row before a call outside the transaction passes
+// row.Version, so a row that changed since is a conflict, not a decision
+// on what the decider did not see.
+func (s *Service) approveRow(ctx context.Context, tx *store.Tx, actor Actor, row store.Invocation, task store.Task, expectedVersion int32, from State, verb, event string) (Invocation, error) {
+	var out Invocation
+	id := row.ID
+	now := s.now()
+	if row.State == string(from) && row.DeadlineAt != nil && now.After(*row.DeadlineAt) {
+		return out, apperr.New(apperr.IllegalTransition, "This request expired before it was decided.")
+	}
+	args, hash := row.ApprovedArgs, row.ApprovedArgsHash
+	if args == nil {
+		args, hash = row.ProposedArgs, row.ArgsHash
+	}
+	if row.State == string(from) {
+		// The route is checked again under the policy in force now: a
+		// tightened policy holds for what is pending.
+		rc, found, err := s.recheckRow(ctx, tx, row, task.CustomerRef)
+		if err != nil {
+			return out, err
+		}
+		if found && rc.need > byCustomer {
+			err := s.reroute(ctx, tx, actor, row, expectedVersion, event, hash, rc, &out)
+			return out, err
+		}
+	}
+	updated, err := tx.TransitionInvocation(ctx, id, []string{string(from)}, expectedVersion, string(Approved), now,
+		store.InvocationChange{ApprovedArgs: args, ApprovedArgsHash: hash, ApprovedAt: &now})
+	if err != nil {
+		return out, s.transitionErr(ctx, tx, id, expectedVersion, verb, err)
+	}
+	if out, err = fromRow(updated); err != nil {
+		return out, err
+	}
+	if err := s.record(ctx, tx, actor, event, out.TaskID, id, map[string]any{"args_hash": hex.EncodeToString(hash)}); err != nil {
+		return out, err
+	}
+	return out, tx.Notify(ctx, store.DispatchChannel, id)
 }
 
 // Reject is an agent's refusal of an invocation awaiting approval; the
@@ -120,21 +147,14 @@ func (s *Service) Decline(ctx context.Context, actor Actor, id string, expectedV
 }
 
 func (s *Service) decline(ctx context.Context, actor Actor, id string, expectedVersion int32, from State, verb, event, reason string, check func(context.Context, *store.Tx, store.Invocation, store.Task) error) (Invocation, error) {
-	reason = strings.TrimSpace(reason)
-	if len(reason) > 1000 {
-		return Invocation{}, apperr.InvalidFields(map[string]string{"reason": "use at most 1000 characters"})
+	reason, err := declineReason(reason)
+	if err != nil {
+		return Invocation{}, err
 	}
 	var out Invocation
-	err := s.store.InTx(ctx, func(tx *store.Tx) error {
+	err = s.store.InTx(ctx, func(tx *store.Tx) error {
 		if check != nil {
-			row, err := tx.Invocation(ctx, id)
-			if errors.Is(err, store.ErrNotFound) {
-				return apperr.Wrap(err, apperr.NotFound, "No such invocation.")
-			}
-			if err != nil {
-				return err
-			}
-			task, err := tx.Task(ctx, row.TaskID)
+			row, task, err := loadRequest(ctx, tx, id, false)
 			if err != nil {
 				return err
 			}
@@ -142,18 +162,34 @@ func (s *Service) decline(ctx context.Context, actor Actor, id string, expectedV
 				return err
 			}
 		}
-		now := s.now()
-		updated, err := tx.TransitionInvocation(ctx, id, []string{string(from)}, expectedVersion, string(Rejected), now,
-			store.InvocationChange{DecisionReason: &reason, FinishedAt: &now})
-		if err != nil {
-			return s.transitionErr(ctx, tx, id, expectedVersion, verb, err)
-		}
-		if out, err = fromRow(updated); err != nil {
-			return err
-		}
-		return s.record(ctx, tx, actor, event, out.TaskID, id, map[string]any{"reason": reason})
+		out, err = s.declineRow(ctx, tx, actor, id, expectedVersion, from, verb, event, reason)
+		return err
 	})
 	return out, err
+}
+
+// declineReason is reason trimmed, or the refusal of a reason too long.
+func declineReason(reason string) (string, error) {
+	reason = strings.TrimSpace(reason)
+	if len(reason) > 1000 {
+		return "", apperr.InvalidFields(map[string]string{"reason": "use at most 1000 characters"})
+	}
+	return reason, nil
+}
+
+// declineRow moves invocation id from from to rejected with reason.
+func (s *Service) declineRow(ctx context.Context, tx *store.Tx, actor Actor, id string, expectedVersion int32, from State, verb, event, reason string) (Invocation, error) {
+	now := s.now()
+	updated, err := tx.TransitionInvocation(ctx, id, []string{string(from)}, expectedVersion, string(Rejected), now,
+		store.InvocationChange{DecisionReason: &reason, FinishedAt: &now})
+	if err != nil {
+		return Invocation{}, s.transitionErr(ctx, tx, id, expectedVersion, verb, err)
+	}
+	out, err := fromRow(updated)
+	if err != nil {
+		return out, err
+	}
+	return out, s.record(ctx, tx, actor, event, out.TaskID, id, map[string]any{"reason": reason})
 }
 
 // ExpireDue moves invocations whose decision deadline passed to expired.

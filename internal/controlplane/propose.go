@@ -266,6 +266,9 @@ func (s *Service) insertProposal(ctx context.Context, p Proposal, task Task, spe
 		if err != nil {
 			return err
 		}
+		if err := s.mintLink(ctx, tx, inserted, task.CustomerRef); err != nil {
+			return err
+		}
 		if out, err = fromRow(inserted); err != nil {
 			return err
 		}

@@ -31,6 +31,21 @@ func (s *Service) Reconcile(ctx context.Context, actor Actor, id string) (Reconc
 	if err != nil {
 		return Reconciliation{}, err
 	}
+	task, err := s.Task(ctx, inv.TaskID)
+	if err != nil {
+		return Reconciliation{}, err
+	}
+	return s.ReconcileLoaded(ctx, actor, inv, task)
+}
+
+// ReconcileLoaded is Reconcile of inv and its task as the caller read and
+// authorised them in this request (the API checks the task is the
+// assistant's): nothing is read again, and the transition is guarded by
+// inv.Version, so an invocation that moved since changes nothing.
+func (s *Service) ReconcileLoaded(ctx context.Context, actor Actor, inv Invocation, task Task) (Reconciliation, error) {
+	if task.ID != inv.TaskID {
+		return Reconciliation{}, fmt.Errorf("controlplane: reconcile %s with task %s, not its own %s", inv.ID, task.ID, inv.TaskID)
+	}
 	if inv.State != Unverified {
 		return Reconciliation{}, &apperr.Error{Kind: apperr.IllegalTransition, Code: "illegal_transition",
 			Message: fmt.Sprintf("Only an unverified invocation is reconciled; this one is %s.", inv.State.Label())}
@@ -39,10 +54,7 @@ func (s *Service) Reconcile(ctx context.Context, actor Actor, id string) (Reconc
 	if err != nil {
 		return Reconciliation{}, adapterErr(err)
 	}
-	principal, err := s.principalOf(ctx, inv.TaskID)
-	if err != nil {
-		return Reconciliation{}, err
-	}
+	principal := adapter.Principal{CustomerRef: task.CustomerRef}
 	callCtx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
 	defer cancel()
 	look, err := sys.Lookup(callCtx, principal, inv.Call())

@@ -41,23 +41,28 @@ func (s *Service) Requote(ctx context.Context, actor Actor, id string) (Requoted
 	if actor.Kind != ActorCustomer {
 		return Requoted{}, apperr.New(apperr.Forbidden, "Only the customer can ask for a fresh quote.")
 	}
-	inv, err := s.Invocation(ctx, id)
-	if err != nil {
-		return Requoted{}, err
-	}
-	task, err := s.Task(ctx, inv.TaskID)
-	if err != nil {
-		return Requoted{}, err
-	}
+	var row store.Invocation
+	var task store.Task
 	// A fresh quote closes this request and opens its successor: only a
 	// proof that may decide the request may ask for one.
-	err = s.store.InTx(ctx, func(tx *store.Tx) error {
-		row, err := tx.Invocation(ctx, id)
-		if err != nil {
+	err := s.store.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		if row, task, err = loadRequest(ctx, tx, id, false); err != nil {
 			return err
 		}
 		return customerMayDecide(ctx, tx, actor, row, task.CustomerRef)
 	})
+	if err != nil {
+		return Requoted{}, err
+	}
+	return s.requoteLoaded(ctx, actor, row, task)
+}
+
+// requoteLoaded is Requote of row and its task, read and authorised once
+// by the caller: the dry-run runs outside any transaction, and closing
+// row is guarded by its version.
+func (s *Service) requoteLoaded(ctx context.Context, actor Actor, row store.Invocation, task store.Task) (Requoted, error) {
+	inv, err := fromRow(row)
 	if err != nil {
 		return Requoted{}, err
 	}
@@ -79,10 +84,10 @@ func (s *Service) Requote(ctx context.Context, actor Actor, id string) (Requoted
 	} else if quote.Target.Version == inv.Quote.Target.Version {
 		return Requoted{Current: inv}, nil
 	}
-	return s.supersede(ctx, actor, inv, quote, refusal)
+	return s.supersede(ctx, actor, inv, row, task, quote, refusal)
 }
 
-func (s *Service) supersede(ctx context.Context, actor Actor, old Invocation, quote adapter.Quote, refusal *adapter.Error) (Requoted, error) {
+func (s *Service) supersede(ctx context.Context, actor Actor, old Invocation, row store.Invocation, task store.Task, quote adapter.Quote, refusal *adapter.Error) (Requoted, error) {
 	reason := fmt.Sprintf(supersededPrefix+"the %s changed after the quote was shown", old.Target.Kind)
 	if refusal != nil {
 		reason += ", and the action can no longer be done: " + refusal.Message
@@ -109,7 +114,7 @@ func (s *Service) supersede(ctx context.Context, actor Actor, old Invocation, qu
 			return s.record(ctx, tx, actor, "invocation.superseded", old.TaskID, old.ID, data)
 		}
 		data["current_version"] = quote.Target.Version
-		next, err := s.insertSuccessor(ctx, tx, old, quote, now)
+		next, err := s.insertSuccessor(ctx, tx, old, row, task, quote, now)
 		if err != nil {
 			return err
 		}
@@ -135,16 +140,8 @@ func (s *Service) supersede(ctx context.Context, actor Actor, old Invocation, qu
 // errRaced says another request moved the invocation first.
 var errRaced = errors.New("controlplane: invocation changed meanwhile")
 
-func (s *Service) insertSuccessor(ctx context.Context, tx *store.Tx, old Invocation, quote adapter.Quote, now time.Time) (Invocation, error) {
-	row, err := tx.Invocation(ctx, old.ID)
-	if err != nil {
-		return Invocation{}, err
-	}
+func (s *Service) insertSuccessor(ctx context.Context, tx *store.Tx, old Invocation, row store.Invocation, task store.Task, quote adapter.Quote, now time.Time) (Invocation, error) {
 	policy, err := s.Policy(ctx, old.System, old.Action)
-	if err != nil {
-		return Invocation{}, err
-	}
-	task, err := tx.Task(ctx, row.TaskID)
 	if err != nil {
 		return Invocation{}, err
 	}
@@ -180,6 +177,9 @@ func (s *Service) insertSuccessor(ctx context.Context, tx *store.Tx, old Invocat
 		RouteReason: route.Reason, ExposureCents: prior, DeadlineAt: &deadline, CompensatesID: row.CompensatesID, SupersedesID: &row.ID, CreatedAt: now}
 	inserted, err := tx.InsertInvocation(ctx, next)
 	if err != nil {
+		return Invocation{}, err
+	}
+	if err := s.mintLink(ctx, tx, inserted, task.CustomerRef); err != nil {
 		return Invocation{}, err
 	}
 	return fromRow(inserted)

@@ -105,6 +105,9 @@ type Service struct {
 	// wake pokes this process's dispatcher (RunDispatcher): a NOTIFY
 	// heard, or work this process approved or finished after its commit.
 	wake chan struct{}
+	// links makes the customer's confirmation link when an invocation is
+	// routed to them (MintLinksWith); nil makes none.
+	links LinkMinter
 }
 
 // New builds the service.

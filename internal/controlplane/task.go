@@ -269,35 +269,43 @@ func (s *Service) changeTask(ctx context.Context, actor Actor, taskID string, ex
 				return err
 			}
 		}
-		if expectedVersion != 0 && current.Version != expectedVersion {
-			return &apperr.Error{Kind: apperr.Conflict, Code: "stale_version",
-				Message: fmt.Sprintf("The task changed since you read it (version %d, now %d).", expectedVersion, current.Version),
-				Hint:    "Read the task again and decide on what it says now."}
-		}
-		if !slices.Contains(from, TaskState(current.State)) {
-			return &apperr.Error{Kind: apperr.IllegalTransition, Code: "illegal_transition",
-				Message: fmt.Sprintf("Cannot %s a task that is %s.", verb, current.State)}
-		}
-		if to == TaskActive {
-			if err := mayResume(actor, taskFromRow(current)); err != nil {
-				return err
-			}
-		}
-		row, err := tx.TransitionTask(ctx, taskID, states(from), current.Version, string(to), s.now(), string(actor.Kind), actor.ID)
-		if err != nil {
-			return err
-		}
-		out = taskFromRow(row)
-		var stopped []string
-		if reason != "" {
-			if stopped, err = s.stopApproved(ctx, tx, taskID, reason); err != nil {
-				return err
-			}
-		}
-		return s.record(ctx, tx, actor, "task."+string(to), taskID, "", map[string]any{
-			"from": current.State, "not_dispatched": stopped})
+		out, err = s.changeLockedTask(ctx, tx, actor, current, expectedVersion, verb, to, from, reason)
+		return err
 	})
 	return out, err
+}
+
+// changeLockedTask moves current, locked in tx by the caller who
+// authorised actor, from one of from to to.
+func (s *Service) changeLockedTask(ctx context.Context, tx *store.Tx, actor Actor, current store.Task, expectedVersion int32, verb string, to TaskState, from []TaskState, reason NotDispatchedReason) (Task, error) {
+	taskID := current.ID
+	if expectedVersion != 0 && current.Version != expectedVersion {
+		return Task{}, &apperr.Error{Kind: apperr.Conflict, Code: "stale_version",
+			Message: fmt.Sprintf("The task changed since you read it (version %d, now %d).", expectedVersion, current.Version),
+			Hint:    "Read the task again and decide on what it says now."}
+	}
+	if !slices.Contains(from, TaskState(current.State)) {
+		return Task{}, &apperr.Error{Kind: apperr.IllegalTransition, Code: "illegal_transition",
+			Message: fmt.Sprintf("Cannot %s a task that is %s.", verb, current.State)}
+	}
+	if to == TaskActive {
+		if err := mayResume(actor, taskFromRow(current)); err != nil {
+			return Task{}, err
+		}
+	}
+	row, err := tx.TransitionTask(ctx, taskID, states(from), current.Version, string(to), s.now(), string(actor.Kind), actor.ID)
+	if err != nil {
+		return Task{}, err
+	}
+	out := taskFromRow(row)
+	var stopped []string
+	if reason != "" {
+		if stopped, err = s.stopApproved(ctx, tx, taskID, reason); err != nil {
+			return Task{}, err
+		}
+	}
+	return out, s.record(ctx, tx, actor, "task."+string(to), taskID, "", map[string]any{
+		"from": current.State, "not_dispatched": stopped})
 }
 
 // mayResume says whether actor may lift the task's pause: a person's pause

@@ -121,9 +121,10 @@ type reconciliationJSON struct {
 	Found      bool `json:"found"`
 }
 
-// invocationOut shapes an invocation for the assistant; the confirmation
-// link is made only while the customer's confirmation is awaited.
-func (h *Handler) invocationOut(ctx context.Context, base string, inv controlplane.Invocation, task controlplane.Task) invocationJSON {
+// invocationOut shapes an invocation for the assistant; while the
+// customer's confirmation is awaited it shows the link made when the
+// invocation was routed to them. It only reads.
+func (h *Handler) invocationOut(ctx context.Context, base string, inv controlplane.Invocation) invocationJSON {
 	q := inv.Quote
 	out := invocationJSON{ID: inv.ID, TaskID: inv.TaskID, System: inv.System, Action: inv.Action,
 		Target: targetJSON{System: inv.Target.System, Kind: inv.Target.Kind, ID: inv.Target.ID, Display: inv.Target.Display},
@@ -161,7 +162,7 @@ func (h *Handler) invocationOut(ctx context.Context, base string, inv controlpla
 			for _, p := range h.cfg.Confirmations.Accepts(inv.System) {
 				out.Next.Proofs = append(out.Next.Proofs, string(p))
 			}
-			link, err := h.cfg.Confirmations.Link(ctx, inv, task.CustomerRef)
+			link, err := h.cfg.Confirmations.LiveLink(ctx, inv.ID)
 			if err != nil {
 				h.Log.Warn("confirmation link", "invocation_id", inv.ID, "error", err)
 			} else if strings.HasPrefix(link, "/") {
@@ -235,7 +236,7 @@ func (h *Handler) handleAPIPropose(c echo.Context) error {
 	if inv.Deduplicated {
 		status = http.StatusOK
 	}
-	return c.JSON(status, h.invocationOut(c.Request().Context(), baseURL(c), inv, task))
+	return c.JSON(status, h.invocationOut(c.Request().Context(), baseURL(c), inv))
 }
 
 // proposal is what the API and the MCP server propose.
@@ -290,11 +291,11 @@ func (h *Handler) propose(ctx context.Context, a assistants.Assistant, task cont
 
 // handleAPIInvocation answers GET /api/v1/invocations/:id.
 func (h *Handler) handleAPIInvocation(c echo.Context) error {
-	inv, task, err := h.cfg.Assistants.Invocation(c.Request().Context(), currentAssistant(c), c.Param("id"))
+	inv, _, err := h.cfg.Assistants.Invocation(c.Request().Context(), currentAssistant(c), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, h.invocationOut(c.Request().Context(), baseURL(c), inv, task))
+	return c.JSON(http.StatusOK, h.invocationOut(c.Request().Context(), baseURL(c), inv))
 }
 
 // handleAPIReconcile answers POST /api/v1/invocations/:id/reconcile: a
@@ -305,11 +306,11 @@ func (h *Handler) handleAPIReconcile(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rec, err := h.cfg.Control.Reconcile(c.Request().Context(), a.Actor(), inv.ID)
+	rec, err := h.cfg.Control.ReconcileLoaded(c.Request().Context(), a.Actor(), inv, task)
 	if err != nil {
 		return err
 	}
-	out := h.invocationOut(c.Request().Context(), baseURL(c), rec.Invocation, task)
+	out := h.invocationOut(c.Request().Context(), baseURL(c), rec.Invocation)
 	out.Reconciliation = &reconciliationJSON{Conclusive: rec.Conclusive, Found: rec.Lookup.Found}
 	return c.JSON(http.StatusOK, out)
 }
@@ -318,7 +319,7 @@ func (h *Handler) handleAPIReconcile(c echo.Context) error {
 // the compensation of a completed invocation, with its own approval (201).
 func (h *Handler) handleAPIReverse(c echo.Context) error {
 	a := currentAssistant(c)
-	inv, task, err := h.cfg.Assistants.Invocation(c.Request().Context(), a, c.Param("id"))
+	inv, _, err := h.cfg.Assistants.Invocation(c.Request().Context(), a, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -338,5 +339,5 @@ func (h *Handler) handleAPIReverse(c echo.Context) error {
 	if comp.Deduplicated {
 		status = http.StatusOK
 	}
-	return c.JSON(status, h.invocationOut(c.Request().Context(), baseURL(c), comp, task))
+	return c.JSON(status, h.invocationOut(c.Request().Context(), baseURL(c), comp))
 }

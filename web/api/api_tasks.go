@@ -156,7 +156,7 @@ func (h *Handler) handleAPITask(c echo.Context) error {
 	out.Invocations = []invocationJSON{}
 	out.InvocationsByState = map[string]int{}
 	for _, inv := range invs {
-		out.Invocations = append(out.Invocations, h.invocationOut(ctx, baseURL(c), inv, t))
+		out.Invocations = append(out.Invocations, h.invocationOut(ctx, baseURL(c), inv))
 		out.InvocationsByState[string(inv.State)]++
 	}
 	return c.JSON(http.StatusOK, out)

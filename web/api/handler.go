@@ -15,10 +15,10 @@ import (
 	"countersign/web/kit"
 )
 
-// Links makes and describes the customer's confirmation link of an
-// invocation awaiting their confirmation (confirmation.Service).
+// Links reads the customer's confirmation link of an invocation awaiting
+// their confirmation, made when it was routed to them (confirmation.Service).
 type Links interface {
-	Link(ctx context.Context, inv controlplane.Invocation, customerRef string) (string, error)
+	LiveLink(ctx context.Context, invocationID string) (string, error)
 	Accepts(system string) []confirmation.Proof
 }
 
@@ -26,7 +26,7 @@ type Links interface {
 type Config struct {
 	Registry *adapter.Registry
 	Control  *controlplane.Service
-	// Confirmations makes the link shown to a customer; nil leaves links out.
+	// Confirmations reads the link shown to a customer; nil leaves links out.
 	Confirmations Links
 	// Assistants authenticates API keys and keeps the assistants' catalog;
 	// nil turns every key away.

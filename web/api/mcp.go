@@ -152,11 +152,11 @@ func (h *Handler) mcpServer(ctx context.Context, req mcpRequest) (*mcp.Server, e
 			if err := strictArgs(r.Params.Arguments, &in); err != nil {
 				return toolError(err), nil
 			}
-			inv, task, err := h.cfg.Assistants.Invocation(ctx, req.assistant, in.InvocationID)
+			inv, _, err := h.cfg.Assistants.Invocation(ctx, req.assistant, in.InvocationID)
 			if err != nil {
 				return toolError(err), nil
 			}
-			return toolResult(h.invocationOut(ctx, req.base, inv, task)), nil
+			return toolResult(h.invocationOut(ctx, req.base, inv)), nil
 		})
 	srv.AddTool(&mcp.Tool{Name: "pause_task", Title: "Pause this task",
 		Description: "Pause the task when the customer says stop: once this returns no further request is sent; a request already on its way to the business system may still finish. A person resumes it.",
@@ -249,7 +249,7 @@ func (h *Handler) addMCPWriteTool(srv *mcp.Server, req mcpRequest, t assistants.
 			if err != nil {
 				return toolError(err), nil
 			}
-			return toolResult(h.invocationOut(ctx, req.base, inv, task)), nil
+			return toolResult(h.invocationOut(ctx, req.base, inv)), nil
 		})
 	srv.AddResource(&mcp.Resource{URI: guidanceURI, Name: t.System + "/" + t.Name, Title: "Guidance: " + t.Title,
 		Description: "When to use " + t.Name + ", and what its policy allows.", MIMEType: "text/plain"},

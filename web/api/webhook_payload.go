@@ -18,10 +18,6 @@ func (h *Handler) WebhookRender(base string) webhooks.Render {
 		if err != nil {
 			return nil, err
 		}
-		task, err := h.cfg.Control.Task(ctx, inv.TaskID)
-		if err != nil {
-			return nil, err
-		}
-		return h.invocationOut(ctx, base, inv, task), nil
+		return h.invocationOut(ctx, base, inv), nil
 	}
 }

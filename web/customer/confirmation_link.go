@@ -23,7 +23,8 @@ const keyCodeSent = "code_sent"
 // of who they are (confirmation.Service). The link it makes is a path on
 // this console ("/c/…"); it shows the request and proves nothing.
 type ConfirmationLinks interface {
-	Link(ctx context.Context, inv controlplane.Invocation, customerRef string) (string, error)
+	LiveLink(ctx context.Context, invocationID string) (string, error)
+	Decide(ctx context.Context, p confirmation.Proved, d controlplane.CustomerDecision) (controlplane.CustomerDecided, error)
 	Open(ctx context.Context, token string) (confirmation.Opened, error)
 	SendCode(ctx context.Context, token string) (confirmation.SentCode, error)
 	CheckCode(ctx context.Context, token, code string) (confirmation.Opened, error)
@@ -87,17 +88,17 @@ func (h *Handler) handleConfirmationCode(c echo.Context) error {
 		return h.renderLinkProblem(c, le.Problem)
 	}
 	if e, ok := apperr.As(err); ok && e.Kind != apperr.Internal {
-		return h.renderLinkPage(c, kit.StatusOf[e.Kind], token, linkPageState{problem: joinSentences(e.Message, e.Hint)})
+		st := linkPageState{problem: joinSentences(e.Message, e.Hint)}
+		if sent.Opened.Selector != "" {
+			st.opened = &sent.Opened // opened once: the page needs no second look
+		}
+		return h.renderLinkPage(c, kit.StatusOf[e.Kind], token, st)
 	}
-	if err != nil {
-		return err
-	}
-	o, err := h.cfg.Confirmations.Open(c.Request().Context(), token)
 	if err != nil {
 		return err
 	}
 	sess := kit.Session(c)
-	sess.Values[keyCodeSent] = o.Selector + " " + sent.To
+	sess.Values[keyCodeSent] = sent.Opened.Selector + " " + sent.To
 	kit.MarkDirty(sess)
 	if err := sess.Save(c.Request(), c.Response()); err != nil {
 		return err
@@ -228,7 +229,7 @@ func (h *Handler) renderLinkPage(c echo.Context, status int, token string, st li
 		pv.CodeSentTo = sent[len(o.Selector)+1:]
 	}
 	if p, ok := kit.CustomerOf(c); ok {
-		if confirmation.SameCustomer(p.CustomerRef, o.CustomerRef) {
+		if controlplane.SameCustomer(p.CustomerRef, o.CustomerRef) {
 			pv.OtherRequest = true
 		} else {
 			pv.OtherCustomer = true

@@ -10,6 +10,7 @@ import (
 
 	"countersign/internal/adapter"
 	"countersign/internal/apperr"
+	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
 	"countersign/views"
 	"countersign/web/kit"
@@ -22,49 +23,59 @@ import (
 // the same "not found", so ids reveal nothing; the customer's other
 // requests, to a code or an assertion, answer "show us it's you for this
 // request".
-func (h *Handler) customerRequest(c echo.Context) (controlplane.Invocation, controlplane.Task, controlplane.Actor, error) {
-	return h.loadCustomerRequest(c, false)
-}
-
-// decidingRequest is customerRequest for every path that decides — confirm,
-// decline, stop: the proof must also be one the request's system accepts
-// (confirmation.MayDecide, the one check all of them make).
-func (h *Handler) decidingRequest(c echo.Context) (controlplane.Invocation, controlplane.Task, controlplane.Actor, error) {
-	return h.loadCustomerRequest(c, true)
-}
-
-func (h *Handler) loadCustomerRequest(c echo.Context, deciding bool) (controlplane.Invocation, controlplane.Task, controlplane.Actor, error) {
+func (h *Handler) customerRequest(c echo.Context) (controlplane.Invocation, controlplane.Task, error) {
 	ctx := c.Request().Context()
-	none := controlplane.Actor{}
-	p, ok := kit.CustomerOf(c)
-	if !ok {
-		if _, signedIn := kit.CurrentUser(c); signedIn {
-			return controlplane.Invocation{}, controlplane.Task{}, none, noSuchRequest()
-		}
-		return controlplane.Invocation{}, controlplane.Task{}, none, &apperr.Error{Kind: apperr.Unauthenticated, Code: "customer_session",
-			Message: "Open the link from your assistant again and show us it's you, or sign in to see your requests."}
+	p, err := h.provedCustomer(c)
+	if err != nil {
+		return controlplane.Invocation{}, controlplane.Task{}, err
 	}
 	inv, err := h.cfg.Control.Invocation(ctx, c.Param("id"))
 	if apperr.Is(err, apperr.NotFound) {
-		return controlplane.Invocation{}, controlplane.Task{}, none, noSuchRequest()
+		return controlplane.Invocation{}, controlplane.Task{}, noSuchRequest()
 	}
 	if err != nil {
-		return controlplane.Invocation{}, controlplane.Task{}, none, err
+		return controlplane.Invocation{}, controlplane.Task{}, err
 	}
 	task, err := h.cfg.Control.Task(ctx, inv.TaskID)
 	if err != nil {
-		return controlplane.Invocation{}, controlplane.Task{}, none, err
+		return controlplane.Invocation{}, controlplane.Task{}, err
 	}
-	check := h.cfg.Confirmations.Covers
-	if deciding {
-		check = h.cfg.Confirmations.MayDecide
-	}
-	if err := check(ctx, p, inv, task.CustomerRef); apperr.Is(err, apperr.NotFound) {
-		return controlplane.Invocation{}, controlplane.Task{}, none, noSuchRequest()
+	if err := h.cfg.Confirmations.Covers(ctx, p, inv, task.CustomerRef); apperr.Is(err, apperr.NotFound) {
+		return controlplane.Invocation{}, controlplane.Task{}, noSuchRequest()
 	} else if err != nil {
-		return controlplane.Invocation{}, controlplane.Task{}, none, err
+		return controlplane.Invocation{}, controlplane.Task{}, err
 	}
-	return inv, task, controlplane.CustomerProvedOn(task.CustomerRef, string(p.Proof), p.InvocationID), nil
+	return inv, task, nil
+}
+
+// provedCustomer is what this browser proved about the customer it acts
+// for, or the refusal of a browser that proved nothing.
+func (h *Handler) provedCustomer(c echo.Context) (confirmation.Proved, error) {
+	p, ok := kit.CustomerOf(c)
+	if ok {
+		return p, nil
+	}
+	if _, signedIn := kit.CurrentUser(c); signedIn {
+		return p, noSuchRequest()
+	}
+	return p, &apperr.Error{Kind: apperr.Unauthenticated, Code: "customer_session",
+		Message: "Open the link from your assistant again and show us it's you, or sign in to see your requests."}
+}
+
+// customerDecide makes the browser's customer's decision on :id in the
+// control plane's one call (confirmation.Service.Decide): it loads the
+// request, checks once that this proof may decide it, and transitions.
+// The handler reads nothing before.
+func (h *Handler) customerDecide(c echo.Context, verb controlplane.CustomerVerb, reason string) (controlplane.CustomerDecided, error) {
+	p, err := h.provedCustomer(c)
+	if err != nil {
+		return controlplane.CustomerDecided{}, err
+	}
+	d, err := h.cfg.Confirmations.Decide(c.Request().Context(), p, controlplane.CustomerDecision{InvocationID: c.Param("id"), Verb: verb, Reason: reason})
+	if apperr.Is(err, apperr.NotFound) {
+		return d, noSuchRequest()
+	}
+	return d, err
 }
 
 func noSuchRequest() error {
@@ -76,7 +87,7 @@ func noSuchRequest() error {
 // with the decision while it awaits the customer, else its outcome. A
 // request replaced by a fresh quote sends the customer to the fresh one.
 func (h *Handler) handleCustomerRequest(c echo.Context) error {
-	inv, task, _, err := h.customerRequest(c)
+	inv, task, err := h.customerRequest(c)
 	if err != nil {
 		return err
 	}
@@ -96,7 +107,7 @@ func (h *Handler) handleCustomerRequest(c echo.Context) error {
 // the outcome fragment (286 once it is final, which stops the polling);
 // without JavaScript, the whole page.
 func (h *Handler) handleCustomerRequestStatus(c echo.Context) error {
-	inv, task, _, err := h.customerRequest(c)
+	inv, task, err := h.customerRequest(c)
 	if err != nil {
 		return err
 	}
@@ -118,62 +129,30 @@ func (h *Handler) handleCustomerRequestStatus(c echo.Context) error {
 // A second click, a second tab or a retried POST finds the request decided
 // and is shown the current outcome; the guarded transition lets one through.
 func (h *Handler) handleCustomerConfirm(c echo.Context) error {
-	ctx := c.Request().Context()
-	inv, task, actor, err := h.decidingRequest(c)
+	d, err := h.customerDecide(c, controlplane.CustomerConfirm, "")
 	if err != nil {
 		return err
 	}
-	back := "/requests/" + inv.ID
-	if inv.State != controlplane.AwaitingConfirmation || task.State != controlplane.TaskActive || h.expired(inv) {
-		return kit.SeeOther(c, back)
+	if d.Done {
+		h.Log.Info("customer confirmed", "invocation_id", d.Invocation.ID)
 	}
-	rq, err := h.cfg.Control.Requote(ctx, actor, inv.ID)
-	if err != nil {
-		return err
-	}
-	if rq.Changed {
-		if rq.Current.ID != "" {
-			return kit.SeeOther(c, "/requests/"+rq.Current.ID)
-		}
-		return kit.SeeOther(c, back)
-	}
-	_, err = h.cfg.Control.Confirm(ctx, actor, inv.ID, inv.Version)
-	if e, ok := apperr.As(err); ok && (e.Kind == apperr.IllegalTransition || e.Kind == apperr.Conflict) {
-		return kit.SeeOther(c, back) // decided meanwhile: show what happened
-	}
-	if err != nil {
-		return err
-	}
-	h.Log.Info("customer confirmed", "invocation_id", inv.ID)
-	return kit.SeeOther(c, back)
+	// Decided meanwhile, or a fresh quote: show what happened, or the
+	// fresh quote.
+	return kit.SeeOther(c, "/requests/"+d.Invocation.ID)
 }
 
 // handleCustomerDecline answers POST /requests/:id/decline, with an
 // optional reason the assistant sees.
 func (h *Handler) handleCustomerDecline(c echo.Context) error {
-	ctx := c.Request().Context()
-	inv, task, actor, err := h.decidingRequest(c)
-	if err != nil {
-		return err
-	}
-	back := "/requests/" + inv.ID
-	if inv.State != controlplane.AwaitingConfirmation {
-		return kit.SeeOther(c, back)
-	}
 	reason := c.FormValue("reason")
-	_, err = h.cfg.Control.Decline(ctx, actor, inv.ID, inv.Version, reason)
-	if e, ok := apperr.As(err); ok {
-		switch e.Kind {
-		case apperr.Invalid:
-			return h.renderCustomerRequest(c, http.StatusUnprocessableEntity, inv, task, reason, e.Fields)
-		case apperr.IllegalTransition, apperr.Conflict:
-			return kit.SeeOther(c, back)
-		}
+	d, err := h.customerDecide(c, controlplane.CustomerDecline, reason)
+	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid && d.Invocation.ID != "" {
+		return h.renderCustomerRequest(c, http.StatusUnprocessableEntity, d.Invocation, d.Task, reason, e.Fields)
 	}
 	if err != nil {
 		return err
 	}
-	return kit.SeeOther(c, back)
+	return kit.SeeOther(c, "/requests/"+d.Invocation.ID)
 }
 
 // handleCustomerStop answers POST /requests/:id/stop, the customer's "Stop
@@ -183,20 +162,15 @@ func (h *Handler) handleCustomerDecline(c echo.Context) error {
 // same proof as deciding the request, and the audit trail records it as
 // the customer's, with that proof.
 func (h *Handler) handleCustomerStop(c echo.Context) error {
-	inv, task, actor, err := h.decidingRequest(c)
+	d, err := h.customerDecide(c, controlplane.CustomerStop, "")
 	if err != nil {
 		return err
 	}
-	back := "/requests/" + inv.ID
-	_, err = h.cfg.Control.Pause(c.Request().Context(), actor, task.ID, 0)
-	if e, ok := apperr.As(err); ok && (e.Kind == apperr.IllegalTransition || e.Kind == apperr.Conflict) {
-		return kit.SeeOther(c, back) // paused or ended meanwhile: the page says so
+	if d.Done {
+		h.Log.Info("customer stopped the task", "task_id", d.Task.ID, "invocation_id", d.Invocation.ID)
 	}
-	if err != nil {
-		return err
-	}
-	h.Log.Info("customer stopped the task", "task_id", task.ID, "invocation_id", inv.ID)
-	return kit.SeeOther(c, back)
+	// Paused or ended meanwhile: the page says so.
+	return kit.SeeOther(c, "/requests/"+d.Invocation.ID)
 }
 
 // mayStop says whether the page offers "Stop this": the task still works

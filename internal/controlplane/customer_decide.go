@@ -1,0 +1,192 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"countersign/internal/apperr"
+	"countersign/store"
+)
+
+// CustomerVerb is what a customer decides on one of their requests.
+type CustomerVerb string
+
+// The customer's decisions.
+const (
+	// CustomerConfirm confirms the request after a fresh dry-run: a changed
+	// target replaces it with a fresh quote instead (Requote).
+	CustomerConfirm CustomerVerb = "confirm"
+	// CustomerDecline refuses it, with an optional reason.
+	CustomerDecline CustomerVerb = "decline"
+	// CustomerStop pauses the request's task as a person's pause.
+	CustomerStop CustomerVerb = "stop"
+)
+
+// CustomerDecision is one decision of a customer on one request.
+type CustomerDecision struct {
+	// Actor is the customer (CustomerActor, CustomerProvedOn).
+	Actor        Actor
+	InvocationID string
+	Verb         CustomerVerb
+	// Reason is a decline's, for the assistant.
+	Reason string
+	// ProofAccepted, when set, says whether the request's system accepts
+	// the actor's kind of proof (confirmation.Service.ProofAccepted).
+	ProofAccepted func(system string) error
+}
+
+// CustomerDecided is what a customer's decision did.
+type CustomerDecided struct {
+	// Invocation is the request as it stands now: the fresh quote when one
+	// replaced it (Requoted), else the one decided on.
+	Invocation Invocation
+	Task       Task
+	// Done says the decision was made. It is false when there was nothing
+	// to decide any more (decided, expired, stopped meanwhile, or
+	// replaced by a fresh quote): the page shows what happened instead.
+	Done bool
+	// Requoted says a fresh quote replaced the request on confirm.
+	Requoted bool
+}
+
+// CustomerDecide is the one call of every customer decision — confirm,
+// decline, stop. It loads the invocation and its task once, checks once
+// that the customer owns the request with a proof that may decide it
+// (customerMayDecide, then d.ProofAccepted), and transitions. Another
+// customer's request and an unknown id are apperr.NotFound alike; a proof
+// made on another request is prove_for_this_request. A confirm re-runs
+// the dry-run between the load and the transition, outside any
+// transaction; the transition is then guarded by the version loaded, so
+// nothing changed meanwhile is decided unseen. A request decided
+// meanwhile is no error: Done is false.
+func (s *Service) CustomerDecide(ctx context.Context, d CustomerDecision) (CustomerDecided, error) {
+	actor := d.Actor
+	if actor.Kind != ActorCustomer || actor.Proof == "" {
+		return CustomerDecided{}, apperr.New(apperr.Forbidden, "Only the customer, once they proved who they are, can decide this.")
+	}
+	var out CustomerDecided
+	var row store.Invocation
+	var task store.Task
+	err := s.store.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		// A stop locks the task, as every change of a task does.
+		if row, task, err = loadRequest(ctx, tx, d.InvocationID, d.Verb == CustomerStop); err != nil {
+			return err
+		}
+		if err := customerMayDecide(ctx, tx, actor, row, task.CustomerRef); err != nil {
+			return err
+		}
+		if d.ProofAccepted != nil {
+			if err := d.ProofAccepted(row.System); err != nil {
+				return err
+			}
+		}
+		if out.Invocation, err = fromRow(row); err != nil {
+			return err
+		}
+		out.Task = taskFromRow(task)
+		switch d.Verb {
+		case CustomerConfirm:
+			return nil // after the dry-run, below
+		case CustomerDecline:
+			if row.State != string(AwaitingConfirmation) {
+				return nil
+			}
+			// Checked once the request is the customer's: the page asks
+			// again, showing it.
+			reason, err := declineReason(d.Reason)
+			if err != nil {
+				return err
+			}
+			inv, err := s.declineRow(ctx, tx, actor, row.ID, row.Version, AwaitingConfirmation, "decline", "invocation.declined", reason)
+			if err != nil {
+				return err
+			}
+			out.Invocation, out.Done = inv, true
+			return nil
+		case CustomerStop:
+			t, err := s.changeLockedTask(ctx, tx, actor, task, 0, "pause", TaskPaused, []TaskState{TaskActive}, ReasonTaskPaused)
+			if err != nil {
+				return err
+			}
+			out.Task, out.Done = t, true
+			return nil
+		}
+		return apperr.New(apperr.Invalid, "A customer confirms, declines or stops a request.")
+	})
+	if err != nil {
+		if decidedMeanwhile(err) && out.Invocation.ID != "" {
+			return out, nil
+		}
+		if apperr.Is(err, apperr.Invalid) && out.Invocation.ID != "" {
+			return out, err // the page asks again, with what the customer wrote
+		}
+		return CustomerDecided{}, err
+	}
+	if d.Verb != CustomerConfirm || !s.mayConfirm(row, task) {
+		return out, nil
+	}
+	rq, err := s.requoteLoaded(ctx, actor, row, task)
+	if err != nil {
+		return CustomerDecided{}, err
+	}
+	if rq.Changed {
+		out.Requoted = true
+		if rq.Current.ID != "" {
+			out.Invocation = rq.Current
+		} else if rq.Previous != nil {
+			out.Invocation = *rq.Previous
+		}
+		return out, nil
+	}
+	err = s.store.InTx(ctx, func(tx *store.Tx) error {
+		inv, err := s.approveRow(ctx, tx, actor, row, task, row.Version, AwaitingConfirmation, "confirm", "invocation.confirmed")
+		out.Invocation = inv
+		return err
+	})
+	if decidedMeanwhile(err) {
+		out.Invocation, _ = fromRow(row)
+		return out, nil
+	}
+	if err != nil {
+		return CustomerDecided{}, err
+	}
+	s.kick()
+	out.Done = true
+	return out, nil
+}
+
+// mayConfirm says whether row still awaits its customer's confirmation:
+// awaiting it, before its deadline, with its task still working.
+func (s *Service) mayConfirm(row store.Invocation, task store.Task) bool {
+	return row.State == string(AwaitingConfirmation) && task.State == string(TaskActive) &&
+		(row.DeadlineAt == nil || s.now().Before(*row.DeadlineAt))
+}
+
+// decidedMeanwhile says err is a guarded transition that found the
+// request or its task moved on.
+func decidedMeanwhile(err error) bool {
+	e, ok := apperr.As(err)
+	return ok && (e.Kind == apperr.IllegalTransition || e.Kind == apperr.Conflict) || errors.Is(err, store.ErrConflict)
+}
+
+// LinkMinter makes the customer's confirmation link of an invocation
+// routed to them (confirmation.Service). The control plane stores it in
+// the transaction that routes the invocation to the customer — a proposal
+// or a fresh quote — so a read of an invocation never writes one.
+type LinkMinter interface {
+	NewLink(invocationID, customerRef string, expiresAt, now time.Time) store.ConfirmationLink
+}
+
+// MintLinksWith has the control plane make each confirmation link with m.
+// Call it once, before the service is used.
+func (s *Service) MintLinksWith(m LinkMinter) { s.links = m }
+
+// mintLink stores the link of row when it awaits its customer.
+func (s *Service) mintLink(ctx context.Context, tx *store.Tx, row store.Invocation, customerRef string) error {
+	if s.links == nil || row.State != string(AwaitingConfirmation) || row.DeadlineAt == nil {
+		return nil
+	}
+	return tx.InsertConfirmationLink(ctx, s.links.NewLink(row.ID, customerRef, *row.DeadlineAt, s.now()))
+}
