@@ -234,7 +234,7 @@ func (s *Server) handleMyRequests(c echo.Context) error {
 		return render(c, http.StatusUnauthorized, views.MyRequestsProvePage(page, views.MyRequestsProveView{SignIn: true,
 			SignedOut: c.QueryParam("signed_out") != ""}))
 	}
-	invs, err := s.cfg.Control.CustomerInvocations(ctx, p.CustomerRef, myRequestsLimit)
+	invs, err := s.cfg.Lists.CustomerInvocations(ctx, p.CustomerRef, myRequestsLimit)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"countersign/internal/accounts"
-	"countersign/internal/controlplane"
+	"countersign/internal/lists"
 	"countersign/views"
 )
 
@@ -59,11 +59,11 @@ const homeUnverifiedList = 10
 // soonest deadline), results nobody could confirm (the oldest named, each
 // linked to its record on its task) and hand-offs nobody took.
 func (s *Server) waitingView(ctx context.Context) (*views.WaitingView, error) {
-	w, err := s.cfg.Control.WaitingWork(ctx, homeUnverifiedList)
+	w, err := s.cfg.Lists.WaitingWork(ctx, homeUnverifiedList)
 	if err != nil {
 		return nil, err
 	}
-	v := &views.WaitingView{Approvals: w.AwaitingApproval, ApprovalsCapped: w.AwaitingApproval >= controlplane.PendingCountCap,
+	v := &views.WaitingView{Approvals: w.AwaitingApproval, ApprovalsCapped: w.AwaitingApproval >= lists.PendingCountCap,
 		Unverified: w.Unverified, Handoffs: w.OpenHandoffs}
 	if w.SoonestDeadline != nil {
 		left := w.SoonestDeadline.Sub(s.now())

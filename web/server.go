@@ -17,6 +17,7 @@ import (
 	"countersign/internal/adapter"
 	"countersign/internal/assistants"
 	"countersign/internal/controlplane"
+	"countersign/internal/lists"
 	"countersign/internal/metrics"
 	"countersign/internal/webhooks"
 )
@@ -30,6 +31,10 @@ type Config struct {
 	Sessions *SessionStore
 	Registry *adapter.Registry
 	Control  *controlplane.Service
+	// Lists reads the console's lists and counts: the task list, the
+	// hand-offs, the queue and its badge, the home pages' waiting work and
+	// a customer's requests.
+	Lists *lists.Service
 	// Confirmations makes the link that shows a customer an invocation
 	// awaiting their confirmation and checks their proof of who they are;
 	// nil leaves links out (customers then decide signed in).
