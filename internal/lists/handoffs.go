@@ -22,7 +22,8 @@ type HandoffFilter struct {
 }
 
 // HandoffCursor is where a page of hand-offs ended. The list's order is
-// waiting before taken, then the longest waiting first, then the id.
+// waiting before taken, then the longest waiting first, then the id. It
+// converts to the store's cursor, as TaskCursor.
 type HandoffCursor struct {
 	Taken   int32
 	FirstAt time.Time
@@ -56,7 +57,7 @@ type HandoffGroup struct {
 
 // HandoffCounts are the hand-off list's totals, in groups: Total and
 // Before (the groups ahead of the page) for the filtered list, the rest per
-// status.
+// status. It converts from the store's counts, as TaskCursor.
 type HandoffCounts struct {
 	Total, Before, All, Waiting, Taken, Mine int64
 	// Intents counts waiting groups per intent.

@@ -28,7 +28,7 @@ type QueueFilter struct {
 }
 
 // QueueCursor is a position in the approval queue: the deadline and id of
-// a card.
+// a card. It converts to the store's cursor, as TaskCursor.
 type QueueCursor struct {
 	DeadlineAt time.Time
 	ID         string

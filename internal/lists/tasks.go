@@ -31,7 +31,9 @@ type TaskFilter struct {
 
 // TaskCursor is where a page of the task list ended. The list's order is
 // rank (0 a result needs checking, 1 something else needs a person,
-// 2 active, 3 ended), then the newest change first, then the id.
+// 2 active, 3 ended), then the newest change first, then the id. It has
+// the store's cursor's fields, so each converts to the other and the
+// compiler keeps the two in step.
 type TaskCursor struct {
 	Rank      int32
 	UpdatedAt time.Time
@@ -56,7 +58,7 @@ type TaskItem struct {
 
 // TaskCounts are the task list's totals: Total and Before (the tasks ahead
 // of the page) for the filtered list, the rest per filter under the search
-// alone.
+// alone. It has the store's fields and converts from them, as TaskCursor.
 type TaskCounts struct {
 	Total, Before                                                 int64
 	All, NeedsPerson, Unverified, Approval, Paused, Handoff, Mine int64
