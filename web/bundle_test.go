@@ -26,6 +26,7 @@ import (
 	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
 	"countersign/internal/demoshop"
+	"countersign/internal/lists"
 	"countersign/internal/mail"
 	"countersign/internal/metrics"
 	"countersign/internal/shopadapter"
@@ -104,7 +105,7 @@ func setup(t *testing.T, opts ...bundleOpts) *testBundle {
 	asst := assistants.New(st, cp, clk.Now)
 	reports := metrics.NewReports(st)
 	ws := web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Now: clk.Now, TrustedProxies: o.trustedProxies,
-		Registry: reg, Control: cp, Confirmations: links, Assistants: asst, Metrics: reports, Webhooks: webhooks.New(st, clk.Now, webhooks.Config{AllowPrivate: true}),
+		Registry: reg, Control: cp, Lists: lists.New(st, clk.Now), Confirmations: links, Assistants: asst, Metrics: reports, Webhooks: webhooks.New(st, clk.Now, webhooks.Config{AllowPrivate: true}),
 		Logger: o.logger})
 	srv := httptest.NewServer(ws.Handler())
 	t.Cleanup(srv.Close)
@@ -247,7 +248,7 @@ func webServerSharing(t *testing.T, b *testBundle, keyPairs [][]byte) *httptest.
 	t.Helper()
 	sessions := kit.NewSessionStore(b.store, kit.SessionConfig{KeyPairs: keyPairs, Idle: 30 * time.Minute, Absolute: 12 * time.Hour, Now: b.clock.Now})
 	ws := web.New(web.Config{Database: b.store, Accounts: b.accounts, Sessions: sessions, Now: b.clock.Now,
-		Registry: b.web.Registry(), Control: b.web.Control(), Assistants: b.assistants, Metrics: b.metrics})
+		Registry: b.web.Registry(), Control: b.web.Control(), Lists: lists.New(b.store, b.clock.Now), Assistants: b.assistants, Metrics: b.metrics})
 	srv := httptest.NewServer(ws.Handler())
 	t.Cleanup(srv.Close)
 	return srv

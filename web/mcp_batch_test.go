@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"countersign/internal/lists"
 	"countersign/web"
 	"countersign/web/kit"
 )
@@ -59,7 +60,7 @@ func TestMCPCallsEachSpendARateToken(t *testing.T) {
 	t.Parallel()
 	b := setupAPI(t)
 	ws := web.New(web.Config{Database: b.store, Assistants: b.assistants, Metrics: b.metrics, Accounts: b.accounts, Sessions: kit.NewSessionStore(b.store, kit.SessionConfig{KeyPairs: testKey,
-		Idle: time.Hour, Absolute: time.Hour, Now: b.clock.Now}), Now: b.clock.Now, Registry: b.web.Registry(), Control: b.cp,
+		Idle: time.Hour, Absolute: time.Hour, Now: b.clock.Now}), Now: b.clock.Now, Registry: b.web.Registry(), Control: b.cp, Lists: lists.New(b.store, b.clock.Now),
 		APIRatePerMinute: 3})
 	srv := httptest.NewServer(ws.Handler())
 	t.Cleanup(srv.Close)

@@ -20,6 +20,7 @@ import (
 	"countersign/internal/assistants"
 	"countersign/internal/controlplane"
 	"countersign/internal/demo"
+	"countersign/internal/lists"
 	"countersign/internal/metrics"
 	"countersign/store"
 	"countersign/store/dbtest"
@@ -41,7 +42,7 @@ func BenchmarkMetricsPageScale(b *testing.B) {
 	sessions := kit.NewSessionStore(st, kit.SessionConfig{KeyPairs: testKey, Idle: time.Hour, Absolute: 12 * time.Hour, Now: clock})
 	reg := adapter.NewRegistry()
 	cp := controlplane.New(st, reg, controlplane.Config{}, clock, nil)
-	srv := httptest.NewServer(web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Now: clock, Registry: reg, Control: cp,
+	srv := httptest.NewServer(web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Now: clock, Registry: reg, Control: cp, Lists: lists.New(st, clock),
 		Assistants: assistants.New(st, cp, clock), Metrics: metrics.NewReports(st)}).Handler())
 	b.Cleanup(srv.Close)
 	if _, err := acc.Create(ctx, accounts.NewUser{Email: "manager@bench.test", Name: "Bench Manager", Role: accounts.Manager,

@@ -22,6 +22,7 @@ import (
 	"countersign/internal/adapter"
 	"countersign/internal/assistants"
 	"countersign/internal/controlplane"
+	"countersign/internal/lists"
 	"countersign/internal/metrics"
 	"countersign/internal/webhooks"
 	"countersign/web/api"
@@ -40,6 +41,10 @@ type Config struct {
 	Sessions *kit.SessionStore
 	Registry *adapter.Registry
 	Control  *controlplane.Service
+	// Lists reads the console's lists and counts: the task list, the
+	// hand-offs, the queue and its badge, the home pages' waiting work and
+	// a customer's requests.
+	Lists *lists.Service
 	// Confirmations makes the link that shows a customer an invocation
 	// awaiting their confirmation and checks their proof of who they are;
 	// nil leaves links out (customers then decide signed in).
@@ -94,9 +99,9 @@ func New(cfg Config) *Server {
 	s.frame = &layout.Frame{Site: site, Nav: s.navFor}
 	s.api = api.New(site, api.Config{Registry: cfg.Registry, Control: cfg.Control, Confirmations: cfg.Confirmations,
 		Assistants: cfg.Assistants, RatePerMinute: cfg.APIRatePerMinute})
-	s.console = console.New(s.frame, console.Config{Registry: cfg.Registry, Control: cfg.Control,
+	s.console = console.New(s.frame, console.Config{Registry: cfg.Registry, Control: cfg.Control, Lists: cfg.Lists,
 		Assistants: cfg.Assistants, Metrics: cfg.Metrics, Webhooks: cfg.Webhooks})
-	cust := customer.New(s.frame, customer.Config{Control: cfg.Control, Confirmations: cfg.Confirmations})
+	cust := customer.New(s.frame, customer.Config{Control: cfg.Control, Lists: cfg.Lists, Confirmations: cfg.Confirmations})
 
 	e := echo.New()
 	e.HideBanner = true

@@ -13,6 +13,7 @@ import (
 	"countersign/internal/adapter"
 	"countersign/internal/assistants"
 	"countersign/internal/controlplane"
+	"countersign/internal/lists"
 	"countersign/internal/metrics"
 	"countersign/store"
 	"countersign/store/dbtest"
@@ -36,7 +37,7 @@ func BenchmarkTaskListPages(b *testing.B) {
 	reg := adapter.NewRegistry()
 	cp := controlplane.New(st, reg, controlplane.Config{}, clk, nil)
 	sessions := kit.NewSessionStore(st, kit.SessionConfig{KeyPairs: testKey, Idle: time.Hour, Absolute: 12 * time.Hour, Now: clk})
-	srv := httptest.NewServer(web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Registry: reg, Control: cp, Now: clk,
+	srv := httptest.NewServer(web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Registry: reg, Control: cp, Lists: lists.New(st, clk), Now: clk,
 		Assistants: assistants.New(st, cp, clk), Metrics: metrics.NewReports(st)}).Handler())
 	b.Cleanup(srv.Close)
 	u, err := acc.Create(ctx, accounts.NewUser{Email: "bench-agent@example.test", Name: "Bench Agent", Role: accounts.Agent, Password: "a long enough password"})

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"countersign/internal/lists"
 	"countersign/web"
 	"countersign/web/kit"
 )
@@ -23,7 +24,7 @@ func TestTelemetry(t *testing.T) {
 	tel := kit.NewTelemetry(b.store)
 	sessions := kit.NewSessionStore(b.store, kit.SessionConfig{KeyPairs: testKey, Idle: 30 * time.Minute, Absolute: 12 * time.Hour, Now: b.clock.Now})
 	console := httptest.NewServer(web.New(web.Config{Database: b.store, Accounts: b.accounts, Sessions: sessions, Now: b.clock.Now,
-		Registry: b.web.Registry(), Control: b.web.Control(), Assistants: b.assistants, Metrics: b.metrics, Telemetry: tel}).Handler())
+		Registry: b.web.Registry(), Control: b.web.Control(), Lists: lists.New(b.store, b.clock.Now), Assistants: b.assistants, Metrics: b.metrics, Telemetry: tel}).Handler())
 	t.Cleanup(console.Close)
 	for range 2 {
 		res, err := http.Get(console.URL + "/healthz")
@@ -71,7 +72,7 @@ func TestTelemetryMethodLabelIsBounded(t *testing.T) {
 	tel := kit.NewTelemetry(b.store)
 	sessions := kit.NewSessionStore(b.store, kit.SessionConfig{KeyPairs: testKey, Idle: 30 * time.Minute, Absolute: 12 * time.Hour, Now: b.clock.Now})
 	console := httptest.NewServer(web.New(web.Config{Database: b.store, Accounts: b.accounts, Sessions: sessions, Now: b.clock.Now,
-		Registry: b.web.Registry(), Control: b.web.Control(), Assistants: b.assistants, Metrics: b.metrics, Telemetry: tel}).Handler())
+		Registry: b.web.Registry(), Control: b.web.Control(), Lists: lists.New(b.store, b.clock.Now), Assistants: b.assistants, Metrics: b.metrics, Telemetry: tel}).Handler())
 	t.Cleanup(console.Close)
 	const methods = 300
 	for i := range methods {

@@ -26,6 +26,7 @@ import (
 	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
 	"countersign/internal/demo"
+	"countersign/internal/lists"
 	"countersign/internal/metrics"
 	"countersign/internal/webhooks"
 	"countersign/store"
@@ -87,6 +88,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	defer stopShop()
 	cp := controlplane.New(st, registry, controlplane.Config{CallTimeout: cfg.AdapterTimeout, LeaseMargin: cfg.LeaseMargin}, time.Now, log)
 
+	ls := lists.New(st, time.Now)
 	asst := assistants.New(st, cp, time.Now)
 	links := confirmation.New(st, cp, registry, cfg.confirmationConfig(keys, log), time.Now)
 	var dm *demo.Demo
@@ -103,7 +105,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	if dm != nil {
 		// Before the dispatcher starts: the demo's lost acknowledgement is
 		// sent by the seeding itself.
-		services := demo.Services{Control: cp, Assistants: asst, Confirmations: links, History: st}
+		services := demo.Services{Control: cp, Lists: ls, Assistants: asst, Confirmations: links, History: st}
 		if demoShop != nil {
 			services.Shop = demoShop
 		}
@@ -127,7 +129,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	// Demo mode's assistant listens on loopback; anywhere else an endpoint
 	// must be a public https address (internal/webhooks Config).
 	hooks := webhooks.Config{AllowPrivate: cfg.demo()}
-	srv := web.New(web.Config{Database: st, Metrics: metrics.NewReports(st), Webhooks: webhooks.New(st, time.Now, hooks), Accounts: acc, Sessions: sessions, Logger: log, Registry: registry, Control: cp,
+	srv := web.New(web.Config{Database: st, Metrics: metrics.NewReports(st), Webhooks: webhooks.New(st, time.Now, hooks), Accounts: acc, Sessions: sessions, Logger: log, Registry: registry, Control: cp, Lists: ls,
 		TrustedProxies: cfg.trusted, TLS: cfg.tls() || cfg.SecureCookies,
 		Confirmations: links, Assistants: asst, Telemetry: telemetry, APIRatePerMinute: cfg.APIRate})
 	go sweep(ctx, log, sessions, acc, links)

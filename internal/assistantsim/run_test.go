@@ -16,6 +16,7 @@ import (
 	"countersign/internal/assistantsim"
 	"countersign/internal/controlplane"
 	"countersign/internal/demoshop"
+	"countersign/internal/lists"
 	"countersign/internal/metrics"
 	"countersign/internal/shopadapter"
 	"countersign/internal/webhooks"
@@ -84,7 +85,7 @@ func startConsole(t *testing.T, ctx context.Context) *simConsole {
 	}
 	sessions := kit.NewSessionStore(st, kit.SessionConfig{KeyPairs: [][]byte{[]byte("0123456789abcdef0123456789abcdef")}, Idle: time.Hour, Absolute: time.Hour})
 	sc := &simConsole{st: st, key: key, botID: bot.ID}
-	sc.web = web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Registry: reg, Control: cp, Assistants: asst,
+	sc.web = web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Registry: reg, Control: cp, Lists: lists.New(st, time.Now), Assistants: asst,
 		Metrics: metrics.NewReports(st)})
 	h := sc.web.Handler()
 	console := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

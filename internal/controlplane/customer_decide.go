@@ -85,7 +85,7 @@ func (s *Service) CustomerDecide(ctx context.Context, d CustomerDecision) (Custo
 		if out.Invocation, err = fromRow(row); err != nil {
 			return err
 		}
-		out.Task = taskFromRow(task)
+		out.Task = TaskFromRow(task)
 		switch d.Verb {
 		case CustomerConfirm:
 			return nil // after the dry-run, below

@@ -2,62 +2,11 @@ package controlplane
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"time"
 
 	"countersign/internal/apperr"
 	"countersign/store"
 )
-
-// Handoff is a conversation the assistant handed to a person, with what it
-// prepared so the person starts informed: when the assistant should not act,
-// handing over well is the right answer.
-type Handoff struct {
-	ID             int64
-	ConversationID string
-	AssistantID    string
-	TaskID         string
-	Intent         string
-	At             time.Time
-	// Summary, Facts and WouldPropose are the assistant's preparation.
-	Summary      string
-	Facts        json.RawMessage
-	WouldPropose json.RawMessage
-	// TakenBy is the user who took it; zero while nobody has.
-	TakenBy     int64
-	TakenByName string
-}
-
-// Handoffs lists hand-offs, untaken ones first.
-func (s *Service) Handoffs(ctx context.Context, limit int) ([]Handoff, error) {
-	rows, err := s.store.Handoffs(ctx, limit)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Handoff, 0, len(rows))
-	for _, r := range rows {
-		h := Handoff{ID: r.ID, ConversationID: r.ConversationID, AssistantID: r.AssistantID, Intent: r.Intent, At: r.At}
-		if r.TaskID != nil {
-			h.TaskID = *r.TaskID
-		}
-		if r.TakenBy != nil {
-			h.TakenBy = *r.TakenBy
-		}
-		if r.TakenByName != nil {
-			h.TakenByName = *r.TakenByName
-		}
-		var data struct {
-			Summary      string          `json:"summary"`
-			Facts        json.RawMessage `json:"facts"`
-			WouldPropose json.RawMessage `json:"would_propose"`
-		}
-		_ = json.Unmarshal(r.Data, &data)
-		h.Summary, h.Facts, h.WouldPropose = data.Summary, data.Facts, data.WouldPropose
-		out = append(out, h)
-	}
-	return out, nil
-}
 
 // TakeHandoff assigns a hand-off to actor unless someone took it first; it
 // returns who holds it now. Taking it is recorded in the audit trail.
@@ -84,26 +33,4 @@ func (s *Service) TakeHandoff(ctx context.Context, actor Actor, id int64) (taken
 		return 0, apperr.Wrap(err, apperr.NotFound, "No such hand-off.")
 	}
 	return takenBy, err
-}
-
-// TaskFilter selects tasks for the agents' list.
-type TaskFilter struct {
-	// Query matches the start of a customer reference or conversation id,
-	// or a whole task id.
-	Query string
-	State TaskState
-	Limit int
-}
-
-// Tasks lists tasks, those with unverified or not-dispatched work first.
-func (s *Service) Tasks(ctx context.Context, f TaskFilter) ([]Task, error) {
-	rows, err := s.store.Tasks(ctx, store.TaskFilter{Query: f.Query, State: string(f.State), Limit: f.Limit})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Task, len(rows))
-	for i, r := range rows {
-		out[i] = taskFromRow(r)
-	}
-	return out, nil
 }

@@ -135,10 +135,13 @@ func (s *Service) Invocations(ctx context.Context, taskID string) ([]Invocation,
 	if err != nil {
 		return nil, err
 	}
-	return fromRows(rows)
+	return InvocationsFromRows(rows)
 }
 
-func fromRows(rows []store.Invocation) ([]Invocation, error) {
+// InvocationsFromRows is invocations as the database keeps them, in the
+// control plane's terms; it fails on a quote or arguments that do not
+// decode. The console's lists (internal/lists) read invocations through it.
+func InvocationsFromRows(rows []store.Invocation) ([]Invocation, error) {
 	out := make([]Invocation, 0, len(rows))
 	for _, r := range rows {
 		inv, err := fromRow(r)

@@ -10,32 +10,6 @@ import (
 	"countersign/store"
 )
 
-// QueueFilter selects cards of the approval queue. Empty fields select
-// everything.
-type QueueFilter struct {
-	System string
-	Action string
-	// CustomerRef matches the start of the task's customer.
-	CustomerRef string
-	MinCents    *int64
-	MaxCents    *int64
-	// OlderThan keeps invocations proposed longer ago than this.
-	OlderThan time.Duration
-	// ClaimedBy keeps cards held (unexpired) by this user; 0 means anyone.
-	ClaimedBy int64
-	// After is the last card of the previous page: the next page starts
-	// strictly after it in the queue's order.
-	After *QueueCursor
-	Limit int
-}
-
-// QueueCursor is a position in the approval queue: the deadline and id of
-// a card.
-type QueueCursor struct {
-	DeadlineAt time.Time
-	ID         string
-}
-
 // Claim is who holds a card of the approval queue, and until when.
 type Claim struct {
 	InvocationID string
@@ -69,26 +43,6 @@ type QueueCard struct {
 // ClaimHold is how long opening a card for deciding holds it.
 const ClaimHold = 5 * time.Minute
 
-// ApprovalQueue lists a page of invocations awaiting approval, soonest
-// deadline first (keyset pagination: pass the last card's cursor as After).
-func (s *Service) ApprovalQueue(ctx context.Context, f QueueFilter) ([]QueueCard, error) {
-	rows, err := s.store.ApprovalQueue(ctx, store.QueueFilter{System: f.System, Action: f.Action, CustomerRef: f.CustomerRef,
-		MinCents: f.MinCents, MaxCents: f.MaxCents, OlderThan: f.OlderThan, ClaimedBy: f.ClaimedBy, Now: s.now(),
-		After: (*store.QueueCursor)(f.After), Limit: f.Limit})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]QueueCard, 0, len(rows))
-	for _, r := range rows {
-		c, err := queueCard(r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, nil
-}
-
 // Card returns one card, whatever its invocation's state now, or
 // apperr.NotFound.
 func (s *Service) Card(ctx context.Context, id string) (QueueCard, error) {
@@ -99,10 +53,13 @@ func (s *Service) Card(ctx context.Context, id string) (QueueCard, error) {
 	if err != nil {
 		return QueueCard{}, err
 	}
-	return queueCard(r)
+	return CardFromRow(r)
 }
 
-func queueCard(r store.QueueItem) (QueueCard, error) {
+// CardFromRow is a card of the approval queue as the database keeps it, in
+// the control plane's terms; it fails on an invocation that does not
+// decode. The console's lists (internal/lists) read the queue through it.
+func CardFromRow(r store.QueueItem) (QueueCard, error) {
 	inv, err := fromRow(r.Invocation)
 	if err != nil {
 		return QueueCard{}, err
@@ -147,24 +104,6 @@ func (s *Service) Claim(ctx context.Context, actor Actor, id string) (Claim, err
 		return Claim{}, err
 	}
 	return Claim(c), nil
-}
-
-// PendingCountCap bounds each of PendingCounts' numbers: at the cap the
-// badge says "more than", and the count stays cheap however much waits.
-const PendingCountCap = store.PendingCountCap
-
-// PendingCounts counts invocations awaiting approval (what the queue
-// shows: the header's badge) and unverified ones, each up to
-// PendingCountCap.
-func (s *Service) PendingCounts(ctx context.Context) (awaitingApproval, unverified int, err error) {
-	return s.store.CountPending(ctx)
-}
-
-// CountQueue counts the cards the approval queue shows with this filter
-// (its After and Limit aside), up to PendingCountCap.
-func (s *Service) CountQueue(ctx context.Context, f QueueFilter) (int, error) {
-	return s.store.CountQueue(ctx, store.QueueFilter{System: f.System, Action: f.Action, CustomerRef: f.CustomerRef,
-		MinCents: f.MinCents, MaxCents: f.MaxCents, OlderThan: f.OlderThan, ClaimedBy: f.ClaimedBy, Now: s.now()})
 }
 
 // TargetChange is another write on a card's object that moved after the
@@ -214,16 +153,6 @@ func (s *Service) FreshQuote(ctx context.Context, inv Invocation) (quote adapter
 		return adapter.Quote{}, false, adapterErr(err)
 	}
 	return quote, quote.Target.Version != inv.Quote.Target.Version, nil
-}
-
-// WaitingWork is what waits for a person, for the home pages.
-type WaitingWork = store.WaitingWork
-
-// WaitingWork counts what waits for a person (approvals, unverified
-// results, untaken hand-offs) and lists up to listLimit of the oldest
-// unverified results.
-func (s *Service) WaitingWork(ctx context.Context, listLimit int) (WaitingWork, error) {
-	return s.store.WaitingWork(ctx, listLimit)
 }
 
 // ReleaseCard lets go of a user's hold on a card (after their decision,

@@ -52,18 +52,11 @@ type Store interface {
 	Listen(ctx context.Context, channel string, fn func(payload string), status func(err error, retry time.Duration))
 
 	Task(ctx context.Context, id string) (store.Task, error)
-	Tasks(ctx context.Context, f store.TaskFilter) ([]store.Task, error)
 	GlobalStopped(ctx context.Context) (bool, error)
 	BlocksForCustomer(ctx context.Context, customerRef string) ([]store.TargetBlock, error)
-	Handoffs(ctx context.Context, limit int) ([]store.Handoff, error)
-	TaskList(ctx context.Context, f store.TaskListFilter) ([]store.TaskListRow, error)
-	TaskListCounts(ctx context.Context, f store.TaskListFilter) (store.TaskListCounts, error)
-	HandoffGroups(ctx context.Context, f store.HandoffFilter) ([]store.HandoffGroup, error)
-	HandoffCounts(ctx context.Context, f store.HandoffFilter) (store.HandoffCounts, error)
 
 	Invocation(ctx context.Context, id string) (store.Invocation, error)
 	InvocationsForTask(ctx context.Context, taskID string) ([]store.Invocation, error)
-	InvocationsForCustomer(ctx context.Context, customerRef string, limit int) ([]store.Invocation, error)
 	Successor(ctx context.Context, id string) (store.Invocation, error)
 	RecentDuplicate(ctx context.Context, conversationID, system, action string, argsHash []byte, since, now time.Time) (store.Invocation, error)
 	ExpiredLeases(ctx context.Context, now time.Time, limit int) ([]store.Invocation, error)
@@ -71,14 +64,10 @@ type Store interface {
 	EventsForTask(ctx context.Context, taskID string) ([]store.Event, error)
 	EventsForInvocation(ctx context.Context, invocationID string) ([]store.Event, error)
 
-	ApprovalQueue(ctx context.Context, f store.QueueFilter) ([]store.QueueItem, error)
 	QueueItem(ctx context.Context, id string, now time.Time) (store.QueueItem, error)
 	ClaimCard(ctx context.Context, invocationID string, userID int64, now, until time.Time) (store.Claim, error)
 	ReleaseCard(ctx context.Context, invocationID string, userID int64) error
-	CountPending(ctx context.Context) (awaitingApproval, unverified int, err error)
-	CountQueue(ctx context.Context, f store.QueueFilter) (int, error)
 	TargetChanges(ctx context.Context, cardIDs []string) ([]store.TargetChange, error)
-	WaitingWork(ctx context.Context, listLimit int) (store.WaitingWork, error)
 
 	Policy(ctx context.Context, system, action string) (store.Policy, error)
 	Policies(ctx context.Context) ([]store.Policy, error)

@@ -57,7 +57,9 @@ func (t Task) Allows(system, action string) bool {
 	return slices.Contains(t.AllowedActions, action) || slices.Contains(t.AllowedActions, system+"/"+action)
 }
 
-func taskFromRow(r store.Task) Task {
+// TaskFromRow is a task as the database keeps it, in the control plane's
+// terms; the console's lists (internal/lists) read tasks through it too.
+func TaskFromRow(r store.Task) Task {
 	t := Task{ID: r.ID, CustomerRef: r.CustomerRef, ConversationID: r.ConversationID, Systems: r.Systems,
 		AllowedActions: r.AllowedActions, WriteBudget: int(r.WriteBudget), WritesUsed: int(r.WritesUsed),
 		InflightLimit: int(r.InflightLimit), RatePerMinute: int(r.RatePerMinute), ExpiresAt: r.ExpiresAt,
@@ -168,7 +170,7 @@ func (s *Service) CreateTask(ctx context.Context, actor Actor, in NewTask) (Task
 		if err != nil {
 			return err
 		}
-		out = taskFromRow(created)
+		out = TaskFromRow(created)
 		data := map[string]any{
 			"customer_ref": out.CustomerRef, "conversation_id": out.ConversationID, "allowed_actions": out.AllowedActions,
 			"write_budget": out.WriteBudget, "inflight_limit": out.InflightLimit, "rate_per_minute": out.RatePerMinute}
@@ -219,7 +221,7 @@ func (s *Service) Task(ctx context.Context, id string) (Task, error) {
 	if err != nil {
 		return Task{}, err
 	}
-	return taskFromRow(row), nil
+	return TaskFromRow(row), nil
 }
 
 // Pause stops further dispatch: after it commits no permit is granted.
@@ -289,7 +291,7 @@ func (s *Service) changeLockedTask(ctx context.Context, tx *store.Tx, actor Acto
 			Message: fmt.Sprintf("Cannot %s a task that is %s.", verb, current.State)}
 	}
 	if to == TaskActive {
-		if err := mayResume(actor, taskFromRow(current)); err != nil {
+		if err := mayResume(actor, TaskFromRow(current)); err != nil {
 			return Task{}, err
 		}
 	}
@@ -297,7 +299,7 @@ func (s *Service) changeLockedTask(ctx context.Context, tx *store.Tx, actor Acto
 	if err != nil {
 		return Task{}, err
 	}
-	out := taskFromRow(row)
+	out := TaskFromRow(row)
 	var stopped []string
 	if reason != "" {
 		if stopped, err = s.stopApproved(ctx, tx, taskID, reason); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
+	"countersign/internal/lists"
 )
 
 // Link is one pending confirmation of the demo customer, for the console
@@ -52,7 +53,7 @@ var customerProposals = []struct {
 // policy change a manager makes on the policies page, so the audit trail
 // says who staged them and why. A confirmation still pending from an
 // earlier start is reused.
-func seedConfirmations(ctx context.Context, cp *controlplane.Service, links *confirmation.Service, manager controlplane.Actor,
+func seedConfirmations(ctx context.Context, cp *controlplane.Service, ls *lists.Service, links *confirmation.Service, manager controlplane.Actor,
 	customerRef string) ([]Link, error) {
 	actions := make([]string, 0, len(customerProposals))
 	for _, p := range customerProposals {
@@ -62,7 +63,7 @@ func seedConfirmations(ctx context.Context, cp *controlplane.Service, links *con
 		}
 	}
 	now := time.Now()
-	existing, err := cp.CustomerInvocations(ctx, customerRef, 200)
+	existing, err := ls.CustomerInvocations(ctx, customerRef, 200)
 	if err != nil {
 		return nil, err
 	}

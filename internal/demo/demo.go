@@ -23,6 +23,7 @@ import (
 	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
 	"countersign/internal/demoshop"
+	"countersign/internal/lists"
 )
 
 // Demo is one start of the console in demo mode: the credentials file and
@@ -96,6 +97,7 @@ func (d *Demo) PolicyOwner() *int64 {
 // store that loads the metrics history.
 type Services struct {
 	Control       *controlplane.Service
+	Lists         *lists.Service
 	Assistants    *assistants.Service
 	Confirmations *confirmation.Service
 	History       HistoryLoader
@@ -124,10 +126,10 @@ func (d *Demo) Seed(ctx context.Context, svc Services, log *slog.Logger) (Printo
 	if err := seedHistory(ctx, svc.History); err != nil {
 		return Printout{}, err
 	}
-	if err := seedQueueWork(ctx, svc.Control, log); err != nil {
+	if err := seedQueueWork(ctx, svc.Control, svc.Lists, log); err != nil {
 		log.Warn("demo work for the approval queue not seeded", "error", err)
 	}
-	if err := seedUnverified(ctx, svc.Control, d.agent, svc.Shop); err != nil {
+	if err := seedUnverified(ctx, svc.Control, svc.Lists, d.agent, svc.Shop); err != nil {
 		log.Warn("demo refund with a lost acknowledgement not seeded", "error", err)
 	}
 	a, err := ensureAssistant(ctx, svc.Assistants, d.creds.Assistant)
@@ -138,7 +140,7 @@ func (d *Demo) Seed(ctx context.Context, svc Services, log *slog.Logger) (Printo
 	if err := d.creds.Save(d.path); err != nil {
 		return Printout{}, err
 	}
-	links, err := seedConfirmations(ctx, svc.Control, svc.Confirmations, d.manager, People[0].Email)
+	links, err := seedConfirmations(ctx, svc.Control, svc.Lists, svc.Confirmations, d.manager, People[0].Email)
 	if err != nil {
 		return Printout{}, err
 	}

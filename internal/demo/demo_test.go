@@ -19,6 +19,7 @@ import (
 	"countersign/internal/controlplane"
 	"countersign/internal/demo"
 	"countersign/internal/demoshop"
+	"countersign/internal/lists"
 	"countersign/internal/mail"
 	"countersign/internal/shopadapter"
 	"countersign/store"
@@ -32,6 +33,7 @@ func TestMain(m *testing.M) { dbtest.Main(m) }
 type console struct {
 	store   *store.Store
 	acc     *accounts.Service
+	lists   *lists.Service
 	cp      *controlplane.Service
 	asst    *assistants.Service
 	links   *confirmation.Service
@@ -56,7 +58,7 @@ func newConsole(t *testing.T) console {
 	reg := adapter.NewRegistry(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: shop.URL, Token: sh.Token(),
 		Ledger: adapter.NewLedger(st, time.Now), Now: time.Now}))
 	cp := controlplane.New(st, reg, controlplane.Config{}, time.Now, nil)
-	return console{store: st, acc: accounts.NewService(st, time.Now, accounts.DefaultThrottle), cp: cp,
+	return console{store: st, acc: accounts.NewService(st, time.Now, accounts.DefaultThrottle), cp: cp, lists: lists.New(st, time.Now),
 		asst: assistants.New(st, cp, time.Now), links: confirmation.New(st, cp, reg, confirmation.Config{Mail: &mail.Memory{}}, time.Now),
 		shopURL: shop.URL, shop: sh}
 }
@@ -73,7 +75,7 @@ func (c console) start(t *testing.T, dataDir string) demo.Printout {
 	if err := c.cp.EnsurePolicies(ctx, d.PolicyOwner()); err != nil {
 		t.Fatal(err)
 	}
-	out, err := d.Seed(ctx, demo.Services{Control: c.cp, Assistants: c.asst, Confirmations: c.links, History: c.store, Shop: c.shop},
+	out, err := d.Seed(ctx, demo.Services{Control: c.cp, Lists: c.lists, Assistants: c.asst, Confirmations: c.links, History: c.store, Shop: c.shop},
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -124,8 +126,8 @@ func TestSeedShowsEverythingOnceAndAgainOnRestart(t *testing.T) {
 			t.Errorf("policy of %s: stage %d, window %s, %v; want stage 4 for 24h", l.Action, p.Stage, p.ConfirmationWindow, err)
 		}
 	}
-	wantStates(t, c.cp, "demo-console-queue", controlplane.AwaitingApproval, 3)
-	wantStates(t, c.cp, "demo-lost-acknowledgement", controlplane.Unverified, 1)
+	wantStates(t, c, "demo-console-queue", controlplane.AwaitingApproval, 3)
+	wantStates(t, c, "demo-lost-acknowledgement", controlplane.Unverified, 1)
 	versions := policyVersions(t, c.cp)
 
 	second := c.start(t, dataDir)
@@ -147,15 +149,15 @@ func TestSeedShowsEverythingOnceAndAgainOnRestart(t *testing.T) {
 			t.Errorf("link %d on the second start: %+v", i, l)
 		}
 	}
-	invs, err := c.cp.CustomerInvocations(ctx, first.Customer, 200)
+	invs, err := c.lists.CustomerInvocations(ctx, first.Customer, 200)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if pending := countState(invs, controlplane.AwaitingConfirmation); pending != 5 {
 		t.Errorf("%d confirmations pending after two starts, want the 5 of the first reused", pending)
 	}
-	wantStates(t, c.cp, "demo-console-queue", controlplane.AwaitingApproval, 3)
-	wantStates(t, c.cp, "demo-lost-acknowledgement", controlplane.Unverified, 1)
+	wantStates(t, c, "demo-console-queue", controlplane.AwaitingApproval, 3)
+	wantStates(t, c, "demo-lost-acknowledgement", controlplane.Unverified, 1)
 	if again := policyVersions(t, c.cp); !maps.Equal(again, versions) {
 		t.Errorf("policy versions changed on a restart: %v, then %v", versions, again)
 	}
@@ -211,14 +213,14 @@ func TestPrintoutSaysWhereToSignInAndWhatToOpen(t *testing.T) {
 
 // wantStates checks that the demo task of a conversation holds n
 // invocations in state.
-func wantStates(t *testing.T, cp *controlplane.Service, conversation string, state controlplane.State, n int) {
+func wantStates(t *testing.T, c console, conversation string, state controlplane.State, n int) {
 	t.Helper()
 	ctx := context.Background()
-	tasks, err := cp.Tasks(ctx, controlplane.TaskFilter{Query: conversation})
+	tasks, err := c.lists.Tasks(ctx, lists.TaskSearch{Query: conversation})
 	if err != nil || len(tasks) != 1 {
 		t.Fatalf("tasks of %s: %d, %v; want one", conversation, len(tasks), err)
 	}
-	invs, err := cp.Invocations(ctx, tasks[0].ID)
+	invs, err := c.cp.Invocations(ctx, tasks[0].ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"countersign/internal/adapter"
 	"countersign/internal/controlplane"
+	"countersign/internal/lists"
 	"countersign/internal/money"
 )
 
@@ -22,8 +23,8 @@ var demoAssistant = controlplane.AssistantActor("demo", "Demo assistant")
 // delivered orders and a cancellation awaiting approval. It runs once (the
 // task's conversation marks it); a proposal the control plane refuses is
 // logged and skipped.
-func seedQueueWork(ctx context.Context, cp *controlplane.Service, log *slog.Logger) error {
-	existing, err := cp.Tasks(ctx, controlplane.TaskFilter{Query: queueConversation, Limit: 1})
+func seedQueueWork(ctx context.Context, cp *controlplane.Service, ls *lists.Service, log *slog.Logger) error {
+	existing, err := ls.Tasks(ctx, lists.TaskSearch{Query: queueConversation, Limit: 1})
 	if err != nil || len(existing) > 0 {
 		return err
 	}

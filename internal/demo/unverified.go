@@ -8,6 +8,7 @@ import (
 
 	"countersign/internal/controlplane"
 	"countersign/internal/demoshop"
+	"countersign/internal/lists"
 )
 
 // unverifiedConversation names the demo's lost-acknowledgement task, so it
@@ -21,8 +22,8 @@ const unverifiedConversation = "demo-lost-acknowledgement"
 // reconcile it to completed. The demo agent approves it; it runs before
 // the dispatcher starts, so this send is the only one, and only once.
 // Without a shop in this process (shop nil) it does nothing.
-func seedUnverified(ctx context.Context, cp *controlplane.Service, agent controlplane.Actor, shop ShopFaults) error {
-	existing, err := cp.Tasks(ctx, controlplane.TaskFilter{Query: unverifiedConversation, Limit: 1})
+func seedUnverified(ctx context.Context, cp *controlplane.Service, ls *lists.Service, agent controlplane.Actor, shop ShopFaults) error {
+	existing, err := ls.Tasks(ctx, lists.TaskSearch{Query: unverifiedConversation, Limit: 1})
 	if err != nil || len(existing) > 0 || shop == nil {
 		return err
 	}

@@ -28,7 +28,9 @@ type rule struct {
 // store/dbtest. A test-helper package (its name ends in "test", like
 // shoptest or browsertest) is held to the layers like production code, so
 // store/dbtest may not reach into internal/, but it may use store/dbtest and
-// other test helpers; no production package may import one.
+// other test helpers; no production package may import one. The console's
+// lists (internal/lists) read above the control plane and beside the other
+// services: web → lists → controlplane → store.
 var rules = []rule{
 	{"countersign/internal/...", "countersign/web/...", "the domain does not know the HTTP side"},
 	{"countersign/internal/...", "countersign/views", "the domain does not know the pages"},
@@ -54,6 +56,11 @@ var rules = []rule{
 	{"countersign/web/customer", "countersign/web/console", "each audience is a package of its own; only web assembles them"},
 	{"countersign/web/console", "countersign/web/api", "each audience is a package of its own; only web assembles them"},
 	{"countersign/web/console", "countersign/web/customer", "each audience is a package of its own; only web assembles them"},
+	{"countersign/internal/controlplane", "countersign/internal/lists",
+		"the state machine reads what a decision needs itself; the console's lists read beside it, for pages"},
+	{"countersign/internal/lists", "countersign/internal/confirmation", "the lists read the store in the control plane's terms, no other service"},
+	{"countersign/internal/lists", "countersign/internal/assistants", "the lists read the store in the control plane's terms, no other service"},
+	{"countersign/internal/lists", "countersign/internal/accounts", "the lists read the store in the control plane's terms, no other service"},
 	{"countersign/...", "countersign/store/dbtest", "the test database is for tests only"},
 	{"countersign/...", "countersign/.../*test", "test helpers are for tests only"},
 }

@@ -9,6 +9,7 @@ import (
 	"countersign/internal/adapter"
 	"countersign/internal/assistants"
 	"countersign/internal/controlplane"
+	"countersign/internal/lists"
 	"countersign/internal/metrics"
 	"countersign/internal/webhooks"
 	"countersign/web/kit"
@@ -19,6 +20,8 @@ import (
 type Config struct {
 	Registry *adapter.Registry
 	Control  *controlplane.Service
+	// Lists reads the lists and counts the pages show.
+	Lists *lists.Service
 	// Assistants keeps the assistants' catalog and keys; nil leaves the
 	// admin's assistants page empty.
 	Assistants *assistants.Service

@@ -13,7 +13,7 @@ import (
 
 	"countersign/internal/apperr"
 	"countersign/internal/assistants"
-	"countersign/store"
+	"countersign/internal/lists"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -25,7 +25,7 @@ import (
 // many there are (keyset: after=taken.unixmicro.id).
 func (h *Handler) handleHandoffs(c echo.Context) error {
 	u, _ := kit.CurrentUser(c)
-	f := store.HandoffFilter{Status: c.QueryParam("status"), Intent: c.QueryParam("intent"), UserID: u.ID, Limit: listPageSize}
+	f := lists.HandoffFilter{Status: c.QueryParam("status"), Intent: c.QueryParam("intent"), UserID: u.ID, Limit: listPageSize}
 	if !oneOf(f.Status, "", "waiting", "taken", "mine") {
 		f.Status = ""
 	}
@@ -37,7 +37,7 @@ func (h *Handler) handleHandoffs(c echo.Context) error {
 		f.Intent = ""
 	}
 	f.After = parseHandoffCursor(c.QueryParam("after"))
-	page, err := h.cfg.Control.HandoffList(c.Request().Context(), f)
+	page, err := h.cfg.Lists.HandoffList(c.Request().Context(), f)
 	if err != nil {
 		return err
 	}
@@ -131,7 +131,7 @@ func waitedFor(d time.Duration) string {
 	return fmt.Sprintf("%d days", int(d.Hours()/24))
 }
 
-func parseHandoffCursor(s string) *store.HandoffCursor {
+func parseHandoffCursor(s string) *lists.HandoffCursor {
 	parts := strings.SplitN(s, ".", 3)
 	if len(parts) != 3 {
 		return nil
@@ -142,7 +142,7 @@ func parseHandoffCursor(s string) *store.HandoffCursor {
 	if err1 != nil || err2 != nil || err3 != nil {
 		return nil
 	}
-	return &store.HandoffCursor{Taken: int32(taken), FirstAt: time.UnixMicro(micros), ID: id}
+	return &lists.HandoffCursor{Taken: int32(taken), FirstAt: time.UnixMicro(micros), ID: id}
 }
 
 // factLines shows the facts the assistant read: a list of strings, or an

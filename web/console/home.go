@@ -10,7 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"countersign/internal/accounts"
-	"countersign/internal/controlplane"
+	"countersign/internal/lists"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -58,11 +58,11 @@ const homeUnverifiedList = 10
 // soonest deadline), results nobody could confirm (the oldest named, each
 // linked to its record on its task) and hand-offs nobody took.
 func (h *Handler) waitingView(ctx context.Context) (*views.WaitingView, error) {
-	w, err := h.cfg.Control.WaitingWork(ctx, homeUnverifiedList)
+	w, err := h.cfg.Lists.WaitingWork(ctx, homeUnverifiedList)
 	if err != nil {
 		return nil, err
 	}
-	v := &views.WaitingView{Approvals: w.AwaitingApproval, ApprovalsCapped: w.AwaitingApproval >= controlplane.PendingCountCap,
+	v := &views.WaitingView{Approvals: w.AwaitingApproval, ApprovalsCapped: w.AwaitingApproval >= lists.PendingCountCap,
 		Unverified: w.Unverified, Handoffs: w.OpenHandoffs}
 	if w.SoonestDeadline != nil {
 		left := w.SoonestDeadline.Sub(h.Now())

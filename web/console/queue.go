@@ -19,6 +19,7 @@ import (
 	"countersign/internal/accounts"
 	"countersign/internal/adapter"
 	"countersign/internal/controlplane"
+	"countersign/internal/lists"
 	"countersign/internal/money"
 	"countersign/views"
 	"countersign/web/kit"
@@ -41,7 +42,7 @@ func (h *Handler) handleQueue(c echo.Context) error {
 	q := c.QueryParams()
 	v := views.QueueView{Errors: views.FieldErrors{}, Filter: views.QueueFilterView{System: q.Get("system"), Action: q.Get("action"),
 		Customer: strings.TrimSpace(q.Get("customer")), MinAmount: q.Get("min"), MaxAmount: q.Get("max"), Age: q.Get("age"), Mine: q.Get("mine") == "1"}}
-	f := controlplane.QueueFilter{System: v.Filter.System, Action: v.Filter.Action, CustomerRef: v.Filter.Customer, Limit: queuePage + 1,
+	f := lists.QueueFilter{System: v.Filter.System, Action: v.Filter.Action, CustomerRef: v.Filter.Customer, Limit: queuePage + 1,
 		OlderThan: queueAges[v.Filter.Age]}
 	if v.Filter.Mine {
 		f.ClaimedBy = u.ID
@@ -58,7 +59,7 @@ func (h *Handler) handleQueue(c echo.Context) error {
 		if err != nil {
 			return echo.NewHTTPError(http.StatusBadRequest, "That page link is damaged; start from the first page.")
 		}
-		f.After = &controlplane.QueueCursor{DeadlineAt: t, ID: id}
+		f.After = &lists.QueueCursor{DeadlineAt: t, ID: id}
 		v.FirstURL = "/queue?" + queueQuery(v.Filter, nil)
 	}
 	for _, sys := range h.cfg.Registry.Systems() {
@@ -73,7 +74,7 @@ func (h *Handler) handleQueue(c echo.Context) error {
 	v.Filtered = v.Filter != (views.QueueFilterView{})
 	var cards []controlplane.QueueCard
 	if len(v.Errors) == 0 {
-		if cards, err = h.cfg.Control.ApprovalQueue(ctx, f); err != nil {
+		if cards, err = h.cfg.Lists.ApprovalQueue(ctx, f); err != nil {
 			return err
 		}
 	}
@@ -87,16 +88,16 @@ func (h *Handler) handleQueue(c echo.Context) error {
 		// counts: one cheap count serves both. A filter needs its own.
 		v.Waiting = pending
 		if v.Filtered {
-			if v.Waiting, err = h.cfg.Control.CountQueue(ctx, f); err != nil {
+			if v.Waiting, err = h.cfg.Lists.CountQueue(ctx, f); err != nil {
 				return err
 			}
 		}
-		v.Capped = v.Waiting >= controlplane.PendingCountCap
+		v.Capped = v.Waiting >= lists.PendingCountCap
 	}
 	if len(cards) > queuePage {
 		cards = cards[:queuePage]
 		last := cards[len(cards)-1]
-		v.NextURL = "/queue?" + queueQuery(v.Filter, &controlplane.QueueCursor{DeadlineAt: *last.DeadlineAt, ID: last.ID})
+		v.NextURL = "/queue?" + queueQuery(v.Filter, &lists.QueueCursor{DeadlineAt: *last.DeadlineAt, ID: last.ID})
 	}
 	changes, err := h.cfg.Control.TargetChanges(ctx, cardIDs(cards))
 	if err != nil {
@@ -145,7 +146,7 @@ func (h *Handler) handleQueueClaim(c echo.Context) error {
 	return kit.SeeOther(c, "/queue/"+url.PathEscape(id))
 }
 
-func queueQuery(f views.QueueFilterView, after *controlplane.QueueCursor) string {
+func queueQuery(f views.QueueFilterView, after *lists.QueueCursor) string {
 	q := url.Values{}
 	for k, v := range map[string]string{"system": f.System, "action": f.Action, "customer": f.Customer, "min": f.MinAmount,
 		"max": f.MaxAmount, "age": f.Age} {
@@ -316,7 +317,7 @@ func (h *Handler) pendingCounts(c echo.Context) (awaitingApproval, unverified in
 	if got, ok := c.Get("countersign.pending").(counts); ok {
 		return got.awaiting, got.unverified, nil
 	}
-	awaitingApproval, unverified, err = h.cfg.Control.PendingCounts(c.Request().Context())
+	awaitingApproval, unverified, err = h.cfg.Lists.PendingCounts(c.Request().Context())
 	if err == nil {
 		c.Set("countersign.pending", counts{awaitingApproval, unverified})
 	}
@@ -338,8 +339,8 @@ func (h *Handler) CountQueue(c echo.Context, nav []views.NavItem) {
 		if nav[i].Href == "/queue" {
 			nav[i].Count = pending
 			nav[i].CountLabel = fmt.Sprintf("(%d waiting for approval)", pending)
-			if pending >= controlplane.PendingCountCap {
-				nav[i].CountLabel = "(more than " + strconv.Itoa(controlplane.PendingCountCap) + " waiting for approval)"
+			if pending >= lists.PendingCountCap {
+				nav[i].CountLabel = "(more than " + strconv.Itoa(lists.PendingCountCap) + " waiting for approval)"
 			}
 		}
 	}

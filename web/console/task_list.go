@@ -11,7 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"countersign/internal/controlplane"
-	"countersign/store"
+	"countersign/internal/lists"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -36,7 +36,7 @@ const listPageSize = 50
 func (h *Handler) handleTasks(c echo.Context) error {
 	u, _ := kit.CurrentUser(c)
 	q := strings.TrimSpace(c.QueryParam("q"))
-	f := store.TaskListFilter{Query: q, State: c.QueryParam("state"), Action: c.QueryParam("action"),
+	f := lists.TaskFilter{Query: q, State: c.QueryParam("state"), Action: c.QueryParam("action"),
 		Need: c.QueryParam("need"), UserID: u.ID, Limit: listPageSize}
 	if !oneOf(f.State, "", "active", "paused", "cancelled", "closed") {
 		f.State = ""
@@ -49,7 +49,7 @@ func (h *Handler) handleTasks(c echo.Context) error {
 		f.Need = ""
 	}
 	f.After = parseTaskCursor(c.QueryParam("after"))
-	page, err := h.cfg.Control.TaskList(c.Request().Context(), f)
+	page, err := h.cfg.Lists.TaskList(c.Request().Context(), f)
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func (h *Handler) handleTasks(c echo.Context) error {
 }
 
 // taskRow says what a task needs from a person, in sentences.
-func taskRow(t controlplane.TaskListItem) views.TaskRow {
+func taskRow(t lists.TaskItem) views.TaskRow {
 	r := views.TaskRow{ID: t.ID, CustomerRef: t.CustomerRef, ConversationID: t.ConversationID, State: taskBadge(t.State),
 		NeedsPerson: t.NeedsPerson, Mine: t.Mine, BudgetLeft: t.BudgetLeft(), WriteBudget: t.WriteBudget,
 		Updated: t.UpdatedAt.UTC().Format("Jan 2 15:04 UTC")}
@@ -140,7 +140,7 @@ func pagerView(before int64, n int, total int64, one, many string) views.Pager {
 }
 
 // parseTaskCursor reads after=rank.unixmicro.id; anything else is the first page.
-func parseTaskCursor(s string) *store.TaskCursor {
+func parseTaskCursor(s string) *lists.TaskCursor {
 	parts := strings.SplitN(s, ".", 3)
 	if len(parts) != 3 {
 		return nil
@@ -150,7 +150,7 @@ func parseTaskCursor(s string) *store.TaskCursor {
 	if err1 != nil || err2 != nil || parts[2] == "" {
 		return nil
 	}
-	return &store.TaskCursor{Rank: int32(rank), UpdatedAt: time.UnixMicro(micros), ID: parts[2]}
+	return &lists.TaskCursor{Rank: int32(rank), UpdatedAt: time.UnixMicro(micros), ID: parts[2]}
 }
 
 func oneOf(s string, options ...string) bool {

@@ -206,7 +206,7 @@ func (h *Handler) handleMyRequests(c echo.Context) error {
 		return kit.Render(c, http.StatusUnauthorized, views.MyRequestsProvePage(page, views.MyRequestsProveView{SignIn: true,
 			SignedOut: c.QueryParam("signed_out") != ""}))
 	}
-	invs, err := h.cfg.Control.CustomerInvocations(ctx, p.CustomerRef, myRequestsLimit)
+	invs, err := h.cfg.Lists.CustomerInvocations(ctx, p.CustomerRef, myRequestsLimit)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ package customer
 import (
 	"countersign/internal/accounts"
 	"countersign/internal/controlplane"
+	"countersign/internal/lists"
 	"countersign/web/kit"
 	"countersign/web/layout"
 )
@@ -14,6 +15,8 @@ import (
 // Config is what the customer's pages need.
 type Config struct {
 	Control *controlplane.Service
+	// Lists reads the lists and counts the pages show.
+	Lists *lists.Service
 	// Confirmations shows customers their requests and checks their proof
 	// of who they are; nil leaves links out (customers then decide signed in).
 	Confirmations ConfirmationLinks

@@ -1,0 +1,125 @@
+package lists
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"countersign/store"
+)
+
+// HandoffFilter selects a page of hand-off groups. Empty fields select
+// everything.
+type HandoffFilter struct {
+	// Status is "" (all), "waiting", "taken" or "mine" (taken by UserID).
+	Status string
+	Intent string
+	UserID int64
+	// After is where the previous page ended; nil for the first page.
+	After *HandoffCursor
+	// Limit is the page's size: 50 unless between 1 and 200.
+	Limit int
+}
+
+// HandoffCursor is where a page of hand-offs ended. The list's order is
+// waiting before taken, then the longest waiting first, then the id. It
+// converts to the store's cursor, as TaskCursor.
+type HandoffCursor struct {
+	Taken   int32
+	FirstAt time.Time
+	ID      int64
+}
+
+// HandoffGroup is a set of identical hand-offs of one conversation (same
+// task, intent and prepared data, same taker), shown as one piece of work:
+// when the assistant should not act, handing over well is the right
+// answer, and what it prepared lets the person start informed.
+type HandoffGroup struct {
+	// ID is the first hand-off's.
+	ID             int64
+	ConversationID string
+	AssistantID    string
+	TaskID         string
+	Intent         string
+	// Count is how many times the assistant handed this off, first at At,
+	// last at LastAt.
+	Count  int
+	At     time.Time
+	LastAt time.Time
+	// Summary, Facts and WouldPropose are the assistant's preparation.
+	Summary      string
+	Facts        json.RawMessage
+	WouldPropose json.RawMessage
+	// TakenBy is the user who took it; zero while nobody has.
+	TakenBy     int64
+	TakenByName string
+}
+
+// HandoffCounts are the hand-off list's totals, in groups: Total and
+// Before (the groups ahead of the page) for the filtered list, the rest per
+// status. It converts from the store's counts, as TaskCursor.
+type HandoffCounts struct {
+	Total, Before, All, Waiting, Taken, Mine int64
+	// Intents counts waiting groups per intent.
+	Intents map[string]int64
+}
+
+// HandoffPage is one page of hand-off groups with the list's counts, and
+// where the next page starts (nil on the last page).
+type HandoffPage struct {
+	Groups []HandoffGroup
+	Counts HandoffCounts
+	Next   *HandoffCursor
+}
+
+// HandoffList returns a page of hand-off groups: waiting ones first, the
+// longest waiting first.
+func (s *Service) HandoffList(ctx context.Context, f HandoffFilter) (HandoffPage, error) {
+	want := pageSize(f.Limit)
+	sf := store.HandoffFilter{Status: f.Status, Intent: f.Intent, UserID: f.UserID, After: (*store.HandoffCursor)(f.After),
+		Limit: want + 1}
+	rows, err := s.store.HandoffGroups(ctx, sf)
+	if err != nil {
+		return HandoffPage{}, err
+	}
+	sf.Limit = want
+	var page HandoffPage
+	if len(rows) > want {
+		rows = rows[:want]
+		last := rows[want-1]
+		page.Next = &HandoffCursor{Taken: last.Taken, FirstAt: last.FirstAt, ID: last.ID}
+	}
+	for _, r := range rows {
+		page.Groups = append(page.Groups, handoffGroup(r))
+	}
+	counts, err := s.store.HandoffCounts(ctx, sf)
+	if err != nil {
+		return HandoffPage{}, err
+	}
+	page.Counts = HandoffCounts(counts)
+	return page, nil
+}
+
+func handoffGroup(r store.HandoffGroup) HandoffGroup {
+	g := HandoffGroup{ID: r.ID, ConversationID: r.ConversationID, AssistantID: r.AssistantID, Intent: r.Intent,
+		Count: int(r.Count), At: r.FirstAt, LastAt: r.LastAt}
+	if r.TaskID != nil {
+		g.TaskID = *r.TaskID
+	}
+	if r.TakenBy != nil {
+		g.TakenBy = *r.TakenBy
+	}
+	if r.TakenByName != nil {
+		g.TakenByName = *r.TakenByName
+	}
+	// Preparation that does not decode shows as none: the hand-off itself
+	// still needs a person.
+	var data struct {
+		Summary      string          `json:"summary"`
+		Facts        json.RawMessage `json:"facts"`
+		WouldPropose json.RawMessage `json:"would_propose"`
+	}
+	_ = json.Unmarshal(r.Data, &data)
+	g.Summary, g.Facts, g.WouldPropose = data.Summary, data.Facts, data.WouldPropose
+	return g
+}

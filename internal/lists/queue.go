@@ -1,0 +1,117 @@
+package lists
+
+import (
+	"context"
+	"time"
+
+	"countersign/internal/controlplane"
+	"countersign/store"
+)
+
+// QueueFilter selects cards of the approval queue. Empty fields select
+// everything.
+type QueueFilter struct {
+	System string
+	Action string
+	// CustomerRef matches the start of the task's customer.
+	CustomerRef string
+	MinCents    *int64
+	MaxCents    *int64
+	// OlderThan keeps invocations proposed longer ago than this.
+	OlderThan time.Duration
+	// ClaimedBy keeps cards held (unexpired) by this user; 0 means anyone.
+	ClaimedBy int64
+	// After is the last card of the previous page: the next page starts
+	// strictly after it in the queue's order.
+	After *QueueCursor
+	Limit int
+}
+
+// QueueCursor is a position in the approval queue: the deadline and id of
+// a card. It converts to the store's cursor, as TaskCursor.
+type QueueCursor struct {
+	DeadlineAt time.Time
+	ID         string
+}
+
+// PendingCountCap bounds the queue's counts (PendingCounts, CountQueue,
+// WaitingWork): at the cap the badge says "more than", and the count stays
+// cheap however much waits.
+const PendingCountCap = store.PendingCountCap
+
+func (f QueueFilter) store(now time.Time) store.QueueFilter {
+	return store.QueueFilter{System: f.System, Action: f.Action, CustomerRef: f.CustomerRef, MinCents: f.MinCents,
+		MaxCents: f.MaxCents, OlderThan: f.OlderThan, ClaimedBy: f.ClaimedBy, Now: now, After: (*store.QueueCursor)(f.After),
+		Limit: f.Limit}
+}
+
+// ApprovalQueue lists a page of invocations awaiting approval, soonest
+// deadline first (keyset pagination: pass the last card's cursor as
+// After). It fails on a card whose invocation does not decode.
+func (s *Service) ApprovalQueue(ctx context.Context, f QueueFilter) ([]controlplane.QueueCard, error) {
+	rows, err := s.store.ApprovalQueue(ctx, f.store(s.now()))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]controlplane.QueueCard, 0, len(rows))
+	for _, r := range rows {
+		c, err := controlplane.CardFromRow(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// CountQueue counts the cards the approval queue shows with this filter
+// (the store ignores its After and Limit), up to PendingCountCap.
+func (s *Service) CountQueue(ctx context.Context, f QueueFilter) (int, error) {
+	return s.store.CountQueue(ctx, f.store(s.now()))
+}
+
+// PendingCounts counts invocations awaiting approval (what the queue
+// shows: the header's badge) and unverified ones, each up to
+// PendingCountCap.
+func (s *Service) PendingCounts(ctx context.Context) (awaitingApproval, unverified int, err error) {
+	return s.store.CountPending(ctx)
+}
+
+// WaitingWork is what waits for a person across the console, for the home
+// pages: each count up to PendingCountCap.
+type WaitingWork struct {
+	// AwaitingApproval is what the approval queue shows.
+	AwaitingApproval int
+	// SoonestDeadline is the deadline of the queue's first card.
+	SoonestDeadline *time.Time
+	// Unverified counts results nobody could confirm; UnverifiedItems are
+	// the oldest of them.
+	Unverified      int
+	UnverifiedItems []UnverifiedItem
+	// OpenHandoffs counts hand-offs nobody has taken yet.
+	OpenHandoffs int
+}
+
+// UnverifiedItem is one invocation whose outcome is unknown.
+type UnverifiedItem struct {
+	ID        string
+	TaskID    string
+	Title     string
+	UpdatedAt time.Time
+}
+
+// WaitingWork counts what waits for a person (approvals, unverified
+// results, untaken hand-offs) and lists up to listLimit of the oldest
+// unverified results.
+func (s *Service) WaitingWork(ctx context.Context, listLimit int) (WaitingWork, error) {
+	w, err := s.store.WaitingWork(ctx, listLimit)
+	if err != nil {
+		return WaitingWork{}, err
+	}
+	out := WaitingWork{AwaitingApproval: w.AwaitingApproval, SoonestDeadline: w.SoonestDeadline, Unverified: w.Unverified,
+		OpenHandoffs: w.OpenHandoffs}
+	for _, it := range w.UnverifiedItems {
+		out.UnverifiedItems = append(out.UnverifiedItems, UnverifiedItem(it))
+	}
+	return out, nil
+}
