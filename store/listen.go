@@ -57,7 +57,7 @@ func (s *Store) Listen(ctx context.Context, channel string, fn func(payload stri
 
 // listenOnce listens on one connection until it fails or ctx ends.
 func (s *Store) listenOnce(ctx context.Context, channel string, fn func(string), listening func()) error {
-	conn, err := s.pool.Acquire(ctx)
+	conn, err := s.sessions.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("store.Listen(%q): %w", channel, err)
 	}

@@ -30,10 +30,20 @@ var ErrLimit = errors.New("store: limit reached")
 // Store is the console's database.
 type Store struct {
 	pool *pgxpool.Pool
+	// sessions holds connections that keep a session of their own (LISTEN);
+	// the pool itself when no transaction pooler stands in between.
+	sessions *pgxpool.Pool
 }
 
-// New wraps an open pool.
-func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+// New wraps an open pool. With a transaction pooler (PgBouncer) in front of
+// pool, pass the direct pool: New(pooled, direct).
+func New(pool *pgxpool.Pool, direct ...*pgxpool.Pool) *Store {
+	st := &Store{pool: pool, sessions: pool}
+	if len(direct) > 0 && direct[0] != nil {
+		st.sessions = direct[0]
+	}
+	return st
+}
 
 // Pool exposes the pool for packages that run their own SQL in the same
 // database (migrations, background work).
@@ -48,18 +58,43 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 const DefaultIdleInTransactionTimeout = 10 * time.Second
 
 // Option adjusts how Open configures the pool's connections.
-type Option func(*pgxpool.Config)
+type Option func(*openOptions)
+
+type openOptions struct {
+	cfg      *pgxpool.Config
+	pooled   bool
+	maxConns int32
+}
 
 // IdleInTransactionTimeout sets the sessions' idle_in_transaction_session_timeout
 // (0 turns it off). Without it Open uses DefaultIdleInTransactionTimeout
 // unless the URL sets the parameter itself.
 func IdleInTransactionTimeout(d time.Duration) Option {
-	return func(cfg *pgxpool.Config) {
-		cfg.ConnConfig.RuntimeParams[idleInTx] = strconv.FormatInt(d.Milliseconds(), 10)
+	return func(o *openOptions) {
+		o.cfg.ConnConfig.RuntimeParams[idleInTx] = strconv.FormatInt(d.Milliseconds(), 10)
 	}
 }
 
 const idleInTx = "idle_in_transaction_session_timeout"
+
+// MaxConns caps the pool's connections (pool_max_conns in the URL wins).
+func MaxConns(n int32) Option { return func(o *openOptions) { o.maxConns = n } }
+
+// Pooled configures connections made through a transaction pooler
+// (PgBouncer in transaction mode), where consecutive transactions of one
+// client connection may run on different server sessions: statements use
+// the extended protocol with the unnamed statement only (pgx's
+// QueryExecModeExec, unless the URL sets default_query_exec_mode), and no
+// session setting is sent at connect time, because the pooler refuses
+// startup parameters it does not know: set idle_in_transaction_session_timeout
+// on the role or in the pooler's connect_query instead. Nothing the store
+// runs through the pool keeps session state: locks are
+// transaction-scoped, settings are SET LOCAL (set_config(…, true)), and
+// LISTEN and the migration lock use the direct connection (New's second
+// pool).
+func Pooled() Option {
+	return func(o *openOptions) { o.pooled = true }
+}
 
 // Open connects to url and checks the connection, waiting up to timeout for
 // a server that is still starting.
@@ -68,16 +103,27 @@ func Open(ctx context.Context, url string, timeout time.Duration, opts ...Option
 	if err != nil {
 		return nil, fmt.Errorf("store: parse database URL: %w", err)
 	}
+	o := openOptions{cfg: cfg}
 	if _, set := cfg.ConnConfig.RuntimeParams[idleInTx]; !set {
-		IdleInTransactionTimeout(DefaultIdleInTransactionTimeout)(cfg)
+		IdleInTransactionTimeout(DefaultIdleInTransactionTimeout)(&o)
 	}
-	for _, o := range opts {
-		o(cfg)
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.pooled {
+		delete(cfg.ConnConfig.RuntimeParams, idleInTx)
+		// The URL's default_query_exec_mode, when it names one, wins.
+		if !strings.Contains(url, "default_query_exec_mode") {
+			cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
+		}
 	}
 	// pgxpool's default (4 on a small machine) starves the dispatch workers;
 	// pool_max_conns in the URL still wins.
 	if !strings.Contains(url, "pool_max_conns") {
 		cfg.MaxConns = 32
+		if o.maxConns > 0 {
+			cfg.MaxConns = o.maxConns
+		}
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -24,6 +24,7 @@ import (
 type config struct {
 	Addr            string
 	DatabaseURL     string
+	DirectURL       string
 	DataDir         string
 	SessionKeys     string
 	SecureCookies   bool
@@ -105,6 +106,8 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	}
 	str(&c.Addr, "addr", "ADDR", "127.0.0.1:8080", "address the console listens on")
 	str(&c.DatabaseURL, "database-url", "DATABASE_URL", "", "PostgreSQL URL; empty starts the embedded cluster in demo mode")
+	str(&c.DirectURL, "database-direct-url", "DATABASE_DIRECT_URL", "",
+		"with DATABASE_URL through a transaction pooler (PgBouncer): a direct URL, for LISTEN and the migration lock")
 	str(&c.DataDir, "data-dir", "DATA_DIR", ".data", "folder for the embedded cluster, demo credentials and the dev session key")
 	str(&c.SessionKeys, "session-keys", "SESSION_KEYS", "", "comma-separated session keys (hex, at least 32 bytes each), newest first")
 	str(&c.TLSCertFile, "tls-cert", "TLS_CERT_FILE", "", "serve HTTPS with this certificate")
@@ -162,6 +165,9 @@ func (c *config) validate() error {
 	var problems []string
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		problems = append(problems, fmt.Sprintf("-addr %q: want host:port, e.g. 127.0.0.1:8080", c.Addr))
+	}
+	if c.DirectURL != "" && (c.DatabaseURL == "" || !strings.HasPrefix(c.DirectURL, "postgres://") && !strings.HasPrefix(c.DirectURL, "postgresql://")) {
+		problems = append(problems, "-database-direct-url: want a postgres:// URL, beside a -database-url that goes through the pooler")
 	}
 	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
 		problems = append(problems, "-database-url: want a postgres:// URL")

@@ -61,18 +61,20 @@ func newLogger(format string) *slog.Logger {
 }
 
 func run(ctx context.Context, cfg config, log *slog.Logger) error {
-	pool, cluster, cleanup, err := openDatabase(ctx, cfg, log)
+	pool, direct, cluster, cleanup, err := openDatabase(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	applied, err := store.Migrate(ctx, pool)
+	// The migration lock is a session's: through a transaction pooler it
+	// takes the direct connection (direct is pool without one).
+	applied, err := store.Migrate(ctx, direct)
 	if err != nil {
 		return err
 	}
 	log.Info("database ready", "migrations_applied", applied)
 
-	st := store.New(pool)
+	st := store.New(pool, direct)
 	acc := accounts.NewService(st, time.Now, accounts.DefaultThrottle)
 	keys, err := cfg.sessionKeys(log)
 	if err != nil {
@@ -149,19 +151,35 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 }
 
 // openDatabase connects to DATABASE_URL, or in demo mode starts the
-// embedded cluster and creates the console's database in it. cleanup closes
-// the pool and stops the cluster.
-func openDatabase(ctx context.Context, cfg config, log *slog.Logger) (*pgxpool.Pool, *pgcluster.Cluster, func(), error) {
+// embedded cluster and creates the console's database in it. direct is the
+// pool for what keeps a session (LISTEN, the migration lock): with
+// DATABASE_DIRECT_URL a small pool of its own, beside a DATABASE_URL that
+// goes through a transaction pooler; without, pool itself. cleanup closes
+// the pools and stops the cluster.
+func openDatabase(ctx context.Context, cfg config, log *slog.Logger) (pool, direct *pgxpool.Pool, _ *pgcluster.Cluster, _ func(), _ error) {
+	if !cfg.demo() && cfg.DirectURL != "" {
+		direct, err := store.Open(ctx, cfg.DirectURL, 30*time.Second, store.IdleInTransactionTimeout(cfg.IdleInTx), store.MaxConns(4))
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		pool, err := store.Open(ctx, cfg.DatabaseURL, 30*time.Second, store.Pooled())
+		if err != nil {
+			direct.Close()
+			return nil, nil, nil, nil, err
+		}
+		checkPooledSettings(ctx, pool, cfg.IdleInTx, log)
+		return pool, direct, nil, func() { pool.Close(); direct.Close() }, nil
+	}
 	if !cfg.demo() {
 		pool, err := store.Open(ctx, cfg.DatabaseURL, 30*time.Second, store.IdleInTransactionTimeout(cfg.IdleInTx))
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
-		return pool, nil, pool.Close, nil
+		return pool, pool, nil, pool.Close, nil
 	}
 	cluster, err := pgcluster.Start(ctx, pgcluster.Config{DataDir: filepath.Join(cfg.DataDir, "pg"), Durable: true, Logger: log})
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	stopCluster := func() {
 		stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -172,14 +190,29 @@ func openDatabase(ctx context.Context, cfg config, log *slog.Logger) (*pgxpool.P
 	}
 	if err := createDatabase(ctx, cluster.URL("postgres"), "countersign"); err != nil {
 		stopCluster()
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	pool, err := store.Open(ctx, cluster.URL("countersign"), 30*time.Second, store.IdleInTransactionTimeout(cfg.IdleInTx))
+	pool, err = store.Open(ctx, cluster.URL("countersign"), 30*time.Second, store.IdleInTransactionTimeout(cfg.IdleInTx))
 	if err != nil {
 		stopCluster()
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	return pool, cluster, func() { pool.Close(); stopCluster() }, nil
+	return pool, pool, cluster, func() { pool.Close(); stopCluster() }, nil
+}
+
+// checkPooledSettings warns when sessions reached through the pooler have
+// no idle-in-transaction timeout: the console cannot send it at connect time
+// there, and without it a frozen console's transaction holds its row locks.
+func checkPooledSettings(ctx context.Context, pool *pgxpool.Pool, want time.Duration, log *slog.Logger) {
+	var got string
+	if err := pool.QueryRow(ctx, "SHOW idle_in_transaction_session_timeout").Scan(&got); err != nil {
+		log.Warn("could not read idle_in_transaction_session_timeout through the pooler", "error", err)
+		return
+	}
+	if got == "0" && want > 0 {
+		log.Warn("sessions through the pooler have no idle_in_transaction_session_timeout; set it on the role "+
+			"(ALTER ROLE … SET idle_in_transaction_session_timeout = '10s') or in the pooler's connect_query", "want", want)
+	}
 }
 
 func createDatabase(ctx context.Context, serverURL, name string) error {
