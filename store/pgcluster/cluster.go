@@ -36,6 +36,9 @@ type Config struct {
 	Durable bool
 	// Logger receives one line per lifecycle step; nil discards them.
 	Logger *slog.Logger
+	// Settings are extra server settings ("name=value"), given after the
+	// defaults so they win (e.g. "synchronous_commit=on" without Durable).
+	Settings []string
 }
 
 // Cluster is a running PostgreSQL server owned by this process.
@@ -49,6 +52,7 @@ type Cluster struct {
 	waitErr   error
 	logPath   string
 	log       *slog.Logger
+	settings  []string
 }
 
 const passwordFile = "countersign-superuser.password"
@@ -100,7 +104,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 
-	c := &Cluster{dataDir: dataDir, log: log, logPath: dataDir + ".log"}
+	c := &Cluster{dataDir: dataDir, log: log, logPath: dataDir + ".log", settings: cfg.Settings}
 	if _, err := os.Stat(filepath.Join(dataDir, "PG_VERSION")); errors.Is(err, os.ErrNotExist) {
 		if err := c.initdb(ctx, bin, owner, cfg.Durable); err != nil {
 			return nil, err
@@ -182,6 +186,9 @@ func (c *Cluster) start(ctx context.Context, bin string, owner *osUser, durable 
 		"-c", "listen_addresses=127.0.0.1", "-c", "max_connections=300"}
 	if !durable {
 		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+	}
+	for _, kv := range c.settings {
+		args = append(args, "-c", kv)
 	}
 	cmd := exec.Command(filepath.Join(bin, "postgres"), args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
