@@ -69,8 +69,14 @@ type fleet struct {
 
 func newFleet(t *testing.T) *fleet {
 	t.Helper()
+	return newFleetOn(t, dbtest.NewURL(t))
+}
+
+// newFleetOn is newFleet on a migrated console database of the caller's.
+func newFleetOn(t *testing.T, dbURL string) *fleet {
+	t.Helper()
 	ctx := context.Background()
-	f := &fleet{t: t, ctx: ctx, dbURL: dbtest.NewURL(t), arrivals: make(chan struct{}, 1000)}
+	f := &fleet{t: t, ctx: ctx, dbURL: dbURL, arrivals: make(chan struct{}, 1000)}
 	shopPool := dbtest.NewBare(t)
 	if err := demoshop.Migrate(ctx, shopPool); err != nil {
 		t.Fatal(err)
