@@ -38,6 +38,7 @@ func run() error {
 	bin := flag.String("bin", "", "built cmd/countersign binary; empty: build one")
 	history := flag.String("history", ".", "folder for the JSON history of failing rounds")
 	faults := flag.String("faults", "", "comma-separated fault kinds to draw from (default: every kind): "+strings.Join(chaos.FaultKinds, ","))
+	replication := flag.String("replication", "", "run PostgreSQL with a streaming standby, sync or async, and draw pg_failover faults; empty: one server")
 	keep := flag.Bool("keep-history", false, "write every round's history, not only failing ones")
 	noShrink := flag.Bool("no-shrink", false, "do not retry a failing round with halves of its faults")
 	flag.Parse()
@@ -66,7 +67,7 @@ func run() error {
 		}
 	}
 	res, err := chaos.Run(ctx, chaos.Config{Seed: *seed, Rounds: *rounds, Duration: *duration, RoundLength: *roundLength,
-		Instances: *instances, Assistants: *assistants, Bin: *bin, Shrink: !*noShrink, HistoryDir: *history, KeepHistory: *keep, Faults: kinds, Out: os.Stdout})
+		Instances: *instances, Assistants: *assistants, Bin: *bin, Shrink: !*noShrink, HistoryDir: *history, KeepHistory: *keep, Faults: kinds, Replication: *replication, Out: os.Stdout})
 	if err != nil {
 		return err
 	}

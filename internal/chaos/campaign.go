@@ -41,8 +41,13 @@ type Config struct {
 	Shrink bool
 	// HistoryDir receives the JSON history of each failing round.
 	HistoryDir string
-	// Faults limits the schedule to these kinds; empty means every kind.
+	// Faults limits the schedule to these kinds; empty means every kind
+	// (pg_failover only with Replication).
 	Faults []string
+	// Replication runs PostgreSQL with a streaming standby, "sync" or
+	// "async" (ReplicationSync, ReplicationAsync), which pg_failover
+	// promotes; empty means one server.
+	Replication string
 	// KeepHistory writes every round's history, failing or not.
 	KeepHistory bool
 	// Out receives the progress lines and the table.
@@ -101,8 +106,8 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		cfg.Out = io.Discard
 	}
 	res := Result{Seed: cfg.Seed}
-	fmt.Fprintf(cfg.Out, "chaos: seed %d, %d console instances, rounds of %s, budget %s\n", cfg.Seed, cfg.Instances, cfg.RoundLength, cfg.Duration)
-	env, err := StartEnv(ctx, slog.New(slog.DiscardHandler))
+	fmt.Fprintf(cfg.Out, "chaos: seed %d, %d console instances, rounds of %s, budget %s, replication %q\n", cfg.Seed, cfg.Instances, cfg.RoundLength, cfg.Duration, cfg.Replication)
+	env, err := StartReplicatedEnv(ctx, slog.New(slog.DiscardHandler), cfg.Replication)
 	if err != nil {
 		return res, err
 	}
@@ -117,7 +122,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		if ctx.Err() != nil {
 			break
 		}
-		faults := schedule(seed, cfg.RoundLength, cfg.Instances, cfg.Faults...)
+		kinds := cfg.Faults
+		if len(kinds) == 0 {
+			kinds = DefaultKinds(cfg.Replication != "")
+		}
+		faults := schedule(seed, cfg.RoundLength, cfg.Instances, kinds...)
 		rr := runRound(ctx, env, cfg, i, seed, faults)
 		if (rr.Counts.Violations > 0) && cfg.Shrink && ctx.Err() == nil {
 			rr.Shrunk = shrink(ctx, env, cfg, i, seed, rr.Faults, deadline)

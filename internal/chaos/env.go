@@ -28,33 +28,123 @@ import (
 // cluster to a new port.
 type Env struct {
 	dir     string
+	root    string // the folder holding dir and the standbys' data dirs
 	cluster *pgcluster.Cluster
 	proxy   *proxy
 	log     *slog.Logger
-	mu      sync.Mutex // held while the cluster restarts
+	mu      sync.Mutex // held while the cluster restarts or fails over
+	// replication is "", ReplicationSync or ReplicationAsync; with one, a
+	// streaming standby follows the primary and pg_failover promotes it.
+	replication string
+	standby     *pgcluster.Cluster
+	standbyDir  string
+	// wan carries an asynchronous standby's stream from the primary with
+	// a delay (replicationLag), as a standby in another region lags.
+	wan        *proxy
+	generation int // standbys made so far: each gets its own name and slot
 }
+
+// replicationLag is how far behind the primary an asynchronous standby's
+// stream runs: what the primary acknowledged in the last this long before
+// a failover is lost with it.
+const replicationLag = time.Second
+
+// Replication modes of a campaign's PostgreSQL.
+const (
+	ReplicationSync  = "sync"  // a commit returns once the standby flushed it
+	ReplicationAsync = "async" // the primary acknowledges before the standby has it
+)
 
 // StartEnv starts the cluster under a fresh temporary folder and the proxy
 // in front of it.
 func StartEnv(ctx context.Context, log *slog.Logger) (*Env, error) {
+	return StartReplicatedEnv(ctx, log, "")
+}
+
+// StartReplicatedEnv is StartEnv with a streaming standby beside the
+// primary (replication ReplicationSync or ReplicationAsync; "" for none),
+// which a pg_failover fault promotes.
+func StartReplicatedEnv(ctx context.Context, log *slog.Logger, replication string) (*Env, error) {
+	if replication != "" && replication != ReplicationSync && replication != ReplicationAsync {
+		return nil, fmt.Errorf("chaos: replication %q: want %q, %q or empty", replication, ReplicationSync, ReplicationAsync)
+	}
 	// Not a test's TempDir: the postgres OS user must be able to reach it.
-	dir, err := os.MkdirTemp("", "countersign-chaos-pg-")
+	root, err := os.MkdirTemp("", "countersign-chaos-pg-")
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{dir: dir, log: log}
+	if err := os.Chmod(root, 0o755); err != nil {
+		return nil, err
+	}
+	dir := root + "/primary-0"
+	e := &Env{dir: dir, root: root, log: log, replication: replication}
 	e.cluster, err = pgcluster.Start(ctx, pgcluster.Config{DataDir: dir, Durable: true, Logger: log})
 	if err != nil {
-		os.RemoveAll(dir)
+		os.RemoveAll(root)
 		return nil, err
 	}
 	e.proxy, err = startProxy(e.cluster.Port())
 	if err != nil {
 		_ = e.cluster.Stop(ctx)
-		os.RemoveAll(dir)
+		os.RemoveAll(root)
 		return nil, err
 	}
+	if replication == ReplicationAsync {
+		if e.wan, err = startProxy(e.cluster.Port()); err != nil {
+			e.Close()
+			return nil, err
+		}
+		e.wan.lag = replicationLag
+	}
+	if replication != "" {
+		if err := e.newStandby(ctx); err != nil {
+			e.Close()
+			return nil, err
+		}
+	}
 	return e, nil
+}
+
+// newStandby makes a fresh standby of the current primary.
+func (e *Env) newStandby(ctx context.Context) error {
+	e.generation++
+	name := "standby" + strconv.Itoa(e.generation)
+	dir := e.root + "/" + name
+	port := 0
+	if e.wan != nil {
+		e.wan.setTarget(e.cluster.Port())
+		port = e.wan.port()
+	}
+	sb, err := pgcluster.StartStandby(ctx, e.cluster, pgcluster.StandbyConfig{DataDir: dir, Name: name, Port: port,
+		Synchronous: e.replication == ReplicationSync, Durable: true, Logger: e.log})
+	if err != nil {
+		return err
+	}
+	e.standby, e.standbyDir = sb, dir
+	return nil
+}
+
+// Failover does what losing the primary's machine does: SIGKILL the
+// primary, promote the standby, point the proxy (the consoles' one
+// DATABASE_URL) at it, then build a new standby from the new primary. What
+// the old primary acknowledged and the standby had not received is gone;
+// with synchronous replication that is nothing.
+func (e *Env) Failover(ctx context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.standby == nil {
+		return errors.New("chaos: pg_failover needs a standby (-replication sync or async)")
+	}
+	e.cluster.Kill()
+	old := e.dir
+	if err := e.standby.Promote(context.WithoutCancel(ctx)); err != nil {
+		return err
+	}
+	e.cluster, e.dir, e.standby = e.standby, e.standbyDir, nil
+	e.proxy.setTarget(e.cluster.Port())
+	os.RemoveAll(old)
+	os.Remove(old + ".log")
+	return e.newStandby(context.WithoutCancel(ctx))
 }
 
 // Close stops the proxy and the cluster and removes its files.
@@ -64,11 +154,16 @@ func (e *Env) Close() {
 	if e.proxy != nil {
 		e.proxy.close()
 	}
+	if e.wan != nil {
+		e.wan.close()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	_ = e.cluster.Stop(ctx)
-	os.RemoveAll(e.dir)
-	os.Remove(e.dir + ".log")
+	if e.standby != nil {
+		_ = e.standby.Stop(ctx)
+	}
+	os.RemoveAll(e.root)
 }
 
 // URL returns the URL of database name through the proxy.
@@ -144,6 +239,14 @@ func (e *Env) RestartPostgres(ctx context.Context, crash bool, down time.Duratio
 	}
 	e.cluster = c
 	e.proxy.setTarget(c.Port())
+	if e.wan != nil {
+		e.wan.setTarget(c.Port()) // the standby dials the delaying proxy, which follows
+		return nil
+	}
+	if e.standby != nil {
+		// The restarted primary listens on a new port: the standby follows.
+		return e.standby.Follow(context.WithoutCancel(ctx), c, "standby"+strconv.Itoa(e.generation))
+	}
 	return nil
 }
 
@@ -153,6 +256,8 @@ type proxy struct {
 	mu     sync.Mutex
 	target int
 	conns  map[net.Conn]struct{}
+	// lag delays what the server sends to the client (set before use).
+	lag time.Duration
 }
 
 func startProxy(target int) (*proxy, error) {
@@ -207,7 +312,14 @@ func (p *proxy) pipe(in net.Conn) {
 	p.mu.Unlock()
 	done := make(chan struct{}, 2)
 	go func() { _, _ = io.Copy(out, in); done <- struct{}{} }()
-	go func() { _, _ = io.Copy(in, out); done <- struct{}{} }()
+	go func() {
+		if p.lag > 0 {
+			delayedCopy(in, out, p.lag)
+		} else {
+			_, _ = io.Copy(in, out)
+		}
+		done <- struct{}{}
+	}()
 	<-done
 	in.Close()
 	out.Close()
@@ -216,4 +328,36 @@ func (p *proxy) pipe(in net.Conn) {
 	delete(p.conns, in)
 	delete(p.conns, out)
 	p.mu.Unlock()
+}
+
+// delayedCopy copies src to dst, each chunk leaving lag after it arrived,
+// in order.
+func delayedCopy(dst io.Writer, src io.Reader, lag time.Duration) {
+	type chunk struct {
+		at time.Time
+		b  []byte
+	}
+	chunks := make(chan chunk, 4096)
+	go func() {
+		failed := false
+		for c := range chunks {
+			time.Sleep(time.Until(c.at))
+			if !failed {
+				if _, err := dst.Write(c.b); err != nil {
+					failed = true
+				}
+			}
+		}
+	}()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			chunks <- chunk{at: time.Now().Add(lag), b: append([]byte(nil), buf[:n]...)}
+		}
+		if err != nil {
+			close(chunks)
+			return
+		}
+	}
 }

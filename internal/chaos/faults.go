@@ -16,6 +16,7 @@ const (
 	FaultConsoleFreeze = "console_freeze" // SIGSTOP a console past its leases, SIGCONT after Hold
 	FaultPGRestart     = "pg_restart"     // fast shutdown and start of PostgreSQL
 	FaultPGCrash       = "pg_crash"       // immediate shutdown (SIGQUIT) and start: crash recovery
+	FaultPGFailover    = "pg_failover"    // SIGKILL the primary, promote the standby, rebuild a standby (needs -replication)
 	FaultTaskPause     = "task_pause"     // the assistant pauses a task, resumes it after Hold
 	FaultTaskCancel    = "task_cancel"    // the assistant cancels a task
 	FaultGlobalStop    = "global_stop"    // the admin stops all dispatch, lifts it after Hold
@@ -27,8 +28,20 @@ const (
 )
 
 // FaultKinds lists every kind, in the order the table prints them.
-var FaultKinds = []string{FaultConsoleKill, FaultConsoleFreeze, FaultPGRestart, FaultPGCrash, FaultTaskPause, FaultTaskCancel,
-	FaultGlobalStop, FaultShopLatency, FaultShop5xx, FaultShopReset, FaultShopDrop, FaultShopIgnore}
+var FaultKinds = []string{FaultConsoleKill, FaultConsoleFreeze, FaultPGRestart, FaultPGCrash, FaultPGFailover, FaultTaskPause,
+	FaultTaskCancel, FaultGlobalStop, FaultShopLatency, FaultShop5xx, FaultShopReset, FaultShopDrop, FaultShopIgnore}
+
+// DefaultKinds is what a campaign draws from when none are named: every
+// kind, pg_failover only when the database has a standby.
+func DefaultKinds(replicated bool) []string {
+	var out []string
+	for _, k := range FaultKinds {
+		if k != FaultPGFailover || replicated {
+			out = append(out, k)
+		}
+	}
+	return out
+}
 
 // Fault is one scheduled misfortune.
 type Fault struct {
@@ -53,7 +66,7 @@ var writeRoutes = []string{"PATCH /products/{id}", "PATCH /subscriptions/{id}", 
 // kinds, when not empty, limits the draw to those kinds.
 func schedule(seed uint64, length time.Duration, instances int, kinds ...string) []Fault {
 	if len(kinds) == 0 {
-		kinds = FaultKinds
+		kinds = DefaultKinds(false)
 	}
 	rnd := rand.New(rand.NewPCG(seed, 7))
 	var out []Fault
@@ -64,7 +77,7 @@ func schedule(seed uint64, length time.Duration, instances int, kinds ...string)
 		hold := time.Duration(500+rnd.IntN(4000)) * time.Millisecond
 		f.HoldMS = hold.Milliseconds()
 		switch f.Kind {
-		case FaultConsoleKill, FaultConsoleFreeze, FaultPGRestart, FaultPGCrash:
+		case FaultConsoleKill, FaultConsoleFreeze, FaultPGRestart, FaultPGCrash, FaultPGFailover:
 			if at < procFree {
 				continue
 			}
@@ -78,6 +91,10 @@ func schedule(seed uint64, length time.Duration, instances int, kinds ...string)
 			if f.Kind == FaultPGRestart || f.Kind == FaultPGCrash {
 				f.Console = 0
 				f.HoldMS = int64(200 + rnd.IntN(1500))
+			}
+			if f.Kind == FaultPGFailover {
+				f.Console, f.HoldMS = 0, 0
+				procFree = at + 10*time.Second // a new standby is built after it
 			}
 		case FaultShopLatency, FaultShop5xx, FaultShopReset, FaultShopDrop, FaultShopIgnore:
 			if at < shopFree {
@@ -163,6 +180,10 @@ func (r *roundRun) apply(ctx context.Context, rnd *rand.Rand, f *Fault) (func(),
 		r.pgDown.Add(1)
 		defer r.pgDown.Add(-1)
 		return nil, w.env.RestartPostgres(ctx, f.Kind == FaultPGCrash, time.Duration(f.HoldMS)*time.Millisecond)
+	case FaultPGFailover:
+		r.pgDown.Add(1)
+		defer r.pgDown.Add(-1)
+		return nil, w.env.Failover(ctx)
 	case FaultTaskPause:
 		id := d.randomTask(rnd)
 		if id == "" {

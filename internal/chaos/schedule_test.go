@@ -29,7 +29,7 @@ func TestScheduleIsReproducible(t *testing.T) {
 					t.Errorf("seed %d: %s at %d ms while a shop rule holds until %d ms", seed, f.Kind, f.AtMS, shopUntil)
 				}
 				shopUntil = f.AtMS + f.HoldMS
-			case FaultConsoleKill, FaultConsoleFreeze, FaultPGRestart, FaultPGCrash:
+			case FaultConsoleKill, FaultConsoleFreeze, FaultPGRestart, FaultPGCrash, FaultPGFailover:
 				if f.AtMS < procUntil {
 					t.Errorf("seed %d: %s at %d ms while a process fault holds until %d ms", seed, f.Kind, f.AtMS, procUntil)
 				}
@@ -37,9 +37,23 @@ func TestScheduleIsReproducible(t *testing.T) {
 			}
 		}
 	}
-	for _, k := range FaultKinds {
+	for _, k := range DefaultKinds(false) {
 		if !seen[k] {
 			t.Errorf("20 seeds never drew %s", k)
 		}
+	}
+	if seen[FaultPGFailover] {
+		t.Errorf("drew %s without a standby", FaultPGFailover)
+	}
+	failovers := 0
+	for seed := range uint64(20) {
+		for _, f := range schedule(seed, time.Minute, 3, DefaultKinds(true)...) {
+			if f.Kind == FaultPGFailover {
+				failovers++
+			}
+		}
+	}
+	if failovers == 0 {
+		t.Errorf("20 seeds with a standby never drew %s", FaultPGFailover)
 	}
 }

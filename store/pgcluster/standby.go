@@ -31,6 +31,9 @@ type StandbyConfig struct {
 	// loss. Without it replication is asynchronous and the last commits
 	// acknowledged on the primary may be missing on a promoted standby.
 	Synchronous bool
+	// Port is the port the standby dials to reach the primary: 0 means the
+	// primary's own; a proxy's to put a slow network in between.
+	Port int
 	// Durable, BinDir and Logger are as in Config.
 	Durable bool
 	BinDir  string
@@ -86,8 +89,12 @@ func StartStandby(ctx context.Context, primary *Cluster, cfg StandbyConfig) (*Cl
 	if err := owner.chown(dataDir); err != nil {
 		return nil, err
 	}
+	port := cfg.Port
+	if port == 0 {
+		port = primary.port
+	}
 	source := fmt.Sprintf("host=127.0.0.1 port=%d user=postgres password=%s application_name=%s sslmode=disable",
-		primary.port, primary.password, name)
+		port, primary.password, name)
 	args := []string{"-D", dataDir, "-d", source, "-X", "stream", "-S", name, "-R", "--checkpoint=fast"}
 	if !cfg.Durable {
 		args = append(args, "--no-sync")
@@ -169,6 +176,42 @@ func (c *Cluster) Promote(ctx context.Context) error {
 	}
 	_, err = conn.Exec(ctx, "SELECT pg_reload_conf()")
 	return err
+}
+
+// Follow points a standby named name at primary (after the primary was
+// restarted on another port) and waits until the primary sees it stream.
+func (c *Cluster) Follow(ctx context.Context, primary *Cluster, name string) error {
+	conn, err := pgx.Connect(ctx, c.URL("postgres"))
+	if err != nil {
+		return fmt.Errorf("pgcluster: follow: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	info := fmt.Sprintf("host=127.0.0.1 port=%d user=postgres password=%s application_name=%s sslmode=disable",
+		primary.port, primary.password, name)
+	if _, err := conn.Exec(ctx, "ALTER SYSTEM SET primary_conninfo = '"+info+"'"); err != nil {
+		return fmt.Errorf("pgcluster: follow: %w", err)
+	}
+	if _, err := conn.Exec(ctx, "SELECT pg_reload_conf()"); err != nil {
+		return fmt.Errorf("pgcluster: follow: %w", err)
+	}
+	pconn, err := pgx.Connect(ctx, primary.URL("postgres"))
+	if err != nil {
+		return fmt.Errorf("pgcluster: follow: %w", err)
+	}
+	defer pconn.Close(context.WithoutCancel(ctx))
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		var n int
+		if err := pconn.QueryRow(ctx, "SELECT count(*) FROM pg_stat_replication WHERE application_name = $1 AND state = 'streaming'", name).Scan(&n); err == nil && n > 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("pgcluster: standby %s does not stream from the restarted primary within 30s", name)
 }
 
 // Kill ends the server with SIGKILL, as a crash or a lost machine would,
