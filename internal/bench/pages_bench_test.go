@@ -74,11 +74,22 @@ func BenchmarkQueueAndTaskPages(b *testing.B) {
 	}
 	b.Cleanup(stopEcho)
 	window := envDuration("PAGES_WINDOW", 5*time.Second)
+	postmaster := postmasterPID(b, pool)
 	load := func(url string, h http.Header, conns int) LoadResult {
 		b.Helper()
+		goCPU, pgCPU := processCPU(os.Getpid()), childrenCPU(postmaster)
 		res, err := Load{URL: url, Header: h, Connections: conns, Duration: window, Warmup: window / 5}.Run(ctx)
 		if err != nil || res.Errors > 0 {
 			b.Fatalf("GET %s at %d: %v (%d errors, first %s)", url, conns, err, res.Errors, res.FirstError)
+		}
+		if h != nil {
+			// Over the warm-up and the window, per answer counted in the
+			// window: an upper bound (the warm-up's answers are not counted),
+			// the same for every page. The Go side includes the load
+			// generator.
+			n := float64(res.Requests) * 1.2
+			pagesLogf("  CPU per request at %d connections: console+client %.2f ms, database %.2f ms", conns,
+				ms(processCPU(os.Getpid())-goCPU)/n, ms(childrenCPU(postmaster)-pgCPU)/n)
 		}
 		return res
 	}
@@ -336,4 +347,57 @@ func sqlLiteral(a any) string {
 		return quote("{" + strings.Join(v, ",") + "}")
 	}
 	return fmt.Sprint(a)
+}
+
+// postmasterPID is the process id of the PostgreSQL server behind pool.
+func postmasterPID(b *testing.B, pool *pgxpool.Pool) int {
+	b.Helper()
+	var backend int
+	if err := pool.QueryRow(context.Background(), `SELECT pg_backend_pid()`).Scan(&backend); err != nil {
+		b.Fatal(err)
+	}
+	f := procStat(backend)
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
+}
+
+// procStat is /proc/pid/stat's fields after the command (state first).
+func procStat(pid int) []string {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil
+	}
+	s := string(raw)
+	return strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+}
+
+// processCPU is a process's user and system CPU time so far.
+func processCPU(pid int) time.Duration {
+	f := procStat(pid)
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	k, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+k) * 10 * time.Millisecond // USER_HZ is 100 on Linux
+}
+
+// childrenCPU is the CPU time so far of parent's live child processes (a
+// PostgreSQL server's backends and workers).
+func childrenCPU(parent int) time.Duration {
+	entries, _ := os.ReadDir("/proc")
+	var total time.Duration
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if f := procStat(pid); len(f) > 1 && f[1] == strconv.Itoa(parent) {
+			total += processCPU(pid)
+		}
+	}
+	return total
 }
