@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -53,47 +54,86 @@ type QueueItem struct {
 }
 
 // queueWhere is the filter of the approval queue (without the page's
-// cursor), with its arguments; placeholders start at $first.
-func queueWhere(f QueueFilter, first int) (string, []any) {
-	var olderThan *time.Time
-	if f.OlderThan > 0 {
-		t := f.Now.Add(-f.OlderThan)
-		olderThan = &t
-	}
-	n := func(i int) string { return fmt.Sprintf("$%d", first+i) }
+// cursor), to follow "FROM invocations i": the joins its conditions need
+// (tasks for the customer, approval_claims for the holder) and a WHERE of
+// only the conditions the filter sets, their arguments appended to args. Each shape of filter is a statement of
+// its own, so the plan PostgreSQL caches for it after five executions
+// (its generic plan) is the plan of that shape: never a placeholder such
+// as "$5 = ” OR …" that hides which conditions apply and lets the cached
+// plan read every pending row.
+func queueWhere(f QueueFilter, args *[]any) string {
+	arg := func(v any) string { return queueArg(args, v) }
+	var joins string
 	where := `
-		WHERE i.state = 'awaiting_approval'
-		  AND (` + n(0) + ` = '' OR i.system = ` + n(0) + `)
-		  AND (` + n(1) + ` = '' OR i.action = ` + n(1) + `)
-		  AND (` + n(2) + ` = '' OR t.customer_ref ILIKE ` + n(2) + ` || '%')
-		  AND (` + n(3) + `::bigint IS NULL OR i.amount_cents >= ` + n(3) + `)
-		  AND (` + n(4) + `::bigint IS NULL OR i.amount_cents <= ` + n(4) + `)
-		  AND (` + n(5) + `::timestamptz IS NULL OR i.created_at < ` + n(5) + `)
-		  AND (` + n(6) + ` = 0 OR c.user_id = ` + n(6) + `)`
-	return where, []any{f.System, f.Action, f.CustomerRef, f.MinCents, f.MaxCents, olderThan, f.ClaimedBy}
+		WHERE i.state = 'awaiting_approval'`
+	if f.CustomerRef != "" {
+		joins += `
+			JOIN tasks t ON t.id = i.task_id`
+		where += ` AND t.customer_ref ILIKE ` + arg(f.CustomerRef) + ` || '%'`
+	}
+	if f.ClaimedBy != 0 {
+		joins += `
+			JOIN approval_claims c ON c.invocation_id = i.id AND c.expires_at > ` + arg(f.Now)
+		where += ` AND c.user_id = ` + arg(f.ClaimedBy)
+	}
+	if f.System != "" {
+		where += ` AND i.system = ` + arg(f.System)
+	}
+	if f.Action != "" {
+		where += ` AND i.action = ` + arg(f.Action)
+	}
+	if f.MinCents != nil {
+		where += ` AND i.amount_cents >= ` + arg(*f.MinCents)
+	}
+	if f.MaxCents != nil {
+		where += ` AND i.amount_cents <= ` + arg(*f.MaxCents)
+	}
+	if f.OlderThan > 0 {
+		where += ` AND i.created_at < ` + arg(f.Now.Add(-f.OlderThan))
+	}
+	return joins + where
+}
+
+// queueArgs are a queue statement's arguments, led by how it runs. The
+// unfiltered queue (every page of it) runs as a cached statement: its
+// generic plan reads the queue's index in order and stops at the page.
+// A filtered one is planned for its values each time (pgx's exec mode, an
+// unnamed statement): how many pending rows an amount range or a
+// customer's prefix keeps decides between reading the index in order and
+// sorting what matches, and a cached plan cannot know it.
+func queueArgs(f QueueFilter, args []any) []any {
+	if f.System == "" && f.Action == "" && f.CustomerRef == "" && f.MinCents == nil && f.MaxCents == nil && f.OlderThan <= 0 &&
+		f.ClaimedBy == 0 {
+		return args
+	}
+	return append([]any{pgx.QueryExecModeExec}, args...)
 }
 
 // ApprovalQueue lists invocations awaiting approval, soonest deadline
-// first, one page at a time. It reads the partial index
-// invocations_approval_queue in order (backwards) and stops after Limit
-// rows, so a page costs the same with a hundred or a hundred thousand
-// pending.
+// first, one page at a time. The page is chosen first, reading only the
+// partial index invocations_approval_queue in order (backwards, index
+// only) and stopping after Limit rows; only then are the page's cards
+// joined to their tasks, holders, approvals and edits. So a page costs the
+// same with a hundred or a hundred thousand pending, in the plan a
+// connection caches as well as in the first. It takes no row locks.
 func (s *Store) ApprovalQueue(ctx context.Context, f QueueFilter) ([]QueueItem, error) {
 	if f.Limit <= 0 || f.Limit > 100 {
 		f.Limit = 25
 	}
-	var afterAt *time.Time
-	var afterID string
+	args := []any{f.Now}
+	where := queueWhere(f, &args)
 	if f.After != nil {
-		afterAt, afterID = &f.After.DeadlineAt, f.After.ID
+		where += ` AND (i.deadline_at, i.id) > (` + queueArg(&args, f.After.DeadlineAt) + `, ` + queueArg(&args, f.After.ID) + `)`
 	}
-	where, args := queueWhere(f, 5)
-	args = append([]any{f.Now, afterAt, afterID, f.Limit}, args...)
-	rows, _ := s.pool.Query(ctx, queueSelect("$1")+`
-		LEFT JOIN users u ON u.id = c.user_id`+where+`
-		  AND ($2::timestamptz IS NULL OR (i.deadline_at, i.id) > ($2, $3))
-		ORDER BY i.deadline_at ASC, i.id ASC
-		LIMIT $4`, args...)
+	// The limit is written into the statement: a placeholder would leave
+	// the cached plan guessing how many rows the page takes.
+	limit := strconv.Itoa(f.Limit)
+	rows, _ := s.pool.Query(ctx, queueSelect()+`
+		FROM (SELECT i.id FROM invocations i`+where+`
+			ORDER BY i.deadline_at ASC, i.id ASC
+			LIMIT `+limit+`) page
+		JOIN invocations i ON i.id = page.id`+queueJoins("$1")+`
+		ORDER BY i.deadline_at ASC, i.id ASC`, queueArgs(f, args)...)
 	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[QueueItem])
 	if err != nil {
 		return nil, fmt.Errorf("store.ApprovalQueue: %w", err)
@@ -101,17 +141,23 @@ func (s *Store) ApprovalQueue(ctx context.Context, f QueueFilter) ([]QueueItem, 
 	return out, nil
 }
 
+// queueArg appends v to a statement's arguments and returns its
+// placeholder.
+func queueArg(args *[]any, v any) string {
+	*args = append(*args, v)
+	return "$" + strconv.Itoa(len(*args))
+}
+
 // CountQueue counts the cards the queue shows with this filter (After and
 // Limit are ignored), up to PendingCountCap.
 func (s *Store) CountQueue(ctx context.Context, f QueueFilter) (int, error) {
-	where, args := queueWhere(f, 3)
-	args = append([]any{f.Now, PendingCountCap}, args...)
+	var args []any
+	where := queueWhere(f, &args)
 	var n int
 	err := s.pool.QueryRow(ctx, `
-		SELECT count(*) FROM (SELECT 1 FROM invocations i
-			JOIN tasks t ON t.id = i.task_id
-			LEFT JOIN approval_claims c ON c.invocation_id = i.id AND c.expires_at > $1`+where+`
-			LIMIT $2) q`, args...).Scan(&n)
+		SELECT count(*) FROM (SELECT 1 FROM invocations i`+where+`
+			ORDER BY i.deadline_at, i.id
+			LIMIT `+pendingCap+`) q`, queueArgs(f, args)...).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("store.CountQueue: %w", err)
 	}
@@ -162,10 +208,11 @@ func (s *Store) TargetChanges(ctx context.Context, cardIDs []string) ([]TargetCh
 // re-quotes), else its proposal.
 const quotedAt = `COALESCE((SELECT max(e.at) FROM events e WHERE e.invocation_id = i.id AND e.action = 'invocation.edited'), i.created_at)`
 
-// queueSelect is what a queue card needs: the invocation, its task's
-// headroom, who holds a live claim (claims live past the parameter now),
-// the first approvers so far and when its quote was made.
-func queueSelect(now string) string {
+// queueSelect is what a queue card needs of invocation i, its task t,
+// its live claim c and the claim's holder u: the invocation, its task's
+// headroom, who holds it, the first approvers so far and when its quote
+// was made. queueJoins joins t, c and u to i.
+func queueSelect() string {
 	return `
 		SELECT ` + prefixed("i", invocationColumns) + `, t.customer_ref, t.state AS task_state, t.write_budget, t.writes_used,
 			t.inflight_limit,
@@ -173,16 +220,22 @@ func queueSelect(now string) string {
 			c.user_id AS holder_id, u.name AS holder_name, c.expires_at AS hold_until,
 			COALESCE((SELECT array_agg(a.user_id ORDER BY a.at) FROM invocation_approvals a WHERE a.invocation_id = i.id),
 				'{}') AS first_approver_ids,
-			` + quotedAt + ` AS quoted_at
-		FROM invocations i
+			` + quotedAt + ` AS quoted_at`
+}
+
+// queueJoins joins a card's task and its claim, if it lives past the
+// parameter now.
+func queueJoins(now string) string {
+	return `
 		JOIN tasks t ON t.id = i.task_id
-		LEFT JOIN approval_claims c ON c.invocation_id = i.id AND c.expires_at > ` + now
+		LEFT JOIN approval_claims c ON c.invocation_id = i.id AND c.expires_at > ` + now + `
+		LEFT JOIN users u ON u.id = c.user_id`
 }
 
 // QueueItem loads one card of the queue, whatever its state now.
 func (s *Store) QueueItem(ctx context.Context, id string, now time.Time) (QueueItem, error) {
-	rows, _ := s.pool.Query(ctx, queueSelect("$2")+`
-		LEFT JOIN users u ON u.id = c.user_id
+	rows, _ := s.pool.Query(ctx, queueSelect()+`
+		FROM invocations i`+queueJoins("$2")+`
 		WHERE i.id = $1`, id, now)
 	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[QueueItem])
 	if err != nil {
@@ -195,13 +248,23 @@ func (s *Store) QueueItem(ctx context.Context, id string, now time.Time) (QueueI
 // and every page stays as cheap with 100,000 pending as with 100.
 const PendingCountCap = 1000
 
+// pendingCap is PendingCountCap as the capped counts write it into their
+// statements: with a placeholder for the limit, the plan a connection
+// caches guesses the count reads a tenth of the table and scans the heap
+// for it (a million settled rows before the first pending one).
+const pendingCap = "1000"
+
 // CountPending counts invocations awaiting approval and unverified ones,
-// each up to PendingCountCap, for the console header's badge.
+// each up to PendingCountCap, for the console header's badge. Each count
+// reads a partial index only (invocations_awaiting_created,
+// invocations_open): its order is the index's, so no plan can prefer the
+// heap.
 func (s *Store) CountPending(ctx context.Context) (awaitingApproval, unverified int, err error) {
 	err = s.pool.QueryRow(ctx, `
-		SELECT (SELECT count(*) FROM (SELECT 1 FROM invocations WHERE state = 'awaiting_approval' LIMIT $1) a),
-		       (SELECT count(*) FROM (SELECT 1 FROM invocations WHERE state = 'unverified' LIMIT $1) u)`,
-		PendingCountCap).Scan(&awaitingApproval, &unverified)
+		SELECT (SELECT count(*) FROM (SELECT 1 FROM invocations WHERE state = 'awaiting_approval'
+		            ORDER BY created_at LIMIT `+pendingCap+`) a),
+		       (SELECT count(*) FROM (SELECT 1 FROM invocations WHERE state = 'unverified'
+		            ORDER BY deadline_at LIMIT `+pendingCap+`) u)`).Scan(&awaitingApproval, &unverified)
 	if err != nil {
 		return 0, 0, fmt.Errorf("store.CountPending: %w", err)
 	}
@@ -299,12 +362,14 @@ type UnverifiedItem struct {
 func (s *Store) WaitingWork(ctx context.Context, listLimit int) (WaitingWork, error) {
 	var w WaitingWork
 	err := s.pool.QueryRow(ctx, `
-		SELECT (SELECT count(*) FROM (SELECT 1 FROM invocations WHERE state = 'awaiting_approval' LIMIT $1) a),
+		SELECT (SELECT count(*) FROM (SELECT 1 FROM invocations WHERE state = 'awaiting_approval'
+		            ORDER BY created_at LIMIT `+pendingCap+`) a),
 		       (SELECT min(deadline_at) FROM invocations WHERE state = 'awaiting_approval'),
-		       (SELECT count(*) FROM (SELECT 1 FROM invocations WHERE state = 'unverified' LIMIT $1) u),
+		       (SELECT count(*) FROM (SELECT 1 FROM invocations WHERE state = 'unverified'
+		            ORDER BY deadline_at LIMIT `+pendingCap+`) u),
 		       (SELECT count(*) FROM (SELECT 1 FROM conversation_events e WHERE e.mode = 'handed_off'
-		            AND NOT EXISTS (SELECT 1 FROM handoff_assignments h WHERE h.conversation_event_id = e.id) LIMIT $1) h)`,
-		PendingCountCap).Scan(&w.AwaitingApproval, &w.SoonestDeadline, &w.Unverified, &w.OpenHandoffs)
+		            AND NOT EXISTS (SELECT 1 FROM handoff_assignments h WHERE h.conversation_event_id = e.id)
+		            LIMIT `+pendingCap+`) h)`).Scan(&w.AwaitingApproval, &w.SoonestDeadline, &w.Unverified, &w.OpenHandoffs)
 	if err != nil {
 		return w, fmt.Errorf("store.WaitingWork: %w", err)
 	}

@@ -23,6 +23,7 @@ const minStatements = 172
 // one with constant arguments is made for real.
 var sqlBuilders = map[string]any{
 	"queueSelect":    store.QueueSelect,
+	"queueJoins":     store.QueueJoins,
 	"distinctValues": store.DistinctValues,
 	"histogramSQL":   store.HistogramSQL,
 }
@@ -36,10 +37,11 @@ var wholeStatement = []string{}
 // A site missing here fails the test, and so does an entry no site uses;
 // nil marks a site that is only ever a piece of other sites' statements.
 var runtimeSQL = map[string]map[string][]string{
-	"approval_queue.go:ApprovalQueue": {"where": {store.QueueWhere(5)}},
-	"approval_queue.go:CountQueue":    {"where": {store.QueueWhere(3)}},
-	"approval_queue.go:QueueItem":     {},
-	// queueSelect's SELECT is a piece of the three statements above.
+	"approval_queue.go:ApprovalQueue": {"where": {store.QueueWhere(false, 2) + " AND (i.deadline_at, i.id) > ($2, $3)", store.QueueWhere(true, 2)},
+		"limit": {"26"}},
+	"approval_queue.go:CountQueue": {"where": {store.QueueWhere(false, 1), store.QueueWhere(true, 1)}},
+	"approval_queue.go:QueueItem":  {},
+	// queueSelect's SELECT is a piece of the statements above.
 	"approval_queue.go:queueSelect": nil,
 	// distinctValues' WITH is a piece of MetricsDimensions' statements.
 	"metrics.go:distinctValues": nil,

@@ -5,6 +5,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -125,6 +127,16 @@ func Open(ctx context.Context, url string, timeout time.Duration, opts ...Option
 			cfg.MaxConns = o.maxConns
 		}
 	}
+	prev := cfg.AfterConnect
+	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
+		if prev != nil {
+			if err := prev(ctx, conn); err != nil {
+				return err
+			}
+		}
+		rawJSON(conn.TypeMap())
+		return nil
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("store: open pool: %w", err)
@@ -165,4 +177,20 @@ func notFound(err error) error {
 func isUniqueViolation(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "23505"
+}
+
+// rawJSON has json and jsonb columns scanned into a json.RawMessage as the
+// bytes PostgreSQL sent (it keeps them valid), not through json.Unmarshal,
+// which checks and copies every byte again: the rows of a queue page carry
+// nine JSON columns each. Other targets decode as before.
+func rawJSON(m *pgtype.Map) {
+	unmarshal := func(data []byte, v any) error {
+		if raw, ok := v.(*json.RawMessage); ok {
+			*raw = append((*raw)[:0], data...)
+			return nil
+		}
+		return json.Unmarshal(data, v)
+	}
+	m.RegisterType(&pgtype.Type{Name: "json", OID: pgtype.JSONOID, Codec: &pgtype.JSONCodec{Marshal: json.Marshal, Unmarshal: unmarshal}})
+	m.RegisterType(&pgtype.Type{Name: "jsonb", OID: pgtype.JSONBOID, Codec: &pgtype.JSONBCodec{Marshal: json.Marshal, Unmarshal: unmarshal}})
 }

@@ -65,7 +65,13 @@ func (s *Service) Blocks(ctx context.Context, taskID string) ([]Block, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.store.BlocksForCustomer(ctx, task.CustomerRef)
+	return s.CustomerBlocks(ctx, task.CustomerRef)
+}
+
+// CustomerBlocks is Blocks for a task already read: the blocks in force on
+// this customer's targets, oldest first.
+func (s *Service) CustomerBlocks(ctx context.Context, customerRef string) ([]Block, error) {
+	rows, err := s.store.BlocksForCustomer(ctx, customerRef)
 	if err != nil {
 		return nil, err
 	}

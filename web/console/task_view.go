@@ -42,7 +42,8 @@ func (h *Handler) renderTask(c echo.Context, status int, lift views.LiftBlockFor
 	if v.GlobalStopped, err = h.cfg.Control.GlobalStopped(ctx); err != nil {
 		return err
 	}
-	blocks, err := h.cfg.Control.Blocks(ctx, live.ID)
+	// The task was read for live: its customer's blocks need no second read.
+	blocks, err := h.cfg.Control.CustomerBlocks(ctx, live.CustomerRef)
 	if err != nil {
 		return err
 	}
