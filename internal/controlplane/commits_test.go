@@ -26,6 +26,8 @@ type commitCounter struct {
 	mu      sync.Mutex
 	wrote   map[*pgx.Conn]bool // connections in a transaction: whether it wrote
 	commits int
+	// statements counts every statement, a round trip each.
+	statements int
 }
 
 type sqlKey struct{}
@@ -39,6 +41,7 @@ func (c *commitCounter) TraceQueryEnd(ctx context.Context, conn *pgx.Conn, d pgx
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	wrote, inTx := c.wrote[conn]
+	c.statements++
 	switch {
 	case strings.HasPrefix(sql, "begin"):
 		c.wrote[conn] = false
@@ -78,6 +81,12 @@ func (c *commitCounter) count() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.commits
+}
+
+func (c *commitCounter) roundTrips() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.statements
 }
 
 // tracedSetup is setup over a console database whose every statement
@@ -122,7 +131,8 @@ func (b *testBundle) chain(rec *commitCounter, decide func(cp *controlplane.Serv
 	}
 
 	left := make(chan int, 1)
-	start := rec.count()
+	start, trips := rec.count(), rec.roundTrips()
+	defer func() { b.t.Logf("%d statements in all", rec.roundTrips()-trips) }()
 	f := func() {
 		select {
 		case left <- rec.count() - start:
