@@ -34,6 +34,7 @@ type testBundle struct {
 	store     *store.Store
 	cp        *controlplane.Service
 	shop      *demoshop.Shop
+	shopDB    *pgxpool.Pool
 	shopURL   string
 	clock     *clocktest.Clock
 	customer  demoshop.Customer
@@ -68,7 +69,7 @@ func setupOn(t *testing.T, pool *pgxpool.Pool) *testBundle {
 		t.Fatal(err)
 	}
 	shop := demoshop.New(shopPool, demoshop.Options{Now: clk.Now})
-	b := &testBundle{t: t, ctx: ctx, store: st, shop: shop, clock: clk, writes: make(chan struct{}, 10000)}
+	b := &testBundle{t: t, ctx: ctx, store: st, shop: shop, shopDB: shopPool, clock: clk, writes: make(chan struct{}, 10000)}
 	srv := httptest.NewServer(b.countWrites(shop.Handler()))
 	t.Cleanup(srv.Close)
 	b.shopURL = srv.URL

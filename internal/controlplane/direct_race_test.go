@@ -2,11 +2,13 @@ package controlplane_test
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
 	"countersign/internal/demoshop"
 )
@@ -161,5 +163,89 @@ func TestPauseRacingDirectSends(t *testing.T) {
 	}
 	if counts[controlplane.Completed] != started || len(b.effects("")) != started {
 		t.Errorf("%d sends started, %d completed, %d effects at the shop", started, counts[controlplane.Completed], len(b.effects("")))
+	}
+}
+
+// TestBlockWaitsForAProposalThatMovesNoMoney holds a shipping-address change
+// (no money, so no customer-wide exposure lock) inside its transaction,
+// after it looked for a block on its order, while a refund on the same
+// order (found delivered long ago) is refused by policy, which blocks the order
+// for every action: the block waits for the proposal's commit (the
+// proposal was first), so its refusal is journaled after the proposal.
+func TestBlockWaitsForAProposalThatMovesNoMoney(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.setStage("change_shipping_address", controlplane.StageAssisted)
+	task := b.task([]string{"change_shipping_address"}, 10, 2, 60)
+	// Another task of the customer's: the held proposal's task lock does
+	// not hold the refusal back.
+	other := b.task([]string{"issue_refund"}, 10, 2, 60)
+	order, err := b.shop.CreateOrder(b.ctx, demoshop.OrderFixture{CustomerID: b.customer.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	b.cp.SetProposalHooks(nil, func() {
+		once.Do(func() {
+			close(counted)
+			<-release
+		})
+	})
+	proposed := make(chan error, 1)
+	go func() {
+		_, err := b.tryPropose(task, "change_shipping_address", map[string]any{"order_id": order.ID, "address": map[string]any{
+			"name": "Ada Buyer", "line1": "1 New St", "city": "Berlin", "postal_code": "10115", "country": "DE"}}, "")
+		proposed <- err
+	}()
+	<-counted
+	// The order is found delivered long ago meanwhile, and a refund outside
+	// the window is refused by policy, which blocks the order for every
+	// action.
+	if _, err := b.shopDB.Exec(b.ctx, `UPDATE shop.orders SET fulfilment_status = 'delivered', shipped_at = $2, delivered_at = $2
+		WHERE id = $1`, order.ID, b.clock.Now().AddDate(0, 0, -60)); err != nil {
+		t.Fatal(err)
+	}
+	refusedDone := make(chan error, 1)
+	go func() {
+		_, err := b.tryPropose(other, "issue_refund", refund(order.ID, 1000, "damaged"), "")
+		refusedDone <- err
+	}()
+	var refusal error
+	select {
+	case refusal = <-refusedDone:
+		close(release)
+	case <-time.After(300 * time.Millisecond): // waiting for the lock, as it should
+		close(release)
+		refusal = <-refusedDone
+	}
+	if e, ok := apperr.As(refusal); !ok || !strings.HasPrefix(e.Code, "outside_refund_window") {
+		t.Fatalf("the refund: %v, want outside_refund_window", refusal)
+	}
+	if err := <-proposed; err != nil {
+		t.Fatalf("address change: %v", err)
+	}
+	var events []controlplane.Event
+	for _, id := range []string{task.ID, other.ID} {
+		evs, err := b.cp.Timeline(b.ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, evs...)
+	}
+	var proposedID, refusedID int64
+	for _, e := range events {
+		switch e.Action {
+		case "invocation.proposed":
+			proposedID = e.ID
+		case "proposal.refused":
+			refusedID = e.ID
+			if e.Data["blocked"] != true {
+				t.Fatalf("the refusal made no block: %v", e.Data)
+			}
+		}
+	}
+	if proposedID == 0 || refusedID == 0 || refusedID < proposedID {
+		t.Errorf("refusal (block) journaled as event %d, the proposal held before its commit as %d: the block did not wait", refusedID, proposedID)
 	}
 }

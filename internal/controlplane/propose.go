@@ -203,7 +203,7 @@ func (s *Service) insertProposal(ctx context.Context, p Proposal, task Task, spe
 		if s.hooks.beforeExposureLock != nil {
 			s.hooks.beforeExposureLock()
 		}
-		if err := lockExposure(ctx, tx, policy.System, spec.Name, task.CustomerRef, quote.Target.ID); err != nil {
+		if err := lockExposure(ctx, tx, policy.System, spec.Name, task.CustomerRef, quote.Target.ID, amount != nil); err != nil {
 			return err
 		}
 		locked, err := tx.LockTask(ctx, task.ID)
