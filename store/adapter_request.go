@@ -44,7 +44,18 @@ func (s *Store) BeginAdapterRequest(ctx context.Context, system, key, action, ta
 // "sending" or "unknown" can be finished, so a known outcome is never
 // overwritten.
 func (s *Store) FinishAdapterRequest(ctx context.Context, system, key, state string, result, errJSON json.RawMessage, at time.Time) error {
-	_, err := s.pool.Exec(ctx, `
+	return finishAdapterRequest(ctx, s.pool, system, key, state, result, errJSON, at)
+}
+
+// FinishAdapterRequest is Store.FinishAdapterRequest in a transaction: the
+// dispatcher records the ledger's outcome of a call together with the
+// invocation's (adapter.LedgerOutcomes).
+func (t *Tx) FinishAdapterRequest(ctx context.Context, system, key, state string, result, errJSON json.RawMessage, at time.Time) error {
+	return finishAdapterRequest(ctx, t.tx, system, key, state, result, errJSON, at)
+}
+
+func finishAdapterRequest(ctx context.Context, db dbtx, system, key, state string, result, errJSON json.RawMessage, at time.Time) error {
+	_, err := db.Exec(ctx, `
 		UPDATE adapter_requests SET state = $3, result = $4, error = $5, finished_at = $6
 		WHERE system = $1 AND idempotency_key = $2 AND state IN ('sending', 'unknown')`,
 		system, key, state, result, errJSON, at)

@@ -90,7 +90,8 @@ func (l *Ledger) Begin(ctx context.Context, system, key, action, targetID string
 	}
 }
 
-// Finish records the outcome of a call begun with Begin.
+// Finish records the outcome of a call begun with Begin, or hands it to
+// the LedgerOutcomes ctx carries (WithLedgerOutcomes).
 func (l *Ledger) Finish(ctx context.Context, system, key string, result *Result, callErr error) error {
 	state := "applied"
 	var resJSON, errJSON []byte
@@ -109,6 +110,9 @@ func (l *Ledger) Finish(ctx context.Context, system, key string, result *Result,
 			state = "unknown"
 		}
 		errJSON, _ = json.Marshal(ae)
+	}
+	if collect(ctx, LedgerOutcome{System: system, Key: key, State: state, Result: resJSON, Error: errJSON, At: l.now()}) {
+		return nil // the caller records it with its own outcome
 	}
 	// Finishing must not be lost to a cancelled request context.
 	return l.store.FinishAdapterRequest(context.WithoutCancel(ctx), system, key, state, resJSON, errJSON, l.now())

@@ -49,6 +49,8 @@ type Config struct {
 	Warmup          time.Duration // each page load's warm-up, not counted
 	Writers         int           // tasks writing in parallel
 	WriteDuration   time.Duration // how long the writes run
+	WideWriters     int           // tasks writing in parallel in the wide run
+	WideDuration    time.Duration // how long the wide run's writes run
 	ConfirmSamples  int           // confirmations timed one at a time
 	SmallHistory    int           // invocations of the metrics page's baseline
 	LargeHistory    int           // settled invocations of the big data set
@@ -59,11 +61,13 @@ type Config struct {
 func Defaults(quick bool) Config {
 	if quick {
 		return Config{Quick: true, PgbenchScale: 1, PgbenchDuration: 3 * time.Second, LoadDuration: time.Second,
-			Warmup: 200 * time.Millisecond, Writers: 4, WriteDuration: 2 * time.Second, ConfirmSamples: 3,
+			Warmup: 200 * time.Millisecond, Writers: 4, WriteDuration: 2 * time.Second, WideWriters: 64,
+			WideDuration: 2 * time.Second, ConfirmSamples: 3,
 			SmallHistory: 1000, LargeHistory: 5000, Pending: 500}
 	}
 	return Config{PgbenchScale: 10, PgbenchDuration: 30 * time.Second, LoadDuration: 15 * time.Second,
-		Warmup: 2 * time.Second, Writers: 10, WriteDuration: 30 * time.Second, ConfirmSamples: 40,
+		Warmup: 2 * time.Second, Writers: 10, WriteDuration: 30 * time.Second, WideWriters: 64,
+		WideDuration: 15 * time.Second, ConfirmSamples: 200,
 		SmallHistory: 10000, LargeHistory: 1000000, Pending: 100000}
 }
 
@@ -112,6 +116,7 @@ func (r *Report) Figure(name string) (Figure, bool) {
 var FigureNames = []string{
 	"pgbench_tps", "echo_rps_64",
 	"writes_per_s", "writes_duplicates", "writes_p50_ms", "writes_p99_ms",
+	"commits_per_write_before", "commits_per_write_after", "writes_per_s_64", "writes_duplicates_64",
 	"confirm_to_send_p50_ms", "confirm_to_send_p99_ms",
 	"metrics_small_p50_ms", "metrics_large_p50_ms",
 	"queue_rps_64", "queue_p50_ms_64", "queue_p99_ms_64", "queue_p50_ms_8", "queue_p99_ms_8",
@@ -162,6 +167,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		{"bare Echo handler", r.echo},
 		{"console", r.startConsole},
 		{"automatic writes", r.writes},
+		{"automatic writes, wide", r.writesWide},
 		{"confirmation to send", r.confirmToSend},
 		{"metrics page and queue over the seeded history", r.pages},
 		{"peak RSS", r.peakRSS},

@@ -134,7 +134,7 @@ func (s *Service) refused(ctx context.Context, task Task, system, action string,
 		if ae.PolicyRefusal {
 			// The customer's proposal lock: a proposal that committed
 			// before the block was legitimately first; any after it sees it.
-			if err := lockExposure(ctx, tx, system, action, task.CustomerRef, target.ID); err != nil {
+			if err := lockExposure(ctx, tx, system, action, task.CustomerRef, target.ID, true); err != nil {
 				return err
 			}
 			if err := tx.BlockTarget(ctx, store.TargetBlock{CustomerRef: task.CustomerRef, TaskID: task.ID, System: system,

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"countersign/internal/accounts"
 	"countersign/internal/adapter"
 	"countersign/internal/clocktest"
@@ -32,6 +34,7 @@ type testBundle struct {
 	store     *store.Store
 	cp        *controlplane.Service
 	shop      *demoshop.Shop
+	shopDB    *pgxpool.Pool
 	shopURL   string
 	clock     *clocktest.Clock
 	customer  demoshop.Customer
@@ -43,20 +46,30 @@ type testBundle struct {
 	inflight, maxInflight atomic.Int64
 	// writes receives a value as each write reaches the shop.
 	writes chan struct{}
+	// arrived, when set, runs as each write reaches the shop, before the
+	// shop handles it.
+	arrived atomic.Pointer[func()]
 }
 
 func setup(t *testing.T) *testBundle {
 	t.Helper()
+	return setupOn(t, dbtest.New(t))
+}
+
+// setupOn is setup over pool, a fresh console database (wrapped, e.g.
+// traced).
+func setupOn(t *testing.T, pool *pgxpool.Pool) *testBundle {
+	t.Helper()
 	ctx := context.Background()
 	clk := clocktest.New(time.Date(2026, 4, 10, 12, 0, 0, 0, time.UTC))
-	st := store.New(dbtest.New(t))
+	st := store.New(pool)
 
 	shopPool := dbtest.NewBare(t)
 	if err := demoshop.Migrate(ctx, shopPool); err != nil {
 		t.Fatal(err)
 	}
 	shop := demoshop.New(shopPool, demoshop.Options{Now: clk.Now})
-	b := &testBundle{t: t, ctx: ctx, store: st, shop: shop, clock: clk, writes: make(chan struct{}, 10000)}
+	b := &testBundle{t: t, ctx: ctx, store: st, shop: shop, shopDB: shopPool, clock: clk, writes: make(chan struct{}, 10000)}
 	srv := httptest.NewServer(b.countWrites(shop.Handler()))
 	t.Cleanup(srv.Close)
 	b.shopURL = srv.URL
@@ -103,6 +116,9 @@ func (b *testBundle) countWrites(h http.Handler) http.Handler {
 				}
 			}
 			defer b.inflight.Add(-1)
+			if f := b.arrived.Load(); f != nil {
+				(*f)()
+			}
 			select {
 			case b.writes <- struct{}{}:
 			default:

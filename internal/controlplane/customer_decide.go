@@ -140,11 +140,18 @@ func (s *Service) CustomerDecide(ctx context.Context, d CustomerDecision) (Custo
 		}
 		return out, nil
 	}
+	// The confirmation, the permit and the lease in one transaction; the
+	// request leaves right after it commits.
+	direct := s.reserveSend()
 	err = s.store.InTx(ctx, func(tx *store.Tx) error {
 		inv, err := s.approveRow(ctx, tx, actor, row, task, row.Version, AwaitingConfirmation, "confirm", "invocation.confirmed")
-		out.Invocation = inv
+		if err != nil {
+			return err
+		}
+		out.Invocation, err = direct.permitApproved(ctx, tx, inv)
 		return err
 	})
+	sending := direct.done(err)
 	if decidedMeanwhile(err) {
 		out.Invocation, _ = fromRow(row)
 		return out, nil
@@ -152,7 +159,9 @@ func (s *Service) CustomerDecide(ctx context.Context, d CustomerDecision) (Custo
 	if err != nil {
 		return CustomerDecided{}, err
 	}
-	s.kick()
+	if !sending {
+		s.kick()
+	}
 	out.Done = true
 	return out, nil
 }

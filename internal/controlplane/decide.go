@@ -40,6 +40,9 @@ func (s *Service) Confirm(ctx context.Context, actor Actor, id string, expectedV
 
 func (s *Service) approve(ctx context.Context, actor Actor, id string, expectedVersion int32, from State, verb, event string, check func(context.Context, *store.Tx, store.Invocation, store.Task) error) (Invocation, error) {
 	var out Invocation
+	// The decision, the permit and the lease in one transaction when a
+	// worker is free; the request leaves right after it commits.
+	direct := s.reserveSend()
 	err := s.store.InTx(ctx, func(tx *store.Tx) error {
 		row, task, err := loadRequest(ctx, tx, id, false)
 		if err != nil {
@@ -50,10 +53,13 @@ func (s *Service) approve(ctx context.Context, actor Actor, id string, expectedV
 				return err
 			}
 		}
-		out, err = s.approveRow(ctx, tx, actor, row, task, expectedVersion, from, verb, event)
+		if out, err = s.approveRow(ctx, tx, actor, row, task, expectedVersion, from, verb, event); err != nil {
+			return err
+		}
+		out, err = direct.permitApproved(ctx, tx, out)
 		return err
 	})
-	if err == nil {
+	if !direct.done(err) && err == nil {
 		s.kick()
 	}
 	return out, err

@@ -136,6 +136,9 @@ type grant struct {
 	inv       Invocation
 	lease     string
 	principal adapter.Principal
+	// started says the permit's own transaction started the send (a
+	// direct send): no startSend follows.
+	started bool
 }
 
 func (s *Service) nextPermit(ctx context.Context, skip []string) (*grant, permit, error) {
@@ -168,17 +171,17 @@ func (s *Service) permitFor(ctx context.Context, claim func(*store.Tx) ([]store.
 		if err != nil {
 			return err
 		}
-		inv, err := fromRow(row)
-		if err != nil {
-			return err
-		}
-		out = &grant{inv: inv, principal: adapter.Principal{CustomerRef: task.CustomerRef}}
 		switch {
 		case defer_:
-			result = permitDeferred
-			return nil
+			inv, err := fromRow(row)
+			out, result = &grant{inv: inv}, permitDeferred
+			return err
 		case reason != "":
-			result = permitRefused
+			inv, err := fromRow(row)
+			if err != nil {
+				return err
+			}
+			out, result = &grant{inv: inv}, permitRefused
 			r := string(reason)
 			if _, err := tx.TransitionInvocation(ctx, row.ID, []string{string(Approved)}, row.Version, string(NotDispatched), now,
 				store.InvocationChange{NotDispatchedReason: &r, FinishedAt: &now}); err != nil {
@@ -186,28 +189,48 @@ func (s *Service) permitFor(ctx context.Context, claim func(*store.Tx) ([]store.
 			}
 			return s.record(ctx, tx, SystemActor, "invocation.not_dispatched", row.TaskID, row.ID, map[string]any{"reason": r})
 		}
-		if err := tx.UseWrite(ctx, task.ID, now); err != nil {
-			return err
-		}
-		lease := now.Add(s.lease())
-		leaseToken := newID("lease")
-		effective := row.ApprovedArgs
-		updated, err := tx.TransitionInvocation(ctx, row.ID, []string{string(Approved)}, row.Version, string(Dispatching), now,
-			store.InvocationChange{PermitAt: &now, LeaseUntil: &lease, LeaseToken: &leaseToken, EffectiveArgs: effective})
-		if err != nil {
-			return err
-		}
-		if inv, err = fromRow(updated); err != nil {
-			return err
-		}
-		out.inv, out.lease, result = inv, leaseToken, permitGranted
-		return s.record(ctx, tx, SystemActor, "permit.granted", row.TaskID, row.ID, map[string]any{
-			"writes_used": task.WritesUsed + 1, "write_budget": task.WriteBudget, "lease_until": lease})
+		out, err = s.grantPermit(ctx, tx, row, task, now, false)
+		result = permitGranted
+		return err
 	})
 	if err != nil {
 		return nil, 0, err
 	}
 	return out, result, nil
+}
+
+// grantPermit grants row's permit, in the transaction holding its task's
+// lock, once permitCheck found nothing against it: it spends one write of
+// the budget and moves the row to dispatching under a new lease, whose
+// token only the returned grant holds. started says the request leaves
+// right after this commit, from the same process (a direct send): the
+// lease is then the one it leaves under, and dispatch.started is
+// journaled here rather than by startSend.
+func (s *Service) grantPermit(ctx context.Context, tx *store.Tx, row store.Invocation, task store.Task, now time.Time, started bool) (*grant, error) {
+	if err := tx.UseWrite(ctx, task.ID, now); err != nil {
+		return nil, err
+	}
+	lease := now.Add(s.lease())
+	leaseToken := newID("lease")
+	updated, err := tx.TransitionInvocation(ctx, row.ID, []string{string(Approved)}, row.Version, string(Dispatching), now,
+		store.InvocationChange{PermitAt: &now, LeaseUntil: &lease, LeaseToken: &leaseToken, EffectiveArgs: row.ApprovedArgs})
+	if err != nil {
+		return nil, err
+	}
+	inv, err := fromRow(updated)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.record(ctx, tx, SystemActor, "permit.granted", row.TaskID, row.ID, map[string]any{
+		"writes_used": task.WritesUsed + 1, "write_budget": task.WriteBudget, "lease_until": lease}); err != nil {
+		return nil, err
+	}
+	if started {
+		if err := s.record(ctx, tx, SystemActor, "dispatch.started", row.TaskID, row.ID, map[string]any{"lease_until": lease}); err != nil {
+			return nil, err
+		}
+	}
+	return &grant{inv: inv, lease: leaseToken, principal: adapter.Principal{CustomerRef: task.CustomerRef}, started: started}, nil
 }
 
 func (s *Service) permitCheck(ctx context.Context, tx *store.Tx, row store.Invocation, task store.Task, now time.Time) (NotDispatchedReason, bool, error) {
@@ -289,31 +312,44 @@ func (s *Service) send(ctx context.Context, g grant) bool {
 		s.finish(ctx, inv, lease, NotDispatched, outcome{reason: ReasonNotConnected})
 		return false
 	}
-	if s.hooks.beforeStart != nil {
-		s.hooks.beforeStart(inv.ID)
+	if !g.started {
+		if s.hooks.beforeStart != nil {
+			s.hooks.beforeStart(inv.ID)
+		}
+		if !s.startSend(ctx, inv, lease) {
+			return false
+		}
 	}
-	if !s.startSend(ctx, inv, lease) {
-		return false
-	}
-	callCtx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
+	// The adapter's request ledger hands its record of the call's outcome
+	// to finish, which writes it with the invocation's: one commit after
+	// the request, not two.
+	var ledger adapter.LedgerOutcomes
+	callCtx, cancel := context.WithTimeout(adapter.WithLedgerOutcomes(ctx, &ledger), s.cfg.CallTimeout)
 	result, err := sys.Execute(callCtx, principal, inv.Call())
 	cancel()
 	if err != nil {
+		o := outcome{ledger: ledger.Take()}
 		ae, ok := adapter.AsError(err)
 		switch {
 		case ok && ae.Code == adapter.CodeStaleTarget:
-			s.finish(ctx, inv, lease, NotDispatched, outcome{reason: ReasonTargetChanged, err: ae})
+			o.reason, o.err = ReasonTargetChanged, ae
+			s.finish(ctx, inv, lease, NotDispatched, o)
 		case ok && ae.Outcome == adapter.NotSent:
-			s.finish(ctx, inv, lease, NotDispatched, outcome{reason: ReasonUnreachable, err: ae})
+			o.reason, o.err = ReasonUnreachable, ae
+			s.finish(ctx, inv, lease, NotDispatched, o)
 		case ok && ae.Outcome == adapter.Refused:
-			s.finish(ctx, inv, lease, Failed, outcome{err: ae})
+			o.err = ae
+			s.finish(ctx, inv, lease, Failed, o)
 		case ok:
-			s.finish(ctx, inv, lease, Unverified, outcome{err: ae})
+			o.err = ae
+			s.finish(ctx, inv, lease, Unverified, o)
 		default:
-			s.finish(ctx, inv, lease, Unverified, outcome{err: adapter.Unknowable(err)})
+			o.err = adapter.Unknowable(err)
+			s.finish(ctx, inv, lease, Unverified, o)
 		}
 		return true
 	}
+	recorded := ledger.Take()
 	verifyCtx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
 	v, err := sys.Verify(verifyCtx, principal, inv.Call(), &result)
 	cancel()
@@ -321,12 +357,12 @@ func (s *Service) send(ctx context.Context, g grant) bool {
 		v = adapter.Verification{Evidence: "The read-back failed: " + err.Error(), At: s.now()}
 	}
 	if !v.Verified {
-		s.finish(ctx, inv, lease, Unverified, outcome{result: &result, verification: &v, err: &adapter.Error{
+		s.finish(ctx, inv, lease, Unverified, outcome{result: &result, verification: &v, ledger: recorded, err: &adapter.Error{
 			Code: "not_verified", Outcome: adapter.Unknown, Message: "The system accepted the request, but reading back did not find the change.",
 			Hint: "Do not retry. A person will check the original request."}})
 		return true
 	}
-	s.finish(ctx, inv, lease, Completed, outcome{result: &result, verification: &v})
+	s.finish(ctx, inv, lease, Completed, outcome{result: &result, verification: &v, ledger: recorded})
 	return true
 }
 
@@ -335,6 +371,9 @@ type outcome struct {
 	verification *adapter.Verification
 	err          *adapter.Error
 	reason       NotDispatchedReason
+	// ledger is what the adapter's request ledger would have recorded of
+	// the call on its own (adapter.LedgerOutcomes).
+	ledger []adapter.LedgerOutcome
 }
 
 // finish records a dispatch's outcome, for the holder of lease only. It
@@ -372,6 +411,11 @@ func (s *Service) finish(ctx context.Context, inv Invocation, lease string, to S
 		if err != nil {
 			return err
 		}
+		for _, l := range o.ledger {
+			if err := tx.FinishAdapterRequest(ctx, l.System, l.Key, l.State, l.Result, l.Error, l.At); err != nil {
+				return err
+			}
+		}
 		if err := s.record(ctx, tx, SystemActor, "invocation."+string(to), inv.TaskID, inv.ID, data); err != nil {
 			return err
 		}
@@ -387,6 +431,13 @@ func (s *Service) finish(ctx context.Context, inv Invocation, lease string, to S
 	})
 	if err != nil {
 		s.log.Error("dispatch: record outcome", "invocation", inv.ID, "state", to, "error", err)
+		// The ledger's record stands on its own: whatever became of the
+		// invocation's, the call's outcome is evidence for reconciling it.
+		for _, l := range o.ledger {
+			if err := s.store.FinishAdapterRequest(ctx, l.System, l.Key, l.State, l.Result, l.Error, l.At); err != nil {
+				s.log.Error("dispatch: record the call's outcome in the request ledger", "invocation", inv.ID, "error", err)
+			}
+		}
 	}
 }
 

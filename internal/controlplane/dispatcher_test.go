@@ -146,11 +146,12 @@ func TestDispatcherKeepsClaimingWhileASendIsSlow(t *testing.T) {
 		t.Fatal("the first write never reached the shop")
 	}
 
+	// Proposed through another instance (no dispatcher of its own): the
+	// running dispatcher claims it on that instance's NOTIFY.
 	other := b.task([]string{"update_product_description"}, 10, 5, 1000)
-	raw := fmt.Sprintf(`{"product_id":%q,"description":"Second take"}`, b.product().ID)
-	fast, err := cp.Propose(b.ctx, controlplane.Proposal{TaskID: other.ID, Action: "update_product_description", Args: []byte(raw), Actor: b.assistant})
-	if err != nil || fast.State != controlplane.Approved {
-		t.Fatalf("propose: %v (%s)", err, fast.State)
+	fast := b.propose(other, "update_product_description", map[string]any{"product_id": b.product().ID, "description": "Second take"}, "")
+	if fast.State != controlplane.Approved {
+		t.Fatalf("propose: %s", fast.State)
 	}
 	b.untilState(cp, events, fast.ID, controlplane.Completed)
 	if got := b.get(slow.ID).State; got != controlplane.Dispatching {
@@ -171,8 +172,10 @@ func TestDispatcherKeepsClaimingWhileASendIsSlow(t *testing.T) {
 
 // TestProposalDispatchesWithoutATickOrANotify runs a dispatcher that hears
 // no NOTIFY and ticks hourly: an automatic proposal made through the same
-// control plane is claimed at once, because the proposal wakes its own
-// process's dispatcher after its commit.
+// control plane is sent at once, because its own transaction granted its
+// permit and it leaves on one of the process's workers right after the
+// commit (a direct send); an agent's approval wakes its own process's
+// dispatcher after its commit.
 func TestProposalDispatchesWithoutATickOrANotify(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -190,8 +193,8 @@ func TestProposalDispatchesWithoutATickOrANotify(t *testing.T) {
 	task := b.task([]string{"update_product_description"}, 10, 5, 1000)
 	raw := fmt.Sprintf(`{"product_id":%q,"description":"Now"}`, b.product().ID)
 	inv, err := cp.Propose(b.ctx, controlplane.Proposal{TaskID: task.ID, Action: "update_product_description", Args: []byte(raw), Actor: b.assistant})
-	if err != nil || inv.State != controlplane.Approved {
-		t.Fatalf("propose: %v (%s)", err, inv.State)
+	if err != nil || inv.State != controlplane.Dispatching {
+		t.Fatalf("propose: %v (%s), want dispatching (sent directly)", err, inv.State)
 	}
 	b.untilState(cp, events, inv.ID, controlplane.Completed)
 	if n := len(b.effects(inv.IdempotencyKey)); n != 1 {

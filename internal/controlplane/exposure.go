@@ -17,13 +17,23 @@ import (
 // gets a few tries per write and then hands the case to a person.
 const ProposalsPerWrite = 3
 
-// lockExposure serialises the proposals of one customer on one system
-// (whatever the action: a refusal's block spans actions) and those on one
-// target and action (a target some customers share), in that order, so two
-// concurrent parts of a split cannot both be counted without the other. The
-// order is fixed, so two proposals never wait on each other's lock.
-func lockExposure(ctx context.Context, tx *store.Tx, system, action, customerRef, targetID string) error {
-	if err := tx.AdvisoryLock(ctx, "exposure:customer:"+system+"\x1f"+customerRef); err != nil {
+// lockExposure serialises the proposals of one customer on one system that
+// move money, those of the customer on one target of the system (whatever
+// the action: a refusal's block spans actions), and those on one target and
+// action (a target some customers share), in that order, so two concurrent
+// parts of a split cannot both be counted without the other, and a block
+// is seen by every proposal on its target that commits after it. A
+// proposal that moves no money (money false) counts no exposure and is
+// counted in none, so it takes only the last two: the customer's other
+// writes do not queue behind it. The order is fixed, so two proposals never
+// wait on each other's lock.
+func lockExposure(ctx context.Context, tx *store.Tx, system, action, customerRef, targetID string, money bool) error {
+	if money {
+		if err := tx.AdvisoryLock(ctx, "exposure:customer:"+system+"\x1f"+customerRef); err != nil {
+			return err
+		}
+	}
+	if err := tx.AdvisoryLock(ctx, "block:"+system+"\x1f"+customerRef+"\x1f"+targetID); err != nil {
 		return err
 	}
 	return tx.AdvisoryLock(ctx, "exposure:target:"+system+"\x1f"+action+"\x1f"+targetID)

@@ -189,6 +189,10 @@ func (s *Service) insertProposal(ctx context.Context, p Proposal, task Task, spe
 			ownerName = owner.Name
 		}
 	}
+	var direct *directSend
+	if policy.Stage == StageAutonomous && p.compensates == nil {
+		direct = s.reserveSend()
+	}
 	var out Invocation
 	err = s.store.InTx(ctx, func(tx *store.Tx) error {
 		// Serialise identical proposals, then look again: a twin may have
@@ -199,7 +203,7 @@ func (s *Service) insertProposal(ctx context.Context, p Proposal, task Task, spe
 		if s.hooks.beforeExposureLock != nil {
 			s.hooks.beforeExposureLock()
 		}
-		if err := lockExposure(ctx, tx, policy.System, spec.Name, task.CustomerRef, quote.Target.ID); err != nil {
+		if err := lockExposure(ctx, tx, policy.System, spec.Name, task.CustomerRef, quote.Target.ID, amount != nil); err != nil {
 			return err
 		}
 		locked, err := tx.LockTask(ctx, task.ID)
@@ -272,9 +276,24 @@ func (s *Service) insertProposal(ctx context.Context, p Proposal, task Task, spe
 		if out, err = fromRow(inserted); err != nil {
 			return err
 		}
-		return s.recordProposal(ctx, tx, p, out, policy, ownerName, route, prior, disagrees, why)
+		if err := s.recordProposal(ctx, tx, p, out, policy, ownerName, route, prior, disagrees, why); err != nil {
+			return err
+		}
+		if route.State != Approved {
+			return nil
+		}
+		// Approved by policy: its permit and lease in this transaction,
+		// under the task's lock taken above, and its request leaves
+		// right after the commit.
+		if granted, err := direct.permit(ctx, tx, inserted, locked); err != nil || granted != nil {
+			if granted != nil {
+				out = *granted
+			}
+			return err
+		}
+		return tx.Notify(ctx, store.DispatchChannel, out.ID)
 	})
-	if err == nil && !out.Deduplicated && out.State == Approved {
+	if !direct.done(err) && err == nil && !out.Deduplicated && out.State == Approved {
 		// Committed and approved by policy: this instance's dispatcher
 		// claims it now, without waiting for its NOTIFY to come back.
 		s.kick()
@@ -308,13 +327,7 @@ func (s *Service) recordProposal(ctx context.Context, tx *store.Tx, p Proposal, 
 		actor = Actor{Kind: ActorPolicy, ID: policy.Name(), Name: policy.Name()}
 		routeData["owner_id"], routeData["owner_name"] = *policy.OwnerID, ownerName
 	}
-	if err := s.record(ctx, tx, actor, "invocation."+string(route.State), inv.TaskID, inv.ID, routeData); err != nil {
-		return err
-	}
-	if route.State == Approved {
-		return tx.Notify(ctx, store.DispatchChannel, inv.ID)
-	}
-	return nil
+	return s.record(ctx, tx, actor, "invocation."+string(route.State), inv.TaskID, inv.ID, routeData)
 }
 
 // proposeWithClientKey applies Stripe's rules to a caller's

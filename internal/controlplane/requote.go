@@ -150,7 +150,7 @@ func (s *Service) insertSuccessor(ctx context.Context, tx *store.Tx, old Invocat
 	// closed above, no longer counts).
 	var prior int64
 	if quote.AmountCents != nil {
-		if err := lockExposure(ctx, tx, row.System, row.Action, task.CustomerRef, quote.Target.ID); err != nil {
+		if err := lockExposure(ctx, tx, row.System, row.Action, task.CustomerRef, quote.Target.ID, true); err != nil {
 			return Invocation{}, err
 		}
 		if prior, err = s.priorExposure(ctx, tx, row.System, row.Action, task.CustomerRef, quote.Target.ID, ""); err != nil {

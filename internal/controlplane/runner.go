@@ -19,7 +19,12 @@ import (
 // that claimed something wakes one more before it sends and looks again
 // itself once its send is done, so a burst of approved work is claimed by
 // as many workers as it needs, while one kick costs one empty scan, not
-// one per worker. Several instances may run it at once: each
+// one per worker. Approved work this process can send at once does not
+// wait for a worker's claim at all: the transaction that approves it also
+// grants its permit and lease, and the send leaves right after its commit
+// on a worker reserved for it (directSend); the claims, the interval and
+// the sweeps pick up whatever that left behind. Several instances may run
+// it at once: each
 // invocation is claimed by one (FOR UPDATE SKIP LOCKED) and leaves at most
 // once.
 //
@@ -35,6 +40,8 @@ func (s *Service) RunDispatcher(ctx context.Context, interval time.Duration) {
 	go s.listen(ctx, s.wake)
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	s.slots.open(ctx)
+	defer s.slots.close()
 	for range s.cfg.Workers {
 		wg.Add(1)
 		go func() {
@@ -66,17 +73,24 @@ func (s *Service) dispatchWorker(ctx context.Context) {
 		case <-s.wake:
 		}
 		for {
+			// A permit is asked for only with a worker free to send it at
+			// once; direct sends take workers too.
+			if !s.takeSlot(ctx, s.slots.free) {
+				return
+			}
 			g, err := s.claimOne(ctx)
 			if err != nil && ctx.Err() == nil {
 				s.log.Error("dispatch", "error", err)
 			}
 			if g == nil {
+				<-s.slots.free
 				break
 			}
 			// There may be more: another idle worker looks while this one
 			// sends, and this one looks again once its send is done.
 			s.kick()
 			s.send(ctx, *g)
+			<-s.slots.free
 		}
 		if s.hooks.idle != nil {
 			s.hooks.idle()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"log/slog"
 	"time"
 
@@ -78,6 +79,11 @@ type Store interface {
 	BindClientKey(ctx context.Context, taskID, key string, claimedAt time.Time, invocationID string) error
 	ReleaseClientKey(ctx context.Context, taskID, key string, claimedAt time.Time) error
 
+	// FinishAdapterRequest records a call's outcome in the adapters'
+	// request ledger when the transaction that was to record it with the
+	// invocation's failed.
+	FinishAdapterRequest(ctx context.Context, system, key, state string, result, errJSON json.RawMessage, at time.Time) error
+
 	// UserByID names the people in events and decisions.
 	UserByID(ctx context.Context, id int64) (store.User, error)
 }
@@ -94,6 +100,8 @@ type Service struct {
 	// wake pokes this process's dispatcher (RunDispatcher): a NOTIFY
 	// heard, or work this process approved or finished after its commit.
 	wake chan struct{}
+	// slots are the dispatcher's workers, shared with direct sends.
+	slots *sendSlots
 	// links makes the customer's confirmation link when an invocation is
 	// routed to them (MintLinksWith); nil makes none.
 	links LinkMinter
@@ -125,7 +133,8 @@ func New(st Store, registry *adapter.Registry, cfg Config, now func() time.Time,
 	if cfg.Workers <= 0 {
 		cfg.Workers = DefaultConfig.Workers
 	}
-	return &Service{store: st, registry: registry, cfg: cfg, now: now, log: log, wake: make(chan struct{}, 1)}
+	return &Service{store: st, registry: registry, cfg: cfg, now: now, log: log, wake: make(chan struct{}, 1),
+		slots: newSendSlots(cfg.Workers)}
 }
 
 // kick wakes this process's dispatcher to claim now; called after a commit
