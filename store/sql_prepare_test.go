@@ -53,7 +53,7 @@ var runtimeSQL = map[string]map[string][]string{
 	// LISTEN only parses here: PostgreSQL checks nothing more of it.
 	"listen.go:listenOnce": {"channel": {"countersign_jobs"}},
 	// The task list's filter takes $3 to $5, the cursor and limit follow.
-	"task_list.go:TaskList": {"where": store.TaskListWheres(), "limit": {"$6"}, "rank": {"$6"}, "at": {"$7"}, "id": {"$8"}},
+	"task_list.go:TaskList":     {"where": store.TaskListWheres(), "limit": {"$6"}, "rank": {"$6"}, "at": {"$7"}, "id": {"$8"}},
 	"task_list.go:taskListPage": {"q": wholeStatement},
 	"task_list.go:searchCells":  {"where": {store.TaskSearchWhere()}},
 	"task_list.go:countTasks":   {"where": store.TaskListWheres()},

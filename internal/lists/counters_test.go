@@ -42,7 +42,7 @@ WITH inv AS (
 
 // taskCounters are one task's stored and recounted needs.
 type taskCounters struct {
-	ID                                            string
+	ID                                             string
 	Unverified, Approval, Customer, Handoffs, Rank int32
 }
 
