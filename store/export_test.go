@@ -23,3 +23,19 @@ func QueueWhere(all bool, first int) string {
 	args := make([]any, first-1)
 	return queueWhere(f, &args)
 }
+
+// TaskListWheres are the task list's filters with every condition, their
+// placeholders after taskListMine's $1 and $2 ($3 to $5).
+func TaskListWheres() []string {
+	var out []string
+	for _, need := range []string{"mine", "approval"} {
+		a := sqlArgs{nil, nil}
+		out = append(out, taskListWhere(TaskListFilter{Query: "q", State: "active", Action: "a", Need: need}, &a))
+	}
+	return out
+}
+
+// TaskSearchWhere is the task list's search alone, as $1.
+func TaskSearchWhere() string {
+	return taskListWhere(TaskListFilter{Query: "q"}, &sqlArgs{})
+}

@@ -271,3 +271,30 @@ func attentionHref(a AttentionItem) string {
 	}
 	return "#m-" + a.ID
 }
+
+// GridPath draws the horizontal grid lines, one at each tick, as one path.
+func (c LineChart) GridPath() string {
+	var b strings.Builder
+	for _, t := range c.Ticks {
+		fmt.Fprintf(&b, "M0 %gH%d", t.Y, chartWidth)
+	}
+	return b.String()
+}
+
+// DotsPath draws a dot at each point as a zero-length segment of one path:
+// round caps make it a dot that the stretched plot does not distort.
+func (c LineChart) DotsPath() string {
+	var b strings.Builder
+	for _, p := range c.Points {
+		fmt.Fprintf(&b, "M%g %gh0", p.X, p.Y)
+	}
+	return b.String()
+}
+
+// dayTableURL is a metric's per-day table under the page's filter.
+func dayTableURL(id, query string) string {
+	if query == "" {
+		return "/metrics/table/" + id
+	}
+	return "/metrics/table/" + id + "?" + query
+}

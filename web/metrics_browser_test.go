@@ -104,6 +104,15 @@ func TestBrowserManagerPages(t *testing.T) {
 	if err != nil || spread > 1 {
 		t.Errorf("bar tracks differ by %vpx within a chart (%v)", spread, err)
 	}
+	// A per-day table comes when its details open, by the keyboard too.
+	err = chromedp.Do(ctx,
+		chromedp.Focus(chromedp.CSS(`[data-testid="metric-action_success"] details.day-table summary`)),
+		chromedp.KeyEvent("\r"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="metric-action_success"] [data-testid="trend-table"] tbody tr`)),
+	)
+	if err != nil {
+		t.Fatalf("opening the success table: %v", err)
+	}
 	browsertest.CheckAccessibility(t, ctx, "metrics")
 	browsertest.Screenshot(t, ctx, "countersign-metrics.png")
 

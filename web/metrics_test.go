@@ -90,23 +90,45 @@ type svgDoc struct {
 		Points string `xml:"points,attr"`
 	} `xml:"polyline"`
 	Marks []chartMark `xml:"line"`
+	Paths []chartPath `xml:"path"`
 }
 
-// chartMark is a line of a chart: a grid line, a threshold or a data point.
+// chartMark is a line of a chart: a grid line or a threshold.
 type chartMark struct {
 	Class string  `xml:"class,attr"`
-	X     float64 `xml:"x1,attr"`
 	Y     float64 `xml:"y1,attr"`
 	Value float64 `xml:"data-value,attr"`
-	Day   string  `xml:"data-day,attr"`
 }
 
-// dots are the chart's data points.
-func (d svgDoc) dots() []chartMark {
-	var out []chartMark
-	for _, m := range d.Marks {
-		if m.Class == "dot" {
-			out = append(out, m)
+// chartPath is a path of a chart: the grid or the dots.
+type chartPath struct {
+	Class string `xml:"class,attr"`
+	D     string `xml:"d,attr"`
+}
+
+// chartDot is a data point of a chart, with its day and value from the
+// chart's per-day table.
+type chartDot struct {
+	X, Y  float64
+	Day   string
+	Value float64
+}
+
+// dots are the chart's data points, each a zero-length segment
+// ("Mx yh0") of its dots path.
+func (d svgDoc) dots(t *testing.T) []chartDot {
+	t.Helper()
+	var out []chartDot
+	for _, p := range d.Paths {
+		if p.Class != "dots" {
+			continue
+		}
+		for _, seg := range strings.Split(strings.TrimPrefix(p.D, "M"), "M") {
+			var dot chartDot
+			if _, err := fmt.Sscanf(seg, "%g %gh0", &dot.X, &dot.Y); err != nil {
+				t.Fatalf("dot %q: %v", seg, err)
+			}
+			out = append(out, dot)
 		}
 	}
 	return out
@@ -147,10 +169,25 @@ func TestMetricsChartsAreXMLAndMatchTheData(t *testing.T) {
 		parsed[s.AttrOr("data-testid", "")] = d
 	})
 	success := parsed["chart-action_success"]
-	dots := success.dots()
+	dots := success.dots(t)
 	if len(dots) != 13 {
 		t.Fatalf("success chart has %d points, want one per day (13)", len(dots))
 	}
+	// The chart's days and values are its table's, which comes when opened.
+	link := doc.Find(`[data-testid="metric-action_success"] details.day-table`)
+	c.header.Set("HX-Request", "true")
+	table := c.get(link.AttrOr("hx-get", "")).doc(t)
+	c.header.Del("HX-Request")
+	rows := table.Find(`[data-testid="trend-table"] tbody tr`)
+	if rows.Length() != len(dots) {
+		t.Fatalf("the success table (%s) has %d rows for %d dots", link.AttrOr("hx-get", ""), rows.Length(), len(dots))
+	}
+	rows.Each(func(i int, r *goquery.Selection) {
+		dots[i].Day = r.Find("th").Text()
+		if _, err := fmt.Sscan(r.Find("td").AttrOr("data-value", ""), &dots[i].Value); err != nil {
+			t.Errorf("row %d: %v", i, err)
+		}
+	})
 	if !(success.Floor < success.Top && success.Top <= 1 && success.Floor >= 0) {
 		t.Fatalf("scale %v to %v", success.Floor, success.Top)
 	}
@@ -177,7 +214,7 @@ func TestMetricsChartsAreXMLAndMatchTheData(t *testing.T) {
 		}
 	}
 	bars := doc.Find(`[data-testid="chart-handoff-by-intent"] li`)
-	rows := doc.Find(`[data-testid="handoff-by-intent-table"] tbody tr`)
+	rows = doc.Find(`[data-testid="handoff-by-intent-table"] tbody tr`)
 	if bars.Length() == 0 || bars.Length() != rows.Length() {
 		t.Fatalf("%d bars, %d table rows", bars.Length(), rows.Length())
 	}

@@ -67,6 +67,13 @@ func (r *runner) pages(ctx context.Context) error {
 	ratio := float64(metricsLarge) / float64(metricsSmall)
 	r.add(Figure{Name: "metrics_large_p50_ms", Value: ms(metricsLarge), Unit: "ms", Baseline: "metrics_small_p50_ms", Base: ms(metricsSmall),
 		Target: "≤ 1.5×", Met: met(ratio <= 1.5), Note: fmt.Sprintf("GET /metrics (last 28 days) at %d invocations, one connection", total)})
+	status, html, err := manager.Get(ctx, r.base, "/metrics")
+	if err != nil || status != http.StatusOK {
+		return fmt.Errorf("bench: the metrics page (%d, %v)", status, err)
+	}
+	kb := float64(len(html)) / 1000
+	r.add(Figure{Name: "metrics_html_kb", Value: kb, Unit: "kB", Target: "≤ 30 kB", Met: met(kb <= 30),
+		Note: "GET /metrics (last 28 days) as the manager gets it, before any table is opened; HTML uncompressed"})
 
 	// The queue must show the seeded work before it is timed.
 	status, page, err := agent.Get(ctx, r.base, "/queue")

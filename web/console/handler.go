@@ -66,6 +66,7 @@ func (h *Handler) Routes() []kit.Route {
 		// The manager's pages: action-outcome metrics and policies.
 		get("/metrics", h.handleMetrics, managers),
 		get("/metrics/:file", h.handleMetricsCSV, managers),
+		get("/metrics/table/:id", h.handleMetricsTable, managers),
 		get("/policies", h.handlePolicies, managers),
 		get("/policies/:system/:action", h.handlePolicyForm, managers),
 		post("/policies/:system/:action", h.handlePolicyChange, managers),

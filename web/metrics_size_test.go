@@ -1,0 +1,75 @@
+package web_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"countersign/internal/accounts"
+)
+
+// metricsPageBudget bounds the metrics page's HTML before any table is
+// opened, on 28 days of history. The issue's target is 30 kB; the page is
+// at about 48 kB (docs/metrics.md says where the rest goes), and this
+// bound keeps it from growing back.
+const metricsPageBudget = 50_000
+
+// TestMetricsPageIsSmallUntilATableOpens: on a period full of history the
+// metrics page carries no per-day table, only a way to open each; opening
+// one fetches it (the table alone for htmx, a page of its own without
+// JavaScript), one row per day the chart plots.
+func TestMetricsPageIsSmallUntilATableOpens(t *testing.T) {
+	t.Parallel()
+	b := setup(t, bundleOpts{shop: true})
+	loadHistory(t, b, 3000, 700)
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Manager])
+	res := c.get("/metrics")
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("/metrics: %d", res.StatusCode)
+	}
+	if len(res.body) > metricsPageBudget {
+		t.Errorf("/metrics is %d bytes of HTML, want at most %d", len(res.body), metricsPageBudget)
+	}
+	doc := res.doc(t)
+	if n := doc.Find(`[data-testid="trend-table"]`).Length(); n != 0 {
+		t.Errorf("the page carries %d per-day tables before any is opened", n)
+	}
+	card := doc.Find(`[data-testid="metric-action_success"]`)
+	opener := card.Find(`details.day-table`)
+	url := opener.AttrOr("hx-get", "")
+	if link := opener.Find("a").AttrOr("href", ""); url == "" || link != url || !strings.HasPrefix(url, "/metrics/table/action_success?") {
+		t.Fatalf("the success card's table opens from %q, its link goes to %q", url, link)
+	}
+	dots := strings.Count(card.Find(`path.dots`).AttrOr("d", ""), "M")
+
+	c.header.Set("HX-Request", "true")
+	frag := c.get(url)
+	c.header.Del("HX-Request")
+	if frag.StatusCode != http.StatusOK || strings.Contains(frag.body, "<html") {
+		t.Fatalf("the table fragment: %d, a whole page: %v", frag.StatusCode, strings.Contains(frag.body, "<html"))
+	}
+	if n := frag.doc(t).Find(`[data-testid="trend-table"] tbody tr`).Length(); n == 0 || n != dots {
+		t.Errorf("the fragment's table has %d rows, the chart %d dots", n, dots)
+	}
+
+	page := c.get(url)
+	pd := page.doc(t)
+	if page.StatusCode != http.StatusOK || pd.Find("h1").Text() != "Action success rate per day" {
+		t.Fatalf("the table's own page: %d, heading %q", page.StatusCode, pd.Find("h1").Text())
+	}
+	if n := pd.Find(`[data-testid="trend-table"] tbody tr`).Length(); n != dots {
+		t.Errorf("the table's page has %d rows, the chart %d dots", n, dots)
+	}
+	if back := pd.Find(`a[href^="/metrics?"]`).AttrOr("href", ""); !strings.Contains(back, "#m-action_success") {
+		t.Errorf("the table's page leads back to %q", back)
+	}
+	if res := c.get("/metrics/table/no_such_metric"); res.StatusCode != http.StatusNotFound {
+		t.Errorf("an unknown metric's table: %d, want 404", res.StatusCode)
+	}
+	agent := b.client(t)
+	agent.mustSignIn(b.users[accounts.Agent])
+	if res := agent.get(url); res.StatusCode != http.StatusForbidden {
+		t.Errorf("an agent opening a metrics table: %d, want 403", res.StatusCode)
+	}
+}
