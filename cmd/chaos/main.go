@@ -39,6 +39,7 @@ func run() error {
 	history := flag.String("history", ".", "folder for the JSON history of failing rounds")
 	faults := flag.String("faults", "", "comma-separated fault kinds to draw from (default: every kind): "+strings.Join(chaos.FaultKinds, ","))
 	replication := flag.String("replication", "", "run PostgreSQL with a streaming standby, sync or async, and draw pg_failover faults; empty: one server")
+	pooler := flag.Bool("pooler", false, "run the consoles behind PgBouncer in transaction pooling mode")
 	keep := flag.Bool("keep-history", false, "write every round's history, not only failing ones")
 	noShrink := flag.Bool("no-shrink", false, "do not retry a failing round with halves of its faults")
 	flag.Parse()
@@ -67,7 +68,7 @@ func run() error {
 		}
 	}
 	res, err := chaos.Run(ctx, chaos.Config{Seed: *seed, Rounds: *rounds, Duration: *duration, RoundLength: *roundLength,
-		Instances: *instances, Assistants: *assistants, Bin: *bin, Shrink: !*noShrink, HistoryDir: *history, KeepHistory: *keep, Faults: kinds, Replication: *replication, Out: os.Stdout})
+		Instances: *instances, Assistants: *assistants, Bin: *bin, Shrink: !*noShrink, HistoryDir: *history, KeepHistory: *keep, Faults: kinds, Replication: *replication, Pooler: *pooler, Out: os.Stdout})
 	if err != nil {
 		return err
 	}

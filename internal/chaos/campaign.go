@@ -48,6 +48,9 @@ type Config struct {
 	// "async" (ReplicationSync, ReplicationAsync), which pg_failover
 	// promotes; empty means one server.
 	Replication string
+	// Pooler runs the consoles behind PgBouncer in transaction pooling
+	// mode (DATABASE_URL through it, DATABASE_DIRECT_URL beside it).
+	Pooler bool
 	// KeepHistory writes every round's history, failing or not.
 	KeepHistory bool
 	// Out receives the progress lines and the table.
@@ -106,12 +109,17 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		cfg.Out = io.Discard
 	}
 	res := Result{Seed: cfg.Seed}
-	fmt.Fprintf(cfg.Out, "chaos: seed %d, %d console instances, rounds of %s, budget %s, replication %q\n", cfg.Seed, cfg.Instances, cfg.RoundLength, cfg.Duration, cfg.Replication)
+	fmt.Fprintf(cfg.Out, "chaos: seed %d, %d console instances, rounds of %s, budget %s, replication %q, pooler %v\n", cfg.Seed, cfg.Instances, cfg.RoundLength, cfg.Duration, cfg.Replication, cfg.Pooler)
 	env, err := StartReplicatedEnv(ctx, slog.New(slog.DiscardHandler), cfg.Replication)
 	if err != nil {
 		return res, err
 	}
 	defer env.Close()
+	if cfg.Pooler {
+		if err := env.StartPooler(ctx); err != nil {
+			return res, err
+		}
+	}
 	deadline := time.Now().Add(cfg.Duration)
 	master := rand.New(rand.NewPCG(cfg.Seed, 0))
 	for i := 1; cfg.Rounds == 0 || i <= cfg.Rounds; i++ {

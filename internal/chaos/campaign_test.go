@@ -115,3 +115,33 @@ func TestAsyncFailoverCampaignFindsLostCommits(t *testing.T) {
 	}
 	t.Logf("asynchronous replication: %d findings of lost work after %d failovers", lost, r.Counts.Faults[FaultPGFailover])
 }
+
+// TestShortCampaignBehindPgBouncer is a round with the consoles behind
+// PgBouncer in transaction pooling mode, while PostgreSQL restarts and
+// crashes under it and consoles are killed: the invariants hold as they do
+// on direct connections.
+func TestShortCampaignBehindPgBouncer(t *testing.T) {
+	t.Parallel()
+	bin, err := BuildConsole(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	res, err := Run(context.Background(), Config{Seed: 31, Rounds: 1, Duration: 4 * time.Minute, RoundLength: 40 * time.Second,
+		Instances: 2, Assistants: 2, Bin: bin, HistoryDir: t.TempDir(), Out: &out, Pooler: true,
+		Faults: []string{FaultPGRestart, FaultPGCrash, FaultConsoleKill, FaultShopDrop, FaultTaskPause}})
+	t.Log("\n" + out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rounds) != 1 || res.Rounds[0].Error != "" {
+		t.Fatalf("the round did not run: %+v", res.Rounds)
+	}
+	r := res.Rounds[0]
+	for _, f := range r.Findings {
+		t.Errorf("%s: task %s invocation %s: %s", f.Rule, f.Task, f.Invocation, f.Detail)
+	}
+	if r.Counts.Faults[FaultPGRestart]+r.Counts.Faults[FaultPGCrash] == 0 || r.Counts.Completed == 0 {
+		t.Errorf("the round exercised too little: %+v", r.Counts)
+	}
+}

@@ -38,6 +38,9 @@ type Env struct {
 	replication string
 	standby     *pgcluster.Cluster
 	standbyDir  string
+	// bouncer, when started, is PgBouncer in transaction mode in front of
+	// proxy: the consoles' DATABASE_URL, with the proxy their direct one.
+	bouncer *pgcluster.Bouncer
 	// wan carries an asynchronous standby's stream from the primary with
 	// a delay (replicationLag), as a standby in another region lags.
 	wan        *proxy
@@ -147,10 +150,35 @@ func (e *Env) Failover(ctx context.Context) error {
 	return e.newStandby(context.WithoutCancel(ctx))
 }
 
+// StartPooler puts PgBouncer in transaction pooling mode in front of the
+// proxy; from then on PooledURL names the consoles' DATABASE_URL. The
+// bouncer's connect_query sets the idle-in-transaction timeout the console
+// cannot send through it.
+func (e *Env) StartPooler(ctx context.Context) error {
+	b, err := pgcluster.StartBouncer(ctx, pgcluster.BouncerConfig{Dir: e.root + "/pgbouncer", Server: e.URL("postgres"),
+		PoolSize: 40, ConnectQuery: fmt.Sprintf("SET idle_in_transaction_session_timeout = %d", idleInTx.Milliseconds())})
+	if err != nil {
+		return err
+	}
+	e.bouncer = b
+	return nil
+}
+
+// PooledURL is database name's URL through the bouncer, or "" without one.
+func (e *Env) PooledURL(name string) string {
+	if e.bouncer == nil {
+		return ""
+	}
+	return e.bouncer.URL(name)
+}
+
 // Close stops the proxy and the cluster and removes its files.
 func (e *Env) Close() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.bouncer != nil {
+		e.bouncer.Stop()
+	}
 	if e.proxy != nil {
 		e.proxy.close()
 	}

@@ -101,11 +101,18 @@ func newWorldWith(ctx context.Context, env *Env, bin string, instances int, extr
 	}
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
+	dbURL, direct := consoleURL, []string(nil)
+	if pooled := env.PooledURL(w.dbName); pooled != "" {
+		// Behind the pooler: the consoles' statements go through PgBouncer,
+		// their LISTEN and migration lock straight to the proxy.
+		dbURL, direct = pooled, []string{"DATABASE_DIRECT_URL=" + consoleURL}
+	}
 	for i := range instances {
-		c, err := newConsole(i+1, bin, consoleURL, w.shopURL, w.shop.Token(), hex.EncodeToString(key))
+		c, err := newConsole(i+1, bin, dbURL, w.shopURL, w.shop.Token(), hex.EncodeToString(key))
 		if err != nil {
 			return w, err
 		}
+		c.env = append(c.env, direct...)
 		c.env = append(c.env, extraEnv...)
 		w.consoles = append(w.consoles, c)
 		if err := c.start(); err != nil {
