@@ -7,6 +7,11 @@
 -- awaiting the customer, the hand-offs nobody took, and the list's rank
 -- (0 a result to check, 1 something else needs a person, 2 active,
 -- 3 ended), which the list orders by with updated_at and id.
+--
+-- A console still running the old code during the migration must not
+-- change a request or a hand-off between the backfill below and the
+-- triggers that keep it: those tables are held until this commits.
+LOCK TABLE tasks, invocations, conversation_events, handoff_assignments IN SHARE ROW EXCLUSIVE MODE;
 ALTER TABLE tasks
     ADD COLUMN unverified_count        integer NOT NULL DEFAULT 0,
     ADD COLUMN awaiting_approval_count integer NOT NULL DEFAULT 0,
@@ -80,14 +85,12 @@ $$;
 -- +goose StatementEnd
 
 -- task_list_add adds n to the cells of a task as it is (state and flags)
--- for '' and each of its actions (or only the action given). The shards
--- are locked in order first, so two transactions never wait for each
--- other's cells crosswise.
+-- for '' and each of its actions (or only the action given). The cells are
+-- written in key order, so two transactions updating the same cells lock
+-- them in the same order; only writers of one cell wait for each other.
 -- +goose StatementBegin
 CREATE FUNCTION task_list_add(deltas jsonb) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM pg_advisory_xact_lock(2202201, s)
-    FROM (SELECT DISTINCT (d->>'shard')::int AS s FROM jsonb_array_elements(deltas) d ORDER BY 1) x;
     INSERT INTO task_list_cells AS c (shard, action, state, unverified, approval, handoff, tasks)
     SELECT (d->>'shard')::smallint, d->>'action', d->>'state', (d->>'unverified')::boolean, (d->>'approval')::boolean,
         (d->>'handoff')::boolean, sum((d->>'n')::bigint)
