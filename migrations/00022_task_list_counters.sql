@@ -70,14 +70,19 @@ CREATE FUNCTION task_list_refresh(ids text[]) RETURNS void LANGUAGE sql AS $$
     UPDATE tasks t SET unverified_count = c.unverified, awaiting_approval_count = c.approval,
         awaiting_customer_count = c.customer, handoffs_waiting = c.handoffs
     FROM (
-        SELECT x.id,
-            (SELECT count(*) FROM invocations i WHERE i.task_id = x.id AND i.state = 'unverified') AS unverified,
-            (SELECT count(*) FROM invocations i WHERE i.task_id = x.id AND i.state = 'awaiting_approval') AS approval,
-            (SELECT count(*) FROM invocations i WHERE i.task_id = x.id AND i.state = 'awaiting_confirmation') AS customer,
+        SELECT x.id, r.unverified, r.approval, r.customer,
             (SELECT count(DISTINCT (e.conversation_id, e.intent, e.data::text)) FROM conversation_events e
              WHERE e.task_id = x.id AND e.mode = 'handed_off'
                AND NOT EXISTS (SELECT 1 FROM handoff_assignments h WHERE h.conversation_event_id = e.id)) AS handoffs
         FROM (SELECT DISTINCT unnest(ids) AS id) x
+        -- One pass over the task's requests for the three counts.
+        CROSS JOIN LATERAL (
+            SELECT count(*) FILTER (WHERE i.state = 'unverified') AS unverified,
+                count(*) FILTER (WHERE i.state = 'awaiting_approval') AS approval,
+                count(*) FILTER (WHERE i.state = 'awaiting_confirmation') AS customer
+            FROM invocations i WHERE i.task_id = x.id
+                AND i.state IN ('unverified', 'awaiting_approval', 'awaiting_confirmation')
+        ) r
     ) c
     WHERE t.id = c.id AND (t.unverified_count, t.awaiting_approval_count, t.awaiting_customer_count, t.handoffs_waiting)
         IS DISTINCT FROM (c.unverified::int, c.approval::int, c.customer::int, c.handoffs::int)
