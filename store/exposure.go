@@ -46,17 +46,18 @@ func (t *Tx) Exposure(ctx context.Context, q ExposureQuery) (Exposure, error) {
 	return e, nil
 }
 
-// ProposalLoad counts the proposals a task has made: all of them, and
-// those created at or after since. A re-quote's successor is the same
+// RecentProposals counts the proposals a task has made at or after since
+// (its total is Task.ProposalsMade). A re-quote's successor is the same
 // proposal shown again and is not counted.
-func (t *Tx) ProposalLoad(ctx context.Context, taskID string, since time.Time) (total, recent int, err error) {
-	err = t.tx.QueryRow(ctx, `
-		SELECT count(*), count(*) FILTER (WHERE created_at >= $2)
-		FROM invocations WHERE task_id = $1 AND supersedes_id IS NULL`, taskID, since).Scan(&total, &recent)
+func (t *Tx) RecentProposals(ctx context.Context, taskID string, since time.Time) (int, error) {
+	var n int
+	err := t.tx.QueryRow(ctx, `
+		SELECT count(*) FROM invocations WHERE task_id = $1 AND created_at >= $2 AND supersedes_id IS NULL`,
+		taskID, since).Scan(&n)
 	if err != nil {
-		return 0, 0, fmt.Errorf("store.ProposalLoad(%s): %w", taskID, err)
+		return 0, fmt.Errorf("store.RecentProposals(%s): %w", taskID, err)
 	}
-	return total, recent, nil
+	return n, nil
 }
 
 // Deciders says who authorised an invocation's arguments (argsHash, hex):

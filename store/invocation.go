@@ -64,9 +64,13 @@ const invocationColumns = `id, task_id, conversation_id, system, action, target_
 	decision_reason, compensates_id, supersedes_id, exposure_cents, created_at, updated_at`
 
 // InsertInvocation writes a new journal row. It carries its task's
-// customer (customer_ref), which exposure sums by.
+// customer (customer_ref), which exposure sums by, and counts a proposal
+// (not a re-quote's successor) in its task's proposals_made.
 func (t *Tx) InsertInvocation(ctx context.Context, in Invocation) (Invocation, error) {
 	rows, _ := t.tx.Query(ctx, `
+		WITH counted AS (
+			UPDATE tasks SET proposals_made = proposals_made + 1 WHERE id = $2 AND $27::text IS NULL
+		)
 		INSERT INTO invocations (id, task_id, conversation_id, system, action, target_kind, target_id, target_display,
 			target_version, state, proposed_args, approved_args, args_hash, approved_args_hash, quote, summary,
 			summary_disagrees, idempotency_key, client_key, amount_cents, policy_stage, policy_version, route_reason,
@@ -329,10 +333,12 @@ func (s *Store) ExpiredLeases(ctx context.Context, now time.Time, limit int) ([]
 }
 
 // PastDeadline lists invocations awaiting a decision after their deadline.
+// The sweep runs once an interval and is planned at each run (exec mode):
+// a plan cached while the table was nearly empty scanned all of it later.
 func (s *Store) PastDeadline(ctx context.Context, now time.Time, limit int) ([]Invocation, error) {
 	rows, _ := s.pool.Query(ctx, `SELECT `+invocationColumns+` FROM invocations
 		WHERE state IN ('awaiting_confirmation', 'awaiting_approval') AND deadline_at < $1
-		ORDER BY deadline_at LIMIT $2`, now, limit)
+		ORDER BY deadline_at LIMIT $2`, pgx.QueryExecModeExec, now, limit)
 	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[Invocation])
 	if err != nil {
 		return nil, fmt.Errorf("store.PastDeadline: %w", err)

@@ -47,7 +47,16 @@ func (t *Tx) BlockTarget(ctx context.Context, b TargetBlock) error {
 // ActiveBlock returns the block in force on a customer's target, whichever
 // task it was made in.
 func (t *Tx) ActiveBlock(ctx context.Context, customerRef, system, targetID string) (TargetBlock, error) {
-	rows, _ := t.tx.Query(ctx, `SELECT `+targetBlockColumns+`
+	return activeBlock(ctx, t.tx, customerRef, system, targetID)
+}
+
+// ActiveBlock is Tx.ActiveBlock in a statement of its own.
+func (s *Store) ActiveBlock(ctx context.Context, customerRef, system, targetID string) (TargetBlock, error) {
+	return activeBlock(ctx, s.pool, customerRef, system, targetID)
+}
+
+func activeBlock(ctx context.Context, db dbtx, customerRef, system, targetID string) (TargetBlock, error) {
+	rows, _ := db.Query(ctx, `SELECT `+targetBlockColumns+`
 		FROM target_blocks WHERE customer_ref = $1 AND system = $2 AND target_id = $3 AND lifted_at IS NULL`,
 		customerRef, system, targetID)
 	b, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[TargetBlock])

@@ -10,21 +10,24 @@ import (
 
 // Task is a row of tasks.
 type Task struct {
-	ID             string    `db:"id"`
-	AssistantID    *string   `db:"assistant_id"`
-	CustomerRef    string    `db:"customer_ref"`
-	ConversationID string    `db:"conversation_id"`
-	Systems        []string  `db:"systems"`
-	AllowedActions []string  `db:"allowed_actions"`
-	WriteBudget    int32     `db:"write_budget"`
-	WritesUsed     int32     `db:"writes_used"`
-	InflightLimit  int32     `db:"inflight_limit"`
-	RatePerMinute  int32     `db:"rate_per_minute"`
-	ExpiresAt      time.Time `db:"expires_at"`
-	State          string    `db:"state"`
-	Version        int32     `db:"version"`
-	CreatedAt      time.Time `db:"created_at"`
-	UpdatedAt      time.Time `db:"updated_at"`
+	ID             string   `db:"id"`
+	AssistantID    *string  `db:"assistant_id"`
+	CustomerRef    string   `db:"customer_ref"`
+	ConversationID string   `db:"conversation_id"`
+	Systems        []string `db:"systems"`
+	AllowedActions []string `db:"allowed_actions"`
+	WriteBudget    int32    `db:"write_budget"`
+	WritesUsed     int32    `db:"writes_used"`
+	// ProposalsMade counts the task's proposals (not a re-quote's
+	// successor), kept by InsertInvocation.
+	ProposalsMade int32     `db:"proposals_made"`
+	InflightLimit int32     `db:"inflight_limit"`
+	RatePerMinute int32     `db:"rate_per_minute"`
+	ExpiresAt     time.Time `db:"expires_at"`
+	State         string    `db:"state"`
+	Version       int32     `db:"version"`
+	CreatedAt     time.Time `db:"created_at"`
+	UpdatedAt     time.Time `db:"updated_at"`
 	// PausedByKind and PausedByID say who paused a paused task (an actor
 	// kind of the events table and its id); nil otherwise.
 	PausedByKind *string `db:"paused_by_kind"`
@@ -33,7 +36,7 @@ type Task struct {
 
 const taskColumns = `id, assistant_id, customer_ref, conversation_id, systems, allowed_actions, write_budget,
 	writes_used, inflight_limit, rate_per_minute, expires_at, state, version, created_at, updated_at,
-	paused_by_kind, paused_by_id`
+	paused_by_kind, paused_by_id, proposals_made`
 
 // InsertTask creates a task.
 func (t *Tx) InsertTask(ctx context.Context, task Task) (Task, error) {
@@ -111,8 +114,8 @@ func (t *Tx) UseWrite(ctx context.Context, id string, at time.Time) error {
 // permits granted since a time.
 func (t *Tx) TaskLoad(ctx context.Context, id string, since time.Time) (inflight, permitsSince int, err error) {
 	err = t.tx.QueryRow(ctx, `
-		SELECT count(*) FILTER (WHERE state = 'dispatching'), count(*) FILTER (WHERE permit_at >= $2)
-		FROM invocations WHERE task_id = $1 AND (state = 'dispatching' OR permit_at >= $2)`, id, since).
+		SELECT (SELECT count(*) FROM invocations WHERE task_id = $1 AND state = 'dispatching'),
+			(SELECT count(*) FROM invocations WHERE task_id = $1 AND permit_at >= $2 AND permit_at IS NOT NULL)`, id, since).
 		Scan(&inflight, &permitsSince)
 	if err != nil {
 		return 0, 0, fmt.Errorf("store.TaskLoad(%s): %w", id, err)

@@ -104,3 +104,13 @@ func (t *Tx) AdvisoryLock(ctx context.Context, key string) error {
 	}
 	return nil
 }
+
+// AdvisoryLocks takes transaction-scoped advisory locks on keys, in the
+// order given, in one statement (a function scan yields an array's
+// elements in order, and each lock is taken as its row is produced).
+func (t *Tx) AdvisoryLocks(ctx context.Context, keys ...string) error {
+	if _, err := t.tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest($1::text[]) AS k", keys); err != nil {
+		return fmt.Errorf("store: advisory locks: %w", err)
+	}
+	return nil
+}

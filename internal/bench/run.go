@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,6 +43,12 @@ type Config struct {
 	// Keep leaves the console, the shop and the databases up after the
 	// figures until ctx ends, to inspect them (e.g. EXPLAIN in psql).
 	Keep bool
+	// Only, when not empty, names the steps to run (pgbench, echo, writes,
+	// wide, confirm, pages); the console always starts. For profiling one
+	// step: figures of the others are missing from the report.
+	Only []string
+	// DebugAddr, when set, is the console's -debug-addr (Go's profiler).
+	DebugAddr string
 
 	PgbenchScale    int           // pgbench -i -s
 	PgbenchDuration time.Duration // pgbench -T
@@ -160,19 +167,22 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer r.env.Close()
 
 	steps := []struct {
-		name string
-		fn   func(context.Context) error
+		key, name string
+		fn        func(context.Context) error
 	}{
-		{"pgbench", r.pgbench},
-		{"bare Echo handler", r.echo},
-		{"console", r.startConsole},
-		{"automatic writes", r.writes},
-		{"automatic writes, wide", r.writesWide},
-		{"confirmation to send", r.confirmToSend},
-		{"metrics page and queue over the seeded history", r.pages},
-		{"peak RSS", r.peakRSS},
+		{"pgbench", "pgbench", r.pgbench},
+		{"echo", "bare Echo handler", r.echo},
+		{"", "console", r.startConsole},
+		{"writes", "automatic writes", r.writes},
+		{"wide", "automatic writes, wide", r.writesWide},
+		{"confirm", "confirmation to send", r.confirmToSend},
+		{"pages", "metrics page and queue over the seeded history", r.pages},
+		{"", "peak RSS", r.peakRSS},
 	}
 	for _, s := range steps {
+		if s.key != "" && len(cfg.Only) > 0 && !slices.Contains(cfg.Only, s.key) {
+			continue
+		}
 		if err := s.fn(ctx); err != nil {
 			if r.world != nil {
 				r.world.Close()
@@ -245,7 +255,7 @@ func (r *runner) startConsole(ctx context.Context) error {
 	r.log("starting the demo shop and a console process (%s)", r.cfg.Bin)
 	w, err := chaos.NewWorld(ctx, r.env, r.cfg.Bin, chaos.WorldOptions{Instances: 1,
 		Env: []string{"ADAPTER_TIMEOUT=15s", "DISPATCH_LEASE_MARGIN=15s", "DISPATCH_INTERVAL=1s", "LOG_FORMAT=json",
-			"API_RATE_PER_MINUTE=100000", "METRICS_REFRESH=1h"},
+			"API_RATE_PER_MINUTE=100000", "METRICS_REFRESH=1h", "DEBUG_ADDR=" + r.cfg.DebugAddr},
 		WrapShop: r.noteArrivals})
 	if err != nil {
 		return err

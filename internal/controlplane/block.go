@@ -92,6 +92,13 @@ func (s *Service) CustomerBlocks(ctx context.Context, customerRef string) ([]Blo
 // the action, arguments or task: another reason code, amount or a new task
 // is the same second try.
 func (s *Service) checkBlock(ctx context.Context, task Task, system, action string, target adapter.Target, actor Actor) error {
+	// Most proposals meet no block: one read, no transaction. (The
+	// proposal's own transaction looks again under its locks.)
+	if _, err := s.store.ActiveBlock(ctx, task.CustomerRef, system, target.ID); errors.Is(err, store.ErrNotFound) {
+		return nil
+	} else if err != nil {
+		return err
+	}
 	var blocked *adapter.Error
 	err := s.store.InTx(ctx, func(tx *store.Tx) error {
 		b, err := tx.ActiveBlock(ctx, task.CustomerRef, system, target.ID)

@@ -28,11 +28,28 @@ type commitCounter struct {
 	commits int
 	// statements counts every statement, a round trip each.
 	statements int
+	// capture, while set, keeps every statement with its arguments.
+	capture  bool
+	captured []capturedStatement
 }
+
+// capturedStatement is one statement a traced pool ran, with its
+// arguments.
+type capturedStatement struct {
+	sql  string
+	args []any
+}
+
+type argsKey struct{}
 
 type sqlKey struct{}
 
 func (c *commitCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	c.mu.Lock()
+	if c.capture {
+		c.captured = append(c.captured, capturedStatement{sql: d.SQL, args: d.Args})
+	}
+	c.mu.Unlock()
 	return context.WithValue(ctx, sqlKey{}, strings.ToLower(strings.TrimSpace(d.SQL)))
 }
 
@@ -93,8 +110,14 @@ func (c *commitCounter) roundTrips() int {
 // passes through the returned counter.
 func tracedSetup(t *testing.T) (*testBundle, *commitCounter) {
 	t.Helper()
+	b, rec, _ := tracedSetupOn(t, dbtest.New(t))
+	return b, rec
+}
+
+// tracedSetupOn is tracedSetup over base's database; it returns base too.
+func tracedSetupOn(t *testing.T, base *pgxpool.Pool) (*testBundle, *commitCounter, *pgxpool.Pool) {
+	t.Helper()
 	rec := &commitCounter{wrote: map[*pgx.Conn]bool{}}
-	base := dbtest.New(t)
 	cfg := base.Config().Copy()
 	cfg.ConnConfig.Tracer = rec
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
@@ -102,7 +125,7 @@ func tracedSetup(t *testing.T) (*testBundle, *commitCounter) {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	return setupOn(t, pool), rec
+	return setupOn(t, pool), rec, base
 }
 
 // chain counts the durable commits of one write: those from the start of

@@ -28,15 +28,17 @@ const ProposalsPerWrite = 3
 // writes do not queue behind it. The order is fixed, so two proposals never
 // wait on each other's lock.
 func lockExposure(ctx context.Context, tx *store.Tx, system, action, customerRef, targetID string, money bool) error {
+	return tx.AdvisoryLocks(ctx, exposureLocks(system, action, customerRef, targetID, money)...)
+}
+
+// exposureLocks are the keys lockExposure takes, in the order it takes
+// them.
+func exposureLocks(system, action, customerRef, targetID string, money bool) []string {
+	var keys []string
 	if money {
-		if err := tx.AdvisoryLock(ctx, "exposure:customer:"+system+"\x1f"+customerRef); err != nil {
-			return err
-		}
+		keys = append(keys, "exposure:customer:"+system+"\x1f"+customerRef)
 	}
-	if err := tx.AdvisoryLock(ctx, "block:"+system+"\x1f"+customerRef+"\x1f"+targetID); err != nil {
-		return err
-	}
-	return tx.AdvisoryLock(ctx, "exposure:target:"+system+"\x1f"+action+"\x1f"+targetID)
+	return append(keys, "block:"+system+"\x1f"+customerRef+"\x1f"+targetID, "exposure:target:"+system+"\x1f"+action+"\x1f"+targetID)
 }
 
 // priorExposure is the money already moved or pending on the same action of
@@ -156,11 +158,11 @@ func decided(ctx context.Context, tx *store.Tx, row store.Invocation) (decider, 
 // expire.
 func (s *Service) proposalAllowed(ctx context.Context, tx *store.Tx, task store.Task) error {
 	now := s.now()
-	total, recent, err := tx.ProposalLoad(ctx, task.ID, now.Add(-time.Minute))
+	recent, err := tx.RecentProposals(ctx, task.ID, now.Add(-time.Minute))
 	if err != nil {
 		return err
 	}
-	if budget := ProposalsPerWrite * int(task.WriteBudget); total >= budget {
+	if budget := ProposalsPerWrite * int(task.WriteBudget); int(task.ProposalsMade) >= budget {
 		return &apperr.Error{Kind: apperr.LimitReached, Code: "proposal_budget_spent",
 			Message: fmt.Sprintf("This task has made all the %d proposals it may (%d for each write of its budget).", budget, ProposalsPerWrite),
 			Hint:    "Do not open another request; hand the case to a person."}

@@ -197,13 +197,13 @@ func (s *Service) insertProposal(ctx context.Context, p Proposal, task Task, spe
 	err = s.store.InTx(ctx, func(tx *store.Tx) error {
 		// Serialise identical proposals, then look again: a twin may have
 		// committed while this one was being dry-run.
-		if err := tx.AdvisoryLock(ctx, fmt.Sprintf("propose:%s:%s:%s:%x", task.ConversationID, policy.System, spec.Name, hash)); err != nil {
-			return err
-		}
 		if s.hooks.beforeExposureLock != nil {
 			s.hooks.beforeExposureLock()
 		}
-		if err := lockExposure(ctx, tx, policy.System, spec.Name, task.CustomerRef, quote.Target.ID, amount != nil); err != nil {
+		// The twins' lock first, then the exposure's, in one statement.
+		locks := append([]string{fmt.Sprintf("propose:%s:%s:%s:%x", task.ConversationID, policy.System, spec.Name, hash)},
+			exposureLocks(policy.System, spec.Name, task.CustomerRef, quote.Target.ID, amount != nil)...)
+		if err := tx.AdvisoryLocks(ctx, locks...); err != nil {
 			return err
 		}
 		locked, err := tx.LockTask(ctx, task.ID)
