@@ -67,7 +67,7 @@ const (
 
 // NewWorld sets up a World in env with the console binary bin.
 func NewWorld(ctx context.Context, env *Env, bin string, opt WorldOptions) (*World, error) {
-	w, err := newWorldWith(ctx, env, bin, max(1, opt.Instances), opt.Env, opt.WrapShop)
+	w, err := newWorldWith(ctx, env, bin, max(1, opt.Instances), worldOptions{extraEnv: opt.Env, wrapShop: opt.WrapShop})
 	if err != nil {
 		return nil, err
 	}
