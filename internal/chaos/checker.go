@@ -55,12 +55,12 @@ type Counts struct {
 	// originals reversed, outcome events and what the receiver saw of them
 	// (requests repeated under their delivery id, events still pending
 	// under a lease when the round ended), effects in the warehouse.
-	Refunds       int `json:"refunds,omitempty"`
-	Reversed      int `json:"reversed,omitempty"`
-	HookEvents    int `json:"webhook_events,omitempty"`
-	HookRepeated  int `json:"webhook_repeated,omitempty"`
-	HookLate      int `json:"webhook_late,omitempty"`
-	DescribedFx   int `json:"warehouse_effects,omitempty"`
+	Refunds      int `json:"refunds,omitempty"`
+	Reversed     int `json:"reversed,omitempty"`
+	HookEvents   int `json:"webhook_events,omitempty"`
+	HookRepeated int `json:"webhook_repeated,omitempty"`
+	HookLate     int `json:"webhook_late,omitempty"`
+	DescribedFx  int `json:"warehouse_effects,omitempty"`
 	// Notes are what the checker saw that breaks no invariant but a person
 	// would look at.
 	Notes []string `json:"notes,omitempty"`
@@ -74,12 +74,12 @@ type journalInvocation struct {
 	AmountCents   *int64
 	CompensatesID *string
 	Action        string
-	State        string
-	Key          string
-	Stage        int16
-	Verification []byte
-	Error        []byte
-	LeaseUntil   *time.Time
+	State         string
+	Key           string
+	Stage         int16
+	Verification  []byte
+	Error         []byte
+	LeaseUntil    *time.Time
 }
 
 type journalEvent struct {

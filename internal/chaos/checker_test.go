@@ -94,7 +94,10 @@ func TestEvaluateCatchesEachBrokenInvariant(t *testing.T) {
 			events: events, tasks: []journalTask{task}, hooks: true, received: got, checkedAt: t0,
 			deliveries: []journalDelivery{{ID: 1, EventID: ids[1], State: "delivered"}, {ID: 2, EventID: ids[4], State: "delivered"}}}
 	}
-	waiting := func(ji journalInvocation) journalInvocation { ji.State, ji.Verification = "awaiting_approval", nil; return ji }
+	waiting := func(ji journalInvocation) journalInvocation {
+		ji.State, ji.Verification = "awaiting_approval", nil
+		return ji
+	}
 	cases := []struct {
 		name string
 		j    journal
@@ -180,7 +183,7 @@ func TestEvaluateCatchesEachBrokenInvariant(t *testing.T) {
 			want: []string{"reversed_twice", "two_live_reversals", "reversal_effect_twice"}},
 		{name: "a reversal whose effect is in the ledger twice", j: journal{invs: []journalInvocation{inv("a", "reversed", 5), reversal("r", "a")},
 			ledger: []demoshop.LedgerEntry{cancelled, reinstated(2, "cs-r"), {ID: 3, Kind: demoshop.KindSubscriptionReinstated, Object: "sub_2", RequestID: "cs-r"}},
-			tasks: []journalTask{task}, events: append(append(sent("a"), reversed("r")...), ev("invocation.reversed", "system", "tsk", "a"))},
+			tasks:  []journalTask{task}, events: append(append(sent("a"), reversed("r")...), ev("invocation.reversed", "system", "tsk", "a"))},
 			want: []string{"reversal_effect_twice"}},
 		{name: "a second reversal while the first is live", j: journal{invs: []journalInvocation{inv("a", "completed", 5), waiting(reversal("r", "a")),
 			waiting(reversal("s", "a"))}, ledger: []demoshop.LedgerEntry{cancelled}, tasks: []journalTask{task}, events: sent("a")},

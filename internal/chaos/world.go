@@ -73,7 +73,7 @@ type world struct {
 	apiKey    string
 	admin     string // e-mail
 	agent     string
-	agent2    string // the second approver of refunds, the approver of reversals
+	agent2    string   // the second approver of refunds, the approver of reversals
 	operator  string   // the stage-5 tasks' customer (a shop operator)
 	customers []string // stage-3 and stage-4 customers, each with a console account
 	shopIDs   map[string]string
