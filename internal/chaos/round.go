@@ -282,7 +282,7 @@ func settleHooks(ctx context.Context, r *roundRun, rnd *rand.Rand) {
 		return
 	}
 	w.hooks.calm.Store(true)
-	resent := map[int64]bool{}
+	resent := map[int64]time.Time{}
 	for deadline := time.Now().Add(webhookSettle); time.Now().Before(deadline) && ctx.Err() == nil; {
 		var events []int64
 		rows, err := w.pool.Query(ctx, `SELECT id FROM events WHERE invocation_id IS NOT NULL AND action = ANY($1)`, webhooks.Outcomes)
@@ -315,8 +315,11 @@ func settleHooks(ctx context.Context, r *roundRun, rnd *rand.Rand) {
 			waiting, _ = pgx.CollectRows(rows, pgx.RowTo[int64])
 		}
 		for _, id := range waiting {
-			if !resent[id] && d.resendDelivery(ctx, rnd, id) == nil {
-				resent[id] = true
+			// A resend is refused while an attempt holds the delivery (the
+			// page answers alike): one that is still waiting is resent
+			// again a second later.
+			if time.Since(resent[id]) > time.Second && d.resendDelivery(ctx, rnd, id) == nil {
+				resent[id] = time.Now()
 			}
 		}
 		sleep(ctx, 250*time.Millisecond)
