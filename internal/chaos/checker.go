@@ -97,6 +97,7 @@ type journalEvent struct {
 type journalDelivery struct {
 	ID            int64
 	EventID       int64
+	InvocationID  string
 	State         string
 	Attempts      int
 	LeaseUntil    *time.Time
@@ -153,7 +154,7 @@ func check(ctx context.Context, w *world, d *driver, unverifiedBefore map[string
 			return nil, err
 		}
 		j.hooks, j.received = true, w.hooks.received()
-		rows, _ := w.pool.Query(ctx, `SELECT id, event_id, state, attempts, lease_until, next_attempt_at FROM webhook_deliveries`)
+		rows, _ := w.pool.Query(ctx, `SELECT id, event_id, invocation_id, state, attempts, lease_until, next_attempt_at FROM webhook_deliveries ORDER BY id`)
 		if j.deliveries, err = pgx.CollectRows(rows, pgx.RowToStructByName[journalDelivery]); err != nil {
 			return nil, err
 		}
@@ -625,10 +626,14 @@ func evaluateWide(j journal, ack acknowledged, byID, byKey map[string]*journalIn
 	}
 	// Every outcome event reaches the receiver, each under one delivery
 	// id however often it is sent.
+	// A delivery claimed by a console that was killed or frozen with it is
+	// sent when that claim runs out, and so, after it, are the later
+	// deliveries of its invocation (they go in order): late, not lost.
 	delivery := map[int64]journalDelivery{}
 	for _, d := range j.deliveries {
 		delivery[d.EventID] = d
 	}
+	late := lateDeliveries(j.deliveries, j.checkedAt)
 	took, ids := map[int64]bool{}, map[int64][]string{}
 	for _, r := range j.received {
 		if r.BadSignature {
@@ -661,15 +666,33 @@ func evaluateWide(j journal, ack acknowledged, byID, byKey map[string]*journalIn
 		switch {
 		case !ok:
 			add("webhook_not_delivered", *e.InvocationID, deref(e.TaskID), "%s (event %d) was never enqueued", e.Action, e.ID)
-		case d.State == "pending" && d.LeaseUntil != nil && d.LeaseUntil.After(j.checkedAt):
-			// Claimed by a console that was killed or frozen with it: it is
-			// sent when that claim runs out.
+		case late[d.ID] != 0:
 			c.HookLate++
-			c.Notes = append(c.Notes, fmt.Sprintf("delivery %d of %s (event %d) is late: claimed until %s", d.ID, e.Action, e.ID, d.LeaseUntil.Format("15:04:05")))
+			c.Notes = append(c.Notes, fmt.Sprintf("delivery %d of %s (event %d) is late: delivery %d of its invocation is claimed", d.ID, e.Action, e.ID, late[d.ID]))
 		default:
 			add("webhook_not_delivered", *e.InvocationID, deref(e.TaskID), "%s (event %d): delivery %d is %s after %d attempt(s), next at %s, claimed until %v; the receiver never took it (requests under its id: %d)",
 				e.Action, e.ID, d.ID, d.State, d.Attempts, d.NextAttemptAt.Format("15:04:05.000"), d.LeaseUntil, len(ids[e.ID]))
 		}
 	}
 	return out
+}
+
+// lateDeliveries maps each delivery that is late at `at` to the claimed one
+// it waits for: a delivery claimed by a console that was killed or frozen
+// with it is sent when that claim runs out, and so, after it, are the later
+// deliveries of its invocation (they go in order). ds is in id order.
+func lateDeliveries(ds []journalDelivery, at time.Time) map[int64]int64 {
+	claimed := map[string]int64{} // invocation → its delivery held by a claim
+	late := map[int64]int64{}
+	for _, d := range ds {
+		if d.State != "pending" {
+			continue
+		}
+		if first, ok := claimed[d.InvocationID]; ok {
+			late[d.ID] = first
+		} else if d.LeaseUntil != nil && d.LeaseUntil.After(at) {
+			claimed[d.InvocationID], late[d.ID] = d.ID, d.ID
+		}
+	}
+	return late
 }

@@ -207,6 +207,13 @@ func TestEvaluateCatchesEachBrokenInvariant(t *testing.T) {
 			j.deliveries = j.deliveries[:1]
 			return j
 		}(), want: []string{"webhook_not_delivered"}},
+		{name: "outcome events late behind a claim a killed console holds", j: func() journal {
+			j := hooked()
+			until := t0.Add(time.Minute)
+			j.deliveries[0].State, j.deliveries[0].LeaseUntil, j.deliveries[0].InvocationID = "pending", &until, "a"
+			j.deliveries[1].State, j.deliveries[1].InvocationID = "pending", "a"
+			return j
+		}()},
 		{name: "a forged webhook", j: hooked(received{Delivery: "1", EventID: 1, Status: 200},
 			received{Delivery: "2", EventID: 4, Status: 200, BadSignature: true}), want: []string{"webhook_bad_signature"}},
 		{name: "unverified with no evidence", j: journal{invs: []journalInvocation{{ID: "a", TaskID: "tsk", State: "unverified", Key: "cs-a"}}},
