@@ -154,7 +154,7 @@ func check(ctx context.Context, w *world, d *driver, unverifiedBefore map[string
 			return nil, err
 		}
 		j.hooks, j.received = true, w.hooks.received()
-		rows, _ := w.pool.Query(ctx, `SELECT id, event_id, invocation_id, state, attempts, lease_until, next_attempt_at FROM webhook_deliveries ORDER BY id`)
+		rows, _ := w.pool.Query(ctx, `SELECT id, event_id, invocation_id, state, attempts, lease_until, next_attempt_at FROM webhook_deliveries ORDER BY event_id`)
 		if j.deliveries, err = pgx.CollectRows(rows, pgx.RowToStructByName[journalDelivery]); err != nil {
 			return nil, err
 		}
@@ -680,7 +680,8 @@ func evaluateWide(j journal, ack acknowledged, byID, byKey map[string]*journalIn
 // lateDeliveries maps each delivery that is late at `at` to the claimed one
 // it waits for: a delivery claimed by a console that was killed or frozen
 // with it is sent when that claim runs out, and so, after it, are the later
-// deliveries of its invocation (they go in order). ds is in id order.
+// deliveries of its invocation (they go in event order). ds is in event
+// order.
 func lateDeliveries(ds []journalDelivery, at time.Time) map[int64]int64 {
 	claimed := map[string]int64{} // invocation → its delivery held by a claim
 	late := map[int64]int64{}

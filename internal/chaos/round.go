@@ -303,7 +303,7 @@ func settleHooks(ctx context.Context, r *roundRun, rnd *rand.Rand) {
 		// to be waited for here.
 		var ds []journalDelivery
 		rows, err = w.pool.Query(ctx, `SELECT id, event_id, invocation_id, state, attempts, lease_until, next_attempt_at
-			FROM webhook_deliveries ORDER BY id`)
+			FROM webhook_deliveries ORDER BY event_id`)
 		if err == nil {
 			ds, err = pgx.CollectRows(rows, pgx.RowToStructByName[journalDelivery])
 		}
