@@ -52,7 +52,9 @@ type WorldOptions struct {
 // admin, manager, agent and customer accounts (password Password), the
 // assistant and its key, and the policies staged as in a round: product
 // descriptions automatic (stage 5), cancellations approved by an agent
-// (stage 3), shipping addresses confirmed by the customer (stage 4).
+// (stage 3), shipping addresses confirmed by the customer (stage 4). It
+// has neither the warehouse nor the webhook receiver of a round's wider
+// workload, nor its refunds and reversals.
 type World struct{ w *world }
 
 // Password is every World account's password.
