@@ -65,7 +65,9 @@ type RoundResult struct {
 	Faults   []Fault   `json:"schedule"`
 	Actions  []Action  `json:"actions"`
 	Findings []Finding `json:"findings"`
-	Error    string    `json:"error,omitempty"`
+	// Webhooks is every request the receiver answered, in order.
+	Webhooks []received `json:"webhooks_received,omitempty"`
+	Error    string     `json:"error,omitempty"`
 	// Shrunk is the smallest schedule found that still fails, if any.
 	Shrunk *RoundResult `json:"shrunk,omitempty"`
 }

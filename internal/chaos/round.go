@@ -145,6 +145,9 @@ func runRound(ctx context.Context, env *Env, cfg Config, round int, seed uint64,
 
 	unverified, err := settle(ctx, r)
 	rr.Actions = d.log
+	if w.hooks != nil {
+		rr.Webhooks = w.hooks.received()
+	}
 	if err != nil {
 		rr.Error = "settle: " + err.Error()
 	}
