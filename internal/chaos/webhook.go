@@ -28,14 +28,21 @@ const webhookSettle = 20 * time.Second
 // console does not know it), so deliveries are retried. It keeps, per
 // event, the delivery ids it was sent under and whether it took it (2xx).
 type receiver struct {
-	srv    *http.Server
-	url    string
-	secret string
+	srv *http.Server
+	url string
 	// calm stops the misbehaviour (the round's end).
-	calm atomic.Bool
-	mu   sync.Mutex
-	rnd  *rand.Rand
-	got  []received
+	calm   atomic.Bool
+	mu     sync.Mutex
+	secret string // the endpoint's signing secret, set once registered
+	rnd    *rand.Rand
+	got    []received
+}
+
+// setSecret records the signing secret the endpoint was registered with.
+func (r *receiver) setSecret(s string) {
+	r.mu.Lock()
+	r.secret = s
+	r.mu.Unlock()
 }
 
 // received is one request the receiver answered.
@@ -74,7 +81,10 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	var p webhooks.Payload
 	_ = json.Unmarshal(body, &p)
 	rec := received{Delivery: req.Header.Get(webhooks.DeliveryHeader), EventID: p.EventID, Event: p.Event, Status: http.StatusOK}
-	rec.BadSignature = webhooks.Verify(r.secret, req.Header.Get(webhooks.SignatureHeader), body, time.Now(), 5*time.Minute) != nil
+	r.mu.Lock()
+	secret := r.secret
+	r.mu.Unlock()
+	rec.BadSignature = webhooks.Verify(secret, req.Header.Get(webhooks.SignatureHeader), body, time.Now(), 5*time.Minute) != nil
 	var wait time.Duration
 	if !r.calm.Load() {
 		r.mu.Lock()

@@ -276,7 +276,7 @@ func (w *world) seed(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		w.hooks.secret = secret
+		w.hooks.setSecret(secret)
 		// The warehouse knows the operator too: its products are edited
 		// on the operator's behalf.
 		if _, err := w.warehouse.CreateCustomer(ctx, demoshop.CustomerFixture{Email: "operator@chaos.test", Name: "Shop Operator"}); err != nil {
