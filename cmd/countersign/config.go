@@ -69,6 +69,10 @@ type config struct {
 	// WebhookEvery is how often outcome events are enqueued and due
 	// webhook deliveries sent.
 	WebhookEvery time.Duration
+	// WebhookAllowPrivate ("true") lets outcome webhooks be on loopback
+	// and private addresses outside demo mode, as the chaos campaign's
+	// receiver is. Never in production (webhooks.Config.AllowPrivate).
+	WebhookAllowPrivate string
 	// How customers prove who they are before they confirm.
 	ConfirmProof     string
 	AssertionSecrets string
@@ -144,6 +148,7 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	str(&c.NotifyTo, "notify-to", "NOTIFY_TO", "", "comma-separated recipients of notice mails")
 	dur(&c.NotifyEvery, "notify-interval", "NOTIFY_INTERVAL", 30*time.Second, "how often due notices are looked for")
 	dur(&c.WebhookEvery, "webhook-interval", "WEBHOOK_INTERVAL", 2*time.Second, "how often invocation outcomes are enqueued and sent to assistants' webhooks")
+	str(&c.WebhookAllowPrivate, "webhook-allow-private", "WEBHOOK_ALLOW_PRIVATE", "", "true: outcome webhooks may be on loopback and private addresses (tests only; demo mode allows them anyway)")
 	dur(&c.DeadlineWarning, "deadline-warning", "NOTIFY_DEADLINE_WARNING", 15*time.Minute, "warn this long before an approval deadline")
 	str(&c.TelemetryAddr, "metrics-addr", "METRICS_ADDR", "", "serve Prometheus telemetry for operators on this host:port (not the manager's /metrics page); empty: off")
 	str(&c.DebugAddr, "debug-addr", "DEBUG_ADDR", "", "serve Go's profiler (net/http/pprof) at /debug/pprof/ on this host:port, e.g. 127.0.0.1:6060; empty: off")
@@ -193,6 +198,9 @@ func (c *config) validate() error {
 	}
 	if c.NotifyWebhook != "" && !strings.HasPrefix(c.NotifyWebhook, "https://") && !strings.HasPrefix(c.NotifyWebhook, "http://") {
 		problems = append(problems, "-notify-webhook: want an https:// URL")
+	}
+	if c.WebhookAllowPrivate != "" && c.WebhookAllowPrivate != "true" && c.WebhookAllowPrivate != "false" {
+		problems = append(problems, "-webhook-allow-private: want true or false")
 	}
 	if c.SMTPAddr != "" {
 		if _, _, err := net.SplitHostPort(c.SMTPAddr); err != nil {

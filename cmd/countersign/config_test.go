@@ -29,12 +29,13 @@ func TestParseConfigNamesEachBadSetting(t *testing.T) {
 	env := map[string]string{
 		"ADDR": "nonsense", "DATABASE_URL": "mysql://x", "TLS_CERT_FILE": "c.pem", "SESSION_IDLE_TIMEOUT": "soon",
 		"TRUSTED_PROXIES": "everyone", "SESSION_KEYS": "abcd", "LOG_FORMAT": "xml", "API_RATE_PER_MINUTE": "lots", "SYSTEMS_DIR": "/nonexistent-systems",
+		"WEBHOOK_ALLOW_PRIVATE": "yes please",
 	}
 	_, err := parseConfig(nil, func(k string) string { return env[k] })
 	if err == nil {
 		t.Fatal("want an error")
 	}
-	for _, want := range []string{"-addr", "-database-url", "-tls-cert", "-session-idle", "-trusted-proxies", "-session-keys", "-log-format", "-api-rate", "-systems-dir"} {
+	for _, want := range []string{"-addr", "-database-url", "-tls-cert", "-session-idle", "-trusted-proxies", "-session-keys", "-log-format", "-api-rate", "-systems-dir", "-webhook-allow-private"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not name %s:\n%v", want, err)
 		}

@@ -65,7 +65,9 @@ type RoundResult struct {
 	Faults   []Fault   `json:"schedule"`
 	Actions  []Action  `json:"actions"`
 	Findings []Finding `json:"findings"`
-	Error    string    `json:"error,omitempty"`
+	// Webhooks is every request the receiver answered, in order.
+	Webhooks []received `json:"webhooks_received,omitempty"`
+	Error    string     `json:"error,omitempty"`
 	// Shrunk is the smallest schedule found that still fails, if any.
 	Shrunk *RoundResult `json:"shrunk,omitempty"`
 }
@@ -151,6 +153,8 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		fmt.Fprintf(cfg.Out, "round %d seed %d: proposed %d (agent approved %d, customer confirmed %d) completed %d unverified %d effects %d faults %d lease overshoot %dms violations %d %s\n",
 			i, seed, rr.Counts.Proposed, rr.Counts.AgentApproved, rr.Counts.CustomerConfirmed, rr.Counts.Completed, rr.Counts.Unverified, rr.Counts.Effects,
 			sum(rr.Counts.Faults), rr.Counts.LeaseOvershootMS, rr.Counts.Violations, rr.Error)
+		fmt.Fprintf(cfg.Out, "  wide: refunds completed %d, originals reversed %d, warehouse effects %d, outcome events %d (taken again %d, late %d)\n",
+			rr.Counts.Refunds, rr.Counts.Reversed, rr.Counts.DescribedFx, rr.Counts.HookEvents, rr.Counts.HookRepeated, rr.Counts.HookLate)
 		for _, f := range rr.Findings {
 			fmt.Fprintf(cfg.Out, "  VIOLATION %s %s %s: %s\n", f.Rule, f.Task, f.Invocation, f.Detail)
 		}

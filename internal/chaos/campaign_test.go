@@ -43,6 +43,11 @@ func TestShortCampaign(t *testing.T) {
 	if c.Proposed == 0 || c.Completed == 0 || c.Effects == 0 || c.AgentApproved == 0 || c.CustomerConfirmed == 0 || sum(c.Faults) == 0 {
 		t.Errorf("the round exercised too little to prove anything: %+v", c)
 	}
+	// The wide workload ran too: outcome webhooks, and writes to the
+	// system described by a file.
+	if c.HookEvents == 0 || c.DescribedFx == 0 {
+		t.Errorf("the round's wide workload did not run: %+v", c)
+	}
 }
 
 // TestShortFailoverCampaign is one round with a synchronous standby: the

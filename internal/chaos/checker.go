@@ -1,16 +1,19 @@
 package chaos
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"countersign/internal/demoshop"
+	"countersign/internal/webhooks"
 )
 
 // Finding is one broken invariant.
@@ -48,21 +51,35 @@ type Counts struct {
 	// lease while the load and the faults ran (not a violation: consoles
 	// may be down or frozen then).
 	LeaseOvershootMS int64 `json:"lease_overshoot_ms"`
+	// The wide workload: refunds completed (each with two approvers),
+	// originals reversed, outcome events and what the receiver saw of them
+	// (requests repeated under their delivery id, events still pending
+	// under a lease when the round ended), effects in the warehouse.
+	Refunds      int `json:"refunds,omitempty"`
+	Reversed     int `json:"reversed,omitempty"`
+	HookEvents   int `json:"webhook_events,omitempty"`
+	HookRepeated int `json:"webhook_repeated,omitempty"`
+	HookLate     int `json:"webhook_late,omitempty"`
+	DescribedFx  int `json:"warehouse_effects,omitempty"`
 	// Notes are what the checker saw that breaks no invariant but a person
 	// would look at.
 	Notes []string `json:"notes,omitempty"`
 }
 
 type journalInvocation struct {
-	ID           string
-	TaskID       string
-	Action       string
-	State        string
-	Key          string
-	Stage        int16
-	Verification []byte
-	Error        []byte
-	LeaseUntil   *time.Time
+	ID            string
+	TaskID        string
+	System        string
+	TargetID      string
+	AmountCents   *int64
+	CompensatesID *string
+	Action        string
+	State         string
+	Key           string
+	Stage         int16
+	Verification  []byte
+	Error         []byte
+	LeaseUntil    *time.Time
 }
 
 type journalEvent struct {
@@ -71,8 +88,20 @@ type journalEvent struct {
 	Data         []byte
 	Action       string
 	ActorKind    string
+	ActorID      string
 	TaskID       *string
 	InvocationID *string
+}
+
+// journalDelivery is a webhook delivery as the console keeps it.
+type journalDelivery struct {
+	ID            int64
+	EventID       int64
+	InvocationID  string
+	State         string
+	Attempts      int
+	LeaseUntil    *time.Time
+	NextAttemptAt time.Time
 }
 
 type journalTask struct {
@@ -89,12 +118,25 @@ type journal struct {
 	invs   []journalInvocation
 	events []journalEvent
 	tasks  []journalTask
+	// warehouse is the described system's effect ledger.
+	warehouse []demoshop.LedgerEntry
+	// secondAbove is the refund policy's second-approver threshold (nil:
+	// none, the rule is not checked).
+	secondAbove *int64
+	// hooks says a receiver was registered; received is what it was
+	// sent, deliveries the console's delivery rows, checkedAt when they
+	// were read.
+	hooks      bool
+	received   []received
+	deliveries []journalDelivery
+	checkedAt  time.Time
 }
 
 // acknowledged is what the console acknowledged to the driver.
 type acknowledged struct {
 	invocations map[string]string   // invocation → "proposed" | "approved" | "confirmed"
 	controls    map[string][]string // task → pause, resume, cancel answered 2xx
+	reversals   map[string][]string // original → the reversals Reverse answered
 	stats       driverStats
 }
 
@@ -107,12 +149,27 @@ func check(ctx context.Context, w *world, d *driver, unverifiedBefore map[string
 	if j.ledger, err = readLedger(ctx, w); err != nil {
 		return nil, err
 	}
-	rows, _ := w.pool.Query(ctx, `SELECT id, task_id, action, state, idempotency_key AS key, policy_stage AS stage,
-		verification, error, lease_until FROM invocations`)
+	if w.wide {
+		if j.warehouse, err = readLedgerOf(ctx, w.whURL, w.warehouse.Token()); err != nil {
+			return nil, err
+		}
+		j.hooks, j.received = true, w.hooks.received()
+		rows, _ := w.pool.Query(ctx, `SELECT id, event_id, invocation_id, state, attempts, lease_until, next_attempt_at FROM webhook_deliveries ORDER BY event_id`)
+		if j.deliveries, err = pgx.CollectRows(rows, pgx.RowToStructByName[journalDelivery]); err != nil {
+			return nil, err
+		}
+		j.checkedAt = time.Now()
+		if err := w.pool.QueryRow(ctx, `SELECT second_approver_above_cents FROM policies WHERE system = $1 AND action = $2`,
+			systemShop, actionRefund).Scan(&j.secondAbove); err != nil {
+			return nil, err
+		}
+	}
+	rows, _ := w.pool.Query(ctx, `SELECT id, task_id, system, target_id, amount_cents, compensates_id, action, state,
+		idempotency_key AS key, policy_stage AS stage, verification, error, lease_until FROM invocations`)
 	if j.invs, err = pgx.CollectRows(rows, pgx.RowToStructByName[journalInvocation]); err != nil {
 		return nil, err
 	}
-	rows, _ = w.pool.Query(ctx, `SELECT id, at, data, action, actor_kind, task_id, invocation_id FROM events ORDER BY id`)
+	rows, _ = w.pool.Query(ctx, `SELECT id, at, data, action, actor_kind, actor_id, task_id, invocation_id FROM events ORDER BY id`)
 	if j.events, err = pgx.CollectRows(rows, pgx.RowToStructByName[journalEvent]); err != nil {
 		return nil, err
 	}
@@ -121,7 +178,7 @@ func check(ctx context.Context, w *world, d *driver, unverifiedBefore map[string
 		return nil, err
 	}
 	d.mu.Lock()
-	a := acknowledged{invocations: maps.Clone(d.acked), controls: maps.Clone(d.controls), stats: d.stats}
+	a := acknowledged{invocations: maps.Clone(d.acked), controls: maps.Clone(d.controls), reversals: maps.Clone(d.reversals), stats: d.stats}
 	d.mu.Unlock()
 	return evaluate(j, a, unverifiedBefore, c), nil
 }
@@ -140,7 +197,21 @@ func evaluate(j journal, ack acknowledged, unverifiedBefore map[string]bool, c *
 		byKey[invs[i].Key] = &invs[i]
 		byID[invs[i].ID] = &invs[i]
 	}
-	c.Effects = len(ledger)
+	c.Effects = len(ledger) + len(j.warehouse)
+	c.DescribedFx = len(j.warehouse)
+	// Each effect with the system it was found in: an invocation's effects
+	// are in its own system's ledger, never in another's.
+	type sysEntry struct {
+		system string
+		demoshop.LedgerEntry
+	}
+	var all []sysEntry
+	for _, e := range ledger {
+		all = append(all, sysEntry{systemShop, e})
+	}
+	for _, e := range j.warehouse {
+		all = append(all, sysEntry{systemWarehouse, e})
+	}
 
 	// No effect without a journal row and its key; no two effects of one
 	// kind on one object for one key.
@@ -152,11 +223,15 @@ func evaluate(j journal, ack acknowledged, unverifiedBefore map[string]bool, c *
 	lasting := map[string]int{}
 	open := map[string][]demoshop.LedgerEntry{} // key|object → effects not yet undone
 	seen := map[string]int64{}
-	for _, e := range ledger {
+	for _, se := range all {
+		e := se.LedgerEntry
 		inv := byKey[e.RequestID]
 		if inv == nil {
-			add("effect_without_journal", "", "", "ledger entry %d (%s on %s) carries key %q that no invocation has", e.ID, e.Kind, e.Object, e.RequestID)
+			add("effect_without_journal", "", "", "%s ledger entry %d (%s on %s) carries key %q that no invocation has", se.system, e.ID, e.Kind, e.Object, e.RequestID)
 			continue
+		}
+		if sys := cmp.Or(inv.System, systemShop); sys != se.system {
+			add("effect_in_other_system", inv.ID, inv.TaskID, "an invocation of %s has an effect in %s's ledger (entry %d, %s on %s)", sys, se.system, e.ID, e.Kind, e.Object)
 		}
 		effects[inv.ID]++
 		lasting[inv.ID]++
@@ -172,7 +247,7 @@ func evaluate(j journal, ack acknowledged, unverifiedBefore map[string]bool, c *
 		} else {
 			open[ko] = append(open[ko], e)
 		}
-		k := e.RequestID + "|" + e.Kind + "|" + e.Object
+		k := se.system + "|" + e.RequestID + "|" + e.Kind + "|" + e.Object
 		if first, dup := seen[k]; dup {
 			add("duplicate_effect", inv.ID, inv.TaskID, "ledger entries %d and %d: %s on %s twice for one key", first, e.ID, e.Kind, e.Object)
 		}
@@ -325,9 +400,11 @@ func evaluate(j journal, ack acknowledged, unverifiedBefore map[string]bool, c *
 	}
 
 	// Every acknowledged proposal, approval and confirmation survived.
-	confirmed, approvedBy := map[string]bool{}, map[string]bool{}
+	confirmed, approvedBy, firstBy := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, e := range events {
 		switch {
+		case e.Action == "invocation.first_approval" && e.ActorKind == "user":
+			firstBy[deref(e.InvocationID)] = true
 		case e.Action == "invocation.confirmed":
 			confirmed[deref(e.InvocationID)] = true
 		case e.Action == "invocation.approved" && e.ActorKind == "user":
@@ -340,6 +417,8 @@ func evaluate(j journal, ack acknowledged, unverifiedBefore map[string]bool, c *
 			add("acknowledged_proposal_lost", id, "", "the assistant got 2xx for %s, the journal has no such invocation", id)
 		case what == "approved" && !approvedBy[id]:
 			add("acknowledged_approval_lost", id, byID[id].TaskID, "the agent got 303, the journal has no approval by a user")
+		case what == "first_approved" && !firstBy[id]:
+			add("acknowledged_first_approval_lost", id, byID[id].TaskID, "the agent's first approval was acknowledged, the journal has no invocation.first_approval")
 		case what == "confirmed" && !confirmed[id]:
 			add("acknowledged_confirmation_lost", id, byID[id].TaskID, "the customer's confirmation was acknowledged, the journal has no invocation.confirmed")
 		}
@@ -361,6 +440,7 @@ func evaluate(j journal, ack acknowledged, unverifiedBefore map[string]bool, c *
 			}
 		}
 	}
+	out = append(out, evaluateWide(j, ack, byID, byKey, c)...)
 	c.Proposed = ack.stats.Proposed
 	c.AgentApproved, c.CustomerConfirmed = ack.stats.Approved, ack.stats.Confirmed
 	for _, e := range events {
@@ -380,11 +460,16 @@ func deref(s *string) string {
 }
 
 func readLedger(ctx context.Context, w *world) ([]demoshop.LedgerEntry, error) {
+	return readLedgerOf(ctx, w.shopURL, w.shop.Token())
+}
+
+// readLedgerOf reads a demo shop's whole effect ledger.
+func readLedgerOf(ctx context.Context, base, token string) ([]demoshop.LedgerEntry, error) {
 	var all []demoshop.LedgerEntry
 	after := int64(0)
 	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/_ledger?after_id=%d", w.shopURL, after), nil)
-		req.Header.Set("Authorization", "Bearer "+w.shop.Token())
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/_ledger?after_id=%d", base, after), nil)
+		req.Header.Set("Authorization", "Bearer "+token)
 		res, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
 		if err != nil {
 			return nil, err
@@ -418,4 +503,197 @@ func undoneWhole(e demoshop.LedgerEntry) bool {
 	}
 	_ = json.Unmarshal(e.Data, &d)
 	return d.Charged == 0
+}
+
+// evaluateWide checks the wide workload's invariants: refunds above the
+// second-approver threshold sent only with two different approvers and
+// refunded at most once; an original reversed at most once, its reversal's
+// effect in the ledger at most once; every outcome event delivered to the
+// receiver, and under one delivery id.
+func evaluateWide(j journal, ack acknowledged, byID, byKey map[string]*journalInvocation, c *Counts) []Finding {
+	var out []Finding
+	add := func(rule, inv, task, format string, args ...any) {
+		out = append(out, Finding{Rule: rule, Invocation: inv, Task: task, Detail: fmt.Sprintf(format, args...)})
+	}
+
+	// Two different people approved every refund above the threshold
+	// before its permit: the first approval and the approval are the
+	// audit's, each with the user who gave it.
+	approvers := map[string][]string{}
+	for _, e := range j.events {
+		inv := deref(e.InvocationID)
+		ji := byID[inv]
+		if ji == nil || ji.Action != actionRefund {
+			continue
+		}
+		switch e.Action {
+		case "invocation.first_approval", "invocation.approved":
+			if e.ActorKind == "user" && !slices.Contains(approvers[inv], e.ActorID) {
+				approvers[inv] = append(approvers[inv], e.ActorID)
+			}
+		case "permit.granted":
+			if j.secondAbove != nil && ji.AmountCents != nil && *ji.AmountCents > *j.secondAbove && len(approvers[inv]) < 2 {
+				add("refund_without_two_approvers", inv, ji.TaskID, "permit.granted (event %d) for a refund of %d cents (threshold %d) approved by %d person(s) %v",
+					e.ID, *ji.AmountCents, *j.secondAbove, len(approvers[inv]), approvers[inv])
+			}
+		}
+	}
+	refunds := map[string][]int64{} // order → refund.created entries
+	reinstated := map[string][]int64{}
+	for _, e := range j.ledger {
+		switch e.Kind {
+		case demoshop.KindRefundCreated:
+			refunds[e.Object] = append(refunds[e.Object], e.ID)
+		case demoshop.KindSubscriptionReinstated:
+			// A reversal's effect, under the key of a compensation (the
+			// adapter's own undo of a failed cancellation is under the
+			// cancellation's key).
+			if inv := byKey[e.RequestID]; inv != nil && inv.CompensatesID != nil {
+				reinstated[*inv.CompensatesID] = append(reinstated[*inv.CompensatesID], e.ID)
+			}
+		}
+	}
+	for order, ids := range refunds {
+		if len(ids) > 1 {
+			add("refunded_twice", "", "", "order %s has %d refunds in the ledger (entries %v)", order, len(ids), ids)
+		}
+	}
+	for _, inv := range j.invs {
+		if inv.Action == actionRefund && inv.State == "completed" {
+			c.Refunds++
+		}
+	}
+
+	// An original is reversed at most once: one completed compensation,
+	// one invocation.reversed, one reinstatement in the ledger.
+	completedComps, live := map[string][]string{}, map[string][]string{}
+	for _, inv := range j.invs {
+		if inv.CompensatesID == nil {
+			continue
+		}
+		orig := *inv.CompensatesID
+		switch inv.State {
+		case "completed":
+			completedComps[orig] = append(completedComps[orig], inv.ID)
+			live[orig] = append(live[orig], inv.ID)
+		case "failed", "rejected", "expired", "not_dispatched":
+		default:
+			live[orig] = append(live[orig], inv.ID)
+		}
+	}
+	reversedEvents := map[string]int{}
+	for _, e := range j.events {
+		if e.Action == "invocation.reversed" {
+			reversedEvents[deref(e.InvocationID)]++
+		}
+	}
+	for orig, comps := range completedComps {
+		if len(comps) > 1 {
+			add("reversed_twice", orig, byID[orig].TaskID, "%d completed reversals: %v", len(comps), comps)
+		}
+	}
+	for orig, comps := range live {
+		if len(comps) > 1 {
+			add("two_live_reversals", orig, byID[orig].TaskID, "%d reversals neither refused nor failed at once: %v", len(comps), comps)
+		}
+	}
+	for orig, n := range reversedEvents {
+		if n > 1 {
+			add("reversed_twice", orig, "", "%d invocation.reversed events", n)
+		}
+		c.Reversed++
+	}
+	for orig, ids := range reinstated {
+		if len(ids) > 1 {
+			add("reversal_effect_twice", orig, "", "the reversal's effect is in the ledger %d times (entries %v)", len(ids), ids)
+		}
+	}
+	for orig, comps := range ack.reversals {
+		if len(comps) > 1 {
+			// Reverse answers the live reversal again; another one is
+			// fine only once the first was refused or failed.
+			for _, id := range comps[:len(comps)-1] {
+				if inv := byID[id]; inv != nil && slices.Contains(live[orig], id) {
+					add("reversal_not_deduplicated", orig, inv.TaskID, "Reverse answered %v, while %s was live", comps, id)
+					break
+				}
+			}
+		}
+	}
+
+	if !j.hooks {
+		return out
+	}
+	// Every outcome event reaches the receiver, each under one delivery
+	// id however often it is sent.
+	// A delivery claimed by a console that was killed or frozen with it is
+	// sent when that claim runs out, and so, after it, are the later
+	// deliveries of its invocation (they go in order): late, not lost.
+	delivery := map[int64]journalDelivery{}
+	for _, d := range j.deliveries {
+		delivery[d.EventID] = d
+	}
+	late := lateDeliveries(j.deliveries, j.checkedAt)
+	took, ids := map[int64]bool{}, map[int64][]string{}
+	for _, r := range j.received {
+		if r.BadSignature {
+			add("webhook_bad_signature", "", "", "delivery %s of event %d: the signature does not verify", r.Delivery, r.EventID)
+		}
+		if r.Status/100 == 2 {
+			if took[r.EventID] {
+				c.HookRepeated++
+			}
+			took[r.EventID] = true
+		}
+		if !slices.Contains(ids[r.EventID], r.Delivery) {
+			ids[r.EventID] = append(ids[r.EventID], r.Delivery)
+		}
+	}
+	for ev, d := range ids {
+		if len(d) > 1 {
+			add("webhook_two_delivery_ids", "", "", "event %d reached the receiver under delivery ids %v", ev, d)
+		}
+	}
+	for _, e := range j.events {
+		if e.InvocationID == nil || !slices.Contains(webhooks.Outcomes, e.Action) {
+			continue
+		}
+		c.HookEvents++
+		if took[e.ID] {
+			continue
+		}
+		d, ok := delivery[e.ID]
+		switch {
+		case !ok:
+			add("webhook_not_delivered", *e.InvocationID, deref(e.TaskID), "%s (event %d) was never enqueued", e.Action, e.ID)
+		case late[d.ID] != 0:
+			c.HookLate++
+			c.Notes = append(c.Notes, fmt.Sprintf("delivery %d of %s (event %d) is late: delivery %d of its invocation is claimed", d.ID, e.Action, e.ID, late[d.ID]))
+		default:
+			add("webhook_not_delivered", *e.InvocationID, deref(e.TaskID), "%s (event %d): delivery %d is %s after %d attempt(s), next at %s, claimed until %v; the receiver never took it (requests under its id: %d)",
+				e.Action, e.ID, d.ID, d.State, d.Attempts, d.NextAttemptAt.Format("15:04:05.000"), d.LeaseUntil, len(ids[e.ID]))
+		}
+	}
+	return out
+}
+
+// lateDeliveries maps each delivery that is late at `at` to the claimed one
+// it waits for: a delivery claimed by a console that was killed or frozen
+// with it is sent when that claim runs out, and so, after it, are the later
+// deliveries of its invocation (they go in event order). ds is in event
+// order.
+func lateDeliveries(ds []journalDelivery, at time.Time) map[int64]int64 {
+	claimed := map[string]int64{} // invocation → its delivery held by a claim
+	late := map[int64]int64{}
+	for _, d := range ds {
+		if d.State != "pending" {
+			continue
+		}
+		if first, ok := claimed[d.InvocationID]; ok {
+			late[d.ID] = first
+		} else if d.LeaseUntil != nil && d.LeaseUntil.After(at) {
+			claimed[d.InvocationID], late[d.ID] = d.ID, d.ID
+		}
+	}
+	return late
 }

@@ -47,6 +47,57 @@ func TestEvaluateCatchesEachBrokenInvariant(t *testing.T) {
 			ev("dispatch.started", "system", "tsk", id), ev("invocation.completed", "system", "tsk", id)}
 	}
 	task := journalTask{ID: "tsk", WriteBudget: 2, InflightLimit: 1}
+	// by is an event by a console user.
+	by := func(action, user, invocation string) journalEvent {
+		e := ev(action, "user", "tsk", invocation)
+		e.ActorID = user
+		return e
+	}
+	amount, threshold := int64(9000), int64(secondApproverAbove)
+	refund := func(id string) journalInvocation {
+		ji := inv(id, "completed", 3)
+		ji.Action, ji.AmountCents, ji.TargetID = actionRefund, &amount, "ord_"+id
+		return ji
+	}
+	refundEffect := func(id int64, key, order string) demoshop.LedgerEntry {
+		return demoshop.LedgerEntry{ID: id, Kind: demoshop.KindRefundCreated, Object: order, RequestID: key}
+	}
+	// refunded is the journal of a refund approved by first then second.
+	refunded := func(id, first, second string) []journalEvent {
+		return []journalEvent{by("invocation.first_approval", first, id), by("invocation.approved", second, id),
+			ev("permit.granted", "system", "tsk", id), ev("dispatch.started", "system", "tsk", id), ev("invocation.completed", "system", "tsk", id)}
+	}
+	// reversal is a completed reinstatement reversing original.
+	reversal := func(id, original string) journalInvocation {
+		ji := inv(id, "completed", 3)
+		ji.Action, ji.CompensatesID = actionReinstate, &original
+		return ji
+	}
+	reversed := func(id string) []journalEvent {
+		return []journalEvent{by("invocation.approved", "2", id), ev("permit.granted", "system", "tsk", id),
+			ev("dispatch.started", "system", "tsk", id), ev("invocation.completed", "system", "tsk", id)}
+	}
+	reinstated := func(id int64, key string) demoshop.LedgerEntry {
+		return demoshop.LedgerEntry{ID: id, Kind: demoshop.KindSubscriptionReinstated, Object: "sub_1", RequestID: key, Data: []byte(`{}`)}
+	}
+	cancelled := demoshop.LedgerEntry{ID: 1, Kind: demoshop.KindSubscriptionCancelled, Object: "sub_1", RequestID: "cs-a", Data: []byte(`{}`)}
+	// hooked is a journal of one completed write with the receiver on.
+	// Its outcome events are the approval (event 1 in got) and the
+	// completion (event 4).
+	hooked := func(got ...received) journal {
+		events := sent("a")
+		ids := map[int64]int64{1: events[0].ID, 4: events[3].ID}
+		for i := range got {
+			got[i].EventID = ids[got[i].EventID]
+		}
+		return journal{invs: []journalInvocation{inv("a", "completed", 5)}, ledger: []demoshop.LedgerEntry{effect(1, "cs-a")},
+			events: events, tasks: []journalTask{task}, hooks: true, received: got, checkedAt: t0,
+			deliveries: []journalDelivery{{ID: 1, EventID: ids[1], State: "delivered"}, {ID: 2, EventID: ids[4], State: "delivered"}}}
+	}
+	waiting := func(ji journalInvocation) journalInvocation {
+		ji.State, ji.Verification = "awaiting_approval", nil
+		return ji
+	}
 	cases := []struct {
 		name string
 		j    journal
@@ -108,6 +159,63 @@ func TestEvaluateCatchesEachBrokenInvariant(t *testing.T) {
 			ack: acknowledged{invocations: map[string]string{"a": "approved"}}, want: []string{"acknowledged_approval_lost"}},
 		{name: "an acknowledged pause the journal lost", j: journal{tasks: []journalTask{task}},
 			ack: acknowledged{controls: map[string][]string{"tsk": {"pause"}}}, want: []string{"acknowledged_pause_lost"}},
+		{name: "a refund two people approved", j: journal{invs: []journalInvocation{refund("a")}, secondAbove: &threshold,
+			ledger: []demoshop.LedgerEntry{refundEffect(1, "cs-a", "ord_a")}, events: refunded("a", "1", "2"), tasks: []journalTask{task}}},
+		{name: "a refund above the threshold one person approved twice", j: journal{invs: []journalInvocation{refund("a")}, secondAbove: &threshold,
+			ledger: []demoshop.LedgerEntry{refundEffect(1, "cs-a", "ord_a")}, events: refunded("a", "1", "1"), tasks: []journalTask{task}},
+			want: []string{"refund_without_two_approvers"}},
+		{name: "a refund above the threshold sent on one approval", j: journal{invs: []journalInvocation{refund("a")}, secondAbove: &threshold,
+			ledger: []demoshop.LedgerEntry{refundEffect(1, "cs-a", "ord_a")}, events: refunded("a", "1", "2")[1:], tasks: []journalTask{task}},
+			want: []string{"refund_without_two_approvers"}},
+		{name: "an order refunded twice", j: journal{invs: []journalInvocation{refund("a"), refund("b")}, secondAbove: &threshold,
+			ledger: []demoshop.LedgerEntry{refundEffect(1, "cs-a", "ord_a"), refundEffect(2, "cs-b", "ord_a")},
+			events: append(refunded("a", "1", "2"), refunded("b", "1", "2")...), tasks: []journalTask{{ID: "tsk", WriteBudget: 2, InflightLimit: 2}}},
+			want: []string{"refunded_twice"}},
+		{name: "an acknowledged first approval the journal lost", j: journal{invs: []journalInvocation{inv("a", "awaiting_approval", 3)}},
+			ack: acknowledged{invocations: map[string]string{"a": "first_approved"}}, want: []string{"acknowledged_first_approval_lost"}},
+		{name: "a cancellation reversed once", j: journal{invs: []journalInvocation{inv("a", "reversed", 5), reversal("r", "a")},
+			ledger: []demoshop.LedgerEntry{cancelled, reinstated(2, "cs-r")}, tasks: []journalTask{task},
+			events: append(append(sent("a"), reversed("r")...), ev("invocation.reversed", "system", "tsk", "a"))}},
+		{name: "a cancellation reversed twice", j: journal{invs: []journalInvocation{inv("a", "reversed", 5), reversal("r", "a"), reversal("s", "a")},
+			ledger: []demoshop.LedgerEntry{cancelled, reinstated(2, "cs-r"), reinstated(3, "cs-s")}, tasks: []journalTask{{ID: "tsk", WriteBudget: 3, InflightLimit: 1}},
+			events: append(append(append(sent("a"), reversed("r")...), reversed("s")...),
+				ev("invocation.reversed", "system", "tsk", "a"), ev("invocation.reversed", "system", "tsk", "a"))},
+			want: []string{"reversed_twice", "two_live_reversals", "reversal_effect_twice"}},
+		{name: "a reversal whose effect is in the ledger twice", j: journal{invs: []journalInvocation{inv("a", "reversed", 5), reversal("r", "a")},
+			ledger: []demoshop.LedgerEntry{cancelled, reinstated(2, "cs-r"), {ID: 3, Kind: demoshop.KindSubscriptionReinstated, Object: "sub_2", RequestID: "cs-r"}},
+			tasks:  []journalTask{task}, events: append(append(sent("a"), reversed("r")...), ev("invocation.reversed", "system", "tsk", "a"))},
+			want: []string{"reversal_effect_twice"}},
+		{name: "a second reversal while the first is live", j: journal{invs: []journalInvocation{inv("a", "completed", 5), waiting(reversal("r", "a")),
+			waiting(reversal("s", "a"))}, ledger: []demoshop.LedgerEntry{cancelled}, tasks: []journalTask{task}, events: sent("a")},
+			ack: acknowledged{reversals: map[string][]string{"a": {"r", "s"}}}, want: []string{"two_live_reversals", "reversal_not_deduplicated"}},
+		{name: "an effect in the other system's ledger", j: journal{invs: []journalInvocation{inv("a", "completed", 5)},
+			warehouse: []demoshop.LedgerEntry{effect(1, "cs-a")}, events: sent("a"), tasks: []journalTask{task}},
+			want: []string{"effect_in_other_system"}},
+		{name: "a described system's write that went twice", j: journal{invs: []journalInvocation{{ID: "a", TaskID: "tsk", System: systemWarehouse,
+			Action: actionAuto, State: "completed", Key: "cs-a", Stage: 5, Verification: verified}},
+			warehouse: []demoshop.LedgerEntry{effect(1, "cs-a"), effect(2, "cs-a")}, events: sent("a"), tasks: []journalTask{task}},
+			want: []string{"duplicate_effect"}},
+		{name: "outcome webhooks delivered, one twice under its id", j: hooked(received{Delivery: "1", EventID: 1, Status: 500},
+			received{Delivery: "1", EventID: 1, Status: 200}, received{Delivery: "2", EventID: 4, Status: 200}, received{Delivery: "2", EventID: 4, Status: 200})},
+		{name: "an outcome event sent under two delivery ids", j: hooked(received{Delivery: "1", EventID: 1, Status: 200},
+			received{Delivery: "2", EventID: 4, Status: 200}, received{Delivery: "3", EventID: 4, Status: 200}),
+			want: []string{"webhook_two_delivery_ids"}},
+		{name: "an outcome event the receiver never took", j: hooked(received{Delivery: "1", EventID: 1, Status: 200},
+			received{Delivery: "2", EventID: 4, Status: 500}), want: []string{"webhook_not_delivered"}},
+		{name: "an outcome event never enqueued", j: func() journal {
+			j := hooked(received{Delivery: "1", EventID: 1, Status: 200})
+			j.deliveries = j.deliveries[:1]
+			return j
+		}(), want: []string{"webhook_not_delivered"}},
+		{name: "outcome events late behind a claim a killed console holds", j: func() journal {
+			j := hooked()
+			until := t0.Add(time.Minute)
+			j.deliveries[0].State, j.deliveries[0].LeaseUntil, j.deliveries[0].InvocationID = "pending", &until, "a"
+			j.deliveries[1].State, j.deliveries[1].InvocationID = "pending", "a"
+			return j
+		}()},
+		{name: "a forged webhook", j: hooked(received{Delivery: "1", EventID: 1, Status: 200},
+			received{Delivery: "2", EventID: 4, Status: 200, BadSignature: true}), want: []string{"webhook_bad_signature"}},
 		{name: "unverified with no evidence", j: journal{invs: []journalInvocation{{ID: "a", TaskID: "tsk", State: "unverified", Key: "cs-a"}}},
 			want: []string{"unverified_without_evidence"}},
 	}

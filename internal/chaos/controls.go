@@ -69,3 +69,26 @@ func (d *driver) globalStop(ctx context.Context, rnd *rand.Rand, stopped bool) e
 	}
 	return last
 }
+
+// resendDelivery has the admin resend one webhook delivery on the
+// assistant's page: it is sent again at once under the same delivery id.
+func (d *driver) resendDelivery(ctx context.Context, rnd *rand.Rand, id int64) error {
+	n := rnd.IntN(len(d.w.consoles))
+	base := d.w.console(n).URL()
+	status, page, err := d.admin.get(ctx, base, "/admin/assistants")
+	if err == nil && status == http.StatusSeeOther {
+		if err = d.admin.signIn(ctx, base); err == nil {
+			status, page, err = d.admin.get(ctx, base, "/admin/assistants")
+		}
+	}
+	tok := field(page, "_csrf")
+	if err != nil || tok == "" {
+		return fmt.Errorf("assistants page: %d %v", status, err)
+	}
+	status, _, err = d.admin.post(ctx, base, fmt.Sprintf("/admin/assistants/%s/deliveries/%d/resend", d.w.assistantID, id), url.Values{"_csrf": {tok}})
+	d.record(Action{Actor: "admin", Op: "resend_delivery " + strconv.FormatInt(id, 10), Console: n + 1, Status: status, Error: errText(err)})
+	if err == nil && status != http.StatusSeeOther {
+		err = fmt.Errorf("resend delivery %d: %d", id, status)
+	}
+	return err
+}

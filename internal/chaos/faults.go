@@ -237,26 +237,38 @@ func (w *world) shopBaseline(ctx context.Context) error {
 	return w.shopFaults(ctx, map[string]any{"route": "*", "latency_ms": baselineLatency})
 }
 
-// shopFaults sets one rule through POST /_faults, or clears every rule.
+// shopFaults sets one rule through POST /_faults, or clears every rule, on
+// the shop and, in a wide round, the warehouse alike (a described system
+// meets the same misfortunes).
 func (w *world) shopFaults(ctx context.Context, rule map[string]any) error {
+	if err := setFaults(ctx, w.shopURL, w.shop.Token(), rule); err != nil {
+		return err
+	}
+	if w.warehouse != nil {
+		return setFaults(ctx, w.whURL, w.warehouse.Token(), rule)
+	}
+	return nil
+}
+
+func setFaults(ctx context.Context, base, token string, rule map[string]any) error {
 	method, body := http.MethodDelete, []byte(nil)
 	if rule != nil {
 		method = http.MethodPost
 		body, _ = json.Marshal(rule)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, w.shopURL+"/_faults", bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, method, base+"/_faults", bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+w.shop.Token())
+	req.Header.Set("Authorization", "Bearer "+token)
 	res, err := quick.Do(req)
 	if err != nil {
 		return err
 	}
 	res.Body.Close()
 	if res.StatusCode/100 != 2 {
-		return fmt.Errorf("shop %s /_faults: %d", method, res.StatusCode)
+		return fmt.Errorf("shop %s %s/_faults: %d", method, base, res.StatusCode)
 	}
 	return nil
 }

@@ -52,7 +52,9 @@ type WorldOptions struct {
 // admin, manager, agent and customer accounts (password Password), the
 // assistant and its key, and the policies staged as in a round: product
 // descriptions automatic (stage 5), cancellations approved by an agent
-// (stage 3), shipping addresses confirmed by the customer (stage 4).
+// (stage 3), shipping addresses confirmed by the customer (stage 4). It
+// has neither the warehouse nor the webhook receiver of a round's wider
+// workload, nor its refunds and reversals.
 type World struct{ w *world }
 
 // Password is every World account's password.
@@ -67,7 +69,7 @@ const (
 
 // NewWorld sets up a World in env with the console binary bin.
 func NewWorld(ctx context.Context, env *Env, bin string, opt WorldOptions) (*World, error) {
-	w, err := newWorldWith(ctx, env, bin, max(1, opt.Instances), opt.Env, opt.WrapShop)
+	w, err := newWorldWith(ctx, env, bin, max(1, opt.Instances), worldOptions{extraEnv: opt.Env, wrapShop: opt.WrapShop})
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"countersign/internal/webhooks"
 )
 
 // roundRun is one round in progress.
@@ -118,7 +122,7 @@ func (r *roundRun) sessions(ctx context.Context) string {
 // reconciles what is unverified, and checks.
 func runRound(ctx context.Context, env *Env, cfg Config, round int, seed uint64, faults []Fault) RoundResult {
 	rr := RoundResult{Round: round, Seed: seed, Faults: faults}
-	w, err := newWorld(ctx, env, cfg.Bin, cfg.Instances)
+	w, err := newWorld(ctx, env, cfg.Bin, cfg.Instances, seed)
 	if err != nil {
 		rr.Error = "setup: " + err.Error()
 		return rr
@@ -141,6 +145,9 @@ func runRound(ctx context.Context, env *Env, cfg Config, round int, seed uint64,
 
 	unverified, err := settle(ctx, r)
 	rr.Actions = d.log
+	if w.hooks != nil {
+		rr.Webhooks = w.hooks.received()
+	}
 	if err != nil {
 		rr.Error = "settle: " + err.Error()
 	}
@@ -262,5 +269,78 @@ func settle(ctx context.Context, r *roundRun) (map[string]bool, error) {
 			}
 		}
 	}
+	settleHooks(ctx, r, rnd)
 	return out, nil
+}
+
+// settleHooks gives the outcome webhooks a bounded time to arrive: the
+// receiver stops misbehaving, the admin resends (on the assistant's page)
+// each delivery waiting out a back-off, and the round waits until the
+// receiver has taken every outcome event the journal has, or webhookSettle
+// has passed (the checker then reports what is missing, or late under a
+// claim a killed console held).
+func settleHooks(ctx context.Context, r *roundRun, rnd *rand.Rand) {
+	w, d := r.w, r.d
+	if !w.wide {
+		return
+	}
+	w.hooks.calm.Store(true)
+	resent := map[int64]time.Time{}
+	for deadline := time.Now().Add(webhookSettle); time.Now().Before(deadline) && ctx.Err() == nil; {
+		var events []int64
+		rows, err := w.pool.Query(ctx, `SELECT id FROM events WHERE invocation_id IS NOT NULL AND action = ANY($1)`, webhooks.Outcomes)
+		if err == nil {
+			events, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+		}
+		if err != nil {
+			sleep(ctx, 250*time.Millisecond)
+			continue
+		}
+		took := map[int64]bool{}
+		for _, rec := range w.hooks.received() {
+			if rec.Status/100 == 2 {
+				took[rec.EventID] = true
+			}
+		}
+		// What waits behind a claim a killed console holds is late, not
+		// to be waited for here.
+		var ds []journalDelivery
+		rows, err = w.pool.Query(ctx, `SELECT id, event_id, invocation_id, state, attempts, lease_until, next_attempt_at
+			FROM webhook_deliveries ORDER BY event_id`)
+		if err == nil {
+			ds, err = pgx.CollectRows(rows, pgx.RowToStructByName[journalDelivery])
+		}
+		if err != nil {
+			sleep(ctx, 250*time.Millisecond)
+			continue
+		}
+		late, byEvent := lateDeliveries(ds, time.Now()), map[int64]int64{}
+		for _, dl := range ds {
+			byEvent[dl.EventID] = dl.ID
+		}
+		missing := 0
+		for _, id := range events {
+			if dl, ok := byEvent[id]; !took[id] && (!ok || late[dl] == 0) {
+				missing++
+			}
+		}
+		if missing == 0 {
+			return
+		}
+		var waiting []int64
+		rows, err = w.pool.Query(ctx, `SELECT id FROM webhook_deliveries WHERE state = 'pending'
+			AND next_attempt_at > now() + interval '1 second' AND (lease_until IS NULL OR lease_until < now())`)
+		if err == nil {
+			waiting, _ = pgx.CollectRows(rows, pgx.RowTo[int64])
+		}
+		for _, id := range waiting {
+			// A resend is refused while an attempt holds the delivery (the
+			// page answers alike): one that is still waiting is resent
+			// again a second later.
+			if time.Since(resent[id]) > time.Second && d.resendDelivery(ctx, rnd, id) == nil {
+				resent[id] = time.Now()
+			}
+		}
+		sleep(ctx, 250*time.Millisecond)
+	}
 }

@@ -3,10 +3,13 @@ package chaos
 import (
 	"context"
 	"crypto/rand"
+	_ "embed"
 	"encoding/hex"
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -16,7 +19,9 @@ import (
 	"countersign/internal/assistants"
 	"countersign/internal/controlplane"
 	"countersign/internal/demoshop"
+	"countersign/internal/httpadapter"
 	"countersign/internal/shopadapter"
+	"countersign/internal/webhooks"
 	"countersign/store"
 )
 
@@ -25,7 +30,30 @@ const (
 	actionAuto    = shopadapter.ActionUpdateProductDesc     // stage 5: the policy approves
 	actionApprove = shopadapter.ActionCancelSubscription    // stage 3: an agent approves
 	actionConfirm = shopadapter.ActionChangeShippingAddress // stage 4: the customer confirms
+	// actionRefund is at stage 3 with a second-approver threshold below
+	// every refund the driver proposes: two different agents approve each.
+	actionRefund = shopadapter.ActionIssueRefund
+	// actionReinstate reverses a completed cancellation (Reverse proposes
+	// it); an agent who did not approve the cancellation approves it.
+	actionReinstate = shopadapter.ActionReinstateSubscription
 )
+
+// The systems a wide round connects: the demo shop through its adapter,
+// and a second demo shop, the warehouse's catalogue, through a description
+// file (internal/httpadapter), whose product descriptions are automatic.
+const (
+	systemShop      = "shop"
+	systemWarehouse = "warehouse"
+)
+
+// secondApproverAbove is the refund policy's second-approver threshold;
+// the driver's refunds are all above it.
+const secondApproverAbove = 5000
+
+// warehouseFile describes the warehouse to the consoles (SYSTEMS_DIR).
+//
+//go:embed warehouse.json
+var warehouseFile []byte
 
 const password = "chaos-campaign-password"
 
@@ -45,20 +73,44 @@ type world struct {
 	apiKey    string
 	admin     string // e-mail
 	agent     string
+	agent2    string   // the second approver of refunds, the approver of reversals
 	operator  string   // the stage-5 tasks' customer (a shop operator)
 	customers []string // stage-3 and stage-4 customers, each with a console account
 	shopIDs   map[string]string
+	// wide is a round's world: the warehouse and the webhook receiver
+	// below are there (the benchmark's World has neither).
+	wide        bool
+	whDB        string
+	whPool      *pgxpool.Pool
+	warehouse   *demoshop.Shop
+	whURL       string
+	whSrv       *http.Server
+	systemsDir  string
+	hooks       *receiver
+	assistantID string
 }
 
-func newWorld(ctx context.Context, env *Env, bin string, instances int) (w *world, err error) {
-	return newWorldWith(ctx, env, bin, instances, nil, nil)
+// worldOptions are what a world is built with besides its consoles.
+type worldOptions struct {
+	extraEnv []string
+	wrapShop func(http.Handler) http.Handler
+	// wide connects the warehouse and registers the webhook receiver.
+	wide bool
+	seed uint64
 }
 
-// newWorldWith is newWorld with extra console environment and a wrapper
-// around the shop's handler (both may be nil).
-func newWorldWith(ctx context.Context, env *Env, bin string, instances int, extraEnv []string,
-	wrapShop func(http.Handler) http.Handler) (w *world, err error) {
-	w = &world{env: env, shopIDs: map[string]string{}}
+// newWorld is a round's world: the shop, the warehouse and the webhook
+// receiver, and instances consoles.
+func newWorld(ctx context.Context, env *Env, bin string, instances int, seed uint64) (w *world, err error) {
+	return newWorldWith(ctx, env, bin, instances, worldOptions{wide: true, seed: seed})
+}
+
+// newWorldWith is newWorld as opt says: extra console environment, a
+// wrapper around the shop's handler (both may be nil), and whether the
+// warehouse and the webhook receiver are there.
+func newWorldWith(ctx context.Context, env *Env, bin string, instances int, opt worldOptions) (w *world, err error) {
+	extraEnv, wrapShop := opt.extraEnv, opt.wrapShop
+	w = &world{env: env, shopIDs: map[string]string{}, wide: opt.wide}
 	defer func() {
 		if err != nil {
 			w.close()
@@ -95,6 +147,11 @@ func newWorldWith(ctx context.Context, env *Env, bin string, instances int, extr
 	}
 	w.shopSrv = &http.Server{Handler: shopHandler, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = w.shopSrv.Serve(l) }()
+	if w.wide {
+		if err = w.startWide(ctx, opt.seed); err != nil {
+			return w, err
+		}
+	}
 
 	if err = w.seed(ctx); err != nil {
 		return w, err
@@ -113,6 +170,10 @@ func newWorldWith(ctx context.Context, env *Env, bin string, instances int, extr
 			return w, err
 		}
 		c.env = append(c.env, direct...)
+		if w.wide {
+			c.env = append(c.env, "SYSTEMS_DIR="+w.systemsDir, "WAREHOUSE_URL="+w.whURL, "WAREHOUSE_TOKEN="+w.warehouse.Token(),
+				"WEBHOOK_ALLOW_PRIVATE=true", "WEBHOOK_INTERVAL="+webhookInterval.String())
+		}
 		c.env = append(c.env, extraEnv...)
 		w.consoles = append(w.consoles, c)
 		if err := c.start(); err != nil {
@@ -146,24 +207,46 @@ func (w *world) seed(ctx context.Context) error {
 	if _, err := mk("agent@chaos.test", "Chaos Agent", accounts.Agent); err != nil {
 		return err
 	}
-	w.admin, w.agent = "admin@chaos.test", "agent@chaos.test"
+	if _, err := mk("agent2@chaos.test", "Chaos Second Agent", accounts.Agent); err != nil {
+		return err
+	}
+	w.admin, w.agent, w.agent2 = "admin@chaos.test", "agent@chaos.test", "agent2@chaos.test"
 
-	reg := adapter.NewRegistry(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: w.shopURL, Token: w.shop.Token(), Ledger: adapter.NewLedger(st, nil)}))
+	ledger := adapter.NewLedger(st, nil)
+	reg := adapter.NewRegistry(shopadapter.New(shopadapter.Config{Name: systemShop, BaseURL: w.shopURL, Token: w.shop.Token(), Ledger: ledger}))
+	if w.wide {
+		wh, err := httpadapter.Load("warehouse.json", warehouseFile, httpadapter.Config{Ledger: ledger, Getenv: w.warehouseEnv})
+		if err != nil {
+			return err
+		}
+		reg.Connect(wh)
+	}
 	cp := controlplane.New(st, reg, controlplane.Config{}, time.Now, nil)
 	if err := cp.EnsurePolicies(ctx, &manager.ID); err != nil {
 		return err
 	}
 	// The manager stages the round's actions as on the policies page.
 	mgr := controlplane.UserActor(manager.ID, string(accounts.Manager), manager.Name)
-	for action, stage := range map[string]controlplane.Stage{actionAuto: controlplane.StageAutonomous,
-		actionApprove: controlplane.StagePropose, actionConfirm: controlplane.StageAssisted} {
-		p, err := cp.Policy(ctx, "shop", action)
+	type staged struct{ system, action string }
+	stages := map[staged]controlplane.Stage{{systemShop, actionAuto}: controlplane.StageAutonomous,
+		{systemShop, actionApprove}: controlplane.StagePropose, {systemShop, actionConfirm}: controlplane.StageAssisted}
+	if w.wide {
+		stages[staged{systemShop, actionRefund}] = controlplane.StagePropose
+		stages[staged{systemShop, actionReinstate}] = controlplane.StagePropose
+		stages[staged{systemWarehouse, actionAuto}] = controlplane.StageAutonomous
+	}
+	for sa, stage := range stages {
+		p, err := cp.Policy(ctx, sa.system, sa.action)
 		if err != nil {
 			return err
 		}
 		p.Stage, p.ConfirmationWindow = stage, 30*time.Minute
+		if sa.action == actionRefund {
+			second := int64(secondApproverAbove)
+			p.SecondApproverAboveCents = &second
+		}
 		if _, err := cp.ChangePolicy(ctx, mgr, p, p.Version, "the chaos campaign's workload"); err != nil {
-			return fmt.Errorf("chaos: stage %s: %w", action, err)
+			return fmt.Errorf("chaos: stage %s/%s: %w", sa.system, sa.action, err)
 		}
 	}
 	asst := assistants.New(st, cp, time.Now)
@@ -184,6 +267,21 @@ func (w *world) seed(ctx context.Context) error {
 	}
 	if _, w.apiKey, err = asst.IssueKey(ctx, a.ID, &admin.ID); err != nil {
 		return err
+	}
+	w.assistantID = a.ID
+	if w.wide {
+		// The admin registers the receiver as the assistant's outcome
+		// endpoint, as on the assistant's page.
+		_, secret, err := webhooks.New(st, time.Now, webhooks.Config{AllowPrivate: true}).Register(ctx, a.ID, &admin.ID, w.hooks.url)
+		if err != nil {
+			return err
+		}
+		w.hooks.setSecret(secret)
+		// The warehouse knows the operator too: its products are edited
+		// on the operator's behalf.
+		if _, err := w.warehouse.CreateCustomer(ctx, demoshop.CustomerFixture{Email: "operator@chaos.test", Name: "Shop Operator"}); err != nil {
+			return err
+		}
 	}
 
 	op, err := w.shop.CreateCustomer(ctx, demoshop.CustomerFixture{Email: "operator@chaos.test", Name: "Shop Operator"})
@@ -214,6 +312,21 @@ func (w *world) newProduct(ctx context.Context) (string, error) {
 	return p.ID, err
 }
 
+// newWarehouseProduct is a fresh product in the warehouse's catalogue.
+func (w *world) newWarehouseProduct(ctx context.Context) (string, error) {
+	p, err := w.warehouse.CreateProduct(ctx, demoshop.ProductFixture{Name: "Crate", Description: "Old.", PriceCents: 1000, Stock: 3})
+	return p.ID, err
+}
+
+// newRefundable is a fresh order delivered two days ago, worth more than
+// any refund the driver proposes on it.
+func (w *world) newRefundable(ctx context.Context, customer string) (string, error) {
+	delivered := time.Now().Add(-48 * time.Hour)
+	o, err := w.shop.CreateOrder(ctx, demoshop.OrderFixture{CustomerID: w.shopIDs[customer], DeliveredAt: &delivered,
+		Items: []demoshop.ItemFixture{{Name: "Walnut lamp", UnitPriceCents: 15000}}})
+	return o.ID, err
+}
+
 func (w *world) newSubscription(ctx context.Context, customer string) (string, error) {
 	s, err := w.shop.CreateSubscription(ctx, demoshop.SubscriptionFixture{CustomerID: w.shopIDs[customer]})
 	return s.ID, err
@@ -234,10 +347,21 @@ func (w *world) close() {
 	for _, c := range w.consoles {
 		c.close()
 	}
-	if w.shopSrv != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_ = w.shopSrv.Shutdown(ctx)
-		cancel()
+	for _, srv := range []*http.Server{w.shopSrv, w.whSrv} {
+		if srv != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = srv.Shutdown(ctx)
+			cancel()
+		}
+	}
+	if w.hooks != nil {
+		w.hooks.close()
+	}
+	if w.whPool != nil {
+		w.whPool.Close()
+	}
+	if w.systemsDir != "" {
+		os.RemoveAll(w.systemsDir)
 	}
 	if w.pool != nil {
 		w.pool.Close()
@@ -247,10 +371,56 @@ func (w *world) close() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	for _, db := range []string{w.dbName, w.shopDB} {
+	for _, db := range []string{w.dbName, w.shopDB, w.whDB} {
 		if db != "" {
 			// A database left behind goes with the cluster at the end.
 			_ = w.env.DropDatabase(ctx, db)
 		}
 	}
+}
+
+// startWide starts what a round's world has besides the shop: the
+// warehouse (a second demo shop in a database of its own, served here, and
+// described to the consoles by warehouse.json in SYSTEMS_DIR) and the
+// webhook receiver.
+func (w *world) startWide(ctx context.Context, seed uint64) error {
+	var whURL string
+	var err error
+	if w.whDB, whURL, err = w.env.CreateDatabase(ctx, "chaos_wh"); err != nil {
+		return err
+	}
+	if w.whPool, err = store.Open(ctx, whURL, 30*time.Second); err != nil {
+		return err
+	}
+	if err = demoshop.Migrate(ctx, w.whPool); err != nil {
+		return err
+	}
+	w.warehouse = demoshop.New(w.whPool, demoshop.Options{TestEndpoints: true})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	w.whURL = "http://" + l.Addr().String()
+	w.whSrv = &http.Server{Handler: w.warehouse.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = w.whSrv.Serve(l) }()
+	if w.systemsDir, err = os.MkdirTemp("", "countersign-chaos-systems-"); err != nil {
+		return err
+	}
+	if err = os.WriteFile(filepath.Join(w.systemsDir, "warehouse.json"), warehouseFile, 0o644); err != nil {
+		return err
+	}
+	w.hooks, err = startReceiver(seed)
+	return err
+}
+
+// warehouseEnv is the environment warehouse.json names, as the consoles
+// have it.
+func (w *world) warehouseEnv(name string) string {
+	switch name {
+	case "WAREHOUSE_URL":
+		return w.whURL
+	case "WAREHOUSE_TOKEN":
+		return w.warehouse.Token()
+	}
+	return ""
 }
