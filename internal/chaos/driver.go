@@ -151,6 +151,15 @@ func (d *driver) assistant(ctx context.Context, n int) {
 			sleep(ctx, 500*time.Millisecond) // the shop's database is restarting
 			continue
 		}
+		if action == actionAuto && rnd.IntN(8) == 0 {
+			// Parallel tool calls: a few writes proposed at once in one
+			// task, so the in-flight limit (1–3) has something to hold
+			// back. Automatic writes leave as they are approved, so only
+			// proposals that overlap can exceed it.
+			t.proposals += d.burst(ctx, rnd, t.id, system, customer, args)
+			sleep(ctx, time.Duration(50+rnd.IntN(150))*time.Millisecond)
+			continue
+		}
 		t.proposals++
 		inv, ok := d.propose(ctx, rnd, t.id, system, action, args)
 		if ok && (inv.State == "awaiting_approval" || inv.State == "awaiting_confirmation") {
@@ -222,6 +231,28 @@ func (d *driver) args(ctx context.Context, rnd *rand.Rand, system, action, custo
 
 // propose sends one proposal, retrying with the same Idempotency-Key on
 // another console when no answer came: the key makes the retry safe.
+// burst proposes 2–4 automatic writes at once in one task (first the
+// given arguments, then others drawn for the same customer), each from a
+// goroutine of its own with its own random source, and returns how many
+// it proposed.
+func (d *driver) burst(ctx context.Context, rnd *rand.Rand, taskID, system, customer string, first map[string]any) int {
+	all := []map[string]any{first}
+	for range 1 + rnd.IntN(3) {
+		args, err := d.args(ctx, rnd, system, actionAuto, customer)
+		if err != nil {
+			break
+		}
+		all = append(all, args)
+	}
+	var wg sync.WaitGroup
+	for _, args := range all {
+		own := rand.New(rand.NewPCG(rnd.Uint64(), rnd.Uint64()))
+		wg.Go(func() { d.propose(ctx, own, taskID, system, actionAuto, args) })
+	}
+	wg.Wait()
+	return len(all)
+}
+
 func (d *driver) propose(ctx context.Context, rnd *rand.Rand, taskID, system, action string, args map[string]any) (apiInvocation, bool) {
 	key := fmt.Sprintf("chaos-%016x", rnd.Uint64())
 	body := map[string]any{"system": system, "action": action, "args": args, "summary": "Chaos campaign proposal."}

@@ -51,7 +51,7 @@ type Worker struct {
 	http   *http.Client
 	now    func() time.Time
 	log    *slog.Logger
-	// lease is how long a claimed batch is this worker's.
+	// lease is how long a claimed delivery is this worker's.
 	lease time.Duration
 	batch int
 }
@@ -75,12 +75,13 @@ func NewWorker(st workerStore, render Render, cfg Config, now func() time.Time, 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	const batch = 10
-	// A batch is sent one delivery after another: the lease covers every
-	// one of them timing out, so that no other instance takes a delivery
-	// this worker has yet to send.
+	// A delivery is claimed on its own, just before it is sent: its lease
+	// covers one attempt timing out. A console that dies or freezes holding
+	// it delays it (and the later events of its invocation, which go in
+	// order) by that lease at most, not by a whole batch's worth.
+	const batch = 1
 	return &Worker{store: st, render: render, http: client, now: now, log: log,
-		lease: batch*client.Timeout + 30*time.Second, batch: batch}
+		lease: client.Timeout + 30*time.Second, batch: batch}
 }
 
 // Backoff is how long to wait after the n-th failed attempt (n ≥ 1):
