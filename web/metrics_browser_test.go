@@ -139,6 +139,9 @@ func TestBrowserManagerPages(t *testing.T) {
 	err = chromedp.Do(ctx,
 		chromedp.EmulateViewport(1280, 900),
 		chromedp.Navigate(b.srv.URL+"/metrics?action=issue_refund"),
+		// Stage readiness comes when its details open, by the keyboard.
+		chromedp.Focus(chromedp.CSS(`[data-testid="readiness"] details.day-table summary`)),
+		chromedp.KeyEvent("\r"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="readiness-shop-issue_refund"]`)),
 	)
 	if err != nil {

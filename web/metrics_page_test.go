@@ -60,6 +60,8 @@ func TestMetricsPageSupportsADecision(t *testing.T) {
 		t.Errorf("attention heading %q for %d items", attention.Find("h2").Text(), len(listed))
 	}
 
+	openSectionTables(t, c, doc)
+
 	// Counts: thousands separators wherever a number is shown.
 	bare := regexp.MustCompile(`\d{4,}`)
 	grouped := 0
