@@ -93,7 +93,7 @@ func TestBrowserManagerPages(t *testing.T) {
 	} else {
 		t.Logf("desktop: the 95%% target label is %.1fpx from its line", d)
 	}
-	legend, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="trend-action_success"] [data-testid="chart-legend"]`)))
+	legend, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="trend-action_success"] figcaption.legend`)))
 	if !strings.Contains(legend, "Dashed line: target 95%") {
 		t.Errorf("success chart legend: %q", legend)
 	}

@@ -10,12 +10,14 @@ import (
 )
 
 // metricsPageBudget bounds the metrics page's HTML before any table is
-// opened, on 28 days of history with conversations. The target is
-// 30 kB; the page is at about 39.7 kB here (48 kB before the sections'
-// tables were fetched when opened and the charts' points shortened;
-// docs/metrics.md says where the rest goes), and this bound keeps it from
-// growing back.
-const metricsPageBudget = 40_000
+// opened, on 28 days of history with conversations (every chart drawn).
+// The 30 kB is held on the bench's data by
+// internal/bench TestMetricsPageHTMLOnBenchData (about 26.6 kB there,
+// where the conversation metrics have nothing to draw); here the page is
+// at about 36.1 kB (48.1 kB before the sections' tables were fetched when
+// opened and the charts' markup shortened), and this bound keeps it from
+// growing back. METRICS_DUMP=file writes the page there.
+const metricsPageBudget = 37_000
 
 // TestMetricsPageIsSmallUntilATableOpens: on a period full of history the
 // metrics page carries no per-day table, only a way to open each; opening

@@ -104,7 +104,6 @@ func openSectionTables(t *testing.T, c *client, doc *goquery.Document) {
 // svgDoc is the part of a trend chart the test reads.
 type svgDoc struct {
 	XMLName xml.Name `xml:"svg"`
-	Title   string   `xml:"title"`
 	Floor   float64  `xml:"data-floor,attr"`
 	Top     float64  `xml:"data-top,attr"`
 	Lines   []struct {
@@ -184,8 +183,14 @@ func TestMetricsChartsAreXMLAndMatchTheData(t *testing.T) {
 		if err := xml.Unmarshal([]byte(html), &d); err != nil {
 			t.Errorf("%s is not XML: %v", s.AttrOr("data-testid", "?"), err)
 		}
-		if d.Title == "" {
-			t.Errorf("%s has no title", s.AttrOr("data-testid", "?"))
+		// Its accessible name: the card's heading and the chart's caption
+		// (its lines and scale in words).
+		var name []string
+		for _, id := range strings.Fields(s.AttrOr("aria-labelledby", "")) {
+			name = append(name, strings.TrimSpace(doc.Find("#"+id).Text()))
+		}
+		if len(name) != 2 || name[0] == "" || !strings.Contains(name[1], "Scale from") {
+			t.Errorf("%s is named %q", s.AttrOr("data-testid", "?"), name)
 		}
 		parsed[s.AttrOr("data-testid", "")] = d
 	})
