@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -36,7 +38,8 @@ func selfCPU() time.Duration {
 // with Accept-Encoding: gzip, over 500 pending and 5,000 settled
 // invocations seeded as `make bench` seeds them: ns/op and allocs/op are
 // one page's cost in the console, its statements' round trips included;
-// cpu-ns/op is the console's CPU per page.
+// cpu-ns/op is the console's CPU per page. PAGES_DUMP=dir writes each
+// page there as sent (gzipped), to see where its bytes go.
 // With -cpuprofile the profile is the console's alone:
 //
 //	go test ./internal/bench/ -run '^$' -bench PageCPU -benchmem -cpuprofile cpu.out
@@ -91,6 +94,11 @@ func BenchmarkPageCPU(b *testing.B) {
 			}
 			for range 20 { // warm the pool's connections and their statements
 				serve()
+			}
+			if dir := os.Getenv("PAGES_DUMP"); dir != "" {
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req.Clone(ctx))
+				_ = os.WriteFile(filepath.Join(dir, page.name+".html.gz"), rec.Body.Bytes(), 0o644)
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
