@@ -11,9 +11,10 @@ import (
 // labels are HTML beside and below it, so they render at the page's font
 // size on any screen.
 const (
-	chartWidth  = 600
 	chartHeight = 160
-	chartPadX   = 8
+	// chartPadDays is the margin left and right of the first and last
+	// day, in days.
+	chartPadDays = 0.4
 )
 
 // LineChart is a trend drawn server-side: one point per day with data, the
@@ -36,6 +37,8 @@ type LineChart struct {
 	Segments []string
 	// FirstDay and LastDay label the horizontal axis.
 	FirstDay, LastDay string
+	// Days is the plot's width in days, first to last (at least 1).
+	Days int
 	// Scale says the vertical range in words, for the caption.
 	Scale string
 }
@@ -156,7 +159,9 @@ func NewLineChart(id, title string, labels []string, values []float64, texts []s
 			return chartHeight
 		}
 		r := math.Min(math.Max((v-floor)/(top-floor), 0), 1)
-		return round1(chartHeight - r*chartHeight)
+		// Whole units: under half a pixel at the chart's height, and two
+		// characters fewer in each of the line's and the dots' points.
+		return math.Round(chartHeight - r*chartHeight)
 	}
 	for v := top; v >= floor-step/2; v -= step {
 		v := math.Round(math.Round(v/step)*step*1e9) / 1e9
@@ -177,11 +182,11 @@ func NewLineChart(id, title string, labels []string, values []float64, texts []s
 	if len(labels) > 0 {
 		c.FirstDay, c.LastDay = labels[0], labels[len(labels)-1]
 	}
+	// A day is one unit across: x is the day's index, a short number in
+	// each of the line's and the dots' points (the plot is stretched to
+	// its box anyway, and every stroke keeps its width).
 	n := len(values)
-	stepX := 0.0
-	if n > 1 {
-		stepX = float64(chartWidth-2*chartPadX) / float64(n-1)
-	}
+	c.Days = max(n-1, 1)
 	var seg []string
 	flush := func() {
 		if len(seg) > 0 {
@@ -194,7 +199,7 @@ func NewLineChart(id, title string, labels []string, values []float64, texts []s
 			flush()
 			continue
 		}
-		x := round1(float64(chartPadX) + stepX*float64(i))
+		x := float64(i)
 		py := y(v)
 		c.Points = append(c.Points, ChartPoint{X: x, Y: py, Value: v, Label: labels[i], Text: texts[i]})
 		seg = append(seg, fmt.Sprintf("%g,%g", x, py))
@@ -204,7 +209,16 @@ func NewLineChart(id, title string, labels []string, values []float64, texts []s
 }
 
 // ViewBox is the SVG viewBox attribute.
-func (c LineChart) ViewBox() string { return fmt.Sprintf("0 0 %d %d", chartWidth, chartHeight) }
+func (c LineChart) ViewBox() string {
+	return fmt.Sprintf("%g 0 %g %d", -chartPadDays, float64(c.Days)+2*chartPadDays, chartHeight)
+}
+
+// Right is the x of the plot's right edge, where the grid and the
+// threshold lines end.
+func (c LineChart) Right() string { return f1(float64(c.Days) + chartPadDays) }
+
+// Left is the x of the plot's left edge.
+func (c LineChart) Left() string { return f1(-chartPadDays) }
 
 // ScaleText says the vertical range: "Scale from 85% to 100%."
 func (c LineChart) ScaleText() string {
@@ -276,7 +290,7 @@ func attentionHref(a AttentionItem) string {
 func (c LineChart) GridPath() string {
 	var b strings.Builder
 	for _, t := range c.Ticks {
-		fmt.Fprintf(&b, "M0 %gH%d", t.Y, chartWidth)
+		fmt.Fprintf(&b, "M%g %gH%g", -chartPadDays, t.Y, float64(c.Days)+chartPadDays)
 	}
 	return b.String()
 }

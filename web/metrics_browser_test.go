@@ -93,7 +93,7 @@ func TestBrowserManagerPages(t *testing.T) {
 	} else {
 		t.Logf("desktop: the 95%% target label is %.1fpx from its line", d)
 	}
-	legend, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="trend-action_success"] [data-testid="chart-legend"]`)))
+	legend, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="trend-action_success"] figcaption.legend`)))
 	if !strings.Contains(legend, "Dashed line: target 95%") {
 		t.Errorf("success chart legend: %q", legend)
 	}
@@ -139,6 +139,9 @@ func TestBrowserManagerPages(t *testing.T) {
 	err = chromedp.Do(ctx,
 		chromedp.EmulateViewport(1280, 900),
 		chromedp.Navigate(b.srv.URL+"/metrics?action=issue_refund"),
+		// Stage readiness comes when its details open, by the keyboard.
+		chromedp.Focus(chromedp.CSS(`[data-testid="readiness"] details.day-table summary`)),
+		chromedp.KeyEvent("\r"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="readiness-shop-issue_refund"]`)),
 	)
 	if err != nil {

@@ -60,6 +60,8 @@ func TestMetricsPageSupportsADecision(t *testing.T) {
 		t.Errorf("attention heading %q for %d items", attention.Find("h2").Text(), len(listed))
 	}
 
+	openSectionTables(t, c, doc)
+
 	// Counts: thousands separators wherever a number is shown.
 	bare := regexp.MustCompile(`\d{4,}`)
 	grouped := 0
@@ -86,7 +88,7 @@ func TestMetricsPageSupportsADecision(t *testing.T) {
 	// Plain words: no snake_case names, no "p50"/"p90", no "=", no
 	// "invocation" in what the page explains.
 	code := regexp.MustCompile(`\b[a-z]+_[a-z_]+\b|\bp[59]0\b|=|[Ii]nvocation`)
-	doc.Find(`[data-testid="metric-definition"], [data-testid="metric-warning"], [data-testid="metric-value"], section.card > p.muted, ` +
+	doc.Find(`[data-testid="metric-warning"], [data-testid="metric-value"], section.card > p.muted, ` +
 		`[data-testid="reasons-not-dispatched"] th[scope="row"], [data-testid="attention"], h2, h3, th[scope="col"], ` +
 		`[data-testid="handoff-by-intent-table"] th[scope="row"], [data-testid="readiness-table"] th[scope="row"], .bar-label, ` +
 		`#intent option, #action option, label`).Each(func(_ int, s *goquery.Selection) {
@@ -102,13 +104,13 @@ func TestMetricsPageSupportsADecision(t *testing.T) {
 	if floor < 0.5 {
 		t.Errorf("the success chart starts at %v, far below data near 90%%", floor)
 	}
-	if v := chart.Find(`[data-testid="threshold"]`).AttrOr("data-value", ""); v != "0.95" {
+	if v := chart.Find(`line.threshold`).AttrOr("data-value", ""); v != "0.95" {
 		t.Errorf("target line at %q", v)
 	}
 	if got := chart.Find(`.yaxis li.on-line`).Text(); got != "95%" {
 		t.Errorf("target tick %q", got)
 	}
-	if got := chart.Find(`[data-testid="chart-legend"]`).Text(); !strings.Contains(got, "Dashed line: target 95%.") {
+	if got := chart.Find(`figcaption.legend`).Text(); !strings.Contains(got, "Dashed line: target 95%.") {
 		t.Errorf("legend %q", got)
 	}
 }

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -9,10 +10,14 @@ import (
 )
 
 // metricsPageBudget bounds the metrics page's HTML before any table is
-// opened, on 28 days of history. The issue's target is 30 kB; the page is
-// at about 48 kB (docs/metrics.md says where the rest goes), and this
-// bound keeps it from growing back.
-const metricsPageBudget = 50_000
+// opened, on 28 days of history with conversations (every chart drawn).
+// The issue's 30 kB is held on the bench's data by
+// internal/bench TestMetricsPageHTMLOnBenchData (about 26.6 kB there,
+// where the conversation metrics have nothing to draw); here the page is
+// at about 36.1 kB (48.1 kB before the sections' tables were fetched when
+// opened and the charts' markup shortened), and this bound keeps it from
+// growing back. METRICS_DUMP=file writes the page there.
+const metricsPageBudget = 37_000
 
 // TestMetricsPageIsSmallUntilATableOpens: on a period full of history the
 // metrics page carries no per-day table, only a way to open each; opening
@@ -27,6 +32,9 @@ func TestMetricsPageIsSmallUntilATableOpens(t *testing.T) {
 	res := c.get("/metrics")
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("/metrics: %d", res.StatusCode)
+	}
+	if f := os.Getenv("METRICS_DUMP"); f != "" {
+		_ = os.WriteFile(f, []byte(res.body), 0o644)
 	}
 	if len(res.body) > metricsPageBudget {
 		t.Errorf("/metrics is %d bytes of HTML, want at most %d", len(res.body), metricsPageBudget)
@@ -63,6 +71,33 @@ func TestMetricsPageIsSmallUntilATableOpens(t *testing.T) {
 	}
 	if back := pd.Find(`a[href^="/metrics?"]`).AttrOr("href", ""); !strings.Contains(back, "#m-action_success") {
 		t.Errorf("the table's page leads back to %q", back)
+	}
+	// The sections' tables open the same way: the table alone for htmx,
+	// a page of its own with a way back without JavaScript.
+	for _, id := range []string{"handoff-by-intent", "success-by-action", "reasons", "readiness"} {
+		section := doc.Find(`[data-testid="` + id + `"]`)
+		opener := section.Find(`details.day-table`)
+		url := opener.AttrOr("hx-get", "")
+		if link := opener.Find("a").AttrOr("href", ""); url == "" || link != url || !strings.HasPrefix(url, "/metrics/table/"+id+"?") {
+			t.Errorf("%s: its table opens from %q, its link goes to %q", id, url, link)
+			continue
+		}
+		if n := section.Find("table").Length(); n != 0 {
+			t.Errorf("%s carries %d tables before one is opened", id, n)
+		}
+		c.header.Set("HX-Request", "true")
+		frag := c.get(url)
+		c.header.Del("HX-Request")
+		if fd := frag.doc(t); frag.StatusCode != http.StatusOK || strings.Contains(frag.body, "<html") || fd.Find("table tbody tr").Length() == 0 {
+			t.Errorf("%s: the fragment: %d, a whole page: %v, %d rows", id, frag.StatusCode, strings.Contains(frag.body, "<html"),
+				fd.Find("table tbody tr").Length())
+		}
+		page := c.get(url)
+		pd := page.doc(t)
+		if back := pd.Find(`main a[href^="/metrics?"]`).AttrOr("href", ""); page.StatusCode != http.StatusOK || pd.Find("main table tbody tr").Length() == 0 ||
+			!strings.HasSuffix(back, "#h-"+id) || doc.Find("#h-"+id).Length() != 1 {
+			t.Errorf("%s: the table's page: %d, %d rows, back to %q", id, page.StatusCode, pd.Find("main table tbody tr").Length(), back)
+		}
 	}
 	if res := c.get("/metrics/table/no_such_metric"); res.StatusCode != http.StatusNotFound {
 		t.Errorf("an unknown metric's table: %d, want 404", res.StatusCode)

@@ -160,7 +160,7 @@ func envDuration(name string, def time.Duration) time.Duration {
 
 // pagesSignIn signs in through the real form and returns the session's
 // Cookie header.
-func pagesSignIn(b *testing.B, base, email, password string) string {
+func pagesSignIn(b testing.TB, base, email, password string) string {
 	b.Helper()
 	jar, _ := cookiejar.New(nil)
 	hc := &http.Client{Jar: jar}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"countersign/internal/adapter"
 	"countersign/internal/lists"
 )
 
@@ -207,5 +208,33 @@ func TestCustomerInvocationsAreTheCustomersNewestFirst(t *testing.T) {
 	}
 	if invs, err := b.lists.CustomerInvocations(b.ctx, "someone-else@example.test", 10); err != nil || len(invs) != 0 {
 		t.Errorf("another customer's requests: %+v, %v; want none", invs, err)
+	}
+}
+
+// TestApprovalQueueQuotesAreEachCardsOwn: read again (from the memo of
+// decoded quotes), every card still carries its own quote, the one the
+// control plane stored for it.
+func TestApprovalQueueQuotesAreEachCardsOwn(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	task := b.task("conv-quotes")
+	want := map[string]adapter.Quote{}
+	for _, cents := range []int64{1100, 2200, 3300} {
+		inv := b.refund(task, cents)
+		want[inv.ID] = inv.Quote
+	}
+	for round := range 3 {
+		cards, err := b.lists.ApprovalQueue(b.ctx, lists.QueueFilter{Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cards) != len(want) {
+			t.Fatalf("round %d: %d cards, want %d", round, len(cards), len(want))
+		}
+		for _, c := range cards {
+			if diff := cmp.Diff(want[c.ID], c.Quote); diff != "" {
+				t.Errorf("round %d: %s's quote (-stored +shown):\n%s", round, c.ID, diff)
+			}
+		}
 	}
 }

@@ -2,8 +2,10 @@ package lists
 
 import (
 	"context"
+	"sync"
 	"time"
 
+	"countersign/internal/adapter"
 	"countersign/internal/controlplane"
 	"countersign/store"
 )
@@ -55,13 +57,65 @@ func (s *Service) ApprovalQueue(ctx context.Context, f QueueFilter) ([]controlpl
 	}
 	out := make([]controlplane.QueueCard, 0, len(rows))
 	for _, r := range rows {
+		raw := r.Quote
+		quote, known := quotes.get(raw)
+		if known {
+			r.Quote = nullQuote // decoded already: CardFromRow has nothing to decode
+		}
 		c, err := controlplane.CardFromRow(r)
 		if err != nil {
 			return nil, err
 		}
+		if known {
+			c.Quote = quote
+		} else {
+			quotes.put(raw, c.Quote)
+		}
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// quotes keeps the quotes the queue has decoded, by their stored JSON: a
+// stored quote never changes (a new quote is a new value), and the first
+// page shows the same 25 to every agent on every refresh, so decoding
+// them was most of reading a card. The cards' quotes are shared between
+// pages and only read. Bounded: when full it starts over; a quote over
+// quoteMemoMaxBytes is decoded each time.
+var quotes = &quoteMemo{m: make(map[string]adapter.Quote)}
+
+var nullQuote = []byte("null")
+
+const (
+	quoteMemoEntries  = 1024
+	quoteMemoMaxBytes = 8 << 10
+)
+
+type quoteMemo struct {
+	mu sync.Mutex
+	m  map[string]adapter.Quote
+}
+
+func (q *quoteMemo) get(raw []byte) (adapter.Quote, bool) {
+	if len(raw) == 0 || len(raw) > quoteMemoMaxBytes || string(raw) == "null" {
+		return adapter.Quote{}, false
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	v, ok := q.m[string(raw)]
+	return v, ok
+}
+
+func (q *quoteMemo) put(raw []byte, v adapter.Quote) {
+	if len(raw) == 0 || len(raw) > quoteMemoMaxBytes || string(raw) == "null" {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.m) >= quoteMemoEntries {
+		clear(q.m)
+	}
+	q.m[string(raw)] = v
 }
 
 // CountQueue counts the cards the approval queue shows with this filter

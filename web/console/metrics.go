@@ -94,10 +94,8 @@ func (h *Handler) handleMetrics(c echo.Context) error {
 			v.Attention = append(v.Attention, views.AttentionItem{ID: r.ID, Name: r.Name, Value: r.Format(r.Value), Alert: r.Alert})
 		}
 	}
-	v.Handoff = groupTable("handoff-by-intent", "Handoff rate by what the customer asked for", "The customer asked for",
-		"Share of conversations handed to a person, by what the customer first asked for, highest first", rep.HandoffByIntent, intentWords)
-	v.Actions = groupTable("success-by-action", "Action success rate by action", "Action",
-		"Share of the requests that came to an end that were carried out, per action", rep.SuccessByAction, h.actionTitle)
+	t := h.sectionTables(rep)
+	v.Handoff, v.Actions, v.NotDispatched, v.Rejections, v.Readiness = t.handoff, t.actions, t.notDispatched, t.rejections, t.readiness
 	v.Unverified = views.UnverifiedCard{Count: money.Count(rep.Unverified), Oldest: "none waiting",
 		Warn: rep.Unverified > 0 && rep.OldestUnverified >= time.Hour}
 	if rep.Unverified > 0 {
@@ -107,22 +105,39 @@ func (h *Handler) handleMetrics(c echo.Context) error {
 		v.Attention = append(v.Attention, views.AttentionItem{ID: "unverified", Href: "/tasks?need=unverified", Name: "Results nobody could confirm", Value: v.Unverified.Count,
 			Alert: "The oldest has waited " + v.Unverified.Oldest + " for a person to check it."})
 	}
-	for _, r := range rep.NotDispatched {
-		v.NotDispatched = append(v.NotDispatched, views.ReasonRow{Reason: notDispatchedWords(r.Reason), Count: money.Count(r.N)})
-	}
-	for _, r := range rep.Rejections {
-		v.Rejections = append(v.Rejections, views.ReasonRow{Reason: r.Reason, Count: money.Count(r.N)})
-	}
-	for _, r := range rep.Readiness {
-		v.Readiness = append(v.Readiness, views.ReadinessRow{System: r.System, Action: r.Action, Title: h.actionTitle(r.System + "/" + r.Action), Stage: "stage " + strconv.Itoa(r.Stage),
-			Sample: money.Count(r.Settled), ErrorRate: metricsRatioText(r.ErrorRate), EditRate: metricsRatioText(r.EditRate)})
-	}
 	p := h.Page(c, "Metrics")
 	status := http.StatusOK
 	if len(errs) > 0 {
 		status = http.StatusUnprocessableEntity
 	}
 	return kit.Render(c, status, views.Metrics(p, v))
+}
+
+// metricsSections are the page's sections below the cards: the two
+// group charts with their tables, the reasons and stage readiness.
+type metricsSections struct {
+	handoff, actions          views.GroupTable
+	notDispatched, rejections []views.ReasonRow
+	readiness                 []views.ReadinessRow
+}
+
+func (h *Handler) sectionTables(rep metrics.Report) metricsSections {
+	var t metricsSections
+	t.handoff = groupTable("handoff-by-intent", "Handoff rate by what the customer asked for", "The customer asked for",
+		"Share of conversations handed to a person, by what the customer first asked for, highest first", rep.HandoffByIntent, intentWords)
+	t.actions = groupTable("success-by-action", "Action success rate by action", "Action",
+		"Share of the requests that came to an end that were carried out, per action", rep.SuccessByAction, h.actionTitle)
+	for _, r := range rep.NotDispatched {
+		t.notDispatched = append(t.notDispatched, views.ReasonRow{Reason: notDispatchedWords(r.Reason), Count: money.Count(r.N)})
+	}
+	for _, r := range rep.Rejections {
+		t.rejections = append(t.rejections, views.ReasonRow{Reason: r.Reason, Count: money.Count(r.N)})
+	}
+	for _, r := range rep.Readiness {
+		t.readiness = append(t.readiness, views.ReadinessRow{System: r.System, Action: r.Action, Title: h.actionTitle(r.System + "/" + r.Action), Stage: "stage " + strconv.Itoa(r.Stage),
+			Sample: money.Count(r.Settled), ErrorRate: metricsRatioText(r.ErrorRate), EditRate: metricsRatioText(r.EditRate)})
+	}
+	return t
 }
 
 // actionTitle says an action ("system/action" or "action") by its title:

@@ -6,18 +6,27 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"countersign/internal/apperr"
+	"countersign/internal/metrics"
 	"countersign/views"
 	"countersign/web/kit"
 )
 
 // handleMetricsTable answers GET /metrics/table/:id: one metric per day
-// as a table, under the metrics page's filter. A card's table fetches it
-// when opened (htmx: the table alone); without JavaScript its link opens
-// it as a page of its own. An unknown metric is not found.
+// as a table, or one of the sections' tables (handoff-by-intent,
+// success-by-action, reasons, readiness), under the metrics page's filter.
+// A card's or a section's table fetches it when opened (htmx: the table
+// alone); without JavaScript its link opens it as a page of its own. An
+// unknown table is not found.
 func (h *Handler) handleMetricsTable(c echo.Context) error {
 	rep, _, err := h.metricsReport(c)
 	if err != nil {
 		return err
+	}
+	if t, ok := h.sectionTable(rep, c.Param("id")); ok {
+		if c.Request().Header.Get("HX-Request") == "true" {
+			return kit.Render(c, http.StatusOK, views.MetricsSectionTableFragment(t))
+		}
+		return kit.Render(c, http.StatusOK, views.MetricsSectionTablePage(h.Page(c, t.Name), t))
 	}
 	for _, r := range rep.Results {
 		if r.ID != c.Param("id") {
@@ -32,4 +41,27 @@ func (h *Handler) handleMetricsTable(c echo.Context) error {
 		return kit.Render(c, http.StatusOK, views.MetricsDayTablePage(h.Page(c, r.Name+" per day"), t))
 	}
 	return apperr.New(apperr.NotFound, "No such metric.")
+}
+
+// sectionTable is the section table id names, if it names one.
+func (h *Handler) sectionTable(rep metrics.Report, id string) (views.MetricsSectionTable, bool) {
+	s := h.sectionTables(rep)
+	t := views.MetricsSectionTable{ID: id, Period: h.periodWords(rep.Filter)}
+	switch id {
+	case "handoff-by-intent":
+		t.Group = s.handoff
+	case "success-by-action":
+		t.Group = s.actions
+	case "reasons":
+		t.Name, t.NotDispatched, t.Rejections = "Requests not carried out, by reason", s.notDispatched, s.rejections
+	case "readiness":
+		t.Name, t.Readiness = "Stage readiness", s.readiness
+	default:
+		return t, false
+	}
+	if t.Name == "" {
+		t.Name = t.Group.Heading
+	}
+	t.Back = "/metrics?" + filterQuery(rep.Filter).Encode() + "#h-" + id
+	return t, true
 }

@@ -106,7 +106,7 @@ func (h *Handler) handleQueue(c echo.Context) error {
 	decided := q.Get("decided")
 	policies := loadPolicies(ctx, h.cfg.Control, len(cards))
 	for _, card := range cards {
-		cv := h.cardView(ctx, card, u, policies)
+		cv := h.cardView(ctx, card, u, policies, cardInList)
 		cv.Stale = staleSentences(changes[card.ID], card.Target.Kind)
 		v.Cards = append(v.Cards, cv)
 		if cv.LowRisk {
@@ -214,8 +214,18 @@ func (pc policyCache) get(ctx context.Context, cp *controlplane.Service, system,
 	return &p
 }
 
+// cardDetail says how much of a card to build: the queue's list shows
+// its title, deadline, hold and risk, not its arguments or who approved
+// it first (a read per approver).
+type cardDetail bool
+
+const (
+	cardInList cardDetail = false
+	cardWhole  cardDetail = true
+)
+
 // cardView builds what a card shows from a queue card.
-func (h *Handler) cardView(ctx context.Context, card controlplane.QueueCard, u accounts.User, policies policyCache) views.QueueCard {
+func (h *Handler) cardView(ctx context.Context, card controlplane.QueueCard, u accounts.User, policies policyCache, detail cardDetail) views.QueueCard {
 	now := h.Now()
 	inv := card.Invocation
 	v := views.QueueCard{ID: inv.ID, TaskID: inv.TaskID, System: inv.System, Action: inv.Action, Quote: quoteView(inv.Quote, nil),
@@ -233,11 +243,13 @@ func (h *Handler) cardView(ctx context.Context, card controlplane.QueueCard, u a
 	if v.Summary == "" {
 		v.Summary = "(none given)"
 	}
-	args := inv.Args.Approved
-	if args == nil {
-		args = inv.Args.Proposed
+	if detail == cardWhole {
+		args := inv.Args.Approved
+		if args == nil {
+			args = inv.Args.Proposed
+		}
+		v.Args = flattenArgs(args, inv.Quote.Currency)
 	}
-	v.Args = flattenArgs(args, inv.Quote.Currency)
 	if inv.DeadlineAt != nil {
 		v.DeadlineISO, v.NowISO = inv.DeadlineAt.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339)
 		left := inv.DeadlineAt.Sub(now)
@@ -266,6 +278,9 @@ func (h *Handler) cardView(ctx context.Context, card controlplane.QueueCard, u a
 			(inv.AmountCents == nil || (p.AutoMaxCents != nil && *inv.AmountCents+inv.ExposureCents <= *p.AutoMaxCents))
 	}
 	for _, id := range card.FirstApprovers {
+		if detail == cardInList {
+			break
+		}
 		if user, err := h.Accounts.User(ctx, id); err == nil {
 			v.FirstApprovers = append(v.FirstApprovers, user.Name)
 		}

@@ -37,7 +37,7 @@ func (h *Handler) handleQueueBulk(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		cv := h.cardView(ctx, card, u, policies)
+		cv := h.cardView(ctx, card, u, policies, cardWhole)
 		if card.State == controlplane.AwaitingApproval && cv.LowRisk {
 			v.Cards = append(v.Cards, cv)
 		}
@@ -82,7 +82,7 @@ func (h *Handler) handleQueueBulkApprove(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		cv := h.cardView(ctx, card, u, policies)
+		cv := h.cardView(ctx, card, u, policies, cardWhole)
 		if !cv.LowRisk || card.State != controlplane.AwaitingApproval {
 			skipped++
 			continue

@@ -64,7 +64,7 @@ func (h *Handler) decideView(c echo.Context, id string, posted url.Values) (view
 		return views.DecideView{}, err
 	}
 	inv := card.Invocation
-	v := views.DecideView{Card: h.cardView(ctx, card, u, policyCache{}), Decidable: inv.State == controlplane.AwaitingApproval,
+	v := views.DecideView{Card: h.cardView(ctx, card, u, policyCache{}, cardWhole), Decidable: inv.State == controlplane.AwaitingApproval,
 		Reasons: reasonsFor(h.cfg.Control.ActionSpec(inv.System, inv.Action)), Errors: views.FieldErrors{}}
 	if v.Decidable {
 		if err := h.checkQuote(ctx, card, &v); err != nil {

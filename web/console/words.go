@@ -2,9 +2,11 @@ package console
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"countersign/internal/controlplane"
 	"countersign/internal/money"
@@ -99,6 +101,57 @@ func argFields(raw json.RawMessage, currency string) []views.ArgField {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
 	}
+	if len(raw) > argMemoMaxBytes {
+		return decodeArgFields(raw, currency)
+	}
+	key := currency + "\x00" + string(raw)
+	if got, ok := argMemo.get(key); ok {
+		return slices.Clone(got)
+	}
+	out := decodeArgFields(raw, currency)
+	argMemo.put(key, out)
+	return slices.Clone(out)
+}
+
+// argMemo keeps the fields of arguments already shown: a request's
+// arguments never change once stored (an edit is a new version with its
+// own), and the queue's first page shows the same 25 cards to every agent
+// on every refresh, so decoding and wording them each time was most of a
+// card's cost. Bounded: when full it starts over.
+var argMemo = newFieldMemo(1024)
+
+// argMemoMaxBytes is the largest arguments the memo keeps (with 1,024
+// entries, at most 8 MB held).
+const argMemoMaxBytes = 8 << 10
+
+type fieldMemo struct {
+	mu  sync.Mutex
+	max int
+	m   map[string][]views.ArgField
+}
+
+func newFieldMemo(limit int) *fieldMemo {
+	return &fieldMemo{max: limit, m: make(map[string][]views.ArgField)}
+}
+
+func (f *fieldMemo) get(key string) ([]views.ArgField, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	v, ok := f.m[key]
+	return v, ok
+}
+
+func (f *fieldMemo) put(key string, v []views.ArgField) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.m) >= f.max {
+		clear(f.m)
+	}
+	f.m[key] = v
+}
+
+// decodeArgFields is argFields without the memo.
+func decodeArgFields(raw json.RawMessage, currency string) []views.ArgField {
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return []views.ArgField{{Label: "Arguments", Value: string(raw)}}
