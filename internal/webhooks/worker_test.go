@@ -318,3 +318,66 @@ func TestAnInvocationThatCannotBeRenderedHoldsUpNoOther(t *testing.T) {
 		t.Errorf("received (-want +got):\n%s", diff)
 	}
 }
+
+// TestAStoppedWorkerHoldsOnlyTheDeliveryItWasSending: a worker claims one
+// delivery at a time, just before it sends it. One that stops mid-send (its
+// console killed or frozen) holds that delivery alone: another instance
+// sends the rest at once, and the held one a minute later, when its claim
+// (one delivery timeout and 30 s) has run out. (Claims of ten, held for
+// 130 s, kept all three back.)
+func TestAStoppedWorkerHoldsOnlyTheDeliveryItWasSending(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var want []int64
+	for i := range 3 {
+		inv := fmt.Sprintf("inv_%d", i)
+		b.invocation(t, "tsk_hook", inv)
+		want = append(want, b.event(t, "tsk_hook", inv, "invocation.completed"))
+	}
+	w1, w2 := b.worker(t), b.worker(t)
+	n, err := w1.Enqueue(b.ctx)
+	mustN(t, "enqueued", n, err, 3)
+
+	held, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	b.recv.respond = func(received, int) (int, string) {
+		first := false
+		once.Do(func() { first = true })
+		if first {
+			close(held)
+			<-release
+		}
+		return http.StatusOK, ""
+	}
+	defer close(release)
+	ctx1, stop1 := context.WithCancel(b.ctx)
+	done := make(chan error, 1)
+	go func() { _, err := w1.DeliverDue(ctx1); done <- err }()
+	<-held
+	n, err = w2.DeliverDue(b.ctx)
+	mustN(t, "sent by the second instance while the first holds its claim", n, err, 2)
+	stop1() // the first stops mid-send, its claim left in place
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the stopped worker returned %v, want context.Canceled", err)
+	}
+	n, err = w2.DeliverDue(b.ctx)
+	mustN(t, "sent while the stopped worker's claim runs", n, err, 0)
+	b.clock.Advance(time.Minute)
+	n, err = w2.DeliverDue(b.ctx)
+	mustN(t, "sent once the claim ran out", n, err, 1)
+
+	for _, d := range b.deliveries(t) {
+		if d.State != webhooks.Delivered {
+			t.Errorf("delivery %d is %s, want delivered", d.ID, d.State)
+		}
+	}
+	seen := map[int64]bool{}
+	for _, id := range b.recv.eventIDs() {
+		seen[id] = true
+	}
+	for _, id := range want {
+		if !seen[id] {
+			t.Errorf("event %d never received", id)
+		}
+	}
+}
