@@ -64,15 +64,22 @@ func parseSecrets(s string) (map[string][]byte, error) {
 
 // confirmationConfig builds how customers prove who they are: the proofs
 // each system accepts, the assertion secrets, the link key (derived from
-// the newest session key, so every console instance makes the same links)
+// the newest session key, so every console instance makes the same links;
+// the older session keys' link keys keep the links made before a rotation)
 // and where codes are mailed: the SMTP server when one is configured, else
 // the mail folder (in demo mode <data-dir>/mail).
 func (c config) confirmationConfig(sessionKeys [][]byte, log *slog.Logger) confirmation.Config {
 	proofs, _ := parseProofs(c.ConfirmProof)       // checked by validate
 	secrets, _ := parseSecrets(c.AssertionSecrets) // checked by validate
-	m := hmac.New(sha256.New, sessionKeys[0])
-	m.Write([]byte("countersign confirmation link key"))
-	cfg := confirmation.Config{Proofs: proofs, AssertionSecrets: secrets, LinkKey: m.Sum(nil)}
+	linkKey := func(sessionKey []byte) []byte {
+		m := hmac.New(sha256.New, sessionKey)
+		m.Write([]byte("countersign confirmation link key"))
+		return m.Sum(nil)
+	}
+	cfg := confirmation.Config{Proofs: proofs, AssertionSecrets: secrets, LinkKey: linkKey(sessionKeys[0])}
+	for _, k := range sessionKeys[1:] {
+		cfg.OldLinkKeys = append(cfg.OldLinkKeys, linkKey(k)) // links made before a rotation stay
+	}
 	from := c.MailFrom
 	switch {
 	case c.SMTPAddr != "":

@@ -44,4 +44,11 @@ func TestCustomerProofSettingsAreCheckedAtStart(t *testing.T) {
 	if len(cfg.AssertionSecrets["shop-eu"]) != 32 || len(cfg.LinkKey) != 32 {
 		t.Errorf("secrets %d bytes, link key %d bytes", len(cfg.AssertionSecrets["shop-eu"]), len(cfg.LinkKey))
 	}
+	// After a rotation (new key first) the old key's link key is kept, and
+	// it is the link key the old key alone gave.
+	old := []byte("0123456789abcdef0123456789abcdef")
+	rotated := c.confirmationConfig([][]byte{[]byte("fedcba9876543210fedcba9876543210"), old}, nil)
+	if len(rotated.OldLinkKeys) != 1 || !reflect.DeepEqual(rotated.OldLinkKeys[0], cfg.LinkKey) || reflect.DeepEqual(rotated.LinkKey, cfg.LinkKey) {
+		t.Errorf("after a rotation: link key %x, old link keys %x; want a new key and the old one %x", rotated.LinkKey, rotated.OldLinkKeys, cfg.LinkKey)
+	}
 }

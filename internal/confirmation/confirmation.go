@@ -79,6 +79,11 @@ type Config struct {
 	// LinkKey derives link verifiers. Nil makes a random key for this
 	// process: links are then re-minted after a restart.
 	LinkKey []byte
+	// OldLinkKeys are the link keys of earlier session keys still
+	// configured: a link made under one is still shown and kept, so a key
+	// rotation does not replace the links customers hold. New links use
+	// LinkKey.
+	OldLinkKeys [][]byte
 	// Mail sends the one-time codes; nil means codes cannot be sent.
 	Mail mail.Sender
 	// CodeLimits bound code mails and wrong codes; a zero field takes
@@ -183,7 +188,7 @@ func (s *Service) Link(ctx context.Context, inv controlplane.Invocation, custome
 	for attempt := 0; attempt < 3; attempt++ {
 		live, err := s.store.LiveConfirmationLink(ctx, inv.ID)
 		if err == nil {
-			if v := s.verifier(live.Selector); s.now().Before(live.ExpiresAt) && hashMatches(v, live.VerifierHash) {
+			if v, ok := s.verifierOf(live.Selector, live.VerifierHash); ok && s.now().Before(live.ExpiresAt) {
 				return PathPrefix + live.Selector + "." + v, nil
 			}
 			// Expired, or minted under a link key this console no longer
@@ -211,8 +216,8 @@ func (s *Service) LiveLink(ctx context.Context, id string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	v := s.verifier(live.Selector)
-	if !s.now().Before(live.ExpiresAt) || !hashMatches(v, live.VerifierHash) {
+	v, ok := s.verifierOf(live.Selector, live.VerifierHash)
+	if !s.now().Before(live.ExpiresAt) || !ok {
 		return "", fmt.Errorf("confirmation: link for %s: %w", id, store.ErrNotFound)
 	}
 	return PathPrefix + live.Selector + "." + v, nil
@@ -268,11 +273,33 @@ func (s *Service) mint(ctx context.Context, inv controlplane.Invocation, custome
 	return PathPrefix + row.Selector + "." + s.verifier(row.Selector), nil
 }
 
-// verifier is the secret half of a link: an HMAC of its selector.
-func (s *Service) verifier(selector string) string {
-	m := hmac.New(sha256.New, s.cfg.LinkKey)
+// verifier is the secret half of a new link: an HMAC of its selector
+// under the link key.
+func (s *Service) verifier(selector string) string { return verifierWith(s.cfg.LinkKey, selector) }
+
+// verifierOf is the verifier of a stored link, under whichever of the link
+// keys (the current one, then the old ones) reproduces its hash; false when
+// none does.
+func (s *Service) verifierOf(selector string, stored []byte) (string, bool) {
+	for _, key := range append([][]byte{s.cfg.LinkKey}, s.cfg.OldLinkKeys...) {
+		if v := verifierWith(key, selector); hashMatches(v, stored) {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+func verifierWith(key []byte, selector string) string {
+	m := hmac.New(sha256.New, key)
 	m.Write([]byte("countersign confirmation link\x00" + selector))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 func hashMatches(verifier string, stored []byte) bool {
@@ -385,7 +412,7 @@ func (s *Service) remint(ctx context.Context) error {
 		return err
 	}
 	for _, d := range due {
-		if d.Selector != nil && hashMatches(s.verifier(*d.Selector), d.VerifierHash) {
+		if _, ok := s.verifierOf(deref(d.Selector), d.VerifierHash); d.Selector != nil && ok {
 			continue
 		}
 		row := s.NewLink(d.InvocationID, d.CustomerRef, d.DeadlineAt, s.now())

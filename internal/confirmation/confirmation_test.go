@@ -321,3 +321,56 @@ func isProblem(err error, p confirmation.Problem) bool {
 	le, ok := confirmation.AsLinkError(err)
 	return ok && le.Problem == p
 }
+
+// TestARotationThatKeepsTheOldKeyKeepsTheLinks: the console derives its
+// link keys from every configured session key, newest first. After a
+// rotation that keeps the old key (new key first, old after), the sweep
+// leaves the links customers hold as they are: shown, opening, not
+// replaced; only once the old key is dropped are they made again.
+func TestARotationThatKeepsTheOldKeyKeepsTheLinks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	links, cp, now := setup(t)
+	st := storeOf(links)
+	paths := pendingLinks(t, links, cp, *now)
+	clock := func() time.Time { return *now }
+	var ids, held []string
+	for _, p := range paths {
+		o, err := links.Open(ctx, strings.TrimPrefix(p, confirmation.PathPrefix))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, o.InvocationID)
+	}
+	before := confirmation.New(st, cp, cp.Registry(), confirmation.Config{LinkKey: []byte("the key before the rotation")}, clock)
+	if _, err := before.SweepLinks(ctx); err != nil { // the links under this key
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		got, err := before.LiveLink(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, got)
+	}
+	rotated := confirmation.New(st, cp, cp.Registry(), confirmation.Config{LinkKey: []byte("the key after the rotation"),
+		OldLinkKeys: [][]byte{[]byte("the key before the rotation")}}, clock)
+	if _, err := rotated.SweepLinks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range ids {
+		if got, err := rotated.LiveLink(ctx, id); err != nil || got != held[i] {
+			t.Errorf("after the rotation %s shows %q, %v, want the link the customer holds %q", id, got, err, held[i])
+		}
+		if _, err := rotated.Open(ctx, strings.TrimPrefix(held[i], confirmation.PathPrefix)); err != nil {
+			t.Errorf("the link the customer holds: %v, want it to open", err)
+		}
+	}
+	dropped := confirmation.New(st, cp, cp.Registry(), confirmation.Config{LinkKey: []byte("the key after the rotation")}, clock)
+	if _, err := dropped.SweepLinks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := dropped.LiveLink(ctx, ids[0]); err != nil || got == held[0] {
+		t.Errorf("with the old key dropped %s shows %q, %v, want a new link", ids[0], got, err)
+	}
+}
