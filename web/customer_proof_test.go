@@ -217,8 +217,10 @@ func TestCustomerAssertion(t *testing.T) {
 		assertionSecrets: map[string][]byte{"shop": secret}})
 	b.stageForCustomer(t, customerActions...)
 	inv, link := b.pendingRefund(t)
+	_, other := b.pendingRefund(t) // another request of the same customer
 	now := b.clock.Now()
-	good := confirmation.Assertion{Sub: jordan, Sys: "shop", IssuedAt: now.Unix(), ExpiresAt: now.Add(5 * time.Minute).Unix(), Nonce: "n-0123456789abcdef"}
+	good := confirmation.Assertion{Sub: jordan, Sys: "shop", Link: linkSelector(link), IssuedAt: now.Unix(),
+		ExpiresAt: now.Add(5 * time.Minute).Unix(), Nonce: "n-0123456789abcdef"}
 	with := func(f func(*confirmation.Assertion)) confirmation.Assertion {
 		a := good
 		a.Nonce += fmt.Sprint(time.Now().UnixNano())
@@ -232,6 +234,8 @@ func TestCustomerAssertion(t *testing.T) {
 		"expired":          confirmation.SignAssertion(secret, with(func(a *confirmation.Assertion) { a.ExpiresAt = now.Add(-time.Second).Unix() })),
 		"too long-lived":   confirmation.SignAssertion(secret, with(func(a *confirmation.Assertion) { a.ExpiresAt = now.Add(time.Hour).Unix() })),
 		"short nonce":      confirmation.SignAssertion(secret, with(func(a *confirmation.Assertion) { a.Nonce = "1" })),
+		"no link":          confirmation.SignAssertion(secret, with(func(a *confirmation.Assertion) { a.Link = "" })),
+		"another link":     confirmation.SignAssertion(secret, with(func(a *confirmation.Assertion) { a.Link = linkSelector(other) })),
 		"garbage":          "not-an-assertion",
 	}
 	for name, signed := range refused {
@@ -255,6 +259,13 @@ func TestCustomerAssertion(t *testing.T) {
 	if res := b.client(t).get(link + "?assertion=" + url.QueryEscape(signed)); res.StatusCode != http.StatusForbidden {
 		t.Errorf("the same assertion again: %d, want 403", res.StatusCode)
 	}
+}
+
+// linkSelector is the public half of a link path (/c/<selector>.<verifier>),
+// which a customer assertion names.
+func linkSelector(link string) string {
+	selector, _, _ := strings.Cut(strings.TrimPrefix(link[strings.Index(link, "/c/"):], "/c/"), ".")
+	return selector
 }
 
 // customerAccount makes a console account for the customer whose e-mail is

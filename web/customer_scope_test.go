@@ -118,10 +118,11 @@ func TestAnAssertionDecidesOnlyItsRequest(t *testing.T) {
 	b.stageForCustomer(t, customerActions...)
 	a, bb := b.twoRequests(t)
 	now := b.clock.Now()
-	signed := confirmation.SignAssertion(secret, confirmation.Assertion{Sub: jordan, Sys: "shop", IssuedAt: now.Unix(),
-		ExpiresAt: now.Add(5 * time.Minute).Unix(), Nonce: fmt.Sprintf("n-%d-0123456789", time.Now().UnixNano())})
+	linkA := b.link(t, a, jordan)
+	signed := confirmation.SignAssertion(secret, confirmation.Assertion{Sub: jordan, Sys: "shop", Link: linkSelector(linkA),
+		IssuedAt: now.Unix(), ExpiresAt: now.Add(5 * time.Minute).Unix(), Nonce: fmt.Sprintf("n-%d-0123456789", time.Now().UnixNano())})
 	c := b.client(t)
-	if res := c.get(b.link(t, a, jordan) + "?assertion=" + url.QueryEscape(signed)); res.StatusCode != http.StatusSeeOther {
+	if res := c.get(linkA + "?assertion=" + url.QueryEscape(signed)); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("assertion on A's link: %d", res.StatusCode)
 	}
 	b.refusedEverywhere(t, c, bb, http.StatusUnauthorized, "Each request needs its own proof")

@@ -17,8 +17,8 @@ import (
 )
 
 // Assertion is what the business's own site states about the customer in
-// front of it: "this browser is customer Sub of system Sys", for a few
-// minutes, once. The site signs it with the system's secret (SignAssertion)
+// front of it: "this browser is customer Sub of system Sys, opening link
+// Link", for a few minutes, once. The site signs it with the system's secret (SignAssertion)
 // and hands it to the customer's browser, which opens the link with
 // "?assertion=<signed>". An assistant never holds the secret, so it cannot
 // make one.
@@ -34,6 +34,11 @@ type Assertion struct {
 	// Nonce is a random string of at least 16 characters; an assertion
 	// proves once.
 	Nonce string `json:"nonce"`
+	// Link, in a customer assertion, is the selector of the link it opens
+	// (the part of /c/<selector>.<verifier> before the dot): it proves the
+	// customer for that link's request only, so one seen by anyone else
+	// before the customer spends it opens no other request of theirs.
+	Link string `json:"lnk,omitempty"`
 	// Aud, only in a task assertion (SignTaskAssertion), is the id of the
 	// assistant the business vouches to.
 	Aud string `json:"aud,omitempty"`
@@ -104,8 +109,8 @@ func decodeAssertion(payload string) (Assertion, bool) {
 }
 
 // CheckAssertion verifies signed for the link: signed with the link's
-// system's secret, for that system and the link's customer, unexpired,
-// never used before. It returns the opened link; any other assertion is
+// system's secret, for that system, the link's customer and this very link,
+// unexpired, never used before. It returns the opened link; any other assertion is
 // apperr.Forbidden (code "assertion_refused"), saying what is wrong.
 func (s *Service) CheckAssertion(ctx context.Context, token, signed string) (Opened, error) {
 	o, err := s.Open(ctx, token)
@@ -129,6 +134,8 @@ func (s *Service) CheckAssertion(ctx context.Context, token, signed string) (Ope
 		return Opened{}, refuse("it was made for another system.")
 	case !controlplane.SameCustomer(a.Sub, o.CustomerRef):
 		return Opened{}, refuse("it names another customer.")
+	case a.Link == "" || a.Link != selectorOf(token):
+		return Opened{}, refuse("it was made for another link.")
 	}
 	exp := time.Unix(a.ExpiresAt, 0)
 	if err := s.store.UseCustomerAssertion(ctx, o.System, a.Nonce, o.CustomerRef, exp, now); errors.Is(err, store.ErrConflict) {
@@ -137,4 +144,10 @@ func (s *Service) CheckAssertion(ctx context.Context, token, signed string) (Ope
 		return Opened{}, err
 	}
 	return o, nil
+}
+
+// selectorOf is the public half of a link's token.
+func selectorOf(token string) string {
+	selector, _, _ := strings.Cut(token, ".")
+	return selector
 }
