@@ -46,19 +46,8 @@ func (t *Tx) Exposure(ctx context.Context, q ExposureQuery) (Exposure, error) {
 	return e, nil
 }
 
-// RecentProposals counts the proposals a task has made at or after since
-// (its total is Task.ProposalsMade). A re-quote's successor is the same
-// proposal shown again and is not counted.
-func (t *Tx) RecentProposals(ctx context.Context, taskID string, since time.Time) (int, error) {
-	var n int
-	err := t.tx.QueryRow(ctx, `
-		SELECT count(*) FROM invocations WHERE task_id = $1 AND created_at >= $2 AND supersedes_id IS NULL`,
-		taskID, since).Scan(&n)
-	if err != nil {
-		return 0, fmt.Errorf("store.RecentProposals(%s): %w", taskID, err)
-	}
-	return n, nil
-}
+const recentProposalsSQL = `
+		SELECT count(*) FROM invocations WHERE task_id = $1 AND created_at >= $2 AND supersedes_id IS NULL`
 
 // Deciders says who authorised an invocation's arguments (argsHash, hex):
 // the policy, the customer, and how many different console users.

@@ -86,8 +86,10 @@ func (t *Tx) UpdatePolicy(ctx context.Context, p Policy, expectedVersion int32) 
 	return out, nil
 }
 
+const policySQL = `SELECT ` + policyColumns + ` FROM policies WHERE system = $1 AND action = $2`
+
 func policy(ctx context.Context, db dbtx, system, action, lock string) (Policy, error) {
-	rows, _ := db.Query(ctx, `SELECT `+policyColumns+` FROM policies WHERE system = $1 AND action = $2`+lock, system, action)
+	rows, _ := db.Query(ctx, policySQL+lock, system, action)
 	p, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Policy])
 	if err != nil {
 		return Policy{}, fmt.Errorf("store: policy %s/%s: %w", system, action, notFound(err))
@@ -95,16 +97,7 @@ func policy(ctx context.Context, db dbtx, system, action, lock string) (Policy, 
 	return p, nil
 }
 
-// GlobalStop reads the stop switch inside a transaction with a share lock,
-// so flipping the switch waits for permits being granted and every permit
-// after it sees the new value.
-func (t *Tx) GlobalStop(ctx context.Context) (bool, error) {
-	var stopped bool
-	if err := t.tx.QueryRow(ctx, `SELECT stopped FROM controls FOR SHARE`).Scan(&stopped); err != nil {
-		return false, fmt.Errorf("store.GlobalStop: %w", err)
-	}
-	return stopped, nil
-}
+const globalStopSQL = `SELECT stopped FROM controls FOR SHARE`
 
 // SetGlobalStop flips the stop switch; it reports whether it changed.
 func (t *Tx) SetGlobalStop(ctx context.Context, stopped bool, at time.Time) (bool, error) {

@@ -55,10 +55,11 @@ func (s *Store) ActiveBlock(ctx context.Context, customerRef, system, targetID s
 	return activeBlock(ctx, s.pool, customerRef, system, targetID)
 }
 
+const activeBlockSQL = `SELECT ` + targetBlockColumns + `
+		FROM target_blocks WHERE customer_ref = $1 AND system = $2 AND target_id = $3 AND lifted_at IS NULL`
+
 func activeBlock(ctx context.Context, db dbtx, customerRef, system, targetID string) (TargetBlock, error) {
-	rows, _ := db.Query(ctx, `SELECT `+targetBlockColumns+`
-		FROM target_blocks WHERE customer_ref = $1 AND system = $2 AND target_id = $3 AND lifted_at IS NULL`,
-		customerRef, system, targetID)
+	rows, _ := db.Query(ctx, activeBlockSQL, customerRef, system, targetID)
 	b, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[TargetBlock])
 	if err != nil {
 		return TargetBlock{}, fmt.Errorf("store.ActiveBlock: %w", notFound(err))

@@ -110,18 +110,9 @@ func (t *Tx) UseWrite(ctx context.Context, id string, at time.Time) error {
 	return nil
 }
 
-// TaskLoad counts a task's invocations holding a permit now and the
-// permits granted since a time.
-func (t *Tx) TaskLoad(ctx context.Context, id string, since time.Time) (inflight, permitsSince int, err error) {
-	err = t.tx.QueryRow(ctx, `
+const taskLoadSQL = `
 		SELECT (SELECT count(*) FROM invocations WHERE task_id = $1 AND state = 'dispatching'),
-			(SELECT count(*) FROM invocations WHERE task_id = $1 AND permit_at >= $2 AND permit_at IS NOT NULL)`, id, since).
-		Scan(&inflight, &permitsSince)
-	if err != nil {
-		return 0, 0, fmt.Errorf("store.TaskLoad(%s): %w", id, err)
-	}
-	return inflight, permitsSince, nil
-}
+			(SELECT count(*) FROM invocations WHERE task_id = $1 AND permit_at >= $2 AND permit_at IS NOT NULL)`
 
 // TaskFilter selects tasks for the agents' list.
 type TaskFilter struct {

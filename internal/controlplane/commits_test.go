@@ -40,8 +40,6 @@ type capturedStatement struct {
 	args []any
 }
 
-type argsKey struct{}
-
 type sqlKey struct{}
 
 func (c *commitCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
@@ -53,23 +51,50 @@ func (c *commitCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.
 	return context.WithValue(ctx, sqlKey{}, strings.ToLower(strings.TrimSpace(d.SQL)))
 }
 
+// A batch is one round trip; each of its statements is counted as a
+// statement of its transaction (the write path's batches only read and
+// lock, inside a transaction).
+func (c *commitCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	c.mu.Lock()
+	c.statements++
+	c.mu.Unlock()
+	return ctx
+}
+
+func (c *commitCounter) TraceBatchQuery(_ context.Context, conn *pgx.Conn, d pgx.TraceBatchQueryData) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.capture {
+		c.captured = append(c.captured, capturedStatement{sql: d.SQL, args: d.Args})
+	}
+	c.end(conn, strings.ToLower(strings.TrimSpace(d.SQL)), d.CommandTag, d.Err)
+}
+
+func (c *commitCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
 func (c *commitCounter) TraceQueryEnd(ctx context.Context, conn *pgx.Conn, d pgx.TraceQueryEndData) {
 	sql, _ := ctx.Value(sqlKey{}).(string)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	wrote, inTx := c.wrote[conn]
 	c.statements++
+	c.end(conn, sql, d.CommandTag, d.Err)
+}
+
+// end notes what a statement that ended did to its connection's
+// transaction; c.mu is held.
+func (c *commitCounter) end(conn *pgx.Conn, sql string, tag pgconn.CommandTag, err error) {
+	wrote, inTx := c.wrote[conn]
 	switch {
 	case strings.HasPrefix(sql, "begin"):
 		c.wrote[conn] = false
 	case sql == "commit":
-		if wrote && d.Err == nil {
+		if wrote && err == nil {
 			c.commits++
 		}
 		delete(c.wrote, conn)
 	case sql == "rollback":
 		delete(c.wrote, conn)
-	case d.Err != nil || !writes(sql, d.CommandTag):
+	case err != nil || !writes(sql, tag):
 	case inTx:
 		c.wrote[conn] = true
 	case !strings.Contains(sql, "synchronous_commit"):

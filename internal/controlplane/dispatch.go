@@ -3,7 +3,6 @@ package controlplane
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -240,23 +239,21 @@ func (s *Service) permitCheck(ctx context.Context, tx *store.Tx, row store.Invoc
 	if !now.Before(task.ExpiresAt) {
 		return ReasonTaskExpired, false, nil
 	}
-	stopped, err := tx.GlobalStop(ctx)
+	// The stop, the policy (both share-locked) and the task's load, in one
+	// round trip.
+	reads, err := tx.PermitReads(ctx, row.System, row.Action, task.ID, now.Add(-time.Minute))
 	if err != nil {
 		return "", false, err
 	}
-	if stopped {
+	if reads.Stopped {
 		return ReasonGlobalStop, false, nil
 	}
-	policy, err := tx.PolicyForShare(ctx, row.System, row.Action)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return "", false, err
-	}
-	if err != nil || !policy.Enabled {
+	if reads.Policy == nil || !reads.Policy.Enabled {
 		return ReasonPolicyDisabled, false, nil
 	}
 	// The route is checked again under the policy in force now: who
 	// approved must be enough for what the route needs today.
-	rc, err := s.routeNow(ctx, tx, row, task.CustomerRef, policyFromRow(policy))
+	rc, err := s.routeNow(ctx, tx, row, task.CustomerRef, policyFromRow(*reads.Policy))
 	if err != nil {
 		return "", false, err
 	}
@@ -275,11 +272,7 @@ func (s *Service) permitCheck(ctx context.Context, tx *store.Tx, row store.Invoc
 	if task.WritesUsed >= task.WriteBudget {
 		return ReasonBudgetSpent, false, nil
 	}
-	inflight, recent, err := tx.TaskLoad(ctx, task.ID, now.Add(-time.Minute))
-	if err != nil {
-		return "", false, err
-	}
-	if inflight >= int(task.InflightLimit) || recent >= int(task.RatePerMinute) {
+	if reads.Inflight >= int(task.InflightLimit) || reads.PermitsSince >= int(task.RatePerMinute) {
 		return "", true, nil
 	}
 	return "", false, nil

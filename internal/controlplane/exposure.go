@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"time"
 
 	"countersign/internal/apperr"
 	"countersign/store"
@@ -152,16 +151,12 @@ func decided(ctx context.Context, tx *store.Tx, row store.Invocation) (decider, 
 	return byNobody, nil
 }
 
-// proposalAllowed applies the task's proposal budget and rate limit, under
-// the task's lock: a proposal that would create an invocation counts,
-// whether it is then confirmed, approved, refused by a person or left to
-// expire.
-func (s *Service) proposalAllowed(ctx context.Context, tx *store.Tx, task store.Task) error {
-	now := s.now()
-	recent, err := tx.RecentProposals(ctx, task.ID, now.Add(-time.Minute))
-	if err != nil {
-		return err
-	}
+// proposalAllowed applies the task's proposal budget and rate limit to
+// the task as locked and its proposals of the last minute, both read
+// under the task's lock (store.Tx.ProposalChecks): a proposal that would
+// create an invocation counts, whether it is then confirmed, approved,
+// refused by a person or left to expire.
+func proposalAllowed(task store.Task, recent int) error {
 	if budget := ProposalsPerWrite * int(task.WriteBudget); int(task.ProposalsMade) >= budget {
 		return &apperr.Error{Kind: apperr.LimitReached, Code: "proposal_budget_spent",
 			Message: fmt.Sprintf("This task has made all the %d proposals it may (%d for each write of its budget).", budget, ProposalsPerWrite),

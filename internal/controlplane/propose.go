@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"countersign/internal/adapter"
 	"countersign/internal/apperr"
@@ -206,10 +207,15 @@ func (s *Service) insertProposal(ctx context.Context, p Proposal, task Task, spe
 		if err := tx.AdvisoryLocks(ctx, locks...); err != nil {
 			return err
 		}
-		locked, err := tx.LockTask(ctx, task.ID)
+		// The task's lock and what is checked under it, in one round trip.
+		now := s.now()
+		checks, err := tx.ProposalChecks(ctx, store.ProposalChecksQuery{TaskID: task.ID, ConversationID: task.ConversationID,
+			System: policy.System, Action: spec.Name, ArgsHash: hash, DuplicateSince: now.Add(-s.cfg.DedupWindow), Now: now,
+			CustomerRef: task.CustomerRef, TargetID: quote.Target.ID, ProposalsSince: now.Add(-time.Minute)})
 		if err != nil {
 			return err
 		}
+		locked := checks.Task
 		if p.compensates != nil {
 			// One live compensation per original, whatever the window:
 			// the lock above serialises reversals of the same original.
@@ -221,19 +227,15 @@ func (s *Service) insertProposal(ctx context.Context, p Proposal, task Task, spe
 				return err
 			}
 		}
-		if dup, err := tx.RecentDuplicate(ctx, task.ConversationID, policy.System, spec.Name, hash, s.now().Add(-s.cfg.DedupWindow), s.now()); err == nil {
-			out, err = fromRow(dup)
+		if checks.Duplicate != nil {
+			out, err = fromRow(*checks.Duplicate)
 			out.Deduplicated = true
 			return err
-		} else if !errors.Is(err, store.ErrNotFound) {
-			return err
 		}
-		if _, err := tx.ActiveBlock(ctx, task.CustomerRef, policy.System, quote.Target.ID); err == nil {
+		if checks.Block != nil {
 			return blockedErr(quote.Target.Kind, &adapter.Error{Message: "it was refused in another request a moment ago."})
-		} else if !errors.Is(err, store.ErrNotFound) {
-			return err
 		}
-		if err := s.proposalAllowed(ctx, tx, locked); err != nil {
+		if err := proposalAllowed(locked, checks.RecentProposals); err != nil {
 			return err
 		}
 		var prior int64
@@ -246,7 +248,7 @@ func (s *Service) insertProposal(ctx context.Context, p Proposal, task Task, spe
 			s.hooks.exposureCounted()
 		}
 		route := RouteExposure(policy, amount, prior, p.compensates != nil)
-		now := s.now()
+		now = s.now()
 		id := newID("inv")
 		row := store.Invocation{ID: id, TaskID: task.ID, ConversationID: task.ConversationID, System: policy.System,
 			Action: spec.Name, TargetKind: quote.Target.Kind, TargetID: quote.Target.ID, TargetDisplay: quote.Target.Display,
