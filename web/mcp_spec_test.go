@@ -151,7 +151,10 @@ func TestMCPToolsDescribeThemselves(t *testing.T) {
 			if err == nil {
 				err = c.AddResource(tool.Name+".json", doc)
 			}
-			compiled, err := c.Compile(tool.Name + ".json")
+			var compiled *jsonschema.Schema
+			if err == nil {
+				compiled, err = c.Compile(tool.Name + ".json")
+			}
 			if err != nil {
 				t.Fatalf("%s: output schema %s: %v", tool.Name, raw, err)
 			}
