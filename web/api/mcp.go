@@ -89,15 +89,15 @@ func (h *Handler) handleMCP(c echo.Context) error {
 	if id == "" {
 		id = c.Request().Header.Get(mcpTaskHeader)
 	}
-	if isJSONArray(c.Request()) {
+	body := peekBody(c.Request())
+	if done, err := h.checkMCPRequest(c, body); done {
+		return err
+	}
+	if isJSONArray(body) {
 		return c.JSON(http.StatusBadRequest, map[string]any{"jsonrpc": "2.0", "id": nil,
 			"error": map[string]any{"code": -32600, "message": "JSON-RPC batches are not accepted: send one request per HTTP request.",
 				"data": kit.APIError{Code: "batch_not_allowed", Message: "JSON-RPC batches are not accepted.",
 					Hint: "Send each call in its own POST /mcp; each counts against the key's rate limit."}}})
-	}
-	body := peekBody(c.Request())
-	if done, err := h.checkMCPRequest(c, body); done {
-		return err
 	}
 	req := &mcpRequest{assistant: a, open: id == "", base: baseURL(c),
 		urlElicitation: sessionDeclaresURL(c.Request().Header.Get("Mcp-Session-Id"))}
@@ -131,13 +131,10 @@ func peekBody(r *http.Request) []byte {
 // JSON-RPC batch. MCP removed batching in protocol 2025-06-18, and the SDK
 // still accepts one under older versions; refusing every batch keeps one
 // call per HTTP request, so the key's rate limit (authorizeBearer) counts
-// each call and a batch cannot run hundreds of proposals for one token. The
-// bearer middleware already read the body, so peeking costs no I/O.
-func isJSONArray(r *http.Request) bool {
-	body, err := io.ReadAll(r.Body)
-	r.Body = io.NopCloser(bytes.NewReader(body))
+// each call and a batch cannot run hundreds of proposals for one token.
+func isJSONArray(body []byte) bool {
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
-	return err == nil && len(trimmed) > 0 && trimmed[0] == '['
+	return len(trimmed) > 0 && trimmed[0] == '['
 }
 
 // mcpError answers a request the MCP server cannot take (an unknown task in
