@@ -212,3 +212,31 @@ func (b *apiBundle) openMCPSession(t *testing.T) (*mcp.ClientSession, error) {
 	return client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: b.srv.URL + "/mcp",
 		HTTPClient: &http.Client{Transport: bearerTransport{key: b.key}}, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
 }
+
+// TestMCPCallBuildsItsServerOnce: the SDK asks for the server twice per
+// request (to check the protocol version, then to serve); the catalog
+// behind it is read once, so no statement of a tools/list is sent twice.
+func TestMCPCallBuildsItsServerOnce(t *testing.T) {
+	t.Parallel()
+	rec := &statements{}
+	tb := setup(t, bundleOpts{shop: true, queries: rec})
+	b := &apiBundle{testBundle: tb, asst: tb.assistants}
+	b.a, b.key = b.newAssistant(t, "support-bot")
+	b.task = b.newTask(t, b.key, "conv-1", []string{"issue_refund"})
+	var res apiResponse
+	sql := rec.during(func() {
+		res = b.mcpPost(t, "/mcp?task="+b.taskID(), "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "MCP-Protocol-Version", "2025-11-25")
+	})
+	if res.status != http.StatusOK {
+		t.Fatalf("tools/list: %d %s", res.status, res.body)
+	}
+	seen := map[string]int{}
+	for _, q := range sql {
+		seen[q]++
+	}
+	for q, n := range seen {
+		if n > 1 {
+			t.Errorf("tools/list sent %d times: %s", n, q)
+		}
+	}
+}
