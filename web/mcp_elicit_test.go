@@ -166,6 +166,44 @@ func TestMCPConfirmationPageGoesToTheClient(t *testing.T) {
 		}
 	})
 
+	t.Run("requestState is checked", func(t *testing.T) {
+		// A client that runs the round trip itself, and echoes a state of
+		// its own choosing: another task's invocation answers like a
+		// missing one.
+		task := b.newTask(t, b.key, "conv-elicit-state", actions)["id"].(string)
+		client := mcp.NewClient(&mcp.Implementation{Name: "manual-mrtr", Version: "1"}, &mcp.ClientOptions{
+			Capabilities:   &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+			MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})
+		cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: b.srv.URL + "/mcp?task=" + task,
+			HTTPClient: &http.Client{Transport: bearerTransport{key: b.key}}, DisableStandaloneSSE: true, MaxRetries: -1},
+			&mcp.ClientSessionOptions{ProtocolVersion: newest})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		params := &mcp.CallToolParams{Name: "propose_change_shipping_address", Arguments: map[string]any{"order_id": b.matOrder(t),
+			"address": map[string]any{"name": "Jordan Lee", "line1": "6 Harbour Way", "city": "Oakland", "postal_code": "94607", "country": "US"}}}
+		first, err := cs.CallTool(context.Background(), params)
+		if err != nil || !first.NeedsInput() || first.RequestState == "" {
+			t.Fatalf("first round: %v %+v, want an input-required result", err, first)
+		}
+		other := b.call(t, b.key, http.MethodPost, "/api/v1/tasks/"+b.taskID()+"/invocations", map[string]any{"action": "change_shipping_address",
+			"args": map[string]any{"order_id": b.matOrder(t), "address": jordanAddress}}).want(t, http.StatusCreated).json["id"].(string)
+		for state, wantErr := range map[string]bool{other: true, "inv_nope": true, first.RequestState: false} {
+			retry := *params
+			retry.RequestState = state
+			retry.InputResponses = mcp.InputResponseMap{"customer_confirmation": &mcp.ElicitResult{Action: "accept"}}
+			res, err := cs.CallTool(context.Background(), &retry)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := json.Marshal(res.StructuredContent)
+			if res.IsError != wantErr || (wantErr && !strings.Contains(string(raw), `"not_found"`)) {
+				t.Errorf("requestState %s: error %v %s, want error %v", state, res.IsError, raw, wantErr)
+			}
+		}
+	})
+
 	t.Run("2025-11-25", func(t *testing.T) {
 		task := b.newTask(t, b.key, "conv-elicit-legacy", actions)["id"].(string)
 		e := &elicitingClient{answer: "accept"}
