@@ -77,7 +77,13 @@ func TestStockMCPClientWithOnlyTheKey(t *testing.T) {
 	list := inspector(t, url, b.key, "--method", "tools/list")
 	names := map[string]bool{}
 	for _, tool := range list["tools"].([]any) {
-		names[tool.(map[string]any)["name"].(string)] = true
+		m := tool.(map[string]any)
+		names[m["name"].(string)] = true
+		// The hints and output schema reach a stock client as declared.
+		a, _ := m["annotations"].(map[string]any)
+		if a["destructiveHint"] != false || a["openWorldHint"] == nil || m["outputSchema"] == nil {
+			t.Errorf("%s: annotations %v, outputSchema %v: want destructiveHint false, openWorldHint and an output schema", m["name"], a, m["outputSchema"] != nil)
+		}
 	}
 	for _, want := range []string{"open_task", "list_orders", "propose_issue_refund", "get_invocation", "pause_task"} {
 		if !names[want] {

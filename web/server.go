@@ -60,7 +60,10 @@ type Config struct {
 	// APIRatePerMinute is each API key's request rate (and burst) on the
 	// API and the MCP server; zero means 120.
 	APIRatePerMinute int
-	Logger           *slog.Logger
+	// MCPAllowedOrigins are the browser origins that may call /mcp besides
+	// a page of the console's own address by IP or localhost.
+	MCPAllowedOrigins []string
+	Logger            *slog.Logger
 	// TrustedProxies may set X-Forwarded-For; with none, the client address
 	// is the TCP peer's, whatever headers say.
 	TrustedProxies []netip.Prefix
@@ -98,7 +101,7 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, log: cfg.Logger, access: map[string]kit.Access{}}
 	s.frame = &layout.Frame{Site: site, Nav: s.navFor}
 	s.api = api.New(site, api.Config{Registry: cfg.Registry, Control: cfg.Control, Confirmations: cfg.Confirmations,
-		Assistants: cfg.Assistants, RatePerMinute: cfg.APIRatePerMinute})
+		Assistants: cfg.Assistants, RatePerMinute: cfg.APIRatePerMinute, AllowedOrigins: cfg.MCPAllowedOrigins})
 	s.console = console.New(s.frame, console.Config{Registry: cfg.Registry, Control: cfg.Control, Lists: cfg.Lists,
 		Assistants: cfg.Assistants, Metrics: cfg.Metrics, Webhooks: cfg.Webhooks})
 	cust := customer.New(s.frame, customer.Config{Control: cfg.Control, Lists: cfg.Lists, Confirmations: cfg.Confirmations})

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -42,6 +43,9 @@ type config struct {
 	DispatchEvery   time.Duration
 	IdleInTx        time.Duration
 	APIRate         int
+	// MCPOrigins are the comma-separated browser origins allowed to call
+	// /mcp besides -public-url's.
+	MCPOrigins string
 	// ShopToken is the credential the shop at ShopURL checks on every
 	// call (the shop's -token), never logged.
 	ShopToken string
@@ -88,6 +92,27 @@ type config struct {
 func (c config) demo() bool { return c.DatabaseURL == "" }
 
 func (c config) tls() bool { return c.TLSCertFile != "" }
+
+// mcpOrigins are -mcp-allowed-origins as a list.
+func (c config) mcpOrigins() []string {
+	var out []string
+	for _, o := range strings.Split(c.MCPOrigins, ",") {
+		if o = strings.TrimSuffix(strings.TrimSpace(o), "/"); o != "" {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// allowedMCPOrigins are the browser origins that may call /mcp: the
+// configured ones and -public-url's.
+func (c config) allowedMCPOrigins() []string {
+	out := c.mcpOrigins()
+	if u, err := url.Parse(c.PublicURL); err == nil && c.PublicURL != "" && u.Host != "" {
+		out = append(out, u.Scheme+"://"+u.Host)
+	}
+	return out
+}
 
 func parseConfig(args []string, getenv func(string) string) (config, error) {
 	var c config
@@ -139,6 +164,8 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 		}
 	}
 	fs.IntVar(&c.APIRate, "api-rate", apiRate, "requests per minute each assistant API key may make (env API_RATE_PER_MINUTE)")
+	str(&c.MCPOrigins, "mcp-allowed-origins", "MCP_ALLOWED_ORIGINS", "",
+		"comma-separated browser origins (https://app.example.com) that may call /mcp besides -public-url's; requests without an Origin are not affected")
 	str(&c.PublicURL, "public-url", "PUBLIC_URL", "", "the console's address for people, used in notification links (default http://<addr>)")
 	str(&c.NotifyWebhook, "notify-webhook", "NOTIFY_WEBHOOK_URL", "", "Slack-compatible incoming webhook for approval and unverified notices")
 	str(&c.SMTPAddr, "smtp-addr", "SMTP_ADDR", "", "mail server host:port for notices by e-mail")
@@ -195,6 +222,11 @@ func (c *config) validate() error {
 	}
 	if c.PublicURL != "" && !strings.HasPrefix(c.PublicURL, "http://") && !strings.HasPrefix(c.PublicURL, "https://") {
 		problems = append(problems, "-public-url: want an http:// or https:// URL")
+	}
+	for _, o := range c.mcpOrigins() {
+		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" {
+			problems = append(problems, fmt.Sprintf("-mcp-allowed-origins %q: want an origin like https://app.example.com", o))
+		}
 	}
 	if c.NotifyWebhook != "" && !strings.HasPrefix(c.NotifyWebhook, "https://") && !strings.HasPrefix(c.NotifyWebhook, "http://") {
 		problems = append(problems, "-notify-webhook: want an https:// URL")

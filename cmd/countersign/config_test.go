@@ -55,3 +55,23 @@ func TestDecodeKeysKeepsOrderForRotation(t *testing.T) {
 		t.Errorf("newest key must sign: got %x then %x", pairs[0][0], pairs[2][0])
 	}
 }
+
+// TestMCPAllowedOrigins: the browser origins that may call /mcp are the
+// configured ones and -public-url's; anything but an origin is refused.
+func TestMCPAllowedOrigins(t *testing.T) {
+	env := map[string]string{"MCP_ALLOWED_ORIGINS": "https://app.example.com, http://localhost:3000/", "PUBLIC_URL": "https://console.example.com/base"}
+	c, err := parseConfig(nil, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(c.allowedMCPOrigins(), " ")
+	if want := "https://app.example.com http://localhost:3000 https://console.example.com"; got != want {
+		t.Errorf("allowed origins %q, want %q", got, want)
+	}
+	for _, bad := range []string{"app.example.com", "https://app.example.com/path", "ftp://x"} {
+		_, err := parseConfig([]string{"-mcp-allowed-origins", bad}, func(string) string { return "" })
+		if err == nil || !strings.Contains(err.Error(), "-mcp-allowed-origins") {
+			t.Errorf("-mcp-allowed-origins %q: %v, want an error naming it", bad, err)
+		}
+	}
+}

@@ -132,7 +132,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	// must be a public https address (internal/webhooks Config).
 	hooks := webhooks.Config{AllowPrivate: cfg.demo() || cfg.WebhookAllowPrivate == "true"}
 	srv := web.New(web.Config{Database: st, Metrics: metrics.NewReports(st), Webhooks: webhooks.New(st, time.Now, hooks), Accounts: acc, Sessions: sessions, Logger: log, Registry: registry, Control: cp, Lists: ls,
-		TrustedProxies: cfg.trusted, TLS: cfg.tls() || cfg.SecureCookies,
+		TrustedProxies: cfg.trusted, TLS: cfg.tls() || cfg.SecureCookies, MCPAllowedOrigins: cfg.allowedMCPOrigins(),
 		Confirmations: links, Assistants: asst, Telemetry: telemetry, APIRatePerMinute: cfg.APIRate})
 	go sweep(ctx, log, sessions, acc, links)
 	go webhooks.NewWorker(st, srv.WebhookRender(cfg.publicBase()), hooks, nil, log).Run(ctx, cfg.WebhookEvery)

@@ -84,6 +84,11 @@ type nextJSON struct {
 	// confirmation page ("code", "account", "assertion"), when kind is
 	// "confirm". The link shows the request; it is not the customer's yes.
 	Proofs []string `json:"proofs,omitempty"`
+	// Elicitation is set, over MCP, when the confirmation page went to the
+	// customer's client as a URL-mode elicitation instead of in url:
+	// "accepted", "declined" or "cancelled" (what the customer answered
+	// their client), or "sent" (the client was given it).
+	Elicitation string `json:"elicitation,omitempty"`
 }
 
 // resultJSON is a done change's result: the system's reference, and the

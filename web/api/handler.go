@@ -33,6 +33,11 @@ type Config struct {
 	Assistants *assistants.Service
 	// RatePerMinute is each API key's request rate (and burst); zero means 120.
 	RatePerMinute int
+	// AllowedOrigins are the browser origins ("https://app.example.com")
+	// that may call /mcp besides a page of the console's own address by IP
+	// or localhost; a request with another Origin is a 403. Requests
+	// without an Origin (clients outside a browser) are not affected.
+	AllowedOrigins []string
 }
 
 // Handler serves the assistant's routes.

@@ -32,6 +32,12 @@ type mcpRequest struct {
 	// open_task opens one.
 	open bool
 	base string
+	// urlElicitation says a 2025-11-25 client declared URL-mode
+	// elicitation at initialize (read from the session id minted then);
+	// later protocol versions declare it in each call.
+	urlElicitation bool
+	// srv is the server built for this request: the SDK asks for it twice.
+	srv *mcp.Server
 }
 
 type mcpRequestKey struct{}
@@ -40,7 +46,8 @@ const mcpInstructions = `Countersign lets you act on the business's systems for 
 Read tools return facts; use them before proposing. A propose_<action> tool never changes anything by itself:
 it dry-runs the write and returns a quote and what happens next. If next.kind is "confirm", send the customer
 next.url and tell them nothing happens until they confirm there, after showing it is them (an e-mailed code or their
-account); you cannot confirm for them; if "approval", tell them a person will decide.
+account); you cannot confirm for them. When next.url is empty and next.elicitation is set, their app was given the page
+instead of you: tell them to confirm on the page it opened. If "approval", tell them a person will decide.
 Always tell the customer exactly the sentence in "say". Read the guidance resource (or prompt) of an action before
 choosing it. If the customer says "stop", call pause_task. If your connection names no task (no ?task= in its URL),
 call open_task first and pass the task_id it returns to every other tool.`
@@ -50,19 +57,24 @@ call open_task first and pass the task_id it returns to every other tool.`
 // the connection's task, so a catalog change shows on the next call.
 func (h *Handler) newMCPHandler() http.Handler {
 	return mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		req, ok := r.Context().Value(mcpRequestKey{}).(mcpRequest)
+		req, ok := r.Context().Value(mcpRequestKey{}).(*mcpRequest)
 		if !ok {
 			return nil
 		}
-		srv, err := h.mcpServer(r.Context(), req)
+		if req.srv != nil {
+			return req.srv
+		}
+		srv, err := h.mcpServer(r.Context(), *req)
 		if err != nil {
 			h.Log.Error("build MCP server", "assistant_id", req.assistant.ID, "error", err)
 			return nil
 		}
+		req.srv = srv
 		return srv
 	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: h.Log,
-		// Callers are authenticated by bearer key, which a rebinding page
-		// cannot send, and the console often runs behind a local proxy.
+		// handleMCP checks the Origin of browsers' requests itself
+		// (checkMCPRequest); the SDK's check of Host on loopback would
+		// refuse a console behind a local proxy.
 		DisableLocalhostProtection: true})
 }
 
@@ -77,13 +89,18 @@ func (h *Handler) handleMCP(c echo.Context) error {
 	if id == "" {
 		id = c.Request().Header.Get(mcpTaskHeader)
 	}
-	if isJSONArray(c.Request()) {
+	body := peekBody(c.Request())
+	if done, err := h.checkMCPRequest(c, body); done {
+		return err
+	}
+	if isJSONArray(body) {
 		return c.JSON(http.StatusBadRequest, map[string]any{"jsonrpc": "2.0", "id": nil,
 			"error": map[string]any{"code": -32600, "message": "JSON-RPC batches are not accepted: send one request per HTTP request.",
 				"data": kit.APIError{Code: "batch_not_allowed", Message: "JSON-RPC batches are not accepted.",
 					Hint: "Send each call in its own POST /mcp; each counts against the key's rate limit."}}})
 	}
-	req := mcpRequest{assistant: a, open: id == "", base: baseURL(c)}
+	req := &mcpRequest{assistant: a, open: id == "", base: baseURL(c),
+		urlElicitation: sessionDeclaresURL(c.Request().Header.Get("Mcp-Session-Id"))}
 	if !req.open {
 		task, err := h.cfg.Assistants.Task(c.Request().Context(), a, id)
 		if err != nil {
@@ -91,22 +108,33 @@ func (h *Handler) handleMCP(c echo.Context) error {
 		}
 		req.task = task
 	}
+	if initialize, urlMode := initializeDeclaresURL(body); initialize {
+		// Under 2025-11-25 the client's capabilities come only with
+		// initialize: the session id carries the one that matters to
+		// every instance that serves its later calls.
+		c.Response().Header().Set("Mcp-Session-Id", mintSessionID(urlMode))
+	}
 	ctx := context.WithValue(c.Request().Context(), mcpRequestKey{}, req)
 	h.mcp.ServeHTTP(c.Response(), c.Request().WithContext(ctx))
 	return nil
+}
+
+// peekBody reads the request's body and puts it back. The bearer
+// middleware already read and bounded it, so this costs no I/O.
+func peekBody(r *http.Request) []byte {
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body
 }
 
 // isJSONArray reports whether the request's body is a JSON array: a
 // JSON-RPC batch. MCP removed batching in protocol 2025-06-18, and the SDK
 // still accepts one under older versions; refusing every batch keeps one
 // call per HTTP request, so the key's rate limit (authorizeBearer) counts
-// each call and a batch cannot run hundreds of proposals for one token. The
-// bearer middleware already read the body, so peeking costs no I/O.
-func isJSONArray(r *http.Request) bool {
-	body, err := io.ReadAll(r.Body)
-	r.Body = io.NopCloser(bytes.NewReader(body))
+// each call and a batch cannot run hundreds of proposals for one token.
+func isJSONArray(body []byte) bool {
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
-	return err == nil && len(trimmed) > 0 && trimmed[0] == '['
+	return len(trimmed) > 0 && trimmed[0] == '['
 }
 
 // mcpError answers a request the MCP server cannot take (an unknown task in
@@ -121,8 +149,6 @@ func (h *Handler) mcpError(c echo.Context, err error) error {
 // mcpServer offers the same filtered catalog as GET /api/v1/tools for the
 // task, and the calls that follow a proposal.
 func (h *Handler) mcpServer(ctx context.Context, req mcpRequest) (*mcp.Server, error) {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "countersign", Title: "Countersign", Version: "1"},
-		&mcp.ServerOptions{Instructions: mcpInstructions, Logger: h.Log})
 	var scope *controlplane.Task
 	if !req.open {
 		scope = &req.task
@@ -131,6 +157,11 @@ func (h *Handler) mcpServer(ctx context.Context, req mcpRequest) (*mcp.Server, e
 	if err != nil {
 		return nil, err
 	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "countersign", Title: "Countersign", Version: "1"},
+		&mcp.ServerOptions{Instructions: mcpInstructions, Logger: h.Log, Capabilities: mcpCapabilities(tools),
+			// Lists and guidance are the calling assistant's (its catalog,
+			// its task): no intermediary may serve them to another caller.
+			SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.CacheScope = "private" }})
 	if req.open {
 		h.addMCPOpenTask(srv, req)
 	}
@@ -142,9 +173,10 @@ func (h *Handler) mcpServer(ctx context.Context, req mcpRequest) (*mcp.Server, e
 		h.addMCPWriteTool(srv, req, t)
 	}
 	srv.AddTool(&mcp.Tool{Name: "get_invocation", Title: "Where a proposal stands",
-		Description: "Read a proposed write: its state, result, error and the sentence you may say to the customer now (say). Never tell the customer something is done unless state is completed.",
-		InputSchema: objSchema(map[string]any{"invocation_id": map[string]any{"type": "string", "description": "the id a propose_ tool returned"}}, "invocation_id"),
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}},
+		Description:  "Read a proposed write: its state, result, error and the sentence you may say to the customer now (say). Never tell the customer something is done unless state is completed.",
+		InputSchema:  objSchema(map[string]any{"invocation_id": map[string]any{"type": "string", "description": "the id a propose_ tool returned"}}, "invocation_id"),
+		OutputSchema: mcpOutputSchema("Invocation"),
+		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, DestructiveHint: no, OpenWorldHint: no}},
 		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var in struct {
 				InvocationID string `json:"invocation_id"`
@@ -156,12 +188,19 @@ func (h *Handler) mcpServer(ctx context.Context, req mcpRequest) (*mcp.Server, e
 			if err != nil {
 				return toolError(err), nil
 			}
-			return toolResult(h.invocationOut(ctx, req.base, inv)), nil
+			out := h.invocationOut(ctx, req.base, inv)
+			if urlElicitation(req, r) {
+				// The page goes to the customer's client, never to the model.
+				out = withoutLink(out, elicitationSent)
+			}
+			return toolResult(out), nil
 		})
 	srv.AddTool(&mcp.Tool{Name: "pause_task", Title: "Pause this task",
-		Description: "Pause the task when the customer says stop: once this returns no further request is sent; a request already on its way to the business system may still finish. A person resumes it.",
-		InputSchema: withTaskID(req, objSchema(map[string]any{"expected_version": map[string]any{"type": "integer", "description": "the task's version as you last read it; omit to pause whatever its version"}})),
-		Annotations: &mcp.ToolAnnotations{IdempotentHint: false}},
+		Description:  "Pause the task when the customer says stop: once this returns no further request is sent; a request already on its way to the business system may still finish. A person resumes it.",
+		InputSchema:  withTaskID(req, objSchema(map[string]any{"expected_version": map[string]any{"type": "integer", "description": "the task's version as you last read it; omit to pause whatever its version"}})),
+		OutputSchema: mcpOutputSchema("Task"),
+		// Pausing stops sending; a person resumes it, and it undoes nothing.
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: no, OpenWorldHint: no}},
 		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			task, rest, err := h.mcpTask(ctx, req, r.Params.Arguments)
 			if err != nil {
@@ -182,9 +221,32 @@ func (h *Handler) mcpServer(ctx context.Context, req mcpRequest) (*mcp.Server, e
 	return srv, nil
 }
 
+// no is the false of a hint that defaults to true (destructiveHint,
+// openWorldHint).
+var no = new(bool)
+
+// yes is an explicit true.
+var yes = func() *bool { b := true; return &b }()
+
+// mcpCapabilities are what the server advertises: tools, and the guidance
+// prompts and resources when the catalog has writes. Neither logging nor
+// listChanged: the server is stateless, sends no log message and no list
+// change notification (a catalog change shows on the next call).
+func mcpCapabilities(tools []assistants.Tool) *mcp.ServerCapabilities {
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
+	for _, t := range tools {
+		if t.Kind != assistants.KindRead {
+			caps.Prompts, caps.Resources = &mcp.PromptCapabilities{}, &mcp.ResourceCapabilities{}
+		}
+	}
+	return caps
+}
+
 func (h *Handler) addMCPReadTool(srv *mcp.Server, req mcpRequest, t assistants.Tool) {
 	srv.AddTool(&mcp.Tool{Name: t.Name, Title: t.Title, Description: sentenceEnd(t.Description) + " It reads the " + t.System + " system and changes nothing.",
-		InputSchema: withTaskID(req, t.InputSchema), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}},
+		InputSchema: withTaskID(req, t.InputSchema), OutputSchema: mcpOutputSchema("ReadResult"),
+		// It reads the business's system, outside Countersign.
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, DestructiveHint: no, OpenWorldHint: yes}},
 		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			task, args, err := h.mcpTask(ctx, req, r.Params.Arguments)
 			if err != nil {
@@ -218,17 +280,31 @@ func (h *Handler) addMCPWriteTool(srv *mcp.Server, req mcpRequest, t assistants.
 	schema = withTaskID(req, schema)
 	guidanceURI := "countersign://guidance/" + t.System + "/" + t.Name
 	how := map[string]string{
-		assistants.ModeConfirm:  "the customer confirms it on a page, after proving it is them: send them next.url",
+		assistants.ModeConfirm:  "the customer confirms it on a page, after proving it is them: send them next.url (or, when their app opened the page itself, tell them to confirm there)",
 		assistants.ModeApproval: "a support agent approves it: tell the customer a person will decide",
 		assistants.ModeAuto:     "it goes ahead automatically within the policy's limits",
 	}[t.Mode]
 	desc := mcpWriteDescription(t, how, guidanceURI)
 	srv.AddTool(&mcp.Tool{Name: "propose_" + t.Name, Title: "Propose: " + t.Title, Description: desc, InputSchema: schema,
-		Annotations: &mcp.ToolAnnotations{IdempotentHint: true}},
+		OutputSchema: mcpOutputSchema("Invocation"),
+		// It records a proposal (not read-only) and changes nothing in the
+		// business's system until a person or the policy says yes (not
+		// destructive); the same call in the conversation is recognised as
+		// the same request (idempotent); it dry-runs against that system.
+		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: no, OpenWorldHint: yes}},
 		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			task, rest, err := h.mcpTask(ctx, req, r.Params.Arguments)
 			if err != nil {
 				return toolError(err), nil
+			}
+			if state := r.Params.RequestState; state != "" {
+				// The retry of a multi round-trip: the customer's client
+				// was given the page; say what the customer answered.
+				inv, err := h.elicitedInvocation(ctx, req, task, t, state)
+				if err != nil {
+					return toolError(err), nil
+				}
+				return toolResult(withoutLink(h.invocationOut(ctx, req.base, inv), elicitedAction(r))), nil
 			}
 			var args map[string]json.RawMessage
 			if err := json.Unmarshal(orEmpty(rest), &args); err != nil {
@@ -249,7 +325,7 @@ func (h *Handler) addMCPWriteTool(srv *mcp.Server, req mcpRequest, t assistants.
 			if err != nil {
 				return toolError(err), nil
 			}
-			return toolResult(h.invocationOut(ctx, req.base, inv)), nil
+			return h.deliverProposal(req, r, inv, h.invocationOut(ctx, req.base, inv))
 		})
 	srv.AddResource(&mcp.Resource{URI: guidanceURI, Name: t.System + "/" + t.Name, Title: "Guidance: " + t.Title,
 		Description: "When to use " + t.Name + ", and what its policy allows.", MIMEType: "text/plain"},

@@ -94,11 +94,12 @@ func (h *Handler) addMCPOpenTask(srv *mcp.Server, req mcpRequest) {
 		"customer_assertion": map[string]any{"type": "string", "maxLength": maxAssertionLen,
 			"description": "the task assertion the business's site signed for you and this customer, as it handed it to you; " +
 				"required unless an admin let you act for any customer"},
-	}, "customer_ref", "conversation_id")
+	}, "customer_ref", "conversation_id", "allowed_actions")
 	srv.AddTool(&mcp.Tool{Name: "open_task", Title: "Open a task for one customer",
 		Description: "Open the task that bounds your work for one customer in one conversation: which write actions it may propose, " +
 			"its write budget and limits. Every other tool takes its task_id. A person can see, pause and cancel it.",
-		InputSchema: schema, Annotations: &mcp.ToolAnnotations{IdempotentHint: false}},
+		InputSchema: schema, OutputSchema: mcpOutputSchema("Task"),
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: no, OpenWorldHint: no}},
 		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var in newTaskRequest
 			if err := strictArgs(r.Params.Arguments, &in); err != nil {

@@ -199,6 +199,16 @@ func withDesc(m map[string]any, desc string) map[string]any {
 
 func enum(values ...string) map[string]any { return map[string]any{"type": "string", "enum": values} }
 
+// nullable is a copy of schema m that also allows null.
+func nullable(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	out["type"] = []string{m["type"].(string), "null"}
+	return out
+}
+
 // limited is a string of at most n characters.
 func limited(n int, desc ...string) map[string]any {
 	m := typ("string", desc...)
@@ -219,6 +229,7 @@ func limitedObject(n int) map[string]any {
 
 func apiSchemas() map[string]any {
 	str, integer, boolean, anyObj := typ("string"), typ("integer"), typ("boolean"), typ("object")
+	anyJSON := map[string]any{"type": []string{"object", "null"}}
 	strs := map[string]any{"type": "array", "items": str}
 	when := map[string]any{"type": "string", "format": "date-time"}
 	var intents, modes []string
@@ -266,21 +277,24 @@ func apiSchemas() map[string]any {
 			"state": enum("proposed", "awaiting_confirmation", "awaiting_approval", "approved", "dispatching", "completed", "failed",
 				"unverified", "not_dispatched", "rejected", "expired", "reversed"),
 			"state_label": str, "version": integer,
-			"args": obj([]string{"proposed", "approved", "effective"}, map[string]any{"proposed": anyObj, "approved": anyObj, "effective": anyObj}),
+			"args": obj([]string{"proposed", "approved", "effective"}, map[string]any{"proposed": anyJSON, "approved": anyJSON, "effective": anyJSON}),
 			"quote": obj([]string{"title", "lines", "consequences", "amount_cents", "effective_at", "target_version"}, map[string]any{"title": str,
 				"lines":        map[string]any{"type": "array", "items": obj([]string{"label", "to"}, map[string]any{"label": str, "from": str, "to": str})},
-				"consequences": strs, "amount_cents": integer, "currency": str, "effective_at": when, "target_version": str, "reversible": boolean}),
+				"consequences": strs, "amount_cents": nullable(integer), "currency": str, "effective_at": nullable(when), "target_version": str, "reversible": boolean}),
 			"summary": str, "summary_disagrees": boolean, "idempotency_key": str, "deduplicated": boolean,
-			"next": obj([]string{"kind", "url"}, map[string]any{"kind": enum("confirm", "approval", "dispatch", "none"), "url": str, "message": str}),
-			"result": obj(nil, map[string]any{"reference": str,
-				"short_reference": withDesc(str, "the reference the customer's page shows (\"Cancellation #75CDDA\"); say uses it")}),
-			"error": withDesc(obj(nil, map[string]any{"code": str, "message": str, "retryable": boolean, "hint": str, "outcome": str}),
+			"next": obj([]string{"kind", "url"}, map[string]any{"kind": enum("confirm", "approval", "dispatch", "none"), "url": str, "message": str,
+				"proofs": withDesc(strs, "how the customer may prove who they are on the confirmation page: code, account, assertion"),
+				"elicitation": withDesc(enum("accepted", "declined", "cancelled", "sent"),
+					"over MCP only: the confirmation page went to the customer's client as a URL-mode elicitation, not in url; what the customer answered their client, or sent")}),
+			"result": nullable(obj(nil, map[string]any{"reference": str,
+				"short_reference": withDesc(str, "the reference the customer's page shows (\"Cancellation #75CDDA\"); say uses it"), "deduplicated": boolean})),
+			"error": withDesc(nullable(obj(nil, map[string]any{"code": str, "message": str, "retryable": boolean, "hint": str, "outcome": str})),
 				"the structured error of a failed or unverified call; null once the outcome is known to be completed (or reversed)"),
-			"reason": withDesc(obj([]string{"code", "message"}, map[string]any{
+			"reason": withDesc(nullable(obj([]string{"code", "message"}, map[string]any{
 				"code": withDesc(str, "not dispatched: task_paused, task_cancelled, task_closed, task_expired, budget_spent, global_stop, "+
 					"policy_disabled, route_changed, target_changed, system_unreachable, system_not_connected; rejected: rejected_by_agent, "+
 					"declined_by_customer, superseded; expired: approval_expired, confirmation_expired"),
-				"message": withDesc(str, "the reason in a sentence; for a rejection, the words of the person who rejected it")}),
+				"message": withDesc(str, "the reason in a sentence; for a rejection, the words of the person who rejected it")})),
 				"why it was not dispatched, rejected, declined or expired; null in every other state"),
 			"verification": obj(nil, map[string]any{"verified": boolean, "evidence": str, "at": when}),
 			"say":          typ("string", "the sentence you may tell the customer now"), "route_reason": str, "deadline_at": when, "created_at": when,
