@@ -44,6 +44,37 @@ func (t *Tx) InsertEvent(ctx context.Context, e Event) (int64, error) {
 	return id, nil
 }
 
+// InsertEvents appends events in their order (their ids follow it) in one
+// statement, as InsertEvent would one by one.
+func (t *Tx) InsertEvents(ctx context.Context, events []Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	n := len(events)
+	at, kinds, actors, actions := make([]time.Time, n), make([]string, n), make([]string, n), make([]string, n)
+	tasks, invs, data := make([]*string, n), make([]*string, n), make([]string, n)
+	for i, e := range events {
+		at[i], kinds[i], actors[i], actions[i], tasks[i], invs[i] = e.At, e.ActorKind, e.ActorID, e.Action, e.TaskID, e.InvocationID
+		data[i] = "{}"
+		if e.Data != nil {
+			data[i] = string(e.Data)
+		}
+	}
+	_, err := t.tx.Exec(ctx, `
+		INSERT INTO events (at, actor_kind, actor_id, action, task_id, invocation_id, data)
+		SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::jsonb[])`,
+		at, kinds, actors, actions, tasks, invs, data)
+	if err != nil {
+		return fmt.Errorf("store.InsertEvents(%d): %w", n, err)
+	}
+	for _, e := range events {
+		if e.TaskID != nil {
+			_ = t.Notify(ctx, TaskEventsChannel, *e.TaskID)
+		}
+	}
+	return nil
+}
+
 // EventsForTask lists a task's events (and its invocations'), oldest first.
 func (s *Store) EventsForTask(ctx context.Context, taskID string) ([]Event, error) {
 	rows, _ := s.pool.Query(ctx, `SELECT `+eventColumns+` FROM events WHERE task_id = $1 ORDER BY id`, taskID)

@@ -62,6 +62,38 @@ var SystemActor = Actor{Kind: ActorSystem, ID: "countersign", Name: "Countersign
 
 // record appends an event in the transaction of the change it records.
 func (s *Service) record(ctx context.Context, tx *store.Tx, actor Actor, action, taskID, invocationID string, data map[string]any) error {
+	e, err := s.event(actor, action, taskID, invocationID, data)
+	if err != nil {
+		return err
+	}
+	_, err = tx.InsertEvent(ctx, e)
+	return err
+}
+
+// entry is one event of a recordAll.
+type entry struct {
+	actor                      Actor
+	action, taskID, invocation string
+	data                       map[string]any
+}
+
+// recordAll writes entries as record would, in their order, in one
+// statement.
+func (s *Service) recordAll(ctx context.Context, tx *store.Tx, entries ...entry) error {
+	events := make([]store.Event, 0, len(entries))
+	for _, x := range entries {
+		e, err := s.event(x.actor, x.action, x.taskID, x.invocation, x.data)
+		if err != nil {
+			return err
+		}
+		events = append(events, e)
+	}
+	return tx.InsertEvents(ctx, events)
+}
+
+// event is the audit row record writes: the actor's name and proof in its
+// data.
+func (s *Service) event(actor Actor, action, taskID, invocationID string, data map[string]any) (store.Event, error) {
 	if data == nil {
 		data = map[string]any{}
 	}
@@ -76,7 +108,7 @@ func (s *Service) record(ctx context.Context, tx *store.Tx, actor Actor, action,
 	}
 	b, err := json.Marshal(data)
 	if err != nil {
-		return err
+		return store.Event{}, err
 	}
 	e := store.Event{At: s.now(), ActorKind: string(actor.Kind), ActorID: actor.ID, Action: action, Data: b}
 	if taskID != "" {
@@ -85,6 +117,5 @@ func (s *Service) record(ctx context.Context, tx *store.Tx, actor Actor, action,
 	if invocationID != "" {
 		e.InvocationID = &invocationID
 	}
-	_, err = tx.InsertEvent(ctx, e)
-	return err
+	return e, nil
 }

@@ -220,14 +220,14 @@ func (s *Service) grantPermit(ctx context.Context, tx *store.Tx, row store.Invoc
 	if err != nil {
 		return nil, err
 	}
-	if err := s.record(ctx, tx, SystemActor, "permit.granted", row.TaskID, row.ID, map[string]any{
-		"writes_used": task.WritesUsed + 1, "write_budget": task.WriteBudget, "lease_until": lease}); err != nil {
-		return nil, err
-	}
+	entries := []entry{{actor: SystemActor, action: "permit.granted", taskID: row.TaskID, invocation: row.ID, data: map[string]any{
+		"writes_used": task.WritesUsed + 1, "write_budget": task.WriteBudget, "lease_until": lease}}}
 	if started {
-		if err := s.record(ctx, tx, SystemActor, "dispatch.started", row.TaskID, row.ID, map[string]any{"lease_until": lease}); err != nil {
-			return nil, err
-		}
+		entries = append(entries, entry{actor: SystemActor, action: "dispatch.started", taskID: row.TaskID, invocation: row.ID,
+			data: map[string]any{"lease_until": lease}})
+	}
+	if err := s.recordAll(ctx, tx, entries...); err != nil {
+		return nil, err
 	}
 	return &grant{inv: inv, lease: leaseToken, principal: adapter.Principal{CustomerRef: task.CustomerRef}, started: started}, nil
 }

@@ -311,14 +311,10 @@ func (s *Service) recordProposal(ctx context.Context, tx *store.Tx, p Proposal, 
 	if inv.CompensatesID != "" {
 		data["compensates"] = inv.CompensatesID
 	}
-	if err := s.record(ctx, tx, p.Actor, "invocation.proposed", inv.TaskID, inv.ID, data); err != nil {
-		return err
-	}
+	entries := []entry{{actor: p.Actor, action: "invocation.proposed", taskID: inv.TaskID, invocation: inv.ID, data: data}}
 	if disagrees {
-		if err := s.record(ctx, tx, SystemActor, "invocation.summary_disagreed", inv.TaskID, inv.ID,
-			map[string]any{"summary": inv.Summary, "quote": inv.Quote.Title, "why": why}); err != nil {
-			return err
-		}
+		entries = append(entries, entry{actor: SystemActor, action: "invocation.summary_disagreed", taskID: inv.TaskID, invocation: inv.ID,
+			data: map[string]any{"summary": inv.Summary, "quote": inv.Quote.Title, "why": why}})
 	}
 	routeData := map[string]any{"reason": route.Reason, "stage": int(policy.Stage), "policy": policy.Name()}
 	if prior > 0 {
@@ -329,7 +325,8 @@ func (s *Service) recordProposal(ctx context.Context, tx *store.Tx, p Proposal, 
 		actor = Actor{Kind: ActorPolicy, ID: policy.Name(), Name: policy.Name()}
 		routeData["owner_id"], routeData["owner_name"] = *policy.OwnerID, ownerName
 	}
-	return s.record(ctx, tx, actor, "invocation."+string(route.State), inv.TaskID, inv.ID, routeData)
+	entries = append(entries, entry{actor: actor, action: "invocation." + string(route.State), taskID: inv.TaskID, invocation: inv.ID, data: routeData})
+	return s.recordAll(ctx, tx, entries...)
 }
 
 // proposeWithClientKey applies Stripe's rules to a caller's
