@@ -63,7 +63,7 @@ func TestConcurrentChangesOfOneTaskCountBoth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tx1.Rollback(ctx)
+	defer func() { _ = tx1.Rollback(ctx) }()
 	if _, err := tx1.Exec(ctx, decide, "inv_a", now); err != nil {
 		t.Fatal(err)
 	}
