@@ -102,8 +102,8 @@ func (b *Bot) offerCode(ctx context.Context, who slackUser) string {
 			"I sent you a code less than a minute ago: enter it at <" + page + "|your Slack page in the console>."
 	}
 	if err == nil {
-		text := fmt.Sprintf("Your Countersign link code is *%s*. Enter it at <%s|your Slack page in the console> within %s; it works once.",
-			code, page, b.cfg.CodeTTL.Round(time.Minute))
+		text := fmt.Sprintf("Your Countersign link code is *%s*. Enter it at <%s|your Slack page in the console> within %d minutes; it works once.",
+			code, page, int(b.cfg.CodeTTL.Minutes()))
 		_, _, err = b.api.PostMessageContext(ctx, who.User, slack.MsgOptionText(text, false))
 	}
 	if err != nil {
