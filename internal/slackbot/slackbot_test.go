@@ -464,3 +464,24 @@ func TestConsoleDecisionUpdatesTheMessage(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestHeldCardDecidesNothing: while another agent holds the card (opened
+// in the console), a click in Slack decides nothing and says who holds it.
+func TestHeldCardDecidesNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, sam := b.agent("Sam Agent")
+	holder := b.user(accounts.Agent, "Hal Holder")
+	inv := b.refund("", 4200)
+	b.sync()
+	if _, err := b.cp.Claim(b.ctx, controlplane.UserActor(holder.ID, "agent", holder.Name), inv.ID); err != nil {
+		t.Fatal(err)
+	}
+	b.click(sam, b.message(inv.ID), "approve")
+	if got := b.state(inv.ID); got != controlplane.AwaitingApproval {
+		t.Fatalf("a click on a card another agent holds left it %s", got)
+	}
+	if e := b.lastEphemeral(sam); !strings.Contains(e, "Hal Holder is deciding") {
+		t.Errorf("the clicker was told %q", e)
+	}
+}
