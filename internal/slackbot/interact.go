@@ -167,7 +167,7 @@ func (b *Bot) release(ctx context.Context, id string, actor controlplane.Actor) 
 func (b *Bot) openReject(ctx context.Context, card controlplane.QueueCard, d decision, who slackUser, triggerID string) error {
 	var options []*slack.OptionBlockObject
 	for i, r := range b.control.RejectReasons(card.System, card.Action) {
-		options = append(options, slack.NewOptionBlockObject("r"+strconv.Itoa(i), plain(clip(r, 75)), nil))
+		options = append(options, slack.NewOptionBlockObject("r"+strconv.Itoa(i), plain(clip(visible(r), 75)), nil))
 	}
 	options = append(options, slack.NewOptionBlockObject("other", plain("Other: in my own words"), nil))
 	other := slack.NewInputBlock("other", plain("Your own words"), plain("The assistant and the customer read this."),

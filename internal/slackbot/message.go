@@ -12,6 +12,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"countersign/internal/controlplane"
+	"countersign/internal/invisible"
 	"countersign/internal/money"
 )
 
@@ -80,8 +81,10 @@ func (b *Bot) message(ctx context.Context, card controlplane.QueueCard) (message
 	if title == "" {
 		title = inv.Action + " on " + inv.Target.Display
 	}
-	m := message{text: "Waiting for approval: " + title}
-	m.blocks = append(m.blocks, slack.NewHeaderBlock(plain(clip(title, 150))))
+	// The text is what a notification shows; escaped, so a title cannot
+	// mention the channel (<!channel>) or link anywhere.
+	m := message{text: "Waiting for approval: " + esc(title)}
+	m.blocks = append(m.blocks, slack.NewHeaderBlock(plain(clip(visible(title), 150))))
 
 	var lines []string
 	for _, l := range q.Lines {
@@ -145,7 +148,7 @@ func (b *Bot) message(ctx context.Context, card controlplane.QueueCard) (message
 	if err != nil {
 		return m, err
 	}
-	m.text = outcome + ": " + title
+	m.text = esc(outcome + ": " + title)
 	m.blocks = append(m.blocks, slack.NewContextBlock("outcome", mrkdwn(esc(outcome)+" · <"+console+"|Open in the console>")))
 	return m, nil
 }
@@ -234,9 +237,16 @@ func mrkdwn(s string) *slack.TextBlockObject {
 	return slack.NewTextBlockObject(slack.MarkdownType, s, false, false)
 }
 
-// esc escapes the three characters Slack's text reads as markup.
+// esc escapes the three characters Slack's text reads as markup, and shows
+// every character a person cannot see as a mark (⟨U+200B⟩), as the console
+// does: what is decided on is what is there.
 func esc(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(visible(s))
+}
+
+func visible(s string) string {
+	out, _ := invisible.Show(s)
+	return out
 }
 
 func clip(s string, n int) string {
