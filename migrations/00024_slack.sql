@@ -15,6 +15,15 @@ CREATE TABLE slack_links (
 );
 CREATE INDEX slack_links_user ON slack_links (user_id);
 
+-- Linking by e-mail address is off until an admin turns it on.
+CREATE TABLE slack_settings (
+    id          boolean     PRIMARY KEY DEFAULT true CHECK (id),
+    email_match boolean     NOT NULL DEFAULT false,
+    changed_by  bigint      REFERENCES users (id),
+    changed_at  timestamptz NOT NULL DEFAULT now()
+);
+INSERT INTO slack_settings DEFAULT VALUES;
+
 -- Codes are kept as hashes; a code is used once, before it expires.
 CREATE TABLE slack_link_codes (
     code_hash  bytea       PRIMARY KEY,
@@ -63,4 +72,5 @@ DROP TABLE slack_messages;
 DROP TABLE slack_requests_seen;
 DROP TABLE slack_link_misses;
 DROP TABLE slack_link_codes;
+DROP TABLE slack_settings;
 DROP TABLE slack_links;

@@ -241,3 +241,22 @@ func (s *Store) ClaimSlackUpdate(ctx context.Context, invocationID, was, shown s
 	}
 	return tag.RowsAffected() == 1, nil
 }
+
+// SlackEmailMatch reports whether an admin turned on linking Slack users by
+// their confirmed e-mail address.
+func (s *Store) SlackEmailMatch(ctx context.Context) (bool, error) {
+	var on bool
+	if err := s.pool.QueryRow(ctx, `SELECT email_match FROM slack_settings`).Scan(&on); err != nil {
+		return false, fmt.Errorf("store.SlackEmailMatch: %w", err)
+	}
+	return on, nil
+}
+
+// SetSlackEmailMatch turns linking by e-mail address on or off, naming the
+// admin who did.
+func (s *Store) SetSlackEmailMatch(ctx context.Context, on bool, by int64, at time.Time) error {
+	if _, err := s.pool.Exec(ctx, `UPDATE slack_settings SET email_match = $1, changed_by = $2, changed_at = $3`, on, by, at); err != nil {
+		return fmt.Errorf("store.SetSlackEmailMatch: %w", err)
+	}
+	return nil
+}

@@ -16,8 +16,11 @@ type SlackAccountView struct {
 	Enabled bool
 	// CanDecide says this account's role decides in Slack (an agent's).
 	CanDecide bool
-	Links     []SlackLinkView
-	Errors    FieldErrors
+	// Admin may turn linking by e-mail address on or off (EmailMatch).
+	Admin      bool
+	EmailMatch bool
+	Links      []SlackLinkView
+	Errors     FieldErrors
 }
 
 // SlackLinkView is one Slack account linked to this console account.
@@ -95,7 +98,7 @@ func SlackAccount(p Page, v SlackAccountView) templ.Component {
 						var templ_7745c5c3_Var3 string
 						templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs(l.Who)
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/slack_account.templ`, Line: 42, Col: 29}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/slack_account.templ`, Line: 45, Col: 29}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var3))
 						if templ_7745c5c3_Err != nil {
@@ -108,7 +111,7 @@ func SlackAccount(p Page, v SlackAccountView) templ.Component {
 						var templ_7745c5c3_Var4 string
 						templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(l.How)
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/slack_account.templ`, Line: 42, Col: 47}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/slack_account.templ`, Line: 45, Col: 47}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var4))
 						if templ_7745c5c3_Err != nil {
@@ -121,7 +124,7 @@ func SlackAccount(p Page, v SlackAccountView) templ.Component {
 						var templ_7745c5c3_Var5 string
 						templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(l.When)
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/slack_account.templ`, Line: 42, Col: 61}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/slack_account.templ`, Line: 45, Col: 61}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
 						if templ_7745c5c3_Err != nil {
@@ -144,7 +147,7 @@ func SlackAccount(p Page, v SlackAccountView) templ.Component {
 				var templ_7745c5c3_Var6 string
 				templ_7745c5c3_Var6, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.CSRF).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/slack_account.templ`, Line: 47, Col: 53}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/slack_account.templ`, Line: 50, Col: 53}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var6)
 				if templ_7745c5c3_Err != nil {
@@ -188,8 +191,42 @@ func SlackAccount(p Page, v SlackAccountView) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
+				if v.Admin {
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "<h2>Linking by e-mail address</h2><form class=\"stack\" method=\"post\" action=\"/admin/slack/email-match\" data-testid=\"slack-email-match\"><input type=\"hidden\" name=\"_csrf\" value=\"")
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					var templ_7745c5c3_Var7 string
+					templ_7745c5c3_Var7, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.CSRF).Resolve(ctx)
+					if templ_7745c5c3_Err != nil {
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/slack_account.templ`, Line: 61, Col: 54}
+					}
+					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var7)
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "\"> ")
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					if v.EmailMatch {
+						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "<p data-testid=\"email-match-state\">On: a Slack user whose e-mail address Slack has confirmed decides as the console account with the same address, without a code.</p><input type=\"hidden\" name=\"on\" value=\"0\"><div class=\"actions\"><button type=\"submit\">Turn off</button></div>")
+						if templ_7745c5c3_Err != nil {
+							return templ_7745c5c3_Err
+						}
+					} else {
+						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, "<p data-testid=\"email-match-state\">Off: every Slack user links with a code. Turn it on only if the same people manage Slack's addresses and the console's.</p><input type=\"hidden\" name=\"on\" value=\"1\"><div class=\"actions\"><button type=\"submit\">Turn on</button></div>")
+						if templ_7745c5c3_Err != nil {
+							return templ_7745c5c3_Err
+						}
+					}
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "</form>")
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "</div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, "</div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

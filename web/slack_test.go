@@ -88,3 +88,29 @@ func (b *testBundle) invocationState(t *testing.T, id string) controlplane.State
 	}
 	return inv.State
 }
+
+// TestAdminTurnsOnEmailMatch: the admin's Slack page turns linking by
+// e-mail address on; an agent may not (403).
+func TestAdminTurnsOnEmailMatch(t *testing.T) {
+	t.Parallel()
+	b := setup(t, bundleOpts{slack: true})
+	agent := b.client(t)
+	agent.mustSignIn(b.users[accounts.Agent])
+	if agent.get("/account/slack").doc(t).Find(`[data-testid="slack-email-match"]`).Length() != 0 {
+		t.Error("an agent's Slack page offers the e-mail match")
+	}
+	if res := agent.post("/admin/slack/email-match", url.Values{"_csrf": {agent.csrf("/")}, "on": {"1"}}); res.StatusCode != http.StatusForbidden {
+		t.Errorf("an agent turning the e-mail match on: %d, want 403", res.StatusCode)
+	}
+	admin := b.client(t)
+	admin.mustSignIn(b.users[accounts.Admin])
+	if state := admin.get("/account/slack").doc(t).Find(`[data-testid="email-match-state"]`).Text(); !strings.HasPrefix(state, "Off") {
+		t.Errorf("the e-mail match starts %q, want off", state)
+	}
+	if res := admin.post("/admin/slack/email-match", url.Values{"_csrf": {admin.csrf("/account/slack")}, "on": {"1"}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("the admin turning it on: %d\n%s", res.StatusCode, res.body)
+	}
+	if on, err := b.bot.EmailMatch(context.Background()); err != nil || !on {
+		t.Errorf("after the admin turned it on: %v %v", on, err)
+	}
+}

@@ -79,7 +79,6 @@ type config struct {
 	SlackSecret     string
 	SlackChannel    string
 	SlackAPIURL     string
-	SlackEmailMatch bool
 	SlackFake       bool
 	SlackEvery      time.Duration
 
@@ -168,8 +167,6 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	str(&c.SlackChannel, "slack-channel", "SLACK_CHANNEL", "", "Slack channel (ID such as C0123, or name) the approval cards are posted to")
 	str(&c.SlackAPIURL, "slack-api-url", "SLACK_API_URL", "", "Slack's Web API address; empty: Slack's own")
 	dur(&c.SlackEvery, "slack-interval", "SLACK_INTERVAL", 2*time.Second, "how often new cards are posted to Slack and moved ones redrawn")
-	fs.BoolVar(&c.SlackEmailMatch, "slack-email-match", getenv("SLACK_EMAIL_MATCH") == "true",
-		"link a Slack user to the console account with the same e-mail address, when Slack says it is confirmed (env SLACK_EMAIL_MATCH)")
 	fs.BoolVar(&c.SlackFake, "slack-fake", getenv("SLACK_FAKE") == "true",
 		"demo mode: start a fake Slack in-process, post the cards there and print its address (env SLACK_FAKE)")
 	if err := fs.Parse(args); err != nil {

@@ -51,13 +51,13 @@ func (c config) validateSlack() []string {
 // is off. With -slack-fake it first starts the fake Slack on loopback, with
 // a Slack user for the demo agent (linked by its confirmed e-mail address)
 // and one without an account (linked by a code), and prints where its page
-// is.
+// is; the demo's admin turns on linking by e-mail address.
 func (c config) startSlack(ctx context.Context, cp *controlplane.Service, st *store.Store, acc *accounts.Service, log *slog.Logger, out io.Writer) (*slackbot.Bot, error) {
 	if !c.slackOn() {
 		return nil, nil
 	}
 	cfg := slackbot.Config{Token: c.SlackToken, SigningSecret: c.SlackSecret, Channel: c.SlackChannel, APIURL: c.SlackAPIURL,
-		BaseURL: c.publicBase(), EmailMatch: c.SlackEmailMatch}
+		BaseURL: c.publicBase()}
 	if c.SlackFake {
 		fake := fakeslack.New("xoxb-demo-"+randomHex(8), randomHex(16))
 		fake.InteractionsURL = "http://" + c.Addr + slackhook.InteractionsPath
@@ -78,10 +78,21 @@ func (c config) startSlack(ctx context.Context, cp *controlplane.Service, st *st
 			_ = srv.Close()
 		}()
 		base := "http://" + ln.Addr().String()
-		cfg.Token, cfg.SigningSecret, cfg.Channel, cfg.APIURL, cfg.EmailMatch = fake.Token, fake.Secret, "#approvals", base+"/api/", true
+		cfg.Token, cfg.SigningSecret, cfg.Channel, cfg.APIURL = fake.Token, fake.Secret, "#approvals", base+"/api/"
+		// The demo's admin turns on linking by e-mail address, so Sam is
+		// linked to the demo agent at his first click.
+		bot := slackbot.New(cfg, cp, st, acc, time.Now, log)
+		if id, err := acc.UserIDByEmail(ctx, "admin@demo.countersign.test"); err == nil {
+			if admin, err := acc.User(ctx, id); err == nil {
+				if err := bot.SetEmailMatch(ctx, admin, true); err != nil {
+					return nil, err
+				}
+			}
+		}
 		fmt.Fprintf(out, "  Fake Slack: the approval cards are posted at %s; click Approve or Reject there as a Slack user\n"+
 			"  (Sam decides as the demo agent, matched by e-mail; Kim is sent a code to enter at %s%s).\n\n",
 			base, c.publicBase(), slackbot.LinkPage)
+		return bot, nil
 	}
 	return slackbot.New(cfg, cp, st, acc, time.Now, log), nil
 }

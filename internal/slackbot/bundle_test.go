@@ -50,14 +50,8 @@ type testBundle struct {
 	assistant controlplane.Actor
 }
 
-type options struct{ emailMatch bool }
-
-func setup(t *testing.T, opts ...options) *testBundle {
+func setup(t *testing.T) *testBundle {
 	t.Helper()
-	var o options
-	if len(opts) > 0 {
-		o = opts[0]
-	}
 	ctx := context.Background()
 	clk := clocktest.New(time.Date(2026, 4, 10, 12, 0, 0, 0, time.UTC))
 	st := store.New(dbtest.New(t))
@@ -87,7 +81,7 @@ func setup(t *testing.T, opts ...options) *testBundle {
 	slackSrv := httptest.NewServer(b.slack.Handler())
 	t.Cleanup(slackSrv.Close)
 	b.bot = slackbot.New(slackbot.Config{Token: botToken, SigningSecret: secret, Channel: "#approvals", APIURL: slackSrv.URL + "/api/",
-		BaseURL: "https://console.example", EmailMatch: o.emailMatch}, b.cp, st, b.acc, clk.Now, nil)
+		BaseURL: "https://console.example"}, b.cp, st, b.acc, clk.Now, nil)
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
 		if err != nil {

@@ -41,8 +41,14 @@ type slackUser struct {
 // is sent a link code in a direct message.
 func (b *Bot) actor(ctx context.Context, who slackUser) (controlplane.Actor, string, error) {
 	link, err := b.store.SlackLinkOf(ctx, who.Team, who.User)
-	if errors.Is(err, store.ErrNotFound) && b.cfg.EmailMatch {
-		link, err = b.linkByEmail(ctx, who)
+	if errors.Is(err, store.ErrNotFound) {
+		var match bool
+		if match, err = b.store.SlackEmailMatch(ctx); err == nil {
+			err = store.ErrNotFound
+			if match {
+				link, err = b.linkByEmail(ctx, who)
+			}
+		}
 	}
 	if errors.Is(err, store.ErrNotFound) {
 		return controlplane.Actor{}, b.offerCode(ctx, who), nil
@@ -143,6 +149,21 @@ func (b *Bot) Redeem(ctx context.Context, userID int64, code string) (Link, erro
 		return Link{}, err
 	}
 	return Link{Team: l.Team, User: l.User, How: l.How, LinkedAt: l.LinkedAt}, nil
+}
+
+// EmailMatch reports whether Slack users are linked by their confirmed
+// e-mail address (SetEmailMatch).
+func (b *Bot) EmailMatch(ctx context.Context) (bool, error) { return b.store.SlackEmailMatch(ctx) }
+
+// SetEmailMatch turns on or off linking a Slack user to the console account
+// with the same address, when Slack says the address is confirmed. Only an
+// admin may: it lets whoever controls Slack's addresses act as the
+// console's accounts.
+func (b *Bot) SetEmailMatch(ctx context.Context, admin accounts.User, on bool) error {
+	if admin.Role != accounts.Admin || admin.Disabled() {
+		return apperr.New(apperr.Forbidden, "Only an admin can change how Slack accounts are linked.")
+	}
+	return b.store.SetSlackEmailMatch(ctx, on, admin.ID, b.now())
 }
 
 // Links lists the Slack users linked to a console account.

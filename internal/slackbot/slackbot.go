@@ -45,9 +45,6 @@ type Config struct {
 	APIURL string
 	// BaseURL is the console's public address, for links.
 	BaseURL string
-	// EmailMatch links a Slack user to the console account with the same
-	// e-mail address when Slack says the address is confirmed.
-	EmailMatch bool
 	// Lookback bounds which cards are posted: older arrivals (at a first
 	// start) are not. One hour when zero.
 	Lookback time.Duration
@@ -74,6 +71,8 @@ type Store interface {
 	SlackMessageOf(ctx context.Context, invocationID string, now time.Time) (store.SlackMessage, error)
 	StaleSlackMessages(ctx context.Context, now time.Time, limit int) ([]store.SlackMessage, error)
 	ClaimSlackUpdate(ctx context.Context, invocationID, was, shown string, open bool, now time.Time) (bool, error)
+	SlackEmailMatch(ctx context.Context) (bool, error)
+	SetSlackEmailMatch(ctx context.Context, on bool, by int64, at time.Time) error
 }
 
 // Accounts finds the console accounts Slack users act as (*accounts.Service).

@@ -185,12 +185,13 @@ func codeIn(t *testing.T, text string) string {
 	return code
 }
 
-// TestEmailMatchLinksOnlyConfirmedAddresses: with the admin's e-mail
-// match on, a Slack user whose confirmed address is an agent's decides as
-// them; an unconfirmed address links nothing.
+// TestEmailMatchLinksOnlyConfirmedAddresses: until an admin turns the
+// e-mail match on, a matching address links nothing; with it on, a Slack
+// user whose confirmed address is an agent's decides as them, and an
+// unconfirmed address links nothing. Only an admin may turn it on.
 func TestEmailMatchLinksOnlyConfirmedAddresses(t *testing.T) {
 	t.Parallel()
-	b := setup(t, options{emailMatch: true})
+	b := setup(t)
 	confirmed := b.user(accounts.Agent, "Confirmed Agent")
 	unconfirmed := b.user(accounts.Agent, "Unconfirmed Agent")
 	cu := b.slack.AddUser(fakeslack.User{ID: "U0CONF", Name: "C", Email: strings.ToUpper(confirmed.Email), EmailConfirmed: true})
@@ -198,6 +199,16 @@ func TestEmailMatchLinksOnlyConfirmedAddresses(t *testing.T) {
 	inv := b.refund("", 4200)
 	b.sync()
 	m := b.message(inv.ID)
+	b.click(cu, m, "approve")
+	if got := b.state(inv.ID); got != controlplane.AwaitingApproval {
+		t.Fatalf("with the e-mail match off, a matching address decided: %s", got)
+	}
+	if err := b.bot.SetEmailMatch(b.ctx, confirmed, true); err == nil {
+		t.Fatal("an agent turned the e-mail match on")
+	}
+	if err := b.bot.SetEmailMatch(b.ctx, b.user(accounts.Admin, "Ada Admin"), true); err != nil {
+		t.Fatal(err)
+	}
 	b.click(uu, m, "approve")
 	if got := b.state(inv.ID); got != controlplane.AwaitingApproval {
 		t.Fatalf("an unconfirmed address decided: %s", got)

@@ -50,13 +50,39 @@ func (h *Handler) handleSlackLink(c echo.Context) error {
 	return kit.SeeOther(c, "/account/slack")
 }
 
+// handleSlackEmailMatch answers POST /admin/slack/email-match: an admin
+// turns linking by confirmed e-mail address on (on=1) or off.
+func (h *Handler) handleSlackEmailMatch(c echo.Context) error {
+	if h.cfg.Slack == nil {
+		return apperr.New(apperr.NotFound, "Slack is not connected to this console.")
+	}
+	u, _ := kit.CurrentUser(c)
+	on := c.FormValue("on") == "1"
+	if err := h.cfg.Slack.SetEmailMatch(c.Request().Context(), u, on); err != nil {
+		return err
+	}
+	msg := "Slack users are no longer linked by e-mail address; links made so far stay."
+	if on {
+		msg = "Slack users whose confirmed e-mail address is a console account's now decide as that account."
+	}
+	kit.SetFlash(c, msg, false)
+	return kit.SeeOther(c, "/account/slack")
+}
+
 func (h *Handler) slackView(c echo.Context) (views.SlackAccountView, error) {
 	u, _ := kit.CurrentUser(c)
-	v := views.SlackAccountView{Enabled: h.cfg.Slack != nil, CanDecide: u.Role == accounts.Agent, Errors: views.FieldErrors{}}
+	v := views.SlackAccountView{Enabled: h.cfg.Slack != nil, CanDecide: u.Role == accounts.Agent, Admin: u.Role == accounts.Admin,
+		Errors: views.FieldErrors{}}
 	if h.cfg.Slack == nil {
 		return v, nil
 	}
-	links, err := h.cfg.Slack.Links(c.Request().Context(), u.ID)
+	ctx := c.Request().Context()
+	match, err := h.cfg.Slack.EmailMatch(ctx)
+	if err != nil {
+		return v, err
+	}
+	v.EmailMatch = match
+	links, err := h.cfg.Slack.Links(ctx, u.ID)
 	if err != nil {
 		return v, err
 	}

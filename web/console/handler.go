@@ -42,6 +42,8 @@ type Config struct {
 type SlackLinks interface {
 	Links(ctx context.Context, userID int64) ([]slackbot.Link, error)
 	Redeem(ctx context.Context, userID int64, code string) (slackbot.Link, error)
+	EmailMatch(ctx context.Context) (bool, error)
+	SetEmailMatch(ctx context.Context, admin accounts.User, on bool) error
 }
 
 // Handler serves the console's routes.
@@ -74,6 +76,7 @@ func (h *Handler) Routes() []kit.Route {
 		post("/account/password", h.handlePasswordChange, kit.SignedIn),
 		get("/account/slack", h.handleSlackAccount, staff),
 		post("/account/slack", h.handleSlackLink, staff),
+		post("/admin/slack/email-match", h.handleSlackEmailMatch, admin),
 
 		get("/systems", h.handleSystems, staff),
 
