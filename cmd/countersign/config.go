@@ -75,12 +75,12 @@ type config struct {
 	MailDir          string
 	MailFrom         string
 	// Slack: where the cards are posted and decided (cmd/countersign/slack.go).
-	SlackToken      string
-	SlackSecret     string
-	SlackChannel    string
-	SlackAPIURL     string
-	SlackFake       bool
-	SlackEvery      time.Duration
+	SlackToken   string
+	SlackSecret  string
+	SlackChannel string
+	SlackAPIURL  string
+	SlackFake    bool
+	SlackEvery   time.Duration
 
 	// Derived by validate.
 	trusted []netip.Prefix
