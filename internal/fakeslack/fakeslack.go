@@ -296,6 +296,20 @@ func (s *Slack) Submit(u User, v OpenedView, chosen, own string) Interaction {
 	})
 }
 
+// Close is user closing modal v without submitting it.
+func (s *Slack) Close(u User, v OpenedView) Interaction {
+	var view struct {
+		CallbackID      string `json:"callback_id"`
+		PrivateMetadata string `json:"private_metadata"`
+	}
+	_ = json.Unmarshal(v.View, &view)
+	return s.payload(map[string]any{
+		"type": "view_closed", "team": map[string]any{"id": u.Team},
+		"user": map[string]any{"id": u.ID, "team_id": u.Team, "name": u.Name},
+		"view": map[string]any{"id": "V1", "type": "modal", "callback_id": view.CallbackID, "private_metadata": view.PrivateMetadata},
+	})
+}
+
 // buttonValue finds the value of the button actionID in blocks.
 func buttonValue(blocks json.RawMessage, actionID string) (string, bool) {
 	var bs []struct {

@@ -496,3 +496,36 @@ func TestHeldCardDecidesNothing(t *testing.T) {
 		t.Errorf("the clicker was told %q", e)
 	}
 }
+
+// TestRejectInOwnWordsAndCancel: Other without words is refused at its
+// field; closing the form lets go of the hold its click took; Other with
+// words rejects with them.
+func TestRejectInOwnWordsAndCancel(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, sam := b.agent("Sam Agent")
+	inv := b.refund("", 4200)
+	b.sync()
+	b.click(sam, b.message(inv.ID), "reject")
+	if card, err := b.cp.Card(b.ctx, inv.ID); err != nil || card.HolderName != "Sam Agent" {
+		t.Fatalf("after Reject the card is held by %q (%v), want Sam Agent", card.HolderName, err)
+	}
+	views := b.slack.Views()
+	if len(views) != 1 {
+		t.Fatalf("%d modals", len(views))
+	}
+	_, body, err := b.slack.Submit(sam, views[0], "other", "").Send(b.hook)
+	if err != nil || !strings.Contains(string(body), `"other"`) {
+		t.Fatalf("Other without words: %s %v, want an error at the other field", body, err)
+	}
+	b.send(b.slack.Close(sam, views[0]))
+	if card, err := b.cp.Card(b.ctx, inv.ID); err != nil || card.HolderID != 0 {
+		t.Fatalf("after closing the form the card is held by %q (%v)", card.HolderName, err)
+	}
+	b.click(sam, b.message(inv.ID), "reject")
+	b.send(b.slack.Submit(sam, b.slack.Views()[1], "other", "The customer asked for store credit instead."))
+	rejected, err := b.cp.Invocation(b.ctx, inv.ID)
+	if err != nil || rejected.State != controlplane.Rejected || rejected.DecisionReason != "The customer asked for store credit instead." {
+		t.Fatalf("after Other with words: %s %q %v", rejected.State, rejected.DecisionReason, err)
+	}
+}
