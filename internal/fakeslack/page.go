@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"html/template"
 	"net/http"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,7 +25,20 @@ type pageView struct {
 	Options []struct{ Value, Text string }
 }
 
-var page = template.Must(template.New("page").Parse(`<!doctype html>
+// slackLink is Slack's link markup, <url|label>, once HTML-escaped.
+var slackLink = regexp.MustCompile(`&lt;(https?://[^|&\s]+)\|(.+?)&gt;`)
+
+// slackEntities are Slack's own escapes (&amp; &lt; &gt;) once HTML-escaped
+// again, put back to HTML's.
+var slackEntities = strings.NewReplacer("&amp;amp;", "&amp;", "&amp;lt;", "&lt;", "&amp;gt;", "&gt;")
+
+// linkify shows text as Slack would: escaped, with its links as links.
+func linkify(s string) template.HTML {
+	out := slackLink.ReplaceAllString(template.HTMLEscapeString(s), `<a href="$1">$2</a>`)
+	return template.HTML(slackEntities.Replace(out)) //nolint:gosec // escaped first; only Slack's links become markup
+}
+
+var page = template.Must(template.New("page").Funcs(template.FuncMap{"linkify": linkify}).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Fake Slack</title>
 <style>body{font:15px system-ui,sans-serif;max-width:52rem;margin:1rem auto;padding:0 1rem}
 .msg{border:1px solid #ccc;border-radius:6px;padding:.5rem 1rem;margin:.75rem 0}.muted{color:#555}
@@ -38,13 +52,13 @@ as Slack signs them. Act as:</p>
 <select name="user">{{range $.Users}}<option value="{{.ID}}">{{.Name}}</option>{{end}}</select>
 {{range .Options}}<p><label><input type="radio" name="chosen" value="{{.Value}}"> {{.Text}}</label></p>{{end}}
 <p><label>Your own words <input name="own"></label></p><button>Reject</button></form></div>{{end}}
-{{range .Messages}}<div class="msg">{{range .Lines}}<pre>{{.}}</pre>{{end}}
+{{range .Messages}}<div class="msg">{{range .Lines}}<pre>{{linkify .}}</pre>{{end}}
 {{if .Buttons}}<form method="post" action="/click"><input type="hidden" name="ts" value="{{.TS}}">
 <select name="user">{{range $.Users}}<option value="{{.ID}}">{{.Name}}</option>{{end}}</select>
 {{range .Buttons}}<button name="action" value="{{.}}">{{.}}</button> {{end}}{{if .Link}}<a href="{{.Link}}">Edit in the console</a>{{end}}</form>{{end}}
 </div>{{else}}<p>No messages yet.</p>{{end}}
-<h2>Answers to one person</h2>{{range .Ephemerals}}<p><b>{{.User}}</b>: {{.Text}}</p>{{else}}<p class="muted">None.</p>{{end}}
-<h2>Direct messages</h2>{{range .DMs}}<p><b>to {{.Channel}}</b>: {{.Text}}</p>{{else}}<p class="muted">None.</p>{{end}}
+<h2>Answers to one person</h2>{{range .Ephemerals}}<p><b>{{.User}}</b>: {{linkify .Text}}</p>{{else}}<p class="muted">None.</p>{{end}}
+<h2>Direct messages</h2>{{range .DMs}}<p><b>to {{.Channel}}</b>: {{linkify .Text}}</p>{{else}}<p class="muted">None.</p>{{end}}
 </body></html>`))
 
 func (s *Slack) servePage(w http.ResponseWriter, r *http.Request) {
