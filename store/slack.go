@@ -57,6 +57,19 @@ func (s *Store) LinkSlackUser(ctx context.Context, l SlackLink) error {
 	return nil
 }
 
+// UnlinkSlackUser removes a Slack user's link to console account userID;
+// ErrNotFound when there is no such link.
+func (s *Store) UnlinkSlackUser(ctx context.Context, team, user string, userID int64) error {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM slack_links WHERE slack_team = $1 AND slack_user = $2 AND user_id = $3`, team, user, userID)
+	if err != nil {
+		return fmt.Errorf("store.UnlinkSlackUser(%s, %s): %w", team, user, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
 // IssueSlackLinkCode keeps a new link code's hash for a Slack user, unless
 // one was issued to them after notBefore: then it answers ErrLimit and
 // nothing is kept (one code a Slack user per interval).

@@ -78,6 +78,31 @@ func TestSlackClickThroughTheConsole(t *testing.T) {
 	if got := b.invocationState(t, inv.ID); got != controlplane.Approved {
 		t.Fatalf("the linked agent's click left the request %s; told %+v", got, b.slack.Ephemerals())
 	}
+
+	other := b.client(t)
+	other.mustSignIn(b.users[accounts.Admin])
+	if res := other.post("/account/slack/unlink", url.Values{"_csrf": {other.csrf("/account/slack")}, "team": {sam.Team}, "user": {sam.ID}}); res.StatusCode != http.StatusNotFound {
+		t.Errorf("unlinking another account's Slack user: %d, want 404", res.StatusCode)
+	}
+	if res := agent.post("/account/slack/unlink", url.Values{"_csrf": {agent.csrf("/account/slack")}, "team": {sam.Team}, "user": {sam.ID}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("unlink: %d\n%s", res.StatusCode, res.body)
+	}
+	if n := agent.get("/account/slack").doc(t).Find(`[data-testid="slack-links"]`).Length(); n != 0 {
+		t.Error("the page still lists the link after unlinking")
+	}
+	next := f.refund(t, f.newOrder(t), 500)
+	if err := b.bot.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range b.slack.Messages() {
+		if strings.Contains(string(m.Blocks), next.ID) {
+			in, _ := b.slack.Click(sam, m, "approve")
+			_, _, _ = in.Send(b.srv.URL + "/slack/interactions")
+		}
+	}
+	if got := b.invocationState(t, next.ID); got != controlplane.AwaitingApproval {
+		t.Errorf("after unlinking, the Slack user's click left a request %s", got)
+	}
 }
 
 func (b *testBundle) invocationState(t *testing.T, id string) controlplane.State {

@@ -151,6 +151,18 @@ func (b *Bot) Redeem(ctx context.Context, userID int64, code string) (Link, erro
 	return Link{Team: l.Team, User: l.User, How: l.How, LinkedAt: l.LinkedAt}, nil
 }
 
+// Unlink removes the link of Slack user team/user to console account
+// userID: their clicks no longer decide as it. apperr.NotFound when there
+// is no such link.
+func (b *Bot) Unlink(ctx context.Context, userID int64, team, user string) error {
+	if err := b.store.UnlinkSlackUser(ctx, team, user, userID); errors.Is(err, store.ErrNotFound) {
+		return apperr.Wrap(err, apperr.NotFound, "That Slack account is not linked to yours.")
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
 // EmailMatch reports whether Slack users are linked by their confirmed
 // e-mail address (SetEmailMatch).
 func (b *Bot) EmailMatch(ctx context.Context) (bool, error) { return b.store.SlackEmailMatch(ctx) }

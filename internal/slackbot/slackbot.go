@@ -61,6 +61,7 @@ type Store interface {
 	SlackLinkOf(ctx context.Context, team, user string) (store.SlackLink, error)
 	SlackLinksOfUser(ctx context.Context, userID int64) ([]store.SlackLink, error)
 	LinkSlackUser(ctx context.Context, l store.SlackLink) error
+	UnlinkSlackUser(ctx context.Context, team, user string, userID int64) error
 	IssueSlackLinkCode(ctx context.Context, hash []byte, team, user string, now, expires, notBefore time.Time) error
 	RedeemSlackLinkCode(ctx context.Context, hash []byte, userID int64, now, missesSince time.Time, maxMisses int) (store.SlackLink, error)
 	SeeSlackRequest(ctx context.Context, signature []byte, sentAt, forgetBefore time.Time) (bool, error)

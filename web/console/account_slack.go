@@ -50,6 +50,20 @@ func (h *Handler) handleSlackLink(c echo.Context) error {
 	return kit.SeeOther(c, "/account/slack")
 }
 
+// handleSlackUnlink answers POST /account/slack/unlink: one of the Slack
+// accounts linked to this one (team, user) is linked no more.
+func (h *Handler) handleSlackUnlink(c echo.Context) error {
+	if h.cfg.Slack == nil {
+		return apperr.New(apperr.NotFound, "Slack is not connected to this console.")
+	}
+	u, _ := kit.CurrentUser(c)
+	if err := h.cfg.Slack.Unlink(c.Request().Context(), u.ID, c.FormValue("team"), c.FormValue("user")); err != nil {
+		return err
+	}
+	kit.SetFlash(c, "Slack account unlinked. Its clicks no longer decide as you.", false)
+	return kit.SeeOther(c, "/account/slack")
+}
+
 // handleSlackEmailMatch answers POST /admin/slack/email-match: an admin
 // turns linking by confirmed e-mail address on (on=1) or off.
 func (h *Handler) handleSlackEmailMatch(c echo.Context) error {
@@ -91,7 +105,8 @@ func (h *Handler) slackView(c echo.Context) (views.SlackAccountView, error) {
 		if l.How == "email" {
 			how = "by e-mail address"
 		}
-		v.Links = append(v.Links, views.SlackLinkView{Who: l.Team + "/" + l.User, How: how, When: l.LinkedAt.UTC().Format("January 2, 2006")})
+		v.Links = append(v.Links, views.SlackLinkView{Team: l.Team, User: l.User, Who: l.Team + "/" + l.User, How: how,
+			When: l.LinkedAt.UTC().Format("January 2, 2006")})
 	}
 	return v, nil
 }

@@ -42,6 +42,7 @@ type Config struct {
 type SlackLinks interface {
 	Links(ctx context.Context, userID int64) ([]slackbot.Link, error)
 	Redeem(ctx context.Context, userID int64, code string) (slackbot.Link, error)
+	Unlink(ctx context.Context, userID int64, team, user string) error
 	EmailMatch(ctx context.Context) (bool, error)
 	SetEmailMatch(ctx context.Context, admin accounts.User, on bool) error
 }
@@ -76,6 +77,7 @@ func (h *Handler) Routes() []kit.Route {
 		post("/account/password", h.handlePasswordChange, kit.SignedIn),
 		get("/account/slack", h.handleSlackAccount, staff),
 		post("/account/slack", h.handleSlackLink, staff),
+		post("/account/slack/unlink", h.handleSlackUnlink, staff),
 		post("/admin/slack/email-match", h.handleSlackEmailMatch, admin),
 
 		get("/systems", h.handleSystems, staff),
