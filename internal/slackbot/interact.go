@@ -91,7 +91,7 @@ func (b *Bot) onClick(ctx context.Context, who slackUser, action string, d decis
 		return err
 	}
 	if card.State != controlplane.AwaitingApproval {
-		b.tell(ctx, who, "This request is "+card.State.Label()+" now; there is nothing to decide. Nothing was changed.")
+		b.tell(ctx, who, "This request is no longer waiting for approval (now: "+card.State.Label()+"); nothing was changed.")
 		return b.Refresh(ctx, d.ID)
 	}
 	if card.Version != d.Version || hex.EncodeToString(card.ArgsHash) != d.Hash {

@@ -213,9 +213,9 @@ func (b *Bot) outcome(ctx context.Context, inv controlplane.Invocation) (string,
 		controlplane.Unverified, controlplane.NotDispatched:
 		who := by("invocation.approved")
 		if who == "" {
-			return "Now " + state, nil
+			return "Now: " + state, nil
 		}
-		return "Approved by " + who + " · now " + state, nil
+		return "Approved by " + who + " · now: " + state, nil
 	case controlplane.Rejected:
 		if q, ok := controlplane.IsQuestion(inv.DecisionReason); ok {
 			return "Sent back to the assistant by " + by("invocation.sent_back") + " with a question: “" + q + "”", nil
@@ -226,7 +226,7 @@ func (b *Bot) outcome(ctx context.Context, inv controlplane.Invocation) (string,
 		}
 		return "Rejected by " + who + ": “" + inv.DecisionReason + "”", nil
 	}
-	return "Now " + state, nil
+	return "Now: " + state, nil
 }
 
 func plain(s string) *slack.TextBlockObject {
