@@ -40,8 +40,6 @@ type capturedStatement struct {
 	args []any
 }
 
-type argsKey struct{}
-
 type sqlKey struct{}
 
 func (c *commitCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {

@@ -113,7 +113,7 @@ func TestWritePathPlansMadeWhileEmptyStayBounded(t *testing.T) {
 		if err != nil {
 			return 0, "", err
 		}
-		defer tx.Rollback(ctx)
+		defer func() { _ = tx.Rollback(ctx) }()
 		var out string
 		if err := tx.QueryRow(ctx, `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE `+p.name+`(`+strings.Join(marks, ", ")+`)`,
 			append([]any{pgx.QueryExecModeSimpleProtocol}, p.args...)...).Scan(&out); err != nil {
