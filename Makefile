@@ -11,7 +11,7 @@ TESTFLAGS ?= -count=1 -p 2 -timeout 30m
 # within a quarter of an hour on two cores.
 RACE_PKGS := countersign/internal/controlplane countersign/internal/confirmation \
 	countersign/internal/accounts countersign/store countersign/internal/adapter \
-	countersign/internal/notify countersign/internal/demoshop
+	countersign/internal/notify countersign/internal/demoshop countersign/internal/slackbot
 
 .PHONY: help run run-deps build test test-short deps check lint generate fmt chaos bench
 

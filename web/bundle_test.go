@@ -26,10 +26,12 @@ import (
 	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
 	"countersign/internal/demoshop"
+	"countersign/internal/fakeslack"
 	"countersign/internal/lists"
 	"countersign/internal/mail"
 	"countersign/internal/metrics"
 	"countersign/internal/shopadapter"
+	"countersign/internal/slackbot"
 	"countersign/internal/webhooks"
 	"countersign/store"
 	"countersign/store/dbtest"
@@ -57,6 +59,10 @@ type testBundle struct {
 	// assistants and metrics are the services the wiring gives the server.
 	assistants *assistants.Service
 	metrics    *metrics.Reports
+	// slack is the fake Slack the console's bot talks to, with
+	// bundleOpts.slack.
+	slack *fakeslack.Slack
+	bot   *slackbot.Bot
 }
 
 type testUser struct {
@@ -69,6 +75,8 @@ type bundleOpts struct {
 	keyPairs       [][]byte
 	// shop connects a seeded demo shop (system "shop") over real HTTP.
 	shop bool
+	// slack connects the console to a fake Slack (bundle.slack).
+	slack bool
 	// proofs and assertionSecrets configure how customers prove who they
 	// are (nil: code and account everywhere).
 	proofs           map[string][]confirmation.Proof
@@ -104,13 +112,22 @@ func setup(t *testing.T, opts ...bundleOpts) *testBundle {
 	links := confirmation.New(st, cp, reg, confirmation.Config{Mail: outbox, Proofs: o.proofs, AssertionSecrets: o.assertionSecrets}, clk.Now)
 	asst := assistants.New(st, cp, clk.Now)
 	reports := metrics.NewReports(st)
+	var fake *fakeslack.Slack
+	var bot *slackbot.Bot
+	if o.slack {
+		fake = fakeslack.New("xoxb-web-test", "web test signing secret")
+		fakeSrv := httptest.NewServer(fake.Handler())
+		t.Cleanup(fakeSrv.Close)
+		bot = slackbot.New(slackbot.Config{Token: fake.Token, SigningSecret: fake.Secret, Channel: "#approvals",
+			APIURL: fakeSrv.URL + "/api/", BaseURL: "http://console.test"}, cp, st, acc, clk.Now, nil)
+	}
 	ws := web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Now: clk.Now, TrustedProxies: o.trustedProxies,
 		Registry: reg, Control: cp, Lists: lists.New(st, clk.Now), Confirmations: links, Assistants: asst, Metrics: reports, Webhooks: webhooks.New(st, clk.Now, webhooks.Config{AllowPrivate: true}),
-		Logger: o.logger})
+		Logger: o.logger, Slack: bot})
 	srv := httptest.NewServer(ws.Handler())
 	t.Cleanup(srv.Close)
 	b := &testBundle{srv: srv, web: ws, store: st, accounts: acc, cp: cp, clock: clk, users: map[accounts.Role]testUser{},
-		links: links, mail: outbox, assistants: asst, metrics: reports}
+		links: links, mail: outbox, assistants: asst, metrics: reports, slack: fake, bot: bot}
 	for _, r := range accounts.Roles {
 		b.users[r] = b.createUser(t, r)
 	}

@@ -24,12 +24,14 @@ import (
 	"countersign/internal/controlplane"
 	"countersign/internal/lists"
 	"countersign/internal/metrics"
+	"countersign/internal/slackbot"
 	"countersign/internal/webhooks"
 	"countersign/web/api"
 	"countersign/web/console"
 	"countersign/web/customer"
 	"countersign/web/kit"
 	"countersign/web/layout"
+	"countersign/web/slackhook"
 )
 
 // Config is what the server needs from the outside world. The wiring
@@ -74,6 +76,10 @@ type Config struct {
 	Now func() time.Time
 	// Telemetry, when set, counts and times every request for Prometheus.
 	Telemetry *kit.Telemetry
+	// Slack, when set, answers the clicks on the cards' messages in Slack
+	// and links people's Slack accounts on their account page; nil leaves
+	// Slack off (its address answers 404).
+	Slack *slackbot.Bot
 }
 
 // Server is the assembled console.
@@ -97,13 +103,13 @@ func New(cfg Config) *Server {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	site := &kit.Site{Log: cfg.Logger, Now: cfg.Now, Accounts: cfg.Accounts, Sessions: cfg.Sessions, TLS: cfg.TLS,
-		CheckedHeaders: api.CheckedHeaders}
+		CheckedHeaders: api.CheckedHeaders, Signed: map[string]bool{}}
 	s := &Server{cfg: cfg, log: cfg.Logger, access: map[string]kit.Access{}}
 	s.frame = &layout.Frame{Site: site, Nav: s.navFor}
 	s.api = api.New(site, api.Config{Registry: cfg.Registry, Control: cfg.Control, Confirmations: cfg.Confirmations,
 		Assistants: cfg.Assistants, RatePerMinute: cfg.APIRatePerMinute, AllowedOrigins: cfg.MCPAllowedOrigins})
 	s.console = console.New(s.frame, console.Config{Registry: cfg.Registry, Control: cfg.Control, Lists: cfg.Lists,
-		Assistants: cfg.Assistants, Metrics: cfg.Metrics, Webhooks: cfg.Webhooks})
+		Assistants: cfg.Assistants, Metrics: cfg.Metrics, Webhooks: cfg.Webhooks, Slack: slackLinks(cfg.Slack)})
 	cust := customer.New(s.frame, customer.Config{Control: cfg.Control, Lists: cfg.Lists, Confirmations: cfg.Confirmations})
 
 	e := echo.New()
@@ -118,12 +124,16 @@ func New(cfg Config) *Server {
 	// loaded or the CSRF check parses a form.
 	e.Use(site.WithRequestContext, site.LogRequests, site.SecurityHeaders, site.RecoverPanics, site.Compress,
 		site.LimitBody, site.RejectBadText, site.LoadSession, site.CheckCSRF)
-	for _, r := range slices.Concat(s.routes(), s.console.Routes(), cust.Routes(), s.api.Routes()) {
+	hook := slackhook.New(site, cfg.Slack)
+	for _, r := range slices.Concat(s.routes(), s.console.Routes(), cust.Routes(), s.api.Routes(), hook.Routes()) {
 		key := r.Method + " " + r.Path
 		if _, dup := s.access[key]; dup {
 			panic("web: route registered twice: " + key)
 		}
 		s.access[key] = r.Allow
+		if r.Allow.Signed {
+			site.Signed[key] = true
+		}
 		auth := site.Authorize(r.Allow)
 		if r.Allow.Bearer {
 			auth = s.api.Authorize
@@ -132,6 +142,15 @@ func New(cfg Config) *Server {
 	}
 	s.echo = e
 	return s
+}
+
+// slackLinks is the bot as the console's account page needs it, or nil
+// (an interface holding a nil *Bot is not nil).
+func slackLinks(b *slackbot.Bot) console.SlackLinks {
+	if b == nil {
+		return nil
+	}
+	return b
 }
 
 // BearerRoute reports whether a registered route takes an assistant's API

@@ -82,6 +82,13 @@ type config struct {
 	AssertionSecrets string
 	MailDir          string
 	MailFrom         string
+	// Slack: where the cards are posted and decided (cmd/countersign/slack.go).
+	SlackToken   string
+	SlackSecret  string
+	SlackChannel string
+	SlackAPIURL  string
+	SlackFake    bool
+	SlackEvery   time.Duration
 
 	// Derived by validate.
 	trusted []netip.Prefix
@@ -187,6 +194,13 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 		"system=<hex> secrets the business's site signs customer assertions with (at least 32 bytes each)")
 	str(&c.MailDir, "mail-dir", "MAIL_DIR", "", "write customers' code mails as files here instead of sending them (demo mode: <data-dir>/mail)")
 	str(&c.MailFrom, "mail-from", "MAIL_FROM", "Countersign <no-reply@countersign.invalid>", "sender address of customers' code mails")
+	str(&c.SlackToken, "slack-token", "SLACK_BOT_TOKEN", "", "Slack bot token (xoxb-…) that posts the approval cards; with -slack-signing-secret and -slack-channel")
+	str(&c.SlackSecret, "slack-signing-secret", "SLACK_SIGNING_SECRET", "", "the Slack app's signing secret, which signs the clicks sent to /slack/interactions")
+	str(&c.SlackChannel, "slack-channel", "SLACK_CHANNEL", "", "Slack channel (ID such as C0123, or name) the approval cards are posted to")
+	str(&c.SlackAPIURL, "slack-api-url", "SLACK_API_URL", "", "Slack's Web API address; empty: Slack's own")
+	dur(&c.SlackEvery, "slack-interval", "SLACK_INTERVAL", 2*time.Second, "how often new cards are posted to Slack and moved ones redrawn")
+	fs.BoolVar(&c.SlackFake, "slack-fake", getenv("SLACK_FAKE") == "true",
+		"demo mode: start a fake Slack in-process, post the cards there and print its address (env SLACK_FAKE)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -286,6 +300,7 @@ func (c *config) validate() error {
 	if strings.ContainsAny(c.MailFrom, "\r\n") {
 		problems = append(problems, "-mail-from: want one address, e.g. Shop <no-reply@shop.example>")
 	}
+	problems = append(problems, c.validateSlack()...)
 	switch c.LogFormat {
 	case "auto", "text", "json":
 	default:

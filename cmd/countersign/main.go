@@ -131,13 +131,20 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	// Demo mode's assistant listens on loopback; anywhere else an endpoint
 	// must be a public https address (internal/webhooks Config).
 	hooks := webhooks.Config{AllowPrivate: cfg.demo() || cfg.WebhookAllowPrivate == "true"}
-	srv := web.New(web.Config{Database: st, Metrics: metrics.NewReports(st), Webhooks: webhooks.New(st, time.Now, hooks), Accounts: acc, Sessions: sessions, Logger: log, Registry: registry, Control: cp, Lists: ls,
+	bot, err := cfg.startSlack(ctx, cp, st, acc, log, os.Stdout)
+	if err != nil {
+		return err
+	}
+	srv := web.New(web.Config{Slack: bot, Database: st, Metrics: metrics.NewReports(st), Webhooks: webhooks.New(st, time.Now, hooks), Accounts: acc, Sessions: sessions, Logger: log, Registry: registry, Control: cp, Lists: ls,
 		TrustedProxies: cfg.trusted, TLS: cfg.tls() || cfg.SecureCookies, MCPAllowedOrigins: cfg.allowedMCPOrigins(),
 		Confirmations: links, Assistants: asst, Telemetry: telemetry, APIRatePerMinute: cfg.APIRate})
 	go sweep(ctx, log, sessions, acc, links)
 	go webhooks.NewWorker(st, srv.WebhookRender(cfg.publicBase()), hooks, nil, log).Run(ctx, cfg.WebhookEvery)
 	if n := cfg.notifier(st, log); n.Enabled() {
 		go n.Run(ctx, cfg.NotifyEvery)
+	}
+	if bot != nil {
+		go bot.Run(ctx, cfg.SlackEvery)
 	}
 	log.Info("console listening", "url", "http://"+cfg.Addr)
 	if dm != nil {

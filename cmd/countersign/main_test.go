@@ -87,13 +87,16 @@ type console struct {
 	stdout string
 	stderr *strings.Builder
 	done   chan error
+	// lines are the lines printed after the demo sign-ins.
+	lines <-chan string
 }
 
-func startConsole(t *testing.T, bin, dataDir string) *console {
+// startConsole starts the demo console; env adds variables ("K=V").
+func startConsole(t *testing.T, bin, dataDir string, env ...string) *console {
 	t.Helper()
 	addr := freeAddr(t)
 	cmd := exec.Command(bin, "-addr", addr, "-data-dir", dataDir, "-log-format", "json")
-	cmd.Env = append(os.Environ(), "DATABASE_URL=")
+	cmd.Env = append(append(os.Environ(), "DATABASE_URL="), env...)
 	stdout, _ := cmd.StdoutPipe()
 	c := &console{cmd: cmd, url: "http://" + addr, stderr: &strings.Builder{}, done: make(chan error, 1)}
 	cmd.Stderr = c.stderr
@@ -102,7 +105,8 @@ func startConsole(t *testing.T, bin, dataDir string) *console {
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	// The demo sign-ins are printed before the server listens.
-	lines := make(chan string)
+	lines := make(chan string, 100)
+	c.lines = lines
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {

@@ -1,6 +1,10 @@
 package controlplane
 
-import "countersign/internal/adapter"
+import (
+	"slices"
+
+	"countersign/internal/adapter"
+)
 
 // ActionSpec returns the spec of a connected system's action: what the
 // action is called when done, the reasons an agent may reject it with.
@@ -13,4 +17,18 @@ func (s *Service) ActionSpec(system, action string) adapter.ActionSpec {
 		return adapter.ActionSpec{Name: action}
 	}
 	return spec
+}
+
+// generalRejectReasons close every action's list of preset reject
+// reasons; the action's own come first (adapter.ActionSpec.RejectReasons).
+var generalRejectReasons = []string{
+	"It repeats an earlier request.",
+	"A person needs to handle this; nothing was changed.",
+}
+
+// RejectReasons lists the preset reasons an agent may reject an action
+// with, wherever they decide (the console, Slack): the action's own, then
+// the general ones. Besides these an agent may write their own words.
+func (s *Service) RejectReasons(system, action string) []string {
+	return append(slices.Clip(s.ActionSpec(system, action).RejectReasons), generalRejectReasons...)
 }

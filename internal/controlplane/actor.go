@@ -41,6 +41,17 @@ type Actor struct {
 	// Empty for the customer's signed-in account, which spans their
 	// requests (CustomerProvedOn).
 	ProvedFor string
+	// Via is set when a console user acted from outside the console (a
+	// Slack message): the audit event records where and as whom there.
+	Via *Via
+}
+
+// Via is where a console user acted when it was not the console: the
+// channel ("slack"), the conversation there and the user's identity there.
+type Via struct {
+	Channel      string `json:"channel"`
+	Conversation string `json:"conversation,omitempty"`
+	User         string `json:"user,omitempty"`
 }
 
 // UserActor is a console user acting.
@@ -105,6 +116,9 @@ func (s *Service) event(actor Actor, action, taskID, invocationID string, data m
 	}
 	if actor.ProvedFor != "" {
 		data["proved_for"] = actor.ProvedFor
+	}
+	if actor.Via != nil {
+		data["via"] = *actor.Via
 	}
 	b, err := json.Marshal(data)
 	if err != nil {

@@ -5,12 +5,15 @@
 package console
 
 import (
+	"context"
+
 	"countersign/internal/accounts"
 	"countersign/internal/adapter"
 	"countersign/internal/assistants"
 	"countersign/internal/controlplane"
 	"countersign/internal/lists"
 	"countersign/internal/metrics"
+	"countersign/internal/slackbot"
 	"countersign/internal/webhooks"
 	"countersign/web/kit"
 	"countersign/web/layout"
@@ -30,6 +33,18 @@ type Config struct {
 	// Webhooks registers assistants' outcome endpoints and lists and resends
 	// their deliveries; nil leaves outcome webhooks off the admin page.
 	Webhooks *webhooks.Service
+	// Slack links people's Slack accounts on their Slack page; nil when
+	// Slack is not connected.
+	Slack SlackLinks
+}
+
+// SlackLinks links a person's Slack account to theirs (*slackbot.Bot).
+type SlackLinks interface {
+	Links(ctx context.Context, userID int64) ([]slackbot.Link, error)
+	Redeem(ctx context.Context, userID int64, code string) (slackbot.Link, error)
+	Unlink(ctx context.Context, userID int64, team, user string) error
+	EmailMatch(ctx context.Context) (bool, error)
+	SetEmailMatch(ctx context.Context, admin accounts.User, on bool) error
 }
 
 // Handler serves the console's routes.
@@ -60,6 +75,10 @@ func (h *Handler) Routes() []kit.Route {
 		get("/", h.handleHome, kit.SignedIn),
 		get("/account/password", h.handlePasswordForm, kit.SignedIn),
 		post("/account/password", h.handlePasswordChange, kit.SignedIn),
+		get("/account/slack", h.handleSlackAccount, staff),
+		post("/account/slack", h.handleSlackLink, staff),
+		post("/account/slack/unlink", h.handleSlackUnlink, staff),
+		post("/admin/slack/email-match", h.handleSlackEmailMatch, admin),
 
 		get("/systems", h.handleSystems, staff),
 

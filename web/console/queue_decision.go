@@ -13,27 +13,12 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"countersign/internal/accounts"
-	"countersign/internal/adapter"
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
 	"countersign/views"
 	"countersign/web/kit"
 	"countersign/web/layout"
 )
-
-// generalReasons close every action's list of preset reject reasons,
-// which its spec gives (adapter.ActionSpec.RejectReasons); "other" takes
-// the agent's own words. No reason is chosen for the agent.
-var generalReasons = []string{
-	"It repeats an earlier request.",
-	"A person needs to handle this; nothing was changed.",
-}
-
-// reasonsFor lists the preset reject reasons that fit an action: its
-// own, then the general ones.
-func reasonsFor(spec adapter.ActionSpec) []string {
-	return append(slices.Clip(spec.RejectReasons), generalReasons...)
-}
 
 // handleQueueCard answers GET /queue/:id: one card opened for deciding,
 // with the decision forms, the edit form generated from the action's
@@ -65,7 +50,7 @@ func (h *Handler) decideView(c echo.Context, id string, posted url.Values) (view
 	}
 	inv := card.Invocation
 	v := views.DecideView{Card: h.cardView(ctx, card, u, policyCache{}, cardWhole), Decidable: inv.State == controlplane.AwaitingApproval,
-		Reasons: reasonsFor(h.cfg.Control.ActionSpec(inv.System, inv.Action)), Errors: views.FieldErrors{}}
+		Reasons: h.cfg.Control.RejectReasons(inv.System, inv.Action), Errors: views.FieldErrors{}}
 	if v.Decidable {
 		if err := h.checkQuote(ctx, card, &v); err != nil {
 			return v, err
@@ -262,7 +247,7 @@ func (h *Handler) handleQueueReject(c echo.Context) error {
 		if other == "" {
 			problem = "Write the reason in your own words: the assistant and the customer read it."
 		}
-	case !slices.Contains(reasonsFor(h.cfg.Control.ActionSpec(inv.System, inv.Action)), reason):
+	case !slices.Contains(h.cfg.Control.RejectReasons(inv.System, inv.Action), reason):
 		problem = "Choose one of the reasons shown, or choose Other and write it."
 	}
 	if problem == "" {

@@ -22,6 +22,11 @@ type Access struct {
 	// Audience names, for a public route, the signed-in role it is made
 	// for, so the header lists it for them alone; it grants nothing.
 	Audience []accounts.Role
+	// Signed routes are public and authenticate each request themselves,
+	// by a signature over its raw body (Slack's interactions, RawBody): no
+	// session is loaded and no CSRF token asked, as no cookie carries any
+	// authority there.
+	Signed bool
 }
 
 var (
@@ -32,6 +37,9 @@ var (
 	// APIKey requires a live API key (Authorization: Bearer …); cookie
 	// sessions do not count.
 	APIKey = Access{Bearer: true}
+	// SignedBody is a route whose handler verifies the request's signature
+	// (see Access.Signed).
+	SignedBody = Access{Public: true, Signed: true}
 )
 
 // Only allows the listed roles.

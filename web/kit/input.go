@@ -59,10 +59,22 @@ func (s *Site) LimitBody(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
+		c.Set(ctxRawBody, body)
 		return next(c)
 	}
 }
 
+// ctxRawBody keeps the body LimitBody read, before any form parsing.
+const ctxRawBody = "raw_body"
+
+// RawBody is the request's body as it came, which a signature covers
+// (Access.Signed); parsing the form does not consume it.
+func RawBody(c echo.Context) []byte {
+	b, _ := c.Get(ctxRawBody).([]byte)
+	return b
+}
+
+// BodyTooLarge is the refusal of a body past limit bytes.
 func BodyTooLarge(limit int64) error {
 	return &apperr.Error{Kind: apperr.TooLarge, Code: "body_too_large",
 		Message: fmt.Sprintf("The request body is larger than %d KiB, the most this address takes.", limit>>10),

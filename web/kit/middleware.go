@@ -104,8 +104,9 @@ func (s *Site) RecoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
 // A disabled user's session is ignored (disabling also revokes it).
 func (s *Site) LoadSession(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		// The API and the MCP server authenticate by bearer key only.
-		if strings.HasPrefix(c.Path(), "/static/") || c.Path() == "/healthz" || c.Path() == "/readyz" || IsAPI(c) {
+		// The API and the MCP server authenticate by bearer key only, a
+		// signed route (Access.Signed) by its request's signature.
+		if strings.HasPrefix(c.Path(), "/static/") || c.Path() == "/healthz" || c.Path() == "/readyz" || IsAPI(c) || s.signed(c) {
 			return next(c)
 		}
 		sess, err := s.Sessions.Get(c.Request(), sessionCookie)
@@ -156,9 +157,9 @@ func (s *Site) CheckCSRF(next echo.HandlerFunc) echo.HandlerFunc {
 		case http.MethodGet, http.MethodHead, http.MethodOptions:
 			return next(c)
 		}
-		// Bearer-authenticated paths carry no cookies that a forged request
-		// could ride on, so there is no session token to check.
-		if IsAPI(c) {
+		// Bearer-authenticated and signed paths take no cookies that a
+		// forged request could ride on, so there is no session token to check.
+		if IsAPI(c) || s.signed(c) {
 			return next(c)
 		}
 		if err := cop.Check(r); err != nil {

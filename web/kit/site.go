@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/labstack/echo/v4"
+
 	"countersign/internal/accounts"
 )
 
@@ -26,4 +28,12 @@ type Site struct {
 	// CheckedHeaders are the request headers whose values reach the
 	// database; RejectBadText bounds them and refuses hostile text in them.
 	CheckedHeaders []string
+	// Signed holds the "METHOD path" of every route with Access.Signed,
+	// which take no session and no CSRF token; the server fills it while it
+	// registers the routes.
+	Signed map[string]bool
 }
+
+// signed reports whether the request's route authenticates by a signature
+// over its body (Access.Signed).
+func (s *Site) signed(c echo.Context) bool { return s.Signed[c.Request().Method+" "+c.Path()] }

@@ -1,0 +1,270 @@
+package slackbot
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/slack-go/slack"
+
+	"countersign/internal/apperr"
+	"countersign/internal/controlplane"
+)
+
+// Reply is the answer to one interaction: its status and, for a modal
+// submission that is refused, the JSON Slack shows in the modal.
+type Reply struct {
+	Status int
+	Body   any
+}
+
+var ok = Reply{Status: http.StatusOK}
+
+// HandleInteraction answers a request of Slack's interactivity URL: a
+// click on a card's message, or the submission of the reject modal. The
+// request is verified first (Verify); a click then decides only as the
+// clicker's linked agent account, and only what the message showed.
+// Whatever is refused is said to the clicker alone (an ephemeral
+// message, or an error in the modal) and changes nothing.
+func (b *Bot) HandleInteraction(ctx context.Context, h http.Header, body []byte) (Reply, error) {
+	if err := b.Verify(ctx, h, body); err != nil {
+		return Reply{}, err
+	}
+	form, err := url.ParseQuery(string(body))
+	if err != nil {
+		return Reply{}, apperr.Wrap(err, apperr.BadRequest, "The interaction is not a form.")
+	}
+	var cb slack.InteractionCallback
+	if err := json.Unmarshal([]byte(form.Get("payload")), &cb); err != nil {
+		return Reply{}, apperr.Wrap(err, apperr.BadRequest, "The interaction's payload is not Slack's JSON.")
+	}
+	who := slackUser{Team: cb.Team.ID, User: cb.User.ID, Channel: cb.Channel.ID}
+	if who.Team == "" {
+		who.Team = cb.User.TeamID
+	}
+	switch cb.Type {
+	case slack.InteractionTypeBlockActions:
+		if len(cb.ActionCallback.BlockActions) == 0 {
+			return ok, nil
+		}
+		a := cb.ActionCallback.BlockActions[0]
+		if a.ActionID != actionApprove && a.ActionID != actionReject {
+			return ok, nil // the console link opens in the browser
+		}
+		var d decision
+		if err := json.Unmarshal([]byte(a.Value), &d); err != nil || d.ID == "" {
+			return Reply{}, apperr.New(apperr.BadRequest, "The button does not name a request.")
+		}
+		return ok, b.onClick(ctx, who, a.ActionID, d, cb.TriggerID)
+	case slack.InteractionTypeViewSubmission:
+		if cb.View.CallbackID != modalReject {
+			return ok, nil
+		}
+		return b.onRejectSubmit(ctx, who, cb.View)
+	case slack.InteractionTypeViewClosed:
+		// The reject form was cancelled: the hold its click took goes.
+		var d decision
+		if cb.View.CallbackID == modalReject && json.Unmarshal([]byte(cb.View.PrivateMetadata), &d) == nil && d.ID != "" {
+			if actor, refusal, err := b.actor(ctx, who); err == nil && refusal == "" {
+				b.release(ctx, d.ID, actor)
+			}
+		}
+	}
+	return ok, nil
+}
+
+// onClick answers Approve or Reject on a card's message.
+func (b *Bot) onClick(ctx context.Context, who slackUser, action string, d decision, triggerID string) error {
+	actor, refusal, err := b.actor(ctx, who)
+	if err != nil {
+		return err
+	}
+	if refusal != "" {
+		b.tell(ctx, who, refusal)
+		return nil
+	}
+	card, err := b.control.Card(ctx, d.ID)
+	if err != nil {
+		return err
+	}
+	if card.State != controlplane.AwaitingApproval {
+		b.tell(ctx, who, "This request is no longer waiting for approval (now: "+card.State.Label()+"); nothing was changed.")
+		return b.Refresh(ctx, d.ID)
+	}
+	if card.Version != d.Version || hex.EncodeToString(card.ArgsHash) != d.Hash {
+		b.tell(ctx, who, "This message was out of date: the request changed after it was posted, and nothing was decided. "+
+			"The message now shows the request as it stands; decide on that.")
+		return b.Refresh(ctx, d.ID)
+	}
+	claim, err := b.control.Claim(ctx, actor, d.ID)
+	if err != nil {
+		b.tellErr(ctx, who, err)
+		return nil
+	}
+	if claim.UserID != actor.UserID {
+		name := "Another agent"
+		if u, err := b.accounts.User(ctx, claim.UserID); err == nil {
+			name = u.Name
+		}
+		b.tell(ctx, who, name+" is deciding this request (held until "+claim.ExpiresAt.UTC().Format("15:04 UTC")+"). Nothing was changed.")
+		return nil
+	}
+	if action == actionReject {
+		if err := b.openReject(ctx, card, d, who, triggerID); err != nil {
+			b.release(ctx, d.ID, actor)
+			return err
+		}
+		return b.Refresh(ctx, d.ID)
+	}
+	return b.approve(ctx, who, actor, card, d)
+}
+
+// approve checks the quote again (the console does when a card opens) and
+// approves what the message showed, through the console's own call.
+func (b *Bot) approve(ctx context.Context, who slackUser, actor controlplane.Actor, card controlplane.QueueCard, d decision) error {
+	defer b.release(ctx, d.ID, actor)
+	console := b.link("/queue/" + url.PathEscape(d.ID))
+	_, changed, err := b.control.FreshQuote(ctx, card.Invocation)
+	if e, isApp := apperr.As(err); isApp && e.Kind == apperr.Invalid {
+		b.tell(ctx, who, "The system now refuses this request: "+e.Message+" Nothing was approved; <"+console+"|open it in the console>.")
+		return nil
+	}
+	if err == nil && changed {
+		b.tell(ctx, who, "The "+card.Target.Kind+" changed in "+card.System+" since this quote was made, so nothing was approved: "+
+			"quote again in the console (<"+console+"|open it>), then decide on the new quote.")
+		return nil
+	}
+	// A quote that could not be checked is left to the agent, as in the
+	// console: the permit still refuses a changed object.
+	hash, _ := hex.DecodeString(d.Hash)
+	inv, err := b.control.ApproveArgs(ctx, actor, d.ID, d.Version, hash)
+	if err != nil {
+		b.tellErr(ctx, who, err)
+		return nil
+	}
+	if inv.State == controlplane.AwaitingApproval {
+		b.tell(ctx, who, "Your approval is recorded. A second, different person must approve it before it can be sent.")
+	}
+	return nil
+}
+
+// release lets go of the clicker's hold once their click is answered, and
+// shows the card as it stands now.
+func (b *Bot) release(ctx context.Context, id string, actor controlplane.Actor) {
+	if err := b.control.ReleaseCard(ctx, id, actor.UserID); err != nil {
+		b.log.Warn("slack: release a card", "invocation", id, "error", err)
+	}
+	if err := b.Refresh(ctx, id); err != nil {
+		b.log.Warn("slack: refresh a card", "invocation", id, "error", err)
+	}
+}
+
+// openReject opens the modal that asks for the reason: the action's own
+// reasons, none chosen, or the agent's own words.
+func (b *Bot) openReject(ctx context.Context, card controlplane.QueueCard, d decision, who slackUser, triggerID string) error {
+	var options []*slack.OptionBlockObject
+	for i, r := range b.control.RejectReasons(card.System, card.Action) {
+		options = append(options, slack.NewOptionBlockObject("r"+strconv.Itoa(i), plain(clip(visible(r), 75)), nil))
+	}
+	options = append(options, slack.NewOptionBlockObject("other", plain("Other: in my own words"), nil))
+	other := slack.NewInputBlock("other", plain("Your own words"), plain("The assistant and the customer read this."),
+		slack.NewPlainTextInputBlockElement(plain("Say why, for the assistant and the customer"), "other"))
+	other.Optional = true
+	d.Channel = who.Channel
+	view := slack.ModalViewRequest{Type: slack.VTModal, CallbackID: modalReject, PrivateMetadata: d.value(),
+		Title: plain("Reject"), Submit: plain("Reject"), Close: plain("Cancel"), NotifyOnClose: true,
+		Blocks: slack.Blocks{BlockSet: []slack.Block{
+			slack.NewSectionBlock(mrkdwn("*"+esc(clip(card.Quote.Title, 2900))+"*"), nil, nil),
+			slack.NewInputBlock("reason", plain("Why? The assistant and the customer read it."), nil,
+				slack.NewRadioButtonsBlockElement("reason", options...)),
+			other,
+		}}}
+	if _, err := b.api.OpenViewContext(ctx, triggerID, view); err != nil {
+		return apperr.Wrap(err, apperr.Upstream, "Slack did not open the reject form.")
+	}
+	return nil
+}
+
+// onRejectSubmit rejects with the reason chosen in the modal, through the
+// console's own call; a missing or unknown reason, or a refusal, is shown
+// in the modal and changes nothing.
+func (b *Bot) onRejectSubmit(ctx context.Context, who slackUser, view slack.View) (Reply, error) {
+	var d decision
+	if err := json.Unmarshal([]byte(view.PrivateMetadata), &d); err != nil || d.ID == "" {
+		return Reply{}, apperr.New(apperr.BadRequest, "The form does not name a request.")
+	}
+	who.Channel = d.Channel
+	refuse := func(block, msg string) (Reply, error) {
+		return Reply{Status: http.StatusOK, Body: slack.NewErrorsViewSubmissionResponse(map[string]string{block: msg})}, nil
+	}
+	actor, refusal, err := b.actor(ctx, who)
+	if err != nil {
+		return Reply{}, err
+	}
+	if refusal != "" {
+		return refuse("reason", refusal)
+	}
+	inv, err := b.control.Invocation(ctx, d.ID)
+	if err != nil {
+		return Reply{}, err
+	}
+	var chosen, own string
+	if view.State != nil {
+		chosen = view.State.Values["reason"]["reason"].SelectedOption.Value
+		own = view.State.Values["other"]["other"].Value
+	}
+	reasons := b.control.RejectReasons(inv.System, inv.Action)
+	var text string
+	switch {
+	case chosen == "":
+		return refuse("reason", "Choose the reason the assistant and the customer will read, or choose Other and write it.")
+	case chosen == "other":
+		if text = own; text == "" {
+			return refuse("other", "Write the reason in your own words: the assistant and the customer read it.")
+		}
+	default:
+		i, err := strconv.Atoi(chosen[1:])
+		if chosen[0] != 'r' || err != nil || i < 0 || i >= len(reasons) {
+			return refuse("reason", "Choose one of the reasons shown, or choose Other and write it.")
+		}
+		text = reasons[i]
+	}
+	defer b.release(ctx, d.ID, actor)
+	if _, err := b.control.Reject(ctx, actor, d.ID, d.Version, text); err != nil {
+		e, isApp := apperr.As(err)
+		if !isApp {
+			return Reply{}, err
+		}
+		msg := e.Message
+		if e.Hint != "" {
+			msg += " " + e.Hint
+		}
+		return refuse("reason", clip(msg, 150))
+	}
+	return ok, nil
+}
+
+// tell answers the clicker alone.
+func (b *Bot) tell(ctx context.Context, who slackUser, text string) {
+	if _, err := b.api.PostEphemeralContext(ctx, who.Channel, who.User, slack.MsgOptionText(text, false)); err != nil {
+		b.log.Warn("slack: ephemeral answer", "error", err)
+	}
+}
+
+// tellErr tells the clicker why the control plane refused, in its words.
+func (b *Bot) tellErr(ctx context.Context, who slackUser, err error) {
+	e, isApp := apperr.As(err)
+	if !isApp {
+		b.log.Warn("slack: decision", "error", err)
+		b.tell(ctx, who, "Something went wrong; nothing was changed. Try again, or decide in the console.")
+		return
+	}
+	msg := e.Message
+	if e.Hint != "" {
+		msg += " " + e.Hint
+	}
+	b.tell(ctx, who, msg+" Nothing was changed.")
+}

@@ -1,0 +1,259 @@
+package slackbot
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"countersign/internal/controlplane"
+	"countersign/internal/invisible"
+	"countersign/internal/money"
+)
+
+// The action ids of the message's buttons and the reject modal.
+const (
+	actionApprove = "approve"
+	actionReject  = "reject"
+	actionEdit    = "edit"
+	modalReject   = "reject_reason"
+)
+
+// decision is what a button carries: the card, and the version and the
+// arguments' hash its message showed. A click decides that and nothing
+// newer.
+type decision struct {
+	ID      string `json:"id"`
+	Version int32  `json:"v"`
+	Hash    string `json:"h"`
+	// Channel is set in the reject modal's metadata (a submission does not
+	// say where the message was).
+	Channel string `json:"c,omitempty"`
+}
+
+func (d decision) value() string {
+	b, _ := json.Marshal(d)
+	return string(b)
+}
+
+func decisionOf(inv controlplane.Invocation) decision {
+	return decision{ID: inv.ID, Version: inv.Version, Hash: hex.EncodeToString(inv.ArgsHash)}
+}
+
+// shown is what a card's message shows, in the terms the store compares
+// (store.slackShown): its state, version and holder.
+func shown(card controlplane.QueueCard) string {
+	return fmt.Sprintf("%s:%d:%d", card.State, card.Version, card.HolderID)
+}
+
+// open says whether a card's message may still change: until the request
+// is decided and sent.
+func open(card controlplane.QueueCard) bool {
+	switch card.State {
+	case controlplane.AwaitingApproval, controlplane.Approved, controlplane.Dispatching:
+		return true
+	}
+	return false
+}
+
+// message is what a card's message says, in Slack's blocks, with the
+// text a notification shows.
+type message struct {
+	text   string
+	blocks []slack.Block
+}
+
+func (m message) options() []slack.MsgOption {
+	return []slack.MsgOption{slack.MsgOptionText(m.text, false), slack.MsgOptionBlocks(m.blocks...)}
+}
+
+// message renders a card as it stands: what the console's card carries,
+// the buttons while it awaits approval, and who decided once it is decided.
+func (b *Bot) message(ctx context.Context, card controlplane.QueueCard) (message, error) {
+	inv := card.Invocation
+	q := inv.Quote
+	title := q.Title
+	if title == "" {
+		title = inv.Action + " on " + inv.Target.Display
+	}
+	// The text is what a notification shows; escaped, so a title cannot
+	// mention the channel (<!channel>) or link anywhere.
+	m := message{text: "Waiting for approval: " + esc(title)}
+	m.blocks = append(m.blocks, slack.NewHeaderBlock(plain(clip(visible(title), 150))))
+
+	var lines []string
+	for _, l := range q.Lines {
+		switch {
+		case l.From != "" && l.To != "":
+			lines = append(lines, fmt.Sprintf("*%s*: %s → %s", esc(l.Label), esc(l.From), esc(l.To)))
+		case l.To != "":
+			lines = append(lines, fmt.Sprintf("*%s*: %s", esc(l.Label), esc(l.To)))
+		default:
+			lines = append(lines, fmt.Sprintf("*%s*: %s → (none)", esc(l.Label), esc(l.From)))
+		}
+	}
+	for _, c := range q.Consequences {
+		lines = append(lines, "• "+esc(c))
+	}
+	if len(lines) > 0 {
+		m.blocks = append(m.blocks, slack.NewSectionBlock(mrkdwn(clip(strings.Join(lines, "\n"), 3000)), nil, nil))
+	}
+
+	var fields []*slack.TextBlockObject
+	if q.AmountCents != nil {
+		fields = append(fields, mrkdwn("*Amount*\n"+money.Format(*q.AmountCents, q.Currency)))
+	}
+	if inv.DeadlineAt != nil {
+		fields = append(fields, mrkdwn("*Deadline*\n"+when(*inv.DeadlineAt)))
+	}
+	fields = append(fields, mrkdwn("*Customer*\n"+esc(card.CustomerRef)), mrkdwn("*Action*\n"+esc(inv.System+" / "+inv.Action)))
+	m.blocks = append(m.blocks, slack.NewSectionBlock(nil, fields, nil))
+
+	var notes []string
+	if inv.RouteReason != "" {
+		notes = append(notes, "*Why a person decides:* "+esc(inv.RouteReason))
+	}
+	second, err := b.secondApprover(ctx, card)
+	if err != nil {
+		return m, err
+	}
+	if second != "" {
+		notes = append(notes, second)
+	}
+	if card.HolderID != 0 && inv.State == controlplane.AwaitingApproval {
+		notes = append(notes, fmt.Sprintf("*Held by* %s until %s", esc(card.HolderName), card.HoldUntil.UTC().Format("15:04 UTC")))
+	}
+	if inv.SummaryDisagrees {
+		notes = append(notes, "*The assistant's summary disagrees with the quote*; the quote is what is sent.")
+	}
+	if len(notes) > 0 {
+		m.blocks = append(m.blocks, slack.NewSectionBlock(mrkdwn(strings.Join(notes, "\n")), nil, nil))
+	}
+
+	console := b.link("/queue/" + url.PathEscape(inv.ID))
+	if inv.State == controlplane.AwaitingApproval {
+		d := decisionOf(inv).value()
+		m.blocks = append(m.blocks, slack.NewActionBlock("decide",
+			slack.NewButtonBlockElement(actionApprove, d, plain("Approve")).WithStyle(slack.StylePrimary),
+			slack.NewButtonBlockElement(actionReject, d, plain("Reject")).WithStyle(slack.StyleDanger),
+			slack.NewButtonBlockElement(actionEdit, inv.ID, plain("Edit in the console")).WithURL(console)))
+		return m, nil
+	}
+	outcome, err := b.outcome(ctx, inv)
+	if err != nil {
+		return m, err
+	}
+	m.text = esc(outcome + ": " + title)
+	m.blocks = append(m.blocks, slack.NewContextBlock("outcome", mrkdwn(esc(outcome)+" · <"+console+"|Open in the console>")))
+	return m, nil
+}
+
+// secondApprover says where a card stands with the second-approver rule,
+// or nothing when the rule does not apply to it.
+func (b *Bot) secondApprover(ctx context.Context, card controlplane.QueueCard) (string, error) {
+	inv := card.Invocation
+	p, err := b.control.Policy(ctx, inv.System, inv.Action)
+	if err != nil || p.SecondApproverAboveCents == nil || inv.AmountCents == nil ||
+		*inv.AmountCents+inv.ExposureCents <= *p.SecondApproverAboveCents {
+		return "", nil //nolint:nilerr // without a policy there is no second-approver rule to show
+	}
+	above := money.Format(*p.SecondApproverAboveCents, inv.Quote.Currency)
+	if inv.State != controlplane.AwaitingApproval {
+		return "*Second approver:* needed above " + above + ".", nil
+	}
+	ids, err := b.control.FirstApprovers(ctx, inv)
+	if err != nil {
+		return "", err
+	}
+	if len(ids) == 0 {
+		return "*Second approver:* two different people must approve (above " + above + "); nobody has yet.", nil
+	}
+	var names []string
+	for _, id := range ids {
+		if u, err := b.accounts.User(ctx, id); err == nil {
+			names = append(names, u.Name)
+		}
+	}
+	return "*Second approver:* first approval by " + esc(strings.Join(names, ", ")) +
+		"; a second, different person must approve.", nil
+}
+
+// outcome says what became of a decided card and by whom.
+func (b *Bot) outcome(ctx context.Context, inv controlplane.Invocation) (string, error) {
+	events, err := b.control.Timeline(ctx, inv.TaskID)
+	if err != nil {
+		return "", err
+	}
+	by := func(actions ...string) string {
+		for i := len(events) - 1; i >= 0; i-- {
+			e := events[i]
+			if e.InvocationID != inv.ID {
+				continue
+			}
+			for _, a := range actions {
+				if e.Action == a {
+					name, _ := e.Data["actor_name"].(string)
+					if via, ok := e.Data["via"].(map[string]any); ok && via["channel"] == "slack" {
+						name += " in Slack"
+					}
+					return name
+				}
+			}
+		}
+		return ""
+	}
+	state := inv.State.Label()
+	switch inv.State {
+	case controlplane.Approved, controlplane.Dispatching, controlplane.Completed, controlplane.Failed,
+		controlplane.Unverified, controlplane.NotDispatched:
+		who := by("invocation.approved")
+		if who == "" {
+			return "Now: " + state, nil
+		}
+		return "Approved by " + who + " · now: " + state, nil
+	case controlplane.Rejected:
+		if q, ok := controlplane.IsQuestion(inv.DecisionReason); ok {
+			return "Sent back to the assistant by " + by("invocation.sent_back") + " with a question: “" + q + "”", nil
+		}
+		who := by("invocation.rejected")
+		if who == "" {
+			return "Rejected: " + inv.DecisionReason, nil
+		}
+		return "Rejected by " + who + ": “" + inv.DecisionReason + "”", nil
+	}
+	return "Now: " + state, nil
+}
+
+func plain(s string) *slack.TextBlockObject {
+	return slack.NewTextBlockObject(slack.PlainTextType, s, false, false)
+}
+
+func mrkdwn(s string) *slack.TextBlockObject {
+	return slack.NewTextBlockObject(slack.MarkdownType, s, false, false)
+}
+
+// esc escapes the three characters Slack's text reads as markup, and shows
+// every character a person cannot see as a mark (⟨U+200B⟩), as the console
+// does: what is decided on is what is there.
+func esc(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(visible(s))
+}
+
+func visible(s string) string {
+	out, _ := invisible.Show(s)
+	return out
+}
+
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func when(t time.Time) string { return t.UTC().Format("Jan 2, 15:04 UTC") }
