@@ -238,8 +238,10 @@ func throwawayLedger(ctx context.Context, serverURL string) (*pgxpool.Pool, func
 			stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			_ = cluster.Stop(stopCtx)
-			os.RemoveAll(cluster.DataDir())
-			os.RemoveAll(dir)
+			for _, d := range []string{cluster.DataDir(), dir} {
+				os.RemoveAll(d)
+				os.Remove(d + ".log")
+			}
 		}
 	}
 	u, err := url.Parse(serverURL)
