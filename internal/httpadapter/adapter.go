@@ -48,6 +48,9 @@ type Adapter struct {
 	base              string
 	authorize         func(*http.Request)
 	idemHeader        string
+	// idemField, when not "", is the JSON Pointer of every write's body
+	// the key is set at.
+	idemField string
 	http              *http.Client
 	ledger            *adapter.Ledger
 	clock             func() time.Time

@@ -102,6 +102,7 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 	a := &Adapter{name: d.Name, title: d.Title, file: file, http: cfg.HTTPClient, ledger: cfg.Ledger, clock: cfg.Now,
 		log: cfg.Logger, idemHeader: d.IdempotencyHeader, objects: map[string]*object{}}
 
+	c.idempotency(a, d)
 	a.base = d.BaseURL
 	if d.BaseURLEnv != "" {
 		a.base = cfg.Getenv(d.BaseURLEnv)
@@ -176,7 +177,9 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 		a.reads = append(a.reads, rt)
 	}
 	for i, ad := range d.Actions {
-		a.actions = append(a.actions, c.action(fmt.Sprintf("/actions/%d", i), ad, a.objects, kinds))
+		act := c.action(fmt.Sprintf("/actions/%d", i), ad, a.objects, kinds)
+		c.carriesKey(fmt.Sprintf("/actions/%d/request", i), act, d, a.idemField)
+		a.actions = append(a.actions, act)
 	}
 	a.errs = c.errorMapping(d.Errors)
 	if d.Effects != nil {
@@ -329,4 +332,101 @@ func (c *compiler) errorMapping(m ErrorMapping) errorMap {
 		em.rules = append(em.rules, rule)
 	}
 	return em
+}
+
+// idempotency reads how writes carry their key: idempotency_header, or
+// exactly one way of idempotency.
+func (c *compiler) idempotency(a *Adapter, d *Description) {
+	switch {
+	case d.Idempotency != nil && d.IdempotencyHeader != "":
+		c.fail("/idempotency", "the file gives both idempotency and idempotency_header",
+			`keep one: "idempotency": {"header": "`+d.IdempotencyHeader+`"} says the same as idempotency_header`)
+	case d.Idempotency == nil && d.IdempotencyHeader == "":
+		c.fail("", "the file does not say how a write carries its idempotency key",
+			`add "idempotency": {"header": "Idempotency-Key"} (a header the system honours or records), {"body_field": "/request_id"} (a body field the system keeps under a unique index) or {"in_request": true} (every request uses {key} itself)`)
+	case d.Idempotency == nil:
+		a.idemHeader = d.IdempotencyHeader
+	default:
+		a.idemHeader, a.idemField = d.Idempotency.Header, d.Idempotency.BodyField
+	}
+}
+
+// carriesKey refuses an action whose request cannot carry the key the way
+// the file says: a body field needs a JSON object body without that field
+// (the adapter sets it), in_request a path or body that uses key.
+func (c *compiler) carriesKey(ptr string, act *action, d *Description, field string) {
+	if act.request == nil {
+		return
+	}
+	switch {
+	case field != "":
+		body, ok := act.request.body.(map[string]any)
+		if !ok {
+			c.fail(ptr, fmt.Sprintf("action %s sends no JSON object body, so the key has nowhere to go at %s", act.spec.Name, field),
+				`give the request a "body" object, or carry the key another way ("idempotency": {"in_request": true} with {key} in the path)`)
+			return
+		}
+		if _, taken := lookupPointer(bodyShape(body), field); taken {
+			c.fail(ptr+"/body"+field, fmt.Sprintf("action %s writes %s itself, where the adapter sets the idempotency key", act.spec.Name, field),
+				"remove it from the body: the adapter sets it to the call's key")
+		}
+	case d.Idempotency != nil && d.Idempotency.InRequest:
+		uses := false
+		for _, t := range append([]*template{act.request.path}, bodyTemplates(act.request.body)...) {
+			uses = uses || templateUses(t, "key")
+		}
+		if !uses {
+			c.fail(ptr, fmt.Sprintf("action %s's request does not use key, so the system cannot tell a repeat from a new write", act.spec.Name),
+				`use {key} (or an id derived from it, "re_{short_hash(key)}") in the request's path or body`)
+		}
+	}
+}
+
+// bodyShape is a compiled body with its templates as placeholders, for
+// looking fields up.
+func bodyShape(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, val := range x {
+			out[k] = bodyShape(val)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, val := range x {
+			out[i] = bodyShape(val)
+		}
+		return out
+	}
+	return true
+}
+
+// withKey returns a copy of body with key set at the JSON Pointer field,
+// making the objects on the way.
+func withKey(body any, field, key string) any {
+	root, _ := body.(map[string]any)
+	out := make(map[string]any, len(root)+1)
+	for k, v := range root {
+		out[k] = v
+	}
+	toks := strings.Split(field[1:], "/")
+	m := out
+	for i, tok := range toks {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		if i == len(toks)-1 {
+			m[tok] = key
+			break
+		}
+		next, ok := m[tok].(map[string]any)
+		cp := make(map[string]any, len(next)+1)
+		if ok {
+			for k, v := range next {
+				cp[k] = v
+			}
+		}
+		m[tok] = cp
+		m = cp
+	}
+	return out
 }

@@ -28,10 +28,11 @@ func (a *Adapter) read(ctx context.Context, path string) (any, error) {
 	return a.do(ctx, http.MethodGet, path, "", nil, false, false)
 }
 
-// do sends one request. A write carries key in the idempotency header.
+// do sends one request. A write carries key in the idempotency header,
+// when the file names one.
 func (a *Adapter) do(ctx context.Context, method, path, key string, body any, hasBody, write bool) (any, error) {
 	r := adapter.Request{Method: method, URL: a.base + path, Path: path, Write: write, Prepare: func(req *http.Request) {
-		if key != "" {
+		if key != "" && a.idemHeader != "" {
 			req.Header.Set(a.idemHeader, key)
 		}
 		a.authorize(req)

@@ -22,12 +22,25 @@ type Description struct {
 	BaseURLEnv        string                `json:"base_url_env"`
 	Auth              Auth                  `json:"auth"`
 	IdempotencyHeader string                `json:"idempotency_header"`
+	Idempotency       *IdempotencyDesc      `json:"idempotency"`
 	Principal         PrincipalLookup       `json:"principal"`
 	Objects           map[string]ObjectSpec `json:"objects"`
 	ReadTools         []ReadToolDesc        `json:"read_tools"`
 	Actions           []ActionDesc          `json:"actions"`
 	Errors            ErrorMapping          `json:"errors"`
 	Effects           *EffectsLookup        `json:"effects"`
+}
+
+// IdempotencyDesc says how every write carries its idempotency key, one
+// of three ways: in a header the system honours or records (Header), in a
+// field of every write's body that the system keeps under a unique index
+// (BodyField, a JSON Pointer), or in the request itself, which the file
+// writes with {key} (InRequest: an id derived from the key, a key in a
+// path). IdempotencyHeader is Header.
+type IdempotencyDesc struct {
+	Header    string `json:"header"`
+	BodyField string `json:"body_field"`
+	InRequest bool   `json:"in_request"`
 }
 
 // Auth says how every request authenticates. The secret is read from the
