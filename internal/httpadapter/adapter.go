@@ -51,10 +51,10 @@ type Adapter struct {
 	// idemField, when not "", is the JSON Pointer of every write's body
 	// the key is set at.
 	idemField string
-	http              *http.Client
-	ledger            *adapter.Ledger
-	clock             func() time.Time
-	log               *slog.Logger
+	http      *http.Client
+	ledger    *adapter.Ledger
+	clock     func() time.Time
+	log       *slog.Logger
 
 	principal *principalLookup
 	objects   map[string]*object
