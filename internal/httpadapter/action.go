@@ -276,9 +276,26 @@ func (a *Adapter) send(ctx context.Context, act *action, pl *plan, key string) (
 		return adapter.Result{}, err
 	}
 	if a.idemField != "" {
-		body = withKey(body, a.idemField, key)
+		body = withValue(body, a.idemField, key)
 	}
-	answer, err := a.do(ctx, act.request.method, path, key, body, act.request.hasBody, true)
+	var headers map[string]string
+	var refusal *errorRule
+	if pre := act.pre; pre != nil {
+		version, _ := lookupPointer(vars["target"], act.target.versionPtr)
+		if pre.value != nil {
+			if version, err = pre.value.value(vars); err != nil {
+				return adapter.Result{}, a.broken(err)
+			}
+		}
+		if pre.header != "" {
+			headers = map[string]string{pre.header: text(version)}
+		}
+		if pre.bodyField != "" {
+			body = withValue(body, pre.bodyField, version)
+		}
+		refusal = &pre.refusal
+	}
+	answer, err := a.exchange(ctx, act.request.method, path, key, body, act.request.hasBody, true, headers, refusal)
 	if err != nil {
 		outcome := "unknown"
 		if ae, ok := adapter.AsError(err); ok && ae.Outcome != adapter.Unknown {

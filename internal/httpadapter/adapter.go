@@ -170,6 +170,14 @@ type action struct {
 	data           map[string]*template
 	verify         verifyTemplate
 	evidence       *evidence
+	pre            *precondition
+}
+
+// precondition is a compiled PreconditionDesc.
+type precondition struct {
+	header, bodyField string
+	value             *template
+	refusal           errorRule
 }
 
 // Name is the system's name from its file.

@@ -300,6 +300,9 @@ func (c *compiler) action(ptr string, ad ActionDesc, objects map[string]*object,
 	for k, v := range ad.Verify.Fields {
 		act.verify.fields[k] = c.expr(ptr+"/verify/fields/"+escapePointer(k), v)
 	}
+	if ad.Precondition != nil {
+		act.pre = c.precondition(ptr+"/precondition", *ad.Precondition, act)
+	}
 	if ad.Evidence != nil {
 		act.evidence = &evidence{match: c.expr(ptr+"/evidence/match", ad.Evidence.Match),
 			reference: c.template(ptr+"/evidence/reference", ad.Evidence.Reference)}
@@ -317,15 +320,7 @@ func (c *compiler) errorMapping(m ErrorMapping) errorMap {
 		rp := fmt.Sprintf("/errors/rules/%d", i)
 		rule := errorRule{systemCode: r.SystemCode, when: c.expr(rp+"/when", r.When), err: adapter.Error{Code: r.Code,
 			Outcome: adapter.Outcome(r.Outcome), Message: r.Message, Hint: r.Hint, Retryable: r.Retryable, PolicyRefusal: r.PolicyRefusal}, field: r.Field}
-		for _, s := range r.Status {
-			switch x := s.(type) {
-			case float64:
-				rule.statuses = append(rule.statuses, int(x))
-			case string:
-				n, _ := strconv.Atoi(x[:1])
-				rule.classes = append(rule.classes, n)
-			}
-		}
+		rule.statuses, rule.classes = statuses(r.Status)
 		if rule.err.Message == "" {
 			rule.err.Message = "The system refused the request."
 		}
@@ -402,9 +397,9 @@ func bodyShape(v any) any {
 	return true
 }
 
-// withKey returns a copy of body with key set at the JSON Pointer field,
+// withValue returns a copy of body with v set at the JSON Pointer field,
 // making the objects on the way.
-func withKey(body any, field, key string) any {
+func withValue(body any, field string, v any) any {
 	root, _ := body.(map[string]any)
 	out := make(map[string]any, len(root)+1)
 	for k, v := range root {
@@ -415,7 +410,7 @@ func withKey(body any, field, key string) any {
 	for i, tok := range toks {
 		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
 		if i == len(toks)-1 {
-			m[tok] = key
+			m[tok] = v
 			break
 		}
 		next, ok := m[tok].(map[string]any)
@@ -429,4 +424,54 @@ func withKey(body any, field, key string) any {
 		m = cp
 	}
 	return out
+}
+
+// statuses reads an error rule's status list: numbers, and classes "4xx".
+func statuses(list []any) (exact, classes []int) {
+	for _, s := range list {
+		switch x := s.(type) {
+		case float64:
+			exact = append(exact, int(x))
+		case string:
+			n, _ := strconv.Atoi(x[:1])
+			classes = append(classes, n)
+		}
+	}
+	return exact, classes
+}
+
+// precondition compiles an action's precondition: the version goes in a
+// header or a body field (or the request's own filter holds it), and the
+// refusal is target_changed.
+func (c *compiler) precondition(ptr string, pd PreconditionDesc, act *action) *precondition {
+	pre := &precondition{header: pd.Header, bodyField: pd.BodyField}
+	if pd.Value != "" {
+		pre.value = c.template(ptr+"/value", pd.Value)
+	}
+	pre.refusal = errorRule{systemCode: pd.Refusal.SystemCode, when: c.expr(ptr+"/refusal/when", pd.Refusal.When),
+		err: adapter.Error{Code: adapter.CodeStaleTarget, Outcome: adapter.Refused,
+			Message: "The system refused the write because the object changed since it was read; nothing was changed.",
+			Hint:    "Preview the action again and have the new quote confirmed."}}
+	pre.refusal.statuses, pre.refusal.classes = statuses(pd.Refusal.Status)
+	if len(pre.refusal.statuses)+len(pre.refusal.classes) == 0 && pd.Refusal.SystemCode == "" && pd.Refusal.When == "" {
+		c.fail(ptr+"/refusal", "the refusal matches every answer", `say how the system refuses: "status": [412], a "system_code", or "when"`)
+	}
+	switch {
+	case pd.Header != "" && pd.BodyField != "":
+		c.fail(ptr, "a precondition goes in a header or a body field, not both", "keep one of header and body_field")
+	case pd.BodyField != "":
+		body, ok := act.request.body.(map[string]any)
+		if !ok {
+			c.fail(ptr+"/body_field", fmt.Sprintf("action %s sends no JSON object body to put the version in", act.spec.Name),
+				`give the request a "body" object, or send the version in a header ("header": "If-Match")`)
+		} else if _, taken := lookupPointer(bodyShape(body), pd.BodyField); taken {
+			c.fail(ptr+"/body_field", fmt.Sprintf("action %s writes %s itself, where the adapter sets the target's version", act.spec.Name, pd.BodyField),
+				"remove it from the body")
+		}
+	}
+	if pd.Value == "" && (pd.Header != "" || pd.BodyField != "") && act.target != nil && act.target.versionPtr == "" {
+		c.fail(ptr, fmt.Sprintf("objects.%s has no version to send", act.target.kind),
+			`add "version" (a JSON Pointer to the object's version) to objects.`+act.target.kind+`, or say what to send in "value"`)
+	}
+	return pre
 }

@@ -149,6 +149,9 @@ type ActionDesc struct {
 	DryRun  *RequestDesc `json:"dry_run"`
 	Quote   QuoteDesc    `json:"quote"`
 	Request RequestDesc  `json:"request"`
+	// Precondition, optional, is a condition the system enforces on the
+	// write, whose refusal means the target changed.
+	Precondition *PreconditionDesc `json:"precondition"`
 	Result  ResultDesc   `json:"result"`
 	Verify  VerifyDesc   `json:"verify"`
 	// Evidence recognises this action's effect among the system's effects
@@ -288,4 +291,24 @@ type ErrorRule struct {
 	Retryable     bool   `json:"retryable"`
 	PolicyRefusal bool   `json:"policy_refusal"`
 	Field         string `json:"field"`
+}
+
+// PreconditionDesc is a condition the system itself enforces on a write:
+// the target's version (or Value) in a Header such as If-Match or at a
+// BodyField, or, with neither, a conditional filter the request writes
+// itself. Refusal is the system's answer when the condition fails; it is
+// mapped to target_changed, nothing changed.
+type PreconditionDesc struct {
+	Header    string        `json:"header"`
+	BodyField string        `json:"body_field"`
+	Value     string        `json:"value"`
+	Refusal   RefusalAnswer `json:"refusal"`
+}
+
+// RefusalAnswer matches an answer by status, system code and a CEL
+// condition over status and body, as an error rule does.
+type RefusalAnswer struct {
+	Status     []any  `json:"status"`
+	SystemCode string `json:"system_code"`
+	When       string `json:"when"`
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +24,9 @@ type seatsSystem struct {
 	mu      sync.Mutex
 	seats   int
 	version int
+	// interleave makes another writer change the plan just before the
+	// next write is applied.
+	interleave bool
 	changes []map[string]any
 	// paths and headers of the writes it was sent
 	writes []*http.Request
@@ -55,6 +59,26 @@ func (s *seatsSystem) serve(w http.ResponseWriter, r *http.Request) {
 		var body map[string]any
 		_ = json.NewDecoder(r.Body).Decode(&body)
 		s.writes, s.bodies = append(s.writes, r), append(s.bodies, body)
+		if s.interleave {
+			// Another writer's change commits just before this one arrives.
+			s.interleave = false
+			s.seats, s.version = 9, s.version+1
+		}
+		current := strconv.Itoa(s.version)
+		if m := r.Header.Get("If-Match"); m != "" && m != current {
+			w.WriteHeader(http.StatusPreconditionFailed)
+			_, _ = w.Write([]byte(`{"code":"precondition_failed"}`))
+			return
+		}
+		if v, ok := body["expected_version"]; ok && v != float64(s.version) {
+			w.WriteHeader(http.StatusConflict)
+			_, _ = w.Write([]byte(`{"code":"version_conflict"}`))
+			return
+		}
+		if v := r.URL.Query().Get("version"); v != "" && v != "eq."+current {
+			_, _ = w.Write([]byte(`[]`)) // the filter matched no row: nothing updated
+			return
+		}
 		op, _ := body["op_id"].(string)
 		if meta, ok := body["meta"].(map[string]any); ok {
 			op, _ = meta["op_id"].(string)
