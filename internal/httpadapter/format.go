@@ -152,8 +152,8 @@ type ActionDesc struct {
 	// Precondition, optional, is a condition the system enforces on the
 	// write, whose refusal means the target changed.
 	Precondition *PreconditionDesc `json:"precondition"`
-	Result  ResultDesc   `json:"result"`
-	Verify  VerifyDesc   `json:"verify"`
+	Result       ResultDesc        `json:"result"`
+	Verify       VerifyDesc        `json:"verify"`
 	// Evidence recognises this action's effect among the system's effects
 	// recorded under the call's key (see Description.Effects).
 	Evidence *EvidenceDesc `json:"evidence"`

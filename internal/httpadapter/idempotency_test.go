@@ -27,7 +27,7 @@ type seatsSystem struct {
 	// interleave makes another writer change the plan just before the
 	// next write is applied.
 	interleave bool
-	changes []map[string]any
+	changes    []map[string]any
 	// paths and headers of the writes it was sent
 	writes []*http.Request
 	bodies []map[string]any
