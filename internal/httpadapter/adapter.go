@@ -154,6 +154,10 @@ type evidence struct {
 type effectsLookup struct {
 	path                        *template
 	items, id, at, kind, object string
+	// authoritative: no effect under a key settleAfter after the call
+	// proves it was not applied.
+	authoritative bool
+	settleAfter   time.Duration
 }
 
 type action struct {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"cel.dev/cel-go/cel"
 
@@ -185,6 +186,7 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 	if d.Effects != nil {
 		a.effects = &effectsLookup{path: c.template("/effects/path", d.Effects.Path), items: d.Effects.Items,
 			id: d.Effects.ID, at: d.Effects.At, kind: d.Effects.Kind, object: d.Effects.Object}
+		c.authoritative(a.effects, d.Effects)
 	}
 	if err := errors.Join(c.errs...); err != nil {
 		return nil, err
@@ -474,4 +476,28 @@ func (c *compiler) precondition(ptr string, pd PreconditionDesc, act *action) *p
 			`add "version" (a JSON Pointer to the object's version) to objects.`+act.target.kind+`, or say what to send in "value"`)
 	}
 	return pre
+}
+
+// authoritative reads an effects lookup the file declares authoritative:
+// it must read the effects by key, and settle_after is a duration
+// (default five minutes).
+func (c *compiler) authoritative(e *effectsLookup, d *EffectsLookup) {
+	if d.SettleAfter != "" && !d.Authoritative {
+		c.fail("/effects/settle_after", "settle_after applies only to an authoritative lookup", `add "authoritative": true, or remove settle_after`)
+	}
+	if !d.Authoritative {
+		return
+	}
+	e.authoritative, e.settleAfter = true, 5*time.Minute
+	if d.SettleAfter != "" {
+		dur, err := time.ParseDuration(d.SettleAfter)
+		if err != nil || dur <= 0 {
+			c.fail("/effects/settle_after", fmt.Sprintf("%q is not a positive duration", d.SettleAfter), `write e.g. "5m" or "90s"`)
+		}
+		e.settleAfter = dur
+	}
+	if !templateUses(e.path, "key") {
+		c.fail("/effects/path", "an authoritative lookup must read the effects under the call's key",
+			`use {key} in the path, e.g. "/events?request_id={key}"`)
+	}
 }

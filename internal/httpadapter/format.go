@@ -261,6 +261,10 @@ type EffectsLookup struct {
 	At     string `json:"at"`
 	Kind   string `json:"kind"`
 	Object string `json:"object"`
+	// Authoritative says no effect under a key, SettleAfter after the
+	// call, proves the call was not applied.
+	Authoritative bool   `json:"authoritative"`
+	SettleAfter   string `json:"settle_after"`
 }
 
 // EvidenceDesc recognises an action's effect (`effect`) and its reference.

@@ -132,11 +132,14 @@ func jsonText(v any) string {
 	return string(b)
 }
 
-// Lookup inspects an earlier call by its key, read-only: the request
-// ledger's entry and the system's effects recorded under the key (when the
-// file names where they are). Without a ledger result, an effect the
-// action's evidence recognises gives the result. A missing record is Found
-// false with no effects, which is not proof that nothing happened.
+// Lookup inspects an earlier call by its key, read-only towards the
+// system: the request ledger's entry and the system's effects recorded
+// under the key (when the file names where they are). Without a ledger
+// result, an effect the action's evidence recognises gives the result. A
+// missing record is Found false with no effects, which is not proof that
+// nothing happened — except in an authoritative record (effects
+// "authoritative"), where no effect under the key settle_after after an
+// unknown call is recorded in the ledger as not applied (settleNotApplied).
 func (a *Adapter) Lookup(ctx context.Context, _ adapter.Principal, call adapter.Call) (adapter.LookupResult, error) {
 	act, _, err := a.action(call.Action, call.Args)
 	if err != nil {
@@ -166,6 +169,11 @@ func (a *Adapter) Lookup(ctx context.Context, _ adapter.Principal, call adapter.
 		v, _ := lookupPointer(it, ptr)
 		return text(v)
 	}
+	if len(items) == 0 && a.effects.authoritative {
+		if err := a.settleNotApplied(ctx, call.IdempotencyKey, &out); err != nil {
+			return adapter.LookupResult{}, err
+		}
+	}
 	for _, it := range items {
 		e := adapter.Effect{ID: field(it, a.effects.id), Kind: field(it, a.effects.kind), Object: field(it, a.effects.object)}
 		if at := field(it, a.effects.at); at != "" {
@@ -185,4 +193,37 @@ func (a *Adapter) Lookup(ctx context.Context, _ adapter.Principal, call adapter.
 		}
 	}
 	return out, nil
+}
+
+// settleNotApplied records a call whose outcome was unknown as not
+// applied, when the file's effects are authoritative, the system has no
+// effect under its key, and the call was made settleAfter ago or more: in
+// a transactional store where each effect commits with its key under a
+// unique index, none by then means none ever. The ledger then says
+// refused, so a repeat of the key sends nothing and reconcile settles the
+// invocation as failed.
+func (a *Adapter) settleNotApplied(ctx context.Context, key string, out *adapter.LookupResult) error {
+	if !out.Found || (out.LedgerState != "unknown" && out.LedgerState != "sending") {
+		return nil
+	}
+	entry, found, err := a.ledger.Get(ctx, a.name, key)
+	if err != nil {
+		return adapter.LedgerFailure(err)
+	}
+	if !found || a.now().Sub(entry.At) < a.effects.settleAfter {
+		return nil
+	}
+	who := a.title
+	if who == "" {
+		who = a.name
+	}
+	notApplied := &adapter.Error{Code: "not_applied", Outcome: adapter.Refused,
+		Message: fmt.Sprintf("%s has no effect under this call's key in its authoritative record, %s after the call: it was not applied.",
+			who, a.effects.settleAfter),
+		Hint: "Nothing changed. Propose the action again if it is still wanted."}
+	if err := a.ledger.Finish(ctx, a.name, key, nil, notApplied); err != nil {
+		return adapter.LedgerFailure(err)
+	}
+	out.LedgerState, out.Error = "refused", notApplied
+	return nil
 }
