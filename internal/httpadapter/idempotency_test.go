@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"countersign/internal/adapter"
 	"countersign/internal/httpadapter"
@@ -250,5 +251,36 @@ func TestHowTheKeyTravelsIsSaidOnce(t *testing.T) {
 	}
 	if _, err := loadSeats(t, sys, seatsFile(`"idempotency": {"header": "Idempotency-Key"}`, patch), nil); err != nil {
 		t.Errorf(`"idempotency": {"header": …}: %v`, err)
+	}
+}
+
+// TestEffectTimesInCommonFormats: an effect's "at" is read in RFC 3339,
+// with a space for the T as PostgreSQL writes it, without a zone, and as
+// Unix seconds or milliseconds; anything else is left zero (and logged).
+func TestEffectTimesInCommonFormats(t *testing.T) {
+	t.Parallel()
+	want := time.Date(2026, 12, 1, 18, 17, 10, 542000000, time.UTC)
+	for _, at := range []any{"2026-12-01T18:17:10.542Z", "2026-12-01 18:17:10.542Z", "2026-12-01 18:17:10.542+00",
+		"2026-12-01 19:17:10.542+01:00", "2026-12-01T18:17:10.542", 1796149030.542, 1796149030542, "yesterday"} {
+		sys := newSeatsSystem(t)
+		sys.changes = []map[string]any{{"id": "chg_1", "op_id": "k", "at": at, "kind": "seats.changed"}}
+		a, err := loadSeats(t, sys, seatsFile(`"idempotency_header": "X-Request-Id"`, seatsPatch), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args, _ := json.Marshal(map[string]any{"plan_id": "p1", "seats": 4})
+		look, err := a.Lookup(context.Background(), adapter.Principal{CustomerRef: "ada@example.com"},
+			adapter.Call{Action: "change_seats", Args: args, IdempotencyKey: "k"})
+		if err != nil || len(look.Effects) != 1 {
+			t.Fatalf("%v: lookup %+v, %v", at, look, err)
+		}
+		got := look.Effects[0].At
+		if at == "yesterday" {
+			if !got.IsZero() {
+				t.Errorf("%v read as %v", at, got)
+			}
+		} else if !got.Equal(want) {
+			t.Errorf("%v read as %v, want %v", at, got, want)
+		}
 	}
 }

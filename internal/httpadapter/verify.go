@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"countersign/internal/adapter"
 )
@@ -177,7 +180,11 @@ func (a *Adapter) Lookup(ctx context.Context, _ adapter.Principal, call adapter.
 	for _, it := range items {
 		e := adapter.Effect{ID: field(it, a.effects.id), Kind: field(it, a.effects.kind), Object: field(it, a.effects.object)}
 		if at := field(it, a.effects.at); at != "" {
-			_ = e.At.UnmarshalText([]byte(at))
+			var ok bool
+			if e.At, ok = effectTime(at); !ok {
+				a.log.WarnContext(ctx, "httpadapter: an effect's time is in no format the adapter reads; it is left out",
+					"system", a.name, "file", a.file, "pointer", a.effects.at, "value", at)
+			}
 		}
 		out.Effects = append(out.Effects, e)
 		if out.Result != nil || act.evidence == nil {
@@ -226,4 +233,28 @@ func (a *Adapter) settleNotApplied(ctx context.Context, key string, out *adapter
 	}
 	out.LedgerState, out.Error = "refused", notApplied
 	return nil
+}
+
+// effectLayouts are the timestamp forms an effect's "at" may take: RFC
+// 3339 with a T or a space between date and time (PostgreSQL's text form),
+// with or without fractions, with a zone or without one (UTC).
+var effectLayouts = []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999Z07",
+	"2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999"}
+
+// effectTime reads an effect's time: one of effectLayouts, or a Unix time
+// in seconds (to the microsecond) or, when it is that large, milliseconds.
+func effectTime(s string) (time.Time, bool) {
+	for _, l := range effectLayouts {
+		if t, err := time.Parse(l, s); err == nil {
+			return t.UTC(), true
+		}
+	}
+	if n, err := strconv.ParseFloat(s, 64); err == nil && n > 0 {
+		if n > 1e12 {
+			return time.UnixMilli(int64(n)).UTC(), true
+		}
+		sec, frac := math.Modf(n)
+		return time.Unix(int64(sec), int64(math.Round(frac*1e6))*1e3).UTC(), true // to the microsecond a float holds
+	}
+	return time.Time{}, false
 }
