@@ -134,7 +134,7 @@ func LoadFixture(path string) (Fixture, FixtureFile, error) {
 	return fix, f, nil
 }
 
-func (r RefFile) ref() Reference { return Reference{Kind: r.Kind, Ref: r.Ref, WantID: r.WantID} }
+func (r RefFile) ref() Reference { return Reference(r) }
 
 func (c CallFile) call() Call {
 	return Call{Principal: adapter.Principal{CustomerRef: c.Principal}, Action: c.Action, Args: orEmpty(c.Args)}
