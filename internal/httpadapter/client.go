@@ -59,9 +59,23 @@ func (a *Adapter) exchange(ctx context.Context, method, path, key string, body a
 	if err != nil {
 		return nil, err
 	}
-	se := &systemError{Status: status}
-	se.Body, _ = decodeJSON(raw)
-	if v, ok := lookupPointer(se.Body, a.errs.codePtr); ok {
+	ok := status >= 200 && status < 300
+	var answer any
+	if ok {
+		if len(bytes.TrimSpace(raw)) == 0 {
+			answer = map[string]any{}
+		} else if answer, err = decodeJSON(raw); err != nil {
+			return nil, adapter.Undecodable(a.name, r, err)
+		}
+		if refusal == nil {
+			return answer, nil
+		}
+	}
+	se := &systemError{Status: status, Body: answer}
+	if !ok {
+		se.Body, _ = decodeJSON(raw)
+	}
+	if v, found := lookupPointer(se.Body, a.errs.codePtr); found {
 		se.Code, _ = v.(string)
 	}
 	if refusal != nil && status < 500 && refusal.matches(se) {
@@ -69,15 +83,8 @@ func (a *Adapter) exchange(ctx context.Context, method, path, key string, body a
 		e.Err = se
 		return nil, &e
 	}
-	if status >= 200 && status < 300 {
-		if len(bytes.TrimSpace(raw)) == 0 {
-			return map[string]any{}, nil
-		}
-		v, err := decodeJSON(raw)
-		if err != nil {
-			return nil, adapter.Undecodable(a.name, r, err)
-		}
-		return v, nil
+	if ok {
+		return answer, nil
 	}
 	return nil, a.errs.mapAnswer(a.name, se, write)
 }
