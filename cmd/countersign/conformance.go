@@ -46,10 +46,17 @@ func runConformance(ctx context.Context, args []string, stdout, stderr io.Writer
 	system := fs.String("system", "", "the system's description file (as in -systems-dir), or \"shop\" for the built-in shop adapter (required)")
 	fixtures := fs.String("fixtures", "", "the fixture file naming the system's test objects (required)")
 	dbURL := fs.String("database-url", "", "a PostgreSQL server to create the throwaway ledger database on (dropped after the run); empty starts a private cluster in a temporary folder")
-	shopURL := fs.String("shop-url", getenv("SHOP_URL"), "with -system shop: the shop's URL (env SHOP_URL)")
-	shopToken := fs.String("shop-token", getenv("SHOP_TOKEN"), "with -system shop: the shop's token (env SHOP_TOKEN)")
+	shopURL := fs.String("shop-url", "", "with -system shop: the shop's URL (env SHOP_URL)")
+	// The token's default is read after parsing, so that usage never prints it.
+	shopToken := fs.String("shop-token", "", "with -system shop: the shop's token (env SHOP_TOKEN)")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *shopURL == "" {
+		*shopURL = getenv("SHOP_URL")
+	}
+	if *shopToken == "" {
+		*shopToken = getenv("SHOP_TOKEN")
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "conformance: "+format+"\n", a...)

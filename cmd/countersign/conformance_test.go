@@ -114,3 +114,14 @@ func TestConformanceCommandPassesTheShopAdapter(t *testing.T) {
 		t.Fatalf("exit %d, want 0:\n%s", code, out)
 	}
 }
+
+// TestConformanceUsageNeverPrintsTheShopToken: the usage a bad call prints
+// names the flags but not the token the environment holds.
+func TestConformanceUsageNeverPrintsTheShopToken(t *testing.T) {
+	var out bytes.Buffer
+	code := runConformance(context.Background(), []string{"-system", "x.json"}, &out, &out,
+		func(k string) string { return map[string]string{"SHOP_TOKEN": "shop_secret_token"}[k] })
+	if code != 2 || !strings.Contains(out.String(), "-fixtures") || strings.Contains(out.String(), "shop_secret_token") {
+		t.Errorf("exit %d, usage:\n%s", code, out.String())
+	}
+}
