@@ -125,3 +125,21 @@ func TestConformanceUsageNeverPrintsTheShopToken(t *testing.T) {
 		t.Errorf("exit %d, usage:\n%s", code, out.String())
 	}
 }
+
+// TestConformanceCommandSaysWhenNoFaultWasPlayed: a fault_route no write
+// of the adapter takes fails the fault checks, saying so.
+func TestConformanceCommandSaysWhenNoFaultWasPlayed(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile(shopHTTPFixtures)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixtures := filepath.Join(t.TempDir(), "fixtures.json")
+	if err := os.WriteFile(fixtures, []byte(strings.Replace(string(raw), `"POST /refunds"`, `"POST /nowhere"`, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out := conformanceRun(t, shopHTTP, func(s string) string { return s }, fixtures)
+	if code != 1 || !strings.Contains(out, "FAIL fault_reset_is_unknown") || !strings.Contains(out, `the fault proxy saw no write to fail as reset (fault_route "POST /nowhere")`) {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}

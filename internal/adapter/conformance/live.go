@@ -91,7 +91,11 @@ func RunLive(ctx context.Context, connect func(transport http.RoundTripper) (Liv
 				},
 				Fault: func(t T, f Fault) {
 					proxy.arm(f)
-					t.Cleanup(proxy.disarm)
+					t.Cleanup(func() {
+						if proxy.disarm() {
+							t.Errorf("the fault proxy saw no write to fail as %s (fault_route %q)", f, opts.FaultRoute)
+						}
+					})
 				}}
 		}, fix, func(next http.RoundTripper) http.RoundTripper { proxy.next = next; return proxy })
 	})
@@ -196,7 +200,14 @@ func (p *faultProxy) arm(f Fault) {
 	p.armed = f
 }
 
-func (p *faultProxy) disarm() { p.arm("") }
+// disarm disarms the proxy and says whether a fault was still armed.
+func (p *faultProxy) disarm() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	armed := p.armed != ""
+	p.armed = ""
+	return armed
+}
 
 // take returns the armed fault when r is the request it is for, and
 // disarms it.
