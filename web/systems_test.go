@@ -2,9 +2,11 @@ package web_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"countersign/internal/accounts"
+	"countersign/internal/httpadapter"
 )
 
 // TestSystemsPageListsEveryActionAndReadTool: the console lists what the
@@ -38,9 +40,32 @@ func TestSystemsPageListsEveryActionAndReadTool(t *testing.T) {
 	if got := doc.Find(`[data-testid="action-issue_refund"] .badge.info`).Text(); got != "stage 3" {
 		t.Errorf("issue_refund stage badge = %q, want stage 3", got)
 	}
+	if got := doc.Find(`[data-testid="system-shop"] h2`).Text(); got != "shop" {
+		t.Errorf("the shop's heading is %q, want its name", got)
+	}
 	c2 := b.client(t)
 	c2.mustSignIn(b.users[accounts.Customer])
 	if res := c2.get("/systems"); res.StatusCode != http.StatusForbidden {
 		t.Errorf("customer on /systems: %d, want 403", res.StatusCode)
+	}
+}
+
+// TestSystemsPageShowsADescribedSystemsTitle: a system described by a file
+// is headed by the file's title, with its name beside it.
+func TestSystemsPageShowsADescribedSystemsTitle(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	plans, err := httpadapter.LoadFile("../internal/httpadapter/testdata/example/plans.json", httpadapter.Config{
+		Getenv: func(string) string { return "http://127.0.0.1:1" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.web.Registry().Connect(plans)
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Agent])
+	doc := c.get("/systems").doc(t)
+	h := doc.Find(`[data-testid="system-plans"] h2`)
+	if h.Find("code").Text() != "plans" || !strings.HasPrefix(h.Text(), "Plans ") {
+		t.Errorf("the described system's heading is %q, want its title Plans and its name plans", h.Text())
 	}
 }

@@ -4,6 +4,7 @@
 //
 //	countersign [flags]                          serve the console
 //	countersign create-user -email E -name N -role R   add a user (password on stdin)
+//	countersign conformance -system FILE -fixtures FILE  check a connected system (internal/httpadapter/README.md)
 package main
 
 import (
@@ -38,6 +39,12 @@ import (
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "create-user" {
 		os.Exit(createUser(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "conformance" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := runConformance(ctx, os.Args[2:], os.Stdout, os.Stderr, os.Getenv)
+		stop()
+		os.Exit(code)
 	}
 	cfg, err := parseConfig(os.Args[1:], os.Getenv)
 	if err != nil {

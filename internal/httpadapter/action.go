@@ -258,8 +258,9 @@ func (a *Adapter) DryRun(ctx context.Context, p adapter.Principal, action string
 // shop adapter: a key seen before is answered from the ledger; otherwise
 // the action is planned again from fresh reads (every guard applies), a
 // target whose version differs from call.Quote's is refused with
-// target_changed, the key is claimed, the request is sent with the key in
-// the file's idempotency header, and the outcome is recorded.
+// target_changed, the key is claimed, the request is sent carrying the key
+// as the file's idempotency says (a header, a body field, or the file's own
+// {key} in the request), and the outcome is recorded.
 func (a *Adapter) Execute(ctx context.Context, p adapter.Principal, call adapter.Call) (adapter.Result, error) {
 	return a.writes().Execute(ctx, p, call)
 }
@@ -274,7 +275,27 @@ func (a *Adapter) send(ctx context.Context, act *action, pl *plan, key string) (
 	if err != nil {
 		return adapter.Result{}, err
 	}
-	answer, err := a.do(ctx, act.request.method, path, key, body, act.request.hasBody, true)
+	if a.idemField != "" {
+		body = withValue(body, a.idemField, key)
+	}
+	var headers map[string]string
+	var refusal *errorRule
+	if pre := act.pre; pre != nil {
+		version, _ := lookupPointer(vars["target"], act.target.versionPtr)
+		if pre.value != nil {
+			if version, err = pre.value.value(vars); err != nil {
+				return adapter.Result{}, a.broken(err)
+			}
+		}
+		if pre.header != "" {
+			headers = map[string]string{pre.header: text(version)}
+		}
+		if pre.bodyField != "" {
+			body = withValue(body, pre.bodyField, version)
+		}
+		refusal = &pre.refusal
+	}
+	answer, err := a.exchange(ctx, act.request.method, path, key, body, act.request.hasBody, true, headers, refusal)
 	if err != nil {
 		outcome := "unknown"
 		if ae, ok := adapter.AsError(err); ok && ae.Outcome != adapter.Unknown {

@@ -48,10 +48,13 @@ type Adapter struct {
 	base              string
 	authorize         func(*http.Request)
 	idemHeader        string
-	http              *http.Client
-	ledger            *adapter.Ledger
-	clock             func() time.Time
-	log               *slog.Logger
+	// idemField, when not "", is the JSON Pointer of every write's body
+	// the key is set at.
+	idemField string
+	http      *http.Client
+	ledger    *adapter.Ledger
+	clock     func() time.Time
+	log       *slog.Logger
 
 	principal *principalLookup
 	objects   map[string]*object
@@ -151,6 +154,10 @@ type evidence struct {
 type effectsLookup struct {
 	path                        *template
 	items, id, at, kind, object string
+	// authoritative: no effect under a key settleAfter after the call
+	// proves it was not applied.
+	authoritative bool
+	settleAfter   time.Duration
 }
 
 type action struct {
@@ -167,6 +174,14 @@ type action struct {
 	data           map[string]*template
 	verify         verifyTemplate
 	evidence       *evidence
+	pre            *precondition
+}
+
+// precondition is a compiled PreconditionDesc.
+type precondition struct {
+	header, bodyField string
+	value             *template
+	refusal           errorRule
 }
 
 // Name is the system's name from its file.

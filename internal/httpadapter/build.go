@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"cel.dev/cel-go/cel"
 
@@ -102,6 +103,7 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 	a := &Adapter{name: d.Name, title: d.Title, file: file, http: cfg.HTTPClient, ledger: cfg.Ledger, clock: cfg.Now,
 		log: cfg.Logger, idemHeader: d.IdempotencyHeader, objects: map[string]*object{}}
 
+	c.idempotency(a, d)
 	a.base = d.BaseURL
 	if d.BaseURLEnv != "" {
 		a.base = cfg.Getenv(d.BaseURLEnv)
@@ -176,12 +178,15 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 		a.reads = append(a.reads, rt)
 	}
 	for i, ad := range d.Actions {
-		a.actions = append(a.actions, c.action(fmt.Sprintf("/actions/%d", i), ad, a.objects, kinds))
+		act := c.action(fmt.Sprintf("/actions/%d", i), ad, a.objects, kinds)
+		c.carriesKey(fmt.Sprintf("/actions/%d/request", i), act, d, a.idemField)
+		a.actions = append(a.actions, act)
 	}
 	a.errs = c.errorMapping(d.Errors)
 	if d.Effects != nil {
 		a.effects = &effectsLookup{path: c.template("/effects/path", d.Effects.Path), items: d.Effects.Items,
 			id: d.Effects.ID, at: d.Effects.At, kind: d.Effects.Kind, object: d.Effects.Object}
+		c.authoritative(a.effects, d.Effects)
 	}
 	if err := errors.Join(c.errs...); err != nil {
 		return nil, err
@@ -297,6 +302,9 @@ func (c *compiler) action(ptr string, ad ActionDesc, objects map[string]*object,
 	for k, v := range ad.Verify.Fields {
 		act.verify.fields[k] = c.expr(ptr+"/verify/fields/"+escapePointer(k), v)
 	}
+	if ad.Precondition != nil {
+		act.pre = c.precondition(ptr+"/precondition", *ad.Precondition, act)
+	}
 	if ad.Evidence != nil {
 		act.evidence = &evidence{match: c.expr(ptr+"/evidence/match", ad.Evidence.Match),
 			reference: c.template(ptr+"/evidence/reference", ad.Evidence.Reference)}
@@ -314,19 +322,182 @@ func (c *compiler) errorMapping(m ErrorMapping) errorMap {
 		rp := fmt.Sprintf("/errors/rules/%d", i)
 		rule := errorRule{systemCode: r.SystemCode, when: c.expr(rp+"/when", r.When), err: adapter.Error{Code: r.Code,
 			Outcome: adapter.Outcome(r.Outcome), Message: r.Message, Hint: r.Hint, Retryable: r.Retryable, PolicyRefusal: r.PolicyRefusal}, field: r.Field}
-		for _, s := range r.Status {
-			switch x := s.(type) {
-			case float64:
-				rule.statuses = append(rule.statuses, int(x))
-			case string:
-				n, _ := strconv.Atoi(x[:1])
-				rule.classes = append(rule.classes, n)
-			}
-		}
+		rule.statuses, rule.classes = statuses(r.Status)
 		if rule.err.Message == "" {
 			rule.err.Message = "The system refused the request."
 		}
 		em.rules = append(em.rules, rule)
 	}
 	return em
+}
+
+// idempotency reads how writes carry their key: idempotency_header, or
+// exactly one way of idempotency.
+func (c *compiler) idempotency(a *Adapter, d *Description) {
+	switch {
+	case d.Idempotency != nil && d.IdempotencyHeader != "":
+		c.fail("/idempotency", "the file gives both idempotency and idempotency_header",
+			`keep one: "idempotency": {"header": "`+d.IdempotencyHeader+`"} says the same as idempotency_header`)
+	case d.Idempotency == nil && d.IdempotencyHeader == "":
+		c.fail("", "the file does not say how a write carries its idempotency key",
+			`add "idempotency": {"header": "Idempotency-Key"} (a header the system honours or records), {"body_field": "/request_id"} (a body field the system keeps under a unique index) or {"in_request": true} (every request uses {key} itself)`)
+	case d.Idempotency == nil:
+		a.idemHeader = d.IdempotencyHeader
+	default:
+		a.idemHeader, a.idemField = d.Idempotency.Header, d.Idempotency.BodyField
+	}
+}
+
+// carriesKey refuses an action whose request cannot carry the key the way
+// the file says: a body field needs a JSON object body without that field
+// (the adapter sets it), in_request a path or body that uses key.
+func (c *compiler) carriesKey(ptr string, act *action, d *Description, field string) {
+	if act.request == nil {
+		return
+	}
+	switch {
+	case field != "":
+		body, ok := act.request.body.(map[string]any)
+		if !ok {
+			c.fail(ptr, fmt.Sprintf("action %s sends no JSON object body, so the key has nowhere to go at %s", act.spec.Name, field),
+				`give the request a "body" object, or carry the key another way ("idempotency": {"in_request": true} with {key} in the path)`)
+			return
+		}
+		if _, taken := lookupPointer(bodyShape(body), field); taken {
+			c.fail(ptr+"/body"+field, fmt.Sprintf("action %s writes %s itself, where the adapter sets the idempotency key", act.spec.Name, field),
+				"remove it from the body: the adapter sets it to the call's key")
+		}
+	case d.Idempotency != nil && d.Idempotency.InRequest:
+		uses := false
+		for _, t := range append([]*template{act.request.path}, bodyTemplates(act.request.body)...) {
+			uses = uses || templateUses(t, "key")
+		}
+		if !uses {
+			c.fail(ptr, fmt.Sprintf("action %s's request does not use key, so the system cannot tell a repeat from a new write", act.spec.Name),
+				`use {key} (or an id derived from it, "re_{short_hash(key)}") in the request's path or body`)
+		}
+	}
+}
+
+// bodyShape is a compiled body with its templates as placeholders, for
+// looking fields up.
+func bodyShape(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, val := range x {
+			out[k] = bodyShape(val)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, val := range x {
+			out[i] = bodyShape(val)
+		}
+		return out
+	}
+	return true
+}
+
+// withValue returns a copy of body with v set at the JSON Pointer field,
+// making the objects on the way.
+func withValue(body any, field string, v any) any {
+	root, _ := body.(map[string]any)
+	out := make(map[string]any, len(root)+1)
+	for k, v := range root {
+		out[k] = v
+	}
+	toks := strings.Split(field[1:], "/")
+	m := out
+	for i, tok := range toks {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		if i == len(toks)-1 {
+			m[tok] = v
+			break
+		}
+		next, ok := m[tok].(map[string]any)
+		cp := make(map[string]any, len(next)+1)
+		if ok {
+			for k, v := range next {
+				cp[k] = v
+			}
+		}
+		m[tok] = cp
+		m = cp
+	}
+	return out
+}
+
+// statuses reads an error rule's status list: numbers, and classes "4xx".
+func statuses(list []any) (exact, classes []int) {
+	for _, s := range list {
+		switch x := s.(type) {
+		case float64:
+			exact = append(exact, int(x))
+		case string:
+			n, _ := strconv.Atoi(x[:1])
+			classes = append(classes, n)
+		}
+	}
+	return exact, classes
+}
+
+// precondition compiles an action's precondition: the version goes in a
+// header or a body field (or the request's own filter holds it), and the
+// refusal is target_changed.
+func (c *compiler) precondition(ptr string, pd PreconditionDesc, act *action) *precondition {
+	pre := &precondition{header: pd.Header, bodyField: pd.BodyField}
+	if pd.Value != "" {
+		pre.value = c.template(ptr+"/value", pd.Value)
+	}
+	pre.refusal = errorRule{systemCode: pd.Refusal.SystemCode, when: c.expr(ptr+"/refusal/when", pd.Refusal.When),
+		err: adapter.Error{Code: adapter.CodeStaleTarget, Outcome: adapter.Refused,
+			Message: "The system refused the write because the object changed since it was read; nothing was changed.",
+			Hint:    "Preview the action again and have the new quote confirmed."}}
+	pre.refusal.statuses, pre.refusal.classes = statuses(pd.Refusal.Status)
+	if len(pre.refusal.statuses)+len(pre.refusal.classes) == 0 && pd.Refusal.SystemCode == "" && pd.Refusal.When == "" {
+		c.fail(ptr+"/refusal", "the refusal matches every answer", `say how the system refuses: "status": [412], a "system_code", or "when"`)
+	}
+	switch {
+	case pd.Header != "" && pd.BodyField != "":
+		c.fail(ptr, "a precondition goes in a header or a body field, not both", "keep one of header and body_field")
+	case pd.BodyField != "":
+		body, ok := act.request.body.(map[string]any)
+		if !ok {
+			c.fail(ptr+"/body_field", fmt.Sprintf("action %s sends no JSON object body to put the version in", act.spec.Name),
+				`give the request a "body" object, or send the version in a header ("header": "If-Match")`)
+		} else if _, taken := lookupPointer(bodyShape(body), pd.BodyField); taken {
+			c.fail(ptr+"/body_field", fmt.Sprintf("action %s writes %s itself, where the adapter sets the target's version", act.spec.Name, pd.BodyField),
+				"remove it from the body")
+		}
+	}
+	if pd.Value == "" && (pd.Header != "" || pd.BodyField != "") && act.target != nil && act.target.versionPtr == "" {
+		c.fail(ptr, fmt.Sprintf("objects.%s has no version to send", act.target.kind),
+			`add "version" (a JSON Pointer to the object's version) to objects.`+act.target.kind+`, or say what to send in "value"`)
+	}
+	return pre
+}
+
+// authoritative reads an effects lookup the file declares authoritative:
+// it must read the effects by key, and settle_after is a duration
+// (default five minutes).
+func (c *compiler) authoritative(e *effectsLookup, d *EffectsLookup) {
+	if d.SettleAfter != "" && !d.Authoritative {
+		c.fail("/effects/settle_after", "settle_after applies only to an authoritative lookup", `add "authoritative": true, or remove settle_after`)
+	}
+	if !d.Authoritative {
+		return
+	}
+	e.authoritative, e.settleAfter = true, 5*time.Minute
+	if d.SettleAfter != "" {
+		dur, err := time.ParseDuration(d.SettleAfter)
+		if err != nil || dur <= 0 {
+			c.fail("/effects/settle_after", fmt.Sprintf("%q is not a positive duration", d.SettleAfter), `write e.g. "5m" or "90s"`)
+		}
+		e.settleAfter = dur
+	}
+	if !templateUses(e.path, "key") {
+		c.fail("/effects/path", "an authoritative lookup must read the effects under the call's key",
+			`use {key} in the path, e.g. "/events?request_id={key}"`)
+	}
 }

@@ -28,11 +28,23 @@ func (a *Adapter) read(ctx context.Context, path string) (any, error) {
 	return a.do(ctx, http.MethodGet, path, "", nil, false, false)
 }
 
-// do sends one request. A write carries key in the idempotency header.
+// do sends one request. A write carries key in the idempotency header,
+// when the file names one.
 func (a *Adapter) do(ctx context.Context, method, path, key string, body any, hasBody, write bool) (any, error) {
+	return a.exchange(ctx, method, path, key, body, hasBody, write, nil, nil)
+}
+
+// exchange is do with extra headers (a precondition's If-Match) and the
+// precondition's refusal, which is tried before the file's error rules
+// and on a 2xx answer too (a conditional filter that matched nothing).
+func (a *Adapter) exchange(ctx context.Context, method, path, key string, body any, hasBody, write bool,
+	headers map[string]string, refusal *errorRule) (any, error) {
 	r := adapter.Request{Method: method, URL: a.base + path, Path: path, Write: write, Prepare: func(req *http.Request) {
-		if key != "" {
+		if key != "" && a.idemHeader != "" {
 			req.Header.Set(a.idemHeader, key)
+		}
+		for k, v := range headers {
+			req.Header.Set(k, v)
 		}
 		a.authorize(req)
 	}}
@@ -47,20 +59,32 @@ func (a *Adapter) do(ctx context.Context, method, path, key string, body any, ha
 	if err != nil {
 		return nil, err
 	}
-	if status >= 200 && status < 300 {
+	ok := status >= 200 && status < 300
+	var answer any
+	if ok {
 		if len(bytes.TrimSpace(raw)) == 0 {
-			return map[string]any{}, nil
-		}
-		v, err := decodeJSON(raw)
-		if err != nil {
+			answer = map[string]any{}
+		} else if answer, err = decodeJSON(raw); err != nil {
 			return nil, adapter.Undecodable(a.name, r, err)
 		}
-		return v, nil
+		if refusal == nil {
+			return answer, nil
+		}
 	}
-	se := &systemError{Status: status}
-	se.Body, _ = decodeJSON(raw)
-	if v, ok := lookupPointer(se.Body, a.errs.codePtr); ok {
+	se := &systemError{Status: status, Body: answer}
+	if !ok {
+		se.Body, _ = decodeJSON(raw)
+	}
+	if v, found := lookupPointer(se.Body, a.errs.codePtr); found {
 		se.Code, _ = v.(string)
+	}
+	if refusal != nil && status < 500 && refusal.matches(se) {
+		e := refusal.err
+		e.Err = se
+		return nil, &e
+	}
+	if ok {
+		return answer, nil
 	}
 	return nil, a.errs.mapAnswer(a.name, se, write)
 }

@@ -11,7 +11,8 @@
 // hand-written adapter: the target is resolved from the principal's own
 // objects and never guessed, a dry run changes nothing, a write is sent
 // once per idempotency key (the request ledger stops a repeat; the file
-// names the header the system honours), a lost answer is Unknown and
+// says how the key reaches the system: a header, a body field, or {key}
+// in the request), a lost answer is Unknown and
 // reconciled by Lookup and Verify, and read tools copy only allowlisted
 // fields. Secrets come from environment variables named in the file.
 //

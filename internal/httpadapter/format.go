@@ -22,12 +22,25 @@ type Description struct {
 	BaseURLEnv        string                `json:"base_url_env"`
 	Auth              Auth                  `json:"auth"`
 	IdempotencyHeader string                `json:"idempotency_header"`
+	Idempotency       *IdempotencyDesc      `json:"idempotency"`
 	Principal         PrincipalLookup       `json:"principal"`
 	Objects           map[string]ObjectSpec `json:"objects"`
 	ReadTools         []ReadToolDesc        `json:"read_tools"`
 	Actions           []ActionDesc          `json:"actions"`
 	Errors            ErrorMapping          `json:"errors"`
 	Effects           *EffectsLookup        `json:"effects"`
+}
+
+// IdempotencyDesc says how every write carries its idempotency key, one
+// of three ways: in a header the system honours or records (Header), in a
+// field of every write's body that the system keeps under a unique index
+// (BodyField, a JSON Pointer), or in the request itself, which the file
+// writes with {key} (InRequest: an id derived from the key, a key in a
+// path). IdempotencyHeader is Header.
+type IdempotencyDesc struct {
+	Header    string `json:"header"`
+	BodyField string `json:"body_field"`
+	InRequest bool   `json:"in_request"`
 }
 
 // Auth says how every request authenticates. The secret is read from the
@@ -136,8 +149,11 @@ type ActionDesc struct {
 	DryRun  *RequestDesc `json:"dry_run"`
 	Quote   QuoteDesc    `json:"quote"`
 	Request RequestDesc  `json:"request"`
-	Result  ResultDesc   `json:"result"`
-	Verify  VerifyDesc   `json:"verify"`
+	// Precondition, optional, is a condition the system enforces on the
+	// write, whose refusal means the target changed.
+	Precondition *PreconditionDesc `json:"precondition"`
+	Result       ResultDesc        `json:"result"`
+	Verify       VerifyDesc        `json:"verify"`
 	// Evidence recognises this action's effect among the system's effects
 	// recorded under the call's key (see Description.Effects).
 	Evidence *EvidenceDesc `json:"evidence"`
@@ -245,6 +261,10 @@ type EffectsLookup struct {
 	At     string `json:"at"`
 	Kind   string `json:"kind"`
 	Object string `json:"object"`
+	// Authoritative says no effect under a key, SettleAfter after the
+	// call, proves the call was not applied.
+	Authoritative bool   `json:"authoritative"`
+	SettleAfter   string `json:"settle_after"`
 }
 
 // EvidenceDesc recognises an action's effect (`effect`) and its reference.
@@ -275,4 +295,24 @@ type ErrorRule struct {
 	Retryable     bool   `json:"retryable"`
 	PolicyRefusal bool   `json:"policy_refusal"`
 	Field         string `json:"field"`
+}
+
+// PreconditionDesc is a condition the system itself enforces on a write:
+// the target's version (or Value) in a Header such as If-Match or at a
+// BodyField, or, with neither, a conditional filter the request writes
+// itself. Refusal is the system's answer when the condition fails; it is
+// mapped to target_changed, nothing changed.
+type PreconditionDesc struct {
+	Header    string        `json:"header"`
+	BodyField string        `json:"body_field"`
+	Value     string        `json:"value"`
+	Refusal   RefusalAnswer `json:"refusal"`
+}
+
+// RefusalAnswer matches an answer by status, system code and a CEL
+// condition over status and body, as an error rule does.
+type RefusalAnswer struct {
+	Status     []any  `json:"status"`
+	SystemCode string `json:"system_code"`
+	When       string `json:"when"`
 }

@@ -291,3 +291,51 @@ func literalString(e celast.Expr) (string, bool) {
 	s, ok := e.AsLiteral().(types.String)
 	return string(s), ok
 }
+
+// templateUses says whether a template's placeholders read the variable
+// name (key).
+func templateUses(t *template, name string) bool {
+	if t == nil {
+		return false
+	}
+	for _, p := range t.parts {
+		if p.expr != nil && exprUses(p.expr.tree, name) {
+			return true
+		}
+	}
+	return false
+}
+
+func exprUses(e celast.Expr, name string) bool {
+	if e == nil {
+		return false
+	}
+	var kids []celast.Expr
+	switch e.Kind() {
+	case celast.IdentKind:
+		return e.AsIdent() == name
+	case celast.SelectKind:
+		kids = []celast.Expr{e.AsSelect().Operand()}
+	case celast.CallKind:
+		call := e.AsCall()
+		if call.IsMemberFunction() {
+			kids = append(kids, call.Target())
+		}
+		kids = append(kids, call.Args()...)
+	case celast.ListKind:
+		kids = e.AsList().Elements()
+	case celast.MapKind:
+		for _, en := range e.AsMap().Entries() {
+			kids = append(kids, en.AsMapEntry().Key(), en.AsMapEntry().Value())
+		}
+	case celast.ComprehensionKind:
+		cm := e.AsComprehension()
+		kids = []celast.Expr{cm.IterRange(), cm.AccuInit(), cm.LoopCondition(), cm.LoopStep(), cm.Result()}
+	}
+	for _, k := range kids {
+		if exprUses(k, name) {
+			return true
+		}
+	}
+	return false
+}

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"countersign/internal/adapter"
 )
@@ -132,11 +135,14 @@ func jsonText(v any) string {
 	return string(b)
 }
 
-// Lookup inspects an earlier call by its key, read-only: the request
-// ledger's entry and the system's effects recorded under the key (when the
-// file names where they are). Without a ledger result, an effect the
-// action's evidence recognises gives the result. A missing record is Found
-// false with no effects, which is not proof that nothing happened.
+// Lookup inspects an earlier call by its key, read-only towards the
+// system: the request ledger's entry and the system's effects recorded
+// under the key (when the file names where they are). Without a ledger
+// result, an effect the action's evidence recognises gives the result. A
+// missing record is Found false with no effects, which is not proof that
+// nothing happened — except in an authoritative record (effects
+// "authoritative"), where no effect under the key settle_after after an
+// unknown call is recorded in the ledger as not applied (settleNotApplied).
 func (a *Adapter) Lookup(ctx context.Context, _ adapter.Principal, call adapter.Call) (adapter.LookupResult, error) {
 	act, _, err := a.action(call.Action, call.Args)
 	if err != nil {
@@ -166,10 +172,19 @@ func (a *Adapter) Lookup(ctx context.Context, _ adapter.Principal, call adapter.
 		v, _ := lookupPointer(it, ptr)
 		return text(v)
 	}
+	if len(items) == 0 && a.effects.authoritative {
+		if err := a.settleNotApplied(ctx, call.IdempotencyKey, &out); err != nil {
+			return adapter.LookupResult{}, err
+		}
+	}
 	for _, it := range items {
 		e := adapter.Effect{ID: field(it, a.effects.id), Kind: field(it, a.effects.kind), Object: field(it, a.effects.object)}
 		if at := field(it, a.effects.at); at != "" {
-			_ = e.At.UnmarshalText([]byte(at))
+			var ok bool
+			if e.At, ok = effectTime(at); !ok {
+				a.log.WarnContext(ctx, "httpadapter: an effect's time is in no format the adapter reads; it is left out",
+					"system", a.name, "file", a.file, "pointer", a.effects.at, "value", at)
+			}
 		}
 		out.Effects = append(out.Effects, e)
 		if out.Result != nil || act.evidence == nil {
@@ -185,4 +200,61 @@ func (a *Adapter) Lookup(ctx context.Context, _ adapter.Principal, call adapter.
 		}
 	}
 	return out, nil
+}
+
+// settleNotApplied records a call whose outcome was unknown as not
+// applied, when the file's effects are authoritative, the system has no
+// effect under its key, and the call was made settleAfter ago or more: in
+// a transactional store where each effect commits with its key under a
+// unique index, none by then means none ever. The ledger then says
+// refused, so a repeat of the key sends nothing and reconcile settles the
+// invocation as failed.
+func (a *Adapter) settleNotApplied(ctx context.Context, key string, out *adapter.LookupResult) error {
+	if !out.Found || (out.LedgerState != "unknown" && out.LedgerState != "sending") {
+		return nil
+	}
+	entry, found, err := a.ledger.Get(ctx, a.name, key)
+	if err != nil {
+		return adapter.LedgerFailure(err)
+	}
+	if !found || a.now().Sub(entry.At) < a.effects.settleAfter {
+		return nil
+	}
+	who := a.title
+	if who == "" {
+		who = a.name
+	}
+	notApplied := &adapter.Error{Code: "not_applied", Outcome: adapter.Refused,
+		Message: fmt.Sprintf("%s has no effect under this call's key in its authoritative record, %s after the call: it was not applied.",
+			who, a.effects.settleAfter),
+		Hint: "Nothing changed. Propose the action again if it is still wanted."}
+	if err := a.ledger.Finish(ctx, a.name, key, nil, notApplied); err != nil {
+		return adapter.LedgerFailure(err)
+	}
+	out.LedgerState, out.Error = "refused", notApplied
+	return nil
+}
+
+// effectLayouts are the timestamp forms an effect's "at" may take: RFC
+// 3339 with a T or a space between date and time (PostgreSQL's text form),
+// with or without fractions, with a zone or without one (UTC).
+var effectLayouts = []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999Z07",
+	"2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999"}
+
+// effectTime reads an effect's time: one of effectLayouts, or a Unix time
+// in seconds (to the microsecond) or, when it is that large, milliseconds.
+func effectTime(s string) (time.Time, bool) {
+	for _, l := range effectLayouts {
+		if t, err := time.Parse(l, s); err == nil {
+			return t.UTC(), true
+		}
+	}
+	if n, err := strconv.ParseFloat(s, 64); err == nil && n > 0 {
+		if n > 1e12 {
+			return time.UnixMilli(int64(n)).UTC(), true
+		}
+		sec, frac := math.Modf(n)
+		return time.Unix(int64(sec), int64(math.Round(frac*1e6))*1e3).UTC(), true // to the microsecond a float holds
+	}
+	return time.Time{}, false
 }

@@ -17,6 +17,9 @@ func (h *Handler) handleSystems(c echo.Context) error {
 	var v views.SystemsView
 	for _, sys := range h.cfg.Registry.Systems() {
 		sv := views.SystemView{Name: sys.Name()}
+		if titled, ok := sys.(interface{ Title() string }); ok {
+			sv.Title = titled.Title()
+		}
 		for _, a := range sys.Actions() {
 			stage := "no policy"
 			if p, err := h.cfg.Control.Policy(ctx, sys.Name(), a.Name); err == nil {

@@ -58,7 +58,7 @@ func (h *Handler) customerRequestView(c echo.Context, inv controlplane.Invocatio
 		}
 	}
 	if decide {
-		v.Title = strings.TrimSuffix(v.Title, ".") + "?"
+		v.Title = question(v.Title)
 		v.Deadline = "Please decide by " + customerTime(*inv.DeadlineAt) +
 			". Until you confirm, nothing changes; after that time this request expires."
 		if task.State != controlplane.TaskActive {
@@ -286,4 +286,14 @@ func customerOr(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// question asks a title as the page's question: its full stop becomes a
+// question mark, and one already asked ("Change your address?") is kept.
+func question(title string) string {
+	t := strings.TrimSuffix(strings.TrimSpace(title), ".")
+	if strings.HasSuffix(t, "?") {
+		return t
+	}
+	return t + "?"
 }

@@ -1,52 +1,45 @@
-// Package adaptertest is the adapter conformance suite: a set of checks
-// any adapter.System must pass against a real backend, in the spirit of
-// the database/sql driver tests. An adapter author calls Run from a test
-// with a Setup that starts a fresh backend and connects their adapter to
-// it, and a Fixture naming the objects and principals to use:
+// Package adaptertest runs the adapter conformance suite
+// (internal/adapter/conformance) from a Go test, in the spirit of the
+// database/sql driver tests. An adapter author calls Run with a Setup that
+// starts a fresh backend and connects their adapter to it, and a Fixture
+// naming the objects and principals to use:
 //
 //	func TestConformance(t *testing.T) {
 //		adaptertest.Run(t, setup, adaptertest.Fixture{…})
 //	}
 //
-// The checks: the specs are complete; Resolve finds the principal's own
-// object, refuses an ambiguous reference with its candidates and another
-// customer's object as not found; a dry run has no side effect; Execute
-// sends once per key (a repeat is deduplicated and the backend records one
-// effect); Verify finds the change by reading back; Lookup finds an
-// earlier call and reports an unknown key as such; a 5xx answer, a reset
-// and a dropped answer after commit are Unknown (and Lookup finds the
-// committed one), a write that could not be dialled is NotSent, a 4xx
-// answer is Refused; no internal field leaves the adapter; changing any
-// argument of any write action changes its quote, and a string argument
-// with an invisible or direction-changing character is refused.
+// Each check is a subtest with a backend of its own, run in parallel. The
+// same checks run against a live system with `countersign conformance`.
 package adaptertest
 
 import (
-	"context"
-	"encoding/json"
-	"io"
-	"net"
 	"net/http"
-	"strings"
 	"testing"
-	"time"
 
 	"countersign/internal/adapter"
+	"countersign/internal/adapter/conformance"
 )
 
-// Fault is a failure the backend injects into the next write.
-type Fault string
+// The suite's types, named here for the tests that use them.
+type (
+	Fault     = conformance.Fault
+	Fixture   = conformance.Fixture
+	Reference = conformance.Reference
+	Call      = conformance.Call
+	Answer    = conformance.Answer
+	Read      = conformance.Read
+	Varied    = conformance.Varied
+)
 
 // The faults a Backend must be able to inject.
 const (
-	// FaultServerError: the write is answered 5xx without being applied.
-	FaultServerError Fault = "server_error"
-	// FaultReset: the connection is reset without an answer; nothing applied.
-	FaultReset Fault = "reset"
-	// FaultDropAfterCommit: the write is applied, then the connection is
-	// closed without an answer.
-	FaultDropAfterCommit Fault = "drop_after_commit"
+	FaultServerError     = conformance.FaultServerError
+	FaultReset           = conformance.FaultReset
+	FaultDropAfterCommit = conformance.FaultDropAfterCommit
 )
+
+// DefaultForbidden are the internal fields of a typical business system.
+var DefaultForbidden = conformance.DefaultForbidden
 
 // Backend is one fresh instance of the system under test with the adapter
 // connected to it.
@@ -66,171 +59,20 @@ type Backend struct {
 // it, sending its HTTP through transport.
 type Setup func(t *testing.T, transport http.RoundTripper) Backend
 
-// Reference is a reference to an object of a kind, and the id it must
-// resolve to ("" accepts any).
-type Reference struct {
-	Kind, Ref, WantID string
-}
-
-// Call is an action with its arguments, made for Principal (the
-// fixture's Principal when empty).
-type Call struct {
-	Principal adapter.Principal
-	Action    string
-	Args      any
-}
-
-// Answer is an error answer of the system, as status and body.
-type Answer struct {
-	Status int
-	Body   string
-	// WantCode is the adapter.Error code the adapter must map it to.
-	WantCode string
-}
-
-// Read is a read tool and its arguments.
-type Read struct {
-	Tool string
-	Args any
-}
-
-// Fixture describes the objects and principals the checks use.
-type Fixture struct {
-	// Principal is the customer the checks act for; Other is another.
-	Principal, Other adapter.Principal
-	// Resolve names exactly one of Principal's objects.
-	Resolve Reference
-	// Ambiguous matches two or more of Principal's objects.
-	Ambiguous Reference
-	// Foreign names one of Other's objects (resolved as Other); Principal
-	// must not find it.
-	Foreign Reference
-	// Write is an action that succeeds, records exactly one effect in the
-	// backend, and verifies.
-	Write Call
-	// Refused is an action the dry run refuses (Outcome Refused).
-	Refused Call
-	// Refusal is a 4xx answer the system gives a write, and its code.
-	Refusal Answer
-	// Reads are read tools to run, all of whose answers are checked.
-	Reads []Read
-	// Forbidden are strings no answer of the adapter may contain (field
-	// names of internal data); nil means DefaultForbidden.
-	Forbidden []string
-	// Every holds a valid call of each write action of the system, for the
-	// checks that every argument shows in the quote and that hidden
-	// characters are refused; an action missing here fails them.
-	Every []Varied
-}
-
-// DefaultForbidden are the internal fields of a typical business system.
-var DefaultForbidden = []string{"risk_score", "fraud_flag", "internal_notes", "case_notes", "margin_cents", "cost_cents",
-	"supplier_notes", "processor_"}
-
-// mode says what the suite's transport does with a write.
-type mode int
-
-const (
-	pass mode = iota
-	dialDead
-	refuse
-)
-
-// transport forwards reads; writes are forwarded, dialled to an address
-// nothing listens on, or answered with the fixture's refusal unsent.
-type transport struct {
-	mode    mode
-	live    http.RoundTripper
-	dead    http.RoundTripper
-	refusal Answer
-}
-
-func (tr *transport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Method == http.MethodGet || tr.mode == pass {
-		return tr.live.RoundTrip(r)
-	}
-	if tr.mode == dialDead {
-		return tr.dead.RoundTrip(r)
-	}
-	if r.Body != nil {
-		r.Body.Close()
-	}
-	return &http.Response{StatusCode: tr.refusal.Status, Status: http.StatusText(tr.refusal.Status), Proto: "HTTP/1.1",
-		ProtoMajor: 1, ProtoMinor: 1, Header: http.Header{"Content-Type": {"application/json"}},
-		Body: io.NopCloser(strings.NewReader(tr.refusal.Body)), Request: r}, nil
-}
-
-// env is one check's backend and transport.
-type env struct {
-	Backend
-	tr  *transport
-	fix Fixture
-}
-
-func start(t *testing.T, setup Setup, fix Fixture) *env {
+// Run runs every check against a fresh backend from setup, each as a
+// subtest named for what it checks, in parallel.
+func Run(t *testing.T, setup Setup, fix Fixture) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for _, c := range conformance.Checks() {
+		t.Run(c.Name, func(t *testing.T) {
+			t.Parallel()
+			e := conformance.Start(t, func(_ conformance.T, tr http.RoundTripper) conformance.Backend {
+				b := setup(t, tr)
+				return conformance.Backend{System: b.System,
+					Effects: func(_ conformance.T, key string) int { return b.Effects(t, key) },
+					Fault:   func(_ conformance.T, f Fault) { b.Fault(t, f) }}
+			}, fix)
+			e.Run(t, c, "conformance")
+		})
 	}
-	deadAddr := ln.Addr().String()
-	ln.Close()
-	var d net.Dialer
-	live := &http.Transport{}
-	dead := &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-		return d.DialContext(ctx, network, deadAddr)
-	}}
-	t.Cleanup(live.CloseIdleConnections)
-	tr := &transport{live: live, dead: dead, refusal: fix.Refusal}
-	b := setup(t, tr)
-	return &env{Backend: b, tr: tr, fix: fix}
-}
-
-func principal(fix Fixture, c Call) adapter.Principal {
-	if c.Principal.CustomerRef != "" {
-		return c.Principal
-	}
-	return fix.Principal
-}
-
-func raw(t *testing.T, v any) json.RawMessage {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return c
-}
-
-// dryRun previews c, which must succeed, and returns the call to execute.
-func (e *env) dryRun(t *testing.T, c Call, key string) adapter.Call {
-	t.Helper()
-	q, err := e.System.DryRun(ctx(t), principal(e.fix, c), c.Action, raw(t, c.Args))
-	if err != nil {
-		t.Fatalf("dry run %s: %v", c.Action, err)
-	}
-	return adapter.Call{Action: c.Action, Args: raw(t, c.Args), IdempotencyKey: key, Quote: q}
-}
-
-// wantError asserts err is an *adapter.Error with outcome (and code when
-// not empty), with a message.
-func wantError(t *testing.T, err error, code string, outcome adapter.Outcome) *adapter.Error {
-	t.Helper()
-	ae, ok := adapter.AsError(err)
-	if !ok {
-		t.Fatalf("error %v (%T), want an *adapter.Error %s/%s", err, err, code, outcome)
-	}
-	if (code != "" && ae.Code != code) || ae.Outcome != outcome {
-		t.Fatalf("error %s/%s (%s), want %s/%s", ae.Code, ae.Outcome, ae.Message, code, outcome)
-	}
-	if ae.Message == "" {
-		t.Errorf("error %s has no message", ae.Code)
-	}
-	return ae
 }

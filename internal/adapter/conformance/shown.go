@@ -1,4 +1,4 @@
-package adaptertest
+package conformance
 
 import (
 	"encoding/json"
@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"testing"
 	"unicode/utf8"
 
 	"countersign/internal/adapter"
@@ -30,7 +29,7 @@ type Varied struct {
 
 // checkEveryArgumentShows: changing any argument of any write action, a
 // nested field or an optional one, changes the quote as a person sees it.
-func checkEveryArgumentShows(t *testing.T, e *env) {
+func checkEveryArgumentShows(t T, e *Env) {
 	for _, problem := range UnshownArguments(t, e.System, e.fix) {
 		t.Error(problem)
 	}
@@ -40,7 +39,7 @@ func checkEveryArgumentShows(t *testing.T, e *env) {
 // holding a zero-width space or a right-to-left override is refused before
 // anything is read or sent, with a field error naming that argument; so is
 // one of the fixture's read tools.
-func checkHiddenCharactersRefused(t *testing.T, e *env) {
+func checkHiddenCharactersRefused(t T, e *Env) {
 	before := e.Effects(t, "")
 	for _, a := range e.System.Actions() {
 		v, ok := variedFor(e.fix, a.Name)
@@ -87,7 +86,7 @@ func checkHiddenCharactersRefused(t *testing.T, e *env) {
 // nested and optional ones included), and returns a problem for each
 // change that leaves the quote, as a person sees it, the same, and for each
 // argument no other valid value could be found for.
-func UnshownArguments(t *testing.T, sys adapter.System, fix Fixture) []string {
+func UnshownArguments(t T, sys adapter.System, fix Fixture) []string {
 	t.Helper()
 	var problems []string
 	for _, a := range sys.Actions() {
@@ -246,7 +245,7 @@ func longPair(l leaf, cur any) (string, string, bool) {
 	return pad + " the end", pad + " the END", true
 }
 
-func toMap(t *testing.T, v any) map[string]any {
+func toMap(t T, v any) map[string]any {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal(raw(t, v), &m); err != nil {

@@ -1,25 +1,23 @@
-package adaptertest
+package conformance
 
 import (
 	"encoding/json"
 	"slices"
 	"strings"
-	"testing"
+	"time"
 
 	"countersign/internal/adapter"
 )
 
-// Run runs every check against a fresh backend from setup, each as a
-// subtest named for what it checks, in parallel.
-func Run(t *testing.T, setup Setup, fix Fixture) {
-	t.Helper()
-	if fix.Forbidden == nil {
-		fix.Forbidden = DefaultForbidden
-	}
-	checks := []struct {
-		name string
-		run  func(t *testing.T, e *env)
-	}{
+// Check is one check of the suite, named for what it checks.
+type Check struct {
+	Name string
+	run  func(t T, e *Env)
+}
+
+// Checks lists every check of the suite, in the order RunLive runs them.
+func Checks() []Check {
+	return []Check{
 		{"specs", checkSpecs},
 		{"resolve", checkResolve},
 		{"ambiguity", checkAmbiguity},
@@ -38,16 +36,19 @@ func Run(t *testing.T, setup Setup, fix Fixture) {
 		{"every_argument_shows_in_the_quote", checkEveryArgumentShows},
 		{"hidden_characters_refused", checkHiddenCharactersRefused},
 	}
-	for _, c := range checks {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			c.run(t, start(t, setup, fix))
-		})
-	}
+}
+
+// Run runs check c against e; every idempotency key it uses starts with
+// keys ("conformance" in a Go test's fresh backend; a live run's must be
+// new to the system).
+func (e *Env) Run(t T, c Check, keys string) {
+	e.keys = keys
+	e.tr.mode = pass
+	c.run(t, e)
 }
 
 // checkSpecs: every action and read tool is described completely.
-func checkSpecs(t *testing.T, e *env) {
+func checkSpecs(t T, e *Env) {
 	if e.System.Name() == "" {
 		t.Error("the system has no name")
 	}
@@ -77,7 +78,7 @@ func checkSpecs(t *testing.T, e *env) {
 
 // checkResolve: the principal's object resolves to one target of this
 // system, with a display and the same id when resolved by id.
-func checkResolve(t *testing.T, e *env) {
+func checkResolve(t T, e *Env) {
 	r := e.fix.Resolve
 	got, err := e.System.Resolve(ctx(t), e.fix.Principal, r.Kind, r.Ref)
 	if err != nil {
@@ -97,7 +98,7 @@ func checkResolve(t *testing.T, e *env) {
 
 // checkAmbiguity: a reference matching several objects is refused with
 // the candidates; nothing is picked.
-func checkAmbiguity(t *testing.T, e *env) {
+func checkAmbiguity(t T, e *Env) {
 	r := e.fix.Ambiguous
 	_, err := e.System.Resolve(ctx(t), e.fix.Principal, r.Kind, r.Ref)
 	ae := wantError(t, err, adapter.CodeAmbiguous, adapter.Refused)
@@ -113,7 +114,7 @@ func checkAmbiguity(t *testing.T, e *env) {
 
 // checkForeign: another customer's object is not found, exactly like a
 // missing one.
-func checkForeign(t *testing.T, e *env) {
+func checkForeign(t T, e *Env) {
 	r := e.fix.Foreign
 	theirs, err := e.System.Resolve(ctx(t), e.fix.Other, r.Kind, r.Ref)
 	if err != nil {
@@ -125,7 +126,7 @@ func checkForeign(t *testing.T, e *env) {
 
 // checkDryRun: a dry run changes nothing in the backend and gives a
 // complete quote, the same twice.
-func checkDryRun(t *testing.T, e *env) {
+func checkDryRun(t T, e *Env) {
 	before := e.Effects(t, "")
 	call := e.dryRun(t, e.fix.Write, "unused")
 	again := e.dryRun(t, e.fix.Write, "unused")
@@ -137,8 +138,14 @@ func checkDryRun(t *testing.T, e *env) {
 		q.ConfirmLabel == "" || q.DeclineLabel == "" || len(q.Consequences) == 0 {
 		t.Errorf("quote %+v lacks a title, target, lines, consequences or labels", q)
 	}
+	// A quote effective now is effective at its dry run: on a live clock
+	// the two differ by the time between them.
+	second := again.Quote
+	if q.EffectiveAt != nil && second.EffectiveAt != nil && second.EffectiveAt.Sub(*q.EffectiveAt).Abs() < time.Minute {
+		second.EffectiveAt = q.EffectiveAt
+	}
 	a, _ := json.Marshal(q)
-	b, _ := json.Marshal(again.Quote)
+	b, _ := json.Marshal(second)
 	if string(a) != string(b) {
 		t.Errorf("two dry runs differ:\n%s\n%s", a, b)
 	}
@@ -146,7 +153,7 @@ func checkDryRun(t *testing.T, e *env) {
 
 // checkRefusedDryRun: a refusal is Refused with a code and hint, and
 // records nothing.
-func checkRefusedDryRun(t *testing.T, e *env) {
+func checkRefusedDryRun(t T, e *Env) {
 	before := e.Effects(t, "")
 	c := e.fix.Refused
 	_, err := e.System.DryRun(ctx(t), principal(e.fix, c), c.Action, raw(t, c.Args))
@@ -160,7 +167,7 @@ func checkRefusedDryRun(t *testing.T, e *env) {
 }
 
 // execute dry-runs and executes the fixture's write with key.
-func (e *env) execute(t *testing.T, key string) (adapter.Call, adapter.Result, error) {
+func (e *Env) execute(t T, key string) (adapter.Call, adapter.Result, error) {
 	t.Helper()
 	call := e.dryRun(t, e.fix.Write, key)
 	res, err := e.System.Execute(ctx(t), principal(e.fix, e.fix.Write), call)
@@ -169,9 +176,9 @@ func (e *env) execute(t *testing.T, key string) (adapter.Call, adapter.Result, e
 
 // checkExecuteOnce: one effect per key; a repeat sends nothing and
 // replays the first result, marked deduplicated.
-func checkExecuteOnce(t *testing.T, e *env) {
+func checkExecuteOnce(t T, e *Env) {
 	before := e.Effects(t, "")
-	call, first, err := e.execute(t, "conformance-1")
+	call, first, err := e.execute(t, e.key("1"))
 	if err != nil {
 		t.Fatalf("execute: %v", err)
 	}
@@ -185,7 +192,7 @@ func checkExecuteOnce(t *testing.T, e *env) {
 	if !again.Deduplicated || again.Reference != first.Reference {
 		t.Errorf("repeat %+v: want the first result (%s) marked deduplicated", again, first.Reference)
 	}
-	if n := e.Effects(t, "conformance-1"); n != 1 {
+	if n := e.Effects(t, e.key("1")); n != 1 {
 		t.Errorf("the backend recorded %d effects under the key, want 1", n)
 	}
 	if n := e.Effects(t, "") - before; n != 1 {
@@ -194,8 +201,8 @@ func checkExecuteOnce(t *testing.T, e *env) {
 }
 
 // checkVerify: the change is found by reading back.
-func checkVerify(t *testing.T, e *env) {
-	call, res, err := e.execute(t, "conformance-1")
+func checkVerify(t T, e *Env) {
+	call, res, err := e.execute(t, e.key("1"))
 	if err != nil {
 		t.Fatalf("execute: %v", err)
 	}
@@ -210,8 +217,8 @@ func checkVerify(t *testing.T, e *env) {
 
 // checkLookup: an earlier call is found by its key with its result; an
 // unknown key is reported as not found, not as nothing having happened.
-func checkLookup(t *testing.T, e *env) {
-	call, res, err := e.execute(t, "conformance-1")
+func checkLookup(t T, e *Env) {
+	call, res, err := e.execute(t, e.key("1"))
 	if err != nil {
 		t.Fatalf("execute: %v", err)
 	}
@@ -222,7 +229,7 @@ func checkLookup(t *testing.T, e *env) {
 	if !look.Found || look.LedgerState != "applied" || look.Result == nil || look.Result.Reference != res.Reference {
 		t.Errorf("lookup %+v: want the applied call with reference %s", look, res.Reference)
 	}
-	call.IdempotencyKey = "conformance-never-sent"
+	call.IdempotencyKey = e.key("never-sent")
 	look, err = e.System.Lookup(ctx(t), principal(e.fix, e.fix.Write), call)
 	if err != nil {
 		t.Fatal(err)
@@ -235,10 +242,10 @@ func checkLookup(t *testing.T, e *env) {
 // checkFault: a write whose answer is lost is Unknown, not retryable, and
 // never re-sent; Lookup reports the unknown call, and when the backend
 // committed it, its effect and result, which Verify confirms.
-func checkFault(f Fault, committed bool) func(t *testing.T, e *env) {
-	return func(t *testing.T, e *env) {
+func checkFault(f Fault, committed bool) func(t T, e *Env) {
+	return func(t T, e *Env) {
 		e.Fault(t, f)
-		call, _, err := e.execute(t, "conformance-1")
+		call, _, err := e.execute(t, e.key("1"))
 		if ae := wantError(t, err, "", adapter.Unknown); ae.Retryable || ae.PolicyRefusal {
 			t.Errorf("an unknown outcome must not be retryable or a policy refusal: %+v", ae)
 		}
@@ -265,7 +272,7 @@ func checkFault(f Fault, committed bool) func(t *testing.T, e *env) {
 		}
 		_, err = e.System.Execute(ctx(t), p, call)
 		wantError(t, err, "", adapter.Unknown)
-		if n := e.Effects(t, "conformance-1"); n != want {
+		if n := e.Effects(t, e.key("1")); n != want {
 			t.Errorf("the backend recorded %d effects under the key, want %d", n, want)
 		}
 	}
@@ -273,23 +280,23 @@ func checkFault(f Fault, committed bool) func(t *testing.T, e *env) {
 
 // checkDialFailure: a write that could not even be dialled is NotSent and
 // retryable, and nothing happened.
-func checkDialFailure(t *testing.T, e *env) {
-	call := e.dryRun(t, e.fix.Write, "conformance-1")
+func checkDialFailure(t T, e *Env) {
+	call := e.dryRun(t, e.fix.Write, e.key("1"))
 	e.tr.mode = dialDead
 	_, err := e.System.Execute(ctx(t), principal(e.fix, e.fix.Write), call)
 	e.tr.mode = pass
 	if ae := wantError(t, err, "", adapter.NotSent); !ae.Retryable {
 		t.Errorf("a write that never left must be retryable: %+v", ae)
 	}
-	if n := e.Effects(t, "conformance-1"); n != 0 {
+	if n := e.Effects(t, e.key("1")); n != 0 {
 		t.Errorf("the backend recorded %d effects, want none", n)
 	}
 }
 
 // checkRefusal: the system's 4xx answer to a write is Refused with the
 // mapped code; a bare status never reaches the caller.
-func checkRefusal(t *testing.T, e *env) {
-	call := e.dryRun(t, e.fix.Write, "conformance-1")
+func checkRefusal(t T, e *Env) {
+	call := e.dryRun(t, e.fix.Write, e.key("1"))
 	e.tr.mode = refuse
 	_, err := e.System.Execute(ctx(t), principal(e.fix, e.fix.Write), call)
 	e.tr.mode = pass
@@ -305,7 +312,7 @@ func checkRefusal(t *testing.T, e *env) {
 
 // checkNoInternalFields: nothing the adapter returns — read tools,
 // quotes, results, verifications, lookups, errors — names an internal field.
-func checkNoInternalFields(t *testing.T, e *env) {
+func checkNoInternalFields(t T, e *Env) {
 	var answers []any
 	for _, r := range e.fix.Reads {
 		res, err := e.System.Read(ctx(t), e.fix.Principal, r.Tool, raw(t, r.Args))
@@ -318,7 +325,7 @@ func checkNoInternalFields(t *testing.T, e *env) {
 		}
 		answers = append(answers, res)
 	}
-	call, res, err := e.execute(t, "conformance-1")
+	call, res, err := e.execute(t, e.key("1"))
 	if err != nil {
 		t.Fatalf("execute: %v", err)
 	}
