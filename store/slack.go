@@ -169,12 +169,14 @@ type SlackMessage struct {
 const slackShown = `i.state || ':' || i.version || ':' || coalesce(c.user_id, 0)`
 
 // SlackCardsToPost lists the cards awaiting approval that arrived after
-// since and have no message yet, oldest first.
-func (s *Store) SlackCardsToPost(ctx context.Context, since time.Time, limit int) ([]string, error) {
+// since and have no message yet (none claimed, or a claim older than
+// SlackPostClaim that never posted), oldest first.
+func (s *Store) SlackCardsToPost(ctx context.Context, since, now time.Time, limit int) ([]string, error) {
 	rows, _ := s.pool.Query(ctx, `SELECT i.id FROM invocations i
 		WHERE i.state = 'awaiting_approval' AND i.created_at > $1
-		  AND NOT EXISTS (SELECT 1 FROM slack_messages m WHERE m.invocation_id = i.id)
-		ORDER BY i.created_at LIMIT $2`, since, limit)
+		  AND NOT EXISTS (SELECT 1 FROM slack_messages m WHERE m.invocation_id = i.id
+			AND (m.ts IS NOT NULL OR m.posted_at >= $3))
+		ORDER BY i.created_at LIMIT $2`, since, limit, now.Add(-SlackPostClaim))
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		return nil, fmt.Errorf("store.SlackCardsToPost: %w", err)
@@ -182,11 +184,20 @@ func (s *Store) SlackCardsToPost(ctx context.Context, since time.Time, limit int
 	return ids, nil
 }
 
+// SlackPostClaim is how long a claimed post may go unposted before another
+// instance takes it over: the claimant died, froze or lost its database
+// between claiming and recording the message.
+const SlackPostClaim = 2 * time.Minute
+
 // ClaimSlackPost takes the first post of a card's message for this
-// instance; false means another instance posts it.
+// instance, or one claimed more than SlackPostClaim ago and never posted;
+// false means another instance posts it.
 func (s *Store) ClaimSlackPost(ctx context.Context, invocationID, channel string, now time.Time) (bool, error) {
-	tag, err := s.pool.Exec(ctx, `INSERT INTO slack_messages (invocation_id, channel, posted_at, updated_at)
-		VALUES ($1, $2, $3, $3) ON CONFLICT DO NOTHING`, invocationID, channel, now)
+	tag, err := s.pool.Exec(ctx, `INSERT INTO slack_messages AS m (invocation_id, channel, posted_at, updated_at)
+		VALUES ($1, $2, $3, $3)
+		ON CONFLICT (invocation_id) DO UPDATE SET channel = EXCLUDED.channel, posted_at = EXCLUDED.posted_at,
+			updated_at = EXCLUDED.updated_at
+		WHERE m.ts IS NULL AND m.posted_at < $4`, invocationID, channel, now, now.Add(-SlackPostClaim))
 	if err != nil {
 		return false, fmt.Errorf("store.ClaimSlackPost(%s): %w", invocationID, err)
 	}

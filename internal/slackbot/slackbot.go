@@ -65,7 +65,7 @@ type Store interface {
 	IssueSlackLinkCode(ctx context.Context, hash []byte, team, user string, now, expires, notBefore time.Time) error
 	RedeemSlackLinkCode(ctx context.Context, hash []byte, userID int64, now, missesSince time.Time, maxMisses int) (store.SlackLink, error)
 	SeeSlackRequest(ctx context.Context, signature []byte, sentAt, forgetBefore time.Time) (bool, error)
-	SlackCardsToPost(ctx context.Context, since time.Time, limit int) ([]string, error)
+	SlackCardsToPost(ctx context.Context, since, now time.Time, limit int) ([]string, error)
 	ClaimSlackPost(ctx context.Context, invocationID, channel string, now time.Time) (bool, error)
 	DropSlackPost(ctx context.Context, invocationID string) error
 	SlackPosted(ctx context.Context, invocationID, channel, ts, shown string, open bool, now time.Time) error

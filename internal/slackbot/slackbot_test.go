@@ -12,6 +12,7 @@ import (
 	"countersign/internal/accounts"
 	"countersign/internal/controlplane"
 	"countersign/internal/fakeslack"
+	"countersign/store"
 )
 
 // TestCardPostedWithWhatTheConsoleCardCarries: a card that enters the
@@ -527,5 +528,31 @@ func TestRejectInOwnWordsAndCancel(t *testing.T) {
 	rejected, err := b.cp.Invocation(b.ctx, inv.ID)
 	if err != nil || rejected.State != controlplane.Rejected || rejected.DecisionReason != "The customer asked for store credit instead." {
 		t.Fatalf("after Other with words: %s %q %v", rejected.State, rejected.DecisionReason, err)
+	}
+}
+
+// TestAClaimedPostNeverMadeIsTakenOver: an instance that claimed a card's
+// post and died before posting it leaves a claim without a message. No
+// instance posts it while the claim is young; once it is older than
+// store.SlackPostClaim the next sync posts the card, once.
+func TestAClaimedPostNeverMadeIsTakenOver(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	inv := b.refund("", 4200)
+	if ok, err := b.store.ClaimSlackPost(b.ctx, inv.ID, b.slack.Channel, b.clock.Now()); err != nil || !ok {
+		t.Fatalf("the dead instance's claim: %v, %v", ok, err)
+	}
+	b.sync()
+	if n := len(b.slack.Messages()); n != 0 {
+		t.Fatalf("%d messages while another instance's claim is young, want 0", n)
+	}
+	b.clock.Advance(store.SlackPostClaim + time.Second)
+	b.sync()
+	b.sync()
+	if n := len(b.slack.Messages()); n != 1 {
+		t.Fatalf("%d messages after the claim ran out, want 1", n)
+	}
+	if m := b.message(inv.ID); m.Channel != b.slack.Channel {
+		t.Errorf("posted to %q, want %q", m.Channel, b.slack.Channel)
 	}
 }

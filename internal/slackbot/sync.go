@@ -19,7 +19,7 @@ const syncBatch = 50
 // stop the others.
 func (b *Bot) Sync(ctx context.Context) error {
 	now := b.now()
-	ids, err := b.store.SlackCardsToPost(ctx, now.Add(-b.cfg.Lookback), syncBatch)
+	ids, err := b.store.SlackCardsToPost(ctx, now.Add(-b.cfg.Lookback), now, syncBatch)
 	if err != nil {
 		return err
 	}
