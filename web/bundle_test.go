@@ -107,7 +107,7 @@ func setup(t *testing.T, opts ...bundleOpts) *testBundle {
 	ws := web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Now: clk.Now, TrustedProxies: o.trustedProxies,
 		Registry: reg, Control: cp, Lists: lists.New(st, clk.Now), Confirmations: links, Assistants: asst, Metrics: reports, Webhooks: webhooks.New(st, clk.Now, webhooks.Config{AllowPrivate: true}),
 		Logger: o.logger})
-	srv := httptest.NewServer(ws.Handler())
+	srv := httptest.NewServer(checkContract(t, ws.Handler()))
 	t.Cleanup(srv.Close)
 	b := &testBundle{srv: srv, web: ws, store: st, accounts: acc, cp: cp, clock: clk, users: map[accounts.Role]testUser{},
 		links: links, mail: outbox, assistants: asst, metrics: reports}
