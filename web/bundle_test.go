@@ -51,6 +51,8 @@ type testBundle struct {
 	// shop and shopURL are set with bundleOpts.shop.
 	shop    *demoshop.Shop
 	shopURL string
+	// shopHeaders are the headers of every request the shop was sent.
+	shopHeaders *headerLog
 	// links shows customers their requests; codes it sends land in mail.
 	links *confirmation.Service
 	mail  *mail.Memory
@@ -267,7 +269,8 @@ func (b *testBundle) connectShop(t *testing.T, reg *adapter.Registry) {
 		t.Fatal(err)
 	}
 	b.shop = demoshop.New(pool, demoshop.Options{Now: b.clock.Now})
-	srv := httptest.NewServer(b.shop.Handler())
+	b.shopHeaders = &headerLog{}
+	srv := httptest.NewServer(b.shopHeaders.wrap(b.shop.Handler()))
 	t.Cleanup(srv.Close)
 	b.shopURL = srv.URL
 	reg.Connect(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: srv.URL, Token: b.shop.Token(), Ledger: adapter.NewLedger(b.store, b.clock.Now), Now: b.clock.Now}))

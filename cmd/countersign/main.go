@@ -28,6 +28,7 @@ import (
 	"countersign/internal/demo"
 	"countersign/internal/lists"
 	"countersign/internal/metrics"
+	"countersign/internal/tracing"
 	"countersign/internal/webhooks"
 	"countersign/store"
 	"countersign/store/pgcluster"
@@ -119,6 +120,12 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 	if cfg.DebugAddr != "" {
 		go serveDebug(ctx, log, cfg.DebugAddr)
+	}
+	// OpenTelemetry: each write's stages as one trace, exported over OTLP
+	// when the standard OTEL_EXPORTER_OTLP_* variables name a collector.
+	if endpoint, stopTracing := tracing.FromEnv(); endpoint != "" {
+		log.Info("tracing writes", "otlp", endpoint)
+		defer func() { _ = stopTracing(context.WithoutCancel(ctx)) }()
 	}
 	go cp.RunDispatcher(ctx, cfg.DispatchEvery)
 	go metrics.RunRefresher(ctx, st, cfg.MetricsRefresh, log)
