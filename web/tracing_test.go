@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -87,7 +88,7 @@ func TestAWriteIsOneTrace(t *testing.T) {
 		if attrs[string(tracing.TaskID)] != b.taskID() {
 			t.Errorf("%s has task id %q, want %s", s.Name(), attrs[string(tracing.TaskID)], b.taskID())
 		}
-		tree = append(tree, fmt.Sprintf("%s parent=%s %v", s.Name(), s.Parent().SpanID(), attrs))
+		tree = append(tree, fmt.Sprintf("%s span=%s parent=%s %s %v", s.Name(), s.SpanContext().SpanID(), s.Parent().SpanID(), s.EndTime().Sub(s.StartTime()).Round(time.Microsecond), attrs))
 	}
 	t.Logf("spans of %s:\n%s", id, strings.Join(tree, "\n"))
 	for _, name := range []string{"countersign.propose", "countersign.decide", "countersign.permit", "countersign.send", "countersign.verify"} {
