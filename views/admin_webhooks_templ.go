@@ -127,7 +127,7 @@ func NewWebhookCard(n NewWebhookNotice) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "</code>. Copy this signing secret now: the assistant needs it to verify the <code>Countersign-Signature</code> header, and it will not be shown again.</p><label for=\"new-webhook-secret\">Signing secret</label> <input id=\"new-webhook-secret\" type=\"text\" readonly value=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "</code>. Copy this signing secret now: the assistant needs it to verify the <code>webhook-signature</code> header (Standard Webhooks), and it will not be shown again.</p><label for=\"new-webhook-secret\">Signing secret</label> <input id=\"new-webhook-secret\" type=\"text\" readonly value=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -62,7 +62,7 @@ func TestAdminWebhookDeliveriesAndResend(t *testing.T) {
 		body, _ := io.ReadAll(r.Body)
 		mu.Lock()
 		p := hookPost{delivery: r.Header.Get(webhooks.DeliveryHeader),
-			sigErr: webhooks.Verify(secret, r.Header.Get(webhooks.SignatureHeader), body, b.clock.Now(), 0)}
+			sigErr: webhooks.VerifyStandard(secret, r.Header, body, b.clock.Now(), 0)}
 		_ = json.Unmarshal(body, &p.payload)
 		posts = append(posts, p)
 		n := len(posts)

@@ -53,6 +53,8 @@ type testBundle struct {
 	// shop and shopURL are set with bundleOpts.shop.
 	shop    *demoshop.Shop
 	shopURL string
+	// shopHeaders are the headers of every request the shop was sent.
+	shopHeaders *headerLog
 	// links shows customers their requests; codes it sends land in mail.
 	links *confirmation.Service
 	mail  *mail.Memory
@@ -124,7 +126,7 @@ func setup(t *testing.T, opts ...bundleOpts) *testBundle {
 	ws := web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Now: clk.Now, TrustedProxies: o.trustedProxies,
 		Registry: reg, Control: cp, Lists: lists.New(st, clk.Now), Confirmations: links, Assistants: asst, Metrics: reports, Webhooks: webhooks.New(st, clk.Now, webhooks.Config{AllowPrivate: true}),
 		Logger: o.logger, Slack: bot})
-	srv := httptest.NewServer(ws.Handler())
+	srv := httptest.NewServer(checkContract(t, ws.Handler()))
 	t.Cleanup(srv.Close)
 	b := &testBundle{srv: srv, web: ws, store: st, accounts: acc, cp: cp, clock: clk, users: map[accounts.Role]testUser{},
 		links: links, mail: outbox, assistants: asst, metrics: reports, slack: fake, bot: bot}
@@ -284,7 +286,8 @@ func (b *testBundle) connectShop(t *testing.T, reg *adapter.Registry) {
 		t.Fatal(err)
 	}
 	b.shop = demoshop.New(pool, demoshop.Options{Now: b.clock.Now})
-	srv := httptest.NewServer(b.shop.Handler())
+	b.shopHeaders = &headerLog{}
+	srv := httptest.NewServer(b.shopHeaders.wrap(b.shop.Handler()))
 	t.Cleanup(srv.Close)
 	b.shopURL = srv.URL
 	reg.Connect(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: srv.URL, Token: b.shop.Token(), Ledger: adapter.NewLedger(b.store, b.clock.Now), Now: b.clock.Now}))

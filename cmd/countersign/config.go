@@ -77,6 +77,10 @@ type config struct {
 	// and private addresses outside demo mode, as the chaos campaign's
 	// receiver is. Never in production (webhooks.Config.AllowPrivate).
 	WebhookAllowPrivate string
+	// WebhookLegacySignature ("true") also signs outcome webhooks with
+	// Countersign-Signature, for receivers written before Standard Webhooks
+	// (webhooks.Config.LegacySignature).
+	WebhookLegacySignature string
 	// How customers prove who they are before they confirm.
 	ConfirmProof     string
 	AssertionSecrets string
@@ -182,6 +186,7 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	str(&c.NotifyTo, "notify-to", "NOTIFY_TO", "", "comma-separated recipients of notice mails")
 	dur(&c.NotifyEvery, "notify-interval", "NOTIFY_INTERVAL", 30*time.Second, "how often due notices are looked for")
 	dur(&c.WebhookEvery, "webhook-interval", "WEBHOOK_INTERVAL", 2*time.Second, "how often invocation outcomes are enqueued and sent to assistants' webhooks")
+	str(&c.WebhookLegacySignature, "webhook-legacy-signature", "WEBHOOK_LEGACY_SIGNATURE", "", "true: outcome webhooks also carry the pre-Standard-Webhooks Countersign-Signature header, for receivers that verify it")
 	str(&c.WebhookAllowPrivate, "webhook-allow-private", "WEBHOOK_ALLOW_PRIVATE", "", "true: outcome webhooks may be on loopback and private addresses (tests only; demo mode allows them anyway)")
 	dur(&c.DeadlineWarning, "deadline-warning", "NOTIFY_DEADLINE_WARNING", 15*time.Minute, "warn this long before an approval deadline")
 	str(&c.TelemetryAddr, "metrics-addr", "METRICS_ADDR", "", "serve Prometheus telemetry for operators on this host:port (not the manager's /metrics page); empty: off")
@@ -247,6 +252,9 @@ func (c *config) validate() error {
 	}
 	if c.WebhookAllowPrivate != "" && c.WebhookAllowPrivate != "true" && c.WebhookAllowPrivate != "false" {
 		problems = append(problems, "-webhook-allow-private: want true or false")
+	}
+	if c.WebhookLegacySignature != "" && c.WebhookLegacySignature != "true" && c.WebhookLegacySignature != "false" {
+		problems = append(problems, "-webhook-legacy-signature: want true or false")
 	}
 	if c.SMTPAddr != "" {
 		if _, _, err := net.SplitHostPort(c.SMTPAddr); err != nil {

@@ -29,6 +29,7 @@ import (
 	"countersign/internal/demo"
 	"countersign/internal/lists"
 	"countersign/internal/metrics"
+	"countersign/internal/tracing"
 	"countersign/internal/webhooks"
 	"countersign/store"
 	"countersign/store/pgcluster"
@@ -127,6 +128,12 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	if cfg.DebugAddr != "" {
 		go serveDebug(ctx, log, cfg.DebugAddr)
 	}
+	// OpenTelemetry: each write's stages as one trace, exported over OTLP
+	// when the standard OTEL_EXPORTER_OTLP_* variables name a collector.
+	if endpoint, stopTracing := tracing.FromEnv(); endpoint != "" {
+		log.Info("tracing writes", "otlp", endpoint)
+		defer func() { _ = stopTracing(context.WithoutCancel(ctx)) }()
+	}
 	go cp.RunDispatcher(ctx, cfg.DispatchEvery)
 	go metrics.RunRefresher(ctx, st, cfg.MetricsRefresh, log)
 	var telemetry *kit.Telemetry
@@ -137,7 +144,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 
 	// Demo mode's assistant listens on loopback; anywhere else an endpoint
 	// must be a public https address (internal/webhooks Config).
-	hooks := webhooks.Config{AllowPrivate: cfg.demo() || cfg.WebhookAllowPrivate == "true"}
+	hooks := webhooks.Config{AllowPrivate: cfg.demo() || cfg.WebhookAllowPrivate == "true", LegacySignature: cfg.WebhookLegacySignature == "true"}
 	bot, err := cfg.startSlack(ctx, cp, st, acc, log, os.Stdout)
 	if err != nil {
 		return err

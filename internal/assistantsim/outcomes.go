@@ -58,7 +58,7 @@ func (o *Outcomes) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unreadable body", http.StatusBadRequest)
 		return
 	}
-	if err := webhooks.Verify(o.secret, r.Header.Get(webhooks.SignatureHeader), body, o.now(), webhooks.DefaultTolerance); err != nil {
+	if err := webhooks.VerifyStandard(o.secret, r.Header, body, o.now(), webhooks.DefaultTolerance); err != nil {
 		http.Error(w, err.Error(), http.StatusUnauthorized)
 		return
 	}

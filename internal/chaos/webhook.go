@@ -51,7 +51,7 @@ type received struct {
 	EventID  int64  `json:"event_id"`
 	Event    string `json:"event"`
 	Status   int    `json:"status"`
-	// BadSignature is set when the Countersign-Signature did not verify.
+	// BadSignature is set when the Standard Webhooks signature did not verify.
 	BadSignature bool `json:"bad_signature,omitempty"`
 }
 
@@ -84,7 +84,7 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
 	secret := r.secret
 	r.mu.Unlock()
-	rec.BadSignature = webhooks.Verify(secret, req.Header.Get(webhooks.SignatureHeader), body, time.Now(), 5*time.Minute) != nil
+	rec.BadSignature = webhooks.VerifyStandard(secret, req.Header, body, time.Now(), 5*time.Minute) != nil
 	var wait time.Duration
 	if !r.calm.Load() {
 		r.mu.Lock()

@@ -5,8 +5,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"strings"
+	"time"
 
 	"countersign/internal/apperr"
+	"countersign/internal/tracing"
 	"countersign/store"
 )
 
@@ -40,6 +42,7 @@ func (s *Service) Confirm(ctx context.Context, actor Actor, id string, expectedV
 
 func (s *Service) approve(ctx context.Context, actor Actor, id string, expectedVersion int32, from State, verb, event string, check func(context.Context, *store.Tx, store.Invocation, store.Task) error) (Invocation, error) {
 	var out Invocation
+	began := time.Now()
 	// The decision, the permit and the lease in one transaction when a
 	// worker is free; the request leaves right after it commits.
 	direct := s.reserveSend()
@@ -59,6 +62,9 @@ func (s *Service) approve(ctx context.Context, actor Actor, id string, expectedV
 		out, err = direct.permitApproved(ctx, tx, out)
 		return err
 	})
+	if err == nil {
+		tracing.Done(ctx, "decide", out.ID, out.TaskID, began, "decision", verb, "actor", string(actor.Kind), "state", string(out.State))
+	}
 	if !direct.done(err) && err == nil {
 		s.kick()
 	}
@@ -158,6 +164,7 @@ func (s *Service) decline(ctx context.Context, actor Actor, id string, expectedV
 		return Invocation{}, err
 	}
 	var out Invocation
+	began := time.Now()
 	err = s.store.InTx(ctx, func(tx *store.Tx) error {
 		if check != nil {
 			row, task, err := loadRequest(ctx, tx, id, false)
@@ -171,6 +178,9 @@ func (s *Service) decline(ctx context.Context, actor Actor, id string, expectedV
 		out, err = s.declineRow(ctx, tx, actor, id, expectedVersion, from, verb, event, reason)
 		return err
 	})
+	if err == nil {
+		tracing.Done(ctx, "decide", out.ID, out.TaskID, began, "decision", verb, "actor", string(actor.Kind), "state", string(out.State))
+	}
 	return out, err
 }
 

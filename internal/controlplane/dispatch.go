@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"countersign/internal/adapter"
+	"countersign/internal/tracing"
 	"countersign/store"
 )
 
@@ -155,6 +156,7 @@ func (s *Service) nextPermit(ctx context.Context, skip []string) (*grant, permit
 func (s *Service) permitFor(ctx context.Context, claim func(*store.Tx) ([]store.Invocation, error)) (*grant, permit, error) {
 	var out *grant
 	var result permit
+	began := time.Now()
 	err := s.store.InTx(ctx, func(tx *store.Tx) error {
 		rows, err := claim(tx)
 		if err != nil || len(rows) == 0 {
@@ -194,6 +196,9 @@ func (s *Service) permitFor(ctx context.Context, claim func(*store.Tx) ([]store.
 	})
 	if err != nil {
 		return nil, 0, err
+	}
+	if result == permitRefused {
+		tracing.Done(ctx, "permit", out.inv.ID, out.inv.TaskID, began, "permit", "refused", "state", string(NotDispatched))
 	}
 	return out, result, nil
 }
@@ -300,6 +305,9 @@ func taskStateReason(st TaskState) NotDispatchedReason {
 // leave sends nothing (startSend).
 func (s *Service) send(ctx context.Context, g grant) bool {
 	inv, lease, principal := g.inv, g.lease, g.principal
+	tracing.Done(ctx, "permit", inv.ID, inv.TaskID, time.Now(), "permit", "granted")
+	ctx, span := tracing.Stage(ctx, "send", inv.ID, inv.TaskID, "system", inv.System, "action", inv.Action)
+	defer span.End()
 	sys, err := s.registry.System(inv.System)
 	if err != nil {
 		s.finish(ctx, inv, lease, NotDispatched, outcome{reason: ReasonNotConnected})
@@ -344,7 +352,9 @@ func (s *Service) send(ctx context.Context, g grant) bool {
 	}
 	recorded := ledger.Take()
 	verifyCtx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
+	verifyCtx, verifySpan := tracing.Stage(verifyCtx, "verify", inv.ID, inv.TaskID)
 	v, err := sys.Verify(verifyCtx, principal, inv.Call(), &result)
+	verifySpan.End()
 	cancel()
 	if err != nil {
 		v = adapter.Verification{Evidence: "The read-back failed: " + err.Error(), At: s.now()}
@@ -375,6 +385,7 @@ type outcome struct {
 // compensation reverses what it compensates.
 func (s *Service) finish(ctx context.Context, inv Invocation, lease string, to State, o outcome) {
 	ctx = context.WithoutCancel(ctx)
+	tracing.Outcome(ctx, string(to))
 	err := s.store.InTx(ctx, func(tx *store.Tx) error {
 		now := s.now()
 		ch := store.InvocationChange{FinishedAt: &now}

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"countersign/internal/apperr"
+	"countersign/internal/tracing"
 	"countersign/store"
 )
 
@@ -26,6 +28,7 @@ func (s *Service) approveAsStaff(ctx context.Context, actor Actor, id string, ex
 		return Invocation{}, apperr.New(apperr.Forbidden, "Only a support agent, manager or admin can approve.")
 	}
 	var out Invocation
+	began := time.Now()
 	err := s.store.InTx(ctx, func(tx *store.Tx) error {
 		row, err := tx.LockInvocation(ctx, id)
 		if errors.Is(err, store.ErrNotFound) {
@@ -92,6 +95,9 @@ func (s *Service) approveAsStaff(ctx context.Context, actor Actor, id string, ex
 		}
 		return tx.Notify(ctx, store.DispatchChannel, id)
 	})
+	if err == nil {
+		tracing.Done(ctx, "decide", out.ID, out.TaskID, began, "decision", "approve", "actor", string(actor.Kind), "state", string(out.State))
+	}
 	if err == nil && out.State == Approved {
 		s.kick()
 	}

@@ -11,6 +11,7 @@ import (
 
 	"countersign/internal/adapter"
 	"countersign/internal/apperr"
+	"countersign/internal/tracing"
 	"countersign/store"
 )
 
@@ -41,7 +42,13 @@ type Proposal struct {
 // blocks further proposals by the customer on that target, in every task,
 // until a person lifts it. Each new invocation counts against the task's
 // proposal budget and rate (proposalAllowed).
-func (s *Service) Propose(ctx context.Context, p Proposal) (Invocation, error) {
+func (s *Service) Propose(ctx context.Context, p Proposal) (inv Invocation, err error) {
+	began := time.Now()
+	defer func() {
+		if err == nil && !inv.Deduplicated {
+			tracing.Proposed(ctx, inv.ID, inv.TaskID, began, "action", inv.System+"/"+inv.Action, "state", string(inv.State))
+		}
+	}()
 	task, err := s.Task(ctx, p.TaskID)
 	if err != nil {
 		return Invocation{}, err

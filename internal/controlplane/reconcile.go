@@ -8,6 +8,7 @@ import (
 
 	"countersign/internal/adapter"
 	"countersign/internal/apperr"
+	"countersign/internal/tracing"
 	"countersign/store"
 )
 
@@ -54,6 +55,8 @@ func (s *Service) ReconcileLoaded(ctx context.Context, actor Actor, inv Invocati
 	if err != nil {
 		return Reconciliation{}, adapterErr(err)
 	}
+	ctx, span := tracing.Stage(ctx, "reconcile", inv.ID, inv.TaskID)
+	defer span.End()
 	principal := adapter.Principal{CustomerRef: task.CustomerRef}
 	callCtx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
 	defer cancel()

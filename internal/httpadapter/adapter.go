@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"countersign/internal/adapter"
+	"countersign/internal/tracing"
 )
 
 // Config is what a loaded description is connected with.
@@ -29,6 +30,10 @@ func (c Config) withDefaults() Config {
 	if c.HTTPClient == nil {
 		c.HTTPClient = &http.Client{Timeout: 10 * time.Second}
 	}
+	// Every request carries the traceparent of the write it is part of.
+	traced := *c.HTTPClient
+	traced.Transport = tracing.Transport(traced.Transport)
+	c.HTTPClient = &traced
 	if c.Now == nil {
 		c.Now = time.Now
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"countersign/internal/adapter"
+	"countersign/internal/tracing"
 )
 
 // Config configures an Adapter.
@@ -58,6 +59,10 @@ func New(cfg Config) *Adapter {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Second}
 	}
+	// Every request carries the traceparent of the write it is part of.
+	traced := *cfg.HTTPClient
+	traced.Transport = tracing.Transport(traced.Transport)
+	cfg.HTTPClient = &traced
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}

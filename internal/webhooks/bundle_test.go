@@ -41,7 +41,12 @@ type received struct {
 	delivery string
 	event    string
 	payload  webhooks.Payload
-	sigErr   error
+	// sigErr is what a Standard Webhooks receiver made of the signature
+	// (specVerify); legacy is the Countersign-Signature header, if any.
+	sigErr error
+	legacy string
+	body   []byte
+	at     time.Time
 }
 
 // receiver is the assistant's endpoint: it verifies every signature with
@@ -57,9 +62,14 @@ type receiver struct {
 
 func (rv *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	got := received{delivery: r.Header.Get(webhooks.DeliveryHeader), event: r.Header.Get(webhooks.EventHeader)}
+	got := received{delivery: r.Header.Get(webhooks.DeliveryHeader), event: r.Header.Get(webhooks.EventHeader),
+		legacy: r.Header.Get(webhooks.SignatureHeader), body: body}
 	rv.mu.Lock()
-	got.sigErr = webhooks.Verify(rv.secret, r.Header.Get(webhooks.SignatureHeader), body, rv.clock.Now(), 0)
+	got.at = rv.clock.Now()
+	got.sigErr = specVerify(rv.secret, r.Header, body, got.at)
+	if id := r.Header.Get("webhook-id"); got.sigErr == nil && id != got.delivery {
+		got.sigErr = fmt.Errorf("webhook-id %q is not the delivery's id %q", id, got.delivery)
+	}
 	if err := json.Unmarshal(body, &got.payload); err != nil {
 		got.sigErr = fmt.Errorf("body: %w", err)
 	}
@@ -174,6 +184,13 @@ func (b *testBundle) worker(t *testing.T) *webhooks.Worker {
 func (b *testBundle) workerRendering(t *testing.T, render webhooks.Render) *webhooks.Worker {
 	t.Helper()
 	return webhooks.NewWorker(store.New(b.openPool(t)), render, webhooks.Config{AllowPrivate: true}, b.clock.Now, nil)
+}
+
+// workerWith is a worker with a configuration of its own.
+func (b *testBundle) workerWith(t *testing.T, cfg webhooks.Config) *webhooks.Worker {
+	t.Helper()
+	render := func(_ context.Context, id string) (any, error) { return map[string]string{"id": id}, nil }
+	return webhooks.NewWorker(store.New(b.openPool(t)), render, cfg, b.clock.Now, nil)
 }
 
 func (b *testBundle) deliveries(t *testing.T) []webhooks.Delivery {

@@ -13,9 +13,11 @@ import (
 	"countersign/internal/apperr"
 )
 
-// Config says where endpoints may be. The zero value is for production:
-// an endpoint is an https address on the public internet, checked when it
-// is registered and again on every connection a delivery makes.
+// Config says where endpoints may be, and how deliveries are signed. The
+// zero value is for production: an endpoint is an https address on the
+// public internet, checked when it is registered and again on every
+// connection a delivery makes, and deliveries carry the Standard Webhooks
+// signature alone.
 type Config struct {
 	// AllowPrivate lets endpoints be on loopback, private, link-local and
 	// other non-public addresses, and http:// for a loopback host. Demo
@@ -24,6 +26,12 @@ type Config struct {
 	// admin's typo or a hostile DNS answer could point deliveries at the
 	// console's own network: a delivery is a signed POST from inside it.
 	AllowPrivate bool
+	// LegacySignature also signs every delivery the way Countersign did
+	// before it followed Standard Webhooks: Countersign-Signature:
+	// t=<unix>,v1=<hex HMAC-SHA256 keyed with the whole secret, of
+	// "<t>.<body>">. For receivers written against that scheme (Verify);
+	// off by default.
+	LegacySignature bool
 }
 
 // blockedPrefixes are the IPv4 and IPv6 ranges no production delivery may

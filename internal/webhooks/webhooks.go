@@ -2,15 +2,17 @@
 // one is decided (confirmed, declined, approved, rejected, sent back,
 // expired) or settles (completed, failed, not dispatched, unverified,
 // reconciled), Countersign POSTs the invocation to the assistant's
-// registered endpoint, signed with HMAC-SHA256 (Sign, Verify). Deliveries
-// are enqueued from the events table, claimed in PostgreSQL so several
-// console instances send each once, sent in order per invocation, and
-// retried with exponential back-off for a day.
+// registered endpoint, signed as Standard Webhooks sign (SignStandard,
+// VerifyStandard; the older Countersign-Signature on request, Sign and
+// Verify). Deliveries are enqueued from the events table, claimed in
+// PostgreSQL so several console instances send each once, sent in order per
+// invocation, and retried with exponential back-off for a day.
 package webhooks
 
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"time"
@@ -125,7 +127,11 @@ func (s *Service) Register(ctx context.Context, assistantID string, createdBy *i
 	} else if err != nil {
 		return Endpoint{}, "", err
 	}
-	secret := SecretPrefix + randomHex(24)
+	// Standard Webhooks: the secret is base64 after whsec_, its key the
+	// decoded bytes (32 of them, within the 24-64 the spec recommends).
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	secret := SecretPrefix + base64.StdEncoding.EncodeToString(key)
 	w, err := s.store.ReplaceWebhook(ctx, store.Webhook{ID: "whk_" + randomHex(8), AssistantID: assistantID, URL: u,
 		Secret: secret, CreatedBy: createdBy, CreatedAt: s.now()})
 	if err != nil {

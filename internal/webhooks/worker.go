@@ -54,6 +54,8 @@ type Worker struct {
 	// lease is how long a claimed delivery is this worker's.
 	lease time.Duration
 	batch int
+	// legacy also signs with Countersign-Signature (Config.LegacySignature).
+	legacy bool
 }
 
 // The enqueuer's reading window, in event ids (see store.NewWebhookEvents).
@@ -81,7 +83,7 @@ func NewWorker(st workerStore, render Render, cfg Config, now func() time.Time, 
 	// order) by that lease at most, not by a whole batch's worth.
 	const batch = 1
 	return &Worker{store: st, render: render, http: client, now: now, log: log,
-		lease: client.Timeout + 30*time.Second, batch: batch}
+		lease: client.Timeout + 30*time.Second, batch: batch, legacy: cfg.LegacySignature}
 }
 
 // Backoff is how long to wait after the n-th failed attempt (n ≥ 1):
@@ -216,10 +218,20 @@ func (w *Worker) send(ctx context.Context, d store.ClaimedDelivery, at time.Time
 	if err != nil {
 		return 0, "", err
 	}
+	id := strconv.FormatInt(d.ID, 10)
+	sig, err := SignStandard(d.Secret, id, at, d.Payload)
+	if err != nil {
+		return 0, "", err
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "Countersign-Webhooks/1")
-	req.Header.Set(SignatureHeader, Sign(d.Secret, at, d.Payload))
-	req.Header.Set(DeliveryHeader, strconv.FormatInt(d.ID, 10))
+	req.Header.Set(IDHeader, id)
+	req.Header.Set(TimestampHeader, strconv.FormatInt(at.Unix(), 10))
+	req.Header.Set(StandardSignatureHeader, sig)
+	if w.legacy {
+		req.Header.Set(SignatureHeader, Sign(d.Secret, at, d.Payload))
+	}
+	req.Header.Set(DeliveryHeader, id)
 	req.Header.Set(EventHeader, d.Event)
 	res, err := w.http.Do(req)
 	if err != nil {

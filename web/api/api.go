@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -129,12 +130,8 @@ func decodeJSON(c echo.Context, dst any) error {
 	if err := json.Unmarshal(body, &raw); err != nil {
 		return badRequest("malformed_json", "The body must be one JSON object.", nil)
 	}
-	allowed := jsonFields(dst)
-	for name := range raw {
-		if !slices.Contains(allowed, name) {
-			return badRequest("unknown_field", "The body has a field this call does not take.",
-				map[string]string{name: "unknown field; this call takes: " + strings.Join(allowed, ", ")})
-		}
+	if err := knownFields(raw, reflect.TypeOf(dst), ""); err != nil {
+		return err
 	}
 	if err := json.Unmarshal(body, dst); err != nil {
 		var te *json.UnmarshalTypeError
@@ -173,6 +170,41 @@ func jsonFields(dst any) []string {
 		}
 	}
 	return out
+}
+
+// knownFields refuses a member of raw that struct type t has no field for,
+// and does the same in each member that is an object of a struct type of
+// its own (would_propose), naming it by its path (would_propose.note).
+func knownFields(raw map[string]json.RawMessage, t reflect.Type, prefix string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	fields := map[string]reflect.Type{}
+	var allowed []string
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			fields[name] = f.Type
+			allowed = append(allowed, name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(raw)) {
+		ft, ok := fields[name]
+		if !ok {
+			return badRequest("unknown_field", "The body has a field this call does not take.",
+				map[string]string{prefix + name: "unknown field; this takes: " + strings.Join(allowed, ", ")})
+		}
+		for ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		var nested map[string]json.RawMessage
+		if ft.Kind() == reflect.Struct && ft != reflect.TypeFor[time.Time]() && json.Unmarshal(raw[name], &nested) == nil {
+			if err := knownFields(nested, ft, prefix+name+"."); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func jsonType(t reflect.Type) string {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 
@@ -52,6 +53,9 @@ func (r conversationEventRequest) OverLimits() kit.FieldLimits {
 	if w := r.WouldPropose; w != nil {
 		l.Text("would_propose.action", w.Action, maxActionNameLen)
 		l.JSON("would_propose.args", w.Args, maxArgsBytes)
+		if len(w.Args) > 0 && !bytes.HasPrefix(bytes.TrimSpace(w.Args), []byte("{")) {
+			l["would_propose.args"] = "must be a JSON object: the arguments you would have proposed"
+		}
 	}
 	return l
 }

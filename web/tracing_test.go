@@ -1,0 +1,126 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"countersign/internal/accounts"
+	"countersign/internal/tracing"
+)
+
+// headerLog keeps the headers of every request a handler was sent.
+type headerLog struct {
+	mu  sync.Mutex
+	got []http.Header
+}
+
+func (l *headerLog) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		l.mu.Lock()
+		l.got = append(l.got, r.Header.Clone())
+		l.mu.Unlock()
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (l *headerLog) all() []http.Header {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.got)
+}
+
+// TestAWriteIsOneTrace follows a refund from its proposal over the API
+// through an agent's approval to its send and read-back: each stage is a
+// span of one trace, whose root is the proposal and whose id comes from the
+// invocation's, with the invocation and task ids on every span; the shop
+// is sent the send's traceparent.
+func TestAWriteIsOneTrace(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tracing.Install(tracing.NewProvider(exp, true))
+	t.Cleanup(func() { tracing.Install(nil) })
+	b := setupAPI(t)
+	ctx := context.Background()
+
+	id := b.proposeRefund(t, b.damagedOrder(t))
+	inv := b.inv(t, id)
+	if _, err := b.cp.Approve(ctx, controlplaneUser(b.users[accounts.Agent]), id, inv.Version); err != nil {
+		t.Fatal(err)
+	}
+	before := len(b.shopHeaders.all())
+	if _, err := b.cp.DispatchOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.inv(t, id); got.State != "completed" {
+		t.Fatalf("state %s, want completed", got.State)
+	}
+
+	root := tracing.WriteTrace(id)
+	var spans []sdktrace.ReadOnlySpan
+	for _, s := range exp.GetSpans().Snapshots() {
+		for _, kv := range s.Attributes() {
+			if kv.Key == tracing.InvocationID && kv.Value.AsString() == id {
+				spans = append(spans, s)
+			}
+		}
+	}
+	byName := map[string]sdktrace.ReadOnlySpan{}
+	var tree []string
+	for _, s := range spans {
+		byName[s.Name()] = s
+		if s.SpanContext().TraceID() != root.TraceID() {
+			t.Errorf("%s is in trace %s, not the write's %s", s.Name(), s.SpanContext().TraceID(), root.TraceID())
+		}
+		attrs := map[string]string{}
+		for _, kv := range s.Attributes() {
+			attrs[string(kv.Key)] = kv.Value.String()
+		}
+		if attrs[string(tracing.TaskID)] != b.taskID() {
+			t.Errorf("%s has task id %q, want %s", s.Name(), attrs[string(tracing.TaskID)], b.taskID())
+		}
+		tree = append(tree, fmt.Sprintf("%s span=%s parent=%s %s %v", s.Name(), s.SpanContext().SpanID(), s.Parent().SpanID(), s.EndTime().Sub(s.StartTime()).Round(time.Microsecond), attrs))
+	}
+	t.Logf("spans of %s:\n%s", id, strings.Join(tree, "\n"))
+	for _, name := range []string{"countersign.propose", "countersign.decide", "countersign.permit", "countersign.send", "countersign.verify"} {
+		if byName[name] == nil {
+			t.Errorf("no %s span", name)
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	if p := byName["countersign.propose"]; p.SpanContext().SpanID() != root.SpanID() || p.Parent().IsValid() {
+		t.Errorf("the proposal span is %s under %s, want the root %s", p.SpanContext().SpanID(), p.Parent().SpanID(), root.SpanID())
+	}
+	for _, name := range []string{"countersign.decide", "countersign.permit", "countersign.send"} {
+		if got := byName[name].Parent().SpanID(); got != root.SpanID() {
+			t.Errorf("%s's parent is %s, want the proposal %s", name, got, root.SpanID())
+		}
+	}
+	send := byName["countersign.send"]
+	if got := byName["countersign.verify"].Parent().SpanID(); got != send.SpanContext().SpanID() {
+		t.Errorf("verify's parent is %s, want send %s", got, send.SpanContext().SpanID())
+	}
+
+	// The shop was sent the trace: the send's request with its span.
+	var sent []trace.SpanContext
+	for _, h := range b.shopHeaders.all()[before:] {
+		sc := trace.SpanContextFromContext(propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(h)))
+		if sc.IsValid() {
+			sent = append(sent, sc)
+		}
+	}
+	if !slices.ContainsFunc(sent, func(sc trace.SpanContext) bool { return sc.SpanID() == send.SpanContext().SpanID() && sc.IsSampled() }) {
+		t.Errorf("the shop was sent traceparents %v, none of the send span %s", sent, send.SpanContext().SpanID())
+	}
+}
