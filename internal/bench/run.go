@@ -122,7 +122,7 @@ func (r *Report) Figure(name string) (Figure, bool) {
 // FigureNames are the figures every run reports, in order.
 var FigureNames = []string{
 	"pgbench_tps", "echo_rps_64",
-	"writes_per_s", "writes_duplicates", "writes_p50_ms", "writes_p99_ms", "db_pages_per_write",
+	"writes_per_s", "writes_duplicates", "writes_p50_ms", "writes_p99_ms",
 	"commits_per_write_before", "commits_per_write_after", "writes_per_s_64", "writes_duplicates_64",
 	"confirm_to_send_p50_ms", "confirm_to_send_p99_ms",
 	"metrics_small_p50_ms", "metrics_large_p50_ms", "metrics_html_kb", "metrics_load_ms", "metrics_dom_nodes",
