@@ -24,6 +24,7 @@ import (
 	"countersign/internal/controlplane"
 	"countersign/internal/lists"
 	"countersign/internal/metrics"
+	"countersign/internal/receipts"
 	"countersign/internal/webhooks"
 	"countersign/web/api"
 	"countersign/web/console"
@@ -60,7 +61,10 @@ type Config struct {
 	// APIRatePerMinute is each API key's request rate (and burst) on the
 	// API and the MCP server; zero means 120.
 	APIRatePerMinute int
-	Logger           *slog.Logger
+	// Receipts signs the receipts of completed writes (nil: a key of this
+	// process's own).
+	Receipts *receipts.Signer
+	Logger   *slog.Logger
 	// TrustedProxies may set X-Forwarded-For; with none, the client address
 	// is the TCP peer's, whatever headers say.
 	TrustedProxies []netip.Prefix
@@ -98,7 +102,7 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, log: cfg.Logger, access: map[string]kit.Access{}}
 	s.frame = &layout.Frame{Site: site, Nav: s.navFor}
 	s.api = api.New(site, api.Config{Registry: cfg.Registry, Control: cfg.Control, Confirmations: cfg.Confirmations,
-		Assistants: cfg.Assistants, RatePerMinute: cfg.APIRatePerMinute})
+		Assistants: cfg.Assistants, RatePerMinute: cfg.APIRatePerMinute, Receipts: cfg.Receipts})
 	s.console = console.New(s.frame, console.Config{Registry: cfg.Registry, Control: cfg.Control, Lists: cfg.Lists,
 		Assistants: cfg.Assistants, Metrics: cfg.Metrics, Webhooks: cfg.Webhooks})
 	cust := customer.New(s.frame, customer.Config{Control: cfg.Control, Lists: cfg.Lists, Confirmations: cfg.Confirmations})

@@ -138,7 +138,14 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	// Demo mode's assistant listens on loopback; anywhere else an endpoint
 	// must be a public https address (internal/webhooks Config).
 	hooks := webhooks.Config{AllowPrivate: cfg.demo() || cfg.WebhookAllowPrivate == "true", LegacySignature: cfg.WebhookLegacySignature == "true"}
-	srv := web.New(web.Config{Database: st, Metrics: metrics.NewReports(st), Webhooks: webhooks.New(st, time.Now, hooks), Accounts: acc, Sessions: sessions, Logger: log, Registry: registry, Control: cp, Lists: ls,
+	signer, err := cfg.receipts()
+	if err != nil {
+		return err
+	}
+	if cfg.ReceiptKey == "" && !cfg.demo() {
+		log.Warn("receipts are signed with a key of this process's own: set -receipt-key so every instance, and every restart, signs with one key")
+	}
+	srv := web.New(web.Config{Receipts: signer, Database: st, Metrics: metrics.NewReports(st), Webhooks: webhooks.New(st, time.Now, hooks), Accounts: acc, Sessions: sessions, Logger: log, Registry: registry, Control: cp, Lists: ls,
 		TrustedProxies: cfg.trusted, TLS: cfg.tls() || cfg.SecureCookies,
 		Confirmations: links, Assistants: asst, Telemetry: telemetry, APIRatePerMinute: cfg.APIRate})
 	go sweep(ctx, log, sessions, acc, links)
