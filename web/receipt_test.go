@@ -56,6 +56,9 @@ func TestACompletedWriteHasASignedReceipt(t *testing.T) {
 	if early.json["code"] != "not_completed" {
 		t.Errorf("before completion: %s", early.body)
 	}
+	if pending := b.call(t, b.key, http.MethodGet, "/api/v1/invocations/"+id, nil).want(t, http.StatusOK); pending.json["receipt_url"] != nil {
+		t.Errorf("an invocation awaiting approval names a receipt: %v", pending.json["receipt_url"])
+	}
 	if _, err := b.cp.Approve(ctx, controlplaneUser(b.users[accounts.Agent]), id, b.inv(t, id).Version); err != nil {
 		t.Fatal(err)
 	}
@@ -65,6 +68,9 @@ func TestACompletedWriteHasASignedReceipt(t *testing.T) {
 	inv := b.call(t, b.key, http.MethodGet, "/api/v1/invocations/"+id, nil).want(t, http.StatusOK)
 	if inv.json["state"] != "completed" {
 		t.Fatalf("state %v", inv.json["state"])
+	}
+	if got := inv.json["receipt_url"]; got != b.srv.URL+path {
+		t.Errorf("receipt_url %v, want %s", got, b.srv.URL+path)
 	}
 	res := b.call(t, b.key, http.MethodGet, path, nil).want(t, http.StatusOK)
 	jwks := b.call(t, "", http.MethodGet, "/api/v1/receipts/jwks.json", nil).want(t, http.StatusOK).json

@@ -221,5 +221,6 @@ func invocationSchema() map[string]any {
 		"verification": obj([]string{"verified", "evidence", "at"}, map[string]any{"verified": boolean, "evidence": str, "at": when}),
 		"say":          typ("string", "the sentence you may tell the customer now"), "route_reason": str, "deadline_at": when, "created_at": when,
 		"reconciliation": withDesc(obj([]string{"conclusive", "found"}, map[string]any{"conclusive": boolean, "found": boolean}),
-			"POST /invocations/{id}/reconcile only")})
+			"POST /invocations/{id}/reconcile only"),
+		"receipt_url": map[string]any{"type": "string", "format": "uri", "description": "completed or reversed: where its signed receipt is (GET /invocations/{id}/receipt)"}})
 }
