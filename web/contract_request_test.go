@@ -79,6 +79,7 @@ func TestAPIRefusesWhatTheDocumentForbids(t *testing.T) {
 		{"GET /invocations/{id}", contractRequest{params: map[string]string{"id": inv}}},
 		{"POST /invocations/{id}/reconcile", contractRequest{params: map[string]string{"id": inv}}},
 		{"POST /invocations/{id}/reverse", contractRequest{params: map[string]string{"id": inv}}},
+		{"GET /invocations/{id}/receipt", contractRequest{params: map[string]string{"id": inv}}},
 		{"POST /conversations/{id}/events", contractRequest{params: map[string]string{"id": "conv-1"},
 			body: map[string]any{"intent": "transactional_high", "mode": "handed_off", "task_id": task, "summary": "Wants more than the limit.",
 				"facts": map[string]any{"order_id": order}, "would_propose": map[string]any{"action": "issue_refund", "args": refundArgs(order, 90000)}}}},

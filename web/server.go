@@ -24,6 +24,7 @@ import (
 	"countersign/internal/controlplane"
 	"countersign/internal/lists"
 	"countersign/internal/metrics"
+	"countersign/internal/receipts"
 	"countersign/internal/slackbot"
 	"countersign/internal/webhooks"
 	"countersign/web/api"
@@ -65,7 +66,10 @@ type Config struct {
 	// MCPAllowedOrigins are the browser origins that may call /mcp besides
 	// a page of the console's own address by IP or localhost.
 	MCPAllowedOrigins []string
-	Logger            *slog.Logger
+	// Receipts signs the receipts of completed writes (nil: a key of this
+	// process's own).
+	Receipts *receipts.Signer
+	Logger   *slog.Logger
 	// TrustedProxies may set X-Forwarded-For; with none, the client address
 	// is the TCP peer's, whatever headers say.
 	TrustedProxies []netip.Prefix
@@ -107,7 +111,7 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, log: cfg.Logger, access: map[string]kit.Access{}}
 	s.frame = &layout.Frame{Site: site, Nav: s.navFor}
 	s.api = api.New(site, api.Config{Registry: cfg.Registry, Control: cfg.Control, Confirmations: cfg.Confirmations,
-		Assistants: cfg.Assistants, RatePerMinute: cfg.APIRatePerMinute, AllowedOrigins: cfg.MCPAllowedOrigins})
+		Assistants: cfg.Assistants, RatePerMinute: cfg.APIRatePerMinute, AllowedOrigins: cfg.MCPAllowedOrigins, Receipts: cfg.Receipts})
 	s.console = console.New(s.frame, console.Config{Registry: cfg.Registry, Control: cfg.Control, Lists: cfg.Lists,
 		Assistants: cfg.Assistants, Metrics: cfg.Metrics, Webhooks: cfg.Webhooks, Slack: slackLinks(cfg.Slack)})
 	cust := customer.New(s.frame, customer.Config{Control: cfg.Control, Lists: cfg.Lists, Confirmations: cfg.Confirmations})

@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"flag"
@@ -17,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"countersign/internal/receipts"
 	"countersign/store"
 )
 
@@ -81,6 +83,10 @@ type config struct {
 	// Countersign-Signature, for receivers written before Standard Webhooks
 	// (webhooks.Config.LegacySignature).
 	WebhookLegacySignature string
+	// ReceiptKey is the base64 of the 32-byte Ed25519 seed receipts of
+	// completed writes are signed with; empty signs with a key of the
+	// process's own, which no other instance shares.
+	ReceiptKey string
 	// How customers prove who they are before they confirm.
 	ConfirmProof     string
 	AssertionSecrets string
@@ -186,6 +192,7 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	str(&c.NotifyTo, "notify-to", "NOTIFY_TO", "", "comma-separated recipients of notice mails")
 	dur(&c.NotifyEvery, "notify-interval", "NOTIFY_INTERVAL", 30*time.Second, "how often due notices are looked for")
 	dur(&c.WebhookEvery, "webhook-interval", "WEBHOOK_INTERVAL", 2*time.Second, "how often invocation outcomes are enqueued and sent to assistants' webhooks")
+	str(&c.ReceiptKey, "receipt-key", "RECEIPT_SIGNING_KEY", "", "base64 of the 32-byte Ed25519 seed that signs receipts of completed writes (empty: a key of this process's own)")
 	str(&c.WebhookLegacySignature, "webhook-legacy-signature", "WEBHOOK_LEGACY_SIGNATURE", "", "true: outcome webhooks also carry the pre-Standard-Webhooks Countersign-Signature header, for receivers that verify it")
 	str(&c.WebhookAllowPrivate, "webhook-allow-private", "WEBHOOK_ALLOW_PRIVATE", "", "true: outcome webhooks may be on loopback and private addresses (tests only; demo mode allows them anyway)")
 	dur(&c.DeadlineWarning, "deadline-warning", "NOTIFY_DEADLINE_WARNING", 15*time.Minute, "warn this long before an approval deadline")
@@ -252,6 +259,9 @@ func (c *config) validate() error {
 	}
 	if c.WebhookAllowPrivate != "" && c.WebhookAllowPrivate != "true" && c.WebhookAllowPrivate != "false" {
 		problems = append(problems, "-webhook-allow-private: want true or false")
+	}
+	if _, err := c.receipts(); err != nil {
+		problems = append(problems, "-receipt-key: "+err.Error())
 	}
 	if c.WebhookLegacySignature != "" && c.WebhookLegacySignature != "true" && c.WebhookLegacySignature != "false" {
 		problems = append(problems, "-webhook-legacy-signature: want true or false")
@@ -371,4 +381,17 @@ func (c config) sessionKeys(log *slog.Logger) ([][]byte, error) {
 	}
 	log.Warn("no SESSION_KEYS configured: using a development key from the data dir; configure your own keys in production", "path", path)
 	return decodeKeys(strings.TrimSpace(string(b)))
+}
+
+// receipts is the signer of receipts: the -receipt-key's, or a key of this
+// process's own when none is given.
+func (c config) receipts() (*receipts.Signer, error) {
+	if c.ReceiptKey == "" {
+		return receipts.Ephemeral(), nil
+	}
+	seed, err := base64.StdEncoding.DecodeString(c.ReceiptKey)
+	if err != nil {
+		return nil, errors.New("want the base64 of a 32-byte Ed25519 seed")
+	}
+	return receipts.NewSigner(seed)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"countersign/internal/apperr"
+	"countersign/internal/tracing"
 	"countersign/store"
 )
 
@@ -61,6 +62,7 @@ type CustomerDecided struct {
 // nothing changed meanwhile is decided unseen. A request decided
 // meanwhile is no error: Done is false.
 func (s *Service) CustomerDecide(ctx context.Context, d CustomerDecision) (CustomerDecided, error) {
+	began := time.Now()
 	actor := d.Actor
 	if actor.Kind != ActorCustomer || actor.Proof == "" {
 		return CustomerDecided{}, apperr.New(apperr.Forbidden, "Only the customer, once they proved who they are, can decide this.")
@@ -124,6 +126,9 @@ func (s *Service) CustomerDecide(ctx context.Context, d CustomerDecision) (Custo
 		}
 		return CustomerDecided{}, err
 	}
+	if d.Verb == CustomerDecline && out.Done {
+		tracing.Done(ctx, "decide", out.Invocation.ID, out.Invocation.TaskID, began, "decision", "decline", "actor", "customer", "state", string(out.Invocation.State))
+	}
 	if d.Verb != CustomerConfirm || !s.mayConfirm(row, task) {
 		return out, nil
 	}
@@ -163,6 +168,7 @@ func (s *Service) CustomerDecide(ctx context.Context, d CustomerDecision) (Custo
 		s.kick()
 	}
 	out.Done = true
+	tracing.Done(ctx, "decide", out.Invocation.ID, out.Invocation.TaskID, began, "decision", "confirm", "actor", "customer", "state", string(out.Invocation.State))
 	return out, nil
 }
 

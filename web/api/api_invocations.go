@@ -47,6 +47,9 @@ type invocationJSON struct {
 	CreatedAt   time.Time  `json:"created_at"`
 	// Reconciliation is set by POST /invocations/{id}/reconcile.
 	Reconciliation *reconciliationJSON `json:"reconciliation,omitempty"`
+	// ReceiptURL is where a completed (or since reversed) write's signed
+	// receipt is (GET /invocations/{id}/receipt).
+	ReceiptURL string `json:"receipt_url,omitempty"`
 }
 
 type targetJSON struct {
@@ -158,6 +161,9 @@ func (h *Handler) invocationOut(ctx context.Context, base string, inv controlpla
 	}
 	if v := inv.Verification; v != nil {
 		out.Verification = &verifyJSON{Verified: v.Verified, Evidence: v.Evidence, At: v.At}
+	}
+	if inv.State == controlplane.Completed || inv.State == controlplane.Reversed {
+		out.ReceiptURL = base + apiBase + "/invocations/" + inv.ID + "/receipt"
 	}
 	switch inv.State {
 	case controlplane.AwaitingConfirmation:

@@ -12,6 +12,7 @@ import (
 	"countersign/internal/assistants"
 	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
+	"countersign/internal/receipts"
 	"countersign/web/kit"
 )
 
@@ -38,19 +39,26 @@ type Config struct {
 	// or localhost; a request with another Origin is a 403. Requests
 	// without an Origin (clients outside a browser) are not affected.
 	AllowedOrigins []string
+	// Receipts signs the receipts of completed writes; nil signs with a key
+	// of this process's own (receipts.Ephemeral).
+	Receipts *receipts.Signer
 }
 
 // Handler serves the assistant's routes.
 type Handler struct {
 	*kit.Site
-	cfg    Config
-	limits *keyLimits   // per-API-key rate limits
-	mcp    http.Handler // the MCP server at /mcp
+	cfg      Config
+	limits   *keyLimits   // per-API-key rate limits
+	mcp      http.Handler // the MCP server at /mcp
+	receipts *receipts.Signer
 }
 
 // New builds the assistant's handlers on the shared plumbing.
 func New(site *kit.Site, cfg Config) *Handler {
-	h := &Handler{Site: site, cfg: cfg, limits: newKeyLimits(cfg.RatePerMinute)}
+	h := &Handler{Site: site, cfg: cfg, limits: newKeyLimits(cfg.RatePerMinute), receipts: cfg.Receipts}
+	if h.receipts == nil {
+		h.receipts = receipts.Ephemeral()
+	}
 	h.mcp = h.newMCPHandler()
 	return h
 }
@@ -76,6 +84,8 @@ func (h *Handler) Routes() []kit.Route {
 		kit.GET("/api/v1/invocations/:id", h.handleAPIInvocation, key),
 		kit.POST("/api/v1/invocations/:id/reconcile", h.handleAPIReconcile, key),
 		kit.POST("/api/v1/invocations/:id/reverse", h.handleAPIReverse, key),
+		kit.GET("/api/v1/invocations/:id/receipt", h.handleAPIReceipt, key),
+		kit.GET("/api/v1/receipts/jwks.json", h.handleReceiptKeys, kit.Anyone),
 		kit.POST("/api/v1/conversations/:id/events", h.handleAPIConversationEvent, key),
 		kit.POST("/mcp", h.handleMCP, key),
 	}

@@ -29,6 +29,8 @@ type apiOp struct {
 	// replay is the description of a 200 answering with an earlier
 	// result (deduplicated: true) beside the status of a new one.
 	replay string
+	// public marks a route that takes no key and has no rate limit.
+	public bool
 }
 
 // apiErrors are the error statuses every bearer route may answer, each with
@@ -38,7 +40,7 @@ var apiErrors = map[int]string{
 	401: "missing_api_key or invalid_api_key.",
 	403: "Not allowed: action_not_enabled, action_not_allowed, action_disabled, blocked_after_refusal, customer_not_vouched, paused_by_person.",
 	404: "not_found (also another assistant's objects), unknown_tool.",
-	409: "stale_version, illegal_transition, task_not_active, idempotency_key_in_use.",
+	409: "stale_version, illegal_transition, task_not_active, idempotency_key_in_use, not_completed.",
 	413: "body_too_large: the body is over 256 KiB.",
 	422: "invalid (the fields are named in fields), invalid_arguments, idempotency_key_reused, no_compensation, and the system's own refusals.",
 	429: "rate_limited or proposal_budget_spent; Retry-After says when to try again.",
@@ -50,7 +52,10 @@ var apiErrors = map[int]string{
 // the route table. The drift test fails when a route has no entry here or
 // an entry has no route.
 var apiDocs = map[string]apiOp{
-	"GET /api/v1/openapi.json": {summary: "This OpenAPI 3.1 document.", response: "", status: 200},
+	"GET /api/v1/openapi.json": {summary: "This OpenAPI 3.1 document.", response: "", status: 200, public: true},
+	"GET /api/v1/invocations/:id/receipt": {summary: "The signed receipt of a completed write (or one reversed since): a compact JWS, Ed25519 (alg EdDSA), of what was changed where, with which arguments, the system's reference and the read-back's evidence; verify it with the key of /receipts/jwks.json named by kid. 409 not_completed before.",
+		response: "Receipt", status: 200},
+	"GET /api/v1/receipts/jwks.json": {summary: "The public keys receipts are signed with, as a JSON Web Key Set (OKP, Ed25519).", response: "JWKS", status: 200, public: true},
 	"GET /api/v1/tools": {summary: "The tools this assistant may use now, after the three filters; narrowed to a task's actions with ?task=, searched with ?q=.",
 		response: "ToolList", status: 200, query: []string{"task", "q"}},
 	"POST /api/v1/tools/:name": {summary: "Run a read tool for the task's customer.", request: "ReadToolRequest", response: "ReadResult", status: 200, query: []string{"task"}},
@@ -123,9 +128,9 @@ func (h *Handler) OpenAPI() map[string]any {
 		if op.replay != "" {
 			responses["200"] = map[string]any{"description": op.replay, "content": content}
 		}
-		if path == apiBase+"/openapi.json" {
-			// The document is public: no key, no rate limit; only a query
-			// of bad text (NUL, invalid UTF-8, oversized) is refused.
+		if op.public {
+			// No key, no rate limit; only a query of bad text (NUL,
+			// invalid UTF-8, oversized) is refused.
 			o["security"] = []any{}
 			responses["400"] = map[string]any{"$ref": "#/components/responses/Error400"}
 		} else {

@@ -143,7 +143,20 @@ func apiSchemas() map[string]any {
 		"ExpectedVersion": strict([]string{"expected_version"}, map[string]any{"expected_version": between(1, math.MaxInt32, "the task's version as you last read it")}),
 		"Proposal": strict([]string{"action", "args"}, map[string]any{"action": required(maxActionNameLen), "system": limited(maxSystemNameLen),
 			"args": limitedObject(maxArgsBytes), "summary": limited(maxSummaryLen, "your own one-line description; the quote wins when they disagree")}),
-		"Invocation":                invocationSchema(),
+		"Invocation": invocationSchema(),
+		"Receipt": obj([]string{"receipt", "kid", "claims"}, map[string]any{
+			"receipt": typ("string", "compact JWS: base64url(header) . base64url(claims) . base64url(Ed25519 signature); header {alg: EdDSA, typ: countersign-receipt+jwt, kid}"),
+			"kid":     typ("string", "the signing key's JWK thumbprint (RFC 7638)"),
+			"claims": obj([]string{"iss", "sub", "iat", "task_id", "system", "action", "state", "target", "args", "result", "verification", "completed_at"}, map[string]any{
+				"iss": typ("string", "the console's address"), "sub": typ("string", "the invocation's id"), "iat": typ("integer", "unix seconds"),
+				"task_id": str, "system": str, "action": str, "state": enum("completed", "reversed"),
+				"target":       obj([]string{"system", "kind", "id", "display"}, map[string]any{"system": str, "kind": str, "id": str, "display": str}),
+				"args":         withDesc(anyObj, "the arguments the system was sent"),
+				"result":       nullable(obj([]string{"reference", "short_reference"}, map[string]any{"reference": str, "short_reference": str, "deduplicated": boolean})),
+				"verification": nullable(obj([]string{"verified", "evidence", "at"}, map[string]any{"verified": boolean, "evidence": str, "at": when})),
+				"completed_at": nullable(when)})}),
+		"JWKS": obj([]string{"keys"}, map[string]any{"keys": map[string]any{"type": "array", "items": obj([]string{"kty", "crv", "x", "kid", "alg"},
+			map[string]any{"kty": enum("OKP"), "crv": enum("Ed25519"), "x": typ("string", "the public key, base64url"), "kid": str, "alg": enum("EdDSA"), "use": enum("sig")})}}),
 		"ConversationEvent":         conversationEventSchema(intents, modes, false),
 		"RecordedConversationEvent": conversationEventSchema(intents, modes, true),
 	}
@@ -208,5 +221,6 @@ func invocationSchema() map[string]any {
 		"verification": obj([]string{"verified", "evidence", "at"}, map[string]any{"verified": boolean, "evidence": str, "at": when}),
 		"say":          typ("string", "the sentence you may tell the customer now"), "route_reason": str, "deadline_at": when, "created_at": when,
 		"reconciliation": withDesc(obj([]string{"conclusive", "found"}, map[string]any{"conclusive": boolean, "found": boolean}),
-			"POST /invocations/{id}/reconcile only")})
+			"POST /invocations/{id}/reconcile only"),
+		"receipt_url": map[string]any{"type": "string", "format": "uri", "description": "completed or reversed: where its signed receipt is (GET /invocations/{id}/receipt)"}})
 }

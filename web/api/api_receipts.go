@@ -1,0 +1,70 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"countersign/internal/apperr"
+	"countersign/internal/controlplane"
+)
+
+// receiptClaims is what a receipt of a completed write says, signed: the
+// invocation, what was changed where, with which arguments, the system's
+// reference and the read-back's evidence.
+type receiptClaims struct {
+	Issuer   string `json:"iss"`
+	Subject  string `json:"sub"`
+	IssuedAt int64  `json:"iat"`
+	TaskID   string `json:"task_id"`
+	System   string `json:"system"`
+	Action   string `json:"action"`
+	// State is completed, or reversed when a compensation undid it since.
+	State        string          `json:"state"`
+	Target       targetJSON      `json:"target"`
+	Args         json.RawMessage `json:"args"`
+	Result       *resultJSON     `json:"result"`
+	Verification *verifyJSON     `json:"verification"`
+	CompletedAt  *time.Time      `json:"completed_at"`
+}
+
+// receiptJSON is the answer of GET /api/v1/invocations/{id}/receipt: the
+// JWS, the id of the key that signed it, and its claims decoded.
+type receiptJSON struct {
+	Receipt string        `json:"receipt"`
+	KeyID   string        `json:"kid"`
+	Claims  receiptClaims `json:"claims"`
+}
+
+// handleAPIReceipt answers GET /api/v1/invocations/:id/receipt: the signed
+// receipt of a completed (or since reversed) write; 409 not_completed
+// before that.
+func (h *Handler) handleAPIReceipt(c echo.Context) error {
+	ctx := c.Request().Context()
+	inv, _, err := h.cfg.Assistants.Invocation(ctx, currentAssistant(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	if inv.State != controlplane.Completed && inv.State != controlplane.Reversed {
+		return &apperr.Error{Kind: apperr.IllegalTransition, Code: "not_completed",
+			Message: "A receipt is issued once the write is completed; this one is " + inv.State.Label() + ".",
+			Hint:    "Follow the invocation until its state is completed, then ask again."}
+	}
+	out := h.invocationOut(ctx, baseURL(c), inv)
+	claims := receiptClaims{Issuer: baseURL(c), Subject: inv.ID, IssuedAt: h.Now().Unix(), TaskID: inv.TaskID, System: inv.System,
+		Action: inv.Action, State: string(inv.State), Target: out.Target, Args: out.Args.Effective, Result: out.Result,
+		Verification: out.Verification, CompletedAt: inv.FinishedAt}
+	jws, err := h.receipts.Sign(claims)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, receiptJSON{Receipt: jws, KeyID: h.receipts.KeyID(), Claims: claims})
+}
+
+// handleReceiptKeys answers GET /api/v1/receipts/jwks.json: the public key
+// receipts are signed with, for anyone to verify them.
+func (h *Handler) handleReceiptKeys(c echo.Context) error {
+	return c.JSON(http.StatusOK, h.receipts.JWKS())
+}

@@ -1,0 +1,101 @@
+package web_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"countersign/internal/accounts"
+)
+
+// verifyReceipt checks a compact JWS as any holder of the JWKS would, with
+// nothing of Countersign's code: the key named by kid, alg EdDSA, the
+// Ed25519 signature of "<header>.<payload>".
+func verifyReceipt(t *testing.T, jws string, jwks map[string]any) (map[string]any, bool) {
+	t.Helper()
+	parts := strings.Split(jws, ".")
+	if len(parts) != 3 {
+		return nil, false
+	}
+	rawHeader, _ := base64.RawURLEncoding.DecodeString(parts[0])
+	rawClaims, _ := base64.RawURLEncoding.DecodeString(parts[1])
+	sig, _ := base64.RawURLEncoding.DecodeString(parts[2])
+	var header map[string]any
+	var claims map[string]any
+	if json.Unmarshal(rawHeader, &header) != nil || json.Unmarshal(rawClaims, &claims) != nil || header["alg"] != "EdDSA" {
+		return nil, false
+	}
+	for _, k := range jwks["keys"].([]any) {
+		key := k.(map[string]any)
+		if key["kid"] != header["kid"] || key["kty"] != "OKP" || key["crv"] != "Ed25519" {
+			continue
+		}
+		x, _ := base64.RawURLEncoding.DecodeString(key["x"].(string))
+		return claims, len(x) == ed25519.PublicKeySize && ed25519.Verify(x, []byte(parts[0]+"."+parts[1]), sig)
+	}
+	return nil, false
+}
+
+// TestACompletedWriteHasASignedReceipt: a receipt is refused before the
+// write completes, then verifies under the public JWKS and says what the
+// API says of the write; changed claims do not verify; another assistant
+// cannot have it.
+func TestACompletedWriteHasASignedReceipt(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	ctx := context.Background()
+	id := b.proposeRefund(t, b.damagedOrder(t))
+	path := "/api/v1/invocations/" + id + "/receipt"
+	early := b.call(t, b.key, http.MethodGet, path, nil).want(t, http.StatusConflict)
+	if early.json["code"] != "not_completed" {
+		t.Errorf("before completion: %s", early.body)
+	}
+	if pending := b.call(t, b.key, http.MethodGet, "/api/v1/invocations/"+id, nil).want(t, http.StatusOK); pending.json["receipt_url"] != nil {
+		t.Errorf("an invocation awaiting approval names a receipt: %v", pending.json["receipt_url"])
+	}
+	if _, err := b.cp.Approve(ctx, controlplaneUser(b.users[accounts.Agent]), id, b.inv(t, id).Version); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.cp.DispatchOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	inv := b.call(t, b.key, http.MethodGet, "/api/v1/invocations/"+id, nil).want(t, http.StatusOK)
+	if inv.json["state"] != "completed" {
+		t.Fatalf("state %v", inv.json["state"])
+	}
+	if got := inv.json["receipt_url"]; got != b.srv.URL+path {
+		t.Errorf("receipt_url %v, want %s", got, b.srv.URL+path)
+	}
+	res := b.call(t, b.key, http.MethodGet, path, nil).want(t, http.StatusOK)
+	jwks := b.call(t, "", http.MethodGet, "/api/v1/receipts/jwks.json", nil).want(t, http.StatusOK).json
+	jws := res.json["receipt"].(string)
+	claims, ok := verifyReceipt(t, jws, jwks)
+	if !ok {
+		t.Fatalf("the receipt does not verify under %v: %s", jwks, jws)
+	}
+	if diff := cmp.Diff(res.json["claims"], any(claims)); diff != "" {
+		t.Errorf("claims shown differ from the signed ones (-shown +signed):\n%s", diff)
+	}
+	args := inv.json["args"].(map[string]any)
+	for k, want := range map[string]any{"sub": id, "task_id": b.taskID(), "system": "shop", "action": "issue_refund", "state": "completed",
+		"args": args["effective"], "result": inv.json["result"], "verification": inv.json["verification"], "target": inv.json["target"]} {
+		if diff := cmp.Diff(want, claims[k]); diff != "" {
+			t.Errorf("claim %s (-api +receipt):\n%s", k, diff)
+		}
+	}
+
+	parts := strings.Split(jws, ".")
+	claims["result"].(map[string]any)["reference"] = "re_forged"
+	forged, _ := json.Marshal(claims)
+	if _, ok := verifyReceipt(t, parts[0]+"."+base64.RawURLEncoding.EncodeToString(forged)+"."+parts[2], jwks); ok {
+		t.Error("a receipt with a changed reference verifies")
+	}
+	_, otherKey := b.newAssistant(t, "other-bot")
+	b.call(t, otherKey, http.MethodGet, path, nil).want(t, http.StatusNotFound)
+}
