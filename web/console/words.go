@@ -22,22 +22,6 @@ import (
 // thousands writes a count with thousands separators: 1234 → "1,234".
 func thousands(n int64) string { return money.Count(n) }
 
-// plural writes "1 result needs checking" / "3 results need checking".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
-}
-
-// pluralN is plural for a large count, with thousands separators.
-func pluralN(n int64, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return thousands(n) + " " + many
-}
-
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -261,7 +245,7 @@ func eventSentence(e controlplane.Event, subject string) string {
 	case "task.paused":
 		s := "paused the task: no request of it gets a permit until it is resumed"
 		if n := lenList(e.Data["not_dispatched"]); n > 0 {
-			s += "; " + plural(n, "approved request", "approved requests") + " will not be sent"
+			s += "; " + views.Plural(int64(n), "approved request", "approved requests") + " will not be sent"
 		}
 		return s + "."
 	case "task.active":
@@ -269,7 +253,7 @@ func eventSentence(e controlplane.Event, subject string) string {
 	case "task.cancelled":
 		s := "cancelled the task; nothing was undone"
 		if n := lenList(e.Data["not_dispatched"]); n > 0 {
-			s += "; " + plural(n, "approved request", "approved requests") + " will not be sent"
+			s += "; " + views.Plural(int64(n), "approved request", "approved requests") + " will not be sent"
 		}
 		return s + "."
 	case "task.closed":
