@@ -122,8 +122,8 @@ var Definitions = []Definition{
 		Text: "For the conversations that started in the period and were resolved: the time from the customer's first message to " +
 			"the moment it was resolved. Shown as the time within which half were resolved, and within which 9 in 10 were, each " +
 			"rounded up to the next of " + bucketSteps + ".",
-		Alert:       "9 in 10 take a day or more: actions add delay without reducing contacts.",
-		WarningText: "Warns when 9 in 10 take a day or more: actions that add latency without reducing contacts.",
+		Alert:       "More than 1 in 10 took over a day: actions add delay without reducing contacts.",
+		WarningText: "Warns when more than 1 in 10 take over a day: actions that add latency without reducing contacts.",
 		Lines:       []Line{{Value: 86400, Label: "warns at 1 day"}},
 		hist:        func(s Sums) []int64 { return s.ResolutionHist },
 		warn:        func(v Value) bool { return v.P90 > 86400 }},
@@ -147,8 +147,8 @@ var Definitions = []Definition{
 		Text: "For the requests proposed in the period that waited for an agent or the customer and were approved: the time from " +
 			"the proposal to the approval. Shown as the time within which half were approved, and within which 9 in 10 were, " +
 			"each rounded up to the next of " + bucketSteps + ".",
-		Alert:       "9 in 10 wait 4 hours or more for a decision.",
-		WarningText: "Warns when 9 in 10 wait 4 hours or more.",
+		Alert:       "More than 1 in 10 waited over 4 hours for a decision.",
+		WarningText: "Warns when more than 1 in 10 wait over 4 hours.",
 		Lines:       []Line{{Value: 14400, Label: "warns at 4h"}},
 		hist:        func(s Sums) []int64 { return s.WaitHist },
 		warn:        func(v Value) bool { return v.P90 > 14400 }},

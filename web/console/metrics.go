@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"encoding/csv"
 	"fmt"
 	"math"
@@ -84,10 +85,10 @@ func (h *Handler) handleMetrics(c echo.Context) error {
 		Filter: views.MetricsFilter{From: f.From.Format(time.DateOnly), To: f.To.AddDate(0, 0, -1).Format(time.DateOnly),
 			System: f.System, Action: f.Action, Intent: f.Intent, Assistant: f.Assistant,
 			Systems: plainOptions(dims.Systems, nil), ActionList: plainOptions(dims.Actions, h.actionTitle),
-			Intents: plainOptions(dims.Intents, intentWords), Assistants: plainOptions(dims.Assistants, nil), Errors: errs},
+			Intents: plainOptions(dims.Intents, intentWords), Assistants: plainOptions(dims.Assistants, h.assistantNames(c.Request().Context())), Errors: errs},
 		Query: filterQuery(f).Encode(),
 	}
-	v.Period = h.periodWords(f)
+	v.Period = h.periodWords(c.Request().Context(), f)
 	for _, r := range rep.Results {
 		v.Cards = append(v.Cards, metricCard(r))
 		if r.Value.Warn {
@@ -97,6 +98,7 @@ func (h *Handler) handleMetrics(c echo.Context) error {
 	t := h.sectionTables(rep)
 	v.Handoff, v.Actions, v.NotDispatched, v.Rejections, v.Readiness = t.handoff, t.actions, t.notDispatched, t.rejections, t.readiness
 	v.Unverified = views.UnverifiedCard{Count: money.Count(rep.Unverified), Oldest: "none waiting",
+		Noun: views.Noun(rep.Unverified, "request whose result needs checking", "requests whose result needs checking"),
 		Warn: rep.Unverified > 0 && rep.OldestUnverified >= time.Hour}
 	if rep.Unverified > 0 {
 		v.Unverified.Oldest = metrics.Human(rep.OldestUnverified)
@@ -187,12 +189,35 @@ func plainOptions(values []string, words func(string) string) []views.Option {
 	return out
 }
 
+// assistantNames names assistants by id for people; an id it cannot
+// name (no catalog, or a failed read) is shown as it is.
+func (h *Handler) assistantNames(ctx context.Context) func(string) string {
+	names := map[string]string{}
+	if h.cfg.Assistants != nil {
+		if list, err := h.cfg.Assistants.List(ctx); err == nil {
+			for _, a := range list {
+				names[a.ID] = a.Name
+			}
+		}
+	}
+	return func(id string) string {
+		if n := names[id]; n != "" {
+			return n
+		}
+		return id
+	}
+}
+
 // periodWords says the filter in a phrase: "2026-03-05 to 2026-04-01,
 // Refund an order, asked for: A high-risk change".
-func (h *Handler) periodWords(f metrics.Filter) string {
+func (h *Handler) periodWords(ctx context.Context, f metrics.Filter) string {
 	out := f.From.Format(time.DateOnly) + " to " + f.To.AddDate(0, 0, -1).Format(time.DateOnly)
+	assistant := f.Assistant
+	if assistant != "" {
+		assistant = h.assistantNames(ctx)(assistant)
+	}
 	for _, d := range []struct{ name, v string }{{"system ", f.System}, {"", h.actionTitle(f.Action)},
-		{"asked for: ", intentWords(f.Intent)}, {"assistant ", f.Assistant}} {
+		{"asked for: ", intentWords(f.Intent)}, {"assistant ", assistant}} {
 		if d.v != "" {
 			out += ", " + d.name + d.v
 		}

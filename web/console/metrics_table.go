@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -22,7 +23,7 @@ func (h *Handler) handleMetricsTable(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if t, ok := h.sectionTable(rep, c.Param("id")); ok {
+	if t, ok := h.sectionTable(c.Request().Context(), rep, c.Param("id")); ok {
 		if c.Request().Header.Get("HX-Request") == "true" {
 			return kit.Render(c, http.StatusOK, views.MetricsSectionTableFragment(t))
 		}
@@ -33,7 +34,7 @@ func (h *Handler) handleMetricsTable(c echo.Context) error {
 			continue
 		}
 		card := metricCard(r)
-		t := views.MetricsDayTable{ID: r.ID, Name: r.Name, Period: h.periodWords(rep.Filter), Points: card.Chart.Points,
+		t := views.MetricsDayTable{ID: r.ID, Name: r.Name, Period: h.periodWords(c.Request().Context(), rep.Filter), Points: card.Chart.Points,
 			Back: "/metrics?" + filterQuery(rep.Filter).Encode() + "#m-" + r.ID}
 		if c.Request().Header.Get("HX-Request") == "true" {
 			return kit.Render(c, http.StatusOK, views.MetricsDayTableFragment(t))
@@ -44,9 +45,9 @@ func (h *Handler) handleMetricsTable(c echo.Context) error {
 }
 
 // sectionTable is the section table id names, if it names one.
-func (h *Handler) sectionTable(rep metrics.Report, id string) (views.MetricsSectionTable, bool) {
+func (h *Handler) sectionTable(ctx context.Context, rep metrics.Report, id string) (views.MetricsSectionTable, bool) {
 	s := h.sectionTables(rep)
-	t := views.MetricsSectionTable{ID: id, Period: h.periodWords(rep.Filter)}
+	t := views.MetricsSectionTable{ID: id, Period: h.periodWords(ctx, rep.Filter)}
 	switch id {
 	case "handoff-by-intent":
 		t.Group = s.handoff

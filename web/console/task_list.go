@@ -106,19 +106,19 @@ func taskRow(t lists.TaskItem) views.TaskRow {
 		NeedsPerson: t.NeedsPerson, Mine: t.Mine, BudgetLeft: t.BudgetLeft(), WriteBudget: t.WriteBudget,
 		Updated: t.UpdatedAt.UTC().Format("Jan 2 15:04 UTC")}
 	if t.Unverified > 0 {
-		r.Needs = append(r.Needs, plural(t.Unverified, "result needs checking", "results need checking"))
+		r.Needs = append(r.Needs, views.Plural(int64(t.Unverified), "result needs checking", "results need checking"))
 	}
 	if t.AwaitingApproval > 0 {
-		r.Needs = append(r.Needs, plural(t.AwaitingApproval, "request awaits approval", "requests await approval"))
+		r.Needs = append(r.Needs, views.Plural(int64(t.AwaitingApproval), "request awaits approval", "requests await approval"))
 	}
 	if t.State == controlplane.TaskPaused {
 		r.Needs = append(r.Needs, "paused: resume or cancel it")
 	}
 	if t.HandoffsWaiting > 0 {
-		r.Needs = append(r.Needs, plural(t.HandoffsWaiting, "hand-off nobody has taken", "hand-offs nobody has taken"))
+		r.Needs = append(r.Needs, views.Plural(int64(t.HandoffsWaiting), "hand-off nobody has taken", "hand-offs nobody has taken"))
 	}
 	if t.AwaitingCustomer > 0 {
-		r.Waiting = "Waiting for the customer to confirm " + plural(t.AwaitingCustomer, "request", "requests") + "."
+		r.Waiting = "Waiting for the customer to confirm " + views.Plural(int64(t.AwaitingCustomer), "request", "requests") + "."
 	}
 	return r
 }
@@ -130,13 +130,13 @@ func pagerView(before int64, n int, total int64, one, many string) views.Pager {
 	case total == 0:
 		return views.Pager{Showing: "No " + many + "."}
 	case n == 0:
-		return views.Pager{Showing: fmt.Sprintf("Nothing more: %s in all.", pluralN(total, one, many))}
+		return views.Pager{Showing: fmt.Sprintf("Nothing more: %s in all.", views.Plural(total, one, many))}
 	case total == 1:
 		return views.Pager{Showing: "Showing the only " + one + "."}
 	case before == 0 && int64(n) == total:
-		return views.Pager{Showing: fmt.Sprintf("Showing all %s.", pluralN(total, one, many))}
+		return views.Pager{Showing: fmt.Sprintf("Showing all %s.", views.Plural(total, one, many))}
 	}
-	return views.Pager{Showing: fmt.Sprintf("Showing %s–%s of %s.", thousands(before+1), thousands(before+int64(n)), pluralN(total, one, many))}
+	return views.Pager{Showing: fmt.Sprintf("Showing %s–%s of %s.", thousands(before+1), thousands(before+int64(n)), views.Plural(total, one, many))}
 }
 
 // parseTaskCursor reads after=rank.unixmicro.id; anything else is the first page.

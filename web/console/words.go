@@ -2,6 +2,7 @@ package console
 
 import (
 	"encoding/json"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -20,22 +21,6 @@ import (
 
 // thousands writes a count with thousands separators: 1234 → "1,234".
 func thousands(n int64) string { return money.Count(n) }
-
-// plural writes "1 result needs checking" / "3 results need checking".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
-}
-
-// pluralN is plural for a large count, with thousands separators.
-func pluralN(n int64, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return thousands(n) + " " + many
-}
 
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
@@ -260,7 +245,7 @@ func eventSentence(e controlplane.Event, subject string) string {
 	case "task.paused":
 		s := "paused the task: no request of it gets a permit until it is resumed"
 		if n := lenList(e.Data["not_dispatched"]); n > 0 {
-			s += "; " + plural(n, "approved request", "approved requests") + " will not be sent"
+			s += "; " + views.Plural(int64(n), "approved request", "approved requests") + " will not be sent"
 		}
 		return s + "."
 	case "task.active":
@@ -268,7 +253,7 @@ func eventSentence(e controlplane.Event, subject string) string {
 	case "task.cancelled":
 		s := "cancelled the task; nothing was undone"
 		if n := lenList(e.Data["not_dispatched"]); n > 0 {
-			s += "; " + plural(n, "approved request", "approved requests") + " will not be sent"
+			s += "; " + views.Plural(int64(n), "approved request", "approved requests") + " will not be sent"
 		}
 		return s + "."
 	case "task.closed":
@@ -378,4 +363,39 @@ func lenList(v any) int {
 // "refund created".
 func effectWords(kind string) string {
 	return strings.ToLower(humanize(kind))
+}
+
+// stagePrefix is how a route reason starts when it names the policy's
+// stage ("stage 3: an agent approves").
+var stagePrefix = regexp.MustCompile(`^stage \d+: `)
+
+// routeWords says why a person decides, from the route reason stored at
+// proposal time: no stage numbers, a full sentence. An empty reason (a
+// proposal from before reasons were kept) says nothing.
+func routeWords(reason string) string {
+	reason = strings.TrimSpace(reason)
+	switch reason {
+	case "":
+		return ""
+	case "stage 3: an agent approves":
+		return "Its policy has an agent approve every request of this kind."
+	case "stage 4: the customer confirms":
+		return "Its policy has the customer confirm every request of this kind."
+	}
+	reason = stagePrefix.ReplaceAllString(reason, "")
+	reason = strings.Replace(reason, "stage 5 pays out automatically", "automatic approval pays out", 1)
+	reason = strings.Replace(reason, "stage 5 ", "automatic approval ", 1)
+	reason = strings.ToUpper(reason[:1]) + reason[1:]
+	if !strings.HasSuffix(reason, ".") {
+		reason += "."
+	}
+	return reason
+}
+
+// policyVersionWords names the policy version a proposal was routed under.
+func policyVersionWords(version int32) string {
+	if version <= 0 {
+		return ""
+	}
+	return "policy version " + strconv.Itoa(int(version)) + " when proposed"
 }

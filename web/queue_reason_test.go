@@ -1,0 +1,53 @@
+package web_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"countersign/internal/accounts"
+)
+
+// TestQueueCardLeadsWithWhyAPersonDecides: the queue's row and the
+// card's page open with the route reason kept at proposal time, in words
+// (no stage codes), with the policy version it was routed under.
+func TestQueueCardLeadsWithWhyAPersonDecides(t *testing.T) {
+	t.Parallel()
+	b := setup(t, bundleOpts{shop: true})
+	f := newConsoleFixture(t, b)
+	inv := f.refund(t, f.order, 4200)
+	if inv.RouteReason == "" {
+		t.Fatal("the proposal has no route reason")
+	}
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Agent])
+
+	check := func(where, why string) {
+		t.Helper()
+		if !strings.HasPrefix(why, "Why you decide:") {
+			t.Errorf("%s: the reason is %q, want it to say why you decide", where, why)
+		}
+		if strings.Contains(strings.ToLower(why), "stage ") {
+			t.Errorf("%s: the reason names a stage code: %q", where, why)
+		}
+		if !strings.Contains(why, "policy version ") {
+			t.Errorf("%s: the reason lacks the policy version: %q", where, why)
+		}
+	}
+	row := c.get("/queue").doc(t).Find(`[data-testid="card-` + inv.ID + `"] .qc-main`)
+	if first := row.Children().First(); first.AttrOr("data-testid", "") != "route-reason" {
+		t.Errorf("the queue row leads with %q, want the route reason", first.Text())
+	}
+	check("queue row", strings.Join(strings.Fields(row.Find(`[data-testid="route-reason"]`).Text()), " "))
+
+	if res := c.post("/queue/"+inv.ID+"/claim", url.Values{"_csrf": {c.csrf("/queue")}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("claim: %d", res.StatusCode)
+	}
+	page := c.get("/queue/" + inv.ID).doc(t)
+	why := page.Find(`[data-testid="route-reason"]`)
+	if why.Length() != 1 {
+		t.Fatalf("the card's page shows %d route reasons, want 1", why.Length())
+	}
+	check("card page", strings.Join(strings.Fields(why.Text()), " "))
+}
