@@ -2,12 +2,10 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"time"
@@ -15,21 +13,9 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
-)
 
-// chromiumPath finds Chromium as the browser tests do: CHROMIUM_PATH, else
-// chromium, chromium-browser or google-chrome on PATH.
-func chromiumPath() (string, error) {
-	if p := os.Getenv("CHROMIUM_PATH"); p != "" {
-		return p, nil
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p, nil
-		}
-	}
-	return "", errors.New("bench: Chromium not found (make test installs it; or set CHROMIUM_PATH)")
-}
+	"countersign/internal/chromium"
+)
 
 // navigationTiming is what the bench reads of a navigation's timing entry.
 type navigationTiming struct {
@@ -49,9 +35,9 @@ type pageLoad struct {
 // (Navigation Timing's loadEventEnd: the HTML, its styles and scripts,
 // parsed, laid out and run) and the number of elements.
 func loadInChromium(ctx context.Context, base, path, cookie string, n int) (pageLoad, error) {
-	bin, err := chromiumPath()
+	bin, err := chromium.Path()
 	if err != nil {
-		return pageLoad{}, err
+		return pageLoad{}, fmt.Errorf("bench: Chromium not found (make test installs it; or set CHROMIUM_PATH): %w", err)
 	}
 	dir, err := os.MkdirTemp("", "countersign-bench-chromium-")
 	if err != nil {

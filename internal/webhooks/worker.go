@@ -53,7 +53,6 @@ type Worker struct {
 	log    *slog.Logger
 	// lease is how long a claimed delivery is this worker's.
 	lease time.Duration
-	batch int
 	// legacy also signs with Countersign-Signature (Config.LegacySignature).
 	legacy bool
 }
@@ -81,9 +80,8 @@ func NewWorker(st workerStore, render Render, cfg Config, now func() time.Time, 
 	// covers one attempt timing out. A console that dies or freezes holding
 	// it delays it (and the later events of its invocation, which go in
 	// order) by that lease at most, not by a whole batch's worth.
-	const batch = 1
 	return &Worker{store: st, render: render, http: client, now: now, log: log,
-		lease: client.Timeout + 30*time.Second, batch: batch, legacy: cfg.LegacySignature}
+		lease: client.Timeout + 30*time.Second, legacy: cfg.LegacySignature}
 }
 
 // Backoff is how long to wait after the n-th failed attempt (n ≥ 1):
@@ -166,7 +164,7 @@ func (w *Worker) DeliverDue(ctx context.Context) (int, error) {
 	for {
 		now := w.now()
 		token := randomHex(12)
-		claimed, err := w.store.ClaimWebhookDeliveries(ctx, now, now.Add(w.lease), token, w.batch)
+		claimed, err := w.store.ClaimWebhookDeliveries(ctx, now, now.Add(w.lease), token, 1)
 		if err != nil || len(claimed) == 0 {
 			return n, err
 		}

@@ -6,7 +6,6 @@ package browsertest
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -14,22 +13,13 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"countersign/internal/chromium"
 	"countersign/internal/slowtest"
 )
 
 // ExecPath finds Chromium: CHROMIUM_PATH, else chromium or
-// chromium-browser on PATH.
-func ExecPath() (string, error) {
-	if p := os.Getenv("CHROMIUM_PATH"); p != "" {
-		return p, nil
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p, nil
-		}
-	}
-	return "", exec.ErrNotFound
-}
+// chromium-browser on PATH (package chromium).
+func ExecPath() (string, error) { return chromium.Path() }
 
 // New starts a private headless Chromium for this test and returns a tab's
 // context, which ends with the test or after timeout. Under -short (outside
