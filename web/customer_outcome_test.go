@@ -40,7 +40,7 @@ type situation struct {
 	err           string
 }
 
-const customerRoute = "stage 4: the customer confirms"
+const customerRoute = "Its policy has the customer confirm every request of this kind."
 
 // situations covers every invocation state, and each way of ending that
 // reads differently to the customer.

@@ -86,7 +86,7 @@ func TestTaskViewSaysWhereEachRequestStandsAndPauseIsAControl(t *testing.T) {
 	if !strings.Contains(timeline, b.users[accounts.Agent].Name+" paused the task") {
 		t.Errorf("the timeline does not say who paused the task, in a sentence:\n%s", timeline)
 	}
-	for _, want := range []string{"proposed “Refund $6.00 on order ", "Awaiting approval by a support agent for it.",
+	for _, want := range []string{"proposed “Refund $6.00 on order ", "Awaiting approval by a support agent for it: its policy has an agent approve every request of this kind.",
 		"No confirmation came back for it: the result needs checking. Nothing was re-sent.",
 		"The shop confirmed it by reading it back: completed (reference ", "approved “Refund $7.00 on order ",
 		"It was not sent: The task was paused before this could be sent."} {

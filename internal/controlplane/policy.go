@@ -118,8 +118,9 @@ type Route struct {
 }
 
 // routeCustomerConfirms is the route reason of a proposal sent to the
-// customer to confirm (stage 4).
-const routeCustomerConfirms = "stage 4: the customer confirms"
+// customer to confirm (stage 4). Route reasons are sentences a person
+// reads as they are (cards, Slack, the API): no stage numbers.
+const routeCustomerConfirms = "Its policy has the customer confirm every request of this kind."
 
 // RouteProposal decides where a proposal goes under policy p, counting
 // nothing else already moved or pending: RouteExposure with no prior
@@ -142,14 +143,14 @@ func RouteExposure(p Policy, amountCents *int64, prior int64, reversal bool) Rou
 	approval := func(reason string) Route {
 		return Route{State: AwaitingApproval, Reason: reason, Window: p.ApprovalWindow}
 	}
-	total, what := amountCents, "the amount"
+	total, what := amountCents, "The amount"
 	if amountCents != nil && prior > 0 {
 		sum := *amountCents + prior
 		total = &sum
-		what = fmt.Sprintf("the amount with what already moved or is pending on this customer or object (%s in all)", money.Format(sum, ""))
+		what = fmt.Sprintf("The amount with what already moved or is pending on this customer or object (%s in all)", money.Format(sum, ""))
 	}
 	if total != nil && p.ApprovalAboveCents != nil && *total > *p.ApprovalAboveCents {
-		return approval(fmt.Sprintf("%s is above the approval threshold of %s", what, money.Format(*p.ApprovalAboveCents, "")))
+		return approval(fmt.Sprintf("%s is above the approval threshold of %s.", what, money.Format(*p.ApprovalAboveCents, "")))
 	}
 	switch p.Stage {
 	case StageAssisted:
@@ -157,15 +158,15 @@ func RouteExposure(p Policy, amountCents *int64, prior int64, reversal bool) Rou
 	case StageAutonomous:
 		switch {
 		case reversal:
-			return approval("a reversal needs its own approval")
+			return approval("A reversal needs its own approval.")
 		case p.OwnerID == nil:
-			return approval("stage 5 needs a policy owner, and this policy has none")
+			return approval("Automatic approval needs a policy owner, and this policy has none.")
 		case total != nil && p.AutoMaxCents == nil:
-			return approval("stage 5 pays out automatically only up to a ceiling, and this policy has none")
+			return approval("Automatic approval pays out only up to a ceiling, and this policy has none.")
 		case total != nil && p.AutoMaxCents != nil && *total > *p.AutoMaxCents:
-			return approval(fmt.Sprintf("%s is above the automatic ceiling of %s", what, money.Format(*p.AutoMaxCents, "")))
+			return approval(fmt.Sprintf("%s is above the automatic ceiling of %s.", what, money.Format(*p.AutoMaxCents, "")))
 		}
-		return Route{State: Approved, Reason: "stage 5: within the policy's limits"}
+		return Route{State: Approved, Reason: "Within the policy's limits."}
 	}
-	return approval("stage 3: an agent approves")
+	return approval("Its policy has an agent approve every request of this kind.")
 }

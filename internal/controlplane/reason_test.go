@@ -9,7 +9,7 @@ import (
 // TestInvocationReason: every way an invocation ends without being carried
 // out has a code and a sentence; the other states have no reason.
 func TestInvocationReason(t *testing.T) {
-	const customer = "stage 4: the customer confirms"
+	const customer = "Its policy has the customer confirm every request of this kind."
 	cases := []struct {
 		name string
 		inv  controlplane.Invocation
@@ -20,7 +20,7 @@ func TestInvocationReason(t *testing.T) {
 			"task_paused", "The task was paused before this could be sent."},
 		{"budget", controlplane.Invocation{State: controlplane.NotDispatched, NotDispatchedReason: controlplane.ReasonBudgetSpent},
 			"budget_spent", "The task's write budget was spent."},
-		{"agent", controlplane.Invocation{State: controlplane.Rejected, RouteReason: "stage 3: an agent approves", DecisionReason: "amount too high"},
+		{"agent", controlplane.Invocation{State: controlplane.Rejected, RouteReason: "Its policy has an agent approve every request of this kind.", DecisionReason: "amount too high"},
 			"rejected_by_agent", "Amount too high."},
 		{"customer with words", controlplane.Invocation{State: controlplane.Rejected, RouteReason: customer, DecisionReason: "I changed my mind"},
 			"declined_by_customer", "The customer declined it: I changed my mind."},
@@ -29,7 +29,7 @@ func TestInvocationReason(t *testing.T) {
 		{"superseded", controlplane.Invocation{State: controlplane.Rejected, RouteReason: customer,
 			DecisionReason: "superseded: the order changed after the quote was shown"},
 			"superseded", "The order changed after the quote was shown."},
-		{"approval expired", controlplane.Invocation{State: controlplane.Expired, RouteReason: "stage 3: an agent approves"},
+		{"approval expired", controlplane.Invocation{State: controlplane.Expired, RouteReason: "Its policy has an agent approve every request of this kind."},
 			"approval_expired", "Nobody approved or rejected it before the deadline."},
 		{"confirmation expired", controlplane.Invocation{State: controlplane.Expired, RouteReason: customer},
 			"confirmation_expired", "The customer did not confirm it before the deadline."},

@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -46,6 +47,16 @@ func TestRouteProposal(t *testing.T) {
 		if got.State != tc.want || got.Window != tc.window || got.Reason == "" {
 			t.Errorf("%s: got %+v, want %s in %v with a reason", tc.name, got, tc.want, tc.window)
 		}
+		// A reason is read as it is on cards, in Slack and by assistants:
+		// a sentence, and no stage number.
+		if r := got.Reason; strings.Contains(strings.ToLower(r), "stage") || !strings.HasSuffix(r, ".") ||
+			strings.ToUpper(r[:1]) != r[:1] {
+			t.Errorf("%s: the reason %q is not a sentence without a stage number", tc.name, r)
+		}
+	}
+	exposed := RouteExposure(with(StageAssisted, nil), cents(15000), 10000, false).Reason
+	if want := "The amount with what already moved or is pending on this customer or object ($250.00 in all) is above the approval threshold of $200.00."; exposed != want {
+		t.Errorf("split reason %q, want %q", exposed, want)
 	}
 }
 

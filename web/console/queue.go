@@ -234,7 +234,7 @@ func (h *Handler) cardView(ctx context.Context, card controlplane.QueueCard, u a
 		Inflight: card.Inflight, Version: inv.Version, ArgsHash: hex.EncodeToString(inv.ArgsHash),
 		Edited: inv.Args.Approved != nil && string(inv.Args.Approved) != string(inv.Args.Proposed), State: layout.StateBadge(inv.State),
 		TargetKey: inv.System + "/" + inv.Target.Kind + "/" + inv.Target.ID, TargetDisplay: inv.Target.Display,
-		Why: routeWords(inv.RouteReason), PolicyVersion: policyVersionWords(inv.PolicyVersion)}
+		Why: inv.RouteReason, PolicyVersion: policyVersionWords(inv.PolicyVersion)}
 	if !card.QuotedAt.IsZero() {
 		v.QuotedAt, v.QuotedAgo, v.QuotedISO = clock(card.QuotedAt), ago(now.Sub(card.QuotedAt)), card.QuotedAt.UTC().Format(time.RFC3339)
 	}

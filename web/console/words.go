@@ -2,7 +2,6 @@ package console
 
 import (
 	"encoding/json"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"countersign/internal/controlplane"
 	"countersign/internal/money"
 	"countersign/views"
+	"countersign/web/kit"
 )
 
 // This file turns the system's words into the reader's: codes into
@@ -265,9 +265,9 @@ func eventSentence(e controlplane.Event, subject string) string {
 	case "invocation.awaiting_approval":
 		reason := str("reason")
 		if strings.HasPrefix(reason, "stage ") {
-			reason = ""
+			reason = "" // recorded before route reasons were sentences: it only named the stage
 		}
-		return with("Awaiting approval by a support agent for"+about, reason)
+		return with("Awaiting approval by a support agent for"+about, kit.LowerFirst(reason))
 	case "invocation.awaiting_confirmation":
 		return "Awaiting the customer's confirmation of" + about + "."
 	case "invocation.approved":
@@ -363,33 +363,6 @@ func lenList(v any) int {
 // "refund created".
 func effectWords(kind string) string {
 	return strings.ToLower(humanize(kind))
-}
-
-// stagePrefix is how a route reason starts when it names the policy's
-// stage ("stage 3: an agent approves").
-var stagePrefix = regexp.MustCompile(`^stage \d+: `)
-
-// routeWords says why a person decides, from the route reason stored at
-// proposal time: no stage numbers, a full sentence. An empty reason (a
-// proposal from before reasons were kept) says nothing.
-func routeWords(reason string) string {
-	reason = strings.TrimSpace(reason)
-	switch reason {
-	case "":
-		return ""
-	case "stage 3: an agent approves":
-		return "Its policy has an agent approve every request of this kind."
-	case "stage 4: the customer confirms":
-		return "Its policy has the customer confirm every request of this kind."
-	}
-	reason = stagePrefix.ReplaceAllString(reason, "")
-	reason = strings.Replace(reason, "stage 5 pays out automatically", "automatic approval pays out", 1)
-	reason = strings.Replace(reason, "stage 5 ", "automatic approval ", 1)
-	reason = strings.ToUpper(reason[:1]) + reason[1:]
-	if !strings.HasSuffix(reason, ".") {
-		reason += "."
-	}
-	return reason
 }
 
 // policyVersionWords names the policy version a proposal was routed under.
