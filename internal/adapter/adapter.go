@@ -211,6 +211,16 @@ type LookupResult struct {
 	// Result is the call's result when the ledger or the evidence gives one.
 	Result *Result `json:"result,omitempty"`
 	Error  *Error  `json:"error,omitempty"`
+	// BegunAt is when the ledger's row of the call was begun (zero when it
+	// has none).
+	BegunAt time.Time `json:"begun_at,omitempty"`
+	// NotApplied, set by an adapter whose effect record is authoritative,
+	// says the call was not applied: its outcome is not known in the
+	// ledger, the record holds no effect under its key, and the call was
+	// begun long enough ago that it would have committed by now. The lookup
+	// itself changes nothing; reconcile settles the invocation failed with
+	// it and records it in the ledger.
+	NotApplied *Error `json:"not_applied,omitempty"`
 }
 
 // Effect is a business system's record of a change it applied.

@@ -173,7 +173,7 @@ func (l *Ledger) Lookup(ctx context.Context, system, key string) (LookupResult, 
 		return LookupResult{}, LedgerFailure(err)
 	}
 	if found {
-		out.Found, out.LedgerState, out.Error = true, entry.State, entry.Error
+		out.Found, out.LedgerState, out.Error, out.BegunAt = true, entry.State, entry.Error, entry.At
 		if entry.State == "applied" {
 			out.Result = entry.Result
 		}

@@ -377,6 +377,10 @@ type outcome struct {
 	// ledger is what the adapter's request ledger would have recorded of
 	// the call on its own (adapter.LedgerOutcomes).
 	ledger []adapter.LedgerOutcome
+	// notApplied: reconcile settles a call the system's authoritative
+	// record never took (adapter.LookupResult.NotApplied) and records it
+	// in the request ledger.
+	notApplied bool
 }
 
 // finish records a dispatch's outcome, for the holder of lease only. It

@@ -79,6 +79,11 @@ func (s *Service) ReconcileLoaded(ctx context.Context, actor Actor, inv Invocati
 		}
 	case look.LedgerState == "refused" && look.Error != nil && look.Error.Outcome != adapter.Unknown && len(look.Effects) == 0:
 		to, o = Failed, outcome{err: look.Error}
+	case look.NotApplied != nil && len(look.Effects) == 0:
+		// The system's authoritative record says the call never took
+		// effect: failed, and the ledger says so too, so a repeat of the
+		// key sends nothing.
+		to, o = Failed, outcome{err: look.NotApplied, notApplied: true}
 	}
 	lookupJSON, _ := json.Marshal(look)
 	var lookupData map[string]any
@@ -110,6 +115,11 @@ func (s *Service) ReconcileLoaded(ctx context.Context, actor Actor, inv Invocati
 		updated, err := tx.TransitionInvocation(ctx, inv.ID, []string{string(Unverified)}, inv.Version, string(to), now, ch)
 		if err != nil {
 			return s.transitionErr(ctx, tx, inv.ID, inv.Version, "reconcile", err)
+		}
+		if o.notApplied {
+			if err := tx.FinishAdapterRequest(ctx, inv.System, inv.IdempotencyKey, "refused", nil, ch.Error, now); err != nil {
+				return err
+			}
 		}
 		if err := s.record(ctx, tx, actor, "invocation.reconciled", inv.TaskID, inv.ID, map[string]any{
 			"to": string(to), "lookup": lookupData}); err != nil {

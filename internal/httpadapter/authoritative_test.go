@@ -46,6 +46,9 @@ func TestAuthoritativeLookupSettlesNotApplied(t *testing.T) {
 		want  controlplane.State
 	}{
 		{"authoritative, not applied", authoritative, adaptertest.FaultServerError, controlplane.Failed},
+		// An answer that is not the record's list proves nothing.
+		{"authoritative, the list missing from the answer", strings.Replace(authoritative, `"authoritative": true`, `"items": "/missing", "authoritative": true`, 1),
+			adaptertest.FaultServerError, controlplane.Unverified},
 		{"not authoritative, not applied", plain, adaptertest.FaultServerError, controlplane.Unverified},
 		{"authoritative, applied", authoritative, adaptertest.FaultDropAfterCommit, controlplane.Completed},
 	}
@@ -108,6 +111,18 @@ func TestAuthoritativeLookupSettlesNotApplied(t *testing.T) {
 			mu.Lock()
 			now = now.Add(3 * time.Minute)
 			mu.Unlock()
+			// A lookup (what the inspect view runs) only reports; the ledger
+			// keeps the call's state until reconcile decides.
+			look, err := a.Lookup(ctx, adapter.Principal{CustomerRef: demoshop.DemoCustomerEmail}, inv.Call())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (look.NotApplied != nil) != (tc.want == controlplane.Failed) {
+				t.Errorf("the lookup reports not applied: %+v, want it only when the call is settled as failed", look.NotApplied)
+			}
+			if state, _, _, _, _, err := st.AdapterRequest(ctx, a.Name(), inv.IdempotencyKey); err != nil || state == "refused" {
+				t.Errorf("after a lookup the ledger says %q (%v): the lookup wrote it", state, err)
+			}
 			rec, err := cp.Reconcile(ctx, actor, inv.ID)
 			if err != nil {
 				t.Fatal(err)
@@ -117,6 +132,11 @@ func TestAuthoritativeLookupSettlesNotApplied(t *testing.T) {
 			}
 			if tc.want == controlplane.Failed && (rec.Invocation.Error == nil || rec.Invocation.Error.Code != "not_applied") {
 				t.Errorf("failed with %+v, want not_applied", rec.Invocation.Error)
+			}
+			if tc.want == controlplane.Failed {
+				if state, _, _, _, _, err := st.AdapterRequest(ctx, a.Name(), inv.IdempotencyKey); err != nil || state != "refused" {
+					t.Errorf("after reconcile the ledger says %q (%v), want refused: a repeat of the key must send nothing", state, err)
+				}
 			}
 		})
 	}
@@ -130,8 +150,9 @@ func TestAuthoritativeLookupMustReadByKey(t *testing.T) {
 	sys := newSeatsSystem(t)
 	file := seatsFile(`"idempotency_header": "X-Request-Id"`, seatsPatch)
 	for edit, want := range map[string]string{
-		`"kind": "/kind", "authoritative": true}`: "must read the effects under the call's key",
-		`"kind": "/kind", "settle_after": "1m"}`:  "settle_after applies only to an authoritative lookup",
+		`"kind": "/kind", "authoritative": true}`:                                                        "must read the effects under the call's key",
+		`"kind": "/kind", "settle_after": "1m"}`:                                                         "settle_after applies only to an authoritative lookup",
+		`"kind": "/kind", "authoritative": true, "settle_after": "30s", "path": "/changes?op_id={key}"}`: "shorter than a call may take to commit",
 	} {
 		_, err := loadSeats(t, sys, strings.Replace(file, `"kind": "/kind"}`, edit, 1), nil)
 		if err == nil || !strings.Contains(err.Error(), want) {

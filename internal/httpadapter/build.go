@@ -180,6 +180,11 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 	for i, ad := range d.Actions {
 		act := c.action(fmt.Sprintf("/actions/%d", i), ad, a.objects, kinds)
 		c.carriesKey(fmt.Sprintf("/actions/%d/request", i), act, d, a.idemField)
+		if act.pre != nil && act.pre.bodyField != "" && a.idemField != "" && pointersOverlap(act.pre.bodyField, a.idemField) {
+			c.fail(fmt.Sprintf("/actions/%d/precondition/body_field", i),
+				fmt.Sprintf("the version would go where the idempotency key goes (%s and %s)", act.pre.bodyField, a.idemField),
+				"put the version and the key in different body fields")
+		}
 		a.actions = append(a.actions, act)
 	}
 	a.errs = c.errorMapping(d.Errors)
@@ -288,7 +293,6 @@ func (c *compiler) action(ptr string, ad ActionDesc, objects map[string]*object,
 	act.request = c.request(ptr+"/request", ad.Request)
 	act.reference = c.template(ptr+"/result/reference", ad.Result.Reference)
 	act.shortReference = c.template(ptr+"/result/short_reference", ad.Result.ShortReference)
-	c.everyArgumentShown(act)
 	act.data = map[string]*template{}
 	for k, v := range ad.Result.Data {
 		s, ok := v.(string)
@@ -305,6 +309,7 @@ func (c *compiler) action(ptr string, ad ActionDesc, objects map[string]*object,
 	if ad.Precondition != nil {
 		act.pre = c.precondition(ptr+"/precondition", *ad.Precondition, act)
 	}
+	c.everyArgumentShown(act) // the request's templates and the precondition's value
 	if ad.Evidence != nil {
 		act.evidence = &evidence{match: c.expr(ptr+"/evidence/match", ad.Evidence.Match),
 			reference: c.template(ptr+"/evidence/reference", ad.Evidence.Reference)}
@@ -458,6 +463,19 @@ func (c *compiler) precondition(ptr string, pd PreconditionDesc, act *action) *p
 	if len(pre.refusal.statuses)+len(pre.refusal.classes) == 0 && pd.Refusal.SystemCode == "" && pd.Refusal.When == "" {
 		c.fail(ptr+"/refusal", "the refusal matches every answer", `say how the system refuses: "status": [412], a "system_code", or "when"`)
 	}
+	// A refusal that matches a success would record an applied write as
+	// refused: a 2xx refusal needs "when", and the whole class never.
+	for _, cl := range pre.refusal.classes {
+		if cl == 2 {
+			c.fail(ptr+"/refusal/status", `"2xx" would take every applied write for a refusal`, "name the refusal's own status, e.g. 409 or 412")
+		}
+	}
+	for _, st := range pre.refusal.statuses {
+		if st >= 200 && st < 300 && pd.Refusal.When == "" {
+			c.fail(ptr+"/refusal/status", fmt.Sprintf("%d is a success: alone it would take an applied write for a refusal", st),
+				`add "when", an expression that is true only on the refusal's answer`)
+		}
+	}
 	switch {
 	case pd.Header != "" && pd.BodyField != "":
 		c.fail(ptr, "a precondition goes in a header or a body field, not both", "keep one of header and body_field")
@@ -478,6 +496,17 @@ func (c *compiler) precondition(ptr string, pd PreconditionDesc, act *action) *p
 	return pre
 }
 
+// minSettleAfter is the shortest settle_after a file may declare: longer
+// than a call may take to be sent and committed (the console's call
+// timeout, 15 s by default, and its lease margin).
+const minSettleAfter = time.Minute
+
+// pointersOverlap says whether two JSON Pointers name the same field or
+// one lies inside the other.
+func pointersOverlap(a, b string) bool {
+	return a == b || strings.HasPrefix(a, b+"/") || strings.HasPrefix(b, a+"/")
+}
+
 // authoritative reads an effects lookup the file declares authoritative:
 // it must read the effects by key, and settle_after is a duration
 // (default five minutes).
@@ -491,8 +520,14 @@ func (c *compiler) authoritative(e *effectsLookup, d *EffectsLookup) {
 	e.authoritative, e.settleAfter = true, 5*time.Minute
 	if d.SettleAfter != "" {
 		dur, err := time.ParseDuration(d.SettleAfter)
-		if err != nil || dur <= 0 {
+		switch {
+		case err != nil || dur <= 0:
 			c.fail("/effects/settle_after", fmt.Sprintf("%q is not a positive duration", d.SettleAfter), `write e.g. "5m" or "90s"`)
+		case dur < minSettleAfter:
+			// Shorter than a call may take to commit (the console's call
+			// timeout and lease): a call still being sent would be settled.
+			c.fail("/effects/settle_after", fmt.Sprintf("%s is shorter than a call may take to commit", dur),
+				fmt.Sprintf("write at least %s", minSettleAfter))
 		}
 		e.settleAfter = dur
 	}

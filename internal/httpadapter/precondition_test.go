@@ -90,9 +90,10 @@ func TestWithoutAPreconditionTheLastWriterWins(t *testing.T) {
 	}
 }
 
-// TestPreconditionMustSayItsRefusal: a refusal matching every answer, a
-// header and a body field at once, and a version field the body writes
-// itself do not load.
+// TestPreconditionMustSayItsRefusal: a refusal matching every answer or a
+// success, a header and a body field at once, a version field the body
+// writes itself or where the idempotency key goes, and a value sending an
+// argument no quote line shows do not load.
 func TestPreconditionMustSayItsRefusal(t *testing.T) {
 	t.Parallel()
 	sys := newSeatsSystem(t)
@@ -100,10 +101,31 @@ func TestPreconditionMustSayItsRefusal(t *testing.T) {
 		`{"header": "If-Match", "refusal": {"status": []}}`:                        "the refusal matches every answer",
 		`{"header": "If-Match", "body_field": "/v", "refusal": {"status": [412]}}`: "not both",
 		`{"body_field": "/seats", "refusal": {"status": [409]}}`:                   "writes /seats itself",
+		`{"header": "If-Match", "refusal": {"status": ["2xx"]}}`:                   "would take every applied write for a refusal",
+		`{"header": "If-Match", "refusal": {"status": [200]}}`:                     "200 is a success",
 	} {
 		_, err := loadSeats(t, sys, withPrecondition(seatsFile(`"idempotency_header": "X-Request-Id"`, seatsPatch), pre), nil)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", pre, err, want)
 		}
+	}
+	// The version may not go where the key goes: the system would lose the key.
+	for _, field := range []string{"/op_id", "/op_id/v", "/meta"} {
+		file := withPrecondition(seatsFile(`"idempotency": {"body_field": "/op_id"}`, seatsPatch),
+			`{"body_field": "`+field+`", "refusal": {"status": [409]}}`)
+		if field == "/meta" {
+			file = withPrecondition(seatsFile(`"idempotency": {"body_field": "/meta/op_id"}`, seatsPatch), `{"body_field": "/meta", "refusal": {"status": [409]}}`)
+		}
+		if _, err := loadSeats(t, sys, file, nil); err == nil || !strings.Contains(err.Error(), "where the idempotency key goes") {
+			t.Errorf("precondition body_field %s beside the key's: %v, want refused", field, err)
+		}
+	}
+	// Its value reaches the system, so it may send only what the quote shows.
+	withNote := strings.Replace(seatsFile(`"idempotency_header": "X-Request-Id"`, seatsPatch),
+		`{"name": "seats", "type": "integer"`, `{"name": "note", "type": "string", "description": "a note"},
+      {"name": "seats", "type": "integer"`, 1)
+	if _, err := loadSeats(t, sys, withPrecondition(withNote, `{"header": "If-Match", "value": "{args.note}", "refusal": {"status": [412]}}`), nil); err == nil ||
+		!strings.Contains(err.Error(), "sends args.note to the system, but no quote line shows it") {
+		t.Errorf("a precondition value of an argument no quote line shows: %v, want refused", err)
 	}
 }

@@ -60,17 +60,21 @@ func (c *compiler) everyArgumentShown(act *action) {
 	}
 	sentAt := map[argPath]string{}
 	var sent []argPath
+	var sentBy []*template
 	for _, r := range []*request{act.request, act.dryRun} {
-		if r == nil {
-			continue
+		if r != nil {
+			sentBy = append(append(sentBy, r.path), bodyTemplates(r.body)...)
 		}
-		for _, t := range append([]*template{r.path}, bodyTemplates(r.body)...) {
-			for _, a := range templateArgs(t, vars) {
-				for _, leaf := range covered(a, leaves) {
-					if _, ok := sentAt[leaf]; !ok {
-						sentAt[leaf] = t.ptr
-						sent = append(sent, leaf)
-					}
+	}
+	if act.pre != nil && act.pre.value != nil {
+		sentBy = append(sentBy, act.pre.value) // the precondition's value goes to the system too
+	}
+	for _, t := range sentBy {
+		for _, a := range templateArgs(t, vars) {
+			for _, leaf := range covered(a, leaves) {
+				if _, ok := sentAt[leaf]; !ok {
+					sentAt[leaf] = t.ptr
+					sent = append(sent, leaf)
 				}
 			}
 		}

@@ -142,7 +142,8 @@ func jsonText(v any) string {
 // missing record is Found false with no effects, which is not proof that
 // nothing happened — except in an authoritative record (effects
 // "authoritative"), where no effect under the key settle_after after an
-// unknown call is recorded in the ledger as not applied (settleNotApplied).
+// unknown call is reported as NotApplied (notApplied) for reconcile to
+// settle; Lookup itself writes nothing.
 func (a *Adapter) Lookup(ctx context.Context, _ adapter.Principal, call adapter.Call) (adapter.LookupResult, error) {
 	act, _, err := a.action(call.Action, call.Args)
 	if err != nil {
@@ -164,7 +165,7 @@ func (a *Adapter) Lookup(ctx context.Context, _ adapter.Principal, call adapter.
 		return adapter.LookupResult{}, err
 	}
 	list, _ := lookupPointer(answer, a.effects.items)
-	items, _ := list.([]any)
+	items, isList := list.([]any)
 	field := func(it any, ptr string) string {
 		if ptr == "" {
 			return ""
@@ -172,10 +173,10 @@ func (a *Adapter) Lookup(ctx context.Context, _ adapter.Principal, call adapter.
 		v, _ := lookupPointer(it, ptr)
 		return text(v)
 	}
-	if len(items) == 0 && a.effects.authoritative {
-		if err := a.settleNotApplied(ctx, call.IdempotencyKey, &out); err != nil {
-			return adapter.LookupResult{}, err
-		}
+	if isList && len(items) == 0 && a.effects.authoritative {
+		// Only an answer that is the record's list, and empty, says
+		// nothing is there; a missing or malformed list says nothing.
+		out.NotApplied = a.notApplied(out)
 	}
 	for _, it := range items {
 		e := adapter.Effect{ID: field(it, a.effects.id), Kind: field(it, a.effects.kind), Object: field(it, a.effects.object)}
@@ -202,37 +203,28 @@ func (a *Adapter) Lookup(ctx context.Context, _ adapter.Principal, call adapter.
 	return out, nil
 }
 
-// settleNotApplied records a call whose outcome was unknown as not
-// applied, when the file's effects are authoritative, the system has no
-// effect under its key, and the call was made settleAfter ago or more: in
-// a transactional store where each effect commits with its key under a
-// unique index, none by then means none ever. The ledger then says
-// refused, so a repeat of the key sends nothing and reconcile settles the
-// invocation as failed.
-func (a *Adapter) settleNotApplied(ctx context.Context, key string, out *adapter.LookupResult) error {
+// notApplied is why a call was not applied, when the file's effects are
+// authoritative, the system has no effect under its key, the ledger does
+// not know the call's outcome ("sending" or "unknown") and the call was
+// begun settleAfter ago or more: in a transactional store where each
+// effect commits with its key under a unique index, none by then means
+// none ever. Nil otherwise. Lookup only reports it; reconcile settles.
+func (a *Adapter) notApplied(out adapter.LookupResult) *adapter.Error {
 	if !out.Found || (out.LedgerState != "unknown" && out.LedgerState != "sending") {
 		return nil
 	}
-	entry, found, err := a.ledger.Get(ctx, a.name, key)
-	if err != nil {
-		return adapter.LedgerFailure(err)
-	}
-	if !found || a.now().Sub(entry.At) < a.effects.settleAfter {
+	age := a.now().Sub(out.BegunAt)
+	if age < a.effects.settleAfter {
 		return nil
 	}
 	who := a.title
 	if who == "" {
 		who = a.name
 	}
-	notApplied := &adapter.Error{Code: "not_applied", Outcome: adapter.Refused,
-		Message: fmt.Sprintf("%s has no effect under this call's key in its authoritative record, %s after the call: it was not applied.",
-			who, a.effects.settleAfter),
-		Hint: "Nothing changed. Propose the action again if it is still wanted."}
-	if err := a.ledger.Finish(ctx, a.name, key, nil, notApplied); err != nil {
-		return adapter.LedgerFailure(err)
-	}
-	out.LedgerState, out.Error = "refused", notApplied
-	return nil
+	return &adapter.Error{Code: "not_applied", Outcome: adapter.Refused,
+		Message: fmt.Sprintf("%s has no effect under this call's key in its authoritative record, %s after the call was begun: it was not applied.",
+			who, age.Round(time.Second)),
+		Hint: "Propose the action again if it is still wanted."}
 }
 
 // effectLayouts are the timestamp forms an effect's "at" may take: RFC
