@@ -196,6 +196,8 @@ func (s *Slack) serveAPI(w http.ResponseWriter, r *http.Request) {
 		_ = json.Unmarshal(js["trigger_id"], &trigger)
 		s.views = append(s.views, OpenedView{TriggerID: trigger, View: js["view"]})
 		answer(map[string]any{"ok": true, "view": map[string]any{"id": "V" + strconv.Itoa(s.seq)}})
+	case "auth.test":
+		answer(map[string]any{"ok": true, "team_id": s.Team, "user_id": "UBOT", "team": "Fake workspace"})
 	case "users.info":
 		u, ok := s.users[form.Get("user")]
 		if !ok {

@@ -2,11 +2,11 @@ package slackbot
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"strconv"
 
 	"github.com/slack-go/slack"
 
@@ -57,6 +57,12 @@ func (b *Bot) HandleInteraction(ctx context.Context, h http.Header, body []byte)
 		var d decision
 		if err := json.Unmarshal([]byte(a.Value), &d); err != nil || d.ID == "" {
 			return Reply{}, apperr.New(apperr.BadRequest, "The button does not name a request.")
+		}
+		// Only a button on the request's own message decides: the one this
+		// console posted, in its channel (not a copy shared elsewhere).
+		if m, err := b.store.SlackMessageOf(ctx, d.ID, b.now()); err != nil || m.Channel != cb.Channel.ID || m.TS != cb.Message.Timestamp {
+			b.tell(ctx, who, "This button is not on the request's message in the approvals channel; nothing was changed.")
+			return ok, nil
 		}
 		return ok, b.onClick(ctx, who, a.ActionID, d, cb.TriggerID)
 	case slack.InteractionTypeViewSubmission:
@@ -162,12 +168,25 @@ func (b *Bot) release(ctx context.Context, id string, actor controlplane.Actor) 
 	}
 }
 
+// maxOptionText is the most a Slack option's text may hold.
+const maxOptionText = 75
+
+// reasonValue is a reject reason's option value: a digest of its text.
+func reasonValue(reason string) string {
+	sum := sha256.Sum256([]byte(reason))
+	return "r" + hex.EncodeToString(sum[:12])
+}
+
 // openReject opens the modal that asks for the reason: the action's own
 // reasons, none chosen, or the agent's own words.
 func (b *Bot) openReject(ctx context.Context, card controlplane.QueueCard, d decision, who slackUser, triggerID string) error {
 	var options []*slack.OptionBlockObject
-	for i, r := range b.control.RejectReasons(card.System, card.Action) {
-		options = append(options, slack.NewOptionBlockObject("r"+strconv.Itoa(i), plain(clip(visible(r), 75)), nil))
+	for _, r := range b.control.RejectReasons(card.System, card.Action) {
+		if text := visible(r); len([]rune(text)) <= maxOptionText {
+			// Only a reason shown whole is offered: the one sent is the one
+			// read (a longer one is the console's, or Other's).
+			options = append(options, slack.NewOptionBlockObject(reasonValue(r), plain(text), nil))
+		}
 	}
 	options = append(options, slack.NewOptionBlockObject("other", plain("Other: in my own words"), nil))
 	other := slack.NewInputBlock("other", plain("Your own words"), plain("The assistant and the customer read this."),
@@ -226,11 +245,16 @@ func (b *Bot) onRejectSubmit(ctx context.Context, who slackUser, view slack.View
 			return refuse("other", "Write the reason in your own words: the assistant and the customer read it.")
 		}
 	default:
-		i, err := strconv.Atoi(chosen[1:])
-		if chosen[0] != 'r' || err != nil || i < 0 || i >= len(reasons) {
-			return refuse("reason", "Choose one of the reasons shown, or choose Other and write it.")
+		// The option names its reason's text (reasonValue), so a list that
+		// changed while the form was open sends nothing it did not show.
+		for _, r := range reasons {
+			if reasonValue(r) == chosen {
+				text = r
+			}
 		}
-		text = reasons[i]
+		if text == "" {
+			return refuse("reason", "The reasons for this action changed while the form was open: close it and choose again.")
+		}
 	}
 	defer b.release(ctx, d.ID, actor)
 	if _, err := b.control.Reject(ctx, actor, d.ID, d.Version, text); err != nil {

@@ -80,7 +80,10 @@ func (b *Bot) linkByEmail(ctx context.Context, who slackUser) (store.SlackLink, 
 		b.log.Warn("slack: users.info", "error", err)
 		return store.SlackLink{}, store.ErrNotFound
 	}
-	if !info.IsEmailConfirmed || info.Profile.Email == "" || info.IsBot {
+	// Only an address the bot's own workspace confirmed links: a user of
+	// another organisation in a shared channel has an address its admins
+	// manage, which could name anyone.
+	if !info.IsEmailConfirmed || info.Profile.Email == "" || info.IsBot || info.TeamID == "" || info.TeamID != b.team(ctx) {
 		return store.SlackLink{}, store.ErrNotFound
 	}
 	id, err := b.accounts.UserIDByEmail(ctx, info.Profile.Email)
@@ -223,4 +226,17 @@ func normaliseCode(s string) string {
 func codeHash(code string) []byte {
 	h := sha256.Sum256([]byte("countersign slack link " + normaliseCode(code)))
 	return h[:]
+}
+
+// team is the bot's own workspace (auth.test), asked once; "" when Slack
+// did not say, which links nobody by e-mail.
+func (b *Bot) team(ctx context.Context) string {
+	b.teamOnce.Do(func() {
+		if r, err := b.api.AuthTestContext(ctx); err == nil {
+			b.teamID = r.TeamID
+		} else {
+			b.log.Warn("slack: auth.test", "error", err)
+		}
+	})
+	return b.teamID
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"sort"
 	"strings"
 	"time"
 
@@ -84,7 +85,15 @@ func (b *Bot) message(ctx context.Context, card controlplane.QueueCard) (message
 	// The text is what a notification shows; escaped, so a title cannot
 	// mention the channel (<!channel>) or link anywhere.
 	m := message{text: "Waiting for approval: " + esc(title)}
-	m.blocks = append(m.blocks, slack.NewHeaderBlock(plain(clip(visible(title), 150))))
+	// cut says whether anything of what a person approves did not fit:
+	// then the message offers no decision, only the console.
+	cut := false
+	fit := func(s string, n int) string {
+		out := clip(s, n)
+		cut = cut || out != s
+		return out
+	}
+	m.blocks = append(m.blocks, slack.NewHeaderBlock(plain(fit(visible(title), 150))))
 
 	var lines []string
 	for _, l := range q.Lines {
@@ -100,8 +109,27 @@ func (b *Bot) message(ctx context.Context, card controlplane.QueueCard) (message
 	for _, c := range q.Consequences {
 		lines = append(lines, "• "+esc(c))
 	}
+	if q.EffectiveAt != nil {
+		lines = append(lines, "*Takes effect* "+when(*q.EffectiveAt))
+	}
+	for _, c := range q.Constraints {
+		lines = append(lines, "_"+esc(c)+"_")
+	}
 	if len(lines) > 0 {
-		m.blocks = append(m.blocks, slack.NewSectionBlock(mrkdwn(clip(strings.Join(lines, "\n"), 3000)), nil, nil))
+		m.blocks = append(m.blocks, slack.NewSectionBlock(mrkdwn(fit(strings.Join(lines, "\n"), 3000)), nil, nil))
+	}
+	// The arguments an approval binds to (the hash on the buttons), as the
+	// console's card lists them: what reaches the system.
+	args, edited := inv.Args.Proposed, false
+	if inv.Args.Approved != nil {
+		args, edited = inv.Args.Approved, string(inv.Args.Approved) != string(inv.Args.Proposed)
+	}
+	if shownArgs := argLines(args); shownArgs != "" {
+		head := "*Arguments sent*"
+		if edited {
+			head = "*Arguments sent* (edited by an agent; not what the assistant proposed)"
+		}
+		m.blocks = append(m.blocks, slack.NewSectionBlock(mrkdwn(fit(head+"\n"+shownArgs, 3000)), nil, nil))
 	}
 
 	var fields []*slack.TextBlockObject
@@ -132,10 +160,16 @@ func (b *Bot) message(ctx context.Context, card controlplane.QueueCard) (message
 		notes = append(notes, "*The assistant's summary disagrees with the quote*; the quote is what is sent.")
 	}
 	if len(notes) > 0 {
-		m.blocks = append(m.blocks, slack.NewSectionBlock(mrkdwn(strings.Join(notes, "\n")), nil, nil))
+		m.blocks = append(m.blocks, slack.NewSectionBlock(mrkdwn(fit(strings.Join(notes, "\n"), 3000)), nil, nil))
 	}
 
 	console := b.link("/queue/" + url.PathEscape(inv.ID))
+	if inv.State == controlplane.AwaitingApproval && cut {
+		m.blocks = append(m.blocks, slack.NewActionBlock("decide",
+			slack.NewButtonBlockElement(actionEdit, inv.ID, plain("Decide in the console")).WithURL(console)),
+			slack.NewContextBlock("cut", mrkdwn("Too long to show here in full, so it is decided in the console.")))
+		return m, nil
+	}
 	if inv.State == controlplane.AwaitingApproval {
 		d := decisionOf(inv).value()
 		m.blocks = append(m.blocks, slack.NewActionBlock("decide",
@@ -218,7 +252,10 @@ func (b *Bot) outcome(ctx context.Context, inv controlplane.Invocation) (string,
 		return "Approved by " + who + " · now: " + state, nil
 	case controlplane.Rejected:
 		if q, ok := controlplane.IsQuestion(inv.DecisionReason); ok {
-			return "Sent back to the assistant by " + by("invocation.sent_back") + " with a question: “" + q + "”", nil
+			if who := by("invocation.sent_back"); who != "" {
+				return "Sent back to the assistant by " + who + " with a question: “" + q + "”", nil
+			}
+			return "Sent back to the assistant with a question: “" + q + "”", nil
 		}
 		who := by("invocation.rejected")
 		if who == "" {
@@ -254,6 +291,32 @@ func clip(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// argLines lists a call's arguments one per line ("*name*: value"),
+// sorted, nested values as compact JSON, escaped; empty when there are
+// none or they do not decode.
+func argLines(raw json.RawMessage) string {
+	var args map[string]any
+	if len(raw) == 0 || json.Unmarshal(raw, &args) != nil || len(args) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(args))
+	for k := range args {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var out []string
+	for _, k := range names {
+		v := args[k]
+		text, ok := v.(string)
+		if !ok {
+			b, _ := json.Marshal(v)
+			text = string(b)
+		}
+		out = append(out, "*"+esc(k)+"*: "+esc(text))
+	}
+	return strings.Join(out, "\n")
 }
 
 func when(t time.Time) string { return t.UTC().Format("Jan 2, 15:04 UTC") }

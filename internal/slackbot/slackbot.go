@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -91,6 +92,9 @@ type Bot struct {
 	accounts Accounts
 	now      func() time.Time
 	log      *slog.Logger
+	// teamOnce and teamID hold the bot's own workspace (team).
+	teamOnce sync.Once
+	teamID   string
 }
 
 // New builds a bot; now and log may be nil.

@@ -48,11 +48,67 @@ func TestCardPostedWithWhatTheConsoleCardCarries(t *testing.T) {
 			t.Errorf("the message does not carry %q:\n%s", w, blocks)
 		}
 	}
+	// The arguments the buttons' hash binds, as the console lists them.
+	for _, w := range []string{"*Arguments sent*", "*amount_cents*: 4200", "*order_id*: " + inv.Target.ID, "*reason_code*: damaged"} {
+		if !strings.Contains(blocks, jsonText(w)) {
+			t.Errorf("the message does not show the argument line %q:\n%s", w, blocks)
+		}
+	}
 	for _, button := range []string{"approve", "reject"} {
 		if _, ok := b.slack.Click(fakeslack.User{}, m, button); !ok {
 			t.Errorf("the message has no %s button", button)
 		}
 	}
+}
+
+// TestACardTooLongForSlackIsDecidedInTheConsole: when what a person
+// approves does not fit in the message (here a title longer than Slack's
+// header), the message offers no Approve or Reject, only the console.
+func TestACardTooLongForSlackIsDecidedInTheConsole(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	inv := b.refund("", 4200)
+	if _, err := b.store.Pool().Exec(b.ctx, `UPDATE invocations SET quote = jsonb_set(quote, '{title}', to_jsonb($2::text)) WHERE id = $1`,
+		inv.ID, strings.Repeat("Refund on a very long order name ", 10)); err != nil {
+		t.Fatal(err)
+	}
+	b.sync()
+	m := b.message(inv.ID)
+	for _, button := range []string{"approve", "reject"} {
+		if _, ok := b.slack.Click(fakeslack.User{}, m, button); ok {
+			t.Errorf("a message cut short offers %s", button)
+		}
+	}
+	if !strings.Contains(string(m.Blocks), "decided in the console") {
+		t.Errorf("the message does not say it is decided in the console:\n%s", m.Blocks)
+	}
+}
+
+// optionValue is the value of the modal's option whose text is text.
+func optionValue(t *testing.T, view json.RawMessage, text string) string {
+	t.Helper()
+	var v struct {
+		Blocks []struct {
+			Element struct {
+				Options []struct {
+					Text  struct{ Text string } `json:"text"`
+					Value string                `json:"value"`
+				} `json:"options"`
+			} `json:"element"`
+		} `json:"blocks"`
+	}
+	if err := json.Unmarshal(view, &v); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range v.Blocks {
+		for _, o := range b.Element.Options {
+			if o.Text.Text == text {
+				return o.Value
+			}
+		}
+	}
+	t.Fatalf("the modal offers no option %q", text)
+	return ""
 }
 
 // jsonText is s as it appears inside a JSON string.
@@ -189,7 +245,8 @@ func codeIn(t *testing.T, text string) string {
 // TestEmailMatchLinksOnlyConfirmedAddresses: until an admin turns the
 // e-mail match on, a matching address links nothing; with it on, a Slack
 // user whose confirmed address is an agent's decides as them, and an
-// unconfirmed address links nothing. Only an admin may turn it on.
+// unconfirmed address, or one confirmed by another workspace, links
+// nothing. Only an admin may turn it on.
 func TestEmailMatchLinksOnlyConfirmedAddresses(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -213,6 +270,13 @@ func TestEmailMatchLinksOnlyConfirmedAddresses(t *testing.T) {
 	b.click(uu, m, "approve")
 	if got := b.state(inv.ID); got != controlplane.AwaitingApproval {
 		t.Fatalf("an unconfirmed address decided: %s", got)
+	}
+	// A user of another organisation (a shared channel) whose own admins
+	// confirmed the agent's address links nothing.
+	outsider := b.slack.AddUser(fakeslack.User{ID: "U0OUT", Team: "T0OTHER", Name: "O", Email: confirmed.Email, EmailConfirmed: true})
+	b.click(outsider, m, "approve")
+	if got := b.state(inv.ID); got != controlplane.AwaitingApproval {
+		t.Fatalf("another workspace's user with the agent's address decided: %s", got)
 	}
 	b.click(cu, m, "approve")
 	if got := b.state(inv.ID); got != controlplane.Approved {
@@ -376,12 +440,15 @@ func TestSecondApproverInSlack(t *testing.T) {
 	if !strings.Contains(string(m.Blocks), "first approval by Sam Agent") {
 		t.Errorf("the message does not name the first approver:\n%s", m.Blocks)
 	}
+	before := len(b.slack.Ephemerals())
 	b.click(sam, m, "approve")
 	if got := b.state(inv.ID); got != controlplane.AwaitingApproval {
 		t.Fatalf("the same agent completed their own second approval: %s", got)
 	}
-	if e := b.lastEphemeral(sam); !strings.Contains(e, "second, different person") {
-		t.Errorf("the first approver was told %q", e)
+	// The answer to this click itself (the first click's answer said the
+	// same words).
+	if es := b.slack.Ephemerals(); len(es) <= before || es[len(es)-1].User != sam.ID || !strings.Contains(es[len(es)-1].Text, "second, different person") {
+		t.Errorf("the first approver's second click was not answered that a different person must approve (%d answers before, %+v after)", before, es[before:])
 	}
 	b.click(ria, b.message(inv.ID), "approve")
 	if got := b.state(inv.ID); got != controlplane.Approved {
@@ -432,7 +499,16 @@ func TestRejectThroughTheModal(t *testing.T) {
 	if got := b.state(inv.ID); got != controlplane.AwaitingApproval {
 		t.Fatalf("a submission without a reason left the request %s", got)
 	}
-	if status := b.send(b.slack.Submit(sam, views[0], "r0", "")); status != http.StatusOK {
+	// A value the form did not offer (a list changed while it was open, or
+	// a forged one) sends nothing.
+	status, body, err = b.slack.Submit(sam, views[0], "r0", "").Send(b.hook)
+	if err != nil || status != http.StatusOK || !strings.Contains(string(body), `"response_action":"errors"`) {
+		t.Fatalf("a reason the form did not offer: %d %s %v", status, body, err)
+	}
+	if got := b.state(inv.ID); got != controlplane.AwaitingApproval {
+		t.Fatalf("a reason the form did not offer left the request %s", got)
+	}
+	if status := b.send(b.slack.Submit(sam, views[0], optionValue(t, views[0].View, reasons[0]), "")); status != http.StatusOK {
 		t.Fatalf("reject: %d", status)
 	}
 	rejected, err := b.cp.Invocation(b.ctx, inv.ID)
@@ -554,5 +630,33 @@ func TestAClaimedPostNeverMadeIsTakenOver(t *testing.T) {
 	}
 	if m := b.message(inv.ID); m.Channel != b.slack.Channel {
 		t.Errorf("posted to %q, want %q", m.Channel, b.slack.Channel)
+	}
+}
+
+// TestOnlyTheCardsOwnMessageDecides: a click on a button that is not on
+// the request's message in the approvals channel (another channel, or
+// another message) decides nothing.
+func TestOnlyTheCardsOwnMessageDecides(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, sam := b.agent("Sam Agent")
+	inv := b.refund("", 4200)
+	b.sync()
+	m := b.message(inv.ID)
+	for name, copied := range map[string]fakeslack.Message{
+		"another channel": {Channel: "C0ELSEWHERE", TS: m.TS, Blocks: m.Blocks},
+		"another message": {Channel: m.Channel, TS: m.TS + "1", Blocks: m.Blocks},
+	} {
+		b.click(sam, copied, "approve")
+		if got := b.state(inv.ID); got != controlplane.AwaitingApproval {
+			t.Fatalf("a click on %s decided: %s", name, got)
+		}
+		if !strings.Contains(b.lastEphemeral(sam), "not on the request's message") {
+			t.Errorf("%s: the clicker was told %q", name, b.lastEphemeral(sam))
+		}
+	}
+	b.click(sam, m, "approve")
+	if got := b.state(inv.ID); got != controlplane.Approved {
+		t.Fatalf("a click on the message itself left the request %s (%q)", got, b.lastEphemeral(sam))
 	}
 }

@@ -46,7 +46,11 @@ func (h *Handler) handleSlackLink(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	kit.SetFlash(c, "Slack account linked. Your clicks in Slack now decide as you.", false)
+	msg := "Slack account linked. Your clicks in Slack now decide as you."
+	if u.Role != accounts.Agent {
+		msg = "Slack account linked. Only support agents decide in Slack; decide in the console."
+	}
+	kit.SetFlash(c, msg, false)
 	return kit.SeeOther(c, "/account/slack")
 }
 
@@ -77,7 +81,7 @@ func (h *Handler) handleSlackEmailMatch(c echo.Context) error {
 	}
 	msg := "Slack users are no longer linked by e-mail address; links made so far stay."
 	if on {
-		msg = "Slack users whose confirmed e-mail address is a console account's now decide as that account."
+		msg = "Slack users of this workspace whose confirmed e-mail address is a support agent's now decide as that agent."
 	}
 	kit.SetFlash(c, msg, false)
 	return kit.SeeOther(c, "/account/slack")
