@@ -117,8 +117,12 @@ func TestMCPConfirmationPageGoesToTheClient(t *testing.T) {
 		if strings.Contains(seen, "/c/") || next["url"] != "" || next["kind"] != "confirm" || next["elicitation"] != want {
 			t.Errorf("%s: the model reads %s, want next without a link and elicitation %q", version, seen, want)
 		}
-		if !strings.Contains(next["message"].(string), "customer was asked") {
-			t.Errorf("%s: next.message %q does not say the customer was asked", version, next["message"])
+		// Only what is known: "opened" when the client said it was accepted,
+		// "given … to offer" when it was only handed over.
+		says := map[string]string{"accepted": "their app opened the confirmation page", "sent": "was given the confirmation page to offer them",
+			"declined": "did not open it", "cancelled": "did not open it"}[want]
+		if msg := next["message"].(string); says == "" || !strings.Contains(msg, says) {
+			t.Errorf("%s: next.message %q does not say %q", version, msg, says)
 		}
 	}
 

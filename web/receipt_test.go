@@ -90,6 +90,27 @@ func TestACompletedWriteHasASignedReceipt(t *testing.T) {
 		}
 	}
 
+	// The issuer is never the caller's Host header (this console has no
+	// -public-url: no issuer at all).
+	req, _ := http.NewRequest(http.MethodGet, b.srv.URL+path, nil)
+	req.Host = "shop.example.com"
+	req.Header.Set("Authorization", "Bearer "+b.key)
+	hostRes, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hosted struct {
+		Claims map[string]any `json:"claims"`
+	}
+	err = json.NewDecoder(hostRes.Body).Decode(&hosted)
+	hostRes.Body.Close()
+	if err != nil || hostRes.StatusCode != http.StatusOK {
+		t.Fatalf("the receipt with another Host: %d, %v", hostRes.StatusCode, err)
+	}
+	if iss, ok := hosted.Claims["iss"]; ok {
+		t.Errorf("a receipt asked for with Host shop.example.com names the issuer %v", iss)
+	}
+
 	parts := strings.Split(jws, ".")
 	claims["result"].(map[string]any)["reference"] = "re_forged"
 	forged, _ := json.Marshal(claims)

@@ -69,7 +69,9 @@ type Config struct {
 	// Receipts signs the receipts of completed writes (nil: a key of this
 	// process's own).
 	Receipts *receipts.Signer
-	Logger   *slog.Logger
+	// PublicBase is the console's configured address, for what it signs.
+	PublicBase string
+	Logger     *slog.Logger
 	// TrustedProxies may set X-Forwarded-For; with none, the client address
 	// is the TCP peer's, whatever headers say.
 	TrustedProxies []netip.Prefix
@@ -111,7 +113,7 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, log: cfg.Logger, access: map[string]kit.Access{}}
 	s.frame = &layout.Frame{Site: site, Nav: s.navFor}
 	s.api = api.New(site, api.Config{Registry: cfg.Registry, Control: cfg.Control, Confirmations: cfg.Confirmations,
-		Assistants: cfg.Assistants, RatePerMinute: cfg.APIRatePerMinute, AllowedOrigins: cfg.MCPAllowedOrigins, Receipts: cfg.Receipts})
+		Assistants: cfg.Assistants, RatePerMinute: cfg.APIRatePerMinute, AllowedOrigins: cfg.MCPAllowedOrigins, Receipts: cfg.Receipts, PublicBase: cfg.PublicBase})
 	s.console = console.New(s.frame, console.Config{Registry: cfg.Registry, Control: cfg.Control, Lists: cfg.Lists,
 		Assistants: cfg.Assistants, Metrics: cfg.Metrics, Webhooks: cfg.Webhooks, Slack: slackLinks(cfg.Slack)})
 	cust := customer.New(s.frame, customer.Config{Control: cfg.Control, Lists: cfg.Lists, Confirmations: cfg.Confirmations})

@@ -157,7 +157,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 		log.Warn("receipts are signed with a key of this process's own: set -receipt-key so every instance, and every restart, signs with one key")
 	}
 	srv := web.New(web.Config{Slack: bot, Receipts: signer, Database: st, Metrics: metrics.NewReports(st), Webhooks: webhooks.New(st, time.Now, hooks), Accounts: acc, Sessions: sessions, Logger: log, Registry: registry, Control: cp, Lists: ls,
-		TrustedProxies: cfg.trusted, TLS: cfg.tls() || cfg.SecureCookies, MCPAllowedOrigins: cfg.allowedMCPOrigins(),
+		TrustedProxies: cfg.trusted, TLS: cfg.tls() || cfg.SecureCookies, MCPAllowedOrigins: cfg.allowedMCPOrigins(), PublicBase: cfg.publicBase(),
 		Confirmations: links, Assistants: asst, Telemetry: telemetry, APIRatePerMinute: cfg.APIRate})
 	go sweep(ctx, log, sessions, acc, links)
 	go webhooks.NewWorker(st, srv.WebhookRender(cfg.publicBase()), hooks, nil, log).Run(ctx, cfg.WebhookEvery)

@@ -168,12 +168,10 @@ func (w *Worker) DeliverDue(ctx context.Context) (int, error) {
 		if err != nil || len(claimed) == 0 {
 			return n, err
 		}
-		for _, d := range claimed {
-			if err := w.attempt(ctx, token, d); err != nil {
-				return n, err
-			}
-			n++
+		if err := w.attempt(ctx, token, claimed[0]); err != nil {
+			return n, err
 		}
+		n++
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 // invocation, what was changed where, with which arguments, the system's
 // reference and the read-back's evidence.
 type receiptClaims struct {
-	Issuer   string `json:"iss"`
+	Issuer   string `json:"iss,omitempty"`
 	Subject  string `json:"sub"`
 	IssuedAt int64  `json:"iat"`
 	TaskID   string `json:"task_id"`
@@ -53,7 +53,9 @@ func (h *Handler) handleAPIReceipt(c echo.Context) error {
 			Hint:    "Follow the invocation until its state is completed, then ask again."}
 	}
 	out := h.invocationOut(ctx, baseURL(c), inv)
-	claims := receiptClaims{Issuer: baseURL(c), Subject: inv.ID, IssuedAt: h.Now().Unix(), TaskID: inv.TaskID, System: inv.System,
+	// The issuer is the console's configured address, never the request's
+	// Host header, which the caller chooses.
+	claims := receiptClaims{Issuer: h.cfg.PublicBase, Subject: inv.ID, IssuedAt: h.Now().Unix(), TaskID: inv.TaskID, System: inv.System,
 		Action: inv.Action, State: string(inv.State), Target: out.Target, Args: out.Args.Effective, Result: out.Result,
 		Verification: out.Verification, CompletedAt: inv.FinishedAt}
 	jws, err := h.receipts.Sign(claims)

@@ -42,6 +42,9 @@ type Config struct {
 	// Receipts signs the receipts of completed writes; nil signs with a key
 	// of this process's own (receipts.Ephemeral).
 	Receipts *receipts.Signer
+	// PublicBase is the console's configured address (-public-url), the
+	// receipts' issuer; empty leaves the issuer out.
+	PublicBase string
 }
 
 // Handler serves the assistant's routes.

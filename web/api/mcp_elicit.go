@@ -139,9 +139,15 @@ func withoutLink(out invocationJSON, how string) invocationJSON {
 	case elicitationDeclined, elicitationCancelled:
 		out.Next.Message = "The customer's app offered them the confirmation page and they did not open it. Nothing happens unless " +
 			"they confirm. Ask whether they still want this; proposing it again offers the page again. You never see the link."
-	default:
+	case elicitationAccepted:
 		out.Next.Message = "The customer was asked: their app opened the confirmation page for them (you do not see the link). " +
 			"Nothing happens until they confirm there, after proving who they are. Read the invocation again later."
+	default:
+		// Sent is not seen: the client was handed the page, and whether it
+		// showed it is not known here.
+		out.Next.Message = "The customer's app was given the confirmation page to offer them (you do not see the link); " +
+			"whether they opened it is not known. Nothing happens until they confirm there, after proving who they are. " +
+			"Read the invocation again later, and ask the customer if it stays waiting."
 	}
 	return out
 }
