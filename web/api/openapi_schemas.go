@@ -148,7 +148,7 @@ func apiSchemas() map[string]any {
 			"receipt": typ("string", "compact JWS: base64url(header) . base64url(claims) . base64url(Ed25519 signature); header {alg: EdDSA, typ: countersign-receipt+jwt, kid}"),
 			"kid":     typ("string", "the signing key's JWK thumbprint (RFC 7638)"),
 			"claims": obj([]string{"sub", "iat", "task_id", "system", "action", "state", "target", "args", "result", "verification", "completed_at"}, map[string]any{
-				"iss": typ("string", "the console's configured address (-public-url); absent without one"), "sub": typ("string", "the invocation's id"), "iat": typ("integer", "unix seconds"),
+				"iss": typ("string", "the console's address for links it sends (-public-url, else its listen address)"), "sub": typ("string", "the invocation's id"), "iat": typ("integer", "unix seconds"),
 				"task_id": str, "system": str, "action": str, "state": enum("completed", "reversed"),
 				"target":       obj([]string{"system", "kind", "id", "display"}, map[string]any{"system": str, "kind": str, "id": str, "display": str}),
 				"args":         withDesc(anyObj, "the arguments the system was sent"),
