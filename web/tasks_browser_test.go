@@ -173,7 +173,7 @@ func TestBrowserTasksHandoffsAndTaskViewsReadInTheAgentsWords(t *testing.T) {
 	// A completed task's timeline, in sentences.
 	open("/tasks/"+done.task.ID, `[data-testid="timeline"]`)
 	tl := text(`[data-testid="timeline"]`)
-	for _, w := range []string{"proposed “Refund $12.50", "Awaiting approval by a support agent for it.", "approved it. Approved is not yet sent.",
+	for _, w := range []string{"proposed “Refund $12.50", "Awaiting approval by a support agent for it: its policy has an agent approve every request of this kind.", "approved it. Approved is not yet sent.",
 		"by reading it back: completed (reference "} {
 		if !strings.Contains(tl, w) {
 			t.Errorf("timeline lacks %q:\n%s", w, tl)
