@@ -5,6 +5,8 @@
 //	countersign [flags]                          serve the console
 //	countersign create-user -email E -name N -role R   add a user (password on stdin)
 //	countersign conformance -system FILE -fixtures FILE  check a connected system (internal/httpadapter/README.md)
+//	countersign systems draft -openapi FILE              draft a description file from an OpenAPI document
+//	countersign systems check FILE                       load a description file and list its TODOs
 package main
 
 import (
@@ -40,6 +42,9 @@ import (
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "create-user" {
 		os.Exit(createUser(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "systems" {
+		os.Exit(runSystems(os.Args[2:], os.Stdout, os.Stderr, os.Getenv))
 	}
 	if len(os.Args) > 1 && os.Args[1] == "conformance" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSystemsDraftThenCheck: `systems draft` writes a file from the shop's
+// OpenAPI document that `systems check` loads and whose TODOs it names;
+// a file without TODOs checks clean; a -write that is no write is refused
+// naming the operation.
+func TestSystemsDraftThenCheck(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "shop.json")
+	var stdout, stderr bytes.Buffer
+	code := runSystems([]string{"draft", "-openapi", "../../internal/httpadapter/testdata/openapi/shop.yaml", "-out", out,
+		"-write", "changeShippingAddress,createRefund"}, &stdout, &stderr, nil)
+	if code != 0 {
+		t.Fatalf("draft: exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "set DEMO_SHOP_TOKEN before loading it") {
+		t.Errorf("draft does not name the variable to set: %s", stderr.String())
+	}
+	env := func(k string) string {
+		return map[string]string{"DEMO_SHOP_TOKEN": "t", "PLANS_URL": "http://plans.example"}[k]
+	}
+	stdout.Reset()
+	if code := runSystems([]string{"check", out}, &stdout, &stderr, env); code != 1 {
+		t.Errorf("check of a draft: exit %d, want 1 (TODOs left)", code)
+	}
+	got := stdout.String()
+	for _, want := range []string{"shop.json:", "/actions/0/guards/0/message: left to write: \"TODO: write the rule", "/actions/1/quote/title", "TODOs left"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("check does not say %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "does not load") {
+		t.Errorf("the draft does not load:\n%s", got)
+	}
+
+	stdout.Reset()
+	if code := runSystems([]string{"check", "../../internal/httpadapter/testdata/example/plans.json"}, &stdout, &stderr, env); code != 0 {
+		t.Errorf("check of a finished file: exit %d: %s", code, stdout.String())
+	}
+
+	stderr.Reset()
+	code = runSystems([]string{"draft", "-openapi", "../../internal/httpadapter/testdata/openapi/shop.yaml", "-write", "getOrder"}, &stdout, &stderr, nil)
+	if code != 1 || !strings.Contains(stderr.String(), "-write getOrder: it is GET /orders/{id}, a read") {
+		t.Errorf("draft -write getOrder: exit %d, %s", code, stderr.String())
+	}
+}

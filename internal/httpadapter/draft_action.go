@@ -1,0 +1,250 @@
+package httpadapter
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// action drafts the write action of one operation: its target is the
+// object kind its path (or a <kind>_id body field) names, its parameters
+// the body's writable fields, each shown on a quote line.
+func (d *drafter) action(id string) (obj, error) {
+	op := d.operation(id)
+	if op == nil {
+		return nil, fmt.Errorf("-write %s: the document has no operation with that operationId (fix: use one of %s)", id, strings.Join(d.writeCandidates(), ", "))
+	}
+	if op.method == "GET" {
+		return nil, fmt.Errorf("-write %s: it is GET %s, a read, drafted as a read tool (fix: -write takes a POST, PUT, PATCH or DELETE: %s)", id, op.path, strings.Join(d.writeCandidates(), ", "))
+	}
+	name := snake(op.OperationID, false)
+	if name == "" || len(name) > 64 {
+		return nil, fmt.Errorf("-write %s (%s %s): the operationId makes no action name [a-z][a-z0-9_]* of at most 64 characters (fix: give the operation a shorter operationId)", id, op.method, op.path)
+	}
+	kind, idParam, bodyTarget := d.target(op)
+	if kind == nil {
+		return nil, fmt.Errorf("-write %s (%s %s): the draft cannot tell which object it changes: its path has no {id} of an object kind read by a GET (%s), and its body has no <kind>_id field (fix: choose an operation on one object, e.g. POST /things/{id}/..., or write the action by hand: an action changes one object)", id, op.method, op.path, strings.Join(slices.Sorted(maps.Keys(d.kinds)), ", "))
+	}
+	targetParam := kind.name + "_id"
+	targetExpr := "target." + kind.id
+	params := []any{obj{{"name", targetParam}, {"type", "string"}, {"required", true}, {"max_length", 200},
+		{"description", "The " + strings.ReplaceAll(kind.name, "_", " ") + "'s id, or the customer's words for it."}}}
+	var lines []any
+	for _, p := range op.pathParams() {
+		if p.Name == idParam || fixedValue(op, p.Name) != "{"+p.Name+"}" {
+			continue
+		}
+		pn := snake(p.Name, false)
+		params = append(params, paramOf(pn, p.Schema, orDefault(p.Description, "The "+p.Name+"."), true))
+		lines = append(lines, obj{{"label", label(p.Name)}, {"to", "{args." + pn + "}"}})
+	}
+	body, verify, bodyParams, bodyLines, err := d.body(op, kind, bodyTarget, targetExpr)
+	if err != nil {
+		return nil, err
+	}
+	params = append(params, bodyParams...)
+	lines = append(lines, bodyLines...)
+	if len(lines) == 0 {
+		lines = append(lines, obj{{"label", todo + "what changes"}, {"to", "{" + targetExpr + "}"}})
+	}
+	what := orDefault(op.Summary, strings.ReplaceAll(name, "_", " "))
+	request := obj{{"method", op.method}, {"path", d.path(op, idParam, targetExpr)}}
+	if body != nil {
+		request = append(request, kv{"body", body})
+	}
+	reference := name + "_{short_hash(key)}"
+	if s := op.success(); s != nil {
+		if props, _ := s.fields(); props["id"] != nil {
+			reference = "{response.id}"
+		}
+	}
+	if len(verify) == 0 {
+		verify = obj{{"/TODO", "'" + todo + "the value read back once " + name + " has landed, e.g. args.status'"}}
+	}
+	return obj{
+		{"name", name},
+		{"title", what},
+		{"description", orDefault(strings.TrimSpace(op.Description), todo+"say in a sentence what "+name+" changes and what it never changes.")},
+		{"guidance", todo + "say when the assistant should use it, what to ask the customer first, and what to say when it is refused."},
+		{"risk", "irreversible"},
+		{"params", params},
+		{"target", obj{{"kind", kind.name}, {"param", targetParam}}},
+		{"guards", []any{obj{{"require", "true"}, {"code", "todo_guard"},
+			{"message", todo + "write the rule that must hold before " + name + " (require: a CEL expression over args and target), or remove this guard."},
+			{"hint", todo + "say what the assistant can do instead."}}}},
+		{"quote", obj{
+			{"title", todo + "say what changes, e.g. " + what + " for " + strings.ReplaceAll(kind.name, "_", " ") + " {" + targetExpr + "}"},
+			{"lines", lines},
+			{"consequences", []any{todo + "say in a sentence what happens once this is done."}},
+			{"confirm_label", "Confirm"},
+			{"decline_label", "Don't change it"},
+		}},
+		{"request", request},
+		{"result", obj{{"reference", reference}}},
+		{"verify", obj{{"path", d.path(kind.op, kind.param, targetExpr)}, {"fields", verify}}},
+	}, nil
+}
+
+func (d *drafter) operation(id string) *oaOperation {
+	for _, op := range d.ops {
+		if op.OperationID == id {
+			return op
+		}
+	}
+	return nil
+}
+
+// target finds the object kind an operation changes: the longest kind's
+// GET path its own path begins with, or a <kind>_id field of its body.
+func (d *drafter) target(op *oaOperation) (kind *draftKind, idParam, bodyField string) {
+	norm := func(p string) string { return pathParam.ReplaceAllString(p, "{}") }
+	for _, k := range d.kinds {
+		kp := norm(k.op.path)
+		if p := norm(op.path); p != kp && !strings.HasPrefix(p, kp+"/") {
+			continue
+		}
+		if kind == nil || len(kp) > len(norm(kind.op.path)) {
+			kind = k
+			idParam = pathParam.FindAllStringSubmatch(op.path, -1)[strings.Count(kp, "{}")-1][1]
+		}
+	}
+	if kind != nil {
+		return kind, idParam, ""
+	}
+	s := d.requestSchema(op)
+	if s == nil {
+		return nil, "", ""
+	}
+	props, _ := s.fields()
+	for _, n := range slices.Sorted(maps.Keys(props)) {
+		for _, k := range slices.Sorted(maps.Keys(d.kinds)) {
+			if snake(n, false) == k+"_id" {
+				return d.kinds[k], "", n
+			}
+		}
+	}
+	return nil, "", ""
+}
+
+func (d *drafter) requestSchema(op *oaOperation) *oaSchema {
+	if op.RequestBody == nil {
+		return nil
+	}
+	return jsonSchema(op.RequestBody.Content)
+}
+
+// body drafts the request body from the operation's JSON body schema:
+// each writable field a parameter, sent as given and shown on a line
+// (from the target's field of that name when it has one), and compared
+// on the read-back when the target has it.
+func (d *drafter) body(op *oaOperation, kind *draftKind, bodyTarget, targetExpr string) (body obj, verify obj, params, lines []any, err error) {
+	s := d.requestSchema(op)
+	if s == nil {
+		return nil, nil, nil, nil, nil
+	}
+	if s.typeName() != "object" {
+		return nil, nil, nil, nil, fmt.Errorf("-write %s (%s %s): its body is a JSON %s, not an object (fix: write the action's request by hand)", op.name(), op.method, op.path, orDefault(s.typeName(), "value"))
+	}
+	props, _ := s.fields()
+	targetProps, _ := kind.schema.fields()
+	body = obj{}
+	for _, n := range slices.Sorted(maps.Keys(props)) {
+		p := props[n]
+		if n == bodyTarget {
+			body = append(body, kv{n, "{" + targetExpr + "}"})
+			continue
+		}
+		if p.ReadOnly || n == kind.id {
+			continue
+		}
+		pn := snake(n, false)
+		param := paramOf(pn, p, orDefault(p.Description, label(n)+"."), true)
+		if param == nil || pn == "" {
+			d.note("-write %s: body field %s (%s) is left out: parameters are strings, integers and objects; send it by hand.", op.name(), n, p.typeName())
+			continue
+		}
+		value := "{args." + pn + "}"
+		if p.typeName() == "boolean" {
+			value = "{args." + pn + " == 'true'}"
+		}
+		params = append(params, param)
+		body = append(body, kv{n, value})
+		line := obj{{"label", label(n)}}
+		if tp := targetProps[n]; tp != nil && celName.MatchString(n) {
+			line = append(line, kv{"from", "{target." + n + "}"})
+			if t := p.typeName(); t != "object" {
+				verify = append(verify, kv{"/" + escapePointer(n), strings.Trim(value, "{}")})
+			}
+		}
+		lines = append(lines, append(line, kv{"to", "{args." + pn + "}"}))
+	}
+	if len(params) > 0 {
+		d.note("-write %s: every body field is a required parameter; narrow the action to what it changes.", op.name())
+	}
+	return body, verify, params, lines, nil
+}
+
+// paramOf maps a schema to a parameter; nil for types the format lacks.
+func paramOf(name string, s *oaSchema, desc string, required bool) any {
+	if s == nil {
+		s = &oaSchema{Type: "string"}
+	}
+	p := obj{{"name", name}}
+	switch s.typeName() {
+	case "string", "":
+		p = append(p, kv{"type", "string"})
+		if len(s.Enum) > 0 {
+			var enum []string
+			for _, e := range s.Enum {
+				if e != nil {
+					enum = append(enum, fmt.Sprint(e))
+				}
+			}
+			p = append(p, kv{"enum", enum})
+		}
+		maxLen := 200
+		if s.MaxLength != nil {
+			maxLen = *s.MaxLength
+		}
+		p = append(p, kv{"max_length", maxLen})
+	case "integer", "number":
+		p = append(p, kv{"type", "integer"})
+		if s.Minimum != nil {
+			p = append(p, kv{"minimum", int64(*s.Minimum)})
+		}
+		if s.Maximum != nil {
+			p = append(p, kv{"maximum", int64(*s.Maximum)})
+		}
+	case "boolean":
+		p = append(p, kv{"type", "string"}, kv{"enum", []string{"true", "false"}})
+	case "object":
+		props, req := s.fields()
+		var sub []any
+		for _, n := range slices.Sorted(maps.Keys(props)) {
+			if c := paramOf(snake(n, false), props[n], orDefault(props[n].Description, label(n)+"."), slices.Contains(req, n)); c != nil && !props[n].ReadOnly && snake(n, false) != "" {
+				sub = append(sub, c)
+			}
+		}
+		if len(sub) == 0 {
+			return nil
+		}
+		p = append(p, kv{"type", "object"}, kv{"properties", sub})
+	default:
+		return nil
+	}
+	p = append(p, kv{"description", desc})
+	if required {
+		p = append(p, kv{"required", true})
+	}
+	return p
+}
+
+// label makes a quote line's label of a field name.
+func label(n string) string {
+	s := strings.ReplaceAll(snake(n, false), "_", " ")
+	if s == "" {
+		return n
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
