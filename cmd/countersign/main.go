@@ -7,6 +7,7 @@
 //	countersign conformance -system FILE -fixtures FILE  check a connected system (internal/httpadapter/README.md)
 //	countersign systems draft -openapi FILE              draft a description file from an OpenAPI document
 //	countersign systems check FILE                       load a description file and list its TODOs
+//	countersign receipts verify -jwks FILE|URL RECEIPT   check a signed receipt offline (docs/api.md)
 package main
 
 import (
@@ -45,6 +46,9 @@ func main() {
 	}
 	if len(os.Args) > 1 && os.Args[1] == "systems" {
 		os.Exit(runSystems(os.Args[2:], os.Stdout, os.Stderr, os.Getenv))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "receipts" {
+		os.Exit(runReceipts(context.Background(), os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	if len(os.Args) > 1 && os.Args[1] == "conformance" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
