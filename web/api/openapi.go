@@ -166,7 +166,9 @@ func (h *Handler) OpenAPI() map[string]any {
 		"openapi": "3.1.0",
 		"info": map[string]any{"title": "Countersign assistant API", "version": "1",
 			"description": "The assistant's side of Countersign: list the tools it may use, read, propose writes that a person or policy authorises, and follow them to a verified result.",
-			"license":     map[string]any{"name": "Proprietary: no licence is granted with this document"}},
+			"license": map[string]any{"name": "Proprietary: no licence is granted with this document",
+				// An SPDX expression for a licence of our own, as info-license-strict asks.
+				"identifier": "LicenseRef-Proprietary"}},
 		"servers": []any{map[string]any{"url": apiBase}},
 		"paths":   paths,
 		"components": map[string]any{
