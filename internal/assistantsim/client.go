@@ -166,13 +166,18 @@ func (c *Client) Tools(ctx context.Context, taskID, q string) ([]Tool, error) {
 	return out.Tools, c.do(ctx, http.MethodGet, "/tools?"+v.Encode(), nil, nil, &out)
 }
 
-// Read runs a read tool for the task's customer.
-func (c *Client) Read(ctx context.Context, taskID, tool string, args map[string]any) (ReadResult, error) {
+// Read runs a read tool of system (empty: the one system of the task that
+// offers it) for the task's customer.
+func (c *Client) Read(ctx context.Context, taskID, system, tool string, args map[string]any) (ReadResult, error) {
 	var out ReadResult
 	if args == nil {
 		args = map[string]any{}
 	}
-	return out, c.do(ctx, http.MethodPost, "/tools/"+url.PathEscape(tool), map[string]any{"task": taskID, "args": args}, nil, &out)
+	body := map[string]any{"task": taskID, "args": args}
+	if system != "" {
+		body["system"] = system
+	}
+	return out, c.do(ctx, http.MethodPost, "/tools/"+url.PathEscape(tool), body, nil, &out)
 }
 
 // CreateTask opens a task.
@@ -193,15 +198,19 @@ func (c *Client) Pause(ctx context.Context, t Task) (Task, error) {
 	return out, c.do(ctx, http.MethodPost, "/tasks/"+url.PathEscape(t.ID)+"/pause", map[string]any{"expected_version": t.Version}, nil, &out)
 }
 
-// Propose proposes a write; idempotencyKey may be empty.
-func (c *Client) Propose(ctx context.Context, taskID, action string, args map[string]any, summary, idempotencyKey string) (Invocation, error) {
+// Propose proposes a write of system's action (system empty: the one
+// system of the task that offers it); idempotencyKey may be empty.
+func (c *Client) Propose(ctx context.Context, taskID, system, action string, args map[string]any, summary, idempotencyKey string) (Invocation, error) {
 	var out Invocation
 	h := http.Header{}
 	if idempotencyKey != "" {
 		h.Set("Idempotency-Key", idempotencyKey)
 	}
-	return out, c.do(ctx, http.MethodPost, "/tasks/"+url.PathEscape(taskID)+"/invocations",
-		map[string]any{"action": action, "args": args, "summary": summary}, h, &out)
+	body := map[string]any{"action": action, "args": args, "summary": summary}
+	if system != "" {
+		body["system"] = system
+	}
+	return out, c.do(ctx, http.MethodPost, "/tasks/"+url.PathEscape(taskID)+"/invocations", body, h, &out)
 }
 
 // Invocation reads an invocation.

@@ -29,14 +29,16 @@ import (
 func TestMain(m *testing.M) { dbtest.Main(m) }
 
 // simConsole is a real console (HTTP, PostgreSQL, dispatcher running)
-// connected to a seeded demo shop, with one assistant that may use every
-// action.
+// connected to a seeded demo shop (as "shop", and under each of also's
+// names too), with one assistant that may use every action.
 type simConsole struct {
-	st    *store.Store
-	web   *web.Server
-	url   string
-	key   string
-	botID string
+	st      *store.Store
+	asst    *assistants.Service
+	manager accounts.User
+	web     *web.Server
+	url     string
+	key     string
+	botID   string
 	// invocationReads counts GET /api/v1/invocations/{id}: polling.
 	invocationReads atomic.Int64
 }
@@ -44,7 +46,7 @@ type simConsole struct {
 // siteSecret is the shop's site secret in these tests.
 var siteSecret = []byte("the demo shop's site secret, 32+ bytes")
 
-func startConsole(t *testing.T, ctx context.Context) *simConsole {
+func startConsole(t *testing.T, ctx context.Context, also ...string) *simConsole {
 	t.Helper()
 	st := store.New(dbtest.New(t))
 	acc := accounts.NewService(st, time.Now, accounts.DefaultThrottle)
@@ -62,7 +64,10 @@ func startConsole(t *testing.T, ctx context.Context) *simConsole {
 	demo := demoshop.New(shopPool, demoshop.Options{})
 	shop := httptest.NewServer(demo.Handler())
 	t.Cleanup(shop.Close)
-	reg := adapter.NewRegistry(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: shop.URL, Token: demo.Token(), Ledger: adapter.NewLedger(st, time.Now), Now: time.Now}))
+	reg := adapter.NewRegistry()
+	for _, name := range append([]string{"shop"}, also...) {
+		reg.Connect(shopadapter.New(shopadapter.Config{Name: name, BaseURL: shop.URL, Token: demo.Token(), Ledger: adapter.NewLedger(st, time.Now), Now: time.Now}))
+	}
 	cp := controlplane.New(st, reg, controlplane.Config{}, time.Now, nil)
 	if err := cp.EnsurePolicies(ctx, &manager.ID); err != nil {
 		t.Fatal(err)
@@ -84,7 +89,7 @@ func startConsole(t *testing.T, ctx context.Context) *simConsole {
 		t.Fatal(err)
 	}
 	sessions := kit.NewSessionStore(st, kit.SessionConfig{KeyPairs: [][]byte{[]byte("0123456789abcdef0123456789abcdef")}, Idle: time.Hour, Absolute: time.Hour})
-	sc := &simConsole{st: st, key: key, botID: bot.ID}
+	sc := &simConsole{st: st, asst: asst, manager: manager, key: key, botID: bot.ID}
 	sc.web = web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Registry: reg, Control: cp, Lists: lists.New(st, time.Now), Assistants: asst,
 		Metrics: metrics.NewReports(st)})
 	h := sc.web.Handler()
@@ -141,6 +146,51 @@ func TestRunAgainstAConsoleAndShop(t *testing.T) {
 	}
 	if handoffs != 1 {
 		t.Errorf("%d hand-offs with summary and would_propose recorded, want 1", handoffs)
+	}
+}
+
+// TestRunWithTwoSystemsOfferingTheSameTools: a second system offering
+// list_orders, issue_refund and the rest does not stop the scripted
+// assistant, acting for any customer (its tasks are not limited to the
+// system whose site vouches): it names the system its conversations
+// concern in every read and proposal.
+func TestRunWithTwoSystemsOfferingTheSameTools(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sc := startConsole(t, ctx, "shop-eu")
+	bot, err := sc.asst.Get(ctx, sc.botID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := bot.Grants
+	g.AnyCustomer = true
+	if _, err := sc.asst.SetGrants(ctx, controlplane.UserActor(sc.manager.ID, string(sc.manager.Role), sc.manager.Name), sc.botID, g); err != nil {
+		t.Fatal(err)
+	}
+	transcript, err := assistantsim.Run(ctx, sc.url, sc.key, assistantsim.Options{Prefix: "two", Wait: 10 * time.Second})
+	var out bytes.Buffer
+	transcript.Write(&out)
+	t.Log(out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "list_orders (shop) →") {
+		t.Errorf("the transcript does not say which system's list_orders was read")
+	}
+	var systems []string
+	rows, err := sc.st.Pool().Query(ctx, `SELECT DISTINCT system FROM invocations ORDER BY system`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		systems = append(systems, s)
+	}
+	if rows.Err() != nil || strings.Join(systems, ",") != "shop" {
+		t.Errorf("proposals went to systems %v (%v), want only shop", systems, rows.Err())
 	}
 }
 

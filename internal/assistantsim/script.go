@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 )
@@ -35,6 +36,10 @@ type Options struct {
 	SiteSecret []byte
 	SiteSystem string
 	Assistant  string
+	// System is the system the conversations are about (default
+	// SiteSystem): when several systems of a task offer a tool of the same
+	// name, the assistant reads and proposes this one's.
+	System string
 }
 
 // Line is one line of a transcript.
@@ -74,6 +79,9 @@ type conversation struct {
 	opts Options
 	out  *Transcript
 	task Task
+	// offered is, per tool name, the systems of the task's catalog that
+	// offer it (read when the task opens).
+	offered map[string][]string
 }
 
 func (cv *conversation) customer(text string) {
@@ -124,6 +132,9 @@ func Run(ctx context.Context, baseURL, key string, opts Options) (Transcript, er
 	if opts.SiteSystem == "" {
 		opts.SiteSystem = "shop"
 	}
+	if opts.System == "" {
+		opts.System = opts.SiteSystem
+	}
 	n := opts.Conversations
 	if n <= 0 {
 		n = len(scripts)
@@ -149,7 +160,31 @@ func (cv *conversation) open(actions ...string) error {
 	}
 	cv.task = t
 	cv.api("task %s opened (allows %s; budget %d)", t.ID, strings.Join(t.AllowedActions, ", "), t.WriteBudget)
+	tools, err := cv.c.Tools(cv.ctx, t.ID, "")
+	if err != nil {
+		return err
+	}
+	cv.offered = map[string][]string{}
+	for _, tool := range tools {
+		cv.offered[tool.Name] = append(cv.offered[tool.Name], tool.System)
+	}
 	return nil
+}
+
+// systemFor picks the system whose tool the conversation calls: the one
+// system of the task's catalog that offers it, or when several do, the one
+// the conversation is about; shown is how the transcript names the call.
+func (cv *conversation) systemFor(tool string) (system, shown string, err error) {
+	systems := cv.offered[tool]
+	switch {
+	case len(systems) == 1:
+		return systems[0], tool, nil
+	case slices.Contains(systems, cv.opts.System):
+		return cv.opts.System, tool + " (" + cv.opts.System + ")", nil
+	case len(systems) > 1:
+		return "", "", fmt.Errorf("several systems offer %s (%s) and none is %s, the one this conversation is about", tool, strings.Join(systems, ", "), cv.opts.System)
+	}
+	return "", tool, nil // not in the catalog: the API says why
 }
 
 func (cv *conversation) report(e Event) error {
@@ -165,11 +200,15 @@ func (cv *conversation) report(e Event) error {
 
 // read runs a read tool and decodes its data into a list of objects.
 func (cv *conversation) read(tool string, args map[string]any) ([]map[string]any, error) {
-	res, err := cv.c.Read(cv.ctx, cv.task.ID, tool, args)
+	system, shown, err := cv.systemFor(tool)
 	if err != nil {
 		return nil, err
 	}
-	cv.api("%s → %d result(s)%s", tool, res.Count, map[bool]string{true: ", truncated", false: ""}[res.Truncated])
+	res, err := cv.c.Read(cv.ctx, cv.task.ID, system, tool, args)
+	if err != nil {
+		return nil, err
+	}
+	cv.api("%s → %d result(s)%s", shown, res.Count, map[bool]string{true: ", truncated", false: ""}[res.Truncated])
 	var list []map[string]any
 	if json.Unmarshal(res.Data, &list) != nil {
 		var one map[string]any
@@ -183,7 +222,11 @@ func (cv *conversation) read(tool string, args map[string]any) ([]map[string]any
 
 // propose proposes a write and tells the customer what the API says.
 func (cv *conversation) propose(action string, args map[string]any, summary, key string) (Invocation, error) {
-	inv, err := cv.c.Propose(cv.ctx, cv.task.ID, action, args, summary, key)
+	system, shown, err := cv.systemFor(action)
+	if err != nil {
+		return Invocation{}, err
+	}
+	inv, err := cv.c.Propose(cv.ctx, cv.task.ID, system, action, args, summary, key)
 	if err != nil {
 		return inv, err
 	}
@@ -191,7 +234,7 @@ func (cv *conversation) propose(action string, args map[string]any, summary, key
 	if inv.Deduplicated {
 		dedup = " (deduplicated: the same request within ten minutes)"
 	}
-	cv.api("%s %s → %s; next: %s%s", action, inv.ID, inv.State, inv.Next.Kind, dedup)
+	cv.api("%s %s → %s; next: %s%s", shown, inv.ID, inv.State, inv.Next.Kind, dedup)
 	cv.api("quote: %s", inv.Quote.Title)
 	msg := inv.Say
 	if inv.Next.Kind == "confirm" && inv.Next.URL != "" {
@@ -434,7 +477,11 @@ func playStop(cv *conversation) error {
 		return err
 	}
 	if h := find(orders, "display", "headphones"); h != nil {
-		_, err := cv.c.Propose(cv.ctx, cv.task.ID, "issue_refund", map[string]any{"order_id": h["order_id"], "amount_cents": 500,
+		system, _, err := cv.systemFor("issue_refund")
+		if err != nil {
+			return err
+		}
+		_, err = cv.c.Propose(cv.ctx, cv.task.ID, system, "issue_refund", map[string]any{"order_id": h["order_id"], "amount_cents": 500,
 			"reason_code": "changed_mind"}, "Refund $5.00", "")
 		var apiErr *Error
 		if errors.As(err, &apiErr) {
