@@ -165,12 +165,13 @@ func (h *Handler) mcpServer(ctx context.Context, req mcpRequest) (*mcp.Server, e
 	if req.open {
 		h.addMCPOpenTask(srv, req)
 	}
-	for _, t := range tools {
+	names := mcpToolNames(tools)
+	for i, t := range tools {
 		if t.Kind == assistants.KindRead {
-			h.addMCPReadTool(srv, req, t)
+			h.addMCPReadTool(srv, req, t, names[i])
 			continue
 		}
-		h.addMCPWriteTool(srv, req, t)
+		h.addMCPWriteTool(srv, req, t, names[i])
 	}
 	srv.AddTool(&mcp.Tool{Name: "get_invocation", Title: "Where a proposal stands",
 		Description:  "Read a proposed write: its state, result, error and the sentence you may say to the customer now (say). Never tell the customer something is done unless state is completed.",
@@ -242,8 +243,31 @@ func mcpCapabilities(tools []assistants.Tool) *mcp.ServerCapabilities {
 	return caps
 }
 
-func (h *Handler) addMCPReadTool(srv *mcp.Server, req mcpRequest, t assistants.Tool) {
-	srv.AddTool(&mcp.Tool{Name: t.Name, Title: t.Title, Description: sentenceEnd(t.Description) + " It reads the " + t.System + " system and changes nothing.",
+// mcpToolNames names each tool of a catalog for MCP, where a name must be
+// unique: its own name, or system__name when two systems of the catalog offer
+// a tool of that name and kind (a system's name has no underscore, so the
+// two never collide). A later registration under a name would silently
+// replace the earlier one, leaving one system's tool out of reach.
+func mcpToolNames(tools []assistants.Tool) []string {
+	type key struct {
+		kind, name string
+	}
+	systems := map[key]int{}
+	for _, t := range tools {
+		systems[key{t.Kind, t.Name}]++
+	}
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Name
+		if systems[key{t.Kind, t.Name}] > 1 {
+			names[i] = t.System + "__" + t.Name
+		}
+	}
+	return names
+}
+
+func (h *Handler) addMCPReadTool(srv *mcp.Server, req mcpRequest, t assistants.Tool, name string) {
+	srv.AddTool(&mcp.Tool{Name: name, Title: t.Title, Description: sentenceEnd(t.Description) + " It reads the " + t.System + " system and changes nothing.",
 		InputSchema: withTaskID(req, t.InputSchema), OutputSchema: mcpOutputSchema("ReadResult"),
 		// It reads the business's system, outside Countersign.
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, DestructiveHint: no, OpenWorldHint: yes}},
@@ -263,7 +287,7 @@ func (h *Handler) addMCPReadTool(srv *mcp.Server, req mcpRequest, t assistants.T
 // addMCPWriteTool offers propose_<action>, with the action's guidance as a
 // resource and a prompt. The tool's input is the action's arguments plus
 // summary and idempotency_key.
-func (h *Handler) addMCPWriteTool(srv *mcp.Server, req mcpRequest, t assistants.Tool) {
+func (h *Handler) addMCPWriteTool(srv *mcp.Server, req mcpRequest, t assistants.Tool, name string) {
 	schema := map[string]any{}
 	for k, v := range t.InputSchema {
 		schema[k] = v
@@ -285,7 +309,7 @@ func (h *Handler) addMCPWriteTool(srv *mcp.Server, req mcpRequest, t assistants.
 		assistants.ModeAuto:     "it goes ahead automatically within the policy's limits",
 	}[t.Mode]
 	desc := mcpWriteDescription(t, how, guidanceURI)
-	srv.AddTool(&mcp.Tool{Name: "propose_" + t.Name, Title: "Propose: " + t.Title, Description: desc, InputSchema: schema,
+	srv.AddTool(&mcp.Tool{Name: "propose_" + name, Title: "Propose: " + t.Title, Description: desc, InputSchema: schema,
 		OutputSchema: mcpOutputSchema("Invocation"),
 		// It records a proposal (not read-only) and changes nothing in the
 		// business's system until a person or the policy says yes (not
@@ -332,7 +356,7 @@ func (h *Handler) addMCPWriteTool(srv *mcp.Server, req mcpRequest, t assistants.
 		func(ctx context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: guidanceURI, MIMEType: "text/plain", Text: guidanceText(t)}}}, nil
 		})
-	srv.AddPrompt(&mcp.Prompt{Name: "guidance_" + t.Name, Title: "Guidance: " + t.Title,
+	srv.AddPrompt(&mcp.Prompt{Name: "guidance_" + name, Title: "Guidance: " + t.Title,
 		Description: "The policy guidance of " + t.Name + ", to read before choosing it."},
 		func(ctx context.Context, r *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 			return &mcp.GetPromptResult{Description: "Guidance: " + t.Title,
