@@ -460,7 +460,7 @@ func AssistantWebhook(p Page, a AssistantRow, form WebhookForm) templ.Component 
 			return templ_7745c5c3_Err
 		}
 		if len(a.Deliveries) > 0 {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, "<div class=\"table-wrap\"><table data-testid=\"deliveries-table\"><caption>Latest deliveries to ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, "<div class=\"table-wrap\"><table class=\"stack\" data-testid=\"deliveries-table\"><caption>Latest deliveries to ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
