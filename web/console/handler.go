@@ -134,6 +134,7 @@ func (h *Handler) Routes() []kit.Route {
 		post("/admin/keys/:id/revoke", h.handleAdminKeyRevoke, admin),
 		post("/admin/assistants/:id/webhook", h.handleAdminWebhookRegister, admin),
 		post("/admin/assistants/:id/webhook/remove", h.handleAdminWebhookRemove, admin),
+		post("/admin/assistants/:id/webhook/test", h.handleAdminWebhookTest, admin),
 		post("/admin/assistants/:id/deliveries/:delivery/resend", h.handleAdminWebhookResend, admin),
 	}
 }
