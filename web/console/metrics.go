@@ -136,8 +136,8 @@ func (h *Handler) sectionTables(rep metrics.Report) metricsSections {
 		t.rejections = append(t.rejections, views.ReasonRow{Reason: r.Reason, Count: money.Count(r.N)})
 	}
 	for _, r := range rep.Readiness {
-		t.readiness = append(t.readiness, views.ReadinessRow{System: r.System, Action: r.Action, Title: h.actionTitle(r.System + "/" + r.Action), Stage: "stage " + strconv.Itoa(r.Stage),
-			Sample: money.Count(r.Settled), ErrorRate: metricsRatioText(r.ErrorRate), EditRate: metricsRatioText(r.EditRate)})
+		t.readiness = append(t.readiness, views.ReadinessRow{System: r.System, Action: r.Action, Title: h.actionTitle(r.System + "/" + r.Action), Stage: controlplane.Stage(r.Stage).Label(),
+			Sample: money.Count(r.Settled), AtStage: money.Count(r.AtStage), ErrorRate: metricsRatioText(r.ErrorRate), EditRate: metricsRatioText(r.EditRate)})
 	}
 	return t
 }
@@ -373,9 +373,10 @@ func (h *Handler) handleMetricsCSV(c echo.Context) error {
 			rows = append(rows, []string{r.Kind, r.Reason, metricsNum(r.N)})
 		}
 	case "readiness":
-		rows = append(rows, []string{"system", "action", "stage", "settled", "error_rate", "edit_rate"})
+		rows = append(rows, []string{"system", "action", "stage", "settled", "error_rate", "edit_rate", "settled_at_current_stage"})
 		for _, r := range rep.Readiness {
-			rows = append(rows, []string{r.System, r.Action, strconv.Itoa(r.Stage), metricsNum(r.Settled), metricsRatioText(r.ErrorRate), metricsRatioText(r.EditRate)})
+			rows = append(rows, []string{r.System, r.Action, strconv.Itoa(r.Stage), metricsNum(r.Settled), metricsRatioText(r.ErrorRate), metricsRatioText(r.EditRate),
+				metricsNum(r.AtStage)})
 		}
 	default:
 		return apperr.New(apperr.NotFound, "There is no such table.")
