@@ -90,7 +90,7 @@ func (h *Handler) handleMetrics(c echo.Context) error {
 	}
 	v.Period = h.periodWords(c.Request().Context(), f)
 	for _, r := range rep.Results {
-		v.Cards = append(v.Cards, metricCard(r))
+		v.Cards = append(v.Cards, metricCard(r, h.Now()))
 		if r.Value.Warn {
 			v.Attention = append(v.Attention, views.AttentionItem{ID: r.ID, Name: r.Name, Value: r.Format(r.Value), Alert: r.Alert})
 		}
@@ -270,7 +270,9 @@ func tickDuration(secs float64) string {
 	return metrics.Human(time.Duration(secs) * time.Second)
 }
 
-func metricCard(r metrics.Result) views.MetricCard {
+// metricCard is a metric's card; a trend that ends on now's day (UTC)
+// draws that day apart, as today so far.
+func metricCard(r metrics.Result, now time.Time) views.MetricCard {
 	c := views.MetricCard{ID: r.ID, Name: r.Name, Value: r.Format(r.Value), Definition: r.Text, WarningRule: r.WarningText, Alert: r.Alert,
 		Warn: r.Value.Warn, ThisWeek: r.Format(r.ThisWeek), LastWeek: r.Format(r.LastWeek)}
 	switch {
@@ -289,7 +291,7 @@ func metricCard(r metrics.Result) views.MetricCard {
 		// The 9-in-10 time of each day, from zero: the scale fits the
 		// slowest day and the warning line.
 		scale = views.ChartScale{Steps: durationSteps, Min: 0, Max: math.Inf(1), Zero: true, Format: tickDuration}
-		title = r.Name + ": the time within which 9 in 10 were done, per day"
+		title = r.Name + ": the time within which 9 in 10 were done, per day, estimated within its bucket"
 	}
 	for _, l := range r.Lines {
 		scale.Lines = append(scale.Lines, views.ChartLine{Value: l.Value, Label: l.Label})
@@ -300,12 +302,15 @@ func metricCard(r metrics.Result) views.MetricCard {
 		switch {
 		case !pt.Value.HasData:
 		case r.Kind == metrics.Duration:
-			values[i] = pt.Value.P90
+			values[i] = pt.Value.P90Within
 		default:
 			values[i] = pt.Value.Ratio
 		}
 	}
-	c.Chart = views.NewLineChart(r.ID, title, labels, values, texts, scale)
+	now = now.UTC()
+	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	partial := len(r.Trend) > 0 && r.Trend[len(r.Trend)-1].Day.Equal(today)
+	c.Chart = views.NewLineChart(r.ID, title, labels, values, texts, scale, partial)
 	return c
 }
 
