@@ -78,7 +78,7 @@ type Value struct {
 	// values), for a trend line that follows the data instead of sitting
 	// on bucket edges; the open last bucket gives its lower edge.
 	P90Within float64
-	Warn     bool
+	Warn      bool
 }
 
 // Definitions are every metric of the page, in the order it shows them.

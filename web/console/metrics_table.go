@@ -36,7 +36,7 @@ func (h *Handler) handleMetricsTable(c echo.Context) error {
 		card := metricCard(r, h.Now())
 		t := views.MetricsDayTable{ID: r.ID, Name: r.Name, Period: h.periodWords(c.Request().Context(), rep.Filter), Points: card.Chart.Points,
 			Today: card.Chart.Today,
-			Back: "/metrics?" + filterQuery(rep.Filter).Encode() + "#m-" + r.ID}
+			Back:  "/metrics?" + filterQuery(rep.Filter).Encode() + "#m-" + r.ID}
 		if c.Request().Header.Get("HX-Request") == "true" {
 			return kit.Render(c, http.StatusOK, views.MetricsDayTableFragment(t))
 		}
