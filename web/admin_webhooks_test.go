@@ -156,8 +156,8 @@ func TestAdminWebhookDeliveriesAndResend(t *testing.T) {
 	// A failing delivery says so in words: what came back, from where,
 	// when, and when it is tried next; its event is named in words too.
 	d := c.get("/admin/assistants").doc(t).Find(`[data-testid="assistant-hook-bot"] [data-testid="delivery-` + first.delivery + `"]`)
-	at := b.clock.Now().Format("15:04")
-	wantFailing := "HTTP 500 Internal Server Error from " + recv.URL + "/outcomes at " + at + ", next try " + b.clock.Now().Add(webhooks.Backoff(1)).Format("15:04") + "."
+	at := b.clock.Now().Format("15:04:05")
+	wantFailing := "HTTP 500 Internal Server Error from " + recv.URL + "/outcomes at " + at + ", next try " + b.clock.Now().Add(webhooks.Backoff(1)).Format("15:04:05") + "."
 	if got := d.Find(`[data-testid="delivery-failing"]`).Text(); got != wantFailing {
 		t.Errorf("failing delivery says %q, want %q", got, wantFailing)
 	}

@@ -143,7 +143,7 @@ func TestBrowserStaffPagesFitAPhone(t *testing.T) {
 		t.Fatal(err)
 	}
 	ends, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="confirm-ends"]`)))
-	if !strings.Contains(ends, "of assistant "+ab.a.Name+" stops working immediately") || !strings.Contains(ends, "1 open task") {
+	if !strings.Contains(ends, "of assistant "+ab.a.Name+" stops working immediately") || !strings.Contains(ends, "1 open task (active or paused): it waits") {
 		t.Errorf("revoke confirmation says %q", ends)
 	}
 	browsertest.CheckAccessibility(t, ctx, "revoke confirmation")

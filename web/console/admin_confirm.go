@@ -41,10 +41,10 @@ func (h *Handler) handleAdminKeyRevokeConfirm(c echo.Context) error {
 	ends := []string{"Key " + name + " of assistant " + a.Name + " stops working immediately: every call made with it is refused from then on, and a revoked key never works again."}
 	if others == 0 {
 		ends = append(ends, "It is "+a.Name+"'s only live key: "+a.Name+" cannot call the API or the MCP server until you issue it a new one.")
-		ends = append(ends, openTasksSentence(a.Name, open, "wait without a caller until it has a new key"))
+		ends = append(ends, openTasksSentence(a.Name, open, "waits", "wait", "without a caller until it has a new key"))
 	} else {
 		ends = append(ends, a.Name+" keeps "+views.Plural(int64(others), "other live key", "other live keys")+", which keep working.")
-		ends = append(ends, openTasksSentence(a.Name, open, "go on through its other keys"))
+		ends = append(ends, openTasksSentence(a.Name, open, "goes", "go", "on through its other keys"))
 	}
 	ends = append(ends, "Nothing already proposed or sent is withdrawn or undone.")
 	return h.renderConfirm(c, "Revoke key", views.AdminConfirmView{Heading: "Revoke key " + name + " of " + a.Name + "?", Ends: ends,
@@ -84,7 +84,7 @@ func (h *Handler) handleAdminAssistantDisableConfirm(c echo.Context) error {
 		keys = "its " + views.Plural(live, "live key stops", "live keys stop") + " working immediately"
 	}
 	ends := []string{"Assistant " + a.Name + " is disabled: " + keys + ", and it cannot call the API or the MCP server.",
-		openTasksSentence(a.Name, open, "stay open without a caller until you enable it again"),
+		openTasksSentence(a.Name, open, "stays", "stay", "open without a caller until you enable it again"),
 		"Nothing already proposed or sent is withdrawn or undone; requests waiting for a person stay in the queue.",
 		"You can enable it again: its live keys then work again."}
 	return h.renderConfirm(c, "Disable assistant", views.AdminConfirmView{Heading: "Disable assistant " + a.Name + "?", Ends: ends,
@@ -136,10 +136,11 @@ func (h *Handler) liveKey(c echo.Context) (assistants.Assistant, assistants.Key,
 }
 
 // openTasksSentence says how many open tasks an assistant has and what
-// becomes of them.
-func openTasksSentence(name string, open int64, then string) string {
+// becomes of them: the verb agrees (verbOne, verbMany), the rest follows.
+func openTasksSentence(name string, open int64, verbOne, verbMany, rest string) string {
 	if open == 0 {
 		return name + " has no open task."
 	}
-	return name + " has " + views.Plural(open, "open task", "open tasks") + " (active or paused): " + views.Noun(open, "it", "they") + " " + then + "."
+	return name + " has " + views.Plural(open, "open task", "open tasks") + " (active or paused): " +
+		views.Noun(open, "it "+verbOne, "they "+verbMany) + " " + rest + "."
 }

@@ -174,7 +174,8 @@ func (h *Handler) webhookRows(c echo.Context, rows []views.AssistantRow) error {
 }
 
 // failingWords says why a delivery is not getting through, from its last
-// attempt: "HTTP 500 from https://… at 10:04, next try 10:09".
+// attempt: "HTTP 500 Internal Server Error from https://… at 10:04:00,
+// next try 10:04:30."
 func failingWords(last webhooks.Attempt, url string, d webhooks.Delivery) string {
 	what := "no answer (" + last.Error + ")"
 	if last.Status != 0 {
@@ -183,9 +184,10 @@ func failingWords(last webhooks.Attempt, url string, d webhooks.Delivery) string
 	if url != "" {
 		what += " from " + url
 	}
-	what += " at " + last.At.Format("15:04")
+	// Seconds: the first retries come 30 s and a minute apart.
+	what += " at " + last.At.Format("15:04:05")
 	if d.State == webhooks.Pending {
-		return what + ", next try " + d.NextAttemptAt.Format("15:04") + "."
+		return what + ", next try " + d.NextAttemptAt.Format("15:04:05") + "."
 	}
 	return what + "; no more tries (Resend to try again)."
 }
