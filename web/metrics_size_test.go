@@ -17,8 +17,8 @@ import (
 // at about 36.1 kB (48.1 kB before the sections' tables were fetched when
 // opened and the charts' markup shortened), and this bound keeps it from
 // growing back; the stage legend and today's rings apart from the lines
-// (issue 26) added about 2.3 kB. METRICS_DUMP=file writes the page there.
-const metricsPageBudget = 39_500
+// (issue 26) added about 2.5 kB. METRICS_DUMP=file writes the page there.
+const metricsPageBudget = 40_000
 
 // TestMetricsPageIsSmallUntilATableOpens: on a period full of history the
 // metrics page carries no per-day table, only a way to open each; opening
