@@ -97,6 +97,21 @@ func TestAdminAssistantsKeysAndActions(t *testing.T) {
 		t.Errorf("catalog after saving actions: %v", modes)
 	}
 
+	// Disabling the assistant asks first too, naming its keys and tasks;
+	// unconfirmed, its key keeps working.
+	disableURL, _ := c.get("/admin/assistants").doc(t).Find(`[data-testid="assistant-helpdesk-bot"] a[data-testid="disable-assistant"]`).Attr("href")
+	confirmDisable := c.get(disableURL)
+	if ends := confirmDisable.doc(t).Find(`[data-testid="confirm-ends"]`).Text(); confirmDisable.StatusCode != http.StatusOK ||
+		!strings.Contains(ends, "Assistant helpdesk-bot is disabled: its 1 live key stops working immediately") {
+		t.Errorf("disable confirmation: %d %q", confirmDisable.StatusCode, ends)
+	}
+	if res := c.post(disableURL, url.Values{"_csrf": {c.csrf("/admin/assistants")}}); res.StatusCode != http.StatusOK {
+		t.Errorf("an unconfirmed disable: %d, want the confirmation page", res.StatusCode)
+	}
+	if r := callAPI(t, b.srv.URL, secret, http.MethodGet, "/api/v1/tools", nil); r.status != http.StatusOK {
+		t.Errorf("an unconfirmed disable stopped the key: %d", r.status)
+	}
+
 	// Revoking asks first, naming the key, its assistant and what ends;
 	// a post without the confirmation changes nothing.
 	revokeURL, _ := c.get("/admin/assistants").doc(t).Find(`[data-testid="assistant-helpdesk-bot"] a[data-testid="revoke"]`).Attr("href")

@@ -261,4 +261,17 @@ func TestAdminWebhookRemove(t *testing.T) {
 	if c.get("/admin/assistants").doc(t).Find(`[data-testid="webhook-url"]`).Length() != 0 {
 		t.Errorf("the endpoint is still shown")
 	}
+	// Without an endpoint a test event is refused in words, and nothing is
+	// queued or recorded.
+	res := c.post("/admin/assistants/"+ab.a.ID+"/webhook/test", url.Values{"_csrf": {c.csrf("/admin/assistants")}})
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("test without an endpoint: %d", res.StatusCode)
+	}
+	if flash := c.get("/admin/assistants").doc(t).Find(`.flash.bad`).Text(); !strings.Contains(flash, "no endpoint") {
+		t.Errorf("flash after a test without an endpoint: %q", flash)
+	}
+	var n int
+	if err := b.store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM events WHERE action = $1`, webhooks.TestEvent).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d test events recorded without an endpoint (%v)", n, err)
+	}
 }
