@@ -182,6 +182,19 @@ func (s *Store) RevokeAPIKey(ctx context.Context, id string, at time.Time) (APIK
 	return out, nil
 }
 
+// OpenTaskCount is how many of the assistant's tasks are still open at now
+// (active or paused and not expired): what a revoked key or a disabled
+// assistant leaves without a caller.
+func (s *Store) OpenTaskCount(ctx context.Context, assistantID string, now time.Time) (int64, error) {
+	var n int64
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM tasks WHERE assistant_id = $1 AND state IN ('active', 'paused')
+		AND expires_at > $2`, assistantID, now).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("store.OpenTaskCount(%q): %w", assistantID, err)
+	}
+	return n, nil
+}
+
 // AssistantActions lists the action switches of an assistant (all
 // assistants when assistantID is empty).
 func (s *Store) AssistantActions(ctx context.Context, assistantID string) ([]AssistantAction, error) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -282,4 +283,38 @@ func (s *Store) ResendWebhookDelivery(ctx context.Context, assistantID string, d
 		return fmt.Errorf("store.ResendWebhookDelivery(%d): %w", deliveryID, ErrNotFound)
 	}
 	return nil
+}
+
+// QueueWebhookTest records e (a person asking for a test delivery) and
+// enqueues, in the same transaction, one delivery to the assistant's live
+// endpoint of the body payload returns for e's id; it returns the
+// delivery's id. The delivery's invocation_id is "test:<event id>", so a
+// failing test holds up neither the next test nor any invocation's events.
+// ErrNotFound when the assistant has no live endpoint.
+func (s *Store) QueueWebhookTest(ctx context.Context, assistantID string, e Event, payload func(eventID int64) ([]byte, error),
+	retryUntil time.Time) (int64, error) {
+	var id int64
+	err := s.InTx(ctx, func(t *Tx) error {
+		var webhookID string
+		if err := t.tx.QueryRow(ctx, `SELECT id FROM assistant_webhooks WHERE assistant_id = $1 AND removed_at IS NULL`,
+			assistantID).Scan(&webhookID); err != nil {
+			return notFound(err)
+		}
+		eventID, err := t.InsertEvent(ctx, e)
+		if err != nil {
+			return err
+		}
+		body, err := payload(eventID)
+		if err != nil {
+			return err
+		}
+		return t.tx.QueryRow(ctx, `
+			INSERT INTO webhook_deliveries (webhook_id, event_id, event, invocation_id, payload, created_at, retry_until, next_attempt_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $6) RETURNING id`,
+			webhookID, eventID, e.Action, "test:"+strconv.FormatInt(eventID, 10), json.RawMessage(body), e.At, retryUntil).Scan(&id)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store.QueueWebhookTest(%s): %w", assistantID, err)
+	}
+	return id, nil
 }

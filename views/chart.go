@@ -41,6 +41,11 @@ type LineChart struct {
 	Days int
 	// Scale says the vertical range in words, for the caption.
 	Scale string
+	// Today is the last day when it is still under way: drawn as a ring
+	// apart from the line (a few hours are not a day, and a rate of a
+	// morning's handful would pull the line to 0 % or 100 %), left out of
+	// the scale, and said in the legend. Nil otherwise.
+	Today *ChartPoint
 }
 
 // ChartTick is one label of the vertical axis; Line is set when a
@@ -150,9 +155,16 @@ func (s ChartScale) Fit(values []float64) (floor, top, step float64) {
 }
 
 // NewLineChart lays out values (NaN for a day without data) over labels
-// on the scale Fit chooses; a value outside it is drawn at its edge.
-func NewLineChart(id, title string, labels []string, values []float64, texts []string, scale ChartScale) LineChart {
-	floor, top, step := scale.Fit(values)
+// on the scale Fit chooses; a value outside it is drawn at its edge. With
+// partialLast the last day is today, still under way: it becomes Today,
+// not a point of the line.
+func NewLineChart(id, title string, labels []string, values []float64, texts []string, scale ChartScale, partialLast bool) LineChart {
+	fitted := values
+	if partialLast && len(values) > 0 {
+		fitted = append([]float64(nil), values...)
+		fitted[len(fitted)-1] = math.NaN()
+	}
+	floor, top, step := scale.Fit(fitted)
 	c := LineChart{ID: id, Title: title, Floor: floor, Top: top}
 	y := func(v float64) float64 {
 		if top <= floor {
@@ -201,6 +213,11 @@ func NewLineChart(id, title string, labels []string, values []float64, texts []s
 		}
 		x := float64(i)
 		py := y(v)
+		if partialLast && i == n-1 {
+			flush()
+			c.Today = &ChartPoint{X: x, Y: py, Value: v, Label: labels[i], Text: texts[i]}
+			continue
+		}
 		c.Points = append(c.Points, ChartPoint{X: x, Y: py, Value: v, Label: labels[i], Text: texts[i]})
 		seg = append(seg, fmt.Sprintf("%g,%g", x, py))
 	}
@@ -303,6 +320,15 @@ func (c LineChart) DotsPath() string {
 		fmt.Fprintf(&b, "M%g %gh0", p.X, p.Y)
 	}
 	return b.String()
+}
+
+// TodayPath draws today's ring (see Today) as a zero-length segment, like
+// a dot.
+func (c LineChart) TodayPath() string {
+	if c.Today == nil {
+		return ""
+	}
+	return fmt.Sprintf("M%g %gh0", c.Today.X, c.Today.Y)
 }
 
 // dayTableURL is a metric's per-day table under the page's filter.

@@ -16,7 +16,7 @@ var ratioScale = ChartScale{Steps: []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.25}, 
 func TestChartScaleFitsDataAndTarget(t *testing.T) {
 	s := ratioScale
 	s.Lines = []ChartLine{{Value: 0.95, Label: "target 95%"}}
-	c := NewLineChart("success", "Success", []string{"d1", "d2", "d3"}, []float64{0.89, math.NaN(), 0.91}, []string{"89%", "", "91%"}, s)
+	c := NewLineChart("success", "Success", []string{"d1", "d2", "d3"}, []float64{0.89, math.NaN(), 0.91}, []string{"89%", "", "91%"}, s, false)
 	if c.Floor != 0.85 || c.Top != 1 {
 		t.Fatalf("scale %v–%v, want 85%%–100%%", c.Floor, c.Top)
 	}

@@ -97,9 +97,41 @@ func TestAdminAssistantsKeysAndActions(t *testing.T) {
 		t.Errorf("catalog after saving actions: %v", modes)
 	}
 
-	// Revoking stops the key.
-	revokeURL, _ := c.get("/admin/assistants").doc(t).Find(`[data-testid="assistant-helpdesk-bot"] form[action$="/revoke"]`).Attr("action")
-	res = c.post(revokeURL, url.Values{"_csrf": {c.csrf("/admin/assistants")}})
+	// Disabling the assistant asks first too, naming its keys and tasks;
+	// unconfirmed, its key keeps working.
+	disableURL, _ := c.get("/admin/assistants").doc(t).Find(`[data-testid="assistant-helpdesk-bot"] a[data-testid="disable-assistant"]`).Attr("href")
+	confirmDisable := c.get(disableURL)
+	if ends := confirmDisable.doc(t).Find(`[data-testid="confirm-ends"]`).Text(); confirmDisable.StatusCode != http.StatusOK ||
+		!strings.Contains(ends, "Assistant helpdesk-bot is disabled: its 1 live key stops working immediately") {
+		t.Errorf("disable confirmation: %d %q", confirmDisable.StatusCode, ends)
+	}
+	if res := c.post(disableURL, url.Values{"_csrf": {c.csrf("/admin/assistants")}}); res.StatusCode != http.StatusOK {
+		t.Errorf("an unconfirmed disable: %d, want the confirmation page", res.StatusCode)
+	}
+	if r := callAPI(t, b.srv.URL, secret, http.MethodGet, "/api/v1/tools", nil); r.status != http.StatusOK {
+		t.Errorf("an unconfirmed disable stopped the key: %d", r.status)
+	}
+
+	// Revoking asks first, naming the key, its assistant and what ends;
+	// a post without the confirmation changes nothing.
+	revokeURL, _ := c.get("/admin/assistants").doc(t).Find(`[data-testid="assistant-helpdesk-bot"] a[data-testid="revoke"]`).Attr("href")
+	confirm := c.get(revokeURL)
+	ends := confirm.doc(t).Find(`[data-testid="confirm-ends"]`).Text()
+	if confirm.StatusCode != http.StatusOK || !strings.Contains(ends, "of assistant helpdesk-bot stops working immediately") ||
+		!strings.Contains(ends, "only live key") || !strings.Contains(ends, "open task") {
+		t.Errorf("revoke confirmation: %d %q", confirm.StatusCode, ends)
+	}
+	if act, _ := confirm.doc(t).Find(`form:has([data-testid="confirm-end"]) input[name="_csrf"]`).Attr("value"); act == "" {
+		t.Errorf("the confirming form has no CSRF token")
+	}
+	if res := c.post(revokeURL, url.Values{"_csrf": {c.csrf("/admin/assistants")}}); res.StatusCode != http.StatusOK ||
+		res.doc(t).Find(`[data-testid="admin-confirm"]`).Length() != 1 {
+		t.Errorf("an unconfirmed revoke: %d, want the confirmation page", res.StatusCode)
+	}
+	if r := callAPI(t, b.srv.URL, secret, http.MethodGet, "/api/v1/tools", nil); r.status != http.StatusOK {
+		t.Errorf("an unconfirmed revoke stopped the key: %d", r.status)
+	}
+	res = c.post(revokeURL, url.Values{"_csrf": {c.csrf("/admin/assistants")}, "confirm": {"yes"}})
 	if res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("revoke: %d", res.StatusCode)
 	}
@@ -110,7 +142,7 @@ func TestAdminAssistantsKeysAndActions(t *testing.T) {
 		t.Errorf("revoked key not marked")
 	}
 	// Revoking twice is a 404, not a 500.
-	if res := c.post(revokeURL, url.Values{"_csrf": {c.csrf("/admin/assistants")}}); res.StatusCode != http.StatusNotFound {
+	if res := c.post(revokeURL, url.Values{"_csrf": {c.csrf("/admin/assistants")}, "confirm": {"yes"}}); res.StatusCode != http.StatusNotFound {
 		t.Errorf("revoke again: %d", res.StatusCode)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 
 	"countersign/internal/accounts"
@@ -60,7 +61,19 @@ func TestAdminCreatesDisablesAndChangesRole(t *testing.T) {
 		t.Errorf("role = %s, want manager", got.Role)
 	}
 
-	if res := admin.post("/admin/users/"+id+"/disable", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
+	// Disabling asks first, naming the person and what ends.
+	confirm := admin.get("/admin/users/" + id + "/disable")
+	if ends := confirm.doc(t).Find(`[data-testid="confirm-ends"]`).Text(); confirm.StatusCode != http.StatusOK ||
+		!strings.Contains(ends, "new.agent@example.test") || !strings.Contains(ends, "signed out everywhere") {
+		t.Errorf("disable confirmation: %d %q", confirm.StatusCode, ends)
+	}
+	if res := admin.post("/admin/users/"+id+"/disable", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusOK {
+		t.Errorf("an unconfirmed disable: %d, want the confirmation page", res.StatusCode)
+	}
+	if res := newbie.get("/"); res.StatusCode != http.StatusOK {
+		t.Errorf("an unconfirmed disable signed the user out: %d", res.StatusCode)
+	}
+	if res := admin.post("/admin/users/"+id+"/disable", url.Values{"_csrf": {tok}, "confirm": {"yes"}}); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("disable: %d", res.StatusCode)
 	}
 	if res := newbie.get("/"); res.StatusCode != http.StatusSeeOther {
@@ -76,7 +89,7 @@ func TestAdminCreatesDisablesAndChangesRole(t *testing.T) {
 
 	// An admin cannot disable or demote themself.
 	self := strconv.FormatInt(b.users[accounts.Admin].ID, 10)
-	admin.post("/admin/users/"+self+"/disable", url.Values{"_csrf": {tok}})
+	admin.post("/admin/users/"+self+"/disable", url.Values{"_csrf": {tok}, "confirm": {"yes"}})
 	admin.post("/admin/users/"+self+"/role", url.Values{"_csrf": {tok}, "role": {"customer"}})
 	me, _ := b.accounts.User(t.Context(), b.users[accounts.Admin].ID)
 	if me.Disabled() || me.Role != accounts.Admin {

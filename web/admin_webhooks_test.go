@@ -153,7 +153,18 @@ func TestAdminWebhookDeliveriesAndResend(t *testing.T) {
 		return d.Find(`[data-testid="delivery-state"]`).Text(), attempts
 	}
 	state, attempts := row()
-	if state != "Pending" || len(attempts) != 1 || !strings.Contains(attempts[0], "HTTP 500") || strings.Contains(attempts[0], "try later") {
+	// A failing delivery says so in words: what came back, from where,
+	// when, and when it is tried next; its event is named in words too.
+	d := c.get("/admin/assistants").doc(t).Find(`[data-testid="assistant-hook-bot"] [data-testid="delivery-` + first.delivery + `"]`)
+	at := b.clock.Now().Format("15:04:05")
+	wantFailing := "HTTP 500 Internal Server Error from " + recv.URL + "/outcomes at " + at + ", next try " + b.clock.Now().Add(webhooks.Backoff(1)).Format("15:04:05") + "."
+	if got := d.Find(`[data-testid="delivery-failing"]`).Text(); got != wantFailing {
+		t.Errorf("failing delivery says %q, want %q", got, wantFailing)
+	}
+	if got := d.Find(`[data-testid="delivery-event"]`).Text(); got != "Rejected" {
+		t.Errorf("event shown as %q, want Rejected", got)
+	}
+	if state != "Failing" || len(attempts) != 1 || !strings.Contains(attempts[0], "HTTP 500") || strings.Contains(attempts[0], "try later") {
 		t.Errorf("after a 500: %s %q, want the status and not the answer's body", state, attempts)
 	}
 	// An attempt recorded before bodies of non-2xx answers stopped being
@@ -202,6 +213,28 @@ func TestAdminWebhookDeliveriesAndResend(t *testing.T) {
 		t.Errorf("after resending: %s %q", state, attempts)
 	}
 
+	// Send test event: a signed webhook.test delivery through the worker,
+	// listed with the others.
+	if res := c.post("/admin/assistants/"+ab.a.ID+"/webhook/test", url.Values{"_csrf": {c.csrf("/admin/assistants")}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("send test: %d %s", res.StatusCode, res.body)
+	}
+	if _, err := worker.DeliverDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	if len(posts) != 4 || posts[3].payload.Event != webhooks.TestEvent || posts[3].sigErr != nil {
+		t.Errorf("posts after the test: %+v, want a fourth, signed, of event %s", posts, webhooks.TestEvent)
+	}
+	testDelivery := ""
+	if len(posts) == 4 {
+		testDelivery = posts[3].delivery
+	}
+	mu.Unlock()
+	tr := c.get("/admin/assistants").doc(t).Find(`[data-testid="delivery-` + testDelivery + `"]`)
+	if tr.Find(`[data-testid="delivery-event"]`).Text() != "Test event" || tr.Find(`[data-testid="delivery-state"]`).Text() != "Delivered" {
+		t.Errorf("test delivery row: %q", strings.Join(strings.Fields(tr.Text()), " "))
+	}
+
 	logged := logs.String()
 	if !strings.Contains(logged, "webhook registered") {
 		t.Fatalf("the log was not captured:\n%s", logged)
@@ -227,5 +260,18 @@ func TestAdminWebhookRemove(t *testing.T) {
 	}
 	if c.get("/admin/assistants").doc(t).Find(`[data-testid="webhook-url"]`).Length() != 0 {
 		t.Errorf("the endpoint is still shown")
+	}
+	// Without an endpoint a test event is refused in words, and nothing is
+	// queued or recorded.
+	res := c.post("/admin/assistants/"+ab.a.ID+"/webhook/test", url.Values{"_csrf": {c.csrf("/admin/assistants")}})
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("test without an endpoint: %d", res.StatusCode)
+	}
+	if flash := c.get("/admin/assistants").doc(t).Find(`.flash.bad`).Text(); !strings.Contains(flash, "no endpoint") {
+		t.Errorf("flash after a test without an endpoint: %q", flash)
+	}
+	var n int
+	if err := b.store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM events WHERE action = $1`, webhooks.TestEvent).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d test events recorded without an endpoint (%v)", n, err)
 	}
 }

@@ -41,6 +41,31 @@ const targetAlignJS = `(() => {
 	return Math.abs((l.top + l.height / 2) - (t.top + t.height / 2));
 })()`
 
+// chartAlignJS groups the metric cards with a chart by the row they sit
+// in and measures how far apart their charts start, and how many rows mix
+// a card with a warning badge and one without.
+const chartAlignJS = `(() => {
+	const rows = {};
+	for (const c of document.querySelectorAll('.metric-grid > section.metric')) {
+		if (!c.querySelector('svg.chart')) continue;
+		(rows[Math.round(c.getBoundingClientRect().top)] ||= []).push(c);
+	}
+	let worst = 0, mixed = 0;
+	for (const r of Object.values(rows)) {
+		const tops = r.map(c => c.querySelector('svg.chart').getBoundingClientRect().top);
+		worst = Math.max(worst, Math.max(...tops) - Math.min(...tops));
+		const badges = r.map(c => !!c.querySelector('[data-testid="metric-warning"]'));
+		if (badges.includes(true) && badges.includes(false)) mixed++;
+	}
+	return {rows: Object.keys(rows).length, mixed, worst};
+})()`
+
+type chartAlign struct {
+	Rows  int     `json:"rows"`
+	Mixed int     `json:"mixed"`
+	Worst float64 `json:"worst"`
+}
+
 func checkChartText(t *testing.T, width string, got chartText) {
 	t.Helper()
 	t.Logf("%s: %d chart labels, smallest %vpx, %d SVG text elements, sideways scroll %vpx", width, got.Count, got.Min, got.SVGText, got.Overflow)
@@ -61,7 +86,7 @@ func checkChartText(t *testing.T, width string, got chartText) {
 // sits on its dashed line, nothing scrolls sideways, and axe finds no
 // serious or critical violations. Then it previews a policy draft and
 // reads what it changes against today's policy. Screenshots:
-// countersign-metrics.png, countersign-metrics-phone.png,
+// metrics-desktop.png, metrics-phone.png,
 // countersign-policy-whatif.png, countersign-policy-whatif-phone.png.
 func TestBrowserManagerPages(t *testing.T) {
 	t.Parallel()
@@ -93,6 +118,16 @@ func TestBrowserManagerPages(t *testing.T) {
 	} else {
 		t.Logf("desktop: the 95%% target label is %.1fpx from its line", d)
 	}
+	// Charts side by side start at the same height, whether or not a card
+	// in their row has a warning badge.
+	al, err := chromedp.Run(ctx, chromedp.Evaluate[chartAlign](chartAlignJS))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("desktop: %d rows of charts, %d with and without a badge, chart tops differ by up to %.1fpx", al.Rows, al.Mixed, al.Worst)
+	if al.Mixed == 0 || al.Worst > 1 {
+		t.Errorf("charts in a row start up to %.1fpx apart (%d rows mix badges and none; want one and 1px at most)", al.Worst, al.Mixed)
+	}
 	legend, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="trend-action_success"] figcaption.legend`)))
 	if !strings.Contains(legend, "Dashed line: target 95%") {
 		t.Errorf("success chart legend: %q", legend)
@@ -114,7 +149,7 @@ func TestBrowserManagerPages(t *testing.T) {
 		t.Fatalf("opening the success table: %v", err)
 	}
 	browsertest.CheckAccessibility(t, ctx, "metrics")
-	browsertest.Screenshot(t, ctx, "countersign-metrics.png")
+	browsertest.Screenshot(t, ctx, "metrics-desktop.png")
 
 	err = chromedp.Do(ctx,
 		chromedp.EmulateViewport(390, 844),
@@ -133,7 +168,7 @@ func TestBrowserManagerPages(t *testing.T) {
 		t.Errorf("phone: the 95%% target label is %vpx from its line (%v)", d, err)
 	}
 	browsertest.CheckAccessibility(t, ctx, "metrics on a phone")
-	browsertest.Screenshot(t, ctx, "countersign-metrics-phone.png")
+	browsertest.Screenshot(t, ctx, "metrics-phone.png")
 
 	// Filtering by the keyboard-free path: the form's GET keeps the choice.
 	err = chromedp.Do(ctx,

@@ -16,8 +16,9 @@ import (
 // where the conversation metrics have nothing to draw); here the page is
 // at about 36.1 kB (48.1 kB before the sections' tables were fetched when
 // opened and the charts' markup shortened), and this bound keeps it from
-// growing back. METRICS_DUMP=file writes the page there.
-const metricsPageBudget = 37_000
+// growing back; the stage legend and today's rings apart from the lines
+// (issue 26) added about 2.5 kB. METRICS_DUMP=file writes the page there.
+const metricsPageBudget = 40_000
 
 // TestMetricsPageIsSmallUntilATableOpens: on a period full of history the
 // metrics page carries no per-day table, only a way to open each; opening
@@ -49,7 +50,9 @@ func TestMetricsPageIsSmallUntilATableOpens(t *testing.T) {
 	if link := opener.Find("a").AttrOr("href", ""); url == "" || link != url || !strings.HasPrefix(url, "/metrics/table/action_success?") {
 		t.Fatalf("the success card's table opens from %q, its link goes to %q", url, link)
 	}
-	dots := strings.Count(card.Find(`path.dots`).AttrOr("d", ""), "M")
+	// Today, still under way, is a ring apart from the line and the
+	// table's last row.
+	dots := strings.Count(card.Find(`path.dots`).AttrOr("d", ""), "M") + strings.Count(card.Find(`path.today-dot`).AttrOr("d", ""), "M")
 
 	c.header.Set("HX-Request", "true")
 	frag := c.get(url)

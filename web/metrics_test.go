@@ -138,9 +138,15 @@ type chartDot struct {
 // ("Mx yh0") of its dots path.
 func (d svgDoc) dots(t *testing.T) []chartDot {
 	t.Helper()
+	return d.pathDots(t, "dots")
+}
+
+// pathDots are the points of the chart's paths of class.
+func (d svgDoc) pathDots(t *testing.T, class string) []chartDot {
+	t.Helper()
 	var out []chartDot
 	for _, p := range d.Paths {
-		if p.Class != "dots" {
+		if p.Class != class {
 			continue
 		}
 		for _, seg := range strings.Split(strings.TrimPrefix(p.D, "M"), "M") {
@@ -196,9 +202,21 @@ func TestMetricsChartsAreXMLAndMatchTheData(t *testing.T) {
 	})
 	success := parsed["chart-action_success"]
 	dots := success.dots(t)
-	if len(dots) != 13 {
-		t.Fatalf("success chart has %d points, want one per day (13)", len(dots))
+	// The last day, 2026-04-01, is today: a ring apart from the line, said
+	// so in the legend and the table.
+	today := success.pathDots(t, "today-dot")
+	if len(dots) != 12 || len(today) != 1 {
+		t.Fatalf("success chart has %d points and %d rings, want one per full day (12) and today's", len(dots), len(today))
 	}
+	for _, l := range success.Lines {
+		if strings.Contains(l.Points, fmt.Sprintf("%g,", today[0].X)) {
+			t.Errorf("today's partial point is joined to the line: %s", l.Points)
+		}
+	}
+	if legend := doc.Find(`[data-testid="metric-action_success"] [data-testid="legend-today"]`).Text(); !strings.Contains(legend, "today so far") {
+		t.Errorf("the legend does not say which point is today so far: %q", legend)
+	}
+	dots = append(dots, today...)
 	// The chart's days and values are its table's, which comes when opened.
 	link := doc.Find(`[data-testid="metric-action_success"] details.day-table`)
 	c.header.Set("HX-Request", "true")
@@ -209,7 +227,7 @@ func TestMetricsChartsAreXMLAndMatchTheData(t *testing.T) {
 		t.Fatalf("the success table (%s) has %d rows for %d dots", link.AttrOr("hx-get", ""), rows.Length(), len(dots))
 	}
 	rows.Each(func(i int, r *goquery.Selection) {
-		dots[i].Day = r.Find("th").Text()
+		dots[i].Day = strings.Fields(r.Find("th").Text())[0]
 		if _, err := fmt.Sscan(r.Find("td").AttrOr("data-value", ""), &dots[i].Value); err != nil {
 			t.Errorf("row %d: %v", i, err)
 		}

@@ -28,14 +28,21 @@ func TestSystemsPageListsEveryActionAndReadTool(t *testing.T) {
 			t.Errorf("action %s not listed", a.Name)
 			continue
 		}
-		if sel.Find("pre.guidance").Text() != a.Guidance || a.Guidance == "" {
-			t.Errorf("action %s: guidance not shown", a.Name)
+		// The guidance is read as text: its first line a paragraph, no
+		// raw Markdown in a pre.
+		first, _, _ := strings.Cut(a.Guidance, "\n")
+		g := sel.Find(`[data-testid="guidance"]`)
+		if a.Guidance == "" || g.Find("p").First().Text() != first || sel.Find("pre").Length() != 0 {
+			t.Errorf("action %s: guidance not shown as text: %q", a.Name, g.Text())
 		}
 	}
 	for _, r := range sys.ReadTools() {
 		if doc.Find(`[data-testid="read-`+r.Name+`"]`).Length() != 1 {
 			t.Errorf("read tool %s not listed", r.Name)
 		}
+	}
+	if items := doc.Find(`[data-testid="action-cancel_subscription"] [data-testid="guidance"] ol > li`).Length(); items != 4 {
+		t.Errorf("cancel_subscription's numbered steps: %d list items, want 4", items)
 	}
 	if got := doc.Find(`[data-testid="action-issue_refund"] .badge.info`).Text(); got != "stage 3" {
 		t.Errorf("issue_refund stage badge = %q, want stage 3", got)

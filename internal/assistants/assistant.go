@@ -41,6 +41,7 @@ type Store interface {
 	InsertAPIKey(ctx context.Context, k store.APIKey) (store.APIKey, error)
 	RevokeAPIKey(ctx context.Context, id string, at time.Time) (store.APIKey, error)
 	TouchAPIKey(ctx context.Context, id string, at time.Time) error
+	OpenTaskCount(ctx context.Context, assistantID string, now time.Time) (int64, error)
 
 	ClaimConversation(ctx context.Context, id, assistantID string, at time.Time) (owner string, err error)
 	InsertConversationEvent(ctx context.Context, e store.ConversationEvent) (store.ConversationEvent, error)
@@ -345,4 +346,11 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// OpenTasks is how many of the assistant's tasks are open now (active or
+// paused, not expired): what the admin's confirmation of a revoke or a
+// disable names before the assistant loses its way in.
+func (s *Service) OpenTasks(ctx context.Context, assistantID string) (int64, error) {
+	return s.store.OpenTaskCount(ctx, assistantID, s.now())
 }

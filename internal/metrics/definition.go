@@ -73,7 +73,12 @@ type Value struct {
 	// P50 and P90 are bucket upper edges for a Duration metric
 	// (math.Inf(1) for the open last bucket).
 	P50, P90 float64
-	Warn     bool
+	// P90Within is the 9-in-10 time estimated within its bucket (linear
+	// between the bucket's edges, by the rank's place among the bucket's
+	// values), for a trend line that follows the data instead of sitting
+	// on bucket edges; the open last bucket gives its lower edge.
+	P90Within float64
+	Warn      bool
 }
 
 // Definitions are every metric of the page, in the order it shows them.
@@ -190,6 +195,7 @@ func (d Definition) Evaluate(s Sums) Value {
 		if v.Den > 0 {
 			v.HasData = true
 			v.P50, v.P90 = Percentile(h, 0.5), Percentile(h, 0.9)
+			v.P90Within = PercentileWithin(h, 0.9)
 		}
 	}
 	if v.HasData && d.warn != nil {
@@ -237,6 +243,35 @@ func Percentile(hist []int64, q float64) float64 {
 		}
 	}
 	return math.Inf(1)
+}
+
+// PercentileWithin estimates the q-th value (rank ⌈q·n⌉) inside its
+// bucket, taking the bucket's values as spread evenly between its edges:
+// 0 for an empty histogram, the lower edge of the open last bucket.
+func PercentileWithin(hist []int64, q float64) float64 {
+	var n int64
+	for _, c := range hist {
+		n += c
+	}
+	if n == 0 {
+		return 0
+	}
+	rank := max(int64(math.Ceil(q*float64(n))), 1)
+	var cum int64
+	for b, c := range hist {
+		if c > 0 && cum+c >= rank {
+			lo := 0.0
+			if b > 0 {
+				lo = store.BucketEdges[min(b, len(store.BucketEdges))-1]
+			}
+			if b >= len(store.BucketEdges) {
+				return lo
+			}
+			return lo + (store.BucketEdges[b]-lo)*float64(rank-cum)/float64(c)
+		}
+		cum += c
+	}
+	return store.BucketEdges[len(store.BucketEdges)-1]
 }
 
 // BucketLabel says a bucket's upper edge in words: "under 15m".

@@ -335,3 +335,36 @@ func TestIncrementalRefresh(t *testing.T) {
 		t.Errorf("a refresh with nothing new recomputed %+v", again)
 	}
 }
+
+// TestPercentileWithinFollowsTheData: two days whose 9-in-10 times fall in
+// the same bucket (so Percentile gives both its upper edge, and a line
+// through them is flat) are told apart within the bucket, between its
+// edges; the open last bucket gives its lower edge.
+func TestPercentileWithinFollowsTheData(t *testing.T) {
+	// Buckets: [0,1m) [1m,5m) [5m,15m) …; ten values each day.
+	early := []int64{0, 8, 2} // the 9th value is the 1st of 2 in [5m,15m)
+	late := []int64{0, 9, 1}  // the 9th value is the 9th of 9 in [1m,5m)
+	lateAll := []int64{0, 0, 10}
+	if metrics.Percentile(early, 0.9) != metrics.Percentile(lateAll, 0.9) {
+		t.Fatalf("the buckets differ: %v, %v", metrics.Percentile(early, 0.9), metrics.Percentile(lateAll, 0.9))
+	}
+	cases := []struct {
+		name string
+		hist []int64
+		want float64
+	}{
+		{"1st of 2 in [5m,15m)", early, 300 + 600.0/2},
+		{"9th of 10 in [5m,15m)", lateAll, 300 + 600*0.9},
+		{"9th of 9 in [1m,5m)", late, 300},
+		{"empty", nil, 0},
+		{"open last bucket", append(make([]int64, len(store.BucketEdges)), 5), store.BucketEdges[len(store.BucketEdges)-1]},
+	}
+	for _, c := range cases {
+		if got := metrics.PercentileWithin(c.hist, 0.9); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	if metrics.PercentileWithin(early, 0.9) >= metrics.PercentileWithin(lateAll, 0.9) {
+		t.Errorf("two days in one bucket are not told apart")
+	}
+}

@@ -52,12 +52,18 @@ type Group struct {
 }
 
 // Readiness is the evidence for an action's next stage: the error and edit
-// rates of the stage it is on now, and how many invocations they rest on.
+// rates of the action's requests proposed in the period, and how many they
+// rest on — the same requests the action success table counts, whatever
+// stage each was proposed at — with how many of them were proposed at the
+// stage the action is on now.
 type Readiness struct {
 	System, Action string
 	Stage          int
-	// Settled is the sample: invocations at this stage that settled.
-	Settled   int64
+	// Settled is the sample: the action's requests of the period that came
+	// to an end (the action success rate's denominator).
+	Settled int64
+	// AtStage is how many of Settled were proposed at Stage.
+	AtStage   int64
 	ErrorRate Value
 	EditRate  Value
 }
@@ -261,16 +267,20 @@ func Build(ctx context.Context, src Source, f Filter, now time.Time) (Report, er
 			continue
 		}
 		var s Sums
-		if ss := byStage[stageKey{p.System, p.Action, p.Stage}]; ss != nil {
+		if ss := byAction[p.System+"/"+p.Action]; ss != nil {
 			s = *ss
 		}
-		rep.Readiness = append(rep.Readiness, readiness(p, s))
+		r := readiness(p, s)
+		if ss := byStage[stageKey{p.System, p.Action, p.Stage}]; ss != nil {
+			r.AtStage = ss.Settled
+		}
+		rep.Readiness = append(rep.Readiness, r)
 	}
 	return rep, nil
 }
 
 // readiness is the error rate (settled but not completed) and the edit rate
-// (approved by a person with changed arguments) at the policy's stage.
+// (approved by a person with changed arguments) of the action's requests.
 func readiness(p store.Policy, s Sums) Readiness {
 	r := Readiness{System: p.System, Action: p.Action, Stage: int(p.Stage), Settled: s.Settled}
 	r.ErrorRate = ratio(s.Settled-s.Completed, s.Settled)

@@ -14,7 +14,9 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"strconv"
 	"time"
 
 	"countersign/internal/apperr"
@@ -62,6 +64,7 @@ type serviceStore interface {
 	WebhookDeliveries(ctx context.Context, assistantID string, limit int) ([]store.WebhookDelivery, error)
 	WebhookAttempts(ctx context.Context, deliveryIDs []int64) ([]store.WebhookAttempt, error)
 	ResendWebhookDelivery(ctx context.Context, assistantID string, deliveryID int64, now, retryUntil time.Time) error
+	QueueWebhookTest(ctx context.Context, assistantID string, e store.Event, payload func(eventID int64) ([]byte, error), retryUntil time.Time) (int64, error)
 }
 
 // Service registers endpoints and shows and resends deliveries, for the
@@ -214,4 +217,36 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// TestEvent is the event of a test delivery an admin asks for ("Send test
+// event"): its body has "test": true and no invocation.
+const TestEvent = "webhook.test"
+
+// TestPayload is the body of a test delivery.
+type TestPayload struct {
+	Event      string    `json:"event"`
+	EventID    int64     `json:"event_id"`
+	OccurredAt time.Time `json:"occurred_at"`
+	Test       bool      `json:"test"`
+	// Invocation is always null: a test is about no invocation.
+	Invocation *struct{} `json:"invocation"`
+}
+
+// SendTest records that the admin asked for a test delivery (an audit
+// event by them) and queues it to the assistant's live endpoint, signed
+// and retried like every delivery: the normal worker sends it, and it is
+// listed with the others. It returns the delivery's id. NotFound when the
+// assistant has no endpoint.
+func (s *Service) SendTest(ctx context.Context, assistantID string, adminID int64) (int64, error) {
+	now := s.now()
+	data, _ := json.Marshal(map[string]string{"assistant_id": assistantID})
+	e := store.Event{At: now, ActorKind: "user", ActorID: strconv.FormatInt(adminID, 10), Action: TestEvent, Data: data}
+	id, err := s.store.QueueWebhookTest(ctx, assistantID, e, func(eventID int64) ([]byte, error) {
+		return json.Marshal(TestPayload{Event: TestEvent, EventID: eventID, OccurredAt: now.UTC(), Test: true})
+	}, now.Add(RetryFor))
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, apperr.Wrap(err, apperr.NotFound, "This assistant has no endpoint to send a test to.")
+	}
+	return id, err
 }

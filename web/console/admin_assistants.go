@@ -94,9 +94,12 @@ func (h *Handler) handleAdminAssistantActions(c echo.Context) error {
 	return kit.SeeOther(c, "/admin/assistants")
 }
 
-// handleAdminAssistantDisable answers POST /admin/assistants/:id/disable:
-// its keys stop working at once.
+// handleAdminAssistantDisable answers POST /admin/assistants/:id/disable
+// from its confirmation page: its keys stop working at once.
 func (h *Handler) handleAdminAssistantDisable(c echo.Context) error {
+	if !confirmed(c) {
+		return h.handleAdminAssistantDisableConfirm(c)
+	}
 	if err := h.cfg.Assistants.SetDisabled(c.Request().Context(), c.Param("id"), true); err != nil {
 		return err
 	}
@@ -113,8 +116,12 @@ func (h *Handler) handleAdminAssistantEnable(c echo.Context) error {
 	return kit.SeeOther(c, "/admin/assistants")
 }
 
-// handleAdminKeyRevoke answers POST /admin/keys/:id/revoke.
+// handleAdminKeyRevoke answers POST /admin/keys/:id/revoke from its
+// confirmation page.
 func (h *Handler) handleAdminKeyRevoke(c echo.Context) error {
+	if !confirmed(c) {
+		return h.handleAdminKeyRevokeConfirm(c)
+	}
 	k, err := h.cfg.Assistants.RevokeKey(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err

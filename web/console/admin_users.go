@@ -43,9 +43,12 @@ func (h *Handler) handleAdminUserRole(c echo.Context) error {
 	})
 }
 
-// handleAdminUserDisable answers POST /admin/users/:id/disable: the user's
-// sessions end at once.
+// handleAdminUserDisable answers POST /admin/users/:id/disable from its
+// confirmation page: the user's sessions end at once.
 func (h *Handler) handleAdminUserDisable(c echo.Context) error {
+	if !confirmed(c) {
+		return h.handleAdminUserDisableConfirm(c)
+	}
 	return h.adminUserChange(c, func(admin accounts.User, id int64) (string, error) {
 		return "User disabled and signed out everywhere.", h.Accounts.SetDisabled(c.Request().Context(), admin, id, true)
 	})

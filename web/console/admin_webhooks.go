@@ -99,6 +99,29 @@ func (h *Handler) handleAdminWebhookResend(c echo.Context) error {
 	return kit.SeeOther(c, "/admin/assistants")
 }
 
+// handleAdminWebhookTest answers POST /admin/assistants/:id/webhook/test:
+// a signed test delivery (event webhook.test) is queued to the
+// assistant's endpoint and sent by the normal worker, so it shows in the
+// deliveries list with its attempts like any other.
+func (h *Handler) handleAdminWebhookTest(c echo.Context) error {
+	svc, err := h.webhooks()
+	if err != nil {
+		return err
+	}
+	admin, _ := kit.CurrentUser(c)
+	id, err := svc.SendTest(c.Request().Context(), c.Param("id"), admin.ID)
+	if e, ok := apperr.As(err); ok && e.Kind == apperr.NotFound {
+		kit.SetFlash(c, e.Message, true)
+		return kit.SeeOther(c, "/admin/assistants")
+	}
+	if err != nil {
+		return err
+	}
+	h.Log.Info("webhook test queued", "by", admin.ID, "assistant_id", c.Param("id"), "delivery", id)
+	kit.SetFlash(c, "Test event queued as delivery "+strconv.FormatInt(id, 10)+"; it is sent within moments and listed below with its answer.", false)
+	return kit.SeeOther(c, "/admin/assistants")
+}
+
 // webhookRows fills each assistant's endpoint and latest deliveries.
 func (h *Handler) webhookRows(c echo.Context, rows []views.AssistantRow) error {
 	ctx := c.Request().Context()
@@ -121,8 +144,14 @@ func (h *Handler) webhookRows(c echo.Context, rows []views.AssistantRow) error {
 		for _, d := range list {
 			dr := views.DeliveryRow{ID: strconv.FormatInt(d.ID, 10), Event: d.Event, InvocationID: d.InvocationID,
 				State: string(d.State), Created: d.CreatedAt.Format("2 Jan 15:04:05")}
+			if d.Event == webhooks.TestEvent {
+				dr.InvocationID = ""
+			}
 			if d.State == webhooks.Pending {
 				dr.Next = d.NextAttemptAt.Format("2 Jan 15:04:05")
+			}
+			if n := len(d.Attempts); n > 0 && d.State != webhooks.Delivered && d.Attempts[n-1].Status/100 != 2 {
+				dr.Failing = failingWords(d.Attempts[n-1], endpointURL(rows[i].Webhook), d)
 			}
 			for _, a := range d.Attempts {
 				ar := views.AttemptRow{At: a.At.Format(time.DateTime), Error: a.Error}
@@ -142,4 +171,30 @@ func (h *Handler) webhookRows(c echo.Context, rows []views.AssistantRow) error {
 		}
 	}
 	return nil
+}
+
+// failingWords says why a delivery is not getting through, from its last
+// attempt: "HTTP 500 Internal Server Error from https://… at 10:04:00,
+// next try 10:04:30."
+func failingWords(last webhooks.Attempt, url string, d webhooks.Delivery) string {
+	what := "no answer (" + last.Error + ")"
+	if last.Status != 0 {
+		what = "HTTP " + strconv.Itoa(last.Status) + " " + http.StatusText(last.Status)
+	}
+	if url != "" {
+		what += " from " + url
+	}
+	// Seconds: the first retries come 30 s and a minute apart.
+	what += " at " + last.At.Format("15:04:05")
+	if d.State == webhooks.Pending {
+		return what + ", next try " + d.NextAttemptAt.Format("15:04:05") + "."
+	}
+	return what + "; no more tries (Resend to try again)."
+}
+
+func endpointURL(w *views.WebhookRow) string {
+	if w == nil {
+		return ""
+	}
+	return w.URL
 }

@@ -118,6 +118,7 @@ func (h *Handler) Routes() []kit.Route {
 		get("/admin/users", h.handleAdminUsers, admin),
 		post("/admin/users", h.handleAdminUserCreate, admin),
 		post("/admin/users/:id/role", h.handleAdminUserRole, admin),
+		get("/admin/users/:id/disable", h.handleAdminUserDisableConfirm, admin),
 		post("/admin/users/:id/disable", h.handleAdminUserDisable, admin),
 		post("/admin/users/:id/enable", h.handleAdminUserEnable, admin),
 
@@ -126,11 +127,14 @@ func (h *Handler) Routes() []kit.Route {
 		post("/admin/assistants/:id/keys", h.handleAdminAssistantKeyCreate, admin),
 		post("/admin/assistants/:id/actions", h.handleAdminAssistantActions, admin),
 		post("/admin/assistants/:id/grants", h.handleAdminAssistantGrants, admin),
+		get("/admin/assistants/:id/disable", h.handleAdminAssistantDisableConfirm, admin),
 		post("/admin/assistants/:id/disable", h.handleAdminAssistantDisable, admin),
 		post("/admin/assistants/:id/enable", h.handleAdminAssistantEnable, admin),
+		get("/admin/keys/:id/revoke", h.handleAdminKeyRevokeConfirm, admin),
 		post("/admin/keys/:id/revoke", h.handleAdminKeyRevoke, admin),
 		post("/admin/assistants/:id/webhook", h.handleAdminWebhookRegister, admin),
 		post("/admin/assistants/:id/webhook/remove", h.handleAdminWebhookRemove, admin),
+		post("/admin/assistants/:id/webhook/test", h.handleAdminWebhookTest, admin),
 		post("/admin/assistants/:id/deliveries/:delivery/resend", h.handleAdminWebhookResend, admin),
 	}
 }

@@ -90,7 +90,7 @@ func (h *Handler) handleMetrics(c echo.Context) error {
 	}
 	v.Period = h.periodWords(c.Request().Context(), f)
 	for _, r := range rep.Results {
-		v.Cards = append(v.Cards, metricCard(r))
+		v.Cards = append(v.Cards, metricCard(r, h.Now()))
 		if r.Value.Warn {
 			v.Attention = append(v.Attention, views.AttentionItem{ID: r.ID, Name: r.Name, Value: r.Format(r.Value), Alert: r.Alert})
 		}
@@ -136,8 +136,8 @@ func (h *Handler) sectionTables(rep metrics.Report) metricsSections {
 		t.rejections = append(t.rejections, views.ReasonRow{Reason: r.Reason, Count: money.Count(r.N)})
 	}
 	for _, r := range rep.Readiness {
-		t.readiness = append(t.readiness, views.ReadinessRow{System: r.System, Action: r.Action, Title: h.actionTitle(r.System + "/" + r.Action), Stage: "stage " + strconv.Itoa(r.Stage),
-			Sample: money.Count(r.Settled), ErrorRate: metricsRatioText(r.ErrorRate), EditRate: metricsRatioText(r.EditRate)})
+		t.readiness = append(t.readiness, views.ReadinessRow{System: r.System, Action: r.Action, Title: h.actionTitle(r.System + "/" + r.Action), Stage: controlplane.Stage(r.Stage).Label(),
+			Sample: money.Count(r.Settled), AtStage: money.Count(r.AtStage), ErrorRate: metricsRatioText(r.ErrorRate), EditRate: metricsRatioText(r.EditRate)})
 	}
 	return t
 }
@@ -270,7 +270,9 @@ func tickDuration(secs float64) string {
 	return metrics.Human(time.Duration(secs) * time.Second)
 }
 
-func metricCard(r metrics.Result) views.MetricCard {
+// metricCard is a metric's card; a trend that ends on now's day (UTC)
+// draws that day apart, as today so far.
+func metricCard(r metrics.Result, now time.Time) views.MetricCard {
 	c := views.MetricCard{ID: r.ID, Name: r.Name, Value: r.Format(r.Value), Definition: r.Text, WarningRule: r.WarningText, Alert: r.Alert,
 		Warn: r.Value.Warn, ThisWeek: r.Format(r.ThisWeek), LastWeek: r.Format(r.LastWeek)}
 	switch {
@@ -289,7 +291,7 @@ func metricCard(r metrics.Result) views.MetricCard {
 		// The 9-in-10 time of each day, from zero: the scale fits the
 		// slowest day and the warning line.
 		scale = views.ChartScale{Steps: durationSteps, Min: 0, Max: math.Inf(1), Zero: true, Format: tickDuration}
-		title = r.Name + ": the time within which 9 in 10 were done, per day"
+		title = r.Name + ": the time within which 9 in 10 were done, per day, estimated within its bucket"
 	}
 	for _, l := range r.Lines {
 		scale.Lines = append(scale.Lines, views.ChartLine{Value: l.Value, Label: l.Label})
@@ -300,12 +302,15 @@ func metricCard(r metrics.Result) views.MetricCard {
 		switch {
 		case !pt.Value.HasData:
 		case r.Kind == metrics.Duration:
-			values[i] = pt.Value.P90
+			values[i] = pt.Value.P90Within
 		default:
 			values[i] = pt.Value.Ratio
 		}
 	}
-	c.Chart = views.NewLineChart(r.ID, title, labels, values, texts, scale)
+	now = now.UTC()
+	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	partial := len(r.Trend) > 0 && r.Trend[len(r.Trend)-1].Day.Equal(today)
+	c.Chart = views.NewLineChart(r.ID, title, labels, values, texts, scale, partial)
 	return c
 }
 
@@ -373,9 +378,10 @@ func (h *Handler) handleMetricsCSV(c echo.Context) error {
 			rows = append(rows, []string{r.Kind, r.Reason, metricsNum(r.N)})
 		}
 	case "readiness":
-		rows = append(rows, []string{"system", "action", "stage", "settled", "error_rate", "edit_rate"})
+		rows = append(rows, []string{"system", "action", "stage", "settled", "error_rate", "edit_rate", "settled_at_current_stage"})
 		for _, r := range rep.Readiness {
-			rows = append(rows, []string{r.System, r.Action, strconv.Itoa(r.Stage), metricsNum(r.Settled), metricsRatioText(r.ErrorRate), metricsRatioText(r.EditRate)})
+			rows = append(rows, []string{r.System, r.Action, strconv.Itoa(r.Stage), metricsNum(r.Settled), metricsRatioText(r.ErrorRate), metricsRatioText(r.EditRate),
+				metricsNum(r.AtStage)})
 		}
 	default:
 		return apperr.New(apperr.NotFound, "There is no such table.")

@@ -33,9 +33,10 @@ func (h *Handler) handleMetricsTable(c echo.Context) error {
 		if r.ID != c.Param("id") {
 			continue
 		}
-		card := metricCard(r)
+		card := metricCard(r, h.Now())
 		t := views.MetricsDayTable{ID: r.ID, Name: r.Name, Period: h.periodWords(c.Request().Context(), rep.Filter), Points: card.Chart.Points,
-			Back: "/metrics?" + filterQuery(rep.Filter).Encode() + "#m-" + r.ID}
+			Today: card.Chart.Today,
+			Back:  "/metrics?" + filterQuery(rep.Filter).Encode() + "#m-" + r.ID}
 		if c.Request().Header.Get("HX-Request") == "true" {
 			return kit.Render(c, http.StatusOK, views.MetricsDayTableFragment(t))
 		}

@@ -1,0 +1,72 @@
+package web_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"countersign/internal/accounts"
+)
+
+// TestStageReadinessCountsWhatActionSuccessCounts: on the same history —
+// where some actions' requests were proposed at another stage than their
+// policy's today — stage readiness rests on the same requests as the action
+// success table, action by action, and says how many were at today's
+// stage; the stages are explained in words where they are shown.
+func TestStageReadinessCountsWhatActionSuccessCounts(t *testing.T) {
+	t.Parallel()
+	b := setup(t, bundleOpts{shop: true})
+	loadHistory(t, b, 600, 50)
+	// The manager moved refunds to stage 4 after they were proposed at 3.
+	if _, err := b.store.Pool().Exec(t.Context(), `UPDATE policies SET stage = 4 WHERE system = 'shop' AND action = 'issue_refund'`); err != nil {
+		t.Fatal(err)
+	}
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Manager])
+
+	of := regexp.MustCompile(`\(([\d,]+) of ([\d,]+)\)`)
+	ended := map[string]string{}
+	for _, tr := range c.get("/metrics/table/success-by-action").doc(t).Find(`[data-testid="success-by-action-table"] tbody tr`).EachIter() {
+		if m := of.FindStringSubmatch(tr.Find("td").Text()); m != nil {
+			ended[strings.TrimSpace(tr.Find("th").Text())] = m[2]
+		}
+	}
+	if len(ended) < 6 {
+		t.Fatalf("success by action lists %d actions: %v", len(ended), ended)
+	}
+	rows := c.get("/metrics/table/readiness").doc(t).Find(`[data-testid="readiness-table"] tbody tr`)
+	differentStage := 0
+	for _, tr := range rows.EachIter() {
+		title := strings.TrimSpace(tr.Find("th").Text())
+		sample := tr.Find(`[data-testid="sample"]`).Clone()
+		atStage := strings.Trim(sample.Find(`[data-testid="at-stage"]`).Text(), "()")
+		sample.Find(`[data-testid="at-stage"]`).Remove()
+		got := strings.TrimSpace(sample.Text())
+		if want, ok := ended[title]; ok && got != want {
+			t.Errorf("%s: stage readiness rests on %s requests, action success on %s", title, got, want)
+		}
+		if !strings.HasSuffix(atStage, " at this stage") {
+			t.Errorf("%s: no count at the current stage: %q", title, atStage)
+		}
+		if strings.HasPrefix(atStage, "0 ") && got != "0" {
+			differentStage++
+		}
+		if stage := tr.Find("td").First().Text(); !regexp.MustCompile(`^[345] · \w`).MatchString(stage) {
+			t.Errorf("%s: stage shown as %q, want its number and name", title, stage)
+		}
+	}
+	if differentStage == 0 {
+		t.Errorf("the history has no action proposed at another stage than today's; the test proves nothing")
+	}
+
+	for _, page := range []string{"/policies", "/metrics"} {
+		legend := c.get(page).doc(t).Find(`[data-testid="stage-legend"]`)
+		text := strings.Join(strings.Fields(legend.Text()), " ")
+		for _, want := range []string{"Stage 3 · propose", "a support agent approves", "Stage 4 · assisted", "the customer confirms",
+			"Stage 5 · bounded autonomy", "automatically within the policy's limits"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s: the stage legend %q does not say %q", page, text, want)
+			}
+		}
+	}
+}
