@@ -188,7 +188,7 @@ func TestBrowserCustomerPages(t *testing.T) {
 		t.Errorf("the breakdown in Chromium does not add up (err %v)", err)
 	}
 	body, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`main`)))
-	for _, want := range []string{"Order #", "Walnut desk lamp × 1", "Shipping is not refunded for damaged", "−$12.00", "5–10 business days", "Why this amount"} {
+	for _, want := range []string{"Order #", "Walnut desk lamp × 1", "Shipping isn't refunded when an item arrived damaged", "−$12.00", "5–10 business days", "Why this amount"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the refund page does not show %q", want)
 		}
