@@ -2,6 +2,14 @@
 // page that shows a request exactly as its quote says and asks who they
 // are, their requests, and the confirm, decline and stop that decide one
 // request. A customer decides here only what they proved is theirs.
+//
+// The pages speak for the business the customer deals with, not for the
+// console: its name and logo (adapter.Brand) in the header and the title,
+// times in the customer's own zone once their browser told it (the
+// cs_zone cookie customer_frame.go reads), else in the business's, always
+// naming the zone. My requests lists only the customer's own actions
+// (adapter.ActionSpec.ForCustomer) in three groups, and a completed
+// request offers its signed receipt (customer_receipt.go).
 package customer
 
 import (
