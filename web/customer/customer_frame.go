@@ -37,7 +37,7 @@ func (h *Handler) frameFor(c echo.Context, system string) customerFrame {
 	f := customerFrame{brand: h.brandOf(system), now: h.Now()}
 	f.zone = f.brand.Zone
 	if ck, err := c.Cookie(zoneCookie); err == nil {
-		if name, err := url.QueryUnescape(ck.Value); err == nil && name != "" {
+		if name, err := url.QueryUnescape(ck.Value); err == nil && name != "" && len(name) <= 64 {
 			if loc, err := adapter.LoadZone(name); err == nil {
 				f.zone, f.own = loc, true
 			}
@@ -70,7 +70,8 @@ func (f customerFrame) at(t time.Time) string {
 	return t.Format("Jan 2, 15:04 MST")
 }
 
-// shop is the business's name in a sentence; "us" when there is none.
+// shop is the business's name in a sentence; "the business" when there
+// is none.
 func (f customerFrame) shop() string {
 	if f.brand.Name == "" {
 		return "the business"
