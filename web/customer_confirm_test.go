@@ -282,7 +282,7 @@ func TestStatusFragmentStopsPollingWhenFinal(t *testing.T) {
 		req.Header.Set("HX-Request", "true")
 		return c.do(req)
 	}
-	if res := status(); res.StatusCode != http.StatusOK || text(res, t, "status-badge") != controlplane.Approved.Label() {
+	if res := status(); res.StatusCode != http.StatusOK || text(res, t, "status-badge") != "Approved — we're sending it to Harbour & Pine now" {
 		t.Errorf("while sending: %d %q, want 200 and the working badge", res.StatusCode, text(res, t, "status-badge"))
 	}
 	if _, err := b.cp.DispatchOnce(context.Background()); err != nil {

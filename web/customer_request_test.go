@@ -243,6 +243,14 @@ func TestCustomerPageShowsTheQuoteOfEveryAction(t *testing.T) {
 			}
 			for i, l := range q.Lines {
 				line := lines.Eq(i)
+				// A line the adapter words for customers reads as its sentence,
+				// not as the system's codes ("active → cancelled").
+				if l.Customer != "" {
+					if got := strings.TrimSpace(line.Find(`[data-testid="line-sentence"]`).Text()); got != l.Customer || line.Find(`[data-testid="line-to"]`).Length() != 0 {
+						t.Errorf("line %d: %q, want the sentence %q and no codes", i, got, l.Customer)
+					}
+					continue
+				}
 				from := strings.TrimSpace(line.Find(`[data-testid="line-from"]`).Text())
 				if label, to := strings.TrimSpace(line.Find(`[data-testid="line-label"]`).Text()), strings.TrimSpace(line.Find(`[data-testid="line-to"]`).Text()); label != l.Label || to != l.To || from != l.From {
 					t.Errorf("line %d: %q %q→%q, want %q %q→%q", i, label, from, to, l.Label, l.From, l.To)

@@ -162,6 +162,11 @@ type QuoteLine struct {
 	// back to the previous Sum line: the page draws it as a subtotal, and
 	// a quote whose lines are marked so adds up where it is read.
 	Sum bool `json:"sum,omitempty"`
+	// Customer, optional, says the line as one sentence in the customer's
+	// words for their pages, where the label and values are the system's
+	// codes: "Your subscription will be cancelled" for "Status: active →
+	// cancelled". Staff pages show the label and values.
+	Customer string `json:"customer,omitempty"`
 }
 
 // Result is what an executed action produced.

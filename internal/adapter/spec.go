@@ -46,6 +46,12 @@ type ActionSpec struct {
 	// TargetKind and TargetParam say which argument names the object acted on.
 	TargetKind  string `json:"target_kind"`
 	TargetParam string `json:"target_param"`
+	// Concerns says whose object the action changes: the customer's own
+	// (ConcernsCustomer, the zero value: their order, subscription,
+	// account) or the business's (ConcernsBusiness: its catalogue), which
+	// an operator changes. A customer's list of their requests shows only
+	// actions that concern them.
+	Concerns Concern `json:"concerns,omitempty"`
 	// AmountParam names the money argument, if any, for amount limits.
 	AmountParam string `json:"amount_param,omitempty"`
 	// DefaultStage is the policy stage the action starts at when the
@@ -61,6 +67,24 @@ type ActionSpec struct {
 	// action; the console adds its general ones and Other after them.
 	RejectReasons []string `json:"-"`
 }
+
+// Concern is whose object an action changes.
+type Concern string
+
+// The concerns of an action.
+const (
+	// ConcernsCustomer: the action changes one of the customer's own
+	// objects; it is the zero value.
+	ConcernsCustomer Concern = ""
+	// ConcernsBusiness: the action changes the business's own objects (a
+	// product in its catalogue), for its operators; it is no request of
+	// the customer's.
+	ConcernsBusiness Concern = "business"
+)
+
+// ForCustomer says whether the action is one of the customer's own, shown
+// among their requests.
+func (s ActionSpec) ForCustomer() bool { return s.Concerns == ConcernsCustomer }
 
 // DefaultDoneWords is what a done action is called when its spec says nothing.
 const DefaultDoneWords = "Done"

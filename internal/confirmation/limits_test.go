@@ -253,7 +253,7 @@ func TestCodeMailNamesTheRequestAndWarns(t *testing.T) {
 		t.Fatalf("the refund's quote has no customer title or reference: %+v", inv.Quote.Customer)
 	}
 	for _, want := range []string{
-		"This code confirms only this request:\n\n    " + inv.Quote.Customer.Title + "\n    " + inv.Quote.Customer.Reference + "\n    at shop\n",
+		"This code confirms only this request:\n\n    " + inv.Quote.Customer.Title + "\n    " + inv.Quote.Customer.Reference + "\n    at Harbour & Pine\n",
 		"Nobody — not our team and not the assistant you are chatting with — will ever ask you for this code. Do not read it out or paste it into a chat.",
 	} {
 		if !strings.Contains(m.Body, want) {
@@ -263,7 +263,16 @@ func TestCodeMailNamesTheRequestAndWarns(t *testing.T) {
 	if codeIn(m.Subject) {
 		t.Errorf("subject %q carries the code", m.Subject)
 	}
-	plain := confirmation.CodeMail(adapter.Contact{Email: "a@b.example"}, "123456", controlplane.Invocation{Quote: adapter.Quote{Title: "Refund $1.00"}}, "shop-eu")
+	// The shop names itself: a code from an unknown sender looks like
+	// phishing. The subject is words, never the target's id.
+	if m.FromName != "Harbour & Pine via Countersign" || m.Subject != "Your code to confirm a request with Harbour & Pine" {
+		t.Errorf("the code mail comes from %q with subject %q, want the shop's name in both", m.FromName, m.Subject)
+	}
+	if strings.Contains(m.Subject, inv.Target.ID) || strings.Contains(m.Subject, "ord_") {
+		t.Errorf("the subject %q carries a raw id", m.Subject)
+	}
+	plain := confirmation.CodeMail(adapter.Contact{Email: "a@b.example"}, "123456",
+		controlplane.Invocation{System: "shop-eu", Quote: adapter.Quote{Title: "Refund $1.00"}}, adapter.Brand{Name: "shop-eu"})
 	if !strings.Contains(plain.Body, "    Refund $1.00\n    at shop-eu\n") {
 		t.Errorf("a quote without customer words names it by its title:\n%s", plain.Body)
 	}

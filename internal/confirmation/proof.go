@@ -129,13 +129,13 @@ func (s *Service) sendCode(ctx context.Context, o Opened, inv controlplane.Invoc
 	if errors.Is(err, store.ErrLimit) {
 		return SentCode{}, &apperr.Error{Kind: apperr.LimitReached, Code: "too_many_codes",
 			Message: fmt.Sprintf("We sent you a code at %s to %s, and we send at most %d codes in 15 minutes and %d in an hour.",
-				row.CreatedAt.UTC().Format("3:04 PM MST"), maskEmail(row.SentTo), lim.MailsPer15Min, lim.MailsPerHour),
+				row.CreatedAt.In(s.brand(o.System).Zone).Format("15:04 MST"), maskEmail(row.SentTo), lim.MailsPer15Min, lim.MailsPerHour),
 			Hint: "Check your mail for the codes we sent: each works for 10 minutes. Or try again later."}
 	}
 	if err != nil {
 		return SentCode{}, err
 	}
-	msg := CodeMail(contact, code, inv, o.System)
+	msg := CodeMail(contact, code, inv, s.brand(o.System))
 	if err := s.cfg.Mail.Send(ctx, msg); err != nil {
 		return SentCode{}, &apperr.Error{Kind: apperr.Upstream, Code: "mail_failed", Err: err,
 			Message: "We could not send the code just now.", Hint: "Try again in a minute, or use another way of confirming."}
@@ -145,9 +145,11 @@ func (s *Service) sendCode(ctx context.Context, o Opened, inv controlplane.Invoc
 
 // CodeMail is the message that carries a code: it names exactly the one
 // request the code decides (its title in the customer's words, its short
-// reference, the business system) and warns that nobody, the assistant
-// included, will ever ask for it.
-func CodeMail(to adapter.Contact, code string, inv controlplane.Invocation, system string) mail.Message {
+// reference, the business) and warns that nobody, the assistant included,
+// will ever ask for it. It comes from "<business> via Countersign" and its
+// subject names the business in words, with no id: a code from a sender
+// the customer does not know looks like phishing.
+func CodeMail(to adapter.Contact, code string, inv controlplane.Invocation, brand adapter.Brand) mail.Message {
 	greeting := "Hello,"
 	if to.Name != "" {
 		greeting = "Hello " + to.Name + ","
@@ -160,20 +162,39 @@ func CodeMail(to adapter.Contact, code string, inv controlplane.Invocation, syst
 		}
 		ref = c.Reference
 	}
+	shop := brand.Name
+	if adapter.CheckBrandName(shop) != nil {
+		shop = inv.System
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n\nYour code is %s\n\nThis code confirms only this request:\n\n    %s\n", greeting, code, title)
 	if ref != "" {
 		fmt.Fprintf(&b, "    %s\n", ref)
 	}
-	fmt.Fprintf(&b, "    at %s\n\n", system)
+	fmt.Fprintf(&b, "    at %s\n\n", shop)
 	b.WriteString("Enter it on the page where you were asked for it. It decides nothing else: any other request needs a code of its own.\n\n")
 	b.WriteString("Nobody — not our team and not the assistant you are chatting with — will ever ask you for this code. " +
 		"Do not read it out or paste it into a chat.\n\n")
-	fmt.Fprintf(&b, "The code works for %d minutes. If you did not ask for it, ignore this message: nothing changes without the code.\n",
+	fmt.Fprintf(&b, "The code works for %d minutes. If you did not ask for it, ignore this message: nothing changes without the code.\n\n",
 		int(CodeLifetime/time.Minute))
-	// The subject stays fixed: the title is the business system's text, and
-	// a header is no place for it.
-	return mail.Message{To: to.Email, Subject: "Your confirmation code for one request", Body: b.String()}
+	fmt.Fprintf(&b, "%s uses Countersign to ask you before an assistant changes anything for you.\n", shop)
+	// The subject names the business, never the request's title: that is
+	// the system's text with its ids, and a header is no place for it.
+	m := mail.Message{To: to.Email, Subject: "Your code to confirm a request with " + shop, Body: b.String()}
+	if shop != "" {
+		m.FromName = shop + " via Countersign"
+	}
+	return m
+}
+
+// brand is how system is named to its customers.
+func (s *Service) brand(system string) adapter.Brand {
+	if s.registry != nil {
+		if sys, err := s.registry.System(system); err == nil {
+			return adapter.BrandOf(sys)
+		}
+	}
+	return adapter.Brand{Name: system, Zone: time.UTC}
 }
 
 func (s *Service) contact(ctx context.Context, o Opened) (adapter.Contact, error) {

@@ -67,6 +67,8 @@ type Adapter struct {
 	actions   []*action
 	errs      errorMap
 	effects   *effectsLookup
+	// brand is how the system is named to its customers (brand.go).
+	brand adapter.Brand
 }
 
 var _ adapter.System = (*Adapter)(nil)

@@ -188,6 +188,7 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 		a.actions = append(a.actions, act)
 	}
 	a.errs = c.errorMapping(d.Errors)
+	c.customerBrand(a, d)
 	if d.Effects != nil {
 		a.effects = &effectsLookup{path: c.template("/effects/path", d.Effects.Path), items: d.Effects.Items,
 			id: d.Effects.ID, at: d.Effects.At, kind: d.Effects.Kind, object: d.Effects.Object}

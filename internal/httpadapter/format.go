@@ -29,6 +29,17 @@ type Description struct {
 	Actions           []ActionDesc          `json:"actions"`
 	Errors            ErrorMapping          `json:"errors"`
 	Effects           *EffectsLookup        `json:"effects"`
+	// CustomerBrand is how the system is named to its customers (brand.go).
+	CustomerBrand *CustomerBrandDesc `json:"customer_brand"`
+}
+
+// CustomerBrandDesc is adapter.Brand in the file: the business's name as
+// its customers know it, an optional https:// logo, and the IANA time
+// zone customer pages show times in until the customer's own is known.
+type CustomerBrandDesc struct {
+	Name     string `json:"name"`
+	LogoURL  string `json:"logo_url"`
+	TimeZone string `json:"time_zone"`
 }
 
 // IdempotencyDesc says how every write carries its idempotency key, one
@@ -143,6 +154,10 @@ type ActionDesc struct {
 	DefaultStage  int      `json:"default_stage"`
 	DoneWords     string   `json:"done_words"`
 	RejectReasons []string `json:"reject_reasons"`
+	// Concerns is adapter.ActionSpec's: "business" for an action on the
+	// business's own objects (its catalogue), which customers' lists of
+	// their requests never show; empty or "customer" otherwise.
+	Concerns string `json:"concerns"`
 	// Vars are named expressions, evaluated in order, as vars.<name>.
 	Vars    []NamedExpr  `json:"vars"`
 	Guards  []Guard      `json:"guards"`

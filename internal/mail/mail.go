@@ -9,6 +9,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"mime"
+	netmail "net/mail"
 	"net/smtp"
 	"os"
 	"path/filepath"
@@ -22,6 +24,11 @@ type Message struct {
 	To      string
 	Subject string
 	Body    string
+	// FromName, when set, is the sender's display name, put before the
+	// configured From address in place of its own ("Harbour & Pine via
+	// Countersign" <no-reply@…>): a customer recognises the business they
+	// deal with, not the console.
+	FromName string
 }
 
 // Sender delivers messages. Send fails when the message could not be
@@ -35,19 +42,33 @@ type Sender interface {
 var ErrHeader = errors.New("mail: recipient or subject not usable in a header")
 
 func (m Message) check() error {
-	if strings.TrimSpace(m.To) == "" || strings.ContainsAny(m.To, "\r\n,;<>") || strings.ContainsAny(m.Subject, "\r\n") {
+	if strings.TrimSpace(m.To) == "" || strings.ContainsAny(m.To, "\r\n,;<>") || strings.ContainsAny(m.Subject+m.FromName, "\r\n") {
 		return ErrHeader
 	}
 	return nil
 }
 
-// format renders the message as RFC 5322 text with CRLF line ends.
+// format renders the message as RFC 5322 text with CRLF line ends; a
+// subject or sender's name beyond ASCII is encoded as RFC 2047 says.
 func (m Message) format(from string, at time.Time) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "From: %s\r\nTo: %s\r\nSubject: %s\r\nDate: %s\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n",
-		from, m.To, m.Subject, at.Format(time.RFC1123Z))
+		m.sender(from), m.To, mime.QEncoding.Encode("utf-8", m.Subject), at.Format(time.RFC1123Z))
 	b.WriteString(strings.ReplaceAll(strings.ReplaceAll(m.Body, "\r\n", "\n"), "\n", "\r\n"))
 	return []byte(b.String())
+}
+
+// sender is the From header: the configured address, under FromName when
+// the message has one.
+func (m Message) sender(from string) string {
+	if m.FromName == "" {
+		return from
+	}
+	addr, err := netmail.ParseAddress(from)
+	if err != nil {
+		return from
+	}
+	return (&netmail.Address{Name: m.FromName, Address: addr.Address}).String()
 }
 
 // SMTP sends through a mail server with Go's net/smtp: PLAIN auth when

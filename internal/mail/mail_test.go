@@ -53,3 +53,39 @@ func TestHeaderInjectionIsRefused(t *testing.T) {
 		t.Errorf("%d messages kept", len(m.Sent()))
 	}
 }
+
+// TestSenderNamesTheBusiness: a message with FromName comes from the
+// business "via Countersign" at the configured address, its name and
+// subject encoded when they are not ASCII; without FromName the configured
+// sender stays.
+func TestSenderNamesTheBusiness(t *testing.T) {
+	dir := t.TempDir()
+	d := mail.Dir{Path: dir, From: "Countersign <no-reply@console.test>"}
+	msgs := []mail.Message{
+		{To: "jordan@example.test", Subject: "Your code to confirm a request with Harbour & Pine", Body: "x", FromName: "Harbour & Pine via Countersign"},
+		{To: "jordan@example.test", Subject: "Votre code pour Café Lumière", Body: "x", FromName: "Café Lumière via Countersign"},
+		{To: "jordan@example.test", Subject: "Plain", Body: "x"},
+	}
+	want := [][]string{
+		{"From: \"Harbour & Pine via Countersign\" <no-reply@console.test>\r\n", "Subject: Your code to confirm a request with Harbour & Pine\r\n"},
+		{"From: =?utf-8?q?Caf=C3=A9_Lumi=C3=A8re_via_Countersign?= <no-reply@console.test>\r\n", "Subject: =?utf-8?q?Votre_code_pour_Caf=C3=A9_Lumi=C3=A8re?=\r\n"},
+		{"From: Countersign <no-reply@console.test>\r\n"},
+	}
+	for i, m := range msgs {
+		sub := filepath.Join(dir, string(rune('a'+i)))
+		d.Path = sub
+		if err := d.Send(context.Background(), m); err != nil {
+			t.Fatal(err)
+		}
+		files, _ := filepath.Glob(filepath.Join(sub, "*.eml"))
+		raw, _ := os.ReadFile(files[0])
+		for _, w := range want[i] {
+			if !strings.Contains(string(raw), w) {
+				t.Errorf("message %d lacks %q:\n%s", i, w, raw)
+			}
+		}
+	}
+	if err := (&mail.Memory{}).Send(context.Background(), mail.Message{To: "a@example.test", Subject: "x", FromName: "A\r\nBcc: b@example.test"}); !errors.Is(err, mail.ErrHeader) {
+		t.Errorf("a sender's name with a line break: %v, want ErrHeader", err)
+	}
+}

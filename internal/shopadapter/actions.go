@@ -159,6 +159,7 @@ func actionDefs() []actionDef {
 			Guidance:     productGuidance,
 			TargetKind:   KindProduct,
 			TargetParam:  "product_id",
+			Concerns:     adapter.ConcernsBusiness,
 			DefaultStage: 3,
 			DoneWords:    "The description is updated",
 			RejectReasons: []string{

@@ -103,7 +103,7 @@ func TestCancelQuote(t *testing.T) {
 		Title:  "Cancel Pro plan for acme.example",
 		Target: adapter.Target{System: "shop", Kind: "subscription", Display: "Pro plan for acme.example", Version: "1"},
 		Lines: []adapter.QuoteLine{
-			{Label: "Status", From: "active", To: "cancelled"},
+			{Label: "Status", From: "active", To: "cancelled", Customer: "Your subscription will be cancelled."},
 			{Label: "Access until", To: "April 30, 2026"},
 			{Label: "Next charge", From: "$49.00 on April 30, 2026", To: "none", Emphasis: true},
 			{Label: "Reason", To: "too expensive"},

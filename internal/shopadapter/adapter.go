@@ -34,6 +34,21 @@ type Config struct {
 	// Logger receives what cannot be returned, such as a ledger write that
 	// failed after the shop applied a change; nil discards it.
 	Logger *slog.Logger
+	// Brand is how the shop is named to its customers; a zero Brand is
+	// DemoBrand, the bundled demo shop's.
+	Brand adapter.Brand
+}
+
+// DemoBrand is the bundled demo shop as its customers know it: a
+// homeware shop in Oakland, California.
+var DemoBrand = adapter.Brand{Name: "Harbour & Pine", Zone: mustZone("America/Los_Angeles")}
+
+func mustZone(name string) *time.Location {
+	loc, err := adapter.LoadZone(name)
+	if err != nil {
+		panic(err)
+	}
+	return loc
 }
 
 // Adapter is the demo shop as an adapter.System. It holds no state of its
@@ -46,9 +61,16 @@ type Adapter struct {
 	log     *slog.Logger
 	actions []actionDef
 	reads   []readDef
+	brand   adapter.Brand
 }
 
-var _ adapter.System = (*Adapter)(nil)
+var (
+	_ adapter.System  = (*Adapter)(nil)
+	_ adapter.Branded = (*Adapter)(nil)
+)
+
+// Brand is how the shop is named to its customers (Config.Brand).
+func (a *Adapter) Brand() adapter.Brand { return a.brand }
 
 // New builds an adapter for the shop at cfg.BaseURL. It does no I/O; an
 // unreachable shop shows up as system_unreachable errors on use.
@@ -69,7 +91,11 @@ func New(cfg Config) *Adapter {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Brand.Name == "" {
+		cfg.Brand = DemoBrand
+	}
 	return &Adapter{
+		brand:   cfg.Brand,
 		name:    cfg.Name,
 		shop:    &client{base: strings.TrimRight(cfg.BaseURL, "/"), token: cfg.Token, http: cfg.HTTPClient},
 		ledger:  cfg.Ledger,

@@ -95,7 +95,7 @@ func (a *Adapter) cancelQuote(target adapter.Target, sub shopSubscription, upcom
 	q := adapter.Quote{
 		Title:        "Cancel " + target.Display,
 		Target:       target,
-		Lines:        []adapter.QuoteLine{{Label: "Status", From: "active", To: "cancelled"}},
+		Lines:        []adapter.QuoteLine{{Label: "Status", From: "active", To: "cancelled", Customer: "Your subscription will be cancelled."}},
 		ConfirmLabel: "Cancel subscription",
 		DeclineLabel: "Keep plan",
 		Reversible:   true,

@@ -201,7 +201,7 @@ func refundBalance(o shopOrder, reason string) ([]adapter.QuoteLine, int64) {
 			adapter.QuoteLine{Label: "You paid", To: money.Format(o.TotalCents, cur), Sum: true})
 		if reason != "not_received" && reason != "wrong_item" {
 			base -= o.ShippingCents
-			lines = append(lines, adapter.QuoteLine{Label: "Shipping is not refunded for " + words(reason), To: neg(o.ShippingCents)})
+			lines = append(lines, adapter.QuoteLine{Label: "Shipping isn't refunded when " + reasonWhen(reason), To: neg(o.ShippingCents)})
 		}
 	}
 	if reason == "changed_mind" {
@@ -221,7 +221,7 @@ func refundBalance(o shopOrder, reason string) ([]adapter.QuoteLine, int64) {
 		// Earlier refunds took more than this reason allows: nothing is left.
 		lines = append(lines, adapter.QuoteLine{Label: "More than this reason allows", To: money.Format(o.AmountRefundedCents-base, cur)})
 	}
-	lines = append(lines, adapter.QuoteLine{Label: "Can be refunded for " + words(reason), To: money.Format(refundable, cur), Sum: true})
+	lines = append(lines, adapter.QuoteLine{Label: "Can be refunded when " + reasonWhen(reason), To: money.Format(refundable, cur), Sum: true})
 	return lines, refundable
 }
 
@@ -241,13 +241,13 @@ func otherReasonCovers(o shopOrder, reason string, amount int64) bool {
 func shippingRule(reason string) string {
 	switch reason {
 	case "not_received", "wrong_item":
-		return "Shipping is refunded for " + words(reason) + "."
+		return "Shipping is refunded when " + reasonWhen(reason) + "."
 	case "changed_mind":
-		return "Shipping is not refunded for changed mind, and a 15% restocking fee is deducted from the items."
+		return "Shipping isn't refunded when you changed your mind, and a 15% restocking fee is deducted from the items."
 	case "duplicate_charge":
 		return "A duplicate charge is refunded in full."
 	default:
-		return "Shipping is not refunded for damaged: the parcel arrived, so the carrier's work was done."
+		return "Shipping isn't refunded when an item arrived damaged: the parcel arrived, so the carrier's work was done."
 	}
 }
 

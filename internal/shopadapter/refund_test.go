@@ -111,10 +111,10 @@ func TestRefundQuoteShowsTheArithmetic(t *testing.T) {
 			{Label: "Items", To: "$84.00"},
 			{Label: "Shipping", To: "$12.00"},
 			{Label: "You paid", To: "$96.00", Sum: true},
-			{Label: "Shipping is not refunded for changed mind", To: "−$12.00"},
+			{Label: "Shipping isn't refunded when you changed your mind", To: "−$12.00"},
 			{Label: "Restocking fee (15% of the items)", To: "−$12.60"},
 			{Label: "Already refunded", To: "−$5.00"},
-			{Label: "Can be refunded for changed mind", To: "$66.40", Sum: true},
+			{Label: "Can be refunded when you changed your mind", To: "$66.40", Sum: true},
 			{Label: "Not in this refund (can still be refunded later)", To: "−$24.30"},
 			{Label: "This refund", To: "$42.10", Emphasis: true, Sum: true},
 		}},
@@ -123,7 +123,7 @@ func TestRefundQuoteShowsTheArithmetic(t *testing.T) {
 			{Label: "Items", To: "$84.00"},
 			{Label: "Shipping", To: "$12.00"},
 			{Label: "You paid", To: "$96.00", Sum: true},
-			{Label: "Shipping is not refunded for damaged", To: "−$12.00"},
+			{Label: "Shipping isn't refunded when an item arrived damaged", To: "−$12.00"},
 			{Label: "Already refunded", To: "−$5.00"},
 			{Label: "This refund", To: "$79.00", Emphasis: true, Sum: true},
 		}},
@@ -140,7 +140,7 @@ func TestRefundQuoteShowsTheArithmetic(t *testing.T) {
 			{Label: "Reason", To: "duplicate charge"},
 			{Label: "You paid", To: "$96.00"},
 			{Label: "Already refunded", To: "−$5.00"},
-			{Label: "Can be refunded for duplicate charge", To: "$91.00", Sum: true},
+			{Label: "Can be refunded when you were charged twice", To: "$91.00", Sum: true},
 			{Label: "Not in this refund (can still be refunded later)", To: "−$90.00"},
 			{Label: "This refund", To: "$1.00", Emphasis: true, Sum: true},
 		}},
@@ -171,7 +171,7 @@ func TestRefundQuoteShowsTheArithmetic(t *testing.T) {
 	}
 	wantConstraints := []string{
 		"The order was delivered 20 days ago, on March 23, 2026: inside the 30-day refund window.",
-		"Shipping is not refunded for damaged: the parcel arrived, so the carrier's work was done.",
+		"Shipping isn't refunded when an item arrived damaged: the parcel arrived, so the carrier's work was done.",
 		"A refund never exceeds the refundable balance for its reason, less earlier refunds.",
 	}
 	if diff := cmp.Diff(wantConstraints, q.Constraints); diff != "" {

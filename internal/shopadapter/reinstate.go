@@ -37,7 +37,7 @@ func (a *Adapter) planReinstate(ctx context.Context, p adapter.Principal, args m
 		Title:  "Reinstate " + target.Display,
 		Target: target,
 		Lines: []adapter.QuoteLine{
-			{Label: "Status", From: "cancelled", To: "active"},
+			{Label: "Status", From: "cancelled", To: "active", Customer: "Your subscription will be active again."},
 			{Label: "Next charge", From: "none", To: fmt.Sprintf("%s on %s", money.Format(sub.PriceCents, sub.Currency), longDate(renews)), Emphasis: true},
 		},
 		Consequences: []string{

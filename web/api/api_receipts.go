@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"time"
@@ -52,17 +53,31 @@ func (h *Handler) handleAPIReceipt(c echo.Context) error {
 			Message: "A receipt is issued once the write is completed; this one is " + inv.State.Label() + ".",
 			Hint:    "Follow the invocation until its state is completed, then ask again."}
 	}
-	out := h.invocationOut(ctx, baseURL(c), inv)
+	jws, claims, err := h.receipt(ctx, inv)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, receiptJSON{Receipt: jws, KeyID: h.receipts.KeyID(), Claims: claims})
+}
+
+// Receipt is the signed receipt of a completed (or since reversed)
+// invocation, the JWS GET /api/v1/invocations/{id}/receipt serves: the
+// customer's pages offer the same to the customer whose request it is.
+// The caller checks who may have it.
+func (h *Handler) Receipt(ctx context.Context, inv controlplane.Invocation) (string, error) {
+	jws, _, err := h.receipt(ctx, inv)
+	return jws, err
+}
+
+func (h *Handler) receipt(ctx context.Context, inv controlplane.Invocation) (string, receiptClaims, error) {
+	out := h.invocationOut(ctx, "", inv)
 	// The issuer is the console's configured address, never the request's
 	// Host header, which the caller chooses.
 	claims := receiptClaims{Issuer: h.cfg.PublicBase, Subject: inv.ID, IssuedAt: h.Now().Unix(), TaskID: inv.TaskID, System: inv.System,
 		Action: inv.Action, State: string(inv.State), Target: out.Target, Args: out.Args.Effective, Result: out.Result,
 		Verification: out.Verification, CompletedAt: inv.FinishedAt}
 	jws, err := h.receipts.Sign(claims)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, receiptJSON{Receipt: jws, KeyID: h.receipts.KeyID(), Claims: claims})
+	return jws, claims, err
 }
 
 // handleReceiptKeys answers GET /api/v1/receipts/jwks.json: the public key

@@ -201,7 +201,8 @@ func (h *Handler) renderLinkPage(c echo.Context, status int, token string, st li
 	if err != nil {
 		return err
 	}
-	v := h.customerRequestView(c, inv, task)
+	f := h.frameFor(c, inv.System)
+	v := h.customerRequestView(c, f, inv, task)
 	// Until they prove who they are, a visitor sees the request, not its
 	// outcome.
 	v.Status = views.CustomerStatusView{ID: inv.ID}
@@ -236,7 +237,9 @@ func (h *Handler) renderLinkPage(c echo.Context, status int, token string, st li
 		}
 	}
 	v.Prove = pv
-	p := h.Page(c, inv.Quote.Title)
+	// Before the proof, no receipt: the link alone shows the request.
+	v.Receipt = nil
+	p := h.page(c, customerTitle(inv.Quote), f)
 	p.CSRF, p.Narrow = csrf, true
 	return kit.Render(c, status, views.CustomerRequestPage(p, v))
 }
@@ -280,7 +283,7 @@ func (h *Handler) renderLinkProblem(c echo.Context, problem confirmation.Problem
 // renderLinkProblemSaying renders problem's page, its message led by lead.
 func (h *Handler) renderLinkProblemSaying(c echo.Context, problem confirmation.Problem, lead string) error {
 	lp := linkProblems[problem]
-	p := h.Page(c, lp.title)
+	p := h.page(c, lp.title, h.frameFor(c, ""))
 	p.Narrow = true
 	return kit.Render(c, lp.status, views.LinkProblemPage(p, views.LinkProblemView{Problem: string(problem),
 		Title: lp.title, Message: lead + lp.message, Next: lp.action}))

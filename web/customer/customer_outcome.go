@@ -153,8 +153,8 @@ func (h *Handler) stoppedBy(ctx context.Context, inv controlplane.Invocation) co
 
 // customerStatusNow is customerStatus with what only the audit trail
 // knows: who stopped the work a request was part of.
-func (h *Handler) customerStatusNow(ctx context.Context, inv controlplane.Invocation, successor string) views.CustomerStatusView {
-	st := customerStatus(inv, h.cfg.Control.ActionSpec(inv.System, inv.Action), h.Now(), successor)
+func (h *Handler) customerStatusNow(ctx context.Context, f customerFrame, inv controlplane.Invocation, successor string) views.CustomerStatusView {
+	st := customerStatus(inv, h.cfg.Control.ActionSpec(inv.System, inv.Action), f, successor)
 	if by := h.stoppedBy(ctx, inv); by != "" {
 		st.Detail, st.DecidedBy = customerStopped(by, inv.NotDispatchedReason), customerActorWord(by)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -12,6 +13,7 @@ import (
 	"countersign/internal/apperr"
 	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
+	"countersign/internal/money"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -114,7 +116,7 @@ func (h *Handler) handleCustomerRequestStatus(c echo.Context) error {
 	if c.Request().Header.Get("HX-Request") != "true" {
 		return h.renderCustomerRequest(c, http.StatusOK, inv, task, "", nil)
 	}
-	st := h.customerStatusNow(c.Request().Context(), inv, "")
+	st := h.customerStatusNow(c.Request().Context(), h.frameFor(c, inv.System), inv, "")
 	status := http.StatusOK
 	if !st.Pending {
 		status = 286
@@ -201,7 +203,7 @@ func (h *Handler) handleMyRequests(c echo.Context) error {
 		if _, signedIn := kit.CurrentUser(c); signedIn {
 			return noSuchRequest()
 		}
-		page := h.Page(c, "Show us it's you")
+		page := h.page(c, "Show us it's you", h.frameFor(c, ""))
 		page.Narrow = true
 		return kit.Render(c, http.StatusUnauthorized, views.MyRequestsProvePage(page, views.MyRequestsProveView{SignIn: true,
 			SignedOut: c.QueryParam("signed_out") != ""}))
@@ -222,15 +224,32 @@ func (h *Handler) handleMyRequests(c echo.Context) error {
 		}
 		invs, truncated = covered, false
 	}
-	page := h.Page(c, "My requests")
-	v := myRequestsView(invs, h.Now(), truncated)
+	// Only the customer's own requests: an action on the business's own
+	// objects (a catalogue edit) is an operator's, whoever's task it came
+	// through.
+	own := invs[:0]
+	for _, inv := range invs {
+		if h.cfg.Control.ActionSpec(inv.System, inv.Action).ForCustomer() {
+			own = append(own, inv)
+		}
+	}
+	system := ""
+	if len(own) > 0 {
+		system = own[0].System
+	}
+	f := h.frameFor(c, system)
+	page := h.page(c, "My requests", f)
+	v := myRequestsView(own, f, truncated)
 	v.OnlyProved = !p.Spans()
 	return kit.Render(c, http.StatusOK, views.MyRequestsPage(page, v))
 }
 
-// myRequestsView puts what waits for the customer first, soonest deadline
-// first, then everything else newest first, in the customer's words.
-func myRequestsView(invs []controlplane.Invocation, now time.Time, truncated bool) views.MyRequestsView {
+// myRequestsView groups the requests as the customer acts on them: what
+// waits for them (soonest deadline first), what is in progress, and what
+// is done, newest first, in the customer's words. A row names its object
+// (reference, items), its amount and its time, so two requests alike in
+// title are told apart.
+func myRequestsView(invs []controlplane.Invocation, f customerFrame, truncated bool) views.MyRequestsView {
 	v := views.MyRequestsView{Truncated: truncated}
 	type waiting struct {
 		row      views.MyRequestRow
@@ -240,18 +259,25 @@ func myRequestsView(invs []controlplane.Invocation, now time.Time, truncated boo
 	for _, inv := range invs {
 		// The list shows the badge and the deadline, never the headline
 		// that the action's words are for.
-		st := customerStatus(inv, adapter.ActionSpec{}, now, "")
+		st := customerStatus(inv, adapter.ActionSpec{}, f, "")
 		row := views.MyRequestRow{ID: inv.ID, Title: customerTitle(inv.Quote), BadgeClass: st.BadgeClass, BadgeText: st.BadgeText,
-			When: customerTime(inv.CreatedAt), WhenISO: inv.CreatedAt.UTC().Format(time.RFC3339)}
-		if inv.Quote.Customer != nil {
-			row.Reference = inv.Quote.Customer.Reference
+			When: f.at(inv.CreatedAt), WhenISO: inv.CreatedAt.UTC().Format(time.RFC3339)}
+		q := inv.Quote
+		if cf := q.Customer; cf != nil {
+			row.Reference, row.Items = cf.Reference, strings.Join(cf.Items, ", ")
 		}
-		if !st.Decided && inv.DeadlineAt != nil {
-			row.Deadline = customerTime(*inv.DeadlineAt)
+		if q.AmountCents != nil {
+			row.Amount = money.Format(*q.AmountCents, q.Currency)
+		}
+		switch {
+		case !st.Decided && inv.DeadlineAt != nil:
+			row.Deadline = f.at(*inv.DeadlineAt)
 			wait = append(wait, waiting{row, *inv.DeadlineAt})
-			continue
+		case st.Pending:
+			v.InProgress = append(v.InProgress, row)
+		default:
+			v.Done = append(v.Done, row)
 		}
-		v.Others = append(v.Others, row)
 	}
 	// Waiting requests: the one whose time runs out first on top.
 	slices.SortStableFunc(wait, func(a, b waiting) int { return a.deadline.Compare(b.deadline) })

@@ -21,9 +21,10 @@ func (h *Handler) renderCustomerRequest(c echo.Context, status int, inv controlp
 	if err != nil {
 		return err
 	}
-	v := h.customerRequestView(c, inv, task)
+	f := h.frameFor(c, inv.System)
+	v := h.customerRequestView(c, f, inv, task)
 	v.CSRF, v.Reason, v.Errors = csrf, reason, fieldErrs
-	p := h.Page(c, inv.Quote.Title)
+	p := h.page(c, customerTitle(inv.Quote), f)
 	p.CSRF, p.Narrow = csrf, true
 	if v.Status.Pending {
 		p.RefreshSeconds = v.Status.PollSeconds
@@ -42,24 +43,24 @@ func (h *Handler) expired(inv controlplane.Invocation) bool {
 
 // customerRequestView builds the page from the quote only: no internal
 // field, id of another system or risk score reaches it.
-func (h *Handler) customerRequestView(c echo.Context, inv controlplane.Invocation, task controlplane.Task) views.CustomerRequestView {
+func (h *Handler) customerRequestView(c echo.Context, f customerFrame, inv controlplane.Invocation, task controlplane.Task) views.CustomerRequestView {
 	q := inv.Quote
 	decide := inv.State == controlplane.AwaitingConfirmation && !h.expired(inv)
 	v := views.CustomerRequestView{ID: inv.ID, Title: q.Title, Consequences: q.Consequences, Decide: decide,
 		ConfirmLabel: customerOr(q.ConfirmLabel, "Confirm"), DeclineLabel: customerOr(q.DeclineLabel, "Don't do this"),
-		Status: h.customerStatusNow(c.Request().Context(), inv, ""), Outcome: customerConsequences(inv.State, h.expired(inv))}
-	if f := q.Customer; f != nil {
-		if f.Title != "" {
-			v.Title = f.Title
+		Status: h.customerStatusNow(c.Request().Context(), f, inv, ""), Outcome: customerConsequences(inv.State, h.expired(inv))}
+	if cf := q.Customer; cf != nil {
+		if cf.Title != "" {
+			v.Title = cf.Title
 		}
-		v.Reference, v.Items, v.Why, v.MoneyArrives = f.Reference, f.Items, f.Why, f.MoneyArrives
-		if f.Date != nil {
-			v.Date, v.DateLabel = customerTime(*f.Date), customerOr(f.DateLabel, "Date")
+		v.Reference, v.Items, v.Why, v.MoneyArrives = cf.Reference, cf.Items, cf.Why, cf.MoneyArrives
+		if cf.Date != nil {
+			v.Date, v.DateLabel = f.at(*cf.Date), customerOr(cf.DateLabel, "Date")
 		}
 	}
 	if decide {
 		v.Title = question(v.Title)
-		v.Deadline = "Please decide by " + customerTime(*inv.DeadlineAt) +
+		v.Deadline = "Please decide by " + f.at(*inv.DeadlineAt) +
 			". Until you confirm, nothing changes; after that time this request expires."
 		if task.State != controlplane.TaskActive {
 			v.OnHold = "This request is on hold because the conversation it came from was stopped. Nothing has changed. You can still decline it."
@@ -72,7 +73,7 @@ func (h *Handler) customerRequestView(c echo.Context, inv controlplane.Invocatio
 	}
 	shown := false
 	for _, l := range q.Lines {
-		v.Lines = append(v.Lines, views.CustomerQuoteLine{Label: l.Label, From: l.From, To: l.To, Emphasis: l.Emphasis, Sum: l.Sum})
+		v.Lines = append(v.Lines, customerLine(l))
 		if q.AmountCents != nil && l.Emphasis && l.To == money.Format(*q.AmountCents, q.Currency) {
 			shown = true
 		}
@@ -83,7 +84,10 @@ func (h *Handler) customerRequestView(c echo.Context, inv controlplane.Invocatio
 		v.Amount = money.Format(*q.AmountCents, q.Currency)
 	}
 	if q.EffectiveAt != nil {
-		v.Effective = customerTime(*q.EffectiveAt)
+		v.Effective = f.at(*q.EffectiveAt)
+	}
+	if inv.State == controlplane.Completed {
+		v.Receipt = h.customerReceipt(f, inv, v.Lines)
 	}
 	// What it means for the customer is said only as the state allows
 	// (customerConsequences): the money's arrival and the date are
@@ -98,10 +102,31 @@ func (h *Handler) customerRequestView(c echo.Context, inv controlplane.Invocatio
 	return v
 }
 
-// customerTime is a moment on a customer's page: the date, the time and
-// its zone ("March 3, 2026, 2:05 PM UTC"). The console does not know the
-// customer's zone, so it says which one it uses.
-func customerTime(t time.Time) string { return t.UTC().Format("January 2, 2006, 3:04 PM MST") }
+// customerLine is a quote line as the customer's page shows it: in the
+// adapter's sentence for customers when it gives one.
+func customerLine(l adapter.QuoteLine) views.CustomerQuoteLine {
+	return views.CustomerQuoteLine{Label: l.Label, From: l.From, To: l.To, Emphasis: l.Emphasis, Sum: l.Sum, Sentence: l.Customer}
+}
+
+// customerReceipt is the receipt section of a completed request: what
+// changed (the quote's changes, and the lines that carry the decision),
+// the system's reference, when the read-back found the change, and the
+// customer's route to the signed receipt.
+func (h *Handler) customerReceipt(f customerFrame, inv controlplane.Invocation, lines []views.CustomerQuoteLine) *views.CustomerReceiptView {
+	r := &views.CustomerReceiptView{Download: "/requests/" + inv.ID + "/receipt", Keys: h.cfg.PublicBase + "/api/v1/receipts/jwks.json"}
+	for _, l := range lines {
+		if l.From != "" || l.Emphasis || l.Sentence != "" {
+			r.Changed = append(r.Changed, l)
+		}
+	}
+	// The reference the customer reads is the system's own as it shows it
+	// to its customers; the signed receipt carries the full one.
+	r.Reference = inv.CustomerReference()
+	if vf := inv.Verification; vf != nil && vf.Verified && !vf.At.IsZero() {
+		r.Verified, r.VerifiedISO = f.at(vf.At), vf.At.UTC().Format(time.RFC3339)
+	}
+	return r
+}
 
 // customerTitle is a request's title in the customer's words: the quote's
 // customer title when the adapter gives one (no internal ids), else its
@@ -162,7 +187,8 @@ func lineText(l adapter.QuoteLine) string {
 // headline and detail are written for the customer, a done one in the
 // words of the action's spec. successor, when known, links the fresh quote
 // that replaced it.
-func customerStatus(inv controlplane.Invocation, spec adapter.ActionSpec, now time.Time, successor string) views.CustomerStatusView {
+func customerStatus(inv controlplane.Invocation, spec adapter.ActionSpec, f customerFrame, successor string) views.CustomerStatusView {
+	now := f.now
 	st := views.CustomerStatusView{ID: inv.ID, Decided: true, Successor: successor}
 	badge := func(state controlplane.State) {
 		b := layout.StateBadge(state)
@@ -189,6 +215,12 @@ func customerStatus(inv controlplane.Invocation, spec adapter.ActionSpec, now ti
 	}
 	if words, ok := customerBadge[inv.State]; ok {
 		st.BadgeText = words
+	}
+	switch inv.State {
+	case controlplane.Approved:
+		st.BadgeText = "Approved — we're sending it to " + f.shop() + " now"
+	case controlplane.Dispatching:
+		st.BadgeText = "Sending it to " + f.shop() + " now"
 	}
 	switch inv.State {
 	case controlplane.AwaitingConfirmation:

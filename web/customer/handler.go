@@ -2,10 +2,21 @@
 // page that shows a request exactly as its quote says and asks who they
 // are, their requests, and the confirm, decline and stop that decide one
 // request. A customer decides here only what they proved is theirs.
+//
+// The pages speak for the business the customer deals with, not for the
+// console: its name and logo (adapter.Brand) in the header and the title,
+// times in the customer's own zone once their browser told it (the
+// cs_zone cookie customer_frame.go reads), else in the business's, always
+// naming the zone. My requests lists only the customer's own actions
+// (adapter.ActionSpec.ForCustomer) in three groups, and a completed
+// request offers its signed receipt (customer_receipt.go).
 package customer
 
 import (
+	"context"
+
 	"countersign/internal/accounts"
+	"countersign/internal/adapter"
 	"countersign/internal/controlplane"
 	"countersign/internal/lists"
 	"countersign/web/kit"
@@ -20,6 +31,15 @@ type Config struct {
 	// Confirmations shows customers their requests and checks their proof
 	// of who they are; nil leaves links out (customers then decide signed in).
 	Confirmations ConfirmationLinks
+	// Registry names each system to its customers (adapter.BrandOf); nil
+	// leaves the pages unbranded.
+	Registry *adapter.Registry
+	// Receipt signs the receipt of a completed request, the same JWS the
+	// assistant's API serves; nil offers no receipt download.
+	Receipt func(ctx context.Context, inv controlplane.Invocation) (string, error)
+	// PublicBase is the console's public address, where the receipts'
+	// keys are published.
+	PublicBase string
 }
 
 // Handler serves the customer's routes.
@@ -45,6 +65,7 @@ func (h *Handler) Routes() []kit.Route {
 		kit.GET("/requests", h.handleMyRequests, customers),
 		kit.GET("/requests/:id", h.handleCustomerRequest, customers),
 		kit.GET("/requests/:id/status", h.handleCustomerRequestStatus, customers),
+		kit.GET("/requests/:id/receipt", h.handleCustomerReceipt, customers),
 		kit.POST("/requests/:id/confirm", h.handleCustomerConfirm, customers),
 		kit.POST("/requests/:id/decline", h.handleCustomerDecline, customers),
 		kit.POST("/requests/:id/stop", h.handleCustomerStop, customers),

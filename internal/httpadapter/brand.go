@@ -1,0 +1,42 @@
+package httpadapter
+
+import "countersign/internal/adapter"
+
+var _ adapter.Branded = (*Adapter)(nil)
+
+// Brand is how the system is named to its customers: the file's
+// customer_brand, or its title (else its name) in UTC.
+func (a *Adapter) Brand() adapter.Brand { return a.brand }
+
+// customerBrand checks the file's customer_brand and the actions'
+// concerns, which the schema cannot check: the name holds no invisible
+// character, the logo is an https:// URL with a host, the zone is an IANA
+// name.
+func (c *compiler) customerBrand(a *Adapter, d *Description) {
+	a.brand = adapter.Brand{Name: d.Title}
+	if a.brand.Name == "" {
+		a.brand.Name = d.Name
+	}
+	if b := d.CustomerBrand; b != nil {
+		if err := adapter.CheckBrandName(b.Name); err != nil {
+			c.fail("/customer_brand/name", err.Error(), "write the business's name as its customers know it, e.g. \"Harbour & Pine\"")
+		}
+		a.brand.Name = b.Name
+		if b.LogoURL != "" {
+			if err := adapter.CheckLogoURL(b.LogoURL); err != nil {
+				c.fail("/customer_brand/logo_url", err.Error(), "use an https:// address of the logo image, or leave logo_url out")
+			}
+			a.brand.LogoURL = b.LogoURL
+		}
+		zone, err := adapter.LoadZone(b.TimeZone)
+		if err != nil {
+			c.fail("/customer_brand/time_zone", err.Error(), "use an IANA time zone name such as \"Europe/Paris\" or \"America/New_York\", or leave time_zone out for UTC")
+		}
+		a.brand.Zone = zone
+	}
+	for i, ad := range d.Actions {
+		if ad.Concerns == string(adapter.ConcernsBusiness) && i < len(a.actions) {
+			a.actions[i].spec.Concerns = adapter.ConcernsBusiness
+		}
+	}
+}

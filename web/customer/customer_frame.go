@@ -1,0 +1,90 @@
+package customer
+
+import (
+	"net/url"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"countersign/internal/adapter"
+	"countersign/views"
+)
+
+// This file holds whose name and whose clock a customer's page shows: the
+// business the customer deals with (its brand, never the console's name,
+// since a page or a code mail from a name the customer does not know looks
+// like phishing), and times in the customer's own zone when their browser
+// told us, else in the business's, always saying which.
+
+// zoneCookie is where customer.js keeps the browser's time zone (an IANA
+// name). It is a preference, not a proof: a wrong one only shifts how
+// times are written, and the page names the zone it used.
+const zoneCookie = "cs_zone"
+
+// customerFrame is the business and the clock of one customer's page.
+type customerFrame struct {
+	brand adapter.Brand
+	zone  *time.Location
+	// own says zone is the customer's own, from their browser.
+	own bool
+	now time.Time
+}
+
+// frameFor is the frame of a page about system's request; an empty or
+// unknown system gives the one connected system's brand, if there is
+// only one, else none.
+func (h *Handler) frameFor(c echo.Context, system string) customerFrame {
+	f := customerFrame{brand: h.brandOf(system), now: h.Now()}
+	f.zone = f.brand.Zone
+	if ck, err := c.Cookie(zoneCookie); err == nil {
+		if name, err := url.QueryUnescape(ck.Value); err == nil && name != "" && len(name) <= 64 {
+			if loc, err := adapter.LoadZone(name); err == nil {
+				f.zone, f.own = loc, true
+			}
+		}
+	}
+	return f
+}
+
+func (h *Handler) brandOf(system string) adapter.Brand {
+	reg := h.cfg.Registry
+	if reg == nil {
+		return adapter.Brand{Zone: time.UTC}
+	}
+	if s, err := reg.System(system); err == nil {
+		return adapter.BrandOf(s)
+	}
+	if all := reg.Systems(); len(all) == 1 {
+		return adapter.BrandOf(all[0])
+	}
+	return adapter.Brand{Zone: time.UTC}
+}
+
+// at is a moment as a customer's page writes it, in the page's zone and
+// naming it: "Dec 2, 10:04 CET", with the year when it is not this one.
+func (f customerFrame) at(t time.Time) string {
+	t = t.In(f.zone)
+	if t.Year() != f.now.In(f.zone).Year() {
+		return t.Format("Jan 2, 2006, 15:04 MST")
+	}
+	return t.Format("Jan 2, 15:04 MST")
+}
+
+// shop is the business's name in a sentence; "the business" when there
+// is none.
+func (f customerFrame) shop() string {
+	if f.brand.Name == "" {
+		return "the business"
+	}
+	return f.brand.Name
+}
+
+// page is the layout's model of a customer's page titled title.
+func (h *Handler) page(c echo.Context, title string, f customerFrame) views.Page {
+	p := h.Page(c, title)
+	p.Customer = &views.CustomerFrame{Brand: f.brand.Name, LogoURL: f.brand.LogoURL, Zone: f.zone.String(), ZoneOwn: f.own}
+	if p.Customer.LogoURL != "" && adapter.CheckLogoURL(p.Customer.LogoURL) != nil {
+		p.Customer.LogoURL = ""
+	}
+	return p
+}

@@ -1,0 +1,343 @@
+package web_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"countersign/internal/accounts"
+	"countersign/internal/controlplane"
+	"countersign/internal/receipts"
+)
+
+// shopName is the demo shop's name to its customers.
+const shopName = "Harbour & Pine"
+
+// withZone has c's browser keep zone as its own, as customer.js does.
+func (c *client) withZone(zone string) {
+	u, _ := url.Parse(c.b.srv.URL)
+	c.http.Jar.SetCookies(u, []*http.Cookie{{Name: "cs_zone", Value: url.QueryEscape(zone), Path: "/"}})
+}
+
+// TestCustomerPagesSpeakForTheShop: a customer's page is the shop's: the
+// header names it, the title says the request in words and no raw id,
+// the footer says the shop uses Countersign and which zone the times are
+// in — the shop's until the browser gives its own, never silently UTC —
+// and the code comes by mail from "<shop> via Countersign" with a subject
+// in words. A staff page keeps the console's frame.
+func TestCustomerPagesSpeakForTheShop(t *testing.T) {
+	t.Parallel()
+	b := setupCustomer(t)
+	inv, link := b.pendingRefund(t)
+	c := b.client(t)
+	res := c.open(link)
+	doc := res.doc(t)
+	title := doc.Find("title").Text()
+	if !strings.HasSuffix(title, " · "+shopName) || strings.Contains(title, "ord_") || strings.Contains(title, inv.Quote.Target.ID) ||
+		!strings.Contains(title, "Walnut desk lamp") {
+		t.Errorf("title %q, want the request in words and the shop's name, no id", title)
+	}
+	if got := text(res, t, "brand-name"); got != shopName || strings.Contains(doc.Find("header").Text(), "Countersign") {
+		t.Errorf("header names %q (%q), want only the shop", got, squash(doc.Find("header").Text()))
+	}
+	footer := squash(doc.Find(`[data-testid="customer-footer"]`).Text())
+	if !strings.Contains(footer, shopName+" uses Countersign") || !strings.Contains(footer, "Times are in America/Los_Angeles time.") {
+		t.Errorf("footer %q, want the shop and its zone named", footer)
+	}
+	// The clock is 09:00 UTC on April 1, 2026; the deadline is 30 minutes on.
+	if d := text(res, t, "deadline"); !strings.Contains(d, "Apr 1, 02:30 PDT") {
+		t.Errorf("deadline %q, want it in the shop's zone (Apr 1, 02:30 PDT)", d)
+	}
+	sent := b.mail.Sent()
+	m := sent[len(sent)-1]
+	if m.FromName != shopName+" via Countersign" || !strings.Contains(m.Subject, shopName) || strings.Contains(m.Subject, "ord_") {
+		t.Errorf("code mail from %q, subject %q: want the shop's name in both and no id", m.FromName, m.Subject)
+	}
+	if !strings.Contains(m.Body, "at "+shopName+"\n") {
+		t.Errorf("the code mail does not name the shop:\n%s", m.Body)
+	}
+
+	// The browser's own zone, once told, is used and said.
+	c.withZone("Europe/Paris")
+	res = c.get("/requests/" + inv.ID)
+	if d := text(res, t, "deadline"); !strings.Contains(d, "Apr 1, 11:30 CEST") {
+		t.Errorf("deadline %q, want it in the customer's zone (Apr 1, 11:30 CEST)", d)
+	}
+	if z := squash(text(res, t, "time-zone")); z != "Times are in your time zone (Europe/Paris)." {
+		t.Errorf("footer zone %q", z)
+	}
+	// A zone that is not one falls back to the shop's.
+	c.withZone("Mars/Olympus_Mons")
+	if d := text(c.get("/requests/"+inv.ID), t, "deadline"); !strings.Contains(d, "02:30 PDT") {
+		t.Errorf("deadline %q with a bad zone, want the shop's", d)
+	}
+
+	staff := b.client(t)
+	staff.mustSignIn(b.users[accounts.Agent])
+	q := staff.get("/queue")
+	qd := q.doc(t)
+	if brand := strings.TrimSpace(qd.Find("header .brand").Text()); brand != "Countersign" || !strings.HasSuffix(qd.Find("title").Text(), " · Countersign") ||
+		qd.Find(`[data-testid="customer-footer"]`).Length() != 0 {
+		t.Errorf("a staff page's frame: brand %q, title %q", brand, qd.Find("title").Text())
+	}
+}
+
+// TestCustomerPageSaysCodesInWords: the cancellation's status change and
+// its reason read as sentences, not "active → cancelled" and "Reason too
+// expensive"; an approved request says it is being sent to the shop.
+func TestCustomerPageSaysCodesInWords(t *testing.T) {
+	t.Parallel()
+	b := setupCustomer(t)
+	inv := b.proposeFor(t, b.customerTask(t, jordan), "cancel_subscription",
+		map[string]any{"subscription_id": "Pro plan for acme.example", "reason_code": "too_expensive", "effective": "end_of_period"}, "")
+	c := b.client(t)
+	res := c.open(b.link(t, inv, jordan))
+	doc := res.doc(t)
+	if got := strings.TrimSpace(doc.Find(`[data-testid="line-sentence"]`).First().Text()); got != "Your subscription will be cancelled." {
+		t.Errorf("status line %q, want it in words", got)
+	}
+	quote := squash(doc.Find(`.quote`).Text())
+	if strings.Contains(quote, "active") || !strings.Contains(quote, "Reason: too expensive") {
+		t.Errorf("the quote reads %q, want no status codes and \"Reason: too expensive\"", quote)
+	}
+	c.post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {c.pageCSRF(res)}})
+	if got := text(c.get("/requests/"+inv.ID), t, "status-badge"); got != "Approved — we're sending it to "+shopName+" now" {
+		t.Errorf("approved badge %q", got)
+	}
+}
+
+// TestCustomerAddressChangeStacksNowAndAfter: an address change shows the
+// address now and after, each whole under its own label, not one run-on
+// line.
+func TestCustomerAddressChangeStacksNowAndAfter(t *testing.T) {
+	t.Parallel()
+	b := setupCustomer(t)
+	inv := b.proposeFor(t, b.customerTask(t, jordan), "change_shipping_address",
+		map[string]any{"order_id": "standing desk mat", "address": jordanAddress}, "")
+	res := b.client(t).open(b.link(t, inv, jordan))
+	na := res.doc(t).Find(`[data-testid="now-after"]`)
+	var labels []string
+	na.Find("dt").Each(func(_ int, s *goquery.Selection) { labels = append(labels, s.Text()) })
+	l := inv.Quote.Lines[0]
+	if strings.Join(labels, "/") != "Now/After" || strings.TrimSpace(na.Find(`[data-testid="line-from"]`).Text()) != l.From ||
+		strings.TrimSpace(na.Find(`[data-testid="line-to"]`).Text()) != l.To {
+		t.Errorf("address change: labels %v, now %q, after %q; want Now %q / After %q", labels,
+			na.Find(`[data-testid="line-from"]`).Text(), na.Find(`[data-testid="line-to"]`).Text(), l.From, l.To)
+	}
+}
+
+// proposeAny proposes as the test assistant and returns the invocation in
+// whatever state it was routed to.
+func (b *testBundle) proposeAny(t *testing.T, task controlplane.Task, action string, args map[string]any) controlplane.Invocation {
+	t.Helper()
+	raw, _ := json.Marshal(args)
+	inv, err := b.cp.Propose(context.Background(), controlplane.Proposal{TaskID: task.ID, System: "shop", Action: action, Args: raw,
+		Actor: controlplane.AssistantActor("asst_test", "Test assistant")})
+	if err != nil {
+		t.Fatalf("propose %s: %v", action, err)
+	}
+	return inv
+}
+
+// TestMyRequestsGroupsTheCustomersOwn: a signed-in customer's list groups
+// their requests as "Waiting for you", "In progress" (with our team) and
+// "Done"; a catalogue edit proposed in their conversation is an
+// operator's action and is not listed; two refunds alike in title are told
+// apart by order, items, amount and time.
+func TestMyRequestsGroupsTheCustomersOwn(t *testing.T) {
+	t.Parallel()
+	b := setupCustomer(t)
+	ctx := context.Background()
+	m := b.users[accounts.Manager]
+	p, err := b.cp.Policy(ctx, "shop", "resend_receipt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Stage = controlplane.StagePropose
+	if _, err := b.cp.ChangePolicy(ctx, controlplane.UserActor(m.ID, string(accounts.Manager), m.Name), p, p.Version, "our team approves receipts"); err != nil {
+		t.Fatal(err)
+	}
+	task := b.customerTask(t, jordan)
+	first := b.proposeFor(t, task, "issue_refund", map[string]any{"order_id": "walnut lamp", "amount_cents": 1000, "reason_code": "damaged"}, "")
+	b.clock.Advance(3 * 60e9)
+	second := b.proposeAny(t, b.customerTask(t, jordan), "issue_refund", map[string]any{"order_id": "walnut lamp", "amount_cents": 1000, "reason_code": "damaged"})
+	approval := b.proposeAny(t, task, "resend_receipt", map[string]any{"invoice_id": "paid Pro invoice"})
+	catalogue := b.proposeFor(t, task, "update_product_description", map[string]any{"product_id": "walnut lamp", "description": "Solid walnut, linen shade."}, "")
+	done := b.proposeFor(t, task, "reinstate_subscription", map[string]any{"subscription_id": "Photo add-on"}, "")
+	if approval.State != controlplane.AwaitingApproval {
+		t.Fatalf("the receipt is %s, want awaiting approval", approval.State)
+	}
+
+	u, err := b.accounts.Create(ctx, accounts.NewUser{Email: jordan, Name: "Jordan Lee", Role: accounts.Customer, Password: "correct horse jordan"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := b.client(t)
+	c.mustSignIn(testUser{User: u, Password: "correct horse jordan"})
+	c.post("/requests/"+done.ID+"/decline", url.Values{"_csrf": {c.pageCSRF(c.get("/requests/" + done.ID))}})
+
+	res := c.get("/requests")
+	doc := res.doc(t)
+	group := func(testid string) []string {
+		var out []string
+		doc.Find(`[data-testid="` + testid + `"] [data-testid="request-row"]`).Each(func(_ int, s *goquery.Selection) {
+			id, _ := s.Attr("data-id")
+			out = append(out, id)
+		})
+		return out
+	}
+	waiting, progress, finished := group("waiting"), group("in-progress"), group("done")
+	wantWaiting := []string{first.ID, second.ID}
+	if second.State == controlplane.AwaitingApproval {
+		wantWaiting = wantWaiting[:1]
+	}
+	if strings.Join(waiting, ",") != strings.Join(wantWaiting, ",") {
+		t.Errorf("waiting for you: %v, want %v", waiting, wantWaiting)
+	}
+	if !contains(progress, approval.ID) || contains(finished, approval.ID) {
+		t.Errorf("in progress %v, done %v: want the request waiting for our team in progress", progress, finished)
+	}
+	if strings.Join(finished, ",") != done.ID {
+		t.Errorf("done: %v, want the declined request %s", finished, done.ID)
+	}
+	if strings.Contains(res.body, catalogue.ID) || strings.Contains(doc.Find("main").Text(), "description") {
+		t.Error("My requests lists the catalogue edit, an operator's action")
+	}
+	for _, h := range []string{"Waiting for you", "In progress", "Done"} {
+		if !strings.Contains(doc.Find("main h2").Text(), h) {
+			t.Errorf("no %q heading", h)
+		}
+	}
+	if strings.Contains(doc.Find("main").Text(), "Earlier") {
+		t.Error("the list still has an \"Earlier\" group")
+	}
+	// The two refunds: same title, told apart by what each row says.
+	rows := map[string]string{}
+	for _, id := range []string{first.ID, second.ID} {
+		row := doc.Find(`[data-testid="request-row"][data-id="` + id + `"]`)
+		for _, f := range []string{"row-reference", "row-items", "row-amount", "row-when"} {
+			if strings.TrimSpace(row.Find(`[data-testid="`+f+`"]`).Text()) == "" {
+				t.Errorf("row %s has no %s", id, f)
+			}
+		}
+		if got := strings.TrimSpace(row.Find(`[data-testid="row-amount"]`).Text()); got != "$10.00" {
+			t.Errorf("row %s amount %q", id, got)
+		}
+		rows[id] = squash(row.Text())
+	}
+	if rows[first.ID] == rows[second.ID] {
+		t.Errorf("two refunds read the same: %q", rows[first.ID])
+	}
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// completedRefund has the customer confirm Jordan's refund by code and
+// the console carry it out; it returns the request, its link and the
+// customer's client.
+func (b *testBundle) completedRefund(t *testing.T) (controlplane.Invocation, *client) {
+	t.Helper()
+	inv, link := b.pendingRefund(t)
+	c := b.client(t)
+	page := c.open(link)
+	c.post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {c.pageCSRF(page)}})
+	if _, err := b.cp.DispatchOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	done := b.inv(t, inv.ID)
+	if done.State != controlplane.Completed {
+		t.Fatalf("after dispatch: %s", done.State)
+	}
+	return done, c
+}
+
+// TestCustomerReceipt: a completed request's page has a Receipt section —
+// what changed, the shop's reference, when it was verified, the download
+// and how to check it — and the download is the signed receipt, checkable
+// against the published key, for this customer only; a request not done
+// has none.
+func TestCustomerReceipt(t *testing.T) {
+	t.Parallel()
+	b := setupCustomer(t)
+	inv, c := b.completedRefund(t)
+	res := c.get("/requests/" + inv.ID)
+	if res.doc(t).Find(`[data-testid="receipt"]`).Length() != 1 {
+		t.Fatalf("no receipt section on a completed request:\n%s", res.body)
+	}
+	if got := text(res, t, "receipt-reference"); got != inv.Result.ShortReference {
+		t.Errorf("receipt reference %q, want %q", got, inv.Result.ShortReference)
+	}
+	if got := text(res, t, "receipt-verified"); !inShopZone(got) {
+		t.Errorf("verified %q, want a time in the shop's zone", got)
+	}
+	if got := squash(text(res, t, "receipt-changed")); !strings.Contains(got, "$42.10") {
+		t.Errorf("what changed: %q, want the refund's amount", got)
+	}
+	if !strings.Contains(text(res, t, "receipt-how"), "/api/v1/receipts/jwks.json") {
+		t.Errorf("the receipt does not say how to check it")
+	}
+	href, _ := res.doc(t).Find(`[data-testid="receipt-download"]`).Attr("href")
+	if href != "/requests/"+inv.ID+"/receipt" {
+		t.Fatalf("download link %q", href)
+	}
+	dl := c.get(href)
+	if dl.StatusCode != http.StatusOK || dl.Header.Get("Content-Type") != "application/jose" ||
+		!strings.HasPrefix(dl.Header.Get("Content-Disposition"), "attachment;") {
+		t.Fatalf("download: %d %q %q", dl.StatusCode, dl.Header.Get("Content-Type"), dl.Header.Get("Content-Disposition"))
+	}
+	var jwks struct {
+		Keys []struct {
+			X string `json:"x"`
+		} `json:"keys"`
+	}
+	if err := json.Unmarshal([]byte(b.client(t).get("/api/v1/receipts/jwks.json").body), &jwks); err != nil || len(jwks.Keys) != 1 {
+		t.Fatalf("jwks: %v", err)
+	}
+	pub, _ := base64.RawURLEncoding.DecodeString(jwks.Keys[0].X)
+	payload, err := receipts.Verify(dl.body, ed25519.PublicKey(pub))
+	if err != nil {
+		t.Fatalf("the downloaded receipt does not verify: %v", err)
+	}
+	var claims struct {
+		Sub   string `json:"sub"`
+		State string `json:"state"`
+	}
+	_ = json.Unmarshal(payload, &claims)
+	if claims.Sub != inv.ID || claims.State != "completed" {
+		t.Errorf("receipt claims %+v", claims)
+	}
+
+	// Another customer, a visitor and a request not done get no receipt.
+	other := b.client(t)
+	other.open(b.link(t, b.proposeFor(t, b.customerTask(t, "hannah.weiss@example.de"), "reinstate_subscription",
+		map[string]any{"subscription_id": "my Pro plan"}, ""), "hannah.weiss@example.de"))
+	if r := other.get(href); r.StatusCode != http.StatusNotFound {
+		t.Errorf("another customer's download: %d", r.StatusCode)
+	}
+	if r := b.client(t).get(href); r.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a visitor's download: %d", r.StatusCode)
+	}
+	pending, link := b.pendingRefund(t)
+	pc := b.client(t)
+	pr := pc.open(link)
+	if pr.doc(t).Find(`[data-testid="receipt"]`).Length() != 0 {
+		t.Error("a pending request shows a receipt")
+	}
+	if r := pc.get("/requests/" + pending.ID + "/receipt"); r.StatusCode != http.StatusConflict {
+		t.Errorf("a pending request's download: %d, want 409", r.StatusCode)
+	}
+}
