@@ -128,7 +128,7 @@ func (a *Adapter) buildQuote(act *action, target adapter.Target, vars map[string
 		}
 		n, ok := v.(int64)
 		if !ok {
-			return q, fmt.Errorf("%s: amount_cents gave %T, not a whole number", qt.amount.at, v)
+			return q, &exprError{e: qt.amount, err: fmt.Errorf("amount_cents gave %T, not a whole number", v)}
 		}
 		q.AmountCents = &n
 	}
@@ -151,7 +151,7 @@ func customerFacts(ct *customerTemplate, vars map[string]any, render func(*templ
 		s, _ := v.(string)
 		d, err := time.Parse(time.RFC3339Nano, s)
 		if err != nil {
-			return nil, fmt.Errorf("%s: date gave %v, not an RFC 3339 time", ct.date.at, v)
+			return nil, &exprError{e: ct.date, err: fmt.Errorf("date gave %v, not an RFC 3339 time", v)}
 		}
 		d = d.UTC()
 		f.Date = &d
@@ -163,12 +163,12 @@ func customerFacts(ct *customerTemplate, vars map[string]any, render func(*templ
 		}
 		list, ok := v.([]any)
 		if !ok {
-			return nil, fmt.Errorf("%s: items gave %T, not a list", ct.items.at, v)
+			return nil, &exprError{e: ct.items, err: fmt.Errorf("items gave %T, not a list", v)}
 		}
 		for _, it := range list {
 			s, ok := it.(string)
 			if !ok {
-				return nil, fmt.Errorf("%s: items holds %T, not a string", ct.items.at, it)
+				return nil, &exprError{e: ct.items, err: fmt.Errorf("items holds %T, not a string", it)}
 			}
 			f.Items = append(f.Items, s)
 		}

@@ -23,6 +23,9 @@ type compiler struct {
 	pos  positions
 	env  *cel.Env
 	errs []error
+	// scope, when set, is what the expressions being compiled may name
+	// (check.go).
+	scope *exprScope
 }
 
 func (c *compiler) fail(ptr, problem, fix string) {
@@ -45,7 +48,12 @@ func (c *compiler) expr(ptr, src string) *expr {
 		c.fail(ptr, "the CEL expression cannot run: "+oneLine(err.Error()), "")
 		return nil
 	}
-	return &expr{src: src, at: fmt.Sprintf("%s:%d", c.file, c.pos.line(ptr)), prg: prg, tree: ast.NativeRep().Expr()}
+	e := &expr{src: src, at: fmt.Sprintf("%s:%d", c.file, c.pos.line(ptr)), ptr: ptr, prg: prg, tree: ast.NativeRep().Expr()}
+	if c.scope != nil {
+		e.owner = c.scope.owner
+	}
+	c.checkNames(ptr, src, e)
+	return e
 }
 
 // template compiles text with {expression} placeholders written at ptr.
@@ -158,6 +166,7 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 		if rt.max == 0 {
 			rt.max = 20
 		}
+		c.scope = &exprScope{owner: "read tool " + r.Name, params: r.Params, argsBound: true}
 		switch {
 		case r.Object != "":
 			rt.object = a.objects[r.Object]
@@ -176,6 +185,7 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 			rt.path = c.template(ptr+"/path", r.Path)
 		}
 		a.reads = append(a.reads, rt)
+		c.scope = nil
 	}
 	for i, ad := range d.Actions {
 		act := c.action(fmt.Sprintf("/actions/%d", i), ad, a.objects, kinds)
@@ -252,8 +262,15 @@ func (c *compiler) action(ptr string, ad ActionDesc, objects map[string]*object,
 	if ad.AmountParam != "" && !hasParam(ad.AmountParam) {
 		c.fail(ptr+"/amount_param", fmt.Sprintf("no parameter %q", ad.AmountParam), "declare it under params, type integer")
 	}
+	scope := &exprScope{owner: "action " + ad.Name, params: ad.Params, argsBound: true, varsBound: true}
+	for _, v := range ad.Vars {
+		scope.allVars = append(scope.allVars, v.Name)
+	}
+	c.scope = scope
+	defer func() { c.scope = nil }()
 	for i, v := range ad.Vars {
 		act.vars = append(act.vars, namedExpr{name: v.Name, expr: c.expr(fmt.Sprintf("%s/vars/%d/expr", ptr, i), v.Expr)})
+		scope.vars = append(scope.vars, v.Name) // a var sees the vars before it
 	}
 	for i, g := range ad.Guards {
 		gp := fmt.Sprintf("%s/guards/%d", ptr, i)
@@ -311,6 +328,8 @@ func (c *compiler) action(ptr string, ad ActionDesc, objects map[string]*object,
 	}
 	c.everyArgumentShown(act) // the request's templates and the precondition's value
 	if ad.Evidence != nil {
+		// Evidence is read from an effect alone: args and vars are not bound.
+		c.scope = &exprScope{owner: "action " + ad.Name}
 		act.evidence = &evidence{match: c.expr(ptr+"/evidence/match", ad.Evidence.Match),
 			reference: c.template(ptr+"/evidence/reference", ad.Evidence.Reference)}
 	}

@@ -74,7 +74,10 @@ func calendarDays(from, to time.Time) int64 {
 type expr struct {
 	src string
 	at  string // the file position, for errors at run time
-	prg cel.Program
+	// ptr is the JSON Pointer it was written at and owner what it belongs
+	// to ("action issue_refund"), for errors at run time.
+	ptr, owner string
+	prg        cel.Program
 	// tree is the parsed expression, read at load to find which arguments
 	// it uses (shown.go).
 	tree celast.Expr
@@ -84,10 +87,26 @@ type expr struct {
 func (e *expr) eval(vars map[string]any) (any, error) {
 	out, _, err := e.prg.Eval(vars)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", e.at, e.src, err)
+		return nil, &exprError{e: e, err: err}
 	}
-	return toNative(out)
+	v, err := toNative(out)
+	if err != nil {
+		return nil, &exprError{e: e, err: err}
+	}
+	return v, nil
 }
+
+// exprError is an expression of the file that failed at run time; the
+// adapter answers it as a description_error naming the expression
+// (Adapter.broken).
+type exprError struct {
+	e   *expr
+	err error
+}
+
+func (x *exprError) Error() string { return fmt.Sprintf("%s: %s: %v", x.e.at, x.e.src, x.err) }
+
+func (x *exprError) Unwrap() error { return x.err }
 
 func (e *expr) bool(vars map[string]any) (bool, error) {
 	v, err := e.eval(vars)
@@ -96,7 +115,7 @@ func (e *expr) bool(vars map[string]any) (bool, error) {
 	}
 	b, ok := v.(bool)
 	if !ok {
-		return false, fmt.Errorf("%s: %s: gave %T, not a boolean", e.at, e.src, v)
+		return false, &exprError{e: e, err: fmt.Errorf("gave %T, not a boolean", v)}
 	}
 	return b, nil
 }
