@@ -66,6 +66,9 @@ type Request struct {
 	// Write says the request may change something: when it may have left
 	// and no answer came, its outcome is Unknown.
 	Write bool
+	// Answered, optional, is given the answer's header (a Link to the next
+	// page of a list).
+	Answered func(http.Header)
 }
 
 // Exchange sends r with c and returns the answer's status and body (at
@@ -104,6 +107,9 @@ func Exchange(ctx context.Context, c *http.Client, who string, r Request) (statu
 		return 0, nil, TransportFailure(who, &TransportError{Method: r.Method, Path: r.Path, Written: written, Err: err}, r.Write)
 	}
 	defer resp.Body.Close()
+	if r.Answered != nil {
+		r.Answered(resp.Header)
+	}
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswerBytes))
 	if err != nil {
 		return 0, nil, TransportFailure(who, &TransportError{Method: r.Method, Path: r.Path, Written: true,

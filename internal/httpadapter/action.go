@@ -76,6 +76,15 @@ func (a *Adapter) plan(ctx context.Context, p adapter.Principal, act *action, ar
 	if err != nil {
 		return nil, a.broken(err)
 	}
+	if len(act.verify.beforeRefs) > 0 {
+		// What verify.expect compares with, as read now: only the fields
+		// it names.
+		var ptrs []string
+		for _, r := range act.verify.beforeRefs {
+			ptrs = append(ptrs, pointer(r...))
+		}
+		q.Basis = project(o, ptrs)
+	}
 	return &plan{quote: q, vars: vars}, nil
 }
 

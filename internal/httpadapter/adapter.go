@@ -86,6 +86,7 @@ type object struct {
 	owner, terms       *expr
 	exact              *expr
 	idPtr, versionPtr  string
+	paging             *paging
 }
 
 type readTool struct {
@@ -97,6 +98,9 @@ type readTool struct {
 	items  string
 	fields []string
 	max    int
+	// account: the tool reads the principal's own account.
+	account bool
+	paging  *paging
 }
 
 type namedExpr struct {
@@ -149,6 +153,10 @@ type verifyTemplate struct {
 	path   *template
 	items  string
 	fields map[string]*expr
+	// expect, optional, must hold of before, after and args; before holds
+	// the target's fields of beforeRefs, kept in the quote's basis.
+	expect     *expr
+	beforeRefs [][]string
 }
 
 type evidence struct {
@@ -163,6 +171,11 @@ type effectsLookup struct {
 	// proves it was not applied.
 	authoritative bool
 	settleAfter   time.Duration
+	// amount and currency are JSON Pointers into an effect; major says
+	// the amount is in whole units.
+	amount, currency string
+	major            bool
+	paging           *paging
 }
 
 type action struct {

@@ -137,6 +137,10 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 		if o.List != "" {
 			obj.list = c.template(ptr+"/list", o.List)
 		}
+		obj.paging = c.paging(ptr+"/paging", o.Paging)
+		if o.Paging != nil && o.List == "" {
+			c.fail(ptr+"/paging", "paging applies to the list, and objects."+kind+" has none", `add "list", or remove paging`)
+		}
 		if o.IDPattern != "" {
 			obj.idPattern, err = regexp.Compile(o.IDPattern)
 			if err != nil {
@@ -162,7 +166,7 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 	for i, r := range d.ReadTools {
 		ptr := fmt.Sprintf("/read_tools/%d", i)
 		rt := &readTool{spec: adapter.ReadToolSpec{Name: r.Name, Title: r.Title, Description: r.Description, Params: params(r.Params)},
-			param: r.Param, items: r.Items, fields: r.Fields, max: r.MaxItems}
+			param: r.Param, items: r.Items, fields: r.Fields, max: r.MaxItems, account: r.Account, paging: c.paging(ptr+"/paging", r.Paging)}
 		if rt.max == 0 {
 			rt.max = 20
 		}
@@ -181,8 +185,16 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 			if rt.list == nil || rt.list.list == nil {
 				c.fail(ptr+"/list", fmt.Sprintf("no listed object kind %q", r.List), "use an object with \"list\": "+kinds())
 			}
+		case r.Account:
+			c.accountTool(ptr, r, rt, a.principal != nil)
 		default:
 			rt.path = c.template(ptr+"/path", r.Path)
+			if templateUses(rt.path, "account") && a.principal == nil {
+				c.fail(ptr+"/path", "the path uses account, but the file has no principal lookup", `add "principal" saying how a customer's e-mail maps to their account`)
+			}
+		}
+		if r.Paging != nil && r.Path == "" {
+			c.fail(ptr+"/paging", "paging applies to a path's list; an object's list pages as its objects entry says", `move paging to objects.<kind>, or remove it`)
 		}
 		a.reads = append(a.reads, rt)
 		c.scope = nil
@@ -202,6 +214,7 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 		a.effects = &effectsLookup{path: c.template("/effects/path", d.Effects.Path), items: d.Effects.Items,
 			id: d.Effects.ID, at: d.Effects.At, kind: d.Effects.Kind, object: d.Effects.Object}
 		c.authoritative(a.effects, d.Effects)
+		c.effectAmount(a.effects, d.Effects)
 	}
 	if err := errors.Join(c.errs...); err != nil {
 		return nil, err
@@ -323,6 +336,7 @@ func (c *compiler) action(ptr string, ad ActionDesc, objects map[string]*object,
 	for k, v := range ad.Verify.Fields {
 		act.verify.fields[k] = c.expr(ptr+"/verify/fields/"+escapePointer(k), v)
 	}
+	c.verifyExpect(ptr+"/verify/expect", ad.Verify.Expect, &act.verify)
 	if ad.Precondition != nil {
 		act.pre = c.precondition(ptr+"/precondition", *ad.Precondition, act)
 	}
@@ -553,5 +567,61 @@ func (c *compiler) authoritative(e *effectsLookup, d *EffectsLookup) {
 	if !templateUses(e.path, "key") {
 		c.fail("/effects/path", "an authoritative lookup must read the effects under the call's key",
 			`use {key} in the path, e.g. "/events?request_id={key}"`)
+	}
+}
+
+// accountTool compiles a read tool of the principal's own account: the
+// account the principal lookup finds, or a path read over it. Nothing the
+// model sends can name another account, so the path may not use args.
+func (c *compiler) accountTool(ptr string, r ReadToolDesc, rt *readTool, hasPrincipal bool) {
+	if !hasPrincipal {
+		c.fail(ptr+"/account", "the tool reads the principal's account, but the file has no principal lookup",
+			`add "principal" saying how a customer's e-mail maps to their account`)
+	}
+	if r.Object != "" || r.List != "" {
+		c.fail(ptr+"/account", "a tool of the principal's account reads no object or list", `remove "object" and "list", or "account"`)
+	}
+	if r.Path == "" {
+		return
+	}
+	rt.path = c.template(ptr+"/path", r.Path)
+	if templateUses(rt.path, "args") {
+		c.fail(ptr+"/path", fmt.Sprintf("read tool %s reads the principal's own account, but its path uses args, so the model could name another account", r.Name),
+			"build the path from account and principal only, e.g. \"/accounts/{account.id}\"")
+	}
+}
+
+// effectAmount reads where an effect keeps its amount and currency.
+func (c *compiler) effectAmount(e *effectsLookup, d *EffectsLookup) {
+	e.amount, e.currency, e.major = d.Amount, d.Currency, d.AmountUnit == "major"
+	e.paging = c.paging("/effects/paging", d.Paging)
+	if d.Amount == "" && (d.AmountUnit != "" || d.Currency != "") {
+		c.fail("/effects/amount", "amount_unit and currency describe an amount, and the file names none",
+			`add "amount": a JSON Pointer to the effect's amount, e.g. "/data/amount_cents"`)
+	}
+}
+
+// verifyExpect compiles verify.expect, a condition over before, after and
+// args, and records which fields of before it reads: those are kept in the
+// quote's basis at the dry run. A use of before as a whole is refused, so
+// that the basis holds only what the condition names.
+func (c *compiler) verifyExpect(ptr, src string, v *verifyTemplate) {
+	if src == "" {
+		return
+	}
+	v.expect = c.expr(ptr, src)
+	if v.expect == nil {
+		return
+	}
+	for _, r := range refsOf(v.expect.tree, "before") {
+		if len(r) < 2 {
+			c.fail(ptr, "expect reads before as a whole; it may read only named fields of it",
+				"name the fields the condition compares, e.g. before.balance_cents")
+			return
+		}
+		v.beforeRefs = append(v.beforeRefs, r[1:])
+	}
+	if exprUses(v.expect.tree, "before") && len(v.beforeRefs) == 0 {
+		c.fail(ptr, "expect reads before in a way whose fields cannot be named", "name the fields, e.g. before.balance_cents")
 	}
 }

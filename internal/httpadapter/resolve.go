@@ -108,12 +108,13 @@ func (a *Adapter) resolve(ctx context.Context, p adapter.Principal, obj *object,
 	if err != nil {
 		return nil, adapter.Target{}, nil, a.broken(err)
 	}
-	answer, err := a.read(ctx, path)
+	items, more, _, err := a.readList(ctx, path, obj.items, obj.paging, 0)
 	if err != nil {
 		return nil, adapter.Target{}, nil, err
 	}
-	list, _ := lookupPointer(answer, obj.items)
-	items, _ := list.([]any)
+	if more && obj.paging != nil {
+		return nil, adapter.Target{}, nil, pagedOut(obj.kind, obj.paging.maxPages)
+	}
 	var matched []any
 	for _, it := range items {
 		ovars := map[string]any{"object": it, "account": account, "ref": ref}
