@@ -3,6 +3,7 @@ package httpadapter_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"countersign/internal/adapter"
+	"countersign/internal/adapter/adaptertest"
 	"countersign/internal/httpadapter"
 	"countersign/store"
 	"countersign/store/dbtest"
@@ -31,6 +33,8 @@ type pocketBase struct {
 	skim int64
 	// feeCents is taken off every withdrawal the effect records.
 	feeCents int64
+	// fault is played on the next withdrawal (adaptertest's faults).
+	fault adaptertest.Fault
 }
 
 const pbToken = "pb_test_token"
@@ -43,10 +47,10 @@ func startPocketBase(t *testing.T) *pocketBase {
 			{"id": "c2", "email": "bob@example.com", "name": "Bob", "credit_limit_cents": 90000, "risk_score": 2},
 		},
 		"wallets": {
-			{"id": "w1", "customer": "c1", "name": "Main", "balance_cents": 5000, "updated": "1"},
-			{"id": "w2", "customer": "c1", "name": "Savings", "balance_cents": 1000, "updated": "1"},
-			{"id": "w3", "customer": "c1", "name": "Travel", "balance_cents": 3000, "updated": "1"},
-			{"id": "w4", "customer": "c2", "name": "Main", "balance_cents": 9999, "updated": "1"},
+			{"id": "w1", "customer": "c1", "name": "Main", "kind": "cash", "balance_cents": 5000, "updated": "1"},
+			{"id": "w2", "customer": "c1", "name": "Savings", "kind": "savings", "balance_cents": 1000, "updated": "1"},
+			{"id": "w3", "customer": "c1", "name": "Travel", "kind": "cash", "balance_cents": 3000, "updated": "1"},
+			{"id": "w4", "customer": "c2", "name": "Main", "kind": "cash", "balance_cents": 9999, "updated": "1"},
 		},
 	}}
 	pb.Server = httptest.NewServer(http.HandlerFunc(pb.serve))
@@ -71,7 +75,20 @@ func (pb *pocketBase) serve(w http.ResponseWriter, r *http.Request) {
 	id = strings.TrimPrefix(id, "/")
 	switch {
 	case r.Method == http.MethodPost && col == "withdrawals":
-		pb.withdraw(w, r)
+		fault := pb.fault
+		pb.fault = ""
+		switch fault {
+		case adaptertest.FaultServerError:
+			w.WriteHeader(http.StatusServiceUnavailable)
+		case adaptertest.FaultReset:
+			_, _ = io.Copy(io.Discard, r.Body)
+			hangUp(w)
+		case adaptertest.FaultDropAfterCommit:
+			pb.withdraw(httptest.NewRecorder(), r)
+			hangUp(w)
+		default:
+			pb.withdraw(w, r)
+		}
 	case r.Method != http.MethodGet:
 		w.WriteHeader(http.StatusMethodNotAllowed)
 	case id != "":
@@ -208,6 +225,27 @@ func filterMatches(filter string, rec map[string]any) (bool, error) {
 	}
 }
 
+// hangUp closes the connection without an answer.
+func hangUp(w http.ResponseWriter) {
+	if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+		_ = conn.Close()
+	}
+}
+
+// withdrawals counts the withdrawal effects recorded under key (all of
+// them when key is "").
+func (pb *pocketBase) withdrawals(key string) int {
+	pb.mu.Lock()
+	defer pb.mu.Unlock()
+	n := 0
+	for _, e := range pb.cols["effects"] {
+		if e["kind"] == "withdrawal" && (key == "" || e["request_id"] == key) {
+			n++
+		}
+	}
+	return n
+}
+
 // requested lists the request URIs the system received.
 func (pb *pocketBase) requested() []string {
 	pb.mu.Lock()
@@ -235,9 +273,14 @@ func pbFile(t *testing.T, pairs ...string) []byte {
 // connectPB loads raw against pb, with a request ledger when ledger is set.
 func connectPB(t *testing.T, pb *pocketBase, raw []byte, ledger bool) *httpadapter.Adapter {
 	t.Helper()
-	cfg := httpadapter.Config{Now: clock, Getenv: func(name string) string {
-		return map[string]string{"PB_URL": pb.URL, "PB_TOKEN": pbToken}[name]
-	}}
+	return connectPBThrough(t, pb, raw, ledger, http.DefaultTransport)
+}
+
+// connectPBThrough is connectPB sending through tr.
+func connectPBThrough(t *testing.T, pb *pocketBase, raw []byte, ledger bool, tr http.RoundTripper) *httpadapter.Adapter {
+	t.Helper()
+	cfg := httpadapter.Config{Now: clock, HTTPClient: &http.Client{Transport: tr, Timeout: 10 * time.Second},
+		Getenv: func(name string) string { return map[string]string{"PB_URL": pb.URL, "PB_TOKEN": pbToken}[name] }}
 	if ledger {
 		cfg.Ledger = adapter.NewLedger(store.New(dbtest.New(t)), clock)
 	}
@@ -249,3 +292,43 @@ func connectPB(t *testing.T, pb *pocketBase, raw []byte, ledger bool) *httpadapt
 }
 
 var ada = adapter.Principal{CustomerRef: "ada@example.com"}
+
+// pbBackend is a conformance backend: a fresh PocketBase-shaped system
+// with testdata/example/pocketbase.json connected to it.
+func pbBackend(file string) adaptertest.Setup {
+	return func(t *testing.T, tr http.RoundTripper) adaptertest.Backend {
+		pb := startPocketBase(t)
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return adaptertest.Backend{System: connectPBThrough(t, pb, raw, true, tr),
+			Effects: func(_ *testing.T, key string) int { return pb.withdrawals(key) },
+			Fault: func(_ *testing.T, f adaptertest.Fault) {
+				pb.mu.Lock()
+				defer pb.mu.Unlock()
+				pb.fault = f
+			}}
+	}
+}
+
+// pbFixture is the conformance fixture of startPocketBase's records.
+func pbFixture() adaptertest.Fixture {
+	return adaptertest.Fixture{
+		Principal: ada,
+		Other:     adapter.Principal{CustomerRef: "bob@example.com"},
+		Resolve:   adaptertest.Reference{Kind: "wallet", Ref: "travel", WantID: "w3"},
+		Ambiguous: adaptertest.Reference{Kind: "wallet", Ref: "cash"},
+		Foreign:   adaptertest.Reference{Kind: "wallet", Ref: "w4", WantID: "w4"},
+		Write:     adaptertest.Call{Action: "withdraw", Args: map[string]any{"wallet_id": "w1", "amount_cents": 100}},
+		Refused:   adaptertest.Call{Action: "withdraw", Args: map[string]any{"wallet_id": "w2", "amount_cents": 5000}},
+		Refusal:   adaptertest.Answer{Status: 400, Body: `{"code": "invalid"}`, WantCode: "invalid_arguments"},
+		Reads: []adaptertest.Read{
+			{Tool: "list_wallets", Args: map[string]any{}},
+			{Tool: "find_wallet", Args: map[string]any{"name": "Main"}},
+			{Tool: "my_account", Args: map[string]any{}},
+		},
+		Every: []adaptertest.Varied{{Call: adaptertest.Call{Action: "withdraw", Args: map[string]any{"wallet_id": "w1", "amount_cents": 100}},
+			Other: map[string][]any{"wallet_id": {"w3"}, "amount_cents": {250}}}},
+	}
+}
