@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"strings"
 	"sync/atomic"
 )
 
@@ -101,6 +102,9 @@ func Exchange(ctx context.Context, c *http.Client, who string, r Request) (statu
 	if r.Prepare != nil {
 		r.Prepare(req)
 	}
+	if r.Write {
+		neverReplayed(req)
+	}
 	resp, err := c.Do(req)
 	if err != nil {
 		written := wrote.Load() || (gotConn.Load() && !isDialError(err))
@@ -116,6 +120,22 @@ func Exchange(ctx context.Context, c *http.Client, who string, r Request) (statu
 			Err: fmt.Errorf("read answer: %w", err)}, r.Write)
 	}
 	return resp.StatusCode, raw, nil
+}
+
+// neverReplayed keeps Go's transport from resending a write it may
+// already have written, on a reused connection that broke: it resends a
+// request it thinks replayable, and a request with an Idempotency-Key or
+// X-Idempotency-Key header it does. A write is sent again by its caller
+// or by no one, so those headers go out under their lower-case names
+// (header names are case-insensitive; the transport looks only for the
+// canonical ones).
+func neverReplayed(req *http.Request) {
+	for _, k := range []string{"Idempotency-Key", "X-Idempotency-Key"} {
+		if v, ok := req.Header[k]; ok {
+			delete(req.Header, k)
+			req.Header[strings.ToLower(k)] = v
+		}
+	}
 }
 
 // Undecodable is a 2xx answer that could not be decoded: the system

@@ -31,15 +31,18 @@ func plansFile(t *testing.T, pairs ...string) []byte {
 	return raw
 }
 
-// plansServer answers GET /plans/p1 with a plan.
+// plansServer answers the customer lookup and GET /plans/p1 with a plan.
 func plansServer(t *testing.T) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet || r.URL.Path != "/plans/p1" {
+		switch {
+		case r.Method == http.MethodGet && r.URL.Path == "/customers":
+			_ = json.NewEncoder(w).Encode(map[string]any{"data": []any{map[string]any{"id": "c1", "email": "ada@example.com"}}})
+		case r.Method == http.MethodGet && r.URL.Path == "/plans/p1":
+			_ = json.NewEncoder(w).Encode(map[string]any{"id": "p1", "customer": "c1", "name": "Team", "seats": 3, "status": "active", "version": 7})
+		default:
 			http.NotFound(w, r)
-			return
 		}
-		_ = json.NewEncoder(w).Encode(map[string]any{"id": "p1", "name": "Team", "seats": 3, "version": 7})
 	}))
 	t.Cleanup(srv.Close)
 	return srv
@@ -61,10 +64,9 @@ func TestMisspelledNamesFailAtLoad(t *testing.T) {
 		want  []string
 	}{
 		{"an argument", []string{`"to": "{args.seats}"`, `"to": "{args.saets}"`},
-			[]string{"plans.json:24: /actions/0/quote/lines/0/to", "action change_seats", "args.saets is not a declared parameter",
+			[]string{"plans.json:29: /actions/0/quote/lines/0/to", "action change_seats", "args.saets is not a declared parameter",
 				"did you mean args.seats?"}},
-		{"an argument in a guard", []string{`"target": {"kind": "plan", "param": "plan_id"},`,
-			`"target": {"kind": "plan", "param": "plan_id"}, "guards": [{"require": "args.seats != target.seats || args.plan_idd == ''", "code": "no_change", "message": "No change."}],`},
+		{"an argument in a guard", []string{`"require": "target.status == 'active'"`, `"require": "target.status == 'active' || args.plan_idd == ''"`},
 			[]string{"/actions/0/guards/0/require", "args.plan_idd is not a declared parameter", "did you mean args.plan_id?"}},
 		{"a var used before it is declared", []string{`"target": {"kind": "plan", "param": "plan_id"},`,
 			`"target": {"kind": "plan", "param": "plan_id"}, "vars": [{"name": "a", "expr": "vars.b + 1"}, {"name": "b", "expr": "args.seats"}],`},
@@ -104,7 +106,7 @@ func TestARunTimeFailureNamesTheExpression(t *testing.T) {
 	if !ok || ae.Code != "description_error" {
 		t.Fatalf("DryRun: %v, want a description_error", err)
 	}
-	for _, w := range []string{"action change_seats", "target.nmae", "/actions/0/quote/title", "plans.json:23"} {
+	for _, w := range []string{"action change_seats", "target.nmae", "/actions/0/quote/title", "plans.json:28"} {
 		if !strings.Contains(ae.Message, w) {
 			t.Errorf("message %q does not name %q", ae.Message, w)
 		}
