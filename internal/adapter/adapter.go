@@ -180,6 +180,11 @@ type Result struct {
 	ShortReference string `json:"short_reference,omitempty"`
 	// Data holds allowlisted facts about the effect.
 	Data map[string]any `json:"data,omitempty"`
+	// AmountCents and Currency, when the adapter reads them, are the
+	// amount the system itself recorded for the effect (a refund it paid),
+	// which may differ from the quote's.
+	AmountCents *int64 `json:"amount_cents,omitempty"`
+	Currency    string `json:"currency,omitempty"`
 	// Deduplicated is true when the key had been used and nothing was sent.
 	Deduplicated bool `json:"deduplicated,omitempty"`
 	// Steps records each request of a multi-step workflow and its outcome.

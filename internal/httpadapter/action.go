@@ -326,10 +326,33 @@ func (a *Adapter) send(ctx context.Context, act *action, pl *plan, key string) (
 		}
 		res.Data[k], err = t.value(vars)
 	}
+	if err == nil && act.amount != nil {
+		err = recordedAmount(act, vars, &res)
+	}
 	if err != nil {
 		return adapter.Result{Steps: []adapter.Step{{Name: act.spec.Name, Outcome: "unknown", Detail: "the answer could not be read"}}},
 			adapter.Unknowable(fmt.Errorf("httpadapter: %s answered %s but its answer does not give the result: %w", a.name, act.spec.Name, err))
 	}
 	res.Steps = []adapter.Step{{Name: act.spec.Name, Outcome: "applied", Detail: res.Reference}}
 	return res, nil
+}
+
+// recordedAmount reads the amount the system recorded from its answer, as
+// the action's result.amount_cents and result.currency say.
+func recordedAmount(act *action, vars map[string]any, res *adapter.Result) error {
+	v, err := act.amount.eval(vars)
+	if err != nil {
+		return err
+	}
+	n, ok := v.(int64)
+	if !ok {
+		return &exprError{e: act.amount, err: fmt.Errorf("amount_cents gave %T, not a whole number", v)}
+	}
+	res.AmountCents = &n
+	if act.currency != nil {
+		if res.Currency, err = act.currency.render(vars, false); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -190,9 +190,12 @@ type action struct {
 	// shortReference, optional, is the reference the customer reads.
 	shortReference *template
 	data           map[string]*template
-	verify         verifyTemplate
-	evidence       *evidence
-	pre            *precondition
+	// amount and currency, optional, read the amount the system recorded.
+	amount   *expr
+	currency *template
+	verify   verifyTemplate
+	evidence *evidence
+	pre      *precondition
 }
 
 // precondition is a compiled PreconditionDesc.

@@ -323,6 +323,10 @@ func (c *compiler) action(ptr string, ad ActionDesc, objects map[string]*object,
 	act.request = c.request(ptr+"/request", ad.Request)
 	act.reference = c.template(ptr+"/result/reference", ad.Result.Reference)
 	act.shortReference = c.template(ptr+"/result/short_reference", ad.Result.ShortReference)
+	act.amount = c.expr(ptr+"/result/amount_cents", ad.Result.AmountCents)
+	if ad.Result.Currency != "" {
+		act.currency = c.template(ptr+"/result/currency", ad.Result.Currency)
+	}
 	act.data = map[string]*template{}
 	for k, v := range ad.Result.Data {
 		s, ok := v.(string)

@@ -250,6 +250,10 @@ type ResultDesc struct {
 	// its customers (adapter.Result.ShortReference).
 	ShortReference string         `json:"short_reference"`
 	Data           map[string]any `json:"data"`
+	// AmountCents (CEL) and Currency (template), optional, read the
+	// amount the system recorded from its answer (adapter.Result's).
+	AmountCents string `json:"amount_cents"`
+	Currency    string `json:"currency"`
 }
 
 // VerifyDesc reads the target again (Path); the object, or one element

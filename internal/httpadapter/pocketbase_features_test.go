@@ -202,15 +202,19 @@ func TestVerifyExpectComparesBeforeAndAfter(t *testing.T) {
 	}
 }
 
-// TestEffectAmountIsTheSystemsOwn: Lookup reads each effect's amount and
-// currency where the file's effects say (in whole units here, on the
-// second page), so the console shows what the system moved: 12.40 EUR
-// after its fee, beside the 12.50 asked for.
+// TestEffectAmountIsTheSystemsOwn: the result reads the amount the system
+// answers it recorded (result.amount_cents), and Lookup each effect's
+// amount and currency where the file's effects say (in whole units here,
+// on the second page), so the console and the receipt show what the
+// system moved: 12.40 EUR after its fee, beside the 12.50 asked for.
 func TestEffectAmountIsTheSystemsOwn(t *testing.T) {
 	pb := startPocketBase(t)
 	pb.feeCents = 10
 	a := connectPB(t, pb, pbFile(t), true)
-	call, _ := withdraw(t, a, "k-amount-1", 1250)
+	call, res := withdraw(t, a, "k-amount-1", 1250)
+	if res.AmountCents == nil || *res.AmountCents != 1240 || res.Currency != "EUR" {
+		t.Errorf("result %+v: want 1240 EUR, the amount the system recorded", res)
+	}
 	look, err := a.Lookup(context.Background(), ada, call)
 	if err != nil {
 		t.Fatal(err)

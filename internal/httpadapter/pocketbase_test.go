@@ -166,7 +166,7 @@ func (pb *pocketBase) withdraw(w http.ResponseWriter, r *http.Request) {
 		map[string]any{"id": fmt.Sprintf("e%d", n), "request_id": body.RequestID, "kind": "audit", "wallet": body.Wallet, "created": at},
 		map[string]any{"id": fmt.Sprintf("e%d", n+1), "request_id": body.RequestID, "kind": "withdrawal", "wallet": body.Wallet,
 			"record": rec, "created": at, "amount": float64(body.AmountCents-pb.feeCents) / 100, "currency": "eur"})
-	_ = json.NewEncoder(w).Encode(map[string]any{"id": rec, "wallet": body.Wallet})
+	_ = json.NewEncoder(w).Encode(map[string]any{"id": rec, "wallet": body.Wallet, "amount_cents": body.AmountCents - pb.feeCents, "currency": "eur"})
 }
 
 // filterMatches evaluates a filter of PocketBase's shape, left to right:

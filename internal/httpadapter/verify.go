@@ -219,7 +219,8 @@ func (a *Adapter) Lookup(ctx context.Context, _ adapter.Principal, call adapter.
 			continue
 		}
 		if ref, err := act.evidence.reference.render(vars, false); err == nil && ref != "" {
-			out.Result = &adapter.Result{Reference: ref, Steps: []adapter.Step{{Name: act.spec.Name, Outcome: "applied", Detail: e.Object}}}
+			out.Result = &adapter.Result{Reference: ref, AmountCents: e.AmountCents, Currency: e.Currency,
+				Steps: []adapter.Step{{Name: act.spec.Name, Outcome: "applied", Detail: e.Object}}}
 		}
 	}
 	return out, nil
