@@ -275,7 +275,7 @@ func (c *compiler) action(ptr string, ad ActionDesc, objects map[string]*object,
 	if ad.AmountParam != "" && !hasParam(ad.AmountParam) {
 		c.fail(ptr+"/amount_param", fmt.Sprintf("no parameter %q", ad.AmountParam), "declare it under params, type integer")
 	}
-	scope := &exprScope{owner: "action " + ad.Name, params: ad.Params, argsBound: true, varsBound: true}
+	scope := &exprScope{owner: "action " + ad.Name, params: ad.Params, argsBound: true, varsBound: true, dryRun: ad.DryRun != nil}
 	for _, v := range ad.Vars {
 		scope.allVars = append(scope.allVars, v.Name)
 	}
@@ -347,7 +347,7 @@ func (c *compiler) action(ptr string, ad ActionDesc, objects map[string]*object,
 	c.everyArgumentShown(act) // the request's templates and the precondition's value
 	if ad.Evidence != nil {
 		// Evidence is read from an effect alone: args and vars are not bound.
-		c.scope = &exprScope{owner: "action " + ad.Name}
+		c.scope = &exprScope{owner: "action " + ad.Name, dryRun: ad.DryRun != nil}
 		act.evidence = &evidence{match: c.expr(ptr+"/evidence/match", ad.Evidence.Match),
 			reference: c.template(ptr+"/evidence/reference", ad.Evidence.Reference)}
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	celast "cel.dev/cel-go/common/ast"
 )
 
 // Every variable is a dynamic JSON value to CEL, so CEL's checker cannot
@@ -27,13 +29,20 @@ type exprScope struct {
 	varsBound bool
 	// allVars are every var of the action, for a var named before its turn.
 	allVars []string
+	// dryRun says the action has a dry-run request, whose answer is bound
+	// as dry_run after it.
+	dryRun bool
 }
 
 // checkNames reports every reference of the expression at ptr to a
 // parameter or var its scope does not declare.
 func (c *compiler) checkNames(ptr, src string, e *expr) {
+	if e == nil {
+		return
+	}
+	c.checkBound(ptr, src, e)
 	s := c.scope
-	if s == nil || e == nil {
+	if s == nil {
 		return
 	}
 	seen := map[string]bool{}
@@ -129,4 +138,154 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// The variables bound where an expression runs (see the README's table).
+var (
+	planVars   = []string{"args", "target", "account", "vars", "now", "principal"}
+	verifyVars = []string{"args", "target", "account", "vars", "now", "principal", "key", "result"}
+)
+
+// boundAt lists the variables bound at the expression written at ptr; nil
+// means the place is not known and nothing is checked.
+func (c *compiler) boundAt(ptr string) []string {
+	toks := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
+	at := func(i int) string {
+		if i < len(toks) {
+			return toks[i]
+		}
+		return ""
+	}
+	switch at(0) {
+	case "principal":
+		if at(1) == "path" {
+			return []string{"principal"}
+		}
+		return []string{"account", "principal"}
+	case "objects":
+		switch at(2) {
+		case "get":
+			return []string{"id", "account"}
+		case "list":
+			return []string{"account", "principal"}
+		case "display", "owner":
+			return []string{"object", "account"}
+		case "terms", "exact":
+			return []string{"object", "account", "ref"}
+		}
+	case "read_tools":
+		return []string{"args", "principal", "account"}
+	case "errors":
+		return []string{"status", "body"}
+	case "effects":
+		return []string{"key"}
+	case "actions":
+		dry := func(vs []string) []string {
+			if c.scope != nil && c.scope.dryRun {
+				return append(slices.Clone(vs), "dry_run")
+			}
+			return vs
+		}
+		switch at(2) {
+		case "vars", "guards", "dry_run":
+			return planVars
+		case "quote":
+			return dry(planVars)
+		case "request":
+			return dry(append(slices.Clone(planVars), "key"))
+		case "precondition":
+			if at(3) == "refusal" {
+				return []string{"status", "body"}
+			}
+			return dry(append(slices.Clone(planVars), "key"))
+		case "result":
+			return dry(append(slices.Clone(planVars), "key", "response"))
+		case "verify":
+			if at(3) == "expect" {
+				return append(slices.Clone(verifyVars), "before", "after")
+			}
+			return verifyVars
+		case "evidence":
+			return []string{"effect", "key"}
+		}
+	}
+	return nil
+}
+
+// checkBound reports every variable the expression uses that is not bound
+// where it runs (response in a guard, key in a quote): it would fail at run
+// time on every call.
+func (c *compiler) checkBound(ptr, src string, e *expr) {
+	bound := c.boundAt(ptr)
+	if bound == nil {
+		return
+	}
+	owner := "the file"
+	if c.scope != nil {
+		owner = c.scope.owner
+	}
+	for _, name := range freeVariables(e.tree) {
+		if !slices.Contains(celVariables, name) || slices.Contains(bound, name) {
+			continue
+		}
+		c.fail(ptr, fmt.Sprintf("%s: %s uses %s, which is not bound here", owner, src, name),
+			"here an expression may use "+strings.Join(bound, ", "))
+	}
+}
+
+// freeVariables lists the identifiers an expression reads that no
+// comprehension of it binds, each once, in order.
+func freeVariables(e celast.Expr) []string {
+	var out []string
+	var walk func(e celast.Expr, local map[string]bool)
+	walk = func(e celast.Expr, local map[string]bool) {
+		if e == nil {
+			return
+		}
+		switch e.Kind() {
+		case celast.IdentKind:
+			if n := e.AsIdent(); !local[n] && !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		case celast.SelectKind:
+			walk(e.AsSelect().Operand(), local)
+		case celast.CallKind:
+			call := e.AsCall()
+			if call.IsMemberFunction() {
+				walk(call.Target(), local)
+			}
+			for _, a := range call.Args() {
+				walk(a, local)
+			}
+		case celast.ListKind:
+			for _, el := range e.AsList().Elements() {
+				walk(el, local)
+			}
+		case celast.MapKind:
+			for _, en := range e.AsMap().Entries() {
+				walk(en.AsMapEntry().Key(), local)
+				walk(en.AsMapEntry().Value(), local)
+			}
+		case celast.StructKind:
+			for _, f := range e.AsStruct().Fields() {
+				walk(f.AsStructField().Value(), local)
+			}
+		case celast.ComprehensionKind:
+			cm := e.AsComprehension()
+			walk(cm.IterRange(), local)
+			walk(cm.AccuInit(), local)
+			inner := map[string]bool{cm.IterVar(): true, cm.AccuVar(): true}
+			if cm.HasIterVar2() {
+				inner[cm.IterVar2()] = true
+			}
+			for k := range local {
+				inner[k] = true
+			}
+			walk(cm.LoopCondition(), inner)
+			walk(cm.LoopStep(), inner)
+			walk(cm.Result(), inner)
+		}
+	}
+	walk(e, map[string]bool{})
+	return out
 }

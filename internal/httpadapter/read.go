@@ -38,7 +38,7 @@ func (a *Adapter) Read(ctx context.Context, p adapter.Principal, tool string, ra
 		if err != nil {
 			return adapter.ReadResult{}, err
 		}
-		path, err := rt.list.list.render(map[string]any{"account": account, "args": args}, true)
+		path, err := rt.list.list.render(map[string]any{"account": account, "args": args, "principal": adapter.NormaliseCustomerRef(p.CustomerRef)}, true)
 		if err != nil {
 			return adapter.ReadResult{}, a.broken(err)
 		}
