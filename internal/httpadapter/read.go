@@ -103,12 +103,6 @@ func (a *Adapter) readPath(ctx context.Context, rt *readTool, vars map[string]an
 	return capped(items, more, rt), nil
 }
 
-func listAt(answer any, ptr string) []any {
-	v, _ := lookupPointer(answer, ptr)
-	l, _ := v.([]any)
-	return l
-}
-
 // hasMore reads a list answer's has_more flag, a common shape.
 func hasMore(answer any) bool {
 	m, _ := answer.(map[string]any)
