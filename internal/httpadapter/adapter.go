@@ -157,6 +157,9 @@ type verifyTemplate struct {
 	// the target's fields of beforeRefs, kept in the quote's basis.
 	expect     *expr
 	beforeRefs [][]string
+	// afterRefs are the read-back's fields expect reads, as JSON Pointers,
+	// shown as observed.
+	afterRefs []string
 }
 
 type evidence struct {

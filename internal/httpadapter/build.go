@@ -625,6 +625,11 @@ func (c *compiler) verifyExpect(ptr, src string, v *verifyTemplate) {
 		}
 		v.beforeRefs = append(v.beforeRefs, r[1:])
 	}
+	for _, r := range refsOf(v.expect.tree, "after") {
+		if len(r) > 1 {
+			v.afterRefs = append(v.afterRefs, pointer(r[1:]...))
+		}
+	}
 	if exprUses(v.expect.tree, "before") && len(v.beforeRefs) == 0 {
 		c.fail(ptr, "expect reads before in a way whose fields cannot be named", "name the fields, e.g. before.balance_cents")
 	}

@@ -106,6 +106,9 @@ func (a *Adapter) Verify(ctx context.Context, p adapter.Principal, call adapter.
 		}
 		if len(bad) == 0 && expect != nil {
 			vars["after"] = c
+			for _, ptr := range act.verify.afterRefs {
+				got[ptr], _ = lookupPointer(c, ptr)
+			}
 			ok, err := expect.bool(vars)
 			if err != nil {
 				return adapter.Verification{}, a.broken(err)
