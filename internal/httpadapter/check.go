@@ -12,9 +12,10 @@ import (
 // see that args.amuont names no parameter; the names a file declares are
 // checked here instead, at load: a field of args must be a declared
 // parameter (and of an object parameter, one of its properties), a name
-// of vars must be a var declared before the expression runs. An error
-// names the owner (the action or read tool), the unknown name and the
-// nearest declared one.
+// of vars must be a var declared before the expression runs, and every
+// variable must be one bound where the expression runs (boundAt). An
+// error names the owner (the action or read tool), the unknown name and
+// the nearest declared one.
 
 // exprScope is what an expression may name: the owner's parameters (nil
 // when args is not bound there) and vars.

@@ -201,3 +201,24 @@ func merge(a, b any) any {
 	}
 	return b
 }
+
+// accountTool compiles a read tool of the principal's own account: the
+// account the principal lookup finds, or a path read over it. Nothing the
+// model sends can name another account, so the path may not use args.
+func (c *compiler) accountTool(ptr string, r ReadToolDesc, rt *readTool, hasPrincipal bool) {
+	if !hasPrincipal {
+		c.fail(ptr+"/account", "the tool reads the principal's account, but the file has no principal lookup",
+			`add "principal" saying how a customer's e-mail maps to their account`)
+	}
+	if r.Object != "" || r.List != "" {
+		c.fail(ptr+"/account", "a tool of the principal's account reads no object or list", `remove "object" and "list", or "account"`)
+	}
+	if r.Path == "" {
+		return
+	}
+	rt.path = c.template(ptr+"/path", r.Path)
+	if templateUses(rt.path, "args") {
+		c.fail(ptr+"/path", fmt.Sprintf("read tool %s reads the principal's own account, but its path uses args, so the model could name another account", r.Name),
+			"build the path from account and principal only, e.g. \"/accounts/{account.id}\"")
+	}
+}

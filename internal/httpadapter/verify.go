@@ -322,3 +322,43 @@ func (a *Adapter) effectAmount(ctx context.Context, e *adapter.Effect, it any) {
 	}
 	e.AmountCents = &cents
 }
+
+// effectAmount reads where an effect keeps its amount and currency.
+func (c *compiler) effectAmount(e *effectsLookup, d *EffectsLookup) {
+	e.amount, e.currency, e.major = d.Amount, d.Currency, d.AmountUnit == "major"
+	e.paging = c.paging("/effects/paging", d.Paging)
+	if d.Amount == "" && (d.AmountUnit != "" || d.Currency != "") {
+		c.fail("/effects/amount", "amount_unit and currency describe an amount, and the file names none",
+			`add "amount": a JSON Pointer to the effect's amount, e.g. "/data/amount_cents"`)
+	}
+}
+
+// verifyExpect compiles verify.expect, a condition over before, after and
+// args, and records which fields of before it reads: those are kept in the
+// quote's basis at the dry run. A use of before as a whole is refused, so
+// that the basis holds only what the condition names.
+func (c *compiler) verifyExpect(ptr, src string, v *verifyTemplate) {
+	if src == "" {
+		return
+	}
+	v.expect = c.expr(ptr, src)
+	if v.expect == nil {
+		return
+	}
+	for _, r := range refsOf(v.expect.tree, "before") {
+		if len(r) < 2 {
+			c.fail(ptr, "expect reads before as a whole; it may read only named fields of it",
+				"name the fields the condition compares, e.g. before.balance_cents")
+			return
+		}
+		v.beforeRefs = append(v.beforeRefs, r[1:])
+	}
+	for _, r := range refsOf(v.expect.tree, "after") {
+		if len(r) > 1 {
+			v.afterRefs = append(v.afterRefs, pointer(r[1:]...))
+		}
+	}
+	if exprUses(v.expect.tree, "before") && len(v.beforeRefs) == 0 {
+		c.fail(ptr, "expect reads before in a way whose fields cannot be named", "name the fields, e.g. before.balance_cents")
+	}
+}
