@@ -82,6 +82,10 @@ func TestACompletedWriteHasASignedReceipt(t *testing.T) {
 	if diff := cmp.Diff(res.json["claims"], any(claims)); diff != "" {
 		t.Errorf("claims shown differ from the signed ones (-shown +signed):\n%s", diff)
 	}
+	// The receipt says what the shop itself paid, not only what was asked.
+	if r, _ := claims["result"].(map[string]any); r["amount_cents"] == nil || r["amount_cents"] != inv.json["quote"].(map[string]any)["amount_cents"] {
+		t.Errorf("the receipt's result %v does not say the amount the shop refunded", claims["result"])
+	}
 	args := inv.json["args"].(map[string]any)
 	for k, want := range map[string]any{"sub": id, "task_id": b.taskID(), "system": "shop", "action": "issue_refund", "state": "completed",
 		"args": args["effective"], "result": inv.json["result"], "verification": inv.json["verification"], "target": inv.json["target"]} {

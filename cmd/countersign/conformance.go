@@ -149,6 +149,16 @@ func effectCounter(f *conformance.EffectsFile, described func(key string) (strin
 		if err != nil {
 			return 0, err
 		}
+		if f != nil && f.Total != "" {
+			// A paged answer's list is one page; its total counts them all.
+			switch n, _ := httpadapter.Pointer(answer, f.Total); total := n.(type) {
+			case int64:
+				return int(total), nil
+			case float64:
+				return int(total), nil
+			}
+			return 0, fmt.Errorf("GET %s: no count at %q", path, f.Total)
+		}
 		list, _ := httpadapter.Pointer(answer, items)
 		rows, ok := list.([]any)
 		if !ok {

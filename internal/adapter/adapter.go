@@ -120,6 +120,11 @@ type Quote struct {
 	// ids: optional, and an adapter that leaves it out gets the pages built
 	// from Title and Lines.
 	Customer *CustomerFacts `json:"customer,omitempty"`
+	// Basis, optional, holds the target's values as the dry run read them
+	// that the adapter's verification compares the read-back with (a
+	// description file's verify.expect reads them as before). It is never
+	// shown; it is kept so that a verification after a restart has them.
+	Basis map[string]any `json:"basis,omitempty"`
 }
 
 // CustomerFacts are a quote's words for the customer: how a person
@@ -180,6 +185,11 @@ type Result struct {
 	ShortReference string `json:"short_reference,omitempty"`
 	// Data holds allowlisted facts about the effect.
 	Data map[string]any `json:"data,omitempty"`
+	// AmountCents and Currency, when the adapter reads them, are the
+	// amount the system itself recorded for the effect (a refund it paid),
+	// which may differ from the quote's.
+	AmountCents *int64 `json:"amount_cents,omitempty"`
+	Currency    string `json:"currency,omitempty"`
 	// Deduplicated is true when the key had been used and nothing was sent.
 	Deduplicated bool `json:"deduplicated,omitempty"`
 	// Steps records each request of a multi-step workflow and its outcome.
@@ -237,6 +247,9 @@ type Effect struct {
 	// AmountCents is the effect's amount when it moved money (a refund),
 	// so a person can compare it with the request's.
 	AmountCents *int64 `json:"amount_cents,omitempty"`
+	// Currency is the amount's currency as the system recorded it, when it
+	// says; empty means the quote's.
+	Currency string `json:"currency,omitempty"`
 }
 
 // ReadResult is a read tool's answer.

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"strings"
 	"sync/atomic"
 )
 
@@ -66,6 +67,9 @@ type Request struct {
 	// Write says the request may change something: when it may have left
 	// and no answer came, its outcome is Unknown.
 	Write bool
+	// Answered, optional, is given the answer's header (a Link to the next
+	// page of a list).
+	Answered func(http.Header)
 }
 
 // Exchange sends r with c and returns the answer's status and body (at
@@ -98,18 +102,40 @@ func Exchange(ctx context.Context, c *http.Client, who string, r Request) (statu
 	if r.Prepare != nil {
 		r.Prepare(req)
 	}
+	if r.Write {
+		neverReplayed(req)
+	}
 	resp, err := c.Do(req)
 	if err != nil {
 		written := wrote.Load() || (gotConn.Load() && !isDialError(err))
 		return 0, nil, TransportFailure(who, &TransportError{Method: r.Method, Path: r.Path, Written: written, Err: err}, r.Write)
 	}
 	defer resp.Body.Close()
+	if r.Answered != nil {
+		r.Answered(resp.Header)
+	}
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswerBytes))
 	if err != nil {
 		return 0, nil, TransportFailure(who, &TransportError{Method: r.Method, Path: r.Path, Written: true,
 			Err: fmt.Errorf("read answer: %w", err)}, r.Write)
 	}
 	return resp.StatusCode, raw, nil
+}
+
+// neverReplayed keeps Go's transport from resending a write it may
+// already have written, on a reused connection that broke: it resends a
+// request it thinks replayable, and a request with an Idempotency-Key or
+// X-Idempotency-Key header it does. A write is sent again by its caller
+// or by no one, so those headers go out under their lower-case names
+// (header names are case-insensitive; the transport looks only for the
+// canonical ones).
+func neverReplayed(req *http.Request) {
+	for _, k := range []string{"Idempotency-Key", "X-Idempotency-Key"} {
+		if v, ok := req.Header[k]; ok {
+			delete(req.Header, k)
+			req.Header[strings.ToLower(k)] = v
+		}
+	}
 }
 
 // Undecodable is a 2xx answer that could not be decoded: the system

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 
 	"countersign/internal/adapter"
@@ -84,5 +85,41 @@ func TestFailedAnswer(t *testing.T) {
 		if ae.Code != tc.code || ae.Outcome != tc.outcome || !errors.Is(ae, cause) {
 			t.Errorf("%d write=%t: %s/%s (cause kept: %t), want %s/%s", tc.status, tc.write, ae.Code, ae.Outcome, errors.Is(ae, cause), tc.code, tc.outcome)
 		}
+	}
+}
+
+// TestAWriteIsNeverResentByTheTransport: Go's transport resends a request
+// carrying an Idempotency-Key header when the reused connection it wrote
+// it on breaks; a write reaches the system once, whatever its headers and
+// whether it has a body, and the lost answer is Unknown.
+func TestAWriteIsNeverResentByTheTransport(t *testing.T) {
+	for _, body := range [][]byte{[]byte(`{"seats": 7}`), nil} {
+		var writes atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodGet {
+				return
+			}
+			if r.Header.Get("Idempotency-Key") != "k1" {
+				t.Errorf("the write came without its key: %v", r.Header)
+			}
+			writes.Add(1)
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			_ = conn.Close()
+		}))
+		c := srv.Client()
+		ctx := context.Background()
+		// A read first, so the write goes on a reused connection.
+		if _, _, err := adapter.Exchange(ctx, c, "The plans", adapter.Request{Method: "GET", URL: srv.URL + "/p", Path: "/p"}); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := adapter.Exchange(ctx, c, "The plans", adapter.Request{Method: "PATCH", URL: srv.URL + "/p", Path: "/p", Body: body, Write: true,
+			Prepare: func(r *http.Request) { r.Header.Set("Idempotency-Key", "k1") }})
+		if ae, ok := adapter.AsError(err); !ok || ae.Outcome != adapter.Unknown {
+			t.Errorf("body %q: %v, want Unknown", body, err)
+		}
+		if n := writes.Load(); n != 1 {
+			t.Errorf("body %q: the system received the write %d times, want once", body, n)
+		}
+		srv.Close()
 	}
 }

@@ -76,6 +76,15 @@ func (a *Adapter) plan(ctx context.Context, p adapter.Principal, act *action, ar
 	if err != nil {
 		return nil, a.broken(err)
 	}
+	if len(act.verify.beforeRefs) > 0 {
+		// What verify.expect compares with, as read now: only the fields
+		// it names.
+		var ptrs []string
+		for _, r := range act.verify.beforeRefs {
+			ptrs = append(ptrs, pointer(r...))
+		}
+		q.Basis = project(o, ptrs)
+	}
 	return &plan{quote: q, vars: vars}, nil
 }
 
@@ -128,7 +137,7 @@ func (a *Adapter) buildQuote(act *action, target adapter.Target, vars map[string
 		}
 		n, ok := v.(int64)
 		if !ok {
-			return q, fmt.Errorf("%s: amount_cents gave %T, not a whole number", qt.amount.at, v)
+			return q, &exprError{e: qt.amount, err: fmt.Errorf("amount_cents gave %T, not a whole number", v)}
 		}
 		q.AmountCents = &n
 	}
@@ -151,7 +160,7 @@ func customerFacts(ct *customerTemplate, vars map[string]any, render func(*templ
 		s, _ := v.(string)
 		d, err := time.Parse(time.RFC3339Nano, s)
 		if err != nil {
-			return nil, fmt.Errorf("%s: date gave %v, not an RFC 3339 time", ct.date.at, v)
+			return nil, &exprError{e: ct.date, err: fmt.Errorf("date gave %v, not an RFC 3339 time", v)}
 		}
 		d = d.UTC()
 		f.Date = &d
@@ -163,12 +172,12 @@ func customerFacts(ct *customerTemplate, vars map[string]any, render func(*templ
 		}
 		list, ok := v.([]any)
 		if !ok {
-			return nil, fmt.Errorf("%s: items gave %T, not a list", ct.items.at, v)
+			return nil, &exprError{e: ct.items, err: fmt.Errorf("items gave %T, not a list", v)}
 		}
 		for _, it := range list {
 			s, ok := it.(string)
 			if !ok {
-				return nil, fmt.Errorf("%s: items holds %T, not a string", ct.items.at, it)
+				return nil, &exprError{e: ct.items, err: fmt.Errorf("items holds %T, not a string", it)}
 			}
 			f.Items = append(f.Items, s)
 		}
@@ -317,10 +326,33 @@ func (a *Adapter) send(ctx context.Context, act *action, pl *plan, key string) (
 		}
 		res.Data[k], err = t.value(vars)
 	}
+	if err == nil && act.amount != nil {
+		err = recordedAmount(act, vars, &res)
+	}
 	if err != nil {
 		return adapter.Result{Steps: []adapter.Step{{Name: act.spec.Name, Outcome: "unknown", Detail: "the answer could not be read"}}},
 			adapter.Unknowable(fmt.Errorf("httpadapter: %s answered %s but its answer does not give the result: %w", a.name, act.spec.Name, err))
 	}
 	res.Steps = []adapter.Step{{Name: act.spec.Name, Outcome: "applied", Detail: res.Reference}}
 	return res, nil
+}
+
+// recordedAmount reads the amount the system recorded from its answer, as
+// the action's result.amount_cents and result.currency say.
+func recordedAmount(act *action, vars map[string]any, res *adapter.Result) error {
+	v, err := act.amount.eval(vars)
+	if err != nil {
+		return err
+	}
+	n, ok := v.(int64)
+	if !ok {
+		return &exprError{e: act.amount, err: fmt.Errorf("amount_cents gave %T, not a whole number", v)}
+	}
+	res.AmountCents = &n
+	if act.currency != nil {
+		if res.Currency, err = act.currency.render(vars, false); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -88,6 +88,7 @@ type object struct {
 	owner, terms       *expr
 	exact              *expr
 	idPtr, versionPtr  string
+	paging             *paging
 }
 
 type readTool struct {
@@ -99,6 +100,9 @@ type readTool struct {
 	items  string
 	fields []string
 	max    int
+	// account: the tool reads the principal's own account.
+	account bool
+	paging  *paging
 }
 
 type namedExpr struct {
@@ -151,6 +155,13 @@ type verifyTemplate struct {
 	path   *template
 	items  string
 	fields map[string]*expr
+	// expect, optional, must hold of before, after and args; before holds
+	// the target's fields of beforeRefs, kept in the quote's basis.
+	expect     *expr
+	beforeRefs [][]string
+	// afterRefs are the read-back's fields expect reads, as JSON Pointers,
+	// shown as observed.
+	afterRefs []string
 }
 
 type evidence struct {
@@ -165,6 +176,11 @@ type effectsLookup struct {
 	// proves it was not applied.
 	authoritative bool
 	settleAfter   time.Duration
+	// amount and currency are JSON Pointers into an effect; major says
+	// the amount is in whole units.
+	amount, currency string
+	major            bool
+	paging           *paging
 }
 
 type action struct {
@@ -179,9 +195,12 @@ type action struct {
 	// shortReference, optional, is the reference the customer reads.
 	shortReference *template
 	data           map[string]*template
-	verify         verifyTemplate
-	evidence       *evidence
-	pre            *precondition
+	// amount and currency, optional, read the amount the system recorded.
+	amount   *expr
+	currency *template
+	verify   verifyTemplate
+	evidence *evidence
+	pre      *precondition
 }
 
 // precondition is a compiled PreconditionDesc.

@@ -23,6 +23,9 @@ type compiler struct {
 	pos  positions
 	env  *cel.Env
 	errs []error
+	// scope, when set, is what the expressions being compiled may name
+	// (check.go).
+	scope *exprScope
 }
 
 func (c *compiler) fail(ptr, problem, fix string) {
@@ -45,7 +48,12 @@ func (c *compiler) expr(ptr, src string) *expr {
 		c.fail(ptr, "the CEL expression cannot run: "+oneLine(err.Error()), "")
 		return nil
 	}
-	return &expr{src: src, at: fmt.Sprintf("%s:%d", c.file, c.pos.line(ptr)), prg: prg, tree: ast.NativeRep().Expr()}
+	e := &expr{src: src, at: fmt.Sprintf("%s:%d", c.file, c.pos.line(ptr)), ptr: ptr, prg: prg, tree: ast.NativeRep().Expr()}
+	if c.scope != nil {
+		e.owner = c.scope.owner
+	}
+	c.checkNames(ptr, src, e)
+	return e
 }
 
 // template compiles text with {expression} placeholders written at ptr.
@@ -129,6 +137,10 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 		if o.List != "" {
 			obj.list = c.template(ptr+"/list", o.List)
 		}
+		obj.paging = c.paging(ptr+"/paging", o.Paging)
+		if o.Paging != nil && o.List == "" {
+			c.fail(ptr+"/paging", "paging applies to the list, and objects."+kind+" has none", `add "list", or remove paging`)
+		}
 		if o.IDPattern != "" {
 			obj.idPattern, err = regexp.Compile(o.IDPattern)
 			if err != nil {
@@ -154,10 +166,11 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 	for i, r := range d.ReadTools {
 		ptr := fmt.Sprintf("/read_tools/%d", i)
 		rt := &readTool{spec: adapter.ReadToolSpec{Name: r.Name, Title: r.Title, Description: r.Description, Params: params(r.Params)},
-			param: r.Param, items: r.Items, fields: r.Fields, max: r.MaxItems}
+			param: r.Param, items: r.Items, fields: r.Fields, max: r.MaxItems, account: r.Account, paging: c.paging(ptr+"/paging", r.Paging)}
 		if rt.max == 0 {
 			rt.max = 20
 		}
+		c.scope = &exprScope{owner: "read tool " + r.Name, params: r.Params, argsBound: true}
 		switch {
 		case r.Object != "":
 			rt.object = a.objects[r.Object]
@@ -172,10 +185,19 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 			if rt.list == nil || rt.list.list == nil {
 				c.fail(ptr+"/list", fmt.Sprintf("no listed object kind %q", r.List), "use an object with \"list\": "+kinds())
 			}
+		case r.Account:
+			c.accountTool(ptr, r, rt, a.principal != nil)
 		default:
 			rt.path = c.template(ptr+"/path", r.Path)
+			if templateUses(rt.path, "account") && a.principal == nil {
+				c.fail(ptr+"/path", "the path uses account, but the file has no principal lookup", `add "principal" saying how a customer's e-mail maps to their account`)
+			}
+		}
+		if r.Paging != nil && r.Path == "" {
+			c.fail(ptr+"/paging", "paging applies to a path's list; an object's list pages as its objects entry says", `move paging to objects.<kind>, or remove it`)
 		}
 		a.reads = append(a.reads, rt)
+		c.scope = nil
 	}
 	for i, ad := range d.Actions {
 		act := c.action(fmt.Sprintf("/actions/%d", i), ad, a.objects, kinds)
@@ -193,6 +215,7 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 		a.effects = &effectsLookup{path: c.template("/effects/path", d.Effects.Path), items: d.Effects.Items,
 			id: d.Effects.ID, at: d.Effects.At, kind: d.Effects.Kind, object: d.Effects.Object}
 		c.authoritative(a.effects, d.Effects)
+		c.effectAmount(a.effects, d.Effects)
 	}
 	if err := errors.Join(c.errs...); err != nil {
 		return nil, err
@@ -253,8 +276,15 @@ func (c *compiler) action(ptr string, ad ActionDesc, objects map[string]*object,
 	if ad.AmountParam != "" && !hasParam(ad.AmountParam) {
 		c.fail(ptr+"/amount_param", fmt.Sprintf("no parameter %q", ad.AmountParam), "declare it under params, type integer")
 	}
+	scope := &exprScope{owner: "action " + ad.Name, params: ad.Params, argsBound: true, varsBound: true, dryRun: ad.DryRun != nil}
+	for _, v := range ad.Vars {
+		scope.allVars = append(scope.allVars, v.Name)
+	}
+	c.scope = scope
+	defer func() { c.scope = nil }()
 	for i, v := range ad.Vars {
 		act.vars = append(act.vars, namedExpr{name: v.Name, expr: c.expr(fmt.Sprintf("%s/vars/%d/expr", ptr, i), v.Expr)})
+		scope.vars = append(scope.vars, v.Name) // a var sees the vars before it
 	}
 	for i, g := range ad.Guards {
 		gp := fmt.Sprintf("%s/guards/%d", ptr, i)
@@ -294,6 +324,10 @@ func (c *compiler) action(ptr string, ad ActionDesc, objects map[string]*object,
 	act.request = c.request(ptr+"/request", ad.Request)
 	act.reference = c.template(ptr+"/result/reference", ad.Result.Reference)
 	act.shortReference = c.template(ptr+"/result/short_reference", ad.Result.ShortReference)
+	act.amount = c.expr(ptr+"/result/amount_cents", ad.Result.AmountCents)
+	if ad.Result.Currency != "" {
+		act.currency = c.template(ptr+"/result/currency", ad.Result.Currency)
+	}
 	act.data = map[string]*template{}
 	for k, v := range ad.Result.Data {
 		s, ok := v.(string)
@@ -307,11 +341,14 @@ func (c *compiler) action(ptr string, ad ActionDesc, objects map[string]*object,
 	for k, v := range ad.Verify.Fields {
 		act.verify.fields[k] = c.expr(ptr+"/verify/fields/"+escapePointer(k), v)
 	}
+	c.verifyExpect(ptr+"/verify/expect", ad.Verify.Expect, &act.verify)
 	if ad.Precondition != nil {
 		act.pre = c.precondition(ptr+"/precondition", *ad.Precondition, act)
 	}
 	c.everyArgumentShown(act) // the request's templates and the precondition's value
 	if ad.Evidence != nil {
+		// Evidence is read from an effect alone: args and vars are not bound.
+		c.scope = &exprScope{owner: "action " + ad.Name, dryRun: ad.DryRun != nil}
 		act.evidence = &evidence{match: c.expr(ptr+"/evidence/match", ad.Evidence.Match),
 			reference: c.template(ptr+"/evidence/reference", ad.Evidence.Reference)}
 	}

@@ -23,13 +23,14 @@ import (
 // The variables an expression may use. Which of them are bound depends on
 // where the expression is: see the table in README.md beside this file.
 var celVariables = []string{"args", "vars", "target", "account", "principal", "object", "ref", "now", "key",
-	"response", "answer", "result", "effect", "status", "body", "dry_run", "id"}
+	"response", "answer", "result", "effect", "status", "body", "dry_run", "id", "before", "after"}
 
 // newEnv is the CEL environment of every expression: the variables above
 // (dynamic JSON values), the strings and optional-value extensions, and
-// three functions: days_between(from, to) counts whole UTC calendar days,
-// money(cents, currency) formats an amount ("$42.10"), and short_hash(s)
-// gives 8 hex digits of SHA-256 for references derived from a key.
+// four functions: days_between(from, to) counts whole UTC calendar days,
+// money(cents, currency) formats an amount ("$42.10"), short_hash(s)
+// gives 8 hex digits of SHA-256 for references derived from a key, and
+// filter_quote(s) makes s a quoted literal of a filter language.
 func newEnv() (*cel.Env, error) {
 	opts := []cel.EnvOption{ext.Strings(), cel.OptionalTypes()}
 	for _, v := range celVariables {
@@ -50,6 +51,12 @@ func newEnv() (*cel.Env, error) {
 				cur, _ := b.Value().(string)
 				return types.String(money.Format(cents, cur))
 			}))),
+		cel.Function("filter_quote", cel.Overload("filter_quote_string",
+			[]*cel.Type{cel.StringType}, cel.StringType,
+			cel.UnaryBinding(func(a ref.Val) ref.Val {
+				s, _ := a.Value().(string)
+				return types.String(filterQuote(s))
+			}))),
 		cel.Function("short_hash", cel.Overload("short_hash_string",
 			[]*cel.Type{cel.StringType}, cel.StringType,
 			cel.UnaryBinding(func(a ref.Val) ref.Val {
@@ -59,6 +66,23 @@ func newEnv() (*cel.Env, error) {
 			}))),
 	)
 	return cel.NewEnv(opts...)
+}
+
+// filterQuote makes s one double-quoted string literal of a filter
+// language (PocketBase's filter, SQL-ish where clauses): every backslash
+// and double quote is escaped with a backslash, so nothing in s can end
+// the literal and add a condition (`" || id != "` stays text).
+func filterQuote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		if r == '"' || r == '\\' {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	b.WriteByte('"')
+	return b.String()
 }
 
 // calendarDays counts whole calendar days (UTC dates) from from to to.
@@ -74,7 +98,10 @@ func calendarDays(from, to time.Time) int64 {
 type expr struct {
 	src string
 	at  string // the file position, for errors at run time
-	prg cel.Program
+	// ptr is the JSON Pointer it was written at and owner what it belongs
+	// to ("action issue_refund"), for errors at run time.
+	ptr, owner string
+	prg        cel.Program
 	// tree is the parsed expression, read at load to find which arguments
 	// it uses (shown.go).
 	tree celast.Expr
@@ -84,10 +111,26 @@ type expr struct {
 func (e *expr) eval(vars map[string]any) (any, error) {
 	out, _, err := e.prg.Eval(vars)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", e.at, e.src, err)
+		return nil, &exprError{e: e, err: err}
 	}
-	return toNative(out)
+	v, err := toNative(out)
+	if err != nil {
+		return nil, &exprError{e: e, err: err}
+	}
+	return v, nil
 }
+
+// exprError is an expression of the file that failed at run time; the
+// adapter answers it as a description_error naming the expression
+// (Adapter.broken).
+type exprError struct {
+	e   *expr
+	err error
+}
+
+func (x *exprError) Error() string { return fmt.Sprintf("%s: %s: %v", x.e.at, x.e.src, x.err) }
+
+func (x *exprError) Unwrap() error { return x.err }
 
 func (e *expr) bool(vars map[string]any) (bool, error) {
 	v, err := e.eval(vars)
@@ -96,7 +139,7 @@ func (e *expr) bool(vars map[string]any) (bool, error) {
 	}
 	b, ok := v.(bool)
 	if !ok {
-		return false, fmt.Errorf("%s: %s: gave %T, not a boolean", e.at, e.src, v)
+		return false, &exprError{e: e, err: fmt.Errorf("gave %T, not a boolean", v)}
 	}
 	return b, nil
 }

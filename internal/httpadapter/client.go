@@ -28,6 +28,13 @@ func (a *Adapter) read(ctx context.Context, path string) (any, error) {
 	return a.do(ctx, http.MethodGet, path, "", nil, false, false)
 }
 
+// readWithHeader is read that also returns the answer's header.
+func (a *Adapter) readWithHeader(ctx context.Context, path string) (any, http.Header, error) {
+	var header http.Header
+	answer, err := a.exchangeHeader(ctx, http.MethodGet, path, "", nil, false, false, nil, nil, func(h http.Header) { header = h })
+	return answer, header, err
+}
+
 // do sends one request. A write carries key in the idempotency header,
 // when the file names one.
 func (a *Adapter) do(ctx context.Context, method, path, key string, body any, hasBody, write bool) (any, error) {
@@ -39,7 +46,13 @@ func (a *Adapter) do(ctx context.Context, method, path, key string, body any, ha
 // and on a 2xx answer too (a conditional filter that matched nothing).
 func (a *Adapter) exchange(ctx context.Context, method, path, key string, body any, hasBody, write bool,
 	headers map[string]string, refusal *errorRule) (any, error) {
-	r := adapter.Request{Method: method, URL: a.base + path, Path: path, Write: write, Prepare: func(req *http.Request) {
+	return a.exchangeHeader(ctx, method, path, key, body, hasBody, write, headers, refusal, nil)
+}
+
+// exchangeHeader is exchange that gives the answer's header to answered.
+func (a *Adapter) exchangeHeader(ctx context.Context, method, path, key string, body any, hasBody, write bool,
+	headers map[string]string, refusal *errorRule, answered func(http.Header)) (any, error) {
+	r := adapter.Request{Method: method, URL: a.base + path, Path: path, Write: write, Answered: answered, Prepare: func(req *http.Request) {
 		if key != "" && a.idemHeader != "" {
 			req.Header.Set(a.idemHeader, key)
 		}

@@ -1,8 +1,10 @@
 package httpadapter_test
 
 import (
+	"io/fs"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,21 +56,50 @@ func connectFile(t *testing.T, file string, tr http.RoundTripper) (*httpadapter.
 	return a, shop
 }
 
-// TestConformance runs the adapter conformance suite against the demo
-// shop connected through each description file of testdata alone.
+// TestConformance runs the adapter conformance suite over every
+// description file of testdata (fixtures/ holds the live command's
+// fixtures, not descriptions): the files at the top against the demo shop,
+// the examples against the system each describes. A file added without a
+// backend here fails the test.
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	files, err := filepath.Glob("testdata/*.json")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no description files in testdata: %v", err)
+	examples := map[string]func() (adaptertest.Setup, adaptertest.Fixture){
+		"example/pocketbase.json": func() (adaptertest.Setup, adaptertest.Fixture) {
+			return pbBackend("testdata/example/pocketbase.json"), pbFixture()
+		},
+		"example/plans.json": func() (adaptertest.Setup, adaptertest.Fixture) { return plansBackend, plansFixture() },
+	}
+	var files []string
+	err := filepath.WalkDir("testdata", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && d.Name() == "fixtures" {
+			return filepath.SkipDir
+		}
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".json") {
+			files = append(files, path)
+		}
+		return err
+	})
+	if err != nil || len(files) < 3 {
+		t.Fatalf("description files in testdata: %v, %v", files, err)
 	}
 	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) {
-			adaptertest.Run(t, func(t *testing.T, tr http.RoundTripper) adaptertest.Backend {
-				a, shop := connectFile(t, file, tr)
-				return adaptertest.Backend{System: a, Effects: shop.Effects,
-					Fault: func(t *testing.T, f adaptertest.Fault) { shop.Fault(t, "POST /refunds", f) }}
-			}, fixture())
+		name, _ := filepath.Rel("testdata", file)
+		name = filepath.ToSlash(name)
+		t.Run(name, func(t *testing.T) {
+			if !strings.Contains(name, "/") {
+				adaptertest.Run(t, func(t *testing.T, tr http.RoundTripper) adaptertest.Backend {
+					a, shop := connectFile(t, file, tr)
+					return adaptertest.Backend{System: a, Effects: shop.Effects,
+						Fault: func(t *testing.T, f adaptertest.Fault) { shop.Fault(t, "POST /refunds", f) }}
+				}, fixture())
+				return
+			}
+			backend, ok := examples[name]
+			if !ok {
+				t.Fatalf("testdata/%s has no conformance backend: add one to TestConformance", name)
+			}
+			setup, fix := backend()
+			adaptertest.Run(t, setup, fix)
 		})
 	}
 }

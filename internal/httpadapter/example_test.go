@@ -19,11 +19,14 @@ import (
 // its address, and Config.Getenv supplies it.
 func ExampleLoadFile() {
 	system := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet || r.URL.Path != "/plans/p1" {
+		switch {
+		case r.Method == http.MethodGet && r.URL.Path == "/customers":
+			_ = json.NewEncoder(w).Encode(map[string]any{"data": []any{map[string]any{"id": "c1", "email": "ada@example.com"}}})
+		case r.Method == http.MethodGet && r.URL.Path == "/plans/p1":
+			_ = json.NewEncoder(w).Encode(map[string]any{"id": "p1", "customer": "c1", "name": "Team", "seats": 3, "status": "active", "version": 7})
+		default:
 			http.NotFound(w, r)
-			return
 		}
-		_ = json.NewEncoder(w).Encode(map[string]any{"id": "p1", "name": "Team", "seats": 3, "version": 7})
 	}))
 	defer system.Close()
 

@@ -102,6 +102,8 @@ type ObjectSpec struct {
 	Terms string `json:"terms"`
 	// Exact, when true of one candidate, resolves to it whatever else matches.
 	Exact string `json:"exact"`
+	// Paging, optional, says how List continues on further pages.
+	Paging *PagingDesc `json:"paging"`
 }
 
 // ParamDesc is one argument, mirroring adapter.Param.
@@ -134,6 +136,12 @@ type ReadToolDesc struct {
 	Items       string      `json:"items"`
 	Fields      []string    `json:"fields"`
 	MaxItems    int         `json:"max_items"`
+	// Account, when true, reads the principal's own account (then Path,
+	// when given, over account and principal, never args): what the tool
+	// reads is bound from the task's customer, not from the arguments.
+	Account bool `json:"account"`
+	// Paging, optional, says how Path's list continues on further pages.
+	Paging *PagingDesc `json:"paging"`
 }
 
 // ActionDesc is one write verb.
@@ -257,6 +265,10 @@ type ResultDesc struct {
 	// its customers (adapter.Result.ShortReference).
 	ShortReference string         `json:"short_reference"`
 	Data           map[string]any `json:"data"`
+	// AmountCents (CEL) and Currency (template), optional, read the
+	// amount the system recorded from its answer (adapter.Result's).
+	AmountCents string `json:"amount_cents"`
+	Currency    string `json:"currency"`
 }
 
 // VerifyDesc reads the target again (Path); the object, or one element
@@ -266,6 +278,10 @@ type VerifyDesc struct {
 	Path   string            `json:"path"`
 	Items  string            `json:"items"`
 	Fields map[string]string `json:"fields"`
+	// Expect, optional, is a CEL condition over before (the target's
+	// fields it names, as the dry run read them), after (what Path reads
+	// back, or the element of Items) and args that must also hold.
+	Expect string `json:"expect"`
 }
 
 // EffectsLookup reads the system's own record of effects by key ({key}).
@@ -280,6 +296,15 @@ type EffectsLookup struct {
 	// call, proves the call was not applied.
 	Authoritative bool   `json:"authoritative"`
 	SettleAfter   string `json:"settle_after"`
+	// Amount, optional, is a JSON Pointer to the effect's amount, in
+	// AmountUnit ("cents", the default: minor units; "major": whole units
+	// with decimals, 12.5 for 12.50), and Currency a JSON Pointer to its
+	// currency code.
+	Amount     string `json:"amount"`
+	AmountUnit string `json:"amount_unit"`
+	Currency   string `json:"currency"`
+	// Paging, optional, says how the effects continue on further pages.
+	Paging *PagingDesc `json:"paging"`
 }
 
 // EvidenceDesc recognises an action's effect (`effect`) and its reference.

@@ -83,6 +83,10 @@ func TestLoadErrorsNameTheLineAndTheFix(t *testing.T) {
 			[]string{"/actions/1/default_stage", "fix: the policy stage the action starts at"}},
 		{"done words ending in a full stop", `"done_words": "Refunded"`, `"done_words": "Refunded."`, nil,
 			[]string{"/actions/0/done_words", "fix: what the assistant tells the customer once the action is done, without the full stop"}},
+		{"an amount in an unknown unit", `"amount": "/data/amount_cents"`, `"amount": "/data/amount_cents", "amount_unit": "dollars"`, nil,
+			[]string{"/effects/amount_unit", "fix: cents (the default: minor units"}},
+		{"paging two ways at once", `"amount": "/data/amount_cents"`, `"amount": "/data/amount_cents", "paging": {"link": true, "next": "/next", "param": "cursor"}`, nil,
+			[]string{"/effects/paging: paging gives more than one way to the next page", "fix: keep one of"}},
 		{"a reject reason that is not a sentence", `"The receipt goes only to the e-mail address on file."`, `"on file"`, nil,
 			[]string{"/actions/1/reject_reasons/0", "fix: the preset reasons an agent picks from"}},
 	}

@@ -38,46 +38,69 @@ func (a *Adapter) Read(ctx context.Context, p adapter.Principal, tool string, ra
 		if err != nil {
 			return adapter.ReadResult{}, err
 		}
-		path, err := rt.list.list.render(map[string]any{"account": account, "args": args}, true)
+		path, err := rt.list.list.render(map[string]any{"account": account, "args": args, "principal": adapter.NormaliseCustomerRef(p.CustomerRef)}, true)
 		if err != nil {
 			return adapter.ReadResult{}, a.broken(err)
 		}
-		answer, err := a.read(ctx, path)
+		items, more, _, err := a.readList(ctx, path, rt.list.items, rt.list.paging, 0)
 		if err != nil {
 			return adapter.ReadResult{}, err
 		}
 		var owned []any
-		for _, it := range listAt(answer, rt.list.items) {
+		for _, it := range items {
 			if ok, err := a.owns(rt.list, it, account); err != nil {
 				return adapter.ReadResult{}, err
 			} else if ok {
 				owned = append(owned, it)
 			}
 		}
-		return capped(owned, hasMore(answer), rt), nil
-	default:
-		path, err := rt.path.render(map[string]any{"args": args, "principal": adapter.NormaliseCustomerRef(p.CustomerRef)}, true)
+		return capped(owned, more, rt), nil
+	case rt.account:
+		account, err := a.account(ctx, p)
 		if err != nil {
-			return adapter.ReadResult{}, a.broken(err)
+			return adapter.ReadResult{}, err
 		}
+		if rt.path == nil {
+			return adapter.ReadResult{Data: project(account, rt.fields), Count: 1}, nil
+		}
+		// The path is rendered from the account alone: args are not bound,
+		// so nothing the model sends reaches it.
+		return a.readPath(ctx, rt, map[string]any{"account": account, "principal": adapter.NormaliseCustomerRef(p.CustomerRef)})
+	default:
+		vars := map[string]any{"args": args, "principal": adapter.NormaliseCustomerRef(p.CustomerRef)}
+		if templateUses(rt.path, "account") {
+			account, err := a.account(ctx, p)
+			if err != nil {
+				return adapter.ReadResult{}, err
+			}
+			vars["account"] = account
+		}
+		return a.readPath(ctx, rt, vars)
+	}
+}
+
+// readPath reads a read tool's path: one object, or a capped list (at
+// items, or the answer itself), over the pages its paging names.
+func (a *Adapter) readPath(ctx context.Context, rt *readTool, vars map[string]any) (adapter.ReadResult, error) {
+	path, err := rt.path.render(vars, true)
+	if err != nil {
+		return adapter.ReadResult{}, a.broken(err)
+	}
+	if rt.items == "" {
 		answer, err := a.read(ctx, path)
 		if err != nil {
 			return adapter.ReadResult{}, err
 		}
-		if rt.items == "" {
-			if l, ok := answer.([]any); ok {
-				return capped(l, false, rt), nil
-			}
-			return adapter.ReadResult{Data: project(answer, rt.fields), Count: 1}, nil
+		if l, ok := answer.([]any); ok {
+			return capped(l, false, rt), nil
 		}
-		return capped(listAt(answer, rt.items), hasMore(answer), rt), nil
+		return adapter.ReadResult{Data: project(answer, rt.fields), Count: 1}, nil
 	}
-}
-
-func listAt(answer any, ptr string) []any {
-	v, _ := lookupPointer(answer, ptr)
-	l, _ := v.([]any)
-	return l
+	items, more, _, err := a.readList(ctx, path, rt.items, rt.paging, rt.max)
+	if err != nil {
+		return adapter.ReadResult{}, err
+	}
+	return capped(items, more, rt), nil
 }
 
 // hasMore reads a list answer's has_more flag, a common shape.
@@ -177,4 +200,25 @@ func merge(a, b any) any {
 		return x
 	}
 	return b
+}
+
+// accountTool compiles a read tool of the principal's own account: the
+// account the principal lookup finds, or a path read over it. Nothing the
+// model sends can name another account, so the path may not use args.
+func (c *compiler) accountTool(ptr string, r ReadToolDesc, rt *readTool, hasPrincipal bool) {
+	if !hasPrincipal {
+		c.fail(ptr+"/account", "the tool reads the principal's account, but the file has no principal lookup",
+			`add "principal" saying how a customer's e-mail maps to their account`)
+	}
+	if r.Object != "" || r.List != "" {
+		c.fail(ptr+"/account", "a tool of the principal's account reads no object or list", `remove "object" and "list", or "account"`)
+	}
+	if r.Path == "" {
+		return
+	}
+	rt.path = c.template(ptr+"/path", r.Path)
+	if templateUses(rt.path, "args") {
+		c.fail(ptr+"/path", fmt.Sprintf("read tool %s reads the principal's own account, but its path uses args, so the model could name another account", r.Name),
+			"build the path from account and principal only, e.g. \"/accounts/{account.id}\"")
+	}
 }

@@ -2,6 +2,7 @@ package httpadapter
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -41,11 +42,25 @@ func (a *Adapter) account(ctx context.Context, p adapter.Principal) (any, error)
 }
 
 // broken reports an expression of the file that failed at run time: the
-// description is at fault, nothing was sent.
+// description is at fault, nothing was sent. The answer names the action
+// (or read tool) and the expression, by its place in the file, as the
+// field; the evaluation's own error, which may quote the system's data,
+// stays in Err for the log.
 func (a *Adapter) broken(err error) error {
-	return &adapter.Error{Code: "description_error", Outcome: adapter.NotSent,
+	ae := &adapter.Error{Code: "description_error", Outcome: adapter.NotSent,
 		Message: fmt.Sprintf("The description of %s could not be applied to this case.", a.name),
 		Hint:    "Hand this call to a person; the system's description file needs fixing.", Err: err}
+	var xe *exprError
+	if errors.As(err, &xe) {
+		where := xe.e.owner
+		if where == "" {
+			where = "the file"
+		}
+		ae.Message = fmt.Sprintf("The description of %s could not be applied to this case: in %s, the expression %s at %s (%s) failed.",
+			a.name, where, xe.e.src, xe.e.ptr, xe.e.at)
+		ae.Fields = map[string]string{xe.e.ptr: fmt.Sprintf("%s: %s failed here", where, xe.e.src)}
+	}
+	return ae
 }
 
 // Resolve turns ref into exactly one object of kind of the principal's:
@@ -93,12 +108,13 @@ func (a *Adapter) resolve(ctx context.Context, p adapter.Principal, obj *object,
 	if err != nil {
 		return nil, adapter.Target{}, nil, a.broken(err)
 	}
-	answer, err := a.read(ctx, path)
+	items, more, _, err := a.readList(ctx, path, obj.items, obj.paging, 0)
 	if err != nil {
 		return nil, adapter.Target{}, nil, err
 	}
-	list, _ := lookupPointer(answer, obj.items)
-	items, _ := list.([]any)
+	if more && obj.paging != nil {
+		return nil, adapter.Target{}, nil, pagedOut(obj.kind, obj.paging.maxPages)
+	}
 	var matched []any
 	for _, it := range items {
 		ovars := map[string]any{"object": it, "account": account, "ref": ref}

@@ -216,12 +216,16 @@ func refsOfVar(e celast.Expr) varRefs {
 // refs lists the longest field chains rooted at args or vars that an
 // expression reads: args.address.country.upperAscii() reads
 // [args address country].
-func refs(e celast.Expr) [][]string {
+func refs(e celast.Expr) [][]string { return refsOf(e, "args", "vars") }
+
+// refsOf lists the longest field chains rooted at one of roots that an
+// expression reads.
+func refsOf(e celast.Expr, roots ...string) [][]string {
 	if e == nil {
 		return nil
 	}
 	if c, ok := chain(e); ok {
-		if c[0] == "args" || c[0] == "vars" {
+		if slices.Contains(roots, c[0]) {
 			return [][]string{c}
 		}
 		return nil
@@ -252,7 +256,7 @@ func refs(e celast.Expr) [][]string {
 	}
 	var out [][]string
 	for _, k := range kids {
-		out = append(out, refs(k)...)
+		out = append(out, refsOf(k, roots...)...)
 	}
 	return out
 }

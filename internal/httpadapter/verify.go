@@ -79,6 +79,19 @@ func (a *Adapter) Verify(ctx context.Context, p adapter.Principal, call adapter.
 		ptrs = append(ptrs, ptr)
 	}
 	slices.Sort(ptrs)
+	expect := act.verify.expect
+	if expect != nil {
+		if len(act.verify.beforeRefs) > 0 && call.Quote.Basis == nil {
+			return adapter.Verification{Verified: false, At: a.now(),
+				Evidence: fmt.Sprintf("The values of %s before the write are not in the call's quote, so %s cannot be checked; a person checks the change.",
+					target.Display, expect.src)}, nil
+		}
+		vars["before"] = normalise(jsonRoundTrip(call.Quote.Basis))
+	}
+	checked := strings.Join(ptrs, ", ")
+	if expect != nil {
+		checked = strings.TrimPrefix(checked+", "+expect.src, ", ")
+	}
 	var observed map[string]any
 	var mismatch []string
 	for _, c := range candidates {
@@ -91,9 +104,22 @@ func (a *Adapter) Verify(ctx context.Context, p adapter.Principal, call adapter.
 				bad = append(bad, fmt.Sprintf("%s is %s, not %s", ptr, jsonText(v), jsonText(want[ptr])))
 			}
 		}
+		if len(bad) == 0 && expect != nil {
+			vars["after"] = c
+			for _, ptr := range act.verify.afterRefs {
+				got[ptr], _ = lookupPointer(c, ptr)
+			}
+			ok, err := expect.bool(vars)
+			if err != nil {
+				return adapter.Verification{}, a.broken(err)
+			}
+			if !ok {
+				bad = append(bad, expect.src+" does not hold")
+			}
+		}
 		if len(bad) == 0 {
 			return adapter.Verification{Verified: true, At: a.now(), Observed: got,
-				Evidence: fmt.Sprintf("Read %s again (GET %s): %s as expected.", target.Display, path, strings.Join(ptrs, ", "))}, nil
+				Evidence: fmt.Sprintf("Read %s again (GET %s): %s as expected.", target.Display, path, checked)}, nil
 		}
 		if observed == nil {
 			observed, mismatch = got, bad
@@ -104,7 +130,7 @@ func (a *Adapter) Verify(ctx context.Context, p adapter.Principal, call adapter.
 	case len(candidates) == 0:
 		evidence += "nothing to compare; the change is not there."
 	case len(candidates) > 1:
-		evidence += fmt.Sprintf("none of %d entries has %s as expected.", len(candidates), strings.Join(ptrs, ", "))
+		evidence += fmt.Sprintf("none of %d entries has %s as expected.", len(candidates), checked)
 	default:
 		evidence += strings.Join(mismatch, "; ") + "."
 	}
@@ -160,12 +186,10 @@ func (a *Adapter) Lookup(ctx context.Context, _ adapter.Principal, call adapter.
 	if err != nil {
 		return adapter.LookupResult{}, a.broken(err)
 	}
-	answer, err := a.read(ctx, path)
+	items, _, isList, err := a.readList(ctx, path, a.effects.items, a.effects.paging, 0)
 	if err != nil {
 		return adapter.LookupResult{}, err
 	}
-	list, _ := lookupPointer(answer, a.effects.items)
-	items, isList := list.([]any)
 	field := func(it any, ptr string) string {
 		if ptr == "" {
 			return ""
@@ -187,6 +211,7 @@ func (a *Adapter) Lookup(ctx context.Context, _ adapter.Principal, call adapter.
 					"system", a.name, "file", a.file, "pointer", a.effects.at, "value", at)
 			}
 		}
+		a.effectAmount(ctx, &e, it)
 		out.Effects = append(out.Effects, e)
 		if out.Result != nil || act.evidence == nil {
 			continue
@@ -197,7 +222,8 @@ func (a *Adapter) Lookup(ctx context.Context, _ adapter.Principal, call adapter.
 			continue
 		}
 		if ref, err := act.evidence.reference.render(vars, false); err == nil && ref != "" {
-			out.Result = &adapter.Result{Reference: ref, Steps: []adapter.Step{{Name: act.spec.Name, Outcome: "applied", Detail: e.Object}}}
+			out.Result = &adapter.Result{Reference: ref, AmountCents: e.AmountCents, Currency: e.Currency,
+				Steps: []adapter.Step{{Name: act.spec.Name, Outcome: "applied", Detail: e.Object}}}
 		}
 	}
 	return out, nil
@@ -249,4 +275,90 @@ func effectTime(s string) (time.Time, bool) {
 		return time.Unix(int64(sec), int64(math.Round(frac*1e6))*1e3).UTC(), true // to the microsecond a float holds
 	}
 	return time.Time{}, false
+}
+
+// effectAmount reads the effect's amount and currency where the file's
+// effects say, so that a person compares what the system recorded with
+// what was asked. A value that is not a number is left out and logged.
+func (a *Adapter) effectAmount(ctx context.Context, e *adapter.Effect, it any) {
+	if a.effects.amount == "" {
+		return
+	}
+	if a.effects.currency != "" {
+		v, _ := lookupPointer(it, a.effects.currency)
+		e.Currency = strings.ToUpper(text(v))
+	}
+	v, found := lookupPointer(it, a.effects.amount)
+	if !found || v == nil {
+		return
+	}
+	var cents int64
+	switch x := v.(type) {
+	case int64:
+		cents = x
+		if a.effects.major {
+			cents = x * 100
+		}
+	case float64:
+		if !a.effects.major {
+			a.log.WarnContext(ctx, "httpadapter: an effect's amount in cents is not a whole number; it is left out",
+				"system", a.name, "pointer", a.effects.amount, "value", x)
+			return
+		}
+		cents = int64(math.Round(x * 100))
+	case string:
+		f, err := strconv.ParseFloat(x, 64)
+		if err != nil {
+			a.log.WarnContext(ctx, "httpadapter: an effect's amount is not a number; it is left out",
+				"system", a.name, "pointer", a.effects.amount, "value", x)
+			return
+		}
+		if a.effects.major {
+			f *= 100
+		}
+		cents = int64(math.Round(f))
+	default:
+		return
+	}
+	e.AmountCents = &cents
+}
+
+// effectAmount reads where an effect keeps its amount and currency.
+func (c *compiler) effectAmount(e *effectsLookup, d *EffectsLookup) {
+	e.amount, e.currency, e.major = d.Amount, d.Currency, d.AmountUnit == "major"
+	e.paging = c.paging("/effects/paging", d.Paging)
+	if d.Amount == "" && (d.AmountUnit != "" || d.Currency != "") {
+		c.fail("/effects/amount", "amount_unit and currency describe an amount, and the file names none",
+			`add "amount": a JSON Pointer to the effect's amount, e.g. "/data/amount_cents"`)
+	}
+}
+
+// verifyExpect compiles verify.expect, a condition over before, after and
+// args, and records which fields of before it reads: those are kept in the
+// quote's basis at the dry run. A use of before as a whole is refused, so
+// that the basis holds only what the condition names.
+func (c *compiler) verifyExpect(ptr, src string, v *verifyTemplate) {
+	if src == "" {
+		return
+	}
+	v.expect = c.expr(ptr, src)
+	if v.expect == nil {
+		return
+	}
+	for _, r := range refsOf(v.expect.tree, "before") {
+		if len(r) < 2 {
+			c.fail(ptr, "expect reads before as a whole; it may read only named fields of it",
+				"name the fields the condition compares, e.g. before.balance_cents")
+			return
+		}
+		v.beforeRefs = append(v.beforeRefs, r[1:])
+	}
+	for _, r := range refsOf(v.expect.tree, "after") {
+		if len(r) > 1 {
+			v.afterRefs = append(v.afterRefs, pointer(r[1:]...))
+		}
+	}
+	if exprUses(v.expect.tree, "before") && len(v.beforeRefs) == 0 {
+		c.fail(ptr, "expect reads before in a way whose fields cannot be named", "name the fields, e.g. before.balance_cents")
+	}
 }

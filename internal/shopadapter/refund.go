@@ -106,8 +106,9 @@ func (a *Adapter) planRefund(ctx context.Context, p adapter.Principal, args map[
 		if err != nil {
 			return adapter.Result{Steps: []adapter.Step{failedStep("create_refund", err)}}, err
 		}
+		paid := r.AmountCents
 		return adapter.Result{
-			Reference: r.ID,
+			Reference: r.ID, AmountCents: &paid, Currency: r.Currency,
 			Data: map[string]any{"refund_id": r.ID, "order_id": r.OrderID, "amount_cents": r.AmountCents,
 				"currency": r.Currency, "status": r.Status},
 			Steps: []adapter.Step{{Name: "create_refund", Outcome: "applied", Detail: r.ID}},

@@ -101,6 +101,10 @@ type resultJSON struct {
 	Reference      string `json:"reference"`
 	ShortReference string `json:"short_reference"`
 	Deduplicated   bool   `json:"deduplicated,omitempty"`
+	// AmountCents and Currency are the amount the system recorded, when
+	// its adapter reads it.
+	AmountCents *int64 `json:"amount_cents,omitempty"`
+	Currency    string `json:"currency,omitempty"`
 }
 
 type adapterErrJSON struct {
@@ -149,7 +153,8 @@ func (h *Handler) invocationOut(ctx context.Context, base string, inv controlpla
 		out.Quote.Consequences = []string{}
 	}
 	if inv.Result != nil {
-		out.Result = &resultJSON{Reference: inv.Result.Reference, ShortReference: inv.CustomerReference(), Deduplicated: inv.Result.Deduplicated}
+		out.Result = &resultJSON{Reference: inv.Result.Reference, ShortReference: inv.CustomerReference(), Deduplicated: inv.Result.Deduplicated,
+			AmountCents: inv.Result.AmountCents, Currency: inv.Result.Currency}
 	}
 	// A completed or reversed invocation's outcome is known: an error left
 	// from before it was reconciled no longer holds.

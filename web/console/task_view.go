@@ -236,7 +236,7 @@ func inspectView(in controlplane.Inspection, actionName func(string) string) vie
 	for _, e := range in.Lookup.Effects {
 		line := fmt.Sprintf("%s recorded: %s on %s at %s", system, effectWords(e.Kind), e.Object, e.At.UTC().Format("Jan 2 15:04:05 UTC"))
 		if e.AmountCents != nil {
-			line += ", " + money.Format(*e.AmountCents, inv.Quote.Currency)
+			line += ", " + money.Format(*e.AmountCents, effectCurrency(e, inv.Quote.Currency))
 		}
 		v.Effects = append(v.Effects, line)
 	}
@@ -318,12 +318,13 @@ func evidenceWords(in controlplane.Inspection) (evidence, outlook string) {
 		}
 		when := e.At.UTC().Format("15:04 UTC")
 		switch {
-		case e.AmountCents != nil && inv.Quote.AmountCents != nil && *e.AmountCents == *inv.Quote.AmountCents:
+		case e.AmountCents != nil && inv.Quote.AmountCents != nil && *e.AmountCents == *inv.Quote.AmountCents &&
+			strings.EqualFold(effectCurrency(e, inv.Quote.Currency), inv.Quote.Currency):
 			parts = append(parts, fmt.Sprintf("a matching %s %s at %s on %s with this request's key",
 				money.Format(*e.AmountCents, inv.Quote.Currency), what, when, e.Object))
 		case e.AmountCents != nil && inv.Quote.AmountCents != nil:
 			parts = append(parts, fmt.Sprintf("a %s of %s at %s on %s with this request's key, but this request is for %s",
-				what, money.Format(*e.AmountCents, inv.Quote.Currency), when, e.Object, money.Format(*inv.Quote.AmountCents, inv.Quote.Currency)))
+				what, money.Format(*e.AmountCents, effectCurrency(e, inv.Quote.Currency)), when, e.Object, money.Format(*inv.Quote.AmountCents, inv.Quote.Currency)))
 		default:
 			parts = append(parts, fmt.Sprintf("a %s at %s on %s with this request's key", what, when, e.Object))
 		}
@@ -357,4 +358,13 @@ func evidenceWords(in controlplane.Inspection) (evidence, outlook string) {
 		outlook = "Reconcile will leave it as “Result needs checking”: this evidence does not settle it. Check with the system's owner."
 	}
 	return evidence, outlook
+}
+
+// effectCurrency is the currency the system recorded with an effect's
+// amount, or the quote's when it names none.
+func effectCurrency(e adapter.Effect, quote string) string {
+	if e.Currency != "" {
+		return e.Currency
+	}
+	return quote
 }

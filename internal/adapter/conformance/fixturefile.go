@@ -75,6 +75,10 @@ type EffectsFile struct {
 	Path  string `json:"path"`
 	Items string `json:"items"`
 	All   string `json:"all"`
+	// Total, optional, is a JSON Pointer to the count of every matching
+	// effect in the answer (PocketBase's "/totalItems"), for a system that
+	// answers a list one page at a time; the list's length counts otherwise.
+	Total string `json:"total"`
 }
 
 // LoadFixture reads a fixture file; the error names every field missing.
