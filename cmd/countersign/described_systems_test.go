@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -47,6 +48,12 @@ func TestConnectDescribedSystems(t *testing.T) {
 		t.Errorf("shop-http not connected with its actions: %v", err)
 	}
 
+	// The line the file names base_url_env on, counted from the file itself.
+	raw, err := os.ReadFile("../../internal/httpadapter/testdata/shop-http.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	envLine := strings.Count(string(raw[:strings.Index(string(raw), `"base_url_env"`)]), "\n") + 1
 	cases := []struct {
 		name string
 		edit func(string) string
@@ -56,7 +63,7 @@ func TestConnectDescribedSystems(t *testing.T) {
 		{"invalid", func(s string) string { return strings.Replace(s, `"risk": "irreversible"`, `"risk": "maybe"`, 1) }, env,
 			[]string{"bad.json:", "/actions/0/risk", "fix: reversible or irreversible"}},
 		{"unset base URL", same, func(string) string { return "" },
-			[]string{"bad.json:4: /base_url_env", "SHOP_URL is not set"}},
+			[]string{fmt.Sprintf("bad.json:%d: /base_url_env", envLine), "SHOP_URL is not set"}},
 	}
 	for _, tc := range cases {
 		dir := t.TempDir()
