@@ -2184,7 +2184,7 @@ func BulkConfirm(p Page, v BulkConfirmView) templ.Component {
 // question sent back and each edited argument, in the order of the page,
 // each linked to its input.
 func (v DecideView) ErrorItems() []ErrorItem {
-	fields := []ErrorField{{Name: "reason", ID: reasonID(0)}, {Name: "question", ID: "question"}}
+	fields := []ErrorField{{Name: "reason", ID: reasonID(0)}, {Name: "question", ID: "question", Label: "Question"}}
 	var walk func([]FormField)
 	walk = func(ff []FormField) {
 		for _, f := range ff {
@@ -2192,7 +2192,7 @@ func (v DecideView) ErrorItems() []ErrorItem {
 				walk(f.Children)
 				continue
 			}
-			fields = append(fields, ErrorField{Name: f.Name, ID: f.ID})
+			fields = append(fields, ErrorField{Name: f.Name, ID: f.ID, Label: f.Label})
 		}
 	}
 	walk(v.Edit)

@@ -396,7 +396,7 @@ func PolicyEdit(p Page, v PolicyEditView) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = ErrorSummary(v.Form.Errors.Summary(Fields("stage", "auto_max", "approval_above", "second_approver_above", "approval_window", "confirmation_window", "owner", "review_on", "reason")...)).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = ErrorSummary(v.Form.Errors.Summary(PolicyErrorFields...)).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -160,7 +160,7 @@ func Queue(p Page, v QueueView) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = ErrorSummary(v.Errors.Summary(ErrorField{Name: "min", ID: "f-min"}, ErrorField{Name: "max", ID: "f-max"})).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = ErrorSummary(v.Errors.Summary(ErrorField{Name: "min", ID: "f-min", Label: "Amount from"}, ErrorField{Name: "max", ID: "f-max", Label: "Amount up to"})).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

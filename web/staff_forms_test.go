@@ -1,13 +1,19 @@
 package web_test
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 
 	"countersign/internal/accounts"
+	"countersign/internal/controlplane"
+	"countersign/internal/demoshop"
 )
 
 // errorSummary checks a page that refused a form: one error summary at
@@ -173,5 +179,55 @@ func TestApprovingWhatCannotBeUndoneAsksFirst(t *testing.T) {
 	}
 	if q.Find(`[data-testid="card-`+refund.ID+`"] [data-testid="cannot-undo"]`).Length() != 1 {
 		t.Errorf("the refund's queue card does not say it cannot be undone")
+	}
+}
+
+// TestAddressChangeReadsAsNowAndAfter: on a card's page the address change
+// is two lines, "Now" above "After", not one run with an arrow; and the
+// systems page says a refund cannot be undone in those words.
+func TestAddressChangeReadsAsNowAndAfter(t *testing.T) {
+	t.Parallel()
+	b := setup(t, bundleOpts{shop: true})
+	f := newConsoleFixture(t, b)
+	ctx := context.Background()
+	if _, err := b.store.Pool().Exec(ctx, `UPDATE policies SET stage = 3, version = version + 1 WHERE action = 'change_shipping_address'`); err != nil {
+		t.Fatal(err)
+	}
+	task, err := b.cp.CreateTask(ctx, controlplane.AssistantActor("asst_test", "Test assistant"), controlplane.NewTask{
+		CustomerRef: f.cust.Email, ConversationID: fmt.Sprintf("conv-addr-%d", time.Now().UnixNano()),
+		AllowedActions: []string{"change_shipping_address"}, WriteBudget: 5, InflightLimit: 1, RatePerMinute: 60,
+		ExpiresAt: b.clock.Now().Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	order, err := b.shop.CreateOrder(ctx, demoshop.OrderFixture{CustomerID: f.cust.ID,
+		Items: []demoshop.ItemFixture{{Name: "Walnut lamp", UnitPriceCents: 4200, Quantity: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(map[string]any{"order_id": order.ID, "address": map[string]any{"name": "Ada Buyer",
+		"line1": "1 Main St", "city": "Springfield", "postal_code": "12345", "country": "US"}})
+	inv, err := b.cp.Propose(ctx, controlplane.Proposal{TaskID: task.ID, Action: "change_shipping_address", Args: raw,
+		Actor: controlplane.AssistantActor("asst_test", "Test assistant")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Agent])
+	line := c.get("/queue/" + inv.ID).doc(t).Find(`[data-testid="quote-line"] [data-testid="now-after"]`)
+	if line.Length() != 1 {
+		t.Fatalf("the address change is not shown as Now / After lines")
+	}
+	parts := line.Find(".na-line")
+	if parts.Length() != 2 || !strings.HasPrefix(parts.Eq(0).Text(), "Now ") || !strings.HasPrefix(parts.Eq(1).Text(), "After ") ||
+		!strings.Contains(parts.Eq(1).Text(), "1 Main St") {
+		t.Errorf("the address lines read %q", line.Text())
+	}
+	if strings.Contains(line.Text(), "→") {
+		t.Errorf("the address change still reads as one run with an arrow: %q", line.Text())
+	}
+	sys := c.get("/systems").doc(t)
+	if got := sys.Find(`[data-testid="action-issue_refund"] summary`).Text(); !strings.Contains(got, "Cannot be undone") || strings.Contains(got, "irreversible") {
+		t.Errorf("the systems page says the refund's risk as %q", got)
 	}
 }

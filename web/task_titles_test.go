@@ -112,6 +112,10 @@ func TestHistoryTaskSaysWhatIsKnownAndOffersNoImpossibleReversal(t *testing.T) {
 		t.Errorf("the task's subtitle is %q", got)
 	}
 
+	if tl := doc.Find(`[data-testid="timeline"]`).Text(); strings.Contains(tl, "request hxi") || strings.Contains(tl, " on :") {
+		t.Errorf("the history timeline names requests by their codes or an empty target:\n%s", tl)
+	}
+
 	// A live refund's timeline: the permit in a support agent's words.
 	f := newConsoleFixture(t, b)
 	f.approveAndDispatch(t, f.refund(t, f.order, 700))

@@ -116,7 +116,11 @@ func (h *Handler) taskLive(ctx context.Context, id string) (views.TaskLiveView, 
 	if t.State == controlplane.TaskPaused {
 		v.Notice = pausedNotice(unverified)
 	}
-	v.Timeline = timeline(events)
+	known := make(map[string]string, len(invs))
+	for _, inv := range invs {
+		known[inv.ID] = h.requestTitle("", inv.Action, inv.Target.Display, inv.Target.ID)
+	}
+	v.Timeline = timeline(events, known)
 	var lastEvent int64
 	if len(events) > 0 {
 		lastEvent = events[len(events)-1].ID
