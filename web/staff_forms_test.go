@@ -189,7 +189,33 @@ func TestAddressChangeReadsAsNowAndAfter(t *testing.T) {
 	t.Parallel()
 	b := setup(t, bundleOpts{shop: true})
 	f := newConsoleFixture(t, b)
-	ctx := context.Background()
+	inv := f.addressChange(t)
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Agent])
+	line := c.get("/queue/" + inv.ID).doc(t).Find(`[data-testid="quote-line"] [data-testid="now-after"]`)
+	if line.Length() != 1 {
+		t.Fatalf("the address change is not shown as Now / After lines")
+	}
+	parts := line.Find(".na-line")
+	if parts.Length() != 2 || !strings.HasPrefix(parts.Eq(0).Text(), "Now ") || !strings.HasPrefix(parts.Eq(1).Text(), "After ") ||
+		!strings.Contains(parts.Eq(1).Text(), "1 Main St") {
+		t.Errorf("the address lines read %q", line.Text())
+	}
+	if strings.Contains(line.Text(), "→") {
+		t.Errorf("the address change still reads as one run with an arrow: %q", line.Text())
+	}
+	sys := c.get("/systems").doc(t)
+	if got := sys.Find(`[data-testid="action-issue_refund"] summary`).Text(); !strings.Contains(got, "Cannot be undone") || strings.Contains(got, "irreversible") {
+		t.Errorf("the systems page says the refund's risk as %q", got)
+	}
+}
+
+// addressChange proposes, as the assistant in a task of its own, a new
+// shipping address for a new order of the fixture's customer; the policy
+// is set to stage 3, so it waits in the queue.
+func (f *consoleFixture) addressChange(t *testing.T) controlplane.Invocation {
+	t.Helper()
+	b, ctx := f.b, context.Background()
 	if _, err := b.store.Pool().Exec(ctx, `UPDATE policies SET stage = 3, version = version + 1 WHERE action = 'change_shipping_address'`); err != nil {
 		t.Fatal(err)
 	}
@@ -212,22 +238,5 @@ func TestAddressChangeReadsAsNowAndAfter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Agent])
-	line := c.get("/queue/" + inv.ID).doc(t).Find(`[data-testid="quote-line"] [data-testid="now-after"]`)
-	if line.Length() != 1 {
-		t.Fatalf("the address change is not shown as Now / After lines")
-	}
-	parts := line.Find(".na-line")
-	if parts.Length() != 2 || !strings.HasPrefix(parts.Eq(0).Text(), "Now ") || !strings.HasPrefix(parts.Eq(1).Text(), "After ") ||
-		!strings.Contains(parts.Eq(1).Text(), "1 Main St") {
-		t.Errorf("the address lines read %q", line.Text())
-	}
-	if strings.Contains(line.Text(), "→") {
-		t.Errorf("the address change still reads as one run with an arrow: %q", line.Text())
-	}
-	sys := c.get("/systems").doc(t)
-	if got := sys.Find(`[data-testid="action-issue_refund"] summary`).Text(); !strings.Contains(got, "Cannot be undone") || strings.Contains(got, "irreversible") {
-		t.Errorf("the systems page says the refund's risk as %q", got)
-	}
+	return inv
 }

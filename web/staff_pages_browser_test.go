@@ -21,7 +21,8 @@ import (
 // offers no reversal it cannot make; a refused Reject and a refused
 // policy Save come back with the error summary at the top, focused; and
 // a on a refund opens a confirmation that names what cannot be undone,
-// approving nothing until a second key. Each page passes axe and is saved
+// approving nothing until a second key; an address change reads Now
+// above After. Each page passes axe and is saved
 // as a screenshot.
 func TestBrowserStaffPagesLeadWithWhatMattersAndAskBeforeWhatCannotBeUndone(t *testing.T) {
 	t.Parallel()
@@ -33,6 +34,7 @@ func TestBrowserStaffPagesLeadWithWhatMattersAndAskBeforeWhatCannotBeUndone(t *t
 	}
 	f := newConsoleFixture(t, b)
 	refund := f.refund(t, f.order, 1250)
+	addr := f.addressChange(t)
 	other := newConsoleFixture(t, b)
 	other.refund(t, other.order, 3100)
 	if _, err := b.cp.Pause(ctx0, controlplane.AssistantActor("asst_test", "Test assistant"), other.task.ID, 0); err != nil {
@@ -73,8 +75,8 @@ func TestBrowserStaffPagesLeadWithWhatMattersAndAskBeforeWhatCannotBeUndone(t *t
 		if got := evalAs[string](t, ctx, `document.querySelector('[aria-current="true"]').textContent`); !strings.HasPrefix(got, "Needs a person") {
 			t.Errorf("%s: the list opens on %q", w.name, got)
 		}
-		if n := evalAs[int](t, ctx, `document.querySelectorAll('[data-testid="tasks"] > li').length`); n != 2 {
-			t.Errorf("%s: %d rows, want the 2 that need a person", w.name, n)
+		if n := evalAs[int](t, ctx, `document.querySelectorAll('[data-testid="tasks"] > li').length`); n != 3 {
+			t.Errorf("%s: %d rows, want the 3 that need a person", w.name, n)
 		}
 		if got := evalAs[string](t, ctx, `document.querySelector('[data-testid="task-`+f.task.ID+`"] [data-testid="task-title"]').textContent`); got != refund.Quote.Title {
 			t.Errorf("%s: the task is titled %q", w.name, got)
@@ -141,6 +143,15 @@ func TestBrowserStaffPagesLeadWithWhatMattersAndAskBeforeWhatCannotBeUndone(t *t
 	}
 	axe("policy save error")
 	shot("policy-save-error-desktop.png")
+
+	// An address change reads as two lines, Now above After.
+	open("/queue/"+addr.ID, `[data-testid="now-after"]`)
+	if !evalAs[bool](t, ctx, `(() => { const l = document.querySelectorAll('[data-testid="now-after"] .na-line');
+		return l.length === 2 && l[1].getBoundingClientRect().top >= l[0].getBoundingClientRect().bottom - 1; })()`) {
+		t.Errorf("the address change is not Now above After")
+	}
+	axe("address change")
+	shot("queue-address-desktop.png")
 
 	// a on a refund: a confirmation naming what cannot be undone; nothing
 	// is approved until the second key.
