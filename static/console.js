@@ -17,15 +17,27 @@
     list[current].scrollIntoView({ block: "nearest" });
   }
 
+  // The shortcuts are a <details> near the heading: ? opens and closes it.
   function toggleHelp() {
     var help = document.getElementById("shortcuts");
     if (!help) { return; }
-    help.hidden = !help.hidden;
-    document.querySelectorAll("[data-shortcuts-help]").forEach(function (b) {
-      b.setAttribute("aria-expanded", String(!help.hidden));
-    });
-    if (!help.hidden) { help.setAttribute("tabindex", "-1"); help.focus(); }
+    help.open = !help.open;
+    if (help.open) { help.querySelector("summary").focus(); }
   }
+
+  // a on a write that cannot be undone (or needs two approvers) opens a
+  // confirmation naming it; approving takes a second, deliberate key.
+  function approve() {
+    var b = document.querySelector("[data-testid=approve]");
+    if (!b) { return false; }
+    var d = b.getAttribute("data-confirm") && document.getElementById(b.getAttribute("data-confirm"));
+    if (d && d.showModal) { d.showModal(); } else { b.click(); }
+    return true;
+  }
+  document.addEventListener("click", function (e) {
+    var c = e.target.closest && e.target.closest("[data-confirm-cancel]");
+    if (c) { c.closest("dialog").close(); }
+  });
 
   function typing(e) {
     var t = e.target;
@@ -45,7 +57,9 @@
   }
 
   document.addEventListener("keydown", function (e) {
-    if (e.ctrlKey || e.metaKey || e.altKey || typing(e)) { return; }
+    if (e.ctrlKey || e.metaKey || e.altKey || e.repeat || typing(e)) { return; }
+    // An open confirmation takes only its own keys (Enter, Esc, Tab).
+    if (document.querySelector("dialog[open]")) { return; }
     var list = cards();
     switch (e.key) {
       case "j":
@@ -62,7 +76,7 @@
         } else { return; }
         break;
       case "a":
-        if (!click("[data-testid=approve]")) {
+        if (!approve()) {
           if (current >= 0 && list[current]) { var o = list[current].querySelector("[data-open]"); if (o) { o.click(); } }
         }
         break;
@@ -73,9 +87,22 @@
     e.preventDefault();
   });
 
-  document.querySelectorAll("[data-shortcuts-help]").forEach(function (b) {
-    b.addEventListener("click", toggleHelp);
-  });
+  // A form that failed comes back with its error summary focused
+  // (autofocus does it without this script); a link in it moves the
+  // focus to its field, not only the view.
+  var summary = document.querySelector("[data-error-summary]");
+  if (summary) {
+    if (document.activeElement !== summary) { summary.focus(); }
+    summary.addEventListener("click", function (e) {
+      var a = e.target.closest("a[href^='#']");
+      var field = a && document.getElementById(a.getAttribute("href").slice(1));
+      if (!field) { return; }
+      e.preventDefault();
+      field.focus();
+      var label = document.querySelector("label[for='" + field.id + "']");
+      (label || field).scrollIntoView({ block: "center" });
+    });
+  }
 
   // After a decision the server marks the next card (autofocus, which
   // works without this script too); j and k go on from there.

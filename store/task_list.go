@@ -46,6 +46,14 @@ type TaskListRow struct {
 	HandoffsWaiting  int64 `db:"handoffs_waiting"`
 	Mine             bool  `db:"mine"`
 	Rank             int32 `db:"rank"`
+	// FirstTitle, FirstAction and FirstTarget are the task's first
+	// request (its quote's title, "" when none was recorded; its action;
+	// its object in words) and Requests how many it has: what the list
+	// titles a task by.
+	FirstTitle  string `db:"first_title"`
+	FirstAction string `db:"first_action"`
+	FirstTarget string `db:"first_target"`
+	Requests    int64  `db:"requests"`
 }
 
 // TaskListCounts are the task list's totals: Total and Before for the
@@ -81,7 +89,16 @@ const taskListMine = `WITH mine AS (
 // triggers keep its counts and rank (migration 00022).
 const taskListColumns = taskColumns + `, unverified_count AS unverified, awaiting_approval_count AS awaiting_approval,
 	awaiting_customer_count AS awaiting_customer, handoffs_waiting,
-	EXISTS (SELECT 1 FROM mine WHERE mine.task_id = t.id) AS mine, list_rank::int AS rank`
+	EXISTS (SELECT 1 FROM mine WHERE mine.task_id = t.id) AS mine, list_rank::int AS rank,
+	coalesce(f.first_title, '') AS first_title, coalesce(f.first_action, '') AS first_action,
+	coalesce(f.first_target, '') AS first_target, coalesce(f.requests, 0) AS requests`
+
+// taskListFrom is the tasks a list row reads, each with its first request
+// (on invocations_task: one index probe per row of the page).
+const taskListFrom = `tasks t LEFT JOIN LATERAL (
+	SELECT i.quote->>'title' AS first_title, i.action AS first_action, coalesce(nullif(i.target_display, ''), i.target_id) AS first_target,
+		count(*) OVER () AS requests
+	FROM invocations i WHERE i.task_id = t.id ORDER BY i.created_at, i.id LIMIT 1) f ON true`
 
 // needRanks are the ranks a task that has the need can have: bounding
 // the scan by them keeps a need's page to the tasks that need a person,
@@ -137,17 +154,17 @@ func (s *Store) TaskList(ctx context.Context, f TaskListFilter) ([]TaskListRow, 
 	if f.After == nil {
 		limit := a.add(f.Limit)
 		return s.taskListPage(ctx, taskListMine+`
-		SELECT `+taskListColumns+` FROM tasks t WHERE `+where+`
+		SELECT `+taskListColumns+` FROM `+taskListFrom+` WHERE `+where+`
 		ORDER BY t.list_rank, t.updated_at DESC, t.id DESC LIMIT `+limit, a)
 	}
 	rank, at, id, limit := a.add(f.After.Rank), a.add(f.After.UpdatedAt), a.add(f.After.ID), a.add(f.Limit)
 	return s.taskListPage(ctx, taskListMine+`
 		SELECT * FROM (
-			(SELECT `+taskListColumns+` FROM tasks t
+			(SELECT `+taskListColumns+` FROM `+taskListFrom+`
 			 WHERE `+where+` AND t.list_rank = `+rank+`::smallint AND (t.updated_at, t.id) < (`+at+`::timestamptz, `+id+`::text)
 			 ORDER BY t.updated_at DESC, t.id DESC LIMIT `+limit+`)
 			UNION ALL
-			(SELECT `+taskListColumns+` FROM tasks t WHERE `+where+` AND t.list_rank > `+rank+`::smallint
+			(SELECT `+taskListColumns+` FROM `+taskListFrom+` WHERE `+where+` AND t.list_rank > `+rank+`::smallint
 			 ORDER BY t.list_rank, t.updated_at DESC, t.id DESC LIMIT `+limit+`)
 		) page ORDER BY rank, updated_at DESC, id DESC LIMIT `+limit, a)
 }

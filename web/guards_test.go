@@ -174,6 +174,9 @@ func TestPolicyRefusalBlocksTheTargetUntilAPersonLiftsIt(t *testing.T) {
 	if res.StatusCode != http.StatusUnprocessableEntity || res.doc(t).Find(`[data-testid="reason-error"]`).Length() != 1 {
 		t.Fatalf("lift without a reason: %d", res.StatusCode)
 	}
+	if ids := errorSummary(t, res.doc(t)); len(ids) != 1 || ids[0] != "lift-reason-0" {
+		t.Errorf("the refused lift's error summary links to %v, want [lift-reason-0]", ids)
+	}
 	propose(10100, "wrong_item").want(t, http.StatusConflict)
 	lift.Set("reason", "Photo shows the wrong lamp was sent; the customer returns it.")
 	if res := c.post("/tasks/"+id+"/blocks/lift", lift); res.StatusCode != http.StatusSeeOther {

@@ -131,11 +131,14 @@ func TestBrowserQueueReadsSoonestFirstAndApproveKeepsOneTruth(t *testing.T) {
 	axe("reject form with its error")
 	shot("countersign-reject-presets.png")
 
-	// a approves through htmx; the queue shows one truth and the focus is
-	// on the next card.
+	// a on a refund (it cannot be undone) asks first; Enter, the second
+	// key, approves through htmx; the queue shows one truth and the focus
+	// is on the next card.
 	err = chromedp.Do(ctx,
 		chromedp.Evaluate[chromedp.Void](`document.activeElement && document.activeElement.blur()`),
 		chromedp.KeyEvent("a"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="approve-confirm"]`)),
+		chromedp.KeyEvent("\r"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="decided-card"]`)),
 	)
 	if err != nil {

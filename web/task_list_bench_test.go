@@ -25,7 +25,8 @@ import (
 // hand-offs (real HTTP, real PostgreSQL) over 20,000 tasks with 40,000
 // requests in mixed states and 5,000 hand-offs in 1,000 identical groups,
 // then over ten times as many, and prints each shape's p95 at both sizes
-// and their ratio: the first page, a page deep in the list (keyset cursor),
+// and their ratio: the first page of all tasks, the default page (what
+// needs a person), a page deep in the list (keyset cursor),
 // a filtered page, and the hand-offs. Run it once:
 //
 //	go test ./web/ -run '^$' -bench TaskListPages -benchtime 1x
@@ -104,12 +105,13 @@ func taskListP95s(b *testing.B, scale int) []shapeP95 {
 		}
 	}
 	shapes := []struct{ name, path string }{
-		{"tasks first page", "/tasks"},
+		{"tasks first page", "/tasks?need=all"},
+		{"tasks default (needs a person)", "/tasks"},
 		{"tasks deep page", ""},
 		{"tasks needing a person", "/tasks?need=person&action=issue_refund"},
 		{"hand-offs", "/handoffs"},
 	}
-	deep := benchFollow(b, hc, srv.URL+"/tasks", 20)
+	deep := benchFollow(b, hc, srv.URL+"/tasks?need=all", 20)
 	var out []shapeP95
 	for _, sh := range shapes {
 		path := sh.path

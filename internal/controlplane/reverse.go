@@ -43,6 +43,21 @@ func (s *Service) Compensation(system, action string) (adapter.ActionSpec, error
 	return comp, nil
 }
 
+// HasReversal reports whether inv, once completed, can be undone by
+// Reverse: its quote said a compensation exists, and its action has one
+// Reverse can propose from the target alone (Compensation). It is the one
+// rule behind the API's "reversible" and the console's "Propose the
+// reversal", so neither offers a reversal Reverse would refuse. Reverse
+// also needs inv completed and proposes in inv's own task, so a page that
+// offers it checks those too (Task.TakesProposals).
+func (s *Service) HasReversal(inv Invocation) bool {
+	if !inv.Quote.Reversible {
+		return false
+	}
+	_, err := s.Compensation(inv.System, inv.Action)
+	return err == nil
+}
+
 // Reverse proposes the compensation of a completed invocation as a new,
 // linked invocation with its own approval. When it completes, the original
 // becomes reversed. An original has at most one live compensation (not

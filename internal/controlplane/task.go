@@ -49,6 +49,13 @@ func (t Task) PausedByPerson() bool {
 // BudgetLeft is how many more writes the task may attempt.
 func (t Task) BudgetLeft() int { return max(t.WriteBudget-t.WritesUsed, 0) }
 
+// TakesProposals reports whether the task accepts a new proposal at now
+// (a reversal included): it is active and has not expired, as Propose
+// checks first.
+func (t Task) TakesProposals(now time.Time) bool {
+	return t.State == TaskActive && now.Before(t.ExpiresAt)
+}
+
 // Allows reports whether the task may use action on system.
 func (t Task) Allows(system, action string) bool {
 	if len(t.Systems) > 0 && !slices.Contains(t.Systems, system) {

@@ -54,6 +54,11 @@ type TaskItem struct {
 	// NeedsPerson: a result to check, a card to approve, a pause to lift
 	// or end, or a hand-off to take.
 	NeedsPerson bool
+	// FirstTitle, FirstAction and FirstTarget are its first request (the
+	// quote's title, "" when not recorded; its action; its object in
+	// words), Requests how many it has: what the list titles it by.
+	FirstTitle, FirstAction, FirstTarget string
+	Requests                             int
 }
 
 // TaskCounts are the task list's totals: Total and Before (the tasks ahead
@@ -95,7 +100,8 @@ func (s *Service) TaskList(ctx context.Context, f TaskFilter) (TaskPage, error) 
 	for _, r := range rows {
 		page.Items = append(page.Items, TaskItem{Task: controlplane.TaskFromRow(r.Task), Unverified: int(r.Unverified),
 			AwaitingApproval: int(r.AwaitingApproval), AwaitingCustomer: int(r.AwaitingCustomer),
-			HandoffsWaiting: int(r.HandoffsWaiting), Mine: r.Mine, NeedsPerson: r.Rank <= 1})
+			HandoffsWaiting: int(r.HandoffsWaiting), Mine: r.Mine, NeedsPerson: r.Rank <= 1,
+			FirstTitle: r.FirstTitle, FirstAction: r.FirstAction, FirstTarget: r.FirstTarget, Requests: int(r.Requests)})
 	}
 	counts, err := s.store.TaskListCounts(ctx, sf)
 	if err != nil {

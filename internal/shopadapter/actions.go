@@ -107,10 +107,10 @@ func actionDefs() []actionDef {
 			},
 			Risk: adapter.Irreversible,
 			Limits: []string{
-				"Refunds only within 30 calendar days of delivery (not_received: of shipping).",
+				"Refunds only within 30 calendar days of delivery (Not received: 30 days of shipping).",
 				"31 to 60 days after delivery: store credit through a person, never a refund.",
 				"Never more than the refundable balance for the reason code, less earlier refunds.",
-				"Shipping is refunded only for not_received and wrong_item; changed_mind deducts a 15% restocking fee.",
+				"Shipping is refunded only for Not received and Wrong item; Changed mind deducts a 15% restocking fee.",
 			},
 			Guidance:     refundGuidance,
 			TargetKind:   KindOrder,

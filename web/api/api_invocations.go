@@ -201,11 +201,7 @@ func (h *Handler) invocationOut(ctx context.Context, base string, inv controlpla
 // compensation exists and the control plane can propose it from the target
 // alone. The API never promises a reversal Reverse would refuse.
 func (h *Handler) reversible(inv controlplane.Invocation) bool {
-	if !inv.Quote.Reversible {
-		return false
-	}
-	_, err := h.cfg.Control.Compensation(inv.System, inv.Action)
-	return err == nil
+	return h.cfg.Control.HasReversal(inv)
 }
 
 // baseURL is the console's address as the caller reached it, for

@@ -278,6 +278,8 @@ func (h *Handler) cardView(ctx context.Context, card controlplane.QueueCard, u a
 		v.LowRisk = err == nil && spec.Risk == adapter.Reversible && !v.NeedsSecond &&
 			(inv.AmountCents == nil || (p.AutoMaxCents != nil && *inv.AmountCents+inv.ExposureCents <= *p.AutoMaxCents))
 	}
+	v.Irreversible = err == nil && spec.Risk == adapter.Irreversible
+	v.ConfirmApprove = v.Irreversible || v.NeedsSecond
 	for _, id := range card.FirstApprovers {
 		if detail == cardInList {
 			break

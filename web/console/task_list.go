@@ -24,7 +24,24 @@ var taskNeeds = []struct{ value, label string }{
 	{"paused", "Paused"},
 	{"handoff", "Hand-off waiting"},
 	{"mine", "Mine"},
-	{"", "All tasks"},
+	{"all", "All tasks"},
+}
+
+// taskNeed is the list's "needs" filter from the query: need=…, with
+// status=all (older links) meaning every task. Without either the list
+// opens on what needs a person, unless a search, state or action asks for
+// something else: those look through every task, as they always did.
+func taskNeed(c echo.Context, searching bool) string {
+	need := c.QueryParam("need")
+	for _, n := range taskNeeds {
+		if need != "" && n.value == need {
+			return need
+		}
+	}
+	if c.QueryParam("status") == "all" || searching {
+		return "all"
+	}
+	return "person"
 }
 
 const listPageSize = 50
@@ -36,16 +53,12 @@ const listPageSize = 50
 func (h *Handler) handleTasks(c echo.Context) error {
 	u, _ := kit.CurrentUser(c)
 	q := strings.TrimSpace(c.QueryParam("q"))
-	f := lists.TaskFilter{Query: q, State: c.QueryParam("state"), Action: c.QueryParam("action"),
-		Need: c.QueryParam("need"), UserID: u.ID, Limit: listPageSize}
+	f := lists.TaskFilter{Query: q, State: c.QueryParam("state"), Action: c.QueryParam("action"), UserID: u.ID, Limit: listPageSize}
 	if !oneOf(f.State, "", "active", "paused", "cancelled", "closed") {
 		f.State = ""
 	}
-	known := false
-	for _, n := range taskNeeds {
-		known = known || n.value == f.Need
-	}
-	if !known {
+	need := taskNeed(c, q != "" || f.State != "" || f.Action != "")
+	if f.Need = need; need == "all" {
 		f.Need = ""
 	}
 	f.After = parseTaskCursor(c.QueryParam("after"))
@@ -60,22 +73,18 @@ func (h *Handler) handleTasks(c echo.Context) error {
 				v.Set(k, x)
 			}
 		}
-		if len(v) == 0 {
-			return "/tasks"
-		}
 		return "/tasks?" + v.Encode()
 	}
 	k := page.Counts
 	counts := map[string]int64{"person": k.NeedsPerson, "unverified": k.Unverified, "approval": k.Approval,
-		"paused": k.Paused, "handoff": k.Handoff, "mine": k.Mine, "": k.All}
-	v := views.TaskListView{Query: q, State: f.State, Action: f.Action, Need: f.Need}
+		"paused": k.Paused, "handoff": k.Handoff, "mine": k.Mine, "all": k.All}
+	v := views.TaskListView{Query: q, State: f.State, Action: f.Action, Need: need}
 	for _, n := range taskNeeds {
-		id := "need-" + n.value
-		if n.value == "" {
-			id = "need-all"
-		}
 		v.Needs = append(v.Needs, views.FilterLink{Label: n.label, Count: thousands(counts[n.value]), URL: link(n.value, ""),
-			Current: n.value == f.Need, TestID: id})
+			Current: n.value == need, TestID: "need-" + n.value})
+		if n.value == need {
+			v.Showing = n.label
+		}
 	}
 	for _, st := range []struct {
 		value, label string
@@ -87,14 +96,16 @@ func (h *Handler) handleTasks(c echo.Context) error {
 		v.Actions = append(v.Actions, views.FilterOption{Value: a, Label: fmt.Sprintf("%s (%s)", h.actionName(a), thousands(k.Actions[a])), Selected: a == f.Action})
 	}
 	for _, t := range page.Items {
-		v.Tasks = append(v.Tasks, taskRow(t))
+		r := taskRow(t)
+		r.Title = subjectWords(h.requestTitle(t.FirstTitle, t.FirstAction, t.FirstTarget, ""), t.Requests)
+		v.Tasks = append(v.Tasks, r)
 	}
 	v.Pager = pagerView(k.Before, len(page.Items), k.Total, "task", "tasks")
 	if page.Next != nil {
-		v.Pager.NextURL = link(f.Need, fmt.Sprintf("%d.%d.%s", page.Next.Rank, page.Next.UpdatedAt.UnixMicro(), page.Next.ID))
+		v.Pager.NextURL = link(need, fmt.Sprintf("%d.%d.%s", page.Next.Rank, page.Next.UpdatedAt.UnixMicro(), page.Next.ID))
 	}
 	if f.After != nil {
-		v.Pager.FirstURL = link(f.Need, "")
+		v.Pager.FirstURL = link(need, "")
 	}
 	p := h.Page(c, "Tasks")
 	return kit.Render(c, http.StatusOK, views.Tasks(p, v))

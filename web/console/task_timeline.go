@@ -17,8 +17,14 @@ import (
 // timeline writes a task's events as sentences. A request is named as the
 // events before recorded it: the title its proposal (or fresh quote) was
 // given, then the title an edit's new quote had.
-func timeline(events []controlplane.Event) []views.TimelineRow {
+//
+// known names a request whose events recorded no title (history imported
+// without them) by what never changes on it, its action and object.
+func timeline(events []controlplane.Event, known map[string]string) []views.TimelineRow {
 	titles := map[string]string{}
+	for id, t := range known {
+		titles[id] = t
+	}
 	previous := ""
 	rows := make([]views.TimelineRow, 0, len(events))
 	for _, e := range events {
@@ -115,9 +121,18 @@ func refusalWords(e controlplane.Event) string {
 	if target == "" {
 		target = str("target_id")
 	}
-	what := "a proposal by " + actorWords(e) + " to " + strings.ToLower(actionWords(str("action"))) + " on " + target
+	what := "a proposal by " + actorWords(e) + " to " + strings.ToLower(actionWords(str("action")))
+	blockedWhat := "its target"
+	// History imported without the target names none: say so rather
+	// than "on :".
+	if target != "" {
+		what += " on " + target
+		blockedWhat = target
+	} else {
+		what += " (its target was not recorded)"
+	}
 	if e.Action == "proposal.blocked_after_refusal" {
-		return "Countersign refused " + what + ": " + target + " is blocked after an earlier refusal, until a person lifts the block."
+		return "Countersign refused " + what + ": " + blockedWhat + " is blocked after an earlier refusal, until a person lifts the block."
 	}
 	s := systemWords(str("system")) + " refused " + what
 	if m := strings.TrimSuffix(str("message"), "."); m != "" {

@@ -62,7 +62,7 @@ func (h *Handler) renderTask(c echo.Context, status int, lift views.LiftBlockFor
 		iv := inspectView(in, h.actionName)
 		v.Inspect = &iv
 	}
-	p := h.Page(c, "Task "+live.ID)
+	p := h.Page(c, live.Heading())
 	return kit.Render(c, status, views.Task(p, v))
 }
 
@@ -94,19 +94,19 @@ func (h *Handler) taskLive(ctx context.Context, id string) (views.TaskLiveView, 
 	if err != nil {
 		return views.TaskLiveView{}, err
 	}
-	v := views.TaskLiveView{ID: t.ID, CustomerRef: t.CustomerRef, ConversationID: t.ConversationID, State: taskBadge(t.State),
+	v := views.TaskLiveView{ID: t.ID, Title: h.taskSubject(invs), CustomerRef: t.CustomerRef, ConversationID: t.ConversationID, State: taskBadge(t.State),
 		Version: t.Version, BudgetLeft: t.BudgetLeft(), WriteBudget: t.WriteBudget, WritesUsed: t.WritesUsed,
 		InflightLimit: t.InflightLimit, RatePerMinute: t.RatePerMinute, ExpiresAt: t.ExpiresAt.UTC().Format("Jan 2 15:04 UTC"),
 		CanPause: t.State == controlplane.TaskActive, CanResume: t.State == controlplane.TaskPaused,
 		CanCancel: t.State == controlplane.TaskActive || t.State == controlplane.TaskPaused}
 	unverified := 0
 	var lastState strings.Builder
+	takes := t.TakesProposals(h.Now())
 	for _, inv := range invs {
-		row := invocationRow(inv)
-		if row.CanReverse {
-			_, err := h.cfg.Control.Compensation(inv.System, inv.Action)
-			row.CanReverse = err == nil
-		}
+		row := h.invocationRow(inv)
+		// The button is offered only when Reverse would take it: the rule
+		// the API's "reversible" uses, in a task that takes proposals.
+		row.CanReverse = inv.State == controlplane.Completed && takes && h.cfg.Control.HasReversal(inv)
 		v.Invocations = append(v.Invocations, row)
 		if inv.State == controlplane.Unverified {
 			unverified++
@@ -116,7 +116,11 @@ func (h *Handler) taskLive(ctx context.Context, id string) (views.TaskLiveView, 
 	if t.State == controlplane.TaskPaused {
 		v.Notice = pausedNotice(unverified)
 	}
-	v.Timeline = timeline(events)
+	known := make(map[string]string, len(invs))
+	for _, inv := range invs {
+		known[inv.ID] = h.requestTitle("", inv.Action, inv.Target.Display, inv.Target.ID)
+	}
+	v.Timeline = timeline(events, known)
 	var lastEvent int64
 	if len(events) > 0 {
 		lastEvent = events[len(events)-1].ID
@@ -151,13 +155,66 @@ func taskBadge(st controlplane.TaskState) views.StateBadgeView {
 	return views.StateBadgeView{Label: "Closed", Tone: "idle"}
 }
 
-func invocationRow(inv controlplane.Invocation) views.InvocationRow {
-	r := views.InvocationRow{ID: inv.ID, Title: inv.Quote.Title, Action: inv.Action, State: layout.StateBadge(inv.State),
-		Unverified: inv.State == controlplane.Unverified, Pending: inv.State == controlplane.AwaitingApproval,
-		CanReverse: inv.State == controlplane.Completed}
-	if inv.Quote.AmountCents != nil {
-		r.Amount = money.Format(*inv.Quote.AmountCents, inv.Quote.Currency)
+// taskSubject titles a task by what it is about: its first request in
+// words ("Refund $42.10 on order ord_1 (Walnut desk lamp)"), and how many
+// more it holds; the customer is the page's subtitle.
+func (h *Handler) taskSubject(invs []controlplane.Invocation) string {
+	if len(invs) == 0 {
+		return ""
 	}
+	first := invs[0]
+	return subjectWords(h.requestTitle(first.Quote.Title, first.Action, first.Target.Display, first.Target.ID), len(invs))
+}
+
+// subjectWords is a task's title from its first request's and how many
+// requests it has; a task with none is "No request yet".
+func subjectWords(first string, requests int) string {
+	switch {
+	case requests == 0 || first == "":
+		return "No request yet"
+	case requests == 1:
+		return first
+	}
+	return first + " and " + views.Plural(int64(requests-1), "more request", "more requests")
+}
+
+// requestTitle names a request by its quote's title or, where the quote
+// was not recorded (imported history), by its action and its object.
+func (h *Handler) requestTitle(quoteTitle, action, display, targetID string) string {
+	if quoteTitle != "" {
+		return quoteTitle
+	}
+	if display == "" {
+		display = targetID
+	}
+	if display == "" {
+		return h.actionName(action)
+	}
+	return h.actionName(action) + ": " + display
+}
+
+// invocationRow is one request of the task page. A request loaded from
+// history may lack its quote, result or error: the row says what is known
+// (its action and object, the amount recorded) and "not recorded" for the
+// rest, never a blank cell.
+func (h *Handler) invocationRow(inv controlplane.Invocation) (r views.InvocationRow) {
+	r = views.InvocationRow{ID: inv.ID, Title: h.requestTitle(inv.Quote.Title, inv.Action, inv.Target.Display, inv.Target.ID),
+		Action: inv.Action, State: layout.StateBadge(inv.State),
+		Unverified: inv.State == controlplane.Unverified, Pending: inv.State == controlplane.AwaitingApproval}
+	if _, spec, err := h.cfg.Registry.Action(inv.System, inv.Action); err == nil {
+		r.CannotUndo = spec.Risk == adapter.Irreversible
+	}
+	switch {
+	case inv.Quote.AmountCents != nil:
+		r.Amount = money.Format(*inv.Quote.AmountCents, inv.Quote.Currency)
+	case inv.AmountCents != nil:
+		r.Amount = money.Format(*inv.AmountCents, inv.Quote.Currency)
+	}
+	defer func() {
+		if r.Why == "" && r.Reference == "" {
+			r.Why = notRecorded(inv.State)
+		}
+	}()
 	switch inv.State {
 	case controlplane.NotDispatched:
 		r.Why = inv.NotDispatchedReason.Sentence()
@@ -185,6 +242,28 @@ func invocationRow(inv controlplane.Invocation) views.InvocationRow {
 		r.Why = "Nobody decided before the deadline."
 	}
 	return r
+}
+
+// notRecorded is what a request's row says when its result or reason was
+// not recorded (history imported without them).
+func notRecorded(st controlplane.State) string {
+	switch st {
+	case controlplane.Completed, controlplane.Reversed:
+		return "Verified; its reference was not recorded."
+	case controlplane.Failed:
+		return "Failed; the system's error was not recorded."
+	case controlplane.Rejected, controlplane.NotDispatched:
+		return "The reason was not recorded."
+	case controlplane.AwaitingApproval:
+		return "Waiting for a support agent."
+	case controlplane.AwaitingConfirmation:
+		return "Waiting for the customer to confirm."
+	case controlplane.Approved, controlplane.Proposed:
+		return "Approved; not sent yet."
+	case controlplane.Dispatching:
+		return "Being sent now."
+	}
+	return "Not recorded."
 }
 
 // timelineRow writes an event as a sentence about the request it concerns

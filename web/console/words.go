@@ -295,7 +295,8 @@ func eventSentence(e controlplane.Event, subject string) string {
 	case "invocation.expired":
 		return "Nobody decided on" + about + " before the deadline; it expired."
 	case "permit.granted":
-		return "granted a dispatch permit to" + about + "."
+		// The words a support agent uses: the task's limits let it go.
+		return "cleared" + about + " to send, within the task's limits."
 	case "dispatch.started":
 		return "started sending" + about + "."
 	case "dispatch.withheld":
