@@ -111,7 +111,7 @@ func TestPolicyRefusalBlocksTheTargetUntilAPersonLiftsIt(t *testing.T) {
 	}
 	// $89.00 lamp + $12.00 shipping: damaged covers the lamp only.
 	first := propose(10100, "damaged").want(t, http.StatusUnprocessableEntity)
-	if first.json["code"] != "amount_above_refundable" || !strings.Contains(first.json["message"].(string), "Shipping is not refunded") {
+	if first.json["code"] != "amount_above_refundable" || !strings.Contains(first.json["message"].(string), "Shipping isn't refunded") {
 		t.Fatalf("damaged with shipping: %s", first.body)
 	}
 	for _, retry := range []struct {
@@ -121,7 +121,7 @@ func TestPolicyRefusalBlocksTheTargetUntilAPersonLiftsIt(t *testing.T) {
 		res := propose(retry.cents, retry.reason).want(t, http.StatusConflict)
 		details, _ := res.json["details"].(map[string]any)
 		if res.json["code"] != "blocked_after_refusal" || details["original_code"] != "amount_above_refundable" ||
-			!strings.Contains(res.json["message"].(string), "Shipping is not refunded") {
+			!strings.Contains(res.json["message"].(string), "Shipping isn't refunded") {
 			t.Errorf("retry %d %s: %s", retry.cents, retry.reason, res.body)
 		}
 	}
