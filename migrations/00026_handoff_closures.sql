@@ -13,12 +13,9 @@ CREATE TABLE handoff_closures (
     at                    timestamptz NOT NULL
 );
 
--- The hand-off page and the assistant's GET read a conversation's events in
--- order (conversation_events_conversation serves that); the list groups the
--- open hand-offs per conversation, read from the partial index of hand-offs.
-CREATE INDEX conversation_events_handed_off_conversation ON conversation_events (conversation_id, at, id)
-    WHERE mode = 'handed_off';
+-- The hand-off page, the assistant's GET and the lock that serialises two
+-- people read a conversation's events through conversation_events_conversation;
+-- the list reads the hand-offs through conversation_events_handed_off.
 
 -- +goose Down
-DROP INDEX conversation_events_handed_off_conversation;
 DROP TABLE handoff_closures;
