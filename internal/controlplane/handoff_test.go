@@ -155,3 +155,29 @@ func TestSendingAHandoffDraftOnKeepsTheCustomersConfirmation(t *testing.T) {
 		t.Errorf("the shop changed before the customer confirmed")
 	}
 }
+
+func TestWhoSendsAHandoffDraftOnDoesNotApproveIt(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.setStage("issue_refund", controlplane.StagePropose)
+	task := b.task([]string{"issue_refund"}, 5, 1, 60)
+	o := b.order(2)
+	id := b.handOff(task, map[string]any{"summary": "Wants $8.00 back for the bulb.",
+		"would_propose": map[string]any{"action": "issue_refund", "args": refund(o.ID, 800, "damaged")}})
+	if _, err := b.cp.TakeHandoff(b.ctx, b.agent, id); err != nil {
+		t.Fatal(err)
+	}
+	inv, err := b.cp.SendHandoffDraft(b.ctx, b.agent, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inv.State != controlplane.AwaitingApproval {
+		t.Fatalf("the draft sent on is %s, want awaiting approval (stage 3)", inv.State)
+	}
+	if _, err := b.cp.Approve(b.ctx, b.agent, inv.ID, inv.Version); !apperr.Is(err, apperr.Forbidden) {
+		t.Errorf("the person who sent it on approves it: %v, want forbidden", err)
+	}
+	if got, err := b.cp.Approve(b.ctx, b.agent2, inv.ID, inv.Version); err != nil || got.State != controlplane.Approved {
+		t.Errorf("another agent approves: %v, %v", got.State, err)
+	}
+}
