@@ -242,3 +242,41 @@ func TestHandoffPagesAreForStaffOnly(t *testing.T) {
 		t.Errorf("a missing hand-off: %d, want 404 in words", res.StatusCode)
 	}
 }
+
+// TestGivingAHandoffBackTellsTheAssistantWhatToDo: the holder discards the
+// draft (nothing is proposed) and gives the conversation back with a note;
+// the assistant reads given_back and the note.
+func TestGivingAHandoffBackTellsTheAssistantWhatToDo(t *testing.T) {
+	t.Parallel()
+	ab := setupAPI(t)
+	b := ab.testBundle
+	order := ab.damagedOrder(t)
+	ho := ab.call(t, ab.key, http.MethodPost, "/api/v1/conversations/conv-1/events", map[string]any{"intent": "ambiguous", "mode": "handed_off",
+		"task_id": ab.taskID(), "summary": "Two orders match; which one?", "would_propose": map[string]any{"action": "issue_refund", "args": refundArgs(order, 700)}}).
+		want(t, http.StatusCreated)
+	id := int64(ho.json["id"].(float64))
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Agent])
+	tok := c.csrf("/handoffs")
+	c.post(handoffPath(id, "draft/discard"), url.Values{"_csrf": {tok}})
+	if got := c.get(handoffPath(id, "")).doc(t).Find(`[data-testid="flash"]`).Text(); !strings.Contains(got, "Take the conversation first") {
+		t.Errorf("discarding before taking says %q", got)
+	}
+	c.post(handoffPath(id, "take"), url.Values{"_csrf": {tok}})
+	c.post(handoffPath(id, "draft/discard"), url.Values{"_csrf": {tok}})
+	page := c.get(handoffPath(id, "")).doc(t)
+	if page.Find(`[data-testid="draft-discarded"]`).Length() != 1 || page.Find(`[data-testid="draft-send"]`).Length() != 0 {
+		t.Errorf("after Discard the draft is not marked discarded, or can still be sent")
+	}
+	if n, err := b.store.CountEvents(context.Background(), "invocation.proposed", nil); err != nil || n != 0 {
+		t.Errorf("discarding proposed %d requests (%v)", n, err)
+	}
+	c.post(handoffPath(id, "give-back"), url.Values{"_csrf": {tok}, "note": {"Ask which order: A (walnut lamp) or B (desk lamp)."}})
+	if got := c.get(handoffPath(id, "")).doc(t).Find(`[data-testid="handoff-state"]`).Text(); !strings.Contains(got, "Given back to the assistant by") {
+		t.Errorf("after giving back the page says %q", strings.Join(strings.Fields(got), " "))
+	}
+	res := ab.call(t, ab.key, http.MethodGet, "/api/v1/conversations/conv-1", nil).want(t, http.StatusOK)
+	if h := res.json["handoff"].(map[string]any); h["state"] != "given_back" || !strings.Contains(h["note"].(string), "Ask which order") {
+		t.Errorf("the API says %v, want given_back with the note", h)
+	}
+}
