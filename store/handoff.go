@@ -63,14 +63,12 @@ type HandoffCounts struct {
 
 // handoffGroups is the one definition of "a conversation waiting for a
 // person" that the list, its counts, the home page and the task list's
-// badge share: open hand-offs grouped per conversation, taken when any of
-// them is assigned.
+// badge share: open hand-offs (handoffs_open) grouped per conversation,
+// taken when any of them is assigned.
 const handoffGroups = `
 WITH o AS (
-	SELECT e.id, e.conversation_id, e.task_id, e.intent, e.at, h.user_id, h.taken_at
-	FROM conversation_events e
-	LEFT JOIN handoff_assignments h ON h.conversation_event_id = e.id
-	WHERE e.mode = 'handed_off' AND NOT EXISTS (SELECT 1 FROM handoff_closures c WHERE c.conversation_event_id = e.id)
+	SELECT e.conversation_event_id AS id, e.conversation_id, e.task_id, e.intent, e.at, e.taken_by AS user_id, e.taken_at
+	FROM handoffs_open e
 ), g AS (
 	SELECT min(o.id) AS id, o.conversation_id, count(*) AS n, min(o.at) AS first_at, max(o.at) AS last_at,
 		(array_agg(o.id ORDER BY o.at DESC, o.id DESC))[1] AS last_id,

@@ -43,12 +43,10 @@ func (t *Tx) LockHandoffs(ctx context.Context, id int64) (HandoffHold, error) {
 		return h, fmt.Errorf("store.LockHandoffs(%d): lock: %w", id, err)
 	}
 	err = t.tx.QueryRow(ctx, `
-		SELECT count(*), (array_agg(h.user_id ORDER BY h.taken_at, e.id) FILTER (WHERE h.user_id IS NOT NULL))[1],
-			(array_agg(e.task_id ORDER BY e.at DESC, e.id DESC) FILTER (WHERE e.task_id IS NOT NULL))[1], min(e.at), min(h.taken_at),
-			(array_agg(e.id ORDER BY e.at DESC, e.id DESC))[1]
-		FROM conversation_events e LEFT JOIN handoff_assignments h ON h.conversation_event_id = e.id
-		WHERE e.conversation_id = $1 AND e.mode = 'handed_off'
-		  AND NOT EXISTS (SELECT 1 FROM handoff_closures c WHERE c.conversation_event_id = e.id)`, h.ConversationID).
+		SELECT count(*), (array_agg(e.taken_by ORDER BY e.taken_at, e.conversation_event_id) FILTER (WHERE e.taken_by IS NOT NULL))[1],
+			(array_agg(e.task_id ORDER BY e.at DESC, e.conversation_event_id DESC) FILTER (WHERE e.task_id IS NOT NULL))[1], min(e.at),
+			min(e.taken_at), (array_agg(e.conversation_event_id ORDER BY e.at DESC, e.conversation_event_id DESC))[1]
+		FROM handoffs_open e WHERE e.conversation_id = $1`, h.ConversationID).
 		Scan(&h.Open, &h.HolderID, &h.TaskID, &h.FirstOpenAt, &h.TakenAt, &h.LatestID)
 	if err != nil {
 		return h, fmt.Errorf("store.LockHandoffs(%d): %w", id, err)
@@ -64,13 +62,17 @@ func (t *Tx) LockHandoffs(ctx context.Context, id int64) (HandoffHold, error) {
 // AssignHandoffs assigns the conversation's open hand-offs nobody holds to
 // userID (call LockHandoffs first), and returns how many it assigned.
 func (t *Tx) AssignHandoffs(ctx context.Context, conversationID string, userID int64, at time.Time) (int64, error) {
+	// The assignment is the record; handoffs_open mirrors it for the list.
 	tag, err := t.tx.Exec(ctx, `
-		INSERT INTO handoff_assignments (conversation_event_id, user_id, taken_at)
-		SELECT e.id, $2, $3 FROM conversation_events e
-		WHERE e.conversation_id = $1 AND e.mode = 'handed_off'
-		  AND NOT EXISTS (SELECT 1 FROM handoff_closures c WHERE c.conversation_event_id = e.id)
-		ORDER BY e.id
-		ON CONFLICT (conversation_event_id) DO NOTHING`, conversationID, userID, at)
+		WITH taken AS (
+			INSERT INTO handoff_assignments (conversation_event_id, user_id, taken_at)
+			SELECT ho.conversation_event_id, $2, $3 FROM handoffs_open ho WHERE ho.conversation_id = $1
+			ORDER BY ho.conversation_event_id
+			ON CONFLICT (conversation_event_id) DO NOTHING
+			RETURNING conversation_event_id, user_id, taken_at
+		)
+		UPDATE handoffs_open ho SET taken_by = t.user_id, taken_at = t.taken_at FROM taken t
+		WHERE ho.conversation_event_id = t.conversation_event_id`, conversationID, userID, at)
 	if err != nil {
 		return 0, fmt.Errorf("store.AssignHandoffs(%s): %w", conversationID, err)
 	}
@@ -79,15 +81,21 @@ func (t *Tx) AssignHandoffs(ctx context.Context, conversationID string, userID i
 
 // CloseHandoffs closes the conversation's open hand-offs with outcome
 // ("resolved" or "given_back") by userID with a note (call LockHandoffs
-// and AssignHandoffs first), and returns how many it closed: none when
-// someone closed them first.
+// and AssignHandoffs first): each is recorded in handoff_closures and
+// leaves handoffs_open. It returns how many it closed: none when someone
+// closed them first.
 func (t *Tx) CloseHandoffs(ctx context.Context, conversationID, outcome string, userID int64, note string, at time.Time) (int64, error) {
+	// Closed, a hand-off leaves handoffs_open in the same statement.
 	tag, err := t.tx.Exec(ctx, `
-		INSERT INTO handoff_closures (conversation_event_id, outcome, user_id, note, at)
-		SELECT e.id, $2, $3, $4, $5 FROM conversation_events e
-		WHERE e.conversation_id = $1 AND e.mode = 'handed_off'
-		ORDER BY e.id
-		ON CONFLICT (conversation_event_id) DO NOTHING`, conversationID, outcome, userID, note, at)
+		WITH closed AS (
+			INSERT INTO handoff_closures (conversation_event_id, outcome, user_id, note, at)
+			SELECT ho.conversation_event_id, $2, $3, $4, $5 FROM handoffs_open ho WHERE ho.conversation_id = $1
+			ORDER BY ho.conversation_event_id
+			ON CONFLICT (conversation_event_id) DO NOTHING
+			RETURNING conversation_event_id
+		)
+		DELETE FROM handoffs_open ho USING closed c WHERE ho.conversation_event_id = c.conversation_event_id`,
+		conversationID, outcome, userID, note, at)
 	if err != nil {
 		return 0, fmt.Errorf("store.CloseHandoffs(%s): %w", conversationID, err)
 	}
