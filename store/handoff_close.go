@@ -199,3 +199,31 @@ func (t *Tx) HandoffData(ctx context.Context, id int64) (json.RawMessage, *strin
 	}
 	return data, task, nil
 }
+
+// ResolveLoadedHandoffs records the open hand-offs of the conversations
+// whose ids start with conversationPrefix as taken and resolved by userID
+// with note, five and ten minutes after each was made (never after now),
+// for history loaded in bulk (the demo's): a console people look after
+// has no weeks-old hand-off waiting.
+func (s *Store) ResolveLoadedHandoffs(ctx context.Context, conversationPrefix string, userID int64, note string, now time.Time) error {
+	return s.InTx(ctx, func(t *Tx) error {
+		if _, err := t.tx.Exec(ctx, `
+			WITH taken AS (
+				INSERT INTO handoff_assignments (conversation_event_id, user_id, taken_at)
+				SELECT conversation_event_id, $2, least(at + interval '5 minutes', $3) FROM handoffs_open WHERE starts_with(conversation_id, $1)
+				ON CONFLICT (conversation_event_id) DO NOTHING
+				RETURNING conversation_event_id
+			)
+			INSERT INTO handoff_closures (conversation_event_id, outcome, user_id, note, at)
+			SELECT o.conversation_event_id, 'resolved', $2, $4, least(o.at + interval '10 minutes', $3)
+			FROM handoffs_open o JOIN taken USING (conversation_event_id)
+			ON CONFLICT (conversation_event_id) DO NOTHING`, conversationPrefix, userID, now, note); err != nil {
+			return fmt.Errorf("store.ResolveLoadedHandoffs(%s): %w", conversationPrefix, err)
+		}
+		if _, err := t.tx.Exec(ctx, `DELETE FROM handoffs_open o USING handoff_closures c
+			WHERE starts_with(o.conversation_id, $1) AND c.conversation_event_id = o.conversation_event_id`, conversationPrefix); err != nil {
+			return fmt.Errorf("store.ResolveLoadedHandoffs(%s): %w", conversationPrefix, err)
+		}
+		return nil
+	})
+}
