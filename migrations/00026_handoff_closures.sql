@@ -32,17 +32,71 @@ CREATE TABLE handoffs_open (
 );
 CREATE INDEX handoffs_open_conversation ON handoffs_open (conversation_id);
 
+-- One row per conversation with open hand-offs, what the list shows and
+-- every count counts (a conversation is one piece of work): id is its
+-- first open hand-off's (the card's), last_id, intent and task_id its
+-- latest's, taken_by its taker (any open hand-off assigned). Recomputed
+-- from handoffs_open by handoff_queue_refresh whenever a conversation's
+-- hand-offs are made, taken or closed, so the list reads a row a
+-- conversation through its index, whatever was ever handed off.
+CREATE TABLE handoff_queue (
+    conversation_id text        PRIMARY KEY,
+    id              bigint      NOT NULL,
+    last_id         bigint      NOT NULL,
+    n               integer     NOT NULL,
+    first_at        timestamptz NOT NULL,
+    last_at         timestamptz NOT NULL,
+    intent          text        NOT NULL,
+    task_id         text,
+    taken_by        bigint      REFERENCES users (id),
+    taken_at        timestamptz,
+    taken           integer     GENERATED ALWAYS AS ((taken_by IS NOT NULL)::int) STORED
+);
+CREATE INDEX handoff_queue_order ON handoff_queue (taken, first_at, id);
+
+-- handoff_queue_refresh recomputes the queue rows of conversations from
+-- their open hand-offs, under a lock per conversation taken in id order,
+-- so two transactions changing one conversation at once both count (each
+-- statement reads what committed before it).
+-- +goose StatementBegin
+CREATE FUNCTION handoff_queue_refresh(ids text[]) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtextextended('handoff_queue:' || c, 0))
+    FROM (SELECT DISTINCT unnest(ids) AS c ORDER BY 1) x;
+    DELETE FROM handoff_queue q WHERE q.conversation_id = ANY(ids)
+        AND NOT EXISTS (SELECT 1 FROM handoffs_open o WHERE o.conversation_id = q.conversation_id);
+    INSERT INTO handoff_queue AS q (conversation_id, id, last_id, n, first_at, last_at, intent, task_id, taken_by, taken_at)
+    SELECT o.conversation_id, min(o.conversation_event_id),
+        (array_agg(o.conversation_event_id ORDER BY o.at DESC, o.conversation_event_id DESC))[1], count(*), min(o.at), max(o.at),
+        (array_agg(o.intent ORDER BY o.at DESC, o.conversation_event_id DESC))[1],
+        (array_agg(o.task_id ORDER BY o.at DESC, o.conversation_event_id DESC) FILTER (WHERE o.task_id IS NOT NULL))[1],
+        (array_agg(o.taken_by ORDER BY o.taken_at, o.conversation_event_id) FILTER (WHERE o.taken_by IS NOT NULL))[1], min(o.taken_at)
+    FROM handoffs_open o WHERE o.conversation_id = ANY(ids) GROUP BY o.conversation_id
+    ON CONFLICT (conversation_id) DO UPDATE SET id = EXCLUDED.id, last_id = EXCLUDED.last_id, n = EXCLUDED.n,
+        first_at = EXCLUDED.first_at, last_at = EXCLUDED.last_at, intent = EXCLUDED.intent, task_id = EXCLUDED.task_id,
+        taken_by = EXCLUDED.taken_by, taken_at = EXCLUDED.taken_at;
+END
+$$;
+-- +goose StatementEnd
+
 -- Backfill before the trigger exists: no hand-off is closed yet.
 INSERT INTO handoffs_open (conversation_event_id, conversation_id, task_id, intent, at, taken_by, taken_at)
 SELECT e.id, e.conversation_id, e.task_id, e.intent, e.at, h.user_id, h.taken_at
 FROM conversation_events e LEFT JOIN handoff_assignments h ON h.conversation_event_id = e.id
 WHERE e.mode = 'handed_off';
+SELECT handoff_queue_refresh(array_agg(DISTINCT conversation_id)) FROM handoffs_open;
 
 -- +goose StatementBegin
 CREATE FUNCTION conversation_events_handoffs_open() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    ids text[];
 BEGIN
     INSERT INTO handoffs_open (conversation_event_id, conversation_id, task_id, intent, at)
     SELECT id, conversation_id, task_id, intent, at FROM new_rows WHERE mode = 'handed_off';
+    SELECT array_agg(DISTINCT conversation_id) INTO ids FROM new_rows WHERE mode = 'handed_off';
+    IF ids IS NOT NULL THEN
+        PERFORM handoff_queue_refresh(ids);
+    END IF;
     RETURN NULL;
 END
 $$;
@@ -53,5 +107,7 @@ CREATE TRIGGER conversation_events_handoffs_open AFTER INSERT ON conversation_ev
 -- +goose Down
 DROP TRIGGER conversation_events_handoffs_open ON conversation_events;
 DROP FUNCTION conversation_events_handoffs_open();
+DROP FUNCTION handoff_queue_refresh(text[]);
+DROP TABLE handoff_queue;
 DROP TABLE handoffs_open;
 DROP TABLE handoff_closures;

@@ -63,21 +63,9 @@ type HandoffCounts struct {
 
 // handoffGroups is the one definition of "a conversation waiting for a
 // person" that the list, its counts, the home page and the task list's
-// badge share: open hand-offs (handoffs_open) grouped per conversation,
-// taken when any of them is assigned.
-const handoffGroups = `
-WITH o AS (
-	SELECT e.conversation_event_id AS id, e.conversation_id, e.task_id, e.intent, e.at, e.taken_by AS user_id, e.taken_at
-	FROM handoffs_open e
-), g AS (
-	SELECT min(o.id) AS id, o.conversation_id, count(*) AS n, min(o.at) AS first_at, max(o.at) AS last_at,
-		(array_agg(o.id ORDER BY o.at DESC, o.id DESC))[1] AS last_id,
-		(array_agg(o.intent ORDER BY o.at DESC, o.id DESC))[1] AS intent,
-		(array_agg(o.task_id ORDER BY o.at DESC, o.id DESC) FILTER (WHERE o.task_id IS NOT NULL))[1] AS task_id,
-		(array_agg(o.user_id ORDER BY o.taken_at, o.id) FILTER (WHERE o.user_id IS NOT NULL))[1] AS taken_by,
-		min(o.taken_at) AS taken_at, (count(o.user_id) > 0)::int AS taken
-	FROM o GROUP BY o.conversation_id
-)`
+// badge share: handoff_queue, a row per conversation with open hand-offs
+// (migration 00026), taken when any of them is assigned.
+const handoffGroups = `WITH g AS (SELECT * FROM handoff_queue)`
 
 // $1 status, $2 user, $3 intent.
 const handoffWhere = `

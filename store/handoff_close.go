@@ -76,7 +76,7 @@ func (t *Tx) AssignHandoffs(ctx context.Context, conversationID string, userID i
 	if err != nil {
 		return 0, fmt.Errorf("store.AssignHandoffs(%s): %w", conversationID, err)
 	}
-	return tag.RowsAffected(), nil
+	return tag.RowsAffected(), t.refreshHandoffQueue(ctx, conversationID)
 }
 
 // CloseHandoffs closes the conversation's open hand-offs with outcome
@@ -99,7 +99,16 @@ func (t *Tx) CloseHandoffs(ctx context.Context, conversationID, outcome string, 
 	if err != nil {
 		return 0, fmt.Errorf("store.CloseHandoffs(%s): %w", conversationID, err)
 	}
-	return tag.RowsAffected(), nil
+	return tag.RowsAffected(), t.refreshHandoffQueue(ctx, conversationID)
+}
+
+// refreshHandoffQueue recomputes the conversation's handoff_queue row from
+// its open hand-offs (none: no row).
+func (t *Tx) refreshHandoffQueue(ctx context.Context, conversationID string) error {
+	if _, err := t.tx.Exec(ctx, `SELECT handoff_queue_refresh(ARRAY[$1::text])`, conversationID); err != nil {
+		return fmt.Errorf("store.refreshHandoffQueue(%s): %w", conversationID, err)
+	}
+	return nil
 }
 
 // ConversationEntry is one event an assistant reported in a conversation,
@@ -223,6 +232,11 @@ func (s *Store) ResolveLoadedHandoffs(ctx context.Context, conversationPrefix st
 		if _, err := t.tx.Exec(ctx, `DELETE FROM handoffs_open o USING handoff_closures c
 			WHERE starts_with(o.conversation_id, $1) AND c.conversation_event_id = o.conversation_event_id`, conversationPrefix); err != nil {
 			return fmt.Errorf("store.ResolveLoadedHandoffs(%s): %w", conversationPrefix, err)
+		}
+		// A statement of its own: the refresh reads what the delete left.
+		if _, err := t.tx.Exec(ctx, `SELECT handoff_queue_refresh(array_agg(conversation_id)) FROM handoff_queue
+			WHERE starts_with(conversation_id, $1)`, conversationPrefix); err != nil {
+			return fmt.Errorf("store.ResolveLoadedHandoffs(%s): queue: %w", conversationPrefix, err)
 		}
 		return nil
 	})

@@ -21,7 +21,7 @@ func (b *testBundle) handOff(task controlplane.Task, data any) int64 {
 	}
 	var id int64
 	err := b.store.Pool().QueryRow(b.ctx, `INSERT INTO conversation_events (conversation_id, assistant_id, task_id, intent, mode, at, data)
-		VALUES ($1, 'asst_test', $2, 'transactional_high', 'handed_off', $3, $4) RETURNING id`, task.ConversationID, task.ID, b.clock.Now(), raw).Scan(&id)
+		VALUES ($1, 'asst_test', NULLIF($2, ''), 'transactional_high', 'handed_off', $3, $4) RETURNING id`, task.ConversationID, task.ID, b.clock.Now(), raw).Scan(&id)
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -179,5 +179,34 @@ func TestWhoSendsAHandoffDraftOnDoesNotApproveIt(t *testing.T) {
 	}
 	if got, err := b.cp.Approve(b.ctx, b.agent2, inv.ID, inv.Version); err != nil || got.State != controlplane.Approved {
 		t.Errorf("another agent approves: %v, %v", got.State, err)
+	}
+}
+
+func TestHandoffsMadeAtOnceAreAllCountedAndClosingEmptiesTheQueue(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	// No task: hand-offs of one task made at once also wait on the task
+	// list's lock of the task, which is not what this counts.
+	task := controlplane.Task{ConversationID: "conv-at-once"}
+	b.handOff(task, map[string]any{"summary": "First."})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b.handOff(task, map[string]any{"summary": "Again."})
+		}()
+	}
+	wg.Wait()
+	if n := b.countRows(`SELECT n FROM handoff_queue WHERE conversation_id = $1`, task.ConversationID); n != 9 {
+		t.Errorf("the conversation's queue row counts %d hand-offs, want 9", n)
+	}
+	first := b.countRows(`SELECT min(id)::int FROM conversation_events WHERE conversation_id = $1`, task.ConversationID)
+	if err := b.cp.CloseHandoff(b.ctx, b.agent, int64(first), controlplane.HandoffGivenBack, "Ask which order."); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.countRows(`SELECT (SELECT count(*) FROM handoff_queue WHERE conversation_id = $1) + (SELECT count(*) FROM handoffs_open WHERE conversation_id = $1)`,
+		task.ConversationID); n != 0 {
+		t.Errorf("%d rows of the closed conversation are still open or queued", n)
 	}
 }

@@ -45,7 +45,7 @@ func TestLoadHistoryOnce(t *testing.T) {
 		(SELECT count(*) FROM conversation_events),
 		(SELECT count(*) FROM invocations WHERE state IN ('awaiting_approval', 'awaiting_confirmation', 'unverified')),
 		(SELECT count(*) FROM invocations WHERE created_at < $1::timestamptz - interval '30 days' OR created_at > $1),
-		(SELECT count(*) FROM handoffs_open),
+		(SELECT count(*) FROM handoffs_open) + (SELECT count(*) FROM handoff_queue),
 		(SELECT count(*) FROM conversation_events e WHERE mode = 'handed_off'
 			AND NOT EXISTS (SELECT 1 FROM handoff_closures c WHERE c.conversation_event_id = e.id AND c.at <= $1))`, spec.End).
 		Scan(&got.Invocations, &got.Tasks, &got.Proposed, &got.Refusals, &got.ConversationEvents, &got.Open, &got.Before,
