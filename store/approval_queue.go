@@ -345,7 +345,8 @@ type WaitingWork struct {
 	// the oldest of them.
 	Unverified      int
 	UnverifiedItems []UnverifiedItem
-	// OpenHandoffs counts hand-offs nobody has taken yet.
+	// OpenHandoffs counts conversations handed to a person that nobody
+	// has taken yet (uncapped, as the hand-off list counts them).
 	OpenHandoffs int
 }
 
@@ -361,15 +362,15 @@ type UnverifiedItem struct {
 // unverified results (up to listLimit).
 func (s *Store) WaitingWork(ctx context.Context, listLimit int) (WaitingWork, error) {
 	var w WaitingWork
-	err := s.pool.QueryRow(ctx, `
+	// The hand-offs are counted as the hand-off list counts them
+	// (handoffGroups): conversations, not events.
+	err := s.pool.QueryRow(ctx, handoffGroups+`
 		SELECT (SELECT count(*) FROM (SELECT 1 FROM invocations WHERE state = 'awaiting_approval'
 		            ORDER BY created_at LIMIT `+pendingCap+`) a),
 		       (SELECT min(deadline_at) FROM invocations WHERE state = 'awaiting_approval'),
 		       (SELECT count(*) FROM (SELECT 1 FROM invocations WHERE state = 'unverified'
 		            ORDER BY deadline_at LIMIT `+pendingCap+`) u),
-		       (SELECT count(*) FROM (SELECT 1 FROM conversation_events e WHERE e.mode = 'handed_off'
-		            AND NOT EXISTS (SELECT 1 FROM handoff_assignments h WHERE h.conversation_event_id = e.id)
-		            LIMIT `+pendingCap+`) h)`).Scan(&w.AwaitingApproval, &w.SoonestDeadline, &w.Unverified, &w.OpenHandoffs)
+		       (SELECT count(*) FROM g WHERE taken_by IS NULL)`).Scan(&w.AwaitingApproval, &w.SoonestDeadline, &w.Unverified, &w.OpenHandoffs)
 	if err != nil {
 		return w, fmt.Errorf("store.WaitingWork: %w", err)
 	}

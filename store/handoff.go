@@ -9,53 +9,17 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// TakeHandoff assigns a hand-off to userID when nobody has taken it, and
-// returns who holds it afterwards and the hand-off's conversation and task
-// (for the audit event). A missing hand-off is ErrNotFound.
-func (t *Tx) TakeHandoff(ctx context.Context, id, userID int64, at time.Time) (takenBy int64, conversationID string, taskID *string, err error) {
-	err = t.tx.QueryRow(ctx, `SELECT conversation_id, task_id FROM conversation_events WHERE id = $1 AND mode = 'handed_off'`, id).
-		Scan(&conversationID, &taskID)
-	if err != nil {
-		return 0, "", nil, fmt.Errorf("store.TakeHandoff(%d): %w", id, notFound(err))
-	}
-	err = t.tx.QueryRow(ctx, `
-		WITH taken AS (
-			INSERT INTO handoff_assignments (conversation_event_id, user_id, taken_at)
-			SELECT id, $2, $3 FROM conversation_events WHERE id = $1 AND mode = 'handed_off'
-			ON CONFLICT (conversation_event_id) DO NOTHING
-			RETURNING user_id
-		)
-		SELECT user_id FROM taken
-		UNION ALL
-		SELECT user_id FROM handoff_assignments WHERE conversation_event_id = $1 AND NOT EXISTS (SELECT 1 FROM taken)`,
-		id, userID, at).Scan(&takenBy)
-	if err != nil {
-		return 0, "", nil, fmt.Errorf("store.TakeHandoff(%d): %w", id, notFound(err))
-	}
-	if takenBy == userID {
-		// Identical hand-offs of the conversation are one piece of work: the
-		// taker takes them all (those nobody took yet).
-		_, err = t.tx.Exec(ctx, `
-			INSERT INTO handoff_assignments (conversation_event_id, user_id, taken_at)
-			SELECT e.id, $2, $3 FROM conversation_events e JOIN conversation_events r ON r.id = $1
-			WHERE e.mode = 'handed_off' AND e.id <> r.id AND e.conversation_id = r.conversation_id
-			  AND e.task_id IS NOT DISTINCT FROM r.task_id AND e.intent = r.intent AND e.data = r.data
-			ON CONFLICT (conversation_event_id) DO NOTHING`, id, userID, at)
-		if err != nil {
-			return 0, "", nil, fmt.Errorf("store.TakeHandoff(%d): identical ones: %w", id, err)
-		}
-	}
-	return takenBy, conversationID, taskID, nil
-}
-
-// HandoffGroup is a set of identical hand-offs (same conversation, task,
-// intent and prepared data) with the same taker: one piece of work, shown
-// once. ID is the first hand-off's.
+// HandoffGroup is one conversation waiting for a person or held by one: its
+// hand-offs still open (neither resolved nor given back), one piece of
+// work. ID is the first open hand-off's; Intent, Data and AssistantID are
+// the latest's; TaskID the latest task any of them named, else the
+// conversation's newest task, whose customer CustomerRef is.
 type HandoffGroup struct {
 	ID             int64           `db:"id"`
 	ConversationID string          `db:"conversation_id"`
 	AssistantID    string          `db:"assistant_id"`
 	TaskID         *string         `db:"task_id"`
+	CustomerRef    *string         `db:"customer_ref"`
 	Intent         string          `db:"intent"`
 	Data           json.RawMessage `db:"data"`
 	Count          int64           `db:"n"`
@@ -69,12 +33,15 @@ type HandoffGroup struct {
 
 // HandoffFilter selects a page of hand-off groups: Status "" (all),
 // "waiting", "taken" or "mine" (taken by UserID); Intent one intent.
+// OverSince, for the counts, is the moment a group waiting since before it
+// is over its target.
 type HandoffFilter struct {
-	Status string
-	Intent string
-	UserID int64
-	After  *HandoffCursor
-	Limit  int
+	Status    string
+	Intent    string
+	UserID    int64
+	After     *HandoffCursor
+	Limit     int
+	OverSince time.Time
 }
 
 // HandoffCursor is where a page of hand-offs ended: waiting before taken,
@@ -85,24 +52,20 @@ type HandoffCursor struct {
 	ID      int64
 }
 
-// HandoffCounts are the hand-off list's totals: Total and Before for the
-// filtered list, the rest per filter (groups, not events).
+// HandoffCounts are the hand-off list's totals, in conversations: Total and
+// Before for the filtered list, the rest per filter; OverTarget counts the
+// waiting ones waiting since before HandoffFilter.OverSince.
 type HandoffCounts struct {
-	Total, Before, All, Waiting, Taken, Mine int64
+	Total, Before, All, Waiting, Taken, Mine, OverTarget int64
 	// Intents counts waiting groups per intent.
 	Intents map[string]int64
 }
 
-const handoffGroups = `
-WITH g AS (
-	SELECT min(e.id) AS id, e.conversation_id, min(e.assistant_id) AS assistant_id, e.task_id, e.intent, e.data,
-		count(*) AS n, min(e.at) AS first_at, max(e.at) AS last_at, h.user_id AS taken_by, max(h.taken_at) AS taken_at,
-		(h.user_id IS NOT NULL)::int AS taken
-	FROM conversation_events e
-	LEFT JOIN handoff_assignments h ON h.conversation_event_id = e.id
-	WHERE e.mode = 'handed_off'
-	GROUP BY e.conversation_id, e.task_id, e.intent, e.data, h.user_id
-)`
+// handoffGroups is the one definition of "a conversation waiting for a
+// person" that the list, its counts, the home page and the task list's
+// badge share: handoff_queue, a row per conversation with open hand-offs
+// (migration 00026), taken when any of them is assigned.
+const handoffGroups = `WITH g AS (SELECT * FROM handoff_queue)`
 
 // $1 status, $2 user, $3 intent.
 const handoffWhere = `
@@ -123,19 +86,25 @@ func (f HandoffFilter) args() []any {
 	return []any{f.Status, f.UserID, f.Intent, taken, at, id}
 }
 
-// HandoffGroups lists a page of hand-off groups: waiting ones first, the
-// longest waiting first. Keyset paging: no OFFSET.
+// HandoffGroups lists a page of conversations handed to a person: waiting
+// ones first, the longest waiting first. Keyset paging: no OFFSET.
 func (s *Store) HandoffGroups(ctx context.Context, f HandoffFilter) ([]HandoffGroup, error) {
 	if f.Limit <= 0 || f.Limit > 200 {
 		f.Limit = 50
 	}
+	// The page is chosen first; only its rows are joined to their latest
+	// event, task and taker.
 	rows, _ := s.pool.Query(ctx, handoffGroups+`
-		SELECT g.id, g.conversation_id, g.assistant_id, g.task_id, g.intent, g.data, g.n, g.first_at, g.last_at,
+		SELECT g.id, g.conversation_id, l.assistant_id, COALESCE(g.task_id, tc.id) AS task_id,
+			COALESCE(tk.customer_ref, tc.customer_ref) AS customer_ref, g.intent, l.data, g.n, g.first_at, g.last_at,
 			g.taken_by, u.name AS taken_by_name, g.taken_at, g.taken
-		FROM g LEFT JOIN users u ON u.id = g.taken_by
-		WHERE `+handoffWhere+` AND `+handoffAfter+`
-		ORDER BY g.taken, g.first_at, g.id
-		LIMIT $7`, append(f.args(), f.Limit)...)
+		FROM (SELECT * FROM g WHERE `+handoffWhere+` AND `+handoffAfter+` ORDER BY g.taken, g.first_at, g.id LIMIT $7) g
+		JOIN conversation_events l ON l.id = g.last_id
+		LEFT JOIN tasks tk ON tk.id = g.task_id
+		LEFT JOIN LATERAL (SELECT t.id, t.customer_ref FROM tasks t WHERE g.task_id IS NULL AND t.conversation_id = g.conversation_id
+			ORDER BY t.created_at DESC, t.id DESC LIMIT 1) tc ON true
+		LEFT JOIN users u ON u.id = g.taken_by
+		ORDER BY g.taken, g.first_at, g.id`, append(f.args(), f.Limit)...)
 	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[HandoffGroup])
 	if err != nil {
 		return nil, fmt.Errorf("store.HandoffGroups: %w", err)
@@ -143,16 +112,17 @@ func (s *Store) HandoffGroups(ctx context.Context, f HandoffFilter) ([]HandoffGr
 	return out, nil
 }
 
-// HandoffCounts counts hand-off groups: the filtered total and those before
-// the cursor, and per filter.
+// HandoffCounts counts conversations handed to a person: the filtered
+// total and those before the cursor, per filter, and those waiting past
+// their target.
 func (s *Store) HandoffCounts(ctx context.Context, f HandoffFilter) (HandoffCounts, error) {
 	c := HandoffCounts{Intents: map[string]int64{}}
 	err := s.pool.QueryRow(ctx, handoffGroups+`
 		SELECT count(*) FILTER (WHERE `+handoffWhere+`),
 			count(*) FILTER (WHERE `+handoffWhere+` AND $4::int >= 0 AND NOT `+handoffAfter+`),
 			count(*), count(*) FILTER (WHERE taken_by IS NULL), count(*) FILTER (WHERE taken_by IS NOT NULL),
-			count(*) FILTER (WHERE taken_by = $2::bigint)
-		FROM g`, f.args()...).Scan(&c.Total, &c.Before, &c.All, &c.Waiting, &c.Taken, &c.Mine)
+			count(*) FILTER (WHERE taken_by = $2::bigint), count(*) FILTER (WHERE taken_by IS NULL AND first_at < $7)
+		FROM g`, append(f.args(), f.OverSince)...).Scan(&c.Total, &c.Before, &c.All, &c.Waiting, &c.Taken, &c.Mine, &c.OverTarget)
 	if err != nil {
 		return c, fmt.Errorf("store.HandoffCounts: %w", err)
 	}
@@ -163,4 +133,15 @@ func (s *Store) HandoffCounts(ctx context.Context, f HandoffFilter) (HandoffCoun
 		return c, fmt.Errorf("store.HandoffCounts: intents: %w", err)
 	}
 	return c, nil
+}
+
+// HandoffsWaiting counts the conversations waiting for a person (open
+// hand-offs nobody took), as HandoffCounts' Waiting does: the number the
+// home page and the task list show.
+func (s *Store) HandoffsWaiting(ctx context.Context) (int64, error) {
+	var n int64
+	if err := s.pool.QueryRow(ctx, handoffGroups+` SELECT count(*) FROM g WHERE taken_by IS NULL`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store.HandoffsWaiting: %w", err)
+	}
+	return n, nil
 }

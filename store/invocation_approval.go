@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -41,6 +42,22 @@ func (t *Tx) ApprovalsOf(ctx context.Context, invocationID string) ([]Approval, 
 		return nil, fmt.Errorf("store.ApprovalsOf(%s): %w", invocationID, err)
 	}
 	return out, nil
+}
+
+// ProposerUserID returns the console user who proposed an invocation
+// (a person sending on an assistant's hand-off draft); empty when an
+// assistant proposed it.
+func (t *Tx) ProposerUserID(ctx context.Context, invocationID string) (string, error) {
+	var id string
+	err := t.tx.QueryRow(ctx, `SELECT actor_id FROM events WHERE invocation_id = $1 AND action = 'invocation.proposed' AND actor_kind = 'user'
+		ORDER BY id LIMIT 1`, invocationID).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("store.ProposerUserID(%s): %w", invocationID, err)
+	}
+	return id, nil
 }
 
 // ApproverUserIDs lists the console users whose approval events are on an

@@ -64,13 +64,16 @@ type WebhookAttempt struct {
 	Error      string    `db:"error"`
 }
 
-// WebhookEvent is an invocation event an endpoint has not been sent yet.
+// WebhookEvent is an event an endpoint has not been sent yet: an
+// invocation's (InvocationID set), or a conversation's hand-off ending
+// (InvocationID empty, Data the event's data, which names the assistant).
 type WebhookEvent struct {
-	WebhookID    string    `db:"webhook_id"`
-	EventID      int64     `db:"event_id"`
-	Event        string    `db:"action"`
-	InvocationID string    `db:"invocation_id"`
-	At           time.Time `db:"at"`
+	WebhookID    string          `db:"webhook_id"`
+	EventID      int64           `db:"event_id"`
+	Event        string          `db:"action"`
+	InvocationID string          `db:"invocation_id"`
+	At           time.Time       `db:"at"`
+	Data         json.RawMessage `db:"data"`
 }
 
 // ReplaceWebhook makes w the assistant's live endpoint: an earlier one is
@@ -137,7 +140,8 @@ func (s *Store) LiveWebhooks(ctx context.Context) (map[string]Webhook, error) {
 // id was read is still found) up to at most batch ids past it, and returns
 // those of the given actions on invocations of assistants with a live
 // endpoint that have no delivery yet, oldest first, with the id the
-// watermark may move to once they are enqueued.
+// watermark may move to once they are enqueued. Events of no invocation
+// go to the endpoint of the assistant their data names (assistant_id).
 func (s *Store) NewWebhookEvents(ctx context.Context, actions []string, lookback, batch int64) ([]WebhookEvent, int64, error) {
 	var w, upTo int64
 	err := s.pool.QueryRow(ctx, `SELECT last_id, least((SELECT coalesce(max(id), 0) FROM events), last_id + $1)
@@ -146,14 +150,21 @@ func (s *Store) NewWebhookEvents(ctx context.Context, actions []string, lookback
 		return nil, 0, fmt.Errorf("store.NewWebhookEvents: watermark: %w", err)
 	}
 	rows, _ := s.pool.Query(ctx, `
-		SELECT w.id AS webhook_id, e.id AS event_id, e.action, e.invocation_id, e.at
+		SELECT w.id AS webhook_id, e.id AS event_id, e.action, e.invocation_id, e.at, NULL::jsonb AS data
 		FROM events e
 		JOIN invocations i ON i.id = e.invocation_id
 		JOIN tasks t ON t.id = i.task_id
 		JOIN assistant_webhooks w ON w.assistant_id = t.assistant_id AND w.removed_at IS NULL AND e.id > w.from_event_id
 		WHERE e.id > $1 AND e.id <= $2 AND e.action = ANY($3)
 		  AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.event_id = e.id)
-		ORDER BY e.id`, max(w-lookback, 0), upTo, actions)
+		UNION ALL
+		-- Events of no invocation (a hand-off's end) name their assistant.
+		SELECT w.id, e.id, e.action, '', e.at, e.data
+		FROM events e
+		JOIN assistant_webhooks w ON w.assistant_id = e.data->>'assistant_id' AND w.removed_at IS NULL AND e.id > w.from_event_id
+		WHERE e.id > $1 AND e.id <= $2 AND e.action = ANY($3) AND e.invocation_id IS NULL
+		  AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.event_id = e.id)
+		ORDER BY event_id`, max(w-lookback, 0), upTo, actions)
 	events, err := pgx.CollectRows(rows, pgx.RowToStructByName[WebhookEvent])
 	if err != nil {
 		return nil, 0, fmt.Errorf("store.NewWebhookEvents: %w", err)

@@ -83,6 +83,7 @@ func TestAPIRefusesWhatTheDocumentForbids(t *testing.T) {
 		{"POST /conversations/{id}/events", contractRequest{params: map[string]string{"id": "conv-1"},
 			body: map[string]any{"intent": "transactional_high", "mode": "handed_off", "task_id": task, "summary": "Wants more than the limit.",
 				"facts": map[string]any{"order_id": order}, "would_propose": map[string]any{"action": "issue_refund", "args": refundArgs(order, 90000)}}}},
+		{"GET /conversations/{id}", contractRequest{params: map[string]string{"id": "conv-1"}}},
 		{"POST /tasks/{id}/pause", contractRequest{params: map[string]string{"id": states["id"].(string)}, body: map[string]any{"expected_version": 1}}},
 		{"POST /tasks/{id}/resume", contractRequest{params: map[string]string{"id": states["id"].(string)}, body: map[string]any{"expected_version": 2}}},
 		{"POST /tasks/{id}/cancel", contractRequest{params: map[string]string{"id": states["id"].(string)}, body: map[string]any{"expected_version": 3}}},

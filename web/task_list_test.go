@@ -201,7 +201,7 @@ func TestHandoffsGroupIdenticalOnesInWordsLongestWaitingFirst(t *testing.T) {
 	if strings.Join(cards[:3], " ") != strings.Join(want, " ") {
 		t.Errorf("order = %v, want the longest waiting first: %v", cards[:3], want)
 	}
-	if got := doc.Find(`[data-testid="handoff-pager"] [data-testid="showing"]`).Text(); got != "Showing 1–50 of 53 hand-offs." {
+	if got := doc.Find(`[data-testid="handoff-pager"] [data-testid="showing"]`).Text(); got != "Showing 1–50 of 53 conversations." {
 		t.Errorf("pager = %q", got)
 	}
 	card := doc.Find(`[data-testid="` + want[0] + `"]`)
@@ -241,7 +241,7 @@ func TestHandoffsGroupIdenticalOnesInWordsLongestWaitingFirst(t *testing.T) {
 	}
 	next, _ := c.get("/handoffs").doc(t).Find(`[data-testid="next-page"]`).First().Attr("href")
 	doc = c.get(next).doc(t)
-	if got := doc.Find(`[data-testid="handoff-pager"] [data-testid="showing"]`).Text(); got != "Showing 51–53 of 53 hand-offs." {
+	if got := doc.Find(`[data-testid="handoff-pager"] [data-testid="showing"]`).Text(); got != "Showing 51–53 of 53 conversations." {
 		t.Errorf("second page: %q", got)
 	}
 	if got := rowIDs(doc, `article[data-testid^="handoff-"]`); got[len(got)-1] != want[0] {

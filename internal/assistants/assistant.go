@@ -45,6 +45,8 @@ type Store interface {
 
 	ClaimConversation(ctx context.Context, id, assistantID string, at time.Time) (owner string, err error)
 	InsertConversationEvent(ctx context.Context, e store.ConversationEvent) (store.ConversationEvent, error)
+	ConversationOwner(ctx context.Context, id string) (string, error)
+	ConversationLog(ctx context.Context, conversationID string, limit int) ([]store.ConversationEntry, error)
 }
 
 // Service manages assistants and their keys and answers for them.

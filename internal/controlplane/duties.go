@@ -15,7 +15,8 @@ import (
 )
 
 // approveAsStaff is a console user's approval with separation of duties:
-// an approver may not approve the reversal of an invocation they approved;
+// an approver may not approve the reversal of an invocation they approved
+// nor a request they proposed themselves;
 // above the policy's second-approver amount (counting the exposure before
 // it, under the policy in force now) the first approval is recorded
 // (the invocation stays awaiting approval, its version moves) and a
@@ -63,6 +64,16 @@ func (s *Service) approveAsStaff(ctx context.Context, actor Actor, id string, ex
 					Message: "You approved the request this one reverses; another person must approve the reversal.",
 					Hint:    "Leave it for a colleague."}
 			}
+		}
+		// A person who sent a request on themselves (an assistant's
+		// hand-off draft) does not also approve it: the policy's approval
+		// is another person's.
+		if proposer, err := tx.ProposerUserID(ctx, id); err != nil {
+			return err
+		} else if proposer == actor.ID {
+			return &apperr.Error{Kind: apperr.Forbidden, Code: "own_proposal",
+				Message: "You sent this request on yourself; another person must approve it.",
+				Hint:    "Leave it for a colleague."}
 		}
 		task, err := tx.Task(ctx, row.TaskID)
 		if err != nil {

@@ -3,34 +3,137 @@ package controlplane
 import (
 	"context"
 	"errors"
+	"strings"
+	"unicode/utf8"
 
 	"countersign/internal/apperr"
 	"countersign/store"
 )
 
-// TakeHandoff assigns a hand-off to actor unless someone took it first; it
-// returns who holds it now. Taking it is recorded in the audit trail.
+// HandoffOutcome is how a person ended a hand-off. Each value is mirrored
+// by the CHECK constraint on handoff_closures.outcome.
+type HandoffOutcome string
+
+// The ways a hand-off ends.
+const (
+	// HandoffResolved: a person dealt with the customer's request; the
+	// assistant has nothing left to do for it.
+	HandoffResolved HandoffOutcome = "resolved"
+	// HandoffGivenBack: a person hands the conversation back to the
+	// assistant, with a note of what to do next.
+	HandoffGivenBack HandoffOutcome = "given_back"
+)
+
+// MaxHandoffNote bounds a resolve or give-back note, in characters.
+const MaxHandoffNote = 2000
+
+// TakeHandoff assigns the open hand-offs of the conversation hand-off id
+// belongs to (one piece of work) to actor unless someone took them first;
+// it returns who holds them now. Taking is recorded in the audit trail
+// once. A hand-off already resolved or given back is an illegal transition.
 func (s *Service) TakeHandoff(ctx context.Context, actor Actor, id int64) (takenBy int64, err error) {
-	if actor.Kind != ActorUser || actor.Role == "customer" {
-		return 0, apperr.New(apperr.Forbidden, "Only a support agent can take a hand-off.")
+	if err := staffOnly(actor, "take a hand-off"); err != nil {
+		return 0, err
 	}
 	err = s.store.InTx(ctx, func(tx *store.Tx) error {
-		by, conversation, task, err := tx.TakeHandoff(ctx, id, actor.UserID, s.now())
+		h, err := tx.LockHandoffs(ctx, id)
 		if err != nil {
 			return err
 		}
-		takenBy = by
-		if by != actor.UserID {
-			return nil // someone else holds it; nothing changed
+		if h.HolderID != nil {
+			takenBy = *h.HolderID
+			return nil // someone holds it; nothing changed
 		}
-		taskID := ""
-		if task != nil {
-			taskID = *task
+		if h.Open == 0 {
+			return apperr.New(apperr.IllegalTransition, "This conversation's hand-off is over already: someone resolved it or gave it back.")
 		}
-		return s.record(ctx, tx, actor, "handoff.taken", taskID, "", map[string]any{"handoff_id": id, "conversation_id": conversation})
+		if _, err := tx.AssignHandoffs(ctx, h.ConversationID, actor.UserID, s.now()); err != nil {
+			return err
+		}
+		takenBy = actor.UserID
+		return s.record(ctx, tx, actor, "handoff.taken", deref(h.TaskID), "", map[string]any{"handoff_id": id,
+			"conversation_id": h.ConversationID, "assistant_id": h.AssistantID})
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return 0, apperr.Wrap(err, apperr.NotFound, "No such hand-off.")
 	}
 	return takenBy, err
+}
+
+// CloseHandoff ends the open hand-offs of the conversation hand-off id
+// belongs to: resolved, or given back to the assistant, with a note the
+// assistant is told. The person who holds it may close it, or anyone when
+// nobody does (closing takes it); it is recorded once, in the audit trail
+// (handoff.resolved or handoff.given_back, which the assistant's webhook
+// delivers). When two people close it at once the conversation's lock
+// serialises them: the second is told it is over already (a conflict).
+func (s *Service) CloseHandoff(ctx context.Context, actor Actor, id int64, outcome HandoffOutcome, note string) error {
+	verb := map[HandoffOutcome]string{HandoffResolved: "resolve a hand-off", HandoffGivenBack: "give a conversation back"}[outcome]
+	if verb == "" {
+		return apperr.InvalidFields(map[string]string{"outcome": "resolved or given_back"})
+	}
+	if err := staffOnly(actor, verb); err != nil {
+		return err
+	}
+	note = strings.TrimSpace(note)
+	switch {
+	case note == "" && outcome == HandoffGivenBack:
+		return apperr.InvalidFields(map[string]string{"note": "Tell the assistant what to do next: it reads this note."})
+	case note == "":
+		return apperr.InvalidFields(map[string]string{"note": "Say what you did for the customer: the assistant reads this note."})
+	case utf8.RuneCountInString(note) > MaxHandoffNote:
+		return apperr.InvalidFields(map[string]string{"note": "Keep the note under 2,000 characters."})
+	}
+	err := s.store.InTx(ctx, func(tx *store.Tx) error {
+		h, err := tx.LockHandoffs(ctx, id)
+		if err != nil {
+			return err
+		}
+		if h.Open == 0 {
+			return &apperr.Error{Kind: apperr.Conflict, Code: "handoff_closed",
+				Message: "This conversation's hand-off is over already: someone resolved it or gave it back. Nothing was changed.",
+				Hint:    "Read the page again to see who and when."}
+		}
+		if h.HolderID != nil && *h.HolderID != actor.UserID {
+			return &apperr.Error{Kind: apperr.Conflict, Code: "handoff_taken",
+				Message: h.HolderName + " took this conversation; only they can resolve it or give it back. Nothing was changed."}
+		}
+		now := s.now()
+		if _, err := tx.AssignHandoffs(ctx, h.ConversationID, actor.UserID, now); err != nil {
+			return err
+		}
+		n, err := tx.CloseHandoffs(ctx, h.ConversationID, string(outcome), actor.UserID, note, now)
+		if err != nil {
+			return err
+		}
+		takenAt := now
+		if h.TakenAt != nil {
+			takenAt = *h.TakenAt
+		}
+		// The event holds the hand-off as it was when it ended: the
+		// assistant's webhook body is made from it.
+		return s.record(ctx, tx, actor, "handoff."+string(outcome), deref(h.TaskID), "", map[string]any{"handoff_id": id,
+			"conversation_id": h.ConversationID, "assistant_id": h.AssistantID, "outcome": string(outcome), "note": note, "handoffs": n,
+			"handed_off_at": h.FirstOpenAt, "taken_at": takenAt, "latest_handoff_id": *h.LatestID})
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return apperr.Wrap(err, apperr.NotFound, "No such hand-off.")
+	}
+	return err
+}
+
+// staffOnly refuses anyone but a console user who is staff: customers and
+// assistants never take or end a hand-off.
+func staffOnly(actor Actor, verb string) error {
+	if actor.Kind != ActorUser || actor.Role == "customer" {
+		return apperr.New(apperr.Forbidden, "Only a support agent can %s.", verb)
+	}
+	return nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

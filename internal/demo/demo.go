@@ -123,7 +123,7 @@ type ShopFaults interface {
 // skipped when they fail, so the console starts without them rather than
 // not at all; every other failure is returned.
 func (d *Demo) Seed(ctx context.Context, svc Services, log *slog.Logger) (Printout, error) {
-	if err := seedHistory(ctx, svc.History); err != nil {
+	if err := seedHistory(ctx, svc.History, d.agent.UserID); err != nil {
 		return Printout{}, err
 	}
 	if err := seedQueueWork(ctx, svc.Control, svc.Lists, log); err != nil {

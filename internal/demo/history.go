@@ -17,14 +17,15 @@ type HistoryLoader interface {
 	Task(ctx context.Context, id string) (store.Task, error)
 	Assistant(ctx context.Context, id string) (store.Assistant, error)
 	BulkLoad(ctx context.Context, tables ...store.BulkRows) error
+	ResolveLoadedHandoffs(ctx context.Context, conversationPrefix string, userID int64, note string, now time.Time) error
 }
 
 // seedHistory gives the demo 40 days of settled history (3,000
 // invocations, 800 conversations) so that the metrics pages show something
 // to read; it loads once.
-func seedHistory(ctx context.Context, h HistoryLoader) error {
+func seedHistory(ctx context.Context, h HistoryLoader, agent int64) error {
 	return LoadHistory(ctx, h, HistorySpec{Prefix: "demo_h", Invocations: 3000, Conversations: 800, Days: 40,
-		End: time.Now(), AssistantID: "asst_demo_history", Finished: true})
+		End: time.Now(), AssistantID: "asst_demo_history", Finished: true, HandoffsResolvedBy: agent})
 }
 
 // HistorySpec says how much synthetic history LoadHistory loads.
@@ -41,6 +42,10 @@ type HistorySpec struct {
 	// Finished leaves no invocation open or unverified, so that nothing of
 	// the history waits in an agent's queue (for demos).
 	Finished bool
+	// HandoffsResolvedBy, with Finished, is the person who resolved the
+	// history's hand-offs soon after each was made, so that none of them
+	// waits on the hand-off list; zero leaves them waiting.
+	HandoffsResolvedBy int64
 }
 
 // The shop's six actions, the stage each is staged at, and what
@@ -82,6 +87,11 @@ func LoadHistory(ctx context.Context, st HistoryLoader, h HistorySpec) error {
 	tables = append(tables, g.tasks(), g.invocations(), g.proposedEvents(), g.refusals(), g.conversationEvents())
 	if err := st.BulkLoad(ctx, tables...); err != nil {
 		return fmt.Errorf("demo.LoadHistory: %w", err)
+	}
+	if h.Finished && h.HandoffsResolvedBy != 0 {
+		if err := st.ResolveLoadedHandoffs(ctx, h.Prefix+"v", h.HandoffsResolvedBy, "Dealt with at the time (demo history).", h.End); err != nil {
+			return fmt.Errorf("demo.LoadHistory: %w", err)
+		}
 	}
 	return nil
 }

@@ -17,6 +17,9 @@ type HandoffFilter struct {
 	UserID int64
 	// After is where the previous page ended; nil for the first page.
 	After *HandoffCursor
+	// OverSince is when a conversation waiting since before it is over
+	// its target (counted in HandoffCounts.OverTarget).
+	OverSince time.Time
 	// Limit is the page's size: 50 unless between 1 and 200.
 	Limit int
 }
@@ -30,8 +33,8 @@ type HandoffCursor struct {
 	ID      int64
 }
 
-// HandoffGroup is a set of identical hand-offs of one conversation (same
-// task, intent and prepared data, same taker), shown as one piece of work:
+// HandoffGroup is one conversation handed to a person: its open
+// hand-offs (neither resolved nor given back), shown as one piece of work:
 // when the assistant should not act, handing over well is the right
 // answer, and what it prepared lets the person start informed.
 type HandoffGroup struct {
@@ -40,13 +43,16 @@ type HandoffGroup struct {
 	ConversationID string
 	AssistantID    string
 	TaskID         string
-	Intent         string
+	// CustomerRef is the customer of its task; empty without one.
+	CustomerRef string
+	Intent      string
 	// Count is how many times the assistant handed this off, first at At,
 	// last at LastAt.
 	Count  int
 	At     time.Time
 	LastAt time.Time
-	// Summary, Facts and WouldPropose are the assistant's preparation.
+	// Summary, Facts and WouldPropose are the assistant's preparation, in
+	// its latest hand-off.
 	Summary      string
 	Facts        json.RawMessage
 	WouldPropose json.RawMessage
@@ -55,11 +61,12 @@ type HandoffGroup struct {
 	TakenByName string
 }
 
-// HandoffCounts are the hand-off list's totals, in groups: Total and
-// Before (the groups ahead of the page) for the filtered list, the rest per
-// status. It converts from the store's counts, as TaskCursor.
+// HandoffCounts are the hand-off list's totals, in conversations: Total
+// and Before (the ones ahead of the page) for the filtered list, the rest
+// per status; OverTarget counts the waiting ones past their target. It
+// converts from the store's counts, as TaskCursor.
 type HandoffCounts struct {
-	Total, Before, All, Waiting, Taken, Mine int64
+	Total, Before, All, Waiting, Taken, Mine, OverTarget int64
 	// Intents counts waiting groups per intent.
 	Intents map[string]int64
 }
@@ -72,12 +79,19 @@ type HandoffPage struct {
 	Next   *HandoffCursor
 }
 
+// HandoffsWaiting counts the conversations waiting for a person, as the
+// hand-off list's "waiting" count does: the home page and the task list
+// show this number.
+func (s *Service) HandoffsWaiting(ctx context.Context) (int64, error) {
+	return s.store.HandoffsWaiting(ctx)
+}
+
 // HandoffList returns a page of hand-off groups: waiting ones first, the
 // longest waiting first.
 func (s *Service) HandoffList(ctx context.Context, f HandoffFilter) (HandoffPage, error) {
 	want := pageSize(f.Limit)
 	sf := store.HandoffFilter{Status: f.Status, Intent: f.Intent, UserID: f.UserID, After: (*store.HandoffCursor)(f.After),
-		Limit: want + 1}
+		Limit: want + 1, OverSince: f.OverSince}
 	rows, err := s.store.HandoffGroups(ctx, sf)
 	if err != nil {
 		return HandoffPage{}, err
@@ -105,6 +119,9 @@ func handoffGroup(r store.HandoffGroup) HandoffGroup {
 		Count: int(r.Count), At: r.FirstAt, LastAt: r.LastAt}
 	if r.TaskID != nil {
 		g.TaskID = *r.TaskID
+	}
+	if r.CustomerRef != nil {
+		g.CustomerRef = *r.CustomerRef
 	}
 	if r.TakenBy != nil {
 		g.TakenBy = *r.TakenBy

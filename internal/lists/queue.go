@@ -142,7 +142,8 @@ type WaitingWork struct {
 	// the oldest of them.
 	Unverified      int
 	UnverifiedItems []UnverifiedItem
-	// OpenHandoffs counts hand-offs nobody has taken yet.
+	// OpenHandoffs counts conversations handed to a person that nobody
+	// has taken yet, as HandoffsWaiting does.
 	OpenHandoffs int
 }
 

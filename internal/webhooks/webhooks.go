@@ -40,6 +40,13 @@ var Outcomes = []string{
 	"invocation.reconciled",
 }
 
+// HandoffOutcomes are the conversation events delivered: a person ended
+// the assistant's hand-off — resolved it, or gave the conversation back
+// with a note of what to do next. Their body carries the conversation's
+// hand-off as GET /api/v1/conversations/{id} shows it, as it was when the
+// person ended it.
+var HandoffOutcomes = []string{"handoff.resolved", "handoff.given_back"}
+
 // State is where a delivery stands. Each value is mirrored by the CHECK
 // constraint on webhook_deliveries.state.
 type State string

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -39,8 +40,13 @@ type Payload struct {
 	// OccurredAt is when the event happened.
 	OccurredAt time.Time `json:"occurred_at"`
 	// Invocation is the invocation as GET /api/v1/invocations/{id} showed
-	// it when the event was enqueued (usually within seconds of it).
-	Invocation json.RawMessage `json:"invocation"`
+	// it when the event was enqueued (usually within seconds of it); absent
+	// from a hand-off's event.
+	Invocation json.RawMessage `json:"invocation,omitempty"`
+	// Conversation is, for a hand-off's event (HandoffOutcomes), the
+	// conversation as GET /api/v1/conversations/{id} shows it, as it was
+	// when the event happened.
+	Conversation json.RawMessage `json:"conversation,omitempty"`
 }
 
 // Worker enqueues outcome events and delivers them. Any number of workers,
@@ -117,13 +123,18 @@ func (w *Worker) Run(ctx context.Context, interval time.Duration) {
 // deliveries, one per (endpoint, event), and returns how many it added.
 // Two instances enqueueing at once add each delivery once.
 func (w *Worker) Enqueue(ctx context.Context) (int, error) {
-	events, upTo, err := w.store.NewWebhookEvents(ctx, Outcomes, eventLookback, eventBatch)
+	events, upTo, err := w.store.NewWebhookEvents(ctx, append(slices.Clone(Outcomes), HandoffOutcomes...), eventLookback, eventBatch)
 	if err != nil {
 		return 0, err
 	}
 	added := 0
 	for _, e := range events {
-		invJSON, err := w.renderJSON(ctx, e.InvocationID)
+		p := Payload{Event: e.Event, EventID: e.EventID, OccurredAt: e.At.UTC()}
+		if e.InvocationID == "" {
+			p.Conversation, err = handoffConversation(e)
+		} else {
+			p.Invocation, err = w.renderJSON(ctx, e.InvocationID)
+		}
 		if err != nil {
 			// One invocation that cannot be shown must not hold up every
 			// endpoint; it is tried again while its event is within the
@@ -131,7 +142,7 @@ func (w *Worker) Enqueue(ctx context.Context) (int, error) {
 			w.log.Warn("webhooks: event not enqueued", "event_id", e.EventID, "invocation", e.InvocationID, "error", err)
 			continue
 		}
-		body, err := json.Marshal(Payload{Event: e.Event, EventID: e.EventID, OccurredAt: e.At.UTC(), Invocation: invJSON})
+		body, err := json.Marshal(p)
 		if err != nil {
 			return added, err
 		}
@@ -146,6 +157,30 @@ func (w *Worker) Enqueue(ctx context.Context) (int, error) {
 		}
 	}
 	return added, w.store.SetWebhookWatermark(ctx, upTo)
+}
+
+// handoffConversation is a hand-off event's conversation, from what the
+// event recorded when the person ended it (controlplane.CloseHandoff).
+func handoffConversation(e store.WebhookEvent) (json.RawMessage, error) {
+	var d struct {
+		HandoffID      int64      `json:"latest_handoff_id"`
+		ConversationID string     `json:"conversation_id"`
+		Outcome        string     `json:"outcome"`
+		Note           string     `json:"note"`
+		ActorName      string     `json:"actor_name"`
+		HandedOffAt    time.Time  `json:"handed_off_at"`
+		TakenAt        *time.Time `json:"taken_at"`
+	}
+	if err := json.Unmarshal(e.Data, &d); err != nil || d.ConversationID == "" {
+		return nil, fmt.Errorf("webhooks: hand-off event %d names no conversation: %v", e.EventID, err)
+	}
+	at := e.At.UTC()
+	if d.TakenAt == nil {
+		d.TakenAt = &at
+	}
+	return json.Marshal(map[string]any{"conversation_id": d.ConversationID, "handoff": map[string]any{
+		"id": d.HandoffID, "state": d.Outcome, "handed_off_at": d.HandedOffAt.UTC(), "taken_at": d.TakenAt.UTC(), "closed_at": at,
+		"by": d.ActorName, "note": d.Note}})
 }
 
 func (w *Worker) renderJSON(ctx context.Context, invocationID string) (json.RawMessage, error) {

@@ -38,6 +38,18 @@ func (h *Handler) handleAPIConversationEvent(c echo.Context) error {
 	return c.JSON(http.StatusCreated, e)
 }
 
+// handleAPIConversation answers GET /api/v1/conversations/:id: where the
+// conversation's latest hand-off to a person stands (waiting, taken,
+// resolved, given_back, by whom, when, with the person's note). Another
+// assistant's conversation is a 404.
+func (h *Handler) handleAPIConversation(c echo.Context) error {
+	conv, err := h.cfg.Assistants.Conversation(c.Request().Context(), currentAssistant(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, conv)
+}
+
 // maxFactsBytes bounds a hand-off's facts, encoded: the agents' hand-off
 // page shows them whole.
 const maxFactsBytes = 8 << 10

@@ -89,6 +89,7 @@ func (h *Handler) Routes() []kit.Route {
 		kit.POST("/api/v1/invocations/:id/reverse", h.handleAPIReverse, key),
 		kit.GET("/api/v1/invocations/:id/receipt", h.handleAPIReceipt, key),
 		kit.GET("/api/v1/receipts/jwks.json", h.handleReceiptKeys, kit.Anyone),
+		kit.GET("/api/v1/conversations/:id", h.handleAPIConversation, key),
 		kit.POST("/api/v1/conversations/:id/events", h.handleAPIConversationEvent, key),
 		kit.POST("/mcp", h.handleMCP, key),
 	}

@@ -76,6 +76,8 @@ var apiDocs = map[string]apiOp{
 		response: "Invocation", status: 201, replay: "The compensation already live, with deduplicated: true."},
 	"POST /api/v1/conversations/:id/events": {summary: "Report what the assistant did with a request. A conversation id belongs to the assistant that used it first; to any other it is a 404.",
 		request: "ConversationEvent", response: "RecordedConversationEvent", status: 201},
+	"GET /api/v1/conversations/:id": {summary: "Where the conversation's latest hand-off to a person stands: waiting (nobody took it yet), taken, resolved (a person dealt with the customer), or given_back (yours again: read the note for what to do next); handoff is null when it never handed off. The handoff.resolved and handoff.given_back webhooks say the same when it happens. Another assistant's conversation is a 404.",
+		response: "Conversation", status: 200},
 }
 
 // handleOpenAPI answers GET /api/v1/openapi.json.

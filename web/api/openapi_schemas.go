@@ -160,7 +160,22 @@ func apiSchemas() map[string]any {
 			map[string]any{"kty": enum("OKP"), "crv": enum("Ed25519"), "x": typ("string", "the public key, base64url"), "kid": str, "alg": enum("EdDSA"), "use": enum("sig")})}}),
 		"ConversationEvent":         conversationEventSchema(intents, modes, false),
 		"RecordedConversationEvent": conversationEventSchema(intents, modes, true),
+		"Conversation": obj([]string{"conversation_id", "handoff"}, map[string]any{"conversation_id": str,
+			"handoff": nullable(withDesc(handoffStatusSchema(), "the latest hand-off; null when the conversation never handed off"))}),
+		"HandoffStatus": handoffStatusSchema(),
 	}
+}
+
+// handoffStatusSchema is where a conversation's latest hand-off stands, in
+// GET /conversations/{id} and the handoff.* webhooks' bodies.
+func handoffStatusSchema() map[string]any {
+	str, when := typ("string"), map[string]any{"type": "string", "format": "date-time"}
+	return obj([]string{"id", "state", "handed_off_at", "taken_at", "closed_at", "by", "note"}, map[string]any{
+		"id":            typ("integer", "the hand-off's conversation event id"),
+		"state":         enum("waiting", "taken", "resolved", "given_back"),
+		"handed_off_at": when, "taken_at": nullable(when), "closed_at": nullable(withDesc(when, "when it was resolved or given back")),
+		"by":   withDesc(str, "the person who took it, or who resolved it or gave it back; empty while waiting"),
+		"note": withDesc(str, "resolved or given_back: the person's note to the assistant (what they did, what to do next)")})
 }
 
 // conversationEventSchema is the body of POST /conversations/{id}/events,

@@ -113,7 +113,12 @@ func (h *Handler) Routes() []kit.Route {
 		post("/invocations/:id/reverse", h.handleInvocationReverse, staff),
 		post("/controls/global-stop", h.handleGlobalStop, admin),
 		get("/handoffs", h.handleHandoffs, staff),
+		get("/handoffs/:id", h.handleHandoff, staff),
 		post("/handoffs/:id/take", h.handleHandoffTake, staff),
+		post("/handoffs/:id/resolve", h.handleHandoffResolve, staff),
+		post("/handoffs/:id/give-back", h.handleHandoffGiveBack, staff),
+		post("/handoffs/:id/draft/send", h.handleHandoffDraftSend, staff),
+		post("/handoffs/:id/draft/discard", h.handleHandoffDraftDiscard, staff),
 
 		get("/admin/users", h.handleAdminUsers, admin),
 		post("/admin/users", h.handleAdminUserCreate, admin),

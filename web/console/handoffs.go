@@ -18,11 +18,16 @@ import (
 	"countersign/web/kit"
 )
 
+// handoffTarget is how soon a person should take a conversation handed
+// to them: the list says it and marks the ones waiting longer.
+const handoffTarget = 15 * time.Minute
+
 // handleHandoffs answers GET /handoffs: conversations the assistant handed
-// to a person, waiting ones first and the longest waiting first, identical
-// hand-offs of a conversation shown once with how often, filtered by status
-// (waiting, taken, mine) and intent, 50 a page with a count that says how
-// many there are (keyset: after=taken.unixmicro.id).
+// to a person (one card a conversation, however often it handed off),
+// waiting ones first and the longest waiting first — those over the
+// target marked and counted — filtered by status (waiting, taken, mine)
+// and intent, 50 a page with a count that says how many there are
+// (keyset: after=taken.unixmicro.id).
 func (h *Handler) handleHandoffs(c echo.Context) error {
 	u, _ := kit.CurrentUser(c)
 	f := lists.HandoffFilter{Status: c.QueryParam("status"), Intent: c.QueryParam("intent"), UserID: u.ID, Limit: listPageSize}
@@ -37,6 +42,8 @@ func (h *Handler) handleHandoffs(c echo.Context) error {
 		f.Intent = ""
 	}
 	f.After = parseHandoffCursor(c.QueryParam("after"))
+	now := h.Now()
+	f.OverSince = now.Add(-handoffTarget)
 	page, err := h.cfg.Lists.HandoffList(c.Request().Context(), f)
 	if err != nil {
 		return err
@@ -54,7 +61,8 @@ func (h *Handler) handleHandoffs(c echo.Context) error {
 		return "/handoffs?" + v.Encode()
 	}
 	k := page.Counts
-	v := views.HandoffsView{Status: f.Status, Intent: f.Intent}
+	v := views.HandoffsView{Status: f.Status, Intent: f.Intent, Target: "A person takes each conversation within " + waitedFor(handoffTarget) + ".",
+		OverTarget: k.OverTarget}
 	for _, st := range []struct {
 		value, label string
 		n            int64
@@ -70,16 +78,16 @@ func (h *Handler) handleHandoffs(c echo.Context) error {
 		v.Intents = append(v.Intents, views.FilterOption{Value: string(i),
 			Label: fmt.Sprintf("%s (%s waiting)", intentWords(string(i)), thousands(k.Intents[string(i)])), Selected: string(i) == f.Intent})
 	}
-	now := h.Now()
 	for _, group := range page.Groups {
 		row := views.HandoffRow{ID: group.ID, ConversationID: group.ConversationID, Intent: intentWords(group.Intent), TaskID: group.TaskID,
-			Summary: group.Summary, Facts: factLines(group.Facts),
-			Waiting: "Waiting " + waitedFor(now.Sub(group.At)) + ", since " + group.At.UTC().Format("Jan 2 15:04 UTC")}
+			Summary: group.Summary, Facts: factLines(group.Facts), Customer: customerWords(group.CustomerRef),
+			Waiting:    "Waiting " + waitedFor(now.Sub(group.At)) + ", since " + group.At.UTC().Format("Jan 2 15:04 UTC"),
+			OverTarget: group.TakenBy == 0 && now.Sub(group.At) > handoffTarget}
 		if group.Count > 1 {
 			row.Times = fmt.Sprintf("Handed off %s times, last %s", thousands(int64(group.Count)), group.LastAt.UTC().Format("Jan 2 15:04 UTC"))
 		}
 		if row.Summary == "" {
-			row.Summary = "The assistant left no summary."
+			row.Summary = noSummaryWords(group.Intent, group.CustomerRef, row.Facts)
 		}
 		row.WouldPropose, row.ProposeArgs = wouldPropose(group.WouldPropose, h.actionName)
 		if group.TakenBy != 0 {
@@ -91,7 +99,7 @@ func (h *Handler) handleHandoffs(c echo.Context) error {
 		}
 		v.Handoffs = append(v.Handoffs, row)
 	}
-	v.Pager = pagerView(k.Before, len(page.Groups), k.Total, "hand-off", "hand-offs")
+	v.Pager = pagerView(k.Before, len(page.Groups), k.Total, "conversation", "conversations")
 	if page.Next != nil {
 		v.Pager.NextURL = link(f.Status, fmt.Sprintf("%d.%d.%d", page.Next.Taken, page.Next.FirstAt.UnixMicro(), page.Next.ID))
 	}
@@ -100,6 +108,29 @@ func (h *Handler) handleHandoffs(c echo.Context) error {
 	}
 	p := h.Page(c, "Hand-offs")
 	return kit.Render(c, http.StatusOK, views.Handoffs(p, v))
+}
+
+// customerWords names a hand-off's customer, or says there is none to
+// name.
+func customerWords(ref string) string {
+	if ref == "" {
+		return "No customer named: the assistant opened no task"
+	}
+	return ref
+}
+
+// noSummaryWords stands in for a missing summary with what is known: what
+// the customer wanted, who they are and the first fact the assistant read.
+func noSummaryWords(intent, customer string, facts []string) string {
+	out := "No summary. " + intentWords(intent)
+	if customer != "" {
+		out += " from " + customer
+	}
+	out += "."
+	if len(facts) > 0 {
+		out += " It read: " + facts[0] + "."
+	}
+	return out
 }
 
 // wouldPropose words the write the assistant would have proposed: the
@@ -163,9 +194,9 @@ func factLines(raw json.RawMessage) []string {
 	return out
 }
 
-// handleHandoffTake answers POST /handoffs/:id/take: the hand-off (and the
-// identical ones of its conversation) is assigned to the signed-in person
-// unless someone took it first.
+// handleHandoffTake answers POST /handoffs/:id/take: the conversation's
+// open hand-offs are assigned to the signed-in person unless someone took
+// them first, and the person lands on the hand-off's own page.
 func (h *Handler) handleHandoffTake(c echo.Context) error {
 	u, _ := kit.CurrentUser(c)
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
@@ -179,7 +210,7 @@ func (h *Handler) handleHandoffTake(c echo.Context) error {
 	if by != u.ID {
 		kit.SetFlash(c, "Someone else took this conversation first.", true)
 	} else {
-		kit.SetFlash(c, "You took the conversation. It is yours: the customer is waiting for you.", false)
+		kit.SetFlash(c, "You took the conversation. It is yours: read it, then resolve it or give it back to the assistant.", false)
 	}
-	return kit.SeeOther(c, "/handoffs")
+	return kit.SeeOther(c, handoffURL(id))
 }

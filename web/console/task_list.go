@@ -22,7 +22,7 @@ var taskNeeds = []struct{ value, label string }{
 	{"unverified", "Result to check"},
 	{"approval", "Awaiting approval"},
 	{"paused", "Paused"},
-	{"handoff", "Hand-off waiting"},
+	{"handoff", "Hand-offs waiting"},
 	{"mine", "Mine"},
 	{"all", "All tasks"},
 }
@@ -76,11 +76,22 @@ func (h *Handler) handleTasks(c echo.Context) error {
 		return "/tasks?" + v.Encode()
 	}
 	k := page.Counts
+	// Hand-offs are counted in conversations, as the home page and the
+	// hand-off list count them (a hand-off may have no task), and the
+	// filter leads to that list.
+	handoffs, err := h.cfg.Lists.HandoffsWaiting(c.Request().Context())
+	if err != nil {
+		return err
+	}
 	counts := map[string]int64{"person": k.NeedsPerson, "unverified": k.Unverified, "approval": k.Approval,
-		"paused": k.Paused, "handoff": k.Handoff, "mine": k.Mine, "all": k.All}
+		"paused": k.Paused, "handoff": handoffs, "mine": k.Mine, "all": k.All}
 	v := views.TaskListView{Query: q, State: f.State, Action: f.Action, Need: need}
 	for _, n := range taskNeeds {
-		v.Needs = append(v.Needs, views.FilterLink{Label: n.label, Count: thousands(counts[n.value]), URL: link(n.value, ""),
+		to := link(n.value, "")
+		if n.value == "handoff" {
+			to = "/handoffs?status=waiting"
+		}
+		v.Needs = append(v.Needs, views.FilterLink{Label: n.label, Count: thousands(counts[n.value]), URL: to,
 			Current: n.value == need, TestID: "need-" + n.value})
 		if n.value == need {
 			v.Showing = n.label

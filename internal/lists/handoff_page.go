@@ -1,0 +1,163 @@
+package lists
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"countersign/internal/apperr"
+	"countersign/store"
+)
+
+// handoffLogLimit is how many of a conversation's newest events its
+// hand-off page shows.
+const handoffLogLimit = 200
+
+// HandoffState is where a conversation's hand-off stands.
+type HandoffState string
+
+// The hand-off states, as the page and the assistant's API name them.
+const (
+	HandoffWaiting   HandoffState = "waiting"
+	HandoffTaken     HandoffState = "taken"
+	HandoffResolved  HandoffState = "resolved"
+	HandoffGivenBack HandoffState = "given_back"
+)
+
+// ConversationEntry is one event the assistant reported in a
+// conversation, as its hand-off page shows it.
+type ConversationEntry struct {
+	ID     int64
+	Intent string
+	Mode   string
+	At     time.Time
+	TaskID string
+	// Summary, Facts and WouldPropose are what it prepared (hand-offs).
+	Summary      string
+	Facts        json.RawMessage
+	WouldPropose json.RawMessage
+}
+
+// HandoffDetail is one conversation handed to a person: what the assistant
+// reported, in order, where the hand-off stands, and the write it
+// prepared.
+type HandoffDetail struct {
+	ConversationID string
+	AssistantID    string
+	Entries        []ConversationEntry
+	// Latest is the newest hand-off; State is where it stands.
+	Latest ConversationEntry
+	State  HandoffState
+	// FirstOpenAt is when the open hand-offs began waiting (the latest's
+	// time once closed).
+	FirstOpenAt time.Time
+	HolderID    int64
+	HolderName  string
+	TakenAt     *time.Time
+	// ClosedByName, ClosedAt and Note say who ended it, once ended.
+	ClosedByName string
+	ClosedAt     *time.Time
+	Note         string
+	// TaskID is the latest task the hand-offs named, else the
+	// conversation's newest; empty when it has none.
+	TaskID string
+	// DraftSent is the invocation the latest hand-off's draft became;
+	// DraftDiscarded is set when its holder set it aside.
+	DraftSent      string
+	DraftDiscarded bool
+}
+
+// Handoff reads the conversation hand-off id belongs to; a missing one is
+// not found.
+func (s *Service) Handoff(ctx context.Context, id int64) (HandoffDetail, error) {
+	conv, err := s.store.HandoffConversation(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return HandoffDetail{}, apperr.Wrap(err, apperr.NotFound, "No such hand-off.")
+	}
+	if err != nil {
+		return HandoffDetail{}, err
+	}
+	rows, err := s.store.ConversationLog(ctx, conv, handoffLogLimit)
+	if err != nil {
+		return HandoffDetail{}, err
+	}
+	d := HandoffDetail{ConversationID: conv, State: HandoffWaiting}
+	var latest *store.ConversationEntry
+	for i, r := range rows {
+		e := entryOf(r)
+		d.Entries = append(d.Entries, e)
+		d.AssistantID = r.AssistantID
+		if r.TaskID != nil {
+			d.TaskID = *r.TaskID
+		}
+		if r.Mode != "handed_off" {
+			continue
+		}
+		latest, d.Latest = &rows[i], e
+		if r.Outcome == nil && (d.FirstOpenAt.IsZero() || r.At.Before(d.FirstOpenAt)) {
+			d.FirstOpenAt = r.At
+		}
+		if r.Outcome == nil && r.TakenBy != nil && d.HolderID == 0 {
+			d.HolderID, d.HolderName, d.TakenAt = *r.TakenBy, deref(r.TakenByName), r.TakenAt
+		}
+	}
+	if latest == nil {
+		return HandoffDetail{}, apperr.New(apperr.NotFound, "No such hand-off.")
+	}
+	switch {
+	case latest.Outcome != nil:
+		d.State, d.ClosedByName, d.ClosedAt, d.Note = HandoffState(*latest.Outcome), deref(latest.ClosedByName), latest.ClosedAt, deref(latest.Note)
+		d.FirstOpenAt, d.HolderID, d.HolderName, d.TakenAt = latest.At, 0, deref(latest.TakenByName), latest.TakenAt
+	case d.HolderID != 0:
+		d.State = HandoffTaken
+	}
+	if d.TaskID == "" {
+		if d.TaskID, err = s.store.ConversationTask(ctx, conv); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return HandoffDetail{}, err
+		}
+	}
+	if d.TaskID != "" && len(d.Latest.WouldPropose) > 0 {
+		events, err := s.store.EventsForTask(ctx, d.TaskID)
+		if err != nil {
+			return HandoffDetail{}, err
+		}
+		for _, e := range events {
+			var data struct {
+				HandoffID int64 `json:"handoff_id"`
+			}
+			if (e.Action != "handoff.draft_sent" && e.Action != "handoff.draft_discarded") || json.Unmarshal(e.Data, &data) != nil || data.HandoffID != d.Latest.ID {
+				continue
+			}
+			if e.Action == "handoff.draft_discarded" {
+				d.DraftDiscarded = true
+			} else if e.InvocationID != nil {
+				d.DraftSent = *e.InvocationID
+			}
+		}
+	}
+	return d, nil
+}
+
+func entryOf(r store.ConversationEntry) ConversationEntry {
+	e := ConversationEntry{ID: r.ID, Intent: r.Intent, Mode: r.Mode, At: r.At, TaskID: deref(r.TaskID)}
+	var data struct {
+		Summary      string          `json:"summary"`
+		Facts        json.RawMessage `json:"facts"`
+		WouldPropose json.RawMessage `json:"would_propose"`
+	}
+	_ = json.Unmarshal(r.Data, &data)
+	e.Summary, e.Facts, e.WouldPropose = data.Summary, data.Facts, data.WouldPropose
+	if string(e.WouldPropose) == "null" {
+		e.WouldPropose = nil
+	}
+	return e
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}

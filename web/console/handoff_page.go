@@ -1,0 +1,255 @@
+package console
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"countersign/internal/apperr"
+	"countersign/internal/controlplane"
+	"countersign/internal/lists"
+	"countersign/views"
+	"countersign/web/kit"
+)
+
+// handoffCustomerRequests is how many of the customer's latest requests the
+// hand-off page names.
+const handoffCustomerRequests = 5
+
+func handoffURL(id int64) string { return "/handoffs/" + strconv.FormatInt(id, 10) }
+
+func handoffID(c echo.Context) (int64, error) {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, apperr.New(apperr.NotFound, "No such hand-off.")
+	}
+	return id, nil
+}
+
+// handleHandoff answers GET /handoffs/:id: one conversation handed to a
+// person — what the assistant reported, in order; who the customer is;
+// where the hand-off stands (waiting against its target, taken, resolved
+// or given back, by whom and when, with the note); the write the assistant
+// prepared, to send on through the normal route or discard; and the forms
+// to take, resolve and give back.
+func (h *Handler) handleHandoff(c echo.Context) error {
+	u, _ := kit.CurrentUser(c)
+	id, err := handoffID(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	d, err := h.cfg.Lists.Handoff(ctx, id)
+	if err != nil {
+		return err
+	}
+	now := h.Now()
+	open := d.State == lists.HandoffWaiting || d.State == lists.HandoffTaken
+	v := views.HandoffPageView{ID: id, ConversationID: d.ConversationID, Intent: intentWords(d.Latest.Intent),
+		Summary: d.Latest.Summary, Facts: factLines(d.Latest.Facts), Target: waitedFor(handoffTarget),
+		CanTake: d.State == lists.HandoffWaiting, CanClose: open && (d.HolderID == 0 || d.HolderID == u.ID)}
+	if v.Summary == "" {
+		v.Summary = noSummaryWords(d.Latest.Intent, "", v.Facts)
+	}
+	holder := d.HolderName
+	if d.HolderID == u.ID {
+		holder = "you"
+	}
+	switch d.State {
+	case lists.HandoffWaiting:
+		wait := now.Sub(d.FirstOpenAt)
+		v.State = views.StateBadgeView{Label: "Waiting for a person", Tone: "warn"}
+		v.StateWords = "Waiting " + waitedFor(wait) + ", since " + clock(d.FirstOpenAt) + "."
+		if wait > handoffTarget {
+			v.State.Tone, v.OverTarget = "bad", true
+			v.StateWords += " Over the " + waitedFor(handoffTarget) + " target: take it now."
+		}
+	case lists.HandoffTaken:
+		v.State = views.StateBadgeView{Label: "Taken", Tone: "info"}
+		v.StateWords = "Taken by " + holder + " at " + clockOf(d.TakenAt) + "; handed off at " + clock(d.FirstOpenAt) + "."
+		if d.HolderID != u.ID {
+			v.HeldBy = d.HolderName
+		}
+	case lists.HandoffResolved:
+		v.State = views.StateBadgeView{Label: "Resolved", Tone: "ok"}
+		v.StateWords = "Resolved by " + d.ClosedByName + " at " + clockOf(d.ClosedAt) + "."
+		v.Note = d.Note
+	case lists.HandoffGivenBack:
+		v.State = views.StateBadgeView{Label: "Given back to the assistant", Tone: "idle"}
+		v.StateWords = "Given back to the assistant by " + d.ClosedByName + " at " + clockOf(d.ClosedAt) + "."
+		v.Note = d.Note
+	}
+	for _, e := range d.Entries {
+		v.Entries = append(v.Entries, views.ConversationEntryView{At: e.At.UTC().Format("Jan 2 15:04 UTC"), What: modeWords(e.Mode),
+			Intent: intentWords(e.Intent), Summary: e.Summary, Current: e.ID == d.Latest.ID})
+	}
+	if err := h.handoffCustomer(ctx, &v, d); err != nil {
+		return err
+	}
+	if action, args := wouldPropose(d.Latest.WouldPropose, h.actionName); action != "" {
+		v.Draft = &views.HandoffDraftView{Action: action, Args: args, Discarded: d.DraftDiscarded,
+			CanSend: open && d.HolderID == u.ID && d.TaskID != "" && d.DraftSent == "" && !d.DraftDiscarded}
+		if d.DraftSent != "" {
+			v.Draft.SentURL = "/tasks/" + url.PathEscape(d.TaskID) + "?inspect=" + url.QueryEscape(d.DraftSent)
+		}
+		switch {
+		case d.TaskID == "":
+			v.Draft.Why = "The assistant opened no task for this conversation, so there is no customer to act for: reply to the customer yourself."
+		case open && d.HolderID != u.ID && d.DraftSent == "" && !d.DraftDiscarded:
+			v.Draft.Why = "Take the conversation to send this on or discard it."
+		}
+	}
+	return kit.Render(c, http.StatusOK, views.HandoffPage(h.Page(c, "Hand-off: "+v.Intent), v))
+}
+
+// handoffCustomer fills in who the customer is: the task's customer, its
+// state, and their latest requests.
+func (h *Handler) handoffCustomer(ctx context.Context, v *views.HandoffPageView, d lists.HandoffDetail) error {
+	if d.TaskID == "" {
+		v.Customer = "No customer named: the assistant opened no task for this conversation."
+		return nil
+	}
+	task, err := h.cfg.Control.Task(ctx, d.TaskID)
+	if err != nil {
+		return err
+	}
+	v.Customer, v.TaskID, v.TaskState = task.CustomerRef, task.ID, taskBadge(task.State)
+	v.TaskWords = fmt.Sprintf("%d of %d writes used; expires %s.", task.WritesUsed, task.WriteBudget, task.ExpiresAt.UTC().Format("Jan 2 15:04 UTC"))
+	invs, err := h.cfg.Lists.CustomerInvocations(ctx, task.CustomerRef, handoffCustomerRequests)
+	if err != nil {
+		return err
+	}
+	sort.SliceStable(invs, func(i, j int) bool { return invs[i].CreatedAt.After(invs[j].CreatedAt) })
+	for _, inv := range invs {
+		title := inv.Quote.Title
+		if title == "" {
+			title = h.actionName(inv.Action)
+		}
+		v.CustomerRequests = append(v.CustomerRequests, views.WaitingItem{Title: title + " — " + inv.State.Label(),
+			Since: inv.CreatedAt.UTC().Format("Jan 2 15:04 UTC"), Href: "/tasks/" + url.PathEscape(inv.TaskID) + "?inspect=" + url.QueryEscape(inv.ID)})
+	}
+	return nil
+}
+
+// handleHandoffResolve answers POST /handoffs/:id/resolve: the person
+// dealt with the customer; the note is recorded and told to the assistant.
+func (h *Handler) handleHandoffResolve(c echo.Context) error {
+	return h.closeHandoff(c, controlplane.HandoffResolved, "Resolved. The assistant is told, with your note.")
+}
+
+// handleHandoffGiveBack answers POST /handoffs/:id/give-back: the
+// conversation goes back to the assistant with the person's note.
+func (h *Handler) handleHandoffGiveBack(c echo.Context) error {
+	return h.closeHandoff(c, controlplane.HandoffGivenBack, "Given back to the assistant, with your note.")
+}
+
+func (h *Handler) closeHandoff(c echo.Context, outcome controlplane.HandoffOutcome, done string) error {
+	u, _ := kit.CurrentUser(c)
+	id, err := handoffID(c)
+	if err != nil {
+		return err
+	}
+	err = h.cfg.Control.CloseHandoff(c.Request().Context(), actorOf(u), id, outcome, c.FormValue("note"))
+	return h.afterHandoffChange(c, id, err, done)
+}
+
+// handleHandoffDraftSend answers POST /handoffs/:id/draft/send: the
+// assistant's prepared write becomes the person's own proposal on the
+// conversation's task, quoted by the system and routed by its policy.
+func (h *Handler) handleHandoffDraftSend(c echo.Context) error {
+	u, _ := kit.CurrentUser(c)
+	id, err := handoffID(c)
+	if err != nil {
+		return err
+	}
+	inv, err := h.cfg.Control.SendHandoffDraft(c.Request().Context(), actorOf(u), id)
+	if err != nil {
+		return h.afterHandoffChange(c, id, err, "")
+	}
+	msg := "Sent on: " + inv.Quote.Title + ". It is " + strings.ToLower(inv.State.Label()) + "."
+	switch inv.State {
+	case controlplane.AwaitingConfirmation:
+		msg += " The customer confirms it on their own page before anything changes."
+	case controlplane.AwaitingApproval:
+		msg += " Another person approves it in the queue before anything changes."
+	}
+	if inv.Deduplicated {
+		msg = "The same request was already made in this conversation: nothing new was sent. It is " + strings.ToLower(inv.State.Label()) + "."
+	}
+	kit.SetFlash(c, msg, false)
+	return kit.SeeOther(c, handoffURL(id))
+}
+
+// handleHandoffDraftDiscard answers POST /handoffs/:id/draft/discard: the
+// prepared write is set aside; nothing is proposed.
+func (h *Handler) handleHandoffDraftDiscard(c echo.Context) error {
+	u, _ := kit.CurrentUser(c)
+	id, err := handoffID(c)
+	if err != nil {
+		return err
+	}
+	err = h.cfg.Control.DiscardHandoffDraft(c.Request().Context(), actorOf(u), id)
+	return h.afterHandoffChange(c, id, err, "Draft discarded. Nothing was proposed.")
+}
+
+// afterHandoffChange goes back to the hand-off's page, saying what
+// happened: a refusal the person can act on (a note to write, someone
+// first, a state that moved on, the system's own answer) is shown there
+// in words; anything else is the error page.
+func (h *Handler) afterHandoffChange(c echo.Context, id int64, err error, done string) error {
+	if err == nil {
+		kit.SetFlash(c, done, false)
+		return kit.SeeOther(c, handoffURL(id))
+	}
+	e, ok := apperr.As(err)
+	if !ok || e.Kind == apperr.NotFound || e.Kind == apperr.Internal {
+		return err
+	}
+	msg := e.Message
+	for _, f := range sortedKeys(e.Fields) {
+		msg += " " + e.Fields[f]
+	}
+	if e.Hint != "" {
+		msg += " " + e.Hint
+	}
+	kit.SetFlash(c, msg, true)
+	return kit.SeeOther(c, handoffURL(id))
+}
+
+// clockOf says the time of a moment that may be missing.
+func clockOf(t *time.Time) string {
+	if t == nil {
+		return "an unrecorded time"
+	}
+	return clock(*t)
+}
+
+// modeWords says what the assistant did with a request.
+func modeWords(mode string) string {
+	switch mode {
+	case "answered":
+		return "Answered"
+	case "read_and_answered":
+		return "Looked it up and answered"
+	case "linked":
+		return "Sent a link"
+	case "clarified":
+		return "Asked the customer to clarify"
+	case "proposed":
+		return "Proposed a write"
+	case "executed":
+		return "Carried out a write"
+	case "handed_off":
+		return "Handed the conversation to a person"
+	case "resolved":
+		return "Reported the conversation resolved"
+	}
+	return humanize(mode)
+}
