@@ -123,3 +123,63 @@ func TestConcurrentHandoffsAndOtherWritesOfOneTask(t *testing.T) {
 		t.Errorf("%d proposals landed, want 4", got)
 	}
 }
+
+// TestHandoffMadeWhileItsConversationIsTakenWaits: a person takes the
+// conversation's hand-off (the assignment's recount holds the task, then
+// the queue refresh wants the conversation's lock) while the assistant
+// hands off again. The new hand-off waits for the task before it takes the
+// conversation's lock, so the take finishes and then the hand-off; when it
+// took the conversation first, each waited for the other.
+func TestHandoffMadeWhileItsConversationIsTakenWaits(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	task := b.task([]string{"issue_refund"}, 5, 1, 60)
+	first := b.handOff(task, map[string]any{"summary": "First."})
+	take, err := b.store.Pool().Begin(b.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = take.Rollback(b.ctx) }()
+	if _, err := take.Exec(b.ctx, `INSERT INTO handoff_assignments (conversation_event_id, user_id, taken_at) VALUES ($1, $2, now())`,
+		first, b.agent.UserID); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := b.store.Pool().Acquire(b.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	var pid uint32
+	if err := conn.QueryRow(b.ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := conn.Exec(b.ctx, `INSERT INTO conversation_events (conversation_id, assistant_id, task_id, intent, mode, at, data)
+			VALUES ($1, 'asst_test', $2, 'transactional_high', 'handed_off', now(), '{"summary": "Again."}')`, task.ConversationID, task.ID)
+		done <- err
+	}()
+	for waiting := false; !waiting; {
+		if err := b.store.Pool().QueryRow(b.ctx, `SELECT coalesce(wait_event_type = 'Lock', false) FROM pg_stat_activity WHERE pid = $1`,
+			pid).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the hand-off ended (%v) while the take held its task", err)
+		default:
+		}
+	}
+	if _, err := take.Exec(b.ctx, `SELECT handoff_queue_refresh(ARRAY[$1::text])`, task.ConversationID); err != nil {
+		t.Fatalf("the take's queue refresh: %v\n%s", err, detail(err))
+	}
+	if err := take.Commit(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("the hand-off: %v\n%s", err, detail(err))
+	}
+	if got := b.countRows(`SELECT handoffs_waiting FROM tasks WHERE id = $1`, task.ID); got != 1 {
+		t.Errorf("the task counts %d hand-offs waiting, want the new one", got)
+	}
+}
