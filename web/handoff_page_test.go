@@ -101,8 +101,7 @@ func TestHandoffTakeLandsOnItsPageAndResolvingTellsTheAssistant(t *testing.T) {
 	if res := c.post(handoffPath(id, "resolve"), url.Values{"note": {"Refunded."}}); res.StatusCode != http.StatusForbidden {
 		t.Errorf("resolve without the CSRF token: %d, want 403", res.StatusCode)
 	}
-	c.post(handoffPath(id, "resolve"), url.Values{"_csrf": {tok}, "note": {" "}})
-	if got := c.get(handoffPath(id, "")).doc(t).Find(`[data-testid="flash"]`).Text(); !strings.Contains(got, "Say what you did") {
+	if got := c.post(handoffPath(id, "resolve"), url.Values{"_csrf": {tok}, "note": {" "}}).doc(t).Find(`[data-testid="error-summary"]`).Text(); !strings.Contains(got, "Say what you did") {
 		t.Errorf("resolving without a note says %q, want what to write", got)
 	}
 	if res := c.post(handoffPath(id, "resolve"), url.Values{"_csrf": {tok}, "note": {"Refunded $7.00 by phone."}}); res.StatusCode != http.StatusSeeOther {
@@ -118,8 +117,7 @@ func TestHandoffTakeLandsOnItsPageAndResolvingTellsTheAssistant(t *testing.T) {
 
 	m := b.client(t)
 	m.mustSignIn(manager)
-	m.post(handoffPath(id, "resolve"), url.Values{"_csrf": {m.csrf("/handoffs")}, "note": {"Me too."}})
-	if got := m.get(handoffPath(id, "")).doc(t).Find(`[data-testid="flash"]`).Text(); !strings.Contains(got, "over already") {
+	if got := m.post(handoffPath(id, "resolve"), url.Values{"_csrf": {m.csrf("/handoffs")}, "note": {"Me too."}}).doc(t).Find(`[data-testid="error-summary"]`).Text(); !strings.Contains(got, "over already") {
 		t.Errorf("the second person to resolve is told %q, want that it is over already", got)
 	}
 	if n, err := b.store.CountEvents(ctx, "handoff.resolved", nil); err != nil || n != 1 {

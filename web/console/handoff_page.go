@@ -40,15 +40,28 @@ func handoffID(c echo.Context) (int64, error) {
 // prepared, to send on through the normal route or discard; and the forms
 // to take, resolve and give back.
 func (h *Handler) handleHandoff(c echo.Context) error {
-	u, _ := kit.CurrentUser(c)
 	id, err := handoffID(c)
 	if err != nil {
 		return err
 	}
+	v, err := h.handoffView(c, id)
+	if err != nil {
+		return err
+	}
+	return h.renderHandoff(c, http.StatusOK, v)
+}
+
+func (h *Handler) renderHandoff(c echo.Context, status int, v views.HandoffPageView) error {
+	return kit.Render(c, status, views.HandoffPage(h.Page(c, "Hand-off: "+v.Intent), v))
+}
+
+// handoffView reads the hand-off's page as the signed-in person sees it.
+func (h *Handler) handoffView(c echo.Context, id int64) (views.HandoffPageView, error) {
+	u, _ := kit.CurrentUser(c)
 	ctx := c.Request().Context()
 	d, err := h.cfg.Lists.Handoff(ctx, id)
 	if err != nil {
-		return err
+		return views.HandoffPageView{}, err
 	}
 	now := h.Now()
 	open := d.State == lists.HandoffWaiting || d.State == lists.HandoffTaken
@@ -91,7 +104,7 @@ func (h *Handler) handleHandoff(c echo.Context) error {
 			Intent: intentWords(e.Intent), Summary: e.Summary, Current: e.ID == d.Latest.ID})
 	}
 	if err := h.handoffCustomer(ctx, &v, d); err != nil {
-		return err
+		return views.HandoffPageView{}, err
 	}
 	if action, args := wouldPropose(d.Latest.WouldPropose, h.actionName); action != "" {
 		v.Draft = &views.HandoffDraftView{Action: action, Args: args, Discarded: d.DraftDiscarded,
@@ -106,7 +119,7 @@ func (h *Handler) handleHandoff(c echo.Context) error {
 			v.Draft.Why = "Take the conversation to send this on or discard it."
 		}
 	}
-	return kit.Render(c, http.StatusOK, views.HandoffPage(h.Page(c, "Hand-off: "+v.Intent), v))
+	return v, nil
 }
 
 // handoffCustomer fills in who the customer is: the task's customer, its
@@ -156,8 +169,45 @@ func (h *Handler) closeHandoff(c echo.Context, outcome controlplane.HandoffOutco
 	if err != nil {
 		return err
 	}
-	err = h.cfg.Control.CloseHandoff(c.Request().Context(), actorOf(u), id, outcome, c.FormValue("note"))
-	return h.afterHandoffChange(c, id, err, done)
+	note := c.FormValue("note")
+	err = h.cfg.Control.CloseHandoff(c.Request().Context(), actorOf(u), id, outcome, note)
+	field := "resolve-note"
+	if outcome == controlplane.HandoffGivenBack {
+		field = "give-back-note"
+	}
+	return h.refuseHandoffForm(c, id, err, done, field, note)
+}
+
+// refuseHandoffForm is afterHandoffChange for a form with text a person
+// typed (a note, a reason): a missing or refused value, or someone first,
+// re-renders the page (422) with the problem in its error summary and the
+// text kept — in its field while the form is still offered, else shown to
+// copy — instead of losing it in a redirect.
+func (h *Handler) refuseHandoffForm(c echo.Context, id int64, err error, done, field, typed string) error {
+	e, ok := apperr.As(err)
+	if err == nil || !ok || (e.Kind != apperr.Invalid && e.Kind != apperr.Conflict && e.Kind != apperr.IllegalTransition) {
+		return h.afterHandoffChange(c, id, err, done)
+	}
+	v, verr := h.handoffView(c, id)
+	if verr != nil {
+		return verr
+	}
+	msg := e.Message
+	if len(e.Fields) > 0 {
+		msg = ""
+		for _, f := range sortedKeys(e.Fields) {
+			msg = strings.TrimSpace(msg + " " + e.Fields[f])
+		}
+	} else if e.Hint != "" {
+		msg += " " + e.Hint
+	}
+	if !v.Offers(field) {
+		field = "kept-text"
+		v.KeptText = typed
+	}
+	v.Errors = views.FieldErrors{field: msg}
+	v.Typed = map[string]string{field: typed}
+	return h.renderHandoff(c, http.StatusUnprocessableEntity, v)
 }
 
 // handleHandoffDraftSend answers POST /handoffs/:id/draft/send: the
