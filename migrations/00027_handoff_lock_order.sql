@@ -59,7 +59,24 @@ END
 $$;
 -- +goose StatementEnd
 
+-- A manager takes over a conversation another person holds (who is away,
+-- say), with a reason: one row per take-over, the record the hand-off page
+-- and GET /api/v1/conversations/{id} read (who from whom, when, why);
+-- handoff_assignments then names the new holder. handoff_id is the newest
+-- open hand-off when it was taken over, which ties it to that round.
+CREATE TABLE handoff_takeovers (
+    id              bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    conversation_id text        NOT NULL,
+    handoff_id      bigint      NOT NULL REFERENCES conversation_events (id),
+    from_user_id    bigint      NOT NULL REFERENCES users (id),
+    to_user_id      bigint      NOT NULL REFERENCES users (id),
+    reason          text        NOT NULL,
+    at              timestamptz NOT NULL
+);
+CREATE INDEX handoff_takeovers_conversation ON handoff_takeovers (conversation_id, at);
+
 -- +goose Down
+DROP TABLE handoff_takeovers;
 -- +goose StatementBegin
 CREATE OR REPLACE FUNCTION conversation_events_handoffs_open() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE

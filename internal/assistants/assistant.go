@@ -47,6 +47,7 @@ type Store interface {
 	InsertConversationEvent(ctx context.Context, e store.ConversationEvent) (store.ConversationEvent, error)
 	ConversationOwner(ctx context.Context, id string) (string, error)
 	ConversationLog(ctx context.Context, conversationID string, limit int) ([]store.ConversationEntry, error)
+	HandoffTakeovers(ctx context.Context, conversationID string) ([]store.HandoffTakeover, error)
 }
 
 // Service manages assistants and their keys and answers for them.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"countersign/internal/apperr"
+	"countersign/internal/controlplane"
 	"countersign/store"
 )
 
@@ -32,6 +33,9 @@ type HandoffStatus struct {
 	ClosedAt    *time.Time `json:"closed_at"`
 	By          string     `json:"by"`
 	Note        string     `json:"note"`
+	// TakenOver is set once a manager took the conversation over from the
+	// person holding it (By is then the manager): from whom, when, why.
+	TakenOver *controlplane.Takeover `json:"taken_over,omitempty"`
 }
 
 // Conversation reads one of the assistant's conversations. Another
@@ -52,6 +56,7 @@ func (s *Service) Conversation(ctx context.Context, a Assistant, id string) (Con
 	var holder *store.ConversationEntry
 	var start time.Time
 	var closedAt *time.Time // of the round before r
+	round := map[int64]bool{}
 	for i, r := range rows {
 		if r.Mode != string(ModeHandedOff) {
 			continue
@@ -59,8 +64,9 @@ func (s *Service) Conversation(ctx context.Context, a Assistant, id string) (Con
 		// A round of hand-offs starts with the first after the previous
 		// round was closed (the events one closing closed share its time).
 		if out.Handoff == nil || (closedAt != nil && (r.ClosedAt == nil || !r.ClosedAt.Equal(*closedAt))) {
-			start = r.At
+			start, round = r.At, map[int64]bool{}
 		}
+		round[r.ID] = true
 		closedAt = r.ClosedAt
 		out.Handoff = &HandoffStatus{ID: r.ID, State: "waiting", HandedOffAt: start}
 		if r.Outcome == nil && r.TakenBy != nil && holder == nil {
@@ -74,6 +80,18 @@ func (s *Service) Conversation(ctx context.Context, a Assistant, id string) (Con
 	}
 	if h := out.Handoff; h != nil && h.State == "waiting" && holder != nil {
 		h.State, h.TakenAt, h.By = "taken", holder.TakenAt, deref(holder.TakenByName)
+	}
+	if out.Handoff != nil && out.Handoff.State != "waiting" {
+		overs, err := s.store.HandoffTakeovers(ctx, id)
+		if err != nil {
+			return Conversation{}, err
+		}
+		for _, t := range overs {
+			if round[t.HandoffID] {
+				over := controlplane.TakeoverOf(t)
+				out.Handoff.TakenOver = &over
+			}
+		}
 	}
 	return out, nil
 }

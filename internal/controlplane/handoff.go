@@ -94,9 +94,18 @@ func (s *Service) CloseHandoff(ctx context.Context, actor Actor, id int64, outco
 				Message: "This conversation's hand-off is over already: someone resolved it or gave it back. Nothing was changed.",
 				Hint:    "Read the page again to see who and when."}
 		}
+		over, overErr := tx.OpenTakeover(ctx, h.ConversationID)
+		if overErr != nil && !errors.Is(overErr, store.ErrNotFound) {
+			return overErr
+		}
+		takenOver := overErr == nil
 		if h.HolderID != nil && *h.HolderID != actor.UserID {
+			took := " took this conversation"
+			if takenOver && over.FromID == actor.UserID {
+				took = " took this conversation over from you"
+			}
 			return &apperr.Error{Kind: apperr.Conflict, Code: "handoff_taken",
-				Message: h.HolderName + " took this conversation; only they can resolve it or give it back. Nothing was changed."}
+				Message: h.HolderName + took + "; only they can resolve it or give it back. Nothing was changed."}
 		}
 		now := s.now()
 		if _, err := tx.AssignHandoffs(ctx, h.ConversationID, actor.UserID, now); err != nil {
@@ -112,9 +121,13 @@ func (s *Service) CloseHandoff(ctx context.Context, actor Actor, id int64, outco
 		}
 		// The event holds the hand-off as it was when it ended: the
 		// assistant's webhook body is made from it.
-		return s.record(ctx, tx, actor, "handoff."+string(outcome), deref(h.TaskID), "", map[string]any{"handoff_id": id,
+		data := map[string]any{"handoff_id": id,
 			"conversation_id": h.ConversationID, "assistant_id": h.AssistantID, "outcome": string(outcome), "note": note, "handoffs": n,
-			"handed_off_at": h.FirstOpenAt, "taken_at": takenAt, "latest_handoff_id": *h.LatestID})
+			"handed_off_at": h.FirstOpenAt, "taken_at": takenAt, "latest_handoff_id": *h.LatestID}
+		if takenOver {
+			data["taken_over"] = TakeoverOf(over)
+		}
+		return s.record(ctx, tx, actor, "handoff."+string(outcome), deref(h.TaskID), "", data)
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return apperr.Wrap(err, apperr.NotFound, "No such hand-off.")

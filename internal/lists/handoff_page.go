@@ -66,6 +66,9 @@ type HandoffDetail struct {
 	// DraftDiscarded is set when its holder set it aside.
 	DraftSent      string
 	DraftDiscarded bool
+	// TakenOver is the latest take-over of the hand-offs this state is
+	// about (a manager took them from their holder); nil when none.
+	TakenOver *store.HandoffTakeover
 }
 
 // Handoff reads the conversation hand-off id belongs to; a missing one is
@@ -112,6 +115,11 @@ func (s *Service) Handoff(ctx context.Context, id int64) (HandoffDetail, error) 
 	case d.HolderID != 0:
 		d.State = HandoffTaken
 	}
+	if d.State != HandoffWaiting {
+		if d.TakenOver, err = s.takenOver(ctx, conv, rows, latest); err != nil {
+			return HandoffDetail{}, err
+		}
+	}
 	if d.TaskID == "" {
 		if d.TaskID, err = s.store.ConversationTask(ctx, conv); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return HandoffDetail{}, err
@@ -137,6 +145,29 @@ func (s *Service) Handoff(ctx context.Context, id int64) (HandoffDetail, error) 
 		}
 	}
 	return d, nil
+}
+
+// takenOver finds the latest take-over of the hand-offs latest's state is
+// about: the open ones, or those its closing closed.
+func (s *Service) takenOver(ctx context.Context, conv string, rows []store.ConversationEntry, latest *store.ConversationEntry) (*store.HandoffTakeover, error) {
+	overs, err := s.store.HandoffTakeovers(ctx, conv)
+	if err != nil || len(overs) == 0 {
+		return nil, err
+	}
+	round := map[int64]bool{}
+	for _, r := range rows {
+		if r.Mode == "handed_off" && ((latest.Outcome == nil && r.Outcome == nil) ||
+			(latest.ClosedAt != nil && r.ClosedAt != nil && r.ClosedAt.Equal(*latest.ClosedAt))) {
+			round[r.ID] = true
+		}
+	}
+	var out *store.HandoffTakeover
+	for i, t := range overs {
+		if round[t.HandoffID] {
+			out = &overs[i]
+		}
+	}
+	return out, nil
 }
 
 func entryOf(r store.ConversationEntry) ConversationEntry {

@@ -170,6 +170,9 @@ func handoffConversation(e store.WebhookEvent) (json.RawMessage, error) {
 		ActorName      string     `json:"actor_name"`
 		HandedOffAt    time.Time  `json:"handed_off_at"`
 		TakenAt        *time.Time `json:"taken_at"`
+		// TakenOver is a manager's take-over of the round, as the API
+		// shows it (controlplane.Takeover).
+		TakenOver json.RawMessage `json:"taken_over"`
 	}
 	if err := json.Unmarshal(e.Data, &d); err != nil || d.ConversationID == "" {
 		return nil, fmt.Errorf("webhooks: hand-off event %d names no conversation: %v", e.EventID, err)
@@ -178,9 +181,12 @@ func handoffConversation(e store.WebhookEvent) (json.RawMessage, error) {
 	if d.TakenAt == nil {
 		d.TakenAt = &at
 	}
-	return json.Marshal(map[string]any{"conversation_id": d.ConversationID, "handoff": map[string]any{
-		"id": d.HandoffID, "state": d.Outcome, "handed_off_at": d.HandedOffAt.UTC(), "taken_at": d.TakenAt.UTC(), "closed_at": at,
-		"by": d.ActorName, "note": d.Note}})
+	h := map[string]any{"id": d.HandoffID, "state": d.Outcome, "handed_off_at": d.HandedOffAt.UTC(), "taken_at": d.TakenAt.UTC(),
+		"closed_at": at, "by": d.ActorName, "note": d.Note}
+	if len(d.TakenOver) > 0 && string(d.TakenOver) != "null" {
+		h["taken_over"] = d.TakenOver
+	}
+	return json.Marshal(map[string]any{"conversation_id": d.ConversationID, "handoff": h})
 }
 
 func (w *Worker) renderJSON(ctx context.Context, invocationID string) (json.RawMessage, error) {

@@ -161,7 +161,7 @@ func apiSchemas() map[string]any {
 		"ConversationEvent":         conversationEventSchema(intents, modes, false),
 		"RecordedConversationEvent": conversationEventSchema(intents, modes, true),
 		"Conversation": obj([]string{"conversation_id", "handoff"}, map[string]any{"conversation_id": str,
-			"handoff": nullable(withDesc(handoffStatusSchema(), "the latest hand-off; null when the conversation never handed off"))}),
+			"handoff": withDesc(nullable(ref("HandoffStatus")), "the latest hand-off; null when the conversation never handed off")}),
 		"HandoffStatus": handoffStatusSchema(),
 	}
 }
@@ -175,7 +175,11 @@ func handoffStatusSchema() map[string]any {
 		"state":         enum("waiting", "taken", "resolved", "given_back"),
 		"handed_off_at": when, "taken_at": nullable(when), "closed_at": nullable(withDesc(when, "when it was resolved or given back")),
 		"by":   withDesc(str, "the person who took it, or who resolved it or gave it back; empty while waiting"),
-		"note": withDesc(str, "resolved or given_back: the person's note to the assistant (what they did, what to do next)")})
+		"note": withDesc(str, "resolved or given_back: the person's note to the assistant (what they did, what to do next)"),
+		"taken_over": withDesc(obj([]string{"from", "by", "at", "reason"}, map[string]any{
+			"from": withDesc(str, "the person who held it"), "by": withDesc(str, "the manager who took it over"),
+			"at": when, "reason": withDesc(str, "why the manager took it over")}),
+			"present once a manager took the conversation over from the person holding it (by is then the manager)")})
 }
 
 // conversationEventSchema is the body of POST /conversations/{id}/events,

@@ -115,6 +115,7 @@ func (h *Handler) Routes() []kit.Route {
 		get("/handoffs", h.handleHandoffs, staff),
 		get("/handoffs/:id", h.handleHandoff, staff),
 		post("/handoffs/:id/take", h.handleHandoffTake, staff),
+		post("/handoffs/:id/take-over", h.handleHandoffTakeOver, managers),
 		post("/handoffs/:id/resolve", h.handleHandoffResolve, staff),
 		post("/handoffs/:id/give-back", h.handleHandoffGiveBack, staff),
 		post("/handoffs/:id/draft/send", h.handleHandoffDraftSend, staff),

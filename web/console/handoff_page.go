@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"countersign/internal/accounts"
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
 	"countersign/internal/lists"
@@ -89,6 +90,7 @@ func (h *Handler) handoffView(c echo.Context, id int64) (views.HandoffPageView, 
 		v.StateWords = "Taken by " + holder + " at " + clockOf(d.TakenAt) + "; handed off at " + clock(d.FirstOpenAt) + "."
 		if d.HolderID != u.ID {
 			v.HeldBy = d.HolderName
+			v.CanTakeOver = u.Role == accounts.Manager || u.Role == accounts.Admin
 		}
 	case lists.HandoffResolved:
 		v.State = views.StateBadgeView{Label: "Resolved", Tone: "ok"}
@@ -98,6 +100,9 @@ func (h *Handler) handoffView(c echo.Context, id int64) (views.HandoffPageView, 
 		v.State = views.StateBadgeView{Label: "Given back to the assistant", Tone: "idle"}
 		v.StateWords = "Given back to the assistant by " + d.ClosedByName + " at " + clockOf(d.ClosedAt) + "."
 		v.Note = d.Note
+	}
+	if t := d.TakenOver; t != nil {
+		v.TakenOver = t.ToName + " took it over from " + t.FromName + " at " + clock(t.At) + ": " + quoted(t.Reason)
 	}
 	for _, e := range d.Entries {
 		v.Entries = append(v.Entries, views.ConversationEntryView{At: e.At.UTC().Format("Jan 2 15:04 UTC"), What: modeWords(e.Mode),

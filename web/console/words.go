@@ -340,6 +340,8 @@ func eventSentence(e controlplane.Event, subject string) string {
 		return with("lifted the block on "+str("target_id"), str("reason"))
 	case "handoff.taken":
 		return "took the hand-off of the conversation."
+	case "handoff.taken_over":
+		return with("took the conversation over from "+str("from"), str("reason"))
 	case "dispatch.stopped_globally":
 		return "stopped all dispatch: no request gets a permit until it is resumed."
 	case "dispatch.resumed_globally":

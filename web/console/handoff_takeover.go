@@ -1,0 +1,24 @@
+package console
+
+import (
+	"github.com/labstack/echo/v4"
+
+	"countersign/web/kit"
+)
+
+// handleHandoffTakeOver answers POST /handoffs/:id/take-over (managers):
+// the manager takes the conversation over from the person holding it, with
+// a reason, recorded and shown on the page (controlplane.TakeOverHandoff).
+// A missing reason, or someone ending or taking it first, re-renders the
+// page with the reason kept.
+func (h *Handler) handleHandoffTakeOver(c echo.Context) error {
+	u, _ := kit.CurrentUser(c)
+	id, err := handoffID(c)
+	if err != nil {
+		return err
+	}
+	reason := c.FormValue("reason")
+	err = h.cfg.Control.TakeOverHandoff(c.Request().Context(), actorOf(u), id, reason)
+	return h.refuseHandoffForm(c, id, err, "You took the conversation over. It is yours now: resolve it or give it back to the assistant.",
+		"take-over-reason", reason)
+}

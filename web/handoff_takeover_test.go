@@ -1,0 +1,142 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"countersign/internal/accounts"
+	"countersign/internal/webhooks"
+)
+
+// TestAManagerTakesOverAConversationFromSomeoneAway: an agent took a
+// conversation and is away. Another agent may not take it over; a manager
+// may, with a reason (CSRF-checked, a missing reason re-rendered with the
+// summary), and the page, GET /api/v1/conversations/{id} and the outcome
+// webhook say who took it from whom, when and why. The old holder's
+// Resolve is then refused in words, their note kept; the manager's lands.
+func TestAManagerTakesOverAConversationFromSomeoneAway(t *testing.T) {
+	t.Parallel()
+	ab := setupAPI(t)
+	b := ab.testBundle
+	ctx := context.Background()
+	var mu sync.Mutex
+	var posts []webhooks.Payload
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var p webhooks.Payload
+		_ = json.Unmarshal(body, &p)
+		mu.Lock()
+		posts = append(posts, p)
+		mu.Unlock()
+	}))
+	t.Cleanup(recv.Close)
+	admin := b.users[accounts.Admin].ID
+	if _, _, err := webhooks.New(b.store, b.clock.Now, webhooks.Config{AllowPrivate: true}).Register(ctx, ab.a.ID, &admin, recv.URL+"/hook"); err != nil {
+		t.Fatal(err)
+	}
+	ho := ab.call(t, ab.key, http.MethodPost, "/api/v1/conversations/conv-away/events", map[string]any{"intent": "transactional_high",
+		"mode": "handed_off", "task_id": ab.taskID(), "summary": "Wants a refund for the cracked lamp."}).want(t, http.StatusCreated)
+	id := int64(ho.json["id"].(float64))
+	handoff := func() map[string]any {
+		t.Helper()
+		res := ab.call(t, ab.key, http.MethodGet, "/api/v1/conversations/conv-away", nil).want(t, http.StatusOK)
+		h, _ := res.json["handoff"].(map[string]any)
+		return h
+	}
+
+	holder, manager := b.users[accounts.Agent], b.users[accounts.Manager]
+	away := b.client(t)
+	away.mustSignIn(holder)
+	away.post(handoffPath(id, "take"), url.Values{"_csrf": {away.csrf("/handoffs")}})
+
+	agent := b.client(t)
+	agent.mustSignIn(b.createUser(t, accounts.Agent))
+	if n := agent.get(handoffPath(id, "")).doc(t).Find(`[data-testid="take-over-form"]`).Length(); n != 0 {
+		t.Errorf("another agent is offered a take-over")
+	}
+	if res := agent.post(handoffPath(id, "take-over"), url.Values{"_csrf": {agent.csrf("/handoffs")}, "reason": {"Mine now."}}); res.StatusCode != http.StatusForbidden {
+		t.Errorf("an agent takes over from another: %d, want 403", res.StatusCode)
+	}
+
+	m := b.client(t)
+	m.mustSignIn(manager)
+	page := m.get(handoffPath(id, "")).doc(t)
+	if page.Find(`[data-testid="take-over-form"] input[name="_csrf"]`).Length() != 1 {
+		t.Fatalf("the manager is not offered a take-over form with the CSRF token")
+	}
+	if res := m.post(handoffPath(id, "take-over"), url.Values{"reason": {"Away."}}); res.StatusCode != http.StatusForbidden {
+		t.Errorf("take-over without the CSRF token: %d, want 403", res.StatusCode)
+	}
+	tok := m.csrf("/handoffs")
+	res := m.post(handoffPath(id, "take-over"), url.Values{"_csrf": {tok}, "reason": {" "}})
+	if res.StatusCode != http.StatusUnprocessableEntity {
+		t.Fatalf("take-over without a reason: %d, want 422", res.StatusCode)
+	}
+	if ids := errorSummary(t, res.doc(t)); len(ids) != 1 || ids[0] != "take-over-reason" {
+		t.Errorf("the summary links to %v, want [take-over-reason]", ids)
+	}
+	const reason = "Sam is off today; the customer is waiting."
+	if res := m.post(handoffPath(id, "take-over"), url.Values{"_csrf": {tok}, "reason": {reason}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("take-over: %d %s", res.StatusCode, res.body)
+	}
+	page = m.get(handoffPath(id, "")).doc(t)
+	want := manager.Name + " took it over from " + holder.Name + " at "
+	if got := page.Find(`[data-testid="taken-over"]`).Text(); !strings.Contains(got, want) || !strings.Contains(got, reason) {
+		t.Errorf("the page says %q, want %q… and the reason", got, want)
+	}
+	if got := page.Find(`[data-testid="handoff-state-words"]`).Text(); !strings.Contains(got, "Taken by you") || page.Find(`[data-testid="resolve-form"]`).Length() != 1 {
+		t.Errorf("after the take-over the manager's page says %q, and offers Resolve: %v", got, page.Find(`[data-testid="resolve-form"]`).Length() == 1)
+	}
+	h := handoff()
+	over, _ := h["taken_over"].(map[string]any)
+	if h["state"] != "taken" || h["by"] != manager.Name || over["from"] != holder.Name || over["by"] != manager.Name || over["reason"] != reason || over["at"] == nil {
+		t.Errorf("the API says %v, want taken by %s, taken over from %s with the reason", h, manager.Name, holder.Name)
+	}
+
+	res = away.post(handoffPath(id, "resolve"), url.Values{"_csrf": {away.csrf("/handoffs")}, "note": {"Refunded by phone."}})
+	if res.StatusCode != http.StatusUnprocessableEntity {
+		t.Fatalf("the old holder resolves: %d, want 422", res.StatusCode)
+	}
+	doc := res.doc(t)
+	if got := doc.Find(`[data-testid="error-summary"]`).Text(); !strings.Contains(got, manager.Name+" took this conversation over from you") {
+		t.Errorf("the old holder is told %q", strings.Join(strings.Fields(got), " "))
+	}
+	if got := doc.Find(`#kept-text`).Text(); got != "Refunded by phone." {
+		t.Errorf("the old holder's note is not kept: %q", got)
+	}
+	if res := m.post(handoffPath(id, "resolve"), url.Values{"_csrf": {tok}, "note": {"Refunded $7.00 by phone."}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("the manager resolves: %d", res.StatusCode)
+	}
+	api := ab.call(t, ab.key, http.MethodGet, "/api/v1/conversations/conv-away", nil).want(t, http.StatusOK)
+	if h := api.json["handoff"].(map[string]any); h["state"] != "resolved" || h["taken_over"] == nil {
+		t.Errorf("once resolved the API says %v, want resolved with the take-over", h)
+	}
+	worker := webhooks.NewWorker(b.store, b.web.WebhookRender(b.srv.URL), webhooks.Config{AllowPrivate: true}, b.clock.Now, nil)
+	if _, err := worker.Enqueue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := worker.DeliverDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(posts) != 1 || posts[0].Event != "handoff.resolved" {
+		t.Fatalf("webhooks %+v, want one handoff.resolved", posts)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(posts[0].Conversation, &got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(api.json, got); diff != "" {
+		t.Errorf("the webhook's conversation differs from the API's (-api +webhook):\n%s", diff)
+	}
+}
