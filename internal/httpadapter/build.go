@@ -126,16 +126,16 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 	a.authorize = c.auth(d.Auth, cfg.Getenv)
 
 	if d.Principal.Path != "" {
-		a.principal = &principalLookup{path: c.template("/principal/path", d.Principal.Path), items: d.Principal.Items,
+		a.principal = &principalLookup{path: c.path("/principal/path", d.Principal.Path), items: d.Principal.Items,
 			match: c.expr("/principal/match", d.Principal.Match), contact: d.Principal.Contact}
 	}
 	for kind, o := range d.Objects {
 		ptr := "/objects/" + escapePointer(kind)
-		obj := &object{kind: kind, get: c.template(ptr+"/get", o.Get), items: o.Items, idPtr: o.ID, versionPtr: o.Version,
+		obj := &object{kind: kind, get: c.path(ptr+"/get", o.Get), items: o.Items, idPtr: o.ID, versionPtr: o.Version,
 			display: c.template(ptr+"/display", o.Display), owner: c.expr(ptr+"/owner", o.Owner),
 			terms: c.expr(ptr+"/terms", o.Terms), exact: c.expr(ptr+"/exact", o.Exact)}
 		if o.List != "" {
-			obj.list = c.template(ptr+"/list", o.List)
+			obj.list = c.path(ptr+"/list", o.List)
 		}
 		obj.paging = c.paging(ptr+"/paging", o.Paging)
 		if o.Paging != nil && o.List == "" {
@@ -188,7 +188,7 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 		case r.Account:
 			c.accountTool(ptr, r, rt, a.principal != nil)
 		default:
-			rt.path = c.template(ptr+"/path", r.Path)
+			rt.path = c.path(ptr+"/path", r.Path)
 			if templateUses(rt.path, "account") && a.principal == nil {
 				c.fail(ptr+"/path", "the path uses account, but the file has no principal lookup", `add "principal" saying how a customer's e-mail maps to their account`)
 			}
@@ -212,7 +212,7 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 	a.errs = c.errorMapping(d.Errors)
 	c.customerBrand(a, d)
 	if d.Effects != nil {
-		a.effects = &effectsLookup{path: c.template("/effects/path", d.Effects.Path), items: d.Effects.Items,
+		a.effects = &effectsLookup{path: c.path("/effects/path", d.Effects.Path), items: d.Effects.Items,
 			id: d.Effects.ID, at: d.Effects.At, kind: d.Effects.Kind, object: d.Effects.Object}
 		c.authoritative(a.effects, d.Effects)
 		c.effectAmount(a.effects, d.Effects)
@@ -337,7 +337,7 @@ func (c *compiler) action(ptr string, ad ActionDesc, objects map[string]*object,
 		}
 		act.data[k] = c.template(ptr+"/result/data/"+escapePointer(k), s)
 	}
-	act.verify = verifyTemplate{path: c.template(ptr+"/verify/path", ad.Verify.Path), items: ad.Verify.Items, fields: map[string]*expr{}}
+	act.verify = verifyTemplate{path: c.path(ptr+"/verify/path", ad.Verify.Path), items: ad.Verify.Items, fields: map[string]*expr{}}
 	for k, v := range ad.Verify.Fields {
 		act.verify.fields[k] = c.expr(ptr+"/verify/fields/"+escapePointer(k), v)
 	}
@@ -356,7 +356,7 @@ func (c *compiler) action(ptr string, ad ActionDesc, objects map[string]*object,
 }
 
 func (c *compiler) request(ptr string, r RequestDesc) *request {
-	return &request{method: r.Method, path: c.template(ptr+"/path", r.Path), body: c.body(ptr+"/body", r.Body), hasBody: r.Body != nil}
+	return &request{method: r.Method, path: c.path(ptr+"/path", r.Path), body: c.body(ptr+"/body", r.Body), hasBody: r.Body != nil}
 }
 
 func (c *compiler) errorMapping(m ErrorMapping) errorMap {

@@ -119,9 +119,36 @@ func TestFilterQuoteKeepsAnArgumentInsideItsLiteral(t *testing.T) {
 	if res := readTool(t, a, "find_wallet", attack); res.Count != 0 {
 		t.Errorf("find_wallet(%s) = %s: the argument widened the filter", attack, ids(t, res))
 	}
-	byHand := connectPB(t, pb, pbFile(t, `name={filter_quote(args.name)}`, `name=%22{args.name}%22`), false)
-	if res := readTool(t, byHand, "find_wallet", attack); !strings.Contains(ids(t, res), "w4") {
-		t.Errorf("quoted by hand, find_wallet(%s) = %s; the test's system should have been widened to w4", attack, ids(t, res))
+	// Quoted by hand, the same argument would widen the filter to w4: such
+	// a file does not load, and the error says to use filter_quote.
+	for _, q := range []string{`%22{args.name}%22`, `\"{args.name}\"`, `'{args.name}'`} {
+		_, err := httpadapter.Load("pocketbase.json", pbFile(t, `name={filter_quote(args.name)}`, `name=`+q),
+			httpadapter.Config{Getenv: func(string) string { return "http://127.0.0.1:1" }})
+		if err == nil || !strings.Contains(err.Error(), "/read_tools/1/path") || !strings.Contains(err.Error(), "filter_quote(args.name)") {
+			t.Errorf("an argument quoted by hand (%s) loaded: %v", q, err)
+		}
+	}
+}
+
+// TestFilterQuoteRefusesABackslash: PocketBase ends a literal at a quote
+// not preceded by a backslash and undoes only \", so a value with a
+// backslash cannot be quoted (`Main\` would leave the literal open): the
+// read is refused as invalid_arguments naming the argument, and nothing
+// is sent.
+func TestFilterQuoteRefusesABackslash(t *testing.T) {
+	pb := startPocketBase(t)
+	a := connectPB(t, pb, pbFile(t), false)
+	for _, arg := range []string{`{"name": "Main\\"}`, `{"name": "a\\\" || id != \""}`} {
+		_, err := a.Read(context.Background(), ada, "find_wallet", json.RawMessage(arg))
+		ae, _ := adapter.AsError(err)
+		if ae == nil || ae.Code != adapter.CodeInvalidArguments || ae.Fields["name"] == "" || !strings.Contains(ae.Message, "backslash") {
+			t.Errorf("find_wallet(%s) = %+v, want invalid_arguments naming name", arg, err)
+		}
+	}
+	for _, p := range pb.requested() {
+		if strings.Contains(p, "wallets") && strings.Contains(p, "name") {
+			t.Errorf("the system was asked for %s", p)
+		}
 	}
 }
 
