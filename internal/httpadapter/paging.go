@@ -145,14 +145,39 @@ func (a *Adapter) nextPage(p *paging, path string, page int, answer any, header 
 		}
 		// Only a page of the system itself is read: the request carries
 		// the system's secret.
-		rest, ok := strings.CutPrefix(next, a.base)
-		if !ok || !strings.HasPrefix(rest, "/") {
+		rest, ok := a.underBase(path, next)
+		if !ok {
 			a.log.Warn("httpadapter: a Link to a next page outside the system's base URL is not followed", "system", a.name, "link", next)
 			return "", true
 		}
 		return rest, true
 	}
 	return "", p.hasMore != ""
+}
+
+// underBase resolves a Link's target against the request it came with
+// (path, under the base URL) and returns its path under the base URL; a
+// target elsewhere, or with a dot segment in its path (which a server
+// may resolve to outside the base), is not.
+func (a *Adapter) underBase(path, link string) (string, bool) {
+	ref, err := url.Parse(link)
+	if err != nil {
+		return "", false
+	}
+	for _, seg := range strings.Split(strings.ToLower(ref.EscapedPath()), "/") {
+		if seg != "" && strings.Trim(strings.ReplaceAll(seg, "%2e", "."), ".") == "" {
+			return "", false
+		}
+	}
+	req, err := url.Parse(a.base + path)
+	if err != nil {
+		return "", false
+	}
+	rest, ok := strings.CutPrefix(req.ResolveReference(ref).String(), a.base)
+	if !ok || !strings.HasPrefix(rest, "/") {
+		return "", false
+	}
+	return rest, true
 }
 
 // withQuery sets the query parameter name of path to value.
