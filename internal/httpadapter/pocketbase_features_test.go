@@ -223,9 +223,40 @@ func TestVerifyExpectComparesBeforeAndAfter(t *testing.T) {
 		httpadapter.Config{Getenv: func(string) string { return "http://127.0.0.1:1" }}); err == nil {
 		t.Error("an expect reading before as a whole loaded")
 	}
+	if _, err := httpadapter.Load("pocketbase.json", pbFile(t, `"expect": "after.balance_cents == before.balance_cents - args.amount_cents"`, `"expect": "before.balance_cents >= args.amount_cents"`),
+		httpadapter.Config{Getenv: func(string) string { return "http://127.0.0.1:1" }}); err == nil || !strings.Contains(err.Error(), "expect never reads after") {
+		t.Errorf("an expect that never reads after loaded: %v", err)
+	}
 	if _, err := httpadapter.Load("pocketbase.json", pbFile(t, `- args.amount_cents"`, `- args.amuont_cents"`),
 		httpadapter.Config{Getenv: func(string) string { return "http://127.0.0.1:1" }}); err == nil || !strings.Contains(err.Error(), "did you mean args.amount_cents") {
 		t.Errorf("an expect with a misspelled argument: %v", err)
+	}
+}
+
+// TestAStaleBasisIsRefused: when the balance verify.expect compares with
+// changed after the preview (the record's version did not), the write is
+// refused as target_changed and nothing is sent.
+func TestAStaleBasisIsRefused(t *testing.T) {
+	pb := startPocketBase(t)
+	a := connectPB(t, pb, pbFile(t), true)
+	args := json.RawMessage(`{"wallet_id": "w1", "amount_cents": 100}`)
+	q, err := a.DryRun(context.Background(), ada, "withdraw", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb.mu.Lock()
+	for _, w := range pb.cols["wallets"] {
+		if w["id"] == "w1" {
+			w["balance_cents"] = 4000
+		}
+	}
+	pb.mu.Unlock()
+	_, err = a.Execute(context.Background(), ada, adapter.Call{Action: "withdraw", Args: args, IdempotencyKey: "k-stale", Quote: q})
+	if ae, _ := adapter.AsError(err); ae == nil || ae.Code != adapter.CodeStaleTarget {
+		t.Errorf("Execute over a changed balance = %v, want %s", err, adapter.CodeStaleTarget)
+	}
+	if n := pb.withdrawals(""); n != 0 {
+		t.Errorf("%d withdrawals were sent", n)
 	}
 }
 

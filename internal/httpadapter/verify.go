@@ -361,4 +361,10 @@ func (c *compiler) verifyExpect(ptr, src string, v *verifyTemplate) {
 	if exprUses(v.expect.tree, "before") && len(v.beforeRefs) == 0 {
 		c.fail(ptr, "expect reads before in a way whose fields cannot be named", "name the fields, e.g. before.balance_cents")
 	}
+	// A condition that never reads what was read back holds whatever the
+	// write did, so every write would be completed.
+	if !exprUses(v.expect.tree, "after") {
+		c.fail(ptr, "expect never reads after (what verify reads back), so it would hold whether or not the write landed",
+			"compare a field of after with what the write should have made it, e.g. after.balance_cents == before.balance_cents - args.amount_cents")
+	}
 }
