@@ -171,6 +171,7 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 			rt.max = 20
 		}
 		c.scope = &exprScope{owner: "read tool " + r.Name, params: r.Params, argsBound: true}
+		c.verbName(ptr+"/name", r.Name)
 		switch {
 		case r.Object != "":
 			rt.object = a.objects[r.Object]
@@ -195,11 +196,15 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 		}
 		if r.Paging != nil && r.Path == "" {
 			c.fail(ptr+"/paging", "paging applies to a path's list; an object's list pages as its objects entry says", `move paging to objects.<kind>, or remove it`)
+		} else if r.Paging != nil && r.Items == "" {
+			c.fail(ptr+"/paging", "paging needs items: without it the answer is read as one page, and the paging would be ignored",
+				`add "items": the JSON Pointer of each page's list, e.g. "/items"`)
 		}
 		a.reads = append(a.reads, rt)
 		c.scope = nil
 	}
 	for i, ad := range d.Actions {
+		c.verbName(fmt.Sprintf("/actions/%d/name", i), ad.Name)
 		act := c.action(fmt.Sprintf("/actions/%d", i), ad, a.objects, kinds)
 		c.carriesKey(fmt.Sprintf("/actions/%d/request", i), act, d, a.idemField)
 		if act.pre != nil && act.pre.bodyField != "" && a.idemField != "" && pointersOverlap(act.pre.bodyField, a.idemField) {
@@ -221,6 +226,16 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 		return nil, err
 	}
 	return a, nil
+}
+
+// verbName refuses a tool or action name with "__": MCP names a tool
+// system__name when two systems offer one of that name, and a name with
+// its own "__" could be taken for another system's tool.
+func (c *compiler) verbName(ptr, name string) {
+	if strings.Contains(name, "__") {
+		c.fail(ptr, fmt.Sprintf("the name %s has \"__\", which MCP uses between a system's name and a tool's (system__name)", name),
+			"use single underscores, e.g. "+strings.Join(strings.FieldsFunc(name, func(r rune) bool { return r == '_' }), "_"))
+	}
 }
 
 // auth reads the secret from the environment now, so that a missing one

@@ -102,6 +102,10 @@ func TestPagingFollowsCursorsAndLinks(t *testing.T) {
 	if _, err := httpadapter.Load("items.json", file(`{"next": "/next"}`), cfg); err == nil || !strings.Contains(err.Error(), "/read_tools/0/paging") {
 		t.Errorf("a cursor without its param loaded: %v", err)
 	}
+	noItems := strings.Replace(string(file(`{"link": true}`)), `"items": "/data",`, ``, 1)
+	if _, err := httpadapter.Load("items.json", []byte(noItems), cfg); err == nil || !strings.Contains(err.Error(), "paging needs items") {
+		t.Errorf("a path tool with paging and no items loaded: %v", err)
+	}
 }
 
 // TestFilterQuoteKeepsAnArgumentInsideItsLiteral: an argument placed in
