@@ -201,6 +201,8 @@ type action struct {
 	// amount and currency, optional, read the amount the system recorded.
 	amount   *expr
 	currency *template
+	// amountMajor says amount is in whole units.
+	amountMajor bool
 	verify   verifyTemplate
 	evidence *evidence
 	pre      *precondition

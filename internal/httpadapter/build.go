@@ -220,7 +220,7 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 		a.effects = &effectsLookup{path: c.path("/effects/path", d.Effects.Path), items: d.Effects.Items,
 			id: d.Effects.ID, at: d.Effects.At, kind: d.Effects.Kind, object: d.Effects.Object}
 		c.authoritative(a.effects, d.Effects)
-		c.effectAmount(a.effects, d.Effects)
+		c.effectsAmount(a.effects, d.Effects)
 	}
 	if err := errors.Join(c.errs...); err != nil {
 		return nil, err
@@ -340,6 +340,10 @@ func (c *compiler) action(ptr string, ad ActionDesc, objects map[string]*object,
 	act.reference = c.template(ptr+"/result/reference", ad.Result.Reference)
 	act.shortReference = c.template(ptr+"/result/short_reference", ad.Result.ShortReference)
 	act.amount = c.expr(ptr+"/result/amount_cents", ad.Result.AmountCents)
+	act.amountMajor = ad.Result.AmountUnit == "major"
+	if act.amount == nil && ad.Result.AmountUnit != "" {
+		c.fail(ptr+"/result/amount_unit", "amount_unit describes amount_cents, and the result has none", `add "amount_cents", or remove amount_unit`)
+	}
 	if ad.Result.Currency != "" {
 		act.currency = c.template(ptr+"/result/currency", ad.Result.Currency)
 	}

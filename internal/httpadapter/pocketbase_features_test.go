@@ -295,3 +295,21 @@ func TestEffectAmountIsTheSystemsOwn(t *testing.T) {
 		t.Errorf("Lookup found effects %+v, want both pages' effects", look.Effects)
 	}
 }
+
+// TestAnUnreadableRecordedAmountLeavesTheWriteLanded: the recorded amount
+// is optional, so a 2xx answer it cannot be read from is still applied
+// (logged, no amount), not unknown; amount_unit major reads whole units.
+func TestAnUnreadableRecordedAmountLeavesTheWriteLanded(t *testing.T) {
+	pb := startPocketBase(t)
+	a := connectPB(t, pb, pbFile(t, `"amount_cents": "response.amount_cents"`, `"amount_cents": "response.amount_moved"`), true)
+	_, res := withdraw(t, a, "k-amount-2", 100)
+	if res.AmountCents != nil || res.Reference == "" {
+		t.Errorf("result %+v: want landed, without an amount", res)
+	}
+	major := connectPB(t, pb, pbFile(t, `"amount_cents": "response.amount_cents"`,
+		`"amount_unit": "major", "amount_cents": "string(double(response.amount_cents) / 100.0)"`), true)
+	_, res = withdraw(t, major, "k-amount-3", 1250)
+	if res.AmountCents == nil || *res.AmountCents != 1250 {
+		t.Errorf("result %+v: want 1250 cents read from 12.5 in whole units", res)
+	}
+}
