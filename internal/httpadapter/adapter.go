@@ -203,9 +203,9 @@ type action struct {
 	currency *template
 	// amountMajor says amount is in whole units.
 	amountMajor bool
-	verify   verifyTemplate
-	evidence *evidence
-	pre      *precondition
+	verify      verifyTemplate
+	evidence    *evidence
+	pre         *precondition
 }
 
 // precondition is a compiled PreconditionDesc.
