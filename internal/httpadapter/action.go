@@ -304,7 +304,8 @@ func (a *Adapter) send(ctx context.Context, act *action, pl *plan, key string) (
 		}
 		refusal = &pre.refusal
 	}
-	answer, err := a.exchange(ctx, act.request.method, path, key, body, act.request.hasBody, true, headers, refusal)
+	answer, err := a.call(ctx, &exchange{method: act.request.method, path: path, key: key, body: body, hasBody: act.request.hasBody,
+		write: true, headers: headers, refusal: refusal})
 	if err != nil {
 		outcome := "unknown"
 		if ae, ok := adapter.AsError(err); ok && ae.Outcome != adapter.Unknown {

@@ -135,3 +135,47 @@ func TestALinkStaysUnderTheBaseURL(t *testing.T) {
 		t.Errorf("asked for %v", asked)
 	}
 }
+
+// TestPagingStopsAtARepeatedCursorAndABadQuery: a cursor that comes round
+// again ends the list (truncated) instead of paging to max_pages; a path
+// whose query cannot be parsed is not paged on without its filter.
+func TestPagingStopsAtARepeatedCursorAndABadQuery(t *testing.T) {
+	var asked []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked = append(asked, r.URL.RawQuery)
+		_, _ = w.Write([]byte(`{"data":[{"id":"a"}],"next":"p2"}`))
+	}))
+	defer srv.Close()
+	load := func(path string) *httpadapter.Adapter {
+		file := []byte(`{"name": "items", "base_url_env": "ITEMS_URL", "auth": {"type": "none"}, "idempotency_header": "Idempotency-Key",
+		"objects": {"thing": {"get": "/things/{id}", "id": "/id", "display": "{object.id}"}},
+		"read_tools": [{"name": "list_items", "title": "Items", "description": "Items.", "path": "` + path + `", "items": "/data",
+			"fields": ["/id"], "max_items": 50, "paging": {"next": "/next", "param": "cursor"}}],
+		"actions": [{"name": "touch", "title": "Touch", "description": "Touch.", "guidance": "Touch.", "risk": "reversible",
+			"params": [{"name": "thing_id", "type": "string", "required": true, "description": "the thing"}],
+			"target": {"kind": "thing", "param": "thing_id"},
+			"quote": {"title": "Touch {target.id}", "lines": [], "consequences": [], "confirm_label": "Touch", "decline_label": "No"},
+			"request": {"method": "POST", "path": "/things/{target.id}/touch"}, "result": {"reference": "{response.id}"},
+			"verify": {"path": "/things/{target.id}", "fields": {"/id": "target.id"}}}],
+		"errors": {"code": "/code"}}`)
+		a, err := httpadapter.Load("items.json", file, httpadapter.Config{Getenv: func(string) string { return srv.URL }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	res, err := load("/items").Read(context.Background(), ada, "list_items", json.RawMessage(`{}`))
+	if err != nil || !res.Truncated || len(asked) != 2 {
+		t.Errorf("a repeating cursor: %v (truncated %v), %v after %d requests %v; want truncated after 2", res.Data, res.Truncated, err, len(asked), asked)
+	}
+	asked = nil
+	res, err = load("/items?owner=me&bad=%zz").Read(context.Background(), ada, "list_items", json.RawMessage(`{}`))
+	for _, q := range asked {
+		if !strings.Contains(q, "owner=me") {
+			t.Errorf("a page was asked without the file's query: %q", q)
+		}
+	}
+	if err != nil || !res.Truncated {
+		t.Errorf("a query that does not parse: %v (truncated %v), %v; want the first page, truncated", res.Data, res.Truncated, err)
+	}
+}
