@@ -278,6 +278,9 @@ func (c *compiler) action(ptr string, ad ActionDesc, objects map[string]*object,
 	if act.spec.Limits == nil {
 		act.spec.Limits = []string{}
 	}
+	if ad.Concerns == string(adapter.ConcernsBusiness) {
+		act.spec.Concerns = adapter.ConcernsBusiness
+	}
 	act.target = objects[ad.Target.Kind]
 	if act.target == nil {
 		c.fail(ptr+"/target/kind", fmt.Sprintf("no object kind %q", ad.Target.Kind), "use one of: "+kinds())
