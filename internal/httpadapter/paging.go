@@ -80,11 +80,11 @@ func (c *compiler) paging(ptr string, d *PagingDesc) *paging {
 }
 
 // A list of several pages is bounded as a whole, not only per page: its
-// requests share one deadline and one budget of answer bytes.
-const (
-	listTimeout = 30 * time.Second
-	listBytes   = 8 << 20
-)
+// requests share one deadline and one budget of answer bytes (a var for
+// tests).
+const listTimeout = 30 * time.Second
+
+var listBytes = 8 << 20
 
 // readList GETs path and the pages after it as p says, up to its cap, a
 // cursor or page seen before, the list's deadline and byte budget, or
