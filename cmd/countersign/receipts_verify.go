@@ -9,12 +9,15 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
 	"time"
 
+	"countersign/internal/money"
 	"countersign/internal/receipts"
 )
 
@@ -85,9 +88,23 @@ func receiptJWS(raw []byte) string {
 	return string(bytes.TrimSpace(raw))
 }
 
+// maxKeySet caps a key set read from a URL.
+const maxKeySet = 1 << 20
+
+// readKeySet reads the key set from a file or a URL. A URL must be https
+// (http only to a loopback address: a key set anyone on the way could
+// replace proves nothing); no redirect is followed, the request has 15 s
+// and the answer at most maxKeySet bytes.
 func readKeySet(ctx context.Context, from string) ([]byte, error) {
 	if !strings.HasPrefix(from, "http://") && !strings.HasPrefix(from, "https://") {
 		return os.ReadFile(from)
+	}
+	u, err := url.Parse(from)
+	if err != nil {
+		return nil, err
+	}
+	if u.Scheme == "http" && !loopback(net.JoinHostPort(u.Hostname(), "0")) {
+		return nil, errors.New("an http:// key set could be replaced on the way; use https:// (http:// only to localhost)")
 	}
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
@@ -95,17 +112,25 @@ func readKeySet(ctx context.Context, from string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	client := &http.Client{Timeout: 15 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		return nil, fmt.Errorf("answered %s, a redirect to %q, which is not followed", resp.Status, resp.Header.Get("Location"))
+	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("answered %s", resp.Status)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxKeySet+1))
 	if err != nil {
 		return nil, err
+	}
+	if len(body) > maxKeySet {
+		return nil, fmt.Errorf("the key set is larger than %d bytes", maxKeySet)
 	}
 	if !json.Valid(body) {
 		return nil, errors.New("the answer is not JSON")
@@ -130,6 +155,8 @@ type receiptClaims struct {
 	Result *struct {
 		Reference      string `json:"reference"`
 		ShortReference string `json:"short_reference"`
+		AmountCents    *int64 `json:"amount_cents"`
+		Currency       string `json:"currency"`
 	} `json:"result"`
 	Verification *struct {
 		Verified bool      `json:"verified"`
@@ -168,6 +195,9 @@ func describeReceipt(w io.Writer, raw json.RawMessage) {
 			ref += " (the customer's: " + c.Result.ShortReference + ")"
 		}
 		line("Reference", "%s", orNone(ref))
+		if a := c.Result.AmountCents; a != nil {
+			line("Amount", "%s (as the system recorded it)", money.Format(*a, c.Result.Currency))
+		}
 	}
 	if v := c.Verification; v != nil {
 		line("Verified at", "%s: %s", v.At.UTC().Format(time.RFC3339), v.Evidence)

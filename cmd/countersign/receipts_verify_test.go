@@ -32,7 +32,7 @@ func TestReceiptsVerify(t *testing.T) {
 		"system": "shop", "action": "issue_refund", "state": "completed",
 		"target":       map[string]any{"system": "shop", "kind": "order", "id": "ord_1", "display": "Order ord_1 (Walnut desk lamp)"},
 		"args":         map[string]any{"order_id": "ord_1", "amount_cents": 1000},
-		"result":       map[string]any{"reference": "re_42", "short_reference": "R-42"},
+		"result":       map[string]any{"reference": "re_42", "short_reference": "R-42", "amount_cents": 990, "currency": "EUR"},
 		"verification": map[string]any{"verified": true, "evidence": "Read refund re_42 back", "at": at},
 		"completed_at": at}
 	jws, err := signer.Sign(claims)
@@ -74,7 +74,7 @@ func TestReceiptsVerify(t *testing.T) {
 		{"valid", jwks, write("r.jws", []byte(jws+"\n")), "", 0, []string{"VALID: signed with EdDSA by key " + signer.KeyID(),
 			"Invocation:   inv_123 (task tsk_9)", "System:       shop, action issue_refund", "Target:       Order ord_1 (Walnut desk lamp) (order ord_1)",
 			"What changed: amount_cents = 1000, order_id = \"ord_1\"", "Reference:    re_42 (the customer's: R-42)",
-			"Verified at:  2026-12-01T18:17:10Z: Read refund re_42 back"}},
+			"Verified at:  2026-12-01T18:17:10Z: Read refund re_42 back", "Amount:       €9.90 (as the system recorded it)"}},
 		{"the API's answer on stdin, keys by URL", keys.URL, "-", `{"receipt":"` + jws + `","kid":"x"}`, 0, []string{"VALID", "Invocation:   inv_123"}},
 		{"a changed claim", jwks, write("t.jws", []byte(parts[0]+"."+b64([]byte(tampered))+"."+parts[2])), "", 1,
 			[]string{"NOT VALID: not a receipt signed with this key: the signature does not match (key " + signer.KeyID() + ")"}},
@@ -110,4 +110,36 @@ func mustDecode(t *testing.T, s string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestReceiptsVerifyFetchesKeysCarefully: a key set by URL is read over
+// https, or http to this machine only; a redirect is not followed, and an
+// answer larger than 1 MiB is refused.
+func TestReceiptsVerifyFetchesKeysCarefully(t *testing.T) {
+	var followed bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/moved":
+			http.Redirect(w, r, "/elsewhere", http.StatusFound)
+		case "/elsewhere":
+			followed = true
+			_, _ = w.Write([]byte(`{"keys":[]}`))
+		case "/huge":
+			_, _ = w.Write(bytes.Repeat([]byte(" "), 2<<20))
+		}
+	}))
+	defer srv.Close()
+	for _, tc := range []struct{ from, want string }{
+		{"http://keys.example/jwks.json", "use https://"},
+		{srv.URL + "/moved", "a redirect"},
+		{srv.URL + "/huge", "larger than"},
+	} {
+		_, err := readKeySet(context.Background(), tc.from)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("readKeySet(%s) = %v, want an error saying %q", tc.from, err, tc.want)
+		}
+	}
+	if followed {
+		t.Error("the redirect was followed")
+	}
 }

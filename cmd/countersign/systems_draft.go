@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"countersign/internal/adapter/conformance"
 	"countersign/internal/httpadapter"
 )
 
@@ -18,9 +19,12 @@ draft writes a starting description file (internal/httpadapter/README.md)
 from the system's OpenAPI 3.0/3.1 document, JSON or YAML: the base URL,
 auth, objects, read tools for its GETs and one write action per -write
 operation. What only a person can say is left as TODO strings, which the
-file loads with. check loads a file as the console would (the same
-environment variables) and lists every TODO left; exit status 0 only
-when it loads and none is left.
+file loads with, closed: its principal lookup and every object's owner
+hold of nothing until written. draft does not replace an existing -out.
+check loads a file as the console would (the same environment
+variables), names every object without an owner and every read tool
+field of internal data (risk_score, ...), and lists every TODO left;
+exit status 0 only when it loads and none of these is left.
 `
 
 // runSystems is `countersign systems`.
@@ -69,7 +73,7 @@ func runSystemsDraft(args []string, stdout, stderr io.Writer) int {
 	if *out == "" {
 		_, err = stdout.Write(d.File)
 	} else {
-		err = os.WriteFile(*out, d.File, 0o644)
+		err = writeNew(*out, d.File)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "systems draft: %v\n", err)
@@ -81,6 +85,23 @@ func runSystemsDraft(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "set %s before loading it; then fill in every TODO (countersign systems check %s lists them)\n",
 		strings.Join(d.Env, ", "), orStdout(*out))
 	return 0
+}
+
+// writeNew writes a file that must not exist yet: a draft never replaces
+// a description someone may have finished.
+func writeNew(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("%s exists; a draft does not replace it (choose another -out, or remove it first)", path)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func orStdout(out string) string {
@@ -109,6 +130,14 @@ func runSystemsCheck(args []string, stdout, stderr io.Writer, getenv func(string
 	var fe *httpadapter.FileError
 	if errors.As(err, &fe) {
 		return 1 // Load said it
+	}
+	exposed, _ := httpadapter.Exposed(args[0], raw, conformance.DefaultForbidden)
+	for _, l := range exposed {
+		fmt.Fprintln(stdout, l.Error())
+	}
+	if len(exposed) > 0 {
+		fmt.Fprintf(stdout, "%d places open to every customer or showing internal data\n", len(exposed))
+		code = 1
 	}
 	for _, l := range left {
 		fmt.Fprintln(stdout, l.Error())

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -30,7 +32,8 @@ func TestSystemsDraftThenCheck(t *testing.T) {
 		t.Errorf("check of a draft: exit %d, want 1 (TODOs left)", code)
 	}
 	got := stdout.String()
-	for _, want := range []string{"shop.json:", "/actions/0/guards/0/message: left to write: \"TODO: write the rule", "/actions/1/quote/title", "TODOs left"} {
+	for _, want := range []string{"shop.json:", "/actions/0/guards/0/message: left to write: \"TODO: write the rule", "/actions/1/quote/title", "TODOs left",
+		"read tool get_order shows /risk_score, internal data the assistant must not see"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("check does not say %q:\n%s", want, got)
 		}
@@ -42,6 +45,27 @@ func TestSystemsDraftThenCheck(t *testing.T) {
 	stdout.Reset()
 	if code := runSystems([]string{"check", "../../internal/httpadapter/testdata/example/plans.json"}, &stdout, &stderr, env); code != 0 {
 		t.Errorf("check of a finished file: exit %d: %s", code, stdout.String())
+	}
+
+	// A finished file whose object has no owner is open to every customer.
+	plans, err := os.ReadFile("../../internal/httpadapter/testdata/example/plans.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := filepath.Join(t.TempDir(), "open.json")
+	ownerless := regexp.MustCompile(`"owner": "[^"]*",?`).ReplaceAll(plans, nil)
+	if err := os.WriteFile(open, ownerless, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Reset()
+	if code := runSystems([]string{"check", open}, &stdout, &stderr, env); code != 1 || !strings.Contains(stdout.String(), "has no owner, so every customer could read and change every") {
+		t.Errorf("check of a file without owner: exit %d: %s", code, stdout.String())
+	}
+
+	stderr.Reset()
+	if code := runSystems([]string{"draft", "-openapi", "../../internal/httpadapter/testdata/openapi/shop.yaml", "-out", out,
+		"-write", "createRefund"}, &stdout, &stderr, nil); code != 1 || !strings.Contains(stderr.String(), "exists; a draft does not replace it") {
+		t.Errorf("a second draft to the same -out: exit %d: %s", code, stderr.String())
 	}
 
 	stderr.Reset()

@@ -124,6 +124,12 @@ func TestCheckQuote(t *testing.T) {
 		{"other system", with(func(t *adapter.Target) { t.System = "shop" }), false, adapter.CodeStaleTarget},
 		{"other target", with(func(t *adapter.Target) { t.ID = "p2" }), false, adapter.CodeStaleTarget},
 		{"other version", with(func(t *adapter.Target) { t.Version = "2" }), false, adapter.CodeStaleTarget},
+		{"other basis", func() adapter.Quote { q := fresh; q.Basis = map[string]any{"balance_cents": 5000}; return q }(), false, adapter.CodeStaleTarget},
+	}
+	based, stored := fresh, fresh
+	based.Basis, stored.Basis = map[string]any{"balance_cents": int64(5000)}, map[string]any{"balance_cents": float64(5000)}
+	if err := adapter.CheckQuote(stored, based, true); err != nil {
+		t.Errorf("a stored quote with the same basis: %v", err)
 	}
 	for _, tc := range cases {
 		if got := code(adapter.CheckQuote(tc.confirmed, fresh, tc.needVersion)); got != tc.want {

@@ -1,6 +1,7 @@
 package adapter
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -48,8 +49,8 @@ func Specs[D, S any](defs []D, spec func(D) S) []S {
 
 // CheckQuote compares the confirmed quote with the one planned afresh
 // before a write is sent. A confirmed quote without a target (or without a
-// version, when needVersion is set) is invalid; a different system, target
-// or version is refused with CodeStaleTarget, and nothing is sent.
+// version, when needVersion is set) is invalid; a different system, target,
+// version or basis (the values verify.expect compares with) is refused with CodeStaleTarget, and nothing is sent.
 func CheckQuote(confirmed, fresh Quote, needVersion bool) error {
 	if confirmed.Target.ID == "" {
 		return Invalid(map[string]string{"quote": "the confirmed dry-run quote, with its target, is required"})
@@ -70,7 +71,21 @@ func CheckQuote(confirmed, fresh Quote, needVersion bool) error {
 	if confirmed.Target.Version != fresh.Target.Version {
 		return stale(fmt.Sprintf("%s changed since the preview (version %s, now %s).", fresh.Target.Display, confirmed.Target.Version, fresh.Target.Version))
 	}
+	// The values a verification compares with (before) are the confirmed
+	// ones: when the target's differ now, the check would compare with a
+	// state the write did not start from.
+	if (confirmed.Basis != nil || fresh.Basis != nil) && !sameJSON(confirmed.Basis, fresh.Basis) {
+		return stale(fmt.Sprintf("%s changed since the preview.", fresh.Target.Display))
+	}
 	return nil
+}
+
+// sameJSON says whether a and b encode to the same JSON (a stored quote's
+// numbers are float64, a fresh one's int64).
+func sameJSON(a, b map[string]any) bool {
+	x, errA := json.Marshal(a)
+	y, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(x, y)
 }
 
 // Planner is what DryRun and Execute need from an adapter for one call:

@@ -119,7 +119,43 @@ func Exchange(ctx context.Context, c *http.Client, who string, r Request) (statu
 		return 0, nil, TransportFailure(who, &TransportError{Method: r.Method, Path: r.Path, Written: true,
 			Err: fmt.Errorf("read answer: %w", err)}, r.Write)
 	}
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		return 0, nil, Redirected(who, r, resp.StatusCode, resp.Header.Get("Location"))
+	}
 	return resp.StatusCode, raw, nil
+}
+
+// NoRedirects is a copy of c that never follows a redirect: the answer
+// is the 3xx itself, which Exchange fails. Following one would carry the
+// system's secret to wherever Location points and, on a 307 or 308, send
+// a write's body a second time.
+func NoRedirects(c *http.Client) *http.Client {
+	out := *c
+	out.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &out
+}
+
+// RedirectError is a 3xx answer, kept as an *Error's cause for logs.
+type RedirectError struct {
+	Method, Path, Location string
+	Status                 int
+}
+
+func (e *RedirectError) Error() string {
+	return fmt.Sprintf("%s %s answered %d, a redirect to %q, which is not followed", e.Method, e.Path, e.Status, e.Location)
+}
+
+// Redirected maps a 3xx answer, which is never followed: a write may have
+// been applied before the system answered it (Unknown, never sent again);
+// a read changed nothing.
+func Redirected(who string, r Request, status int, location string) *Error {
+	cause := &RedirectError{Method: r.Method, Path: r.Path, Location: location, Status: status}
+	if r.Write {
+		return Unknowable(cause)
+	}
+	return &Error{Code: "system_redirected", Outcome: NotSent, Err: cause,
+		Message: fmt.Sprintf("%s answered with a redirect (%d), which is not followed; nothing was changed.", who, status),
+		Hint:    "Hand this call to a person: the system's address may have moved."}
 }
 
 // neverReplayed keeps Go's transport from resending a write it may

@@ -123,3 +123,31 @@ func TestAWriteIsNeverResentByTheTransport(t *testing.T) {
 		srv.Close()
 	}
 }
+
+// TestExchangeNeverFollowsARedirect: through NoRedirects, even of a
+// client that would follow them, a 308 to a write is received once and
+// is Unknown; a 302 to a read is NotSent, and the target never asked.
+func TestExchangeNeverFollowsARedirect(t *testing.T) {
+	var writes, elsewhere atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/write":
+			writes.Add(1)
+			http.Redirect(w, r, "/write", http.StatusPermanentRedirect)
+		case "/read":
+			http.Redirect(w, r, "/elsewhere", http.StatusFound)
+		default:
+			elsewhere.Add(1)
+		}
+	}))
+	defer srv.Close()
+	c := adapter.NoRedirects(&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return nil }})
+	_, _, err := adapter.Exchange(context.Background(), c, "The shop", adapter.Request{Method: "POST", URL: srv.URL + "/write", Path: "/write", Body: []byte(`{}`), Write: true})
+	if ae, _ := adapter.AsError(err); ae == nil || ae.Outcome != adapter.Unknown || writes.Load() != 1 {
+		t.Errorf("a write answered 308: %v, received %d times; want unknown, once", err, writes.Load())
+	}
+	_, _, err = adapter.Exchange(context.Background(), c, "The shop", adapter.Request{Method: "GET", URL: srv.URL + "/read", Path: "/read"})
+	if ae, _ := adapter.AsError(err); ae == nil || ae.Outcome != adapter.NotSent || elsewhere.Load() != 0 {
+		t.Errorf("a read answered 302: %v, target asked %d times; want not sent, never", err, elsewhere.Load())
+	}
+}

@@ -304,7 +304,8 @@ func (a *Adapter) send(ctx context.Context, act *action, pl *plan, key string) (
 		}
 		refusal = &pre.refusal
 	}
-	answer, err := a.exchange(ctx, act.request.method, path, key, body, act.request.hasBody, true, headers, refusal)
+	answer, err := a.call(ctx, &exchange{method: act.request.method, path: path, key: key, body: body, hasBody: act.request.hasBody,
+		write: true, headers: headers, refusal: refusal})
 	if err != nil {
 		outcome := "unknown"
 		if ae, ok := adapter.AsError(err); ok && ae.Outcome != adapter.Unknown {
@@ -326,12 +327,18 @@ func (a *Adapter) send(ctx context.Context, act *action, pl *plan, key string) (
 		}
 		res.Data[k], err = t.value(vars)
 	}
-	if err == nil && act.amount != nil {
-		err = recordedAmount(act, vars, &res)
-	}
 	if err != nil {
 		return adapter.Result{Steps: []adapter.Step{{Name: act.spec.Name, Outcome: "unknown", Detail: "the answer could not be read"}}},
 			adapter.Unknowable(fmt.Errorf("httpadapter: %s answered %s but its answer does not give the result: %w", a.name, act.spec.Name, err))
+	}
+	// The recorded amount is optional: a 2xx answer without it still
+	// landed, so it is logged and left out, not made unknown.
+	if act.amount != nil {
+		if err := recordedAmount(act, vars, &res); err != nil {
+			res.AmountCents, res.Currency = nil, ""
+			a.log.WarnContext(ctx, "httpadapter: the recorded amount of a landed write could not be read; it is left out",
+				"system", a.name, "action", act.spec.Name, "err", err)
+		}
 	}
 	res.Steps = []adapter.Step{{Name: act.spec.Name, Outcome: "applied", Detail: res.Reference}}
 	return res, nil
@@ -344,9 +351,9 @@ func recordedAmount(act *action, vars map[string]any, res *adapter.Result) error
 	if err != nil {
 		return err
 	}
-	n, ok := v.(int64)
-	if !ok {
-		return &exprError{e: act.amount, err: fmt.Errorf("amount_cents gave %T, not a whole number", v)}
+	n, err := toCents(v, act.amountMajor)
+	if err != nil {
+		return &exprError{e: act.amount, err: err}
 	}
 	res.AmountCents = &n
 	if act.currency != nil {

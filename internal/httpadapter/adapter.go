@@ -16,6 +16,7 @@ type Config struct {
 	// Ledger is the console's request ledger; Execute sends nothing without it.
 	Ledger *adapter.Ledger
 	// HTTPClient sends the requests; nil means a client with a 10 s timeout.
+	// Its CheckRedirect is replaced: no redirect is followed.
 	HTTPClient *http.Client
 	// Now is the clock of vars (now) and verifications; nil means time.Now.
 	Now func() time.Time
@@ -30,10 +31,12 @@ func (c Config) withDefaults() Config {
 	if c.HTTPClient == nil {
 		c.HTTPClient = &http.Client{Timeout: 10 * time.Second}
 	}
-	// Every request carries the traceparent of the write it is part of.
-	traced := *c.HTTPClient
+	// Every request carries the traceparent of the write it is part of,
+	// and no redirect is followed (adapter.NoRedirects), an injected
+	// client's neither.
+	traced := adapter.NoRedirects(c.HTTPClient)
 	traced.Transport = tracing.Transport(traced.Transport)
-	c.HTTPClient = &traced
+	c.HTTPClient = traced
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -198,9 +201,11 @@ type action struct {
 	// amount and currency, optional, read the amount the system recorded.
 	amount   *expr
 	currency *template
-	verify   verifyTemplate
-	evidence *evidence
-	pre      *precondition
+	// amountMajor says amount is in whole units.
+	amountMajor bool
+	verify      verifyTemplate
+	evidence    *evidence
+	pre         *precondition
 }
 
 // precondition is a compiled PreconditionDesc.

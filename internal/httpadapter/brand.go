@@ -8,8 +8,8 @@ var _ adapter.Branded = (*Adapter)(nil)
 // customer_brand, or its title (else its name) in UTC.
 func (a *Adapter) Brand() adapter.Brand { return a.brand }
 
-// customerBrand checks the file's customer_brand and the actions'
-// concerns, which the schema cannot check: the name holds no invisible
+// customerBrand checks the file's customer_brand, which the schema cannot
+// check: the name holds no invisible
 // character, the logo is an https:// URL with a host, the zone is an IANA
 // name.
 func (c *compiler) customerBrand(a *Adapter, d *Description) {
@@ -33,10 +33,5 @@ func (c *compiler) customerBrand(a *Adapter, d *Description) {
 			c.fail("/customer_brand/time_zone", err.Error(), "use an IANA time zone name such as \"Europe/Paris\" or \"America/New_York\", or leave time_zone out for UTC")
 		}
 		a.brand.Zone = zone
-	}
-	for i, ad := range d.Actions {
-		if ad.Concerns == string(adapter.ConcernsBusiness) && i < len(a.actions) {
-			a.actions[i].spec.Concerns = adapter.ConcernsBusiness
-		}
 	}
 }

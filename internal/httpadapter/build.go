@@ -126,16 +126,16 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 	a.authorize = c.auth(d.Auth, cfg.Getenv)
 
 	if d.Principal.Path != "" {
-		a.principal = &principalLookup{path: c.template("/principal/path", d.Principal.Path), items: d.Principal.Items,
+		a.principal = &principalLookup{path: c.path("/principal/path", d.Principal.Path), items: d.Principal.Items,
 			match: c.expr("/principal/match", d.Principal.Match), contact: d.Principal.Contact}
 	}
 	for kind, o := range d.Objects {
 		ptr := "/objects/" + escapePointer(kind)
-		obj := &object{kind: kind, get: c.template(ptr+"/get", o.Get), items: o.Items, idPtr: o.ID, versionPtr: o.Version,
+		obj := &object{kind: kind, get: c.path(ptr+"/get", o.Get), items: o.Items, idPtr: o.ID, versionPtr: o.Version,
 			display: c.template(ptr+"/display", o.Display), owner: c.expr(ptr+"/owner", o.Owner),
 			terms: c.expr(ptr+"/terms", o.Terms), exact: c.expr(ptr+"/exact", o.Exact)}
 		if o.List != "" {
-			obj.list = c.template(ptr+"/list", o.List)
+			obj.list = c.path(ptr+"/list", o.List)
 		}
 		obj.paging = c.paging(ptr+"/paging", o.Paging)
 		if o.Paging != nil && o.List == "" {
@@ -171,6 +171,7 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 			rt.max = 20
 		}
 		c.scope = &exprScope{owner: "read tool " + r.Name, params: r.Params, argsBound: true}
+		c.verbName(ptr+"/name", r.Name)
 		switch {
 		case r.Object != "":
 			rt.object = a.objects[r.Object]
@@ -188,18 +189,22 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 		case r.Account:
 			c.accountTool(ptr, r, rt, a.principal != nil)
 		default:
-			rt.path = c.template(ptr+"/path", r.Path)
+			rt.path = c.path(ptr+"/path", r.Path)
 			if templateUses(rt.path, "account") && a.principal == nil {
 				c.fail(ptr+"/path", "the path uses account, but the file has no principal lookup", `add "principal" saying how a customer's e-mail maps to their account`)
 			}
 		}
 		if r.Paging != nil && r.Path == "" {
 			c.fail(ptr+"/paging", "paging applies to a path's list; an object's list pages as its objects entry says", `move paging to objects.<kind>, or remove it`)
+		} else if r.Paging != nil && r.Items == "" {
+			c.fail(ptr+"/paging", "paging needs items: without it the answer is read as one page, and the paging would be ignored",
+				`add "items": the JSON Pointer of each page's list, e.g. "/items"`)
 		}
 		a.reads = append(a.reads, rt)
 		c.scope = nil
 	}
 	for i, ad := range d.Actions {
+		c.verbName(fmt.Sprintf("/actions/%d/name", i), ad.Name)
 		act := c.action(fmt.Sprintf("/actions/%d", i), ad, a.objects, kinds)
 		c.carriesKey(fmt.Sprintf("/actions/%d/request", i), act, d, a.idemField)
 		if act.pre != nil && act.pre.bodyField != "" && a.idemField != "" && pointersOverlap(act.pre.bodyField, a.idemField) {
@@ -212,15 +217,25 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 	a.errs = c.errorMapping(d.Errors)
 	c.customerBrand(a, d)
 	if d.Effects != nil {
-		a.effects = &effectsLookup{path: c.template("/effects/path", d.Effects.Path), items: d.Effects.Items,
+		a.effects = &effectsLookup{path: c.path("/effects/path", d.Effects.Path), items: d.Effects.Items,
 			id: d.Effects.ID, at: d.Effects.At, kind: d.Effects.Kind, object: d.Effects.Object}
 		c.authoritative(a.effects, d.Effects)
-		c.effectAmount(a.effects, d.Effects)
+		c.effectsAmount(a.effects, d.Effects)
 	}
 	if err := errors.Join(c.errs...); err != nil {
 		return nil, err
 	}
 	return a, nil
+}
+
+// verbName refuses a tool or action name with "__": MCP names a tool
+// system__name when two systems offer one of that name, and a name with
+// its own "__" could be taken for another system's tool.
+func (c *compiler) verbName(ptr, name string) {
+	if strings.Contains(name, "__") {
+		c.fail(ptr, fmt.Sprintf("the name %s has \"__\", which MCP uses between a system's name and a tool's (system__name)", name),
+			"use single underscores, e.g. "+strings.Join(strings.FieldsFunc(name, func(r rune) bool { return r == '_' }), "_"))
+	}
 }
 
 // auth reads the secret from the environment now, so that a missing one
@@ -262,6 +277,9 @@ func (c *compiler) action(ptr string, ad ActionDesc, objects map[string]*object,
 		DefaultStage: ad.DefaultStage, DoneWords: ad.DoneWords, RejectReasons: ad.RejectReasons}}
 	if act.spec.Limits == nil {
 		act.spec.Limits = []string{}
+	}
+	if ad.Concerns == string(adapter.ConcernsBusiness) {
+		act.spec.Concerns = adapter.ConcernsBusiness
 	}
 	act.target = objects[ad.Target.Kind]
 	if act.target == nil {
@@ -325,6 +343,10 @@ func (c *compiler) action(ptr string, ad ActionDesc, objects map[string]*object,
 	act.reference = c.template(ptr+"/result/reference", ad.Result.Reference)
 	act.shortReference = c.template(ptr+"/result/short_reference", ad.Result.ShortReference)
 	act.amount = c.expr(ptr+"/result/amount_cents", ad.Result.AmountCents)
+	act.amountMajor = ad.Result.AmountUnit == "major"
+	if act.amount == nil && ad.Result.AmountUnit != "" {
+		c.fail(ptr+"/result/amount_unit", "amount_unit describes amount_cents, and the result has none", `add "amount_cents", or remove amount_unit`)
+	}
 	if ad.Result.Currency != "" {
 		act.currency = c.template(ptr+"/result/currency", ad.Result.Currency)
 	}
@@ -337,7 +359,7 @@ func (c *compiler) action(ptr string, ad ActionDesc, objects map[string]*object,
 		}
 		act.data[k] = c.template(ptr+"/result/data/"+escapePointer(k), s)
 	}
-	act.verify = verifyTemplate{path: c.template(ptr+"/verify/path", ad.Verify.Path), items: ad.Verify.Items, fields: map[string]*expr{}}
+	act.verify = verifyTemplate{path: c.path(ptr+"/verify/path", ad.Verify.Path), items: ad.Verify.Items, fields: map[string]*expr{}}
 	for k, v := range ad.Verify.Fields {
 		act.verify.fields[k] = c.expr(ptr+"/verify/fields/"+escapePointer(k), v)
 	}
@@ -356,7 +378,7 @@ func (c *compiler) action(ptr string, ad ActionDesc, objects map[string]*object,
 }
 
 func (c *compiler) request(ptr string, r RequestDesc) *request {
-	return &request{method: r.Method, path: c.template(ptr+"/path", r.Path), body: c.body(ptr+"/body", r.Body), hasBody: r.Body != nil}
+	return &request{method: r.Method, path: c.path(ptr+"/path", r.Path), body: c.body(ptr+"/body", r.Body), hasBody: r.Body != nil}
 }
 
 func (c *compiler) errorMapping(m ErrorMapping) errorMap {

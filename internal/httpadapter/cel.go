@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -55,6 +56,9 @@ func newEnv() (*cel.Env, error) {
 			[]*cel.Type{cel.StringType}, cel.StringType,
 			cel.UnaryBinding(func(a ref.Val) ref.Val {
 				s, _ := a.Value().(string)
+				if strings.ContainsRune(s, '\\') {
+					return types.WrapErr(errBackslash)
+				}
 				return types.String(filterQuote(s))
 			}))),
 		cel.Function("short_hash", cel.Overload("short_hash_string",
@@ -68,15 +72,25 @@ func newEnv() (*cel.Env, error) {
 	return cel.NewEnv(opts...)
 }
 
-// filterQuote makes s one double-quoted string literal of a filter
-// language (PocketBase's filter, SQL-ish where clauses): every backslash
-// and double quote is escaped with a backslash, so nothing in s can end
-// the literal and add a condition (`" || id != "` stays text).
+// errBackslash is filter_quote refusing a value with a backslash: a
+// filter language such as PocketBase's (fexpr) ends a literal at a quote
+// not preceded by a backslash and undoes only \", so no escaping of a
+// backslash holds there (a value ending in \ would leave the literal
+// open and make the next placeholder filter syntax). The call is refused
+// as invalid_arguments naming the argument, before anything is sent
+// (Adapter.broken).
+var errBackslash = errors.New("filter_quote refuses a value containing a backslash")
+
+// filterQuote makes s (which holds no backslash) one double-quoted string
+// literal of a PocketBase-style filter language: every double quote is
+// escaped with a backslash, so nothing in s can end the literal and add a
+// condition (`" || id != "` stays text). It is not for SQL, where a
+// double quote delimits an identifier.
 func filterQuote(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')
 	for _, r := range s {
-		if r == '"' || r == '\\' {
+		if r == '"' {
 			b.WriteByte('\\')
 		}
 		b.WriteRune(r)

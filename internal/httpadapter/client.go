@@ -25,44 +25,57 @@ func (e *systemError) Error() string {
 
 // read GETs path; every failure is NotSent (a read changes nothing).
 func (a *Adapter) read(ctx context.Context, path string) (any, error) {
-	return a.do(ctx, http.MethodGet, path, "", nil, false, false)
+	return a.call(ctx, &exchange{method: http.MethodGet, path: path})
 }
 
-// readWithHeader is read that also returns the answer's header.
-func (a *Adapter) readWithHeader(ctx context.Context, path string) (any, http.Header, error) {
-	var header http.Header
-	answer, err := a.exchangeHeader(ctx, http.MethodGet, path, "", nil, false, false, nil, nil, func(h http.Header) { header = h })
-	return answer, header, err
+// page is read that also returns the answer's header and size in bytes.
+func (a *Adapter) page(ctx context.Context, path string) (any, http.Header, int, error) {
+	x := &exchange{method: http.MethodGet, path: path}
+	answer, err := a.call(ctx, x)
+	return answer, x.header, x.size, err
 }
 
 // do sends one request. A write carries key in the idempotency header,
 // when the file names one.
 func (a *Adapter) do(ctx context.Context, method, path, key string, body any, hasBody, write bool) (any, error) {
-	return a.exchange(ctx, method, path, key, body, hasBody, write, nil, nil)
+	return a.call(ctx, &exchange{method: method, path: path, key: key, body: body, hasBody: hasBody, write: write})
 }
 
-// exchange is do with extra headers (a precondition's If-Match) and the
-// precondition's refusal, which is tried before the file's error rules
-// and on a 2xx answer too (a conditional filter that matched nothing).
-func (a *Adapter) exchange(ctx context.Context, method, path, key string, body any, hasBody, write bool,
-	headers map[string]string, refusal *errorRule) (any, error) {
-	return a.exchangeHeader(ctx, method, path, key, body, hasBody, write, headers, refusal, nil)
+// exchange is one request and what came back besides the decoded answer.
+type exchange struct {
+	method, path string
+	// key goes in the idempotency header of a write, when the file names
+	// one.
+	key            string
+	body           any
+	hasBody, write bool
+	// headers are extra headers (a precondition's If-Match); refusal is
+	// the precondition's, tried before the file's error rules and on a 2xx
+	// answer too (a conditional filter that matched nothing).
+	headers map[string]string
+	refusal *errorRule
+	// header and size are the answer's header and its size in bytes, set
+	// by call.
+	header http.Header
+	size   int
 }
 
-// exchangeHeader is exchange that gives the answer's header to answered.
-func (a *Adapter) exchangeHeader(ctx context.Context, method, path, key string, body any, hasBody, write bool,
-	headers map[string]string, refusal *errorRule, answered func(http.Header)) (any, error) {
-	r := adapter.Request{Method: method, URL: a.base + path, Path: path, Write: write, Answered: answered, Prepare: func(req *http.Request) {
-		if key != "" && a.idemHeader != "" {
-			req.Header.Set(a.idemHeader, key)
-		}
-		for k, v := range headers {
-			req.Header.Set(k, v)
-		}
-		a.authorize(req)
-	}}
-	if hasBody {
-		raw, err := json.Marshal(body)
+// call sends x and decodes the answer.
+func (a *Adapter) call(ctx context.Context, x *exchange) (any, error) {
+	method, path, key, refusal := x.method, x.path, x.key, x.refusal
+	r := adapter.Request{Method: method, URL: a.base + path, Path: path, Write: x.write,
+		Answered: func(h http.Header) { x.header = h }, Prepare: func(req *http.Request) {
+			if key != "" && a.idemHeader != "" {
+				req.Header.Set(a.idemHeader, key)
+			}
+			for k, v := range x.headers {
+				req.Header.Set(k, v)
+			}
+			a.authorize(req)
+		}}
+	write := x.write
+	if x.hasBody {
+		raw, err := json.Marshal(x.body)
 		if err != nil {
 			return nil, fmt.Errorf("httpadapter: encode %s %s: %w", method, path, err)
 		}
@@ -72,6 +85,7 @@ func (a *Adapter) exchangeHeader(ctx context.Context, method, path, key string, 
 	if err != nil {
 		return nil, err
 	}
+	x.size = len(raw)
 	ok := status >= 200 && status < 300
 	var answer any
 	if ok {

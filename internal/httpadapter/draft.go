@@ -36,6 +36,12 @@ type Draft struct {
 // todo begins every string a person must replace before the file is used.
 const todo = "TODO: "
 
+// closed is a CEL condition that holds of nothing until a person writes
+// what it should say: a TODO string compared with "".
+func closed(what string) string {
+	return "'" + todo + strings.ReplaceAll(what, "'", "") + "' == ''"
+}
+
 // DraftFromOpenAPI writes a description file from an OpenAPI 3.0 or 3.1
 // document (JSON or YAML): the base URL from servers, auth from the
 // security scheme, an object kind for every GET of one item, a read tool
@@ -68,6 +74,11 @@ func DraftFromOpenAPI(raw []byte, opts DraftOptions) (*Draft, error) {
 		return nil, err
 	}
 	file = append(file, kv{"auth", au}, kv{"idempotency", obj{{"header", d.idempotencyHeader()}}})
+	// Until a person says how a customer maps to an account and whose
+	// each object is, the file loads closed: the principal lookup and every
+	// owner are false, so every object is not_found to every customer.
+	file = append(file, kv{"principal", obj{{"path", "/TODO-customers?email={filter_quote(principal)}"},
+		{"match", closed("say how the principal (the customer's e-mail) is matched, e.g. account.email.lowerAscii() == principal")}}})
 	d.findKinds()
 	if len(d.kinds) == 0 {
 		return nil, errors.New("no GET operation reads one object by its id (GET /things/{id} answering an object), so the draft has no object for an action to act on (fix: describe the item GETs in the document, or write \"objects\" by hand)")

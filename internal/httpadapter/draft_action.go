@@ -39,7 +39,7 @@ func (d *drafter) action(id string) (obj, error) {
 		params = append(params, paramOf(pn, p.Schema, orDefault(p.Description, "The "+p.Name+"."), true))
 		lines = append(lines, obj{{"label", label(p.Name)}, {"to", "{args." + pn + "}"}})
 	}
-	body, verify, bodyParams, bodyLines, err := d.body(op, kind, bodyTarget, targetExpr)
+	body, verify, bodyParams, bodyLines, amount, err := d.body(op, kind, bodyTarget, targetExpr)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func (d *drafter) action(id string) (obj, error) {
 	if len(verify) == 0 {
 		verify = obj{{"/TODO", "'" + todo + "the value read back once " + name + " has landed, e.g. args.status'"}}
 	}
-	return obj{
+	a := obj{
 		{"name", name},
 		{"title", what},
 		{"description", orDefault(strings.TrimSpace(op.Description), todo+"say in a sentence what "+name+" changes and what it never changes.")},
@@ -70,6 +70,12 @@ func (d *drafter) action(id string) (obj, error) {
 		{"risk", "irreversible"},
 		{"params", params},
 		{"target", obj{{"kind", kind.name}, {"param", targetParam}}},
+	}
+	if amount != "" {
+		// The money the action moves: the policy's max amount applies to it.
+		a = append(a, kv{"amount_param", amount})
+	}
+	return append(a, obj{
 		{"guards", []any{obj{{"require", "true"}, {"code", "todo_guard"},
 			{"message", todo + "write the rule that must hold before " + name + " (require: a CEL expression over args and target), or remove this guard."},
 			{"hint", todo + "say what the assistant can do instead."}}}},
@@ -83,7 +89,7 @@ func (d *drafter) action(id string) (obj, error) {
 		{"request", request},
 		{"result", obj{{"reference", reference}}},
 		{"verify", obj{{"path", d.path(kind.op, kind.param, targetExpr)}, {"fields", verify}}},
-	}, nil
+	}...), nil
 }
 
 func (d *drafter) operation(id string) *oaOperation {
@@ -138,13 +144,13 @@ func (d *drafter) requestSchema(op *oaOperation) *oaSchema {
 // each writable field a parameter, sent as given and shown on a line
 // (from the target's field of that name when it has one), and compared
 // on the read-back when the target has it.
-func (d *drafter) body(op *oaOperation, kind *draftKind, bodyTarget, targetExpr string) (body obj, verify obj, params, lines []any, err error) {
+func (d *drafter) body(op *oaOperation, kind *draftKind, bodyTarget, targetExpr string) (body obj, verify obj, params, lines []any, amount string, err error) {
 	s := d.requestSchema(op)
 	if s == nil {
-		return nil, nil, nil, nil, nil
+		return nil, nil, nil, nil, "", nil
 	}
 	if s.typeName() != "object" {
-		return nil, nil, nil, nil, fmt.Errorf("-write %s (%s %s): its body is a JSON %s, not an object (fix: write the action's request by hand)", op.name(), op.method, op.path, orDefault(s.typeName(), "value"))
+		return nil, nil, nil, nil, "", fmt.Errorf("-write %s (%s %s): its body is a JSON %s, not an object (fix: write the action's request by hand)", op.name(), op.method, op.path, orDefault(s.typeName(), "value"))
 	}
 	props, _ := s.fields()
 	targetProps, _ := kind.schema.fields()
@@ -170,6 +176,9 @@ func (d *drafter) body(op *oaOperation, kind *draftKind, bodyTarget, targetExpr 
 		}
 		params = append(params, param)
 		body = append(body, kv{n, value})
+		if t := p.typeName(); amount == "" && (t == "integer" || t == "number") && strings.HasSuffix(pn, "_cents") {
+			amount = pn
+		}
 		line := obj{{"label", label(n)}}
 		if tp := targetProps[n]; tp != nil && celName.MatchString(n) {
 			line = append(line, kv{"from", "{target." + n + "}"})
@@ -182,7 +191,7 @@ func (d *drafter) body(op *oaOperation, kind *draftKind, bodyTarget, targetExpr 
 	if len(params) > 0 {
 		d.note("-write %s: every body field is a required parameter; narrow the action to what it changes.", op.name())
 	}
-	return body, verify, params, lines, nil
+	return body, verify, params, lines, amount, nil
 }
 
 // paramOf maps a schema to a parameter; nil for types the format lacks.

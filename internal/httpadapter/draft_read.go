@@ -105,7 +105,8 @@ func (k *draftKind) spec() obj {
 	if !celName.MatchString(k.id) || (k.label != "" && !celName.MatchString(k.label)) {
 		display = strings.ReplaceAll(k.name, "_", " ")
 	}
-	return append(o, kv{"display", display})
+	o = append(o, kv{"display", display})
+	return append(o, kv{"owner", closed("say whose it is, e.g. object.customer_id == account.id")})
 }
 
 func fixedValue(op *oaOperation, name string) string {
@@ -164,6 +165,10 @@ func (d *drafter) readTools() []any {
 				{"description", "The " + strings.ReplaceAll(kind.name, "_", " ") + "'s id."}}}}, kv{"object", kind.name}, kv{"param", param})
 			tool = append(tool, kv{"fields", leafPointers(s, "", 0)})
 		} else {
+			if p := customerParam(op); p != "" {
+				d.note("GET %s (%s) is not drafted as a read tool: its {%s} names a customer or account, which the model could set to anyone's; read the customer's own account with \"account\": true (see Reading the principal's own account in internal/httpadapter/README.md).", op.path, op.name(), p)
+				continue
+			}
 			var params []any
 			for _, p := range op.pathParams() {
 				if fixedValue(op, p.Name) == "{"+p.Name+"}" {
@@ -187,6 +192,26 @@ func (d *drafter) readTools() []any {
 		out = append(out, tool)
 	}
 	return out
+}
+
+// customerWords name a customer or an account in a path parameter.
+var customerWords = regexp.MustCompile(`(?i)customer|account|user|member|client|owner|person|profile|tenant`)
+
+// customerParam is the path parameter of op, not fixed, that names a
+// customer or an account, by its name or the segment before it
+// (/customers/{id}); "" when none does.
+func customerParam(op *oaOperation) string {
+	segs := strings.Split(strings.Trim(op.path, "/"), "/")
+	for i, seg := range segs {
+		m := pathParam.FindStringSubmatch(seg)
+		if m == nil || fixedValue(op, m[1]) != "{"+m[1]+"}" {
+			continue
+		}
+		if customerWords.MatchString(m[1]) || (i > 0 && customerWords.MatchString(segs[i-1])) {
+			return m[1]
+		}
+	}
+	return ""
 }
 
 // listIn finds the list in an answer: the answer itself, or its one array

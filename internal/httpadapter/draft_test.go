@@ -1,6 +1,10 @@
 package httpadapter_test
 
 import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -64,6 +68,47 @@ func TestDraftFromOpenAPILoads(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestADraftLoadsClosed: a draft names no principal mapping and no owner
+// a person has not written, so it loads closed: every object is refused
+// to every customer, a GET whose path takes a customer's id from the
+// model is left out, and an amount in cents is the action's amount_param.
+func TestADraftLoadsClosed(t *testing.T) {
+	raw, err := os.ReadFile("testdata/openapi/shop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := httpadapter.DraftFromOpenAPI(raw, httpadapter.DraftOptions{Write: []string{"createRefund"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := string(d.File)
+	for _, w := range []string{`"principal": {`, `"owner": "'TODO: say whose it is`, `"amount_param": "amount_cents"`} {
+		if !strings.Contains(file, w) {
+			t.Errorf("the draft has no %s:\n%s", w, file)
+		}
+	}
+	if strings.Contains(file, "/customers/{args.") {
+		t.Errorf("the draft reads a customer named by the model:\n%s", file)
+	}
+	if !strings.Contains(strings.Join(d.Notes, " "), "GET /customers/{id}/orders (listCustomerOrders) is not drafted") {
+		t.Errorf("the notes do not say the customer's orders tool is left out: %v", d.Notes)
+	}
+	var asked []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked = append(asked, r.URL.Path)
+		_, _ = w.Write([]byte(`{"id": "ord_1", "customer_id": "c1", "data": [{"id": "c1", "email": "ada@example.com"}]}`))
+	}))
+	defer srv.Close()
+	draft := strings.Replace(file, `"base_url": "http://localhost:8081"`, `"base_url": "`+srv.URL+`"`, 1)
+	a, err := httpadapter.Load("draft.json", []byte(draft), httpadapter.Config{Getenv: func(string) string { return "t" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := a.Read(context.Background(), ada, "get_order", json.RawMessage(`{"order_id": "ord_1"}`)); err == nil {
+		t.Errorf("a draft read an order for any customer: %v (asked %v)", res.Data, asked)
 	}
 }
 

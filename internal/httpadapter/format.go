@@ -269,6 +269,8 @@ type ResultDesc struct {
 	// amount the system recorded from its answer (adapter.Result's).
 	AmountCents string `json:"amount_cents"`
 	Currency    string `json:"currency"`
+	// AmountUnit is AmountCents's unit, as EffectsLookup.AmountUnit.
+	AmountUnit string `json:"amount_unit"`
 }
 
 // VerifyDesc reads the target again (Path); the object, or one element

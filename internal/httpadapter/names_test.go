@@ -120,3 +120,13 @@ func TestARunTimeFailureNamesTheExpression(t *testing.T) {
 		t.Errorf("fields %v do not name the expression at /actions/0/quote/title", ae.Fields)
 	}
 }
+
+// TestADoubleUnderscoreNameFailsAtLoad: MCP names a tool system__name
+// when two systems offer it, so a tool or action name with "__" does not
+// load, and the error names the field.
+func TestADoubleUnderscoreNameFailsAtLoad(t *testing.T) {
+	_, err := loadPlans(t, plansFile(t, `"name": "change_seats"`, `"name": "change__seats"`), "http://127.0.0.1:1")
+	if err == nil || !strings.Contains(err.Error(), "/actions/0/name") || !strings.Contains(err.Error(), "change_seats") {
+		t.Errorf("an action named change__seats loaded: %v", err)
+	}
+}

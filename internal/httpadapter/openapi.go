@@ -214,20 +214,41 @@ func parseOpenAPI(raw []byte) (*oaDoc, error) {
 	return &d, nil
 }
 
-// inline replaces every {"$ref": "#/..."} by what it points to; a cycle
-// deeper than a few steps ends in an empty schema.
+// maxInlined caps how many references one document expands: a document
+// whose schemas refer to each other widely would otherwise grow
+// exponentially, cycle or not.
+const maxInlined = 2000
+
+// inline replaces every {"$ref": "#/..."} by what it points to. A
+// reference already being expanded on the current path (a cycle: a
+// schema that contains itself), one past depth 8, and any once
+// maxInlined references were expanded, end in an empty schema.
 func inline(v any, root map[string]any, depth int) any {
+	in := &inliner{root: root, onPath: map[string]bool{}}
+	return in.inline(v, depth)
+}
+
+type inliner struct {
+	root   map[string]any
+	onPath map[string]bool
+	done   int
+}
+
+func (in *inliner) inline(v any, depth int) any {
 	switch n := v.(type) {
 	case map[string]any:
 		if ref, ok := n["$ref"].(string); ok && strings.HasPrefix(ref, "#/") {
-			if depth > 8 {
+			if depth > 8 || in.onPath[ref] || in.done >= maxInlined {
 				return map[string]any{}
 			}
-			target, ok := lookupPointer(root, ref[1:])
+			target, ok := lookupPointer(in.root, ref[1:])
 			if !ok {
 				return map[string]any{}
 			}
-			out := inline(target, root, depth+1)
+			in.done++
+			in.onPath[ref] = true
+			out := in.inline(target, depth+1)
+			delete(in.onPath, ref)
 			if m, ok := out.(map[string]any); ok && strings.HasPrefix(ref, "#/components/schemas/") {
 				m = maps.Clone(m)
 				m["x-draft-ref"] = strings.TrimPrefix(ref, "#/components/schemas/")
@@ -237,13 +258,13 @@ func inline(v any, root map[string]any, depth int) any {
 		}
 		out := make(map[string]any, len(n))
 		for k, x := range n {
-			out[k] = inline(x, root, depth)
+			out[k] = in.inline(x, depth)
 		}
 		return out
 	case []any:
 		out := make([]any, len(n))
 		for i, x := range n {
-			out[i] = inline(x, root, depth)
+			out[i] = in.inline(x, depth)
 		}
 		return out
 	}

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"countersign/internal/adapter"
 )
@@ -78,7 +79,15 @@ func (c *compiler) paging(ptr string, d *PagingDesc) *paging {
 	return p
 }
 
-// readList GETs path and the pages after it as p says, up to its cap or
+// A list of several pages is bounded as a whole, not only per page: its
+// requests share one deadline and one budget of answer bytes (a var for
+// tests).
+const listTimeout = 30 * time.Second
+
+var listBytes = 8 << 20
+
+// readList GETs path and the pages after it as p says, up to its cap, a
+// cursor or page seen before, the list's deadline and byte budget, or
 // until more than enough items are read (enough 0: no limit), and returns
 // the items at the pointer items of every page, whether the system has
 // more, and whether every page held a list there. Without paging it is one
@@ -93,12 +102,17 @@ func (a *Adapter) readList(ctx context.Context, path, items string, p *paging, e
 		l, ok := v.([]any)
 		return l, hasMore(answer), ok, nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
 	listed = true
+	seen := map[string]bool{path: true}
+	spent := 0
 	for page := 1; ; page++ {
-		answer, header, err := a.readWithHeader(ctx, path)
+		answer, header, size, err := a.page(ctx, path)
 		if err != nil {
 			return nil, false, false, err
 		}
+		spent += size
 		v, _ := lookupPointer(answer, items)
 		l, ok := v.([]any)
 		listed = listed && ok
@@ -110,6 +124,14 @@ func (a *Adapter) readList(ctx context.Context, path, items string, p *paging, e
 		if next == "" || page >= p.maxPages || (enough > 0 && len(out) > enough) {
 			return out, true, listed, nil
 		}
+		if seen[next] || spent >= listBytes {
+			// A cursor that comes round again would page forever; past
+			// the budget the rest is not read. Either way the list is cut.
+			a.log.WarnContext(ctx, "httpadapter: a list's paging stopped", "system", a.name, "path", next,
+				"repeated", seen[next], "bytes", spent)
+			return out, true, listed, nil
+		}
+		seen[next] = true
 		path = next
 	}
 }
@@ -145,8 +167,8 @@ func (a *Adapter) nextPage(p *paging, path string, page int, answer any, header 
 		}
 		// Only a page of the system itself is read: the request carries
 		// the system's secret.
-		rest, ok := strings.CutPrefix(next, a.base)
-		if !ok || !strings.HasPrefix(rest, "/") {
+		rest, ok := a.underBase(path, next)
+		if !ok {
 			a.log.Warn("httpadapter: a Link to a next page outside the system's base URL is not followed", "system", a.name, "link", next)
 			return "", true
 		}
@@ -155,12 +177,39 @@ func (a *Adapter) nextPage(p *paging, path string, page int, answer any, header 
 	return "", p.hasMore != ""
 }
 
-// withQuery sets the query parameter name of path to value.
+// underBase resolves a Link's target against the request it came with
+// (path, under the base URL) and returns its path under the base URL; a
+// target elsewhere, or with a dot segment in its path (which a server
+// may resolve to outside the base), is not.
+func (a *Adapter) underBase(path, link string) (string, bool) {
+	ref, err := url.Parse(link)
+	if err != nil {
+		return "", false
+	}
+	for _, seg := range strings.Split(strings.ToLower(ref.EscapedPath()), "/") {
+		if seg != "" && strings.Trim(strings.ReplaceAll(seg, "%2e", "."), ".") == "" {
+			return "", false
+		}
+	}
+	req, err := url.Parse(a.base + path)
+	if err != nil {
+		return "", false
+	}
+	rest, ok := strings.CutPrefix(req.ResolveReference(ref).String(), a.base)
+	if !ok || !strings.HasPrefix(rest, "/") {
+		return "", false
+	}
+	return rest, true
+}
+
+// withQuery sets the query parameter name of path to value; "" when the
+// path's query cannot be parsed, so that paging stops rather than drop
+// the rest of the query (the file's filter among it).
 func withQuery(path, name, value string) string {
 	base, query, _ := strings.Cut(path, "?")
 	q, err := url.ParseQuery(query)
 	if err != nil {
-		q = url.Values{}
+		return ""
 	}
 	q.Set(name, value)
 	return base + "?" + q.Encode()

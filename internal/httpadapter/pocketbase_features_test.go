@@ -102,6 +102,10 @@ func TestPagingFollowsCursorsAndLinks(t *testing.T) {
 	if _, err := httpadapter.Load("items.json", file(`{"next": "/next"}`), cfg); err == nil || !strings.Contains(err.Error(), "/read_tools/0/paging") {
 		t.Errorf("a cursor without its param loaded: %v", err)
 	}
+	noItems := strings.Replace(string(file(`{"link": true}`)), `"items": "/data",`, ``, 1)
+	if _, err := httpadapter.Load("items.json", []byte(noItems), cfg); err == nil || !strings.Contains(err.Error(), "paging needs items") {
+		t.Errorf("a path tool with paging and no items loaded: %v", err)
+	}
 }
 
 // TestFilterQuoteKeepsAnArgumentInsideItsLiteral: an argument placed in
@@ -119,9 +123,36 @@ func TestFilterQuoteKeepsAnArgumentInsideItsLiteral(t *testing.T) {
 	if res := readTool(t, a, "find_wallet", attack); res.Count != 0 {
 		t.Errorf("find_wallet(%s) = %s: the argument widened the filter", attack, ids(t, res))
 	}
-	byHand := connectPB(t, pb, pbFile(t, `name={filter_quote(args.name)}`, `name=%22{args.name}%22`), false)
-	if res := readTool(t, byHand, "find_wallet", attack); !strings.Contains(ids(t, res), "w4") {
-		t.Errorf("quoted by hand, find_wallet(%s) = %s; the test's system should have been widened to w4", attack, ids(t, res))
+	// Quoted by hand, the same argument would widen the filter to w4: such
+	// a file does not load, and the error says to use filter_quote.
+	for _, q := range []string{`%22{args.name}%22`, `\"{args.name}\"`, `'{args.name}'`} {
+		_, err := httpadapter.Load("pocketbase.json", pbFile(t, `name={filter_quote(args.name)}`, `name=`+q),
+			httpadapter.Config{Getenv: func(string) string { return "http://127.0.0.1:1" }})
+		if err == nil || !strings.Contains(err.Error(), "/read_tools/1/path") || !strings.Contains(err.Error(), "filter_quote(args.name)") {
+			t.Errorf("an argument quoted by hand (%s) loaded: %v", q, err)
+		}
+	}
+}
+
+// TestFilterQuoteRefusesABackslash: PocketBase ends a literal at a quote
+// not preceded by a backslash and undoes only \", so a value with a
+// backslash cannot be quoted (`Main\` would leave the literal open): the
+// read is refused as invalid_arguments naming the argument, and nothing
+// is sent.
+func TestFilterQuoteRefusesABackslash(t *testing.T) {
+	pb := startPocketBase(t)
+	a := connectPB(t, pb, pbFile(t), false)
+	for _, arg := range []string{`{"name": "Main\\"}`, `{"name": "a\\\" || id != \""}`} {
+		_, err := a.Read(context.Background(), ada, "find_wallet", json.RawMessage(arg))
+		ae, _ := adapter.AsError(err)
+		if ae == nil || ae.Code != adapter.CodeInvalidArguments || ae.Fields["name"] == "" || !strings.Contains(ae.Message, "backslash") {
+			t.Errorf("find_wallet(%s) = %+v, want invalid_arguments naming name", arg, err)
+		}
+	}
+	for _, p := range pb.requested() {
+		if strings.Contains(p, "wallets") && strings.Contains(p, "name") {
+			t.Errorf("the system was asked for %s", p)
+		}
 	}
 }
 
@@ -196,9 +227,40 @@ func TestVerifyExpectComparesBeforeAndAfter(t *testing.T) {
 		httpadapter.Config{Getenv: func(string) string { return "http://127.0.0.1:1" }}); err == nil {
 		t.Error("an expect reading before as a whole loaded")
 	}
+	if _, err := httpadapter.Load("pocketbase.json", pbFile(t, `"expect": "after.balance_cents == before.balance_cents - args.amount_cents"`, `"expect": "before.balance_cents >= args.amount_cents"`),
+		httpadapter.Config{Getenv: func(string) string { return "http://127.0.0.1:1" }}); err == nil || !strings.Contains(err.Error(), "expect never reads after") {
+		t.Errorf("an expect that never reads after loaded: %v", err)
+	}
 	if _, err := httpadapter.Load("pocketbase.json", pbFile(t, `- args.amount_cents"`, `- args.amuont_cents"`),
 		httpadapter.Config{Getenv: func(string) string { return "http://127.0.0.1:1" }}); err == nil || !strings.Contains(err.Error(), "did you mean args.amount_cents") {
 		t.Errorf("an expect with a misspelled argument: %v", err)
+	}
+}
+
+// TestAStaleBasisIsRefused: when the balance verify.expect compares with
+// changed after the preview (the record's version did not), the write is
+// refused as target_changed and nothing is sent.
+func TestAStaleBasisIsRefused(t *testing.T) {
+	pb := startPocketBase(t)
+	a := connectPB(t, pb, pbFile(t), true)
+	args := json.RawMessage(`{"wallet_id": "w1", "amount_cents": 100}`)
+	q, err := a.DryRun(context.Background(), ada, "withdraw", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb.mu.Lock()
+	for _, w := range pb.cols["wallets"] {
+		if w["id"] == "w1" {
+			w["balance_cents"] = 4000
+		}
+	}
+	pb.mu.Unlock()
+	_, err = a.Execute(context.Background(), ada, adapter.Call{Action: "withdraw", Args: args, IdempotencyKey: "k-stale", Quote: q})
+	if ae, _ := adapter.AsError(err); ae == nil || ae.Code != adapter.CodeStaleTarget {
+		t.Errorf("Execute over a changed balance = %v, want %s", err, adapter.CodeStaleTarget)
+	}
+	if n := pb.withdrawals(""); n != 0 {
+		t.Errorf("%d withdrawals were sent", n)
 	}
 }
 
@@ -231,5 +293,23 @@ func TestEffectAmountIsTheSystemsOwn(t *testing.T) {
 	}
 	if !found || len(look.Effects) != 2 {
 		t.Errorf("Lookup found effects %+v, want both pages' effects", look.Effects)
+	}
+}
+
+// TestAnUnreadableRecordedAmountLeavesTheWriteLanded: the recorded amount
+// is optional, so a 2xx answer it cannot be read from is still applied
+// (logged, no amount), not unknown; amount_unit major reads whole units.
+func TestAnUnreadableRecordedAmountLeavesTheWriteLanded(t *testing.T) {
+	pb := startPocketBase(t)
+	a := connectPB(t, pb, pbFile(t, `"amount_cents": "response.amount_cents"`, `"amount_cents": "response.amount_moved"`), true)
+	_, res := withdraw(t, a, "k-amount-2", 100)
+	if res.AmountCents != nil || res.Reference == "" {
+		t.Errorf("result %+v: want landed, without an amount", res)
+	}
+	major := connectPB(t, pb, pbFile(t, `"amount_cents": "response.amount_cents"`,
+		`"amount_unit": "major", "amount_cents": "string(double(response.amount_cents) / 100.0)"`), true)
+	_, res = withdraw(t, major, "k-amount-3", 1250)
+	if res.AmountCents == nil || *res.AmountCents != 1250 {
+		t.Errorf("result %+v: want 1250 cents read from 12.5 in whole units", res)
 	}
 }

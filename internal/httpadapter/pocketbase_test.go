@@ -170,8 +170,8 @@ func (pb *pocketBase) withdraw(w http.ResponseWriter, r *http.Request) {
 }
 
 // filterMatches evaluates a filter of PocketBase's shape, left to right:
-// conditions field = "literal" or field != "literal" (backslash escapes
-// in the literal) joined by && and ||. "" matches everything.
+// conditions field = "literal" or field != "literal" (\" in the
+// literal is a quote) joined by && and ||. "" matches everything.
 func filterMatches(filter string, rec map[string]any) (bool, error) {
 	s := strings.TrimSpace(filter)
 	if s == "" {
@@ -192,9 +192,11 @@ func filterMatches(filter string, rec map[string]any) (bool, error) {
 		}
 		var lit strings.Builder
 		j := 1
-		for ; j < len(s) && s[j] != '"'; j++ {
-			if s[j] == '\\' && j+1 < len(s) {
-				j++
+		// As PocketBase's fexpr scans text: the literal ends at a quote not
+		// preceded by a backslash, and only \" is undone.
+		for ; j < len(s) && (s[j] != '"' || s[j-1] == '\\'); j++ {
+			if s[j] == '\\' && j+1 < len(s) && s[j+1] == '"' {
+				continue
 			}
 			lit.WriteByte(s[j])
 		}

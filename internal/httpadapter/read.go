@@ -216,7 +216,7 @@ func (c *compiler) accountTool(ptr string, r ReadToolDesc, rt *readTool, hasPrin
 	if r.Path == "" {
 		return
 	}
-	rt.path = c.template(ptr+"/path", r.Path)
+	rt.path = c.path(ptr+"/path", r.Path)
 	if templateUses(rt.path, "args") {
 		c.fail(ptr+"/path", fmt.Sprintf("read tool %s reads the principal's own account, but its path uses args, so the model could name another account", r.Name),
 			"build the path from account and principal only, e.g. \"/accounts/{account.id}\"")

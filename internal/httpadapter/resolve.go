@@ -47,10 +47,13 @@ func (a *Adapter) account(ctx context.Context, p adapter.Principal) (any, error)
 // field; the evaluation's own error, which may quote the system's data,
 // stays in Err for the log.
 func (a *Adapter) broken(err error) error {
+	var xe *exprError
+	if errors.Is(err, errBackslash) && errors.As(err, &xe) {
+		return a.unquotable(xe)
+	}
 	ae := &adapter.Error{Code: "description_error", Outcome: adapter.NotSent,
 		Message: fmt.Sprintf("The description of %s could not be applied to this case.", a.name),
 		Hint:    "Hand this call to a person; the system's description file needs fixing.", Err: err}
-	var xe *exprError
 	if errors.As(err, &xe) {
 		where := xe.e.owner
 		if where == "" {
@@ -59,6 +62,23 @@ func (a *Adapter) broken(err error) error {
 		ae.Message = fmt.Sprintf("The description of %s could not be applied to this case: in %s, the expression %s at %s (%s) failed.",
 			a.name, where, xe.e.src, xe.e.ptr, xe.e.at)
 		ae.Fields = map[string]string{xe.e.ptr: fmt.Sprintf("%s: %s failed here", where, xe.e.src)}
+	}
+	return ae
+}
+
+// unquotable refuses a call whose argument filter_quote cannot make one
+// literal (it holds a backslash), like a guard: nothing was sent.
+func (a *Adapter) unquotable(xe *exprError) error {
+	names := quotedArgs(xe.e.tree)
+	what := "a value"
+	if len(names) > 0 {
+		what = strings.Join(names, ", ")
+	}
+	ae := &adapter.Error{Code: adapter.CodeInvalidArguments, Outcome: adapter.Refused,
+		Message: fmt.Sprintf("%s may not contain a backslash (\\): %s cannot search for it; nothing was sent.", what, a.name),
+		Hint:    "Ask for the value again without a backslash.", Err: xe, Fields: map[string]string{}}
+	for _, n := range names {
+		ae.Fields[n] = "may not contain a backslash"
 	}
 	return ae
 }

@@ -292,39 +292,44 @@ func (a *Adapter) effectAmount(ctx context.Context, e *adapter.Effect, it any) {
 	if !found || v == nil {
 		return
 	}
-	var cents int64
-	switch x := v.(type) {
-	case int64:
-		cents = x
-		if a.effects.major {
-			cents = x * 100
-		}
-	case float64:
-		if !a.effects.major {
-			a.log.WarnContext(ctx, "httpadapter: an effect's amount in cents is not a whole number; it is left out",
-				"system", a.name, "pointer", a.effects.amount, "value", x)
-			return
-		}
-		cents = int64(math.Round(x * 100))
-	case string:
-		f, err := strconv.ParseFloat(x, 64)
-		if err != nil {
-			a.log.WarnContext(ctx, "httpadapter: an effect's amount is not a number; it is left out",
-				"system", a.name, "pointer", a.effects.amount, "value", x)
-			return
-		}
-		if a.effects.major {
-			f *= 100
-		}
-		cents = int64(math.Round(f))
-	default:
+	cents, err := toCents(v, a.effects.major)
+	if err != nil {
+		a.log.WarnContext(ctx, "httpadapter: an effect's amount is left out: "+err.Error(),
+			"system", a.name, "pointer", a.effects.amount, "value", v)
 		return
 	}
 	e.AmountCents = &cents
 }
 
-// effectAmount reads where an effect keeps its amount and currency.
-func (c *compiler) effectAmount(e *effectsLookup, d *EffectsLookup) {
+// toCents reads an amount in cents, or in whole units when major is set
+// (12.5, "12.50"), as cents.
+func toCents(v any, major bool) (int64, error) {
+	switch x := v.(type) {
+	case int64:
+		if major {
+			return x * 100, nil
+		}
+		return x, nil
+	case float64:
+		if !major {
+			return 0, fmt.Errorf("an amount in cents is not a whole number")
+		}
+		return int64(math.Round(x * 100)), nil
+	case string:
+		f, err := strconv.ParseFloat(x, 64)
+		if err != nil {
+			return 0, fmt.Errorf("the amount is not a number")
+		}
+		if major {
+			f *= 100
+		}
+		return int64(math.Round(f)), nil
+	}
+	return 0, fmt.Errorf("the amount is a %T, not a number", v)
+}
+
+// effectsAmount reads where an effect keeps its amount and currency.
+func (c *compiler) effectsAmount(e *effectsLookup, d *EffectsLookup) {
 	e.amount, e.currency, e.major = d.Amount, d.Currency, d.AmountUnit == "major"
 	e.paging = c.paging("/effects/paging", d.Paging)
 	if d.Amount == "" && (d.AmountUnit != "" || d.Currency != "") {
@@ -360,5 +365,11 @@ func (c *compiler) verifyExpect(ptr, src string, v *verifyTemplate) {
 	}
 	if exprUses(v.expect.tree, "before") && len(v.beforeRefs) == 0 {
 		c.fail(ptr, "expect reads before in a way whose fields cannot be named", "name the fields, e.g. before.balance_cents")
+	}
+	// A condition that never reads what was read back holds whatever the
+	// write did, so every write would be completed.
+	if !exprUses(v.expect.tree, "after") {
+		c.fail(ptr, "expect never reads after (what verify reads back), so it would hold whether or not the write landed",
+			"compare a field of after with what the write should have made it, e.g. after.balance_cents == before.balance_cents - args.amount_cents")
 	}
 }

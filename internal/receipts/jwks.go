@@ -21,6 +21,12 @@ var (
 	ErrUnknownKey = fmt.Errorf("%w: no key of the key set has its kid", ErrInvalid)
 	// ErrSignature: the signature does not match the header and claims.
 	ErrSignature = fmt.Errorf("%w: the signature does not match", ErrInvalid)
+	// ErrType: the header's typ is not Type, so the JWS is not a receipt
+	// (another token signed with the same key is not one).
+	ErrType = fmt.Errorf("%w: the typ is not %s", ErrInvalid, Type)
+	// ErrKeyID: the key set's key has a kid other than its RFC 7638
+	// thumbprint, which is how every receipt key is named.
+	ErrKeyID = fmt.Errorf("%w: the key's kid is not its thumbprint", ErrInvalid)
 )
 
 // Header is a receipt's JOSE header.
@@ -31,10 +37,12 @@ type Header struct {
 }
 
 // VerifyWithKeys checks a compact JWS against a JSON Web Key Set (as GET
-// /api/v1/receipts/jwks.json serves it): the header's alg must be EdDSA and
-// its kid one of the set's OKP Ed25519 keys, and the signature that key's.
-// It returns the header and the claims' JSON, or an error wrapping one of
-// ErrMalformed, ErrAlgorithm, ErrUnknownKey and ErrSignature that says why.
+// /api/v1/receipts/jwks.json serves it): the header's alg must be EdDSA,
+// its typ Type, its kid one of the set's OKP Ed25519 keys whose kid is its
+// RFC 7638 thumbprint, and the signature that key's. It returns the header
+// and the claims' JSON, or an error wrapping one of ErrMalformed,
+// ErrAlgorithm, ErrType, ErrUnknownKey, ErrKeyID and ErrSignature that
+// says why.
 func VerifyWithKeys(jws string, jwks []byte) (Header, json.RawMessage, error) {
 	var h Header
 	parts := strings.Split(strings.TrimSpace(jws), ".")
@@ -56,6 +64,9 @@ func VerifyWithKeys(jws string, jwks []byte) (Header, json.RawMessage, error) {
 	if h.Alg != "EdDSA" {
 		return h, nil, fmt.Errorf("%w (alg %q)", ErrAlgorithm, h.Alg)
 	}
+	if h.Typ != Type {
+		return h, nil, fmt.Errorf("%w (typ %q)", ErrType, h.Typ)
+	}
 	var set struct {
 		Keys []struct {
 			Kty, Crv, Kid, X, Alg string
@@ -71,6 +82,9 @@ func VerifyWithKeys(jws string, jwks []byte) (Header, json.RawMessage, error) {
 		x, err := base64.RawURLEncoding.DecodeString(k.X)
 		if err != nil || len(x) != ed25519.PublicKeySize {
 			return h, nil, fmt.Errorf("receipts: the key set's key %s is not an Ed25519 public key", k.Kid)
+		}
+		if thumbprint(x) != k.Kid {
+			return h, nil, fmt.Errorf("%w (kid %q, thumbprint %s)", ErrKeyID, k.Kid, thumbprint(x))
 		}
 		if !ed25519.Verify(ed25519.PublicKey(x), []byte(parts[0]+"."+parts[1]), sig) {
 			return h, nil, fmt.Errorf("%w (key %s)", ErrSignature, h.Kid)

@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // Type is the JWS typ of a receipt.
@@ -80,23 +79,13 @@ func (s *Signer) Sign(claims any) (string, error) {
 // the key.
 var ErrInvalid = errors.New("receipts: not a receipt signed with this key")
 
-// Verify checks a compact JWS against pub and returns its claims' JSON.
+// Verify checks a compact JWS against pub, as VerifyWithKeys does against
+// a key set holding only pub, and returns its claims' JSON.
 func Verify(jws string, pub ed25519.PublicKey) (json.RawMessage, error) {
-	parts := strings.Split(jws, ".")
-	if len(parts) != 3 {
-		return nil, ErrInvalid
+	set, err := json.Marshal(map[string]any{"keys": []any{map[string]any{"kty": "OKP", "crv": "Ed25519", "kid": thumbprint(pub), "x": b64(pub)}}})
+	if err != nil {
+		return nil, err
 	}
-	header, err1 := base64.RawURLEncoding.DecodeString(parts[0])
-	payload, err2 := base64.RawURLEncoding.DecodeString(parts[1])
-	sig, err3 := base64.RawURLEncoding.DecodeString(parts[2])
-	if err := errors.Join(err1, err2, err3); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
-	}
-	var h struct {
-		Alg string `json:"alg"`
-	}
-	if json.Unmarshal(header, &h) != nil || h.Alg != "EdDSA" || !ed25519.Verify(pub, []byte(parts[0]+"."+parts[1]), sig) {
-		return nil, ErrInvalid
-	}
-	return payload, nil
+	_, claims, err := VerifyWithKeys(jws, set)
+	return claims, err
 }

@@ -39,9 +39,41 @@ func TestKeysMatchRFC8037(t *testing.T) {
 	if key["x"] != rfcX || key["kid"] != rfcKid || s.KeyID() != rfcKid || key["kty"] != "OKP" || key["crv"] != "Ed25519" {
 		t.Errorf("JWK %v, want x %s and the RFC's thumbprint %s", key, rfcX, rfcKid)
 	}
-	got, err := receipts.Verify(rfcJWS, pub)
-	if err != nil || string(got) != rfcPlain {
-		t.Errorf("Verify(the RFC's JWS) = %q, %v", got, err)
+	// The RFC's JWS is signed by this key, but it is no receipt: its
+	// header has no typ, its payload is text.
+	parts := strings.Split(rfcJWS, ".")
+	sig, _ := base64.RawURLEncoding.DecodeString(parts[2])
+	if !ed25519.Verify(pub, []byte(parts[0]+"."+parts[1]), sig) {
+		t.Error("the RFC's signature does not hold for its key")
+	}
+	if _, err := receipts.Verify(rfcJWS, pub); !errors.Is(err, receipts.ErrInvalid) {
+		t.Errorf("Verify(the RFC's JWS) = %v, want ErrInvalid", err)
+	}
+}
+
+// TestAReceiptNeedsItsTypeAndAThumbprintKid: a JWS signed by the key with
+// another typ is not a receipt, and a key set naming the key by anything
+// but its RFC 7638 thumbprint is refused.
+func TestAReceiptNeedsItsTypeAndAThumbprintKid(t *testing.T) {
+	t.Parallel()
+	seed, _ := base64.RawURLEncoding.DecodeString(rfcSeed)
+	key := ed25519.NewKeyFromSeed(seed)
+	b64 := base64.RawURLEncoding.EncodeToString
+	sign := func(header string) string {
+		in := b64([]byte(header)) + "." + b64([]byte(`{"sub":"inv_1"}`))
+		return in + "." + b64(ed25519.Sign(key, []byte(in)))
+	}
+	set := func(kid string) []byte {
+		return []byte(`{"keys":[{"kty":"OKP","crv":"Ed25519","kid":"` + kid + `","x":"` + rfcX + `"}]}`)
+	}
+	if _, _, err := receipts.VerifyWithKeys(sign(`{"alg":"EdDSA","typ":"JWT","kid":"`+rfcKid+`"}`), set(rfcKid)); !errors.Is(err, receipts.ErrType) {
+		t.Errorf("typ JWT: %v, want ErrType", err)
+	}
+	if _, _, err := receipts.VerifyWithKeys(sign(`{"alg":"EdDSA","typ":"`+receipts.Type+`","kid":"k1"}`), set("k1")); !errors.Is(err, receipts.ErrKeyID) {
+		t.Errorf("kid k1: %v, want ErrKeyID", err)
+	}
+	if _, _, err := receipts.VerifyWithKeys(sign(`{"alg":"EdDSA","typ":"`+receipts.Type+`","kid":"`+rfcKid+`"}`), set(rfcKid)); err != nil {
+		t.Errorf("a receipt: %v", err)
 	}
 }
 

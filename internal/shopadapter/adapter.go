@@ -81,10 +81,11 @@ func New(cfg Config) *Adapter {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Second}
 	}
-	// Every request carries the traceparent of the write it is part of.
-	traced := *cfg.HTTPClient
+	// Every request carries the traceparent of the write it is part of,
+	// and no redirect is followed (adapter.NoRedirects).
+	traced := adapter.NoRedirects(cfg.HTTPClient)
 	traced.Transport = tracing.Transport(traced.Transport)
-	cfg.HTTPClient = &traced
+	cfg.HTTPClient = traced
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
