@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"sync"
 	"testing"
+	"time"
 
+	"countersign/internal/adapter"
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
+	"countersign/internal/shopadapter"
 )
 
 // draftDigest is hand-off id's draft digest as its page shows it: on the
@@ -220,5 +223,42 @@ func TestWhoSendsAHandoffDraftOnDoesNotApproveItsRequotedSuccessor(t *testing.T)
 	}
 	if got, err := b.cp.Approve(b.ctx, b.agent2, next.ID, next.Version); err != nil || got.State != controlplane.Approved {
 		t.Errorf("another agent approves the successor: %v, %v", got.State, err)
+	}
+}
+
+func TestAHandoffDraftOfAnActionTwoSystemsOfferIsNotSentToAGuessedOne(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	// Two systems offer issue_refund; the task may use only one of them,
+	// which the assistant's draft does not name.
+	ledger := adapter.NewLedger(b.store, b.clock.Now)
+	shop := func(name string) adapter.System {
+		return shopadapter.New(shopadapter.Config{Name: name, BaseURL: b.shopURL, Token: b.shop.Token(), Ledger: ledger, Now: b.clock.Now})
+	}
+	cp := controlplane.New(b.store, adapter.NewRegistry(shop("shop"), shop("shop_eu")),
+		controlplane.Config{CallTimeout: 5 * time.Second, LeaseMargin: time.Second}, b.clock.Now, nil)
+	b.setStage("issue_refund", controlplane.StageAssisted)
+	task := b.task([]string{"shop/issue_refund"}, 5, 1, 60)
+	o := b.order(2)
+	id := b.handOff(task, map[string]any{"summary": "Wants $8.00 back.",
+		"would_propose": map[string]any{"action": "issue_refund", "args": refund(o.ID, 800, "damaged")}})
+	if _, err := cp.TakeHandoff(b.ctx, b.agent, id); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := cp.PrepareHandoffDraft(id, task.ID, []byte(`{"would_propose": {"action": "issue_refund"}}`))
+	if d.System != "" || d.Systems != 2 {
+		t.Errorf("the draft is bound to %q among %d systems, want none among 2", d.System, d.Systems)
+	}
+	var data json.RawMessage
+	if err := b.store.Pool().QueryRow(b.ctx, `SELECT data FROM conversation_events WHERE id = $1`, id).Scan(&data); err != nil {
+		t.Fatal(err)
+	}
+	d, _ = cp.PrepareHandoffDraft(id, task.ID, data)
+	_, err := cp.SendHandoffDraft(b.ctx, b.agent, id, d.Digest)
+	if e, ok := apperr.As(err); !ok || e.Code != "draft_system_unknown" {
+		t.Errorf("sending a draft two systems could take: %v, want it refused (draft_system_unknown)", err)
+	}
+	if n := b.countRows(`SELECT count(*) FROM invocations WHERE task_id = $1`, task.ID); n != 0 {
+		t.Errorf("the draft was sent to a guessed system (%d proposals)", n)
 	}
 }

@@ -99,11 +99,10 @@ func (h *Handler) handleHandoff(c echo.Context) error {
 		decided := d.DraftSent != "" || d.DraftSending || d.DraftDiscarded
 		v.Draft = &views.HandoffDraftView{HandoffID: d.Latest.ID, Action: action, Args: args, Discarded: d.DraftDiscarded,
 			Sending: d.DraftSending && d.DraftSent == "", CanSend: open && d.HolderID == u.ID && d.TaskID != "" && !decided}
-		if prepared, ok := h.cfg.Control.PrepareHandoffDraft(d.Latest.ID, d.TaskID, d.Latest.Data); ok {
-			v.Draft.Digest = prepared.Digest
-		}
-		if d.TaskID != "" {
-			v.Draft.For = "For " + v.Customer + ", on task " + d.TaskID + "."
+		prepared, _ := h.cfg.Control.PrepareHandoffDraft(d.Latest.ID, d.TaskID, d.Latest.Data)
+		v.Draft.Digest = prepared.Digest
+		if d.TaskID != "" && prepared.System != "" {
+			v.Draft.For = "For " + v.Customer + ", on task " + d.TaskID + ", to the system " + prepared.System + "."
 		}
 		if d.DraftSent != "" {
 			v.Draft.SentURL = "/tasks/" + url.PathEscape(d.TaskID) + "?inspect=" + url.QueryEscape(d.DraftSent)
@@ -111,6 +110,13 @@ func (h *Handler) handleHandoff(c echo.Context) error {
 		switch {
 		case d.TaskID == "":
 			v.Draft.Why = "The assistant opened no task for this conversation, so there is no customer to act for: reply to the customer yourself."
+		case prepared.System == "" && !decided:
+			offer := "several systems offer"
+			if prepared.Systems == 0 {
+				offer = "no system offers"
+			}
+			v.Draft.CanSend = false
+			v.Draft.Why = "The assistant's draft names no system, and " + offer + " this action: it is not sent to a guessed one. Make the request yourself."
 		case open && d.HolderID != u.ID && !decided:
 			v.Draft.Why = "Take the conversation to send this on or discard it."
 		}
