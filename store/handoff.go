@@ -16,6 +16,7 @@ import (
 // conversation's newest task, whose customer CustomerRef is.
 type HandoffGroup struct {
 	ID             int64           `db:"id"`
+	LastID         int64           `db:"last_id"`
 	ConversationID string          `db:"conversation_id"`
 	AssistantID    string          `db:"assistant_id"`
 	TaskID         *string         `db:"task_id"`
@@ -95,7 +96,7 @@ func (s *Store) HandoffGroups(ctx context.Context, f HandoffFilter) ([]HandoffGr
 	// The page is chosen first; only its rows are joined to their latest
 	// event, task and taker.
 	rows, _ := s.pool.Query(ctx, handoffGroups+`
-		SELECT g.id, g.conversation_id, l.assistant_id, COALESCE(g.task_id, tc.id) AS task_id,
+		SELECT g.id, g.last_id, g.conversation_id, l.assistant_id, COALESCE(g.task_id, tc.id) AS task_id,
 			COALESCE(tk.customer_ref, tc.customer_ref) AS customer_ref, g.intent, l.data, g.n, g.first_at, g.last_at,
 			g.taken_by, u.name AS taken_by_name, g.taken_at, g.taken
 		FROM (SELECT * FROM g WHERE `+handoffWhere+` AND `+handoffAfter+` ORDER BY g.taken, g.first_at, g.id LIMIT $7) g

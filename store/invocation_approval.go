@@ -46,11 +46,19 @@ func (t *Tx) ApprovalsOf(ctx context.Context, invocationID string) ([]Approval, 
 
 // ProposerUserID returns the console user who proposed an invocation
 // (a person sending on an assistant's hand-off draft); empty when an
-// assistant proposed it.
+// assistant proposed it. A re-quoted successor was proposed by whoever
+// proposed the invocation it supersedes, however many times re-quoted.
 func (t *Tx) ProposerUserID(ctx context.Context, invocationID string) (string, error) {
 	var id string
-	err := t.tx.QueryRow(ctx, `SELECT actor_id FROM events WHERE invocation_id = $1 AND action = 'invocation.proposed' AND actor_kind = 'user'
-		ORDER BY id LIMIT 1`, invocationID).Scan(&id)
+	err := t.tx.QueryRow(ctx, `
+		WITH RECURSIVE chain (id, supersedes_id) AS (
+			SELECT id, supersedes_id FROM invocations WHERE id = $1
+			UNION
+			SELECT i.id, i.supersedes_id FROM invocations i JOIN chain c ON i.id = c.supersedes_id
+		)
+		SELECT e.actor_id FROM events e WHERE e.invocation_id IN (SELECT id FROM chain) AND e.action = 'invocation.proposed'
+			AND e.actor_kind = 'user'
+		ORDER BY e.id LIMIT 1`, invocationID).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", nil
 	}

@@ -261,7 +261,7 @@ func TestGivingAHandoffBackTellsTheAssistantWhatToDo(t *testing.T) {
 		t.Errorf("discarding before taking says %q", got)
 	}
 	c.post(handoffPath(id, "take"), url.Values{"_csrf": {tok}})
-	c.post(handoffPath(id, "draft/discard"), url.Values{"_csrf": {tok}})
+	c.submitPageForm(t, handoffPath(id, ""), `[data-testid="handoff-draft"] form[action$="/draft/discard"]`)
 	page := c.get(handoffPath(id, "")).doc(t)
 	if page.Find(`[data-testid="draft-discarded"]`).Length() != 1 || page.Find(`[data-testid="draft-send"]`).Length() != 0 {
 		t.Errorf("after Discard the draft is not marked discarded, or can still be sent")

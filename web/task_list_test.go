@@ -224,8 +224,10 @@ func TestHandoffsGroupIdenticalOnesInWordsLongestWaitingFirst(t *testing.T) {
 	if n := filterCount(doc, "status-waiting"); n != "53" {
 		t.Errorf("waiting counts %q", n)
 	}
-	// Taking the group takes all thirty.
-	if res := c.post(fmt.Sprint("/handoffs/", loop, "/take"), url.Values{"_csrf": {c.csrf("/handoffs")}}); res.StatusCode != http.StatusSeeOther {
+	// Taking the group (its card's form names the latest open hand-off)
+	// takes all thirty.
+	take, _ := card.Find(`form[action$="/take"]`).Attr("action")
+	if res := c.post(take, url.Values{"_csrf": {c.csrf("/handoffs")}}); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("take: %d", res.StatusCode)
 	}
 	var n int

@@ -112,10 +112,16 @@ func (s *Service) Record(ctx context.Context, a Assistant, e Event) (Event, erro
 	row := store.ConversationEvent{ConversationID: e.ConversationID, AssistantID: a.ID, Intent: string(e.Intent),
 		Mode: string(e.Mode), At: s.now()}
 	if e.TaskID != "" {
-		if _, err := s.Task(ctx, a, e.TaskID); apperr.Is(err, apperr.NotFound) {
+		t, err := s.Task(ctx, a, e.TaskID)
+		if apperr.Is(err, apperr.NotFound) {
 			return Event{}, apperr.InvalidFields(map[string]string{"task_id": "no such task of yours"})
 		} else if err != nil {
 			return Event{}, err
+		}
+		// A task acts for its own conversation's customer: naming another
+		// conversation's task would have a person act for someone else.
+		if t.ConversationID != e.ConversationID {
+			return Event{}, apperr.InvalidFields(map[string]string{"task_id": "that task belongs to another conversation; name a task of this one"})
 		}
 		row.TaskID = &e.TaskID
 	}

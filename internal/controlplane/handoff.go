@@ -40,6 +40,9 @@ func (s *Service) TakeHandoff(ctx context.Context, actor Actor, id int64) (taken
 		if err != nil {
 			return err
 		}
+		if err := latestOpen(h, id); err != nil {
+			return err // posted from a page older than the conversation's open round
+		}
 		if h.HolderID != nil {
 			takenBy = *h.HolderID
 			return nil // someone holds it; nothing changed
@@ -88,6 +91,9 @@ func (s *Service) CloseHandoff(ctx context.Context, actor Actor, id int64, outco
 		h, err := tx.LockHandoffs(ctx, id)
 		if err != nil {
 			return err
+		}
+		if err := latestOpen(h, id); err != nil {
+			return err // posted from a page older than the conversation's open round
 		}
 		if h.Open == 0 {
 			return &apperr.Error{Kind: apperr.Conflict, Code: "handoff_closed",

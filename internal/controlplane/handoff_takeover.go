@@ -42,6 +42,9 @@ func (s *Service) TakeOverHandoff(ctx context.Context, actor Actor, id int64, re
 		if err != nil {
 			return err
 		}
+		if err := latestOpen(h, id); err != nil {
+			return err
+		}
 		switch {
 		case h.Open == 0:
 			return &apperr.Error{Kind: apperr.Conflict, Code: "handoff_closed",

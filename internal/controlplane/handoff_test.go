@@ -42,7 +42,7 @@ func TestResolvingAHandoffTwiceAtOnceRecordsItOnce(t *testing.T) {
 	b := setup(t)
 	task := b.task([]string{"issue_refund"}, 5, 1, 60)
 	first := b.handOff(task, map[string]any{"summary": "Wants a refund; two orders match."})
-	b.handOff(task, map[string]any{"summary": "Asks again."})
+	latest := b.handOff(task, map[string]any{"summary": "Asks again."})
 
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
@@ -52,7 +52,7 @@ func TestResolvingAHandoffTwiceAtOnceRecordsItOnce(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			errs[i] = b.cp.CloseHandoff(b.ctx, who, first, controlplane.HandoffResolved, "Refunded by phone: order A.")
+			errs[i] = b.cp.CloseHandoff(b.ctx, who, latest, controlplane.HandoffResolved, "Refunded by phone: order A.")
 		}()
 	}
 	close(start)
@@ -129,16 +129,16 @@ func TestSendingAHandoffDraftOnKeepsTheCustomersConfirmation(t *testing.T) {
 	o := b.order(2)
 	id := b.handOff(task, map[string]any{"summary": "Wants $8.00 back for the bulb.",
 		"would_propose": map[string]any{"action": "issue_refund", "args": refund(o.ID, 800, "damaged")}})
-	if _, err := b.cp.SendHandoffDraft(b.ctx, b.agent, id); !apperr.Is(err, apperr.IllegalTransition) {
+	if _, err := b.cp.SendHandoffDraft(b.ctx, b.agent, id, b.draftDigest(id)); !apperr.Is(err, apperr.IllegalTransition) {
 		t.Errorf("sending before taking: %v, want an illegal transition (take it first)", err)
 	}
 	if _, err := b.cp.TakeHandoff(b.ctx, b.agent, id); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.cp.SendHandoffDraft(b.ctx, b.agent2, id); !apperr.Is(err, apperr.Forbidden) {
+	if _, err := b.cp.SendHandoffDraft(b.ctx, b.agent2, id, b.draftDigest(id)); !apperr.Is(err, apperr.Forbidden) {
 		t.Errorf("someone else sends it: %v, want forbidden", err)
 	}
-	inv, err := b.cp.SendHandoffDraft(b.ctx, b.agent, id)
+	inv, err := b.cp.SendHandoffDraft(b.ctx, b.agent, id, b.draftDigest(id))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestWhoSendsAHandoffDraftOnDoesNotApproveIt(t *testing.T) {
 	if _, err := b.cp.TakeHandoff(b.ctx, b.agent, id); err != nil {
 		t.Fatal(err)
 	}
-	inv, err := b.cp.SendHandoffDraft(b.ctx, b.agent, id)
+	inv, err := b.cp.SendHandoffDraft(b.ctx, b.agent, id, b.draftDigest(id))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,8 +201,8 @@ func TestHandoffsMadeAtOnceAreAllCountedAndClosingEmptiesTheQueue(t *testing.T) 
 	if n := b.countRows(`SELECT n FROM handoff_queue WHERE conversation_id = $1`, task.ConversationID); n != 9 {
 		t.Errorf("the conversation's queue row counts %d hand-offs, want 9", n)
 	}
-	first := b.countRows(`SELECT min(id)::int FROM conversation_events WHERE conversation_id = $1`, task.ConversationID)
-	if err := b.cp.CloseHandoff(b.ctx, b.agent, int64(first), controlplane.HandoffGivenBack, "Ask which order."); err != nil {
+	latest := b.countRows(`SELECT max(id)::int FROM conversation_events WHERE conversation_id = $1`, task.ConversationID)
+	if err := b.cp.CloseHandoff(b.ctx, b.agent, int64(latest), controlplane.HandoffGivenBack, "Ask which order."); err != nil {
 		t.Fatal(err)
 	}
 	if n := b.countRows(`SELECT (SELECT count(*) FROM handoff_queue WHERE conversation_id = $1) + (SELECT count(*) FROM handoffs_open WHERE conversation_id = $1)`,

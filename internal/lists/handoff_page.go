@@ -37,6 +37,8 @@ type ConversationEntry struct {
 	Summary      string
 	Facts        json.RawMessage
 	WouldPropose json.RawMessage
+	// Data is the event's data as the assistant reported it.
+	Data json.RawMessage
 }
 
 // HandoffDetail is one conversation handed to a person: what the assistant
@@ -59,8 +61,9 @@ type HandoffDetail struct {
 	ClosedByName string
 	ClosedAt     *time.Time
 	Note         string
-	// TaskID is the latest task the hand-offs named, else the
-	// conversation's newest; empty when it has none.
+	// TaskID is the task the latest hand-off named, else the
+	// conversation's newest (the one its draft is sent on); empty when it
+	// has none.
 	TaskID string
 	// DraftSent is the invocation the latest hand-off's draft became;
 	// DraftDiscarded is set when its holder set it aside.
@@ -69,6 +72,9 @@ type HandoffDetail struct {
 	// TakenOver is the latest take-over of the hand-offs this state is
 	// about (a manager took them from their holder); nil when none.
 	TakenOver *store.HandoffTakeover
+	// DraftSending is set once its holder sent it on (DraftSent is empty
+	// while the proposal is being made).
+	DraftSending bool
 }
 
 // Handoff reads the conversation hand-off id belongs to; a missing one is
@@ -91,9 +97,6 @@ func (s *Service) Handoff(ctx context.Context, id int64) (HandoffDetail, error) 
 		e := entryOf(r)
 		d.Entries = append(d.Entries, e)
 		d.AssistantID = r.AssistantID
-		if r.TaskID != nil {
-			d.TaskID = *r.TaskID
-		}
 		if r.Mode != "handed_off" {
 			continue
 		}
@@ -120,28 +123,21 @@ func (s *Service) Handoff(ctx context.Context, id int64) (HandoffDetail, error) 
 			return HandoffDetail{}, err
 		}
 	}
-	if d.TaskID == "" {
+	// The customer shown is the one a draft sent on acts for
+	// (controlplane.heldDraft): the latest hand-off's task, else the
+	// conversation's newest — never a task another event named.
+	if d.TaskID = d.Latest.TaskID; d.TaskID == "" {
 		if d.TaskID, err = s.store.ConversationTask(ctx, conv); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return HandoffDetail{}, err
 		}
 	}
-	if d.TaskID != "" && len(d.Latest.WouldPropose) > 0 {
-		events, err := s.store.EventsForTask(ctx, d.TaskID)
-		if err != nil {
+	if len(d.Latest.WouldPropose) > 0 {
+		switch o, err := s.store.HandoffDraftOutcome(ctx, d.Latest.ID); {
+		case err == nil:
+			d.DraftDiscarded, d.DraftSending = o.Outcome == "discarded", o.Outcome == "sent"
+			d.DraftSent = o.InvocationID
+		case !errors.Is(err, store.ErrNotFound):
 			return HandoffDetail{}, err
-		}
-		for _, e := range events {
-			var data struct {
-				HandoffID int64 `json:"handoff_id"`
-			}
-			if (e.Action != "handoff.draft_sent" && e.Action != "handoff.draft_discarded") || json.Unmarshal(e.Data, &data) != nil || data.HandoffID != d.Latest.ID {
-				continue
-			}
-			if e.Action == "handoff.draft_discarded" {
-				d.DraftDiscarded = true
-			} else if e.InvocationID != nil {
-				d.DraftSent = *e.InvocationID
-			}
 		}
 	}
 	return d, nil
@@ -171,7 +167,7 @@ func (s *Service) takenOver(ctx context.Context, conv string, rows []store.Conve
 }
 
 func entryOf(r store.ConversationEntry) ConversationEntry {
-	e := ConversationEntry{ID: r.ID, Intent: r.Intent, Mode: r.Mode, At: r.At, TaskID: deref(r.TaskID)}
+	e := ConversationEntry{ID: r.ID, Intent: r.Intent, Mode: r.Mode, At: r.At, TaskID: deref(r.TaskID), Data: r.Data}
 	var data struct {
 		Summary      string          `json:"summary"`
 		Facts        json.RawMessage `json:"facts"`

@@ -38,8 +38,9 @@ type HandoffCursor struct {
 // when the assistant should not act, handing over well is the right
 // answer, and what it prepared lets the person start informed.
 type HandoffGroup struct {
-	// ID is the first hand-off's.
+	// ID is the first hand-off's; LastID the latest open one's.
 	ID             int64
+	LastID         int64
 	ConversationID string
 	AssistantID    string
 	TaskID         string
@@ -115,7 +116,7 @@ func (s *Service) HandoffList(ctx context.Context, f HandoffFilter) (HandoffPage
 }
 
 func handoffGroup(r store.HandoffGroup) HandoffGroup {
-	g := HandoffGroup{ID: r.ID, ConversationID: r.ConversationID, AssistantID: r.AssistantID, Intent: r.Intent,
+	g := HandoffGroup{ID: r.ID, LastID: r.LastID, ConversationID: r.ConversationID, AssistantID: r.AssistantID, Intent: r.Intent,
 		Count: int(r.Count), At: r.FirstAt, LastAt: r.LastAt}
 	if r.TaskID != nil {
 		g.TaskID = *r.TaskID

@@ -30,6 +30,7 @@ type Store interface {
 	HandoffConversation(ctx context.Context, id int64) (string, error)
 	ConversationLog(ctx context.Context, conversationID string, limit int) ([]store.ConversationEntry, error)
 	HandoffTakeovers(ctx context.Context, conversationID string) ([]store.HandoffTakeover, error)
+	HandoffDraftOutcome(ctx context.Context, id int64) (store.HandoffDraftOutcome, error)
 	ConversationTask(ctx context.Context, conversationID string) (string, error)
 	EventsForTask(ctx context.Context, taskID string) ([]store.Event, error)
 	ApprovalQueue(ctx context.Context, f store.QueueFilter) ([]store.QueueItem, error)

@@ -101,7 +101,7 @@ func TestHandoffListGroupsIdenticalHandOffsAndPages(t *testing.T) {
 		t.Fatalf("first page: %+v, next %v; want two groups and a next page", first.Groups, first.Next)
 	}
 	g := first.Groups[0]
-	want := lists.HandoffGroup{ID: loop, ConversationID: "conv-loop", AssistantID: "asst_h", Intent: "transactional_high", Count: 3,
+	want := lists.HandoffGroup{ID: loop, LastID: g.LastID, ConversationID: "conv-loop", AssistantID: "asst_h", Intent: "transactional_high", Count: 3,
 		At: now.Add(-3 * time.Hour), LastAt: now.Add(-time.Hour), Summary: "Wants a refund of a lamp.", Facts: []byte(`["order ord_1234"]`)}
 	if diff := cmp.Diff(want, g, cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
 		t.Errorf("the repeated hand-off (-want +got):\n%s", diff)
@@ -122,7 +122,11 @@ func TestHandoffListGroupsIdenticalHandOffsAndPages(t *testing.T) {
 		t.Errorf("last page: %+v, next %v, counts %+v", second.Groups, second.Next, second.Counts)
 	}
 
-	if _, err := b.cp.TakeHandoff(b.ctx, b.agent, loop); err != nil {
+	if g.LastID <= loop {
+		t.Errorf("the group's latest open hand-off is %d, want the newest of its three (after %d)", g.LastID, loop)
+	}
+	// Take names the latest open hand-off, as the card's form does.
+	if _, err := b.cp.TakeHandoff(b.ctx, b.agent, g.LastID); err != nil {
 		t.Fatal(err)
 	}
 	mine, err := b.lists.HandoffList(b.ctx, lists.HandoffFilter{Status: "mine", UserID: b.agent.UserID})

@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"countersign/internal/apperr"
@@ -188,6 +189,9 @@ func (s *Service) Deliveries(ctx context.Context, assistantID string, limit int)
 		index[d.ID] = i
 		out[i] = Delivery{ID: d.ID, Event: d.Event, InvocationID: d.InvocationID, State: State(d.State),
 			CreatedAt: d.CreatedAt, NextAttemptAt: d.NextAttemptAt}
+		if strings.HasPrefix(d.InvocationID, handoffKey) {
+			out[i].InvocationID = "" // a conversation's hand-off, ordered by its conversation
+		}
 	}
 	attempts, err := s.store.WebhookAttempts(ctx, ids)
 	if err != nil {

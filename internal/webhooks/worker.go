@@ -148,7 +148,7 @@ func (w *Worker) Enqueue(ctx context.Context) (int, error) {
 		}
 		now := w.now()
 		ok, err := w.store.InsertWebhookDelivery(ctx, store.WebhookDelivery{WebhookID: e.WebhookID, EventID: e.EventID,
-			Event: e.Event, InvocationID: e.InvocationID, Payload: body, CreatedAt: now, RetryUntil: now.Add(RetryFor)})
+			Event: e.Event, InvocationID: orderKey(e), Payload: body, CreatedAt: now, RetryUntil: now.Add(RetryFor)})
 		if err != nil {
 			return added, err
 		}
@@ -157,6 +157,25 @@ func (w *Worker) Enqueue(ctx context.Context) (int, error) {
 		}
 	}
 	return added, w.store.SetWebhookWatermark(ctx, upTo)
+}
+
+// handoffKey prefixes the ordering key of a conversation's hand-off
+// deliveries.
+const handoffKey = "handoff:"
+
+// orderKey is what a delivery is ordered by (store.ClaimWebhookDeliveries
+// holds one back while an earlier one of the same key is pending): its
+// invocation, or for a hand-off's ending its conversation, so one
+// conversation's failing delivery holds back no other conversation's.
+func orderKey(e store.WebhookEvent) string {
+	if e.InvocationID != "" {
+		return e.InvocationID
+	}
+	var d struct {
+		ConversationID string `json:"conversation_id"`
+	}
+	_ = json.Unmarshal(e.Data, &d)
+	return handoffKey + d.ConversationID
 }
 
 // handoffConversation is a hand-off event's conversation, from what the

@@ -381,3 +381,56 @@ func TestAStoppedWorkerHoldsOnlyTheDeliveryItWasSending(t *testing.T) {
 		}
 	}
 }
+
+// handoffEvent records a person ending a hand-off of conversation as
+// controlplane.CloseHandoff does.
+func (b *testBundle) handoffEvent(t *testing.T, conversation string) int64 {
+	t.Helper()
+	var id int64
+	err := b.pool.QueryRow(b.ctx, `INSERT INTO events (at, actor_kind, actor_id, action, task_id, data)
+		VALUES ($1::timestamptz, 'user', '1', 'handoff.given_back', 'tsk_hook', jsonb_build_object('assistant_id', 'ast_hook', 'conversation_id', $2::text,
+			'outcome', 'given_back', 'note', 'Ask which order.', 'handed_off_at', $1, 'latest_handoff_id', 1)) RETURNING id`,
+		b.clock.Now(), conversation).Scan(&id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func TestOneConversationsFailingHandoffDeliveryHoldsUpNoOther(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var failing int64
+	b.recv.respond = func(r received, seen int) (int, string) {
+		if r.payload.EventID == failing && seen == 0 {
+			return http.StatusServiceUnavailable, "busy"
+		}
+		return http.StatusOK, ""
+	}
+	w := b.worker(t)
+	failing = b.handoffEvent(t, "conv-a")
+	laterA := b.handoffEvent(t, "conv-a")
+	other := b.handoffEvent(t, "conv-b")
+	n, err := w.Enqueue(b.ctx)
+	mustN(t, "enqueued", n, err, 3)
+	// conv-a's first ending fails: its next waits, in order; conv-b's goes.
+	n, err = w.DeliverDue(b.ctx)
+	mustN(t, "first round", n, err, 2)
+	if diff := cmp.Diff([]int64{failing, other}, b.recv.eventIDs()); diff != "" {
+		t.Errorf("first round (-want +got):\n%s", diff)
+	}
+	for _, d := range b.deliveries(t) {
+		if d.InvocationID != "" {
+			t.Errorf("a hand-off's delivery names invocation %q", d.InvocationID)
+		}
+	}
+	b.clock.Advance(webhooks.Backoff(1))
+	for range 2 {
+		if _, err := w.DeliverDue(b.ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diff := cmp.Diff([]int64{failing, other, failing, laterA}, b.recv.eventIDs()); diff != "" {
+		t.Errorf("arrival order (-want +got):\n%s", diff)
+	}
+}

@@ -66,7 +66,7 @@ func (h *Handler) handoffView(c echo.Context, id int64) (views.HandoffPageView, 
 	}
 	now := h.Now()
 	open := d.State == lists.HandoffWaiting || d.State == lists.HandoffTaken
-	v := views.HandoffPageView{ID: id, ConversationID: d.ConversationID, Intent: intentWords(d.Latest.Intent),
+	v := views.HandoffPageView{ID: id, LatestID: d.Latest.ID, ConversationID: d.ConversationID, Intent: intentWords(d.Latest.Intent),
 		Summary: d.Latest.Summary, Facts: factLines(d.Latest.Facts), Target: waitedFor(handoffTarget),
 		CanTake: d.State == lists.HandoffWaiting, CanClose: open && (d.HolderID == 0 || d.HolderID == u.ID)}
 	if v.Summary == "" {
@@ -111,16 +111,31 @@ func (h *Handler) handoffView(c echo.Context, id int64) (views.HandoffPageView, 
 	if err := h.handoffCustomer(ctx, &v, d); err != nil {
 		return views.HandoffPageView{}, err
 	}
+	// The draft and its forms are the hand-off shown (the latest), on the
+	// task the send uses; the digest makes the send refuse anything else.
 	if action, args := wouldPropose(d.Latest.WouldPropose, h.actionName); action != "" {
-		v.Draft = &views.HandoffDraftView{Action: action, Args: args, Discarded: d.DraftDiscarded,
-			CanSend: open && d.HolderID == u.ID && d.TaskID != "" && d.DraftSent == "" && !d.DraftDiscarded}
+		decided := d.DraftSent != "" || d.DraftSending || d.DraftDiscarded
+		v.Draft = &views.HandoffDraftView{HandoffID: d.Latest.ID, Action: action, Args: args, Discarded: d.DraftDiscarded,
+			Sending: d.DraftSending && d.DraftSent == "", CanSend: open && d.HolderID == u.ID && d.TaskID != "" && !decided}
+		prepared, _ := h.cfg.Control.PrepareHandoffDraft(d.Latest.ID, d.TaskID, d.Latest.Data)
+		v.Draft.Digest = prepared.Digest
+		if d.TaskID != "" && prepared.System != "" {
+			v.Draft.For = "For " + v.Customer + ", on task " + d.TaskID + ", to the system " + prepared.System + "."
+		}
 		if d.DraftSent != "" {
 			v.Draft.SentURL = "/tasks/" + url.PathEscape(d.TaskID) + "?inspect=" + url.QueryEscape(d.DraftSent)
 		}
 		switch {
 		case d.TaskID == "":
 			v.Draft.Why = "The assistant opened no task for this conversation, so there is no customer to act for: reply to the customer yourself."
-		case open && d.HolderID != u.ID && d.DraftSent == "" && !d.DraftDiscarded:
+		case prepared.System == "" && !decided:
+			offer := "several systems offer"
+			if prepared.Systems == 0 {
+				offer = "no system offers"
+			}
+			v.Draft.CanSend = false
+			v.Draft.Why = "The assistant's draft names no system, and " + offer + " this action: it is not sent to a guessed one. Make the request yourself."
+		case open && d.HolderID != u.ID && !decided:
 			v.Draft.Why = "Take the conversation to send this on or discard it."
 		}
 	}
@@ -224,7 +239,7 @@ func (h *Handler) handleHandoffDraftSend(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	inv, err := h.cfg.Control.SendHandoffDraft(c.Request().Context(), actorOf(u), id)
+	inv, err := h.cfg.Control.SendHandoffDraft(c.Request().Context(), actorOf(u), id, c.FormValue("digest"))
 	if err != nil {
 		return h.afterHandoffChange(c, id, err, "")
 	}
@@ -250,7 +265,7 @@ func (h *Handler) handleHandoffDraftDiscard(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	err = h.cfg.Control.DiscardHandoffDraft(c.Request().Context(), actorOf(u), id)
+	err = h.cfg.Control.DiscardHandoffDraft(c.Request().Context(), actorOf(u), id, c.FormValue("digest"))
 	return h.afterHandoffChange(c, id, err, "Draft discarded. Nothing was proposed.")
 }
 

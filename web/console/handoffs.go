@@ -79,7 +79,7 @@ func (h *Handler) handleHandoffs(c echo.Context) error {
 			Label: fmt.Sprintf("%s (%s waiting)", intentWords(string(i)), thousands(k.Intents[string(i)])), Selected: string(i) == f.Intent})
 	}
 	for _, group := range page.Groups {
-		row := views.HandoffRow{ID: group.ID, ConversationID: group.ConversationID, Intent: intentWords(group.Intent), TaskID: group.TaskID,
+		row := views.HandoffRow{ID: group.ID, LastID: group.LastID, ConversationID: group.ConversationID, Intent: intentWords(group.Intent), TaskID: group.TaskID,
 			Summary: group.Summary, Facts: factLines(group.Facts), Customer: customerWords(group.CustomerRef),
 			Waiting:    "Waiting " + waitedFor(now.Sub(group.At)) + ", since " + group.At.UTC().Format("Jan 2 15:04 UTC"),
 			OverTarget: group.TakenBy == 0 && now.Sub(group.At) > handoffTarget}
@@ -205,7 +205,7 @@ func (h *Handler) handleHandoffTake(c echo.Context) error {
 	}
 	by, err := h.cfg.Control.TakeHandoff(c.Request().Context(), actorOf(u), id)
 	if err != nil {
-		return err
+		return h.afterHandoffChange(c, id, err, "")
 	}
 	if by != u.ID {
 		kit.SetFlash(c, "Someone else took this conversation first.", true)
