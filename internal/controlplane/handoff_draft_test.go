@@ -153,6 +153,10 @@ func TestAnOlderHandoffsFormDoesNotActOnTheNewRound(t *testing.T) {
 	if _, err := b.cp.TakeHandoff(b.ctx, b.agent, fresh); err != nil {
 		t.Fatal(err)
 	}
+	manager := controlplane.UserActor(b.owner, "manager", "Priya Owner")
+	if err := b.cp.TakeOverHandoff(b.ctx, manager, old, "They are away."); !apperr.Is(err, apperr.Conflict) {
+		t.Errorf("taking over with the old round's id: %v, want a conflict", err)
+	}
 	if err := b.cp.CloseHandoff(b.ctx, b.agent, old, controlplane.HandoffResolved, "Refunded $40 by phone."); !apperr.Is(err, apperr.Conflict) {
 		t.Errorf("resolving with the old round's id: %v, want a conflict", err)
 	}
