@@ -32,10 +32,10 @@ func TestOnlyAManagerTakesOverAConversationSomeoneHolds(t *testing.T) {
 	if err := b.cp.TakeOverHandoff(b.ctx, manager, id, "  "); !apperr.Is(err, apperr.Invalid) {
 		t.Errorf("taking over without a reason: %v, want invalid", err)
 	}
-	if err := b.cp.TakeOverHandoff(b.ctx, manager, id, reason); err != nil {
+	if err := b.cp.TakeOverHandoff(b.ctx, manager, later, reason); err != nil {
 		t.Fatalf("the manager takes over: %v", err)
 	}
-	if err := b.cp.TakeOverHandoff(b.ctx, manager, id, reason); !apperr.Is(err, apperr.Conflict) {
+	if err := b.cp.TakeOverHandoff(b.ctx, manager, later, reason); !apperr.Is(err, apperr.Conflict) {
 		t.Errorf("taking over one's own: %v, want a conflict", err)
 	}
 	if n := b.countRows(`SELECT count(*) FROM handoff_assignments WHERE user_id = $1 AND conversation_event_id IN ($2, $3)`, b.owner, id, later); n != 2 {
@@ -48,11 +48,11 @@ func TestOnlyAManagerTakesOverAConversationSomeoneHolds(t *testing.T) {
 		b.agent.Name, reason, manager.ID); n != 1 {
 		t.Errorf("handoff.taken_over events from %s with the reason: %d, want 1", b.agent.Name, n)
 	}
-	err := b.cp.CloseHandoff(b.ctx, b.agent, id, controlplane.HandoffResolved, "Refunded.")
+	err := b.cp.CloseHandoff(b.ctx, b.agent, later, controlplane.HandoffResolved, "Refunded.")
 	if !apperr.Is(err, apperr.Conflict) || !strings.Contains(err.Error(), "Priya Owner took this conversation over from you") {
 		t.Errorf("the old holder resolves: %v, want told who took it over", err)
 	}
-	if err := b.cp.CloseHandoff(b.ctx, manager, id, controlplane.HandoffResolved, "Refunded by phone."); err != nil {
+	if err := b.cp.CloseHandoff(b.ctx, manager, later, controlplane.HandoffResolved, "Refunded by phone."); err != nil {
 		t.Fatalf("the manager resolves: %v", err)
 	}
 }
