@@ -104,8 +104,9 @@ func TestCustomerPageSaysCodesInWords(t *testing.T) {
 		t.Errorf("status line %q, want it in words", got)
 	}
 	quote := squash(doc.Find(`.quote`).Text())
-	if strings.Contains(quote, "active") || !strings.Contains(quote, "Reason: too expensive") {
-		t.Errorf("the quote reads %q, want no status codes and \"Reason: too expensive\"", quote)
+	if !strings.Contains(quote, "Reason: too expensive") || doc.Find(`[data-testid="line-values"] [data-testid="line-from"]`).First().Text() != "active" ||
+		doc.Find(`[data-testid="line-values"] [data-testid="line-to"]`).First().Text() != "cancelled" {
+		t.Errorf("the quote reads %q, want \"Reason: too expensive\" and the status values under its sentence", quote)
 	}
 	c.post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {c.pageCSRF(res)}})
 	if got := text(c.get("/requests/"+inv.ID), t, "status-badge"); got != "Approved — we're sending it to "+shopName+" now" {
