@@ -86,6 +86,9 @@ type Config struct {
 	// and links people's Slack accounts on their account page; nil leaves
 	// Slack off (its address answers 404).
 	Slack *slackbot.Bot
+	// LogoClient fetches the businesses' logos the customer pages show, once
+	// each (nil: a client with a 5-second timeout).
+	LogoClient *http.Client
 }
 
 // Server is the assembled console.
@@ -117,7 +120,7 @@ func New(cfg Config) *Server {
 	s.console = console.New(s.frame, console.Config{Registry: cfg.Registry, Control: cfg.Control, Lists: cfg.Lists,
 		Assistants: cfg.Assistants, Metrics: cfg.Metrics, Webhooks: cfg.Webhooks, Slack: slackLinks(cfg.Slack)})
 	cust := customer.New(s.frame, customer.Config{Control: cfg.Control, Lists: cfg.Lists, Confirmations: cfg.Confirmations,
-		Registry: cfg.Registry, Receipt: s.api.Receipt, PublicBase: cfg.PublicBase})
+		Registry: cfg.Registry, Receipt: s.api.Receipt, PublicBase: cfg.PublicBase, LogoClient: cfg.LogoClient})
 
 	e := echo.New()
 	e.HideBanner = true

@@ -23,8 +23,10 @@ const zoneCookie = "cs_zone"
 
 // customerFrame is the business and the clock of one customer's page.
 type customerFrame struct {
-	brand adapter.Brand
-	zone  *time.Location
+	// system is the system whose brand the page shows ("" for none).
+	system string
+	brand  adapter.Brand
+	zone   *time.Location
 	// own says zone is the customer's own, from their browser.
 	own bool
 	now time.Time
@@ -34,7 +36,8 @@ type customerFrame struct {
 // unknown system gives the one connected system's brand, if there is
 // only one, else none.
 func (h *Handler) frameFor(c echo.Context, system string) customerFrame {
-	f := customerFrame{brand: h.brandOf(system), now: h.Now()}
+	f := customerFrame{now: h.Now()}
+	f.system, f.brand = h.brandOf(system)
 	f.zone = f.brand.Zone
 	if ck, err := c.Cookie(zoneCookie); err == nil {
 		if name, err := url.QueryUnescape(ck.Value); err == nil && name != "" && len(name) <= 64 {
@@ -46,18 +49,20 @@ func (h *Handler) frameFor(c echo.Context, system string) customerFrame {
 	return f
 }
 
-func (h *Handler) brandOf(system string) adapter.Brand {
+// brandOf is the system whose brand a page about system shows, and that
+// brand (frameFor).
+func (h *Handler) brandOf(system string) (string, adapter.Brand) {
 	reg := h.cfg.Registry
 	if reg == nil {
-		return adapter.Brand{Zone: time.UTC}
+		return "", adapter.Brand{Zone: time.UTC}
 	}
 	if s, err := reg.System(system); err == nil {
-		return adapter.BrandOf(s)
+		return s.Name(), adapter.BrandOf(s)
 	}
 	if all := reg.Systems(); len(all) == 1 {
-		return adapter.BrandOf(all[0])
+		return all[0].Name(), adapter.BrandOf(all[0])
 	}
-	return adapter.Brand{Zone: time.UTC}
+	return "", adapter.Brand{Zone: time.UTC}
 }
 
 // at is a moment as a customer's page writes it, in the page's zone and
@@ -82,9 +87,11 @@ func (f customerFrame) shop() string {
 // page is the layout's model of a customer's page titled title.
 func (h *Handler) page(c echo.Context, title string, f customerFrame) views.Page {
 	p := h.Page(c, title)
-	p.Customer = &views.CustomerFrame{Brand: f.brand.Name, LogoURL: f.brand.LogoURL, Zone: f.zone.String(), ZoneOwn: f.own}
-	if p.Customer.LogoURL != "" && adapter.CheckLogoURL(p.Customer.LogoURL) != nil {
-		p.Customer.LogoURL = ""
+	p.Customer = &views.CustomerFrame{Brand: f.brand.Name, Zone: f.zone.String(), ZoneOwn: f.own}
+	// The logo as the console serves it (logo.go), never the business's
+	// own address; none when it could not be fetched.
+	if f.system != "" && h.logos.get(f.system, f.brand.LogoURL) != nil {
+		p.Customer.LogoURL = logoPath(f.system)
 	}
 	return p
 }
