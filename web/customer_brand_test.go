@@ -149,7 +149,7 @@ func (b *testBundle) proposeAny(t *testing.T, task controlplane.Task, action str
 
 // TestMyRequestsGroupsTheCustomersOwn: a signed-in customer's list groups
 // their requests as "Waiting for you", "In progress" (with our team) and
-// "Done"; a catalogue edit proposed in their conversation is an
+// "Finished" (a declined one among them); a catalogue edit proposed in their conversation is an
 // operator's action and is not listed; two refunds alike in title are told
 // apart by order, items, amount and time.
 func TestMyRequestsGroupsTheCustomersOwn(t *testing.T) {
@@ -211,10 +211,14 @@ func TestMyRequestsGroupsTheCustomersOwn(t *testing.T) {
 	if strings.Contains(res.body, catalogue.ID) || strings.Contains(doc.Find("main").Text(), "description") {
 		t.Error("My requests lists the catalogue edit, an operator's action")
 	}
-	for _, h := range []string{"Waiting for you", "In progress", "Done"} {
+	for _, h := range []string{"Waiting for you", "In progress", "Finished"} {
 		if !strings.Contains(doc.Find("main h2").Text(), h) {
 			t.Errorf("no %q heading", h)
 		}
+	}
+	// The group holds the declined request: it is finished, not "done".
+	if strings.Contains(doc.Find("main h2").Text(), "Done") {
+		t.Errorf("a group of declined requests is headed \"Done\": %q", doc.Find("main h2").Text())
 	}
 	if strings.Contains(doc.Find("main").Text(), "Earlier") {
 		t.Error("the list still has an \"Earlier\" group")
@@ -338,7 +342,13 @@ func TestCustomerReceipt(t *testing.T) {
 	if pr.doc(t).Find(`[data-testid="receipt"]`).Length() != 0 {
 		t.Error("a pending request shows a receipt")
 	}
-	if r := pc.get("/requests/" + pending.ID + "/receipt"); r.StatusCode != http.StatusConflict {
-		t.Errorf("a pending request's download: %d, want 409", r.StatusCode)
+	if r := pc.get("/requests/" + pending.ID + "/receipt"); r.StatusCode != http.StatusConflict || !strings.Contains(r.body, "it is not done yet") {
+		t.Errorf("a pending request's download: %d, want 409 saying it is not done yet", r.StatusCode)
+	}
+	// A request the customer declined never will have one, and is told so.
+	pc.post("/requests/"+pending.ID+"/decline", url.Values{"_csrf": {pc.pageCSRF(pc.get("/requests/" + pending.ID))}})
+	if r := pc.get("/requests/" + pending.ID + "/receipt"); r.StatusCode != http.StatusConflict ||
+		!strings.Contains(r.body, "This request was not carried out, so there is no receipt.") || strings.Contains(r.body, "not done yet") {
+		t.Errorf("a declined request's download: %d %s, want 409 saying it was not carried out", r.StatusCode, squash(r.body))
 	}
 }
