@@ -9,12 +9,15 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 
 	"countersign/internal/accounts"
+	"countersign/internal/adapter"
 	"countersign/internal/controlplane"
 	"countersign/internal/receipts"
+	"countersign/internal/shopadapter"
 )
 
 // shopName is the demo shop's name to its customers.
@@ -350,5 +353,61 @@ func TestCustomerReceipt(t *testing.T) {
 	if r := pc.get("/requests/" + pending.ID + "/receipt"); r.StatusCode != http.StatusConflict ||
 		!strings.Contains(r.body, "This request was not carried out, so there is no receipt.") || strings.Contains(r.body, "not done yet") {
 		t.Errorf("a declined request's download: %d %s, want 409 saying it was not carried out", r.StatusCode, squash(r.body))
+	}
+}
+
+// TestMyRequestsOfTwoShopsSpeakForNeither: a customer whose requests are
+// with two businesses sees My requests in Countersign's frame, naming
+// neither (one shop's name over the other's request misleads); requests
+// of one shop only keep its name.
+func TestMyRequestsOfTwoShopsSpeakForNeither(t *testing.T) {
+	t.Parallel()
+	b := setupCustomer(t)
+	ctx := context.Background()
+	u, err := b.accounts.Create(ctx, accounts.NewUser{Email: jordan, Name: "Jordan Lee", Role: accounts.Customer, Password: "correct horse jordan"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := b.client(t)
+	c.mustSignIn(testUser{User: u, Password: "correct horse jordan"})
+	b.proposeFor(t, b.customerTask(t, jordan), "reinstate_subscription", map[string]any{"subscription_id": "Photo add-on"}, "")
+	if got := text(c.get("/requests"), t, "brand-name"); got != shopName {
+		t.Fatalf("one shop's requests: header names %q, want %q", got, shopName)
+	}
+
+	// A second business, the same demo shop under another name.
+	other := adapter.Brand{Name: "Quay Outfitters", Zone: time.UTC}
+	b.web.Registry().Connect(shopadapter.New(shopadapter.Config{Name: "quay", BaseURL: b.shopURL, Token: b.shop.Token(),
+		Ledger: adapter.NewLedger(b.store, b.clock.Now), Now: b.clock.Now, Brand: other}))
+	owner := b.users[accounts.Manager].ID
+	if err := b.cp.EnsurePolicies(ctx, &owner); err != nil {
+		t.Fatal(err)
+	}
+	m := b.users[accounts.Manager]
+	p, err := b.cp.Policy(ctx, "quay", "reinstate_subscription")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Stage, p.ConfirmationWindow = controlplane.StageAssisted, 30*time.Minute
+	if _, err := b.cp.ChangePolicy(ctx, controlplane.UserActor(m.ID, string(accounts.Manager), m.Name), p, p.Version, "customers confirm"); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(map[string]any{"subscription_id": "Photo add-on"})
+	if _, err := b.cp.Propose(ctx, controlplane.Proposal{TaskID: b.customerTask(t, jordan).ID, System: "quay", Action: "reinstate_subscription", Args: raw,
+		Actor: controlplane.AssistantActor("asst_test", "Test assistant")}); err != nil {
+		t.Fatal(err)
+	}
+	res := c.get("/requests")
+	doc := res.doc(t)
+	if n := doc.Find(`[data-testid="request-row"]`).Length(); n != 2 {
+		t.Fatalf("%d rows, want the two shops' requests", n)
+	}
+	header, title := squash(doc.Find("header").Text()), doc.Find("title").Text()
+	if strings.Contains(header, shopName) || strings.Contains(header, other.Name) || !strings.Contains(header, "Countersign") ||
+		strings.Contains(title, shopName) || strings.Contains(title, other.Name) {
+		t.Errorf("two shops' requests: header %q, title %q; want Countersign's and neither shop's name", header, title)
+	}
+	if doc.Find(`[data-testid="customer-footer"]`).Length() != 1 || strings.Contains(squash(doc.Find(`[data-testid="customer-footer"]`).Text()), "uses Countersign") {
+		t.Errorf("footer %q, want the customer frame's, naming no shop", squash(doc.Find("footer").Text()))
 	}
 }

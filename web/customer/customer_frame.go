@@ -36,8 +36,19 @@ type customerFrame struct {
 // unknown system gives the one connected system's brand, if there is
 // only one, else none.
 func (h *Handler) frameFor(c echo.Context, system string) customerFrame {
-	f := customerFrame{now: h.Now()}
-	f.system, f.brand = h.brandOf(system)
+	name, brand := h.brandOf(system)
+	return h.frameOf(c, name, brand)
+}
+
+// unbrandedFrame is the frame of a page that speaks for no one business
+// (My requests over requests of more than one): Countersign's name, the
+// customer's zone or UTC.
+func (h *Handler) unbrandedFrame(c echo.Context) customerFrame {
+	return h.frameOf(c, "", adapter.Brand{Zone: time.UTC})
+}
+
+func (h *Handler) frameOf(c echo.Context, system string, brand adapter.Brand) customerFrame {
+	f := customerFrame{now: h.Now(), system: system, brand: brand}
 	f.zone = f.brand.Zone
 	if ck, err := c.Cookie(zoneCookie); err == nil {
 		if name, err := url.QueryUnescape(ck.Value); err == nil && name != "" && len(name) <= 64 {

@@ -236,11 +236,20 @@ func (h *Handler) handleMyRequests(c echo.Context) error {
 			own = append(own, inv)
 		}
 	}
+	// The page speaks for the business of its requests; for none when
+	// they are of more than one (one shop's name over another's request
+	// misleads).
 	system := ""
 	if len(own) > 0 {
 		system = own[0].System
 	}
 	f := h.frameFor(c, system)
+	for _, inv := range own {
+		if inv.System != system {
+			f = h.unbrandedFrame(c)
+			break
+		}
+	}
 	page := h.page(c, "My requests", f)
 	v := myRequestsView(own, f, truncated)
 	v.OnlyProved = !p.Spans()
