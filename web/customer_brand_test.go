@@ -411,3 +411,34 @@ func TestMyRequestsOfTwoShopsSpeakForNeither(t *testing.T) {
 		t.Errorf("footer %q, want the customer frame's, naming no shop", squash(doc.Find("footer").Text()))
 	}
 }
+
+// TestCustomerSignInAndHomeAreTheShops: the sign-in on the way to a
+// customer's requests and a customer's home are in the customer frame —
+// the shop's name when it is known, else Countersign's customer frame —
+// while the staff's sign-in keeps the console's.
+func TestCustomerSignInAndHomeAreTheShops(t *testing.T) {
+	t.Parallel()
+	b := setupCustomer(t)
+	c := b.client(t)
+	if res := c.get("/sign-in?next=%2Frequests"); text(res, t, "brand-name") != shopName || res.doc(t).Find(`[data-testid="customer-footer"]`).Length() != 1 {
+		t.Errorf("a customer's sign-in: header %q, want the shop's frame", squash(res.doc(t).Find("header").Text()))
+	}
+	if doc := c.get("/sign-in").doc(t); doc.Find(`[data-testid="brand-name"]`).Length() != 0 || doc.Find(`[data-testid="customer-footer"]`).Length() != 0 {
+		t.Errorf("the staff's sign-in: header %q, want the console's frame", squash(doc.Find("header").Text()))
+	}
+	u, err := b.accounts.Create(t.Context(), accounts.NewUser{Email: jordan, Name: "Jordan Lee", Role: accounts.Customer, Password: "correct horse jordan"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.mustSignIn(testUser{User: u, Password: "correct horse jordan"})
+	if res := c.get("/"); text(res, t, "brand-name") != shopName || res.doc(t).Find(`[data-testid="customer-footer"]`).Length() != 1 {
+		t.Errorf("a customer's home: header %q, want the shop's frame", squash(res.doc(t).Find("header").Text()))
+	}
+
+	// No shop known (no system connected): Countersign's customer frame.
+	plain := setup(t)
+	doc := plain.client(t).get("/sign-in?next=%2Frequests").doc(t)
+	if got := strings.TrimSpace(doc.Find("header .brand").Text()); got != "Countersign" || doc.Find(`[data-testid="customer-footer"]`).Length() != 1 {
+		t.Errorf("a customer's sign-in with no shop: brand %q, %d customer footers; want Countersign's customer frame", got, doc.Find(`[data-testid="customer-footer"]`).Length())
+	}
+}

@@ -98,11 +98,24 @@ func (f customerFrame) shop() string {
 // page is the layout's model of a customer's page titled title.
 func (h *Handler) page(c echo.Context, title string, f customerFrame) views.Page {
 	p := h.Page(c, title)
-	p.Customer = &views.CustomerFrame{Brand: f.brand.Name, Zone: f.zone.String(), ZoneOwn: f.own}
+	p.Customer = h.frameView(f)
+	return p
+}
+
+// frameView is the layout's customer frame of f.
+func (h *Handler) frameView(f customerFrame) *views.CustomerFrame {
+	v := &views.CustomerFrame{Brand: f.brand.Name, Zone: f.zone.String(), ZoneOwn: f.own}
 	// The logo as the console serves it (logo.go), never the business's
 	// own address; none when it could not be fetched.
 	if f.system != "" && h.logos.get(f.system, f.brand.LogoURL) != nil {
-		p.Customer.LogoURL = logoPath(f.system)
+		v.LogoURL = logoPath(f.system)
 	}
-	return p
+	return v
+}
+
+// CustomerFrame is the customer frame of a customer's page about none of their
+// requests in particular (the sign-in on the way to them, the account's
+// home): the one connected business's, else Countersign's own.
+func (h *Handler) CustomerFrame(c echo.Context) *views.CustomerFrame {
+	return h.frameView(h.frameFor(c, ""))
 }
