@@ -250,13 +250,23 @@ func (s *Store) FinishWebhookAttempt(ctx context.Context, token string, a Webhoo
 	return nil
 }
 
+// ListedDelivery is a delivery as the admin page lists it, with the
+// endpoint it was made for: its URL, and when that endpoint was removed or
+// replaced (nil while live). A delivery to a removed endpoint is never
+// claimed or resent.
+type ListedDelivery struct {
+	WebhookDelivery
+	URL       string     `db:"url"`
+	RemovedAt *time.Time `db:"removed_at"`
+}
+
 // WebhookDeliveries lists an assistant's latest deliveries (to any of its
-// endpoints, live or removed), newest first.
-func (s *Store) WebhookDeliveries(ctx context.Context, assistantID string, limit int) ([]WebhookDelivery, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries d
+// endpoints, live or removed), newest first, each with its own endpoint.
+func (s *Store) WebhookDeliveries(ctx context.Context, assistantID string, limit int) ([]ListedDelivery, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT `+deliveryColumns+`, w.url, w.removed_at FROM webhook_deliveries d
 		JOIN assistant_webhooks w ON w.id = d.webhook_id
 		WHERE w.assistant_id = $1 ORDER BY d.id DESC LIMIT $2`, assistantID, limit)
-	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[WebhookDelivery])
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[ListedDelivery])
 	if err != nil {
 		return nil, fmt.Errorf("store.WebhookDeliveries(%s): %w", assistantID, err)
 	}

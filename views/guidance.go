@@ -170,10 +170,21 @@ func isWordByte(b byte) bool {
 }
 
 // safeHref admits http, https and mailto addresses and paths of this site
-// ("/…", not "//…"); javascript:, data: and the like are refused.
+// ("/…", not "//…"); javascript:, data: and the like are refused. A path
+// with a backslash or a control byte is refused too: browsers read "/\x"
+// and "/<TAB>/x" as "//x", another site.
 func safeHref(href string) bool {
-	if strings.HasPrefix(href, "/") && !strings.HasPrefix(href, "//") {
-		return true
+	if strings.HasPrefix(href, "/") {
+		if strings.HasPrefix(href, "//") {
+			return false
+		}
+		for i := 0; i < len(href); i++ {
+			if b := href[i]; b == '\\' || b < 0x20 || b == 0x7f {
+				return false
+			}
+		}
+		u, err := url.Parse(href)
+		return err == nil && u.Scheme == "" && u.Host == ""
 	}
 	u, err := url.Parse(href)
 	if err != nil {

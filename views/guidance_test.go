@@ -52,3 +52,18 @@ func TestGuidanceRendersASafeSubset(t *testing.T) {
 		t.Errorf("a word with underscores was read as emphasis, or a pre is left:\n%s", html)
 	}
 }
+
+// TestSafeHrefRefusesPathsBrowsersReadAsAnotherSite: "/\evil" and
+// "/<TAB>/evil" become "//evil" in a browser; neither is a link.
+func TestSafeHrefRefusesPathsBrowsersReadAsAnotherSite(t *testing.T) {
+	for _, href := range []string{`/\evil.example`, "/\t/evil.example", "/\n/evil.example", "/\x7f/x", "//evil.example"} {
+		if safeHref(href) {
+			t.Errorf("safeHref(%q) = true, want false", href)
+		}
+	}
+	for _, href := range []string{"/policies", "/tasks?state=active#top", "https://example.com/a", "mailto:a@example.com"} {
+		if !safeHref(href) {
+			t.Errorf("safeHref(%q) = false, want true", href)
+		}
+	}
+}

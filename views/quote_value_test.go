@@ -112,3 +112,28 @@ func TestWordDiff(t *testing.T) {
 		}
 	}
 }
+
+// TestCustomerSentenceIsMarkedAndKeepsItsValues: a line the adapter words
+// for customers shows its sentence with hidden characters marked, and the
+// values it stands for (what is sent) under it; the receipt says the values.
+func TestCustomerSentenceIsMarkedAndKeepsItsValues(t *testing.T) {
+	l := CustomerQuoteLine{Label: "Status", From: "active", To: "cancelled", Sentence: "Your subscription will be \u202edellecnac."}
+	doc, html := renderDoc(t, CustomerRequestBody(CustomerRequestView{Title: "Cancel?", Lines: []CustomerQuoteLine{l},
+		Receipt: &CustomerReceiptView{Changed: []CustomerQuoteLine{l}, Download: "/r", Keys: "/k"}}))
+	if strings.ContainsAny(html, "\u202e") {
+		t.Errorf("the page emits a hidden character raw")
+	}
+	line := doc.Find(`[data-testid="quote-line"]`)
+	if got := line.Find(`[data-testid="line-sentence"]`).Text(); got != "Your subscription will be ⟨U+202E⟩dellecnac." {
+		t.Errorf("sentence %q, want it marked", got)
+	}
+	if line.Find(`[data-testid="hidden-characters"]`).Length() != 1 {
+		t.Errorf("the line does not say it holds hidden characters")
+	}
+	if from, to := line.Find(`[data-testid="line-from"]`).Text(), line.Find(`[data-testid="line-to"]`).Text(); from != "active" || to != "cancelled" {
+		t.Errorf("values under the sentence: now %q after %q, want active / cancelled", from, to)
+	}
+	if got := strings.Join(strings.Fields(doc.Find(`[data-testid="receipt-line"]`).Text()), " "); got != "Status: cancelled (was active)" {
+		t.Errorf("receipt line %q, want the values", got)
+	}
+}

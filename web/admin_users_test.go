@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"countersign/internal/accounts"
+	"countersign/internal/assistants"
 )
 
 func TestAdminCreatesDisablesAndChangesRole(t *testing.T) {
@@ -94,5 +95,33 @@ func TestAdminCreatesDisablesAndChangesRole(t *testing.T) {
 	me, _ := b.accounts.User(t.Context(), b.users[accounts.Admin].ID)
 	if me.Disabled() || me.Role != accounts.Admin {
 		t.Errorf("admin changed themself: disabled=%v role=%s", me.Disabled(), me.Role)
+	}
+}
+
+// TestAdminConfirmPagesThatRefuseWriteNothing: a confirmation page that
+// cannot offer its change (disabling oneself, an assistant disabled
+// already) says why on the page, with the way back: a GET writes no
+// session (no flash, no Set-Cookie) and offers no button.
+func TestAdminConfirmPagesThatRefuseWriteNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ab := &apiBundle{testBundle: b, asst: assistants.New(b.store, b.cp, b.clock.Now)}
+	ab.a, _ = ab.newAssistant(t, "idle-bot")
+	if err := ab.asst.SetDisabled(t.Context(), ab.a.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	admin := b.client(t)
+	admin.mustSignIn(b.users[accounts.Admin])
+	for _, tc := range []struct{ path, want string }{
+		{"/admin/users/" + strconv.FormatInt(b.users[accounts.Admin].ID, 10) + "/disable", "You cannot disable your own account; ask another admin."},
+		{"/admin/assistants/" + ab.a.ID + "/disable", "idle-bot is disabled already."},
+	} {
+		res := admin.get(tc.path)
+		doc := res.doc(t)
+		if res.StatusCode/100 != 4 || res.Header.Get("Set-Cookie") != "" || strings.TrimSpace(doc.Find(`[data-testid="confirm-refused"]`).Text()) != tc.want ||
+			doc.Find(`[data-testid="confirm-end"]`).Length() != 0 || doc.Find(`[data-testid="confirm-back"]`).Length() != 1 {
+			t.Errorf("GET %s: %d, Set-Cookie %q, says %q; want a 4xx page saying %q with only the way back and no cookie",
+				tc.path, res.StatusCode, res.Header.Get("Set-Cookie"), doc.Find(`[data-testid="confirm-refused"]`).Text(), tc.want)
+		}
 	}
 }

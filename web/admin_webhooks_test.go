@@ -275,3 +275,52 @@ func TestAdminWebhookRemove(t *testing.T) {
 		t.Errorf("%d test events recorded without an endpoint (%v)", n, err)
 	}
 }
+
+// TestAdminWebhookDeliveryToAReplacedEndpoint: a delivery that failed at
+// an endpoint since replaced names that endpoint, not the current one, and
+// says it is not tried again (replacing gave it up, and neither the worker
+// nor Resend takes a delivery to a removed endpoint), never "next try" or
+// "Resend to try again".
+func TestAdminWebhookDeliveryToAReplacedEndpoint(t *testing.T) {
+	t.Parallel()
+	b := setup(t, bundleOpts{shop: true})
+	ab := &apiBundle{testBundle: b, asst: assistants.New(b.store, b.cp, b.clock.Now)}
+	ab.a, ab.key = ab.newAssistant(t, "hook-bot")
+	ab.task = ab.newTask(t, ab.key, "conv-hook", []string{"issue_refund"})
+	old := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "down", http.StatusInternalServerError)
+	}))
+	t.Cleanup(old.Close)
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Admin])
+	hookPath := "/admin/assistants/" + ab.a.ID + "/webhook"
+	if res := c.post(hookPath, url.Values{"_csrf": {c.csrf("/admin/assistants")}, "url": {old.URL + "/old"}}); res.StatusCode != http.StatusOK {
+		t.Fatalf("register: %d", res.StatusCode)
+	}
+	id := ab.proposeRefund(t, ab.damagedOrder(t))
+	if _, err := b.cp.Reject(context.Background(), controlplaneUser(b.users[accounts.Agent]), id, b.inv(t, id).Version, "not this one"); err != nil {
+		t.Fatal(err)
+	}
+	worker := webhooks.NewWorker(b.store, b.web.WebhookRender(b.srv.URL), webhooks.Config{AllowPrivate: true}, b.clock.Now, nil)
+	if n, err := worker.Enqueue(context.Background()); err != nil || n != 1 {
+		t.Fatalf("enqueued %d, %v; want 1", n, err)
+	}
+	if _, err := worker.DeliverDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if res := c.post(hookPath, url.Values{"_csrf": {c.csrf("/admin/assistants")}, "url": {"https://assistant.example.com/new"}}); res.StatusCode != http.StatusOK {
+		t.Fatalf("replace: %d", res.StatusCode)
+	}
+	d := c.get("/admin/assistants").doc(t).Find(`[data-testid="assistant-hook-bot"] [data-testid^="delivery-"]`).Filter("tr")
+	if d.Length() != 1 {
+		t.Fatalf("%d delivery rows, want 1", d.Length())
+	}
+	failing := d.Find(`[data-testid="delivery-failing"]`).Text()
+	want := "HTTP 500 Internal Server Error from " + old.URL + "/old at " + b.clock.Now().Format("15:04:05") + "; endpoint removed; not tried again."
+	if failing != want || strings.Contains(d.Text(), "next try") || strings.Contains(d.Text(), "Resend to try again") {
+		t.Errorf("delivery to the replaced endpoint says %q (row %q), want %q", failing, strings.Join(strings.Fields(d.Text()), " "), want)
+	}
+	if got := d.Find(`[data-testid="delivery-state"]`).Text(); got != "Endpoint removed" || d.Find(`[data-testid="resend"]`).Length() != 0 {
+		t.Errorf("state %q, %d resend buttons: want Endpoint removed and none (Resend refuses it)", got, d.Find(`[data-testid="resend"]`).Length())
+	}
+}

@@ -87,6 +87,9 @@ type bundleOpts struct {
 	logger *slog.Logger
 	// queries, when set, sees every SQL statement the console sends.
 	queries pgx.QueryTracer
+	// logo, when set, is the shop's logo server (TLS): the shop's brand
+	// names its /logo.png and the console fetches it with its client.
+	logo *httptest.Server
 }
 
 var testKey = [][]byte{[]byte("0123456789abcdef0123456789abcdef"), []byte("fedcba9876543210fedcba9876543210")}
@@ -125,7 +128,7 @@ func setup(t *testing.T, opts ...bundleOpts) *testBundle {
 	}
 	ws := web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Now: clk.Now, TrustedProxies: o.trustedProxies,
 		Registry: reg, Control: cp, Lists: lists.New(st, clk.Now), Confirmations: links, Assistants: asst, Metrics: reports, Webhooks: webhooks.New(st, clk.Now, webhooks.Config{AllowPrivate: true}),
-		Logger: o.logger, Slack: bot})
+		Logger: o.logger, Slack: bot, LogoClient: logoClient(o.logo)})
 	srv := httptest.NewServer(checkContract(t, ws.Handler()))
 	t.Cleanup(srv.Close)
 	b := &testBundle{srv: srv, web: ws, store: st, accounts: acc, cp: cp, clock: clk, users: map[accounts.Role]testUser{},
@@ -134,7 +137,7 @@ func setup(t *testing.T, opts ...bundleOpts) *testBundle {
 		b.users[r] = b.createUser(t, r)
 	}
 	if o.shop {
-		b.connectShop(t, reg)
+		b.connectShop(t, reg, o.logo)
 	}
 	return b
 }
@@ -275,7 +278,15 @@ func webServerSharing(t *testing.T, b *testBundle, keyPairs [][]byte) *httptest.
 
 // connectShop starts a seeded demo shop on its own database and connects
 // it as system "shop", with policies owned by the bundle's manager.
-func (b *testBundle) connectShop(t *testing.T, reg *adapter.Registry) {
+// logoClient is the client that trusts the logo server, if any.
+func logoClient(logo *httptest.Server) *http.Client {
+	if logo == nil {
+		return nil
+	}
+	return logo.Client()
+}
+
+func (b *testBundle) connectShop(t *testing.T, reg *adapter.Registry, logo *httptest.Server) {
 	t.Helper()
 	ctx := context.Background()
 	pool := dbtest.NewBare(t)
@@ -290,7 +301,11 @@ func (b *testBundle) connectShop(t *testing.T, reg *adapter.Registry) {
 	srv := httptest.NewServer(b.shopHeaders.wrap(b.shop.Handler()))
 	t.Cleanup(srv.Close)
 	b.shopURL = srv.URL
-	reg.Connect(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: srv.URL, Token: b.shop.Token(), Ledger: adapter.NewLedger(b.store, b.clock.Now), Now: b.clock.Now}))
+	brand := shopadapter.DemoBrand
+	if logo != nil {
+		brand.LogoURL = logo.URL + "/logo.png"
+	}
+	reg.Connect(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: srv.URL, Token: b.shop.Token(), Ledger: adapter.NewLedger(b.store, b.clock.Now), Now: b.clock.Now, Brand: brand}))
 	owner := b.users[accounts.Manager].ID
 	if err := b.cp.EnsurePolicies(ctx, &owner); err != nil {
 		t.Fatal(err)

@@ -9,12 +9,15 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 
 	"countersign/internal/accounts"
+	"countersign/internal/adapter"
 	"countersign/internal/controlplane"
 	"countersign/internal/receipts"
+	"countersign/internal/shopadapter"
 )
 
 // shopName is the demo shop's name to its customers.
@@ -104,8 +107,9 @@ func TestCustomerPageSaysCodesInWords(t *testing.T) {
 		t.Errorf("status line %q, want it in words", got)
 	}
 	quote := squash(doc.Find(`.quote`).Text())
-	if strings.Contains(quote, "active") || !strings.Contains(quote, "Reason: too expensive") {
-		t.Errorf("the quote reads %q, want no status codes and \"Reason: too expensive\"", quote)
+	if !strings.Contains(quote, "Reason: too expensive") || doc.Find(`[data-testid="line-values"] [data-testid="line-from"]`).First().Text() != "active" ||
+		doc.Find(`[data-testid="line-values"] [data-testid="line-to"]`).First().Text() != "cancelled" {
+		t.Errorf("the quote reads %q, want \"Reason: too expensive\" and the status values under its sentence", quote)
 	}
 	c.post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {c.pageCSRF(res)}})
 	if got := text(c.get("/requests/"+inv.ID), t, "status-badge"); got != "Approved — we're sending it to "+shopName+" now" {
@@ -148,7 +152,7 @@ func (b *testBundle) proposeAny(t *testing.T, task controlplane.Task, action str
 
 // TestMyRequestsGroupsTheCustomersOwn: a signed-in customer's list groups
 // their requests as "Waiting for you", "In progress" (with our team) and
-// "Done"; a catalogue edit proposed in their conversation is an
+// "Finished" (a declined one among them); a catalogue edit proposed in their conversation is an
 // operator's action and is not listed; two refunds alike in title are told
 // apart by order, items, amount and time.
 func TestMyRequestsGroupsTheCustomersOwn(t *testing.T) {
@@ -210,10 +214,14 @@ func TestMyRequestsGroupsTheCustomersOwn(t *testing.T) {
 	if strings.Contains(res.body, catalogue.ID) || strings.Contains(doc.Find("main").Text(), "description") {
 		t.Error("My requests lists the catalogue edit, an operator's action")
 	}
-	for _, h := range []string{"Waiting for you", "In progress", "Done"} {
+	for _, h := range []string{"Waiting for you", "In progress", "Finished"} {
 		if !strings.Contains(doc.Find("main h2").Text(), h) {
 			t.Errorf("no %q heading", h)
 		}
+	}
+	// The group holds the declined request: it is finished, not "done".
+	if strings.Contains(doc.Find("main h2").Text(), "Done") {
+		t.Errorf("a group of declined requests is headed \"Done\": %q", doc.Find("main h2").Text())
 	}
 	if strings.Contains(doc.Find("main").Text(), "Earlier") {
 		t.Error("the list still has an \"Earlier\" group")
@@ -337,7 +345,100 @@ func TestCustomerReceipt(t *testing.T) {
 	if pr.doc(t).Find(`[data-testid="receipt"]`).Length() != 0 {
 		t.Error("a pending request shows a receipt")
 	}
-	if r := pc.get("/requests/" + pending.ID + "/receipt"); r.StatusCode != http.StatusConflict {
-		t.Errorf("a pending request's download: %d, want 409", r.StatusCode)
+	if r := pc.get("/requests/" + pending.ID + "/receipt"); r.StatusCode != http.StatusConflict || !strings.Contains(r.body, "it is not done yet") {
+		t.Errorf("a pending request's download: %d, want 409 saying it is not done yet", r.StatusCode)
+	}
+	// A request the customer declined never will have one, and is told so.
+	pc.post("/requests/"+pending.ID+"/decline", url.Values{"_csrf": {pc.pageCSRF(pc.get("/requests/" + pending.ID))}})
+	if r := pc.get("/requests/" + pending.ID + "/receipt"); r.StatusCode != http.StatusConflict ||
+		!strings.Contains(r.body, "This request was not carried out, so there is no receipt.") || strings.Contains(r.body, "not done yet") {
+		t.Errorf("a declined request's download: %d %s, want 409 saying it was not carried out", r.StatusCode, squash(r.body))
+	}
+}
+
+// TestMyRequestsOfTwoShopsSpeakForNeither: a customer whose requests are
+// with two businesses sees My requests in Countersign's frame, naming
+// neither (one shop's name over the other's request misleads); requests
+// of one shop only keep its name.
+func TestMyRequestsOfTwoShopsSpeakForNeither(t *testing.T) {
+	t.Parallel()
+	b := setupCustomer(t)
+	ctx := context.Background()
+	u, err := b.accounts.Create(ctx, accounts.NewUser{Email: jordan, Name: "Jordan Lee", Role: accounts.Customer, Password: "correct horse jordan"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := b.client(t)
+	c.mustSignIn(testUser{User: u, Password: "correct horse jordan"})
+	b.proposeFor(t, b.customerTask(t, jordan), "reinstate_subscription", map[string]any{"subscription_id": "Photo add-on"}, "")
+	if got := text(c.get("/requests"), t, "brand-name"); got != shopName {
+		t.Fatalf("one shop's requests: header names %q, want %q", got, shopName)
+	}
+
+	// A second business, the same demo shop under another name.
+	other := adapter.Brand{Name: "Quay Outfitters", Zone: time.UTC}
+	b.web.Registry().Connect(shopadapter.New(shopadapter.Config{Name: "quay", BaseURL: b.shopURL, Token: b.shop.Token(),
+		Ledger: adapter.NewLedger(b.store, b.clock.Now), Now: b.clock.Now, Brand: other}))
+	owner := b.users[accounts.Manager].ID
+	if err := b.cp.EnsurePolicies(ctx, &owner); err != nil {
+		t.Fatal(err)
+	}
+	m := b.users[accounts.Manager]
+	p, err := b.cp.Policy(ctx, "quay", "reinstate_subscription")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Stage, p.ConfirmationWindow = controlplane.StageAssisted, 30*time.Minute
+	if _, err := b.cp.ChangePolicy(ctx, controlplane.UserActor(m.ID, string(accounts.Manager), m.Name), p, p.Version, "customers confirm"); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(map[string]any{"subscription_id": "Photo add-on"})
+	if _, err := b.cp.Propose(ctx, controlplane.Proposal{TaskID: b.customerTask(t, jordan).ID, System: "quay", Action: "reinstate_subscription", Args: raw,
+		Actor: controlplane.AssistantActor("asst_test", "Test assistant")}); err != nil {
+		t.Fatal(err)
+	}
+	res := c.get("/requests")
+	doc := res.doc(t)
+	if n := doc.Find(`[data-testid="request-row"]`).Length(); n != 2 {
+		t.Fatalf("%d rows, want the two shops' requests", n)
+	}
+	header, title := squash(doc.Find("header").Text()), doc.Find("title").Text()
+	if strings.Contains(header, shopName) || strings.Contains(header, other.Name) || !strings.Contains(header, "Countersign") ||
+		strings.Contains(title, shopName) || strings.Contains(title, other.Name) {
+		t.Errorf("two shops' requests: header %q, title %q; want Countersign's and neither shop's name", header, title)
+	}
+	if doc.Find(`[data-testid="customer-footer"]`).Length() != 1 || strings.Contains(squash(doc.Find(`[data-testid="customer-footer"]`).Text()), "uses Countersign") {
+		t.Errorf("footer %q, want the customer frame's, naming no shop", squash(doc.Find("footer").Text()))
+	}
+}
+
+// TestCustomerSignInAndHomeAreTheShops: the sign-in on the way to a
+// customer's requests and a customer's home are in the customer frame —
+// the shop's name when it is known, else Countersign's customer frame —
+// while the staff's sign-in keeps the console's.
+func TestCustomerSignInAndHomeAreTheShops(t *testing.T) {
+	t.Parallel()
+	b := setupCustomer(t)
+	c := b.client(t)
+	if res := c.get("/sign-in?next=%2Frequests"); text(res, t, "brand-name") != shopName || res.doc(t).Find(`[data-testid="customer-footer"]`).Length() != 1 {
+		t.Errorf("a customer's sign-in: header %q, want the shop's frame", squash(res.doc(t).Find("header").Text()))
+	}
+	if doc := c.get("/sign-in").doc(t); doc.Find(`[data-testid="brand-name"]`).Length() != 0 || doc.Find(`[data-testid="customer-footer"]`).Length() != 0 {
+		t.Errorf("the staff's sign-in: header %q, want the console's frame", squash(doc.Find("header").Text()))
+	}
+	u, err := b.accounts.Create(t.Context(), accounts.NewUser{Email: jordan, Name: "Jordan Lee", Role: accounts.Customer, Password: "correct horse jordan"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.mustSignIn(testUser{User: u, Password: "correct horse jordan"})
+	if res := c.get("/"); text(res, t, "brand-name") != shopName || res.doc(t).Find(`[data-testid="customer-footer"]`).Length() != 1 {
+		t.Errorf("a customer's home: header %q, want the shop's frame", squash(res.doc(t).Find("header").Text()))
+	}
+
+	// No shop known (no system connected): Countersign's customer frame.
+	plain := setup(t)
+	doc := plain.client(t).get("/sign-in?next=%2Frequests").doc(t)
+	if got := strings.TrimSpace(doc.Find("header .brand").Text()); got != "Countersign" || doc.Find(`[data-testid="customer-footer"]`).Length() != 1 {
+		t.Errorf("a customer's sign-in with no shop: brand %q, %d customer footers; want Countersign's customer frame", got, doc.Find(`[data-testid="customer-footer"]`).Length())
 	}
 }

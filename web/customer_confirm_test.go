@@ -269,7 +269,7 @@ func TestConfirmRechecksTheTask(t *testing.T) {
 
 // TestStatusFragmentStopsPollingWhenFinal asks for the status as htmx
 // does: 200 while the outcome is coming, 286 (htmx's "stop polling") once
-// it is final.
+// it is final, with HX-Refresh so that the page's receipt appears.
 func TestStatusFragmentStopsPollingWhenFinal(t *testing.T) {
 	t.Parallel()
 	b := setupCustomer(t)
@@ -282,14 +282,20 @@ func TestStatusFragmentStopsPollingWhenFinal(t *testing.T) {
 		req.Header.Set("HX-Request", "true")
 		return c.do(req)
 	}
-	if res := status(); res.StatusCode != http.StatusOK || text(res, t, "status-badge") != "Approved — we're sending it to Harbour & Pine now" {
-		t.Errorf("while sending: %d %q, want 200 and the working badge", res.StatusCode, text(res, t, "status-badge"))
+	if res := status(); res.StatusCode != http.StatusOK || text(res, t, "status-badge") != "Approved — we're sending it to Harbour & Pine now" ||
+		res.Header.Get("HX-Refresh") != "" {
+		t.Errorf("while sending: %d %q HX-Refresh %q, want 200, the working badge and no refresh", res.StatusCode, text(res, t, "status-badge"), res.Header.Get("HX-Refresh"))
 	}
 	if _, err := b.cp.DispatchOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	res := status()
-	if res.StatusCode != 286 || text(res, t, "reference") == "" {
-		t.Errorf("when done: %d with reference %q, want 286 and the reference", res.StatusCode, text(res, t, "reference"))
+	if res.StatusCode != 286 || text(res, t, "reference") == "" || res.Header.Get("HX-Refresh") != "true" {
+		t.Errorf("when done: %d with reference %q, HX-Refresh %q; want 286, the reference and HX-Refresh: true (the receipt is outside the fragment)",
+			res.StatusCode, text(res, t, "reference"), res.Header.Get("HX-Refresh"))
+	}
+	// The page it reloads shows the receipt.
+	if c.get("/requests/"+inv.ID).doc(t).Find(`[data-testid="receipt"]`).Length() != 1 {
+		t.Error("the reloaded page has no receipt")
 	}
 }

@@ -243,11 +243,11 @@ func TestCustomerPageShowsTheQuoteOfEveryAction(t *testing.T) {
 			}
 			for i, l := range q.Lines {
 				line := lines.Eq(i)
-				// A line the adapter words for customers reads as its sentence,
-				// not as the system's codes ("active → cancelled").
+				// A line the adapter words for customers reads as its sentence
+				// first, with the values it stands for (what is sent) under it.
 				if l.Customer != "" {
-					if got := strings.TrimSpace(line.Find(`[data-testid="line-sentence"]`).Text()); got != l.Customer || line.Find(`[data-testid="line-to"]`).Length() != 0 {
-						t.Errorf("line %d: %q, want the sentence %q and no codes", i, got, l.Customer)
+					if got, to := strings.TrimSpace(line.Find(`[data-testid="line-sentence"]`).Text()), strings.TrimSpace(line.Find(`[data-testid="line-values"] [data-testid="line-to"]`).Text()); got != l.Customer || to != l.To {
+						t.Errorf("line %d: %q with the value %q, want the sentence %q and the value %q", i, got, to, l.Customer, l.To)
 					}
 					continue
 				}

@@ -159,7 +159,7 @@ func TestBrowserCustomerShopPages(t *testing.T) {
 		t.Fatalf("sign in to see all requests: %v", err)
 	}
 	list := textOf(`main`)
-	if !strings.Contains(list, "Waiting for you") || !strings.Contains(list, "Done") || strings.Contains(list, "Earlier") {
+	if !strings.Contains(list, "Waiting for you") || !strings.Contains(list, "Finished") || strings.Contains(list, "Earlier") {
 		t.Errorf("My requests reads %q", list)
 	}
 	ids, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll('[data-testid="request-row"]')].map(r => r.dataset.id).join(",")`))

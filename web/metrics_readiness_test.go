@@ -12,7 +12,9 @@ import (
 // where some actions' requests were proposed at another stage than their
 // policy's today — stage readiness rests on the same requests as the action
 // success table, action by action, and says how many were at today's
-// stage; the stages are explained in words where they are shown.
+// stage, with the rates of those requests as the figures and the
+// all-stage rates beside them; the stages are explained in words where
+// they are shown.
 func TestStageReadinessCountsWhatActionSuccessCounts(t *testing.T) {
 	t.Parallel()
 	b := setup(t, bundleOpts{shop: true})
@@ -50,6 +52,17 @@ func TestStageReadinessCountsWhatActionSuccessCounts(t *testing.T) {
 		}
 		if strings.HasPrefix(atStage, "0 ") && got != "0" {
 			differentStage++
+		}
+		// The figure is the rate at the current stage, over the requests
+		// counted "at this stage"; the all-stage rate, over the sample, is
+		// beside it.
+		n := strings.TrimSuffix(atStage, " at this stage")
+		figure, all := tr.Find(`[data-testid="error-rate"]`).Text(), tr.Find(`[data-testid="all-error-rate"]`).Text()
+		if m := of.FindStringSubmatch(figure); n == "0" && figure != "no data" || n != "0" && (m == nil || m[2] != n) {
+			t.Errorf("%s: error rate %q, want it over the %s requests at this stage", title, figure, n)
+		}
+		if m := of.FindStringSubmatch(all); got != "0" && (m == nil || m[2] != got) {
+			t.Errorf("%s: all-stage error rate %q, want it over all %s", title, all, got)
 		}
 		if stage := tr.Find("td").First().Text(); !regexp.MustCompile(`^[345] · \w`).MatchString(stage) {
 			t.Errorf("%s: stage shown as %q, want its number and name", title, stage)

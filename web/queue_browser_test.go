@@ -131,13 +131,23 @@ func TestBrowserQueueReadsSoonestFirstAndApproveKeepsOneTruth(t *testing.T) {
 	axe("reject form with its error")
 	shot("countersign-reject-presets.png")
 
-	// a on a refund (it cannot be undone) asks first; Enter, the second
-	// key, approves through htmx; the queue shows one truth and the focus
-	// is on the next card.
+	// a on a refund (it cannot be undone) asks first, its focus on Go
+	// back (a then Enter must not approve it); Tab to Approve, then Enter,
+	// approves through htmx; the queue shows one truth and the focus is on
+	// the next card.
 	err = chromedp.Do(ctx,
 		chromedp.Evaluate[chromedp.Void](`document.activeElement && document.activeElement.blur()`),
 		chromedp.KeyEvent("a"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="approve-confirm"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := evalAs[string](t, ctx, activeTestID); got != "approve-cancel" {
+		t.Errorf("the confirmation opens with the focus on %q, want Go back (approve-cancel)", got)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.KeyEvent("\t"),
 		chromedp.KeyEvent("\r"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="decided-card"]`)),
 	)

@@ -86,6 +86,9 @@ type Config struct {
 	// and links people's Slack accounts on their account page; nil leaves
 	// Slack off (its address answers 404).
 	Slack *slackbot.Bot
+	// LogoClient fetches the businesses' logos the customer pages show, once
+	// each (nil: a client with a 5-second timeout).
+	LogoClient *http.Client
 }
 
 // Server is the assembled console.
@@ -114,10 +117,11 @@ func New(cfg Config) *Server {
 	s.frame = &layout.Frame{Site: site, Nav: s.navFor}
 	s.api = api.New(site, api.Config{Registry: cfg.Registry, Control: cfg.Control, Confirmations: cfg.Confirmations,
 		Assistants: cfg.Assistants, RatePerMinute: cfg.APIRatePerMinute, AllowedOrigins: cfg.MCPAllowedOrigins, Receipts: cfg.Receipts, PublicBase: cfg.PublicBase})
-	s.console = console.New(s.frame, console.Config{Registry: cfg.Registry, Control: cfg.Control, Lists: cfg.Lists,
-		Assistants: cfg.Assistants, Metrics: cfg.Metrics, Webhooks: cfg.Webhooks, Slack: slackLinks(cfg.Slack)})
 	cust := customer.New(s.frame, customer.Config{Control: cfg.Control, Lists: cfg.Lists, Confirmations: cfg.Confirmations,
-		Registry: cfg.Registry, Receipt: s.api.Receipt, PublicBase: cfg.PublicBase})
+		Registry: cfg.Registry, Receipt: s.api.Receipt, PublicBase: cfg.PublicBase, LogoClient: cfg.LogoClient})
+	s.console = console.New(s.frame, console.Config{Registry: cfg.Registry, Control: cfg.Control, Lists: cfg.Lists,
+		Assistants: cfg.Assistants, Metrics: cfg.Metrics, Webhooks: cfg.Webhooks, Slack: slackLinks(cfg.Slack),
+		CustomerFrame: cust.CustomerFrame})
 
 	e := echo.New()
 	e.HideBanner = true

@@ -162,6 +162,11 @@ func TestApprovingWhatCannotBeUndoneAsksFirst(t *testing.T) {
 	if got := dialog.Find(`[data-testid="approve-confirmed"]`).AttrOr("form", ""); got != "approve-form" {
 		t.Errorf("the confirmation's button submits %q, want the approve form", got)
 	}
+	// The focus starts on Go back, the safe choice: a then Enter must not
+	// approve what cannot be undone.
+	if af := dialog.Find(`[autofocus]`); af.Length() != 1 || af.AttrOr("data-testid", "") != "approve-cancel" {
+		t.Errorf("the confirmation's first focus is %q, want Go back", af.AttrOr("data-testid", ""))
+	}
 	limits := doc.Find(`.limits`).Text()
 	if strings.Contains(limits, "not_received") || !strings.Contains(limits, "Not received") {
 		t.Errorf("the limits show codes: %q", limits)

@@ -171,9 +171,22 @@ func TestBrowserStaffPagesLeadWithWhatMattersAndAskBeforeWhatCannotBeUndone(t *t
 	if st := b.invocation(t, refund.ID).State; st != controlplane.AwaitingApproval {
 		t.Fatalf("a (twice) approved the refund: it is %s", st)
 	}
+	// The focus starts on Go back: Enter now goes back, approving nothing.
+	if got := evalAs[string](t, ctx, activeTestID); got != "approve-cancel" {
+		t.Errorf("the confirmation opens with the focus on %q, want Go back (approve-cancel)", got)
+	}
 	axe("approve confirmation")
 	shot("queue-irreversible-confirm-desktop.png")
-	if err := chromedp.Do(ctx, chromedp.KeyEvent("\r"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="decided-card"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("\r")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if st := b.invocation(t, refund.ID).State; st != controlplane.AwaitingApproval || evalAs[bool](t, ctx, `document.querySelector('[data-testid="approve-confirm"]').open`) {
+		t.Fatalf("a then Enter: the refund is %s and the confirmation still open; want it closed, nothing approved", st)
+	}
+	// a again, Tab to Approve, then Enter: approved.
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("a"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="approve-confirm"]`)),
+		chromedp.KeyEvent("\t"), chromedp.KeyEvent("\r"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="decided-card"]`))); err != nil {
 		t.Fatal(err)
 	}
 	if st := b.invocation(t, refund.ID).State; st == controlplane.AwaitingApproval {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 	// The customer's pages show times in a system's zone or the customer's
 	// own; the zone database travels with the binary, so a host without
@@ -78,10 +79,16 @@ func CheckLogoURL(raw string) error {
 }
 
 // LoadZone is the time zone named by an IANA name ("Europe/Paris"); the
-// empty name is UTC.
+// empty name is UTC. Zones are loaded once and kept (every customer page
+// and its polls read one from the browser's cookie): only names that
+// load are kept, so the cache holds at most the zone database's few
+// hundred zones whatever names are sent.
 func LoadZone(name string) (*time.Location, error) {
 	if name == "" {
 		return time.UTC, nil
+	}
+	if loc, ok := zones.Load(name); ok {
+		return loc.(*time.Location), nil
 	}
 	if name == "Local" {
 		return nil, fmt.Errorf("%q is not an IANA time zone name such as \"Europe/Paris\"", name)
@@ -90,5 +97,9 @@ func LoadZone(name string) (*time.Location, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%q is not an IANA time zone name such as \"Europe/Paris\"", name)
 	}
-	return loc, nil
+	got, _ := zones.LoadOrStore(name, loc)
+	return got.(*time.Location), nil
 }
+
+// zones holds the zones LoadZone loaded, by name.
+var zones sync.Map

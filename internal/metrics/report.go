@@ -63,9 +63,14 @@ type Readiness struct {
 	// to an end (the action success rate's denominator).
 	Settled int64
 	// AtStage is how many of Settled were proposed at Stage.
-	AtStage   int64
-	ErrorRate Value
-	EditRate  Value
+	AtStage int64
+	// ErrorRateAtStage and EditRateAtStage are the rates of the AtStage
+	// requests: the evidence for the stage the action is on now, the
+	// figure beside "stage 4". ErrorRate and EditRate are of all Settled,
+	// whatever stage each was proposed at.
+	ErrorRateAtStage, EditRateAtStage Value
+	ErrorRate                         Value
+	EditRate                          Value
 }
 
 // Report is everything the metrics page shows.
@@ -272,7 +277,8 @@ func Build(ctx context.Context, src Source, f Filter, now time.Time) (Report, er
 		}
 		r := readiness(p, s)
 		if ss := byStage[stageKey{p.System, p.Action, p.Stage}]; ss != nil {
-			r.AtStage = ss.Settled
+			at := readiness(p, *ss)
+			r.AtStage, r.ErrorRateAtStage, r.EditRateAtStage = ss.Settled, at.ErrorRate, at.EditRate
 		}
 		rep.Readiness = append(rep.Readiness, r)
 	}

@@ -69,7 +69,7 @@ type serviceStore interface {
 	ReplaceWebhook(ctx context.Context, w store.Webhook) (store.Webhook, error)
 	RemoveWebhook(ctx context.Context, assistantID string, at time.Time) error
 	LiveWebhooks(ctx context.Context) (map[string]store.Webhook, error)
-	WebhookDeliveries(ctx context.Context, assistantID string, limit int) ([]store.WebhookDelivery, error)
+	WebhookDeliveries(ctx context.Context, assistantID string, limit int) ([]store.ListedDelivery, error)
 	WebhookAttempts(ctx context.Context, deliveryIDs []int64) ([]store.WebhookAttempt, error)
 	ResendWebhookDelivery(ctx context.Context, assistantID string, deliveryID int64, now, retryUntil time.Time) error
 	QueueWebhookTest(ctx context.Context, assistantID string, e store.Event, payload func(eventID int64) ([]byte, error), retryUntil time.Time) (int64, error)
@@ -111,6 +111,11 @@ type Delivery struct {
 	CreatedAt     time.Time
 	NextAttemptAt time.Time
 	Attempts      []Attempt
+	// URL is the endpoint the delivery was made for, which may since have
+	// been replaced; EndpointRemoved says it was (removed or replaced): its
+	// pending deliveries were given up then, and none is tried again.
+	URL             string
+	EndpointRemoved bool
 }
 
 // Attempt is one try and the endpoint's answer. Status is 0 when none came
@@ -188,7 +193,7 @@ func (s *Service) Deliveries(ctx context.Context, assistantID string, limit int)
 		ids[i] = d.ID
 		index[d.ID] = i
 		out[i] = Delivery{ID: d.ID, Event: d.Event, InvocationID: d.InvocationID, State: State(d.State),
-			CreatedAt: d.CreatedAt, NextAttemptAt: d.NextAttemptAt}
+			CreatedAt: d.CreatedAt, NextAttemptAt: d.NextAttemptAt, URL: d.URL, EndpointRemoved: d.RemovedAt != nil}
 		if strings.HasPrefix(d.InvocationID, handoffKey) {
 			out[i].InvocationID = "" // a conversation's hand-off, ordered by its conversation
 		}

@@ -65,9 +65,10 @@ func (h *Handler) handleAdminAssistantDisableConfirm(c echo.Context) error {
 		return apperr.New(apperr.NotFound, "No such assistant.")
 	}
 	a := list[i]
+	// Said on this page, not in a flash: a GET never writes the session.
 	if a.Disabled {
-		kit.SetFlash(c, a.Name+" is disabled already.", false)
-		return kit.SeeOther(c, "/admin/assistants")
+		return h.renderConfirmStatus(c, http.StatusConflict, "Disable assistant", views.AdminConfirmView{Heading: "Disable assistant " + a.Name + "?",
+			Refused: a.Name + " is disabled already.", Back: "/admin/assistants"})
 	}
 	open, err := h.cfg.Assistants.OpenTasks(ctx, a.ID)
 	if err != nil {
@@ -103,8 +104,8 @@ func (h *Handler) handleAdminUserDisableConfirm(c echo.Context) error {
 		return err
 	}
 	if me, _ := kit.CurrentUser(c); me.ID == u.ID {
-		kit.SetFlash(c, "You cannot disable your own account; ask another admin.", true)
-		return kit.SeeOther(c, "/admin/users")
+		return h.renderConfirmStatus(c, http.StatusForbidden, "Disable user", views.AdminConfirmView{Heading: "Disable " + u.Name + "?",
+			Refused: "You cannot disable your own account; ask another admin.", Back: "/admin/users"})
 	}
 	ends := []string{u.Name + " (" + u.Email + ", " + u.Role.Label() + ") can no longer sign in and is signed out everywhere immediately.",
 		"Decisions " + u.Name + " already made stand; nothing is undone.",
@@ -114,8 +115,12 @@ func (h *Handler) handleAdminUserDisableConfirm(c echo.Context) error {
 }
 
 func (h *Handler) renderConfirm(c echo.Context, title string, v views.AdminConfirmView) error {
+	return h.renderConfirmStatus(c, http.StatusOK, title, v)
+}
+
+func (h *Handler) renderConfirmStatus(c echo.Context, status int, title string, v views.AdminConfirmView) error {
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return kit.Render(c, http.StatusOK, views.AdminConfirm(h.Page(c, title), v))
+	return kit.Render(c, status, views.AdminConfirm(h.Page(c, title), v))
 }
 
 // liveKey finds the key of the route's :id among the assistants' keys,

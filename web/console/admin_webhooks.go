@@ -147,11 +147,17 @@ func (h *Handler) webhookRows(c echo.Context, rows []views.AssistantRow) error {
 			if d.Event == webhooks.TestEvent {
 				dr.InvocationID = ""
 			}
-			if d.State == webhooks.Pending {
+			// Removing or replacing an endpoint gives up its pending
+			// deliveries, and one to a removed endpoint is never claimed
+			// or resent: it has no next try.
+			dr.Removed = d.State != webhooks.Delivered && d.EndpointRemoved
+			if d.State == webhooks.Pending && !dr.Removed {
 				dr.Next = d.NextAttemptAt.Format("2 Jan 15:04:05")
 			}
 			if n := len(d.Attempts); n > 0 && d.State != webhooks.Delivered && d.Attempts[n-1].Status/100 != 2 {
-				dr.Failing = failingWords(d.Attempts[n-1], endpointURL(rows[i].Webhook), d)
+				dr.Failing = failingWords(d.Attempts[n-1], d)
+			} else if dr.Removed {
+				dr.Failing = "Endpoint " + d.URL + " removed; not tried again."
 			}
 			for _, a := range d.Attempts {
 				ar := views.AttemptRow{At: a.At.Format(time.DateTime), Error: a.Error}
@@ -174,27 +180,24 @@ func (h *Handler) webhookRows(c echo.Context, rows []views.AssistantRow) error {
 }
 
 // failingWords says why a delivery is not getting through, from its last
-// attempt: "HTTP 500 Internal Server Error from https://… at 10:04:00,
-// next try 10:04:30."
-func failingWords(last webhooks.Attempt, url string, d webhooks.Delivery) string {
+// attempt at the delivery's own endpoint: "HTTP 500 Internal Server Error
+// from https://… at 10:04:00, next try 10:04:30."
+func failingWords(last webhooks.Attempt, d webhooks.Delivery) string {
 	what := "no answer (" + last.Error + ")"
 	if last.Status != 0 {
 		what = "HTTP " + strconv.Itoa(last.Status) + " " + http.StatusText(last.Status)
 	}
-	if url != "" {
-		what += " from " + url
+	// The delivery's own endpoint, which may not be the current one.
+	if d.URL != "" {
+		what += " from " + d.URL
 	}
 	// Seconds: the first retries come 30 s and a minute apart.
 	what += " at " + last.At.Format("15:04:05")
+	if d.EndpointRemoved {
+		return what + "; endpoint removed; not tried again."
+	}
 	if d.State == webhooks.Pending {
 		return what + ", next try " + d.NextAttemptAt.Format("15:04:05") + "."
 	}
 	return what + "; no more tries (Resend to try again)."
-}
-
-func endpointURL(w *views.WebhookRow) string {
-	if w == nil {
-		return ""
-	}
-	return w.URL
 }

@@ -7,6 +7,8 @@ package console
 import (
 	"context"
 
+	"github.com/labstack/echo/v4"
+
 	"countersign/internal/accounts"
 	"countersign/internal/adapter"
 	"countersign/internal/assistants"
@@ -15,6 +17,7 @@ import (
 	"countersign/internal/metrics"
 	"countersign/internal/slackbot"
 	"countersign/internal/webhooks"
+	"countersign/views"
 	"countersign/web/kit"
 	"countersign/web/layout"
 )
@@ -36,6 +39,10 @@ type Config struct {
 	// Slack links people's Slack accounts on their Slack page; nil when
 	// Slack is not connected.
 	Slack SlackLinks
+	// CustomerFrame is the customer frame of the pages a customer sees
+	// here (the sign-in on the way to their requests, their account's
+	// home); nil leaves them in the console's frame.
+	CustomerFrame func(c echo.Context) *views.CustomerFrame
 }
 
 // SlackLinks links a person's Slack account to theirs (*slackbot.Bot).

@@ -33,6 +33,9 @@ func (h *Handler) handleHome(c echo.Context) error {
 			links = append(links, item)
 		}
 	}
+	if u.Role == accounts.Customer && h.cfg.CustomerFrame != nil {
+		p.Customer = h.cfg.CustomerFrame(c)
+	}
 	hv := views.HomeView{Name: u.Name, RoleLabel: u.Role.Label(), Intro: intro[u.Role], Links: links}
 	ctx := c.Request().Context()
 	var err error

@@ -137,7 +137,8 @@ func (h *Handler) sectionTables(rep metrics.Report) metricsSections {
 	}
 	for _, r := range rep.Readiness {
 		t.readiness = append(t.readiness, views.ReadinessRow{System: r.System, Action: r.Action, Title: h.actionTitle(r.System + "/" + r.Action), Stage: controlplane.Stage(r.Stage).Label(),
-			Sample: money.Count(r.Settled), AtStage: money.Count(r.AtStage), ErrorRate: metricsRatioText(r.ErrorRate), EditRate: metricsRatioText(r.EditRate)})
+			Sample: money.Count(r.Settled), AtStage: money.Count(r.AtStage), ErrorRate: metricsRatioText(r.ErrorRateAtStage), EditRate: metricsRatioText(r.EditRateAtStage),
+			AllErrorRate: metricsRatioText(r.ErrorRate), AllEditRate: metricsRatioText(r.EditRate)})
 	}
 	return t
 }
@@ -378,10 +379,11 @@ func (h *Handler) handleMetricsCSV(c echo.Context) error {
 			rows = append(rows, []string{r.Kind, r.Reason, metricsNum(r.N)})
 		}
 	case "readiness":
-		rows = append(rows, []string{"system", "action", "stage", "settled", "error_rate", "edit_rate", "settled_at_current_stage"})
+		rows = append(rows, []string{"system", "action", "stage", "settled", "error_rate", "edit_rate", "settled_at_current_stage",
+			"error_rate_at_current_stage", "edit_rate_at_current_stage"})
 		for _, r := range rep.Readiness {
 			rows = append(rows, []string{r.System, r.Action, strconv.Itoa(r.Stage), metricsNum(r.Settled), metricsRatioText(r.ErrorRate), metricsRatioText(r.EditRate),
-				metricsNum(r.AtStage)})
+				metricsNum(r.AtStage), metricsRatioText(r.ErrorRateAtStage), metricsRatioText(r.EditRateAtStage)})
 		}
 	default:
 		return apperr.New(apperr.NotFound, "There is no such table.")

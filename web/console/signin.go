@@ -83,5 +83,10 @@ func (h *Handler) renderSignIn(c echo.Context, status int, form views.SignInForm
 	}
 	p := h.Page(c, "Sign in")
 	p.CSRF, p.Narrow, p.Flash = csrf, true, flash
+	// A customer on the way to their requests signs in on the business's
+	// page, not the console's.
+	if h.cfg.CustomerFrame != nil && (form.Next == "/requests" || strings.HasPrefix(form.Next, "/requests/") || strings.HasPrefix(form.Next, "/c/")) {
+		p.Customer = h.cfg.CustomerFrame(c)
+	}
 	return kit.Render(c, status, views.SignIn(p, form))
 }

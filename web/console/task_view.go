@@ -212,7 +212,7 @@ func (h *Handler) invocationRow(inv controlplane.Invocation) (r views.Invocation
 	}
 	defer func() {
 		if r.Why == "" && r.Reference == "" {
-			r.Why = notRecorded(inv.State)
+			r.Why = rowFallback(inv.State)
 		}
 	}()
 	switch inv.State {
@@ -244,12 +244,16 @@ func (h *Handler) invocationRow(inv controlplane.Invocation) (r views.Invocation
 	return r
 }
 
-// notRecorded is what a request's row says when its result or reason was
-// not recorded (history imported without them).
-func notRecorded(st controlplane.State) string {
+// rowFallback is what a request's row says when nothing more particular
+// is known: where it stands, in its state's own words, and for an end
+// state whose result or reason was not recorded (history imported without
+// them), that it was not.
+func rowFallback(st controlplane.State) string {
 	switch st {
-	case controlplane.Completed, controlplane.Reversed:
+	case controlplane.Completed:
 		return "Verified; its reference was not recorded."
+	case controlplane.Reversed:
+		return "Reversed; its reference was not recorded."
 	case controlplane.Failed:
 		return "Failed; the system's error was not recorded."
 	case controlplane.Rejected, controlplane.NotDispatched:
@@ -258,10 +262,16 @@ func notRecorded(st controlplane.State) string {
 		return "Waiting for a support agent."
 	case controlplane.AwaitingConfirmation:
 		return "Waiting for the customer to confirm."
-	case controlplane.Approved, controlplane.Proposed:
+	case controlplane.Proposed:
+		return "Checking it with the system."
+	case controlplane.Approved:
 		return "Approved; not sent yet."
 	case controlplane.Dispatching:
 		return "Being sent now."
+	case controlplane.Unverified:
+		return "The system did not confirm the result; nothing was re-sent."
+	case controlplane.Expired:
+		return "Nobody decided before the deadline."
 	}
 	return "Not recorded."
 }

@@ -3,7 +3,10 @@ package console
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
+
+	"countersign/internal/controlplane"
 )
 
 // TestArgFieldsMemoIsInvisible: the memo answers what decoding would, per
@@ -21,5 +24,32 @@ func TestArgFieldsMemoIsInvisible(t *testing.T) {
 	}
 	if eur := argFields(raw, "EUR"); reflect.DeepEqual(eur, want) {
 		t.Errorf("the same arguments in euros read as in dollars: %v", eur)
+	}
+}
+
+// TestRowFallbackSaysEachStatesTruth: a row with nothing more particular
+// says where its request stands: a proposal being dry-run is not
+// "approved", a reversal is not "verified", and no state claims a step it
+// has not reached.
+func TestRowFallbackSaysEachStatesTruth(t *testing.T) {
+	want := map[controlplane.State]string{
+		controlplane.Proposed:  "Checking it with the system.",
+		controlplane.Approved:  "Approved; not sent yet.",
+		controlplane.Reversed:  "Reversed; its reference was not recorded.",
+		controlplane.Completed: "Verified; its reference was not recorded.",
+	}
+	for st, w := range want {
+		if got := rowFallback(st); got != w {
+			t.Errorf("%s: %q, want %q", st, got, w)
+		}
+	}
+	for _, st := range controlplane.States {
+		got := rowFallback(st)
+		if got == "Not recorded." {
+			t.Errorf("%s has no words of its own", st)
+		}
+		if strings.HasPrefix(got, "Approved") && st != controlplane.Approved || strings.HasPrefix(got, "Verified") && st != controlplane.Completed {
+			t.Errorf("%s reads %q, a step it has not reached", st, got)
+		}
 	}
 }

@@ -23,8 +23,10 @@ const zoneCookie = "cs_zone"
 
 // customerFrame is the business and the clock of one customer's page.
 type customerFrame struct {
-	brand adapter.Brand
-	zone  *time.Location
+	// system is the system whose brand the page shows ("" for none).
+	system string
+	brand  adapter.Brand
+	zone   *time.Location
 	// own says zone is the customer's own, from their browser.
 	own bool
 	now time.Time
@@ -34,7 +36,19 @@ type customerFrame struct {
 // unknown system gives the one connected system's brand, if there is
 // only one, else none.
 func (h *Handler) frameFor(c echo.Context, system string) customerFrame {
-	f := customerFrame{brand: h.brandOf(system), now: h.Now()}
+	name, brand := h.brandOf(system)
+	return h.frameOf(c, name, brand)
+}
+
+// unbrandedFrame is the frame of a page that speaks for no one business
+// (My requests over requests of more than one): Countersign's name, the
+// customer's zone or UTC.
+func (h *Handler) unbrandedFrame(c echo.Context) customerFrame {
+	return h.frameOf(c, "", adapter.Brand{Zone: time.UTC})
+}
+
+func (h *Handler) frameOf(c echo.Context, system string, brand adapter.Brand) customerFrame {
+	f := customerFrame{now: h.Now(), system: system, brand: brand}
 	f.zone = f.brand.Zone
 	if ck, err := c.Cookie(zoneCookie); err == nil {
 		if name, err := url.QueryUnescape(ck.Value); err == nil && name != "" && len(name) <= 64 {
@@ -46,18 +60,20 @@ func (h *Handler) frameFor(c echo.Context, system string) customerFrame {
 	return f
 }
 
-func (h *Handler) brandOf(system string) adapter.Brand {
+// brandOf is the system whose brand a page about system shows, and that
+// brand (frameFor).
+func (h *Handler) brandOf(system string) (string, adapter.Brand) {
 	reg := h.cfg.Registry
 	if reg == nil {
-		return adapter.Brand{Zone: time.UTC}
+		return "", adapter.Brand{Zone: time.UTC}
 	}
 	if s, err := reg.System(system); err == nil {
-		return adapter.BrandOf(s)
+		return s.Name(), adapter.BrandOf(s)
 	}
 	if all := reg.Systems(); len(all) == 1 {
-		return adapter.BrandOf(all[0])
+		return all[0].Name(), adapter.BrandOf(all[0])
 	}
-	return adapter.Brand{Zone: time.UTC}
+	return "", adapter.Brand{Zone: time.UTC}
 }
 
 // at is a moment as a customer's page writes it, in the page's zone and
@@ -82,9 +98,24 @@ func (f customerFrame) shop() string {
 // page is the layout's model of a customer's page titled title.
 func (h *Handler) page(c echo.Context, title string, f customerFrame) views.Page {
 	p := h.Page(c, title)
-	p.Customer = &views.CustomerFrame{Brand: f.brand.Name, LogoURL: f.brand.LogoURL, Zone: f.zone.String(), ZoneOwn: f.own}
-	if p.Customer.LogoURL != "" && adapter.CheckLogoURL(p.Customer.LogoURL) != nil {
-		p.Customer.LogoURL = ""
-	}
+	p.Customer = h.frameView(f)
 	return p
+}
+
+// frameView is the layout's customer frame of f.
+func (h *Handler) frameView(f customerFrame) *views.CustomerFrame {
+	v := &views.CustomerFrame{Brand: f.brand.Name, Zone: f.zone.String(), ZoneOwn: f.own}
+	// The logo as the console serves it (logo.go), never the business's
+	// own address; none when it could not be fetched.
+	if f.system != "" && h.logos.get(f.system, f.brand.LogoURL) != nil {
+		v.LogoURL = logoPath(f.system)
+	}
+	return v
+}
+
+// CustomerFrame is the customer frame of a customer's page about none of their
+// requests in particular (the sign-in on the way to them, the account's
+// home): the one connected business's, else Countersign's own.
+func (h *Handler) CustomerFrame(c echo.Context) *views.CustomerFrame {
+	return h.frameView(h.frameFor(c, ""))
 }

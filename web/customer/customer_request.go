@@ -106,8 +106,10 @@ func (h *Handler) handleCustomerRequest(c echo.Context) error {
 }
 
 // handleCustomerRequestStatus answers GET /requests/:id/status: for htmx,
-// the outcome fragment (286 once it is final, which stops the polling);
-// without JavaScript, the whole page.
+// the outcome fragment (286 once it is final, which stops the polling,
+// with HX-Refresh: the rest of the page — the receipt, the consequences in
+// the words of the end state — changes with it, so the browser loads it
+// again); without JavaScript, the whole page.
 func (h *Handler) handleCustomerRequestStatus(c echo.Context) error {
 	inv, task, err := h.customerRequest(c)
 	if err != nil {
@@ -120,6 +122,7 @@ func (h *Handler) handleCustomerRequestStatus(c echo.Context) error {
 	status := http.StatusOK
 	if !st.Pending {
 		status = 286
+		c.Response().Header().Set("HX-Refresh", "true")
 	}
 	return kit.Render(c, status, views.CustomerRequestStatus(st))
 }
@@ -233,11 +236,20 @@ func (h *Handler) handleMyRequests(c echo.Context) error {
 			own = append(own, inv)
 		}
 	}
+	// The page speaks for the business of its requests; for none when
+	// they are of more than one (one shop's name over another's request
+	// misleads).
 	system := ""
 	if len(own) > 0 {
 		system = own[0].System
 	}
 	f := h.frameFor(c, system)
+	for _, inv := range own {
+		if inv.System != system {
+			f = h.unbrandedFrame(c)
+			break
+		}
+	}
 	page := h.page(c, "My requests", f)
 	v := myRequestsView(own, f, truncated)
 	v.OnlyProved = !p.Spans()

@@ -14,6 +14,8 @@ package customer
 
 import (
 	"context"
+	"log/slog"
+	"net/http"
 
 	"countersign/internal/accounts"
 	"countersign/internal/adapter"
@@ -40,16 +42,26 @@ type Config struct {
 	// PublicBase is the console's public address, where the receipts'
 	// keys are published.
 	PublicBase string
+	// LogoClient fetches the businesses' logos, once each (nil: a client
+	// with a 5-second timeout).
+	LogoClient *http.Client
 }
 
 // Handler serves the customer's routes.
 type Handler struct {
 	*layout.Frame
-	cfg Config
+	cfg   Config
+	logos *logos
 }
 
 // New builds the customer's handlers on the pages' frame.
-func New(frame *layout.Frame, cfg Config) *Handler { return &Handler{Frame: frame, cfg: cfg} }
+func New(frame *layout.Frame, cfg Config) *Handler {
+	var log *slog.Logger
+	if frame != nil && frame.Site != nil {
+		log = frame.Site.Log
+	}
+	return &Handler{Frame: frame, cfg: cfg, logos: newLogos(cfg.LogoClient, log)}
+}
 
 // Routes is the customer's part of the route table. The routes are public:
 // a customer with a link's proof has no account. Each handler checks that
@@ -62,6 +74,9 @@ func (h *Handler) Routes() []kit.Route {
 		kit.POST("/c/:token/verify", h.handleConfirmationVerify, kit.Anyone),
 		// Anyone reaches it; the handler lists only the customer this
 		// browser proved it is (an account or a link's proof), never on a link alone.
+		// A business's logo, served from here so that no third party
+		// learns of a customer's visit.
+		kit.GET("/brand/:system/logo", h.handleLogo, kit.Anyone),
 		kit.GET("/requests", h.handleMyRequests, customers),
 		kit.GET("/requests/:id", h.handleCustomerRequest, customers),
 		kit.GET("/requests/:id/status", h.handleCustomerRequestStatus, customers),
