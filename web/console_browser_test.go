@@ -59,11 +59,15 @@ func TestBrowserAgentEditsApprovesAndWatchesTheTaskComplete(t *testing.T) {
 	}
 	axe("card after an edit")
 	shot("countersign-card-edited.png")
-	// Keyboard: a approves (through htmx: the queue then shows the card
-	// as it stands now).
+	// Keyboard: a on a refund (it cannot be undone) asks first; Tab to
+	// Approve, then Enter, approves (through htmx: the queue then shows
+	// the card as it stands now).
 	err = chromedp.Do(ctx,
 		chromedp.Evaluate[chromedp.Void](`document.activeElement && document.activeElement.blur()`),
 		chromedp.KeyEvent("a"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="approve-confirm"]`)),
+		chromedp.KeyEvent("\t"),
+		chromedp.KeyEvent("\r"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="decided-card"]`)),
 	)
 	if err != nil {

@@ -342,6 +342,13 @@ func eventSentence(e controlplane.Event, subject string) string {
 		return "took the hand-off of the conversation."
 	case "handoff.taken_over":
 		return with("took the conversation over from "+str("from"), str("reason"))
+	case "handoff.draft_sent":
+		if about == "" {
+			return "sent on the assistant's hand-off draft through the normal route."
+		}
+		return "sent on the assistant's hand-off draft as" + about + ", through the normal route."
+	case "handoff.draft_discarded":
+		return "set aside the assistant's hand-off draft; nothing was proposed."
 	case "dispatch.stopped_globally":
 		return "stopped all dispatch: no request gets a permit until it is resumed."
 	case "dispatch.resumed_globally":
