@@ -188,7 +188,10 @@ func describeReceipt(w io.Writer, raw json.RawMessage) {
 	if state == "reversed" {
 		state += " (a compensation undid it since)"
 	}
-	line("State", "%s", state)
+	// A receipt is signed once: it says the state when it was issued,
+	// and a reversal made since does not change one already handed out.
+	line("State", "%s, as of %s (a later reversal is not in this receipt: GET /api/v1/invocations/%s gives the state now)",
+		state, time.Unix(c.IssuedAt, 0).UTC().Format(time.RFC3339), c.Subject)
 	if c.Result != nil {
 		ref := c.Result.Reference
 		if c.Result.ShortReference != "" && c.Result.ShortReference != ref {
