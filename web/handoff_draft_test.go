@@ -156,9 +156,12 @@ func TestAnOldHandoffIDDoesNotActOnTheNewRound(t *testing.T) {
 	if invs, _ := b.cp.Invocations(context.Background(), ab.taskID()); len(invs) != 0 {
 		t.Errorf("the old round's discarded $40 draft was proposed from its old id (%d requests)", len(invs))
 	}
-	c.post(handoffPath(old, "resolve"), url.Values{"_csrf": {tok}, "note": {"Refunded $40 by phone."}})
-	if got := flashOf(t, c, handoffPath(old, "")); !strings.Contains(got, "handed off again") {
-		t.Errorf("a resolve posted to the old id says %q", got)
+	// Refused, the page comes back (422) led by its error summary, the
+	// typed note kept.
+	res := c.post(handoffPath(old, "resolve"), url.Values{"_csrf": {tok}, "note": {"Refunded $40 by phone."}})
+	if summary := strings.TrimSpace(res.doc(t).Find(`[data-testid="error-summary"]`).Text()); res.StatusCode != http.StatusUnprocessableEntity ||
+		!strings.Contains(summary, "handed off again") || !strings.Contains(res.body, "Refunded $40 by phone.") {
+		t.Errorf("a resolve posted to the old id answers %d with the summary %q", res.StatusCode, summary)
 	}
 	var open int
 	if err := b.store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM handoffs_open WHERE conversation_event_id = $1`, fresh).Scan(&open); err != nil || open != 1 {
