@@ -49,6 +49,24 @@ func TestBrowserCustomerConfirms(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="send-code"]`)), chromedp.WaitVisible(chromedp.CSS(`#code`))); err != nil {
 		t.Fatalf("send a code: %v", err)
 	}
+	// The code box is styled as a field (its type lets the stylesheet
+	// reach it: unstyled it was a 180×20 px box), at both widths.
+	for _, w := range []struct {
+		name     string
+		viewport chromedp.Action[chromedp.Void]
+	}{{"desktop", chromedp.EmulateViewport(1280, 900)}, {"phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile)}} {
+		if err := chromedp.Do(ctx, w.viewport); err != nil {
+			t.Fatal(err)
+		}
+		box, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`(() => { const r = document.querySelector('#code').getBoundingClientRect(); return [r.width, r.height]; })()`))
+		if err != nil || len(box) != 2 || box[1] < 36 || box[0] < 120 {
+			t.Errorf("the code box at %s width is %v px (err %v), want a field at least 120×36", w.name, box, err)
+		}
+		browsertest.Screenshot(t, ctx, "customer-code-"+w.name+".png")
+	}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
+		t.Fatal(err)
+	}
 	mails := b.mail.Sent()
 	if len(mails) != sent+1 {
 		t.Fatalf("%d mails sent, want 1", len(mails)-sent)
