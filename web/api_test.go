@@ -5,8 +5,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +21,7 @@ import (
 	"countersign/internal/assistants"
 	"countersign/internal/controlplane"
 	"countersign/internal/lists"
+	"countersign/internal/webhooks"
 	"countersign/web"
 	"countersign/web/kit"
 )
@@ -661,5 +664,31 @@ func TestAPIFollowsAWriteToItsResultAndReverses(t *testing.T) {
 	rev := b.call(t, b.key, http.MethodPost, "/api/v1/invocations/"+id+"/reverse", nil).want(t, http.StatusCreated)
 	if rev.json["action"] != "reinstate_subscription" || rev.json["state"] != "awaiting_approval" {
 		t.Errorf("reverse: %s", rev.body)
+	}
+}
+
+// receiveWebhooks registers a receiver as the assistant's outcome webhook
+// and returns what it has been sent so far, in order.
+func (b *apiBundle) receiveWebhooks(t *testing.T) func() []webhooks.Payload {
+	t.Helper()
+	var mu sync.Mutex
+	var posts []webhooks.Payload
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var p webhooks.Payload
+		_ = json.Unmarshal(body, &p)
+		mu.Lock()
+		posts = append(posts, p)
+		mu.Unlock()
+	}))
+	t.Cleanup(recv.Close)
+	admin := b.users[accounts.Admin].ID
+	if _, _, err := webhooks.New(b.store, b.clock.Now, webhooks.Config{AllowPrivate: true}).Register(context.Background(), b.a.ID, &admin, recv.URL+"/hook"); err != nil {
+		t.Fatal(err)
+	}
+	return func() []webhooks.Payload {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(posts)
 	}
 }

@@ -4,12 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -30,21 +27,7 @@ func TestHandoffTakeLandsOnItsPageAndResolvingTellsTheAssistant(t *testing.T) {
 	ab := setupAPI(t)
 	b := ab.testBundle
 	ctx := context.Background()
-	var mu sync.Mutex
-	var posts []webhooks.Payload
-	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var p webhooks.Payload
-		_ = json.Unmarshal(body, &p)
-		mu.Lock()
-		posts = append(posts, p)
-		mu.Unlock()
-	}))
-	t.Cleanup(recv.Close)
-	admin := b.users[accounts.Admin].ID
-	if _, _, err := webhooks.New(b.store, b.clock.Now, webhooks.Config{AllowPrivate: true}).Register(ctx, ab.a.ID, &admin, recv.URL+"/hook"); err != nil {
-		t.Fatal(err)
-	}
+	posts := ab.receiveWebhooks(t)
 
 	order := ab.damagedOrder(t)
 	ab.call(t, ab.key, http.MethodPost, "/api/v1/conversations/conv-1/events", map[string]any{"intent": "ambiguous", "mode": "answered",
@@ -135,10 +118,8 @@ func TestHandoffTakeLandsOnItsPageAndResolvingTellsTheAssistant(t *testing.T) {
 	if _, err := worker.DeliverDue(ctx); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	var told []webhooks.Payload
-	for _, p := range posts {
+	for _, p := range posts() {
 		if strings.HasPrefix(p.Event, "handoff.") {
 			told = append(told, p)
 		}

@@ -3,12 +3,9 @@ package web_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -28,21 +25,7 @@ func TestAManagerTakesOverAConversationFromSomeoneAway(t *testing.T) {
 	ab := setupAPI(t)
 	b := ab.testBundle
 	ctx := context.Background()
-	var mu sync.Mutex
-	var posts []webhooks.Payload
-	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var p webhooks.Payload
-		_ = json.Unmarshal(body, &p)
-		mu.Lock()
-		posts = append(posts, p)
-		mu.Unlock()
-	}))
-	t.Cleanup(recv.Close)
-	admin := b.users[accounts.Admin].ID
-	if _, _, err := webhooks.New(b.store, b.clock.Now, webhooks.Config{AllowPrivate: true}).Register(ctx, ab.a.ID, &admin, recv.URL+"/hook"); err != nil {
-		t.Fatal(err)
-	}
+	posts := ab.receiveWebhooks(t)
 	ho := ab.call(t, ab.key, http.MethodPost, "/api/v1/conversations/conv-1/events", map[string]any{"intent": "transactional_high",
 		"mode": "handed_off", "task_id": ab.taskID(), "summary": "Wants a refund for the cracked lamp."}).want(t, http.StatusCreated)
 	id := int64(ho.json["id"].(float64))
@@ -127,13 +110,12 @@ func TestAManagerTakesOverAConversationFromSomeoneAway(t *testing.T) {
 	if _, err := worker.DeliverDue(ctx); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(posts) != 1 || posts[0].Event != "handoff.resolved" {
-		t.Fatalf("webhooks %+v, want one handoff.resolved", posts)
+	told := posts()
+	if len(told) != 1 || told[0].Event != "handoff.resolved" {
+		t.Fatalf("webhooks %+v, want one handoff.resolved", told)
 	}
 	var got map[string]any
-	if err := json.Unmarshal(posts[0].Conversation, &got); err != nil {
+	if err := json.Unmarshal(told[0].Conversation, &got); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(api.json, got); diff != "" {
