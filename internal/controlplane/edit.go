@@ -66,6 +66,16 @@ func (s *Service) EditArgs(ctx context.Context, actor Actor, id string, expected
 	}
 	var out Invocation
 	err = s.store.InTx(ctx, func(tx *store.Tx) error {
+		// The fresh quote is recorded only if what admits a write still
+		// holds after the dry run, under the task's lock (mayRecord).
+		task, st, err := tx.WriteChecks(ctx, inv.TaskID, store.StandingQuery{System: inv.System, Action: inv.Action})
+		if err != nil {
+			return err
+		}
+		if err := s.mayRecord(actor, task, st, write{system: inv.System, action: inv.Action,
+			compensation: inv.CompensatesID != ""}); err != nil {
+			return err
+		}
 		now := s.now()
 		if inv.DeadlineAt != nil && now.After(*inv.DeadlineAt) {
 			return apperr.New(apperr.IllegalTransition, "This request expired before it was decided.")
