@@ -20,7 +20,9 @@ import (
 // hash become the invocation's approved arguments (the proposed ones are
 // kept). The invocation stays awaiting approval: an approval must then
 // name the edited hash (ApproveArgs), so a later change is refused. The
-// event invocation.edited keeps the quote that was replaced.
+// event invocation.edited keeps the quote that was replaced. The edit is
+// recorded only if its task still takes writes and the action's policy is
+// still on after the dry run (mayRecord).
 func (s *Service) EditArgs(ctx context.Context, actor Actor, id string, expectedVersion int32, raw json.RawMessage) (Invocation, error) {
 	if actor.Kind != ActorUser || actor.Role == "customer" {
 		return Invocation{}, apperr.New(apperr.Forbidden, "Only a support agent, manager or admin can edit a proposal.")

@@ -41,7 +41,11 @@ type Proposal struct {
 // with the adapter's code, retryable flag and hint; a policy refusal also
 // blocks further proposals by the customer on that target, in every task,
 // until a person lifts it. Each new invocation counts against the task's
-// proposal budget and rate (proposalAllowed).
+// proposal budget and rate (proposalAllowed). What admitted the proposal
+// when it began (the task active and unexpired, the key, the switches,
+// the policy) is checked again in the transaction that records it, after
+// the dry run (mayRecord): a change that committed meanwhile refuses it
+// and nothing is recorded.
 func (s *Service) Propose(ctx context.Context, p Proposal) (inv Invocation, err error) {
 	began := time.Now()
 	defer func() {

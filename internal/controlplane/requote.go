@@ -36,7 +36,10 @@ type Requoted struct {
 // confirmation again. When the fresh dry-run refuses, the old one is closed
 // the same way and Refusal says why. A concurrent Requote that already
 // superseded it yields the successor. Only the task's customer may ask,
-// with a proof that may decide this request (customerMayDecide).
+// with a proof that may decide this request (customerMayDecide). A
+// successor is a new write: when the task no longer takes writes or the
+// action's policy is off by the time the fresh quote is back (mayRecord),
+// the request is refused and nothing changes.
 func (s *Service) Requote(ctx context.Context, actor Actor, id string) (Requoted, error) {
 	if actor.Kind != ActorCustomer {
 		return Requoted{}, apperr.New(apperr.Forbidden, "Only the customer can ask for a fresh quote.")
