@@ -24,17 +24,21 @@ type ProposalChecksQuery struct {
 	DuplicateSince, Now            time.Time
 	CustomerRef, TargetID          string
 	ProposalsSince                 time.Time
+	// Standing names the key the proposal is made with and its action.
+	Standing StandingQuery
 }
 
 // ProposalChecks is what it found: the task, locked (FOR UPDATE); the
 // newest live duplicate, if any (Tx.RecentDuplicate); the block in force on
-// the customer's target, if any (Tx.ActiveBlock); and the task's proposals
-// since ProposalsSince (Tx.RecentProposals).
+// the customer's target, if any (Tx.ActiveBlock); the task's proposals
+// since ProposalsSince (Tx.RecentProposals); and the write's standing
+// (Tx.WriteChecks).
 type ProposalChecks struct {
 	Task            Task
 	Duplicate       *Invocation
 	Block           *TargetBlock
 	RecentProposals int
+	Standing        Standing
 }
 
 // ProposalChecks locks the task and reads the proposal's checks in one
@@ -46,6 +50,7 @@ func (t *Tx) ProposalChecks(ctx context.Context, q ProposalChecksQuery) (Proposa
 		q.ConversationID, q.System, q.Action, q.ArgsHash, q.DuplicateSince, q.Now)
 	b.Queue(activeBlockSQL, q.CustomerRef, q.System, q.TargetID)
 	b.Queue(recentProposalsSQL, q.TaskID, q.ProposalsSince)
+	queueStanding(b, q.Standing)
 	br := t.tx.SendBatch(ctx, b)
 	out, err := func() (ProposalChecks, error) {
 		var out ProposalChecks
@@ -70,7 +75,8 @@ func (t *Tx) ProposalChecks(ctx context.Context, q ProposalChecksQuery) (Proposa
 		if err := br.QueryRow().Scan(&out.RecentProposals); err != nil {
 			return out, fmt.Errorf("store.RecentProposals(%s): %w", q.TaskID, err)
 		}
-		return out, nil
+		out.Standing, err = readStanding(br, q.Standing)
+		return out, err
 	}()
 	if cerr := br.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("store.ProposalChecks: %w", cerr)

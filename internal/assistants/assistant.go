@@ -80,6 +80,9 @@ type Assistant struct {
 	// Grants bound its tasks' limits and say whether it may act for any
 	// customer.
 	Grants Grants
+	// KeyID is the key a request authenticated with (Authenticate); empty
+	// when the assistant was read otherwise.
+	KeyID string
 }
 
 // Key is an API key as it may be shown: its prefix, never its secret.
@@ -96,8 +99,14 @@ type Key struct {
 // Revoked reports whether the key no longer authenticates.
 func (k Key) Revoked() bool { return k.RevokedAt != nil }
 
-// Actor is the control-plane actor of the assistant.
-func (a Assistant) Actor() controlplane.Actor { return controlplane.AssistantActor(a.ID, a.Name) }
+// Actor is the control-plane actor of the assistant, with the key it
+// authenticated with: the control plane records a write it asks for only
+// while that key is live (controlplane.Actor.KeyID).
+func (a Assistant) Actor() controlplane.Actor {
+	act := controlplane.AssistantActor(a.ID, a.Name)
+	act.KeyID = a.KeyID
+	return act
+}
 
 // Create adds an assistant. A blank or taken name is an invalid-input error
 // naming the field "name".
@@ -331,6 +340,7 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (Assistant, K
 		return Assistant{}, Key{}, err
 	}
 	a := fromRow(row)
+	a.KeyID = k.ID
 	return a, keyFromRow(k), s.loadEnabled(ctx, &a)
 }
 

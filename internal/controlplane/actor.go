@@ -44,6 +44,12 @@ type Actor struct {
 	// Via is set when a console user acted from outside the console (a
 	// Slack message): the audit event records where and as whom there.
 	Via *Via
+	// KeyID is the API key an assistant acted with, set by the API and the
+	// MCP server: a write it asks for is recorded only if that key is
+	// still live, and its assistant still enabled, in the write's own
+	// transaction (mayRecord). Empty when the assistant acted without one
+	// (the console's own callers, tests).
+	KeyID string
 }
 
 // Via is where a console user acted when it was not the console: the

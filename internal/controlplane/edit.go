@@ -20,7 +20,9 @@ import (
 // hash become the invocation's approved arguments (the proposed ones are
 // kept). The invocation stays awaiting approval: an approval must then
 // name the edited hash (ApproveArgs), so a later change is refused. The
-// event invocation.edited keeps the quote that was replaced.
+// event invocation.edited keeps the quote that was replaced. The edit is
+// recorded only if its task still takes writes and the action's policy is
+// still on after the dry run (mayRecord).
 func (s *Service) EditArgs(ctx context.Context, actor Actor, id string, expectedVersion int32, raw json.RawMessage) (Invocation, error) {
 	if actor.Kind != ActorUser || actor.Role == "customer" {
 		return Invocation{}, apperr.New(apperr.Forbidden, "Only a support agent, manager or admin can edit a proposal.")
@@ -66,6 +68,16 @@ func (s *Service) EditArgs(ctx context.Context, actor Actor, id string, expected
 	}
 	var out Invocation
 	err = s.store.InTx(ctx, func(tx *store.Tx) error {
+		// The fresh quote is recorded only if what admits a write still
+		// holds after the dry run, under the task's lock (mayRecord).
+		task, st, err := tx.WriteChecks(ctx, inv.TaskID, store.StandingQuery{System: inv.System, Action: inv.Action})
+		if err != nil {
+			return err
+		}
+		if err := s.mayRecord(actor, task, st, write{system: inv.System, action: inv.Action,
+			compensation: inv.CompensatesID != ""}); err != nil {
+			return err
+		}
 		now := s.now()
 		if inv.DeadlineAt != nil && now.After(*inv.DeadlineAt) {
 			return apperr.New(apperr.IllegalTransition, "This request expired before it was decided.")

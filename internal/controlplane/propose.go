@@ -41,7 +41,11 @@ type Proposal struct {
 // with the adapter's code, retryable flag and hint; a policy refusal also
 // blocks further proposals by the customer on that target, in every task,
 // until a person lifts it. Each new invocation counts against the task's
-// proposal budget and rate (proposalAllowed).
+// proposal budget and rate (proposalAllowed). What admitted the proposal
+// when it began (the task active and unexpired, the key, the switches,
+// the policy) is checked again in the transaction that records it, after
+// the dry run (mayRecord): a change that committed meanwhile refuses it
+// and nothing is recorded.
 func (s *Service) Propose(ctx context.Context, p Proposal) (inv Invocation, err error) {
 	began := time.Now()
 	defer func() {
@@ -56,13 +60,10 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (inv Invocation, err 
 	if p.Actor.Kind != ActorAssistant && p.Actor.Kind != ActorUser {
 		return Invocation{}, apperr.New(apperr.Forbidden, "Only an assistant or a console user can propose.")
 	}
-	if task.State != TaskActive {
-		return Invocation{}, &apperr.Error{Kind: apperr.IllegalTransition, Code: "task_not_active",
-			Message: fmt.Sprintf("The task is %s; it takes no new proposals.", task.State),
-			Hint:    "Tell the customer the work is paused, or ask a person to resume the task."}
-	}
-	if !s.now().Before(task.ExpiresAt) {
-		return Invocation{}, &apperr.Error{Kind: apperr.IllegalTransition, Code: "task_expired", Message: "The task has expired."}
+	// Answered fast here; what holds is mayRecord, made again under the
+	// task's lock in the transaction that records the proposal.
+	if err := taskTakesWrites(task.State, task.ExpiresAt, s.now()); err != nil {
+		return Invocation{}, err
 	}
 	if p.ClientKey != "" {
 		return s.proposeWithClientKey(ctx, task, p)
@@ -104,8 +105,7 @@ func (s *Service) propose(ctx context.Context, task Task, p Proposal) (Invocatio
 		return Invocation{}, err
 	}
 	if !policy.Enabled {
-		return Invocation{}, &apperr.Error{Kind: apperr.Forbidden, Code: "action_disabled",
-			Message: "This action is switched off by its policy.", Hint: "Hand the request to a person."}
+		return Invocation{}, errActionDisabled()
 	}
 	amount := quote.AmountCents
 	if spec.AmountParam != "" && amount == nil {
@@ -218,11 +218,20 @@ func (s *Service) insertProposal(ctx context.Context, p Proposal, task Task, spe
 		now := s.now()
 		checks, err := tx.ProposalChecks(ctx, store.ProposalChecksQuery{TaskID: task.ID, ConversationID: task.ConversationID,
 			System: policy.System, Action: spec.Name, ArgsHash: hash, DuplicateSince: now.Add(-s.cfg.DedupWindow), Now: now,
-			CustomerRef: task.CustomerRef, TargetID: quote.Target.ID, ProposalsSince: now.Add(-time.Minute)})
+			CustomerRef: task.CustomerRef, TargetID: quote.Target.ID, ProposalsSince: now.Add(-time.Minute),
+			Standing: store.StandingQuery{KeyID: p.Actor.KeyID, System: policy.System, Action: spec.Name}})
 		if err != nil {
 			return err
 		}
-		locked := checks.Task
+		// What admitted the proposal before its dry run must still hold
+		// now, under the task's lock: a cancel, a pause, a revoked key
+		// that committed meanwhile is seen here, and one still to come
+		// waits for this commit.
+		if err := s.mayRecord(p.Actor, checks.Task, checks.Standing, write{system: policy.System, action: spec.Name,
+			compensation: p.compensates != nil, policyVersion: policy.Version}); err != nil {
+			return err
+		}
+		locked := withinGrants(checks.Task, checks.Standing)
 		if p.compensates != nil {
 			// One live compensation per original, whatever the window:
 			// the lock above serialises reversals of the same original.

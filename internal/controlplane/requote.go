@@ -36,7 +36,10 @@ type Requoted struct {
 // confirmation again. When the fresh dry-run refuses, the old one is closed
 // the same way and Refusal says why. A concurrent Requote that already
 // superseded it yields the successor. Only the task's customer may ask,
-// with a proof that may decide this request (customerMayDecide).
+// with a proof that may decide this request (customerMayDecide). A
+// successor is a new write: when the task no longer takes writes or the
+// action's policy is off by the time the fresh quote is back (mayRecord),
+// the request is refused and nothing changes.
 func (s *Service) Requote(ctx context.Context, actor Actor, id string) (Requoted, error) {
 	if actor.Kind != ActorCustomer {
 		return Requoted{}, apperr.New(apperr.Forbidden, "Only the customer can ask for a fresh quote.")
@@ -94,6 +97,25 @@ func (s *Service) supersede(ctx context.Context, actor Actor, old Invocation, ro
 	}
 	var out Requoted
 	err := s.store.InTx(ctx, func(tx *store.Tx) error {
+		// The locks in a proposal's order: the exposure's, then the
+		// task's (a cancel, too, takes the task's before its requests).
+		// A successor is a new write, so what admits one is checked again
+		// under them, after the dry run.
+		if refusal == nil && quote.AmountCents != nil {
+			if err := lockExposure(ctx, tx, old.System, old.Action, task.CustomerRef, quote.Target.ID, true); err != nil {
+				return err
+			}
+		}
+		locked, st, err := tx.WriteChecks(ctx, old.TaskID, store.StandingQuery{System: old.System, Action: old.Action})
+		if err != nil {
+			return err
+		}
+		if refusal == nil {
+			if err := s.mayRecord(actor, locked, st, write{system: old.System, action: old.Action,
+				compensation: old.CompensatesID != ""}); err != nil {
+				return err
+			}
+		}
 		now := s.now()
 		closed, err := tx.TransitionInvocation(ctx, old.ID, []string{string(AwaitingConfirmation)}, old.Version, string(Rejected), now,
 			store.InvocationChange{DecisionReason: &reason, FinishedAt: &now})
@@ -114,7 +136,7 @@ func (s *Service) supersede(ctx context.Context, actor Actor, old Invocation, ro
 			return s.record(ctx, tx, actor, "invocation.superseded", old.TaskID, old.ID, data)
 		}
 		data["current_version"] = quote.Target.Version
-		next, err := s.insertSuccessor(ctx, tx, old, row, task, quote, now)
+		next, err := s.insertSuccessor(ctx, tx, old, row, task, policyFromRow(*st.Policy), quote, now)
 		if err != nil {
 			return err
 		}
@@ -140,19 +162,17 @@ func (s *Service) supersede(ctx context.Context, actor Actor, old Invocation, ro
 // errRaced says another request moved the invocation first.
 var errRaced = errors.New("controlplane: invocation changed meanwhile")
 
-func (s *Service) insertSuccessor(ctx context.Context, tx *store.Tx, old Invocation, row store.Invocation, task store.Task, quote adapter.Quote, now time.Time) (Invocation, error) {
-	policy, err := s.Policy(ctx, old.System, old.Action)
-	if err != nil {
-		return Invocation{}, err
-	}
+// insertSuccessor records old's successor with the fresh quote, routed by
+// policy, read share-locked in this transaction, under the exposure's
+// lock when the quote has an amount.
+func (s *Service) insertSuccessor(ctx context.Context, tx *store.Tx, old Invocation, row store.Invocation, task store.Task, policy Policy, quote adapter.Quote, now time.Time) (Invocation, error) {
 	// The successor is a proposal like any other: it routes with what moved
 	// or is pending on the customer and object (the invocation it replaces,
-	// closed above, no longer counts).
+	// closed above, no longer counts), counted under the exposure's lock
+	// the caller took.
 	var prior int64
 	if quote.AmountCents != nil {
-		if err := lockExposure(ctx, tx, row.System, row.Action, task.CustomerRef, quote.Target.ID, true); err != nil {
-			return Invocation{}, err
-		}
+		var err error
 		if prior, err = s.priorExposure(ctx, tx, row.System, row.Action, task.CustomerRef, quote.Target.ID, ""); err != nil {
 			return Invocation{}, err
 		}

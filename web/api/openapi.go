@@ -37,10 +37,10 @@ type apiOp struct {
 // the Error body.
 var apiErrors = map[int]string{
 	400: "The request could not be read: malformed_json, unknown_field (named in fields), a bad parameter.",
-	401: "missing_api_key or invalid_api_key.",
+	401: "missing_api_key or invalid_api_key; key_revoked or assistant_disabled when that happened while the request ran (nothing was recorded).",
 	403: "Not allowed: action_not_enabled, action_not_allowed, action_disabled, blocked_after_refusal, customer_not_vouched, paused_by_person.",
 	404: "not_found (also another assistant's objects), unknown_tool.",
-	409: "stale_version, illegal_transition, task_not_active, idempotency_key_in_use, not_completed.",
+	409: "stale_version, illegal_transition, task_not_active, task_expired, policy_changed (retryable), idempotency_key_in_use, not_completed.",
 	413: "body_too_large: the body is over 256 KiB.",
 	422: "invalid (the fields are named in fields), invalid_arguments, idempotency_key_reused, no_compensation, and the system's own refusals.",
 	429: "rate_limited or proposal_budget_spent; Retry-After says when to try again.",

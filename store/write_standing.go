@@ -1,0 +1,106 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// StandingQuery names what decides whether a write may still be recorded,
+// besides its task: the API key its actor acted with (empty when it acted
+// without one) and the action.
+type StandingQuery struct {
+	KeyID          string
+	System, Action string
+}
+
+// Standing is what a write's transaction found of the rows that admitted
+// it, each share-locked: revoking the key (RevokeAPIKey), disabling its
+// assistant (SetAssistantDisabled), changing its grants
+// (SetAssistantGrants), switching the action off for it
+// (SetAssistantAction) or changing the action's policy waits for the
+// write's commit, and one that committed first is what the write reads.
+// Key and Assistant are nil when the query named no key or an unknown
+// one; ActionEnabled says the key's assistant has the action turned on;
+// Policy is nil when the action has none.
+type Standing struct {
+	Key           *APIKey
+	Assistant     *Assistant
+	ActionEnabled bool
+	Policy        *Policy
+}
+
+const (
+	standingKeySQL       = `SELECT ` + apiKeyColumns + ` FROM api_keys WHERE id = $1 FOR SHARE`
+	standingAssistantSQL = `SELECT ` + assistantColumns + ` FROM assistants
+		WHERE id = (SELECT assistant_id FROM api_keys WHERE id = $1) FOR SHARE`
+	standingActionSQL = `SELECT a.enabled FROM assistant_actions a JOIN api_keys k ON k.assistant_id = a.assistant_id
+		WHERE k.id = $1 AND a.system = $2 AND a.action = $3 FOR SHARE OF a`
+)
+
+// queueStanding queues the reads of q in b: the key's only when it names
+// one.
+func queueStanding(b *pgx.Batch, q StandingQuery) {
+	if q.KeyID != "" {
+		b.Queue(standingKeySQL, q.KeyID)
+		b.Queue(standingAssistantSQL, q.KeyID)
+		b.Queue(standingActionSQL, q.KeyID, q.System, q.Action)
+	}
+	b.Queue(policySQL+" FOR SHARE", q.System, q.Action)
+}
+
+// readStanding reads what queueStanding queued, in its order.
+func readStanding(br pgx.BatchResults, q StandingQuery) (Standing, error) {
+	var out Standing
+	if q.KeyID != "" {
+		rows, _ := br.Query()
+		if k, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[APIKey]); err == nil {
+			out.Key = &k
+		} else if !errors.Is(err, pgx.ErrNoRows) {
+			return out, fmt.Errorf("store: api key %s: %w", q.KeyID, err)
+		}
+		rows, _ = br.Query()
+		if a, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Assistant]); err == nil {
+			out.Assistant = &a
+		} else if !errors.Is(err, pgx.ErrNoRows) {
+			return out, fmt.Errorf("store: assistant of key %s: %w", q.KeyID, err)
+		}
+		if err := br.QueryRow().Scan(&out.ActionEnabled); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return out, fmt.Errorf("store: action %s/%s of key %s: %w", q.System, q.Action, q.KeyID, err)
+		}
+	}
+	rows, _ := br.Query()
+	if p, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Policy]); err == nil {
+		out.Policy = &p
+	} else if !errors.Is(err, pgx.ErrNoRows) {
+		return out, fmt.Errorf("store: policy %s/%s: %w", q.System, q.Action, err)
+	}
+	return out, nil
+}
+
+// WriteChecks locks the task (FOR UPDATE) and reads the write's standing
+// (share-locked, see Standing) in one round trip: what a write that is
+// not a new proposal (a re-quote's successor, an agent's edit) checks
+// under its task's lock before it records. ErrNotFound when there is no
+// such task.
+func (t *Tx) WriteChecks(ctx context.Context, taskID string, q StandingQuery) (Task, Standing, error) {
+	b := &pgx.Batch{}
+	b.Queue(`SELECT `+taskColumns+` FROM tasks WHERE id = $1 FOR UPDATE`, taskID)
+	queueStanding(b, q)
+	br := t.tx.SendBatch(ctx, b)
+	task, st, err := func() (Task, Standing, error) {
+		rows, _ := br.Query()
+		task, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Task])
+		if err != nil {
+			return Task{}, Standing{}, fmt.Errorf("store: task %s: %w", taskID, notFound(err))
+		}
+		st, err := readStanding(br, q)
+		return task, st, err
+	}()
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("store.WriteChecks: %w", cerr)
+	}
+	return task, st, err
+}
