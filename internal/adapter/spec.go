@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"countersign/internal/invisible"
+	"countersign/internal/jsonkeys"
 )
 
 // Risk says whether an action's effect can be undone.
@@ -179,7 +180,7 @@ func paramSchema(p Param) map[string]any {
 const maxArgsBytes = 64 << 10
 
 // ValidateArgs decodes raw as a JSON object and checks it against params:
-// no unknown fields, required fields present, types, enums, ranges and
+// no key twice, no unknown fields, required fields present, types, enums, ranges and
 // lengths. It returns the normalised arguments (integers as int64) or an
 // *Error naming every bad field and how to fix it.
 func ValidateArgs(params []Param, raw json.RawMessage) (map[string]any, error) {
@@ -202,6 +203,11 @@ func ValidateArgs(params []Param, raw json.RawMessage) (map[string]any, error) {
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return nil, Invalid(map[string]string{"": "arguments must be a JSON object"})
+	}
+	// Decoding kept the last of two values for one key; a reader of the
+	// first would take the arguments for others.
+	if d, dup := jsonkeys.Duplicate(trimmed); dup {
+		return nil, Invalid(map[string]string{d.Path: "appears twice; send each key once"})
 	}
 	fields := map[string]string{}
 	out := validateObject(params, obj, "", fields)
