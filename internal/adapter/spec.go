@@ -119,8 +119,12 @@ type Param struct {
 	MaxLength   int
 	// Multiline lets a string hold newlines and tabs (a description);
 	// every other invisible character is refused in every string.
-	Multiline  bool
-	Properties []Param
+	Multiline bool
+	// PathSegment says the value may be placed in a URL path as one
+	// segment: ValidateArgs refuses one that would leave its place
+	// (MovesPath: ".", "..", a slash), naming it, before anything is read.
+	PathSegment bool
+	Properties  []Param
 }
 
 // Int64 is a helper for Param.Min and Param.Max.
@@ -275,6 +279,9 @@ func validateValue(p Param, val any, name string, fields map[string]string) (any
 		}
 		if p.MaxLength > 0 && utf8.RuneCountInString(s) > p.MaxLength {
 			return nil, fmt.Sprintf("must be at most %d characters (got %d)", p.MaxLength, utf8.RuneCountInString(s))
+		}
+		if p.PathSegment && MovesPath(s) {
+			return nil, PathSegmentProblem
 		}
 		return s, ""
 	case "integer":
