@@ -59,12 +59,13 @@ func TestConformanceCommandPassesTheShopsFile(t *testing.T) {
 		t.Fatalf("exit %d, want 0:\n%s", code, out)
 	}
 	for _, check := range []string{"specs", "execute_once_per_key", "verify_by_read_back", "fault_5xx_is_unknown",
-		"fault_reset_is_unknown", "fault_drop_after_commit_is_unknown_and_found", "every_argument_shows_in_the_quote"} {
+		"fault_reset_is_unknown", "fault_drop_after_commit_is_unknown_and_found", "every_argument_shows_in_the_quote",
+		"path_arguments_stay_in_place"} {
 		if !regexp.MustCompile(`(?m)^PASS ` + check + ` \(`).MatchString(out) {
 			t.Errorf("the output has no PASS line for %s:\n%s", check, out)
 		}
 	}
-	if !strings.Contains(out, "all 17 checks passed") {
+	if !strings.Contains(out, "all 18 checks passed") {
 		t.Errorf("no summary:\n%s", out)
 	}
 }
@@ -110,7 +111,7 @@ func TestConformanceCommandFailsBrokenFiles(t *testing.T) {
 func TestConformanceCommandPassesTheShopAdapter(t *testing.T) {
 	t.Parallel()
 	code, out := conformanceRun(t, "shop", nil, "../../internal/shopadapter/testdata/conformance-fixtures.json")
-	if code != 0 || !strings.Contains(out, "all 17 checks passed") {
+	if code != 0 || !strings.Contains(out, "all 18 checks passed") {
 		t.Fatalf("exit %d, want 0:\n%s", code, out)
 	}
 }

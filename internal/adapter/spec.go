@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"countersign/internal/invisible"
+	"countersign/internal/jsonkeys"
 )
 
 // Risk says whether an action's effect can be undone.
@@ -118,8 +119,12 @@ type Param struct {
 	MaxLength   int
 	// Multiline lets a string hold newlines and tabs (a description);
 	// every other invisible character is refused in every string.
-	Multiline  bool
-	Properties []Param
+	Multiline bool
+	// PathSegment says the value may be placed in a URL path as one
+	// segment: ValidateArgs refuses one that would leave its place
+	// (MovesPath: ".", "..", a slash), naming it, before anything is read.
+	PathSegment bool
+	Properties  []Param
 }
 
 // Int64 is a helper for Param.Min and Param.Max.
@@ -179,7 +184,7 @@ func paramSchema(p Param) map[string]any {
 const maxArgsBytes = 64 << 10
 
 // ValidateArgs decodes raw as a JSON object and checks it against params:
-// no unknown fields, required fields present, types, enums, ranges and
+// no key twice, no unknown fields, required fields present, types, enums, ranges and
 // lengths. It returns the normalised arguments (integers as int64) or an
 // *Error naming every bad field and how to fix it.
 func ValidateArgs(params []Param, raw json.RawMessage) (map[string]any, error) {
@@ -202,6 +207,11 @@ func ValidateArgs(params []Param, raw json.RawMessage) (map[string]any, error) {
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return nil, Invalid(map[string]string{"": "arguments must be a JSON object"})
+	}
+	// Decoding kept the last of two values for one key; a reader of the
+	// first would take the arguments for others.
+	if d, dup := jsonkeys.Duplicate(trimmed); dup {
+		return nil, Invalid(map[string]string{d.Path: "appears twice; send each key once"})
 	}
 	fields := map[string]string{}
 	out := validateObject(params, obj, "", fields)
@@ -269,6 +279,9 @@ func validateValue(p Param, val any, name string, fields map[string]string) (any
 		}
 		if p.MaxLength > 0 && utf8.RuneCountInString(s) > p.MaxLength {
 			return nil, fmt.Sprintf("must be at most %d characters (got %d)", p.MaxLength, utf8.RuneCountInString(s))
+		}
+		if p.PathSegment && MovesPath(s) {
+			return nil, PathSegmentProblem
 		}
 		return s, ""
 	case "integer":

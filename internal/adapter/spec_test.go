@@ -45,6 +45,9 @@ func TestValidateArgs(t *testing.T) {
 			[]string{"address.zip", "address.line1", "address.country"}},
 		{"not an object", `[1,2]`, nil, []string{""}},
 		{"two objects", `{} {}`, nil, []string{""}},
+		{"a key twice", `{"order_id":"o","amount_cents":1,"reason_code":"damaged","amount_cents":99999}`, nil, []string{"amount_cents"}},
+		{"a nested key twice", `{"order_id":"o","amount_cents":1,"reason_code":"damaged","address":{"line1":"1 Main","country":"DE","country":"US"}}`,
+			nil, []string{"address.country"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
 	"strings"
 	"sync/atomic"
 )
@@ -72,11 +73,16 @@ type Request struct {
 	Answered func(http.Header)
 }
 
+// errPathMoves is the cause of a request Exchange would not send.
+var errPathMoves = errors.New(`a path segment is "." or "..", or holds a slash, as it is or percent-decoded`)
+
 // Exchange sends r with c and returns the answer's status and body (at
 // most MaxAnswerBytes), whatever the status. A call with no usable answer
 // fails as TransportFailure says, who naming the system; a request whose
 // bytes may have left counts as sent, since only a failure before any
-// connection, or while dialling, proves otherwise.
+// connection, or while dialling, proves otherwise. A URL whose path has a
+// segment that is, or percent-decodes to, a dot segment or a slash is not
+// sent at all (invalid_arguments, NotSent).
 func Exchange(ctx context.Context, c *http.Client, who string, r Request) (status int, answer []byte, err error) {
 	var rd io.Reader
 	if r.Body != nil {
@@ -90,6 +96,11 @@ func Exchange(ctx context.Context, c *http.Client, who string, r Request) (statu
 				wrote.Store(true)
 			}
 		},
+	}
+	if u, err := url.Parse(r.URL); err == nil && PathMoves(u.EscapedPath()) {
+		return 0, nil, &Error{Code: CodeInvalidArguments, Outcome: NotSent,
+			Message: "The request's path has a segment that would move it elsewhere; it was not sent.",
+			Hint:    "Pass ids as a read tool returned them.", Err: &TransportError{Method: r.Method, Path: r.Path, Err: errPathMoves}}
 	}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), r.Method, r.URL, rd)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
+	"countersign/internal/jsonkeys"
 	"countersign/store"
 )
 
@@ -96,10 +97,15 @@ func openAssertion(secret []byte, context, signed string, now time.Time) (Assert
 	return a, ""
 }
 
-// decodeAssertion reads the payload of a signed assertion, strictly.
+// decodeAssertion reads the payload of a signed assertion, strictly: a
+// key named twice makes it malformed, so no reader can take another
+// customer from it than the one checked.
 func decodeAssertion(payload string) (Assertion, bool) {
 	raw, err := base64.RawURLEncoding.DecodeString(payload)
 	if err != nil {
+		return Assertion{}, false
+	}
+	if _, dup := jsonkeys.Duplicate(raw); dup {
 		return Assertion{}, false
 	}
 	var a Assertion

@@ -200,12 +200,14 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 			c.fail(ptr+"/paging", "paging needs items: without it the answer is read as one page, and the paging would be ignored",
 				`add "items": the JSON Pointer of each page's list, e.g. "/items"`)
 		}
+		markReadPaths(rt)
 		a.reads = append(a.reads, rt)
 		c.scope = nil
 	}
 	for i, ad := range d.Actions {
 		c.verbName(fmt.Sprintf("/actions/%d/name", i), ad.Name)
 		act := c.action(fmt.Sprintf("/actions/%d", i), ad, a.objects, kinds)
+		markActionPaths(act)
 		c.carriesKey(fmt.Sprintf("/actions/%d/request", i), act, d, a.idemField)
 		if act.pre != nil && act.pre.bodyField != "" && a.idemField != "" && pointersOverlap(act.pre.bodyField, a.idemField) {
 			c.fail(fmt.Sprintf("/actions/%d/precondition/body_field", i),

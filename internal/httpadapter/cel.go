@@ -18,6 +18,7 @@ import (
 	"cel.dev/cel-go/common/types/traits"
 	"cel.dev/cel-go/ext"
 
+	"countersign/internal/adapter"
 	"countersign/internal/money"
 )
 
@@ -328,7 +329,8 @@ func splitTemplate(src string) (parts []string, isExpr []bool, err error) {
 }
 
 // render evaluates the template into text. In a path, escape is
-// url.PathEscape before a "?" and url.QueryEscape after it.
+// adapter.PathSegment before a "?", which refuses a value that would move
+// the path (invalid_arguments), and url.QueryEscape after it.
 func (t *template) render(vars map[string]any, path bool) (string, error) {
 	var b strings.Builder
 	inQuery := false
@@ -349,7 +351,11 @@ func (t *template) render(vars map[string]any, path bool) (string, error) {
 		case path && inQuery:
 			s = url.QueryEscape(s)
 		case path:
-			s = url.PathEscape(s)
+			// An argument was refused at validation (PathSegment); this
+			// holds for every other value, a system's own data included.
+			if s, err = adapter.PathSegment(strings.TrimPrefix(p.expr.src, "args."), s); err != nil {
+				return "", err
+			}
 		}
 		b.WriteString(s)
 	}

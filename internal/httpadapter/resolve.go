@@ -47,6 +47,9 @@ func (a *Adapter) account(ctx context.Context, p adapter.Principal) (any, error)
 // field; the evaluation's own error, which may quote the system's data,
 // stays in Err for the log.
 func (a *Adapter) broken(err error) error {
+	if ae, ok := adapter.AsError(err); ok {
+		return ae // a refusal of a value (adapter.PathSegment), not of the file
+	}
 	var xe *exprError
 	if errors.Is(err, errBackslash) && errors.As(err, &xe) {
 		return a.unquotable(xe)
@@ -109,11 +112,6 @@ func (a *Adapter) resolve(ctx context.Context, p adapter.Principal, obj *object,
 		if account, err = a.account(ctx, p); err != nil {
 			return nil, adapter.Target{}, nil, err
 		}
-	}
-	if ref == "." || ref == ".." {
-		// Escaping keeps a reference inside its path segment, but these two
-		// would still walk the path.
-		return nil, adapter.Target{}, nil, adapter.NotFound(obj.kind, ref)
 	}
 	if obj.idPattern == nil || obj.idPattern.MatchString(ref) || obj.list == nil {
 		o, err := a.getObject(ctx, obj, ref, account)

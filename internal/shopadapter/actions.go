@@ -39,8 +39,10 @@ type actionDef struct {
 	evidence func(key string, effects []shopEffect) *adapter.Result
 }
 
+// idParam is an argument naming one of the shop's objects. An id goes
+// into the object's path (/orders/{id}), so it is a path segment.
 func idParam(name, kind, example string) adapter.Param {
-	return adapter.Param{Name: name, Type: "string", Required: true, MaxLength: 200,
+	return adapter.Param{Name: name, Type: "string", Required: true, MaxLength: 200, PathSegment: true,
 		Description: "The " + kind + "'s id (" + example + ") from a read tool, or the customer's own words for it. " +
 			"Words that match several " + kind + "s are refused with the candidates; ask the customer which one."}
 }

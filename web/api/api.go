@@ -59,6 +59,10 @@ func (h *Handler) authorizeBearer(c echo.Context, next echo.HandlerFunc) error {
 		return err
 	}
 	if err := kit.CheckJSONBody(c.Request()); err != nil {
+		if c.Path() == mcpPath {
+			// An MCP client reads only a JSON-RPC error as the call's answer.
+			return h.mcpError(c, err)
+		}
 		return err
 	}
 	c.Set(ctxAssistant, a)

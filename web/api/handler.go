@@ -66,6 +66,9 @@ func New(site *kit.Site, cfg Config) *Handler {
 	return h
 }
 
+// mcpPath is the address of the MCP server.
+const mcpPath = "/mcp"
+
 // CheckedHeaders are the request headers of the assistant's calls whose
 // values reach the database.
 var CheckedHeaders = []string{"Idempotency-Key", mcpTaskHeader}
@@ -91,6 +94,6 @@ func (h *Handler) Routes() []kit.Route {
 		kit.GET("/api/v1/receipts/jwks.json", h.handleReceiptKeys, kit.Anyone),
 		kit.GET("/api/v1/conversations/:id", h.handleAPIConversation, key),
 		kit.POST("/api/v1/conversations/:id/events", h.handleAPIConversationEvent, key),
-		kit.POST("/mcp", h.handleMCP, key),
+		kit.POST(mcpPath, h.handleMCP, key),
 	}
 }

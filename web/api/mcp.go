@@ -138,7 +138,7 @@ func isJSONArray(body []byte) bool {
 }
 
 // mcpError answers a request the MCP server cannot take (an unknown task in
-// the URL) as a JSON-RPC error, which MCP clients understand, with the
+// the URL, a body naming a key twice) as a JSON-RPC error, which MCP clients understand, with the
 // API's error in its data.
 func (h *Handler) mcpError(c echo.Context, err error) error {
 	status, body := kit.Describe(err)

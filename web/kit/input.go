@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"countersign/internal/apperr"
+	"countersign/internal/jsonkeys"
 )
 
 // Limits on what any request may carry, checked before a handler sees it.
@@ -172,17 +173,38 @@ func fieldName(name string) string {
 }
 
 // CheckJSONBody refuses a JSON body holding a NUL (\u0000) or invalid
-// UTF-8 in any string, nested deeper than maxJSONDepth, or with an object
-// of more than maxJSONKeys keys, with a 400 naming the field by its path
-// ("facts.order.items[2]"). A body that is not JSON at all passes: the
-// decoder that reads it says so. The body is left to be read again.
+// UTF-8 in any string, nested deeper than maxJSONDepth, with an object of
+// more than maxJSONKeys keys, or with an object naming a key twice
+// (json_duplicate_key, jsonkeys.Duplicate), with a 400 naming the field by
+// its path ("facts.order.items[2]"). A body that is not JSON at all
+// passes: the decoder that reads it says so. The body is left to be read
+// again.
 func CheckJSONBody(r *http.Request) error {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		return apperr.Wrap(err, apperr.BadRequest, "The request body could not be read.")
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	return checkJSON(body)
+	if err := checkJSON(body); err != nil {
+		return err
+	}
+	return DuplicateKey(body)
+}
+
+// DuplicateKey refuses JSON whose objects name a key twice, at any depth,
+// with a 400 (json_duplicate_key) naming the key by its path: the standard
+// decoder keeps the last value, and a gateway or a log reading the first
+// would see another amount than the one acted on.
+func DuplicateKey(body []byte) error {
+	d, found := jsonkeys.Duplicate(body)
+	if !found {
+		return nil
+	}
+	problem := "appears twice; send each key once"
+	if d.Key != d.First {
+		problem = "is the same key as " + strconv.QuoteToASCII(d.First) + " to a JSON decoder, which ignores case; send each key once"
+	}
+	return jsonProblem("json_duplicate_key", d.Path, problem)
 }
 
 // jsonFrame is one open object or array while walking a JSON document.

@@ -35,6 +35,7 @@ func Checks() []Check {
 		{"no_internal_fields", checkNoInternalFields},
 		{"every_argument_shows_in_the_quote", checkEveryArgumentShows},
 		{"hidden_characters_refused", checkHiddenCharactersRefused},
+		{"path_arguments_stay_in_place", checkPathArgumentsStayInPlace},
 	}
 }
 

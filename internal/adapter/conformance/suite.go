@@ -14,8 +14,9 @@
 // and a dropped answer after commit are Unknown (and Lookup finds the
 // committed one), a write that could not be dialled is NotSent, a 4xx
 // answer is Refused; no internal field leaves the adapter; changing any
-// argument of any write action changes its quote, and a string argument
-// with an invisible or direction-changing character is refused.
+// argument of any write action changes its quote, a string argument
+// with an invisible or direction-changing character is refused, and no
+// argument of an action or read tool moves a URL path ("..", "a/b").
 package conformance
 
 import (
@@ -25,6 +26,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"countersign/internal/adapter"
@@ -151,9 +153,33 @@ type transport struct {
 	live    http.RoundTripper
 	dead    http.RoundTripper
 	refusal Answer
+
+	mu   sync.Mutex
+	sent []string // "GET /orders/ord_1", as sent, while recording
+	rec  bool
+}
+
+// record starts keeping what is sent, forgetting what was kept.
+func (tr *transport) record() {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	tr.rec, tr.sent = true, nil
+}
+
+// recorded stops keeping what is sent and returns it.
+func (tr *transport) recorded() []string {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	tr.rec = false
+	return tr.sent
 }
 
 func (tr *transport) RoundTrip(r *http.Request) (*http.Response, error) {
+	tr.mu.Lock()
+	if tr.rec {
+		tr.sent = append(tr.sent, r.Method+" "+r.URL.EscapedPath())
+	}
+	tr.mu.Unlock()
 	if r.Method == http.MethodGet || tr.mode == pass {
 		return tr.live.RoundTrip(r)
 	}
