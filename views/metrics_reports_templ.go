@@ -47,7 +47,7 @@ func reportsWithoutTask(c WithoutTaskCard) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"card\" aria-labelledby=\"h-without-task\" data-testid=\"reported-without-task\"><h2 id=\"h-without-task\">Reported without a task</h2><p class=\"muted\">What assistants reported about conversations in which they had no task for a customer the business vouched for. These are the assistants' own claims, not a measure: they are kept and shown here, and counted in none of the figures on this page. An admin may let an answering assistant's reports count without a task, on the assistants page.</p>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"card\" aria-labelledby=\"h-without-task\" data-testid=\"reported-without-task\"><h2 id=\"h-without-task\">Reported without a task</h2><p class=\"muted\">What assistants reported on conversations where they had no task for a customer the business vouched for: the assistants' own claims, kept and shown here, counted in no figure on this page.</p>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -125,14 +125,14 @@ func reportsWithoutTask(c WithoutTaskCard) templ.Component {
 			}
 		}
 		if c.Granted != "" {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "<p class=\"muted\" data-testid=\"without-task-granted\">Counted in the figures without a task, by an admin's grant: ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "<p data-testid=\"without-task-granted\">Counted in the figures without a task, by an admin's grant: ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var6 string
 			templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(c.Granted)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/metrics_reports.templ`, Line: 48, Col: 126}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/metrics_reports.templ`, Line: 48, Col: 112}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 			if templ_7745c5c3_Err != nil {
