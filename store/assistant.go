@@ -24,6 +24,9 @@ type Assistant struct {
 	// AnyCustomer lets it open tasks without the business vouching for the
 	// customer (a staff-facing assistant).
 	AnyCustomer bool `db:"any_customer"`
+	// ReportsWithoutTask lets its conversation events count in the
+	// metrics without a vouched task of its own in the conversation.
+	ReportsWithoutTask bool `db:"reports_without_task"`
 }
 
 // APIKey is a row of api_keys. Only the SHA-256 of the secret is stored.
@@ -61,7 +64,7 @@ type ConversationEvent struct {
 }
 
 const assistantColumns = `id, name, created_by, created_at, disabled_at, max_write_budget, max_inflight_limit,
-	max_rate_per_minute, any_customer`
+	max_rate_per_minute, any_customer, reports_without_task`
 
 const apiKeyColumns = `id, assistant_id, prefix, hash, created_by, created_at, last_used_at, revoked_at`
 

@@ -9,12 +9,14 @@ import (
 )
 
 // AssistantGrants are what an admin allows an assistant's tasks: the
-// maxima of their limits and whether it may act for any customer.
+// maxima of their limits, whether it may act for any customer, and
+// whether its reports count in the metrics without a vouched task.
 type AssistantGrants struct {
-	MaxWriteBudget   int32
-	MaxInflightLimit int32
-	MaxRatePerMinute int32
-	AnyCustomer      bool
+	MaxWriteBudget     int32
+	MaxInflightLimit   int32
+	MaxRatePerMinute   int32
+	AnyCustomer        bool
+	ReportsWithoutTask bool
 }
 
 // SetAssistantGrants changes an assistant's grants and appends the audit
@@ -24,8 +26,8 @@ func (s *Store) SetAssistantGrants(ctx context.Context, id string, g AssistantGr
 	var out Assistant
 	err := s.InTx(ctx, func(tx *Tx) error {
 		rows, _ := tx.tx.Query(ctx, `UPDATE assistants SET max_write_budget = $2, max_inflight_limit = $3,
-			max_rate_per_minute = $4, any_customer = $5 WHERE id = $1 RETURNING `+assistantColumns,
-			id, g.MaxWriteBudget, g.MaxInflightLimit, g.MaxRatePerMinute, g.AnyCustomer)
+			max_rate_per_minute = $4, any_customer = $5, reports_without_task = $6 WHERE id = $1 RETURNING `+assistantColumns,
+			id, g.MaxWriteBudget, g.MaxInflightLimit, g.MaxRatePerMinute, g.AnyCustomer, g.ReportsWithoutTask)
 		var err error
 		if out, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Assistant]); err != nil {
 			return notFound(err)

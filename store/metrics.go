@@ -107,16 +107,48 @@ type ConversationDay struct {
 	ResolutionHist []int64   `db:"resolution_hist"`
 }
 
-// ConversationDays reads the conversation roll-up rows the filter selects.
+// ConversationDays reads the conversation roll-up rows the filter selects
+// that count in the metrics: conversations with a vouched task of their
+// assistant, and every conversation of an assistant an admin lets report
+// without one (assistants.reports_without_task, read here so a changed
+// grant shows at once). The others are ReportsWithoutTask.
 func (s *Store) ConversationDays(ctx context.Context, f MetricsFilter) ([]ConversationDay, error) {
 	rows, _ := s.pool.Query(ctx, `
-		SELECT day, intent, assistant_id, conversations, contained, clarified, handed_off, resolved, resolution_hist
-		FROM metrics_conversation_daily
-		WHERE day >= $1::date AND day < $2::date AND ($3 = '' OR intent = $3) AND ($4 = '' OR assistant_id = $4)
-		ORDER BY day, intent`, f.From, f.To, f.Intent, f.Assistant)
+		SELECT d.day, d.intent, d.assistant_id, d.conversations, d.contained, d.clarified, d.handed_off, d.resolved,
+			d.resolution_hist
+		FROM metrics_conversation_daily d LEFT JOIN assistants a ON a.id = d.assistant_id
+		WHERE d.day >= $1::date AND d.day < $2::date AND ($3 = '' OR d.intent = $3) AND ($4 = '' OR d.assistant_id = $4)
+			AND (d.counted OR coalesce(a.reports_without_task, false))
+		ORDER BY d.day, d.intent`, f.From, f.To, f.Intent, f.Assistant)
 	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[ConversationDay])
 	if err != nil {
 		return nil, fmt.Errorf("store.ConversationDays: %w", err)
+	}
+	return out, nil
+}
+
+// UncountedReport is what one assistant reported, over a filter, on
+// conversations that do not count in the metrics: no vouched task of its
+// own in them and no admin's grant to count without one.
+type UncountedReport struct {
+	AssistantID   string `db:"assistant_id"`
+	Conversations int64  `db:"conversations"`
+	Events        int64  `db:"events"`
+}
+
+// ReportsWithoutTask sums, per assistant, the conversations that started in
+// the filter's days (and its intent and assistant) whose events do not
+// count, and their events; the assistants with the most first.
+func (s *Store) ReportsWithoutTask(ctx context.Context, f MetricsFilter) ([]UncountedReport, error) {
+	rows, _ := s.pool.Query(ctx, `
+		SELECT d.assistant_id, sum(d.conversations)::bigint AS conversations, sum(d.events)::bigint AS events
+		FROM metrics_conversation_daily d LEFT JOIN assistants a ON a.id = d.assistant_id
+		WHERE d.day >= $1::date AND d.day < $2::date AND ($3 = '' OR d.intent = $3) AND ($4 = '' OR d.assistant_id = $4)
+			AND NOT d.counted AND NOT coalesce(a.reports_without_task, false)
+		GROUP BY d.assistant_id ORDER BY conversations DESC, d.assistant_id`, f.From, f.To, f.Intent, f.Assistant)
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[UncountedReport])
+	if err != nil {
+		return nil, fmt.Errorf("store.ReportsWithoutTask: %w", err)
 	}
 	return out, nil
 }

@@ -186,39 +186,63 @@ func (t *Tx) refreshConversations(ctx context.Context) (conversations, days int,
 	if err := t.tx.QueryRow(ctx, `SELECT coalesce(max(id), 0) FROM conversation_events`).Scan(&maxID); err != nil {
 		return 0, 0, err
 	}
-	if maxID <= w {
-		return 0, 0, nil
-	}
-	// The touched conversations, and the days they started on before and
-	// after folding the new events in: both days change.
-	if _, err := t.tx.Exec(ctx, `
-		CREATE TEMP TABLE metrics_touched ON COMMIT DROP AS
-		SELECT DISTINCT conversation_id FROM conversation_events WHERE id > $1 AND id <= $2`, from, maxID); err != nil {
+	// The touched conversations: those with new events, and those a
+	// vouched task was opened for since (listed by a trigger on tasks,
+	// migration 00029), whose events may now count.
+	if _, err := t.tx.Exec(ctx, `CREATE TEMP TABLE metrics_touched (conversation_id text PRIMARY KEY) ON COMMIT DROP`); err != nil {
 		return 0, 0, err
 	}
+	if _, err := t.tx.Exec(ctx, `
+		WITH stale AS (DELETE FROM metrics_conversations_stale RETURNING conversation_id)
+		INSERT INTO metrics_touched SELECT DISTINCT conversation_id FROM stale`); err != nil {
+		return 0, 0, err
+	}
+	if maxID > w {
+		if _, err := t.tx.Exec(ctx, `INSERT INTO metrics_touched SELECT DISTINCT conversation_id FROM conversation_events
+			WHERE id > $1 AND id <= $2 ON CONFLICT DO NOTHING`, from, maxID); err != nil {
+			return 0, 0, err
+		}
+	}
+	var touched bool
+	if err := t.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM metrics_touched)`).Scan(&touched); err != nil {
+		return 0, 0, err
+	}
+	if !touched {
+		_, err := t.tx.Exec(ctx, `DROP TABLE metrics_touched`)
+		return 0, 0, err
+	}
+	// The days the touched conversations started on before and after
+	// folding: both change.
 	if _, err := t.tx.Exec(ctx, `
 		CREATE TEMP TABLE metrics_touched_days ON COMMIT DROP AS
 		SELECT DISTINCT (m.started_at AT TIME ZONE 'UTC')::date AS day
 		FROM metrics_conversations m JOIN metrics_touched USING (conversation_id)`); err != nil {
 		return 0, 0, err
 	}
+	// A conversation counts when its assistant has a task in it whose
+	// customer the business vouched for; an admin's grant to count the
+	// assistant's reports without one applies when the roll-ups are read.
 	tag, err := t.tx.Exec(ctx, `
 		INSERT INTO metrics_conversations AS m (conversation_id, assistant_id, intent, started_at, ended_at,
-			handed_off, clarified, contained, resolved)
-		SELECT c.conversation_id,
-			(array_agg(c.assistant_id ORDER BY c.at, c.id))[1],
+			handed_off, clarified, contained, resolved, events, counted)
+		SELECT f.*, EXISTS (SELECT 1 FROM tasks t WHERE t.conversation_id = f.conversation_id
+			AND t.assistant_id = f.assistant_id AND t.vouched IS NOT NULL)
+		FROM (SELECT c.conversation_id,
+			(array_agg(c.assistant_id ORDER BY c.at, c.id))[1] AS assistant_id,
 			(array_agg(c.intent ORDER BY c.at, c.id))[1],
 			min(c.at),
 			coalesce(max(c.at) FILTER (WHERE c.mode IN `+resolvedModes+`), max(c.at)),
 			bool_or(c.mode = 'handed_off'),
 			bool_or(c.mode = 'clarified'),
 			bool_or(c.mode IN `+resolvedModes+`) AND NOT bool_or(c.mode = 'handed_off'),
-			bool_or(c.mode IN `+resolvedModes+`)
+			bool_or(c.mode IN `+resolvedModes+`),
+			count(*)
 		FROM conversation_events c JOIN metrics_touched USING (conversation_id)
-		GROUP BY c.conversation_id
+		GROUP BY c.conversation_id) f
 		ON CONFLICT (conversation_id) DO UPDATE SET assistant_id = excluded.assistant_id, intent = excluded.intent,
 			started_at = excluded.started_at, ended_at = excluded.ended_at, handed_off = excluded.handed_off,
-			clarified = excluded.clarified, contained = excluded.contained, resolved = excluded.resolved`)
+			clarified = excluded.clarified, contained = excluded.contained, resolved = excluded.resolved,
+			events = excluded.events, counted = excluded.counted`)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -248,13 +272,13 @@ func (t *Tx) refreshConversations(ctx context.Context) (conversations, days int,
 			return 0, 0, err
 		}
 		if _, err := t.tx.Exec(ctx, `
-			INSERT INTO metrics_conversation_daily (day, intent, assistant_id, conversations, contained, clarified,
-				handed_off, resolved, resolution_hist)
-			SELECT $1::date, intent, assistant_id, count(*), count(*) FILTER (WHERE contained),
+			INSERT INTO metrics_conversation_daily (day, intent, assistant_id, counted, conversations, contained, clarified,
+				handed_off, resolved, resolution_hist, events)
+			SELECT $1::date, intent, assistant_id, counted, count(*), count(*) FILTER (WHERE contained),
 				count(*) FILTER (WHERE clarified), count(*) FILTER (WHERE handed_off), count(*) FILTER (WHERE resolved),
-				`+resolution+`
+				`+resolution+`, sum(events)
 			FROM metrics_conversations WHERE started_at >= $2 AND started_at < $3
-			GROUP BY intent, assistant_id`, start, start, start.AddDate(0, 0, 1)); err != nil {
+			GROUP BY intent, assistant_id, counted`, start, start, start.AddDate(0, 0, 1)); err != nil {
 			return 0, 0, err
 		}
 	}

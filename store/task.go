@@ -32,21 +32,26 @@ type Task struct {
 	// kind of the events table and its id); nil otherwise.
 	PausedByKind *string `db:"paused_by_kind"`
 	PausedByID   *string `db:"paused_by_id"`
+	// Vouched says how the business stood behind the customer of an
+	// assistant's task when it opened ("assertion" or "any_customer"); nil
+	// for a task of no assistant. Only such a task makes its
+	// conversation's reports count in the metrics.
+	Vouched *string `db:"vouched"`
 }
 
 const taskColumns = `id, assistant_id, customer_ref, conversation_id, systems, allowed_actions, write_budget,
 	writes_used, inflight_limit, rate_per_minute, expires_at, state, version, created_at, updated_at,
-	paused_by_kind, paused_by_id, proposals_made`
+	paused_by_kind, paused_by_id, proposals_made, vouched`
 
 // InsertTask creates a task.
 func (t *Tx) InsertTask(ctx context.Context, task Task) (Task, error) {
 	rows, _ := t.tx.Query(ctx, `
 		INSERT INTO tasks (id, assistant_id, customer_ref, conversation_id, systems, allowed_actions, write_budget,
-			inflight_limit, rate_per_minute, expires_at, state, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)
+			inflight_limit, rate_per_minute, expires_at, state, created_at, updated_at, vouched)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13)
 		RETURNING `+taskColumns,
 		task.ID, task.AssistantID, task.CustomerRef, task.ConversationID, task.Systems, task.AllowedActions,
-		task.WriteBudget, task.InflightLimit, task.RatePerMinute, task.ExpiresAt, task.State, task.CreatedAt)
+		task.WriteBudget, task.InflightLimit, task.RatePerMinute, task.ExpiresAt, task.State, task.CreatedAt, task.Vouched)
 	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Task])
 	if err != nil {
 		return Task{}, fmt.Errorf("store.InsertTask: %w", err)

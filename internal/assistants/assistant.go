@@ -45,6 +45,7 @@ type Store interface {
 
 	ClaimConversation(ctx context.Context, id, assistantID string, at time.Time) (owner string, err error)
 	InsertConversationEvent(ctx context.Context, e store.ConversationEvent) (store.ConversationEvent, error)
+	TakeEventWindows(ctx context.Context, windows []store.EventWindow) (full int, err error)
 	ConversationOwner(ctx context.Context, id string) (string, error)
 	ConversationLog(ctx context.Context, conversationID string, limit int) ([]store.ConversationEntry, error)
 	HandoffTakeovers(ctx context.Context, conversationID string) ([]store.HandoffTakeover, error)
@@ -58,6 +59,8 @@ type Service struct {
 	// siteSecrets are the per-system secrets the businesses' sites sign
 	// task assertions with (SetSiteSecrets).
 	siteSecrets map[string][]byte
+	// eventLimits bound conversation events; nil is DefaultEventLimits.
+	eventLimits *EventLimits
 }
 
 // New returns the service; now is the clock (time.Now when nil).

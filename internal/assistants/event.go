@@ -83,7 +83,12 @@ type eventData struct {
 // Record appends a conversation event for the assistant. A wrong intent or
 // mode, a missing conversation id, or a hand-off without a summary is an
 // invalid-input error naming the field; a task that is not this
-// assistant's is not found. The first event (or task) of a conversation id
+// assistant's is not found. An event past MaxEventBytes is too large, and
+// one past the assistant's or the conversation's bound (EventLimits) is
+// limit-reached with the seconds to wait. The event is the assistant's
+// claim: it counts in the business's metrics only when the conversation
+// has a task of this assistant whose customer the business vouched for
+// (or an admin's grant, Grants.ReportsWithoutTask). The first event (or task) of a conversation id
 // makes it the assistant's; another assistant's conversation is not found.
 func (s *Service) Record(ctx context.Context, a Assistant, e Event) (Event, error) {
 	fields := map[string]string{}
@@ -108,6 +113,9 @@ func (s *Service) Record(ctx context.Context, a Assistant, e Event) (Event, erro
 	}
 	if len(fields) > 0 {
 		return Event{}, apperr.InvalidFields(fields)
+	}
+	if err := s.eventWithinLimits(ctx, a, e); err != nil {
+		return Event{}, err
 	}
 	row := store.ConversationEvent{ConversationID: e.ConversationID, AssistantID: a.ID, Intent: string(e.Intent),
 		Mode: string(e.Mode), At: s.now()}

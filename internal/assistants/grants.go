@@ -13,12 +13,17 @@ import (
 
 // Grants are what an admin allows an assistant's tasks: the most each
 // task may ask for, and whether the assistant may act for any customer
-// without the business vouching for them (a staff-facing assistant).
+// without the business vouching for them (a staff-facing assistant). And
+// whether its reports (conversation events) count in the business's
+// metrics without a vouched task of its own in the conversation (an
+// assistant that only answers questions); without that grant they are
+// kept and shown apart as its own claims.
 type Grants struct {
-	MaxWriteBudget   int  `json:"max_write_budget"`
-	MaxInflightLimit int  `json:"max_inflight_limit"`
-	MaxRatePerMinute int  `json:"max_rate_per_minute"`
-	AnyCustomer      bool `json:"any_customer"`
+	MaxWriteBudget     int  `json:"max_write_budget"`
+	MaxInflightLimit   int  `json:"max_inflight_limit"`
+	MaxRatePerMinute   int  `json:"max_rate_per_minute"`
+	AnyCustomer        bool `json:"any_customer"`
+	ReportsWithoutTask bool `json:"reports_without_task"`
 }
 
 // The maxima a new assistant starts with (the migration's column
@@ -51,7 +56,8 @@ func (s *Service) SetGrants(ctx context.Context, by controlplane.Actor, id strin
 	data, _ := json.Marshal(map[string]any{"assistant_id": id, "assistant": before.Name, "actor_name": by.Name,
 		"before": before.Grants, "after": g})
 	row, err := s.store.SetAssistantGrants(ctx, id, store.AssistantGrants{MaxWriteBudget: int32(g.MaxWriteBudget),
-		MaxInflightLimit: int32(g.MaxInflightLimit), MaxRatePerMinute: int32(g.MaxRatePerMinute), AnyCustomer: g.AnyCustomer},
+		MaxInflightLimit: int32(g.MaxInflightLimit), MaxRatePerMinute: int32(g.MaxRatePerMinute), AnyCustomer: g.AnyCustomer,
+		ReportsWithoutTask: g.ReportsWithoutTask},
 		store.Event{At: s.now(), ActorKind: string(by.Kind), ActorID: by.ID, Action: "assistant.grants_changed", Data: data})
 	if errors.Is(err, store.ErrNotFound) {
 		return Assistant{}, apperr.Wrap(err, apperr.NotFound, "No such assistant.")
@@ -79,5 +85,5 @@ func (g Grants) Problems() map[string]string {
 
 func grantsFromRow(r store.Assistant) Grants {
 	return Grants{MaxWriteBudget: int(r.MaxWriteBudget), MaxInflightLimit: int(r.MaxInflightLimit),
-		MaxRatePerMinute: int(r.MaxRatePerMinute), AnyCustomer: r.AnyCustomer}
+		MaxRatePerMinute: int(r.MaxRatePerMinute), AnyCustomer: r.AnyCustomer, ReportsWithoutTask: r.ReportsWithoutTask}
 }

@@ -165,6 +165,8 @@ func (s *Service) CreateTask(ctx context.Context, actor Actor, in NewTask) (Task
 				return err
 			}
 			row.AssistantID = &in.AssistantID
+			vouched := string(in.Vouch.Kind)
+			row.Vouched = &vouched
 			owner, err := tx.ClaimConversation(ctx, row.ConversationID, in.AssistantID, now)
 			if err != nil {
 				return err

@@ -37,7 +37,8 @@ type HistorySpec struct {
 	// Days spreads the history over the days before End.
 	Days int
 	End  time.Time
-	// AssistantID owns the tasks and conversations; it is created if missing.
+	// AssistantID owns the tasks and conversations; it is created if
+	// missing, with the grant to have its reports count without a task.
 	AssistantID string
 	// Finished leaves no invocation open or unverified, so that nothing of
 	// the history waits in an agent's queue (for demos).
@@ -78,8 +79,11 @@ func LoadHistory(ctx context.Context, st HistoryLoader, h HistorySpec) error {
 	}
 	var tables []store.BulkRows
 	if _, err := st.Assistant(ctx, h.AssistantID); errors.Is(err, store.ErrNotFound) {
-		tables = append(tables, store.BulkRows{Table: "assistants", Columns: []string{"id", "name", "created_at"}, N: 1,
-			Row: func(int) []any { return []any{h.AssistantID, h.AssistantID, h.End} }})
+		// The history's conversations open no task (a task is made per ten
+		// invocations, not per conversation), so its assistant's reports
+		// count by an admin's grant, as an answering assistant's would.
+		tables = append(tables, store.BulkRows{Table: "assistants", Columns: []string{"id", "name", "created_at", "reports_without_task"}, N: 1,
+			Row: func(int) []any { return []any{h.AssistantID, h.AssistantID, h.End, true} }})
 	} else if err != nil {
 		return fmt.Errorf("demo.LoadHistory: %w", err)
 	}

@@ -32,7 +32,11 @@ func newHistory(t *testing.T) *history {
 	t.Helper()
 	pool := dbtest.New(t)
 	h := &history{t: t, pool: pool, st: store.New(pool)}
-	h.exec(`INSERT INTO assistants (id, name, created_at) VALUES ('asst_a', 'A', $1), ('asst_b', 'B', $1)`, day)
+	// The crafted conversations open no task: the assistants' reports
+	// count by an admin's grant (TestReportsWithoutTaskCountNowhere
+	// takes it away).
+	h.exec(`INSERT INTO assistants (id, name, created_at, reports_without_task) VALUES ('asst_a', 'A', $1, true),
+		('asst_b', 'B', $1, true)`, day)
 	for _, id := range []string{"task_a", "task_b"} {
 		h.exec(`INSERT INTO tasks (id, assistant_id, customer_ref, conversation_id, allowed_actions, write_budget, inflight_limit,
 			rate_per_minute, expires_at, state, created_at, updated_at)

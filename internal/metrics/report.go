@@ -88,12 +88,26 @@ type Report struct {
 	// waited; zero when there is none.
 	OldestUnverified time.Duration
 	Readiness        []Readiness
+	// WithoutTask is, per assistant, what it reported on conversations
+	// that count in no figure above: no task of its own there for a
+	// customer the business vouched for, and no admin's grant to count
+	// its reports without one. Its own claims, shown apart.
+	WithoutTask []UncountedReport
+}
+
+// UncountedReport is one assistant's conversations (those that started in
+// the period) and events that do not count in the metrics.
+type UncountedReport struct {
+	AssistantID   string
+	Conversations int64
+	Events        int64
 }
 
 // Source is where the report reads its roll-ups.
 type Source interface {
 	InvocationDays(ctx context.Context, f store.MetricsFilter) ([]store.InvocationDay, error)
 	ConversationDays(ctx context.Context, f store.MetricsFilter) ([]store.ConversationDay, error)
+	ReportsWithoutTask(ctx context.Context, f store.MetricsFilter) ([]store.UncountedReport, error)
 	RefusalDays(ctx context.Context, f store.MetricsFilter) ([]store.RefusalDay, error)
 	ReasonCounts(ctx context.Context, f store.MetricsFilter) ([]store.ReasonCount, error)
 	Unverified(ctx context.Context, f store.MetricsFilter) (int64, time.Time, error)
@@ -260,6 +274,13 @@ func Build(ctx context.Context, src Source, f Filter, now time.Time) (Report, er
 		return Report{}, err
 	}
 	rep.Unverified = n
+	uncounted, err := src.ReportsWithoutTask(ctx, store.MetricsFilter(f))
+	if err != nil {
+		return Report{}, err
+	}
+	for _, u := range uncounted {
+		rep.WithoutTask = append(rep.WithoutTask, UncountedReport(u))
+	}
 	if n > 0 {
 		rep.OldestUnverified = max(now.Sub(oldest), 0)
 	}

@@ -23,8 +23,15 @@ type conversationEventRequest struct {
 }
 
 // handleAPIConversationEvent answers POST /api/v1/conversations/:id/events:
-// the assistant reports what it did with a request (201).
+// the assistant reports what it did with a request (201). A body past
+// assistants.MaxEventBytes is a 413; past the bounds on events a 429 with
+// Retry-After.
 func (h *Handler) handleAPIConversationEvent(c echo.Context) error {
+	// The whole body is bounded, not only each field: padding and wide
+	// characters would otherwise make an event far larger than its parts.
+	if len(kit.RawBody(c)) > assistants.MaxEventBytes {
+		return assistants.EventTooLarge()
+	}
 	var req conversationEventRequest
 	if err := decodeJSON(c, &req); err != nil {
 		return err

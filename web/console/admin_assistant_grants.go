@@ -15,16 +15,17 @@ import (
 )
 
 // handleAdminAssistantGrants answers POST /admin/assistants/:id/grants:
-// the maxima of the assistant's tasks' limits and whether it may act for
-// any customer. Invalid numbers re-render the page with 422 and what was
+// the maxima of the assistant's tasks' limits, whether it may act for any
+// customer, and whether its reports count in the metrics without a task. Invalid numbers re-render the page with 422 and what was
 // typed; the change and its audit event commit together.
 func (h *Handler) handleAdminAssistantGrants(c echo.Context) error {
 	ctx := c.Request().Context()
 	form := views.GrantsForm{AssistantID: c.Param("id"), MaxWriteBudget: c.FormValue("max_write_budget"),
 		MaxInflightLimit: c.FormValue("max_inflight_limit"), MaxRatePerMinute: c.FormValue("max_rate_per_minute"),
-		AnyCustomer: c.FormValue("any_customer") == "on", Errors: views.FieldErrors{}}
+		AnyCustomer: c.FormValue("any_customer") == "on", ReportsWithoutTask: c.FormValue("reports_without_task") == "on",
+		Errors: views.FieldErrors{}}
 	g := assistants.Grants{MaxWriteBudget: formInt(form.MaxWriteBudget), MaxInflightLimit: formInt(form.MaxInflightLimit),
-		MaxRatePerMinute: formInt(form.MaxRatePerMinute), AnyCustomer: form.AnyCustomer}
+		MaxRatePerMinute: formInt(form.MaxRatePerMinute), AnyCustomer: form.AnyCustomer, ReportsWithoutTask: form.ReportsWithoutTask}
 	admin, _ := kit.CurrentUser(c)
 	a, err := h.cfg.Assistants.SetGrants(ctx, controlplane.UserActor(admin.ID, string(admin.Role), admin.Name), form.AssistantID, g)
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
@@ -37,7 +38,8 @@ func (h *Handler) handleAdminAssistantGrants(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	h.Log.Info("assistant grants changed", "by", admin.ID, "assistant_id", a.ID, "any_customer", g.AnyCustomer)
+	h.Log.Info("assistant grants changed", "by", admin.ID, "assistant_id", a.ID, "any_customer", g.AnyCustomer,
+		"reports_without_task", g.ReportsWithoutTask)
 	kit.SetFlash(c, "Saved the task limits of "+a.Name+".", false)
 	return kit.SeeOther(c, "/admin/assistants")
 }
@@ -55,5 +57,5 @@ func formInt(v string) int {
 func grantsForm(id string, g assistants.Grants) views.GrantsForm {
 	return views.GrantsForm{AssistantID: id, MaxWriteBudget: strconv.Itoa(g.MaxWriteBudget),
 		MaxInflightLimit: strconv.Itoa(g.MaxInflightLimit), MaxRatePerMinute: strconv.Itoa(g.MaxRatePerMinute),
-		AnyCustomer: g.AnyCustomer}
+		AnyCustomer: g.AnyCustomer, ReportsWithoutTask: g.ReportsWithoutTask}
 }

@@ -97,6 +97,7 @@ func (h *Handler) handleMetrics(c echo.Context) error {
 	}
 	t := h.sectionTables(rep)
 	v.Handoff, v.Actions, v.NotDispatched, v.Rejections, v.Readiness = t.handoff, t.actions, t.notDispatched, t.rejections, t.readiness
+	v.WithoutTask = h.withoutTaskCard(c.Request().Context(), rep)
 	v.Unverified = views.UnverifiedCard{Count: money.Count(rep.Unverified), Oldest: "none waiting",
 		Noun: views.Noun(rep.Unverified, "request whose result needs checking", "requests whose result needs checking"),
 		Warn: rep.Unverified > 0 && rep.OldestUnverified >= time.Hour}
