@@ -57,15 +57,17 @@ type Deciders struct {
 }
 
 // Deciders reads, from the audit trail, who approved or confirmed the
-// arguments with hash argsHash of an invocation.
-func (t *Tx) Deciders(ctx context.Context, invocationID, argsHash string) (Deciders, error) {
+// arguments with hash argsHash of an invocation; a console user counts
+// only while their role is one of roles (the policy's deciders now).
+func (t *Tx) Deciders(ctx context.Context, invocationID, argsHash string, roles []string) (Deciders, error) {
 	var d Deciders
 	err := t.tx.QueryRow(ctx, `
-		SELECT coalesce(bool_or(actor_kind = 'policy'), false), coalesce(bool_or(actor_kind = 'customer'), false),
-			count(DISTINCT actor_id) FILTER (WHERE actor_kind = 'user')
-		FROM events
-		WHERE invocation_id = $1 AND action IN ('invocation.approved', 'invocation.first_approval', 'invocation.confirmed')
-			AND (actor_kind = 'policy' OR data->>'args_hash' = $2)`, invocationID, argsHash).Scan(&d.Policy, &d.Customer, &d.Users)
+		SELECT coalesce(bool_or(e.actor_kind = 'policy'), false), coalesce(bool_or(e.actor_kind = 'customer'), false),
+			count(DISTINCT e.actor_id) FILTER (WHERE e.actor_kind = 'user' AND u.role = ANY($3))
+		FROM events e
+		LEFT JOIN users u ON u.id = CASE WHEN e.actor_kind = 'user' THEN e.actor_id::bigint END
+		WHERE e.invocation_id = $1 AND e.action IN ('invocation.approved', 'invocation.first_approval', 'invocation.confirmed')
+			AND (e.actor_kind = 'policy' OR e.data->>'args_hash' = $2)`, invocationID, argsHash, roles).Scan(&d.Policy, &d.Customer, &d.Users)
 	if err != nil {
 		return Deciders{}, fmt.Errorf("store.Deciders(%s): %w", invocationID, err)
 	}

@@ -27,16 +27,21 @@ func (t *Tx) RecordApproval(ctx context.Context, invocationID string, userID int
 	return nil
 }
 
-// Approval is one recorded approval of an invocation's arguments.
+// Approval is one recorded approval of an invocation's arguments, with
+// the approver's role now (whether it still counts is the policy's
+// question).
 type Approval struct {
 	UserID   int64     `db:"user_id"`
+	Role     string    `db:"role"`
 	ArgsHash []byte    `db:"args_hash"`
 	At       time.Time `db:"at"`
 }
 
 // ApprovalsOf lists the recorded first approvals of an invocation.
 func (t *Tx) ApprovalsOf(ctx context.Context, invocationID string) ([]Approval, error) {
-	rows, _ := t.tx.Query(ctx, `SELECT user_id, args_hash, at FROM invocation_approvals WHERE invocation_id = $1 ORDER BY at`, invocationID)
+	rows, _ := t.tx.Query(ctx, `SELECT a.user_id, u.role, a.args_hash, a.at
+		FROM invocation_approvals a JOIN users u ON u.id = a.user_id
+		WHERE a.invocation_id = $1 ORDER BY a.at`, invocationID)
 	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[Approval])
 	if err != nil {
 		return nil, fmt.Errorf("store.ApprovalsOf(%s): %w", invocationID, err)

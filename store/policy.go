@@ -21,23 +21,26 @@ type Policy struct {
 	ConfirmationWindow       time.Duration `db:"confirmation_window"`
 	OwnerID                  *int64        `db:"owner_id"`
 	ReviewOn                 *time.Time    `db:"review_on"`
-	Version                  int32         `db:"version"`
-	UpdatedAt                time.Time     `db:"updated_at"`
+	// ApproverRoles are the console roles that may decide the action's
+	// cards (CHECK: agent always, manager and admin optionally).
+	ApproverRoles []string  `db:"approver_roles"`
+	Version       int32     `db:"version"`
+	UpdatedAt     time.Time `db:"updated_at"`
 }
 
 const policyColumns = `system, action, stage, enabled, auto_max_cents, approval_above_cents, second_approver_above_cents,
-	approval_window, confirmation_window, owner_id, review_on, version, updated_at`
+	approval_window, confirmation_window, owner_id, review_on, approver_roles, version, updated_at`
 
 // EnsurePolicy inserts p unless the action already has a policy; an
 // existing policy is never overwritten by a default.
 func (s *Store) EnsurePolicy(ctx context.Context, p Policy) error {
 	_, err := s.pool.Exec(ctx, `
 		INSERT INTO policies (system, action, stage, enabled, auto_max_cents, approval_above_cents,
-			second_approver_above_cents, approval_window, confirmation_window, owner_id, review_on, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+			second_approver_above_cents, approval_window, confirmation_window, owner_id, review_on, updated_at, approver_roles)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, coalesce($13, '{agent}'::text[]))
 		ON CONFLICT (system, action) DO NOTHING`,
 		p.System, p.Action, p.Stage, p.Enabled, p.AutoMaxCents, p.ApprovalAboveCents, p.SecondApproverAboveCents,
-		p.ApprovalWindow, p.ConfirmationWindow, p.OwnerID, p.ReviewOn, p.UpdatedAt)
+		p.ApprovalWindow, p.ConfirmationWindow, p.OwnerID, p.ReviewOn, p.UpdatedAt, p.ApproverRoles)
 	if err != nil {
 		return fmt.Errorf("store.EnsurePolicy(%s/%s): %w", p.System, p.Action, err)
 	}
@@ -71,11 +74,11 @@ func (t *Tx) UpdatePolicy(ctx context.Context, p Policy, expectedVersion int32) 
 	rows, _ := t.tx.Query(ctx, `
 		UPDATE policies SET stage = $3, enabled = $4, auto_max_cents = $5, approval_above_cents = $6,
 			second_approver_above_cents = $7, approval_window = $8, confirmation_window = $9, owner_id = $10,
-			review_on = $11, updated_at = $12, version = version + 1
+			review_on = $11, updated_at = $12, approver_roles = $14, version = version + 1
 		WHERE system = $1 AND action = $2 AND version = $13
 		RETURNING `+policyColumns,
 		p.System, p.Action, p.Stage, p.Enabled, p.AutoMaxCents, p.ApprovalAboveCents, p.SecondApproverAboveCents,
-		p.ApprovalWindow, p.ConfirmationWindow, p.OwnerID, p.ReviewOn, p.UpdatedAt, expectedVersion)
+		p.ApprovalWindow, p.ConfirmationWindow, p.OwnerID, p.ReviewOn, p.UpdatedAt, expectedVersion, p.ApproverRoles)
 	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Policy])
 	if err == pgx.ErrNoRows {
 		return Policy{}, fmt.Errorf("store.UpdatePolicy(%s/%s): %w", p.System, p.Action, ErrConflict)

@@ -139,6 +139,7 @@ func goldenCard() QueueCard {
 		State:    StateBadgeView{Tone: "warn", Label: "Awaiting approval"},
 		QuotedAt: "14:04 UTC", QuotedAgo: "1 min ago", QuotedISO: "2026-03-03T14:04:00Z",
 		TargetKey: "shop/order/245695", TargetDisplay: "order #245695", Amount: "$42.10",
+		MayDecide: true, Deciders: "support agents",
 	}
 }
 

@@ -21,7 +21,7 @@ import (
 func policyForm(b *testBundle, csrf, version, stage, reason, intent string) url.Values {
 	return url.Values{"owner": {fmt.Sprint(b.users[accounts.Manager].ID)}, "_csrf": {csrf}, "version": {version}, "stage": {stage}, "enabled": {"on"}, "auto_max": {"25.00"},
 		"approval_above": {"200.00"}, "second_approver_above": {"500.00"}, "approval_window": {"24"}, "confirmation_window": {"30"},
-		"review_on": {"2026-07-01"}, "reason": {reason}, "intent": {intent}}
+		"review_on": {"2026-07-01"}, "approvers": {"agent"}, "reason": {reason}, "intent": {intent}}
 }
 
 // TestPolicyChangeIsAuditedAndAppliesToLaterProposals: a change needs a
@@ -187,5 +187,54 @@ func TestOverdueReviewsOnManagersHome(t *testing.T) {
 	agent.mustSignIn(b.users[accounts.Agent])
 	if n := agent.get("/").doc(t).Find(`[data-testid="overdue-reviews"]`).Length(); n != 0 {
 		t.Errorf("an agent's home shows policy reviews")
+	}
+}
+
+// TestPolicyPageSetsWhoDecides: the policy form shows who decides the
+// action's cards, refuses leaving support agents out with a field error
+// (422, in the error summary, nothing changed), and saving managers in
+// shows on the list and in the policy-change audit, before and after.
+func TestPolicyPageSetsWhoDecides(t *testing.T) {
+	t.Parallel()
+	b := setup(t, bundleOpts{shop: true})
+	ctx := context.Background()
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Manager])
+	path := "/policies/shop/issue_refund"
+	form := c.get(path).doc(t)
+	if n := form.Find(`[data-testid="policy-approvers"] input[name="approvers"]`).Length(); n != 3 {
+		t.Fatalf("the form offers %d roles to decide, want 3", n)
+	}
+	if checked := form.Find(`input[name="approvers"][checked]`); checked.Length() != 1 || checked.AttrOr("value", "") != "agent" {
+		t.Errorf("a fresh policy's deciders: %d ticked", checked.Length())
+	}
+
+	without := policyForm(b, c.csrf(path), "1", "3", "Managers only.", "save")
+	without["approvers"] = []string{"manager"}
+	res := c.post(path, without)
+	doc := res.doc(t)
+	if res.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(doc.Find(`[data-testid="approvers-error"]`).Text(), "support agents always decide") {
+		t.Fatalf("leaving agents out: %d %q", res.StatusCode, doc.Find(`[data-testid="approvers-error"]`).Text())
+	}
+	if ids := errorSummary(t, doc); strings.Join(ids, " ") != "approvers-agent" {
+		t.Errorf("the summary links to %v, want [approvers-agent]", ids)
+	}
+	if p, _ := b.cp.Policy(ctx, "shop", "issue_refund"); p.Version != 1 {
+		t.Errorf("the refused save changed the policy to v%d", p.Version)
+	}
+
+	with := policyForm(b, c.csrf(path), "1", "3", "Managers approve refunds too.", "save")
+	with["approvers"] = []string{"agent", "manager"}
+	if res := c.post(path, with); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("saving managers in: %d\n%s", res.StatusCode, res.body)
+	}
+	if row := c.get("/policies").doc(t).Find(`[data-testid="policy-shop-issue_refund"]`).Text(); !strings.Contains(row, "decided by support agents and managers") {
+		t.Errorf("the list row says %q", row)
+	}
+	var before, after []string
+	err := b.store.Pool().QueryRow(ctx, `SELECT ARRAY(SELECT jsonb_array_elements_text(data->'before'->'approver_roles')),
+		ARRAY(SELECT jsonb_array_elements_text(data->'after'->'approver_roles')) FROM events WHERE action = 'policy.changed'`).Scan(&before, &after)
+	if err != nil || strings.Join(before, ",") != "agent" || strings.Join(after, ",") != "agent,manager" {
+		t.Errorf("the audit's deciders: before %v after %v (%v)", before, after, err)
 	}
 }

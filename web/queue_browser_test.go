@@ -44,7 +44,8 @@ func TestBrowserQueueReadsSoonestFirstAndApproveKeepsOneTruth(t *testing.T) {
 	// Another refund of the first order completes: the first card's quote
 	// is out of date.
 	big := f.refund(t, f.order, 4200)
-	if _, err := b.cp.ApproveArgs(ctx0, controlplane.UserActor(b.users[accounts.Manager].ID, "manager", "M"), big.ID, big.Version, big.ArgsHash); err != nil {
+	colleague := b.createUser(t, accounts.Agent)
+	if _, err := b.cp.ApproveArgs(ctx0, controlplane.UserActor(colleague.ID, "agent", "A"), big.ID, big.Version, big.ArgsHash); err != nil {
 		t.Fatal(err)
 	}
 	if ok, err := b.cp.Dispatch(ctx0, big.ID); err != nil || !ok {

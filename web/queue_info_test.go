@@ -369,7 +369,8 @@ func TestQueueCardSaysWhenQuotedAndFlagsAStaleQuote(t *testing.T) {
 	}
 
 	big := f.refund(t, f.order, 4200)
-	if _, err := b.cp.ApproveArgs(context.Background(), controlplane.UserActor(b.users[accounts.Manager].ID, "manager", "M"), big.ID,
+	colleague := b.createUser(t, accounts.Agent)
+	if _, err := b.cp.ApproveArgs(context.Background(), controlplane.UserActor(colleague.ID, "agent", "A"), big.ID,
 		big.Version, big.ArgsHash); err != nil {
 		t.Fatal(err)
 	}

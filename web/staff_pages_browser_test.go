@@ -33,6 +33,9 @@ func TestBrowserStaffPagesLeadWithWhatMattersAndAskBeforeWhatCannotBeUndone(t *t
 		t.Fatal(err)
 	}
 	f := newConsoleFixture(t, b)
+	// The manager below rejects and approves refunds, so refunds' policy
+	// lets managers decide them (by default only agents do).
+	b.setDeciders(t, "issue_refund", "agent", "manager")
 	refund := f.refund(t, f.order, 1250)
 	addr := f.addressChange(t)
 	other := newConsoleFixture(t, b)

@@ -229,7 +229,7 @@ func TestReversalNeedsAnotherApproverThroughTheConsole(t *testing.T) {
 		t.Fatalf("the original approver approving the reversal: %d, want 403", res.StatusCode)
 	}
 	m := b.client(t)
-	m.mustSignIn(b.users[accounts.Manager])
+	m.mustSignIn(b.createUser(t, accounts.Agent))
 	form = cardForm(t, m.get("/queue/"+rev.ID), "approve-form")
 	if res := m.post("/queue/"+rev.ID+"/approve", form); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("another person approving the reversal: %d", res.StatusCode)

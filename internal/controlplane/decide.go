@@ -12,16 +12,16 @@ import (
 	"countersign/store"
 )
 
-// Approve is an agent's approval of an invocation awaiting approval. The
+// Approve is a person's approval of an invocation awaiting approval, by
+// someone whose role the action's policy lets decide its cards (agents,
+// unless the policy adds managers or admins: approvers.go); otherwise
+// Forbidden, code role_may_not_approve. The
 // approval binds to the arguments approved (the proposal's, unless an
 // agent edited them). An assistant can never approve. Separation of
 // duties applies (duties.go): above the policy's second-approver amount
 // the first approval is recorded and a second, different person completes
 // it; nobody approves the reversal of an invocation they approved.
 func (s *Service) Approve(ctx context.Context, actor Actor, id string, expectedVersion int32) (Invocation, error) {
-	if actor.Kind != ActorUser || actor.Role == "customer" {
-		return Invocation{}, apperr.New(apperr.Forbidden, "Only a support agent, manager or admin can approve.")
-	}
 	return s.approveAsStaff(ctx, actor, id, expectedVersion, nil)
 }
 
@@ -134,16 +134,26 @@ func (s *Service) approveRow(ctx context.Context, tx *store.Tx, actor Actor, row
 	return out, tx.Notify(ctx, store.DispatchChannel, id)
 }
 
-// Reject is an agent's refusal of an invocation awaiting approval; the
-// reason goes back to the assistant.
+// Reject is a person's refusal of an invocation awaiting approval; the
+// reason goes back to the assistant. Who may reject is who may approve
+// (approvers.go): otherwise Forbidden, code role_may_not_approve.
 func (s *Service) Reject(ctx context.Context, actor Actor, id string, expectedVersion int32, reason string) (Invocation, error) {
-	if actor.Kind != ActorUser || actor.Role == "customer" {
-		return Invocation{}, apperr.New(apperr.Forbidden, "Only a support agent, manager or admin can reject.")
+	if err := staffOnCard(actor, "reject"); err != nil {
+		return Invocation{}, err
 	}
 	if strings.TrimSpace(reason) == "" {
 		return Invocation{}, apperr.InvalidFields(map[string]string{"reason": "say why, for the assistant and the customer"})
 	}
-	return s.decline(ctx, actor, id, expectedVersion, AwaitingApproval, "reject", "invocation.rejected", reason, nil)
+	return s.decline(ctx, actor, id, expectedVersion, AwaitingApproval, "reject", "invocation.rejected", reason, staffMayDecide(actor, "reject"))
+}
+
+// staffMayDecide is the check a staff decision makes in its transaction:
+// the action's policy lets actor's role decide its cards.
+func staffMayDecide(actor Actor, verb string) func(context.Context, *store.Tx, store.Invocation, store.Task) error {
+	return func(ctx context.Context, tx *store.Tx, row store.Invocation, _ store.Task) error {
+		_, _, err := mayDecideIn(ctx, tx, actor, row, verb)
+		return err
+	}
 }
 
 // Decline is the customer's refusal of an invocation awaiting their

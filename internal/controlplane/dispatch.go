@@ -257,13 +257,14 @@ func (s *Service) permitCheck(ctx context.Context, tx *store.Tx, row store.Invoc
 		return ReasonPolicyDisabled, false, nil
 	}
 	// The route is checked again under the policy in force now: who
-	// approved must be enough for what the route needs today.
+	// approved must be enough for what the route needs today, counting
+	// only the people the policy lets decide now.
 	rc, err := s.routeNow(ctx, tx, row, task.CustomerRef, policyFromRow(*reads.Policy))
 	if err != nil {
 		return "", false, err
 	}
 	if rc.need > byPolicy {
-		got, err := decided(ctx, tx, row)
+		got, err := decided(ctx, tx, row, rc.policy)
 		if err != nil {
 			return "", false, err
 		}

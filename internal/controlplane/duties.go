@@ -15,18 +15,19 @@ import (
 )
 
 // approveAsStaff is a console user's approval with separation of duties:
-// an approver may not approve the reversal of an invocation they approved
-// nor a request they proposed themselves;
+// only a person whose role the action's policy lets decide its cards
+// approves (approvers.go); an approver may not approve the reversal of an
+// invocation they approved nor a request they proposed themselves;
 // above the policy's second-approver amount (counting the exposure before
 // it, under the policy in force now) the first approval is recorded
 // (the invocation stays awaiting approval, its version moves) and a
-// second, different person completes it. When wantHash is set, the
+// second, different person the policy lets decide completes it. When wantHash is set, the
 // arguments must still hash to it. The invocation row is locked first, so
 // two approvers deciding at once are serialised: one decides, the other
 // is told.
 func (s *Service) approveAsStaff(ctx context.Context, actor Actor, id string, expectedVersion int32, wantHash []byte) (Invocation, error) {
-	if actor.Kind != ActorUser || actor.Role == "customer" {
-		return Invocation{}, apperr.New(apperr.Forbidden, "Only a support agent, manager or admin can approve.")
+	if err := staffOnCard(actor, "approve"); err != nil {
+		return Invocation{}, err
 	}
 	var out Invocation
 	began := time.Now()
@@ -35,6 +36,10 @@ func (s *Service) approveAsStaff(ctx context.Context, actor Actor, id string, ex
 		if errors.Is(err, store.ErrNotFound) {
 			return apperr.Wrap(err, apperr.NotFound, "No such invocation.")
 		}
+		if err != nil {
+			return err
+		}
+		policy, found, err := mayDecideIn(ctx, tx, actor, row, "approve")
 		if err != nil {
 			return err
 		}
@@ -80,14 +85,18 @@ func (s *Service) approveAsStaff(ctx context.Context, actor Actor, id string, ex
 			return err
 		}
 		// The second-approver rule counts the exposure, under the policy
-		// in force now.
-		rc, found, err := s.recheckRow(ctx, tx, row, task.CustomerRef)
-		if err != nil {
-			return err
-		}
+		// in force now (read above, share-locked).
 		data := map[string]any{"args_hash": hex.EncodeToString(hash)}
-		if found && rc.need == byTwoAgents {
-			done, err := s.firstApproval(ctx, tx, actor, row, hash, &out)
+		two := false
+		if found {
+			rc, err := s.routeNow(ctx, tx, row, task.CustomerRef, policy)
+			if err != nil {
+				return err
+			}
+			two = rc.need == byTwoAgents
+		}
+		if two {
+			done, err := s.firstApproval(ctx, tx, actor, row, policy, hash, &out)
 			if err != nil || done {
 				return err
 			}
@@ -124,14 +133,17 @@ func needsSecondApprover(p Policy, amount *int64) bool {
 // firstApproval records actor's approval when no other person has
 // approved these arguments yet (done is true: the invocation waits for a
 // second approver). When another person already has, done is false and
-// the caller completes the approval.
-func (s *Service) firstApproval(ctx context.Context, tx *store.Tx, actor Actor, row store.Invocation, hash []byte, out *Invocation) (done bool, err error) {
+// the caller completes the approval. Only an approval by a person whose
+// role policy p lets decide now counts as the other one: a manager's
+// first approval, given while the policy let managers decide, counts no
+// more once it does not.
+func (s *Service) firstApproval(ctx context.Context, tx *store.Tx, actor Actor, row store.Invocation, p Policy, hash []byte, out *Invocation) (done bool, err error) {
 	approvals, err := tx.ApprovalsOf(ctx, row.ID)
 	if err != nil {
 		return false, err
 	}
 	for _, a := range approvals {
-		if bytes.Equal(a.ArgsHash, hash) && a.UserID != actor.UserID {
+		if bytes.Equal(a.ArgsHash, hash) && a.UserID != actor.UserID && p.roleCounts(a.Role) {
 			return false, nil
 		}
 	}
@@ -160,17 +172,22 @@ func (s *Service) firstApproval(ctx context.Context, tx *store.Tx, actor Actor, 
 }
 
 // FirstApprovers lists the console users (ids) who recorded the first of
-// two approvals of an invocation's current arguments.
+// two approvals of an invocation's current arguments and still count as
+// one: their role is one the action's policy lets decide now.
 func (s *Service) FirstApprovers(ctx context.Context, inv Invocation) ([]int64, error) {
 	hash := inv.ArgsHash
+	p, err := s.DecisionPolicy(ctx, inv.System, inv.Action)
+	if err != nil {
+		return nil, err
+	}
 	var out []int64
-	err := s.store.InTx(ctx, func(tx *store.Tx) error {
+	err = s.store.InTx(ctx, func(tx *store.Tx) error {
 		approvals, err := tx.ApprovalsOf(ctx, inv.ID)
 		if err != nil {
 			return err
 		}
 		for _, a := range approvals {
-			if hash == nil || bytes.Equal(a.ArgsHash, hash) {
+			if (hash == nil || bytes.Equal(a.ArgsHash, hash)) && p.roleCounts(a.Role) {
 				out = append(out, a.UserID)
 			}
 		}

@@ -20,16 +20,23 @@ import (
 // hash become the invocation's approved arguments (the proposed ones are
 // kept). The invocation stays awaiting approval: an approval must then
 // name the edited hash (ApproveArgs), so a later change is refused. The
-// event invocation.edited keeps the quote that was replaced. The edit is
-// recorded only if its task still takes writes and the action's policy is
-// still on after the dry run (mayRecord).
+// event invocation.edited keeps the quote that was replaced. Who may edit
+// is who may approve (approvers.go): asked before the dry run, so nobody
+// else makes the system quote, and again where the edit is recorded. The
+// edit is recorded only if its task still takes writes and the action's
+// policy is still on after the dry run (mayRecord).
 func (s *Service) EditArgs(ctx context.Context, actor Actor, id string, expectedVersion int32, raw json.RawMessage) (Invocation, error) {
-	if actor.Kind != ActorUser || actor.Role == "customer" {
-		return Invocation{}, apperr.New(apperr.Forbidden, "Only a support agent, manager or admin can edit a proposal.")
+	if err := staffOnCard(actor, "edit"); err != nil {
+		return Invocation{}, err
 	}
 	inv, err := s.Invocation(ctx, id)
 	if err != nil {
 		return Invocation{}, err
+	}
+	if may, p, err := s.MayDecide(ctx, actor, inv.System, inv.Action); err != nil {
+		return Invocation{}, err
+	} else if !may {
+		return Invocation{}, refuseRole(p, actor, "edit")
 	}
 	if inv.State != AwaitingApproval {
 		return Invocation{}, &apperr.Error{Kind: apperr.IllegalTransition, Code: "illegal_transition",
@@ -90,6 +97,9 @@ func (s *Service) EditArgs(ctx context.Context, actor Actor, id string, expected
 		// approval itself checks the second-approver rule again).
 		current, err := tx.Invocation(ctx, id)
 		if err != nil {
+			return err
+		}
+		if _, _, err := mayDecideIn(ctx, tx, actor, current, "edit"); err != nil {
 			return err
 		}
 		current.AmountCents = quote.AmountCents
@@ -161,16 +171,18 @@ func (s *Service) ApproveArgs(ctx context.Context, actor Actor, id string, expec
 // question instead of a decision. It ends this invocation (the assistant
 // proposes again with the answer): the state is rejected, the decision
 // reason reads "question: …" and the event is invocation.sent_back, so the
-// assistant reading the invocation sees the question.
+// assistant reading the invocation sees the question. Who may send back
+// is who may approve (approvers.go).
 func (s *Service) SendBack(ctx context.Context, actor Actor, id string, expectedVersion int32, question string) (Invocation, error) {
-	if actor.Kind != ActorUser || actor.Role == "customer" {
-		return Invocation{}, apperr.New(apperr.Forbidden, "Only a support agent, manager or admin can send a request back.")
+	if err := staffOnCard(actor, "send back"); err != nil {
+		return Invocation{}, err
 	}
 	question = strings.TrimSpace(question)
 	if question == "" {
 		return Invocation{}, apperr.InvalidFields(map[string]string{"question": "ask the assistant what you need to know"})
 	}
-	return s.decline(ctx, actor, id, expectedVersion, AwaitingApproval, "send back", "invocation.sent_back", "question: "+question, nil)
+	return s.decline(ctx, actor, id, expectedVersion, AwaitingApproval, "send back", "invocation.sent_back", "question: "+question,
+		staffMayDecide(actor, "send back"))
 }
 
 // IsQuestion reports whether a decision reason is an agent's question sent

@@ -128,13 +128,14 @@ func (s *Service) routeNow(ctx context.Context, tx *store.Tx, row store.Invocati
 }
 
 // decided is who already said yes to an invocation's approved arguments,
-// read from its audit trail.
-func decided(ctx context.Context, tx *store.Tx, row store.Invocation) (decider, error) {
+// read from its audit trail: a console user counts only while policy p
+// lets their role decide (approvers.go).
+func decided(ctx context.Context, tx *store.Tx, row store.Invocation, p Policy) (decider, error) {
 	hash := row.ApprovedArgsHash
 	if hash == nil {
 		hash = row.ArgsHash
 	}
-	d, err := tx.Deciders(ctx, row.ID, hex.EncodeToString(hash))
+	d, err := tx.Deciders(ctx, row.ID, hex.EncodeToString(hash), approverRoles(p.ApproverRoles))
 	if err != nil {
 		return byNobody, err
 	}

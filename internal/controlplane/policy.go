@@ -56,8 +56,12 @@ type Policy struct {
 	ConfirmationWindow       time.Duration
 	OwnerID                  *int64
 	ReviewOn                 *time.Time
-	Version                  int32
-	UpdatedAt                time.Time
+	// ApproverRoles are the console roles whose people may decide the
+	// action's cards (approvers.go): "agent" always, "manager" and "admin"
+	// when the business adds them.
+	ApproverRoles []string
+	Version       int32
+	UpdatedAt     time.Time
 }
 
 // Name identifies the policy in events: "shop/issue_refund@v3".
@@ -75,7 +79,8 @@ func (s *Service) EnsurePolicies(ctx context.Context, owner *int64) error {
 				stage = StagePropose
 			}
 			p := store.Policy{System: sys.Name(), Action: a.Name, Stage: int16(stage), Enabled: true,
-				ApprovalWindow: 24 * time.Hour, ConfirmationWindow: 30 * time.Minute, OwnerID: owner, UpdatedAt: s.now()}
+				ApprovalWindow: 24 * time.Hour, ConfirmationWindow: 30 * time.Minute, OwnerID: owner, UpdatedAt: s.now(),
+				ApproverRoles: DefaultApproverRoles()}
 			if a.AmountParam != "" {
 				auto, above, second := int64(2500), int64(20000), int64(50000)
 				p.AutoMaxCents, p.ApprovalAboveCents, p.SecondApproverAboveCents = &auto, &above, &second
@@ -106,7 +111,7 @@ func policyFromRow(r store.Policy) Policy {
 	return Policy{System: r.System, Action: r.Action, Stage: Stage(r.Stage), Enabled: r.Enabled, AutoMaxCents: r.AutoMaxCents,
 		ApprovalAboveCents: r.ApprovalAboveCents, SecondApproverAboveCents: r.SecondApproverAboveCents,
 		ApprovalWindow: r.ApprovalWindow, ConfirmationWindow: r.ConfirmationWindow, OwnerID: r.OwnerID,
-		ReviewOn: r.ReviewOn, Version: r.Version, UpdatedAt: r.UpdatedAt}
+		ReviewOn: r.ReviewOn, ApproverRoles: approverRoles(r.ApproverRoles), Version: r.Version, UpdatedAt: r.UpdatedAt}
 }
 
 // Route is where a policy sends a proposal, and why.

@@ -15,7 +15,8 @@ const PolicyChanged = "policy.changed"
 
 // ChangePolicy replaces an action's policy with draft when its version is
 // still expectedVersion, and records who changed it and why in the same
-// transaction. Only managers and admins may; a reason is required. The new
+// transaction (the event keeps the policy before and after, who may
+// decide its cards included). Only managers and admins may; a reason is required. The new
 // policy routes proposals made after the change and holds for what is
 // pending: each decision and each permit routes an invocation again under
 // the policy in force (routeNow), so a tightened policy stops what its
@@ -45,7 +46,8 @@ func (s *Service) ChangePolicy(ctx context.Context, actor Actor, draft Policy, e
 		row := store.Policy{System: draft.System, Action: draft.Action, Stage: int16(draft.Stage), Enabled: draft.Enabled,
 			AutoMaxCents: draft.AutoMaxCents, ApprovalAboveCents: draft.ApprovalAboveCents,
 			SecondApproverAboveCents: draft.SecondApproverAboveCents, ApprovalWindow: draft.ApprovalWindow,
-			ConfirmationWindow: draft.ConfirmationWindow, OwnerID: draft.OwnerID, ReviewOn: draft.ReviewOn, UpdatedAt: s.now()}
+			ConfirmationWindow: draft.ConfirmationWindow, OwnerID: draft.OwnerID, ReviewOn: draft.ReviewOn, UpdatedAt: s.now(),
+			ApproverRoles: approverRoles(draft.ApproverRoles)}
 		after, err := tx.UpdatePolicy(ctx, row, expectedVersion)
 		if errors.Is(err, store.ErrConflict) {
 			return apperr.Wrap(err, apperr.Conflict, "Someone changed this policy while you were editing it. Reload it and make your change again.")
@@ -84,6 +86,10 @@ func validateDraft(p Policy, reason string, money bool) map[string]string {
 			fields[name] = "use an amount of zero or more"
 		}
 	}
+	// A draft that says nothing of its deciders (nil) keeps the default.
+	if msg := ApproverRolesProblem(p.ApproverRoles); p.ApproverRoles != nil && msg != "" {
+		fields["approvers"] = msg
+	}
 	if p.ApprovalWindow < time.Minute {
 		fields["approval_window"] = "give agents at least a minute"
 	}
@@ -97,7 +103,8 @@ func validateDraft(p Policy, reason string, money bool) map[string]string {
 func (p Policy) summary() map[string]any {
 	m := map[string]any{"stage": int(p.Stage), "enabled": p.Enabled, "auto_max_cents": p.AutoMaxCents,
 		"approval_above_cents": p.ApprovalAboveCents, "second_approver_above_cents": p.SecondApproverAboveCents,
-		"approval_window": p.ApprovalWindow.String(), "confirmation_window": p.ConfirmationWindow.String(), "owner_id": p.OwnerID}
+		"approval_window": p.ApprovalWindow.String(), "confirmation_window": p.ConfirmationWindow.String(), "owner_id": p.OwnerID,
+		"approver_roles": approverRoles(p.ApproverRoles)}
 	if p.ReviewOn != nil {
 		m["review_on"] = p.ReviewOn.Format(time.DateOnly)
 	}

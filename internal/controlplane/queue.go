@@ -82,14 +82,21 @@ func CardFromRow(r store.QueueItem) (QueueCard, error) {
 // Claim gives a console user the card of an invocation awaiting approval
 // for ClaimHold, unless another user holds it; either way it returns the
 // claim in force, so the caller can tell who holds it. Taking a card is
-// not a decision: it records no event.
+// not a decision: it records no event. Only a person who may decide the
+// card (approvers.go) takes it: a hold by anyone else would keep it from
+// those who may.
 func (s *Service) Claim(ctx context.Context, actor Actor, id string) (Claim, error) {
-	if actor.Kind != ActorUser || actor.Role == "customer" {
-		return Claim{}, apperr.New(apperr.Forbidden, "Only a support agent, manager or admin can take a card.")
+	if err := staffOnCard(actor, "take"); err != nil {
+		return Claim{}, err
 	}
 	inv, err := s.Invocation(ctx, id)
 	if err != nil {
 		return Claim{}, err
+	}
+	if may, p, err := s.MayDecide(ctx, actor, inv.System, inv.Action); err != nil {
+		return Claim{}, err
+	} else if !may {
+		return Claim{}, refuseRole(p, actor, "take")
 	}
 	if inv.State != AwaitingApproval {
 		return Claim{}, &apperr.Error{Kind: apperr.IllegalTransition, Code: "illegal_transition",

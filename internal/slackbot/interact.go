@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 
@@ -26,7 +27,8 @@ var ok = Reply{Status: http.StatusOK}
 // HandleInteraction answers a request of Slack's interactivity URL: a
 // click on a card's message, or the submission of the reject modal. The
 // request is verified first (Verify); a click then decides only as the
-// clicker's linked agent account, and only what the message showed.
+// clicker's linked console account, only when the action's policy lets
+// that account's role decide its cards, and only what the message showed.
 // Whatever is refused is said to the clicker alone (an ephemeral
 // message, or an error in the modal) and changes nothing.
 func (b *Bot) HandleInteraction(ctx context.Context, h http.Header, body []byte) (Reply, error) {
@@ -104,6 +106,15 @@ func (b *Bot) onClick(ctx context.Context, who slackUser, action string, d decis
 		b.tell(ctx, who, "This message was out of date: the request changed after it was posted, and nothing was decided. "+
 			"The message now shows the request as it stands; decide on that.")
 		return b.Refresh(ctx, d.ID)
+	}
+	// Who may decide is the action's policy's one rule, as in the console;
+	// a person it leaves out takes no hold and opens no form.
+	if may, p, err := b.control.MayDecide(ctx, actor, card.System, card.Action); err != nil {
+		return err
+	} else if !may {
+		b.tell(ctx, who, fmt.Sprintf("Only %s decide requests of %s/%s, by its policy; your role (%s) is not one of them. Nothing was changed.",
+			p.DecidersWords(), card.System, card.Action, actor.Role))
+		return nil
 	}
 	claim, err := b.control.Claim(ctx, actor, d.ID)
 	if err != nil {

@@ -38,7 +38,9 @@ type slackUser struct {
 
 // actor is the console account a Slack user acts as, or, when they may not
 // decide, the sentence that says why (and what to do). An unlinked user
-// is sent a link code in a direct message.
+// is sent a link code in a direct message. Whether the account's role may
+// decide a given card is its action's policy's rule (mayDecide), asked
+// per click as the console asks it.
 func (b *Bot) actor(ctx context.Context, who slackUser) (controlplane.Actor, string, error) {
 	link, err := b.store.SlackLinkOf(ctx, who.Team, who.User)
 	if errors.Is(err, store.ErrNotFound) {
@@ -63,9 +65,8 @@ func (b *Bot) actor(ctx context.Context, who slackUser) (controlplane.Actor, str
 	switch {
 	case u.Disabled():
 		return controlplane.Actor{}, "Your Countersign account is disabled; nothing was changed.", nil
-	case u.Role != accounts.Agent:
-		return controlplane.Actor{}, fmt.Sprintf("Only a support agent's account decides in Slack; yours is a %s's. Nothing was changed: decide in the console.",
-			strings.ToLower(u.Role.Label())), nil
+	case u.Role == accounts.Customer:
+		return controlplane.Actor{}, "A customer's account decides nothing in Slack; nothing was changed.", nil
 	}
 	a := controlplane.UserActor(u.ID, string(u.Role), u.Name)
 	a.Via = &controlplane.Via{Channel: "slack", Conversation: who.Channel, User: who.Team + "/" + who.User}

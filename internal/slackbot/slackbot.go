@@ -1,5 +1,6 @@
 // Package slackbot puts the approval queue's cards in a Slack channel and
-// lets support agents decide them there. Each card that enters the queue
+// lets the people who may decide them (support agents, and whoever else
+// the action's policy adds) decide them there. Each card that enters the queue
 // is posted as a message carrying what the console's card carries (the
 // quote's lines from → to, the amount, why a person decides, the deadline,
 // the second approver, who holds it), with Approve, Reject and a link to
@@ -9,7 +10,9 @@
 // A click is a request Slack signs with the app's signing secret; it is
 // verified (HMAC-SHA256, a five-minute window, each signature taken once)
 // before anything is read. A Slack user decides only as the console
-// account linked to them, and only an agent's: a decision goes through the
+// account linked to them, and only where the action's policy lets that
+// account's role decide (controlplane/approvers.go, the console's one
+// rule; anyone else is told so on the press): a decision goes through the
 // control plane's own calls (ApproveArgs with the arguments' hash and the
 // version the message showed, Reject with one of the action's reasons), so
 // every guard of the console holds, and its audit event names the channel

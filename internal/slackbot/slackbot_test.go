@@ -287,8 +287,12 @@ func TestEmailMatchLinksOnlyConfirmedAddresses(t *testing.T) {
 	}
 }
 
-// TestOnlyAnAgentDecidesInSlack: a linked manager's click changes nothing.
-func TestOnlyAnAgentDecidesInSlack(t *testing.T) {
+// TestSlackDecidesWhoThePolicyLets: a linked manager's Approve or Reject
+// under the default policy (agents only) changes nothing, takes no hold
+// and opens no form; they are told, alone, who decides by the policy.
+// Once a manager adds managers to the action's policy, the same click
+// approves: Slack asks the console's one rule.
+func TestSlackDecidesWhoThePolicyLets(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	mgr := b.user(accounts.Manager, "Mo Manager")
@@ -298,12 +302,34 @@ func TestOnlyAnAgentDecidesInSlack(t *testing.T) {
 	}
 	inv := b.refund("", 4200)
 	b.sync()
-	b.click(su, b.message(inv.ID), "approve")
-	if got := b.state(inv.ID); got != controlplane.AwaitingApproval {
-		t.Fatalf("a manager's click in Slack left the request %s", got)
+	for _, action := range []string{"approve", "reject"} {
+		b.click(su, b.message(inv.ID), action)
+		if got := b.state(inv.ID); got != controlplane.AwaitingApproval {
+			t.Fatalf("a manager's %s in Slack left the request %s", action, got)
+		}
+		if e := b.lastEphemeral(su); !strings.Contains(e, "Only support agents decide requests of shop/issue_refund") ||
+			!strings.Contains(e, "(manager)") {
+			t.Errorf("the manager's %s was answered %q", action, e)
+		}
+		if card, err := b.cp.Card(b.ctx, inv.ID); err != nil || card.HolderID != 0 {
+			t.Errorf("the manager's refused %s holds the card: %+v %v", action, card.HolderID, err)
+		}
 	}
-	if e := b.lastEphemeral(su); !strings.Contains(e, "support agent") {
-		t.Errorf("the manager was told %q", e)
+	if n := len(b.slack.Views()); n != 0 {
+		t.Errorf("the manager's refused Reject opened %d forms", n)
+	}
+
+	p, err := b.cp.Policy(b.ctx, "shop", "issue_refund")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.ApproverRoles = []string{"agent", "manager"}
+	if _, err := b.cp.ChangePolicy(b.ctx, controlplane.UserActor(mgr.ID, "manager", mgr.Name), p, p.Version, "managers decide refunds too"); err != nil {
+		t.Fatal(err)
+	}
+	b.click(su, b.message(inv.ID), "approve")
+	if got := b.state(inv.ID); got != controlplane.Approved {
+		t.Fatalf("with managers on the policy, the manager's click left the request %s (told %q)", got, b.lastEphemeral(su))
 	}
 }
 
@@ -356,8 +382,8 @@ func TestChangedTargetAnswersQuoteAgain(t *testing.T) {
 	order := b.order()
 	small := b.refund(order, 500)
 	big := b.refund(order, 3000)
-	mgr := b.user(accounts.Manager, "Mo Manager")
-	if _, err := b.cp.ApproveArgs(b.ctx, controlplane.UserActor(mgr.ID, "manager", mgr.Name), big.ID, big.Version, big.ArgsHash); err != nil {
+	other := b.user(accounts.Agent, "Kim Agent")
+	if _, err := b.cp.ApproveArgs(b.ctx, controlplane.UserActor(other.ID, "agent", other.Name), big.ID, big.Version, big.ArgsHash); err != nil {
 		t.Fatal(err)
 	}
 	b.clock.Advance(time.Minute)

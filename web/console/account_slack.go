@@ -48,7 +48,7 @@ func (h *Handler) handleSlackLink(c echo.Context) error {
 	}
 	msg := "Slack account linked. Your clicks in Slack now decide as you."
 	if u.Role != accounts.Agent {
-		msg = "Slack account linked. Only support agents decide in Slack; decide in the console."
+		msg = "Slack account linked. Your clicks in Slack decide as you only on actions whose policy lets your role decide; by default only support agents do."
 	}
 	kit.SetFlash(c, msg, false)
 	return kit.SeeOther(c, "/account/slack")

@@ -19,7 +19,7 @@ import (
 var intro = map[accounts.Role]string{
 	accounts.Customer: "Here you confirm or decline what an assistant proposed for you, and see what happened to it.",
 	accounts.Agent:    "Here you approve what assistants propose, look after tasks, and check results nobody could confirm.",
-	accounts.Manager:  "Here you read how actions turn out and set each action's stage, limits, owner and review date.",
+	accounts.Manager:  "Here you read how actions turn out and set each action's stage, limits, who decides its cards, owner and review date.",
 	accounts.Admin:    "Here you manage who can sign in and what they may do.",
 }
 

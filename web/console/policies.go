@@ -71,6 +71,9 @@ func (h *Handler) handlePolicyChange(c echo.Context) error {
 		AutoMax: c.FormValue("auto_max"), ApprovalAbove: c.FormValue("approval_above"), SecondApproverAbove: c.FormValue("second_approver_above"),
 		ApprovalHours: c.FormValue("approval_window"), ConfirmationMinutes: c.FormValue("confirmation_window"),
 		Owner: c.FormValue("owner"), ReviewOn: c.FormValue("review_on"), Reason: c.FormValue("reason")}
+	if params, err := c.FormParams(); err == nil {
+		form.Approvers = params["approvers"]
+	}
 	draft, version, errs := h.parsePolicyForm(ctx, current, form)
 	if len(errs) > 0 {
 		form.Errors = errs
@@ -115,6 +118,9 @@ func (h *Handler) renderPolicyForm(c echo.Context, status int, p controlplane.Po
 	v := views.PolicyEditView{System: p.System, Action: p.Action, Current: h.policyRow(p, names), Form: form}
 	for _, st := range []controlplane.Stage{controlplane.StagePropose, controlplane.StageAssisted, controlplane.StageAutonomous} {
 		v.Stages = append(v.Stages, views.Option{Value: strconv.Itoa(int(st)), Label: st.Label()})
+	}
+	for _, r := range controlplane.ApproverRoleChoices {
+		v.Deciders = append(v.Deciders, views.Option{Value: r, Label: accounts.Role(r).Label() + "s"})
 	}
 	for _, u := range users {
 		if (u.Role == accounts.Manager || u.Role == accounts.Admin) && !u.Disabled() {
@@ -255,6 +261,13 @@ func (h *Handler) parsePolicyForm(ctx context.Context, current controlplane.Poli
 			draft.OwnerID = &id
 		}
 	}
+	// Who decides the action's cards: the ticked roles, agents among them
+	// (controlplane/approvers.go).
+	if msg := controlplane.ApproverRolesProblem(f.Approvers); msg != "" {
+		errs["approvers"] = msg
+	} else {
+		draft.ApproverRoles = f.Approvers
+	}
 	draft.ReviewOn = nil
 	if strings.TrimSpace(f.ReviewOn) != "" {
 		d, err := time.Parse(time.DateOnly, strings.TrimSpace(f.ReviewOn))
@@ -294,7 +307,7 @@ func formOf(p controlplane.Policy) views.PolicyForm {
 		AutoMax: dollarsField(p.AutoMaxCents), ApprovalAbove: dollarsField(p.ApprovalAboveCents),
 		SecondApproverAbove: dollarsField(p.SecondApproverAboveCents),
 		ApprovalHours:       strconv.FormatFloat(p.ApprovalWindow.Hours(), 'f', -1, 64),
-		ConfirmationMinutes: strconv.Itoa(int(p.ConfirmationWindow.Minutes()))}
+		ConfirmationMinutes: strconv.Itoa(int(p.ConfirmationWindow.Minutes())), Approvers: p.ApproverRoles}
 	if p.OwnerID != nil {
 		f.Owner = strconv.FormatInt(*p.OwnerID, 10)
 	}
@@ -336,6 +349,7 @@ func (h *Handler) policyRow(p controlplane.Policy, names map[int64]string) views
 	if p.SecondApproverAboveCents != nil {
 		r.Approval = append(r.Approval, "two approvers above "+money.Format(*p.SecondApproverAboveCents, ""))
 	}
+	r.Approval = append(r.Approval, "decided by "+p.DecidersWords())
 	if p.OwnerID != nil {
 		r.Owner = names[*p.OwnerID]
 	}

@@ -109,7 +109,7 @@ func (h *Handler) handleQueue(c echo.Context) error {
 		cv := h.cardView(ctx, card, u, policies, cardInList)
 		cv.Stale = staleSentences(changes[card.ID], card.Target.Kind)
 		v.Cards = append(v.Cards, cv)
-		if cv.LowRisk {
+		if cv.LowRisk && cv.MayDecide {
 			v.BulkIDs = append(v.BulkIDs, cv.ID)
 		}
 		if decided != "" && v.FocusID == "" && card.ID != decided {
@@ -132,7 +132,9 @@ func (h *Handler) handleQueue(c echo.Context) error {
 
 // handleQueueClaim answers POST /queue/:id/claim: opening a card for
 // deciding holds it for a few minutes, unless another agent holds it
-// (then the card opens saying who does).
+// (then the card opens saying who does). Someone whose role the action's
+// policy does not let decide is refused (403, role_may_not_approve); the
+// queue offers them View instead.
 func (h *Handler) handleQueueClaim(c echo.Context) error {
 	u, _ := kit.CurrentUser(c)
 	id := c.Param("id")
@@ -265,6 +267,13 @@ func (h *Handler) cardView(ctx context.Context, card controlplane.QueueCard, u a
 		v.Limits = append(v.Limits, spec.Limits...)
 	}
 	p := policies.get(ctx, h.cfg.Control, inv.System, inv.Action)
+	// Who may decide is the policy's (controlplane/approvers.go); an
+	// action without a policy has the defaults.
+	deciders := controlplane.Policy{System: inv.System, Action: inv.Action}
+	if p != nil {
+		deciders = *p
+	}
+	v.MayDecide, v.Deciders = deciders.MayDecide(actorOf(u)), deciders.DecidersWords()
 	if p != nil {
 		if p.ApprovalAboveCents != nil {
 			v.Limits = append(v.Limits, "An agent approves amounts above "+money.Format(*p.ApprovalAboveCents, inv.Quote.Currency)+".")

@@ -18,8 +18,9 @@ import (
 const bulkMax = 50
 
 // handleQueueBulk answers POST /queue/bulk: the confirmation step of a bulk
-// approval. Only cards still pending and low-risk (reversible, within the
-// automatic limit, one approver) are listed; the others are left out.
+// approval. Only cards still pending, low-risk (reversible, within the
+// automatic limit, one approver) and of actions whose policy lets the
+// person's role decide are listed; the others are left out.
 func (h *Handler) handleQueueBulk(c echo.Context) error {
 	ctx := c.Request().Context()
 	u, _ := kit.CurrentUser(c)
@@ -38,12 +39,12 @@ func (h *Handler) handleQueueBulk(c echo.Context) error {
 			return err
 		}
 		cv := h.cardView(ctx, card, u, policies, cardWhole)
-		if card.State == controlplane.AwaitingApproval && cv.LowRisk {
+		if card.State == controlplane.AwaitingApproval && cv.LowRisk && cv.MayDecide {
 			v.Cards = append(v.Cards, cv)
 		}
 	}
 	if len(v.Cards) == 0 {
-		return apperr.New(apperr.NotFound, "None of those requests is still pending and low-risk.")
+		return apperr.New(apperr.NotFound, "None of those requests is still pending, low-risk and yours to decide.")
 	}
 	v.Conflicts = bulkConflicts(v.Cards)
 	p := h.Page(c, "Approve several requests")
@@ -52,8 +53,8 @@ func (h *Handler) handleQueueBulk(c echo.Context) error {
 
 // handleQueueBulkApprove answers POST /queue/bulk/approve: each listed card
 // is approved on the version and arguments the confirmation showed, and
-// only if it is still low-risk; the flash counts what was approved and
-// what was not.
+// only if it is still low-risk and the person's to decide (the control
+// plane asks again); the flash counts what was approved and what was not.
 func (h *Handler) handleQueueBulkApprove(c echo.Context) error {
 	ctx := c.Request().Context()
 	u, _ := kit.CurrentUser(c)
@@ -83,7 +84,7 @@ func (h *Handler) handleQueueBulkApprove(c echo.Context) error {
 			return err
 		}
 		cv := h.cardView(ctx, card, u, policies, cardWhole)
-		if !cv.LowRisk || card.State != controlplane.AwaitingApproval {
+		if !cv.LowRisk || !cv.MayDecide || card.State != controlplane.AwaitingApproval {
 			skipped++
 			continue
 		}

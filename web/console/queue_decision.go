@@ -51,7 +51,8 @@ func (h *Handler) decideView(c echo.Context, id string, posted url.Values) (view
 	inv := card.Invocation
 	v := views.DecideView{Card: h.cardView(ctx, card, u, policyCache{}, cardWhole), Decidable: inv.State == controlplane.AwaitingApproval,
 		Reasons: h.cfg.Control.RejectReasons(inv.System, inv.Action), Errors: views.FieldErrors{}}
-	if v.Decidable {
+	// The system is asked again only for someone who may decide the card.
+	if v.Decidable && v.Card.MayDecide {
 		if err := h.checkQuote(ctx, card, &v); err != nil {
 			return v, err
 		}
