@@ -21,7 +21,8 @@ const withdrawnReason = "The task was cancelled before this was decided, so it w
 // the API withdraws its request awaiting approval; GET
 // /api/v1/invocations/{id}, GET /api/v1/tasks/{id} and the
 // invocation.not_dispatched outcome webhook say so, in words that claim
-// nothing was done, and the request leaves the agents' queue.
+// nothing was done; the request leaves the agents' queue, and the task's
+// timeline in the console says it was withdrawn.
 func TestAPISaysACancelledTaskWithdrewItsRequests(t *testing.T) {
 	t.Parallel()
 	b := setupAPI(t)
@@ -57,6 +58,15 @@ func TestAPISaysACancelledTaskWithdrewItsRequests(t *testing.T) {
 	check("GET /tasks/{id}", invs[0].(map[string]any))
 	if n, _, err := b.store.CountPending(ctx); err != nil || n != 0 {
 		t.Errorf("queue after the cancel: %d, %v; want 0", n, err)
+	}
+	// The task's timeline in the console says what the cancel withdrew.
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Agent])
+	_, lines := timelineRows(t, c, b.taskID())
+	timeline := strings.Join(lines, "\n")
+	if !strings.Contains(timeline, "cancelled the task; nothing was undone; 1 request waiting for a decision was withdrawn.") ||
+		!strings.Contains(timeline, "withdrawn: the task was cancelled before it was decided; nothing was sent.") {
+		t.Errorf("the console's timeline:\n%s", timeline)
 	}
 
 	worker := webhooks.NewWorker(b.store, b.web.WebhookRender(b.srv.URL), webhooks.Config{AllowPrivate: true}, b.clock.Now, nil)
