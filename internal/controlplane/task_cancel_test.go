@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
 	"countersign/store"
 )
@@ -135,18 +136,18 @@ func TestCancelWithdrawsWaitingRequests(t *testing.T) {
 
 	// Nothing is left to decide, by the customer or an agent.
 	customer := controlplane.CustomerProvedOn(b.customer.Email, "code", confirm.ID)
-	if _, err := b.cp.Confirm(b.ctx, customer, confirm.ID, 0); err == nil {
-		t.Error("a withdrawn request was confirmed through Confirm")
+	if _, err := b.cp.Confirm(b.ctx, customer, confirm.ID, 0); !apperr.Is(err, apperr.IllegalTransition) {
+		t.Errorf("Confirm of a withdrawn request: %v, want illegal_transition", err)
 	}
 	d, err := b.cp.CustomerDecide(b.ctx, controlplane.CustomerDecision{Actor: customer, InvocationID: confirm.ID, Verb: controlplane.CustomerConfirm})
 	if err != nil || d.Done || d.Invocation.State != controlplane.NotDispatched {
 		t.Errorf("the customer's confirm of a withdrawn request: %+v, %v; want nothing done, the end state shown", d, err)
 	}
-	if _, err := b.cp.Approve(b.ctx, b.agent2, second.ID, 0); err == nil {
-		t.Error("a withdrawn request got its second approval")
+	if _, err := b.cp.Approve(b.ctx, b.agent2, second.ID, 0); !apperr.Is(err, apperr.IllegalTransition) {
+		t.Errorf("second approval of a withdrawn request: %v, want illegal_transition", err)
 	}
-	if _, err := b.cp.Reject(b.ctx, b.agent, approve.ID, 0, "no"); err == nil {
-		t.Error("a withdrawn request was rejected")
+	if _, err := b.cp.Reject(b.ctx, b.agent, approve.ID, 0, "no"); !apperr.Is(err, apperr.IllegalTransition) {
+		t.Errorf("rejecting a withdrawn request: %v, want illegal_transition", err)
 	}
 	b.dispatchAll()
 	if len(b.effects("")) != 0 {
