@@ -360,28 +360,6 @@ func mayResume(actor Actor, t Task) error {
 		Hint:    "Hand the case to a person."}
 }
 
-// stopApproved marks the task's approved invocations that no dispatcher
-// holds as not dispatched. One a dispatcher holds is skipped here; the
-// dispatcher sees the task's new state under the task lock and stops it.
-func (s *Service) stopApproved(ctx context.Context, tx *store.Tx, taskID string, reason NotDispatchedReason) ([]string, error) {
-	ids, err := tx.LockApprovedOfTask(ctx, taskID)
-	if err != nil {
-		return nil, err
-	}
-	r := string(reason)
-	now := s.now()
-	for _, id := range ids {
-		if _, err := tx.TransitionInvocation(ctx, id, []string{string(Approved)}, 0, string(NotDispatched), now,
-			store.InvocationChange{NotDispatchedReason: &r, FinishedAt: &now}); err != nil {
-			return nil, err
-		}
-		if err := s.record(ctx, tx, SystemActor, "invocation.not_dispatched", taskID, id, map[string]any{"reason": r}); err != nil {
-			return nil, err
-		}
-	}
-	return ids, nil
-}
-
 // SetGlobalStop turns the installation-wide stop switch on or off. While
 // it is on no permit is granted anywhere.
 func (s *Service) SetGlobalStop(ctx context.Context, actor Actor, stopped bool) error {

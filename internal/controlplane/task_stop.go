@@ -7,6 +7,9 @@ import (
 	"countersign/store"
 )
 
+// This file holds what a pause or a cancellation ends: approved work that
+// has not left (both), and requests waiting for a person (a cancellation).
+
 // withdrawnSentence says why a request that waited for a person ended when
 // its task was cancelled: nobody decided on it, and nothing was sent.
 const withdrawnSentence = "The task was cancelled before this was decided, so it was withdrawn; nothing was sent."
@@ -16,6 +19,28 @@ const withdrawnSentence = "The task was cancelled before this was decided, so it
 // approval): it was never approved, so nothing of it was sent.
 func (inv Invocation) Withdrawn() bool {
 	return inv.State == NotDispatched && inv.NotDispatchedReason == ReasonTaskCancelled && inv.ApprovedAt == nil
+}
+
+// stopApproved marks the task's approved invocations that no dispatcher
+// holds as not dispatched. One a dispatcher holds is skipped here; the
+// dispatcher sees the task's new state under the task lock and stops it.
+func (s *Service) stopApproved(ctx context.Context, tx *store.Tx, taskID string, reason NotDispatchedReason) ([]string, error) {
+	ids, err := tx.LockApprovedOfTask(ctx, taskID)
+	if err != nil {
+		return nil, err
+	}
+	r := string(reason)
+	now := s.now()
+	for _, id := range ids {
+		if _, err := tx.TransitionInvocation(ctx, id, []string{string(Approved)}, 0, string(NotDispatched), now,
+			store.InvocationChange{NotDispatchedReason: &r, FinishedAt: &now}); err != nil {
+			return nil, err
+		}
+		if err := s.record(ctx, tx, SystemActor, "invocation.not_dispatched", taskID, id, map[string]any{"reason": r}); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
 }
 
 // withdrawWaiting ends the task's requests that wait for a person, in the
