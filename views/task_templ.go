@@ -347,7 +347,7 @@ func Task(p Page, v TaskView) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "\"> <details><summary class=\"button secondary\" data-testid=\"cancel-open\">Cancel the task…</summary><p>Cancelling ends the task for good: approved requests that have not left become not dispatched. It does <strong>not</strong> undo anything already done; reversing a completed request is its own action.</p><button type=\"submit\" class=\"danger\" data-testid=\"cancel\">Cancel the task</button></details></form>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "\"> <details><summary class=\"button secondary\" data-testid=\"cancel-open\">Cancel the task…</summary><p>Cancelling ends the task for good: approved requests that have not left become not dispatched, and requests still waiting for the customer or an agent are withdrawn. It does <strong>not</strong> undo anything already done; reversing a completed request is its own action.</p><button type=\"submit\" class=\"danger\" data-testid=\"cancel\">Cancel the task</button></details></form>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -158,7 +158,13 @@ func (s *Service) CustomerDecide(ctx context.Context, d CustomerDecision) (Custo
 	})
 	sending := direct.done(err)
 	if decidedMeanwhile(err) {
-		out.Invocation, _ = fromRow(row)
+		// What happened meanwhile (a decision elsewhere, a cancellation),
+		// for the page to show.
+		if now, rerr := s.Invocation(ctx, row.ID); rerr == nil {
+			out.Invocation = now
+		} else {
+			out.Invocation, _ = fromRow(row)
+		}
 		return out, nil
 	}
 	if err != nil {

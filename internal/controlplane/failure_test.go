@@ -221,7 +221,10 @@ func TestGlobalStopAndCancelLeaveWorkNotDispatched(t *testing.T) {
 	if got := b.wantState(approved.ID, controlplane.NotDispatched); got.NotDispatchedReason != controlplane.ReasonTaskCancelled {
 		t.Errorf("reason = %s", got.NotDispatchedReason)
 	}
-	b.wantState(pending.ID, controlplane.AwaitingApproval) // still visibly pending
+	// What waited for a person is withdrawn with the task (issue 32).
+	if got := b.wantState(pending.ID, controlplane.NotDispatched); !got.Withdrawn() {
+		t.Errorf("pending request of the cancelled task: %+v, want withdrawn", got)
+	}
 	if _, err := b.tryPropose(task, "issue_refund", refund(b.order(2).ID, 200, "wrong_item"), ""); !apperr.Is(err, apperr.IllegalTransition) {
 		t.Errorf("proposing on a cancelled task: %v", err)
 	}

@@ -35,6 +35,9 @@ func (inv Invocation) Reason() *Reason {
 		if code == "" {
 			code = "not_dispatched"
 		}
+		if inv.Withdrawn() {
+			return &Reason{Code: code, Message: withdrawnSentence}
+		}
 		return &Reason{Code: code, Message: inv.NotDispatchedReason.Sentence()}
 	case Rejected:
 		text := strings.TrimSpace(inv.DecisionReason)

@@ -119,8 +119,8 @@ func (s *Service) claimOne(ctx context.Context) (*grant, error) {
 	return nil, ctx.Err()
 }
 
-// runSweeps sweeps expired leases and passed deadlines every interval
-// until ctx ends.
+// runSweeps sweeps expired leases, passed deadlines and requests left
+// waiting in a cancelled task every interval until ctx ends.
 func (s *Service) runSweeps(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -132,6 +132,9 @@ func (s *Service) runSweeps(ctx context.Context, interval time.Duration) {
 		}
 		if _, err := s.ExpireDue(ctx); err != nil && ctx.Err() == nil {
 			s.log.Error("expire due", "error", err)
+		}
+		if _, err := s.WithdrawCancelled(ctx); err != nil && ctx.Err() == nil {
+			s.log.Error("withdraw requests of cancelled tasks", "error", err)
 		}
 		select {
 		case <-ctx.Done():

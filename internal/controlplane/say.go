@@ -38,6 +38,9 @@ func (inv Invocation) Say(spec adapter.ActionSpec) string {
 	case Unverified:
 		return "I could not confirm this went through; a person will check and we will let you know."
 	case NotDispatched:
+		if inv.Withdrawn() {
+			return "This request was withdrawn because the task it belonged to was cancelled, so nothing has changed."
+		}
 		return "This was not carried out. " + inv.NotDispatchedReason.Sentence()
 	case Rejected, Expired:
 		return inv.endedSay()

@@ -62,6 +62,7 @@ type Store interface {
 	RecentDuplicate(ctx context.Context, conversationID, system, action string, argsHash []byte, since, now time.Time) (store.Invocation, error)
 	ExpiredLeases(ctx context.Context, now time.Time, limit int) ([]store.Invocation, error)
 	PastDeadline(ctx context.Context, now time.Time, limit int) ([]store.Invocation, error)
+	WaitingOfCancelledTasks(ctx context.Context, limit int) ([]store.WaitingOfTask, error)
 	EventsForTask(ctx context.Context, taskID string) ([]store.Event, error)
 	EventsForInvocation(ctx context.Context, invocationID string) ([]store.Event, error)
 

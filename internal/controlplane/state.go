@@ -32,7 +32,9 @@ const (
 	// it is reconciled by inspection, never re-sent.
 	Unverified State = "unverified"
 	// NotDispatched: never left (task paused or cancelled, budget spent,
-	// global stop, policy withdrawn, target changed since the quote).
+	// global stop, policy withdrawn, target changed since the quote). A
+	// request still waiting for a person when its task is cancelled is
+	// withdrawn into it too (task_cancelled, never approved).
 	NotDispatched State = "not_dispatched"
 	// Rejected: an agent rejected it or the customer declined it.
 	Rejected State = "rejected"
@@ -103,7 +105,9 @@ const (
 	TaskClosed TaskState = "closed"
 )
 
-// NotDispatchedReason says why an approved invocation never left.
+// NotDispatchedReason says why an invocation never left: approved work
+// stopped before its permit, or (task_cancelled) a request withdrawn while
+// it waited for a person.
 type NotDispatchedReason string
 
 // The reasons an invocation is not dispatched.

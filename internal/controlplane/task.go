@@ -252,7 +252,10 @@ func (s *Service) Resume(ctx context.Context, actor Actor, taskID string, expect
 }
 
 // Cancel ends a task for good. It undoes nothing: approved work that never
-// left becomes not dispatched; reversal is its own action.
+// left becomes not dispatched, and so do its requests that wait for a
+// person (the customer's confirmation or an agent's approval), withdrawn
+// with reason task_cancelled in the same transaction; reversal is its own
+// action.
 func (s *Service) Cancel(ctx context.Context, actor Actor, taskID string, expectedVersion int32) (Task, error) {
 	return s.changeTask(ctx, actor, taskID, expectedVersion, "cancel", TaskCancelled, []TaskState{TaskActive, TaskPaused}, ReasonTaskCancelled)
 }
@@ -266,6 +269,11 @@ func (s *Service) changeTask(ctx context.Context, actor Actor, taskID string, ex
 	}
 	var out Task
 	err := s.store.InTx(ctx, func(tx *store.Tx) error {
+		if to == TaskCancelled {
+			if err := lockWaitingFirst(ctx, tx, taskID); err != nil {
+				return err
+			}
+		}
 		// The permit takes this lock too: whichever commits first, the
 		// other sees its result.
 		current, err := tx.LockTask(ctx, taskID)
@@ -315,8 +323,17 @@ func (s *Service) changeLockedTask(ctx context.Context, tx *store.Tx, actor Acto
 			return Task{}, err
 		}
 	}
-	return out, s.record(ctx, tx, actor, "task."+string(to), taskID, "", map[string]any{
-		"from": current.State, "not_dispatched": stopped})
+	data := map[string]any{"from": current.State, "not_dispatched": stopped}
+	// A cancelled task ends what it proposed; a paused one keeps its
+	// requests waiting for a person, to be decided once it resumes.
+	if to == TaskCancelled {
+		withdrawn, err := s.withdrawWaiting(ctx, tx, taskID)
+		if err != nil {
+			return Task{}, err
+		}
+		data["withdrawn"] = withdrawn
+	}
+	return out, s.record(ctx, tx, actor, "task."+string(to), taskID, "", data)
 }
 
 // mayResume says whether actor may lift the task's pause: a person's pause
@@ -343,28 +360,6 @@ func mayResume(actor Actor, t Task) error {
 	return &apperr.Error{Kind: apperr.Forbidden, Code: "paused_by_other",
 		Message: "This task was paused by someone else; you cannot resume it.",
 		Hint:    "Hand the case to a person."}
-}
-
-// stopApproved marks the task's approved invocations that no dispatcher
-// holds as not dispatched. One a dispatcher holds is skipped here; the
-// dispatcher sees the task's new state under the task lock and stops it.
-func (s *Service) stopApproved(ctx context.Context, tx *store.Tx, taskID string, reason NotDispatchedReason) ([]string, error) {
-	ids, err := tx.LockApprovedOfTask(ctx, taskID)
-	if err != nil {
-		return nil, err
-	}
-	r := string(reason)
-	now := s.now()
-	for _, id := range ids {
-		if _, err := tx.TransitionInvocation(ctx, id, []string{string(Approved)}, 0, string(NotDispatched), now,
-			store.InvocationChange{NotDispatchedReason: &r, FinishedAt: &now}); err != nil {
-			return nil, err
-		}
-		if err := s.record(ctx, tx, SystemActor, "invocation.not_dispatched", taskID, id, map[string]any{"reason": r}); err != nil {
-			return nil, err
-		}
-	}
-	return ids, nil
 }
 
 // SetGlobalStop turns the installation-wide stop switch on or off. While

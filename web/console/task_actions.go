@@ -38,7 +38,7 @@ func (h *Handler) handleTaskResume(c echo.Context) error {
 // handleTaskCancel answers POST /tasks/:id/cancel: ends the task, undoes
 // nothing.
 func (h *Handler) handleTaskCancel(c echo.Context) error {
-	return h.taskControl(c, h.cfg.Control.Cancel, "Cancelled. Nothing was undone; approved requests that had not left will not be sent.")
+	return h.taskControl(c, h.cfg.Control.Cancel, "Cancelled. Nothing was undone; approved requests that had not left will not be sent, and requests waiting for a decision were withdrawn.")
 }
 
 // handleInvocationReconcile answers POST /invocations/:id/reconcile: the

@@ -255,6 +255,9 @@ func eventSentence(e controlplane.Event, subject string) string {
 		if n := lenList(e.Data["not_dispatched"]); n > 0 {
 			s += "; " + views.Plural(int64(n), "approved request", "approved requests") + " will not be sent"
 		}
+		if n := lenList(e.Data["withdrawn"]); n > 0 {
+			s += "; " + views.Plural(int64(n), "request waiting for a decision was", "requests waiting for a decision were") + " withdrawn"
+		}
 		return s + "."
 	case "task.closed":
 		return "closed the task."
@@ -318,6 +321,13 @@ func eventSentence(e controlplane.Event, subject string) string {
 	case "invocation.unverified":
 		return "No confirmation came back for" + about + ": the result needs checking. Nothing was re-sent."
 	case "invocation.not_dispatched":
+		if e.Data["withdrawn"] == true {
+			// It waited for a person when its task was cancelled.
+			if subject == "it" {
+				return "It was withdrawn: the task was cancelled before it was decided; nothing was sent."
+			}
+			return "Withdrawn" + about + ": the task was cancelled before it was decided; nothing was sent."
+		}
 		if subject == "it" {
 			return with("It was not sent", controlplane.NotDispatchedReason(str("reason")).Sentence())
 		}

@@ -136,7 +136,8 @@ func (h *Handler) stoppedBy(ctx context.Context, inv controlplane.Invocation) co
 			continue
 		}
 		stopped, _ := e.Data["not_dispatched"].([]any)
-		for _, id := range stopped {
+		withdrawn, _ := e.Data["withdrawn"].([]any)
+		for _, id := range append(stopped, withdrawn...) {
 			if id == inv.ID {
 				return e.ActorKind
 			}
@@ -156,14 +157,16 @@ func (h *Handler) stoppedBy(ctx context.Context, inv controlplane.Invocation) co
 func (h *Handler) customerStatusNow(ctx context.Context, f customerFrame, inv controlplane.Invocation, successor string) views.CustomerStatusView {
 	st := customerStatus(inv, h.cfg.Control.ActionSpec(inv.System, inv.Action), f, successor)
 	if by := h.stoppedBy(ctx, inv); by != "" {
-		st.Detail, st.DecidedBy = customerStopped(by, inv.NotDispatchedReason), customerActorWord(by)
+		st.Detail, st.DecidedBy = customerStopped(by, inv), customerActorWord(by)
 	}
 	return st
 }
 
 // customerStopped says who stopped the conversation a request came from,
-// in the customer's words.
-func customerStopped(by controlplane.ActorKind, r controlplane.NotDispatchedReason) string {
+// in the customer's words: before it was decided (a withdrawn request) or
+// before it could be carried out.
+func customerStopped(by controlplane.ActorKind, inv controlplane.Invocation) string {
+	r := inv.NotDispatchedReason
 	verb := "paused"
 	if r == controlplane.ReasonTaskCancelled {
 		verb = "cancelled"
@@ -172,6 +175,9 @@ func customerStopped(by controlplane.ActorKind, r controlplane.NotDispatchedReas
 		controlplane.ActorAssistant: "The assistant"}[by]
 	if who == "" {
 		return customerReason(r)
+	}
+	if inv.Withdrawn() {
+		return who + " cancelled the conversation this came from before it was decided. Ask the assistant if you still want it."
 	}
 	return who + " " + verb + " the conversation this came from before we could carry it out. Ask the assistant if you still want it."
 }

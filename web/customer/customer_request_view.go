@@ -142,6 +142,13 @@ func customerTitle(q adapter.Quote) string {
 // confirmation; the console's badge says "Awaiting customer".
 const waitingForYou = "Waiting for you to confirm"
 
+// withdrawnBadge and withdrawnHeadline say, on the customer's pages, that
+// a request ended undecided because its task was cancelled.
+const (
+	withdrawnBadge    = "Withdrawn: the task was cancelled"
+	withdrawnHeadline = "This request was withdrawn: the task it belonged to was cancelled. Nothing was changed."
+)
+
 // customerBadge is a state's badge text in the customer's words where the
 // console's word is the staff's; the badge's tone stays the state's.
 var customerBadge = map[controlplane.State]string{
@@ -258,6 +265,12 @@ func customerStatus(inv controlplane.Invocation, spec adapter.ActionSpec, f cust
 		return final("We could not do this, and nothing has changed.", customerHint(inv.Error))
 	case controlplane.NotDispatched:
 		st.DecidedBy = "system"
+		if inv.Withdrawn() {
+			// It waited for a decision when its task was cancelled: nobody
+			// decided on it, and nothing of it took place.
+			st.BadgeText = withdrawnBadge
+			return final(withdrawnHeadline, "Ask the assistant if you still want it.")
+		}
 		return final("This was not carried out, so nothing has changed.", customerReason(inv.NotDispatchedReason))
 	case controlplane.Rejected, controlplane.Expired:
 		return decided(inv)

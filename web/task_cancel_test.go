@@ -1,0 +1,163 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"countersign/internal/accounts"
+	"countersign/internal/controlplane"
+	"countersign/internal/webhooks"
+)
+
+// withdrawnReason is the reason the API gives a request withdrawn with
+// its cancelled task.
+const withdrawnReason = "The task was cancelled before this was decided, so it was withdrawn; nothing was sent."
+
+// TestAPISaysACancelledTaskWithdrewItsRequests: cancelling a task through
+// the API withdraws its request awaiting approval; GET
+// /api/v1/invocations/{id}, GET /api/v1/tasks/{id} and the
+// invocation.not_dispatched outcome webhook say so, in words that claim
+// nothing was done; the request leaves the agents' queue, and the task's
+// timeline in the console says it was withdrawn.
+func TestAPISaysACancelledTaskWithdrewItsRequests(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	ctx := context.Background()
+	posts := b.receiveWebhooks(t)
+	id := b.proposeRefund(t, b.damagedOrder(t))
+	if n, _, err := b.store.CountPending(ctx); err != nil || n != 1 {
+		t.Fatalf("queue before the cancel: %d, %v", n, err)
+	}
+	task := b.call(t, b.key, http.MethodGet, "/api/v1/tasks/"+b.taskID(), nil).want(t, http.StatusOK)
+	b.call(t, b.key, http.MethodPost, "/api/v1/tasks/"+b.taskID()+"/cancel", map[string]any{"expected_version": task.json["version"]}).
+		want(t, http.StatusOK)
+
+	check := func(where string, inv map[string]any) {
+		t.Helper()
+		r, _ := inv["reason"].(map[string]any)
+		next, _ := inv["next"].(map[string]any)
+		if inv["state"] != "not_dispatched" || r["code"] != "task_cancelled" || r["message"] != withdrawnReason || next["kind"] != "none" {
+			t.Errorf("%s: state %v, reason %v, next %v", where, inv["state"], inv["reason"], inv["next"])
+		}
+		if say, _ := inv["say"].(string); say != "This request was withdrawn because the task it belonged to was cancelled, so nothing has changed." {
+			t.Errorf("%s: say %q", where, say)
+		}
+	}
+	got := b.call(t, b.key, http.MethodGet, "/api/v1/invocations/"+id, nil).want(t, http.StatusOK)
+	check("GET /invocations/{id}", got.json)
+	task = b.call(t, b.key, http.MethodGet, "/api/v1/tasks/"+b.taskID(), nil).want(t, http.StatusOK)
+	invs, _ := task.json["invocations"].([]any)
+	byState, _ := task.json["invocations_by_state"].(map[string]any)
+	if task.json["state"] != "cancelled" || len(invs) != 1 || byState["not_dispatched"] != float64(1) || byState["awaiting_approval"] != nil {
+		t.Fatalf("GET /tasks/{id}: state %v, %d invocations, by state %v", task.json["state"], len(invs), byState)
+	}
+	check("GET /tasks/{id}", invs[0].(map[string]any))
+	if n, _, err := b.store.CountPending(ctx); err != nil || n != 0 {
+		t.Errorf("queue after the cancel: %d, %v; want 0", n, err)
+	}
+	// The task's timeline in the console says what the cancel withdrew.
+	c := b.client(t)
+	c.mustSignIn(b.users[accounts.Agent])
+	_, lines := timelineRows(t, c, b.taskID())
+	timeline := strings.Join(lines, "\n")
+	if !strings.Contains(timeline, "cancelled the task; nothing was undone; 1 request waiting for a decision was withdrawn.") ||
+		!strings.Contains(timeline, "withdrawn: the task was cancelled before it was decided; nothing was sent.") {
+		t.Errorf("the console's timeline:\n%s", timeline)
+	}
+
+	worker := webhooks.NewWorker(b.store, b.web.WebhookRender(b.srv.URL), webhooks.Config{AllowPrivate: true}, b.clock.Now, nil)
+	if _, err := worker.Enqueue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := worker.DeliverDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var told []string
+	for _, p := range posts() {
+		told = append(told, p.Event)
+		if p.Event == "invocation.not_dispatched" {
+			var inv map[string]any
+			if err := json.Unmarshal(p.Invocation, &inv); err != nil {
+				t.Fatal(err)
+			}
+			check("webhook", inv)
+		}
+	}
+	if strings.Join(told, ",") != "invocation.not_dispatched" {
+		t.Errorf("webhooks %v, want one invocation.not_dispatched", told)
+	}
+}
+
+// TestCustomerSeesARequestWithdrawnWithItsTask: a request waiting for the
+// customer leaves "Waiting for you" for Finished when its task is
+// cancelled, with a badge that says why; its page says it was withdrawn
+// and nothing changed, with no confirm button and no consequences as
+// facts; its confirmation link no longer offers a code (nothing to
+// decide); a confirm posted from a page opened before the cancel sends
+// nothing.
+func TestCustomerSeesARequestWithdrawnWithItsTask(t *testing.T) {
+	t.Parallel()
+	b := setupCustomer(t)
+	ctx := context.Background()
+	inv, link := b.pendingRefund(t)
+	u, err := b.accounts.Create(ctx, accounts.NewUser{Email: jordan, Name: "Jordan Lee", Role: accounts.Customer, Password: "correct horse jordan"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := b.client(t)
+	c.mustSignIn(testUser{User: u, Password: "correct horse jordan"})
+	list := c.get("/requests")
+	if got := text(list, t, "waiting-count"); got != "(1)" {
+		t.Fatalf("before the cancel, waiting for you: %q, want (1)", got)
+	}
+	tok := c.pageCSRF(c.get("/requests/" + inv.ID))
+	stranger := b.client(t)
+	if res := stranger.get(link); res.doc(t).Find(`[data-testid="send-code-form"]`).Length() != 1 {
+		t.Fatalf("before the cancel the link offers no code (%d)", res.StatusCode)
+	}
+
+	if _, err := b.cp.Cancel(ctx, controlplane.AssistantActor("asst_test", "Test assistant"), inv.TaskID, 0); err != nil {
+		t.Fatal(err)
+	}
+
+	list = c.get("/requests")
+	doc := list.doc(t)
+	if doc.Find(`[data-testid="waiting"]`).Length() != 0 {
+		t.Error("the withdrawn request is still under Waiting for you")
+	}
+	row := doc.Find(`[data-testid="done"] [data-testid="request-row"][data-id="` + inv.ID + `"]`)
+	if badge := strings.TrimSpace(row.Find(`[data-testid="row-badge"]`).Text()); badge != "Withdrawn: the task was cancelled" {
+		t.Errorf("under Finished: badge %q (row found %d)", badge, row.Length())
+	}
+	page := c.get("/requests/" + inv.ID)
+	status := squash(page.doc(t).Find(`[data-testid="status"]`).Text())
+	if !strings.Contains(status, "This request was withdrawn: the task it belonged to was cancelled. Nothing was changed.") ||
+		!strings.Contains(status, "The assistant cancelled the conversation this came from before it was decided.") {
+		t.Errorf("the request page says %q", status)
+	}
+	if page.doc(t).Find(`[data-testid="confirm"]`).Length() != 0 {
+		t.Error("the withdrawn request still has a confirm button")
+	}
+	if strings.Contains(page.body, "What this means for you") {
+		t.Error("the withdrawn request states its consequences as facts or as pending")
+	}
+	if res := c.post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
+		t.Errorf("a confirm from the page opened before the cancel: %d, want 303 to the outcome", res.StatusCode)
+	}
+	if _, err := b.cp.DispatchOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.inv(t, inv.ID); !got.Withdrawn() || len(b.shopEffects(t, got.IdempotencyKey)) != 0 {
+		t.Errorf("after the late confirm: %s (withdrawn %v)", got.State, got.Withdrawn())
+	}
+
+	res := stranger.get(link)
+	if res.StatusCode != http.StatusOK || res.doc(t).Find(`[data-testid="send-code-form"]`).Length() != 0 ||
+		!strings.Contains(res.body, "replaced or withdrawn") {
+		t.Errorf("the link after the cancel: %d, still offers a code or does not say it was withdrawn\n%s", res.StatusCode, res.body)
+	}
+}
