@@ -2,8 +2,10 @@ package customer
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"sync"
@@ -31,7 +33,8 @@ import (
 const (
 	// maxLogoBytes bounds a logo the console keeps: a 32×32 header image.
 	maxLogoBytes = 256 << 10
-	// logoFetchTimeout bounds the one fetch of a logo, body included.
+	// logoFetchTimeout bounds the one fetch of a logo, body included (the
+	// client's timeout; tests set a shorter one).
 	logoFetchTimeout = 5 * time.Second
 	// logoRetryFirst is how long a failed logo waits before it is fetched
 	// again; each further failure doubles it, up to logoRetryMax.
@@ -125,7 +128,7 @@ func (ls *logos) fetch(raw string) ([]byte, string, error) {
 	}
 	// Not the page's context: the result is kept, so a visitor who leaves
 	// must not make the logo fail for everyone.
-	ctx, cancel := context.WithTimeout(context.Background(), logoFetchTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), ls.client.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, raw, nil)
 	if err != nil {
@@ -134,7 +137,7 @@ func (ls *logos) fetch(raw string) ([]byte, string, error) {
 	req.Header.Set("Accept", "image/png, image/jpeg, image/webp, image/gif")
 	res, err := ls.client.Do(req)
 	if err != nil {
-		return nil, "", err
+		return nil, "", ls.timedOut(err)
 	}
 	defer res.Body.Close()
 	if to := safehttp.Redirect(res); to != "" {
@@ -144,8 +147,13 @@ func (ls *logos) fetch(raw string) ([]byte, string, error) {
 		return nil, "", &logoError{"the server answered " + res.Status}
 	}
 	body, err := io.ReadAll(io.LimitReader(res.Body, maxLogoBytes+1))
+	if err == nil && ctx.Err() != nil {
+		// A body cut short by the deadline can read as a clean end: what
+		// arrived in time is not the whole image.
+		err = ctx.Err()
+	}
 	if err != nil {
-		return nil, "", err
+		return nil, "", ls.timedOut(err)
 	}
 	if len(body) > maxLogoBytes {
 		return nil, "", &logoError{"the image is larger than 256 kB"}
@@ -155,6 +163,16 @@ func (ls *logos) fetch(raw string) ([]byte, string, error) {
 		return nil, "", &logoError{"the image is " + ctype + ", not PNG, JPEG, WebP or GIF"}
 	}
 	return body, ctype, nil
+}
+
+// timedOut says a fetch that ran out of time in those words, whichever
+// part of the answer it was waiting for; any other error is as it is.
+func (ls *logos) timedOut(err error) error {
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
+		return &logoError{"the server did not send the whole image within " + ls.client.Timeout.String()}
+	}
+	return err
 }
 
 type logoError struct{ msg string }
