@@ -75,11 +75,19 @@ func (s *Service) EditArgs(ctx context.Context, actor Actor, id string, expected
 	}
 	var out Invocation
 	err = s.store.InTx(ctx, func(tx *store.Tx) error {
-		// The fresh quote is recorded only if what admits a write still
-		// holds after the dry run, under the task's lock (mayRecord).
+		// The request's lock, then the task's (lockWaitingFirst). The
+		// fresh quote is recorded only if what admits a write still holds
+		// after the dry run, under the task's lock (mayRecord).
+		current, err := tx.LockInvocation(ctx, id)
+		if err != nil {
+			return err
+		}
 		task, st, err := tx.WriteChecks(ctx, inv.TaskID, store.StandingQuery{System: inv.System, Action: inv.Action})
 		if err != nil {
 			return err
+		}
+		if s.hooks.changeLocked != nil {
+			s.hooks.changeLocked("edit")
 		}
 		if err := s.mayRecord(actor, task, st, write{system: inv.System, action: inv.Action,
 			compensation: inv.CompensatesID != ""}); err != nil {
@@ -95,10 +103,6 @@ func (s *Service) EditArgs(ctx context.Context, actor Actor, id string, expected
 		// The edited amount is routed again with the exposure, under the
 		// policy in force: the card says what its approval needs now (the
 		// approval itself checks the second-approver rule again).
-		current, err := tx.Invocation(ctx, id)
-		if err != nil {
-			return err
-		}
 		if _, _, err := mayDecideIn(ctx, tx, actor, current, "edit"); err != nil {
 			return err
 		}

@@ -19,3 +19,8 @@ func (s *Service) SetIdleHook(idle func()) { s.hooks.idle = idle }
 func (s *Service) SetProposalHooks(beforeLock, counted func()) {
 	s.hooks.beforeExposureLock, s.hooks.exposureCounted = beforeLock, counted
 }
+
+// SetChangeLockedHook stops a re-quote or an edit in its transaction once
+// it holds the request's and the task's locks, before it writes: locked
+// runs there with "requote" or "edit". Set it before either starts.
+func (s *Service) SetChangeLockedHook(locked func(path string)) { s.hooks.changeLocked = locked }

@@ -161,4 +161,8 @@ type testHooks struct {
 	// takes the exposure locks; exposureCounted right after it counted the
 	// exposure, before it inserts.
 	beforeExposureLock, exposureCounted func()
+	// changeLocked runs in a re-quote's or an edit's transaction once it
+	// holds its locks (the request's and the task's), before it writes;
+	// path is "requote" or "edit".
+	changeLocked func(path string)
 }

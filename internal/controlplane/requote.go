@@ -97,18 +97,23 @@ func (s *Service) supersede(ctx context.Context, actor Actor, old Invocation, ro
 	}
 	var out Requoted
 	err := s.store.InTx(ctx, func(tx *store.Tx) error {
-		// The locks in a proposal's order: the exposure's, then the
-		// task's (a cancel, too, takes the task's before its requests).
-		// A successor is a new write, so what admits one is checked again
-		// under them, after the dry run.
+		// The locks in their order (lockWaitingFirst): the exposure's,
+		// the request's, then the task's. A successor is a new write, so
+		// what admits one is checked again under them, after the dry run.
 		if refusal == nil && quote.AmountCents != nil {
 			if err := lockExposure(ctx, tx, old.System, old.Action, task.CustomerRef, quote.Target.ID, true); err != nil {
 				return err
 			}
 		}
+		if _, err := tx.LockInvocation(ctx, old.ID); err != nil {
+			return err
+		}
 		locked, st, err := tx.WriteChecks(ctx, old.TaskID, store.StandingQuery{System: old.System, Action: old.Action})
 		if err != nil {
 			return err
+		}
+		if s.hooks.changeLocked != nil {
+			s.hooks.changeLocked("requote")
 		}
 		if refusal == nil {
 			if err := s.mayRecord(actor, locked, st, write{system: old.System, action: old.Action,

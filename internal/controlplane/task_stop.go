@@ -67,13 +67,15 @@ func (s *Service) withdrawWaiting(ctx context.Context, tx *store.Tx, taskID stri
 }
 
 // lockWaitingFirst locks the task's requests that wait for a person before
-// a cancellation takes the task's lock. Every decision on such a request
+// a cancellation takes the task's lock. The lock order of every path that
+// takes more than one is: the exposure's advisory locks, then the
+// request's row, then the task's row. Every decision on such a request
 // (a confirmation, an approval, a first of two approvals, an expiry, a
-// fresh quote) locks the request and then the task, so the cancellation
-// takes them in the same order: it waits for a decision under way to
-// commit and then finds the request decided, or it holds the request and
-// the decision finds it withdrawn. Whichever commits first, the other sees
-// its result.
+// fresh quote, an edit) locks the request and then the task, so the
+// cancellation takes them in the same order: it waits for a decision
+// under way to commit and then finds the request decided, or it holds the
+// request and the decision finds it withdrawn. Whichever commits first,
+// the other sees its result.
 func lockWaitingFirst(ctx context.Context, tx *store.Tx, taskID string) error {
 	_, err := tx.LockWaitingOfTask(ctx, taskID, false)
 	return err

@@ -15,13 +15,12 @@ package customer
 import (
 	"context"
 	"log/slog"
-	"time"
+	"net/http"
 
 	"countersign/internal/accounts"
 	"countersign/internal/adapter"
 	"countersign/internal/controlplane"
 	"countersign/internal/lists"
-	"countersign/internal/safehttp"
 	"countersign/web/kit"
 	"countersign/web/layout"
 )
@@ -43,10 +42,9 @@ type Config struct {
 	// PublicBase is the console's public address, where the receipts'
 	// keys are published.
 	PublicBase string
-	// LogoFetch is how the businesses' logos are fetched: the zero value
-	// in production (public https addresses only, 5 seconds); tests set
-	// its Test allowance to reach their own logo server.
-	LogoFetch safehttp.Options
+	// LogoClient fetches the businesses' logos, once each (nil: a client
+	// with a 5-second timeout).
+	LogoClient *http.Client
 }
 
 // Handler serves the customer's routes.
@@ -59,11 +57,10 @@ type Handler struct {
 // New builds the customer's handlers on the pages' frame.
 func New(frame *layout.Frame, cfg Config) *Handler {
 	var log *slog.Logger
-	var now func() time.Time
 	if frame != nil && frame.Site != nil {
-		log, now = frame.Site.Log, frame.Site.Now
+		log = frame.Site.Log
 	}
-	return &Handler{Frame: frame, cfg: cfg, logos: newLogos(cfg.LogoFetch, log, now)}
+	return &Handler{Frame: frame, cfg: cfg, logos: newLogos(cfg.LogoClient, log)}
 }
 
 // Routes is the customer's part of the route table. The routes are public:
