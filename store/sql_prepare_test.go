@@ -47,6 +47,8 @@ var runtimeSQL = map[string]map[string][]string{
 	"metrics.go:distinctValues": nil,
 	// count runs the two constants passed to it.
 	"confirmation_code.go:TryConfirmationCode": {"q": wholeStatement},
+	// q is one of the two constants beside it.
+	"task_withdraw.go:LockWaitingOfTask": {"q": wholeStatement},
 	"invocation.go:transitionInvocation": {
 		`strings.Join(set, ", ")`: {transitionSet()},
 		// The held form, whose $6 is the lease token: the other is its prefix.

@@ -21,18 +21,26 @@ type WaitingOfTask struct {
 	Version int32  `db:"version"`
 }
 
+// The two forms of LockWaitingOfTask's statement, each a constant so it is
+// prepared like every other.
+const (
+	lockWaitingSQL = `SELECT id, task_id, state, version FROM invocations WHERE task_id = $1 AND state = ANY($2)
+		ORDER BY id FOR UPDATE`
+	lockWaitingSkipSQL = `SELECT id, task_id, state, version FROM invocations WHERE task_id = $1 AND state = ANY($2)
+		ORDER BY id FOR UPDATE SKIP LOCKED`
+)
+
 // LockWaitingOfTask locks the task's invocations that wait for a person
 // and returns them as they are once locked. With skipLocked false it waits
 // for a transaction deciding one of them to end (call it before taking the
 // task's lock: a decision locks the invocation, then the task); with
 // skipLocked true it passes over those another transaction holds.
 func (t *Tx) LockWaitingOfTask(ctx context.Context, taskID string, skipLocked bool) ([]WaitingOfTask, error) {
-	lock := "FOR UPDATE"
+	q := lockWaitingSQL
 	if skipLocked {
-		lock += " SKIP LOCKED"
+		q = lockWaitingSkipSQL
 	}
-	rows, _ := t.tx.Query(ctx, `SELECT id, task_id, state, version FROM invocations WHERE task_id = $1 AND state = ANY($2)
-		ORDER BY id `+lock, taskID, WaitingStates)
+	rows, _ := t.tx.Query(ctx, q, taskID, WaitingStates)
 	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[WaitingOfTask])
 	if err != nil {
 		return nil, fmt.Errorf("store.LockWaitingOfTask(%s): %w", taskID, err)
