@@ -96,15 +96,32 @@ const handoffWhere = `
 // turn, so one assistant's flood never keeps another's customers waiting
 // behind it, however old the flood is. Within a rank the longest waiting
 // come first, so a conversation over its target is ahead of its round.
+// Only each assistant's first $9 rows are ranked, through the index on
+// (assistant_id, taken, first_at, id): a page after rank k needs none
+// ranked past k and the page's size, so a page costs the assistants and
+// the page, not every conversation waiting.
 const handoffRanked = `WITH r AS (
-	SELECT g.*, row_number() OVER (PARTITION BY g.taken, g.assistant_id ORDER BY g.first_at, g.id) AS rank
-	FROM handoff_queue g WHERE ` + handoffWhere + `)`
+	SELECT g.* FROM (SELECT a.id AS assistant_id, t.taken FROM assistants a CROSS JOIN (VALUES (0), (1)) t (taken)
+		WHERE CASE $1::text WHEN 'waiting' THEN t.taken = 0 WHEN '' THEN true ELSE t.taken = 1 END) p
+	CROSS JOIN LATERAL (
+		SELECT g.*, row_number() OVER (ORDER BY g.first_at, g.id) AS rank FROM handoff_queue g
+		WHERE g.assistant_id = p.assistant_id AND g.taken = p.taken AND ` + handoffWhere + `
+		ORDER BY g.first_at, g.id LIMIT $9::bigint) g)`
 
 // handoffOrder is the list's order, the cursor's columns.
 const handoffOrder = `g.taken, g.rank, g.first_at, g.id`
 
 // $4 taken, $5 rank, $6 first_at, $7 id.
 const handoffAfter = `((` + handoffOrder + `) > ($4::int, $5::bigint, $6::timestamptz, $7::bigint))`
+
+// rankedUpTo is how many of each assistant's rows handoffRanked ranks:
+// those up to the cursor's rank, and then the page's.
+func (f HandoffFilter) rankedUpTo(page int64) int64 {
+	if f.After == nil {
+		return page
+	}
+	return f.After.Rank + page
+}
 
 func (f HandoffFilter) args() []any {
 	var taken int32 = -1
@@ -135,7 +152,7 @@ func (s *Store) HandoffGroups(ctx context.Context, f HandoffFilter) ([]HandoffGr
 		LEFT JOIN LATERAL (SELECT t.id, t.customer_ref FROM tasks t WHERE g.task_id IS NULL AND t.conversation_id = g.conversation_id
 			ORDER BY t.created_at DESC, t.id DESC LIMIT 1) tc ON true
 		LEFT JOIN users u ON u.id = g.taken_by
-		ORDER BY `+handoffOrder, append(f.args(), f.Limit)...)
+		ORDER BY `+handoffOrder, append(f.args(), f.Limit, f.rankedUpTo(int64(f.Limit)))...)
 	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[HandoffGroup])
 	if err != nil {
 		return nil, fmt.Errorf("store.HandoffGroups: %w", err)
@@ -148,11 +165,15 @@ func (s *Store) HandoffGroups(ctx context.Context, f HandoffFilter) ([]HandoffGr
 // target, and the assistant with the most waiting.
 func (s *Store) HandoffCounts(ctx context.Context, f HandoffFilter) (HandoffCounts, error) {
 	c := HandoffCounts{Intents: map[string]int64{}}
+	// Before the cursor: the filtered rows of an earlier group (waiting
+	// before taken), and those of its own group ranked up to it.
 	err := s.pool.QueryRow(ctx, handoffRanked+`
-		SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM r g WHERE $4::int >= 0 AND NOT `+handoffAfter+`),
+		SELECT count(*) FILTER (WHERE `+handoffWhere+`),
+			count(*) FILTER (WHERE `+handoffWhere+` AND g.taken < $4::int)
+				+ (SELECT count(*) FROM r g WHERE g.taken = $4::int AND NOT `+handoffAfter+`),
 			count(*), count(*) FILTER (WHERE taken_by IS NULL), count(*) FILTER (WHERE taken_by IS NOT NULL),
 			count(*) FILTER (WHERE taken_by = $2::bigint), count(*) FILTER (WHERE taken_by IS NULL AND first_at < $8)
-		FROM handoff_queue`, append(f.args(), f.OverSince)...).Scan(&c.Total, &c.Before, &c.All, &c.Waiting, &c.Taken, &c.Mine, &c.OverTarget)
+		FROM handoff_queue g`, append(f.args(), f.OverSince, f.rankedUpTo(0))...).Scan(&c.Total, &c.Before, &c.All, &c.Waiting, &c.Taken, &c.Mine, &c.OverTarget)
 	if err != nil {
 		return c, fmt.Errorf("store.HandoffCounts: %w", err)
 	}

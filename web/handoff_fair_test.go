@@ -101,7 +101,11 @@ func TestTheHandoffListTakesEachAssistantInTurn(t *testing.T) {
 	if next == "" {
 		t.Fatal("no next page after 50 of 61")
 	}
-	all := append(cards, rowIDs(c.get(next).doc(t), `article[data-testid^="handoff-"]`)...)
+	page2 := c.get(next).doc(t)
+	if got := page2.Find(`[data-testid="handoff-pager"] [data-testid="showing"]`).Text(); got != "Showing 51–61 of 61 conversations." {
+		t.Errorf("the second page says %q", got)
+	}
+	all := append(cards, rowIDs(page2, `article[data-testid^="handoff-"]`)...)
 	seen := map[string]bool{}
 	for _, id := range all {
 		seen[id] = true
