@@ -224,10 +224,20 @@ func (s *Store) SetAssistantAction(ctx context.Context, a AssistantAction) error
 
 // InsertConversationEvent appends what an assistant did with a request.
 func (s *Store) InsertConversationEvent(ctx context.Context, e ConversationEvent) (ConversationEvent, error) {
+	return insertConversationEvent(ctx, s.pool, e)
+}
+
+// InsertConversationEvent is Store.InsertConversationEvent in the
+// transaction (a hand-off, under LockHandoffOpening).
+func (t *Tx) InsertConversationEvent(ctx context.Context, e ConversationEvent) (ConversationEvent, error) {
+	return insertConversationEvent(ctx, t.tx, e)
+}
+
+func insertConversationEvent(ctx context.Context, db dbtx, e ConversationEvent) (ConversationEvent, error) {
 	if e.Data == nil {
 		e.Data = []byte("{}")
 	}
-	rows, _ := s.pool.Query(ctx, `INSERT INTO conversation_events (conversation_id, assistant_id, task_id, intent, mode, at, data)
+	rows, _ := db.Query(ctx, `INSERT INTO conversation_events (conversation_id, assistant_id, task_id, intent, mode, at, data)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)
 		RETURNING id, conversation_id, assistant_id, task_id, intent, mode, at, data`,
 		e.ConversationID, e.AssistantID, e.TaskID, e.Intent, e.Mode, e.At, e.Data)

@@ -223,6 +223,7 @@ func TestConversationsBelongToOneAssistant(t *testing.T) {
 	if err := b.store.Pool().QueryRow(ctx, `SELECT count(*) FROM conversation_events WHERE conversation_id = 'conv-1'`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("conv-1 has %d events (%v), want none", n, err)
 	}
+	b.newTask(t, otherKey, "conv-other", []string{"issue_refund"}) // a hand-off needs a task of its conversation
 	b.call(t, otherKey, http.MethodPost, "/api/v1/conversations/conv-other/events", event).want(t, http.StatusCreated)
 	b.call(t, b.key, http.MethodPost, "/api/v1/conversations/conv-1/events", event).want(t, http.StatusCreated)
 

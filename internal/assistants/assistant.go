@@ -49,6 +49,7 @@ type Store interface {
 	ConversationOwner(ctx context.Context, id string) (string, error)
 	ConversationLog(ctx context.Context, conversationID string, limit int) ([]store.ConversationEntry, error)
 	HandoffTakeovers(ctx context.Context, conversationID string) ([]store.HandoffTakeover, error)
+	InTx(ctx context.Context, fn func(*store.Tx) error) error
 }
 
 // Service manages assistants and their keys and answers for them.

@@ -90,6 +90,7 @@ type eventData struct {
 // has a task of this assistant whose customer the business vouched for
 // (or an admin's grant, Grants.ReportsWithoutTask). The first event (or task) of a conversation id
 // makes it the assistant's; another assistant's conversation is not found.
+// A hand-off is recorded only within the hand-off limits (recordHandoff).
 func (s *Service) Record(ctx context.Context, a Assistant, e Event) (Event, error) {
 	fields := map[string]string{}
 	e.ConversationID = strings.TrimSpace(e.ConversationID)
@@ -148,7 +149,7 @@ func (s *Service) Record(ctx context.Context, a Assistant, e Event) (Event, erro
 		return Event{}, apperr.InvalidFields(map[string]string{"facts": "must be a JSON object"})
 	}
 	row.Data = data
-	saved, err := s.store.InsertConversationEvent(ctx, row)
+	saved, err := s.insertEvent(ctx, a, row) // a hand-off within its limits (handoff_limits.go)
 	if err != nil {
 		return Event{}, err
 	}

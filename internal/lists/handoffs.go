@@ -25,10 +25,13 @@ type HandoffFilter struct {
 }
 
 // HandoffCursor is where a page of hand-offs ended. The list's order is
-// waiting before taken, then the longest waiting first, then the id. It
-// converts to the store's cursor, as TaskCursor.
+// waiting before taken, then each assistant's in turn (Rank: 1 for each
+// assistant's longest waiting, 2 for its next, …), then the longest
+// waiting first, then the id. It converts to the store's cursor, as
+// TaskCursor.
 type HandoffCursor struct {
 	Taken   int32
+	Rank    int64
 	FirstAt time.Time
 	ID      int64
 }
@@ -70,6 +73,25 @@ type HandoffCounts struct {
 	Total, Before, All, Waiting, Taken, Mine, OverTarget int64
 	// Intents counts waiting groups per intent.
 	Intents map[string]int64
+	// Busiest is the assistant with the most conversations waiting.
+	Busiest store.HandoffAssistant
+}
+
+// floodMinimum is how many conversations one assistant must have waiting
+// before the list names it as flooding: below it, everyone's show on the
+// list's first screen anyway, and two or three waiting are no alarm.
+const floodMinimum = 10
+
+// Flooding returns the assistant filling the people's queue: the one with
+// the most conversations waiting, when it holds more than its fair share
+// (more than half of all waiting, however many assistants there are) and
+// at least floodMinimum. ok is false when no assistant does.
+func (c HandoffCounts) Flooding() (a store.HandoffAssistant, ok bool) {
+	b := c.Busiest
+	if b.Waiting < floodMinimum || 2*b.Waiting <= c.Waiting {
+		return store.HandoffAssistant{}, false
+	}
+	return b, true
 }
 
 // HandoffPage is one page of hand-off groups with the list's counts, and
@@ -87,8 +109,9 @@ func (s *Service) HandoffsWaiting(ctx context.Context) (int64, error) {
 	return s.store.HandoffsWaiting(ctx)
 }
 
-// HandoffList returns a page of hand-off groups: waiting ones first, the
-// longest waiting first.
+// HandoffList returns a page of hand-off groups: waiting ones first, each
+// assistant's in turn so that no assistant's flood delays another's
+// customers, the longest waiting first within a turn.
 func (s *Service) HandoffList(ctx context.Context, f HandoffFilter) (HandoffPage, error) {
 	want := pageSize(f.Limit)
 	sf := store.HandoffFilter{Status: f.Status, Intent: f.Intent, UserID: f.UserID, After: (*store.HandoffCursor)(f.After),
@@ -102,7 +125,7 @@ func (s *Service) HandoffList(ctx context.Context, f HandoffFilter) (HandoffPage
 	if len(rows) > want {
 		rows = rows[:want]
 		last := rows[want-1]
-		page.Next = &HandoffCursor{Taken: last.Taken, FirstAt: last.FirstAt, ID: last.ID}
+		page.Next = &HandoffCursor{Taken: last.Taken, Rank: last.Rank, FirstAt: last.FirstAt, ID: last.ID}
 	}
 	for _, r := range rows {
 		page.Groups = append(page.Groups, handoffGroup(r))

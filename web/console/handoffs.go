@@ -24,10 +24,11 @@ const handoffTarget = 15 * time.Minute
 
 // handleHandoffs answers GET /handoffs: conversations the assistant handed
 // to a person (one card a conversation, however often it handed off),
-// waiting ones first and the longest waiting first — those over the
-// target marked and counted — filtered by status (waiting, taken, mine)
-// and intent, 50 a page with a count that says how many there are
-// (keyset: after=taken.unixmicro.id).
+// waiting ones first, each assistant's in turn and the longest waiting
+// first within a turn — those over the target marked and counted, and an
+// assistant holding most of the waiting ones named — filtered by status
+// (waiting, taken, mine) and intent, 50 a page with a count that says how
+// many there are (keyset: after=taken.rank.unixmicro.id).
 func (h *Handler) handleHandoffs(c echo.Context) error {
 	u, _ := kit.CurrentUser(c)
 	f := lists.HandoffFilter{Status: c.QueryParam("status"), Intent: c.QueryParam("intent"), UserID: u.ID, Limit: listPageSize}
@@ -62,7 +63,7 @@ func (h *Handler) handleHandoffs(c echo.Context) error {
 	}
 	k := page.Counts
 	v := views.HandoffsView{Status: f.Status, Intent: f.Intent, Target: "A person takes each conversation within " + waitedFor(handoffTarget) + ".",
-		OverTarget: k.OverTarget}
+		OverTarget: k.OverTarget, Flood: floodWords(k)}
 	for _, st := range []struct {
 		value, label string
 		n            int64
@@ -101,7 +102,7 @@ func (h *Handler) handleHandoffs(c echo.Context) error {
 	}
 	v.Pager = pagerView(k.Before, len(page.Groups), k.Total, "conversation", "conversations")
 	if page.Next != nil {
-		v.Pager.NextURL = link(f.Status, fmt.Sprintf("%d.%d.%d", page.Next.Taken, page.Next.FirstAt.UnixMicro(), page.Next.ID))
+		v.Pager.NextURL = link(f.Status, fmt.Sprintf("%d.%d.%d.%d", page.Next.Taken, page.Next.Rank, page.Next.FirstAt.UnixMicro(), page.Next.ID))
 	}
 	if f.After != nil {
 		v.Pager.FirstURL = link(f.Status, "")
@@ -162,18 +163,31 @@ func waitedFor(d time.Duration) string {
 	return fmt.Sprintf("%d days", int(d.Hours()/24))
 }
 
+// floodWords names the assistant filling the people's queue, in words
+// for the list's alarm; empty when none does (lists.HandoffCounts.Flooding).
+func floodWords(k lists.HandoffCounts) string {
+	a, ok := k.Flooding()
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("%s handed off %s of the %s conversations waiting. The list takes each assistant's in turn, "+
+		"so other assistants' customers are not kept behind them; if these are not real customers, disable its key under Assistants.",
+		a.Name, thousands(a.Waiting), thousands(k.Waiting))
+}
+
 func parseHandoffCursor(s string) *lists.HandoffCursor {
-	parts := strings.SplitN(s, ".", 3)
-	if len(parts) != 3 {
+	parts := strings.SplitN(s, ".", 4)
+	if len(parts) != 4 {
 		return nil
 	}
 	taken, err1 := strconv.ParseInt(parts[0], 10, 32)
-	micros, err2 := strconv.ParseInt(parts[1], 10, 64)
-	id, err3 := strconv.ParseInt(parts[2], 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil {
+	rank, err2 := strconv.ParseInt(parts[1], 10, 64)
+	micros, err3 := strconv.ParseInt(parts[2], 10, 64)
+	id, err4 := strconv.ParseInt(parts[3], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
 		return nil
 	}
-	return &lists.HandoffCursor{Taken: int32(taken), FirstAt: time.UnixMicro(micros), ID: id}
+	return &lists.HandoffCursor{Taken: int32(taken), Rank: rank, FirstAt: time.UnixMicro(micros), ID: id}
 }
 
 // factLines shows the facts the assistant read: a list of strings, or an
