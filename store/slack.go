@@ -44,15 +44,48 @@ func (s *Store) SlackLinksOfUser(ctx context.Context, userID int64) ([]SlackLink
 	return out, nil
 }
 
-// LinkSlackUser links a Slack user to a console account, replacing an
-// earlier link of the same Slack user.
+// SlackLinkedError says a Slack user is linked to another console account
+// already: a link never moves by itself (the account it is linked to
+// unlinks it first). It is ErrConflict.
+type SlackLinkedError struct {
+	Team, User string
+}
+
+func (e *SlackLinkedError) Error() string {
+	return "the Slack user " + e.Team + "/" + e.User + " is linked to another account"
+}
+
+// Unwrap makes the error ErrConflict.
+func (e *SlackLinkedError) Unwrap() error { return ErrConflict }
+
+// LinkSlackUser links a Slack user to a console account. A Slack user
+// linked to that account already stays as they are; one linked to another
+// account is a *SlackLinkedError and nothing changes.
 func (s *Store) LinkSlackUser(ctx context.Context, l SlackLink) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO slack_links (slack_team, slack_user, user_id, how, linked_at)
-		VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (slack_team, slack_user) DO UPDATE SET user_id = EXCLUDED.user_id, how = EXCLUDED.how, linked_at = EXCLUDED.linked_at`,
-		l.Team, l.User, l.UserID, l.How, l.LinkedAt)
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return insertSlackLink(ctx, tx, l) })
 	if err != nil {
 		return fmt.Errorf("store.LinkSlackUser(%s, %s): %w", l.Team, l.User, err)
+	}
+	return nil
+}
+
+// insertSlackLink links l's Slack user unless they are linked already:
+// the key (slack_team, slack_user) makes the first of two links at once
+// win; the other, waiting on it, then reads whose it is.
+func insertSlackLink(ctx context.Context, tx pgx.Tx, l SlackLink) error {
+	tag, err := tx.Exec(ctx, `INSERT INTO slack_links (slack_team, slack_user, user_id, how, linked_at)
+		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (slack_team, slack_user) DO NOTHING`,
+		l.Team, l.User, l.UserID, l.How, l.LinkedAt)
+	if err != nil || tag.RowsAffected() == 1 {
+		return err
+	}
+	var owner int64
+	if err := tx.QueryRow(ctx, `SELECT user_id FROM slack_links WHERE slack_team = $1 AND slack_user = $2`,
+		l.Team, l.User).Scan(&owner); err != nil {
+		return err
+	}
+	if owner != l.UserID {
+		return &SlackLinkedError{Team: l.Team, User: l.User}
 	}
 	return nil
 }
@@ -89,7 +122,9 @@ func (s *Store) IssueSlackLinkCode(ctx context.Context, hash []byte, team, user 
 
 // RedeemSlackLinkCode uses a link code for console account userID: an
 // unused, unexpired code links its Slack user to the account (and is used
-// up); any other code is a miss, counted against the account. With
+// up); any other code is a miss, counted against the account. A code whose
+// Slack user is linked to another account is a *SlackLinkedError, and the
+// code stays unused (it links once that account has unlinked). With
 // maxMisses misses since missesSince it answers ErrLimit before comparing;
 // a wrong code answers ErrNotFound.
 func (s *Store) RedeemSlackLinkCode(ctx context.Context, hash []byte, userID int64, now, missesSince time.Time, maxMisses int) (SlackLink, error) {
@@ -120,15 +155,14 @@ func (s *Store) RedeemSlackLinkCode(ctx context.Context, hash []byte, userID int
 			return err
 		}
 		link.UserID, link.How, link.LinkedAt = userID, "code", now
-		_, err = tx.Exec(ctx, `INSERT INTO slack_links (slack_team, slack_user, user_id, how, linked_at)
-			VALUES ($1, $2, $3, $4, $5)
-			ON CONFLICT (slack_team, slack_user) DO UPDATE SET user_id = EXCLUDED.user_id, how = EXCLUDED.how, linked_at = EXCLUDED.linked_at`,
-			link.Team, link.User, link.UserID, link.How, link.LinkedAt)
-		return err
+		return insertSlackLink(ctx, tx, link)
 	})
+	var linked *SlackLinkedError
 	switch {
 	case errors.Is(err, ErrLimit):
 		return SlackLink{}, ErrLimit
+	case errors.As(err, &linked):
+		return SlackLink{}, fmt.Errorf("store.RedeemSlackLinkCode(%d): %w", userID, err)
 	case err != nil:
 		return SlackLink{}, fmt.Errorf("store.RedeemSlackLinkCode(%d): %w", userID, err)
 	case miss:

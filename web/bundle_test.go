@@ -30,6 +30,7 @@ import (
 	"countersign/internal/lists"
 	"countersign/internal/mail"
 	"countersign/internal/metrics"
+	"countersign/internal/safehttp"
 	"countersign/internal/shopadapter"
 	"countersign/internal/slackbot"
 	"countersign/internal/webhooks"
@@ -90,6 +91,9 @@ type bundleOpts struct {
 	// logo, when set, is the shop's logo server (TLS): the shop's brand
 	// names its /logo.png and the console fetches it with its client.
 	logo *httptest.Server
+	// logoURL, when set, is the shop's logo address instead of the logo
+	// server's /logo.png; "{logo}" in it stands for the server's address.
+	logoURL string
 }
 
 var testKey = [][]byte{[]byte("0123456789abcdef0123456789abcdef"), []byte("fedcba9876543210fedcba9876543210")}
@@ -128,7 +132,7 @@ func setup(t *testing.T, opts ...bundleOpts) *testBundle {
 	}
 	ws := web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Now: clk.Now, TrustedProxies: o.trustedProxies,
 		Registry: reg, Control: cp, Lists: lists.New(st, clk.Now), Confirmations: links, Assistants: asst, Metrics: reports, Webhooks: webhooks.New(st, clk.Now, webhooks.Config{AllowPrivate: true}),
-		Logger: o.logger, Slack: bot, LogoClient: logoClient(o.logo)})
+		Logger: o.logger, Slack: bot, LogoFetch: logoFetch(o.logo)})
 	srv := httptest.NewServer(checkContract(t, ws.Handler()))
 	t.Cleanup(srv.Close)
 	b := &testBundle{srv: srv, web: ws, store: st, accounts: acc, cp: cp, clock: clk, users: map[accounts.Role]testUser{},
@@ -137,7 +141,7 @@ func setup(t *testing.T, opts ...bundleOpts) *testBundle {
 		b.users[r] = b.createUser(t, r)
 	}
 	if o.shop {
-		b.connectShop(t, reg, o.logo)
+		b.connectShop(t, reg, o.logo, o.logoURL)
 	}
 	return b
 }
@@ -276,17 +280,20 @@ func webServerSharing(t *testing.T, b *testBundle, keyPairs [][]byte) *httptest.
 	return srv
 }
 
-// connectShop starts a seeded demo shop on its own database and connects
-// it as system "shop", with policies owned by the bundle's manager.
-// logoClient is the client that trusts the logo server, if any.
-func logoClient(logo *httptest.Server) *http.Client {
+// logoFetch is the production logo fetch with a test's allowance: it
+// reaches the logo server, if any, and trusts its certificate; nothing
+// else on loopback. A short time limit keeps a slow server's test short.
+func logoFetch(logo *httptest.Server) safehttp.Options {
 	if logo == nil {
-		return nil
+		return safehttp.Options{}
 	}
-	return logo.Client()
+	return safehttp.Options{Timeout: 2 * time.Second, Test: &safehttp.TestAllowance{
+		Addrs: []string{logo.Listener.Addr().String()}, RootCAs: logo.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs}}
 }
 
-func (b *testBundle) connectShop(t *testing.T, reg *adapter.Registry, logo *httptest.Server) {
+// connectShop starts a seeded demo shop on its own database and connects
+// it as system "shop", with policies owned by the bundle's manager.
+func (b *testBundle) connectShop(t *testing.T, reg *adapter.Registry, logo *httptest.Server, logoURL string) {
 	t.Helper()
 	ctx := context.Background()
 	pool := dbtest.NewBare(t)
@@ -304,6 +311,9 @@ func (b *testBundle) connectShop(t *testing.T, reg *adapter.Registry, logo *http
 	brand := shopadapter.DemoBrand
 	if logo != nil {
 		brand.LogoURL = logo.URL + "/logo.png"
+		if logoURL != "" {
+			brand.LogoURL = strings.ReplaceAll(logoURL, "{logo}", logo.URL)
+		}
 	}
 	reg.Connect(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: srv.URL, Token: b.shop.Token(), Ledger: adapter.NewLedger(b.store, b.clock.Now), Now: b.clock.Now, Brand: brand}))
 	owner := b.users[accounts.Manager].ID

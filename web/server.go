@@ -25,6 +25,7 @@ import (
 	"countersign/internal/lists"
 	"countersign/internal/metrics"
 	"countersign/internal/receipts"
+	"countersign/internal/safehttp"
 	"countersign/internal/slackbot"
 	"countersign/internal/webhooks"
 	"countersign/web/api"
@@ -86,9 +87,10 @@ type Config struct {
 	// and links people's Slack accounts on their account page; nil leaves
 	// Slack off (its address answers 404).
 	Slack *slackbot.Bot
-	// LogoClient fetches the businesses' logos the customer pages show, once
-	// each (nil: a client with a 5-second timeout).
-	LogoClient *http.Client
+	// LogoFetch is how the businesses' logos the customer pages show are
+	// fetched: the zero value in production (safehttp: public https
+	// addresses only); tests set its Test allowance, never a flag.
+	LogoFetch safehttp.Options
 }
 
 // Server is the assembled console.
@@ -118,7 +120,7 @@ func New(cfg Config) *Server {
 	s.api = api.New(site, api.Config{Registry: cfg.Registry, Control: cfg.Control, Confirmations: cfg.Confirmations,
 		Assistants: cfg.Assistants, RatePerMinute: cfg.APIRatePerMinute, AllowedOrigins: cfg.MCPAllowedOrigins, Receipts: cfg.Receipts, PublicBase: cfg.PublicBase})
 	cust := customer.New(s.frame, customer.Config{Control: cfg.Control, Lists: cfg.Lists, Confirmations: cfg.Confirmations,
-		Registry: cfg.Registry, Receipt: s.api.Receipt, PublicBase: cfg.PublicBase, LogoClient: cfg.LogoClient})
+		Registry: cfg.Registry, Receipt: s.api.Receipt, PublicBase: cfg.PublicBase, LogoFetch: cfg.LogoFetch})
 	s.console = console.New(s.frame, console.Config{Registry: cfg.Registry, Control: cfg.Control, Lists: cfg.Lists,
 		Assistants: cfg.Assistants, Metrics: cfg.Metrics, Webhooks: cfg.Webhooks, Slack: slackLinks(cfg.Slack),
 		CustomerFrame: cust.CustomerFrame})

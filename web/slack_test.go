@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"countersign/internal/accounts"
 	"countersign/internal/controlplane"
@@ -137,5 +138,49 @@ func TestAdminTurnsOnEmailMatch(t *testing.T) {
 	}
 	if on, err := b.bot.EmailMatch(context.Background()); err != nil || !on {
 		t.Errorf("after the admin turned it on: %v %v", on, err)
+	}
+}
+
+// TestSlackPageRefusesMovingALink: a Slack user linked to an agent whose
+// second code another account enters stays linked to the agent: the
+// other account's Slack page answers 409 with the form, saying in the
+// code field how the link moves (its owner unlinks it first), and lists
+// no link.
+func TestSlackPageRefusesMovingALink(t *testing.T) {
+	t.Parallel()
+	b := setup(t, bundleOpts{shop: true, slack: true})
+	f := newConsoleFixture(t, b)
+	f.refund(t, f.order, 4200)
+	if err := b.bot.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	sam := b.slack.AddUser(fakeslack.User{ID: "U0SAM", Name: "Sam"})
+	var codes []string
+	for range 2 {
+		click, _ := b.slack.Click(sam, b.slack.Messages()[0], "approve")
+		if _, _, err := click.Send(b.srv.URL + "/slack/interactions"); err != nil {
+			t.Fatal(err)
+		}
+		dms := b.slack.DMs()
+		_, rest, _ := strings.Cut(dms[len(dms)-1].Text, "*")
+		code, _, _ := strings.Cut(rest, "*")
+		codes = append(codes, code)
+		b.clock.Advance(61 * time.Second)
+	}
+	agent := b.client(t)
+	agent.mustSignIn(b.users[accounts.Agent])
+	if res := agent.post("/account/slack", url.Values{"_csrf": {agent.csrf("/account/slack")}, "code": {codes[0]}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("the agent's code: %d\n%s", res.StatusCode, res.body)
+	}
+	manager := b.client(t)
+	manager.mustSignIn(b.users[accounts.Manager])
+	res := manager.post("/account/slack", url.Values{"_csrf": {manager.csrf("/account/slack")}, "code": {codes[1]}})
+	doc := res.doc(t)
+	if res.StatusCode != http.StatusConflict || !strings.Contains(doc.Find(`[data-testid="code-error"]`).Text(), "linked to another Countersign account") ||
+		doc.Find(`[data-testid="slack-link-form"]`).Length() != 1 || doc.Find(`[data-testid="slack-links"]`).Length() != 0 {
+		t.Fatalf("a second account's code for a linked Slack user: %d\n%s", res.StatusCode, res.body)
+	}
+	if links := agent.get("/account/slack").doc(t).Find(`[data-testid="slack-links"]`).Text(); !strings.Contains(links, sam.ID) {
+		t.Errorf("the agent's link moved: %q", links)
 	}
 }

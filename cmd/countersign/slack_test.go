@@ -96,7 +96,7 @@ func TestDemoWithFakeSlack(t *testing.T) {
 		t.Fatal(err)
 	}
 	res.Body.Close()
-	if p := page(); !strings.Contains(p, "Approved by Sam Okafor in Slack") {
+	if p := page(); !strings.Contains(p, "Approved by <code>Sam Okafor</code> in Slack") {
 		t.Errorf("after Sam's click the channel shows no approval:\n%s", p)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"strings"
 
 	"countersign/internal/apperr"
 	"countersign/store"
@@ -20,9 +21,10 @@ type HandoffDraft struct {
 }
 
 // PreparedDraft is a hand-off's draft exactly as sending it on would
-// propose it: on TaskID, to System (the one system of the catalog that
-// offers Action; empty when none or several do, and then it is not sent),
-// with the hand-off's own Summary. Digest binds the page that showed it to
+// propose it: on TaskID, to System (the one system offering Action that
+// the task may use it on, as a proposal naming no system resolves it;
+// empty when none or several are, and then it is not sent), with the
+// hand-off's own Summary. Digest binds the page that showed it to
 // the send: the form carries it, and a send whose digest differs is
 // refused.
 type PreparedDraft struct {
@@ -33,14 +35,17 @@ type PreparedDraft struct {
 	Args      json.RawMessage
 	Summary   string
 	Digest    string
-	// Systems counts the systems offering Action when System is empty.
-	Systems int
+	// Systems counts, and Candidates names, the systems offering Action
+	// that the task may use it on, when System is empty.
+	Systems    int
+	Candidates []string
 }
 
 // PrepareHandoffDraft reads the draft of hand-off id, whose data is the
-// hand-off event's, as it would be sent on taskID; ok is false when the
+// hand-off event's, as it would be sent on task (the zero Task when the
+// conversation has none: then no system takes it); ok is false when the
 // assistant prepared none.
-func (s *Service) PrepareHandoffDraft(id int64, taskID string, data json.RawMessage) (d PreparedDraft, ok bool) {
+func (s *Service) PrepareHandoffDraft(id int64, task Task, data json.RawMessage) (d PreparedDraft, ok bool) {
 	var ev struct {
 		Summary      string        `json:"summary"`
 		WouldPropose *HandoffDraft `json:"would_propose"`
@@ -48,19 +53,15 @@ func (s *Service) PrepareHandoffDraft(id int64, taskID string, data json.RawMess
 	if json.Unmarshal(data, &ev) != nil || ev.WouldPropose == nil || ev.WouldPropose.Action == "" {
 		return PreparedDraft{}, false
 	}
-	d = PreparedDraft{HandoffID: id, TaskID: taskID, Action: ev.WouldPropose.Action, Args: ev.WouldPropose.Args, Summary: ev.Summary}
-	// A draft names no system: it is bound to the one that offers the
-	// action, never guessed among several.
-	var found []string
-	for _, sys := range s.registry.Systems() {
-		for _, a := range sys.Actions() {
-			if a.Name == d.Action {
-				found = append(found, sys.Name())
-			}
-		}
-	}
+	d = PreparedDraft{HandoffID: id, TaskID: task.ID, Action: ev.WouldPropose.Action, Args: ev.WouldPropose.Args, Summary: ev.Summary}
+	// A draft names no system: it is bound to the one offering the action
+	// that the task may use, as a proposal naming none is, never guessed
+	// among several.
+	found := s.systemsFor(task, d.Action)
 	if d.Systems = len(found); len(found) == 1 {
 		d.System = found[0]
+	} else {
+		d.Candidates = found
 	}
 	d.Digest = draftDigest(d)
 	return d, true
@@ -181,7 +182,11 @@ func (s *Service) heldDraft(ctx context.Context, actor Actor, id int64, digest, 
 				return err
 			}
 		}
-		d, ok := s.PrepareHandoffDraft(id, taskID, data)
+		row, err := tx.Task(ctx, taskID)
+		if err != nil {
+			return err
+		}
+		d, ok := s.PrepareHandoffDraft(id, TaskFromRow(row), data)
 		if !ok {
 			return apperr.New(apperr.NotFound, "The assistant prepared no write in this hand-off.")
 		}
@@ -198,7 +203,8 @@ func (s *Service) heldDraft(ctx context.Context, actor Actor, id int64, digest, 
 		}
 		if outcome == "sent" && d.System == "" {
 			return &apperr.Error{Kind: apperr.IllegalTransition, Code: "draft_system_unknown",
-				Message: "The assistant's draft names no system, and " + systemsWords(d.Systems) + ": it is not sent to a guessed one. Make the request yourself."}
+				Message: "The assistant's draft names no system, and " + SystemsWords(d.Candidates) + ": it is not sent to a guessed one. Make the request yourself.",
+				Details: map[string]any{"systems": d.Candidates}}
 		}
 		draft = d
 		if err := tx.DecideHandoffDraft(ctx, id, outcome, actor.UserID, s.now()); err != nil {
@@ -215,9 +221,11 @@ func (s *Service) heldDraft(ctx context.Context, actor Actor, id int64, digest, 
 	return draft, err
 }
 
-func systemsWords(n int) string {
-	if n == 0 {
-		return "no system offers this action"
+// SystemsWords says why a draft naming no system has none: no system
+// the task may use offers its action, or several do (named).
+func SystemsWords(candidates []string) string {
+	if len(candidates) == 0 {
+		return "no system this task may use offers this action"
 	}
-	return "several systems offer this action"
+	return "this task may use this action on several systems (" + strings.Join(candidates, ", ") + ")"
 }

@@ -3,6 +3,7 @@ package controlplane_test
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -24,7 +25,13 @@ func (b *testBundle) draftDigest(id int64) string {
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	d, ok := b.cp.PrepareHandoffDraft(id, task, data)
+	var t controlplane.Task
+	if task != "" {
+		if t, err = b.cp.Task(b.ctx, task); err != nil {
+			b.t.Fatal(err)
+		}
+	}
+	d, ok := b.cp.PrepareHandoffDraft(id, t, data)
 	if !ok {
 		b.t.Fatalf("hand-off %d has no draft", id)
 	}
@@ -230,39 +237,69 @@ func TestWhoSendsAHandoffDraftOnDoesNotApproveItsRequotedSuccessor(t *testing.T)
 	}
 }
 
-func TestAHandoffDraftOfAnActionTwoSystemsOfferIsNotSentToAGuessedOne(t *testing.T) {
+// TestAHandoffDraftGoesToTheSystemItsTaskAllows: two connected systems
+// offer issue_refund and the assistant's draft names neither. On a task
+// that may refund on one of them only, the draft is bound to that one, as
+// a proposal naming no system would be, and sending it proposes there; on
+// a task that may refund on both it is refused (draft_system_unknown),
+// naming both, and nothing is proposed.
+func TestAHandoffDraftGoesToTheSystemItsTaskAllows(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	// Two systems offer issue_refund; the task may use only one of them,
-	// which the assistant's draft does not name.
-	ledger := adapter.NewLedger(b.store, b.clock.Now)
-	shop := func(name string) adapter.System {
-		return shopadapter.New(shopadapter.Config{Name: name, BaseURL: b.shopURL, Token: b.shop.Token(), Ledger: ledger, Now: b.clock.Now})
-	}
-	cp := controlplane.New(b.store, adapter.NewRegistry(shop("shop"), shop("shop_eu")),
-		controlplane.Config{CallTimeout: 5 * time.Second, LeaseMargin: time.Second}, b.clock.Now, nil)
-	b.setStage("issue_refund", controlplane.StageAssisted)
-	task := b.task([]string{"shop/issue_refund"}, 5, 1, 60)
-	o := b.order(2)
-	id := b.handOff(task, map[string]any{"summary": "Wants $8.00 back.",
-		"would_propose": map[string]any{"action": "issue_refund", "args": refund(o.ID, 800, "damaged")}})
-	if _, err := cp.TakeHandoff(b.ctx, b.agent, id); err != nil {
-		t.Fatal(err)
-	}
-	d, _ := cp.PrepareHandoffDraft(id, task.ID, []byte(`{"would_propose": {"action": "issue_refund"}}`))
-	if d.System != "" || d.Systems != 2 {
-		t.Errorf("the draft is bound to %q among %d systems, want none among 2", d.System, d.Systems)
-	}
-	var data json.RawMessage
-	if err := b.store.Pool().QueryRow(b.ctx, `SELECT data FROM conversation_events WHERE id = $1`, id).Scan(&data); err != nil {
-		t.Fatal(err)
-	}
-	d, _ = cp.PrepareHandoffDraft(id, task.ID, data)
-	_, err := cp.SendHandoffDraft(b.ctx, b.agent, id, d.Digest)
-	if e, ok := apperr.As(err); !ok || e.Code != "draft_system_unknown" {
-		t.Errorf("sending a draft two systems could take: %v, want it refused (draft_system_unknown)", err)
-	}
-	if n := b.countRows(`SELECT count(*) FROM invocations WHERE task_id = $1`, task.ID); n != 0 {
-		t.Errorf("the draft was sent to a guessed system (%d proposals)", n)
+	for _, tc := range []struct {
+		name    string
+		allowed []string
+		want    string // the system the draft goes to; "" when refused
+	}{
+		{"a task limited to one", []string{"shop_eu/issue_refund"}, "shop_eu"},
+		{"a task allowing both", []string{"issue_refund"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			ledger := adapter.NewLedger(b.store, b.clock.Now)
+			shop := func(name string) adapter.System {
+				return shopadapter.New(shopadapter.Config{Name: name, BaseURL: b.shopURL, Token: b.shop.Token(), Ledger: ledger, Now: b.clock.Now})
+			}
+			cp := controlplane.New(b.store, adapter.NewRegistry(shop("shop"), shop("shop_eu")),
+				controlplane.Config{CallTimeout: 5 * time.Second, LeaseMargin: time.Second}, b.clock.Now, nil)
+			if err := cp.EnsurePolicies(b.ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+			b.setStage("issue_refund", controlplane.StageAssisted)
+			task, err := cp.CreateTask(b.ctx, b.assistant, controlplane.NewTask{CustomerRef: b.customer.Email,
+				ConversationID: "conv-" + strings.ReplaceAll(tc.name, " ", "-"), AllowedActions: tc.allowed,
+				WriteBudget: 5, InflightLimit: 1, RatePerMinute: 60, ExpiresAt: b.clock.Now().Add(24 * time.Hour)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := b.order(2)
+			id := b.handOff(task, map[string]any{"summary": "Wants $8.00 back.",
+				"would_propose": map[string]any{"action": "issue_refund", "args": refund(o.ID, 800, "damaged")}})
+			if _, err := cp.TakeHandoff(b.ctx, b.agent, id); err != nil {
+				t.Fatal(err)
+			}
+			var data json.RawMessage
+			if err := b.store.Pool().QueryRow(b.ctx, `SELECT data FROM conversation_events WHERE id = $1`, id).Scan(&data); err != nil {
+				t.Fatal(err)
+			}
+			d, _ := cp.PrepareHandoffDraft(id, task, data)
+			if d.System != tc.want {
+				t.Fatalf("the draft is bound to %q (candidates %v), want %q", d.System, d.Candidates, tc.want)
+			}
+			inv, err := cp.SendHandoffDraft(b.ctx, b.agent, id, d.Digest)
+			if tc.want != "" {
+				if err != nil || inv.System != tc.want {
+					t.Fatalf("sending the draft: %q, %v, want a proposal to %s", inv.System, err, tc.want)
+				}
+				return
+			}
+			e, ok := apperr.As(err)
+			if !ok || e.Code != "draft_system_unknown" || !strings.Contains(e.Message, "shop, shop_eu") {
+				t.Errorf("sending a draft two systems of the task could take: %v, want it refused naming both (draft_system_unknown)", err)
+			}
+			if n := b.countRows(`SELECT count(*) FROM invocations WHERE task_id = $1`, task.ID); n != 0 {
+				t.Errorf("the draft was sent to a guessed system (%d proposals)", n)
+			}
+		})
 	}
 }

@@ -124,14 +124,7 @@ func (s *Service) propose(ctx context.Context, task Task, p Proposal) (Invocatio
 // authorised by its own approval.
 func (s *Service) actionFor(task Task, system, action string, compensation bool) (adapter.System, adapter.ActionSpec, error) {
 	if system == "" {
-		var found []string
-		for _, sys := range s.registry.Systems() {
-			for _, a := range sys.Actions() {
-				if a.Name == action && task.Allows(sys.Name(), action) {
-					found = append(found, sys.Name())
-				}
-			}
-		}
+		found := s.systemsFor(task, action)
 		switch len(found) {
 		case 0:
 			return nil, adapter.ActionSpec{}, notAllowed(action)
@@ -150,6 +143,21 @@ func (s *Service) actionFor(task Task, system, action string, compensation bool)
 		return nil, adapter.ActionSpec{}, adapterErr(err)
 	}
 	return sys, spec, nil
+}
+
+// systemsFor names the connected systems offering action that task may
+// use it on, in the registry's order: where a proposal or a hand-off draft
+// that names no system goes when there is exactly one.
+func (s *Service) systemsFor(task Task, action string) []string {
+	var found []string
+	for _, sys := range s.registry.Systems() {
+		for _, a := range sys.Actions() {
+			if a.Name == action && task.Allows(sys.Name(), action) {
+				found = append(found, sys.Name())
+			}
+		}
+	}
+	return found
 }
 
 func notAllowed(action string) error {

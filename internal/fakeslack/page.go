@@ -32,9 +32,21 @@ var slackLink = regexp.MustCompile(`&lt;(https?://[^|&\s]+)\|(.+?)&gt;`)
 // again, put back to HTML's.
 var slackEntities = strings.NewReplacer("&amp;amp;", "&amp;", "&amp;lt;", "&lt;", "&amp;gt;", "&gt;")
 
-// linkify shows text as Slack would: escaped, with its links as links.
+// codeSpan is Slack's inline code, `text` within a line.
+var codeSpan = regexp.MustCompile("`([^`\n]*)`")
+
+// linkify shows text as Slack would: escaped, with its links as links and
+// its code spans as code (inside which nothing is a link).
 func linkify(s string) template.HTML {
-	out := slackLink.ReplaceAllString(template.HTMLEscapeString(s), `<a href="$1">$2</a>`)
+	var spans []string
+	out := codeSpan.ReplaceAllStringFunc(template.HTMLEscapeString(s), func(m string) string {
+		spans = append(spans, m[1:len(m)-1])
+		return "\x00"
+	})
+	out = slackLink.ReplaceAllString(out, `<a href="$1">$2</a>`)
+	for _, span := range spans {
+		out = strings.Replace(out, "\x00", "<code>"+span+"</code>", 1)
+	}
 	return template.HTML(slackEntities.Replace(out)) //nolint:gosec // escaped first; only Slack's links become markup
 }
 

@@ -191,6 +191,15 @@ func reasonValue(reason string) string {
 // openReject opens the modal that asks for the reason: the action's own
 // reasons, none chosen, or the agent's own words.
 func (b *Bot) openReject(ctx context.Context, card controlplane.QueueCard, d decision, who slackUser, triggerID string) error {
+	d.Channel = who.Channel
+	if _, err := b.api.OpenViewContext(ctx, triggerID, b.rejectView(card, d)); err != nil {
+		return apperr.Wrap(err, apperr.Upstream, "Slack did not open the reject form.")
+	}
+	return nil
+}
+
+// rejectView is the reject modal of card, carrying d.
+func (b *Bot) rejectView(card controlplane.QueueCard, d decision) slack.ModalViewRequest {
 	var options []*slack.OptionBlockObject
 	for _, r := range b.control.RejectReasons(card.System, card.Action) {
 		if text := visible(r); len([]rune(text)) <= maxOptionText {
@@ -203,19 +212,14 @@ func (b *Bot) openReject(ctx context.Context, card controlplane.QueueCard, d dec
 	other := slack.NewInputBlock("other", plain("Your own words"), plain("The assistant and the customer read this."),
 		slack.NewPlainTextInputBlockElement(plain("Say why, for the assistant and the customer"), "other"))
 	other.Optional = true
-	d.Channel = who.Channel
-	view := slack.ModalViewRequest{Type: slack.VTModal, CallbackID: modalReject, PrivateMetadata: d.value(),
+	return slack.ModalViewRequest{Type: slack.VTModal, CallbackID: modalReject, PrivateMetadata: d.value(),
 		Title: plain("Reject"), Submit: plain("Reject"), Close: plain("Cancel"), NotifyOnClose: true,
 		Blocks: slack.Blocks{BlockSet: []slack.Block{
-			slack.NewSectionBlock(mrkdwn("*"+esc(clip(card.Quote.Title, 2900))+"*"), nil, nil),
+			slack.NewSectionBlock(mrkdwn(lit(clip(card.Quote.Title, 2900))), nil, nil),
 			slack.NewInputBlock("reason", plain("Why? The assistant and the customer read it."), nil,
 				slack.NewRadioButtonsBlockElement("reason", options...)),
 			other,
 		}}}
-	if _, err := b.api.OpenViewContext(ctx, triggerID, view); err != nil {
-		return apperr.Wrap(err, apperr.Upstream, "Slack did not open the reject form.")
-	}
-	return nil
 }
 
 // onRejectSubmit rejects with the reason chosen in the modal, through the

@@ -95,7 +95,14 @@ func (b *Bot) linkByEmail(ctx context.Context, who slackUser) (store.SlackLink, 
 		return store.SlackLink{}, err
 	}
 	l := store.SlackLink{Team: who.Team, User: who.User, UserID: id, How: "email", LinkedAt: b.now()}
-	return l, b.store.LinkSlackUser(ctx, l)
+	var linked *store.SlackLinkedError
+	if err := b.store.LinkSlackUser(ctx, l); errors.As(err, &linked) {
+		// A code was entered meanwhile: that link stands, not the address's.
+		return b.store.SlackLinkOf(ctx, who.Team, who.User)
+	} else if err != nil {
+		return store.SlackLink{}, err
+	}
+	return l, nil
 }
 
 // offerCode sends an unlinked Slack user a one-time code by direct message
@@ -134,7 +141,11 @@ type Link struct {
 
 // Redeem links the Slack user a code was sent to with console account
 // userID. A wrong, used or expired code is a field error; too many wrong
-// codes are apperr.LimitReached.
+// codes are apperr.LimitReached. A link never moves: a code for a Slack
+// user linked to another account is apperr.Conflict
+// ("slack_linked_elsewhere", naming the code field), nothing changes, and
+// the Slack user is told by direct message that their link stays and how
+// to move it (their account unlinks first, on its Slack page).
 func (b *Bot) Redeem(ctx context.Context, userID int64, code string) (Link, error) {
 	code = normaliseCode(code)
 	if code == "" {
@@ -142,7 +153,15 @@ func (b *Bot) Redeem(ctx context.Context, userID int64, code string) (Link, erro
 	}
 	now := b.now()
 	l, err := b.store.RedeemSlackLinkCode(ctx, codeHash(code), userID, now, now.Add(-missWindow), maxMisses)
+	var linked *store.SlackLinkedError
 	switch {
+	case errors.As(err, &linked):
+		b.tellLinkStays(ctx, linked.User)
+		return Link{}, &apperr.Error{Kind: apperr.Conflict, Code: "slack_linked_elsewhere", Err: err,
+			Message: "That Slack account is linked to another Countersign account, and stays linked to it; nothing was changed.",
+			Hint:    "A link never moves by itself: whoever it is linked to unlinks it on their Slack page first, then enter the code again.",
+			Fields: map[string]string{"code": "This code's Slack account is linked to another Countersign account. " +
+				"Its owner unlinks it on their Slack page (" + LinkPage + ") first; then enter the code again while it is valid."}}
 	case errors.Is(err, store.ErrLimit):
 		return Link{}, &apperr.Error{Kind: apperr.LimitReached, Code: "too_many_codes",
 			Message:           "Too many wrong codes; wait a quarter of an hour, then try again.",
@@ -153,6 +172,17 @@ func (b *Bot) Redeem(ctx context.Context, userID int64, code string) (Link, erro
 		return Link{}, err
 	}
 	return Link{Team: l.Team, User: l.User, How: l.How, LinkedAt: l.LinkedAt}, nil
+}
+
+// tellLinkStays tells a linked Slack user, by direct message, that a code
+// of theirs was entered in another account and changed nothing.
+func (b *Bot) tellLinkStays(ctx context.Context, user string) {
+	text := "Someone entered a Countersign link code for this Slack account in another Countersign account. " +
+		"Nothing was changed: this Slack account stays linked to yours. To link it to the other account instead, " +
+		"unlink it on <" + b.link(LinkPage) + "|your Slack page in the console> first."
+	if _, _, err := b.api.PostMessageContext(ctx, user, slack.MsgOptionText(text, false)); err != nil {
+		b.log.Warn("slack: link-stays notice not sent", "error", err)
+	}
 }
 
 // Unlink removes the link of Slack user team/user to console account

@@ -82,9 +82,9 @@ func (b *Bot) message(ctx context.Context, card controlplane.QueueCard) (message
 	if title == "" {
 		title = inv.Action + " on " + inv.Target.Display
 	}
-	// The text is what a notification shows; escaped, so a title cannot
-	// mention the channel (<!channel>) or link anywhere.
-	m := message{text: "Waiting for approval: " + esc(title)}
+	// The text is what a notification shows; literal, so a title cannot
+	// mention the channel (<!channel>), link anywhere or format itself.
+	m := message{text: "Waiting for approval: " + lit(title)}
 	// cut says whether anything of what a person approves did not fit:
 	// then the message offers no decision, only the console.
 	cut := false
@@ -99,21 +99,21 @@ func (b *Bot) message(ctx context.Context, card controlplane.QueueCard) (message
 	for _, l := range q.Lines {
 		switch {
 		case l.From != "" && l.To != "":
-			lines = append(lines, fmt.Sprintf("*%s*: %s → %s", esc(l.Label), esc(l.From), esc(l.To)))
+			lines = append(lines, fmt.Sprintf("%s: %s → %s", lit(l.Label), lit(l.From), lit(l.To)))
 		case l.To != "":
-			lines = append(lines, fmt.Sprintf("*%s*: %s", esc(l.Label), esc(l.To)))
+			lines = append(lines, fmt.Sprintf("%s: %s", lit(l.Label), lit(l.To)))
 		default:
-			lines = append(lines, fmt.Sprintf("*%s*: %s → (none)", esc(l.Label), esc(l.From)))
+			lines = append(lines, fmt.Sprintf("%s: %s → (none)", lit(l.Label), lit(l.From)))
 		}
 	}
 	for _, c := range q.Consequences {
-		lines = append(lines, "• "+esc(c))
+		lines = append(lines, "• "+lit(c))
 	}
 	if q.EffectiveAt != nil {
 		lines = append(lines, "*Takes effect* "+when(*q.EffectiveAt))
 	}
 	for _, c := range q.Constraints {
-		lines = append(lines, "_"+esc(c)+"_")
+		lines = append(lines, "_Constraint:_ "+lit(c))
 	}
 	if len(lines) > 0 {
 		m.blocks = append(m.blocks, slack.NewSectionBlock(mrkdwn(fit(strings.Join(lines, "\n"), 3000)), nil, nil))
@@ -139,12 +139,12 @@ func (b *Bot) message(ctx context.Context, card controlplane.QueueCard) (message
 	if inv.DeadlineAt != nil {
 		fields = append(fields, mrkdwn("*Deadline*\n"+when(*inv.DeadlineAt)))
 	}
-	fields = append(fields, mrkdwn("*Customer*\n"+esc(card.CustomerRef)), mrkdwn("*Action*\n"+esc(inv.System+" / "+inv.Action)))
+	fields = append(fields, mrkdwn("*Customer*\n"+lit(card.CustomerRef)), mrkdwn("*Action*\n"+lit(inv.System+" / "+inv.Action)))
 	m.blocks = append(m.blocks, slack.NewSectionBlock(nil, fields, nil))
 
 	var notes []string
 	if inv.RouteReason != "" {
-		notes = append(notes, "*Why a person decides:* "+esc(inv.RouteReason))
+		notes = append(notes, "*Why a person decides:* "+lit(inv.RouteReason))
 	}
 	second, err := b.secondApprover(ctx, card)
 	if err != nil {
@@ -154,7 +154,7 @@ func (b *Bot) message(ctx context.Context, card controlplane.QueueCard) (message
 		notes = append(notes, second)
 	}
 	if card.HolderID != 0 && inv.State == controlplane.AwaitingApproval {
-		notes = append(notes, fmt.Sprintf("*Held by* %s until %s", esc(card.HolderName), card.HoldUntil.UTC().Format("15:04 UTC")))
+		notes = append(notes, fmt.Sprintf("*Held by* %s until %s", lit(card.HolderName), card.HoldUntil.UTC().Format("15:04 UTC")))
 	}
 	if inv.SummaryDisagrees {
 		notes = append(notes, "*The assistant's summary disagrees with the quote*; the quote is what is sent.")
@@ -182,8 +182,8 @@ func (b *Bot) message(ctx context.Context, card controlplane.QueueCard) (message
 	if err != nil {
 		return m, err
 	}
-	m.text = esc(outcome + ": " + title)
-	m.blocks = append(m.blocks, slack.NewContextBlock("outcome", mrkdwn(esc(outcome)+" · <"+console+"|Open in the console>")))
+	m.text = outcome + ": " + lit(title)
+	m.blocks = append(m.blocks, slack.NewContextBlock("outcome", mrkdwn(outcome+" · <"+console+"|Open in the console>")))
 	return m, nil
 }
 
@@ -210,14 +210,15 @@ func (b *Bot) secondApprover(ctx context.Context, card controlplane.QueueCard) (
 	var names []string
 	for _, id := range ids {
 		if u, err := b.accounts.User(ctx, id); err == nil {
-			names = append(names, u.Name)
+			names = append(names, lit(u.Name))
 		}
 	}
-	return "*Second approver:* first approval by " + esc(strings.Join(names, ", ")) +
+	return "*Second approver:* first approval by " + strings.Join(names, ", ") +
 		"; a second, different person must approve.", nil
 }
 
-// outcome says what became of a decided card and by whom.
+// outcome says what became of a decided card and by whom, as mrkdwn
+// (names and reasons literal).
 func (b *Bot) outcome(ctx context.Context, inv controlplane.Invocation) (string, error) {
 	events, err := b.control.Timeline(ctx, inv.TaskID)
 	if err != nil {
@@ -232,6 +233,9 @@ func (b *Bot) outcome(ctx context.Context, inv controlplane.Invocation) (string,
 			for _, a := range actions {
 				if e.Action == a {
 					name, _ := e.Data["actor_name"].(string)
+					if name = lit(name); name == "" {
+						name = "someone"
+					}
 					if via, ok := e.Data["via"].(map[string]any); ok && via["channel"] == "slack" {
 						name += " in Slack"
 					}
@@ -253,15 +257,15 @@ func (b *Bot) outcome(ctx context.Context, inv controlplane.Invocation) (string,
 	case controlplane.Rejected:
 		if q, ok := controlplane.IsQuestion(inv.DecisionReason); ok {
 			if who := by("invocation.sent_back"); who != "" {
-				return "Sent back to the assistant by " + who + " with a question: “" + q + "”", nil
+				return "Sent back to the assistant by " + who + " with a question: " + lit(q), nil
 			}
-			return "Sent back to the assistant with a question: “" + q + "”", nil
+			return "Sent back to the assistant with a question: " + lit(q), nil
 		}
 		who := by("invocation.rejected")
 		if who == "" {
-			return "Rejected: " + inv.DecisionReason, nil
+			return "Rejected: " + lit(inv.DecisionReason), nil
 		}
-		return "Rejected by " + who + ": “" + inv.DecisionReason + "”", nil
+		return "Rejected by " + who + ": " + lit(inv.DecisionReason), nil
 	}
 	return "Now: " + state, nil
 }
@@ -270,16 +274,31 @@ func plain(s string) *slack.TextBlockObject {
 	return slack.NewTextBlockObject(slack.PlainTextType, s, false, false)
 }
 
+// mrkdwn is a text object Slack reads as markup, without its automatic
+// parsing (verbatim): a bare URL, channel name or @here in it stays text.
 func mrkdwn(s string) *slack.TextBlockObject {
-	return slack.NewTextBlockObject(slack.MarkdownType, s, false, false)
+	return slack.NewTextBlockObject(slack.MarkdownType, s, false, true)
 }
 
-// esc escapes the three characters Slack's text reads as markup, and shows
-// every character a person cannot see as a mark (⟨U+200B⟩), as the console
-// does: what is decided on is what is there.
-func esc(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(visible(s))
+// lit is the one way text that is not the bot's own — an argument, a
+// quote's words, a summary, a name, a reason, a customer's reference —
+// enters a message's mrkdwn: as an inline code span, inside which Slack
+// applies no formatting (*bold*, _italic_, ~strike~, > quote, :emoji:,
+// links). Slack has no escape for a backtick inside a code span, nor for
+// a line break, so both are shown as visible marks (⟨U+0060⟩,
+// ⟨U+000A⟩), as every character a person cannot see is (⟨U+200B⟩, as the
+// console does); and &, < and > are written as Slack's documented
+// entities, so no <!channel> or <url|link> is read. The result is one
+// line: a value cannot start a line of its own that passes for the
+// message's. Empty text is empty.
+func lit(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "`" + litReplacer.Replace(visible(s)) + "`"
 }
+
+var litReplacer = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "`", "⟨U+0060⟩", "\n", "⟨U+000A⟩")
 
 func visible(s string) string {
 	out, _ := invisible.Show(s)
@@ -293,8 +312,8 @@ func clip(s string, n int) string {
 	return s
 }
 
-// argLines lists a call's arguments one per line ("*name*: value"),
-// sorted, nested values as compact JSON, escaped; empty when there are
+// argLines lists a call's arguments one per line ("`name`: `value`"),
+// sorted, nested values as compact JSON, literal; empty when there are
 // none or they do not decode.
 func argLines(raw json.RawMessage) string {
 	var args map[string]any
@@ -314,7 +333,7 @@ func argLines(raw json.RawMessage) string {
 			b, _ := json.Marshal(v)
 			text = string(b)
 		}
-		out = append(out, "*"+esc(k)+"*: "+esc(text))
+		out = append(out, lit(k)+": "+lit(text))
 	}
 	return strings.Join(out, "\n")
 }

@@ -37,7 +37,7 @@ func TestCardPostedWithWhatTheConsoleCardCarries(t *testing.T) {
 		inv.DeadlineAt.UTC().Format("Jan 2, 15:04 UTC"), "https://console.example/queue/" + inv.ID}
 	for _, l := range inv.Quote.Lines {
 		if l.From != "" && l.To != "" {
-			want = append(want, l.From+" → "+l.To)
+			want = append(want, "`"+l.From+"` → `"+l.To+"`")
 		}
 	}
 	for _, l := range inv.Quote.Lines {
@@ -49,7 +49,7 @@ func TestCardPostedWithWhatTheConsoleCardCarries(t *testing.T) {
 		}
 	}
 	// The arguments the buttons' hash binds, as the console lists them.
-	for _, w := range []string{"*Arguments sent*", "*amount_cents*: 4200", "*order_id*: " + inv.Target.ID, "*reason_code*: damaged"} {
+	for _, w := range []string{"*Arguments sent*", "`amount_cents`: `4200`", "`order_id`: `" + inv.Target.ID + "`", "`reason_code`: `damaged`"} {
 		if !strings.Contains(blocks, jsonText(w)) {
 			t.Errorf("the message does not show the argument line %q:\n%s", w, blocks)
 		}
@@ -463,7 +463,7 @@ func TestSecondApproverInSlack(t *testing.T) {
 		t.Fatalf("one approval above the amount left the request %s", got)
 	}
 	m := b.message(inv.ID)
-	if !strings.Contains(string(m.Blocks), "first approval by Sam Agent") {
+	if !strings.Contains(string(m.Blocks), "first approval by `Sam Agent`") {
 		t.Errorf("the message does not name the first approver:\n%s", m.Blocks)
 	}
 	before := len(b.slack.Ephemerals())
@@ -488,7 +488,7 @@ func TestSecondApproverInSlack(t *testing.T) {
 	if via["channel"] != "slack" || via["conversation"] != b.slack.Channel || via["user"] != ria.Team+"/"+ria.ID {
 		t.Errorf("the approval's event says via %v, want slack, the channel and the Slack user", d[1].Data["via"])
 	}
-	if blocks := string(b.message(inv.ID).Blocks); !strings.Contains(blocks, "Approved by Ria Agent in Slack") ||
+	if blocks := string(b.message(inv.ID).Blocks); !strings.Contains(blocks, "Approved by `Ria Agent` in Slack") ||
 		strings.Contains(blocks, `"action_id":"approve"`) {
 		t.Errorf("the decided message does not say who approved, or still has buttons:\n%s", blocks)
 	}
@@ -544,7 +544,7 @@ func TestRejectThroughTheModal(t *testing.T) {
 	if rejected.State != controlplane.Rejected || rejected.DecisionReason != reasons[0] {
 		t.Fatalf("after the submission: %s with %q, want rejected with %q", rejected.State, rejected.DecisionReason, reasons[0])
 	}
-	if blocks := string(b.message(inv.ID).Blocks); !strings.Contains(blocks, "Rejected by Sam Agent in Slack") {
+	if blocks := string(b.message(inv.ID).Blocks); !strings.Contains(blocks, "Rejected by `Sam Agent` in Slack") {
 		t.Errorf("the message does not say who rejected:\n%s", blocks)
 	}
 }
@@ -563,7 +563,7 @@ func TestConsoleDecisionUpdatesTheMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.sync()
-	if blocks := string(b.message(inv.ID).Blocks); !strings.Contains(blocks, "Held by* Cam Console") {
+	if blocks := string(b.message(inv.ID).Blocks); !strings.Contains(blocks, "Held by* `Cam Console`") {
 		t.Errorf("the message does not say who holds the card:\n%s", blocks)
 	}
 	if _, err := b.cp.ApproveArgs(b.ctx, actor, inv.ID, inv.Version, inv.ArgsHash); err != nil {
@@ -571,7 +571,7 @@ func TestConsoleDecisionUpdatesTheMessage(t *testing.T) {
 	}
 	b.sync()
 	blocks := string(b.message(inv.ID).Blocks)
-	if !strings.Contains(blocks, "Approved by Cam Console") || strings.Contains(blocks, "in Slack") ||
+	if !strings.Contains(blocks, "Approved by `Cam Console`") || strings.Contains(blocks, "in Slack") ||
 		strings.Contains(blocks, `"action_id":"approve"`) {
 		t.Errorf("the message after a console decision:\n%s", blocks)
 	}

@@ -2,15 +2,14 @@ package webhooks
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"strings"
-	"syscall"
 	"time"
 
 	"countersign/internal/apperr"
+	"countersign/internal/safehttp"
 )
 
 // Config says where endpoints may be, and how deliveries are signed. The
@@ -32,47 +31,6 @@ type Config struct {
 	// "<t>.<body>">. For receivers written against that scheme (Verify);
 	// off by default.
 	LegacySignature bool
-}
-
-// blockedPrefixes are the IPv4 and IPv6 ranges no production delivery may
-// connect to besides what netip's predicates cover (loopback, private,
-// link-local, multicast, unspecified): "this network", carrier-grade NAT
-// (where some clouds keep their metadata service), IETF protocol
-// assignments, benchmarking, reserved and broadcast, and NAT64 (checked by
-// the IPv4 address it embeds).
-var blockedPrefixes = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),
-	netip.MustParsePrefix("100.64.0.0/10"),
-	netip.MustParsePrefix("192.0.0.0/24"),
-	netip.MustParsePrefix("198.18.0.0/15"),
-	netip.MustParsePrefix("240.0.0.0/4"),
-}
-
-var nat64 = netip.MustParsePrefix("64:ff9b::/96")
-
-// publicAddr says why ip is not a public unicast address, or "" when it is.
-func publicAddr(ip netip.Addr) string {
-	ip = ip.Unmap()
-	if nat64.Contains(ip) {
-		b := ip.As16()
-		return publicAddr(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}))
-	}
-	switch {
-	case ip.IsLoopback():
-		return "a loopback address"
-	case ip.IsPrivate():
-		return "a private address"
-	case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
-		return "a link-local address (where cloud metadata services answer)"
-	case ip.IsUnspecified(), ip.IsMulticast(), ip.IsInterfaceLocalMulticast():
-		return "not a unicast address"
-	}
-	for _, p := range blockedPrefixes {
-		if p.Contains(ip) {
-			return "a reserved or shared address"
-		}
-	}
-	return ""
 }
 
 // CheckURL validates an endpoint's address and returns it trimmed; the
@@ -108,7 +66,7 @@ func (c Config) CheckURL(raw string) (string, error) {
 		if !c.AllowPrivate {
 			return invalid("Use an https:// address.")
 		}
-		if !loopback(host) {
+		if !safehttp.Loopback(host) {
 			return invalid("Use https; http is allowed only for localhost, in demo mode.")
 		}
 	default:
@@ -117,55 +75,22 @@ func (c Config) CheckURL(raw string) (string, error) {
 	if c.AllowPrivate {
 		return u.String(), nil
 	}
-	if loopback(host) {
+	if safehttp.Loopback(host) {
 		return invalid("Use the assistant's public address: this one is the console's own machine.")
 	}
 	if ip, err := netip.ParseAddr(host); err == nil {
-		if why := publicAddr(ip); why != "" {
+		if why := safehttp.PublicAddr(ip); why != "" {
 			return invalid(fmt.Sprintf("Use a public address: %s is %s.", host, why))
 		}
 	}
 	return u.String(), nil
 }
 
-// loopback says whether host names this machine.
-func loopback(host string) bool {
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.Unmap().IsLoopback()
-}
-
-// client is the HTTP client deliveries are sent with: a 10 second timeout,
-// no redirects (one would send the signed body somewhere nobody
-// registered), no proxy from the environment (the address connected to is
-// the endpoint's), and, outside AllowPrivate, a dialer that refuses every
-// connection to a non-public address after the name was resolved, so a
-// name that resolves to an internal address at delivery time (DNS
-// rebinding) reaches nothing.
+// client is the HTTP client deliveries are sent with (safehttp): a 10
+// second timeout, no redirects (one would send the signed body somewhere
+// nobody registered), no proxy from the environment, and, outside
+// AllowPrivate, https only to public addresses, checked on each
+// connection after the name was resolved.
 func (c Config) client() *http.Client {
-	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
-	if !c.AllowPrivate {
-		dialer.Control = refusePrivate
-	}
-	return &http.Client{Timeout: 10 * time.Second,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		Transport: &http.Transport{Proxy: nil, DialContext: dialer.DialContext, ForceAttemptHTTP2: true,
-			MaxIdleConns: 20, IdleConnTimeout: 90 * time.Second, TLSHandshakeTimeout: 5 * time.Second}}
-}
-
-// refusePrivate is a net.Dialer Control: it runs for every address a
-// connection is attempted to, after resolution, and refuses a non-public
-// one.
-func refusePrivate(network, address string, _ syscall.RawConn) error {
-	ap, err := netip.ParseAddrPort(address)
-	if err != nil {
-		return fmt.Errorf("webhooks: refused to connect to %s: not an IP address", address)
-	}
-	if why := publicAddr(ap.Addr()); why != "" {
-		return fmt.Errorf("webhooks: refused to connect to %s: %s", ap.Addr(), why)
-	}
-	return nil
+	return safehttp.NewClient(safehttp.Options{Timeout: 10 * time.Second, AllowPrivate: c.AllowPrivate})
 }

@@ -63,7 +63,8 @@ func TestRegisterChecksTheURL(t *testing.T) {
 
 // TestDeliveryConnectsOnlyToPublicAddresses registers endpoints the way a
 // demo console (or an earlier DNS answer) let through — a name that
-// resolves to loopback, a loopback address, the metadata address — and
+// resolves to loopback, a loopback address, the metadata address, plain
+// http — and
 // delivers with a production worker: each connection is refused after
 // resolution, nothing arrives, and the attempt says why. A demo worker
 // delivers to the same loopback receiver.
@@ -73,8 +74,9 @@ func TestDeliveryConnectsOnlyToPublicAddresses(t *testing.T) {
 	for _, tc := range []struct {
 		name, url, refused string
 	}{
-		{"a name resolving to loopback", "http://localhost:{port}/outcomes", "loopback"},
-		{"a loopback address", "http://127.0.0.1:{port}/outcomes", "refused to connect to 127.0.0.1"},
+		{"a name resolving to loopback", "https://localhost:{port}/outcomes", "loopback"},
+		{"a loopback address", "https://127.0.0.1:{port}/outcomes", "refused to connect to 127.0.0.1"},
+		{"plain http", "http://127.0.0.1:{port}/outcomes", "not an https:// address"},
 		{"the metadata address", "https://169.254.169.254/latest/meta-data/", "refused to connect to 169.254.169.254"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -103,7 +105,7 @@ func TestDeliveryConnectsOnlyToPublicAddresses(t *testing.T) {
 			if len(d) != 1 || len(d[0].Attempts) != 1 || d[0].Attempts[0].Status != 0 || !strings.Contains(d[0].Attempts[0].Error, tc.refused) {
 				t.Fatalf("deliveries %+v, want one attempt refused (%q)", d, tc.refused)
 			}
-			if strings.Contains(tc.url, "{port}") {
+			if strings.HasPrefix(tc.url, "http://") {
 				b.clock.Advance(webhooks.Backoff(1))
 				n, err = b.worker(t).DeliverDue(b.ctx)
 				mustN(t, "demo attempts", n, err, 1)

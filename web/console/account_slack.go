@@ -23,15 +23,16 @@ func (h *Handler) handleSlackAccount(c echo.Context) error {
 
 // handleSlackLink answers POST /account/slack: a right code links the
 // Slack user it was sent to with this account (once; it expires); a wrong
-// one re-renders the form (422), and too many wrong ones are throttled
-// (429 with Retry-After).
+// one re-renders the form (422), too many wrong ones are throttled (429
+// with Retry-After), and one whose Slack user is linked to another account
+// re-renders it saying how to move the link (409): it never moves by itself.
 func (h *Handler) handleSlackLink(c echo.Context) error {
 	if h.cfg.Slack == nil {
 		return apperr.New(apperr.NotFound, "Slack is not connected to this console.")
 	}
 	u, _ := kit.CurrentUser(c)
 	_, err := h.cfg.Slack.Redeem(c.Request().Context(), u.ID, c.FormValue("code"))
-	if e, ok := apperr.As(err); ok && (e.Kind == apperr.Invalid || e.Kind == apperr.LimitReached) {
+	if e, ok := apperr.As(err); ok && (e.Kind == apperr.Invalid || e.Kind == apperr.LimitReached || e.Kind == apperr.Conflict) {
 		v, verr := h.slackView(c)
 		if verr != nil {
 			return verr

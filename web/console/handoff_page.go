@@ -117,7 +117,13 @@ func (h *Handler) handoffView(c echo.Context, id int64) (views.HandoffPageView, 
 		decided := d.DraftSent != "" || d.DraftSending || d.DraftDiscarded
 		v.Draft = &views.HandoffDraftView{HandoffID: d.Latest.ID, Action: action, Args: args, Discarded: d.DraftDiscarded,
 			Sending: d.DraftSending && d.DraftSent == "", CanSend: open && d.HolderID == u.ID && d.TaskID != "" && !decided}
-		prepared, _ := h.cfg.Control.PrepareHandoffDraft(d.Latest.ID, d.TaskID, d.Latest.Data)
+		var task controlplane.Task
+		if d.TaskID != "" {
+			if task, err = h.cfg.Control.Task(ctx, d.TaskID); err != nil {
+				return views.HandoffPageView{}, err
+			}
+		}
+		prepared, _ := h.cfg.Control.PrepareHandoffDraft(d.Latest.ID, task, d.Latest.Data)
 		v.Draft.Digest = prepared.Digest
 		if d.TaskID != "" && prepared.System != "" {
 			v.Draft.For = "For " + v.Customer + ", on task " + d.TaskID + ", to the system " + prepared.System + "."
@@ -129,12 +135,8 @@ func (h *Handler) handoffView(c echo.Context, id int64) (views.HandoffPageView, 
 		case d.TaskID == "":
 			v.Draft.Why = "The assistant opened no task for this conversation, so there is no customer to act for: reply to the customer yourself."
 		case prepared.System == "" && !decided:
-			offer := "several systems offer"
-			if prepared.Systems == 0 {
-				offer = "no system offers"
-			}
 			v.Draft.CanSend = false
-			v.Draft.Why = "The assistant's draft names no system, and " + offer + " this action: it is not sent to a guessed one. Make the request yourself."
+			v.Draft.Why = "The assistant's draft names no system, and " + controlplane.SystemsWords(prepared.Candidates) + ": it is not sent to a guessed one. Make the request yourself."
 		case open && d.HolderID != u.ID && !decided:
 			v.Draft.Why = "Take the conversation to send this on or discard it."
 		}

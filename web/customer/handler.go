@@ -15,12 +15,13 @@ package customer
 import (
 	"context"
 	"log/slog"
-	"net/http"
+	"time"
 
 	"countersign/internal/accounts"
 	"countersign/internal/adapter"
 	"countersign/internal/controlplane"
 	"countersign/internal/lists"
+	"countersign/internal/safehttp"
 	"countersign/web/kit"
 	"countersign/web/layout"
 )
@@ -42,9 +43,10 @@ type Config struct {
 	// PublicBase is the console's public address, where the receipts'
 	// keys are published.
 	PublicBase string
-	// LogoClient fetches the businesses' logos, once each (nil: a client
-	// with a 5-second timeout).
-	LogoClient *http.Client
+	// LogoFetch is how the businesses' logos are fetched: the zero value
+	// in production (public https addresses only, 5 seconds); tests set
+	// its Test allowance to reach their own logo server.
+	LogoFetch safehttp.Options
 }
 
 // Handler serves the customer's routes.
@@ -57,10 +59,11 @@ type Handler struct {
 // New builds the customer's handlers on the pages' frame.
 func New(frame *layout.Frame, cfg Config) *Handler {
 	var log *slog.Logger
+	var now func() time.Time
 	if frame != nil && frame.Site != nil {
-		log = frame.Site.Log
+		log, now = frame.Site.Log, frame.Site.Now
 	}
-	return &Handler{Frame: frame, cfg: cfg, logos: newLogos(cfg.LogoClient, log)}
+	return &Handler{Frame: frame, cfg: cfg, logos: newLogos(cfg.LogoFetch, log, now)}
 }
 
 // Routes is the customer's part of the route table. The routes are public:

@@ -2,8 +2,10 @@ package customer
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"sync"
@@ -12,20 +14,32 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"countersign/internal/adapter"
+	"countersign/internal/safehttp"
 )
 
 // A business's logo is served by the console, never linked: a customer's
 // page that loads an image from a third party tells it about every visit,
 // and the pages' Content-Security-Policy allows images of this site only.
-// The console fetches each logo once, on first use, keeps it in memory and
+// The console fetches each logo on first use, keeps it in memory and
 // serves it at /brand/<system>/logo; a logo it cannot fetch leaves the
-// page with the business's name alone, and is said once in the log.
+// page with the business's name alone, and is said in the log.
+//
+// Anyone can make a page ask for a logo, and the address is a business's
+// description, not the console's own: the fetch goes through safehttp
+// (https only, public addresses only, checked on the address connected
+// to; no redirect followed) with a size and a time limit, and a failed
+// fetch is tried again only after a back-off, never on every visit.
 
 const (
 	// maxLogoBytes bounds a logo the console keeps: a 32×32 header image.
 	maxLogoBytes = 256 << 10
-	// logoFetchTimeout bounds the one fetch of a logo.
+	// logoFetchTimeout bounds the one fetch of a logo, body included (the
+	// client's timeout; tests set a shorter one).
 	logoFetchTimeout = 5 * time.Second
+	// logoRetryFirst is how long a failed logo waits before it is fetched
+	// again; each further failure doubles it, up to logoRetryMax.
+	logoRetryFirst = time.Minute
+	logoRetryMax   = time.Hour
 )
 
 // logoTypes are the image types a logo may be, as the bytes say (not as
@@ -38,31 +52,44 @@ var logoTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/we
 type logos struct {
 	client *http.Client
 	log    *slog.Logger
+	now    func() time.Time
 	mu     sync.Mutex
 	by     map[string]*logo
 }
 
-// logo is one system's logo: fetched once; body nil when it could not be.
+// logo is one system's logo; body nil while it could not be fetched.
 type logo struct {
-	once  sync.Once
-	body  []byte
-	ctype string
+	// mu is held through a fetch, so visitors arriving meanwhile wait for
+	// its result instead of starting another.
+	mu       sync.Mutex
+	body     []byte
+	ctype    string
+	failures int
+	retryAt  time.Time
 }
 
-func newLogos(client *http.Client, log *slog.Logger) *logos {
-	if client == nil {
-		client = &http.Client{Timeout: logoFetchTimeout}
+// newLogos fetches logos with a safehttp client built from opts. opts
+// never allows private addresses here (a logo is the business's public
+// image): tests reach their own server through opts.Test.
+func newLogos(opts safehttp.Options, log *slog.Logger, now func() time.Time) *logos {
+	opts.AllowPrivate = false
+	if opts.Timeout <= 0 {
+		opts.Timeout = logoFetchTimeout
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &logos{client: client, log: log, by: map[string]*logo{}}
+	if now == nil {
+		now = time.Now
+	}
+	return &logos{client: safehttp.NewClient(opts), log: log, now: now, by: map[string]*logo{}}
 }
 
 // get is system's logo at raw, fetched on first use; nil when there is
-// none to show.
+// none to show. A failed fetch is logged and not tried again before its
+// back-off has passed.
 func (ls *logos) get(system, raw string) *logo {
-	if raw == "" || adapter.CheckLogoURL(raw) != nil {
+	if raw == "" {
 		return nil
 	}
 	ls.mu.Lock()
@@ -72,27 +99,36 @@ func (ls *logos) get(system, raw string) *logo {
 		ls.by[system+"\x00"+raw] = l
 	}
 	ls.mu.Unlock()
-	l.once.Do(func() {
-		body, ctype, err := ls.fetch(raw)
-		if err != nil {
-			ls.log.Warn("the business's logo could not be fetched; its pages show its name alone",
-				"system", system, "url", raw, "error", err)
-			return
-		}
-		l.body, l.ctype = body, ctype
-	})
-	if l.body == nil {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.body != nil {
+		return l
+	}
+	if ls.now().Before(l.retryAt) {
 		return nil
 	}
+	body, ctype, err := ls.fetch(raw)
+	if err != nil {
+		l.failures++
+		wait := min(logoRetryFirst<<min(l.failures-1, 10), logoRetryMax)
+		l.retryAt = ls.now().Add(wait)
+		ls.log.Warn("the business's logo could not be fetched; its pages show its name alone",
+			"system", system, "url", raw, "error", err, "failures", l.failures, "retry_after", wait)
+		return nil
+	}
+	l.body, l.ctype = body, ctype
 	return l
 }
 
-// fetch reads the image at raw: a 200 answer of at most maxLogoBytes whose
-// bytes are one of logoTypes.
+// fetch reads the image at raw: an https:// address answering 200 with at
+// most maxLogoBytes whose bytes are one of logoTypes.
 func (ls *logos) fetch(raw string) ([]byte, string, error) {
+	if err := adapter.CheckLogoURL(raw); err != nil {
+		return nil, "", err
+	}
 	// Not the page's context: the result is kept, so a visitor who leaves
 	// must not make the logo fail for everyone.
-	ctx, cancel := context.WithTimeout(context.Background(), logoFetchTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), ls.client.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, raw, nil)
 	if err != nil {
@@ -101,15 +137,23 @@ func (ls *logos) fetch(raw string) ([]byte, string, error) {
 	req.Header.Set("Accept", "image/png, image/jpeg, image/webp, image/gif")
 	res, err := ls.client.Do(req)
 	if err != nil {
-		return nil, "", err
+		return nil, "", ls.timedOut(err)
 	}
 	defer res.Body.Close()
+	if to := safehttp.Redirect(res); to != "" {
+		return nil, "", &logoError{"the server answered " + res.Status + ", a redirect to " + to + ", which is not followed: give the image's own address"}
+	}
 	if res.StatusCode != http.StatusOK {
 		return nil, "", &logoError{"the server answered " + res.Status}
 	}
 	body, err := io.ReadAll(io.LimitReader(res.Body, maxLogoBytes+1))
+	if err == nil && ctx.Err() != nil {
+		// A body cut short by the deadline can read as a clean end: what
+		// arrived in time is not the whole image.
+		err = ctx.Err()
+	}
 	if err != nil {
-		return nil, "", err
+		return nil, "", ls.timedOut(err)
 	}
 	if len(body) > maxLogoBytes {
 		return nil, "", &logoError{"the image is larger than 256 kB"}
@@ -119,6 +163,16 @@ func (ls *logos) fetch(raw string) ([]byte, string, error) {
 		return nil, "", &logoError{"the image is " + ctype + ", not PNG, JPEG, WebP or GIF"}
 	}
 	return body, ctype, nil
+}
+
+// timedOut says a fetch that ran out of time in those words, whichever
+// part of the answer it was waiting for; any other error is as it is.
+func (ls *logos) timedOut(err error) error {
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
+		return &logoError{"the server did not send the whole image within " + ls.client.Timeout.String()}
+	}
+	return err
 }
 
 type logoError struct{ msg string }
