@@ -84,21 +84,19 @@ func TestKeysAreHashedRevocableAndTouchedOnceAMinute(t *testing.T) {
 
 func TestEventsCheckTheirEnums(t *testing.T) {
 	t.Parallel()
-	svc, _, _ := setup(t)
-	ctx := context.Background()
-	a, err := svc.Create(ctx, nil, "bot")
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := setupHandoffs(t)
+	svc, a, ctx := b.svc, b.a, context.Background()
+	// A hand-off needs a task of the conversation: give it one.
+	b.openTasks(t, "c", 1)
 	for _, i := range assistants.Intents {
 		for _, m := range assistants.Modes {
-			e := assistants.Event{ConversationID: "c", Intent: i, Mode: m, Summary: "what happened"}
+			e := assistants.Event{ConversationID: "c-0", Intent: i, Mode: m, Summary: "what happened"}
 			if _, err := svc.Record(ctx, a, e); err != nil {
 				t.Fatalf("%s/%s: %v (the enums must match the CHECK constraints)", i, m, err)
 			}
 		}
 	}
-	_, err = svc.Record(ctx, a, assistants.Event{ConversationID: "c", Intent: "curious", Mode: "answered"})
+	_, err := svc.Record(ctx, a, assistants.Event{ConversationID: "c-0", Intent: "curious", Mode: "answered"})
 	if e, ok := apperr.As(err); !ok || e.Fields["intent"] == "" {
 		t.Errorf("a wrong intent: %v", err)
 	}
