@@ -5,7 +5,7 @@ package accounts
 // Role is what a user is allowed to do in the console.
 type Role string
 
-// The roles, from the DESIGN's "Who uses it".
+// The roles, as docs/architecture.md's table of who uses the console names them.
 const (
 	// Customer confirms or declines what an assistant proposed for them.
 	Customer Role = "customer"

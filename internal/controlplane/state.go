@@ -11,7 +11,7 @@ package controlplane
 // constraint on invocations.state.
 type State string
 
-// The invocation states, as in the DESIGN's diagram.
+// The invocation states, as in the diagram of docs/architecture.md ("States").
 const (
 	// Proposed: recorded, not yet routed (only inside the proposing transaction).
 	Proposed State = "proposed"

@@ -15,8 +15,8 @@ import (
 )
 
 // shopKnowers are the folders whose production code may name the shop's
-// actions, and why: what an action is lives in its adapter (DESIGN.md,
-// "Layout"), so everyone else reads it from the action's spec.
+// actions, and why: what an action is lives in its adapter
+// (docs/architecture.md, "Words": action), so everyone else reads it from the action's spec.
 var shopKnowers = map[string]string{
 	"internal/shopadapter": "the shop's adapter defines its actions",
 	"internal/demoshop":    "the demo shop is the system the actions act on",

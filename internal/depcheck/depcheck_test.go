@@ -18,9 +18,9 @@ type rule struct {
 	why      string
 }
 
-// rules are the layers of DESIGN.md's "Layout": "Dependencies point one
-// way: cmd → web → internal domain → store; views know nothing of the
-// store; production code never imports the demo" (internal/demo's own test
+// rules are the layers of docs/architecture.md ("Layers"): dependencies
+// point one way, cmd → web → internal domain → store; views know nothing of
+// the store; production code never imports the demo (internal/demo's own test
 // checks the last). Inside web, the audiences (web/api, web/customer,
 // web/console) know only the shared plumbing (web/kit) and, for the pages
 // people read, their frame (web/layout); web alone assembles them. Test files are not checked: a domain package's test may
