@@ -344,3 +344,18 @@ func (b *testBundle) shopPost(path, contentType string, body io.Reader) (*http.R
 	req.Header.Set("Authorization", "Bearer "+b.shop.Token())
 	return http.DefaultClient.Do(req)
 }
+
+// deliverWebhooks runs the webhook worker once, as the console's loop
+// would: it queues a delivery for every event since the last run and
+// sends those due now, to receivers on this machine too (the receiver of
+// receiveWebhooks is one). It fails the test if either step fails.
+func (b *testBundle) deliverWebhooks(t *testing.T) {
+	t.Helper()
+	worker := webhooks.NewWorker(b.store, b.web.WebhookRender(b.srv.URL), webhooks.Config{AllowPrivate: true}, b.clock.Now, nil)
+	if _, err := worker.Enqueue(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := worker.DeliverDue(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -111,13 +111,7 @@ func TestHandoffTakeLandsOnItsPageAndResolvingTellsTheAssistant(t *testing.T) {
 	if h := api.json["handoff"].(map[string]any); h["state"] != "resolved" || h["by"] != agent.Name || h["note"] != "Refunded $7.00 by phone." {
 		t.Errorf("the API says %v, want resolved by %s with the note", h, agent.Name)
 	}
-	worker := webhooks.NewWorker(b.store, b.web.WebhookRender(b.srv.URL), webhooks.Config{AllowPrivate: true}, b.clock.Now, nil)
-	if _, err := worker.Enqueue(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := worker.DeliverDue(ctx); err != nil {
-		t.Fatal(err)
-	}
+	b.deliverWebhooks(t)
 	var told []webhooks.Payload
 	for _, p := range posts() {
 		if strings.HasPrefix(p.Event, "handoff.") {

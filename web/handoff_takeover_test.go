@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -11,7 +10,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"countersign/internal/accounts"
-	"countersign/internal/webhooks"
 )
 
 // TestAManagerTakesOverAConversationFromSomeoneAway: an agent took a
@@ -24,7 +22,6 @@ func TestAManagerTakesOverAConversationFromSomeoneAway(t *testing.T) {
 	t.Parallel()
 	ab := setupAPI(t)
 	b := ab.testBundle
-	ctx := context.Background()
 	posts := ab.receiveWebhooks(t)
 	ho := ab.call(t, ab.key, http.MethodPost, "/api/v1/conversations/conv-1/events", map[string]any{"intent": "transactional_high",
 		"mode": "handed_off", "task_id": ab.taskID(), "summary": "Wants a refund for the cracked lamp."}).want(t, http.StatusCreated)
@@ -103,13 +100,7 @@ func TestAManagerTakesOverAConversationFromSomeoneAway(t *testing.T) {
 	if h := api.json["handoff"].(map[string]any); h["state"] != "resolved" || h["taken_over"] == nil {
 		t.Errorf("once resolved the API says %v, want resolved with the take-over", h)
 	}
-	worker := webhooks.NewWorker(b.store, b.web.WebhookRender(b.srv.URL), webhooks.Config{AllowPrivate: true}, b.clock.Now, nil)
-	if _, err := worker.Enqueue(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := worker.DeliverDue(ctx); err != nil {
-		t.Fatal(err)
-	}
+	b.deliverWebhooks(t)
 	told := posts()
 	if len(told) != 1 || told[0].Event != "handoff.resolved" {
 		t.Fatalf("webhooks %+v, want one handoff.resolved", told)

@@ -10,7 +10,6 @@ import (
 
 	"countersign/internal/accounts"
 	"countersign/internal/controlplane"
-	"countersign/internal/webhooks"
 )
 
 // withdrawnReason is the reason the API gives a request withdrawn with
@@ -69,13 +68,7 @@ func TestAPISaysACancelledTaskWithdrewItsRequests(t *testing.T) {
 		t.Errorf("the console's timeline:\n%s", timeline)
 	}
 
-	worker := webhooks.NewWorker(b.store, b.web.WebhookRender(b.srv.URL), webhooks.Config{AllowPrivate: true}, b.clock.Now, nil)
-	if _, err := worker.Enqueue(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := worker.DeliverDue(ctx); err != nil {
-		t.Fatal(err)
-	}
+	b.deliverWebhooks(t)
 	var told []string
 	for _, p := range posts() {
 		told = append(told, p.Event)

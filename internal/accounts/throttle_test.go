@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"countersign/internal/apperr"
 	"countersign/internal/clocktest"
+	"countersign/internal/racetest"
 	"countersign/store"
 	"countersign/store/dbtest"
 )
@@ -51,24 +51,6 @@ func setup(t *testing.T, th Throttle, hold time.Duration) *testBundle {
 	return b
 }
 
-// race runs n sign-ins at once, released together, and returns each error.
-func race(n int, signIn func(i int) error) []error {
-	errs := make([]error, n)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			errs[i] = signIn(i)
-		}()
-	}
-	close(start)
-	wg.Wait()
-	return errs
-}
-
 func count(errs []error, code string) int {
 	n := 0
 	for _, err := range errs {
@@ -86,7 +68,7 @@ func TestParallelGuessesCheckedAtMostTheLimit(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Throttle{PerAccountSource: 5, PerSource: 100, PerAccount: 100, Window: 15 * time.Minute,
 		Hashers: 16, HashWait: time.Minute}, 50*time.Millisecond)
-	errs := race(16, func(int) error {
+	errs := racetest.Run(16, func(int) error {
 		_, err := b.svc.SignIn(context.Background(), b.user.Email, "a guess", "203.0.113.9")
 		return err
 	})
@@ -105,7 +87,7 @@ func TestHashingIsBounded(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Throttle{PerAccountSource: 100, PerSource: 100, PerAccount: 100, Window: 15 * time.Minute,
 		Hashers: 2, HashWait: time.Minute}, 30*time.Millisecond)
-	errs := race(8, func(i int) error {
+	errs := racetest.Run(8, func(i int) error {
 		_, err := b.svc.SignIn(context.Background(), b.user.Email, testPassword, fmt.Sprintf("198.51.100.%d", i))
 		return err
 	})

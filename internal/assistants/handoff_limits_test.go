@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 
 	"countersign/internal/apperr"
 	"countersign/internal/assistants"
+	"countersign/internal/racetest"
 	"countersign/store"
 )
 
@@ -61,25 +61,6 @@ func (b *handoffBundle) waiting(t *testing.T) (conversations, events int) {
 	return conversations, events
 }
 
-// race runs do(i) for i in [0, n) at once, released together, and returns
-// their errors.
-func race(n int, do func(i int) error) []error {
-	errs := make([]error, n)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			errs[i] = do(i)
-		}()
-	}
-	close(start)
-	wg.Wait()
-	return errs
-}
-
 // TestAHandoffNeedsATaskOfItsConversation: a made-up conversation id, or
 // one whose task is another assistant's, cannot reach a person.
 func TestAHandoffNeedsATaskOfItsConversation(t *testing.T) {
@@ -115,7 +96,7 @@ func TestRacedHandoffsOfOneConversationOpenOneRound(t *testing.T) {
 	}
 	last := fmt.Sprint("conv-", assistants.MaxWaitingHandoffs-1)
 	const n = 12
-	for i, err := range race(n, func(int) error { return b.handOff(last) }) {
+	for i, err := range racetest.Run(n, func(int) error { return b.handOff(last) }) {
 		if err != nil {
 			t.Errorf("hand-off %d of one conversation: %v, want it joined to the open round", i, err)
 		}
@@ -152,7 +133,7 @@ func TestRacedHandoffsStopAtTheAssistantsBound(t *testing.T) {
 		}
 	}
 	var opened, refused int
-	for i, err := range race(n, func(i int) error { return b.handOff(fmt.Sprint("new-", i)) }) {
+	for i, err := range racetest.Run(n, func(i int) error { return b.handOff(fmt.Sprint("new-", i)) }) {
 		var e *apperr.Error
 		switch {
 		case err == nil:

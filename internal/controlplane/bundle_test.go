@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -252,4 +253,33 @@ func (b *testBundle) shopPost(path, contentType string, body io.Reader) (*http.R
 	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("Authorization", "Bearer "+b.shop.Token())
 	return http.DefaultClient.Do(req)
+}
+
+// untilWaitingOnLock waits until at least sessions sessions of the test's
+// database wait for a lock, in an UPDATE or INSERT of table or, when
+// table is "", in any statement (true), or the operation whose result
+// done carries ended without it (false; its result is put back on done).
+// Only the test's database counts, so a parallel test's wait never
+// passes for this one's.
+func (b *testBundle) untilWaitingOnLock(table string, sessions int, done chan error) bool {
+	b.t.Helper()
+	for {
+		select {
+		case err := <-done:
+			done <- err
+			return false
+		default:
+		}
+		var n int
+		err := b.store.Pool().QueryRow(b.ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'
+			AND ($1 = '' OR query LIKE 'UPDATE ' || $1 || '%' OR query LIKE 'INSERT INTO ' || $1 || '%')`, table).Scan(&n)
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		if n >= sessions {
+			return true
+		}
+		runtime.Gosched()
+	}
 }

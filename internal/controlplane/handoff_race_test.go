@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
+	"countersign/internal/racetest"
 	"countersign/store"
 )
 
@@ -33,25 +33,6 @@ func (b *testBundle) tryHandOff(task controlplane.Task, mode, summary string) er
 	return err
 }
 
-// race runs each of fns at once, in its own goroutine, and returns their
-// errors in order.
-func race(fns ...func() error) []error {
-	var wg sync.WaitGroup
-	errs := make([]error, len(fns))
-	start := make(chan struct{})
-	for i, fn := range fns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			errs[i] = fn()
-		}()
-	}
-	close(start)
-	wg.Wait()
-	return errs
-}
-
 // TestConcurrentHandoffsOfOneTaskAllCount: sixteen hand-offs of one task
 // recorded at once (an assistant's parallel tool calls) all land and are
 // all counted, by the task list and by the hand-off queue. Each insert
@@ -64,11 +45,9 @@ func TestConcurrentHandoffsOfOneTaskAllCount(t *testing.T) {
 	b.handOff(controlplane.Task{ConversationID: "conv-seed"}, map[string]any{"summary": "Seeds the assistant."})
 	task := b.task([]string{"issue_refund"}, 5, 1, 60)
 	const n = 16
-	fns := make([]func() error, n)
-	for i := range fns {
-		fns[i] = func() error { return b.tryHandOff(task, "handed_off", fmt.Sprintf("Hand-off %d.", i)) }
-	}
-	for i, err := range race(fns...) {
+	for i, err := range racetest.Run(n, func(i int) error {
+		return b.tryHandOff(task, "handed_off", fmt.Sprintf("Hand-off %d.", i))
+	}) {
 		if err != nil {
 			t.Errorf("hand-off %d: %v\n%s", i, err, detail(err))
 		}
@@ -109,7 +88,7 @@ func TestConcurrentHandoffsAndOtherWritesOfOneTask(t *testing.T) {
 	// (handoff_changed), after taking the same locks; nothing else may fail.
 	take := len(fns)
 	fns = append(fns, func() error { _, err := b.cp.TakeHandoff(b.ctx, b.agent, first); return err })
-	for i, err := range race(fns...) {
+	for i, err := range racetest.Run(len(fns), func(i int) error { return fns[i]() }) {
 		var ae *apperr.Error
 		if i == take && errors.As(err, &ae) && ae.Code == "handoff_changed" {
 			continue

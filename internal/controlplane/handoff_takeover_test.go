@@ -6,6 +6,7 @@ import (
 
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
+	"countersign/internal/racetest"
 )
 
 // TestOnlyAManagerTakesOverAConversationSomeoneHolds: an agent who holds a
@@ -70,10 +71,12 @@ func TestTakeOverRacingTheHoldersResolveHasOneOutcome(t *testing.T) {
 		if _, err := b.cp.TakeHandoff(b.ctx, b.agent, id); err != nil {
 			t.Fatal(err)
 		}
-		errs := race(
-			func() error { return b.cp.TakeOverHandoff(b.ctx, manager, id, "Sam is away.") },
-			func() error { return b.cp.CloseHandoff(b.ctx, b.agent, id, controlplane.HandoffResolved, "Refunded.") },
-		)
+		errs := racetest.Run(2, func(i int) error {
+			if i == 0 {
+				return b.cp.TakeOverHandoff(b.ctx, manager, id, "Sam is away.")
+			}
+			return b.cp.CloseHandoff(b.ctx, b.agent, id, controlplane.HandoffResolved, "Refunded.")
+		})
 		takeOver, resolve := errs[0], errs[1]
 		switch {
 		case takeOver == nil && resolve == nil, takeOver != nil && resolve != nil:

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -97,7 +96,7 @@ func TestCancelWaitsForAChangeHoldingItsLocks(t *testing.T) {
 				_, err := b.cp.Cancel(b.ctx, b.agent, task.ID, 0)
 				cancelled <- err
 			}()
-			waited := b.untilALockWait(cancelled)
+			waited := b.untilWaitingOnLock("", 1, cancelled)
 			close(release)
 			if err := <-changed; err != nil {
 				t.Errorf("%s: %v%s", c.name, err, deadlock(err))
@@ -176,30 +175,6 @@ func (b *testBundle) wantChangedThenWithdrawn(name string, inv controlplane.Invo
 	next, err := b.cp.Successor(b.ctx, inv.ID)
 	if got.State != controlplane.Rejected || err != nil || !next.Withdrawn() {
 		b.t.Errorf("re-quoted request: %s, successor %s (%v), want superseded with its successor withdrawn", got.State, next.State, err)
-	}
-}
-
-// untilALockWait waits until a session of the test's database waits for
-// a lock (true), or the operation whose result done carries ended without
-// waiting (false; its result is put back on done).
-func (b *testBundle) untilALockWait(done chan error) bool {
-	b.t.Helper()
-	for {
-		select {
-		case err := <-done:
-			done <- err
-			return false
-		default:
-		}
-		var n int
-		if err := b.store.Pool().QueryRow(b.ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n); err != nil {
-			b.t.Fatal(err)
-		}
-		if n > 0 {
-			return true
-		}
-		runtime.Gosched()
 	}
 }
 

@@ -143,15 +143,6 @@ func TestCancelWaitsForADecisionUnderWay(t *testing.T) {
 	if _, err := hold.Exec(b.ctx, `SELECT 1 FROM tasks WHERE id = $1 FOR SHARE`, task.ID); err != nil {
 		t.Fatal(err)
 	}
-	blocked := func(n int) {
-		t.Helper()
-		for got := 0; got < n; {
-			if err := b.store.Pool().QueryRow(b.ctx, `SELECT count(*) FROM pg_stat_activity
-				WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&got); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
 	confirmed := make(chan error, 1)
 	go func() {
 		d, err := b.cp.CustomerDecide(b.ctx, controlplane.CustomerDecision{
@@ -161,13 +152,18 @@ func TestCancelWaitsForADecisionUnderWay(t *testing.T) {
 		}
 		confirmed <- err
 	}()
-	blocked(1) // the confirmation holds the request, waiting for the task
+	// The confirmation holds the request, waiting for the task.
+	if !b.untilWaitingOnLock("", 1, confirmed) {
+		t.Fatalf("the confirmation ended (%v) while a transaction held its task", <-confirmed)
+	}
 	cancelled := make(chan error, 1)
 	go func() {
 		_, err := b.cp.Cancel(b.ctx, b.agent, task.ID, 0)
 		cancelled <- err
 	}()
-	blocked(2) // the cancellation waits too
+	if !b.untilWaitingOnLock("", 2, cancelled) {
+		t.Fatalf("the cancellation ended (%v) while the confirmation held the request", <-cancelled)
+	}
 	if err := hold.Rollback(b.ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package controlplane_test
 
 import (
 	"encoding/json"
-	"runtime"
 	"sync/atomic"
 	"testing"
 
@@ -70,7 +69,7 @@ func TestAnAdminsChangeWaitsForTheWriteThatReadIt(t *testing.T) {
 			var waited bool
 			b.cp.SetProposalHooks(nil, func() {
 				go func() { changed <- c.do(b, who) }()
-				waited = b.untilWaitingOnLock(c.table, changed)
+				waited = b.untilWaitingOnLock(c.table, 1, changed)
 			})
 			args, _ := json.Marshal(refund(b.order(2).ID, 800, "damaged"))
 			inv, err := b.cp.Propose(b.ctx, controlplane.Proposal{TaskID: task.ID, Action: "issue_refund", Args: args, Actor: who})
@@ -89,32 +88,5 @@ func TestAnAdminsChangeWaitsForTheWriteThatReadIt(t *testing.T) {
 				t.Errorf("a proposal after %s was accepted", c.name)
 			}
 		})
-	}
-}
-
-// untilWaitingOnLock waits until a session waits for a row lock in an
-// UPDATE or INSERT of table (true: the change under test reached rows a
-// write's transaction holds) or the change finished without waiting
-// (false; its result is put back on done).
-func (b *testBundle) untilWaitingOnLock(table string, done chan error) bool {
-	b.t.Helper()
-	for {
-		select {
-		case err := <-done:
-			done <- err
-			return false
-		default:
-		}
-		var n int
-		err := b.store.Pool().QueryRow(b.ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'
-			AND (query LIKE 'UPDATE ' || $1 || '%' OR query LIKE 'INSERT INTO ' || $1 || '%')`, table).Scan(&n)
-		if err != nil {
-			b.t.Error(err)
-			return false
-		}
-		if n > 0 {
-			return true
-		}
-		runtime.Gosched()
 	}
 }

@@ -10,24 +10,12 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"countersign/internal/adapter"
 	"countersign/internal/adapter/adaptertest"
+	"countersign/internal/adapter/conformance"
 )
-
-// movingPaths are argument values that would leave their segment of a
-// path such as /orders/{id}.
-var movingPaths = []string{"..", ".", "a/b", `a\b`, "%2e%2e", "..%2F..", "ord_1%2F.."}
-
-// countingTransport counts the requests that reach the system.
-type countingTransport struct{ n atomic.Int64 }
-
-func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	c.n.Add(1)
-	return http.DefaultTransport.RoundTrip(r)
-}
 
 // pathArgs reads, from a description file itself, the arguments each
 // action and read tool places in a URL path: an "args.x" in a path before
@@ -128,21 +116,21 @@ func TestPathArgumentsCannotMoveAPath(t *testing.T) {
 		t.Run(file, func(t *testing.T) {
 			t.Parallel()
 			setup, fix := backend()
-			tr := &countingTransport{}
+			tr := &adaptertest.CountingTransport{}
 			sys := setup(t, tr).System
 			want := pathArgs(t, file)
 			checked := 0
 			try := func(what, arg string, call func(args json.RawMessage) error, base map[string]any) {
-				for _, v := range movingPaths {
+				for _, v := range conformance.PathValues {
 					args := maps.Clone(base)
 					args[arg] = v
 					raw, _ := json.Marshal(args)
-					before := tr.n.Load()
+					before := tr.Requests()
 					err := call(raw)
 					if ae, ok := adapter.AsError(err); !ok || ae.Code != adapter.CodeInvalidArguments || ae.Fields[arg] == "" {
 						t.Errorf("%s: %s = %q was not refused naming it: %v", what, arg, v, err)
 					}
-					if n := tr.n.Load() - before; n != 0 {
+					if n := tr.Requests() - before; n != 0 {
 						t.Errorf("%s: %s = %q: the system saw %d requests", what, arg, v, n)
 					}
 				}

@@ -54,7 +54,7 @@ type TestAllowance struct {
 // NewClient is a client that reaches only what o allows. A redirect is
 // not followed: the client returns the 3xx answer (Redirect names where it
 // pointed). A request to a refused address or scheme fails with an error
-// that says which address and why.
+// that wraps a *RefusedError saying which address and why.
 func NewClient(o Options) *http.Client {
 	timeout := o.Timeout
 	if timeout <= 0 {
@@ -92,9 +92,57 @@ func (t httpsOnly) RoundTrip(r *http.Request) (*http.Response, error) {
 		if r.Body != nil {
 			_ = r.Body.Close()
 		}
-		return nil, fmt.Errorf("safehttp: refused %s: not an https:// address", r.URL.Redacted())
+		return nil, &RefusedError{Addr: r.URL.Redacted(), Reason: NotHTTPS}
 	}
 	return t.next.RoundTrip(r)
+}
+
+// Reason is why the client refused an address, in the words a log line
+// or a webhook attempt shows after the address.
+type Reason string
+
+// The reasons a client refuses an address.
+const (
+	// NotHTTPS: the request's URL is not https:// (and private addresses
+	// are not allowed), refused before any connection.
+	NotHTTPS Reason = "not an https:// address"
+	// NotAnIP: the address a connection was attempted to is not an IP
+	// address and port, so it cannot be checked.
+	NotAnIP Reason = "not an IP address"
+	// LoopbackAddr: the connection would reach this machine.
+	LoopbackAddr Reason = "a loopback address"
+	// PrivateAddr: the connection would reach a private network (RFC 1918,
+	// unique local IPv6).
+	PrivateAddr Reason = "a private address"
+	// LinkLocalAddr: the connection would reach the local link, where cloud
+	// metadata services answer.
+	LinkLocalAddr Reason = "a link-local address (where cloud metadata services answer)"
+	// NotUnicast: the address is unspecified or multicast, nobody's own.
+	NotUnicast Reason = "not a unicast address"
+	// ReservedAddr: the address is in a reserved or shared range (carrier-
+	// grade NAT, benchmarking, broadcast and the like).
+	ReservedAddr Reason = "a reserved or shared address"
+)
+
+// RefusedError is the error a client's request fails with, wrapped by
+// net/http, when it refused to send it: find it with errors.As and switch
+// on Reason. Its message is the one logs and webhook attempts have always
+// shown.
+type RefusedError struct {
+	// Addr is the IP address a connection was refused to, or for NotHTTPS
+	// the request's URL with any password redacted (for NotAnIP, the
+	// address as the dialer gave it).
+	Addr string
+	// Reason is why.
+	Reason Reason
+}
+
+// Error says which address was refused and why.
+func (e *RefusedError) Error() string {
+	if e.Reason == NotHTTPS {
+		return fmt.Sprintf("safehttp: refused %s: %s", e.Addr, e.Reason)
+	}
+	return fmt.Sprintf("safehttp: refused to connect to %s: %s", e.Addr, e.Reason)
 }
 
 // Redirect says where res, a 3xx answer the client did not follow,
@@ -112,13 +160,13 @@ func Redirect(res *http.Response) string {
 func refuse(address string, allowed []string) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
-		return fmt.Errorf("safehttp: refused to connect to %s: not an IP address", address)
+		return &RefusedError{Addr: address, Reason: NotAnIP}
 	}
 	if slices.Contains(allowed, address) {
 		return nil
 	}
 	if why := PublicAddr(ap.Addr()); why != "" {
-		return fmt.Errorf("safehttp: refused to connect to %s: %s", ap.Addr(), why)
+		return &RefusedError{Addr: ap.Addr().String(), Reason: why}
 	}
 	return nil
 }
@@ -141,7 +189,7 @@ var nat64 = netip.MustParsePrefix("64:ff9b::/96")
 
 // PublicAddr says why ip is not a public unicast address, or "" when it
 // is.
-func PublicAddr(ip netip.Addr) string {
+func PublicAddr(ip netip.Addr) Reason {
 	ip = ip.Unmap()
 	if nat64.Contains(ip) {
 		b := ip.As16()
@@ -149,17 +197,17 @@ func PublicAddr(ip netip.Addr) string {
 	}
 	switch {
 	case ip.IsLoopback():
-		return "a loopback address"
+		return LoopbackAddr
 	case ip.IsPrivate():
-		return "a private address"
+		return PrivateAddr
 	case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
-		return "a link-local address (where cloud metadata services answer)"
+		return LinkLocalAddr
 	case ip.IsUnspecified(), ip.IsMulticast(), ip.IsInterfaceLocalMulticast():
-		return "not a unicast address"
+		return NotUnicast
 	}
 	for _, p := range blockedPrefixes {
 		if p.Contains(ip) {
-			return "a reserved or shared address"
+			return ReservedAddr
 		}
 	}
 	return ""

@@ -2,10 +2,10 @@ package safehttp_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"strings"
 	"testing"
 	"time"
 
@@ -29,20 +29,27 @@ func TestClientReachesOnlyPublicHTTPS(t *testing.T) {
 	t.Cleanup(srv.Close)
 	u, _ := url.Parse(srv.URL)
 	production := safehttp.NewClient(safehttp.Options{Timeout: 2 * time.Second})
-	for _, tc := range []struct{ url, refused string }{
-		{srv.URL, "refused to connect to 127.0.0.1: a loopback address"},
-		{"https://localhost:" + u.Port(), "a loopback address"},
-		{"https://169.254.169.254/latest/meta-data/", "refused to connect to 169.254.169.254: a link-local address"},
-		{"https://10.1.2.3/logo.png", "refused to connect to 10.1.2.3: a private address"},
-		{"https://[::ffff:192.168.0.1]/", "a private address"},
-		{"http://example.com/logo.png", "not an https:// address"},
+	for _, tc := range []struct {
+		url  string
+		addr string // "" when it may be either of the name's addresses
+		want safehttp.Reason
+	}{
+		{srv.URL, "127.0.0.1", safehttp.LoopbackAddr},
+		{"https://localhost:" + u.Port(), "", safehttp.LoopbackAddr},
+		{"https://169.254.169.254/latest/meta-data/", "169.254.169.254", safehttp.LinkLocalAddr},
+		{"https://10.1.2.3/logo.png", "10.1.2.3", safehttp.PrivateAddr},
+		{"https://[::ffff:192.168.0.1]/", "", safehttp.PrivateAddr},
+		{"http://example.com/logo.png", "http://example.com/logo.png", safehttp.NotHTTPS},
 	} {
 		res, err := get(production, tc.url)
 		if err == nil {
 			res.Body.Close()
-			t.Errorf("%s: answered %s, want refused (%s)", tc.url, res.Status, tc.refused)
-		} else if !strings.Contains(err.Error(), tc.refused) {
-			t.Errorf("%s: %v, want %q", tc.url, err, tc.refused)
+			t.Errorf("%s: answered %s, want refused (%s)", tc.url, res.Status, tc.want)
+			continue
+		}
+		var refused *safehttp.RefusedError
+		if !errors.As(err, &refused) || refused.Reason != tc.want || tc.addr != "" && refused.Addr != tc.addr {
+			t.Errorf("%s: %v, want refused %s as %s", tc.url, err, tc.addr, tc.want)
 		}
 	}
 
@@ -56,8 +63,9 @@ func TestClientReachesOnlyPublicHTTPS(t *testing.T) {
 	if res.StatusCode != http.StatusFound || safehttp.Redirect(res) != "https://127.0.0.1:1/elsewhere" {
 		t.Errorf("redirect: %s to %q, want the 302 itself, not followed", res.Status, safehttp.Redirect(res))
 	}
-	if _, err := get(allowed, "https://127.0.0.1:1/elsewhere"); err == nil || !strings.Contains(err.Error(), "a loopback address") {
-		t.Errorf("another loopback port under a test allowance: %v, want refused", err)
+	var refused *safehttp.RefusedError
+	if _, err := get(allowed, "https://127.0.0.1:1/elsewhere"); !errors.As(err, &refused) || refused.Reason != safehttp.LoopbackAddr || refused.Addr != "127.0.0.1" {
+		t.Errorf("another loopback port under a test allowance: %v, want refused as a loopback address", err)
 	}
 }
 

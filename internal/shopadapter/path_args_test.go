@@ -5,27 +5,17 @@ import (
 	"maps"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"countersign/internal/adapter"
+	"countersign/internal/adapter/adaptertest"
+	"countersign/internal/adapter/conformance"
 	"countersign/internal/demoshop/shoptest"
 	"countersign/internal/shopadapter"
 	"countersign/store"
 	"countersign/store/dbtest"
 )
-
-// movingPaths are ids that would leave their segment of /orders/{id}.
-var movingPaths = []string{"..", ".", "a/b", `a\b`, "%2e%2e", "..%2F..", "ord_1%2F.."}
-
-// countingTransport counts the requests that reach the shop.
-type countingTransport struct{ n atomic.Int64 }
-
-func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	c.n.Add(1)
-	return http.DefaultTransport.RoundTrip(r)
-}
 
 // TestIDArgumentsCannotMoveAPath: every argument naming one of the shop's
 // objects — each action's target and each read tool's *_id, which the
@@ -35,7 +25,7 @@ func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestIDArgumentsCannotMoveAPath(t *testing.T) {
 	t.Parallel()
 	shop := shoptest.Start(t, testNow)
-	tr := &countingTransport{}
+	tr := &adaptertest.CountingTransport{}
 	sys := shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: shop.URL, Token: shop.Token(), Now: clock,
 		Ledger: adapter.NewLedger(store.New(dbtest.New(t)), clock), HTTPClient: &http.Client{Transport: tr, Timeout: 10 * time.Second}})
 	fix := shoptest.Fixture()
@@ -44,7 +34,7 @@ func TestIDArgumentsCannotMoveAPath(t *testing.T) {
 		if ae, ok := adapter.AsError(err); !ok || ae.Code != adapter.CodeInvalidArguments || ae.Fields[arg] == "" {
 			t.Errorf("%s: %s = %q was not refused naming it: %v", what, arg, v, err)
 		}
-		if n := tr.n.Load() - before; n != 0 {
+		if n := tr.Requests() - before; n != 0 {
 			t.Errorf("%s: %s = %q: the shop saw %d requests", what, arg, v, n)
 		}
 	}
@@ -61,11 +51,11 @@ func TestIDArgumentsCannotMoveAPath(t *testing.T) {
 			t.Fatalf("action %s: no fixture call or no target", a.Name)
 		}
 		actions++
-		for _, v := range movingPaths {
+		for _, v := range conformance.PathValues {
 			args := maps.Clone(base)
 			args[a.TargetParam] = v
 			raw, _ := json.Marshal(args)
-			before := tr.n.Load()
+			before := tr.Requests()
 			_, err := sys.DryRun(t.Context(), fix.Principal, a.Name, raw)
 			refused(t, "action "+a.Name, a.TargetParam, v, err, before)
 		}
@@ -77,9 +67,9 @@ func TestIDArgumentsCannotMoveAPath(t *testing.T) {
 				continue
 			}
 			reads++
-			for _, v := range movingPaths {
+			for _, v := range conformance.PathValues {
 				raw, _ := json.Marshal(map[string]any{p.Name: v})
-				before := tr.n.Load()
+				before := tr.Requests()
 				_, err := sys.Read(t.Context(), fix.Principal, r.Name, raw)
 				refused(t, "read "+r.Name, p.Name, v, err, before)
 			}

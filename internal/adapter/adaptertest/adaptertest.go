@@ -14,6 +14,7 @@ package adaptertest
 
 import (
 	"net/http"
+	"sync/atomic"
 	"testing"
 
 	"countersign/internal/adapter"
@@ -40,6 +41,23 @@ const (
 
 // DefaultForbidden are the internal fields of a typical business system.
 var DefaultForbidden = conformance.DefaultForbidden
+
+// CountingTransport is an http.RoundTripper that counts the requests an
+// adapter sends through it before passing each to http.DefaultTransport,
+// so a test can say that a refused call reached the system with none, as
+// the adapters' tests of conformance.PathValues do. Its zero value is
+// ready to use and it is safe for concurrent use; RoundTrip fails only as
+// http.DefaultTransport does.
+type CountingTransport struct{ n atomic.Int64 }
+
+// RoundTrip counts r and sends it with http.DefaultTransport.
+func (c *CountingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// Requests is how many requests have gone through c so far.
+func (c *CountingTransport) Requests() int64 { return c.n.Load() }
 
 // Backend is one fresh instance of the system under test with the adapter
 // connected to it.

@@ -8,15 +8,19 @@ import (
 	"countersign/internal/adapter"
 )
 
-// pathValues are argument values that would move a URL path if placed in
+// PathValues are argument values that would move a URL path if placed in
 // it as one segment: dot segments, a slash and a backslash, as they are
 // and percent-encoded (which a server or a proxy in front of it may
-// decode).
-var pathValues = []string{"..", ".", "a/b", `a\b`, "%2e%2e", "%2E.", "..%2F..", "a%2fb"}
+// decode), alone and after an id that looks valid ("ord_1%2F.."). The
+// suite gives them to every string argument, and the adapters' own tests
+// give them to the arguments they place in paths, so both test the same
+// values; an adapter must refuse each one in a path segment. Callers read
+// it and never change it.
+var PathValues = []string{"..", ".", "a/b", `a\b`, "%2e%2e", "%2E.", "..%2F..", "a%2fb", "ord_1%2F.."}
 
 // checkPathArgumentsStayInPlace: every string argument of every write
 // action (the fixture's call of it, dry-run) and of every read tool is
-// given each pathValues value in turn; no request may reach the system
+// given each PathValues value in turn; no request may reach the system
 // with a path that has a dot segment or a slash inside a segment, as sent
 // or percent-decoded. An argument that goes into a path (its value in the
 // fixture's call is a segment of a path the call reads, or the spec marks
@@ -25,7 +29,7 @@ var pathValues = []string{"..", ".", "a/b", `a\b`, "%2e%2e", "%2E.", "..%2F..", 
 func checkPathArgumentsStayInPlace(t T, e *Env) {
 	before := e.Effects(t, "")
 	try := func(what string, l leaf, inPath bool, call func(v string) error) {
-		for _, v := range pathValues {
+		for _, v := range PathValues {
 			e.tr.record()
 			err := call(v)
 			sent := e.tr.recorded()
