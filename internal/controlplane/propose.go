@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -146,18 +147,10 @@ func (s *Service) actionFor(task Task, system, action string, compensation bool)
 }
 
 // systemsFor names the connected systems offering action that task may
-// use it on, in the registry's order: where a proposal or a hand-off draft
-// that names no system goes when there is exactly one.
+// use it on, sorted: where a proposal or a hand-off draft that names no
+// system goes when there is exactly one.
 func (s *Service) systemsFor(task Task, action string) []string {
-	var found []string
-	for _, sys := range s.registry.Systems() {
-		for _, a := range sys.Actions() {
-			if a.Name == action && task.Allows(sys.Name(), action) {
-				found = append(found, sys.Name())
-			}
-		}
-	}
-	return found
+	return slices.DeleteFunc(s.registry.Offering(action), func(system string) bool { return !task.Allows(system, action) })
 }
 
 func notAllowed(action string) error {
