@@ -3,6 +3,7 @@ package adapter
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -62,6 +63,35 @@ func (r *Registry) Systems() []System {
 		out = append(out, r.systems[n])
 	}
 	return out
+}
+
+// Offering names the connected systems offering action, sorted: where an
+// action named without its system can go. It is empty when none does; a
+// task's own filter (which systems and actions it may use) is the caller's.
+func (r *Registry) Offering(action string) []string {
+	var out []string
+	for _, s := range r.Systems() {
+		if slices.ContainsFunc(s.Actions(), func(a ActionSpec) bool { return a.Name == action }) {
+			out = append(out, s.Name())
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ParseActionName splits an action's name as tasks, assistants and pages
+// write it: "shop/issue_refund" names the action of one system (qualified),
+// "issue_refund" names it on whichever system offers it (system empty,
+// action the whole name). It cannot fail: anything holding a slash splits at
+// the first one, so a malformed name ("shop/", "/issue_refund",
+// "shop/a/b") gives an empty or slash-holding part that no connected system
+// offers, and every lookup with it finds nothing.
+func ParseActionName(name string) (system, action string, qualified bool) {
+	system, action, qualified = strings.Cut(name, "/")
+	if !qualified {
+		return "", name, false
+	}
+	return system, action, true
 }
 
 // Action finds an action's spec on a connected system.

@@ -42,33 +42,11 @@ func (s *Service) EditArgs(ctx context.Context, actor Actor, id string, expected
 		return Invocation{}, &apperr.Error{Kind: apperr.IllegalTransition, Code: "illegal_transition",
 			Message: fmt.Sprintf("Only a request pending approval can be edited; this one is %s.", inv.State.Label())}
 	}
-	sys, spec, err := s.registry.Action(inv.System, inv.Action)
-	if err != nil {
-		return Invocation{}, adapterErr(err)
-	}
-	args, err := spec.Validate(raw)
-	if err != nil {
-		return Invocation{}, adapterErr(err)
-	}
-	principal, err := s.principalOf(ctx, inv.TaskID)
+	e, err := s.dryRunEdit(ctx, inv, raw)
 	if err != nil {
 		return Invocation{}, err
 	}
-	target, err := sys.Resolve(ctx, principal, spec.TargetKind, fmt.Sprint(args[spec.TargetParam]))
-	if err != nil {
-		return Invocation{}, adapterErr(err)
-	}
-	if target.ID != inv.Target.ID {
-		return Invocation{}, apperr.InvalidFields(map[string]string{spec.TargetParam: "an edit cannot change which " +
-			spec.TargetKind + " is acted on; reject the request and let the assistant propose again"})
-	}
-	args[spec.TargetParam] = target.ID
-	canonical := adapter.Canonical(args)
-	hash := sha256.Sum256(canonical)
-	quote, err := sys.DryRun(ctx, principal, spec.Name, canonical)
-	if err != nil {
-		return Invocation{}, adapterErr(err)
-	}
+	canonical, hash, quote, principal := e.canonical, e.hash, e.quote, e.principal
 	quoteJSON, err := json.Marshal(quote)
 	if err != nil {
 		return Invocation{}, err
@@ -78,19 +56,8 @@ func (s *Service) EditArgs(ctx context.Context, actor Actor, id string, expected
 		// The request's lock, then the task's (lockWaitingFirst). The
 		// fresh quote is recorded only if what admits a write still holds
 		// after the dry run, under the task's lock (mayRecord).
-		current, err := tx.LockInvocation(ctx, id)
+		current, _, err := s.lockForChange(ctx, tx, actor, inv, "edit", true)
 		if err != nil {
-			return err
-		}
-		task, st, err := tx.WriteChecks(ctx, inv.TaskID, store.StandingQuery{System: inv.System, Action: inv.Action})
-		if err != nil {
-			return err
-		}
-		if s.hooks.changeLocked != nil {
-			s.hooks.changeLocked("edit")
-		}
-		if err := s.mayRecord(actor, task, st, write{system: inv.System, action: inv.Action,
-			compensation: inv.CompensatesID != ""}); err != nil {
 			return err
 		}
 		now := s.now()
@@ -131,6 +98,76 @@ func (s *Service) EditArgs(ctx context.Context, actor Actor, id string, expected
 			"args_hash": hex.EncodeToString(hash[:]), "quote_before": inv.Quote, "quote_after": quote})
 	})
 	return out, err
+}
+
+// editQuote is an edit's arguments after their dry run.
+type editQuote struct {
+	principal adapter.Principal
+	canonical []byte
+	hash      [sha256.Size]byte
+	quote     adapter.Quote
+}
+
+// dryRunEdit validates an edit's arguments against inv's action, resolves
+// its target (which must stay inv's) and dry-runs them.
+func (s *Service) dryRunEdit(ctx context.Context, inv Invocation, raw json.RawMessage) (editQuote, error) {
+	sys, spec, err := s.registry.Action(inv.System, inv.Action)
+	if err != nil {
+		return editQuote{}, adapterErr(err)
+	}
+	args, err := spec.Validate(raw)
+	if err != nil {
+		return editQuote{}, adapterErr(err)
+	}
+	principal, err := s.principalOf(ctx, inv.TaskID)
+	if err != nil {
+		return editQuote{}, err
+	}
+	target, err := sys.Resolve(ctx, principal, spec.TargetKind, fmt.Sprint(args[spec.TargetParam]))
+	if err != nil {
+		return editQuote{}, adapterErr(err)
+	}
+	if target.ID != inv.Target.ID {
+		return editQuote{}, apperr.InvalidFields(map[string]string{spec.TargetParam: "an edit cannot change which " +
+			spec.TargetKind + " is acted on; reject the request and let the assistant propose again"})
+	}
+	args[spec.TargetParam] = target.ID
+	canonical := adapter.Canonical(args)
+	quote, err := sys.DryRun(ctx, principal, spec.Name, canonical)
+	if err != nil {
+		return editQuote{}, adapterErr(err)
+	}
+	return editQuote{principal: principal, canonical: canonical, hash: sha256.Sum256(canonical), quote: quote}, nil
+}
+
+// lockForChange takes, in tx, the locks of a change to inv made after a
+// dry run (an edit, a fresh quote's successor), in the one lock order: the
+// request's row, then its task's, read with what admits a write. An
+// exposure lock, when the change takes one, comes before and is the
+// caller's. When newWrite is set, what admitted the write must still hold
+// under the task's lock (mayRecord); path names the change to the tests'
+// changeLocked hook. It returns the request's locked row
+// and the standing of what admits the write (its policy among them).
+func (s *Service) lockForChange(ctx context.Context, tx *store.Tx, actor Actor, inv Invocation, path string,
+	newWrite bool) (store.Invocation, store.Standing, error) {
+	current, err := tx.LockInvocation(ctx, inv.ID)
+	if err != nil {
+		return store.Invocation{}, store.Standing{}, err
+	}
+	task, st, err := tx.WriteChecks(ctx, inv.TaskID, store.StandingQuery{System: inv.System, Action: inv.Action})
+	if err != nil {
+		return store.Invocation{}, store.Standing{}, err
+	}
+	if s.hooks.changeLocked != nil {
+		s.hooks.changeLocked(path)
+	}
+	if newWrite {
+		if err := s.mayRecord(actor, task, st, write{system: inv.System, action: inv.Action,
+			compensation: inv.CompensatesID != ""}); err != nil {
+			return store.Invocation{}, store.Standing{}, err
+		}
+	}
+	return current, st, nil
 }
 
 // ProposedQuote returns the quote the assistant's own arguments produced:

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -116,7 +117,8 @@ func (s *Service) propose(ctx context.Context, task Task, p Proposal) (Invocatio
 		}
 	}
 	disagrees, why := summaryDisagrees(p.Summary, quote)
-	return s.insertProposal(ctx, p, task, spec, quote, canonical, hash[:], policy, amount, disagrees, why)
+	return s.insertProposal(ctx, dryRun{p: p, task: task, spec: spec, quote: quote, canonical: canonical, hash: hash[:],
+		policy: policy, amount: amount, disagrees: disagrees, why: why})
 }
 
 // actionFor finds the system and spec of an action the task may use. A
@@ -146,18 +148,10 @@ func (s *Service) actionFor(task Task, system, action string, compensation bool)
 }
 
 // systemsFor names the connected systems offering action that task may
-// use it on, in the registry's order: where a proposal or a hand-off draft
-// that names no system goes when there is exactly one.
+// use it on, sorted: where a proposal or a hand-off draft that names no
+// system goes when there is exactly one.
 func (s *Service) systemsFor(task Task, action string) []string {
-	var found []string
-	for _, sys := range s.registry.Systems() {
-		for _, a := range sys.Actions() {
-			if a.Name == action && task.Allows(sys.Name(), action) {
-				found = append(found, sys.Name())
-			}
-		}
-	}
-	return found
+	return slices.DeleteFunc(s.registry.Offering(action), func(system string) bool { return !task.Allows(system, action) })
 }
 
 func notAllowed(action string) error {
@@ -184,173 +178,6 @@ func (s *Service) recentDuplicate(ctx context.Context, conversationID, system, a
 	out, err := fromRow(row)
 	out.Deduplicated = true
 	return out, true, err
-}
-
-// insertProposal records a proposal and routes it, in one transaction that
-// holds the locks of its conversation's duplicates, of its customer's and
-// target's exposure and of its task: it looks again for a duplicate and a
-// block, applies the task's proposal budget and rate, and routes the amount
-// together with the exposure counted under those locks.
-func (s *Service) insertProposal(ctx context.Context, p Proposal, task Task, spec adapter.ActionSpec, quote adapter.Quote,
-	canonical, hash []byte, policy Policy, amount *int64, disagrees bool, why string) (Invocation, error) {
-	quoteJSON, err := json.Marshal(quote)
-	if err != nil {
-		return Invocation{}, err
-	}
-	ownerName := ""
-	if policy.Stage == StageAutonomous && policy.OwnerID != nil {
-		// Read before the transaction: it must not wait for a second
-		// connection while it holds locks others queue on.
-		if owner, err := s.store.UserByID(ctx, *policy.OwnerID); err == nil {
-			ownerName = owner.Name
-		}
-	}
-	var direct *directSend
-	if policy.Stage == StageAutonomous && p.compensates == nil {
-		direct = s.reserveSend()
-	}
-	var out Invocation
-	err = s.store.InTx(ctx, func(tx *store.Tx) error {
-		// Serialise identical proposals, then look again: a twin may have
-		// committed while this one was being dry-run.
-		if s.hooks.beforeExposureLock != nil {
-			s.hooks.beforeExposureLock()
-		}
-		// The twins' lock first, then the exposure's, in one statement.
-		locks := append([]string{fmt.Sprintf("propose:%s:%s:%s:%x", task.ConversationID, policy.System, spec.Name, hash)},
-			exposureLocks(policy.System, spec.Name, task.CustomerRef, quote.Target.ID, amount != nil)...)
-		if err := tx.AdvisoryLocks(ctx, locks...); err != nil {
-			return err
-		}
-		// The task's lock and what is checked under it, in one round trip.
-		now := s.now()
-		checks, err := tx.ProposalChecks(ctx, store.ProposalChecksQuery{TaskID: task.ID, ConversationID: task.ConversationID,
-			System: policy.System, Action: spec.Name, ArgsHash: hash, DuplicateSince: now.Add(-s.cfg.DedupWindow), Now: now,
-			CustomerRef: task.CustomerRef, TargetID: quote.Target.ID, ProposalsSince: now.Add(-time.Minute),
-			Standing: store.StandingQuery{KeyID: p.Actor.KeyID, System: policy.System, Action: spec.Name}})
-		if err != nil {
-			return err
-		}
-		// What admitted the proposal before its dry run must still hold
-		// now, under the task's lock: a cancel, a pause, a revoked key
-		// that committed meanwhile is seen here, and one still to come
-		// waits for this commit.
-		if err := s.mayRecord(p.Actor, checks.Task, checks.Standing, write{system: policy.System, action: spec.Name,
-			compensation: p.compensates != nil, policyVersion: policy.Version}); err != nil {
-			return err
-		}
-		locked := withinGrants(checks.Task, checks.Standing)
-		if p.compensates != nil {
-			// One live compensation per original, whatever the window:
-			// the lock above serialises reversals of the same original.
-			if live, err := tx.LiveCompensation(ctx, p.compensates.ID); err == nil {
-				out, err = fromRow(live)
-				out.Deduplicated = true
-				return err
-			} else if !errors.Is(err, store.ErrNotFound) {
-				return err
-			}
-		}
-		if checks.Duplicate != nil {
-			out, err = fromRow(*checks.Duplicate)
-			out.Deduplicated = true
-			return err
-		}
-		if checks.Block != nil {
-			return blockedErr(quote.Target.Kind, &adapter.Error{Message: "it was refused in another request a moment ago."})
-		}
-		if err := proposalAllowed(locked, checks.RecentProposals); err != nil {
-			return err
-		}
-		var prior int64
-		if amount != nil {
-			if prior, err = s.priorExposure(ctx, tx, policy.System, spec.Name, task.CustomerRef, quote.Target.ID, ""); err != nil {
-				return err
-			}
-		}
-		if s.hooks.exposureCounted != nil {
-			s.hooks.exposureCounted()
-		}
-		route := RouteExposure(policy, amount, prior, p.compensates != nil)
-		now = s.now()
-		id := newID("inv")
-		row := store.Invocation{ID: id, TaskID: task.ID, ConversationID: task.ConversationID, System: policy.System,
-			Action: spec.Name, TargetKind: quote.Target.Kind, TargetID: quote.Target.ID, TargetDisplay: quote.Target.Display,
-			TargetVersion: quote.Target.Version, State: string(route.State), ProposedArgs: canonical, ArgsHash: hash,
-			Quote: quoteJSON, Summary: p.Summary, SummaryDisagrees: disagrees, IdempotencyKey: idempotencyKey(task.ID, id),
-			AmountCents: amount, PolicyStage: int16(policy.Stage), PolicyVersion: policy.Version,
-			RouteReason: route.Reason, ExposureCents: prior, CreatedAt: now}
-		if route.State == Approved {
-			row.ApprovedArgs, row.ApprovedArgsHash, row.ApprovedAt = canonical, hash, &now
-		} else {
-			deadline := now.Add(route.Window)
-			row.DeadlineAt = &deadline
-		}
-		if p.ClientKey != "" {
-			row.ClientKey = &p.ClientKey
-		}
-		if p.compensates != nil {
-			row.CompensatesID = &p.compensates.ID
-		}
-		inserted, err := tx.InsertInvocation(ctx, row)
-		if err != nil {
-			return err
-		}
-		if err := s.mintLink(ctx, tx, inserted, task.CustomerRef); err != nil {
-			return err
-		}
-		if out, err = fromRow(inserted); err != nil {
-			return err
-		}
-		if err := s.recordProposal(ctx, tx, p, out, policy, ownerName, route, prior, disagrees, why); err != nil {
-			return err
-		}
-		if route.State != Approved {
-			return nil
-		}
-		// Approved by policy: its permit and lease in this transaction,
-		// under the task's lock taken above, and its request leaves
-		// right after the commit.
-		if granted, err := direct.permit(ctx, tx, inserted, locked); err != nil || granted != nil {
-			if granted != nil {
-				out = *granted
-			}
-			return err
-		}
-		return tx.Notify(ctx, store.DispatchChannel, out.ID)
-	})
-	if !direct.done(err) && err == nil && !out.Deduplicated && out.State == Approved {
-		// Committed and approved by policy: this instance's dispatcher
-		// claims it now, without waiting for its NOTIFY to come back.
-		s.kick()
-	}
-	return out, err
-}
-
-func (s *Service) recordProposal(ctx context.Context, tx *store.Tx, p Proposal, inv Invocation, policy Policy, ownerName string, route Route, prior int64, disagrees bool, why string) error {
-	// The quote's title and currency as proposed: the timeline names the
-	// request by what was proposed, not by what a later edit made of it.
-	data := map[string]any{"action": inv.Action, "system": inv.System, "target": inv.Target.Display,
-		"amount_cents": inv.AmountCents, "summary": inv.Summary, "title": inv.Quote.Title, "currency": inv.Quote.Currency}
-	if inv.CompensatesID != "" {
-		data["compensates"] = inv.CompensatesID
-	}
-	entries := []entry{{actor: p.Actor, action: "invocation.proposed", taskID: inv.TaskID, invocation: inv.ID, data: data}}
-	if disagrees {
-		entries = append(entries, entry{actor: SystemActor, action: "invocation.summary_disagreed", taskID: inv.TaskID, invocation: inv.ID,
-			data: map[string]any{"summary": inv.Summary, "quote": inv.Quote.Title, "why": why}})
-	}
-	routeData := map[string]any{"reason": route.Reason, "stage": int(policy.Stage), "policy": policy.Name()}
-	if prior > 0 {
-		routeData["exposure_before_cents"] = prior
-	}
-	actor := SystemActor
-	if route.State == Approved {
-		actor = Actor{Kind: ActorPolicy, ID: policy.Name(), Name: policy.Name()}
-		routeData["owner_id"], routeData["owner_name"] = *policy.OwnerID, ownerName
-	}
-	entries = append(entries, entry{actor: actor, action: "invocation." + string(route.State), taskID: inv.TaskID, invocation: inv.ID, data: routeData})
-	return s.recordAll(ctx, tx, entries...)
 }
 
 // proposeWithClientKey applies Stripe's rules to a caller's

@@ -105,21 +105,9 @@ func (s *Service) supersede(ctx context.Context, actor Actor, old Invocation, ro
 				return err
 			}
 		}
-		if _, err := tx.LockInvocation(ctx, old.ID); err != nil {
-			return err
-		}
-		locked, st, err := tx.WriteChecks(ctx, old.TaskID, store.StandingQuery{System: old.System, Action: old.Action})
+		_, st, err := s.lockForChange(ctx, tx, actor, old, "requote", refusal == nil)
 		if err != nil {
 			return err
-		}
-		if s.hooks.changeLocked != nil {
-			s.hooks.changeLocked("requote")
-		}
-		if refusal == nil {
-			if err := s.mayRecord(actor, locked, st, write{system: old.System, action: old.Action,
-				compensation: old.CompensatesID != ""}); err != nil {
-				return err
-			}
 		}
 		now := s.now()
 		closed, err := tx.TransitionInvocation(ctx, old.ID, []string{string(AwaitingConfirmation)}, old.Version, string(Rejected), now,

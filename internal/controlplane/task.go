@@ -194,10 +194,10 @@ func (s *Service) CreateTask(ctx context.Context, actor Actor, in NewTask) (Task
 // IsReadTool reports whether name ("tool" or "system/tool") is a read tool
 // of a connected system. Read tools work in every task, listed or not.
 func (s *Service) IsReadTool(name string) bool {
-	system, tool, qualified := strings.Cut(name, "/")
+	system, tool, qualified := adapter.ParseActionName(name)
 	for _, sys := range s.registry.Systems() {
 		for _, r := range sys.ReadTools() {
-			if (qualified && sys.Name() == system && r.Name == tool) || (!qualified && r.Name == name) {
+			if r.Name == tool && (!qualified || sys.Name() == system) {
 				return true
 			}
 		}
@@ -210,15 +210,12 @@ func (s *Service) IsReadTool(name string) bool {
 func (s *Service) KnownAction(name string) bool { return s.knownAction(name) }
 
 func (s *Service) knownAction(name string) bool {
-	system, action, qualified := strings.Cut(name, "/")
-	for _, sys := range s.registry.Systems() {
-		for _, a := range sys.Actions() {
-			if (qualified && sys.Name() == system && a.Name == action) || (!qualified && a.Name == name) {
-				return true
-			}
-		}
+	system, action, qualified := adapter.ParseActionName(name)
+	offering := s.registry.Offering(action)
+	if qualified {
+		return slices.Contains(offering, system)
 	}
-	return false
+	return len(offering) > 0
 }
 
 // Task returns a task by id, or apperr.NotFound.

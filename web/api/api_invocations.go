@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -276,14 +277,8 @@ func (h *Handler) propose(ctx context.Context, a assistants.Assistant, task cont
 	// the same whether it came with or without it (the Idempotency-Key
 	// compares requests), over the API or MCP.
 	if p.system == "" {
-		var offering []string
-		for _, sys := range h.cfg.Registry.Systems() {
-			for _, spec := range sys.Actions() {
-				if spec.Name == p.action && task.Allows(sys.Name(), spec.Name) {
-					offering = append(offering, sys.Name())
-				}
-			}
-		}
+		offering := slices.DeleteFunc(h.cfg.Registry.Offering(p.action),
+			func(system string) bool { return !task.Allows(system, p.action) })
 		if len(offering) == 1 {
 			p.system = offering[0]
 		}

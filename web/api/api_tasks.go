@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"countersign/internal/adapter"
 	"countersign/internal/apperr"
 	"countersign/internal/assistants"
 	"countersign/internal/controlplane"
@@ -129,11 +129,11 @@ func (h *Handler) createTask(ctx context.Context, a assistants.Assistant, req ne
 // enabledFor reports whether an allowed-actions entry ("action" or
 // "system/action") names an action the assistant has turned on.
 func enabledFor(a assistants.Assistant, name string) bool {
-	if strings.Contains(name, "/") {
+	if _, _, qualified := adapter.ParseActionName(name); qualified {
 		return a.Enabled[name]
 	}
 	for k := range a.Enabled {
-		if strings.HasSuffix(k, "/"+name) {
+		if _, action, _ := adapter.ParseActionName(k); action == name {
 			return true
 		}
 	}

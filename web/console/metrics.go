@@ -13,6 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"countersign/internal/adapter"
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
 	"countersign/internal/metrics"
@@ -148,21 +149,16 @@ func (h *Handler) sectionTables(rep metrics.Report) metricsSections {
 // "Refund an order (shop)"; an action no connected system offers is shown
 // by its name.
 func (h *Handler) actionTitle(name string) string {
-	system, action, qualified := strings.Cut(name, "/")
-	for _, sys := range h.cfg.Registry.Systems() {
-		if qualified && sys.Name() != system {
-			continue
+	system, action, qualified := adapter.ParseActionName(name)
+	if qualified {
+		if _, spec, err := h.cfg.Registry.Action(system, action); err == nil && spec.Title != "" {
+			return spec.Title + " (" + system + ")"
 		}
-		if !qualified {
-			action = name
-		}
-		for _, a := range sys.Actions() {
-			if a.Name == action && a.Title != "" {
-				if qualified {
-					return a.Title + " (" + sys.Name() + ")"
-				}
-				return a.Title
-			}
+		return name
+	}
+	for _, system := range h.cfg.Registry.Offering(action) {
+		if _, spec, err := h.cfg.Registry.Action(system, action); err == nil && spec.Title != "" {
+			return spec.Title
 		}
 	}
 	return name

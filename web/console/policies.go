@@ -336,12 +336,8 @@ func (h *Handler) policyRow(p controlplane.Policy, names map[int64]string) views
 	if p.AutoMaxCents != nil {
 		r.Limits = append(r.Limits, "automatic up to "+money.Format(*p.AutoMaxCents, ""))
 	}
-	if sys, err := h.cfg.Registry.System(p.System); err == nil {
-		for _, a := range sys.Actions() {
-			if a.Name == p.Action {
-				r.Limits = append(r.Limits, a.Limits...)
-			}
-		}
+	if _, spec, err := h.cfg.Registry.Action(p.System, p.Action); err == nil {
+		r.Limits = append(r.Limits, spec.Limits...)
 	}
 	if p.ApprovalAboveCents != nil {
 		r.Approval = append(r.Approval, "an agent approves above "+money.Format(*p.ApprovalAboveCents, ""))

@@ -109,7 +109,7 @@ func (h *Handler) handleQueue(c echo.Context) error {
 		cv := h.cardView(ctx, card, u, policies, cardInList)
 		cv.Stale = staleSentences(changes[card.ID], card.Target.Kind)
 		v.Cards = append(v.Cards, cv)
-		if cv.LowRisk && cv.MayDecide {
+		if bulkApprovable(card, cv) {
 			v.BulkIDs = append(v.BulkIDs, cv.ID)
 		}
 		if decided != "" && v.FocusID == "" && card.ID != decided {
@@ -180,42 +180,6 @@ func parseDollars(s string) (*int64, error) {
 	return &n, nil
 }
 
-// policyCache keeps the policies read while building one page.
-type policyCache map[string]*controlplane.Policy
-
-// loadPolicies reads every action's policy in one statement for a page of
-// more than one card (the table holds a row per action), instead of one
-// read per action on the page; should that read fail, the cache reads
-// them one by one as before.
-func loadPolicies(ctx context.Context, cp *controlplane.Service, cards int) policyCache {
-	pc := policyCache{}
-	if cards < 2 {
-		return pc
-	}
-	ps, err := cp.Policies(ctx)
-	if err != nil {
-		return pc
-	}
-	for i := range ps {
-		pc[ps[i].System+"/"+ps[i].Action] = &ps[i]
-	}
-	return pc
-}
-
-func (pc policyCache) get(ctx context.Context, cp *controlplane.Service, system, action string) *controlplane.Policy {
-	key := system + "/" + action
-	if p, ok := pc[key]; ok {
-		return p
-	}
-	p, err := cp.Policy(ctx, system, action)
-	if err != nil {
-		pc[key] = nil
-		return nil
-	}
-	pc[key] = &p
-	return &p
-}
-
 // cardDetail says how much of a card to build: the queue's list shows
 // its title, deadline, hold and risk, not its arguments or who approved
 // it first (a read per approver).
@@ -267,13 +231,7 @@ func (h *Handler) cardView(ctx context.Context, card controlplane.QueueCard, u a
 		v.Limits = append(v.Limits, spec.Limits...)
 	}
 	p := policies.get(ctx, h.cfg.Control, inv.System, inv.Action)
-	// Who may decide is the policy's (controlplane/approvers.go); an
-	// action without a policy has the defaults.
-	deciders := controlplane.Policy{System: inv.System, Action: inv.Action}
-	if p != nil {
-		deciders = *p
-	}
-	v.MayDecide, v.Deciders = deciders.MayDecide(actorOf(u)), deciders.DecidersWords()
+	v.MayDecide, v.Deciders = cardDeciders(p, inv.System, inv.Action, u)
 	if p != nil {
 		if p.ApprovalAboveCents != nil {
 			v.Limits = append(v.Limits, "An agent approves amounts above "+money.Format(*p.ApprovalAboveCents, inv.Quote.Currency)+".")

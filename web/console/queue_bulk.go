@@ -9,7 +9,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"countersign/internal/apperr"
-	"countersign/internal/controlplane"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -39,7 +38,7 @@ func (h *Handler) handleQueueBulk(c echo.Context) error {
 			return err
 		}
 		cv := h.cardView(ctx, card, u, policies, cardWhole)
-		if card.State == controlplane.AwaitingApproval && cv.LowRisk && cv.MayDecide {
+		if bulkApprovable(card, cv) {
 			v.Cards = append(v.Cards, cv)
 		}
 	}
@@ -84,7 +83,7 @@ func (h *Handler) handleQueueBulkApprove(c echo.Context) error {
 			return err
 		}
 		cv := h.cardView(ctx, card, u, policies, cardWhole)
-		if !cv.LowRisk || !cv.MayDecide || card.State != controlplane.AwaitingApproval {
+		if !bulkApprovable(card, cv) {
 			skipped++
 			continue
 		}
