@@ -11,7 +11,8 @@ import (
 
 // EventWindow is one bound on conversation events: at most Cap events per
 // Key (an assistant, or an assistant's conversation) in the fixed window
-// that starts at Start. Bound names the bound ("assistant_minute", …).
+// that starts at Start. Bound names the bound (one of assistants'
+// EventBound words: "assistant_minute", …).
 type EventWindow struct {
 	Bound string
 	Key   string

@@ -51,6 +51,7 @@ type SlackLinkedError struct {
 	Team, User string
 }
 
+// Error names the Slack user (team/user) that is linked elsewhere.
 func (e *SlackLinkedError) Error() string {
 	return "the Slack user " + e.Team + "/" + e.User + " is linked to another account"
 }

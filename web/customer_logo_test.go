@@ -33,10 +33,11 @@ func logoServer(t *testing.T, ctype string, body []byte) (*httptest.Server, *ato
 }
 
 // TestCustomerPagesServeTheShopsLogoThemselves: the shop's logo, an
-// external https image, is fetched once by the console and served from its
-// own address (the pages allow images of this site only, and a third party
-// must not learn of each visit), as a PNG that is not sniffed and may be
-// cached; the page points at that address, never at the shop's server.
+// external https image, is fetched once by the console, in the background
+// of the first page, and served from its own address (the pages allow
+// images of this site only, and a third party must not learn of each
+// visit), as a PNG that is not sniffed and may be cached; a page once it
+// is fetched points at that address, never at the shop's server.
 func TestCustomerPagesServeTheShopsLogoThemselves(t *testing.T) {
 	t.Parallel()
 	var img bytes.Buffer
@@ -48,12 +49,9 @@ func TestCustomerPagesServeTheShopsLogoThemselves(t *testing.T) {
 	b.stageForCustomer(t, customerActions...)
 	_, link := b.pendingRefund(t)
 	c := b.client(t)
-	doc := c.open(link).doc(t)
-	src, _ := doc.Find(`header img[data-testid="brand-logo"]`).Attr("src")
-	if src != "/brand/shop/logo" {
-		t.Fatalf("logo src %q, want the console's /brand/shop/logo", src)
-	}
-	res, err := http.Get(b.srv.URL + src)
+	page := c.open(link).Request.URL.Path
+	// The logo route waits for the fetch the page started.
+	res, err := http.Get(b.srv.URL + "/brand/shop/logo")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,6 +61,10 @@ func TestCustomerPagesServeTheShopsLogoThemselves(t *testing.T) {
 		res.Header.Get("Cache-Control") == "" || !bytes.Equal(body, img.Bytes()) {
 		t.Errorf("logo: %d %q nosniff %q cache %q, %d bytes (want %d)", res.StatusCode, res.Header.Get("Content-Type"),
 			res.Header.Get("X-Content-Type-Options"), res.Header.Get("Cache-Control"), len(body), img.Len())
+	}
+	src, _ := c.get(page).doc(t).Find(`header img[data-testid="brand-logo"]`).Attr("src")
+	if src != "/brand/shop/logo" {
+		t.Errorf("logo src %q, want the console's /brand/shop/logo", src)
 	}
 	c.get("/requests")
 	if n := hits.Load(); n != 1 {
@@ -133,7 +135,7 @@ func hostileLogoServer(t *testing.T) (*httptest.Server, *atomic.Int32) {
 // points at the metadata or a private address itself, is plain http, or
 // answers with too large or too slow a body is refused with the reason in
 // the log; the page renders with the shop's name alone and the logo route
-// answers 404.
+// answers 404 once the fetch the page started has failed.
 func TestCustomerPagesRefuseAHostileLogo(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ name, url, reason string }{
@@ -159,9 +161,7 @@ func TestCustomerPagesRefuseAHostileLogo(t *testing.T) {
 			if n := res.doc(t).Find(`header img`).Length(); n != 0 || text(res, t, "brand-name") != shopName {
 				t.Errorf("%d logo images, name %q: want the name alone", n, text(res, t, "brand-name"))
 			}
-			if got := logs.String(); !strings.Contains(got, "logo could not be fetched") || !strings.Contains(got, tc.reason) {
-				t.Errorf("log %q, want the refusal with %q", got, tc.reason)
-			}
+			// The logo route waits for the fetch the page started.
 			r, err := http.Get(b.srv.URL + "/brand/shop/logo")
 			if err != nil {
 				t.Fatal(err)
@@ -169,6 +169,9 @@ func TestCustomerPagesRefuseAHostileLogo(t *testing.T) {
 			r.Body.Close()
 			if r.StatusCode != http.StatusNotFound {
 				t.Errorf("logo route %d, want 404", r.StatusCode)
+			}
+			if got := logs.String(); !strings.Contains(got, "logo could not be fetched") || !strings.Contains(got, tc.reason) {
+				t.Errorf("log %q, want the refusal with %q", got, tc.reason)
 			}
 		})
 	}

@@ -286,7 +286,7 @@ func (s *Service) storeKey(ctx context.Context, assistantID string, createdBy *i
 		return Key{}, err
 	}
 	if a.DisabledAt != nil {
-		return Key{}, &apperr.Error{Kind: apperr.IllegalTransition, Code: "assistant_disabled",
+		return Key{}, &apperr.Error{Kind: apperr.IllegalTransition, Code: "assistant_is_disabled",
 			Message: "This assistant is disabled; enable it before issuing a key."}
 	}
 	h := sha256.Sum256([]byte(secret))

@@ -39,6 +39,20 @@ const (
 	MaxEventBytes = 32 << 10
 )
 
+// EventBound names a bound a conversation event counts against, as a
+// refused event's details.bound tells the assistant.
+type EventBound string
+
+// The bounds, each a count in a clock window (see the limits above).
+const (
+	// BoundAssistantMinute: the assistant's events in this minute.
+	BoundAssistantMinute EventBound = "assistant_minute"
+	// BoundAssistantHour: the assistant's events in this hour.
+	BoundAssistantHour EventBound = "assistant_hour"
+	// BoundConversationHour: one conversation's events in this hour.
+	BoundConversationHour EventBound = "conversation_hour"
+)
+
 // EventLimits are the bounds the service applies to conversation events;
 // DefaultEventLimits unless a test sets others (SetEventLimits).
 type EventLimits struct {
@@ -98,9 +112,9 @@ func (s *Service) eventWithinLimits(ctx context.Context, a Assistant, e Event) e
 		size   time.Duration
 		window store.EventWindow
 	}{
-		{time.Minute, store.EventWindow{Bound: "assistant_minute", Key: a.ID, Cap: l.PerAssistantMinute}},
-		{time.Hour, store.EventWindow{Bound: "assistant_hour", Key: a.ID, Cap: l.PerAssistantHour}},
-		{time.Hour, store.EventWindow{Bound: "conversation_hour", Key: a.ID + "/" + e.ConversationID, Cap: l.PerConversationHour}},
+		{time.Minute, store.EventWindow{Bound: string(BoundAssistantMinute), Key: a.ID, Cap: l.PerAssistantMinute}},
+		{time.Hour, store.EventWindow{Bound: string(BoundAssistantHour), Key: a.ID, Cap: l.PerAssistantHour}},
+		{time.Hour, store.EventWindow{Bound: string(BoundConversationHour), Key: a.ID + "/" + e.ConversationID, Cap: l.PerConversationHour}},
 	}
 	ws := make([]store.EventWindow, len(windows))
 	for i, w := range windows {
@@ -119,7 +133,7 @@ func (s *Service) eventWithinLimits(ctx context.Context, a Assistant, e Event) e
 	}
 	e2 := &apperr.Error{Kind: apperr.LimitReached, Retryable: true, RetryAfterSeconds: max(wait, 1),
 		Details: map[string]any{"bound": w.window.Bound, "limit": w.window.Cap}}
-	if w.window.Bound == "conversation_hour" {
+	if EventBound(w.window.Bound) == BoundConversationHour {
 		e2.Code = "conversation_event_limit"
 		e2.Message = fmt.Sprintf("This conversation has had %d events reported in this hour, the most one conversation may.", w.window.Cap)
 		e2.Hint = "Report one event for each of the customer's requests, when you have dealt with it; " +

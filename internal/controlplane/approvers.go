@@ -25,7 +25,11 @@ import (
 // approvals of people whose role the policy lists now.
 
 // The console roles a policy can let decide its cards, in the order the
-// console shows them.
+// console shows them. They repeat accounts.Agent, Manager and Admin
+// because the control plane may not import accounts: the console's lists
+// import the control plane and may reach no other service (the layer
+// rules of internal/depcheck). TestApproverRolesAreAccountsRoles holds
+// the two to the same words.
 const (
 	RoleAgent   = "agent"
 	RoleManager = "manager"

@@ -3,6 +3,7 @@ package controlplane_test
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -43,6 +44,31 @@ func wantRoleRefusal(t *testing.T, what string, err error) {
 	e, ok := apperr.As(err)
 	if !ok || e.Kind != apperr.Forbidden || e.Code != controlplane.CodeRoleMayNotApprove {
 		t.Errorf("%s: %v, want forbidden %s", what, err, controlplane.CodeRoleMayNotApprove)
+	}
+}
+
+// TestApproverRolesAreAccountsRoles: the roles a policy may list as
+// deciders are accounts' staff roles, in accounts' order, spelled the
+// same; the control plane repeats them since it may not import accounts.
+func TestApproverRolesAreAccountsRoles(t *testing.T) {
+	t.Parallel()
+	var staff []string
+	for _, r := range accounts.Roles {
+		if r != accounts.Customer {
+			staff = append(staff, string(r))
+		}
+	}
+	if !slices.Equal(controlplane.ApproverRoleChoices, staff) {
+		t.Errorf("ApproverRoleChoices = %q, want accounts' staff roles %q", controlplane.ApproverRoleChoices, staff)
+	}
+	for _, c := range []struct{ got, want string }{
+		{controlplane.RoleAgent, string(accounts.Agent)},
+		{controlplane.RoleManager, string(accounts.Manager)},
+		{controlplane.RoleAdmin, string(accounts.Admin)},
+	} {
+		if c.got != c.want {
+			t.Errorf("controlplane role %q, want accounts' %q", c.got, c.want)
+		}
 	}
 }
 

@@ -15,12 +15,12 @@ import (
 // Approve is a person's approval of an invocation awaiting approval, by
 // someone whose role the action's policy lets decide its cards (agents,
 // unless the policy adds managers or admins: approvers.go); otherwise
-// Forbidden, code role_may_not_approve. The
-// approval binds to the arguments approved (the proposal's, unless an
-// agent edited them). An assistant can never approve. Separation of
-// duties applies (duties.go): above the policy's second-approver amount
-// the first approval is recorded and a second, different person completes
-// it; nobody approves the reversal of an invocation they approved.
+// Forbidden, code role_may_not_approve. The approval binds to the
+// arguments approved (the proposal's, unless an agent edited them). An
+// assistant can never approve. Separation of duties applies (duties.go):
+// above the policy's second-approver amount the first approval is
+// recorded and a second, different person completes it; nobody approves
+// the reversal of an invocation they approved.
 func (s *Service) Approve(ctx context.Context, actor Actor, id string, expectedVersion int32) (Invocation, error) {
 	return s.approveAsStaff(ctx, actor, id, expectedVersion, nil)
 }

@@ -17,14 +17,14 @@ import (
 // approveAsStaff is a console user's approval with separation of duties:
 // only a person whose role the action's policy lets decide its cards
 // approves (approvers.go); an approver may not approve the reversal of an
-// invocation they approved nor a request they proposed themselves;
-// above the policy's second-approver amount (counting the exposure before
-// it, under the policy in force now) the first approval is recorded
-// (the invocation stays awaiting approval, its version moves) and a
-// second, different person the policy lets decide completes it. When wantHash is set, the
-// arguments must still hash to it. The invocation row is locked first, so
-// two approvers deciding at once are serialised: one decides, the other
-// is told.
+// invocation they approved nor a request they proposed themselves; above
+// the policy's second-approver amount (counting the exposure before it,
+// under the policy in force now) the first approval is recorded (the
+// invocation stays awaiting approval, its version moves) and a second,
+// different person the policy lets decide completes it. When wantHash is
+// set, the arguments must still hash to it. The invocation row is locked
+// first, so two approvers deciding at once are serialised: one decides,
+// the other is told.
 func (s *Service) approveAsStaff(ctx context.Context, actor Actor, id string, expectedVersion int32, wantHash []byte) (Invocation, error) {
 	if err := staffOnCard(actor, "approve"); err != nil {
 		return Invocation{}, err

@@ -35,9 +35,8 @@ type PreparedDraft struct {
 	Args      json.RawMessage
 	Summary   string
 	Digest    string
-	// Systems counts, and Candidates names, the systems offering Action
-	// that the task may use it on, when System is empty.
-	Systems    int
+	// Candidates names the systems offering Action that the task may use
+	// it on, when System is empty.
 	Candidates []string
 }
 
@@ -58,7 +57,7 @@ func (s *Service) PrepareHandoffDraft(id int64, task Task, data json.RawMessage)
 	// that the task may use, as a proposal naming none is, never guessed
 	// among several.
 	found := s.systemsFor(task, d.Action)
-	if d.Systems = len(found); len(found) == 1 {
+	if len(found) == 1 {
 		d.System = found[0]
 	} else {
 		d.Candidates = found

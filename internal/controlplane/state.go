@@ -97,11 +97,19 @@ type TaskState string
 const (
 	// TaskActive: permits may be granted.
 	TaskActive TaskState = "active"
-	// TaskPaused: no new permit; work holding one finishes and stays visible.
+	// TaskPaused: no new permit; approved work that has not begun to send
+	// is not_dispatched (task_paused), a permit's included (lease.go), and
+	// only a request already sending finishes. Requests waiting for a
+	// person stay waiting, to be decided once the task resumes.
 	TaskPaused TaskState = "paused"
-	// TaskCancelled: no new permit, ever; nothing is undone.
+	// TaskCancelled: as paused, for good, and the requests waiting for a
+	// person are withdrawn (not_dispatched, task_cancelled); nothing that
+	// was sent is undone.
 	TaskCancelled TaskState = "cancelled"
-	// TaskClosed: the assignment ended (expired or finished).
+	// TaskClosed: the schema's state for an ended assignment, which takes
+	// no permit (task_closed); no code moves a task here yet. An expired
+	// task stays active: its writes are refused task_expired, and its
+	// approved work is not dispatched (task_expired).
 	TaskClosed TaskState = "closed"
 )
 

@@ -328,7 +328,7 @@ func (s *Service) changeLockedTask(ctx context.Context, tx *store.Tx, actor Acto
 		if err != nil {
 			return Task{}, err
 		}
-		data["withdrawn"] = withdrawn
+		data[DataWithdrawnIDs] = withdrawn
 	}
 	return out, s.record(ctx, tx, actor, "task."+string(to), taskID, "", data)
 }

@@ -122,11 +122,11 @@ func TestCancelWithdrawsWaitingRequests(t *testing.T) {
 	for _, e := range events {
 		switch e.Action {
 		case "invocation.not_dispatched":
-			if e.Data["reason"] == "task_cancelled" && e.Data["withdrawn"] == true {
+			if e.Data["reason"] == "task_cancelled" && e.Data[controlplane.DataWithdrawn] == true {
 				notDispatched[e.InvocationID], _ = e.Data["was"].(string)
 			}
 		case "task.cancelled":
-			ids, _ := e.Data["withdrawn"].([]any)
+			ids, _ := e.Data[controlplane.DataWithdrawnIDs].([]any)
 			withdrawn = len(ids)
 		}
 	}

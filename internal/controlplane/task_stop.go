@@ -66,6 +66,16 @@ func (s *Service) withdrawWaiting(ctx context.Context, tx *store.Tx, taskID stri
 	return ids, tx.ReleaseClaims(ctx, ids)
 }
 
+// The event data keys of a cancel's withdrawals. Each has one type.
+const (
+	// DataWithdrawnIDs, on task.cancelled, lists the ids of the requests
+	// the cancel withdrew while they waited for a person.
+	DataWithdrawnIDs = "withdrawn_ids"
+	// DataWithdrawn, true on invocation.not_dispatched, says the request
+	// was withdrawn while it waited for a person, not stopped approved.
+	DataWithdrawn = "withdrawn"
+)
+
 // lockWaitingFirst locks the task's requests that wait for a person before
 // a cancellation takes the task's lock. The lock order of every path that
 // takes more than one is: the exposure's advisory locks, then the
@@ -91,7 +101,7 @@ func (s *Service) withdrawOne(ctx context.Context, tx *store.Tx, w store.Waiting
 		return err
 	}
 	return s.record(ctx, tx, SystemActor, "invocation.not_dispatched", w.TaskID, w.ID, map[string]any{
-		"reason": r, "was": w.State, "withdrawn": true})
+		"reason": r, "was": w.State, DataWithdrawn: true})
 }
 
 // WithdrawCancelled withdraws requests still waiting for a person in a

@@ -50,9 +50,7 @@ func (s *Service) mayRecord(actor Actor, task store.Task, st store.Standing, w w
 				Message: "This assistant was disabled before the request was recorded; nothing was recorded.",
 				Hint:    "Hand the request to a person."}
 		case !st.ActionEnabled:
-			return &apperr.Error{Kind: apperr.Forbidden, Code: "action_not_enabled",
-				Message: "This assistant does not have " + w.action + " turned on.",
-				Hint:    "List the tools for this task and propose only what it offers, or hand the request to a person."}
+			return ErrActionNotEnabled(w.action)
 		}
 	}
 	if st.Policy == nil || !st.Policy.Enabled {
@@ -78,6 +76,16 @@ func taskTakesWrites(state TaskState, expiresAt, now time.Time) error {
 		return &apperr.Error{Kind: apperr.IllegalTransition, Code: "task_expired", Message: "The task has expired."}
 	}
 	return nil
+}
+
+// ErrActionNotEnabled refuses a write (or its reversal) by an assistant
+// that does not have action turned on: Forbidden, code action_not_enabled.
+// The API checks it when a request arrives and the control plane again
+// when it records the write.
+func ErrActionNotEnabled(action string) error {
+	return &apperr.Error{Kind: apperr.Forbidden, Code: "action_not_enabled",
+		Message: "This assistant does not have " + action + " turned on.",
+		Hint:    "List the tools for this task and propose only what it offers, or hand the request to a person."}
 }
 
 // errActionDisabled refuses a write whose action its policy switched off.

@@ -288,9 +288,7 @@ func (h *Handler) propose(ctx context.Context, a assistants.Assistant, task cont
 		name = p.system + "/" + p.action
 	}
 	if !enabledFor(a, name) {
-		return controlplane.Invocation{}, &apperr.Error{Kind: apperr.Forbidden, Code: "action_not_enabled",
-			Message: "This assistant does not have " + p.action + " turned on.",
-			Hint:    "List the tools for this task and propose only what it offers, or hand the request to a person."}
+		return controlplane.Invocation{}, controlplane.ErrActionNotEnabled(p.action)
 	}
 	return h.cfg.Control.Propose(ctx, controlplane.Proposal{TaskID: task.ID, System: p.system, Action: p.action,
 		Args: p.args, Summary: p.summary, ClientKey: p.key, Actor: a.Actor()})
@@ -334,9 +332,7 @@ func (h *Handler) handleAPIReverse(c echo.Context) error {
 	// assistant must still have its action turned on.
 	if _, spec, err := h.cfg.Registry.Action(inv.System, inv.Action); err == nil && spec.Compensation != "" &&
 		!enabledFor(a, inv.System+"/"+spec.Compensation) {
-		return &apperr.Error{Kind: apperr.Forbidden, Code: "action_not_enabled",
-			Message: "This assistant does not have " + spec.Compensation + " turned on, which reverses this.",
-			Hint:    "Hand the request to a person."}
+		return controlplane.ErrActionNotEnabled(spec.Compensation)
 	}
 	comp, err := h.cfg.Control.Reverse(c.Request().Context(), a.Actor(), inv.ID)
 	if err != nil {

@@ -36,14 +36,14 @@ type apiOp struct {
 // apiErrors are the error statuses every bearer route may answer, each with
 // the Error body.
 var apiErrors = map[int]string{
-	400: "The request could not be read: malformed_json, unknown_field (named in fields), a bad parameter.",
+	400: "The request could not be read: malformed_json, unknown_field (named in fields), json_duplicate_key (a key named twice), invalid_text, a bad parameter.",
 	401: "missing_api_key or invalid_api_key; key_revoked or assistant_disabled when that happened while the request ran (nothing was recorded).",
 	403: "Not allowed: action_not_enabled, action_not_allowed, action_disabled, blocked_after_refusal, customer_not_vouched, paused_by_person.",
 	404: "not_found (also another assistant's objects), unknown_tool.",
 	409: "stale_version, illegal_transition, task_not_active, task_expired, policy_changed (retryable), idempotency_key_in_use, not_completed.",
 	413: "body_too_large: the body is over 256 KiB; event_too_large: a conversation event over 32 KiB.",
-	422: "invalid (the fields are named in fields), invalid_arguments, idempotency_key_reused, no_compensation, and the system's own refusals.",
-	429: "rate_limited, proposal_budget_spent, event_rate_limited or conversation_event_limit; Retry-After says when to try again.",
+	422: "invalid (the fields are named in fields), invalid_arguments, idempotency_key_reused, no_compensation, handoff_needs_task, and the system's own refusals.",
+	429: "rate_limited, event_rate_limited or conversation_event_limit, with Retry-After saying when to try again; proposal_budget_spent, handoff_limit.",
 	500: "Something went wrong on our side; retryable.",
 	502: "The business system answered with an error of its own (its code, retryable flag and hint).",
 }

@@ -234,7 +234,7 @@ func (h *Handler) cardView(ctx context.Context, card controlplane.QueueCard, u a
 	v.MayDecide, v.Deciders = cardDeciders(p, inv.System, inv.Action, u)
 	if p != nil {
 		if p.ApprovalAboveCents != nil {
-			v.Limits = append(v.Limits, "An agent approves amounts above "+money.Format(*p.ApprovalAboveCents, inv.Quote.Currency)+".")
+			v.Limits = append(v.Limits, strings.ToUpper(v.Deciders[:1])+v.Deciders[1:]+" approve amounts above "+money.Format(*p.ApprovalAboveCents, inv.Quote.Currency)+".")
 		}
 		if p.SecondApproverAboveCents != nil {
 			v.Limits = append(v.Limits, "Two different approvers above "+money.Format(*p.SecondApproverAboveCents, inv.Quote.Currency)+".")

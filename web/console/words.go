@@ -255,7 +255,7 @@ func eventSentence(e controlplane.Event, subject string) string {
 		if n := lenList(e.Data["not_dispatched"]); n > 0 {
 			s += "; " + views.Plural(int64(n), "approved request", "approved requests") + " will not be sent"
 		}
-		if n := lenList(e.Data["withdrawn"]); n > 0 {
+		if n := lenList(e.Data[controlplane.DataWithdrawnIDs]); n > 0 {
 			s += "; " + views.Plural(int64(n), "request waiting for a decision was", "requests waiting for a decision were") + " withdrawn"
 		}
 		return s + "."
@@ -321,7 +321,7 @@ func eventSentence(e controlplane.Event, subject string) string {
 	case "invocation.unverified":
 		return "No confirmation came back for" + about + ": the result needs checking. Nothing was re-sent."
 	case "invocation.not_dispatched":
-		if e.Data["withdrawn"] == true {
+		if e.Data[controlplane.DataWithdrawn] == true {
 			// It waited for a person when its task was cancelled.
 			if subject == "it" {
 				return "It was withdrawn: the task was cancelled before it was decided; nothing was sent."

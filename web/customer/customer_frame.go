@@ -106,8 +106,9 @@ func (h *Handler) page(c echo.Context, title string, f customerFrame) views.Page
 func (h *Handler) frameView(f customerFrame) *views.CustomerFrame {
 	v := &views.CustomerFrame{Brand: f.brand.Name, Zone: f.zone.String(), ZoneOwn: f.own}
 	// The logo as the console serves it (logo.go), never the business's
-	// own address; none when it could not be fetched.
-	if f.system != "" && h.logos.get(f.system, f.brand.LogoURL) != nil {
+	// own address; none until it has been fetched, which this never waits
+	// for.
+	if f.system != "" && h.logos.cached(f.system, f.brand.LogoURL) != nil {
 		v.LogoURL = logoPath(f.system)
 	}
 	return v

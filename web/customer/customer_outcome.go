@@ -136,7 +136,7 @@ func (h *Handler) stoppedBy(ctx context.Context, inv controlplane.Invocation) co
 			continue
 		}
 		stopped, _ := e.Data["not_dispatched"].([]any)
-		withdrawn, _ := e.Data["withdrawn"].([]any)
+		withdrawn, _ := e.Data[controlplane.DataWithdrawnIDs].([]any)
 		for _, id := range append(stopped, withdrawn...) {
 			if id == inv.ID {
 				return e.ActorKind

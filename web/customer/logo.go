@@ -20,9 +20,10 @@ import (
 // A business's logo is served by the console, never linked: a customer's
 // page that loads an image from a third party tells it about every visit,
 // and the pages' Content-Security-Policy allows images of this site only.
-// The console fetches each logo on first use, keeps it in memory and
-// serves it at /brand/<system>/logo; a logo it cannot fetch leaves the
-// page with the business's name alone, and is said in the log.
+// The console fetches each logo on first use, in the background of the
+// page that first asks, keeps it in memory and serves it at
+// /brand/<system>/logo; until it has one, or when it cannot fetch it, a
+// page shows the business's name alone, and a failure is said in the log.
 //
 // Anyone can make a page ask for a logo, and the address is a business's
 // description, not the console's own: the fetch goes through safehttp
@@ -48,7 +49,8 @@ const (
 var logoTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/webp": true, "image/gif": true}
 
 // logos holds the fetched logo of each system, keyed by system and URL (a
-// finite set: the connected systems).
+// finite set: the connected systems). mu guards the map and every logo's
+// fields; no fetch runs under it.
 type logos struct {
 	client *http.Client
 	log    *slog.Logger
@@ -59,13 +61,13 @@ type logos struct {
 
 // logo is one system's logo; body nil while it could not be fetched.
 type logo struct {
-	// mu is held through a fetch, so visitors arriving meanwhile wait for
-	// its result instead of starting another.
-	mu       sync.Mutex
 	body     []byte
 	ctype    string
 	failures int
 	retryAt  time.Time
+	// fetching is closed when the fetch under way ends; nil when none
+	// is, so that there is one fetch at a time per system.
+	fetching chan struct{}
 }
 
 // newLogos fetches logos with a safehttp client built from opts. opts
@@ -85,38 +87,91 @@ func newLogos(opts safehttp.Options, log *slog.Logger, now func() time.Time) *lo
 	return &logos{client: safehttp.NewClient(opts), log: log, now: now, by: map[string]*logo{}}
 }
 
+// cached is system's logo at raw if it has been fetched, nil otherwise,
+// without waiting: a page renders at once with the business's name, and
+// the first page to ask (past any back-off) starts the fetch in the
+// background, so a slow logo host never holds a page.
+func (ls *logos) cached(system, raw string) *logo {
+	l, start, _ := ls.claim(system, raw)
+	if start {
+		go ls.run(system, raw, l)
+	}
+	return ls.ready(l)
+}
+
 // get is system's logo at raw, fetched on first use; nil when there is
-// none to show. A failed fetch is logged and not tried again before its
-// back-off has passed.
-func (ls *logos) get(system, raw string) *logo {
+// none to show. It waits for a fetch under way (or until ctx ends). A
+// failed fetch is logged and not tried again before its back-off has
+// passed.
+func (ls *logos) get(ctx context.Context, system, raw string) *logo {
+	l, start, wait := ls.claim(system, raw)
+	switch {
+	case start:
+		ls.run(system, raw, l)
+	case wait != nil:
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	return ls.ready(l)
+}
+
+// claim is the logo of system at raw (nil for no address), whether the
+// caller is to fetch it now (then it is marked under way), and the channel
+// of a fetch already under way.
+func (ls *logos) claim(system, raw string) (l *logo, start bool, wait <-chan struct{}) {
 	if raw == "" {
-		return nil
+		return nil, false, nil
 	}
 	ls.mu.Lock()
-	l := ls.by[system+"\x00"+raw]
+	defer ls.mu.Unlock()
+	l = ls.by[system+"\x00"+raw]
 	if l == nil {
 		l = &logo{}
 		ls.by[system+"\x00"+raw] = l
 	}
-	ls.mu.Unlock()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.body != nil {
-		return l
+	switch {
+	case l.body != nil:
+		return l, false, nil
+	case l.fetching != nil:
+		return l, false, l.fetching
+	case ls.now().Before(l.retryAt):
+		return l, false, nil
 	}
-	if ls.now().Before(l.retryAt) {
-		return nil
-	}
+	l.fetching = make(chan struct{})
+	return l, true, nil
+}
+
+// run fetches l, claimed by claim, and keeps the result: the image, or
+// the failure and when to try again.
+func (ls *logos) run(system, raw string, l *logo) {
 	body, ctype, err := ls.fetch(raw)
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	defer func() { close(l.fetching); l.fetching = nil }()
 	if err != nil {
 		l.failures++
 		wait := min(logoRetryFirst<<min(l.failures-1, 10), logoRetryMax)
 		l.retryAt = ls.now().Add(wait)
 		ls.log.Warn("the business's logo could not be fetched; its pages show its name alone",
 			"system", system, "url", raw, "error", err, "failures", l.failures, "retry_after", wait)
-		return nil
+		return
 	}
 	l.body, l.ctype = body, ctype
+}
+
+// ready is l when it has an image to show, else nil.
+func (ls *logos) ready(l *logo) *logo {
+	if l == nil {
+		return nil
+	}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if l.body == nil {
+		return nil
+	}
 	return l
 }
 
@@ -183,7 +238,9 @@ func (e *logoError) Error() string { return e.msg }
 func logoPath(system string) string { return "/brand/" + url.PathEscape(system) + "/logo" }
 
 // handleLogo answers GET /brand/:system/logo: the system's logo as the
-// console fetched it, or 404.
+// console fetched it, or 404. Unlike a page, it waits for a fetch under
+// way (or starts one past the back-off): it is asked for only by a page
+// that showed the logo, or by someone asking for it directly.
 func (h *Handler) handleLogo(c echo.Context) error {
 	reg := h.cfg.Registry
 	if reg == nil {
@@ -193,7 +250,7 @@ func (h *Handler) handleLogo(c echo.Context) error {
 	if err != nil {
 		return echo.ErrNotFound
 	}
-	l := h.logos.get(s.Name(), adapter.BrandOf(s).LogoURL)
+	l := h.logos.get(c.Request().Context(), s.Name(), adapter.BrandOf(s).LogoURL)
 	if l == nil {
 		return echo.ErrNotFound
 	}
