@@ -82,7 +82,7 @@ func (s *Service) EditArgs(ctx context.Context, actor Actor, id string, expected
 		if err != nil {
 			return err
 		}
-		task, st, err := tx.WriteChecks(ctx, inv.TaskID, store.StandingQuery{System: inv.System, Action: inv.Action})
+		task, st, err := tx.WriteChecks(ctx, inv.TaskID, store.StandingQuery{OwnerTask: inv.TaskID, System: inv.System, Action: inv.Action})
 		if err != nil {
 			return err
 		}

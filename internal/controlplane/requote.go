@@ -108,7 +108,7 @@ func (s *Service) supersede(ctx context.Context, actor Actor, old Invocation, ro
 		if _, err := tx.LockInvocation(ctx, old.ID); err != nil {
 			return err
 		}
-		locked, st, err := tx.WriteChecks(ctx, old.TaskID, store.StandingQuery{System: old.System, Action: old.Action})
+		locked, st, err := tx.WriteChecks(ctx, old.TaskID, store.StandingQuery{OwnerTask: old.TaskID, System: old.System, Action: old.Action})
 		if err != nil {
 			return err
 		}
