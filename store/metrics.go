@@ -108,8 +108,8 @@ type ConversationDay struct {
 }
 
 // ConversationDays reads the conversation roll-up rows the filter selects
-// that count in the metrics: conversations with a vouched task of their
-// assistant, and every conversation of an assistant an admin lets report
+// that count in the metrics: conversations with a task of their assistant
+// whose customer an assertion vouched for, and every conversation of an assistant an admin lets report
 // without one (assistants.reports_without_task, read here so a changed
 // grant shows at once). The others are ReportsWithoutTask.
 func (s *Store) ConversationDays(ctx context.Context, f MetricsFilter) ([]ConversationDay, error) {
@@ -128,8 +128,10 @@ func (s *Store) ConversationDays(ctx context.Context, f MetricsFilter) ([]Conver
 }
 
 // UncountedReport is what one assistant reported, over a filter, on
-// conversations that do not count in the metrics: no vouched task of its
-// own in them and no admin's grant to count without one.
+// conversations that do not count in the metrics: no task of its own in
+// them whose customer the business vouched for (a task opened on its
+// any-customer grant is not one) and no admin's grant to count without
+// one.
 type UncountedReport struct {
 	AssistantID   string `db:"assistant_id"`
 	Conversations int64  `db:"conversations"`

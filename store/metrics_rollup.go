@@ -188,7 +188,7 @@ func (t *Tx) refreshConversations(ctx context.Context) (conversations, days int,
 	}
 	// The touched conversations: those with new events, and those a
 	// vouched task was opened for since (listed by a trigger on tasks,
-	// migration 00029), whose events may now count.
+	// migrations 00029 and 00034), whose events may now count.
 	if _, err := t.tx.Exec(ctx, `CREATE TEMP TABLE metrics_touched (conversation_id text PRIMARY KEY) ON COMMIT DROP`); err != nil {
 		return 0, 0, err
 	}
@@ -220,13 +220,16 @@ func (t *Tx) refreshConversations(ctx context.Context) (conversations, days int,
 		return 0, 0, err
 	}
 	// A conversation counts when its assistant has a task in it whose
-	// customer the business vouched for; an admin's grant to count the
-	// assistant's reports without one applies when the roll-ups are read.
+	// customer the business vouched for: a signed assertion. A task opened
+	// on the assistant's any-customer grant vouches for nobody (the
+	// assistant admitted the customer itself), so it counts no more than
+	// no task; an admin's grant to count the assistant's reports without
+	// one applies when the roll-ups are read.
 	tag, err := t.tx.Exec(ctx, `
 		INSERT INTO metrics_conversations AS m (conversation_id, assistant_id, intent, started_at, ended_at,
 			handed_off, clarified, contained, resolved, events, counted)
 		SELECT f.*, EXISTS (SELECT 1 FROM tasks t WHERE t.conversation_id = f.conversation_id
-			AND t.assistant_id = f.assistant_id AND t.vouched IS NOT NULL)
+			AND t.assistant_id = f.assistant_id AND t.vouched = 'assertion')
 		FROM (SELECT c.conversation_id,
 			(array_agg(c.assistant_id ORDER BY c.at, c.id))[1] AS assistant_id,
 			(array_agg(c.intent ORDER BY c.at, c.id))[1],

@@ -10,9 +10,15 @@ import (
 
 // StandingQuery names what decides whether a write may still be recorded,
 // besides its task: the API key its actor acted with (empty when it acted
-// without one) and the action.
+// without one), or else the task whose assistant the write belongs to
+// (a customer's re-quote or a person's edit of the assistant's proposal),
+// and the action.
 type StandingQuery struct {
-	KeyID          string
+	KeyID string
+	// OwnerTask, read only when KeyID is empty, names the task whose
+	// assistant (if it has one) is read as for a key: its row and its
+	// switch for the action, share-locked.
+	OwnerTask      string
 	System, Action string
 }
 
@@ -22,8 +28,10 @@ type StandingQuery struct {
 // (SetAssistantGrants), switching the action off for it
 // (SetAssistantAction) or changing the action's policy waits for the
 // write's commit, and one that committed first is what the write reads.
-// Key and Assistant are nil when the query named no key or an unknown
-// one; ActionEnabled says the key's assistant has the action turned on;
+// Key is nil when the query named no key or an unknown one; Assistant is
+// the key's assistant, or the owner task's when the query named no key
+// (nil when there is none); ActionEnabled says that assistant has the
+// action turned on;
 // Policy is nil when the action has none.
 type Standing struct {
 	Key           *APIKey
@@ -38,15 +46,23 @@ const (
 		WHERE id = (SELECT assistant_id FROM api_keys WHERE id = $1) FOR SHARE`
 	standingActionSQL = `SELECT a.enabled FROM assistant_actions a JOIN api_keys k ON k.assistant_id = a.assistant_id
 		WHERE k.id = $1 AND a.system = $2 AND a.action = $3 FOR SHARE OF a`
+	standingOwnerSQL = `SELECT ` + assistantColumns + ` FROM assistants
+		WHERE id = (SELECT assistant_id FROM tasks WHERE id = $1) FOR SHARE`
+	standingOwnerActionSQL = `SELECT a.enabled FROM assistant_actions a JOIN tasks t ON t.assistant_id = a.assistant_id
+		WHERE t.id = $1 AND a.system = $2 AND a.action = $3 FOR SHARE OF a`
 )
 
 // queueStanding queues the reads of q in b: the key's only when it names
-// one.
+// one, else the owner task's assistant's when it names that.
 func queueStanding(b *pgx.Batch, q StandingQuery) {
-	if q.KeyID != "" {
+	switch {
+	case q.KeyID != "":
 		b.Queue(standingKeySQL, q.KeyID)
 		b.Queue(standingAssistantSQL, q.KeyID)
 		b.Queue(standingActionSQL, q.KeyID, q.System, q.Action)
+	case q.OwnerTask != "":
+		b.Queue(standingOwnerSQL, q.OwnerTask)
+		b.Queue(standingOwnerActionSQL, q.OwnerTask, q.System, q.Action)
 	}
 	b.Queue(policySQL+" FOR SHARE", q.System, q.Action)
 }
@@ -61,14 +77,16 @@ func readStanding(br pgx.BatchResults, q StandingQuery) (Standing, error) {
 		} else if !errors.Is(err, pgx.ErrNoRows) {
 			return out, fmt.Errorf("store: api key %s: %w", q.KeyID, err)
 		}
-		rows, _ = br.Query()
+	}
+	if who := standingOf(q); who != "" {
+		rows, _ := br.Query()
 		if a, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Assistant]); err == nil {
 			out.Assistant = &a
 		} else if !errors.Is(err, pgx.ErrNoRows) {
-			return out, fmt.Errorf("store: assistant of key %s: %w", q.KeyID, err)
+			return out, fmt.Errorf("store: assistant of %s: %w", who, err)
 		}
 		if err := br.QueryRow().Scan(&out.ActionEnabled); err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return out, fmt.Errorf("store: action %s/%s of key %s: %w", q.System, q.Action, q.KeyID, err)
+			return out, fmt.Errorf("store: action %s/%s of %s: %w", q.System, q.Action, who, err)
 		}
 	}
 	rows, _ := br.Query()
@@ -78,6 +96,18 @@ func readStanding(br pgx.BatchResults, q StandingQuery) (Standing, error) {
 		return out, fmt.Errorf("store: policy %s/%s: %w", q.System, q.Action, err)
 	}
 	return out, nil
+}
+
+// standingOf names whose assistant q reads, for errors: its key, its
+// owner task, or nobody ("").
+func standingOf(q StandingQuery) string {
+	switch {
+	case q.KeyID != "":
+		return "key " + q.KeyID
+	case q.OwnerTask != "":
+		return "task " + q.OwnerTask
+	}
+	return ""
 }
 
 // WriteChecks locks the task (FOR UPDATE) and reads the write's standing

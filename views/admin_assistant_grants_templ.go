@@ -108,7 +108,7 @@ func AssistantGrants(p Page, a AssistantRow, form GrantsForm) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, " may open a task for any customer without the business vouching for them: give this only to a staff-facing assistant.")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, " may open a task for any customer without the business vouching for them: give this only to a staff-facing assistant. What it reports on such a task counts in no metric.")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -11,12 +11,14 @@ import templruntime "github.com/a-h/templ/runtime"
 
 // WithoutTaskCard is what assistants reported on conversations that count
 // in no figure of the metrics page: no task of their own there for a
-// customer the business vouched for, and no admin's grant to count without
-// one. Their own claims, shown apart, per assistant.
+// customer the business vouched for (none at all, or only one opened on
+// the assistant's any-customer grant), and no admin's grant to count
+// without one. Their own claims, shown apart, per assistant.
 type WithoutTaskCard struct {
 	Rows []WithoutTaskRow
 	// Granted names the assistants whose reports count in the figures
-	// without a task, by an admin's grant ("A, B and C"); empty when none.
+	// without a vouched customer, by an admin's grant ("A, B and C");
+	// empty when none.
 	Granted string
 }
 
@@ -47,7 +49,7 @@ func reportsWithoutTask(c WithoutTaskCard) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"card\" aria-labelledby=\"h-without-task\" data-testid=\"reported-without-task\"><h2 id=\"h-without-task\">Reported without a task</h2><p class=\"muted\">What assistants reported on conversations where they had no task for a customer the business vouched for: the assistants' own claims, kept and shown here, counted in no figure on this page.</p>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"card\" aria-labelledby=\"h-without-task\" data-testid=\"reported-without-task\"><h2 id=\"h-without-task\">Reported without a vouched customer</h2><p class=\"muted\">What assistants reported where the business vouched for no customer of theirs (no task, or one opened on the any-customer grant): the assistants' own claims, counted in no figure on this page.</p>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -57,7 +59,7 @@ func reportsWithoutTask(c WithoutTaskCard) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		} else {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "<div class=\"table-wrap\"><table data-testid=\"without-task-table\"><caption class=\"visually-hidden\">Reported without a task, by assistant</caption> <thead><tr><th scope=\"col\">Assistant</th><th scope=\"col\">Conversations it reported</th><th scope=\"col\">Reports</th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "<div class=\"table-wrap\"><table data-testid=\"without-task-table\"><caption class=\"visually-hidden\">Reported without a vouched customer, by assistant</caption> <thead><tr><th scope=\"col\">Assistant</th><th scope=\"col\">Conversations it reported</th><th scope=\"col\">Reports</th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -69,7 +71,7 @@ func reportsWithoutTask(c WithoutTaskCard) templ.Component {
 				var templ_7745c5c3_Var2 string
 				templ_7745c5c3_Var2, templ_7745c5c3_Err = templruntime.NewAttributeExpression("without-task-" + r.AssistantID).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/metrics_reports.templ`, Line: 37, Col: 56}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/metrics_reports.templ`, Line: 39, Col: 56}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var2)
 				if templ_7745c5c3_Err != nil {
@@ -82,7 +84,7 @@ func reportsWithoutTask(c WithoutTaskCard) templ.Component {
 				var templ_7745c5c3_Var3 string
 				templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs(r.Assistant)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/metrics_reports.templ`, Line: 38, Col: 37}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/metrics_reports.templ`, Line: 40, Col: 37}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var3))
 				if templ_7745c5c3_Err != nil {
@@ -95,7 +97,7 @@ func reportsWithoutTask(c WithoutTaskCard) templ.Component {
 				var templ_7745c5c3_Var4 string
 				templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(r.Conversations)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/metrics_reports.templ`, Line: 39, Col: 57}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/metrics_reports.templ`, Line: 41, Col: 57}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var4))
 				if templ_7745c5c3_Err != nil {
@@ -108,7 +110,7 @@ func reportsWithoutTask(c WithoutTaskCard) templ.Component {
 				var templ_7745c5c3_Var5 string
 				templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(r.Events)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/metrics_reports.templ`, Line: 40, Col: 43}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/metrics_reports.templ`, Line: 42, Col: 43}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
 				if templ_7745c5c3_Err != nil {
@@ -125,14 +127,14 @@ func reportsWithoutTask(c WithoutTaskCard) templ.Component {
 			}
 		}
 		if c.Granted != "" {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "<p data-testid=\"without-task-granted\">Counted in the figures without a task, by an admin's grant: ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "<p data-testid=\"without-task-granted\">Counted in the figures without a vouched customer, by an admin's grant: ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var6 string
 			templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(c.Granted)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/metrics_reports.templ`, Line: 48, Col: 112}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/metrics_reports.templ`, Line: 50, Col: 124}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 			if templ_7745c5c3_Err != nil {

@@ -78,15 +78,16 @@ func rawMetrics(t *testing.T, b *testBundle, from, to time.Time, system, action,
 		}
 	}
 	// Conversations: fold each one's events in order, those that count
-	// only: a vouched task of their assistant in them, or the assistant's
-	// grant to count its reports without one.
+	// only: a task of their assistant in them whose customer an assertion
+	// vouched for (not its any-customer grant), or the assistant's grant
+	// to count its reports without one.
 	type conv struct {
 		intent, assistant              string
 		start, end                     time.Time
 		resolved, handedOff, clarified bool
 	}
 	crows, err := b.store.Pool().Query(ctx, `SELECT c.conversation_id, c.assistant_id, c.intent, c.mode, c.at FROM conversation_events c
-		WHERE EXISTS (SELECT 1 FROM tasks t WHERE t.conversation_id = c.conversation_id AND t.assistant_id = c.assistant_id AND t.vouched IS NOT NULL)
+		WHERE EXISTS (SELECT 1 FROM tasks t WHERE t.conversation_id = c.conversation_id AND t.assistant_id = c.assistant_id AND t.vouched = 'assertion')
 			OR EXISTS (SELECT 1 FROM assistants a WHERE a.id = c.assistant_id AND a.reports_without_task)
 		ORDER BY c.at, c.id`)
 	if err != nil {

@@ -31,7 +31,7 @@ func (b *apiBundle) report(t *testing.T, key, conversation, intent, mode string)
 		map[string]any{"intent": intent, "mode": mode}).want(t, http.StatusCreated)
 }
 
-// withoutTaskRow reads an assistant's row of "Reported without a task":
+// withoutTaskRow reads an assistant's row of "Reported without a vouched customer":
 // its name, conversations and reports; empty when it has none.
 func withoutTaskRow(doc *goquery.Document, assistantID string) [3]string {
 	row := doc.Find(`[data-testid="reported-without-task"] [data-testid="without-task-` + assistantID + `"]`)
@@ -71,7 +71,7 @@ func TestMadeUpEventsMoveNoHeadline(t *testing.T) {
 		t.Errorf("reported without a task: %q, want %q", got, want)
 	}
 	section := doc.Find(`[data-testid="reported-without-task"]`)
-	if !strings.Contains(section.Find("h2").Text(), "Reported without a task") ||
+	if !strings.Contains(section.Find("h2").Text(), "Reported without a vouched customer") ||
 		!strings.Contains(section.Find("p.muted").First().Text(), "the assistants' own claims") {
 		t.Errorf("the section does not say what it lists: %q", section.Text())
 	}

@@ -154,7 +154,7 @@ func (s *Service) lockForChange(ctx context.Context, tx *store.Tx, actor Actor, 
 	if err != nil {
 		return store.Invocation{}, store.Standing{}, err
 	}
-	task, st, err := tx.WriteChecks(ctx, inv.TaskID, store.StandingQuery{System: inv.System, Action: inv.Action})
+	task, st, err := tx.WriteChecks(ctx, inv.TaskID, store.StandingQuery{OwnerTask: inv.TaskID, System: inv.System, Action: inv.Action})
 	if err != nil {
 		return store.Invocation{}, store.Standing{}, err
 	}

@@ -31,7 +31,10 @@ type write struct {
 // committed meanwhile is what it reads, and one that comes later waits
 // for the write's commit. The refusals carry the early checks' codes
 // (task_not_active, task_expired, action_not_allowed, action_not_enabled,
-// action_disabled) and key_revoked, assistant_disabled and policy_changed.
+// action_disabled, customer_not_vouched) and key_revoked,
+// assistant_disabled and policy_changed. A write made without a key on
+// an assistant's task is checked against that assistant too
+// (ownerStands).
 func (s *Service) mayRecord(actor Actor, task store.Task, st store.Standing, w write) error {
 	if err := taskTakesWrites(TaskState(task.State), task.ExpiresAt, s.now()); err != nil {
 		return err
@@ -52,6 +55,9 @@ func (s *Service) mayRecord(actor Actor, task store.Task, st store.Standing, w w
 		case !st.ActionEnabled:
 			return ErrActionNotEnabled(w.action)
 		}
+	}
+	if err := ownerStands(actor, task, st, w); err != nil {
+		return err
 	}
 	if st.Policy == nil || !st.Policy.Enabled {
 		return errActionDisabled()
@@ -104,4 +110,46 @@ func withinGrants(task store.Task, st store.Standing) store.Task {
 		task.RatePerMinute = min(task.RatePerMinute, a.MaxRatePerMinute)
 	}
 	return task
+}
+
+// ownerStands checks what the write's assistant (st.Assistant: the key's,
+// or the task's when the write was made without a key and its standing
+// query named the task, store.StandingQuery.OwnerTask) still allows.
+//
+// A customer's re-quote and a person's edit of the assistant's proposal
+// are made without its key, but what they record is still the assistant's
+// write, on its task, for the customer it proposed to: disabling the
+// assistant or switching the action off for it stops them as it stops
+// the assistant's own proposals. A reversal (compensation) made without a
+// key is a person's undoing of a write, not the assistant's: its standing
+// does not hold it back.
+//
+// A task opened on the admin's "act for any customer" grant (no
+// assertion: the business never vouched for its customer) takes writes
+// only while the assistant keeps that grant, so withdrawing it stops the
+// tasks it admitted.
+func ownerStands(actor Actor, task store.Task, st store.Standing, w write) error {
+	a := st.Assistant
+	if a == nil || (actor.KeyID == "" && w.compensation) {
+		return nil
+	}
+	if actor.KeyID == "" {
+		switch {
+		case a.DisabledAt != nil:
+			return &apperr.Error{Kind: apperr.Unauthenticated, Code: "assistant_disabled",
+				Message: "The assistant that proposed this request was disabled before the change was recorded; nothing was recorded.",
+				Hint:    "A person of the business takes the request from here: reject it, or propose it again themselves."}
+		case !st.ActionEnabled:
+			return &apperr.Error{Kind: apperr.Forbidden, Code: "action_not_enabled",
+				Message: "The assistant that proposed this request no longer has " + w.action + " turned on; nothing was recorded.",
+				Hint:    "A person of the business takes the request from here: reject it, or propose it again themselves."}
+		}
+	}
+	if task.Vouched != nil && VouchKind(*task.Vouched) == VouchAnyCustomer && !a.AnyCustomer {
+		return &apperr.Error{Kind: apperr.Forbidden, Code: "customer_not_vouched",
+			Message: "This task was opened on the assistant's grant to act for any customer, and an admin has withdrawn that grant; nothing was recorded.",
+			Hint: "The business must vouch for the customer: open a task with a customer_assertion its site signs " +
+				"(see docs/api.md, \"Opening a task\")."}
+	}
+	return nil
 }

@@ -59,13 +59,16 @@ func setupGated(t *testing.T) (*testBundle, *dryRunGate) {
 }
 
 // keyedAssistant makes an assistant with every action of the shop turned
-// on and a live API key, and returns it acting with that key, as the API
+// on, the grant to act for any customer and a live API key, and returns it acting with that key, as the API
 // and the MCP server make it act.
 func (b *testBundle) keyedAssistant() controlplane.Actor {
 	b.t.Helper()
 	n := time.Now().UnixNano()
 	a, err := b.store.InsertAssistant(b.ctx, store.Assistant{ID: fmt.Sprintf("asst_%d", n), Name: fmt.Sprintf("bot-%d", n), CreatedAt: b.clock.Now()})
 	if err != nil {
+		b.t.Fatal(err)
+	}
+	if _, err := b.store.Pool().Exec(b.ctx, `UPDATE assistants SET any_customer = true WHERE id = $1`, a.ID); err != nil {
 		b.t.Fatal(err)
 	}
 	k, err := b.store.InsertAPIKey(b.ctx, store.APIKey{ID: fmt.Sprintf("key_%d", n), AssistantID: a.ID, Prefix: "csk_live_test",
@@ -111,6 +114,9 @@ type writePath struct {
 	name string
 	// keyed: an assistant makes it with its API key.
 	keyed bool
+	// owned: a person or the customer makes it without a key, but the
+	// write is the task's assistant's (store.StandingQuery.OwnerTask).
+	owned bool
 	// prepare makes what the write needs on a task of its own and returns
 	// the task and the write, which dry-runs once.
 	prepare func(b *testBundle, who controlplane.Actor) (controlplane.Task, func() error)
@@ -167,7 +173,7 @@ var writePaths = []writePath{
 			return err
 		}
 	}},
-	{name: "customer's re-quote", prepare: func(b *testBundle, _ controlplane.Actor) (controlplane.Task, func() error) {
+	{name: "customer's re-quote", owned: true, prepare: func(b *testBundle, _ controlplane.Actor) (controlplane.Task, func() error) {
 		b.setStage("issue_refund", controlplane.StageAssisted)
 		task := b.task([]string{"issue_refund"}, 10, 5, 60)
 		order := b.order(3)
@@ -182,7 +188,7 @@ var writePaths = []writePath{
 			return err
 		}
 	}},
-	{name: "agent's edit", prepare: func(b *testBundle, _ controlplane.Actor) (controlplane.Task, func() error) {
+	{name: "agent's edit", owned: true, prepare: func(b *testBundle, _ controlplane.Actor) (controlplane.Task, func() error) {
 		b.setStage("issue_refund", controlplane.StagePropose)
 		task := b.task([]string{"issue_refund"}, 10, 5, 60)
 		order := b.order(3)
@@ -213,8 +219,13 @@ type intervention struct {
 	name string
 	// keyed: it concerns the key a write is made with.
 	keyed bool
-	code  string
-	do    func(b *testBundle, task controlplane.Task, who controlplane.Actor) error
+	// ofAssistant: it concerns the assistant whose write it is, made with
+	// its key or owned by it.
+	ofAssistant bool
+	code        string
+	// do makes the change; who is the write's assistant on the paths
+	// that have one, else the agent.
+	do func(b *testBundle, task controlplane.Task, who controlplane.Actor) error
 }
 
 var interventions = []intervention{
@@ -238,18 +249,47 @@ var interventions = []intervention{
 		_, err := b.store.RevokeAPIKey(b.ctx, who.KeyID, b.clock.Now())
 		return err
 	}},
-	{name: "disable the assistant", keyed: true, code: "assistant_disabled", do: func(b *testBundle, _ controlplane.Task, who controlplane.Actor) error {
+	{name: "disable the assistant", ofAssistant: true, code: "assistant_disabled", do: func(b *testBundle, _ controlplane.Task, who controlplane.Actor) error {
 		now := b.clock.Now()
 		return b.store.SetAssistantDisabled(b.ctx, who.ID, &now)
 	}},
-	{name: "switch the action off for the assistant", keyed: true, code: "action_not_enabled", do: func(b *testBundle, _ controlplane.Task, who controlplane.Actor) error {
+	{name: "switch the action off for the assistant", ofAssistant: true, code: "action_not_enabled", do: func(b *testBundle, _ controlplane.Task, who controlplane.Actor) error {
 		return b.switchActions(who.ID, false)
 	}},
 	{name: "withdraw the assistant's write budget", keyed: true, code: "proposal_budget_spent", do: func(b *testBundle, _ controlplane.Task, who controlplane.Actor) error {
-		_, err := b.store.SetAssistantGrants(b.ctx, who.ID, store.AssistantGrants{MaxWriteBudget: 0, MaxInflightLimit: 1, MaxRatePerMinute: 1},
+		_, err := b.store.SetAssistantGrants(b.ctx, who.ID, store.AssistantGrants{MaxWriteBudget: 0, MaxInflightLimit: 1, MaxRatePerMinute: 1,
+			AnyCustomer: true}, store.Event{At: b.clock.Now(), ActorKind: "system", ActorID: "test", Action: "assistant.grants_changed", Data: []byte(`{}`)})
+		return err
+	}},
+	{name: "withdraw the any-customer grant", ofAssistant: true, code: "customer_not_vouched", do: func(b *testBundle, _ controlplane.Task, who controlplane.Actor) error {
+		_, err := b.store.SetAssistantGrants(b.ctx, who.ID, store.AssistantGrants{MaxWriteBudget: 100, MaxInflightLimit: 10, MaxRatePerMinute: 60},
 			store.Event{At: b.clock.Now(), ActorKind: "system", ActorID: "test", Action: "assistant.grants_changed", Data: []byte(`{}`)})
 		return err
 	}},
+}
+
+// writeActors is who makes path's write (the keyed assistant, or the
+// agent) and prepares it, with the write's assistant (the keyed one, or
+// for an owned path a fresh one) owning its task, opened on that
+// assistant's grant to act for any customer. A path of neither kind has
+// no assistant: the agent is returned twice.
+func (b *testBundle) writeActors(path writePath) (who, asst controlplane.Actor, task controlplane.Task, run func() error) {
+	b.t.Helper()
+	who = b.agent
+	if path.keyed {
+		who = b.keyedAssistant()
+	}
+	task, run = path.prepare(b, who)
+	asst = who
+	if path.owned {
+		asst = b.keyedAssistant()
+	}
+	if path.keyed || path.owned {
+		if _, err := b.store.Pool().Exec(b.ctx, `UPDATE tasks SET assistant_id = $2, vouched = 'any_customer' WHERE id = $1`, task.ID, asst.ID); err != nil {
+			b.t.Fatal(err)
+		}
+	}
+	return who, asst, task, run
 }
 
 // TestAWriteIsCheckedAgainAfterItsDryRun holds every path that records a
@@ -261,22 +301,18 @@ func TestAWriteIsCheckedAgainAfterItsDryRun(t *testing.T) {
 	t.Parallel()
 	for _, path := range writePaths {
 		for _, iv := range interventions {
-			if iv.keyed && !path.keyed {
+			if (iv.keyed && !path.keyed) || (iv.ofAssistant && !path.keyed && !path.owned) {
 				continue
 			}
 			t.Run(path.name+"/"+iv.name, func(t *testing.T) {
 				t.Parallel()
 				b, gate := setupGated(t)
-				who := b.agent
-				if path.keyed {
-					who = b.keyedAssistant()
-				}
-				task, run := path.prepare(b, who)
+				_, asst, task, run := b.writeActors(path)
 				stop := gate.arm()
 				done := make(chan error, 1)
 				go func() { done <- run() }()
 				<-stop.reached
-				if err := iv.do(b, task, who); err != nil {
+				if err := iv.do(b, task, asst); err != nil {
 					t.Fatalf("%s: %v", iv.name, err)
 				}
 				before := b.recorded(task.ID)
@@ -302,11 +338,7 @@ func TestEveryWritePathGoesThroughTheGate(t *testing.T) {
 		t.Run(path.name, func(t *testing.T) {
 			t.Parallel()
 			b, gate := setupGated(t)
-			who := b.agent
-			if path.keyed {
-				who = b.keyedAssistant()
-			}
-			task, run := path.prepare(b, who)
+			_, _, task, run := b.writeActors(path)
 			stop := gate.arm()
 			done := make(chan error, 1)
 			go func() { done <- run() }()

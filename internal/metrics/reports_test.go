@@ -27,7 +27,15 @@ func TestReportsWithoutTaskCountNowhere(t *testing.T) {
 	h.conv("a3", "asst_a", "transactional_high", "handed_off", 0)
 	before := results(h.report(oneDay(), day))
 
-	// asst_c makes up 40 answered conversations.
+	task := func(id, assistant, conversation string, vouched any) {
+		h.exec(`INSERT INTO tasks (id, assistant_id, customer_ref, conversation_id, allowed_actions, write_budget, inflight_limit,
+			rate_per_minute, expires_at, state, created_at, updated_at, vouched)
+			VALUES ($1, $2, 'cust', $3, '{issue_refund}', 1, 1, 1, $4, 'active', $4, $4, $5)`, id, assistant, conversation, day, vouched)
+	}
+	// asst_c makes up 40 answered conversations, one of them in a task it
+	// opened on its own any-customer grant: nobody vouched for that
+	// task's customer, so it counts no more than no task.
+	task("task_c3", "asst_c", "made-up-3", "any_customer")
 	for i := range 40 {
 		h.conv(fmt.Sprintf("made-up-%d", i), "asst_c", "informational", "answered", i%30)
 	}
@@ -43,14 +51,9 @@ func TestReportsWithoutTaskCountNowhere(t *testing.T) {
 		t.Errorf("reported without a task (-want +got):\n%s", diff)
 	}
 
-	// Tasks arriving after the events were folded: asst_c's vouched task
-	// makes made-up-0 count; an unvouched one, and asst_a's vouched task
-	// in made-up-1, do not.
-	task := func(id, assistant, conversation string, vouched any) {
-		h.exec(`INSERT INTO tasks (id, assistant_id, customer_ref, conversation_id, allowed_actions, write_budget, inflight_limit,
-			rate_per_minute, expires_at, state, created_at, updated_at, vouched)
-			VALUES ($1, $2, 'cust', $3, '{issue_refund}', 1, 1, 1, $4, 'active', $4, $4, $5)`, id, assistant, conversation, day, vouched)
-	}
+	// Tasks arriving after the events were folded: asst_c's task vouched
+	// for by an assertion makes made-up-0 count; an unvouched one, and
+	// asst_a's task in made-up-2, do not.
 	task("task_c0", "asst_c", "made-up-0", "assertion")
 	task("task_c1", "asst_c", "made-up-1", nil)
 	task("task_a2", "asst_a", "made-up-2", "any_customer")

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -48,6 +49,23 @@ type testBundle struct {
 	// hook is the interactivity request URL.
 	hook      string
 	assistant controlplane.Actor
+	// refuse, when set, is the message the shop's dry runs are refused
+	// with (refusingSystem).
+	refuse *atomic.Pointer[string]
+}
+
+// refusingSystem is a connected system whose dry runs are refused with
+// the message refuse holds, when it holds one.
+type refusingSystem struct {
+	adapter.System
+	refuse *atomic.Pointer[string]
+}
+
+func (s refusingSystem) DryRun(ctx context.Context, p adapter.Principal, action string, args json.RawMessage) (adapter.Quote, error) {
+	if msg := s.refuse.Load(); msg != nil {
+		return adapter.Quote{}, &adapter.Error{Code: "refused_by_system", Message: *msg, Hint: *msg, Outcome: adapter.Refused}
+	}
+	return s.System.DryRun(ctx, p, action, args)
 }
 
 func setup(t *testing.T) *testBundle {
@@ -62,9 +80,10 @@ func setup(t *testing.T) *testBundle {
 	shop := demoshop.New(shopPool, demoshop.Options{Now: clk.Now})
 	shopSrv := httptest.NewServer(shop.Handler())
 	t.Cleanup(shopSrv.Close)
-	reg := adapter.NewRegistry(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: shopSrv.URL, Token: shop.Token(),
-		Ledger: adapter.NewLedger(st, clk.Now), Now: clk.Now}))
-	b := &testBundle{t: t, ctx: ctx, store: st, shop: shop, clock: clk,
+	refuse := &atomic.Pointer[string]{}
+	reg := adapter.NewRegistry(refusingSystem{refuse: refuse, System: shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: shopSrv.URL,
+		Token: shop.Token(), Ledger: adapter.NewLedger(st, clk.Now), Now: clk.Now})})
+	b := &testBundle{t: t, ctx: ctx, store: st, shop: shop, clock: clk, refuse: refuse,
 		cp:  controlplane.New(st, reg, controlplane.Config{CallTimeout: 5 * time.Second}, clk.Now, nil),
 		acc: accounts.NewService(st, clk.Now, accounts.DefaultThrottle), assistant: controlplane.AssistantActor("asst_test", "Test assistant")}
 	owner := b.user(accounts.Manager, "Priya Owner")

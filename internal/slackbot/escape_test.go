@@ -88,8 +88,9 @@ func walk(t *testing.T, where string, v any) int {
 // field a message shows — the quote's title, lines, consequences and
 // constraints, the target, every argument's name and value (as proposed
 // and as edited), the customer, the reason a person decides, the holder,
-// the first approver, the rejecter and their reason, a question sent back
-// — every message the bot builds in every state, its notification text
+// the first approver, the rejecter and their reason, a question sent back,
+// a system's refusal of a fresh quote and the name of a card's holder in
+// the answers to a click — every message the bot builds in every state, its notification text
 // and the reject form show it literally: no formatting, link, mention or
 // line of its own survives.
 func TestEveryMessageShowsOutsideTextLiterally(t *testing.T) {
@@ -99,7 +100,7 @@ func TestEveryMessageShowsOutsideTextLiterally(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, sam := b.agent(strings.ReplaceAll(hostile("sam"), "\n", " "))
-	_, ria := b.agent(strings.ReplaceAll(hostile("ria"), "\n", " "))
+	riaUser, ria := b.agent(strings.ReplaceAll(hostile("ria"), "\n", " "))
 
 	// Through the channel: posted, first approval by a hostile name,
 	// rejected in the form in hostile words by another.
@@ -119,6 +120,26 @@ func TestEveryMessageShowsOutsideTextLiterally(t *testing.T) {
 	m := b.message(first.ID)
 	if !strings.Contains(string(m.Blocks), "Rejected by `EVIL ria") || !strings.Contains(string(m.Blocks), "in Slack: `EVIL reason") {
 		t.Errorf("the decided message does not name the rejecter and the reason literally:\n%s", m.Blocks)
+	}
+	// Answers to a click: the system's refusal when the bot checks the
+	// quote again, and the name of the agent holding a card.
+	refused := b.refund("", 4200)
+	b.sync()
+	refusal := hostile("system refusal")
+	b.refuse.Store(&refusal)
+	b.click(sam, b.message(refused.ID), "approve")
+	b.refuse.Store(nil)
+	if got := b.lastEphemeral(sam); !strings.Contains(got, "The system now refuses this request: `EVIL system refusal") {
+		t.Errorf("the system's refusal is not shown literally: %q", got)
+	}
+	held := b.refund("", 4200)
+	b.sync()
+	if _, err := b.cp.Claim(b.ctx, controlplane.UserActor(riaUser.ID, string(riaUser.Role), riaUser.Name), held.ID); err != nil {
+		t.Fatal(err)
+	}
+	b.click(sam, b.message(held.ID), "approve")
+	if got := b.lastEphemeral(sam); !strings.Contains(got, "`EVIL ria") || !strings.Contains(got, "is deciding this request") {
+		t.Errorf("the holder's name is not shown literally: %q", got)
 	}
 	checked := 0
 	for _, m := range append(b.slack.Messages(), b.slack.DMs()...) {

@@ -124,7 +124,7 @@ func (b *Bot) onClick(ctx context.Context, who slackUser, action string, d decis
 	if claim.UserID != actor.UserID {
 		name := "Another agent"
 		if u, err := b.accounts.User(ctx, claim.UserID); err == nil {
-			name = u.Name
+			name = lit(u.Name)
 		}
 		b.tell(ctx, who, name+" is deciding this request (held until "+claim.ExpiresAt.UTC().Format("15:04 UTC")+"). Nothing was changed.")
 		return nil
@@ -146,7 +146,7 @@ func (b *Bot) approve(ctx context.Context, who slackUser, actor controlplane.Act
 	console := b.link("/queue/" + url.PathEscape(d.ID))
 	_, changed, err := b.control.FreshQuote(ctx, card.Invocation)
 	if e, isApp := apperr.As(err); isApp && e.Kind == apperr.Invalid {
-		b.tell(ctx, who, "The system now refuses this request: "+e.Message+" Nothing was approved; <"+console+"|open it in the console>.")
+		b.tell(ctx, who, "The system now refuses this request: "+lit(e.Message)+" Nothing was approved; <"+console+"|open it in the console>.")
 		return nil
 	}
 	if err == nil && changed {
@@ -293,7 +293,10 @@ func (b *Bot) tell(ctx context.Context, who slackUser, text string) {
 	}
 }
 
-// tellErr tells the clicker why the control plane refused, in its words.
+// tellErr tells the clicker why the control plane refused, in its words,
+// shown literally: a refusal may carry a connected system's message or
+// hint (an adapter's error) or other outside text, and nothing tells
+// which part is which.
 func (b *Bot) tellErr(ctx context.Context, who slackUser, err error) {
 	e, isApp := apperr.As(err)
 	if !isApp {
@@ -305,5 +308,5 @@ func (b *Bot) tellErr(ctx context.Context, who slackUser, err error) {
 	if e.Hint != "" {
 		msg += " " + e.Hint
 	}
-	b.tell(ctx, who, msg+" Nothing was changed.")
+	b.tell(ctx, who, lit(msg)+" Nothing was changed.")
 }

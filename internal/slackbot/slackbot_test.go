@@ -595,7 +595,7 @@ func TestHeldCardDecidesNothing(t *testing.T) {
 	if got := b.state(inv.ID); got != controlplane.AwaitingApproval {
 		t.Fatalf("a click on a card another agent holds left it %s", got)
 	}
-	if e := b.lastEphemeral(sam); !strings.Contains(e, "Hal Holder is deciding") {
+	if e := b.lastEphemeral(sam); !strings.Contains(e, "`Hal Holder` is deciding") {
 		t.Errorf("the clicker was told %q", e)
 	}
 }

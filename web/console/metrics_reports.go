@@ -10,10 +10,11 @@ import (
 	"countersign/views"
 )
 
-// withoutTaskCard is the metrics page's "Reported without a task": each
-// assistant's conversations and reports that count in no figure, named
-// for people, and the assistants whose reports count without a task by an
-// admin's grant (so the page says whose claims its figures include).
+// withoutTaskCard is the metrics page's "Reported without a vouched
+// customer": each assistant's conversations and reports that count in no
+// figure, named for people, and the assistants whose reports count
+// without one by an admin's grant (so the page says whose claims its
+// figures include).
 func (h *Handler) withoutTaskCard(ctx context.Context, rep metrics.Report) views.WithoutTaskCard {
 	var list []assistants.Assistant
 	if h.cfg.Assistants != nil {
