@@ -17,6 +17,7 @@ import (
 
 	"countersign/internal/accounts"
 	"countersign/internal/assistants"
+	"countersign/internal/controlplane"
 	"countersign/internal/webhooks"
 )
 
@@ -222,8 +223,8 @@ func TestAdminWebhookDeliveriesAndResend(t *testing.T) {
 		t.Fatal(err)
 	}
 	mu.Lock()
-	if len(posts) != 4 || posts[3].payload.Event != webhooks.TestEvent || posts[3].sigErr != nil {
-		t.Errorf("posts after the test: %+v, want a fourth, signed, of event %s", posts, webhooks.TestEvent)
+	if len(posts) != 4 || posts[3].payload.Event != string(controlplane.EventWebhookTest) || posts[3].sigErr != nil {
+		t.Errorf("posts after the test: %+v, want a fourth, signed, of event %s", posts, controlplane.EventWebhookTest)
 	}
 	testDelivery := ""
 	if len(posts) == 4 {
@@ -271,7 +272,7 @@ func TestAdminWebhookRemove(t *testing.T) {
 		t.Errorf("flash after a test without an endpoint: %q", flash)
 	}
 	var n int
-	if err := b.store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM events WHERE action = $1`, webhooks.TestEvent).Scan(&n); err != nil || n != 0 {
+	if err := b.store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM events WHERE action = $1`, string(controlplane.EventWebhookTest)).Scan(&n); err != nil || n != 0 {
 		t.Errorf("%d test events recorded without an endpoint (%v)", n, err)
 	}
 }

@@ -58,7 +58,7 @@ func (s *Service) SetGrants(ctx context.Context, by controlplane.Actor, id strin
 	row, err := s.store.SetAssistantGrants(ctx, id, store.AssistantGrants{MaxWriteBudget: int32(g.MaxWriteBudget),
 		MaxInflightLimit: int32(g.MaxInflightLimit), MaxRatePerMinute: int32(g.MaxRatePerMinute), AnyCustomer: g.AnyCustomer,
 		ReportsWithoutTask: g.ReportsWithoutTask},
-		store.Event{At: s.now(), ActorKind: string(by.Kind), ActorID: by.ID, Action: "assistant.grants_changed", Data: data})
+		store.Event{At: s.now(), ActorKind: string(by.Kind), ActorID: by.ID, Action: string(controlplane.EventAssistantGrantsChanged), Data: data})
 	if errors.Is(err, store.ErrNotFound) {
 		return Assistant{}, apperr.Wrap(err, apperr.NotFound, "No such assistant.")
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"countersign/internal/controlplane"
 	"countersign/internal/webhooks"
 )
 
@@ -20,9 +21,10 @@ type Outcome struct {
 
 // settles says whether an event ends the wait for a write's result.
 func (o Outcome) settles() bool {
-	switch o.Event {
-	case "invocation.completed", "invocation.failed", "invocation.not_dispatched", "invocation.unverified",
-		"invocation.reconciled", "invocation.rejected", "invocation.declined", "invocation.expired":
+	switch controlplane.EventAction(o.Event) {
+	case controlplane.EventInvocationCompleted, controlplane.EventInvocationFailed, controlplane.EventInvocationNotDispatched,
+		controlplane.EventInvocationUnverified, controlplane.EventInvocationReconciled, controlplane.EventInvocationRejected,
+		controlplane.EventInvocationDeclined, controlplane.EventInvocationExpired:
 		return true
 	}
 	return false

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"countersign/internal/adapter"
+	"countersign/internal/controlplane"
 	"countersign/internal/shopadapter"
 )
 
@@ -257,7 +258,7 @@ func (s *seeder) loadOnce(ctx context.Context, prefix string, from, to int, row 
 	if err := copyRows("events", []string{"at", "actor_kind", "actor_id", "action", "task_id", "invocation_id", "data"}, to-from,
 		func(i int) []any {
 			g := from + i
-			return []any{row(g).created, "assistant", s.assistantID, "invocation.proposed", taskID(g / perTask),
+			return []any{row(g).created, "assistant", s.assistantID, string(controlplane.EventInvocationProposed), taskID(g / perTask),
 				fmt.Sprintf("inv_bench%s%d", prefix, g), "{}"}
 		}); err != nil {
 		return err

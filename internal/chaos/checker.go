@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"countersign/internal/controlplane"
 	"countersign/internal/demoshop"
 	"countersign/internal/webhooks"
 )
@@ -86,7 +87,7 @@ type journalEvent struct {
 	ID           int64
 	At           time.Time
 	Data         []byte
-	Action       string
+	Action       controlplane.EventAction
 	ActorKind    string
 	ActorID      string
 	TaskID       *string
@@ -317,28 +318,28 @@ func evaluate(j journal, ack acknowledged, unverifiedBefore map[string]bool, c *
 	}
 	permits := map[string]int{}
 	inflight := map[string]map[string]bool{}
-	taskState := map[string]string{}
+	taskState := map[string]controlplane.EventAction{}
 	approvals := map[string]map[string]bool{}
 	permitted, started, givenUp := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	stopped := false
 	for _, e := range events {
 		task, inv := deref(e.TaskID), deref(e.InvocationID)
 		switch e.Action {
-		case "dispatch.stopped_globally":
+		case controlplane.EventDispatchStoppedGlobally:
 			stopped = true
-		case "dispatch.resumed_globally":
+		case controlplane.EventDispatchResumedGlobally:
 			stopped = false
-		case "task.paused", "task.cancelled", "task.closed", "task.active":
+		case controlplane.EventTaskPaused, controlplane.EventTaskCancelled, controlplane.EventTaskClosed, controlplane.EventTaskActive:
 			taskState[task] = e.Action
-		case "invocation.approved", "invocation.confirmed":
+		case controlplane.EventInvocationApproved, controlplane.EventInvocationConfirmed:
 			if approvals[inv] == nil {
 				approvals[inv] = map[string]bool{}
 			}
-			approvals[inv][e.Action+" by "+e.ActorKind] = true
-		case "permit.granted":
+			approvals[inv][string(e.Action)+" by "+e.ActorKind] = true
+		case controlplane.EventPermitGranted:
 			if j := byID[inv]; j != nil {
-				want := map[int16]string{3: "invocation.approved by user", 4: "invocation.confirmed by customer",
-					5: "invocation.approved by policy"}[j.Stage]
+				approved, confirmed := string(controlplane.EventInvocationApproved), string(controlplane.EventInvocationConfirmed)
+				want := map[int16]string{3: approved + " by user", 4: confirmed + " by customer", 5: approved + " by policy"}[j.Stage]
 				if !approvals[inv][want] {
 					add("permit_without_approval", inv, task, "permit.granted (event %d) with no earlier %s", e.ID, want)
 				}
@@ -346,8 +347,8 @@ func evaluate(j journal, ack acknowledged, unverifiedBefore map[string]bool, c *
 			if stopped {
 				add("permit_after_global_stop", inv, task, "permit.granted (event %d) while the global stop was on", e.ID)
 			}
-			if st := taskState[task]; st == "task.paused" || st == "task.cancelled" || st == "task.closed" {
-				add("permit_after_"+st[5:], inv, task, "permit.granted (event %d) after %s", e.ID, st)
+			if st := taskState[task]; st == controlplane.EventTaskPaused || st == controlplane.EventTaskCancelled || st == controlplane.EventTaskClosed {
+				add("permit_after_"+string(st[5:]), inv, task, "permit.granted (event %d) after %s", e.ID, st)
 			}
 			permits[task]++
 			permitted[inv] = true
@@ -361,7 +362,7 @@ func evaluate(j journal, ack acknowledged, unverifiedBefore map[string]bool, c *
 			if t, ok := taskByID[task]; ok && len(inflight[task]) > t.InflightLimit {
 				add("over_inflight_limit", inv, task, "%d in flight at event %d, limit %d", len(inflight[task]), e.ID, t.InflightLimit)
 			}
-		case "dispatch.started":
+		case controlplane.EventDispatchStarted:
 			// One request per invocation, only under a permit, and never
 			// after the invocation was given up as unverified.
 			switch {
@@ -373,8 +374,8 @@ func evaluate(j journal, ack acknowledged, unverifiedBefore map[string]bool, c *
 				add("sent_after_lease_lost", inv, task, "dispatch.started (event %d) after the invocation was made unverified", e.ID)
 			}
 			started[inv] = true
-		case "invocation.completed", "invocation.failed", "invocation.unverified", "invocation.not_dispatched":
-			if e.Action == "invocation.unverified" {
+		case controlplane.EventInvocationCompleted, controlplane.EventInvocationFailed, controlplane.EventInvocationUnverified, controlplane.EventInvocationNotDispatched:
+			if e.Action == controlplane.EventInvocationUnverified {
 				givenUp[inv] = true
 				var data struct {
 					LeaseUntil *time.Time `json:"lease_until"`
@@ -403,11 +404,11 @@ func evaluate(j journal, ack acknowledged, unverifiedBefore map[string]bool, c *
 	confirmed, approvedBy, firstBy := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, e := range events {
 		switch {
-		case e.Action == "invocation.first_approval" && e.ActorKind == "user":
+		case e.Action == controlplane.EventInvocationFirstApproval && e.ActorKind == "user":
 			firstBy[deref(e.InvocationID)] = true
-		case e.Action == "invocation.confirmed":
+		case e.Action == controlplane.EventInvocationConfirmed:
 			confirmed[deref(e.InvocationID)] = true
-		case e.Action == "invocation.approved" && e.ActorKind == "user":
+		case e.Action == controlplane.EventInvocationApproved && e.ActorKind == "user":
 			approvedBy[deref(e.InvocationID)] = true
 		}
 	}
@@ -423,16 +424,16 @@ func evaluate(j journal, ack acknowledged, unverifiedBefore map[string]bool, c *
 			add("acknowledged_confirmation_lost", id, byID[id].TaskID, "the customer's confirmation was acknowledged, the journal has no invocation.confirmed")
 		}
 	}
-	taskEvents := map[string]map[string]bool{}
+	taskEvents := map[string]map[controlplane.EventAction]bool{}
 	for _, e := range events {
 		if t := deref(e.TaskID); t != "" {
 			if taskEvents[t] == nil {
-				taskEvents[t] = map[string]bool{}
+				taskEvents[t] = map[controlplane.EventAction]bool{}
 			}
 			taskEvents[t][e.Action] = true
 		}
 	}
-	verbEvent := map[string]string{"pause": "task.paused", "resume": "task.active", "cancel": "task.cancelled"}
+	verbEvent := map[string]controlplane.EventAction{"pause": controlplane.EventTaskPaused, "resume": controlplane.EventTaskActive, "cancel": controlplane.EventTaskCancelled}
 	for task, verbs := range ack.controls {
 		for _, v := range verbs {
 			if !taskEvents[task][verbEvent[v]] {
@@ -444,7 +445,7 @@ func evaluate(j journal, ack acknowledged, unverifiedBefore map[string]bool, c *
 	c.Proposed = ack.stats.Proposed
 	c.AgentApproved, c.CustomerConfirmed = ack.stats.Approved, ack.stats.Confirmed
 	for _, e := range events {
-		if e.Action == "invocation.approved" || e.Action == "invocation.confirmed" {
+		if e.Action == controlplane.EventInvocationApproved || e.Action == controlplane.EventInvocationConfirmed {
 			c.Approved++
 		}
 	}
@@ -527,11 +528,11 @@ func evaluateWide(j journal, ack acknowledged, byID, byKey map[string]*journalIn
 			continue
 		}
 		switch e.Action {
-		case "invocation.first_approval", "invocation.approved":
+		case controlplane.EventInvocationFirstApproval, controlplane.EventInvocationApproved:
 			if e.ActorKind == "user" && !slices.Contains(approvers[inv], e.ActorID) {
 				approvers[inv] = append(approvers[inv], e.ActorID)
 			}
-		case "permit.granted":
+		case controlplane.EventPermitGranted:
 			if j.secondAbove != nil && ji.AmountCents != nil && *ji.AmountCents > *j.secondAbove && len(approvers[inv]) < 2 {
 				add("refund_without_two_approvers", inv, ji.TaskID, "permit.granted (event %d) for a refund of %d cents (threshold %d) approved by %d person(s) %v",
 					e.ID, *ji.AmountCents, *j.secondAbove, len(approvers[inv]), approvers[inv])
@@ -583,7 +584,7 @@ func evaluateWide(j journal, ack acknowledged, byID, byKey map[string]*journalIn
 	}
 	reversedEvents := map[string]int{}
 	for _, e := range j.events {
-		if e.Action == "invocation.reversed" {
+		if e.Action == controlplane.EventInvocationReversed {
 			reversedEvents[deref(e.InvocationID)]++
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"countersign/internal/controlplane"
 	"countersign/internal/demoshop"
 )
 
@@ -30,7 +31,7 @@ func TestEvaluateCatchesEachBrokenInvariant(t *testing.T) {
 		return demoshop.LedgerEntry{ID: id, Kind: "product.updated", Object: "prod_" + key, RequestID: key}
 	}
 	var seq int64
-	ev := func(action, actor, task, invocation string) journalEvent {
+	ev := func(action controlplane.EventAction, actor, task, invocation string) journalEvent {
 		seq++
 		e := journalEvent{ID: seq, At: t0.Add(time.Duration(seq) * time.Second), Action: action, ActorKind: actor, Data: []byte(`{}`)}
 		if task != "" {
@@ -43,12 +44,12 @@ func TestEvaluateCatchesEachBrokenInvariant(t *testing.T) {
 	}
 	// sent is the journal of one stage-5 write that went once and completed.
 	sent := func(id string) []journalEvent {
-		return []journalEvent{ev("invocation.approved", "policy", "tsk", id), ev("permit.granted", "system", "tsk", id),
-			ev("dispatch.started", "system", "tsk", id), ev("invocation.completed", "system", "tsk", id)}
+		return []journalEvent{ev(controlplane.EventInvocationApproved, "policy", "tsk", id), ev(controlplane.EventPermitGranted, "system", "tsk", id),
+			ev(controlplane.EventDispatchStarted, "system", "tsk", id), ev(controlplane.EventInvocationCompleted, "system", "tsk", id)}
 	}
 	task := journalTask{ID: "tsk", WriteBudget: 2, InflightLimit: 1}
 	// by is an event by a console user.
-	by := func(action, user, invocation string) journalEvent {
+	by := func(action controlplane.EventAction, user, invocation string) journalEvent {
 		e := ev(action, "user", "tsk", invocation)
 		e.ActorID = user
 		return e
@@ -64,8 +65,8 @@ func TestEvaluateCatchesEachBrokenInvariant(t *testing.T) {
 	}
 	// refunded is the journal of a refund approved by first then second.
 	refunded := func(id, first, second string) []journalEvent {
-		return []journalEvent{by("invocation.first_approval", first, id), by("invocation.approved", second, id),
-			ev("permit.granted", "system", "tsk", id), ev("dispatch.started", "system", "tsk", id), ev("invocation.completed", "system", "tsk", id)}
+		return []journalEvent{by(controlplane.EventInvocationFirstApproval, first, id), by(controlplane.EventInvocationApproved, second, id),
+			ev(controlplane.EventPermitGranted, "system", "tsk", id), ev(controlplane.EventDispatchStarted, "system", "tsk", id), ev(controlplane.EventInvocationCompleted, "system", "tsk", id)}
 	}
 	// reversal is a completed reinstatement reversing original.
 	reversal := func(id, original string) journalInvocation {
@@ -74,8 +75,8 @@ func TestEvaluateCatchesEachBrokenInvariant(t *testing.T) {
 		return ji
 	}
 	reversed := func(id string) []journalEvent {
-		return []journalEvent{by("invocation.approved", "2", id), ev("permit.granted", "system", "tsk", id),
-			ev("dispatch.started", "system", "tsk", id), ev("invocation.completed", "system", "tsk", id)}
+		return []journalEvent{by(controlplane.EventInvocationApproved, "2", id), ev(controlplane.EventPermitGranted, "system", "tsk", id),
+			ev(controlplane.EventDispatchStarted, "system", "tsk", id), ev(controlplane.EventInvocationCompleted, "system", "tsk", id)}
 	}
 	reinstated := func(id int64, key string) demoshop.LedgerEntry {
 		return demoshop.LedgerEntry{ID: id, Kind: demoshop.KindSubscriptionReinstated, Object: "sub_1", RequestID: key, Data: []byte(`{}`)}
@@ -135,22 +136,22 @@ func TestEvaluateCatchesEachBrokenInvariant(t *testing.T) {
 			want: []string{"effect_for_failed"}},
 		{name: "an effect sent without the lease check", j: journal{invs: []journalInvocation{inv("a", "completed", 5)},
 			ledger: []demoshop.LedgerEntry{effect(1, "cs-a")}, tasks: []journalTask{task}, events: []journalEvent{
-				ev("invocation.approved", "policy", "tsk", "a"), ev("permit.granted", "system", "tsk", "a"), ev("invocation.completed", "system", "tsk", "a")}},
+				ev(controlplane.EventInvocationApproved, "policy", "tsk", "a"), ev(controlplane.EventPermitGranted, "system", "tsk", "a"), ev(controlplane.EventInvocationCompleted, "system", "tsk", "a")}},
 			want: []string{"effect_without_send"}},
 		{name: "two in flight with a limit of one", j: journal{invs: []journalInvocation{inv("a", "completed", 5), inv("b", "completed", 5)},
 			ledger: []demoshop.LedgerEntry{effect(1, "cs-a"), effect(2, "cs-b")}, tasks: []journalTask{task}, events: []journalEvent{
-				ev("invocation.approved", "policy", "tsk", "a"), ev("invocation.approved", "policy", "tsk", "b"),
-				ev("permit.granted", "system", "tsk", "a"), ev("permit.granted", "system", "tsk", "b"),
-				ev("dispatch.started", "system", "tsk", "a"), ev("dispatch.started", "system", "tsk", "b"),
-				ev("invocation.completed", "system", "tsk", "a"), ev("invocation.completed", "system", "tsk", "b")}},
+				ev(controlplane.EventInvocationApproved, "policy", "tsk", "a"), ev(controlplane.EventInvocationApproved, "policy", "tsk", "b"),
+				ev(controlplane.EventPermitGranted, "system", "tsk", "a"), ev(controlplane.EventPermitGranted, "system", "tsk", "b"),
+				ev(controlplane.EventDispatchStarted, "system", "tsk", "a"), ev(controlplane.EventDispatchStarted, "system", "tsk", "b"),
+				ev(controlplane.EventInvocationCompleted, "system", "tsk", "a"), ev(controlplane.EventInvocationCompleted, "system", "tsk", "b")}},
 			want: []string{"over_inflight_limit"}},
 		{name: "a permit after the pause", j: journal{invs: []journalInvocation{inv("a", "completed", 5)},
 			ledger: []demoshop.LedgerEntry{effect(1, "cs-a")}, tasks: []journalTask{task},
-			events: append([]journalEvent{ev("task.paused", "assistant", "tsk", "")}, sent("a")...)},
+			events: append([]journalEvent{ev(controlplane.EventTaskPaused, "assistant", "tsk", "")}, sent("a")...)},
 			want: []string{"permit_after_paused"}},
 		{name: "a permit under the global stop", j: journal{invs: []journalInvocation{inv("a", "completed", 5)},
 			ledger: []demoshop.LedgerEntry{effect(1, "cs-a")}, tasks: []journalTask{task},
-			events: append([]journalEvent{ev("dispatch.stopped_globally", "user", "", "")}, sent("a")...)},
+			events: append([]journalEvent{ev(controlplane.EventDispatchStoppedGlobally, "user", "", "")}, sent("a")...)},
 			want: []string{"permit_after_global_stop"}},
 		{name: "a stage-4 write nobody confirmed", j: journal{invs: []journalInvocation{inv("a", "completed", 4)},
 			ledger: []demoshop.LedgerEntry{effect(1, "cs-a")}, events: sent("a"), tasks: []journalTask{task}},
@@ -175,15 +176,15 @@ func TestEvaluateCatchesEachBrokenInvariant(t *testing.T) {
 			ack: acknowledged{invocations: map[string]string{"a": "first_approved"}}, want: []string{"acknowledged_first_approval_lost"}},
 		{name: "a cancellation reversed once", j: journal{invs: []journalInvocation{inv("a", "reversed", 5), reversal("r", "a")},
 			ledger: []demoshop.LedgerEntry{cancelled, reinstated(2, "cs-r")}, tasks: []journalTask{task},
-			events: append(append(sent("a"), reversed("r")...), ev("invocation.reversed", "system", "tsk", "a"))}},
+			events: append(append(sent("a"), reversed("r")...), ev(controlplane.EventInvocationReversed, "system", "tsk", "a"))}},
 		{name: "a cancellation reversed twice", j: journal{invs: []journalInvocation{inv("a", "reversed", 5), reversal("r", "a"), reversal("s", "a")},
 			ledger: []demoshop.LedgerEntry{cancelled, reinstated(2, "cs-r"), reinstated(3, "cs-s")}, tasks: []journalTask{{ID: "tsk", WriteBudget: 3, InflightLimit: 1}},
 			events: append(append(append(sent("a"), reversed("r")...), reversed("s")...),
-				ev("invocation.reversed", "system", "tsk", "a"), ev("invocation.reversed", "system", "tsk", "a"))},
+				ev(controlplane.EventInvocationReversed, "system", "tsk", "a"), ev(controlplane.EventInvocationReversed, "system", "tsk", "a"))},
 			want: []string{"reversed_twice", "two_live_reversals", "reversal_effect_twice"}},
 		{name: "a reversal whose effect is in the ledger twice", j: journal{invs: []journalInvocation{inv("a", "reversed", 5), reversal("r", "a")},
 			ledger: []demoshop.LedgerEntry{cancelled, reinstated(2, "cs-r"), {ID: 3, Kind: demoshop.KindSubscriptionReinstated, Object: "sub_2", RequestID: "cs-r"}},
-			tasks:  []journalTask{task}, events: append(append(sent("a"), reversed("r")...), ev("invocation.reversed", "system", "tsk", "a"))},
+			tasks:  []journalTask{task}, events: append(append(sent("a"), reversed("r")...), ev(controlplane.EventInvocationReversed, "system", "tsk", "a"))},
 			want: []string{"reversal_effect_twice"}},
 		{name: "a second reversal while the first is live", j: journal{invs: []journalInvocation{inv("a", "completed", 5), waiting(reversal("r", "a")),
 			waiting(reversal("s", "a"))}, ledger: []demoshop.LedgerEntry{cancelled}, tasks: []journalTask{task}, events: sent("a")},

@@ -288,7 +288,7 @@ func settleHooks(ctx context.Context, r *roundRun, rnd *rand.Rand) {
 	resent := map[int64]time.Time{}
 	for deadline := time.Now().Add(webhookSettle); time.Now().Before(deadline) && ctx.Err() == nil; {
 		var events []int64
-		rows, err := w.pool.Query(ctx, `SELECT id FROM events WHERE invocation_id IS NOT NULL AND action = ANY($1)`, webhooks.Outcomes)
+		rows, err := w.pool.Query(ctx, `SELECT id FROM events WHERE invocation_id IS NOT NULL AND action = ANY($1)`, webhooks.Names(webhooks.Outcomes))
 		if err == nil {
 			events, err = pgx.CollectRows(rows, pgx.RowTo[int64])
 		}

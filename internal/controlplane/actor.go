@@ -78,7 +78,7 @@ func AssistantActor(id, name string) Actor { return Actor{Kind: ActorAssistant, 
 var SystemActor = Actor{Kind: ActorSystem, ID: "countersign", Name: "Countersign"}
 
 // record appends an event in the transaction of the change it records.
-func (s *Service) record(ctx context.Context, tx *store.Tx, actor Actor, action, taskID, invocationID string, data map[string]any) error {
+func (s *Service) record(ctx context.Context, tx *store.Tx, actor Actor, action EventAction, taskID, invocationID string, data map[string]any) error {
 	e, err := s.event(actor, action, taskID, invocationID, data)
 	if err != nil {
 		return err
@@ -89,9 +89,10 @@ func (s *Service) record(ctx context.Context, tx *store.Tx, actor Actor, action,
 
 // entry is one event of a recordAll.
 type entry struct {
-	actor                      Actor
-	action, taskID, invocation string
-	data                       map[string]any
+	actor              Actor
+	action             EventAction
+	taskID, invocation string
+	data               map[string]any
 }
 
 // recordAll writes entries as record would, in their order, in one
@@ -110,7 +111,7 @@ func (s *Service) recordAll(ctx context.Context, tx *store.Tx, entries ...entry)
 
 // event is the audit row record writes: the actor's name and proof in its
 // data.
-func (s *Service) event(actor Actor, action, taskID, invocationID string, data map[string]any) (store.Event, error) {
+func (s *Service) event(actor Actor, action EventAction, taskID, invocationID string, data map[string]any) (store.Event, error) {
 	if data == nil {
 		data = map[string]any{}
 	}
@@ -130,7 +131,7 @@ func (s *Service) event(actor Actor, action, taskID, invocationID string, data m
 	if err != nil {
 		return store.Event{}, err
 	}
-	e := store.Event{At: s.now(), ActorKind: string(actor.Kind), ActorID: actor.ID, Action: action, Data: b}
+	e := store.Event{At: s.now(), ActorKind: string(actor.Kind), ActorID: actor.ID, Action: string(action), Data: b}
 	if taskID != "" {
 		e.TaskID = &taskID
 	}

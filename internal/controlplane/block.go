@@ -38,7 +38,7 @@ func (s *Service) LiftBlock(ctx context.Context, actor Actor, taskID, system, ta
 		} else if err != nil {
 			return err
 		}
-		return s.record(ctx, tx, actor, "target.unblocked", taskID, "", map[string]any{"system": system, "target_id": targetID, "reason": reason})
+		return s.record(ctx, tx, actor, EventTargetUnblocked, taskID, "", map[string]any{"system": system, "target_id": targetID, "reason": reason})
 	})
 }
 
@@ -112,7 +112,7 @@ func (s *Service) checkBlock(ctx context.Context, task Task, system, action stri
 		if err := json.Unmarshal(b.Error, blocked); err != nil {
 			return err
 		}
-		return s.record(ctx, tx, actor, "proposal.blocked_after_refusal", task.ID, "", map[string]any{
+		return s.record(ctx, tx, actor, EventProposalBlockedAfterRefusal, task.ID, "", map[string]any{
 			"system": system, "action": action, "target_id": target.ID, "target": target.Display, "original_code": blocked.Code,
 			"original_message": blocked.Message, "blocked_in": b.TaskID})
 	})
@@ -151,7 +151,7 @@ func (s *Service) refused(ctx context.Context, task Task, system, action string,
 		}
 		// "blocked" says a block was made by this refusal: the timeline
 		// says the target is blocked only when it was.
-		return s.record(ctx, tx, actor, "proposal.refused", task.ID, "", map[string]any{
+		return s.record(ctx, tx, actor, EventProposalRefused, task.ID, "", map[string]any{
 			"system": system, "action": action, "target_id": target.ID, "target": target.Display, "code": ae.Code,
 			"message": ae.Message, "policy": ae.PolicyRefusal, "blocked": ae.PolicyRefusal})
 	})

@@ -101,7 +101,7 @@ func (s *Service) CustomerDecide(ctx context.Context, d CustomerDecision) (Custo
 			if err != nil {
 				return err
 			}
-			inv, err := s.declineRow(ctx, tx, actor, row.ID, row.Version, AwaitingConfirmation, "decline", "invocation.declined", reason)
+			inv, err := s.declineRow(ctx, tx, actor, row.ID, row.Version, AwaitingConfirmation, "decline", EventInvocationDeclined, reason)
 			if err != nil {
 				return err
 			}
@@ -149,7 +149,7 @@ func (s *Service) CustomerDecide(ctx context.Context, d CustomerDecision) (Custo
 	// request leaves right after it commits.
 	direct := s.reserveSend()
 	err = s.store.InTx(ctx, func(tx *store.Tx) error {
-		inv, err := s.approveRow(ctx, tx, actor, row, task, row.Version, AwaitingConfirmation, "confirm", "invocation.confirmed")
+		inv, err := s.approveRow(ctx, tx, actor, row, task, row.Version, AwaitingConfirmation, "confirm", EventInvocationConfirmed)
 		if err != nil {
 			return err
 		}

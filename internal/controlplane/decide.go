@@ -34,13 +34,13 @@ func (s *Service) Confirm(ctx context.Context, actor Actor, id string, expectedV
 	if actor.Kind != ActorCustomer || actor.Proof == "" {
 		return Invocation{}, apperr.New(apperr.Forbidden, "Only the customer, once they proved who they are, can confirm this.")
 	}
-	return s.approve(ctx, actor, id, expectedVersion, AwaitingConfirmation, "confirm", "invocation.confirmed",
+	return s.approve(ctx, actor, id, expectedVersion, AwaitingConfirmation, "confirm", EventInvocationConfirmed,
 		func(ctx context.Context, tx *store.Tx, row store.Invocation, t store.Task) error {
 			return customerMayDecide(ctx, tx, actor, row, t.CustomerRef)
 		})
 }
 
-func (s *Service) approve(ctx context.Context, actor Actor, id string, expectedVersion int32, from State, verb, event string, check func(context.Context, *store.Tx, store.Invocation, store.Task) error) (Invocation, error) {
+func (s *Service) approve(ctx context.Context, actor Actor, id string, expectedVersion int32, from State, verb string, event EventAction, check func(context.Context, *store.Tx, store.Invocation, store.Task) error) (Invocation, error) {
 	var out Invocation
 	began := time.Now()
 	// The decision, the permit and the lease in one transaction when a
@@ -97,7 +97,7 @@ func loadRequest(ctx context.Context, tx *store.Tx, id string, lockTask bool) (s
 // caller that read row before a call outside the transaction passes
 // row.Version, so a row that changed since is a conflict, not a decision
 // on what the decider did not see.
-func (s *Service) approveRow(ctx context.Context, tx *store.Tx, actor Actor, row store.Invocation, task store.Task, expectedVersion int32, from State, verb, event string) (Invocation, error) {
+func (s *Service) approveRow(ctx context.Context, tx *store.Tx, actor Actor, row store.Invocation, task store.Task, expectedVersion int32, from State, verb string, event EventAction) (Invocation, error) {
 	var out Invocation
 	id := row.ID
 	now := s.now()
@@ -144,7 +144,7 @@ func (s *Service) Reject(ctx context.Context, actor Actor, id string, expectedVe
 	if strings.TrimSpace(reason) == "" {
 		return Invocation{}, apperr.InvalidFields(map[string]string{"reason": "say why, for the assistant and the customer"})
 	}
-	return s.decline(ctx, actor, id, expectedVersion, AwaitingApproval, "reject", "invocation.rejected", reason, staffMayDecide(actor, "reject"))
+	return s.decline(ctx, actor, id, expectedVersion, AwaitingApproval, "reject", EventInvocationRejected, reason, staffMayDecide(actor, "reject"))
 }
 
 // staffMayDecide is the check a staff decision makes in its transaction:
@@ -162,13 +162,13 @@ func (s *Service) Decline(ctx context.Context, actor Actor, id string, expectedV
 	if actor.Kind != ActorCustomer || actor.Proof == "" {
 		return Invocation{}, apperr.New(apperr.Forbidden, "Only the customer, once they proved who they are, can decline this.")
 	}
-	return s.decline(ctx, actor, id, expectedVersion, AwaitingConfirmation, "decline", "invocation.declined", reason,
+	return s.decline(ctx, actor, id, expectedVersion, AwaitingConfirmation, "decline", EventInvocationDeclined, reason,
 		func(ctx context.Context, tx *store.Tx, row store.Invocation, t store.Task) error {
 			return customerMayDecide(ctx, tx, actor, row, t.CustomerRef)
 		})
 }
 
-func (s *Service) decline(ctx context.Context, actor Actor, id string, expectedVersion int32, from State, verb, event, reason string, check func(context.Context, *store.Tx, store.Invocation, store.Task) error) (Invocation, error) {
+func (s *Service) decline(ctx context.Context, actor Actor, id string, expectedVersion int32, from State, verb string, event EventAction, reason string, check func(context.Context, *store.Tx, store.Invocation, store.Task) error) (Invocation, error) {
 	reason, err := declineReason(reason)
 	if err != nil {
 		return Invocation{}, err
@@ -204,7 +204,7 @@ func declineReason(reason string) (string, error) {
 }
 
 // declineRow moves invocation id from from to rejected with reason.
-func (s *Service) declineRow(ctx context.Context, tx *store.Tx, actor Actor, id string, expectedVersion int32, from State, verb, event, reason string) (Invocation, error) {
+func (s *Service) declineRow(ctx context.Context, tx *store.Tx, actor Actor, id string, expectedVersion int32, from State, verb string, event EventAction, reason string) (Invocation, error) {
 	now := s.now()
 	updated, err := tx.TransitionInvocation(ctx, id, []string{string(from)}, expectedVersion, string(Rejected), now,
 		store.InvocationChange{DecisionReason: &reason, FinishedAt: &now})
@@ -234,7 +234,7 @@ func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 			if err != nil {
 				return err
 			}
-			return s.record(ctx, tx, SystemActor, "invocation.expired", updated.TaskID, r.ID, map[string]any{"was": r.State})
+			return s.record(ctx, tx, SystemActor, EventInvocationExpired, updated.TaskID, r.ID, map[string]any{"was": r.State})
 		})
 		if errors.Is(err, store.ErrConflict) {
 			continue // decided meanwhile

@@ -188,7 +188,7 @@ func (s *Service) permitFor(ctx context.Context, claim func(*store.Tx) ([]store.
 				store.InvocationChange{NotDispatchedReason: &r, FinishedAt: &now}); err != nil {
 				return err
 			}
-			return s.record(ctx, tx, SystemActor, "invocation.not_dispatched", row.TaskID, row.ID, map[string]any{"reason": r})
+			return s.record(ctx, tx, SystemActor, EventInvocationNotDispatched, row.TaskID, row.ID, map[string]any{"reason": r})
 		}
 		out, err = s.grantPermit(ctx, tx, row, task, now, false)
 		result = permitGranted
@@ -225,10 +225,10 @@ func (s *Service) grantPermit(ctx context.Context, tx *store.Tx, row store.Invoc
 	if err != nil {
 		return nil, err
 	}
-	entries := []entry{{actor: SystemActor, action: "permit.granted", taskID: row.TaskID, invocation: row.ID, data: map[string]any{
+	entries := []entry{{actor: SystemActor, action: EventPermitGranted, taskID: row.TaskID, invocation: row.ID, data: map[string]any{
 		"writes_used": task.WritesUsed + 1, "write_budget": task.WriteBudget, "lease_until": lease}}}
 	if started {
-		entries = append(entries, entry{actor: SystemActor, action: "dispatch.started", taskID: row.TaskID, invocation: row.ID,
+		entries = append(entries, entry{actor: SystemActor, action: EventDispatchStarted, taskID: row.TaskID, invocation: row.ID,
 			data: map[string]any{"lease_until": lease}})
 	}
 	if err := s.recordAll(ctx, tx, entries...); err != nil {
@@ -425,7 +425,7 @@ func (s *Service) finish(ctx context.Context, inv Invocation, lease string, to S
 				return err
 			}
 		}
-		if err := s.record(ctx, tx, SystemActor, "invocation."+string(to), inv.TaskID, inv.ID, data); err != nil {
+		if err := s.record(ctx, tx, SystemActor, to.entered(), inv.TaskID, inv.ID, data); err != nil {
 			return err
 		}
 		// A slot of the task's in-flight limit is free again: wake the

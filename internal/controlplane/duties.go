@@ -110,7 +110,7 @@ func (s *Service) approveAsStaff(ctx context.Context, actor Actor, id string, ex
 		if out, err = fromRow(updated); err != nil {
 			return err
 		}
-		if err := s.record(ctx, tx, actor, "invocation.approved", out.TaskID, id, data); err != nil {
+		if err := s.record(ctx, tx, actor, EventInvocationApproved, out.TaskID, id, data); err != nil {
 			return err
 		}
 		return tx.Notify(ctx, store.DispatchChannel, id)
@@ -167,7 +167,7 @@ func (s *Service) firstApproval(ctx context.Context, tx *store.Tx, actor Actor, 
 	if *out, err = fromRow(updated); err != nil {
 		return false, err
 	}
-	return true, s.record(ctx, tx, actor, "invocation.first_approval", row.TaskID, row.ID, map[string]any{
+	return true, s.record(ctx, tx, actor, EventInvocationFirstApproval, row.TaskID, row.ID, map[string]any{
 		"args_hash": hex.EncodeToString(hash), "amount_cents": *row.AmountCents})
 }
 

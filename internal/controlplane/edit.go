@@ -93,7 +93,7 @@ func (s *Service) EditArgs(ctx context.Context, actor Actor, id string, expected
 		if before == nil {
 			before = inv.Args.Proposed
 		}
-		return s.record(ctx, tx, actor, "invocation.edited", inv.TaskID, id, map[string]any{
+		return s.record(ctx, tx, actor, EventInvocationEdited, inv.TaskID, id, map[string]any{
 			"args_before": json.RawMessage(before), "args_after": json.RawMessage(canonical),
 			"args_hash": hex.EncodeToString(hash[:]), "quote_before": inv.Quote, "quote_after": quote})
 	})
@@ -182,7 +182,7 @@ func (s *Service) ProposedQuote(ctx context.Context, inv Invocation) (adapter.Qu
 		return adapter.Quote{}, err
 	}
 	for _, e := range events {
-		if e.Action != "invocation.edited" {
+		if EventAction(e.Action) != EventInvocationEdited {
 			continue
 		}
 		var data struct {
@@ -222,7 +222,7 @@ func (s *Service) SendBack(ctx context.Context, actor Actor, id string, expected
 	if question == "" {
 		return Invocation{}, apperr.InvalidFields(map[string]string{"question": "ask the assistant what you need to know"})
 	}
-	return s.decline(ctx, actor, id, expectedVersion, AwaitingApproval, "send back", "invocation.sent_back", "question: "+question,
+	return s.decline(ctx, actor, id, expectedVersion, AwaitingApproval, "send back", EventInvocationSentBack, "question: "+question,
 		staffMayDecide(actor, "send back"))
 }
 

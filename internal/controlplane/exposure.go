@@ -193,7 +193,7 @@ func (s *Service) recheckRow(ctx context.Context, tx *store.Tx, row store.Invoca
 // exposure grew). Nothing is approved: the invocation moves to the agents'
 // queue with the approval window, and the event says why.
 func (s *Service) reroute(ctx context.Context, tx *store.Tx, actor Actor, row store.Invocation, expectedVersion int32,
-	event string, hash []byte, rc recheck, out *Invocation) error {
+	event EventAction, hash []byte, rc recheck, out *Invocation) error {
 	now := s.now()
 	deadline := now.Add(rc.policy.ApprovalWindow)
 	stage, version := int16(rc.policy.Stage), rc.policy.Version
@@ -214,7 +214,7 @@ func (s *Service) reroute(ctx context.Context, tx *store.Tx, actor Actor, row st
 	if rc.policy.Version != row.PolicyVersion {
 		why = fmt.Sprintf("the policy changed after the proposal (v%d to v%d) and now needs %s", row.PolicyVersion, rc.policy.Version, rc.need.word())
 	}
-	return s.record(ctx, tx, SystemActor, "invocation.rerouted", row.TaskID, row.ID, map[string]any{
+	return s.record(ctx, tx, SystemActor, EventInvocationRerouted, row.TaskID, row.ID, map[string]any{
 		"from": row.State, "to": string(AwaitingApproval), "why": why, "reason": rc.route.Reason,
 		"needs": rc.need.word(), "policy": rc.policy.Name()})
 }

@@ -54,7 +54,7 @@ func (s *Service) TakeHandoff(ctx context.Context, actor Actor, id int64) (taken
 			return err
 		}
 		takenBy = actor.UserID
-		return s.record(ctx, tx, actor, "handoff.taken", deref(h.TaskID), "", map[string]any{"handoff_id": id,
+		return s.record(ctx, tx, actor, EventHandoffTaken, deref(h.TaskID), "", map[string]any{"handoff_id": id,
 			"conversation_id": h.ConversationID, "assistant_id": h.AssistantID})
 	})
 	if errors.Is(err, store.ErrNotFound) {
@@ -133,7 +133,7 @@ func (s *Service) CloseHandoff(ctx context.Context, actor Actor, id int64, outco
 		if takenOver {
 			data["taken_over"] = TakeoverOf(over)
 		}
-		return s.record(ctx, tx, actor, "handoff."+string(outcome), deref(h.TaskID), "", data)
+		return s.record(ctx, tx, actor, outcome.event(), deref(h.TaskID), "", data)
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return apperr.Wrap(err, apperr.NotFound, "No such hand-off.")

@@ -112,7 +112,7 @@ func (s *Service) SendHandoffDraft(ctx context.Context, actor Actor, id int64, d
 		if err := tx.SetHandoffDraftInvocation(ctx, id, inv.ID); err != nil {
 			return err
 		}
-		return s.record(ctx, tx, actor, "handoff.draft_sent", draft.TaskID, inv.ID, map[string]any{"handoff_id": id, "action": draft.Action,
+		return s.record(ctx, tx, actor, EventHandoffDraftSent, draft.TaskID, inv.ID, map[string]any{"handoff_id": id, "action": draft.Action,
 			"system": draft.System, "note": "Sent on by " + actor.Name + " from the assistant's hand-off."})
 	})
 	return inv, err
@@ -210,7 +210,7 @@ func (s *Service) heldDraft(ctx context.Context, actor Actor, id int64, digest, 
 			return err
 		}
 		if outcome == "discarded" {
-			return s.record(ctx, tx, actor, "handoff.draft_discarded", taskID, "", map[string]any{"handoff_id": id, "action": d.Action})
+			return s.record(ctx, tx, actor, EventHandoffDraftDiscarded, taskID, "", map[string]any{"handoff_id": id, "action": d.Action})
 		}
 		return nil
 	})

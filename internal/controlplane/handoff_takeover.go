@@ -60,7 +60,7 @@ func (s *Service) TakeOverHandoff(ctx context.Context, actor Actor, id int64, re
 		if err := tx.TakeOverHandoffs(ctx, h.ConversationID, *h.LatestID, *h.HolderID, actor.UserID, reason, now); err != nil {
 			return err
 		}
-		return s.record(ctx, tx, actor, "handoff.taken_over", deref(h.TaskID), "", map[string]any{"handoff_id": id,
+		return s.record(ctx, tx, actor, EventHandoffTakenOver, deref(h.TaskID), "", map[string]any{"handoff_id": id,
 			"conversation_id": h.ConversationID, "assistant_id": h.AssistantID, "from_user_id": *h.HolderID, "from": h.HolderName,
 			"reason": reason})
 	})

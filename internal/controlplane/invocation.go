@@ -159,7 +159,7 @@ type Event struct {
 	At           time.Time
 	ActorKind    ActorKind
 	ActorID      string
-	Action       string
+	Action       EventAction
 	TaskID       string
 	InvocationID string
 	Data         map[string]any
@@ -173,7 +173,7 @@ func (s *Service) Timeline(ctx context.Context, taskID string) ([]Event, error) 
 	}
 	out := make([]Event, 0, len(rows))
 	for _, r := range rows {
-		e := Event{ID: r.ID, At: r.At, ActorKind: ActorKind(r.ActorKind), ActorID: r.ActorID, Action: r.Action}
+		e := Event{ID: r.ID, At: r.At, ActorKind: ActorKind(r.ActorKind), ActorID: r.ActorID, Action: EventAction(r.Action)}
 		if r.TaskID != nil {
 			e.TaskID = *r.TaskID
 		}

@@ -26,7 +26,7 @@ func (s *Service) startSend(ctx context.Context, inv Invocation, lease string) b
 		if _, err := tx.StartSend(ctx, inv.ID, lease, now, until); err != nil {
 			return err
 		}
-		return s.record(ctx, tx, SystemActor, "dispatch.started", inv.TaskID, inv.ID, map[string]any{"lease_until": until})
+		return s.record(ctx, tx, SystemActor, EventDispatchStarted, inv.TaskID, inv.ID, map[string]any{"lease_until": until})
 	})
 	if err == nil {
 		return true
@@ -45,7 +45,7 @@ func (s *Service) startSend(ctx context.Context, inv Invocation, lease string) b
 	}
 	s.log.Warn("dispatch: lease lost before the request left; not sent", "invocation", inv.ID)
 	err = s.store.InTx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
-		return s.record(ctx, tx, SystemActor, "dispatch.withheld", inv.TaskID, inv.ID, map[string]any{
+		return s.record(ctx, tx, SystemActor, EventDispatchWithheld, inv.TaskID, inv.ID, map[string]any{
 			"reason": "The dispatch lease ran out before the request left; it was not sent."})
 	})
 	if err != nil {
@@ -84,7 +84,7 @@ func (s *Service) haltSend(ctx context.Context, inv Invocation, lease string) (b
 			return err
 		}
 		halted = true
-		if err := s.record(ctx, tx, SystemActor, "invocation.not_dispatched", inv.TaskID, inv.ID, map[string]any{
+		if err := s.record(ctx, tx, SystemActor, EventInvocationNotDispatched, inv.TaskID, inv.ID, map[string]any{
 			"reason": r, "stopped": "after its permit, before the request left"}); err != nil {
 			return err
 		}
@@ -129,7 +129,7 @@ func (s *Service) SweepLeases(ctx context.Context) (int, error) {
 				store.InvocationChange{Error: raw}); err != nil {
 				return err
 			}
-			return s.record(ctx, tx, SystemActor, "invocation.unverified", r.TaskID, r.ID, map[string]any{
+			return s.record(ctx, tx, SystemActor, EventInvocationUnverified, r.TaskID, r.ID, map[string]any{
 				"code": ae.Code, "lease_until": r.LeaseUntil})
 		})
 		if errors.Is(err, store.ErrConflict) {

@@ -10,9 +10,6 @@ import (
 	"countersign/store"
 )
 
-// PolicyChanged is the event a policy change writes, in its transaction.
-const PolicyChanged = "policy.changed"
-
 // ChangePolicy replaces an action's policy with draft when its version is
 // still expectedVersion, and records who changed it and why in the same
 // transaction (the event keeps the policy before and after, who may
@@ -56,7 +53,7 @@ func (s *Service) ChangePolicy(ctx context.Context, actor Actor, draft Policy, e
 			return err
 		}
 		out = policyFromRow(after)
-		return s.record(ctx, tx, actor, PolicyChanged, "", "", map[string]any{
+		return s.record(ctx, tx, actor, EventPolicyChanged, "", "", map[string]any{
 			"system": draft.System, "action": draft.Action, "reason": reason,
 			"from_version": before.Version, "to_version": after.Version,
 			"before": policyFromRow(before).summary(), "after": out.summary()})

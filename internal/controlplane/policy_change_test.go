@@ -32,7 +32,7 @@ func TestChangePolicyRules(t *testing.T) {
 	if _, err := b.cp.ChangePolicy(b.ctx, manager, draft, current.Version, " "); !apperr.Is(err, apperr.Invalid) {
 		t.Errorf("no reason: %v, want invalid", err)
 	}
-	if n, _ := b.store.CountEvents(b.ctx, controlplane.PolicyChanged, nil); n != 0 {
+	if n, _ := b.store.CountEvents(b.ctx, string(controlplane.EventPolicyChanged), nil); n != 0 {
 		t.Fatalf("%d events after refused changes", n)
 	}
 
@@ -65,7 +65,7 @@ func TestChangePolicyRules(t *testing.T) {
 		After  map[string]any `json:"after"`
 	}
 	var actor string
-	row := b.store.Pool().QueryRow(b.ctx, `SELECT actor_id, data FROM events WHERE action = $1`, controlplane.PolicyChanged)
+	row := b.store.Pool().QueryRow(b.ctx, `SELECT actor_id, data FROM events WHERE action = $1`, controlplane.EventPolicyChanged)
 	var raw []byte
 	if err := row.Scan(&actor, &raw); err != nil {
 		t.Fatal(err)

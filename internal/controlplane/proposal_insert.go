@@ -208,9 +208,9 @@ func (s *Service) recordProposal(ctx context.Context, tx *store.Tx, p Proposal, 
 	if inv.CompensatesID != "" {
 		data["compensates"] = inv.CompensatesID
 	}
-	entries := []entry{{actor: p.Actor, action: "invocation.proposed", taskID: inv.TaskID, invocation: inv.ID, data: data}}
+	entries := []entry{{actor: p.Actor, action: EventInvocationProposed, taskID: inv.TaskID, invocation: inv.ID, data: data}}
 	if disagrees {
-		entries = append(entries, entry{actor: SystemActor, action: "invocation.summary_disagreed", taskID: inv.TaskID, invocation: inv.ID,
+		entries = append(entries, entry{actor: SystemActor, action: EventInvocationSummaryDisagreed, taskID: inv.TaskID, invocation: inv.ID,
 			data: map[string]any{"summary": inv.Summary, "quote": inv.Quote.Title, "why": why}})
 	}
 	routeData := map[string]any{"reason": route.Reason, "stage": int(policy.Stage), "policy": policy.Name()}
@@ -222,6 +222,6 @@ func (s *Service) recordProposal(ctx context.Context, tx *store.Tx, p Proposal, 
 		actor = Actor{Kind: ActorPolicy, ID: policy.Name(), Name: policy.Name()}
 		routeData["owner_id"], routeData["owner_name"] = *policy.OwnerID, ownerName
 	}
-	entries = append(entries, entry{actor: actor, action: "invocation." + string(route.State), taskID: inv.TaskID, invocation: inv.ID, data: routeData})
+	entries = append(entries, entry{actor: actor, action: route.State.entered(), taskID: inv.TaskID, invocation: inv.ID, data: routeData})
 	return s.recordAll(ctx, tx, entries...)
 }

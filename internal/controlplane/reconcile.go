@@ -90,7 +90,7 @@ func (s *Service) ReconcileLoaded(ctx context.Context, actor Actor, inv Invocati
 	_ = json.Unmarshal(lookupJSON, &lookupData)
 	if to == Unverified {
 		err = s.store.InTx(ctx, func(tx *store.Tx) error {
-			return s.record(ctx, tx, actor, "invocation.reconcile_inconclusive", inv.TaskID, inv.ID, map[string]any{
+			return s.record(ctx, tx, actor, EventInvocationReconcileInconclusive, inv.TaskID, inv.ID, map[string]any{
 				"lookup": lookupData, "handed_to_person": true})
 		})
 		rec.Invocation = inv
@@ -121,7 +121,7 @@ func (s *Service) ReconcileLoaded(ctx context.Context, actor Actor, inv Invocati
 				return err
 			}
 		}
-		if err := s.record(ctx, tx, actor, "invocation.reconciled", inv.TaskID, inv.ID, map[string]any{
+		if err := s.record(ctx, tx, actor, EventInvocationReconciled, inv.TaskID, inv.ID, map[string]any{
 			"to": string(to), "lookup": lookupData}); err != nil {
 			return err
 		}
@@ -147,5 +147,5 @@ func (s *Service) markReversed(ctx context.Context, tx *store.Tx, originalID, co
 	if err != nil {
 		return err
 	}
-	return s.record(ctx, tx, SystemActor, "invocation.reversed", orig.TaskID, originalID, map[string]any{"by": compensationID})
+	return s.record(ctx, tx, SystemActor, EventInvocationReversed, orig.TaskID, originalID, map[string]any{"by": compensationID})
 }

@@ -126,7 +126,7 @@ func (s *Service) supersede(ctx context.Context, actor Actor, old Invocation, ro
 		data := map[string]any{"reason": reason, "quoted_version": old.Quote.Target.Version}
 		if refusal != nil {
 			data["code"] = refusal.Code
-			return s.record(ctx, tx, actor, "invocation.superseded", old.TaskID, old.ID, data)
+			return s.record(ctx, tx, actor, EventInvocationSuperseded, old.TaskID, old.ID, data)
 		}
 		data["current_version"] = quote.Target.Version
 		next, err := s.insertSuccessor(ctx, tx, old, row, task, policyFromRow(*st.Policy), quote, now)
@@ -135,10 +135,10 @@ func (s *Service) supersede(ctx context.Context, actor Actor, old Invocation, ro
 		}
 		out.Current = next
 		data["successor"] = next.ID
-		if err := s.record(ctx, tx, actor, "invocation.superseded", old.TaskID, old.ID, data); err != nil {
+		if err := s.record(ctx, tx, actor, EventInvocationSuperseded, old.TaskID, old.ID, data); err != nil {
 			return err
 		}
-		return s.record(ctx, tx, SystemActor, "invocation.requoted", next.TaskID, next.ID, map[string]any{
+		return s.record(ctx, tx, SystemActor, EventInvocationRequoted, next.TaskID, next.ID, map[string]any{
 			"supersedes": old.ID, "target": next.Target.Display, "amount_cents": next.AmountCents, "reason": next.RouteReason,
 			"title": next.Quote.Title, "currency": next.Quote.Currency})
 	})

@@ -186,7 +186,7 @@ func (s *Service) CreateTask(ctx context.Context, actor Actor, in NewTask) (Task
 		if in.AssistantID != "" {
 			data["vouched"] = in.Vouch.eventData()
 		}
-		return s.record(ctx, tx, actor, "task.created", out.ID, "", data)
+		return s.record(ctx, tx, actor, EventTaskCreated, out.ID, "", data)
 	})
 	return out, err
 }
@@ -330,7 +330,7 @@ func (s *Service) changeLockedTask(ctx context.Context, tx *store.Tx, actor Acto
 		}
 		data[DataWithdrawnIDs] = withdrawn
 	}
-	return out, s.record(ctx, tx, actor, "task."+string(to), taskID, "", data)
+	return out, s.record(ctx, tx, actor, to.entered(), taskID, "", data)
 }
 
 // mayResume says whether actor may lift the task's pause: a person's pause
@@ -370,9 +370,9 @@ func (s *Service) SetGlobalStop(ctx context.Context, actor Actor, stopped bool) 
 		if err != nil || !changed {
 			return err
 		}
-		action := "dispatch.resumed_globally"
+		action := EventDispatchResumedGlobally
 		if stopped {
-			action = "dispatch.stopped_globally"
+			action = EventDispatchStoppedGlobally
 		}
 		return s.record(ctx, tx, actor, action, "", "", nil)
 	})

@@ -36,7 +36,7 @@ func (s *Service) stopApproved(ctx context.Context, tx *store.Tx, taskID string,
 			store.InvocationChange{NotDispatchedReason: &r, FinishedAt: &now}); err != nil {
 			return nil, err
 		}
-		if err := s.record(ctx, tx, SystemActor, "invocation.not_dispatched", taskID, id, map[string]any{"reason": r}); err != nil {
+		if err := s.record(ctx, tx, SystemActor, EventInvocationNotDispatched, taskID, id, map[string]any{"reason": r}); err != nil {
 			return nil, err
 		}
 	}
@@ -100,7 +100,7 @@ func (s *Service) withdrawOne(ctx context.Context, tx *store.Tx, w store.Waiting
 		store.InvocationChange{NotDispatchedReason: &r, FinishedAt: &now}); err != nil {
 		return err
 	}
-	return s.record(ctx, tx, SystemActor, "invocation.not_dispatched", w.TaskID, w.ID, map[string]any{
+	return s.record(ctx, tx, SystemActor, EventInvocationNotDispatched, w.TaskID, w.ID, map[string]any{
 		"reason": r, "was": w.State, DataWithdrawn: true})
 }
 

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"countersign/internal/controlplane"
 	"countersign/store"
 )
 
@@ -229,7 +230,7 @@ func (h history) proposedEvents() store.BulkRows {
 		Columns: []string{"at", "actor_kind", "actor_id", "action", "task_id", "invocation_id", "data"},
 		Row: func(i int) []any {
 			g := int64(i)
-			return []any{h.ago(g, 7919), "assistant", h.AssistantID, "invocation.proposed", h.id("t", g/10), h.id("i", g), "{}"}
+			return []any{h.ago(g, 7919), "assistant", h.AssistantID, string(controlplane.EventInvocationProposed), h.id("t", g/10), h.id("i", g), "{}"}
 		}}
 }
 
@@ -240,11 +241,11 @@ func (h history) refusals() store.BulkRows {
 		Columns: []string{"at", "actor_kind", "actor_id", "action", "task_id", "data"},
 		Row: func(i int) []any {
 			g := int64(i)
-			action := "proposal.refused"
+			action := controlplane.EventProposalRefused
 			if g%4 == 0 {
-				action = "proposal.blocked_after_refusal"
+				action = controlplane.EventProposalBlockedAfterRefusal
 			}
-			return []any{h.ago(g, 104729), "assistant", h.AssistantID, action, h.id("t", g), `{"system": "shop", "action": "issue_refund"}`}
+			return []any{h.ago(g, 104729), "assistant", h.AssistantID, string(action), h.id("t", g), `{"system": "shop", "action": "issue_refund"}`}
 		}}
 }
 

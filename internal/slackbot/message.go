@@ -224,7 +224,7 @@ func (b *Bot) outcome(ctx context.Context, inv controlplane.Invocation) (string,
 	if err != nil {
 		return "", err
 	}
-	by := func(actions ...string) string {
+	by := func(actions ...controlplane.EventAction) string {
 		for i := len(events) - 1; i >= 0; i-- {
 			e := events[i]
 			if e.InvocationID != inv.ID {
@@ -249,19 +249,19 @@ func (b *Bot) outcome(ctx context.Context, inv controlplane.Invocation) (string,
 	switch inv.State {
 	case controlplane.Approved, controlplane.Dispatching, controlplane.Completed, controlplane.Failed,
 		controlplane.Unverified, controlplane.NotDispatched:
-		who := by("invocation.approved")
+		who := by(controlplane.EventInvocationApproved)
 		if who == "" {
 			return "Now: " + state, nil
 		}
 		return "Approved by " + who + " · now: " + state, nil
 	case controlplane.Rejected:
 		if q, ok := controlplane.IsQuestion(inv.DecisionReason); ok {
-			if who := by("invocation.sent_back"); who != "" {
+			if who := by(controlplane.EventInvocationSentBack); who != "" {
 				return "Sent back to the assistant by " + who + " with a question: " + lit(q), nil
 			}
 			return "Sent back to the assistant with a question: " + lit(q), nil
 		}
-		who := by("invocation.rejected")
+		who := by(controlplane.EventInvocationRejected)
 		if who == "" {
 			return "Rejected: " + lit(inv.DecisionReason), nil
 		}

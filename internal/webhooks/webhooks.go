@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"countersign/internal/apperr"
+	"countersign/internal/controlplane"
 	"countersign/store"
 )
 
@@ -34,11 +35,11 @@ const RetryFor = 24 * time.Hour
 
 // Outcomes are the invocation events delivered: its decisions and its
 // settlements.
-var Outcomes = []string{
-	"invocation.confirmed", "invocation.declined", "invocation.approved", "invocation.rejected",
-	"invocation.sent_back", "invocation.expired",
-	"invocation.completed", "invocation.failed", "invocation.not_dispatched", "invocation.unverified",
-	"invocation.reconciled",
+var Outcomes = []controlplane.EventAction{
+	controlplane.EventInvocationConfirmed, controlplane.EventInvocationDeclined, controlplane.EventInvocationApproved,
+	controlplane.EventInvocationRejected, controlplane.EventInvocationSentBack, controlplane.EventInvocationExpired,
+	controlplane.EventInvocationCompleted, controlplane.EventInvocationFailed, controlplane.EventInvocationNotDispatched,
+	controlplane.EventInvocationUnverified, controlplane.EventInvocationReconciled,
 }
 
 // HandoffOutcomes are the conversation events delivered: a person ended
@@ -46,7 +47,16 @@ var Outcomes = []string{
 // with a note of what to do next. Their body carries the conversation's
 // hand-off as GET /api/v1/conversations/{id} shows it, as it was when the
 // person ended it.
-var HandoffOutcomes = []string{"handoff.resolved", "handoff.given_back"}
+var HandoffOutcomes = []controlplane.EventAction{controlplane.EventHandoffResolved, controlplane.EventHandoffGivenBack}
+
+// Names are events' stored names, as the store's queries take them.
+func Names(events []controlplane.EventAction) []string {
+	out := make([]string, len(events))
+	for i, e := range events {
+		out[i] = string(e)
+	}
+	return out
+}
 
 // State is where a delivery stands. Each value is mirrored by the CHECK
 // constraint on webhook_deliveries.state.
@@ -235,11 +245,9 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// TestEvent is the event of a test delivery an admin asks for ("Send test
-// event"): its body has "test": true and no invocation.
-const TestEvent = "webhook.test"
-
-// TestPayload is the body of a test delivery.
+// TestPayload is the body of a test delivery an admin asks for ("Send test
+// event"): its event is controlplane.EventWebhookTest, with "test": true and
+// no invocation.
 type TestPayload struct {
 	Event      string    `json:"event"`
 	EventID    int64     `json:"event_id"`
@@ -257,9 +265,9 @@ type TestPayload struct {
 func (s *Service) SendTest(ctx context.Context, assistantID string, adminID int64) (int64, error) {
 	now := s.now()
 	data, _ := json.Marshal(map[string]string{"assistant_id": assistantID})
-	e := store.Event{At: now, ActorKind: "user", ActorID: strconv.FormatInt(adminID, 10), Action: TestEvent, Data: data}
+	e := store.Event{At: now, ActorKind: "user", ActorID: strconv.FormatInt(adminID, 10), Action: string(controlplane.EventWebhookTest), Data: data}
 	id, err := s.store.QueueWebhookTest(ctx, assistantID, e, func(eventID int64) ([]byte, error) {
-		return json.Marshal(TestPayload{Event: TestEvent, EventID: eventID, OccurredAt: now.UTC(), Test: true})
+		return json.Marshal(TestPayload{Event: string(controlplane.EventWebhookTest), EventID: eventID, OccurredAt: now.UTC(), Test: true})
 	}, now.Add(RetryFor))
 	if errors.Is(err, store.ErrNotFound) {
 		return 0, apperr.Wrap(err, apperr.NotFound, "This assistant has no endpoint to send a test to.")

@@ -123,7 +123,7 @@ func (w *Worker) Run(ctx context.Context, interval time.Duration) {
 // deliveries, one per (endpoint, event), and returns how many it added.
 // Two instances enqueueing at once add each delivery once.
 func (w *Worker) Enqueue(ctx context.Context) (int, error) {
-	events, upTo, err := w.store.NewWebhookEvents(ctx, append(slices.Clone(Outcomes), HandoffOutcomes...), eventLookback, eventBatch)
+	events, upTo, err := w.store.NewWebhookEvents(ctx, Names(append(slices.Clone(Outcomes), HandoffOutcomes...)), eventLookback, eventBatch)
 	if err != nil {
 		return 0, err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"countersign/internal/apperr"
+	"countersign/internal/controlplane"
 	"countersign/internal/webhooks"
 	"countersign/views"
 	"countersign/web/kit"
@@ -144,7 +145,7 @@ func (h *Handler) webhookRows(c echo.Context, rows []views.AssistantRow) error {
 		for _, d := range list {
 			dr := views.DeliveryRow{ID: strconv.FormatInt(d.ID, 10), Event: d.Event, InvocationID: d.InvocationID,
 				State: string(d.State), Created: d.CreatedAt.Format("2 Jan 15:04:05")}
-			if d.Event == webhooks.TestEvent {
+			if d.Event == string(controlplane.EventWebhookTest) {
 				dr.InvocationID = ""
 			}
 			// Removing or replacing an endpoint gives up its pending

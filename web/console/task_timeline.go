@@ -30,14 +30,14 @@ func timeline(events []controlplane.Event, known map[string]string) []views.Time
 	for _, e := range events {
 		// A proposal names itself; an edit is about the request as it was
 		// before, and renames it for what follows.
-		if e.Action != "invocation.edited" {
+		if e.Action != controlplane.EventInvocationEdited {
 			if t := recordedTitle(e); t != "" {
 				titles[e.InvocationID] = t
 			}
 		}
 		rows = append(rows, timelineRow(e, titles, previous))
 		previous = e.InvocationID
-		if t := recordedTitle(e); t != "" && e.Action == "invocation.edited" {
+		if t := recordedTitle(e); t != "" && e.Action == controlplane.EventInvocationEdited {
 			// The next event names the request by its new title rather
 			// than "it", which would read as the title named last.
 			titles[e.InvocationID], previous = t, ""
@@ -53,14 +53,14 @@ func timeline(events []controlplane.Event, known map[string]string) []views.Time
 func recordedTitle(e controlplane.Event) string {
 	str := func(k string) string { s, _ := e.Data[k].(string); return strings.TrimSpace(s) }
 	switch e.Action {
-	case "invocation.proposed", "invocation.requoted":
+	case controlplane.EventInvocationProposed, controlplane.EventInvocationRequoted:
 		if t := str("title"); t != "" {
 			return strings.TrimSuffix(t, ".")
 		}
 		if a, target := str("action"), str("target"); a != "" && target != "" {
 			return actionWords(a) + " on " + target
 		}
-	case "invocation.edited":
+	case controlplane.EventInvocationEdited:
 		if q, ok := recordedQuote(e.Data["quote_after"]); ok && q.Title != "" {
 			return strings.TrimSuffix(q.Title, ".")
 		}
@@ -131,7 +131,7 @@ func refusalWords(e controlplane.Event) string {
 	} else {
 		what += " (its target was not recorded)"
 	}
-	if e.Action == "proposal.blocked_after_refusal" {
+	if e.Action == controlplane.EventProposalBlockedAfterRefusal {
 		return "Countersign refused " + what + ": " + blockedWhat + " is blocked after an earlier refusal, until a person lifts the block."
 	}
 	s := systemWords(str("system")) + " refused " + what
@@ -147,4 +147,4 @@ func refusalWords(e controlplane.Event) string {
 
 // namesItsActor lists the events whose sentence says who acted itself:
 // the actor recorded is the one who proposed, not the one who refused.
-var namesItsActor = map[string]bool{"proposal.refused": true, "proposal.blocked_after_refusal": true}
+var namesItsActor = map[controlplane.EventAction]bool{controlplane.EventProposalRefused: true, controlplane.EventProposalBlockedAfterRefusal: true}

@@ -298,7 +298,7 @@ func timelineRow(e controlplane.Event, titles map[string]string, previous string
 		actor = ""
 	}
 	return views.TimelineRow{ID: e.ID, At: e.At.UTC().Format("Jan 2 15:04:05 UTC"), AtISO: e.At.UTC().Format(time.RFC3339),
-		Actor: actor, Sentence: sentence, Kind: e.Action}
+		Actor: actor, Sentence: sentence, Kind: string(e.Action)}
 }
 
 // inspectView shows an original call for a person: the arguments as

@@ -240,17 +240,17 @@ func eventSentence(e controlplane.Event, subject string) string {
 		return s + ": " + extra + "."
 	}
 	switch e.Action {
-	case "task.created":
+	case controlplane.EventTaskCreated:
 		return "opened the task."
-	case "task.paused":
+	case controlplane.EventTaskPaused:
 		s := "paused the task: no request of it gets a permit until it is resumed"
 		if n := lenList(e.Data["not_dispatched"]); n > 0 {
 			s += "; " + views.Plural(int64(n), "approved request", "approved requests") + " will not be sent"
 		}
 		return s + "."
-	case "task.active":
+	case controlplane.EventTaskActive:
 		return "resumed the task; nothing was replayed."
-	case "task.cancelled":
+	case controlplane.EventTaskCancelled:
 		s := "cancelled the task; nothing was undone"
 		if n := lenList(e.Data["not_dispatched"]); n > 0 {
 			s += "; " + views.Plural(int64(n), "approved request", "approved requests") + " will not be sent"
@@ -259,21 +259,21 @@ func eventSentence(e controlplane.Event, subject string) string {
 			s += "; " + views.Plural(int64(n), "request waiting for a decision was", "requests waiting for a decision were") + " withdrawn"
 		}
 		return s + "."
-	case "task.closed":
+	case controlplane.EventTaskClosed:
 		return "closed the task."
-	case "invocation.proposed":
+	case controlplane.EventInvocationProposed:
 		return "proposed" + about + "."
-	case "invocation.summary_disagreed":
+	case controlplane.EventInvocationSummaryDisagreed:
 		return with("noted that the assistant's summary disagrees with the quote; the quote is what was shown", quoted(str("summary")))
-	case "invocation.awaiting_approval":
+	case controlplane.EventInvocationAwaitingApproval:
 		reason := str("reason")
 		if strings.HasPrefix(reason, "stage ") {
 			reason = "" // recorded before route reasons were sentences: it only named the stage
 		}
 		return with("Awaiting approval by a support agent for"+about, kit.LowerFirst(reason))
-	case "invocation.awaiting_confirmation":
+	case controlplane.EventInvocationAwaitingConfirmation:
 		return "Awaiting the customer's confirmation of" + about + "."
-	case "invocation.approved":
+	case controlplane.EventInvocationApproved:
 		if e.ActorKind == controlplane.ActorPolicy {
 			s := "approved" + about + " automatically, within the policy's limits"
 			if owner := str("owner_name"); owner != "" {
@@ -282,29 +282,29 @@ func eventSentence(e controlplane.Event, subject string) string {
 			return s + ". Approved is not yet sent."
 		}
 		return "approved" + about + ". Approved is not yet sent."
-	case "invocation.first_approval":
+	case controlplane.EventInvocationFirstApproval:
 		return "gave the first of two approvals of" + about + "; a second person completes it."
-	case "invocation.confirmed":
+	case controlplane.EventInvocationConfirmed:
 		return "confirmed" + about + "."
-	case "invocation.declined":
+	case controlplane.EventInvocationDeclined:
 		return with("declined"+about, str("reason"))
-	case "invocation.rejected":
+	case controlplane.EventInvocationRejected:
 		return with("rejected"+about, str("reason"))
-	case "invocation.sent_back":
+	case controlplane.EventInvocationSentBack:
 		q, _ := controlplane.IsQuestion(str("reason"))
 		return with("sent"+about+" back to the assistant with a question", q)
-	case "invocation.edited":
+	case controlplane.EventInvocationEdited:
 		return with("edited the arguments of"+about, editWords(e)) + " The system quoted the edit again."
-	case "invocation.expired":
+	case controlplane.EventInvocationExpired:
 		return "Nobody decided on" + about + " before the deadline; it expired."
-	case "permit.granted":
+	case controlplane.EventPermitGranted:
 		// The words a support agent uses: the task's limits let it go.
 		return "cleared" + about + " to send, within the task's limits."
-	case "dispatch.started":
+	case controlplane.EventDispatchStarted:
 		return "started sending" + about + "."
-	case "dispatch.withheld":
+	case controlplane.EventDispatchWithheld:
 		return with("held back"+about, str("reason"))
-	case "invocation.completed":
+	case controlplane.EventInvocationCompleted:
 		s := systemWords(str("system")) + " confirmed" + about + " by reading it back: completed"
 		if ref, short := str("reference"), str("short_reference"); ref != "" && short != "" && short != ref {
 			s += " (reference " + ref + "; the customer was given " + short + ")"
@@ -312,15 +312,15 @@ func eventSentence(e controlplane.Event, subject string) string {
 			s += " (reference " + ref + ")"
 		}
 		return s + "."
-	case "invocation.failed":
+	case controlplane.EventInvocationFailed:
 		s := systemWords(str("system")) + " refused" + about
 		if m := strings.TrimSuffix(str("message"), "."); m != "" {
 			s += ": " + m
 		}
 		return s + "; nothing changed."
-	case "invocation.unverified":
+	case controlplane.EventInvocationUnverified:
 		return "No confirmation came back for" + about + ": the result needs checking. Nothing was re-sent."
-	case "invocation.not_dispatched":
+	case controlplane.EventInvocationNotDispatched:
 		if e.Data[controlplane.DataWithdrawn] == true {
 			// It waited for a person when its task was cancelled.
 			if subject == "it" {
@@ -332,39 +332,39 @@ func eventSentence(e controlplane.Event, subject string) string {
 			return with("It was not sent", controlplane.NotDispatchedReason(str("reason")).Sentence())
 		}
 		return with("Not sent:"+about, controlplane.NotDispatchedReason(str("reason")).Sentence())
-	case "invocation.reconciled":
+	case controlplane.EventInvocationReconciled:
 		return "reconciled" + about + " from the system's evidence: it is now " + strings.ToLower(controlplane.State(str("to")).Label()) + "."
-	case "invocation.reconcile_inconclusive":
+	case controlplane.EventInvocationReconcileInconclusive:
 		return "looked" + about + " up: the evidence does not settle it, so it stays “Result needs checking” for a person to check with the system's owner."
-	case "invocation.reversed":
+	case controlplane.EventInvocationReversed:
 		return "Reversed" + about + ": the reversal completed."
-	case "invocation.superseded":
+	case controlplane.EventInvocationSuperseded:
 		return with("replaced"+about+" because the object changed since its quote", str("reason"))
-	case "invocation.requoted":
+	case controlplane.EventInvocationRequoted:
 		return "quoted" + about + " again on the object as it is now."
-	case "invocation.rerouted":
+	case controlplane.EventInvocationRerouted:
 		return with("sent"+about+" to the agents' queue instead of sending it", str("why"))
-	case "proposal.refused", "proposal.blocked_after_refusal":
+	case controlplane.EventProposalRefused, controlplane.EventProposalBlockedAfterRefusal:
 		return refusalWords(e)
-	case "target.unblocked":
+	case controlplane.EventTargetUnblocked:
 		return with("lifted the block on "+str("target_id"), str("reason"))
-	case "handoff.taken":
+	case controlplane.EventHandoffTaken:
 		return "took the hand-off of the conversation."
-	case "handoff.taken_over":
+	case controlplane.EventHandoffTakenOver:
 		return with("took the conversation over from "+str("from"), str("reason"))
-	case "handoff.draft_sent":
+	case controlplane.EventHandoffDraftSent:
 		if about == "" {
 			return "sent on the assistant's hand-off draft through the normal route."
 		}
 		return "sent on the assistant's hand-off draft as" + about + ", through the normal route."
-	case "handoff.draft_discarded":
+	case controlplane.EventHandoffDraftDiscarded:
 		return "set aside the assistant's hand-off draft; nothing was proposed."
-	case "dispatch.stopped_globally":
+	case controlplane.EventDispatchStoppedGlobally:
 		return "stopped all dispatch: no request gets a permit until it is resumed."
-	case "dispatch.resumed_globally":
+	case controlplane.EventDispatchResumedGlobally:
 		return "resumed dispatch; nothing was replayed."
 	}
-	return humanize(e.Action) + about + "."
+	return humanize(string(e.Action)) + about + "."
 }
 
 func quoted(s string) string {

@@ -129,8 +129,8 @@ func (h *Handler) stoppedBy(ctx context.Context, inv controlplane.Invocation) co
 	var before controlplane.ActorKind
 	seen := false
 	for _, e := range events {
-		if e.Action != "task.paused" && e.Action != "task.cancelled" {
-			if e.Action == "invocation.not_dispatched" && e.InvocationID == inv.ID {
+		if e.Action != controlplane.EventTaskPaused && e.Action != controlplane.EventTaskCancelled {
+			if e.Action == controlplane.EventInvocationNotDispatched && e.InvocationID == inv.ID {
 				seen = true
 			}
 			continue
