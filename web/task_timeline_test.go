@@ -57,7 +57,7 @@ func TestTimelineSaysWhatEachEventRecordedAtTheTime(t *testing.T) {
 	// Proposed at $12.50, edited by the agent to $20.00, approved, sent.
 	a := f.refund(t, f.order, 1250)
 	edited, _ := json.Marshal(map[string]any{"order_id": f.order.ID, "amount_cents": 2000, "reason_code": "damaged"})
-	a, err := b.cp.EditArgs(ctx, agentActor, a.ID, 0, edited)
+	a, err := invocationOf(b.cp.StaffDecide(ctx, controlplane.StaffDecision{Actor: agentActor, InvocationID: a.ID, Verb: controlplane.StaffEdit, Version: 0, Args: edited}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,4 +155,10 @@ func TestTimelineSaysWhatEachEventRecordedAtTheTime(t *testing.T) {
 	if len(seen) < 12 {
 		t.Errorf("only %d kinds of event were recorded; the rewrite check covers too few", len(seen))
 	}
+}
+
+// invocationOf is the request a staff decision left, for tests that go on
+// with it.
+func invocationOf(d controlplane.StaffDecided, err error) (controlplane.Invocation, error) {
+	return d.Invocation, err
 }

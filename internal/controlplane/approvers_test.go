@@ -94,7 +94,7 @@ func TestWhoMayDecideACardIsThePolicys(t *testing.T) {
 			return err
 		},
 		"send back": func(a controlplane.Actor, inv controlplane.Invocation) error {
-			_, err := b.cp.SendBack(b.ctx, a, inv.ID, inv.Version, "which item?")
+			_, err := b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: a, InvocationID: inv.ID, Verb: controlplane.StaffSendBack, Version: inv.Version, Reason: "which item?"})
 			return err
 		},
 		"edit": func(a controlplane.Actor, inv controlplane.Invocation) error {
@@ -103,7 +103,7 @@ func TestWhoMayDecideACardIsThePolicys(t *testing.T) {
 				t.Fatal(err)
 			}
 			args["amount_cents"] = args["amount_cents"].(float64) - 1
-			_, err := b.cp.EditArgs(b.ctx, a, inv.ID, inv.Version, mustJSON(t, args))
+			_, err := b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: a, InvocationID: inv.ID, Verb: controlplane.StaffEdit, Version: inv.Version, Args: mustJSON(t, args)})
 			return err
 		},
 		"take": func(a controlplane.Actor, inv controlplane.Invocation) error {

@@ -348,7 +348,7 @@ func TestStaleMessageDecidesNothing(t *testing.T) {
 	_ = json.Unmarshal(inv.Args.Proposed, &args)
 	args["amount_cents"] = 1000
 	raw, _ := json.Marshal(args)
-	if _, err := b.cp.EditArgs(b.ctx, controlplane.UserActor(editor.ID, "agent", editor.Name), inv.ID, inv.Version, raw); err != nil {
+	if _, err := b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: controlplane.UserActor(editor.ID, "agent", editor.Name), InvocationID: inv.ID, Verb: controlplane.StaffEdit, Version: inv.Version, Args: raw}); err != nil {
 		t.Fatal(err)
 	}
 	b.click(sam, before, "approve")
