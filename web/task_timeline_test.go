@@ -61,7 +61,7 @@ func TestTimelineSaysWhatEachEventRecordedAtTheTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.cp.ApproveArgs(ctx, agentActor, a.ID, 0, a.ArgsHash); err != nil {
+	if _, err := b.cp.StaffDecide(ctx, controlplane.StaffDecision{Actor: agentActor, InvocationID: a.ID, Verb: controlplane.StaffApprove, Version: 0, ArgsHash: a.ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.cp.DispatchOnce(ctx); err != nil {
@@ -86,7 +86,7 @@ func TestTimelineSaysWhatEachEventRecordedAtTheTime(t *testing.T) {
 	}
 	// Rejected with a reason, then the task paused.
 	r := f.refund(t, f.newOrder(t), 700)
-	if _, err := b.cp.Reject(ctx, agentActor, r.ID, 0, "The customer asked for store credit instead"); err != nil {
+	if _, err := b.cp.StaffDecide(ctx, controlplane.StaffDecision{Actor: agentActor, InvocationID: r.ID, Verb: controlplane.StaffReject, Version: 0, Reason: controlplane.OtherReason, Other: "The customer asked for store credit instead"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.cp.Pause(ctx, agentActor, f.task.ID, 0); err != nil {

@@ -134,22 +134,6 @@ func (s *Service) approveRow(ctx context.Context, tx *store.Tx, actor Actor, row
 	return out, tx.Notify(ctx, store.DispatchChannel, id)
 }
 
-// Reject is a person's refusal of an invocation awaiting approval; the
-// reason goes back to the assistant. Who may reject is who may approve
-// (approvers.go): otherwise Forbidden, code role_may_not_approve. It is
-// StaffDecide's rejection in the decider's own words.
-func (s *Service) Reject(ctx context.Context, actor Actor, id string, expectedVersion int32, reason string) (Invocation, error) {
-	if err := staffOnCard(actor, "reject"); err != nil {
-		return Invocation{}, err
-	}
-	if strings.TrimSpace(reason) == "" {
-		return Invocation{}, apperr.InvalidFields(map[string]string{"reason": "say why, for the assistant and the customer"})
-	}
-	out, err := s.StaffDecide(ctx, StaffDecision{Actor: actor, InvocationID: id, Verb: StaffReject, Version: expectedVersion,
-		Reason: OtherReason, Other: reason})
-	return out.Invocation, err
-}
-
 // Decline is the customer's refusal of an invocation awaiting their
 // confirmation, with an optional reason the assistant sees.
 func (s *Service) Decline(ctx context.Context, actor Actor, id string, expectedVersion int32, reason string) (Invocation, error) {

@@ -34,7 +34,7 @@ func TestEditRequotesAndApprovalBindsTheEditedHash(t *testing.T) {
 	}
 	// An approval naming the proposal's hash (what another screen showed)
 	// is refused: the arguments changed after it was reviewed.
-	if _, err := b.cp.ApproveArgs(b.ctx, b.agent2, inv.ID, 0, inv.ArgsHash); !apperr.Is(err, apperr.Conflict) {
+	if _, err := b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: b.agent2, InvocationID: inv.ID, Verb: controlplane.StaffApprove, Version: 0, ArgsHash: inv.ArgsHash}); !apperr.Is(err, apperr.Conflict) {
 		t.Fatalf("approving a stale hash: %v, want conflict", err)
 	}
 	// A second edit after the first agent reviewed it makes their approval stale too.
@@ -42,10 +42,10 @@ func TestEditRequotesAndApprovalBindsTheEditedHash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.cp.ApproveArgs(b.ctx, b.agent, inv.ID, 0, edited.ArgsHash); !apperr.Is(err, apperr.Conflict) {
+	if _, err := b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: b.agent, InvocationID: inv.ID, Verb: controlplane.StaffApprove, Version: 0, ArgsHash: edited.ArgsHash}); !apperr.Is(err, apperr.Conflict) {
 		t.Fatalf("approving the first edit after a second: %v, want conflict", err)
 	}
-	approved, err := b.cp.ApproveArgs(b.ctx, b.agent, inv.ID, again.Version, again.ArgsHash)
+	approved, err := invocationOf(b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: b.agent, InvocationID: inv.ID, Verb: controlplane.StaffApprove, Version: again.Version, ArgsHash: again.ArgsHash}))
 	if err != nil {
 		t.Fatal(err)
 	}

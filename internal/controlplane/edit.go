@@ -183,19 +183,6 @@ func (s *Service) ProposedQuote(ctx context.Context, inv Invocation) (adapter.Qu
 	return inv.Quote, nil
 }
 
-// ApproveArgs approves an invocation only if the arguments it would send
-// still hash to argsHash: the hash of what the approver saw (after an
-// edit, the edited arguments). Arguments changed since then are refused
-// with apperr.Conflict (code args_changed). The separation-of-duties rules
-// of Approve apply. It is StaffDecide's approval.
-func (s *Service) ApproveArgs(ctx context.Context, actor Actor, id string, expectedVersion int32, argsHash []byte) (Invocation, error) {
-	if len(argsHash) == 0 {
-		return Invocation{}, apperr.InvalidFields(map[string]string{"args_hash": "name the arguments you approve"})
-	}
-	out, err := s.StaffDecide(ctx, StaffDecision{Actor: actor, InvocationID: id, Verb: StaffApprove, Version: expectedVersion, ArgsHash: argsHash})
-	return out.Invocation, err
-}
-
 // IsQuestion reports whether a decision reason is an agent's question sent
 // back to the assistant, and returns the question.
 func IsQuestion(reason string) (string, bool) {

@@ -19,11 +19,15 @@ type StaffVerb string
 // The staff's decisions on a request awaiting approval. Who may make any
 // of them is one rule (approvers.go).
 const (
-	// StaffApprove approves the arguments the person saw (ArgsHash), with
-	// separation of duties (duties.go).
+	// StaffApprove approves the arguments the person saw (ArgsHash: after
+	// an edit, the edited ones); arguments changed since are refused with
+	// apperr.Conflict, code args_changed. Separation of duties applies
+	// (duties.go): above the policy's amount the first approval is
+	// recorded and a second, different person completes it.
 	StaffApprove StaffVerb = "approve"
 	// StaffReject refuses the request with a reason the assistant and the
-	// customer read.
+	// customer read: one of the action's RejectReasons or the person's
+	// own words.
 	StaffReject StaffVerb = "reject"
 	// StaffSendBack returns the request to the assistant with a question
 	// instead of a decision. It ends this request (the assistant proposes
