@@ -113,7 +113,7 @@ func TestAdminWebhookDeliveriesAndResend(t *testing.T) {
 	// An invocation of the assistant is rejected: the endpoint is told.
 	id := ab.proposeRefund(t, ab.damagedOrder(t))
 	inv := b.inv(t, id)
-	if _, err := b.cp.Reject(context.Background(), controlplaneUser(b.users[accounts.Agent]), id, inv.Version, "not this one"); err != nil {
+	if _, err := b.cp.StaffDecide(context.Background(), controlplane.StaffDecision{Actor: controlplaneUser(b.users[accounts.Agent]), InvocationID: id, Verb: controlplane.StaffReject, Version: inv.Version, Reason: controlplane.OtherReason, Other: "not this one"}); err != nil {
 		t.Fatal(err)
 	}
 	worker := webhooks.NewWorker(b.store, b.web.WebhookRender(b.srv.URL), webhooks.Config{AllowPrivate: true}, b.clock.Now, logger)
@@ -299,7 +299,7 @@ func TestAdminWebhookDeliveryToAReplacedEndpoint(t *testing.T) {
 		t.Fatalf("register: %d", res.StatusCode)
 	}
 	id := ab.proposeRefund(t, ab.damagedOrder(t))
-	if _, err := b.cp.Reject(context.Background(), controlplaneUser(b.users[accounts.Agent]), id, b.inv(t, id).Version, "not this one"); err != nil {
+	if _, err := b.cp.StaffDecide(context.Background(), controlplane.StaffDecision{Actor: controlplaneUser(b.users[accounts.Agent]), InvocationID: id, Verb: controlplane.StaffReject, Version: b.inv(t, id).Version, Reason: controlplane.OtherReason, Other: "not this one"}); err != nil {
 		t.Fatal(err)
 	}
 	worker := webhooks.NewWorker(b.store, b.web.WebhookRender(b.srv.URL), webhooks.Config{AllowPrivate: true}, b.clock.Now, nil)

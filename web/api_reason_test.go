@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"countersign/internal/accounts"
+	"countersign/internal/controlplane"
 	"countersign/internal/demoshop"
 )
 
@@ -68,7 +69,7 @@ func TestAPIReasonSaysWhyNotDispatchedOrRejected(t *testing.T) {
 	if _, present := open.json["reason"]; !present || open.json["reason"] != nil {
 		t.Errorf("awaiting approval: reason %v (present %v), want null", open.json["reason"], present)
 	}
-	if _, err := b.cp.Reject(ctx, controlplaneUser(agent), rejected, 0, "the lamp was already replaced"); err != nil {
+	if _, err := b.cp.StaffDecide(ctx, controlplane.StaffDecision{Actor: controlplaneUser(agent), InvocationID: rejected, Verb: controlplane.StaffReject, Version: 0, Reason: controlplane.OtherReason, Other: "the lamp was already replaced"}); err != nil {
 		t.Fatal(err)
 	}
 	got := b.call(t, b.key, http.MethodGet, "/api/v1/invocations/"+rejected, nil).want(t, http.StatusOK)

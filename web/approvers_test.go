@@ -113,7 +113,7 @@ func TestEveryDoorAsksWhoMayApprove(t *testing.T) {
 		}},
 		{"control plane", func(t *testing.T, role accounts.Role, inv controlplane.Invocation, may bool) {
 			u := b.users[role]
-			_, err := b.cp.ApproveArgs(ctx, controlplane.UserActor(u.ID, string(role), u.Name), inv.ID, inv.Version, inv.ArgsHash)
+			_, err := b.cp.StaffDecide(ctx, controlplane.StaffDecision{Actor: controlplane.UserActor(u.ID, string(role), u.Name), InvocationID: inv.ID, Verb: controlplane.StaffApprove, Version: inv.Version, ArgsHash: inv.ArgsHash})
 			if e, ok := apperr.As(err); !may && (!ok || e.Code != controlplane.CodeRoleMayNotApprove) {
 				t.Errorf("the %s's call: %v, want %s", role, err, controlplane.CodeRoleMayNotApprove)
 			}

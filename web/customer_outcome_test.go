@@ -202,7 +202,7 @@ func TestCustomerPageSaysWhoDecided(t *testing.T) {
 			headline: "Our team declined this request: This order was refunded in full last week.", agentNameMustNotAppear: true,
 			end: func(t *testing.T, c *client, inv controlplane.Invocation) {
 				b.put(t, inv.ID, situation{state: controlplane.AwaitingApproval, route: "amount above the approval threshold"})
-				if _, err := b.cp.Reject(ctx, agentActor, inv.ID, 0, "This order was refunded in full last week"); err != nil {
+				if _, err := b.cp.StaffDecide(ctx, controlplane.StaffDecision{Actor: agentActor, InvocationID: inv.ID, Verb: controlplane.StaffReject, Version: 0, Reason: controlplane.OtherReason, Other: "This order was refunded in full last week"}); err != nil {
 					t.Fatal(err)
 				}
 			}},

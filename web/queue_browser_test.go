@@ -45,7 +45,7 @@ func TestBrowserQueueReadsSoonestFirstAndApproveKeepsOneTruth(t *testing.T) {
 	// is out of date.
 	big := f.refund(t, f.order, 4200)
 	colleague := b.createUser(t, accounts.Agent)
-	if _, err := b.cp.ApproveArgs(ctx0, controlplane.UserActor(colleague.ID, "agent", "A"), big.ID, big.Version, big.ArgsHash); err != nil {
+	if _, err := b.cp.StaffDecide(ctx0, controlplane.StaffDecision{Actor: controlplane.UserActor(colleague.ID, "agent", "A"), InvocationID: big.ID, Verb: controlplane.StaffApprove, Version: big.Version, ArgsHash: big.ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
 	if ok, err := b.cp.Dispatch(ctx0, big.ID); err != nil || !ok {

@@ -370,8 +370,7 @@ func TestQueueCardSaysWhenQuotedAndFlagsAStaleQuote(t *testing.T) {
 
 	big := f.refund(t, f.order, 4200)
 	colleague := b.createUser(t, accounts.Agent)
-	if _, err := b.cp.ApproveArgs(context.Background(), controlplane.UserActor(colleague.ID, "agent", "A"), big.ID,
-		big.Version, big.ArgsHash); err != nil {
+	if _, err := b.cp.StaffDecide(context.Background(), controlplane.StaffDecision{Actor: controlplane.UserActor(colleague.ID, "agent", "A"), InvocationID: big.ID, Verb: controlplane.StaffApprove, Version: big.Version, ArgsHash: big.ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
 	b.clock.Advance(time.Minute)

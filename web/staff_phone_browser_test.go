@@ -13,6 +13,7 @@ import (
 
 	"countersign/internal/accounts"
 	"countersign/internal/assistants"
+	"countersign/internal/controlplane"
 	"countersign/internal/webhooks"
 	"countersign/web/browsertest"
 )
@@ -59,7 +60,7 @@ func TestBrowserStaffPagesFitAPhone(t *testing.T) {
 		t.Fatalf("register webhook: %d", res.StatusCode)
 	}
 	id := ab.proposeRefund(t, ab.damagedOrder(t))
-	if _, err := b.cp.Reject(context.Background(), controlplaneUser(b.users[accounts.Agent]), id, b.inv(t, id).Version, "not this one"); err != nil {
+	if _, err := b.cp.StaffDecide(context.Background(), controlplane.StaffDecision{Actor: controlplaneUser(b.users[accounts.Agent]), InvocationID: id, Verb: controlplane.StaffReject, Version: b.inv(t, id).Version, Reason: controlplane.OtherReason, Other: "not this one"}); err != nil {
 		t.Fatal(err)
 	}
 	worker := webhooks.NewWorker(b.store, b.web.WebhookRender(b.srv.URL), webhooks.Config{AllowPrivate: true}, b.clock.Now, nil)

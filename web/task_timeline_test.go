@@ -57,11 +57,11 @@ func TestTimelineSaysWhatEachEventRecordedAtTheTime(t *testing.T) {
 	// Proposed at $12.50, edited by the agent to $20.00, approved, sent.
 	a := f.refund(t, f.order, 1250)
 	edited, _ := json.Marshal(map[string]any{"order_id": f.order.ID, "amount_cents": 2000, "reason_code": "damaged"})
-	a, err := b.cp.EditArgs(ctx, agentActor, a.ID, 0, edited)
+	a, err := invocationOf(b.cp.StaffDecide(ctx, controlplane.StaffDecision{Actor: agentActor, InvocationID: a.ID, Verb: controlplane.StaffEdit, Version: 0, Args: edited}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.cp.ApproveArgs(ctx, agentActor, a.ID, 0, a.ArgsHash); err != nil {
+	if _, err := b.cp.StaffDecide(ctx, controlplane.StaffDecision{Actor: agentActor, InvocationID: a.ID, Verb: controlplane.StaffApprove, Version: 0, ArgsHash: a.ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.cp.DispatchOnce(ctx); err != nil {
@@ -86,7 +86,7 @@ func TestTimelineSaysWhatEachEventRecordedAtTheTime(t *testing.T) {
 	}
 	// Rejected with a reason, then the task paused.
 	r := f.refund(t, f.newOrder(t), 700)
-	if _, err := b.cp.Reject(ctx, agentActor, r.ID, 0, "The customer asked for store credit instead"); err != nil {
+	if _, err := b.cp.StaffDecide(ctx, controlplane.StaffDecision{Actor: agentActor, InvocationID: r.ID, Verb: controlplane.StaffReject, Version: 0, Reason: controlplane.OtherReason, Other: "The customer asked for store credit instead"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.cp.Pause(ctx, agentActor, f.task.ID, 0); err != nil {
@@ -155,4 +155,10 @@ func TestTimelineSaysWhatEachEventRecordedAtTheTime(t *testing.T) {
 	if len(seen) < 12 {
 		t.Errorf("only %d kinds of event were recorded; the rewrite check covers too few", len(seen))
 	}
+}
+
+// invocationOf is the request a staff decision left, for tests that go on
+// with it.
+func invocationOf(d controlplane.StaffDecided, err error) (controlplane.Invocation, error) {
+	return d.Invocation, err
 }

@@ -86,15 +86,15 @@ func TestWhoMayDecideACardIsThePolicys(t *testing.T) {
 	cents := int64(100)
 	verbs := map[string]func(actor controlplane.Actor, inv controlplane.Invocation) error{
 		"approve": func(a controlplane.Actor, inv controlplane.Invocation) error {
-			_, err := b.cp.ApproveArgs(b.ctx, a, inv.ID, inv.Version, inv.ArgsHash)
+			_, err := b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: a, InvocationID: inv.ID, Verb: controlplane.StaffApprove, Version: inv.Version, ArgsHash: inv.ArgsHash})
 			return err
 		},
 		"reject": func(a controlplane.Actor, inv controlplane.Invocation) error {
-			_, err := b.cp.Reject(b.ctx, a, inv.ID, inv.Version, "not eligible")
+			_, err := b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: a, InvocationID: inv.ID, Verb: controlplane.StaffReject, Version: inv.Version, Reason: controlplane.OtherReason, Other: "not eligible"})
 			return err
 		},
 		"send back": func(a controlplane.Actor, inv controlplane.Invocation) error {
-			_, err := b.cp.SendBack(b.ctx, a, inv.ID, inv.Version, "which item?")
+			_, err := b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: a, InvocationID: inv.ID, Verb: controlplane.StaffSendBack, Version: inv.Version, Reason: "which item?"})
 			return err
 		},
 		"edit": func(a controlplane.Actor, inv controlplane.Invocation) error {
@@ -103,7 +103,7 @@ func TestWhoMayDecideACardIsThePolicys(t *testing.T) {
 				t.Fatal(err)
 			}
 			args["amount_cents"] = args["amount_cents"].(float64) - 1
-			_, err := b.cp.EditArgs(b.ctx, a, inv.ID, inv.Version, mustJSON(t, args))
+			_, err := b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: a, InvocationID: inv.ID, Verb: controlplane.StaffEdit, Version: inv.Version, Args: mustJSON(t, args)})
 			return err
 		},
 		"take": func(a controlplane.Actor, inv controlplane.Invocation) error {
@@ -159,7 +159,7 @@ func TestOnlyPeopleWhoMayApproveCountAsTheSecondApprover(t *testing.T) {
 	task := b.task([]string{"issue_refund"}, 20, 5, 600)
 	approve := func(a controlplane.Actor, id string) (controlplane.Invocation, error) {
 		inv := b.get(id)
-		return b.cp.ApproveArgs(b.ctx, a, id, inv.Version, inv.ArgsHash)
+		return invocationOf(b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: a, InvocationID: id, Verb: controlplane.StaffApprove, Version: inv.Version, ArgsHash: inv.ArgsHash}))
 	}
 
 	// Agents only: the manager is refused; two agents are needed.

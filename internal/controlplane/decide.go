@@ -22,7 +22,7 @@ import (
 // recorded and a second, different person completes it; nobody approves
 // the reversal of an invocation they approved.
 func (s *Service) Approve(ctx context.Context, actor Actor, id string, expectedVersion int32) (Invocation, error) {
-	return s.approveAsStaff(ctx, actor, id, expectedVersion, nil)
+	return s.approveAsStaff(ctx, actor, id, expectedVersion, nil, nil)
 }
 
 // Confirm is the customer's confirmation of an invocation awaiting it; the
@@ -132,28 +132,6 @@ func (s *Service) approveRow(ctx context.Context, tx *store.Tx, actor Actor, row
 		return out, err
 	}
 	return out, tx.Notify(ctx, store.DispatchChannel, id)
-}
-
-// Reject is a person's refusal of an invocation awaiting approval; the
-// reason goes back to the assistant. Who may reject is who may approve
-// (approvers.go): otherwise Forbidden, code role_may_not_approve.
-func (s *Service) Reject(ctx context.Context, actor Actor, id string, expectedVersion int32, reason string) (Invocation, error) {
-	if err := staffOnCard(actor, "reject"); err != nil {
-		return Invocation{}, err
-	}
-	if strings.TrimSpace(reason) == "" {
-		return Invocation{}, apperr.InvalidFields(map[string]string{"reason": "say why, for the assistant and the customer"})
-	}
-	return s.decline(ctx, actor, id, expectedVersion, AwaitingApproval, "reject", EventInvocationRejected, reason, staffMayDecide(actor, "reject"))
-}
-
-// staffMayDecide is the check a staff decision makes in its transaction:
-// the action's policy lets actor's role decide its cards.
-func staffMayDecide(actor Actor, verb string) func(context.Context, *store.Tx, store.Invocation, store.Task) error {
-	return func(ctx context.Context, tx *store.Tx, row store.Invocation, _ store.Task) error {
-		_, _, err := mayDecideIn(ctx, tx, actor, row, verb)
-		return err
-	}
 }
 
 // Decline is the customer's refusal of an invocation awaiting their

@@ -24,8 +24,9 @@ import (
 // different person the policy lets decide completes it. When wantHash is
 // set, the arguments must still hash to it. The invocation row is locked
 // first, so two approvers deciding at once are serialised: one decides,
-// the other is told.
-func (s *Service) approveAsStaff(ctx context.Context, actor Actor, id string, expectedVersion int32, wantHash []byte) (Invocation, error) {
+// the other is told. When seen is set, it receives the request as read,
+// for a refused form to show.
+func (s *Service) approveAsStaff(ctx context.Context, actor Actor, id string, expectedVersion int32, wantHash []byte, seen *Invocation) (Invocation, error) {
 	if err := staffOnCard(actor, "approve"); err != nil {
 		return Invocation{}, err
 	}
@@ -38,6 +39,11 @@ func (s *Service) approveAsStaff(ctx context.Context, actor Actor, id string, ex
 		}
 		if err != nil {
 			return err
+		}
+		if seen != nil {
+			if *seen, err = fromRow(row); err != nil {
+				return err
+			}
 		}
 		policy, found, err := mayDecideIn(ctx, tx, actor, row, "approve")
 		if err != nil {

@@ -18,7 +18,7 @@ func TestEditRequotesAndApprovalBindsTheEditedHash(t *testing.T) {
 	if inv.State != controlplane.AwaitingApproval {
 		t.Fatalf("state %s, want awaiting approval", inv.State)
 	}
-	edited, err := b.cp.EditArgs(b.ctx, b.agent, inv.ID, inv.Version, mustJSON(t, refund(order.ID, 800, "damaged")))
+	edited, err := invocationOf(b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: b.agent, InvocationID: inv.ID, Verb: controlplane.StaffEdit, Version: inv.Version, Args: mustJSON(t, refund(order.ID, 800, "damaged"))}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,18 +34,18 @@ func TestEditRequotesAndApprovalBindsTheEditedHash(t *testing.T) {
 	}
 	// An approval naming the proposal's hash (what another screen showed)
 	// is refused: the arguments changed after it was reviewed.
-	if _, err := b.cp.ApproveArgs(b.ctx, b.agent2, inv.ID, 0, inv.ArgsHash); !apperr.Is(err, apperr.Conflict) {
+	if _, err := b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: b.agent2, InvocationID: inv.ID, Verb: controlplane.StaffApprove, Version: 0, ArgsHash: inv.ArgsHash}); !apperr.Is(err, apperr.Conflict) {
 		t.Fatalf("approving a stale hash: %v, want conflict", err)
 	}
 	// A second edit after the first agent reviewed it makes their approval stale too.
-	again, err := b.cp.EditArgs(b.ctx, b.agent2, inv.ID, 0, mustJSON(t, refund(order.ID, 900, "damaged")))
+	again, err := invocationOf(b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: b.agent2, InvocationID: inv.ID, Verb: controlplane.StaffEdit, Version: 0, Args: mustJSON(t, refund(order.ID, 900, "damaged"))}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.cp.ApproveArgs(b.ctx, b.agent, inv.ID, 0, edited.ArgsHash); !apperr.Is(err, apperr.Conflict) {
+	if _, err := b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: b.agent, InvocationID: inv.ID, Verb: controlplane.StaffApprove, Version: 0, ArgsHash: edited.ArgsHash}); !apperr.Is(err, apperr.Conflict) {
 		t.Fatalf("approving the first edit after a second: %v, want conflict", err)
 	}
-	approved, err := b.cp.ApproveArgs(b.ctx, b.agent, inv.ID, again.Version, again.ArgsHash)
+	approved, err := invocationOf(b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: b.agent, InvocationID: inv.ID, Verb: controlplane.StaffApprove, Version: again.Version, ArgsHash: again.ArgsHash}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestEditCannotChangeTheTarget(t *testing.T) {
 	b := setup(t)
 	task := b.task([]string{"issue_refund"}, 10, 2, 60)
 	inv := b.propose(task, "issue_refund", refund(b.order(4).ID, 500, "damaged"), "")
-	_, err := b.cp.EditArgs(b.ctx, b.agent, inv.ID, inv.Version, mustJSON(t, refund(b.order(3).ID, 500, "damaged")))
+	_, err := b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: b.agent, InvocationID: inv.ID, Verb: controlplane.StaffEdit, Version: inv.Version, Args: mustJSON(t, refund(b.order(3).ID, 500, "damaged"))})
 	if !apperr.Is(err, apperr.Invalid) {
 		t.Fatalf("edit to another order: %v, want invalid", err)
 	}
@@ -136,10 +136,10 @@ func TestSendBackIsADecisionTheAssistantReads(t *testing.T) {
 	b := setup(t)
 	task := b.task([]string{"issue_refund"}, 10, 2, 60)
 	inv := b.propose(task, "issue_refund", refund(b.order(4).ID, 500, "damaged"), "")
-	if _, err := b.cp.SendBack(b.ctx, b.assistant, inv.ID, inv.Version, "why?"); !apperr.Is(err, apperr.Forbidden) {
+	if _, err := b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: b.assistant, InvocationID: inv.ID, Verb: controlplane.StaffSendBack, Version: inv.Version, Reason: "why?"}); !apperr.Is(err, apperr.Forbidden) {
 		t.Fatalf("assistant sending back: %v", err)
 	}
-	got, err := b.cp.SendBack(b.ctx, b.agent, inv.ID, inv.Version, "Was the lamp or the bulb damaged?")
+	got, err := invocationOf(b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: b.agent, InvocationID: inv.ID, Verb: controlplane.StaffSendBack, Version: inv.Version, Reason: "Was the lamp or the bulb damaged?"}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,35 +13,22 @@ import (
 	"countersign/store"
 )
 
-// EditArgs is an agent's change to the arguments of an invocation awaiting
-// approval. The new arguments are validated against the action's spec, the
-// target must stay the same object, and the adapter dry-runs them again:
-// the new quote replaces the shown one, and the edited arguments and their
-// hash become the invocation's approved arguments (the proposed ones are
-// kept). The invocation stays awaiting approval: an approval must then
-// name the edited hash (ApproveArgs), so a later change is refused. The
-// event invocation.edited keeps the quote that was replaced. Who may edit
-// is who may approve (approvers.go): asked before the dry run, so nobody
-// else makes the system quote, and again where the edit is recorded. The
-// edit is recorded only if its task still takes writes and the action's
-// policy is still on after the dry run (mayRecord).
-func (s *Service) EditArgs(ctx context.Context, actor Actor, id string, expectedVersion int32, raw json.RawMessage) (Invocation, error) {
-	if err := staffOnCard(actor, "edit"); err != nil {
-		return Invocation{}, err
-	}
-	inv, err := s.Invocation(ctx, id)
-	if err != nil {
-		return Invocation{}, err
-	}
-	if may, p, err := s.MayDecide(ctx, actor, inv.System, inv.Action); err != nil {
-		return Invocation{}, err
-	} else if !may {
-		return Invocation{}, refuseRole(p, actor, "edit")
-	}
-	if inv.State != AwaitingApproval {
-		return Invocation{}, &apperr.Error{Kind: apperr.IllegalTransition, Code: "illegal_transition",
-			Message: fmt.Sprintf("Only a request pending approval can be edited; this one is %s.", inv.State.Label())}
-	}
+// editLoaded records an edit of inv, loaded and authorised by StaffDecide
+// (StaffEdit), after its dry run. The new arguments are validated against
+// the action's spec, the target must stay the same object, and the
+// adapter dry-runs them again: the new quote replaces the shown one, and
+// the edited arguments and their hash become the invocation's approved
+// arguments (the proposed ones are kept). The invocation stays awaiting
+// approval: an approval must then name the edited hash, so a later change
+// is refused. The event invocation.edited keeps the quote that was
+// replaced. Who may edit is who may approve (approvers.go): asked before
+// the dry run, so nobody else makes the system quote, and again here,
+// under the locks of the change, where the transition is guarded by
+// expectedVersion. The edit is recorded only if its task still takes
+// writes and the action's policy is still on after the dry run
+// (mayRecord).
+func (s *Service) editLoaded(ctx context.Context, actor Actor, inv Invocation, expectedVersion int32, raw json.RawMessage) (Invocation, error) {
+	id := inv.ID
 	e, err := s.dryRunEdit(ctx, inv, raw)
 	if err != nil {
 		return Invocation{}, err
@@ -194,36 +181,6 @@ func (s *Service) ProposedQuote(ctx context.Context, inv Invocation) (adapter.Qu
 		return data.QuoteBefore, nil
 	}
 	return inv.Quote, nil
-}
-
-// ApproveArgs approves an invocation only if the arguments it would send
-// still hash to argsHash: the hash of what the approver saw (after an
-// edit, the edited arguments). Arguments changed since then are refused
-// with apperr.Conflict (code args_changed). The separation-of-duties rules
-// of Approve apply.
-func (s *Service) ApproveArgs(ctx context.Context, actor Actor, id string, expectedVersion int32, argsHash []byte) (Invocation, error) {
-	if len(argsHash) == 0 {
-		return Invocation{}, apperr.InvalidFields(map[string]string{"args_hash": "name the arguments you approve"})
-	}
-	return s.approveAsStaff(ctx, actor, id, expectedVersion, argsHash)
-}
-
-// SendBack returns an invocation awaiting approval to the assistant with a
-// question instead of a decision. It ends this invocation (the assistant
-// proposes again with the answer): the state is rejected, the decision
-// reason reads "question: …" and the event is invocation.sent_back, so the
-// assistant reading the invocation sees the question. Who may send back
-// is who may approve (approvers.go).
-func (s *Service) SendBack(ctx context.Context, actor Actor, id string, expectedVersion int32, question string) (Invocation, error) {
-	if err := staffOnCard(actor, "send back"); err != nil {
-		return Invocation{}, err
-	}
-	question = strings.TrimSpace(question)
-	if question == "" {
-		return Invocation{}, apperr.InvalidFields(map[string]string{"question": "ask the assistant what you need to know"})
-	}
-	return s.decline(ctx, actor, id, expectedVersion, AwaitingApproval, "send back", EventInvocationSentBack, "question: "+question,
-		staffMayDecide(actor, "send back"))
 }
 
 // IsQuestion reports whether a decision reason is an agent's question sent

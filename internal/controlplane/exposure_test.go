@@ -107,7 +107,7 @@ func TestSplitRoutesLikeTheWhole(t *testing.T) {
 		if whole.State != controlplane.AwaitingApproval {
 			t.Fatalf("%s: whole $338.30 routed to %s", action, whole.State)
 		}
-		if _, err := b.cp.Reject(b.ctx, b.agent, whole.ID, whole.Version, "Split it, we will see"); err != nil {
+		if _, err := b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: b.agent, InvocationID: whole.ID, Verb: controlplane.StaffReject, Version: whole.Version, Reason: controlplane.OtherReason, Other: "Split it, we will see"}); err != nil {
 			t.Fatal(err)
 		}
 		first := propose(b.assistant, target, 16915)
@@ -261,7 +261,7 @@ func TestDuplicateAcrossTasksOfOneConversation(t *testing.T) {
 	if again.ID != first.ID || !again.Deduplicated {
 		t.Fatalf("same refund through a second task of the conversation: %s (dedup %v), want %s", again.ID, again.Deduplicated, first.ID)
 	}
-	if _, err := b.cp.Reject(b.ctx, b.agent, first.ID, first.Version, "Not this one"); err != nil {
+	if _, err := b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: b.agent, InvocationID: first.ID, Verb: controlplane.StaffReject, Version: first.Version, Reason: controlplane.OtherReason, Other: "Not this one"}); err != nil {
 		t.Fatal(err)
 	}
 	fresh := b.propose(two, "issue_refund", refund(o.ID, 500, "wrong_item"), "")

@@ -156,7 +156,7 @@ func TestIllegalAndStaleTransitionsAreRefused(t *testing.T) {
 	if _, err := b.cp.Approve(b.ctx, b.agent2, inv.ID, approved.Version); !apperr.Is(err, apperr.IllegalTransition) {
 		t.Errorf("approving twice: %v, want illegal transition", err)
 	}
-	if _, err := b.cp.Reject(b.ctx, b.agent, inv.ID, 0, "changed my mind"); !apperr.Is(err, apperr.IllegalTransition) {
+	if _, err := b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: b.agent, InvocationID: inv.ID, Verb: controlplane.StaffReject, Version: 0, Reason: controlplane.OtherReason, Other: "changed my mind"}); !apperr.Is(err, apperr.IllegalTransition) {
 		t.Errorf("rejecting an approved invocation: %v, want illegal transition", err)
 	}
 	if _, err := b.cp.Reconcile(b.ctx, b.agent, inv.ID); !apperr.Is(err, apperr.IllegalTransition) {
@@ -176,10 +176,10 @@ func TestRejectDeclineAndExpire(t *testing.T) {
 	b.setStage("change_shipping_address", controlplane.StageAssisted)
 	task := b.task([]string{"issue_refund", "change_shipping_address"}, 10, 2, 60)
 	r := b.propose(task, "issue_refund", refund(b.order(3).ID, 100, "wrong_item"), "")
-	if _, err := b.cp.Reject(b.ctx, b.agent, r.ID, r.Version, ""); !apperr.Is(err, apperr.Invalid) {
+	if _, err := b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: b.agent, InvocationID: r.ID, Verb: controlplane.StaffReject, Version: r.Version, Reason: controlplane.OtherReason, Other: ""}); !apperr.Is(err, apperr.Invalid) {
 		t.Errorf("reject without a reason: %v, want invalid", err)
 	}
-	rejected, err := b.cp.Reject(b.ctx, b.agent, r.ID, r.Version, "Order is under investigation")
+	rejected, err := invocationOf(b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: b.agent, InvocationID: r.ID, Verb: controlplane.StaffReject, Version: r.Version, Reason: controlplane.OtherReason, Other: "Order is under investigation"}))
 	if err != nil || rejected.State != controlplane.Rejected || rejected.DecisionReason == "" {
 		t.Fatalf("reject: %v %+v", err, rejected)
 	}

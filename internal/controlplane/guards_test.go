@@ -36,7 +36,7 @@ func TestReverseKeepsOneLiveCompensation(t *testing.T) {
 	if second.ID != first.ID || !second.Deduplicated {
 		t.Fatalf("second reverse after 11 minutes: %s (deduplicated %t), want %s", second.ID, second.Deduplicated, first.ID)
 	}
-	if _, err := b.cp.Reject(b.ctx, b.agent2, first.ID, 0, "The customer changed their mind again."); err != nil {
+	if _, err := b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: b.agent2, InvocationID: first.ID, Verb: controlplane.StaffReject, Version: 0, Reason: controlplane.OtherReason, Other: "The customer changed their mind again."}); err != nil {
 		t.Fatal(err)
 	}
 	third, err := b.cp.Reverse(b.ctx, b.agent, cancel.ID)

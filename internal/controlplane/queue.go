@@ -145,7 +145,7 @@ func (s *Service) TargetChanges(ctx context.Context, cardIDs []string) (map[stri
 // FreshQuote dry-runs a card's arguments again, read-only, and says
 // whether the object changed since its quote was made (its version moved).
 // Nothing is recorded: an agent who wants the fresh quote to be the one
-// approved re-quotes it with EditArgs.
+// approved re-quotes it (StaffRequote).
 func (s *Service) FreshQuote(ctx context.Context, inv Invocation) (quote adapter.Quote, changed bool, err error) {
 	sys, err := s.registry.System(inv.System)
 	if err != nil {

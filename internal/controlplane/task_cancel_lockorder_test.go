@@ -45,7 +45,7 @@ var lockOrderCases = []lockOrderCase{
 		task := b.task([]string{"issue_refund"}, 5, 2, 60)
 		return task, b.propose(task, "issue_refund", refund(b.order(3).ID, 1000, "damaged"), "")
 	}, func(b *testBundle, inv controlplane.Invocation) error {
-		_, err := b.cp.EditArgs(b.ctx, b.agent, inv.ID, inv.Version, mustJSON(b.t, refund(inv.Target.ID, 800, "damaged")))
+		_, err := b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: b.agent, InvocationID: inv.ID, Verb: controlplane.StaffEdit, Version: inv.Version, Args: mustJSON(b.t, refund(inv.Target.ID, 800, "damaged"))})
 		return err
 	}},
 }

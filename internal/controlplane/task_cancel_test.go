@@ -146,7 +146,7 @@ func TestCancelWithdrawsWaitingRequests(t *testing.T) {
 	if _, err := b.cp.Approve(b.ctx, b.agent2, second.ID, 0); !apperr.Is(err, apperr.IllegalTransition) {
 		t.Errorf("second approval of a withdrawn request: %v, want illegal_transition", err)
 	}
-	if _, err := b.cp.Reject(b.ctx, b.agent, approve.ID, 0, "no"); !apperr.Is(err, apperr.IllegalTransition) {
+	if _, err := b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: b.agent, InvocationID: approve.ID, Verb: controlplane.StaffReject, Version: 0, Reason: controlplane.OtherReason, Other: "no"}); !apperr.Is(err, apperr.IllegalTransition) {
 		t.Errorf("rejecting a withdrawn request: %v, want illegal_transition", err)
 	}
 	b.dispatchAll()

@@ -195,7 +195,7 @@ var writePaths = []writePath{
 		inv := b.propose(task, "issue_refund", refund(order.ID, 1000, "damaged"), "")
 		args, _ := json.Marshal(refund(order.ID, 900, "damaged"))
 		return task, func() error {
-			_, err := b.cp.EditArgs(b.ctx, b.agent, inv.ID, inv.Version, args)
+			_, err := b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: b.agent, InvocationID: inv.ID, Verb: controlplane.StaffEdit, Version: inv.Version, Args: args})
 			return err
 		}
 	}},

@@ -160,7 +160,7 @@ func TestTaskListCountersMatchARecount(t *testing.T) {
 			switch inv.State {
 			case controlplane.AwaitingApproval:
 				if pick(3) == 0 {
-					_, err = b.cp.Reject(b.ctx, b.agent, inv.ID, inv.Version, "not this one")
+					_, err = b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: b.agent, InvocationID: inv.ID, Verb: controlplane.StaffReject, Version: inv.Version, Reason: controlplane.OtherReason, Other: "not this one"})
 				} else if pick(4) == 0 {
 					_, err = b.cp.Claim(b.ctx, b.agent, inv.ID)
 				} else if _, err = b.cp.Approve(b.ctx, b.agent, inv.ID, inv.Version); err == nil {

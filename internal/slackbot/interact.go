@@ -157,12 +157,13 @@ func (b *Bot) approve(ctx context.Context, who slackUser, actor controlplane.Act
 	// A quote that could not be checked is left to the agent, as in the
 	// console: the permit still refuses a changed object.
 	hash, _ := hex.DecodeString(d.Hash)
-	inv, err := b.control.ApproveArgs(ctx, actor, d.ID, d.Version, hash)
+	out, err := b.control.StaffDecide(ctx, controlplane.StaffDecision{Actor: actor, InvocationID: d.ID, Verb: controlplane.StaffApprove,
+		Version: d.Version, ArgsHash: hash})
 	if err != nil {
 		b.tellErr(ctx, who, err)
 		return nil
 	}
-	if inv.State == controlplane.AwaitingApproval {
+	if out.Invocation.State == controlplane.AwaitingApproval {
 		b.tell(ctx, who, "Your approval is recorded. A second, different person must approve it before it can be sent.")
 	}
 	return nil
@@ -255,7 +256,7 @@ func (b *Bot) onRejectSubmit(ctx context.Context, who slackUser, view slack.View
 	switch {
 	case chosen == "":
 		return refuse("reason", "Choose the reason the assistant and the customer will read, or choose Other and write it.")
-	case chosen == "other":
+	case chosen == controlplane.OtherReason:
 		if text = own; text == "" {
 			return refuse("other", "Write the reason in your own words: the assistant and the customer read it.")
 		}
@@ -272,7 +273,11 @@ func (b *Bot) onRejectSubmit(ctx context.Context, who slackUser, view slack.View
 		}
 	}
 	defer b.release(ctx, d.ID, actor)
-	if _, err := b.control.Reject(ctx, actor, d.ID, d.Version, text); err != nil {
+	reject := controlplane.StaffDecision{Actor: actor, InvocationID: d.ID, Verb: controlplane.StaffReject, Version: d.Version, Reason: text}
+	if chosen == controlplane.OtherReason {
+		reject.Reason, reject.Other = controlplane.OtherReason, own
+	}
+	if _, err := b.control.StaffDecide(ctx, reject); err != nil {
 		e, isApp := apperr.As(err)
 		if !isApp {
 			return Reply{}, err

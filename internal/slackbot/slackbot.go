@@ -13,9 +13,10 @@
 // account linked to them, and only where the action's policy lets that
 // account's role decide (controlplane/approvers.go, the console's one
 // rule; anyone else is told so on the press): a decision goes through the
-// control plane's own calls (ApproveArgs with the arguments' hash and the
-// version the message showed, Reject with one of the action's reasons), so
-// every guard of the console holds, and its audit event names the channel
+// console's one door (controlplane.StaffDecide: an approval with the
+// arguments' hash and the version the message showed, a rejection with one
+// of the action's reasons or the agent's words), so every guard of the
+// console holds, and its audit event names the channel
 // and the Slack user.
 package slackbot
 

@@ -348,7 +348,7 @@ func TestStaleMessageDecidesNothing(t *testing.T) {
 	_ = json.Unmarshal(inv.Args.Proposed, &args)
 	args["amount_cents"] = 1000
 	raw, _ := json.Marshal(args)
-	if _, err := b.cp.EditArgs(b.ctx, controlplane.UserActor(editor.ID, "agent", editor.Name), inv.ID, inv.Version, raw); err != nil {
+	if _, err := b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: controlplane.UserActor(editor.ID, "agent", editor.Name), InvocationID: inv.ID, Verb: controlplane.StaffEdit, Version: inv.Version, Args: raw}); err != nil {
 		t.Fatal(err)
 	}
 	b.click(sam, before, "approve")
@@ -383,7 +383,7 @@ func TestChangedTargetAnswersQuoteAgain(t *testing.T) {
 	small := b.refund(order, 500)
 	big := b.refund(order, 3000)
 	other := b.user(accounts.Agent, "Kim Agent")
-	if _, err := b.cp.ApproveArgs(b.ctx, controlplane.UserActor(other.ID, "agent", other.Name), big.ID, big.Version, big.ArgsHash); err != nil {
+	if _, err := b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: controlplane.UserActor(other.ID, "agent", other.Name), InvocationID: big.ID, Verb: controlplane.StaffApprove, Version: big.Version, ArgsHash: big.ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
 	b.clock.Advance(time.Minute)
@@ -566,7 +566,7 @@ func TestConsoleDecisionUpdatesTheMessage(t *testing.T) {
 	if blocks := string(b.message(inv.ID).Blocks); !strings.Contains(blocks, "Held by* `Cam Console`") {
 		t.Errorf("the message does not say who holds the card:\n%s", blocks)
 	}
-	if _, err := b.cp.ApproveArgs(b.ctx, actor, inv.ID, inv.Version, inv.ArgsHash); err != nil {
+	if _, err := b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: actor, InvocationID: inv.ID, Verb: controlplane.StaffApprove, Version: inv.Version, ArgsHash: inv.ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
 	b.sync()

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"countersign/internal/apperr"
+	"countersign/internal/controlplane"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -100,7 +101,8 @@ func (h *Handler) handleQueueBulkApprove(c echo.Context) error {
 	}
 	approved := 0
 	for _, pk := range picks {
-		if _, err := h.cfg.Control.ApproveArgs(ctx, actorOf(u), pk.id, pk.version, pk.hash); err != nil {
+		d := controlplane.StaffDecision{Actor: actorOf(u), InvocationID: pk.id, Verb: controlplane.StaffApprove, Version: pk.version, ArgsHash: pk.hash}
+		if _, err := h.cfg.Control.StaffDecide(ctx, d); err != nil {
 			if _, decided := apperr.As(err); !decided {
 				return err
 			}

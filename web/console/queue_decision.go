@@ -204,23 +204,27 @@ func (h *Handler) decisionFailed(c echo.Context, id string, err error) error {
 	return h.renderDecide(c, http.StatusOK, v)
 }
 
+// staffDecide makes the decision d of the signed-in person on card id,
+// on the version the page showed: the control plane reads the request,
+// checks who may decide it and transitions, in one call.
+func (h *Handler) staffDecide(c echo.Context, id string, d controlplane.StaffDecision) (controlplane.StaffDecided, error) {
+	u, _ := kit.CurrentUser(c)
+	d.Actor, d.InvocationID, d.Version = actorOf(u), id, expectedVersion(c)
+	return h.cfg.Control.StaffDecide(c.Request().Context(), d)
+}
+
 // handleQueueApprove answers POST /queue/:id/approve: the approval binds
 // to the arguments' hash the approver saw (args_hash); a change since is
 // refused. Above the policy's amount it records the first of two
 // approvals. Someone else's decision first is a 409 that says what
 // happened.
 func (h *Handler) handleQueueApprove(c echo.Context) error {
-	ctx := c.Request().Context()
-	u, _ := kit.CurrentUser(c)
 	id := c.Param("id")
-	if _, err := h.cfg.Control.Invocation(ctx, id); err != nil {
-		return err
-	}
 	hash, err := hex.DecodeString(c.FormValue("args_hash"))
-	if err != nil || len(hash) == 0 {
-		return apperr.InvalidFields(map[string]string{"args_hash": "the page did not say which arguments you approve; reload it"})
+	if err != nil {
+		hash = nil // no hash the page could have shown: the door asks for one
 	}
-	if _, err := h.cfg.Control.ApproveArgs(ctx, actorOf(u), id, expectedVersion(c), hash); err != nil {
+	if _, err := h.staffDecide(c, id, controlplane.StaffDecision{Verb: controlplane.StaffApprove, ArgsHash: hash}); err != nil {
 		return h.decisionFailed(c, id, err)
 	}
 	return h.decided(c, id)
@@ -231,58 +235,31 @@ func (h *Handler) handleQueueApprove(c echo.Context) error {
 // assistant and the customer read. No reason, Other without words, or a
 // reason that is not one of this action's is a field error (422).
 func (h *Handler) handleQueueReject(c echo.Context) error {
-	ctx := c.Request().Context()
-	u, _ := kit.CurrentUser(c)
 	id := c.Param("id")
-	inv, err := h.cfg.Control.Invocation(ctx, id)
-	if err != nil {
-		return err
-	}
-	reason, other := c.FormValue("reason"), strings.TrimSpace(c.FormValue("other"))
-	text, problem := reason, ""
-	switch {
-	case reason == "":
-		problem = "Choose the reason the assistant and the customer will read, or choose Other and write it."
-	case reason == "other":
-		text = other
-		if other == "" {
-			problem = "Write the reason in your own words: the assistant and the customer read it."
-		}
-	case !slices.Contains(h.cfg.Control.RejectReasons(inv.System, inv.Action), reason):
-		problem = "Choose one of the reasons shown, or choose Other and write it."
-	}
-	if problem == "" {
-		_, err = h.cfg.Control.Reject(ctx, actorOf(u), id, expectedVersion(c), text)
-		if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
-			problem = "Write the reason in your own words: the assistant and the customer read it."
-		} else if err != nil {
-			return err
-		}
-	}
-	if problem != "" {
+	reason, other := c.FormValue("reason"), c.FormValue("other")
+	out, err := h.staffDecide(c, id, controlplane.StaffDecision{Verb: controlplane.StaffReject, Reason: reason, Other: other})
+	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid && out.Invocation.ID != "" {
 		v, verr := h.decideView(c, id, nil)
 		if verr != nil {
 			return verr
 		}
-		v.Reason, v.Other = reason, other
-		v.Errors["reason"] = problem
+		v.Reason, v.Other = reason, strings.TrimSpace(other)
+		v.Errors["reason"] = e.Fields["reason"]
 		return h.renderDecide(c, http.StatusUnprocessableEntity, v)
+	}
+	if err != nil {
+		return err
 	}
 	return h.decided(c, id)
 }
 
 // handleQueueSendBack answers POST /queue/:id/send-back: the request goes
-// back to the assistant with a question (see controlplane.SendBack).
+// back to the assistant with a question (see controlplane.StaffSendBack).
 func (h *Handler) handleQueueSendBack(c echo.Context) error {
-	ctx := c.Request().Context()
-	u, _ := kit.CurrentUser(c)
 	id := c.Param("id")
-	if _, err := h.cfg.Control.Invocation(ctx, id); err != nil {
-		return err
-	}
 	question := c.FormValue("question")
-	_, err := h.cfg.Control.SendBack(ctx, actorOf(u), id, expectedVersion(c), question)
-	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
+	out, err := h.staffDecide(c, id, controlplane.StaffDecision{Verb: controlplane.StaffSendBack, Reason: question})
+	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid && out.Invocation.ID != "" {
 		v, verr := h.decideView(c, id, nil)
 		if verr != nil {
 			return verr
@@ -302,47 +279,59 @@ func (h *Handler) handleQueueSendBack(c echo.Context) error {
 // card then shows the new quote and its diff, and only that can be
 // approved. Invalid values re-render the form (422) with the user's input.
 func (h *Handler) handleQueueEdit(c echo.Context) error {
-	ctx := c.Request().Context()
-	u, _ := kit.CurrentUser(c)
 	id := c.Param("id")
-	inv, err := h.cfg.Control.Invocation(ctx, id)
-	if err != nil {
-		return err
-	}
-	_, spec, err := h.cfg.Registry.Action(inv.System, inv.Action)
-	if err != nil {
-		return err
-	}
 	form, err := c.FormParams()
 	if err != nil {
 		return err
 	}
-	errs := views.FieldErrors{}
-	args := argsFromForm(spec.Params, form, "arg.", inv.Quote.Currency, errs)
-	if len(errs) == 0 {
-		raw, _ := json.Marshal(args)
-		_, err = h.cfg.Control.EditArgs(ctx, actorOf(u), id, expectedVersion(c), raw)
-		if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
-			for k, msg := range e.Fields {
-				errs["arg."+k] = msg
-			}
-			if len(e.Fields) == 0 {
-				errs["arg."+spec.Params[0].Name] = e.Message
-			}
-		} else if err != nil {
+	out, err := h.staffDecide(c, id, controlplane.StaffDecision{Verb: controlplane.StaffEdit,
+		FormArgs: func(inv controlplane.Invocation) (json.RawMessage, error) { return h.formArgs(inv, form) }})
+	e, ok := apperr.As(err)
+	if !ok || e.Kind != apperr.Invalid || out.Invocation.ID == "" {
+		if err != nil {
 			return err
 		}
+		kit.SetFlash(c, "Quoted again. Compare the new quote with the proposal, then decide.", false)
+		return kit.SeeOther(c, "/queue/"+url.PathEscape(id)+"#diff-title")
 	}
-	if len(errs) > 0 {
-		v, verr := h.decideView(c, id, form)
-		if verr != nil {
-			return verr
+	errs := views.FieldErrors{}
+	for k, msg := range e.Fields {
+		errs["arg."+k] = msg
+	}
+	if len(e.Fields) == 0 {
+		inv := out.Invocation
+		_, spec, err := h.cfg.Registry.Action(inv.System, inv.Action)
+		if err != nil {
+			return err
 		}
-		v.Errors = errs
-		return h.renderDecide(c, http.StatusUnprocessableEntity, v)
+		errs["arg."+spec.Params[0].Name] = e.Message
 	}
-	kit.SetFlash(c, "Quoted again. Compare the new quote with the proposal, then decide.", false)
-	return kit.SeeOther(c, "/queue/"+url.PathEscape(id)+"#diff-title")
+	v, verr := h.decideView(c, id, form)
+	if verr != nil {
+		return verr
+	}
+	v.Errors = errs
+	return h.renderDecide(c, http.StatusUnprocessableEntity, v)
+}
+
+// formArgs makes an edit's arguments from the form generated from the
+// action of inv (the request as the control plane loaded it); what cannot
+// be read is a field error, named without the form's "arg." prefix.
+func (h *Handler) formArgs(inv controlplane.Invocation, form url.Values) (json.RawMessage, error) {
+	_, spec, err := h.cfg.Registry.Action(inv.System, inv.Action)
+	if err != nil {
+		return nil, err
+	}
+	errs := views.FieldErrors{}
+	args := argsFromForm(spec.Params, form, "arg.", inv.Quote.Currency, errs)
+	if len(errs) > 0 {
+		fields := map[string]string{}
+		for k, msg := range errs {
+			fields[strings.TrimPrefix(k, "arg.")] = msg
+		}
+		return nil, apperr.InvalidFields(fields)
+	}
+	return json.Marshal(args)
 }
 
 // handleQueueRequote answers POST /queue/:id/requote: a card whose quote
@@ -350,14 +339,8 @@ func (h *Handler) handleQueueEdit(c echo.Context) error {
 // changes nothing but the quote), so what the agent approves is what the
 // system says now.
 func (h *Handler) handleQueueRequote(c echo.Context) error {
-	ctx := c.Request().Context()
-	u, _ := kit.CurrentUser(c)
 	id := c.Param("id")
-	inv, err := h.cfg.Control.Invocation(ctx, id)
-	if err != nil {
-		return err
-	}
-	if _, err := h.cfg.Control.EditArgs(ctx, actorOf(u), id, expectedVersion(c), inv.Call().Args); err != nil {
+	if _, err := h.staffDecide(c, id, controlplane.StaffDecision{Verb: controlplane.StaffRequote}); err != nil {
 		return err
 	}
 	kit.SetFlash(c, "Quoted again at "+clock(h.Now())+". This is what approval sends now.", false)
