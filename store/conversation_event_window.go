@@ -61,3 +61,15 @@ func (s *Store) TakeEventWindows(ctx context.Context, windows []EventWindow) (fu
 	}
 	return -1, nil
 }
+
+// PruneEventWindows deletes the event windows that started before before
+// and returns how many: a window that has ended counts nothing (the next
+// event starts a new one at one), so its row is only weight. A request
+// racing the delete waits for it and then starts its window afresh.
+func (s *Store) PruneEventWindows(ctx context.Context, before time.Time) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM conversation_event_windows WHERE window_start < $1`, before)
+	if err != nil {
+		return 0, fmt.Errorf("store.PruneEventWindows: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}

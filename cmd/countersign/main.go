@@ -145,6 +145,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 	go cp.RunDispatcher(ctx, cfg.DispatchEvery)
 	go metrics.RunRefresher(ctx, st, cfg.MetricsRefresh, log)
+	go asst.RunEventWindowPruner(ctx, 10*time.Minute, log)
 	var telemetry *kit.Telemetry
 	if cfg.TelemetryAddr != "" {
 		telemetry = kit.NewTelemetry(st)

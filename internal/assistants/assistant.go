@@ -46,6 +46,7 @@ type Store interface {
 	ClaimConversation(ctx context.Context, id, assistantID string, at time.Time) (owner string, err error)
 	InsertConversationEvent(ctx context.Context, e store.ConversationEvent) (store.ConversationEvent, error)
 	TakeEventWindows(ctx context.Context, windows []store.EventWindow) (full int, err error)
+	PruneEventWindows(ctx context.Context, before time.Time) (int64, error)
 	ConversationOwner(ctx context.Context, id string) (string, error)
 	ConversationLog(ctx context.Context, conversationID string, limit int) ([]store.ConversationEntry, error)
 	HandoffTakeovers(ctx context.Context, conversationID string) ([]store.HandoffTakeover, error)

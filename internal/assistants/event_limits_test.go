@@ -145,3 +145,46 @@ func TestEventBoundsPerWindow(t *testing.T) {
 		t.Errorf("a 34,000-byte event: %v, want too large", err)
 	}
 }
+
+// TestPruningEndedWindowsKeepsTheBounds prunes the event windows: the
+// ones of the hour still running are kept, so a conversation at its bound
+// stays refused; once the hour has passed every row of it goes, and the
+// next event starts a new window.
+func TestPruningEndedWindowsKeepsTheBounds(t *testing.T) {
+	t.Parallel()
+	svc, st, clk := setup(t)
+	ctx := context.Background()
+	svc.SetEventLimits(assistants.EventLimits{PerConversationHour: 2})
+	a, _ := svc.Create(ctx, nil, "pruned")
+	windows := func() int {
+		t.Helper()
+		var n int
+		if err := st.Pool().QueryRow(ctx, `SELECT count(*) FROM conversation_event_windows`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for range 2 {
+		if _, err := svc.Record(ctx, a, answered("full")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := svc.Record(ctx, a, answered("other")); err != nil {
+		t.Fatal(err)
+	}
+	before := windows() // the assistant's minute and hour, and two conversations' hours
+	clk.Advance(30 * time.Minute)
+	if n, err := svc.PruneEventWindows(ctx); err != nil || n != 0 || windows() != before {
+		t.Fatalf("pruning within the hour: %d deleted (%v), %d rows of %d left; want none deleted", n, err, windows(), before)
+	}
+	if _, err := svc.Record(ctx, a, answered("full")); !apperr.Is(err, apperr.LimitReached) {
+		t.Errorf("a conversation at its bound after a prune within its hour: %v, want refused", err)
+	}
+	clk.Advance(2 * time.Hour)
+	if n, err := svc.PruneEventWindows(ctx); err != nil || n != int64(before) || windows() != 0 {
+		t.Fatalf("pruning after the hour: %d deleted (%v), %d left; want all %d deleted", n, err, windows(), before)
+	}
+	if _, err := svc.Record(ctx, a, answered("full")); err != nil {
+		t.Errorf("the conversation's next hour, after the prune: %v", err)
+	}
+}
