@@ -132,9 +132,13 @@ func (s *Service) CustomerDecide(ctx context.Context, d CustomerDecision) (Custo
 	if d.Verb != CustomerConfirm || !s.mayConfirm(row, task) {
 		return out, nil
 	}
-	rq, err := s.requoteLoaded(ctx, actor, row, task)
-	if err != nil {
-		return CustomerDecided{}, err
+	// A task that expired takes no confirmation (approveRow ends the
+	// request task_expired): no fresh quote is asked of the system for it.
+	var rq Requoted
+	if s.now().Before(task.ExpiresAt) {
+		if rq, err = s.requoteLoaded(ctx, actor, row, task); err != nil {
+			return CustomerDecided{}, err
+		}
 	}
 	if rq.Changed {
 		out.Requoted = true

@@ -108,6 +108,9 @@ func (s *Service) approveRow(ctx context.Context, tx *store.Tx, actor Actor, row
 	if args == nil {
 		args, hash = row.ProposedArgs, row.ArgsHash
 	}
+	if row.State == string(from) && !now.Before(task.ExpiresAt) {
+		return s.endForExpiredTask(ctx, tx, row, from, expectedVersion, verb, now)
+	}
 	if row.State == string(from) {
 		// The route is checked again under the policy in force now: a
 		// tightened policy holds for what is pending.
@@ -132,6 +135,28 @@ func (s *Service) approveRow(ctx context.Context, tx *store.Tx, actor Actor, row
 		return out, err
 	}
 	return out, tx.Notify(ctx, store.DispatchChannel, id)
+}
+
+// endForExpiredTask ends row, whose task expired before the decision now
+// being made on it, instead of recording the yes: the request moves from
+// from to not_dispatched (task_expired) with its audit event, and is the
+// decision's result, not an error, so the decider sees the end state and
+// nobody is told it is being carried out. An expired task takes no permit,
+// so a yes recorded now would only be stopped there. The transition is
+// guarded by expectedVersion, as the yes would have been.
+func (s *Service) endForExpiredTask(ctx context.Context, tx *store.Tx, row store.Invocation, from State, expectedVersion int32, verb string, now time.Time) (Invocation, error) {
+	r := string(ReasonTaskExpired)
+	updated, err := tx.TransitionInvocation(ctx, row.ID, []string{string(from)}, expectedVersion, string(NotDispatched), now,
+		store.InvocationChange{NotDispatchedReason: &r, FinishedAt: &now})
+	if err != nil {
+		return Invocation{}, s.transitionErr(ctx, tx, row.ID, expectedVersion, verb, err)
+	}
+	out, err := fromRow(updated)
+	if err != nil {
+		return out, err
+	}
+	return out, s.record(ctx, tx, SystemActor, EventInvocationNotDispatched, out.TaskID, out.ID, map[string]any{
+		"reason": r, "was": string(from)})
 }
 
 // Decline is the customer's refusal of an invocation awaiting their

@@ -92,6 +92,10 @@ func (s *Service) approveAsStaff(ctx context.Context, actor Actor, id string, ex
 		}
 		// The second-approver rule counts the exposure, under the policy
 		// in force now (read above, share-locked).
+		if !now.Before(task.ExpiresAt) {
+			out, err = s.endForExpiredTask(ctx, tx, row, AwaitingApproval, row.Version, "approve", now)
+			return err
+		}
 		data := map[string]any{"args_hash": hex.EncodeToString(hash)}
 		two := false
 		if found {

@@ -307,11 +307,15 @@ func customerHint(e *adapter.Error) string {
 	return "Ask the assistant for another way to help, or to put you through to a person."
 }
 
-// customerReason says why a confirmed request never left, for a customer.
+// customerReason says why a request never left, for a customer: one
+// confirmed and then stopped, or (task_expired) one whose conversation
+// had ended before it was confirmed or carried out.
 func customerReason(r controlplane.NotDispatchedReason) string {
 	switch r {
-	case controlplane.ReasonTaskPaused, controlplane.ReasonTaskCancelled, controlplane.ReasonTaskClosed, controlplane.ReasonTaskExpired:
+	case controlplane.ReasonTaskPaused, controlplane.ReasonTaskCancelled:
 		return "The conversation this came from was stopped before we could carry it out. Ask the assistant if you still want it."
+	case controlplane.ReasonTaskClosed, controlplane.ReasonTaskExpired:
+		return "The conversation this came from had ended, so nothing was sent. Ask the assistant if you still want it."
 	case controlplane.ReasonBudgetSpent:
 		return "We reached the number of changes we make in one conversation. A person can help you with this."
 	case controlplane.ReasonGlobalStop:
