@@ -146,7 +146,7 @@ func invocation(ctx context.Context, db dbtx, where string, args ...any) (Invoca
 	rows, _ := db.Query(ctx, `SELECT `+invocationColumns+` FROM invocations WHERE `+where, args...)
 	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Invocation])
 	if err != nil {
-		return Invocation{}, fmt.Errorf("store: invocation: %w", notFound(err))
+		return Invocation{}, fmt.Errorf("store: invocation: %w", notFound(err, "invocation"))
 	}
 	return out, nil
 }

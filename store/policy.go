@@ -95,7 +95,7 @@ func policy(ctx context.Context, db dbtx, system, action, lock string) (Policy, 
 	rows, _ := db.Query(ctx, policySQL+lock, system, action)
 	p, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Policy])
 	if err != nil {
-		return Policy{}, fmt.Errorf("store: policy %s/%s: %w", system, action, notFound(err))
+		return Policy{}, fmt.Errorf("store: policy %s/%s: %w", system, action, notFound(err, "policy"))
 	}
 	return p, nil
 }

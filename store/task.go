@@ -80,7 +80,7 @@ func task(ctx context.Context, db dbtx, id, lock string) (Task, error) {
 	rows, _ := db.Query(ctx, `SELECT `+taskColumns+` FROM tasks WHERE id = $1`+lock, id)
 	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Task])
 	if err != nil {
-		return Task{}, fmt.Errorf("store: task %s: %w", id, notFound(err))
+		return Task{}, fmt.Errorf("store: task %s: %w", id, notFound(err, "task"))
 	}
 	return out, nil
 }
