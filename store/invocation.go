@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -283,7 +284,7 @@ func (t *Tx) transitionInvocation(ctx context.Context, id string, from []string,
 		WHERE `+where+`
 		RETURNING `+invocationColumns, args...)
 	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Invocation])
-	if err == pgx.ErrNoRows {
+	if errors.Is(err, pgx.ErrNoRows) {
 		return Invocation{}, fmt.Errorf("store.TransitionInvocation(%s → %s): %w", id, state, ErrConflict)
 	}
 	if err != nil {
