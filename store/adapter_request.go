@@ -35,7 +35,7 @@ func (s *Store) BeginAdapterRequest(ctx context.Context, system, key, action, ta
 	err = s.pool.QueryRow(ctx, `SELECT action = $3 AND args_hash = $4 FROM adapter_requests
 		WHERE system = $1 AND idempotency_key = $2`, system, key, action, argsHash).Scan(&sameCall)
 	if err != nil {
-		return false, false, fmt.Errorf("store.BeginAdapterRequest: %w", notFound(err))
+		return false, false, fmt.Errorf("store.BeginAdapterRequest: %w", notFound(err, "adapter request"))
 	}
 	return false, sameCall, nil
 }

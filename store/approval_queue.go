@@ -239,7 +239,7 @@ func (s *Store) QueueItem(ctx context.Context, id string, now time.Time) (QueueI
 		WHERE i.id = $1`, id, now)
 	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[QueueItem])
 	if err != nil {
-		return QueueItem{}, fmt.Errorf("store.QueueItem(%s): %w", id, notFound(err))
+		return QueueItem{}, fmt.Errorf("store.QueueItem(%s): %w", id, notFound(err, "request"))
 	}
 	return out, nil
 }
@@ -303,7 +303,7 @@ func (s *Store) ClaimCard(ctx context.Context, invocationID string, userID int64
 		return Claim{}, fmt.Errorf("store.ClaimCard(%s): %w", invocationID, err)
 	}
 	if len(out) == 0 {
-		return Claim{}, fmt.Errorf("store.ClaimCard(%s): %w", invocationID, ErrNotFound)
+		return Claim{}, fmt.Errorf("store.ClaimCard(%s): %w", invocationID, &NotFoundError{What: "request"})
 	}
 	return out[0], nil
 }

@@ -98,7 +98,7 @@ func (s *Store) Assistant(ctx context.Context, id string) (Assistant, error) {
 	rows, _ := s.pool.Query(ctx, `SELECT `+assistantColumns+` FROM assistants WHERE id = $1`, id)
 	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Assistant])
 	if err != nil {
-		return Assistant{}, fmt.Errorf("store.Assistant(%q): %w", id, notFound(err))
+		return Assistant{}, fmt.Errorf("store.Assistant(%q): %w", id, notFound(err, "assistant"))
 	}
 	return out, nil
 }
@@ -109,7 +109,7 @@ func (s *Store) AssistantByName(ctx context.Context, name string) (Assistant, er
 	rows, _ := s.pool.Query(ctx, `SELECT `+assistantColumns+` FROM assistants WHERE lower(name) = lower($1)`, name)
 	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Assistant])
 	if err != nil {
-		return Assistant{}, fmt.Errorf("store.AssistantByName(%q): %w", name, notFound(err))
+		return Assistant{}, fmt.Errorf("store.AssistantByName(%q): %w", name, notFound(err, "assistant"))
 	}
 	return out, nil
 }
@@ -122,7 +122,7 @@ func (s *Store) SetAssistantDisabled(ctx context.Context, id string, at *time.Ti
 		return fmt.Errorf("store.SetAssistantDisabled(%q): %w", id, err)
 	}
 	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("store.SetAssistantDisabled(%q): %w", id, ErrNotFound)
+		return fmt.Errorf("store.SetAssistantDisabled(%q): %w", id, &NotFoundError{What: "assistant"})
 	}
 	return nil
 }
@@ -157,7 +157,7 @@ func (s *Store) APIKeyByHash(ctx context.Context, hash []byte) (APIKey, error) {
 	rows, _ := s.pool.Query(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE hash = $1`, hash)
 	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[APIKey])
 	if err != nil {
-		return APIKey{}, fmt.Errorf("store.APIKeyByHash: %w", notFound(err))
+		return APIKey{}, fmt.Errorf("store.APIKeyByHash: %w", notFound(err, "API key"))
 	}
 	return out, nil
 }
@@ -180,7 +180,7 @@ func (s *Store) RevokeAPIKey(ctx context.Context, id string, at time.Time) (APIK
 		RETURNING `+apiKeyColumns, id, at)
 	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[APIKey])
 	if err != nil {
-		return APIKey{}, fmt.Errorf("store.RevokeAPIKey(%q): %w", id, notFound(err))
+		return APIKey{}, fmt.Errorf("store.RevokeAPIKey(%q): %w", id, notFound(err, "live key"))
 	}
 	return out, nil
 }

@@ -30,7 +30,7 @@ func (s *Store) SetAssistantGrants(ctx context.Context, id string, g AssistantGr
 			id, g.MaxWriteBudget, g.MaxInflightLimit, g.MaxRatePerMinute, g.AnyCustomer, g.ReportsWithoutTask)
 		var err error
 		if out, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Assistant]); err != nil {
-			return notFound(err)
+			return notFound(err, "assistant")
 		}
 		_, err = tx.InsertEvent(ctx, e)
 		return err

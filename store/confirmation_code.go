@@ -161,7 +161,7 @@ func (s *Store) TryConfirmationCode(ctx context.Context, selector string, who Co
 			return err
 		}
 		if len(live) == 0 {
-			return ErrNotFound
+			return &NotFoundError{What: "live code"}
 		}
 		for _, c := range live {
 			if !match(c) {

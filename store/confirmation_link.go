@@ -56,7 +56,7 @@ func (s *Store) ConfirmationLink(ctx context.Context, selector string) (Confirma
 	rows, _ := s.pool.Query(ctx, `SELECT `+confirmationLinkColumns+` FROM confirmation_links WHERE selector = $1`, selector)
 	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[ConfirmationLink])
 	if err != nil {
-		return ConfirmationLink{}, fmt.Errorf("store.ConfirmationLink: %w", notFound(err))
+		return ConfirmationLink{}, fmt.Errorf("store.ConfirmationLink: %w", notFound(err, "confirmation link"))
 	}
 	return out, nil
 }
@@ -67,7 +67,7 @@ func (s *Store) LiveConfirmationLink(ctx context.Context, invocationID string) (
 		WHERE invocation_id = $1 AND revoked_at IS NULL`, invocationID)
 	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[ConfirmationLink])
 	if err != nil {
-		return ConfirmationLink{}, fmt.Errorf("store.LiveConfirmationLink: %w", notFound(err))
+		return ConfirmationLink{}, fmt.Errorf("store.LiveConfirmationLink: %w", notFound(err, "confirmation link"))
 	}
 	return out, nil
 }

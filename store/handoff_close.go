@@ -36,7 +36,7 @@ func (t *Tx) LockHandoffs(ctx context.Context, id int64) (HandoffHold, error) {
 	err := t.tx.QueryRow(ctx, `SELECT conversation_id, assistant_id FROM conversation_events WHERE id = $1 AND mode = 'handed_off'`, id).
 		Scan(&h.ConversationID, &h.AssistantID)
 	if err != nil {
-		return h, fmt.Errorf("store.LockHandoffs(%d): %w", id, notFound(err))
+		return h, fmt.Errorf("store.LockHandoffs(%d): %w", id, notFound(err, "hand-off"))
 	}
 	if _, err := t.tx.Exec(ctx, `SELECT 1 FROM conversation_events WHERE conversation_id = $1 AND mode = 'handed_off'
 		ORDER BY id FOR UPDATE`, h.ConversationID); err != nil {
@@ -137,7 +137,7 @@ func (s *Store) HandoffConversation(ctx context.Context, id int64) (string, erro
 	var conv string
 	err := s.pool.QueryRow(ctx, `SELECT conversation_id FROM conversation_events WHERE id = $1 AND mode = 'handed_off'`, id).Scan(&conv)
 	if err != nil {
-		return "", fmt.Errorf("store.HandoffConversation(%d): %w", id, notFound(err))
+		return "", fmt.Errorf("store.HandoffConversation(%d): %w", id, notFound(err, "hand-off"))
 	}
 	return conv, nil
 }
@@ -172,7 +172,7 @@ const conversationTask = `SELECT id FROM tasks WHERE conversation_id = $1 ORDER 
 func (s *Store) ConversationTask(ctx context.Context, conversationID string) (string, error) {
 	var id string
 	if err := s.pool.QueryRow(ctx, conversationTask, conversationID).Scan(&id); err != nil {
-		return "", fmt.Errorf("store.ConversationTask(%s): %w", conversationID, notFound(err))
+		return "", fmt.Errorf("store.ConversationTask(%s): %w", conversationID, notFound(err, "task"))
 	}
 	return id, nil
 }
@@ -181,7 +181,7 @@ func (s *Store) ConversationTask(ctx context.Context, conversationID string) (st
 func (t *Tx) ConversationTask(ctx context.Context, conversationID string) (string, error) {
 	var id string
 	if err := t.tx.QueryRow(ctx, conversationTask, conversationID).Scan(&id); err != nil {
-		return "", fmt.Errorf("store.ConversationTask(%s): %w", conversationID, notFound(err))
+		return "", fmt.Errorf("store.ConversationTask(%s): %w", conversationID, notFound(err, "task"))
 	}
 	return id, nil
 }
@@ -192,7 +192,7 @@ func (s *Store) ConversationOwner(ctx context.Context, conversationID string) (s
 	var owner string
 	err := s.pool.QueryRow(ctx, `SELECT assistant_id FROM conversations WHERE id = $1`, conversationID).Scan(&owner)
 	if err != nil {
-		return "", fmt.Errorf("store.ConversationOwner(%s): %w", conversationID, notFound(err))
+		return "", fmt.Errorf("store.ConversationOwner(%s): %w", conversationID, notFound(err, "conversation"))
 	}
 	return owner, nil
 }
@@ -204,7 +204,7 @@ func (t *Tx) HandoffData(ctx context.Context, id int64) (json.RawMessage, *strin
 	var task *string
 	err := t.tx.QueryRow(ctx, `SELECT data, task_id FROM conversation_events WHERE id = $1 AND mode = 'handed_off'`, id).Scan(&data, &task)
 	if err != nil {
-		return nil, nil, fmt.Errorf("store.HandoffData(%d): %w", id, notFound(err))
+		return nil, nil, fmt.Errorf("store.HandoffData(%d): %w", id, notFound(err, "hand-off"))
 	}
 	return data, task, nil
 }

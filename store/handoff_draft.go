@@ -23,7 +23,7 @@ const handoffDraftOutcome = `SELECT outcome, COALESCE(invocation_id, '') FROM ha
 func (s *Store) HandoffDraftOutcome(ctx context.Context, id int64) (HandoffDraftOutcome, error) {
 	var o HandoffDraftOutcome
 	if err := s.pool.QueryRow(ctx, handoffDraftOutcome, id).Scan(&o.Outcome, &o.InvocationID); err != nil {
-		return o, fmt.Errorf("store.HandoffDraftOutcome(%d): %w", id, notFound(err))
+		return o, fmt.Errorf("store.HandoffDraftOutcome(%d): %w", id, notFound(err, "draft outcome"))
 	}
 	return o, nil
 }
@@ -32,7 +32,7 @@ func (s *Store) HandoffDraftOutcome(ctx context.Context, id int64) (HandoffDraft
 func (t *Tx) HandoffDraftOutcome(ctx context.Context, id int64) (HandoffDraftOutcome, error) {
 	var o HandoffDraftOutcome
 	if err := t.tx.QueryRow(ctx, handoffDraftOutcome, id).Scan(&o.Outcome, &o.InvocationID); err != nil {
-		return o, fmt.Errorf("store.HandoffDraftOutcome(%d): %w", id, notFound(err))
+		return o, fmt.Errorf("store.HandoffDraftOutcome(%d): %w", id, notFound(err, "draft outcome"))
 	}
 	return o, nil
 }

@@ -67,7 +67,7 @@ func (t *Tx) OpenTakeover(ctx context.Context, conversationID string) (HandoffTa
 		WHERE t.conversation_id = $1 ORDER BY t.at DESC, t.id DESC LIMIT 1`, conversationID)
 	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[HandoffTakeover])
 	if err != nil {
-		return HandoffTakeover{}, fmt.Errorf("store.OpenTakeover(%s): %w", conversationID, notFound(err))
+		return HandoffTakeover{}, fmt.Errorf("store.OpenTakeover(%s): %w", conversationID, notFound(err, "take-over"))
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -146,7 +147,7 @@ func invocation(ctx context.Context, db dbtx, where string, args ...any) (Invoca
 	rows, _ := db.Query(ctx, `SELECT `+invocationColumns+` FROM invocations WHERE `+where, args...)
 	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Invocation])
 	if err != nil {
-		return Invocation{}, fmt.Errorf("store: invocation: %w", notFound(err))
+		return Invocation{}, fmt.Errorf("store: invocation: %w", notFound(err, "invocation"))
 	}
 	return out, nil
 }
@@ -283,7 +284,7 @@ func (t *Tx) transitionInvocation(ctx context.Context, id string, from []string,
 		WHERE `+where+`
 		RETURNING `+invocationColumns, args...)
 	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Invocation])
-	if err == pgx.ErrNoRows {
+	if errors.Is(err, pgx.ErrNoRows) {
 		return Invocation{}, fmt.Errorf("store.TransitionInvocation(%s → %s): %w", id, state, ErrConflict)
 	}
 	if err != nil {

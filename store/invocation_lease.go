@@ -63,7 +63,7 @@ func (t *Tx) SendGate(ctx context.Context, id string) (SendGate, error) {
 		FROM invocations JOIN tasks ON tasks.id = invocations.task_id CROSS JOIN controls
 		WHERE invocations.id = $1`, id).Scan(&g.TaskState, &g.GlobalStop)
 	if err != nil {
-		return SendGate{}, fmt.Errorf("store.SendGate(%s): %w", id, notFound(err))
+		return SendGate{}, fmt.Errorf("store.SendGate(%s): %w", id, notFound(err, "invocation"))
 	}
 	return g, nil
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -80,7 +81,7 @@ func (t *Tx) UpdatePolicy(ctx context.Context, p Policy, expectedVersion int32) 
 		p.System, p.Action, p.Stage, p.Enabled, p.AutoMaxCents, p.ApprovalAboveCents, p.SecondApproverAboveCents,
 		p.ApprovalWindow, p.ConfirmationWindow, p.OwnerID, p.ReviewOn, p.UpdatedAt, expectedVersion, p.ApproverRoles)
 	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Policy])
-	if err == pgx.ErrNoRows {
+	if errors.Is(err, pgx.ErrNoRows) {
 		return Policy{}, fmt.Errorf("store.UpdatePolicy(%s/%s): %w", p.System, p.Action, ErrConflict)
 	}
 	if err != nil {
@@ -95,7 +96,7 @@ func policy(ctx context.Context, db dbtx, system, action, lock string) (Policy, 
 	rows, _ := db.Query(ctx, policySQL+lock, system, action)
 	p, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Policy])
 	if err != nil {
-		return Policy{}, fmt.Errorf("store: policy %s/%s: %w", system, action, notFound(err))
+		return Policy{}, fmt.Errorf("store: policy %s/%s: %w", system, action, notFound(err, "policy"))
 	}
 	return p, nil
 }

@@ -48,7 +48,7 @@ func (s *Store) SessionAndUser(ctx context.Context, idHash []byte) (Session, *Us
 		WHERE s.id_hash = $1`, idHash).Scan(&sess.IDHash, &sess.UserID, &sess.CSRFToken, &sess.Data, &sess.IP, &sess.UserAgent,
 		&sess.CreatedAt, &sess.LastSeenAt, &sess.RevokedAt, &uid, &email, &name, &role, &disabled, &created, &updated)
 	if err != nil {
-		return Session{}, nil, fmt.Errorf("store.SessionAndUser: %w", notFound(err))
+		return Session{}, nil, fmt.Errorf("store.SessionAndUser: %w", notFound(err, "session"))
 	}
 	if uid == nil {
 		return sess, nil, nil
@@ -67,7 +67,7 @@ func (s *Store) UpdateSession(ctx context.Context, idHash []byte, userID *int64,
 		return fmt.Errorf("store.UpdateSession: %w", err)
 	}
 	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("store.UpdateSession: %w", ErrNotFound)
+		return fmt.Errorf("store.UpdateSession: %w", &NotFoundError{What: "live session"})
 	}
 	return nil
 }

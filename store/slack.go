@@ -25,7 +25,7 @@ func (s *Store) SlackLinkOf(ctx context.Context, team, user string) (SlackLink, 
 		WHERE slack_team = $1 AND slack_user = $2`, team, user)
 	l, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[SlackLink])
 	if errors.Is(err, pgx.ErrNoRows) {
-		return SlackLink{}, ErrNotFound
+		return SlackLink{}, &NotFoundError{What: "Slack link"}
 	}
 	if err != nil {
 		return SlackLink{}, fmt.Errorf("store.SlackLinkOf(%s, %s): %w", team, user, err)
@@ -99,7 +99,7 @@ func (s *Store) UnlinkSlackUser(ctx context.Context, team, user string, userID i
 		return fmt.Errorf("store.UnlinkSlackUser(%s, %s): %w", team, user, err)
 	}
 	if tag.RowsAffected() == 0 {
-		return ErrNotFound
+		return &NotFoundError{What: "Slack link"}
 	}
 	return nil
 }
@@ -167,7 +167,7 @@ func (s *Store) RedeemSlackLinkCode(ctx context.Context, hash []byte, userID int
 	case err != nil:
 		return SlackLink{}, fmt.Errorf("store.RedeemSlackLinkCode(%d): %w", userID, err)
 	case miss:
-		return SlackLink{}, ErrNotFound
+		return SlackLink{}, &NotFoundError{What: "live link code"}
 	}
 	return link, nil
 }
@@ -266,7 +266,7 @@ func (s *Store) SlackMessageOf(ctx context.Context, invocationID string, now tim
 		WHERE m.invocation_id = $1 AND m.ts IS NOT NULL`, invocationID, now)
 	m, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[SlackMessage])
 	if errors.Is(err, pgx.ErrNoRows) {
-		return SlackMessage{}, ErrNotFound
+		return SlackMessage{}, &NotFoundError{What: "Slack message"}
 	}
 	if err != nil {
 		return SlackMessage{}, fmt.Errorf("store.SlackMessageOf(%s): %w", invocationID, err)

@@ -1,6 +1,6 @@
 // Package store is the console's PostgreSQL access: one concrete type with
-// hand-written SQL next to the code that scans it. pgx.ErrNoRows becomes
-// ErrNotFound here and nowhere else.
+// hand-written SQL next to the code that scans it. pgx.ErrNoRows becomes a
+// NotFoundError (which is ErrNotFound) here and nowhere else.
 package store
 
 import (
@@ -18,8 +18,39 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// ErrNotFound is returned when a row the caller asked for does not exist.
+// ErrNotFound is what every not-found of the store is, for errors.Is: a
+// row the caller asked for does not exist. The store never returns it bare
+// but as a NotFoundError that names what was missing.
 var ErrNotFound = errors.New("store: not found")
+
+// NotFoundError is the store's not-found, decided where the row is
+// missing: What names the missing thing in the words the person or program
+// reading the answer uses ("task", "hand-off", "live key"), a noun without
+// an article. errors.Is(err, ErrNotFound) holds for it, and
+// internal/apperr reads it, through its Missing method, as the
+// application's not-found: kind apperr.NotFound, message "No such task.",
+// so the layers above return it as it is. The store is the bottom layer
+// and imports nothing of internal/; apperr names the method, not this
+// type, so neither package imports the other.
+//
+// A caller adds words of its own only where "No such <What>." is not good
+// enough for its reader (an action with no policy yet, an assistant with
+// no endpoint) or where a missing row means something else there (a wrong
+// code is invalid input): it checks errors.Is(err, ErrNotFound) and returns
+// its own apperr error, which then wins.
+type NotFoundError struct {
+	What string
+}
+
+// Error says what was not found, for the logs.
+func (e *NotFoundError) Error() string { return "store: " + e.What + " not found" }
+
+// Is makes errors.Is(err, ErrNotFound) hold for every NotFoundError.
+func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// Missing names what was not found; internal/apperr recognises a
+// not-found by this method.
+func (e *NotFoundError) Missing() string { return e.What }
 
 // ErrConflict is returned when a write collides with a unique constraint or
 // a concurrent change.
@@ -167,9 +198,11 @@ type dbtx interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-func notFound(err error) error {
+// notFound turns pgx.ErrNoRows into the NotFoundError naming what, and
+// leaves any other error alone.
+func notFound(err error, what string) error {
 	if errors.Is(err, pgx.ErrNoRows) {
-		return ErrNotFound
+		return &NotFoundError{What: what}
 	}
 	return err
 }

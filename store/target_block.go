@@ -62,7 +62,7 @@ func activeBlock(ctx context.Context, db dbtx, customerRef, system, targetID str
 	rows, _ := db.Query(ctx, activeBlockSQL, customerRef, system, targetID)
 	b, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[TargetBlock])
 	if err != nil {
-		return TargetBlock{}, fmt.Errorf("store.ActiveBlock: %w", notFound(err))
+		return TargetBlock{}, fmt.Errorf("store.ActiveBlock: %w", notFound(err, "block"))
 	}
 	return b, nil
 }
@@ -76,7 +76,7 @@ func (t *Tx) LiftBlock(ctx context.Context, customerRef, system, targetID string
 		return fmt.Errorf("store.LiftBlock: %w", err)
 	}
 	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("store.LiftBlock: %w", ErrNotFound)
+		return fmt.Errorf("store.LiftBlock: %w", &NotFoundError{What: "block"})
 	}
 	return nil
 }

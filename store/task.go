@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -80,7 +81,7 @@ func task(ctx context.Context, db dbtx, id, lock string) (Task, error) {
 	rows, _ := db.Query(ctx, `SELECT `+taskColumns+` FROM tasks WHERE id = $1`+lock, id)
 	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Task])
 	if err != nil {
-		return Task{}, fmt.Errorf("store: task %s: %w", id, notFound(err))
+		return Task{}, fmt.Errorf("store: task %s: %w", id, notFound(err, "task"))
 	}
 	return out, nil
 }
@@ -97,7 +98,7 @@ func (t *Tx) TransitionTask(ctx context.Context, id string, from []string, expec
 		WHERE id = $1 AND state = ANY($2) AND ($5 = 0 OR version = $5)
 		RETURNING `+taskColumns, id, from, state, at, expectedVersion, byKind, byID)
 	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Task])
-	if err == pgx.ErrNoRows {
+	if errors.Is(err, pgx.ErrNoRows) {
 		return Task{}, fmt.Errorf("store.TransitionTask(%s → %s): %w", id, state, ErrConflict)
 	}
 	if err != nil {

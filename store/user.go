@@ -49,7 +49,7 @@ func (s *Store) UserByEmail(ctx context.Context, email string) (User, error) {
 	rows, _ := s.pool.Query(ctx, `SELECT `+userColumns+` FROM users WHERE email = $1`, email)
 	u, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[User])
 	if err != nil {
-		return User{}, fmt.Errorf("store.UserByEmail: %w", notFound(err))
+		return User{}, fmt.Errorf("store.UserByEmail: %w", notFound(err, "user"))
 	}
 	return u, nil
 }
@@ -59,7 +59,7 @@ func (s *Store) UserByID(ctx context.Context, id int64) (User, error) {
 	rows, _ := s.pool.Query(ctx, `SELECT `+userColumns+` FROM users WHERE id = $1`, id)
 	u, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[User])
 	if err != nil {
-		return User{}, fmt.Errorf("store.UserByID(%d): %w", id, notFound(err))
+		return User{}, fmt.Errorf("store.UserByID(%d): %w", id, notFound(err, "user"))
 	}
 	return u, nil
 }
@@ -82,7 +82,7 @@ func (s *Store) SetUserRole(ctx context.Context, id int64, role string, at time.
 		return fmt.Errorf("store.SetUserRole(%d): %w", id, err)
 	}
 	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("store.SetUserRole(%d): %w", id, ErrNotFound)
+		return fmt.Errorf("store.SetUserRole(%d): %w", id, &NotFoundError{What: "user"})
 	}
 	return nil
 }
@@ -98,7 +98,7 @@ func (s *Store) SetUserDisabled(ctx context.Context, id int64, disabled bool, at
 			return fmt.Errorf("store.SetUserDisabled(%d): %w", id, err)
 		}
 		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("store.SetUserDisabled(%d): %w", id, ErrNotFound)
+			return fmt.Errorf("store.SetUserDisabled(%d): %w", id, &NotFoundError{What: "user"})
 		}
 		if disabled {
 			return revokeUserSessions(ctx, tx, id, at, nil)
@@ -116,7 +116,7 @@ func (s *Store) SetUserPassword(ctx context.Context, id int64, hash string, keep
 			return fmt.Errorf("store.SetUserPassword(%d): %w", id, err)
 		}
 		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("store.SetUserPassword(%d): %w", id, ErrNotFound)
+			return fmt.Errorf("store.SetUserPassword(%d): %w", id, &NotFoundError{What: "user"})
 		}
 		return revokeUserSessions(ctx, tx, id, at, keep)
 	})

@@ -114,7 +114,7 @@ func (t *Tx) removeWebhook(ctx context.Context, assistantID string, at time.Time
 	err := t.tx.QueryRow(ctx, `UPDATE assistant_webhooks SET removed_at = $2
 		WHERE assistant_id = $1 AND removed_at IS NULL RETURNING id`, assistantID, at).Scan(&id)
 	if err != nil {
-		return notFound(err)
+		return notFound(err, "endpoint")
 	}
 	_, err = t.tx.Exec(ctx, `UPDATE webhook_deliveries SET state = 'failed', finished_at = $2, lease_token = NULL, lease_until = NULL
 		WHERE webhook_id = $1 AND state = 'pending'`, id, at)
@@ -238,7 +238,7 @@ func (s *Store) FinishWebhookAttempt(ctx context.Context, token string, a Webhoo
 			return err
 		}
 		if tag.RowsAffected() == 0 {
-			return ErrNotFound
+			return &NotFoundError{What: "leased delivery"}
 		}
 		_, err = t.tx.Exec(ctx, `INSERT INTO webhook_attempts (delivery_id, at, status, body, error) VALUES ($1, $2, $3, $4, $5)`,
 			a.DeliveryID, a.At, a.Status, a.Body, a.Error)
@@ -301,7 +301,7 @@ func (s *Store) ResendWebhookDelivery(ctx context.Context, assistantID string, d
 		return fmt.Errorf("store.ResendWebhookDelivery(%d): %w", deliveryID, err)
 	}
 	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("store.ResendWebhookDelivery(%d): %w", deliveryID, ErrNotFound)
+		return fmt.Errorf("store.ResendWebhookDelivery(%d): %w", deliveryID, &NotFoundError{What: "delivery"})
 	}
 	return nil
 }
@@ -319,7 +319,7 @@ func (s *Store) QueueWebhookTest(ctx context.Context, assistantID string, e Even
 		var webhookID string
 		if err := t.tx.QueryRow(ctx, `SELECT id FROM assistant_webhooks WHERE assistant_id = $1 AND removed_at IS NULL`,
 			assistantID).Scan(&webhookID); err != nil {
-			return notFound(err)
+			return notFound(err, "endpoint")
 		}
 		eventID, err := t.InsertEvent(ctx, e)
 		if err != nil {

@@ -57,7 +57,7 @@ func (t *Tx) ProposalChecks(ctx context.Context, q ProposalChecksQuery) (Proposa
 		rows, _ := br.Query()
 		task, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Task])
 		if err != nil {
-			return out, fmt.Errorf("store: task %s: %w", q.TaskID, notFound(err))
+			return out, fmt.Errorf("store: task %s: %w", q.TaskID, notFound(err, "task"))
 		}
 		out.Task = task
 		rows, _ = br.Query()

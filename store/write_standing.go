@@ -124,7 +124,7 @@ func (t *Tx) WriteChecks(ctx context.Context, taskID string, q StandingQuery) (T
 		rows, _ := br.Query()
 		task, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Task])
 		if err != nil {
-			return Task{}, Standing{}, fmt.Errorf("store: task %s: %w", taskID, notFound(err))
+			return Task{}, Standing{}, fmt.Errorf("store: task %s: %w", taskID, notFound(err, "task"))
 		}
 		st, err := readStanding(br, q)
 		return task, st, err

@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,7 +45,8 @@ func inspector(t *testing.T, url, key string, args ...string) map[string]any {
 	var res map[string]any
 	if err := json.NewDecoder(strings.NewReader(string(out))).Decode(&res); err != nil {
 		var stderr string
-		if ee, ok := runErr.(*exec.ExitError); ok {
+		var ee *exec.ExitError
+		if errors.As(runErr, &ee) {
 			stderr = string(ee.Stderr)
 		}
 		t.Fatalf("inspector %v: %v, output not JSON: %v\n%s\n%s", args, runErr, err, out, stderr)

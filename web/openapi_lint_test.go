@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"os"
 	"os/exec"
@@ -68,7 +69,8 @@ func TestOpenAPIPassesRedoclyLint(t *testing.T) {
 	}
 	if err := json.Unmarshal(out, &report); err != nil {
 		var stderr []byte
-		if ee, ok := runErr.(*exec.ExitError); ok {
+		var ee *exec.ExitError
+		if errors.As(runErr, &ee) {
 			stderr = ee.Stderr
 		}
 		t.Fatalf("redocly lint: %v, its report is not JSON: %v\n%s\n%s", runErr, err, out, stderr)

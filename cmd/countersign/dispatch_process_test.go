@@ -44,7 +44,7 @@ func consoleBinary(t *testing.T) string {
 		}
 		binPath = filepath.Join(dir, "countersign")
 		if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("build: %v\n%s", err, out)
+			buildErr = fmt.Errorf("build: %w\n%s", err, out)
 		}
 	})
 	if buildErr != nil {

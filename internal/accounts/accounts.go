@@ -103,9 +103,6 @@ func (s *Service) SignIn(ctx context.Context, email, password, ip string) (User,
 // User returns the user with id, or apperr.NotFound.
 func (s *Service) User(ctx context.Context, id int64) (User, error) {
 	row, err := s.store.UserByID(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return User{}, apperr.Wrap(err, apperr.NotFound, "No such user.")
-	}
 	if err != nil {
 		return User{}, err
 	}
@@ -179,7 +176,7 @@ func (s *Service) SetRole(ctx context.Context, actor User, id int64, role Role) 
 	if actor.ID == id {
 		return apperr.New(apperr.Forbidden, "You cannot change your own role; ask another admin.")
 	}
-	return notFoundAsApp(s.store.SetUserRole(ctx, id, string(role), s.now()))
+	return s.store.SetUserRole(ctx, id, string(role), s.now())
 }
 
 // SetDisabled disables a user, ending all their sessions at once, or
@@ -188,7 +185,7 @@ func (s *Service) SetDisabled(ctx context.Context, actor User, id int64, disable
 	if actor.ID == id && disabled {
 		return apperr.New(apperr.Forbidden, "You cannot disable your own account; ask another admin.")
 	}
-	return notFoundAsApp(s.store.SetUserDisabled(ctx, id, disabled, s.now()))
+	return s.store.SetUserDisabled(ctx, id, disabled, s.now())
 }
 
 // ChangePassword replaces a user's password after checking the current one,
@@ -199,7 +196,7 @@ func (s *Service) SetDisabled(ctx context.Context, actor User, id int64, disable
 func (s *Service) ChangePassword(ctx context.Context, id int64, current, next string, keep []byte, ip string) error {
 	row, err := s.store.UserByID(ctx, id)
 	if err != nil {
-		return notFoundAsApp(err)
+		return err
 	}
 	account, source := row.Email, sourceOf(ip)
 	now := s.now()
@@ -244,13 +241,6 @@ func passwordProblem(p string) string {
 	return ""
 }
 
-func notFoundAsApp(err error) error {
-	if errors.Is(err, store.ErrNotFound) {
-		return apperr.Wrap(err, apperr.NotFound, "No such user.")
-	}
-	return err
-}
-
 // normaliseEmail is the form accounts are kept and found by; a customer
 // account's e-mail is the customer's reference, so it follows that rule.
 func normaliseEmail(s string) string { return adapter.NormaliseCustomerRef(s) }
@@ -268,7 +258,7 @@ func (s *Service) ResetPassword(ctx context.Context, email, password string) err
 	}
 	row, err := s.store.UserByEmail(ctx, normaliseEmail(email))
 	if err != nil {
-		return notFoundAsApp(err)
+		return err
 	}
 	hash, err := HashPassword(password)
 	if err != nil {
@@ -283,7 +273,7 @@ func (s *Service) ResetPassword(ctx context.Context, email, password string) err
 func (s *Service) EnsurePassword(ctx context.Context, email, password string) error {
 	row, err := s.store.UserByEmail(ctx, normaliseEmail(email))
 	if err != nil {
-		return notFoundAsApp(err)
+		return err
 	}
 	if ok, err := CheckPassword(row.PasswordHash, password); err == nil && ok {
 		return nil
@@ -295,7 +285,7 @@ func (s *Service) EnsurePassword(ctx context.Context, email, password string) er
 func (s *Service) UserIDByEmail(ctx context.Context, email string) (int64, error) {
 	row, err := s.store.UserByEmail(ctx, normaliseEmail(email))
 	if err != nil {
-		return 0, notFoundAsApp(err)
+		return 0, err
 	}
 	return row.ID, nil
 }

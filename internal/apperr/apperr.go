@@ -2,6 +2,12 @@
 // returns these kinds, wrapped with context; the web layer maps each kind to
 // an HTTP status in one table and shows users only the message, never the
 // wrapped internals.
+//
+// Not-found is decided at the source: the store's not-found
+// (store.NotFoundError) names what was missing, and As reads it as NotFound
+// with the message "No such <what>.", so a caller returns the store's error
+// as it is. A caller makes an Error of its own only where its reader needs
+// other words or another kind; an Error in the chain always wins.
 package apperr
 
 import (
@@ -112,11 +118,32 @@ func InvalidFields(fields map[string]string) *Error {
 	return &Error{Kind: Invalid, Message: "Some fields need fixing.", Fields: fields}
 }
 
-// As returns the *Error in err's chain, if any.
+// missing is a not-found from below this vocabulary: the store's
+// NotFoundError, whose Missing names the missing thing ("task"). apperr
+// knows the method, not the type, so that the store (the bottom layer)
+// and apperr need not import each other.
+type missing interface {
+	error
+	Missing() string
+}
+
+// As returns the *Error in err's chain, if any. A chain without one that
+// holds a not-found of the store's is a NotFound with the message "No such
+// <what>." and err as its cause.
 func As(err error) (*Error, bool) {
 	var e *Error
-	ok := errors.As(err, &e)
-	return e, ok
+	if errors.As(err, &e) {
+		return e, true
+	}
+	var m missing
+	if errors.As(err, &m) {
+		msg := "Not found."
+		if what := m.Missing(); what != "" {
+			msg = "No such " + what + "."
+		}
+		return &Error{Kind: NotFound, Message: msg, Err: err}, true
+	}
+	return nil, false
 }
 
 // KindOf returns the kind of err, Internal for errors outside this vocabulary.

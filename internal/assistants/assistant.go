@@ -141,11 +141,7 @@ func (s *Service) SetDisabled(ctx context.Context, id string, disabled bool) err
 		now := s.now()
 		at = &now
 	}
-	err := s.store.SetAssistantDisabled(ctx, id, at)
-	if errors.Is(err, store.ErrNotFound) {
-		return apperr.Wrap(err, apperr.NotFound, "No such assistant.")
-	}
-	return err
+	return s.store.SetAssistantDisabled(ctx, id, at)
 }
 
 // List returns every assistant with its keys and action switches.
@@ -185,9 +181,6 @@ func (s *Service) List(ctx context.Context) ([]Assistant, error) {
 // found when there is none.
 func (s *Service) Get(ctx context.Context, id string) (Assistant, error) {
 	row, err := s.store.Assistant(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return Assistant{}, apperr.Wrap(err, apperr.NotFound, "No such assistant.")
-	}
 	if err != nil {
 		return Assistant{}, err
 	}
@@ -199,9 +192,6 @@ func (s *Service) Get(ctx context.Context, id string) (Assistant, error) {
 // without its keys or action switches; not found when there is none.
 func (s *Service) ByName(ctx context.Context, name string) (Assistant, error) {
 	row, err := s.store.AssistantByName(ctx, name)
-	if errors.Is(err, store.ErrNotFound) {
-		return Assistant{}, apperr.Wrap(err, apperr.NotFound, "No such assistant.")
-	}
 	if err != nil {
 		return Assistant{}, err
 	}
@@ -280,9 +270,6 @@ func (s *Service) RestoreKey(ctx context.Context, assistantID string, createdBy 
 
 func (s *Service) storeKey(ctx context.Context, assistantID string, createdBy *int64, secret string) (Key, error) {
 	a, err := s.store.Assistant(ctx, assistantID)
-	if errors.Is(err, store.ErrNotFound) {
-		return Key{}, apperr.Wrap(err, apperr.NotFound, "No such assistant.")
-	}
 	if err != nil {
 		return Key{}, err
 	}
@@ -303,9 +290,6 @@ func (s *Service) storeKey(ctx context.Context, assistantID string, createdBy *i
 // revoked already.
 func (s *Service) RevokeKey(ctx context.Context, keyID string) (Key, error) {
 	row, err := s.store.RevokeAPIKey(ctx, keyID, s.now())
-	if errors.Is(err, store.ErrNotFound) {
-		return Key{}, apperr.Wrap(err, apperr.NotFound, "No such live key.")
-	}
 	if err != nil {
 		return Key{}, err
 	}

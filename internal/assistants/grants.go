@@ -3,7 +3,6 @@ package assistants
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"countersign/internal/apperr"
@@ -59,9 +58,6 @@ func (s *Service) SetGrants(ctx context.Context, by controlplane.Actor, id strin
 		MaxInflightLimit: int32(g.MaxInflightLimit), MaxRatePerMinute: int32(g.MaxRatePerMinute), AnyCustomer: g.AnyCustomer,
 		ReportsWithoutTask: g.ReportsWithoutTask},
 		store.Event{At: s.now(), ActorKind: string(by.Kind), ActorID: by.ID, Action: string(controlplane.EventAssistantGrantsChanged), Data: data})
-	if errors.Is(err, store.ErrNotFound) {
-		return Assistant{}, apperr.Wrap(err, apperr.NotFound, "No such assistant.")
-	}
 	if err != nil {
 		return Assistant{}, err
 	}

@@ -31,12 +31,12 @@ func Pgbench(ctx context.Context, url string, scale, clients int, d time.Duratio
 	}
 	bin := filepath.Join(dir, "pgbench")
 	if out, err := exec.CommandContext(ctx, bin, "-i", "-q", "-s", strconv.Itoa(scale), url).CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("pgbench -i: %v\n%s", err, out)
+		return 0, fmt.Errorf("pgbench -i: %w\n%s", err, out)
 	}
 	out, err := exec.CommandContext(ctx, bin, "-N", "-c", strconv.Itoa(clients), "-j", "2",
 		"-T", strconv.Itoa(max(1, int(d.Seconds()))), url).CombinedOutput()
 	if err != nil {
-		return 0, fmt.Errorf("pgbench -N: %v\n%s", err, out)
+		return 0, fmt.Errorf("pgbench -N: %w\n%s", err, out)
 	}
 	return parseTPS(string(out))
 }

@@ -68,8 +68,11 @@ func (r *runner) pages(ctx context.Context) error {
 	r.add(Figure{Name: "metrics_large_p50_ms", Value: ms(metricsLarge), Unit: "ms", Baseline: "metrics_small_p50_ms", Base: ms(metricsSmall),
 		Target: "≤ 1.5×", Met: met(ratio <= 1.5), Note: fmt.Sprintf("GET /metrics (last 28 days) at %d invocations, one connection", total)})
 	status, html, err := manager.Get(ctx, r.base, "/metrics")
-	if err != nil || status != http.StatusOK {
-		return fmt.Errorf("bench: the metrics page (%d, %v)", status, err)
+	if err != nil {
+		return fmt.Errorf("bench: the metrics page: %w", err)
+	}
+	if status != http.StatusOK {
+		return fmt.Errorf("bench: the metrics page (%d)", status)
 	}
 	kb := float64(len(html)) / 1000
 	r.add(Figure{Name: "metrics_html_kb", Value: kb, Unit: "kB", Target: "≤ 30 kB", Met: met(kb <= 30),
@@ -86,8 +89,11 @@ func (r *runner) pages(ctx context.Context) error {
 
 	// The queue must show the seeded work before it is timed.
 	status, page, err := agent.Get(ctx, r.base, "/queue")
-	if err != nil || status != http.StatusOK || !strings.Contains(page, `data-testid="card-inv_benchp`) {
-		return fmt.Errorf("bench: the queue page (%d, %v) does not show the seeded pending invocations", status, err)
+	if err != nil {
+		return fmt.Errorf("bench: the queue page: %w", err)
+	}
+	if status != http.StatusOK || !strings.Contains(page, `data-testid="card-inv_benchp`) {
+		return fmt.Errorf("bench: the queue page (%d) does not show the seeded pending invocations", status)
 	}
 	note := fmt.Sprintf("GET /queue (first page), agent signed in; %d pending, %d settled", r.cfg.Pending, large)
 	q64, err := r.load(ctx, "/queue", ah, 64)

@@ -345,14 +345,20 @@ func (r *runner) confirmToSend(ctx context.Context) error {
 		}
 		status, page, err := person.Get(ctx, r.base, "/requests/"+inv.ID)
 		tok := chaos.Field(page, "_csrf")
-		if err != nil || status != http.StatusOK || tok == "" {
-			return fmt.Errorf("bench: the request page: %d, token %v, %v", status, tok != "", err)
+		if err != nil {
+			return fmt.Errorf("bench: the request page: %w", err)
+		}
+		if status != http.StatusOK || tok == "" {
+			return fmt.Errorf("bench: the request page: %d, token %v", status, tok != "")
 		}
 		arrived := r.awaitArrival(inv.IdempotencyKey)
 		t0 := time.Now()
 		status, _, err = person.Post(ctx, r.base, "/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {tok}})
-		if err != nil || status != http.StatusSeeOther {
-			return fmt.Errorf("bench: confirm: %d, %v", status, err)
+		if err != nil {
+			return fmt.Errorf("bench: confirm: %w", err)
+		}
+		if status != http.StatusSeeOther {
+			return fmt.Errorf("bench: confirm: %d", status)
 		}
 		select {
 		case at := <-arrived:
@@ -360,8 +366,10 @@ func (r *runner) confirmToSend(ctx context.Context) error {
 		case <-time.After(30 * time.Second):
 			return fmt.Errorf("bench: the confirmed write %s did not reach the shop within 30s", inv.ID)
 		}
-		if state, err := r.settle(ctx, tw, task, inv.ID, 60*time.Second); err != nil || state != "completed" {
-			return fmt.Errorf("bench: the confirmed write %s ended %s (%v)", inv.ID, state, err)
+		if state, err := r.settle(ctx, tw, task, inv.ID, 60*time.Second); err != nil {
+			return fmt.Errorf("bench: the confirmed write %s: %w", inv.ID, err)
+		} else if state != "completed" {
+			return fmt.Errorf("bench: the confirmed write %s ended %s", inv.ID, state)
 		}
 	}
 	p50, p99 := ms(hist.Quantile(0.5)), ms(hist.Quantile(0.99))

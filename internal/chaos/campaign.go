@@ -201,7 +201,7 @@ func BuildConsole(dir string) (string, error) {
 	bin := filepath.Join(dir, "countersign")
 	out, err := exec.Command("go", "build", "-o", bin, "countersign/cmd/countersign").CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("chaos: build the console: %v\n%s", err, out)
+		return "", fmt.Errorf("chaos: build the console: %w\n%s", err, out)
 	}
 	return bin, nil
 }

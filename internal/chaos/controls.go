@@ -55,7 +55,7 @@ func (d *driver) globalStop(ctx context.Context, rnd *rand.Rand, stopped bool) e
 		}
 		tok := field(page, "_csrf")
 		if err != nil || tok == "" {
-			last = fmt.Errorf("tasks page: %d %v", status, err)
+			last = requestErr("tasks page", status, err)
 			sleep(ctx, time.Duration(attempt+1)*300*time.Millisecond)
 			continue
 		}
@@ -64,7 +64,7 @@ func (d *driver) globalStop(ctx context.Context, rnd *rand.Rand, stopped bool) e
 		if err == nil && status == http.StatusSeeOther {
 			return nil
 		}
-		last = fmt.Errorf("global stop: %d %v", status, err)
+		last = requestErr("global stop", status, err)
 		sleep(ctx, time.Duration(attempt+1)*300*time.Millisecond)
 	}
 	return last
@@ -83,7 +83,7 @@ func (d *driver) resendDelivery(ctx context.Context, rnd *rand.Rand, id int64) e
 	}
 	tok := field(page, "_csrf")
 	if err != nil || tok == "" {
-		return fmt.Errorf("assistants page: %d %v", status, err)
+		return requestErr("assistants page", status, err)
 	}
 	status, _, err = d.admin.post(ctx, base, fmt.Sprintf("/admin/assistants/%s/deliveries/%d/resend", d.w.assistantID, id), url.Values{"_csrf": {tok}})
 	d.record(Action{Actor: "admin", Op: "resend_delivery " + strconv.FormatInt(id, 10), Console: n + 1, Status: status, Error: errText(err)})
@@ -91,4 +91,13 @@ func (d *driver) resendDelivery(ctx context.Context, rnd *rand.Rand, id int64) e
 		err = fmt.Errorf("resend delivery %d: %d", id, status)
 	}
 	return err
+}
+
+// requestErr says why a request of the driver's failed: its error, wrapped,
+// when it got no answer, else the status it answered.
+func requestErr(what string, status int, err error) error {
+	if err != nil {
+		return fmt.Errorf("%s: %d %w", what, status, err)
+	}
+	return fmt.Errorf("%s: %d", what, status)
 }

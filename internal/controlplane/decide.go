@@ -75,9 +75,6 @@ func (s *Service) approve(ctx context.Context, actor Actor, id string, expectedV
 // both a decision makes; lockTask locks the task row for the transaction.
 func loadRequest(ctx context.Context, tx *store.Tx, id string, lockTask bool) (store.Invocation, store.Task, error) {
 	row, err := tx.Invocation(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return store.Invocation{}, store.Task{}, apperr.Wrap(err, apperr.NotFound, "No such invocation.")
-	}
 	if err != nil {
 		return store.Invocation{}, store.Task{}, err
 	}

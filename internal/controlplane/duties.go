@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -34,9 +33,6 @@ func (s *Service) approveAsStaff(ctx context.Context, actor Actor, id string, ex
 	began := time.Now()
 	err := s.store.InTx(ctx, func(tx *store.Tx) error {
 		row, err := tx.LockInvocation(ctx, id)
-		if errors.Is(err, store.ErrNotFound) {
-			return apperr.Wrap(err, apperr.NotFound, "No such invocation.")
-		}
 		if err != nil {
 			return err
 		}

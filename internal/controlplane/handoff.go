@@ -57,9 +57,6 @@ func (s *Service) TakeHandoff(ctx context.Context, actor Actor, id int64) (taken
 		return s.record(ctx, tx, actor, EventHandoffTaken, deref(h.TaskID), "", map[string]any{"handoff_id": id,
 			"conversation_id": h.ConversationID, "assistant_id": h.AssistantID})
 	})
-	if errors.Is(err, store.ErrNotFound) {
-		return 0, apperr.Wrap(err, apperr.NotFound, "No such hand-off.")
-	}
 	return takenBy, err
 }
 
@@ -135,9 +132,6 @@ func (s *Service) CloseHandoff(ctx context.Context, actor Actor, id int64, outco
 		}
 		return s.record(ctx, tx, actor, outcome.event(), deref(h.TaskID), "", data)
 	})
-	if errors.Is(err, store.ErrNotFound) {
-		return apperr.Wrap(err, apperr.NotFound, "No such hand-off.")
-	}
 	return err
 }
 

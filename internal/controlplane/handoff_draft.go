@@ -214,9 +214,6 @@ func (s *Service) heldDraft(ctx context.Context, actor Actor, id int64, digest, 
 		}
 		return nil
 	})
-	if errors.Is(err, store.ErrNotFound) {
-		return PreparedDraft{}, apperr.Wrap(err, apperr.NotFound, "No such hand-off.")
-	}
 	return draft, err
 }
 

@@ -2,7 +2,6 @@ package controlplane
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -64,9 +63,6 @@ func (s *Service) TakeOverHandoff(ctx context.Context, actor Actor, id int64, re
 			"conversation_id": h.ConversationID, "assistant_id": h.AssistantID, "from_user_id": *h.HolderID, "from": h.HolderName,
 			"reason": reason})
 	})
-	if errors.Is(err, store.ErrNotFound) {
-		return apperr.Wrap(err, apperr.NotFound, "No such hand-off.")
-	}
 	return err
 }
 

@@ -120,9 +120,6 @@ func fromRow(r store.Invocation) (Invocation, error) {
 // Invocation returns an invocation by id, or apperr.NotFound.
 func (s *Service) Invocation(ctx context.Context, id string) (Invocation, error) {
 	row, err := s.store.Invocation(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return Invocation{}, apperr.Wrap(err, apperr.NotFound, "No such invocation.")
-	}
 	if err != nil {
 		return Invocation{}, err
 	}
@@ -193,9 +190,6 @@ func (s *Service) transitionErr(ctx context.Context, tx *store.Tx, id string, ex
 		return err
 	}
 	row, lerr := tx.Invocation(ctx, id)
-	if errors.Is(lerr, store.ErrNotFound) {
-		return apperr.Wrap(lerr, apperr.NotFound, "No such invocation.")
-	}
 	if lerr != nil {
 		return lerr
 	}

@@ -122,8 +122,11 @@ func TestWritePathPlansMadeWhileEmptyStayBounded(t *testing.T) {
 		var plans []struct {
 			Plan map[string]any `json:"Plan"`
 		}
-		if err := json.Unmarshal([]byte(out), &plans); err != nil || len(plans) != 1 {
-			return 0, "", fmt.Errorf("explain: %v (%d plans)", err, len(plans))
+		if err := json.Unmarshal([]byte(out), &plans); err != nil {
+			return 0, "", fmt.Errorf("explain: %w", err)
+		}
+		if len(plans) != 1 {
+			return 0, "", fmt.Errorf("explain: %d plans, want 1", len(plans))
 		}
 		num := func(k string) int { f, _ := plans[0].Plan[k].(float64); return int(f) }
 		return num("Shared Hit Blocks") + num("Shared Read Blocks"), out, nil

@@ -2,7 +2,6 @@ package controlplane
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"countersign/internal/adapter"
@@ -47,9 +46,6 @@ const ClaimHold = 5 * time.Minute
 // apperr.NotFound.
 func (s *Service) Card(ctx context.Context, id string) (QueueCard, error) {
 	r, err := s.store.QueueItem(ctx, id, s.now())
-	if errors.Is(err, store.ErrNotFound) {
-		return QueueCard{}, apperr.Wrap(err, apperr.NotFound, "No such request.")
-	}
 	if err != nil {
 		return QueueCard{}, err
 	}
@@ -104,9 +100,6 @@ func (s *Service) Claim(ctx context.Context, actor Actor, id string) (Claim, err
 	}
 	now := s.now()
 	c, err := s.store.ClaimCard(ctx, id, actor.UserID, now, now.Add(ClaimHold))
-	if errors.Is(err, store.ErrNotFound) {
-		return Claim{}, apperr.Wrap(err, apperr.NotFound, "No such request.")
-	}
 	if err != nil {
 		return Claim{}, err
 	}

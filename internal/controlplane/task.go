@@ -2,7 +2,6 @@ package controlplane
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -221,9 +220,6 @@ func (s *Service) knownAction(name string) bool {
 // Task returns a task by id, or apperr.NotFound.
 func (s *Service) Task(ctx context.Context, id string) (Task, error) {
 	row, err := s.store.Task(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return Task{}, apperr.Wrap(err, apperr.NotFound, "No such task.")
-	}
 	if err != nil {
 		return Task{}, err
 	}
@@ -274,9 +270,6 @@ func (s *Service) changeTask(ctx context.Context, actor Actor, taskID string, ex
 		// The permit takes this lock too: whichever commits first, the
 		// other sees its result.
 		current, err := tx.LockTask(ctx, taskID)
-		if errors.Is(err, store.ErrNotFound) {
-			return apperr.Wrap(err, apperr.NotFound, "No such task.")
-		}
 		if err != nil {
 			return err
 		}

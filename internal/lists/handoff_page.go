@@ -81,9 +81,6 @@ type HandoffDetail struct {
 // not found.
 func (s *Service) Handoff(ctx context.Context, id int64) (HandoffDetail, error) {
 	conv, err := s.store.HandoffConversation(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return HandoffDetail{}, apperr.Wrap(err, apperr.NotFound, "No such hand-off.")
-	}
 	if err != nil {
 		return HandoffDetail{}, err
 	}

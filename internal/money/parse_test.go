@@ -1,6 +1,9 @@
 package money
 
-import "testing"
+import (
+	"errors"
+	"testing"
+)
 
 func TestParse(t *testing.T) {
 	for _, tc := range []struct {
@@ -20,7 +23,7 @@ func TestParse(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "abc", "34.505", "-5", "3450 cents", "34.", "1e3", "12.3.4", "99999999999999"} {
-		if got, err := Parse(bad, "usd"); err != ErrAmount {
+		if got, err := Parse(bad, "usd"); !errors.Is(err, ErrAmount) {
 			t.Errorf("Parse(%q) = %d, %v; want ErrAmount", bad, got, err)
 		}
 	}

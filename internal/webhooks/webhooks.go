@@ -148,9 +148,7 @@ func (s *Service) Register(ctx context.Context, assistantID string, createdBy *i
 	if err != nil {
 		return Endpoint{}, "", err
 	}
-	if _, err := s.store.Assistant(ctx, assistantID); errors.Is(err, store.ErrNotFound) {
-		return Endpoint{}, "", apperr.Wrap(err, apperr.NotFound, "No such assistant.")
-	} else if err != nil {
+	if _, err := s.store.Assistant(ctx, assistantID); err != nil {
 		return Endpoint{}, "", err
 	}
 	// Standard Webhooks: the secret is base64 after whsec_, its key the

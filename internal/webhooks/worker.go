@@ -193,8 +193,11 @@ func handoffConversation(e store.WebhookEvent) (json.RawMessage, error) {
 		// shows it (controlplane.Takeover).
 		TakenOver json.RawMessage `json:"taken_over"`
 	}
-	if err := json.Unmarshal(e.Data, &d); err != nil || d.ConversationID == "" {
-		return nil, fmt.Errorf("webhooks: hand-off event %d names no conversation: %v", e.EventID, err)
+	if err := json.Unmarshal(e.Data, &d); err != nil {
+		return nil, fmt.Errorf("webhooks: hand-off event %d: %w", e.EventID, err)
+	}
+	if d.ConversationID == "" {
+		return nil, fmt.Errorf("webhooks: hand-off event %d names no conversation", e.EventID)
 	}
 	at := e.At.UTC()
 	if d.TakenAt == nil {

@@ -131,7 +131,7 @@ func StartBouncer(ctx context.Context, cfg BouncerConfig) (*Bouncer, error) {
 		}
 		if time.Now().After(deadline) {
 			b.Stop()
-			return nil, fmt.Errorf("pgcluster: pgbouncer did not accept connections within 20s (%v); its log says:\n%s", err, b.logTail())
+			return nil, fmt.Errorf("pgcluster: pgbouncer did not accept connections within 20s (%w); its log says:\n%s", err, b.logTail())
 		}
 	}
 }

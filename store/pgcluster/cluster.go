@@ -219,7 +219,11 @@ func (c *Cluster) start(ctx context.Context, bin string, owner *osUser, durable 
 		}
 		select {
 		case <-c.exited:
-			return fmt.Errorf("pgcluster: %w (%v); its log says:\n%s", errEarlyExit, c.waitErr, c.logSince(logStart))
+			why := errEarlyExit
+			if c.waitErr != nil {
+				why = fmt.Errorf("%w (%w)", errEarlyExit, c.waitErr)
+			}
+			return fmt.Errorf("pgcluster: %w; its log says:\n%s", why, c.logSince(logStart))
 		case <-ctx.Done():
 			_ = c.Stop(context.Background())
 			return ctx.Err()

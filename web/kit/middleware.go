@@ -90,7 +90,7 @@ func (s *Site) RecoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) (err error) {
 		defer func() {
 			if r := recover(); r != nil {
-				if r == http.ErrAbortHandler {
+				if e, ok := r.(error); ok && errors.Is(e, http.ErrAbortHandler) {
 					panic(r)
 				}
 				err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())

@@ -3,6 +3,7 @@ package kit
 import (
 	"context"
 	"crypto/subtle"
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -58,7 +59,8 @@ func (t *Telemetry) Middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		status := c.Response().Status
 		if err != nil {
-			if he, ok := err.(*echo.HTTPError); ok {
+			var he *echo.HTTPError
+			if errors.As(err, &he) {
 				status = he.Code
 			} else if s, ok := StatusOf[apperr.KindOf(err)]; ok {
 				status = s
