@@ -23,14 +23,18 @@ type TaskListFilter struct {
 	Need string
 	// UserID is who asks, for "mine": a card they hold or a hand-off they took.
 	UserID int64
-	Now    time.Time
-	After  *TaskCursor
-	Limit  int
+	// Now is when a card's hold is current, for "mine" (the lists set it
+	// from their clock).
+	Now time.Time
+	// After is where the previous page ended; nil for the first page.
+	After *TaskCursor
+	// Limit is the page's size: 50 unless between 1 and 200.
+	Limit int
 }
 
 // TaskCursor is where a page of the task list ended: its order is rank
 // (0 a result needs checking, 1 something else needs a person, 2 active,
-// 3 ended), then newest change first.
+// 3 ended), then newest change first, then the id.
 type TaskCursor struct {
 	Rank      int32
 	UpdatedAt time.Time
