@@ -21,7 +21,9 @@ type QueueFilter struct {
 	OlderThan time.Duration
 	// ClaimedBy keeps cards held (unexpired) by this user; 0 means anyone.
 	ClaimedBy int64
-	Now       time.Time
+	// Now is the moment OlderThan and a hold's expiry are measured from
+	// (the lists set it from their clock).
+	Now time.Time
 	// After is the last card of the previous page: the next page starts
 	// strictly after (deadline_at, id) in the queue's order.
 	After *QueueCursor

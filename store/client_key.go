@@ -67,7 +67,7 @@ func (s *Store) ClaimClientKey(ctx context.Context, taskID, key string, requestH
 		}
 		// The dead request may have committed its invocation before it
 		// died: then that is the key's result, and nothing is proposed twice.
-		if made, err := t.InvocationByClientKey(ctx, taskID, key); err == nil {
+		if made, err := t.invocationByClientKey(ctx, taskID, key); err == nil {
 			c.InvocationID = made.ID
 			_, err = t.tx.Exec(ctx, `UPDATE client_keys SET invocation_id = $3 WHERE task_id = $1 AND key = $2`, taskID, key, made.ID)
 			return err

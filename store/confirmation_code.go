@@ -47,7 +47,7 @@ func (s *Store) InsertConfirmationCode(ctx context.Context, c ConfirmationCode, 
 	var out ConfirmationCode
 	var limited bool
 	err := s.InTx(ctx, func(tx *Tx) error {
-		if err := tx.AdvisoryLock(ctx, codeLock); err != nil {
+		if err := tx.advisoryLock(ctx, codeLock); err != nil {
 			return err
 		}
 		for _, cp := range caps {
@@ -122,7 +122,7 @@ func (s *Store) TryConfirmationCode(ctx context.Context, selector string, who Co
 	match func(ConfirmationCode) bool) (CodeTry, error) {
 	var out CodeTry
 	err := s.InTx(ctx, func(tx *Tx) error {
-		if err := tx.AdvisoryLock(ctx, codeLock); err != nil {
+		if err := tx.advisoryLock(ctx, codeLock); err != nil {
 			return err
 		}
 		left := -1

@@ -94,14 +94,3 @@ func (s *Store) EventsForInvocation(ctx context.Context, invocationID string) ([
 	}
 	return events, nil
 }
-
-// CountEvents counts events of an action, optionally for one task.
-func (s *Store) CountEvents(ctx context.Context, action string, taskID *string) (int, error) {
-	var n int
-	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM events WHERE action = $1 AND ($2::text IS NULL OR task_id = $2)`,
-		action, taskID).Scan(&n)
-	if err != nil {
-		return 0, fmt.Errorf("store.CountEvents: %w", err)
-	}
-	return n, nil
-}

@@ -42,10 +42,12 @@ type HandoffGroup struct {
 // OverSince, for the counts, is the moment a group waiting since before it
 // is over its target.
 type HandoffFilter struct {
-	Status    string
-	Intent    string
-	UserID    int64
-	After     *HandoffCursor
+	Status string
+	Intent string
+	UserID int64
+	// After is where the previous page ended; nil for the first page.
+	After *HandoffCursor
+	// Limit is the page's size: 50 unless between 1 and 200.
 	Limit     int
 	OverSince time.Time
 }

@@ -104,9 +104,9 @@ func (t *Tx) Invocation(ctx context.Context, id string) (Invocation, error) {
 	return invocation(ctx, t.tx, `id = $1`, id)
 }
 
-// InvocationByClientKey finds the invocation a caller's Idempotency-Key
+// invocationByClientKey finds the invocation a caller's Idempotency-Key
 // made in a task.
-func (t *Tx) InvocationByClientKey(ctx context.Context, taskID, key string) (Invocation, error) {
+func (t *Tx) invocationByClientKey(ctx context.Context, taskID, key string) (Invocation, error) {
 	return invocation(ctx, t.tx, `task_id = $1 AND client_key = $2`, taskID, key)
 }
 

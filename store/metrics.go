@@ -52,7 +52,8 @@ func (s *Store) InvocationDays(ctx context.Context, f MetricsFilter) ([]Invocati
 	return out, nil
 }
 
-// ReasonCount is how many invocations ended for one reason.
+// ReasonCount is how many invocations ended for one reason; Kind is
+// "not_dispatched" or the kind of decision that refused them.
 type ReasonCount struct {
 	Kind   string `db:"kind"`
 	Reason string `db:"reason"`

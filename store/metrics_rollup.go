@@ -41,7 +41,7 @@ type RefreshReport struct {
 func (s *Store) RefreshMetrics(ctx context.Context) (RefreshReport, error) {
 	var rep RefreshReport
 	err := s.InTx(ctx, func(t *Tx) error {
-		if err := t.AdvisoryLock(ctx, "metrics-refresh"); err != nil {
+		if err := t.advisoryLock(ctx, "metrics-refresh"); err != nil {
 			return err
 		}
 		var err error

@@ -54,9 +54,9 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) (applied int, err error) {
 	return len(results), nil
 }
 
-// MigrationsPending reports how many embedded migrations the database has
+// migrationsPending reports how many embedded migrations the database has
 // not applied; /readyz is not ready while any are.
-func MigrationsPending(ctx context.Context, pool *pgxpool.Pool) (int, error) {
+func migrationsPending(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 	p, closeDB, err := provider(pool)
 	if err != nil {
 		return 0, err

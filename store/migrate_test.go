@@ -21,7 +21,7 @@ func TestMigrationsApplyToEmptyDatabase(t *testing.T) {
 		t.Fatalf("no embedded migrations: %v", err)
 	}
 
-	pending, err := store.MigrationsPending(ctx, pool)
+	pending, err := store.New(pool).MigrationsPending(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestMigrationsApplyToEmptyDatabase(t *testing.T) {
 	if applied != len(files) {
 		t.Errorf("applied = %d, want %d", applied, len(files))
 	}
-	if pending, _ := store.MigrationsPending(ctx, pool); pending != 0 {
+	if pending, _ := store.New(pool).MigrationsPending(ctx); pending != 0 {
 		t.Errorf("pending after = %d, want 0", pending)
 	}
 	again, err := store.Migrate(ctx, pool)

@@ -187,7 +187,7 @@ func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
 // MigrationsPending counts the migrations not yet applied to the database,
 // for the readiness probe.
 func (s *Store) MigrationsPending(ctx context.Context) (int, error) {
-	return MigrationsPending(ctx, s.pool)
+	return migrationsPending(ctx, s.pool)
 }
 
 // dbtx is what a pool and a transaction have in common, so a helper can run

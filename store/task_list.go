@@ -23,14 +23,18 @@ type TaskListFilter struct {
 	Need string
 	// UserID is who asks, for "mine": a card they hold or a hand-off they took.
 	UserID int64
-	Now    time.Time
-	After  *TaskCursor
-	Limit  int
+	// Now is when a card's hold is current, for "mine" (the lists set it
+	// from their clock).
+	Now time.Time
+	// After is where the previous page ended; nil for the first page.
+	After *TaskCursor
+	// Limit is the page's size: 50 unless between 1 and 200.
+	Limit int
 }
 
 // TaskCursor is where a page of the task list ended: its order is rank
 // (0 a result needs checking, 1 something else needs a person, 2 active,
-// 3 ended), then newest change first.
+// 3 ended), then newest change first, then the id.
 type TaskCursor struct {
 	Rank      int32
 	UpdatedAt time.Time
@@ -178,10 +182,10 @@ func (s *Store) taskListPage(ctx context.Context, q string, a sqlArgs) ([]TaskLi
 	return out, nil
 }
 
-// TaskListCell is how many tasks share an action ("" for every task), a
+// taskListCell is how many tasks share an action ("" for every task), a
 // state and which of the three needs they have: the unit the list's
 // counts are sums of.
-type TaskListCell struct {
+type taskListCell struct {
 	Action     string `db:"action"`
 	State      string `db:"state"`
 	Unverified bool   `db:"unverified"`
@@ -191,7 +195,7 @@ type TaskListCell struct {
 }
 
 // rank is the list's rank of the cell's tasks, as tasks.list_rank.
-func (c TaskListCell) rank() int32 {
+func (c taskListCell) rank() int32 {
 	switch {
 	case c.Unverified:
 		return 0
@@ -204,7 +208,7 @@ func (c TaskListCell) rank() int32 {
 }
 
 // has says whether the cell's tasks have the need ("" any).
-func (c TaskListCell) has(need string) bool {
+func (c taskListCell) has(need string) bool {
 	switch need {
 	case "":
 		return true
@@ -222,23 +226,23 @@ func (c TaskListCell) has(need string) bool {
 	return false
 }
 
-// TaskListCells returns the stored cells summed over their shards: what
+// taskListCells returns the stored cells summed over their shards: what
 // the triggers of migration 00022 keep, read in a time that does not grow
 // with the number of tasks.
-func (s *Store) TaskListCells(ctx context.Context) ([]TaskListCell, error) {
+func (s *Store) taskListCells(ctx context.Context) ([]taskListCell, error) {
 	rows, _ := s.pool.Query(ctx, `
 		SELECT action, state, unverified, approval, handoff, sum(tasks)::bigint AS tasks FROM task_list_cells
 		GROUP BY action, state, unverified, approval, handoff HAVING sum(tasks) <> 0`)
-	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[TaskListCell])
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[taskListCell])
 	if err != nil {
-		return nil, fmt.Errorf("store.TaskListCells: %w", err)
+		return nil, fmt.Errorf("store.taskListCells: %w", err)
 	}
 	return out, nil
 }
 
 // searchCells counts the cells of the tasks a search finds, from their
 // rows: it reads those tasks only.
-func (s *Store) searchCells(ctx context.Context, query string) ([]TaskListCell, error) {
+func (s *Store) searchCells(ctx context.Context, query string) ([]taskListCell, error) {
 	a := sqlArgs{}
 	where := taskListWhere(TaskListFilter{Query: query}, &a)
 	rows, _ := s.pool.Query(ctx, `
@@ -247,7 +251,7 @@ func (s *Store) searchCells(ctx context.Context, query string) ([]TaskListCell, 
 		FROM tasks t CROSS JOIN LATERAL (SELECT '' AS action UNION ALL SELECT ta.action FROM task_actions ta WHERE ta.task_id = t.id) x
 		WHERE `+where+`
 		GROUP BY 1, 2, 3, 4, 5`, a...)
-	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[TaskListCell])
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[taskListCell])
 	if err != nil {
 		return nil, fmt.Errorf("store.TaskListCounts: search: %w", err)
 	}
@@ -261,10 +265,10 @@ func (s *Store) searchCells(ctx context.Context, query string) ([]TaskListCell, 
 // ahead of it are counted from the rows.
 func (s *Store) TaskListCounts(ctx context.Context, f TaskListFilter) (TaskListCounts, error) {
 	c := TaskListCounts{Actions: map[string]int64{}}
-	var cells []TaskListCell
+	var cells []taskListCell
 	var err error
 	if f.Query == "" {
-		cells, err = s.TaskListCells(ctx)
+		cells, err = s.taskListCells(ctx)
 	} else {
 		cells, err = s.searchCells(ctx, f.Query)
 	}

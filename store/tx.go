@@ -96,9 +96,9 @@ func (s *Store) notify(ctx context.Context, notes []notification) {
 		FROM unnest($1::text[], $2::text[]) AS n(c, p)`, channels, payloads)
 }
 
-// AdvisoryLock takes a transaction-scoped advisory lock on key, serialising
+// advisoryLock takes a transaction-scoped advisory lock on key, serialising
 // transactions that would otherwise race on a row that does not exist yet.
-func (t *Tx) AdvisoryLock(ctx context.Context, key string) error {
+func (t *Tx) advisoryLock(ctx context.Context, key string) error {
 	if _, err := t.tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", key); err != nil {
 		return fmt.Errorf("store: advisory lock: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"countersign/internal/accounts"
 	"countersign/internal/webhooks"
+	"countersign/store/dbtest"
 )
 
 // TestHandoffTakeLandsOnItsPageAndResolvingTellsTheAssistant follows one
@@ -103,7 +104,7 @@ func TestHandoffTakeLandsOnItsPageAndResolvingTellsTheAssistant(t *testing.T) {
 	if got := m.post(handoffPath(id, "resolve"), url.Values{"_csrf": {m.csrf("/handoffs")}, "note": {"Me too."}}).doc(t).Find(`[data-testid="error-summary"]`).Text(); !strings.Contains(got, "over already") {
 		t.Errorf("the second person to resolve is told %q, want that it is over already", got)
 	}
-	if n, err := b.store.CountEvents(ctx, "handoff.resolved", nil); err != nil || n != 1 {
+	if n, err := dbtest.CountEvents(ctx, b.store.Pool(), "handoff.resolved", nil); err != nil || n != 1 {
 		t.Errorf("handoff.resolved events = %d (%v), want 1", n, err)
 	}
 
@@ -241,7 +242,7 @@ func TestGivingAHandoffBackTellsTheAssistantWhatToDo(t *testing.T) {
 	if page.Find(`[data-testid="draft-discarded"]`).Length() != 1 || page.Find(`[data-testid="draft-send"]`).Length() != 0 {
 		t.Errorf("after Discard the draft is not marked discarded, or can still be sent")
 	}
-	if n, err := b.store.CountEvents(context.Background(), "invocation.proposed", nil); err != nil || n != 0 {
+	if n, err := dbtest.CountEvents(context.Background(), b.store.Pool(), "invocation.proposed", nil); err != nil || n != 0 {
 		t.Errorf("discarding proposed %d requests (%v)", n, err)
 	}
 	c.post(handoffPath(id, "give-back"), url.Values{"_csrf": {tok}, "note": {"Ask which order: A (walnut lamp) or B (desk lamp)."}})

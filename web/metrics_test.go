@@ -17,6 +17,7 @@ import (
 
 	"countersign/internal/accounts"
 	"countersign/internal/demo"
+	"countersign/store/dbtest"
 )
 
 // loadHistory bulk-loads synthetic history ending at the bundle's clock and
@@ -380,7 +381,7 @@ func TestManagerPagesRoles(t *testing.T) {
 	if p.Version != 1 || p.Stage != 3 {
 		t.Errorf("agents or customers changed the policy: %+v", p)
 	}
-	if n, _ := b.store.CountEvents(context.Background(), "policy.changed", nil); n != 0 {
+	if n, _ := dbtest.CountEvents(context.Background(), b.store.Pool(), "policy.changed", nil); n != 0 {
 		t.Errorf("%d policy.changed events", n)
 	}
 }

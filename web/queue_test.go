@@ -15,6 +15,7 @@ import (
 	"countersign/internal/accounts"
 	"countersign/internal/controlplane"
 	"countersign/internal/demoshop"
+	"countersign/store/dbtest"
 )
 
 // consoleFixture is a customer of the demo shop with a delivered order
@@ -318,11 +319,11 @@ func TestQueueTwoAgentsOneCardOneDecision(t *testing.T) {
 	if ok != 1 || conflict != 1 {
 		t.Fatalf("two decisions: %d succeeded, %d conflicted (want 1 and 1)", ok, conflict)
 	}
-	n, err := b.store.CountEvents(context.Background(), "invocation.approved", &f.task.ID)
+	n, err := dbtest.CountEvents(context.Background(), b.store.Pool(), "invocation.approved", &f.task.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, _ := b.store.CountEvents(context.Background(), "invocation.rejected", &f.task.ID)
+	m, _ := dbtest.CountEvents(context.Background(), b.store.Pool(), "invocation.rejected", &f.task.ID)
 	if n+m != 1 {
 		t.Fatalf("%d approvals and %d rejections recorded, want one decision", n, m)
 	}

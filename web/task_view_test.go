@@ -17,6 +17,7 @@ import (
 	"countersign/internal/accounts"
 	"countersign/internal/controlplane"
 	"countersign/internal/demoshop"
+	"countersign/store/dbtest"
 )
 
 // approveAndDispatch approves an invocation as the bundle's agent and runs
@@ -102,7 +103,7 @@ func TestTaskViewSaysWhereEachRequestStandsAndPauseIsAControl(t *testing.T) {
 	}
 
 	// Inspect B read-only, then reconcile it from the shop's evidence.
-	before, _ := b.store.CountEvents(context.Background(), "invocation.reconciled", &f.task.ID)
+	before, _ := dbtest.CountEvents(context.Background(), b.store.Pool(), "invocation.reconciled", &f.task.ID)
 	ins := c.get("/tasks/" + f.task.ID + "?inspect=" + bInv.ID)
 	panel := ins.doc(t).Find(`[data-testid="inspect-panel"]`)
 	if !strings.Contains(panel.Find(`[data-testid="tech-key"]`).Text(), bInv.IdempotencyKey) {
@@ -136,7 +137,7 @@ func TestTaskViewSaysWhereEachRequestStandsAndPauseIsAControl(t *testing.T) {
 		strings.Contains(txt, `{"`) {
 		t.Errorf("the inspect panel shows raw JSON or codes:\n%s", txt)
 	}
-	if after, _ := b.store.CountEvents(context.Background(), "invocation.reconciled", &f.task.ID); after != before {
+	if after, _ := dbtest.CountEvents(context.Background(), b.store.Pool(), "invocation.reconciled", &f.task.ID); after != before {
 		t.Fatalf("inspecting changed something")
 	}
 	if got := b.invocation(t, bInv.ID).State; got != controlplane.Unverified {
@@ -321,7 +322,7 @@ func TestHandoffsShowWhatTheAssistantPreparedAndTakingAssigns(t *testing.T) {
 	if got := c2.get("/handoffs").doc(t).Find(`[data-testid="taken-by"]`).Text(); !strings.Contains(got, b.users[accounts.Agent].Name) {
 		t.Errorf("the second person is not told who took it: %q", got)
 	}
-	if n, err := b.store.CountEvents(ctx, "handoff.taken", nil); err != nil || n != 1 {
+	if n, err := dbtest.CountEvents(ctx, b.store.Pool(), "handoff.taken", nil); err != nil || n != 1 {
 		t.Errorf("handoff.taken events = %d (%v), want 1: the taker is audited, the one too late is not", n, err)
 	}
 }

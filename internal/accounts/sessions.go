@@ -21,21 +21,11 @@ type SessionRows interface {
 // for Touch, was revoked meanwhile.
 var ErrNoSession = errors.New("accounts: no such live session")
 
-// Session is a browser session as the server keeps it. Its cookie holds a
-// random id; only the id's hash is kept, so ending a session on the server
-// ends it everywhere.
-type Session struct {
-	IDHash    []byte
-	UserID    *int64 // nil before sign-in, or for a customer's link session
-	CSRFToken string
-	// Data is the session's values, encoded by the HTTP side.
-	Data       []byte
-	IP         string
-	UserAgent  string
-	CreatedAt  time.Time
-	LastSeenAt time.Time
-	RevokedAt  *time.Time
-}
+// Session is a browser session as the server keeps it (the store's row,
+// named here because web names no store type). Its cookie holds a random
+// id; only the id's hash is kept, so ending a session on the server ends
+// it everywhere. Data is the session's values, encoded by the HTTP side.
+type Session = store.Session
 
 // Sessions keeps browser sessions.
 type Sessions struct{ rows SessionRows }
@@ -54,19 +44,16 @@ func (s *Sessions) Load(ctx context.Context, idHash []byte) (Session, *User, err
 	if err != nil {
 		return Session{}, nil, err
 	}
-	sess := Session{IDHash: row.IDHash, UserID: row.UserID, CSRFToken: row.CSRFToken, Data: row.Data, IP: row.IP,
-		UserAgent: row.UserAgent, CreatedAt: row.CreatedAt, LastSeenAt: row.LastSeenAt, RevokedAt: row.RevokedAt}
 	if u == nil {
-		return sess, nil, nil
+		return row, nil, nil
 	}
 	user := fromRow(*u)
-	return sess, &user, nil
+	return row, &user, nil
 }
 
-// Create keeps a new session.
+// Create keeps a new session, live: its RevokedAt is not written.
 func (s *Sessions) Create(ctx context.Context, sess Session) error {
-	return s.rows.CreateSession(ctx, store.Session{IDHash: sess.IDHash, UserID: sess.UserID, CSRFToken: sess.CSRFToken,
-		Data: sess.Data, IP: sess.IP, UserAgent: sess.UserAgent, CreatedAt: sess.CreatedAt, LastSeenAt: sess.LastSeenAt})
+	return s.rows.CreateSession(ctx, sess)
 }
 
 // Touch writes a live session's user and values back and marks it seen;

@@ -9,6 +9,7 @@ import (
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
 	"countersign/internal/demoshop"
+	"countersign/store/dbtest"
 )
 
 func (b *testBundle) approved(task controlplane.Task, action string, args any) controlplane.Invocation {
@@ -82,7 +83,7 @@ func TestUnverifiedWithoutEvidenceStaysUnverified(t *testing.T) {
 	if rec.Conclusive || rec.Invocation.State != controlplane.Unverified {
 		t.Errorf("reconcile without evidence: conclusive=%v state=%s", rec.Conclusive, rec.Invocation.State)
 	}
-	if n, _ := b.store.CountEvents(b.ctx, "invocation.reconcile_inconclusive", &task.ID); n != 1 {
+	if n, _ := dbtest.CountEvents(b.ctx, b.store.Pool(), "invocation.reconcile_inconclusive", &task.ID); n != 1 {
 		t.Errorf("inconclusive reconcile not recorded (%d)", n)
 	}
 }
@@ -147,7 +148,7 @@ func TestNoGuessingAfterPolicyRefusal(t *testing.T) {
 			t.Errorf("retry %v: %v, want blocked_after_refusal with a hint", args, err)
 		}
 	}
-	if n, _ := b.store.CountEvents(b.ctx, "proposal.blocked_after_refusal", &task.ID); n != 3 {
+	if n, _ := dbtest.CountEvents(b.ctx, b.store.Pool(), "proposal.blocked_after_refusal", &task.ID); n != 3 {
 		t.Errorf("blocked attempts recorded = %d, want 3", n)
 	}
 	// Another order of the same task is not blocked.

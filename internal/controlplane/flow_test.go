@@ -8,6 +8,7 @@ import (
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
 	"countersign/internal/demoshop"
+	"countersign/store/dbtest"
 )
 
 func TestProposeRoutesByStageAndDispatchesOnce(t *testing.T) {
@@ -128,7 +129,7 @@ func TestSummaryDisagreementIsRecordedAndQuoteWins(t *testing.T) {
 	if !inv.SummaryDisagrees || *inv.Quote.AmountCents != 4200 {
 		t.Fatalf("disagrees=%v amount=%v", inv.SummaryDisagrees, *inv.Quote.AmountCents)
 	}
-	n, err := b.store.CountEvents(b.ctx, "invocation.summary_disagreed", &task.ID)
+	n, err := dbtest.CountEvents(b.ctx, b.store.Pool(), "invocation.summary_disagreed", &task.ID)
 	if err != nil || n != 1 {
 		t.Errorf("disagreement events = %d, %v", n, err)
 	}

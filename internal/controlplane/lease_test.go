@@ -10,6 +10,7 @@ import (
 	"countersign/internal/adapter"
 	"countersign/internal/controlplane"
 	"countersign/internal/shopadapter"
+	"countersign/store/dbtest"
 )
 
 // gatedShop is the demo shop's adapter with a gate in front of Execute:
@@ -209,7 +210,7 @@ func TestPermitWhoseLeaseRanOutIsNeverSent(t *testing.T) {
 			if calls, effects := gate.callsFor(inv.IdempotencyKey), len(b.effects(inv.IdempotencyKey)); calls != 0 || effects != 0 {
 				t.Errorf("a permit whose lease ran out was sent: %d calls, %d effects", calls, effects)
 			}
-			if n, _ := b.store.CountEvents(b.ctx, "dispatch.withheld", &task.ID); n != 1 {
+			if n, _ := dbtest.CountEvents(b.ctx, b.store.Pool(), "dispatch.withheld", &task.ID); n != 1 {
 				t.Errorf("withheld send recorded %d times, want 1", n)
 			}
 		})

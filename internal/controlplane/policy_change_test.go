@@ -7,6 +7,7 @@ import (
 
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
+	"countersign/store/dbtest"
 )
 
 // TestChangePolicyRules: only managers and admins change a policy, a
@@ -32,7 +33,7 @@ func TestChangePolicyRules(t *testing.T) {
 	if _, err := b.cp.ChangePolicy(b.ctx, manager, draft, current.Version, " "); !apperr.Is(err, apperr.Invalid) {
 		t.Errorf("no reason: %v, want invalid", err)
 	}
-	if n, _ := b.store.CountEvents(b.ctx, string(controlplane.EventPolicyChanged), nil); n != 0 {
+	if n, _ := dbtest.CountEvents(b.ctx, b.store.Pool(), string(controlplane.EventPolicyChanged), nil); n != 0 {
 		t.Fatalf("%d events after refused changes", n)
 	}
 

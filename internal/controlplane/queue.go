@@ -9,13 +9,9 @@ import (
 	"countersign/store"
 )
 
-// Claim is who holds a card of the approval queue, and until when.
-type Claim struct {
-	InvocationID string
-	UserID       int64
-	ClaimedAt    time.Time
-	ExpiresAt    time.Time
-}
+// Claim is who holds a card of the approval queue, and until when (the
+// store's row).
+type Claim = store.Claim
 
 // QueueCard is an invocation awaiting approval with its task's headroom
 // and who holds the card.
@@ -103,7 +99,7 @@ func (s *Service) Claim(ctx context.Context, actor Actor, id string) (Claim, err
 	if err != nil {
 		return Claim{}, err
 	}
-	return Claim(c), nil
+	return c, nil
 }
 
 // TargetChange is another write on a card's object that moved after the

@@ -10,6 +10,7 @@ import (
 	"countersign/internal/adapter"
 	"countersign/internal/controlplane"
 	"countersign/internal/shopadapter"
+	"countersign/store/dbtest"
 )
 
 // TestStopAfterPermitSendsNothing grants a permit, then lets a pause, a
@@ -175,7 +176,7 @@ func TestPauseRacingSendSteps(t *testing.T) {
 			halted++
 		}
 	}
-	granted, _ := b.store.CountEvents(b.ctx, "permit.granted", &task.ID)
+	granted, _ := dbtest.CountEvents(b.ctx, b.store.Pool(), "permit.granted", &task.ID)
 	t.Logf("%d permits, %d sent (%d of them started before the pause and reached the shop after Pause returned), %d not dispatched",
 		granted, len(started), lateStarts, halted)
 	if len(started) < 8 || len(started)+halted != len(invs) {

@@ -216,7 +216,7 @@ func TestPrintoutSaysWhereToSignInAndWhatToOpen(t *testing.T) {
 func wantStates(t *testing.T, c console, conversation string, state controlplane.State, n int) {
 	t.Helper()
 	ctx := context.Background()
-	tasks, err := c.lists.Tasks(ctx, lists.TaskSearch{Query: conversation})
+	tasks, err := c.lists.Tasks(ctx, store.TaskFilter{Query: conversation})
 	if err != nil || len(tasks) != 1 {
 		t.Fatalf("tasks of %s: %d, %v; want one", conversation, len(tasks), err)
 	}

@@ -10,6 +10,7 @@ import (
 	"countersign/internal/controlplane"
 	"countersign/internal/lists"
 	"countersign/internal/money"
+	"countersign/store"
 )
 
 // queueConversation names the demo's own task, so it is made once.
@@ -24,7 +25,7 @@ var demoAssistant = controlplane.AssistantActor("demo", "Demo assistant")
 // task's conversation marks it); a proposal the control plane refuses is
 // logged and skipped.
 func seedQueueWork(ctx context.Context, cp *controlplane.Service, ls *lists.Service, log *slog.Logger) error {
-	existing, err := ls.Tasks(ctx, lists.TaskSearch{Query: queueConversation, Limit: 1})
+	existing, err := ls.Tasks(ctx, store.TaskFilter{Query: queueConversation, Limit: 1})
 	if err != nil || len(existing) > 0 {
 		return err
 	}

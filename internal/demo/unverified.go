@@ -9,6 +9,7 @@ import (
 	"countersign/internal/controlplane"
 	"countersign/internal/demoshop"
 	"countersign/internal/lists"
+	"countersign/store"
 )
 
 // unverifiedConversation names the demo's lost-acknowledgement task, so it
@@ -23,7 +24,7 @@ const unverifiedConversation = "demo-lost-acknowledgement"
 // the dispatcher starts, so this send is the only one, and only once.
 // Without a shop in this process (shop nil) it does nothing.
 func seedUnverified(ctx context.Context, cp *controlplane.Service, ls *lists.Service, agent controlplane.Actor, shop ShopFaults) error {
-	existing, err := ls.Tasks(ctx, lists.TaskSearch{Query: unverifiedConversation, Limit: 1})
+	existing, err := ls.Tasks(ctx, store.TaskFilter{Query: unverifiedConversation, Limit: 1})
 	if err != nil || len(existing) > 0 || shop == nil {
 		return err
 	}

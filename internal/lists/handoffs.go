@@ -8,33 +8,12 @@ import (
 	"countersign/store"
 )
 
-// HandoffFilter selects a page of hand-off groups. Empty fields select
-// everything.
-type HandoffFilter struct {
-	// Status is "" (all), "waiting", "taken" or "mine" (taken by UserID).
-	Status string
-	Intent string
-	UserID int64
-	// After is where the previous page ended; nil for the first page.
-	After *HandoffCursor
-	// OverSince is when a conversation waiting since before it is over
-	// its target (counted in HandoffCounts.OverTarget).
-	OverSince time.Time
-	// Limit is the page's size: 50 unless between 1 and 200.
-	Limit int
-}
+// HandoffFilter selects a page of hand-off groups: the store's filter,
+// named here because web names no store type.
+type HandoffFilter = store.HandoffFilter
 
-// HandoffCursor is where a page of hand-offs ended. The list's order is
-// waiting before taken, then each assistant's in turn (Rank: 1 for each
-// assistant's longest waiting, 2 for its next, …), then the longest
-// waiting first, then the id. It converts to the store's cursor, as
-// TaskCursor.
-type HandoffCursor struct {
-	Taken   int32
-	Rank    int64
-	FirstAt time.Time
-	ID      int64
-}
+// HandoffCursor is where a page of hand-offs ended (the store's cursor).
+type HandoffCursor = store.HandoffCursor
 
 // HandoffGroup is one conversation handed to a person: its open
 // hand-offs (neither resolved nor given back), shown as one piece of work:
@@ -65,17 +44,8 @@ type HandoffGroup struct {
 	TakenByName string
 }
 
-// HandoffCounts are the hand-off list's totals, in conversations: Total
-// and Before (the ones ahead of the page) for the filtered list, the rest
-// per status; OverTarget counts the waiting ones past their target. It
-// converts from the store's counts, as TaskCursor.
-type HandoffCounts struct {
-	Total, Before, All, Waiting, Taken, Mine, OverTarget int64
-	// Intents counts waiting groups per intent.
-	Intents map[string]int64
-	// Busiest is the assistant with the most conversations waiting.
-	Busiest store.HandoffAssistant
-}
+// HandoffCounts are the hand-off list's totals (the store's counts).
+type HandoffCounts = store.HandoffCounts
 
 // floodMinimum is how many conversations one assistant must have waiting
 // before the list names it as flooding: below it, everyone's show on the
@@ -86,7 +56,7 @@ const floodMinimum = 10
 // the most conversations waiting, when it holds more than its fair share
 // (more than half of all waiting, however many assistants there are) and
 // at least floodMinimum. ok is false when no assistant does.
-func (c HandoffCounts) Flooding() (a store.HandoffAssistant, ok bool) {
+func Flooding(c HandoffCounts) (a store.HandoffAssistant, ok bool) {
 	b := c.Busiest
 	if b.Waiting < floodMinimum || 2*b.Waiting <= c.Waiting {
 		return store.HandoffAssistant{}, false
@@ -114,13 +84,12 @@ func (s *Service) HandoffsWaiting(ctx context.Context) (int64, error) {
 // customers, the longest waiting first within a turn.
 func (s *Service) HandoffList(ctx context.Context, f HandoffFilter) (HandoffPage, error) {
 	want := pageSize(f.Limit)
-	sf := store.HandoffFilter{Status: f.Status, Intent: f.Intent, UserID: f.UserID, After: (*store.HandoffCursor)(f.After),
-		Limit: want + 1, OverSince: f.OverSince}
-	rows, err := s.store.HandoffGroups(ctx, sf)
+	f.Limit = want + 1
+	rows, err := s.store.HandoffGroups(ctx, f)
 	if err != nil {
 		return HandoffPage{}, err
 	}
-	sf.Limit = want
+	f.Limit = want
 	var page HandoffPage
 	if len(rows) > want {
 		rows = rows[:want]
@@ -130,11 +99,9 @@ func (s *Service) HandoffList(ctx context.Context, f HandoffFilter) (HandoffPage
 	for _, r := range rows {
 		page.Groups = append(page.Groups, handoffGroup(r))
 	}
-	counts, err := s.store.HandoffCounts(ctx, sf)
-	if err != nil {
+	if page.Counts, err = s.store.HandoffCounts(ctx, f); err != nil {
 		return HandoffPage{}, err
 	}
-	page.Counts = HandoffCounts(counts)
 	return page, nil
 }
 

@@ -4,12 +4,13 @@
 //
 // These are reads for pages, apart from the state machine: nothing here
 // changes a row or records an event, so a page that only lists things
-// needs the control plane for none of it. Each list owns its filter, its
-// cursor (keyset pagination: a page continues strictly after the last row
-// of the one before, never by OFFSET) and the rows it returns; the rows
-// carry the control plane's Task, Invocation and QueueCard, made from the
-// database's rows by the control plane's own conversions, so a task reads
-// the same on a list as in a decision.
+// needs the control plane for none of it. A list's filter, cursor (keyset
+// pagination: a page continues strictly after the last row of the one
+// before, never by OFFSET) and counts are the store's own types, named
+// here by alias where web needs them, since web names no store type; the
+// rows carry the control plane's Task, Invocation and QueueCard, made from
+// the database's rows by the control plane's own conversions, so a task
+// reads the same on a list as in a decision.
 package lists
 
 import (

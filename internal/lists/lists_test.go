@@ -9,6 +9,7 @@ import (
 
 	"countersign/internal/adapter"
 	"countersign/internal/lists"
+	"countersign/store"
 )
 
 func taskIDs(items []lists.TaskItem) []string {
@@ -69,7 +70,7 @@ func TestTaskListPagesInItsOrderWithCounts(t *testing.T) {
 		t.Errorf("tasks awaiting approval (-want +got):\n%s", diff)
 	}
 
-	found, err := b.lists.Tasks(b.ctx, lists.TaskSearch{Query: "conv-older"})
+	found, err := b.lists.Tasks(b.ctx, store.TaskFilter{Query: "conv-older"})
 	if err != nil || len(found) != 1 || found[0].ID != older.ID {
 		t.Errorf("searching a conversation found %+v, %v; want the one task", found, err)
 	}

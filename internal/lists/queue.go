@@ -3,55 +3,31 @@ package lists
 import (
 	"context"
 	"sync"
-	"time"
 
 	"countersign/internal/adapter"
 	"countersign/internal/controlplane"
 	"countersign/store"
 )
 
-// QueueFilter selects cards of the approval queue. Empty fields select
-// everything.
-type QueueFilter struct {
-	System string
-	Action string
-	// CustomerRef matches the start of the task's customer.
-	CustomerRef string
-	MinCents    *int64
-	MaxCents    *int64
-	// OlderThan keeps invocations proposed longer ago than this.
-	OlderThan time.Duration
-	// ClaimedBy keeps cards held (unexpired) by this user; 0 means anyone.
-	ClaimedBy int64
-	// After is the last card of the previous page: the next page starts
-	// strictly after it in the queue's order.
-	After *QueueCursor
-	Limit int
-}
+// QueueFilter selects cards of the approval queue: the store's filter,
+// named here because web names no store type. The lists set its Now from
+// their clock.
+type QueueFilter = store.QueueFilter
 
-// QueueCursor is a position in the approval queue: the deadline and id of
-// a card. It converts to the store's cursor, as TaskCursor.
-type QueueCursor struct {
-	DeadlineAt time.Time
-	ID         string
-}
+// QueueCursor is a position in the approval queue (the store's cursor).
+type QueueCursor = store.QueueCursor
 
 // PendingCountCap bounds the queue's counts (PendingCounts, CountQueue,
 // WaitingWork): at the cap the badge says "more than", and the count stays
 // cheap however much waits.
 const PendingCountCap = store.PendingCountCap
 
-func (f QueueFilter) store(now time.Time) store.QueueFilter {
-	return store.QueueFilter{System: f.System, Action: f.Action, CustomerRef: f.CustomerRef, MinCents: f.MinCents,
-		MaxCents: f.MaxCents, OlderThan: f.OlderThan, ClaimedBy: f.ClaimedBy, Now: now, After: (*store.QueueCursor)(f.After),
-		Limit: f.Limit}
-}
-
 // ApprovalQueue lists a page of invocations awaiting approval, soonest
 // deadline first (keyset pagination: pass the last card's cursor as
 // After). It fails on a card whose invocation does not decode.
 func (s *Service) ApprovalQueue(ctx context.Context, f QueueFilter) ([]controlplane.QueueCard, error) {
-	rows, err := s.store.ApprovalQueue(ctx, f.store(s.now()))
+	f.Now = s.now()
+	rows, err := s.store.ApprovalQueue(ctx, f)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +97,8 @@ func (q *quoteMemo) put(raw []byte, v adapter.Quote) {
 // CountQueue counts the cards the approval queue shows with this filter
 // (the store ignores its After and Limit), up to PendingCountCap.
 func (s *Service) CountQueue(ctx context.Context, f QueueFilter) (int, error) {
-	return s.store.CountQueue(ctx, f.store(s.now()))
+	f.Now = s.now()
+	return s.store.CountQueue(ctx, f)
 }
 
 // PendingCounts counts invocations awaiting approval (what the queue
@@ -131,42 +108,9 @@ func (s *Service) PendingCounts(ctx context.Context) (awaitingApproval, unverifi
 	return s.store.CountPending(ctx)
 }
 
-// WaitingWork is what waits for a person across the console, for the home
-// pages: each count up to PendingCountCap.
-type WaitingWork struct {
-	// AwaitingApproval is what the approval queue shows.
-	AwaitingApproval int
-	// SoonestDeadline is the deadline of the queue's first card.
-	SoonestDeadline *time.Time
-	// Unverified counts results nobody could confirm; UnverifiedItems are
-	// the oldest of them.
-	Unverified      int
-	UnverifiedItems []UnverifiedItem
-	// OpenHandoffs counts conversations handed to a person that nobody
-	// has taken yet, as HandoffsWaiting does.
-	OpenHandoffs int
-}
-
-// UnverifiedItem is one invocation whose outcome is unknown.
-type UnverifiedItem struct {
-	ID        string
-	TaskID    string
-	Title     string
-	UpdatedAt time.Time
-}
-
 // WaitingWork counts what waits for a person (approvals, unverified
 // results, untaken hand-offs) and lists up to listLimit of the oldest
 // unverified results.
-func (s *Service) WaitingWork(ctx context.Context, listLimit int) (WaitingWork, error) {
-	w, err := s.store.WaitingWork(ctx, listLimit)
-	if err != nil {
-		return WaitingWork{}, err
-	}
-	out := WaitingWork{AwaitingApproval: w.AwaitingApproval, SoonestDeadline: w.SoonestDeadline, Unverified: w.Unverified,
-		OpenHandoffs: w.OpenHandoffs}
-	for _, it := range w.UnverifiedItems {
-		out.UnverifiedItems = append(out.UnverifiedItems, UnverifiedItem(it))
-	}
-	return out, nil
+func (s *Service) WaitingWork(ctx context.Context, listLimit int) (store.WaitingWork, error) {
+	return s.store.WaitingWork(ctx, listLimit)
 }

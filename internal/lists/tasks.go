@@ -2,43 +2,18 @@ package lists
 
 import (
 	"context"
-	"time"
 
 	"countersign/internal/controlplane"
 	"countersign/store"
 )
 
-// TaskFilter selects a page of the agents' task list. Empty fields select
-// everything.
-type TaskFilter struct {
-	// Query matches the start of a customer reference or conversation id,
-	// or a whole task id.
-	Query string
-	State string
-	// Action keeps tasks with at least one request of this action.
-	Action string
-	// Need is "" (any), "person" (needs a person), "unverified",
-	// "approval", "paused", "handoff" (a hand-off nobody took) or "mine".
-	Need string
-	// UserID is who asks, for "mine": a card they hold or a hand-off they
-	// took.
-	UserID int64
-	// After is where the previous page ended; nil for the first page.
-	After *TaskCursor
-	// Limit is the page's size: 50 unless between 1 and 200.
-	Limit int
-}
+// TaskFilter selects a page of the agents' task list: the store's filter,
+// named here because web names no store type (docs/architecture.md,
+// "Layers"). TaskList sets its Now from the lists' clock.
+type TaskFilter = store.TaskListFilter
 
-// TaskCursor is where a page of the task list ended. The list's order is
-// rank (0 a result needs checking, 1 something else needs a person,
-// 2 active, 3 ended), then the newest change first, then the id. It has
-// the store's cursor's fields, so each converts to the other and the
-// compiler keeps the two in step.
-type TaskCursor struct {
-	Rank      int32
-	UpdatedAt time.Time
-	ID        string
-}
+// TaskCursor is where a page of the task list ended (the store's cursor).
+type TaskCursor = store.TaskCursor
 
 // TaskItem is a task in the agents' list with what it needs from a person.
 type TaskItem struct {
@@ -61,22 +36,11 @@ type TaskItem struct {
 	Requests                             int
 }
 
-// TaskCounts are the task list's totals: Total and Before (the tasks ahead
-// of the page) for the filtered list, the rest per filter under the search
-// alone. It has the store's fields and converts from them, as TaskCursor.
-type TaskCounts struct {
-	Total, Before                                                 int64
-	All, NeedsPerson, Unverified, Approval, Paused, Handoff, Mine int64
-	Active, PausedState, Cancelled, Closed                        int64
-	// Actions counts tasks per action of their requests.
-	Actions map[string]int64
-}
-
 // TaskPage is one page of the task list, its counts, and where the next
 // page starts (nil on the last page).
 type TaskPage struct {
 	Items  []TaskItem
-	Counts TaskCounts
+	Counts store.TaskListCounts
 	Next   *TaskCursor
 }
 
@@ -84,13 +48,12 @@ type TaskPage struct {
 // person first, with the counts that say how much there is.
 func (s *Service) TaskList(ctx context.Context, f TaskFilter) (TaskPage, error) {
 	want := pageSize(f.Limit)
-	sf := store.TaskListFilter{Query: f.Query, State: f.State, Action: f.Action, Need: f.Need, UserID: f.UserID,
-		Now: s.now(), After: (*store.TaskCursor)(f.After), Limit: want + 1}
-	rows, err := s.store.TaskList(ctx, sf)
+	f.Now, f.Limit = s.now(), want+1
+	rows, err := s.store.TaskList(ctx, f)
 	if err != nil {
 		return TaskPage{}, err
 	}
-	sf.Limit = want
+	f.Limit = want
 	var page TaskPage
 	if len(rows) > want {
 		rows = rows[:want]
@@ -103,27 +66,16 @@ func (s *Service) TaskList(ctx context.Context, f TaskFilter) (TaskPage, error) 
 			HandoffsWaiting: int(r.HandoffsWaiting), Mine: r.Mine, NeedsPerson: r.Rank <= 1,
 			FirstTitle: r.FirstTitle, FirstAction: r.FirstAction, FirstTarget: r.FirstTarget, Requests: int(r.Requests)})
 	}
-	counts, err := s.store.TaskListCounts(ctx, sf)
-	if err != nil {
+	if page.Counts, err = s.store.TaskListCounts(ctx, f); err != nil {
 		return TaskPage{}, err
 	}
-	page.Counts = TaskCounts(counts)
 	return page, nil
-}
-
-// TaskSearch finds tasks by customer, conversation or id.
-type TaskSearch struct {
-	// Query matches the start of a customer reference or conversation id,
-	// or a whole task id.
-	Query string
-	State controlplane.TaskState
-	Limit int
 }
 
 // Tasks lists the tasks a search finds, those with unverified or
 // not-dispatched work first.
-func (s *Service) Tasks(ctx context.Context, f TaskSearch) ([]controlplane.Task, error) {
-	rows, err := s.store.Tasks(ctx, store.TaskFilter{Query: f.Query, State: string(f.State), Limit: f.Limit})
+func (s *Service) Tasks(ctx context.Context, f store.TaskFilter) ([]controlplane.Task, error) {
+	rows, err := s.store.Tasks(ctx, f)
 	if err != nil {
 		return nil, err
 	}

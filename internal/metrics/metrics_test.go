@@ -253,7 +253,7 @@ func TestDefinitionsOnCraftedHistory(t *testing.T) {
 	if rep.Unverified != 1 || rep.OldestUnverified != 2*time.Hour {
 		t.Errorf("unverified %d, oldest %s; want 1, 2h", rep.Unverified, rep.OldestUnverified)
 	}
-	wantReasons := []metrics.ReasonCount{{Kind: "not_dispatched", Reason: "task paused", N: 1}}
+	wantReasons := []store.ReasonCount{{Kind: "not_dispatched", Reason: "task paused", N: 1}}
 	if diff := cmp.Diff(wantReasons, rep.NotDispatched); diff != "" {
 		t.Errorf("not dispatched (-want +got):\n%s", diff)
 	}

@@ -9,25 +9,12 @@ import (
 	"countersign/store"
 )
 
-// Filter is what the manager narrows the page to. From and To are days
-// (UTC midnights): From inclusive, To exclusive. System, Action, Intent and
-// Assistant narrow it to one of each when not empty; Intent narrows
-// conversations only, as invocations carry none.
-type Filter struct {
-	From, To  time.Time
-	System    string
-	Action    string
-	Intent    string
-	Assistant string
-}
-
-// ReasonCount is how many invocations ended for one reason; Kind is
-// "not_dispatched" or the kind of decision that refused them.
-type ReasonCount struct {
-	Kind   string
-	Reason string
-	N      int64
-}
+// Filter is what the manager narrows the page to: the store's filter of
+// the roll-ups, named here because web names no store type. From and To
+// are days (UTC midnights): From inclusive, To exclusive. System, Action,
+// Intent and Assistant narrow it to one of each when not empty; Intent
+// narrows conversations only, as invocations carry none.
+type Filter = store.MetricsFilter
 
 // Result is one metric over the filter: its value, a value per day for the
 // trend, and the last seven days against the seven before.
@@ -81,8 +68,8 @@ type Report struct {
 	HandoffByIntent []Group
 	// SuccessByAction is the action success rate of each action.
 	SuccessByAction []Group
-	NotDispatched   []ReasonCount
-	Rejections      []ReasonCount
+	NotDispatched   []store.ReasonCount
+	Rejections      []store.ReasonCount
 	Unverified      int64
 	// OldestUnverified is how long the oldest unverified invocation has
 	// waited; zero when there is none.
@@ -92,15 +79,7 @@ type Report struct {
 	// that count in no figure above: no task of its own there for a
 	// customer the business vouched for, and no admin's grant to count
 	// its reports without one. Its own claims, shown apart.
-	WithoutTask []UncountedReport
-}
-
-// UncountedReport is one assistant's conversations (those that started in
-// the period) and events that do not count in the metrics.
-type UncountedReport struct {
-	AssistantID   string
-	Conversations int64
-	Events        int64
+	WithoutTask []store.UncountedReport
 }
 
 // Source is where the report reads its roll-ups.
@@ -155,7 +134,7 @@ func Build(ctx context.Context, src Source, f Filter, now time.Time) (Report, er
 	if !f.From.Before(f.To) {
 		return Report{}, fmt.Errorf("metrics: the period must start before it ends")
 	}
-	wide := store.MetricsFilter(f)
+	wide := f
 	if weekAgo := f.To.AddDate(0, 0, -14); weekAgo.Before(wide.From) {
 		wide.From = weekAgo
 	}
@@ -257,29 +236,24 @@ func Build(ctx context.Context, src Source, f Filter, now time.Time) (Report, er
 	}
 	sort.Slice(rep.SuccessByAction, func(i, j int) bool { return rep.SuccessByAction[i].Label < rep.SuccessByAction[j].Label })
 
-	reasons, err := src.ReasonCounts(ctx, store.MetricsFilter(f))
+	reasons, err := src.ReasonCounts(ctx, f)
 	if err != nil {
 		return Report{}, err
 	}
 	for _, r := range reasons {
-		c := ReasonCount{Kind: r.Kind, Reason: r.Reason, N: r.N}
 		if r.Kind == "not_dispatched" {
-			rep.NotDispatched = append(rep.NotDispatched, c)
+			rep.NotDispatched = append(rep.NotDispatched, r)
 		} else {
-			rep.Rejections = append(rep.Rejections, c)
+			rep.Rejections = append(rep.Rejections, r)
 		}
 	}
-	n, oldest, err := src.Unverified(ctx, store.MetricsFilter(f))
+	n, oldest, err := src.Unverified(ctx, f)
 	if err != nil {
 		return Report{}, err
 	}
 	rep.Unverified = n
-	uncounted, err := src.ReportsWithoutTask(ctx, store.MetricsFilter(f))
-	if err != nil {
+	if rep.WithoutTask, err = src.ReportsWithoutTask(ctx, f); err != nil {
 		return Report{}, err
-	}
-	for _, u := range uncounted {
-		rep.WithoutTask = append(rep.WithoutTask, UncountedReport(u))
 	}
 	if n > 0 {
 		rep.OldestUnverified = max(now.Sub(oldest), 0)

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"countersign/internal/metrics"
+	"countersign/store"
 )
 
 // TestReportsWithoutTaskCountNowhere: a conversation's events count only
@@ -47,7 +48,7 @@ func TestReportsWithoutTaskCountNowhere(t *testing.T) {
 	if got := results(h.report(fresh, day))["containment"].Text; got != "no data" {
 		t.Errorf("the fresh assistant's containment from its own claims: %q, want no data", got)
 	}
-	if diff := cmp.Diff([]metrics.UncountedReport{{AssistantID: "asst_c", Conversations: 40, Events: 40}}, rep.WithoutTask); diff != "" {
+	if diff := cmp.Diff([]store.UncountedReport{{AssistantID: "asst_c", Conversations: 40, Events: 40}}, rep.WithoutTask); diff != "" {
 		t.Errorf("reported without a task (-want +got):\n%s", diff)
 	}
 
@@ -61,7 +62,7 @@ func TestReportsWithoutTaskCountNowhere(t *testing.T) {
 	if got := results(rep)["containment"]; got.Num != 1 || got.Den != 1 {
 		t.Errorf("after a vouched task in one conversation: containment %d of %d, want 1 of 1", got.Num, got.Den)
 	}
-	if diff := cmp.Diff([]metrics.UncountedReport{{AssistantID: "asst_c", Conversations: 39, Events: 39}}, rep.WithoutTask); diff != "" {
+	if diff := cmp.Diff([]store.UncountedReport{{AssistantID: "asst_c", Conversations: 39, Events: 39}}, rep.WithoutTask); diff != "" {
 		t.Errorf("reported without a task after the tasks (-want +got):\n%s", diff)
 	}
 

@@ -164,9 +164,9 @@ func waitedFor(d time.Duration) string {
 }
 
 // floodWords names the assistant filling the people's queue, in words
-// for the list's alarm; empty when none does (lists.HandoffCounts.Flooding).
+// for the list's alarm; empty when none does (lists.Flooding).
 func floodWords(k lists.HandoffCounts) string {
-	a, ok := k.Flooding()
+	a, ok := lists.Flooding(k)
 	if !ok {
 		return ""
 	}
