@@ -58,7 +58,7 @@ func (b *testBundle) describedShop(t *testing.T, name string, edit func(action m
 func TestDescribedActionsSayWhatTheirFileSays(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	const ownReason, ownDone = "Our records show this order was refunded in the store.", "Your money is on its way back"
 	b.describedShop(t, "shop-own", func(a map[string]any) {
 		if a["name"] == "issue_refund" {
@@ -87,11 +87,10 @@ func TestDescribedActionsSayWhatTheirFileSays(t *testing.T) {
 		}
 	}
 
-	ab := &apiBundle{testBundle: b, asst: b.assistants}
-	ab.a, ab.key = ab.newAssistant(t, "spec-bot")
-	ab.task = ab.newTask(t, ab.key, "conv-spec", []string{"shop-own/issue_refund", "shop-plain/issue_refund"})
+	b.a, b.key = b.newAssistant(t, "spec-bot")
+	b.task = b.newTask(t, b.key, "conv-spec", []string{"shop-own/issue_refund", "shop-plain/issue_refund"})
 	propose := func(system string) string {
-		res := ab.call(t, ab.key, http.MethodPost, "/api/v1/tasks/"+ab.taskID()+"/invocations", map[string]any{"system": system,
+		res := b.call(t, b.key, http.MethodPost, "/api/v1/tasks/"+b.taskID()+"/invocations", map[string]any{"system": system,
 			"action": "issue_refund", "args": refundArgs("walnut lamp", 700), "summary": "Refund $7.00 for the damaged lamp"}).want(t, http.StatusCreated)
 		if res.json["state"] != "awaiting_approval" {
 			t.Fatalf("%s: proposal is %s, want awaiting approval", system, res.json["state"])
@@ -132,7 +131,7 @@ func TestDescribedActionsSayWhatTheirFileSays(t *testing.T) {
 	}
 	decide(plain)
 	for id, want := range map[string]string{own: ownDone + ". Reference: ", plain: "Done. Reference: "} {
-		done := ab.call(t, ab.key, http.MethodGet, "/api/v1/invocations/"+id, nil).want(t, http.StatusOK)
+		done := b.call(t, b.key, http.MethodGet, "/api/v1/invocations/"+id, nil).want(t, http.StatusOK)
 		if say, _ := done.json["say"].(string); done.json["state"] != "completed" || !strings.HasPrefix(say, want) {
 			t.Errorf("%s after dispatch: %s, say %q, want it to start %q", id, done.json["state"], say, want)
 		}

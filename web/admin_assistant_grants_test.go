@@ -16,7 +16,7 @@ import (
 // on the page, reaches the API at once and is audited with who made it.
 func TestAdminSetsAnAssistantsGrants(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	bot, key := b.newVouchedAssistant(t, "grant-bot")
 	c := b.client(t)
 	c.mustSignIn(b.users[accounts.Admin])

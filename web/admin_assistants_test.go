@@ -16,7 +16,7 @@ import (
 
 func TestAdminAssistantsKeysAndActions(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	c := b.client(t)
 	c.mustSignIn(b.users[accounts.Admin])
 
@@ -149,7 +149,7 @@ func TestAdminAssistantsKeysAndActions(t *testing.T) {
 
 func TestAdminAssistantsInABrowser(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	ctx := browsertest.New(t, 60*time.Second)
 	admin := b.users[accounts.Admin]
 	err := chromedp.Do(ctx,

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"countersign/internal/accounts"
-	"countersign/internal/assistants"
 )
 
 func TestAdminCreatesDisablesAndChangesRole(t *testing.T) {
@@ -105,16 +104,15 @@ func TestAdminCreatesDisablesAndChangesRole(t *testing.T) {
 func TestAdminConfirmPagesThatRefuseWriteNothing(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ab := &apiBundle{testBundle: b, asst: assistants.New(b.store, b.cp, b.clock.Now)}
-	ab.a, _ = ab.newAssistant(t, "idle-bot")
-	if err := ab.asst.SetDisabled(t.Context(), ab.a.ID, true); err != nil {
+	b.a, _ = b.newAssistant(t, "idle-bot")
+	if err := b.assistants.SetDisabled(t.Context(), b.a.ID, true); err != nil {
 		t.Fatal(err)
 	}
 	admin := b.client(t)
 	admin.mustSignIn(b.users[accounts.Admin])
 	for _, tc := range []struct{ path, want string }{
 		{"/admin/users/" + strconv.FormatInt(b.users[accounts.Admin].ID, 10) + "/disable", "You cannot disable your own account; ask another admin."},
-		{"/admin/assistants/" + ab.a.ID + "/disable", "idle-bot is disabled already."},
+		{"/admin/assistants/" + b.a.ID + "/disable", "idle-bot is disabled already."},
 	} {
 		res := admin.get(tc.path)
 		doc := res.doc(t)

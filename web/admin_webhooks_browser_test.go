@@ -11,7 +11,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"countersign/internal/accounts"
-	"countersign/internal/assistants"
 	"countersign/internal/controlplane"
 	"countersign/internal/webhooks"
 	"countersign/web/browsertest"
@@ -19,10 +18,9 @@ import (
 
 func TestAdminWebhookInABrowser(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
-	ab := &apiBundle{testBundle: b, asst: assistants.New(b.store, b.cp, b.clock.Now)}
-	ab.a, ab.key = ab.newAssistant(t, "browser-hook-bot")
-	ab.task = ab.newTask(t, ab.key, "conv-browser-hook", []string{"issue_refund"})
+	b := setup(t, withShop())
+	b.a, b.key = b.newAssistant(t, "browser-hook-bot")
+	b.task = b.newTask(t, b.key, "conv-browser-hook", []string{"issue_refund"})
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, `{"error":"not today"}`, http.StatusServiceUnavailable)
 	}))
@@ -36,7 +34,7 @@ func TestAdminWebhookInABrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="home-heading"]`)),
 		chromedp.Navigate(b.srv.URL+"/admin/assistants"),
 		chromedp.WaitVisible(chromedp.CSS(card+` [data-testid="webhook-form"]`)),
-		chromedp.SendKeys(chromedp.CSS(`#webhook-url-`+ab.a.ID), recv.URL+"/outcomes"),
+		chromedp.SendKeys(chromedp.CSS(`#webhook-url-`+b.a.ID), recv.URL+"/outcomes"),
 		chromedp.Click(chromedp.CSS(card+` [data-testid="register-webhook"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="new-webhook-secret"]`)),
 	)
@@ -52,7 +50,7 @@ func TestAdminWebhookInABrowser(t *testing.T) {
 	}
 
 	// A rejected refund is told to the endpoint, which answers 503.
-	id := ab.proposeRefund(t, ab.damagedOrder(t))
+	id := b.proposeRefund(t, b.damagedOrder(t))
 	if _, err := b.cp.StaffDecide(context.Background(), controlplane.StaffDecision{Actor: controlplaneUser(b.users[accounts.Agent]), InvocationID: id, Verb: controlplane.StaffReject, Version: b.inv(t, id).Version, Reason: controlplane.OtherReason, Other: "not this one"}); err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"countersign/internal/accounts"
-	"countersign/internal/assistants"
 	"countersign/internal/controlplane"
 	"countersign/internal/webhooks"
 )
@@ -50,10 +49,9 @@ func TestAdminWebhookDeliveriesAndResend(t *testing.T) {
 	t.Parallel()
 	logs := &lockedBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	b := setup(t, bundleOpts{shop: true, logger: logger})
-	ab := &apiBundle{testBundle: b, asst: assistants.New(b.store, b.cp, b.clock.Now)}
-	ab.a, ab.key = ab.newAssistant(t, "hook-bot")
-	ab.task = ab.newTask(t, ab.key, "conv-hook", []string{"issue_refund"})
+	b := setup(t, withShop(), withLogger(logger))
+	b.a, b.key = b.newAssistant(t, "hook-bot")
+	b.task = b.newTask(t, b.key, "conv-hook", []string{"issue_refund"})
 
 	// The assistant's endpoint: the first POST of each delivery fails.
 	var mu sync.Mutex
@@ -78,7 +76,7 @@ func TestAdminWebhookDeliveriesAndResend(t *testing.T) {
 
 	c := b.client(t)
 	c.mustSignIn(b.users[accounts.Admin])
-	hookPath := "/admin/assistants/" + ab.a.ID + "/webhook"
+	hookPath := "/admin/assistants/" + b.a.ID + "/webhook"
 
 	// A plain-http address that is not loopback is refused, naming the field.
 	res := c.post(hookPath, url.Values{"_csrf": {c.csrf("/admin/assistants")}, "url": {"http://assistant.example.com/hook"}})
@@ -89,7 +87,7 @@ func TestAdminWebhookDeliveriesAndResend(t *testing.T) {
 	if doc.Find(`[data-testid="url-error"]`).Length() != 1 {
 		t.Errorf("no field error for url:\n%s", res.body)
 	}
-	if v, _ := doc.Find(`#webhook-url-` + ab.a.ID).Attr("value"); v != "http://assistant.example.com/hook" {
+	if v, _ := doc.Find(`#webhook-url-` + b.a.ID).Attr("value"); v != "http://assistant.example.com/hook" {
 		t.Errorf("the typed URL was not kept: %q", v)
 	}
 
@@ -111,7 +109,7 @@ func TestAdminWebhookDeliveriesAndResend(t *testing.T) {
 	}
 
 	// An invocation of the assistant is rejected: the endpoint is told.
-	id := ab.proposeRefund(t, ab.damagedOrder(t))
+	id := b.proposeRefund(t, b.damagedOrder(t))
 	inv := b.inv(t, id)
 	if _, err := b.cp.StaffDecide(context.Background(), controlplane.StaffDecision{Actor: controlplaneUser(b.users[accounts.Agent]), InvocationID: id, Verb: controlplane.StaffReject, Version: inv.Version, Reason: controlplane.OtherReason, Other: "not this one"}); err != nil {
 		t.Fatal(err)
@@ -131,7 +129,7 @@ func TestAdminWebhookDeliveriesAndResend(t *testing.T) {
 	if first.sigErr != nil || first.payload.Event != "invocation.rejected" {
 		t.Fatalf("first post: %+v", first)
 	}
-	api := ab.call(t, ab.key, http.MethodGet, "/api/v1/invocations/"+id, nil).want(t, http.StatusOK)
+	api := b.call(t, b.key, http.MethodGet, "/api/v1/invocations/"+id, nil).want(t, http.StatusOK)
 	var got map[string]any
 	if err := json.Unmarshal(first.payload.Invocation, &got); err != nil {
 		t.Fatal(err)
@@ -187,7 +185,7 @@ func TestAdminWebhookDeliveriesAndResend(t *testing.T) {
 	}
 
 	// Resend: only an admin may; it is sent again with the same delivery id.
-	resend := "/admin/assistants/" + ab.a.ID + "/deliveries/" + first.delivery + "/resend"
+	resend := "/admin/assistants/" + b.a.ID + "/deliveries/" + first.delivery + "/resend"
 	agent := b.client(t)
 	agent.mustSignIn(b.users[accounts.Agent])
 	if res := agent.post(resend, url.Values{"_csrf": {agent.csrf("/")}}); res.StatusCode != http.StatusForbidden {
@@ -216,7 +214,7 @@ func TestAdminWebhookDeliveriesAndResend(t *testing.T) {
 
 	// Send test event: a signed webhook.test delivery through the worker,
 	// listed with the others.
-	if res := c.post("/admin/assistants/"+ab.a.ID+"/webhook/test", url.Values{"_csrf": {c.csrf("/admin/assistants")}}); res.StatusCode != http.StatusSeeOther {
+	if res := c.post("/admin/assistants/"+b.a.ID+"/webhook/test", url.Values{"_csrf": {c.csrf("/admin/assistants")}}); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("send test: %d %s", res.StatusCode, res.body)
 	}
 	if _, err := worker.DeliverDue(context.Background()); err != nil {
@@ -248,15 +246,14 @@ func TestAdminWebhookDeliveriesAndResend(t *testing.T) {
 func TestAdminWebhookRemove(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ab := &apiBundle{testBundle: b, asst: assistants.New(b.store, b.cp, b.clock.Now)}
-	ab.a, _ = ab.newAssistant(t, "hook-bot")
+	b.a, _ = b.newAssistant(t, "hook-bot")
 	c := b.client(t)
 	c.mustSignIn(b.users[accounts.Admin])
-	if res := c.post("/admin/assistants/"+ab.a.ID+"/webhook", url.Values{"_csrf": {c.csrf("/admin/assistants")},
+	if res := c.post("/admin/assistants/"+b.a.ID+"/webhook", url.Values{"_csrf": {c.csrf("/admin/assistants")},
 		"url": {"https://assistant.example.com/outcomes"}}); res.StatusCode != http.StatusOK {
 		t.Fatalf("register: %d", res.StatusCode)
 	}
-	if res := c.post("/admin/assistants/"+ab.a.ID+"/webhook/remove", url.Values{"_csrf": {c.csrf("/admin/assistants")}}); res.StatusCode != http.StatusSeeOther {
+	if res := c.post("/admin/assistants/"+b.a.ID+"/webhook/remove", url.Values{"_csrf": {c.csrf("/admin/assistants")}}); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("remove: %d", res.StatusCode)
 	}
 	if c.get("/admin/assistants").doc(t).Find(`[data-testid="webhook-url"]`).Length() != 0 {
@@ -264,7 +261,7 @@ func TestAdminWebhookRemove(t *testing.T) {
 	}
 	// Without an endpoint a test event is refused in words, and nothing is
 	// queued or recorded.
-	res := c.post("/admin/assistants/"+ab.a.ID+"/webhook/test", url.Values{"_csrf": {c.csrf("/admin/assistants")}})
+	res := c.post("/admin/assistants/"+b.a.ID+"/webhook/test", url.Values{"_csrf": {c.csrf("/admin/assistants")}})
 	if res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("test without an endpoint: %d", res.StatusCode)
 	}
@@ -284,21 +281,20 @@ func TestAdminWebhookRemove(t *testing.T) {
 // "Resend to try again".
 func TestAdminWebhookDeliveryToAReplacedEndpoint(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
-	ab := &apiBundle{testBundle: b, asst: assistants.New(b.store, b.cp, b.clock.Now)}
-	ab.a, ab.key = ab.newAssistant(t, "hook-bot")
-	ab.task = ab.newTask(t, ab.key, "conv-hook", []string{"issue_refund"})
+	b := setup(t, withShop())
+	b.a, b.key = b.newAssistant(t, "hook-bot")
+	b.task = b.newTask(t, b.key, "conv-hook", []string{"issue_refund"})
 	old := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "down", http.StatusInternalServerError)
 	}))
 	t.Cleanup(old.Close)
 	c := b.client(t)
 	c.mustSignIn(b.users[accounts.Admin])
-	hookPath := "/admin/assistants/" + ab.a.ID + "/webhook"
+	hookPath := "/admin/assistants/" + b.a.ID + "/webhook"
 	if res := c.post(hookPath, url.Values{"_csrf": {c.csrf("/admin/assistants")}, "url": {old.URL + "/old"}}); res.StatusCode != http.StatusOK {
 		t.Fatalf("register: %d", res.StatusCode)
 	}
-	id := ab.proposeRefund(t, ab.damagedOrder(t))
+	id := b.proposeRefund(t, b.damagedOrder(t))
 	if _, err := b.cp.StaffDecide(context.Background(), controlplane.StaffDecision{Actor: controlplaneUser(b.users[accounts.Agent]), InvocationID: id, Verb: controlplane.StaffReject, Version: b.inv(t, id).Version, Reason: controlplane.OtherReason, Other: "not this one"}); err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func (h *heldDryRun) DryRun(ctx context.Context, p adapter.Principal, action str
 }
 
 // holdShopDryRun puts the shop behind a heldDryRun for the next proposal.
-func (b *apiBundle) holdShopDryRun(t *testing.T) *heldDryRun {
+func (b *testBundle) holdShopDryRun(t *testing.T) *heldDryRun {
 	t.Helper()
 	shop, err := b.web.Registry().System("shop")
 	if err != nil {
@@ -41,7 +41,7 @@ func (b *apiBundle) holdShopDryRun(t *testing.T) *heldDryRun {
 }
 
 // invocationCount is how many invocations the bundle's task has.
-func (b *apiBundle) invocationCount(t *testing.T) int {
+func (b *testBundle) invocationCount(t *testing.T) int {
 	t.Helper()
 	var n int
 	if err := b.store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM invocations WHERE task_id = $1`, b.taskID()).Scan(&n); err != nil {
@@ -59,7 +59,7 @@ func TestAProposalWhoseKeyIsRevokedDuringItsDryRunIsNotRecorded(t *testing.T) {
 	for _, via := range []string{"api", "mcp"} {
 		t.Run(via, func(t *testing.T) {
 			t.Parallel()
-			b := setupAPI(t)
+			b := setup(t, withShop(), withAssistant())
 			order := b.damagedOrder(t)
 			sum := sha256.Sum256([]byte(b.key))
 			key, err := b.store.APIKeyByHash(context.Background(), sum[:])
@@ -92,7 +92,7 @@ func TestAProposalWhoseKeyIsRevokedDuringItsDryRunIsNotRecorded(t *testing.T) {
 				code <- string(raw)
 			}()
 			<-held.reached
-			if _, err := b.asst.RevokeKey(context.Background(), key.ID); err != nil {
+			if _, err := b.assistants.RevokeKey(context.Background(), key.ID); err != nil {
 				t.Fatal(err)
 			}
 			close(held.release)

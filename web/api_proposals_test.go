@@ -15,7 +15,7 @@ import (
 // as the duplicate it is.
 func TestAPIProposalsCountAgainstTheTask(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	order := b.damagedOrder(t)
 	task := b.call(t, b.key, http.MethodPost, "/api/v1/tasks", map[string]any{"customer_ref": "customer@demo.countersign.test",
 		"conversation_id": "conv-budget", "allowed_actions": []string{"issue_refund"}, "write_budget": 1, "inflight_limit": 1,
@@ -46,7 +46,7 @@ func TestAPIProposalsCountAgainstTheTask(t *testing.T) {
 // it needs two approvers, as its approval will.
 func TestQueueCardCountsExposureForTheSecondApprover(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	if _, err := b.store.Pool().Exec(context.Background(), `UPDATE policies SET second_approver_above_cents = 5000 WHERE action = 'issue_refund'`); err != nil {
 		t.Fatal(err)

@@ -19,7 +19,7 @@ import (
 // carries that error, and neither does the stored invocation.
 func TestAPIReconciledInvocationDropsTheUnknownError(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	ctx := context.Background()
 	order := b.damagedOrder(t)
 	id := b.proposeRefund(t, order)
@@ -59,7 +59,7 @@ func TestAPIReconciledInvocationDropsTheUnknownError(t *testing.T) {
 // an open or completed one carries none.
 func TestAPIReasonSaysWhyNotDispatchedOrRejected(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	ctx := context.Background()
 	agent := b.users[accounts.Agent]
 	order := b.damagedOrder(t)
@@ -112,7 +112,7 @@ func TestAPIReasonSaysWhyNotDispatchedOrRejected(t *testing.T) {
 // read tools need not be listed; unknown names are still refused.
 func TestAPIReadToolsInAllowedActionsAreAccepted(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	newTask := func(conv string, actions ...string) apiResponse {
 		return b.call(t, b.key, http.MethodPost, "/api/v1/tasks", map[string]any{"customer_ref": "customer@demo.countersign.test",
 			"conversation_id": conv, "allowed_actions": actions})
@@ -146,7 +146,7 @@ func TestAPIReadToolsInAllowedActionsAreAccepted(t *testing.T) {
 // and each propose_ tool opening with "Propose to <its title>".
 func TestMCPToolDescriptionsReadAsSentences(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	ctx := context.Background()
 	wantFirst := map[string]string{
 		"propose_issue_refund":               "Propose to refund an order in the shop system.",

@@ -26,34 +26,15 @@ import (
 	"countersign/web/kit"
 )
 
-// apiBundle is a console with a demo shop and one assistant that has every
-// action turned on, with a live key and an open task for Jordan Lee.
-type apiBundle struct {
-	*testBundle
-	asst *assistants.Service
-	a    assistants.Assistant
-	key  string
-	task map[string]any
-}
-
-func setupAPI(t *testing.T) *apiBundle {
-	t.Helper()
-	b := setup(t, bundleOpts{shop: true})
-	ab := &apiBundle{testBundle: b, asst: b.assistants}
-	ab.a, ab.key = ab.newAssistant(t, "support-bot")
-	ab.task = ab.newTask(t, ab.key, "conv-1", []string{"issue_refund", "change_shipping_address", "resend_receipt", "cancel_subscription"})
-	return ab
-}
-
 // newAssistant adds an assistant with every action on and a live key. It
 // may act for any customer (the tests of vouching use newVouchedAssistant).
-func (b *apiBundle) newAssistant(t *testing.T, name string) (assistants.Assistant, string) {
+func (b *testBundle) newAssistant(t *testing.T, name string) (assistants.Assistant, string) {
 	t.Helper()
 	a, key := b.newVouchedAssistant(t, name)
 	admin := b.users[accounts.Admin]
 	g := a.Grants
 	g.AnyCustomer = true
-	a, err := b.asst.SetGrants(context.Background(), controlplane.UserActor(admin.ID, string(admin.Role), admin.Name), a.ID, g)
+	a, err := b.assistants.SetGrants(context.Background(), controlplane.UserActor(admin.ID, string(admin.Role), admin.Name), a.ID, g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,25 +43,25 @@ func (b *apiBundle) newAssistant(t *testing.T, name string) (assistants.Assistan
 
 // newVouchedAssistant adds an assistant with every action on, a live key
 // and the default grants: its tasks need the business's assertion.
-func (b *apiBundle) newVouchedAssistant(t *testing.T, name string) (assistants.Assistant, string) {
+func (b *testBundle) newVouchedAssistant(t *testing.T, name string) (assistants.Assistant, string) {
 	t.Helper()
 	ctx := context.Background()
 	admin := b.users[accounts.Admin].ID
-	a, err := b.asst.Create(ctx, &admin, name)
+	a, err := b.assistants.Create(ctx, &admin, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.asst.EnableAll(ctx, a.ID); err != nil {
+	if err := b.assistants.EnableAll(ctx, a.ID); err != nil {
 		t.Fatal(err)
 	}
-	_, key, err := b.asst.IssueKey(ctx, a.ID, &admin)
+	_, key, err := b.assistants.IssueKey(ctx, a.ID, &admin)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return a, key
 }
 
-func (b *apiBundle) newTask(t *testing.T, key, conversation string, actions []string) map[string]any {
+func (b *testBundle) newTask(t *testing.T, key, conversation string, actions []string) map[string]any {
 	t.Helper()
 	res := b.call(t, key, http.MethodPost, "/api/v1/tasks", map[string]any{"customer_ref": "customer@demo.countersign.test",
 		"conversation_id": conversation, "allowed_actions": actions, "write_budget": 10, "inflight_limit": 3, "rate_per_minute": 30})
@@ -106,7 +87,7 @@ func (r apiResponse) want(t *testing.T, status int) apiResponse {
 
 // call sends a JSON request to the API with a bearer key (none when key is
 // empty); body may be a string sent as is.
-func (b *apiBundle) call(t *testing.T, key, method, path string, body any, headers ...string) apiResponse {
+func (b *testBundle) call(t *testing.T, key, method, path string, body any, headers ...string) apiResponse {
 	t.Helper()
 	return callAPI(t, b.srv.URL, key, method, path, body, headers...)
 }
@@ -143,11 +124,11 @@ func callAPI(t *testing.T, base, key, method, path string, body any, headers ...
 	return out
 }
 
-func (b *apiBundle) taskID() string { return b.task["id"].(string) }
+func (b *testBundle) taskID() string { return b.task["id"].(string) }
 
 // damagedOrder finds Jordan Lee's damaged walnut lamp order with the read
 // tool.
-func (b *apiBundle) damagedOrder(t *testing.T) string {
+func (b *testBundle) damagedOrder(t *testing.T) string {
 	t.Helper()
 	res := b.call(t, b.key, http.MethodPost, "/api/v1/tools/list_orders", map[string]any{"task": b.taskID(), "args": map[string]any{}}).want(t, http.StatusOK)
 	for _, o := range res.json["data"].([]any) {
@@ -184,7 +165,7 @@ func toolModes(t *testing.T, res apiResponse) map[string]string {
 
 func TestAPICatalogFollowsTheThreeFilters(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	path := "/api/v1/tools?task=" + b.taskID()
 	reads := map[string]string{"get_order": "read", "list_orders": "read", "list_subscriptions": "read", "get_invoice": "read",
 		"get_product": "read", "check_inventory": "read"}
@@ -219,7 +200,7 @@ func TestAPICatalogFollowsTheThreeFilters(t *testing.T) {
 	}
 
 	// Filter 2: the assistant turns an action off.
-	if err := b.asst.SetAction(context.Background(), b.a.ID, "shop", "issue_refund", false); err != nil {
+	if err := b.assistants.SetAction(context.Background(), b.a.ID, "shop", "issue_refund", false); err != nil {
 		t.Fatal(err)
 	}
 	got = toolModes(t, b.call(t, b.key, http.MethodGet, path, nil).want(t, http.StatusOK))
@@ -257,7 +238,7 @@ func TestAPICatalogFollowsTheThreeFilters(t *testing.T) {
 
 func TestAPIAuthenticationAndOwnership(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	ctx := context.Background()
 	taskPath := "/api/v1/tasks/" + b.taskID()
 
@@ -270,12 +251,12 @@ func TestAPIAuthenticationAndOwnership(t *testing.T) {
 
 	// A revoked key stops at once; the assistant's other key still works.
 	admin := b.users[accounts.Admin].ID
-	second, secondKey, err := b.asst.IssueKey(ctx, b.a.ID, &admin)
+	second, secondKey, err := b.assistants.IssueKey(ctx, b.a.ID, &admin)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b.call(t, secondKey, http.MethodGet, taskPath, nil).want(t, http.StatusOK)
-	if _, err := b.asst.RevokeKey(ctx, second.ID); err != nil {
+	if _, err := b.assistants.RevokeKey(ctx, second.ID); err != nil {
 		t.Fatal(err)
 	}
 	b.call(t, secondKey, http.MethodGet, taskPath, nil).want(t, http.StatusUnauthorized)
@@ -314,7 +295,7 @@ func TestAPIAuthenticationAndOwnership(t *testing.T) {
 	}
 
 	// A disabled assistant's keys stop working.
-	if err := b.asst.SetDisabled(ctx, b.a.ID, true); err != nil {
+	if err := b.assistants.SetDisabled(ctx, b.a.ID, true); err != nil {
 		t.Fatal(err)
 	}
 	b.call(t, b.key, http.MethodGet, taskPath, nil).want(t, http.StatusUnauthorized)
@@ -324,7 +305,7 @@ func TestAPIAuthenticationAndOwnership(t *testing.T) {
 // the code, and that the body is {code, message, retryable, hint, fields?}.
 func TestAPIErrorShapes(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	taskPath := "/api/v1/tasks/" + b.taskID()
 	order := b.damagedOrder(t)
 	version := int(b.task["version"].(float64))
@@ -387,7 +368,7 @@ func TestAPIErrorShapes(t *testing.T) {
 	}
 }
 
-func (b *apiBundle) proposeRefund(t *testing.T, order string) string {
+func (b *testBundle) proposeRefund(t *testing.T, order string) string {
 	t.Helper()
 	res := b.call(t, b.key, http.MethodPost, "/api/v1/tasks/"+b.taskID()+"/invocations",
 		map[string]any{"action": "issue_refund", "args": refundArgs(order, 700), "summary": "Refund $7.00"})
@@ -399,7 +380,7 @@ func (b *apiBundle) proposeRefund(t *testing.T, order string) string {
 
 func TestAPIIdempotencyKey(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	order := b.damagedOrder(t)
 	path := "/api/v1/tasks/" + b.taskID() + "/invocations"
 	body := map[string]any{"action": "issue_refund", "args": refundArgs(order, 1500), "summary": "Refund $15.00 for the damaged lamp"}
@@ -458,7 +439,7 @@ func TestAPIIdempotencyKey(t *testing.T) {
 
 func TestAPIDedupWindow(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	order := b.damagedOrder(t)
 	path := "/api/v1/tasks/" + b.taskID() + "/invocations"
 	body := map[string]any{"action": "issue_refund", "args": refundArgs(order, 900), "summary": "Refund $9.00"}
@@ -486,7 +467,7 @@ func TestAPIDedupWindow(t *testing.T) {
 
 func TestAPIRateLimitPerKey(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	ws := web.New(web.Config{Database: b.store, Assistants: b.assistants, Metrics: b.metrics, Accounts: b.accounts, Sessions: kit.NewSessionStore(b.store, kit.SessionConfig{KeyPairs: testKey,
 		Idle: time.Hour, Absolute: time.Hour, Now: b.clock.Now}), Now: b.clock.Now, Registry: b.web.Registry(), Control: b.cp, Lists: lists.New(b.store, b.clock.Now),
 		APIRatePerMinute: 3})
@@ -518,7 +499,7 @@ func TestAPIRateLimitPerKey(t *testing.T) {
 
 func TestAPITaskLifecycleAndConversationEvents(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	path := "/api/v1/tasks/" + b.taskID()
 	v := b.task["version"].(float64)
 	paused := b.call(t, b.key, http.MethodPost, path+"/pause", map[string]any{"expected_version": v}).want(t, http.StatusOK)
@@ -612,15 +593,14 @@ func matrixKey(t *testing.T, b *testBundle) string {
 	if k, ok := matrixKeys.Load(b); ok {
 		return k.(string)
 	}
-	ab := &apiBundle{testBundle: b, asst: b.assistants}
-	_, key := ab.newAssistant(t, "matrix-bot")
+	_, key := b.newAssistant(t, "matrix-bot")
 	matrixKeys.Store(b, key)
 	return key
 }
 
 func TestAPIFollowsAWriteToItsResultAndReverses(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	ctx := context.Background()
 	subs := b.call(t, b.key, http.MethodPost, "/api/v1/tools/list_subscriptions", map[string]any{"task": b.taskID()}).want(t, http.StatusOK)
 	var pro string
@@ -654,11 +634,11 @@ func TestAPIFollowsAWriteToItsResultAndReverses(t *testing.T) {
 	}
 
 	// Reversal needs the compensation's action turned on.
-	if err := b.asst.SetAction(ctx, b.a.ID, "shop", "reinstate_subscription", false); err != nil {
+	if err := b.assistants.SetAction(ctx, b.a.ID, "shop", "reinstate_subscription", false); err != nil {
 		t.Fatal(err)
 	}
 	b.call(t, b.key, http.MethodPost, "/api/v1/invocations/"+id+"/reverse", nil).want(t, http.StatusForbidden)
-	if err := b.asst.SetAction(ctx, b.a.ID, "shop", "reinstate_subscription", true); err != nil {
+	if err := b.assistants.SetAction(ctx, b.a.ID, "shop", "reinstate_subscription", true); err != nil {
 		t.Fatal(err)
 	}
 	rev := b.call(t, b.key, http.MethodPost, "/api/v1/invocations/"+id+"/reverse", nil).want(t, http.StatusCreated)
@@ -669,7 +649,7 @@ func TestAPIFollowsAWriteToItsResultAndReverses(t *testing.T) {
 
 // receiveWebhooks registers a receiver as the assistant's outcome webhook
 // and returns what it has been sent so far, in order.
-func (b *apiBundle) receiveWebhooks(t *testing.T) func() []webhooks.Payload {
+func (b *testBundle) receiveWebhooks(t *testing.T) func() []webhooks.Payload {
 	t.Helper()
 	var mu sync.Mutex
 	var posts []webhooks.Payload

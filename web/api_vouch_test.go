@@ -24,7 +24,7 @@ var shopSiteSecret = []byte("the shop's site secret, at least 32 bytes long")
 
 // vouchFor is the task assertion the shop's site would hand the widget,
 // changed by edit.
-func (b *apiBundle) vouchFor(aud, customer string, edit func(*confirmation.Assertion)) string {
+func (b *testBundle) vouchFor(aud, customer string, edit func(*confirmation.Assertion)) string {
 	now := b.clock.Now()
 	a := confirmation.Assertion{Sub: customer, Sys: "shop", Aud: aud, IssuedAt: now.Unix(),
 		ExpiresAt: now.Add(5 * time.Minute).Unix(), Nonce: "n-" + strings.Repeat("0", 14) + now.Format("150405.000000000")}
@@ -48,8 +48,8 @@ func openTaskBody(customer, conversation, assertion string) map[string]any {
 // one, and only for that system.
 func TestTaskCustomerIsVouchedForByTheBusiness(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
-	b.asst.SetSiteSecrets(map[string][]byte{"shop": shopSiteSecret})
+	b := setup(t, withShop(), withAssistant())
+	b.assistants.SetSiteSecrets(map[string][]byte{"shop": shopSiteSecret})
 	bot, key := b.newVouchedAssistant(t, "widget-bot")
 	const customer = "customer@demo.countersign.test"
 	good := b.vouchFor(bot.ID, customer, nil)
@@ -113,8 +113,8 @@ func TestTaskCustomerIsVouchedForByTheBusiness(t *testing.T) {
 // checked.
 func TestAnyCustomerGrantOpensTasksWithoutAssertion(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t) // b.a has the grant
-	b.asst.SetSiteSecrets(map[string][]byte{"shop": shopSiteSecret})
+	b := setup(t, withShop(), withAssistant()) // b.a has the grant
+	b.assistants.SetSiteSecrets(map[string][]byte{"shop": shopSiteSecret})
 	opened := b.call(t, b.key, http.MethodPost, "/api/v1/tasks", openTaskBody("anyone@example.test", "conv-any", "")).want(t, http.StatusCreated)
 	events, _ := b.store.EventsForTask(context.Background(), opened.json["id"].(string))
 	if len(events) == 0 || !strings.Contains(string(events[0].Data), `"vouched": {"by": "any_customer"}`) {
@@ -132,7 +132,7 @@ func TestAnyCustomerGrantOpensTasksWithoutAssertion(t *testing.T) {
 // reading tells whether an address has an account.
 func TestUnknownCustomerAnswersLikeAKnownOne(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	const known, unknown = "known-empty@example.test", "nobody-here@example.test"
 	if _, err := b.shop.CreateCustomer(context.Background(), demoshop.CustomerFixture{Email: known, Name: "Known Empty"}); err != nil {
 		t.Fatal(err)
@@ -175,7 +175,7 @@ func TestUnknownCustomerAnswersLikeAKnownOne(t *testing.T) {
 // below them).
 func TestTaskLimitsStayWithinTheAssistantsMaxima(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	ask := func(conv string, limits map[string]any) apiResponse {
 		body := openTaskBody("customer@demo.countersign.test", conv, "")
 		for k, v := range limits {
@@ -200,7 +200,7 @@ func TestTaskLimitsStayWithinTheAssistantsMaxima(t *testing.T) {
 		t.Errorf("defaults: %v", def.json)
 	}
 	admin := b.users[accounts.Admin]
-	if _, err := b.asst.SetGrants(context.Background(), controlplane.UserActor(admin.ID, string(admin.Role), admin.Name), b.a.ID,
+	if _, err := b.assistants.SetGrants(context.Background(), controlplane.UserActor(admin.ID, string(admin.Role), admin.Name), b.a.ID,
 		assistants.Grants{MaxWriteBudget: 3, MaxInflightLimit: 1, MaxRatePerMinute: 4, AnyCustomer: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -218,8 +218,8 @@ func TestTaskLimitsStayWithinTheAssistantsMaxima(t *testing.T) {
 // in the transaction that opens the task, so exactly one opens.
 func TestOneAssertionOpensOneTaskUnderARace(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
-	b.asst.SetSiteSecrets(map[string][]byte{"shop": shopSiteSecret})
+	b := setup(t, withShop(), withAssistant())
+	b.assistants.SetSiteSecrets(map[string][]byte{"shop": shopSiteSecret})
 	bot, key := b.newVouchedAssistant(t, "race-bot")
 	signed := b.vouchFor(bot.ID, "customer@demo.countersign.test", nil)
 	const n = 8

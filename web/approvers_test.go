@@ -47,7 +47,7 @@ func (b *testBundle) setDeciders(t *testing.T, action string, roles ...string) {
 // the error code) and the card stays waiting.
 func TestEveryDoorAsksWhoMayApprove(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true, slack: true})
+	b := setup(t, withShop(), withSlack())
 	f := newConsoleFixture(t, b)
 	ctx := context.Background()
 	roles := []accounts.Role{accounts.Agent, accounts.Manager, accounts.Admin}

@@ -66,6 +66,11 @@ type testBundle struct {
 	// bundleOpts.slack.
 	slack *fakeslack.Slack
 	bot   *slackbot.Bot
+	// a is the assistant made with withAssistant, key its live key and
+	// task the open task it opened for Jordan Lee, as the API answered it.
+	a    assistants.Assistant
+	key  string
+	task map[string]any
 }
 
 type testUser struct {
@@ -73,6 +78,55 @@ type testUser struct {
 	Password string
 }
 
+// option changes how setup assembles the stack.
+type option func(*bundleOpts)
+
+// withTrustedProxies has the server believe X-Forwarded-For from these
+// addresses.
+func withTrustedProxies(p ...netip.Prefix) option {
+	return func(o *bundleOpts) { o.trustedProxies = p }
+}
+
+// withShop connects a seeded demo shop (system "shop") over real HTTP.
+func withShop() option { return func(o *bundleOpts) { o.shop = true } }
+
+// withSlack connects the console to a fake Slack (the stack's slack).
+func withSlack() option { return func(o *bundleOpts) { o.slack = true } }
+
+// withLogger sends the console's log to l.
+func withLogger(l *slog.Logger) option { return func(o *bundleOpts) { o.logger = l } }
+
+// withQueryTracer shows tr every SQL statement the console sends.
+func withQueryTracer(tr pgx.QueryTracer) option { return func(o *bundleOpts) { o.queries = tr } }
+
+// withLogo makes logo (a TLS server) the shop's logo server: the shop's
+// brand names its /logo.png and the console fetches it with its client.
+func withLogo(logo *httptest.Server) option { return func(o *bundleOpts) { o.logo = logo } }
+
+// withLogoURL is the shop's logo address instead of the logo server's
+// /logo.png; "{logo}" in it stands for the logo server's address.
+func withLogoURL(u string) option { return func(o *bundleOpts) { o.logoURL = u } }
+
+// withProofs and withAssertionSecrets configure how customers prove who
+// they are, per system (without them: code and account everywhere).
+func withProofs(p map[string][]confirmation.Proof) option {
+	return func(o *bundleOpts) { o.proofs = p }
+}
+
+// withAssertionSecrets gives each system's secret for its assertions.
+func withAssertionSecrets(s map[string][]byte) option {
+	return func(o *bundleOpts) { o.assertionSecrets = s }
+}
+
+// withAssistant adds the assistant "support-bot" with every action on and
+// a live key, and its open task for Jordan Lee (needs withShop).
+func withAssistant() option { return func(o *bundleOpts) { o.assistant = true } }
+
+// withCustomerStage has the manager put the shop's customer actions on
+// stage 4, where the customer confirms (needs withShop).
+func withCustomerStage() option { return func(o *bundleOpts) { o.customerStage = true } }
+
+// bundleOpts is what the options set.
 type bundleOpts struct {
 	trustedProxies []netip.Prefix
 	keyPairs       [][]byte
@@ -94,15 +148,19 @@ type bundleOpts struct {
 	// logoURL, when set, is the shop's logo address instead of the logo
 	// server's /logo.png; "{logo}" in it stands for the server's address.
 	logoURL string
+	// assistant and customerStage are set by withAssistant and
+	// withCustomerStage.
+	assistant     bool
+	customerStage bool
 }
 
 var testKey = [][]byte{[]byte("0123456789abcdef0123456789abcdef"), []byte("fedcba9876543210fedcba9876543210")}
 
-func setup(t *testing.T, opts ...bundleOpts) *testBundle {
+func setup(t *testing.T, opts ...option) *testBundle {
 	t.Helper()
 	var o bundleOpts
-	if len(opts) > 0 {
-		o = opts[0]
+	for _, opt := range opts {
+		opt(&o)
 	}
 	if o.keyPairs == nil {
 		o.keyPairs = testKey
@@ -142,6 +200,13 @@ func setup(t *testing.T, opts ...bundleOpts) *testBundle {
 	}
 	if o.shop {
 		b.connectShop(t, reg, o.logo, o.logoURL)
+	}
+	if o.assistant {
+		b.a, b.key = b.newAssistant(t, "support-bot")
+		b.task = b.newTask(t, b.key, "conv-1", []string{"issue_refund", "change_shipping_address", "resend_receipt", "cancel_subscription"})
+	}
+	if o.customerStage {
+		b.stageForCustomer(t, customerActions...)
 	}
 	return b
 }

@@ -147,7 +147,7 @@ func TestPagesAndJSONGzipButNotTinyBodiesOrRedirects(t *testing.T) {
 // arrives while the stream stays open (a gzip writer would hold it).
 func TestTaskEventStreamIsNeverGzipped(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	c := b.client(t)
 	c.mustSignIn(b.users[accounts.Agent])

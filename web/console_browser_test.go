@@ -21,7 +21,7 @@ import (
 // saved under the temp dir.
 func TestBrowserAgentEditsApprovesAndWatchesTheTaskComplete(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	inv := f.refund(t, f.order, 4200)
 	ctx := browsertest.New(t, 120*time.Second)

@@ -55,7 +55,7 @@ type violation struct {
 // too (checkContract).
 func TestAPIRefusesWhatTheDocumentForbids(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	doc := b.call(t, "", http.MethodGet, "/api/v1/openapi.json", nil).want(t, http.StatusOK).json
 	order := b.damagedOrder(t)
 	task := b.taskID()
@@ -127,7 +127,7 @@ func TestAPIRefusesWhatTheDocumentForbids(t *testing.T) {
 }
 
 // sendContract sends req to the operation at the templated path.
-func (b *apiBundle) sendContract(t *testing.T, method, path string, req contractRequest) apiResponse {
+func (b *testBundle) sendContract(t *testing.T, method, path string, req contractRequest) apiResponse {
 	t.Helper()
 	for name, v := range req.params {
 		path = strings.ReplaceAll(path, "{"+name+"}", url.PathEscape(v))

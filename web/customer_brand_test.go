@@ -37,7 +37,7 @@ func (c *client) withZone(zone string) {
 // in words. A staff page keeps the console's frame.
 func TestCustomerPagesSpeakForTheShop(t *testing.T) {
 	t.Parallel()
-	b := setupCustomer(t)
+	b := setup(t, withShop(), withCustomerStage())
 	inv, link := b.pendingRefund(t)
 	c := b.client(t)
 	res := c.open(link)
@@ -97,7 +97,7 @@ func TestCustomerPagesSpeakForTheShop(t *testing.T) {
 // expensive"; an approved request says it is being sent to the shop.
 func TestCustomerPageSaysCodesInWords(t *testing.T) {
 	t.Parallel()
-	b := setupCustomer(t)
+	b := setup(t, withShop(), withCustomerStage())
 	inv := b.proposeFor(t, b.customerTask(t, jordan), "cancel_subscription",
 		map[string]any{"subscription_id": "Pro plan for acme.example", "reason_code": "too_expensive", "effective": "end_of_period"}, "")
 	c := b.client(t)
@@ -122,7 +122,7 @@ func TestCustomerPageSaysCodesInWords(t *testing.T) {
 // line.
 func TestCustomerAddressChangeStacksNowAndAfter(t *testing.T) {
 	t.Parallel()
-	b := setupCustomer(t)
+	b := setup(t, withShop(), withCustomerStage())
 	inv := b.proposeFor(t, b.customerTask(t, jordan), "change_shipping_address",
 		map[string]any{"order_id": "standing desk mat", "address": jordanAddress}, "")
 	res := b.client(t).open(b.link(t, inv, jordan))
@@ -157,7 +157,7 @@ func (b *testBundle) proposeAny(t *testing.T, task controlplane.Task, action str
 // apart by order, items, amount and time.
 func TestMyRequestsGroupsTheCustomersOwn(t *testing.T) {
 	t.Parallel()
-	b := setupCustomer(t)
+	b := setup(t, withShop(), withCustomerStage())
 	ctx := context.Background()
 	m := b.users[accounts.Manager]
 	p, err := b.cp.Policy(ctx, "shop", "resend_receipt")
@@ -280,7 +280,7 @@ func (b *testBundle) completedRefund(t *testing.T) (controlplane.Invocation, *cl
 // has none.
 func TestCustomerReceipt(t *testing.T) {
 	t.Parallel()
-	b := setupCustomer(t)
+	b := setup(t, withShop(), withCustomerStage())
 	inv, c := b.completedRefund(t)
 	res := c.get("/requests/" + inv.ID)
 	if res.doc(t).Find(`[data-testid="receipt"]`).Length() != 1 {
@@ -362,7 +362,7 @@ func TestCustomerReceipt(t *testing.T) {
 // of one shop only keep its name.
 func TestMyRequestsOfTwoShopsSpeakForNeither(t *testing.T) {
 	t.Parallel()
-	b := setupCustomer(t)
+	b := setup(t, withShop(), withCustomerStage())
 	ctx := context.Background()
 	u, err := b.accounts.Create(ctx, accounts.NewUser{Email: jordan, Name: "Jordan Lee", Role: accounts.Customer, Password: "correct horse jordan"})
 	if err != nil {
@@ -418,7 +418,7 @@ func TestMyRequestsOfTwoShopsSpeakForNeither(t *testing.T) {
 // while the staff's sign-in keeps the console's.
 func TestCustomerSignInAndHomeAreTheShops(t *testing.T) {
 	t.Parallel()
-	b := setupCustomer(t)
+	b := setup(t, withShop(), withCustomerStage())
 	c := b.client(t)
 	if res := c.get("/sign-in?next=%2Frequests"); text(res, t, "brand-name") != shopName || res.doc(t).Find(`[data-testid="customer-footer"]`).Length() != 1 {
 		t.Errorf("a customer's sign-in: header %q, want the shop's frame", squash(res.doc(t).Find("header").Text()))

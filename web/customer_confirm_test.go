@@ -19,7 +19,7 @@ import (
 // its reference once dispatched.
 func TestConfirmWithoutJavaScript(t *testing.T) {
 	t.Parallel()
-	b := setupCustomer(t)
+	b := setup(t, withShop(), withCustomerStage())
 	inv, link := b.pendingRefund(t)
 	c := b.client(t)
 	tok := c.pageCSRF(c.open(link))
@@ -65,7 +65,7 @@ func TestConfirmWithoutJavaScript(t *testing.T) {
 // the reason is on the invocation and in its timeline.
 func TestDeclineRecordsTheReason(t *testing.T) {
 	t.Parallel()
-	b := setupCustomer(t)
+	b := setup(t, withShop(), withCustomerStage())
 	inv, link := b.pendingRefund(t)
 	c := b.client(t)
 	tok := c.pageCSRF(c.open(link))
@@ -119,7 +119,7 @@ func (b *testBundle) pendingRefundAgain(t *testing.T) (controlplane.Invocation, 
 // again with what changed.
 func TestConfirmAfterTheTargetChangedAsksAgain(t *testing.T) {
 	t.Parallel()
-	b := setupCustomer(t)
+	b := setup(t, withShop(), withCustomerStage())
 	inv, link := b.pendingRefund(t)
 	c := b.client(t)
 	tok := c.pageCSRF(c.open(link))
@@ -179,7 +179,7 @@ func TestConfirmAfterTheTargetChangedAsksAgain(t *testing.T) {
 // the shop's ledger has one refund.
 func TestFiftyConcurrentConfirmsMakeOneEffect(t *testing.T) {
 	t.Parallel()
-	b := setupCustomer(t)
+	b := setup(t, withShop(), withCustomerStage())
 	inv, link := b.pendingRefund(t)
 	c := b.client(t)
 	tok := c.pageCSRF(c.open(link))
@@ -235,7 +235,7 @@ func TestFiftyConcurrentConfirmsMakeOneEffect(t *testing.T) {
 // still works.
 func TestConfirmRechecksTheTask(t *testing.T) {
 	t.Parallel()
-	b := setupCustomer(t)
+	b := setup(t, withShop(), withCustomerStage())
 	inv, link := b.pendingRefund(t)
 	c := b.client(t)
 	tok := c.pageCSRF(c.open(link))
@@ -272,7 +272,7 @@ func TestConfirmRechecksTheTask(t *testing.T) {
 // it is final, with HX-Refresh so that the page's receipt appears.
 func TestStatusFragmentStopsPollingWhenFinal(t *testing.T) {
 	t.Parallel()
-	b := setupCustomer(t)
+	b := setup(t, withShop(), withCustomerStage())
 	inv, link := b.pendingRefund(t)
 	c := b.client(t)
 	tok := c.pageCSRF(c.open(link))

@@ -45,7 +45,7 @@ func TestCustomerPagesServeTheShopsLogoThemselves(t *testing.T) {
 		t.Fatal(err)
 	}
 	logo, hits := logoServer(t, "image/png", img.Bytes())
-	b := setup(t, bundleOpts{shop: true, logo: logo})
+	b := setup(t, withShop(), withLogo(logo))
 	b.stageForCustomer(t, customerActions...)
 	_, link := b.pendingRefund(t)
 	c := b.client(t)
@@ -78,7 +78,7 @@ func TestCustomerPagesServeTheShopsLogoThemselves(t *testing.T) {
 func TestCustomerPagesWithoutAnImageLogoShowTheName(t *testing.T) {
 	t.Parallel()
 	logo, _ := logoServer(t, "image/png", []byte(`<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>`))
-	b := setup(t, bundleOpts{shop: true, logo: logo})
+	b := setup(t, withShop(), withLogo(logo))
 	b.stageForCustomer(t, customerActions...)
 	_, link := b.pendingRefund(t)
 	res := b.client(t).open(link)
@@ -154,7 +154,7 @@ func TestCustomerPagesRefuseAHostileLogo(t *testing.T) {
 			t.Parallel()
 			logo, _ := hostileLogoServer(t)
 			logs := &lockedBuffer{}
-			b := setup(t, bundleOpts{shop: true, logo: logo, logoURL: tc.url, logger: slog.New(slog.NewTextHandler(logs, nil))})
+			b := setup(t, withShop(), withLogo(logo), withLogoURL(tc.url), withLogger(slog.New(slog.NewTextHandler(logs, nil))))
 			b.stageForCustomer(t, customerActions...)
 			_, link := b.pendingRefund(t)
 			res := b.client(t).open(link)
@@ -184,7 +184,7 @@ func TestCustomerPagesRefuseAHostileLogo(t *testing.T) {
 func TestCustomerPagesBackOffAFailedLogo(t *testing.T) {
 	t.Parallel()
 	logo, hits := hostileLogoServer(t)
-	b := setup(t, bundleOpts{shop: true, logo: logo, logoURL: "{logo}/missing.png"})
+	b := setup(t, withShop(), withLogo(logo), withLogoURL("{logo}/missing.png"))
 	visit := func() {
 		r, err := http.Get(b.srv.URL + "/brand/shop/logo")
 		if err != nil {

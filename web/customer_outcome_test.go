@@ -93,7 +93,7 @@ func (b *testBundle) put(t *testing.T, id string, sit situation) {
 // would have happened".
 func TestNoEndStateButCompletedShowsConsequencesAsFacts(t *testing.T) {
 	t.Parallel()
-	b := setupCustomer(t)
+	b := setup(t, withShop(), withCustomerStage())
 	covered := map[controlplane.State]bool{}
 	for _, sit := range situations {
 		covered[sit.state] = true
@@ -180,7 +180,7 @@ func squash(s string) string { return strings.Join(strings.Fields(s), " ") }
 // work.
 func TestCustomerPageSaysWhoDecided(t *testing.T) {
 	t.Parallel()
-	b := setupCustomer(t)
+	b := setup(t, withShop(), withCustomerStage())
 	ctx := context.Background()
 	agent := b.users[accounts.Agent]
 	agentActor := controlplane.UserActor(agent.ID, "agent", agent.Name)
@@ -261,7 +261,7 @@ func TestCustomerPageSaysWhoDecided(t *testing.T) {
 // customer's page shows: in say and as result.short_reference.
 func TestSayAndCustomerPageGiveTheSameReference(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	b.stageForCustomer(t, customerActions...)
 	ctx := context.Background()
 	for i, a := range everyShopAction {

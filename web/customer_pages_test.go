@@ -111,7 +111,7 @@ func TestCustomerRefundBreakdownAddsUp(t *testing.T) {
 			wantLabels: []string{"Already refunded", "This refund"},
 			wantWhy:    []string{"$20.00 of this order was refunded before."}},
 	}
-	b := setupCustomer(t)
+	b := setup(t, withShop(), withCustomerStage())
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			// The cases share the lamp's order; the one with an earlier
@@ -236,7 +236,7 @@ func (b *testBundle) shopRefund(t *testing.T, order string, amount int64) {
 // them instead of being sent to a sign-in page, and sees no request.
 func TestMyRequestsForALinkCustomer(t *testing.T) {
 	t.Parallel()
-	b := setupCustomer(t)
+	b := setup(t, withShop(), withCustomerStage())
 	task := b.customerTask(t, jordan)
 	declined := b.proposeFor(t, task, "resend_receipt", map[string]any{"invoice_id": "paid Pro invoice"}, "")
 	refund := b.proposeFor(t, task, "issue_refund", map[string]any{"order_id": "walnut lamp", "amount_cents": 4210, "reason_code": "damaged"}, "")

@@ -22,7 +22,7 @@ import (
 // nothing reaches the shop.
 func TestAssistantCannotConfirmWithTheLink(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	b.stageForCustomer(t, "change_shipping_address")
 	order := ""
 	orders := b.call(t, b.key, http.MethodPost, "/api/v1/tools/list_orders", map[string]any{"task": b.taskID(), "args": map[string]any{}}).want(t, http.StatusOK)
@@ -83,7 +83,7 @@ func TestAssistantCannotConfirmWithTheLink(t *testing.T) {
 // all their links, told when the last one went.
 func TestCodeGoesToTheContactOnFileAndIsBounded(t *testing.T) {
 	t.Parallel()
-	b := setupCustomer(t)
+	b := setup(t, withShop(), withCustomerStage())
 	_, link := b.pendingRefund(t)
 	_, other := b.pendingRefund(t)
 	c := b.client(t)
@@ -118,7 +118,7 @@ func TestCodeGoesToTheContactOnFileAndIsBounded(t *testing.T) {
 // read.
 func TestOpeningALinkSpendsNothing(t *testing.T) {
 	t.Parallel()
-	b := setupCustomer(t)
+	b := setup(t, withShop(), withCustomerStage())
 	inv, link := b.pendingRefund(t)
 	for i := 0; i < 3; i++ {
 		if res := b.client(t).get(link); res.StatusCode != http.StatusOK {
@@ -159,7 +159,7 @@ func TestOpeningALinkSpendsNothing(t *testing.T) {
 // closed to it until B's code is entered.
 func TestAnotherCustomersLinkDoesNotSwitchTheBrowser(t *testing.T) {
 	t.Parallel()
-	b := setupCustomer(t)
+	b := setup(t, withShop(), withCustomerStage())
 	mine, myLink := b.pendingRefund(t)
 	hannah := "hannah.weiss@example.de"
 	theirs := b.proposeFor(t, b.customerTask(t, hannah), "reinstate_subscription", map[string]any{"subscription_id": "my Pro plan"}, "")
@@ -185,7 +185,7 @@ func TestAnotherCustomersLinkDoesNotSwitchTheBrowser(t *testing.T) {
 // account of the link's customer: no code needed.
 func TestSignedInCustomerAccountIsProof(t *testing.T) {
 	t.Parallel()
-	b := setupCustomer(t)
+	b := setup(t, withShop(), withCustomerStage())
 	inv, link := b.pendingRefund(t)
 	u := b.customerAccount(t, jordan)
 	c := b.client(t)
@@ -213,8 +213,7 @@ func TestSignedInCustomerAccountIsProof(t *testing.T) {
 func TestCustomerAssertion(t *testing.T) {
 	t.Parallel()
 	secret := []byte("0123456789abcdef0123456789abcdef-shop")
-	b := setup(t, bundleOpts{shop: true, proofs: map[string][]confirmation.Proof{"shop": {confirmation.ProofAssertion}},
-		assertionSecrets: map[string][]byte{"shop": secret}})
+	b := setup(t, withShop(), withProofs(map[string][]confirmation.Proof{"shop": {confirmation.ProofAssertion}}), withAssertionSecrets(map[string][]byte{"shop": secret}))
 	b.stageForCustomer(t, customerActions...)
 	inv, link := b.pendingRefund(t)
 	_, other := b.pendingRefund(t) // another request of the same customer

@@ -17,7 +17,7 @@ import (
 // own pages and opens a link issued for yet another spelling.
 func TestCustomerRefIsOneCustomerWhateverTheCase(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	b.stageForCustomer(t, "issue_refund")
 	res := b.call(t, b.key, http.MethodPost, "/api/v1/tasks", map[string]any{"customer_ref": "  Customer@Demo.Countersign.TEST ",
 		"conversation_id": "conv-case", "allowed_actions": []string{"issue_refund"}}).want(t, http.StatusCreated)

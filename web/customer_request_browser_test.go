@@ -22,7 +22,7 @@ var timeWithZone = regexp.MustCompile(`\b\d{2}:\d{2} [A-Z][A-Za-z]{1,4}\b`)
 // the page before and after. The screenshot is kept under the temp dir.
 func TestBrowserCustomerConfirms(t *testing.T) {
 	t.Parallel()
-	b := setupCustomer(t)
+	b := setup(t, withShop(), withCustomerStage())
 	inv, link := b.pendingRefund(t)
 	runCtx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -125,7 +125,7 @@ func TestBrowserCustomerConfirms(t *testing.T) {
 // a screenshot.
 func TestBrowserCustomerPages(t *testing.T) {
 	t.Parallel()
-	b := setupCustomer(t)
+	b := setup(t, withShop(), withCustomerStage())
 	task := b.customerTask(t, jordan)
 	refund := b.proposeFor(t, task, "issue_refund",
 		map[string]any{"order_id": "walnut lamp", "amount_cents": 4210, "reason_code": "damaged"}, "Refund $42.10 for the lamp.")

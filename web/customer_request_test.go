@@ -27,15 +27,6 @@ var jordanAddress = map[string]any{"name": "Jordan Lee", "line1": "1 Harbour Way
 var customerActions = []string{"cancel_subscription", "reinstate_subscription", "issue_refund", "resend_receipt",
 	"update_product_description", "change_shipping_address"}
 
-// setupCustomer is a console with the seeded demo shop whose actions the
-// customer confirms (stage 4).
-func setupCustomer(t *testing.T) *testBundle {
-	t.Helper()
-	b := setup(t, bundleOpts{shop: true})
-	b.stageForCustomer(t, customerActions...)
-	return b
-}
-
 // stageForCustomer has the bundle's manager put actions of the shop on
 // stage 4 (the customer confirms) with a 30-minute confirmation window, as
 // on the policies page; an action there already is left alone.
@@ -220,7 +211,7 @@ func TestCustomerPageShowsTheQuoteOfEveryAction(t *testing.T) {
 		{"product description", jordan, "update_product_description", map[string]any{"product_id": "LAMP-WAL-01", "description": "Solid walnut base, linen shade."}},
 		{"shipping address", jordan, "change_shipping_address", map[string]any{"order_id": "standing desk mat", "address": jordanAddress}},
 	}
-	b := setupCustomer(t)
+	b := setup(t, withShop(), withCustomerStage())
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			const summary = "I will refund $999 to your card right away."
@@ -298,7 +289,7 @@ func TestCustomerPageShowsTheQuoteOfEveryAction(t *testing.T) {
 // its own customer's requests.
 func TestConfirmationLinkMisuse(t *testing.T) {
 	t.Parallel()
-	b := setupCustomer(t)
+	b := setup(t, withShop(), withCustomerStage())
 	// The subtests leave their refunds of one order pending; exposure would
 	// send the fifth to an agent. Links, not thresholds, are tested here.
 	if _, err := b.store.Pool().Exec(context.Background(), `UPDATE policies SET approval_above_cents = NULL WHERE action = 'issue_refund'`); err != nil {
@@ -316,7 +307,7 @@ func TestConfirmationLinkMisuse(t *testing.T) {
 	}
 
 	t.Run("expired", func(t *testing.T) {
-		b := setupCustomer(t)
+		b := setup(t, withShop(), withCustomerStage())
 		_, link := b.pendingRefund(t)
 		b.clock.Advance(31 * time.Minute)
 		problem(t, b.client(t).get(link), "expired", http.StatusGone)
@@ -389,7 +380,7 @@ func TestConfirmationLinkMisuse(t *testing.T) {
 // e-mail is the customer reference and lists their requests.
 func TestMyRequestsListsOnlyTheCustomersOwn(t *testing.T) {
 	t.Parallel()
-	b := setupCustomer(t)
+	b := setup(t, withShop(), withCustomerStage())
 	mine, _ := b.pendingRefund(t)
 	theirs := b.proposeFor(t, b.customerTask(t, "hannah.weiss@example.de"), "reinstate_subscription",
 		map[string]any{"subscription_id": "my Pro plan"}, "")

@@ -84,7 +84,7 @@ func (c *client) csrfOf(path string) string {
 // still decided by that code.
 func TestACodeDecidesOnlyItsRequest(t *testing.T) {
 	t.Parallel()
-	b := setupCustomer(t)
+	b := setup(t, withShop(), withCustomerStage())
 	a, bb := b.twoRequests(t)
 	c := b.client(t)
 	c.open(b.link(t, a, jordan))
@@ -113,8 +113,7 @@ func TestACodeDecidesOnlyItsRequest(t *testing.T) {
 func TestAnAssertionDecidesOnlyItsRequest(t *testing.T) {
 	t.Parallel()
 	secret := []byte("0123456789abcdef0123456789abcdef-shop")
-	b := setup(t, bundleOpts{shop: true, proofs: map[string][]confirmation.Proof{"shop": {confirmation.ProofAssertion}},
-		assertionSecrets: map[string][]byte{"shop": secret}})
+	b := setup(t, withShop(), withProofs(map[string][]confirmation.Proof{"shop": {confirmation.ProofAssertion}}), withAssertionSecrets(map[string][]byte{"shop": secret}))
 	b.stageForCustomer(t, customerActions...)
 	a, bb := b.twoRequests(t)
 	now := b.clock.Now()
@@ -138,7 +137,7 @@ func TestAnAssertionDecidesOnlyItsRequest(t *testing.T) {
 // password, the customer decides A and B alike.
 func TestTheCustomersAccountDecidesAllTheirRequests(t *testing.T) {
 	t.Parallel()
-	b := setupCustomer(t)
+	b := setup(t, withShop(), withCustomerStage())
 	a, bb := b.twoRequests(t)
 	c := b.client(t)
 	c.mustSignIn(b.customerAccount(t, jordan))
@@ -155,9 +154,8 @@ func TestTheCustomersAccountDecidesAllTheirRequests(t *testing.T) {
 // systems take — decides nothing there, on any deciding path.
 func TestTheDecisionTakesOnlyProofsTheSystemAccepts(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true, proofs: map[string][]confirmation.Proof{
-		"*": {confirmation.ProofCode, confirmation.ProofAccount}, "shop": {confirmation.ProofAssertion}},
-		assertionSecrets: map[string][]byte{"shop": []byte("0123456789abcdef0123456789abcdef-shop")}})
+	b := setup(t, withShop(), withProofs(map[string][]confirmation.Proof{
+		"*": {confirmation.ProofCode, confirmation.ProofAccount}, "shop": {confirmation.ProofAssertion}}), withAssertionSecrets(map[string][]byte{"shop": []byte("0123456789abcdef0123456789abcdef-shop")}))
 	b.stageForCustomer(t, customerActions...)
 	_, bb := b.twoRequests(t)
 	c := b.client(t)
@@ -170,7 +168,7 @@ func TestTheDecisionTakesOnlyProofsTheSystemAccepts(t *testing.T) {
 // the browser nor a copy of its cookie decides anything afterwards.
 func TestCustomerSignOutEndsTheLinkSession(t *testing.T) {
 	t.Parallel()
-	b := setupCustomer(t)
+	b := setup(t, withShop(), withCustomerStage())
 	inv, link := b.pendingRefund(t)
 	c := b.client(t)
 	page := c.open(link)

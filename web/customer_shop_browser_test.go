@@ -21,7 +21,7 @@ import (
 // groups waiting, in progress and done, without the catalogue edit.
 func TestBrowserCustomerShopPages(t *testing.T) {
 	t.Parallel()
-	b := setupCustomer(t)
+	b := setup(t, withShop(), withCustomerStage())
 	task := b.customerTask(t, jordan)
 	refund := b.proposeFor(t, task, "issue_refund",
 		map[string]any{"order_id": "walnut lamp", "amount_cents": 4210, "reason_code": "damaged"}, "")

@@ -17,7 +17,7 @@ import (
 // it; and nothing reaches the shop.
 func TestCustomerStopIsAPersonsPause(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	b.stageForCustomer(t, "issue_refund")
 	res := b.call(t, b.key, http.MethodPost, "/api/v1/tasks/"+b.taskID()+"/invocations", map[string]any{"action": "issue_refund",
 		"args": map[string]any{"order_id": "walnut lamp", "amount_cents": 4210, "reason_code": "damaged"}}).want(t, http.StatusCreated)

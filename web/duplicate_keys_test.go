@@ -16,7 +16,7 @@ import (
 // the table fails the test, so a new one cannot go untested.
 func TestEveryJSONBodyRefusesDuplicateKeys(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	order := b.damagedOrder(t)
 	inv := b.proposeRefund(t, order)
 	task := "/api/v1/tasks/" + b.taskID()

@@ -27,7 +27,7 @@ import (
 // itself (MCP pause_task) it may resume.
 func TestAssistantCannotLiftAPersonsPause(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	ctx := context.Background()
 	id := b.taskID()
 	api := "/api/v1/tasks/" + id
@@ -100,7 +100,7 @@ func TestAssistantCannotLiftAPersonsPause(t *testing.T) {
 // dry-run again.
 func TestPolicyRefusalBlocksTheTargetUntilAPersonLiftsIt(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	ctx := context.Background()
 	id := b.taskID()
 	order := b.damagedOrder(t)
@@ -204,7 +204,7 @@ func TestPolicyRefusalBlocksTheTargetUntilAPersonLiftsIt(t *testing.T) {
 // proposes afresh.
 func TestConversationsBelongToOneAssistant(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	ctx := context.Background()
 	_, otherKey := b.newAssistant(t, "other-bot")
 	event := map[string]any{"intent": "transactional_high", "mode": "handed_off", "summary": "Wants a refund"}
@@ -249,7 +249,7 @@ func TestConversationsBelongToOneAssistant(t *testing.T) {
 // API and the console say why with 422; a cancellation offers it.
 func TestReverseIsOfferedOnlyWhereItCanRun(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	ctx := context.Background()
 	desc := f.describe(t, "Solid walnut, linen shade.")
@@ -288,7 +288,7 @@ func TestReverseIsOfferedOnlyWhereItCanRun(t *testing.T) {
 // with a hint, and nothing proposed.
 func TestAPIReverseOfAnActionWithoutCompensationSaysWhy(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	ctx := context.Background()
 	task := b.newTask(t, b.key, "conv-products", []string{"update_product_description"})
 	p, err := b.shop.CreateProduct(ctx, demoshop.ProductFixture{Name: "Desk lamp", Description: "A lamp.", PriceCents: 3900, Stock: 5})
@@ -323,7 +323,7 @@ func TestAPIReverseOfAnActionWithoutCompensationSaysWhy(t *testing.T) {
 // once it is older than the claim's bound (a minute).
 func TestAPIIdempotencyKeyClaimOfACrashedRequestExpires(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	ctx := context.Background()
 	order := b.damagedOrder(t)
 	path := "/api/v1/tasks/" + b.taskID() + "/invocations"
@@ -368,7 +368,7 @@ func TestAPIIdempotencyKeyClaimOfACrashedRequestExpires(t *testing.T) {
 // field and the fix; the policy is unchanged.
 func TestPolicyPageRefusesStageFiveMoneyWithoutACeiling(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	c := b.client(t)
 	c.mustSignIn(b.users[accounts.Manager])
 	path := "/policies/shop/issue_refund"
@@ -390,7 +390,7 @@ func TestPolicyPageRefusesStageFiveMoneyWithoutACeiling(t *testing.T) {
 // proposed instead of proposing another.
 func TestAPIReverseTwiceReturnsTheLiveCompensation(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	ctx := context.Background()
 	subs := b.call(t, b.key, http.MethodPost, "/api/v1/tools/list_subscriptions", map[string]any{"task": b.taskID()}).want(t, http.StatusOK)
 	var pro string

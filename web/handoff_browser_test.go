@@ -20,7 +20,7 @@ import (
 // axe, has no sideways scroll on a phone, and is saved as a screenshot.
 func TestBrowserHandoffTakeThenResolve(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	now := b.clock.Now()
 	id := insertHandoff(t, b, f.task.ConversationID, f.task.ID, "transactional_high", fmt.Sprintf(

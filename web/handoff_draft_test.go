@@ -48,10 +48,10 @@ const (
 	discardForm = `[data-testid="handoff-draft"] form[action$="/draft/discard"]`
 )
 
-func (ab *apiBundle) handOffDraft(t *testing.T, summary, order string, cents int) int64 {
+func (b *testBundle) handOffDraft(t *testing.T, summary, order string, cents int) int64 {
 	t.Helper()
-	r := ab.call(t, ab.key, http.MethodPost, "/api/v1/conversations/conv-1/events", map[string]any{"intent": "transactional_high", "mode": "handed_off",
-		"task_id": ab.taskID(), "summary": summary, "would_propose": map[string]any{"action": "issue_refund", "args": refundArgs(order, cents)}}).
+	r := b.call(t, b.key, http.MethodPost, "/api/v1/conversations/conv-1/events", map[string]any{"intent": "transactional_high", "mode": "handed_off",
+		"task_id": b.taskID(), "summary": summary, "would_propose": map[string]any{"action": "issue_refund", "args": refundArgs(order, cents)}}).
 		want(t, http.StatusCreated)
 	return int64(r.json["id"].(float64))
 }
@@ -61,11 +61,10 @@ func (ab *apiBundle) handOffDraft(t *testing.T, summary, order string, cents int
 // off again sends nothing.
 func TestTheHandoffDraftSentIsTheDraftShown(t *testing.T) {
 	t.Parallel()
-	ab := setupAPI(t)
-	b := ab.testBundle
-	order := ab.damagedOrder(t)
-	first := ab.handOffDraft(t, "Wants $25.00 back.", order, 2500)
-	ab.handOffDraft(t, "Customer agreed to a small goodwill refund of $1.00.", order, 100)
+	b := setup(t, withShop(), withAssistant())
+	order := b.damagedOrder(t)
+	first := b.handOffDraft(t, "Wants $25.00 back.", order, 2500)
+	b.handOffDraft(t, "Customer agreed to a small goodwill refund of $1.00.", order, 100)
 	c := b.client(t)
 	c.mustSignIn(b.users[accounts.Agent])
 	take, values := c.pageForm(t, "/handoffs", `form[action$="/take"]`)
@@ -76,17 +75,17 @@ func TestTheHandoffDraftSentIsTheDraftShown(t *testing.T) {
 	}
 	// The assistant hands off again after the page was read.
 	action, stale := c.pageForm(t, handoffPath(first, ""), sendForm)
-	ab.handOffDraft(t, "Now wants $3.00.", order, 300)
+	b.handOffDraft(t, "Now wants $3.00.", order, 300)
 	c.post(action, stale)
 	if got := flashOf(t, c, handoffPath(first, "")); !strings.Contains(got, "handed off again since you opened this page") {
 		t.Errorf("a send from a page read before the next hand-off says %q", got)
 	}
-	invs, err := b.cp.Invocations(context.Background(), ab.taskID())
+	invs, err := b.cp.Invocations(context.Background(), b.taskID())
 	if err != nil || len(invs) != 0 {
 		t.Fatalf("a page no longer current proposed %d requests (%v)", len(invs), err)
 	}
 	c.submitPageForm(t, handoffPath(first, ""), sendForm)
-	invs, err = b.cp.Invocations(context.Background(), ab.taskID())
+	invs, err = b.cp.Invocations(context.Background(), b.taskID())
 	if err != nil || len(invs) != 1 || *invs[0].AmountCents != 300 {
 		t.Fatalf("sending the draft shown proposed %d requests (%v), want one of $3.00", len(invs), err)
 	}
@@ -100,10 +99,9 @@ func TestTheHandoffDraftSentIsTheDraftShown(t *testing.T) {
 // the forms replayed.
 func TestAHandoffDraftIsSentOnceAndNeverAfterDiscard(t *testing.T) {
 	t.Parallel()
-	ab := setupAPI(t)
-	b := ab.testBundle
-	order := ab.damagedOrder(t)
-	id := ab.handOffDraft(t, "Wants $7.00 back.", order, 700)
+	b := setup(t, withShop(), withAssistant())
+	order := b.damagedOrder(t)
+	id := b.handOffDraft(t, "Wants $7.00 back.", order, 700)
 	c := b.client(t)
 	c.mustSignIn(b.users[accounts.Agent])
 	c.post(handoffPath(id, "take"), url.Values{"_csrf": {c.csrf("/handoffs")}})
@@ -113,14 +111,14 @@ func TestAHandoffDraftIsSentOnceAndNeverAfterDiscard(t *testing.T) {
 	if got := flashOf(t, c, handoffPath(id, "")); !strings.Contains(got, "discarded") {
 		t.Errorf("sending after discarding says %q", got)
 	}
-	if invs, _ := b.cp.Invocations(context.Background(), ab.taskID()); len(invs) != 0 {
+	if invs, _ := b.cp.Invocations(context.Background(), b.taskID()); len(invs) != 0 {
 		t.Fatalf("a discarded draft became %d requests", len(invs))
 	}
 
 	// The next round's draft, sent, then its form replayed past the
 	// duplicate window.
 	c.post(handoffPath(id, "give-back"), url.Values{"_csrf": {send.Get("_csrf")}, "note": {"Ask them again."}})
-	next := ab.handOffDraft(t, "Wants $6.00 back.", order, 600)
+	next := b.handOffDraft(t, "Wants $6.00 back.", order, 600)
 	c.post(handoffPath(next, "take"), url.Values{"_csrf": {send.Get("_csrf")}})
 	action, send = c.pageForm(t, handoffPath(next, ""), sendForm)
 	c.post(action, send)
@@ -129,7 +127,7 @@ func TestAHandoffDraftIsSentOnceAndNeverAfterDiscard(t *testing.T) {
 	if got := flashOf(t, c, handoffPath(next, "")); !strings.Contains(got, "sent on already") {
 		t.Errorf("sending twice says %q", got)
 	}
-	if invs, _ := b.cp.Invocations(context.Background(), ab.taskID()); len(invs) != 1 {
+	if invs, _ := b.cp.Invocations(context.Background(), b.taskID()); len(invs) != 1 {
 		t.Errorf("a draft sent twice became %d requests, want 1", len(invs))
 	}
 }
@@ -138,10 +136,9 @@ func TestAHandoffDraftIsSentOnceAndNeverAfterDiscard(t *testing.T) {
 // on the conversation's new round.
 func TestAnOldHandoffIDDoesNotActOnTheNewRound(t *testing.T) {
 	t.Parallel()
-	ab := setupAPI(t)
-	b := ab.testBundle
-	order := ab.damagedOrder(t)
-	old := ab.handOffDraft(t, "Refund $40.", order, 4000)
+	b := setup(t, withShop(), withAssistant())
+	order := b.damagedOrder(t)
+	old := b.handOffDraft(t, "Refund $40.", order, 4000)
 	c := b.client(t)
 	c.mustSignIn(b.users[accounts.Agent])
 	tok := c.csrf("/handoffs")
@@ -149,11 +146,11 @@ func TestAnOldHandoffIDDoesNotActOnTheNewRound(t *testing.T) {
 	oldSend, oldValues := c.pageForm(t, handoffPath(old, ""), sendForm)
 	c.submitPageForm(t, handoffPath(old, ""), discardForm)
 	c.post(handoffPath(old, "give-back"), url.Values{"_csrf": {tok}, "note": {"Only $5 is fine; ask them."}})
-	fresh := ab.handOffDraft(t, "Customer now asks about a second, unrelated problem.", order, 500)
+	fresh := b.handOffDraft(t, "Customer now asks about a second, unrelated problem.", order, 500)
 	c.post(handoffPath(fresh, "take"), url.Values{"_csrf": {tok}})
 	c.post(oldSend, oldValues)
 	c.post(handoffPath(old, "draft/send"), url.Values{"_csrf": {tok}})
-	if invs, _ := b.cp.Invocations(context.Background(), ab.taskID()); len(invs) != 0 {
+	if invs, _ := b.cp.Invocations(context.Background(), b.taskID()); len(invs) != 0 {
 		t.Errorf("the old round's discarded $40 draft was proposed from its old id (%d requests)", len(invs))
 	}
 	// Refused, the page comes back (422) led by its error summary, the
@@ -176,12 +173,11 @@ func TestAnOldHandoffIDDoesNotActOnTheNewRound(t *testing.T) {
 // the customer the draft is sent for.
 func TestAHandoffActsForItsOwnConversationsCustomer(t *testing.T) {
 	t.Parallel()
-	ab := setupAPI(t)
-	b := ab.testBundle
-	order := ab.damagedOrder(t)
-	other := ab.call(t, ab.key, http.MethodPost, "/api/v1/tasks", map[string]any{"customer_ref": "someone.else@example.test",
+	b := setup(t, withShop(), withAssistant())
+	order := b.damagedOrder(t)
+	other := b.call(t, b.key, http.MethodPost, "/api/v1/tasks", map[string]any{"customer_ref": "someone.else@example.test",
 		"conversation_id": "conv-2", "allowed_actions": []string{"issue_refund"}, "write_budget": 10, "inflight_limit": 3, "rate_per_minute": 30}).want(t, http.StatusCreated)
-	res := ab.call(t, ab.key, http.MethodPost, "/api/v1/conversations/conv-1/events", map[string]any{"intent": "transactional_high", "mode": "handed_off",
+	res := b.call(t, b.key, http.MethodPost, "/api/v1/conversations/conv-1/events", map[string]any{"intent": "transactional_high", "mode": "handed_off",
 		"task_id": other.json["id"], "summary": "Refund.", "would_propose": map[string]any{"action": "issue_refund", "args": refundArgs(order, 700)}})
 	if res.status == http.StatusCreated || !strings.Contains(res.body, "another conversation") {
 		t.Errorf("a hand-off in conv-1 naming conv-2's task: %d %s, want refused", res.status, res.body)
@@ -189,10 +185,10 @@ func TestAHandoffActsForItsOwnConversationsCustomer(t *testing.T) {
 	// A second task of the conversation, for another customer: the page
 	// names the hand-off's, which the draft is sent on, not the one a
 	// later event named.
-	second := ab.call(t, ab.key, http.MethodPost, "/api/v1/tasks", map[string]any{"customer_ref": "someone.else@example.test",
+	second := b.call(t, b.key, http.MethodPost, "/api/v1/tasks", map[string]any{"customer_ref": "someone.else@example.test",
 		"conversation_id": "conv-1", "allowed_actions": []string{"issue_refund"}, "write_budget": 10, "inflight_limit": 3, "rate_per_minute": 30}).want(t, http.StatusCreated)
-	id := ab.handOffDraft(t, "Refund.", order, 700)
-	ab.call(t, ab.key, http.MethodPost, "/api/v1/conversations/conv-1/events", map[string]any{"intent": "informational", "mode": "answered",
+	id := b.handOffDraft(t, "Refund.", order, 700)
+	b.call(t, b.key, http.MethodPost, "/api/v1/conversations/conv-1/events", map[string]any{"intent": "informational", "mode": "answered",
 		"task_id": second.json["id"]}).want(t, http.StatusCreated)
 	c := b.client(t)
 	c.mustSignIn(b.users[accounts.Agent])
@@ -201,11 +197,11 @@ func TestAHandoffActsForItsOwnConversationsCustomer(t *testing.T) {
 	if got := strings.TrimSpace(page.Find(`[data-testid="customer-ref"]`).Text()); got != "customer@demo.countersign.test" {
 		t.Errorf("the page names customer %q, want the hand-off task's", got)
 	}
-	if got := page.Find(`[data-testid="draft-for"]`).Text(); !strings.Contains(got, ab.taskID()) {
-		t.Errorf("the draft says %q, want the task it is sent on (%s)", got, ab.taskID())
+	if got := page.Find(`[data-testid="draft-for"]`).Text(); !strings.Contains(got, b.taskID()) {
+		t.Errorf("the draft says %q, want the task it is sent on (%s)", got, b.taskID())
 	}
 	c.submitPageForm(t, handoffPath(id, ""), sendForm)
-	if invs, _ := b.cp.Invocations(context.Background(), ab.taskID()); len(invs) != 1 {
+	if invs, _ := b.cp.Invocations(context.Background(), b.taskID()); len(invs) != 1 {
 		t.Errorf("the draft was not proposed on the task the page named (%d)", len(invs))
 	}
 }
@@ -213,7 +209,7 @@ func TestAHandoffActsForItsOwnConversationsCustomer(t *testing.T) {
 // What the assistant wrote is shown with its hidden characters marked.
 func TestTheHandoffPageShowsTheAssistantsHiddenCharacters(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	id := insertHandoff(t, b, "conv-hidden", "", "transactional_high",
 		`{"summary": "Refund approved\u200b by the manager", "facts": ["order\u202eA"], "would_propose": {"action": "issue_refund", "args": {"reason_code": "dam\u200baged"}}}`,
 		b.clock.Now())

@@ -35,7 +35,7 @@ func insertHandoffBy(t *testing.T, b *testBundle, assistantID, name, conversatio
 // field and the fix; 50 of a conversation with a task are one card.
 func TestMadeUpHandoffsDoNotFillThePeoplesQueue(t *testing.T) {
 	t.Parallel()
-	ab := setupAPI(t)
+	ab := setup(t, withShop(), withAssistant())
 	c := ab.client(t)
 	c.mustSignIn(ab.users[accounts.Agent])
 	waiting := func() (list, home string) {
@@ -74,7 +74,7 @@ func TestMadeUpHandoffsDoNotFillThePeoplesQueue(t *testing.T) {
 // agree everywhere.
 func TestTheHandoffListTakesEachAssistantInTurn(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	now := b.clock.Now()
 	quiet := insertHandoffBy(t, b, "asst_quiet", "Quiet bot", "quiet-0", now.Add(-time.Minute))
 	c := b.client(t)

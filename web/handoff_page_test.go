@@ -24,30 +24,29 @@ import (
 // /api/v1/conversations/{id} and in a handoff.resolved webhook.
 func TestHandoffTakeLandsOnItsPageAndResolvingTellsTheAssistant(t *testing.T) {
 	t.Parallel()
-	ab := setupAPI(t)
-	b := ab.testBundle
+	b := setup(t, withShop(), withAssistant())
 	ctx := context.Background()
-	posts := ab.receiveWebhooks(t)
+	posts := b.receiveWebhooks(t)
 
-	order := ab.damagedOrder(t)
-	ab.call(t, ab.key, http.MethodPost, "/api/v1/conversations/conv-1/events", map[string]any{"intent": "ambiguous", "mode": "answered",
-		"task_id": ab.taskID()}).want(t, http.StatusCreated)
-	ho := ab.call(t, ab.key, http.MethodPost, "/api/v1/conversations/conv-1/events", map[string]any{"intent": "transactional_high", "mode": "handed_off",
-		"task_id": ab.taskID(), "summary": "Wants a refund for the walnut lamp; says it arrived cracked.", "facts": map[string]any{"order": order},
+	order := b.damagedOrder(t)
+	b.call(t, b.key, http.MethodPost, "/api/v1/conversations/conv-1/events", map[string]any{"intent": "ambiguous", "mode": "answered",
+		"task_id": b.taskID()}).want(t, http.StatusCreated)
+	ho := b.call(t, b.key, http.MethodPost, "/api/v1/conversations/conv-1/events", map[string]any{"intent": "transactional_high", "mode": "handed_off",
+		"task_id": b.taskID(), "summary": "Wants a refund for the walnut lamp; says it arrived cracked.", "facts": map[string]any{"order": order},
 		"would_propose": map[string]any{"action": "issue_refund", "args": refundArgs(order, 700)}}).want(t, http.StatusCreated)
 	id := int64(ho.json["id"].(float64))
 	state := func() map[string]any {
 		t.Helper()
-		res := ab.call(t, ab.key, http.MethodGet, "/api/v1/conversations/conv-1", nil).want(t, http.StatusOK)
+		res := b.call(t, b.key, http.MethodGet, "/api/v1/conversations/conv-1", nil).want(t, http.StatusOK)
 		h, _ := res.json["handoff"].(map[string]any)
 		return h
 	}
 	if got := state(); got["state"] != "waiting" || got["id"] != float64(id) {
 		t.Fatalf("before anyone took it the API says %v, want waiting", got)
 	}
-	other, otherKey := ab.newAssistant(t, "other-bot")
+	other, otherKey := b.newAssistant(t, "other-bot")
 	_ = other
-	ab.call(t, otherKey, http.MethodGet, "/api/v1/conversations/conv-1", nil).want(t, http.StatusNotFound)
+	b.call(t, otherKey, http.MethodGet, "/api/v1/conversations/conv-1", nil).want(t, http.StatusNotFound)
 
 	agent, manager := b.users[accounts.Agent], b.users[accounts.Manager]
 	c := b.client(t)
@@ -107,7 +106,7 @@ func TestHandoffTakeLandsOnItsPageAndResolvingTellsTheAssistant(t *testing.T) {
 		t.Errorf("handoff.resolved events = %d (%v), want 1", n, err)
 	}
 
-	api := ab.call(t, ab.key, http.MethodGet, "/api/v1/conversations/conv-1", nil).want(t, http.StatusOK)
+	api := b.call(t, b.key, http.MethodGet, "/api/v1/conversations/conv-1", nil).want(t, http.StatusOK)
 	if h := api.json["handoff"].(map[string]any); h["state"] != "resolved" || h["by"] != agent.Name || h["note"] != "Refunded $7.00 by phone." {
 		t.Errorf("the API says %v, want resolved by %s with the note", h, agent.Name)
 	}
@@ -145,7 +144,7 @@ func handoffPath(id int64, action string) string {
 // summary still says what the customer wanted.
 func TestHandoffCountsAgreeOnHomeTasksAndTheList(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	now := b.clock.Now()
 	for i := range 3 {
@@ -202,7 +201,7 @@ func TestHandoffCountsAgreeOnHomeTasksAndTheList(t *testing.T) {
 // TestHandoffPagesAreForStaffOnly: a customer gets no hand-off page.
 func TestHandoffPagesAreForStaffOnly(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	id := insertHandoff(t, b, "conv-staff", "", "informational", `{"summary":"A question."}`, b.clock.Now())
 	c := b.client(t)
 	c.mustSignIn(b.users[accounts.Customer])
@@ -221,11 +220,10 @@ func TestHandoffPagesAreForStaffOnly(t *testing.T) {
 // the assistant reads given_back and the note.
 func TestGivingAHandoffBackTellsTheAssistantWhatToDo(t *testing.T) {
 	t.Parallel()
-	ab := setupAPI(t)
-	b := ab.testBundle
-	order := ab.damagedOrder(t)
-	ho := ab.call(t, ab.key, http.MethodPost, "/api/v1/conversations/conv-1/events", map[string]any{"intent": "ambiguous", "mode": "handed_off",
-		"task_id": ab.taskID(), "summary": "Two orders match; which one?", "would_propose": map[string]any{"action": "issue_refund", "args": refundArgs(order, 700)}}).
+	b := setup(t, withShop(), withAssistant())
+	order := b.damagedOrder(t)
+	ho := b.call(t, b.key, http.MethodPost, "/api/v1/conversations/conv-1/events", map[string]any{"intent": "ambiguous", "mode": "handed_off",
+		"task_id": b.taskID(), "summary": "Two orders match; which one?", "would_propose": map[string]any{"action": "issue_refund", "args": refundArgs(order, 700)}}).
 		want(t, http.StatusCreated)
 	id := int64(ho.json["id"].(float64))
 	c := b.client(t)
@@ -248,7 +246,7 @@ func TestGivingAHandoffBackTellsTheAssistantWhatToDo(t *testing.T) {
 	if got := c.get(handoffPath(id, "")).doc(t).Find(`[data-testid="handoff-state"]`).Text(); !strings.Contains(got, "Given back to the assistant by") {
 		t.Errorf("after giving back the page says %q", strings.Join(strings.Fields(got), " "))
 	}
-	res := ab.call(t, ab.key, http.MethodGet, "/api/v1/conversations/conv-1", nil).want(t, http.StatusOK)
+	res := b.call(t, b.key, http.MethodGet, "/api/v1/conversations/conv-1", nil).want(t, http.StatusOK)
 	if h := res.json["handoff"].(map[string]any); h["state"] != "given_back" || !strings.Contains(h["note"].(string), "Ask which order") {
 		t.Errorf("the API says %v, want given_back with the note", h)
 	}

@@ -16,7 +16,7 @@ import (
 // there: in its field while the form is offered, else shown to copy.
 func TestRefusedHandoffNotesAreKept(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	id := insertHandoff(t, b, f.task.ConversationID, f.task.ID, "transactional_high", `{"summary":"Wants a refund."}`, b.clock.Now())
 	agent := b.client(t)

@@ -20,7 +20,7 @@ import (
 // whom. Each page passes axe and is saved as a screenshot.
 func TestBrowserHandoffTakeOverLeadsWithTheProblem(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	id := insertHandoff(t, b, f.task.ConversationID, f.task.ID, "transactional_high",
 		`{"summary":"Wants $8.00 back: the bulb arrived broken."}`, b.clock.Now().Add(-30*time.Minute))

@@ -20,15 +20,14 @@ import (
 // Resolve is then refused in words, their note kept; the manager's lands.
 func TestAManagerTakesOverAConversationFromSomeoneAway(t *testing.T) {
 	t.Parallel()
-	ab := setupAPI(t)
-	b := ab.testBundle
-	posts := ab.receiveWebhooks(t)
-	ho := ab.call(t, ab.key, http.MethodPost, "/api/v1/conversations/conv-1/events", map[string]any{"intent": "transactional_high",
-		"mode": "handed_off", "task_id": ab.taskID(), "summary": "Wants a refund for the cracked lamp."}).want(t, http.StatusCreated)
+	b := setup(t, withShop(), withAssistant())
+	posts := b.receiveWebhooks(t)
+	ho := b.call(t, b.key, http.MethodPost, "/api/v1/conversations/conv-1/events", map[string]any{"intent": "transactional_high",
+		"mode": "handed_off", "task_id": b.taskID(), "summary": "Wants a refund for the cracked lamp."}).want(t, http.StatusCreated)
 	id := int64(ho.json["id"].(float64))
 	handoff := func() map[string]any {
 		t.Helper()
-		res := ab.call(t, ab.key, http.MethodGet, "/api/v1/conversations/conv-1", nil).want(t, http.StatusOK)
+		res := b.call(t, b.key, http.MethodGet, "/api/v1/conversations/conv-1", nil).want(t, http.StatusOK)
 		h, _ := res.json["handoff"].(map[string]any)
 		return h
 	}
@@ -96,7 +95,7 @@ func TestAManagerTakesOverAConversationFromSomeoneAway(t *testing.T) {
 	if res := m.post(handoffPath(id, "resolve"), url.Values{"_csrf": {tok}, "note": {"Refunded $7.00 by phone."}}); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("the manager resolves: %d", res.StatusCode)
 	}
-	api := ab.call(t, ab.key, http.MethodGet, "/api/v1/conversations/conv-1", nil).want(t, http.StatusOK)
+	api := b.call(t, b.key, http.MethodGet, "/api/v1/conversations/conv-1", nil).want(t, http.StatusOK)
 	if h := api.json["handoff"].(map[string]any); h["state"] != "resolved" || h["taken_over"] == nil {
 		t.Errorf("once resolved the API says %v, want resolved with the take-over", h)
 	}

@@ -48,7 +48,7 @@ var formNames = []string{"reason", "email", "name", "role", "password", "current
 // each API route. Nothing may answer 5xx.
 func TestHostileInputNeverAnswers5xx(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	order := b.damagedOrder(t)
 	invID := b.proposeRefund(t, order)
 	staff := b.client(t)
@@ -280,7 +280,7 @@ func withKey(m map[string]any) map[string]any {
 // error shape, code invalid_text and the field, wherever the text came in.
 func TestHostileInputIsA400NamingTheField(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	task := "/api/v1/tasks/" + b.taskID()
 	cases := []struct {
 		name, method, path, body string
@@ -333,7 +333,7 @@ func TestHostileInputIsA400NamingTheField(t *testing.T) {
 // hand-off page stays small.
 func TestAPIRefusesOversizedInputNamingTheLimit(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	task := "/api/v1/tasks/" + b.taskID()
 	many := make([]string, 10000)
 	for i := range many {

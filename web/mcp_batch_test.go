@@ -21,7 +21,7 @@ import (
 // the key's rate limit.
 func TestMCPRefusesBatches(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	order := b.damagedOrder(t)
 	batch := make([]map[string]any, 300)
 	for i := range batch {
@@ -58,7 +58,7 @@ func TestMCPRefusesBatches(t *testing.T) {
 // transport: each call is one request and one token.
 func TestMCPCallsEachSpendARateToken(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	ws := web.New(web.Config{Database: b.store, Assistants: b.assistants, Metrics: b.metrics, Accounts: b.accounts, Sessions: kit.NewSessionStore(b.store, kit.SessionConfig{KeyPairs: testKey,
 		Idle: time.Hour, Absolute: time.Hour, Now: b.clock.Now}), Now: b.clock.Now, Registry: b.web.Registry(), Control: b.cp, Lists: lists.New(b.store, b.clock.Now),
 		APIRatePerMinute: 3})

@@ -24,7 +24,7 @@ type elicitingClient struct {
 	answer string
 }
 
-func (e *elicitingClient) connect(t *testing.T, b *apiBundle, task, version string, urlMode bool) *mcp.ClientSession {
+func (e *elicitingClient) connect(t *testing.T, b *testBundle, task, version string, urlMode bool) *mcp.ClientSession {
 	t.Helper()
 	opts := &mcp.ClientOptions{}
 	if urlMode {
@@ -78,7 +78,7 @@ func modelSees(t *testing.T, res *mcp.CallToolResult) (string, map[string]any) {
 // customer's proof. A client without the capability keeps next.url.
 func TestMCPConfirmationPageGoesToTheClient(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	b.stageForCustomer(t, "change_shipping_address")
 	newest := mcp.SupportedProtocolVersions()[0]
 	if newest <= "2025-11-25" {
@@ -263,7 +263,7 @@ func TestMCPConfirmationPageGoesToTheClient(t *testing.T) {
 }
 
 // matOrder finds Jordan Lee's yoga mat order with the read tool.
-func (b *apiBundle) matOrder(t *testing.T) string {
+func (b *testBundle) matOrder(t *testing.T) string {
 	t.Helper()
 	orders := b.call(t, b.key, http.MethodPost, "/api/v1/tools/list_orders", map[string]any{"task": b.taskID(), "args": map[string]any{}}).want(t, http.StatusOK)
 	for _, o := range orders.json["data"].([]any) {

@@ -72,7 +72,7 @@ func toolJSON(t *testing.T, res map[string]any) map[string]any {
 func TestStockMCPClientWithOnlyTheKey(t *testing.T) {
 	slowtest.Skip(t, "runs the MCP Inspector CLI, a Node program")
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	url := b.srv.URL + "/mcp"
 	list := inspector(t, url, b.key, "--method", "tools/list")
 	names := map[string]bool{}

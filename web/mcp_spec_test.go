@@ -17,7 +17,7 @@ import (
 
 // mcpPost sends one raw JSON-RPC message to /mcp as a stock client would,
 // with the request's Host set to host when it is not empty.
-func (b *apiBundle) mcpPost(t *testing.T, path, host, body string, headers ...string) apiResponse {
+func (b *testBundle) mcpPost(t *testing.T, path, host, body string, headers ...string) apiResponse {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, b.srv.URL+path, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
@@ -57,7 +57,7 @@ func (r apiResponse) rpcError() float64 {
 // method a JSON-RPC -32601, both in JSON.
 func TestMCPTransportAsTheSpecSays(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
 	path := "/mcp?task=" + b.taskID()
 	v := "MCP-Protocol-Version"
@@ -108,7 +108,7 @@ func TestMCPTransportAsTheSpecSays(t *testing.T) {
 // logging nor listChanged, which it never sends.
 func TestMCPToolsDescribeThemselves(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	ctx := context.Background()
 	cs, err := b.mcpSession(t, b.key, b.taskID())
 	if err != nil {
@@ -206,7 +206,7 @@ func TestMCPToolsDescribeThemselves(t *testing.T) {
 }
 
 // openMCPSession connects with the URL and the key alone, as a stock client.
-func (b *apiBundle) openMCPSession(t *testing.T) (*mcp.ClientSession, error) {
+func (b *testBundle) openMCPSession(t *testing.T) (*mcp.ClientSession, error) {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "stock-client", Version: "1"}, nil)
 	return client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: b.srv.URL + "/mcp",
@@ -219,8 +219,8 @@ func (b *apiBundle) openMCPSession(t *testing.T) (*mcp.ClientSession, error) {
 func TestMCPCallBuildsItsServerOnce(t *testing.T) {
 	t.Parallel()
 	rec := &statements{}
-	tb := setup(t, bundleOpts{shop: true, queries: rec})
-	b := &apiBundle{testBundle: tb, asst: tb.assistants}
+	tb := setup(t, withShop(), withQueryTracer(rec))
+	b := tb
 	b.a, b.key = b.newAssistant(t, "support-bot")
 	b.task = b.newTask(t, b.key, "conv-1", []string{"issue_refund"})
 	var res apiResponse

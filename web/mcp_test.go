@@ -21,7 +21,7 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-func (b *apiBundle) mcpSession(t *testing.T, key, task string) (*mcp.ClientSession, error) {
+func (b *testBundle) mcpSession(t *testing.T, key, task string) (*mcp.ClientSession, error) {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-assistant", Version: "1"}, nil)
 	return client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: b.srv.URL + "/mcp?task=" + task,
@@ -49,7 +49,7 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 
 func TestMCPSessionMatchesTheAPI(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	ctx := context.Background()
 	cs, err := b.mcpSession(t, b.key, b.taskID())
 	if err != nil {
@@ -146,7 +146,7 @@ func TestMCPSessionMatchesTheAPI(t *testing.T) {
 
 func TestMCPRequiresAKeyAndOwnTask(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	if _, err := b.mcpSession(t, "csk_live_nope", b.taskID()); err == nil {
 		t.Errorf("an unknown key connected")
 	}

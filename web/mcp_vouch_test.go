@@ -14,8 +14,8 @@ import (
 // business's assertion, opened with one, and its schema offers the field.
 func TestMCPOpenTaskIsVouchedForLikeTheAPI(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
-	b.asst.SetSiteSecrets(map[string][]byte{"shop": shopSiteSecret})
+	b := setup(t, withShop(), withAssistant())
+	b.assistants.SetSiteSecrets(map[string][]byte{"shop": shopSiteSecret})
 	bot, key := b.newVouchedAssistant(t, "mcp-widget-bot")
 	cs, err := b.mcpSession(t, key, "")
 	if err != nil {

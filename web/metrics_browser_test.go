@@ -90,7 +90,7 @@ func checkChartText(t *testing.T, width string, got chartText) {
 // countersign-policy-whatif.png, countersign-policy-whatif-phone.png.
 func TestBrowserManagerPages(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	loadHistory(t, b, 2000, 500)
 	ctx := browsertest.New(t, 120*time.Second)
 	u := b.users[accounts.Manager]

@@ -19,7 +19,7 @@ import (
 // starts near the data, with the 95% target drawn and labelled.
 func TestMetricsPageSupportsADecision(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	loadHistory(t, b, 3000, 700)
 	c := b.client(t)
 	c.mustSignIn(b.users[accounts.Manager])

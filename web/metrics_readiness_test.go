@@ -17,7 +17,7 @@ import (
 // they are shown.
 func TestStageReadinessCountsWhatActionSuccessCounts(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	loadHistory(t, b, 600, 50)
 	// The manager moved refunds to stage 4 after they were proposed at 3.
 	if _, err := b.store.Pool().Exec(t.Context(), `UPDATE policies SET stage = 4 WHERE system = 'shop' AND action = 'issue_refund'`); err != nil {

@@ -17,7 +17,7 @@ import (
 
 // refreshMetrics folds what was reported into the roll-ups, as the
 // console's refresher does every -metrics-refresh.
-func (b *apiBundle) refreshMetrics(t *testing.T) {
+func (b *testBundle) refreshMetrics(t *testing.T) {
 	t.Helper()
 	if _, err := b.store.RefreshMetrics(context.Background()); err != nil {
 		t.Fatal(err)
@@ -25,7 +25,7 @@ func (b *apiBundle) refreshMetrics(t *testing.T) {
 }
 
 // report posts one conversation event with the key and wants 201.
-func (b *apiBundle) report(t *testing.T, key, conversation, intent, mode string) {
+func (b *testBundle) report(t *testing.T, key, conversation, intent, mode string) {
 	t.Helper()
 	b.call(t, key, http.MethodPost, "/api/v1/conversations/"+url.PathEscape(conversation)+"/events",
 		map[string]any{"intent": intent, "mode": mode}).want(t, http.StatusCreated)
@@ -48,9 +48,9 @@ func withoutTaskRow(doc *goquery.Document, assistantID string) [3]string {
 // the rest stay apart.
 func TestMadeUpEventsMoveNoHeadline(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
-	b.asst.SetSiteSecrets(map[string][]byte{"shop": shopSiteSecret})
-	loadHistory(t, b.testBundle, 300, 200)
+	b := setup(t, withShop(), withAssistant())
+	b.assistants.SetSiteSecrets(map[string][]byte{"shop": shopSiteSecret})
+	loadHistory(t, b, 300, 200)
 	c := b.client(t)
 	c.mustSignIn(b.users[accounts.Manager])
 	before := shownMetrics(t, c.get("/metrics").doc(t))
@@ -118,7 +118,7 @@ func TestMadeUpEventsMoveNoHeadline(t *testing.T) {
 // figures at once and the page says whose claims they include.
 func TestAdminLetsReportsCountWithoutATask(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	bot, key := b.newVouchedAssistant(t, "faq-bot")
 	for i := range 4 {
 		b.report(t, key, fmt.Sprintf("faq-%d", i), "informational", "answered")
@@ -175,7 +175,7 @@ func TestAdminLetsReportsCountWithoutATask(t *testing.T) {
 // 32 KiB is a 413 event_too_large, whatever its fields.
 func TestEventBoundsOverHTTP(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	for range 60 {
 		b.report(t, b.key, "chatty", "informational", "answered")
 	}

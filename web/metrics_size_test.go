@@ -26,7 +26,7 @@ const metricsPageBudget = 40_000
 // JavaScript), one row per day the chart plots.
 func TestMetricsPageIsSmallUntilATableOpens(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	loadHistory(t, b, 3000, 700)
 	c := b.client(t)
 	c.mustSignIn(b.users[accounts.Manager])

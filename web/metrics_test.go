@@ -52,7 +52,7 @@ func shownMetrics(t *testing.T, doc *goquery.Document) map[string][2]string {
 // rows and compares it with what the page shows, for several filters.
 func TestMetricsPageMatchesRawRecompute(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	loadHistory(t, b, 3000, 700)
 	c := b.client(t)
 	c.mustSignIn(b.users[accounts.Manager])
@@ -166,7 +166,7 @@ func (d svgDoc) pathDots(t *testing.T, class string) []chartDot {
 // row.
 func TestMetricsChartsAreXMLAndMatchTheData(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	loadHistory(t, b, 1200, 300)
 	c := b.client(t)
 	c.mustSignIn(b.users[accounts.Manager])
@@ -289,7 +289,7 @@ func TestMetricsChartsAreXMLAndMatchTheData(t *testing.T) {
 // summary against the page.
 func TestMetricsCSVExports(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	loadHistory(t, b, 600, 200)
 	c := b.client(t)
 	c.mustSignIn(b.users[accounts.Manager])
@@ -324,7 +324,7 @@ func TestMetricsCSVExports(t *testing.T) {
 // and a bad date re-renders the form with 422.
 func TestMetricsEmptyAndBadFilter(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	c := b.client(t)
 	c.mustSignIn(b.users[accounts.Admin])
 	doc := c.get("/metrics").doc(t)
@@ -349,7 +349,7 @@ func TestMetricsEmptyAndBadFilter(t *testing.T) {
 // pages, nor the links to them; managers and admins do.
 func TestManagerPagesRoles(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	for _, role := range accounts.Roles {
 		c := b.client(t)
 		c.mustSignIn(b.users[role])

@@ -14,7 +14,7 @@ import (
 // assistant filter offers assistants by name.
 func TestMetricsPageWordsAgreeAndNameAssistants(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	markUnverified(t, b, f.refund(t, f.order, 4200).ID)
 	bot, err := b.assistants.Create(context.Background(), nil, "helpdesk-bot")

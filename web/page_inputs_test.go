@@ -30,7 +30,7 @@ func everyInputTyped(t *testing.T, where string, doc *goquery.Document) {
 // lets the device fill in the code from the message.
 func TestCodeBoxAndPolicyFieldsHaveTypes(t *testing.T) {
 	t.Parallel()
-	b := setupCustomer(t)
+	b := setup(t, withShop(), withCustomerStage())
 	_, link := b.pendingRefund(t)
 	c := b.client(t)
 	c.sendCode(link, c.get(link))

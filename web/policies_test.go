@@ -30,7 +30,7 @@ func policyForm(b *testBundle, csrf, version, stage, reason, intent string) url.
 // approved before it to be dispatched.
 func TestPolicyChangeIsAuditedAndAppliesToLaterProposals(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	ctx := context.Background()
 	cust, err := b.shop.CreateCustomer(ctx, demoshop.CustomerFixture{Name: "Ada Buyer", Email: fmt.Sprintf("ada-%d@example.test", time.Now().UnixNano())})
 	if err != nil {
@@ -165,7 +165,7 @@ func TestPolicyChangeIsAuditedAndAppliesToLaterProposals(t *testing.T) {
 // flagged on the policies page and on managers' and admins' home pages.
 func TestOverdueReviewsOnManagersHome(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	c := b.client(t)
 	c.mustSignIn(b.users[accounts.Manager])
 	if n := c.get("/").doc(t).Find(`[data-testid="overdue-reviews"]`).Length(); n != 0 {
@@ -196,7 +196,7 @@ func TestOverdueReviewsOnManagersHome(t *testing.T) {
 // shows on the list and in the policy-change audit, before and after.
 func TestPolicyPageSetsWhoDecides(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	ctx := context.Background()
 	c := b.client(t)
 	c.mustSignIn(b.users[accounts.Manager])

@@ -30,7 +30,7 @@ const activeTestID = `(document.activeElement && document.activeElement.getAttri
 // manager's home pages. Each page passes axe and is saved as a screenshot.
 func TestBrowserQueueReadsSoonestFirstAndApproveKeepsOneTruth(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	ctx0 := context.Background()
 	stale := f.refund(t, f.order, 800)

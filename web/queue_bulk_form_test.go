@@ -19,7 +19,7 @@ import (
 
 func TestQueueBulkApprovesLowRiskAfterConfirmation(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	small := []controlplane.Invocation{f.describe(t, "Now in oak."), f.describe(t, "Now in walnut.")}
 	big := f.refund(t, f.newOrder(t), 4200) // irreversible: not low-risk
@@ -61,7 +61,7 @@ func TestQueueBulkApprovesLowRiskAfterConfirmation(t *testing.T) {
 
 func TestQueueEditFormNestsObjectArgumentsInAFieldset(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	ctx := context.Background()
 	if _, err := b.store.Pool().Exec(ctx, `UPDATE policies SET stage = 3, version = version + 1 WHERE action = 'change_shipping_address'`); err != nil {

@@ -59,7 +59,7 @@ func (f *consoleFixture) describeProduct(t *testing.T, productID, text string) c
 // filtered one.
 func TestQueueSoonestDeadlineFirstWithTheCount(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	var first controlplane.Invocation
 	for i := 0; i < 27; i++ {
@@ -124,7 +124,7 @@ func TestQueueSoonestDeadlineFirstWithTheCount(t *testing.T) {
 // agent's and manager's home pages count both, each linking to its place.
 func TestQueueBadgeCountsOnlyWhatTheQueueShows(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	pending := f.refund(t, f.newOrder(t), 500)
 	lost := f.refund(t, f.newOrder(t), 600)
@@ -195,7 +195,7 @@ func markUnverified(t *testing.T, b *testBundle, id string) {
 // error; the reason chosen is exactly what the request records.
 func TestQueueRejectReasonsFitTheActionAndNoneIsChosen(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	refund := f.refund(t, f.order, 800)
 	edit := f.describe(t, "Now in oak.")
@@ -273,7 +273,7 @@ func TestQueueRejectReasonsFitTheActionAndNoneIsChosen(t *testing.T) {
 // takes it.
 func TestQueueApproveWithoutJavaScriptShowsOneTruth(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	one := f.refund(t, f.newOrder(t), 700)
 	b.clock.Advance(time.Second)
@@ -350,7 +350,7 @@ func TestQueueApproveWithoutJavaScriptShowsOneTruth(t *testing.T) {
 // can only be quoted again, after which it can be approved.
 func TestQueueCardSaysWhenQuotedAndFlagsAStaleQuote(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	quotedAt := b.clock.Now()
 	small := f.refund(t, f.order, 800)
@@ -435,7 +435,7 @@ func TestQueueCardSaysWhenQuotedAndFlagsAStaleQuote(t *testing.T) {
 // approving without the explicit tick approves nothing.
 func TestQueueBulkRefusesConflictingEditsWithoutConfirmation(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	p, err := b.shop.CreateProduct(context.Background(), demoshop.ProductFixture{Name: "Desk lamp", Description: "A lamp.", PriceCents: 3900, Stock: 5})
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 // under (the row stays one line, so a phone shows more than one card).
 func TestQueueCardLeadsWithWhyAPersonDecides(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	inv := f.refund(t, f.order, 4200)
 	if inv.RouteReason == "" {

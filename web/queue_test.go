@@ -120,7 +120,7 @@ func cardForm(t *testing.T, res response, testid string) url.Values {
 
 func TestQueueShowsCardsAndDecisionsWorkOverHTTP(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	approveMe := f.refund(t, f.order, 4200)
 	rejectMe := f.refund(t, f.newOrder(t), 800)
@@ -216,7 +216,7 @@ func TestQueueShowsCardsAndDecisionsWorkOverHTTP(t *testing.T) {
 
 func TestQueueEditRequotesShowsDiffAndApprovalBindsTheEditedHash(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	inv := f.refund(t, f.order, 4200)
 	c := b.client(t)
@@ -279,7 +279,7 @@ func TestQueueEditRequotesShowsDiffAndApprovalBindsTheEditedHash(t *testing.T) {
 
 func TestQueueTwoAgentsOneCardOneDecision(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	inv := f.refund(t, f.order, 1200)
 	second := b.createUser(t, accounts.Agent)
@@ -330,7 +330,7 @@ func TestQueueTwoAgentsOneCardOneDecision(t *testing.T) {
 
 func TestQueueKeysetPagesAndFilters(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	ids := map[string]bool{}
 	for i := 0; i < 27; i++ {

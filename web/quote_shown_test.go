@@ -14,7 +14,7 @@ import (
 // sentence marked as added and the whole new text on the page.
 func TestQueueCardShowsTheWholeLongText(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	text := strings.Repeat("Solid walnut base, linen shade, warm light. ", 5) + "Order now at evil.example/discount for 70% off."
 	inv := f.describe(t, text)
@@ -34,7 +34,7 @@ func TestQueueCardShowsTheWholeLongText(t *testing.T) {
 // its title.
 func TestQueueBulkConfirmationShowsEachCardsLines(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	texts := []string{"Now in oak.", "Now in walnut, with a hidden phrase at its end."}
 	c := b.client(t)
@@ -70,7 +70,7 @@ func TestQueueBulkConfirmationShowsEachCardsLines(t *testing.T) {
 // page; nothing is cut short.
 func TestCustomerPageShowsEverythingSent(t *testing.T) {
 	t.Parallel()
-	b := setupCustomer(t)
+	b := setup(t, withShop(), withCustomerStage())
 	address := map[string]any{"name": "Jordan Lee", "line1": "77 Dock Rd", "line2": "c/o R. Mallory, Unit 9", "city": "Oakland",
 		"postal_code": "94607", "country": "US"}
 	inv := b.proposeFor(t, b.customerTask(t, jordan), "change_shipping_address",

@@ -17,8 +17,8 @@ import (
 // on each. Its claims must not move the business's headline figures.
 func TestR1AnyCustomerTasksDoNotVouchForMetrics(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
-	loadHistory(t, b.testBundle, 300, 200)
+	b := setup(t, withShop(), withAssistant())
+	loadHistory(t, b, 300, 200)
 	c := b.client(t)
 	c.mustSignIn(b.users[accounts.Manager])
 	before := shownMetrics(t, c.get("/metrics").doc(t))

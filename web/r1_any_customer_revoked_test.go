@@ -16,12 +16,12 @@ import (
 // assistant's maxima under the lock (withinGrants) but not this one.
 func TestR1AnyCustomerGrantWithdrawnStopsItsTasks(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t) // b.task opened on the any-customer grant
+	b := setup(t, withShop(), withAssistant()) // b.task opened on the any-customer grant
 	order := b.damagedOrder(t)
 	admin := b.users[accounts.Admin]
 	g := b.a.Grants
 	g.AnyCustomer = false
-	if _, err := b.asst.SetGrants(context.Background(), controlplane.UserActor(admin.ID, string(admin.Role), admin.Name), b.a.ID, g); err != nil {
+	if _, err := b.assistants.SetGrants(context.Background(), controlplane.UserActor(admin.ID, string(admin.Role), admin.Name), b.a.ID, g); err != nil {
 		t.Fatal(err)
 	}
 	res := b.call(t, b.key, http.MethodPost, "/api/v1/tasks/"+b.taskID()+"/invocations",

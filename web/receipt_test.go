@@ -48,7 +48,7 @@ func verifyReceipt(t *testing.T, jws string, jwks map[string]any) (map[string]an
 // cannot have it.
 func TestACompletedWriteHasASignedReceipt(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	ctx := context.Background()
 	id := b.proposeRefund(t, b.damagedOrder(t))
 	path := "/api/v1/invocations/" + id + "/receipt"

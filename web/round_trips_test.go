@@ -52,7 +52,7 @@ func (s *statements) during(fn func()) []string {
 func TestQueuePageRoundTrips(t *testing.T) {
 	t.Parallel()
 	rec := &statements{}
-	b := setup(t, bundleOpts{queries: rec})
+	b := setup(t, withQueryTracer(rec))
 	c := b.client(t)
 	c.mustSignIn(b.users[accounts.Agent])
 	c.get("/queue") // the session's last-seen write, at most once a minute, is behind us
@@ -121,7 +121,7 @@ func reads(sql []string) (invocations, tasks, links int) {
 func TestACustomerDecisionReadsItsRequestOnce(t *testing.T) {
 	t.Parallel()
 	rec := &statements{}
-	b := setup(t, bundleOpts{shop: true, queries: rec})
+	b := setup(t, withShop(), withQueryTracer(rec))
 	b.stageForCustomer(t, customerActions...)
 	for _, verb := range []string{"confirm", "decline", "stop"} {
 		inv, link := b.pendingRefund(t)
@@ -143,7 +143,7 @@ func TestACustomerDecisionReadsItsRequestOnce(t *testing.T) {
 func TestSendingACodeOpensTheLinkOnce(t *testing.T) {
 	t.Parallel()
 	rec := &statements{}
-	b := setup(t, bundleOpts{shop: true, queries: rec})
+	b := setup(t, withShop(), withQueryTracer(rec))
 	b.stageForCustomer(t, customerActions...)
 	_, link := b.pendingRefund(t)
 	c := b.client(t)
@@ -171,15 +171,14 @@ func TestSendingACodeOpensTheLinkOnce(t *testing.T) {
 func TestReadingAnInvocationWritesNothing(t *testing.T) {
 	t.Parallel()
 	rec := &statements{}
-	b := setup(t, bundleOpts{shop: true, queries: rec})
+	b := setup(t, withShop(), withQueryTracer(rec))
 	b.stageForCustomer(t, customerActions...)
-	ab := &apiBundle{testBundle: b, asst: b.assistants}
-	ab.a, ab.key = ab.newAssistant(t, "support-bot")
-	ab.task = ab.newTask(t, ab.key, "conv-1", []string{"issue_refund"})
+	b.a, b.key = b.newAssistant(t, "support-bot")
+	b.task = b.newTask(t, b.key, "conv-1", []string{"issue_refund"})
 	ctx := context.Background()
-	raw, _ := json.Marshal(refundArgs(ab.damagedOrder(t), 700))
-	inv, err := b.cp.Propose(ctx, controlplane.Proposal{TaskID: ab.taskID(), System: "shop", Action: "issue_refund", Args: raw,
-		Summary: "Refund $7.00", Actor: ab.a.Actor()})
+	raw, _ := json.Marshal(refundArgs(b.damagedOrder(t), 700))
+	inv, err := b.cp.Propose(ctx, controlplane.Proposal{TaskID: b.taskID(), System: "shop", Action: "issue_refund", Args: raw,
+		Summary: "Refund $7.00", Actor: b.a.Actor()})
 	if err != nil || inv.State != controlplane.AwaitingConfirmation {
 		t.Fatalf("propose: %s, %v", inv.State, err)
 	}
@@ -190,7 +189,7 @@ func TestReadingAnInvocationWritesNothing(t *testing.T) {
 	}
 	var got apiResponse
 	sql := rec.during(func() {
-		got = ab.call(t, ab.key, http.MethodGet, "/api/v1/invocations/"+id, nil).want(t, http.StatusOK)
+		got = b.call(t, b.key, http.MethodGet, "/api/v1/invocations/"+id, nil).want(t, http.StatusOK)
 	})
 	for _, q := range sql {
 		// The key's last use is the authentication's bookkeeping.
@@ -208,12 +207,11 @@ func TestReadingAnInvocationWritesNothing(t *testing.T) {
 func TestAPIReconcileReadsOnce(t *testing.T) {
 	t.Parallel()
 	rec := &statements{}
-	b := setup(t, bundleOpts{shop: true, queries: rec})
-	ab := &apiBundle{testBundle: b, asst: b.assistants}
-	ab.a, ab.key = ab.newAssistant(t, "support-bot")
-	ab.task = ab.newTask(t, ab.key, "conv-1", []string{"issue_refund"})
+	b := setup(t, withShop(), withQueryTracer(rec))
+	b.a, b.key = b.newAssistant(t, "support-bot")
+	b.task = b.newTask(t, b.key, "conv-1", []string{"issue_refund"})
 	ctx := context.Background()
-	id := ab.proposeRefund(t, ab.damagedOrder(t))
+	id := b.proposeRefund(t, b.damagedOrder(t))
 	if _, err := b.cp.Approve(ctx, controlplaneUser(b.users[accounts.Agent]), id, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +223,7 @@ func TestAPIReconcileReadsOnce(t *testing.T) {
 	}
 	b.shop.ClearFaults()
 	var res apiResponse
-	sql := rec.during(func() { res = ab.call(t, ab.key, http.MethodPost, "/api/v1/invocations/"+id+"/reconcile", nil) })
+	sql := rec.during(func() { res = b.call(t, b.key, http.MethodPost, "/api/v1/invocations/"+id+"/reconcile", nil) })
 	if res.status != http.StatusOK || res.json["state"] != "completed" {
 		t.Fatalf("reconcile: %d %s", res.status, res.body)
 	}

@@ -14,7 +14,7 @@ import (
 // entered, passes axe-core, and a wrong code is said at its field.
 func TestBrowserSlackPage(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{slack: true})
+	b := setup(t, withSlack())
 	ctx := browsertest.New(t, 90*time.Second)
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(b.srv.URL+"/account/slack"),

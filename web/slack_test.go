@@ -21,7 +21,7 @@ import (
 // the bot sent them; their click then approves.
 func TestSlackClickThroughTheConsole(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true, slack: true})
+	b := setup(t, withShop(), withSlack())
 	f := newConsoleFixture(t, b)
 	inv := f.refund(t, f.order, 4200)
 	if err := b.bot.Sync(context.Background()); err != nil {
@@ -119,7 +119,7 @@ func (b *testBundle) invocationState(t *testing.T, id string) controlplane.State
 // e-mail address on; an agent may not (403).
 func TestAdminTurnsOnEmailMatch(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{slack: true})
+	b := setup(t, withSlack())
 	agent := b.client(t)
 	agent.mustSignIn(b.users[accounts.Agent])
 	if agent.get("/account/slack").doc(t).Find(`[data-testid="slack-email-match"]`).Length() != 0 {
@@ -148,7 +148,7 @@ func TestAdminTurnsOnEmailMatch(t *testing.T) {
 // no link.
 func TestSlackPageRefusesMovingALink(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true, slack: true})
+	b := setup(t, withShop(), withSlack())
 	f := newConsoleFixture(t, b)
 	f.refund(t, f.order, 4200)
 	if err := b.bot.Sync(context.Background()); err != nil {

@@ -65,7 +65,7 @@ func errorSummary(t *testing.T, doc *goquery.Document) []string {
 
 func TestRefusedStaffFormsLeadWithAnErrorSummaryLinkedToTheirFields(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	inv := f.refund(t, f.order, 800)
 	c := b.client(t)
@@ -140,7 +140,7 @@ func TestRefusedStaffFormsLeadWithAnErrorSummaryLinkedToTheirFields(t *testing.T
 // disclosure near the heading, not inside the filter.
 func TestApprovingWhatCannotBeUndoneAsksFirst(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	refund := f.refund(t, f.order, 800)
 	text := f.describe(t, "A warm walnut lamp.")
@@ -192,7 +192,7 @@ func TestApprovingWhatCannotBeUndoneAsksFirst(t *testing.T) {
 // systems page says a refund cannot be undone in those words.
 func TestAddressChangeReadsAsNowAndAfter(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	inv := f.addressChange(t)
 	c := b.client(t)

@@ -26,7 +26,7 @@ import (
 // as a screenshot.
 func TestBrowserStaffPagesLeadWithWhatMattersAndAskBeforeWhatCannotBeUndone(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	ctx0 := context.Background()
 	if err := demo.LoadHistory(ctx0, b.store, demo.HistorySpec{Prefix: "hb", Invocations: 20, Conversations: 2, Days: 5,
 		End: b.clock.Now(), AssistantID: "asst_hist"}); err != nil {

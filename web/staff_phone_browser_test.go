@@ -12,7 +12,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"countersign/internal/accounts"
-	"countersign/internal/assistants"
 	"countersign/internal/controlplane"
 	"countersign/internal/webhooks"
 	"countersign/web/browsertest"
@@ -45,21 +44,20 @@ type fit struct {
 // admin-webhooks-failing-desktop.png, admin-revoke-confirm-desktop.png.
 func TestBrowserStaffPagesFitAPhone(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
-	ab := &apiBundle{testBundle: b, asst: assistants.New(b.store, b.cp, b.clock.Now)}
-	ab.a, ab.key = ab.newAssistant(t, "phone-support-assistant-for-the-returns-desk")
-	task := ab.newTask(t, ab.key, "conv-phone", []string{"issue_refund"})
-	ab.task = task
+	b := setup(t, withShop())
+	b.a, b.key = b.newAssistant(t, "phone-support-assistant-for-the-returns-desk")
+	task := b.newTask(t, b.key, "conv-phone", []string{"issue_refund"})
+	b.task = task
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "down", http.StatusInternalServerError)
 	}))
 	t.Cleanup(recv.Close)
 	c := b.client(t)
 	c.mustSignIn(b.users[accounts.Admin])
-	if res := c.post("/admin/assistants/"+ab.a.ID+"/webhook", url.Values{"_csrf": {c.csrf("/admin/assistants")}, "url": {recv.URL + "/outcomes/a-fairly-long-path-for-the-returns-desk"}}); res.StatusCode != http.StatusOK {
+	if res := c.post("/admin/assistants/"+b.a.ID+"/webhook", url.Values{"_csrf": {c.csrf("/admin/assistants")}, "url": {recv.URL + "/outcomes/a-fairly-long-path-for-the-returns-desk"}}); res.StatusCode != http.StatusOK {
 		t.Fatalf("register webhook: %d", res.StatusCode)
 	}
-	id := ab.proposeRefund(t, ab.damagedOrder(t))
+	id := b.proposeRefund(t, b.damagedOrder(t))
 	if _, err := b.cp.StaffDecide(context.Background(), controlplane.StaffDecision{Actor: controlplaneUser(b.users[accounts.Agent]), InvocationID: id, Verb: controlplane.StaffReject, Version: b.inv(t, id).Version, Reason: controlplane.OtherReason, Other: "not this one"}); err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +110,7 @@ func TestBrowserStaffPagesFitAPhone(t *testing.T) {
 	checkFit(t, ctx, "a task with a long heading")
 
 	// Desktop: the failing webhook in words, the revoke's confirmation.
-	card := `[data-testid="assistant-` + ab.a.Name + `"]`
+	card := `[data-testid="assistant-` + b.a.Name + `"]`
 	if err := chromedp.Do(ctx,
 		chromedp.EmulateViewport(1280, 900),
 		chromedp.Navigate(b.srv.URL+"/policies"),
@@ -144,7 +142,7 @@ func TestBrowserStaffPagesFitAPhone(t *testing.T) {
 		t.Fatal(err)
 	}
 	ends, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="confirm-ends"]`)))
-	if !strings.Contains(ends, "of assistant "+ab.a.Name+" stops working immediately") || !strings.Contains(ends, "1 open task (active or paused): it waits") {
+	if !strings.Contains(ends, "of assistant "+b.a.Name+" stops working immediately") || !strings.Contains(ends, "1 open task (active or paused): it waits") {
 		t.Errorf("revoke confirmation says %q", ends)
 	}
 	browsertest.CheckAccessibility(t, ctx, "revoke confirmation")
@@ -155,7 +153,7 @@ func TestBrowserStaffPagesFitAPhone(t *testing.T) {
 	); err != nil {
 		t.Fatal(err)
 	}
-	if r := callAPI(t, b.srv.URL, ab.key, http.MethodGet, "/api/v1/tools", nil); r.status != http.StatusUnauthorized {
+	if r := callAPI(t, b.srv.URL, b.key, http.MethodGet, "/api/v1/tools", nil); r.status != http.StatusUnauthorized {
 		t.Errorf("the confirmed revoke left the key working: %d", r.status)
 	}
 }

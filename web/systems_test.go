@@ -13,7 +13,7 @@ import (
 // connected demo shop offers, with each action's current stage.
 func TestSystemsPageListsEveryActionAndReadTool(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	c := b.client(t)
 	c.mustSignIn(b.users[accounts.Agent])
 	res := c.get("/systems")

@@ -24,7 +24,7 @@ const withdrawnReason = "The task was cancelled before this was decided, so it w
 // timeline in the console says it was withdrawn.
 func TestAPISaysACancelledTaskWithdrewItsRequests(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	ctx := context.Background()
 	posts := b.receiveWebhooks(t)
 	id := b.proposeRefund(t, b.damagedOrder(t))
@@ -94,7 +94,7 @@ func TestAPISaysACancelledTaskWithdrewItsRequests(t *testing.T) {
 // nothing.
 func TestCustomerSeesARequestWithdrawnWithItsTask(t *testing.T) {
 	t.Parallel()
-	b := setupCustomer(t)
+	b := setup(t, withShop(), withCustomerStage())
 	ctx := context.Background()
 	inv, link := b.pendingRefund(t)
 	u, err := b.accounts.Create(ctx, accounts.NewUser{Email: jordan, Name: "Jordan Lee", Role: accounts.Customer, Password: "correct horse jordan"})

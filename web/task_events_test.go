@@ -22,7 +22,7 @@ import (
 // still reaches the open stream.
 func TestTaskEventsListenAgainAfterTheConnectionDies(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	c := b.client(t)
 	c.mustSignIn(b.users[accounts.Agent])

@@ -47,7 +47,7 @@ func insertHandoff(t *testing.T, b *testBundle, conversation, taskID, intent, da
 
 func TestTaskListPutsWhatNeedsAPersonFirstWithCountsAndPages(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	ctx := context.Background()
 	asst := controlplane.AssistantActor("asst_test", "Test assistant")
@@ -173,7 +173,7 @@ func TestTaskListPutsWhatNeedsAPersonFirstWithCountsAndPages(t *testing.T) {
 
 func TestHandoffsGroupIdenticalOnesInWordsLongestWaitingFirst(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	now := b.clock.Now()
 	same := `{"summary":"Wants a refund for a lamp; two orders match.","facts":{"order_id":"ord_1","status":"delivered"},
 		"would_propose":{"action":"issue_refund","args":{"order_id":"ord_1","amount_cents":4200,"reason_code":"damaged"}}}`

@@ -43,7 +43,7 @@ func lineOf(kinds, lines []string, kind string) string {
 // its own event, never from the request as it is now.
 func TestTimelineSaysWhatEachEventRecordedAtTheTime(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	ctx := context.Background()
 	agent := b.users[accounts.Agent]

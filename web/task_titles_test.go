@@ -21,7 +21,7 @@ import (
 // request in words, the customer beneath.
 func TestTaskListOpensOnWhatNeedsAPersonTitledByWhatEachIsAbout(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	waiting := f.refund(t, f.order, 500)
 	quiet, err := b.cp.CreateTask(context.Background(), controlplane.AssistantActor("asst_test", "Test assistant"), controlplane.NewTask{
@@ -74,7 +74,7 @@ func TestTaskListOpensOnWhatNeedsAPersonTitledByWhatEachIsAbout(t *testing.T) {
 // customer beneath, and a dispatch permit reads as "cleared … to send".
 func TestHistoryTaskSaysWhatIsKnownAndOffersNoImpossibleReversal(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	ctx := context.Background()
 	if err := demo.LoadHistory(ctx, b.store, demo.HistorySpec{Prefix: "hx", Invocations: 20, Conversations: 2, Days: 5,
 		End: b.clock.Now(), AssistantID: "asst_hist"}); err != nil {

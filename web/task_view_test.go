@@ -35,7 +35,7 @@ func (f *consoleFixture) approveAndDispatch(t *testing.T, inv controlplane.Invoc
 
 func TestTaskViewSaysWhereEachRequestStandsAndPauseIsAControl(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	// A pause in the middle of work: A completes, B's acknowledgement is
 	// lost, the task is paused, C is approved but never gets a permit.
@@ -171,7 +171,7 @@ func TestTaskViewSaysWhereEachRequestStandsAndPauseIsAControl(t *testing.T) {
 
 func TestTaskLiveAnswersNoContentUntilSomethingChanges(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	inv := f.refund(t, f.order, 500)
 	c := b.client(t)
@@ -190,7 +190,7 @@ func TestTaskLiveAnswersNoContentUntilSomethingChanges(t *testing.T) {
 
 func TestReversalNeedsAnotherApproverThroughTheConsole(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	ctx := context.Background()
 	sub, err := b.shop.CreateSubscription(ctx, demoshop.SubscriptionFixture{CustomerID: f.cust.ID, Plan: "Pro"})
@@ -238,7 +238,7 @@ func TestReversalNeedsAnotherApproverThroughTheConsole(t *testing.T) {
 
 func TestGlobalStopIsForAdmins(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	admin := b.client(t)
 	admin.mustSignIn(b.users[accounts.Admin])
@@ -265,7 +265,7 @@ func TestGlobalStopIsForAdmins(t *testing.T) {
 
 func TestTaskListPutsWorkThatNeedsCheckingFirst(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	c := b.client(t)
 	c.mustSignIn(b.users[accounts.Agent])
@@ -280,7 +280,7 @@ func TestTaskListPutsWorkThatNeedsCheckingFirst(t *testing.T) {
 
 func TestHandoffsShowWhatTheAssistantPreparedAndTakingAssigns(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	ctx := context.Background()
 	pool := b.store.Pool()
 	if _, err := pool.Exec(ctx, `INSERT INTO assistants (id, name, created_at) VALUES ('asst_h', 'Helper', now())`); err != nil {
@@ -330,7 +330,7 @@ func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
 
 func TestTaskEventsStreamSaysChangeWhenTheTaskChanges(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	f := newConsoleFixture(t, b)
 	c := b.client(t)
 	c.mustSignIn(b.users[accounts.Agent])

@@ -23,7 +23,7 @@ import (
 // agent must see first on each.
 func TestBrowserTasksHandoffsAndTaskViewsReadInTheAgentsWords(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{shop: true})
+	b := setup(t, withShop())
 	ctx0 := context.Background()
 	asst := controlplane.AssistantActor("asst_test", "Test assistant")
 

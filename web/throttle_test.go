@@ -63,7 +63,7 @@ func TestSignInThrottledPerAccountAndAddress(t *testing.T) {
 // address, still signs in at once.
 func TestGuesserElsewhereDoesNotLockOutUser(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{trustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
+	b := setup(t, withTrustedProxies(netip.MustParsePrefix("127.0.0.0/8")))
 	u := b.users[accounts.Agent]
 	attacker := b.client(t)
 	attacker.header.Set("X-Forwarded-For", "203.0.113.66")
@@ -104,7 +104,7 @@ func TestSignInThrottledPerIPAndForwardedForIgnored(t *testing.T) {
 
 func TestForwardedForHonouredFromTrustedProxy(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOpts{trustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
+	b := setup(t, withTrustedProxies(netip.MustParsePrefix("127.0.0.0/8")))
 	for i := range 12 {
 		c := b.client(t)
 		c.header.Set("X-Forwarded-For", "198.51.100.9")

@@ -49,7 +49,7 @@ func TestAWriteIsOneTrace(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tracing.Install(tracing.NewProvider(exp, true))
 	t.Cleanup(func() { tracing.Install(nil) })
-	b := setupAPI(t)
+	b := setup(t, withShop(), withAssistant())
 	ctx := context.Background()
 
 	id := b.proposeRefund(t, b.damagedOrder(t))
