@@ -1,4 +1,4 @@
-package web_test
+package api_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"countersign/web/webtest"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -28,23 +30,23 @@ func (h *heldDryRun) DryRun(ctx context.Context, p adapter.Principal, action str
 }
 
 // holdShopDryRun puts the shop behind a heldDryRun for the next proposal.
-func (b *testBundle) holdShopDryRun(t *testing.T) *heldDryRun {
+func holdShopDryRun(t *testing.T, b *webtest.Stack) *heldDryRun {
 	t.Helper()
-	shop, err := b.web.Registry().System("shop")
+	shop, err := b.Web.Registry().System("shop")
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := &heldDryRun{System: shop, reached: make(chan struct{}), release: make(chan struct{})}
-	b.web.Registry().Connect(h)
-	t.Cleanup(func() { b.web.Registry().Connect(shop) })
+	b.Web.Registry().Connect(h)
+	t.Cleanup(func() { b.Web.Registry().Connect(shop) })
 	return h
 }
 
-// invocationCount is how many invocations the bundle's task has.
-func (b *testBundle) invocationCount(t *testing.T) int {
+// invocationCount is how many invocations the stack's task has.
+func invocationCount(t *testing.T, b *webtest.Stack) int {
 	t.Helper()
 	var n int
-	if err := b.store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM invocations WHERE task_id = $1`, b.taskID()).Scan(&n); err != nil {
+	if err := b.Store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM invocations WHERE task_id = $1`, b.TaskID()).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -59,27 +61,27 @@ func TestAProposalWhoseKeyIsRevokedDuringItsDryRunIsNotRecorded(t *testing.T) {
 	for _, via := range []string{"api", "mcp"} {
 		t.Run(via, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t, withShop(), withAssistant())
-			order := b.damagedOrder(t)
-			sum := sha256.Sum256([]byte(b.key))
-			key, err := b.store.APIKeyByHash(context.Background(), sum[:])
+			b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
+			order := b.DamagedOrder(t)
+			sum := sha256.Sum256([]byte(b.Key))
+			key, err := b.Store.APIKeyByHash(context.Background(), sum[:])
 			if err != nil {
 				t.Fatal(err)
 			}
 			var cs *mcp.ClientSession
 			if via == "mcp" {
-				if cs, err = b.mcpSession(t, b.key, b.taskID()); err != nil {
+				if cs, err = mcpSession(t, b, b.Key, b.TaskID()); err != nil {
 					t.Fatal(err)
 				}
 				defer cs.Close()
 			}
-			held := b.holdShopDryRun(t)
+			held := holdShopDryRun(t, b)
 			code := make(chan string, 1)
 			go func() {
 				if via == "api" {
-					res := callAPI(t, b.srv.URL, b.key, http.MethodPost, "/api/v1/tasks/"+b.taskID()+"/invocations",
-						map[string]any{"action": "issue_refund", "args": refundArgs(order, 1500)})
-					code <- fmt.Sprintf("%d %v", res.status, res.json["code"])
+					res := webtest.CallAPI(t, b.Server.URL, b.Key, http.MethodPost, "/api/v1/tasks/"+b.TaskID()+"/invocations",
+						map[string]any{"action": "issue_refund", "args": webtest.RefundArgs(order, 1500)})
+					code <- fmt.Sprintf("%d %v", res.Status, res.JSON["code"])
 					return
 				}
 				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "propose_issue_refund",
@@ -92,7 +94,7 @@ func TestAProposalWhoseKeyIsRevokedDuringItsDryRunIsNotRecorded(t *testing.T) {
 				code <- string(raw)
 			}()
 			<-held.reached
-			if _, err := b.assistants.RevokeKey(context.Background(), key.ID); err != nil {
+			if _, err := b.Assistants.RevokeKey(context.Background(), key.ID); err != nil {
 				t.Fatal(err)
 			}
 			close(held.release)
@@ -100,7 +102,7 @@ func TestAProposalWhoseKeyIsRevokedDuringItsDryRunIsNotRecorded(t *testing.T) {
 			if !strings.Contains(got, "key_revoked") {
 				t.Errorf("the proposal after its key was revoked: %s, want refused with key_revoked", got)
 			}
-			if n := b.invocationCount(t); n != 0 {
+			if n := invocationCount(t, b); n != 0 {
 				t.Errorf("%d invocations recorded after the key was revoked, want none", n)
 			}
 		})

@@ -1,4 +1,4 @@
-package web_test
+package api_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"countersign/web/webtest"
 
 	"countersign/internal/accounts"
 	"countersign/internal/controlplane"
@@ -19,37 +21,37 @@ import (
 // carries that error, and neither does the stored invocation.
 func TestAPIReconciledInvocationDropsTheUnknownError(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant())
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
 	ctx := context.Background()
-	order := b.damagedOrder(t)
-	id := b.proposeRefund(t, order)
-	agent := b.users[accounts.Agent]
-	if _, err := b.cp.Approve(ctx, controlplaneUser(agent), id, 0); err != nil {
+	order := b.DamagedOrder(t)
+	id := b.ProposeRefund(t, order)
+	agent := b.Users[accounts.Agent]
+	if _, err := b.Control.Approve(ctx, agent.Actor(), id, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.shop.SetFault(demoshop.FaultRule{Route: "POST /refunds", DropAfterCommit: 1}); err != nil {
+	if err := b.Shop.SetFault(demoshop.FaultRule{Route: "POST /refunds", DropAfterCommit: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.cp.DispatchOnce(ctx); err != nil {
+	if _, err := b.Control.DispatchOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
-	b.shop.ClearFaults()
-	lost := b.call(t, b.key, http.MethodGet, "/api/v1/invocations/"+id, nil).want(t, http.StatusOK)
-	if e, _ := lost.json["error"].(map[string]any); lost.json["state"] != "unverified" || e["code"] != "outcome_unknown" {
-		t.Fatalf("after a lost answer: state %v, error %v", lost.json["state"], lost.json["error"])
+	b.Shop.ClearFaults()
+	lost := b.Call(t, b.Key, http.MethodGet, "/api/v1/invocations/"+id, nil).Want(t, http.StatusOK)
+	if e, _ := lost.JSON["error"].(map[string]any); lost.JSON["state"] != "unverified" || e["code"] != "outcome_unknown" {
+		t.Fatalf("after a lost answer: state %v, error %v", lost.JSON["state"], lost.JSON["error"])
 	}
-	rec := b.call(t, b.key, http.MethodPost, "/api/v1/invocations/"+id+"/reconcile", nil).want(t, http.StatusOK)
-	if rec.json["state"] != "completed" || rec.json["error"] != nil {
-		t.Errorf("reconcile answer: state %v, error %v", rec.json["state"], rec.json["error"])
+	rec := b.Call(t, b.Key, http.MethodPost, "/api/v1/invocations/"+id+"/reconcile", nil).Want(t, http.StatusOK)
+	if rec.JSON["state"] != "completed" || rec.JSON["error"] != nil {
+		t.Errorf("reconcile answer: state %v, error %v", rec.JSON["state"], rec.JSON["error"])
 	}
-	got := b.call(t, b.key, http.MethodGet, "/api/v1/invocations/"+id, nil).want(t, http.StatusOK)
-	if got.json["state"] != "completed" || got.json["error"] != nil || got.json["reason"] != nil {
-		t.Errorf("completed after reconciling: state %v, error %v, reason %v", got.json["state"], got.json["error"], got.json["reason"])
+	got := b.Call(t, b.Key, http.MethodGet, "/api/v1/invocations/"+id, nil).Want(t, http.StatusOK)
+	if got.JSON["state"] != "completed" || got.JSON["error"] != nil || got.JSON["reason"] != nil {
+		t.Errorf("completed after reconciling: state %v, error %v, reason %v", got.JSON["state"], got.JSON["error"], got.JSON["reason"])
 	}
-	if strings.Contains(got.body, "Do not retry") {
+	if strings.Contains(got.Body, "Do not retry") {
 		t.Errorf("the completed invocation still says %q", "Do not retry")
 	}
-	if inv := b.invocation(t, id); inv.Error != nil {
+	if inv := b.Invocation(t, id); inv.Error != nil {
 		t.Errorf("the stored invocation keeps the stale error: %+v", inv.Error)
 	}
 }
@@ -59,46 +61,46 @@ func TestAPIReconciledInvocationDropsTheUnknownError(t *testing.T) {
 // an open or completed one carries none.
 func TestAPIReasonSaysWhyNotDispatchedOrRejected(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant())
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
 	ctx := context.Background()
-	agent := b.users[accounts.Agent]
-	order := b.damagedOrder(t)
+	agent := b.Users[accounts.Agent]
+	order := b.DamagedOrder(t)
 
-	rejected := b.proposeRefund(t, order)
-	open := b.call(t, b.key, http.MethodGet, "/api/v1/invocations/"+rejected, nil).want(t, http.StatusOK)
-	if _, present := open.json["reason"]; !present || open.json["reason"] != nil {
-		t.Errorf("awaiting approval: reason %v (present %v), want null", open.json["reason"], present)
+	rejected := b.ProposeRefund(t, order)
+	open := b.Call(t, b.Key, http.MethodGet, "/api/v1/invocations/"+rejected, nil).Want(t, http.StatusOK)
+	if _, present := open.JSON["reason"]; !present || open.JSON["reason"] != nil {
+		t.Errorf("awaiting approval: reason %v (present %v), want null", open.JSON["reason"], present)
 	}
-	if _, err := b.cp.StaffDecide(ctx, controlplane.StaffDecision{Actor: controlplaneUser(agent), InvocationID: rejected, Verb: controlplane.StaffReject, Version: 0, Reason: controlplane.OtherReason, Other: "the lamp was already replaced"}); err != nil {
+	if _, err := b.Control.StaffDecide(ctx, controlplane.StaffDecision{Actor: agent.Actor(), InvocationID: rejected, Verb: controlplane.StaffReject, Version: 0, Reason: controlplane.OtherReason, Other: "the lamp was already replaced"}); err != nil {
 		t.Fatal(err)
 	}
-	got := b.call(t, b.key, http.MethodGet, "/api/v1/invocations/"+rejected, nil).want(t, http.StatusOK)
-	if r, _ := got.json["reason"].(map[string]any); got.json["state"] != "rejected" || r["code"] != "rejected_by_agent" ||
+	got := b.Call(t, b.Key, http.MethodGet, "/api/v1/invocations/"+rejected, nil).Want(t, http.StatusOK)
+	if r, _ := got.JSON["reason"].(map[string]any); got.JSON["state"] != "rejected" || r["code"] != "rejected_by_agent" ||
 		r["message"] != "The lamp was already replaced." {
-		t.Errorf("rejected: state %v, reason %v", got.json["state"], got.json["reason"])
+		t.Errorf("rejected: state %v, reason %v", got.JSON["state"], got.JSON["reason"])
 	}
 
 	// Approved, then the task is paused before the permit: not dispatched.
-	paused := b.call(t, b.key, http.MethodPost, "/api/v1/tasks/"+b.taskID()+"/invocations", map[string]any{"action": "issue_refund",
-		"args": refundArgs(order, 1200), "summary": "Refund $12.00"}).want(t, http.StatusCreated)
-	pid := paused.json["id"].(string)
-	if _, err := b.cp.Approve(ctx, controlplaneUser(agent), pid, 0); err != nil {
+	paused := b.Call(t, b.Key, http.MethodPost, "/api/v1/tasks/"+b.TaskID()+"/invocations", map[string]any{"action": "issue_refund",
+		"args": webtest.RefundArgs(order, 1200), "summary": "Refund $12.00"}).Want(t, http.StatusCreated)
+	pid := paused.JSON["id"].(string)
+	if _, err := b.Control.Approve(ctx, agent.Actor(), pid, 0); err != nil {
 		t.Fatal(err)
 	}
-	task := b.call(t, b.key, http.MethodGet, "/api/v1/tasks/"+b.taskID(), nil).want(t, http.StatusOK)
-	b.call(t, b.key, http.MethodPost, "/api/v1/tasks/"+b.taskID()+"/pause", map[string]any{"expected_version": task.json["version"]}).want(t, http.StatusOK)
-	if _, err := b.cp.DispatchOnce(ctx); err != nil {
+	task := b.Call(t, b.Key, http.MethodGet, "/api/v1/tasks/"+b.TaskID(), nil).Want(t, http.StatusOK)
+	b.Call(t, b.Key, http.MethodPost, "/api/v1/tasks/"+b.TaskID()+"/pause", map[string]any{"expected_version": task.JSON["version"]}).Want(t, http.StatusOK)
+	if _, err := b.Control.DispatchOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
-	got = b.call(t, b.key, http.MethodGet, "/api/v1/invocations/"+pid, nil).want(t, http.StatusOK)
-	if r, _ := got.json["reason"].(map[string]any); got.json["state"] != "not_dispatched" || r["code"] != "task_paused" ||
+	got = b.Call(t, b.Key, http.MethodGet, "/api/v1/invocations/"+pid, nil).Want(t, http.StatusOK)
+	if r, _ := got.JSON["reason"].(map[string]any); got.JSON["state"] != "not_dispatched" || r["code"] != "task_paused" ||
 		r["message"] != "The task was paused before this could be sent." {
-		t.Errorf("not dispatched: state %v, reason %v", got.json["state"], got.json["reason"])
+		t.Errorf("not dispatched: state %v, reason %v", got.JSON["state"], got.JSON["reason"])
 	}
 
 	// The field is documented in the OpenAPI document.
-	doc := b.call(t, "", http.MethodGet, "/api/v1/openapi.json", nil).want(t, http.StatusOK)
-	schemas := doc.json["components"].(map[string]any)["schemas"].(map[string]any)
+	doc := b.Call(t, "", http.MethodGet, "/api/v1/openapi.json", nil).Want(t, http.StatusOK)
+	schemas := doc.JSON["components"].(map[string]any)["schemas"].(map[string]any)
 	reason, _ := schemas["Invocation"].(map[string]any)["properties"].(map[string]any)["reason"].(map[string]any)
 	props, _ := reason["properties"].(map[string]any)
 	if props["code"] == nil || props["message"] == nil || !strings.Contains(reason["description"].(string), "not dispatched") {
@@ -112,30 +114,30 @@ func TestAPIReasonSaysWhyNotDispatchedOrRejected(t *testing.T) {
 // read tools need not be listed; unknown names are still refused.
 func TestAPIReadToolsInAllowedActionsAreAccepted(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant())
-	newTask := func(conv string, actions ...string) apiResponse {
-		return b.call(t, b.key, http.MethodPost, "/api/v1/tasks", map[string]any{"customer_ref": "customer@demo.countersign.test",
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
+	newTask := func(conv string, actions ...string) webtest.APIResponse {
+		return b.Call(t, b.Key, http.MethodPost, "/api/v1/tasks", map[string]any{"customer_ref": "customer@demo.countersign.test",
 			"conversation_id": conv, "allowed_actions": actions})
 	}
-	res := newTask("conv-reads", "get_order", "list_orders", "issue_refund").want(t, http.StatusCreated)
-	if got := res.json["allowed_actions"].([]any); len(got) != 3 {
+	res := newTask("conv-reads", "get_order", "list_orders", "issue_refund").Want(t, http.StatusCreated)
+	if got := res.JSON["allowed_actions"].([]any); len(got) != 3 {
 		t.Errorf("allowed_actions echoed as %v", got)
 	}
-	id := res.json["id"].(string)
-	modes := toolModes(t, b.call(t, b.key, http.MethodGet, "/api/v1/tools?task="+id, nil).want(t, http.StatusOK))
+	id := res.JSON["id"].(string)
+	modes := webtest.ToolModes(t, b.Call(t, b.Key, http.MethodGet, "/api/v1/tools?task="+id, nil).Want(t, http.StatusOK))
 	if modes["get_order"] != "read" || modes["list_subscriptions"] != "read" || modes["issue_refund"] == "" || modes["cancel_subscription"] != "" {
 		t.Errorf("tools of the task: %v", modes)
 	}
-	b.call(t, b.key, http.MethodPost, "/api/v1/tools/list_orders", map[string]any{"task": id, "args": map[string]any{}}).want(t, http.StatusOK)
-	newTask("conv-qualified", "shop/get_order", "shop/issue_refund").want(t, http.StatusCreated)
+	b.Call(t, b.Key, http.MethodPost, "/api/v1/tools/list_orders", map[string]any{"task": id, "args": map[string]any{}}).Want(t, http.StatusOK)
+	newTask("conv-qualified", "shop/get_order", "shop/issue_refund").Want(t, http.StatusCreated)
 
-	only := newTask("conv-only-reads", "get_order").want(t, http.StatusUnprocessableEntity)
-	msg, _ := only.json["fields"].(map[string]any)["allowed_actions"].(string)
+	only := newTask("conv-only-reads", "get_order").Want(t, http.StatusUnprocessableEntity)
+	msg, _ := only.JSON["fields"].(map[string]any)["allowed_actions"].(string)
 	if !strings.Contains(msg, "read tools work in every task") {
 		t.Errorf("read tools only: %q", msg)
 	}
-	bad := newTask("conv-bad", "get_order", "launch_rocket").want(t, http.StatusUnprocessableEntity)
-	if msg, _ := bad.json["fields"].(map[string]any)["allowed_actions"].(string); !strings.Contains(msg, `"launch_rocket"`) {
+	bad := newTask("conv-bad", "get_order", "launch_rocket").Want(t, http.StatusUnprocessableEntity)
+	if msg, _ := bad.JSON["fields"].(map[string]any)["allowed_actions"].(string); !strings.Contains(msg, `"launch_rocket"`) {
 		t.Errorf("unknown name: %q", msg)
 	}
 }
@@ -146,7 +148,7 @@ func TestAPIReadToolsInAllowedActionsAreAccepted(t *testing.T) {
 // and each propose_ tool opening with "Propose to <its title>".
 func TestMCPToolDescriptionsReadAsSentences(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant())
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
 	ctx := context.Background()
 	wantFirst := map[string]string{
 		"propose_issue_refund":               "Propose to refund an order in the shop system.",
@@ -159,8 +161,8 @@ func TestMCPToolDescriptionsReadAsSentences(t *testing.T) {
 	// "Propose refund an order": a verb straight after "Propose".
 	verbAfterPropose := regexp.MustCompile(`\bPropose (refund|cancel|reinstate|resend|update|change|send|issue)\b`)
 	seen := map[string]bool{}
-	for _, task := range []string{b.taskID(), ""} {
-		cs, err := b.mcpSession(t, b.key, task)
+	for _, task := range []string{b.TaskID(), ""} {
+		cs, err := mcpSession(t, b, b.Key, task)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package web_test
+package api_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"countersign/web/webtest"
+
 	"github.com/google/go-cmp/cmp"
 
 	"countersign/internal/accounts"
@@ -19,72 +21,49 @@ import (
 	"countersign/internal/demoshop"
 )
 
-// shopSiteSecret is the demo shop's site secret in these tests.
-var shopSiteSecret = []byte("the shop's site secret, at least 32 bytes long")
-
-// vouchFor is the task assertion the shop's site would hand the widget,
-// changed by edit.
-func (b *testBundle) vouchFor(aud, customer string, edit func(*confirmation.Assertion)) string {
-	now := b.clock.Now()
-	a := confirmation.Assertion{Sub: customer, Sys: "shop", Aud: aud, IssuedAt: now.Unix(),
-		ExpiresAt: now.Add(5 * time.Minute).Unix(), Nonce: "n-" + strings.Repeat("0", 14) + now.Format("150405.000000000")}
-	if edit != nil {
-		edit(&a)
-	}
-	return confirmation.SignTaskAssertion(shopSiteSecret, a)
-}
-
-func openTaskBody(customer, conversation, assertion string) map[string]any {
-	body := map[string]any{"customer_ref": customer, "conversation_id": conversation, "allowed_actions": []string{"issue_refund"}}
-	if assertion != "" {
-		body["customer_assertion"] = assertion
-	}
-	return body
-}
-
 // TestTaskCustomerIsVouchedForByTheBusiness opens tasks as an assistant
 // without the any-customer grant: only a task assertion the shop's site
 // signed for this assistant and customer, unexpired and unspent, opens
 // one, and only for that system.
 func TestTaskCustomerIsVouchedForByTheBusiness(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant())
-	b.assistants.SetSiteSecrets(map[string][]byte{"shop": shopSiteSecret})
-	bot, key := b.newVouchedAssistant(t, "widget-bot")
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
+	b.Assistants.SetSiteSecrets(map[string][]byte{"shop": webtest.ShopSiteSecret})
+	bot, key := b.NewVouchedAssistant(t, "widget-bot")
 	const customer = "customer@demo.countersign.test"
-	good := b.vouchFor(bot.ID, customer, nil)
+	good := b.VouchFor(bot.ID, customer, nil)
 
 	refused := map[string]string{
 		"no assertion":       "",
-		"another assistant":  b.vouchFor(b.a.ID, customer, nil),
-		"another customer":   b.vouchFor(bot.ID, "hannah.weiss@example.de", nil),
-		"expired":            b.vouchFor(bot.ID, customer, func(a *confirmation.Assertion) { a.ExpiresAt = b.clock.Now().Add(-time.Second).Unix() }),
-		"too long-lived":     b.vouchFor(bot.ID, customer, func(a *confirmation.Assertion) { a.ExpiresAt = b.clock.Now().Add(time.Hour).Unix() }),
-		"unknown system":     b.vouchFor(bot.ID, customer, func(a *confirmation.Assertion) { a.Sys = "crm" }),
-		"wrong secret":       confirmation.SignTaskAssertion([]byte("not the shop's secret at all, no"), confirmation.Assertion{Sub: customer, Sys: "shop", Aud: bot.ID, IssuedAt: b.clock.Now().Unix(), ExpiresAt: b.clock.Now().Add(time.Minute).Unix(), Nonce: "0123456789abcdef"}),
-		"a confirmation's":   confirmation.SignAssertion(shopSiteSecret, confirmation.Assertion{Sub: customer, Sys: "shop", IssuedAt: b.clock.Now().Unix(), ExpiresAt: b.clock.Now().Add(time.Minute).Unix(), Nonce: "0123456789abcdef"}),
+		"another assistant":  b.VouchFor(b.Assistant.ID, customer, nil),
+		"another customer":   b.VouchFor(bot.ID, "hannah.weiss@example.de", nil),
+		"expired":            b.VouchFor(bot.ID, customer, func(a *confirmation.Assertion) { a.ExpiresAt = b.Clock.Now().Add(-time.Second).Unix() }),
+		"too long-lived":     b.VouchFor(bot.ID, customer, func(a *confirmation.Assertion) { a.ExpiresAt = b.Clock.Now().Add(time.Hour).Unix() }),
+		"unknown system":     b.VouchFor(bot.ID, customer, func(a *confirmation.Assertion) { a.Sys = "crm" }),
+		"wrong secret":       confirmation.SignTaskAssertion([]byte("not the shop's secret at all, no"), confirmation.Assertion{Sub: customer, Sys: "shop", Aud: bot.ID, IssuedAt: b.Clock.Now().Unix(), ExpiresAt: b.Clock.Now().Add(time.Minute).Unix(), Nonce: "0123456789abcdef"}),
+		"a confirmation's":   confirmation.SignAssertion(webtest.ShopSiteSecret, confirmation.Assertion{Sub: customer, Sys: "shop", IssuedAt: b.Clock.Now().Unix(), ExpiresAt: b.Clock.Now().Add(time.Minute).Unix(), Nonce: "0123456789abcdef"}),
 		"tampered":           good[:len(good)-2] + "xx",
 		"a malformed string": "not.an-assertion",
 	}
 	for name, assertion := range refused {
-		res := b.call(t, key, http.MethodPost, "/api/v1/tasks", openTaskBody(customer, "conv-"+name, assertion))
-		if res.status != http.StatusForbidden || res.json["code"] != "customer_not_vouched" || res.json["hint"] == "" {
-			t.Errorf("%s: %d %s, want 403 customer_not_vouched with a hint", name, res.status, res.body)
+		res := b.Call(t, key, http.MethodPost, "/api/v1/tasks", webtest.OpenTaskBody(customer, "conv-"+name, assertion))
+		if res.Status != http.StatusForbidden || res.JSON["code"] != "customer_not_vouched" || res.JSON["hint"] == "" {
+			t.Errorf("%s: %d %s, want 403 customer_not_vouched with a hint", name, res.Status, res.Body)
 		}
 	}
 
 	// A task for two systems cannot be vouched by one system's site.
-	two := openTaskBody(customer, "conv-two", good)
+	two := webtest.OpenTaskBody(customer, "conv-two", good)
 	two["systems"] = []string{"shop", "crm"}
-	if res := b.call(t, key, http.MethodPost, "/api/v1/tasks", two); res.status != http.StatusForbidden {
-		t.Errorf("a task beyond the assertion's system: %d %s", res.status, res.body)
+	if res := b.Call(t, key, http.MethodPost, "/api/v1/tasks", two); res.Status != http.StatusForbidden {
+		t.Errorf("a task beyond the assertion's system: %d %s", res.Status, res.Body)
 	}
 
-	opened := b.call(t, key, http.MethodPost, "/api/v1/tasks", openTaskBody(customer, "conv-ok", good)).want(t, http.StatusCreated)
-	if diff := cmp.Diff([]any{"shop"}, opened.json["systems"]); diff != "" {
+	opened := b.Call(t, key, http.MethodPost, "/api/v1/tasks", webtest.OpenTaskBody(customer, "conv-ok", good)).Want(t, http.StatusCreated)
+	if diff := cmp.Diff([]any{"shop"}, opened.JSON["systems"]); diff != "" {
 		t.Errorf("the vouched task's systems (-want +got):\n%s", diff)
 	}
-	events, err := b.store.EventsForTask(context.Background(), opened.json["id"].(string))
+	events, err := b.Store.EventsForTask(context.Background(), opened.JSON["id"].(string))
 	if err != nil || len(events) == 0 {
 		t.Fatalf("events: %v", err)
 	}
@@ -98,13 +77,13 @@ func TestTaskCustomerIsVouchedForByTheBusiness(t *testing.T) {
 
 	// Each assertion opens one task: a replay, even for another
 	// conversation, is refused.
-	replay := b.call(t, key, http.MethodPost, "/api/v1/tasks", openTaskBody(customer, "conv-replay", good))
-	if replay.status != http.StatusForbidden || !strings.Contains(replay.body, "used already") {
-		t.Errorf("a replayed assertion: %d %s", replay.status, replay.body)
+	replay := b.Call(t, key, http.MethodPost, "/api/v1/tasks", webtest.OpenTaskBody(customer, "conv-replay", good))
+	if replay.Status != http.StatusForbidden || !strings.Contains(replay.Body, "used already") {
+		t.Errorf("a replayed assertion: %d %s", replay.Status, replay.Body)
 	}
 	// The assistant's name stands for its id.
-	byName := b.vouchFor("WIDGET-BOT", customer, func(a *confirmation.Assertion) { a.Nonce = "by-name-nonce-0123456789" })
-	b.call(t, key, http.MethodPost, "/api/v1/tasks", openTaskBody(customer, "conv-name", byName)).want(t, http.StatusCreated)
+	byName := b.VouchFor("WIDGET-BOT", customer, func(a *confirmation.Assertion) { a.Nonce = "by-name-nonce-0123456789" })
+	b.Call(t, key, http.MethodPost, "/api/v1/tasks", webtest.OpenTaskBody(customer, "conv-name", byName)).Want(t, http.StatusCreated)
 }
 
 // TestAnyCustomerGrantOpensTasksWithoutAssertion checks the admin's
@@ -113,16 +92,16 @@ func TestTaskCustomerIsVouchedForByTheBusiness(t *testing.T) {
 // checked.
 func TestAnyCustomerGrantOpensTasksWithoutAssertion(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant()) // b.a has the grant
-	b.assistants.SetSiteSecrets(map[string][]byte{"shop": shopSiteSecret})
-	opened := b.call(t, b.key, http.MethodPost, "/api/v1/tasks", openTaskBody("anyone@example.test", "conv-any", "")).want(t, http.StatusCreated)
-	events, _ := b.store.EventsForTask(context.Background(), opened.json["id"].(string))
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant()) // b.a has the grant
+	b.Assistants.SetSiteSecrets(map[string][]byte{"shop": webtest.ShopSiteSecret})
+	opened := b.Call(t, b.Key, http.MethodPost, "/api/v1/tasks", webtest.OpenTaskBody("anyone@example.test", "conv-any", "")).Want(t, http.StatusCreated)
+	events, _ := b.Store.EventsForTask(context.Background(), opened.JSON["id"].(string))
 	if len(events) == 0 || !strings.Contains(string(events[0].Data), `"vouched": {"by": "any_customer"}`) {
 		t.Errorf("task.created does not record the grant: %v", events)
 	}
-	wrong := b.vouchFor(b.a.ID, "someone-else@example.test", nil)
-	if res := b.call(t, b.key, http.MethodPost, "/api/v1/tasks", openTaskBody("anyone@example.test", "conv-any-2", wrong)); res.status != http.StatusForbidden {
-		t.Errorf("a wrong assertion beside the grant: %d %s", res.status, res.body)
+	wrong := b.VouchFor(b.Assistant.ID, "someone-else@example.test", nil)
+	if res := b.Call(t, b.Key, http.MethodPost, "/api/v1/tasks", webtest.OpenTaskBody("anyone@example.test", "conv-any-2", wrong)); res.Status != http.StatusForbidden {
+		t.Errorf("a wrong assertion beside the grant: %d %s", res.Status, res.Body)
 	}
 }
 
@@ -132,18 +111,18 @@ func TestAnyCustomerGrantOpensTasksWithoutAssertion(t *testing.T) {
 // reading tells whether an address has an account.
 func TestUnknownCustomerAnswersLikeAKnownOne(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant())
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
 	const known, unknown = "known-empty@example.test", "nobody-here@example.test"
-	if _, err := b.shop.CreateCustomer(context.Background(), demoshop.CustomerFixture{Email: known, Name: "Known Empty"}); err != nil {
+	if _, err := b.Shop.CreateCustomer(context.Background(), demoshop.CustomerFixture{Email: known, Name: "Known Empty"}); err != nil {
 		t.Fatal(err)
 	}
 	tasks := map[string]string{}
 	var shapes []map[string]any
 	for _, who := range []string{known, unknown} {
-		res := b.call(t, b.key, http.MethodPost, "/api/v1/tasks", openTaskBody(who, "conv-"+who, "")).want(t, http.StatusCreated)
-		tasks[who] = res.json["id"].(string)
+		res := b.Call(t, b.Key, http.MethodPost, "/api/v1/tasks", webtest.OpenTaskBody(who, "conv-"+who, "")).Want(t, http.StatusCreated)
+		tasks[who] = res.JSON["id"].(string)
 		shape := map[string]any{}
-		for k, v := range res.json {
+		for k, v := range res.JSON {
 			if k != "id" && k != "customer_ref" && k != "conversation_id" && k != "created_at" && k != "expires_at" {
 				shape[k] = v
 			}
@@ -158,13 +137,13 @@ func TestUnknownCustomerAnswersLikeAKnownOne(t *testing.T) {
 		"get_invoice": {"invoice_id": "in_0000000000"},
 	}
 	for tool, args := range reads {
-		k := b.call(t, b.key, http.MethodPost, "/api/v1/tools/"+tool, map[string]any{"task": tasks[known], "system": "shop", "args": args})
-		u := b.call(t, b.key, http.MethodPost, "/api/v1/tools/"+tool, map[string]any{"task": tasks[unknown], "system": "shop", "args": args})
-		if k.status != u.status || k.body != u.body {
-			t.Errorf("%s: known %d %s, unknown %d %s", tool, k.status, k.body, u.status, u.body)
+		k := b.Call(t, b.Key, http.MethodPost, "/api/v1/tools/"+tool, map[string]any{"task": tasks[known], "system": "shop", "args": args})
+		u := b.Call(t, b.Key, http.MethodPost, "/api/v1/tools/"+tool, map[string]any{"task": tasks[unknown], "system": "shop", "args": args})
+		if k.Status != u.Status || k.Body != u.Body {
+			t.Errorf("%s: known %d %s, unknown %d %s", tool, k.Status, k.Body, u.Status, u.Body)
 		}
-		if strings.Contains(u.body, "unknown_customer") || strings.Contains(u.body, unknown) {
-			t.Errorf("%s names the unknown customer: %s", tool, u.body)
+		if strings.Contains(u.Body, "unknown_customer") || strings.Contains(u.Body, unknown) {
+			t.Errorf("%s names the unknown customer: %s", tool, u.Body)
 		}
 	}
 }
@@ -175,41 +154,41 @@ func TestUnknownCustomerAnswersLikeAKnownOne(t *testing.T) {
 // below them).
 func TestTaskLimitsStayWithinTheAssistantsMaxima(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant())
-	ask := func(conv string, limits map[string]any) apiResponse {
-		body := openTaskBody("customer@demo.countersign.test", conv, "")
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
+	ask := func(conv string, limits map[string]any) webtest.APIResponse {
+		body := webtest.OpenTaskBody("customer@demo.countersign.test", conv, "")
 		for k, v := range limits {
 			body[k] = v
 		}
-		return b.call(t, b.key, http.MethodPost, "/api/v1/tasks", body)
+		return b.Call(t, b.Key, http.MethodPost, "/api/v1/tasks", body)
 	}
 	for field, over := range map[string]int{"write_budget": 21, "inflight_limit": 6, "rate_per_minute": 31} {
 		res := ask("conv-over-"+field, map[string]any{field: over})
-		fields, _ := res.json["fields"].(map[string]any)
+		fields, _ := res.JSON["fields"].(map[string]any)
 		msg, _ := fields[field].(string)
-		if res.status != http.StatusUnprocessableEntity || !strings.Contains(msg, "at most "+strconv.Itoa(over-1)) || !strings.Contains(msg, "/admin/assistants") {
-			t.Errorf("%s=%d: %d %q", field, over, res.status, msg)
+		if res.Status != http.StatusUnprocessableEntity || !strings.Contains(msg, "at most "+strconv.Itoa(over-1)) || !strings.Contains(msg, "/admin/assistants") {
+			t.Errorf("%s=%d: %d %q", field, over, res.Status, msg)
 		}
 	}
-	at := ask("conv-at", map[string]any{"write_budget": 20, "inflight_limit": 5, "rate_per_minute": 30}).want(t, http.StatusCreated)
-	if at.json["write_budget"] != 20.0 || at.json["inflight_limit"] != 5.0 || at.json["rate_per_minute"] != 30.0 {
-		t.Errorf("at the maxima: %v", at.json)
+	at := ask("conv-at", map[string]any{"write_budget": 20, "inflight_limit": 5, "rate_per_minute": 30}).Want(t, http.StatusCreated)
+	if at.JSON["write_budget"] != 20.0 || at.JSON["inflight_limit"] != 5.0 || at.JSON["rate_per_minute"] != 30.0 {
+		t.Errorf("at the maxima: %v", at.JSON)
 	}
-	def := ask("conv-default", nil).want(t, http.StatusCreated)
-	if def.json["write_budget"] != 5.0 || def.json["inflight_limit"] != 2.0 || def.json["rate_per_minute"] != 10.0 {
-		t.Errorf("defaults: %v", def.json)
+	def := ask("conv-default", nil).Want(t, http.StatusCreated)
+	if def.JSON["write_budget"] != 5.0 || def.JSON["inflight_limit"] != 2.0 || def.JSON["rate_per_minute"] != 10.0 {
+		t.Errorf("defaults: %v", def.JSON)
 	}
-	admin := b.users[accounts.Admin]
-	if _, err := b.assistants.SetGrants(context.Background(), controlplane.UserActor(admin.ID, string(admin.Role), admin.Name), b.a.ID,
+	admin := b.Users[accounts.Admin]
+	if _, err := b.Assistants.SetGrants(context.Background(), controlplane.UserActor(admin.ID, string(admin.Role), admin.Name), b.Assistant.ID,
 		assistants.Grants{MaxWriteBudget: 3, MaxInflightLimit: 1, MaxRatePerMinute: 4, AnyCustomer: true}); err != nil {
 		t.Fatal(err)
 	}
-	low := ask("conv-low", nil).want(t, http.StatusCreated)
-	if low.json["write_budget"] != 3.0 || low.json["inflight_limit"] != 1.0 || low.json["rate_per_minute"] != 4.0 {
-		t.Errorf("defaults under lower maxima: %v", low.json)
+	low := ask("conv-low", nil).Want(t, http.StatusCreated)
+	if low.JSON["write_budget"] != 3.0 || low.JSON["inflight_limit"] != 1.0 || low.JSON["rate_per_minute"] != 4.0 {
+		t.Errorf("defaults under lower maxima: %v", low.JSON)
 	}
-	if res := ask("conv-low-over", map[string]any{"write_budget": 4}); res.status != http.StatusUnprocessableEntity {
-		t.Errorf("above a lowered maximum: %d", res.status)
+	if res := ask("conv-low-over", map[string]any{"write_budget": 4}); res.Status != http.StatusUnprocessableEntity {
+		t.Errorf("above a lowered maximum: %d", res.Status)
 	}
 }
 
@@ -218,10 +197,10 @@ func TestTaskLimitsStayWithinTheAssistantsMaxima(t *testing.T) {
 // in the transaction that opens the task, so exactly one opens.
 func TestOneAssertionOpensOneTaskUnderARace(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant())
-	b.assistants.SetSiteSecrets(map[string][]byte{"shop": shopSiteSecret})
-	bot, key := b.newVouchedAssistant(t, "race-bot")
-	signed := b.vouchFor(bot.ID, "customer@demo.countersign.test", nil)
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
+	b.Assistants.SetSiteSecrets(map[string][]byte{"shop": webtest.ShopSiteSecret})
+	bot, key := b.NewVouchedAssistant(t, "race-bot")
+	signed := b.VouchFor(bot.ID, "customer@demo.countersign.test", nil)
 	const n = 8
 	statuses := make(chan int, n)
 	var wg sync.WaitGroup
@@ -229,8 +208,8 @@ func TestOneAssertionOpensOneTaskUnderARace(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			statuses <- b.call(t, key, http.MethodPost, "/api/v1/tasks",
-				openTaskBody("customer@demo.countersign.test", "conv-race-"+strconv.Itoa(i), signed)).status
+			statuses <- b.Call(t, key, http.MethodPost, "/api/v1/tasks",
+				webtest.OpenTaskBody("customer@demo.countersign.test", "conv-race-"+strconv.Itoa(i), signed)).Status
 		}()
 	}
 	wg.Wait()

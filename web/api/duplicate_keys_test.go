@@ -1,10 +1,12 @@
-package web_test
+package api_test
 
 import (
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+
+	"countersign/web/webtest"
 )
 
 // TestEveryJSONBodyRefusesDuplicateKeys sends each route of the API and
@@ -16,10 +18,10 @@ import (
 // the table fails the test, so a new one cannot go untested.
 func TestEveryJSONBodyRefusesDuplicateKeys(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant())
-	order := b.damagedOrder(t)
-	inv := b.proposeRefund(t, order)
-	task := "/api/v1/tasks/" + b.taskID()
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
+	order := b.DamagedOrder(t)
+	inv := b.ProposeRefund(t, order)
+	task := "/api/v1/tasks/" + b.TaskID()
 	mcpCall := func(params string) string {
 		return `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":` + params + `}`
 	}
@@ -35,15 +37,15 @@ func TestEveryJSONBodyRefusesDuplicateKeys(t *testing.T) {
 			`{"customer_ref":"customer@demo.countersign.test","allowed_actions":["issue_refund"]%s}`,
 			`,"conversation_id":"conv-dup"`, `,"conversation_id":"conv-dup","conversation_id":"conv-other"`, "conversation_id", http.StatusCreated},
 		{"/api/v1/tools/:name", "/api/v1/tools/list_orders",
-			`{"task":"` + b.taskID() + `","args":{"status":"delivered"%s}}`,
+			`{"task":"` + b.TaskID() + `","args":{"status":"delivered"%s}}`,
 			``, `,"status":"pending"`, "args.status", http.StatusOK},
 		{"/api/v1/tasks/:id/invocations", task + "/invocations",
 			`{"action":"issue_refund","system":"shop","args":{"order_id":"` + order + `","reason_code":"damaged","amount_cents":300%s}}`,
 			``, `,"amount_cents":99999`, "args.amount_cents", http.StatusCreated},
 		{"/api/v1/conversations/:id/events", "/api/v1/conversations/conv-1/events",
-			`{"intent":"ambiguous","mode":"answered","task_id":"` + b.taskID() + `","facts":{"order":{"items":["lamp"]%s}}}`,
+			`{"intent":"ambiguous","mode":"answered","task_id":"` + b.TaskID() + `","facts":{"order":{"items":["lamp"]%s}}}`,
 			``, `,"items":["desk"]`, "facts.order.items", http.StatusCreated},
-		{"/mcp", "/mcp?task=" + b.taskID(), mcpCall(`{"name":"list_orders","arguments":{"status":"delivered"%s}}`),
+		{"/mcp", "/mcp?task=" + b.TaskID(), mcpCall(`{"name":"list_orders","arguments":{"status":"delivered"%s}}`),
 			``, `,"status":"pending"`, "params.arguments.status", http.StatusOK},
 		// Last: these change the task the others use.
 		{"/api/v1/tasks/:id/pause", task + "/pause", `{"expected_version":1%s}`, ``, `,"expected_version":2`, "expected_version", 0},
@@ -64,25 +66,25 @@ func TestEveryJSONBodyRefusesDuplicateKeys(t *testing.T) {
 	for _, c := range cases {
 		tested[c.route] = true
 	}
-	for _, r := range b.web.Echo().Routes() {
+	for _, r := range b.Web.Echo().Routes() {
 		if r.Method == http.MethodPost && (strings.HasPrefix(r.Path, "/api/") || r.Path == "/mcp") && !tested[r.Path] {
 			t.Errorf("POST %s takes a body and has no case here", r.Path)
 		}
 	}
 
 	mcpHeaders := []string{"Accept", "application/json, text/event-stream", "Mcp-Protocol-Version", "2025-06-18"}
-	refused := func(t *testing.T, res apiResponse, field string, mcp bool) {
+	refused := func(t *testing.T, res webtest.APIResponse, field string, mcp bool) {
 		t.Helper()
-		body := res.json
+		body := res.JSON
 		if mcp {
-			if res.rpcError() == 0 {
-				t.Fatalf("%d %.300s, want a JSON-RPC error", res.status, res.body)
+			if rpcError(res) == 0 {
+				t.Fatalf("%d %.300s, want a JSON-RPC error", res.Status, res.Body)
 			}
-			body, _ = res.json["error"].(map[string]any)["data"].(map[string]any)
+			body, _ = res.JSON["error"].(map[string]any)["data"].(map[string]any)
 		}
 		fields, _ := body["fields"].(map[string]any)
-		if said, _ := fields[field].(string); res.status != http.StatusBadRequest || body["code"] != "json_duplicate_key" || said == "" {
-			t.Fatalf("%d %.300s, want 400 json_duplicate_key naming %s", res.status, res.body, field)
+		if said, _ := fields[field].(string); res.Status != http.StatusBadRequest || body["code"] != "json_duplicate_key" || said == "" {
+			t.Fatalf("%d %.300s, want 400 json_duplicate_key naming %s", res.Status, res.Body, field)
 		}
 	}
 	for _, c := range cases {
@@ -92,20 +94,20 @@ func TestEveryJSONBodyRefusesDuplicateKeys(t *testing.T) {
 			if mcp {
 				headers = mcpHeaders
 			}
-			res := b.call(t, b.key, http.MethodPost, c.path, fmt.Sprintf(c.body, c.twice), headers...)
+			res := b.Call(t, b.Key, http.MethodPost, c.path, fmt.Sprintf(c.body, c.twice), headers...)
 			refused(t, res, c.field, mcp)
 
-			res = b.call(t, b.key, http.MethodPost, c.path, fmt.Sprintf(c.body, c.once), headers...)
+			res = b.Call(t, b.Key, http.MethodPost, c.path, fmt.Sprintf(c.body, c.once), headers...)
 			switch {
-			case c.served != 0 && res.status != c.served, res.status >= 500, res.json["code"] == "json_duplicate_key",
-				mcp && res.rpcError() != 0:
-				t.Fatalf("with each key once: %d %.300s, want it served", res.status, res.body)
+			case c.served != 0 && res.Status != c.served, res.Status >= 500, res.JSON["code"] == "json_duplicate_key",
+				mcp && rpcError(res) != 0:
+				t.Fatalf("with each key once: %d %.300s, want it served", res.Status, res.Body)
 			}
 		})
 	}
 	for _, c := range mcpCases {
 		t.Run("mcp "+c.field, func(t *testing.T) {
-			refused(t, b.call(t, b.key, http.MethodPost, "/mcp?task="+b.taskID(), c.body, mcpHeaders...), c.field, true)
+			refused(t, b.Call(t, b.Key, http.MethodPost, "/mcp?task="+b.TaskID(), c.body, mcpHeaders...), c.field, true)
 		})
 	}
 }

@@ -1,4 +1,4 @@
-package web_test
+package api_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"countersign/web/webtest"
 
 	"countersign/internal/lists"
 	"countersign/web"
@@ -21,8 +23,8 @@ import (
 // the key's rate limit.
 func TestMCPRefusesBatches(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant())
-	order := b.damagedOrder(t)
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
+	order := b.DamagedOrder(t)
 	batch := make([]map[string]any, 300)
 	for i := range batch {
 		batch[i] = map[string]any{"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": map[string]any{
@@ -30,13 +32,13 @@ func TestMCPRefusesBatches(t *testing.T) {
 				"reason_code": "damaged", "summary": "Refund", "idempotency_key": fmt.Sprintf("batch-%d", i)}}}
 	}
 	raw, _ := json.Marshal(batch)
-	res := b.call(t, b.key, http.MethodPost, "/mcp?task="+b.taskID(), string(raw),
+	res := b.Call(t, b.Key, http.MethodPost, "/mcp?task="+b.TaskID(), string(raw),
 		"Accept", "application/json, text/event-stream", "Mcp-Protocol-Version", "2025-03-26")
-	res.want(t, http.StatusBadRequest)
-	if e, _ := res.json["error"].(map[string]any); res.json["jsonrpc"] != "2.0" || e["code"] != float64(-32600) {
-		t.Errorf("batch: %s, want a JSON-RPC invalid request (-32600)", res.body)
+	res.Want(t, http.StatusBadRequest)
+	if e, _ := res.JSON["error"].(map[string]any); res.JSON["jsonrpc"] != "2.0" || e["code"] != float64(-32600) {
+		t.Errorf("batch: %s, want a JSON-RPC invalid request (-32600)", res.Body)
 	}
-	invs, err := b.store.InvocationsForTask(context.Background(), b.taskID())
+	invs, err := b.Store.InvocationsForTask(context.Background(), b.TaskID())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +47,7 @@ func TestMCPRefusesBatches(t *testing.T) {
 	}
 
 	// The go-sdk client sends one message per request and still works.
-	cs, err := b.mcpSession(t, b.key, b.taskID())
+	cs, err := mcpSession(t, b, b.Key, b.TaskID())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,21 +60,21 @@ func TestMCPRefusesBatches(t *testing.T) {
 // transport: each call is one request and one token.
 func TestMCPCallsEachSpendARateToken(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant())
-	ws := web.New(web.Config{Database: b.store, Assistants: b.assistants, Metrics: b.metrics, Accounts: b.accounts, Sessions: kit.NewSessionStore(b.store, kit.SessionConfig{KeyPairs: testKey,
-		Idle: time.Hour, Absolute: time.Hour, Now: b.clock.Now}), Now: b.clock.Now, Registry: b.web.Registry(), Control: b.cp, Lists: lists.New(b.store, b.clock.Now),
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
+	ws := web.New(web.Config{Database: b.Store, Assistants: b.Assistants, Metrics: b.Metrics, Accounts: b.Accounts, Sessions: kit.NewSessionStore(b.Store, kit.SessionConfig{KeyPairs: webtest.SessionKeys,
+		Idle: time.Hour, Absolute: time.Hour, Now: b.Clock.Now}), Now: b.Clock.Now, Registry: b.Web.Registry(), Control: b.Control, Lists: lists.New(b.Store, b.Clock.Now),
 		APIRatePerMinute: 3})
 	srv := httptest.NewServer(ws.Handler())
 	t.Cleanup(srv.Close)
-	call := func(id int) apiResponse {
-		return callAPI(t, srv.URL, b.key, http.MethodPost, "/mcp?task="+b.taskID(),
+	call := func(id int) webtest.APIResponse {
+		return webtest.CallAPI(t, srv.URL, b.Key, http.MethodPost, "/mcp?task="+b.TaskID(),
 			fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"list_orders","arguments":{}}}`, id),
 			"Accept", "application/json, text/event-stream", "Mcp-Protocol-Version", "2025-06-18")
 	}
 	for i := range 3 {
-		call(i+1).want(t, http.StatusOK)
+		call(i+1).Want(t, http.StatusOK)
 	}
-	if res := call(4); res.status != http.StatusTooManyRequests {
-		t.Errorf("fourth MCP call: %d %s, want 429", res.status, res.body)
+	if res := call(4); res.Status != http.StatusTooManyRequests {
+		t.Errorf("fourth MCP call: %d %s, want 429", res.Status, res.Body)
 	}
 }

@@ -1,4 +1,4 @@
-package web_test
+package api_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"countersign/web/webtest"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,7 +26,7 @@ type elicitingClient struct {
 	answer string
 }
 
-func (e *elicitingClient) connect(t *testing.T, b *testBundle, task, version string, urlMode bool) *mcp.ClientSession {
+func (e *elicitingClient) connect(t *testing.T, b *webtest.Stack, task, version string, urlMode bool) *mcp.ClientSession {
 	t.Helper()
 	opts := &mcp.ClientOptions{}
 	if urlMode {
@@ -37,8 +39,8 @@ func (e *elicitingClient) connect(t *testing.T, b *testBundle, task, version str
 		}
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "eliciting-assistant", Version: "1"}, opts)
-	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: b.srv.URL + "/mcp?task=" + task,
-		HTTPClient: &http.Client{Transport: bearerTransport{key: b.key}}, DisableStandaloneSSE: true, MaxRetries: -1},
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: b.Server.URL + "/mcp?task=" + task,
+		HTTPClient: &http.Client{Transport: bearerTransport{key: b.Key}}, DisableStandaloneSSE: true, MaxRetries: -1},
 		&mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
@@ -78,24 +80,24 @@ func modelSees(t *testing.T, res *mcp.CallToolResult) (string, map[string]any) {
 // customer's proof. A client without the capability keeps next.url.
 func TestMCPConfirmationPageGoesToTheClient(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant())
-	b.stageForCustomer(t, "change_shipping_address")
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
+	b.StageForCustomer(t, "change_shipping_address")
 	newest := mcp.SupportedProtocolVersions()[0]
 	if newest <= "2025-11-25" {
 		t.Fatalf("the SDK offers no protocol newer than 2025-11-25: %v", mcp.SupportedProtocolVersions())
 	}
 	actions := []string{"change_shipping_address"}
 	propose := func(cs *mcp.ClientSession, line1 string) (*mcp.CallToolResult, error) {
-		order := b.matOrder(t)
+		order := matOrder(t, b)
 		return cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "propose_change_shipping_address", Arguments: map[string]any{
 			"order_id": order, "address": map[string]any{"name": "Jordan Lee", "line1": line1, "city": "Oakland", "postal_code": "94607", "country": "US"},
 			"summary": "Ship to " + line1}})
 	}
 	// apiLink is the invocation's next.url as the API shows it.
 	apiLink := func(id string) string {
-		res := b.call(t, b.key, http.MethodGet, "/api/v1/invocations/"+id, nil).want(t, http.StatusOK)
-		link, _ := res.json["next"].(map[string]any)["url"].(string)
-		if !strings.HasPrefix(link, b.srv.URL+"/c/") {
+		res := b.Call(t, b.Key, http.MethodGet, "/api/v1/invocations/"+id, nil).Want(t, http.StatusOK)
+		link, _ := res.JSON["next"].(map[string]any)["url"].(string)
+		if !strings.HasPrefix(link, b.Server.URL+"/c/") {
 			t.Fatalf("the API's next.url = %q, want a confirmation link", link)
 		}
 		return link
@@ -103,11 +105,11 @@ func TestMCPConfirmationPageGoesToTheClient(t *testing.T) {
 	// checkPage opens the page as the customer's browser would: it shows
 	// the request and asks for proof before any confirm form.
 	checkPage := func(link string) {
-		page := b.client(t).get(strings.TrimPrefix(link, b.srv.URL))
+		page := b.Client(t).Get(strings.TrimPrefix(link, b.Server.URL))
 		if page.StatusCode != http.StatusOK {
 			t.Fatalf("the elicited page: %d", page.StatusCode)
 		}
-		if n := page.doc(t).Find(`form[action$="/confirm"]`).Length(); n != 0 {
+		if n := page.Doc(t).Find(`form[action$="/confirm"]`).Length(); n != 0 {
 			t.Errorf("the elicited page has %d confirm forms before any proof: it must not be pre-authenticated", n)
 		}
 	}
@@ -127,7 +129,7 @@ func TestMCPConfirmationPageGoesToTheClient(t *testing.T) {
 	}
 
 	t.Run("multi round-trip", func(t *testing.T) {
-		task := b.newTask(t, b.key, "conv-elicit-mrtr", actions)["id"].(string)
+		task := b.NewTask(t, b.Key, "conv-elicit-mrtr", actions)["id"].(string)
 		e := &elicitingClient{answer: "accept"}
 		cs := e.connect(t, b, task, newest, true)
 		res, err := propose(cs, "2 Harbour Way")
@@ -144,8 +146,8 @@ func TestMCPConfirmationPageGoesToTheClient(t *testing.T) {
 			t.Errorf("elicitation %+v, want mode url with the invocation's page %s", got, apiLink(id))
 		}
 		checkPage(e.asked[0].URL)
-		if b.inv(t, id).State != controlplane.AwaitingConfirmation {
-			t.Errorf("the invocation is %s, want awaiting the customer", b.inv(t, id).State)
+		if b.Invocation(t, id).State != controlplane.AwaitingConfirmation {
+			t.Errorf("the invocation is %s, want awaiting the customer", b.Invocation(t, id).State)
 		}
 		// get_invocation keeps the link from the model too.
 		res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_invocation", Arguments: map[string]any{"invocation_id": id}})
@@ -159,7 +161,7 @@ func TestMCPConfirmationPageGoesToTheClient(t *testing.T) {
 		// A customer who declines to open the page: the model is told so,
 		// still without the link.
 		d := &elicitingClient{answer: "decline"}
-		task2 := b.newTask(t, b.key, "conv-elicit-decline", actions)["id"].(string)
+		task2 := b.NewTask(t, b.Key, "conv-elicit-decline", actions)["id"].(string)
 		res, err = propose(d.connect(t, b, task2, newest, true), "3 Harbour Way")
 		if err != nil {
 			t.Fatal(err)
@@ -174,25 +176,25 @@ func TestMCPConfirmationPageGoesToTheClient(t *testing.T) {
 		// A client that runs the round trip itself, and echoes a state of
 		// its own choosing: another task's invocation answers like a
 		// missing one.
-		task := b.newTask(t, b.key, "conv-elicit-state", actions)["id"].(string)
+		task := b.NewTask(t, b.Key, "conv-elicit-state", actions)["id"].(string)
 		client := mcp.NewClient(&mcp.Implementation{Name: "manual-mrtr", Version: "1"}, &mcp.ClientOptions{
 			Capabilities:   &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
 			MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})
-		cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: b.srv.URL + "/mcp?task=" + task,
-			HTTPClient: &http.Client{Transport: bearerTransport{key: b.key}}, DisableStandaloneSSE: true, MaxRetries: -1},
+		cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: b.Server.URL + "/mcp?task=" + task,
+			HTTPClient: &http.Client{Transport: bearerTransport{key: b.Key}}, DisableStandaloneSSE: true, MaxRetries: -1},
 			&mcp.ClientSessionOptions{ProtocolVersion: newest})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer cs.Close()
-		params := &mcp.CallToolParams{Name: "propose_change_shipping_address", Arguments: map[string]any{"order_id": b.matOrder(t),
+		params := &mcp.CallToolParams{Name: "propose_change_shipping_address", Arguments: map[string]any{"order_id": matOrder(t, b),
 			"address": map[string]any{"name": "Jordan Lee", "line1": "6 Harbour Way", "city": "Oakland", "postal_code": "94607", "country": "US"}}}
 		first, err := cs.CallTool(context.Background(), params)
 		if err != nil || !first.NeedsInput() || first.RequestState == "" {
 			t.Fatalf("first round: %v %+v, want an input-required result", err, first)
 		}
-		other := b.call(t, b.key, http.MethodPost, "/api/v1/tasks/"+b.taskID()+"/invocations", map[string]any{"action": "change_shipping_address",
-			"args": map[string]any{"order_id": b.matOrder(t), "address": jordanAddress}}).want(t, http.StatusCreated).json["id"].(string)
+		other := b.Call(t, b.Key, http.MethodPost, "/api/v1/tasks/"+b.TaskID()+"/invocations", map[string]any{"action": "change_shipping_address",
+			"args": map[string]any{"order_id": matOrder(t, b), "address": webtest.JordanAddress}}).Want(t, http.StatusCreated).JSON["id"].(string)
 		for state, wantErr := range map[string]bool{other: true, "inv_nope": true, first.RequestState: false} {
 			retry := *params
 			retry.RequestState = state
@@ -209,7 +211,7 @@ func TestMCPConfirmationPageGoesToTheClient(t *testing.T) {
 	})
 
 	t.Run("2025-11-25", func(t *testing.T) {
-		task := b.newTask(t, b.key, "conv-elicit-legacy", actions)["id"].(string)
+		task := b.NewTask(t, b.Key, "conv-elicit-legacy", actions)["id"].(string)
 		e := &elicitingClient{answer: "accept"}
 		cs := e.connect(t, b, task, "2025-11-25", true)
 		_, err := propose(cs, "4 Harbour Way")
@@ -247,7 +249,7 @@ func TestMCPConfirmationPageGoesToTheClient(t *testing.T) {
 
 	for _, version := range []string{"2025-11-25", newest} {
 		t.Run("no capability "+version, func(t *testing.T) {
-			task := b.newTask(t, b.key, "conv-no-elicit-"+version, actions)["id"].(string)
+			task := b.NewTask(t, b.Key, "conv-no-elicit-"+version, actions)["id"].(string)
 			cs := (&elicitingClient{}).connect(t, b, task, version, false)
 			res, err := propose(cs, "5 Harbour Way "+version)
 			if err != nil {
@@ -263,14 +265,14 @@ func TestMCPConfirmationPageGoesToTheClient(t *testing.T) {
 }
 
 // matOrder finds Jordan Lee's yoga mat order with the read tool.
-func (b *testBundle) matOrder(t *testing.T) string {
+func matOrder(t *testing.T, b *webtest.Stack) string {
 	t.Helper()
-	orders := b.call(t, b.key, http.MethodPost, "/api/v1/tools/list_orders", map[string]any{"task": b.taskID(), "args": map[string]any{}}).want(t, http.StatusOK)
-	for _, o := range orders.json["data"].([]any) {
+	orders := b.Call(t, b.Key, http.MethodPost, "/api/v1/tools/list_orders", map[string]any{"task": b.TaskID(), "args": map[string]any{}}).Want(t, http.StatusOK)
+	for _, o := range orders.JSON["data"].([]any) {
 		if m := o.(map[string]any); strings.Contains(m["display"].(string), "mat") {
 			return m["order_id"].(string)
 		}
 	}
-	t.Fatalf("no mat order in %v", orders.json)
+	t.Fatalf("no mat order in %v", orders.JSON)
 	return ""
 }

@@ -1,4 +1,4 @@
-package web_test
+package api_test
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"countersign/web/webtest"
+
 	"countersign/internal/controlplane"
 	"countersign/internal/slowtest"
 )
@@ -22,7 +24,7 @@ func inspectorPath() string {
 		return p
 	}
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", ".cache", "mcp-inspector", "node_modules", ".bin", "mcp-inspector")
+	return filepath.Join(filepath.Dir(file), "..", "..", ".cache", "mcp-inspector", "node_modules", ".bin", "mcp-inspector")
 }
 
 // inspector runs the Inspector CLI against the console's /mcp as a stock
@@ -72,9 +74,9 @@ func toolJSON(t *testing.T, res map[string]any) map[string]any {
 func TestStockMCPClientWithOnlyTheKey(t *testing.T) {
 	slowtest.Skip(t, "runs the MCP Inspector CLI, a Node program")
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant())
-	url := b.srv.URL + "/mcp"
-	list := inspector(t, url, b.key, "--method", "tools/list")
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
+	url := b.Server.URL + "/mcp"
+	list := inspector(t, url, b.Key, "--method", "tools/list")
 	names := map[string]bool{}
 	for _, tool := range list["tools"].([]any) {
 		m := tool.(map[string]any)
@@ -90,13 +92,13 @@ func TestStockMCPClientWithOnlyTheKey(t *testing.T) {
 			t.Errorf("tools/list lacks %s: %v", want, names)
 		}
 	}
-	task := toolJSON(t, inspector(t, url, b.key, "--method", "tools/call", "--tool-name", "open_task",
-		"--tool-arg", "customer_ref="+jordan, "conversation_id=inspector-1", `allowed_actions=["issue_refund"]`))
+	task := toolJSON(t, inspector(t, url, b.Key, "--method", "tools/call", "--tool-name", "open_task",
+		"--tool-arg", "customer_ref="+webtest.Jordan, "conversation_id=inspector-1", `allowed_actions=["issue_refund"]`))
 	id, _ := task["id"].(string)
 	if !strings.HasPrefix(id, "tsk_") || task["write_budget"] != float64(5) {
 		t.Fatalf("open_task: %v", task)
 	}
-	orders := toolJSON(t, inspector(t, url, b.key, "--method", "tools/call", "--tool-name", "list_orders", "--tool-arg", "task_id="+id))
+	orders := toolJSON(t, inspector(t, url, b.Key, "--method", "tools/call", "--tool-name", "list_orders", "--tool-arg", "task_id="+id))
 	order := ""
 	for _, o := range orders["data"].([]any) {
 		if m := o.(map[string]any); strings.Contains(m["display"].(string), "Walnut desk lamp") {
@@ -106,17 +108,17 @@ func TestStockMCPClientWithOnlyTheKey(t *testing.T) {
 	if order == "" {
 		t.Fatalf("list_orders found no lamp: %v", orders)
 	}
-	inv := toolJSON(t, inspector(t, url, b.key, "--method", "tools/call", "--tool-name", "propose_issue_refund",
+	inv := toolJSON(t, inspector(t, url, b.Key, "--method", "tools/call", "--tool-name", "propose_issue_refund",
 		"--tool-arg", "task_id="+id, "order_id="+order, "amount_cents=1500", "reason_code=damaged"))
 	if inv["state"] == nil || inv["task_id"] != id {
 		t.Fatalf("propose_issue_refund: %v", inv)
 	}
-	got := b.inv(t, inv["id"].(string))
+	got := b.Invocation(t, inv["id"].(string))
 	if got.TaskID != id || got.State == controlplane.Completed {
 		t.Errorf("the proposal is %s in %s, want a pending one in the opened task", got.State, got.TaskID)
 	}
 	// Another assistant's task id answers like a missing one.
-	_, otherKey := b.newAssistant(t, "other-bot")
+	_, otherKey := b.NewAssistant(t, "other-bot")
 	if res := inspector(t, url, otherKey, "--method", "tools/call", "--tool-name", "list_orders", "--tool-arg", "task_id="+id); res["isError"] != true {
 		t.Errorf("another assistant read through this task: %v", res)
 	}

@@ -1,9 +1,11 @@
-package web_test
+package api_test
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+
+	"countersign/web/webtest"
 
 	"io"
 	"net/http"
@@ -17,12 +19,12 @@ import (
 
 // mcpPost sends one raw JSON-RPC message to /mcp as a stock client would,
 // with the request's Host set to host when it is not empty.
-func (b *testBundle) mcpPost(t *testing.T, path, host, body string, headers ...string) apiResponse {
+func mcpPost(t *testing.T, b *webtest.Stack, path, host, body string, headers ...string) webtest.APIResponse {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, b.srv.URL+path, strings.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, b.Server.URL+path, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+b.key)
+	req.Header.Set("Authorization", "Bearer "+b.Key)
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
@@ -35,16 +37,16 @@ func (b *testBundle) mcpPost(t *testing.T, path, host, body string, headers ...s
 	}
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
-	out := apiResponse{status: res.StatusCode, header: res.Header, body: string(raw)}
-	_ = json.Unmarshal(raw, &out.json)
+	out := webtest.APIResponse{Status: res.StatusCode, Header: res.Header, Body: string(raw)}
+	_ = json.Unmarshal(raw, &out.JSON)
 	return out
 }
 
 // rpcError is the JSON-RPC error code of an answer, or 0.
-func (r apiResponse) rpcError() float64 {
-	e, _ := r.json["error"].(map[string]any)
+func rpcError(r webtest.APIResponse) float64 {
+	e, _ := r.JSON["error"].(map[string]any)
 	code, _ := e["code"].(float64)
-	if r.json["jsonrpc"] != "2.0" || !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
+	if r.JSON["jsonrpc"] != "2.0" || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
 		return 0
 	}
 	return code
@@ -57,20 +59,20 @@ func (r apiResponse) rpcError() float64 {
 // method a JSON-RPC -32601, both in JSON.
 func TestMCPTransportAsTheSpecSays(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant())
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
 	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
-	path := "/mcp?task=" + b.taskID()
+	path := "/mcp?task=" + b.TaskID()
 	v := "MCP-Protocol-Version"
-	if res := b.mcpPost(t, path, "", list, v, "2025-11-25"); res.status != http.StatusOK || res.json["result"] == nil {
-		t.Fatalf("without Origin: %d %s", res.status, res.body)
+	if res := mcpPost(t, b, path, "", list, v, "2025-11-25"); res.Status != http.StatusOK || res.JSON["result"] == nil {
+		t.Fatalf("without Origin: %d %s", res.Status, res.Body)
 	}
-	if res := b.mcpPost(t, path, "", list, v, "2025-11-25"); res.json["result"].(map[string]any)["cacheScope"] == "public" {
-		t.Errorf("the assistant's own tool list may be cached for anyone: %s", res.body)
+	if res := mcpPost(t, b, path, "", list, v, "2025-11-25"); res.JSON["result"].(map[string]any)["cacheScope"] == "public" {
+		t.Errorf("the assistant's own tool list may be cached for anyone: %s", res.Body)
 	}
-	if res := b.mcpPost(t, path, "", list, v, "2025-11-25", "Origin", b.srv.URL); res.status != http.StatusOK {
-		t.Errorf("a page of the console's own address: %d %s", res.status, res.body)
+	if res := mcpPost(t, b, path, "", list, v, "2025-11-25", "Origin", b.Server.URL); res.Status != http.StatusOK {
+		t.Errorf("a page of the console's own address: %d %s", res.Status, res.Body)
 	}
-	host := strings.TrimPrefix(b.srv.URL, "http://")
+	host := strings.TrimPrefix(b.Server.URL, "http://")
 	port := host[strings.LastIndex(host, ":"):]
 	for _, c := range []struct{ origin, host string }{
 		{"https://evil.example", ""},
@@ -78,25 +80,25 @@ func TestMCPTransportAsTheSpecSays(t *testing.T) {
 		// A DNS-rebinding page: same origin by name, the name now resolving here.
 		{"http://rebind.example" + port, "rebind.example" + port},
 	} {
-		res := b.mcpPost(t, path, c.host, list, v, "2025-11-25", "Origin", c.origin)
-		if res.status != http.StatusForbidden || res.rpcError() != -32600 {
-			t.Errorf("Origin %s (Host %q): %d %s, want 403 with a JSON-RPC error", c.origin, c.host, res.status, res.body)
+		res := mcpPost(t, b, path, c.host, list, v, "2025-11-25", "Origin", c.origin)
+		if res.Status != http.StatusForbidden || rpcError(res) != -32600 {
+			t.Errorf("Origin %s (Host %q): %d %s, want 403 with a JSON-RPC error", c.origin, c.host, res.Status, res.Body)
 		}
 	}
 
 	for _, bad := range []string{"1999-01-01", "2099-01-01", "banana"} {
-		res := b.mcpPost(t, path, "", list, v, bad)
-		if res.status != http.StatusBadRequest || res.rpcError() != float64(mcp.CodeUnsupportedProtocolVersion) {
-			t.Errorf("MCP-Protocol-Version %s: %d %s, want 400 with a JSON-RPC error", bad, res.status, res.body)
+		res := mcpPost(t, b, path, "", list, v, bad)
+		if res.Status != http.StatusBadRequest || rpcError(res) != float64(mcp.CodeUnsupportedProtocolVersion) {
+			t.Errorf("MCP-Protocol-Version %s: %d %s, want 400 with a JSON-RPC error", bad, res.Status, res.Body)
 		}
 	}
 
-	res := b.mcpPost(t, path, "", `{"jsonrpc":"2.0","id":7,"method":"nothing/here"}`, v, "2025-11-25")
-	if res.status != http.StatusOK || res.rpcError() != -32601 || res.json["id"] != float64(7) {
-		t.Errorf("an unknown method: %d %s, want a JSON-RPC -32601 for id 7", res.status, res.body)
+	res := mcpPost(t, b, path, "", `{"jsonrpc":"2.0","id":7,"method":"nothing/here"}`, v, "2025-11-25")
+	if res.Status != http.StatusOK || rpcError(res) != -32601 || res.JSON["id"] != float64(7) {
+		t.Errorf("an unknown method: %d %s, want a JSON-RPC -32601 for id 7", res.Status, res.Body)
 	}
-	if res := b.mcpPost(t, path, "", `{"jsonrpc":"2.0","method":"notifications/nothing"}`, v, "2025-11-25"); res.status != http.StatusAccepted {
-		t.Errorf("an unknown notification: %d %s, want 202 (ignored)", res.status, res.body)
+	if res := mcpPost(t, b, path, "", `{"jsonrpc":"2.0","method":"notifications/nothing"}`, v, "2025-11-25"); res.Status != http.StatusAccepted {
+		t.Errorf("an unknown notification: %d %s, want 202 (ignored)", res.Status, res.Body)
 	}
 }
 
@@ -108,14 +110,14 @@ func TestMCPTransportAsTheSpecSays(t *testing.T) {
 // logging nor listChanged, which it never sends.
 func TestMCPToolsDescribeThemselves(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant())
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
 	ctx := context.Background()
-	cs, err := b.mcpSession(t, b.key, b.taskID())
+	cs, err := mcpSession(t, b, b.Key, b.TaskID())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	open, err := b.openMCPSession(t)
+	open, err := openMCPSession(t, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,11 +190,11 @@ func TestMCPToolsDescribeThemselves(t *testing.T) {
 		_ = json.Unmarshal(raw, &out)
 		return out
 	}
-	order := b.damagedOrder(t)
+	order := b.DamagedOrder(t)
 	validate(cs, "list_orders", map[string]any{})
 	validate(cs, "get_order", map[string]any{"order_id": order})
 	refund := validate(cs, "propose_issue_refund", map[string]any{"order_id": order, "amount_cents": 1500, "reason_code": "damaged", "summary": "Refund $15.00"})
-	validate(cs, "propose_change_shipping_address", map[string]any{"order_id": b.matOrder(t), "address": jordanAddress, "summary": "New address"})
+	validate(cs, "propose_change_shipping_address", map[string]any{"order_id": matOrder(t, b), "address": webtest.JordanAddress, "summary": "New address"})
 	validate(cs, "propose_resend_receipt", map[string]any{"order_id": order, "summary": "Resend the receipt"})
 	validate(cs, "get_invocation", map[string]any{"invocation_id": refund["id"]})
 	if bad := validate(cs, "propose_issue_refund", map[string]any{"order_id": order, "amount_cents": 1, "reason_code": "whim"}); bad["code"] == nil {
@@ -200,17 +202,17 @@ func TestMCPToolsDescribeThemselves(t *testing.T) {
 	}
 	validate(cs, "get_invocation", map[string]any{"invocation_id": "inv_nope"})
 	validate(cs, "pause_task", map[string]any{})
-	task := validate(open, "open_task", map[string]any{"customer_ref": jordan, "conversation_id": "schema-1", "allowed_actions": []string{"issue_refund"}})
+	task := validate(open, "open_task", map[string]any{"customer_ref": webtest.Jordan, "conversation_id": "schema-1", "allowed_actions": []string{"issue_refund"}})
 	validate(open, "list_orders", map[string]any{"task_id": task["id"]})
-	validate(open, "open_task", map[string]any{"customer_ref": jordan, "conversation_id": "schema-2"})
+	validate(open, "open_task", map[string]any{"customer_ref": webtest.Jordan, "conversation_id": "schema-2"})
 }
 
 // openMCPSession connects with the URL and the key alone, as a stock client.
-func (b *testBundle) openMCPSession(t *testing.T) (*mcp.ClientSession, error) {
+func openMCPSession(t *testing.T, b *webtest.Stack) (*mcp.ClientSession, error) {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "stock-client", Version: "1"}, nil)
-	return client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: b.srv.URL + "/mcp",
-		HTTPClient: &http.Client{Transport: bearerTransport{key: b.key}}, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+	return client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: b.Server.URL + "/mcp",
+		HTTPClient: &http.Client{Transport: bearerTransport{key: b.Key}}, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
 }
 
 // TestMCPCallBuildsItsServerOnce: the SDK asks for the server twice per
@@ -218,17 +220,17 @@ func (b *testBundle) openMCPSession(t *testing.T) (*mcp.ClientSession, error) {
 // behind it is read once, so no statement of a tools/list is sent twice.
 func TestMCPCallBuildsItsServerOnce(t *testing.T) {
 	t.Parallel()
-	rec := &statements{}
-	tb := setup(t, withShop(), withQueryTracer(rec))
+	rec := &webtest.Statements{}
+	tb := webtest.New(t, webtest.WithShop(), webtest.WithQueryTracer(rec))
 	b := tb
-	b.a, b.key = b.newAssistant(t, "support-bot")
-	b.task = b.newTask(t, b.key, "conv-1", []string{"issue_refund"})
-	var res apiResponse
-	sql := rec.during(func() {
-		res = b.mcpPost(t, "/mcp?task="+b.taskID(), "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "MCP-Protocol-Version", "2025-11-25")
+	b.Assistant, b.Key = b.NewAssistant(t, "support-bot")
+	b.Task = b.NewTask(t, b.Key, "conv-1", []string{"issue_refund"})
+	var res webtest.APIResponse
+	sql := rec.During(func() {
+		res = mcpPost(t, b, "/mcp?task="+b.TaskID(), "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "MCP-Protocol-Version", "2025-11-25")
 	})
-	if res.status != http.StatusOK {
-		t.Fatalf("tools/list: %d %s", res.status, res.body)
+	if res.Status != http.StatusOK {
+		t.Fatalf("tools/list: %d %s", res.Status, res.Body)
 	}
 	seen := map[string]int{}
 	for _, q := range sql {

@@ -1,4 +1,4 @@
-package web_test
+package api_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"countersign/web/webtest"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,10 +23,10 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-func (b *testBundle) mcpSession(t *testing.T, key, task string) (*mcp.ClientSession, error) {
+func mcpSession(t *testing.T, b *webtest.Stack, key, task string) (*mcp.ClientSession, error) {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-assistant", Version: "1"}, nil)
-	return client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: b.srv.URL + "/mcp?task=" + task,
+	return client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: b.Server.URL + "/mcp?task=" + task,
 		HTTPClient: &http.Client{Transport: bearerTransport{key: key}}, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
 }
 
@@ -49,9 +51,9 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 
 func TestMCPSessionMatchesTheAPI(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant())
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
 	ctx := context.Background()
-	cs, err := b.mcpSession(t, b.key, b.taskID())
+	cs, err := mcpSession(t, b, b.Key, b.TaskID())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +72,7 @@ func TestMCPSessionMatchesTheAPI(t *testing.T) {
 		}
 	}
 	want := []string{"get_invocation", "pause_task"}
-	for name, mode := range toolModes(t, b.call(t, b.key, http.MethodGet, "/api/v1/tools?task="+b.taskID(), nil)) {
+	for name, mode := range webtest.ToolModes(t, b.Call(t, b.Key, http.MethodGet, "/api/v1/tools?task="+b.TaskID(), nil)) {
 		if mode == "read" {
 			want = append(want, name)
 		} else {
@@ -85,26 +87,26 @@ func TestMCPSessionMatchesTheAPI(t *testing.T) {
 
 	// A read tool answers as POST /api/v1/tools/{name}.
 	viaMCP := callTool(t, cs, "list_orders", map[string]any{})
-	viaAPI := b.call(t, b.key, http.MethodPost, "/api/v1/tools/list_orders", map[string]any{"task": b.taskID(), "args": map[string]any{}}).want(t, http.StatusOK)
-	if diff := cmp.Diff(viaAPI.json, viaMCP); diff != "" {
+	viaAPI := b.Call(t, b.Key, http.MethodPost, "/api/v1/tools/list_orders", map[string]any{"task": b.TaskID(), "args": map[string]any{}}).Want(t, http.StatusOK)
+	if diff := cmp.Diff(viaAPI.JSON, viaMCP); diff != "" {
 		t.Errorf("list_orders over MCP differs from the API (-api +mcp):\n%s", diff)
 	}
 
 	// A proposal answers as GET /api/v1/invocations/{id}.
-	order := b.damagedOrder(t)
+	order := b.DamagedOrder(t)
 	inv := callTool(t, cs, "propose_issue_refund", map[string]any{
 		"order_id": order, "amount_cents": 1500, "reason_code": "damaged", "summary": "Refund $15.00 for the damaged lamp", "idempotency_key": "mcp-1"})
 	if inv["state"] != "awaiting_approval" || inv["next"].(map[string]any)["kind"] != "approval" || inv["say"] == "" {
 		t.Fatalf("proposal over MCP: %v", inv)
 	}
-	api := b.call(t, b.key, http.MethodGet, "/api/v1/invocations/"+inv["id"].(string), nil).want(t, http.StatusOK)
-	if diff := cmp.Diff(api.json, inv); diff != "" {
+	api := b.Call(t, b.Key, http.MethodGet, "/api/v1/invocations/"+inv["id"].(string), nil).Want(t, http.StatusOK)
+	if diff := cmp.Diff(api.JSON, inv); diff != "" {
 		t.Errorf("invocation over MCP differs from the API (-api +mcp):\n%s", diff)
 	}
 	// The API replays the MCP call's Idempotency-Key: one path, one invocation.
-	replay := b.call(t, b.key, http.MethodPost, "/api/v1/tasks/"+b.taskID()+"/invocations", map[string]any{"action": "issue_refund",
-		"args": refundArgs(order, 1500), "summary": "Refund $15.00 for the damaged lamp"}, "Idempotency-Key", "mcp-1").want(t, http.StatusOK)
-	if replay.json["id"] != inv["id"] {
+	replay := b.Call(t, b.Key, http.MethodPost, "/api/v1/tasks/"+b.TaskID()+"/invocations", map[string]any{"action": "issue_refund",
+		"args": webtest.RefundArgs(order, 1500), "summary": "Refund $15.00 for the damaged lamp"}, "Idempotency-Key", "mcp-1").Want(t, http.StatusOK)
+	if replay.JSON["id"] != inv["id"] {
 		t.Errorf("API replay of the MCP key made another invocation")
 	}
 	got2 := callTool(t, cs, "get_invocation", map[string]any{"invocation_id": inv["id"]})
@@ -138,27 +140,27 @@ func TestMCPSessionMatchesTheAPI(t *testing.T) {
 	if paused["state"] != "paused" {
 		t.Errorf("pause_task: %v", paused)
 	}
-	task := b.call(t, b.key, http.MethodGet, "/api/v1/tasks/"+b.taskID(), nil).want(t, http.StatusOK)
-	if task.json["state"] != "paused" {
-		t.Errorf("task after pause_task: %v", task.json["state"])
+	task := b.Call(t, b.Key, http.MethodGet, "/api/v1/tasks/"+b.TaskID(), nil).Want(t, http.StatusOK)
+	if task.JSON["state"] != "paused" {
+		t.Errorf("task after pause_task: %v", task.JSON["state"])
 	}
 }
 
 func TestMCPRequiresAKeyAndOwnTask(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant())
-	if _, err := b.mcpSession(t, "csk_live_nope", b.taskID()); err == nil {
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
+	if _, err := mcpSession(t, b, "csk_live_nope", b.TaskID()); err == nil {
 		t.Errorf("an unknown key connected")
 	}
-	_, otherKey := b.newAssistant(t, "other-bot")
-	if _, err := b.mcpSession(t, otherKey, b.taskID()); err == nil {
+	_, otherKey := b.NewAssistant(t, "other-bot")
+	if _, err := mcpSession(t, b, otherKey, b.TaskID()); err == nil {
 		t.Errorf("another assistant connected to this task")
 	}
 	// A task in the URL that is not the caller's is a JSON-RPC error, which
 	// MCP clients can show, not a bare HTTP body.
-	res := b.call(t, otherKey, http.MethodPost, "/mcp?task="+b.taskID(), `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`).want(t, http.StatusNotFound)
-	if e, _ := res.json["error"].(map[string]any); res.json["jsonrpc"] != "2.0" || e["code"] != float64(-32602) {
-		t.Errorf("another assistant's task: %s, want a JSON-RPC error", res.body)
+	res := b.Call(t, otherKey, http.MethodPost, "/mcp?task="+b.TaskID(), `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`).Want(t, http.StatusNotFound)
+	if e, _ := res.JSON["error"].(map[string]any); res.JSON["jsonrpc"] != "2.0" || e["code"] != float64(-32602) {
+		t.Errorf("another assistant's task: %s, want a JSON-RPC error", res.Body)
 	}
-	b.call(t, "", http.MethodPost, "/mcp?task="+b.taskID(), `{}`).want(t, http.StatusUnauthorized)
+	b.Call(t, "", http.MethodPost, "/mcp?task="+b.TaskID(), `{}`).Want(t, http.StatusUnauthorized)
 }

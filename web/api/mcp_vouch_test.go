@@ -1,10 +1,12 @@
-package web_test
+package api_test
 
 import (
 	"context"
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"countersign/web/webtest"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -14,10 +16,10 @@ import (
 // business's assertion, opened with one, and its schema offers the field.
 func TestMCPOpenTaskIsVouchedForLikeTheAPI(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant())
-	b.assistants.SetSiteSecrets(map[string][]byte{"shop": shopSiteSecret})
-	bot, key := b.newVouchedAssistant(t, "mcp-widget-bot")
-	cs, err := b.mcpSession(t, key, "")
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
+	b.Assistants.SetSiteSecrets(map[string][]byte{"shop": webtest.ShopSiteSecret})
+	bot, key := b.NewVouchedAssistant(t, "mcp-widget-bot")
+	cs, err := mcpSession(t, b, key, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +42,7 @@ func TestMCPOpenTaskIsVouchedForLikeTheAPI(t *testing.T) {
 	if raw, _ := json.Marshal(res.StructuredContent); !res.IsError || !strings.Contains(string(raw), `"code":"customer_not_vouched"`) {
 		t.Errorf("open_task without an assertion: error=%v %s", res.IsError, raw)
 	}
-	args["customer_assertion"] = b.vouchFor(bot.ID, customer, nil)
+	args["customer_assertion"] = b.VouchFor(bot.ID, customer, nil)
 	if task := callTool(t, cs, "open_task", args); task["id"] == nil {
 		t.Errorf("open_task with an assertion: %v", task)
 	}

@@ -1,4 +1,4 @@
-package web_test
+package api_test
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"countersign/web/webtest"
+
 	"countersign/internal/slowtest"
 )
 
@@ -21,7 +23,7 @@ func redoclyPath() string {
 		return p
 	}
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", ".cache", "redocly", "node_modules", ".bin", "redocly")
+	return filepath.Join(filepath.Dir(file), "..", "..", ".cache", "redocly", "node_modules", ".bin", "redocly")
 }
 
 // TestOpenAPIPassesRedoclyLint lints the OpenAPI document the console
@@ -35,14 +37,14 @@ func TestOpenAPIPassesRedoclyLint(t *testing.T) {
 		t.Fatalf("the Redocly CLI is missing (run `make test`, which fetches it from npm): %v", err)
 	}
 	t.Parallel()
-	b := setup(t)
-	res := callAPI(t, b.srv.URL, "", http.MethodGet, "/api/v1/openapi.json", nil)
-	if res.status != http.StatusOK {
-		t.Fatalf("openapi.json: %d %.200s", res.status, res.body)
+	b := webtest.New(t)
+	res := webtest.CallAPI(t, b.Server.URL, "", http.MethodGet, "/api/v1/openapi.json", nil)
+	if res.Status != http.StatusOK {
+		t.Fatalf("openapi.json: %d %.200s", res.Status, res.Body)
 	}
 	dir := t.TempDir()
 	doc := filepath.Join(dir, "openapi.json")
-	if err := os.WriteFile(doc, []byte(res.body), 0o600); err != nil {
+	if err := os.WriteFile(doc, []byte(res.Body), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

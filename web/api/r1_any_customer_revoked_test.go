@@ -1,9 +1,11 @@
-package web_test
+package api_test
 
 import (
 	"context"
 	"net/http"
 	"testing"
+
+	"countersign/web/webtest"
 
 	"countersign/internal/accounts"
 	"countersign/internal/controlplane"
@@ -16,17 +18,17 @@ import (
 // assistant's maxima under the lock (withinGrants) but not this one.
 func TestR1AnyCustomerGrantWithdrawnStopsItsTasks(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant()) // b.task opened on the any-customer grant
-	order := b.damagedOrder(t)
-	admin := b.users[accounts.Admin]
-	g := b.a.Grants
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant()) // b.task opened on the any-customer grant
+	order := b.DamagedOrder(t)
+	admin := b.Users[accounts.Admin]
+	g := b.Assistant.Grants
 	g.AnyCustomer = false
-	if _, err := b.assistants.SetGrants(context.Background(), controlplane.UserActor(admin.ID, string(admin.Role), admin.Name), b.a.ID, g); err != nil {
+	if _, err := b.Assistants.SetGrants(context.Background(), controlplane.UserActor(admin.ID, string(admin.Role), admin.Name), b.Assistant.ID, g); err != nil {
 		t.Fatal(err)
 	}
-	res := b.call(t, b.key, http.MethodPost, "/api/v1/tasks/"+b.taskID()+"/invocations",
-		map[string]any{"action": "issue_refund", "args": refundArgs(order, 700), "summary": "Refund $7.00"})
-	if res.status == http.StatusCreated || res.status == http.StatusOK {
-		t.Errorf("a proposal on an unvouched task after the any-customer grant was withdrawn: %d %s", res.status, res.body)
+	res := b.Call(t, b.Key, http.MethodPost, "/api/v1/tasks/"+b.TaskID()+"/invocations",
+		map[string]any{"action": "issue_refund", "args": webtest.RefundArgs(order, 700), "summary": "Refund $7.00"})
+	if res.Status == http.StatusCreated || res.Status == http.StatusOK {
+		t.Errorf("a proposal on an unvouched task after the any-customer grant was withdrawn: %d %s", res.Status, res.Body)
 	}
 }

@@ -1,4 +1,4 @@
-package web_test
+package api_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"countersign/web/webtest"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -48,47 +50,47 @@ func verifyReceipt(t *testing.T, jws string, jwks map[string]any) (map[string]an
 // cannot have it.
 func TestACompletedWriteHasASignedReceipt(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant())
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
 	ctx := context.Background()
-	id := b.proposeRefund(t, b.damagedOrder(t))
+	id := b.ProposeRefund(t, b.DamagedOrder(t))
 	path := "/api/v1/invocations/" + id + "/receipt"
-	early := b.call(t, b.key, http.MethodGet, path, nil).want(t, http.StatusConflict)
-	if early.json["code"] != "not_completed" {
-		t.Errorf("before completion: %s", early.body)
+	early := b.Call(t, b.Key, http.MethodGet, path, nil).Want(t, http.StatusConflict)
+	if early.JSON["code"] != "not_completed" {
+		t.Errorf("before completion: %s", early.Body)
 	}
-	if pending := b.call(t, b.key, http.MethodGet, "/api/v1/invocations/"+id, nil).want(t, http.StatusOK); pending.json["receipt_url"] != nil {
-		t.Errorf("an invocation awaiting approval names a receipt: %v", pending.json["receipt_url"])
+	if pending := b.Call(t, b.Key, http.MethodGet, "/api/v1/invocations/"+id, nil).Want(t, http.StatusOK); pending.JSON["receipt_url"] != nil {
+		t.Errorf("an invocation awaiting approval names a receipt: %v", pending.JSON["receipt_url"])
 	}
-	if _, err := b.cp.Approve(ctx, controlplaneUser(b.users[accounts.Agent]), id, b.inv(t, id).Version); err != nil {
+	if _, err := b.Control.Approve(ctx, b.Users[accounts.Agent].Actor(), id, b.Invocation(t, id).Version); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.cp.DispatchOnce(ctx); err != nil {
+	if _, err := b.Control.DispatchOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
-	inv := b.call(t, b.key, http.MethodGet, "/api/v1/invocations/"+id, nil).want(t, http.StatusOK)
-	if inv.json["state"] != "completed" {
-		t.Fatalf("state %v", inv.json["state"])
+	inv := b.Call(t, b.Key, http.MethodGet, "/api/v1/invocations/"+id, nil).Want(t, http.StatusOK)
+	if inv.JSON["state"] != "completed" {
+		t.Fatalf("state %v", inv.JSON["state"])
 	}
-	if got := inv.json["receipt_url"]; got != b.srv.URL+path {
-		t.Errorf("receipt_url %v, want %s", got, b.srv.URL+path)
+	if got := inv.JSON["receipt_url"]; got != b.Server.URL+path {
+		t.Errorf("receipt_url %v, want %s", got, b.Server.URL+path)
 	}
-	res := b.call(t, b.key, http.MethodGet, path, nil).want(t, http.StatusOK)
-	jwks := b.call(t, "", http.MethodGet, "/api/v1/receipts/jwks.json", nil).want(t, http.StatusOK).json
-	jws := res.json["receipt"].(string)
+	res := b.Call(t, b.Key, http.MethodGet, path, nil).Want(t, http.StatusOK)
+	jwks := b.Call(t, "", http.MethodGet, "/api/v1/receipts/jwks.json", nil).Want(t, http.StatusOK).JSON
+	jws := res.JSON["receipt"].(string)
 	claims, ok := verifyReceipt(t, jws, jwks)
 	if !ok {
 		t.Fatalf("the receipt does not verify under %v: %s", jwks, jws)
 	}
-	if diff := cmp.Diff(res.json["claims"], any(claims)); diff != "" {
+	if diff := cmp.Diff(res.JSON["claims"], any(claims)); diff != "" {
 		t.Errorf("claims shown differ from the signed ones (-shown +signed):\n%s", diff)
 	}
 	// The receipt says what the shop itself paid, not only what was asked.
-	if r, _ := claims["result"].(map[string]any); r["amount_cents"] == nil || r["amount_cents"] != inv.json["quote"].(map[string]any)["amount_cents"] {
+	if r, _ := claims["result"].(map[string]any); r["amount_cents"] == nil || r["amount_cents"] != inv.JSON["quote"].(map[string]any)["amount_cents"] {
 		t.Errorf("the receipt's result %v does not say the amount the shop refunded", claims["result"])
 	}
-	args := inv.json["args"].(map[string]any)
-	for k, want := range map[string]any{"sub": id, "task_id": b.taskID(), "system": "shop", "action": "issue_refund", "state": "completed",
-		"args": args["effective"], "result": inv.json["result"], "verification": inv.json["verification"], "target": inv.json["target"]} {
+	args := inv.JSON["args"].(map[string]any)
+	for k, want := range map[string]any{"sub": id, "task_id": b.TaskID(), "system": "shop", "action": "issue_refund", "state": "completed",
+		"args": args["effective"], "result": inv.JSON["result"], "verification": inv.JSON["verification"], "target": inv.JSON["target"]} {
 		if diff := cmp.Diff(want, claims[k]); diff != "" {
 			t.Errorf("claim %s (-api +receipt):\n%s", k, diff)
 		}
@@ -96,9 +98,9 @@ func TestACompletedWriteHasASignedReceipt(t *testing.T) {
 
 	// The issuer is never the caller's Host header (this console has no
 	// -public-url: no issuer at all).
-	req, _ := http.NewRequest(http.MethodGet, b.srv.URL+path, nil)
+	req, _ := http.NewRequest(http.MethodGet, b.Server.URL+path, nil)
 	req.Host = "shop.example.com"
-	req.Header.Set("Authorization", "Bearer "+b.key)
+	req.Header.Set("Authorization", "Bearer "+b.Key)
 	hostRes, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -121,6 +123,6 @@ func TestACompletedWriteHasASignedReceipt(t *testing.T) {
 	if _, ok := verifyReceipt(t, parts[0]+"."+base64.RawURLEncoding.EncodeToString(forged)+"."+parts[2], jwks); ok {
 		t.Error("a receipt with a changed reference verifies")
 	}
-	_, otherKey := b.newAssistant(t, "other-bot")
-	b.call(t, otherKey, http.MethodGet, path, nil).want(t, http.StatusNotFound)
+	_, otherKey := b.NewAssistant(t, "other-bot")
+	b.Call(t, otherKey, http.MethodGet, path, nil).Want(t, http.StatusNotFound)
 }

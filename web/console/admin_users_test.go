@@ -1,4 +1,4 @@
-package web_test
+package console_test
 
 import (
 	"net/http"
@@ -7,22 +7,24 @@ import (
 	"strings"
 	"testing"
 
+	"countersign/web/webtest"
+
 	"countersign/internal/accounts"
 )
 
 func TestAdminCreatesDisablesAndChangesRole(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	admin := b.client(t)
-	admin.mustSignIn(b.users[accounts.Admin])
-	tok := admin.csrf("/admin/users")
+	b := webtest.New(t)
+	admin := b.Client(t)
+	admin.MustSignIn(b.Users[accounts.Admin])
+	tok := admin.CSRF("/admin/users")
 
 	// Bad input re-renders with the values and each field's message.
-	res := admin.post("/admin/users", url.Values{"_csrf": {tok}, "email": {"not-an-email"}, "name": {"Jo"}, "role": {"pilot"}, "password": {"short"}})
+	res := admin.Post("/admin/users", url.Values{"_csrf": {tok}, "email": {"not-an-email"}, "name": {"Jo"}, "role": {"pilot"}, "password": {"short"}})
 	if res.StatusCode != http.StatusUnprocessableEntity {
 		t.Fatalf("bad user: %d, want 422", res.StatusCode)
 	}
-	doc := res.doc(t)
+	doc := res.Doc(t)
 	for _, f := range []string{"email", "role", "password"} {
 		if doc.Find(`[data-testid="`+f+`-error"]`).Length() != 1 {
 			t.Errorf("no message for %s", f)
@@ -32,66 +34,66 @@ func TestAdminCreatesDisablesAndChangesRole(t *testing.T) {
 		t.Errorf("name not kept: %q", v)
 	}
 
-	res = admin.post("/admin/users", url.Values{"_csrf": {tok}, "email": {"New.Agent@Example.test"}, "name": {"New Agent"},
+	res = admin.Post("/admin/users", url.Values{"_csrf": {tok}, "email": {"New.Agent@Example.test"}, "name": {"New Agent"},
 		"role": {"agent"}, "password": {"twelve chars ok"}})
 	if res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("create: %d\n%s", res.StatusCode, res.body)
+		t.Fatalf("create: %d\n%s", res.StatusCode, res.Text)
 	}
-	newbie := b.client(t)
-	u := testUser{User: accounts.User{Email: "new.agent@example.test"}, Password: "twelve chars ok"}
-	newbie.mustSignIn(u)
-	created, err := b.store.UserByEmail(t.Context(), "new.agent@example.test")
+	newbie := b.Client(t)
+	u := webtest.User{User: accounts.User{Email: "new.agent@example.test"}, Password: "twelve chars ok"}
+	newbie.MustSignIn(u)
+	created, err := b.Store.UserByEmail(t.Context(), "new.agent@example.test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := strconv.FormatInt(created.ID, 10)
 
 	// Duplicate e-mail is a field error, not a crash.
-	res = admin.post("/admin/users", url.Values{"_csrf": {tok}, "email": {"new.agent@example.test"}, "name": {"Again"},
+	res = admin.Post("/admin/users", url.Values{"_csrf": {tok}, "email": {"new.agent@example.test"}, "name": {"Again"},
 		"role": {"agent"}, "password": {"twelve chars ok"}})
-	if res.StatusCode != http.StatusUnprocessableEntity || res.doc(t).Find(`[data-testid="email-error"]`).Length() != 1 {
+	if res.StatusCode != http.StatusUnprocessableEntity || res.Doc(t).Find(`[data-testid="email-error"]`).Length() != 1 {
 		t.Errorf("duplicate e-mail: %d", res.StatusCode)
 	}
 
-	if res := admin.post("/admin/users/"+id+"/role", url.Values{"_csrf": {tok}, "role": {"manager"}}); res.StatusCode != http.StatusSeeOther {
+	if res := admin.Post("/admin/users/"+id+"/role", url.Values{"_csrf": {tok}, "role": {"manager"}}); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("change role: %d", res.StatusCode)
 	}
-	got, _ := b.accounts.User(t.Context(), created.ID)
+	got, _ := b.Accounts.User(t.Context(), created.ID)
 	if got.Role != accounts.Manager {
 		t.Errorf("role = %s, want manager", got.Role)
 	}
 
 	// Disabling asks first, naming the person and what ends.
-	confirm := admin.get("/admin/users/" + id + "/disable")
-	if ends := confirm.doc(t).Find(`[data-testid="confirm-ends"]`).Text(); confirm.StatusCode != http.StatusOK ||
+	confirm := admin.Get("/admin/users/" + id + "/disable")
+	if ends := confirm.Doc(t).Find(`[data-testid="confirm-ends"]`).Text(); confirm.StatusCode != http.StatusOK ||
 		!strings.Contains(ends, "new.agent@example.test") || !strings.Contains(ends, "signed out everywhere") {
 		t.Errorf("disable confirmation: %d %q", confirm.StatusCode, ends)
 	}
-	if res := admin.post("/admin/users/"+id+"/disable", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusOK {
+	if res := admin.Post("/admin/users/"+id+"/disable", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusOK {
 		t.Errorf("an unconfirmed disable: %d, want the confirmation page", res.StatusCode)
 	}
-	if res := newbie.get("/"); res.StatusCode != http.StatusOK {
+	if res := newbie.Get("/"); res.StatusCode != http.StatusOK {
 		t.Errorf("an unconfirmed disable signed the user out: %d", res.StatusCode)
 	}
-	if res := admin.post("/admin/users/"+id+"/disable", url.Values{"_csrf": {tok}, "confirm": {"yes"}}); res.StatusCode != http.StatusSeeOther {
+	if res := admin.Post("/admin/users/"+id+"/disable", url.Values{"_csrf": {tok}, "confirm": {"yes"}}); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("disable: %d", res.StatusCode)
 	}
-	if res := newbie.get("/"); res.StatusCode != http.StatusSeeOther {
+	if res := newbie.Get("/"); res.StatusCode != http.StatusSeeOther {
 		t.Errorf("disabled user's open session: %d, want 303 to sign-in", res.StatusCode)
 	}
-	if res := b.client(t).signIn(u); res.StatusCode != http.StatusUnauthorized {
+	if res := b.Client(t).SignIn(u); res.StatusCode != http.StatusUnauthorized {
 		t.Errorf("disabled user signing in: %d, want 401", res.StatusCode)
 	}
-	if res := admin.post("/admin/users/"+id+"/enable", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
+	if res := admin.Post("/admin/users/"+id+"/enable", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("enable: %d", res.StatusCode)
 	}
-	b.client(t).mustSignIn(u)
+	b.Client(t).MustSignIn(u)
 
 	// An admin cannot disable or demote themself.
-	self := strconv.FormatInt(b.users[accounts.Admin].ID, 10)
-	admin.post("/admin/users/"+self+"/disable", url.Values{"_csrf": {tok}, "confirm": {"yes"}})
-	admin.post("/admin/users/"+self+"/role", url.Values{"_csrf": {tok}, "role": {"customer"}})
-	me, _ := b.accounts.User(t.Context(), b.users[accounts.Admin].ID)
+	self := strconv.FormatInt(b.Users[accounts.Admin].ID, 10)
+	admin.Post("/admin/users/"+self+"/disable", url.Values{"_csrf": {tok}, "confirm": {"yes"}})
+	admin.Post("/admin/users/"+self+"/role", url.Values{"_csrf": {tok}, "role": {"customer"}})
+	me, _ := b.Accounts.User(t.Context(), b.Users[accounts.Admin].ID)
 	if me.Disabled() || me.Role != accounts.Admin {
 		t.Errorf("admin changed themself: disabled=%v role=%s", me.Disabled(), me.Role)
 	}
@@ -103,19 +105,19 @@ func TestAdminCreatesDisablesAndChangesRole(t *testing.T) {
 // session (no flash, no Set-Cookie) and offers no button.
 func TestAdminConfirmPagesThatRefuseWriteNothing(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	b.a, _ = b.newAssistant(t, "idle-bot")
-	if err := b.assistants.SetDisabled(t.Context(), b.a.ID, true); err != nil {
+	b := webtest.New(t)
+	b.Assistant, _ = b.NewAssistant(t, "idle-bot")
+	if err := b.Assistants.SetDisabled(t.Context(), b.Assistant.ID, true); err != nil {
 		t.Fatal(err)
 	}
-	admin := b.client(t)
-	admin.mustSignIn(b.users[accounts.Admin])
+	admin := b.Client(t)
+	admin.MustSignIn(b.Users[accounts.Admin])
 	for _, tc := range []struct{ path, want string }{
-		{"/admin/users/" + strconv.FormatInt(b.users[accounts.Admin].ID, 10) + "/disable", "You cannot disable your own account; ask another admin."},
-		{"/admin/assistants/" + b.a.ID + "/disable", "idle-bot is disabled already."},
+		{"/admin/users/" + strconv.FormatInt(b.Users[accounts.Admin].ID, 10) + "/disable", "You cannot disable your own account; ask another admin."},
+		{"/admin/assistants/" + b.Assistant.ID + "/disable", "idle-bot is disabled already."},
 	} {
-		res := admin.get(tc.path)
-		doc := res.doc(t)
+		res := admin.Get(tc.path)
+		doc := res.Doc(t)
 		if res.StatusCode/100 != 4 || res.Header.Get("Set-Cookie") != "" || strings.TrimSpace(doc.Find(`[data-testid="confirm-refused"]`).Text()) != tc.want ||
 			doc.Find(`[data-testid="confirm-end"]`).Length() != 0 || doc.Find(`[data-testid="confirm-back"]`).Length() != 1 {
 			t.Errorf("GET %s: %d, Set-Cookie %q, says %q; want a 4xx page saying %q with only the way back and no cookie",

@@ -1,7 +1,6 @@
-package web_test
+package console_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -13,30 +12,14 @@ import (
 	"sync"
 	"testing"
 
+	"countersign/web/webtest"
+
 	"github.com/google/go-cmp/cmp"
 
 	"countersign/internal/accounts"
 	"countersign/internal/controlplane"
 	"countersign/internal/webhooks"
 )
-
-// lockedBuffer is a log sink safe for the server's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // hookPost is one POST an assistant's endpoint received.
 type hookPost struct {
@@ -47,11 +30,11 @@ type hookPost struct {
 
 func TestAdminWebhookDeliveriesAndResend(t *testing.T) {
 	t.Parallel()
-	logs := &lockedBuffer{}
+	logs := &webtest.LockedBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	b := setup(t, withShop(), withLogger(logger))
-	b.a, b.key = b.newAssistant(t, "hook-bot")
-	b.task = b.newTask(t, b.key, "conv-hook", []string{"issue_refund"})
+	b := webtest.New(t, webtest.WithShop(), webtest.WithLogger(logger))
+	b.Assistant, b.Key = b.NewAssistant(t, "hook-bot")
+	b.Task = b.NewTask(t, b.Key, "conv-hook", []string{"issue_refund"})
 
 	// The assistant's endpoint: the first POST of each delivery fails.
 	var mu sync.Mutex
@@ -61,7 +44,7 @@ func TestAdminWebhookDeliveriesAndResend(t *testing.T) {
 		body, _ := io.ReadAll(r.Body)
 		mu.Lock()
 		p := hookPost{delivery: r.Header.Get(webhooks.DeliveryHeader),
-			sigErr: webhooks.VerifyStandard(secret, r.Header, body, b.clock.Now(), 0)}
+			sigErr: webhooks.VerifyStandard(secret, r.Header, body, b.Clock.Now(), 0)}
 		_ = json.Unmarshal(body, &p.payload)
 		posts = append(posts, p)
 		n := len(posts)
@@ -74,47 +57,47 @@ func TestAdminWebhookDeliveriesAndResend(t *testing.T) {
 	}))
 	t.Cleanup(recv.Close)
 
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Admin])
-	hookPath := "/admin/assistants/" + b.a.ID + "/webhook"
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Admin])
+	hookPath := "/admin/assistants/" + b.Assistant.ID + "/webhook"
 
 	// A plain-http address that is not loopback is refused, naming the field.
-	res := c.post(hookPath, url.Values{"_csrf": {c.csrf("/admin/assistants")}, "url": {"http://assistant.example.com/hook"}})
+	res := c.Post(hookPath, url.Values{"_csrf": {c.CSRF("/admin/assistants")}, "url": {"http://assistant.example.com/hook"}})
 	if res.StatusCode != http.StatusUnprocessableEntity {
 		t.Fatalf("http URL: %d", res.StatusCode)
 	}
-	doc := res.doc(t)
+	doc := res.Doc(t)
 	if doc.Find(`[data-testid="url-error"]`).Length() != 1 {
-		t.Errorf("no field error for url:\n%s", res.body)
+		t.Errorf("no field error for url:\n%s", res.Text)
 	}
-	if v, _ := doc.Find(`#webhook-url-` + b.a.ID).Attr("value"); v != "http://assistant.example.com/hook" {
+	if v, _ := doc.Find(`#webhook-url-` + b.Assistant.ID).Attr("value"); v != "http://assistant.example.com/hook" {
 		t.Errorf("the typed URL was not kept: %q", v)
 	}
 
 	// Registered: the secret is on this page only.
-	res = c.post(hookPath, url.Values{"_csrf": {c.csrf("/admin/assistants")}, "url": {recv.URL + "/outcomes"}})
+	res = c.Post(hookPath, url.Values{"_csrf": {c.CSRF("/admin/assistants")}, "url": {recv.URL + "/outcomes"}})
 	if res.StatusCode != http.StatusOK || res.Header.Get("Cache-Control") != "no-store" {
 		t.Fatalf("register: %d, Cache-Control %q", res.StatusCode, res.Header.Get("Cache-Control"))
 	}
-	secret, _ = res.doc(t).Find(`[data-testid="new-webhook-secret"]`).Attr("value")
+	secret, _ = res.Doc(t).Find(`[data-testid="new-webhook-secret"]`).Attr("value")
 	if !strings.HasPrefix(secret, webhooks.SecretPrefix) || len(secret) < 40 {
 		t.Fatalf("secret %q", secret)
 	}
-	page := c.get("/admin/assistants")
-	if strings.Contains(page.body, secret) {
+	page := c.Get("/admin/assistants")
+	if strings.Contains(page.Text, secret) {
 		t.Errorf("the secret is shown again")
 	}
-	if got := page.doc(t).Find(`[data-testid="assistant-hook-bot"] [data-testid="webhook-url"]`).Text(); !strings.Contains(got, recv.URL+"/outcomes") {
+	if got := page.Doc(t).Find(`[data-testid="assistant-hook-bot"] [data-testid="webhook-url"]`).Text(); !strings.Contains(got, recv.URL+"/outcomes") {
 		t.Errorf("endpoint shown as %q", got)
 	}
 
 	// An invocation of the assistant is rejected: the endpoint is told.
-	id := b.proposeRefund(t, b.damagedOrder(t))
-	inv := b.inv(t, id)
-	if _, err := b.cp.StaffDecide(context.Background(), controlplane.StaffDecision{Actor: controlplaneUser(b.users[accounts.Agent]), InvocationID: id, Verb: controlplane.StaffReject, Version: inv.Version, Reason: controlplane.OtherReason, Other: "not this one"}); err != nil {
+	id := b.ProposeRefund(t, b.DamagedOrder(t))
+	inv := b.Invocation(t, id)
+	if _, err := b.Control.StaffDecide(context.Background(), controlplane.StaffDecision{Actor: b.Users[accounts.Agent].Actor(), InvocationID: id, Verb: controlplane.StaffReject, Version: inv.Version, Reason: controlplane.OtherReason, Other: "not this one"}); err != nil {
 		t.Fatal(err)
 	}
-	worker := webhooks.NewWorker(b.store, b.web.WebhookRender(b.srv.URL), webhooks.Config{AllowPrivate: true}, b.clock.Now, logger)
+	worker := webhooks.NewWorker(b.Store, b.Web.WebhookRender(b.Server.URL), webhooks.Config{AllowPrivate: true}, b.Clock.Now, logger)
 	if n, err := worker.Enqueue(context.Background()); err != nil || n != 1 {
 		t.Fatalf("enqueued %d, %v; want 1", n, err)
 	}
@@ -129,12 +112,12 @@ func TestAdminWebhookDeliveriesAndResend(t *testing.T) {
 	if first.sigErr != nil || first.payload.Event != "invocation.rejected" {
 		t.Fatalf("first post: %+v", first)
 	}
-	api := b.call(t, b.key, http.MethodGet, "/api/v1/invocations/"+id, nil).want(t, http.StatusOK)
+	api := b.Call(t, b.Key, http.MethodGet, "/api/v1/invocations/"+id, nil).Want(t, http.StatusOK)
 	var got map[string]any
 	if err := json.Unmarshal(first.payload.Invocation, &got); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(api.json, got); diff != "" {
+	if diff := cmp.Diff(api.JSON, got); diff != "" {
 		t.Errorf("payload invocation differs from the API's (-api +payload):\n%s", diff)
 	}
 
@@ -142,7 +125,7 @@ func TestAdminWebhookDeliveriesAndResend(t *testing.T) {
 	// non-2xx answer.
 	row := func() (state string, attempts []string) {
 		t.Helper()
-		d := c.get("/admin/assistants").doc(t).Find(`[data-testid="assistant-hook-bot"] [data-testid="delivery-` + first.delivery + `"]`)
+		d := c.Get("/admin/assistants").Doc(t).Find(`[data-testid="assistant-hook-bot"] [data-testid="delivery-` + first.delivery + `"]`)
 		if d.Length() != 1 {
 			t.Fatalf("no row for delivery %s", first.delivery)
 		}
@@ -154,9 +137,9 @@ func TestAdminWebhookDeliveriesAndResend(t *testing.T) {
 	state, attempts := row()
 	// A failing delivery says so in words: what came back, from where,
 	// when, and when it is tried next; its event is named in words too.
-	d := c.get("/admin/assistants").doc(t).Find(`[data-testid="assistant-hook-bot"] [data-testid="delivery-` + first.delivery + `"]`)
-	at := b.clock.Now().Format("15:04:05")
-	wantFailing := "HTTP 500 Internal Server Error from " + recv.URL + "/outcomes at " + at + ", next try " + b.clock.Now().Add(webhooks.Backoff(1)).Format("15:04:05") + "."
+	d := c.Get("/admin/assistants").Doc(t).Find(`[data-testid="assistant-hook-bot"] [data-testid="delivery-` + first.delivery + `"]`)
+	at := b.Clock.Now().Format("15:04:05")
+	wantFailing := "HTTP 500 Internal Server Error from " + recv.URL + "/outcomes at " + at + ", next try " + b.Clock.Now().Add(webhooks.Backoff(1)).Format("15:04:05") + "."
 	if got := d.Find(`[data-testid="delivery-failing"]`).Text(); got != wantFailing {
 		t.Errorf("failing delivery says %q, want %q", got, wantFailing)
 	}
@@ -168,7 +151,7 @@ func TestAdminWebhookDeliveriesAndResend(t *testing.T) {
 	}
 	// An attempt recorded before bodies of non-2xx answers stopped being
 	// kept does not show its body either.
-	if _, err := b.store.Pool().Exec(context.Background(), `UPDATE webhook_attempts SET body = 'kept from before' WHERE status = 500`); err != nil {
+	if _, err := b.Store.Pool().Exec(context.Background(), `UPDATE webhook_attempts SET body = 'kept from before' WHERE status = 500`); err != nil {
 		t.Fatal(err)
 	}
 	if _, attempts = row(); len(attempts) != 1 || strings.Contains(attempts[0], "kept from before") {
@@ -176,7 +159,7 @@ func TestAdminWebhookDeliveriesAndResend(t *testing.T) {
 	}
 
 	// After the back-off it goes through.
-	b.clock.Advance(webhooks.Backoff(1))
+	b.Clock.Advance(webhooks.Backoff(1))
 	if _, err := worker.DeliverDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -185,17 +168,17 @@ func TestAdminWebhookDeliveriesAndResend(t *testing.T) {
 	}
 
 	// Resend: only an admin may; it is sent again with the same delivery id.
-	resend := "/admin/assistants/" + b.a.ID + "/deliveries/" + first.delivery + "/resend"
-	agent := b.client(t)
-	agent.mustSignIn(b.users[accounts.Agent])
-	if res := agent.post(resend, url.Values{"_csrf": {agent.csrf("/")}}); res.StatusCode != http.StatusForbidden {
+	resend := "/admin/assistants/" + b.Assistant.ID + "/deliveries/" + first.delivery + "/resend"
+	agent := b.Client(t)
+	agent.MustSignIn(b.Users[accounts.Agent])
+	if res := agent.Post(resend, url.Values{"_csrf": {agent.CSRF("/")}}); res.StatusCode != http.StatusForbidden {
 		t.Errorf("an agent resending: %d, want 403", res.StatusCode)
 	}
-	if res := c.post(resend, url.Values{}); res.StatusCode != http.StatusForbidden {
+	if res := c.Post(resend, url.Values{}); res.StatusCode != http.StatusForbidden {
 		t.Errorf("resend without CSRF: %d, want 403", res.StatusCode)
 	}
-	if res := c.post(resend, url.Values{"_csrf": {c.csrf("/admin/assistants")}}); res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("resend: %d %s", res.StatusCode, res.body)
+	if res := c.Post(resend, url.Values{"_csrf": {c.CSRF("/admin/assistants")}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("resend: %d %s", res.StatusCode, res.Text)
 	}
 	if state, _ = row(); state != "Pending" {
 		t.Errorf("after resend: %s, want Pending", state)
@@ -214,8 +197,8 @@ func TestAdminWebhookDeliveriesAndResend(t *testing.T) {
 
 	// Send test event: a signed webhook.test delivery through the worker,
 	// listed with the others.
-	if res := c.post("/admin/assistants/"+b.a.ID+"/webhook/test", url.Values{"_csrf": {c.csrf("/admin/assistants")}}); res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("send test: %d %s", res.StatusCode, res.body)
+	if res := c.Post("/admin/assistants/"+b.Assistant.ID+"/webhook/test", url.Values{"_csrf": {c.CSRF("/admin/assistants")}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("send test: %d %s", res.StatusCode, res.Text)
 	}
 	if _, err := worker.DeliverDue(context.Background()); err != nil {
 		t.Fatal(err)
@@ -229,7 +212,7 @@ func TestAdminWebhookDeliveriesAndResend(t *testing.T) {
 		testDelivery = posts[3].delivery
 	}
 	mu.Unlock()
-	tr := c.get("/admin/assistants").doc(t).Find(`[data-testid="delivery-` + testDelivery + `"]`)
+	tr := c.Get("/admin/assistants").Doc(t).Find(`[data-testid="delivery-` + testDelivery + `"]`)
 	if tr.Find(`[data-testid="delivery-event"]`).Text() != "Test event" || tr.Find(`[data-testid="delivery-state"]`).Text() != "Delivered" {
 		t.Errorf("test delivery row: %q", strings.Join(strings.Fields(tr.Text()), " "))
 	}
@@ -245,31 +228,31 @@ func TestAdminWebhookDeliveriesAndResend(t *testing.T) {
 
 func TestAdminWebhookRemove(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	b.a, _ = b.newAssistant(t, "hook-bot")
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Admin])
-	if res := c.post("/admin/assistants/"+b.a.ID+"/webhook", url.Values{"_csrf": {c.csrf("/admin/assistants")},
+	b := webtest.New(t)
+	b.Assistant, _ = b.NewAssistant(t, "hook-bot")
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Admin])
+	if res := c.Post("/admin/assistants/"+b.Assistant.ID+"/webhook", url.Values{"_csrf": {c.CSRF("/admin/assistants")},
 		"url": {"https://assistant.example.com/outcomes"}}); res.StatusCode != http.StatusOK {
 		t.Fatalf("register: %d", res.StatusCode)
 	}
-	if res := c.post("/admin/assistants/"+b.a.ID+"/webhook/remove", url.Values{"_csrf": {c.csrf("/admin/assistants")}}); res.StatusCode != http.StatusSeeOther {
+	if res := c.Post("/admin/assistants/"+b.Assistant.ID+"/webhook/remove", url.Values{"_csrf": {c.CSRF("/admin/assistants")}}); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("remove: %d", res.StatusCode)
 	}
-	if c.get("/admin/assistants").doc(t).Find(`[data-testid="webhook-url"]`).Length() != 0 {
+	if c.Get("/admin/assistants").Doc(t).Find(`[data-testid="webhook-url"]`).Length() != 0 {
 		t.Errorf("the endpoint is still shown")
 	}
 	// Without an endpoint a test event is refused in words, and nothing is
 	// queued or recorded.
-	res := c.post("/admin/assistants/"+b.a.ID+"/webhook/test", url.Values{"_csrf": {c.csrf("/admin/assistants")}})
+	res := c.Post("/admin/assistants/"+b.Assistant.ID+"/webhook/test", url.Values{"_csrf": {c.CSRF("/admin/assistants")}})
 	if res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("test without an endpoint: %d", res.StatusCode)
 	}
-	if flash := c.get("/admin/assistants").doc(t).Find(`.flash.bad`).Text(); !strings.Contains(flash, "no endpoint") {
+	if flash := c.Get("/admin/assistants").Doc(t).Find(`.flash.bad`).Text(); !strings.Contains(flash, "no endpoint") {
 		t.Errorf("flash after a test without an endpoint: %q", flash)
 	}
 	var n int
-	if err := b.store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM events WHERE action = $1`, string(controlplane.EventWebhookTest)).Scan(&n); err != nil || n != 0 {
+	if err := b.Store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM events WHERE action = $1`, string(controlplane.EventWebhookTest)).Scan(&n); err != nil || n != 0 {
 		t.Errorf("%d test events recorded without an endpoint (%v)", n, err)
 	}
 }
@@ -281,39 +264,39 @@ func TestAdminWebhookRemove(t *testing.T) {
 // "Resend to try again".
 func TestAdminWebhookDeliveryToAReplacedEndpoint(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	b.a, b.key = b.newAssistant(t, "hook-bot")
-	b.task = b.newTask(t, b.key, "conv-hook", []string{"issue_refund"})
+	b := webtest.New(t, webtest.WithShop())
+	b.Assistant, b.Key = b.NewAssistant(t, "hook-bot")
+	b.Task = b.NewTask(t, b.Key, "conv-hook", []string{"issue_refund"})
 	old := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "down", http.StatusInternalServerError)
 	}))
 	t.Cleanup(old.Close)
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Admin])
-	hookPath := "/admin/assistants/" + b.a.ID + "/webhook"
-	if res := c.post(hookPath, url.Values{"_csrf": {c.csrf("/admin/assistants")}, "url": {old.URL + "/old"}}); res.StatusCode != http.StatusOK {
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Admin])
+	hookPath := "/admin/assistants/" + b.Assistant.ID + "/webhook"
+	if res := c.Post(hookPath, url.Values{"_csrf": {c.CSRF("/admin/assistants")}, "url": {old.URL + "/old"}}); res.StatusCode != http.StatusOK {
 		t.Fatalf("register: %d", res.StatusCode)
 	}
-	id := b.proposeRefund(t, b.damagedOrder(t))
-	if _, err := b.cp.StaffDecide(context.Background(), controlplane.StaffDecision{Actor: controlplaneUser(b.users[accounts.Agent]), InvocationID: id, Verb: controlplane.StaffReject, Version: b.inv(t, id).Version, Reason: controlplane.OtherReason, Other: "not this one"}); err != nil {
+	id := b.ProposeRefund(t, b.DamagedOrder(t))
+	if _, err := b.Control.StaffDecide(context.Background(), controlplane.StaffDecision{Actor: b.Users[accounts.Agent].Actor(), InvocationID: id, Verb: controlplane.StaffReject, Version: b.Invocation(t, id).Version, Reason: controlplane.OtherReason, Other: "not this one"}); err != nil {
 		t.Fatal(err)
 	}
-	worker := webhooks.NewWorker(b.store, b.web.WebhookRender(b.srv.URL), webhooks.Config{AllowPrivate: true}, b.clock.Now, nil)
+	worker := webhooks.NewWorker(b.Store, b.Web.WebhookRender(b.Server.URL), webhooks.Config{AllowPrivate: true}, b.Clock.Now, nil)
 	if n, err := worker.Enqueue(context.Background()); err != nil || n != 1 {
 		t.Fatalf("enqueued %d, %v; want 1", n, err)
 	}
 	if _, err := worker.DeliverDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if res := c.post(hookPath, url.Values{"_csrf": {c.csrf("/admin/assistants")}, "url": {"https://assistant.example.com/new"}}); res.StatusCode != http.StatusOK {
+	if res := c.Post(hookPath, url.Values{"_csrf": {c.CSRF("/admin/assistants")}, "url": {"https://assistant.example.com/new"}}); res.StatusCode != http.StatusOK {
 		t.Fatalf("replace: %d", res.StatusCode)
 	}
-	d := c.get("/admin/assistants").doc(t).Find(`[data-testid="assistant-hook-bot"] [data-testid^="delivery-"]`).Filter("tr")
+	d := c.Get("/admin/assistants").Doc(t).Find(`[data-testid="assistant-hook-bot"] [data-testid^="delivery-"]`).Filter("tr")
 	if d.Length() != 1 {
 		t.Fatalf("%d delivery rows, want 1", d.Length())
 	}
 	failing := d.Find(`[data-testid="delivery-failing"]`).Text()
-	want := "HTTP 500 Internal Server Error from " + old.URL + "/old at " + b.clock.Now().Format("15:04:05") + "; endpoint removed; not tried again."
+	want := "HTTP 500 Internal Server Error from " + old.URL + "/old at " + b.Clock.Now().Format("15:04:05") + "; endpoint removed; not tried again."
 	if failing != want || strings.Contains(d.Text(), "next try") || strings.Contains(d.Text(), "Resend to try again") {
 		t.Errorf("delivery to the replaced endpoint says %q (row %q), want %q", failing, strings.Join(strings.Fields(d.Text()), " "), want)
 	}

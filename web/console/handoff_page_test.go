@@ -1,4 +1,4 @@
-package web_test
+package console_test
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"countersign/web/webtest"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -24,43 +26,43 @@ import (
 // /api/v1/conversations/{id} and in a handoff.resolved webhook.
 func TestHandoffTakeLandsOnItsPageAndResolvingTellsTheAssistant(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant())
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
 	ctx := context.Background()
-	posts := b.receiveWebhooks(t)
+	posts := b.ReceiveWebhooks(t)
 
-	order := b.damagedOrder(t)
-	b.call(t, b.key, http.MethodPost, "/api/v1/conversations/conv-1/events", map[string]any{"intent": "ambiguous", "mode": "answered",
-		"task_id": b.taskID()}).want(t, http.StatusCreated)
-	ho := b.call(t, b.key, http.MethodPost, "/api/v1/conversations/conv-1/events", map[string]any{"intent": "transactional_high", "mode": "handed_off",
-		"task_id": b.taskID(), "summary": "Wants a refund for the walnut lamp; says it arrived cracked.", "facts": map[string]any{"order": order},
-		"would_propose": map[string]any{"action": "issue_refund", "args": refundArgs(order, 700)}}).want(t, http.StatusCreated)
-	id := int64(ho.json["id"].(float64))
+	order := b.DamagedOrder(t)
+	b.Call(t, b.Key, http.MethodPost, "/api/v1/conversations/conv-1/events", map[string]any{"intent": "ambiguous", "mode": "answered",
+		"task_id": b.TaskID()}).Want(t, http.StatusCreated)
+	ho := b.Call(t, b.Key, http.MethodPost, "/api/v1/conversations/conv-1/events", map[string]any{"intent": "transactional_high", "mode": "handed_off",
+		"task_id": b.TaskID(), "summary": "Wants a refund for the walnut lamp; says it arrived cracked.", "facts": map[string]any{"order": order},
+		"would_propose": map[string]any{"action": "issue_refund", "args": webtest.RefundArgs(order, 700)}}).Want(t, http.StatusCreated)
+	id := int64(ho.JSON["id"].(float64))
 	state := func() map[string]any {
 		t.Helper()
-		res := b.call(t, b.key, http.MethodGet, "/api/v1/conversations/conv-1", nil).want(t, http.StatusOK)
-		h, _ := res.json["handoff"].(map[string]any)
+		res := b.Call(t, b.Key, http.MethodGet, "/api/v1/conversations/conv-1", nil).Want(t, http.StatusOK)
+		h, _ := res.JSON["handoff"].(map[string]any)
 		return h
 	}
 	if got := state(); got["state"] != "waiting" || got["id"] != float64(id) {
 		t.Fatalf("before anyone took it the API says %v, want waiting", got)
 	}
-	other, otherKey := b.newAssistant(t, "other-bot")
+	other, otherKey := b.NewAssistant(t, "other-bot")
 	_ = other
-	b.call(t, otherKey, http.MethodGet, "/api/v1/conversations/conv-1", nil).want(t, http.StatusNotFound)
+	b.Call(t, otherKey, http.MethodGet, "/api/v1/conversations/conv-1", nil).Want(t, http.StatusNotFound)
 
-	agent, manager := b.users[accounts.Agent], b.users[accounts.Manager]
-	c := b.client(t)
-	c.mustSignIn(agent)
-	tok := c.csrf("/handoffs")
-	card := c.get("/handoffs").doc(t).Find(fmt.Sprintf(`[data-testid="handoff-%d"]`, id))
+	agent, manager := b.Users[accounts.Agent], b.Users[accounts.Manager]
+	c := b.Client(t)
+	c.MustSignIn(agent)
+	tok := c.CSRF("/handoffs")
+	card := c.Get("/handoffs").Doc(t).Find(fmt.Sprintf(`[data-testid="handoff-%d"]`, id))
 	if got := card.Find(`[data-testid="handoff-customer"]`).Text(); !strings.Contains(got, "customer@demo.countersign.test") {
 		t.Errorf("the card does not name the customer: %q", got)
 	}
-	res := c.post(handoffPath(id, "take"), url.Values{"_csrf": {tok}})
-	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != handoffPath(id, "") {
+	res := c.Post(webtest.HandoffPath(id, "take"), url.Values{"_csrf": {tok}})
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != webtest.HandoffPath(id, "") {
 		t.Fatalf("take: %d to %q, want 303 to the hand-off's page", res.StatusCode, res.Header.Get("Location"))
 	}
-	page := c.get(handoffPath(id, "")).doc(t)
+	page := c.Get(webtest.HandoffPath(id, "")).Doc(t)
 	for sel, want := range map[string]string{
 		`[data-testid="flash"]`:            "You took the conversation",
 		`[data-testid="handoff-state"]`:    "Taken by you",
@@ -80,16 +82,16 @@ func TestHandoffTakeLandsOnItsPageAndResolvingTellsTheAssistant(t *testing.T) {
 		t.Errorf("once taken the API says %v", got)
 	}
 
-	if res := c.post(handoffPath(id, "resolve"), url.Values{"note": {"Refunded."}}); res.StatusCode != http.StatusForbidden {
+	if res := c.Post(webtest.HandoffPath(id, "resolve"), url.Values{"note": {"Refunded."}}); res.StatusCode != http.StatusForbidden {
 		t.Errorf("resolve without the CSRF token: %d, want 403", res.StatusCode)
 	}
-	if got := c.post(handoffPath(id, "resolve"), url.Values{"_csrf": {tok}, "note": {" "}}).doc(t).Find(`[data-testid="error-summary"]`).Text(); !strings.Contains(got, "Say what you did") {
+	if got := c.Post(webtest.HandoffPath(id, "resolve"), url.Values{"_csrf": {tok}, "note": {" "}}).Doc(t).Find(`[data-testid="error-summary"]`).Text(); !strings.Contains(got, "Say what you did") {
 		t.Errorf("resolving without a note says %q, want what to write", got)
 	}
-	if res := c.post(handoffPath(id, "resolve"), url.Values{"_csrf": {tok}, "note": {"Refunded $7.00 by phone."}}); res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("resolve: %d %s", res.StatusCode, res.body)
+	if res := c.Post(webtest.HandoffPath(id, "resolve"), url.Values{"_csrf": {tok}, "note": {"Refunded $7.00 by phone."}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("resolve: %d %s", res.StatusCode, res.Text)
 	}
-	page = c.get(handoffPath(id, "")).doc(t)
+	page = c.Get(webtest.HandoffPath(id, "")).Doc(t)
 	if got := page.Find(`[data-testid="handoff-state"]`).Text(); !strings.Contains(got, "Resolved by "+agent.Name) || !strings.Contains(got, "Refunded $7.00 by phone.") {
 		t.Errorf("after resolving the page says %q", strings.Join(strings.Fields(got), " "))
 	}
@@ -97,20 +99,20 @@ func TestHandoffTakeLandsOnItsPageAndResolvingTellsTheAssistant(t *testing.T) {
 		t.Errorf("a resolved hand-off still offers Resolve")
 	}
 
-	m := b.client(t)
-	m.mustSignIn(manager)
-	if got := m.post(handoffPath(id, "resolve"), url.Values{"_csrf": {m.csrf("/handoffs")}, "note": {"Me too."}}).doc(t).Find(`[data-testid="error-summary"]`).Text(); !strings.Contains(got, "over already") {
+	m := b.Client(t)
+	m.MustSignIn(manager)
+	if got := m.Post(webtest.HandoffPath(id, "resolve"), url.Values{"_csrf": {m.CSRF("/handoffs")}, "note": {"Me too."}}).Doc(t).Find(`[data-testid="error-summary"]`).Text(); !strings.Contains(got, "over already") {
 		t.Errorf("the second person to resolve is told %q, want that it is over already", got)
 	}
-	if n, err := b.store.CountEvents(ctx, "handoff.resolved", nil); err != nil || n != 1 {
+	if n, err := b.Store.CountEvents(ctx, "handoff.resolved", nil); err != nil || n != 1 {
 		t.Errorf("handoff.resolved events = %d (%v), want 1", n, err)
 	}
 
-	api := b.call(t, b.key, http.MethodGet, "/api/v1/conversations/conv-1", nil).want(t, http.StatusOK)
-	if h := api.json["handoff"].(map[string]any); h["state"] != "resolved" || h["by"] != agent.Name || h["note"] != "Refunded $7.00 by phone." {
+	api := b.Call(t, b.Key, http.MethodGet, "/api/v1/conversations/conv-1", nil).Want(t, http.StatusOK)
+	if h := api.JSON["handoff"].(map[string]any); h["state"] != "resolved" || h["by"] != agent.Name || h["note"] != "Refunded $7.00 by phone." {
 		t.Errorf("the API says %v, want resolved by %s with the note", h, agent.Name)
 	}
-	b.deliverWebhooks(t)
+	b.DeliverWebhooks(t)
 	var told []webhooks.Payload
 	for _, p := range posts() {
 		if strings.HasPrefix(p.Event, "handoff.") {
@@ -124,17 +126,9 @@ func TestHandoffTakeLandsOnItsPageAndResolvingTellsTheAssistant(t *testing.T) {
 	if err := json.Unmarshal(told[0].Conversation, &got); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(api.json, got); diff != "" {
+	if diff := cmp.Diff(api.JSON, got); diff != "" {
 		t.Errorf("the webhook's conversation differs from the API's (-api +webhook):\n%s", diff)
 	}
-}
-
-func handoffPath(id int64, action string) string {
-	p := fmt.Sprintf("/handoffs/%d", id)
-	if action != "" {
-		p += "/" + action
-	}
-	return p
 }
 
 // TestHandoffCountsAgreeOnHomeTasksAndTheList counts one unit everywhere:
@@ -144,31 +138,31 @@ func handoffPath(id int64, action string) string {
 // summary still says what the customer wanted.
 func TestHandoffCountsAgreeOnHomeTasksAndTheList(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	f := newConsoleFixture(t, b)
-	now := b.clock.Now()
+	b := webtest.New(t, webtest.WithShop())
+	f := webtest.NewShopper(t, b)
+	now := b.Clock.Now()
 	for i := range 3 {
-		insertHandoff(t, b, f.task.ConversationID, f.task.ID, "transactional_high", fmt.Sprintf(`{"summary":"Refund, try %d."}`, i), now.Add(-time.Duration(50-i)*time.Minute))
+		webtest.InsertHandoff(t, b, f.Task.ConversationID, f.Task.ID, "transactional_high", fmt.Sprintf(`{"summary":"Refund, try %d."}`, i), now.Add(-time.Duration(50-i)*time.Minute))
 	}
 	for range 2 {
-		insertHandoff(t, b, "conv-no-task", "", "ambiguous", `{}`, now.Add(-30*time.Minute))
+		webtest.InsertHandoff(t, b, "conv-no-task", "", "ambiguous", `{}`, now.Add(-30*time.Minute))
 	}
-	fresh := insertHandoff(t, b, "conv-fresh", "", "informational", `{"summary":"A question."}`, now.Add(-2*time.Minute))
-	taken := insertHandoff(t, b, "conv-taken", "", "informational", `{"summary":"Another."}`, now.Add(-time.Hour))
+	fresh := webtest.InsertHandoff(t, b, "conv-fresh", "", "informational", `{"summary":"A question."}`, now.Add(-2*time.Minute))
+	taken := webtest.InsertHandoff(t, b, "conv-taken", "", "informational", `{"summary":"Another."}`, now.Add(-time.Hour))
 
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Agent])
-	c.post(handoffPath(taken, "take"), url.Values{"_csrf": {c.csrf("/handoffs")}})
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
+	c.Post(webtest.HandoffPath(taken, "take"), url.Values{"_csrf": {c.CSRF("/handoffs")}})
 
 	const want = "3" // f.task's conversation, conv-no-task, conv-fresh
-	home := c.get("/").doc(t).Find(`[data-testid="waiting-handoffs"]`).AttrOr("data-count", "")
-	tasks := filterCount(c.get("/tasks").doc(t), "need-handoff")
-	doc := c.get("/handoffs").doc(t)
+	home := c.Get("/").Doc(t).Find(`[data-testid="waiting-handoffs"]`).AttrOr("data-count", "")
+	tasks := filterCount(c.Get("/tasks").Doc(t), "need-handoff")
+	doc := c.Get("/handoffs").Doc(t)
 	list := filterCount(doc, "status-waiting")
 	if home != want || tasks != want || list != want {
 		t.Errorf("waiting hand-offs: home %s, tasks %s, hand-offs list %s; want %s on each (conversations)", home, tasks, list, want)
 	}
-	if href := c.get("/tasks").doc(t).Find(`[data-testid="need-handoff"] a`).AttrOr("href", c.get("/tasks").doc(t).Find(`[data-testid="need-handoff"]`).AttrOr("href", "")); !strings.HasPrefix(href, "/handoffs") {
+	if href := c.Get("/tasks").Doc(t).Find(`[data-testid="need-handoff"] a`).AttrOr("href", c.Get("/tasks").Doc(t).Find(`[data-testid="need-handoff"]`).AttrOr("href", "")); !strings.HasPrefix(href, "/handoffs") {
 		t.Errorf("the task list's hand-off count leads to %q, want the hand-off list", href)
 	}
 
@@ -183,7 +177,7 @@ func TestHandoffCountsAgreeOnHomeTasksAndTheList(t *testing.T) {
 	if got := first.Find(`[data-testid="handoff-waiting"]`).Text(); !strings.Contains(got, "Over target") {
 		t.Errorf("the longest waiting card is not marked over the target: %q", got)
 	}
-	if got := first.Find(`[data-testid="handoff-customer"]`).Text(); !strings.Contains(got, f.cust.Email) {
+	if got := first.Find(`[data-testid="handoff-customer"]`).Text(); !strings.Contains(got, f.Customer.Email) {
 		t.Errorf("the card does not name the customer: %q", got)
 	}
 	if got := first.Find(`[data-testid="handoff-times"]`).Text(); !strings.Contains(got, "3 times") {
@@ -201,16 +195,16 @@ func TestHandoffCountsAgreeOnHomeTasksAndTheList(t *testing.T) {
 // TestHandoffPagesAreForStaffOnly: a customer gets no hand-off page.
 func TestHandoffPagesAreForStaffOnly(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	id := insertHandoff(t, b, "conv-staff", "", "informational", `{"summary":"A question."}`, b.clock.Now())
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Customer])
-	if res := c.get(handoffPath(id, "")); res.StatusCode != http.StatusForbidden {
+	b := webtest.New(t, webtest.WithShop())
+	id := webtest.InsertHandoff(t, b, "conv-staff", "", "informational", `{"summary":"A question."}`, b.Clock.Now())
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Customer])
+	if res := c.Get(webtest.HandoffPath(id, "")); res.StatusCode != http.StatusForbidden {
 		t.Errorf("a customer opening a hand-off: %d, want 403", res.StatusCode)
 	}
-	a := b.client(t)
-	a.mustSignIn(b.users[accounts.Agent])
-	if res := a.get(handoffPath(id+1000, "")); res.StatusCode != http.StatusNotFound || !strings.Contains(res.body, "No such hand-off") {
+	a := b.Client(t)
+	a.MustSignIn(b.Users[accounts.Agent])
+	if res := a.Get(webtest.HandoffPath(id+1000, "")); res.StatusCode != http.StatusNotFound || !strings.Contains(res.Text, "No such hand-off") {
 		t.Errorf("a missing hand-off: %d, want 404 in words", res.StatusCode)
 	}
 }
@@ -220,34 +214,34 @@ func TestHandoffPagesAreForStaffOnly(t *testing.T) {
 // the assistant reads given_back and the note.
 func TestGivingAHandoffBackTellsTheAssistantWhatToDo(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant())
-	order := b.damagedOrder(t)
-	ho := b.call(t, b.key, http.MethodPost, "/api/v1/conversations/conv-1/events", map[string]any{"intent": "ambiguous", "mode": "handed_off",
-		"task_id": b.taskID(), "summary": "Two orders match; which one?", "would_propose": map[string]any{"action": "issue_refund", "args": refundArgs(order, 700)}}).
-		want(t, http.StatusCreated)
-	id := int64(ho.json["id"].(float64))
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Agent])
-	tok := c.csrf("/handoffs")
-	c.post(handoffPath(id, "draft/discard"), url.Values{"_csrf": {tok}})
-	if got := c.get(handoffPath(id, "")).doc(t).Find(`[data-testid="flash"]`).Text(); !strings.Contains(got, "Take the conversation first") {
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
+	order := b.DamagedOrder(t)
+	ho := b.Call(t, b.Key, http.MethodPost, "/api/v1/conversations/conv-1/events", map[string]any{"intent": "ambiguous", "mode": "handed_off",
+		"task_id": b.TaskID(), "summary": "Two orders match; which one?", "would_propose": map[string]any{"action": "issue_refund", "args": webtest.RefundArgs(order, 700)}}).
+		Want(t, http.StatusCreated)
+	id := int64(ho.JSON["id"].(float64))
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
+	tok := c.CSRF("/handoffs")
+	c.Post(webtest.HandoffPath(id, "draft/discard"), url.Values{"_csrf": {tok}})
+	if got := c.Get(webtest.HandoffPath(id, "")).Doc(t).Find(`[data-testid="flash"]`).Text(); !strings.Contains(got, "Take the conversation first") {
 		t.Errorf("discarding before taking says %q", got)
 	}
-	c.post(handoffPath(id, "take"), url.Values{"_csrf": {tok}})
-	c.submitPageForm(t, handoffPath(id, ""), `[data-testid="handoff-draft"] form[action$="/draft/discard"]`)
-	page := c.get(handoffPath(id, "")).doc(t)
+	c.Post(webtest.HandoffPath(id, "take"), url.Values{"_csrf": {tok}})
+	submitPageForm(t, c, webtest.HandoffPath(id, ""), `[data-testid="handoff-draft"] form[action$="/draft/discard"]`)
+	page := c.Get(webtest.HandoffPath(id, "")).Doc(t)
 	if page.Find(`[data-testid="draft-discarded"]`).Length() != 1 || page.Find(`[data-testid="draft-send"]`).Length() != 0 {
 		t.Errorf("after Discard the draft is not marked discarded, or can still be sent")
 	}
-	if n, err := b.store.CountEvents(context.Background(), "invocation.proposed", nil); err != nil || n != 0 {
+	if n, err := b.Store.CountEvents(context.Background(), "invocation.proposed", nil); err != nil || n != 0 {
 		t.Errorf("discarding proposed %d requests (%v)", n, err)
 	}
-	c.post(handoffPath(id, "give-back"), url.Values{"_csrf": {tok}, "note": {"Ask which order: A (walnut lamp) or B (desk lamp)."}})
-	if got := c.get(handoffPath(id, "")).doc(t).Find(`[data-testid="handoff-state"]`).Text(); !strings.Contains(got, "Given back to the assistant by") {
+	c.Post(webtest.HandoffPath(id, "give-back"), url.Values{"_csrf": {tok}, "note": {"Ask which order: A (walnut lamp) or B (desk lamp)."}})
+	if got := c.Get(webtest.HandoffPath(id, "")).Doc(t).Find(`[data-testid="handoff-state"]`).Text(); !strings.Contains(got, "Given back to the assistant by") {
 		t.Errorf("after giving back the page says %q", strings.Join(strings.Fields(got), " "))
 	}
-	res := b.call(t, b.key, http.MethodGet, "/api/v1/conversations/conv-1", nil).want(t, http.StatusOK)
-	if h := res.json["handoff"].(map[string]any); h["state"] != "given_back" || !strings.Contains(h["note"].(string), "Ask which order") {
+	res := b.Call(t, b.Key, http.MethodGet, "/api/v1/conversations/conv-1", nil).Want(t, http.StatusOK)
+	if h := res.JSON["handoff"].(map[string]any); h["state"] != "given_back" || !strings.Contains(h["note"].(string), "Ask which order") {
 		t.Errorf("the API says %v, want given_back with the note", h)
 	}
 }

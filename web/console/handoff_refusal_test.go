@@ -1,10 +1,12 @@
-package web_test
+package console_test
 
 import (
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+
+	"countersign/web/webtest"
 
 	"countersign/internal/accounts"
 )
@@ -16,22 +18,22 @@ import (
 // there: in its field while the form is offered, else shown to copy.
 func TestRefusedHandoffNotesAreKept(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	f := newConsoleFixture(t, b)
-	id := insertHandoff(t, b, f.task.ConversationID, f.task.ID, "transactional_high", `{"summary":"Wants a refund."}`, b.clock.Now())
-	agent := b.client(t)
-	agent.mustSignIn(b.users[accounts.Agent])
-	tok := agent.csrf("/handoffs")
-	agent.post(handoffPath(id, "take"), url.Values{"_csrf": {tok}})
+	b := webtest.New(t, webtest.WithShop())
+	f := webtest.NewShopper(t, b)
+	id := webtest.InsertHandoff(t, b, f.Task.ConversationID, f.Task.ID, "transactional_high", `{"summary":"Wants a refund."}`, b.Clock.Now())
+	agent := b.Client(t)
+	agent.MustSignIn(b.Users[accounts.Agent])
+	tok := agent.CSRF("/handoffs")
+	agent.Post(webtest.HandoffPath(id, "take"), url.Values{"_csrf": {tok}})
 
-	refused := func(c *client, action, note, field, says string) {
+	refused := func(c *webtest.Client, action, note, field, says string) {
 		t.Helper()
-		res := c.post(handoffPath(id, action), url.Values{"_csrf": {c.csrf("/handoffs")}, "note": {note}})
+		res := c.Post(webtest.HandoffPath(id, action), url.Values{"_csrf": {c.CSRF("/handoffs")}, "note": {note}})
 		if res.StatusCode != http.StatusUnprocessableEntity {
 			t.Fatalf("%s with %.20q: %d, want 422", action, note, res.StatusCode)
 		}
-		doc := res.doc(t)
-		if ids := errorSummary(t, doc); len(ids) != 1 || ids[0] != field {
+		doc := res.Doc(t)
+		if ids := webtest.ErrorSummary(t, doc); len(ids) != 1 || ids[0] != field {
 			t.Errorf("%s with %.20q: the summary links to %v, want [%s]", action, note, ids, field)
 		}
 		if got := doc.Find(`[data-testid="error-summary"]`).Text(); !strings.Contains(got, says) {
@@ -46,14 +48,14 @@ func TestRefusedHandoffNotesAreKept(t *testing.T) {
 	refused(agent, "resolve", long, "resolve-note", "under 2,000 characters")
 	refused(agent, "give-back", strings.Repeat("x", 2001), "give-back-note", "under 2,000 characters")
 
-	other := b.client(t)
-	other.mustSignIn(b.createUser(t, accounts.Agent))
+	other := b.Client(t)
+	other.MustSignIn(b.CreateUser(t, accounts.Agent))
 	refused(other, "give-back", "Ask which order.", "kept-text", "only they can resolve it or give it back")
 
-	if res := agent.post(handoffPath(id, "resolve"), url.Values{"_csrf": {tok}, "note": {"Refunded by phone."}}); res.StatusCode != http.StatusSeeOther {
+	if res := agent.Post(webtest.HandoffPath(id, "resolve"), url.Values{"_csrf": {tok}, "note": {"Refunded by phone."}}); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("resolve: %d", res.StatusCode)
 	}
-	manager := b.client(t)
-	manager.mustSignIn(b.users[accounts.Manager])
+	manager := b.Client(t)
+	manager.MustSignIn(b.Users[accounts.Manager])
 	refused(manager, "resolve", "Me too.", "kept-text", "over already")
 }

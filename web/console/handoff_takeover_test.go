@@ -1,4 +1,4 @@
-package web_test
+package console_test
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"countersign/web/webtest"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -20,54 +22,54 @@ import (
 // Resolve is then refused in words, their note kept; the manager's lands.
 func TestAManagerTakesOverAConversationFromSomeoneAway(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant())
-	posts := b.receiveWebhooks(t)
-	ho := b.call(t, b.key, http.MethodPost, "/api/v1/conversations/conv-1/events", map[string]any{"intent": "transactional_high",
-		"mode": "handed_off", "task_id": b.taskID(), "summary": "Wants a refund for the cracked lamp."}).want(t, http.StatusCreated)
-	id := int64(ho.json["id"].(float64))
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
+	posts := b.ReceiveWebhooks(t)
+	ho := b.Call(t, b.Key, http.MethodPost, "/api/v1/conversations/conv-1/events", map[string]any{"intent": "transactional_high",
+		"mode": "handed_off", "task_id": b.TaskID(), "summary": "Wants a refund for the cracked lamp."}).Want(t, http.StatusCreated)
+	id := int64(ho.JSON["id"].(float64))
 	handoff := func() map[string]any {
 		t.Helper()
-		res := b.call(t, b.key, http.MethodGet, "/api/v1/conversations/conv-1", nil).want(t, http.StatusOK)
-		h, _ := res.json["handoff"].(map[string]any)
+		res := b.Call(t, b.Key, http.MethodGet, "/api/v1/conversations/conv-1", nil).Want(t, http.StatusOK)
+		h, _ := res.JSON["handoff"].(map[string]any)
 		return h
 	}
 
-	holder, manager := b.users[accounts.Agent], b.users[accounts.Manager]
-	away := b.client(t)
-	away.mustSignIn(holder)
-	away.post(handoffPath(id, "take"), url.Values{"_csrf": {away.csrf("/handoffs")}})
+	holder, manager := b.Users[accounts.Agent], b.Users[accounts.Manager]
+	away := b.Client(t)
+	away.MustSignIn(holder)
+	away.Post(webtest.HandoffPath(id, "take"), url.Values{"_csrf": {away.CSRF("/handoffs")}})
 
-	agent := b.client(t)
-	agent.mustSignIn(b.createUser(t, accounts.Agent))
-	if n := agent.get(handoffPath(id, "")).doc(t).Find(`[data-testid="take-over-form"]`).Length(); n != 0 {
+	agent := b.Client(t)
+	agent.MustSignIn(b.CreateUser(t, accounts.Agent))
+	if n := agent.Get(webtest.HandoffPath(id, "")).Doc(t).Find(`[data-testid="take-over-form"]`).Length(); n != 0 {
 		t.Errorf("another agent is offered a take-over")
 	}
-	if res := agent.post(handoffPath(id, "take-over"), url.Values{"_csrf": {agent.csrf("/handoffs")}, "reason": {"Mine now."}}); res.StatusCode != http.StatusForbidden {
+	if res := agent.Post(webtest.HandoffPath(id, "take-over"), url.Values{"_csrf": {agent.CSRF("/handoffs")}, "reason": {"Mine now."}}); res.StatusCode != http.StatusForbidden {
 		t.Errorf("an agent takes over from another: %d, want 403", res.StatusCode)
 	}
 
-	m := b.client(t)
-	m.mustSignIn(manager)
-	page := m.get(handoffPath(id, "")).doc(t)
+	m := b.Client(t)
+	m.MustSignIn(manager)
+	page := m.Get(webtest.HandoffPath(id, "")).Doc(t)
 	if page.Find(`[data-testid="take-over-form"] input[name="_csrf"]`).Length() != 1 {
 		t.Fatalf("the manager is not offered a take-over form with the CSRF token")
 	}
-	if res := m.post(handoffPath(id, "take-over"), url.Values{"reason": {"Away."}}); res.StatusCode != http.StatusForbidden {
+	if res := m.Post(webtest.HandoffPath(id, "take-over"), url.Values{"reason": {"Away."}}); res.StatusCode != http.StatusForbidden {
 		t.Errorf("take-over without the CSRF token: %d, want 403", res.StatusCode)
 	}
-	tok := m.csrf("/handoffs")
-	res := m.post(handoffPath(id, "take-over"), url.Values{"_csrf": {tok}, "reason": {" "}})
+	tok := m.CSRF("/handoffs")
+	res := m.Post(webtest.HandoffPath(id, "take-over"), url.Values{"_csrf": {tok}, "reason": {" "}})
 	if res.StatusCode != http.StatusUnprocessableEntity {
 		t.Fatalf("take-over without a reason: %d, want 422", res.StatusCode)
 	}
-	if ids := errorSummary(t, res.doc(t)); len(ids) != 1 || ids[0] != "take-over-reason" {
+	if ids := webtest.ErrorSummary(t, res.Doc(t)); len(ids) != 1 || ids[0] != "take-over-reason" {
 		t.Errorf("the summary links to %v, want [take-over-reason]", ids)
 	}
 	const reason = "Sam is off today; the customer is waiting."
-	if res := m.post(handoffPath(id, "take-over"), url.Values{"_csrf": {tok}, "reason": {reason}}); res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("take-over: %d %s", res.StatusCode, res.body)
+	if res := m.Post(webtest.HandoffPath(id, "take-over"), url.Values{"_csrf": {tok}, "reason": {reason}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("take-over: %d %s", res.StatusCode, res.Text)
 	}
-	page = m.get(handoffPath(id, "")).doc(t)
+	page = m.Get(webtest.HandoffPath(id, "")).Doc(t)
 	want := manager.Name + " took it over from " + holder.Name + " at "
 	if got := page.Find(`[data-testid="taken-over"]`).Text(); !strings.Contains(got, want) || !strings.Contains(got, reason) {
 		t.Errorf("the page says %q, want %q… and the reason", got, want)
@@ -81,25 +83,25 @@ func TestAManagerTakesOverAConversationFromSomeoneAway(t *testing.T) {
 		t.Errorf("the API says %v, want taken by %s, taken over from %s with the reason", h, manager.Name, holder.Name)
 	}
 
-	res = away.post(handoffPath(id, "resolve"), url.Values{"_csrf": {away.csrf("/handoffs")}, "note": {"Refunded by phone."}})
+	res = away.Post(webtest.HandoffPath(id, "resolve"), url.Values{"_csrf": {away.CSRF("/handoffs")}, "note": {"Refunded by phone."}})
 	if res.StatusCode != http.StatusUnprocessableEntity {
 		t.Fatalf("the old holder resolves: %d, want 422", res.StatusCode)
 	}
-	doc := res.doc(t)
+	doc := res.Doc(t)
 	if got := doc.Find(`[data-testid="error-summary"]`).Text(); !strings.Contains(got, manager.Name+" took this conversation over from you") {
 		t.Errorf("the old holder is told %q", strings.Join(strings.Fields(got), " "))
 	}
 	if got := doc.Find(`#kept-text`).Text(); got != "Refunded by phone." {
 		t.Errorf("the old holder's note is not kept: %q", got)
 	}
-	if res := m.post(handoffPath(id, "resolve"), url.Values{"_csrf": {tok}, "note": {"Refunded $7.00 by phone."}}); res.StatusCode != http.StatusSeeOther {
+	if res := m.Post(webtest.HandoffPath(id, "resolve"), url.Values{"_csrf": {tok}, "note": {"Refunded $7.00 by phone."}}); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("the manager resolves: %d", res.StatusCode)
 	}
-	api := b.call(t, b.key, http.MethodGet, "/api/v1/conversations/conv-1", nil).want(t, http.StatusOK)
-	if h := api.json["handoff"].(map[string]any); h["state"] != "resolved" || h["taken_over"] == nil {
+	api := b.Call(t, b.Key, http.MethodGet, "/api/v1/conversations/conv-1", nil).Want(t, http.StatusOK)
+	if h := api.JSON["handoff"].(map[string]any); h["state"] != "resolved" || h["taken_over"] == nil {
 		t.Errorf("once resolved the API says %v, want resolved with the take-over", h)
 	}
-	b.deliverWebhooks(t)
+	b.DeliverWebhooks(t)
 	told := posts()
 	if len(told) != 1 || told[0].Event != "handoff.resolved" {
 		t.Fatalf("webhooks %+v, want one handoff.resolved", told)
@@ -108,7 +110,7 @@ func TestAManagerTakesOverAConversationFromSomeoneAway(t *testing.T) {
 	if err := json.Unmarshal(told[0].Conversation, &got); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(api.json, got); diff != "" {
+	if diff := cmp.Diff(api.JSON, got); diff != "" {
 		t.Errorf("the webhook's conversation differs from the API's (-api +webhook):\n%s", diff)
 	}
 }

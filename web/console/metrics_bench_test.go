@@ -1,4 +1,4 @@
-package web_test
+package console_test
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"countersign/web/webtest"
 
 	"github.com/PuerkitoBio/goquery"
 
@@ -39,7 +41,7 @@ func BenchmarkMetricsPageScale(b *testing.B) {
 	now := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
 	acc := accounts.NewService(st, clock, accounts.Throttle{PerAccountSource: 100, PerSource: 100, PerAccount: 100, Window: time.Minute})
-	sessions := kit.NewSessionStore(st, kit.SessionConfig{KeyPairs: testKey, Idle: time.Hour, Absolute: 12 * time.Hour, Now: clock})
+	sessions := kit.NewSessionStore(st, kit.SessionConfig{KeyPairs: webtest.SessionKeys, Idle: time.Hour, Absolute: 12 * time.Hour, Now: clock})
 	reg := adapter.NewRegistry()
 	cp := controlplane.New(st, reg, controlplane.Config{}, clock, nil)
 	srv := httptest.NewServer(web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Now: clock, Registry: reg, Control: cp, Lists: lists.New(st, clock),

@@ -1,10 +1,12 @@
-package web_test
+package console_test
 
 import (
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"countersign/web/webtest"
 
 	"github.com/PuerkitoBio/goquery"
 
@@ -19,11 +21,11 @@ import (
 // starts near the data, with the 95% target drawn and labelled.
 func TestMetricsPageSupportsADecision(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	loadHistory(t, b, 3000, 700)
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Manager])
-	doc := c.get("/metrics?from=2026-03-05&to=2026-04-01").doc(t)
+	b := webtest.New(t, webtest.WithShop())
+	webtest.LoadHistory(t, b, 3000, 700)
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Manager])
+	doc := c.Get("/metrics?from=2026-03-05&to=2026-04-01").Doc(t)
 
 	// What warns comes first, one line per warning card, each linked.
 	attention := doc.Find(`[data-testid="attention"]`)

@@ -1,4 +1,4 @@
-package web_test
+package console_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"countersign/web/webtest"
 )
 
 // rawInvocation is an invocation as the raw rows have it.
@@ -23,10 +25,10 @@ type rawInvocation struct {
 // rawMetrics recomputes, from the raw invocations, events and conversation
 // events, the page's figure for each metric under the filter, independently
 // of the roll-ups: the text the page leads with and its detail.
-func rawMetrics(t *testing.T, b *testBundle, from, to time.Time, system, action, intent, assistant string) map[string][2]string {
+func rawMetrics(t *testing.T, b *webtest.Stack, from, to time.Time, system, action, intent, assistant string) map[string][2]string {
 	t.Helper()
 	ctx := context.Background()
-	rows, err := b.store.Pool().Query(ctx, `
+	rows, err := b.Store.Pool().Query(ctx, `
 		SELECT i.created_at, i.system, i.action, coalesce(t.assistant_id, ''), i.state,
 			CASE WHEN i.deadline_at IS NOT NULL AND i.approved_at IS NOT NULL THEN extract(epoch FROM i.approved_at - i.created_at) END,
 			coalesce(i.approved_args_hash = i.args_hash, false), i.summary_disagrees,
@@ -86,7 +88,7 @@ func rawMetrics(t *testing.T, b *testBundle, from, to time.Time, system, action,
 		start, end                     time.Time
 		resolved, handedOff, clarified bool
 	}
-	crows, err := b.store.Pool().Query(ctx, `SELECT c.conversation_id, c.assistant_id, c.intent, c.mode, c.at FROM conversation_events c
+	crows, err := b.Store.Pool().Query(ctx, `SELECT c.conversation_id, c.assistant_id, c.intent, c.mode, c.at FROM conversation_events c
 		WHERE EXISTS (SELECT 1 FROM tasks t WHERE t.conversation_id = c.conversation_id AND t.assistant_id = c.assistant_id AND t.vouched = 'assertion')
 			OR EXISTS (SELECT 1 FROM assistants a WHERE a.id = c.assistant_id AND a.reports_without_task)
 		ORDER BY c.at, c.id`)
@@ -135,7 +137,7 @@ func rawMetrics(t *testing.T, b *testBundle, from, to time.Time, system, action,
 		}
 	}
 	var refused, blocked int64
-	erows, err := b.store.Pool().Query(ctx, `
+	erows, err := b.Store.Pool().Query(ctx, `
 		SELECT e.action, e.at, coalesce(e.data->>'system', ''), coalesce(e.data->>'action', ''), coalesce(t.assistant_id, '')
 		FROM events e LEFT JOIN tasks t ON t.id = e.task_id WHERE e.action IN ('proposal.refused', 'proposal.blocked_after_refusal')`)
 	if err != nil {

@@ -1,9 +1,11 @@
-package web_test
+package console_test
 
 import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"countersign/web/webtest"
 
 	"countersign/internal/accounts"
 )
@@ -17,18 +19,18 @@ import (
 // they are shown.
 func TestStageReadinessCountsWhatActionSuccessCounts(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	loadHistory(t, b, 600, 50)
+	b := webtest.New(t, webtest.WithShop())
+	webtest.LoadHistory(t, b, 600, 50)
 	// The manager moved refunds to stage 4 after they were proposed at 3.
-	if _, err := b.store.Pool().Exec(t.Context(), `UPDATE policies SET stage = 4 WHERE system = 'shop' AND action = 'issue_refund'`); err != nil {
+	if _, err := b.Store.Pool().Exec(t.Context(), `UPDATE policies SET stage = 4 WHERE system = 'shop' AND action = 'issue_refund'`); err != nil {
 		t.Fatal(err)
 	}
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Manager])
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Manager])
 
 	of := regexp.MustCompile(`\(([\d,]+) of ([\d,]+)\)`)
 	ended := map[string]string{}
-	for _, tr := range c.get("/metrics/table/success-by-action").doc(t).Find(`[data-testid="success-by-action-table"] tbody tr`).EachIter() {
+	for _, tr := range c.Get("/metrics/table/success-by-action").Doc(t).Find(`[data-testid="success-by-action-table"] tbody tr`).EachIter() {
 		if m := of.FindStringSubmatch(tr.Find("td").Text()); m != nil {
 			ended[strings.TrimSpace(tr.Find("th").Text())] = m[2]
 		}
@@ -36,7 +38,7 @@ func TestStageReadinessCountsWhatActionSuccessCounts(t *testing.T) {
 	if len(ended) < 6 {
 		t.Fatalf("success by action lists %d actions: %v", len(ended), ended)
 	}
-	rows := c.get("/metrics/table/readiness").doc(t).Find(`[data-testid="readiness-table"] tbody tr`)
+	rows := c.Get("/metrics/table/readiness").Doc(t).Find(`[data-testid="readiness-table"] tbody tr`)
 	differentStage := 0
 	for _, tr := range rows.EachIter() {
 		title := strings.TrimSpace(tr.Find("th").Text())
@@ -73,7 +75,7 @@ func TestStageReadinessCountsWhatActionSuccessCounts(t *testing.T) {
 	}
 
 	for _, page := range []string{"/policies", "/metrics"} {
-		legend := c.get(page).doc(t).Find(`[data-testid="stage-legend"]`)
+		legend := c.Get(page).Doc(t).Find(`[data-testid="stage-legend"]`)
 		text := strings.Join(strings.Fields(legend.Text()), " ")
 		for _, want := range []string{"Stage 3 · propose", "a support agent approves", "Stage 4 · assisted", "the customer confirms",
 			"Stage 5 · bounded autonomy", "automatically within the policy's limits"} {

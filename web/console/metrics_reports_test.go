@@ -1,4 +1,4 @@
-package web_test
+package console_test
 
 import (
 	"context"
@@ -9,27 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"countersign/web/webtest"
+
 	"github.com/PuerkitoBio/goquery"
 	"github.com/google/go-cmp/cmp"
 
 	"countersign/internal/accounts"
 )
-
-// refreshMetrics folds what was reported into the roll-ups, as the
-// console's refresher does every -metrics-refresh.
-func (b *testBundle) refreshMetrics(t *testing.T) {
-	t.Helper()
-	if _, err := b.store.RefreshMetrics(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// report posts one conversation event with the key and wants 201.
-func (b *testBundle) report(t *testing.T, key, conversation, intent, mode string) {
-	t.Helper()
-	b.call(t, key, http.MethodPost, "/api/v1/conversations/"+url.PathEscape(conversation)+"/events",
-		map[string]any{"intent": intent, "mode": mode}).want(t, http.StatusCreated)
-}
 
 // withoutTaskRow reads an assistant's row of "Reported without a vouched customer":
 // its name, conversations and reports; empty when it has none.
@@ -48,20 +34,20 @@ func withoutTaskRow(doc *goquery.Document, assistantID string) [3]string {
 // the rest stay apart.
 func TestMadeUpEventsMoveNoHeadline(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant())
-	b.assistants.SetSiteSecrets(map[string][]byte{"shop": shopSiteSecret})
-	loadHistory(t, b, 300, 200)
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Manager])
-	before := shownMetrics(t, c.get("/metrics").doc(t))
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
+	b.Assistants.SetSiteSecrets(map[string][]byte{"shop": webtest.ShopSiteSecret})
+	webtest.LoadHistory(t, b, 300, 200)
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Manager])
+	before := webtest.ShownMetrics(t, c.Get("/metrics").Doc(t))
 
-	bot, key := b.newVouchedAssistant(t, "claims-bot")
+	bot, key := b.NewVouchedAssistant(t, "claims-bot")
 	for i := range 40 {
-		b.report(t, key, fmt.Sprintf("made-up-%d", i), "informational", "answered")
+		b.Report(t, key, fmt.Sprintf("made-up-%d", i), "informational", "answered")
 	}
-	b.refreshMetrics(t)
-	doc := c.get("/metrics").doc(t)
-	after := shownMetrics(t, doc)
+	b.RefreshMetrics(t)
+	doc := c.Get("/metrics").Doc(t)
+	after := webtest.ShownMetrics(t, doc)
 	if diff := cmp.Diff(before, after); diff != "" {
 		t.Errorf("40 made-up events moved the business's figures (-before +after):\n%s", diff)
 	}
@@ -75,7 +61,7 @@ func TestMadeUpEventsMoveNoHeadline(t *testing.T) {
 		!strings.Contains(section.Find("p.muted").First().Text(), "the assistants' own claims") {
 		t.Errorf("the section does not say what it lists: %q", section.Text())
 	}
-	fresh := shownMetrics(t, c.get("/metrics?assistant="+bot.ID).doc(t))
+	fresh := webtest.ShownMetrics(t, c.Get("/metrics?assistant="+bot.ID).Doc(t))
 	if fresh["containment"][0] != "no data" {
 		t.Errorf("the fresh assistant's containment from its own claims: %q, want no data", fresh["containment"])
 	}
@@ -84,27 +70,27 @@ func TestMadeUpEventsMoveNoHeadline(t *testing.T) {
 	// An assistant whose customers the shop vouches for: a task opened
 	// before the events counts; one opened after them too, at the next
 	// refresh; a conversation it never opened a task in stays apart.
-	widget, wkey := b.newVouchedAssistant(t, "widget-bot")
+	widget, wkey := b.NewVouchedAssistant(t, "widget-bot")
 	const customer = "customer@demo.countersign.test"
 	openTask := func(conversation string) {
 		t.Helper()
-		b.clock.Advance(time.Second) // a fresh assertion nonce
-		b.call(t, wkey, http.MethodPost, "/api/v1/tasks", openTaskBody(customer, conversation,
-			b.vouchFor(widget.ID, customer, nil))).want(t, http.StatusCreated)
+		b.Clock.Advance(time.Second) // a fresh assertion nonce
+		b.Call(t, wkey, http.MethodPost, "/api/v1/tasks", webtest.OpenTaskBody(customer, conversation,
+			b.VouchFor(widget.ID, customer, nil))).Want(t, http.StatusCreated)
 	}
 	openTask("real-1")
-	b.report(t, wkey, "real-1", "transactional_low", "executed")
-	b.report(t, wkey, "late-1", "ambiguous", "clarified")
-	b.report(t, wkey, "never-1", "informational", "answered")
-	b.refreshMetrics(t)
+	b.Report(t, wkey, "real-1", "transactional_low", "executed")
+	b.Report(t, wkey, "late-1", "ambiguous", "clarified")
+	b.Report(t, wkey, "never-1", "informational", "answered")
+	b.RefreshMetrics(t)
 	mine := "/metrics?assistant=" + widget.ID
-	if got := shownMetrics(t, c.get(mine).doc(t))["containment"]; got != [2]string{"100.0%", "1 of 1"} {
+	if got := webtest.ShownMetrics(t, c.Get(mine).Doc(t))["containment"]; got != [2]string{"100.0%", "1 of 1"} {
 		t.Errorf("the vouched task's conversation alone: containment %q, want 100.0%% (1 of 1)", got)
 	}
 	openTask("late-1")
-	b.refreshMetrics(t)
-	doc = c.get(mine).doc(t)
-	if got := shownMetrics(t, doc); got["containment"] != [2]string{"50.0%", "1 of 2"} || got["clarification"] != [2]string{"50.0%", "1 of 2"} {
+	b.RefreshMetrics(t)
+	doc = c.Get(mine).Doc(t)
+	if got := webtest.ShownMetrics(t, doc); got["containment"] != [2]string{"50.0%", "1 of 2"} || got["clarification"] != [2]string{"50.0%", "1 of 2"} {
 		t.Errorf("after the late task: containment %q, clarification %q; want 1 of 2 each", got["containment"], got["clarification"])
 	}
 	if got, want := withoutTaskRow(doc, widget.ID), [3]string{"widget-bot", "1", "1"}; got != want {
@@ -118,22 +104,22 @@ func TestMadeUpEventsMoveNoHeadline(t *testing.T) {
 // figures at once and the page says whose claims they include.
 func TestAdminLetsReportsCountWithoutATask(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant())
-	bot, key := b.newVouchedAssistant(t, "faq-bot")
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
+	bot, key := b.NewVouchedAssistant(t, "faq-bot")
 	for i := range 4 {
-		b.report(t, key, fmt.Sprintf("faq-%d", i), "informational", "answered")
+		b.Report(t, key, fmt.Sprintf("faq-%d", i), "informational", "answered")
 	}
-	b.refreshMetrics(t)
-	manager := b.client(t)
-	manager.mustSignIn(b.users[accounts.Manager])
+	b.RefreshMetrics(t)
+	manager := b.Client(t)
+	manager.MustSignIn(b.Users[accounts.Manager])
 	mine := "/metrics?assistant=" + bot.ID
-	if got := shownMetrics(t, manager.get(mine).doc(t))["containment"][0]; got != "no data" {
+	if got := webtest.ShownMetrics(t, manager.Get(mine).Doc(t))["containment"][0]; got != "no data" {
 		t.Fatalf("before the grant: %q", got)
 	}
 
-	admin := b.client(t)
-	admin.mustSignIn(b.users[accounts.Admin])
-	card := admin.get("/admin/assistants").doc(t).Find(`[data-testid="assistant-faq-bot"]`)
+	admin := b.Client(t)
+	admin.MustSignIn(b.Users[accounts.Admin])
+	card := admin.Get("/admin/assistants").Doc(t).Find(`[data-testid="assistant-faq-bot"]`)
 	if got := card.Find(`[data-testid="reports-rule"]`).Text(); !strings.Contains(got, "Reports count with a vouched task") {
 		t.Errorf("a new assistant's reports rule: %q", got)
 	}
@@ -141,18 +127,18 @@ func TestAdminLetsReportsCountWithoutATask(t *testing.T) {
 		t.Error("the grant is on for a new assistant")
 	}
 	action := card.Find(`[data-testid="grants-form"]`).AttrOr("action", "")
-	form := url.Values{"_csrf": {admin.csrf("/admin/assistants")}, "max_write_budget": {"20"}, "max_inflight_limit": {"5"},
+	form := url.Values{"_csrf": {admin.CSRF("/admin/assistants")}, "max_write_budget": {"20"}, "max_inflight_limit": {"5"},
 		"max_rate_per_minute": {"30"}, "reports_without_task": {"on"}}
-	if res := admin.post(action, form); res.StatusCode != http.StatusSeeOther {
+	if res := admin.Post(action, form); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("save: %d", res.StatusCode)
 	}
-	card = admin.get("/admin/assistants").doc(t).Find(`[data-testid="assistant-faq-bot"]`)
+	card = admin.Get("/admin/assistants").Doc(t).Find(`[data-testid="assistant-faq-bot"]`)
 	if got := card.Find(`[data-testid="reports-rule"] .badge.warn`).Text(); got != "Reports count without a task" {
 		t.Errorf("the card after the grant: %q", card.Find(`[data-testid="reports-rule"]`).Text())
 	}
 
-	doc := manager.get(mine).doc(t)
-	if got := shownMetrics(t, doc)["containment"]; got != [2]string{"100.0%", "4 of 4"} {
+	doc := manager.Get(mine).Doc(t)
+	if got := webtest.ShownMetrics(t, doc)["containment"]; got != [2]string{"100.0%", "4 of 4"} {
 		t.Errorf("with the grant, no refresh: containment %q, want 100.0%% (4 of 4)", got)
 	}
 	if got := doc.Find(`[data-testid="without-task-granted"]`).Text(); !strings.Contains(got, "faq-bot") {
@@ -162,7 +148,7 @@ func TestAdminLetsReportsCountWithoutATask(t *testing.T) {
 		t.Error("faq-bot is still listed apart")
 	}
 	var n int
-	err := b.store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM events WHERE action = 'assistant.grants_changed'
+	err := b.Store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM events WHERE action = 'assistant.grants_changed'
 		AND data->>'assistant_id' = $1 AND (data->'after'->>'reports_without_task')::boolean
 		AND NOT (data->'before'->>'reports_without_task')::boolean`, bot.ID).Scan(&n)
 	if err != nil || n != 1 {
@@ -175,18 +161,18 @@ func TestAdminLetsReportsCountWithoutATask(t *testing.T) {
 // 32 KiB is a 413 event_too_large, whatever its fields.
 func TestEventBoundsOverHTTP(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant())
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
 	for range 60 {
-		b.report(t, b.key, "chatty", "informational", "answered")
+		b.Report(t, b.Key, "chatty", "informational", "answered")
 	}
-	res := b.call(t, b.key, http.MethodPost, "/api/v1/conversations/chatty/events", map[string]any{"intent": "informational", "mode": "answered"})
-	if res.status != http.StatusTooManyRequests || res.json["code"] != "conversation_event_limit" || res.json["hint"] == "" ||
-		res.header.Get("Retry-After") != "3600" {
-		t.Errorf("the 61st event of the hour: %d Retry-After %q %s", res.status, res.header.Get("Retry-After"), res.body)
+	res := b.Call(t, b.Key, http.MethodPost, "/api/v1/conversations/chatty/events", map[string]any{"intent": "informational", "mode": "answered"})
+	if res.Status != http.StatusTooManyRequests || res.JSON["code"] != "conversation_event_limit" || res.JSON["hint"] == "" ||
+		res.Header.Get("Retry-After") != "3600" {
+		t.Errorf("the 61st event of the hour: %d Retry-After %q %s", res.Status, res.Header.Get("Retry-After"), res.Body)
 	}
 	padded := `{"intent": "informational", "mode": "answered"}` + strings.Repeat(" ", 33<<10)
-	res = b.call(t, b.key, http.MethodPost, "/api/v1/conversations/padded/events", padded)
-	if res.status != http.StatusRequestEntityTooLarge || res.json["code"] != "event_too_large" || res.json["hint"] == "" {
-		t.Errorf("a padded 33 KiB body: %d %s", res.status, res.body)
+	res = b.Call(t, b.Key, http.MethodPost, "/api/v1/conversations/padded/events", padded)
+	if res.Status != http.StatusRequestEntityTooLarge || res.JSON["code"] != "event_too_large" || res.JSON["hint"] == "" {
+		t.Errorf("a padded 33 KiB body: %d %s", res.Status, res.Body)
 	}
 }

@@ -1,10 +1,12 @@
-package web_test
+package console_test
 
 import (
 	"net/http"
 	"os"
 	"strings"
 	"testing"
+
+	"countersign/web/webtest"
 
 	"countersign/internal/accounts"
 )
@@ -26,21 +28,21 @@ const metricsPageBudget = 40_000
 // JavaScript), one row per day the chart plots.
 func TestMetricsPageIsSmallUntilATableOpens(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	loadHistory(t, b, 3000, 700)
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Manager])
-	res := c.get("/metrics")
+	b := webtest.New(t, webtest.WithShop())
+	webtest.LoadHistory(t, b, 3000, 700)
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Manager])
+	res := c.Get("/metrics")
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("/metrics: %d", res.StatusCode)
 	}
 	if f := os.Getenv("METRICS_DUMP"); f != "" {
-		_ = os.WriteFile(f, []byte(res.body), 0o644)
+		_ = os.WriteFile(f, []byte(res.Text), 0o644)
 	}
-	if len(res.body) > metricsPageBudget {
-		t.Errorf("/metrics is %d bytes of HTML, want at most %d", len(res.body), metricsPageBudget)
+	if len(res.Text) > metricsPageBudget {
+		t.Errorf("/metrics is %d bytes of HTML, want at most %d", len(res.Text), metricsPageBudget)
 	}
-	doc := res.doc(t)
+	doc := res.Doc(t)
 	if n := doc.Find(`[data-testid="trend-table"]`).Length(); n != 0 {
 		t.Errorf("the page carries %d per-day tables before any is opened", n)
 	}
@@ -54,18 +56,18 @@ func TestMetricsPageIsSmallUntilATableOpens(t *testing.T) {
 	// table's last row.
 	dots := strings.Count(card.Find(`path.dots`).AttrOr("d", ""), "M") + strings.Count(card.Find(`path.today-dot`).AttrOr("d", ""), "M")
 
-	c.header.Set("HX-Request", "true")
-	frag := c.get(url)
-	c.header.Del("HX-Request")
-	if frag.StatusCode != http.StatusOK || strings.Contains(frag.body, "<html") {
-		t.Fatalf("the table fragment: %d, a whole page: %v", frag.StatusCode, strings.Contains(frag.body, "<html"))
+	c.Header.Set("HX-Request", "true")
+	frag := c.Get(url)
+	c.Header.Del("HX-Request")
+	if frag.StatusCode != http.StatusOK || strings.Contains(frag.Text, "<html") {
+		t.Fatalf("the table fragment: %d, a whole page: %v", frag.StatusCode, strings.Contains(frag.Text, "<html"))
 	}
-	if n := frag.doc(t).Find(`[data-testid="trend-table"] tbody tr`).Length(); n == 0 || n != dots {
+	if n := frag.Doc(t).Find(`[data-testid="trend-table"] tbody tr`).Length(); n == 0 || n != dots {
 		t.Errorf("the fragment's table has %d rows, the chart %d dots", n, dots)
 	}
 
-	page := c.get(url)
-	pd := page.doc(t)
+	page := c.Get(url)
+	pd := page.Doc(t)
 	if page.StatusCode != http.StatusOK || pd.Find("h1").Text() != "Action success rate per day" {
 		t.Fatalf("the table's own page: %d, heading %q", page.StatusCode, pd.Find("h1").Text())
 	}
@@ -88,26 +90,26 @@ func TestMetricsPageIsSmallUntilATableOpens(t *testing.T) {
 		if n := section.Find("table").Length(); n != 0 {
 			t.Errorf("%s carries %d tables before one is opened", id, n)
 		}
-		c.header.Set("HX-Request", "true")
-		frag := c.get(url)
-		c.header.Del("HX-Request")
-		if fd := frag.doc(t); frag.StatusCode != http.StatusOK || strings.Contains(frag.body, "<html") || fd.Find("table tbody tr").Length() == 0 {
-			t.Errorf("%s: the fragment: %d, a whole page: %v, %d rows", id, frag.StatusCode, strings.Contains(frag.body, "<html"),
+		c.Header.Set("HX-Request", "true")
+		frag := c.Get(url)
+		c.Header.Del("HX-Request")
+		if fd := frag.Doc(t); frag.StatusCode != http.StatusOK || strings.Contains(frag.Text, "<html") || fd.Find("table tbody tr").Length() == 0 {
+			t.Errorf("%s: the fragment: %d, a whole page: %v, %d rows", id, frag.StatusCode, strings.Contains(frag.Text, "<html"),
 				fd.Find("table tbody tr").Length())
 		}
-		page := c.get(url)
-		pd := page.doc(t)
+		page := c.Get(url)
+		pd := page.Doc(t)
 		if back := pd.Find(`main a[href^="/metrics?"]`).AttrOr("href", ""); page.StatusCode != http.StatusOK || pd.Find("main table tbody tr").Length() == 0 ||
 			!strings.HasSuffix(back, "#h-"+id) || doc.Find("#h-"+id).Length() != 1 {
 			t.Errorf("%s: the table's page: %d, %d rows, back to %q", id, page.StatusCode, pd.Find("main table tbody tr").Length(), back)
 		}
 	}
-	if res := c.get("/metrics/table/no_such_metric"); res.StatusCode != http.StatusNotFound {
+	if res := c.Get("/metrics/table/no_such_metric"); res.StatusCode != http.StatusNotFound {
 		t.Errorf("an unknown metric's table: %d, want 404", res.StatusCode)
 	}
-	agent := b.client(t)
-	agent.mustSignIn(b.users[accounts.Agent])
-	if res := agent.get(url); res.StatusCode != http.StatusForbidden {
+	agent := b.Client(t)
+	agent.MustSignIn(b.Users[accounts.Agent])
+	if res := agent.Get(url); res.StatusCode != http.StatusForbidden {
 		t.Errorf("an agent opening a metrics table: %d, want 403", res.StatusCode)
 	}
 }

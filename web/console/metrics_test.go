@@ -1,4 +1,4 @@
-package web_test
+package console_test
 
 import (
 	"context"
@@ -12,50 +12,22 @@ import (
 	"testing"
 	"time"
 
+	"countersign/web/webtest"
+
 	"github.com/PuerkitoBio/goquery"
 	"github.com/google/go-cmp/cmp"
 
 	"countersign/internal/accounts"
-	"countersign/internal/demo"
 )
-
-// loadHistory bulk-loads synthetic history ending at the bundle's clock and
-// folds it into the roll-ups.
-func loadHistory(t *testing.T, b *testBundle, invocations, conversations int) {
-	t.Helper()
-	ctx := context.Background()
-	err := demo.LoadHistory(ctx, b.store, demo.HistorySpec{Prefix: "h", Invocations: invocations, Conversations: conversations,
-		Days: 40, End: b.clock.Now(), AssistantID: "asst_hist"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.store.RefreshMetrics(ctx); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// shownMetrics reads each metric card's number and detail from the page.
-func shownMetrics(t *testing.T, doc *goquery.Document) map[string][2]string {
-	t.Helper()
-	out := map[string][2]string{}
-	doc.Find(`section.metric[data-testid^="metric-"]`).Each(func(_ int, s *goquery.Selection) {
-		id := strings.TrimPrefix(s.AttrOr("data-testid", ""), "metric-")
-		if id == "unverified" {
-			return
-		}
-		out[id] = [2]string{strings.TrimSpace(s.Find(`[data-testid="metric-value"]`).Text()), strings.TrimSpace(s.Find(`[data-testid="metric-detail"]`).Text())}
-	})
-	return out
-}
 
 // TestMetricsPageMatchesRawRecompute recomputes every metric from the raw
 // rows and compares it with what the page shows, for several filters.
 func TestMetricsPageMatchesRawRecompute(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	loadHistory(t, b, 3000, 700)
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Manager])
+	b := webtest.New(t, webtest.WithShop())
+	webtest.LoadHistory(t, b, 3000, 700)
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Manager])
 	from, to := time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC), time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)
 	for _, f := range []struct{ system, action, intent, assistant string }{
 		{}, {action: "issue_refund"}, {system: "shop", intent: "transactional_high"}, {assistant: "asst_hist", action: "resend_receipt"},
@@ -63,12 +35,12 @@ func TestMetricsPageMatchesRawRecompute(t *testing.T) {
 	} {
 		q := fmt.Sprintf("/metrics?from=%s&to=%s&system=%s&action=%s&intent=%s&assistant=%s", from.Format(time.DateOnly),
 			to.Format(time.DateOnly), f.system, f.action, f.intent, f.assistant)
-		res := c.get(q)
+		res := c.Get(q)
 		if res.StatusCode != http.StatusOK {
 			t.Fatalf("%s: %d", q, res.StatusCode)
 		}
 		want := rawMetrics(t, b, from, to.AddDate(0, 0, 1), f.system, f.action, f.intent, f.assistant)
-		if diff := cmp.Diff(want, shownMetrics(t, res.doc(t))); diff != "" {
+		if diff := cmp.Diff(want, webtest.ShownMetrics(t, res.Doc(t))); diff != "" {
 			t.Errorf("%s (-raw +page):\n%s", q, diff)
 		}
 	}
@@ -83,17 +55,17 @@ func TestMetricsPageMatchesRawRecompute(t *testing.T) {
 // openSectionTables fetches, as htmx does when each opens, the tables of
 // the metrics page's sections (the groups, the reasons, stage readiness)
 // and puts each in its details, as htmx does.
-func openSectionTables(t *testing.T, c *client, doc *goquery.Document) {
+func openSectionTables(t *testing.T, c *webtest.Client, doc *goquery.Document) {
 	t.Helper()
-	c.header.Set("HX-Request", "true")
-	defer c.header.Del("HX-Request")
+	c.Header.Set("HX-Request", "true")
+	defer c.Header.Del("HX-Request")
 	n := 0
 	doc.Find(`section:not(.metric) details.day-table[hx-get]`).Each(func(_ int, d *goquery.Selection) {
-		res := c.get(d.AttrOr("hx-get", ""))
-		if res.StatusCode != http.StatusOK || strings.Contains(res.body, "<html") {
-			t.Fatalf("%s: %d, a whole page: %v", d.AttrOr("hx-get", ""), res.StatusCode, strings.Contains(res.body, "<html"))
+		res := c.Get(d.AttrOr("hx-get", ""))
+		if res.StatusCode != http.StatusOK || strings.Contains(res.Text, "<html") {
+			t.Fatalf("%s: %d, a whole page: %v", d.AttrOr("hx-get", ""), res.StatusCode, strings.Contains(res.Text, "<html"))
 		}
-		d.Find("div").SetHtml(res.body)
+		d.Find("div").SetHtml(res.Text)
 		n++
 	})
 	if n == 0 {
@@ -166,12 +138,12 @@ func (d svgDoc) pathDots(t *testing.T, class string) []chartDot {
 // row.
 func TestMetricsChartsAreXMLAndMatchTheData(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	loadHistory(t, b, 1200, 300)
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Manager])
-	res := c.get("/metrics?from=2026-03-20&to=2026-04-01")
-	doc := res.doc(t)
+	b := webtest.New(t, webtest.WithShop())
+	webtest.LoadHistory(t, b, 1200, 300)
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Manager])
+	res := c.Get("/metrics?from=2026-03-20&to=2026-04-01")
+	doc := res.Doc(t)
 	charts := doc.Find(`svg.chart`)
 	if charts.Length() != 10 {
 		t.Errorf("%d charts, want a trend per metric (10)", charts.Length())
@@ -219,9 +191,9 @@ func TestMetricsChartsAreXMLAndMatchTheData(t *testing.T) {
 	dots = append(dots, today...)
 	// The chart's days and values are its table's, which comes when opened.
 	link := doc.Find(`[data-testid="metric-action_success"] details.day-table`)
-	c.header.Set("HX-Request", "true")
-	table := c.get(link.AttrOr("hx-get", "")).doc(t)
-	c.header.Del("HX-Request")
+	c.Header.Set("HX-Request", "true")
+	table := c.Get(link.AttrOr("hx-get", "")).Doc(t)
+	c.Header.Del("HX-Request")
 	rows := table.Find(`[data-testid="trend-table"] tbody tr`)
 	if rows.Length() != len(dots) {
 		t.Fatalf("the success table (%s) has %d rows for %d dots", link.AttrOr("hx-get", ""), rows.Length(), len(dots))
@@ -289,18 +261,18 @@ func TestMetricsChartsAreXMLAndMatchTheData(t *testing.T) {
 // summary against the page.
 func TestMetricsCSVExports(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	loadHistory(t, b, 600, 200)
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Manager])
+	b := webtest.New(t, webtest.WithShop())
+	webtest.LoadHistory(t, b, 600, 200)
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Manager])
 	q := "?from=2026-03-05&to=2026-04-01"
-	page := shownMetrics(t, c.get("/metrics"+q).doc(t))
+	page := webtest.ShownMetrics(t, c.Get("/metrics"+q).Doc(t))
 	for _, name := range []string{"summary", "trend", "handoff_by_intent", "actions", "reasons", "readiness"} {
-		res := c.get("/metrics/" + name + ".csv" + q)
+		res := c.Get("/metrics/" + name + ".csv" + q)
 		if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/csv") {
 			t.Fatalf("%s: %d %s", name, res.StatusCode, res.Header.Get("Content-Type"))
 		}
-		records, err := csv.NewReader(strings.NewReader(res.body)).ReadAll()
+		records, err := csv.NewReader(strings.NewReader(res.Text)).ReadAll()
 		if err != nil || len(records) < 2 {
 			t.Fatalf("%s: %d records, %v", name, len(records), err)
 		}
@@ -314,7 +286,7 @@ func TestMetricsCSVExports(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"/metrics/nope.csv", "/metrics/summary.txt"} {
-		if res := c.get(bad); res.StatusCode != http.StatusNotFound {
+		if res := c.Get(bad); res.StatusCode != http.StatusNotFound {
 			t.Errorf("%s: %d, want 404", bad, res.StatusCode)
 		}
 	}
@@ -324,11 +296,11 @@ func TestMetricsCSVExports(t *testing.T) {
 // and a bad date re-renders the form with 422.
 func TestMetricsEmptyAndBadFilter(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Admin])
-	doc := c.get("/metrics").doc(t)
-	for id, v := range shownMetrics(t, doc) {
+	b := webtest.New(t, webtest.WithShop())
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Admin])
+	doc := c.Get("/metrics").Doc(t)
+	for id, v := range webtest.ShownMetrics(t, doc) {
 		if v[0] != "no data" {
 			t.Errorf("%s: %q on an empty history", id, v[0])
 		}
@@ -339,8 +311,8 @@ func TestMetricsEmptyAndBadFilter(t *testing.T) {
 	if got := doc.Find(`[data-testid="attention"] h2`).Text(); !strings.HasPrefix(got, "Every metric is within its limits for ") {
 		t.Errorf("attention on an empty history: %q", got)
 	}
-	res := c.get("/metrics?from=yesterday")
-	if res.StatusCode != http.StatusUnprocessableEntity || res.doc(t).Find(`#from[aria-invalid="true"]`).Length() != 1 {
+	res := c.Get("/metrics?from=yesterday")
+	if res.StatusCode != http.StatusUnprocessableEntity || res.Doc(t).Find(`#from[aria-invalid="true"]`).Length() != 1 {
 		t.Errorf("bad date: %d", res.StatusCode)
 	}
 }
@@ -349,38 +321,38 @@ func TestMetricsEmptyAndBadFilter(t *testing.T) {
 // pages, nor the links to them; managers and admins do.
 func TestManagerPagesRoles(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
+	b := webtest.New(t, webtest.WithShop())
 	for _, role := range accounts.Roles {
-		c := b.client(t)
-		c.mustSignIn(b.users[role])
+		c := b.Client(t)
+		c.MustSignIn(b.Users[role])
 		allowed := role == accounts.Manager || role == accounts.Admin
 		for _, path := range []string{"/metrics", "/metrics/summary.csv", "/policies", "/policies/shop/issue_refund"} {
-			res := c.get(path)
+			res := c.Get(path)
 			if allowed != (res.StatusCode == http.StatusOK) || (!allowed && res.StatusCode != http.StatusForbidden) {
 				t.Errorf("%s GET %s: %d", role, path, res.StatusCode)
 			}
 		}
-		home := c.get("/").doc(t)
+		home := c.Get("/").Doc(t)
 		if got := home.Find(`nav a[href="/metrics"]`).Length() > 0; got != allowed {
 			t.Errorf("%s sees the metrics link: %v", role, got)
 		}
 		if allowed {
 			continue
 		}
-		res := c.post("/policies/shop/issue_refund", url.Values{"_csrf": {c.csrf("/")}, "intent": {"save"}, "version": {"1"},
+		res := c.Post("/policies/shop/issue_refund", url.Values{"_csrf": {c.CSRF("/")}, "intent": {"save"}, "version": {"1"},
 			"stage": {"5"}, "enabled": {"on"}, "approval_window": {"24"}, "confirmation_window": {"30"}, "reason": {"try"}})
 		if res.StatusCode != http.StatusForbidden {
 			t.Errorf("%s POST policy: %d, want 403", role, res.StatusCode)
 		}
 	}
-	p, err := b.cp.Policy(context.Background(), "shop", "issue_refund")
+	p, err := b.Control.Policy(context.Background(), "shop", "issue_refund")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.Version != 1 || p.Stage != 3 {
 		t.Errorf("agents or customers changed the policy: %+v", p)
 	}
-	if n, _ := b.store.CountEvents(context.Background(), "policy.changed", nil); n != 0 {
+	if n, _ := b.Store.CountEvents(context.Background(), "policy.changed", nil); n != 0 {
 		t.Errorf("%d policy.changed events", n)
 	}
 }

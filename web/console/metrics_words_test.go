@@ -1,9 +1,11 @@
-package web_test
+package console_test
 
 import (
 	"context"
 	"strings"
 	"testing"
+
+	"countersign/web/webtest"
 
 	"countersign/internal/accounts"
 )
@@ -14,16 +16,16 @@ import (
 // assistant filter offers assistants by name.
 func TestMetricsPageWordsAgreeAndNameAssistants(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	f := newConsoleFixture(t, b)
-	markUnverified(t, b, f.refund(t, f.order, 4200).ID)
-	bot, err := b.assistants.Create(context.Background(), nil, "helpdesk-bot")
+	b := webtest.New(t, webtest.WithShop())
+	f := webtest.NewShopper(t, b)
+	webtest.MarkUnverified(t, b, f.Refund(t, f.Order, 4200).ID)
+	bot, err := b.Assistants.Create(context.Background(), nil, "helpdesk-bot")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Manager])
-	doc := c.get("/metrics").doc(t)
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Manager])
+	doc := c.Get("/metrics").Doc(t)
 
 	link := strings.Join(strings.Fields(doc.Find(`[data-testid="metric-unverified"] [data-testid="unverified-link"]`).Text()), " ")
 	if link != "1 request whose result needs checking: see them" {

@@ -1,7 +1,9 @@
-package web_test
+package console_test
 
 import (
 	"context"
+
+	"countersign/web/webtest"
 
 	"net/http"
 	"net/http/cookiejar"
@@ -46,7 +48,7 @@ func BenchmarkQueuePageP95(b *testing.B) {
 	if err := cp.EnsurePolicies(ctx, nil); err != nil {
 		b.Fatal(err)
 	}
-	sessions := kit.NewSessionStore(st, kit.SessionConfig{KeyPairs: testKey, Idle: time.Hour, Absolute: 12 * time.Hour, Now: clk})
+	sessions := kit.NewSessionStore(st, kit.SessionConfig{KeyPairs: webtest.SessionKeys, Idle: time.Hour, Absolute: 12 * time.Hour, Now: clk})
 	srv := httptest.NewServer(web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Registry: reg, Control: cp, Lists: lists.New(st, clk), Now: clk,
 		Assistants: assistants.New(st, cp, clk), Metrics: metrics.NewReports(st)}).Handler())
 	b.Cleanup(srv.Close)

@@ -1,4 +1,4 @@
-package web_test
+package console_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"countersign/web/webtest"
 
 	"github.com/PuerkitoBio/goquery"
 
@@ -39,10 +41,10 @@ func navCount(doc *goquery.Document) string {
 }
 
 // describeProduct proposes a new description of one product.
-func (f *consoleFixture) describeProduct(t *testing.T, productID, text string) controlplane.Invocation {
+func describeProduct(t *testing.T, f *webtest.Shopper, productID, text string) controlplane.Invocation {
 	t.Helper()
 	raw, _ := json.Marshal(map[string]any{"product_id": productID, "description": text})
-	inv, err := f.b.cp.Propose(context.Background(), controlplane.Proposal{TaskID: f.task.ID, Action: "update_product_description", Args: raw,
+	inv, err := f.Stack.Control.Propose(context.Background(), controlplane.Proposal{TaskID: f.Task.ID, Action: "update_product_description", Args: raw,
 		Actor: controlplane.AssistantActor("asst_test", "Test assistant")})
 	if err != nil {
 		t.Fatal(err)
@@ -59,26 +61,26 @@ func (f *consoleFixture) describeProduct(t *testing.T, productID, text string) c
 // filtered one.
 func TestQueueSoonestDeadlineFirstWithTheCount(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	f := newConsoleFixture(t, b)
+	b := webtest.New(t, webtest.WithShop())
+	f := webtest.NewShopper(t, b)
 	var first controlplane.Invocation
 	for i := 0; i < 27; i++ {
-		inv := f.refund(t, f.newOrder(t), int64(100+i))
+		inv := f.Refund(t, f.NewOrder(t), int64(100+i))
 		if i == 0 {
 			first = inv
 		}
-		b.clock.Advance(time.Second) // distinct deadlines, later ones later
+		b.Clock.Advance(time.Second) // distinct deadlines, later ones later
 	}
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Agent])
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
 	var deadlines []time.Time
 	path, pages := "/queue", 0
 	for path != "" {
-		res := c.get(path)
+		res := c.Get(path)
 		if res.StatusCode != http.StatusOK {
 			t.Fatalf("GET %s: %d", path, res.StatusCode)
 		}
-		doc := res.doc(t)
+		doc := res.Doc(t)
 		if n := pageCount(t, doc); n != 27 {
 			t.Errorf("page %d says %d waiting, want 27", pages+1, n)
 		}
@@ -109,7 +111,7 @@ func TestQueueSoonestDeadlineFirstWithTheCount(t *testing.T) {
 			t.Fatalf("card %d's deadline %s comes after a later one %s", i, deadlines[i], deadlines[i-1])
 		}
 	}
-	doc := c.get("/queue?min=1.10&max=1.12").doc(t)
+	doc := c.Get("/queue?min=1.10&max=1.12").Doc(t)
 	if n := pageCount(t, doc); n != 3 {
 		t.Errorf("filtered count %d, want 3", n)
 	}
@@ -124,15 +126,15 @@ func TestQueueSoonestDeadlineFirstWithTheCount(t *testing.T) {
 // agent's and manager's home pages count both, each linking to its place.
 func TestQueueBadgeCountsOnlyWhatTheQueueShows(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	f := newConsoleFixture(t, b)
-	pending := f.refund(t, f.newOrder(t), 500)
-	lost := f.refund(t, f.newOrder(t), 600)
-	markUnverified(t, b, lost.ID)
+	b := webtest.New(t, webtest.WithShop())
+	f := webtest.NewShopper(t, b)
+	pending := f.Refund(t, f.NewOrder(t), 500)
+	lost := f.Refund(t, f.NewOrder(t), 600)
+	webtest.MarkUnverified(t, b, lost.ID)
 
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Agent])
-	doc := c.get("/queue").doc(t)
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
+	doc := c.Get("/queue").Doc(t)
 	if got := navCount(doc); got != "1" {
 		t.Errorf("header badge %q over the queue, want 1", got)
 	}
@@ -148,9 +150,9 @@ func TestQueueBadgeCountsOnlyWhatTheQueueShows(t *testing.T) {
 	}
 
 	for _, role := range []accounts.Role{accounts.Agent, accounts.Manager} {
-		hc := b.client(t)
-		hc.mustSignIn(b.users[role])
-		home := hc.get("/").doc(t)
+		hc := b.Client(t)
+		hc.MustSignIn(b.Users[role])
+		home := hc.Get("/").Doc(t)
 		for testid, want := range map[string]string{"waiting-approvals": "1", "waiting-unverified": "1", "waiting-handoffs": "0"} {
 			if got, _ := home.Find(`[data-testid="` + testid + `"]`).Attr("data-count"); got != want {
 				t.Errorf("%s home: %s = %q, want %s", role, testid, got, want)
@@ -171,21 +173,10 @@ func TestQueueBadgeCountsOnlyWhatTheQueueShows(t *testing.T) {
 			t.Errorf("%s home: %d review counts", role, reviews)
 		}
 	}
-	cust := b.client(t)
-	cust.mustSignIn(b.users[accounts.Customer])
-	if n := cust.get("/").doc(t).Find(`[data-testid="home-waiting"]`).Length(); n != 0 {
+	cust := b.Client(t)
+	cust.MustSignIn(b.Users[accounts.Customer])
+	if n := cust.Get("/").Doc(t).Find(`[data-testid="home-waiting"]`).Length(); n != 0 {
 		t.Errorf("a customer's home shows the staff's waiting work")
-	}
-}
-
-// markUnverified stands in for a dispatch whose outcome was lost: the
-// request is approved, then recorded as unverified.
-func markUnverified(t *testing.T, b *testBundle, id string) {
-	t.Helper()
-	_, err := b.store.Pool().Exec(context.Background(),
-		`UPDATE invocations SET state = 'unverified', version = version + 1, updated_at = $2 WHERE id = $1`, id, b.clock.Now())
-	if err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -195,12 +186,12 @@ func markUnverified(t *testing.T, b *testBundle, id string) {
 // error; the reason chosen is exactly what the request records.
 func TestQueueRejectReasonsFitTheActionAndNoneIsChosen(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	f := newConsoleFixture(t, b)
-	refund := f.refund(t, f.order, 800)
-	edit := f.describe(t, "Now in oak.")
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Agent])
+	b := webtest.New(t, webtest.WithShop())
+	f := webtest.NewShopper(t, b)
+	refund := f.Refund(t, f.Order, 800)
+	edit := f.Describe(t, "Now in oak.")
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
 
 	presets := func(doc *goquery.Document) []string {
 		var out []string
@@ -213,8 +204,8 @@ func TestQueueRejectReasonsFitTheActionAndNoneIsChosen(t *testing.T) {
 		})
 		return out
 	}
-	refundPage := c.get("/queue/" + refund.ID).doc(t)
-	editPage := c.get("/queue/" + edit.ID).doc(t)
+	refundPage := c.Get("/queue/" + refund.ID).Doc(t)
+	editPage := c.Get("/queue/" + edit.ID).Doc(t)
 	rp, ep := strings.Join(presets(refundPage), "|"), strings.Join(presets(editPage), "|")
 	if !strings.Contains(rp, "The amount is more than this order allows.") || strings.Contains(ep, "amount") {
 		t.Errorf("presets do not fit the action:\nrefund: %s\nedit: %s", rp, ep)
@@ -226,7 +217,7 @@ func TestQueueRejectReasonsFitTheActionAndNoneIsChosen(t *testing.T) {
 		t.Errorf("no Other choice: %s / %s", rp, ep)
 	}
 
-	form := cardForm(t, c.get("/queue/"+edit.ID), "reject-form")
+	form := webtest.CardForm(t, c.Get("/queue/"+edit.ID), "reject-form")
 	for _, tc := range []struct{ reason, other, want string }{
 		{"", "", "Choose the reason"},
 		{"other", "  ", "Write the reason"},
@@ -234,34 +225,34 @@ func TestQueueRejectReasonsFitTheActionAndNoneIsChosen(t *testing.T) {
 	} {
 		form.Set("reason", tc.reason)
 		form.Set("other", tc.other)
-		res := c.post("/queue/"+edit.ID+"/reject", form)
-		msg := res.doc(t).Find(`[data-testid="reason-error"]`).Text()
+		res := c.Post("/queue/"+edit.ID+"/reject", form)
+		msg := res.Doc(t).Find(`[data-testid="reason-error"]`).Text()
 		if res.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(msg, tc.want) {
 			t.Errorf("reject with reason %q: %d %q, want 422 saying %q", tc.reason, res.StatusCode, msg, tc.want)
 		}
-		if got := b.invocation(t, edit.ID).State; got != controlplane.AwaitingApproval {
+		if got := b.Invocation(t, edit.ID).State; got != controlplane.AwaitingApproval {
 			t.Fatalf("a refused reject changed the request: %s", got)
 		}
 	}
 	form.Set("reason", "other")
 	form.Set("other", "This text is the product's legal notice and cannot change.")
-	res := c.post("/queue/"+edit.ID+"/reject", form)
+	res := c.Post("/queue/"+edit.ID+"/reject", form)
 	if res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("reject with own words: %d", res.StatusCode)
 	}
-	if got := b.invocation(t, edit.ID); got.DecisionReason != "This text is the product's legal notice and cannot change." {
+	if got := b.Invocation(t, edit.ID); got.DecisionReason != "This text is the product's legal notice and cannot change." {
 		t.Fatalf("recorded reason %q", got.DecisionReason)
 	}
-	after := c.get(res.Header.Get("Location")).doc(t)
+	after := c.Get(res.Header.Get("Location")).Doc(t)
 	if out := after.Find(`[data-testid="decided-outcome"]`).Text(); !strings.Contains(out, "legal notice") {
 		t.Errorf("the queue does not say which reason went out: %q", out)
 	}
-	form = cardForm(t, c.get("/queue/"+refund.ID), "reject-form")
+	form = webtest.CardForm(t, c.Get("/queue/"+refund.ID), "reject-form")
 	form.Set("reason", "The amount is more than this order allows.")
-	if res := c.post("/queue/"+refund.ID+"/reject", form); res.StatusCode != http.StatusSeeOther {
+	if res := c.Post("/queue/"+refund.ID+"/reject", form); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("reject with a preset: %d", res.StatusCode)
 	}
-	if got := b.invocation(t, refund.ID); got.DecisionReason != "The amount is more than this order allows." {
+	if got := b.Invocation(t, refund.ID); got.DecisionReason != "The amount is more than this order allows." {
 		t.Fatalf("recorded reason %q", got.DecisionReason)
 	}
 }
@@ -273,28 +264,28 @@ func TestQueueRejectReasonsFitTheActionAndNoneIsChosen(t *testing.T) {
 // takes it.
 func TestQueueApproveWithoutJavaScriptShowsOneTruth(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	f := newConsoleFixture(t, b)
-	one := f.refund(t, f.newOrder(t), 700)
-	b.clock.Advance(time.Second)
-	two := f.refund(t, f.newOrder(t), 800)
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Agent])
+	b := webtest.New(t, webtest.WithShop())
+	f := webtest.NewShopper(t, b)
+	one := f.Refund(t, f.NewOrder(t), 700)
+	b.Clock.Advance(time.Second)
+	two := f.Refund(t, f.NewOrder(t), 800)
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
 
 	approve := func(id string) *goquery.Document {
 		t.Helper()
-		if res := c.post("/queue/"+id+"/claim", url.Values{"_csrf": {c.csrf("/queue")}}); res.StatusCode != http.StatusSeeOther {
+		if res := c.Post("/queue/"+id+"/claim", url.Values{"_csrf": {c.CSRF("/queue")}}); res.StatusCode != http.StatusSeeOther {
 			t.Fatalf("claim: %d", res.StatusCode)
 		}
-		res := c.post("/queue/"+id+"/approve", cardForm(t, c.get("/queue/"+id), "approve-form"))
+		res := c.Post("/queue/"+id+"/approve", webtest.CardForm(t, c.Get("/queue/"+id), "approve-form"))
 		if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/queue?decided="+id {
 			t.Fatalf("approve: %d → %q", res.StatusCode, res.Header.Get("Location"))
 		}
-		page := c.get(res.Header.Get("Location"))
+		page := c.Get(res.Header.Get("Location"))
 		if page.StatusCode != http.StatusOK {
 			t.Fatalf("the queue after approving: %d", page.StatusCode)
 		}
-		return page.doc(t)
+		return page.Doc(t)
 	}
 	doc := approve(one.ID)
 	decided := doc.Find(`[data-testid="decided-card"]`)
@@ -327,17 +318,17 @@ func TestQueueApproveWithoutJavaScriptShowsOneTruth(t *testing.T) {
 		t.Errorf("an empty queue still has a badge (%d) or count %d", n, pageCount(t, doc))
 	}
 	var held int
-	if err := b.store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM approval_claims WHERE invocation_id IN ($1, $2)`,
+	if err := b.Store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM approval_claims WHERE invocation_id IN ($1, $2)`,
 		one.ID, two.ID).Scan(&held); err != nil || held != 0 {
 		t.Errorf("%d decided cards are still held (%v)", held, err)
 	}
 
 	// With htmx the answer sends the browser to the same page.
-	three := f.refund(t, f.newOrder(t), 900)
-	form := cardForm(t, c.get("/queue/"+three.ID), "approve-form")
-	c.header.Set("HX-Request", "true")
-	res := c.post("/queue/"+three.ID+"/approve", form)
-	c.header.Del("HX-Request")
+	three := f.Refund(t, f.NewOrder(t), 900)
+	form := webtest.CardForm(t, c.Get("/queue/"+three.ID), "approve-form")
+	c.Header.Set("HX-Request", "true")
+	res := c.Post("/queue/"+three.ID+"/approve", form)
+	c.Header.Del("HX-Request")
 	if res.StatusCode != http.StatusOK || res.Header.Get("HX-Redirect") != "/queue?decided="+three.ID {
 		t.Fatalf("htmx approve: %d HX-Redirect %q", res.StatusCode, res.Header.Get("HX-Redirect"))
 	}
@@ -350,16 +341,16 @@ func TestQueueApproveWithoutJavaScriptShowsOneTruth(t *testing.T) {
 // can only be quoted again, after which it can be approved.
 func TestQueueCardSaysWhenQuotedAndFlagsAStaleQuote(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	f := newConsoleFixture(t, b)
-	quotedAt := b.clock.Now()
-	small := f.refund(t, f.order, 800)
-	twin := f.refund(t, f.order, 790)
-	b.clock.Advance(3 * time.Minute)
+	b := webtest.New(t, webtest.WithShop())
+	f := webtest.NewShopper(t, b)
+	quotedAt := b.Clock.Now()
+	small := f.Refund(t, f.Order, 800)
+	twin := f.Refund(t, f.Order, 790)
+	b.Clock.Advance(3 * time.Minute)
 
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Agent])
-	card := c.get("/queue").doc(t).Find(`[data-testid="card-` + small.ID + `"]`)
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
+	card := c.Get("/queue").Doc(t).Find(`[data-testid="card-` + small.ID + `"]`)
 	want := fmt.Sprintf("quoted %s, 3 min ago", quotedAt.UTC().Format("15:04 UTC"))
 	if got := card.Find(`[data-testid="quoted-at"]`).Text(); got != want {
 		t.Errorf("quoted-at %q, want %q", got, want)
@@ -368,20 +359,20 @@ func TestQueueCardSaysWhenQuotedAndFlagsAStaleQuote(t *testing.T) {
 		t.Errorf("a fresh quote is marked stale")
 	}
 
-	big := f.refund(t, f.order, 4200)
-	colleague := b.createUser(t, accounts.Agent)
-	if _, err := b.cp.StaffDecide(context.Background(), controlplane.StaffDecision{Actor: controlplane.UserActor(colleague.ID, "agent", "A"), InvocationID: big.ID, Verb: controlplane.StaffApprove, Version: big.Version, ArgsHash: big.ArgsHash}); err != nil {
+	big := f.Refund(t, f.Order, 4200)
+	colleague := b.CreateUser(t, accounts.Agent)
+	if _, err := b.Control.StaffDecide(context.Background(), controlplane.StaffDecision{Actor: controlplane.UserActor(colleague.ID, "agent", "A"), InvocationID: big.ID, Verb: controlplane.StaffApprove, Version: big.Version, ArgsHash: big.ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
-	b.clock.Advance(time.Minute)
-	if ok, err := b.cp.Dispatch(context.Background(), big.ID); err != nil || !ok {
+	b.Clock.Advance(time.Minute)
+	if ok, err := b.Control.Dispatch(context.Background(), big.ID); err != nil || !ok {
 		t.Fatalf("dispatch: %v %v", ok, err)
 	}
-	if got := b.invocation(t, big.ID).State; got != controlplane.Completed {
+	if got := b.Invocation(t, big.ID).State; got != controlplane.Completed {
 		t.Fatalf("the $42.00 refund is %s", got)
 	}
 
-	card = c.get("/queue").doc(t).Find(`[data-testid="card-` + small.ID + `"]`)
+	card = c.Get("/queue").Doc(t).Find(`[data-testid="card-` + small.ID + `"]`)
 	stale := card.Find(`[data-testid="stale"]`)
 	if !strings.Contains(stale.Text(), big.Quote.Title) || !strings.Contains(stale.Text(), "completed at") {
 		t.Errorf("the stale card does not say what changed: %q", stale.Text())
@@ -390,8 +381,8 @@ func TestQueueCardSaysWhenQuotedAndFlagsAStaleQuote(t *testing.T) {
 		t.Errorf("the stale card still shows its old lines:\n%s", card.Text())
 	}
 
-	page := c.get("/queue/" + small.ID)
-	doc := page.doc(t)
+	page := c.Get("/queue/" + small.ID)
+	doc := page.Doc(t)
 	if check := doc.Find(`[data-testid="fresh-check"]`).Text(); !strings.Contains(check, "changed since this quote") {
 		t.Errorf("the opened card does not say it was checked: %q", check)
 	}
@@ -401,29 +392,29 @@ func TestQueueCardSaysWhenQuotedAndFlagsAStaleQuote(t *testing.T) {
 	if doc.Find(`[data-testid="approve-form"]`).Length() != 0 {
 		t.Errorf("an out-of-date quote can still be approved")
 	}
-	if res := c.post("/queue/"+small.ID+"/requote", cardForm(t, page, "requote-form")); res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("requote: %d\n%s", res.StatusCode, res.body)
+	if res := c.Post("/queue/"+small.ID+"/requote", webtest.CardForm(t, page, "requote-form")); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("requote: %d\n%s", res.StatusCode, res.Text)
 	}
-	page = c.get("/queue/" + small.ID)
-	doc = page.doc(t)
+	page = c.Get("/queue/" + small.ID)
+	doc = page.Doc(t)
 	if check := doc.Find(`[data-testid="fresh-check"]`).Text(); !strings.Contains(check, "still holds") {
 		t.Errorf("after quoting again: %q", check)
 	}
 	if q := doc.Find(`[data-testid="quote"]`).First().Text(); !strings.Contains(q, "−$42.00") {
 		t.Errorf("the card's quote after quoting again: %q", q)
 	}
-	if res := c.post("/queue/"+small.ID+"/approve", cardForm(t, page, "approve-form")); res.StatusCode != http.StatusSeeOther {
+	if res := c.Post("/queue/"+small.ID+"/approve", webtest.CardForm(t, page, "approve-form")); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("approve the fresh quote: %d", res.StatusCode)
 	}
-	if got := b.invocation(t, small.ID).State; got != controlplane.Approved {
+	if got := b.Invocation(t, small.ID).State; got != controlplane.Approved {
 		t.Fatalf("after approving the fresh quote: %s", got)
 	}
 	// Once nothing is left to refund, the twin card is refused by the
 	// system: it says so and offers neither approval nor a new quote.
-	if ok, err := b.cp.Dispatch(context.Background(), small.ID); err != nil || !ok {
+	if ok, err := b.Control.Dispatch(context.Background(), small.ID); err != nil || !ok {
 		t.Fatalf("dispatch: %v %v", ok, err)
 	}
-	doc = c.get("/queue/" + twin.ID).doc(t)
+	doc = c.Get("/queue/" + twin.ID).Doc(t)
 	if doc.Find(`[data-testid="refused"]`).Length() != 1 || doc.Find(`[data-testid="approve-form"]`).Length() != 0 ||
 		doc.Find(`[data-testid="requote-form"]`).Length() != 0 || doc.Find(`[data-testid="reject-form"]`).Length() != 1 {
 		t.Errorf("a card the system now refuses still offers approval or a new quote:\n%s", doc.Find("main").Text())
@@ -435,44 +426,44 @@ func TestQueueCardSaysWhenQuotedAndFlagsAStaleQuote(t *testing.T) {
 // approving without the explicit tick approves nothing.
 func TestQueueBulkRefusesConflictingEditsWithoutConfirmation(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	f := newConsoleFixture(t, b)
-	p, err := b.shop.CreateProduct(context.Background(), demoshop.ProductFixture{Name: "Desk lamp", Description: "A lamp.", PriceCents: 3900, Stock: 5})
+	b := webtest.New(t, webtest.WithShop())
+	f := webtest.NewShopper(t, b)
+	p, err := b.Shop.CreateProduct(context.Background(), demoshop.ProductFixture{Name: "Desk lamp", Description: "A lamp.", PriceCents: 3900, Stock: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	oak := f.describeProduct(t, p.ID, "Now in oak.")
-	walnut := f.describeProduct(t, p.ID, "Now in walnut.")
-	other := f.describe(t, "A different lamp.")
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Agent])
-	form := url.Values{"_csrf": {c.csrf("/queue")}, "id": {oak.ID, walnut.ID, other.ID}}
-	review := c.post("/queue/bulk", form)
-	warn := review.doc(t).Find(`[data-testid="bulk-conflicts"]`)
+	oak := describeProduct(t, f, p.ID, "Now in oak.")
+	walnut := describeProduct(t, f, p.ID, "Now in walnut.")
+	other := f.Describe(t, "A different lamp.")
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
+	form := url.Values{"_csrf": {c.CSRF("/queue")}, "id": {oak.ID, walnut.ID, other.ID}}
+	review := c.Post("/queue/bulk", form)
+	warn := review.Doc(t).Find(`[data-testid="bulk-conflicts"]`)
 	if review.StatusCode != http.StatusOK || !strings.Contains(warn.Text(), "2 requests change") || strings.Contains(warn.Text(), other.Quote.Title) {
 		t.Fatalf("the review does not warn about the two edits of one product (%d): %q", review.StatusCode, warn.Text())
 	}
 	final := url.Values{}
-	review.doc(t).Find(`[data-testid="bulk-confirm-form"] input[type="hidden"]`).Each(func(_ int, s *goquery.Selection) {
+	review.Doc(t).Find(`[data-testid="bulk-confirm-form"] input[type="hidden"]`).Each(func(_ int, s *goquery.Selection) {
 		n, _ := s.Attr("name")
 		v, _ := s.Attr("value")
 		final.Add(n, v)
 	})
-	res := c.post("/queue/bulk/approve", final)
-	if res.StatusCode != http.StatusUnprocessableEntity || res.doc(t).Find(`[data-testid="confirm_conflicts-error"]`).Length() != 1 {
+	res := c.Post("/queue/bulk/approve", final)
+	if res.StatusCode != http.StatusUnprocessableEntity || res.Doc(t).Find(`[data-testid="confirm_conflicts-error"]`).Length() != 1 {
 		t.Fatalf("bulk approve without the tick: %d", res.StatusCode)
 	}
 	for _, inv := range []controlplane.Invocation{oak, walnut, other} {
-		if got := b.invocation(t, inv.ID).State; got != controlplane.AwaitingApproval {
+		if got := b.Invocation(t, inv.ID).State; got != controlplane.AwaitingApproval {
 			t.Fatalf("%s is %s after a refused bulk approval", inv.ID, got)
 		}
 	}
 	final.Set("confirm_conflicts", "1")
-	if res := c.post("/queue/bulk/approve", final); res.StatusCode != http.StatusSeeOther {
+	if res := c.Post("/queue/bulk/approve", final); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("bulk approve with the tick: %d", res.StatusCode)
 	}
 	for _, inv := range []controlplane.Invocation{oak, walnut, other} {
-		if got := b.invocation(t, inv.ID).State; got != controlplane.Approved {
+		if got := b.Invocation(t, inv.ID).State; got != controlplane.Approved {
 			t.Errorf("%s is %s after the confirmed bulk approval", inv.ID, got)
 		}
 	}

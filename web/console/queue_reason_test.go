@@ -1,10 +1,12 @@
-package web_test
+package console_test
 
 import (
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+
+	"countersign/web/webtest"
 
 	"countersign/internal/accounts"
 )
@@ -15,14 +17,14 @@ import (
 // under (the row stays one line, so a phone shows more than one card).
 func TestQueueCardLeadsWithWhyAPersonDecides(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	f := newConsoleFixture(t, b)
-	inv := f.refund(t, f.order, 4200)
+	b := webtest.New(t, webtest.WithShop())
+	f := webtest.NewShopper(t, b)
+	inv := f.Refund(t, f.Order, 4200)
 	if inv.RouteReason == "" {
 		t.Fatal("the proposal has no route reason")
 	}
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Agent])
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
 
 	check := func(where, why string, version bool) {
 		t.Helper()
@@ -36,16 +38,16 @@ func TestQueueCardLeadsWithWhyAPersonDecides(t *testing.T) {
 			t.Errorf("%s: the reason lacks the policy version: %q", where, why)
 		}
 	}
-	row := c.get("/queue").doc(t).Find(`[data-testid="card-` + inv.ID + `"] .qc-main`)
+	row := c.Get("/queue").Doc(t).Find(`[data-testid="card-` + inv.ID + `"] .qc-main`)
 	if first := row.Children().First(); first.AttrOr("data-testid", "") != "route-reason" {
 		t.Errorf("the queue row leads with %q, want the route reason", first.Text())
 	}
 	check("queue row", strings.Join(strings.Fields(row.Find(`[data-testid="route-reason"]`).Text()), " "), false)
 
-	if res := c.post("/queue/"+inv.ID+"/claim", url.Values{"_csrf": {c.csrf("/queue")}}); res.StatusCode != http.StatusSeeOther {
+	if res := c.Post("/queue/"+inv.ID+"/claim", url.Values{"_csrf": {c.CSRF("/queue")}}); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("claim: %d", res.StatusCode)
 	}
-	page := c.get("/queue/" + inv.ID).doc(t)
+	page := c.Get("/queue/" + inv.ID).Doc(t)
 	why := page.Find(`[data-testid="route-reason"]`)
 	if why.Length() != 1 {
 		t.Fatalf("the card's page shows %d route reasons, want 1", why.Length())

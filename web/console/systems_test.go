@@ -1,9 +1,11 @@
-package web_test
+package console_test
 
 import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"countersign/web/webtest"
 
 	"countersign/internal/accounts"
 	"countersign/internal/httpadapter"
@@ -13,15 +15,15 @@ import (
 // connected demo shop offers, with each action's current stage.
 func TestSystemsPageListsEveryActionAndReadTool(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Agent])
-	res := c.get("/systems")
+	b := webtest.New(t, webtest.WithShop())
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
+	res := c.Get("/systems")
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("GET /systems: %d", res.StatusCode)
 	}
-	doc := res.doc(t)
-	sys, _ := b.web.Registry().System("shop")
+	doc := res.Doc(t)
+	sys, _ := b.Web.Registry().System("shop")
 	for _, a := range sys.Actions() {
 		sel := doc.Find(`[data-testid="system-shop"] [data-testid="action-` + a.Name + `"]`)
 		if sel.Length() != 1 {
@@ -50,9 +52,9 @@ func TestSystemsPageListsEveryActionAndReadTool(t *testing.T) {
 	if got := doc.Find(`[data-testid="system-shop"] h2`).Text(); got != "shop" {
 		t.Errorf("the shop's heading is %q, want its name", got)
 	}
-	c2 := b.client(t)
-	c2.mustSignIn(b.users[accounts.Customer])
-	if res := c2.get("/systems"); res.StatusCode != http.StatusForbidden {
+	c2 := b.Client(t)
+	c2.MustSignIn(b.Users[accounts.Customer])
+	if res := c2.Get("/systems"); res.StatusCode != http.StatusForbidden {
 		t.Errorf("customer on /systems: %d, want 403", res.StatusCode)
 	}
 }
@@ -61,16 +63,16 @@ func TestSystemsPageListsEveryActionAndReadTool(t *testing.T) {
 // is headed by the file's title, with its name beside it.
 func TestSystemsPageShowsADescribedSystemsTitle(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	plans, err := httpadapter.LoadFile("../internal/httpadapter/testdata/example/plans.json", httpadapter.Config{
+	b := webtest.New(t)
+	plans, err := httpadapter.LoadFile("../../internal/httpadapter/testdata/example/plans.json", httpadapter.Config{
 		Getenv: func(string) string { return "http://127.0.0.1:1" }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.web.Registry().Connect(plans)
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Agent])
-	doc := c.get("/systems").doc(t)
+	b.Web.Registry().Connect(plans)
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
+	doc := c.Get("/systems").Doc(t)
 	h := doc.Find(`[data-testid="system-plans"] h2`)
 	if h.Find("code").Text() != "plans" || !strings.HasPrefix(h.Text(), "Plans ") {
 		t.Errorf("the described system's heading is %q, want its title Plans and its name plans", h.Text())

@@ -1,4 +1,4 @@
-package web_test
+package console_test
 
 import (
 	"bufio"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"countersign/web/webtest"
 
 	"github.com/jackc/pgx/v5"
 
@@ -22,14 +24,14 @@ import (
 // still reaches the open stream.
 func TestTaskEventsListenAgainAfterTheConnectionDies(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	f := newConsoleFixture(t, b)
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Agent])
+	b := webtest.New(t, webtest.WithShop())
+	f := webtest.NewShopper(t, b)
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.srv.URL+"/tasks/"+f.task.ID+"/events", nil)
-	res, err := c.http.Do(req)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.Server.URL+"/tasks/"+f.Task.ID+"/events", nil)
+	res, err := c.HTTP.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +51,7 @@ func TestTaskEventsListenAgainAfterTheConnectionDies(t *testing.T) {
 	}
 	readUntil(": watching") // written once the LISTEN is in force
 
-	pool := b.store.Pool()
+	pool := b.Store.Pool()
 	listeners := func() []int32 {
 		t.Helper()
 		rows, _ := pool.Query(ctx, `SELECT pid FROM pg_stat_activity
@@ -89,7 +91,7 @@ func TestTaskEventsListenAgainAfterTheConnectionDies(t *testing.T) {
 	// wakes the page to fetch what it may have missed, with no new change.
 	readUntil("event: change")
 
-	if _, err := b.cp.Pause(ctx, controlplane.AssistantActor("asst_test", "Test assistant"), f.task.ID, 0); err != nil {
+	if _, err := b.Control.Pause(ctx, controlplane.AssistantActor("asst_test", "Test assistant"), f.Task.ID, 0); err != nil {
 		t.Fatal(err)
 	}
 	readUntil("event: change")

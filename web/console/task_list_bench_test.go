@@ -1,4 +1,4 @@
-package web_test
+package console_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"countersign/web/webtest"
 
 	"countersign/internal/accounts"
 	"countersign/internal/adapter"
@@ -54,7 +56,7 @@ func taskListP95s(b *testing.B, scale int) []shapeP95 {
 	acc := accounts.NewService(st, clk, accounts.DefaultThrottle)
 	reg := adapter.NewRegistry()
 	cp := controlplane.New(st, reg, controlplane.Config{}, clk, nil)
-	sessions := kit.NewSessionStore(st, kit.SessionConfig{KeyPairs: testKey, Idle: time.Hour, Absolute: 12 * time.Hour, Now: clk})
+	sessions := kit.NewSessionStore(st, kit.SessionConfig{KeyPairs: webtest.SessionKeys, Idle: time.Hour, Absolute: 12 * time.Hour, Now: clk})
 	srv := httptest.NewServer(web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Registry: reg, Control: cp, Lists: lists.New(st, clk), Now: clk,
 		Assistants: assistants.New(st, cp, clk), Metrics: metrics.NewReports(st)}).Handler())
 	b.Cleanup(srv.Close)

@@ -1,4 +1,4 @@
-package web_test
+package console_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"countersign/web/webtest"
 
 	"github.com/PuerkitoBio/goquery"
 
@@ -26,34 +28,15 @@ func filterCount(doc *goquery.Document, testID string) string {
 	return strings.TrimSpace(doc.Find(`[data-testid="` + testID + `"] .count`).Text())
 }
 
-// insertHandoff records a hand-off as the assistant would, at a time.
-func insertHandoff(t *testing.T, b *testBundle, conversation, taskID, intent, data string, at time.Time) int64 {
-	t.Helper()
-	ctx := context.Background()
-	if _, err := b.store.Pool().Exec(ctx, `INSERT INTO assistants (id, name, created_at) VALUES ('asst_h', 'Helper', now()) ON CONFLICT DO NOTHING`); err != nil {
-		t.Fatal(err)
-	}
-	var task any
-	if taskID != "" {
-		task = taskID
-	}
-	var id int64
-	if err := b.store.Pool().QueryRow(ctx, `INSERT INTO conversation_events (conversation_id, assistant_id, task_id, intent, mode, at, data)
-		VALUES ($1, 'asst_h', $2, $3, 'handed_off', $4, $5) RETURNING id`, conversation, task, intent, at, data).Scan(&id); err != nil {
-		t.Fatal(err)
-	}
-	return id
-}
-
 func TestTaskListPutsWhatNeedsAPersonFirstWithCountsAndPages(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	f := newConsoleFixture(t, b)
+	b := webtest.New(t, webtest.WithShop())
+	f := webtest.NewShopper(t, b)
 	ctx := context.Background()
 	asst := controlplane.AssistantActor("asst_test", "Test assistant")
 	newTask := func(i int) controlplane.Task {
-		task, err := b.cp.CreateTask(ctx, asst, controlplane.NewTask{CustomerRef: f.cust.Email, ConversationID: fmt.Sprintf("conv-list-%d", i),
-			AllowedActions: []string{"issue_refund"}, WriteBudget: 5, InflightLimit: 1, RatePerMinute: 60, ExpiresAt: b.clock.Now().Add(time.Hour)})
+		task, err := b.Control.CreateTask(ctx, asst, controlplane.NewTask{CustomerRef: f.Customer.Email, ConversationID: fmt.Sprintf("conv-list-%d", i),
+			AllowedActions: []string{"issue_refund"}, WriteBudget: 5, InflightLimit: 1, RatePerMinute: 60, ExpiresAt: b.Clock.Now().Add(time.Hour)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,38 +44,38 @@ func TestTaskListPutsWhatNeedsAPersonFirstWithCountsAndPages(t *testing.T) {
 	}
 	// 54 tasks: one awaits approval (f.task), one is paused, one has a
 	// hand-off nobody took, three are cancelled, the rest are quiet.
-	f.refund(t, f.order, 500)
+	f.Refund(t, f.Order, 500)
 	var quiet []controlplane.Task
 	for i := range 53 {
 		quiet = append(quiet, newTask(i))
-		b.clock.Advance(time.Second)
+		b.Clock.Advance(time.Second)
 	}
 	paused, handedOff := quiet[0], quiet[1]
-	if _, err := b.cp.Pause(ctx, asst, paused.ID, 0); err != nil {
+	if _, err := b.Control.Pause(ctx, asst, paused.ID, 0); err != nil {
 		t.Fatal(err)
 	}
-	insertHandoff(t, b, handedOff.ConversationID, handedOff.ID, "ambiguous", `{"summary":"Two orders match."}`, b.clock.Now())
+	webtest.InsertHandoff(t, b, handedOff.ConversationID, handedOff.ID, "ambiguous", `{"summary":"Two orders match."}`, b.Clock.Now())
 	for _, x := range quiet[2:5] {
-		b.clock.Advance(time.Second)
-		if _, err := b.cp.Cancel(ctx, asst, x.ID, 0); err != nil {
+		b.Clock.Advance(time.Second)
+		if _, err := b.Control.Cancel(ctx, asst, x.ID, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Agent])
-	q := "/tasks?q=" + url.QueryEscape(f.cust.Email)
-	doc := c.get(q).doc(t)
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
+	q := "/tasks?q=" + url.QueryEscape(f.Customer.Email)
+	doc := c.Get(q).Doc(t)
 	rows := rowIDs(doc, `[data-testid="tasks"] > li`)
 	if len(rows) != 50 {
 		t.Fatalf("first page has %d rows, want 50", len(rows))
 	}
 	first := map[string]bool{rows[0]: true, rows[1]: true, rows[2]: true}
-	for _, id := range []string{f.task.ID, paused.ID, handedOff.ID} {
+	for _, id := range []string{f.Task.ID, paused.ID, handedOff.ID} {
 		if !first["task-"+id] {
 			t.Errorf("task %s needs a person but is not among the first rows: %v", id, rows[:4])
 		}
 	}
-	for id, want := range map[string]string{f.task.ID: "1 request awaits approval", paused.ID: "paused: resume or cancel it",
+	for id, want := range map[string]string{f.Task.ID: "1 request awaits approval", paused.ID: "paused: resume or cancel it",
 		handedOff.ID: "1 hand-off nobody has taken"} {
 		if got := doc.Find(`[data-testid="task-` + id + `"] [data-testid="task-needs-person"]`).Text(); !strings.Contains(got, "Needs a person") || !strings.Contains(got, want) {
 			t.Errorf("row of %s says %q, want it to need a person: %q", id, got, want)
@@ -114,7 +97,7 @@ func TestTaskListPutsWhatNeedsAPersonFirstWithCountsAndPages(t *testing.T) {
 	if !ok {
 		t.Fatalf("a list of 54 has no link to its second page")
 	}
-	doc2 := c.get(next).doc(t)
+	doc2 := c.Get(next).Doc(t)
 	rows2 := rowIDs(doc2, `[data-testid="tasks"] > li`)
 	if got := doc2.Find(`[data-testid="task-pager"] [data-testid="showing"]`).Text(); got != "Showing 51–54 of 54 tasks." || len(rows2) != 4 {
 		t.Errorf("second page: %q with %d rows", got, len(rows2))
@@ -138,28 +121,28 @@ func TestTaskListPutsWhatNeedsAPersonFirstWithCountsAndPages(t *testing.T) {
 	// Filters narrow the list and keep their counts.
 	for query, want := range map[string][]string{
 		"&need=paused":              {paused.ID},
-		"&need=approval":            {f.task.ID},
+		"&need=approval":            {f.Task.ID},
 		"&need=handoff":             {handedOff.ID},
-		"&action=issue_refund":      {f.task.ID},
+		"&action=issue_refund":      {f.Task.ID},
 		"&state=cancelled":          {quiet[4].ID, quiet[3].ID, quiet[2].ID},
 		"&state=paused&need=person": {paused.ID},
 	} {
-		d := c.get(q + query).doc(t)
+		d := c.Get(q + query).Doc(t)
 		got := rowIDs(d, `[data-testid="tasks"] > li`)
 		if strings.Join(got, " ") != "task-"+strings.Join(want, " task-") {
 			t.Errorf("%s shows %v, want %v", query, got, want)
 		}
 	}
-	if got := c.get(q + "&need=paused").doc(t).Find(`[data-testid="task-pager"] [data-testid="showing"]`).Text(); got != "Showing the only task." {
+	if got := c.Get(q + "&need=paused").Doc(t).Find(`[data-testid="task-pager"] [data-testid="showing"]`).Text(); got != "Showing the only task." {
 		t.Errorf("filtered pager = %q", got)
 	}
 
 	// Taking the hand-off makes the task the agent's.
-	ho := c.get("/handoffs").doc(t).Find(`[data-testid="take"]`).First().Closest("form").AttrOr("action", "")
-	if res := c.post(ho, url.Values{"_csrf": {c.csrf("/handoffs")}}); res.StatusCode != http.StatusSeeOther {
+	ho := c.Get("/handoffs").Doc(t).Find(`[data-testid="take"]`).First().Closest("form").AttrOr("action", "")
+	if res := c.Post(ho, url.Values{"_csrf": {c.CSRF("/handoffs")}}); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("take: %d", res.StatusCode)
 	}
-	d := c.get(q + "&need=mine").doc(t)
+	d := c.Get(q + "&need=mine").Doc(t)
 	if got := rowIDs(d, `[data-testid="tasks"] > li`); len(got) != 1 || got[0] != "task-"+handedOff.ID {
 		t.Errorf("mine shows %v, want the task whose hand-off I took", got)
 	}
@@ -173,26 +156,26 @@ func TestTaskListPutsWhatNeedsAPersonFirstWithCountsAndPages(t *testing.T) {
 
 func TestHandoffsGroupIdenticalOnesInWordsLongestWaitingFirst(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	now := b.clock.Now()
+	b := webtest.New(t, webtest.WithShop())
+	now := b.Clock.Now()
 	same := `{"summary":"Wants a refund for a lamp; two orders match.","facts":{"order_id":"ord_1","status":"delivered"},
 		"would_propose":{"action":"issue_refund","args":{"order_id":"ord_1","amount_cents":4200,"reason_code":"damaged"}}}`
 	var loop int64
 	for i := range 30 {
-		id := insertHandoff(t, b, "conv-loop", "", "transactional_high", same, now.Add(-3*time.Hour+time.Duration(i)*time.Minute))
+		id := webtest.InsertHandoff(t, b, "conv-loop", "", "transactional_high", same, now.Add(-3*time.Hour+time.Duration(i)*time.Minute))
 		if i == 0 {
 			loop = id
 		}
 	}
-	other := insertHandoff(t, b, "conv-other", "", "ambiguous", `{"summary":"Asks about a charge."}`, now.Add(-time.Hour))
+	other := webtest.InsertHandoff(t, b, "conv-other", "", "ambiguous", `{"summary":"Asks about a charge."}`, now.Add(-time.Hour))
 	// The same words in another conversation are another customer's work.
-	twin := insertHandoff(t, b, "conv-twin", "", "transactional_high", same, now.Add(-2*time.Hour))
+	twin := webtest.InsertHandoff(t, b, "conv-twin", "", "transactional_high", same, now.Add(-2*time.Hour))
 	for i := range 50 {
-		insertHandoff(t, b, fmt.Sprintf("conv-many-%d", i), "", "informational", `{"summary":"A question."}`, now.Add(-time.Duration(i)*time.Second))
+		webtest.InsertHandoff(t, b, fmt.Sprintf("conv-many-%d", i), "", "informational", `{"summary":"A question."}`, now.Add(-time.Duration(i)*time.Second))
 	}
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Agent])
-	doc := c.get("/handoffs").doc(t)
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
+	doc := c.Get("/handoffs").Doc(t)
 	cards := rowIDs(doc, `article[data-testid^="handoff-"]`)
 	if len(cards) != 50 {
 		t.Fatalf("first page has %d cards, want 50 (53 groups of 82 hand-offs)", len(cards))
@@ -227,22 +210,22 @@ func TestHandoffsGroupIdenticalOnesInWordsLongestWaitingFirst(t *testing.T) {
 	// Taking the group (its card's form names the latest open hand-off)
 	// takes all thirty.
 	take, _ := card.Find(`form[action$="/take"]`).Attr("action")
-	if res := c.post(take, url.Values{"_csrf": {c.csrf("/handoffs")}}); res.StatusCode != http.StatusSeeOther {
+	if res := c.Post(take, url.Values{"_csrf": {c.CSRF("/handoffs")}}); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("take: %d", res.StatusCode)
 	}
 	var n int
-	if err := b.store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM handoff_assignments WHERE user_id = $1`, b.users[accounts.Agent].ID).Scan(&n); err != nil || n != 30 {
+	if err := b.Store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM handoff_assignments WHERE user_id = $1`, b.Users[accounts.Agent].ID).Scan(&n); err != nil || n != 30 {
 		t.Errorf("taking the group assigned %d hand-offs (%v), want 30", n, err)
 	}
-	doc = c.get("/handoffs?status=mine").doc(t)
+	doc = c.Get("/handoffs?status=mine").Doc(t)
 	if got := rowIDs(doc, `article[data-testid^="handoff-"]`); len(got) != 1 || got[0] != want[0] {
 		t.Errorf("mine = %v", got)
 	}
 	if filterCount(doc, "status-waiting") != "52" || filterCount(doc, "status-mine") != "1" {
 		t.Errorf("counts after taking: waiting %s, mine %s", filterCount(doc, "status-waiting"), filterCount(doc, "status-mine"))
 	}
-	next, _ := c.get("/handoffs").doc(t).Find(`[data-testid="next-page"]`).First().Attr("href")
-	doc = c.get(next).doc(t)
+	next, _ := c.Get("/handoffs").Doc(t).Find(`[data-testid="next-page"]`).First().Attr("href")
+	doc = c.Get(next).Doc(t)
 	if got := doc.Find(`[data-testid="handoff-pager"] [data-testid="showing"]`).Text(); got != "Showing 51–53 of 53 conversations." {
 		t.Errorf("second page: %q", got)
 	}

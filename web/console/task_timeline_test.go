@@ -1,4 +1,4 @@
-package web_test
+package console_test
 
 import (
 	"context"
@@ -6,23 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/PuerkitoBio/goquery"
+	"countersign/web/webtest"
 
 	"countersign/internal/accounts"
 	"countersign/internal/controlplane"
 	"countersign/internal/demoshop"
 )
-
-// timelineRows reads the task page's timeline: each event's kind and the
-// sentence it reads as.
-func timelineRows(t *testing.T, c *client, taskID string) (kinds, lines []string) {
-	t.Helper()
-	c.get("/tasks/" + taskID).doc(t).Find(`[data-testid="timeline"] [data-testid="event"]`).Each(func(_ int, s *goquery.Selection) {
-		kinds = append(kinds, s.AttrOr("data-event", ""))
-		lines = append(lines, squash(s.Text()))
-	})
-	return kinds, lines
-}
 
 func lineOf(kinds, lines []string, kind string) string {
 	for i, k := range kinds {
@@ -43,38 +32,38 @@ func lineOf(kinds, lines []string, kind string) string {
 // its own event, never from the request as it is now.
 func TestTimelineSaysWhatEachEventRecordedAtTheTime(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	f := newConsoleFixture(t, b)
+	b := webtest.New(t, webtest.WithShop())
+	f := webtest.NewShopper(t, b)
 	ctx := context.Background()
-	agent := b.users[accounts.Agent]
+	agent := b.Users[accounts.Agent]
 	agentActor := controlplane.UserActor(agent.ID, "agent", agent.Name)
 	assistant := controlplane.AssistantActor("asst_test", "Test assistant")
 	propose := func(order string, cents int64) (controlplane.Invocation, error) {
 		raw, _ := json.Marshal(map[string]any{"order_id": order, "amount_cents": cents, "reason_code": "damaged"})
-		return b.cp.Propose(ctx, controlplane.Proposal{TaskID: f.task.ID, Action: "issue_refund", Args: raw, Actor: assistant})
+		return b.Control.Propose(ctx, controlplane.Proposal{TaskID: f.Task.ID, Action: "issue_refund", Args: raw, Actor: assistant})
 	}
 
 	// Proposed at $12.50, edited by the agent to $20.00, approved, sent.
-	a := f.refund(t, f.order, 1250)
-	edited, _ := json.Marshal(map[string]any{"order_id": f.order.ID, "amount_cents": 2000, "reason_code": "damaged"})
-	a, err := invocationOf(b.cp.StaffDecide(ctx, controlplane.StaffDecision{Actor: agentActor, InvocationID: a.ID, Verb: controlplane.StaffEdit, Version: 0, Args: edited}))
+	a := f.Refund(t, f.Order, 1250)
+	edited, _ := json.Marshal(map[string]any{"order_id": f.Order.ID, "amount_cents": 2000, "reason_code": "damaged"})
+	a, err := invocationOf(b.Control.StaffDecide(ctx, controlplane.StaffDecision{Actor: agentActor, InvocationID: a.ID, Verb: controlplane.StaffEdit, Version: 0, Args: edited}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.cp.StaffDecide(ctx, controlplane.StaffDecision{Actor: agentActor, InvocationID: a.ID, Verb: controlplane.StaffApprove, Version: 0, ArgsHash: a.ArgsHash}); err != nil {
+	if _, err := b.Control.StaffDecide(ctx, controlplane.StaffDecision{Actor: agentActor, InvocationID: a.ID, Verb: controlplane.StaffApprove, Version: 0, ArgsHash: a.ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.cp.DispatchOnce(ctx); err != nil {
+	if _, err := b.Control.DispatchOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
 	// The shop refuses more than is refundable (no block), then an order
 	// outside the refund window (its policy: a block), then Countersign
 	// stops the next proposal on that blocked order.
-	if _, err := propose(f.newOrder(t).ID, 999_999); err == nil {
+	if _, err := propose(f.NewOrder(t).ID, 999_999); err == nil {
 		t.Fatal("a refund above what was paid was not refused")
 	}
-	long := b.clock.Now().AddDate(0, -6, 0)
-	old, err := b.shop.CreateOrder(ctx, demoshop.OrderFixture{CustomerID: f.cust.ID, DeliveredAt: &long,
+	long := b.Clock.Now().AddDate(0, -6, 0)
+	old, err := b.Shop.CreateOrder(ctx, demoshop.OrderFixture{CustomerID: f.Customer.ID, DeliveredAt: &long,
 		Items: []demoshop.ItemFixture{{Name: "Old lamp", UnitPriceCents: 3000, Quantity: 1}}})
 	if err != nil {
 		t.Fatal(err)
@@ -85,17 +74,17 @@ func TestTimelineSaysWhatEachEventRecordedAtTheTime(t *testing.T) {
 		}
 	}
 	// Rejected with a reason, then the task paused.
-	r := f.refund(t, f.newOrder(t), 700)
-	if _, err := b.cp.StaffDecide(ctx, controlplane.StaffDecision{Actor: agentActor, InvocationID: r.ID, Verb: controlplane.StaffReject, Version: 0, Reason: controlplane.OtherReason, Other: "The customer asked for store credit instead"}); err != nil {
+	r := f.Refund(t, f.NewOrder(t), 700)
+	if _, err := b.Control.StaffDecide(ctx, controlplane.StaffDecision{Actor: agentActor, InvocationID: r.ID, Verb: controlplane.StaffReject, Version: 0, Reason: controlplane.OtherReason, Other: "The customer asked for store credit instead"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.cp.Pause(ctx, agentActor, f.task.ID, 0); err != nil {
+	if _, err := b.Control.Pause(ctx, agentActor, f.Task.ID, 0); err != nil {
 		t.Fatal(err)
 	}
 
-	c := b.client(t)
-	c.mustSignIn(agent)
-	kinds, lines := timelineRows(t, c, f.task.ID)
+	c := b.Client(t)
+	c.MustSignIn(agent)
+	kinds, lines := webtest.TimelineRows(t, c, f.Task.ID)
 	all := strings.Join(lines, "\n")
 	want := map[string][]string{
 		"invocation.proposed":  {"Test assistant (assistant) proposed “Refund $12.50 on order "},
@@ -137,11 +126,11 @@ func TestTimelineSaysWhatEachEventRecordedAtTheTime(t *testing.T) {
 	}
 
 	// Everything a request is now is rewritten; the trail stays as it was.
-	if _, err := b.store.Pool().Exec(ctx, `UPDATE invocations SET quote = jsonb_set(jsonb_set(quote, '{title}', '"Rewritten title"'),
-		'{amount_cents}', '99999'), amount_cents = 99999, target_display = 'Rewritten target' WHERE task_id = $1`, f.task.ID); err != nil {
+	if _, err := b.Store.Pool().Exec(ctx, `UPDATE invocations SET quote = jsonb_set(jsonb_set(quote, '{title}', '"Rewritten title"'),
+		'{amount_cents}', '99999'), amount_cents = 99999, target_display = 'Rewritten target' WHERE task_id = $1`, f.Task.ID); err != nil {
 		t.Fatal(err)
 	}
-	kinds2, lines2 := timelineRows(t, c, f.task.ID)
+	kinds2, lines2 := webtest.TimelineRows(t, c, f.Task.ID)
 	if len(lines2) != len(lines) {
 		t.Fatalf("%d lines after the rewrite, %d before", len(lines2), len(lines))
 	}

@@ -1,4 +1,4 @@
-package web_test
+package console_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"countersign/web/webtest"
 
 	"github.com/PuerkitoBio/goquery"
 
@@ -21,30 +23,30 @@ import (
 // request in words, the customer beneath.
 func TestTaskListOpensOnWhatNeedsAPersonTitledByWhatEachIsAbout(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	f := newConsoleFixture(t, b)
-	waiting := f.refund(t, f.order, 500)
-	quiet, err := b.cp.CreateTask(context.Background(), controlplane.AssistantActor("asst_test", "Test assistant"), controlplane.NewTask{
+	b := webtest.New(t, webtest.WithShop())
+	f := webtest.NewShopper(t, b)
+	waiting := f.Refund(t, f.Order, 500)
+	quiet, err := b.Control.CreateTask(context.Background(), controlplane.AssistantActor("asst_test", "Test assistant"), controlplane.NewTask{
 		CustomerRef: "quiet@example.test", ConversationID: fmt.Sprintf("conv-quiet-%d", time.Now().UnixNano()),
-		AllowedActions: []string{"issue_refund"}, WriteBudget: 5, InflightLimit: 1, RatePerMinute: 60, ExpiresAt: b.clock.Now().Add(time.Hour)})
+		AllowedActions: []string{"issue_refund"}, WriteBudget: 5, InflightLimit: 1, RatePerMinute: 60, ExpiresAt: b.Clock.Now().Add(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Agent])
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
 
-	doc := c.get("/tasks").doc(t)
+	doc := c.Get("/tasks").Doc(t)
 	if doc.Find(`[data-testid="need-person"][aria-current="true"]`).Length() != 1 {
 		t.Errorf("/tasks does not open on “Needs a person”")
 	}
-	if got := rowIDs(doc, `[data-testid="tasks"] > li`); len(got) != 1 || got[0] != "task-"+f.task.ID {
+	if got := rowIDs(doc, `[data-testid="tasks"] > li`); len(got) != 1 || got[0] != "task-"+f.Task.ID {
 		t.Errorf("/tasks lists %v, want only the task that needs a person", got)
 	}
-	row := doc.Find(`[data-testid="task-` + f.task.ID + `"]`)
+	row := doc.Find(`[data-testid="task-` + f.Task.ID + `"]`)
 	if got, want := row.Find(`[data-testid="task-title"]`).Text(), waiting.Quote.Title; got != want {
 		t.Errorf("the row is titled %q, want its request %q", got, want)
 	}
-	if got := row.Find(`[data-testid="task-customer"]`).Text(); got != "For "+f.cust.Email {
+	if got := row.Find(`[data-testid="task-customer"]`).Text(); got != "For "+f.Customer.Email {
 		t.Errorf("the row's subtitle is %q", got)
 	}
 	all, ok := doc.Find(`[data-testid="need-all"]`).Attr("href")
@@ -52,7 +54,7 @@ func TestTaskListOpensOnWhatNeedsAPersonTitledByWhatEachIsAbout(t *testing.T) {
 		t.Fatalf("no link to all tasks")
 	}
 	for _, path := range []string{all, "/tasks?status=all", "/tasks?q=" + url.QueryEscape("quiet@")} {
-		d := c.get(path).doc(t)
+		d := c.Get(path).Doc(t)
 		if d.Find(`[data-testid="task-`+quiet.ID+`"]`).Length() != 1 {
 			t.Errorf("%s does not list the quiet task", path)
 		}
@@ -74,15 +76,15 @@ func TestTaskListOpensOnWhatNeedsAPersonTitledByWhatEachIsAbout(t *testing.T) {
 // customer beneath, and a dispatch permit reads as "cleared … to send".
 func TestHistoryTaskSaysWhatIsKnownAndOffersNoImpossibleReversal(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
+	b := webtest.New(t, webtest.WithShop())
 	ctx := context.Background()
-	if err := demo.LoadHistory(ctx, b.store, demo.HistorySpec{Prefix: "hx", Invocations: 20, Conversations: 2, Days: 5,
-		End: b.clock.Now(), AssistantID: "asst_hist"}); err != nil {
+	if err := demo.LoadHistory(ctx, b.Store, demo.HistorySpec{Prefix: "hx", Invocations: 20, Conversations: 2, Days: 5,
+		End: b.Clock.Now(), AssistantID: "asst_hist"}); err != nil {
 		t.Fatal(err)
 	}
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Agent])
-	doc := c.get("/tasks/hxt0").doc(t)
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
+	doc := c.Get("/tasks/hxt0").Doc(t)
 	rows := doc.Find(`[data-testid="invocations"] tbody tr`)
 	if rows.Length() != 10 {
 		t.Fatalf("%d requests, want 10", rows.Length())
@@ -117,9 +119,9 @@ func TestHistoryTaskSaysWhatIsKnownAndOffersNoImpossibleReversal(t *testing.T) {
 	}
 
 	// A live refund's timeline: the permit in a support agent's words.
-	f := newConsoleFixture(t, b)
-	f.approveAndDispatch(t, f.refund(t, f.order, 700))
-	tl := c.get("/tasks/" + f.task.ID).doc(t).Find(`[data-testid="timeline"]`).Text()
+	f := webtest.NewShopper(t, b)
+	f.ApproveAndDispatch(t, f.Refund(t, f.Order, 700))
+	tl := c.Get("/tasks/" + f.Task.ID).Doc(t).Find(`[data-testid="timeline"]`).Text()
 	if !strings.Contains(tl, "cleared it to send") || strings.Contains(tl, "permit") {
 		t.Errorf("the timeline says the permit as %q", tl)
 	}

@@ -1,4 +1,4 @@
-package web_test
+package console_test
 
 import (
 	"bufio"
@@ -7,10 +7,11 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"countersign/web/webtest"
 
 	"github.com/PuerkitoBio/goquery"
 
@@ -19,54 +20,40 @@ import (
 	"countersign/internal/demoshop"
 )
 
-// approveAndDispatch approves an invocation as the bundle's agent and runs
-// one dispatch pass.
-func (f *consoleFixture) approveAndDispatch(t *testing.T, inv controlplane.Invocation) {
-	t.Helper()
-	ctx := context.Background()
-	agent := f.b.users[accounts.Agent]
-	if _, err := f.b.cp.Approve(ctx, controlplane.UserActor(agent.ID, "agent", agent.Name), inv.ID, 0); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.b.cp.DispatchOnce(ctx); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestTaskViewSaysWhereEachRequestStandsAndPauseIsAControl(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	f := newConsoleFixture(t, b)
+	b := webtest.New(t, webtest.WithShop())
+	f := webtest.NewShopper(t, b)
 	// A pause in the middle of work: A completes, B's acknowledgement is
 	// lost, the task is paused, C is approved but never gets a permit.
-	a := f.refund(t, f.order, 500)
-	f.approveAndDispatch(t, a)
-	if err := b.shop.SetFault(demoshop.FaultRule{Route: "POST /refunds", DropAfterCommit: 1}); err != nil {
+	a := f.Refund(t, f.Order, 500)
+	f.ApproveAndDispatch(t, a)
+	if err := b.Shop.SetFault(demoshop.FaultRule{Route: "POST /refunds", DropAfterCommit: 1}); err != nil {
 		t.Fatal(err)
 	}
-	bInv := f.refund(t, f.newOrder(t), 600)
-	f.approveAndDispatch(t, bInv)
-	b.shop.ClearFaults()
-	cInv := f.refund(t, f.newOrder(t), 700)
+	bInv := f.Refund(t, f.NewOrder(t), 600)
+	f.ApproveAndDispatch(t, bInv)
+	b.Shop.ClearFaults()
+	cInv := f.Refund(t, f.NewOrder(t), 700)
 
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Agent])
-	page := c.get("/tasks/" + f.task.ID)
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
+	page := c.Get("/tasks/" + f.Task.ID)
 	if page.StatusCode != http.StatusOK {
 		t.Fatalf("GET task: %d", page.StatusCode)
 	}
-	tok := c.csrf("/tasks/" + f.task.ID)
-	if res := c.post("/tasks/"+f.task.ID+"/pause", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("pause: %d\n%s", res.StatusCode, res.body)
+	tok := c.CSRF("/tasks/" + f.Task.ID)
+	if res := c.Post("/tasks/"+f.Task.ID+"/pause", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("pause: %d\n%s", res.StatusCode, res.Text)
 	}
-	agent := b.users[accounts.Agent]
-	if _, err := b.cp.Approve(context.Background(), controlplane.UserActor(agent.ID, "agent", agent.Name), cInv.ID, 0); err != nil {
+	agent := b.Users[accounts.Agent]
+	if _, err := b.Control.Approve(context.Background(), controlplane.UserActor(agent.ID, "agent", agent.Name), cInv.ID, 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.cp.DispatchOnce(context.Background()); err != nil {
+	if _, err := b.Control.DispatchOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	doc := c.get("/tasks/" + f.task.ID).doc(t)
+	doc := c.Get("/tasks/" + f.Task.ID).Doc(t)
 	notice := doc.Find(`[data-testid="paused-notice"]`)
 	if got := notice.Text(); got != "Further dispatch is paused. One earlier request still needs checking." {
 		t.Errorf("paused notice = %q", got)
@@ -83,7 +70,7 @@ func TestTaskViewSaysWhereEachRequestStandsAndPauseIsAControl(t *testing.T) {
 		t.Errorf("the not-dispatched request does not say why")
 	}
 	timeline := doc.Find(`[data-testid="timeline"]`).Text()
-	if !strings.Contains(timeline, b.users[accounts.Agent].Name+" paused the task") {
+	if !strings.Contains(timeline, b.Users[accounts.Agent].Name+" paused the task") {
 		t.Errorf("the timeline does not say who paused the task, in a sentence:\n%s", timeline)
 	}
 	for _, want := range []string{"proposed “Refund $6.00 on order ", "Awaiting approval by a support agent for it: its policy has an agent approve every request of this kind.",
@@ -95,16 +82,16 @@ func TestTaskViewSaysWhereEachRequestStandsAndPauseIsAControl(t *testing.T) {
 		}
 	}
 	// No event names, no hashes, no raw data in the timeline.
-	for _, code := range []string{"invocation.", "task.paused", "task.created", "permit.", "args_hash", "{", hex.EncodeToString(b.invocation(t, a.ID).ArgsHash)} {
+	for _, code := range []string{"invocation.", "task.paused", "task.created", "permit.", "args_hash", "{", hex.EncodeToString(b.Invocation(t, a.ID).ArgsHash)} {
 		if strings.Contains(timeline, code) {
 			t.Errorf("the timeline shows %q:\n%s", code, timeline)
 		}
 	}
 
 	// Inspect B read-only, then reconcile it from the shop's evidence.
-	before, _ := b.store.CountEvents(context.Background(), "invocation.reconciled", &f.task.ID)
-	ins := c.get("/tasks/" + f.task.ID + "?inspect=" + bInv.ID)
-	panel := ins.doc(t).Find(`[data-testid="inspect-panel"]`)
+	before, _ := b.Store.CountEvents(context.Background(), "invocation.reconciled", &f.Task.ID)
+	ins := c.Get("/tasks/" + f.Task.ID + "?inspect=" + bInv.ID)
+	panel := ins.Doc(t).Find(`[data-testid="inspect-panel"]`)
 	if !strings.Contains(panel.Find(`[data-testid="tech-key"]`).Text(), bInv.IdempotencyKey) {
 		t.Fatalf("inspection lacks the idempotency key:\n%s", panel.Text())
 	}
@@ -136,85 +123,85 @@ func TestTaskViewSaysWhereEachRequestStandsAndPauseIsAControl(t *testing.T) {
 		strings.Contains(txt, `{"`) {
 		t.Errorf("the inspect panel shows raw JSON or codes:\n%s", txt)
 	}
-	if after, _ := b.store.CountEvents(context.Background(), "invocation.reconciled", &f.task.ID); after != before {
+	if after, _ := b.Store.CountEvents(context.Background(), "invocation.reconciled", &f.Task.ID); after != before {
 		t.Fatalf("inspecting changed something")
 	}
-	if got := b.invocation(t, bInv.ID).State; got != controlplane.Unverified {
+	if got := b.Invocation(t, bInv.ID).State; got != controlplane.Unverified {
 		t.Fatalf("inspection moved the request to %s", got)
 	}
-	res := c.post("/invocations/"+bInv.ID+"/reconcile", url.Values{"_csrf": {tok}})
+	res := c.Post("/invocations/"+bInv.ID+"/reconcile", url.Values{"_csrf": {tok}})
 	if res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("reconcile: %d\n%s", res.StatusCode, res.body)
+		t.Fatalf("reconcile: %d\n%s", res.StatusCode, res.Text)
 	}
-	if got := b.invocation(t, bInv.ID).State; got != controlplane.Completed {
+	if got := b.Invocation(t, bInv.ID).State; got != controlplane.Completed {
 		t.Fatalf("after reconcile: %s, want completed (the shop committed it)", got)
 	}
-	doc = c.get("/tasks/" + f.task.ID).doc(t)
+	doc = c.Get("/tasks/" + f.Task.ID).Doc(t)
 	if got := doc.Find(`[data-testid="paused-notice"]`).Text(); got != "Further dispatch is paused." {
 		t.Errorf("paused notice after reconciling = %q", got)
 	}
 
 	// Resume, then cancel; a second cancel is a conflict that says why.
-	if res := c.post("/tasks/"+f.task.ID+"/resume", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
+	if res := c.Post("/tasks/"+f.Task.ID+"/resume", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("resume: %d", res.StatusCode)
 	}
-	if res := c.post("/tasks/"+f.task.ID+"/cancel", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
+	if res := c.Post("/tasks/"+f.Task.ID+"/cancel", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("cancel: %d", res.StatusCode)
 	}
-	if res := c.post("/tasks/"+f.task.ID+"/cancel", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusConflict {
+	if res := c.Post("/tasks/"+f.Task.ID+"/cancel", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusConflict {
 		t.Fatalf("cancel twice: %d, want 409", res.StatusCode)
 	}
-	if res := c.post("/tasks/"+f.task.ID+"/pause", url.Values{}); res.StatusCode != http.StatusForbidden {
+	if res := c.Post("/tasks/"+f.Task.ID+"/pause", url.Values{}); res.StatusCode != http.StatusForbidden {
 		t.Fatalf("pause without CSRF: %d, want 403", res.StatusCode)
 	}
 }
 
 func TestTaskLiveAnswersNoContentUntilSomethingChanges(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	f := newConsoleFixture(t, b)
-	inv := f.refund(t, f.order, 500)
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Agent])
-	live := c.get("/tasks/" + f.task.ID).doc(t).Find(`[data-mark]`)
+	b := webtest.New(t, webtest.WithShop())
+	f := webtest.NewShopper(t, b)
+	inv := f.Refund(t, f.Order, 500)
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
+	live := c.Get("/tasks/" + f.Task.ID).Doc(t).Find(`[data-mark]`)
 	mark, _ := live.Attr("data-mark")
-	if res := c.get("/tasks/" + f.task.ID + "/live?mark=" + url.QueryEscape(mark)); res.StatusCode != http.StatusNoContent {
+	if res := c.Get("/tasks/" + f.Task.ID + "/live?mark=" + url.QueryEscape(mark)); res.StatusCode != http.StatusNoContent {
 		t.Fatalf("unchanged: %d, want 204", res.StatusCode)
 	}
-	f.approveAndDispatch(t, inv)
-	res := c.get("/tasks/" + f.task.ID + "/live?mark=" + url.QueryEscape(mark))
-	if res.StatusCode != http.StatusOK || !strings.Contains(res.doc(t).Find(`[data-testid="inv-`+inv.ID+`"]`).Text(), "Completed") {
-		t.Fatalf("after dispatch: %d\n%s", res.StatusCode, res.body)
+	f.ApproveAndDispatch(t, inv)
+	res := c.Get("/tasks/" + f.Task.ID + "/live?mark=" + url.QueryEscape(mark))
+	if res.StatusCode != http.StatusOK || !strings.Contains(res.Doc(t).Find(`[data-testid="inv-`+inv.ID+`"]`).Text(), "Completed") {
+		t.Fatalf("after dispatch: %d\n%s", res.StatusCode, res.Text)
 	}
 }
 
 func TestReversalNeedsAnotherApproverThroughTheConsole(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	f := newConsoleFixture(t, b)
+	b := webtest.New(t, webtest.WithShop())
+	f := webtest.NewShopper(t, b)
 	ctx := context.Background()
-	sub, err := b.shop.CreateSubscription(ctx, demoshop.SubscriptionFixture{CustomerID: f.cust.ID, Plan: "Pro"})
+	sub, err := b.Shop.CreateSubscription(ctx, demoshop.SubscriptionFixture{CustomerID: f.Customer.ID, Plan: "Pro"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	raw := []byte(`{"subscription_id":"` + sub.ID + `","reason_code":"switching","effective":"end_of_period"}`)
-	inv, err := b.cp.Propose(ctx, controlplane.Proposal{TaskID: f.task.ID, Action: "cancel_subscription", Args: raw,
+	inv, err := b.Control.Propose(ctx, controlplane.Proposal{TaskID: f.Task.ID, Action: "cancel_subscription", Args: raw,
 		Actor: controlplane.AssistantActor("asst_test", "Test assistant")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.approveAndDispatch(t, inv)
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Agent])
-	doc := c.get("/tasks/" + f.task.ID).doc(t)
+	f.ApproveAndDispatch(t, inv)
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
+	doc := c.Get("/tasks/" + f.Task.ID).Doc(t)
 	if doc.Find(`[data-testid="inv-`+inv.ID+`"] [data-testid="reverse"]`).Length() != 1 {
 		t.Fatalf("a completed, reversible request offers no reversal")
 	}
-	tok := c.csrf("/tasks/" + f.task.ID)
-	if res := c.post("/invocations/"+inv.ID+"/reverse", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("reverse: %d\n%s", res.StatusCode, res.body)
+	tok := c.CSRF("/tasks/" + f.Task.ID)
+	if res := c.Post("/invocations/"+inv.ID+"/reverse", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("reverse: %d\n%s", res.StatusCode, res.Text)
 	}
-	invs, _ := b.cp.Invocations(ctx, f.task.ID)
+	invs, _ := b.Control.Invocations(ctx, f.Task.ID)
 	var rev controlplane.Invocation
 	for _, x := range invs {
 		if x.CompensatesID == inv.ID {
@@ -224,65 +211,65 @@ func TestReversalNeedsAnotherApproverThroughTheConsole(t *testing.T) {
 	if rev.ID == "" {
 		t.Fatalf("no invocation compensates %s", inv.ID)
 	}
-	form := cardForm(t, c.get("/queue/"+rev.ID), "approve-form")
-	if res := c.post("/queue/"+rev.ID+"/approve", form); res.StatusCode != http.StatusForbidden {
+	form := webtest.CardForm(t, c.Get("/queue/"+rev.ID), "approve-form")
+	if res := c.Post("/queue/"+rev.ID+"/approve", form); res.StatusCode != http.StatusForbidden {
 		t.Fatalf("the original approver approving the reversal: %d, want 403", res.StatusCode)
 	}
-	m := b.client(t)
-	m.mustSignIn(b.createUser(t, accounts.Agent))
-	form = cardForm(t, m.get("/queue/"+rev.ID), "approve-form")
-	if res := m.post("/queue/"+rev.ID+"/approve", form); res.StatusCode != http.StatusSeeOther {
+	m := b.Client(t)
+	m.MustSignIn(b.CreateUser(t, accounts.Agent))
+	form = webtest.CardForm(t, m.Get("/queue/"+rev.ID), "approve-form")
+	if res := m.Post("/queue/"+rev.ID+"/approve", form); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("another person approving the reversal: %d", res.StatusCode)
 	}
 }
 
 func TestGlobalStopIsForAdmins(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	f := newConsoleFixture(t, b)
-	admin := b.client(t)
-	admin.mustSignIn(b.users[accounts.Admin])
-	doc := admin.get("/tasks/" + f.task.ID).doc(t)
+	b := webtest.New(t, webtest.WithShop())
+	f := webtest.NewShopper(t, b)
+	admin := b.Client(t)
+	admin.MustSignIn(b.Users[accounts.Admin])
+	doc := admin.Get("/tasks/" + f.Task.ID).Doc(t)
 	if doc.Find(`[data-testid="global-stop-form"]`).Length() != 1 {
 		t.Fatalf("an admin sees no global stop switch")
 	}
-	tok := admin.csrf("/tasks/" + f.task.ID)
-	if res := admin.post("/controls/global-stop", url.Values{"_csrf": {tok}, "stopped": {"true"}, "back": {"/tasks/" + f.task.ID}}); res.StatusCode != http.StatusSeeOther {
+	tok := admin.CSRF("/tasks/" + f.Task.ID)
+	if res := admin.Post("/controls/global-stop", url.Values{"_csrf": {tok}, "stopped": {"true"}, "back": {"/tasks/" + f.Task.ID}}); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("global stop: %d", res.StatusCode)
 	}
-	if stopped, _ := b.cp.GlobalStopped(context.Background()); !stopped {
+	if stopped, _ := b.Control.GlobalStopped(context.Background()); !stopped {
 		t.Fatalf("the switch did not stop dispatch")
 	}
-	agent := b.client(t)
-	agent.mustSignIn(b.users[accounts.Agent])
-	if agent.get("/tasks/"+f.task.ID).doc(t).Find(`[data-testid="global-stop-form"]`).Length() != 0 {
+	agent := b.Client(t)
+	agent.MustSignIn(b.Users[accounts.Agent])
+	if agent.Get("/tasks/"+f.Task.ID).Doc(t).Find(`[data-testid="global-stop-form"]`).Length() != 0 {
 		t.Errorf("an agent sees the global stop switch")
 	}
-	if res := agent.post("/controls/global-stop", url.Values{"_csrf": {agent.csrf("/tasks")}, "stopped": {"false"}}); res.StatusCode != http.StatusForbidden {
+	if res := agent.Post("/controls/global-stop", url.Values{"_csrf": {agent.CSRF("/tasks")}, "stopped": {"false"}}); res.StatusCode != http.StatusForbidden {
 		t.Errorf("agent lifting the global stop: %d, want 403", res.StatusCode)
 	}
 }
 
 func TestTaskListPutsWorkThatNeedsCheckingFirst(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	f := newConsoleFixture(t, b)
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Agent])
-	res := c.get("/tasks?q=" + url.QueryEscape(f.cust.Email))
-	if res.doc(t).Find(`[data-testid="task-`+f.task.ID+`"]`).Length() != 1 {
+	b := webtest.New(t, webtest.WithShop())
+	f := webtest.NewShopper(t, b)
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
+	res := c.Get("/tasks?q=" + url.QueryEscape(f.Customer.Email))
+	if res.Doc(t).Find(`[data-testid="task-`+f.Task.ID+`"]`).Length() != 1 {
 		t.Fatalf("search by customer does not find the task")
 	}
-	if n := c.get("/tasks?q=nobody-at-all").doc(t).Find(`[data-testid="no-tasks"]`).Length(); n != 1 {
+	if n := c.Get("/tasks?q=nobody-at-all").Doc(t).Find(`[data-testid="no-tasks"]`).Length(); n != 1 {
 		t.Fatalf("a search matching nothing does not say so")
 	}
 }
 
 func TestHandoffsShowWhatTheAssistantPreparedAndTakingAssigns(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
+	b := webtest.New(t, webtest.WithShop())
 	ctx := context.Background()
-	pool := b.store.Pool()
+	pool := b.Store.Pool()
 	if _, err := pool.Exec(ctx, `INSERT INTO assistants (id, name, created_at) VALUES ('asst_h', 'Helper', now())`); err != nil {
 		t.Fatal(err)
 	}
@@ -294,50 +281,48 @@ func TestHandoffsShowWhatTheAssistantPreparedAndTakingAssigns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c1, c2 := b.client(t), b.client(t)
-	c1.mustSignIn(b.users[accounts.Agent])
-	c2.mustSignIn(b.users[accounts.Manager])
-	page := c1.get("/handoffs")
+	c1, c2 := b.Client(t), b.Client(t)
+	c1.MustSignIn(b.Users[accounts.Agent])
+	c2.MustSignIn(b.Users[accounts.Manager])
+	page := c1.Get("/handoffs")
 	if page.StatusCode != http.StatusOK {
-		t.Fatalf("GET /handoffs: %d\n%s", page.StatusCode, page.body)
+		t.Fatalf("GET /handoffs: %d\n%s", page.StatusCode, page.Text)
 	}
-	card := page.doc(t).Find(`[data-testid="handoff-` + itoa64(id) + `"]`)
+	card := page.Doc(t).Find(`[data-testid="handoff-` + webtest.Itoa64(id) + `"]`)
 	for _, want := range []string{"two orders match", "order B: desk lamp", "Refund an order", "$42.00", "Unclear what the customer wants"} {
 		if !strings.Contains(card.Text(), want) {
 			t.Errorf("hand-off lacks %q:\n%s", want, card.Text())
 		}
 	}
-	if res := c1.post("/handoffs/"+itoa64(id)+"/take", url.Values{"_csrf": {c1.csrf("/handoffs")}}); res.StatusCode != http.StatusSeeOther {
+	if res := c1.Post("/handoffs/"+webtest.Itoa64(id)+"/take", url.Values{"_csrf": {c1.CSRF("/handoffs")}}); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("take: %d", res.StatusCode)
 	}
-	c2.post("/handoffs/"+itoa64(id)+"/take", url.Values{"_csrf": {c2.csrf("/handoffs")}})
+	c2.Post("/handoffs/"+webtest.Itoa64(id)+"/take", url.Values{"_csrf": {c2.CSRF("/handoffs")}})
 	var holder int64
 	if err := pool.QueryRow(ctx, `SELECT user_id FROM handoff_assignments WHERE conversation_event_id = $1`, id).Scan(&holder); err != nil {
 		t.Fatal(err)
 	}
-	if holder != b.users[accounts.Agent].ID {
+	if holder != b.Users[accounts.Agent].ID {
 		t.Fatalf("hand-off held by %d, want the first taker", holder)
 	}
-	if got := c2.get("/handoffs").doc(t).Find(`[data-testid="taken-by"]`).Text(); !strings.Contains(got, b.users[accounts.Agent].Name) {
+	if got := c2.Get("/handoffs").Doc(t).Find(`[data-testid="taken-by"]`).Text(); !strings.Contains(got, b.Users[accounts.Agent].Name) {
 		t.Errorf("the second person is not told who took it: %q", got)
 	}
-	if n, err := b.store.CountEvents(ctx, "handoff.taken", nil); err != nil || n != 1 {
+	if n, err := b.Store.CountEvents(ctx, "handoff.taken", nil); err != nil || n != 1 {
 		t.Errorf("handoff.taken events = %d (%v), want 1: the taker is audited, the one too late is not", n, err)
 	}
 }
 
-func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
-
 func TestTaskEventsStreamSaysChangeWhenTheTaskChanges(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	f := newConsoleFixture(t, b)
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Agent])
+	b := webtest.New(t, webtest.WithShop())
+	f := webtest.NewShopper(t, b)
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.srv.URL+"/tasks/"+f.task.ID+"/events", nil)
-	res, err := c.http.Do(req)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.Server.URL+"/tasks/"+f.Task.ID+"/events", nil)
+	res, err := c.HTTP.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +350,7 @@ func TestTaskEventsStreamSaysChangeWhenTheTaskChanges(t *testing.T) {
 	}
 	// A change through the control plane (as another console instance
 	// would make it) reaches this stream through NOTIFY.
-	if _, err := b.cp.Pause(context.Background(), controlplane.AssistantActor("asst_test", "Test assistant"), f.task.ID, 0); err != nil {
+	if _, err := b.Control.Pause(context.Background(), controlplane.AssistantActor("asst_test", "Test assistant"), f.Task.ID, 0); err != nil {
 		t.Fatal(err)
 	}
 	for {

@@ -1,4 +1,4 @@
-package web_test
+package customer_test
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"countersign/web/webtest"
+
 	"github.com/PuerkitoBio/goquery"
 
 	"countersign/internal/accounts"
@@ -20,13 +22,10 @@ import (
 	"countersign/internal/shopadapter"
 )
 
-// shopName is the demo shop's name to its customers.
-const shopName = "Harbour & Pine"
-
 // withZone has c's browser keep zone as its own, as customer.js does.
-func (c *client) withZone(zone string) {
-	u, _ := url.Parse(c.b.srv.URL)
-	c.http.Jar.SetCookies(u, []*http.Cookie{{Name: "cs_zone", Value: url.QueryEscape(zone), Path: "/"}})
+func withZone(c *webtest.Client, zone string) {
+	u, _ := url.Parse(c.Stack.Server.URL)
+	c.HTTP.Jar.SetCookies(u, []*http.Cookie{{Name: "cs_zone", Value: url.QueryEscape(zone), Path: "/"}})
 }
 
 // TestCustomerPagesSpeakForTheShop: a customer's page is the shop's: the
@@ -37,55 +36,55 @@ func (c *client) withZone(zone string) {
 // in words. A staff page keeps the console's frame.
 func TestCustomerPagesSpeakForTheShop(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withCustomerStage())
-	inv, link := b.pendingRefund(t)
-	c := b.client(t)
-	res := c.open(link)
-	doc := res.doc(t)
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	inv, link := b.PendingRefund(t)
+	c := b.Client(t)
+	res := c.Open(link)
+	doc := res.Doc(t)
 	title := doc.Find("title").Text()
-	if !strings.HasSuffix(title, " · "+shopName) || strings.Contains(title, "ord_") || strings.Contains(title, inv.Quote.Target.ID) ||
+	if !strings.HasSuffix(title, " · "+webtest.ShopName) || strings.Contains(title, "ord_") || strings.Contains(title, inv.Quote.Target.ID) ||
 		!strings.Contains(title, "Walnut desk lamp") {
 		t.Errorf("title %q, want the request in words and the shop's name, no id", title)
 	}
-	if got := text(res, t, "brand-name"); got != shopName || strings.Contains(doc.Find("header").Text(), "Countersign") {
-		t.Errorf("header names %q (%q), want only the shop", got, squash(doc.Find("header").Text()))
+	if got := webtest.TextByTestID(res, t, "brand-name"); got != webtest.ShopName || strings.Contains(doc.Find("header").Text(), "Countersign") {
+		t.Errorf("header names %q (%q), want only the shop", got, webtest.Squash(doc.Find("header").Text()))
 	}
-	footer := squash(doc.Find(`[data-testid="customer-footer"]`).Text())
-	if !strings.Contains(footer, shopName+" uses Countersign") || !strings.Contains(footer, "Times are in America/Los_Angeles time.") {
+	footer := webtest.Squash(doc.Find(`[data-testid="customer-footer"]`).Text())
+	if !strings.Contains(footer, webtest.ShopName+" uses Countersign") || !strings.Contains(footer, "Times are in America/Los_Angeles time.") {
 		t.Errorf("footer %q, want the shop and its zone named", footer)
 	}
 	// The clock is 09:00 UTC on April 1, 2026; the deadline is 30 minutes on.
-	if d := text(res, t, "deadline"); !strings.Contains(d, "Apr 1, 02:30 PDT") {
+	if d := webtest.TextByTestID(res, t, "deadline"); !strings.Contains(d, "Apr 1, 02:30 PDT") {
 		t.Errorf("deadline %q, want it in the shop's zone (Apr 1, 02:30 PDT)", d)
 	}
-	sent := b.mail.Sent()
+	sent := b.Mail.Sent()
 	m := sent[len(sent)-1]
-	if m.FromName != shopName+" via Countersign" || !strings.Contains(m.Subject, shopName) || strings.Contains(m.Subject, "ord_") {
+	if m.FromName != webtest.ShopName+" via Countersign" || !strings.Contains(m.Subject, webtest.ShopName) || strings.Contains(m.Subject, "ord_") {
 		t.Errorf("code mail from %q, subject %q: want the shop's name in both and no id", m.FromName, m.Subject)
 	}
-	if !strings.Contains(m.Body, "at "+shopName+"\n") {
+	if !strings.Contains(m.Body, "at "+webtest.ShopName+"\n") {
 		t.Errorf("the code mail does not name the shop:\n%s", m.Body)
 	}
 
 	// The browser's own zone, once told, is used and said.
-	c.withZone("Europe/Paris")
-	res = c.get("/requests/" + inv.ID)
-	if d := text(res, t, "deadline"); !strings.Contains(d, "Apr 1, 11:30 CEST") {
+	withZone(c, "Europe/Paris")
+	res = c.Get("/requests/" + inv.ID)
+	if d := webtest.TextByTestID(res, t, "deadline"); !strings.Contains(d, "Apr 1, 11:30 CEST") {
 		t.Errorf("deadline %q, want it in the customer's zone (Apr 1, 11:30 CEST)", d)
 	}
-	if z := squash(text(res, t, "time-zone")); z != "Times are in your time zone (Europe/Paris)." {
+	if z := webtest.Squash(webtest.TextByTestID(res, t, "time-zone")); z != "Times are in your time zone (Europe/Paris)." {
 		t.Errorf("footer zone %q", z)
 	}
 	// A zone that is not one falls back to the shop's.
-	c.withZone("Mars/Olympus_Mons")
-	if d := text(c.get("/requests/"+inv.ID), t, "deadline"); !strings.Contains(d, "02:30 PDT") {
+	withZone(c, "Mars/Olympus_Mons")
+	if d := webtest.TextByTestID(c.Get("/requests/"+inv.ID), t, "deadline"); !strings.Contains(d, "02:30 PDT") {
 		t.Errorf("deadline %q with a bad zone, want the shop's", d)
 	}
 
-	staff := b.client(t)
-	staff.mustSignIn(b.users[accounts.Agent])
-	q := staff.get("/queue")
-	qd := q.doc(t)
+	staff := b.Client(t)
+	staff.MustSignIn(b.Users[accounts.Agent])
+	q := staff.Get("/queue")
+	qd := q.Doc(t)
 	if brand := strings.TrimSpace(qd.Find("header .brand").Text()); brand != "Countersign" || !strings.HasSuffix(qd.Find("title").Text(), " · Countersign") ||
 		qd.Find(`[data-testid="customer-footer"]`).Length() != 0 {
 		t.Errorf("a staff page's frame: brand %q, title %q", brand, qd.Find("title").Text())
@@ -97,22 +96,22 @@ func TestCustomerPagesSpeakForTheShop(t *testing.T) {
 // expensive"; an approved request says it is being sent to the shop.
 func TestCustomerPageSaysCodesInWords(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withCustomerStage())
-	inv := b.proposeFor(t, b.customerTask(t, jordan), "cancel_subscription",
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	inv := b.ProposeFor(t, b.CustomerTask(t, webtest.Jordan), "cancel_subscription",
 		map[string]any{"subscription_id": "Pro plan for acme.example", "reason_code": "too_expensive", "effective": "end_of_period"}, "")
-	c := b.client(t)
-	res := c.open(b.link(t, inv, jordan))
-	doc := res.doc(t)
+	c := b.Client(t)
+	res := c.Open(b.Link(t, inv, webtest.Jordan))
+	doc := res.Doc(t)
 	if got := strings.TrimSpace(doc.Find(`[data-testid="line-sentence"]`).First().Text()); got != "Your subscription will be cancelled." {
 		t.Errorf("status line %q, want it in words", got)
 	}
-	quote := squash(doc.Find(`.quote`).Text())
+	quote := webtest.Squash(doc.Find(`.quote`).Text())
 	if !strings.Contains(quote, "Reason: too expensive") || doc.Find(`[data-testid="line-values"] [data-testid="line-from"]`).First().Text() != "active" ||
 		doc.Find(`[data-testid="line-values"] [data-testid="line-to"]`).First().Text() != "cancelled" {
 		t.Errorf("the quote reads %q, want \"Reason: too expensive\" and the status values under its sentence", quote)
 	}
-	c.post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {c.pageCSRF(res)}})
-	if got := text(c.get("/requests/"+inv.ID), t, "status-badge"); got != "Approved — we're sending it to "+shopName+" now" {
+	c.Post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {c.PageCSRF(res)}})
+	if got := webtest.TextByTestID(c.Get("/requests/"+inv.ID), t, "status-badge"); got != "Approved — we're sending it to "+webtest.ShopName+" now" {
 		t.Errorf("approved badge %q", got)
 	}
 }
@@ -122,11 +121,11 @@ func TestCustomerPageSaysCodesInWords(t *testing.T) {
 // line.
 func TestCustomerAddressChangeStacksNowAndAfter(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withCustomerStage())
-	inv := b.proposeFor(t, b.customerTask(t, jordan), "change_shipping_address",
-		map[string]any{"order_id": "standing desk mat", "address": jordanAddress}, "")
-	res := b.client(t).open(b.link(t, inv, jordan))
-	na := res.doc(t).Find(`[data-testid="now-after"]`)
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	inv := b.ProposeFor(t, b.CustomerTask(t, webtest.Jordan), "change_shipping_address",
+		map[string]any{"order_id": "standing desk mat", "address": webtest.JordanAddress}, "")
+	res := b.Client(t).Open(b.Link(t, inv, webtest.Jordan))
+	na := res.Doc(t).Find(`[data-testid="now-after"]`)
 	var labels []string
 	na.Find("dt").Each(func(_ int, s *goquery.Selection) { labels = append(labels, s.Text()) })
 	l := inv.Quote.Lines[0]
@@ -137,19 +136,6 @@ func TestCustomerAddressChangeStacksNowAndAfter(t *testing.T) {
 	}
 }
 
-// proposeAny proposes as the test assistant and returns the invocation in
-// whatever state it was routed to.
-func (b *testBundle) proposeAny(t *testing.T, task controlplane.Task, action string, args map[string]any) controlplane.Invocation {
-	t.Helper()
-	raw, _ := json.Marshal(args)
-	inv, err := b.cp.Propose(context.Background(), controlplane.Proposal{TaskID: task.ID, System: "shop", Action: action, Args: raw,
-		Actor: controlplane.AssistantActor("asst_test", "Test assistant")})
-	if err != nil {
-		t.Fatalf("propose %s: %v", action, err)
-	}
-	return inv
-}
-
 // TestMyRequestsGroupsTheCustomersOwn: a signed-in customer's list groups
 // their requests as "Waiting for you", "In progress" (with our team) and
 // "Finished" (a declined one among them); a catalogue edit proposed in their conversation is an
@@ -157,38 +143,38 @@ func (b *testBundle) proposeAny(t *testing.T, task controlplane.Task, action str
 // apart by order, items, amount and time.
 func TestMyRequestsGroupsTheCustomersOwn(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withCustomerStage())
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
 	ctx := context.Background()
-	m := b.users[accounts.Manager]
-	p, err := b.cp.Policy(ctx, "shop", "resend_receipt")
+	m := b.Users[accounts.Manager]
+	p, err := b.Control.Policy(ctx, "shop", "resend_receipt")
 	if err != nil {
 		t.Fatal(err)
 	}
 	p.Stage = controlplane.StagePropose
-	if _, err := b.cp.ChangePolicy(ctx, controlplane.UserActor(m.ID, string(accounts.Manager), m.Name), p, p.Version, "our team approves receipts"); err != nil {
+	if _, err := b.Control.ChangePolicy(ctx, controlplane.UserActor(m.ID, string(accounts.Manager), m.Name), p, p.Version, "our team approves receipts"); err != nil {
 		t.Fatal(err)
 	}
-	task := b.customerTask(t, jordan)
-	first := b.proposeFor(t, task, "issue_refund", map[string]any{"order_id": "walnut lamp", "amount_cents": 1000, "reason_code": "damaged"}, "")
-	b.clock.Advance(3 * 60e9)
-	second := b.proposeAny(t, b.customerTask(t, jordan), "issue_refund", map[string]any{"order_id": "walnut lamp", "amount_cents": 1000, "reason_code": "damaged"})
-	approval := b.proposeAny(t, task, "resend_receipt", map[string]any{"invoice_id": "paid Pro invoice"})
-	catalogue := b.proposeFor(t, task, "update_product_description", map[string]any{"product_id": "walnut lamp", "description": "Solid walnut, linen shade."}, "")
-	done := b.proposeFor(t, task, "reinstate_subscription", map[string]any{"subscription_id": "Photo add-on"}, "")
+	task := b.CustomerTask(t, webtest.Jordan)
+	first := b.ProposeFor(t, task, "issue_refund", map[string]any{"order_id": "walnut lamp", "amount_cents": 1000, "reason_code": "damaged"}, "")
+	b.Clock.Advance(3 * 60e9)
+	second := b.ProposeAny(t, b.CustomerTask(t, webtest.Jordan), "issue_refund", map[string]any{"order_id": "walnut lamp", "amount_cents": 1000, "reason_code": "damaged"})
+	approval := b.ProposeAny(t, task, "resend_receipt", map[string]any{"invoice_id": "paid Pro invoice"})
+	catalogue := b.ProposeFor(t, task, "update_product_description", map[string]any{"product_id": "walnut lamp", "description": "Solid walnut, linen shade."}, "")
+	done := b.ProposeFor(t, task, "reinstate_subscription", map[string]any{"subscription_id": "Photo add-on"}, "")
 	if approval.State != controlplane.AwaitingApproval {
 		t.Fatalf("the receipt is %s, want awaiting approval", approval.State)
 	}
 
-	u, err := b.accounts.Create(ctx, accounts.NewUser{Email: jordan, Name: "Jordan Lee", Role: accounts.Customer, Password: "correct horse jordan"})
+	u, err := b.Accounts.Create(ctx, accounts.NewUser{Email: webtest.Jordan, Name: "Jordan Lee", Role: accounts.Customer, Password: "correct horse jordan"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := b.client(t)
-	c.mustSignIn(testUser{User: u, Password: "correct horse jordan"})
-	c.post("/requests/"+done.ID+"/decline", url.Values{"_csrf": {c.pageCSRF(c.get("/requests/" + done.ID))}})
+	c := b.Client(t)
+	c.MustSignIn(webtest.User{User: u, Password: "correct horse jordan"})
+	c.Post("/requests/"+done.ID+"/decline", url.Values{"_csrf": {c.PageCSRF(c.Get("/requests/" + done.ID))}})
 
-	res := c.get("/requests")
-	doc := res.doc(t)
+	res := c.Get("/requests")
+	doc := res.Doc(t)
 	group := func(testid string) []string {
 		var out []string
 		doc.Find(`[data-testid="` + testid + `"] [data-testid="request-row"]`).Each(func(_ int, s *goquery.Selection) {
@@ -211,7 +197,7 @@ func TestMyRequestsGroupsTheCustomersOwn(t *testing.T) {
 	if strings.Join(finished, ",") != done.ID {
 		t.Errorf("done: %v, want the declined request %s", finished, done.ID)
 	}
-	if strings.Contains(res.body, catalogue.ID) || strings.Contains(doc.Find("main").Text(), "description") {
+	if strings.Contains(res.Text, catalogue.ID) || strings.Contains(doc.Find("main").Text(), "description") {
 		t.Error("My requests lists the catalogue edit, an operator's action")
 	}
 	for _, h := range []string{"Waiting for you", "In progress", "Finished"} {
@@ -238,7 +224,7 @@ func TestMyRequestsGroupsTheCustomersOwn(t *testing.T) {
 		if got := strings.TrimSpace(row.Find(`[data-testid="row-amount"]`).Text()); got != "$10.00" {
 			t.Errorf("row %s amount %q", id, got)
 		}
-		rows[id] = squash(row.Text())
+		rows[id] = webtest.Squash(row.Text())
 	}
 	if rows[first.ID] == rows[second.ID] {
 		t.Errorf("two refunds read the same: %q", rows[first.ID])
@@ -257,16 +243,16 @@ func contains(s []string, v string) bool {
 // completedRefund has the customer confirm Jordan's refund by code and
 // the console carry it out; it returns the request, its link and the
 // customer's client.
-func (b *testBundle) completedRefund(t *testing.T) (controlplane.Invocation, *client) {
+func completedRefund(t *testing.T, b *webtest.Stack) (controlplane.Invocation, *webtest.Client) {
 	t.Helper()
-	inv, link := b.pendingRefund(t)
-	c := b.client(t)
-	page := c.open(link)
-	c.post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {c.pageCSRF(page)}})
-	if _, err := b.cp.DispatchOnce(context.Background()); err != nil {
+	inv, link := b.PendingRefund(t)
+	c := b.Client(t)
+	page := c.Open(link)
+	c.Post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {c.PageCSRF(page)}})
+	if _, err := b.Control.DispatchOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	done := b.inv(t, inv.ID)
+	done := b.Invocation(t, inv.ID)
 	if done.State != controlplane.Completed {
 		t.Fatalf("after dispatch: %s", done.State)
 	}
@@ -280,29 +266,29 @@ func (b *testBundle) completedRefund(t *testing.T) (controlplane.Invocation, *cl
 // has none.
 func TestCustomerReceipt(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withCustomerStage())
-	inv, c := b.completedRefund(t)
-	res := c.get("/requests/" + inv.ID)
-	if res.doc(t).Find(`[data-testid="receipt"]`).Length() != 1 {
-		t.Fatalf("no receipt section on a completed request:\n%s", res.body)
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	inv, c := completedRefund(t, b)
+	res := c.Get("/requests/" + inv.ID)
+	if res.Doc(t).Find(`[data-testid="receipt"]`).Length() != 1 {
+		t.Fatalf("no receipt section on a completed request:\n%s", res.Text)
 	}
-	if got := text(res, t, "receipt-reference"); got != inv.Result.ShortReference {
+	if got := webtest.TextByTestID(res, t, "receipt-reference"); got != inv.Result.ShortReference {
 		t.Errorf("receipt reference %q, want %q", got, inv.Result.ShortReference)
 	}
-	if got := text(res, t, "receipt-verified"); !inShopZone(got) {
+	if got := webtest.TextByTestID(res, t, "receipt-verified"); !inShopZone(got) {
 		t.Errorf("verified %q, want a time in the shop's zone", got)
 	}
-	if got := squash(text(res, t, "receipt-changed")); !strings.Contains(got, "$42.10") {
+	if got := webtest.Squash(webtest.TextByTestID(res, t, "receipt-changed")); !strings.Contains(got, "$42.10") {
 		t.Errorf("what changed: %q, want the refund's amount", got)
 	}
-	if !strings.Contains(text(res, t, "receipt-how"), "/api/v1/receipts/jwks.json") {
+	if !strings.Contains(webtest.TextByTestID(res, t, "receipt-how"), "/api/v1/receipts/jwks.json") {
 		t.Errorf("the receipt does not say how to check it")
 	}
-	href, _ := res.doc(t).Find(`[data-testid="receipt-download"]`).Attr("href")
+	href, _ := res.Doc(t).Find(`[data-testid="receipt-download"]`).Attr("href")
 	if href != "/requests/"+inv.ID+"/receipt" {
 		t.Fatalf("download link %q", href)
 	}
-	dl := c.get(href)
+	dl := c.Get(href)
 	if dl.StatusCode != http.StatusOK || dl.Header.Get("Content-Type") != "application/jose" ||
 		!strings.HasPrefix(dl.Header.Get("Content-Disposition"), "attachment;") {
 		t.Fatalf("download: %d %q %q", dl.StatusCode, dl.Header.Get("Content-Type"), dl.Header.Get("Content-Disposition"))
@@ -312,11 +298,11 @@ func TestCustomerReceipt(t *testing.T) {
 			X string `json:"x"`
 		} `json:"keys"`
 	}
-	if err := json.Unmarshal([]byte(b.client(t).get("/api/v1/receipts/jwks.json").body), &jwks); err != nil || len(jwks.Keys) != 1 {
+	if err := json.Unmarshal([]byte(b.Client(t).Get("/api/v1/receipts/jwks.json").Text), &jwks); err != nil || len(jwks.Keys) != 1 {
 		t.Fatalf("jwks: %v", err)
 	}
 	pub, _ := base64.RawURLEncoding.DecodeString(jwks.Keys[0].X)
-	payload, err := receipts.Verify(dl.body, ed25519.PublicKey(pub))
+	payload, err := receipts.Verify(dl.Text, ed25519.PublicKey(pub))
 	if err != nil {
 		t.Fatalf("the downloaded receipt does not verify: %v", err)
 	}
@@ -330,29 +316,29 @@ func TestCustomerReceipt(t *testing.T) {
 	}
 
 	// Another customer, a visitor and a request not done get no receipt.
-	other := b.client(t)
-	other.open(b.link(t, b.proposeFor(t, b.customerTask(t, "hannah.weiss@example.de"), "reinstate_subscription",
+	other := b.Client(t)
+	other.Open(b.Link(t, b.ProposeFor(t, b.CustomerTask(t, "hannah.weiss@example.de"), "reinstate_subscription",
 		map[string]any{"subscription_id": "my Pro plan"}, ""), "hannah.weiss@example.de"))
-	if r := other.get(href); r.StatusCode != http.StatusNotFound {
+	if r := other.Get(href); r.StatusCode != http.StatusNotFound {
 		t.Errorf("another customer's download: %d", r.StatusCode)
 	}
-	if r := b.client(t).get(href); r.StatusCode != http.StatusUnauthorized {
+	if r := b.Client(t).Get(href); r.StatusCode != http.StatusUnauthorized {
 		t.Errorf("a visitor's download: %d", r.StatusCode)
 	}
-	pending, link := b.pendingRefund(t)
-	pc := b.client(t)
-	pr := pc.open(link)
-	if pr.doc(t).Find(`[data-testid="receipt"]`).Length() != 0 {
+	pending, link := b.PendingRefund(t)
+	pc := b.Client(t)
+	pr := pc.Open(link)
+	if pr.Doc(t).Find(`[data-testid="receipt"]`).Length() != 0 {
 		t.Error("a pending request shows a receipt")
 	}
-	if r := pc.get("/requests/" + pending.ID + "/receipt"); r.StatusCode != http.StatusConflict || !strings.Contains(r.body, "it is not done yet") {
+	if r := pc.Get("/requests/" + pending.ID + "/receipt"); r.StatusCode != http.StatusConflict || !strings.Contains(r.Text, "it is not done yet") {
 		t.Errorf("a pending request's download: %d, want 409 saying it is not done yet", r.StatusCode)
 	}
 	// A request the customer declined never will have one, and is told so.
-	pc.post("/requests/"+pending.ID+"/decline", url.Values{"_csrf": {pc.pageCSRF(pc.get("/requests/" + pending.ID))}})
-	if r := pc.get("/requests/" + pending.ID + "/receipt"); r.StatusCode != http.StatusConflict ||
-		!strings.Contains(r.body, "This request was not carried out, so there is no receipt.") || strings.Contains(r.body, "not done yet") {
-		t.Errorf("a declined request's download: %d %s, want 409 saying it was not carried out", r.StatusCode, squash(r.body))
+	pc.Post("/requests/"+pending.ID+"/decline", url.Values{"_csrf": {pc.PageCSRF(pc.Get("/requests/" + pending.ID))}})
+	if r := pc.Get("/requests/" + pending.ID + "/receipt"); r.StatusCode != http.StatusConflict ||
+		!strings.Contains(r.Text, "This request was not carried out, so there is no receipt.") || strings.Contains(r.Text, "not done yet") {
+		t.Errorf("a declined request's download: %d %s, want 409 saying it was not carried out", r.StatusCode, webtest.Squash(r.Text))
 	}
 }
 
@@ -362,53 +348,53 @@ func TestCustomerReceipt(t *testing.T) {
 // of one shop only keep its name.
 func TestMyRequestsOfTwoShopsSpeakForNeither(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withCustomerStage())
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
 	ctx := context.Background()
-	u, err := b.accounts.Create(ctx, accounts.NewUser{Email: jordan, Name: "Jordan Lee", Role: accounts.Customer, Password: "correct horse jordan"})
+	u, err := b.Accounts.Create(ctx, accounts.NewUser{Email: webtest.Jordan, Name: "Jordan Lee", Role: accounts.Customer, Password: "correct horse jordan"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := b.client(t)
-	c.mustSignIn(testUser{User: u, Password: "correct horse jordan"})
-	b.proposeFor(t, b.customerTask(t, jordan), "reinstate_subscription", map[string]any{"subscription_id": "Photo add-on"}, "")
-	if got := text(c.get("/requests"), t, "brand-name"); got != shopName {
-		t.Fatalf("one shop's requests: header names %q, want %q", got, shopName)
+	c := b.Client(t)
+	c.MustSignIn(webtest.User{User: u, Password: "correct horse jordan"})
+	b.ProposeFor(t, b.CustomerTask(t, webtest.Jordan), "reinstate_subscription", map[string]any{"subscription_id": "Photo add-on"}, "")
+	if got := webtest.TextByTestID(c.Get("/requests"), t, "brand-name"); got != webtest.ShopName {
+		t.Fatalf("one shop's requests: header names %q, want %q", got, webtest.ShopName)
 	}
 
 	// A second business, the same demo shop under another name.
 	other := adapter.Brand{Name: "Quay Outfitters", Zone: time.UTC}
-	b.web.Registry().Connect(shopadapter.New(shopadapter.Config{Name: "quay", BaseURL: b.shopURL, Token: b.shop.Token(),
-		Ledger: adapter.NewLedger(b.store, b.clock.Now), Now: b.clock.Now, Brand: other}))
-	owner := b.users[accounts.Manager].ID
-	if err := b.cp.EnsurePolicies(ctx, &owner); err != nil {
+	b.Web.Registry().Connect(shopadapter.New(shopadapter.Config{Name: "quay", BaseURL: b.ShopURL, Token: b.Shop.Token(),
+		Ledger: adapter.NewLedger(b.Store, b.Clock.Now), Now: b.Clock.Now, Brand: other}))
+	owner := b.Users[accounts.Manager].ID
+	if err := b.Control.EnsurePolicies(ctx, &owner); err != nil {
 		t.Fatal(err)
 	}
-	m := b.users[accounts.Manager]
-	p, err := b.cp.Policy(ctx, "quay", "reinstate_subscription")
+	m := b.Users[accounts.Manager]
+	p, err := b.Control.Policy(ctx, "quay", "reinstate_subscription")
 	if err != nil {
 		t.Fatal(err)
 	}
 	p.Stage, p.ConfirmationWindow = controlplane.StageAssisted, 30*time.Minute
-	if _, err := b.cp.ChangePolicy(ctx, controlplane.UserActor(m.ID, string(accounts.Manager), m.Name), p, p.Version, "customers confirm"); err != nil {
+	if _, err := b.Control.ChangePolicy(ctx, controlplane.UserActor(m.ID, string(accounts.Manager), m.Name), p, p.Version, "customers confirm"); err != nil {
 		t.Fatal(err)
 	}
 	raw, _ := json.Marshal(map[string]any{"subscription_id": "Photo add-on"})
-	if _, err := b.cp.Propose(ctx, controlplane.Proposal{TaskID: b.customerTask(t, jordan).ID, System: "quay", Action: "reinstate_subscription", Args: raw,
+	if _, err := b.Control.Propose(ctx, controlplane.Proposal{TaskID: b.CustomerTask(t, webtest.Jordan).ID, System: "quay", Action: "reinstate_subscription", Args: raw,
 		Actor: controlplane.AssistantActor("asst_test", "Test assistant")}); err != nil {
 		t.Fatal(err)
 	}
-	res := c.get("/requests")
-	doc := res.doc(t)
+	res := c.Get("/requests")
+	doc := res.Doc(t)
 	if n := doc.Find(`[data-testid="request-row"]`).Length(); n != 2 {
 		t.Fatalf("%d rows, want the two shops' requests", n)
 	}
-	header, title := squash(doc.Find("header").Text()), doc.Find("title").Text()
-	if strings.Contains(header, shopName) || strings.Contains(header, other.Name) || !strings.Contains(header, "Countersign") ||
-		strings.Contains(title, shopName) || strings.Contains(title, other.Name) {
+	header, title := webtest.Squash(doc.Find("header").Text()), doc.Find("title").Text()
+	if strings.Contains(header, webtest.ShopName) || strings.Contains(header, other.Name) || !strings.Contains(header, "Countersign") ||
+		strings.Contains(title, webtest.ShopName) || strings.Contains(title, other.Name) {
 		t.Errorf("two shops' requests: header %q, title %q; want Countersign's and neither shop's name", header, title)
 	}
-	if doc.Find(`[data-testid="customer-footer"]`).Length() != 1 || strings.Contains(squash(doc.Find(`[data-testid="customer-footer"]`).Text()), "uses Countersign") {
-		t.Errorf("footer %q, want the customer frame's, naming no shop", squash(doc.Find("footer").Text()))
+	if doc.Find(`[data-testid="customer-footer"]`).Length() != 1 || strings.Contains(webtest.Squash(doc.Find(`[data-testid="customer-footer"]`).Text()), "uses Countersign") {
+		t.Errorf("footer %q, want the customer frame's, naming no shop", webtest.Squash(doc.Find("footer").Text()))
 	}
 }
 
@@ -418,26 +404,26 @@ func TestMyRequestsOfTwoShopsSpeakForNeither(t *testing.T) {
 // while the staff's sign-in keeps the console's.
 func TestCustomerSignInAndHomeAreTheShops(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withCustomerStage())
-	c := b.client(t)
-	if res := c.get("/sign-in?next=%2Frequests"); text(res, t, "brand-name") != shopName || res.doc(t).Find(`[data-testid="customer-footer"]`).Length() != 1 {
-		t.Errorf("a customer's sign-in: header %q, want the shop's frame", squash(res.doc(t).Find("header").Text()))
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	c := b.Client(t)
+	if res := c.Get("/sign-in?next=%2Frequests"); webtest.TextByTestID(res, t, "brand-name") != webtest.ShopName || res.Doc(t).Find(`[data-testid="customer-footer"]`).Length() != 1 {
+		t.Errorf("a customer's sign-in: header %q, want the shop's frame", webtest.Squash(res.Doc(t).Find("header").Text()))
 	}
-	if doc := c.get("/sign-in").doc(t); doc.Find(`[data-testid="brand-name"]`).Length() != 0 || doc.Find(`[data-testid="customer-footer"]`).Length() != 0 {
-		t.Errorf("the staff's sign-in: header %q, want the console's frame", squash(doc.Find("header").Text()))
+	if doc := c.Get("/sign-in").Doc(t); doc.Find(`[data-testid="brand-name"]`).Length() != 0 || doc.Find(`[data-testid="customer-footer"]`).Length() != 0 {
+		t.Errorf("the staff's sign-in: header %q, want the console's frame", webtest.Squash(doc.Find("header").Text()))
 	}
-	u, err := b.accounts.Create(t.Context(), accounts.NewUser{Email: jordan, Name: "Jordan Lee", Role: accounts.Customer, Password: "correct horse jordan"})
+	u, err := b.Accounts.Create(t.Context(), accounts.NewUser{Email: webtest.Jordan, Name: "Jordan Lee", Role: accounts.Customer, Password: "correct horse jordan"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.mustSignIn(testUser{User: u, Password: "correct horse jordan"})
-	if res := c.get("/"); text(res, t, "brand-name") != shopName || res.doc(t).Find(`[data-testid="customer-footer"]`).Length() != 1 {
-		t.Errorf("a customer's home: header %q, want the shop's frame", squash(res.doc(t).Find("header").Text()))
+	c.MustSignIn(webtest.User{User: u, Password: "correct horse jordan"})
+	if res := c.Get("/"); webtest.TextByTestID(res, t, "brand-name") != webtest.ShopName || res.Doc(t).Find(`[data-testid="customer-footer"]`).Length() != 1 {
+		t.Errorf("a customer's home: header %q, want the shop's frame", webtest.Squash(res.Doc(t).Find("header").Text()))
 	}
 
 	// No shop known (no system connected): Countersign's customer frame.
-	plain := setup(t)
-	doc := plain.client(t).get("/sign-in?next=%2Frequests").doc(t)
+	plain := webtest.New(t)
+	doc := plain.Client(t).Get("/sign-in?next=%2Frequests").Doc(t)
 	if got := strings.TrimSpace(doc.Find("header .brand").Text()); got != "Countersign" || doc.Find(`[data-testid="customer-footer"]`).Length() != 1 {
 		t.Errorf("a customer's sign-in with no shop: brand %q, %d customer footers; want Countersign's customer frame", got, doc.Find(`[data-testid="customer-footer"]`).Length())
 	}

@@ -1,15 +1,18 @@
-package web_test
+package customer_test
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"countersign/web/webtest"
 
 	"countersign/internal/controlplane"
 )
@@ -19,44 +22,44 @@ import (
 // its reference once dispatched.
 func TestConfirmWithoutJavaScript(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withCustomerStage())
-	inv, link := b.pendingRefund(t)
-	c := b.client(t)
-	tok := c.pageCSRF(c.open(link))
-	res := c.post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {tok}})
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	inv, link := b.PendingRefund(t)
+	c := b.Client(t)
+	tok := c.PageCSRF(c.Open(link))
+	res := c.Post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {tok}})
 	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/requests/"+inv.ID {
 		t.Fatalf("confirm: %d to %q", res.StatusCode, res.Header.Get("Location"))
 	}
-	res = c.get("/requests/" + inv.ID)
-	if got, _ := res.doc(t).Find(`[data-testid="status"]`).Attr("data-pending"); got != "true" {
+	res = c.Get("/requests/" + inv.ID)
+	if got, _ := res.Doc(t).Find(`[data-testid="status"]`).Attr("data-pending"); got != "true" {
 		t.Errorf("after confirming, status pending = %q, want true", got)
 	}
-	if !strings.Contains(res.doc(t).Find("head noscript").Text(), "refresh") {
+	if !strings.Contains(res.Doc(t).Find("head noscript").Text(), "refresh") {
 		t.Error("a pending page without JavaScript does not refresh itself")
 	}
-	if res.doc(t).Find(`[data-testid="confirm"]`).Length() != 0 {
+	if res.Doc(t).Find(`[data-testid="confirm"]`).Length() != 0 {
 		t.Error("the confirm button is still there after confirming")
 	}
-	if _, err := b.cp.DispatchOnce(context.Background()); err != nil {
+	if _, err := b.Control.DispatchOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	done := b.inv(t, inv.ID)
+	done := b.Invocation(t, inv.ID)
 	if done.State != controlplane.Completed || done.Result == nil {
 		t.Fatalf("after dispatch: %s (%+v)", done.State, done.Error)
 	}
-	res = c.get("/requests/" + inv.ID)
+	res = c.Get("/requests/" + inv.ID)
 	// The customer reads the shop's short reference, never its refund id.
-	if got := text(res, t, "reference"); got == "" || got != done.Result.ShortReference || strings.Contains(res.body, done.Result.Reference) {
+	if got := webtest.TextByTestID(res, t, "reference"); got == "" || got != done.Result.ShortReference || strings.Contains(res.Text, done.Result.Reference) {
 		t.Errorf("reference %q, want %q and no %q on the page", got, done.Result.ShortReference, done.Result.Reference)
 	}
-	if got, _ := res.doc(t).Find(`[data-testid="status"]`).Attr("data-pending"); got != "false" {
+	if got, _ := res.Doc(t).Find(`[data-testid="status"]`).Attr("data-pending"); got != "false" {
 		t.Errorf("a completed request still pending: %q", got)
 	}
 	// A retried POST after the fact is answered with the outcome.
-	if res := c.post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
+	if res := c.Post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
 		t.Errorf("retried confirm: %d, want 303 to the outcome", res.StatusCode)
 	}
-	if n := len(b.shopEffects(t, done.IdempotencyKey)); n != 1 {
+	if n := len(b.ShopEffects(t, done.IdempotencyKey)); n != 1 {
 		t.Errorf("%d effects in the shop, want 1", n)
 	}
 }
@@ -65,52 +68,52 @@ func TestConfirmWithoutJavaScript(t *testing.T) {
 // the reason is on the invocation and in its timeline.
 func TestDeclineRecordsTheReason(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withCustomerStage())
-	inv, link := b.pendingRefund(t)
-	c := b.client(t)
-	tok := c.pageCSRF(c.open(link))
-	res := c.post("/requests/"+inv.ID+"/decline", url.Values{"_csrf": {tok}, "reason": {"I'd rather have a replacement."}})
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	inv, link := b.PendingRefund(t)
+	c := b.Client(t)
+	tok := c.PageCSRF(c.Open(link))
+	res := c.Post("/requests/"+inv.ID+"/decline", url.Values{"_csrf": {tok}, "reason": {"I'd rather have a replacement."}})
 	if res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("decline: %d\n%s", res.StatusCode, res.body)
+		t.Fatalf("decline: %d\n%s", res.StatusCode, res.Text)
 	}
-	got := b.inv(t, inv.ID)
+	got := b.Invocation(t, inv.ID)
 	if got.State != controlplane.Rejected || got.DecisionReason != "I'd rather have a replacement." {
 		t.Errorf("after decline: %s with reason %q", got.State, got.DecisionReason)
 	}
 	// The customer's own decline is theirs, in their words: not a
 	// "Declined" that reads as if someone else decided.
-	if badge := text(c.get("/requests/"+inv.ID), t, "status-badge"); badge != "You declined" {
+	if badge := webtest.TextByTestID(c.Get("/requests/"+inv.ID), t, "status-badge"); badge != "You declined" {
 		t.Errorf("badge %q, want the customer's words for their own decline", badge)
 	}
-	events, err := b.cp.Timeline(context.Background(), inv.TaskID)
+	events, err := b.Control.Timeline(context.Background(), inv.TaskID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var declined bool
 	for _, e := range events {
-		declined = declined || (e.Action == "invocation.declined" && e.ActorKind == controlplane.ActorCustomer && e.ActorID == jordan)
+		declined = declined || (e.Action == "invocation.declined" && e.ActorKind == controlplane.ActorCustomer && e.ActorID == webtest.Jordan)
 	}
 	if !declined {
 		t.Error("no invocation.declined event by the customer")
 	}
 	// Too long a reason is refused with the field marked, and the text kept.
-	inv2, link2 := b.pendingRefundAgain(t)
-	c2 := b.client(t)
-	tok2 := c2.pageCSRF(c2.open(link2))
+	inv2, link2 := pendingRefundAgain(t, b)
+	c2 := b.Client(t)
+	tok2 := c2.PageCSRF(c2.Open(link2))
 	long := strings.Repeat("x", 1001)
-	res = c2.post("/requests/"+inv2.ID+"/decline", url.Values{"_csrf": {tok2}, "reason": {long}})
-	if res.StatusCode != http.StatusUnprocessableEntity || res.doc(t).Find(`[data-testid="reason-error"]`).Length() != 1 {
+	res = c2.Post("/requests/"+inv2.ID+"/decline", url.Values{"_csrf": {tok2}, "reason": {long}})
+	if res.StatusCode != http.StatusUnprocessableEntity || res.Doc(t).Find(`[data-testid="reason-error"]`).Length() != 1 {
 		t.Errorf("too long a reason: %d, want 422 with the field's error", res.StatusCode)
 	}
 }
 
 // pendingRefundAgain proposes a different refund, so that it is not a
 // duplicate of pendingRefund's.
-func (b *testBundle) pendingRefundAgain(t *testing.T) (controlplane.Invocation, string) {
+func pendingRefundAgain(t *testing.T, b *webtest.Stack) (controlplane.Invocation, string) {
 	t.Helper()
-	inv := b.proposeFor(t, b.customerTask(t, jordan), "issue_refund",
+	inv := b.ProposeFor(t, b.CustomerTask(t, webtest.Jordan), "issue_refund",
 		map[string]any{"order_id": "walnut lamp", "amount_cents": 1000, "reason_code": "damaged"}, "")
-	return inv, b.link(t, inv, jordan)
+	return inv, b.Link(t, inv, webtest.Jordan)
 }
 
 // TestConfirmAfterTheTargetChangedAsksAgain refunds part of the order at
@@ -119,13 +122,13 @@ func (b *testBundle) pendingRefundAgain(t *testing.T) (controlplane.Invocation, 
 // again with what changed.
 func TestConfirmAfterTheTargetChangedAsksAgain(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withCustomerStage())
-	inv, link := b.pendingRefund(t)
-	c := b.client(t)
-	tok := c.pageCSRF(c.open(link))
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	inv, link := b.PendingRefund(t)
+	c := b.Client(t)
+	tok := c.PageCSRF(c.Open(link))
 
 	body, _ := json.Marshal(map[string]any{"order_id": inv.Target.ID, "amount_cents": 500, "reason": "goodwill, in another tab"})
-	shopRes, err := b.shopPost("/refunds", "application/json", bytes.NewReader(body))
+	shopRes, err := shopPost(b, "/refunds", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,42 +137,42 @@ func TestConfirmAfterTheTargetChangedAsksAgain(t *testing.T) {
 		t.Fatalf("refund at the shop: %d", shopRes.StatusCode)
 	}
 
-	res := c.post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {tok}})
+	res := c.Post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {tok}})
 	next := strings.TrimPrefix(res.Header.Get("Location"), "/requests/")
 	if res.StatusCode != http.StatusSeeOther || next == inv.ID || next == "" {
 		t.Fatalf("confirm of a stale quote: %d to %q, want a redirect to a fresh request", res.StatusCode, res.Header.Get("Location"))
 	}
-	old := b.inv(t, inv.ID)
+	old := b.Invocation(t, inv.ID)
 	if old.State != controlplane.Rejected || !strings.HasPrefix(old.DecisionReason, "superseded: ") {
 		t.Errorf("old request: %s (%q), want rejected as superseded", old.State, old.DecisionReason)
 	}
-	fresh := b.inv(t, next)
+	fresh := b.Invocation(t, next)
 	if fresh.State != controlplane.AwaitingConfirmation || fresh.SupersedesID != inv.ID || fresh.IdempotencyKey == inv.IdempotencyKey ||
 		fresh.Quote.Target.Version == inv.Quote.Target.Version || fresh.TaskID != inv.TaskID {
 		t.Errorf("fresh request %+v does not replace the old one", fresh)
 	}
-	page := c.get("/requests/" + next)
-	if page.doc(t).Find(`[data-testid="changed"] [data-testid="change"]`).Length() == 0 {
+	page := c.Get("/requests/" + next)
+	if page.Doc(t).Find(`[data-testid="changed"] [data-testid="change"]`).Length() == 0 {
 		t.Error("the fresh request does not say what changed")
 	}
 	// The old page sends the customer to the fresh one.
-	if res := c.get("/requests/" + inv.ID); res.Header.Get("Location") != "/requests/"+next {
+	if res := c.Get("/requests/" + inv.ID); res.Header.Get("Location") != "/requests/"+next {
 		t.Errorf("old request page: %d to %q, want the fresh one", res.StatusCode, res.Header.Get("Location"))
 	}
-	if _, err := b.cp.DispatchOnce(context.Background()); err != nil {
+	if _, err := b.Control.DispatchOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(b.shopEffects(t, inv.IdempotencyKey)); n != 0 {
+	if n := len(b.ShopEffects(t, inv.IdempotencyKey)); n != 0 {
 		t.Errorf("the stale request reached the shop: %d effects", n)
 	}
-	res = c.post("/requests/"+next+"/confirm", url.Values{"_csrf": {c.pageCSRF(page)}})
+	res = c.Post("/requests/"+next+"/confirm", url.Values{"_csrf": {c.PageCSRF(page)}})
 	if res.Header.Get("Location") != "/requests/"+next {
 		t.Fatalf("confirm of the fresh quote: %d to %q", res.StatusCode, res.Header.Get("Location"))
 	}
-	if _, err := b.cp.DispatchOnce(context.Background()); err != nil {
+	if _, err := b.Control.DispatchOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got := b.inv(t, next); got.State != controlplane.Completed {
+	if got := b.Invocation(t, next); got.State != controlplane.Completed {
 		t.Errorf("fresh request after dispatch: %s", got.State)
 	}
 }
@@ -179,13 +182,13 @@ func TestConfirmAfterTheTargetChangedAsksAgain(t *testing.T) {
 // the shop's ledger has one refund.
 func TestFiftyConcurrentConfirmsMakeOneEffect(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withCustomerStage())
-	inv, link := b.pendingRefund(t)
-	c := b.client(t)
-	tok := c.pageCSRF(c.open(link))
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	inv, link := b.PendingRefund(t)
+	c := b.Client(t)
+	tok := c.PageCSRF(c.Open(link))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go b.cp.RunDispatcher(ctx, 50*time.Millisecond)
+	go b.Control.RunDispatcher(ctx, 50*time.Millisecond)
 
 	var wg sync.WaitGroup
 	statuses := make(chan int, 50)
@@ -193,10 +196,10 @@ func TestFiftyConcurrentConfirmsMakeOneEffect(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			req, _ := http.NewRequest(http.MethodPost, b.srv.URL+"/requests/"+inv.ID+"/confirm", strings.NewReader(url.Values{"_csrf": {tok}}.Encode()))
+			req, _ := http.NewRequest(http.MethodPost, b.Server.URL+"/requests/"+inv.ID+"/confirm", strings.NewReader(url.Values{"_csrf": {tok}}.Encode()))
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-			req.Header.Set("Origin", b.srv.URL)
-			res, err := c.http.Do(req)
+			req.Header.Set("Origin", b.Server.URL)
+			res, err := c.HTTP.Do(req)
 			if err != nil {
 				statuses <- 0
 				return
@@ -213,14 +216,14 @@ func TestFiftyConcurrentConfirmsMakeOneEffect(t *testing.T) {
 		}
 	}
 	deadline := time.Now().Add(20 * time.Second)
-	for b.inv(t, inv.ID).State != controlplane.Completed {
+	for b.Invocation(t, inv.ID).State != controlplane.Completed {
 		if time.Now().After(deadline) {
-			t.Fatalf("not completed: %s", b.inv(t, inv.ID).State)
+			t.Fatalf("not completed: %s", b.Invocation(t, inv.ID).State)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	refunds := 0
-	for _, e := range b.shopEffects(t, "") {
+	for _, e := range b.ShopEffects(t, "") {
 		if e.Kind == "refund.created" {
 			refunds++
 		}
@@ -235,33 +238,33 @@ func TestFiftyConcurrentConfirmsMakeOneEffect(t *testing.T) {
 // still works.
 func TestConfirmRechecksTheTask(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withCustomerStage())
-	inv, link := b.pendingRefund(t)
-	c := b.client(t)
-	tok := c.pageCSRF(c.open(link))
-	task, err := b.cp.Task(context.Background(), inv.TaskID)
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	inv, link := b.PendingRefund(t)
+	c := b.Client(t)
+	tok := c.PageCSRF(c.Open(link))
+	task, err := b.Control.Task(context.Background(), inv.TaskID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.cp.Pause(context.Background(), controlplane.AssistantActor("asst_test", "Test assistant"), task.ID, task.Version); err != nil {
+	if _, err := b.Control.Pause(context.Background(), controlplane.AssistantActor("asst_test", "Test assistant"), task.ID, task.Version); err != nil {
 		t.Fatal(err)
 	}
-	if res := c.post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
+	if res := c.Post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("confirm on a paused task: %d", res.StatusCode)
 	}
-	if got := b.inv(t, inv.ID).State; got != controlplane.AwaitingConfirmation {
+	if got := b.Invocation(t, inv.ID).State; got != controlplane.AwaitingConfirmation {
 		t.Errorf("after confirming on a paused task: %s, want still awaiting", got)
 	}
-	page := c.get("/requests/" + inv.ID)
-	if text(page, t, "on-hold") == "" || page.doc(t).Find(`[data-testid="confirm"]`).Length() != 0 {
+	page := c.Get("/requests/" + inv.ID)
+	if webtest.TextByTestID(page, t, "on-hold") == "" || page.Doc(t).Find(`[data-testid="confirm"]`).Length() != 0 {
 		t.Error("the page does not say the request is on hold, or still offers to confirm")
 	}
-	if page.doc(t).Find(`[data-testid="decline"]`).Length() != 1 {
+	if page.Doc(t).Find(`[data-testid="decline"]`).Length() != 1 {
 		t.Error("declining is not offered while on hold")
 	}
 	// A paused conversation is a normal state, not an error: a neutral
 	// notice, not the red error banner.
-	if hold := page.doc(t).Find(`[data-testid="on-hold"]`); hold.HasClass("bad") || !hold.HasClass("notice") {
+	if hold := page.Doc(t).Find(`[data-testid="on-hold"]`); hold.HasClass("bad") || !hold.HasClass("notice") {
 		cls, _ := hold.Attr("class")
 		t.Errorf("the on-hold notice has classes %q, want a neutral notice", cls)
 	}
@@ -272,30 +275,42 @@ func TestConfirmRechecksTheTask(t *testing.T) {
 // it is final, with HX-Refresh so that the page's receipt appears.
 func TestStatusFragmentStopsPollingWhenFinal(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withCustomerStage())
-	inv, link := b.pendingRefund(t)
-	c := b.client(t)
-	tok := c.pageCSRF(c.open(link))
-	c.post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {tok}})
-	status := func() response {
-		req, _ := http.NewRequest(http.MethodGet, b.srv.URL+"/requests/"+inv.ID+"/status", nil)
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	inv, link := b.PendingRefund(t)
+	c := b.Client(t)
+	tok := c.PageCSRF(c.Open(link))
+	c.Post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {tok}})
+	status := func() webtest.Response {
+		req, _ := http.NewRequest(http.MethodGet, b.Server.URL+"/requests/"+inv.ID+"/status", nil)
 		req.Header.Set("HX-Request", "true")
-		return c.do(req)
+		return c.Do(req)
 	}
-	if res := status(); res.StatusCode != http.StatusOK || text(res, t, "status-badge") != "Approved — we're sending it to Harbour & Pine now" ||
+	if res := status(); res.StatusCode != http.StatusOK || webtest.TextByTestID(res, t, "status-badge") != "Approved — we're sending it to Harbour & Pine now" ||
 		res.Header.Get("HX-Refresh") != "" {
-		t.Errorf("while sending: %d %q HX-Refresh %q, want 200, the working badge and no refresh", res.StatusCode, text(res, t, "status-badge"), res.Header.Get("HX-Refresh"))
+		t.Errorf("while sending: %d %q HX-Refresh %q, want 200, the working badge and no refresh", res.StatusCode, webtest.TextByTestID(res, t, "status-badge"), res.Header.Get("HX-Refresh"))
 	}
-	if _, err := b.cp.DispatchOnce(context.Background()); err != nil {
+	if _, err := b.Control.DispatchOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	res := status()
-	if res.StatusCode != 286 || text(res, t, "reference") == "" || res.Header.Get("HX-Refresh") != "true" {
+	if res.StatusCode != 286 || webtest.TextByTestID(res, t, "reference") == "" || res.Header.Get("HX-Refresh") != "true" {
 		t.Errorf("when done: %d with reference %q, HX-Refresh %q; want 286, the reference and HX-Refresh: true (the receipt is outside the fragment)",
-			res.StatusCode, text(res, t, "reference"), res.Header.Get("HX-Refresh"))
+			res.StatusCode, webtest.TextByTestID(res, t, "reference"), res.Header.Get("HX-Refresh"))
 	}
 	// The page it reloads shows the receipt.
-	if c.get("/requests/"+inv.ID).doc(t).Find(`[data-testid="receipt"]`).Length() != 1 {
+	if c.Get("/requests/"+inv.ID).Doc(t).Find(`[data-testid="receipt"]`).Length() != 1 {
 		t.Error("the reloaded page has no receipt")
 	}
+}
+
+// shopPost calls the shop directly, as its own staff would, with its
+// token.
+func shopPost(b *webtest.Stack, path, contentType string, body io.Reader) (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodPost, b.ShopURL+path, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", contentType)
+	req.Header.Set("Authorization", "Bearer "+b.Shop.Token())
+	return http.DefaultClient.Do(req)
 }

@@ -1,4 +1,4 @@
-package web_test
+package customer_test
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"countersign/web/webtest"
 )
 
 // logoServer serves body as /logo.png with the content type ctype over
@@ -45,13 +47,13 @@ func TestCustomerPagesServeTheShopsLogoThemselves(t *testing.T) {
 		t.Fatal(err)
 	}
 	logo, hits := logoServer(t, "image/png", img.Bytes())
-	b := setup(t, withShop(), withLogo(logo))
-	b.stageForCustomer(t, customerActions...)
-	_, link := b.pendingRefund(t)
-	c := b.client(t)
-	page := c.open(link).Request.URL.Path
+	b := webtest.New(t, webtest.WithShop(), webtest.WithLogo(logo))
+	b.StageForCustomer(t, webtest.CustomerActions...)
+	_, link := b.PendingRefund(t)
+	c := b.Client(t)
+	page := c.Open(link).Request.URL.Path
 	// The logo route waits for the fetch the page started.
-	res, err := http.Get(b.srv.URL + "/brand/shop/logo")
+	res, err := http.Get(b.Server.URL + "/brand/shop/logo")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,11 +64,11 @@ func TestCustomerPagesServeTheShopsLogoThemselves(t *testing.T) {
 		t.Errorf("logo: %d %q nosniff %q cache %q, %d bytes (want %d)", res.StatusCode, res.Header.Get("Content-Type"),
 			res.Header.Get("X-Content-Type-Options"), res.Header.Get("Cache-Control"), len(body), img.Len())
 	}
-	src, _ := c.get(page).doc(t).Find(`header img[data-testid="brand-logo"]`).Attr("src")
+	src, _ := c.Get(page).Doc(t).Find(`header img[data-testid="brand-logo"]`).Attr("src")
 	if src != "/brand/shop/logo" {
 		t.Errorf("logo src %q, want the console's /brand/shop/logo", src)
 	}
-	c.get("/requests")
+	c.Get("/requests")
 	if n := hits.Load(); n != 1 {
 		t.Errorf("the logo was fetched %d times, want once", n)
 	}
@@ -78,14 +80,14 @@ func TestCustomerPagesServeTheShopsLogoThemselves(t *testing.T) {
 func TestCustomerPagesWithoutAnImageLogoShowTheName(t *testing.T) {
 	t.Parallel()
 	logo, _ := logoServer(t, "image/png", []byte(`<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>`))
-	b := setup(t, withShop(), withLogo(logo))
-	b.stageForCustomer(t, customerActions...)
-	_, link := b.pendingRefund(t)
-	res := b.client(t).open(link)
-	if n := res.doc(t).Find(`header img`).Length(); n != 0 || text(res, t, "brand-name") != shopName {
-		t.Errorf("%d logo images, name %q: want the name alone", n, text(res, t, "brand-name"))
+	b := webtest.New(t, webtest.WithShop(), webtest.WithLogo(logo))
+	b.StageForCustomer(t, webtest.CustomerActions...)
+	_, link := b.PendingRefund(t)
+	res := b.Client(t).Open(link)
+	if n := res.Doc(t).Find(`header img`).Length(); n != 0 || webtest.TextByTestID(res, t, "brand-name") != webtest.ShopName {
+		t.Errorf("%d logo images, name %q: want the name alone", n, webtest.TextByTestID(res, t, "brand-name"))
 	}
-	r, err := http.Get(b.srv.URL + "/brand/shop/logo")
+	r, err := http.Get(b.Server.URL + "/brand/shop/logo")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,16 +155,16 @@ func TestCustomerPagesRefuseAHostileLogo(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			logo, _ := hostileLogoServer(t)
-			logs := &lockedBuffer{}
-			b := setup(t, withShop(), withLogo(logo), withLogoURL(tc.url), withLogger(slog.New(slog.NewTextHandler(logs, nil))))
-			b.stageForCustomer(t, customerActions...)
-			_, link := b.pendingRefund(t)
-			res := b.client(t).open(link)
-			if n := res.doc(t).Find(`header img`).Length(); n != 0 || text(res, t, "brand-name") != shopName {
-				t.Errorf("%d logo images, name %q: want the name alone", n, text(res, t, "brand-name"))
+			logs := &webtest.LockedBuffer{}
+			b := webtest.New(t, webtest.WithShop(), webtest.WithLogo(logo), webtest.WithLogoURL(tc.url), webtest.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+			b.StageForCustomer(t, webtest.CustomerActions...)
+			_, link := b.PendingRefund(t)
+			res := b.Client(t).Open(link)
+			if n := res.Doc(t).Find(`header img`).Length(); n != 0 || webtest.TextByTestID(res, t, "brand-name") != webtest.ShopName {
+				t.Errorf("%d logo images, name %q: want the name alone", n, webtest.TextByTestID(res, t, "brand-name"))
 			}
 			// The logo route waits for the fetch the page started.
-			r, err := http.Get(b.srv.URL + "/brand/shop/logo")
+			r, err := http.Get(b.Server.URL + "/brand/shop/logo")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -184,9 +186,9 @@ func TestCustomerPagesRefuseAHostileLogo(t *testing.T) {
 func TestCustomerPagesBackOffAFailedLogo(t *testing.T) {
 	t.Parallel()
 	logo, hits := hostileLogoServer(t)
-	b := setup(t, withShop(), withLogo(logo), withLogoURL("{logo}/missing.png"))
+	b := webtest.New(t, webtest.WithShop(), webtest.WithLogo(logo), webtest.WithLogoURL("{logo}/missing.png"))
 	visit := func() {
-		r, err := http.Get(b.srv.URL + "/brand/shop/logo")
+		r, err := http.Get(b.Server.URL + "/brand/shop/logo")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,7 +198,7 @@ func TestCustomerPagesBackOffAFailedLogo(t *testing.T) {
 		advance time.Duration
 		want    int32
 	}{{0, 1}, {0, 1}, {59 * time.Second, 1}, {2 * time.Second, 2}, {0, 2}, {90 * time.Second, 2}, {31 * time.Second, 3}} {
-		b.clock.Advance(step.advance)
+		b.Clock.Advance(step.advance)
 		visit()
 		visit()
 		if n := hits.Load(); n != step.want {

@@ -1,4 +1,4 @@
-package web_test
+package customer_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"countersign/web/webtest"
 
 	"countersign/internal/accounts"
 	"countersign/internal/controlplane"
@@ -20,12 +22,12 @@ var everyShopAction = []struct {
 	action   string
 	args     map[string]any
 }{
-	{jordan, "cancel_subscription", map[string]any{"subscription_id": "Pro plan for acme.example", "reason_code": "too_expensive", "effective": "end_of_period"}},
+	{webtest.Jordan, "cancel_subscription", map[string]any{"subscription_id": "Pro plan for acme.example", "reason_code": "too_expensive", "effective": "end_of_period"}},
 	{"hannah.weiss@example.de", "reinstate_subscription", map[string]any{"subscription_id": "my Pro plan"}},
-	{jordan, "issue_refund", map[string]any{"order_id": "walnut lamp", "amount_cents": 4210, "reason_code": "damaged"}},
-	{jordan, "resend_receipt", map[string]any{"invoice_id": "paid Pro invoice"}},
-	{jordan, "update_product_description", map[string]any{"product_id": "LAMP-WAL-01", "description": "Solid walnut base, linen shade."}},
-	{jordan, "change_shipping_address", map[string]any{"order_id": "standing desk mat", "address": jordanAddress}},
+	{webtest.Jordan, "issue_refund", map[string]any{"order_id": "walnut lamp", "amount_cents": 4210, "reason_code": "damaged"}},
+	{webtest.Jordan, "resend_receipt", map[string]any{"invoice_id": "paid Pro invoice"}},
+	{webtest.Jordan, "update_product_description", map[string]any{"product_id": "LAMP-WAL-01", "description": "Solid walnut base, linen shade."}},
+	{webtest.Jordan, "change_shipping_address", map[string]any{"order_id": "standing desk mat", "address": webtest.JordanAddress}},
 }
 
 // situation is one way an invocation can stand, written straight into its
@@ -63,7 +65,7 @@ var situations = []situation{
 }
 
 // put writes sit into the invocation's row.
-func (b *testBundle) put(t *testing.T, id string, sit situation) {
+func put(t *testing.T, b *webtest.Stack, id string, sit situation) {
 	t.Helper()
 	null := func(s string) *string {
 		if s == "" {
@@ -75,10 +77,10 @@ func (b *testBundle) put(t *testing.T, id string, sit situation) {
 	if route == "" {
 		route = customerRoute
 	}
-	_, err := b.store.Pool().Exec(context.Background(), `UPDATE invocations SET state = $2, route_reason = $3,
+	_, err := b.Store.Pool().Exec(context.Background(), `UPDATE invocations SET state = $2, route_reason = $3,
 		decision_reason = $4, not_dispatched_reason = $5, result = $6::jsonb, error = $7::jsonb, deadline_at = $8 WHERE id = $1`,
 		id, string(sit.state), route, null(sit.decision), null(sit.notDispatched), null(sit.result), null(sit.err),
-		b.clock.Now().Add(30*time.Minute))
+		b.Clock.Now().Add(30*time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +95,7 @@ func (b *testBundle) put(t *testing.T, id string, sit situation) {
 // would have happened".
 func TestNoEndStateButCompletedShowsConsequencesAsFacts(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withCustomerStage())
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
 	covered := map[controlplane.State]bool{}
 	for _, sit := range situations {
 		covered[sit.state] = true
@@ -107,7 +109,7 @@ func TestNoEndStateButCompletedShowsConsequencesAsFacts(t *testing.T) {
 	for _, a := range everyShopAction {
 		cased[a.action] = true
 	}
-	sys, err := b.cp.Registry().System("shop")
+	sys, err := b.Control.Registry().System("shop")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,9 +119,9 @@ func TestNoEndStateButCompletedShowsConsequencesAsFacts(t *testing.T) {
 		}
 	}
 	for _, a := range everyShopAction {
-		inv := b.proposeFor(t, b.customerTask(t, a.customer), a.action, a.args, "")
-		c := b.client(t)
-		c.open(b.link(t, inv, a.customer))
+		inv := b.ProposeFor(t, b.CustomerTask(t, a.customer), a.action, a.args, "")
+		c := b.Client(t)
+		c.Open(b.Link(t, inv, a.customer))
 		q := inv.Quote
 		var facts []string // what must not read as a fact before it is
 		facts = append(facts, q.Consequences...)
@@ -128,12 +130,12 @@ func TestNoEndStateButCompletedShowsConsequencesAsFacts(t *testing.T) {
 		}
 		for _, sit := range situations {
 			t.Run(a.action+"/"+sit.name, func(t *testing.T) {
-				b.put(t, inv.ID, sit)
-				res := c.get("/requests/" + inv.ID)
+				put(t, b, inv.ID, sit)
+				res := c.Get("/requests/" + inv.ID)
 				if res.StatusCode != http.StatusOK {
-					t.Fatalf("request page: %d\n%s", res.StatusCode, res.body)
+					t.Fatalf("request page: %d\n%s", res.StatusCode, res.Text)
 				}
-				doc := res.doc(t)
+				doc := res.Doc(t)
 				blocks := doc.Find(`[data-testid="consequences-block"]`)
 				mode := blocks.AttrOr("data-mode", "")
 				if blocks.Length() > 1 {
@@ -162,16 +164,13 @@ func TestNoEndStateButCompletedShowsConsequencesAsFacts(t *testing.T) {
 				page := doc.Find("main").Text()
 				for _, f := range append(facts, "When the money arrives", "Effective:", "takes effect", "What this means for you") {
 					if strings.Contains(page, f) {
-						t.Errorf("%s: the page states %q as a fact:\n%s", sit.name, f, squash(page))
+						t.Errorf("%s: the page states %q as a fact:\n%s", sit.name, f, webtest.Squash(page))
 					}
 				}
 			})
 		}
 	}
 }
-
-// squash keeps a page's text readable in a failure message.
-func squash(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // TestCustomerPageSaysWhoDecided ends requests in each way a person or
 // the clock can, through the control plane, and checks the customer is
@@ -180,75 +179,75 @@ func squash(s string) string { return strings.Join(strings.Fields(s), " ") }
 // work.
 func TestCustomerPageSaysWhoDecided(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withCustomerStage())
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
 	ctx := context.Background()
-	agent := b.users[accounts.Agent]
+	agent := b.Users[accounts.Agent]
 	agentActor := controlplane.UserActor(agent.ID, "agent", agent.Name)
 	cases := []struct {
 		name                   string
-		end                    func(t *testing.T, c *client, inv controlplane.Invocation)
+		end                    func(t *testing.T, c *webtest.Client, inv controlplane.Invocation)
 		by, badge, headline    string
 		detailHas              string
 		agentNameMustNotAppear bool
 	}{
 		{name: "declined by the customer", by: "you", badge: "You declined", headline: "You declined this request.",
 			detailHas: "Your reason: “I'd rather keep it.”",
-			end: func(t *testing.T, c *client, inv controlplane.Invocation) {
-				if _, err := b.cp.Decline(ctx, controlplane.CustomerProvedOn(jordan, "code", inv.ID), inv.ID, inv.Version, "I'd rather keep it."); err != nil {
+			end: func(t *testing.T, c *webtest.Client, inv controlplane.Invocation) {
+				if _, err := b.Control.Decline(ctx, controlplane.CustomerProvedOn(webtest.Jordan, "code", inv.ID), inv.ID, inv.Version, "I'd rather keep it."); err != nil {
 					t.Fatal(err)
 				}
 			}},
 		{name: "rejected by an agent", by: "our_team", badge: "Declined by our team",
 			headline: "Our team declined this request: This order was refunded in full last week.", agentNameMustNotAppear: true,
-			end: func(t *testing.T, c *client, inv controlplane.Invocation) {
-				b.put(t, inv.ID, situation{state: controlplane.AwaitingApproval, route: "amount above the approval threshold"})
-				if _, err := b.cp.StaffDecide(ctx, controlplane.StaffDecision{Actor: agentActor, InvocationID: inv.ID, Verb: controlplane.StaffReject, Version: 0, Reason: controlplane.OtherReason, Other: "This order was refunded in full last week"}); err != nil {
+			end: func(t *testing.T, c *webtest.Client, inv controlplane.Invocation) {
+				put(t, b, inv.ID, situation{state: controlplane.AwaitingApproval, route: "amount above the approval threshold"})
+				if _, err := b.Control.StaffDecide(ctx, controlplane.StaffDecision{Actor: agentActor, InvocationID: inv.ID, Verb: controlplane.StaffReject, Version: 0, Reason: controlplane.OtherReason, Other: "This order was refunded in full last week"}); err != nil {
 					t.Fatal(err)
 				}
 			}},
 		{name: "expired", by: "nobody", badge: "Expired", headline: "Nobody confirmed this in time, so it expired and nothing has changed.",
-			end: func(t *testing.T, c *client, inv controlplane.Invocation) {
+			end: func(t *testing.T, c *webtest.Client, inv controlplane.Invocation) {
 				// The customer stays active (their session lasts while
 				// they are) as the request's 30 minutes run out.
-				b.clock.Advance(20 * time.Minute)
-				c.get("/requests/" + inv.ID)
-				b.clock.Advance(11 * time.Minute)
-				if _, err := b.cp.ExpireDue(ctx); err != nil {
+				b.Clock.Advance(20 * time.Minute)
+				c.Get("/requests/" + inv.ID)
+				b.Clock.Advance(11 * time.Minute)
+				if _, err := b.Control.ExpireDue(ctx); err != nil {
 					t.Fatal(err)
 				}
 			}},
 		{name: "stopped by our team", by: "our_team", badge: "Not carried out", headline: "This was not carried out, so nothing has changed.",
 			detailHas: "Our team paused the conversation this came from",
-			end: func(t *testing.T, c *client, inv controlplane.Invocation) {
-				if _, err := b.cp.Confirm(ctx, controlplane.CustomerProvedOn(jordan, "code", inv.ID), inv.ID, inv.Version); err != nil {
+			end: func(t *testing.T, c *webtest.Client, inv controlplane.Invocation) {
+				if _, err := b.Control.Confirm(ctx, controlplane.CustomerProvedOn(webtest.Jordan, "code", inv.ID), inv.ID, inv.Version); err != nil {
 					t.Fatal(err)
 				}
-				if _, err := b.cp.Pause(ctx, agentActor, inv.TaskID, 0); err != nil {
+				if _, err := b.Control.Pause(ctx, agentActor, inv.TaskID, 0); err != nil {
 					t.Fatal(err)
 				}
 			}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			inv, link := b.pendingRefund(t)
-			c := b.client(t)
-			c.open(link)
-			tc.end(t, c, b.inv(t, inv.ID))
-			res := c.get("/requests/" + inv.ID)
-			status := res.doc(t).Find(`[data-testid="status"]`)
+			inv, link := b.PendingRefund(t)
+			c := b.Client(t)
+			c.Open(link)
+			tc.end(t, c, b.Invocation(t, inv.ID))
+			res := c.Get("/requests/" + inv.ID)
+			status := res.Doc(t).Find(`[data-testid="status"]`)
 			if got := status.AttrOr("data-decided-by", ""); got != tc.by {
 				t.Errorf("decided by %q, want %q", got, tc.by)
 			}
 			if got := strings.TrimSpace(status.Find(`[data-testid="status-badge"]`).Text()); got != tc.badge {
 				t.Errorf("badge %q, want %q", got, tc.badge)
 			}
-			if got := squash(status.Find(`[data-testid="status-headline"]`).Text()); got != tc.headline {
+			if got := webtest.Squash(status.Find(`[data-testid="status-headline"]`).Text()); got != tc.headline {
 				t.Errorf("headline %q, want %q", got, tc.headline)
 			}
 			if detail := status.Find(`[data-testid="status-detail"]`).Text(); !strings.Contains(detail, tc.detailHas) {
 				t.Errorf("detail %q lacks %q", detail, tc.detailHas)
 			}
-			if tc.agentNameMustNotAppear && strings.Contains(res.doc(t).Find("main").Text(), agent.Name) {
+			if tc.agentNameMustNotAppear && strings.Contains(res.Doc(t).Find("main").Text(), agent.Name) {
 				t.Errorf("the customer's page names the agent")
 			}
 		})
@@ -261,36 +260,36 @@ func TestCustomerPageSaysWhoDecided(t *testing.T) {
 // customer's page shows: in say and as result.short_reference.
 func TestSayAndCustomerPageGiveTheSameReference(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant())
-	b.stageForCustomer(t, customerActions...)
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
+	b.StageForCustomer(t, webtest.CustomerActions...)
 	ctx := context.Background()
 	for i, a := range everyShopAction {
 		t.Run(a.action, func(t *testing.T) {
-			task := b.call(t, b.key, http.MethodPost, "/api/v1/tasks", map[string]any{"customer_ref": a.customer,
+			task := b.Call(t, b.Key, http.MethodPost, "/api/v1/tasks", map[string]any{"customer_ref": a.customer,
 				"conversation_id": "conv-ref-" + strconv.Itoa(i), "allowed_actions": []string{a.action}, "write_budget": 2,
-				"inflight_limit": 1, "rate_per_minute": 30}).want(t, http.StatusCreated)
-			inv := b.call(t, b.key, http.MethodPost, "/api/v1/tasks/"+task.json["id"].(string)+"/invocations",
-				map[string]any{"action": a.action, "args": a.args}).want(t, http.StatusCreated)
-			id := inv.json["id"].(string)
-			link := strings.TrimPrefix(inv.json["next"].(map[string]any)["url"].(string), b.srv.URL)
-			c := b.client(t)
-			tok := c.pageCSRF(c.open(link))
-			if res := c.post("/requests/"+id+"/confirm", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
-				t.Fatalf("confirm: %d\n%s", res.StatusCode, res.body)
+				"inflight_limit": 1, "rate_per_minute": 30}).Want(t, http.StatusCreated)
+			inv := b.Call(t, b.Key, http.MethodPost, "/api/v1/tasks/"+task.JSON["id"].(string)+"/invocations",
+				map[string]any{"action": a.action, "args": a.args}).Want(t, http.StatusCreated)
+			id := inv.JSON["id"].(string)
+			link := strings.TrimPrefix(inv.JSON["next"].(map[string]any)["url"].(string), b.Server.URL)
+			c := b.Client(t)
+			tok := c.PageCSRF(c.Open(link))
+			if res := c.Post("/requests/"+id+"/confirm", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
+				t.Fatalf("confirm: %d\n%s", res.StatusCode, res.Text)
 			}
-			if _, err := b.cp.DispatchOnce(ctx); err != nil {
+			if _, err := b.Control.DispatchOnce(ctx); err != nil {
 				t.Fatal(err)
 			}
-			done := b.call(t, b.key, http.MethodGet, "/api/v1/invocations/"+id, nil).want(t, http.StatusOK)
-			if done.json["state"] != "completed" {
-				t.Fatalf("after dispatch: %s", done.body)
+			done := b.Call(t, b.Key, http.MethodGet, "/api/v1/invocations/"+id, nil).Want(t, http.StatusOK)
+			if done.JSON["state"] != "completed" {
+				t.Fatalf("after dispatch: %s", done.Body)
 			}
-			page := text(c.get("/requests/"+id), t, "reference")
-			result, _ := done.json["result"].(map[string]any)
+			page := webtest.TextByTestID(c.Get("/requests/"+id), t, "reference")
+			result, _ := done.JSON["result"].(map[string]any)
 			if page == "" || result["short_reference"] != page {
 				t.Errorf("the page shows reference %q, the API's short_reference is %v", page, result["short_reference"])
 			}
-			if say := done.json["say"].(string); !strings.HasSuffix(say, " Reference: "+page+".") {
+			if say := done.JSON["say"].(string); !strings.HasSuffix(say, " Reference: "+page+".") {
 				t.Errorf("say %q does not give the customer's reference %q", say, page)
 			}
 		})

@@ -1,4 +1,4 @@
-package web_test
+package customer_test
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"countersign/web/webtest"
 
 	"github.com/PuerkitoBio/goquery"
 
@@ -111,21 +113,21 @@ func TestCustomerRefundBreakdownAddsUp(t *testing.T) {
 			wantLabels: []string{"Already refunded", "This refund"},
 			wantWhy:    []string{"$20.00 of this order was refunded before."}},
 	}
-	b := setup(t, withShop(), withCustomerStage())
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			// The cases share the lamp's order; the one with an earlier
 			// refund comes last.
-			task := b.customerTask(t, jordan)
+			task := b.CustomerTask(t, webtest.Jordan)
 			if tc.earlier > 0 {
-				first := b.proposeFor(t, b.customerTask(t, jordan), "issue_refund",
+				first := b.ProposeFor(t, b.CustomerTask(t, webtest.Jordan), "issue_refund",
 					map[string]any{"order_id": "walnut lamp", "amount_cents": 100, "reason_code": "damaged"}, "")
-				b.shopRefund(t, first.Quote.Target.ID, tc.earlier)
+				shopRefund(t, b, first.Quote.Target.ID, tc.earlier)
 			}
-			inv := b.proposeFor(t, task, "issue_refund",
+			inv := b.ProposeFor(t, task, "issue_refund",
 				map[string]any{"order_id": "walnut lamp", "amount_cents": tc.amount, "reason_code": tc.reason}, "")
-			res := b.client(t).open(b.link(t, inv, jordan))
-			doc := res.doc(t)
+			res := b.Client(t).Open(b.Link(t, inv, webtest.Jordan))
+			doc := res.Doc(t)
 			lines := breakdown(t, doc)
 			if len(lines) == 0 {
 				t.Fatal("no breakdown on the page")
@@ -178,26 +180,26 @@ func TestCustomerRefundBreakdownAddsUp(t *testing.T) {
 					t.Errorf("the page does not say %q; why reads %q", w, why)
 				}
 			}
-			if got := text(res, t, "money-arrives"); !strings.Contains(got, "5–10 business days") {
+			if got := webtest.TextByTestID(res, t, "money-arrives"); !strings.Contains(got, "5–10 business days") {
 				t.Errorf("when the money arrives: %q", got)
 			}
 			order := inv.Quote.Target.ID
-			if ref := text(res, t, "object-reference"); ref != "Order #"+strings.ToUpper(order[len(order)-6:]) {
+			if ref := webtest.TextByTestID(res, t, "object-reference"); ref != "Order #"+strings.ToUpper(order[len(order)-6:]) {
 				t.Errorf("reference %q, want the order's number", ref)
 			}
-			if d := text(res, t, "object-date"); !inShopZone(d) {
+			if d := webtest.TextByTestID(res, t, "object-date"); !inShopZone(d) {
 				t.Errorf("order date %q carries no time and zone", d)
 			}
-			if it := text(res, t, "object-item"); it != "Walnut desk lamp × 1" {
+			if it := webtest.TextByTestID(res, t, "object-item"); it != "Walnut desk lamp × 1" {
 				t.Errorf("items %q", it)
 			}
-			if title := text(res, t, "request-title"); strings.Contains(title, "ord_") || !strings.Contains(title, "Walnut desk lamp") {
+			if title := webtest.TextByTestID(res, t, "request-title"); strings.Contains(title, "ord_") || !strings.Contains(title, "Walnut desk lamp") {
 				t.Errorf("title %q", title)
 			}
 			if page := doc.Find("main").Text(); strings.Contains(page, order) {
 				t.Errorf("the page shows the shop's order id %s", order)
 			}
-			if d := text(res, t, "deadline"); !shopZoneTime.MatchString(d) {
+			if d := webtest.TextByTestID(res, t, "deadline"); !shopZoneTime.MatchString(d) {
 				t.Errorf("deadline %q carries no time zone", d)
 			}
 		})
@@ -210,13 +212,13 @@ func formatCents(c int64) string {
 
 // shopRefund refunds amount of order straight at the shop, as its own staff
 // would.
-func (b *testBundle) shopRefund(t *testing.T, order string, amount int64) {
+func shopRefund(t *testing.T, b *webtest.Stack, order string, amount int64) {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"order_id": order, "amount_cents": amount, "reason": "damaged"})
-	req, _ := http.NewRequest(http.MethodPost, b.shopURL+"/refunds", bytes.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, b.ShopURL+"/refunds", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Request-Id", "test-earlier-refund-"+strconv.FormatInt(amount, 10))
-	req.Header.Set("Authorization", "Bearer "+b.shop.Token())
+	req.Header.Set("Authorization", "Bearer "+b.Shop.Token())
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -236,70 +238,70 @@ func (b *testBundle) shopRefund(t *testing.T, order string, amount int64) {
 // them instead of being sent to a sign-in page, and sees no request.
 func TestMyRequestsForALinkCustomer(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withCustomerStage())
-	task := b.customerTask(t, jordan)
-	declined := b.proposeFor(t, task, "resend_receipt", map[string]any{"invoice_id": "paid Pro invoice"}, "")
-	refund := b.proposeFor(t, task, "issue_refund", map[string]any{"order_id": "walnut lamp", "amount_cents": 4210, "reason_code": "damaged"}, "")
-	b.clock.Advance(5 * 60e9)
-	cancel := b.proposeFor(t, task, "cancel_subscription",
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	task := b.CustomerTask(t, webtest.Jordan)
+	declined := b.ProposeFor(t, task, "resend_receipt", map[string]any{"invoice_id": "paid Pro invoice"}, "")
+	refund := b.ProposeFor(t, task, "issue_refund", map[string]any{"order_id": "walnut lamp", "amount_cents": 4210, "reason_code": "damaged"}, "")
+	b.Clock.Advance(5 * 60e9)
+	cancel := b.ProposeFor(t, task, "cancel_subscription",
 		map[string]any{"subscription_id": "Pro plan for acme.example", "reason_code": "too_expensive", "effective": "end_of_period"}, "")
-	theirs := b.proposeFor(t, b.customerTask(t, "hannah.weiss@example.de"), "reinstate_subscription",
+	theirs := b.ProposeFor(t, b.CustomerTask(t, "hannah.weiss@example.de"), "reinstate_subscription",
 		map[string]any{"subscription_id": "my Pro plan"}, "")
 
 	// Holding the link is not proof: the link page offers no list, and
 	// /requests tells the visitor how to show it's them.
-	link := b.link(t, refund, jordan)
-	visitor := b.client(t)
-	linkPage := visitor.get(link)
-	if linkPage.doc(t).Find(`[data-testid="my-requests-link"]`).Length() != 0 || text(linkPage, t, "my-requests-after-proof") == "" {
+	link := b.Link(t, refund, webtest.Jordan)
+	visitor := b.Client(t)
+	linkPage := visitor.Get(link)
+	if linkPage.Doc(t).Find(`[data-testid="my-requests-link"]`).Length() != 0 || webtest.TextByTestID(linkPage, t, "my-requests-after-proof") == "" {
 		t.Error("the link page offers the list of requests before any proof")
 	}
-	for _, c := range []*client{visitor, b.client(t)} {
-		res := c.get("/requests")
+	for _, c := range []*webtest.Client{visitor, b.Client(t)} {
+		res := c.Get("/requests")
 		if res.StatusCode != http.StatusUnauthorized || strings.Contains(res.Header.Get("Location"), "sign-in") {
 			t.Errorf("/requests without proof: %d to %q, want 401 with the way to show it's you", res.StatusCode, res.Header.Get("Location"))
 		}
-		if res.doc(t).Find(`[data-testid="requests-prove"]`).Length() != 1 || res.doc(t).Find(`[data-testid="request-row"]`).Length() != 0 {
-			t.Errorf("/requests without proof does not explain, or lists requests:\n%s", res.body)
+		if res.Doc(t).Find(`[data-testid="requests-prove"]`).Length() != 1 || res.Doc(t).Find(`[data-testid="request-row"]`).Length() != 0 {
+			t.Errorf("/requests without proof does not explain, or lists requests:\n%s", res.Text)
 		}
 	}
 
 	// A code shows and decides the request it was sent for, and lists
 	// only that one: the customer's other requests need their own proof.
-	c := b.client(t)
-	page := c.open(link)
-	if res := c.get("/requests/" + declined.ID); res.StatusCode != http.StatusUnauthorized || !strings.Contains(res.body, "Each request needs its own proof") {
+	c := b.Client(t)
+	page := c.Open(link)
+	if res := c.Get("/requests/" + declined.ID); res.StatusCode != http.StatusUnauthorized || !strings.Contains(res.Text, "Each request needs its own proof") {
 		t.Errorf("another request of the customer with the refund's code: %d, want 401 asking for its own proof", res.StatusCode)
 	}
-	href, _ := page.doc(t).Find(`[data-testid="my-requests-link"]`).Attr("href")
+	href, _ := page.Doc(t).Find(`[data-testid="my-requests-link"]`).Attr("href")
 	if href != "/requests" {
 		t.Fatalf("the request page links %q for all requests", href)
 	}
-	res := c.get(href)
+	res := c.Get(href)
 	if res.StatusCode != http.StatusOK {
-		t.Fatalf("My requests after a code: %d\n%s", res.StatusCode, res.body)
+		t.Fatalf("My requests after a code: %d\n%s", res.StatusCode, res.Text)
 	}
 	var listed []string
-	res.doc(t).Find(`[data-testid="request-row"]`).Each(func(_ int, s *goquery.Selection) {
+	res.Doc(t).Find(`[data-testid="request-row"]`).Each(func(_ int, s *goquery.Selection) {
 		id, _ := s.Attr("data-id")
 		listed = append(listed, id)
 	})
-	if strings.Join(listed, ",") != refund.ID || text(res, t, "only-proved") == "" {
+	if strings.Join(listed, ",") != refund.ID || webtest.TextByTestID(res, t, "only-proved") == "" {
 		t.Errorf("My requests after the refund's code lists %v, want only %s and why", listed, refund.ID)
 	}
 
 	// The customer's own account spans their requests.
-	acct := b.client(t)
-	acct.mustSignIn(b.customerAccount(t, jordan))
-	tok := acct.pageCSRF(acct.get("/requests/" + declined.ID))
-	if res := acct.post("/requests/"+declined.ID+"/decline", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
+	acct := b.Client(t)
+	acct.MustSignIn(b.CustomerAccount(t, webtest.Jordan))
+	tok := acct.PageCSRF(acct.Get("/requests/" + declined.ID))
+	if res := acct.Post("/requests/"+declined.ID+"/decline", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("decline: %d", res.StatusCode)
 	}
-	res = acct.get("/requests")
-	if res.StatusCode != http.StatusOK || text(res, t, "only-proved") != "" {
-		t.Fatalf("My requests of the account: %d\n%s", res.StatusCode, res.body)
+	res = acct.Get("/requests")
+	if res.StatusCode != http.StatusOK || webtest.TextByTestID(res, t, "only-proved") != "" {
+		t.Fatalf("My requests of the account: %d\n%s", res.StatusCode, res.Text)
 	}
-	doc := res.doc(t)
+	doc := res.Doc(t)
 	ids := func(sel string) []string {
 		var out []string
 		doc.Find(sel + ` [data-testid="request-row"]`).Each(func(_ int, s *goquery.Selection) {
@@ -319,13 +321,13 @@ func TestMyRequestsForALinkCustomer(t *testing.T) {
 	if first, _ := doc.Find(`[data-testid="request-row"]`).First().Attr("data-id"); first != refund.ID {
 		t.Errorf("the first row is %s, want the request waiting for the customer", first)
 	}
-	if strings.Contains(res.body, theirs.ID) || strings.Contains(res.body, "Awaiting customer") {
+	if strings.Contains(res.Text, theirs.ID) || strings.Contains(res.Text, "Awaiting customer") {
 		t.Error("the list shows another customer's request, or the console's word \"Awaiting customer\"")
 	}
 	if got := strings.TrimSpace(doc.Find(`[data-testid="waiting"] [data-testid="row-badge"]`).First().Text()); got != "Waiting for you to confirm" {
 		t.Errorf("badge of a waiting request: %q", got)
 	}
-	if got := text(res, t, "waiting-count"); got != "(2)" {
+	if got := webtest.TextByTestID(res, t, "waiting-count"); got != "(2)" {
 		t.Errorf("waiting count %q", got)
 	}
 	if d := strings.TrimSpace(doc.Find(`[data-testid="row-deadline"]`).First().Text()); !inShopZone(d) {
@@ -337,7 +339,7 @@ func TestMyRequestsForALinkCustomer(t *testing.T) {
 	if strings.Contains(doc.Find("main").Text(), refund.Quote.Target.ID) {
 		t.Error("My requests shows the shop's order id")
 	}
-	if got := b.inv(t, theirs.ID).State; got != controlplane.AwaitingConfirmation {
+	if got := b.Invocation(t, theirs.ID).State; got != controlplane.AwaitingConfirmation {
 		t.Errorf("their request is %s", got)
 	}
 }

@@ -1,4 +1,4 @@
-package web_test
+package customer_test
 
 import (
 	"context"
@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"countersign/internal/accounts"
+	"countersign/web/webtest"
+
 	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
 )
@@ -22,56 +23,56 @@ import (
 // nothing reaches the shop.
 func TestAssistantCannotConfirmWithTheLink(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant())
-	b.stageForCustomer(t, "change_shipping_address")
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
+	b.StageForCustomer(t, "change_shipping_address")
 	order := ""
-	orders := b.call(t, b.key, http.MethodPost, "/api/v1/tools/list_orders", map[string]any{"task": b.taskID(), "args": map[string]any{}}).want(t, http.StatusOK)
-	for _, o := range orders.json["data"].([]any) {
+	orders := b.Call(t, b.Key, http.MethodPost, "/api/v1/tools/list_orders", map[string]any{"task": b.TaskID(), "args": map[string]any{}}).Want(t, http.StatusOK)
+	for _, o := range orders.JSON["data"].([]any) {
 		if m := o.(map[string]any); strings.Contains(m["display"].(string), "mat") {
 			order = m["order_id"].(string)
 		}
 	}
-	res := b.call(t, b.key, http.MethodPost, "/api/v1/tasks/"+b.taskID()+"/invocations", map[string]any{"action": "change_shipping_address",
-		"args": map[string]any{"order_id": order, "address": jordanAddress}}).want(t, http.StatusCreated)
-	id := res.json["id"].(string)
-	next := res.json["next"].(map[string]any)
-	link := strings.TrimPrefix(next["url"].(string), b.srv.URL)
+	res := b.Call(t, b.Key, http.MethodPost, "/api/v1/tasks/"+b.TaskID()+"/invocations", map[string]any{"action": "change_shipping_address",
+		"args": map[string]any{"order_id": order, "address": webtest.JordanAddress}}).Want(t, http.StatusCreated)
+	id := res.JSON["id"].(string)
+	next := res.JSON["next"].(map[string]any)
+	link := strings.TrimPrefix(next["url"].(string), b.Server.URL)
 	if next["kind"] != "confirm" || !strings.HasPrefix(link, "/c/") {
 		t.Fatalf("next = %v, want a confirmation link", next)
 	}
 
-	attacker := b.client(t)
-	page := attacker.get(link)
+	attacker := b.Client(t)
+	page := attacker.Get(link)
 	if page.StatusCode != http.StatusOK {
 		t.Fatalf("the link page: %d", page.StatusCode)
 	}
-	if n := page.doc(t).Find(`form[action$="/confirm"]`).Length(); n != 0 {
+	if n := page.Doc(t).Find(`form[action$="/confirm"]`).Length(); n != 0 {
 		t.Errorf("the link page has %d confirm forms before any proof", n)
 	}
-	tok, _ := page.doc(t).Find(`input[name="_csrf"]`).First().Attr("value")
+	tok, _ := page.Doc(t).Find(`input[name="_csrf"]`).First().Attr("value")
 	for _, path := range []string{"/requests/" + id + "/confirm", "/requests/" + id + "/decline"} {
-		if res := attacker.post(path, url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusUnauthorized {
+		if res := attacker.Post(path, url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusUnauthorized {
 			t.Errorf("POST %s with the link's session: %d, want 401", path, res.StatusCode)
 		}
 	}
 	// It may make the console send the customer a code, but the code goes to
 	// the contact on file, and guessing is bounded.
-	attacker.sendCode(link, page)
+	attacker.SendCode(link, page)
 	for i := 0; i < confirmation.DefaultCodeLimits.MissesPerHour; i++ {
-		if res := attacker.tryCode(link, fmt.Sprintf("%06d", i)); res.StatusCode != http.StatusUnprocessableEntity {
+		if res := attacker.TryCode(link, fmt.Sprintf("%06d", i)); res.StatusCode != http.StatusUnprocessableEntity {
 			t.Fatalf("guess %d: %d, want 422", i, res.StatusCode)
 		}
 	}
-	if res := attacker.tryCode(link, "999999"); res.StatusCode != http.StatusTooManyRequests {
+	if res := attacker.TryCode(link, "999999"); res.StatusCode != http.StatusTooManyRequests {
 		t.Fatalf("a guess past the customer's bound: %d, want 429", res.StatusCode)
 	}
-	if res := attacker.get("/requests/" + id); res.StatusCode != http.StatusUnauthorized {
+	if res := attacker.Get("/requests/" + id); res.StatusCode != http.StatusUnauthorized {
 		t.Errorf("the request page after guessing: %d, want 401", res.StatusCode)
 	}
-	if got := b.inv(t, id).State; got != controlplane.AwaitingConfirmation {
+	if got := b.Invocation(t, id).State; got != controlplane.AwaitingConfirmation {
 		t.Fatalf("the invocation is %s, want still awaiting the customer", got)
 	}
-	if effects := b.shopEffects(t, ""); len(effects) != 0 {
+	if effects := b.ShopEffects(t, ""); len(effects) != 0 {
 		t.Errorf("the shop recorded %d effects: %+v", len(effects), effects)
 	}
 }
@@ -83,31 +84,31 @@ func TestAssistantCannotConfirmWithTheLink(t *testing.T) {
 // all their links, told when the last one went.
 func TestCodeGoesToTheContactOnFileAndIsBounded(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withCustomerStage())
-	_, link := b.pendingRefund(t)
-	_, other := b.pendingRefund(t)
-	c := b.client(t)
-	first := c.sendCode(link, c.get(link))
-	if got := b.mail.Sent()[len(b.mail.Sent())-1].To; !strings.EqualFold(got, jordan) {
-		t.Errorf("the code went to %q, want the shop's address on file %q", got, jordan)
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	_, link := b.PendingRefund(t)
+	_, other := b.PendingRefund(t)
+	c := b.Client(t)
+	first := c.SendCode(link, c.Get(link))
+	if got := b.Mail.Sent()[len(b.Mail.Sent())-1].To; !strings.EqualFold(got, webtest.Jordan) {
+		t.Errorf("the code went to %q, want the shop's address on file %q", got, webtest.Jordan)
 	}
 	// Someone else holding the link (the assistant) asks for another code.
-	asst := b.client(t)
-	asst.sendCode(link, asst.get(link))
+	asst := b.Client(t)
+	asst.SendCode(link, asst.Get(link))
 	for i := 2; i < confirmation.DefaultCodeLimits.MailsPer15Min; i++ {
-		asst.sendCode(other, asst.get(other))
+		asst.SendCode(other, asst.Get(other))
 	}
-	tok, _ := c.get(other).doc(t).Find(`[data-testid="send-code-form"] input[name="_csrf"]`).Attr("value")
-	res := c.post(other+"/code", url.Values{"_csrf": {tok}})
-	if res.StatusCode != http.StatusTooManyRequests || !strings.Contains(text(res, t, "prove-problem"), "We sent you a code at") {
+	tok, _ := c.Get(other).Doc(t).Find(`[data-testid="send-code-form"] input[name="_csrf"]`).Attr("value")
+	res := c.Post(other+"/code", url.Values{"_csrf": {tok}})
+	if res.StatusCode != http.StatusTooManyRequests || !strings.Contains(webtest.TextByTestID(res, t, "prove-problem"), "We sent you a code at") {
 		t.Errorf("code %d to the customer within 15 minutes, on another link: %d, want 429 saying when the last went\n%s",
-			confirmation.DefaultCodeLimits.MailsPer15Min+1, res.StatusCode, res.body)
+			confirmation.DefaultCodeLimits.MailsPer15Min+1, res.StatusCode, res.Text)
 	}
 	// The customer's first code still works: later codes did not retire it.
-	c.prove(link, first)
-	b.clock.Advance(61 * time.Minute)
+	c.Prove(link, first)
+	b.Clock.Advance(61 * time.Minute)
 	// The request itself expired by now (30-minute window): the link says so.
-	if res := b.client(t).get(link); res.StatusCode != http.StatusGone {
+	if res := b.Client(t).Get(link); res.StatusCode != http.StatusGone {
 		t.Errorf("the link after its deadline: %d, want 410", res.StatusCode)
 	}
 }
@@ -118,37 +119,37 @@ func TestCodeGoesToTheContactOnFileAndIsBounded(t *testing.T) {
 // read.
 func TestOpeningALinkSpendsNothing(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withCustomerStage())
-	inv, link := b.pendingRefund(t)
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	inv, link := b.PendingRefund(t)
 	for i := 0; i < 3; i++ {
-		if res := b.client(t).get(link); res.StatusCode != http.StatusOK {
+		if res := b.Client(t).Get(link); res.StatusCode != http.StatusOK {
 			t.Fatalf("fetch %d: %d", i, res.StatusCode)
 		}
 	}
 	for i := 0; i < 3; i++ {
-		if again := b.link(t, inv, jordan); again != link {
+		if again := b.Link(t, inv, webtest.Jordan); again != link {
 			t.Fatalf("read %d made another link %q, want the live one %q", i, again, link)
 		}
 	}
 	var live int
-	if err := b.store.Pool().QueryRow(context.Background(),
+	if err := b.Store.Pool().QueryRow(context.Background(),
 		`SELECT count(*) FROM confirmation_links WHERE invocation_id = $1 AND revoked_at IS NULL`, inv.ID).Scan(&live); err != nil {
 		t.Fatal(err)
 	}
 	if live != 1 {
 		t.Errorf("%d live links, want 1", live)
 	}
-	c := b.client(t)
-	res := c.open(link)
-	if res := c.post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {c.pageCSRF(res)}}); res.StatusCode != http.StatusSeeOther {
+	c := b.Client(t)
+	res := c.Open(link)
+	if res := c.Post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {c.PageCSRF(res)}}); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("confirm: %d", res.StatusCode)
 	}
-	if got := b.inv(t, inv.ID).State; got != controlplane.Approved {
+	if got := b.Invocation(t, inv.ID).State; got != controlplane.Approved {
 		t.Errorf("after the customer's confirmation: %s, want approved", got)
 	}
 	// Ended links are cleaned up a day after they end.
-	b.clock.Advance(25*time.Hour + 31*time.Minute)
-	if n, err := b.links.SweepLinks(context.Background()); err != nil || n < 1 {
+	b.Clock.Advance(25*time.Hour + 31*time.Minute)
+	if n, err := b.Links.SweepLinks(context.Background()); err != nil || n < 1 {
 		t.Errorf("sweep removed %d links (%v), want the expired one", n, err)
 	}
 }
@@ -159,50 +160,50 @@ func TestOpeningALinkSpendsNothing(t *testing.T) {
 // closed to it until B's code is entered.
 func TestAnotherCustomersLinkDoesNotSwitchTheBrowser(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withCustomerStage())
-	mine, myLink := b.pendingRefund(t)
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	mine, myLink := b.PendingRefund(t)
 	hannah := "hannah.weiss@example.de"
-	theirs := b.proposeFor(t, b.customerTask(t, hannah), "reinstate_subscription", map[string]any{"subscription_id": "my Pro plan"}, "")
-	theirLink := b.link(t, theirs, hannah)
+	theirs := b.ProposeFor(t, b.CustomerTask(t, hannah), "reinstate_subscription", map[string]any{"subscription_id": "my Pro plan"}, "")
+	theirLink := b.Link(t, theirs, hannah)
 
-	c := b.client(t)
-	c.open(myLink)
-	page := c.get(theirLink)
-	if page.StatusCode != http.StatusOK || page.doc(t).Find(`[data-testid="other-customer"]`).Length() != 1 {
-		t.Fatalf("B's link in A's browser: %d without the notice\n%s", page.StatusCode, page.body)
+	c := b.Client(t)
+	c.Open(myLink)
+	page := c.Get(theirLink)
+	if page.StatusCode != http.StatusOK || page.Doc(t).Find(`[data-testid="other-customer"]`).Length() != 1 {
+		t.Fatalf("B's link in A's browser: %d without the notice\n%s", page.StatusCode, page.Text)
 	}
-	if res := c.get("/requests/" + theirs.ID); res.StatusCode != http.StatusNotFound {
+	if res := c.Get("/requests/" + theirs.ID); res.StatusCode != http.StatusNotFound {
 		t.Errorf("B's request with A's session: %d, want 404", res.StatusCode)
 	}
-	if res := c.get("/requests/" + mine.ID); res.StatusCode != http.StatusOK {
+	if res := c.Get("/requests/" + mine.ID); res.StatusCode != http.StatusOK {
 		t.Errorf("A's own request after opening B's link: %d, want 200", res.StatusCode)
 	}
 	// B's link was not used up: B opens it in their own browser.
-	b.client(t).open(theirLink)
+	b.Client(t).Open(theirLink)
 }
 
 // TestSignedInCustomerAccountIsProof opens a link as a signed-in customer
 // account of the link's customer: no code needed.
 func TestSignedInCustomerAccountIsProof(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withCustomerStage())
-	inv, link := b.pendingRefund(t)
-	u := b.customerAccount(t, jordan)
-	c := b.client(t)
-	if res := c.get(link); res.doc(t).Find(`[data-testid="sign-in-option"] a[href^="/sign-in?next="]`).Length() != 1 {
-		t.Fatalf("the link page offers no sign-in\n%s", res.body)
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	inv, link := b.PendingRefund(t)
+	u := b.CustomerAccount(t, webtest.Jordan)
+	c := b.Client(t)
+	if res := c.Get(link); res.Doc(t).Find(`[data-testid="sign-in-option"] a[href^="/sign-in?next="]`).Length() != 1 {
+		t.Fatalf("the link page offers no sign-in\n%s", res.Text)
 	}
-	c.mustSignIn(u)
-	res := c.get(link)
+	c.MustSignIn(u)
+	res := c.Get(link)
 	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/requests/"+inv.ID {
 		t.Fatalf("the link as the signed-in customer: %d to %q", res.StatusCode, res.Header.Get("Location"))
 	}
-	page := c.get("/requests/" + inv.ID)
-	if res := c.post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {c.pageCSRF(page)}}); res.StatusCode != http.StatusSeeOther {
+	page := c.Get("/requests/" + inv.ID)
+	if res := c.Post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {c.PageCSRF(page)}}); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("confirm: %d", res.StatusCode)
 	}
 	var proof string
-	if err := b.store.Pool().QueryRow(context.Background(), `SELECT data->>'proof' FROM events
+	if err := b.Store.Pool().QueryRow(context.Background(), `SELECT data->>'proof' FROM events
 		WHERE invocation_id = $1 AND action = 'invocation.confirmed'`, inv.ID).Scan(&proof); err != nil || proof != "account" {
 		t.Errorf("the confirmation's event records proof %q (%v), want account", proof, err)
 	}
@@ -213,12 +214,12 @@ func TestSignedInCustomerAccountIsProof(t *testing.T) {
 func TestCustomerAssertion(t *testing.T) {
 	t.Parallel()
 	secret := []byte("0123456789abcdef0123456789abcdef-shop")
-	b := setup(t, withShop(), withProofs(map[string][]confirmation.Proof{"shop": {confirmation.ProofAssertion}}), withAssertionSecrets(map[string][]byte{"shop": secret}))
-	b.stageForCustomer(t, customerActions...)
-	inv, link := b.pendingRefund(t)
-	_, other := b.pendingRefund(t) // another request of the same customer
-	now := b.clock.Now()
-	good := confirmation.Assertion{Sub: jordan, Sys: "shop", Link: linkSelector(link), IssuedAt: now.Unix(),
+	b := webtest.New(t, webtest.WithShop(), webtest.WithProofs(map[string][]confirmation.Proof{"shop": {confirmation.ProofAssertion}}), webtest.WithAssertionSecrets(map[string][]byte{"shop": secret}))
+	b.StageForCustomer(t, webtest.CustomerActions...)
+	inv, link := b.PendingRefund(t)
+	_, other := b.PendingRefund(t) // another request of the same customer
+	now := b.Clock.Now()
+	good := confirmation.Assertion{Sub: webtest.Jordan, Sys: "shop", Link: linkSelector(link), IssuedAt: now.Unix(),
 		ExpiresAt: now.Add(5 * time.Minute).Unix(), Nonce: "n-0123456789abcdef"}
 	with := func(f func(*confirmation.Assertion)) confirmation.Assertion {
 		a := good
@@ -238,24 +239,24 @@ func TestCustomerAssertion(t *testing.T) {
 		"garbage":          "not-an-assertion",
 	}
 	for name, signed := range refused {
-		if res := b.client(t).get(link + "?assertion=" + url.QueryEscape(signed)); res.StatusCode != http.StatusForbidden {
+		if res := b.Client(t).Get(link + "?assertion=" + url.QueryEscape(signed)); res.StatusCode != http.StatusForbidden {
 			t.Errorf("%s: %d, want 403", name, res.StatusCode)
 		}
 	}
 	// Codes are not accepted for this system.
-	c := b.client(t)
-	if res := c.get(link); res.doc(t).Find(`[data-testid="send-code-form"]`).Length() != 0 {
+	c := b.Client(t)
+	if res := c.Get(link); res.Doc(t).Find(`[data-testid="send-code-form"]`).Length() != 0 {
 		t.Error("the page offers a code where only assertions are accepted")
 	}
 	signed := confirmation.SignAssertion(secret, good)
-	res := c.get(link + "?assertion=" + url.QueryEscape(signed))
+	res := c.Get(link + "?assertion=" + url.QueryEscape(signed))
 	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/requests/"+inv.ID {
-		t.Fatalf("a good assertion: %d to %q\n%s", res.StatusCode, res.Header.Get("Location"), res.body)
+		t.Fatalf("a good assertion: %d to %q\n%s", res.StatusCode, res.Header.Get("Location"), res.Text)
 	}
-	if res := c.get("/requests/" + inv.ID); res.StatusCode != http.StatusOK {
+	if res := c.Get("/requests/" + inv.ID); res.StatusCode != http.StatusOK {
 		t.Errorf("the request after the assertion: %d", res.StatusCode)
 	}
-	if res := b.client(t).get(link + "?assertion=" + url.QueryEscape(signed)); res.StatusCode != http.StatusForbidden {
+	if res := b.Client(t).Get(link + "?assertion=" + url.QueryEscape(signed)); res.StatusCode != http.StatusForbidden {
 		t.Errorf("the same assertion again: %d, want 403", res.StatusCode)
 	}
 }
@@ -265,16 +266,4 @@ func TestCustomerAssertion(t *testing.T) {
 func linkSelector(link string) string {
 	selector, _, _ := strings.Cut(strings.TrimPrefix(link[strings.Index(link, "/c/"):], "/c/"), ".")
 	return selector
-}
-
-// customerAccount makes a console account for the customer whose e-mail is
-// ref.
-func (b *testBundle) customerAccount(t *testing.T, ref string) testUser {
-	t.Helper()
-	const pw = "correct horse customer"
-	u, err := b.accounts.Create(context.Background(), accounts.NewUser{Email: ref, Name: "Customer", Role: accounts.Customer, Password: pw})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return testUser{User: u, Password: pw}
 }

@@ -1,4 +1,4 @@
-package web_test
+package journeys_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"countersign/web/webtest"
+
 	"github.com/PuerkitoBio/goquery"
 
 	"countersign/internal/accounts"
@@ -19,9 +21,9 @@ import (
 
 // describedShop connects the demo shop once more under name, described by
 // the example file with edit applied to each of its actions.
-func (b *testBundle) describedShop(t *testing.T, name string, edit func(action map[string]any)) {
+func describedShop(t *testing.T, b *webtest.Stack, name string, edit func(action map[string]any)) {
 	t.Helper()
-	raw, err := os.ReadFile("../internal/httpadapter/testdata/shop-http.json")
+	raw, err := os.ReadFile("../../internal/httpadapter/testdata/shop-http.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,21 +36,21 @@ func (b *testBundle) describedShop(t *testing.T, name string, edit func(action m
 		edit(a.(map[string]any))
 	}
 	raw, _ = json.Marshal(desc)
-	sys, err := httpadapter.Load(name+".json", raw, httpadapter.Config{Ledger: adapter.NewLedger(b.store, b.clock.Now), Now: b.clock.Now,
+	sys, err := httpadapter.Load(name+".json", raw, httpadapter.Config{Ledger: adapter.NewLedger(b.Store, b.Clock.Now), Now: b.Clock.Now,
 		HTTPClient: &http.Client{Timeout: 10 * time.Second},
 		Getenv: func(v string) string {
 			switch v {
 			case "SHOP_URL":
-				return b.shopURL
+				return b.ShopURL
 			case "SHOP_TOKEN":
-				return b.shop.Token()
+				return b.Shop.Token()
 			}
 			return ""
 		}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.web.Registry().Connect(sys)
+	b.Web.Registry().Connect(sys)
 }
 
 // TestDescribedActionsSayWhatTheirFileSays: an action described by a file
@@ -58,27 +60,27 @@ func (b *testBundle) describedShop(t *testing.T, name string, edit func(action m
 func TestDescribedActionsSayWhatTheirFileSays(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	b := setup(t, withShop())
+	b := webtest.New(t, webtest.WithShop())
 	const ownReason, ownDone = "Our records show this order was refunded in the store.", "Your money is on its way back"
-	b.describedShop(t, "shop-own", func(a map[string]any) {
+	describedShop(t, b, "shop-own", func(a map[string]any) {
 		if a["name"] == "issue_refund" {
 			a["done_words"], a["reject_reasons"] = ownDone, []string{ownReason}
 		}
 	})
-	b.describedShop(t, "shop-plain", func(a map[string]any) {
+	describedShop(t, b, "shop-plain", func(a map[string]any) {
 		delete(a, "default_stage")
 		delete(a, "done_words")
 		delete(a, "reject_reasons")
 	})
-	owner := b.users[accounts.Manager].ID
-	if err := b.cp.EnsurePolicies(ctx, &owner); err != nil {
+	owner := b.Users[accounts.Manager].ID
+	if err := b.Control.EnsurePolicies(ctx, &owner); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		system string
 		want   int16
 	}{{"shop", 5}, {"shop-own", 5}, {"shop-plain", 3}} {
-		p, err := b.cp.Policy(ctx, tc.system, "resend_receipt")
+		p, err := b.Control.Policy(ctx, tc.system, "resend_receipt")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,21 +89,21 @@ func TestDescribedActionsSayWhatTheirFileSays(t *testing.T) {
 		}
 	}
 
-	b.a, b.key = b.newAssistant(t, "spec-bot")
-	b.task = b.newTask(t, b.key, "conv-spec", []string{"shop-own/issue_refund", "shop-plain/issue_refund"})
+	b.Assistant, b.Key = b.NewAssistant(t, "spec-bot")
+	b.Task = b.NewTask(t, b.Key, "conv-spec", []string{"shop-own/issue_refund", "shop-plain/issue_refund"})
 	propose := func(system string) string {
-		res := b.call(t, b.key, http.MethodPost, "/api/v1/tasks/"+b.taskID()+"/invocations", map[string]any{"system": system,
-			"action": "issue_refund", "args": refundArgs("walnut lamp", 700), "summary": "Refund $7.00 for the damaged lamp"}).want(t, http.StatusCreated)
-		if res.json["state"] != "awaiting_approval" {
-			t.Fatalf("%s: proposal is %s, want awaiting approval", system, res.json["state"])
+		res := b.Call(t, b.Key, http.MethodPost, "/api/v1/tasks/"+b.TaskID()+"/invocations", map[string]any{"system": system,
+			"action": "issue_refund", "args": webtest.RefundArgs("walnut lamp", 700), "summary": "Refund $7.00 for the damaged lamp"}).Want(t, http.StatusCreated)
+		if res.JSON["state"] != "awaiting_approval" {
+			t.Fatalf("%s: proposal is %s, want awaiting approval", system, res.JSON["state"])
 		}
-		return res.json["id"].(string)
+		return res.JSON["id"].(string)
 	}
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Agent])
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
 	presets := func(id string) []string {
 		var out []string
-		c.get("/queue/" + id).doc(t).Find(`[data-testid="reject-form"] input[type="radio"][name="reason"]`).Each(func(_ int, s *goquery.Selection) {
+		c.Get("/queue/" + id).Doc(t).Find(`[data-testid="reject-form"] input[type="radio"][name="reason"]`).Each(func(_ int, s *goquery.Selection) {
 			v, _ := s.Attr("value")
 			out = append(out, v)
 		})
@@ -109,12 +111,12 @@ func TestDescribedActionsSayWhatTheirFileSays(t *testing.T) {
 	}
 	// Each refund is proposed after the one before is done: a refund
 	// changes the order, so a quote made before it would no longer hold.
-	agent := b.users[accounts.Agent]
+	agent := b.Users[accounts.Agent]
 	decide := func(id string) {
-		if _, err := b.cp.Approve(ctx, controlplaneUser(agent), id, b.invocation(t, id).Version); err != nil {
+		if _, err := b.Control.Approve(ctx, agent.Actor(), id, b.Invocation(t, id).Version); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := b.cp.DispatchOnce(ctx); err != nil {
+		if _, err := b.Control.DispatchOnce(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -131,9 +133,9 @@ func TestDescribedActionsSayWhatTheirFileSays(t *testing.T) {
 	}
 	decide(plain)
 	for id, want := range map[string]string{own: ownDone + ". Reference: ", plain: "Done. Reference: "} {
-		done := b.call(t, b.key, http.MethodGet, "/api/v1/invocations/"+id, nil).want(t, http.StatusOK)
-		if say, _ := done.json["say"].(string); done.json["state"] != "completed" || !strings.HasPrefix(say, want) {
-			t.Errorf("%s after dispatch: %s, say %q, want it to start %q", id, done.json["state"], say, want)
+		done := b.Call(t, b.Key, http.MethodGet, "/api/v1/invocations/"+id, nil).Want(t, http.StatusOK)
+		if say, _ := done.JSON["say"].(string); done.JSON["state"] != "completed" || !strings.HasPrefix(say, want) {
+			t.Errorf("%s after dispatch: %s, say %q, want it to start %q", id, done.JSON["state"], say, want)
 		}
 	}
 }

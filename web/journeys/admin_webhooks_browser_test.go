@@ -1,4 +1,4 @@
-package web_test
+package journeys_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"countersign/web/webtest"
 
 	"github.com/chromedp/chromedp"
 
@@ -18,9 +20,9 @@ import (
 
 func TestAdminWebhookInABrowser(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	b.a, b.key = b.newAssistant(t, "browser-hook-bot")
-	b.task = b.newTask(t, b.key, "conv-browser-hook", []string{"issue_refund"})
+	b := webtest.New(t, webtest.WithShop())
+	b.Assistant, b.Key = b.NewAssistant(t, "browser-hook-bot")
+	b.Task = b.NewTask(t, b.Key, "conv-browser-hook", []string{"issue_refund"})
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, `{"error":"not today"}`, http.StatusServiceUnavailable)
 	}))
@@ -29,12 +31,12 @@ func TestAdminWebhookInABrowser(t *testing.T) {
 	ctx := browsertest.New(t, 60*time.Second)
 	card := `[data-testid="assistant-browser-hook-bot"]`
 	err := chromedp.Do(ctx,
-		chromedp.Navigate(b.srv.URL+"/"),
-		browserSignIn(b.users[accounts.Admin]),
+		chromedp.Navigate(b.Server.URL+"/"),
+		browserSignIn(b.Users[accounts.Admin]),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="home-heading"]`)),
-		chromedp.Navigate(b.srv.URL+"/admin/assistants"),
+		chromedp.Navigate(b.Server.URL+"/admin/assistants"),
 		chromedp.WaitVisible(chromedp.CSS(card+` [data-testid="webhook-form"]`)),
-		chromedp.SendKeys(chromedp.CSS(`#webhook-url-`+b.a.ID), recv.URL+"/outcomes"),
+		chromedp.SendKeys(chromedp.CSS(`#webhook-url-`+b.Assistant.ID), recv.URL+"/outcomes"),
 		chromedp.Click(chromedp.CSS(card+` [data-testid="register-webhook"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="new-webhook-secret"]`)),
 	)
@@ -50,11 +52,11 @@ func TestAdminWebhookInABrowser(t *testing.T) {
 	}
 
 	// A rejected refund is told to the endpoint, which answers 503.
-	id := b.proposeRefund(t, b.damagedOrder(t))
-	if _, err := b.cp.StaffDecide(context.Background(), controlplane.StaffDecision{Actor: controlplaneUser(b.users[accounts.Agent]), InvocationID: id, Verb: controlplane.StaffReject, Version: b.inv(t, id).Version, Reason: controlplane.OtherReason, Other: "not this one"}); err != nil {
+	id := b.ProposeRefund(t, b.DamagedOrder(t))
+	if _, err := b.Control.StaffDecide(context.Background(), controlplane.StaffDecision{Actor: b.Users[accounts.Agent].Actor(), InvocationID: id, Verb: controlplane.StaffReject, Version: b.Invocation(t, id).Version, Reason: controlplane.OtherReason, Other: "not this one"}); err != nil {
 		t.Fatal(err)
 	}
-	worker := webhooks.NewWorker(b.store, b.web.WebhookRender(b.srv.URL), webhooks.Config{AllowPrivate: true}, b.clock.Now, nil)
+	worker := webhooks.NewWorker(b.Store, b.Web.WebhookRender(b.Server.URL), webhooks.Config{AllowPrivate: true}, b.Clock.Now, nil)
 	if _, err := worker.Enqueue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +64,7 @@ func TestAdminWebhookInABrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = chromedp.Do(ctx,
-		chromedp.Navigate(b.srv.URL+"/admin/assistants"),
+		chromedp.Navigate(b.Server.URL+"/admin/assistants"),
 		chromedp.WaitVisible(chromedp.CSS(card+` [data-testid="deliveries-table"]`)),
 		chromedp.Click(chromedp.CSS(card+` [data-testid="deliveries-table"] summary`)),
 		chromedp.WaitVisible(chromedp.CSS(card+` [data-testid="attempt-status"]`)),

@@ -1,9 +1,11 @@
-package web_test
+package journeys_test
 
 import (
 	"strings"
 	"testing"
 	"time"
+
+	"countersign/web/webtest"
 
 	"github.com/chromedp/chromedp"
 
@@ -15,12 +17,12 @@ import (
 // headless Chromium and checks they land on their home page, then signs out.
 func TestBrowserSignInEachRole(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := webtest.New(t)
 	ctx := browsertest.New(t, 90*time.Second)
 	for _, role := range accounts.Roles {
-		u := b.users[role]
+		u := b.Users[role]
 		err := chromedp.Do(ctx,
-			chromedp.Navigate(b.srv.URL+"/"),
+			chromedp.Navigate(b.Server.URL+"/"),
 			browserSignIn(u),
 			chromedp.WaitVisible(chromedp.CSS(`[data-testid="home-heading"]`)),
 		)
@@ -47,16 +49,16 @@ func TestBrowserSignInEachRole(t *testing.T) {
 // and an admin's home and users pages: no serious or critical violations.
 func TestBrowserAccessibilityOfSignInAndHome(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := webtest.New(t)
 	ctx := browsertest.New(t, 90*time.Second)
-	u := b.users[accounts.Admin]
+	u := b.Users[accounts.Admin]
 	check := func(page string) {
 		t.Helper()
 		if v := browsertest.Axe(t, ctx); len(v) > 0 {
 			t.Errorf("%s: %d serious accessibility violations: %+v", page, len(v), v)
 		}
 	}
-	if err := chromedp.Do(ctx, chromedp.Navigate(b.srv.URL+"/sign-in"), chromedp.WaitVisible(chromedp.CSS(`#email`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(b.Server.URL+"/sign-in"), chromedp.WaitVisible(chromedp.CSS(`#email`))); err != nil {
 		t.Fatal(err)
 	}
 	check("sign-in")
@@ -70,7 +72,7 @@ func TestBrowserAccessibilityOfSignInAndHome(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("home")
-	if err := chromedp.Do(ctx, chromedp.Navigate(b.srv.URL+"/admin/users"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="users-table"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(b.Server.URL+"/admin/users"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="users-table"]`))); err != nil {
 		t.Fatal(err)
 	}
 	check("admin users")

@@ -1,4 +1,4 @@
-package web_test
+package journeys_test
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"countersign/web/webtest"
 
 	"github.com/chromedp/chromedp"
 
@@ -21,16 +23,16 @@ import (
 // saved under the temp dir.
 func TestBrowserAgentEditsApprovesAndWatchesTheTaskComplete(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	f := newConsoleFixture(t, b)
-	inv := f.refund(t, f.order, 4200)
+	b := webtest.New(t, webtest.WithShop())
+	f := webtest.NewShopper(t, b)
+	inv := f.Refund(t, f.Order, 4200)
 	ctx := browsertest.New(t, 120*time.Second)
-	u := b.users[accounts.Agent]
+	u := b.Users[accounts.Agent]
 	axe := func(page string) { t.Helper(); browsertest.CheckAccessibility(t, ctx, page) }
 	shot := func(name string) { t.Helper(); browsertest.Screenshot(t, ctx, name) }
 	card := `[data-testid="card-` + inv.ID + `"]`
 	err := chromedp.Do(ctx,
-		chromedp.Navigate(b.srv.URL+"/queue"),
+		chromedp.Navigate(b.Server.URL+"/queue"),
 		browserSignIn(u),
 		chromedp.WaitVisible(chromedp.CSS(card)),
 	)
@@ -76,7 +78,7 @@ func TestBrowserAgentEditsApprovesAndWatchesTheTaskComplete(t *testing.T) {
 
 	row := `[data-testid="inv-` + inv.ID + `"] [data-testid="inv-state"]`
 	err = chromedp.Do(ctx,
-		chromedp.Navigate(b.srv.URL+"/tasks/"+f.task.ID),
+		chromedp.Navigate(b.Server.URL+"/tasks/"+f.Task.ID),
 		chromedp.WaitVisible(chromedp.CSS(row)),
 	)
 	if err != nil {
@@ -88,7 +90,7 @@ func TestBrowserAgentEditsApprovesAndWatchesTheTaskComplete(t *testing.T) {
 	axe("task view")
 	dctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	go b.cp.RunDispatcher(dctx, 200*time.Millisecond)
+	go b.Control.RunDispatcher(dctx, 200*time.Millisecond)
 	// No reload: the page learns of the change through the event stream.
 	_, err = chromedp.Run(ctx, chromedp.Poll[bool](
 		`(document.querySelector('`+row+`') || {}).textContent.includes("Completed")`,
@@ -98,7 +100,7 @@ func TestBrowserAgentEditsApprovesAndWatchesTheTaskComplete(t *testing.T) {
 	}
 	stop()
 	shot("countersign-task.png")
-	got := b.invocation(t, inv.ID)
+	got := b.Invocation(t, inv.ID)
 	var sent map[string]any
 	if err := json.Unmarshal(got.Args.Effective, &sent); err != nil || sent["amount_cents"] != float64(800) {
 		t.Fatalf("sent %s, want the edited amount", got.Args.Effective)

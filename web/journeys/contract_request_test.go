@@ -1,4 +1,4 @@
-package web_test
+package journeys_test
 
 import (
 	"encoding/json"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"countersign/web/webtest"
 )
 
 // contractRequest is a request to one documented operation: the values of
@@ -55,12 +57,12 @@ type violation struct {
 // too (checkContract).
 func TestAPIRefusesWhatTheDocumentForbids(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant())
-	doc := b.call(t, "", http.MethodGet, "/api/v1/openapi.json", nil).want(t, http.StatusOK).json
-	order := b.damagedOrder(t)
-	task := b.taskID()
-	states := b.newTask(t, b.key, "conv-states", []string{"issue_refund"})
-	inv := b.proposeRefund(t, order)
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
+	doc := b.Call(t, "", http.MethodGet, "/api/v1/openapi.json", nil).Want(t, http.StatusOK).JSON
+	order := b.DamagedOrder(t)
+	task := b.TaskID()
+	states := b.NewTask(t, b.Key, "conv-states", []string{"issue_refund"})
+	inv := b.ProposeRefund(t, order)
 	// Valid requests, in the order their valid form is sent (pause, then
 	// resume, then cancel of one task).
 	valid := []struct {
@@ -72,17 +74,17 @@ func TestAPIRefusesWhatTheDocumentForbids(t *testing.T) {
 			body: map[string]any{"task": task, "system": "shop", "args": map[string]any{}}}},
 		{"POST /tasks", contractRequest{body: map[string]any{"customer_ref": "customer@demo.countersign.test", "conversation_id": "conv-contract",
 			"allowed_actions": []string{"issue_refund"}, "systems": []string{"shop"}, "write_budget": 5, "inflight_limit": 2, "rate_per_minute": 10,
-			"expires_at": b.clock.Now().Add(2 * time.Hour).Format(time.RFC3339)}}},
+			"expires_at": b.Clock.Now().Add(2 * time.Hour).Format(time.RFC3339)}}},
 		{"GET /tasks/{id}", contractRequest{params: map[string]string{"id": task}}},
 		{"POST /tasks/{id}/invocations", contractRequest{params: map[string]string{"id": task}, header: map[string]string{"Idempotency-Key": "contract-1"},
-			body: map[string]any{"action": "issue_refund", "system": "shop", "args": refundArgs(order, 300), "summary": "Refund $3.00"}}},
+			body: map[string]any{"action": "issue_refund", "system": "shop", "args": webtest.RefundArgs(order, 300), "summary": "Refund $3.00"}}},
 		{"GET /invocations/{id}", contractRequest{params: map[string]string{"id": inv}}},
 		{"POST /invocations/{id}/reconcile", contractRequest{params: map[string]string{"id": inv}}},
 		{"POST /invocations/{id}/reverse", contractRequest{params: map[string]string{"id": inv}}},
 		{"GET /invocations/{id}/receipt", contractRequest{params: map[string]string{"id": inv}}},
 		{"POST /conversations/{id}/events", contractRequest{params: map[string]string{"id": "conv-1"},
 			body: map[string]any{"intent": "transactional_high", "mode": "handed_off", "task_id": task, "summary": "Wants more than the limit.",
-				"facts": map[string]any{"order_id": order}, "would_propose": map[string]any{"action": "issue_refund", "args": refundArgs(order, 90000)}}}},
+				"facts": map[string]any{"order_id": order}, "would_propose": map[string]any{"action": "issue_refund", "args": webtest.RefundArgs(order, 90000)}}}},
 		{"GET /conversations/{id}", contractRequest{params: map[string]string{"id": "conv-1"}}},
 		{"POST /tasks/{id}/pause", contractRequest{params: map[string]string{"id": states["id"].(string)}, body: map[string]any{"expected_version": 1}}},
 		{"POST /tasks/{id}/resume", contractRequest{params: map[string]string{"id": states["id"].(string)}, body: map[string]any{"expected_version": 2}}},
@@ -107,14 +109,14 @@ func TestAPIRefusesWhatTheDocumentForbids(t *testing.T) {
 			n++
 			req := v.req.clone()
 			bad.apply(&req)
-			res := b.sendContract(t, method, path, req)
-			if res.status != http.StatusBadRequest && res.status != http.StatusUnprocessableEntity {
-				t.Errorf("%s with %s: %d, want 400 or 422\n%.400s", v.op, bad.what, res.status, res.body)
+			res := sendContract(t, b, method, path, req)
+			if res.Status != http.StatusBadRequest && res.Status != http.StatusUnprocessableEntity {
+				t.Errorf("%s with %s: %d, want 400 or 422\n%.400s", v.op, bad.what, res.Status, res.Body)
 			}
 		}
 		if op["requestBody"] != nil {
-			if res := b.sendContract(t, method, path, v.req.clone()); res.status/100 != 2 {
-				t.Errorf("%s, valid: %d, want 2xx\n%.400s", v.op, res.status, res.body)
+			if res := sendContract(t, b, method, path, v.req.clone()); res.Status/100 != 2 {
+				t.Errorf("%s, valid: %d, want 2xx\n%.400s", v.op, res.Status, res.Body)
 			}
 		}
 	}
@@ -127,7 +129,7 @@ func TestAPIRefusesWhatTheDocumentForbids(t *testing.T) {
 }
 
 // sendContract sends req to the operation at the templated path.
-func (b *testBundle) sendContract(t *testing.T, method, path string, req contractRequest) apiResponse {
+func sendContract(t *testing.T, b *webtest.Stack, method, path string, req contractRequest) webtest.APIResponse {
 	t.Helper()
 	for name, v := range req.params {
 		path = strings.ReplaceAll(path, "{"+name+"}", url.PathEscape(v))
@@ -144,12 +146,12 @@ func (b *testBundle) sendContract(t *testing.T, method, path string, req contrac
 		headers = append(headers, k, v)
 	}
 	// The key's rate limit (120 a minute) refills while the test clock runs.
-	b.clock.Advance(time.Second)
+	b.Clock.Advance(time.Second)
 	var body any
 	if req.body != nil {
 		body = req.body
 	}
-	return b.call(t, b.key, method, "/api/v1"+path, body, headers...)
+	return b.Call(t, b.Key, method, "/api/v1"+path, body, headers...)
 }
 
 // requestViolations lists a violation of each constraint the document puts

@@ -1,4 +1,4 @@
-package web_test
+package journeys_test
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"countersign/web/webtest"
 
 	"github.com/chromedp/chromedp"
 
@@ -22,15 +24,15 @@ var timeWithZone = regexp.MustCompile(`\b\d{2}:\d{2} [A-Z][A-Za-z]{1,4}\b`)
 // the page before and after. The screenshot is kept under the temp dir.
 func TestBrowserCustomerConfirms(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withCustomerStage())
-	inv, link := b.pendingRefund(t)
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	inv, link := b.PendingRefund(t)
 	runCtx, stop := context.WithCancel(context.Background())
 	defer stop()
-	go b.cp.RunDispatcher(runCtx, 50*time.Millisecond)
+	go b.Control.RunDispatcher(runCtx, 50*time.Millisecond)
 
 	ctx := browsertest.New(t, 90*time.Second)
 	err := chromedp.Do(ctx,
-		chromedp.Navigate(b.srv.URL+link),
+		chromedp.Navigate(b.Server.URL+link),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="consequence"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="send-code"]`)),
 	)
@@ -45,7 +47,7 @@ func TestBrowserCustomerConfirms(t *testing.T) {
 	if v := browsertest.Axe(t, ctx); len(v) > 0 {
 		t.Errorf("link page: %d serious accessibility violations: %+v", len(v), v)
 	}
-	sent := len(b.mail.Sent())
+	sent := len(b.Mail.Sent())
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="send-code"]`)), chromedp.WaitVisible(chromedp.CSS(`#code`))); err != nil {
 		t.Fatalf("send a code: %v", err)
 	}
@@ -67,11 +69,11 @@ func TestBrowserCustomerConfirms(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
 		t.Fatal(err)
 	}
-	mails := b.mail.Sent()
+	mails := b.Mail.Sent()
 	if len(mails) != sent+1 {
 		t.Fatalf("%d mails sent, want 1", len(mails)-sent)
 	}
-	code := codeIn.FindString(mails[len(mails)-1].Body)
+	code := webtest.CodeIn.FindString(mails[len(mails)-1].Body)
 	err = chromedp.Do(ctx,
 		chromedp.SendKeys(chromedp.CSS(`#code`), code),
 		chromedp.Click(chromedp.CSS(`[data-testid="verify"]`)),
@@ -104,7 +106,7 @@ func TestBrowserCustomerConfirms(t *testing.T) {
 		t.Fatalf("confirm and wait for the reference: %v", err)
 	}
 	ref, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="reference"]`)))
-	done := b.inv(t, inv.ID)
+	done := b.Invocation(t, inv.ID)
 	if done.Result == nil || ref != done.Result.ShortReference {
 		t.Errorf("page shows reference %q, invocation has %+v", ref, done.Result)
 	}
@@ -125,17 +127,17 @@ func TestBrowserCustomerConfirms(t *testing.T) {
 // a screenshot.
 func TestBrowserCustomerPages(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withCustomerStage())
-	task := b.customerTask(t, jordan)
-	refund := b.proposeFor(t, task, "issue_refund",
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	task := b.CustomerTask(t, webtest.Jordan)
+	refund := b.ProposeFor(t, task, "issue_refund",
 		map[string]any{"order_id": "walnut lamp", "amount_cents": 4210, "reason_code": "damaged"}, "Refund $42.10 for the lamp.")
-	cancel := b.proposeFor(t, task, "cancel_subscription",
+	cancel := b.ProposeFor(t, task, "cancel_subscription",
 		map[string]any{"subscription_id": "Pro plan for acme.example", "reason_code": "too_expensive", "effective": "end_of_period"}, "")
-	receipt := b.proposeFor(t, task, "resend_receipt", map[string]any{"invoice_id": "paid Pro invoice"}, "")
-	link := b.link(t, refund, jordan)
+	receipt := b.ProposeFor(t, task, "resend_receipt", map[string]any{"invoice_id": "paid Pro invoice"}, "")
+	link := b.Link(t, refund, webtest.Jordan)
 	runCtx, stop := context.WithCancel(context.Background())
 	defer stop()
-	go b.cp.RunDispatcher(runCtx, 50*time.Millisecond)
+	go b.Control.RunDispatcher(runCtx, 50*time.Millisecond)
 
 	ctx := browsertest.New(t, 150*time.Second)
 	desktop := chromedp.EmulateViewport(1280, 900)
@@ -171,7 +173,7 @@ func TestBrowserCustomerPages(t *testing.T) {
 	prove := func(link string) {
 		t.Helper()
 		err := chromedp.Do(ctx, desktop,
-			chromedp.Navigate(b.srv.URL+link),
+			chromedp.Navigate(b.Server.URL+link),
 			chromedp.WaitVisible(chromedp.CSS(`[data-testid="send-code"]`)),
 			chromedp.Click(chromedp.CSS(`[data-testid="send-code"]`)),
 			chromedp.WaitVisible(chromedp.CSS(`#code`)),
@@ -179,8 +181,8 @@ func TestBrowserCustomerPages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mails := b.mail.Sent()
-		code := codeIn.FindString(mails[len(mails)-1].Body)
+		mails := b.Mail.Sent()
+		code := webtest.CodeIn.FindString(mails[len(mails)-1].Body)
 		err = chromedp.Do(ctx,
 			chromedp.SendKeys(chromedp.CSS(`#code`), code),
 			chromedp.Click(chromedp.CSS(`[data-testid="verify"]`)),
@@ -226,7 +228,7 @@ func TestBrowserCustomerPages(t *testing.T) {
 	// Confirm the refund: the outcome arrives in place with the reference
 	// the shop gives its customers, not its id.
 	err = chromedp.Do(ctx,
-		chromedp.Navigate(b.srv.URL+"/requests/"+refund.ID),
+		chromedp.Navigate(b.Server.URL+"/requests/"+refund.ID),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="confirm"]`)),
 		chromedp.Focus(chromedp.CSS(`[data-testid="confirm"]`)),
 		chromedp.KeyEvent("\r"),
@@ -236,7 +238,7 @@ func TestBrowserCustomerPages(t *testing.T) {
 		t.Fatalf("confirm the refund: %v", err)
 	}
 	ref, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="reference"]`)))
-	done := b.inv(t, refund.ID)
+	done := b.Invocation(t, refund.ID)
 	if done.Result == nil || ref != done.Result.ShortReference || !strings.HasPrefix(ref, "Refund #") || strings.Contains(ref, "re_") {
 		t.Errorf("the page shows reference %q; the result is %+v", ref, done.Result)
 	}
@@ -253,13 +255,13 @@ func TestBrowserCustomerPages(t *testing.T) {
 
 	// The cancellation needs its own proof: the refund's code decides the
 	// refund only.
-	prove(b.link(t, cancel, jordan))
+	prove(b.Link(t, cancel, webtest.Jordan))
 	shoot("cancellation", "customer-cancellation")
 
 	// Decline the receipt, so My requests has something done.
-	prove(b.link(t, receipt, jordan))
+	prove(b.Link(t, receipt, webtest.Jordan))
 	err = chromedp.Do(ctx,
-		chromedp.Navigate(b.srv.URL+"/requests/"+receipt.ID),
+		chromedp.Navigate(b.Server.URL+"/requests/"+receipt.ID),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="decline"]`)),
 		chromedp.Click(chromedp.CSS(`[data-testid="decline"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="status-badge"]`)),
@@ -292,9 +294,9 @@ func TestBrowserCustomerPages(t *testing.T) {
 	if rows != 1 {
 		t.Errorf("My requests with one request's code lists %d requests, want 1", rows)
 	}
-	acct := b.customerAccount(t, jordan)
+	acct := b.CustomerAccount(t, webtest.Jordan)
 	err = chromedp.Do(ctx,
-		chromedp.Navigate(b.srv.URL+"/sign-in?next=%2Frequests"),
+		chromedp.Navigate(b.Server.URL+"/sign-in?next=%2Frequests"),
 		chromedp.WaitVisible(chromedp.CSS(`#email`)),
 		chromedp.SendKeys(chromedp.CSS(`#email`), acct.Email),
 		chromedp.SendKeys(chromedp.CSS(`#password`), acct.Password),

@@ -1,10 +1,12 @@
-package web_test
+package journeys_test
 
 import (
 	"context"
 	"strings"
 	"testing"
 	"time"
+
+	"countersign/web/webtest"
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
@@ -21,15 +23,15 @@ import (
 // groups waiting, in progress and done, without the catalogue edit.
 func TestBrowserCustomerShopPages(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withCustomerStage())
-	task := b.customerTask(t, jordan)
-	refund := b.proposeFor(t, task, "issue_refund",
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	task := b.CustomerTask(t, webtest.Jordan)
+	refund := b.ProposeFor(t, task, "issue_refund",
 		map[string]any{"order_id": "walnut lamp", "amount_cents": 4210, "reason_code": "damaged"}, "")
-	address := b.proposeFor(t, task, "change_shipping_address", map[string]any{"order_id": "standing desk mat", "address": jordanAddress}, "")
-	catalogue := b.proposeFor(t, task, "update_product_description", map[string]any{"product_id": "walnut lamp", "description": "Solid walnut, linen shade."}, "")
+	address := b.ProposeFor(t, task, "change_shipping_address", map[string]any{"order_id": "standing desk mat", "address": webtest.JordanAddress}, "")
+	catalogue := b.ProposeFor(t, task, "update_product_description", map[string]any{"product_id": "walnut lamp", "description": "Solid walnut, linen shade."}, "")
 	runCtx, stop := context.WithCancel(context.Background())
 	defer stop()
-	go b.cp.RunDispatcher(runCtx, 50*time.Millisecond)
+	go b.Control.RunDispatcher(runCtx, 50*time.Millisecond)
 
 	ctx := browsertest.New(t, 240*time.Second)
 	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
@@ -58,7 +60,7 @@ func TestBrowserCustomerShopPages(t *testing.T) {
 	prove := func(link string) {
 		t.Helper()
 		err := chromedp.Do(ctx, desktop,
-			chromedp.Navigate(b.srv.URL+link),
+			chromedp.Navigate(b.Server.URL+link),
 			chromedp.WaitVisible(chromedp.CSS(`[data-testid="send-code"]`)),
 			chromedp.Click(chromedp.CSS(`[data-testid="send-code"]`)),
 			chromedp.WaitVisible(chromedp.CSS(`#code`)),
@@ -66,9 +68,9 @@ func TestBrowserCustomerShopPages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mails := b.mail.Sent()
+		mails := b.Mail.Sent()
 		err = chromedp.Do(ctx,
-			chromedp.SendKeys(chromedp.CSS(`#code`), codeIn.FindString(mails[len(mails)-1].Body)),
+			chromedp.SendKeys(chromedp.CSS(`#code`), webtest.CodeIn.FindString(mails[len(mails)-1].Body)),
 			chromedp.Click(chromedp.CSS(`[data-testid="verify"]`)),
 			chromedp.WaitVisible(chromedp.CSS(`[data-testid="confirm"]`)),
 		)
@@ -86,19 +88,19 @@ func TestBrowserCustomerShopPages(t *testing.T) {
 	}
 
 	// The link page is the first page: the shop's zone, named.
-	if err := chromedp.Do(ctx, desktop, chromedp.Navigate(b.srv.URL+b.link(t, refund, jordan)),
+	if err := chromedp.Do(ctx, desktop, chromedp.Navigate(b.Server.URL+b.Link(t, refund, webtest.Jordan)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="time-zone"]`))); err != nil {
 		t.Fatal(err)
 	}
 	if z := textOf(`[data-testid="time-zone"]`); z != "Times are in America/Los_Angeles time." {
 		t.Errorf("the first page's zone: %q", z)
 	}
-	prove(b.link(t, refund, jordan))
-	if brand := textOf(`[data-testid="brand-name"]`); brand != shopName {
+	prove(b.Link(t, refund, webtest.Jordan))
+	if brand := textOf(`[data-testid="brand-name"]`); brand != webtest.ShopName {
 		t.Errorf("header %q", brand)
 	}
 	title, _ := chromedp.Run(ctx, chromedp.Title())
-	if title != "Refund $42.10 for your Walnut desk lamp · "+shopName {
+	if title != "Refund $42.10 for your Walnut desk lamp · "+webtest.ShopName {
 		t.Errorf("title %q", title)
 	}
 	if z := textOf(`[data-testid="time-zone"]`); z != "Times are in your time zone (Europe/Paris)." {
@@ -112,11 +114,11 @@ func TestBrowserCustomerShopPages(t *testing.T) {
 
 	// Confirm the refund: once done, its receipt.
 	err := chromedp.Do(ctx, desktop,
-		chromedp.Navigate(b.srv.URL+"/requests/"+refund.ID),
+		chromedp.Navigate(b.Server.URL+"/requests/"+refund.ID),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="confirm"]`)),
 		chromedp.Click(chromedp.CSS(`[data-testid="confirm"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="reference"]`)),
-		chromedp.Navigate(b.srv.URL+"/requests/"+refund.ID),
+		chromedp.Navigate(b.Server.URL+"/requests/"+refund.ID),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="receipt"]`)),
 	)
 	if err != nil {
@@ -128,7 +130,7 @@ func TestBrowserCustomerShopPages(t *testing.T) {
 	at(false, "receipt (desktop)", "customer-receipt-desktop.png")
 
 	// The address change at phone width: "Now" above "After".
-	prove(b.link(t, address, jordan))
+	prove(b.Link(t, address, webtest.Jordan))
 	if err := chromedp.Do(ctx, phone); err != nil {
 		t.Fatal(err)
 	}
@@ -143,12 +145,12 @@ func TestBrowserCustomerShopPages(t *testing.T) {
 	at(true, "address change (phone)", "customer-address-change-phone.png")
 
 	// A second refund of the lamp, prepared later: its row tells it apart.
-	b.clock.Advance(2 * time.Minute)
-	again := b.proposeAny(t, b.customerTask(t, jordan), "issue_refund",
+	b.Clock.Advance(2 * time.Minute)
+	again := b.ProposeAny(t, b.CustomerTask(t, webtest.Jordan), "issue_refund",
 		map[string]any{"order_id": "walnut lamp", "amount_cents": 1000, "reason_code": "damaged"})
-	acct := b.customerAccount(t, jordan)
+	acct := b.CustomerAccount(t, webtest.Jordan)
 	err = chromedp.Do(ctx, desktop,
-		chromedp.Navigate(b.srv.URL+"/sign-in?next=%2Frequests"),
+		chromedp.Navigate(b.Server.URL+"/sign-in?next=%2Frequests"),
 		chromedp.WaitVisible(chromedp.CSS(`#email`)),
 		chromedp.SendKeys(chromedp.CSS(`#email`), acct.Email),
 		chromedp.SendKeys(chromedp.CSS(`#password`), acct.Password),

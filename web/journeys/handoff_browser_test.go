@@ -1,10 +1,12 @@
-package web_test
+package journeys_test
 
 import (
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"countersign/web/webtest"
 
 	"github.com/chromedp/chromedp"
 
@@ -20,15 +22,15 @@ import (
 // axe, has no sideways scroll on a phone, and is saved as a screenshot.
 func TestBrowserHandoffTakeThenResolve(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	f := newConsoleFixture(t, b)
-	now := b.clock.Now()
-	id := insertHandoff(t, b, f.task.ConversationID, f.task.ID, "transactional_high", fmt.Sprintf(
+	b := webtest.New(t, webtest.WithShop())
+	f := webtest.NewShopper(t, b)
+	now := b.Clock.Now()
+	id := webtest.InsertHandoff(t, b, f.Task.ConversationID, f.Task.ID, "transactional_high", fmt.Sprintf(
 		`{"summary":"Wants $8.00 back: the bulb arrived broken. Photo sent.","facts":{"order":%q,"item":"Bulb"},
-		  "would_propose":{"action":"issue_refund","args":{"order_id":%q,"amount_cents":800,"reason_code":"damaged"}}}`, f.order.ID, f.order.ID),
+		  "would_propose":{"action":"issue_refund","args":{"order_id":%q,"amount_cents":800,"reason_code":"damaged"}}}`, f.Order.ID, f.Order.ID),
 		now.Add(-40*time.Minute))
-	insertHandoff(t, b, "conv-question", "", "informational", `{"summary":"Asks whether the lamp ships abroad."}`, now.Add(-3*time.Minute))
-	insertHandoff(t, b, "conv-quiet", "", "ambiguous", `{}`, now.Add(-20*time.Minute))
+	webtest.InsertHandoff(t, b, "conv-question", "", "informational", `{"summary":"Asks whether the lamp ships abroad."}`, now.Add(-3*time.Minute))
+	webtest.InsertHandoff(t, b, "conv-quiet", "", "ambiguous", `{}`, now.Add(-20*time.Minute))
 
 	ctx := browsertest.New(t, 240*time.Second)
 	axe := func(page string) { t.Helper(); browsertest.CheckAccessibility(t, ctx, page) }
@@ -50,8 +52,8 @@ func TestBrowserHandoffTakeThenResolve(t *testing.T) {
 	}
 
 	err := chromedp.Do(ctx,
-		chromedp.Navigate(b.srv.URL+"/handoffs"),
-		browserSignIn(b.users[accounts.Agent]),
+		chromedp.Navigate(b.Server.URL+"/handoffs"),
+		browserSignIn(b.Users[accounts.Agent]),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="handoff-target"]`)),
 	)
 	if err != nil {
@@ -60,7 +62,7 @@ func TestBrowserHandoffTakeThenResolve(t *testing.T) {
 	if first := evalAs[string](t, ctx, `document.querySelector('article[data-testid^="handoff-"]').getAttribute('data-testid')`); first != fmt.Sprint("handoff-", id) {
 		t.Errorf("the first card is %s, want the one longest over the target", first)
 	}
-	if got := evalAs[string](t, ctx, `document.querySelector('article[data-testid^="handoff-"] [data-testid="handoff-customer"]').textContent`); !strings.Contains(got, f.cust.Email) {
+	if got := evalAs[string](t, ctx, `document.querySelector('article[data-testid^="handoff-"] [data-testid="handoff-customer"]').textContent`); !strings.Contains(got, f.Customer.Email) {
 		t.Errorf("the first card names %q, want the customer", got)
 	}
 	axe("hand-offs")
@@ -80,7 +82,7 @@ func TestBrowserHandoffTakeThenResolve(t *testing.T) {
 	if !strings.HasSuffix(location, fmt.Sprint("/handoffs/", id)) {
 		t.Errorf("after Take the browser is at %q, want the hand-off's page", location)
 	}
-	for sel, want := range map[string]string{`[data-testid="handoff-state"]`: "Taken by you", `[data-testid="customer-ref"]`: f.cust.Email,
+	for sel, want := range map[string]string{`[data-testid="handoff-state"]`: "Taken by you", `[data-testid="customer-ref"]`: f.Customer.Email,
 		`[data-testid="handoff-draft"]`: "$8.00"} {
 		if got := evalAs[string](t, ctx, `document.querySelector('`+sel+`').textContent`); !strings.Contains(got, want) {
 			t.Errorf("%s says %q, want %q", sel, strings.Join(strings.Fields(got), " "), want)
@@ -99,7 +101,7 @@ func TestBrowserHandoffTakeThenResolve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := evalAs[string](t, ctx, `document.querySelector('[data-testid="handoff-state"]').textContent`); !strings.Contains(got, "Resolved by "+b.users[accounts.Agent].Name) {
+	if got := evalAs[string](t, ctx, `document.querySelector('[data-testid="handoff-state"]').textContent`); !strings.Contains(got, "Resolved by "+b.Users[accounts.Agent].Name) {
 		t.Errorf("after Resolve the page says %q", strings.Join(strings.Fields(got), " "))
 	}
 	axe("resolved hand-off")

@@ -1,4 +1,4 @@
-package web_test
+package journeys_test
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"countersign/web/webtest"
 
 	"github.com/chromedp/chromedp"
 
@@ -20,19 +22,19 @@ import (
 // whom. Each page passes axe and is saved as a screenshot.
 func TestBrowserHandoffTakeOverLeadsWithTheProblem(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	f := newConsoleFixture(t, b)
-	id := insertHandoff(t, b, f.task.ConversationID, f.task.ID, "transactional_high",
-		`{"summary":"Wants $8.00 back: the bulb arrived broken."}`, b.clock.Now().Add(-30*time.Minute))
-	holder := b.client(t)
-	holder.mustSignIn(b.users[accounts.Agent])
-	holder.post(handoffPath(id, "take"), url.Values{"_csrf": {holder.csrf("/handoffs")}})
+	b := webtest.New(t, webtest.WithShop())
+	f := webtest.NewShopper(t, b)
+	id := webtest.InsertHandoff(t, b, f.Task.ConversationID, f.Task.ID, "transactional_high",
+		`{"summary":"Wants $8.00 back: the bulb arrived broken."}`, b.Clock.Now().Add(-30*time.Minute))
+	holder := b.Client(t)
+	holder.MustSignIn(b.Users[accounts.Agent])
+	holder.Post(webtest.HandoffPath(id, "take"), url.Values{"_csrf": {holder.CSRF("/handoffs")}})
 
 	ctx := browsertest.New(t, 180*time.Second)
 	err := chromedp.Do(ctx,
 		chromedp.EmulateViewport(1280, 900),
-		chromedp.Navigate(b.srv.URL+handoffPath(id, "")),
-		browserSignIn(b.users[accounts.Manager]),
+		chromedp.Navigate(b.Server.URL+webtest.HandoffPath(id, "")),
+		browserSignIn(b.Users[accounts.Manager]),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="take-over-form"]`)),
 		chromedp.SendKeys(chromedp.CSS(`#take-over-reason`), "   "),
 		chromedp.Click(chromedp.CSS(`[data-testid="take-over"]`)),
@@ -67,7 +69,7 @@ func TestBrowserHandoffTakeOverLeadsWithTheProblem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := fmt.Sprintf("%s took it over from %s", b.users[accounts.Manager].Name, b.users[accounts.Agent].Name)
+	want := fmt.Sprintf("%s took it over from %s", b.Users[accounts.Manager].Name, b.Users[accounts.Agent].Name)
 	if got := evalAs[string](t, ctx, `document.querySelector('[data-testid="taken-over"]').textContent`); !strings.Contains(got, want) {
 		t.Errorf("after the take-over the page says %q, want %q", got, want)
 	}

@@ -1,4 +1,4 @@
-package web_test
+package journeys_test
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"countersign/web/webtest"
 
 	"github.com/chromedp/chromedp"
 
@@ -90,15 +92,15 @@ func checkChartText(t *testing.T, width string, got chartText) {
 // countersign-policy-whatif.png, countersign-policy-whatif-phone.png.
 func TestBrowserManagerPages(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	loadHistory(t, b, 2000, 500)
+	b := webtest.New(t, webtest.WithShop())
+	webtest.LoadHistory(t, b, 2000, 500)
 	ctx := browsertest.New(t, 120*time.Second)
-	u := b.users[accounts.Manager]
+	u := b.Users[accounts.Manager]
 	err := chromedp.Do(ctx,
-		chromedp.Navigate(b.srv.URL+"/sign-in"),
+		chromedp.Navigate(b.Server.URL+"/sign-in"),
 		browserSignIn(u),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="home-heading"]`)),
-		chromedp.Navigate(b.srv.URL+"/metrics"),
+		chromedp.Navigate(b.Server.URL+"/metrics"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="metric-action_success"] svg.chart`)),
 	)
 	if err != nil {
@@ -153,7 +155,7 @@ func TestBrowserManagerPages(t *testing.T) {
 
 	err = chromedp.Do(ctx,
 		chromedp.EmulateViewport(390, 844),
-		chromedp.Navigate(b.srv.URL+"/metrics"),
+		chromedp.Navigate(b.Server.URL+"/metrics"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="metric-action_success"] svg.chart`)),
 	)
 	if err != nil {
@@ -173,7 +175,7 @@ func TestBrowserManagerPages(t *testing.T) {
 	// Filtering by the keyboard-free path: the form's GET keeps the choice.
 	err = chromedp.Do(ctx,
 		chromedp.EmulateViewport(1280, 900),
-		chromedp.Navigate(b.srv.URL+"/metrics?action=issue_refund"),
+		chromedp.Navigate(b.Server.URL+"/metrics?action=issue_refund"),
 		// Stage readiness comes when its details open, by the keyboard.
 		chromedp.Focus(chromedp.CSS(`[data-testid="readiness"] details.day-table summary`)),
 		chromedp.KeyEvent("\r"),
@@ -188,7 +190,7 @@ func TestBrowserManagerPages(t *testing.T) {
 	}
 
 	err = chromedp.Do(ctx,
-		chromedp.Navigate(b.srv.URL+"/policies"),
+		chromedp.Navigate(b.Server.URL+"/policies"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="policies-table"]`)),
 	)
 	if err != nil {

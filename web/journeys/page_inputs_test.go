@@ -1,8 +1,10 @@
-package web_test
+package journeys_test
 
 import (
 	"net/http"
 	"testing"
+
+	"countersign/web/webtest"
 
 	"github.com/PuerkitoBio/goquery"
 
@@ -30,11 +32,11 @@ func everyInputTyped(t *testing.T, where string, doc *goquery.Document) {
 // lets the device fill in the code from the message.
 func TestCodeBoxAndPolicyFieldsHaveTypes(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withCustomerStage())
-	_, link := b.pendingRefund(t)
-	c := b.client(t)
-	c.sendCode(link, c.get(link))
-	page := c.get(link).doc(t)
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	_, link := b.PendingRefund(t)
+	c := b.Client(t)
+	c.SendCode(link, c.Get(link))
+	page := c.Get(link).Doc(t)
 	everyInputTyped(t, "the code page", page)
 	code := page.Find(`[data-testid="code-form"] input[name="code"]`)
 	if code.AttrOr("inputmode", "") != "numeric" || code.AttrOr("autocomplete", "") != "one-time-code" {
@@ -42,13 +44,13 @@ func TestCodeBoxAndPolicyFieldsHaveTypes(t *testing.T) {
 			code.AttrOr("inputmode", ""), code.AttrOr("autocomplete", ""))
 	}
 
-	m := b.client(t)
-	m.mustSignIn(b.users[accounts.Manager])
-	res := m.get("/policies/shop/issue_refund")
+	m := b.Client(t)
+	m.MustSignIn(b.Users[accounts.Manager])
+	res := m.Get("/policies/shop/issue_refund")
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("GET the policy: %d", res.StatusCode)
 	}
-	doc := res.doc(t)
+	doc := res.Doc(t)
 	everyInputTyped(t, "the policy form", doc)
 	if n := doc.Find(`div.check > input[type="checkbox"]#enabled + label[for="enabled"]`).Length(); n != 1 {
 		t.Errorf("the policy's Enabled checkbox is not on its label's line (%d found)", n)

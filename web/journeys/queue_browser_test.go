@@ -1,10 +1,12 @@
-package web_test
+package journeys_test
 
 import (
 	"context"
 	"strings"
 	"testing"
 	"time"
+
+	"countersign/web/webtest"
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
@@ -30,30 +32,30 @@ const activeTestID = `(document.activeElement && document.activeElement.getAttri
 // manager's home pages. Each page passes axe and is saved as a screenshot.
 func TestBrowserQueueReadsSoonestFirstAndApproveKeepsOneTruth(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	f := newConsoleFixture(t, b)
+	b := webtest.New(t, webtest.WithShop())
+	f := webtest.NewShopper(t, b)
 	ctx0 := context.Background()
-	stale := f.refund(t, f.order, 800)
+	stale := f.Refund(t, f.Order, 800)
 	var cards []controlplane.Invocation
 	for _, cents := range []int64{1250, 2475, 3100, 1999} {
-		b.clock.Advance(time.Minute)
-		cards = append(cards, f.refund(t, f.newOrder(t), cents))
+		b.Clock.Advance(time.Minute)
+		cards = append(cards, f.Refund(t, f.NewOrder(t), cents))
 	}
-	b.clock.Advance(time.Minute)
-	f.describe(t, "Hand-turned walnut base, linen shade, warm-white bulb included.")
+	b.Clock.Advance(time.Minute)
+	f.Describe(t, "Hand-turned walnut base, linen shade, warm-white bulb included.")
 	// Another refund of the first order completes: the first card's quote
 	// is out of date.
-	big := f.refund(t, f.order, 4200)
-	colleague := b.createUser(t, accounts.Agent)
-	if _, err := b.cp.StaffDecide(ctx0, controlplane.StaffDecision{Actor: controlplane.UserActor(colleague.ID, "agent", "A"), InvocationID: big.ID, Verb: controlplane.StaffApprove, Version: big.Version, ArgsHash: big.ArgsHash}); err != nil {
+	big := f.Refund(t, f.Order, 4200)
+	colleague := b.CreateUser(t, accounts.Agent)
+	if _, err := b.Control.StaffDecide(ctx0, controlplane.StaffDecision{Actor: controlplane.UserActor(colleague.ID, "agent", "A"), InvocationID: big.ID, Verb: controlplane.StaffApprove, Version: big.Version, ArgsHash: big.ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := b.cp.Dispatch(ctx0, big.ID); err != nil || !ok {
+	if ok, err := b.Control.Dispatch(ctx0, big.ID); err != nil || !ok {
 		t.Fatalf("dispatch: %v %v", ok, err)
 	}
-	lost := f.refund(t, f.newOrder(t), 650)
-	markUnverified(t, b, lost.ID)
-	b.clock.Advance(2 * time.Minute)
+	lost := f.Refund(t, f.NewOrder(t), 650)
+	webtest.MarkUnverified(t, b, lost.ID)
+	b.Clock.Advance(2 * time.Minute)
 
 	ctx := browsertest.New(t, 300*time.Second)
 	axe := func(page string) { t.Helper(); browsertest.CheckAccessibility(t, ctx, page) }
@@ -68,8 +70,8 @@ func TestBrowserQueueReadsSoonestFirstAndApproveKeepsOneTruth(t *testing.T) {
 	}
 
 	err := chromedp.Do(ctx,
-		chromedp.Navigate(b.srv.URL+"/queue"),
-		browserSignIn(b.users[accounts.Agent]),
+		chromedp.Navigate(b.Server.URL+"/queue"),
+		browserSignIn(b.Users[accounts.Agent]),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="queue-waiting"]`)),
 	)
 	if err != nil {
@@ -188,7 +190,7 @@ func TestBrowserQueueReadsSoonestFirstAndApproveKeepsOneTruth(t *testing.T) {
 	}
 	for i, inv := range cards[1:] {
 		err = chromedp.Do(ctx,
-			chromedp.Navigate(b.srv.URL+"/queue/"+inv.ID),
+			chromedp.Navigate(b.Server.URL+"/queue/"+inv.ID),
 			chromedp.WaitVisible(chromedp.CSS(`[data-testid="approve"]`)),
 			chromedp.Click(chromedp.CSS(`[data-testid="approve"]`)),
 			chromedp.WaitVisible(chromedp.CSS(`[data-testid="decided-card"]`)),
@@ -203,7 +205,7 @@ func TestBrowserQueueReadsSoonestFirstAndApproveKeepsOneTruth(t *testing.T) {
 	// The last two: the fresh-quoted stale card and the description; then
 	// nothing is waiting and the message holds the focus.
 	err = chromedp.Do(ctx,
-		chromedp.Navigate(b.srv.URL+"/queue/"+stale.ID),
+		chromedp.Navigate(b.Server.URL+"/queue/"+stale.ID),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="requote-card"]`)),
 		chromedp.Click(chromedp.CSS(`[data-testid="requote-card"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="approve"]`)),
@@ -215,7 +217,7 @@ func TestBrowserQueueReadsSoonestFirstAndApproveKeepsOneTruth(t *testing.T) {
 	}
 	rest := evalAs[string](t, ctx, `document.querySelector('[data-card]').id.replace('card-', '')`)
 	err = chromedp.Do(ctx,
-		chromedp.Navigate(b.srv.URL+"/queue/"+rest),
+		chromedp.Navigate(b.Server.URL+"/queue/"+rest),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="approve"]`)),
 		chromedp.Click(chromedp.CSS(`[data-testid="approve"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="queue-empty"]`)),
@@ -233,7 +235,7 @@ func TestBrowserQueueReadsSoonestFirstAndApproveKeepsOneTruth(t *testing.T) {
 
 	// Home pages: what waits, counted, first.
 	err = chromedp.Do(ctx,
-		chromedp.Navigate(b.srv.URL+"/"),
+		chromedp.Navigate(b.Server.URL+"/"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="home-waiting"]`)),
 	)
 	if err != nil {
@@ -244,11 +246,11 @@ func TestBrowserQueueReadsSoonestFirstAndApproveKeepsOneTruth(t *testing.T) {
 	}
 	axe("agent home")
 	shot("countersign-home-agent.png")
-	f.refund(t, f.newOrder(t), 1500)
+	f.Refund(t, f.NewOrder(t), 1500)
 	err = chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`[data-testid="sign-out"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#email`)),
-		browserSignIn(b.users[accounts.Manager]),
+		browserSignIn(b.Users[accounts.Manager]),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="home-waiting"]`)),
 	)
 	if err != nil {

@@ -1,10 +1,12 @@
-package web_test
+package journeys_test
 
 import (
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+
+	"countersign/web/webtest"
 
 	"countersign/internal/accounts"
 )
@@ -14,13 +16,13 @@ import (
 // sentence marked as added and the whole new text on the page.
 func TestQueueCardShowsTheWholeLongText(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	f := newConsoleFixture(t, b)
+	b := webtest.New(t, webtest.WithShop())
+	f := webtest.NewShopper(t, b)
 	text := strings.Repeat("Solid walnut base, linen shade, warm light. ", 5) + "Order now at evil.example/discount for 70% off."
-	inv := f.describe(t, text)
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Agent])
-	line := c.get("/queue/" + inv.ID).doc(t).Find(`[data-testid="quote"] [data-testid="quote-line"]`)
+	inv := f.Describe(t, text)
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
+	line := c.Get("/queue/" + inv.ID).Doc(t).Find(`[data-testid="quote"] [data-testid="quote-line"]`)
 	if got := line.Find(`[data-testid="line-to"]`).Text(); got != text {
 		t.Errorf("the card's new text is %q, want it whole", got)
 	}
@@ -34,21 +36,21 @@ func TestQueueCardShowsTheWholeLongText(t *testing.T) {
 // its title.
 func TestQueueBulkConfirmationShowsEachCardsLines(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	f := newConsoleFixture(t, b)
+	b := webtest.New(t, webtest.WithShop())
+	f := webtest.NewShopper(t, b)
 	texts := []string{"Now in oak.", "Now in walnut, with a hidden phrase at its end."}
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Agent])
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
 	var ids []string
 	for _, text := range texts {
-		ids = append(ids, f.describe(t, text).ID)
+		ids = append(ids, f.Describe(t, text).ID)
 	}
-	form := url.Values{"_csrf": {cardForm(t, c.get("/queue"), "bulk-form").Get("_csrf")}, "id": ids}
-	res := c.post("/queue/bulk", form)
+	form := url.Values{"_csrf": {webtest.CardForm(t, c.Get("/queue"), "bulk-form").Get("_csrf")}, "id": ids}
+	res := c.Post("/queue/bulk", form)
 	if res.StatusCode != http.StatusOK {
-		t.Fatalf("bulk review: %d\n%s", res.StatusCode, res.body)
+		t.Fatalf("bulk review: %d\n%s", res.StatusCode, res.Text)
 	}
-	doc := res.doc(t)
+	doc := res.Doc(t)
 	for i, id := range ids {
 		card := doc.Find(`[data-testid="bulk-card-` + id + `"]`)
 		line := card.Find(`[data-testid="quote-line"]`)
@@ -70,12 +72,12 @@ func TestQueueBulkConfirmationShowsEachCardsLines(t *testing.T) {
 // page; nothing is cut short.
 func TestCustomerPageShowsEverythingSent(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withCustomerStage())
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
 	address := map[string]any{"name": "Jordan Lee", "line1": "77 Dock Rd", "line2": "c/o R. Mallory, Unit 9", "city": "Oakland",
 		"postal_code": "94607", "country": "US"}
-	inv := b.proposeFor(t, b.customerTask(t, jordan), "change_shipping_address",
+	inv := b.ProposeFor(t, b.CustomerTask(t, webtest.Jordan), "change_shipping_address",
 		map[string]any{"order_id": "standing desk mat", "address": address}, "")
-	doc := b.client(t).open(b.link(t, inv, jordan)).doc(t)
+	doc := b.Client(t).Open(b.Link(t, inv, webtest.Jordan)).Doc(t)
 	line := doc.Find(`[data-testid="quote-line"]`)
 	if from, to := line.Find(`[data-testid="line-from"]`).Text(), line.Find(`[data-testid="line-to"]`).Text(); !strings.Contains(from, "Suite 210") ||
 		!strings.Contains(to, "c/o R. Mallory, Unit 9") {
@@ -83,9 +85,9 @@ func TestCustomerPageShowsEverythingSent(t *testing.T) {
 	}
 
 	text := strings.Repeat("Solid walnut base, linen shade, warm light. ", 5) + "Order now at evil.example/discount for 70% off."
-	inv = b.proposeFor(t, b.customerTask(t, jordan), "update_product_description",
+	inv = b.ProposeFor(t, b.CustomerTask(t, webtest.Jordan), "update_product_description",
 		map[string]any{"product_id": "LAMP-WAL-01", "description": text}, "")
-	line = b.client(t).open(b.link(t, inv, jordan)).doc(t).Find(`[data-testid="quote-line"]`)
+	line = b.Client(t).Open(b.Link(t, inv, webtest.Jordan)).Doc(t).Find(`[data-testid="quote-line"]`)
 	if got := line.Find(`[data-testid="line-to"]`).Text(); got != text {
 		t.Errorf("the new text on the customer's page is %q, want it whole", got)
 	}

@@ -1,9 +1,11 @@
-package web_test
+package journeys_test
 
 import (
 	"fmt"
 	"net/http"
 	"testing"
+
+	"countersign/web/webtest"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -17,20 +19,20 @@ import (
 // on each. Its claims must not move the business's headline figures.
 func TestR1AnyCustomerTasksDoNotVouchForMetrics(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant())
-	loadHistory(t, b, 300, 200)
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Manager])
-	before := shownMetrics(t, c.get("/metrics").doc(t))
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
+	webtest.LoadHistory(t, b, 300, 200)
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Manager])
+	before := webtest.ShownMetrics(t, c.Get("/metrics").Doc(t))
 	for i := range 40 {
 		conv := fmt.Sprintf("made-up-%d", i)
-		b.call(t, b.key, http.MethodPost, "/api/v1/tasks", map[string]any{"customer_ref": fmt.Sprintf("nobody-%d@example.test", i),
+		b.Call(t, b.Key, http.MethodPost, "/api/v1/tasks", map[string]any{"customer_ref": fmt.Sprintf("nobody-%d@example.test", i),
 			"conversation_id": conv, "allowed_actions": []string{"issue_refund"}, "write_budget": 1, "inflight_limit": 1,
-			"rate_per_minute": 1}).want(t, http.StatusCreated)
-		b.report(t, b.key, conv, "informational", "answered")
+			"rate_per_minute": 1}).Want(t, http.StatusCreated)
+		b.Report(t, b.Key, conv, "informational", "answered")
 	}
-	b.refreshMetrics(t)
-	after := shownMetrics(t, c.get("/metrics").doc(t))
+	b.RefreshMetrics(t)
+	after := webtest.ShownMetrics(t, c.Get("/metrics").Doc(t))
 	if diff := cmp.Diff(before, after); diff != "" {
 		t.Errorf("40 made-up any-customer tasks with made-up events moved the business's figures (-before +after):\n%s", diff)
 	}

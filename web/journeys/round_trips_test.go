@@ -1,4 +1,4 @@
-package web_test
+package journeys_test
 
 import (
 	"context"
@@ -6,58 +6,27 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
+	"countersign/web/webtest"
 
 	"countersign/internal/accounts"
 	"countersign/internal/controlplane"
 	"countersign/internal/demoshop"
 )
 
-// statements records the SQL statements a console sends while on.
-type statements struct {
-	mu  sync.Mutex
-	on  bool
-	sql []string
-}
-
-func (s *statements) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.on {
-		s.sql = append(s.sql, strings.Join(strings.Fields(d.SQL), " "))
-	}
-	return ctx
-}
-
-func (s *statements) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
-// during returns the statements sent while fn ran.
-func (s *statements) during(fn func()) []string {
-	s.mu.Lock()
-	s.on, s.sql = true, nil
-	s.mu.Unlock()
-	fn()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.on = false
-	return s.sql
-}
-
 // TestQueuePageRoundTrips: a signed-in agent's queue page costs three
 // statements — the session with its user, the queue, the navigation
 // badge's counts — and the session and its user come from one query.
 func TestQueuePageRoundTrips(t *testing.T) {
 	t.Parallel()
-	rec := &statements{}
-	b := setup(t, withQueryTracer(rec))
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Agent])
-	c.get("/queue") // the session's last-seen write, at most once a minute, is behind us
-	var res response
-	sql := rec.during(func() { res = c.get("/queue") })
+	rec := &webtest.Statements{}
+	b := webtest.New(t, webtest.WithQueryTracer(rec))
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
+	c.Get("/queue") // the session's last-seen write, at most once a minute, is behind us
+	var res webtest.Response
+	sql := rec.During(func() { res = c.Get("/queue") })
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("/queue: %d", res.StatusCode)
 	}
@@ -75,7 +44,7 @@ func TestQueuePageRoundTrips(t *testing.T) {
 	if sessions != 1 || users != 0 {
 		t.Errorf("the session and its user took %d joined and %d separate statements, want one joined:\n%s", sessions, users, strings.Join(sql, "\n"))
 	}
-	if res.doc(t).Find(`[data-testid="signed-in-as"], header`).Length() == 0 {
+	if res.Doc(t).Find(`[data-testid="signed-in-as"], header`).Length() == 0 {
 		t.Errorf("the page does not show its header")
 	}
 }
@@ -84,17 +53,17 @@ func TestQueuePageRoundTrips(t *testing.T) {
 // judged as before: once disabled, the session signs no one in.
 func TestDisabledUsersSessionStillIgnored(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	u := b.createUser(t, accounts.Agent)
-	c := b.client(t)
-	c.mustSignIn(u)
-	if res := c.get("/queue"); res.StatusCode != http.StatusOK {
+	b := webtest.New(t)
+	u := b.CreateUser(t, accounts.Agent)
+	c := b.Client(t)
+	c.MustSignIn(u)
+	if res := c.Get("/queue"); res.StatusCode != http.StatusOK {
 		t.Fatalf("/queue signed in: %d", res.StatusCode)
 	}
-	if _, err := b.store.Pool().Exec(context.Background(), `UPDATE users SET disabled_at = now() WHERE id = $1`, u.ID); err != nil {
+	if _, err := b.Store.Pool().Exec(context.Background(), `UPDATE users SET disabled_at = now() WHERE id = $1`, u.ID); err != nil {
 		t.Fatal(err)
 	}
-	if res := c.get("/queue"); res.StatusCode == http.StatusOK {
+	if res := c.Get("/queue"); res.StatusCode == http.StatusOK {
 		t.Fatalf("/queue after the user was disabled: %d, want a sign-in redirect or refusal", res.StatusCode)
 	}
 }
@@ -120,17 +89,17 @@ func reads(sql []string) (invocations, tasks, links int) {
 // plane's one call, whatever the pages read to show them.
 func TestACustomerDecisionReadsItsRequestOnce(t *testing.T) {
 	t.Parallel()
-	rec := &statements{}
-	b := setup(t, withShop(), withQueryTracer(rec))
-	b.stageForCustomer(t, customerActions...)
+	rec := &webtest.Statements{}
+	b := webtest.New(t, webtest.WithShop(), webtest.WithQueryTracer(rec))
+	b.StageForCustomer(t, webtest.CustomerActions...)
 	for _, verb := range []string{"confirm", "decline", "stop"} {
-		inv, link := b.pendingRefund(t)
-		c := b.client(t)
-		tok := c.pageCSRF(c.open(link))
-		var res response
-		sql := rec.during(func() { res = c.post("/requests/"+inv.ID+"/"+verb, url.Values{"_csrf": {tok}}) })
+		inv, link := b.PendingRefund(t)
+		c := b.Client(t)
+		tok := c.PageCSRF(c.Open(link))
+		var res webtest.Response
+		sql := rec.During(func() { res = c.Post("/requests/"+inv.ID+"/"+verb, url.Values{"_csrf": {tok}}) })
 		if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/requests/"+inv.ID {
-			t.Fatalf("%s: %d to %q\n%s", verb, res.StatusCode, res.Header.Get("Location"), res.body)
+			t.Fatalf("%s: %d to %q\n%s", verb, res.StatusCode, res.Header.Get("Location"), res.Text)
 		}
 		if i, k, _ := reads(sql); i != 1 || k != 1 {
 			t.Errorf("%s read the invocation %d and the task %d times, want once each:\n%s", verb, i, k, strings.Join(sql, "\n"))
@@ -142,14 +111,14 @@ func TestACustomerDecisionReadsItsRequestOnce(t *testing.T) {
 // once.
 func TestSendingACodeOpensTheLinkOnce(t *testing.T) {
 	t.Parallel()
-	rec := &statements{}
-	b := setup(t, withShop(), withQueryTracer(rec))
-	b.stageForCustomer(t, customerActions...)
-	_, link := b.pendingRefund(t)
-	c := b.client(t)
-	page := c.get(link)
+	rec := &webtest.Statements{}
+	b := webtest.New(t, webtest.WithShop(), webtest.WithQueryTracer(rec))
+	b.StageForCustomer(t, webtest.CustomerActions...)
+	_, link := b.PendingRefund(t)
+	c := b.Client(t)
+	page := c.Get(link)
 	var code string
-	sql := rec.during(func() { code = c.sendCode(link, page) })
+	sql := rec.During(func() { code = c.SendCode(link, page) })
 	if code == "" {
 		t.Fatal("no code")
 	}
@@ -170,26 +139,26 @@ func TestSendingACodeOpensTheLinkOnce(t *testing.T) {
 // proposal.
 func TestReadingAnInvocationWritesNothing(t *testing.T) {
 	t.Parallel()
-	rec := &statements{}
-	b := setup(t, withShop(), withQueryTracer(rec))
-	b.stageForCustomer(t, customerActions...)
-	b.a, b.key = b.newAssistant(t, "support-bot")
-	b.task = b.newTask(t, b.key, "conv-1", []string{"issue_refund"})
+	rec := &webtest.Statements{}
+	b := webtest.New(t, webtest.WithShop(), webtest.WithQueryTracer(rec))
+	b.StageForCustomer(t, webtest.CustomerActions...)
+	b.Assistant, b.Key = b.NewAssistant(t, "support-bot")
+	b.Task = b.NewTask(t, b.Key, "conv-1", []string{"issue_refund"})
 	ctx := context.Background()
-	raw, _ := json.Marshal(refundArgs(b.damagedOrder(t), 700))
-	inv, err := b.cp.Propose(ctx, controlplane.Proposal{TaskID: b.taskID(), System: "shop", Action: "issue_refund", Args: raw,
-		Summary: "Refund $7.00", Actor: b.a.Actor()})
+	raw, _ := json.Marshal(webtest.RefundArgs(b.DamagedOrder(t), 700))
+	inv, err := b.Control.Propose(ctx, controlplane.Proposal{TaskID: b.TaskID(), System: "shop", Action: "issue_refund", Args: raw,
+		Summary: "Refund $7.00", Actor: b.Assistant.Actor()})
 	if err != nil || inv.State != controlplane.AwaitingConfirmation {
 		t.Fatalf("propose: %s, %v", inv.State, err)
 	}
 	id := inv.ID
 	var links int
-	if err := b.store.Pool().QueryRow(ctx, `SELECT count(*) FROM confirmation_links WHERE invocation_id = $1 AND revoked_at IS NULL`, id).Scan(&links); err != nil || links != 1 {
+	if err := b.Store.Pool().QueryRow(ctx, `SELECT count(*) FROM confirmation_links WHERE invocation_id = $1 AND revoked_at IS NULL`, id).Scan(&links); err != nil || links != 1 {
 		t.Errorf("right after the proposal the invocation has %d live links (%v), want 1", links, err)
 	}
-	var got apiResponse
-	sql := rec.during(func() {
-		got = b.call(t, b.key, http.MethodGet, "/api/v1/invocations/"+id, nil).want(t, http.StatusOK)
+	var got webtest.APIResponse
+	sql := rec.During(func() {
+		got = b.Call(t, b.Key, http.MethodGet, "/api/v1/invocations/"+id, nil).Want(t, http.StatusOK)
 	})
 	for _, q := range sql {
 		// The key's last use is the authentication's bookkeeping.
@@ -197,8 +166,8 @@ func TestReadingAnInvocationWritesNothing(t *testing.T) {
 			t.Errorf("GET of an invocation wrote: %s", q)
 		}
 	}
-	if n, _ := got.json["next"].(map[string]any); n["url"] == nil || !strings.Contains(n["url"].(string), "/c/") {
-		t.Errorf("GET shows no link: %s", got.body)
+	if n, _ := got.JSON["next"].(map[string]any); n["url"] == nil || !strings.Contains(n["url"].(string), "/c/") {
+		t.Errorf("GET shows no link: %s", got.Body)
 	}
 }
 
@@ -206,26 +175,26 @@ func TestReadingAnInvocationWritesNothing(t *testing.T) {
 // invocation and its task once, checks the assistant's and reconciles.
 func TestAPIReconcileReadsOnce(t *testing.T) {
 	t.Parallel()
-	rec := &statements{}
-	b := setup(t, withShop(), withQueryTracer(rec))
-	b.a, b.key = b.newAssistant(t, "support-bot")
-	b.task = b.newTask(t, b.key, "conv-1", []string{"issue_refund"})
+	rec := &webtest.Statements{}
+	b := webtest.New(t, webtest.WithShop(), webtest.WithQueryTracer(rec))
+	b.Assistant, b.Key = b.NewAssistant(t, "support-bot")
+	b.Task = b.NewTask(t, b.Key, "conv-1", []string{"issue_refund"})
 	ctx := context.Background()
-	id := b.proposeRefund(t, b.damagedOrder(t))
-	if _, err := b.cp.Approve(ctx, controlplaneUser(b.users[accounts.Agent]), id, 0); err != nil {
+	id := b.ProposeRefund(t, b.DamagedOrder(t))
+	if _, err := b.Control.Approve(ctx, b.Users[accounts.Agent].Actor(), id, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.shop.SetFault(demoshop.FaultRule{Route: "POST /refunds", DropAfterCommit: 1}); err != nil {
+	if err := b.Shop.SetFault(demoshop.FaultRule{Route: "POST /refunds", DropAfterCommit: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.cp.DispatchOnce(ctx); err != nil {
+	if _, err := b.Control.DispatchOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
-	b.shop.ClearFaults()
-	var res apiResponse
-	sql := rec.during(func() { res = b.call(t, b.key, http.MethodPost, "/api/v1/invocations/"+id+"/reconcile", nil) })
-	if res.status != http.StatusOK || res.json["state"] != "completed" {
-		t.Fatalf("reconcile: %d %s", res.status, res.body)
+	b.Shop.ClearFaults()
+	var res webtest.APIResponse
+	sql := rec.During(func() { res = b.Call(t, b.Key, http.MethodPost, "/api/v1/invocations/"+id+"/reconcile", nil) })
+	if res.Status != http.StatusOK || res.JSON["state"] != "completed" {
+		t.Fatalf("reconcile: %d %s", res.Status, res.Body)
 	}
 	if i, k, _ := reads(sql); i != 1 || k != 1 {
 		t.Errorf("reconcile read the invocation %d and the task %d times, want once each:\n%s", i, k, strings.Join(sql, "\n"))

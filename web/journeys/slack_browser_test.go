@@ -1,8 +1,10 @@
-package web_test
+package journeys_test
 
 import (
 	"testing"
 	"time"
+
+	"countersign/web/webtest"
 
 	"github.com/chromedp/chromedp"
 
@@ -14,11 +16,11 @@ import (
 // entered, passes axe-core, and a wrong code is said at its field.
 func TestBrowserSlackPage(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withSlack())
+	b := webtest.New(t, webtest.WithSlack())
 	ctx := browsertest.New(t, 90*time.Second)
 	err := chromedp.Do(ctx,
-		chromedp.Navigate(b.srv.URL+"/account/slack"),
-		browserSignIn(b.users[accounts.Agent]),
+		chromedp.Navigate(b.Server.URL+"/account/slack"),
+		browserSignIn(b.Users[accounts.Agent]),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="slack-link-form"]`)),
 	)
 	if err != nil {

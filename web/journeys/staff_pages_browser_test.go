@@ -1,10 +1,12 @@
-package web_test
+package journeys_test
 
 import (
 	"context"
 	"strings"
 	"testing"
 	"time"
+
+	"countersign/web/webtest"
 
 	"github.com/chromedp/chromedp"
 
@@ -26,21 +28,21 @@ import (
 // as a screenshot.
 func TestBrowserStaffPagesLeadWithWhatMattersAndAskBeforeWhatCannotBeUndone(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
+	b := webtest.New(t, webtest.WithShop())
 	ctx0 := context.Background()
-	if err := demo.LoadHistory(ctx0, b.store, demo.HistorySpec{Prefix: "hb", Invocations: 20, Conversations: 2, Days: 5,
-		End: b.clock.Now(), AssistantID: "asst_hist"}); err != nil {
+	if err := demo.LoadHistory(ctx0, b.Store, demo.HistorySpec{Prefix: "hb", Invocations: 20, Conversations: 2, Days: 5,
+		End: b.Clock.Now(), AssistantID: "asst_hist"}); err != nil {
 		t.Fatal(err)
 	}
-	f := newConsoleFixture(t, b)
+	f := webtest.NewShopper(t, b)
 	// The manager below rejects and approves refunds, so refunds' policy
 	// lets managers decide them (by default only agents do).
-	b.setDeciders(t, "issue_refund", "agent", "manager")
-	refund := f.refund(t, f.order, 1250)
-	addr := f.addressChange(t)
-	other := newConsoleFixture(t, b)
-	other.refund(t, other.order, 3100)
-	if _, err := b.cp.Pause(ctx0, controlplane.AssistantActor("asst_test", "Test assistant"), other.task.ID, 0); err != nil {
+	setDeciders(t, b, "issue_refund", "agent", "manager")
+	refund := f.Refund(t, f.Order, 1250)
+	addr := f.AddressChange(t)
+	other := webtest.NewShopper(t, b)
+	other.Refund(t, other.Order, 3100)
+	if _, err := b.Control.Pause(ctx0, controlplane.AssistantActor("asst_test", "Test assistant"), other.Task.ID, 0); err != nil {
 		t.Fatal(err)
 	}
 
@@ -49,7 +51,7 @@ func TestBrowserStaffPagesLeadWithWhatMattersAndAskBeforeWhatCannotBeUndone(t *t
 	shot := func(name string) { t.Helper(); browsertest.Screenshot(t, ctx, name) }
 	open := func(path, sel string) {
 		t.Helper()
-		if err := chromedp.Do(ctx, chromedp.Navigate(b.srv.URL+path), chromedp.WaitVisible(chromedp.CSS(sel))); err != nil {
+		if err := chromedp.Do(ctx, chromedp.Navigate(b.Server.URL+path), chromedp.WaitVisible(chromedp.CSS(sel))); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
 	}
@@ -63,7 +65,7 @@ func TestBrowserStaffPagesLeadWithWhatMattersAndAskBeforeWhatCannotBeUndone(t *t
 			t.Fatal(err)
 		}
 	}
-	if err := chromedp.Do(ctx, chromedp.Navigate(b.srv.URL+"/tasks"), browserSignIn(b.users[accounts.Manager]),
+	if err := chromedp.Do(ctx, chromedp.Navigate(b.Server.URL+"/tasks"), browserSignIn(b.Users[accounts.Manager]),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="tasks"]`))); err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +83,7 @@ func TestBrowserStaffPagesLeadWithWhatMattersAndAskBeforeWhatCannotBeUndone(t *t
 		if n := evalAs[int](t, ctx, `document.querySelectorAll('[data-testid="tasks"] > li').length`); n != 3 {
 			t.Errorf("%s: %d rows, want the 3 that need a person", w.name, n)
 		}
-		if got := evalAs[string](t, ctx, `document.querySelector('[data-testid="task-`+f.task.ID+`"] [data-testid="task-title"]').textContent`); got != refund.Quote.Title {
+		if got := evalAs[string](t, ctx, `document.querySelector('[data-testid="task-`+f.Task.ID+`"] [data-testid="task-title"]').textContent`); got != refund.Quote.Title {
 			t.Errorf("%s: the task is titled %q", w.name, got)
 		}
 		if w.phone && evalAs[bool](t, ctx, `document.documentElement.scrollWidth > window.innerWidth`) {
@@ -171,7 +173,7 @@ func TestBrowserStaffPagesLeadWithWhatMattersAndAskBeforeWhatCannotBeUndone(t *t
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond)
-	if st := b.invocation(t, refund.ID).State; st != controlplane.AwaitingApproval {
+	if st := b.Invocation(t, refund.ID).State; st != controlplane.AwaitingApproval {
 		t.Fatalf("a (twice) approved the refund: it is %s", st)
 	}
 	// The focus starts on Go back: Enter now goes back, approving nothing.
@@ -184,7 +186,7 @@ func TestBrowserStaffPagesLeadWithWhatMattersAndAskBeforeWhatCannotBeUndone(t *t
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond)
-	if st := b.invocation(t, refund.ID).State; st != controlplane.AwaitingApproval || evalAs[bool](t, ctx, `document.querySelector('[data-testid="approve-confirm"]').open`) {
+	if st := b.Invocation(t, refund.ID).State; st != controlplane.AwaitingApproval || evalAs[bool](t, ctx, `document.querySelector('[data-testid="approve-confirm"]').open`) {
 		t.Fatalf("a then Enter: the refund is %s and the confirmation still open; want it closed, nothing approved", st)
 	}
 	// a again, Tab to Approve, then Enter: approved.
@@ -192,7 +194,7 @@ func TestBrowserStaffPagesLeadWithWhatMattersAndAskBeforeWhatCannotBeUndone(t *t
 		chromedp.KeyEvent("\t"), chromedp.KeyEvent("\r"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="decided-card"]`))); err != nil {
 		t.Fatal(err)
 	}
-	if st := b.invocation(t, refund.ID).State; st == controlplane.AwaitingApproval {
+	if st := b.Invocation(t, refund.ID).State; st == controlplane.AwaitingApproval {
 		t.Errorf("the second key did not approve the refund")
 	}
 }

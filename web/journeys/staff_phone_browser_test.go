@@ -1,4 +1,4 @@
-package web_test
+package journeys_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"countersign/web/webtest"
 
 	"github.com/chromedp/chromedp"
 
@@ -44,24 +46,24 @@ type fit struct {
 // admin-webhooks-failing-desktop.png, admin-revoke-confirm-desktop.png.
 func TestBrowserStaffPagesFitAPhone(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	b.a, b.key = b.newAssistant(t, "phone-support-assistant-for-the-returns-desk")
-	task := b.newTask(t, b.key, "conv-phone", []string{"issue_refund"})
-	b.task = task
+	b := webtest.New(t, webtest.WithShop())
+	b.Assistant, b.Key = b.NewAssistant(t, "phone-support-assistant-for-the-returns-desk")
+	task := b.NewTask(t, b.Key, "conv-phone", []string{"issue_refund"})
+	b.Task = task
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "down", http.StatusInternalServerError)
 	}))
 	t.Cleanup(recv.Close)
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Admin])
-	if res := c.post("/admin/assistants/"+b.a.ID+"/webhook", url.Values{"_csrf": {c.csrf("/admin/assistants")}, "url": {recv.URL + "/outcomes/a-fairly-long-path-for-the-returns-desk"}}); res.StatusCode != http.StatusOK {
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Admin])
+	if res := c.Post("/admin/assistants/"+b.Assistant.ID+"/webhook", url.Values{"_csrf": {c.CSRF("/admin/assistants")}, "url": {recv.URL + "/outcomes/a-fairly-long-path-for-the-returns-desk"}}); res.StatusCode != http.StatusOK {
 		t.Fatalf("register webhook: %d", res.StatusCode)
 	}
-	id := b.proposeRefund(t, b.damagedOrder(t))
-	if _, err := b.cp.StaffDecide(context.Background(), controlplane.StaffDecision{Actor: controlplaneUser(b.users[accounts.Agent]), InvocationID: id, Verb: controlplane.StaffReject, Version: b.inv(t, id).Version, Reason: controlplane.OtherReason, Other: "not this one"}); err != nil {
+	id := b.ProposeRefund(t, b.DamagedOrder(t))
+	if _, err := b.Control.StaffDecide(context.Background(), controlplane.StaffDecision{Actor: b.Users[accounts.Agent].Actor(), InvocationID: id, Verb: controlplane.StaffReject, Version: b.Invocation(t, id).Version, Reason: controlplane.OtherReason, Other: "not this one"}); err != nil {
 		t.Fatal(err)
 	}
-	worker := webhooks.NewWorker(b.store, b.web.WebhookRender(b.srv.URL), webhooks.Config{AllowPrivate: true}, b.clock.Now, nil)
+	worker := webhooks.NewWorker(b.Store, b.Web.WebhookRender(b.Server.URL), webhooks.Config{AllowPrivate: true}, b.Clock.Now, nil)
 	if _, err := worker.Enqueue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -71,8 +73,8 @@ func TestBrowserStaffPagesFitAPhone(t *testing.T) {
 
 	ctx := browsertest.New(t, 120*time.Second)
 	if err := chromedp.Do(ctx,
-		chromedp.Navigate(b.srv.URL+"/"),
-		browserSignIn(b.users[accounts.Admin]),
+		chromedp.Navigate(b.Server.URL+"/"),
+		browserSignIn(b.Users[accounts.Admin]),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="home-heading"]`)),
 		chromedp.EmulateViewport(390, 844),
 	); err != nil {
@@ -84,7 +86,7 @@ func TestBrowserStaffPagesFitAPhone(t *testing.T) {
 		{"/admin/assistants", `[data-testid="deliveries-table"]`, "admin-assistants-phone.png"},
 	}
 	for _, p := range pages {
-		if err := chromedp.Do(ctx, chromedp.Navigate(b.srv.URL+p.path), chromedp.WaitVisible(chromedp.CSS(p.ready))); err != nil {
+		if err := chromedp.Do(ctx, chromedp.Navigate(b.Server.URL+p.path), chromedp.WaitVisible(chromedp.CSS(p.ready))); err != nil {
 			t.Fatalf("%s: %v", p.path, err)
 		}
 		checkFit(t, ctx, p.path)
@@ -101,7 +103,7 @@ func TestBrowserStaffPagesFitAPhone(t *testing.T) {
 	// A task's heading with a long unbroken name wraps.
 	taskID, _ := task["id"].(string)
 	if err := chromedp.Do(ctx,
-		chromedp.Navigate(b.srv.URL+"/tasks/"+taskID),
+		chromedp.Navigate(b.Server.URL+"/tasks/"+taskID),
 		chromedp.WaitVisible(chromedp.CSS(`main h1`)),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('main h1').firstChild.textContent = 'Task for ' + 'customer_ref_without_any_spaces_'.repeat(5) + ' '`),
 	); err != nil {
@@ -110,10 +112,10 @@ func TestBrowserStaffPagesFitAPhone(t *testing.T) {
 	checkFit(t, ctx, "a task with a long heading")
 
 	// Desktop: the failing webhook in words, the revoke's confirmation.
-	card := `[data-testid="assistant-` + b.a.Name + `"]`
+	card := `[data-testid="assistant-` + b.Assistant.Name + `"]`
 	if err := chromedp.Do(ctx,
 		chromedp.EmulateViewport(1280, 900),
-		chromedp.Navigate(b.srv.URL+"/policies"),
+		chromedp.Navigate(b.Server.URL+"/policies"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="stage-legend"]`)),
 	); err != nil {
 		t.Fatal(err)
@@ -121,7 +123,7 @@ func TestBrowserStaffPagesFitAPhone(t *testing.T) {
 	browsertest.CheckAccessibility(t, ctx, "/policies")
 	browsertest.Screenshot(t, ctx, "policies-desktop.png")
 	if err := chromedp.Do(ctx,
-		chromedp.Navigate(b.srv.URL+"/admin/assistants"),
+		chromedp.Navigate(b.Server.URL+"/admin/assistants"),
 		chromedp.WaitVisible(chromedp.CSS(card+` [data-testid="delivery-failing"]`)),
 		chromedp.ScrollIntoView(chromedp.CSS(card+` [data-testid="deliveries-table"]`)),
 	); err != nil {
@@ -142,7 +144,7 @@ func TestBrowserStaffPagesFitAPhone(t *testing.T) {
 		t.Fatal(err)
 	}
 	ends, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="confirm-ends"]`)))
-	if !strings.Contains(ends, "of assistant "+b.a.Name+" stops working immediately") || !strings.Contains(ends, "1 open task (active or paused): it waits") {
+	if !strings.Contains(ends, "of assistant "+b.Assistant.Name+" stops working immediately") || !strings.Contains(ends, "1 open task (active or paused): it waits") {
 		t.Errorf("revoke confirmation says %q", ends)
 	}
 	browsertest.CheckAccessibility(t, ctx, "revoke confirmation")
@@ -153,8 +155,8 @@ func TestBrowserStaffPagesFitAPhone(t *testing.T) {
 	); err != nil {
 		t.Fatal(err)
 	}
-	if r := callAPI(t, b.srv.URL, b.key, http.MethodGet, "/api/v1/tools", nil); r.status != http.StatusUnauthorized {
-		t.Errorf("the confirmed revoke left the key working: %d", r.status)
+	if r := webtest.CallAPI(t, b.Server.URL, b.Key, http.MethodGet, "/api/v1/tools", nil); r.Status != http.StatusUnauthorized {
+		t.Errorf("the confirmed revoke left the key working: %d", r.Status)
 	}
 }
 

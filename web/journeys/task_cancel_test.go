@@ -1,4 +1,4 @@
-package web_test
+package journeys_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"countersign/web/webtest"
 
 	"countersign/internal/accounts"
 	"countersign/internal/controlplane"
@@ -24,16 +26,16 @@ const withdrawnReason = "The task was cancelled before this was decided, so it w
 // timeline in the console says it was withdrawn.
 func TestAPISaysACancelledTaskWithdrewItsRequests(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant())
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
 	ctx := context.Background()
-	posts := b.receiveWebhooks(t)
-	id := b.proposeRefund(t, b.damagedOrder(t))
-	if n, _, err := b.store.CountPending(ctx); err != nil || n != 1 {
+	posts := b.ReceiveWebhooks(t)
+	id := b.ProposeRefund(t, b.DamagedOrder(t))
+	if n, _, err := b.Store.CountPending(ctx); err != nil || n != 1 {
 		t.Fatalf("queue before the cancel: %d, %v", n, err)
 	}
-	task := b.call(t, b.key, http.MethodGet, "/api/v1/tasks/"+b.taskID(), nil).want(t, http.StatusOK)
-	b.call(t, b.key, http.MethodPost, "/api/v1/tasks/"+b.taskID()+"/cancel", map[string]any{"expected_version": task.json["version"]}).
-		want(t, http.StatusOK)
+	task := b.Call(t, b.Key, http.MethodGet, "/api/v1/tasks/"+b.TaskID(), nil).Want(t, http.StatusOK)
+	b.Call(t, b.Key, http.MethodPost, "/api/v1/tasks/"+b.TaskID()+"/cancel", map[string]any{"expected_version": task.JSON["version"]}).
+		Want(t, http.StatusOK)
 
 	check := func(where string, inv map[string]any) {
 		t.Helper()
@@ -46,29 +48,29 @@ func TestAPISaysACancelledTaskWithdrewItsRequests(t *testing.T) {
 			t.Errorf("%s: say %q", where, say)
 		}
 	}
-	got := b.call(t, b.key, http.MethodGet, "/api/v1/invocations/"+id, nil).want(t, http.StatusOK)
-	check("GET /invocations/{id}", got.json)
-	task = b.call(t, b.key, http.MethodGet, "/api/v1/tasks/"+b.taskID(), nil).want(t, http.StatusOK)
-	invs, _ := task.json["invocations"].([]any)
-	byState, _ := task.json["invocations_by_state"].(map[string]any)
-	if task.json["state"] != "cancelled" || len(invs) != 1 || byState["not_dispatched"] != float64(1) || byState["awaiting_approval"] != nil {
-		t.Fatalf("GET /tasks/{id}: state %v, %d invocations, by state %v", task.json["state"], len(invs), byState)
+	got := b.Call(t, b.Key, http.MethodGet, "/api/v1/invocations/"+id, nil).Want(t, http.StatusOK)
+	check("GET /invocations/{id}", got.JSON)
+	task = b.Call(t, b.Key, http.MethodGet, "/api/v1/tasks/"+b.TaskID(), nil).Want(t, http.StatusOK)
+	invs, _ := task.JSON["invocations"].([]any)
+	byState, _ := task.JSON["invocations_by_state"].(map[string]any)
+	if task.JSON["state"] != "cancelled" || len(invs) != 1 || byState["not_dispatched"] != float64(1) || byState["awaiting_approval"] != nil {
+		t.Fatalf("GET /tasks/{id}: state %v, %d invocations, by state %v", task.JSON["state"], len(invs), byState)
 	}
 	check("GET /tasks/{id}", invs[0].(map[string]any))
-	if n, _, err := b.store.CountPending(ctx); err != nil || n != 0 {
+	if n, _, err := b.Store.CountPending(ctx); err != nil || n != 0 {
 		t.Errorf("queue after the cancel: %d, %v; want 0", n, err)
 	}
 	// The task's timeline in the console says what the cancel withdrew.
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Agent])
-	_, lines := timelineRows(t, c, b.taskID())
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
+	_, lines := webtest.TimelineRows(t, c, b.TaskID())
 	timeline := strings.Join(lines, "\n")
 	if !strings.Contains(timeline, "cancelled the task; nothing was undone; 1 request waiting for a decision was withdrawn.") ||
 		!strings.Contains(timeline, "withdrawn: the task was cancelled before it was decided; nothing was sent.") {
 		t.Errorf("the console's timeline:\n%s", timeline)
 	}
 
-	b.deliverWebhooks(t)
+	b.DeliverWebhooks(t)
 	var told []string
 	for _, p := range posts() {
 		told = append(told, p.Event)
@@ -94,31 +96,31 @@ func TestAPISaysACancelledTaskWithdrewItsRequests(t *testing.T) {
 // nothing.
 func TestCustomerSeesARequestWithdrawnWithItsTask(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withCustomerStage())
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
 	ctx := context.Background()
-	inv, link := b.pendingRefund(t)
-	u, err := b.accounts.Create(ctx, accounts.NewUser{Email: jordan, Name: "Jordan Lee", Role: accounts.Customer, Password: "correct horse jordan"})
+	inv, link := b.PendingRefund(t)
+	u, err := b.Accounts.Create(ctx, accounts.NewUser{Email: webtest.Jordan, Name: "Jordan Lee", Role: accounts.Customer, Password: "correct horse jordan"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := b.client(t)
-	c.mustSignIn(testUser{User: u, Password: "correct horse jordan"})
-	list := c.get("/requests")
-	if got := text(list, t, "waiting-count"); got != "(1)" {
+	c := b.Client(t)
+	c.MustSignIn(webtest.User{User: u, Password: "correct horse jordan"})
+	list := c.Get("/requests")
+	if got := webtest.TextByTestID(list, t, "waiting-count"); got != "(1)" {
 		t.Fatalf("before the cancel, waiting for you: %q, want (1)", got)
 	}
-	tok := c.pageCSRF(c.get("/requests/" + inv.ID))
-	stranger := b.client(t)
-	if res := stranger.get(link); res.doc(t).Find(`[data-testid="send-code-form"]`).Length() != 1 {
+	tok := c.PageCSRF(c.Get("/requests/" + inv.ID))
+	stranger := b.Client(t)
+	if res := stranger.Get(link); res.Doc(t).Find(`[data-testid="send-code-form"]`).Length() != 1 {
 		t.Fatalf("before the cancel the link offers no code (%d)", res.StatusCode)
 	}
 
-	if _, err := b.cp.Cancel(ctx, controlplane.AssistantActor("asst_test", "Test assistant"), inv.TaskID, 0); err != nil {
+	if _, err := b.Control.Cancel(ctx, controlplane.AssistantActor("asst_test", "Test assistant"), inv.TaskID, 0); err != nil {
 		t.Fatal(err)
 	}
 
-	list = c.get("/requests")
-	doc := list.doc(t)
+	list = c.Get("/requests")
+	doc := list.Doc(t)
 	if doc.Find(`[data-testid="waiting"]`).Length() != 0 {
 		t.Error("the withdrawn request is still under Waiting for you")
 	}
@@ -126,31 +128,31 @@ func TestCustomerSeesARequestWithdrawnWithItsTask(t *testing.T) {
 	if badge := strings.TrimSpace(row.Find(`[data-testid="row-badge"]`).Text()); badge != "Withdrawn: the task was cancelled" {
 		t.Errorf("under Finished: badge %q (row found %d)", badge, row.Length())
 	}
-	page := c.get("/requests/" + inv.ID)
-	status := squash(page.doc(t).Find(`[data-testid="status"]`).Text())
+	page := c.Get("/requests/" + inv.ID)
+	status := webtest.Squash(page.Doc(t).Find(`[data-testid="status"]`).Text())
 	if !strings.Contains(status, "This request was withdrawn: the task it belonged to was cancelled. Nothing was changed.") ||
 		!strings.Contains(status, "The assistant cancelled the conversation this came from before it was decided.") {
 		t.Errorf("the request page says %q", status)
 	}
-	if page.doc(t).Find(`[data-testid="confirm"]`).Length() != 0 {
+	if page.Doc(t).Find(`[data-testid="confirm"]`).Length() != 0 {
 		t.Error("the withdrawn request still has a confirm button")
 	}
-	if strings.Contains(page.body, "What this means for you") {
+	if strings.Contains(page.Text, "What this means for you") {
 		t.Error("the withdrawn request states its consequences as facts or as pending")
 	}
-	if res := c.post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
+	if res := c.Post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
 		t.Errorf("a confirm from the page opened before the cancel: %d, want 303 to the outcome", res.StatusCode)
 	}
-	if _, err := b.cp.DispatchOnce(ctx); err != nil {
+	if _, err := b.Control.DispatchOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := b.inv(t, inv.ID); !got.Withdrawn() || len(b.shopEffects(t, got.IdempotencyKey)) != 0 {
+	if got := b.Invocation(t, inv.ID); !got.Withdrawn() || len(b.ShopEffects(t, got.IdempotencyKey)) != 0 {
 		t.Errorf("after the late confirm: %s (withdrawn %v)", got.State, got.Withdrawn())
 	}
 
-	res := stranger.get(link)
-	if res.StatusCode != http.StatusOK || res.doc(t).Find(`[data-testid="send-code-form"]`).Length() != 0 ||
-		!strings.Contains(res.body, "replaced or withdrawn") {
-		t.Errorf("the link after the cancel: %d, still offers a code or does not say it was withdrawn\n%s", res.StatusCode, res.body)
+	res := stranger.Get(link)
+	if res.StatusCode != http.StatusOK || res.Doc(t).Find(`[data-testid="send-code-form"]`).Length() != 0 ||
+		!strings.Contains(res.Text, "replaced or withdrawn") {
+		t.Errorf("the link after the cancel: %d, still offers a code or does not say it was withdrawn\n%s", res.StatusCode, res.Text)
 	}
 }

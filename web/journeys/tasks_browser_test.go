@@ -1,4 +1,4 @@
-package web_test
+package journeys_test
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"countersign/web/webtest"
 
 	"github.com/chromedp/chromedp"
 
@@ -23,50 +25,50 @@ import (
 // agent must see first on each.
 func TestBrowserTasksHandoffsAndTaskViewsReadInTheAgentsWords(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
+	b := webtest.New(t, webtest.WithShop())
 	ctx0 := context.Background()
 	asst := controlplane.AssistantActor("asst_test", "Test assistant")
 
 	// A completed task: one refund approved, sent and verified.
-	done := newConsoleFixture(t, b)
-	done.approveAndDispatch(t, done.refund(t, done.order, 1250))
+	done := webtest.NewShopper(t, b)
+	done.ApproveAndDispatch(t, done.Refund(t, done.Order, 1250))
 	// A task whose refund's answer was lost: the result needs checking.
-	lost := newConsoleFixture(t, b)
-	if err := b.shop.SetFault(demoshop.FaultRule{Route: "POST /refunds", DropAfterCommit: 1}); err != nil {
+	lost := webtest.NewShopper(t, b)
+	if err := b.Shop.SetFault(demoshop.FaultRule{Route: "POST /refunds", DropAfterCommit: 1}); err != nil {
 		t.Fatal(err)
 	}
-	unverified := lost.refund(t, lost.order, 3450)
-	lost.approveAndDispatch(t, unverified)
-	b.shop.ClearFaults()
-	lost.refund(t, lost.newOrder(t), 800) // and one awaiting approval
+	unverified := lost.Refund(t, lost.Order, 3450)
+	lost.ApproveAndDispatch(t, unverified)
+	b.Shop.ClearFaults()
+	lost.Refund(t, lost.NewOrder(t), 800) // and one awaiting approval
 	// A paused task with an approved request that was not sent.
-	paused := newConsoleFixture(t, b)
-	held := paused.refund(t, paused.order, 2000)
-	if _, err := b.cp.Pause(ctx0, controlplane.UserActor(b.users[accounts.Agent].ID, "agent", b.users[accounts.Agent].Name), paused.task.ID, 0); err != nil {
+	paused := webtest.NewShopper(t, b)
+	held := paused.Refund(t, paused.Order, 2000)
+	if _, err := b.Control.Pause(ctx0, controlplane.UserActor(b.Users[accounts.Agent].ID, "agent", b.Users[accounts.Agent].Name), paused.Task.ID, 0); err != nil {
 		t.Fatal(err)
 	}
-	paused.approveAndDispatch(t, held)
+	paused.ApproveAndDispatch(t, held)
 	// Quiet and ended tasks, and hand-offs: one repeated, one single.
 	for i := range 6 {
-		task, err := b.cp.CreateTask(ctx0, asst, controlplane.NewTask{CustomerRef: fmt.Sprintf("quiet-%d@example.test", i),
+		task, err := b.Control.CreateTask(ctx0, asst, controlplane.NewTask{CustomerRef: fmt.Sprintf("quiet-%d@example.test", i),
 			ConversationID: fmt.Sprintf("conv-quiet-%d", i), AllowedActions: []string{"issue_refund"}, WriteBudget: 5,
-			InflightLimit: 1, RatePerMinute: 60, ExpiresAt: b.clock.Now().Add(time.Hour)})
+			InflightLimit: 1, RatePerMinute: 60, ExpiresAt: b.Clock.Now().Add(time.Hour)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if i%2 == 0 {
-			if _, err := b.cp.Cancel(ctx0, asst, task.ID, 0); err != nil {
+			if _, err := b.Control.Cancel(ctx0, asst, task.ID, 0); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	now := b.clock.Now()
+	now := b.Clock.Now()
 	loop := `{"summary":"Wants a refund for the walnut lamp; two orders match.","facts":{"order_id":"ord_1","status":"delivered"},
 		"would_propose":{"action":"issue_refund","args":{"order_id":"ord_1","amount_cents":4200,"reason_code":"damaged"}}}`
 	for i := range 12 {
-		insertHandoff(t, b, "conv-walnut", lost.task.ID, "transactional_high", loop, now.Add(-95*time.Minute+time.Duration(i)*time.Minute))
+		webtest.InsertHandoff(t, b, "conv-walnut", lost.Task.ID, "transactional_high", loop, now.Add(-95*time.Minute+time.Duration(i)*time.Minute))
 	}
-	insertHandoff(t, b, "conv-charge", "", "ambiguous", `{"summary":"Asks about a charge they do not recognise.","facts":["card ending 4242","charged $19.99 on Mar 30"]}`, now.Add(-20*time.Minute))
+	webtest.InsertHandoff(t, b, "conv-charge", "", "ambiguous", `{"summary":"Asks about a charge they do not recognise.","facts":["card ending 4242","charged $19.99 on Mar 30"]}`, now.Add(-20*time.Minute))
 
 	ctx := browsertest.New(t, 180*time.Second)
 	axe := func(page string) { t.Helper(); browsertest.CheckAccessibility(t, ctx, page) }
@@ -81,12 +83,12 @@ func TestBrowserTasksHandoffsAndTaskViewsReadInTheAgentsWords(t *testing.T) {
 	}
 	open := func(path, sel string) {
 		t.Helper()
-		if err := chromedp.Do(ctx, chromedp.Navigate(b.srv.URL+path), chromedp.WaitVisible(chromedp.CSS(sel))); err != nil {
+		if err := chromedp.Do(ctx, chromedp.Navigate(b.Server.URL+path), chromedp.WaitVisible(chromedp.CSS(sel))); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
 	}
 
-	if err := chromedp.Do(ctx, chromedp.Navigate(b.srv.URL+"/tasks"), browserSignIn(b.users[accounts.Agent]),
+	if err := chromedp.Do(ctx, chromedp.Navigate(b.Server.URL+"/tasks"), browserSignIn(b.Users[accounts.Agent]),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="tasks"]`))); err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +99,7 @@ func TestBrowserTasksHandoffsAndTaskViewsReadInTheAgentsWords(t *testing.T) {
 	if !strings.Contains(firstRow, "Needs a person: 1 result needs checking") {
 		t.Errorf("the first row of /tasks is not the task whose result needs checking: %q", firstRow)
 	}
-	if got := text(`[data-testid="task-` + lost.task.ID + `"] [data-testid="task-needs-person"]`); !strings.Contains(got, "1 result needs checking") ||
+	if got := text(`[data-testid="task-` + lost.Task.ID + `"] [data-testid="task-needs-person"]`); !strings.Contains(got, "1 result needs checking") ||
 		!strings.Contains(got, "1 request awaits approval") || !strings.Contains(got, "1 hand-off nobody has taken") {
 		t.Errorf("the row of the task with a lost answer says %q", got)
 	}
@@ -146,7 +148,7 @@ func TestBrowserTasksHandoffsAndTaskViewsReadInTheAgentsWords(t *testing.T) {
 	shot("handoffs.png")
 
 	// A task with a result that needs checking, and its inspection.
-	open("/tasks/"+lost.task.ID+"?inspect="+unverified.ID+"#inspect", `[data-testid="inspect-panel"]`)
+	open("/tasks/"+lost.Task.ID+"?inspect="+unverified.ID+"#inspect", `[data-testid="inspect-panel"]`)
 	if got := text(`[data-testid="evidence"]`); !strings.Contains(got, "The shop shows a matching $34.50 refund created at") {
 		t.Errorf("evidence = %q", got)
 	}
@@ -160,7 +162,7 @@ func TestBrowserTasksHandoffsAndTaskViewsReadInTheAgentsWords(t *testing.T) {
 	shot("task-inspect.png")
 
 	// A paused task: a neutral notice, not an error banner.
-	open("/tasks/"+paused.task.ID, `[data-testid="paused-notice"]`)
+	open("/tasks/"+paused.Task.ID, `[data-testid="paused-notice"]`)
 	bg, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`getComputedStyle(document.querySelector('[data-testid="paused-notice"]')).backgroundColor`))
 	if bg == "rgb(255, 235, 233)" { // --bad-bg
 		t.Errorf("the paused notice is painted as an error")
@@ -172,7 +174,7 @@ func TestBrowserTasksHandoffsAndTaskViewsReadInTheAgentsWords(t *testing.T) {
 	shot("task-paused.png")
 
 	// A completed task's timeline, in sentences.
-	open("/tasks/"+done.task.ID, `[data-testid="timeline"]`)
+	open("/tasks/"+done.Task.ID, `[data-testid="timeline"]`)
 	tl := text(`[data-testid="timeline"]`)
 	for _, w := range []string{"proposed “Refund $12.50", "Awaiting approval by a support agent for it: its policy has an agent approve every request of this kind.", "approved it. Approved is not yet sent.",
 		"by reading it back: completed (reference "} {

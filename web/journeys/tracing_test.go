@@ -1,4 +1,4 @@
-package web_test
+package journeys_test
 
 import (
 	"context"
@@ -6,9 +6,10 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"countersign/web/webtest"
 
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -19,25 +20,10 @@ import (
 	"countersign/internal/tracing"
 )
 
-// headerLog keeps the headers of every request a handler was sent.
-type headerLog struct {
-	mu  sync.Mutex
-	got []http.Header
-}
-
-func (l *headerLog) wrap(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		l.mu.Lock()
-		l.got = append(l.got, r.Header.Clone())
-		l.mu.Unlock()
-		h.ServeHTTP(w, r)
-	})
-}
-
-func (l *headerLog) all() []http.Header {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.got)
+func all(l *webtest.HeaderLog) []http.Header {
+	l.Mu.Lock()
+	defer l.Mu.Unlock()
+	return slices.Clone(l.Got)
 }
 
 // TestAWriteIsOneTrace follows a refund from its proposal over the API
@@ -49,19 +35,19 @@ func TestAWriteIsOneTrace(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tracing.Install(tracing.NewProvider(exp, true))
 	t.Cleanup(func() { tracing.Install(nil) })
-	b := setup(t, withShop(), withAssistant())
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
 	ctx := context.Background()
 
-	id := b.proposeRefund(t, b.damagedOrder(t))
-	inv := b.inv(t, id)
-	if _, err := b.cp.Approve(ctx, controlplaneUser(b.users[accounts.Agent]), id, inv.Version); err != nil {
+	id := b.ProposeRefund(t, b.DamagedOrder(t))
+	inv := b.Invocation(t, id)
+	if _, err := b.Control.Approve(ctx, b.Users[accounts.Agent].Actor(), id, inv.Version); err != nil {
 		t.Fatal(err)
 	}
-	before := len(b.shopHeaders.all())
-	if _, err := b.cp.DispatchOnce(ctx); err != nil {
+	before := len(all(b.ShopHeaders))
+	if _, err := b.Control.DispatchOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := b.inv(t, id); got.State != "completed" {
+	if got := b.Invocation(t, id); got.State != "completed" {
 		t.Fatalf("state %s, want completed", got.State)
 	}
 
@@ -85,8 +71,8 @@ func TestAWriteIsOneTrace(t *testing.T) {
 		for _, kv := range s.Attributes() {
 			attrs[string(kv.Key)] = kv.Value.String()
 		}
-		if attrs[string(tracing.TaskID)] != b.taskID() {
-			t.Errorf("%s has task id %q, want %s", s.Name(), attrs[string(tracing.TaskID)], b.taskID())
+		if attrs[string(tracing.TaskID)] != b.TaskID() {
+			t.Errorf("%s has task id %q, want %s", s.Name(), attrs[string(tracing.TaskID)], b.TaskID())
 		}
 		tree = append(tree, fmt.Sprintf("%s span=%s parent=%s %s %v", s.Name(), s.SpanContext().SpanID(), s.Parent().SpanID(), s.EndTime().Sub(s.StartTime()).Round(time.Microsecond), attrs))
 	}
@@ -114,7 +100,7 @@ func TestAWriteIsOneTrace(t *testing.T) {
 
 	// The shop was sent the trace: the send's request with its span.
 	var sent []trace.SpanContext
-	for _, h := range b.shopHeaders.all()[before:] {
+	for _, h := range all(b.ShopHeaders)[before:] {
 		sc := trace.SpanContextFromContext(propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(h)))
 		if sc.IsValid() {
 			sent = append(sent, sc)

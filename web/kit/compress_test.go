@@ -1,4 +1,4 @@
-package web_test
+package kit_test
 
 import (
 	"bufio"
@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"countersign/web/webtest"
+
 	"github.com/PuerkitoBio/goquery"
 
 	"countersign/internal/accounts"
@@ -20,21 +22,21 @@ import (
 
 // gzipGet sends GET path with the given Accept-Encoding (none when empty)
 // and returns the response with its body as sent, undecoded.
-func (c *client) gzipGet(path, acceptEncoding string) (*http.Response, []byte) {
-	c.t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, c.b.srv.URL+path, nil)
+func gzipGet(c *webtest.Client, path, acceptEncoding string) (*http.Response, []byte) {
+	c.T.Helper()
+	req, _ := http.NewRequest(http.MethodGet, c.Stack.Server.URL+path, nil)
 	if acceptEncoding != "" {
 		// Set by hand, so Go's transport does not decode it for us.
 		req.Header.Set("Accept-Encoding", acceptEncoding)
 	}
-	res, err := c.http.Do(req)
+	res, err := c.HTTP.Do(req)
 	if err != nil {
-		c.t.Fatal(err)
+		c.T.Fatal(err)
 	}
 	defer res.Body.Close()
 	body, err := io.ReadAll(res.Body)
 	if err != nil {
-		c.t.Fatal(err)
+		c.T.Fatal(err)
 	}
 	return res, body
 }
@@ -68,15 +70,15 @@ func wantVary(t *testing.T, res *http.Response) {
 // and the gzipped one decodes to the very bytes embedded.
 func TestStaticFilesGzipWhenAsked(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	c := b.client(t)
+	b := webtest.New(t)
+	c := b.Client(t)
 	for _, name := range []string{"htmx.min.js", "app.css", "console.js"} {
 		url := static.URL(name)
-		want, err := os.ReadFile("../static/" + name)
+		want, err := os.ReadFile("../../static/" + name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, body := c.gzipGet(url, "gzip, deflate, br")
+		res, body := gzipGet(c, url, "gzip, deflate, br")
 		if res.StatusCode != 200 || res.Header.Get("Content-Encoding") != "gzip" {
 			t.Fatalf("%s: status %d, Content-Encoding %q, want 200 gzip", name, res.StatusCode, res.Header.Get("Content-Encoding"))
 		}
@@ -90,7 +92,7 @@ func TestStaticFilesGzipWhenAsked(t *testing.T) {
 		wantVary(t, res)
 		cache := res.Header.Get("Cache-Control")
 
-		plain, raw := c.gzipGet(url, "")
+		plain, raw := gzipGet(c, url, "")
 		if plain.Header.Get("Content-Encoding") != "" || !bytes.Equal(raw, want) {
 			t.Errorf("%s without Accept-Encoding: Content-Encoding %q, %d bytes", name, plain.Header.Get("Content-Encoding"), len(raw))
 		}
@@ -98,7 +100,7 @@ func TestStaticFilesGzipWhenAsked(t *testing.T) {
 		if plain.Header.Get("Cache-Control") != cache || !strings.Contains(cache, "immutable") {
 			t.Errorf("%s: Cache-Control %q gzipped, %q plain", name, cache, plain.Header.Get("Cache-Control"))
 		}
-		refused, raw := c.gzipGet(url, "gzip;q=0, identity")
+		refused, raw := gzipGet(c, url, "gzip;q=0, identity")
 		if refused.Header.Get("Content-Encoding") != "" || !bytes.Equal(raw, want) {
 			t.Errorf("%s with gzip;q=0: Content-Encoding %q", name, refused.Header.Get("Content-Encoding"))
 		}
@@ -110,11 +112,11 @@ func TestStaticFilesGzipWhenAsked(t *testing.T) {
 // the health probe's few bytes go as they are.
 func TestPagesAndJSONGzipButNotTinyBodiesOrRedirects(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Agent])
+	b := webtest.New(t)
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
 
-	res, body := c.gzipGet("/queue", "gzip")
+	res, body := gzipGet(c, "/queue", "gzip")
 	if res.StatusCode != 200 || res.Header.Get("Content-Encoding") != "gzip" {
 		t.Fatalf("/queue: status %d, Content-Encoding %q", res.StatusCode, res.Header.Get("Content-Encoding"))
 	}
@@ -127,16 +129,16 @@ func TestPagesAndJSONGzipButNotTinyBodiesOrRedirects(t *testing.T) {
 	}
 	wantVary(t, res)
 
-	res, body = c.gzipGet("/api/v1/openapi.json", "gzip")
+	res, body = gzipGet(c, "/api/v1/openapi.json", "gzip")
 	if res.Header.Get("Content-Encoding") != "gzip" || !bytes.HasPrefix(bytes.TrimSpace(gunzip(t, body)), []byte("{")) {
 		t.Errorf("openapi.json: Content-Encoding %q", res.Header.Get("Content-Encoding"))
 	}
 
-	res, body = c.gzipGet("/healthz", "gzip")
+	res, body = gzipGet(c, "/healthz", "gzip")
 	if res.StatusCode != 200 || res.Header.Get("Content-Encoding") != "" || len(body) == 0 {
 		t.Errorf("/healthz: status %d, Content-Encoding %q, body %q", res.StatusCode, res.Header.Get("Content-Encoding"), body)
 	}
-	res, _ = c.gzipGet("/", "gzip")
+	res, _ = gzipGet(c, "/", "gzip")
 	if res.Header.Get("Content-Encoding") != "" && res.StatusCode/100 == 3 {
 		t.Errorf("a redirect went gzipped")
 	}
@@ -147,15 +149,15 @@ func TestPagesAndJSONGzipButNotTinyBodiesOrRedirects(t *testing.T) {
 // arrives while the stream stays open (a gzip writer would hold it).
 func TestTaskEventStreamIsNeverGzipped(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop())
-	f := newConsoleFixture(t, b)
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Agent])
+	b := webtest.New(t, webtest.WithShop())
+	f := webtest.NewShopper(t, b)
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.srv.URL+"/tasks/"+f.task.ID+"/events", nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.Server.URL+"/tasks/"+f.Task.ID+"/events", nil)
 	req.Header.Set("Accept-Encoding", "gzip")
-	res, err := c.http.Do(req)
+	res, err := c.HTTP.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

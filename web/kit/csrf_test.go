@@ -1,4 +1,4 @@
-package web_test
+package kit_test
 
 import (
 	"net/http"
@@ -6,15 +6,17 @@ import (
 	"strings"
 	"testing"
 
+	"countersign/web/webtest"
+
 	"countersign/internal/accounts"
 )
 
 func TestStateChangingRequestsNeedTokenAndSameOrigin(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Admin])
-	tok := c.csrf("/admin/users")
+	b := webtest.New(t)
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Admin])
+	tok := c.CSRF("/admin/users")
 	newUser := func(email string) url.Values {
 		return url.Values{"email": {email}, "name": {"Eve"}, "role": {"admin"}, "password": {"long enough password"}}
 	}
@@ -30,9 +32,9 @@ func TestStateChangingRequestsNeedTokenAndSameOrigin(t *testing.T) {
 		{"foreign origin", withToken(newUser("d@example.test"), tok), map[string]string{"Sec-Fetch-Site": "", "Origin": "https://evil.example"}},
 	}
 	for _, tc := range cases {
-		req, _ := http.NewRequest(http.MethodPost, b.srv.URL+"/admin/users", strings.NewReader(tc.form.Encode()))
+		req, _ := http.NewRequest(http.MethodPost, b.Server.URL+"/admin/users", strings.NewReader(tc.form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("Origin", b.srv.URL)
+		req.Header.Set("Origin", b.Server.URL)
 		req.Header.Set("Sec-Fetch-Site", "same-origin")
 		for k, v := range tc.headers {
 			if v == "" {
@@ -41,12 +43,12 @@ func TestStateChangingRequestsNeedTokenAndSameOrigin(t *testing.T) {
 				req.Header.Set(k, v)
 			}
 		}
-		res := c.do(req)
+		res := c.Do(req)
 		if res.StatusCode != http.StatusForbidden {
 			t.Errorf("%s: status %d, want 403", tc.name, res.StatusCode)
 		}
 	}
-	users, err := b.accounts.Users(t.Context())
+	users, err := b.Accounts.Users(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,16 +57,16 @@ func TestStateChangingRequestsNeedTokenAndSameOrigin(t *testing.T) {
 	}
 
 	// The same request with the token from the same origin goes through.
-	if res := c.post("/admin/users", withToken(newUser("ok@example.test"), tok)); res.StatusCode != http.StatusSeeOther {
-		t.Errorf("valid request: %d, want 303\n%s", res.StatusCode, res.body)
+	if res := c.Post("/admin/users", withToken(newUser("ok@example.test"), tok)); res.StatusCode != http.StatusSeeOther {
+		t.Errorf("valid request: %d, want 303\n%s", res.StatusCode, res.Text)
 	}
 }
 
 func TestSignInFormNeedsToken(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	u := b.users[accounts.Agent]
-	res := b.client(t).post("/sign-in", url.Values{"email": {u.Email}, "password": {u.Password}})
+	b := webtest.New(t)
+	u := b.Users[accounts.Agent]
+	res := b.Client(t).Post("/sign-in", url.Values{"email": {u.Email}, "password": {u.Password}})
 	if res.StatusCode != http.StatusForbidden {
 		t.Errorf("sign-in without a token: %d, want 403", res.StatusCode)
 	}
@@ -75,36 +77,36 @@ func TestSignInFormNeedsToken(t *testing.T) {
 // visitor's token, a made-up cookie or a missing one are refused.
 func TestSignInTokenBelongsToItsCookie(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	u := b.users[accounts.Agent]
+	b := webtest.New(t)
+	u := b.Users[accounts.Agent]
 	creds := url.Values{"email": {u.Email}, "password": {u.Password}}
 
-	attacker := b.client(t)
-	attackerTok := attacker.csrf("/sign-in")
-	victim := b.client(t)
-	victim.csrf("/sign-in")
-	if res := victim.post("/sign-in", withToken(creds, attackerTok)); res.StatusCode != http.StatusForbidden {
+	attacker := b.Client(t)
+	attackerTok := attacker.CSRF("/sign-in")
+	victim := b.Client(t)
+	victim.CSRF("/sign-in")
+	if res := victim.Post("/sign-in", withToken(creds, attackerTok)); res.StatusCode != http.StatusForbidden {
 		t.Errorf("another visitor's token: %d, want 403", res.StatusCode)
 	}
 
-	forged := b.client(t)
-	forged.header.Set("Cookie", "cs_csrf=made-up")
-	if res := forged.post("/sign-in", withToken(creds, "made-up")); res.StatusCode != http.StatusForbidden {
+	forged := b.Client(t)
+	forged.Header.Set("Cookie", "cs_csrf=made-up")
+	if res := forged.Post("/sign-in", withToken(creds, "made-up")); res.StatusCode != http.StatusForbidden {
 		t.Errorf("made-up cookie and token: %d, want 403", res.StatusCode)
 	}
 
-	bare := b.client(t)
-	if res := bare.post("/sign-in", withToken(creds, attackerTok)); res.StatusCode != http.StatusForbidden {
+	bare := b.Client(t)
+	if res := bare.Post("/sign-in", withToken(creds, attackerTok)); res.StatusCode != http.StatusForbidden {
 		t.Errorf("a token without its cookie: %d, want 403", res.StatusCode)
 	}
 
 	// The visitor's own token and cookie sign in; the CSRF cookie goes.
-	c := b.client(t)
-	if res := c.post("/sign-in", withToken(creds, c.csrf("/sign-in"))); res.StatusCode != http.StatusSeeOther {
+	c := b.Client(t)
+	if res := c.Post("/sign-in", withToken(creds, c.CSRF("/sign-in"))); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("own token: %d, want 303", res.StatusCode)
 	}
-	srv, _ := url.Parse(b.srv.URL)
-	for _, ck := range c.http.Jar.Cookies(srv) {
+	srv, _ := url.Parse(b.Server.URL)
+	for _, ck := range c.HTTP.Jar.Cookies(srv) {
 		if ck.Name == "cs_csrf" {
 			t.Errorf("the anonymous CSRF cookie outlived sign-in")
 		}

@@ -1,4 +1,4 @@
-package web_test
+package kit_test
 
 import (
 	"bytes"
@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"countersign/web/webtest"
 
 	"github.com/labstack/echo/v4"
 
@@ -48,15 +50,15 @@ var formNames = []string{"reason", "email", "name", "role", "password", "current
 // each API route. Nothing may answer 5xx.
 func TestHostileInputNeverAnswers5xx(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant())
-	order := b.damagedOrder(t)
-	invID := b.proposeRefund(t, order)
-	staff := b.client(t)
-	staff.mustSignIn(b.users[accounts.Admin])
-	customer := b.client(t)
-	customer.mustSignIn(b.users[accounts.Customer])
-	clients := map[string]*client{"admin": staff, "customer": customer}
-	victim := b.createUser(t, accounts.Customer)
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
+	order := b.DamagedOrder(t)
+	invID := b.ProposeRefund(t, order)
+	staff := b.Client(t)
+	staff.MustSignIn(b.Users[accounts.Admin])
+	customer := b.Client(t)
+	customer.MustSignIn(b.Users[accounts.Customer])
+	clients := map[string]*webtest.Client{"admin": staff, "customer": customer}
+	victim := b.CreateUser(t, accounts.Customer)
 
 	validParam := func(path, name string) string {
 		switch {
@@ -73,7 +75,7 @@ func TestHostileInputNeverAnswers5xx(t *testing.T) {
 		case name == ":token":
 			return "x.y"
 		case strings.Contains(path, "/tasks/"):
-			return b.taskID()
+			return b.TaskID()
 		case strings.Contains(path, "/admin/"), strings.Contains(path, "/handoffs/"):
 			return strconv.FormatInt(victim.ID, 10)
 		case strings.Contains(path, "/conversations/"):
@@ -84,9 +86,9 @@ func TestHostileInputNeverAnswers5xx(t *testing.T) {
 	bodies := map[string]map[string]any{
 		"/api/v1/tasks": {"customer_ref": "customer@demo.countersign.test", "conversation_id": "conv-h",
 			"allowed_actions": []any{"issue_refund"}, "systems": []any{"shop"}},
-		"/api/v1/tools/:name":           {"task": b.taskID(), "system": "shop", "args": map[string]any{"status": "open"}},
-		"/api/v1/tasks/:id/invocations": {"action": "issue_refund", "system": "shop", "args": refundArgs(order, 200), "summary": "Refund $2.00"},
-		"/api/v1/conversations/:id/events": {"intent": "transactional_high", "mode": "handed_off", "task_id": b.taskID(),
+		"/api/v1/tools/:name":           {"task": b.TaskID(), "system": "shop", "args": map[string]any{"status": "open"}},
+		"/api/v1/tasks/:id/invocations": {"action": "issue_refund", "system": "shop", "args": webtest.RefundArgs(order, 200), "summary": "Refund $2.00"},
+		"/api/v1/conversations/:id/events": {"intent": "transactional_high", "mode": "handed_off", "task_id": b.TaskID(),
 			"summary": "Wants a refund", "facts": map[string]any{"order": order, "items": []any{"lamp"}},
 			"would_propose": map[string]any{"action": "issue_refund", "args": map[string]any{"order_id": order}}},
 		"/mcp": {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{"protocolVersion": "2025-06-18",
@@ -94,14 +96,14 @@ func TestHostileInputNeverAnswers5xx(t *testing.T) {
 	}
 
 	var failures, requests int
-	send := func(what string, c *client, req *http.Request) {
+	send := func(what string, c *webtest.Client, req *http.Request) {
 		t.Helper()
 		requests++
 		// The key's rate limit refills on the fake clock.
-		b.clock.Advance(time.Second)
+		b.Clock.Advance(time.Second)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		res, err := c.http.Do(req.WithContext(ctx))
+		res, err := c.HTTP.Do(req.WithContext(ctx))
 		if err != nil {
 			failures++
 			t.Errorf("%s: %v", what, err)
@@ -116,14 +118,14 @@ func TestHostileInputNeverAnswers5xx(t *testing.T) {
 		}
 	}
 	newRequest := func(method, path string, body []byte) *http.Request {
-		req, err := http.NewRequest(method, b.srv.URL+path, bytes.NewReader(body))
+		req, err := http.NewRequest(method, b.Server.URL+path, bytes.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return req
 	}
 
-	routes := b.web.Echo().Routes()
+	routes := b.Web.Echo().Routes()
 	// Signing in and out last keeps the clients signed in for every other
 	// route.
 	last := func(r *echo.Route) int {
@@ -134,8 +136,8 @@ func TestHostileInputNeverAnswers5xx(t *testing.T) {
 	}
 	slices.SortStableFunc(routes, func(x, y *echo.Route) int { return cmp.Compare(last(x), last(y)) })
 	for _, r := range routes {
-		bearer := b.web.BearerRoute(r.Method, r.Path)
-		who := map[string]*client{"assistant": b.client(t)}
+		bearer := b.Web.BearerRoute(r.Method, r.Path)
+		who := map[string]*webtest.Client{"assistant": b.Client(t)}
 		if !bearer {
 			who = clients
 		}
@@ -161,12 +163,12 @@ func TestHostileInputNeverAnswers5xx(t *testing.T) {
 		for name, c := range who {
 			prepare := func(req *http.Request) *http.Request {
 				if bearer {
-					req.Header.Set("Authorization", "Bearer "+b.key)
+					req.Header.Set("Authorization", "Bearer "+b.Key)
 					req.Header.Set("Content-Type", "application/json")
 					req.Header.Set("Accept", "application/json, text/event-stream")
 				} else if req.Method == http.MethodPost {
 					req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-					req.Header.Set("Origin", b.srv.URL)
+					req.Header.Set("Origin", b.Server.URL)
 					req.Header.Set("Sec-Fetch-Site", "same-origin")
 				}
 				return req
@@ -176,9 +178,9 @@ func TestHostileInputNeverAnswers5xx(t *testing.T) {
 					return nil
 				}
 				// A failed sign-in may have signed the client out.
-				tok, _ := c.get("/").doc(t).Find(`input[name="_csrf"]`).Attr("value")
+				tok, _ := c.Get("/").Doc(t).Find(`input[name="_csrf"]`).Attr("value")
 				if tok == "" {
-					tok = c.csrf("/sign-in")
+					tok = c.CSRF("/sign-in")
 				}
 				v := url.Values{"_csrf": {tok}}
 				maps.Copy(v, extra)
@@ -221,7 +223,7 @@ func TestHostileInputNeverAnswers5xx(t *testing.T) {
 				}
 				path := fill("", "")
 				if r.Path == "/mcp" {
-					path += "?task=" + b.taskID()
+					path += "?task=" + b.TaskID()
 				}
 				tmpl := bodies[r.Path]
 				if tmpl == nil {
@@ -280,8 +282,8 @@ func withKey(m map[string]any) map[string]any {
 // error shape, code invalid_text and the field, wherever the text came in.
 func TestHostileInputIsA400NamingTheField(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant())
-	task := "/api/v1/tasks/" + b.taskID()
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
+	task := "/api/v1/tasks/" + b.TaskID()
 	cases := []struct {
 		name, method, path, body string
 		headers                  []string
@@ -304,27 +306,27 @@ func TestHostileInputIsA400NamingTheField(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := b.call(t, b.key, c.method, c.path, c.body, c.headers...)
-			fields, _ := res.json["fields"].(map[string]any)
-			if res.status != http.StatusBadRequest || res.json["code"] != "invalid_text" || fields[c.field] == nil {
-				t.Fatalf("%d %s, want 400 invalid_text naming %q", res.status, res.body, c.field)
+			res := b.Call(t, b.Key, c.method, c.path, c.body, c.headers...)
+			fields, _ := res.JSON["fields"].(map[string]any)
+			if res.Status != http.StatusBadRequest || res.JSON["code"] != "invalid_text" || fields[c.field] == nil {
+				t.Fatalf("%d %s, want 400 invalid_text naming %q", res.Status, res.Body, c.field)
 			}
 		})
 	}
 
 	// The console's pages and forms say the same on an error page.
-	staff := b.client(t)
-	staff.mustSignIn(b.users[accounts.Admin])
+	staff := b.Client(t)
+	staff.MustSignIn(b.Users[accounts.Admin])
 	for _, path := range []string{"/tasks?q=a%00", "/queue?customer=%FF", "/metrics?from=%00", "/tasks/tsk%00"} {
-		res := staff.get(path)
-		if res.StatusCode != http.StatusBadRequest || !strings.Contains(res.body, "must not contain NUL bytes") &&
-			!strings.Contains(res.body, "must be valid UTF-8") {
-			t.Errorf("GET %s: %d, want 400 saying what is wrong\n%.500s", path, res.StatusCode, res.body)
+		res := staff.Get(path)
+		if res.StatusCode != http.StatusBadRequest || !strings.Contains(res.Text, "must not contain NUL bytes") &&
+			!strings.Contains(res.Text, "must be valid UTF-8") {
+			t.Errorf("GET %s: %d, want 400 saying what is wrong\n%.500s", path, res.StatusCode, res.Text)
 		}
 	}
-	res := staff.post("/queue/inv_x/reject", url.Values{"_csrf": {staff.csrf("/")}, "reason": {"no\x00"}})
-	if res.StatusCode != http.StatusBadRequest || !strings.Contains(res.body, "reason") {
-		t.Errorf("a NUL in a form field: %d, want 400 naming reason\n%.500s", res.StatusCode, res.body)
+	res := staff.Post("/queue/inv_x/reject", url.Values{"_csrf": {staff.CSRF("/")}, "reason": {"no\x00"}})
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(res.Text, "reason") {
+		t.Errorf("a NUL in a form field: %d, want 400 naming reason\n%.500s", res.StatusCode, res.Text)
 	}
 }
 
@@ -333,8 +335,8 @@ func TestHostileInputIsA400NamingTheField(t *testing.T) {
 // hand-off page stays small.
 func TestAPIRefusesOversizedInputNamingTheLimit(t *testing.T) {
 	t.Parallel()
-	b := setup(t, withShop(), withAssistant())
-	task := "/api/v1/tasks/" + b.taskID()
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
+	task := "/api/v1/tasks/" + b.TaskID()
 	many := make([]string, 10000)
 	for i := range many {
 		many[i] = "issue_refund"
@@ -377,24 +379,24 @@ func TestAPIRefusesOversizedInputNamingTheLimit(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := b.call(t, b.key, c.method, c.path, c.body)
-			if res.status != c.status || res.json["code"] != c.code {
-				t.Fatalf("%d %v, want %d %s\n%.500s", res.status, res.json["code"], c.status, c.code, res.body)
+			res := b.Call(t, b.Key, c.method, c.path, c.body)
+			if res.Status != c.status || res.JSON["code"] != c.code {
+				t.Fatalf("%d %v, want %d %s\n%.500s", res.Status, res.JSON["code"], c.status, c.code, res.Body)
 			}
-			said, _ := res.json["message"].(string)
+			said, _ := res.JSON["message"].(string)
 			if c.field != "" {
-				fields, _ := res.json["fields"].(map[string]any)
+				fields, _ := res.JSON["fields"].(map[string]any)
 				said, _ = fields[c.field].(string)
 			}
 			if !strings.Contains(said, c.limit) {
-				t.Errorf("does not name %q with its limit %q: %.500s", c.field, c.limit, res.body)
+				t.Errorf("does not name %q with its limit %q: %.500s", c.field, c.limit, res.Body)
 			}
 		})
 	}
-	staff := b.client(t)
-	staff.mustSignIn(b.users[accounts.Manager])
-	if res := staff.get("/handoffs"); res.StatusCode != http.StatusOK || len(res.body) > 64<<10 {
-		t.Errorf("hand-offs page: %d, %d bytes", res.StatusCode, len(res.body))
+	staff := b.Client(t)
+	staff.MustSignIn(b.Users[accounts.Manager])
+	if res := staff.Get("/handoffs"); res.StatusCode != http.StatusOK || len(res.Text) > 64<<10 {
+		t.Errorf("hand-offs page: %d, %d bytes", res.StatusCode, len(res.Text))
 	}
 }
 
@@ -403,7 +405,7 @@ func TestAPIRefusesOversizedInputNamingTheLimit(t *testing.T) {
 // not the CSRF refusal that parsing would lead to.
 func TestFormPostsAreCappedBeforeTheCSRFCheck(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := webtest.New(t)
 	big := url.Values{"email": {strings.Repeat("e", 100<<10)}}.Encode()
 	var multipart bytes.Buffer
 	multipart.WriteString("--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"f\"\r\n\r\n")
@@ -420,15 +422,15 @@ func TestFormPostsAreCappedBeforeTheCSRFCheck(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			req, _ := http.NewRequest(http.MethodPost, b.srv.URL+"/sign-in", c.body())
+			req, _ := http.NewRequest(http.MethodPost, b.Server.URL+"/sign-in", c.body())
 			if c.chunked {
 				req.ContentLength = -1
 				req.Body = io.NopCloser(c.body())
 			}
 			req.Header.Set("Content-Type", c.contentType)
-			res := b.client(t).do(req)
-			if res.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(res.body, "64 KiB") {
-				t.Fatalf("%d, want 413 naming the 64 KiB limit\n%.500s", res.StatusCode, res.body)
+			res := b.Client(t).Do(req)
+			if res.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(res.Text, "64 KiB") {
+				t.Fatalf("%d, want 413 naming the 64 KiB limit\n%.500s", res.StatusCode, res.Text)
 			}
 		})
 	}

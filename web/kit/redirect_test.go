@@ -1,4 +1,4 @@
-package web_test
+package kit_test
 
 import (
 	"net/http"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"countersign/web/webtest"
 
 	"countersign/internal/accounts"
 )
@@ -57,14 +59,14 @@ var nextCases = []struct{ raw, want string }{
 // visitor who is already signed in.
 func TestSignInNextStaysOnSite(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	u := b.users[accounts.Agent]
-	signedIn := b.client(t)
-	signedIn.mustSignIn(u)
+	b := webtest.New(t)
+	u := b.Users[accounts.Agent]
+	signedIn := b.Client(t)
+	signedIn.MustSignIn(u)
 	for _, tc := range nextCases {
-		c := b.client(t)
-		form := c.get("/sign-in?next=" + tc.raw)
-		hidden, _ := form.doc(t).Find(`input[name="next"]`).Attr("value")
+		c := b.Client(t)
+		form := c.Get("/sign-in?next=" + tc.raw)
+		hidden, _ := form.Doc(t).Find(`input[name="next"]`).Attr("value")
 		refused := refusedText(tc.raw)
 		if refused && form.StatusCode != http.StatusBadRequest {
 			t.Errorf("next=%s: the form answers %d, want 400", tc.raw, form.StatusCode)
@@ -77,15 +79,15 @@ func TestSignInNextStaysOnSite(t *testing.T) {
 		if err != nil {
 			t.Fatalf("bad case %q: %v", tc.raw, err)
 		}
-		form2 := url.Values{"_csrf": {c.csrf("/sign-in")}, "email": {u.Email}, "password": {u.Password}, "next": {decoded}}
-		req, _ := http.NewRequest(http.MethodPost, b.srv.URL+"/sign-in", strings.NewReader(form2.Encode()))
+		form2 := url.Values{"_csrf": {c.CSRF("/sign-in")}, "email": {u.Email}, "password": {u.Password}, "next": {decoded}}
+		req, _ := http.NewRequest(http.MethodPost, b.Server.URL+"/sign-in", strings.NewReader(form2.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("Origin", b.srv.URL)
-		if status, loc := c.roundTrip(req); !redirectsTo(status, loc, tc.want, refused) {
+		req.Header.Set("Origin", b.Server.URL)
+		if status, loc := roundTrip(c, req); !redirectsTo(status, loc, tc.want, refused) {
 			t.Errorf("next=%s: sign-in answers %d to %q, want 303 to %q", tc.raw, status, loc, tc.want)
 		}
-		req, _ = http.NewRequest(http.MethodGet, b.srv.URL+"/sign-in?next="+tc.raw, nil)
-		if status, loc := signedIn.roundTrip(req); !redirectsTo(status, loc, tc.want, refused) {
+		req, _ = http.NewRequest(http.MethodGet, b.Server.URL+"/sign-in?next="+tc.raw, nil)
+		if status, loc := roundTrip(signedIn, req); !redirectsTo(status, loc, tc.want, refused) {
 			t.Errorf("next=%s, signed in: %d to %q, want 303 to %q", tc.raw, status, loc, tc.want)
 		}
 	}
@@ -111,8 +113,8 @@ func redirectsTo(status int, loc, want string, refused bool) bool {
 // which refuses to read a Location holding control characters, and returns
 // the status and the Location exactly as sent. A response that cannot be
 // read at all (a NUL in a header) comes back as status 0 and the error.
-func (c *client) roundTrip(req *http.Request) (status int, location string) {
-	for _, ck := range c.http.Jar.Cookies(req.URL) {
+func roundTrip(c *webtest.Client, req *http.Request) (status int, location string) {
+	for _, ck := range c.HTTP.Jar.Cookies(req.URL) {
 		req.AddCookie(ck)
 	}
 	res, err := http.DefaultTransport.RoundTrip(req)
@@ -127,17 +129,17 @@ func (c *client) roundTrip(req *http.Request) (status int, location string) {
 // page they asked for, query included.
 func TestSignInRoundTripKeepsThePage(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	c := b.client(t)
-	res := c.get("/tasks?state=paused&q=a%20b")
+	b := webtest.New(t)
+	c := b.Client(t)
+	res := c.Get("/tasks?state=paused&q=a%20b")
 	loc := res.Header.Get("Location")
 	if res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("signed out: %d, want 303", res.StatusCode)
 	}
-	page := c.get(loc)
-	next, _ := page.doc(t).Find(`input[name="next"]`).Attr("value")
-	u := b.users[accounts.Agent]
-	res = c.post("/sign-in", url.Values{"_csrf": {c.csrf(loc)}, "email": {u.Email}, "password": {u.Password}, "next": {next}})
+	page := c.Get(loc)
+	next, _ := page.Doc(t).Find(`input[name="next"]`).Attr("value")
+	u := b.Users[accounts.Agent]
+	res = c.Post("/sign-in", url.Values{"_csrf": {c.CSRF(loc)}, "email": {u.Email}, "password": {u.Password}, "next": {next}})
 	if got := res.Header.Get("Location"); got != "/tasks?state=paused&q=a%20b" {
 		t.Errorf("after sign-in: to %q, want back to the task list with its query", got)
 	}
@@ -147,9 +149,9 @@ func TestSignInRoundTripKeepsThePage(t *testing.T) {
 // same check as ?next=, besides having to be a task page.
 func TestGlobalStopBackStaysOnTasks(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	admin := b.client(t)
-	admin.mustSignIn(b.users[accounts.Admin])
+	b := webtest.New(t)
+	admin := b.Client(t)
+	admin.MustSignIn(b.Users[accounts.Admin])
 	for _, tc := range []struct{ back, want string }{
 		{"/tasks/t_1", "/tasks/t_1"},
 		{"/tasks/\x00/evil.example", "/tasks"},
@@ -158,11 +160,11 @@ func TestGlobalStopBackStaysOnTasks(t *testing.T) {
 		{"//evil.example/tasks/", "/tasks"},
 		{"https://evil.example/tasks/", "/tasks"},
 	} {
-		form := url.Values{"_csrf": {admin.csrf("/tasks")}, "stopped": {"false"}, "back": {tc.back}}
-		req, _ := http.NewRequest(http.MethodPost, b.srv.URL+"/controls/global-stop", strings.NewReader(form.Encode()))
+		form := url.Values{"_csrf": {admin.CSRF("/tasks")}, "stopped": {"false"}, "back": {tc.back}}
+		req, _ := http.NewRequest(http.MethodPost, b.Server.URL+"/controls/global-stop", strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("Origin", b.srv.URL)
-		if status, loc := admin.roundTrip(req); !redirectsTo(status, loc, tc.want, refusedText(url.QueryEscape(tc.back))) {
+		req.Header.Set("Origin", b.Server.URL)
+		if status, loc := roundTrip(admin, req); !redirectsTo(status, loc, tc.want, refusedText(url.QueryEscape(tc.back))) {
 			t.Errorf("back=%q: %d to %q, want 303 to %q", tc.back, status, loc, tc.want)
 		}
 	}

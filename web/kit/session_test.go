@@ -1,40 +1,46 @@
-package web_test
+package kit_test
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"countersign/web"
+	"countersign/web/kit"
+	"countersign/web/webtest"
+
 	"countersign/internal/accounts"
 	"countersign/internal/demo"
+	"countersign/internal/lists"
 )
 
 func TestSignInLandsOnHomeAndSignOutEndsSession(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := webtest.New(t)
 	for _, role := range accounts.Roles {
-		c := b.client(t)
-		res := c.signIn(b.users[role])
+		c := b.Client(t)
+		res := c.SignIn(b.Users[role])
 		if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/" {
 			t.Fatalf("%s sign-in: %d to %q, want 303 to /", role, res.StatusCode, res.Header.Get("Location"))
 		}
-		home := c.get("/")
+		home := c.Get("/")
 		if home.StatusCode != http.StatusOK {
 			t.Fatalf("%s home: %d", role, home.StatusCode)
 		}
-		if got := home.doc(t).Find(`[data-testid="home-role"] strong`).Text(); got != role.Label() {
+		if got := home.Doc(t).Find(`[data-testid="home-role"] strong`).Text(); got != role.Label() {
 			t.Errorf("%s home says role %q, want %q", role, got, role.Label())
 		}
 
-		tok, _ := home.doc(t).Find(`form[action="/sign-out"] input[name="_csrf"]`).Attr("value")
-		out := c.post("/sign-out", url.Values{"_csrf": {tok}})
+		tok, _ := home.Doc(t).Find(`form[action="/sign-out"] input[name="_csrf"]`).Attr("value")
+		out := c.Post("/sign-out", url.Values{"_csrf": {tok}})
 		if out.StatusCode != http.StatusSeeOther || !strings.HasPrefix(out.Header.Get("Location"), "/sign-in") {
 			t.Fatalf("%s sign-out: %d to %q", role, out.StatusCode, out.Header.Get("Location"))
 		}
-		if res := c.get("/"); res.StatusCode != http.StatusSeeOther {
+		if res := c.Get("/"); res.StatusCode != http.StatusSeeOther {
 			t.Errorf("%s after sign-out: GET / = %d, want 303 to sign-in", role, res.StatusCode)
 		}
 	}
@@ -42,42 +48,42 @@ func TestSignInLandsOnHomeAndSignOutEndsSession(t *testing.T) {
 
 func TestCopiedCookieIsUselessAfterSignOut(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Agent])
-	stolen := *c.sessionCookie()
+	b := webtest.New(t)
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
+	stolen := *c.SessionCookie()
 
-	thief := b.client(t)
-	thief.header.Set("Cookie", stolen.Name+"="+stolen.Value)
-	if res := thief.get("/"); res.StatusCode != http.StatusOK {
+	thief := b.Client(t)
+	thief.Header.Set("Cookie", stolen.Name+"="+stolen.Value)
+	if res := thief.Get("/"); res.StatusCode != http.StatusOK {
 		t.Fatalf("copied cookie before sign-out: %d, want 200 (the copy must work until then)", res.StatusCode)
 	}
 
-	c.post("/sign-out", url.Values{"_csrf": {c.csrf("/")}})
-	if res := thief.get("/"); res.StatusCode != http.StatusSeeOther {
+	c.Post("/sign-out", url.Values{"_csrf": {c.CSRF("/")}})
+	if res := thief.Get("/"); res.StatusCode != http.StatusSeeOther {
 		t.Errorf("copied cookie after sign-out: %d, want 303 to sign-in", res.StatusCode)
 	}
 }
 
 func TestSessionIDChangesAtSignIn(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Customer])
-	before := c.sessionCookie()
+	b := webtest.New(t)
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Customer])
+	before := c.SessionCookie()
 	// Signing in again, as someone else, from a browser that has a session.
-	u := b.users[accounts.Agent]
-	if res := c.post("/sign-in", url.Values{"_csrf": {c.csrf("/")}, "email": {u.Email}, "password": {u.Password}}); res.StatusCode != http.StatusSeeOther {
+	u := b.Users[accounts.Agent]
+	if res := c.Post("/sign-in", url.Values{"_csrf": {c.CSRF("/")}, "email": {u.Email}, "password": {u.Password}}); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("second sign-in: %d, want 303", res.StatusCode)
 	}
-	after := c.sessionCookie()
+	after := c.SessionCookie()
 	if after == nil || after.Value == before.Value {
 		t.Fatalf("session cookie did not change at sign-in")
 	}
 	// An id known before sign-in (planted, or copied) is worthless after it.
-	planted := b.client(t)
-	planted.header.Set("Cookie", before.Name+"="+before.Value)
-	if res := planted.get("/"); res.StatusCode != http.StatusSeeOther {
+	planted := b.Client(t)
+	planted.Header.Set("Cookie", before.Name+"="+before.Value)
+	if res := planted.Get("/"); res.StatusCode != http.StatusSeeOther {
 		t.Errorf("pre-sign-in id after sign-in: %d, want 303", res.StatusCode)
 	}
 }
@@ -87,10 +93,10 @@ func TestSessionIDChangesAtSignIn(t *testing.T) {
 // works, its token coming from a signed cookie instead.
 func TestCookielessVisitsStoreNoSession(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := webtest.New(t)
 	before := countSessions(t, b)
 	for range 20 {
-		res := b.client(t).get("/sign-in")
+		res := b.Client(t).Get("/sign-in")
 		if res.StatusCode != http.StatusOK {
 			t.Fatalf("GET /sign-in: %d", res.StatusCode)
 		}
@@ -101,22 +107,22 @@ func TestCookielessVisitsStoreNoSession(t *testing.T) {
 		}
 	}
 	for _, path := range []string{"/", "/tasks", "/no-such-page", "/sign-in?signed_out=1"} {
-		b.client(t).get(path)
+		b.Client(t).Get(path)
 	}
 	if got := countSessions(t, b); got != before {
 		t.Errorf("sessions: %d after cookieless visits, want %d", got, before)
 	}
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Agent])
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
 	if got := countSessions(t, b); got != before+1 {
 		t.Errorf("sessions after one sign-in: %d, want %d", got, before+1)
 	}
 }
 
-func countSessions(t *testing.T, b *testBundle) int {
+func countSessions(t *testing.T, b *webtest.Stack) int {
 	t.Helper()
 	var n int
-	if err := b.store.Pool().QueryRow(t.Context(), `SELECT count(*) FROM sessions`).Scan(&n); err != nil {
+	if err := b.Store.Pool().QueryRow(t.Context(), `SELECT count(*) FROM sessions`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -124,66 +130,66 @@ func countSessions(t *testing.T, b *testBundle) int {
 
 func TestIdleAndAbsoluteTimeouts(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Manager])
+	b := webtest.New(t)
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Manager])
 
 	// Activity every 20 minutes keeps the session alive past the idle limit…
 	for range 3 {
-		b.clock.Advance(20 * time.Minute)
-		if res := c.get("/"); res.StatusCode != http.StatusOK {
+		b.Clock.Advance(20 * time.Minute)
+		if res := c.Get("/"); res.StatusCode != http.StatusOK {
 			t.Fatalf("active session ended early: %d", res.StatusCode)
 		}
 	}
 	// …but 31 idle minutes end it.
-	b.clock.Advance(31 * time.Minute)
-	if res := c.get("/"); res.StatusCode != http.StatusSeeOther {
+	b.Clock.Advance(31 * time.Minute)
+	if res := c.Get("/"); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("after 31 idle minutes: %d, want 303", res.StatusCode)
 	}
 
-	c.mustSignIn(b.users[accounts.Manager])
+	c.MustSignIn(b.Users[accounts.Manager])
 	for range 12*3 + 1 { // 12h10m of requests every 20 minutes
-		b.clock.Advance(20 * time.Minute)
-		c.get("/")
+		b.Clock.Advance(20 * time.Minute)
+		c.Get("/")
 	}
-	if res := c.get("/"); res.StatusCode != http.StatusSeeOther {
+	if res := c.Get("/"); res.StatusCode != http.StatusSeeOther {
 		t.Errorf("after the absolute timeout: %d, want 303", res.StatusCode)
 	}
 }
 
 func TestPasswordChangeEndsOtherSessions(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	u := b.users[accounts.Agent]
-	laptop, phone := b.client(t), b.client(t)
-	laptop.mustSignIn(u)
-	phone.mustSignIn(u)
+	b := webtest.New(t)
+	u := b.Users[accounts.Agent]
+	laptop, phone := b.Client(t), b.Client(t)
+	laptop.MustSignIn(u)
+	phone.MustSignIn(u)
 
-	res := laptop.post("/account/password", url.Values{"_csrf": {laptop.csrf("/account/password")},
+	res := laptop.Post("/account/password", url.Values{"_csrf": {laptop.CSRF("/account/password")},
 		"current": {u.Password}, "new": {"a brand new passphrase"}})
 	if res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("change password: %d\n%s", res.StatusCode, res.body)
+		t.Fatalf("change password: %d\n%s", res.StatusCode, res.Text)
 	}
-	if res := laptop.get("/"); res.StatusCode != http.StatusOK {
+	if res := laptop.Get("/"); res.StatusCode != http.StatusOK {
 		t.Errorf("the session that changed the password: %d, want 200", res.StatusCode)
 	}
-	if res := phone.get("/"); res.StatusCode != http.StatusSeeOther {
+	if res := phone.Get("/"); res.StatusCode != http.StatusSeeOther {
 		t.Errorf("another session after password change: %d, want 303", res.StatusCode)
 	}
 	u.Password = "a brand new passphrase"
-	b.client(t).mustSignIn(u)
+	b.Client(t).MustSignIn(u)
 }
 
 func TestPasswordChangeRejectsWrongCurrentAndShortNew(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Agent])
-	res := c.post("/account/password", url.Values{"_csrf": {c.csrf("/account/password")}, "current": {"nope"}, "new": {"short"}})
+	b := webtest.New(t)
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
+	res := c.Post("/account/password", url.Values{"_csrf": {c.CSRF("/account/password")}, "current": {"nope"}, "new": {"short"}})
 	if res.StatusCode != http.StatusUnprocessableEntity {
 		t.Fatalf("status %d, want 422", res.StatusCode)
 	}
-	doc := res.doc(t)
+	doc := res.Doc(t)
 	for _, field := range []string{"current", "new"} {
 		if doc.Find(`[data-testid="`+field+`-error"]`).Length() != 1 {
 			t.Errorf("no error shown for %s", field)
@@ -196,19 +202,19 @@ func TestPasswordChangeRejectsWrongCurrentAndShortNew(t *testing.T) {
 
 func TestOldSessionKeyStillAccepted(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	c := b.client(t)
-	c.mustSignIn(b.users[accounts.Agent])
+	b := webtest.New(t)
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
 
 	rotated := [][]byte{[]byte("a new key a new key a new key 32"), []byte("a new enc key a new enc key 32b!")}
-	rotated = append(rotated, testKey...)
-	b2 := &testBundle{users: b.users}
+	rotated = append(rotated, webtest.SessionKeys...)
+	b2 := &webtest.Stack{Users: b.Users}
 	ws := webServerSharing(t, b, rotated)
-	b2.srv = ws
-	c2 := b2.client(t)
-	ck := c.sessionCookie()
-	c2.header.Set("Cookie", ck.Name+"="+ck.Value)
-	if res := c2.get("/"); res.StatusCode != http.StatusOK {
+	b2.Server = ws
+	c2 := b2.Client(t)
+	ck := c.SessionCookie()
+	c2.Header.Set("Cookie", ck.Name+"="+ck.Value)
+	if res := c2.Get("/"); res.StatusCode != http.StatusOK {
 		t.Errorf("cookie signed with the previous key: %d, want 200", res.StatusCode)
 	}
 }
@@ -217,12 +223,12 @@ func TestOldSessionKeyStillAccepted(t *testing.T) {
 // password from a signed-in session is limited like sign-in guessing.
 func TestPasswordChangeCurrentPasswordThrottled(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	u := b.users[accounts.Agent]
-	c := b.client(t)
-	c.mustSignIn(u)
-	change := func(current string) response {
-		return c.post("/account/password", url.Values{"_csrf": {c.csrf("/account/password")},
+	b := webtest.New(t)
+	u := b.Users[accounts.Agent]
+	c := b.Client(t)
+	c.MustSignIn(u)
+	change := func(current string) webtest.Response {
+		return c.Post("/account/password", url.Values{"_csrf": {c.CSRF("/account/password")},
 			"current": {current}, "new": {"a brand new passphrase"}})
 	}
 	for i := range 5 {
@@ -235,7 +241,7 @@ func TestPasswordChangeCurrentPasswordThrottled(t *testing.T) {
 		t.Fatalf("after 5 wrong current passwords: %d (Retry-After %q), want 429 with Retry-After",
 			res.StatusCode, res.Header.Get("Retry-After"))
 	}
-	if res.doc(t).Find(`[data-testid="current-error"]`).Length() != 1 {
+	if res.Doc(t).Find(`[data-testid="current-error"]`).Length() != 1 {
 		t.Errorf("429 without the reason next to the field")
 	}
 }
@@ -246,31 +252,31 @@ func TestPasswordChangeCurrentPasswordThrottled(t *testing.T) {
 // reset every password and so end every session.
 func TestSessionSurvivesRestart(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := webtest.New(t)
 	var creds demo.Credentials
-	if err := demo.EnsureUsers(t.Context(), b.accounts, &creds); err != nil {
+	if err := demo.EnsureUsers(t.Context(), b.Accounts, &creds); err != nil {
 		t.Fatal(err)
 	}
-	c := b.client(t)
+	c := b.Client(t)
 	for _, u := range creds.Users {
 		if u.Role == accounts.Agent {
-			c.mustSignIn(testUser{User: accounts.User{Email: u.Email, Role: u.Role}, Password: u.Password})
+			c.MustSignIn(webtest.User{User: accounts.User{Email: u.Email, Role: u.Role}, Password: u.Password})
 		}
 	}
-	cookie := c.sessionCookie()
+	cookie := c.SessionCookie()
 
 	// The second start: same data, same keys, a new server.
 	again, err := demo.Load(writeCreds(t, creds))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := demo.EnsureUsers(t.Context(), b.accounts, &again); err != nil {
+	if err := demo.EnsureUsers(t.Context(), b.Accounts, &again); err != nil {
 		t.Fatal(err)
 	}
-	restarted := &testBundle{srv: webServerSharing(t, b, testKey)}
-	c2 := restarted.client(t)
-	c2.header.Set("Cookie", cookie.Name+"="+cookie.Value)
-	if res := c2.get("/"); res.StatusCode != http.StatusOK {
+	restarted := &webtest.Stack{Server: webServerSharing(t, b, webtest.SessionKeys)}
+	c2 := restarted.Client(t)
+	c2.Header.Set("Cookie", cookie.Name+"="+cookie.Value)
+	if res := c2.Get("/"); res.StatusCode != http.StatusOK {
 		t.Errorf("the session after a restart: %d, want 200", res.StatusCode)
 	}
 }
@@ -282,4 +288,16 @@ func writeCreds(t *testing.T, creds demo.Credentials) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// webServerSharing serves a second console over b's database with other
+// session keys, as after a key rotation.
+func webServerSharing(t *testing.T, b *webtest.Stack, keyPairs [][]byte) *httptest.Server {
+	t.Helper()
+	sessions := kit.NewSessionStore(b.Store, kit.SessionConfig{KeyPairs: keyPairs, Idle: 30 * time.Minute, Absolute: 12 * time.Hour, Now: b.Clock.Now})
+	ws := web.New(web.Config{Database: b.Store, Accounts: b.Accounts, Sessions: sessions, Now: b.Clock.Now,
+		Registry: b.Web.Registry(), Control: b.Web.Control(), Lists: lists.New(b.Store, b.Clock.Now), Assistants: b.Assistants, Metrics: b.Metrics})
+	srv := httptest.NewServer(ws.Handler())
+	t.Cleanup(srv.Close)
+	return srv
 }

@@ -1,4 +1,4 @@
-package web_test
+package kit_test
 
 import (
 	"io"
@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"countersign/web/webtest"
+
 	"countersign/internal/lists"
 	"countersign/web"
 	"countersign/web/kit"
@@ -20,11 +22,11 @@ import (
 // configured.
 func TestTelemetry(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	tel := kit.NewTelemetry(b.store)
-	sessions := kit.NewSessionStore(b.store, kit.SessionConfig{KeyPairs: testKey, Idle: 30 * time.Minute, Absolute: 12 * time.Hour, Now: b.clock.Now})
-	console := httptest.NewServer(web.New(web.Config{Database: b.store, Accounts: b.accounts, Sessions: sessions, Now: b.clock.Now,
-		Registry: b.web.Registry(), Control: b.web.Control(), Lists: lists.New(b.store, b.clock.Now), Assistants: b.assistants, Metrics: b.metrics, Telemetry: tel}).Handler())
+	b := webtest.New(t)
+	tel := kit.NewTelemetry(b.Store)
+	sessions := kit.NewSessionStore(b.Store, kit.SessionConfig{KeyPairs: webtest.SessionKeys, Idle: 30 * time.Minute, Absolute: 12 * time.Hour, Now: b.Clock.Now})
+	console := httptest.NewServer(web.New(web.Config{Database: b.Store, Accounts: b.Accounts, Sessions: sessions, Now: b.Clock.Now,
+		Registry: b.Web.Registry(), Control: b.Web.Control(), Lists: lists.New(b.Store, b.Clock.Now), Assistants: b.Assistants, Metrics: b.Metrics, Telemetry: tel}).Handler())
 	t.Cleanup(console.Close)
 	for range 2 {
 		res, err := http.Get(console.URL + "/healthz")
@@ -68,11 +70,11 @@ func TestTelemetry(t *testing.T) {
 // invented methods: they share one "other" label, so the series stay few.
 func TestTelemetryMethodLabelIsBounded(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	tel := kit.NewTelemetry(b.store)
-	sessions := kit.NewSessionStore(b.store, kit.SessionConfig{KeyPairs: testKey, Idle: 30 * time.Minute, Absolute: 12 * time.Hour, Now: b.clock.Now})
-	console := httptest.NewServer(web.New(web.Config{Database: b.store, Accounts: b.accounts, Sessions: sessions, Now: b.clock.Now,
-		Registry: b.web.Registry(), Control: b.web.Control(), Lists: lists.New(b.store, b.clock.Now), Assistants: b.assistants, Metrics: b.metrics, Telemetry: tel}).Handler())
+	b := webtest.New(t)
+	tel := kit.NewTelemetry(b.Store)
+	sessions := kit.NewSessionStore(b.Store, kit.SessionConfig{KeyPairs: webtest.SessionKeys, Idle: 30 * time.Minute, Absolute: 12 * time.Hour, Now: b.Clock.Now})
+	console := httptest.NewServer(web.New(web.Config{Database: b.Store, Accounts: b.Accounts, Sessions: sessions, Now: b.Clock.Now,
+		Registry: b.Web.Registry(), Control: b.Web.Control(), Lists: lists.New(b.Store, b.Clock.Now), Assistants: b.Assistants, Metrics: b.Metrics, Telemetry: tel}).Handler())
 	t.Cleanup(console.Close)
 	const methods = 300
 	for i := range methods {
