@@ -6,13 +6,15 @@ import (
 	"strings"
 	"testing"
 
+	"countersign/web/webtest"
+
 	"countersign/static"
 )
 
 func TestSecurityHeadersOnPagesErrorsAndStatic(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	c := b.client(t)
+	b := webtest.New(t)
+	c := b.Client(t)
 	cases := []struct {
 		path   string
 		status int
@@ -24,7 +26,7 @@ func TestSecurityHeadersOnPagesErrorsAndStatic(t *testing.T) {
 	}
 	nonces := map[string]bool{}
 	for _, tc := range cases {
-		res := c.get(tc.path)
+		res := c.Get(tc.path)
 		if res.StatusCode != tc.status {
 			t.Errorf("%s: status %d, want %d", tc.path, res.StatusCode, tc.status)
 		}
@@ -53,30 +55,30 @@ func TestSecurityHeadersOnPagesErrorsAndStatic(t *testing.T) {
 			t.Errorf("%s: HSTS sent over plain HTTP", tc.path)
 		}
 		if strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") && m != nil {
-			if !strings.Contains(res.body, `nonce="`+m[1]+`"`) {
+			if !strings.Contains(res.Text, `nonce="`+m[1]+`"`) {
 				t.Errorf("%s: page script does not carry the CSP nonce", tc.path)
 			}
 		}
 	}
-	if got := c.get(static.URL("app.css")).Header.Get("Cache-Control"); !strings.Contains(got, "immutable") {
+	if got := c.Get(static.URL("app.css")).Header.Get("Cache-Control"); !strings.Contains(got, "immutable") {
 		t.Errorf("static Cache-Control = %q, want a long immutable cache", got)
 	}
 }
 
 func TestHealthAndReadiness(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	c := b.client(t)
+	b := webtest.New(t)
+	c := b.Client(t)
 	for _, path := range []string{"/healthz", "/readyz"} {
-		if res := c.get(path); res.StatusCode != http.StatusOK {
-			t.Errorf("%s: %d %s", path, res.StatusCode, res.body)
+		if res := c.Get(path); res.StatusCode != http.StatusOK {
+			t.Errorf("%s: %d %s", path, res.StatusCode, res.Text)
 		}
 	}
-	b.store.Pool().Close()
-	if res := c.get("/readyz"); res.StatusCode != http.StatusServiceUnavailable {
+	b.Store.Pool().Close()
+	if res := c.Get("/readyz"); res.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("/readyz with the database gone: %d, want 503", res.StatusCode)
 	}
-	if res := c.get("/healthz"); res.StatusCode != http.StatusOK {
+	if res := c.Get("/healthz"); res.StatusCode != http.StatusOK {
 		t.Errorf("/healthz with the database gone: %d, want 200 (the process is up)", res.StatusCode)
 	}
 }

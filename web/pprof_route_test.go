@@ -3,6 +3,8 @@ package web_test
 import (
 	"testing"
 
+	"countersign/web/webtest"
+
 	"countersign/internal/accounts"
 )
 
@@ -11,17 +13,17 @@ import (
 // not found, signed in or not.
 func TestNoProfilerOnTheConsoleAddress(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	c := b.client(t)
+	b := webtest.New(t)
+	c := b.Client(t)
 	paths := []string{"/debug/pprof/", "/debug/pprof/goroutine?debug=1", "/debug/pprof/profile"}
 	for _, p := range paths {
-		if res := c.get(p); res.StatusCode != 404 {
+		if res := c.Get(p); res.StatusCode != 404 {
 			t.Errorf("GET %s signed out: %d, want 404", p, res.StatusCode)
 		}
 	}
-	c.mustSignIn(b.users[accounts.Admin])
+	c.MustSignIn(b.Users[accounts.Admin])
 	for _, p := range paths {
-		if res := c.get(p); res.StatusCode != 404 {
+		if res := c.Get(p); res.StatusCode != 404 {
 			t.Errorf("GET %s as admin: %d, want 404", p, res.StatusCode)
 		}
 	}

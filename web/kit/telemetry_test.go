@@ -1,60 +1,113 @@
-package kit
+package kit_test
 
 import (
-	"context"
-	"errors"
-	"fmt"
+	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/labstack/echo/v4"
+	"countersign/web/webtest"
 
-	"countersign/store"
+	"countersign/internal/lists"
+	"countersign/web"
+	"countersign/web/kit"
 )
 
-type noStates struct{}
-
-func (noStates) InvocationStateCounts(context.Context) (map[string]int64, error) { return nil, nil }
-
-// TestTelemetryCountsAWrappedErrorByItsStatus: a request that fails is
-// counted under the status its answer has, also when the error that says
-// so is wrapped (an HTTP error, the store's not-found).
-func TestTelemetryCountsAWrappedErrorByItsStatus(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		err  error
-		want string
-	}{
-		{"wrapped HTTP error", fmt.Errorf("console: %w", echo.NewHTTPError(http.StatusMethodNotAllowed)), "405"},
-		{"store's not-found", fmt.Errorf("controlplane: %w", &store.NotFoundError{What: "task"}), "404"},
-		{"other error", errors.New("boom"), "500"},
+// TestTelemetry: the Prometheus handler counts requests by route pattern,
+// reports the dispatch figures, and asks for the bearer token when one is
+// configured.
+func TestTelemetry(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t)
+	tel := kit.NewTelemetry(b.Store)
+	sessions := kit.NewSessionStore(b.Store, kit.SessionConfig{KeyPairs: webtest.SessionKeys, Idle: 30 * time.Minute, Absolute: 12 * time.Hour, Now: b.Clock.Now})
+	console := httptest.NewServer(web.New(web.Config{Database: b.Store, Accounts: b.Accounts, Sessions: sessions, Now: b.Clock.Now,
+		Registry: b.Web.Registry(), Control: b.Web.Control(), Lists: lists.New(b.Store, b.Clock.Now), Assistants: b.Assistants, Metrics: b.Metrics, Telemetry: tel}).Handler())
+	t.Cleanup(console.Close)
+	for range 2 {
+		res, err := http.Get(console.URL + "/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+	}
+	scrape := httptest.NewServer(tel.PrometheusHandler("s3cret"))
+	t.Cleanup(scrape.Close)
+	res, err := http.Get(scrape.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("scrape without the token: %d, want 401", res.StatusCode)
+	}
+	req, _ := http.NewRequest(http.MethodGet, scrape.URL, nil)
+	req.Header.Set("Authorization", "Bearer s3cret")
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	for _, want := range []string{
+		`countersign_http_requests_total{method="GET",route="/healthz",status="200"} 2`,
+		`countersign_http_request_duration_seconds_count{method="GET",route="/healthz"} 2`,
+		"countersign_dispatch_queue_depth 0",
+		"countersign_unverified_invocations 0",
+		`countersign_invocations{state="completed"} 0`,
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			tel := NewTelemetry(noStates{})
-			e := echo.New()
-			c := e.NewContext(httptest.NewRequest(http.MethodGet, "/tasks/t_1", nil), httptest.NewRecorder())
-			c.SetPath("/tasks/:id")
-			if err := tel.Middleware(func(echo.Context) error { return tc.err })(c); !errors.Is(err, tc.err) {
-				t.Fatalf("the middleware returned %v, want %v", err, tc.err)
-			}
-			scrape := httptest.NewRecorder()
-			tel.PrometheusHandler("").ServeHTTP(scrape, httptest.NewRequest(http.MethodGet, "/metrics", nil))
-			want := `countersign_http_requests_total{method="GET",route="/tasks/:id",status="` + tc.want + `"} 1`
-			if !strings.Contains(scrape.Body.String(), want) {
-				t.Errorf("the scrape has no %s; its requests:\n%s", want, requestLines(scrape.Body.String()))
-			}
-		})
+		if !strings.Contains(string(body), want) {
+			t.Errorf("scrape lacks %q", want)
+		}
 	}
 }
 
-func requestLines(exposition string) string {
-	var b strings.Builder
-	for line := range strings.Lines(exposition) {
-		if strings.HasPrefix(line, "countersign_http_requests_total") {
-			b.WriteString(line)
+// TestTelemetryMethodLabelIsBounded sends requests with hundreds of
+// invented methods: they share one "other" label, so the series stay few.
+func TestTelemetryMethodLabelIsBounded(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t)
+	tel := kit.NewTelemetry(b.Store)
+	sessions := kit.NewSessionStore(b.Store, kit.SessionConfig{KeyPairs: webtest.SessionKeys, Idle: 30 * time.Minute, Absolute: 12 * time.Hour, Now: b.Clock.Now})
+	console := httptest.NewServer(web.New(web.Config{Database: b.Store, Accounts: b.Accounts, Sessions: sessions, Now: b.Clock.Now,
+		Registry: b.Web.Registry(), Control: b.Web.Control(), Lists: lists.New(b.Store, b.Clock.Now), Assistants: b.Assistants, Metrics: b.Metrics, Telemetry: tel}).Handler())
+	t.Cleanup(console.Close)
+	const methods = 300
+	for i := range methods {
+		method := "M" + strconv.FormatUint(rand.Uint64(), 36) + strconv.Itoa(i)
+		for _, path := range []string{"/healthz", "/no-such-page"} {
+			req, _ := http.NewRequest(method, console.URL+path, nil)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
 		}
 	}
-	return b.String()
+	scrape := httptest.NewServer(tel.PrometheusHandler(""))
+	t.Cleanup(scrape.Close)
+	res, err := http.Get(scrape.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	var series []string
+	for line := range strings.Lines(string(body)) {
+		if strings.HasPrefix(line, "countersign_http_requests_total{") {
+			series = append(series, strings.TrimSpace(line))
+		}
+	}
+	if len(series) == 0 || len(series) > 4 {
+		t.Fatalf("%d request series after %d invented methods, want a handful:\n%s", len(series), methods, strings.Join(series, "\n"))
+	}
+	for _, s := range series {
+		if !strings.Contains(s, `method="other"`) {
+			t.Errorf("series %s: want the method label other", s)
+		}
+	}
 }
