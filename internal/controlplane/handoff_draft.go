@@ -56,7 +56,7 @@ func (s *Service) PrepareHandoffDraft(id int64, task Task, data json.RawMessage)
 	// A draft names no system: it is bound to the one offering the action
 	// that the task may use, as a proposal naming none is, never guessed
 	// among several.
-	found := s.systemsFor(task, d.Action)
+	found := SystemsFor(s.registry, task, d.Action)
 	if len(found) == 1 {
 		d.System = found[0]
 	} else {
