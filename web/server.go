@@ -22,6 +22,7 @@ import (
 	"countersign/internal/adapter"
 	"countersign/internal/assistants"
 	"countersign/internal/controlplane"
+	"countersign/internal/handoffs"
 	"countersign/internal/lists"
 	"countersign/internal/metrics"
 	"countersign/internal/receipts"
@@ -45,6 +46,9 @@ type Config struct {
 	Sessions *kit.SessionStore
 	Registry *adapter.Registry
 	Control  *controlplane.Service
+	// Handoffs is what the console's people do with the assistants'
+	// hand-offs (over Control).
+	Handoffs *handoffs.Service
 	// Lists reads the console's lists and counts: the task list, the
 	// hand-offs, the queue and its badge, the home pages' waiting work and
 	// a customer's requests.
@@ -121,7 +125,7 @@ func New(cfg Config) *Server {
 		Assistants: cfg.Assistants, RatePerMinute: cfg.APIRatePerMinute, AllowedOrigins: cfg.MCPAllowedOrigins, Receipts: cfg.Receipts, PublicBase: cfg.PublicBase})
 	cust := customer.New(s.frame, customer.Config{Control: cfg.Control, Lists: cfg.Lists, Confirmations: cfg.Confirmations,
 		Registry: cfg.Registry, Receipt: s.api.Receipt, PublicBase: cfg.PublicBase, LogoFetch: cfg.LogoFetch})
-	s.console = console.New(s.frame, console.Config{Registry: cfg.Registry, Control: cfg.Control, Lists: cfg.Lists,
+	s.console = console.New(s.frame, console.Config{Registry: cfg.Registry, Control: cfg.Control, Handoffs: cfg.Handoffs, Lists: cfg.Lists,
 		Assistants: cfg.Assistants, Metrics: cfg.Metrics, Webhooks: cfg.Webhooks, Slack: slackLinks(cfg.Slack),
 		CustomerFrame: cust.CustomerFrame})
 

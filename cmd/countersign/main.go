@@ -30,6 +30,7 @@ import (
 	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
 	"countersign/internal/demo"
+	"countersign/internal/handoffs"
 	"countersign/internal/lists"
 	"countersign/internal/metrics"
 	"countersign/internal/tracing"
@@ -166,7 +167,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	if cfg.ReceiptKey == "" && !cfg.demo() {
 		log.Warn("receipts are signed with a key of this process's own: set -receipt-key so every instance, and every restart, signs with one key")
 	}
-	srv := web.New(web.Config{Slack: bot, Receipts: signer, Database: st, Metrics: metrics.NewReports(st), Webhooks: webhooks.New(st, time.Now, hooks), Accounts: acc, Sessions: sessions, Logger: log, Registry: registry, Control: cp, Lists: ls,
+	srv := web.New(web.Config{Slack: bot, Receipts: signer, Database: st, Metrics: metrics.NewReports(st), Webhooks: webhooks.New(st, time.Now, hooks), Accounts: acc, Sessions: sessions, Logger: log, Registry: registry, Control: cp, Handoffs: handoffs.New(st, cp, time.Now), Lists: ls,
 		TrustedProxies: cfg.trusted, TLS: cfg.tls() || cfg.SecureCookies, MCPAllowedOrigins: cfg.allowedMCPOrigins(), PublicBase: cfg.publicBase(),
 		Confirmations: links, Assistants: asst, Telemetry: telemetry, APIRatePerMinute: cfg.APIRate})
 	go sweep(ctx, log, sessions, acc, links)

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"countersign/internal/apperr"
-	"countersign/internal/controlplane"
+	"countersign/internal/handoffs"
 	"countersign/store"
 )
 
@@ -35,7 +35,7 @@ type HandoffStatus struct {
 	Note        string     `json:"note"`
 	// TakenOver is set once a manager took the conversation over from the
 	// person holding it (By is then the manager): from whom, when, why.
-	TakenOver *controlplane.Takeover `json:"taken_over,omitempty"`
+	TakenOver *handoffs.Takeover `json:"taken_over,omitempty"`
 }
 
 // Conversation reads one of the assistant's conversations. Another
@@ -88,7 +88,7 @@ func (s *Service) Conversation(ctx context.Context, a Assistant, id string) (Con
 		}
 		for _, t := range overs {
 			if round[t.HandoffID] {
-				over := controlplane.TakeoverOf(t)
+				over := handoffs.TakeoverOf(t)
 				out.Handoff.TakenOver = &over
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"time"
 
 	"countersign/store"
 )
@@ -109,9 +110,17 @@ func (s *Service) recordAll(ctx context.Context, tx *store.Tx, entries ...entry)
 	return tx.InsertEvents(ctx, events)
 }
 
-// event is the audit row record writes: the actor's name and proof in its
-// data.
+// event is the audit row record writes, at the service's now.
 func (s *Service) event(actor Actor, action EventAction, taskID, invocationID string, data map[string]any) (store.Event, error) {
+	return AuditEvent(s.now(), actor, action, taskID, invocationID, data)
+}
+
+// AuditEvent is the audit row of actor's change at at: the actor's name,
+// proof and channel in its data. The control plane records its own
+// changes with it; it is exported for the services that record theirs in
+// the same audit trail (internal/handoffs), so every event names its actor
+// the same way.
+func AuditEvent(at time.Time, actor Actor, action EventAction, taskID, invocationID string, data map[string]any) (store.Event, error) {
 	if data == nil {
 		data = map[string]any{}
 	}
@@ -131,7 +140,7 @@ func (s *Service) event(actor Actor, action EventAction, taskID, invocationID st
 	if err != nil {
 		return store.Event{}, err
 	}
-	e := store.Event{At: s.now(), ActorKind: string(actor.Kind), ActorID: actor.ID, Action: string(action), Data: b}
+	e := store.Event{At: at, ActorKind: string(actor.Kind), ActorID: actor.ID, Action: string(action), Data: b}
 	if taskID != "" {
 		e.TaskID = &taskID
 	}

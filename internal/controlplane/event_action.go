@@ -162,6 +162,3 @@ func (s State) entered() EventAction { return EventAction("invocation." + string
 
 // entered is the event that records a task moving into s.
 func (s TaskState) entered() EventAction { return EventAction("task." + string(s)) }
-
-// event is the event that records a hand-off ending with o.
-func (o HandoffOutcome) event() EventAction { return EventAction("handoff." + string(o)) }

@@ -126,7 +126,7 @@ func (s *Service) propose(ctx context.Context, task Task, p Proposal) (Invocatio
 // authorised by its own approval.
 func (s *Service) actionFor(task Task, system, action string, compensation bool) (adapter.System, adapter.ActionSpec, error) {
 	if system == "" {
-		found := s.systemsFor(task, action)
+		found := SystemsFor(s.registry, task, action)
 		switch len(found) {
 		case 0:
 			return nil, adapter.ActionSpec{}, notAllowed(action)
@@ -147,11 +147,12 @@ func (s *Service) actionFor(task Task, system, action string, compensation bool)
 	return sys, spec, nil
 }
 
-// systemsFor names the connected systems offering action that task may
-// use it on, sorted: where a proposal or a hand-off draft that names no
-// system goes when there is exactly one.
-func (s *Service) systemsFor(task Task, action string) []string {
-	return slices.DeleteFunc(s.registry.Offering(action), func(system string) bool { return !task.Allows(system, action) })
+// SystemsFor names the systems of reg offering action that task may use
+// it on, sorted: where a proposal that names no system goes when there is
+// exactly one. It is exported so that a hand-off draft, which names no
+// system either, is bound by the same rule (internal/handoffs).
+func SystemsFor(reg *adapter.Registry, task Task, action string) []string {
+	return slices.DeleteFunc(reg.Offering(action), func(system string) bool { return !task.Allows(system, action) })
 }
 
 func notAllowed(action string) error {

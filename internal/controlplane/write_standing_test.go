@@ -162,14 +162,10 @@ var writePaths = []writePath{
 	{name: "hand-off draft sent on", prepare: func(b *testBundle, _ controlplane.Actor) (controlplane.Task, func() error) {
 		b.setStage("issue_refund", controlplane.StageAssisted)
 		task := b.task([]string{"issue_refund"}, 10, 5, 60)
-		id := b.handOff(task, map[string]any{"summary": "Wants $8.00 back.",
+		ho, id, digest := b.takenDraft(task, map[string]any{"summary": "Wants $8.00 back.",
 			"would_propose": map[string]any{"action": "issue_refund", "args": refund(b.order(2).ID, 800, "damaged")}})
-		if _, err := b.cp.TakeHandoff(b.ctx, b.agent, id); err != nil {
-			b.t.Fatal(err)
-		}
-		digest := b.draftDigest(id)
 		return task, func() error {
-			_, err := b.cp.SendHandoffDraft(b.ctx, b.agent, id, digest)
+			_, err := ho.SendDraft(b.ctx, b.agent, id, digest)
 			return err
 		}
 	}},

@@ -30,7 +30,9 @@ type rule struct {
 // store/dbtest may not reach into internal/, but it may use store/dbtest and
 // other test helpers; no production package may import one. The console's
 // lists (internal/lists) read above the control plane and beside the other
-// services: web → lists → controlplane → store.
+// services: web → lists → controlplane → store. Hand-offs (internal/handoffs)
+// are a client of the control plane's proposal door: web → handoffs →
+// controlplane → store, and the control plane never knows them.
 var rules = []rule{
 	{"countersign/internal/...", "countersign/web/...", "the domain does not know the HTTP side"},
 	{"countersign/internal/...", "countersign/views", "the domain does not know the pages"},
@@ -64,6 +66,8 @@ var rules = []rule{
 	{"countersign/internal/slackbot", "countersign/internal/fakeslack", "the fake Slack is for tests and the demo; the bot talks to whatever Slack it is pointed at"},
 	{"countersign/internal/controlplane", "countersign/internal/lists",
 		"the state machine reads what a decision needs itself; the console's lists read beside it, for pages"},
+	{"countersign/internal/controlplane", "countersign/internal/handoffs",
+		"the control plane is the invocation journal; hand-offs are a client of its proposal door, never a part of it"},
 	{"countersign/internal/lists", "countersign/internal/confirmation", "the lists read the store in the control plane's terms, no other service"},
 	{"countersign/internal/lists", "countersign/internal/assistants", "the lists read the store in the control plane's terms, no other service"},
 	{"countersign/internal/lists", "countersign/internal/accounts", "the lists read the store in the control plane's terms, no other service"},

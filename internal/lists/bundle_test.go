@@ -13,6 +13,7 @@ import (
 	"countersign/internal/clocktest"
 	"countersign/internal/controlplane"
 	"countersign/internal/demoshop"
+	"countersign/internal/handoffs"
 	"countersign/internal/lists"
 	"countersign/internal/shopadapter"
 	"countersign/store"
@@ -29,6 +30,7 @@ type testBundle struct {
 	ctx       context.Context
 	store     *store.Store
 	cp        *controlplane.Service
+	ho        *handoffs.Service
 	lists     *lists.Service
 	shop      *demoshop.Shop
 	clock     *clocktest.Clock
@@ -54,6 +56,7 @@ func setup(t *testing.T) *testBundle {
 	b := &testBundle{t: t, ctx: ctx, store: st, shop: shop, clock: clk,
 		cp:    controlplane.New(st, reg, controlplane.Config{CallTimeout: 5 * time.Second}, clk.Now, nil),
 		lists: lists.New(st, clk.Now), assistant: controlplane.AssistantActor("asst_test", "Test assistant")}
+	b.ho = handoffs.New(st, b.cp, clk.Now)
 	acc := accounts.NewService(st, clk.Now, accounts.DefaultThrottle)
 	mk := func(role accounts.Role, name string) accounts.User {
 		u, err := acc.Create(ctx, accounts.NewUser{Email: fmt.Sprintf("%s-%d@example.test", role, time.Now().UnixNano()),

@@ -219,7 +219,7 @@ func TestTaskListCountersMatchARecount(t *testing.T) {
 			if len(handoffs) == 0 {
 				continue
 			}
-			if _, err := b.cp.TakeHandoff(b.ctx, b.agent, handoffs[pick(len(handoffs))]); err == nil {
+			if _, err := b.ho.Take(b.ctx, b.agent, handoffs[pick(len(handoffs))]); err == nil {
 				ops++
 			}
 		}

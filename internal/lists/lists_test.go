@@ -127,7 +127,7 @@ func TestHandoffListGroupsIdenticalHandOffsAndPages(t *testing.T) {
 		t.Errorf("the group's latest open hand-off is %d, want the newest of its three (after %d)", g.LastID, loop)
 	}
 	// Take names the latest open hand-off, as the card's form does.
-	if _, err := b.cp.TakeHandoff(b.ctx, b.agent, g.LastID); err != nil {
+	if _, err := b.ho.Take(b.ctx, b.agent, g.LastID); err != nil {
 		t.Fatal(err)
 	}
 	mine, err := b.lists.HandoffList(b.ctx, lists.HandoffFilter{Status: "mine", UserID: b.agent.UserID})

@@ -179,7 +179,7 @@ func orderKey(e store.WebhookEvent) string {
 }
 
 // handoffConversation is a hand-off event's conversation, from what the
-// event recorded when the person ended it (controlplane.CloseHandoff).
+// event recorded when the person ended it (handoffs.Service.Close).
 func handoffConversation(e store.WebhookEvent) (json.RawMessage, error) {
 	var d struct {
 		HandoffID      int64      `json:"latest_handoff_id"`
@@ -190,7 +190,7 @@ func handoffConversation(e store.WebhookEvent) (json.RawMessage, error) {
 		HandedOffAt    time.Time  `json:"handed_off_at"`
 		TakenAt        *time.Time `json:"taken_at"`
 		// TakenOver is a manager's take-over of the round, as the API
-		// shows it (controlplane.Takeover).
+		// shows it (handoffs.Takeover).
 		TakenOver json.RawMessage `json:"taken_over"`
 	}
 	if err := json.Unmarshal(e.Data, &d); err != nil {

@@ -383,7 +383,7 @@ func TestAStoppedWorkerHoldsOnlyTheDeliveryItWasSending(t *testing.T) {
 }
 
 // handoffEvent records a person ending a hand-off of conversation as
-// controlplane.CloseHandoff does.
+// handoffs.Service.Close does.
 func (b *testBundle) handoffEvent(t *testing.T, conversation string) int64 {
 	t.Helper()
 	var id int64

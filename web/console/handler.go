@@ -13,6 +13,7 @@ import (
 	"countersign/internal/adapter"
 	"countersign/internal/assistants"
 	"countersign/internal/controlplane"
+	"countersign/internal/handoffs"
 	"countersign/internal/lists"
 	"countersign/internal/metrics"
 	"countersign/internal/slackbot"
@@ -26,6 +27,9 @@ import (
 type Config struct {
 	Registry *adapter.Registry
 	Control  *controlplane.Service
+	// Handoffs takes, ends and takes over hand-offs and sends on or
+	// discards their drafts.
+	Handoffs *handoffs.Service
 	// Lists reads the lists and counts the pages show.
 	Lists *lists.Service
 	// Assistants keeps the assistants' catalog and keys; nil leaves the

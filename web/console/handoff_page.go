@@ -15,6 +15,7 @@ import (
 	"countersign/internal/accounts"
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
+	"countersign/internal/handoffs"
 	"countersign/internal/lists"
 	"countersign/views"
 	"countersign/web/kit"
@@ -123,7 +124,7 @@ func (h *Handler) handoffView(c echo.Context, id int64) (views.HandoffPageView, 
 				return views.HandoffPageView{}, err
 			}
 		}
-		prepared, _ := h.cfg.Control.PrepareHandoffDraft(d.Latest.ID, task, d.Latest.Data)
+		prepared, _ := h.cfg.Handoffs.PrepareDraft(d.Latest.ID, task, d.Latest.Data)
 		v.Draft.Digest = prepared.Digest
 		if d.TaskID != "" && prepared.System != "" {
 			v.Draft.For = "For " + v.Customer + ", on task " + d.TaskID + ", to the system " + prepared.System + "."
@@ -136,7 +137,7 @@ func (h *Handler) handoffView(c echo.Context, id int64) (views.HandoffPageView, 
 			v.Draft.Why = "The assistant opened no task for this conversation, so there is no customer to act for: reply to the customer yourself."
 		case prepared.System == "" && !decided:
 			v.Draft.CanSend = false
-			v.Draft.Why = "The assistant's draft names no system, and " + controlplane.SystemsWords(prepared.Candidates) + ": it is not sent to a guessed one. Make the request yourself."
+			v.Draft.Why = "The assistant's draft names no system, and " + handoffs.SystemsWords(prepared.Candidates) + ": it is not sent to a guessed one. Make the request yourself."
 		case open && d.HolderID != u.ID && !decided:
 			v.Draft.Why = "Take the conversation to send this on or discard it."
 		}
@@ -176,25 +177,25 @@ func (h *Handler) handoffCustomer(ctx context.Context, v *views.HandoffPageView,
 // handleHandoffResolve answers POST /handoffs/:id/resolve: the person
 // dealt with the customer; the note is recorded and told to the assistant.
 func (h *Handler) handleHandoffResolve(c echo.Context) error {
-	return h.closeHandoff(c, controlplane.HandoffResolved, "Resolved. The assistant is told, with your note.")
+	return h.closeHandoff(c, handoffs.Resolved, "Resolved. The assistant is told, with your note.")
 }
 
 // handleHandoffGiveBack answers POST /handoffs/:id/give-back: the
 // conversation goes back to the assistant with the person's note.
 func (h *Handler) handleHandoffGiveBack(c echo.Context) error {
-	return h.closeHandoff(c, controlplane.HandoffGivenBack, "Given back to the assistant, with your note.")
+	return h.closeHandoff(c, handoffs.GivenBack, "Given back to the assistant, with your note.")
 }
 
-func (h *Handler) closeHandoff(c echo.Context, outcome controlplane.HandoffOutcome, done string) error {
+func (h *Handler) closeHandoff(c echo.Context, outcome handoffs.Outcome, done string) error {
 	u, _ := kit.CurrentUser(c)
 	id, err := handoffID(c)
 	if err != nil {
 		return err
 	}
 	note := c.FormValue("note")
-	err = h.cfg.Control.CloseHandoff(c.Request().Context(), actorOf(u), id, outcome, note)
+	err = h.cfg.Handoffs.Close(c.Request().Context(), actorOf(u), id, outcome, note)
 	field := "resolve-note"
-	if outcome == controlplane.HandoffGivenBack {
+	if outcome == handoffs.GivenBack {
 		field = "give-back-note"
 	}
 	return h.refuseHandoffForm(c, id, err, done, field, note)
@@ -241,7 +242,7 @@ func (h *Handler) handleHandoffDraftSend(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	inv, err := h.cfg.Control.SendHandoffDraft(c.Request().Context(), actorOf(u), id, c.FormValue("digest"))
+	inv, err := h.cfg.Handoffs.SendDraft(c.Request().Context(), actorOf(u), id, c.FormValue("digest"))
 	if err != nil {
 		return h.afterHandoffChange(c, id, err, "")
 	}
@@ -267,7 +268,7 @@ func (h *Handler) handleHandoffDraftDiscard(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	err = h.cfg.Control.DiscardHandoffDraft(c.Request().Context(), actorOf(u), id, c.FormValue("digest"))
+	err = h.cfg.Handoffs.DiscardDraft(c.Request().Context(), actorOf(u), id, c.FormValue("digest"))
 	return h.afterHandoffChange(c, id, err, "Draft discarded. Nothing was proposed.")
 }
 

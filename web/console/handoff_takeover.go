@@ -8,7 +8,7 @@ import (
 
 // handleHandoffTakeOver answers POST /handoffs/:id/take-over (managers):
 // the manager takes the conversation over from the person holding it, with
-// a reason, recorded and shown on the page (controlplane.TakeOverHandoff).
+// a reason, recorded and shown on the page (handoffs.Service.TakeOver).
 // A missing reason, or someone ending or taking it first, re-renders the
 // page with the reason kept.
 func (h *Handler) handleHandoffTakeOver(c echo.Context) error {
@@ -18,7 +18,7 @@ func (h *Handler) handleHandoffTakeOver(c echo.Context) error {
 		return err
 	}
 	reason := c.FormValue("reason")
-	err = h.cfg.Control.TakeOverHandoff(c.Request().Context(), actorOf(u), id, reason)
+	err = h.cfg.Handoffs.TakeOver(c.Request().Context(), actorOf(u), id, reason)
 	return h.refuseHandoffForm(c, id, err, "You took the conversation over. It is yours now: resolve it or give it back to the assistant.",
 		"take-over-reason", reason)
 }

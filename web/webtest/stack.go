@@ -22,6 +22,7 @@ import (
 	"countersign/internal/controlplane"
 	"countersign/internal/demoshop"
 	"countersign/internal/fakeslack"
+	"countersign/internal/handoffs"
 	"countersign/internal/lists"
 	"countersign/internal/mail"
 	"countersign/internal/metrics"
@@ -190,7 +191,7 @@ func New(t *testing.T, opts ...Option) *Stack {
 			APIURL: fakeSrv.URL + "/api/", BaseURL: "http://console.test"}, cp, st, acc, clk.Now, nil)
 	}
 	ws := web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Now: clk.Now, TrustedProxies: o.trustedProxies,
-		Registry: reg, Control: cp, Lists: lists.New(st, clk.Now), Confirmations: links, Assistants: asst, Metrics: reports, Webhooks: webhooks.New(st, clk.Now, webhooks.Config{AllowPrivate: true}),
+		Registry: reg, Control: cp, Handoffs: handoffs.New(st, cp, clk.Now), Lists: lists.New(st, clk.Now), Confirmations: links, Assistants: asst, Metrics: reports, Webhooks: webhooks.New(st, clk.Now, webhooks.Config{AllowPrivate: true}),
 		Logger: o.logger, Slack: bot, LogoFetch: logoFetch(o.logo)})
 	srv := httptest.NewServer(checkContract(t, ws.Handler()))
 	t.Cleanup(srv.Close)

@@ -1,4 +1,4 @@
-package controlplane
+package handoffs
 
 import (
 	"context"
@@ -7,31 +7,37 @@ import (
 	"unicode/utf8"
 
 	"countersign/internal/apperr"
+	"countersign/internal/controlplane"
 	"countersign/store"
 )
 
-// HandoffOutcome is how a person ended a hand-off. Each value is mirrored
-// by the CHECK constraint on handoff_closures.outcome.
-type HandoffOutcome string
+// Outcome is how a person ended a hand-off. Each value is mirrored by the
+// CHECK constraint on handoff_closures.outcome.
+type Outcome string
 
 // The ways a hand-off ends.
 const (
-	// HandoffResolved: a person dealt with the customer's request; the
+	// Resolved: a person dealt with the customer's request; the
 	// assistant has nothing left to do for it.
-	HandoffResolved HandoffOutcome = "resolved"
-	// HandoffGivenBack: a person hands the conversation back to the
-	// assistant, with a note of what to do next.
-	HandoffGivenBack HandoffOutcome = "given_back"
+	Resolved Outcome = "resolved"
+	// GivenBack: a person hands the conversation back to the assistant,
+	// with a note of what to do next.
+	GivenBack Outcome = "given_back"
 )
 
-// MaxHandoffNote bounds a resolve or give-back note, in characters.
-const MaxHandoffNote = 2000
+// event is the event that records a hand-off ending with o.
+func (o Outcome) event() controlplane.EventAction {
+	return controlplane.EventAction("handoff." + string(o))
+}
 
-// TakeHandoff assigns the open hand-offs of the conversation hand-off id
+// MaxNote bounds a resolve or give-back note, in characters.
+const MaxNote = 2000
+
+// Take assigns the open hand-offs of the conversation hand-off id
 // belongs to (one piece of work) to actor unless someone took them first;
 // it returns who holds them now. Taking is recorded in the audit trail
 // once. A hand-off already resolved or given back is an illegal transition.
-func (s *Service) TakeHandoff(ctx context.Context, actor Actor, id int64) (takenBy int64, err error) {
+func (s *Service) Take(ctx context.Context, actor controlplane.Actor, id int64) (takenBy int64, err error) {
 	if err := staffOnly(actor, "take a hand-off"); err != nil {
 		return 0, err
 	}
@@ -54,21 +60,21 @@ func (s *Service) TakeHandoff(ctx context.Context, actor Actor, id int64) (taken
 			return err
 		}
 		takenBy = actor.UserID
-		return s.record(ctx, tx, actor, EventHandoffTaken, deref(h.TaskID), "", map[string]any{"handoff_id": id,
+		return s.record(ctx, tx, actor, controlplane.EventHandoffTaken, deref(h.TaskID), "", map[string]any{"handoff_id": id,
 			"conversation_id": h.ConversationID, "assistant_id": h.AssistantID})
 	})
 	return takenBy, err
 }
 
-// CloseHandoff ends the open hand-offs of the conversation hand-off id
+// Close ends the open hand-offs of the conversation hand-off id
 // belongs to: resolved, or given back to the assistant, with a note the
 // assistant is told. The person who holds it may close it, or anyone when
 // nobody does (closing takes it); it is recorded once, in the audit trail
 // (handoff.resolved or handoff.given_back, which the assistant's webhook
 // delivers). When two people close it at once the conversation's lock
 // serialises them: the second is told it is over already (a conflict).
-func (s *Service) CloseHandoff(ctx context.Context, actor Actor, id int64, outcome HandoffOutcome, note string) error {
-	verb := map[HandoffOutcome]string{HandoffResolved: "resolve a hand-off", HandoffGivenBack: "give a conversation back"}[outcome]
+func (s *Service) Close(ctx context.Context, actor controlplane.Actor, id int64, outcome Outcome, note string) error {
+	verb := map[Outcome]string{Resolved: "resolve a hand-off", GivenBack: "give a conversation back"}[outcome]
 	if verb == "" {
 		return apperr.InvalidFields(map[string]string{"outcome": "resolved or given_back"})
 	}
@@ -77,11 +83,11 @@ func (s *Service) CloseHandoff(ctx context.Context, actor Actor, id int64, outco
 	}
 	note = strings.TrimSpace(note)
 	switch {
-	case note == "" && outcome == HandoffGivenBack:
+	case note == "" && outcome == GivenBack:
 		return apperr.InvalidFields(map[string]string{"note": "Tell the assistant what to do next: it reads this note."})
 	case note == "":
 		return apperr.InvalidFields(map[string]string{"note": "Say what you did for the customer: the assistant reads this note."})
-	case utf8.RuneCountInString(note) > MaxHandoffNote:
+	case utf8.RuneCountInString(note) > MaxNote:
 		return apperr.InvalidFields(map[string]string{"note": "Keep the note under 2,000 characters."})
 	}
 	err := s.store.InTx(ctx, func(tx *store.Tx) error {
@@ -133,20 +139,4 @@ func (s *Service) CloseHandoff(ctx context.Context, actor Actor, id int64, outco
 		return s.record(ctx, tx, actor, outcome.event(), deref(h.TaskID), "", data)
 	})
 	return err
-}
-
-// staffOnly refuses anyone but a console user who is staff: customers and
-// assistants never take or end a hand-off.
-func staffOnly(actor Actor, verb string) error {
-	if actor.Kind != ActorUser || actor.Role == "customer" {
-		return apperr.New(apperr.Forbidden, "Only a support agent can %s.", verb)
-	}
-	return nil
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

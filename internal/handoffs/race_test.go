@@ -1,4 +1,4 @@
-package controlplane_test
+package handoffs_test
 
 import (
 	"encoding/json"
@@ -87,7 +87,7 @@ func TestConcurrentHandoffsAndOtherWritesOfOneTask(t *testing.T) {
 	// newer, so the take may be refused as the page being out of date
 	// (handoff_changed), after taking the same locks; nothing else may fail.
 	take := len(fns)
-	fns = append(fns, func() error { _, err := b.cp.TakeHandoff(b.ctx, b.agent, first); return err })
+	fns = append(fns, func() error { _, err := b.ho.Take(b.ctx, b.agent, first); return err })
 	for i, err := range racetest.Run(len(fns), func(i int) error { return fns[i]() }) {
 		var ae *apperr.Error
 		if i == take && errors.As(err, &ae) && ae.Code == "handoff_changed" {

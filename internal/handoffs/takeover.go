@@ -1,4 +1,4 @@
-package controlplane
+package handoffs
 
 import (
 	"context"
@@ -7,13 +7,14 @@ import (
 	"unicode/utf8"
 
 	"countersign/internal/apperr"
+	"countersign/internal/controlplane"
 	"countersign/store"
 )
 
 // MaxTakeOverReason bounds a take-over's reason, in characters.
 const MaxTakeOverReason = 500
 
-// TakeOverHandoff moves the conversation hand-off id belongs to from the
+// TakeOver moves the conversation hand-off id belongs to from the
 // person holding it to actor, a manager or admin, with a reason: for a
 // holder who is away, so the conversation can still be ended. It is
 // recorded once (handoff_takeovers and a handoff.taken_over event: who
@@ -22,7 +23,7 @@ const MaxTakeOverReason = 500
 // or one ended meanwhile is a conflict that changes nothing. Racing the
 // holder's resolve, the conversation's lock serialises the two: exactly
 // one wins and the other is told plainly.
-func (s *Service) TakeOverHandoff(ctx context.Context, actor Actor, id int64, reason string) error {
+func (s *Service) TakeOver(ctx context.Context, actor controlplane.Actor, id int64, reason string) error {
 	if err := staffOnly(actor, "take over a conversation"); err != nil {
 		return err
 	}
@@ -59,7 +60,7 @@ func (s *Service) TakeOverHandoff(ctx context.Context, actor Actor, id int64, re
 		if err := tx.TakeOverHandoffs(ctx, h.ConversationID, *h.LatestID, *h.HolderID, actor.UserID, reason, now); err != nil {
 			return err
 		}
-		return s.record(ctx, tx, actor, EventHandoffTakenOver, deref(h.TaskID), "", map[string]any{"handoff_id": id,
+		return s.record(ctx, tx, actor, controlplane.EventHandoffTakenOver, deref(h.TaskID), "", map[string]any{"handoff_id": id,
 			"conversation_id": h.ConversationID, "assistant_id": h.AssistantID, "from_user_id": *h.HolderID, "from": h.HolderName,
 			"reason": reason})
 	})

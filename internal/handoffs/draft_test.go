@@ -1,4 +1,4 @@
-package controlplane_test
+package handoffs_test
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 	"countersign/internal/adapter"
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
-	"countersign/internal/shopadapter"
+	"countersign/internal/handoffs"
 )
 
 // draftDigest is hand-off id's draft digest as its page shows it: on the
@@ -31,7 +31,7 @@ func (b *testBundle) draftDigest(id int64) string {
 			b.t.Fatal(err)
 		}
 	}
-	d, ok := b.cp.PrepareHandoffDraft(id, t, data)
+	d, ok := b.ho.PrepareDraft(id, t, data)
 	if !ok {
 		b.t.Fatalf("hand-off %d has no draft", id)
 	}
@@ -46,7 +46,7 @@ func TestAHandoffDraftSentByEightAtOnceBecomesOneProposal(t *testing.T) {
 	o := b.order(2)
 	id := b.handOff(task, map[string]any{"summary": "Wants $8.00 back.",
 		"would_propose": map[string]any{"action": "issue_refund", "args": refund(o.ID, 800, "damaged")}})
-	if _, err := b.cp.TakeHandoff(b.ctx, b.agent, id); err != nil {
+	if _, err := b.ho.Take(b.ctx, b.agent, id); err != nil {
 		t.Fatal(err)
 	}
 	digest := b.draftDigest(id)
@@ -58,7 +58,7 @@ func TestAHandoffDraftSentByEightAtOnceBecomesOneProposal(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			_, errs[i] = b.cp.SendHandoffDraft(b.ctx, b.agent, id, digest)
+			_, errs[i] = b.ho.SendDraft(b.ctx, b.agent, id, digest)
 		}()
 	}
 	close(start)
@@ -83,7 +83,7 @@ func TestAHandoffDraftSentByEightAtOnceBecomesOneProposal(t *testing.T) {
 	}
 	// Sent later, past the duplicate window: still refused.
 	b.clock.Advance(11 * 60 * 1e9)
-	if _, err := b.cp.SendHandoffDraft(b.ctx, b.agent, id, digest); !apperr.Is(err, apperr.Conflict) {
+	if _, err := b.ho.SendDraft(b.ctx, b.agent, id, digest); !apperr.Is(err, apperr.Conflict) {
 		t.Errorf("sending again later: %v, want a conflict", err)
 	}
 }
@@ -96,13 +96,13 @@ func TestADiscardedHandoffDraftIsNeverSent(t *testing.T) {
 	o := b.order(2)
 	id := b.handOff(task, map[string]any{"summary": "Wants $7.00 back.",
 		"would_propose": map[string]any{"action": "issue_refund", "args": refund(o.ID, 700, "damaged")}})
-	if _, err := b.cp.TakeHandoff(b.ctx, b.agent, id); err != nil {
+	if _, err := b.ho.Take(b.ctx, b.agent, id); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.cp.DiscardHandoffDraft(b.ctx, b.agent, id, b.draftDigest(id)); err != nil {
+	if err := b.ho.DiscardDraft(b.ctx, b.agent, id, b.draftDigest(id)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.cp.SendHandoffDraft(b.ctx, b.agent, id, b.draftDigest(id)); !apperr.Is(err, apperr.Conflict) {
+	if _, err := b.ho.SendDraft(b.ctx, b.agent, id, b.draftDigest(id)); !apperr.Is(err, apperr.Conflict) {
 		t.Errorf("sending a discarded draft: %v, want a conflict", err)
 	}
 	if n := b.countRows(`SELECT count(*) FROM invocations WHERE task_id = $1`, task.ID); n != 0 {
@@ -118,25 +118,25 @@ func TestAHandoffDraftIsSentOnlyAsThePageShowedIt(t *testing.T) {
 	o := b.order(2)
 	first := b.handOff(task, map[string]any{"summary": "Wants $25.00 back.",
 		"would_propose": map[string]any{"action": "issue_refund", "args": refund(o.ID, 2500, "damaged")}})
-	if _, err := b.cp.TakeHandoff(b.ctx, b.agent, first); err != nil {
+	if _, err := b.ho.Take(b.ctx, b.agent, first); err != nil {
 		t.Fatal(err)
 	}
 	shown := b.draftDigest(first)
 	latest := b.handOff(task, map[string]any{"summary": "Agreed on $1.00.",
 		"would_propose": map[string]any{"action": "issue_refund", "args": refund(o.ID, 100, "changed_mind")}})
-	if _, err := b.cp.SendHandoffDraft(b.ctx, b.agent, first, shown); !apperr.Is(err, apperr.Conflict) {
+	if _, err := b.ho.SendDraft(b.ctx, b.agent, first, shown); !apperr.Is(err, apperr.Conflict) {
 		t.Errorf("sending the older hand-off's draft after the assistant handed off again: %v, want a conflict", err)
 	}
-	if _, err := b.cp.SendHandoffDraft(b.ctx, b.agent, latest, shown); !apperr.Is(err, apperr.Conflict) {
+	if _, err := b.ho.SendDraft(b.ctx, b.agent, latest, shown); !apperr.Is(err, apperr.Conflict) {
 		t.Errorf("sending the latest hand-off with the digest of another draft: %v, want a conflict", err)
 	}
-	if _, err := b.cp.SendHandoffDraft(b.ctx, b.agent, latest, ""); !apperr.Is(err, apperr.Conflict) {
+	if _, err := b.ho.SendDraft(b.ctx, b.agent, latest, ""); !apperr.Is(err, apperr.Conflict) {
 		t.Errorf("sending with no digest: %v, want a conflict", err)
 	}
 	if n := b.countRows(`SELECT count(*) FROM invocations WHERE task_id = $1`, task.ID); n != 0 {
 		t.Fatalf("%d proposals from drafts the page did not show", n)
 	}
-	inv, err := b.cp.SendHandoffDraft(b.ctx, b.agent, latest, b.draftDigest(latest))
+	inv, err := b.ho.SendDraft(b.ctx, b.agent, latest, b.draftDigest(latest))
 	if err != nil || inv.AmountCents == nil || *inv.AmountCents != 100 {
 		t.Fatalf("sending the draft shown: %v, %v", inv.AmountCents, err)
 	}
@@ -147,24 +147,24 @@ func TestAnOlderHandoffsFormDoesNotActOnTheNewRound(t *testing.T) {
 	b := setup(t)
 	task := b.task([]string{"issue_refund"}, 5, 1, 60)
 	old := b.handOff(task, map[string]any{"summary": "Wants $40.00 back."})
-	if _, err := b.cp.TakeHandoff(b.ctx, b.agent, old); err != nil {
+	if _, err := b.ho.Take(b.ctx, b.agent, old); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.cp.CloseHandoff(b.ctx, b.agent, old, controlplane.HandoffGivenBack, "Only $5 is fine; ask them."); err != nil {
+	if err := b.ho.Close(b.ctx, b.agent, old, handoffs.GivenBack, "Only $5 is fine; ask them."); err != nil {
 		t.Fatal(err)
 	}
 	fresh := b.handOff(task, map[string]any{"summary": "A second, unrelated problem."})
-	if _, err := b.cp.TakeHandoff(b.ctx, b.agent2, old); !apperr.Is(err, apperr.Conflict) {
+	if _, err := b.ho.Take(b.ctx, b.agent2, old); !apperr.Is(err, apperr.Conflict) {
 		t.Errorf("taking with the old round's id: %v, want a conflict", err)
 	}
-	if _, err := b.cp.TakeHandoff(b.ctx, b.agent, fresh); err != nil {
+	if _, err := b.ho.Take(b.ctx, b.agent, fresh); err != nil {
 		t.Fatal(err)
 	}
 	manager := controlplane.UserActor(b.owner, "manager", "Priya Owner")
-	if err := b.cp.TakeOverHandoff(b.ctx, manager, old, "They are away."); !apperr.Is(err, apperr.Conflict) {
+	if err := b.ho.TakeOver(b.ctx, manager, old, "They are away."); !apperr.Is(err, apperr.Conflict) {
 		t.Errorf("taking over with the old round's id: %v, want a conflict", err)
 	}
-	if err := b.cp.CloseHandoff(b.ctx, b.agent, old, controlplane.HandoffResolved, "Refunded $40 by phone."); !apperr.Is(err, apperr.Conflict) {
+	if err := b.ho.Close(b.ctx, b.agent, old, handoffs.Resolved, "Refunded $40 by phone."); !apperr.Is(err, apperr.Conflict) {
 		t.Errorf("resolving with the old round's id: %v, want a conflict", err)
 	}
 	if n := b.countRows(`SELECT count(*) FROM handoffs_open WHERE conversation_event_id = $1`, fresh); n != 1 {
@@ -180,10 +180,10 @@ func TestASentOnDraftKeepsTheAssistantsSummary(t *testing.T) {
 	o := b.order(2)
 	id := b.handOff(task, map[string]any{"summary": "Customer agreed to a small goodwill refund of $1.00.",
 		"would_propose": map[string]any{"action": "issue_refund", "args": refund(o.ID, 2500, "damaged")}})
-	if _, err := b.cp.TakeHandoff(b.ctx, b.agent, id); err != nil {
+	if _, err := b.ho.Take(b.ctx, b.agent, id); err != nil {
 		t.Fatal(err)
 	}
-	inv, err := b.cp.SendHandoffDraft(b.ctx, b.agent, id, b.draftDigest(id))
+	inv, err := b.ho.SendDraft(b.ctx, b.agent, id, b.draftDigest(id))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,10 +203,10 @@ func TestWhoSendsAHandoffDraftOnDoesNotApproveItsRequotedSuccessor(t *testing.T)
 	o := b.order(3)
 	id := b.handOff(task, map[string]any{"summary": "Wants $10.00 back.",
 		"would_propose": map[string]any{"action": "issue_refund", "args": refund(o.ID, 1000, "damaged")}})
-	if _, err := b.cp.TakeHandoff(b.ctx, b.agent, id); err != nil {
+	if _, err := b.ho.Take(b.ctx, b.agent, id); err != nil {
 		t.Fatal(err)
 	}
-	inv, err := b.cp.SendHandoffDraft(b.ctx, b.agent, id, b.draftDigest(id))
+	inv, err := b.ho.SendDraft(b.ctx, b.agent, id, b.draftDigest(id))
 	if err != nil || inv.State != controlplane.AwaitingConfirmation {
 		t.Fatalf("%v %v", inv.State, err)
 	}
@@ -256,12 +256,9 @@ func TestAHandoffDraftGoesToTheSystemItsTaskAllows(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
-			ledger := adapter.NewLedger(b.store, b.clock.Now)
-			shop := func(name string) adapter.System {
-				return shopadapter.New(shopadapter.Config{Name: name, BaseURL: b.shopURL, Token: b.shop.Token(), Ledger: ledger, Now: b.clock.Now})
-			}
-			cp := controlplane.New(b.store, adapter.NewRegistry(shop("shop"), shop("shop_eu")),
+			cp := controlplane.New(b.store, adapter.NewRegistry(b.shopSystem("shop"), b.shopSystem("shop_eu")),
 				controlplane.Config{CallTimeout: 5 * time.Second, LeaseMargin: time.Second}, b.clock.Now, nil)
+			ho := handoffs.New(b.store, cp, b.clock.Now)
 			if err := cp.EnsurePolicies(b.ctx, nil); err != nil {
 				t.Fatal(err)
 			}
@@ -275,18 +272,18 @@ func TestAHandoffDraftGoesToTheSystemItsTaskAllows(t *testing.T) {
 			o := b.order(2)
 			id := b.handOff(task, map[string]any{"summary": "Wants $8.00 back.",
 				"would_propose": map[string]any{"action": "issue_refund", "args": refund(o.ID, 800, "damaged")}})
-			if _, err := cp.TakeHandoff(b.ctx, b.agent, id); err != nil {
+			if _, err := ho.Take(b.ctx, b.agent, id); err != nil {
 				t.Fatal(err)
 			}
 			var data json.RawMessage
 			if err := b.store.Pool().QueryRow(b.ctx, `SELECT data FROM conversation_events WHERE id = $1`, id).Scan(&data); err != nil {
 				t.Fatal(err)
 			}
-			d, _ := cp.PrepareHandoffDraft(id, task, data)
+			d, _ := ho.PrepareDraft(id, task, data)
 			if d.System != tc.want {
 				t.Fatalf("the draft is bound to %q (candidates %v), want %q", d.System, d.Candidates, tc.want)
 			}
-			inv, err := cp.SendHandoffDraft(b.ctx, b.agent, id, d.Digest)
+			inv, err := ho.SendDraft(b.ctx, b.agent, id, d.Digest)
 			if tc.want != "" {
 				if err != nil || inv.System != tc.want {
 					t.Fatalf("sending the draft: %q, %v, want a proposal to %s", inv.System, err, tc.want)

@@ -1,4 +1,4 @@
-package controlplane
+package handoffs
 
 import (
 	"bytes"
@@ -10,12 +10,13 @@ import (
 	"strings"
 
 	"countersign/internal/apperr"
+	"countersign/internal/controlplane"
 	"countersign/store"
 )
 
-// HandoffDraft is the write an assistant prepared in a hand-off and did not
+// Draft is the write an assistant prepared in a hand-off and did not
 // propose: a person may send it on as their own proposal or discard it.
-type HandoffDraft struct {
+type Draft struct {
 	Action string          `json:"action"`
 	Args   json.RawMessage `json:"args"`
 }
@@ -40,14 +41,14 @@ type PreparedDraft struct {
 	Candidates []string
 }
 
-// PrepareHandoffDraft reads the draft of hand-off id, whose data is the
+// PrepareDraft reads the draft of hand-off id, whose data is the
 // hand-off event's, as it would be sent on task (the zero Task when the
 // conversation has none: then no system takes it); ok is false when the
 // assistant prepared none.
-func (s *Service) PrepareHandoffDraft(id int64, task Task, data json.RawMessage) (d PreparedDraft, ok bool) {
+func (s *Service) PrepareDraft(id int64, task controlplane.Task, data json.RawMessage) (d PreparedDraft, ok bool) {
 	var ev struct {
-		Summary      string        `json:"summary"`
-		WouldPropose *HandoffDraft `json:"would_propose"`
+		Summary      string `json:"summary"`
+		WouldPropose *Draft `json:"would_propose"`
 	}
 	if json.Unmarshal(data, &ev) != nil || ev.WouldPropose == nil || ev.WouldPropose.Action == "" {
 		return PreparedDraft{}, false
@@ -56,7 +57,7 @@ func (s *Service) PrepareHandoffDraft(id int64, task Task, data json.RawMessage)
 	// A draft names no system: it is bound to the one offering the action
 	// that the task may use, as a proposal naming none is, never guessed
 	// among several.
-	found := s.systemsFor(task, d.Action)
+	found := controlplane.SystemsFor(s.control.Registry(), task, d.Action)
 	if len(found) == 1 {
 		d.System = found[0]
 	} else {
@@ -80,7 +81,7 @@ func draftDigest(d PreparedDraft) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// SendHandoffDraft proposes the write the assistant prepared in hand-off
+// SendDraft proposes the write the assistant prepared in hand-off
 // id as actor's own proposal on the task the page showed (the hand-off's,
 // else the conversation's newest). digest is the draft's as the page
 // showed it (PreparedDraft.Digest): a hand-off that is no longer the
@@ -93,35 +94,35 @@ func draftDigest(d PreparedDraft) string {
 // on decides nothing the rules leave to someone else. The proposal's
 // summary is the assistant's own, so a summary that disagrees with the
 // quote is flagged as an assistant's would be.
-func (s *Service) SendHandoffDraft(ctx context.Context, actor Actor, id int64, digest string) (Invocation, error) {
+func (s *Service) SendDraft(ctx context.Context, actor controlplane.Actor, id int64, digest string) (controlplane.Invocation, error) {
 	draft, err := s.heldDraft(ctx, actor, id, digest, "sent")
 	if err != nil {
-		return Invocation{}, err
+		return controlplane.Invocation{}, err
 	}
-	inv, err := s.Propose(ctx, Proposal{TaskID: draft.TaskID, System: draft.System, Action: draft.Action, Args: draft.Args,
+	inv, err := s.control.Propose(ctx, controlplane.Proposal{TaskID: draft.TaskID, System: draft.System, Action: draft.Action, Args: draft.Args,
 		Actor: actor, Summary: draft.Summary})
 	if err != nil {
 		// Refused before anything was proposed: the draft may be sent
 		// again once the reason is dealt with.
 		if rerr := s.store.InTx(ctx, func(tx *store.Tx) error { return tx.ReleaseHandoffDraft(ctx, id) }); rerr != nil {
-			return Invocation{}, errors.Join(err, rerr)
+			return controlplane.Invocation{}, errors.Join(err, rerr)
 		}
-		return Invocation{}, err
+		return controlplane.Invocation{}, err
 	}
 	err = s.store.InTx(ctx, func(tx *store.Tx) error {
 		if err := tx.SetHandoffDraftInvocation(ctx, id, inv.ID); err != nil {
 			return err
 		}
-		return s.record(ctx, tx, actor, EventHandoffDraftSent, draft.TaskID, inv.ID, map[string]any{"handoff_id": id, "action": draft.Action,
+		return s.record(ctx, tx, actor, controlplane.EventHandoffDraftSent, draft.TaskID, inv.ID, map[string]any{"handoff_id": id, "action": draft.Action,
 			"system": draft.System, "note": "Sent on by " + actor.Name + " from the assistant's hand-off."})
 	})
 	return inv, err
 }
 
-// DiscardHandoffDraft records that the person holding the conversation
+// DiscardDraft records that the person holding the conversation
 // set the assistant's prepared write aside (the one the page showed, by
 // digest); nothing is proposed, and it can no longer be sent.
-func (s *Service) DiscardHandoffDraft(ctx context.Context, actor Actor, id int64, digest string) error {
+func (s *Service) DiscardDraft(ctx context.Context, actor controlplane.Actor, id int64, digest string) error {
 	_, err := s.heldDraft(ctx, actor, id, digest, "discarded")
 	return err
 }
@@ -148,7 +149,7 @@ func latestOpen(h store.HandoffHold, id int64) error {
 // under the conversation's lock: actor must hold the open conversation, id
 // must be its latest open hand-off, the draft not yet sent or discarded and
 // digest its own. It returns the draft as it is to be proposed.
-func (s *Service) heldDraft(ctx context.Context, actor Actor, id int64, digest, outcome string) (draft PreparedDraft, err error) {
+func (s *Service) heldDraft(ctx context.Context, actor controlplane.Actor, id int64, digest, outcome string) (draft PreparedDraft, err error) {
 	if err := staffOnly(actor, "send on an assistant's draft"); err != nil {
 		return PreparedDraft{}, err
 	}
@@ -185,7 +186,7 @@ func (s *Service) heldDraft(ctx context.Context, actor Actor, id int64, digest, 
 		if err != nil {
 			return err
 		}
-		d, ok := s.PrepareHandoffDraft(id, TaskFromRow(row), data)
+		d, ok := s.PrepareDraft(id, controlplane.TaskFromRow(row), data)
 		if !ok {
 			return apperr.New(apperr.NotFound, "The assistant prepared no write in this hand-off.")
 		}
@@ -210,7 +211,7 @@ func (s *Service) heldDraft(ctx context.Context, actor Actor, id int64, digest, 
 			return err
 		}
 		if outcome == "discarded" {
-			return s.record(ctx, tx, actor, EventHandoffDraftDiscarded, taskID, "", map[string]any{"handoff_id": id, "action": d.Action})
+			return s.record(ctx, tx, actor, controlplane.EventHandoffDraftDiscarded, taskID, "", map[string]any{"handoff_id": id, "action": d.Action})
 		}
 		return nil
 	})

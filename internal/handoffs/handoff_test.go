@@ -1,4 +1,4 @@
-package controlplane_test
+package handoffs_test
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
+	"countersign/internal/handoffs"
 )
 
 // handOff records a hand-off of the task's conversation as the assistant
@@ -52,7 +53,7 @@ func TestResolvingAHandoffTwiceAtOnceRecordsItOnce(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			errs[i] = b.cp.CloseHandoff(b.ctx, who, latest, controlplane.HandoffResolved, "Refunded by phone: order A.")
+			errs[i] = b.ho.Close(b.ctx, who, latest, handoffs.Resolved, "Refunded by phone: order A.")
 		}()
 	}
 	close(start)
@@ -85,7 +86,7 @@ func TestResolvingAHandoffTwiceAtOnceRecordsItOnce(t *testing.T) {
 	if note != "Refunded by phone: order A." || outcome != "resolved" {
 		t.Errorf("the event records note %q, outcome %q", note, outcome)
 	}
-	if _, err := b.cp.TakeHandoff(b.ctx, b.agent, first); !apperr.Is(err, apperr.IllegalTransition) {
+	if _, err := b.ho.Take(b.ctx, b.agent, first); !apperr.Is(err, apperr.IllegalTransition) {
 		t.Errorf("taking a resolved hand-off: %v, want an illegal transition", err)
 	}
 }
@@ -96,24 +97,24 @@ func TestOnlyItsHolderEndsATakenHandoffAndOnlyStaffAtAll(t *testing.T) {
 	task := b.task([]string{"issue_refund"}, 5, 1, 60)
 	id := b.handOff(task, map[string]any{"summary": "Wants a refund."})
 	for _, who := range []controlplane.Actor{b.assistant, controlplane.CustomerActor(b.customer.Email, "account")} {
-		if err := b.cp.CloseHandoff(b.ctx, who, id, controlplane.HandoffResolved, "done"); !apperr.Is(err, apperr.Forbidden) {
+		if err := b.ho.Close(b.ctx, who, id, handoffs.Resolved, "done"); !apperr.Is(err, apperr.Forbidden) {
 			t.Errorf("%s resolves: %v, want forbidden", who.Kind, err)
 		}
-		if _, err := b.cp.TakeHandoff(b.ctx, who, id); !apperr.Is(err, apperr.Forbidden) {
+		if _, err := b.ho.Take(b.ctx, who, id); !apperr.Is(err, apperr.Forbidden) {
 			t.Errorf("%s takes: %v, want forbidden", who.Kind, err)
 		}
 	}
-	if err := b.cp.CloseHandoff(b.ctx, b.agent, id, controlplane.HandoffGivenBack, "  "); !apperr.Is(err, apperr.Invalid) {
+	if err := b.ho.Close(b.ctx, b.agent, id, handoffs.GivenBack, "  "); !apperr.Is(err, apperr.Invalid) {
 		t.Errorf("giving back without a note: %v, want invalid naming the note", err)
 	}
-	if by, err := b.cp.TakeHandoff(b.ctx, b.agent, id); err != nil || by != b.agent.UserID {
+	if by, err := b.ho.Take(b.ctx, b.agent, id); err != nil || by != b.agent.UserID {
 		t.Fatalf("take: %d, %v", by, err)
 	}
-	err := b.cp.CloseHandoff(b.ctx, b.agent2, id, controlplane.HandoffGivenBack, "Ask which order.")
+	err := b.ho.Close(b.ctx, b.agent2, id, handoffs.GivenBack, "Ask which order.")
 	if !apperr.Is(err, apperr.Conflict) || !strings.Contains(err.Error(), b.agent.Name) {
 		t.Errorf("another agent gives it back: %v, want a conflict naming %s", err, b.agent.Name)
 	}
-	if err := b.cp.CloseHandoff(b.ctx, b.agent, id, controlplane.HandoffGivenBack, "Ask which order."); err != nil {
+	if err := b.ho.Close(b.ctx, b.agent, id, handoffs.GivenBack, "Ask which order."); err != nil {
 		t.Fatalf("the holder gives it back: %v", err)
 	}
 	if n := b.countRows(`SELECT count(*) FROM events WHERE action LIKE 'handoff.%'`); n != 2 {
@@ -129,16 +130,16 @@ func TestSendingAHandoffDraftOnKeepsTheCustomersConfirmation(t *testing.T) {
 	o := b.order(2)
 	id := b.handOff(task, map[string]any{"summary": "Wants $8.00 back for the bulb.",
 		"would_propose": map[string]any{"action": "issue_refund", "args": refund(o.ID, 800, "damaged")}})
-	if _, err := b.cp.SendHandoffDraft(b.ctx, b.agent, id, b.draftDigest(id)); !apperr.Is(err, apperr.IllegalTransition) {
+	if _, err := b.ho.SendDraft(b.ctx, b.agent, id, b.draftDigest(id)); !apperr.Is(err, apperr.IllegalTransition) {
 		t.Errorf("sending before taking: %v, want an illegal transition (take it first)", err)
 	}
-	if _, err := b.cp.TakeHandoff(b.ctx, b.agent, id); err != nil {
+	if _, err := b.ho.Take(b.ctx, b.agent, id); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.cp.SendHandoffDraft(b.ctx, b.agent2, id, b.draftDigest(id)); !apperr.Is(err, apperr.Forbidden) {
+	if _, err := b.ho.SendDraft(b.ctx, b.agent2, id, b.draftDigest(id)); !apperr.Is(err, apperr.Forbidden) {
 		t.Errorf("someone else sends it: %v, want forbidden", err)
 	}
-	inv, err := b.cp.SendHandoffDraft(b.ctx, b.agent, id, b.draftDigest(id))
+	inv, err := b.ho.SendDraft(b.ctx, b.agent, id, b.draftDigest(id))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,10 +165,10 @@ func TestWhoSendsAHandoffDraftOnDoesNotApproveIt(t *testing.T) {
 	o := b.order(2)
 	id := b.handOff(task, map[string]any{"summary": "Wants $8.00 back for the bulb.",
 		"would_propose": map[string]any{"action": "issue_refund", "args": refund(o.ID, 800, "damaged")}})
-	if _, err := b.cp.TakeHandoff(b.ctx, b.agent, id); err != nil {
+	if _, err := b.ho.Take(b.ctx, b.agent, id); err != nil {
 		t.Fatal(err)
 	}
-	inv, err := b.cp.SendHandoffDraft(b.ctx, b.agent, id, b.draftDigest(id))
+	inv, err := b.ho.SendDraft(b.ctx, b.agent, id, b.draftDigest(id))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +203,7 @@ func TestHandoffsMadeAtOnceAreAllCountedAndClosingEmptiesTheQueue(t *testing.T) 
 		t.Errorf("the conversation's queue row counts %d hand-offs, want 9", n)
 	}
 	latest := b.countRows(`SELECT max(id)::int FROM conversation_events WHERE conversation_id = $1`, task.ConversationID)
-	if err := b.cp.CloseHandoff(b.ctx, b.agent, int64(latest), controlplane.HandoffGivenBack, "Ask which order."); err != nil {
+	if err := b.ho.Close(b.ctx, b.agent, int64(latest), handoffs.GivenBack, "Ask which order."); err != nil {
 		t.Fatal(err)
 	}
 	if n := b.countRows(`SELECT (SELECT count(*) FROM handoff_queue WHERE conversation_id = $1) + (SELECT count(*) FROM handoffs_open WHERE conversation_id = $1)`,

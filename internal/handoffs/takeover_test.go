@@ -1,4 +1,4 @@
-package controlplane_test
+package handoffs_test
 
 import (
 	"strings"
@@ -6,6 +6,7 @@ import (
 
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
+	"countersign/internal/handoffs"
 	"countersign/internal/racetest"
 )
 
@@ -20,23 +21,23 @@ func TestOnlyAManagerTakesOverAConversationSomeoneHolds(t *testing.T) {
 	task := b.task([]string{"issue_refund"}, 5, 1, 60)
 	id := b.handOff(task, map[string]any{"summary": "Wants a refund."})
 	const reason = "Sam is off sick; the customer is waiting."
-	if err := b.cp.TakeOverHandoff(b.ctx, manager, id, reason); !apperr.Is(err, apperr.Conflict) || !strings.Contains(err.Error(), "take it instead") {
+	if err := b.ho.TakeOver(b.ctx, manager, id, reason); !apperr.Is(err, apperr.Conflict) || !strings.Contains(err.Error(), "take it instead") {
 		t.Errorf("taking over what nobody holds: %v, want a conflict saying to take it", err)
 	}
-	if _, err := b.cp.TakeHandoff(b.ctx, b.agent, id); err != nil {
+	if _, err := b.ho.Take(b.ctx, b.agent, id); err != nil {
 		t.Fatal(err)
 	}
 	later := b.handOff(task, map[string]any{"summary": "Asks again."})
-	if err := b.cp.TakeOverHandoff(b.ctx, b.agent2, id, reason); !apperr.Is(err, apperr.Forbidden) {
+	if err := b.ho.TakeOver(b.ctx, b.agent2, id, reason); !apperr.Is(err, apperr.Forbidden) {
 		t.Errorf("an agent takes over from another: %v, want forbidden", err)
 	}
-	if err := b.cp.TakeOverHandoff(b.ctx, manager, id, "  "); !apperr.Is(err, apperr.Invalid) {
+	if err := b.ho.TakeOver(b.ctx, manager, id, "  "); !apperr.Is(err, apperr.Invalid) {
 		t.Errorf("taking over without a reason: %v, want invalid", err)
 	}
-	if err := b.cp.TakeOverHandoff(b.ctx, manager, later, reason); err != nil {
+	if err := b.ho.TakeOver(b.ctx, manager, later, reason); err != nil {
 		t.Fatalf("the manager takes over: %v", err)
 	}
-	if err := b.cp.TakeOverHandoff(b.ctx, manager, later, reason); !apperr.Is(err, apperr.Conflict) {
+	if err := b.ho.TakeOver(b.ctx, manager, later, reason); !apperr.Is(err, apperr.Conflict) {
 		t.Errorf("taking over one's own: %v, want a conflict", err)
 	}
 	if n := b.countRows(`SELECT count(*) FROM handoff_assignments WHERE user_id = $1 AND conversation_event_id IN ($2, $3)`, b.owner, id, later); n != 2 {
@@ -49,11 +50,11 @@ func TestOnlyAManagerTakesOverAConversationSomeoneHolds(t *testing.T) {
 		b.agent.Name, reason, manager.ID); n != 1 {
 		t.Errorf("handoff.taken_over events from %s with the reason: %d, want 1", b.agent.Name, n)
 	}
-	err := b.cp.CloseHandoff(b.ctx, b.agent, later, controlplane.HandoffResolved, "Refunded.")
+	err := b.ho.Close(b.ctx, b.agent, later, handoffs.Resolved, "Refunded.")
 	if !apperr.Is(err, apperr.Conflict) || !strings.Contains(err.Error(), "Priya Owner took this conversation over from you") {
 		t.Errorf("the old holder resolves: %v, want told who took it over", err)
 	}
-	if err := b.cp.CloseHandoff(b.ctx, manager, later, controlplane.HandoffResolved, "Refunded by phone."); err != nil {
+	if err := b.ho.Close(b.ctx, manager, later, handoffs.Resolved, "Refunded by phone."); err != nil {
 		t.Fatalf("the manager resolves: %v", err)
 	}
 }
@@ -68,14 +69,14 @@ func TestTakeOverRacingTheHoldersResolveHasOneOutcome(t *testing.T) {
 	for range 8 {
 		task := b.task([]string{"issue_refund"}, 5, 1, 60)
 		id := b.handOff(task, map[string]any{"summary": "Wants a refund."})
-		if _, err := b.cp.TakeHandoff(b.ctx, b.agent, id); err != nil {
+		if _, err := b.ho.Take(b.ctx, b.agent, id); err != nil {
 			t.Fatal(err)
 		}
 		errs := racetest.Run(2, func(i int) error {
 			if i == 0 {
-				return b.cp.TakeOverHandoff(b.ctx, manager, id, "Sam is away.")
+				return b.ho.TakeOver(b.ctx, manager, id, "Sam is away.")
 			}
-			return b.cp.CloseHandoff(b.ctx, b.agent, id, controlplane.HandoffResolved, "Refunded.")
+			return b.ho.Close(b.ctx, b.agent, id, handoffs.Resolved, "Refunded.")
 		})
 		takeOver, resolve := errs[0], errs[1]
 		switch {
