@@ -123,9 +123,9 @@ func (s *Service) CreateTask(ctx context.Context, actor Actor, in NewTask) (Task
 	writes := 0
 	for _, a := range in.AllowedActions {
 		switch {
-		case s.knownAction(a):
+		case s.registry.OffersAction(a):
 			writes++
-		case s.IsReadTool(a):
+		case s.registry.OffersReadTool(a):
 		default:
 			fields["allowed_actions"] = fmt.Sprintf("%q is not an action of any connected system", a)
 		}
@@ -189,33 +189,6 @@ func (s *Service) CreateTask(ctx context.Context, actor Actor, in NewTask) (Task
 		return s.record(ctx, tx, actor, EventTaskCreated, out.ID, "", data)
 	})
 	return out, err
-}
-
-// IsReadTool reports whether name ("tool" or "system/tool") is a read tool
-// of a connected system. Read tools work in every task, listed or not.
-func (s *Service) IsReadTool(name string) bool {
-	system, tool, qualified := adapter.ParseActionName(name)
-	for _, sys := range s.registry.Systems() {
-		for _, r := range sys.ReadTools() {
-			if r.Name == tool && (!qualified || sys.Name() == system) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// KnownAction reports whether name ("action" or "system/action") is a write
-// action of a connected system.
-func (s *Service) KnownAction(name string) bool { return s.knownAction(name) }
-
-func (s *Service) knownAction(name string) bool {
-	system, action, qualified := adapter.ParseActionName(name)
-	offering := s.registry.Offering(action)
-	if qualified {
-		return slices.Contains(offering, system)
-	}
-	return len(offering) > 0
 }
 
 // Task returns a task by id, or apperr.NotFound.

@@ -113,7 +113,7 @@ func (h *Handler) createTask(ctx context.Context, a assistants.Assistant, req ne
 	for _, name := range req.AllowedActions {
 		// Read tools work in every task; naming one is accepted and changes
 		// nothing (the control plane still wants at least one write).
-		if h.cfg.Control.IsReadTool(name) && !h.cfg.Control.KnownAction(name) {
+		if h.cfg.Registry.OffersReadTool(name) && !h.cfg.Registry.OffersAction(name) {
 			continue
 		}
 		if !enabledFor(a, name) {
