@@ -1,5 +1,7 @@
 package controlplane
 
+import "countersign/internal/adapter"
+
 // SetTestHooks stops the dispatcher where timing matters: slotWait runs
 // when it must wait for a free worker, beforeStart in a worker after its
 // permit and just before it starts the send. Either may be nil. Set them
@@ -24,3 +26,9 @@ func (s *Service) SetProposalHooks(beforeLock, counted func()) {
 // it holds the request's and the task's locks, before it writes: locked
 // runs there with "requote" or "edit". Set it before either starts.
 func (s *Service) SetChangeLockedHook(locked func(path string)) { s.hooks.changeLocked = locked }
+
+// Compensation exposes compensationFor, the rule of which actions Reverse
+// can undo, to the tests of that rule.
+func (s *Service) Compensation(system, action string) (adapter.ActionSpec, error) {
+	return s.compensationFor(system, action)
+}

@@ -232,7 +232,7 @@ func TestBlockHoldsAcrossTasks(t *testing.T) {
 	if e, ok := apperr.As(err); !ok || e.Code != "blocked_after_refusal" || e.Kind != apperr.IllegalTransition {
 		t.Fatalf("retry in a new task with another reason: %v, want blocked_after_refusal", err)
 	}
-	blocks, err := b.cp.Blocks(b.ctx, second.ID)
+	blocks, err := b.cp.CustomerBlocks(b.ctx, second.CustomerRef)
 	if err != nil || len(blocks) != 1 || blocks[0].TargetID != o.ID || blocks[0].TaskID != first.ID {
 		t.Fatalf("the new task's page lists blocks %+v (%v), want the one made in the first task", blocks, err)
 	}
