@@ -213,7 +213,7 @@ func TestCustomerPageSaysWhoDecided(t *testing.T) {
 				b.clock.Advance(20 * time.Minute)
 				c.get("/requests/" + inv.ID)
 				b.clock.Advance(11 * time.Minute)
-				if _, err := b.cp.ExpireDue(ctx); err != nil {
+				if _, err := b.cp.Sweep(ctx); err != nil {
 					t.Fatal(err)
 				}
 			}},

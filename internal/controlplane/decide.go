@@ -220,32 +220,3 @@ func (s *Service) declineRow(ctx context.Context, tx *store.Tx, actor Actor, id 
 	}
 	return out, s.record(ctx, tx, actor, event, out.TaskID, id, map[string]any{"reason": reason})
 }
-
-// ExpireDue moves invocations whose decision deadline passed to expired.
-// It returns how many it expired.
-func (s *Service) ExpireDue(ctx context.Context) (int, error) {
-	rows, err := s.store.PastDeadline(ctx, s.now(), 500)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, r := range rows {
-		err := s.store.InTx(ctx, func(tx *store.Tx) error {
-			now := s.now()
-			updated, err := tx.TransitionInvocation(ctx, r.ID, []string{string(AwaitingConfirmation), string(AwaitingApproval)},
-				r.Version, string(Expired), now, store.InvocationChange{FinishedAt: &now})
-			if err != nil {
-				return err
-			}
-			return s.record(ctx, tx, SystemActor, EventInvocationExpired, updated.TaskID, r.ID, map[string]any{"was": r.State})
-		})
-		if errors.Is(err, store.ErrConflict) {
-			continue // decided meanwhile
-		}
-		if err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, nil
-}

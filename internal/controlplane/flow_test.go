@@ -204,8 +204,8 @@ func TestRejectDeclineAndExpire(t *testing.T) {
 	if _, err := b.cp.Confirm(b.ctx, controlplane.CustomerProvedOn(b.customer.Email, "code", late.ID), late.ID, late.Version); !apperr.Is(err, apperr.IllegalTransition) {
 		t.Errorf("confirming after the deadline: %v, want illegal transition", err)
 	}
-	if n, err := b.cp.ExpireDue(b.ctx); err != nil || n != 1 {
-		t.Fatalf("ExpireDue = %d, %v; want 1", n, err)
+	if sw, err := b.cp.Sweep(b.ctx); err != nil || sw.Expired != 1 {
+		t.Fatalf("Sweep = %+v, %v; want 1 expired", sw, err)
 	}
 	b.wantState(late.ID, controlplane.Expired)
 }

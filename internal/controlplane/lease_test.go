@@ -106,7 +106,7 @@ func TestQueuedWriteWaitsForAWorkerBeforeItsPermit(t *testing.T) {
 	atShop := <-gate.arrived // the only worker is at the shop
 	<-waiting                // and the dispatcher waits for it
 	b.clock.Advance(gatedLease + time.Second)
-	if _, err := cp.SweepLeases(b.ctx); err != nil {
+	if _, err := cp.Sweep(b.ctx); err != nil {
 		t.Fatal(err)
 	}
 	swept := map[string]int{} // invocation → Execute calls before the sweep
@@ -184,8 +184,8 @@ func TestPermitWhoseLeaseRanOutIsNeverSent(t *testing.T) {
 			b.wantState(inv.ID, controlplane.Dispatching)
 			b.clock.Advance(gatedLease + time.Second)
 			if tc.sweepFirst {
-				if n, err := cp.SweepLeases(b.ctx); err != nil || n != 1 {
-					t.Fatalf("sweep: %d, %v; want 1", n, err)
+				if sw, err := cp.Sweep(b.ctx); err != nil || sw.Unverified != 1 {
+					t.Fatalf("sweep: %+v, %v; want 1 unverified", sw, err)
 				}
 			}
 			close(goOn)
@@ -194,8 +194,8 @@ func TestPermitWhoseLeaseRanOutIsNeverSent(t *testing.T) {
 			}
 			if !tc.sweepFirst {
 				b.wantState(inv.ID, controlplane.Dispatching)
-				if n, err := cp.SweepLeases(b.ctx); err != nil || n != 1 {
-					t.Fatalf("sweep: %d, %v; want 1", n, err)
+				if sw, err := cp.Sweep(b.ctx); err != nil || sw.Unverified != 1 {
+					t.Fatalf("sweep: %+v, %v; want 1 unverified", sw, err)
 				}
 			}
 			b.wantState(inv.ID, controlplane.Unverified)

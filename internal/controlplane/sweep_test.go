@@ -104,12 +104,12 @@ func TestSweepSkipsARowAFrozenConsoleHolds(t *testing.T) {
 	// turns that into a failure instead of a hung test.
 	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
 	defer cancel()
-	n, err := b.cp.SweepLeases(ctx)
+	sw, err := b.cp.Sweep(ctx)
 	if err != nil {
 		t.Fatalf("sweep with a locked row: %v", err)
 	}
-	if n != 1 {
-		t.Errorf("first sweep made %d unverified, want 1 (the unlocked write)", n)
+	if sw.Unverified != 1 {
+		t.Errorf("first sweep made %d unverified, want 1 (the unlocked write)", sw.Unverified)
 	}
 	if got := b.get(free.ID).State; got != controlplane.Unverified {
 		t.Errorf("unlocked write is %s after the sweep, want unverified", got)
@@ -121,8 +121,8 @@ func TestSweepSkipsARowAFrozenConsoleHolds(t *testing.T) {
 	if err := tx.Rollback(b.ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n, err = b.cp.SweepLeases(ctx); err != nil || n != 1 {
-		t.Fatalf("second sweep: %d unverified, %v; want 1, nil", n, err)
+	if sw, err = b.cp.Sweep(ctx); err != nil || sw.Unverified != 1 {
+		t.Fatalf("second sweep: %d unverified, %v; want 1, nil", sw.Unverified, err)
 	}
 	if got := b.get(frozen.ID).State; got != controlplane.Unverified {
 		t.Errorf("write is %s once the lock is gone, want unverified", got)

@@ -169,9 +169,9 @@ func TestWithdrawCancelledSweepsStragglers(t *testing.T) {
 	if _, err := b.store.Pool().Exec(b.ctx, `UPDATE tasks SET state = 'cancelled' WHERE id = $1`, gone.ID); err != nil {
 		t.Fatal(err)
 	}
-	n, err := b.cp.WithdrawCancelled(b.ctx)
-	if err != nil || n != 1 {
-		t.Fatalf("sweep: %d, %v; want 1", n, err)
+	sw, err := b.cp.Sweep(b.ctx)
+	if err != nil || sw.Withdrawn != 1 {
+		t.Fatalf("sweep: %+v, %v; want 1 withdrawn", sw, err)
 	}
 	if got := b.wantState(straggler.ID, controlplane.NotDispatched); !got.Withdrawn() {
 		t.Errorf("straggler not withdrawn: %+v", got)
