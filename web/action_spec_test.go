@@ -14,6 +14,7 @@ import (
 
 	"countersign/internal/accounts"
 	"countersign/internal/adapter"
+	"countersign/internal/controlplane"
 	"countersign/internal/httpadapter"
 )
 
@@ -112,7 +113,7 @@ func TestDescribedActionsSayWhatTheirFileSays(t *testing.T) {
 	// changes the order, so a quote made before it would no longer hold.
 	agent := b.users[accounts.Agent]
 	decide := func(id string) {
-		if _, err := b.cp.Approve(ctx, controlplaneUser(agent), id, b.invocation(t, id).Version); err != nil {
+		if _, err := b.cp.StaffDecide(ctx, controlplane.StaffDecision{Actor: controlplaneUser(agent), InvocationID: id, Verb: controlplane.StaffApprove, Version: b.invocation(t, id).Version, ArgsHash: b.invocation(t, id).ArgsHash}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := b.cp.DispatchOnce(ctx); err != nil {

@@ -24,7 +24,7 @@ func TestAPIReconciledInvocationDropsTheUnknownError(t *testing.T) {
 	order := b.damagedOrder(t)
 	id := b.proposeRefund(t, order)
 	agent := b.users[accounts.Agent]
-	if _, err := b.cp.Approve(ctx, controlplaneUser(agent), id, 0); err != nil {
+	if _, err := b.cp.StaffDecide(ctx, controlplane.StaffDecision{Actor: controlplaneUser(agent), InvocationID: id, Verb: controlplane.StaffApprove, Version: 0, ArgsHash: b.inv(t, id).ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.shop.SetFault(demoshop.FaultRule{Route: "POST /refunds", DropAfterCommit: 1}); err != nil {
@@ -82,7 +82,7 @@ func TestAPIReasonSaysWhyNotDispatchedOrRejected(t *testing.T) {
 	paused := b.call(t, b.key, http.MethodPost, "/api/v1/tasks/"+b.taskID()+"/invocations", map[string]any{"action": "issue_refund",
 		"args": refundArgs(order, 1200), "summary": "Refund $12.00"}).want(t, http.StatusCreated)
 	pid := paused.json["id"].(string)
-	if _, err := b.cp.Approve(ctx, controlplaneUser(agent), pid, 0); err != nil {
+	if _, err := b.cp.StaffDecide(ctx, controlplane.StaffDecision{Actor: controlplaneUser(agent), InvocationID: pid, Verb: controlplane.StaffApprove, Version: 0, ArgsHash: b.inv(t, pid).ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
 	task := b.call(t, b.key, http.MethodGet, "/api/v1/tasks/"+b.taskID(), nil).want(t, http.StatusOK)

@@ -634,7 +634,7 @@ func TestAPIFollowsAWriteToItsResultAndReverses(t *testing.T) {
 		"summary": "Cancel the Pro plan at the end of the period"}).want(t, http.StatusCreated)
 	id := inv.json["id"].(string)
 	agent := b.users[accounts.Agent]
-	if _, err := b.cp.Approve(ctx, controlplaneUser(agent), id, int32(inv.json["version"].(float64))); err != nil {
+	if _, err := b.cp.StaffDecide(ctx, controlplane.StaffDecision{Actor: controlplaneUser(agent), InvocationID: id, Verb: controlplane.StaffApprove, Version: int32(inv.json["version"].(float64)), ArgsHash: b.inv(t, id).ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
 	approved := b.call(t, b.key, http.MethodGet, "/api/v1/invocations/"+id, nil).want(t, http.StatusOK)

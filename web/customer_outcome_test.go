@@ -194,7 +194,7 @@ func TestCustomerPageSaysWhoDecided(t *testing.T) {
 		{name: "declined by the customer", by: "you", badge: "You declined", headline: "You declined this request.",
 			detailHas: "Your reason: “I'd rather keep it.”",
 			end: func(t *testing.T, c *client, inv controlplane.Invocation) {
-				if _, err := b.cp.Decline(ctx, controlplane.CustomerProvedOn(jordan, "code", inv.ID), inv.ID, inv.Version, "I'd rather keep it."); err != nil {
+				if _, err := b.cp.CustomerDecide(ctx, controlplane.CustomerDecision{Actor: controlplane.CustomerProvedOn(jordan, "code", inv.ID), InvocationID: inv.ID, Verb: controlplane.CustomerDecline, Reason: "I'd rather keep it."}); err != nil {
 					t.Fatal(err)
 				}
 			}},
@@ -220,7 +220,7 @@ func TestCustomerPageSaysWhoDecided(t *testing.T) {
 		{name: "stopped by our team", by: "our_team", badge: "Not carried out", headline: "This was not carried out, so nothing has changed.",
 			detailHas: "Our team paused the conversation this came from",
 			end: func(t *testing.T, c *client, inv controlplane.Invocation) {
-				if _, err := b.cp.Confirm(ctx, controlplane.CustomerProvedOn(jordan, "code", inv.ID), inv.ID, inv.Version); err != nil {
+				if _, err := b.cp.CustomerDecide(ctx, controlplane.CustomerDecision{Actor: controlplane.CustomerProvedOn(jordan, "code", inv.ID), InvocationID: inv.ID, Verb: controlplane.CustomerConfirm}); err != nil {
 					t.Fatal(err)
 				}
 				if _, err := b.cp.Pause(ctx, agentActor, inv.TaskID, 0); err != nil {

@@ -298,7 +298,7 @@ func TestAPIReverseOfAnActionWithoutCompensationSaysWhy(t *testing.T) {
 	inv := b.call(t, b.key, http.MethodPost, "/api/v1/tasks/"+task["id"].(string)+"/invocations", map[string]any{"action": "update_product_description",
 		"args": map[string]any{"product_id": p.ID, "description": "Solid walnut."}}).want(t, http.StatusCreated)
 	agent := b.users[accounts.Agent]
-	if _, err := b.cp.Approve(ctx, controlplaneUser(agent), inv.json["id"].(string), 0); err != nil {
+	if _, err := b.cp.StaffDecide(ctx, controlplane.StaffDecision{Actor: controlplaneUser(agent), InvocationID: inv.json["id"].(string), Verb: controlplane.StaffApprove, Version: 0, ArgsHash: b.inv(t, inv.json["id"].(string)).ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.cp.DispatchOnce(ctx); err != nil {
@@ -402,7 +402,7 @@ func TestAPIReverseTwiceReturnsTheLiveCompensation(t *testing.T) {
 	inv := b.call(t, b.key, http.MethodPost, "/api/v1/tasks/"+b.taskID()+"/invocations", map[string]any{"action": "cancel_subscription",
 		"args": map[string]any{"subscription_id": pro, "reason_code": "too_expensive", "effective": "end_of_period"}}).want(t, http.StatusCreated)
 	id := inv.json["id"].(string)
-	if _, err := b.cp.Approve(ctx, controlplaneUser(b.users[accounts.Agent]), id, 0); err != nil {
+	if _, err := b.cp.StaffDecide(ctx, controlplane.StaffDecision{Actor: controlplaneUser(b.users[accounts.Agent]), InvocationID: id, Verb: controlplane.StaffApprove, Version: 0, ArgsHash: b.inv(t, id).ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.cp.DispatchOnce(ctx); err != nil {

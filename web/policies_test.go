@@ -65,7 +65,8 @@ func TestPolicyChangeIsAuditedAndAppliesToLaterProposals(t *testing.T) {
 		t.Fatalf("stage 3 proposal is %s", before.State)
 	}
 	agent := b.users[accounts.Agent]
-	approved, err := b.cp.Approve(ctx, controlplane.UserActor(agent.ID, "agent", agent.Name), before.ID, before.Version)
+	d, err := b.cp.StaffDecide(ctx, controlplane.StaffDecision{Actor: controlplane.UserActor(agent.ID, "agent", agent.Name), InvocationID: before.ID, Verb: controlplane.StaffApprove, Version: before.Version, ArgsHash: before.ArgsHash})
+	approved := d.Invocation
 	if err != nil {
 		t.Fatal(err)
 	}

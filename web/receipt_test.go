@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"countersign/internal/accounts"
+	"countersign/internal/controlplane"
 )
 
 // verifyReceipt checks a compact JWS as any holder of the JWKS would, with
@@ -59,7 +60,7 @@ func TestACompletedWriteHasASignedReceipt(t *testing.T) {
 	if pending := b.call(t, b.key, http.MethodGet, "/api/v1/invocations/"+id, nil).want(t, http.StatusOK); pending.json["receipt_url"] != nil {
 		t.Errorf("an invocation awaiting approval names a receipt: %v", pending.json["receipt_url"])
 	}
-	if _, err := b.cp.Approve(ctx, controlplaneUser(b.users[accounts.Agent]), id, b.inv(t, id).Version); err != nil {
+	if _, err := b.cp.StaffDecide(ctx, controlplane.StaffDecision{Actor: controlplaneUser(b.users[accounts.Agent]), InvocationID: id, Verb: controlplane.StaffApprove, Version: b.inv(t, id).Version, ArgsHash: b.inv(t, id).ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.cp.DispatchOnce(ctx); err != nil {

@@ -214,7 +214,7 @@ func TestAPIReconcileReadsOnce(t *testing.T) {
 	ab.task = ab.newTask(t, ab.key, "conv-1", []string{"issue_refund"})
 	ctx := context.Background()
 	id := ab.proposeRefund(t, ab.damagedOrder(t))
-	if _, err := b.cp.Approve(ctx, controlplaneUser(b.users[accounts.Agent]), id, 0); err != nil {
+	if _, err := b.cp.StaffDecide(ctx, controlplane.StaffDecision{Actor: controlplaneUser(b.users[accounts.Agent]), InvocationID: id, Verb: controlplane.StaffApprove, Version: 0, ArgsHash: b.inv(t, id).ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.shop.SetFault(demoshop.FaultRule{Route: "POST /refunds", DropAfterCommit: 1}); err != nil {

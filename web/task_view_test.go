@@ -25,7 +25,7 @@ func (f *consoleFixture) approveAndDispatch(t *testing.T, inv controlplane.Invoc
 	t.Helper()
 	ctx := context.Background()
 	agent := f.b.users[accounts.Agent]
-	if _, err := f.b.cp.Approve(ctx, controlplane.UserActor(agent.ID, "agent", agent.Name), inv.ID, 0); err != nil {
+	if _, err := f.b.cp.StaffDecide(ctx, controlplane.StaffDecision{Actor: controlplane.UserActor(agent.ID, "agent", agent.Name), InvocationID: inv.ID, Verb: controlplane.StaffApprove, Version: 0, ArgsHash: inv.ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.b.cp.DispatchOnce(ctx); err != nil {
@@ -60,7 +60,7 @@ func TestTaskViewSaysWhereEachRequestStandsAndPauseIsAControl(t *testing.T) {
 		t.Fatalf("pause: %d\n%s", res.StatusCode, res.body)
 	}
 	agent := b.users[accounts.Agent]
-	if _, err := b.cp.Approve(context.Background(), controlplane.UserActor(agent.ID, "agent", agent.Name), cInv.ID, 0); err != nil {
+	if _, err := b.cp.StaffDecide(context.Background(), controlplane.StaffDecision{Actor: controlplane.UserActor(agent.ID, "agent", agent.Name), InvocationID: cInv.ID, Verb: controlplane.StaffApprove, Version: 0, ArgsHash: cInv.ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.cp.DispatchOnce(context.Background()); err != nil {

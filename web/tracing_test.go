@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"countersign/internal/accounts"
+	"countersign/internal/controlplane"
 	"countersign/internal/tracing"
 )
 
@@ -54,7 +55,7 @@ func TestAWriteIsOneTrace(t *testing.T) {
 
 	id := b.proposeRefund(t, b.damagedOrder(t))
 	inv := b.inv(t, id)
-	if _, err := b.cp.Approve(ctx, controlplaneUser(b.users[accounts.Agent]), id, inv.Version); err != nil {
+	if _, err := b.cp.StaffDecide(ctx, controlplane.StaffDecision{Actor: controlplaneUser(b.users[accounts.Agent]), InvocationID: id, Verb: controlplane.StaffApprove, Version: inv.Version, ArgsHash: inv.ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
 	before := len(b.shopHeaders.all())

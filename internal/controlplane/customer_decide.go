@@ -16,7 +16,7 @@ type CustomerVerb string
 // The customer's decisions.
 const (
 	// CustomerConfirm confirms the request after a fresh dry-run: a changed
-	// target replaces it with a fresh quote instead (Requote).
+	// target replaces it with a fresh quote instead (Requoted).
 	CustomerConfirm CustomerVerb = "confirm"
 	// CustomerDecline refuses it, with an optional reason.
 	CustomerDecline CustomerVerb = "decline"

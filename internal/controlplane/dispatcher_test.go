@@ -208,7 +208,7 @@ func TestProposalDispatchesWithoutATickOrANotify(t *testing.T) {
 	if err != nil || queued.State != controlplane.AwaitingApproval {
 		t.Fatalf("propose: %v (%s)", err, queued.State)
 	}
-	if _, err := cp.Approve(b.ctx, b.agent, queued.ID, queued.Version); err != nil {
+	if _, err := staffApprove(b.ctx, cp, b.agent, queued.ID, queued.Version); err != nil {
 		t.Fatal(err)
 	}
 	b.untilState(cp, events, queued.ID, controlplane.Completed)

@@ -153,15 +153,15 @@ func TestSplitRoutesLikeTheWhole(t *testing.T) {
 		b.newCustomer()
 		b.setStage(action, controlplane.StagePropose)
 		one := propose(b.assistant, mc.target(b), 30000)
-		if got, err := b.cp.Approve(b.ctx, b.agent, one.ID, one.Version); err != nil || got.State != controlplane.Approved {
+		if got, err := staffApprove(b.ctx, b.cp, b.agent, one.ID, one.Version); err != nil || got.State != controlplane.Approved {
 			t.Fatalf("%s: $300.00 with one approver: %v %v", action, got.State, err)
 		}
 		two := propose(other, mc.target(b), 30000)
-		got, err := b.cp.Approve(b.ctx, b.agent, two.ID, two.Version)
+		got, err := staffApprove(b.ctx, b.cp, b.agent, two.ID, two.Version)
 		if err != nil || got.State != controlplane.AwaitingApproval {
 			t.Fatalf("%s: the second $300.00 after one approval: %v %v, want a first approval only", action, got.State, err)
 		}
-		if got, err = b.cp.Approve(b.ctx, b.agent2, two.ID, got.Version); err != nil || got.State != controlplane.Approved {
+		if got, err = staffApprove(b.ctx, b.cp, b.agent2, two.ID, got.Version); err != nil || got.State != controlplane.Approved {
 			t.Fatalf("%s: second approver: %v %v", action, got.State, err)
 		}
 	}
@@ -296,10 +296,11 @@ func TestTightenedPolicyReroutesAPendingConfirmation(t *testing.T) {
 		t.Fatalf("stage 4 routed to %s", inv.State)
 	}
 	b.setStage("issue_refund", controlplane.StagePropose)
-	got, err := b.cp.Confirm(b.ctx, controlplane.CustomerProvedOn(b.customer.Email, "code", inv.ID), inv.ID, inv.Version)
+	d, err := customerConfirm(b.ctx, b.cp, controlplane.CustomerProvedOn(b.customer.Email, "code", inv.ID), inv.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
+	got := d.Invocation
 	if got.State != controlplane.AwaitingApproval {
 		t.Fatalf("confirmed after the policy moved to stage 3: %s, want awaiting approval", got.State)
 	}
@@ -320,7 +321,7 @@ func TestTightenedPolicyReroutesAPendingConfirmation(t *testing.T) {
 	if !strings.Contains(why, "policy changed") {
 		t.Errorf("no rerouted event saying the policy changed (why %q)", why)
 	}
-	if got, err = b.cp.Approve(b.ctx, b.agent, inv.ID, got.Version); err != nil {
+	if got, err = staffApprove(b.ctx, b.cp, b.agent, inv.ID, got.Version); err != nil {
 		t.Fatal(err)
 	}
 	b.dispatchAll()
@@ -339,13 +340,14 @@ func TestTightenedPolicyStopsAnApprovedWriteAtThePermit(t *testing.T) {
 	auto := b.propose(task, "issue_refund", refund(b.order(3).ID, 500, "damaged"), "")
 	b.setStage("issue_refund", controlplane.StageAssisted)
 	confirmed := b.propose(task, "issue_refund", refund(b.order(3).ID, 600, "damaged"), "")
-	confirmed, err := b.cp.Confirm(b.ctx, controlplane.CustomerProvedOn(b.customer.Email, "code", confirmed.ID), confirmed.ID, confirmed.Version)
+	d, err := customerConfirm(b.ctx, b.cp, controlplane.CustomerProvedOn(b.customer.Email, "code", confirmed.ID), confirmed.ID)
+	confirmed = d.Invocation
 	if err != nil || auto.State != controlplane.Approved || confirmed.State != controlplane.Approved {
 		t.Fatalf("setup: auto %s, confirmed %s, %v", auto.State, confirmed.State, err)
 	}
 	b.setStage("issue_refund", controlplane.StagePropose)
 	agent := b.propose(task, "issue_refund", refund(b.order(3).ID, 700, "damaged"), "")
-	if agent, err = b.cp.Approve(b.ctx, b.agent, agent.ID, agent.Version); err != nil || agent.State != controlplane.Approved {
+	if agent, err = staffApprove(b.ctx, b.cp, b.agent, agent.ID, agent.Version); err != nil || agent.State != controlplane.Approved {
 		t.Fatalf("setup: agent approval %v %v", agent.State, err)
 	}
 	// Stage 3 now, and two approvers above $1.00.

@@ -16,7 +16,7 @@ func (b *testBundle) approved(task controlplane.Task, action string, args any) c
 	inv := b.propose(task, action, args, "")
 	if inv.State == controlplane.AwaitingApproval {
 		var err error
-		if inv, err = b.cp.Approve(b.ctx, b.agent, inv.ID, inv.Version); err != nil {
+		if inv, err = staffApprove(b.ctx, b.cp, b.agent, inv.ID, inv.Version); err != nil {
 			b.t.Fatal(err)
 		}
 	}
@@ -182,7 +182,7 @@ func TestReverseThroughCompensation(t *testing.T) {
 	if rev.Action != "reinstate_subscription" || rev.CompensatesID != cancel.ID || rev.State != controlplane.AwaitingApproval {
 		t.Fatalf("reversal = %s %s compensates %q", rev.Action, rev.State, rev.CompensatesID)
 	}
-	if _, err := b.cp.Approve(b.ctx, b.agent2, rev.ID, rev.Version); err != nil {
+	if _, err := staffApprove(b.ctx, b.cp, b.agent2, rev.ID, rev.Version); err != nil {
 		t.Fatal(err)
 	}
 	b.dispatchAll()

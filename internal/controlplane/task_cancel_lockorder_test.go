@@ -34,9 +34,11 @@ var lockOrderCases = []lockOrderCase{
 		b.changeOrder(order.ID)
 		return task, inv
 	}, func(b *testBundle, inv controlplane.Invocation) error {
-		rq, err := b.cp.Requote(b.ctx, controlplane.CustomerProvedOn(b.customer.Email, "code", inv.ID), inv.ID)
-		if err == nil && rq.Current.ID == "" {
-			err = errors.New("requote answered no current request")
+		d, err := customerConfirm(b.ctx, b.cp, controlplane.CustomerProvedOn(b.customer.Email, "code", inv.ID), inv.ID)
+		// After a cancellation the customer's door finds nothing to decide
+		// (not Done); before it, the changed order is quoted afresh.
+		if err == nil && (d.Done || d.Requoted && d.Invocation.ID == inv.ID) {
+			err = errors.New("the confirm of a changed order went through without a fresh quote")
 		}
 		return err
 	}},

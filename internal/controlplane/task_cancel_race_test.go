@@ -35,8 +35,8 @@ func TestCancelRacingADecision(t *testing.T) {
 	var rounds []*round
 	decide := map[string]func(inv controlplane.Invocation) bool{
 		"confirm": func(inv controlplane.Invocation) bool {
-			_, err := b.cp.Confirm(b.ctx, controlplane.CustomerProvedOn(b.customer.Email, "code", inv.ID), inv.ID, 0)
-			return err == nil
+			d, err := customerConfirm(b.ctx, b.cp, controlplane.CustomerProvedOn(b.customer.Email, "code", inv.ID), inv.ID)
+			return err == nil && d.Done
 		},
 		"customer page": func(inv controlplane.Invocation) bool {
 			d, err := b.cp.CustomerDecide(b.ctx, controlplane.CustomerDecision{
@@ -47,7 +47,7 @@ func TestCancelRacingADecision(t *testing.T) {
 			return err == nil && d.Done
 		},
 		"approve": func(inv controlplane.Invocation) bool {
-			_, err := b.cp.Approve(b.ctx, b.agent, inv.ID, 0)
+			_, err := staffApprove(b.ctx, b.cp, b.agent, inv.ID, 0)
 			return err == nil
 		},
 	}

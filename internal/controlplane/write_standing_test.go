@@ -149,7 +149,7 @@ var writePaths = []writePath{
 		}
 		task := b.task([]string{"cancel_subscription"}, 10, 2, 60)
 		cancel := b.propose(task, "cancel_subscription", map[string]any{"subscription_id": sub.ID, "reason_code": "switching", "effective": "end_of_period"}, "")
-		if _, err := b.cp.Approve(b.ctx, b.agent, cancel.ID, cancel.Version); err != nil {
+		if _, err := staffApprove(b.ctx, b.cp, b.agent, cancel.ID, cancel.Version); err != nil {
 			b.t.Fatal(err)
 		}
 		b.dispatchAll()
@@ -181,9 +181,9 @@ var writePaths = []writePath{
 		b.refundAtTheShop(order.ID, 500)
 		customer := controlplane.CustomerProvedOn(b.customer.Email, "code", inv.ID)
 		return task, func() error {
-			rq, err := b.cp.Requote(b.ctx, customer, inv.ID)
-			if err == nil && !rq.Changed {
-				b.t.Errorf("re-quote of a changed order: %+v, want a successor", rq)
+			d, err := customerConfirm(b.ctx, b.cp, customer, inv.ID)
+			if err == nil && !d.Requoted {
+				b.t.Errorf("confirm of a changed order: %+v, want a successor", d)
 			}
 			return err
 		}
