@@ -243,7 +243,7 @@ func TestConfirmRechecksTheTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.cp.Pause(context.Background(), controlplane.AssistantActor("asst_test", "Test assistant"), task.ID, task.Version); err != nil {
+	if _, err := b.cp.ChangeTask(context.Background(), controlplane.AssistantActor("asst_test", "Test assistant"), task.ID, controlplane.TaskPause, task.Version); err != nil {
 		t.Fatal(err)
 	}
 	if res := c.post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {

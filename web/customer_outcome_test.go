@@ -223,7 +223,7 @@ func TestCustomerPageSaysWhoDecided(t *testing.T) {
 				if _, err := b.cp.CustomerDecide(ctx, controlplane.CustomerDecision{Actor: controlplane.CustomerProvedOn(jordan, "code", inv.ID), InvocationID: inv.ID, Verb: controlplane.CustomerConfirm}); err != nil {
 					t.Fatal(err)
 				}
-				if _, err := b.cp.Pause(ctx, agentActor, inv.TaskID, 0); err != nil {
+				if _, err := b.cp.ChangeTask(ctx, agentActor, inv.TaskID, controlplane.TaskPause, 0); err != nil {
 					t.Fatal(err)
 				}
 			}},

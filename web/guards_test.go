@@ -74,11 +74,11 @@ func TestAssistantCannotLiftAPersonsPause(t *testing.T) {
 
 	// An admin's pause holds the same way.
 	admin := b.users[accounts.Admin]
-	if _, err := b.cp.Pause(ctx, controlplane.UserActor(admin.ID, "admin", admin.Name), id, 0); err != nil {
+	if _, err := b.cp.ChangeTask(ctx, controlplane.UserActor(admin.ID, "admin", admin.Name), id, controlplane.TaskPause, 0); err != nil {
 		t.Fatal(err)
 	}
 	b.call(t, b.key, http.MethodPost, api+"/resume", map[string]any{"expected_version": version()}).want(t, http.StatusForbidden)
-	if _, err := b.cp.Resume(ctx, controlplane.UserActor(admin.ID, "admin", admin.Name), id, 0); err != nil {
+	if _, err := b.cp.ChangeTask(ctx, controlplane.UserActor(admin.ID, "admin", admin.Name), id, controlplane.TaskResume, 0); err != nil {
 		t.Fatal(err)
 	}
 

@@ -40,7 +40,7 @@ func TestBrowserStaffPagesLeadWithWhatMattersAndAskBeforeWhatCannotBeUndone(t *t
 	addr := f.addressChange(t)
 	other := newConsoleFixture(t, b)
 	other.refund(t, other.order, 3100)
-	if _, err := b.cp.Pause(ctx0, controlplane.AssistantActor("asst_test", "Test assistant"), other.task.ID, 0); err != nil {
+	if _, err := b.cp.ChangeTask(ctx0, controlplane.AssistantActor("asst_test", "Test assistant"), other.task.ID, controlplane.TaskPause, 0); err != nil {
 		t.Fatal(err)
 	}
 

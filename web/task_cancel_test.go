@@ -113,7 +113,7 @@ func TestCustomerSeesARequestWithdrawnWithItsTask(t *testing.T) {
 		t.Fatalf("before the cancel the link offers no code (%d)", res.StatusCode)
 	}
 
-	if _, err := b.cp.Cancel(ctx, controlplane.AssistantActor("asst_test", "Test assistant"), inv.TaskID, 0); err != nil {
+	if _, err := b.cp.ChangeTask(ctx, controlplane.AssistantActor("asst_test", "Test assistant"), inv.TaskID, controlplane.TaskCancel, 0); err != nil {
 		t.Fatal(err)
 	}
 

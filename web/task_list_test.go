@@ -68,13 +68,13 @@ func TestTaskListPutsWhatNeedsAPersonFirstWithCountsAndPages(t *testing.T) {
 		b.clock.Advance(time.Second)
 	}
 	paused, handedOff := quiet[0], quiet[1]
-	if _, err := b.cp.Pause(ctx, asst, paused.ID, 0); err != nil {
+	if _, err := b.cp.ChangeTask(ctx, asst, paused.ID, controlplane.TaskPause, 0); err != nil {
 		t.Fatal(err)
 	}
 	insertHandoff(t, b, handedOff.ConversationID, handedOff.ID, "ambiguous", `{"summary":"Two orders match."}`, b.clock.Now())
 	for _, x := range quiet[2:5] {
 		b.clock.Advance(time.Second)
-		if _, err := b.cp.Cancel(ctx, asst, x.ID, 0); err != nil {
+		if _, err := b.cp.ChangeTask(ctx, asst, x.ID, controlplane.TaskCancel, 0); err != nil {
 			t.Fatal(err)
 		}
 	}

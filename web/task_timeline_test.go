@@ -89,7 +89,7 @@ func TestTimelineSaysWhatEachEventRecordedAtTheTime(t *testing.T) {
 	if _, err := b.cp.StaffDecide(ctx, controlplane.StaffDecision{Actor: agentActor, InvocationID: r.ID, Verb: controlplane.StaffReject, Version: 0, Reason: controlplane.OtherReason, Other: "The customer asked for store credit instead"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.cp.Pause(ctx, agentActor, f.task.ID, 0); err != nil {
+	if _, err := b.cp.ChangeTask(ctx, agentActor, f.task.ID, controlplane.TaskPause, 0); err != nil {
 		t.Fatal(err)
 	}
 

@@ -365,7 +365,7 @@ func TestTaskEventsStreamSaysChangeWhenTheTaskChanges(t *testing.T) {
 	}
 	// A change through the control plane (as another console instance
 	// would make it) reaches this stream through NOTIFY.
-	if _, err := b.cp.Pause(context.Background(), controlplane.AssistantActor("asst_test", "Test assistant"), f.task.ID, 0); err != nil {
+	if _, err := b.cp.ChangeTask(context.Background(), controlplane.AssistantActor("asst_test", "Test assistant"), f.task.ID, controlplane.TaskPause, 0); err != nil {
 		t.Fatal(err)
 	}
 	for {

@@ -42,7 +42,7 @@ func TestBrowserTasksHandoffsAndTaskViewsReadInTheAgentsWords(t *testing.T) {
 	// A paused task with an approved request that was not sent.
 	paused := newConsoleFixture(t, b)
 	held := paused.refund(t, paused.order, 2000)
-	if _, err := b.cp.Pause(ctx0, controlplane.UserActor(b.users[accounts.Agent].ID, "agent", b.users[accounts.Agent].Name), paused.task.ID, 0); err != nil {
+	if _, err := b.cp.ChangeTask(ctx0, controlplane.UserActor(b.users[accounts.Agent].ID, "agent", b.users[accounts.Agent].Name), paused.task.ID, controlplane.TaskPause, 0); err != nil {
 		t.Fatal(err)
 	}
 	paused.approveAndDispatch(t, held)
@@ -55,7 +55,7 @@ func TestBrowserTasksHandoffsAndTaskViewsReadInTheAgentsWords(t *testing.T) {
 			t.Fatal(err)
 		}
 		if i%2 == 0 {
-			if _, err := b.cp.Cancel(ctx0, asst, task.ID, 0); err != nil {
+			if _, err := b.cp.ChangeTask(ctx0, asst, task.ID, controlplane.TaskCancel, 0); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -30,7 +30,7 @@ func TestAProofDecidesOnlyItsRequestInTheStateMachine(t *testing.T) {
 		decisions := map[string]func() error{
 			"confirm": func() error { _, err := customerConfirm(b.ctx, b.cp, onA, bInv.ID); return err },
 			"decline": func() error { _, err := customerDecline(b.ctx, b.cp, onA, bInv.ID, ""); return err },
-			"stop":    func() error { _, err := b.cp.Pause(b.ctx, onA, taskB.ID, 0); return err },
+			"stop":    func() error { _, err := b.cp.ChangeTask(b.ctx, onA, taskB.ID, controlplane.TaskPause, 0); return err },
 		}
 		for name, decide := range decisions {
 			err := decide()

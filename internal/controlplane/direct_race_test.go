@@ -129,7 +129,7 @@ func TestPauseRacingDirectSends(t *testing.T) {
 	for range 3 { // pause once writes are reaching the shop
 		<-b.writes
 	}
-	if _, err := cp.Pause(b.ctx, b.assistant, task.ID, 0); err != nil {
+	if _, err := cp.ChangeTask(b.ctx, b.assistant, task.ID, controlplane.TaskPause, 0); err != nil {
 		t.Fatal(err)
 	}
 	wg.Wait()

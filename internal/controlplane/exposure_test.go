@@ -270,7 +270,7 @@ func TestDuplicateAcrossTasksOfOneConversation(t *testing.T) {
 	}
 	// Pending in a task that was cancelled: it can never be sent, so it
 	// holds nothing back either.
-	if _, err := b.cp.Cancel(b.ctx, b.agent, two.ID, 0); err != nil {
+	if _, err := b.cp.ChangeTask(b.ctx, b.agent, two.ID, controlplane.TaskCancel, 0); err != nil {
 		t.Fatal(err)
 	}
 	three := b.taskIn(b.assistant, conv, []string{"issue_refund"}, 10, 60)

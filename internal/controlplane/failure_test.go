@@ -215,7 +215,7 @@ func TestGlobalStopAndCancelLeaveWorkNotDispatched(t *testing.T) {
 
 	pending := b.propose(task, "issue_refund", refund(b.order(2).ID, 100, "wrong_item"), "")
 	approved := b.approved(task, "issue_refund", refund(b.order(3).ID, 100, "wrong_item"))
-	if _, err := b.cp.Cancel(b.ctx, b.assistant, task.ID, 0); err != nil {
+	if _, err := b.cp.ChangeTask(b.ctx, b.assistant, task.ID, controlplane.TaskCancel, 0); err != nil {
 		t.Fatal(err)
 	}
 	if got := b.wantState(approved.ID, controlplane.NotDispatched); got.NotDispatchedReason != controlplane.ReasonTaskCancelled {

@@ -164,10 +164,10 @@ func TestIllegalAndStaleTransitionsAreRefused(t *testing.T) {
 	if _, err := b.cp.Reconcile(b.ctx, b.agent, inv.ID); !apperr.Is(err, apperr.IllegalTransition) {
 		t.Errorf("reconciling an approved invocation: %v, want illegal transition", err)
 	}
-	if _, err := b.cp.Resume(b.ctx, b.assistant, task.ID, 0); !apperr.Is(err, apperr.IllegalTransition) {
+	if _, err := b.cp.ChangeTask(b.ctx, b.assistant, task.ID, controlplane.TaskResume, 0); !apperr.Is(err, apperr.IllegalTransition) {
 		t.Errorf("resuming an active task: %v, want illegal transition", err)
 	}
-	if _, err := b.cp.Pause(b.ctx, b.assistant, task.ID, task.Version+5); !apperr.Is(err, apperr.Conflict) {
+	if _, err := b.cp.ChangeTask(b.ctx, b.assistant, task.ID, controlplane.TaskPause, task.Version+5); !apperr.Is(err, apperr.Conflict) {
 		t.Errorf("pausing with a stale version: %v, want conflict", err)
 	}
 }

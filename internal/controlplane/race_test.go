@@ -177,7 +177,7 @@ func TestPauseRacingDispatches(t *testing.T) {
 	for range 5 { // pause once writes are reaching the shop
 		<-b.writes
 	}
-	paused, err := b.cp.Pause(b.ctx, b.assistant, task.ID, 0)
+	paused, err := b.cp.ChangeTask(b.ctx, b.assistant, task.ID, controlplane.TaskPause, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

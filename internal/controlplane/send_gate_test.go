@@ -25,11 +25,11 @@ func TestStopAfterPermitSendsNothing(t *testing.T) {
 		reason controlplane.NotDispatchedReason
 	}{
 		{"pause", func(b *testBundle, task controlplane.Task) error {
-			_, err := b.cp.Pause(b.ctx, b.assistant, task.ID, 0)
+			_, err := b.cp.ChangeTask(b.ctx, b.assistant, task.ID, controlplane.TaskPause, 0)
 			return err
 		}, controlplane.ReasonTaskPaused},
 		{"cancel", func(b *testBundle, task controlplane.Task) error {
-			_, err := b.cp.Cancel(b.ctx, b.agent, task.ID, 0)
+			_, err := b.cp.ChangeTask(b.ctx, b.agent, task.ID, controlplane.TaskCancel, 0)
 			return err
 		}, controlplane.ReasonTaskCancelled},
 		{"global stop", func(b *testBundle, _ controlplane.Task) error {
@@ -129,7 +129,7 @@ func TestPauseRacingSendSteps(t *testing.T) {
 	for range 8 { // pause once writes are reaching the shop
 		<-b.writes
 	}
-	if _, err := b.cp.Pause(b.ctx, b.assistant, task.ID, 0); err != nil {
+	if _, err := b.cp.ChangeTask(b.ctx, b.assistant, task.ID, controlplane.TaskPause, 0); err != nil {
 		t.Fatal(err)
 	}
 	paused.Store(true)

@@ -203,31 +203,46 @@ func (s *Service) Task(ctx context.Context, id string) (Task, error) {
 	return TaskFromRow(row), nil
 }
 
-// Pause stops further dispatch: after it commits no permit is granted.
-// Work already holding a permit finishes and stays visible; approved work
-// without a permit becomes not dispatched; proposals awaiting a person stay
-// pending. Besides the assistant and console users, the task's own
-// customer with a proof may pause it ("Stop this"): a person's pause, so
-// only a console user resumes it.
-func (s *Service) Pause(ctx context.Context, actor Actor, taskID string, expectedVersion int32) (Task, error) {
-	return s.changeTask(ctx, actor, taskID, expectedVersion, "pause", TaskPaused, []TaskState{TaskActive}, ReasonTaskPaused)
-}
+// TaskVerb is a change of a whole task's state.
+type TaskVerb string
 
-// Resume lets a paused task dispatch again. It keeps the remaining budget
-// and unresolved calls and replays nothing. A pause made by a person is
-// lifted only by a console user; an assistant may resume only a pause that
-// an assistant made (Forbidden, code paused_by_person, otherwise).
-func (s *Service) Resume(ctx context.Context, actor Actor, taskID string, expectedVersion int32) (Task, error) {
-	return s.changeTask(ctx, actor, taskID, expectedVersion, "resume", TaskActive, []TaskState{TaskPaused}, "")
-}
+// The changes of a task. Who may make which is changeTask's rule.
+const (
+	// TaskPause stops further dispatch: after it commits no permit is
+	// granted. Work already holding a permit finishes and stays visible;
+	// approved work without a permit becomes not dispatched; proposals
+	// awaiting a person stay pending. Besides the assistant and console
+	// users, the task's own customer with a proof may pause it ("Stop
+	// this"): a person's pause, so only a console user resumes it.
+	TaskPause TaskVerb = "pause"
+	// TaskResume lets a paused task dispatch again. It keeps the
+	// remaining budget and unresolved calls and replays nothing. A pause
+	// made by a person is lifted only by a console user; an assistant may
+	// resume only a pause that an assistant made (Forbidden, code
+	// paused_by_person, otherwise).
+	TaskResume TaskVerb = "resume"
+	// TaskCancel ends a task for good. It undoes nothing: approved work
+	// that never left becomes not dispatched, and so do its requests that
+	// wait for a person (the customer's confirmation or an agent's
+	// approval), withdrawn with reason task_cancelled in the same
+	// transaction; reversal is its own action.
+	TaskCancel TaskVerb = "cancel"
+)
 
-// Cancel ends a task for good. It undoes nothing: approved work that never
-// left becomes not dispatched, and so do its requests that wait for a
-// person (the customer's confirmation or an agent's approval), withdrawn
-// with reason task_cancelled in the same transaction; reversal is its own
-// action.
-func (s *Service) Cancel(ctx context.Context, actor Actor, taskID string, expectedVersion int32) (Task, error) {
-	return s.changeTask(ctx, actor, taskID, expectedVersion, "cancel", TaskCancelled, []TaskState{TaskActive, TaskPaused}, ReasonTaskCancelled)
+// ChangeTask is the one call that pauses, resumes or cancels a task
+// (verb), as actor. The change is guarded by expectedVersion, the task's
+// version the caller saw (zero means any): a task changed since is a
+// conflict. An unknown task is apperr.NotFound.
+func (s *Service) ChangeTask(ctx context.Context, actor Actor, taskID string, verb TaskVerb, expectedVersion int32) (Task, error) {
+	switch verb {
+	case TaskPause:
+		return s.changeTask(ctx, actor, taskID, expectedVersion, "pause", TaskPaused, []TaskState{TaskActive}, ReasonTaskPaused)
+	case TaskResume:
+		return s.changeTask(ctx, actor, taskID, expectedVersion, "resume", TaskActive, []TaskState{TaskPaused}, "")
+	case TaskCancel:
+		return s.changeTask(ctx, actor, taskID, expectedVersion, "cancel", TaskCancelled, []TaskState{TaskActive, TaskPaused}, ReasonTaskCancelled)
+	}
+	return Task{}, apperr.New(apperr.Invalid, "A task is paused, resumed or cancelled.")
 }
 
 func (s *Service) changeTask(ctx context.Context, actor Actor, taskID string, expectedVersion int32, verb string, to TaskState, from []TaskState, reason NotDispatchedReason) (Task, error) {

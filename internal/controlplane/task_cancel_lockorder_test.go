@@ -95,7 +95,7 @@ func TestCancelWaitsForAChangeHoldingItsLocks(t *testing.T) {
 			}
 			cancelled := make(chan error, 1)
 			go func() {
-				_, err := b.cp.Cancel(b.ctx, b.agent, task.ID, 0)
+				_, err := b.cp.ChangeTask(b.ctx, b.agent, task.ID, controlplane.TaskCancel, 0)
 				cancelled <- err
 			}()
 			waited := b.untilWaitingOnLock("", 1, cancelled)
@@ -133,7 +133,7 @@ func TestCancelRacingAChange(t *testing.T) {
 				var changeErr, cancelErr error
 				wg.Go(func() {
 					<-start
-					_, cancelErr = b.cp.Cancel(b.ctx, b.agent, task.ID, 0)
+					_, cancelErr = b.cp.ChangeTask(b.ctx, b.agent, task.ID, controlplane.TaskCancel, 0)
 				})
 				wg.Go(func() {
 					<-start

@@ -65,7 +65,7 @@ func TestCancelRacingADecision(t *testing.T) {
 			var cancelErr error
 			wg.Go(func() {
 				<-start
-				_, cancelErr = b.cp.Cancel(b.ctx, b.assistant, r.task.ID, 0)
+				_, cancelErr = b.cp.ChangeTask(b.ctx, b.assistant, r.task.ID, controlplane.TaskCancel, 0)
 			})
 			wg.Go(func() {
 				<-start
@@ -158,7 +158,7 @@ func TestCancelWaitsForADecisionUnderWay(t *testing.T) {
 	}
 	cancelled := make(chan error, 1)
 	go func() {
-		_, err := b.cp.Cancel(b.ctx, b.agent, task.ID, 0)
+		_, err := b.cp.ChangeTask(b.ctx, b.agent, task.ID, controlplane.TaskCancel, 0)
 		cancelled <- err
 	}()
 	if !b.untilWaitingOnLock("", 2, cancelled) {

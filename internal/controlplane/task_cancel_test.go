@@ -80,7 +80,7 @@ func TestCancelWithdrawsWaitingRequests(t *testing.T) {
 		t.Fatalf("before the cancel: %+v, want %+v", before, want)
 	}
 
-	paused, err := b.cp.Pause(b.ctx, b.agent, task.ID, 0)
+	paused, err := b.cp.ChangeTask(b.ctx, b.agent, task.ID, controlplane.TaskPause, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestCancelWithdrawsWaitingRequests(t *testing.T) {
 		t.Errorf("after the pause: %+v, want %+v as before", after, before)
 	}
 
-	cancelled, err := b.cp.Cancel(b.ctx, b.agent, task.ID, paused.Version)
+	cancelled, err := b.cp.ChangeTask(b.ctx, b.agent, task.ID, controlplane.TaskCancel, paused.Version)
 	if err != nil || cancelled.State != controlplane.TaskCancelled {
 		t.Fatalf("cancel: %+v, %v", cancelled, err)
 	}

@@ -230,11 +230,11 @@ type intervention struct {
 
 var interventions = []intervention{
 	{name: "cancel the task", code: "task_not_active", do: func(b *testBundle, task controlplane.Task, _ controlplane.Actor) error {
-		_, err := b.cp.Cancel(b.ctx, b.agent, task.ID, 0)
+		_, err := b.cp.ChangeTask(b.ctx, b.agent, task.ID, controlplane.TaskCancel, 0)
 		return err
 	}},
 	{name: "pause the task", code: "task_not_active", do: func(b *testBundle, task controlplane.Task, _ controlplane.Actor) error {
-		_, err := b.cp.Pause(b.ctx, b.agent, task.ID, 0)
+		_, err := b.cp.ChangeTask(b.ctx, b.agent, task.ID, controlplane.TaskPause, 0)
 		return err
 	}},
 	{name: "let the task expire", code: "task_expired", do: func(b *testBundle, _ controlplane.Task, _ controlplane.Actor) error {

@@ -179,16 +179,16 @@ func TestTaskListCountersMatchARecount(t *testing.T) {
 				ops++
 			}
 		case op == 5:
-			if _, err := b.cp.Pause(b.ctx, b.agent, task.ID, 0); err == nil {
+			if _, err := b.cp.ChangeTask(b.ctx, b.agent, task.ID, controlplane.TaskPause, 0); err == nil {
 				ops++
 			}
 		case op == 6:
-			if _, err := b.cp.Resume(b.ctx, b.agent, task.ID, 0); err == nil {
+			if _, err := b.cp.ChangeTask(b.ctx, b.agent, task.ID, controlplane.TaskResume, 0); err == nil {
 				ops++
 			}
 		case op == 7:
 			if pick(3) == 0 {
-				if _, err := b.cp.Cancel(b.ctx, b.agent, task.ID, 0); err == nil {
+				if _, err := b.cp.ChangeTask(b.ctx, b.agent, task.ID, controlplane.TaskCancel, 0); err == nil {
 					ops++
 				}
 				continue
