@@ -105,7 +105,7 @@ func TestAdminCreatesDisablesAndChangesRole(t *testing.T) {
 func TestAdminConfirmPagesThatRefuseWriteNothing(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ab := &apiBundle{testBundle: b, asst: assistants.New(b.store, b.cp, b.clock.Now)}
+	ab := &apiBundle{testBundle: b, asst: assistants.New(b.store, b.cp, b.web.Registry(), b.clock.Now)}
 	ab.a, _ = ab.newAssistant(t, "idle-bot")
 	if err := ab.asst.SetDisabled(t.Context(), ab.a.ID, true); err != nil {
 		t.Fatal(err)

@@ -20,7 +20,7 @@ import (
 func TestAdminWebhookInABrowser(t *testing.T) {
 	t.Parallel()
 	b := setup(t, bundleOpts{shop: true})
-	ab := &apiBundle{testBundle: b, asst: assistants.New(b.store, b.cp, b.clock.Now)}
+	ab := &apiBundle{testBundle: b, asst: assistants.New(b.store, b.cp, b.web.Registry(), b.clock.Now)}
 	ab.a, ab.key = ab.newAssistant(t, "browser-hook-bot")
 	ab.task = ab.newTask(t, ab.key, "conv-browser-hook", []string{"issue_refund"})
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

@@ -51,7 +51,7 @@ func TestAdminWebhookDeliveriesAndResend(t *testing.T) {
 	logs := &lockedBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	b := setup(t, bundleOpts{shop: true, logger: logger})
-	ab := &apiBundle{testBundle: b, asst: assistants.New(b.store, b.cp, b.clock.Now)}
+	ab := &apiBundle{testBundle: b, asst: assistants.New(b.store, b.cp, b.web.Registry(), b.clock.Now)}
 	ab.a, ab.key = ab.newAssistant(t, "hook-bot")
 	ab.task = ab.newTask(t, ab.key, "conv-hook", []string{"issue_refund"})
 
@@ -248,7 +248,7 @@ func TestAdminWebhookDeliveriesAndResend(t *testing.T) {
 func TestAdminWebhookRemove(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ab := &apiBundle{testBundle: b, asst: assistants.New(b.store, b.cp, b.clock.Now)}
+	ab := &apiBundle{testBundle: b, asst: assistants.New(b.store, b.cp, b.web.Registry(), b.clock.Now)}
 	ab.a, _ = ab.newAssistant(t, "hook-bot")
 	c := b.client(t)
 	c.mustSignIn(b.users[accounts.Admin])
@@ -285,7 +285,7 @@ func TestAdminWebhookRemove(t *testing.T) {
 func TestAdminWebhookDeliveryToAReplacedEndpoint(t *testing.T) {
 	t.Parallel()
 	b := setup(t, bundleOpts{shop: true})
-	ab := &apiBundle{testBundle: b, asst: assistants.New(b.store, b.cp, b.clock.Now)}
+	ab := &apiBundle{testBundle: b, asst: assistants.New(b.store, b.cp, b.web.Registry(), b.clock.Now)}
 	ab.a, ab.key = ab.newAssistant(t, "hook-bot")
 	ab.task = ab.newTask(t, ab.key, "conv-hook", []string{"issue_refund"})
 	old := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

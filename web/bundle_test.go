@@ -119,7 +119,7 @@ func setup(t *testing.T, opts ...bundleOpts) *testBundle {
 	cp := controlplane.New(st, reg, controlplane.Config{}, clk.Now, nil)
 	outbox := &mail.Memory{}
 	links := confirmation.New(st, cp, reg, confirmation.Config{Mail: outbox, Proofs: o.proofs, AssertionSecrets: o.assertionSecrets}, clk.Now)
-	asst := assistants.New(st, cp, clk.Now)
+	asst := assistants.New(st, cp, reg, clk.Now)
 	reports := metrics.NewReports(st)
 	var fake *fakeslack.Slack
 	var bot *slackbot.Bot

@@ -107,7 +107,7 @@ func TestNoEndStateButCompletedShowsConsequencesAsFacts(t *testing.T) {
 	for _, a := range everyShopAction {
 		cased[a.action] = true
 	}
-	sys, err := b.cp.Registry().System("shop")
+	sys, err := b.web.Registry().System("shop")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ type fit struct {
 func TestBrowserStaffPagesFitAPhone(t *testing.T) {
 	t.Parallel()
 	b := setup(t, bundleOpts{shop: true})
-	ab := &apiBundle{testBundle: b, asst: assistants.New(b.store, b.cp, b.clock.Now)}
+	ab := &apiBundle{testBundle: b, asst: assistants.New(b.store, b.cp, b.web.Registry(), b.clock.Now)}
 	ab.a, ab.key = ab.newAssistant(t, "phone-support-assistant-for-the-returns-desk")
 	task := ab.newTask(t, ab.key, "conv-phone", []string{"issue_refund"})
 	ab.task = task

@@ -108,7 +108,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	cp := controlplane.New(st, registry, controlplane.Config{CallTimeout: cfg.AdapterTimeout, LeaseMargin: cfg.LeaseMargin}, time.Now, log)
 
 	ls := lists.New(st, time.Now)
-	asst := assistants.New(st, cp, time.Now)
+	asst := assistants.New(st, cp, registry, time.Now)
 	links := confirmation.New(st, cp, registry, cfg.confirmationConfig(keys, log), time.Now)
 	var dm *demo.Demo
 	if cfg.demo() {
@@ -124,7 +124,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	if dm != nil {
 		// Before the dispatcher starts: the demo's lost acknowledgement is
 		// sent by the seeding itself.
-		services := demo.Services{Control: cp, Lists: ls, Assistants: asst, Confirmations: links, History: st}
+		services := demo.Services{Control: cp, Registry: registry, Lists: ls, Assistants: asst, Confirmations: links, History: st}
 		if demoShop != nil {
 			services.Shop = demoShop
 		}

@@ -53,7 +53,7 @@ func TestDirectSendsUnderRace(t *testing.T) {
 	if err := b.shop.SetFault(demoshop.FaultRule{Route: "PATCH /products/{id}", LatencyMS: 40}); err != nil {
 		t.Fatal(err)
 	}
-	cp := controlplane.New(b.store, b.cp.Registry(), controlplane.Config{CallTimeout: time.Minute, LeaseMargin: time.Second, Workers: 8}, b.clock.Now, nil)
+	cp := controlplane.New(b.store, b.reg, controlplane.Config{CallTimeout: time.Minute, LeaseMargin: time.Second, Workers: 8}, b.clock.Now, nil)
 	b.runDispatcher(cp)
 
 	var wg sync.WaitGroup
@@ -117,7 +117,7 @@ func TestPauseRacingDirectSends(t *testing.T) {
 	if err := b.shop.SetFault(demoshop.FaultRule{Route: "PATCH /products/{id}", LatencyMS: 15}); err != nil {
 		t.Fatal(err)
 	}
-	cp := controlplane.New(b.store, b.cp.Registry(), controlplane.Config{CallTimeout: time.Minute, LeaseMargin: time.Second, Workers: 4}, b.clock.Now, nil)
+	cp := controlplane.New(b.store, b.reg, controlplane.Config{CallTimeout: time.Minute, LeaseMargin: time.Second, Workers: 4}, b.clock.Now, nil)
 	b.runDispatcher(cp)
 	var wg sync.WaitGroup
 	for i := range products {

@@ -181,7 +181,7 @@ func TestProposalDispatchesWithoutATickOrANotify(t *testing.T) {
 	b := setup(t)
 	events := b.taskEvents()
 	b.setStage("update_product_description", controlplane.StageAutonomous)
-	cp := controlplane.New(deafStore{b.store}, b.cp.Registry(),
+	cp := controlplane.New(deafStore{b.store}, b.reg,
 		controlplane.Config{CallTimeout: time.Minute, LeaseMargin: time.Second, Workers: 2}, b.clock.Now, nil)
 	idle := b.runDispatcher(cp)
 	select {
@@ -228,7 +228,7 @@ func TestDispatchersOfTwoInstancesSendEachWriteOnce(t *testing.T) {
 		invs = append(invs, b.edits(b.task([]string{"update_product_description"}, 100, 2, 1000), 20)...)
 	}
 	for range 2 {
-		cp := controlplane.New(b.store, b.cp.Registry(), controlplane.Config{CallTimeout: time.Minute, LeaseMargin: time.Second, Workers: 8}, b.clock.Now, nil)
+		cp := controlplane.New(b.store, b.reg, controlplane.Config{CallTimeout: time.Minute, LeaseMargin: time.Second, Workers: 8}, b.clock.Now, nil)
 		b.runDispatcher(cp)
 	}
 	for _, inv := range invs {

@@ -63,7 +63,7 @@ func (b *testBundle) taskIn(assistant controlplane.Actor, conversation string, a
 
 func (b *testBundle) moneyActions() []string {
 	var out []string
-	for _, sys := range b.cp.Registry().Systems() {
+	for _, sys := range b.reg.Systems() {
 		for _, a := range sys.Actions() {
 			if a.AmountParam != "" {
 				out = append(out, a.Name)

@@ -150,9 +150,6 @@ func (s *Service) kick() {
 	}
 }
 
-// Registry is the set of connected systems.
-func (s *Service) Registry() *adapter.Registry { return s.registry }
-
 // lease is how long a dispatch may hold its permit before the sweeper
 // decides its outcome is unknown: an execute and a verify, plus a margin.
 // It runs from the permit and starts again when the request leaves.

@@ -53,7 +53,8 @@ func setupGated(t *testing.T) (*testBundle, *dryRunGate) {
 	b := setup(t)
 	ledger := adapter.NewLedger(b.store, b.clock.Now)
 	g := &dryRunGate{System: shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: b.shopURL, Token: b.shop.Token(), Ledger: ledger, Now: b.clock.Now})}
-	b.cp = controlplane.New(b.store, adapter.NewRegistry(g), controlplane.Config{CallTimeout: 5 * time.Second, LeaseMargin: time.Second}, b.clock.Now, nil)
+	b.reg = adapter.NewRegistry(g)
+	b.cp = controlplane.New(b.store, b.reg, controlplane.Config{CallTimeout: 5 * time.Second, LeaseMargin: time.Second}, b.clock.Now, nil)
 	b.cp.MintLinksWith(&links{})
 	return b, g
 }
@@ -86,7 +87,7 @@ func (b *testBundle) keyedAssistant() controlplane.Actor {
 
 // switchActions turns every action of the shop on or off for an assistant.
 func (b *testBundle) switchActions(assistantID string, on bool) error {
-	for _, spec := range b.cp.Registry().Systems()[0].Actions() {
+	for _, spec := range b.reg.Systems()[0].Actions() {
 		if err := b.store.SetAssistantAction(b.ctx, store.AssistantAction{AssistantID: assistantID, System: "shop", Action: spec.Name, Enabled: on}); err != nil {
 			return err
 		}
