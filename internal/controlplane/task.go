@@ -191,6 +191,16 @@ func (s *Service) CreateTask(ctx context.Context, actor Actor, in NewTask) (Task
 	return out, err
 }
 
+// principalOf is the customer a task acts for, as an adapter call names
+// them.
+func (s *Service) principalOf(ctx context.Context, taskID string) (adapter.Principal, error) {
+	t, err := s.store.Task(ctx, taskID)
+	if err != nil {
+		return adapter.Principal{}, err
+	}
+	return adapter.Principal{CustomerRef: t.CustomerRef}, nil
+}
+
 // Task returns a task by id, or apperr.NotFound.
 func (s *Service) Task(ctx context.Context, id string) (Task, error) {
 	row, err := s.store.Task(ctx, id)
