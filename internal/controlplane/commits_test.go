@@ -162,12 +162,12 @@ func (b *testBundle) chain(rec *commitCounter, decide func(cp *controlplane.Serv
 	events := b.taskEvents()
 	cp := controlplane.New(b.store, b.reg, controlplane.Config{CallTimeout: time.Minute, LeaseMargin: time.Second, Workers: 4}, b.clock.Now, nil)
 	idle := make(chan struct{}, 64)
-	cp.SetIdleHook(func() {
+	cp.SetHooks(controlplane.Hooks{Idle: func() {
 		select {
 		case idle <- struct{}{}:
 		default:
 		}
-	})
+	}})
 	ctx, cancel := context.WithCancel(b.ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); cp.RunDispatcher(ctx, time.Hour) }()

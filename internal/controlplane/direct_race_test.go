@@ -186,12 +186,12 @@ func TestBlockWaitsForAProposalThatMovesNoMoney(t *testing.T) {
 	}
 	counted, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	b.cp.SetProposalHooks(nil, func() {
+	b.cp.SetHooks(controlplane.Hooks{ExposureCounted: func() {
 		once.Do(func() {
 			close(counted)
 			<-release
 		})
-	})
+	}})
 	proposed := make(chan error, 1)
 	go func() {
 		_, err := b.tryPropose(task, "change_shipping_address", map[string]any{"order_id": order.ID, "address": map[string]any{

@@ -104,12 +104,12 @@ func (b *testBundle) untilState(cp *controlplane.Service, events <-chan struct{}
 func (b *testBundle) runDispatcher(cp *controlplane.Service) (idle <-chan struct{}) {
 	b.t.Helper()
 	ch := make(chan struct{}, 64)
-	cp.SetIdleHook(func() {
+	cp.SetHooks(controlplane.Hooks{Idle: func() {
 		select {
 		case ch <- struct{}{}:
 		default:
 		}
-	})
+	}})
 	ctx, cancel := context.WithCancel(b.ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); cp.RunDispatcher(ctx, time.Hour) }()

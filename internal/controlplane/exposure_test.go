@@ -185,7 +185,7 @@ func TestConcurrentSplitsRouteAsOne(t *testing.T) {
 	// nothing and run automatically.
 	var arrived sync.WaitGroup
 	arrived.Add(n)
-	b.cp.SetProposalHooks(arrived.Done, arrived.Wait)
+	b.cp.SetHooks(controlplane.Hooks{BeforeExposureLock: arrived.Done, ExposureCounted: arrived.Wait})
 	var wg sync.WaitGroup
 	invs := make([]controlplane.Invocation, n)
 	errs := make([]error, n)

@@ -89,23 +89,3 @@ func (s *Service) haltSend(ctx context.Context, inv Invocation, lease string) (b
 	})
 	return halted, err
 }
-
-// testHooks let tests stop the dispatcher where timing matters; they are
-// nil outside tests (see export_test.go).
-type testHooks struct {
-	// slotWait runs when the dispatcher must wait for a free worker.
-	slotWait func()
-	// beforeStart runs in a worker after its permit, before startSend.
-	beforeStart func(invocationID string)
-	// idle runs when RunDispatcher has claimed all it could and waits to be
-	// woken.
-	idle func()
-	// beforeExposureLock runs in a proposal's transaction just before it
-	// takes the exposure locks; exposureCounted right after it counted the
-	// exposure, before it inserts.
-	beforeExposureLock, exposureCounted func()
-	// changeLocked runs in a re-quote's or an edit's transaction once it
-	// holds its locks (the request's and the task's), before it writes;
-	// path is "requote" or "edit".
-	changeLocked func(path string)
-}

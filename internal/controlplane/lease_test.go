@@ -91,12 +91,12 @@ func TestQueuedWriteWaitsForAWorkerBeforeItsPermit(t *testing.T) {
 	invs := b.edits(task, 3)
 	cp, gate := b.gatedService(false)
 	waiting := make(chan struct{}, 8)
-	cp.SetTestHooks(func() {
+	cp.SetHooks(controlplane.Hooks{SlotWait: func() {
 		select {
 		case waiting <- struct{}{}:
 		default:
 		}
-	}, nil)
+	}})
 
 	done := make(chan error, 1)
 	go func() {
@@ -167,10 +167,10 @@ func TestPermitWhoseLeaseRanOutIsNeverSent(t *testing.T) {
 			inv := b.edits(task, 1)[0]
 			cp, gate := b.gatedService(true)
 			atStart, goOn := make(chan string, 1), make(chan struct{})
-			cp.SetTestHooks(nil, func(id string) {
+			cp.SetHooks(controlplane.Hooks{BeforeStart: func(id string) {
 				atStart <- id
 				<-goOn
-			})
+			}})
 			type answer struct {
 				sent bool
 				err  error
@@ -232,7 +232,7 @@ func TestOnlyTheLeaseHolderSendsOrRecords(t *testing.T) {
 	}
 
 	before, gate := b.gatedService(true)
-	before.SetTestHooks(nil, steal)
+	before.SetHooks(controlplane.Hooks{BeforeStart: steal})
 	if sent, err := before.Dispatch(b.ctx, invs[0].ID); err != nil || sent {
 		t.Errorf("Dispatch under a stolen lease = %v, %v; want not sent", sent, err)
 	}

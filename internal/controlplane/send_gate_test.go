@@ -42,12 +42,12 @@ func TestStopAfterPermitSendsNothing(t *testing.T) {
 			task := b.task([]string{"update_product_description"}, 10, 5, 1000)
 			inv := b.edits(task, 1)[0]
 			cp, gate := b.gatedService(true)
-			cp.SetTestHooks(nil, func(id string) {
+			cp.SetHooks(controlplane.Hooks{BeforeStart: func(id string) {
 				b.wantState(id, controlplane.Dispatching) // the permit was granted
 				if err := tc.stop(b, task); err != nil {
 					t.Error(err)
 				}
-			})
+			}})
 			if sent, err := cp.Dispatch(b.ctx, inv.ID); err != nil || sent {
 				t.Errorf("Dispatch = %v, %v; want not sent", sent, err)
 			}

@@ -80,12 +80,12 @@ func TestCancelWaitsForAChangeHoldingItsLocks(t *testing.T) {
 			task, inv := c.prepare(b)
 			locked, release := make(chan struct{}), make(chan struct{})
 			var held atomic.Bool
-			b.cp.SetChangeLockedHook(func(string) {
+			b.cp.SetHooks(controlplane.Hooks{ChangeLocked: func(string) {
 				if held.CompareAndSwap(false, true) {
 					close(locked)
 					<-release
 				}
-			})
+			}})
 			changed := make(chan error, 1)
 			go func() { changed <- c.change(b, inv) }()
 			select {
