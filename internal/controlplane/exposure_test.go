@@ -297,12 +297,9 @@ func TestTightenedPolicyReroutesAPendingConfirmation(t *testing.T) {
 	}
 	b.setStage("issue_refund", controlplane.StagePropose)
 	d, err := customerConfirm(b.ctx, b.cp, controlplane.CustomerProvedOn(b.customer.Email, "code", inv.ID), inv.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
 	got := d.Invocation
-	if got.State != controlplane.AwaitingApproval {
-		t.Fatalf("confirmed after the policy moved to stage 3: %s, want awaiting approval", got.State)
+	if err != nil || got.State != controlplane.AwaitingApproval {
+		t.Fatalf("confirmed after the policy moved to stage 3: %s, %v, want awaiting approval", got.State, err)
 	}
 	b.dispatchAll()
 	if n := len(b.effects(inv.IdempotencyKey)); n != 0 {
@@ -341,8 +338,7 @@ func TestTightenedPolicyStopsAnApprovedWriteAtThePermit(t *testing.T) {
 	b.setStage("issue_refund", controlplane.StageAssisted)
 	confirmed := b.propose(task, "issue_refund", refund(b.order(3).ID, 600, "damaged"), "")
 	d, err := customerConfirm(b.ctx, b.cp, controlplane.CustomerProvedOn(b.customer.Email, "code", confirmed.ID), confirmed.ID)
-	confirmed = d.Invocation
-	if err != nil || auto.State != controlplane.Approved || confirmed.State != controlplane.Approved {
+	if confirmed = d.Invocation; err != nil || auto.State != controlplane.Approved || confirmed.State != controlplane.Approved {
 		t.Fatalf("setup: auto %s, confirmed %s, %v", auto.State, confirmed.State, err)
 	}
 	b.setStage("issue_refund", controlplane.StagePropose)
