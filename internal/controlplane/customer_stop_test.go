@@ -38,3 +38,17 @@ func TestTheCustomerStopsOnlyTheirOwnTask(t *testing.T) {
 		t.Errorf("the customer cancels: %v, want forbidden", err)
 	}
 }
+
+// TestChangeTaskRefusesAnUnknownVerb: ChangeTask pauses, resumes or
+// cancels; any other verb is invalid and leaves the task as it was.
+func TestChangeTaskRefusesAnUnknownVerb(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	task := b.task([]string{"issue_refund"}, 5, 1, 60)
+	if _, err := b.cp.ChangeTask(b.ctx, b.agent, task.ID, "archive", task.Version); !apperr.Is(err, apperr.Invalid) {
+		t.Errorf("archive a task: %v, want invalid", err)
+	}
+	if got, err := b.cp.Task(b.ctx, task.ID); err != nil || got.State != controlplane.TaskActive || got.Version != task.Version {
+		t.Errorf("the task after the refused verb: %+v, %v; want it untouched", got, err)
+	}
+}
