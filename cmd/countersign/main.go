@@ -109,7 +109,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	cp := controlplane.New(st, registry, controlplane.Config{CallTimeout: cfg.AdapterTimeout, LeaseMargin: cfg.LeaseMargin}, time.Now, log)
 
 	ls := lists.New(st, time.Now)
-	asst := assistants.New(st, cp, time.Now)
+	asst := assistants.New(st, cp, registry, time.Now)
 	links := confirmation.New(st, cp, registry, cfg.confirmationConfig(keys, log), time.Now)
 	var dm *demo.Demo
 	if cfg.demo() {
@@ -125,7 +125,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	if dm != nil {
 		// Before the dispatcher starts: the demo's lost acknowledgement is
 		// sent by the seeding itself.
-		services := demo.Services{Control: cp, Lists: ls, Assistants: asst, Confirmations: links, History: st}
+		services := demo.Services{Control: cp, Registry: registry, Lists: ls, Assistants: asst, Confirmations: links, History: st}
 		if demoShop != nil {
 			services.Shop = demoShop
 		}
@@ -167,7 +167,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	if cfg.ReceiptKey == "" && !cfg.demo() {
 		log.Warn("receipts are signed with a key of this process's own: set -receipt-key so every instance, and every restart, signs with one key")
 	}
-	srv := web.New(web.Config{Slack: bot, Receipts: signer, Database: st, Metrics: metrics.NewReports(st), Webhooks: webhooks.New(st, time.Now, hooks), Accounts: acc, Sessions: sessions, Logger: log, Registry: registry, Control: cp, Handoffs: handoffs.New(st, cp, time.Now), Lists: ls,
+	srv := web.New(web.Config{Slack: bot, Receipts: signer, Database: st, Metrics: metrics.NewReports(st), Webhooks: webhooks.New(st, time.Now, hooks), Accounts: acc, Sessions: sessions, Logger: log, Registry: registry, Control: cp, Handoffs: handoffs.New(st, cp, registry, time.Now), Lists: ls,
 		TrustedProxies: cfg.trusted, TLS: cfg.tls() || cfg.SecureCookies, MCPAllowedOrigins: cfg.allowedMCPOrigins(), PublicBase: cfg.publicBase(),
 		Confirmations: links, Assistants: asst, Telemetry: telemetry, APIRatePerMinute: cfg.APIRate})
 	go sweep(ctx, log, sessions, acc, links)

@@ -79,6 +79,29 @@ func (r *Registry) Offering(action string) []string {
 	return out
 }
 
+// OffersAction reports whether name ("action" or "system/action") is a
+// write action of a connected system.
+func (r *Registry) OffersAction(name string) bool {
+	system, action, qualified := ParseActionName(name)
+	offering := r.Offering(action)
+	if qualified {
+		return slices.Contains(offering, system)
+	}
+	return len(offering) > 0
+}
+
+// OffersReadTool reports whether name ("tool" or "system/tool") is a read
+// tool of a connected system. Read tools work in every task, listed or not.
+func (r *Registry) OffersReadTool(name string) bool {
+	system, tool, qualified := ParseActionName(name)
+	for _, s := range r.Systems() {
+		if (!qualified || s.Name() == system) && slices.ContainsFunc(s.ReadTools(), func(t ReadToolSpec) bool { return t.Name == tool }) {
+			return true
+		}
+	}
+	return false
+}
+
 // ParseActionName splits an action's name as tasks, assistants and pages
 // write it: "shop/issue_refund" names the action of one system (qualified),
 // "issue_refund" names it on whichever system offers it (system empty,

@@ -14,9 +14,18 @@ type named struct {
 	adapter.System
 	name    string
 	actions []string
+	reads   []string
 }
 
 func (s named) Name() string { return s.name }
+
+func (s named) ReadTools() []adapter.ReadToolSpec {
+	out := make([]adapter.ReadToolSpec, len(s.reads))
+	for i, r := range s.reads {
+		out[i] = adapter.ReadToolSpec{Name: r}
+	}
+	return out
+}
 
 func (s named) Actions() []adapter.ActionSpec {
 	out := make([]adapter.ActionSpec, len(s.actions))
@@ -51,6 +60,36 @@ func TestOffering(t *testing.T) {
 	reg.Disconnect("billing")
 	if got, want := reg.Offering("issue_refund"), []string{"shop"}; !cmp.Equal(got, want) {
 		t.Errorf("after disconnecting billing, Offering(issue_refund) = %v, want %v", got, want)
+	}
+}
+
+// TestOffersActionAndReadTool: a name, bare or qualified by its system,
+// is a write action or a read tool of a connected system, or neither.
+func TestOffersActionAndReadTool(t *testing.T) {
+	reg := adapter.NewRegistry(
+		named{name: "shop", actions: []string{"issue_refund"}, reads: []string{"get_order"}},
+		named{name: "billing", actions: []string{"void_invoice"}},
+	)
+	for _, tc := range []struct {
+		name         string
+		action, read bool
+	}{
+		{"issue_refund", true, false},
+		{"shop/issue_refund", true, false},
+		{"billing/issue_refund", false, false},
+		{"get_order", false, true},
+		{"shop/get_order", false, true},
+		{"billing/get_order", false, false},
+		{"void_invoice", true, false},
+		{"delete_everything", false, false},
+		{"shop/", false, false},
+	} {
+		if got := reg.OffersAction(tc.name); got != tc.action {
+			t.Errorf("OffersAction(%q) = %t, want %t", tc.name, got, tc.action)
+		}
+		if got := reg.OffersReadTool(tc.name); got != tc.read {
+			t.Errorf("OffersReadTool(%q) = %t, want %t", tc.name, got, tc.read)
+		}
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"countersign/internal/adapter"
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
 	"countersign/store"
@@ -57,7 +58,10 @@ type Store interface {
 type Service struct {
 	store Store
 	cp    *controlplane.Service
-	now   func() time.Time
+	// registry is the set of connected systems: the actions an assistant
+	// may turn on and list.
+	registry *adapter.Registry
+	now      func() time.Time
 	// siteSecrets are the per-system secrets the businesses' sites sign
 	// task assertions with (SetSiteSecrets).
 	siteSecrets map[string][]byte
@@ -65,12 +69,14 @@ type Service struct {
 	eventLimits *EventLimits
 }
 
-// New returns the service; now is the clock (time.Now when nil).
-func New(st Store, cp *controlplane.Service, now func() time.Time) *Service {
+// New returns the service over the control plane cp and the connected
+// systems of registry (the control plane's); now is the clock (time.Now
+// when nil).
+func New(st Store, cp *controlplane.Service, registry *adapter.Registry, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{store: st, cp: cp, now: now}
+	return &Service{store: st, cp: cp, registry: registry, now: now}
 }
 
 // Assistant is an assistant with its keys and action switches.
@@ -214,7 +220,7 @@ func (s *Service) loadEnabled(ctx context.Context, a *Assistant) error {
 // SetAction turns one action of a connected system on or off for an
 // assistant. An unknown system or action is an invalid-input error.
 func (s *Service) SetAction(ctx context.Context, assistantID, system, action string, enabled bool) error {
-	if _, _, err := s.cp.Registry().Action(system, action); err != nil {
+	if _, _, err := s.registry.Action(system, action); err != nil {
 		return apperr.InvalidFields(map[string]string{"action": fmt.Sprintf("%s/%s is not an action of a connected system", system, action)})
 	}
 	if _, err := s.Get(ctx, assistantID); err != nil {
@@ -226,7 +232,7 @@ func (s *Service) SetAction(ctx context.Context, assistantID, system, action str
 // EnableAll turns on every action of every connected system for an
 // assistant.
 func (s *Service) EnableAll(ctx context.Context, assistantID string) error {
-	for _, sys := range s.cp.Registry().Systems() {
+	for _, sys := range s.registry.Systems() {
 		for _, a := range sys.Actions() {
 			if err := s.SetAction(ctx, assistantID, sys.Name(), a.Name, true); err != nil {
 				return err

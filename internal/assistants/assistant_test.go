@@ -20,8 +20,9 @@ func setup(t *testing.T) (*assistants.Service, *store.Store, *clocktest.Clock) {
 	t.Helper()
 	st := store.New(dbtest.New(t))
 	clk := clocktest.New(time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC))
-	cp := controlplane.New(st, adapter.NewRegistry(), controlplane.Config{}, clk.Now, nil)
-	return assistants.New(st, cp, clk.Now), st, clk
+	reg := adapter.NewRegistry()
+	cp := controlplane.New(st, reg, controlplane.Config{}, clk.Now, nil)
+	return assistants.New(st, cp, reg, clk.Now), st, clk
 }
 
 func TestKeysAreHashedRevocableAndTouchedOnceAMinute(t *testing.T) {

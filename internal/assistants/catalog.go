@@ -50,7 +50,7 @@ type Tool struct {
 func (s *Service) Catalog(ctx context.Context, a Assistant, task *controlplane.Task, q string) ([]Tool, error) {
 	q = strings.ToLower(strings.TrimSpace(q))
 	out := []Tool{}
-	for _, sys := range s.cp.Registry().Systems() {
+	for _, sys := range s.registry.Systems() {
 		if task != nil && len(task.Systems) > 0 && !contains(task.Systems, sys.Name()) {
 			continue
 		}
@@ -144,7 +144,7 @@ func (s *Service) Invocation(ctx context.Context, a Assistant, id string) (contr
 // decides which fields leave it; its refusals keep their code and hint.
 func (s *Service) Read(ctx context.Context, task controlplane.Task, system, tool string, args json.RawMessage) (adapter.ReadResult, error) {
 	var found []adapter.System
-	for _, sys := range s.cp.Registry().Systems() {
+	for _, sys := range s.registry.Systems() {
 		if system != "" && sys.Name() != system {
 			continue
 		}

@@ -73,7 +73,7 @@ func startConsole(t *testing.T, ctx context.Context, also ...string) *simConsole
 		t.Fatal(err)
 	}
 	go cp.RunDispatcher(ctx, 100*time.Millisecond)
-	asst := assistants.New(st, cp, time.Now)
+	asst := assistants.New(st, cp, reg, time.Now)
 	// The shop's site vouches for the customer of each task the
 	// simulator opens, signing with this secret.
 	asst.SetSiteSecrets(map[string][]byte{"shop": siteSecret})

@@ -48,7 +48,7 @@ func TestMetricsPageHTMLOnBenchData(t *testing.T) {
 	sessions := kit.NewSessionStore(st, kit.SessionConfig{KeyPairs: [][]byte{[]byte("0123456789abcdef0123456789abcdef")},
 		Idle: time.Hour, Absolute: 12 * time.Hour, Now: clk})
 	srv := httptest.NewServer(web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Registry: reg, Control: cp,
-		Lists: lists.New(st, clk), Now: clk, Assistants: assistants.New(st, cp, clk), Metrics: metrics.NewReports(st)}).Handler())
+		Lists: lists.New(st, clk), Now: clk, Assistants: assistants.New(st, cp, reg, clk), Metrics: metrics.NewReports(st)}).Handler())
 	t.Cleanup(srv.Close)
 	u, err := acc.Create(ctx, accounts.NewUser{Email: "bench-manager@example.test", Name: "Bench Manager", Role: accounts.Manager,
 		Password: "a long enough password"})

@@ -57,7 +57,7 @@ func BenchmarkQueueAndTaskPages(b *testing.B) {
 	sessions := kit.NewSessionStore(st, kit.SessionConfig{KeyPairs: [][]byte{[]byte("0123456789abcdef0123456789abcdef")},
 		Idle: time.Hour, Absolute: 12 * time.Hour, Now: clk})
 	srv := httptest.NewServer(web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Registry: reg, Control: cp,
-		Lists: lists.New(st, clk), Now: clk, Assistants: assistants.New(st, cp, clk), Metrics: metrics.NewReports(st)}).Handler())
+		Lists: lists.New(st, clk), Now: clk, Assistants: assistants.New(st, cp, reg, clk), Metrics: metrics.NewReports(st)}).Handler())
 	b.Cleanup(srv.Close)
 	u, err := acc.Create(ctx, accounts.NewUser{Email: "bench-agent@example.test", Name: "Bench Agent", Role: accounts.Agent,
 		Password: "a long enough password"})
@@ -240,7 +240,7 @@ func explainRequest(b *testing.B, pool *pgxpool.Pool, target string, h http.Head
 	sessions := kit.NewSessionStore(st, kit.SessionConfig{KeyPairs: [][]byte{[]byte("0123456789abcdef0123456789abcdef")},
 		Idle: time.Hour, Absolute: 12 * time.Hour, Now: clk})
 	srv := httptest.NewServer(web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Registry: reg, Control: cp,
-		Lists: lists.New(st, clk), Now: clk, Assistants: assistants.New(st, cp, clk), Metrics: metrics.NewReports(st)}).Handler())
+		Lists: lists.New(st, clk), Now: clk, Assistants: assistants.New(st, cp, reg, clk), Metrics: metrics.NewReports(st)}).Handler())
 	defer srv.Close()
 	u, _ := url.Parse(target)
 	req, _ := http.NewRequest(http.MethodGet, srv.URL+u.RequestURI(), nil)

@@ -58,7 +58,7 @@ func BenchmarkPageCPU(b *testing.B) {
 	sessions := kit.NewSessionStore(st, kit.SessionConfig{KeyPairs: [][]byte{[]byte("0123456789abcdef0123456789abcdef")},
 		Idle: time.Hour, Absolute: 12 * time.Hour, Now: clk})
 	h := web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Registry: reg, Control: cp,
-		Lists: lists.New(st, clk), Now: clk, Assistants: assistants.New(st, cp, clk), Metrics: metrics.NewReports(st)}).Handler()
+		Lists: lists.New(st, clk), Now: clk, Assistants: assistants.New(st, cp, reg, clk), Metrics: metrics.NewReports(st)}).Handler()
 	srv := httptest.NewServer(h)
 	b.Cleanup(srv.Close)
 	u, err := acc.Create(ctx, accounts.NewUser{Email: "bench-agent@example.test", Name: "Bench Agent", Role: accounts.Agent,

@@ -249,7 +249,7 @@ func (w *world) seed(ctx context.Context) error {
 			return fmt.Errorf("chaos: stage %s/%s: %w", sa.system, sa.action, err)
 		}
 	}
-	asst := assistants.New(st, cp, time.Now)
+	asst := assistants.New(st, cp, reg, time.Now)
 	a, err := asst.Create(ctx, &admin.ID, "chaos-assistant")
 	if err != nil {
 		return err

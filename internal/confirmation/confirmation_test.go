@@ -69,15 +69,22 @@ func setupWithLimits(t *testing.T, limits confirmation.CodeLimits) (*confirmatio
 	outbox := &mail.Memory{}
 	links := confirmation.New(st, cp, reg, confirmation.Config{Mail: outbox, CodeLimits: limits}, func() time.Time { return now })
 	stores.Store(links, st)
+	registries.Store(links, reg)
 	return links, cp, &now, outbox
 }
 
 // stores holds the store of each service setup made.
-var stores sync.Map
+var stores, registries sync.Map
 
 func storeOf(links *confirmation.Service) *store.Store {
 	st, _ := stores.Load(links)
 	return st.(*store.Store)
+}
+
+// registryOf is the connected systems setup gave links.
+func registryOf(links *confirmation.Service) *adapter.Registry {
+	reg, _ := registries.Load(links)
+	return reg.(*adapter.Registry)
 }
 
 // pendingLinks has a manager put cancellations and refunds on stage 4 with
@@ -286,7 +293,7 @@ func TestTheSweepMakesTheLinksReadsShow(t *testing.T) {
 		}
 		ids = append(ids, o.InvocationID)
 	}
-	rotated := confirmation.New(st, cp, cp.Registry(), confirmation.Config{LinkKey: []byte("another key, after the rotation")}, func() time.Time { return *now })
+	rotated := confirmation.New(st, cp, registryOf(links), confirmation.Config{LinkKey: []byte("another key, after the rotation")}, func() time.Time { return *now })
 	if got, err := rotated.LiveLink(ctx, ids[0]); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("a link made under another key shown as %q, %v", got, err)
 	}
@@ -342,7 +349,7 @@ func TestARotationThatKeepsTheOldKeyKeepsTheLinks(t *testing.T) {
 		}
 		ids = append(ids, o.InvocationID)
 	}
-	before := confirmation.New(st, cp, cp.Registry(), confirmation.Config{LinkKey: []byte("the key before the rotation")}, clock)
+	before := confirmation.New(st, cp, registryOf(links), confirmation.Config{LinkKey: []byte("the key before the rotation")}, clock)
 	if _, err := before.SweepLinks(ctx); err != nil { // the links under this key
 		t.Fatal(err)
 	}
@@ -353,7 +360,7 @@ func TestARotationThatKeepsTheOldKeyKeepsTheLinks(t *testing.T) {
 		}
 		held = append(held, got)
 	}
-	rotated := confirmation.New(st, cp, cp.Registry(), confirmation.Config{LinkKey: []byte("the key after the rotation"),
+	rotated := confirmation.New(st, cp, registryOf(links), confirmation.Config{LinkKey: []byte("the key after the rotation"),
 		OldLinkKeys: [][]byte{[]byte("the key before the rotation")}}, clock)
 	if _, err := rotated.SweepLinks(ctx); err != nil {
 		t.Fatal(err)
@@ -366,7 +373,7 @@ func TestARotationThatKeepsTheOldKeyKeepsTheLinks(t *testing.T) {
 			t.Errorf("the link the customer holds: %v, want it to open", err)
 		}
 	}
-	dropped := confirmation.New(st, cp, cp.Registry(), confirmation.Config{LinkKey: []byte("the key after the rotation")}, clock)
+	dropped := confirmation.New(st, cp, registryOf(links), confirmation.Config{LinkKey: []byte("the key after the rotation")}, clock)
 	if _, err := dropped.SweepLinks(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -225,7 +225,7 @@ func TestCodeIsSentOnlyWhileTheRequestAwaits(t *testing.T) {
 	links, cp, now, outbox := setupWithMail(t)
 	ctx := context.Background()
 	inv, tok := pendingFor(t, links, cp, *now, jordan, "issue_refund", jordanRefund)
-	if _, err := cp.Decline(ctx, controlplane.CustomerActor(jordan, "account"), inv.ID, inv.Version, ""); err != nil {
+	if _, err := cp.CustomerDecide(ctx, controlplane.CustomerDecision{Actor: controlplane.CustomerActor(jordan, "account"), InvocationID: inv.ID, Verb: controlplane.CustomerDecline}); err != nil {
 		t.Fatal(err)
 	}
 	_, err := links.SendCode(ctx, tok)

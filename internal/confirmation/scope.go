@@ -36,9 +36,9 @@ func ProvedOn(o Opened, proof Proof) Proved {
 // Covers checks that p may see inv, whose task's customer is
 // taskCustomer. Another customer's request is apperr.NotFound, as if it did
 // not exist. A code or an assertion covers the request it was made on and
-// the re-quotes that replaced it (controlplane.Requote closes a request
-// whose target changed and carries it on as a fresh quote: the same
-// request, asked again); any other request is apperr.Unauthenticated with
+// the re-quotes that replaced it (a confirm through
+// controlplane.CustomerDecide closes a request whose target changed and
+// carries it on as a fresh quote: the same request, asked again); any other request is apperr.Unauthenticated with
 // code prove_for_this_request.
 func (s *Service) Covers(ctx context.Context, p Proved, inv controlplane.Invocation, taskCustomer string) error {
 	if !controlplane.SameCustomer(p.CustomerRef, taskCustomer) {

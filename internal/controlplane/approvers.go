@@ -115,10 +115,10 @@ func refuseRole(p Policy, actor Actor, verb string) error {
 		Hint: "Leave it for one of them, or ask a manager to add your role to the policy's deciders."}
 }
 
-// DecisionPolicy returns the policy that decides who may decide the
+// decisionPolicy returns the policy that decides who may decide the
 // cards of system/action: its policy, or, for an action without one, a
 // policy of the defaults (agents only).
-func (s *Service) DecisionPolicy(ctx context.Context, system, action string) (Policy, error) {
+func (s *Service) decisionPolicy(ctx context.Context, system, action string) (Policy, error) {
 	p, err := s.Policy(ctx, system, action)
 	if apperr.Is(err, apperr.NotFound) {
 		return Policy{System: system, Action: action, ApproverRoles: DefaultApproverRoles()}, nil
@@ -130,7 +130,7 @@ func (s *Service) DecisionPolicy(ctx context.Context, system, action string) (Po
 // under its policy now; pages ask it before they offer a decision, and
 // the decision itself asks again (mayDecideIn).
 func (s *Service) MayDecide(ctx context.Context, actor Actor, system, action string) (bool, Policy, error) {
-	p, err := s.DecisionPolicy(ctx, system, action)
+	p, err := s.decisionPolicy(ctx, system, action)
 	if err != nil {
 		return false, p, err
 	}

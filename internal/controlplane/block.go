@@ -57,19 +57,9 @@ type Block struct {
 	CreatedAt time.Time
 }
 
-// Blocks lists the blocks in force on the task's customer's targets, oldest
-// first: the ones made in this task and those made in their other tasks,
-// which hold here too.
-func (s *Service) Blocks(ctx context.Context, taskID string) ([]Block, error) {
-	task, err := s.Task(ctx, taskID)
-	if err != nil {
-		return nil, err
-	}
-	return s.CustomerBlocks(ctx, task.CustomerRef)
-}
-
-// CustomerBlocks is Blocks for a task already read: the blocks in force on
-// this customer's targets, oldest first.
+// CustomerBlocks lists the blocks in force on this customer's targets,
+// oldest first: a task's page shows those made in it and those made in
+// the customer's other tasks, which hold there too.
 func (s *Service) CustomerBlocks(ctx context.Context, customerRef string) ([]Block, error) {
 	rows, err := s.store.BlocksForCustomer(ctx, customerRef)
 	if err != nil {

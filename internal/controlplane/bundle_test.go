@@ -34,6 +34,7 @@ type testBundle struct {
 	ctx       context.Context
 	store     *store.Store
 	cp        *controlplane.Service
+	reg       *adapter.Registry
 	shop      *demoshop.Shop
 	shopDB    *pgxpool.Pool
 	shopURL   string
@@ -77,6 +78,7 @@ func setupOn(t *testing.T, pool *pgxpool.Pool) *testBundle {
 
 	ledger := adapter.NewLedger(st, clk.Now)
 	reg := adapter.NewRegistry(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: srv.URL, Token: shop.Token(), Ledger: ledger, Now: clk.Now}))
+	b.reg = reg
 	b.cp = controlplane.New(st, reg, controlplane.Config{CallTimeout: 5 * time.Second, LeaseMargin: time.Second}, clk.Now, nil)
 
 	acc := accounts.NewService(st, clk.Now, accounts.DefaultThrottle)

@@ -160,14 +160,14 @@ func tracedSetupOn(t *testing.T, base *pgxpool.Pool) (*testBundle, *commitCounte
 func (b *testBundle) chain(rec *commitCounter, decide func(cp *controlplane.Service) controlplane.Invocation) (before, after int) {
 	b.t.Helper()
 	events := b.taskEvents()
-	cp := controlplane.New(b.store, b.cp.Registry(), controlplane.Config{CallTimeout: time.Minute, LeaseMargin: time.Second, Workers: 4}, b.clock.Now, nil)
+	cp := controlplane.New(b.store, b.reg, controlplane.Config{CallTimeout: time.Minute, LeaseMargin: time.Second, Workers: 4}, b.clock.Now, nil)
 	idle := make(chan struct{}, 64)
-	cp.SetIdleHook(func() {
+	cp.SetHooks(controlplane.Hooks{Idle: func() {
 		select {
 		case idle <- struct{}{}:
 		default:
 		}
-	})
+	}})
 	ctx, cancel := context.WithCancel(b.ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); cp.RunDispatcher(ctx, time.Hour) }()

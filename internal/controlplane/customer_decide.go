@@ -16,7 +16,7 @@ type CustomerVerb string
 // The customer's decisions.
 const (
 	// CustomerConfirm confirms the request after a fresh dry-run: a changed
-	// target replaces it with a fresh quote instead (Requote).
+	// target replaces it with a fresh quote instead (Requoted).
 	CustomerConfirm CustomerVerb = "confirm"
 	// CustomerDecline refuses it, with an optional reason.
 	CustomerDecline CustomerVerb = "decline"
@@ -194,24 +194,4 @@ func (s *Service) mayConfirm(row store.Invocation, task store.Task) bool {
 func decidedMeanwhile(err error) bool {
 	e, ok := apperr.As(err)
 	return ok && (e.Kind == apperr.IllegalTransition || e.Kind == apperr.Conflict) || errors.Is(err, store.ErrConflict)
-}
-
-// LinkMinter makes the customer's confirmation link of an invocation
-// routed to them (confirmation.Service). The control plane stores it in
-// the transaction that routes the invocation to the customer — a proposal
-// or a fresh quote — so a read of an invocation never writes one.
-type LinkMinter interface {
-	NewLink(invocationID, customerRef string, expiresAt, now time.Time) store.ConfirmationLink
-}
-
-// MintLinksWith has the control plane make each confirmation link with m.
-// Call it once, before the service is used.
-func (s *Service) MintLinksWith(m LinkMinter) { s.links = m }
-
-// mintLink stores the link of row when it awaits its customer.
-func (s *Service) mintLink(ctx context.Context, tx *store.Tx, row store.Invocation, customerRef string) error {
-	if s.links == nil || row.State != string(AwaitingConfirmation) || row.DeadlineAt == nil {
-		return nil
-	}
-	return tx.InsertConfirmationLink(ctx, s.links.NewLink(row.ID, customerRef, *row.DeadlineAt, s.now()))
 }

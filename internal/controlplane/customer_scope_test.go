@@ -28,10 +28,9 @@ func TestAProofDecidesOnlyItsRequestInTheStateMachine(t *testing.T) {
 	for _, proof := range []string{"code", "assertion"} {
 		onA := controlplane.CustomerProvedOn(b.customer.Email, proof, a.ID)
 		decisions := map[string]func() error{
-			"confirm": func() error { _, err := b.cp.Confirm(b.ctx, onA, bInv.ID, bInv.Version); return err },
-			"decline": func() error { _, err := b.cp.Decline(b.ctx, onA, bInv.ID, bInv.Version, ""); return err },
-			"requote": func() error { _, err := b.cp.Requote(b.ctx, onA, bInv.ID); return err },
-			"stop":    func() error { _, err := b.cp.Pause(b.ctx, onA, taskB.ID, 0); return err },
+			"confirm": func() error { _, err := customerConfirm(b.ctx, b.cp, onA, bInv.ID); return err },
+			"decline": func() error { _, err := customerDecline(b.ctx, b.cp, onA, bInv.ID, ""); return err },
+			"stop":    func() error { _, err := b.cp.ChangeTask(b.ctx, onA, taskB.ID, controlplane.TaskPause, 0); return err },
 		}
 		for name, decide := range decisions {
 			err := decide()
@@ -40,7 +39,7 @@ func TestAProofDecidesOnlyItsRequestInTheStateMachine(t *testing.T) {
 			}
 		}
 		// No proof at all names a request: it decides nothing either.
-		if _, err := b.cp.Confirm(b.ctx, controlplane.CustomerActor(b.customer.Email, proof), bInv.ID, bInv.Version); err == nil {
+		if _, err := customerConfirm(b.ctx, b.cp, controlplane.CustomerActor(b.customer.Email, proof), bInv.ID); err == nil {
 			t.Errorf("a %s proof naming no request confirmed B", proof)
 		}
 	}
@@ -51,11 +50,11 @@ func TestAProofDecidesOnlyItsRequestInTheStateMachine(t *testing.T) {
 		t.Fatalf("task B after the refused stop: %+v, %v", task, err)
 	}
 
-	if _, err := b.cp.Confirm(b.ctx, controlplane.CustomerProvedOn(b.customer.Email, "code", a.ID), a.ID, a.Version); err != nil {
-		t.Errorf("A with its own code: %v", err)
+	if d, err := customerConfirm(b.ctx, b.cp, controlplane.CustomerProvedOn(b.customer.Email, "code", a.ID), a.ID); err != nil || !d.Done {
+		t.Errorf("A with its own code: %+v, %v", d, err)
 	}
 	account := controlplane.CustomerActor(b.customer.Email, controlplane.ProofAccount)
-	if _, err := b.cp.Confirm(b.ctx, account, bInv.ID, bInv.Version); err != nil {
-		t.Errorf("B with the customer's account: %v", err)
+	if d, err := customerConfirm(b.ctx, b.cp, account, bInv.ID); err != nil || !d.Done {
+		t.Errorf("B with the customer's account: %+v, %v", d, err)
 	}
 }

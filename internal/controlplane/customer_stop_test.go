@@ -16,13 +16,13 @@ func TestTheCustomerStopsOnlyTheirOwnTask(t *testing.T) {
 	task := b.task([]string{"issue_refund"}, 5, 1, 10)
 	customer := controlplane.CustomerActor(b.customer.Email, controlplane.ProofAccount)
 
-	if _, err := b.cp.Pause(b.ctx, controlplane.CustomerActor("someone.else@example.test", "code"), task.ID, 0); !apperr.Is(err, apperr.NotFound) {
+	if _, err := b.cp.ChangeTask(b.ctx, controlplane.CustomerActor("someone.else@example.test", "code"), task.ID, controlplane.TaskPause, 0); !apperr.Is(err, apperr.NotFound) {
 		t.Errorf("another customer's stop: %v, want not found", err)
 	}
-	if _, err := b.cp.Pause(b.ctx, controlplane.CustomerActor(b.customer.Email, ""), task.ID, 0); !apperr.Is(err, apperr.Forbidden) {
+	if _, err := b.cp.ChangeTask(b.ctx, controlplane.CustomerActor(b.customer.Email, ""), task.ID, controlplane.TaskPause, 0); !apperr.Is(err, apperr.Forbidden) {
 		t.Errorf("a stop without a proof: %v, want forbidden", err)
 	}
-	paused, err := b.cp.Pause(b.ctx, customer, task.ID, 0)
+	paused, err := b.cp.ChangeTask(b.ctx, customer, task.ID, controlplane.TaskPause, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,11 +30,25 @@ func TestTheCustomerStopsOnlyTheirOwnTask(t *testing.T) {
 		t.Fatalf("the customer's stop: paused by %+v, want a person's pause by the customer", paused.PausedBy)
 	}
 	for name, actor := range map[string]controlplane.Actor{"the customer": customer, "the assistant": b.assistant} {
-		if _, err := b.cp.Resume(b.ctx, actor, task.ID, paused.Version); !apperr.Is(err, apperr.Forbidden) {
+		if _, err := b.cp.ChangeTask(b.ctx, actor, task.ID, controlplane.TaskResume, paused.Version); !apperr.Is(err, apperr.Forbidden) {
 			t.Errorf("%s resumes the customer's stop: %v, want forbidden", name, err)
 		}
 	}
-	if _, err := b.cp.Cancel(b.ctx, customer, task.ID, paused.Version); !apperr.Is(err, apperr.Forbidden) {
+	if _, err := b.cp.ChangeTask(b.ctx, customer, task.ID, controlplane.TaskCancel, paused.Version); !apperr.Is(err, apperr.Forbidden) {
 		t.Errorf("the customer cancels: %v, want forbidden", err)
+	}
+}
+
+// TestChangeTaskRefusesAnUnknownVerb: ChangeTask pauses, resumes or
+// cancels; any other verb is invalid and leaves the task as it was.
+func TestChangeTaskRefusesAnUnknownVerb(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	task := b.task([]string{"issue_refund"}, 5, 1, 60)
+	if _, err := b.cp.ChangeTask(b.ctx, b.agent, task.ID, "archive", task.Version); !apperr.Is(err, apperr.Invalid) {
+		t.Errorf("archive a task: %v, want invalid", err)
+	}
+	if got, err := b.cp.Task(b.ctx, task.ID); err != nil || got.State != controlplane.TaskActive || got.Version != task.Version {
+		t.Errorf("the task after the refused verb: %+v, %v; want it untouched", got, err)
 	}
 }

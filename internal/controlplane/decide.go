@@ -3,73 +3,12 @@ package controlplane
 import (
 	"context"
 	"encoding/hex"
-	"errors"
 	"strings"
 	"time"
 
 	"countersign/internal/apperr"
-	"countersign/internal/tracing"
 	"countersign/store"
 )
-
-// Approve is a person's approval of an invocation awaiting approval, by
-// someone whose role the action's policy lets decide its cards (agents,
-// unless the policy adds managers or admins: approvers.go); otherwise
-// Forbidden, code role_may_not_approve. The approval binds to the
-// arguments approved (the proposal's, unless an agent edited them). An
-// assistant can never approve. Separation of duties applies (duties.go):
-// above the policy's second-approver amount the first approval is
-// recorded and a second, different person completes it; nobody approves
-// the reversal of an invocation they approved.
-func (s *Service) Approve(ctx context.Context, actor Actor, id string, expectedVersion int32) (Invocation, error) {
-	return s.approveAsStaff(ctx, actor, id, expectedVersion, nil, nil)
-}
-
-// Confirm is the customer's confirmation of an invocation awaiting it; the
-// customer must be the task's. The route is checked again first: when the
-// policy in force now (or the exposure) needs an agent, the confirmation is
-// recorded but sends nothing, and the invocation moves to the agents' queue
-// (reroute).
-func (s *Service) Confirm(ctx context.Context, actor Actor, id string, expectedVersion int32) (Invocation, error) {
-	if actor.Kind != ActorCustomer || actor.Proof == "" {
-		return Invocation{}, apperr.New(apperr.Forbidden, "Only the customer, once they proved who they are, can confirm this.")
-	}
-	return s.approve(ctx, actor, id, expectedVersion, AwaitingConfirmation, "confirm", EventInvocationConfirmed,
-		func(ctx context.Context, tx *store.Tx, row store.Invocation, t store.Task) error {
-			return customerMayDecide(ctx, tx, actor, row, t.CustomerRef)
-		})
-}
-
-func (s *Service) approve(ctx context.Context, actor Actor, id string, expectedVersion int32, from State, verb string, event EventAction, check func(context.Context, *store.Tx, store.Invocation, store.Task) error) (Invocation, error) {
-	var out Invocation
-	began := time.Now()
-	// The decision, the permit and the lease in one transaction when a
-	// worker is free; the request leaves right after it commits.
-	direct := s.reserveSend()
-	err := s.store.InTx(ctx, func(tx *store.Tx) error {
-		row, task, err := loadRequest(ctx, tx, id, false)
-		if err != nil {
-			return err
-		}
-		if check != nil {
-			if err := check(ctx, tx, row, task); err != nil {
-				return err
-			}
-		}
-		if out, err = s.approveRow(ctx, tx, actor, row, task, expectedVersion, from, verb, event); err != nil {
-			return err
-		}
-		out, err = direct.permitApproved(ctx, tx, out)
-		return err
-	})
-	if err == nil {
-		tracing.Done(ctx, "decide", out.ID, out.TaskID, began, "decision", verb, "actor", string(actor.Kind), "state", string(out.State))
-	}
-	if !direct.done(err) && err == nil {
-		s.kick()
-	}
-	return out, err
-}
 
 // loadRequest reads invocation id and its task in tx, the one read of
 // both a decision makes; lockTask locks the task row for the transaction.
@@ -156,44 +95,6 @@ func (s *Service) endForExpiredTask(ctx context.Context, tx *store.Tx, row store
 		"reason": r, "was": string(from)})
 }
 
-// Decline is the customer's refusal of an invocation awaiting their
-// confirmation, with an optional reason the assistant sees.
-func (s *Service) Decline(ctx context.Context, actor Actor, id string, expectedVersion int32, reason string) (Invocation, error) {
-	if actor.Kind != ActorCustomer || actor.Proof == "" {
-		return Invocation{}, apperr.New(apperr.Forbidden, "Only the customer, once they proved who they are, can decline this.")
-	}
-	return s.decline(ctx, actor, id, expectedVersion, AwaitingConfirmation, "decline", EventInvocationDeclined, reason,
-		func(ctx context.Context, tx *store.Tx, row store.Invocation, t store.Task) error {
-			return customerMayDecide(ctx, tx, actor, row, t.CustomerRef)
-		})
-}
-
-func (s *Service) decline(ctx context.Context, actor Actor, id string, expectedVersion int32, from State, verb string, event EventAction, reason string, check func(context.Context, *store.Tx, store.Invocation, store.Task) error) (Invocation, error) {
-	reason, err := declineReason(reason)
-	if err != nil {
-		return Invocation{}, err
-	}
-	var out Invocation
-	began := time.Now()
-	err = s.store.InTx(ctx, func(tx *store.Tx) error {
-		if check != nil {
-			row, task, err := loadRequest(ctx, tx, id, false)
-			if err != nil {
-				return err
-			}
-			if err := check(ctx, tx, row, task); err != nil {
-				return err
-			}
-		}
-		out, err = s.declineRow(ctx, tx, actor, id, expectedVersion, from, verb, event, reason)
-		return err
-	})
-	if err == nil {
-		tracing.Done(ctx, "decide", out.ID, out.TaskID, began, "decision", verb, "actor", string(actor.Kind), "state", string(out.State))
-	}
-	return out, err
-}
-
 // declineReason is reason trimmed, or the refusal of a reason too long.
 func declineReason(reason string) (string, error) {
 	reason = strings.TrimSpace(reason)
@@ -216,33 +117,4 @@ func (s *Service) declineRow(ctx context.Context, tx *store.Tx, actor Actor, id 
 		return out, err
 	}
 	return out, s.record(ctx, tx, actor, event, out.TaskID, id, map[string]any{"reason": reason})
-}
-
-// ExpireDue moves invocations whose decision deadline passed to expired.
-// It returns how many it expired.
-func (s *Service) ExpireDue(ctx context.Context) (int, error) {
-	rows, err := s.store.PastDeadline(ctx, s.now(), 500)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, r := range rows {
-		err := s.store.InTx(ctx, func(tx *store.Tx) error {
-			now := s.now()
-			updated, err := tx.TransitionInvocation(ctx, r.ID, []string{string(AwaitingConfirmation), string(AwaitingApproval)},
-				r.Version, string(Expired), now, store.InvocationChange{FinishedAt: &now})
-			if err != nil {
-				return err
-			}
-			return s.record(ctx, tx, SystemActor, EventInvocationExpired, updated.TaskID, r.ID, map[string]any{"was": r.State})
-		})
-		if errors.Is(err, store.ErrConflict) {
-			continue // decided meanwhile
-		}
-		if err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, nil
 }

@@ -53,7 +53,7 @@ func TestDirectSendsUnderRace(t *testing.T) {
 	if err := b.shop.SetFault(demoshop.FaultRule{Route: "PATCH /products/{id}", LatencyMS: 40}); err != nil {
 		t.Fatal(err)
 	}
-	cp := controlplane.New(b.store, b.cp.Registry(), controlplane.Config{CallTimeout: time.Minute, LeaseMargin: time.Second, Workers: 8}, b.clock.Now, nil)
+	cp := controlplane.New(b.store, b.reg, controlplane.Config{CallTimeout: time.Minute, LeaseMargin: time.Second, Workers: 8}, b.clock.Now, nil)
 	b.runDispatcher(cp)
 
 	var wg sync.WaitGroup
@@ -117,7 +117,7 @@ func TestPauseRacingDirectSends(t *testing.T) {
 	if err := b.shop.SetFault(demoshop.FaultRule{Route: "PATCH /products/{id}", LatencyMS: 15}); err != nil {
 		t.Fatal(err)
 	}
-	cp := controlplane.New(b.store, b.cp.Registry(), controlplane.Config{CallTimeout: time.Minute, LeaseMargin: time.Second, Workers: 4}, b.clock.Now, nil)
+	cp := controlplane.New(b.store, b.reg, controlplane.Config{CallTimeout: time.Minute, LeaseMargin: time.Second, Workers: 4}, b.clock.Now, nil)
 	b.runDispatcher(cp)
 	var wg sync.WaitGroup
 	for i := range products {
@@ -129,7 +129,7 @@ func TestPauseRacingDirectSends(t *testing.T) {
 	for range 3 { // pause once writes are reaching the shop
 		<-b.writes
 	}
-	if _, err := cp.Pause(b.ctx, b.assistant, task.ID, 0); err != nil {
+	if _, err := cp.ChangeTask(b.ctx, b.assistant, task.ID, controlplane.TaskPause, 0); err != nil {
 		t.Fatal(err)
 	}
 	wg.Wait()
@@ -186,12 +186,12 @@ func TestBlockWaitsForAProposalThatMovesNoMoney(t *testing.T) {
 	}
 	counted, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	b.cp.SetProposalHooks(nil, func() {
+	b.cp.SetHooks(controlplane.Hooks{ExposureCounted: func() {
 		once.Do(func() {
 			close(counted)
 			<-release
 		})
-	})
+	}})
 	proposed := make(chan error, 1)
 	go func() {
 		_, err := b.tryPropose(task, "change_shipping_address", map[string]any{"order_id": order.ID, "address": map[string]any{

@@ -104,12 +104,12 @@ func (b *testBundle) untilState(cp *controlplane.Service, events <-chan struct{}
 func (b *testBundle) runDispatcher(cp *controlplane.Service) (idle <-chan struct{}) {
 	b.t.Helper()
 	ch := make(chan struct{}, 64)
-	cp.SetIdleHook(func() {
+	cp.SetHooks(controlplane.Hooks{Idle: func() {
 		select {
 		case ch <- struct{}{}:
 		default:
 		}
-	})
+	}})
 	ctx, cancel := context.WithCancel(b.ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); cp.RunDispatcher(ctx, time.Hour) }()
@@ -181,7 +181,7 @@ func TestProposalDispatchesWithoutATickOrANotify(t *testing.T) {
 	b := setup(t)
 	events := b.taskEvents()
 	b.setStage("update_product_description", controlplane.StageAutonomous)
-	cp := controlplane.New(deafStore{b.store}, b.cp.Registry(),
+	cp := controlplane.New(deafStore{b.store}, b.reg,
 		controlplane.Config{CallTimeout: time.Minute, LeaseMargin: time.Second, Workers: 2}, b.clock.Now, nil)
 	idle := b.runDispatcher(cp)
 	select {
@@ -208,7 +208,7 @@ func TestProposalDispatchesWithoutATickOrANotify(t *testing.T) {
 	if err != nil || queued.State != controlplane.AwaitingApproval {
 		t.Fatalf("propose: %v (%s)", err, queued.State)
 	}
-	if _, err := cp.Approve(b.ctx, b.agent, queued.ID, queued.Version); err != nil {
+	if _, err := staffApprove(b.ctx, cp, b.agent, queued.ID, queued.Version); err != nil {
 		t.Fatal(err)
 	}
 	b.untilState(cp, events, queued.ID, controlplane.Completed)
@@ -228,7 +228,7 @@ func TestDispatchersOfTwoInstancesSendEachWriteOnce(t *testing.T) {
 		invs = append(invs, b.edits(b.task([]string{"update_product_description"}, 100, 2, 1000), 20)...)
 	}
 	for range 2 {
-		cp := controlplane.New(b.store, b.cp.Registry(), controlplane.Config{CallTimeout: time.Minute, LeaseMargin: time.Second, Workers: 8}, b.clock.Now, nil)
+		cp := controlplane.New(b.store, b.reg, controlplane.Config{CallTimeout: time.Minute, LeaseMargin: time.Second, Workers: 8}, b.clock.Now, nil)
 		b.runDispatcher(cp)
 	}
 	for _, inv := range invs {

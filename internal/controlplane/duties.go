@@ -182,7 +182,7 @@ func (s *Service) firstApproval(ctx context.Context, tx *store.Tx, actor Actor, 
 // one: their role is one the action's policy lets decide now.
 func (s *Service) FirstApprovers(ctx context.Context, inv Invocation) ([]int64, error) {
 	hash := inv.ArgsHash
-	p, err := s.DecisionPolicy(ctx, inv.System, inv.Action)
+	p, err := s.decisionPolicy(ctx, inv.System, inv.Action)
 	if err != nil {
 		return nil, err
 	}

@@ -82,21 +82,21 @@ func TestSecondApproverAboveThePolicyAmount(t *testing.T) {
 	// pending or moved on the customer counts towards the amount, so after
 	// the $42.00 below even $5.00 would need two.)
 	small := b.propose(task, "issue_refund", refund(b.order(5).ID, 500, "damaged"), "")
-	if got, err := b.cp.Approve(b.ctx, b.agent, small.ID, small.Version); err != nil || got.State != controlplane.Approved {
+	if got, err := staffApprove(b.ctx, b.cp, b.agent, small.ID, small.Version); err != nil || got.State != controlplane.Approved {
 		t.Fatalf("below the amount one approver is enough: %v %v", got.State, err)
 	}
 	inv := b.propose(task, "issue_refund", refund(b.order(4).ID, 4200, "damaged"), "")
-	first, err := b.cp.Approve(b.ctx, b.agent, inv.ID, inv.Version)
+	first, err := staffApprove(b.ctx, b.cp, b.agent, inv.ID, inv.Version)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if first.State != controlplane.AwaitingApproval || first.Version == inv.Version {
 		t.Fatalf("after first approval: %s v%d, want still pending at a new version", first.State, first.Version)
 	}
-	if _, err := b.cp.Approve(b.ctx, b.agent, inv.ID, first.Version); !apperr.Is(err, apperr.Forbidden) {
+	if _, err := staffApprove(b.ctx, b.cp, b.agent, inv.ID, first.Version); !apperr.Is(err, apperr.Forbidden) {
 		t.Fatalf("same person approving twice: %v, want forbidden", err)
 	}
-	second, err := b.cp.Approve(b.ctx, b.agent2, inv.ID, first.Version)
+	second, err := staffApprove(b.ctx, b.cp, b.agent2, inv.ID, first.Version)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestApproverCannotApproveReversalOfOwnApproval(t *testing.T) {
 	}
 	task := b.task([]string{"cancel_subscription"}, 10, 2, 60)
 	cancel := b.propose(task, "cancel_subscription", map[string]any{"subscription_id": sub.ID, "reason_code": "switching", "effective": "end_of_period"}, "")
-	if _, err := b.cp.Approve(b.ctx, b.agent, cancel.ID, cancel.Version); err != nil {
+	if _, err := staffApprove(b.ctx, b.cp, b.agent, cancel.ID, cancel.Version); err != nil {
 		t.Fatal(err)
 	}
 	b.dispatchAll()
@@ -123,10 +123,10 @@ func TestApproverCannotApproveReversalOfOwnApproval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.cp.Approve(b.ctx, b.agent, rev.ID, rev.Version); !apperr.Is(err, apperr.Forbidden) {
+	if _, err := staffApprove(b.ctx, b.cp, b.agent, rev.ID, rev.Version); !apperr.Is(err, apperr.Forbidden) {
 		t.Fatalf("approving the reversal of one's own approval: %v, want forbidden", err)
 	}
-	if _, err := b.cp.Approve(b.ctx, b.agent2, rev.ID, rev.Version); err != nil {
+	if _, err := staffApprove(b.ctx, b.cp, b.agent2, rev.ID, rev.Version); err != nil {
 		t.Fatalf("a colleague approves the reversal: %v", err)
 	}
 }

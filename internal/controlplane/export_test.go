@@ -1,26 +1,38 @@
 package controlplane
 
-// SetTestHooks stops the dispatcher where timing matters: slotWait runs
-// when it must wait for a free worker, beforeStart in a worker after its
-// permit and just before it starts the send. Either may be nil. Set them
-// before dispatching.
-func (s *Service) SetTestHooks(slotWait func(), beforeStart func(invocationID string)) {
-	s.hooks.slotWait, s.hooks.beforeStart = slotWait, beforeStart
+import "countersign/internal/adapter"
+
+// Hooks stop the control plane where timing matters, for tests only: each
+// runs at its point when set, and a nil one does nothing.
+type Hooks struct {
+	// SlotWait runs when the dispatcher must wait for a free worker.
+	SlotWait func()
+	// BeforeStart runs in a worker after its permit, just before it starts
+	// the send.
+	BeforeStart func(invocationID string)
+	// Idle runs each time RunDispatcher has claimed all it could and waits
+	// to be woken.
+	Idle func()
+	// BeforeExposureLock runs in a proposal's transaction just before it
+	// takes the exposure locks; ExposureCounted after the exposure is
+	// counted, before the insert.
+	BeforeExposureLock, ExposureCounted func()
+	// ChangeLocked runs in a re-quote's or an edit's transaction once it
+	// holds the request's and the task's locks, before it writes, with
+	// "requote" or "edit".
+	ChangeLocked func(path string)
 }
 
-// SetIdleHook makes RunDispatcher call idle each time it has claimed all
-// it could and waits to be woken. Set it before RunDispatcher starts.
-func (s *Service) SetIdleHook(idle func()) { s.hooks.idle = idle }
-
-// SetProposalHooks stops a proposal where a race on exposure matters:
-// beforeLock runs in its transaction just before the exposure locks,
-// counted after the exposure is counted and before the insert. Set them
-// before proposing.
-func (s *Service) SetProposalHooks(beforeLock, counted func()) {
-	s.hooks.beforeExposureLock, s.hooks.exposureCounted = beforeLock, counted
+// SetHooks sets the hooks, all at once, replacing any set before. Set them
+// before the service is used: before RunDispatcher starts, or a dispatch,
+// a proposal or a change.
+func (s *Service) SetHooks(h Hooks) {
+	s.hooks = testHooks{slotWait: h.SlotWait, beforeStart: h.BeforeStart, idle: h.Idle,
+		beforeExposureLock: h.BeforeExposureLock, exposureCounted: h.ExposureCounted, changeLocked: h.ChangeLocked}
 }
 
-// SetChangeLockedHook stops a re-quote or an edit in its transaction once
-// it holds the request's and the task's locks, before it writes: locked
-// runs there with "requote" or "edit". Set it before either starts.
-func (s *Service) SetChangeLockedHook(locked func(path string)) { s.hooks.changeLocked = locked }
+// Compensation exposes compensationFor, the rule of which actions Reverse
+// can undo, to the tests of that rule.
+func (s *Service) Compensation(system, action string) (adapter.ActionSpec, error) {
+	return s.compensationFor(system, action)
+}

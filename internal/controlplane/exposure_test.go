@@ -63,7 +63,7 @@ func (b *testBundle) taskIn(assistant controlplane.Actor, conversation string, a
 
 func (b *testBundle) moneyActions() []string {
 	var out []string
-	for _, sys := range b.cp.Registry().Systems() {
+	for _, sys := range b.reg.Systems() {
 		for _, a := range sys.Actions() {
 			if a.AmountParam != "" {
 				out = append(out, a.Name)
@@ -153,15 +153,15 @@ func TestSplitRoutesLikeTheWhole(t *testing.T) {
 		b.newCustomer()
 		b.setStage(action, controlplane.StagePropose)
 		one := propose(b.assistant, mc.target(b), 30000)
-		if got, err := b.cp.Approve(b.ctx, b.agent, one.ID, one.Version); err != nil || got.State != controlplane.Approved {
+		if got, err := staffApprove(b.ctx, b.cp, b.agent, one.ID, one.Version); err != nil || got.State != controlplane.Approved {
 			t.Fatalf("%s: $300.00 with one approver: %v %v", action, got.State, err)
 		}
 		two := propose(other, mc.target(b), 30000)
-		got, err := b.cp.Approve(b.ctx, b.agent, two.ID, two.Version)
+		got, err := staffApprove(b.ctx, b.cp, b.agent, two.ID, two.Version)
 		if err != nil || got.State != controlplane.AwaitingApproval {
 			t.Fatalf("%s: the second $300.00 after one approval: %v %v, want a first approval only", action, got.State, err)
 		}
-		if got, err = b.cp.Approve(b.ctx, b.agent2, two.ID, got.Version); err != nil || got.State != controlplane.Approved {
+		if got, err = staffApprove(b.ctx, b.cp, b.agent2, two.ID, got.Version); err != nil || got.State != controlplane.Approved {
 			t.Fatalf("%s: second approver: %v %v", action, got.State, err)
 		}
 	}
@@ -185,7 +185,7 @@ func TestConcurrentSplitsRouteAsOne(t *testing.T) {
 	// nothing and run automatically.
 	var arrived sync.WaitGroup
 	arrived.Add(n)
-	b.cp.SetProposalHooks(arrived.Done, arrived.Wait)
+	b.cp.SetHooks(controlplane.Hooks{BeforeExposureLock: arrived.Done, ExposureCounted: arrived.Wait})
 	var wg sync.WaitGroup
 	invs := make([]controlplane.Invocation, n)
 	errs := make([]error, n)
@@ -232,7 +232,7 @@ func TestBlockHoldsAcrossTasks(t *testing.T) {
 	if e, ok := apperr.As(err); !ok || e.Code != "blocked_after_refusal" || e.Kind != apperr.IllegalTransition {
 		t.Fatalf("retry in a new task with another reason: %v, want blocked_after_refusal", err)
 	}
-	blocks, err := b.cp.Blocks(b.ctx, second.ID)
+	blocks, err := b.cp.CustomerBlocks(b.ctx, second.CustomerRef)
 	if err != nil || len(blocks) != 1 || blocks[0].TargetID != o.ID || blocks[0].TaskID != first.ID {
 		t.Fatalf("the new task's page lists blocks %+v (%v), want the one made in the first task", blocks, err)
 	}
@@ -270,7 +270,7 @@ func TestDuplicateAcrossTasksOfOneConversation(t *testing.T) {
 	}
 	// Pending in a task that was cancelled: it can never be sent, so it
 	// holds nothing back either.
-	if _, err := b.cp.Cancel(b.ctx, b.agent, two.ID, 0); err != nil {
+	if _, err := b.cp.ChangeTask(b.ctx, b.agent, two.ID, controlplane.TaskCancel, 0); err != nil {
 		t.Fatal(err)
 	}
 	three := b.taskIn(b.assistant, conv, []string{"issue_refund"}, 10, 60)
@@ -296,12 +296,10 @@ func TestTightenedPolicyReroutesAPendingConfirmation(t *testing.T) {
 		t.Fatalf("stage 4 routed to %s", inv.State)
 	}
 	b.setStage("issue_refund", controlplane.StagePropose)
-	got, err := b.cp.Confirm(b.ctx, controlplane.CustomerProvedOn(b.customer.Email, "code", inv.ID), inv.ID, inv.Version)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.State != controlplane.AwaitingApproval {
-		t.Fatalf("confirmed after the policy moved to stage 3: %s, want awaiting approval", got.State)
+	d, err := customerConfirm(b.ctx, b.cp, controlplane.CustomerProvedOn(b.customer.Email, "code", inv.ID), inv.ID)
+	got := d.Invocation
+	if err != nil || got.State != controlplane.AwaitingApproval {
+		t.Fatalf("confirmed after the policy moved to stage 3: %s, %v, want awaiting approval", got.State, err)
 	}
 	b.dispatchAll()
 	if n := len(b.effects(inv.IdempotencyKey)); n != 0 {
@@ -320,7 +318,7 @@ func TestTightenedPolicyReroutesAPendingConfirmation(t *testing.T) {
 	if !strings.Contains(why, "policy changed") {
 		t.Errorf("no rerouted event saying the policy changed (why %q)", why)
 	}
-	if got, err = b.cp.Approve(b.ctx, b.agent, inv.ID, got.Version); err != nil {
+	if got, err = staffApprove(b.ctx, b.cp, b.agent, inv.ID, got.Version); err != nil {
 		t.Fatal(err)
 	}
 	b.dispatchAll()
@@ -339,13 +337,13 @@ func TestTightenedPolicyStopsAnApprovedWriteAtThePermit(t *testing.T) {
 	auto := b.propose(task, "issue_refund", refund(b.order(3).ID, 500, "damaged"), "")
 	b.setStage("issue_refund", controlplane.StageAssisted)
 	confirmed := b.propose(task, "issue_refund", refund(b.order(3).ID, 600, "damaged"), "")
-	confirmed, err := b.cp.Confirm(b.ctx, controlplane.CustomerProvedOn(b.customer.Email, "code", confirmed.ID), confirmed.ID, confirmed.Version)
-	if err != nil || auto.State != controlplane.Approved || confirmed.State != controlplane.Approved {
+	d, err := customerConfirm(b.ctx, b.cp, controlplane.CustomerProvedOn(b.customer.Email, "code", confirmed.ID), confirmed.ID)
+	if confirmed = d.Invocation; err != nil || auto.State != controlplane.Approved || confirmed.State != controlplane.Approved {
 		t.Fatalf("setup: auto %s, confirmed %s, %v", auto.State, confirmed.State, err)
 	}
 	b.setStage("issue_refund", controlplane.StagePropose)
 	agent := b.propose(task, "issue_refund", refund(b.order(3).ID, 700, "damaged"), "")
-	if agent, err = b.cp.Approve(b.ctx, b.agent, agent.ID, agent.Version); err != nil || agent.State != controlplane.Approved {
+	if agent, err = staffApprove(b.ctx, b.cp, b.agent, agent.ID, agent.Version); err != nil || agent.State != controlplane.Approved {
 		t.Fatalf("setup: agent approval %v %v", agent.State, err)
 	}
 	// Stage 3 now, and two approvers above $1.00.

@@ -17,7 +17,7 @@ func (b *testBundle) approved(task controlplane.Task, action string, args any) c
 	inv := b.propose(task, action, args, "")
 	if inv.State == controlplane.AwaitingApproval {
 		var err error
-		if inv, err = b.cp.Approve(b.ctx, b.agent, inv.ID, inv.Version); err != nil {
+		if inv, err = staffApprove(b.ctx, b.cp, b.agent, inv.ID, inv.Version); err != nil {
 			b.t.Fatal(err)
 		}
 	}
@@ -183,7 +183,7 @@ func TestReverseThroughCompensation(t *testing.T) {
 	if rev.Action != "reinstate_subscription" || rev.CompensatesID != cancel.ID || rev.State != controlplane.AwaitingApproval {
 		t.Fatalf("reversal = %s %s compensates %q", rev.Action, rev.State, rev.CompensatesID)
 	}
-	if _, err := b.cp.Approve(b.ctx, b.agent2, rev.ID, rev.Version); err != nil {
+	if _, err := staffApprove(b.ctx, b.cp, b.agent2, rev.ID, rev.Version); err != nil {
 		t.Fatal(err)
 	}
 	b.dispatchAll()
@@ -216,7 +216,7 @@ func TestGlobalStopAndCancelLeaveWorkNotDispatched(t *testing.T) {
 
 	pending := b.propose(task, "issue_refund", refund(b.order(2).ID, 100, "wrong_item"), "")
 	approved := b.approved(task, "issue_refund", refund(b.order(3).ID, 100, "wrong_item"))
-	if _, err := b.cp.Cancel(b.ctx, b.assistant, task.ID, 0); err != nil {
+	if _, err := b.cp.ChangeTask(b.ctx, b.assistant, task.ID, controlplane.TaskCancel, 0); err != nil {
 		t.Fatal(err)
 	}
 	if got := b.wantState(approved.ID, controlplane.NotDispatched); got.NotDispatchedReason != controlplane.ReasonTaskCancelled {

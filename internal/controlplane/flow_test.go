@@ -34,7 +34,7 @@ func TestProposeRoutesByStageAndDispatchesOnce(t *testing.T) {
 	}
 	b.dispatchAll()
 	b.wantState(inv.ID, controlplane.AwaitingApproval) // nothing leaves before approval
-	inv, err = b.cp.Approve(b.ctx, b.agent, inv.ID, inv.Version)
+	inv, err = staffApprove(b.ctx, b.cp, b.agent, inv.ID, inv.Version)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,20 +56,20 @@ func TestProposeRoutesByStageAndDispatchesOnce(t *testing.T) {
 	if c.State != controlplane.AwaitingConfirmation {
 		t.Fatalf("stage 4 routed to %s", c.State)
 	}
-	if _, err := b.cp.Confirm(b.ctx, controlplane.CustomerProvedOn("someone-else@example.test", "code", c.ID), c.ID, 0); !apperr.Is(err, apperr.NotFound) {
+	if _, err := customerConfirm(b.ctx, b.cp, controlplane.CustomerProvedOn("someone-else@example.test", "code", c.ID), c.ID); !apperr.Is(err, apperr.NotFound) {
 		t.Errorf("another customer confirming: %v, want not found", err)
 	}
 	for _, who := range []controlplane.Actor{controlplane.CustomerActor(b.customer.Email, ""),
 		controlplane.AssistantActor("asst_1", "Assistant")} {
-		if _, err := b.cp.Confirm(b.ctx, who, c.ID, c.Version); !apperr.Is(err, apperr.Forbidden) {
+		if _, err := customerConfirm(b.ctx, b.cp, who, c.ID); !apperr.Is(err, apperr.Forbidden) {
 			t.Errorf("confirming as %s without the customer's proof: %v, want forbidden", who.Kind, err)
 		}
 	}
-	if _, err := b.cp.Approve(b.ctx, b.agent, c.ID, 0); !apperr.Is(err, apperr.IllegalTransition) {
+	if _, err := staffApprove(b.ctx, b.cp, b.agent, c.ID, 0); !apperr.Is(err, apperr.IllegalTransition) {
 		t.Errorf("agent approving a stage-4 confirmation: %v, want illegal transition", err)
 	}
-	if _, err := b.cp.Confirm(b.ctx, controlplane.CustomerProvedOn(b.customer.Email, "code", c.ID), c.ID, c.Version); err != nil {
-		t.Fatal(err)
+	if d, err := customerConfirm(b.ctx, b.cp, controlplane.CustomerProvedOn(b.customer.Email, "code", c.ID), c.ID); err != nil || !d.Done {
+		t.Fatalf("the customer confirming: %+v, %v", d, err)
 	}
 	b.dispatchAll()
 	b.wantState(c.ID, controlplane.Completed)
@@ -141,20 +141,22 @@ func TestIllegalAndStaleTransitionsAreRefused(t *testing.T) {
 	task := b.task([]string{"issue_refund"}, 10, 2, 60)
 	inv := b.propose(task, "issue_refund", refund(b.order(3).ID, 100, "wrong_item"), "")
 
-	if _, err := b.cp.Approve(b.ctx, b.agent, inv.ID, inv.Version+1); !apperr.Is(err, apperr.Conflict) {
+	if _, err := staffApprove(b.ctx, b.cp, b.agent, inv.ID, inv.Version+1); !apperr.Is(err, apperr.Conflict) {
 		t.Errorf("approve with a stale version: %v, want conflict", err)
 	}
-	if _, err := b.cp.Approve(b.ctx, b.assistant, inv.ID, inv.Version); !apperr.Is(err, apperr.Forbidden) {
+	if _, err := staffApprove(b.ctx, b.cp, b.assistant, inv.ID, inv.Version); !apperr.Is(err, apperr.Forbidden) {
 		t.Errorf("assistant approving: %v, want forbidden", err)
 	}
-	if _, err := b.cp.Confirm(b.ctx, controlplane.CustomerProvedOn(b.customer.Email, "code", inv.ID), inv.ID, 0); !apperr.Is(err, apperr.IllegalTransition) {
-		t.Errorf("confirming a stage-3 proposal: %v, want illegal transition", err)
+	// The customer's door decides nothing on what awaits an agent.
+	if d, err := customerConfirm(b.ctx, b.cp, controlplane.CustomerProvedOn(b.customer.Email, "code", inv.ID), inv.ID); err != nil || d.Done ||
+		b.get(inv.ID).State != controlplane.AwaitingApproval {
+		t.Errorf("confirming a stage-3 proposal: %+v, %v, want nothing decided", d, err)
 	}
-	approved, err := b.cp.Approve(b.ctx, b.agent, inv.ID, inv.Version)
+	approved, err := staffApprove(b.ctx, b.cp, b.agent, inv.ID, inv.Version)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.cp.Approve(b.ctx, b.agent2, inv.ID, approved.Version); !apperr.Is(err, apperr.IllegalTransition) {
+	if _, err := staffApprove(b.ctx, b.cp, b.agent2, inv.ID, approved.Version); !apperr.Is(err, apperr.IllegalTransition) {
 		t.Errorf("approving twice: %v, want illegal transition", err)
 	}
 	if _, err := b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: b.agent, InvocationID: inv.ID, Verb: controlplane.StaffReject, Version: 0, Reason: controlplane.OtherReason, Other: "changed my mind"}); !apperr.Is(err, apperr.IllegalTransition) {
@@ -163,10 +165,10 @@ func TestIllegalAndStaleTransitionsAreRefused(t *testing.T) {
 	if _, err := b.cp.Reconcile(b.ctx, b.agent, inv.ID); !apperr.Is(err, apperr.IllegalTransition) {
 		t.Errorf("reconciling an approved invocation: %v, want illegal transition", err)
 	}
-	if _, err := b.cp.Resume(b.ctx, b.assistant, task.ID, 0); !apperr.Is(err, apperr.IllegalTransition) {
+	if _, err := b.cp.ChangeTask(b.ctx, b.assistant, task.ID, controlplane.TaskResume, 0); !apperr.Is(err, apperr.IllegalTransition) {
 		t.Errorf("resuming an active task: %v, want illegal transition", err)
 	}
-	if _, err := b.cp.Pause(b.ctx, b.assistant, task.ID, task.Version+5); !apperr.Is(err, apperr.Conflict) {
+	if _, err := b.cp.ChangeTask(b.ctx, b.assistant, task.ID, controlplane.TaskPause, task.Version+5); !apperr.Is(err, apperr.Conflict) {
 		t.Errorf("pausing with a stale version: %v, want conflict", err)
 	}
 }
@@ -194,19 +196,20 @@ func TestRejectDeclineAndExpire(t *testing.T) {
 	if c.State != controlplane.AwaitingConfirmation {
 		t.Fatalf("address change is %s", c.State)
 	}
-	declined, err := b.cp.Decline(b.ctx, controlplane.CustomerProvedOn(b.customer.Email, "code", c.ID), c.ID, c.Version, "wrong city")
-	if err != nil || declined.State != controlplane.Rejected {
-		t.Fatalf("decline: %v %s", err, declined.State)
+	declined, err := customerDecline(b.ctx, b.cp, controlplane.CustomerProvedOn(b.customer.Email, "code", c.ID), c.ID, "wrong city")
+	if err != nil || !declined.Done || declined.Invocation.State != controlplane.Rejected {
+		t.Fatalf("decline: %v %+v", err, declined)
 	}
 
 	b.clock.Advance(11 * time.Minute) // outside the dedup window
 	late := b.propose(task, "change_shipping_address", addr, "")
 	b.clock.Advance(31 * time.Minute)
-	if _, err := b.cp.Confirm(b.ctx, controlplane.CustomerProvedOn(b.customer.Email, "code", late.ID), late.ID, late.Version); !apperr.Is(err, apperr.IllegalTransition) {
-		t.Errorf("confirming after the deadline: %v, want illegal transition", err)
+	if d, err := customerConfirm(b.ctx, b.cp, controlplane.CustomerProvedOn(b.customer.Email, "code", late.ID), late.ID); err != nil || d.Done ||
+		b.get(late.ID).State != controlplane.AwaitingConfirmation {
+		t.Errorf("confirming after the deadline: %+v, %v, want nothing decided", d, err)
 	}
-	if n, err := b.cp.ExpireDue(b.ctx); err != nil || n != 1 {
-		t.Fatalf("ExpireDue = %d, %v; want 1", n, err)
+	if sw, err := b.cp.Sweep(b.ctx); err != nil || sw.Expired != 1 {
+		t.Fatalf("Sweep = %+v, %v; want 1 expired", sw, err)
 	}
 	b.wantState(late.ID, controlplane.Expired)
 }

@@ -2,12 +2,8 @@ package controlplane
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"time"
 
-	"countersign/internal/adapter"
 	"countersign/store"
 )
 
@@ -92,77 +88,4 @@ func (s *Service) haltSend(ctx context.Context, inv Invocation, lease string) (b
 		return tx.Notify(ctx, store.DispatchChannel, inv.TaskID)
 	})
 	return halted, err
-}
-
-// sweepLockWait is how long the sweep waits for an invocation's row lock
-// before leaving that row to its next pass.
-const sweepLockWait = 200 * time.Millisecond
-
-// SweepLeases makes every invocation still dispatching after its lease
-// unverified: the console that held it died or lost track, or its worker
-// did not start the send within the lease and so will not send it (found
-// at start-up and by the periodic sweep). Nothing is re-sent.
-func (s *Service) SweepLeases(ctx context.Context) (int, error) {
-	rows, err := s.store.ExpiredLeases(ctx, s.now(), 500)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, r := range rows {
-		err := s.store.InTx(ctx, func(tx *store.Tx) error {
-			// A console frozen inside StartSend's transaction holds the
-			// row; waiting for it would stall every other expired lease
-			// behind it. Skip it this pass: PostgreSQL ends that session
-			// after the idle-in-transaction timeout, and the next pass
-			// sweeps the row (or finds StartSend committed first).
-			if err := tx.LockTimeout(ctx, sweepLockWait); err != nil {
-				return err
-			}
-			now := s.now()
-			ae := &adapter.Error{Code: adapter.CodeOutcomeUnknown, Outcome: adapter.Unknown,
-				Message: "The console lost track of this request while it was being sent; it may or may not have been applied.",
-				Hint:    "Do not retry. Inspect the original call and reconcile it."}
-			raw, _ := json.Marshal(ae)
-			// The version read with the expired lease: a worker that
-			// restarted the lease since (StartSend bumps it) wins.
-			if _, err := tx.TransitionInvocation(ctx, r.ID, []string{string(Dispatching)}, r.Version, string(Unverified), now,
-				store.InvocationChange{Error: raw}); err != nil {
-				return err
-			}
-			return s.record(ctx, tx, SystemActor, EventInvocationUnverified, r.TaskID, r.ID, map[string]any{
-				"code": ae.Code, "lease_until": r.LeaseUntil})
-		})
-		if errors.Is(err, store.ErrConflict) {
-			continue
-		}
-		if errors.Is(err, store.ErrBusy) {
-			s.log.Warn("sweep: invocation locked by another session; trying again next pass", "invocation", r.ID)
-			continue
-		}
-		if err != nil {
-			return n, fmt.Errorf("controlplane: sweep %s: %w", r.ID, err)
-		}
-		n++
-	}
-	return n, nil
-}
-
-// testHooks let tests stop the dispatcher where timing matters; they are
-// nil outside tests (see export_test.go).
-type testHooks struct {
-	// slotWait runs when the dispatcher must wait for a free worker.
-	slotWait func()
-	// beforeStart runs in a worker after its permit, before startSend.
-	beforeStart func(invocationID string)
-	// idle runs when RunDispatcher has claimed all it could and waits to be
-	// woken.
-	idle func()
-	// beforeExposureLock runs in a proposal's transaction just before it
-	// takes the exposure locks; exposureCounted right after it counted the
-	// exposure, before it inserts.
-	beforeExposureLock, exposureCounted func()
-	// changeLocked runs in a re-quote's or an edit's transaction once it
-	// holds its locks (the request's and the task's), before it writes;
-	// path is "requote" or "edit".
-	changeLocked func(path string)
 }

@@ -92,12 +92,12 @@ func TestQueuedWriteWaitsForAWorkerBeforeItsPermit(t *testing.T) {
 	invs := b.edits(task, 3)
 	cp, gate := b.gatedService(false)
 	waiting := make(chan struct{}, 8)
-	cp.SetTestHooks(func() {
+	cp.SetHooks(controlplane.Hooks{SlotWait: func() {
 		select {
 		case waiting <- struct{}{}:
 		default:
 		}
-	}, nil)
+	}})
 
 	done := make(chan error, 1)
 	go func() {
@@ -107,7 +107,7 @@ func TestQueuedWriteWaitsForAWorkerBeforeItsPermit(t *testing.T) {
 	atShop := <-gate.arrived // the only worker is at the shop
 	<-waiting                // and the dispatcher waits for it
 	b.clock.Advance(gatedLease + time.Second)
-	if _, err := cp.SweepLeases(b.ctx); err != nil {
+	if _, err := cp.Sweep(b.ctx); err != nil {
 		t.Fatal(err)
 	}
 	swept := map[string]int{} // invocation → Execute calls before the sweep
@@ -168,10 +168,10 @@ func TestPermitWhoseLeaseRanOutIsNeverSent(t *testing.T) {
 			inv := b.edits(task, 1)[0]
 			cp, gate := b.gatedService(true)
 			atStart, goOn := make(chan string, 1), make(chan struct{})
-			cp.SetTestHooks(nil, func(id string) {
+			cp.SetHooks(controlplane.Hooks{BeforeStart: func(id string) {
 				atStart <- id
 				<-goOn
-			})
+			}})
 			type answer struct {
 				sent bool
 				err  error
@@ -185,8 +185,8 @@ func TestPermitWhoseLeaseRanOutIsNeverSent(t *testing.T) {
 			b.wantState(inv.ID, controlplane.Dispatching)
 			b.clock.Advance(gatedLease + time.Second)
 			if tc.sweepFirst {
-				if n, err := cp.SweepLeases(b.ctx); err != nil || n != 1 {
-					t.Fatalf("sweep: %d, %v; want 1", n, err)
+				if sw, err := cp.Sweep(b.ctx); err != nil || sw.Unverified != 1 {
+					t.Fatalf("sweep: %+v, %v; want 1 unverified", sw, err)
 				}
 			}
 			close(goOn)
@@ -195,8 +195,8 @@ func TestPermitWhoseLeaseRanOutIsNeverSent(t *testing.T) {
 			}
 			if !tc.sweepFirst {
 				b.wantState(inv.ID, controlplane.Dispatching)
-				if n, err := cp.SweepLeases(b.ctx); err != nil || n != 1 {
-					t.Fatalf("sweep: %d, %v; want 1", n, err)
+				if sw, err := cp.Sweep(b.ctx); err != nil || sw.Unverified != 1 {
+					t.Fatalf("sweep: %+v, %v; want 1 unverified", sw, err)
 				}
 			}
 			b.wantState(inv.ID, controlplane.Unverified)
@@ -233,7 +233,7 @@ func TestOnlyTheLeaseHolderSendsOrRecords(t *testing.T) {
 	}
 
 	before, gate := b.gatedService(true)
-	before.SetTestHooks(nil, steal)
+	before.SetHooks(controlplane.Hooks{BeforeStart: steal})
 	if sent, err := before.Dispatch(b.ctx, invs[0].ID); err != nil || sent {
 		t.Errorf("Dispatch under a stolen lease = %v, %v; want not sent", sent, err)
 	}

@@ -33,11 +33,11 @@ func TestExactlyOnceUnderRace(t *testing.T) {
 			<-start
 			switch i % 4 {
 			case 0:
-				if _, err := b.cp.Approve(b.ctx, b.agent, inv.ID, 0); err == nil {
+				if _, err := staffApprove(b.ctx, b.cp, b.agent, inv.ID, 0); err == nil {
 					approvals.Add(1)
 				}
 			case 1:
-				_, _ = b.cp.Confirm(b.ctx, controlplane.CustomerProvedOn(b.customer.Email, "code", inv.ID), inv.ID, 0)
+				_, _ = customerConfirm(b.ctx, b.cp, controlplane.CustomerProvedOn(b.customer.Email, "code", inv.ID), inv.ID)
 			case 2:
 				if ok, err := b.cp.Dispatch(b.ctx, inv.ID); err == nil && ok {
 					sent.Add(1)
@@ -177,7 +177,7 @@ func TestPauseRacingDispatches(t *testing.T) {
 	for range 5 { // pause once writes are reaching the shop
 		<-b.writes
 	}
-	paused, err := b.cp.Pause(b.ctx, b.assistant, task.ID, 0)
+	paused, err := b.cp.ChangeTask(b.ctx, b.assistant, task.ID, controlplane.TaskPause, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"countersign/internal/adapter"
-	"countersign/internal/apperr"
 	"countersign/store"
 )
 
-// Requoted is the answer of Requote.
+// Requoted is what a fresh quote on a customer's confirm did
+// (requoteLoaded).
 type Requoted struct {
 	// Current is the invocation the customer decides on now: the one asked
 	// about when its target is unchanged, else its successor with the fresh
@@ -27,43 +27,20 @@ type Requoted struct {
 	Refusal *adapter.Error
 }
 
-// Requote re-runs the dry-run of an invocation awaiting the customer's
-// confirmation and compares the target's version with the quote's. When
+// requoteLoaded re-runs the dry-run of row, awaiting the customer's
+// confirmation, and compares the target's version with the quote's. When
 // the target is unchanged it returns the invocation as it is. When it
 // changed, one transaction closes the old invocation (rejected, reason
 // "superseded: …", so it can never execute) and inserts its successor with
 // the fresh quote, a new idempotency key and supersedes_id set, awaiting
 // confirmation again. When the fresh dry-run refuses, the old one is closed
-// the same way and Refusal says why. A concurrent Requote that already
-// superseded it yields the successor. Only the task's customer may ask,
-// with a proof that may decide this request (customerMayDecide). A
-// successor is a new write: when the task no longer takes writes or the
-// action's policy is off by the time the fresh quote is back (mayRecord),
-// the request is refused and nothing changes.
-func (s *Service) Requote(ctx context.Context, actor Actor, id string) (Requoted, error) {
-	if actor.Kind != ActorCustomer {
-		return Requoted{}, apperr.New(apperr.Forbidden, "Only the customer can ask for a fresh quote.")
-	}
-	var row store.Invocation
-	var task store.Task
-	// A fresh quote closes this request and opens its successor: only a
-	// proof that may decide the request may ask for one.
-	err := s.store.InTx(ctx, func(tx *store.Tx) error {
-		var err error
-		if row, task, err = loadRequest(ctx, tx, id, false); err != nil {
-			return err
-		}
-		return customerMayDecide(ctx, tx, actor, row, task.CustomerRef)
-	})
-	if err != nil {
-		return Requoted{}, err
-	}
-	return s.requoteLoaded(ctx, actor, row, task)
-}
-
-// requoteLoaded is Requote of row and its task, read and authorised once
-// by the caller: the dry-run runs outside any transaction, and closing
-// row is guarded by its version.
+// the same way and Refusal says why. A concurrent fresh quote that already
+// superseded it yields the successor. CustomerDecide asks for it on a
+// confirm, once row and task are read and the customer authorised; the
+// dry-run runs outside any transaction, and closing row is guarded by its
+// version. A successor is a new write: when the task no longer takes
+// writes or the action's policy is off by the time the fresh quote is back
+// (mayRecord), the request is refused and nothing changes.
 func (s *Service) requoteLoaded(ctx context.Context, actor Actor, row store.Invocation, task store.Task) (Requoted, error) {
 	inv, err := fromRow(row)
 	if err != nil {
@@ -198,7 +175,7 @@ func (s *Service) insertSuccessor(ctx context.Context, tx *store.Tx, old Invocat
 	return fromRow(inserted)
 }
 
-// successorOrSelf answers a Requote of an invocation that is no longer
+// successorOrSelf answers a fresh quote of an invocation that is no longer
 // awaiting confirmation: its successor when one superseded it, else itself
 // as it stands.
 func (s *Service) successorOrSelf(ctx context.Context, inv Invocation) (Requoted, error) {

@@ -21,12 +21,8 @@ func TestRequoteSupersedesOnceWhenTheTargetChanged(t *testing.T) {
 	inv := b.propose(task, "issue_refund", refund(order.ID, 1000, "damaged"), "")
 	customer := controlplane.CustomerProvedOn(b.customer.Email, "code", inv.ID)
 
-	same, err := b.cp.Requote(b.ctx, customer, inv.ID)
-	if err != nil || same.Changed || same.Current.ID != inv.ID {
-		t.Fatalf("requote of an unchanged target: %+v, %v", same, err)
-	}
-	if _, err := b.cp.Requote(b.ctx, controlplane.CustomerActor("someone@example.test", "code"), inv.ID); err == nil {
-		t.Error("another customer could re-quote")
+	if _, err := customerConfirm(b.ctx, b.cp, controlplane.CustomerActor("someone@example.test", "code"), inv.ID); err == nil {
+		t.Error("another customer could ask for a fresh quote")
 	}
 
 	body, _ := json.Marshal(map[string]any{"order_id": order.ID, "amount_cents": 500, "reason": "goodwill"})
@@ -42,12 +38,17 @@ func TestRequoteSupersedesOnceWhenTheTargetChanged(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rq, err := b.cp.Requote(b.ctx, customer, inv.ID)
-			if err != nil || !rq.Changed {
-				t.Errorf("requote: %+v, %v", rq, err)
-				return
+			// The confirm that supersedes answers with the fresh quote; one
+			// that read the request after that finds nothing to decide.
+			d, err := customerConfirm(b.ctx, b.cp, customer, inv.ID)
+			switch {
+			case err != nil || d.Done:
+				t.Errorf("confirm of a changed order: %+v, %v", d, err)
+			case d.Requoted:
+				successors <- d.Invocation.ID
+			case d.Invocation.ID != inv.ID || d.Invocation.State != controlplane.Rejected:
+				t.Errorf("confirm after the fresh quote: %+v, want the superseded request", d.Invocation)
 			}
-			successors <- rq.Current.ID
 		}()
 	}
 	wg.Wait()
@@ -77,7 +78,13 @@ func TestRequoteSupersedesOnceWhenTheTargetChanged(t *testing.T) {
 	if superseded != 1 {
 		t.Errorf("%d superseded events, want 1", superseded)
 	}
-	if _, err := b.cp.Confirm(b.ctx, customer, inv.ID, old.Version); err == nil {
-		t.Error("the superseded invocation could still be confirmed")
+	if d, err := customerConfirm(b.ctx, b.cp, customer, inv.ID); err != nil || d.Done || b.get(inv.ID).Version != old.Version {
+		t.Errorf("the superseded invocation could still be confirmed: %+v, %v", d, err)
+	}
+	// The successor's target has not moved since its quote: it is
+	// confirmed as it stands, with no fresh quote.
+	same, err := customerConfirm(b.ctx, b.cp, controlplane.CustomerProvedOn(b.customer.Email, "code", next), next)
+	if err != nil || !same.Done || same.Requoted || same.Invocation.ID != next || same.Invocation.State != controlplane.Approved {
+		t.Fatalf("confirm of an unchanged target: %+v, %v", same, err)
 	}
 }

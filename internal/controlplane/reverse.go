@@ -11,14 +11,14 @@ import (
 	"countersign/store"
 )
 
-// Compensation returns the action that Reverse proposes to undo action on
+// compensationFor returns the action that Reverse proposes to undo action on
 // system. An action has one only when its spec names a compensation that
 // takes nothing but the target: Reverse knows the target and nothing else,
 // so a compensation that needs other values (the earlier description, the
 // old address, a reason) is proposed by hand, not by Reverse. Otherwise
 // the error is Invalid with code no_compensation and a hint saying what to
 // do instead.
-func (s *Service) Compensation(system, action string) (adapter.ActionSpec, error) {
+func (s *Service) compensationFor(system, action string) (adapter.ActionSpec, error) {
 	_, spec, err := s.registry.Action(system, action)
 	if err != nil {
 		return adapter.ActionSpec{}, adapterErr(err)
@@ -45,7 +45,7 @@ func (s *Service) Compensation(system, action string) (adapter.ActionSpec, error
 
 // HasReversal reports whether inv, once completed, can be undone by
 // Reverse: its quote said a compensation exists, and its action has one
-// Reverse can propose from the target alone (Compensation). It is the one
+// Reverse can propose from the target alone (compensationFor). It is the one
 // rule behind the API's "reversible" and the console's "Propose the
 // reversal", so neither offers a reversal Reverse would refuse. Reverse
 // also needs inv completed and proposes in inv's own task, so a page that
@@ -54,7 +54,7 @@ func (s *Service) HasReversal(inv Invocation) bool {
 	if !inv.Quote.Reversible {
 		return false
 	}
-	_, err := s.Compensation(inv.System, inv.Action)
+	_, err := s.compensationFor(inv.System, inv.Action)
 	return err == nil
 }
 
@@ -72,7 +72,7 @@ func (s *Service) Reverse(ctx context.Context, actor Actor, id string) (Invocati
 		return Invocation{}, &apperr.Error{Kind: apperr.IllegalTransition, Code: "illegal_transition",
 			Message: fmt.Sprintf("Only a completed invocation can be reversed; this one is %s.", inv.State.Label())}
 	}
-	comp, err := s.Compensation(inv.System, inv.Action)
+	comp, err := s.compensationFor(inv.System, inv.Action)
 	if err != nil {
 		return Invocation{}, err
 	}

@@ -12,10 +12,11 @@ import (
 // Config.Workers workers that each claim one write, send it, and claim
 // again: a slow send holds its own worker only, and the others keep
 // claiming (no pass waits for its slowest send). An idle worker claims when
-// woken: by this process's own commits (Propose, Approve and Confirm kick
-// it after committing approved work), by a NOTIFY (another console
-// instance approved something, or a send finished and freed an in-flight
-// slot), and every interval regardless (a lost notification). A worker
+// woken: by this process's own commits (Propose, StaffDecide and
+// CustomerDecide kick it after committing approved work), by a NOTIFY
+// (another console instance approved something, or a send finished and
+// freed an in-flight slot), and every interval regardless (a lost
+// notification). A worker
 // that claimed something wakes one more before it sends and looks again
 // itself once its send is done, so a burst of approved work is claimed by
 // as many workers as it needs, while one kick costs one empty scan, not
@@ -28,8 +29,9 @@ import (
 // invocation is claimed by one (FOR UPDATE SKIP LOCKED) and leaves at most
 // once.
 //
-// Every interval it also sweeps expired leases (unverified) and passed
-// deadlines (expired), on its own: a claim may wait a long time — on the
+// Every interval it also sweeps (Sweep: expired leases become unverified,
+// passed deadlines expired, stragglers of cancelled tasks withdrawn), on
+// its own: a claim may wait a long time — on the
 // lock of a task whose permit another instance holds while hung — and a
 // lease that runs out meanwhile is still swept. The first sweep and the
 // first scan run at start-up, so work a crashed instance left dispatching
@@ -125,16 +127,12 @@ func (s *Service) runSweeps(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		if n, err := s.SweepLeases(ctx); err != nil && ctx.Err() == nil {
-			s.log.Error("sweep leases", "error", err)
-		} else if n > 0 {
-			s.log.Warn("dispatches lost track of; now unverified", "count", n)
+		sw, err := s.Sweep(ctx)
+		if err != nil && ctx.Err() == nil {
+			s.log.Error("sweep", "error", err)
 		}
-		if _, err := s.ExpireDue(ctx); err != nil && ctx.Err() == nil {
-			s.log.Error("expire due", "error", err)
-		}
-		if _, err := s.WithdrawCancelled(ctx); err != nil && ctx.Err() == nil {
-			s.log.Error("withdraw requests of cancelled tasks", "error", err)
+		if sw.Unverified > 0 {
+			s.log.Warn("dispatches lost track of; now unverified", "count", sw.Unverified)
 		}
 		select {
 		case <-ctx.Done():

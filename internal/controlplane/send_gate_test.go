@@ -26,11 +26,11 @@ func TestStopAfterPermitSendsNothing(t *testing.T) {
 		reason controlplane.NotDispatchedReason
 	}{
 		{"pause", func(b *testBundle, task controlplane.Task) error {
-			_, err := b.cp.Pause(b.ctx, b.assistant, task.ID, 0)
+			_, err := b.cp.ChangeTask(b.ctx, b.assistant, task.ID, controlplane.TaskPause, 0)
 			return err
 		}, controlplane.ReasonTaskPaused},
 		{"cancel", func(b *testBundle, task controlplane.Task) error {
-			_, err := b.cp.Cancel(b.ctx, b.agent, task.ID, 0)
+			_, err := b.cp.ChangeTask(b.ctx, b.agent, task.ID, controlplane.TaskCancel, 0)
 			return err
 		}, controlplane.ReasonTaskCancelled},
 		{"global stop", func(b *testBundle, _ controlplane.Task) error {
@@ -43,12 +43,12 @@ func TestStopAfterPermitSendsNothing(t *testing.T) {
 			task := b.task([]string{"update_product_description"}, 10, 5, 1000)
 			inv := b.edits(task, 1)[0]
 			cp, gate := b.gatedService(true)
-			cp.SetTestHooks(nil, func(id string) {
+			cp.SetHooks(controlplane.Hooks{BeforeStart: func(id string) {
 				b.wantState(id, controlplane.Dispatching) // the permit was granted
 				if err := tc.stop(b, task); err != nil {
 					t.Error(err)
 				}
-			})
+			}})
 			if sent, err := cp.Dispatch(b.ctx, inv.ID); err != nil || sent {
 				t.Errorf("Dispatch = %v, %v; want not sent", sent, err)
 			}
@@ -130,7 +130,7 @@ func TestPauseRacingSendSteps(t *testing.T) {
 	for range 8 { // pause once writes are reaching the shop
 		<-b.writes
 	}
-	if _, err := b.cp.Pause(b.ctx, b.assistant, task.ID, 0); err != nil {
+	if _, err := b.cp.ChangeTask(b.ctx, b.assistant, task.ID, controlplane.TaskPause, 0); err != nil {
 		t.Fatal(err)
 	}
 	paused.Store(true)

@@ -150,9 +150,6 @@ func (s *Service) kick() {
 	}
 }
 
-// Registry is the set of connected systems.
-func (s *Service) Registry() *adapter.Registry { return s.registry }
-
 // lease is how long a dispatch may hold its permit before the sweeper
 // decides its outcome is unknown: an execute and a verify, plus a margin.
 // It runs from the permit and starts again when the request leaves.
@@ -169,4 +166,25 @@ func newID(prefix string) string {
 // invocation gets a new one.
 func idempotencyKey(taskID, invocationID string) string {
 	return "cs-" + taskID + "-" + invocationID
+}
+
+// testHooks let tests stop the dispatcher, a proposal or a change where
+// timing matters; only tests set them (SetHooks, export_test.go), and they
+// are nil otherwise.
+type testHooks struct {
+	// slotWait runs when the dispatcher must wait for a free worker.
+	slotWait func()
+	// beforeStart runs in a worker after its permit, before startSend.
+	beforeStart func(invocationID string)
+	// idle runs when RunDispatcher has claimed all it could and waits to be
+	// woken.
+	idle func()
+	// beforeExposureLock runs in a proposal's transaction just before it
+	// takes the exposure locks; exposureCounted right after it counted the
+	// exposure, before it inserts.
+	beforeExposureLock, exposureCounted func()
+	// changeLocked runs in a re-quote's or an edit's transaction once it
+	// holds its locks (the request's and the task's), before it writes;
+	// path is "requote" or "edit".
+	changeLocked func(path string)
 }

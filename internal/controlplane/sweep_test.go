@@ -2,10 +2,13 @@ package controlplane_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"countersign/internal/controlplane"
+	"countersign/store"
 )
 
 // TestSweepDoesNotWaitForABlockedDispatch hangs a console inside a permit
@@ -104,12 +107,12 @@ func TestSweepSkipsARowAFrozenConsoleHolds(t *testing.T) {
 	// turns that into a failure instead of a hung test.
 	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
 	defer cancel()
-	n, err := b.cp.SweepLeases(ctx)
+	sw, err := b.cp.Sweep(ctx)
 	if err != nil {
 		t.Fatalf("sweep with a locked row: %v", err)
 	}
-	if n != 1 {
-		t.Errorf("first sweep made %d unverified, want 1 (the unlocked write)", n)
+	if sw.Unverified != 1 {
+		t.Errorf("first sweep made %d unverified, want 1 (the unlocked write)", sw.Unverified)
 	}
 	if got := b.get(free.ID).State; got != controlplane.Unverified {
 		t.Errorf("unlocked write is %s after the sweep, want unverified", got)
@@ -121,10 +124,43 @@ func TestSweepSkipsARowAFrozenConsoleHolds(t *testing.T) {
 	if err := tx.Rollback(b.ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n, err = b.cp.SweepLeases(ctx); err != nil || n != 1 {
-		t.Fatalf("second sweep: %d unverified, %v; want 1, nil", n, err)
+	if sw, err = b.cp.Sweep(ctx); err != nil || sw.Unverified != 1 {
+		t.Fatalf("second sweep: %d unverified, %v; want 1, nil", sw.Unverified, err)
 	}
 	if got := b.get(frozen.ID).State; got != controlplane.Unverified {
 		t.Errorf("write is %s once the lock is gone, want unverified", got)
+	}
+}
+
+// leaseBlindStore cannot read the expired leases: the first of Sweep's
+// nets fails.
+type leaseBlindStore struct{ *store.Store }
+
+func (leaseBlindStore) ExpiredLeases(context.Context, time.Time, int) ([]store.Invocation, error) {
+	return nil, errors.New("the expired leases cannot be read")
+}
+
+// TestSweepRunsEveryNetWhenOneFails: the lease sweep fails, and the
+// deadline and cancelled-task nets run all the same; the error names the
+// net that failed, and the counts say what the others did.
+func TestSweepRunsEveryNetWhenOneFails(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.setStage("issue_refund", controlplane.StageAssisted)
+	late := b.propose(b.task([]string{"issue_refund"}, 10, 2, 60), "issue_refund", refund(b.order(3).ID, 300, "damaged"), "")
+	b.clock.Advance(31 * time.Minute) // past the confirmation window
+	gone := b.task([]string{"issue_refund"}, 10, 2, 60)
+	straggler := b.propose(gone, "issue_refund", refund(b.order(4).ID, 300, "damaged"), "")
+	if _, err := b.store.Pool().Exec(b.ctx, `UPDATE tasks SET state = 'cancelled' WHERE id = $1`, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	cp := controlplane.New(leaseBlindStore{b.store}, b.reg, controlplane.Config{CallTimeout: 5 * time.Second, LeaseMargin: time.Second}, b.clock.Now, nil)
+	sw, err := cp.Sweep(b.ctx)
+	if err == nil || !strings.Contains(err.Error(), "sweep leases") || sw.Expired != 1 || sw.Withdrawn != 1 {
+		t.Fatalf("Sweep = %+v, %v; want the lease sweep's error, 1 expired and 1 withdrawn", sw, err)
+	}
+	b.wantState(late.ID, controlplane.Expired)
+	if got := b.wantState(straggler.ID, controlplane.NotDispatched); !got.Withdrawn() {
+		t.Errorf("straggler not withdrawn: %+v", got)
 	}
 }

@@ -122,9 +122,9 @@ func (s *Service) CreateTask(ctx context.Context, actor Actor, in NewTask) (Task
 	writes := 0
 	for _, a := range in.AllowedActions {
 		switch {
-		case s.knownAction(a):
+		case s.registry.OffersAction(a):
 			writes++
-		case s.IsReadTool(a):
+		case s.registry.OffersReadTool(a):
 		default:
 			fields["allowed_actions"] = fmt.Sprintf("%q is not an action of any connected system", a)
 		}
@@ -190,31 +190,14 @@ func (s *Service) CreateTask(ctx context.Context, actor Actor, in NewTask) (Task
 	return out, err
 }
 
-// IsReadTool reports whether name ("tool" or "system/tool") is a read tool
-// of a connected system. Read tools work in every task, listed or not.
-func (s *Service) IsReadTool(name string) bool {
-	system, tool, qualified := adapter.ParseActionName(name)
-	for _, sys := range s.registry.Systems() {
-		for _, r := range sys.ReadTools() {
-			if r.Name == tool && (!qualified || sys.Name() == system) {
-				return true
-			}
-		}
+// principalOf is the customer a task acts for, as an adapter call names
+// them.
+func (s *Service) principalOf(ctx context.Context, taskID string) (adapter.Principal, error) {
+	t, err := s.store.Task(ctx, taskID)
+	if err != nil {
+		return adapter.Principal{}, err
 	}
-	return false
-}
-
-// KnownAction reports whether name ("action" or "system/action") is a write
-// action of a connected system.
-func (s *Service) KnownAction(name string) bool { return s.knownAction(name) }
-
-func (s *Service) knownAction(name string) bool {
-	system, action, qualified := adapter.ParseActionName(name)
-	offering := s.registry.Offering(action)
-	if qualified {
-		return slices.Contains(offering, system)
-	}
-	return len(offering) > 0
+	return adapter.Principal{CustomerRef: t.CustomerRef}, nil
 }
 
 // Task returns a task by id, or apperr.NotFound.
@@ -226,31 +209,46 @@ func (s *Service) Task(ctx context.Context, id string) (Task, error) {
 	return TaskFromRow(row), nil
 }
 
-// Pause stops further dispatch: after it commits no permit is granted.
-// Work already holding a permit finishes and stays visible; approved work
-// without a permit becomes not dispatched; proposals awaiting a person stay
-// pending. Besides the assistant and console users, the task's own
-// customer with a proof may pause it ("Stop this"): a person's pause, so
-// only a console user resumes it.
-func (s *Service) Pause(ctx context.Context, actor Actor, taskID string, expectedVersion int32) (Task, error) {
-	return s.changeTask(ctx, actor, taskID, expectedVersion, "pause", TaskPaused, []TaskState{TaskActive}, ReasonTaskPaused)
-}
+// TaskVerb is a change of a whole task's state.
+type TaskVerb string
 
-// Resume lets a paused task dispatch again. It keeps the remaining budget
-// and unresolved calls and replays nothing. A pause made by a person is
-// lifted only by a console user; an assistant may resume only a pause that
-// an assistant made (Forbidden, code paused_by_person, otherwise).
-func (s *Service) Resume(ctx context.Context, actor Actor, taskID string, expectedVersion int32) (Task, error) {
-	return s.changeTask(ctx, actor, taskID, expectedVersion, "resume", TaskActive, []TaskState{TaskPaused}, "")
-}
+// The changes of a task. Who may make which is changeTask's rule.
+const (
+	// TaskPause stops further dispatch: after it commits no permit is
+	// granted. Work already holding a permit finishes and stays visible;
+	// approved work without a permit becomes not dispatched; proposals
+	// awaiting a person stay pending. Besides the assistant and console
+	// users, the task's own customer with a proof may pause it ("Stop
+	// this"): a person's pause, so only a console user resumes it.
+	TaskPause TaskVerb = "pause"
+	// TaskResume lets a paused task dispatch again. It keeps the
+	// remaining budget and unresolved calls and replays nothing. A pause
+	// made by a person is lifted only by a console user; an assistant may
+	// resume only a pause that an assistant made (Forbidden, code
+	// paused_by_person, otherwise).
+	TaskResume TaskVerb = "resume"
+	// TaskCancel ends a task for good. It undoes nothing: approved work
+	// that never left becomes not dispatched, and so do its requests that
+	// wait for a person (the customer's confirmation or an agent's
+	// approval), withdrawn with reason task_cancelled in the same
+	// transaction; reversal is its own action.
+	TaskCancel TaskVerb = "cancel"
+)
 
-// Cancel ends a task for good. It undoes nothing: approved work that never
-// left becomes not dispatched, and so do its requests that wait for a
-// person (the customer's confirmation or an agent's approval), withdrawn
-// with reason task_cancelled in the same transaction; reversal is its own
-// action.
-func (s *Service) Cancel(ctx context.Context, actor Actor, taskID string, expectedVersion int32) (Task, error) {
-	return s.changeTask(ctx, actor, taskID, expectedVersion, "cancel", TaskCancelled, []TaskState{TaskActive, TaskPaused}, ReasonTaskCancelled)
+// ChangeTask is the one call that pauses, resumes or cancels a task
+// (verb), as actor. The change is guarded by expectedVersion, the task's
+// version the caller saw (zero means any): a task changed since is a
+// conflict. An unknown task is apperr.NotFound.
+func (s *Service) ChangeTask(ctx context.Context, actor Actor, taskID string, verb TaskVerb, expectedVersion int32) (Task, error) {
+	switch verb {
+	case TaskPause:
+		return s.changeTask(ctx, actor, taskID, expectedVersion, "pause", TaskPaused, []TaskState{TaskActive}, ReasonTaskPaused)
+	case TaskResume:
+		return s.changeTask(ctx, actor, taskID, expectedVersion, "resume", TaskActive, []TaskState{TaskPaused}, "")
+	case TaskCancel:
+		return s.changeTask(ctx, actor, taskID, expectedVersion, "cancel", TaskCancelled, []TaskState{TaskActive, TaskPaused}, ReasonTaskCancelled)
+	}
+	return Task{}, apperr.New(apperr.Invalid, "A task is paused, resumed or cancelled.")
 }
 
 func (s *Service) changeTask(ctx context.Context, actor Actor, taskID string, expectedVersion int32, verb string, to TaskState, from []TaskState, reason NotDispatchedReason) (Task, error) {

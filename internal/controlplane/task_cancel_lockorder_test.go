@@ -34,9 +34,11 @@ var lockOrderCases = []lockOrderCase{
 		b.changeOrder(order.ID)
 		return task, inv
 	}, func(b *testBundle, inv controlplane.Invocation) error {
-		rq, err := b.cp.Requote(b.ctx, controlplane.CustomerProvedOn(b.customer.Email, "code", inv.ID), inv.ID)
-		if err == nil && rq.Current.ID == "" {
-			err = errors.New("requote answered no current request")
+		d, err := customerConfirm(b.ctx, b.cp, controlplane.CustomerProvedOn(b.customer.Email, "code", inv.ID), inv.ID)
+		// After a cancellation the customer's door finds nothing to decide
+		// (not Done); before it, the changed order is quoted afresh.
+		if err == nil && (d.Done || d.Requoted && d.Invocation.ID == inv.ID) {
+			err = errors.New("the confirm of a changed order went through without a fresh quote")
 		}
 		return err
 	}},
@@ -78,12 +80,12 @@ func TestCancelWaitsForAChangeHoldingItsLocks(t *testing.T) {
 			task, inv := c.prepare(b)
 			locked, release := make(chan struct{}), make(chan struct{})
 			var held atomic.Bool
-			b.cp.SetChangeLockedHook(func(string) {
+			b.cp.SetHooks(controlplane.Hooks{ChangeLocked: func(string) {
 				if held.CompareAndSwap(false, true) {
 					close(locked)
 					<-release
 				}
-			})
+			}})
 			changed := make(chan error, 1)
 			go func() { changed <- c.change(b, inv) }()
 			select {
@@ -93,7 +95,7 @@ func TestCancelWaitsForAChangeHoldingItsLocks(t *testing.T) {
 			}
 			cancelled := make(chan error, 1)
 			go func() {
-				_, err := b.cp.Cancel(b.ctx, b.agent, task.ID, 0)
+				_, err := b.cp.ChangeTask(b.ctx, b.agent, task.ID, controlplane.TaskCancel, 0)
 				cancelled <- err
 			}()
 			waited := b.untilWaitingOnLock("", 1, cancelled)
@@ -131,7 +133,7 @@ func TestCancelRacingAChange(t *testing.T) {
 				var changeErr, cancelErr error
 				wg.Go(func() {
 					<-start
-					_, cancelErr = b.cp.Cancel(b.ctx, b.agent, task.ID, 0)
+					_, cancelErr = b.cp.ChangeTask(b.ctx, b.agent, task.ID, controlplane.TaskCancel, 0)
 				})
 				wg.Go(func() {
 					<-start

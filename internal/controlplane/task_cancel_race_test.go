@@ -35,8 +35,8 @@ func TestCancelRacingADecision(t *testing.T) {
 	var rounds []*round
 	decide := map[string]func(inv controlplane.Invocation) bool{
 		"confirm": func(inv controlplane.Invocation) bool {
-			_, err := b.cp.Confirm(b.ctx, controlplane.CustomerProvedOn(b.customer.Email, "code", inv.ID), inv.ID, 0)
-			return err == nil
+			d, err := customerConfirm(b.ctx, b.cp, controlplane.CustomerProvedOn(b.customer.Email, "code", inv.ID), inv.ID)
+			return err == nil && d.Done
 		},
 		"customer page": func(inv controlplane.Invocation) bool {
 			d, err := b.cp.CustomerDecide(b.ctx, controlplane.CustomerDecision{
@@ -47,7 +47,7 @@ func TestCancelRacingADecision(t *testing.T) {
 			return err == nil && d.Done
 		},
 		"approve": func(inv controlplane.Invocation) bool {
-			_, err := b.cp.Approve(b.ctx, b.agent, inv.ID, 0)
+			_, err := staffApprove(b.ctx, b.cp, b.agent, inv.ID, 0)
 			return err == nil
 		},
 	}
@@ -65,7 +65,7 @@ func TestCancelRacingADecision(t *testing.T) {
 			var cancelErr error
 			wg.Go(func() {
 				<-start
-				_, cancelErr = b.cp.Cancel(b.ctx, b.assistant, r.task.ID, 0)
+				_, cancelErr = b.cp.ChangeTask(b.ctx, b.assistant, r.task.ID, controlplane.TaskCancel, 0)
 			})
 			wg.Go(func() {
 				<-start
@@ -158,7 +158,7 @@ func TestCancelWaitsForADecisionUnderWay(t *testing.T) {
 	}
 	cancelled := make(chan error, 1)
 	go func() {
-		_, err := b.cp.Cancel(b.ctx, b.agent, task.ID, 0)
+		_, err := b.cp.ChangeTask(b.ctx, b.agent, task.ID, controlplane.TaskCancel, 0)
 		cancelled <- err
 	}()
 	if !b.untilWaitingOnLock("", 2, cancelled) {

@@ -64,7 +64,7 @@ func TestCancelWithdrawsWaitingRequests(t *testing.T) {
 	b.setStage("issue_refund", controlplane.StagePropose)
 	approve := b.propose(task, "issue_refund", refund(o.ID, 400, "damaged"), "")
 	second := b.propose(task, "issue_refund", refund(o.ID, 1500, "damaged"), "")
-	first, err := b.cp.Approve(b.ctx, b.agent, second.ID, second.Version)
+	first, err := staffApprove(b.ctx, b.cp, b.agent, second.ID, second.Version)
 	if err != nil || first.State != controlplane.AwaitingApproval {
 		t.Fatalf("first of two approvals: %+v, %v", first, err)
 	}
@@ -80,7 +80,7 @@ func TestCancelWithdrawsWaitingRequests(t *testing.T) {
 		t.Fatalf("before the cancel: %+v, want %+v", before, want)
 	}
 
-	paused, err := b.cp.Pause(b.ctx, b.agent, task.ID, 0)
+	paused, err := b.cp.ChangeTask(b.ctx, b.agent, task.ID, controlplane.TaskPause, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestCancelWithdrawsWaitingRequests(t *testing.T) {
 		t.Errorf("after the pause: %+v, want %+v as before", after, before)
 	}
 
-	cancelled, err := b.cp.Cancel(b.ctx, b.agent, task.ID, paused.Version)
+	cancelled, err := b.cp.ChangeTask(b.ctx, b.agent, task.ID, controlplane.TaskCancel, paused.Version)
 	if err != nil || cancelled.State != controlplane.TaskCancelled {
 		t.Fatalf("cancel: %+v, %v", cancelled, err)
 	}
@@ -136,14 +136,11 @@ func TestCancelWithdrawsWaitingRequests(t *testing.T) {
 
 	// Nothing is left to decide, by the customer or an agent.
 	customer := controlplane.CustomerProvedOn(b.customer.Email, "code", confirm.ID)
-	if _, err := b.cp.Confirm(b.ctx, customer, confirm.ID, 0); !apperr.Is(err, apperr.IllegalTransition) {
-		t.Errorf("Confirm of a withdrawn request: %v, want illegal_transition", err)
-	}
 	d, err := b.cp.CustomerDecide(b.ctx, controlplane.CustomerDecision{Actor: customer, InvocationID: confirm.ID, Verb: controlplane.CustomerConfirm})
 	if err != nil || d.Done || d.Invocation.State != controlplane.NotDispatched {
 		t.Errorf("the customer's confirm of a withdrawn request: %+v, %v; want nothing done, the end state shown", d, err)
 	}
-	if _, err := b.cp.Approve(b.ctx, b.agent2, second.ID, 0); !apperr.Is(err, apperr.IllegalTransition) {
+	if _, err := staffApprove(b.ctx, b.cp, b.agent2, second.ID, 0); !apperr.Is(err, apperr.IllegalTransition) {
 		t.Errorf("second approval of a withdrawn request: %v, want illegal_transition", err)
 	}
 	if _, err := b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: b.agent, InvocationID: approve.ID, Verb: controlplane.StaffReject, Version: 0, Reason: controlplane.OtherReason, Other: "no"}); !apperr.Is(err, apperr.IllegalTransition) {
@@ -169,9 +166,9 @@ func TestWithdrawCancelledSweepsStragglers(t *testing.T) {
 	if _, err := b.store.Pool().Exec(b.ctx, `UPDATE tasks SET state = 'cancelled' WHERE id = $1`, gone.ID); err != nil {
 		t.Fatal(err)
 	}
-	n, err := b.cp.WithdrawCancelled(b.ctx)
-	if err != nil || n != 1 {
-		t.Fatalf("sweep: %d, %v; want 1", n, err)
+	sw, err := b.cp.Sweep(b.ctx)
+	if err != nil || sw.Withdrawn != 1 {
+		t.Fatalf("sweep: %+v, %v; want 1 withdrawn", sw, err)
 	}
 	if got := b.wantState(straggler.ID, controlplane.NotDispatched); !got.Withdrawn() {
 		t.Errorf("straggler not withdrawn: %+v", got)

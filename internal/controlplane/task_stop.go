@@ -104,12 +104,12 @@ func (s *Service) withdrawOne(ctx context.Context, tx *store.Tx, w store.Waiting
 		"reason": r, "was": w.State, DataWithdrawn: true})
 }
 
-// WithdrawCancelled withdraws requests still waiting for a person in a
+// withdrawCancelled withdraws requests still waiting for a person in a
 // cancelled task, and returns how many. The cancellation itself ends every
 // request waiting when it commits; this sweep is the net for one that a
 // path not serialised with it (a fresh quote's successor, say) left
 // waiting after it.
-func (s *Service) WithdrawCancelled(ctx context.Context) (int, error) {
+func (s *Service) withdrawCancelled(ctx context.Context) (int, error) {
 	rows, err := s.store.WaitingOfCancelledTasks(ctx, 500)
 	if err != nil {
 		return 0, err

@@ -31,7 +31,7 @@ func (b *testBundle) handOff(task controlplane.Task, data any) int64 {
 // sent on, which proposes through b.cp.
 func (b *testBundle) takenDraft(task controlplane.Task, data map[string]any) (ho *handoffs.Service, id int64, digest string) {
 	b.t.Helper()
-	ho = handoffs.New(b.store, b.cp, b.clock.Now)
+	ho = handoffs.New(b.store, b.cp, b.reg, b.clock.Now)
 	id = b.handOff(task, data)
 	if _, err := ho.Take(b.ctx, b.agent, id); err != nil {
 		b.t.Fatal(err)

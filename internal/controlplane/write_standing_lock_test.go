@@ -19,11 +19,11 @@ func TestAProposalRoutedByAPolicyThatChangedIsNotRecorded(t *testing.T) {
 	b.setStage("issue_refund", controlplane.StageAssisted)
 	task := b.task([]string{"issue_refund"}, 10, 5, 60)
 	var changed atomic.Bool
-	b.cp.SetProposalHooks(func() {
+	b.cp.SetHooks(controlplane.Hooks{BeforeExposureLock: func() {
 		if changed.CompareAndSwap(false, true) {
 			b.setStage("issue_refund", controlplane.StagePropose)
 		}
-	}, nil)
+	}})
 	_, err := b.tryPropose(task, "issue_refund", refund(b.order(2).ID, 800, "damaged"), "")
 	if e, ok := apperr.As(err); !ok || e.Code != "policy_changed" || !e.Retryable {
 		t.Fatalf("a proposal whose policy changed before its transaction: %v, want refused with policy_changed, retryable", err)
@@ -67,10 +67,10 @@ func TestAnAdminsChangeWaitsForTheWriteThatReadIt(t *testing.T) {
 			task := b.task([]string{"issue_refund"}, 10, 5, 60)
 			changed := make(chan error, 1)
 			var waited bool
-			b.cp.SetProposalHooks(nil, func() {
+			b.cp.SetHooks(controlplane.Hooks{ExposureCounted: func() {
 				go func() { changed <- c.do(b, who) }()
 				waited = b.untilWaitingOnLock(c.table, 1, changed)
-			})
+			}})
 			args, _ := json.Marshal(refund(b.order(2).ID, 800, "damaged"))
 			inv, err := b.cp.Propose(b.ctx, controlplane.Proposal{TaskID: task.ID, Action: "issue_refund", Args: args, Actor: who})
 			if err != nil {

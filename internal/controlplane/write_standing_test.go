@@ -53,7 +53,8 @@ func setupGated(t *testing.T) (*testBundle, *dryRunGate) {
 	b := setup(t)
 	ledger := adapter.NewLedger(b.store, b.clock.Now)
 	g := &dryRunGate{System: shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: b.shopURL, Token: b.shop.Token(), Ledger: ledger, Now: b.clock.Now})}
-	b.cp = controlplane.New(b.store, adapter.NewRegistry(g), controlplane.Config{CallTimeout: 5 * time.Second, LeaseMargin: time.Second}, b.clock.Now, nil)
+	b.reg = adapter.NewRegistry(g)
+	b.cp = controlplane.New(b.store, b.reg, controlplane.Config{CallTimeout: 5 * time.Second, LeaseMargin: time.Second}, b.clock.Now, nil)
 	b.cp.MintLinksWith(&links{})
 	return b, g
 }
@@ -86,7 +87,7 @@ func (b *testBundle) keyedAssistant() controlplane.Actor {
 
 // switchActions turns every action of the shop on or off for an assistant.
 func (b *testBundle) switchActions(assistantID string, on bool) error {
-	for _, spec := range b.cp.Registry().Systems()[0].Actions() {
+	for _, spec := range b.reg.Systems()[0].Actions() {
 		if err := b.store.SetAssistantAction(b.ctx, store.AssistantAction{AssistantID: assistantID, System: "shop", Action: spec.Name, Enabled: on}); err != nil {
 			return err
 		}
@@ -149,7 +150,7 @@ var writePaths = []writePath{
 		}
 		task := b.task([]string{"cancel_subscription"}, 10, 2, 60)
 		cancel := b.propose(task, "cancel_subscription", map[string]any{"subscription_id": sub.ID, "reason_code": "switching", "effective": "end_of_period"}, "")
-		if _, err := b.cp.Approve(b.ctx, b.agent, cancel.ID, cancel.Version); err != nil {
+		if _, err := staffApprove(b.ctx, b.cp, b.agent, cancel.ID, cancel.Version); err != nil {
 			b.t.Fatal(err)
 		}
 		b.dispatchAll()
@@ -177,9 +178,9 @@ var writePaths = []writePath{
 		b.refundAtTheShop(order.ID, 500)
 		customer := controlplane.CustomerProvedOn(b.customer.Email, "code", inv.ID)
 		return task, func() error {
-			rq, err := b.cp.Requote(b.ctx, customer, inv.ID)
-			if err == nil && !rq.Changed {
-				b.t.Errorf("re-quote of a changed order: %+v, want a successor", rq)
+			d, err := customerConfirm(b.ctx, b.cp, customer, inv.ID)
+			if err == nil && !d.Requoted {
+				b.t.Errorf("confirm of a changed order: %+v, want a successor", d)
 			}
 			return err
 		}
@@ -226,11 +227,11 @@ type intervention struct {
 
 var interventions = []intervention{
 	{name: "cancel the task", code: "task_not_active", do: func(b *testBundle, task controlplane.Task, _ controlplane.Actor) error {
-		_, err := b.cp.Cancel(b.ctx, b.agent, task.ID, 0)
+		_, err := b.cp.ChangeTask(b.ctx, b.agent, task.ID, controlplane.TaskCancel, 0)
 		return err
 	}},
 	{name: "pause the task", code: "task_not_active", do: func(b *testBundle, task controlplane.Task, _ controlplane.Actor) error {
-		_, err := b.cp.Pause(b.ctx, b.agent, task.ID, 0)
+		_, err := b.cp.ChangeTask(b.ctx, b.agent, task.ID, controlplane.TaskPause, 0)
 		return err
 	}},
 	{name: "let the task expire", code: "task_expired", do: func(b *testBundle, _ controlplane.Task, _ controlplane.Actor) error {

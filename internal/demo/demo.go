@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 
 	"countersign/internal/accounts"
+	"countersign/internal/adapter"
 	"countersign/internal/assistants"
 	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
@@ -96,7 +97,9 @@ func (d *Demo) PolicyOwner() *int64 {
 // Services are the console's services the demo seeds through, and the
 // store that loads the metrics history.
 type Services struct {
-	Control       *controlplane.Service
+	Control *controlplane.Service
+	// Registry is the control plane's connected systems (the demo shop).
+	Registry      *adapter.Registry
 	Lists         *lists.Service
 	Assistants    *assistants.Service
 	Confirmations *confirmation.Service
@@ -126,7 +129,7 @@ func (d *Demo) Seed(ctx context.Context, svc Services, log *slog.Logger) (Printo
 	if err := seedHistory(ctx, svc.History, d.agent.UserID); err != nil {
 		return Printout{}, err
 	}
-	if err := seedQueueWork(ctx, svc.Control, svc.Lists, log); err != nil {
+	if err := seedQueueWork(ctx, svc.Control, svc.Registry, svc.Lists, log); err != nil {
 		log.Warn("demo work for the approval queue not seeded", "error", err)
 	}
 	if err := seedUnverified(ctx, svc.Control, svc.Lists, d.agent, svc.Shop); err != nil {

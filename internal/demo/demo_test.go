@@ -35,6 +35,7 @@ type console struct {
 	acc     *accounts.Service
 	lists   *lists.Service
 	cp      *controlplane.Service
+	reg     *adapter.Registry
 	asst    *assistants.Service
 	links   *confirmation.Service
 	shopURL string
@@ -58,8 +59,8 @@ func newConsole(t *testing.T) console {
 	reg := adapter.NewRegistry(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: shop.URL, Token: sh.Token(),
 		Ledger: adapter.NewLedger(st, time.Now), Now: time.Now}))
 	cp := controlplane.New(st, reg, controlplane.Config{}, time.Now, nil)
-	return console{store: st, acc: accounts.NewService(st, time.Now, accounts.DefaultThrottle), cp: cp, lists: lists.New(st, time.Now),
-		asst: assistants.New(st, cp, time.Now), links: confirmation.New(st, cp, reg, confirmation.Config{Mail: &mail.Memory{}}, time.Now),
+	return console{store: st, acc: accounts.NewService(st, time.Now, accounts.DefaultThrottle), cp: cp, reg: reg, lists: lists.New(st, time.Now),
+		asst: assistants.New(st, cp, reg, time.Now), links: confirmation.New(st, cp, reg, confirmation.Config{Mail: &mail.Memory{}}, time.Now),
 		shopURL: shop.URL, shop: sh}
 }
 
@@ -75,7 +76,7 @@ func (c console) start(t *testing.T, dataDir string) demo.Printout {
 	if err := c.cp.EnsurePolicies(ctx, d.PolicyOwner()); err != nil {
 		t.Fatal(err)
 	}
-	out, err := d.Seed(ctx, demo.Services{Control: c.cp, Lists: c.lists, Assistants: c.asst, Confirmations: c.links, History: c.store, Shop: c.shop},
+	out, err := d.Seed(ctx, demo.Services{Control: c.cp, Registry: c.reg, Lists: c.lists, Assistants: c.asst, Confirmations: c.links, History: c.store, Shop: c.shop},
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

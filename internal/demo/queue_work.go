@@ -24,12 +24,12 @@ var demoAssistant = controlplane.AssistantActor("demo", "Demo assistant")
 // delivered orders and a cancellation awaiting approval. It runs once (the
 // task's conversation marks it); a proposal the control plane refuses is
 // logged and skipped.
-func seedQueueWork(ctx context.Context, cp *controlplane.Service, ls *lists.Service, log *slog.Logger) error {
+func seedQueueWork(ctx context.Context, cp *controlplane.Service, reg *adapter.Registry, ls *lists.Service, log *slog.Logger) error {
 	existing, err := ls.Tasks(ctx, store.TaskFilter{Query: queueConversation, Limit: 1})
 	if err != nil || len(existing) > 0 {
 		return err
 	}
-	sys, err := cp.Registry().System("shop")
+	sys, err := reg.System("shop")
 	if err != nil {
 		return err
 	}

@@ -43,9 +43,15 @@ func seedUnverified(ctx context.Context, cp *controlplane.Service, ls *lists.Ser
 	}
 	switch inv.State {
 	case controlplane.AwaitingApproval:
-		inv, err = cp.Approve(ctx, agent, inv.ID, inv.Version)
+		var d controlplane.StaffDecided
+		d, err = cp.StaffDecide(ctx, controlplane.StaffDecision{Actor: agent, InvocationID: inv.ID, Verb: controlplane.StaffApprove,
+			Version: inv.Version, ArgsHash: inv.ArgsHash})
+		inv = d.Invocation
 	case controlplane.AwaitingConfirmation:
-		inv, err = cp.Confirm(ctx, controlplane.CustomerProvedOn(customer, "demo", inv.ID), inv.ID, inv.Version)
+		var d controlplane.CustomerDecided
+		d, err = cp.CustomerDecide(ctx, controlplane.CustomerDecision{Actor: controlplane.CustomerProvedOn(customer, "demo", inv.ID),
+			InvocationID: inv.ID, Verb: controlplane.CustomerConfirm})
+		inv = d.Invocation
 	}
 	if err != nil {
 		return fmt.Errorf("demo: approve the refund to lose: %w", err)

@@ -61,7 +61,7 @@ func setup(t *testing.T) *testBundle {
 
 	reg := adapter.NewRegistry(b.shopSystem("shop"))
 	b.cp = controlplane.New(st, reg, controlplane.Config{CallTimeout: 5 * time.Second, LeaseMargin: time.Second}, clk.Now, nil)
-	b.ho = handoffs.New(st, b.cp, clk.Now)
+	b.ho = handoffs.New(st, b.cp, reg, clk.Now)
 
 	acc := accounts.NewService(st, clk.Now, accounts.DefaultThrottle)
 	mk := func(role accounts.Role, name string) accounts.User {

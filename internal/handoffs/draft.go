@@ -57,7 +57,7 @@ func (s *Service) PrepareDraft(id int64, task controlplane.Task, data json.RawMe
 	// A draft names no system: it is bound to the one offering the action
 	// that the task may use, as a proposal naming none is, never guessed
 	// among several.
-	found := controlplane.SystemsFor(s.control.Registry(), task, d.Action)
+	found := controlplane.SystemsFor(s.registry, task, d.Action)
 	if len(found) == 1 {
 		d.System = found[0]
 	} else {

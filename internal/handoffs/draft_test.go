@@ -221,18 +221,18 @@ func TestWhoSendsAHandoffDraftOnDoesNotApproveItsRequotedSuccessor(t *testing.T)
 		t.Fatal(err)
 	}
 	res.Body.Close()
-	rq, err := b.cp.Requote(b.ctx, controlplane.CustomerProvedOn(b.customer.Email, "code", inv.ID), inv.ID)
-	if err != nil || !rq.Changed {
-		t.Fatalf("requote: %+v %v", rq, err)
+	rq, err := customerConfirm(b.ctx, b.cp, controlplane.CustomerProvedOn(b.customer.Email, "code", inv.ID), inv.ID)
+	if err != nil || !rq.Requoted {
+		t.Fatalf("confirm after the order changed: %+v %v", rq, err)
 	}
-	next := rq.Current
+	next := rq.Invocation
 	if next.State != controlplane.AwaitingApproval {
 		t.Fatalf("the successor is %s, want awaiting approval", next.State)
 	}
-	if got, err := b.cp.Approve(b.ctx, b.agent, next.ID, next.Version); !apperr.Is(err, apperr.Forbidden) {
+	if got, err := staffApprove(b.ctx, b.cp, b.agent, next.ID, next.Version); !apperr.Is(err, apperr.Forbidden) {
 		t.Errorf("the person who sent the draft on approved its re-quoted successor alone: %v, %v", got.State, err)
 	}
-	if got, err := b.cp.Approve(b.ctx, b.agent2, next.ID, next.Version); err != nil || got.State != controlplane.Approved {
+	if got, err := staffApprove(b.ctx, b.cp, b.agent2, next.ID, next.Version); err != nil || got.State != controlplane.Approved {
 		t.Errorf("another agent approves the successor: %v, %v", got.State, err)
 	}
 }
@@ -256,9 +256,9 @@ func TestAHandoffDraftGoesToTheSystemItsTaskAllows(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
-			cp := controlplane.New(b.store, adapter.NewRegistry(b.shopSystem("shop"), b.shopSystem("shop_eu")),
-				controlplane.Config{CallTimeout: 5 * time.Second, LeaseMargin: time.Second}, b.clock.Now, nil)
-			ho := handoffs.New(b.store, cp, b.clock.Now)
+			reg := adapter.NewRegistry(b.shopSystem("shop"), b.shopSystem("shop_eu"))
+			cp := controlplane.New(b.store, reg, controlplane.Config{CallTimeout: 5 * time.Second, LeaseMargin: time.Second}, b.clock.Now, nil)
+			ho := handoffs.New(b.store, cp, reg, b.clock.Now)
 			if err := cp.EnsurePolicies(b.ctx, nil); err != nil {
 				t.Fatal(err)
 			}

@@ -175,10 +175,10 @@ func TestWhoSendsAHandoffDraftOnDoesNotApproveIt(t *testing.T) {
 	if inv.State != controlplane.AwaitingApproval {
 		t.Fatalf("the draft sent on is %s, want awaiting approval (stage 3)", inv.State)
 	}
-	if _, err := b.cp.Approve(b.ctx, b.agent, inv.ID, inv.Version); !apperr.Is(err, apperr.Forbidden) {
+	if _, err := staffApprove(b.ctx, b.cp, b.agent, inv.ID, inv.Version); !apperr.Is(err, apperr.Forbidden) {
 		t.Errorf("the person who sent it on approves it: %v, want forbidden", err)
 	}
-	if got, err := b.cp.Approve(b.ctx, b.agent2, inv.ID, inv.Version); err != nil || got.State != controlplane.Approved {
+	if got, err := staffApprove(b.ctx, b.cp, b.agent2, inv.ID, inv.Version); err != nil || got.State != controlplane.Approved {
 		t.Errorf("another agent approves: %v, %v", got.State, err)
 	}
 }

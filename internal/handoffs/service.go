@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"countersign/internal/adapter"
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
 	"countersign/store"
@@ -18,18 +19,21 @@ type Store interface {
 // Service takes, ends, takes over and sends on hand-offs.
 type Service struct {
 	store Store
-	// control proposes a draft sent on and reads the connected systems.
-	control *controlplane.Service
-	now     func() time.Time
+	// control proposes a draft sent on; registry says which connected
+	// system offers a draft's action.
+	control  *controlplane.Service
+	registry *adapter.Registry
+	now      func() time.Time
 }
 
-// New builds the service over the control plane control, with the clock
-// now (time.Now when nil), which should be the control plane's own.
-func New(st Store, control *controlplane.Service, now func() time.Time) *Service {
+// New builds the service over the control plane control and the registry
+// of connected systems it was built with, with the clock now (time.Now
+// when nil), which should be the control plane's own.
+func New(st Store, control *controlplane.Service, registry *adapter.Registry, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{store: st, control: control, now: now}
+	return &Service{store: st, control: control, registry: registry, now: now}
 }
 
 // record appends an event in the transaction of the change it records.

@@ -91,9 +91,12 @@ func TestAuthoritativeLookupSettlesNotApplied(t *testing.T) {
 				t.Fatal(err)
 			}
 			if inv.State == controlplane.AwaitingApproval {
-				if inv, err = cp.Approve(ctx, actor, inv.ID, inv.Version); err != nil {
+				d, err := cp.StaffDecide(ctx, controlplane.StaffDecision{Actor: actor, InvocationID: inv.ID, Verb: controlplane.StaffApprove,
+					Version: inv.Version, ArgsHash: inv.ArgsHash})
+				if err != nil {
 					t.Fatal(err)
 				}
+				inv = d.Invocation
 			}
 			shop.Fault(t, "POST /refunds", tc.fault)
 			if _, err := cp.DispatchOnce(ctx); err != nil {

@@ -68,9 +68,12 @@ func TestDescribedSystemEndToEnd(t *testing.T) {
 		t.Fatalf("proposing wrote %d effects to the shop", n)
 	}
 	if inv.State == controlplane.AwaitingApproval {
-		if inv, err = cp.Approve(ctx, controlplane.UserActor(agent.ID, "agent", agent.Name), inv.ID, inv.Version); err != nil {
+		d, err := cp.StaffDecide(ctx, controlplane.StaffDecision{Actor: controlplane.UserActor(agent.ID, "agent", agent.Name),
+			InvocationID: inv.ID, Verb: controlplane.StaffApprove, Version: inv.Version, ArgsHash: inv.ArgsHash})
+		if err != nil {
 			t.Fatal(err)
 		}
+		inv = d.Invocation
 	}
 	if inv.State != controlplane.Approved {
 		t.Fatalf("after approval: %s", inv.State)

@@ -56,7 +56,7 @@ func setup(t *testing.T) *testBundle {
 	b := &testBundle{t: t, ctx: ctx, store: st, shop: shop, clock: clk,
 		cp:    controlplane.New(st, reg, controlplane.Config{CallTimeout: 5 * time.Second}, clk.Now, nil),
 		lists: lists.New(st, clk.Now), assistant: controlplane.AssistantActor("asst_test", "Test assistant")}
-	b.ho = handoffs.New(st, b.cp, clk.Now)
+	b.ho = handoffs.New(st, b.cp, reg, clk.Now)
 	acc := accounts.NewService(st, clk.Now, accounts.DefaultThrottle)
 	mk := func(role accounts.Role, name string) accounts.User {
 		u, err := acc.Create(ctx, accounts.NewUser{Email: fmt.Sprintf("%s-%d@example.test", role, time.Now().UnixNano()),

@@ -177,7 +177,7 @@ func TestTaskListCountersMatchARecount(t *testing.T) {
 					_, err = b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: b.agent, InvocationID: inv.ID, Verb: controlplane.StaffReject, Version: inv.Version, Reason: controlplane.OtherReason, Other: "not this one"})
 				} else if pick(4) == 0 {
 					_, err = b.cp.Claim(b.ctx, b.agent, inv.ID)
-				} else if _, err = b.cp.Approve(b.ctx, b.agent, inv.ID, inv.Version); err == nil {
+				} else if _, err = b.cp.StaffDecide(b.ctx, controlplane.StaffDecision{Actor: b.agent, InvocationID: inv.ID, Verb: controlplane.StaffApprove, Version: inv.Version, ArgsHash: inv.ArgsHash}); err == nil {
 					if pick(2) == 0 {
 						if err := b.shop.SetFault(demoshop.FaultRule{Route: "POST /refunds", DropAfterCommit: 1}); err != nil {
 							t.Fatal(err)
@@ -193,16 +193,16 @@ func TestTaskListCountersMatchARecount(t *testing.T) {
 				ops++
 			}
 		case op == 5:
-			if _, err := b.cp.Pause(b.ctx, b.agent, task.ID, 0); err == nil {
+			if _, err := b.cp.ChangeTask(b.ctx, b.agent, task.ID, controlplane.TaskPause, 0); err == nil {
 				ops++
 			}
 		case op == 6:
-			if _, err := b.cp.Resume(b.ctx, b.agent, task.ID, 0); err == nil {
+			if _, err := b.cp.ChangeTask(b.ctx, b.agent, task.ID, controlplane.TaskResume, 0); err == nil {
 				ops++
 			}
 		case op == 7:
 			if pick(3) == 0 {
-				if _, err := b.cp.Cancel(b.ctx, b.agent, task.ID, 0); err == nil {
+				if _, err := b.cp.ChangeTask(b.ctx, b.agent, task.ID, controlplane.TaskCancel, 0); err == nil {
 					ops++
 				}
 				continue

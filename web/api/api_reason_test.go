@@ -26,7 +26,7 @@ func TestAPIReconciledInvocationDropsTheUnknownError(t *testing.T) {
 	order := b.DamagedOrder(t)
 	id := b.ProposeRefund(t, order)
 	agent := b.Users[accounts.Agent]
-	if _, err := b.Control.Approve(ctx, agent.Actor(), id, 0); err != nil {
+	if _, err := b.Control.StaffDecide(ctx, controlplane.StaffDecision{Actor: agent.Actor(), InvocationID: id, Verb: controlplane.StaffApprove, Version: 0, ArgsHash: b.Invocation(t, id).ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Shop.SetFault(demoshop.FaultRule{Route: "POST /refunds", DropAfterCommit: 1}); err != nil {
@@ -84,7 +84,7 @@ func TestAPIReasonSaysWhyNotDispatchedOrRejected(t *testing.T) {
 	paused := b.Call(t, b.Key, http.MethodPost, "/api/v1/tasks/"+b.TaskID()+"/invocations", map[string]any{"action": "issue_refund",
 		"args": webtest.RefundArgs(order, 1200), "summary": "Refund $12.00"}).Want(t, http.StatusCreated)
 	pid := paused.JSON["id"].(string)
-	if _, err := b.Control.Approve(ctx, agent.Actor(), pid, 0); err != nil {
+	if _, err := b.Control.StaffDecide(ctx, controlplane.StaffDecision{Actor: agent.Actor(), InvocationID: pid, Verb: controlplane.StaffApprove, Version: 0, ArgsHash: b.Invocation(t, pid).ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
 	task := b.Call(t, b.Key, http.MethodGet, "/api/v1/tasks/"+b.TaskID(), nil).Want(t, http.StatusOK)

@@ -113,7 +113,7 @@ func (h *Handler) createTask(ctx context.Context, a assistants.Assistant, req ne
 	for _, name := range req.AllowedActions {
 		// Read tools work in every task; naming one is accepted and changes
 		// nothing (the control plane still wants at least one write).
-		if h.cfg.Control.IsReadTool(name) && !h.cfg.Control.KnownAction(name) {
+		if h.cfg.Registry.OffersReadTool(name) && !h.cfg.Registry.OffersAction(name) {
 			continue
 		}
 		if !enabledFor(a, name) {
@@ -170,20 +170,20 @@ type versionRequest struct {
 // handleAPITaskPause answers POST /api/v1/tasks/:id/pause: no permit is
 // granted after it commits.
 func (h *Handler) handleAPITaskPause(c echo.Context) error {
-	return h.changeAPITask(c, h.cfg.Control.Pause)
+	return h.changeAPITask(c, controlplane.TaskPause)
 }
 
 // handleAPITaskResume answers POST /api/v1/tasks/:id/resume.
 func (h *Handler) handleAPITaskResume(c echo.Context) error {
-	return h.changeAPITask(c, h.cfg.Control.Resume)
+	return h.changeAPITask(c, controlplane.TaskResume)
 }
 
 // handleAPITaskCancel answers POST /api/v1/tasks/:id/cancel.
 func (h *Handler) handleAPITaskCancel(c echo.Context) error {
-	return h.changeAPITask(c, h.cfg.Control.Cancel)
+	return h.changeAPITask(c, controlplane.TaskCancel)
 }
 
-func (h *Handler) changeAPITask(c echo.Context, change func(context.Context, controlplane.Actor, string, int32) (controlplane.Task, error)) error {
+func (h *Handler) changeAPITask(c echo.Context, verb controlplane.TaskVerb) error {
 	var req versionRequest
 	if err := decodeJSON(c, &req); err != nil {
 		return err
@@ -196,7 +196,7 @@ func (h *Handler) changeAPITask(c echo.Context, change func(context.Context, con
 	if req.ExpectedVersion <= 0 {
 		return apperr.InvalidFields(map[string]string{"expected_version": "required: the task's version as you last read it"})
 	}
-	t, err = change(c.Request().Context(), a.Actor(), t.ID, req.ExpectedVersion)
+	t, err = h.cfg.Control.ChangeTask(c.Request().Context(), a.Actor(), t.ID, verb, req.ExpectedVersion)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"countersign/internal/controlplane"
 	"countersign/web/webtest"
 
 	"github.com/google/go-cmp/cmp"
@@ -444,7 +445,7 @@ func TestAPIFollowsAWriteToItsResultAndReverses(t *testing.T) {
 		"summary": "Cancel the Pro plan at the end of the period"}).Want(t, http.StatusCreated)
 	id := inv.JSON["id"].(string)
 	agent := b.Users[accounts.Agent]
-	if _, err := b.Control.Approve(ctx, agent.Actor(), id, int32(inv.JSON["version"].(float64))); err != nil {
+	if _, err := b.Control.StaffDecide(ctx, controlplane.StaffDecision{Actor: agent.Actor(), InvocationID: id, Verb: controlplane.StaffApprove, Version: int32(inv.JSON["version"].(float64)), ArgsHash: b.Invocation(t, id).ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
 	approved := b.Call(t, b.Key, http.MethodGet, "/api/v1/invocations/"+id, nil).Want(t, http.StatusOK)

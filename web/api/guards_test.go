@@ -76,11 +76,11 @@ func TestAssistantCannotLiftAPersonsPause(t *testing.T) {
 
 	// An admin's pause holds the same way.
 	admin := b.Users[accounts.Admin]
-	if _, err := b.Control.Pause(ctx, controlplane.UserActor(admin.ID, "admin", admin.Name), id, 0); err != nil {
+	if _, err := b.Control.ChangeTask(ctx, controlplane.UserActor(admin.ID, "admin", admin.Name), id, controlplane.TaskPause, 0); err != nil {
 		t.Fatal(err)
 	}
 	b.Call(t, b.Key, http.MethodPost, api+"/resume", map[string]any{"expected_version": version()}).Want(t, http.StatusForbidden)
-	if _, err := b.Control.Resume(ctx, controlplane.UserActor(admin.ID, "admin", admin.Name), id, 0); err != nil {
+	if _, err := b.Control.ChangeTask(ctx, controlplane.UserActor(admin.ID, "admin", admin.Name), id, controlplane.TaskResume, 0); err != nil {
 		t.Fatal(err)
 	}
 
@@ -300,7 +300,7 @@ func TestAPIReverseOfAnActionWithoutCompensationSaysWhy(t *testing.T) {
 	inv := b.Call(t, b.Key, http.MethodPost, "/api/v1/tasks/"+task["id"].(string)+"/invocations", map[string]any{"action": "update_product_description",
 		"args": map[string]any{"product_id": p.ID, "description": "Solid walnut."}}).Want(t, http.StatusCreated)
 	agent := b.Users[accounts.Agent]
-	if _, err := b.Control.Approve(ctx, agent.Actor(), inv.JSON["id"].(string), 0); err != nil {
+	if _, err := b.Control.StaffDecide(ctx, controlplane.StaffDecision{Actor: agent.Actor(), InvocationID: inv.JSON["id"].(string), Verb: controlplane.StaffApprove, Version: 0, ArgsHash: b.Invocation(t, inv.JSON["id"].(string)).ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.Control.DispatchOnce(ctx); err != nil {
@@ -404,7 +404,7 @@ func TestAPIReverseTwiceReturnsTheLiveCompensation(t *testing.T) {
 	inv := b.Call(t, b.Key, http.MethodPost, "/api/v1/tasks/"+b.TaskID()+"/invocations", map[string]any{"action": "cancel_subscription",
 		"args": map[string]any{"subscription_id": pro, "reason_code": "too_expensive", "effective": "end_of_period"}}).Want(t, http.StatusCreated)
 	id := inv.JSON["id"].(string)
-	if _, err := b.Control.Approve(ctx, b.Users[accounts.Agent].Actor(), id, 0); err != nil {
+	if _, err := b.Control.StaffDecide(ctx, controlplane.StaffDecision{Actor: b.Users[accounts.Agent].Actor(), InvocationID: id, Verb: controlplane.StaffApprove, Version: 0, ArgsHash: b.Invocation(t, id).ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.Control.DispatchOnce(ctx); err != nil {

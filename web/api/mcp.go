@@ -213,7 +213,7 @@ func (h *Handler) mcpServer(ctx context.Context, req mcpRequest) (*mcp.Server, e
 			if err := strictArgs(rest, &in); err != nil {
 				return toolError(err), nil
 			}
-			t, err := h.cfg.Control.Pause(ctx, req.assistant.Actor(), task.ID, in.ExpectedVersion)
+			t, err := h.cfg.Control.ChangeTask(ctx, req.assistant.Actor(), task.ID, controlplane.TaskPause, in.ExpectedVersion)
 			if err != nil {
 				return toolError(err), nil
 			}

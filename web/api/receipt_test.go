@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"countersign/internal/controlplane"
 	"countersign/web/webtest"
 
 	"github.com/google/go-cmp/cmp"
@@ -61,7 +62,7 @@ func TestACompletedWriteHasASignedReceipt(t *testing.T) {
 	if pending := b.Call(t, b.Key, http.MethodGet, "/api/v1/invocations/"+id, nil).Want(t, http.StatusOK); pending.JSON["receipt_url"] != nil {
 		t.Errorf("an invocation awaiting approval names a receipt: %v", pending.JSON["receipt_url"])
 	}
-	if _, err := b.Control.Approve(ctx, b.Users[accounts.Agent].Actor(), id, b.Invocation(t, id).Version); err != nil {
+	if _, err := b.Control.StaffDecide(ctx, controlplane.StaffDecision{Actor: b.Users[accounts.Agent].Actor(), InvocationID: id, Verb: controlplane.StaffApprove, Version: b.Invocation(t, id).Version, ArgsHash: b.Invocation(t, id).ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.Control.DispatchOnce(ctx); err != nil {

@@ -45,7 +45,7 @@ func BenchmarkMetricsPageScale(b *testing.B) {
 	reg := adapter.NewRegistry()
 	cp := controlplane.New(st, reg, controlplane.Config{}, clock, nil)
 	srv := httptest.NewServer(web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Now: clock, Registry: reg, Control: cp, Lists: lists.New(st, clock),
-		Assistants: assistants.New(st, cp, clock), Metrics: metrics.NewReports(st)}).Handler())
+		Assistants: assistants.New(st, cp, reg, clock), Metrics: metrics.NewReports(st)}).Handler())
 	b.Cleanup(srv.Close)
 	if _, err := acc.Create(ctx, accounts.NewUser{Email: "manager@bench.test", Name: "Bench Manager", Role: accounts.Manager,
 		Password: "correct horse manager"}); err != nil {

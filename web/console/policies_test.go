@@ -59,10 +59,11 @@ func TestPolicyChangeIsAuditedAndAppliesToLaterProposals(t *testing.T) {
 		t.Fatalf("stage 3 proposal is %s", before.State)
 	}
 	agent := b.Users[accounts.Agent]
-	approved, err := b.Control.Approve(ctx, controlplane.UserActor(agent.ID, "agent", agent.Name), before.ID, before.Version)
+	d, err := b.Control.StaffDecide(ctx, controlplane.StaffDecision{Actor: controlplane.UserActor(agent.ID, "agent", agent.Name), InvocationID: before.ID, Verb: controlplane.StaffApprove, Version: before.Version, ArgsHash: before.ArgsHash})
 	if err != nil {
 		t.Fatal(err)
 	}
+	approved := d.Invocation
 
 	c := b.Client(t)
 	c.MustSignIn(b.Users[accounts.Manager])

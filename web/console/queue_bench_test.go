@@ -50,7 +50,7 @@ func BenchmarkQueuePageP95(b *testing.B) {
 	}
 	sessions := kit.NewSessionStore(st, kit.SessionConfig{KeyPairs: webtest.SessionKeys, Idle: time.Hour, Absolute: 12 * time.Hour, Now: clk})
 	srv := httptest.NewServer(web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Registry: reg, Control: cp, Lists: lists.New(st, clk), Now: clk,
-		Assistants: assistants.New(st, cp, clk), Metrics: metrics.NewReports(st)}).Handler())
+		Assistants: assistants.New(st, cp, reg, clk), Metrics: metrics.NewReports(st)}).Handler())
 	b.Cleanup(srv.Close)
 	u, err := acc.Create(ctx, accounts.NewUser{Email: "bench-agent@example.test", Name: "Bench Agent", Role: accounts.Agent, Password: "a long enough password"})
 	if err != nil {

@@ -1,7 +1,6 @@
 package console
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 
@@ -14,10 +13,10 @@ import (
 )
 
 // taskControl runs pause, resume or cancel on the version the page showed.
-func (h *Handler) taskControl(c echo.Context, do func(context.Context, controlplane.Actor, string, int32) (controlplane.Task, error), done string) error {
+func (h *Handler) taskControl(c echo.Context, verb controlplane.TaskVerb, done string) error {
 	u, _ := kit.CurrentUser(c)
 	id := c.Param("id")
-	if _, err := do(c.Request().Context(), actorOf(u), id, expectedVersion(c)); err != nil {
+	if _, err := h.cfg.Control.ChangeTask(c.Request().Context(), actorOf(u), id, verb, expectedVersion(c)); err != nil {
 		return err
 	}
 	kit.SetFlash(c, done, false)
@@ -26,19 +25,19 @@ func (h *Handler) taskControl(c echo.Context, do func(context.Context, controlpl
 
 // handleTaskPause answers POST /tasks/:id/pause: no permit after it commits.
 func (h *Handler) handleTaskPause(c echo.Context) error {
-	return h.taskControl(c, h.cfg.Control.Pause, "Paused. No request of this task will be sent until it is resumed.")
+	return h.taskControl(c, controlplane.TaskPause, "Paused. No request of this task will be sent until it is resumed.")
 }
 
 // handleTaskResume answers POST /tasks/:id/resume: budget and unresolved
 // requests kept, nothing replayed.
 func (h *Handler) handleTaskResume(c echo.Context) error {
-	return h.taskControl(c, h.cfg.Control.Resume, "Resumed. Approved requests may be sent again; nothing was replayed.")
+	return h.taskControl(c, controlplane.TaskResume, "Resumed. Approved requests may be sent again; nothing was replayed.")
 }
 
 // handleTaskCancel answers POST /tasks/:id/cancel: ends the task, undoes
 // nothing.
 func (h *Handler) handleTaskCancel(c echo.Context) error {
-	return h.taskControl(c, h.cfg.Control.Cancel, "Cancelled. Nothing was undone; approved requests that had not left will not be sent, and requests waiting for a decision were withdrawn.")
+	return h.taskControl(c, controlplane.TaskCancel, "Cancelled. Nothing was undone; approved requests that had not left will not be sent, and requests waiting for a decision were withdrawn.")
 }
 
 // handleInvocationReconcile answers POST /invocations/:id/reconcile: the

@@ -91,7 +91,7 @@ func TestTaskEventsListenAgainAfterTheConnectionDies(t *testing.T) {
 	// wakes the page to fetch what it may have missed, with no new change.
 	readUntil("event: change")
 
-	if _, err := b.Control.Pause(ctx, controlplane.AssistantActor("asst_test", "Test assistant"), f.Task.ID, 0); err != nil {
+	if _, err := b.Control.ChangeTask(ctx, controlplane.AssistantActor("asst_test", "Test assistant"), f.Task.ID, controlplane.TaskPause, 0); err != nil {
 		t.Fatal(err)
 	}
 	readUntil("event: change")

@@ -51,13 +51,13 @@ func TestTaskListPutsWhatNeedsAPersonFirstWithCountsAndPages(t *testing.T) {
 		b.Clock.Advance(time.Second)
 	}
 	paused, handedOff := quiet[0], quiet[1]
-	if _, err := b.Control.Pause(ctx, asst, paused.ID, 0); err != nil {
+	if _, err := b.Control.ChangeTask(ctx, asst, paused.ID, controlplane.TaskPause, 0); err != nil {
 		t.Fatal(err)
 	}
 	webtest.InsertHandoff(t, b, handedOff.ConversationID, handedOff.ID, "ambiguous", `{"summary":"Two orders match."}`, b.Clock.Now())
 	for _, x := range quiet[2:5] {
 		b.Clock.Advance(time.Second)
-		if _, err := b.Control.Cancel(ctx, asst, x.ID, 0); err != nil {
+		if _, err := b.Control.ChangeTask(ctx, asst, x.ID, controlplane.TaskCancel, 0); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -78,7 +78,7 @@ func TestTimelineSaysWhatEachEventRecordedAtTheTime(t *testing.T) {
 	if _, err := b.Control.StaffDecide(ctx, controlplane.StaffDecision{Actor: agentActor, InvocationID: r.ID, Verb: controlplane.StaffReject, Version: 0, Reason: controlplane.OtherReason, Other: "The customer asked for store credit instead"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Control.Pause(ctx, agentActor, f.Task.ID, 0); err != nil {
+	if _, err := b.Control.ChangeTask(ctx, agentActor, f.Task.ID, controlplane.TaskPause, 0); err != nil {
 		t.Fatal(err)
 	}
 

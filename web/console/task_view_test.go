@@ -48,7 +48,7 @@ func TestTaskViewSaysWhereEachRequestStandsAndPauseIsAControl(t *testing.T) {
 		t.Fatalf("pause: %d\n%s", res.StatusCode, res.Text)
 	}
 	agent := b.Users[accounts.Agent]
-	if _, err := b.Control.Approve(context.Background(), controlplane.UserActor(agent.ID, "agent", agent.Name), cInv.ID, 0); err != nil {
+	if _, err := b.Control.StaffDecide(context.Background(), controlplane.StaffDecision{Actor: controlplane.UserActor(agent.ID, "agent", agent.Name), InvocationID: cInv.ID, Verb: controlplane.StaffApprove, Version: 0, ArgsHash: b.Invocation(t, cInv.ID).ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.Control.DispatchOnce(context.Background()); err != nil {
@@ -351,7 +351,7 @@ func TestTaskEventsStreamSaysChangeWhenTheTaskChanges(t *testing.T) {
 	}
 	// A change through the control plane (as another console instance
 	// would make it) reaches this stream through NOTIFY.
-	if _, err := b.Control.Pause(context.Background(), controlplane.AssistantActor("asst_test", "Test assistant"), f.Task.ID, 0); err != nil {
+	if _, err := b.Control.ChangeTask(context.Background(), controlplane.AssistantActor("asst_test", "Test assistant"), f.Task.ID, controlplane.TaskPause, 0); err != nil {
 		t.Fatal(err)
 	}
 	for {

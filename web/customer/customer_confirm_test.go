@@ -246,7 +246,7 @@ func TestConfirmRechecksTheTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Control.Pause(context.Background(), controlplane.AssistantActor("asst_test", "Test assistant"), task.ID, task.Version); err != nil {
+	if _, err := b.Control.ChangeTask(context.Background(), controlplane.AssistantActor("asst_test", "Test assistant"), task.ID, controlplane.TaskPause, task.Version); err != nil {
 		t.Fatal(err)
 	}
 	if res := c.Post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {

@@ -109,7 +109,7 @@ func TestNoEndStateButCompletedShowsConsequencesAsFacts(t *testing.T) {
 	for _, a := range everyShopAction {
 		cased[a.action] = true
 	}
-	sys, err := b.Control.Registry().System("shop")
+	sys, err := b.Web.Registry().System("shop")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestCustomerPageSaysWhoDecided(t *testing.T) {
 		{name: "declined by the customer", by: "you", badge: "You declined", headline: "You declined this request.",
 			detailHas: "Your reason: “I'd rather keep it.”",
 			end: func(t *testing.T, c *webtest.Client, inv controlplane.Invocation) {
-				if _, err := b.Control.Decline(ctx, controlplane.CustomerProvedOn(webtest.Jordan, "code", inv.ID), inv.ID, inv.Version, "I'd rather keep it."); err != nil {
+				if _, err := b.Control.CustomerDecide(ctx, controlplane.CustomerDecision{Actor: controlplane.CustomerProvedOn(webtest.Jordan, "code", inv.ID), InvocationID: inv.ID, Verb: controlplane.CustomerDecline, Reason: "I'd rather keep it."}); err != nil {
 					t.Fatal(err)
 				}
 			}},
@@ -212,17 +212,17 @@ func TestCustomerPageSaysWhoDecided(t *testing.T) {
 				b.Clock.Advance(20 * time.Minute)
 				c.Get("/requests/" + inv.ID)
 				b.Clock.Advance(11 * time.Minute)
-				if _, err := b.Control.ExpireDue(ctx); err != nil {
+				if _, err := b.Control.Sweep(ctx); err != nil {
 					t.Fatal(err)
 				}
 			}},
 		{name: "stopped by our team", by: "our_team", badge: "Not carried out", headline: "This was not carried out, so nothing has changed.",
 			detailHas: "Our team paused the conversation this came from",
 			end: func(t *testing.T, c *webtest.Client, inv controlplane.Invocation) {
-				if _, err := b.Control.Confirm(ctx, controlplane.CustomerProvedOn(webtest.Jordan, "code", inv.ID), inv.ID, inv.Version); err != nil {
+				if _, err := b.Control.CustomerDecide(ctx, controlplane.CustomerDecision{Actor: controlplane.CustomerProvedOn(webtest.Jordan, "code", inv.ID), InvocationID: inv.ID, Verb: controlplane.CustomerConfirm}); err != nil {
 					t.Fatal(err)
 				}
-				if _, err := b.Control.Pause(ctx, agentActor, inv.TaskID, 0); err != nil {
+				if _, err := b.Control.ChangeTask(ctx, agentActor, inv.TaskID, controlplane.TaskPause, 0); err != nil {
 					t.Fatal(err)
 				}
 			}},

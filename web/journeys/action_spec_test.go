@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"countersign/internal/controlplane"
 	"countersign/web/webtest"
 
 	"github.com/PuerkitoBio/goquery"
@@ -113,7 +114,7 @@ func TestDescribedActionsSayWhatTheirFileSays(t *testing.T) {
 	// changes the order, so a quote made before it would no longer hold.
 	agent := b.Users[accounts.Agent]
 	decide := func(id string) {
-		if _, err := b.Control.Approve(ctx, agent.Actor(), id, b.Invocation(t, id).Version); err != nil {
+		if _, err := b.Control.StaffDecide(ctx, controlplane.StaffDecision{Actor: agent.Actor(), InvocationID: id, Verb: controlplane.StaffApprove, Version: b.Invocation(t, id).Version, ArgsHash: b.Invocation(t, id).ArgsHash}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := b.Control.DispatchOnce(ctx); err != nil {

@@ -181,7 +181,7 @@ func TestAPIReconcileReadsOnce(t *testing.T) {
 	b.Task = b.NewTask(t, b.Key, "conv-1", []string{"issue_refund"})
 	ctx := context.Background()
 	id := b.ProposeRefund(t, b.DamagedOrder(t))
-	if _, err := b.Control.Approve(ctx, b.Users[accounts.Agent].Actor(), id, 0); err != nil {
+	if _, err := b.Control.StaffDecide(ctx, controlplane.StaffDecision{Actor: b.Users[accounts.Agent].Actor(), InvocationID: id, Verb: controlplane.StaffApprove, Version: 0, ArgsHash: b.Invocation(t, id).ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Shop.SetFault(demoshop.FaultRule{Route: "POST /refunds", DropAfterCommit: 1}); err != nil {

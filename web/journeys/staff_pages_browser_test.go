@@ -42,7 +42,7 @@ func TestBrowserStaffPagesLeadWithWhatMattersAndAskBeforeWhatCannotBeUndone(t *t
 	addr := f.AddressChange(t)
 	other := webtest.NewShopper(t, b)
 	other.Refund(t, other.Order, 3100)
-	if _, err := b.Control.Pause(ctx0, controlplane.AssistantActor("asst_test", "Test assistant"), other.Task.ID, 0); err != nil {
+	if _, err := b.Control.ChangeTask(ctx0, controlplane.AssistantActor("asst_test", "Test assistant"), other.Task.ID, controlplane.TaskPause, 0); err != nil {
 		t.Fatal(err)
 	}
 

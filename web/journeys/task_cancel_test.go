@@ -115,7 +115,7 @@ func TestCustomerSeesARequestWithdrawnWithItsTask(t *testing.T) {
 		t.Fatalf("before the cancel the link offers no code (%d)", res.StatusCode)
 	}
 
-	if _, err := b.Control.Cancel(ctx, controlplane.AssistantActor("asst_test", "Test assistant"), inv.TaskID, 0); err != nil {
+	if _, err := b.Control.ChangeTask(ctx, controlplane.AssistantActor("asst_test", "Test assistant"), inv.TaskID, controlplane.TaskCancel, 0); err != nil {
 		t.Fatal(err)
 	}
 

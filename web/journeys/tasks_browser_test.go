@@ -44,7 +44,7 @@ func TestBrowserTasksHandoffsAndTaskViewsReadInTheAgentsWords(t *testing.T) {
 	// A paused task with an approved request that was not sent.
 	paused := webtest.NewShopper(t, b)
 	held := paused.Refund(t, paused.Order, 2000)
-	if _, err := b.Control.Pause(ctx0, controlplane.UserActor(b.Users[accounts.Agent].ID, "agent", b.Users[accounts.Agent].Name), paused.Task.ID, 0); err != nil {
+	if _, err := b.Control.ChangeTask(ctx0, controlplane.UserActor(b.Users[accounts.Agent].ID, "agent", b.Users[accounts.Agent].Name), paused.Task.ID, controlplane.TaskPause, 0); err != nil {
 		t.Fatal(err)
 	}
 	paused.ApproveAndDispatch(t, held)
@@ -57,7 +57,7 @@ func TestBrowserTasksHandoffsAndTaskViewsReadInTheAgentsWords(t *testing.T) {
 			t.Fatal(err)
 		}
 		if i%2 == 0 {
-			if _, err := b.Control.Cancel(ctx0, asst, task.ID, 0); err != nil {
+			if _, err := b.Control.ChangeTask(ctx0, asst, task.ID, controlplane.TaskCancel, 0); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"countersign/internal/controlplane"
 	"countersign/web/webtest"
 
 	"go.opentelemetry.io/otel/propagation"
@@ -40,7 +41,7 @@ func TestAWriteIsOneTrace(t *testing.T) {
 
 	id := b.ProposeRefund(t, b.DamagedOrder(t))
 	inv := b.Invocation(t, id)
-	if _, err := b.Control.Approve(ctx, b.Users[accounts.Agent].Actor(), id, inv.Version); err != nil {
+	if _, err := b.Control.StaffDecide(ctx, controlplane.StaffDecision{Actor: b.Users[accounts.Agent].Actor(), InvocationID: id, Verb: controlplane.StaffApprove, Version: inv.Version, ArgsHash: b.Invocation(t, id).ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
 	before := len(all(b.ShopHeaders))

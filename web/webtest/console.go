@@ -344,7 +344,8 @@ func (f *Shopper) ApproveAndDispatch(t *testing.T, inv controlplane.Invocation) 
 	t.Helper()
 	ctx := context.Background()
 	agent := f.Stack.Users[accounts.Agent]
-	if _, err := f.Stack.Control.Approve(ctx, controlplane.UserActor(agent.ID, "agent", agent.Name), inv.ID, 0); err != nil {
+	if _, err := f.Stack.Control.StaffDecide(ctx, controlplane.StaffDecision{Actor: controlplane.UserActor(agent.ID, "agent", agent.Name),
+		InvocationID: inv.ID, Verb: controlplane.StaffApprove, ArgsHash: f.Stack.Invocation(t, inv.ID).ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.Stack.Control.DispatchOnce(ctx); err != nil {

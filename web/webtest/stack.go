@@ -179,7 +179,7 @@ func New(t *testing.T, opts ...Option) *Stack {
 	cp := controlplane.New(st, reg, controlplane.Config{}, clk.Now, nil)
 	outbox := &mail.Memory{}
 	links := confirmation.New(st, cp, reg, confirmation.Config{Mail: outbox, Proofs: o.proofs, AssertionSecrets: o.assertionSecrets}, clk.Now)
-	asst := assistants.New(st, cp, clk.Now)
+	asst := assistants.New(st, cp, reg, clk.Now)
 	reports := metrics.NewReports(st)
 	var fake *fakeslack.Slack
 	var bot *slackbot.Bot
@@ -191,7 +191,7 @@ func New(t *testing.T, opts ...Option) *Stack {
 			APIURL: fakeSrv.URL + "/api/", BaseURL: "http://console.test"}, cp, st, acc, clk.Now, nil)
 	}
 	ws := web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Now: clk.Now, TrustedProxies: o.trustedProxies,
-		Registry: reg, Control: cp, Handoffs: handoffs.New(st, cp, clk.Now), Lists: lists.New(st, clk.Now), Confirmations: links, Assistants: asst, Metrics: reports, Webhooks: webhooks.New(st, clk.Now, webhooks.Config{AllowPrivate: true}),
+		Registry: reg, Control: cp, Handoffs: handoffs.New(st, cp, reg, clk.Now), Lists: lists.New(st, clk.Now), Confirmations: links, Assistants: asst, Metrics: reports, Webhooks: webhooks.New(st, clk.Now, webhooks.Config{AllowPrivate: true}),
 		Logger: o.logger, Slack: bot, LogoFetch: logoFetch(o.logo)})
 	srv := httptest.NewServer(checkContract(t, ws.Handler()))
 	t.Cleanup(srv.Close)
