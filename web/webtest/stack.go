@@ -34,8 +34,9 @@ import (
 	"countersign/web/kit"
 )
 
-// Stack is the assembled console over a fresh database, served by
-// httptest, with the services it was built from. New builds it.
+// Stack is the assembled console, served by httptest, with the services it
+// was built from. New builds it over a fresh database, Assemble over a
+// store of the caller's.
 type Stack struct {
 	Server   *httptest.Server
 	Web      *web.Server
