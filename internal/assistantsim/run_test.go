@@ -16,14 +16,12 @@ import (
 	"countersign/internal/assistantsim"
 	"countersign/internal/controlplane"
 	"countersign/internal/demoshop"
-	"countersign/internal/lists"
-	"countersign/internal/metrics"
 	"countersign/internal/shopadapter"
 	"countersign/internal/webhooks"
 	"countersign/store"
 	"countersign/store/dbtest"
 	"countersign/web"
-	"countersign/web/kit"
+	"countersign/web/webtest"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -48,9 +46,10 @@ var siteSecret = []byte("the demo shop's site secret, 32+ bytes")
 
 func startConsole(t *testing.T, ctx context.Context, also ...string) *simConsole {
 	t.Helper()
-	st := store.New(dbtest.New(t))
-	acc := accounts.NewService(st, time.Now, accounts.DefaultThrottle)
-	manager, err := acc.Create(ctx, accounts.NewUser{Email: "manager@example.test", Name: "Priya", Role: accounts.Manager, Password: "correct horse battery"})
+	// In real time: the dispatcher runs and the simulator waits on it.
+	stack := webtest.Assemble(t, store.New(dbtest.New(t)), webtest.WithNow(time.Now))
+	st := stack.Store
+	manager, err := stack.Accounts.Create(ctx, accounts.NewUser{Email: "manager@example.test", Name: "Priya", Role: accounts.Manager, Password: "correct horse battery"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,16 +63,16 @@ func startConsole(t *testing.T, ctx context.Context, also ...string) *simConsole
 	demo := demoshop.New(shopPool, demoshop.Options{})
 	shop := httptest.NewServer(demo.Handler())
 	t.Cleanup(shop.Close)
-	reg := adapter.NewRegistry()
+	reg := stack.Web.Registry()
 	for _, name := range append([]string{"shop"}, also...) {
 		reg.Connect(shopadapter.New(shopadapter.Config{Name: name, BaseURL: shop.URL, Token: demo.Token(), Ledger: adapter.NewLedger(st, time.Now), Now: time.Now}))
 	}
-	cp := controlplane.New(st, reg, controlplane.Config{}, time.Now, nil)
+	cp := stack.Control
 	if err := cp.EnsurePolicies(ctx, &manager.ID); err != nil {
 		t.Fatal(err)
 	}
 	go cp.RunDispatcher(ctx, 100*time.Millisecond)
-	asst := assistants.New(st, cp, reg, time.Now)
+	asst := stack.Assistants
 	// The shop's site vouches for the customer of each task the
 	// simulator opens, signing with this secret.
 	asst.SetSiteSecrets(map[string][]byte{"shop": siteSecret})
@@ -88,10 +87,7 @@ func startConsole(t *testing.T, ctx context.Context, also ...string) *simConsole
 	if err != nil {
 		t.Fatal(err)
 	}
-	sessions := kit.NewSessionStore(st, kit.SessionConfig{KeyPairs: [][]byte{[]byte("0123456789abcdef0123456789abcdef")}, Idle: time.Hour, Absolute: time.Hour})
-	sc := &simConsole{st: st, asst: asst, manager: manager, key: key, botID: bot.ID}
-	sc.web = web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Registry: reg, Control: cp, Lists: lists.New(st, time.Now), Assistants: asst,
-		Metrics: metrics.NewReports(st)})
+	sc := &simConsole{st: st, asst: asst, manager: manager, key: key, botID: bot.ID, web: stack.Web}
 	h := sc.web.Handler()
 	console := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/api/v1/invocations/") {

@@ -4,23 +4,15 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"countersign/internal/accounts"
-	"countersign/internal/adapter"
-	"countersign/internal/assistants"
-	"countersign/internal/controlplane"
-	"countersign/internal/lists"
-	"countersign/internal/metrics"
-	"countersign/internal/shopadapter"
 	"countersign/store"
 	"countersign/store/dbtest"
-	"countersign/web"
-	"countersign/web/kit"
+	"countersign/web/webtest"
 )
 
 // metricsHTMLBudget is the bench's metrics_html_kb target: the metrics
@@ -36,21 +28,9 @@ const metricsHTMLBudget = 30_000
 func TestMetricsPageHTMLOnBenchData(t *testing.T) {
 	ctx := context.Background()
 	pool := dbtest.New(t)
-	st := store.New(pool)
-	clk := time.Now
-	acc := accounts.NewService(st, clk, accounts.DefaultThrottle)
-	reg := adapter.NewRegistry(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: "http://127.0.0.1:1",
-		Ledger: adapter.NewLedger(st, clk), Now: clk}))
-	cp := controlplane.New(st, reg, controlplane.Config{}, clk, nil)
-	if err := cp.EnsurePolicies(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
-	sessions := kit.NewSessionStore(st, kit.SessionConfig{KeyPairs: [][]byte{[]byte("0123456789abcdef0123456789abcdef")},
-		Idle: time.Hour, Absolute: 12 * time.Hour, Now: clk})
-	srv := httptest.NewServer(web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Registry: reg, Control: cp,
-		Lists: lists.New(st, clk), Now: clk, Assistants: assistants.New(st, cp, reg, clk), Metrics: metrics.NewReports(st)}).Handler())
-	t.Cleanup(srv.Close)
-	u, err := acc.Create(ctx, accounts.NewUser{Email: "bench-manager@example.test", Name: "Bench Manager", Role: accounts.Manager,
+	stack := webtest.Assemble(t, store.New(pool), benchStack...)
+	st, srv := stack.Store, stack.Server
+	u, err := stack.Accounts.Create(ctx, accounts.NewUser{Email: "bench-manager@example.test", Name: "Bench Manager", Role: accounts.Manager,
 		Password: "a long enough password"})
 	if err != nil {
 		t.Fatal(err)

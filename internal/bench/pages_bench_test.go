@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"strconv"
@@ -19,17 +18,16 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"countersign/internal/accounts"
-	"countersign/internal/adapter"
-	"countersign/internal/assistants"
-	"countersign/internal/controlplane"
-	"countersign/internal/lists"
-	"countersign/internal/metrics"
-	"countersign/internal/shopadapter"
 	"countersign/store"
 	"countersign/store/dbtest"
-	"countersign/web"
-	"countersign/web/kit"
+	"countersign/web/webtest"
 )
+
+// benchStack is how these measurements assemble the console
+// (webtest.Assemble): in real time, as the seeder dates its rows, with
+// sessions that outlive a long seeding, and the shop offline (the pages
+// read its actions and the seeded quotes; nothing calls it).
+var benchStack = []webtest.Option{webtest.WithNow(time.Now), webtest.WithSessionLifetime(time.Hour, 12*time.Hour), webtest.WithOfflineShop()}
 
 // BenchmarkQueueAndTaskPages drives GET /queue (first page) at 64 and 8
 // connections and GET /tasks/{id} (a task of ten pending requests) at 64,
@@ -45,21 +43,9 @@ import (
 func BenchmarkQueueAndTaskPages(b *testing.B) {
 	ctx := context.Background()
 	pool := dbtest.New(b)
-	st := store.New(pool)
-	clk := time.Now
-	acc := accounts.NewService(st, clk, accounts.DefaultThrottle)
-	reg := adapter.NewRegistry(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: "http://127.0.0.1:1",
-		Ledger: adapter.NewLedger(st, clk), Now: clk}))
-	cp := controlplane.New(st, reg, controlplane.Config{}, clk, nil)
-	if err := cp.EnsurePolicies(ctx, nil); err != nil {
-		b.Fatal(err)
-	}
-	sessions := kit.NewSessionStore(st, kit.SessionConfig{KeyPairs: [][]byte{[]byte("0123456789abcdef0123456789abcdef")},
-		Idle: time.Hour, Absolute: 12 * time.Hour, Now: clk})
-	srv := httptest.NewServer(web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Registry: reg, Control: cp,
-		Lists: lists.New(st, clk), Now: clk, Assistants: assistants.New(st, cp, reg, clk), Metrics: metrics.NewReports(st)}).Handler())
-	b.Cleanup(srv.Close)
-	u, err := acc.Create(ctx, accounts.NewUser{Email: "bench-agent@example.test", Name: "Bench Agent", Role: accounts.Agent,
+	stack := webtest.Assemble(b, store.New(pool), benchStack...)
+	srv := stack.Server
+	u, err := stack.Accounts.Create(ctx, accounts.NewUser{Email: "bench-agent@example.test", Name: "Bench Agent", Role: accounts.Agent,
 		Password: "a long enough password"})
 	if err != nil {
 		b.Fatal(err)
@@ -231,16 +217,7 @@ func explainRequest(b *testing.B, pool *pgxpool.Pool, target string, h http.Head
 		b.Fatal(err)
 	}
 	defer traced.Close()
-	st := store.New(traced)
-	clk := time.Now
-	acc := accounts.NewService(st, clk, accounts.DefaultThrottle)
-	reg := adapter.NewRegistry(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: "http://127.0.0.1:1",
-		Ledger: adapter.NewLedger(st, clk), Now: clk}))
-	cp := controlplane.New(st, reg, controlplane.Config{}, clk, nil)
-	sessions := kit.NewSessionStore(st, kit.SessionConfig{KeyPairs: [][]byte{[]byte("0123456789abcdef0123456789abcdef")},
-		Idle: time.Hour, Absolute: 12 * time.Hour, Now: clk})
-	srv := httptest.NewServer(web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Registry: reg, Control: cp,
-		Lists: lists.New(st, clk), Now: clk, Assistants: assistants.New(st, cp, reg, clk), Metrics: metrics.NewReports(st)}).Handler())
+	srv := webtest.Assemble(b, store.New(traced), benchStack...).Server
 	defer srv.Close()
 	u, _ := url.Parse(target)
 	req, _ := http.NewRequest(http.MethodGet, srv.URL+u.RequestURI(), nil)

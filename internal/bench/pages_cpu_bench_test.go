@@ -11,16 +11,9 @@ import (
 	"time"
 
 	"countersign/internal/accounts"
-	"countersign/internal/adapter"
-	"countersign/internal/assistants"
-	"countersign/internal/controlplane"
-	"countersign/internal/lists"
-	"countersign/internal/metrics"
-	"countersign/internal/shopadapter"
 	"countersign/store"
 	"countersign/store/dbtest"
-	"countersign/web"
-	"countersign/web/kit"
+	"countersign/web/webtest"
 )
 
 // selfCPU is this process's user and system CPU time so far.
@@ -46,22 +39,9 @@ func selfCPU() time.Duration {
 func BenchmarkPageCPU(b *testing.B) {
 	ctx := context.Background()
 	pool := dbtest.New(b)
-	st := store.New(pool)
-	clk := time.Now
-	acc := accounts.NewService(st, clk, accounts.DefaultThrottle)
-	reg := adapter.NewRegistry(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: "http://127.0.0.1:1",
-		Ledger: adapter.NewLedger(st, clk), Now: clk}))
-	cp := controlplane.New(st, reg, controlplane.Config{}, clk, nil)
-	if err := cp.EnsurePolicies(ctx, nil); err != nil {
-		b.Fatal(err)
-	}
-	sessions := kit.NewSessionStore(st, kit.SessionConfig{KeyPairs: [][]byte{[]byte("0123456789abcdef0123456789abcdef")},
-		Idle: time.Hour, Absolute: 12 * time.Hour, Now: clk})
-	h := web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Registry: reg, Control: cp,
-		Lists: lists.New(st, clk), Now: clk, Assistants: assistants.New(st, cp, reg, clk), Metrics: metrics.NewReports(st)}).Handler()
-	srv := httptest.NewServer(h)
-	b.Cleanup(srv.Close)
-	u, err := acc.Create(ctx, accounts.NewUser{Email: "bench-agent@example.test", Name: "Bench Agent", Role: accounts.Agent,
+	stack := webtest.Assemble(b, store.New(pool), benchStack...)
+	h, srv := stack.Web.Handler(), stack.Server
+	u, err := stack.Accounts.Create(ctx, accounts.NewUser{Email: "bench-agent@example.test", Name: "Bench Agent", Role: accounts.Agent,
 		Password: "a long enough password"})
 	if err != nil {
 		b.Fatal(err)

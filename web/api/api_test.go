@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -17,9 +16,6 @@ import (
 
 	"countersign/internal/accounts"
 	"countersign/internal/adapter"
-	"countersign/internal/lists"
-	"countersign/web"
-	"countersign/web/kit"
 )
 
 func TestAPICatalogFollowsTheThreeFilters(t *testing.T) {
@@ -317,11 +313,7 @@ func TestAPIDedupWindow(t *testing.T) {
 func TestAPIRateLimitPerKey(t *testing.T) {
 	t.Parallel()
 	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
-	ws := web.New(web.Config{Database: b.Store, Assistants: b.Assistants, Metrics: b.Metrics, Accounts: b.Accounts, Sessions: kit.NewSessionStore(b.Store, kit.SessionConfig{KeyPairs: webtest.SessionKeys,
-		Idle: time.Hour, Absolute: time.Hour, Now: b.Clock.Now}), Now: b.Clock.Now, Registry: b.Web.Registry(), Control: b.Control, Lists: lists.New(b.Store, b.Clock.Now),
-		APIRatePerMinute: 3})
-	srv := httptest.NewServer(ws.Handler())
-	t.Cleanup(srv.Close)
+	srv := b.ServeAnother(t, webtest.WithAPIRate(3))
 	_, otherKey := b.NewAssistant(t, "other-bot")
 
 	for i := range 3 {

@@ -5,15 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"testing"
-	"time"
 
 	"countersign/web/webtest"
-
-	"countersign/internal/lists"
-	"countersign/web"
-	"countersign/web/kit"
 )
 
 // TestMCPRefusesBatches sends one JSON-RPC batch of 300 tools/call under
@@ -61,11 +55,7 @@ func TestMCPRefusesBatches(t *testing.T) {
 func TestMCPCallsEachSpendARateToken(t *testing.T) {
 	t.Parallel()
 	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
-	ws := web.New(web.Config{Database: b.Store, Assistants: b.Assistants, Metrics: b.Metrics, Accounts: b.Accounts, Sessions: kit.NewSessionStore(b.Store, kit.SessionConfig{KeyPairs: webtest.SessionKeys,
-		Idle: time.Hour, Absolute: time.Hour, Now: b.Clock.Now}), Now: b.Clock.Now, Registry: b.Web.Registry(), Control: b.Control, Lists: lists.New(b.Store, b.Clock.Now),
-		APIRatePerMinute: 3})
-	srv := httptest.NewServer(ws.Handler())
-	t.Cleanup(srv.Close)
+	srv := b.ServeAnother(t, webtest.WithAPIRate(3))
 	call := func(id int) webtest.APIResponse {
 		return webtest.CallAPI(t, srv.URL, b.Key, http.MethodPost, "/mcp?task="+b.TaskID(),
 			fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"list_orders","arguments":{}}}`, id),

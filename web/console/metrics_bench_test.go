@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
@@ -18,16 +17,9 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"countersign/internal/accounts"
-	"countersign/internal/adapter"
-	"countersign/internal/assistants"
-	"countersign/internal/controlplane"
 	"countersign/internal/demo"
-	"countersign/internal/lists"
-	"countersign/internal/metrics"
 	"countersign/store"
 	"countersign/store/dbtest"
-	"countersign/web"
-	"countersign/web/kit"
 )
 
 // BenchmarkMetricsPageScale times GET /metrics (every query the page runs,
@@ -37,17 +29,10 @@ import (
 // Run it once: go test ./web/ -run '^$' -bench BenchmarkMetricsPageScale -benchtime 1x -timeout 30m
 func BenchmarkMetricsPageScale(b *testing.B) {
 	ctx := context.Background()
-	st := store.New(dbtest.New(b))
-	now := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
-	clock := func() time.Time { return now }
-	acc := accounts.NewService(st, clock, accounts.Throttle{PerAccountSource: 100, PerSource: 100, PerAccount: 100, Window: time.Minute})
-	sessions := kit.NewSessionStore(st, kit.SessionConfig{KeyPairs: webtest.SessionKeys, Idle: time.Hour, Absolute: 12 * time.Hour, Now: clock})
-	reg := adapter.NewRegistry()
-	cp := controlplane.New(st, reg, controlplane.Config{}, clock, nil)
-	srv := httptest.NewServer(web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Now: clock, Registry: reg, Control: cp, Lists: lists.New(st, clock),
-		Assistants: assistants.New(st, cp, reg, clock), Metrics: metrics.NewReports(st)}).Handler())
-	b.Cleanup(srv.Close)
-	if _, err := acc.Create(ctx, accounts.NewUser{Email: "manager@bench.test", Name: "Bench Manager", Role: accounts.Manager,
+	// The stack's clock stands still at 2026-04-01 09:00 UTC: now.
+	stack := webtest.Assemble(b, store.New(dbtest.New(b)))
+	st, srv, now := stack.Store, stack.Server, stack.Now()
+	if _, err := stack.Accounts.Create(ctx, accounts.NewUser{Email: "manager@bench.test", Name: "Bench Manager", Role: accounts.Manager,
 		Password: "correct horse manager"}); err != nil {
 		b.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
@@ -17,16 +16,8 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"countersign/internal/accounts"
-	"countersign/internal/adapter"
-	"countersign/internal/assistants"
-	"countersign/internal/controlplane"
-	"countersign/internal/lists"
-	"countersign/internal/metrics"
-	"countersign/internal/shopadapter"
 	"countersign/store"
 	"countersign/store/dbtest"
-	"countersign/web"
-	"countersign/web/kit"
 )
 
 // BenchmarkQueuePageP95 measures the approval queue page's 95th-percentile
@@ -38,21 +29,10 @@ import (
 //	go test ./web/ -run '^$' -bench QueuePageP95 -benchtime 1x
 func BenchmarkQueuePageP95(b *testing.B) {
 	ctx := context.Background()
-	st := store.New(dbtest.New(b))
-	now := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
-	clk := func() time.Time { return now }
-	acc := accounts.NewService(st, clk, accounts.DefaultThrottle)
-	reg := adapter.NewRegistry(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: "http://127.0.0.1:1",
-		Ledger: adapter.NewLedger(st, clk), Now: clk}))
-	cp := controlplane.New(st, reg, controlplane.Config{}, clk, nil)
-	if err := cp.EnsurePolicies(ctx, nil); err != nil {
-		b.Fatal(err)
-	}
-	sessions := kit.NewSessionStore(st, kit.SessionConfig{KeyPairs: webtest.SessionKeys, Idle: time.Hour, Absolute: 12 * time.Hour, Now: clk})
-	srv := httptest.NewServer(web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Registry: reg, Control: cp, Lists: lists.New(st, clk), Now: clk,
-		Assistants: assistants.New(st, cp, reg, clk), Metrics: metrics.NewReports(st)}).Handler())
-	b.Cleanup(srv.Close)
-	u, err := acc.Create(ctx, accounts.NewUser{Email: "bench-agent@example.test", Name: "Bench Agent", Role: accounts.Agent, Password: "a long enough password"})
+	// The stack's clock stands still at 2026-04-01 09:00 UTC: now.
+	stack := webtest.Assemble(b, store.New(dbtest.New(b)), webtest.WithOfflineShop())
+	st, srv, now := stack.Store, stack.Server, stack.Now()
+	u, err := stack.Accounts.Create(ctx, accounts.NewUser{Email: "bench-agent@example.test", Name: "Bench Agent", Role: accounts.Agent, Password: "a long enough password"})
 	if err != nil {
 		b.Fatal(err)
 	}

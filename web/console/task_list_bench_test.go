@@ -3,7 +3,6 @@ package console_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -12,15 +11,8 @@ import (
 	"countersign/web/webtest"
 
 	"countersign/internal/accounts"
-	"countersign/internal/adapter"
-	"countersign/internal/assistants"
-	"countersign/internal/controlplane"
-	"countersign/internal/lists"
-	"countersign/internal/metrics"
 	"countersign/store"
 	"countersign/store/dbtest"
-	"countersign/web"
-	"countersign/web/kit"
 )
 
 // BenchmarkTaskListPages measures the p95 of the task list and the
@@ -50,17 +42,10 @@ type shapeP95 struct {
 // returns the p95 of each shape over 50 requests.
 func taskListP95s(b *testing.B, scale int) []shapeP95 {
 	ctx := context.Background()
-	st := store.New(dbtest.New(b))
-	now := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
-	clk := func() time.Time { return now }
-	acc := accounts.NewService(st, clk, accounts.DefaultThrottle)
-	reg := adapter.NewRegistry()
-	cp := controlplane.New(st, reg, controlplane.Config{}, clk, nil)
-	sessions := kit.NewSessionStore(st, kit.SessionConfig{KeyPairs: webtest.SessionKeys, Idle: time.Hour, Absolute: 12 * time.Hour, Now: clk})
-	srv := httptest.NewServer(web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Registry: reg, Control: cp, Lists: lists.New(st, clk), Now: clk,
-		Assistants: assistants.New(st, cp, reg, clk), Metrics: metrics.NewReports(st)}).Handler())
-	b.Cleanup(srv.Close)
-	u, err := acc.Create(ctx, accounts.NewUser{Email: "bench-agent@example.test", Name: "Bench Agent", Role: accounts.Agent, Password: "a long enough password"})
+	// The stack's clock stands still at 2026-04-01 09:00 UTC: now.
+	stack := webtest.Assemble(b, store.New(dbtest.New(b)))
+	st, srv, now := stack.Store, stack.Server, stack.Now()
+	u, err := stack.Accounts.Create(ctx, accounts.NewUser{Email: "bench-agent@example.test", Name: "Bench Agent", Role: accounts.Agent, Password: "a long enough password"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,13 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"countersign/web"
-	"countersign/web/kit"
 	"countersign/web/webtest"
 
 	"countersign/internal/accounts"
 	"countersign/internal/demo"
-	"countersign/internal/lists"
 )
 
 func TestSignInLandsOnHomeAndSignOutEndsSession(t *testing.T) {
@@ -294,10 +291,5 @@ func writeCreds(t *testing.T, creds demo.Credentials) string {
 // session keys, as after a key rotation.
 func webServerSharing(t *testing.T, b *webtest.Stack, keyPairs [][]byte) *httptest.Server {
 	t.Helper()
-	sessions := kit.NewSessionStore(b.Store, kit.SessionConfig{KeyPairs: keyPairs, Idle: 30 * time.Minute, Absolute: 12 * time.Hour, Now: b.Clock.Now})
-	ws := web.New(web.Config{Database: b.Store, Accounts: b.Accounts, Sessions: sessions, Now: b.Clock.Now,
-		Registry: b.Web.Registry(), Control: b.Web.Control(), Lists: lists.New(b.Store, b.Clock.Now), Assistants: b.Assistants, Metrics: b.Metrics})
-	srv := httptest.NewServer(ws.Handler())
-	t.Cleanup(srv.Close)
-	return srv
+	return b.ServeAnother(t, webtest.WithSessionKeys(keyPairs...))
 }

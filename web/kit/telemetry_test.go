@@ -8,12 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"countersign/web/webtest"
 
-	"countersign/internal/lists"
-	"countersign/web"
 	"countersign/web/kit"
 )
 
@@ -24,10 +21,7 @@ func TestTelemetry(t *testing.T) {
 	t.Parallel()
 	b := webtest.New(t)
 	tel := kit.NewTelemetry(b.Store)
-	sessions := kit.NewSessionStore(b.Store, kit.SessionConfig{KeyPairs: webtest.SessionKeys, Idle: 30 * time.Minute, Absolute: 12 * time.Hour, Now: b.Clock.Now})
-	console := httptest.NewServer(web.New(web.Config{Database: b.Store, Accounts: b.Accounts, Sessions: sessions, Now: b.Clock.Now,
-		Registry: b.Web.Registry(), Control: b.Web.Control(), Lists: lists.New(b.Store, b.Clock.Now), Assistants: b.Assistants, Metrics: b.Metrics, Telemetry: tel}).Handler())
-	t.Cleanup(console.Close)
+	console := b.ServeAnother(t, webtest.WithTelemetry(tel))
 	for range 2 {
 		res, err := http.Get(console.URL + "/healthz")
 		if err != nil {
@@ -72,10 +66,7 @@ func TestTelemetryMethodLabelIsBounded(t *testing.T) {
 	t.Parallel()
 	b := webtest.New(t)
 	tel := kit.NewTelemetry(b.Store)
-	sessions := kit.NewSessionStore(b.Store, kit.SessionConfig{KeyPairs: webtest.SessionKeys, Idle: 30 * time.Minute, Absolute: 12 * time.Hour, Now: b.Clock.Now})
-	console := httptest.NewServer(web.New(web.Config{Database: b.Store, Accounts: b.Accounts, Sessions: sessions, Now: b.Clock.Now,
-		Registry: b.Web.Registry(), Control: b.Web.Control(), Lists: lists.New(b.Store, b.Clock.Now), Assistants: b.Assistants, Metrics: b.Metrics, Telemetry: tel}).Handler())
-	t.Cleanup(console.Close)
+	console := b.ServeAnother(t, webtest.WithTelemetry(tel))
 	const methods = 300
 	for i := range methods {
 		method := "M" + strconv.FormatUint(rand.Uint64(), 36) + strconv.Itoa(i)

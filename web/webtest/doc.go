@@ -19,6 +19,15 @@
 // connects a fake Slack. Every API answer the stack serves is checked
 // against the OpenAPI document when the test ends.
 //
+// The console is wired in one place (assemble in stack.go), so a service
+// the console gains is added there once. Tests that need a console New
+// does not serve use the same wiring: Assemble (taking testing.TB and a
+// store) serves it over a database a benchmark seeds, without users or the
+// contract check (web/console's and internal/bench's benchmarks,
+// internal/assistantsim), and Stack.ServeAnother serves a second console
+// over a stack's services with other session keys, a telemetry or an API
+// rate.
+//
 // A helper belongs here only when the tests of more than one package use it;
 // one audience's helpers stay in that audience's test files. Only test files
 // import this package (internal/depcheck and the linter's depguard rules

@@ -3,10 +3,8 @@ package webtest
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -36,16 +34,21 @@ import (
 	"countersign/web/kit"
 )
 
-// Stack is the assembled console over a fresh database, served by
-// httptest, with the services it was built from. New builds it.
+// Stack is the assembled console, served by httptest, with the services it
+// was built from. New builds it over a fresh database, Assemble over a
+// store of the caller's.
 type Stack struct {
 	Server   *httptest.Server
 	Web      *web.Server
 	Store    *store.Store
 	Accounts *accounts.Service
 	Control  *controlplane.Service
-	Clock    *clocktest.Clock
-	Users    map[accounts.Role]User
+	// Clock is the test clock the console reads, nil with WithNow; Now is
+	// the console's clock either way.
+	Clock *clocktest.Clock
+	Now   func() time.Time
+	// Users are New's users, one per role (none with Assemble).
+	Users map[accounts.Role]User
 	// Shop and ShopURL are set with WithShop.
 	Shop    *demoshop.Shop
 	ShopURL string
@@ -65,88 +68,19 @@ type Stack struct {
 	Assistant assistants.Assistant
 	Key       string
 	Task      map[string]any
+
+	// registry, handoffs, lists and webhooks are the rest of the services
+	// the server is built from, for ServeAnother.
+	registry *adapter.Registry
+	handoffs *handoffs.Service
+	lists    *lists.Service
+	webhooks *webhooks.Service
 }
 
 // User is a console user with the password to sign in with.
 type User struct {
 	accounts.User
 	Password string
-}
-
-// Option changes how New assembles the stack.
-type Option func(*config)
-
-// WithTrustedProxies has the server believe X-Forwarded-For from these
-// addresses.
-func WithTrustedProxies(p ...netip.Prefix) Option {
-	return func(o *config) { o.trustedProxies = p }
-}
-
-// WithShop connects a seeded demo shop (system "shop") over real HTTP.
-func WithShop() Option { return func(o *config) { o.shop = true } }
-
-// WithSlack connects the console to a fake Slack (the stack's Slack).
-func WithSlack() Option { return func(o *config) { o.slack = true } }
-
-// WithLogger sends the console's log to l.
-func WithLogger(l *slog.Logger) Option { return func(o *config) { o.logger = l } }
-
-// WithQueryTracer shows tr every SQL statement the console sends.
-func WithQueryTracer(tr pgx.QueryTracer) Option { return func(o *config) { o.queries = tr } }
-
-// WithLogo makes logo (a TLS server) the shop's logo server: the shop's
-// brand names its /logo.png and the console fetches it with its client.
-func WithLogo(logo *httptest.Server) Option { return func(o *config) { o.logo = logo } }
-
-// WithLogoURL is the shop's logo address instead of the logo server's
-// /logo.png; "{logo}" in it stands for the logo server's address.
-func WithLogoURL(u string) Option { return func(o *config) { o.logoURL = u } }
-
-// WithProofs says how customers prove who they are, per system (without
-// it: code and account everywhere).
-func WithProofs(p map[string][]confirmation.Proof) Option {
-	return func(o *config) { o.proofs = p }
-}
-
-// WithAssertionSecrets gives each system's secret for its assertions.
-func WithAssertionSecrets(s map[string][]byte) Option {
-	return func(o *config) { o.assertionSecrets = s }
-}
-
-// WithAssistant adds the assistant "support-bot" with every action on and
-// a live key, and its open task for Jordan Lee (needs WithShop).
-func WithAssistant() Option { return func(o *config) { o.assistant = true } }
-
-// WithCustomerStage has the manager put the shop's customer actions on
-// stage 4, where the customer confirms (needs WithShop).
-func WithCustomerStage() Option { return func(o *config) { o.customerStage = true } }
-
-// config is what the options set.
-type config struct {
-	trustedProxies []netip.Prefix
-	keyPairs       [][]byte
-	// shop connects a seeded demo shop (system "shop") over real HTTP.
-	shop bool
-	// slack connects the console to a fake Slack (Stack.Slack).
-	slack bool
-	// proofs and assertionSecrets configure how customers prove who they
-	// are (nil: code and account everywhere).
-	proofs           map[string][]confirmation.Proof
-	assertionSecrets map[string][]byte
-	// logger receives the console's log (nil: discarded).
-	logger *slog.Logger
-	// queries, when set, sees every SQL statement the console sends.
-	queries pgx.QueryTracer
-	// logo, when set, is the shop's logo server (TLS): the shop's brand
-	// names its /logo.png and the console fetches it with its client.
-	logo *httptest.Server
-	// logoURL, when set, is the shop's logo address instead of the logo
-	// server's /logo.png; "{logo}" in it stands for the server's address.
-	logoURL string
-	// assistant and customerStage are set by WithAssistant and
-	// WithCustomerStage.
-	assistant     bool
-	customerStage bool
 }
 
 // SessionKeys are the session keys New gives the server (the current pair
@@ -160,48 +94,21 @@ var SessionKeys = [][]byte{[]byte("0123456789abcdef0123456789abcdef"), []byte("f
 // shop, Slack, an assistant with a task, and so on.
 func New(t *testing.T, opts ...Option) *Stack {
 	t.Helper()
-	var o config
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if o.keyPairs == nil {
-		o.keyPairs = SessionKeys
-	}
-	st := store.New(dbtest.New(t))
+	o := options(opts)
+	var st *store.Store
 	if o.queries != nil {
 		st = store.New(tracedPool(t, o.queries))
+	} else {
+		st = store.New(dbtest.New(t))
 	}
-	clk := clocktest.New(time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC))
-	acc := accounts.NewService(st, clk.Now, accounts.Throttle{PerAccountSource: 5, PerSource: 12, PerAccount: 20,
-		KnownSourceFor: 24 * time.Hour, Window: 15 * time.Minute})
-	sessions := kit.NewSessionStore(st, kit.SessionConfig{KeyPairs: o.keyPairs, Idle: 30 * time.Minute, Absolute: 12 * time.Hour, Now: clk.Now})
-	reg := adapter.NewRegistry()
-	cp := controlplane.New(st, reg, controlplane.Config{}, clk.Now, nil)
-	outbox := &mail.Memory{}
-	links := confirmation.New(st, cp, reg, confirmation.Config{Mail: outbox, Proofs: o.proofs, AssertionSecrets: o.assertionSecrets}, clk.Now)
-	asst := assistants.New(st, cp, reg, clk.Now)
-	reports := metrics.NewReports(st)
-	var fake *fakeslack.Slack
-	var bot *slackbot.Bot
-	if o.slack {
-		fake = fakeslack.New("xoxb-web-test", "web test signing secret")
-		fakeSrv := httptest.NewServer(fake.Handler())
-		t.Cleanup(fakeSrv.Close)
-		bot = slackbot.New(slackbot.Config{Token: fake.Token, SigningSecret: fake.Secret, Channel: "#approvals",
-			APIURL: fakeSrv.URL + "/api/", BaseURL: "http://console.test"}, cp, st, acc, clk.Now, nil)
-	}
-	ws := web.New(web.Config{Database: st, Accounts: acc, Sessions: sessions, Now: clk.Now, TrustedProxies: o.trustedProxies,
-		Registry: reg, Control: cp, Handoffs: handoffs.New(st, cp, reg, clk.Now), Lists: lists.New(st, clk.Now), Confirmations: links, Assistants: asst, Metrics: reports, Webhooks: webhooks.New(st, clk.Now, webhooks.Config{AllowPrivate: true}),
-		Logger: o.logger, Slack: bot, LogoFetch: logoFetch(o.logo)})
-	srv := httptest.NewServer(checkContract(t, ws.Handler()))
-	t.Cleanup(srv.Close)
-	b := &Stack{Server: srv, Web: ws, Store: st, Accounts: acc, Control: cp, Clock: clk, Users: map[accounts.Role]User{},
-		Links: links, Mail: outbox, Assistants: asst, Metrics: reports, Slack: fake, Bot: bot}
+	b := assemble(t, st, o)
+	b.Server = httptest.NewServer(checkContract(t, b.Web.Handler()))
+	t.Cleanup(b.Server.Close)
 	for _, r := range accounts.Roles {
 		b.Users[r] = b.CreateUser(t, r)
 	}
 	if o.shop {
-		b.connectShop(t, reg, o.logo, o.logoURL)
+		b.connectShop(t, o.logo, o.logoURL)
 	}
 	if o.assistant {
 		b.Assistant, b.Key = b.NewAssistant(t, "support-bot")
@@ -211,6 +118,101 @@ func New(t *testing.T, opts ...Option) *Stack {
 		b.StageForCustomer(t, CustomerActions...)
 	}
 	return b
+}
+
+// Assemble wires the console over st exactly as New does and serves it
+// with httptest, but signs nobody up and checks no exchange against the
+// OpenAPI document: for benchmarks, which seed their own rows and measure
+// the console alone, and for a package's test that runs the console
+// beside something of its own (internal/assistantsim). Options that need
+// New's users (WithShop, WithAssistant, WithCustomerStage) or its fresh
+// database (WithQueryTracer) fail tb.
+func Assemble(tb testing.TB, st *store.Store, opts ...Option) *Stack {
+	tb.Helper()
+	o := options(opts)
+	if name := o.needsUsers(); name != "" {
+		tb.Fatalf("webtest.Assemble: %s needs webtest.New", name)
+	}
+	b := assemble(tb, st, o)
+	b.Server = httptest.NewServer(b.Web.Handler())
+	tb.Cleanup(b.Server.Close)
+	return b
+}
+
+// ServeAnother serves a second console over the stack's database and
+// services, built with opts, as a second process of one deployment would
+// be: other session keys (a key rotation), a telemetry, an API rate. Its
+// sessions, rate buckets and counters are its own; its exchanges are not
+// checked against the OpenAPI document. Options that change the services
+// (a shop, Slack, the clock, proofs) fail tb: they belong to New.
+func (b *Stack) ServeAnother(tb testing.TB, opts ...Option) *httptest.Server {
+	tb.Helper()
+	o := options(opts)
+	if name := o.changesServices(); name != "" {
+		tb.Fatalf("Stack.ServeAnother: %s changes the stack's services; give it to webtest.New", name)
+	}
+	srv := httptest.NewServer(b.server(o).Handler())
+	tb.Cleanup(srv.Close)
+	return srv
+}
+
+// assemble builds the services over st and the console's server over
+// them: the one place tests wire the console, so that a service the
+// console gains is added here once.
+func assemble(tb testing.TB, st *store.Store, o config) *Stack {
+	tb.Helper()
+	b := &Stack{Store: st, Now: o.now, Users: map[accounts.Role]User{}, Mail: &mail.Memory{}}
+	if b.Now == nil {
+		b.Clock = clocktest.New(time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC))
+		b.Now = b.Clock.Now
+	}
+	now := b.Now
+	b.Accounts = accounts.NewService(st, now, accounts.Throttle{PerAccountSource: 5, PerSource: 12, PerAccount: 20,
+		KnownSourceFor: 24 * time.Hour, Window: 15 * time.Minute})
+	b.registry = adapter.NewRegistry()
+	b.Control = controlplane.New(st, b.registry, controlplane.Config{}, now, nil)
+	b.Links = confirmation.New(st, b.Control, b.registry, confirmation.Config{Mail: b.Mail, Proofs: o.proofs, AssertionSecrets: o.assertionSecrets}, now)
+	b.Assistants = assistants.New(st, b.Control, b.registry, now)
+	b.Metrics = metrics.NewReports(st)
+	b.handoffs = handoffs.New(st, b.Control, b.registry, now)
+	b.lists = lists.New(st, now)
+	b.webhooks = webhooks.New(st, now, webhooks.Config{AllowPrivate: true})
+	if o.slack {
+		b.Slack = fakeslack.New("xoxb-web-test", "web test signing secret")
+		fakeSrv := httptest.NewServer(b.Slack.Handler())
+		tb.Cleanup(fakeSrv.Close)
+		b.Bot = slackbot.New(slackbot.Config{Token: b.Slack.Token, SigningSecret: b.Slack.Secret, Channel: "#approvals",
+			APIURL: fakeSrv.URL + "/api/", BaseURL: "http://console.test"}, b.Control, st, b.Accounts, now, nil)
+	}
+	b.Web = b.server(o)
+	if o.offlineShop {
+		b.registry.Connect(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: "http://127.0.0.1:1",
+			Ledger: adapter.NewLedger(st, now), Now: now}))
+		if err := b.Control.EnsurePolicies(context.Background(), nil); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return b
+}
+
+// server is the console over the stack's services with o's sessions,
+// telemetry, rate, proxies, log and logo fetch.
+func (b *Stack) server(o config) *web.Server {
+	keys, idle, absolute := o.keyPairs, o.idle, o.absolute
+	if keys == nil {
+		keys = SessionKeys
+	}
+	if idle == 0 {
+		idle = 30 * time.Minute
+	}
+	if absolute == 0 {
+		absolute = 12 * time.Hour
+	}
+	sessions := kit.NewSessionStore(b.Store, kit.SessionConfig{KeyPairs: keys, Idle: idle, Absolute: absolute, Now: b.Now})
+	return web.New(web.Config{Database: b.Store, Accounts: b.Accounts, Sessions: sessions, Now: b.Now, TrustedProxies: o.trustedProxies,
+		Registry: b.registry, Control: b.Control, Handoffs: b.handoffs, Lists: b.lists, Confirmations: b.Links, Assistants: b.Assistants,
+		Metrics: b.Metrics, Webhooks: b.webhooks, APIRatePerMinute: o.apiRate, Telemetry: o.telemetry,
+		Logger: o.logger, Slack: b.Bot, LogoFetch: logoFetch(o.logo)})
 }
 
 // tracedPool is a pool on a fresh migrated database whose connections
@@ -255,17 +257,17 @@ func logoFetch(logo *httptest.Server) safehttp.Options {
 
 // connectShop starts a seeded demo shop on its own database and connects
 // it as system "shop", with policies owned by the stack's manager.
-func (b *Stack) connectShop(t *testing.T, reg *adapter.Registry, logo *httptest.Server, logoURL string) {
+func (b *Stack) connectShop(t *testing.T, logo *httptest.Server, logoURL string) {
 	t.Helper()
 	ctx := context.Background()
 	pool := dbtest.NewBare(t)
 	if err := demoshop.Migrate(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
-	if err := demoshop.Seed(ctx, pool, b.Clock.Now()); err != nil {
+	if err := demoshop.Seed(ctx, pool, b.Now()); err != nil {
 		t.Fatal(err)
 	}
-	b.Shop = demoshop.New(pool, demoshop.Options{Now: b.Clock.Now})
+	b.Shop = demoshop.New(pool, demoshop.Options{Now: b.Now})
 	b.ShopHeaders = &HeaderLog{}
 	srv := httptest.NewServer(b.ShopHeaders.wrap(b.Shop.Handler()))
 	t.Cleanup(srv.Close)
@@ -277,7 +279,7 @@ func (b *Stack) connectShop(t *testing.T, reg *adapter.Registry, logo *httptest.
 			brand.LogoURL = strings.ReplaceAll(logoURL, "{logo}", logo.URL)
 		}
 	}
-	reg.Connect(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: srv.URL, Token: b.Shop.Token(), Ledger: adapter.NewLedger(b.Store, b.Clock.Now), Now: b.Clock.Now, Brand: brand}))
+	b.registry.Connect(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: srv.URL, Token: b.Shop.Token(), Ledger: adapter.NewLedger(b.Store, b.Now), Now: b.Now, Brand: brand}))
 	owner := b.Users[accounts.Manager].ID
 	if err := b.Control.EnsurePolicies(ctx, &owner); err != nil {
 		t.Fatal(err)
@@ -290,7 +292,7 @@ func (b *Stack) connectShop(t *testing.T, reg *adapter.Registry, logo *httptest.
 // ReceiveWebhooks is one). It fails the test if either step fails.
 func (b *Stack) DeliverWebhooks(t *testing.T) {
 	t.Helper()
-	worker := webhooks.NewWorker(b.Store, b.Web.WebhookRender(b.Server.URL), webhooks.Config{AllowPrivate: true}, b.Clock.Now, nil)
+	worker := webhooks.NewWorker(b.Store, b.Web.WebhookRender(b.Server.URL), webhooks.Config{AllowPrivate: true}, b.Now, nil)
 	if _, err := worker.Enqueue(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,173 @@
+package webtest
+
+import (
+	"log/slog"
+	"net/http/httptest"
+	"net/netip"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"countersign/internal/confirmation"
+	"countersign/web/kit"
+)
+
+// Option changes how New (or Assemble, or Stack.ServeAnother) assembles
+// the console.
+type Option func(*config)
+
+// WithTrustedProxies has the server believe X-Forwarded-For from these
+// addresses.
+func WithTrustedProxies(p ...netip.Prefix) Option {
+	return func(o *config) { o.trustedProxies = p }
+}
+
+// WithShop connects a seeded demo shop (system "shop") over real HTTP.
+func WithShop() Option { return func(o *config) { o.shop = true } }
+
+// WithOfflineShop connects system "shop" at an address where nothing
+// answers, with the default policies (owned by nobody): the pages show its
+// actions and stored quotes, and nothing is sent to a shop. For benchmarks
+// of pages over seeded rows.
+func WithOfflineShop() Option { return func(o *config) { o.offlineShop = true } }
+
+// WithSlack connects the console to a fake Slack (the stack's Slack).
+func WithSlack() Option { return func(o *config) { o.slack = true } }
+
+// WithLogger sends the console's log to l.
+func WithLogger(l *slog.Logger) Option { return func(o *config) { o.logger = l } }
+
+// WithQueryTracer shows tr every SQL statement the console sends (New
+// only: Assemble is given its store).
+func WithQueryTracer(tr pgx.QueryTracer) Option { return func(o *config) { o.queries = tr } }
+
+// WithLogo makes logo (a TLS server) the shop's logo server: the shop's
+// brand names its /logo.png and the console fetches it with its client.
+func WithLogo(logo *httptest.Server) Option { return func(o *config) { o.logo = logo } }
+
+// WithLogoURL is the shop's logo address instead of the logo server's
+// /logo.png; "{logo}" in it stands for the logo server's address.
+func WithLogoURL(u string) Option { return func(o *config) { o.logoURL = u } }
+
+// WithProofs says how customers prove who they are, per system (without
+// it: code and account everywhere).
+func WithProofs(p map[string][]confirmation.Proof) Option {
+	return func(o *config) { o.proofs = p }
+}
+
+// WithAssertionSecrets gives each system's secret for its assertions.
+func WithAssertionSecrets(s map[string][]byte) Option {
+	return func(o *config) { o.assertionSecrets = s }
+}
+
+// WithAssistant adds the assistant "support-bot" with every action on and
+// a live key, and its open task for Jordan Lee (needs WithShop).
+func WithAssistant() Option { return func(o *config) { o.assistant = true } }
+
+// WithCustomerStage has the manager put the shop's customer actions on
+// stage 4, where the customer confirms (needs WithShop).
+func WithCustomerStage() Option { return func(o *config) { o.customerStage = true } }
+
+// WithNow is the console's clock instead of the test clock (Stack.Clock is
+// then nil; Stack.Now is now): time.Now for a console that runs in real
+// time beside a dispatcher or over rows seeded relative to the wall clock.
+func WithNow(now func() time.Time) Option { return func(o *config) { o.now = now } }
+
+// WithSessionKeys are the session keys, the current pair first, instead of
+// SessionKeys (as after a key rotation).
+func WithSessionKeys(keys ...[]byte) Option { return func(o *config) { o.keyPairs = keys } }
+
+// WithSessionLifetime is how long a session lives unused (idle) and at
+// most (absolute), instead of 30 minutes and 12 hours.
+func WithSessionLifetime(idle, absolute time.Duration) Option {
+	return func(o *config) { o.idle, o.absolute = idle, absolute }
+}
+
+// WithTelemetry has the console count and time every request in tel.
+func WithTelemetry(tel *kit.Telemetry) Option { return func(o *config) { o.telemetry = tel } }
+
+// WithAPIRate is each API key's rate (and burst) a minute on the API and
+// the MCP server instead of the console's default.
+func WithAPIRate(perMinute int) Option { return func(o *config) { o.apiRate = perMinute } }
+
+// config is what the options set.
+type config struct {
+	trustedProxies []netip.Prefix
+	// keyPairs are the session keys (nil: SessionKeys); idle and absolute
+	// the sessions' lifetimes (zero: 30 minutes and 12 hours).
+	keyPairs       [][]byte
+	idle, absolute time.Duration
+	// shop connects a seeded demo shop (system "shop") over real HTTP;
+	// offlineShop one where nothing answers.
+	shop, offlineShop bool
+	// slack connects the console to a fake Slack (Stack.Slack).
+	slack bool
+	// proofs and assertionSecrets configure how customers prove who they
+	// are (nil: code and account everywhere).
+	proofs           map[string][]confirmation.Proof
+	assertionSecrets map[string][]byte
+	// logger receives the console's log (nil: discarded).
+	logger *slog.Logger
+	// queries, when set, sees every SQL statement the console sends.
+	queries pgx.QueryTracer
+	// logo, when set, is the shop's logo server (TLS): the shop's brand
+	// names its /logo.png and the console fetches it with its client.
+	logo *httptest.Server
+	// logoURL, when set, is the shop's logo address instead of the logo
+	// server's /logo.png; "{logo}" in it stands for the server's address.
+	logoURL string
+	// assistant and customerStage are set by WithAssistant and
+	// WithCustomerStage.
+	assistant     bool
+	customerStage bool
+	// now is the clock (nil: a test clock at 2026-04-01 09:00 UTC).
+	now func() time.Time
+	// telemetry and apiRate go to the server as they are.
+	telemetry *kit.Telemetry
+	apiRate   int
+}
+
+// options applies opts to a zero config.
+func options(opts []Option) config {
+	var o config
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
+
+// needsUsers names the first option set that needs New's users, if any.
+func (o config) needsUsers() string {
+	switch {
+	case o.shop:
+		return "WithShop"
+	case o.assistant:
+		return "WithAssistant"
+	case o.customerStage:
+		return "WithCustomerStage"
+	case o.queries != nil:
+		return "WithQueryTracer"
+	}
+	return ""
+}
+
+// changesServices names the first option set that changes the services a
+// stack is built from rather than its server, if any.
+func (o config) changesServices() string {
+	if s := o.needsUsers(); s != "" {
+		return s
+	}
+	switch {
+	case o.offlineShop:
+		return "WithOfflineShop"
+	case o.slack:
+		return "WithSlack"
+	case o.now != nil:
+		return "WithNow"
+	case o.proofs != nil:
+		return "WithProofs"
+	case o.assertionSecrets != nil:
+		return "WithAssertionSecrets"
+	}
+	return ""
+}
