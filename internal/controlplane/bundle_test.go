@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"countersign/internal/accounts"
@@ -204,10 +205,31 @@ func (b *testBundle) get(id string) controlplane.Invocation {
 	return inv
 }
 
+// dispatchAll dispatches every approved invocation through Dispatch (the
+// production door for one invocation), oldest approval first as the
+// dispatcher claims them, round after round until a round sends nothing:
+// what is left approved then is held back by its task's limits.
 func (b *testBundle) dispatchAll() {
 	b.t.Helper()
-	if _, err := b.cp.DispatchOnce(b.ctx); err != nil {
-		b.t.Fatal(err)
+	for {
+		rows, _ := b.store.Pool().Query(b.ctx, `SELECT id FROM invocations WHERE state = 'approved' ORDER BY approved_at, id`)
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		sent := 0
+		for _, id := range ids {
+			ok, err := b.cp.Dispatch(b.ctx, id)
+			if err != nil {
+				b.t.Fatal(err)
+			}
+			if ok {
+				sent++
+			}
+		}
+		if sent == 0 {
+			return
+		}
 	}
 }
 

@@ -103,18 +103,74 @@ func (b *testBundle) untilState(cp *controlplane.Service, events <-chan struct{}
 // claimed all it could.
 func (b *testBundle) runDispatcher(cp *controlplane.Service) (idle <-chan struct{}) {
 	b.t.Helper()
+	idle, _ = b.startDispatcher(cp, controlplane.Hooks{})
+	return idle
+}
+
+// startDispatcher is runDispatcher with hooks h set on cp besides Idle
+// (which it sets itself); stop ends the dispatcher and returns once it has
+// (and with it the sends it had in flight). The test's end stops it too.
+func (b *testBundle) startDispatcher(cp *controlplane.Service, h controlplane.Hooks) (idle <-chan struct{}, stop func()) {
+	b.t.Helper()
 	ch := make(chan struct{}, 64)
-	cp.SetHooks(controlplane.Hooks{Idle: func() {
+	h.Idle = func() {
 		select {
 		case ch <- struct{}{}:
 		default:
 		}
-	}})
+	}
+	cp.SetHooks(h)
 	ctx, cancel := context.WithCancel(b.ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); cp.RunDispatcher(ctx, time.Hour) }()
-	b.t.Cleanup(func() { cancel(); <-done })
-	return ch
+	stop = func() { cancel(); <-done }
+	b.t.Cleanup(stop)
+	return ch, stop
+}
+
+// instance is another console instance over the bundle's database and
+// shop, with workers dispatch workers.
+func (b *testBundle) instance(workers int) *controlplane.Service {
+	return controlplane.New(b.store, b.reg, controlplane.Config{CallTimeout: time.Minute, LeaseMargin: time.Second, Workers: workers}, b.clock.Now, nil)
+}
+
+// untilIdle waits for the dispatcher's idle signal; 30 seconds without it
+// fail the test.
+func (b *testBundle) untilIdle(idle <-chan struct{}) {
+	b.t.Helper()
+	select {
+	case <-idle:
+	case <-time.After(30 * time.Second):
+		b.t.Fatal("the dispatcher never finished its scan")
+	}
+}
+
+// untilSettled waits, event by event, until no invocation of the task is
+// approved or dispatching (nothing more can happen to them); 30 seconds
+// without it fail the test. It returns the task's invocations.
+func (b *testBundle) untilSettled(events <-chan struct{}, taskID string) []controlplane.Invocation {
+	b.t.Helper()
+	give := time.After(30 * time.Second)
+	for {
+		invs, err := b.cp.Invocations(b.ctx, taskID)
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		open := 0
+		for _, inv := range invs {
+			if inv.State == controlplane.Approved || inv.State == controlplane.Dispatching {
+				open++
+			}
+		}
+		if open == 0 {
+			return invs
+		}
+		select {
+		case <-events:
+		case <-give:
+			b.t.Fatalf("%d invocations of task %s are still approved or dispatching", open, taskID)
+		}
+	}
 }
 
 // TestDispatcherKeepsClaimingWhileASendIsSlow holds one write at the shop

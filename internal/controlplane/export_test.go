@@ -5,7 +5,8 @@ import "countersign/internal/adapter"
 // Hooks stop the control plane where timing matters, for tests only: each
 // runs at its point when set, and a nil one does nothing.
 type Hooks struct {
-	// SlotWait runs when the dispatcher must wait for a free worker.
+	// SlotWait runs when a worker of RunDispatcher must wait for a free
+	// send slot (direct sends hold them too).
 	SlotWait func()
 	// BeforeStart runs in a worker after its permit, just before it starts
 	// the send.

@@ -2,6 +2,7 @@ package controlplane_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -79,33 +80,62 @@ func (b *testBundle) edits(task controlplane.Task, n int) []controlplane.Invocat
 	return out
 }
 
-// TestQueuedWriteWaitsForAWorkerBeforeItsPermit holds the only worker at
-// the shop while two more approved writes wait, lets the lease run out and
-// sweeps: the waiting writes have no permit yet, so the sweep finds only the
-// one at the shop (whose definite outcome later completes it), and no
-// invocation the sweep made unverified before its request left is ever
-// sent. Each waiting write is then sent exactly once, under its own lease.
+// TestQueuedWriteWaitsForAWorkerBeforeItsPermit runs a dispatcher with one
+// worker and holds its only send slot at the shop (a write sent directly
+// by the proposing instance) while two more approved writes wait: the
+// dispatcher waits for the slot before it asks for a permit, so nothing
+// else leaves meanwhile (at most Config.Workers sends at once). It lets the
+// lease run out and sweeps: the waiting writes have no permit yet, so the
+// sweep finds only the one at the shop (whose definite outcome later
+// completes it), and no invocation the sweep made unverified before its
+// request left is ever sent. Each waiting write is then sent exactly once,
+// under its own lease.
 func TestQueuedWriteWaitsForAWorkerBeforeItsPermit(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
+	events := b.taskEvents()
+	b.setStage("update_product_description", controlplane.StageAutonomous)
 	task := b.task([]string{"update_product_description"}, 10, 5, 1000)
-	invs := b.edits(task, 3)
 	cp, gate := b.gatedService(false)
 	waiting := make(chan struct{}, 8)
-	cp.SetHooks(controlplane.Hooks{SlotWait: func() {
+	idle, _ := b.startDispatcher(cp, controlplane.Hooks{SlotWait: func() {
 		select {
 		case waiting <- struct{}{}:
 		default:
 		}
 	}})
+	b.untilIdle(idle)
 
-	done := make(chan error, 1)
-	go func() {
-		_, err := cp.DispatchOnce(b.ctx)
-		done <- err
-	}()
-	atShop := <-gate.arrived // the only worker is at the shop
-	<-waiting                // and the dispatcher waits for it
+	var invs []controlplane.Invocation
+	for i, p := range b.products(3) {
+		raw, _ := json.Marshal(map[string]any{"product_id": p.ID, "description": fmt.Sprintf("Take %d", i)})
+		inv, err := cp.Propose(b.ctx, controlplane.Proposal{TaskID: task.ID, Action: "update_product_description", Args: raw, Actor: b.assistant})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := controlplane.Approved // waits for the dispatcher
+		if i == 0 {
+			want = controlplane.Dispatching // sent directly, on the free slot
+		}
+		if inv.State != want {
+			t.Fatalf("proposal %d is %s, want %s", i, inv.State, want)
+		}
+		invs = append(invs, inv)
+		if i == 0 {
+			<-gate.arrived // the only slot is at the shop
+		}
+	}
+	select {
+	case <-waiting: // and the dispatcher waits for it
+	case <-time.After(30 * time.Second):
+		t.Fatal("the dispatcher never waited for its only send slot")
+	}
+	for _, inv := range invs[1:] {
+		if n := gate.callsFor(inv.IdempotencyKey); n != 0 {
+			t.Errorf("%s reached the shop while the only send slot was taken", inv.ID)
+		}
+	}
+	atShop := invs[0].IdempotencyKey
 	b.clock.Advance(gatedLease + time.Second)
 	if _, err := cp.Sweep(b.ctx); err != nil {
 		t.Fatal(err)
@@ -121,9 +151,7 @@ func TestQueuedWriteWaitsForAWorkerBeforeItsPermit(t *testing.T) {
 		}
 	}
 	close(gate.open)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	b.untilSettled(events, task.ID)
 
 	for _, inv := range invs {
 		calls, effects := gate.callsFor(inv.IdempotencyKey), len(b.effects(inv.IdempotencyKey))
@@ -200,9 +228,10 @@ func TestPermitWhoseLeaseRanOutIsNeverSent(t *testing.T) {
 				}
 			}
 			b.wantState(inv.ID, controlplane.Unverified)
-			if _, err := cp.DispatchOnce(b.ctx); err != nil {
-				t.Fatal(err)
-			}
+			// Nor does a dispatcher's scan.
+			idle, stop := b.startDispatcher(cp, controlplane.Hooks{})
+			b.untilIdle(idle)
+			stop()
 			if sent, err := cp.Dispatch(b.ctx, inv.ID); err != nil || sent {
 				t.Errorf("Dispatch again = %v, %v", sent, err)
 			}

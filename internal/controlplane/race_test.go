@@ -1,29 +1,68 @@
 package controlplane_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"countersign/internal/controlplane"
 	"countersign/internal/demoshop"
 )
 
 // TestExactlyOnceUnderRace races 200 goroutines approving, confirming and
-// dispatching one invocation: exactly one approval wins and exactly one
-// effect reaches the shop.
+// dispatching one invocation (Dispatch, through this console instance and
+// another, until its outcome is recorded) while both instances run their
+// dispatchers (this one woken by the approval's commit, the other by its
+// NOTIFY): exactly one approval wins, exactly one request reaches the shop
+// and exactly one effect is made there.
 func TestExactlyOnceUnderRace(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
+	events := b.taskEvents()
 	task := b.task([]string{"issue_refund"}, 10, 5, 1000)
 	inv := b.propose(task, "issue_refund", refund(b.order(2).ID, 4200, "damaged"), "")
 	// Slow the shop so the racers overlap with the request in flight.
 	if err := b.shop.SetFault(demoshop.FaultRule{Route: "POST /refunds", LatencyMS: 50}); err != nil {
 		t.Fatal(err)
 	}
+	other := b.instance(4)
+	b.untilIdle(b.runDispatcher(b.cp))
+	b.untilIdle(b.runDispatcher(other))
 
 	var approvals, sent atomic.Int64
+	// dispatch calls Dispatch until the invocation's outcome is recorded:
+	// so the calls race each other and the dispatchers before, while and
+	// after it is sent.
+	dispatch := func(cp *controlplane.Service) {
+		give := time.Now().Add(30 * time.Second)
+		for {
+			ok, err := cp.Dispatch(b.ctx, inv.ID)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if ok {
+				sent.Add(1)
+			}
+			now, err := cp.Invocation(b.ctx, inv.ID)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			switch now.State {
+			case controlplane.AwaitingApproval, controlplane.Approved, controlplane.Dispatching:
+			default:
+				return
+			}
+			if time.Now().After(give) {
+				t.Errorf("the invocation is still %s after 30 seconds of racing", now.State)
+				return
+			}
+		}
+	}
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for i := range 200 {
@@ -39,18 +78,16 @@ func TestExactlyOnceUnderRace(t *testing.T) {
 			case 1:
 				_, _ = customerConfirm(b.ctx, b.cp, controlplane.CustomerProvedOn(b.customer.Email, "code", inv.ID), inv.ID)
 			case 2:
-				if ok, err := b.cp.Dispatch(b.ctx, inv.ID); err == nil && ok {
-					sent.Add(1)
-				}
+				dispatch(b.cp)
 			case 3:
-				n, _ := b.cp.DispatchOnce(b.ctx)
-				sent.Add(int64(n))
+				dispatch(other)
 			}
 		}()
 	}
+	writesBefore := len(b.writes)
 	close(start)
 	wg.Wait()
-	b.dispatchAll() // in case every dispatcher ran before the approval
+	b.untilState(b.cp, events, inv.ID, controlplane.Completed)
 
 	if approvals.Load() != 1 {
 		t.Errorf("%d approvals succeeded, want 1", approvals.Load())
@@ -62,20 +99,38 @@ func TestExactlyOnceUnderRace(t *testing.T) {
 	if n := len(b.effects("")); n != 1 {
 		t.Errorf("shop ledger holds %d effects in all, want 1", n)
 	}
-	t.Logf("race: 200 goroutines, approvals won=%d, dispatch calls that sent=%d, shop effects=%d", approvals.Load(), sent.Load(), len(b.effects("")))
+	writes := len(b.writes) - writesBefore
+	if writes != 1 {
+		t.Errorf("%d write requests reached the shop, want exactly 1", writes)
+	}
+	if sent.Load() > 1 {
+		t.Errorf("%d Dispatch calls sent the invocation, want at most 1", sent.Load())
+	}
+	t.Logf("race: 200 goroutines, approvals won=%d, Dispatch calls that sent=%d, write requests at the shop=%d, shop effects=%d",
+		approvals.Load(), sent.Load(), writes, len(b.effects("")))
 }
 
 // TestBudgetAndInflightUnderRace proposes 300 writes at once against a
-// budget of 6 and an in-flight limit of 2, with eight dispatchers: never
-// more than 6 writes, never more than 2 in flight at the shop.
+// budget of 6 and an in-flight limit of 2, through four console instances
+// whose dispatchers (two workers each) run meanwhile: each proposal's
+// instance sends it directly when its permit can be granted at once, the
+// dispatchers claim the rest. Never more than 6 writes, never more than 2
+// in flight at the shop.
 func TestBudgetAndInflightUnderRace(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
+	events := b.taskEvents()
 	b.setStage("update_product_description", controlplane.StageAutonomous)
 	task := b.task([]string{"update_product_description"}, 6, 2, 1000)
 	products := b.products(300) // one each: an edit changes its product's version
 	if err := b.shop.SetFault(demoshop.FaultRule{Route: "PATCH /products/{id}", LatencyMS: 40}); err != nil {
 		t.Fatal(err)
+	}
+	var instances []*controlplane.Service
+	for range 4 {
+		cp := b.instance(2)
+		b.untilIdle(b.runDispatcher(cp))
+		instances = append(instances, cp)
 	}
 
 	var wg sync.WaitGroup
@@ -86,43 +141,19 @@ func TestBudgetAndInflightUnderRace(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			if _, err := b.tryPropose(task, "update_product_description",
-				map[string]any{"product_id": products[i].ID, "description": fmt.Sprintf("Edition %d", i)}, ""); err == nil {
+			raw, _ := json.Marshal(map[string]any{"product_id": products[i].ID, "description": fmt.Sprintf("Edition %d", i)})
+			if _, err := instances[i%len(instances)].Propose(b.ctx, controlplane.Proposal{TaskID: task.ID,
+				Action: "update_product_description", Args: raw, Actor: b.assistant}); err == nil {
 				proposed.Add(1)
-			}
-		}()
-	}
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			for range 40 {
-				if _, err := b.cp.DispatchOnce(b.ctx); err != nil {
-					t.Error(err)
-					return
-				}
 			}
 		}()
 	}
 	close(start)
 	wg.Wait()
-	for {
-		// Drain what the racing dispatchers left approved (deferred by the
-		// in-flight limit), until nothing is left to send.
-		n, err := b.cp.DispatchOnce(b.ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == 0 {
-			break
-		}
-	}
+	// What the limits deferred goes as sends finish (their NOTIFY wakes
+	// the dispatchers), until nothing is left approved or in flight.
+	invs := b.untilSettled(events, task.ID)
 
-	invs, err := b.cp.Invocations(b.ctx, task.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
 	counts := map[controlplane.State]int{}
 	for _, inv := range invs {
 		counts[inv.State]++
@@ -148,13 +179,14 @@ func TestBudgetAndInflightUnderRace(t *testing.T) {
 	}
 }
 
-// TestPauseRacingDispatches pauses a task while dispatchers work through
-// 100 approved invocations: no permit is granted and no send starts after
-// the pause commits (by event order); work that started sending completes,
-// the rest is not dispatched.
+// TestPauseRacingDispatches pauses a task while the dispatchers of four
+// console instances work through 100 approved invocations: no permit is
+// granted and no send starts after the pause commits (by event order);
+// work that started sending completes, the rest is not dispatched.
 func TestPauseRacingDispatches(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
+	notified := b.taskEvents()
 	b.setStage("update_product_description", controlplane.StageAutonomous)
 	task := b.task([]string{"update_product_description"}, 200, 3, 10000)
 	products := b.products(100)
@@ -164,15 +196,8 @@ func TestPauseRacingDispatches(t *testing.T) {
 	if err := b.shop.SetFault(demoshop.FaultRule{Route: "PATCH /products/{id}", LatencyMS: 15}); err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
 	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if _, err := b.cp.DispatchOnce(b.ctx); err != nil {
-				t.Error(err)
-			}
-		}()
+		b.runDispatcher(b.instance(4))
 	}
 	for range 5 { // pause once writes are reaching the shop
 		<-b.writes
@@ -181,7 +206,7 @@ func TestPauseRacingDispatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wg.Wait()
+	b.untilSettled(notified, task.ID)
 
 	events, err := b.cp.Timeline(b.ctx, task.ID)
 	if err != nil {

@@ -74,10 +74,11 @@ func TestStopAfterPermitSendsNothing(t *testing.T) {
 			if said != 1 {
 				t.Errorf("%d invocation.not_dispatched events with reason %s, want 1", said, tc.reason)
 			}
-			// Nothing sends it later: the row is final.
-			if _, err := cp.DispatchOnce(b.ctx); err != nil {
-				t.Fatal(err)
-			}
+			// Nothing sends it later, not even a dispatcher's scan: the row
+			// is final.
+			idle, stop := b.startDispatcher(cp, controlplane.Hooks{})
+			b.untilIdle(idle)
+			stop()
 			if n := gate.callsFor(inv.IdempotencyKey); n != 0 {
 				t.Errorf("sent later: %d calls", n)
 			}
@@ -104,16 +105,17 @@ func (r *recordingShop) Execute(ctx context.Context, p adapter.Principal, call a
 	return r.System.Execute(ctx, p, call)
 }
 
-// TestPauseRacingSendSteps pauses a task while 16 workers grant permits and
-// send 60 writes. A request whose send had not started when the pause
-// committed never leaves: every request that reached the shop has its
-// dispatch.started before task.paused (the only ones that may start
-// sending after Pause returns are those already started before it); each
-// write that got a permit but had not started is not dispatched as paused;
-// nothing is sent twice.
+// TestPauseRacingSendSteps pauses a task while a dispatcher's 16 workers
+// grant permits and send 60 writes. A request whose send had not started
+// when the pause committed never leaves: every request that reached the
+// shop has its dispatch.started before task.paused (the only ones that may
+// start sending after Pause returns are those already started before it);
+// each write that got a permit but had not started is not dispatched as
+// paused; nothing is sent twice.
 func TestPauseRacingSendSteps(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
+	notified := b.taskEvents()
 	task := b.task([]string{"update_product_description"}, 200, 60, 10000)
 	invs := b.edits(task, 60)
 	var paused atomic.Bool
@@ -122,11 +124,7 @@ func TestPauseRacingSendSteps(t *testing.T) {
 	cp := controlplane.New(b.store, adapter.NewRegistry(rec),
 		controlplane.Config{CallTimeout: time.Minute, LeaseMargin: time.Second, Workers: 16}, b.clock.Now, nil)
 
-	done := make(chan error, 1)
-	go func() {
-		_, err := cp.DispatchOnce(b.ctx)
-		done <- err
-	}()
+	_, stop := b.startDispatcher(cp, controlplane.Hooks{})
 	for range 8 { // pause once writes are reaching the shop
 		<-b.writes
 	}
@@ -134,9 +132,8 @@ func TestPauseRacingSendSteps(t *testing.T) {
 		t.Fatal(err)
 	}
 	paused.Store(true)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	b.untilSettled(notified, task.ID)
+	stop() // its sends are over: rec is read below without its lock
 
 	events, err := b.cp.Timeline(b.ctx, task.ID)
 	if err != nil {

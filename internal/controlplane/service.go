@@ -172,7 +172,7 @@ func idempotencyKey(taskID, invocationID string) string {
 // timing matters; only tests set them (SetHooks, export_test.go), and they
 // are nil otherwise.
 type testHooks struct {
-	// slotWait runs when the dispatcher must wait for a free worker.
+	// slotWait runs when a dispatch worker must wait for a free send slot.
 	slotWait func()
 	// beforeStart runs in a worker after its permit, before startSend.
 	beforeStart func(invocationID string)

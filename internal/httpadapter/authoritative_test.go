@@ -99,7 +99,7 @@ func TestAuthoritativeLookupSettlesNotApplied(t *testing.T) {
 				inv = d.Invocation
 			}
 			shop.Fault(t, "POST /refunds", tc.fault)
-			if _, err := cp.DispatchOnce(ctx); err != nil {
+			if _, err := cp.Dispatch(ctx, inv.ID); err != nil {
 				t.Fatal(err)
 			}
 			if inv, err = cp.Invocation(ctx, inv.ID); err != nil || inv.State != controlplane.Unverified {

@@ -78,7 +78,7 @@ func TestDescribedSystemEndToEnd(t *testing.T) {
 	if inv.State != controlplane.Approved {
 		t.Fatalf("after approval: %s", inv.State)
 	}
-	if _, err := cp.DispatchOnce(ctx); err != nil {
+	if _, err := cp.Dispatch(ctx, inv.ID); err != nil {
 		t.Fatal(err)
 	}
 	done, err := cp.Invocation(ctx, inv.ID)
@@ -91,8 +91,8 @@ func TestDescribedSystemEndToEnd(t *testing.T) {
 	if n := shop.Effects(t, done.IdempotencyKey); n != 1 {
 		t.Errorf("%d effects under the invocation's key, want 1", n)
 	}
-	if _, err := cp.DispatchOnce(ctx); err != nil {
-		t.Fatal(err)
+	if sent, err := cp.Dispatch(ctx, inv.ID); err != nil || sent {
+		t.Errorf("a second dispatch of the completed write: sent %v, %v; want not sent", sent, err)
 	}
 	if n := shop.Effects(t, ""); n != 1 {
 		t.Errorf("%d effects after a second dispatch round, want 1", n)

@@ -32,7 +32,7 @@ func TestAPIReconciledInvocationDropsTheUnknownError(t *testing.T) {
 	if err := b.Shop.SetFault(demoshop.FaultRule{Route: "POST /refunds", DropAfterCommit: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Control.DispatchOnce(ctx); err != nil {
+	if _, err := b.Control.Dispatch(ctx, id); err != nil {
 		t.Fatal(err)
 	}
 	b.Shop.ClearFaults()
@@ -89,8 +89,8 @@ func TestAPIReasonSaysWhyNotDispatchedOrRejected(t *testing.T) {
 	}
 	task := b.Call(t, b.Key, http.MethodGet, "/api/v1/tasks/"+b.TaskID(), nil).Want(t, http.StatusOK)
 	b.Call(t, b.Key, http.MethodPost, "/api/v1/tasks/"+b.TaskID()+"/pause", map[string]any{"expected_version": task.JSON["version"]}).Want(t, http.StatusOK)
-	if _, err := b.Control.DispatchOnce(ctx); err != nil {
-		t.Fatal(err)
+	if sent, err := b.Control.Dispatch(ctx, pid); err != nil || sent {
+		t.Fatalf("dispatch: sent %v, %v; want not sent", sent, err)
 	}
 	got = b.Call(t, b.Key, http.MethodGet, "/api/v1/invocations/"+pid, nil).Want(t, http.StatusOK)
 	if r, _ := got.JSON["reason"].(map[string]any); got.JSON["state"] != "not_dispatched" || r["code"] != "task_paused" ||

@@ -444,7 +444,7 @@ func TestAPIFollowsAWriteToItsResultAndReverses(t *testing.T) {
 	if approved.JSON["next"].(map[string]any)["kind"] != "dispatch" || strings.Contains(approved.JSON["say"].(string), "Cancelled") {
 		t.Errorf("approved, not yet sent: next %v, say %q", approved.JSON["next"], approved.JSON["say"])
 	}
-	if _, err := b.Control.DispatchOnce(ctx); err != nil {
+	if _, err := b.Control.Dispatch(ctx, id); err != nil {
 		t.Fatal(err)
 	}
 	done := b.Call(t, b.Key, http.MethodGet, "/api/v1/invocations/"+id, nil).Want(t, http.StatusOK)

@@ -303,7 +303,7 @@ func TestAPIReverseOfAnActionWithoutCompensationSaysWhy(t *testing.T) {
 	if _, err := b.Control.StaffDecide(ctx, controlplane.StaffDecision{Actor: agent.Actor(), InvocationID: inv.JSON["id"].(string), Verb: controlplane.StaffApprove, Version: 0, ArgsHash: b.Invocation(t, inv.JSON["id"].(string)).ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Control.DispatchOnce(ctx); err != nil {
+	if _, err := b.Control.Dispatch(ctx, inv.JSON["id"].(string)); err != nil {
 		t.Fatal(err)
 	}
 	res := b.Call(t, b.Key, http.MethodPost, "/api/v1/invocations/"+inv.JSON["id"].(string)+"/reverse", nil).Want(t, http.StatusUnprocessableEntity)
@@ -407,7 +407,7 @@ func TestAPIReverseTwiceReturnsTheLiveCompensation(t *testing.T) {
 	if _, err := b.Control.StaffDecide(ctx, controlplane.StaffDecision{Actor: b.Users[accounts.Agent].Actor(), InvocationID: id, Verb: controlplane.StaffApprove, Version: 0, ArgsHash: b.Invocation(t, id).ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Control.DispatchOnce(ctx); err != nil {
+	if _, err := b.Control.Dispatch(ctx, id); err != nil {
 		t.Fatal(err)
 	}
 	first := b.Call(t, b.Key, http.MethodPost, "/api/v1/invocations/"+id+"/reverse", nil).Want(t, http.StatusCreated)

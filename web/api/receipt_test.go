@@ -65,7 +65,7 @@ func TestACompletedWriteHasASignedReceipt(t *testing.T) {
 	if _, err := b.Control.StaffDecide(ctx, controlplane.StaffDecision{Actor: b.Users[accounts.Agent].Actor(), InvocationID: id, Verb: controlplane.StaffApprove, Version: b.Invocation(t, id).Version, ArgsHash: b.Invocation(t, id).ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Control.DispatchOnce(ctx); err != nil {
+	if _, err := b.Control.Dispatch(ctx, id); err != nil {
 		t.Fatal(err)
 	}
 	inv := b.Call(t, b.Key, http.MethodGet, "/api/v1/invocations/"+id, nil).Want(t, http.StatusOK)

@@ -144,7 +144,7 @@ func TestPolicyChangeIsAuditedAndAppliesToLaterProposals(t *testing.T) {
 	if after.State != controlplane.Approved || after.PolicyVersion != 2 {
 		t.Errorf("proposal after the change: %s under policy v%d", after.State, after.PolicyVersion)
 	}
-	if _, err := b.Control.DispatchOnce(ctx); err != nil {
+	if _, err := b.Control.Dispatch(ctx, approved.ID); err != nil {
 		t.Fatal(err)
 	}
 	done, err := b.Control.Invocation(ctx, approved.ID)

@@ -53,7 +53,7 @@ func TestTimelineSaysWhatEachEventRecordedAtTheTime(t *testing.T) {
 	if _, err := b.Control.StaffDecide(ctx, controlplane.StaffDecision{Actor: agentActor, InvocationID: a.ID, Verb: controlplane.StaffApprove, Version: 0, ArgsHash: a.ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Control.DispatchOnce(ctx); err != nil {
+	if _, err := b.Control.Dispatch(ctx, a.ID); err != nil {
 		t.Fatal(err)
 	}
 	// The shop refuses more than is refundable (no block), then an order

@@ -51,8 +51,8 @@ func TestTaskViewSaysWhereEachRequestStandsAndPauseIsAControl(t *testing.T) {
 	if _, err := b.Control.StaffDecide(context.Background(), controlplane.StaffDecision{Actor: controlplane.UserActor(agent.ID, "agent", agent.Name), InvocationID: cInv.ID, Verb: controlplane.StaffApprove, Version: 0, ArgsHash: b.Invocation(t, cInv.ID).ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Control.DispatchOnce(context.Background()); err != nil {
-		t.Fatal(err)
+	if sent, err := b.Control.Dispatch(context.Background(), cInv.ID); err != nil || sent {
+		t.Fatalf("dispatch: sent %v, %v; want not sent", sent, err)
 	}
 	doc := c.Get("/tasks/" + f.Task.ID).Doc(t)
 	notice := doc.Find(`[data-testid="paused-notice"]`)

@@ -249,7 +249,7 @@ func completedRefund(t *testing.T, b *webtest.Stack) (controlplane.Invocation, *
 	c := b.Client(t)
 	page := c.Open(link)
 	c.Post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {c.PageCSRF(page)}})
-	if _, err := b.Control.DispatchOnce(context.Background()); err != nil {
+	if _, err := b.Control.Dispatch(context.Background(), inv.ID); err != nil {
 		t.Fatal(err)
 	}
 	done := b.Invocation(t, inv.ID)

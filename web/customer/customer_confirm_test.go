@@ -40,7 +40,7 @@ func TestConfirmWithoutJavaScript(t *testing.T) {
 	if res.Doc(t).Find(`[data-testid="confirm"]`).Length() != 0 {
 		t.Error("the confirm button is still there after confirming")
 	}
-	if _, err := b.Control.DispatchOnce(context.Background()); err != nil {
+	if _, err := b.Control.Dispatch(context.Background(), inv.ID); err != nil {
 		t.Fatal(err)
 	}
 	done := b.Invocation(t, inv.ID)
@@ -159,8 +159,8 @@ func TestConfirmAfterTheTargetChangedAsksAgain(t *testing.T) {
 	if res := c.Get("/requests/" + inv.ID); res.Header.Get("Location") != "/requests/"+next {
 		t.Errorf("old request page: %d to %q, want the fresh one", res.StatusCode, res.Header.Get("Location"))
 	}
-	if _, err := b.Control.DispatchOnce(context.Background()); err != nil {
-		t.Fatal(err)
+	if sent, err := b.Control.Dispatch(context.Background(), inv.ID); err != nil || sent {
+		t.Fatalf("dispatch: sent %v, %v; want not sent", sent, err)
 	}
 	if n := len(b.ShopEffects(t, inv.IdempotencyKey)); n != 0 {
 		t.Errorf("the stale request reached the shop: %d effects", n)
@@ -169,7 +169,7 @@ func TestConfirmAfterTheTargetChangedAsksAgain(t *testing.T) {
 	if res.Header.Get("Location") != "/requests/"+next {
 		t.Fatalf("confirm of the fresh quote: %d to %q", res.StatusCode, res.Header.Get("Location"))
 	}
-	if _, err := b.Control.DispatchOnce(context.Background()); err != nil {
+	if _, err := b.Control.Dispatch(context.Background(), next); err != nil {
 		t.Fatal(err)
 	}
 	if got := b.Invocation(t, next); got.State != controlplane.Completed {
@@ -289,7 +289,7 @@ func TestStatusFragmentStopsPollingWhenFinal(t *testing.T) {
 		res.Header.Get("HX-Refresh") != "" {
 		t.Errorf("while sending: %d %q HX-Refresh %q, want 200, the working badge and no refresh", res.StatusCode, webtest.TextByTestID(res, t, "status-badge"), res.Header.Get("HX-Refresh"))
 	}
-	if _, err := b.Control.DispatchOnce(context.Background()); err != nil {
+	if _, err := b.Control.Dispatch(context.Background(), inv.ID); err != nil {
 		t.Fatal(err)
 	}
 	res := status()

@@ -277,7 +277,7 @@ func TestSayAndCustomerPageGiveTheSameReference(t *testing.T) {
 			if res := c.Post("/requests/"+id+"/confirm", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
 				t.Fatalf("confirm: %d\n%s", res.StatusCode, res.Text)
 			}
-			if _, err := b.Control.DispatchOnce(ctx); err != nil {
+			if _, err := b.Control.Dispatch(ctx, id); err != nil {
 				t.Fatal(err)
 			}
 			done := b.Call(t, b.Key, http.MethodGet, "/api/v1/invocations/"+id, nil).Want(t, http.StatusOK)

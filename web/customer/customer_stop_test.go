@@ -68,8 +68,8 @@ func TestCustomerStopIsAPersonsPause(t *testing.T) {
 	if res := c.Post("/requests/"+id+"/confirm", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("confirm after stop: %d", res.StatusCode)
 	}
-	if _, err := b.Control.DispatchOnce(ctx); err != nil {
-		t.Fatal(err)
+	if sent, err := b.Control.Dispatch(ctx, id); err != nil || sent {
+		t.Fatalf("dispatch: sent %v, %v; want not sent", sent, err)
 	}
 	if got := b.Invocation(t, id).State; got == controlplane.Dispatching || got == controlplane.Completed {
 		t.Errorf("the request is %s after the customer's stop, want not dispatched", got)

@@ -117,7 +117,7 @@ func TestDescribedActionsSayWhatTheirFileSays(t *testing.T) {
 		if _, err := b.Control.StaffDecide(ctx, controlplane.StaffDecision{Actor: agent.Actor(), InvocationID: id, Verb: controlplane.StaffApprove, Version: b.Invocation(t, id).Version, ArgsHash: b.Invocation(t, id).ArgsHash}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := b.Control.DispatchOnce(ctx); err != nil {
+		if _, err := b.Control.Dispatch(ctx, id); err != nil {
 			t.Fatal(err)
 		}
 	}

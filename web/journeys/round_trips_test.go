@@ -187,7 +187,7 @@ func TestAPIReconcileReadsOnce(t *testing.T) {
 	if err := b.Shop.SetFault(demoshop.FaultRule{Route: "POST /refunds", DropAfterCommit: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Control.DispatchOnce(ctx); err != nil {
+	if _, err := b.Control.Dispatch(ctx, id); err != nil {
 		t.Fatal(err)
 	}
 	b.Shop.ClearFaults()

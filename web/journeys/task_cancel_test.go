@@ -143,8 +143,8 @@ func TestCustomerSeesARequestWithdrawnWithItsTask(t *testing.T) {
 	if res := c.Post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
 		t.Errorf("a confirm from the page opened before the cancel: %d, want 303 to the outcome", res.StatusCode)
 	}
-	if _, err := b.Control.DispatchOnce(ctx); err != nil {
-		t.Fatal(err)
+	if sent, err := b.Control.Dispatch(ctx, inv.ID); err != nil || sent {
+		t.Fatalf("dispatch: sent %v, %v; want not sent", sent, err)
 	}
 	if got := b.Invocation(t, inv.ID); !got.Withdrawn() || len(b.ShopEffects(t, got.IdempotencyKey)) != 0 {
 		t.Errorf("after the late confirm: %s (withdrawn %v)", got.State, got.Withdrawn())

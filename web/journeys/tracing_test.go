@@ -45,7 +45,7 @@ func TestAWriteIsOneTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := len(all(b.ShopHeaders))
-	if _, err := b.Control.DispatchOnce(ctx); err != nil {
+	if _, err := b.Control.Dispatch(ctx, id); err != nil {
 		t.Fatal(err)
 	}
 	if got := b.Invocation(t, id); got.State != "completed" {

@@ -338,8 +338,9 @@ func TimelineRows(t *testing.T, c *Client, taskID string) (kinds, lines []string
 	return kinds, lines
 }
 
-// ApproveAndDispatch approves an invocation as the stack's agent and runs
-// one dispatch pass.
+// ApproveAndDispatch approves an invocation as the stack's agent and
+// dispatches it (Dispatch, the production door for one invocation); the
+// caller reads the outcome on the invocation.
 func (f *Shopper) ApproveAndDispatch(t *testing.T, inv controlplane.Invocation) {
 	t.Helper()
 	ctx := context.Background()
@@ -348,7 +349,7 @@ func (f *Shopper) ApproveAndDispatch(t *testing.T, inv controlplane.Invocation) 
 		InvocationID: inv.ID, Verb: controlplane.StaffApprove, ArgsHash: f.Stack.Invocation(t, inv.ID).ArgsHash}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Stack.Control.DispatchOnce(ctx); err != nil {
+	if _, err := f.Stack.Control.Dispatch(ctx, inv.ID); err != nil {
 		t.Fatal(err)
 	}
 }
