@@ -16,27 +16,25 @@ import (
 // CustomerDecide kick it after committing approved work), by a NOTIFY
 // (another console instance approved something, or a send finished and
 // freed an in-flight slot), and every interval regardless (a lost
-// notification). A worker
-// that claimed something wakes one more before it sends and looks again
-// itself once its send is done, so a burst of approved work is claimed by
-// as many workers as it needs, while one kick costs one empty scan, not
-// one per worker. Approved work this process can send at once does not
-// wait for a worker's claim at all: the transaction that approves it also
-// grants its permit and lease, and the send leaves right after its commit
-// on a worker reserved for it (directSend); the claims, the interval and
-// the sweeps pick up whatever that left behind. Several instances may run
-// it at once: each
-// invocation is claimed by one (FOR UPDATE SKIP LOCKED) and leaves at most
-// once.
+// notification, or a kick whose claim skipped a row a losing decision still
+// held locked). A worker that claimed something wakes one more before it
+// sends and looks again itself once its send is done, so a burst of
+// approved work is claimed by as many workers as it needs, while one kick
+// costs one empty scan, not one per worker. Approved work this process can
+// send at once does not wait for a worker's claim at all: the transaction
+// that approves it also grants its permit and lease, and the send leaves
+// right after its commit on a worker reserved for it (directSend); the
+// claims, the interval and the sweeps pick up whatever that left behind.
+// Several instances may run it at once: each invocation is claimed by one
+// (FOR UPDATE SKIP LOCKED) and leaves at most once.
 //
 // Every interval it also sweeps (Sweep: expired leases become unverified,
 // passed deadlines expired, stragglers of cancelled tasks withdrawn), on
-// its own: a claim may wait a long time — on the
-// lock of a task whose permit another instance holds while hung — and a
-// lease that runs out meanwhile is still swept. The first sweep and the
-// first scan run at start-up, so work a crashed instance left dispatching
-// is found as soon as its lease ends. On return it waits for the sends in
-// flight.
+// its own: a claim may wait a long time — on the lock of a task whose
+// permit another instance holds while hung — and a lease that runs out
+// meanwhile is still swept. The first sweep and the first scan run at
+// start-up, so work a crashed instance left dispatching is found as soon as
+// its lease ends. On return it waits for the sends in flight.
 func (s *Service) RunDispatcher(ctx context.Context, interval time.Duration) {
 	go s.runSweeps(ctx, interval)
 	go s.listen(ctx, s.wake)
