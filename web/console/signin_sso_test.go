@@ -1,6 +1,8 @@
 package console_test
 
 import (
+	"bytes"
+	"encoding/gob"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -12,10 +14,12 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/gorilla/securecookie"
 
 	"countersign/internal/accounts"
 	"countersign/internal/sso"
 	"countersign/internal/sso/ssotest"
+	"countersign/web/kit"
 	"countersign/web/webtest"
 )
 
@@ -174,4 +178,73 @@ func TestStaffPasswordSignInCanBeTurnedOff(t *testing.T) {
 			t.Errorf("%s's password sign-in: %d %q, want 403 pointing to single sign-on", role, res.StatusCode, errorOf(t, body))
 		}
 	}
+}
+
+// TestSSOSignInRegeneratesTheSession: the session a browser had before
+// (here a password sign-in) ends, and the new one records that the person
+// was identified by the OpenID provider, until the ID token's expiry.
+func TestSSOSignInRegeneratesTheSession(t *testing.T) {
+	s := newSSOConsole(t)
+	b := s.browser(t)
+	_, page := b.do(http.MethodGet, "/sign-in", nil)
+	doc, _ := goquery.NewDocumentFromReader(strings.NewReader(page))
+	tok, _ := doc.Find(`input[name="_csrf"]`).Attr("value")
+	u := s.stack.Users[accounts.Agent]
+	if res, _ := b.do(http.MethodPost, "/sign-in", url.Values{"_csrf": {tok}, "email": {u.Email}, "password": {u.Password}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("password sign-in: %d", res.StatusCode)
+	}
+	before := b.session()
+	if res, _ := b.do(http.MethodGet, s.viaProvider(t, b, "sam"), nil); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("callback: %d", res.StatusCode)
+	}
+	after := b.session()
+	if after == before {
+		t.Fatal("the session id did not change at the SSO sign-in")
+	}
+	old := s.browser(t)
+	old.hc.Jar.SetCookies(mustURL(s.srv.URL), []*http.Cookie{{Name: "cs_session", Value: before, Path: "/"}})
+	if res, _ := old.do(http.MethodGet, "/queue", nil); res.StatusCode != http.StatusSeeOther {
+		t.Errorf("the session from before the SSO sign-in: %d, want 303 to sign-in", res.StatusCode)
+	}
+	values := s.sessionValues(t, after)
+	until, _ := values[kit.KeySignedInUntil].(int64)
+	if values[kit.KeyIdentifiedBy] != "oidc" || time.Until(time.Unix(until, 0)) < 50*time.Minute {
+		t.Errorf("session values %v, want identified_by oidc and the ID token's expiry", values)
+	}
+}
+
+func (b *browser) session() string {
+	for _, ck := range b.hc.Jar.Cookies(mustURL(b.base)) {
+		if ck.Name == "cs_session" {
+			return ck.Value
+		}
+	}
+	b.t.Fatal("no session cookie")
+	return ""
+}
+
+// sessionValues reads the stored values of the session cookie names.
+func (s *ssoConsole) sessionValues(t *testing.T, cookie string) map[any]any {
+	t.Helper()
+	var id string
+	if err := securecookie.DecodeMulti("cs_session", cookie, &id, securecookie.CodecsFromPairs(webtest.SessionKeys...)...); err != nil {
+		t.Fatal(err)
+	}
+	row, _, err := s.stack.Store.SessionAndUser(t.Context(), kit.HashID(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := map[any]any{}
+	if err := gob.NewDecoder(bytes.NewReader(row.Data)).Decode(&values); err != nil {
+		t.Fatal(err)
+	}
+	return values
+}
+
+func mustURL(s string) *url.URL {
+	u, err := url.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return u
 }
