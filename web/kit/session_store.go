@@ -48,14 +48,15 @@ const (
 	// "password" or "oidc", then "+totp" or "+passkey" when a second
 	// factor followed. Decisions carry it into the audit trail.
 	KeyIdentifiedBy = "identified_by"
-	// KeySignedInUntil is when a sign-in through the OpenID provider stops
-	// counting (the ID token's expiry, Unix seconds): after it the session
-	// is no longer signed in, and the person signs in again, where the
-	// provider and the groups decide afresh.
-	KeySignedInUntil = "signed_in_until"
-	KeyCSRF          = "csrf"
-	keyFlash         = "flash"
+	KeyCSRF         = "csrf"
+	keyFlash        = "flash"
 )
+
+// KeySignedInUntil is when a sign-in through the OpenID provider stops
+// counting (the ID token's expiry, Unix seconds): after it the session is
+// no longer signed in, and the person signs in again, where the provider
+// and the groups decide afresh.
+const KeySignedInUntil = "signed_in_until"
 
 // NewSessionStore builds the store.
 func NewSessionStore(rows accounts.SessionRows, cfg SessionConfig) *SessionStore {
