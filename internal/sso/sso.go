@@ -50,7 +50,8 @@ type Provider struct {
 
 // New reads the provider's discovery document and checks cfg. Its errors
 // name the flag at fault and the fix, so the console can stop at start
-// with them. client is the HTTP client for the provider (nil: the default).
+// with them. client is the HTTP client for the provider (nil: one with a
+// 15-second timeout).
 func New(ctx context.Context, cfg Config, st Store, client *http.Client, now func() time.Time) (*Provider, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
@@ -59,7 +60,10 @@ func New(ctx context.Context, cfg Config, st Store, client *http.Client, now fun
 		cfg.GroupsClaim = "groups"
 	}
 	if client == nil {
-		client = http.DefaultClient
+		// A provider that hangs must not hold a sign-in (or the start) for
+		// ever: every call to it, discovery, keys and the code exchange,
+		// has this long.
+		client = &http.Client{Timeout: 15 * time.Second}
 	}
 	if now == nil {
 		now = time.Now
