@@ -1,21 +1,23 @@
 // Package ssotest starts a real OpenID Connect provider on loopback for
-// tests: zitadel/oidc's op package over the in-memory storage of its
-// example server, with a plain login form, no consent step, the
+// tests and the demo: zitadel/oidc's op package over the in-memory storage
+// of its example server, with a plain login form, no consent step, the
 // authorization code flow with PKCE, and users whose groups a test can
-// change between sign-ins. It is test-helper code; nothing in the console
-// imports it.
+// change between sign-ins. The console never imports it; cmd/ssoprovider
+// serves it for trying single sign-on by hand.
 package ssotest
 
 import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"html/template"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/zitadel/oidc/v3/example/server/storage"
 	"github.com/zitadel/oidc/v3/pkg/oidc"
@@ -31,7 +33,7 @@ type OP struct {
 	// URL is the issuer: discovery is at URL + "/.well-known/openid-configuration".
 	URL string
 
-	srv      *httptest.Server
+	srv      *http.Server
 	store    *opStorage
 	callback func(context.Context, string) string
 }
@@ -42,12 +44,25 @@ type Client struct {
 	RedirectURL string
 }
 
-// Start runs a provider until the test ends.
+// Start runs a provider on a loopback port until the test ends.
 func Start(t testing.TB) *OP {
 	t.Helper()
-	mux := http.NewServeMux()
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
+	o, err := Serve("127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("ssotest: %v", err)
+	}
+	t.Cleanup(o.Close)
+	return o
+}
+
+// Serve runs a provider on addr (host:port; port 0 picks one) until Close,
+// for the demo as well as for tests. Its issuer is http://<address>.
+func Serve(addr string) (*OP, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	issuer := "http://" + ln.Addr().String()
 	users := &userStore{users: map[string]*storage.User{}, groups: map[string][]string{}}
 	st := &opStorage{Storage: storage.NewStorageWithClients(users, map[string]*storage.Client{}), users: users,
 		clients: map[string]Client{}}
@@ -56,17 +71,24 @@ func Start(t testing.TB) *OP {
 		CodeMethodS256:     true,
 		AuthMethodPost:     true,
 		SupportedUILocales: []language.Tag{language.English},
-	}, st, op.StaticIssuer(srv.URL), op.WithAllowInsecure())
+	}, st, op.StaticIssuer(issuer), op.WithAllowInsecure())
 	if err != nil {
-		t.Fatalf("ssotest: provider: %v", err)
+		ln.Close()
+		return nil, fmt.Errorf("ssotest: provider: %w", err)
 	}
-	o := &OP{URL: srv.URL, srv: srv, store: st, callback: op.AuthCallbackURL(provider)}
+	mux := http.NewServeMux()
+	o := &OP{URL: issuer, store: st, callback: op.AuthCallbackURL(provider),
+		srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}}
 	interceptor := op.NewIssuerInterceptor(provider.IssuerFromRequest)
 	mux.HandleFunc("GET /login/username", o.loginForm)
 	mux.Handle("POST /login/username", interceptor.HandlerFunc(o.login))
 	mux.Handle("/", provider)
-	return o
+	go func() { _ = o.srv.Serve(ln) }()
+	return o, nil
 }
+
+// Close stops the provider.
+func (o *OP) Close() { _ = o.srv.Close() }
 
 // AddClient registers a relying party (a web client with a secret).
 func (o *OP) AddClient(c Client) {
