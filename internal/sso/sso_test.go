@@ -251,3 +251,10 @@ func TestBadConfigNamesTheFlagAndTheFix(t *testing.T) {
 		t.Errorf("ParseGroupRoles: %v %v", roles, err)
 	}
 }
+
+func TestSignInWithoutAnEmailIsRefused(t *testing.T) {
+	b := setup(t)
+	b.op.AddUser("anon", "", "Anon", "support")
+	_, err := b.signIn(t, "anon")
+	wantRefused(t, err, "sso_no_email")
+}
