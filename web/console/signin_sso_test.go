@@ -143,6 +143,11 @@ func TestSSORefusalsShowTheSignInPageWithWhatToDo(t *testing.T) {
 			return "/sign-in/sso/callback?error=access_denied&state=x"
 		}, http.StatusUnauthorized, "did not sign you in"},
 		{"no group", func(b *browser) string { return s.viaProvider(t, b, "nog") }, http.StatusForbidden, "none of the groups"},
+		{"wrong nonce", func(b *browser) string {
+			s.op.SetNonce(func(n string) string { return n + "-other" })
+			defer s.op.SetNonce(nil)
+			return s.viaProvider(t, b, "sam")
+		}, http.StatusUnauthorized, "not made for this sign-in"},
 	} {
 		b := s.browser(t)
 		res, body := b.do(http.MethodGet, tc.target(b), nil)
