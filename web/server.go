@@ -28,6 +28,7 @@ import (
 	"countersign/internal/receipts"
 	"countersign/internal/safehttp"
 	"countersign/internal/slackbot"
+	"countersign/internal/sso"
 	"countersign/internal/webhooks"
 	"countersign/web/api"
 	"countersign/web/console"
@@ -91,6 +92,12 @@ type Config struct {
 	// and links people's Slack accounts on their account page; nil leaves
 	// Slack off (its address answers 404).
 	Slack *slackbot.Bot
+	// SSO signs staff in through the business's OpenID provider; nil
+	// leaves single sign-on off.
+	SSO *sso.Provider
+	// StaffPasswordsOff refuses password sign-in to staff
+	// (-password-sign-in=false).
+	StaffPasswordsOff bool
 	// LogoFetch is how the businesses' logos the customer pages show are
 	// fetched: the zero value in production (safehttp: public https
 	// addresses only); tests set its Test allowance, never a flag.
@@ -127,7 +134,7 @@ func New(cfg Config) *Server {
 		Registry: cfg.Registry, Receipt: s.api.Receipt, PublicBase: cfg.PublicBase, LogoFetch: cfg.LogoFetch})
 	s.console = console.New(s.frame, console.Config{Registry: cfg.Registry, Control: cfg.Control, Handoffs: cfg.Handoffs, Lists: cfg.Lists,
 		Assistants: cfg.Assistants, Metrics: cfg.Metrics, Webhooks: cfg.Webhooks, Slack: slackLinks(cfg.Slack),
-		CustomerFrame: cust.CustomerFrame})
+		CustomerFrame: cust.CustomerFrame, SSO: cfg.SSO, StaffPasswordsOff: cfg.StaffPasswordsOff})
 
 	e := echo.New()
 	e.HideBanner = true

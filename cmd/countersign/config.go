@@ -99,6 +99,18 @@ type config struct {
 	SlackAPIURL  string
 	SlackFake    bool
 	SlackEvery   time.Duration
+	// Staff single sign-on through an OpenID provider (cmd/countersign/sso.go).
+	// OIDCClientSecret is never logged.
+	OIDCIssuer       string
+	OIDCClientID     string
+	OIDCClientSecret string
+	OIDCScopes       string
+	OIDCGroupsClaim  string
+	OIDCGroupRoles   string
+	OIDCName         string
+	// PasswordSignIn false refuses password sign-in to staff (customers
+	// are not affected).
+	PasswordSignIn bool
 
 	// Derived by validate.
 	trusted []netip.Prefix
@@ -213,6 +225,16 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	dur(&c.SlackEvery, "slack-interval", "SLACK_INTERVAL", 2*time.Second, "how often new cards are posted to Slack and moved ones redrawn")
 	fs.BoolVar(&c.SlackFake, "slack-fake", getenv("SLACK_FAKE") == "true",
 		"demo mode: start a fake Slack in-process, post the cards there and print its address (env SLACK_FAKE)")
+	str(&c.OIDCIssuer, "oidc-issuer", "OIDC_ISSUER", "", "staff sign in through this OpenID provider (its issuer URL, e.g. https://login.example.com/realms/staff); empty: off")
+	str(&c.OIDCClientID, "oidc-client-id", "OIDC_CLIENT_ID", "", "the console's client id at the OpenID provider")
+	str(&c.OIDCClientSecret, "oidc-client-secret", "OIDC_CLIENT_SECRET", "", "the console's client secret at the OpenID provider (prefer the environment variable; never logged)")
+	str(&c.OIDCScopes, "oidc-scopes", "OIDC_SCOPES", "email,profile", "scopes asked for besides openid (add the one that releases groups if the provider needs it)")
+	str(&c.OIDCGroupsClaim, "oidc-groups-claim", "OIDC_GROUPS_CLAIM", "groups", "the ID token claim that lists the person's groups")
+	str(&c.OIDCGroupRoles, "oidc-group-roles", "OIDC_GROUP_ROLES", "", "provider groups to console roles, e.g. support=agent,leads=manager,it=admin (the highest role wins)")
+	str(&c.OIDCName, "oidc-name", "OIDC_NAME", "", "the provider's name on the sign-in button (default: the issuer's host)")
+	passwords := getenv("PASSWORD_SIGN_IN") != "false" && getenv("PASSWORD_SIGN_IN") != "0"
+	fs.BoolVar(&c.PasswordSignIn, "password-sign-in", passwords,
+		"false: staff sign in only through the OpenID provider; customers keep their passwords (env PASSWORD_SIGN_IN)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -319,6 +341,7 @@ func (c *config) validate() error {
 		problems = append(problems, "-mail-from: want one address, e.g. Shop <no-reply@shop.example>")
 	}
 	problems = append(problems, c.validateSlack()...)
+	problems = append(problems, c.validateSSO()...)
 	switch c.LogFormat {
 	case "auto", "text", "json":
 	default:

@@ -167,7 +167,11 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	if cfg.ReceiptKey == "" && !cfg.demo() {
 		log.Warn("receipts are signed with a key of this process's own: set -receipt-key so every instance, and every restart, signs with one key")
 	}
-	srv := web.New(web.Config{Slack: bot, Receipts: signer, Database: st, Metrics: metrics.NewReports(st), Webhooks: webhooks.New(st, time.Now, hooks), Accounts: acc, Sessions: sessions, Logger: log, Registry: registry, Control: cp, Handoffs: handoffs.New(st, cp, registry, time.Now), Lists: ls,
+	staffSSO, err := cfg.startSSO(ctx, st, log)
+	if err != nil {
+		return err
+	}
+	srv := web.New(web.Config{SSO: staffSSO, StaffPasswordsOff: !cfg.PasswordSignIn, Slack: bot, Receipts: signer, Database: st, Metrics: metrics.NewReports(st), Webhooks: webhooks.New(st, time.Now, hooks), Accounts: acc, Sessions: sessions, Logger: log, Registry: registry, Control: cp, Handoffs: handoffs.New(st, cp, registry, time.Now), Lists: ls,
 		TrustedProxies: cfg.trusted, TLS: cfg.tls() || cfg.SecureCookies, MCPAllowedOrigins: cfg.allowedMCPOrigins(), PublicBase: cfg.publicBase(),
 		Confirmations: links, Assistants: asst, Telemetry: telemetry, APIRatePerMinute: cfg.APIRate})
 	go sweep(ctx, log, sessions, acc, links)

@@ -17,6 +17,7 @@ import (
 	"countersign/internal/lists"
 	"countersign/internal/metrics"
 	"countersign/internal/slackbot"
+	"countersign/internal/sso"
 	"countersign/internal/webhooks"
 	"countersign/views"
 	"countersign/web/kit"
@@ -47,6 +48,12 @@ type Config struct {
 	// here (the sign-in on the way to their requests, their account's
 	// home); nil leaves them in the console's frame.
 	CustomerFrame func(c echo.Context) *views.CustomerFrame
+	// SSO signs staff in through the business's OpenID provider; nil
+	// leaves single sign-on off.
+	SSO *sso.Provider
+	// StaffPasswordsOff refuses password sign-in to staff (-password-sign-in=false):
+	// they sign in through SSO. Customers still sign in with a password.
+	StaffPasswordsOff bool
 }
 
 // SlackLinks links a person's Slack account to theirs (*slackbot.Bot).
@@ -80,6 +87,8 @@ func (h *Handler) Routes() []kit.Route {
 	return []kit.Route{
 		get("/sign-in", h.handleSignInForm, kit.Anyone),
 		post("/sign-in", h.handleSignIn, kit.Anyone),
+		get("/sign-in/sso", h.handleSSOStart, kit.Anyone),
+		get("/sign-in/sso/callback", h.handleSSOCallback, kit.Anyone),
 		// Anyone: a customer who proved who they are on a link page signs
 		// out here too; the handler answers 401 to a visitor with neither.
 		post("/sign-out", h.handleSignOut, kit.Anyone),

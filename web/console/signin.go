@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"countersign/internal/accounts"
 	"countersign/internal/apperr"
 	"countersign/views"
 	"countersign/web/kit"
@@ -40,6 +41,10 @@ func (h *Handler) handleSignIn(c echo.Context) error {
 			c.Response().Header().Set("Retry-After", itoa(e.RetryAfterSeconds))
 		}
 		return h.renderSignIn(c, status, form, views.Flash{})
+	}
+	if h.cfg.StaffPasswordsOff && user.Role != accounts.Customer {
+		form.Error = "Staff sign in with single sign-on: use the button above."
+		return h.renderSignIn(c, http.StatusForbidden, form, views.Flash{})
 	}
 	sess := kit.Session(c)
 	if err := h.Sessions.Regenerate(c.Request().Context(), sess); err != nil {
@@ -80,6 +85,9 @@ func (h *Handler) renderSignIn(c echo.Context, status int, form views.SignInForm
 	csrf, err := h.CSRFToken(c)
 	if err != nil {
 		return err
+	}
+	if h.cfg.SSO != nil {
+		form.SSOName = h.cfg.SSO.Name()
 	}
 	p := h.Page(c, "Sign in")
 	p.CSRF, p.Narrow, p.Flash = csrf, true, flash

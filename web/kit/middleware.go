@@ -120,7 +120,7 @@ func (s *Site) LoadSession(next echo.HandlerFunc) echo.HandlerFunc {
 			case apperr.Is(err, apperr.NotFound):
 			case err != nil:
 				return err
-			case !u.Disabled():
+			case !u.Disabled() && !s.signInExpired(sess):
 				c.Set(CtxUser, u)
 			}
 		}
@@ -135,6 +135,13 @@ func (s *Site) LoadSession(next echo.HandlerFunc) echo.HandlerFunc {
 		err = next(c)
 		return err
 	}
+}
+
+// signInExpired reports whether the session's sign-in through the OpenID
+// provider has passed the ID token's expiry.
+func (s *Site) signInExpired(sess *sessions.Session) bool {
+	until, ok := sess.Values[KeySignedInUntil].(int64)
+	return ok && !s.Now().Before(time.Unix(until, 0))
 }
 
 // sessionUser is the session's user: the row read with the session in the

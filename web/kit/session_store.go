@@ -44,9 +44,19 @@ type SessionConfig struct {
 const (
 	sessionCookie = "cs_session"
 	KeyUserID     = "user_id"
-	KeyCSRF       = "csrf"
-	keyFlash      = "flash"
+	// KeyIdentifiedBy says how the signed-in person proved who they are:
+	// "password" or "oidc", then "+totp" or "+passkey" when a second
+	// factor followed. Decisions carry it into the audit trail.
+	KeyIdentifiedBy = "identified_by"
+	KeyCSRF         = "csrf"
+	keyFlash        = "flash"
 )
+
+// KeySignedInUntil is when a sign-in through the OpenID provider stops
+// counting (the ID token's expiry, Unix seconds): after it the session is
+// no longer signed in, and the person signs in again, where the provider
+// and the groups decide afresh.
+const KeySignedInUntil = "signed_in_until"
 
 // NewSessionStore builds the store.
 func NewSessionStore(rows accounts.SessionRows, cfg SessionConfig) *SessionStore {
@@ -198,6 +208,8 @@ func (s *SessionStore) Regenerate(ctx context.Context, sess *sessions.Session) e
 	delete(sess.Values, KeyCSRF)
 	delete(sess.Values, KeyUserID)
 	delete(sess.Values, sessionUserKey)
+	delete(sess.Values, KeyIdentifiedBy)
+	delete(sess.Values, KeySignedInUntil)
 	return nil
 }
 

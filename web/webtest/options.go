@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"countersign/internal/confirmation"
+	"countersign/internal/sso"
 	"countersign/web/kit"
 )
 
@@ -125,7 +126,23 @@ type config struct {
 	// telemetry and apiRate go to the server as they are.
 	telemetry *kit.Telemetry
 	apiRate   int
+	// sso builds the OpenID provider's client for a console served at the
+	// given address (nil: single sign-on off); staffPasswordsOff is
+	// -password-sign-in=false.
+	sso               func(consoleURL string) *sso.Provider
+	staffPasswordsOff bool
 }
+
+// WithSSO turns single sign-on on (Stack.ServeAnother only): provider
+// builds the console's client of the OpenID provider, given the address the
+// console is served at (its redirect URL is that + "/sign-in/sso/callback").
+func WithSSO(provider func(consoleURL string) *sso.Provider) Option {
+	return func(o *config) { o.sso = provider }
+}
+
+// WithoutStaffPasswords refuses password sign-in to staff, as
+// -password-sign-in=false does.
+func WithoutStaffPasswords() Option { return func(o *config) { o.staffPasswordsOff = true } }
 
 // options applies opts to a zero config.
 func options(opts []Option) config {

@@ -27,6 +27,7 @@ import (
 	"countersign/internal/safehttp"
 	"countersign/internal/shopadapter"
 	"countersign/internal/slackbot"
+	"countersign/internal/sso"
 	"countersign/internal/webhooks"
 	"countersign/store"
 	"countersign/store/dbtest"
@@ -151,7 +152,13 @@ func (b *Stack) ServeAnother(tb testing.TB, opts ...Option) *httptest.Server {
 	if name := o.changesServices(); name != "" {
 		tb.Fatalf("Stack.ServeAnother: %s changes the stack's services; give it to webtest.New", name)
 	}
-	srv := httptest.NewServer(b.server(o).Handler())
+	srv := httptest.NewUnstartedServer(nil)
+	var provider *sso.Provider
+	if o.sso != nil {
+		provider = o.sso("http://" + srv.Listener.Addr().String())
+	}
+	srv.Config.Handler = b.serverWithSSO(o, provider).Handler()
+	srv.Start()
 	tb.Cleanup(srv.Close)
 	return srv
 }
@@ -197,7 +204,10 @@ func assemble(tb testing.TB, st *store.Store, o config) *Stack {
 
 // server is the console over the stack's services with o's sessions,
 // telemetry, rate, proxies, log and logo fetch.
-func (b *Stack) server(o config) *web.Server {
+func (b *Stack) server(o config) *web.Server { return b.serverWithSSO(o, nil) }
+
+// serverWithSSO is server with provider as the console's single sign-on.
+func (b *Stack) serverWithSSO(o config, provider *sso.Provider) *web.Server {
 	keys, idle, absolute := o.keyPairs, o.idle, o.absolute
 	if keys == nil {
 		keys = SessionKeys
@@ -212,7 +222,7 @@ func (b *Stack) server(o config) *web.Server {
 	return web.New(web.Config{Database: b.Store, Accounts: b.Accounts, Sessions: sessions, Now: b.Now, TrustedProxies: o.trustedProxies,
 		Registry: b.registry, Control: b.Control, Handoffs: b.handoffs, Lists: b.lists, Confirmations: b.Links, Assistants: b.Assistants,
 		Metrics: b.Metrics, Webhooks: b.webhooks, APIRatePerMinute: o.apiRate, Telemetry: o.telemetry,
-		Logger: o.logger, Slack: b.Bot, LogoFetch: logoFetch(o.logo)})
+		Logger: o.logger, Slack: b.Bot, LogoFetch: logoFetch(o.logo), SSO: provider, StaffPasswordsOff: o.staffPasswordsOff})
 }
 
 // tracedPool is a pool on a fresh migrated database whose connections
