@@ -18,7 +18,7 @@ import (
 	"strings"
 	"syscall"
 
-	"countersign/internal/sso/ssotest"
+	"countersign/internal/sso/localidp"
 )
 
 // people are the provider's users: user name, e-mail, name, group.
@@ -32,7 +32,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:9998", "address the provider listens on (its issuer is http://<addr>)")
 	console := flag.String("console", "http://127.0.0.1:8080", "the console's -public-url; its callback is registered as the redirect URI")
 	flag.Parse()
-	op, err := ssotest.Serve(*addr)
+	op, err := localidp.Serve(*addr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ssoprovider:", err)
 		os.Exit(1)
@@ -40,7 +40,7 @@ func main() {
 	defer op.Close()
 	secret := make([]byte, 16)
 	_, _ = rand.Read(secret)
-	client := ssotest.Client{ID: "countersign", Secret: hex.EncodeToString(secret),
+	client := localidp.Client{ID: "countersign", Secret: hex.EncodeToString(secret),
 		RedirectURL: strings.TrimSuffix(*console, "/") + "/sign-in/sso/callback"}
 	op.AddClient(client)
 	for _, p := range people {
@@ -52,11 +52,11 @@ func main() {
 	<-stop
 }
 
-func printout(w io.Writer, issuer string, c ssotest.Client) {
+func printout(w io.Writer, issuer string, c localidp.Client) {
 	fmt.Fprintf(w, "Test OpenID provider at %s (in memory; for trying single sign-on, never for production)\n\n", issuer)
 	fmt.Fprintf(w, "Start the console with:\n  OIDC_CLIENT_SECRET=%s countersign -oidc-issuer %s -oidc-client-id %s \\\n", c.Secret, issuer, c.ID)
 	fmt.Fprintf(w, "    -oidc-group-roles support=agent,leads=manager,it=admin -oidc-name \"Test provider\"\n\n")
-	fmt.Fprintf(w, "People (password %q):\n", ssotest.Password)
+	fmt.Fprintf(w, "People (password %q):\n", localidp.Password)
 	for _, p := range people {
 		fmt.Fprintf(w, "  %-4s %-18s group %s\n", p[0], p[1], p[3])
 	}

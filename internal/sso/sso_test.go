@@ -66,7 +66,7 @@ func (b *bundle) begin(t *testing.T, p *sso.Provider, browser, username string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	back := b.op.Login(t, authURL, username)
+	back := ssotest.Login(t, b.op, authURL, username)
 	if !strings.HasPrefix(back.String(), redirectURL+"?") {
 		t.Fatalf("provider sent the browser to %s, want the callback", back)
 	}

@@ -53,7 +53,9 @@ func newSSOConsole(t *testing.T, opts ...webtest.Option) *ssoConsole {
 	return s
 }
 
-func (s *ssoConsole) now() time.Time { return time.Now().Add(time.Duration(s.shift.Load()) * time.Second) }
+func (s *ssoConsole) now() time.Time {
+	return time.Now().Add(time.Duration(s.shift.Load()) * time.Second)
+}
 
 type browser struct {
 	t    *testing.T
@@ -93,7 +95,7 @@ func (s *ssoConsole) viaProvider(t *testing.T, b *browser, username string) stri
 	if res.StatusCode != http.StatusFound || !strings.HasPrefix(res.Header.Get("Location"), s.op.URL) {
 		t.Fatalf("GET /sign-in/sso: %d to %q, want a redirect to the provider", res.StatusCode, res.Header.Get("Location"))
 	}
-	return s.op.Login(t, res.Header.Get("Location"), username).String()
+	return ssotest.Login(t, s.op, res.Header.Get("Location"), username).String()
 }
 
 func errorOf(t *testing.T, body string) string {
