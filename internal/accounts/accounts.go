@@ -72,6 +72,20 @@ var ErrBadCredentials = apperr.New(apperr.Unauthenticated, "That e-mail and pass
 // attempts recently (see Throttle), or when the server is too busy checking
 // other passwords. The attempt is counted before the password is checked.
 func (s *Service) SignIn(ctx context.Context, email, password, ip string) (User, error) {
+	u, err := s.CheckSignInPassword(ctx, email, password, ip)
+	if err != nil {
+		return User{}, err
+	}
+	return u, s.CompleteSignIn(ctx, u, ip)
+}
+
+// CheckSignInPassword is SignIn's first half: the attempt is counted and
+// the password checked, but the success is not recorded, so the attempt
+// keeps counting in the throttle until CompleteSignIn. A sign-in that asks
+// for a second factor next completes only after it: a right password
+// alone neither clears the counters nor makes the address known, so
+// wrong codes after it stay counted with the password guesses.
+func (s *Service) CheckSignInPassword(ctx context.Context, email, password, ip string) (User, error) {
 	account, source := normaliseEmail(email), sourceOf(ip)
 	now := s.now()
 	if err := s.takeAttempt(ctx, account, source, now); err != nil {
@@ -94,10 +108,22 @@ func (s *Service) SignIn(ctx context.Context, email, password, ip string) (User,
 	if !ok || row.ID == 0 || row.DisabledAt != nil {
 		return User{}, ErrBadCredentials
 	}
-	if err := s.store.SignInSucceeded(ctx, account, source, now); err != nil {
-		return User{}, err
-	}
 	return fromRow(row), nil
+}
+
+// CompleteSignIn records that u finished signing in from ip: the pair's
+// failures are forgotten and the address becomes known to the account
+// (see Throttle).
+func (s *Service) CompleteSignIn(ctx context.Context, u User, ip string) error {
+	return s.store.SignInSucceeded(ctx, normaliseEmail(u.Email), sourceOf(ip), s.now())
+}
+
+// TakeSignInAttempt counts one attempt at u's sign-in from ip other than a
+// password (a second factor's code) in the password throttle, before the
+// code is compared: it fails with apperr.LimitReached, counting nothing,
+// when a counter is full, so codes and passwords share one budget.
+func (s *Service) TakeSignInAttempt(ctx context.Context, u User, ip string) error {
+	return s.takeAttempt(ctx, normaliseEmail(u.Email), sourceOf(ip), s.now())
 }
 
 // User returns the user with id, or apperr.NotFound.
