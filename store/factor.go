@@ -151,3 +151,15 @@ func (s *Store) SetRoleFactorRequired(ctx context.Context, role string, required
 	}
 	return nil
 }
+
+// FactorsInUse reports whether any person has confirmed a second factor or
+// any role requires one: then the console cannot start without its
+// factor key.
+func (s *Store) FactorsInUse(ctx context.Context) (bool, error) {
+	var inUse bool
+	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM staff_factors WHERE confirmed_at IS NOT NULL)
+		OR EXISTS (SELECT 1 FROM role_factor_requirements WHERE required)`).Scan(&inUse); err != nil {
+		return false, fmt.Errorf("store.FactorsInUse: %w", err)
+	}
+	return inUse, nil
+}

@@ -44,8 +44,12 @@ type SessionConfig struct {
 const (
 	sessionCookie = "cs_session"
 	KeyUserID     = "user_id"
-	KeyCSRF       = "csrf"
-	keyFlash      = "flash"
+	// KeyIdentifiedBy says how the signed-in person proved who they are:
+	// "password" or "oidc", then "+totp" or "+passkey" when a second
+	// factor followed. Decisions carry it into the audit trail.
+	KeyIdentifiedBy = "identified_by"
+	KeyCSRF         = "csrf"
+	keyFlash        = "flash"
 )
 
 // NewSessionStore builds the store.
