@@ -224,24 +224,12 @@ func (s *Service) ChangePassword(ctx context.Context, id int64, current, next st
 	if err != nil {
 		return err
 	}
-	account, source := row.Email, sourceOf(ip)
-	now := s.now()
-	if err := s.takeAttempt(ctx, account, source, now); err != nil {
-		return err
-	}
-	ok, err := s.checkPassword(ctx, row.PasswordHash, current)
-	if errors.Is(err, errBusy) {
-		return errors.Join(err, s.store.ReturnSignInAttempt(context.WithoutCancel(ctx), account, source))
-	}
+	ok, err := s.checkCurrent(ctx, row, current, ip)
 	if err != nil {
 		return err
 	}
 	fields := map[string]string{}
-	if ok {
-		if err := s.store.SignInSucceeded(ctx, account, source, now); err != nil {
-			return err
-		}
-	} else {
+	if !ok {
 		fields["current"] = "This is not your current password."
 	}
 	if msg := passwordProblem(next); msg != "" {
@@ -254,7 +242,45 @@ func (s *Service) ChangePassword(ctx context.Context, id int64, current, next st
 	if err != nil {
 		return err
 	}
-	return s.store.SetUserPassword(ctx, id, hash, keep, now)
+	return s.store.SetUserPassword(ctx, id, hash, keep, s.now())
+}
+
+// ConfirmPassword checks user id's current password before a change to how
+// they sign in (setting up a second factor), so a borrowed session cannot
+// make one: throttled like a sign-in from ip (apperr.LimitReached), a
+// wrong password is apperr.Invalid on the field "password".
+func (s *Service) ConfirmPassword(ctx context.Context, id int64, password, ip string) error {
+	row, err := s.store.UserByID(ctx, id)
+	if err != nil {
+		return err
+	}
+	ok, err := s.checkCurrent(ctx, row, password, ip)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return apperr.InvalidFields(map[string]string{"password": "This is not your current password."})
+	}
+	return nil
+}
+
+// checkCurrent checks a signed-in user's password in the sign-in throttle:
+// the attempt is counted first, and a right password is recorded as a
+// success.
+func (s *Service) checkCurrent(ctx context.Context, row store.User, password, ip string) (bool, error) {
+	account, source := row.Email, sourceOf(ip)
+	now := s.now()
+	if err := s.takeAttempt(ctx, account, source, now); err != nil {
+		return false, err
+	}
+	ok, err := s.checkPassword(ctx, row.PasswordHash, password)
+	if errors.Is(err, errBusy) {
+		return false, errors.Join(err, s.store.ReturnSignInAttempt(context.WithoutCancel(ctx), account, source))
+	}
+	if err != nil || !ok {
+		return false, err
+	}
+	return true, s.store.SignInSucceeded(ctx, account, source, now)
 }
 
 func passwordProblem(p string) string {

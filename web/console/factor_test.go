@@ -25,7 +25,7 @@ func enrolTOTP(t *testing.T, b *webtest.Stack, u webtest.User) (string, []string
 	c := b.Client(t)
 	c.MustSignIn(u)
 	tok := c.CSRF("/account/factors")
-	res := c.Post("/account/factors/totp", url.Values{"_csrf": {tok}})
+	res := c.Post("/account/factors/totp", url.Values{"_csrf": {tok}, "password": {u.Password}})
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("set up: %d\n%s", res.StatusCode, res.Text)
 	}
@@ -304,5 +304,39 @@ func TestFactorStepWaitsFiveMinutes(t *testing.T) {
 	}
 	if res := c.Get("/queue"); !strings.HasPrefix(res.Header.Get("Location"), "/sign-in?") {
 		t.Errorf("GET /queue after sign-out: to %q", res.Header.Get("Location"))
+	}
+}
+
+// TestFactorSetUpAsksForThePasswordAgain: a borrowed session cannot set up
+// its own authenticator app on someone's account (which would lock them
+// out) or take their recovery codes: both ask for the password, and wrong
+// ones count in the sign-in throttle.
+func TestFactorSetUpAsksForThePasswordAgain(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t)
+	agent := b.Users[accounts.Agent]
+	c := b.Client(t)
+	c.MustSignIn(agent)
+	tok := c.CSRF("/account/factors")
+	res := c.Post("/account/factors/totp", url.Values{"_csrf": {tok}, "password": {"not my password"}})
+	if res.StatusCode != http.StatusUnprocessableEntity || res.Doc(t).Find(`[data-testid="password-error"]`).Length() != 1 ||
+		res.Doc(t).Find(`[data-testid="factor-secret"]`).Length() != 0 {
+		t.Fatalf("set up with a wrong password: %d\n%s", res.StatusCode, res.Text)
+	}
+	for range 4 {
+		c.Post("/account/factors/totp", url.Values{"_csrf": {tok}, "password": {"not my password"}})
+	}
+	if res := c.Post("/account/factors/totp", url.Values{"_csrf": {tok}, "password": {agent.Password}}); res.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("the right password after 5 wrong: %d, want 429", res.StatusCode)
+	}
+	b.Clock.Advance(15*time.Minute + time.Second)
+	enrolTOTP(t, b, agent)
+	res = c.Post("/account/factors/recovery", url.Values{"_csrf": {tok}, "password": {"not my password"}})
+	if res.StatusCode != http.StatusUnprocessableEntity || res.Doc(t).Find(`[data-testid="recovery-code"]`).Length() != 0 {
+		t.Fatalf("new recovery codes with a wrong password: %d", res.StatusCode)
+	}
+	res = c.Post("/account/factors/recovery", url.Values{"_csrf": {tok}, "password": {agent.Password}})
+	if res.StatusCode != http.StatusOK || res.Doc(t).Find(`[data-testid="recovery-code"]`).Length() != 10 {
+		t.Fatalf("new recovery codes: %d", res.StatusCode)
 	}
 }
