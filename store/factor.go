@@ -134,14 +134,24 @@ func (s *Store) RolesRequiringFactor(ctx context.Context) ([]string, error) {
 }
 
 // SetRoleFactorRequired records whether role requires a second factor,
-// with the audit event e, in one transaction.
-func (s *Store) SetRoleFactorRequired(ctx context.Context, role string, required bool, by int64, e Event) error {
+// with the audit event e, in one transaction. Requiring one also ends
+// every session of the role's people but keep (the admin's own): they
+// were opened without asking, and the next sign-in asks.
+func (s *Store) SetRoleFactorRequired(ctx context.Context, role string, required bool, by int64, keep []byte, e Event) error {
 	err := s.InTx(ctx, func(tx *Tx) error {
 		if _, err := tx.tx.Exec(ctx, `
 			INSERT INTO role_factor_requirements (role, required, changed_by, changed_at) VALUES ($1, $2, $3, $4)
 			ON CONFLICT (role) DO UPDATE SET required = $2, changed_by = $3, changed_at = $4`,
 			role, required, by, e.At); err != nil {
 			return err
+		}
+		if required {
+			if _, err := tx.tx.Exec(ctx, `
+				UPDATE sessions SET revoked_at = $2
+				WHERE user_id IN (SELECT id FROM users WHERE role = $1) AND revoked_at IS NULL
+				  AND ($3::bytea IS NULL OR id_hash <> $3)`, role, e.At, keep); err != nil {
+				return err
+			}
 		}
 		_, err := tx.InsertEvent(ctx, e)
 		return err

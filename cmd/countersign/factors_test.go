@@ -46,7 +46,7 @@ func TestFactorKeyMissingStopsAConsoleWhoseStaffUseFactors(t *testing.T) {
 	if err != nil || svc == nil {
 		t.Fatalf("with a key: %v, %v", svc, err)
 	}
-	if err := svc.SetRequired(ctx, admin, accounts.Agent, true); err != nil {
+	if err := svc.SetRequired(ctx, admin, accounts.Agent, true, nil); err != nil {
 		t.Fatal(err)
 	}
 	cfg.FactorKey = ""

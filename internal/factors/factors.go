@@ -32,7 +32,7 @@ type Store interface {
 	SpendRecoveryCode(ctx context.Context, userID int64, hash []byte, at time.Time) (bool, error)
 	RecoveryCodesLeft(ctx context.Context, userID int64) (int, error)
 	RolesRequiringFactor(ctx context.Context) ([]string, error)
-	SetRoleFactorRequired(ctx context.Context, role string, required bool, by int64, e store.Event) error
+	SetRoleFactorRequired(ctx context.Context, role string, required bool, by int64, keep []byte, e store.Event) error
 }
 
 // Throttle is the password throttle the codes count in

@@ -255,13 +255,13 @@ func TestTOTPSecretSealedAtRest(t *testing.T) {
 func TestFactorRequirementAuditedAndAdminOnly(t *testing.T) {
 	b := setup(t)
 	ctx := t.Context()
-	if err := b.svc.SetRequired(ctx, b.agent, accounts.Agent, true); !apperr.Is(err, apperr.Forbidden) {
+	if err := b.svc.SetRequired(ctx, b.agent, accounts.Agent, true, nil); !apperr.Is(err, apperr.Forbidden) {
 		t.Fatalf("an agent requiring a factor: %v, want Forbidden", err)
 	}
-	if err := b.svc.SetRequired(ctx, b.admin, accounts.Customer, true); !apperr.Is(err, apperr.Invalid) {
+	if err := b.svc.SetRequired(ctx, b.admin, accounts.Customer, true, nil); !apperr.Is(err, apperr.Invalid) {
 		t.Fatalf("customers: %v, want Invalid", err)
 	}
-	if err := b.svc.SetRequired(ctx, b.admin, accounts.Agent, true); err != nil {
+	if err := b.svc.SetRequired(ctx, b.admin, accounts.Agent, true, nil); err != nil {
 		t.Fatal(err)
 	}
 	if step, err := b.svc.StepAfterPassword(ctx, b.agent); err != nil || step != EnrolStep {

@@ -30,8 +30,10 @@ func (s *Service) RequiredRoles(ctx context.Context) (map[accounts.Role]bool, er
 
 // SetRequired makes role require a second factor, or not, for admin; the
 // change and its audit event ("factor_requirement_changed") commit
-// together. Anyone but an enabled admin gets apperr.Forbidden.
-func (s *Service) SetRequired(ctx context.Context, admin accounts.User, role accounts.Role, required bool) error {
+// together. Requiring one ends the role's people's sessions but keep (the
+// hash of the admin's own, or nil), so none opened with a password alone
+// stays. Anyone but an enabled admin gets apperr.Forbidden.
+func (s *Service) SetRequired(ctx context.Context, admin accounts.User, role accounts.Role, required bool, keep []byte) error {
 	if admin.Role != accounts.Admin || admin.Disabled() {
 		return apperr.New(apperr.Forbidden, "Only an admin can choose which roles need a second factor.")
 	}
@@ -43,7 +45,7 @@ func (s *Service) SetRequired(ctx context.Context, admin accounts.User, role acc
 		return apperr.InvalidFields(map[string]string{"role": "Choose one of: agent, manager, admin."})
 	}
 	data, _ := json.Marshal(map[string]any{"role": role, "required": required})
-	return s.store.SetRoleFactorRequired(ctx, string(role), required, admin.ID, store.Event{At: s.now(),
+	return s.store.SetRoleFactorRequired(ctx, string(role), required, admin.ID, keep, store.Event{At: s.now(),
 		ActorKind: "user", ActorID: strconv.FormatInt(admin.ID, 10), Action: "factor_requirement_changed", Data: data})
 }
 

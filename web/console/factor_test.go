@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/gorilla/securecookie"
 	"github.com/pquerna/otp/totp"
 
 	"countersign/internal/accounts"
@@ -69,13 +70,21 @@ func postCode(c *webtest.Client, code string) webtest.Response {
 	return c.Post(kit.FactorPath, url.Values{"_csrf": {c.CSRF(kit.FactorPath)}, "code": {code}})
 }
 
-// identifiedBy reads how u's newest live session says they proved who
-// they are.
-func identifiedBy(t *testing.T, b *webtest.Stack, u webtest.User) string {
+// identifiedBy reads how the session of c's cookie says its person proved
+// who they are.
+func identifiedBy(t *testing.T, c *webtest.Client) string {
 	t.Helper()
+	var id string
+	ck := c.SessionCookie()
+	if ck == nil {
+		t.Fatal("no session cookie")
+	}
+	if err := securecookie.DecodeMulti(ck.Name, ck.Value, &id, securecookie.CodecsFromPairs(webtest.SessionKeys...)...); err != nil {
+		t.Fatal(err)
+	}
 	var data []byte
-	if err := b.Store.Pool().QueryRow(context.Background(), `SELECT data FROM sessions WHERE user_id = $1 AND revoked_at IS NULL
-		ORDER BY created_at DESC LIMIT 1`, u.ID).Scan(&data); err != nil {
+	if err := c.Stack.Store.Pool().QueryRow(context.Background(), `SELECT data FROM sessions WHERE id_hash = $1`,
+		kit.HashID(id)).Scan(&data); err != nil {
 		t.Fatal(err)
 	}
 	values := map[any]any{}
@@ -112,13 +121,13 @@ func TestTOTPSignInAsksForTheCodeBeforeAnyPage(t *testing.T) {
 	if res := c.Get("/queue"); res.StatusCode != http.StatusOK {
 		t.Fatalf("the queue after the code: %d", res.StatusCode)
 	}
-	if by := identifiedBy(t, b, agent); by != "password+totp" {
+	if by := identifiedBy(t, c); by != "password+totp" {
 		t.Errorf("identified by %q, want password+totp", by)
 	}
 	// A person without a factor, of a role that needs none: the password.
 	m := b.Client(t)
 	m.MustSignIn(b.Users[accounts.Manager])
-	if by := identifiedBy(t, b, b.Users[accounts.Manager]); by != "password" {
+	if by := identifiedBy(t, m); by != "password" {
 		t.Errorf("password only: identified by %q, want password", by)
 	}
 }
@@ -193,7 +202,7 @@ func TestRecoveryCodeSignsInOnce(t *testing.T) {
 	if res := postCode(c, strings.ToUpper(codes[0])); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("a recovery code: %d\n%s", res.StatusCode, res.Text)
 	}
-	if by := identifiedBy(t, b, agent); by != "password+recovery" {
+	if by := identifiedBy(t, c); by != "password+recovery" {
 		t.Errorf("identified by %q, want password+recovery", by)
 	}
 	c = b.Client(t)
@@ -209,6 +218,8 @@ func TestRecoveryCodeSignsInOnce(t *testing.T) {
 func TestFactorRoleRequirementEnrolsBeforeAnyPage(t *testing.T) {
 	t.Parallel()
 	b := webtest.New(t)
+	before := b.Client(t) // an agent signed in with a password alone
+	before.MustSignIn(b.Users[accounts.Agent])
 	admin := b.Client(t)
 	admin.MustSignIn(b.Users[accounts.Admin])
 	res := admin.Post("/admin/users/factors", url.Values{"_csrf": {admin.CSRF("/admin/users")}, "role": {"agent"}, "required": {"true"}})
@@ -219,6 +230,9 @@ func TestFactorRoleRequirementEnrolsBeforeAnyPage(t *testing.T) {
 		t.Errorf("the users page shows agents as %q", got)
 	}
 
+	if res := before.Get("/queue"); res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), "/sign-in?") {
+		t.Errorf("the agent's session from before the requirement: GET /queue %d to %q, want the sign-in", res.StatusCode, res.Header.Get("Location"))
+	}
 	agent := b.Users[accounts.Agent]
 	c := b.Client(t)
 	signInToFactor(t, c, agent)
@@ -244,7 +258,7 @@ func TestFactorRoleRequirementEnrolsBeforeAnyPage(t *testing.T) {
 	if res := c.Get("/queue"); res.StatusCode != http.StatusOK {
 		t.Fatalf("the queue once set up: %d", res.StatusCode)
 	}
-	if by := identifiedBy(t, b, agent); by != "password+totp" {
+	if by := identifiedBy(t, c); by != "password+totp" {
 		t.Errorf("identified by %q, want password+totp", by)
 	}
 	// Managers still need none.
@@ -267,7 +281,18 @@ func TestFactorRequirementAdminOnlyAndAudited(t *testing.T) {
 	if res := admin.Post("/admin/users/factors", url.Values{"role": {"agent"}, "required": {"true"}}); res.StatusCode != http.StatusForbidden {
 		t.Errorf("without the CSRF token: %d, want 403", res.StatusCode)
 	}
+	other := b.Client(t) // the same admin in another browser
+	other.MustSignIn(b.Users[accounts.Admin])
 	tok := admin.CSRF("/admin/users")
+	if res := admin.Post("/admin/users/factors", url.Values{"_csrf": {tok}, "role": {"admin"}, "required": {"true"}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("require for admins: %d", res.StatusCode)
+	}
+	if res := admin.Get("/admin/users"); res.StatusCode != http.StatusOK {
+		t.Errorf("the admin's own session after requiring a factor of admins: %d, want 200", res.StatusCode)
+	}
+	if res := other.Get("/admin/users"); res.StatusCode != http.StatusSeeOther {
+		t.Errorf("the admin's other session: %d, want 303 to the sign-in", res.StatusCode)
+	}
 	for _, req := range []string{"true", "false"} {
 		if res := admin.Post("/admin/users/factors", url.Values{"_csrf": {tok}, "role": {"manager"}, "required": {req}}); res.StatusCode != http.StatusSeeOther {
 			t.Fatalf("required=%s: %d", req, res.StatusCode)
