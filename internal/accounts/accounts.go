@@ -248,8 +248,12 @@ func (s *Service) ChangePassword(ctx context.Context, id int64, current, next st
 // ConfirmPassword checks user id's current password before a change to how
 // they sign in (setting up a second factor), so a borrowed session cannot
 // make one: throttled like a sign-in from ip (apperr.LimitReached), a
-// wrong password is apperr.Invalid on the field "password".
+// wrong or empty password is apperr.Invalid on the field "password" (an
+// empty one is not counted).
 func (s *Service) ConfirmPassword(ctx context.Context, id int64, password, ip string) error {
+	if password == "" { // no guess: nothing to count
+		return apperr.InvalidFields(map[string]string{"password": "Enter your current password."})
+	}
 	row, err := s.store.UserByID(ctx, id)
 	if err != nil {
 		return err
