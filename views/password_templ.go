@@ -12,6 +12,9 @@ import templruntime "github.com/a-h/templ/runtime"
 // PasswordForm is the change-password page's model.
 type PasswordForm struct {
 	Errors FieldErrors
+	// Factors links the second-factor page (staff, on a console with a
+	// factor key).
+	Factors bool
 }
 
 // Password lets a signed-in user change their password; their other
@@ -52,7 +55,7 @@ func Password(p Page, f PasswordForm) templ.Component {
 			var templ_7745c5c3_Var3 string
 			templ_7745c5c3_Var3, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.CSRF).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/password.templ`, Line: 16, Col: 52}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/password.templ`, Line: 19, Col: 52}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var3)
 			if templ_7745c5c3_Err != nil {
@@ -129,6 +132,12 @@ func Password(p Page, f PasswordForm) templ.Component {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "</div><div class=\"actions\"><button type=\"submit\">Change password</button></div></form></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
+			}
+			if f.Factors {
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "<p><a href=\"/account/factors\">Second factor: an authenticator app's codes after your password</a></p>")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
 			}
 			return nil
 		})

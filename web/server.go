@@ -22,6 +22,7 @@ import (
 	"countersign/internal/adapter"
 	"countersign/internal/assistants"
 	"countersign/internal/controlplane"
+	"countersign/internal/factors"
 	"countersign/internal/handoffs"
 	"countersign/internal/lists"
 	"countersign/internal/metrics"
@@ -88,6 +89,10 @@ type Config struct {
 	Now func() time.Time
 	// Telemetry, when set, counts and times every request for Prometheus.
 	Telemetry *kit.Telemetry
+	// Factors, when set, asks a second factor after the password of a
+	// person who has one or whose role requires one, and lets people set
+	// up authenticator apps; nil leaves password sign-in alone.
+	Factors *factors.Service
 	// Slack, when set, answers the clicks on the cards' messages in Slack
 	// and links people's Slack accounts on their account page; nil leaves
 	// Slack off (its address answers 404).
@@ -134,7 +139,7 @@ func New(cfg Config) *Server {
 		Registry: cfg.Registry, Receipt: s.api.Receipt, PublicBase: cfg.PublicBase, LogoFetch: cfg.LogoFetch})
 	s.console = console.New(s.frame, console.Config{Registry: cfg.Registry, Control: cfg.Control, Handoffs: cfg.Handoffs, Lists: cfg.Lists,
 		Assistants: cfg.Assistants, Metrics: cfg.Metrics, Webhooks: cfg.Webhooks, Slack: slackLinks(cfg.Slack),
-		CustomerFrame: cust.CustomerFrame, SSO: cfg.SSO, StaffPasswordsOff: cfg.StaffPasswordsOff})
+		CustomerFrame: cust.CustomerFrame, SSO: cfg.SSO, StaffPasswordsOff: cfg.StaffPasswordsOff, Factors: cfg.Factors})
 
 	e := echo.New()
 	e.HideBanner = true
@@ -147,7 +152,7 @@ func New(cfg Config) *Server {
 	// Bodies are bounded and hostile text refused before the session is
 	// loaded or the CSRF check parses a form.
 	e.Use(site.WithRequestContext, site.LogRequests, site.SecurityHeaders, site.RecoverPanics, site.Compress,
-		site.LimitBody, site.RejectBadText, site.LoadSession, site.CheckCSRF)
+		site.LimitBody, site.RejectBadText, site.LoadSession, site.HoldForFactor, site.CheckCSRF)
 	hook := slackhook.New(site, cfg.Slack)
 	for _, r := range slices.Concat(s.routes(), s.console.Routes(), cust.Routes(), s.api.Routes(), hook.Routes()) {
 		key := r.Method + " " + r.Path

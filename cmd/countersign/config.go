@@ -87,6 +87,9 @@ type config struct {
 	// completed writes are signed with; empty signs with a key of the
 	// process's own, which no other instance shares.
 	ReceiptKey string
+	// FactorKey is the base64 of the 32 bytes that seal staff's
+	// authenticator secrets and key their recovery codes' hashes.
+	FactorKey string
 	// How customers prove who they are before they confirm.
 	ConfirmProof     string
 	AssertionSecrets string
@@ -205,6 +208,7 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	dur(&c.NotifyEvery, "notify-interval", "NOTIFY_INTERVAL", 30*time.Second, "how often due notices are looked for")
 	dur(&c.WebhookEvery, "webhook-interval", "WEBHOOK_INTERVAL", 2*time.Second, "how often invocation outcomes are enqueued and sent to assistants' webhooks")
 	str(&c.ReceiptKey, "receipt-key", "RECEIPT_SIGNING_KEY", "", "base64 of the 32-byte Ed25519 seed that signs receipts of completed writes (empty: a key of this process's own)")
+	str(&c.FactorKey, "factor-key", "FACTOR_KEY", "", "base64 of 32 random bytes that seal staff's authenticator secrets (empty: second factors off, except in demo mode)")
 	str(&c.WebhookLegacySignature, "webhook-legacy-signature", "WEBHOOK_LEGACY_SIGNATURE", "", "true: outcome webhooks also carry the pre-Standard-Webhooks Countersign-Signature header, for receivers that verify it")
 	str(&c.WebhookAllowPrivate, "webhook-allow-private", "WEBHOOK_ALLOW_PRIVATE", "", "true: outcome webhooks may be on loopback and private addresses (tests only; demo mode allows them anyway)")
 	dur(&c.DeadlineWarning, "deadline-warning", "NOTIFY_DEADLINE_WARNING", 15*time.Minute, "warn this long before an approval deadline")
@@ -284,6 +288,9 @@ func (c *config) validate() error {
 	}
 	if _, err := c.receipts(); err != nil {
 		problems = append(problems, "-receipt-key: "+err.Error())
+	}
+	if _, err := c.factorKey(); c.FactorKey != "" && err != nil {
+		problems = append(problems, "-factor-key: "+err.Error())
 	}
 	if c.WebhookLegacySignature != "" && c.WebhookLegacySignature != "true" && c.WebhookLegacySignature != "false" {
 		problems = append(problems, "-webhook-legacy-signature: want true or false")

@@ -101,6 +101,11 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	sessions := kit.NewSessionStore(st, kit.SessionConfig{KeyPairs: keys, Secure: cfg.SecureCookies || cfg.tls(),
 		Idle: cfg.SessionIdle, Absolute: cfg.SessionAbsolute})
 
+	factorSvc, err := cfg.factors(ctx, st, acc, keys[0], log)
+	if err != nil {
+		return err
+	}
+
 	registry, shopURL, demoShop, stopShop, err := connectSystems(ctx, cfg, log, cluster, st)
 	if err != nil {
 		return err
@@ -173,7 +178,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 	srv := web.New(web.Config{SSO: staffSSO, StaffPasswordsOff: !cfg.PasswordSignIn, Slack: bot, Receipts: signer, Database: st, Metrics: metrics.NewReports(st), Webhooks: webhooks.New(st, time.Now, hooks), Accounts: acc, Sessions: sessions, Logger: log, Registry: registry, Control: cp, Handoffs: handoffs.New(st, cp, registry, time.Now), Lists: ls,
 		TrustedProxies: cfg.trusted, TLS: cfg.tls() || cfg.SecureCookies, MCPAllowedOrigins: cfg.allowedMCPOrigins(), PublicBase: cfg.publicBase(),
-		Confirmations: links, Assistants: asst, Telemetry: telemetry, APIRatePerMinute: cfg.APIRate})
+		Confirmations: links, Assistants: asst, Telemetry: telemetry, APIRatePerMinute: cfg.APIRate, Factors: factorSvc})
 	go sweep(ctx, log, sessions, acc, links)
 	go webhooks.NewWorker(st, srv.WebhookRender(cfg.publicBase()), hooks, nil, log).Run(ctx, cfg.WebhookEvery)
 	if n := cfg.notifier(st, log); n.Enabled() {

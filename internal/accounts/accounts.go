@@ -72,6 +72,20 @@ var ErrBadCredentials = apperr.New(apperr.Unauthenticated, "That e-mail and pass
 // attempts recently (see Throttle), or when the server is too busy checking
 // other passwords. The attempt is counted before the password is checked.
 func (s *Service) SignIn(ctx context.Context, email, password, ip string) (User, error) {
+	u, err := s.CheckSignInPassword(ctx, email, password, ip)
+	if err != nil {
+		return User{}, err
+	}
+	return u, s.CompleteSignIn(ctx, u, ip)
+}
+
+// CheckSignInPassword is SignIn's first half: the attempt is counted and
+// the password checked, but the success is not recorded, so the attempt
+// keeps counting in the throttle until CompleteSignIn. A sign-in that asks
+// for a second factor next completes only after it: a right password
+// alone neither clears the counters nor makes the address known, so
+// wrong codes after it stay counted with the password guesses.
+func (s *Service) CheckSignInPassword(ctx context.Context, email, password, ip string) (User, error) {
 	account, source := normaliseEmail(email), sourceOf(ip)
 	now := s.now()
 	if err := s.takeAttempt(ctx, account, source, now); err != nil {
@@ -94,10 +108,22 @@ func (s *Service) SignIn(ctx context.Context, email, password, ip string) (User,
 	if !ok || row.ID == 0 || row.DisabledAt != nil {
 		return User{}, ErrBadCredentials
 	}
-	if err := s.store.SignInSucceeded(ctx, account, source, now); err != nil {
-		return User{}, err
-	}
 	return fromRow(row), nil
+}
+
+// CompleteSignIn records that u finished signing in from ip: the pair's
+// failures are forgotten and the address becomes known to the account
+// (see Throttle).
+func (s *Service) CompleteSignIn(ctx context.Context, u User, ip string) error {
+	return s.store.SignInSucceeded(ctx, normaliseEmail(u.Email), sourceOf(ip), s.now())
+}
+
+// TakeSignInAttempt counts one attempt at u's sign-in from ip other than a
+// password (a second factor's code) in the password throttle, before the
+// code is compared: it fails with apperr.LimitReached, counting nothing,
+// when a counter is full, so codes and passwords share one budget.
+func (s *Service) TakeSignInAttempt(ctx context.Context, u User, ip string) error {
+	return s.takeAttempt(ctx, normaliseEmail(u.Email), sourceOf(ip), s.now())
 }
 
 // User returns the user with id, or apperr.NotFound.
@@ -198,24 +224,12 @@ func (s *Service) ChangePassword(ctx context.Context, id int64, current, next st
 	if err != nil {
 		return err
 	}
-	account, source := row.Email, sourceOf(ip)
-	now := s.now()
-	if err := s.takeAttempt(ctx, account, source, now); err != nil {
-		return err
-	}
-	ok, err := s.checkPassword(ctx, row.PasswordHash, current)
-	if errors.Is(err, errBusy) {
-		return errors.Join(err, s.store.ReturnSignInAttempt(context.WithoutCancel(ctx), account, source))
-	}
+	ok, err := s.checkCurrent(ctx, row, current, ip)
 	if err != nil {
 		return err
 	}
 	fields := map[string]string{}
-	if ok {
-		if err := s.store.SignInSucceeded(ctx, account, source, now); err != nil {
-			return err
-		}
-	} else {
+	if !ok {
 		fields["current"] = "This is not your current password."
 	}
 	if msg := passwordProblem(next); msg != "" {
@@ -228,7 +242,49 @@ func (s *Service) ChangePassword(ctx context.Context, id int64, current, next st
 	if err != nil {
 		return err
 	}
-	return s.store.SetUserPassword(ctx, id, hash, keep, now)
+	return s.store.SetUserPassword(ctx, id, hash, keep, s.now())
+}
+
+// ConfirmPassword checks user id's current password before a change to how
+// they sign in (setting up a second factor), so a borrowed session cannot
+// make one: throttled like a sign-in from ip (apperr.LimitReached), a
+// wrong or empty password is apperr.Invalid on the field "password" (an
+// empty one is not counted).
+func (s *Service) ConfirmPassword(ctx context.Context, id int64, password, ip string) error {
+	if password == "" { // no guess: nothing to count
+		return apperr.InvalidFields(map[string]string{"password": "Enter your current password."})
+	}
+	row, err := s.store.UserByID(ctx, id)
+	if err != nil {
+		return err
+	}
+	ok, err := s.checkCurrent(ctx, row, password, ip)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return apperr.InvalidFields(map[string]string{"password": "This is not your current password."})
+	}
+	return nil
+}
+
+// checkCurrent checks a signed-in user's password in the sign-in throttle:
+// the attempt is counted first, and a right password is recorded as a
+// success.
+func (s *Service) checkCurrent(ctx context.Context, row store.User, password, ip string) (bool, error) {
+	account, source := row.Email, sourceOf(ip)
+	now := s.now()
+	if err := s.takeAttempt(ctx, account, source, now); err != nil {
+		return false, err
+	}
+	ok, err := s.checkPassword(ctx, row.PasswordHash, password)
+	if errors.Is(err, errBusy) {
+		return false, errors.Join(err, s.store.ReturnSignInAttempt(context.WithoutCancel(ctx), account, source))
+	}
+	if err != nil || !ok {
+		return false, err
+	}
+	return true, s.store.SignInSucceeded(ctx, account, source, now)
 }
 
 func passwordProblem(p string) string {

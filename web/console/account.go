@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"countersign/internal/accounts"
 	"countersign/internal/apperr"
 	"countersign/views"
 	"countersign/web/kit"
@@ -13,7 +14,7 @@ import (
 // handlePasswordForm answers GET /account/password.
 func (h *Handler) handlePasswordForm(c echo.Context) error {
 	p := h.Page(c, "Change password")
-	return kit.Render(c, http.StatusOK, views.Password(p, views.PasswordForm{}))
+	return kit.Render(c, http.StatusOK, views.Password(p, views.PasswordForm{Factors: h.offersFactors(c)}))
 }
 
 // handlePasswordChange answers POST /account/password: every other session
@@ -33,11 +34,18 @@ func (h *Handler) handlePasswordChange(c echo.Context) error {
 				c.Response().Header().Set("Retry-After", itoa(e.RetryAfterSeconds))
 			}
 		}
-		return kit.Render(c, kit.StatusOf[e.Kind], views.Password(p, views.PasswordForm{Errors: fields}))
+		return kit.Render(c, kit.StatusOf[e.Kind], views.Password(p, views.PasswordForm{Errors: fields, Factors: h.offersFactors(c)}))
 	}
 	if err != nil {
 		return err
 	}
 	kit.SetFlash(c, "Password changed. Your other sessions have been signed out.", false)
 	return kit.SeeOther(c, "/")
+}
+
+// offersFactors reports whether the signed-in person may set up a second
+// factor here: staff, on a console with a factor key.
+func (h *Handler) offersFactors(c echo.Context) bool {
+	u, ok := kit.CurrentUser(c)
+	return ok && h.cfg.Factors != nil && u.Role != accounts.Customer
 }

@@ -8,6 +8,7 @@ import (
 
 	"countersign/internal/accounts"
 	"countersign/internal/apperr"
+	"countersign/internal/factors"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -99,6 +100,43 @@ func (h *Handler) renderAdminUsers(c echo.Context, status int, form views.NewUse
 	for i, r := range accounts.Roles {
 		roles[i] = views.Option{Value: string(r), Label: r.Label()}
 	}
+	v := views.AdminUsersView{Users: rows, Form: form, Roles: roles}
+	if h.cfg.Factors != nil {
+		required, err := h.cfg.Factors.RequiredRoles(c.Request().Context())
+		if err != nil {
+			return err
+		}
+		for _, r := range factors.StaffRoles {
+			v.FactorRoles = append(v.FactorRoles, views.FactorRoleRow{Role: string(r), Label: r.Label(), Required: required[r]})
+		}
+	}
 	p := h.Page(c, "Users")
-	return kit.Render(c, status, views.AdminUsers(p, views.AdminUsersView{Users: rows, Form: form, Roles: roles}))
+	return kit.Render(c, status, views.AdminUsers(p, v))
+}
+
+// handleAdminFactorRequirement answers POST /admin/users/factors: an admin
+// makes a role require a second factor at sign-in, or no longer; the
+// change is audited.
+func (h *Handler) handleAdminFactorRequirement(c echo.Context) error {
+	if h.cfg.Factors == nil {
+		return factorsOff
+	}
+	admin, _ := kit.CurrentUser(c)
+	role := accounts.Role(c.FormValue("role"))
+	required := c.FormValue("required") == "true"
+	err := h.cfg.Factors.SetRequired(c.Request().Context(), admin, role, required, kit.HashID(kit.Session(c).ID))
+	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
+		kit.SetFlash(c, e.Fields["role"], true)
+		return kit.SeeOther(c, "/admin/users")
+	}
+	if err != nil {
+		return err
+	}
+	h.Log.Info("factor requirement changed", "by", admin.ID, "role", role, "required", required)
+	msg := role.Label() + "s no longer need a second factor."
+	if required {
+		msg = role.Label() + "s now need a second factor to sign in; those without one set it up at their next sign-in."
+	}
+	kit.SetFlash(c, msg, false)
+	return kit.SeeOther(c, "/admin/users")
 }

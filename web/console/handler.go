@@ -13,6 +13,7 @@ import (
 	"countersign/internal/adapter"
 	"countersign/internal/assistants"
 	"countersign/internal/controlplane"
+	"countersign/internal/factors"
 	"countersign/internal/handoffs"
 	"countersign/internal/lists"
 	"countersign/internal/metrics"
@@ -44,6 +45,9 @@ type Config struct {
 	// Slack links people's Slack accounts on their Slack page; nil when
 	// Slack is not connected.
 	Slack SlackLinks
+	// Factors asks for second factors at sign-in and keeps people's
+	// authenticator apps; nil: password sign-in only, no factor pages.
+	Factors *factors.Service
 	// CustomerFrame is the customer frame of the pages a customer sees
 	// here (the sign-in on the way to their requests, their account's
 	// home); nil leaves them in the console's frame.
@@ -92,6 +96,16 @@ func (h *Handler) Routes() []kit.Route {
 		// Anyone: a customer who proved who they are on a link page signs
 		// out here too; the handler answers 401 to a visitor with neither.
 		post("/sign-out", h.handleSignOut, kit.Anyone),
+		// The factor step of a password sign-in: the session names nobody
+		// yet, so these are public; each handler needs the waiting sign-in.
+		get(kit.FactorPath, h.handleFactorForm, kit.Anyone),
+		post(kit.FactorPath, h.handleFactor, kit.Anyone),
+		post(kit.FactorPath+"/enrol", h.handleFactorEnrol, kit.Anyone),
+		get("/account/factors", h.handleAccountFactors, staff),
+		post("/account/factors/totp", h.handleAccountTOTPStart, staff),
+		post("/account/factors/totp/confirm", h.handleAccountTOTPConfirm, staff),
+		post("/account/factors/recovery", h.handleAccountRecoveryCodes, staff),
+		post("/admin/users/factors", h.handleAdminFactorRequirement, admin),
 		get("/", h.handleHome, kit.SignedIn),
 		get("/account/password", h.handlePasswordForm, kit.SignedIn),
 		post("/account/password", h.handlePasswordChange, kit.SignedIn),

@@ -29,7 +29,7 @@ func (h *Handler) handleSignInForm(c echo.Context) error {
 // disabled account get the same answer; too many failures get 429.
 func (h *Handler) handleSignIn(c echo.Context) error {
 	form := views.SignInForm{Email: strings.TrimSpace(c.FormValue("email")), Next: kit.SafeNext(c.FormValue("next"))}
-	user, err := h.Accounts.SignIn(c.Request().Context(), form.Email, c.FormValue("password"), c.RealIP())
+	user, err := h.Accounts.CheckSignInPassword(c.Request().Context(), form.Email, c.FormValue("password"), c.RealIP())
 	if err != nil {
 		e, ok := apperr.As(err)
 		if !ok || (e.Kind != apperr.Unauthenticated && e.Kind != apperr.LimitReached) {
@@ -46,16 +46,16 @@ func (h *Handler) handleSignIn(c echo.Context) error {
 		form.Error = "Staff sign in with single sign-on: use the button above."
 		return h.renderSignIn(c, http.StatusForbidden, form, views.Flash{})
 	}
-	sess := kit.Session(c)
-	if err := h.Sessions.Regenerate(c.Request().Context(), sess); err != nil {
+	if held, err := h.holdForFactor(c, user, form.Next); held {
 		return err
 	}
-	sess.Values[kit.KeyUserID] = user.ID
-	if err := sess.Save(c.Request(), c.Response()); err != nil {
+	if err := h.Accounts.CompleteSignIn(c.Request().Context(), user, c.RealIP()); err != nil {
+		return err
+	}
+	if err := h.signIn(c, user, "password"); err != nil {
 		return err
 	}
 	h.Sessions.DropAnonymousCSRF(c.Request(), c.Response())
-	h.Log.Info("signed in", "user_id", user.ID, "role", user.Role)
 	return kit.SeeOther(c, form.Next)
 }
 
@@ -66,7 +66,8 @@ func (h *Handler) handleSignIn(c echo.Context) error {
 func (h *Handler) handleSignOut(c echo.Context) error {
 	_, signedIn := kit.CurrentUser(c)
 	_, customer := kit.CustomerOf(c)
-	if !signedIn && !customer {
+	_, waiting := h.PendingFactorOf(c)
+	if !signedIn && !customer && !waiting {
 		return apperr.New(apperr.Unauthenticated, "Sign in to continue.")
 	}
 	sess := kit.Session(c)
@@ -75,7 +76,7 @@ func (h *Handler) handleSignOut(c echo.Context) error {
 		return err
 	}
 	c.Set(kit.CtxUser, nil)
-	if !signedIn {
+	if !signedIn && !waiting {
 		return kit.SeeOther(c, "/requests?signed_out=1")
 	}
 	return kit.SeeOther(c, "/sign-in?signed_out=1")

@@ -19,6 +19,7 @@ import (
 	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
 	"countersign/internal/demoshop"
+	"countersign/internal/factors"
 	"countersign/internal/fakeslack"
 	"countersign/internal/handoffs"
 	"countersign/internal/lists"
@@ -61,6 +62,8 @@ type Stack struct {
 	// Assistants and Metrics are the services the wiring gives the server.
 	Assistants *assistants.Service
 	Metrics    *metrics.Reports
+	// Factors keeps staff's second factors, sealed with FactorKey.
+	Factors *factors.Service
 	// Slack is the fake Slack the console's bot talks to, with WithSlack.
 	Slack *fakeslack.Slack
 	Bot   *slackbot.Bot
@@ -87,6 +90,10 @@ type User struct {
 // SessionKeys are the session keys New gives the server (the current pair
 // first).
 var SessionKeys = [][]byte{[]byte("0123456789abcdef0123456789abcdef"), []byte("fedcba9876543210fedcba9876543210")}
+
+// FactorKey is the factor key (-factor-key) the stack's second factors
+// are sealed with.
+var FactorKey = []byte("factor key of the web tests 0123")
 
 // New assembles the console (package web) as cmd/countersign does, over a
 // fresh database and a test clock at 2026-04-01 09:00 UTC, serves it with
@@ -176,6 +183,11 @@ func assemble(tb testing.TB, st *store.Store, o config) *Stack {
 	now := b.Now
 	b.Accounts = accounts.NewService(st, now, accounts.Throttle{PerAccountSource: 5, PerSource: 12, PerAccount: 20,
 		KnownSourceFor: 24 * time.Hour, Window: 15 * time.Minute})
+	factorSvc, err := factors.New(st, b.Accounts, factors.Config{Key: FactorKey, Now: now})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b.Factors = factorSvc
 	b.registry = adapter.NewRegistry()
 	b.Control = controlplane.New(st, b.registry, controlplane.Config{}, now, nil)
 	b.Links = confirmation.New(st, b.Control, b.registry, confirmation.Config{Mail: b.Mail, Proofs: o.proofs, AssertionSecrets: o.assertionSecrets}, now)
@@ -222,7 +234,8 @@ func (b *Stack) serverWithSSO(o config, provider *sso.Provider) *web.Server {
 	return web.New(web.Config{Database: b.Store, Accounts: b.Accounts, Sessions: sessions, Now: b.Now, TrustedProxies: o.trustedProxies,
 		Registry: b.registry, Control: b.Control, Handoffs: b.handoffs, Lists: b.lists, Confirmations: b.Links, Assistants: b.Assistants,
 		Metrics: b.Metrics, Webhooks: b.webhooks, APIRatePerMinute: o.apiRate, Telemetry: o.telemetry,
-		Logger: o.logger, Slack: b.Bot, LogoFetch: logoFetch(o.logo), SSO: provider, StaffPasswordsOff: o.staffPasswordsOff})
+		Logger: o.logger, Slack: b.Bot, LogoFetch: logoFetch(o.logo), SSO: provider, StaffPasswordsOff: o.staffPasswordsOff,
+		Factors: b.Factors})
 }
 
 // tracedPool is a pool on a fresh migrated database whose connections

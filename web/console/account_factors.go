@@ -1,0 +1,131 @@
+package console
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"countersign/internal/apperr"
+	"countersign/views"
+	"countersign/web/kit"
+)
+
+// factorsOff answers the factor pages of a console without a factor key.
+var factorsOff = apperr.New(apperr.NotFound, "Second factors are not set up on this console.")
+
+// handleAccountFactors answers GET /account/factors: whether the person has
+// an authenticator app and how many recovery codes are left.
+func (h *Handler) handleAccountFactors(c echo.Context) error {
+	return h.renderAccountFactors(c, http.StatusOK, nil)
+}
+
+// renderAccountFactors shows the person's second-factor page with errs,
+// the password check's problem, if any.
+func (h *Handler) renderAccountFactors(c echo.Context, status int, errs views.FieldErrors) error {
+	if h.cfg.Factors == nil {
+		return factorsOff
+	}
+	ctx := c.Request().Context()
+	u, _ := kit.CurrentUser(c)
+	st, err := h.cfg.Factors.StatusOf(ctx, u.ID)
+	if err != nil {
+		return err
+	}
+	required, err := h.cfg.Factors.RequiredRoles(ctx)
+	if err != nil {
+		return err
+	}
+	v := views.AccountFactorsView{TOTP: st.TOTP, RecoveryLeft: st.RecoveryLeft, Required: required[u.Role], Errors: errs}
+	if st.TOTP {
+		v.Since = st.Since.In(h.Now().Location()).Format("2 Jan 2006")
+	}
+	return kit.Render(c, status, views.AccountFactors(h.Page(c, "Second factor"), v))
+}
+
+// passwordAgain checks the password the form carries before a change to
+// how the person signs in; when it answered (a wrong password, too many
+// attempts) it reports true with the page's error.
+func (h *Handler) passwordAgain(c echo.Context) (bool, error) {
+	u, _ := kit.CurrentUser(c)
+	err := h.Accounts.ConfirmPassword(c.Request().Context(), u.ID, c.FormValue("password"), c.RealIP())
+	e, ok := apperr.As(err)
+	switch {
+	case err == nil:
+		return false, nil
+	case ok && e.Kind == apperr.Invalid:
+		return true, h.renderAccountFactors(c, http.StatusUnprocessableEntity, e.Fields)
+	case ok && e.Kind == apperr.LimitReached:
+		if e.RetryAfterSeconds > 0 {
+			c.Response().Header().Set("Retry-After", itoa(e.RetryAfterSeconds))
+		}
+		return true, h.renderAccountFactors(c, http.StatusTooManyRequests, views.FieldErrors{"password": e.Message})
+	}
+	return true, err
+}
+
+// handleAccountTOTPStart answers POST /account/factors/totp: after the
+// person's password again, a new key for an authenticator app, shown once.
+func (h *Handler) handleAccountTOTPStart(c echo.Context) error {
+	if h.cfg.Factors == nil {
+		return factorsOff
+	}
+	if answered, err := h.passwordAgain(c); answered {
+		return err
+	}
+	u, _ := kit.CurrentUser(c)
+	e, err := h.cfg.Factors.StartTOTP(c.Request().Context(), u)
+	if ae, ok := apperr.As(err); ok && ae.Kind == apperr.Conflict {
+		kit.SetFlash(c, ae.Message+" "+ae.Hint, true)
+		return kit.SeeOther(c, "/account/factors")
+	}
+	if err != nil {
+		return err
+	}
+	return kit.Render(c, http.StatusOK, views.FactorEnrol(h.Page(c, "Set up an authenticator app"), views.FactorEnrolView{
+		QR: e.QR, URI: e.URI, Secret: e.Secret, Action: "/account/factors/totp/confirm", Restart: "/account/factors/totp"}))
+}
+
+// handleAccountTOTPConfirm answers POST /account/factors/totp/confirm: a
+// code of the new key confirms it, and the recovery codes are shown once.
+func (h *Handler) handleAccountTOTPConfirm(c echo.Context) error {
+	if h.cfg.Factors == nil {
+		return factorsOff
+	}
+	u, _ := kit.CurrentUser(c)
+	codes, err := h.cfg.Factors.ConfirmTOTP(c.Request().Context(), u, c.FormValue("code"))
+	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
+		return kit.Render(c, http.StatusUnprocessableEntity, views.FactorEnrol(h.Page(c, "Set up an authenticator app"),
+			views.FactorEnrolView{Action: "/account/factors/totp/confirm", Restart: "/account/factors/totp", Errors: e.Fields}))
+	}
+	if err != nil {
+		return err
+	}
+	h.Log.Info("authenticator app set up", "user_id", u.ID)
+	return h.renderRecoveryCodes(c, codes, "/account/factors")
+}
+
+// handleAccountRecoveryCodes answers POST /account/factors/recovery: after
+// the person's password again, new recovery codes replace the old ones.
+func (h *Handler) handleAccountRecoveryCodes(c echo.Context) error {
+	if h.cfg.Factors == nil {
+		return factorsOff
+	}
+	ctx := c.Request().Context()
+	u, _ := kit.CurrentUser(c)
+	st, err := h.cfg.Factors.StatusOf(ctx, u.ID)
+	if err != nil {
+		return err
+	}
+	if !st.TOTP {
+		kit.SetFlash(c, "Set up an authenticator app first: recovery codes stand in for its codes.", true)
+		return kit.SeeOther(c, "/account/factors")
+	}
+	if answered, err := h.passwordAgain(c); answered {
+		return err
+	}
+	codes, err := h.cfg.Factors.NewRecoveryCodes(ctx, u.ID)
+	if err != nil {
+		return err
+	}
+	return h.renderRecoveryCodes(c, codes, "/account/factors")
+}
