@@ -136,6 +136,9 @@ const (
 	// EventWebhookTest: an admin asked for a test delivery of the webhooks
 	// (internal/webhooks records it); no task has it.
 	EventWebhookTest EventAction = "webhook.test"
+	// EventFactorRequirementChanged: an admin said whether a role needs a
+	// second factor (internal/factors records it); no task has it.
+	EventFactorRequirementChanged EventAction = "factor.requirement_changed"
 )
 
 // EventActions lists every event action.
@@ -153,7 +156,7 @@ var EventActions = []EventAction{
 	EventProposalRefused, EventProposalBlockedAfterRefusal, EventTargetUnblocked,
 	EventHandoffTaken, EventHandoffTakenOver, EventHandoffResolved, EventHandoffGivenBack,
 	EventHandoffDraftSent, EventHandoffDraftDiscarded,
-	EventPolicyChanged, EventAssistantGrantsChanged, EventWebhookTest,
+	EventPolicyChanged, EventAssistantGrantsChanged, EventWebhookTest, EventFactorRequirementChanged,
 }
 
 // entered is the event that records an invocation moving into s: routed

@@ -268,7 +268,7 @@ func TestFactorRequirementAuditedAndAdminOnly(t *testing.T) {
 		t.Fatalf("an agent without a factor: step %d, %v; want EnrolStep", step, err)
 	}
 	var n int
-	if err := b.st.Pool().QueryRow(ctx, `SELECT count(*) FROM events WHERE action = 'factor_requirement_changed'
+	if err := b.st.Pool().QueryRow(ctx, `SELECT count(*) FROM events WHERE action = 'factor.requirement_changed'
 		AND actor_id = $1::bigint::text AND data = '{"role": "agent", "required": true}'`, b.admin.ID).Scan(&n); err != nil || n != 1 {
 		t.Fatalf("%d audit events, %v; want 1", n, err)
 	}

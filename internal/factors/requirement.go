@@ -7,6 +7,7 @@ import (
 
 	"countersign/internal/accounts"
 	"countersign/internal/apperr"
+	"countersign/internal/controlplane"
 	"countersign/store"
 )
 
@@ -29,7 +30,7 @@ func (s *Service) RequiredRoles(ctx context.Context) (map[accounts.Role]bool, er
 }
 
 // SetRequired makes role require a second factor, or not, for admin; the
-// change and its audit event ("factor_requirement_changed") commit
+// change and its audit event (controlplane.EventFactorRequirementChanged) commit
 // together. Requiring one ends the role's people's sessions but keep (the
 // hash of the admin's own, or nil), so none opened with a password alone
 // stays. Anyone but an enabled admin gets apperr.Forbidden.
@@ -46,7 +47,7 @@ func (s *Service) SetRequired(ctx context.Context, admin accounts.User, role acc
 	}
 	data, _ := json.Marshal(map[string]any{"role": role, "required": required})
 	return s.store.SetRoleFactorRequired(ctx, string(role), required, admin.ID, keep, store.Event{At: s.now(),
-		ActorKind: "user", ActorID: strconv.FormatInt(admin.ID, 10), Action: "factor_requirement_changed", Data: data})
+		ActorKind: "user", ActorID: strconv.FormatInt(admin.ID, 10), Action: string(controlplane.EventFactorRequirementChanged), Data: data})
 }
 
 // Step is what a password sign-in needs before the person gets a session.

@@ -299,7 +299,7 @@ func TestFactorRequirementAdminOnlyAndAudited(t *testing.T) {
 		}
 	}
 	var n int
-	if err := b.Store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM events WHERE action = 'factor_requirement_changed'
+	if err := b.Store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM events WHERE action = 'factor.requirement_changed'
 		AND actor_kind = 'user' AND actor_id = $1::bigint::text AND data->>'role' = 'manager'`, b.Users[accounts.Admin].ID).Scan(&n); err != nil || n != 2 {
 		t.Fatalf("%d audit events, %v; want 2", n, err)
 	}

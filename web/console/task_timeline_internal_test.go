@@ -11,11 +11,12 @@ import (
 // alone, and why; every other one of controlplane.EventActions has a
 // sentence of its own.
 var withoutSentence = map[controlplane.EventAction]string{
-	controlplane.EventPolicyChanged:          "recorded with no task, so no task's timeline shows it",
-	controlplane.EventAssistantGrantsChanged: "recorded by internal/assistants with no task",
-	controlplane.EventWebhookTest:            "recorded by internal/webhooks with no task",
-	controlplane.EventHandoffResolved:        "no sentence yet: the timeline says \"Handoff resolved.\"",
-	controlplane.EventHandoffGivenBack:       "no sentence yet: the timeline says \"Handoff given back.\"",
+	controlplane.EventPolicyChanged:            "recorded with no task, so no task's timeline shows it",
+	controlplane.EventAssistantGrantsChanged:   "recorded by internal/assistants with no task",
+	controlplane.EventWebhookTest:              "recorded by internal/webhooks with no task",
+	controlplane.EventFactorRequirementChanged: "recorded by internal/factors with no task",
+	controlplane.EventHandoffResolved:          "no sentence yet: the timeline says \"Handoff resolved.\"",
+	controlplane.EventHandoffGivenBack:         "no sentence yet: the timeline says \"Handoff given back.\"",
 }
 
 // TestEveryRecordedEventHasASentenceFromItsOwnData checks each kind of
