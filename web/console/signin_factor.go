@@ -85,7 +85,15 @@ func (h *Handler) handleFactorForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return h.renderFactor(c, http.StatusOK, views.SignInFactorView{Enrol: step == factors.EnrolStep})
+	v := views.SignInFactorView{Enrol: step == factors.EnrolStep}
+	if !v.Enrol && h.cfg.Factors.PasskeysOn() {
+		st, err := h.cfg.Factors.StatusOf(c.Request().Context(), u.ID)
+		if err != nil {
+			return err
+		}
+		v.Passkey = st.Passkeys > 0
+	}
+	return h.renderFactor(c, http.StatusOK, v)
 }
 
 // handleFactor answers POST /sign-in/factor: a code of the person's

@@ -1,0 +1,182 @@
+package console
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"countersign/internal/accounts"
+	"countersign/internal/apperr"
+	"countersign/views"
+	"countersign/web/kit"
+)
+
+// keyCeremony is the session key of the WebAuthn ceremony under way: the
+// id under whose hash the server keeps its challenge (factors.Ceremony).
+// The session holds one at a time; beginning another replaces it.
+const keyCeremony = "webauthn_ceremony"
+
+// maxPasskeyAnswer bounds a passkey answer's JSON body.
+const maxPasskeyAnswer = 64 << 10
+
+// passkeyAnswer is what static/passkey.js posts after navigator.credentials:
+// the credential in its JSON form and, at registration, the passkey's name.
+type passkeyAnswer struct {
+	Name       string          `json:"name"`
+	Credential json.RawMessage `json:"credential"`
+}
+
+// passkeyReply is the JSON the script reads: where to go next, or what
+// went wrong (and on which field).
+type passkeyReply struct {
+	Next  string `json:"next,omitempty"`
+	Error string `json:"error,omitempty"`
+	Field string `json:"field,omitempty"`
+}
+
+// beginCeremony keeps the ceremony's id in the session and answers its
+// options.
+func (h *Handler) beginCeremony(c echo.Context, id string, options json.RawMessage) error {
+	sess := kit.Session(c)
+	sess.Values[keyCeremony] = id
+	kit.MarkDirty(sess)
+	if err := sess.Save(c.Request(), c.Response()); err != nil {
+		return err
+	}
+	return c.JSONBlob(http.StatusOK, options)
+}
+
+// takeCeremony reads and forgets the session's ceremony id and the answer
+// the body carries.
+func (h *Handler) takeCeremony(c echo.Context) (string, passkeyAnswer, error) {
+	sess := kit.Session(c)
+	id, _ := sess.Values[keyCeremony].(string)
+	delete(sess.Values, keyCeremony)
+	kit.MarkDirty(sess)
+	var a passkeyAnswer
+	body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxPasskeyAnswer))
+	if err != nil {
+		return id, a, err
+	}
+	if err := json.Unmarshal(body, &a); err != nil {
+		return id, a, apperr.InvalidFields(map[string]string{"passkey": "The browser's answer was not readable; try again."})
+	}
+	return id, a, nil
+}
+
+// passkeyRefusal answers a refused ceremony as JSON for the script, with
+// the status of its kind; other errors go to the error page.
+func passkeyRefusal(c echo.Context, err error) error {
+	e, ok := apperr.As(err)
+	if !ok || (e.Kind != apperr.Invalid && e.Kind != apperr.NotFound && e.Kind != apperr.Conflict) {
+		return err
+	}
+	r := passkeyReply{Error: e.Message}
+	if e.Hint != "" {
+		r.Error += " " + e.Hint
+	}
+	for f, msg := range e.Fields {
+		r.Field = f
+		if f == "name" {
+			r.Error = msg
+		}
+	}
+	return c.JSON(kit.StatusOf[e.Kind], r)
+}
+
+// handlePasskeyRegisterBegin answers POST /account/factors/passkey/begin:
+// the creation options for a new passkey of the signed-in person.
+func (h *Handler) handlePasskeyRegisterBegin(c echo.Context) error {
+	if h.cfg.Factors == nil {
+		return factorsOff
+	}
+	u, _ := kit.CurrentUser(c)
+	cer, err := h.cfg.Factors.BeginPasskeyRegistration(c.Request().Context(), u)
+	if err != nil {
+		return passkeyRefusal(c, err)
+	}
+	return h.beginCeremony(c, cer.ID, cer.Options)
+}
+
+// handlePasskeyRegister answers POST /account/factors/passkey: the
+// browser's new credential, verified and kept under the name given.
+func (h *Handler) handlePasskeyRegister(c echo.Context) error {
+	if h.cfg.Factors == nil {
+		return factorsOff
+	}
+	u, _ := kit.CurrentUser(c)
+	id, a, err := h.takeCeremony(c)
+	if err == nil {
+		err = h.cfg.Factors.FinishPasskeyRegistration(c.Request().Context(), u, id, a.Name, a.Credential)
+	}
+	if err != nil {
+		if saveErr := kit.Session(c).Save(c.Request(), c.Response()); saveErr != nil {
+			return saveErr
+		}
+		return passkeyRefusal(c, err)
+	}
+	h.Log.Info("passkey added", "user_id", u.ID)
+	kit.SetFlash(c, "Passkey “"+a.Name+"” added. Signing in can now ask for it after your password.", false)
+	return c.JSON(http.StatusOK, passkeyReply{Next: "/account/factors"})
+}
+
+// handlePasskeySignInBegin answers POST /sign-in/factor/passkey/begin: the
+// request options for the passkeys of the person whose sign-in waits.
+func (h *Handler) handlePasskeySignInBegin(c echo.Context) error {
+	u, _, ok, err := h.pendingUser(c)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return c.JSON(http.StatusUnauthorized, passkeyReply{Error: "Your sign-in waited too long. Sign in again.", Next: "/sign-in"})
+	}
+	cer, err := h.cfg.Factors.BeginPasskeySignIn(c.Request().Context(), u)
+	if err != nil {
+		return passkeyRefusal(c, err)
+	}
+	return h.beginCeremony(c, cer.ID, cer.Options)
+}
+
+// handlePasskeySignIn answers POST /sign-in/factor/passkey: a right
+// assertion signs the waiting person in, identified by password+passkey.
+func (h *Handler) handlePasskeySignIn(c echo.Context) error {
+	u, pending, ok, err := h.pendingUser(c)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return c.JSON(http.StatusUnauthorized, passkeyReply{Error: "Your sign-in waited too long. Sign in again.", Next: "/sign-in"})
+	}
+	id, a, err := h.takeCeremony(c)
+	if err == nil {
+		err = h.cfg.Factors.FinishPasskeySignIn(c.Request().Context(), u, id, a.Credential, c.RealIP())
+	}
+	if err != nil {
+		if saveErr := kit.Session(c).Save(c.Request(), c.Response()); saveErr != nil {
+			return saveErr
+		}
+		return passkeyRefusal(c, err)
+	}
+	if err := h.signIn(c, u, pending.By+"+passkey"); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, passkeyReply{Next: kit.SafeNext(pending.Next)})
+}
+
+// passkeyRows is the person's passkeys as the account page lists them.
+func (h *Handler) passkeyRows(c echo.Context, u accounts.User) ([]views.PasskeyRow, error) {
+	keys, err := h.cfg.Factors.Passkeys(c.Request().Context(), u.ID)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]views.PasskeyRow, len(keys))
+	for i, k := range keys {
+		rows[i] = views.PasskeyRow{Name: k.Name, Added: k.CreatedAt.In(h.Now().Location()).Format("2 Jan 2006")}
+		if k.LastUsedAt != nil {
+			rows[i].LastUsed = k.LastUsedAt.In(h.Now().Location()).Format("2 Jan 2006 15:04")
+		}
+	}
+	return rows, nil
+}
