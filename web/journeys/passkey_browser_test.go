@@ -2,7 +2,11 @@ package journeys_test
 
 import (
 	"context"
+	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -112,5 +116,106 @@ func TestBrowserPasskeyRegisterAndSignIn(t *testing.T) {
 	keys, err := b.Factors.Passkeys(t.Context(), agent.ID)
 	if err != nil || len(keys) != 1 || keys[0].LastUsedAt == nil {
 		t.Fatalf("after the sign-in: %+v, %v", keys, err)
+	}
+}
+
+// addPasskeyInBrowser signs agent in and adds a passkey on the account
+// page, then signs out.
+func addPasskeyInBrowser(t *testing.T, ctx context.Context, console string, agent webtest.User) {
+	t.Helper()
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(console+"/sign-in"),
+		browserSignIn(agent),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="home-heading"]`)),
+		chromedp.Navigate(console+"/account/factors"),
+		chromedp.SendKeys(chromedp.CSS(`#passkey-name`), "Phone"),
+		chromedp.Click(chromedp.CSS(`[data-testid="add-passkey"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="passkey"]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="sign-out"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="sign-in-form"]`)),
+	); err != nil {
+		t.Fatalf("add a passkey: %v", err)
+	}
+}
+
+// getAssertion is run on a page: it asks the authenticator for an
+// assertion with the request options OPTS (the console's JSON) and gives
+// the body static/passkey.js would post.
+const getAssertion = `(async () => {
+	const b = s => Uint8Array.from(atob(s.replace(/-/g, "+").replace(/_/g, "/")), c => c.charCodeAt(0));
+	const e = x => btoa(String.fromCharCode(...new Uint8Array(x))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+	const o = JSON.parse(%s).publicKey;
+	o.challenge = b(o.challenge);
+	(o.allowCredentials || []).forEach(c => { c.id = b(c.id); });
+	const cred = await navigator.credentials.get({publicKey: o});
+	const r = cred.response;
+	return JSON.stringify({credential: {id: cred.id, rawId: e(cred.rawId), type: cred.type, clientExtensionResults: {},
+		response: {clientDataJSON: e(r.clientDataJSON), authenticatorData: e(r.authenticatorData), signature: e(r.signature),
+			userHandle: r.userHandle ? e(r.userHandle) : undefined}}});
+})()`
+
+// consoleFetch is run on a console page: it posts BODY to PATH with the
+// page's CSRF token and gives "status body".
+const consoleFetch = `fetch(%s, {method: "POST", headers: {"Content-Type": "application/json",
+	"X-CSRF-Token": document.querySelector("input[name=_csrf]").value}, body: %s})
+	.then(r => r.text().then(t => r.status + " " + t))`
+
+// TestBrowserPasskeyFromAnotherOriginRefused: a page at another origin of
+// the same host (http://localhost:<other port>, which the browser lets use
+// the RP ID "localhost") gets a real assertion from the authenticator for
+// the console's challenge; posted to the console's factor step it is
+// refused, since its client data names that other origin. The passkey
+// then works from the console's own page.
+func TestBrowserPasskeyFromAnotherOriginRefused(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t, webtest.WithNow(time.Now))
+	console := passkeyConsole(t, b)
+	agent := b.Users[accounts.Agent]
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte(`<!DOCTYPE html><html lang="en"><title>Another site</title><h1>Another site</h1></html>`))
+	}))
+	t.Cleanup(other.Close)
+	_, port, _ := net.SplitHostPort(other.Listener.Addr().String())
+	elsewhere := "http://localhost:" + port + "/"
+
+	ctx := browsertest.New(t, 90*time.Second)
+	virtualAuthenticator(t, ctx)
+	addPasskeyInBrowser(t, ctx, console, agent)
+	if err := chromedp.Do(ctx, browserSignIn(agent), chromedp.WaitVisible(chromedp.CSS(`[data-testid="use-passkey"]`))); err != nil {
+		t.Fatal(err)
+	}
+	begun, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(consoleFetch,
+		strconv.Quote("/sign-in/factor/passkey/begin"), `"{}"`), chromedp.EvalAwaitPromise))
+	status, opts, _ := strings.Cut(begun, " ")
+	if err != nil || status != "200" {
+		t.Fatalf("begin: %q, %v", begun, err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(elsewhere)); err != nil {
+		t.Fatal(err)
+	}
+	body, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(getAssertion, strconv.Quote(opts)), chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("an assertion on the other page: %v", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(console+"/sign-in/factor"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="use-passkey"]`))); err != nil {
+		t.Fatal(err)
+	}
+	answer, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(consoleFetch,
+		strconv.Quote("/sign-in/factor/passkey"), strconv.Quote(body)), chromedp.EvalAwaitPromise))
+	if err != nil || !strings.HasPrefix(answer, "422 ") || !strings.Contains(answer, "not accepted") {
+		t.Fatalf("the other origin's assertion at the factor step: %q, %v; want 422 and a refusal", answer, err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(console+"/queue"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="use-passkey"]`))); err != nil {
+		t.Fatalf("the queue after a refused passkey is not the factor step: %v", err)
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`[data-testid="use-passkey"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="home-heading"]`)),
+	); err != nil {
+		t.Fatalf("the passkey from the console's own page: %v", err)
+	}
+	if keys, _ := b.Factors.Passkeys(t.Context(), agent.ID); len(keys) != 1 || keys[0].LastUsedAt == nil {
+		t.Fatalf("the passkey from the console's own page did not sign in: %+v", keys)
 	}
 }
