@@ -79,6 +79,7 @@
     var button = form.querySelector("button");
     var csrf = form.querySelector("input[name=_csrf]").value;
     var name = form.querySelector("input[name=name]");
+    var password = form.querySelector("input[name=password]");
     function fail(msg) {
       box.textContent = msg;
       box.hidden = false;
@@ -92,7 +93,7 @@
     }
     box.hidden = true;
     button.disabled = true;
-    post(form.getAttribute("data-begin"), csrf).then(function (opts) {
+    post(form.getAttribute("data-begin"), csrf, password ? { password: password.value } : {}).then(function (opts) {
       if (opts.error) { done(opts); return null; }
       var ceremony = kind === "register"
         ? navigator.credentials.create({ publicKey: creationOptions(opts) })

@@ -51,11 +51,11 @@ func decode(t *testing.T, raw json.RawMessage) reply {
 	return r
 }
 
-// addPasskey registers a passkey named name for the signed-in c at origin.
-func addPasskey(t *testing.T, c *webtest.Client, name, origin string) (*softkey.Key, int, reply) {
+// addPasskey registers a passkey named name for the signed-in u at origin.
+func addPasskey(t *testing.T, c *webtest.Client, u webtest.User, name, origin string) (*softkey.Key, int, reply) {
 	t.Helper()
 	tok := c.CSRF("/account/factors")
-	status, opts := postJSON(t, c, "/account/factors/passkey/begin", tok, nil)
+	status, opts := postJSON(t, c, "/account/factors/passkey/begin", tok, map[string]string{"password": u.Password})
 	if status != http.StatusOK {
 		t.Fatalf("begin: %d %s", status, opts)
 	}
@@ -99,10 +99,15 @@ func TestPasskeyAddedOnTheAccountPageIsTheSecondFactor(t *testing.T) {
 	if page := c.Get("/account/factors").Text; !strings.Contains(page, "Add a passkey") {
 		t.Fatal("the account page offers no \"Add a passkey\"")
 	}
-	if _, status, r := addPasskey(t, c, "", origin); status != http.StatusUnprocessableEntity || r.Field != "name" {
+	tok := c.CSRF("/account/factors")
+	if status, raw := postJSON(t, c, "/account/factors/passkey/begin", tok, map[string]string{"password": "wrong"}); status != http.StatusUnprocessableEntity ||
+		decode(t, raw).Field != "password" {
+		t.Fatalf("adding a passkey with a wrong password: %d %s, want 422 on password", status, raw)
+	}
+	if _, status, r := addPasskey(t, c, agent, "", origin); status != http.StatusUnprocessableEntity || r.Field != "name" {
 		t.Fatalf("a passkey without a name: %d %+v, want 422 on name", status, r)
 	}
-	k, status, r := addPasskey(t, c, "Work laptop", origin)
+	k, status, r := addPasskey(t, c, agent, "Work laptop", origin)
 	if status != http.StatusOK || r.Next != "/account/factors" {
 		t.Fatalf("add a passkey: %d %+v", status, r)
 	}
@@ -140,7 +145,7 @@ func TestPasskeyFromAnotherOriginRefusedAtTheFactorStep(t *testing.T) {
 	agent := b.Users[accounts.Agent]
 	c := pk.Client(t)
 	c.MustSignIn(agent)
-	k, status, _ := addPasskey(t, c, "Phone", origin)
+	k, status, _ := addPasskey(t, c, agent, "Phone", origin)
 	if status != http.StatusOK {
 		t.Fatalf("add: %d", status)
 	}

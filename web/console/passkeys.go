@@ -24,7 +24,10 @@ const maxPasskeyAnswer = 64 << 10
 // passkeyAnswer is what static/passkey.js posts after navigator.credentials:
 // the credential in its JSON form and, at registration, the passkey's name.
 type passkeyAnswer struct {
-	Name       string          `json:"name"`
+	Name string `json:"name"`
+	// Password is the person's current password, asked again before a
+	// passkey is added.
+	Password   string          `json:"password"`
 	Credential json.RawMessage `json:"credential"`
 }
 
@@ -55,22 +58,33 @@ func (h *Handler) takeCeremony(c echo.Context) (string, passkeyAnswer, error) {
 	id, _ := sess.Values[keyCeremony].(string)
 	delete(sess.Values, keyCeremony)
 	kit.MarkDirty(sess)
+	a, err := readPasskeyAnswer(c)
+	return id, a, err
+}
+
+// readPasskeyAnswer reads the JSON body static/passkey.js posts.
+func readPasskeyAnswer(c echo.Context) (passkeyAnswer, error) {
 	var a passkeyAnswer
 	body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxPasskeyAnswer))
 	if err != nil {
-		return id, a, err
+		return a, err
 	}
 	if err := json.Unmarshal(body, &a); err != nil {
-		return id, a, apperr.InvalidFields(map[string]string{"passkey": "The browser's answer was not readable; try again."})
+		return a, apperr.InvalidFields(map[string]string{"passkey": "The browser's answer was not readable; try again."})
 	}
-	return id, a, nil
+	return a, nil
 }
 
 // passkeyRefusal answers a refused ceremony as JSON for the script, with
 // the status of its kind; other errors go to the error page.
 func passkeyRefusal(c echo.Context, err error) error {
 	e, ok := apperr.As(err)
-	if !ok || (e.Kind != apperr.Invalid && e.Kind != apperr.NotFound && e.Kind != apperr.Conflict) {
+	switch {
+	case !ok:
+		return err
+	case e.Kind == apperr.LimitReached && e.RetryAfterSeconds > 0:
+		c.Response().Header().Set("Retry-After", itoa(e.RetryAfterSeconds))
+	case e.Kind != apperr.Invalid && e.Kind != apperr.NotFound && e.Kind != apperr.Conflict && e.Kind != apperr.LimitReached:
 		return err
 	}
 	r := passkeyReply{Error: e.Message}
@@ -79,7 +93,7 @@ func passkeyRefusal(c echo.Context, err error) error {
 	}
 	for f, msg := range e.Fields {
 		r.Field = f
-		if f == "name" {
+		if f == "name" || f == "password" {
 			r.Error = msg
 		}
 	}
@@ -87,12 +101,21 @@ func passkeyRefusal(c echo.Context, err error) error {
 }
 
 // handlePasskeyRegisterBegin answers POST /account/factors/passkey/begin:
-// the creation options for a new passkey of the signed-in person.
+// after the person's current password again (counted in the password
+// throttle, as for an authenticator app), the creation options for a new
+// passkey, so a borrowed session cannot add its own.
 func (h *Handler) handlePasskeyRegisterBegin(c echo.Context) error {
 	if h.cfg.Factors == nil {
 		return factorsOff
 	}
 	u, _ := kit.CurrentUser(c)
+	a, err := readPasskeyAnswer(c)
+	if err == nil {
+		err = h.Accounts.ConfirmPassword(c.Request().Context(), u.ID, a.Password, c.RealIP())
+	}
+	if err != nil {
+		return passkeyRefusal(c, err)
+	}
 	cer, err := h.cfg.Factors.BeginPasskeyRegistration(c.Request().Context(), u)
 	if err != nil {
 		return passkeyRefusal(c, err)

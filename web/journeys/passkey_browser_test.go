@@ -81,6 +81,7 @@ func TestBrowserPasskeyRegisterAndSignIn(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="home-heading"]`)),
 		chromedp.Navigate(console+"/account/factors"),
 		chromedp.SendKeys(chromedp.CSS(`#passkey-name`), "Work laptop"),
+		chromedp.SendKeys(chromedp.CSS(`#passkey-password`), agent.Password),
 		chromedp.Click(chromedp.CSS(`[data-testid="add-passkey"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="passkey"]`)),
 	); err != nil {
@@ -129,6 +130,7 @@ func addPasskeyInBrowser(t *testing.T, ctx context.Context, console string, agen
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="home-heading"]`)),
 		chromedp.Navigate(console+"/account/factors"),
 		chromedp.SendKeys(chromedp.CSS(`#passkey-name`), "Phone"),
+		chromedp.SendKeys(chromedp.CSS(`#passkey-password`), agent.Password),
 		chromedp.Click(chromedp.CSS(`[data-testid="add-passkey"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="passkey"]`)),
 		chromedp.Click(chromedp.CSS(`[data-testid="sign-out"]`)),
