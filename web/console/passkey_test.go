@@ -124,6 +124,10 @@ func TestPasskeyAddedOnTheAccountPageIsTheSecondFactor(t *testing.T) {
 	if res := s.Get("/queue"); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != kit.FactorPath {
 		t.Fatalf("a page before the passkey: %d to %q", res.StatusCode, res.Header.Get("Location"))
 	}
+	if res := postCode(s, "000000"); res.StatusCode != http.StatusUnprocessableEntity ||
+		res.Doc(t).Find(`[data-testid="use-passkey"]`).Length() != 1 {
+		t.Fatalf("a wrong code: %d, and the passkey must still be offered", res.StatusCode)
+	}
 	status, r = usePasskey(t, s, k, origin)
 	if status != http.StatusOK || r.Next != "/" {
 		t.Fatalf("the passkey at the factor step: %d %+v", status, r)
