@@ -299,6 +299,9 @@ func (s *Service) FinishPasskeySignIn(ctx context.Context, u accounts.User, id s
 			factorID = k.FactorID
 		}
 	}
+	if s.beforeUse != nil {
+		s.beforeUse()
+	}
 	used, err := s.store.UsePasskey(ctx, factorID, int64(cred.Authenticator.SignCount), s.now())
 	if err != nil {
 		return err

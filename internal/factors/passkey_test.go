@@ -3,11 +3,13 @@ package factors
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 
 	"countersign/internal/accounts"
 	"countersign/internal/apperr"
 	"countersign/internal/factors/softkey"
+	"countersign/internal/racetest"
 )
 
 const (
@@ -155,6 +157,52 @@ func TestPasskeySignCountRegressionRefused(t *testing.T) {
 	k.Count = 8
 	if err := b.signIn(t, b.agent, k, origin); err != nil {
 		t.Fatalf("counter 8 after 7: %v", err)
+	}
+}
+
+// TestPasskeyOneCountRacedTwiceOneWins: two assertions carrying the same
+// counter (a cloned key used twice at once), both verified against the
+// stored count, are held after the signature check until both arrived;
+// the UPDATE that records the count lets exactly one through.
+func TestPasskeyOneCountRacedTwiceOneWins(t *testing.T) {
+	b := withPasskeys(t)
+	k := b.register(t, b.agent, "Key")
+	for round := range 3 {
+		bodies := make([][]byte, 2)
+		ids := make([]string, 2)
+		count := k.Count
+		for i := range 2 {
+			c, err := b.svc.BeginPasskeySignIn(t.Context(), b.agent)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k.Count = count
+			ids[i] = c.ID
+			if bodies[i], err = k.Get(c.Options, rpID, origin); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var arrived sync.WaitGroup
+		arrived.Add(2)
+		b.svc.beforeUse = func() { arrived.Done(); arrived.Wait() }
+		errs := racetest.Run(2, func(i int) error {
+			return b.svc.FinishPasskeySignIn(context.Background(), b.agent, ids[i], bodies[i], "192.0.2.1")
+		})
+		b.svc.beforeUse = nil
+		ok, refused := 0, 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				ok++
+			case errors.Is(err, ErrPasskeyRefused):
+				refused++
+			default:
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		if ok != 1 || refused != 1 {
+			t.Fatalf("round %d: %d accepted and %d refused, want 1 and 1", round, ok, refused)
+		}
 	}
 }
 
