@@ -103,6 +103,8 @@ func (h *Handler) Routes() []kit.Route {
 		post(kit.FactorPath+"/enrol", h.handleFactorEnrol, kit.Anyone),
 		post(kit.FactorPath+"/passkey/begin", h.handlePasskeySignInBegin, kit.Anyone),
 		post(kit.FactorPath+"/passkey", h.handlePasskeySignIn, kit.Anyone),
+		post(kit.FactorPath+"/passkey/enrol/begin", h.handlePasskeyEnrolBegin, kit.Anyone),
+		post(kit.FactorPath+"/passkey/enrol", h.handlePasskeyEnrol, kit.Anyone),
 		get("/account/factors", h.handleAccountFactors, staff),
 		post("/account/factors/totp", h.handleAccountTOTPStart, staff),
 		post("/account/factors/totp/confirm", h.handleAccountTOTPConfirm, staff),

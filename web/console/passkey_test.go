@@ -166,3 +166,43 @@ func TestPasskeyFromAnotherOriginRefusedAtTheFactorStep(t *testing.T) {
 		t.Fatalf("the right origin after a refusal: %d %+v", status, r)
 	}
 }
+
+// TestPasskeyEnrolledAtTheFactorStepOfARequiredRole: a person whose role
+// requires a second factor may add a passkey at the factor step instead
+// of an app, and is then signed in as password+passkey; once they have
+// one, the enrolment routes refuse.
+func TestPasskeyEnrolledAtTheFactorStepOfARequiredRole(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t)
+	pk, origin := passkeyConsole(t, b)
+	if err := b.Factors.SetRequired(t.Context(), b.Users[accounts.Admin].User, accounts.Agent, true, nil); err != nil {
+		t.Fatal(err)
+	}
+	agent := b.Users[accounts.Agent]
+	c := pk.Client(t)
+	signInToFactor(t, c, agent)
+	if c.Get(kit.FactorPath).Doc(t).Find(`[data-testid="enrol-passkey"]`).Length() != 1 {
+		t.Fatal("the enrolment step offers no passkey")
+	}
+	tok := c.CSRF(kit.FactorPath)
+	status, opts := postJSON(t, c, kit.FactorPath+"/passkey/enrol/begin", tok, nil)
+	if status != http.StatusOK {
+		t.Fatalf("begin: %d %s", status, opts)
+	}
+	_, cred, err := softkey.Create(opts, "localhost", origin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, raw := postJSON(t, c, kit.FactorPath+"/passkey/enrol", tok, map[string]any{"name": "Phone", "credential": json.RawMessage(cred)})
+	if r := decode(t, raw); status != http.StatusOK || r.Next != "/" {
+		t.Fatalf("enrol a passkey: %d %+v", status, r)
+	}
+	if by := identifiedBy(t, c); by != "password+passkey" {
+		t.Fatalf("identified by %q, want password+passkey", by)
+	}
+	s := pk.Client(t)
+	signInToFactor(t, s, agent)
+	if status, raw := postJSON(t, s, kit.FactorPath+"/passkey/enrol/begin", s.CSRF(kit.FactorPath), nil); status != http.StatusConflict {
+		t.Fatalf("enrolment with a passkey already: %d %s, want 409", status, raw)
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"countersign/internal/accounts"
 	"countersign/internal/apperr"
+	"countersign/internal/factors"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -186,6 +187,67 @@ func (h *Handler) handlePasskeySignIn(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, passkeyReply{Next: kit.SafeNext(pending.Next)})
+}
+
+// handlePasskeyEnrolBegin answers POST /sign-in/factor/passkey/enrol/begin:
+// a person whose role requires a factor they do not have may set up a
+// passkey instead of an app; the creation options for it (the password
+// was given at the sign-in's first step).
+func (h *Handler) handlePasskeyEnrolBegin(c echo.Context) error {
+	u, _, ok, err := h.enrollingUser(c)
+	if !ok {
+		return err
+	}
+	cer, err := h.cfg.Factors.BeginPasskeyRegistration(c.Request().Context(), u)
+	if err != nil {
+		return passkeyRefusal(c, err)
+	}
+	return h.beginCeremony(c, cer.ID, cer.Options)
+}
+
+// handlePasskeyEnrol answers POST /sign-in/factor/passkey/enrol: the new
+// passkey, verified and kept, signs the waiting person in as
+// password+passkey, as a confirmed app's first code does.
+func (h *Handler) handlePasskeyEnrol(c echo.Context) error {
+	u, pending, ok, err := h.enrollingUser(c)
+	if !ok {
+		return err
+	}
+	id, a, err := h.takeCeremony(c)
+	if err == nil {
+		err = h.cfg.Factors.FinishPasskeyRegistration(c.Request().Context(), u, id, a.Name, a.Credential)
+	}
+	if err != nil {
+		if saveErr := kit.Session(c).Save(c.Request(), c.Response()); saveErr != nil {
+			return saveErr
+		}
+		return passkeyRefusal(c, err)
+	}
+	h.Log.Info("passkey added", "user_id", u.ID, "at", "sign-in")
+	if err := h.signIn(c, u, pending.By+"+passkey"); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, passkeyReply{Next: kit.SafeNext(pending.Next)})
+}
+
+// enrollingUser is the person whose sign-in waits for a factor they must
+// set up; when there is none it answered (ok false) with what to do.
+func (h *Handler) enrollingUser(c echo.Context) (accounts.User, kit.PendingFactor, bool, error) {
+	u, pending, ok, err := h.pendingUser(c)
+	if err != nil {
+		return u, pending, false, err
+	}
+	if !ok {
+		return u, pending, false, c.JSON(http.StatusUnauthorized, passkeyReply{Error: "Your sign-in waited too long. Sign in again.", Next: "/sign-in"})
+	}
+	step, err := h.cfg.Factors.StepAfterPassword(c.Request().Context(), u)
+	if err != nil {
+		return u, pending, false, err
+	}
+	if step != factors.EnrolStep {
+		return u, pending, false, c.JSON(http.StatusConflict, passkeyReply{Error: "You have a second factor already; use it.", Next: kit.FactorPath})
+	}
+	return u, pending, true, nil
 }
 
 // passkeyRows is the person's passkeys as the account page lists them.

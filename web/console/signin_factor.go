@@ -86,10 +86,10 @@ func (h *Handler) handleFactorForm(c echo.Context) error {
 		return err
 	}
 	v := views.SignInFactorView{Enrol: step == factors.EnrolStep}
-	if !v.Enrol {
-		if v.Passkey, err = h.offersPasskey(c, u); err != nil {
-			return err
-		}
+	if v.Enrol {
+		v.Passkey = h.cfg.Factors.PasskeysOn()
+	} else if v.Passkey, err = h.offersPasskey(c, u); err != nil {
+		return err
 	}
 	return h.renderFactor(c, http.StatusOK, v)
 }
