@@ -136,3 +136,30 @@ func (s *Store) TakeCeremony(ctx context.Context, idHash []byte, userID int64, p
 	}
 	return session, nil
 }
+
+// DeletePasskey removes the user's passkey factorID; keepOne refuses
+// removing the user's last confirmed factor (ErrConflict). The user's
+// factor rows are locked first, so two removals racing cannot leave
+// none. ErrNotFound when the user has no such passkey.
+func (s *Store) DeletePasskey(ctx context.Context, userID, factorID int64, keepOne bool) error {
+	err := s.InTx(ctx, func(tx *Tx) error {
+		rows, _ := tx.tx.Query(ctx, `SELECT id FROM staff_factors WHERE user_id = $1 AND confirmed_at IS NOT NULL
+			ORDER BY id FOR UPDATE`, userID)
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return err
+		}
+		if keepOne && len(ids) == 1 && ids[0] == factorID {
+			return ErrConflict
+		}
+		tag, err := tx.tx.Exec(ctx, `DELETE FROM staff_factors WHERE id = $1 AND user_id = $2 AND kind = 'passkey'`, factorID, userID)
+		if err == nil && tag.RowsAffected() == 0 {
+			return ErrNotFound
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store.DeletePasskey(%d, %d): %w", userID, factorID, err)
+	}
+	return nil
+}

@@ -39,6 +39,7 @@ type Store interface {
 	PasskeysOf(ctx context.Context, userID int64) ([]store.Passkey, error)
 	InsertPasskey(ctx context.Context, p store.Passkey) error
 	UsePasskey(ctx context.Context, factorID, signCount int64, at time.Time) (bool, error)
+	DeletePasskey(ctx context.Context, userID, factorID int64, keepOne bool) error
 	StartCeremony(ctx context.Context, idHash []byte, userID int64, purpose string, session []byte, now, expires time.Time) error
 	TakeCeremony(ctx context.Context, idHash []byte, userID int64, purpose string, now time.Time) ([]byte, error)
 	SetRoleFactorRequired(ctx context.Context, role string, required bool, by int64, keep []byte, e store.Event) error

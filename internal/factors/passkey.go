@@ -312,6 +312,26 @@ func (s *Service) FinishPasskeySignIn(ctx context.Context, u accounts.User, id s
 	return s.throttle.CompleteSignIn(ctx, u, ip)
 }
 
+// RemovePasskey removes u's passkey factorID. A person whose role requires
+// a second factor cannot remove their last one (apperr.Conflict); another
+// person's passkey, or none, is apperr.NotFound.
+func (s *Service) RemovePasskey(ctx context.Context, u accounts.User, factorID int64) error {
+	required, err := s.RequiredRoles(ctx)
+	if err != nil {
+		return err
+	}
+	err = s.store.DeletePasskey(ctx, u.ID, factorID, required[u.Role])
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		return &apperr.Error{Kind: apperr.Conflict, Code: "last_factor",
+			Message: "Your role needs a second factor, and this passkey is your last one.",
+			Hint:    "Add another passkey or an authenticator app first, then remove this one."}
+	case errors.Is(err, store.ErrNotFound):
+		return apperr.New(apperr.NotFound, "You have no such passkey.")
+	}
+	return err
+}
+
 // refused logs why an answer did not verify (the library's detail), for
 // the person's admin; the person sees ErrPasskeyRefused.
 func (s *Service) refused(u accounts.User, ceremony string, err error) {

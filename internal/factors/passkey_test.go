@@ -10,6 +10,7 @@ import (
 	"countersign/internal/apperr"
 	"countersign/internal/factors/softkey"
 	"countersign/internal/racetest"
+	"countersign/store"
 )
 
 const (
@@ -204,6 +205,70 @@ func TestPasskeyOneCountRacedTwiceOneWins(t *testing.T) {
 			t.Fatalf("round %d: %d accepted and %d refused, want 1 and 1", round, ok, refused)
 		}
 	}
+}
+
+// TestPasskeyRemovedButNotTheLastOfARequiredRole: a passkey can be
+// removed, not another person's, and not the last factor of a person
+// whose role requires one.
+func TestPasskeyRemovedButNotTheLastOfARequiredRole(t *testing.T) {
+	b := withPasskeys(t)
+	ctx := t.Context()
+	b.register(t, b.agent, "Old phone")
+	b.register(t, b.agent, "New phone")
+	keys, _ := b.svc.Passkeys(ctx, b.agent.ID)
+	if err := b.svc.RemovePasskey(ctx, b.admin, keys[0].FactorID); !apperr.Is(err, apperr.NotFound) {
+		t.Fatalf("another person's passkey removed: %v, want NotFound", err)
+	}
+	if err := b.svc.SetRequired(ctx, b.admin, accounts.Agent, true, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.svc.RemovePasskey(ctx, b.agent, keys[0].FactorID); err != nil {
+		t.Fatalf("remove one of two: %v", err)
+	}
+	if err := b.svc.RemovePasskey(ctx, b.agent, keys[1].FactorID); !apperr.Is(err, apperr.Conflict) {
+		t.Fatalf("remove the last factor of a required role: %v, want Conflict", err)
+	}
+	if err := b.svc.SetRequired(ctx, b.admin, accounts.Agent, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.svc.RemovePasskey(ctx, b.agent, keys[1].FactorID); err != nil {
+		t.Fatalf("remove the last when not required: %v", err)
+	}
+	if st, _ := b.svc.StatusOf(ctx, b.agent.ID); st.Any() {
+		t.Fatalf("status after removing every passkey: %+v", st)
+	}
+}
+
+// TestPasskeyTwoRemovalsRacedKeepOne: a person of a required role
+// removing both their passkeys at once keeps one (their factor rows are
+// locked before the count).
+func TestPasskeyTwoRemovalsRacedKeepOne(t *testing.T) {
+	b := withPasskeys(t)
+	ctx := t.Context()
+	if err := b.svc.SetRequired(ctx, b.admin, accounts.Agent, true, nil); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 5 {
+		for len(mustPasskeys(t, b)) < 2 {
+			b.register(t, b.agent, "Key")
+		}
+		keys := mustPasskeys(t, b)
+		errs := racetest.Run(2, func(i int) error {
+			return b.svc.RemovePasskey(context.Background(), b.agent, keys[i].FactorID)
+		})
+		if left := len(mustPasskeys(t, b)); left != 1 {
+			t.Fatalf("round %d: %d passkeys left (%v), want 1", round, left, errs)
+		}
+	}
+}
+
+func mustPasskeys(t *testing.T, b *bundle) []store.Passkey {
+	t.Helper()
+	keys, err := b.svc.Passkeys(t.Context(), b.agent.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
 }
 
 func TestPasskeyNameIsRequired(t *testing.T) {
