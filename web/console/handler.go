@@ -111,6 +111,7 @@ func (h *Handler) Routes() []kit.Route {
 		post("/account/factors/recovery", h.handleAccountRecoveryCodes, staff),
 		post("/account/factors/passkey/begin", h.handlePasskeyRegisterBegin, staff),
 		post("/account/factors/passkey", h.handlePasskeyRegister, staff),
+		post("/account/factors/passkey/:id/remove", h.handlePasskeyRemove, staff),
 		post("/admin/users/factors", h.handleAdminFactorRequirement, admin),
 		get("/", h.handleHome, kit.SignedIn),
 		get("/account/password", h.handlePasswordForm, kit.SignedIn),

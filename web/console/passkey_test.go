@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -137,6 +138,19 @@ func TestPasskeyAddedOnTheAccountPageIsTheSecondFactor(t *testing.T) {
 	}
 	if res := s.Get("/queue"); res.StatusCode != http.StatusOK {
 		t.Fatalf("the queue after the passkey: %d", res.StatusCode)
+	}
+
+	form := s.Get("/account/factors").Doc(t).Find(`[data-testid="passkey"] form`)
+	action, _ := form.Attr("action")
+	rmTok, _ := form.Find(`input[name="_csrf"]`).Attr("value")
+	if res := s.Post(action, url.Values{"_csrf": {rmTok}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("remove the passkey: %d", res.StatusCode)
+	}
+	if n := s.Get("/account/factors").Doc(t).Find(`[data-testid="passkey"]`).Length(); n != 0 {
+		t.Fatalf("%d passkeys listed after removing the only one", n)
+	}
+	if res := pk.Client(t).SignIn(agent); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") == kit.FactorPath {
+		t.Fatalf("a password sign-in after the passkey went: %d to %q, want no factor step", res.StatusCode, res.Header.Get("Location"))
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -146,6 +147,31 @@ func (h *Handler) handlePasskeyRegister(c echo.Context) error {
 	return c.JSON(http.StatusOK, passkeyReply{Next: "/account/factors"})
 }
 
+// handlePasskeyRemove answers POST /account/factors/passkey/:id/remove:
+// the person's passkey goes, unless it is the last factor their role
+// requires (the page then says so).
+func (h *Handler) handlePasskeyRemove(c echo.Context) error {
+	if h.cfg.Factors == nil {
+		return factorsOff
+	}
+	u, _ := kit.CurrentUser(c)
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil {
+		return apperr.New(apperr.NotFound, "You have no such passkey.")
+	}
+	err = h.cfg.Factors.RemovePasskey(c.Request().Context(), u, id)
+	if e, ok := apperr.As(err); ok && e.Kind == apperr.Conflict {
+		kit.SetFlash(c, e.Message+" "+e.Hint, true)
+		return kit.SeeOther(c, "/account/factors")
+	}
+	if err != nil {
+		return err
+	}
+	h.Log.Info("passkey removed", "user_id", u.ID, "factor_id", id)
+	kit.SetFlash(c, "Passkey removed.", false)
+	return kit.SeeOther(c, "/account/factors")
+}
+
 // handlePasskeySignInBegin answers POST /sign-in/factor/passkey/begin: the
 // request options for the passkeys of the person whose sign-in waits.
 func (h *Handler) handlePasskeySignInBegin(c echo.Context) error {
@@ -258,7 +284,7 @@ func (h *Handler) passkeyRows(c echo.Context, u accounts.User) ([]views.PasskeyR
 	}
 	rows := make([]views.PasskeyRow, len(keys))
 	for i, k := range keys {
-		rows[i] = views.PasskeyRow{Name: k.Name, Added: k.CreatedAt.In(h.Now().Location()).Format("2 Jan 2006")}
+		rows[i] = views.PasskeyRow{ID: k.FactorID, Name: k.Name, Added: k.CreatedAt.In(h.Now().Location()).Format("2 Jan 2006")}
 		if k.LastUsedAt != nil {
 			rows[i].LastUsed = k.LastUsedAt.In(h.Now().Location()).Format("2 Jan 2006 15:04")
 		}
