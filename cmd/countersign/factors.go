@@ -53,5 +53,10 @@ func (c config) factors(ctx context.Context, st *store.Store, acc *accounts.Serv
 		log.Info("second factors are off: set -factor-key (FACTOR_KEY) to let staff set up authenticator apps")
 		return nil, nil
 	}
-	return factors.New(st, acc, factors.Config{Key: key, Issuer: "Countersign"})
+	public := c.publicBase()
+	if _, _, err := factors.RelyingParty(public); err != nil {
+		log.Warn("passkeys are off: "+err.Error(), "flag", "-public-url")
+		public = ""
+	}
+	return factors.New(st, acc, factors.Config{Key: key, Issuer: "Countersign", PublicURL: public, Log: log})
 }

@@ -54,3 +54,23 @@ func TestFactorKeyMissingStopsAConsoleWhoseStaffUseFactors(t *testing.T) {
 		t.Fatalf("no key while agents need a factor: %v, want an error naming -factor-key", err)
 	}
 }
+
+// TestPasskeysFollowThePublicURL: the passkeys' relying party is
+// -public-url's host; an IP address (the default listening address) cannot
+// be one, so passkeys are then off and the log names -public-url.
+func TestPasskeysFollowThePublicURL(t *testing.T) {
+	st := store.New(dbtest.New(t))
+	acc := accounts.NewService(st, time.Now, accounts.DefaultThrottle)
+	var logged strings.Builder
+	log := slog.New(slog.NewTextHandler(&logged, nil))
+	cfg := config{DatabaseURL: "postgres://db.example/countersign", Addr: "127.0.0.1:8080",
+		FactorKey: base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))}
+	svc, err := cfg.factors(t.Context(), st, acc, nil, log)
+	if err != nil || svc.PasskeysOn() || !strings.Contains(logged.String(), "-public-url") {
+		t.Fatalf("at 127.0.0.1: %v, passkeys on %v, log %q; want them off and -public-url named", err, svc != nil && svc.PasskeysOn(), logged.String())
+	}
+	cfg.PublicURL = "https://console.example.com"
+	if svc, err = cfg.factors(t.Context(), st, acc, nil, log); err != nil || !svc.PasskeysOn() {
+		t.Fatalf("at https://console.example.com: %v, want passkeys on", err)
+	}
+}

@@ -16,7 +16,10 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
+
+	"github.com/go-webauthn/webauthn/webauthn"
 
 	"countersign/internal/accounts"
 	"countersign/internal/apperr"
@@ -32,6 +35,13 @@ type Store interface {
 	SpendRecoveryCode(ctx context.Context, userID int64, hash []byte, at time.Time) (bool, error)
 	RecoveryCodesLeft(ctx context.Context, userID int64) (int, error)
 	RolesRequiringFactor(ctx context.Context) ([]string, error)
+	WebAuthnHandle(ctx context.Context, userID int64, fresh []byte) ([]byte, error)
+	PasskeysOf(ctx context.Context, userID int64) ([]store.Passkey, error)
+	InsertPasskey(ctx context.Context, p store.Passkey) error
+	UsePasskey(ctx context.Context, factorID, signCount int64, at time.Time) (bool, error)
+	DeletePasskey(ctx context.Context, userID, factorID int64, keepOne bool) error
+	StartCeremony(ctx context.Context, idHash []byte, userID int64, purpose string, session []byte, now, expires time.Time) error
+	TakeCeremony(ctx context.Context, idHash []byte, userID int64, purpose string, now time.Time) ([]byte, error)
 	SetRoleFactorRequired(ctx context.Context, role string, required bool, by int64, keep []byte, e store.Event) error
 }
 
@@ -54,6 +64,12 @@ type Config struct {
 	Issuer string
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+	// PublicURL is the console's address as people reach it; the passkeys'
+	// relying party is derived from it (RelyingParty). Empty: passkeys off.
+	PublicURL string
+	// Log receives refused passkey answers with the library's reason (nil:
+	// discarded).
+	Log *slog.Logger
 }
 
 // Service is the second-factor domain.
@@ -64,6 +80,9 @@ type Service struct {
 	recovery []byte // HMAC key of recovery codes' hashes
 	issuer   string
 	now      func() time.Time
+	// rp is the passkeys' relying party; nil: passkeys off.
+	rp  *webauthn.WebAuthn
+	log *slog.Logger
 	// beforeUse, when set, runs after a code matched and before the
 	// UPDATE that spends its step; tests hold racing requests there.
 	beforeUse func()
@@ -86,8 +105,16 @@ func New(st Store, throttle Throttle, cfg Config) (*Service, error) {
 	if issuer == "" {
 		issuer = "Countersign"
 	}
+	rp, err := newRelyingParty(cfg.PublicURL)
+	if err != nil {
+		return nil, err
+	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	return &Service{store: st, throttle: throttle, seal: seal, recovery: subkey(cfg.Key, "recovery code"), issuer: issuer,
-		now: now}, nil
+		now: now, rp: rp, log: log}, nil
 }
 
 // subkey derives a key for one purpose from the factor key, so sealing and
@@ -105,10 +132,12 @@ type Status struct {
 	Since time.Time
 	// RecoveryLeft counts unused recovery codes.
 	RecoveryLeft int
+	// Passkeys counts the person's passkeys.
+	Passkeys int
 }
 
 // Any reports whether the person has a second factor.
-func (s Status) Any() bool { return s.TOTP }
+func (s Status) Any() bool { return s.TOTP || s.Passkeys > 0 }
 
 // StatusOf returns what userID has set up.
 func (s *Service) StatusOf(ctx context.Context, userID int64) (Status, error) {
@@ -124,6 +153,11 @@ func (s *Service) StatusOf(ctx context.Context, userID int64) (Status, error) {
 	if st.RecoveryLeft, err = s.store.RecoveryCodesLeft(ctx, userID); err != nil {
 		return Status{}, err
 	}
+	keys, err := s.store.PasskeysOf(ctx, userID)
+	if err != nil {
+		return Status{}, err
+	}
+	st.Passkeys = len(keys)
 	return st, nil
 }
 

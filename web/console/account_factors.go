@@ -36,6 +36,11 @@ func (h *Handler) renderAccountFactors(c echo.Context, status int, errs views.Fi
 		return err
 	}
 	v := views.AccountFactorsView{TOTP: st.TOTP, RecoveryLeft: st.RecoveryLeft, Required: required[u.Role], Errors: errs}
+	if v.PasskeysOn = h.cfg.Factors.PasskeysOn(); v.PasskeysOn {
+		if v.Passkeys, err = h.passkeyRows(c, u); err != nil {
+			return err
+		}
+	}
 	if st.TOTP {
 		v.Since = st.Since.In(h.Now().Location()).Format("2 Jan 2006")
 	}

@@ -85,7 +85,23 @@ func (h *Handler) handleFactorForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return h.renderFactor(c, http.StatusOK, views.SignInFactorView{Enrol: step == factors.EnrolStep})
+	v := views.SignInFactorView{Enrol: step == factors.EnrolStep}
+	if v.Enrol {
+		v.Passkey = h.cfg.Factors.PasskeysOn()
+	} else if v.Passkey, err = h.offersPasskey(c, u); err != nil {
+		return err
+	}
+	return h.renderFactor(c, http.StatusOK, v)
+}
+
+// offersPasskey reports whether the factor step offers u a passkey beside
+// the code.
+func (h *Handler) offersPasskey(c echo.Context, u accounts.User) (bool, error) {
+	if !h.cfg.Factors.PasskeysOn() {
+		return false, nil
+	}
+	st, err := h.cfg.Factors.StatusOf(c.Request().Context(), u.ID)
+	return st.Passkeys > 0, err
 }
 
 // handleFactor answers POST /sign-in/factor: a code of the person's
@@ -126,6 +142,9 @@ func (h *Handler) handleFactor(c echo.Context) error {
 	kind, err := h.cfg.Factors.Verify(ctx, u, code, c.RealIP())
 	if e, isApp := apperr.As(err); isApp && (e.Kind == apperr.Invalid || e.Kind == apperr.LimitReached) {
 		v := views.SignInFactorView{Errors: e.Fields}
+		if v.Passkey, err = h.offersPasskey(c, u); err != nil {
+			return err
+		}
 		if e.Kind == apperr.LimitReached {
 			v.Error = e.Message
 			if e.RetryAfterSeconds > 0 {

@@ -131,6 +131,9 @@ type config struct {
 	// -password-sign-in=false.
 	sso               func(consoleURL string) *sso.Provider
 	staffPasswordsOff bool
+	// passkeys serves the console at http://localhost:<port> with passkeys
+	// on (its relying party is localhost).
+	passkeys bool
 }
 
 // WithSSO turns single sign-on on (Stack.ServeAnother only): provider
@@ -139,6 +142,11 @@ type config struct {
 func WithSSO(provider func(consoleURL string) *sso.Provider) Option {
 	return func(o *config) { o.sso = provider }
 }
+
+// WithPasskeys turns passkeys on (Stack.ServeAnother only): the console's
+// public URL is http://localhost:<its port>, so its relying party is
+// "localhost" (browsers take no IP address as one); browse it there.
+func WithPasskeys() Option { return func(o *config) { o.passkeys = true } }
 
 // WithoutStaffPasswords refuses password sign-in to staff, as
 // -password-sign-in=false does.

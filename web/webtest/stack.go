@@ -3,6 +3,7 @@ package webtest
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -164,7 +165,17 @@ func (b *Stack) ServeAnother(tb testing.TB, opts ...Option) *httptest.Server {
 	if o.sso != nil {
 		provider = o.sso("http://" + srv.Listener.Addr().String())
 	}
-	srv.Config.Handler = b.serverWithSSO(o, provider).Handler()
+	factorSvc := b.Factors
+	if o.passkeys {
+		_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+		var err error
+		factorSvc, err = factors.New(b.Store, b.Accounts, factors.Config{Key: FactorKey, Now: b.Now,
+			PublicURL: "http://localhost:" + port, Log: o.logger})
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	srv.Config.Handler = b.serverWith(o, provider, factorSvc).Handler()
 	srv.Start()
 	tb.Cleanup(srv.Close)
 	return srv
@@ -216,10 +227,11 @@ func assemble(tb testing.TB, st *store.Store, o config) *Stack {
 
 // server is the console over the stack's services with o's sessions,
 // telemetry, rate, proxies, log and logo fetch.
-func (b *Stack) server(o config) *web.Server { return b.serverWithSSO(o, nil) }
+func (b *Stack) server(o config) *web.Server { return b.serverWith(o, nil, b.Factors) }
 
-// serverWithSSO is server with provider as the console's single sign-on.
-func (b *Stack) serverWithSSO(o config, provider *sso.Provider) *web.Server {
+// serverWith is server with provider as the console's single sign-on and
+// factorSvc as its second factors.
+func (b *Stack) serverWith(o config, provider *sso.Provider, factorSvc *factors.Service) *web.Server {
 	keys, idle, absolute := o.keyPairs, o.idle, o.absolute
 	if keys == nil {
 		keys = SessionKeys
@@ -235,7 +247,7 @@ func (b *Stack) serverWithSSO(o config, provider *sso.Provider) *web.Server {
 		Registry: b.registry, Control: b.Control, Handoffs: b.handoffs, Lists: b.lists, Confirmations: b.Links, Assistants: b.Assistants,
 		Metrics: b.Metrics, Webhooks: b.webhooks, APIRatePerMinute: o.apiRate, Telemetry: o.telemetry,
 		Logger: o.logger, Slack: b.Bot, LogoFetch: logoFetch(o.logo), SSO: provider, StaffPasswordsOff: o.staffPasswordsOff,
-		Factors: b.Factors})
+		Factors: factorSvc})
 }
 
 // tracedPool is a pool on a fresh migrated database whose connections

@@ -1,0 +1,123 @@
+// passkey.js runs the browser's half of the WebAuthn ceremonies: "Add a
+// passkey" on the account's second-factor page and "Use a passkey" at the
+// sign-in's factor step (forms marked data-passkey). The console sends the
+// options with their binary fields in base64url; navigator.credentials
+// takes ArrayBuffers, and the answer goes back as base64url JSON. Loaded
+// with the page's CSP nonce; no inline handlers.
+(function () {
+  "use strict";
+
+  function toBuffer(s) {
+    s = s.replace(/-/g, "+").replace(/_/g, "/");
+    while (s.length % 4) { s += "="; }
+    var bin = atob(s), out = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) { out[i] = bin.charCodeAt(i); }
+    return out.buffer;
+  }
+
+  function toBase64url(buf) {
+    var bytes = new Uint8Array(buf), bin = "";
+    for (var i = 0; i < bytes.length; i++) { bin += String.fromCharCode(bytes[i]); }
+    return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  }
+
+  function descriptors(list) {
+    return (list || []).map(function (d) { d.id = toBuffer(d.id); return d; });
+  }
+
+  function creationOptions(o) {
+    var p = o.publicKey;
+    p.challenge = toBuffer(p.challenge);
+    p.user.id = toBuffer(p.user.id);
+    p.excludeCredentials = descriptors(p.excludeCredentials);
+    return p;
+  }
+
+  function requestOptions(o) {
+    var p = o.publicKey;
+    p.challenge = toBuffer(p.challenge);
+    p.allowCredentials = descriptors(p.allowCredentials);
+    return p;
+  }
+
+  // answer is a PublicKeyCredential in its JSON form (what toJSON() gives
+  // where the browser has it).
+  function answer(cred) {
+    var r = cred.response, out = {
+      id: cred.id, rawId: toBase64url(cred.rawId), type: cred.type,
+      clientExtensionResults: cred.getClientExtensionResults ? cred.getClientExtensionResults() : {},
+      response: { clientDataJSON: toBase64url(r.clientDataJSON) }
+    };
+    if (cred.authenticatorAttachment) { out.authenticatorAttachment = cred.authenticatorAttachment; }
+    if (r.attestationObject) {
+      out.response.attestationObject = toBase64url(r.attestationObject);
+      if (r.getTransports) { out.response.transports = r.getTransports(); }
+    } else {
+      out.response.authenticatorData = toBase64url(r.authenticatorData);
+      out.response.signature = toBase64url(r.signature);
+      if (r.userHandle) { out.response.userHandle = toBase64url(r.userHandle); }
+    }
+    return out;
+  }
+
+  function post(url, csrf, body) {
+    return fetch(url, {
+      method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "Accept": "application/json", "X-CSRF-Token": csrf },
+      body: JSON.stringify(body || {})
+    }).then(function (res) {
+      return res.json().catch(function () { return {}; }).then(function (j) {
+        if (!res.ok && !j.error) { j.error = "The console could not take this (" + res.status + "). Reload the page and try again."; }
+        return j;
+      });
+    });
+  }
+
+  function run(form) {
+    var kind = form.getAttribute("data-passkey");
+    var box = form.parentNode.querySelector("[data-passkey-error]");
+    var button = form.querySelector("button");
+    var csrf = form.querySelector("input[name=_csrf]").value;
+    var name = form.querySelector("input[name=name]");
+    var password = form.querySelector("input[name=password]");
+    function fail(msg) {
+      box.textContent = msg;
+      box.hidden = false;
+      box.setAttribute("tabindex", "-1");
+      box.focus();
+      button.disabled = false;
+    }
+    function done(j) {
+      if (j.error) { fail(j.error); if (j.next) { setTimeout(function () { location.assign(j.next); }, 3000); } return; }
+      location.assign(j.next);
+    }
+    box.hidden = true;
+    button.disabled = true;
+    post(form.getAttribute("data-begin"), csrf, password ? { password: password.value } : {}).then(function (opts) {
+      if (opts.error) { done(opts); return null; }
+      var ceremony = kind === "register"
+        ? navigator.credentials.create({ publicKey: creationOptions(opts) })
+        : navigator.credentials.get({ publicKey: requestOptions(opts) });
+      return ceremony.then(function (cred) {
+        var body = { credential: answer(cred) };
+        if (name) { body.name = name.value; }
+        return post(form.getAttribute("data-finish"), csrf, body).then(done);
+      });
+    }).catch(function (e) {
+      fail(e && e.name === "NotAllowedError"
+        ? "The passkey was not used (cancelled, or it took too long). Try again."
+        : "The passkey did not work here: " + (e && e.message ? e.message : e));
+    });
+  }
+
+  document.querySelectorAll("form[data-passkey]").forEach(function (form) {
+    if (!window.PublicKeyCredential) {
+      form.querySelector("button").disabled = true;
+      return;
+    }
+    form.addEventListener("submit", function (e) {
+      e.preventDefault();
+      run(form);
+    });
+  });
+})();
