@@ -1,0 +1,312 @@
+package console_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/gob"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"countersign/internal/accounts"
+	"countersign/internal/controlplane"
+	"countersign/internal/demoshop"
+	"countersign/internal/fakeslack"
+	"countersign/store"
+	"countersign/web/kit"
+	"countersign/web/webtest"
+)
+
+// staffDoor is one way a staff person changes something that the audit
+// trail records: do makes the change as c's person, after prepare set up
+// what it needs, and fails the test if the console refused it.
+type staffDoor struct {
+	name    string
+	role    accounts.Role
+	prepare func(t *testing.T, b *webtest.Stack, f *webtest.Shopper) string
+	do      func(t *testing.T, b *webtest.Stack, c *webtest.Client, id string)
+}
+
+// post fails t unless the console answers path's form with a redirect.
+func post(t *testing.T, c *webtest.Client, path string, form url.Values) {
+	t.Helper()
+	if res := c.Post(path, form); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("POST %s: %d\n%s", path, res.StatusCode, res.Text)
+	}
+}
+
+func csrf(c *webtest.Client) url.Values { return url.Values{"_csrf": {c.CSRF("/")}} }
+
+// staffDoors are every console door through which a staff person's change
+// is recorded (claiming a card records no event). A door added to the
+// console belongs here.
+var staffDoors = []staffDoor{
+	{name: "approve a card", role: accounts.Agent,
+		prepare: func(t *testing.T, _ *webtest.Stack, f *webtest.Shopper) string {
+			return f.Describe(t, "Now in oak.").ID
+		},
+		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
+			post(t, c, "/queue/"+id+"/approve", webtest.CardForm(t, c.Get("/queue/"+id), "approve-form"))
+		}},
+	{name: "reject a card", role: accounts.Agent,
+		prepare: func(t *testing.T, _ *webtest.Stack, f *webtest.Shopper) string { return f.Refund(t, f.Order, 800).ID },
+		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
+			form := webtest.CardForm(t, c.Get("/queue/"+id), "reject-form")
+			form.Set("reason", "The amount is more than this order allows.")
+			post(t, c, "/queue/"+id+"/reject", form)
+		}},
+	{name: "bulk approval", role: accounts.Agent,
+		prepare: func(t *testing.T, _ *webtest.Stack, f *webtest.Shopper) string {
+			return f.Describe(t, "Now in walnut.").ID
+		},
+		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
+			confirm := c.Post("/queue/bulk", url.Values{"_csrf": {c.CSRF("/queue")}, "id": {id}})
+			if confirm.StatusCode != http.StatusOK {
+				t.Fatalf("bulk review: %d\n%s", confirm.StatusCode, confirm.Text)
+			}
+			final := url.Values{}
+			confirm.Doc(t).Find(`[data-testid="bulk-confirm-form"] input`).Each(func(_ int, s *goquery.Selection) {
+				final.Add(s.AttrOr("name", ""), s.AttrOr("value", ""))
+			})
+			post(t, c, "/queue/bulk/approve", final)
+		}},
+	{name: "pause a task", role: accounts.Agent,
+		prepare: func(_ *testing.T, _ *webtest.Stack, f *webtest.Shopper) string { return f.Task.ID },
+		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
+			post(t, c, "/tasks/"+id+"/pause", csrf(c))
+		}},
+	{name: "cancel a task", role: accounts.Agent,
+		prepare: func(_ *testing.T, _ *webtest.Stack, f *webtest.Shopper) string { return f.Task.ID },
+		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
+			post(t, c, "/tasks/"+id+"/cancel", csrf(c))
+		}},
+	{name: "reconcile", role: accounts.Agent,
+		prepare: func(t *testing.T, b *webtest.Stack, f *webtest.Shopper) string {
+			inv := f.Refund(t, f.Order, 600)
+			webtest.MarkUnverified(t, b, inv.ID)
+			return inv.ID
+		},
+		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
+			post(t, c, "/invocations/"+id+"/reconcile", csrf(c))
+		}},
+	{name: "reverse", role: accounts.Agent,
+		prepare: func(t *testing.T, b *webtest.Stack, f *webtest.Shopper) string {
+			ctx := context.Background()
+			sub, err := b.Shop.CreateSubscription(ctx, demoshop.SubscriptionFixture{CustomerID: f.Customer.ID, Plan: "Pro"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			inv, err := b.Control.Propose(ctx, controlplane.Proposal{TaskID: f.Task.ID, Action: "cancel_subscription",
+				Args:  []byte(`{"subscription_id":"` + sub.ID + `","reason_code":"switching","effective":"end_of_period"}`),
+				Actor: controlplane.AssistantActor("asst_test", "Test assistant")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.ApproveAndDispatch(t, inv)
+			return inv.ID
+		},
+		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
+			post(t, c, "/invocations/"+id+"/reverse", csrf(c))
+		}},
+	{name: "change a policy", role: accounts.Manager,
+		prepare: func(*testing.T, *webtest.Stack, *webtest.Shopper) string { return "" },
+		do: func(t *testing.T, b *webtest.Stack, c *webtest.Client, _ string) {
+			post(t, c, "/policies/shop/issue_refund", webtest.PolicyForm(b, c.CSRF("/policies/shop/issue_refund"), "1", "3", "Tighter.", "save"))
+		}},
+	{name: "take a hand-off", role: accounts.Agent,
+		prepare: func(t *testing.T, b *webtest.Stack, f *webtest.Shopper) string {
+			return webtest.Itoa64(webtest.InsertHandoff(t, b, f.Task.ConversationID, f.Task.ID, "transactional_high", `{"summary":"Refund."}`, b.Now()))
+		},
+		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
+			post(t, c, "/handoffs/"+id+"/take", csrf(c))
+		}},
+	{name: "stop every task", role: accounts.Admin,
+		prepare: func(*testing.T, *webtest.Stack, *webtest.Shopper) string { return "" },
+		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, _ string) {
+			form := csrf(c)
+			form.Set("stopped", "true")
+			post(t, c, "/controls/global-stop", form)
+		}},
+	{name: "change an assistant's grants", role: accounts.Admin,
+		prepare: func(t *testing.T, b *webtest.Stack, _ *webtest.Shopper) string {
+			a, _ := b.NewAssistant(t, "grant-bot")
+			return a.ID
+		},
+		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
+			post(t, c, "/admin/assistants/"+id+"/grants", url.Values{"_csrf": {c.CSRF("/admin/assistants")}, "max_write_budget": {"50"},
+				"max_inflight_limit": {"4"}, "max_rate_per_minute": {"60"}, "any_customer": {"on"}})
+		}},
+	{name: "require a second factor", role: accounts.Admin,
+		prepare: func(*testing.T, *webtest.Stack, *webtest.Shopper) string { return "" },
+		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, _ string) {
+			post(t, c, "/admin/users/factors", url.Values{"_csrf": {c.CSRF("/admin/users")}, "role": {"manager"}, "required": {"false"}})
+		}},
+}
+
+// staffSessions are the ways a session's person was identified: set
+// rewrites the signed-in session as a sign-in of that kind left it, and
+// want is what the audit trail must record.
+var staffSessions = []struct {
+	name string
+	set  map[string]any
+	drop []string
+	want controlplane.Identification
+}{
+	{name: "password", want: controlplane.Identification{Method: "password"}},
+	{name: "password and an authenticator app", set: map[string]any{kit.KeyIdentifiedBy: "password+totp"},
+		want: controlplane.Identification{Method: "password+totp"}},
+	{name: "password and a recovery code", set: map[string]any{kit.KeyIdentifiedBy: "password+recovery"},
+		want: controlplane.Identification{Method: "password+recovery"}},
+	{name: "single sign-on", set: map[string]any{kit.KeyIdentifiedBy: "oidc", kit.KeyIdentityIssuer: "https://idp.example.test",
+		kit.KeyIdentitySubject: "sam-0042", kit.KeySignedInUntil: time.Now().Add(24 * time.Hour).Unix()},
+		want: controlplane.Identification{Method: "oidc", Issuer: "https://idp.example.test", Subject: "sam-0042"}},
+	{name: "a password session from before the method was recorded", drop: []string{kit.KeyIdentifiedBy},
+		want: controlplane.Identification{Method: "password"}},
+	{name: "a provider's session without the method", drop: []string{kit.KeyIdentifiedBy},
+		set: map[string]any{kit.KeySignedInUntil: time.Now().Add(24 * time.Hour).Unix()}, want: controlplane.Identification{Method: "unknown"}},
+}
+
+// TestEveryStaffDoorRecordsHowThePersonWasIdentified walks every staff
+// door with every kind of session, and a Slack click, and checks that
+// each event the change recorded names how its person was identified: a
+// door that builds its actor without the session records "unknown" and
+// fails here.
+func TestEveryStaffDoorRecordsHowThePersonWasIdentified(t *testing.T) {
+	t.Parallel()
+	for _, door := range staffDoors {
+		for _, s := range staffSessions {
+			t.Run(door.name+"/"+s.name, func(t *testing.T) {
+				t.Parallel()
+				b := webtest.New(t, webtest.WithShop())
+				f := webtest.NewShopper(t, b)
+				id := door.prepare(t, b, f)
+				u := b.Users[door.role]
+				c := b.Client(t)
+				c.MustSignIn(u)
+				rewriteSession(t, b, u.ID, s.set, s.drop)
+				since := lastEvent(t, b)
+				door.do(t, b, c, id)
+				checkIdentified(t, b, u.ID, since, s.want)
+			})
+		}
+	}
+	t.Run("slack click", func(t *testing.T) {
+		t.Parallel()
+		b := webtest.New(t, webtest.WithShop(), webtest.WithSlack())
+		f := webtest.NewShopper(t, b)
+		f.Describe(t, "Now in ash.")
+		ctx := context.Background()
+		if err := b.Bot.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		msgs := b.Slack.Messages()
+		if len(msgs) != 1 {
+			t.Fatalf("%d messages posted, want 1", len(msgs))
+		}
+		sam := b.Slack.AddUser(fakeslack.User{ID: "U0SAM", Name: "Sam"})
+		u := b.Users[accounts.Agent]
+		click, _ := b.Slack.Click(sam, msgs[0], "approve")
+		if err := b.Store.LinkSlackUser(ctx, store.SlackLink{Team: slackTeam(t, click.Body), User: sam.ID, UserID: u.ID, How: "code", LinkedAt: b.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		since := lastEvent(t, b)
+		if status, body, err := click.Send(b.Server.URL + "/slack/interactions"); err != nil || status != http.StatusOK {
+			t.Fatalf("the click: %d %s %v", status, body, err)
+		}
+		checkIdentified(t, b, u.ID, since, controlplane.Identification{Method: "slack", Issuer: slackTeam(t, click.Body), Subject: sam.ID})
+	})
+}
+
+// slackTeam is the workspace a click was made in.
+func slackTeam(t *testing.T, body []byte) string {
+	t.Helper()
+	form, err := url.ParseQuery(string(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		Team struct {
+			ID string `json:"id"`
+		} `json:"team"`
+	}
+	if err := json.Unmarshal([]byte(form.Get("payload")), &p); err != nil || p.Team.ID == "" {
+		t.Fatalf("the click names no team: %v", err)
+	}
+	return p.Team.ID
+}
+
+// rewriteSession leaves userID's newest session as a sign-in that set
+// set and not drop would have.
+func rewriteSession(t *testing.T, b *webtest.Stack, userID int64, set map[string]any, drop []string) {
+	t.Helper()
+	ctx := context.Background()
+	var hash, data []byte
+	if err := b.Store.Pool().QueryRow(ctx, `SELECT id_hash, data FROM sessions WHERE user_id = $1 AND revoked_at IS NULL
+		ORDER BY created_at DESC LIMIT 1`, userID).Scan(&hash, &data); err != nil {
+		t.Fatal(err)
+	}
+	values := map[any]any{}
+	if len(data) > 0 {
+		if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&values); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k, v := range set {
+		values[k] = v
+	}
+	for _, k := range drop {
+		delete(values, k)
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(values); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Store.Pool().Exec(ctx, `UPDATE sessions SET data = $2 WHERE id_hash = $1`, hash, buf.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// lastEvent is the id of the newest audit event.
+func lastEvent(t *testing.T, b *webtest.Stack) int64 {
+	t.Helper()
+	var id int64
+	if err := b.Store.Pool().QueryRow(context.Background(), `SELECT coalesce(max(id), 0) FROM events`).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// checkIdentified fails t unless userID's change after event since
+// recorded at least one event, each naming want as identified_by.
+func checkIdentified(t *testing.T, b *webtest.Stack, userID, since int64, want controlplane.Identification) {
+	t.Helper()
+	rows, err := b.Store.Pool().Query(context.Background(), `SELECT action, coalesce(data->'identified_by', 'null') FROM events
+		WHERE id > $1 AND actor_kind = 'user' AND actor_id = $2::bigint::text ORDER BY id`, since, userID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var action string
+		var raw []byte
+		if err := rows.Scan(&action, &raw); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		var got controlplane.Identification
+		if err := json.Unmarshal(raw, &got); err != nil || got != want {
+			t.Errorf("event %s records identified_by %s, want %+v", action, raw, want)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Errorf("the change recorded no event by the person")
+	}
+}
