@@ -37,3 +37,12 @@ func identificationOf(c echo.Context, u accounts.User) controlplane.Identificati
 	}
 	return controlplane.Identification{Method: controlplane.IdentifiedUnknown}
 }
+
+// identifiedWords says how a console user's event names its person as
+// identified ("single sign-on", "password and authenticator app"), for the
+// timeline beside their name; empty when the event does not say.
+func identifiedWords(e controlplane.Event) string {
+	by, _ := e.Data["identified_by"].(map[string]any)
+	method, _ := by["method"].(string)
+	return controlplane.IdentificationWords(method)
+}
