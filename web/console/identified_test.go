@@ -140,6 +140,15 @@ var staffDoors = []staffDoor{
 			post(t, c, "/admin/assistants/"+id+"/grants", url.Values{"_csrf": {c.CSRF("/admin/assistants")}, "max_write_budget": {"50"},
 				"max_inflight_limit": {"4"}, "max_rate_per_minute": {"60"}, "any_customer": {"on"}})
 		}},
+	{name: "send a test webhook", role: accounts.Admin,
+		prepare: func(t *testing.T, b *webtest.Stack, _ *webtest.Shopper) string {
+			b.Assistant, _ = b.NewAssistant(t, "hook-bot")
+			b.ReceiveWebhooks(t)
+			return b.Assistant.ID
+		},
+		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
+			post(t, c, "/admin/assistants/"+id+"/webhook/test", url.Values{"_csrf": {c.CSRF("/admin/assistants")}})
+		}},
 	{name: "require a second factor", role: accounts.Admin,
 		prepare: func(*testing.T, *webtest.Stack, *webtest.Shopper) string { return "" },
 		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, _ string) {
