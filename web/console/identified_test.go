@@ -59,6 +59,13 @@ var staffDoors = []staffDoor{
 			form.Set("reason", "The amount is more than this order allows.")
 			post(t, c, "/queue/"+id+"/reject", form)
 		}},
+	{name: "send a card back", role: accounts.Agent,
+		prepare: func(t *testing.T, _ *webtest.Stack, f *webtest.Shopper) string { return f.Refund(t, f.Order, 800).ID },
+		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
+			form := webtest.CardForm(t, c.Get("/queue/"+id), "send-back-form")
+			form.Set("question", "Which item arrived damaged?")
+			post(t, c, "/queue/"+id+"/send-back", form)
+		}},
 	{name: "bulk approval", role: accounts.Agent,
 		prepare: func(t *testing.T, _ *webtest.Stack, f *webtest.Shopper) string {
 			return f.Describe(t, "Now in walnut.").ID
@@ -78,6 +85,16 @@ var staffDoors = []staffDoor{
 		prepare: func(_ *testing.T, _ *webtest.Stack, f *webtest.Shopper) string { return f.Task.ID },
 		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
 			post(t, c, "/tasks/"+id+"/pause", csrf(c))
+		}},
+	{name: "resume a task", role: accounts.Agent,
+		prepare: func(t *testing.T, b *webtest.Stack, f *webtest.Shopper) string {
+			if _, err := b.Control.ChangeTask(context.Background(), controlplane.SystemActor, f.Task.ID, controlplane.TaskPause, 0); err != nil {
+				t.Fatal(err)
+			}
+			return f.Task.ID
+		},
+		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
+			post(t, c, "/tasks/"+id+"/resume", csrf(c))
 		}},
 	{name: "cancel a task", role: accounts.Agent,
 		prepare: func(_ *testing.T, _ *webtest.Stack, f *webtest.Shopper) string { return f.Task.ID },
