@@ -25,7 +25,9 @@ import (
 // trail records: do makes the change as c's person, after prepare set up
 // what it needs, and fails the test if the console refused it.
 type staffDoor struct {
-	name    string
+	name string
+	// route is the console's POST route of the door.
+	route   string
 	role    accounts.Role
 	prepare func(t *testing.T, b *webtest.Stack, f *webtest.Shopper) string
 	do      func(t *testing.T, b *webtest.Stack, c *webtest.Client, id string)
@@ -45,28 +47,28 @@ func csrf(c *webtest.Client) url.Values { return url.Values{"_csrf": {c.CSRF("/"
 // is recorded (claiming a card records no event). A door added to the
 // console belongs here.
 var staffDoors = []staffDoor{
-	{name: "approve a card", role: accounts.Agent,
+	{name: "approve a card", route: "/queue/:id/approve", role: accounts.Agent,
 		prepare: func(t *testing.T, _ *webtest.Stack, f *webtest.Shopper) string {
 			return f.Describe(t, "Now in oak.").ID
 		},
 		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
 			post(t, c, "/queue/"+id+"/approve", webtest.CardForm(t, c.Get("/queue/"+id), "approve-form"))
 		}},
-	{name: "reject a card", role: accounts.Agent,
+	{name: "reject a card", route: "/queue/:id/reject", role: accounts.Agent,
 		prepare: func(t *testing.T, _ *webtest.Stack, f *webtest.Shopper) string { return f.Refund(t, f.Order, 800).ID },
 		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
 			form := webtest.CardForm(t, c.Get("/queue/"+id), "reject-form")
 			form.Set("reason", "The amount is more than this order allows.")
 			post(t, c, "/queue/"+id+"/reject", form)
 		}},
-	{name: "send a card back", role: accounts.Agent,
+	{name: "send a card back", route: "/queue/:id/send-back", role: accounts.Agent,
 		prepare: func(t *testing.T, _ *webtest.Stack, f *webtest.Shopper) string { return f.Refund(t, f.Order, 800).ID },
 		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
 			form := webtest.CardForm(t, c.Get("/queue/"+id), "send-back-form")
 			form.Set("question", "Which item arrived damaged?")
 			post(t, c, "/queue/"+id+"/send-back", form)
 		}},
-	{name: "bulk approval", role: accounts.Agent,
+	{name: "bulk approval", route: "/queue/bulk/approve", role: accounts.Agent,
 		prepare: func(t *testing.T, _ *webtest.Stack, f *webtest.Shopper) string {
 			return f.Describe(t, "Now in walnut.").ID
 		},
@@ -81,12 +83,12 @@ var staffDoors = []staffDoor{
 			})
 			post(t, c, "/queue/bulk/approve", final)
 		}},
-	{name: "pause a task", role: accounts.Agent,
+	{name: "pause a task", route: "/tasks/:id/pause", role: accounts.Agent,
 		prepare: func(_ *testing.T, _ *webtest.Stack, f *webtest.Shopper) string { return f.Task.ID },
 		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
 			post(t, c, "/tasks/"+id+"/pause", csrf(c))
 		}},
-	{name: "resume a task", role: accounts.Agent,
+	{name: "resume a task", route: "/tasks/:id/resume", role: accounts.Agent,
 		prepare: func(t *testing.T, b *webtest.Stack, f *webtest.Shopper) string {
 			if _, err := b.Control.ChangeTask(context.Background(), controlplane.SystemActor, f.Task.ID, controlplane.TaskPause, 0); err != nil {
 				t.Fatal(err)
@@ -96,12 +98,12 @@ var staffDoors = []staffDoor{
 		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
 			post(t, c, "/tasks/"+id+"/resume", csrf(c))
 		}},
-	{name: "cancel a task", role: accounts.Agent,
+	{name: "cancel a task", route: "/tasks/:id/cancel", role: accounts.Agent,
 		prepare: func(_ *testing.T, _ *webtest.Stack, f *webtest.Shopper) string { return f.Task.ID },
 		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
 			post(t, c, "/tasks/"+id+"/cancel", csrf(c))
 		}},
-	{name: "reconcile", role: accounts.Agent,
+	{name: "reconcile", route: "/invocations/:id/reconcile", role: accounts.Agent,
 		prepare: func(t *testing.T, b *webtest.Stack, f *webtest.Shopper) string {
 			inv := f.Refund(t, f.Order, 600)
 			webtest.MarkUnverified(t, b, inv.ID)
@@ -110,7 +112,7 @@ var staffDoors = []staffDoor{
 		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
 			post(t, c, "/invocations/"+id+"/reconcile", csrf(c))
 		}},
-	{name: "reverse", role: accounts.Agent,
+	{name: "reverse", route: "/invocations/:id/reverse", role: accounts.Agent,
 		prepare: func(t *testing.T, b *webtest.Stack, f *webtest.Shopper) string {
 			ctx := context.Background()
 			sub, err := b.Shop.CreateSubscription(ctx, demoshop.SubscriptionFixture{CustomerID: f.Customer.ID, Plan: "Pro"})
@@ -129,41 +131,41 @@ var staffDoors = []staffDoor{
 		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
 			post(t, c, "/invocations/"+id+"/reverse", csrf(c))
 		}},
-	{name: "change a policy", role: accounts.Manager,
+	{name: "change a policy", route: "/policies/:system/:action", role: accounts.Manager,
 		prepare: func(*testing.T, *webtest.Stack, *webtest.Shopper) string { return "" },
 		do: func(t *testing.T, b *webtest.Stack, c *webtest.Client, _ string) {
 			post(t, c, "/policies/shop/issue_refund", webtest.PolicyForm(b, c.CSRF("/policies/shop/issue_refund"), "1", "3", "Tighter.", "save"))
 		}},
-	{name: "take a hand-off", role: accounts.Agent,
+	{name: "take a hand-off", route: "/handoffs/:id/take", role: accounts.Agent,
 		prepare: func(t *testing.T, b *webtest.Stack, f *webtest.Shopper) string {
 			return webtest.Itoa64(webtest.InsertHandoff(t, b, f.Task.ConversationID, f.Task.ID, "transactional_high", `{"summary":"Refund."}`, b.Now()))
 		},
 		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
 			post(t, c, "/handoffs/"+id+"/take", csrf(c))
 		}},
-	{name: "take over a hand-off", role: accounts.Manager,
+	{name: "take over a hand-off", route: "/handoffs/:id/take-over", role: accounts.Manager,
 		prepare: takenHandoff,
 		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
 			post(t, c, "/handoffs/"+id+"/take-over", url.Values{"_csrf": {c.CSRF("/handoffs")}, "reason": {"Away."}})
 		}},
-	{name: "resolve a hand-off", role: accounts.Agent,
+	{name: "resolve a hand-off", route: "/handoffs/:id/resolve", role: accounts.Agent,
 		prepare: takenHandoff,
 		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
 			post(t, c, "/handoffs/"+id+"/resolve", url.Values{"_csrf": {c.CSRF("/handoffs")}, "note": {"Refunded by phone."}})
 		}},
-	{name: "give a hand-off back", role: accounts.Agent,
+	{name: "give a hand-off back", route: "/handoffs/:id/give-back", role: accounts.Agent,
 		prepare: takenHandoff,
 		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
 			post(t, c, "/handoffs/"+id+"/give-back", url.Values{"_csrf": {c.CSRF("/handoffs")}, "note": {"Ask them again."}})
 		}},
-	{name: "stop every task", role: accounts.Admin,
+	{name: "stop every task", route: "/controls/global-stop", role: accounts.Admin,
 		prepare: func(*testing.T, *webtest.Stack, *webtest.Shopper) string { return "" },
 		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, _ string) {
 			form := csrf(c)
 			form.Set("stopped", "true")
 			post(t, c, "/controls/global-stop", form)
 		}},
-	{name: "change an assistant's grants", role: accounts.Admin,
+	{name: "change an assistant's grants", route: "/admin/assistants/:id/grants", role: accounts.Admin,
 		prepare: func(t *testing.T, b *webtest.Stack, _ *webtest.Shopper) string {
 			a, _ := b.NewAssistant(t, "grant-bot")
 			return a.ID
@@ -172,7 +174,7 @@ var staffDoors = []staffDoor{
 			post(t, c, "/admin/assistants/"+id+"/grants", url.Values{"_csrf": {c.CSRF("/admin/assistants")}, "max_write_budget": {"50"},
 				"max_inflight_limit": {"4"}, "max_rate_per_minute": {"60"}, "any_customer": {"on"}})
 		}},
-	{name: "send a test webhook", role: accounts.Admin,
+	{name: "send a test webhook", route: "/admin/assistants/:id/webhook/test", role: accounts.Admin,
 		prepare: func(t *testing.T, b *webtest.Stack, _ *webtest.Shopper) string {
 			b.Assistant, _ = b.NewAssistant(t, "hook-bot")
 			b.ReceiveWebhooks(t)
@@ -181,7 +183,7 @@ var staffDoors = []staffDoor{
 		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
 			post(t, c, "/admin/assistants/"+id+"/webhook/test", url.Values{"_csrf": {c.CSRF("/admin/assistants")}})
 		}},
-	{name: "require a second factor", role: accounts.Admin,
+	{name: "require a second factor", route: "/admin/users/factors", role: accounts.Admin,
 		prepare: func(*testing.T, *webtest.Stack, *webtest.Shopper) string { return "" },
 		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, _ string) {
 			post(t, c, "/admin/users/factors", url.Values{"_csrf": {c.CSRF("/admin/users")}, "role": {"manager"}, "required": {"false"}})
