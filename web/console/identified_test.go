@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,6 +68,19 @@ var staffDoors = []staffDoor{
 			form := webtest.CardForm(t, c.Get("/queue/"+id), "send-back-form")
 			form.Set("question", "Which item arrived damaged?")
 			post(t, c, "/queue/"+id+"/send-back", form)
+		}},
+	{name: "edit a card", route: "/queue/:id/edit", role: accounts.Agent,
+		// The id carries the order too: the edit form needs it.
+		prepare: func(t *testing.T, _ *webtest.Stack, f *webtest.Shopper) string {
+			return f.Refund(t, f.Order, 800).ID + " " + f.Order.ID
+		},
+		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, idOrder string) {
+			id, order, _ := strings.Cut(idOrder, " ")
+			form := webtest.CardForm(t, c.Get("/queue/"+id), "edit-form")
+			form.Set("arg.order_id", order)
+			form.Set("arg.reason_code", "damaged")
+			form.Set("arg.amount_cents", "$7.00")
+			post(t, c, "/queue/"+id+"/edit", form)
 		}},
 	{name: "bulk approval", route: "/queue/bulk/approve", role: accounts.Agent,
 		prepare: func(t *testing.T, _ *webtest.Stack, f *webtest.Shopper) string {
