@@ -38,8 +38,6 @@ var staffPostsNotWalked = map[string]string{
 	"/admin/assistants/:id/deliveries/:delivery/resend": "a resend records no event",
 	"/queue/:id/requote":                                "records an event; still to be walked",
 	"/tasks/:id/blocks/lift":                            "records an event; still to be walked",
-	"/handoffs/:id/draft/send":                          "records an event; still to be walked",
-	"/handoffs/:id/draft/discard":                       "records an event; still to be walked",
 }
 
 // TestEveryStaffPostIsWalkedOrSaysWhyNot: a staff POST route added to the
