@@ -140,6 +140,20 @@ var staffDoors = []staffDoor{
 		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
 			post(t, c, "/invocations/"+id+"/reverse", csrf(c))
 		}},
+	{name: "lift a block", route: "/tasks/:id/blocks/lift", role: accounts.Agent,
+		// A refusal's block on the task's order, as a policy refusal leaves it.
+		prepare: func(t *testing.T, b *webtest.Stack, f *webtest.Shopper) string {
+			if _, err := b.Store.Pool().Exec(context.Background(), `INSERT INTO target_blocks (task_id, customer_ref, system, target_id, action, error, created_at)
+				SELECT id, customer_ref, 'shop', $2, 'issue_refund', '{"code": "outside_refund_window"}', $3 FROM tasks WHERE id = $1`, f.Task.ID, f.Order.ID, b.Now()); err != nil {
+				t.Fatal(err)
+			}
+			return f.Task.ID + " " + f.Order.ID
+		},
+		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, idOrder string) {
+			id, order, _ := strings.Cut(idOrder, " ")
+			post(t, c, "/tasks/"+id+"/blocks/lift", url.Values{"_csrf": {c.CSRF("/")}, "system": {"shop"}, "target_id": {order},
+				"reason": {"The customer sent the delivery note."}})
+		}},
 	{name: "change a policy", route: "/policies/:system/:action", role: accounts.Manager,
 		prepare: func(*testing.T, *webtest.Stack, *webtest.Shopper) string { return "" },
 		do: func(t *testing.T, b *webtest.Stack, c *webtest.Client, _ string) {
