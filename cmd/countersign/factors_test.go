@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"countersign/internal/accounts"
+	"countersign/internal/controlplane"
 	"countersign/store"
 	"countersign/store/dbtest"
 )
@@ -46,7 +47,7 @@ func TestFactorKeyMissingStopsAConsoleWhoseStaffUseFactors(t *testing.T) {
 	if err != nil || svc == nil {
 		t.Fatalf("with a key: %v, %v", svc, err)
 	}
-	if err := svc.SetRequired(ctx, admin, accounts.Agent, true, nil); err != nil {
+	if err := svc.SetRequired(ctx, admin, controlplane.Identification{Method: controlplane.IdentifiedPassword}, accounts.Agent, true, nil); err != nil {
 		t.Fatal(err)
 	}
 	cfg.FactorKey = ""

@@ -2,7 +2,6 @@ package assistants
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"countersign/internal/apperr"
@@ -52,12 +51,14 @@ func (s *Service) SetGrants(ctx context.Context, by controlplane.Actor, id strin
 	if err != nil {
 		return Assistant{}, err
 	}
-	data, _ := json.Marshal(map[string]any{"assistant_id": id, "assistant": before.Name, "actor_name": by.Name,
-		"before": before.Grants, "after": g})
+	e, err := controlplane.AuditEvent(s.now(), by, controlplane.EventAssistantGrantsChanged, "", "",
+		map[string]any{"assistant_id": id, "assistant": before.Name, "before": before.Grants, "after": g})
+	if err != nil {
+		return Assistant{}, err
+	}
 	row, err := s.store.SetAssistantGrants(ctx, id, store.AssistantGrants{MaxWriteBudget: int32(g.MaxWriteBudget),
 		MaxInflightLimit: int32(g.MaxInflightLimit), MaxRatePerMinute: int32(g.MaxRatePerMinute), AnyCustomer: g.AnyCustomer,
-		ReportsWithoutTask: g.ReportsWithoutTask},
-		store.Event{At: s.now(), ActorKind: string(by.Kind), ActorID: by.ID, Action: string(controlplane.EventAssistantGrantsChanged), Data: data})
+		ReportsWithoutTask: g.ReportsWithoutTask}, e)
 	if err != nil {
 		return Assistant{}, err
 	}

@@ -51,6 +51,9 @@ type Actor struct {
 	// transaction (mayRecord). Empty when the assistant acted without one
 	// (the console's own callers, tests).
 	KeyID string
+	// Identified is how a console user proved who they are (the session's
+	// sign-in, or Slack); the audit event records it, "unknown" when unset.
+	Identified Identification
 }
 
 // Via is where a console user acted when it was not the console: the
@@ -135,6 +138,9 @@ func AuditEvent(at time.Time, actor Actor, action EventAction, taskID, invocatio
 	}
 	if actor.Via != nil {
 		data["via"] = *actor.Via
+	}
+	if actor.Kind == ActorUser {
+		data["identified_by"] = actor.Identified.recorded()
 	}
 	b, err := json.Marshal(data)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"countersign/internal/accounts"
 	"countersign/internal/apperr"
 	"countersign/internal/clocktest"
+	"countersign/internal/controlplane"
 	"countersign/internal/racetest"
 	"countersign/store"
 	"countersign/store/dbtest"
@@ -255,13 +256,13 @@ func TestTOTPSecretSealedAtRest(t *testing.T) {
 func TestFactorRequirementAuditedAndAdminOnly(t *testing.T) {
 	b := setup(t)
 	ctx := t.Context()
-	if err := b.svc.SetRequired(ctx, b.agent, accounts.Agent, true, nil); !apperr.Is(err, apperr.Forbidden) {
+	if err := b.svc.SetRequired(ctx, b.agent, controlplane.Identification{Method: controlplane.IdentifiedPassword}, accounts.Agent, true, nil); !apperr.Is(err, apperr.Forbidden) {
 		t.Fatalf("an agent requiring a factor: %v, want Forbidden", err)
 	}
-	if err := b.svc.SetRequired(ctx, b.admin, accounts.Customer, true, nil); !apperr.Is(err, apperr.Invalid) {
+	if err := b.svc.SetRequired(ctx, b.admin, controlplane.Identification{Method: controlplane.IdentifiedPassword}, accounts.Customer, true, nil); !apperr.Is(err, apperr.Invalid) {
 		t.Fatalf("customers: %v, want Invalid", err)
 	}
-	if err := b.svc.SetRequired(ctx, b.admin, accounts.Agent, true, nil); err != nil {
+	if err := b.svc.SetRequired(ctx, b.admin, controlplane.Identification{Method: controlplane.IdentifiedPassword}, accounts.Agent, true, nil); err != nil {
 		t.Fatal(err)
 	}
 	if step, err := b.svc.StepAfterPassword(ctx, b.agent); err != nil || step != EnrolStep {
@@ -269,7 +270,7 @@ func TestFactorRequirementAuditedAndAdminOnly(t *testing.T) {
 	}
 	var n int
 	if err := b.st.Pool().QueryRow(ctx, `SELECT count(*) FROM events WHERE action = 'factor.requirement_changed'
-		AND actor_id = $1::bigint::text AND data = '{"role": "agent", "required": true}'`, b.admin.ID).Scan(&n); err != nil || n != 1 {
+		AND actor_id = $1::bigint::text AND data @> '{"role": "agent", "required": true, "identified_by": {"method": "password"}}'`, b.admin.ID).Scan(&n); err != nil || n != 1 {
 		t.Fatalf("%d audit events, %v; want 1", n, err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"countersign/internal/accounts"
 	"countersign/internal/apperr"
+	"countersign/internal/controlplane"
 	"countersign/internal/factors/softkey"
 	"countersign/internal/racetest"
 	"countersign/store"
@@ -219,7 +220,7 @@ func TestPasskeyRemovedButNotTheLastOfARequiredRole(t *testing.T) {
 	if err := b.svc.RemovePasskey(ctx, b.admin, keys[0].FactorID); !apperr.Is(err, apperr.NotFound) {
 		t.Fatalf("another person's passkey removed: %v, want NotFound", err)
 	}
-	if err := b.svc.SetRequired(ctx, b.admin, accounts.Agent, true, nil); err != nil {
+	if err := b.svc.SetRequired(ctx, b.admin, controlplane.Identification{Method: controlplane.IdentifiedPassword}, accounts.Agent, true, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.svc.RemovePasskey(ctx, b.agent, keys[0].FactorID); err != nil {
@@ -228,7 +229,7 @@ func TestPasskeyRemovedButNotTheLastOfARequiredRole(t *testing.T) {
 	if err := b.svc.RemovePasskey(ctx, b.agent, keys[1].FactorID); !apperr.Is(err, apperr.Conflict) {
 		t.Fatalf("remove the last factor of a required role: %v, want Conflict", err)
 	}
-	if err := b.svc.SetRequired(ctx, b.admin, accounts.Agent, false, nil); err != nil {
+	if err := b.svc.SetRequired(ctx, b.admin, controlplane.Identification{Method: controlplane.IdentifiedPassword}, accounts.Agent, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.svc.RemovePasskey(ctx, b.agent, keys[1].FactorID); err != nil {
@@ -245,7 +246,7 @@ func TestPasskeyRemovedButNotTheLastOfARequiredRole(t *testing.T) {
 func TestPasskeyTwoRemovalsRacedKeepOne(t *testing.T) {
 	b := withPasskeys(t)
 	ctx := t.Context()
-	if err := b.svc.SetRequired(ctx, b.admin, accounts.Agent, true, nil); err != nil {
+	if err := b.svc.SetRequired(ctx, b.admin, controlplane.Identification{Method: controlplane.IdentifiedPassword}, accounts.Agent, true, nil); err != nil {
 		t.Fatal(err)
 	}
 	for round := range 5 {

@@ -2,13 +2,10 @@ package factors
 
 import (
 	"context"
-	"encoding/json"
-	"strconv"
 
 	"countersign/internal/accounts"
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
-	"countersign/store"
 )
 
 // StaffRoles are the roles an admin may require a second factor of, in the
@@ -33,8 +30,9 @@ func (s *Service) RequiredRoles(ctx context.Context) (map[accounts.Role]bool, er
 // change and its audit event (controlplane.EventFactorRequirementChanged) commit
 // together. Requiring one ends the role's people's sessions but keep (the
 // hash of the admin's own, or nil), so none opened with a password alone
-// stays. Anyone but an enabled admin gets apperr.Forbidden.
-func (s *Service) SetRequired(ctx context.Context, admin accounts.User, role accounts.Role, required bool, keep []byte) error {
+// stays. how is how the admin was identified, for the audit event. Anyone
+// but an enabled admin gets apperr.Forbidden.
+func (s *Service) SetRequired(ctx context.Context, admin accounts.User, how controlplane.Identification, role accounts.Role, required bool, keep []byte) error {
 	if admin.Role != accounts.Admin || admin.Disabled() {
 		return apperr.New(apperr.Forbidden, "Only an admin can choose which roles need a second factor.")
 	}
@@ -45,9 +43,12 @@ func (s *Service) SetRequired(ctx context.Context, admin accounts.User, role acc
 	if !known {
 		return apperr.InvalidFields(map[string]string{"role": "Choose one of: agent, manager, admin."})
 	}
-	data, _ := json.Marshal(map[string]any{"role": role, "required": required})
-	return s.store.SetRoleFactorRequired(ctx, string(role), required, admin.ID, keep, store.Event{At: s.now(),
-		ActorKind: "user", ActorID: strconv.FormatInt(admin.ID, 10), Action: string(controlplane.EventFactorRequirementChanged), Data: data})
+	by := controlplane.UserActor(admin.ID, string(admin.Role), admin.Name).IdentifiedAs(how)
+	e, err := controlplane.AuditEvent(s.now(), by, controlplane.EventFactorRequirementChanged, "", "", map[string]any{"role": role, "required": required})
+	if err != nil {
+		return err
+	}
+	return s.store.SetRoleFactorRequired(ctx, string(role), required, admin.ID, keep, e)
 }
 
 // Step is what a password sign-in needs before the person gets a session.

@@ -68,7 +68,10 @@ func (b *Bot) actor(ctx context.Context, who slackUser) (controlplane.Actor, str
 	case u.Role == accounts.Customer:
 		return controlplane.Actor{}, "A customer's account decides nothing in Slack; nothing was changed.", nil
 	}
-	a := controlplane.UserActor(u.ID, string(u.Role), u.Name)
+	// The click is the Slack user's, whom the link vouches for: the audit
+	// trail records the workspace and that user as the identification.
+	a := controlplane.UserActor(u.ID, string(u.Role), u.Name).IdentifiedAs(controlplane.Identification{
+		Method: controlplane.IdentifiedSlack, Issuer: who.Team, Subject: who.User})
 	a.Via = &controlplane.Via{Channel: "slack", Conversation: who.Channel, User: who.Team + "/" + who.User}
 	return a, "", nil
 }

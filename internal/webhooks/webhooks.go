@@ -16,7 +16,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"strconv"
 	"strings"
 	"time"
 
@@ -258,12 +257,15 @@ type TestPayload struct {
 // SendTest records that the admin asked for a test delivery (an audit
 // event by them) and queues it to the assistant's live endpoint, signed
 // and retried like every delivery: the normal worker sends it, and it is
-// listed with the others. It returns the delivery's id. NotFound when the
-// assistant has no endpoint.
-func (s *Service) SendTest(ctx context.Context, assistantID string, adminID int64) (int64, error) {
+// listed with the others. by is the admin, with how they were identified.
+// It returns the delivery's id. NotFound when the assistant has no
+// endpoint.
+func (s *Service) SendTest(ctx context.Context, assistantID string, by controlplane.Actor) (int64, error) {
 	now := s.now()
-	data, _ := json.Marshal(map[string]string{"assistant_id": assistantID})
-	e := store.Event{At: now, ActorKind: "user", ActorID: strconv.FormatInt(adminID, 10), Action: string(controlplane.EventWebhookTest), Data: data}
+	e, err := controlplane.AuditEvent(now, by, controlplane.EventWebhookTest, "", "", map[string]any{"assistant_id": assistantID})
+	if err != nil {
+		return 0, err
+	}
 	id, err := s.store.QueueWebhookTest(ctx, assistantID, e, func(eventID int64) ([]byte, error) {
 		return json.Marshal(TestPayload{Event: string(controlplane.EventWebhookTest), EventID: eventID, OccurredAt: now.UTC(), Test: true})
 	}, now.Add(RetryFor))

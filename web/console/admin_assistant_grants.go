@@ -9,7 +9,6 @@ import (
 
 	"countersign/internal/apperr"
 	"countersign/internal/assistants"
-	"countersign/internal/controlplane"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -27,7 +26,7 @@ func (h *Handler) handleAdminAssistantGrants(c echo.Context) error {
 	g := assistants.Grants{MaxWriteBudget: formInt(form.MaxWriteBudget), MaxInflightLimit: formInt(form.MaxInflightLimit),
 		MaxRatePerMinute: formInt(form.MaxRatePerMinute), AnyCustomer: form.AnyCustomer, ReportsWithoutTask: form.ReportsWithoutTask}
 	admin, _ := kit.CurrentUser(c)
-	a, err := h.cfg.Assistants.SetGrants(ctx, controlplane.UserActor(admin.ID, string(admin.Role), admin.Name), form.AssistantID, g)
+	a, err := h.cfg.Assistants.SetGrants(ctx, actorOf(c, admin), form.AssistantID, g)
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
 		for k, v := range e.Fields {
 			form.Errors[k] = v

@@ -124,7 +124,7 @@ func (h *Handler) handleAdminFactorRequirement(c echo.Context) error {
 	admin, _ := kit.CurrentUser(c)
 	role := accounts.Role(c.FormValue("role"))
 	required := c.FormValue("required") == "true"
-	err := h.cfg.Factors.SetRequired(c.Request().Context(), admin, role, required, kit.HashID(kit.Session(c).ID))
+	err := h.cfg.Factors.SetRequired(c.Request().Context(), admin, identificationOf(c, admin), role, required, kit.HashID(kit.Session(c).ID))
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
 		kit.SetFlash(c, e.Fields["role"], true)
 		return kit.SeeOther(c, "/admin/users")

@@ -110,7 +110,7 @@ func (h *Handler) handleAdminWebhookTest(c echo.Context) error {
 		return err
 	}
 	admin, _ := kit.CurrentUser(c)
-	id, err := svc.SendTest(c.Request().Context(), c.Param("id"), admin.ID)
+	id, err := svc.SendTest(c.Request().Context(), c.Param("id"), actorOf(c, admin))
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.NotFound {
 		kit.SetFlash(c, e.Message, true)
 		return kit.SeeOther(c, "/admin/assistants")

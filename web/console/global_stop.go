@@ -13,7 +13,7 @@ import (
 func (h *Handler) handleGlobalStop(c echo.Context) error {
 	u, _ := kit.CurrentUser(c)
 	stopped := c.FormValue("stopped") == "true"
-	if err := h.cfg.Control.SetGlobalStop(c.Request().Context(), actorOf(u), stopped); err != nil {
+	if err := h.cfg.Control.SetGlobalStop(c.Request().Context(), actorOf(c, u), stopped); err != nil {
 		return err
 	}
 	msg := "The global stop is lifted: dispatch may resume."

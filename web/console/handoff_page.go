@@ -193,7 +193,7 @@ func (h *Handler) closeHandoff(c echo.Context, outcome handoffs.Outcome, done st
 		return err
 	}
 	note := c.FormValue("note")
-	err = h.cfg.Handoffs.Close(c.Request().Context(), actorOf(u), id, outcome, note)
+	err = h.cfg.Handoffs.Close(c.Request().Context(), actorOf(c, u), id, outcome, note)
 	field := "resolve-note"
 	if outcome == handoffs.GivenBack {
 		field = "give-back-note"
@@ -242,7 +242,7 @@ func (h *Handler) handleHandoffDraftSend(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	inv, err := h.cfg.Handoffs.SendDraft(c.Request().Context(), actorOf(u), id, c.FormValue("digest"))
+	inv, err := h.cfg.Handoffs.SendDraft(c.Request().Context(), actorOf(c, u), id, c.FormValue("digest"))
 	if err != nil {
 		return h.afterHandoffChange(c, id, err, "")
 	}
@@ -268,7 +268,7 @@ func (h *Handler) handleHandoffDraftDiscard(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	err = h.cfg.Handoffs.DiscardDraft(c.Request().Context(), actorOf(u), id, c.FormValue("digest"))
+	err = h.cfg.Handoffs.DiscardDraft(c.Request().Context(), actorOf(c, u), id, c.FormValue("digest"))
 	return h.afterHandoffChange(c, id, err, "Draft discarded. Nothing was proposed.")
 }
 

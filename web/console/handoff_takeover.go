@@ -18,7 +18,7 @@ func (h *Handler) handleHandoffTakeOver(c echo.Context) error {
 		return err
 	}
 	reason := c.FormValue("reason")
-	err = h.cfg.Handoffs.TakeOver(c.Request().Context(), actorOf(u), id, reason)
+	err = h.cfg.Handoffs.TakeOver(c.Request().Context(), actorOf(c, u), id, reason)
 	return h.refuseHandoffForm(c, id, err, "You took the conversation over. It is yours now: resolve it or give it back to the assistant.",
 		"take-over-reason", reason)
 }

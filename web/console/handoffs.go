@@ -217,7 +217,7 @@ func (h *Handler) handleHandoffTake(c echo.Context) error {
 	if err != nil {
 		return apperr.New(apperr.NotFound, "No such hand-off.")
 	}
-	by, err := h.cfg.Handoffs.Take(c.Request().Context(), actorOf(u), id)
+	by, err := h.cfg.Handoffs.Take(c.Request().Context(), actorOf(c, u), id)
 	if err != nil {
 		return h.afterHandoffChange(c, id, err, "")
 	}

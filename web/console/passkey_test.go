@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"countersign/internal/accounts"
+	"countersign/internal/controlplane"
 	"countersign/internal/factors/softkey"
 	"countersign/web/kit"
 	"countersign/web/webtest"
@@ -189,7 +190,7 @@ func TestPasskeyEnrolledAtTheFactorStepOfARequiredRole(t *testing.T) {
 	t.Parallel()
 	b := webtest.New(t)
 	pk, origin := passkeyConsole(t, b)
-	if err := b.Factors.SetRequired(t.Context(), b.Users[accounts.Admin].User, accounts.Agent, true, nil); err != nil {
+	if err := b.Factors.SetRequired(t.Context(), b.Users[accounts.Admin].User, controlplane.Identification{Method: controlplane.IdentifiedPassword}, accounts.Agent, true, nil); err != nil {
 		t.Fatal(err)
 	}
 	agent := b.Users[accounts.Agent]

@@ -91,7 +91,7 @@ func (h *Handler) handlePolicyChange(c echo.Context) error {
 		return h.renderPolicyForm(c, http.StatusOK, current, form, &today, &w)
 	}
 	u, _ := kit.CurrentUser(c)
-	changed, err := h.cfg.Control.ChangePolicy(ctx, controlplane.UserActor(u.ID, string(u.Role), u.Name), draft, version, form.Reason)
+	changed, err := h.cfg.Control.ChangePolicy(ctx, actorOf(c, u), draft, version, form.Reason)
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
 		form.Errors = e.Fields
 		return h.renderPolicyForm(c, http.StatusUnprocessableEntity, current, form, &today, &w)

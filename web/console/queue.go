@@ -138,7 +138,7 @@ func (h *Handler) handleQueue(c echo.Context) error {
 func (h *Handler) handleQueueClaim(c echo.Context) error {
 	u, _ := kit.CurrentUser(c)
 	id := c.Param("id")
-	claim, err := h.cfg.Control.Claim(c.Request().Context(), actorOf(u), id)
+	claim, err := h.cfg.Control.Claim(c.Request().Context(), actorOf(c, u), id)
 	if err != nil {
 		return err
 	}
@@ -256,10 +256,6 @@ func (h *Handler) cardView(ctx context.Context, card controlplane.QueueCard, u a
 		}
 	}
 	return v
-}
-
-func actorOf(u accounts.User) controlplane.Actor {
-	return controlplane.UserActor(u.ID, string(u.Role), u.Name)
 }
 
 // quoteView renders a quote; lines whose label is in changed are marked.

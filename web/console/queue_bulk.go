@@ -101,7 +101,7 @@ func (h *Handler) handleQueueBulkApprove(c echo.Context) error {
 	}
 	approved := 0
 	for _, pk := range picks {
-		d := controlplane.StaffDecision{Actor: actorOf(u), InvocationID: pk.id, Verb: controlplane.StaffApprove, Version: pk.version, ArgsHash: pk.hash}
+		d := controlplane.StaffDecision{Actor: actorOf(c, u), InvocationID: pk.id, Verb: controlplane.StaffApprove, Version: pk.version, ArgsHash: pk.hash}
 		if _, err := h.cfg.Control.StaffDecide(ctx, d); err != nil {
 			if _, decided := apperr.As(err); !decided {
 				return err

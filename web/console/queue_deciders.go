@@ -20,7 +20,7 @@ func cardDeciders(p *controlplane.Policy, system, action string, u accounts.User
 	if p != nil {
 		deciders = *p
 	}
-	return deciders.MayDecide(actorOf(u)), deciders.DecidersWords()
+	return deciders.MayDecide(controlplane.UserActor(u.ID, string(u.Role), u.Name)), deciders.DecidersWords()
 }
 
 // bulkApprovable is the bulk filter: a card may be approved with others

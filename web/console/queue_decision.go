@@ -209,7 +209,7 @@ func (h *Handler) decisionFailed(c echo.Context, id string, err error) error {
 // checks who may decide it and transitions, in one call.
 func (h *Handler) staffDecide(c echo.Context, id string, d controlplane.StaffDecision) (controlplane.StaffDecided, error) {
 	u, _ := kit.CurrentUser(c)
-	d.Actor, d.InvocationID, d.Version = actorOf(u), id, expectedVersion(c)
+	d.Actor, d.InvocationID, d.Version = actorOf(c, u), id, expectedVersion(c)
 	return h.cfg.Control.StaffDecide(c.Request().Context(), d)
 }
 

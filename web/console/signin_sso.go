@@ -75,6 +75,8 @@ func (h *Handler) handleSSOCallback(c echo.Context) error {
 	sess.Values[kit.KeyUserID] = signed.User.ID
 	sess.Values[kit.KeyIdentifiedBy] = "oidc"
 	sess.Values[kit.KeySignedInUntil] = signed.Expiry.Unix()
+	sess.Values[kit.KeyIdentityIssuer] = h.cfg.SSO.Issuer()
+	sess.Values[kit.KeyIdentitySubject] = signed.Subject
 	if err := sess.Save(c.Request(), c.Response()); err != nil {
 		return err
 	}

@@ -218,6 +218,10 @@ func TestSSOSignInRegeneratesTheSession(t *testing.T) {
 	if values[kit.KeyIdentifiedBy] != "oidc" || time.Until(time.Unix(until, 0)) < 50*time.Minute {
 		t.Errorf("session values %v, want identified_by oidc and the ID token's expiry", values)
 	}
+	// Decisions record who the provider said this is (the door test).
+	if sub, _ := values[kit.KeyIdentitySubject].(string); values[kit.KeyIdentityIssuer] != s.op.URL || sub == "" {
+		t.Errorf("session values %v, want the provider's issuer %s and the person's subject", values, s.op.URL)
+	}
 }
 
 func (b *browser) session() string {

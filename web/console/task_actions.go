@@ -16,7 +16,7 @@ import (
 func (h *Handler) taskControl(c echo.Context, verb controlplane.TaskVerb, done string) error {
 	u, _ := kit.CurrentUser(c)
 	id := c.Param("id")
-	if _, err := h.cfg.Control.ChangeTask(c.Request().Context(), actorOf(u), id, verb, expectedVersion(c)); err != nil {
+	if _, err := h.cfg.Control.ChangeTask(c.Request().Context(), actorOf(c, u), id, verb, expectedVersion(c)); err != nil {
 		return err
 	}
 	kit.SetFlash(c, done, false)
@@ -45,7 +45,7 @@ func (h *Handler) handleTaskCancel(c echo.Context) error {
 // is sent.
 func (h *Handler) handleInvocationReconcile(c echo.Context) error {
 	u, _ := kit.CurrentUser(c)
-	rec, err := h.cfg.Control.Reconcile(c.Request().Context(), actorOf(u), c.Param("id"))
+	rec, err := h.cfg.Control.Reconcile(c.Request().Context(), actorOf(c, u), c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func (h *Handler) handleInvocationReconcile(c echo.Context) error {
 // someone other than the original approver.
 func (h *Handler) handleInvocationReverse(c echo.Context) error {
 	u, _ := kit.CurrentUser(c)
-	inv, err := h.cfg.Control.Reverse(c.Request().Context(), actorOf(u), c.Param("id"))
+	inv, err := h.cfg.Control.Reverse(c.Request().Context(), actorOf(c, u), c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func (h *Handler) handleTaskBlockLift(c echo.Context) error {
 	u, _ := kit.CurrentUser(c)
 	id := c.Param("id")
 	form := views.LiftBlockForm{System: c.FormValue("system"), TargetID: c.FormValue("target_id"), Reason: c.FormValue("reason")}
-	err := h.cfg.Control.LiftBlock(c.Request().Context(), actorOf(u), id, form.System, form.TargetID, form.Reason)
+	err := h.cfg.Control.LiftBlock(c.Request().Context(), actorOf(c, u), id, form.System, form.TargetID, form.Reason)
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
 		form.Errors = e.Fields
 		return h.renderTask(c, http.StatusUnprocessableEntity, form)

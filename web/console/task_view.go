@@ -297,8 +297,12 @@ func timelineRow(e controlplane.Event, titles map[string]string, previous string
 	if (e.ActorKind == controlplane.ActorSystem && sentence != "" && strings.ToUpper(sentence[:1]) == sentence[:1]) || namesItsActor[e.Action] {
 		actor = ""
 	}
-	return views.TimelineRow{ID: e.ID, At: e.At.UTC().Format("Jan 2 15:04:05 UTC"), AtISO: e.At.UTC().Format(time.RFC3339),
+	row := views.TimelineRow{ID: e.ID, At: e.At.UTC().Format("Jan 2 15:04:05 UTC"), AtISO: e.At.UTC().Format(time.RFC3339),
 		Actor: actor, Sentence: sentence, Kind: string(e.Action)}
+	if actor != "" && e.ActorKind == controlplane.ActorUser {
+		row.IdentifiedBy = identifiedWords(e)
+	}
+	return row
 }
 
 // inspectView shows an original call for a person: the arguments as

@@ -71,7 +71,7 @@ func TestTaskViewSaysWhereEachRequestStandsAndPauseIsAControl(t *testing.T) {
 		t.Errorf("the not-dispatched request does not say why")
 	}
 	timeline := doc.Find(`[data-testid="timeline"]`).Text()
-	if !strings.Contains(timeline, b.Users[accounts.Agent].Name+" paused the task") {
+	if !strings.Contains(timeline, b.Users[accounts.Agent].Name+" (password) paused the task") {
 		t.Errorf("the timeline does not say who paused the task, in a sentence:\n%s", timeline)
 	}
 	for _, want := range []string{"proposed “Refund $6.00 on order ", "Awaiting approval by a support agent for it: its policy has an agent approve every request of this kind.",

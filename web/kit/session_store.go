@@ -58,6 +58,14 @@ const (
 // and the groups decide afresh.
 const KeySignedInUntil = "signed_in_until"
 
+// KeyIdentityIssuer and KeyIdentitySubject name the person a sign-in
+// through the OpenID provider identified (the issuer and the ID token's
+// subject); decisions record them beside KeyIdentifiedBy.
+const (
+	KeyIdentityIssuer  = "identity_issuer"
+	KeyIdentitySubject = "identity_subject"
+)
+
 // NewSessionStore builds the store.
 func NewSessionStore(rows accounts.SessionRows, cfg SessionConfig) *SessionStore {
 	codecs := securecookie.CodecsFromPairs(cfg.KeyPairs...)
@@ -210,6 +218,8 @@ func (s *SessionStore) Regenerate(ctx context.Context, sess *sessions.Session) e
 	delete(sess.Values, sessionUserKey)
 	delete(sess.Values, KeyIdentifiedBy)
 	delete(sess.Values, KeySignedInUntil)
+	delete(sess.Values, KeyIdentityIssuer)
+	delete(sess.Values, KeyIdentitySubject)
 	return nil
 }
 
