@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"golang.org/x/crypto/argon2"
 )
@@ -65,6 +66,21 @@ func CheckPassword(hash, password string) (bool, error) {
 	got := argon2.IDKey([]byte(password), salt, iters, mem, threads, uint32(len(want)))
 	return subtle.ConstantTimeCompare(got, want) == 1, nil
 }
+
+// UnusablePasswordHash is the password hash of an account that signs in
+// only through an identity provider: the hash of a random secret thrown
+// away once hashed, so no password matches it, and a password sign-in at
+// such an account costs what a wrong password costs. It is computed once
+// per process, on first use, not at every sign-in.
+var UnusablePasswordHash = sync.OnceValue(func() string {
+	secret := make([]byte, 32)
+	_, _ = rand.Read(secret)
+	h, err := HashPassword(base64.RawStdEncoding.EncodeToString(secret))
+	if err != nil {
+		panic(err)
+	}
+	return h
+})
 
 // dummyHash is checked against when the account does not exist, so that an
 // unknown e-mail costs as much time as a wrong password.

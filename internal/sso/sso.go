@@ -200,12 +200,8 @@ func (p *Provider) account(ctx context.Context, idToken *oidc.IDToken, next stri
 	}
 	// A new account gets a password nobody knows: it signs in through the
 	// provider only, and password sign-in answers it like a wrong password.
-	unknown, err := accounts.HashPassword(randomToken())
-	if err != nil {
-		return SignedIn{}, err
-	}
 	row, created, err := p.store.SignInStaffIdentity(ctx, store.StaffSignIn{Issuer: issuer, Subject: idToken.Subject,
-		Email: email, Name: name, Role: string(role), Groups: groups, PasswordHash: unknown, At: now})
+		Email: email, Name: name, Role: string(role), Groups: groups, PasswordHash: accounts.UnusablePasswordHash(), At: now})
 	if errors.Is(err, store.ErrConflict) {
 		return SignedIn{}, refuse(codeEmailTaken, nil)
 	}
