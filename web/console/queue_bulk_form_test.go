@@ -1,14 +1,10 @@
 package console_test
 
 import (
-	"context"
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"countersign/web/webtest"
 
@@ -16,7 +12,6 @@ import (
 
 	"countersign/internal/accounts"
 	"countersign/internal/controlplane"
-	"countersign/internal/demoshop"
 )
 
 func TestQueueBulkApprovesLowRiskAfterConfirmation(t *testing.T) {
@@ -65,29 +60,7 @@ func TestQueueEditFormNestsObjectArgumentsInAFieldset(t *testing.T) {
 	t.Parallel()
 	b := webtest.New(t, webtest.WithShop())
 	f := webtest.NewShopper(t, b)
-	ctx := context.Background()
-	if _, err := b.Store.Pool().Exec(ctx, `UPDATE policies SET stage = 3, version = version + 1 WHERE action = 'change_shipping_address'`); err != nil {
-		t.Fatal(err)
-	}
-	task, err := b.Control.CreateTask(ctx, controlplane.AssistantActor("asst_test", "Test assistant"), controlplane.NewTask{
-		CustomerRef: f.Customer.Email, ConversationID: fmt.Sprintf("conv-addr-%d", time.Now().UnixNano()),
-		AllowedActions: []string{"change_shipping_address"}, WriteBudget: 5, InflightLimit: 1, RatePerMinute: 60,
-		ExpiresAt: b.Clock.Now().Add(time.Hour)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	order, err := b.Shop.CreateOrder(ctx, demoshop.OrderFixture{CustomerID: f.Customer.ID,
-		Items: []demoshop.ItemFixture{{Name: "Walnut lamp", UnitPriceCents: 4200, Quantity: 1}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := json.Marshal(map[string]any{"order_id": order.ID, "address": map[string]any{"name": "Ada Buyer",
-		"line1": "1 Main St", "city": "Springfield", "postal_code": "12345", "country": "US"}})
-	inv, err := b.Control.Propose(ctx, controlplane.Proposal{TaskID: task.ID, Action: "change_shipping_address", Args: raw,
-		Actor: controlplane.AssistantActor("asst_test", "Test assistant")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	inv := f.AddressChange(t)
 	if inv.State != controlplane.AwaitingApproval {
 		t.Fatalf("proposal is %s", inv.State)
 	}

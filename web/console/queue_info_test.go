@@ -2,7 +2,6 @@ package console_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -38,21 +37,6 @@ func navCount(doc *goquery.Document) string {
 	s := doc.Find(`[data-testid="nav-count"]`).Clone()
 	s.Find(".visually-hidden").Remove()
 	return strings.TrimSpace(s.Text())
-}
-
-// describeProduct proposes a new description of one product.
-func describeProduct(t *testing.T, f *webtest.Shopper, productID, text string) controlplane.Invocation {
-	t.Helper()
-	raw, _ := json.Marshal(map[string]any{"product_id": productID, "description": text})
-	inv, err := f.Stack.Control.Propose(context.Background(), controlplane.Proposal{TaskID: f.Task.ID, Action: "update_product_description", Args: raw,
-		Actor: controlplane.AssistantActor("asst_test", "Test assistant")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if inv.State != controlplane.AwaitingApproval {
-		t.Fatalf("proposal is %s, want awaiting approval", inv.State)
-	}
-	return inv
 }
 
 // TestQueueSoonestDeadlineFirstWithTheCount pages through 27 cards: every
@@ -432,8 +416,8 @@ func TestQueueBulkRefusesConflictingEditsWithoutConfirmation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	oak := describeProduct(t, f, p.ID, "Now in oak.")
-	walnut := describeProduct(t, f, p.ID, "Now in walnut.")
+	oak := f.DescribeProduct(t, p.ID, "Now in oak.")
+	walnut := f.DescribeProduct(t, p.ID, "Now in walnut.")
 	other := f.Describe(t, "A different lamp.")
 	c := b.Client(t)
 	c.MustSignIn(b.Users[accounts.Agent])

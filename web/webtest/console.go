@@ -173,17 +173,23 @@ func (f *Shopper) Refund(t *testing.T, order demoshop.Order, cents int64) contro
 	return inv
 }
 
-// Describe proposes a new product description (reversible, no amount:
-// low-risk).
+// Describe proposes a new description of a new product (reversible, no
+// amount: low-risk).
 func (f *Shopper) Describe(t *testing.T, text string) controlplane.Invocation {
 	t.Helper()
-	ctx := context.Background()
-	p, err := f.Stack.Shop.CreateProduct(ctx, demoshop.ProductFixture{Name: "Desk lamp", Description: "A lamp.", PriceCents: 3900, Stock: 5})
+	p, err := f.Stack.Shop.CreateProduct(context.Background(), demoshop.ProductFixture{Name: "Desk lamp", Description: "A lamp.", PriceCents: 3900, Stock: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, _ := json.Marshal(map[string]any{"product_id": p.ID, "description": text})
-	inv, err := f.Stack.Control.Propose(ctx, controlplane.Proposal{TaskID: f.Task.ID, Action: "update_product_description", Args: raw,
+	return f.DescribeProduct(t, p.ID, text)
+}
+
+// DescribeProduct proposes a new description of productID, as the
+// assistant in the fixture's task; it must wait in the queue.
+func (f *Shopper) DescribeProduct(t *testing.T, productID, text string) controlplane.Invocation {
+	t.Helper()
+	raw, _ := json.Marshal(map[string]any{"product_id": productID, "description": text})
+	inv, err := f.Stack.Control.Propose(context.Background(), controlplane.Proposal{TaskID: f.Task.ID, Action: "update_product_description", Args: raw,
 		Actor: controlplane.AssistantActor("asst_test", "Test assistant")})
 	if err != nil {
 		t.Fatal(err)
