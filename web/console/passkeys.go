@@ -175,12 +175,9 @@ func (h *Handler) handlePasskeyRemove(c echo.Context) error {
 // handlePasskeySignInBegin answers POST /sign-in/factor/passkey/begin: the
 // request options for the passkeys of the person whose sign-in waits.
 func (h *Handler) handlePasskeySignInBegin(c echo.Context) error {
-	u, _, ok, err := h.pendingUser(c)
-	if err != nil {
-		return err
-	}
+	u, _, ok, err := h.passkeyWaiting(c)
 	if !ok {
-		return c.JSON(http.StatusUnauthorized, passkeyReply{Error: "Your sign-in waited too long. Sign in again.", Next: "/sign-in"})
+		return err
 	}
 	cer, err := h.cfg.Factors.BeginPasskeySignIn(c.Request().Context(), u)
 	if err != nil {
@@ -192,12 +189,9 @@ func (h *Handler) handlePasskeySignInBegin(c echo.Context) error {
 // handlePasskeySignIn answers POST /sign-in/factor/passkey: a right
 // assertion signs the waiting person in, identified by password+passkey.
 func (h *Handler) handlePasskeySignIn(c echo.Context) error {
-	u, pending, ok, err := h.pendingUser(c)
-	if err != nil {
-		return err
-	}
+	u, pending, ok, err := h.passkeyWaiting(c)
 	if !ok {
-		return c.JSON(http.StatusUnauthorized, passkeyReply{Error: "Your sign-in waited too long. Sign in again.", Next: "/sign-in"})
+		return err
 	}
 	id, a, err := h.takeCeremony(c)
 	if err == nil {
@@ -259,12 +253,9 @@ func (h *Handler) handlePasskeyEnrol(c echo.Context) error {
 // enrollingUser is the person whose sign-in waits for a factor they must
 // set up; when there is none it answered (ok false) with what to do.
 func (h *Handler) enrollingUser(c echo.Context) (accounts.User, kit.PendingFactor, bool, error) {
-	u, pending, ok, err := h.pendingUser(c)
-	if err != nil {
-		return u, pending, false, err
-	}
+	u, pending, ok, err := h.passkeyWaiting(c)
 	if !ok {
-		return u, pending, false, c.JSON(http.StatusUnauthorized, passkeyReply{Error: "Your sign-in waited too long. Sign in again.", Next: "/sign-in"})
+		return u, pending, false, err
 	}
 	step, err := h.cfg.Factors.StepAfterPassword(c.Request().Context(), u)
 	if err != nil {
@@ -272,6 +263,20 @@ func (h *Handler) enrollingUser(c echo.Context) (accounts.User, kit.PendingFacto
 	}
 	if step != factors.EnrolStep {
 		return u, pending, false, c.JSON(http.StatusConflict, passkeyReply{Error: "You have a second factor already; use it.", Next: kit.FactorPath})
+	}
+	return u, pending, true, nil
+}
+
+// passkeyWaiting is the person whose sign-in waits for a passkey; when
+// there is none (or the wait ran out) it has answered the script itself
+// and ok is false.
+func (h *Handler) passkeyWaiting(c echo.Context) (accounts.User, kit.PendingFactor, bool, error) {
+	u, pending, ok, err := h.pendingUser(c)
+	if err != nil {
+		return u, pending, false, err
+	}
+	if !ok {
+		return u, pending, false, c.JSON(http.StatusUnauthorized, passkeyReply{Error: "Your sign-in waited too long. Sign in again.", Next: "/sign-in"})
 	}
 	return u, pending, true, nil
 }
