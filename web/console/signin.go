@@ -42,9 +42,12 @@ func (h *Handler) handleSignIn(c echo.Context) error {
 		}
 		return h.renderSignIn(c, status, form, views.Flash{})
 	}
+	// Staff have no password route: a right password answers as a wrong one
+	// does (the page tells staff to use single sign-on), so the form cannot
+	// be used to test a staff password.
 	if h.cfg.StaffPasswordsOff && user.Role != accounts.Customer {
-		form.Error = "Staff sign in with single sign-on: use the button above."
-		return h.renderSignIn(c, http.StatusForbidden, form, views.Flash{})
+		form.Error = accounts.ErrBadCredentials.Message
+		return h.renderSignIn(c, kit.StatusOf[accounts.ErrBadCredentials.Kind], form, views.Flash{})
 	}
 	if held, err := h.holdForFactor(c, user, form.Next); held {
 		return err
@@ -89,6 +92,7 @@ func (h *Handler) renderSignIn(c echo.Context, status int, form views.SignInForm
 	}
 	if h.cfg.SSO != nil {
 		form.SSOName = h.cfg.SSO.Name()
+		form.StaffUseSSO = h.cfg.StaffPasswordsOff
 	}
 	p := h.Page(c, "Sign in")
 	p.CSRF, p.Narrow, p.Flash = csrf, true, flash
