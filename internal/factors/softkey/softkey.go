@@ -25,7 +25,12 @@ type Key struct {
 	priv   *ecdsa.PrivateKey
 	// Count is the signature counter the next assertion carries.
 	Count uint32
+	cose  []byte
 }
+
+// PublicKey is the credential's public key as a COSE_Key (RFC 9052), as
+// the relying party stores it.
+func (k *Key) PublicKey() []byte { return k.cose }
 
 var b64 = base64.RawURLEncoding
 
@@ -79,6 +84,7 @@ func Create(opts []byte, rpID, origin string) (*Key, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	k.cose = cose
 	rpHash := sha256.Sum256([]byte(rpID))
 	auth := append([]byte{}, rpHash[:]...)
 	auth = append(auth, 0x45) // user present, user verified, attested credential data
