@@ -60,8 +60,24 @@ type Policy struct {
 	// action's cards (approvers.go): "agent" always, "manager" and "admin"
 	// when the business adds them.
 	ApproverRoles []string
-	Version       int32
-	UpdatedAt     time.Time
+	// StepUpEvery: every staff approval of the action needs a fresh
+	// passkey proof made for that decision (stepup; for actions that
+	// cannot be undone). StepUpAboveCents: approvals of a larger amount
+	// need one. Either needs it (NeedsStepUp).
+	StepUpEvery      bool
+	StepUpAboveCents *int64
+	Version          int32
+	UpdatedAt        time.Time
+}
+
+// NeedsStepUp reports whether a staff approval of a request of amountCents
+// (nil when the action moves no amount) needs a passkey assertion made
+// for that decision.
+func (p Policy) NeedsStepUp(amountCents *int64) bool {
+	if p.StepUpEvery {
+		return true
+	}
+	return p.StepUpAboveCents != nil && amountCents != nil && *amountCents > *p.StepUpAboveCents
 }
 
 // Name identifies the policy in events: "shop/issue_refund@v3".

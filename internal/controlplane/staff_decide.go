@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"countersign/internal/apperr"
+	"countersign/internal/stepup"
 	"countersign/internal/tracing"
 	"countersign/store"
 )
@@ -61,6 +62,11 @@ type StaffDecision struct {
 	// ArgsHash is the hash of the arguments an approval approves: what
 	// the person saw. Required to approve.
 	ArgsHash []byte
+	// StepUp is the approver's passkey assertion made for this decision
+	// (stepup.Challenge of the id, the version and ArgsHash), required to
+	// approve when the action's policy asks for it (Policy.NeedsStepUp);
+	// nil otherwise.
+	StepUp *stepup.Assertion
 	// Reason is a rejection's reason — one of the action's RejectReasons,
 	// or OtherReason for the words in Other — or a send back's question.
 	Reason string
