@@ -64,14 +64,18 @@ func TestAnAssertionIsEvidenceOfExactlyOneApproval(t *testing.T) {
 		t.Fatalf("the approval it was made for: %v", err)
 	}
 	for name, check := range map[string]func() error{
-		"another request":   func() error { return a.Verify("inv_2", 3, hash[:]) },
-		"another version":   func() error { return a.Verify("inv_1", 4, hash[:]) },
-		"other arguments":   func() error { return a.Verify("inv_1", 3, other[:]) },
-		"another key":       func() error { b := a; b.PublicKey = newKey(t).PublicKey(); return b.Verify("inv_1", 3, hash[:]) },
-		"another origin":    func() error { b := a; b.Origin = "https://evil.example"; return b.Verify("inv_1", 3, hash[:]) },
-		"another rp":        func() error { b := a; b.RPID = "evil.example"; return b.Verify("inv_1", 3, hash[:]) },
-		"a changed byte":    func() error { b := a; b.Signature = flip(a.Signature); return b.Verify("inv_1", 3, hash[:]) },
-		"changed auth data": func() error { b := a; b.AuthenticatorData = flip(a.AuthenticatorData); return b.Verify("inv_1", 3, hash[:]) },
+		"another request": func() error { return a.Verify("inv_2", 3, hash[:]) },
+		"another version": func() error { return a.Verify("inv_1", 4, hash[:]) },
+		"other arguments": func() error { return a.Verify("inv_1", 3, other[:]) },
+		"another key":     func() error { b := a; b.PublicKey = newKey(t).PublicKey(); return b.Verify("inv_1", 3, hash[:]) },
+		"another origin":  func() error { b := a; b.Origin = "https://evil.example"; return b.Verify("inv_1", 3, hash[:]) },
+		"another rp":      func() error { b := a; b.RPID = "evil.example"; return b.Verify("inv_1", 3, hash[:]) },
+		"a changed byte":  func() error { b := a; b.Signature = flip(a.Signature); return b.Verify("inv_1", 3, hash[:]) },
+		"changed auth data": func() error {
+			b := a
+			b.AuthenticatorData = flip(a.AuthenticatorData)
+			return b.Verify("inv_1", 3, hash[:])
+		},
 		"made elsewhere": func() error {
 			return assert(t, key, "inv_1", 3, hash[:], "https://evil.example").Verify("inv_1", 3, hash[:])
 		},
