@@ -83,6 +83,9 @@ func validateDraft(p Policy, reason string, money bool) map[string]string {
 			fields[name] = "use an amount of zero or more"
 		}
 	}
+	if !money && p.StepUpAboveCents != nil {
+		fields["step_up_above"] = "this action moves no amount: leave it blank, or ask for a passkey on every approval"
+	}
 	// A draft that says nothing of its deciders (nil) keeps the default.
 	if msg := ApproverRolesProblem(p.ApproverRoles); p.ApproverRoles != nil && msg != "" {
 		fields["approvers"] = msg
