@@ -33,15 +33,17 @@ type StaffApproval struct {
 	StepUp *stepup.Assertion
 }
 
-// StaffApprovals lists the staff approvals of request id, oldest first,
-// each with the step-up assertion kept for it: the assertion of the same
-// person for the same version and arguments.
-func (s *Service) StaffApprovals(ctx context.Context, id string) ([]StaffApproval, error) {
-	events, err := s.store.EventsForInvocation(ctx, id)
+// StaffApprovals lists the staff approvals of inv's arguments as they are
+// now (inv.ArgsHash: an approval of arguments edited since approved
+// nothing that was sent), oldest first, each with the step-up assertion
+// kept for it: the assertion of the same person for the same version and
+// arguments.
+func (s *Service) StaffApprovals(ctx context.Context, inv Invocation) ([]StaffApproval, error) {
+	events, err := s.store.EventsForInvocation(ctx, inv.ID)
 	if err != nil {
 		return nil, err
 	}
-	ups, err := s.store.StepUpsOf(ctx, id)
+	ups, err := s.store.StepUpsOf(ctx, inv.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +64,9 @@ func (s *Service) StaffApprovals(ctx context.Context, id string) ([]StaffApprova
 		}
 		a := StaffApproval{Name: data.Name, First: first, Identified: data.Identified.recorded(), Version: data.Version, At: e.At}
 		a.UserID, _ = strconv.ParseInt(e.ActorID, 10, 64)
-		a.ArgsHash, _ = hex.DecodeString(data.ArgsHash)
+		if a.ArgsHash, _ = hex.DecodeString(data.ArgsHash); !bytes.Equal(a.ArgsHash, inv.ArgsHash) {
+			continue
+		}
 		for _, u := range ups {
 			if u.UserID == a.UserID && u.Version == a.Version && bytes.Equal(u.ArgsHash, a.ArgsHash) {
 				a.StepUp = &stepup.Assertion{CredentialID: u.CredentialID, PublicKey: u.PublicKey, RPID: u.RPID, Origin: u.Origin,

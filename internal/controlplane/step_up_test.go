@@ -84,7 +84,7 @@ func TestStepUpIsRequiredAndMustBeForThisApproval(t *testing.T) {
 	if err != nil || got.State != controlplane.Approved {
 		t.Fatalf("approval with its step-up: %s, %v", got.State, err)
 	}
-	approvals, err := b.cp.StaffApprovals(b.ctx, inv.ID)
+	approvals, err := b.cp.StaffApprovals(b.ctx, b.wantState(inv.ID, controlplane.Approved))
 	if err != nil || len(approvals) != 1 {
 		t.Fatalf("approvals %+v, %v", approvals, err)
 	}
@@ -148,7 +148,7 @@ func TestEachOfTwoApproversStepsUp(t *testing.T) {
 	if err != nil || done.State != controlplane.Approved {
 		t.Fatalf("second approval: %s, %v", done.State, err)
 	}
-	approvals, err := b.cp.StaffApprovals(b.ctx, inv.ID)
+	approvals, err := b.cp.StaffApprovals(b.ctx, b.wantState(inv.ID, controlplane.Approved))
 	if err != nil || len(approvals) != 2 {
 		t.Fatalf("approvals %+v, %v", approvals, err)
 	}

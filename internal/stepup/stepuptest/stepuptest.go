@@ -76,3 +76,17 @@ func (p *Passkey) Assert(tb testing.TB, id string, version int64, hash []byte) *
 	return &stepup.Assertion{CredentialID: r.RawID, PublicKey: p.Key.PublicKey(), RPID: RPID, Origin: Origin,
 		AuthenticatorData: r.Response.AuthenticatorData, ClientDataJSON: r.Response.ClientDataJSON, Signature: r.Response.Signature}
 }
+
+// Unregistered is a passkey no console knows, for an offline check that
+// needs only its assertions (a receipt's).
+func Unregistered(tb testing.TB) *Passkey {
+	tb.Helper()
+	b64 := base64.RawURLEncoding
+	opts, _ := json.Marshal(map[string]any{"publicKey": map[string]any{"challenge": b64.EncodeToString([]byte("registration")),
+		"user": map[string]any{"id": b64.EncodeToString([]byte("user"))}}})
+	k, _, err := softkey.Create(opts, RPID, Origin)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &Passkey{Key: k}
+}
