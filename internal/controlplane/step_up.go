@@ -14,7 +14,8 @@ import (
 // asks a fresh passkey proof of (Policy.NeedsStepUp) when the decision
 // carries none: a Slack click, a bulk approval, or the console's plain
 // approve form. The console's step-up page makes one. Callers match it
-// with errors.Is, or on its code.
+// with errors.Is, or on its code, and never change it: every refusal
+// returns this one value.
 var ErrStepUpRequired = &apperr.Error{Kind: apperr.Forbidden, Code: "step_up_required",
 	Message: "This approval needs a fresh proof with your passkey, made for this request.",
 	Hint:    "Approve it on its step-up page in the console with your passkey."}
