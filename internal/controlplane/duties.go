@@ -22,7 +22,10 @@ import (
 // under the policy in force now) the first approval is recorded (the
 // invocation stays awaiting approval, its version moves) and a second,
 // different person the policy lets decide completes it. When wantHash is
-// set, the arguments must still hash to it. The invocation row is locked
+// set, the arguments must still hash to it. When the policy asks for
+// step-up (counting the amount as the second approver does), each
+// approval needs up, a passkey assertion of the approver's made for this
+// version and these arguments (step_up.go), kept with the approval. The invocation row is locked
 // first, so two approvers deciding at once are serialised: one decides,
 // the other is told. When seen is set, it receives the request as read,
 // for a refused form to show.
