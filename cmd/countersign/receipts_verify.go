@@ -27,9 +27,12 @@ Checks a signed receipt (docs/api.md, "Signed receipts") offline against a
 key set: the JWKS file, or the console's GET /api/v1/receipts/jwks.json.
 RECEIPT_FILE (- for standard input) holds the compact JWS, or the JSON
 answer of GET /api/v1/invocations/{id}/receipt. Only EdDSA signatures of a
-key of the set with the header's kid are accepted. It prints what the
-receipt says; exit status 0 when the signature holds, 1 with the reason
-when it does not, 2 when the files cannot be read.
+key of the set with the header's kid are accepted. The staff approvals
+it carries are checked too: each passkey assertion must be evidence of
+its approval (the receipt's invocation, the version and the arguments'
+hash approved), and the arguments must hash to what was approved. It
+prints what the receipt says; exit status 0 when every check holds, 1
+with the reason when one does not, 2 when the files cannot be read.
 `
 
 // runReceipts is `countersign receipts`.
@@ -71,8 +74,16 @@ func runReceipts(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		fmt.Fprintf(stderr, "NOT VALID: %s\n", strings.TrimPrefix(err.Error(), "receipts: "))
 		return 1
 	}
+	approvals, err := checkApprovals(claims)
+	if err != nil {
+		fmt.Fprintf(stderr, "NOT VALID: signed with key %s, but %v\n", header.Kid, err)
+		return 1
+	}
 	fmt.Fprintf(stdout, "VALID: signed with EdDSA by key %s of %s\n", header.Kid, *jwksFrom)
 	describeReceipt(stdout, claims)
+	for _, line := range approvals {
+		fmt.Fprintf(stdout, "%-13s %s\n", "Approval:", line)
+	}
 	return 0
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"countersign/internal/apperr"
+	"countersign/internal/stepup"
 	"countersign/internal/tracing"
 	"countersign/store"
 )
@@ -21,11 +22,14 @@ import (
 // under the policy in force now) the first approval is recorded (the
 // invocation stays awaiting approval, its version moves) and a second,
 // different person the policy lets decide completes it. When wantHash is
-// set, the arguments must still hash to it. The invocation row is locked
+// set, the arguments must still hash to it. When the policy asks for
+// step-up (counting the amount as the second approver does), each
+// approval needs up, a passkey assertion of the approver's made for this
+// version and these arguments (step_up.go), kept with the approval. The invocation row is locked
 // first, so two approvers deciding at once are serialised: one decides,
 // the other is told. When seen is set, it receives the request as read,
 // for a refused form to show.
-func (s *Service) approveAsStaff(ctx context.Context, actor Actor, id string, expectedVersion int32, wantHash []byte, seen *Invocation) (Invocation, error) {
+func (s *Service) approveAsStaff(ctx context.Context, actor Actor, id string, expectedVersion int32, wantHash []byte, up *stepup.Assertion, seen *Invocation) (Invocation, error) {
 	if err := staffOnCard(actor, "approve"); err != nil {
 		return Invocation{}, err
 	}
@@ -92,14 +96,27 @@ func (s *Service) approveAsStaff(ctx context.Context, actor Actor, id string, ex
 			out, err = s.endForExpiredTask(ctx, tx, row, AwaitingApproval, row.Version, "approve", now)
 			return err
 		}
-		data := map[string]any{"args_hash": hex.EncodeToString(hash)}
-		two := false
+		data := map[string]any{"args_hash": hex.EncodeToString(hash), "version": row.Version}
+		two, needStepUp := false, false
 		if found {
 			rc, err := s.routeNow(ctx, tx, row, task.CustomerRef, policy)
 			if err != nil {
 				return err
 			}
-			two = rc.need == byTwoAgents
+			// Step-up counts the amount as the second approver does: with
+			// the exposure before it, under the policy in force now.
+			two, needStepUp = rc.need == byTwoAgents, policy.NeedsStepUp(rc.total)
+		}
+		su, err := checkStepUp(ctx, tx, actor, row, hash, up, needStepUp)
+		if err != nil {
+			return err
+		}
+		if su != nil {
+			su.CreatedAt = now
+			if err := tx.InsertStepUp(ctx, *su); err != nil {
+				return err
+			}
+			actor = withStepUp(actor, su)
 		}
 		if two {
 			done, err := s.firstApproval(ctx, tx, actor, row, policy, hash, &out)
@@ -174,7 +191,7 @@ func (s *Service) firstApproval(ctx context.Context, tx *store.Tx, actor Actor, 
 		return false, err
 	}
 	return true, s.record(ctx, tx, actor, EventInvocationFirstApproval, row.TaskID, row.ID, map[string]any{
-		"args_hash": hex.EncodeToString(hash), "amount_cents": *row.AmountCents})
+		"args_hash": hex.EncodeToString(hash), "amount_cents": *row.AmountCents, "version": row.Version})
 }
 
 // FirstApprovers lists the console users (ids) who recorded the first of

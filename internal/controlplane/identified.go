@@ -13,6 +13,9 @@ type Identification struct {
 	Method  string `json:"method"`
 	Issuer  string `json:"issuer,omitempty"`
 	Subject string `json:"subject,omitempty"`
+	// StepUp is set on an approval made with a fresh passkey proof for
+	// that decision (step_up.go): the passkey that signed it.
+	StepUp *StepUpProof `json:"step_up,omitempty"`
 }
 
 // The identification methods besides the session's own strings
@@ -41,7 +44,7 @@ func (a Actor) IdentifiedAs(how Identification) Actor {
 // set none.
 func (i Identification) recorded() Identification {
 	if strings.TrimSpace(i.Method) == "" {
-		return Identification{Method: IdentifiedUnknown}
+		return Identification{Method: IdentifiedUnknown, StepUp: i.StepUp}
 	}
 	return i
 }

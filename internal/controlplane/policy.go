@@ -127,7 +127,8 @@ func policyFromRow(r store.Policy) Policy {
 	return Policy{System: r.System, Action: r.Action, Stage: Stage(r.Stage), Enabled: r.Enabled, AutoMaxCents: r.AutoMaxCents,
 		ApprovalAboveCents: r.ApprovalAboveCents, SecondApproverAboveCents: r.SecondApproverAboveCents,
 		ApprovalWindow: r.ApprovalWindow, ConfirmationWindow: r.ConfirmationWindow, OwnerID: r.OwnerID,
-		ReviewOn: r.ReviewOn, ApproverRoles: approverRoles(r.ApproverRoles), Version: r.Version, UpdatedAt: r.UpdatedAt}
+		ReviewOn: r.ReviewOn, ApproverRoles: approverRoles(r.ApproverRoles), StepUpEvery: r.StepUpEvery,
+		StepUpAboveCents: r.StepUpAboveCents, Version: r.Version, UpdatedAt: r.UpdatedAt}
 }
 
 // Route is where a policy sends a proposal, and why.

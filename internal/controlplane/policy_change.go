@@ -44,7 +44,7 @@ func (s *Service) ChangePolicy(ctx context.Context, actor Actor, draft Policy, e
 			AutoMaxCents: draft.AutoMaxCents, ApprovalAboveCents: draft.ApprovalAboveCents,
 			SecondApproverAboveCents: draft.SecondApproverAboveCents, ApprovalWindow: draft.ApprovalWindow,
 			ConfirmationWindow: draft.ConfirmationWindow, OwnerID: draft.OwnerID, ReviewOn: draft.ReviewOn, UpdatedAt: s.now(),
-			ApproverRoles: approverRoles(draft.ApproverRoles)}
+			ApproverRoles: approverRoles(draft.ApproverRoles), StepUpEvery: draft.StepUpEvery, StepUpAboveCents: draft.StepUpAboveCents}
 		after, err := tx.UpdatePolicy(ctx, row, expectedVersion)
 		if errors.Is(err, store.ErrConflict) {
 			return apperr.Wrap(err, apperr.Conflict, "Someone changed this policy while you were editing it. Reload it and make your change again.")
@@ -78,10 +78,13 @@ func validateDraft(p Policy, reason string, money bool) map[string]string {
 		fields["auto_max"] = "stage 5 moves money on its own only up to a ceiling: enter the most it may pay without a person, or choose stage 3 or 4"
 	}
 	for name, v := range map[string]*int64{"auto_max": p.AutoMaxCents, "approval_above": p.ApprovalAboveCents,
-		"second_approver_above": p.SecondApproverAboveCents} {
+		"second_approver_above": p.SecondApproverAboveCents, "step_up_above": p.StepUpAboveCents} {
 		if v != nil && *v < 0 {
 			fields[name] = "use an amount of zero or more"
 		}
+	}
+	if !money && p.StepUpAboveCents != nil {
+		fields["step_up_above"] = "this action moves no amount: leave it blank, or ask for a passkey on every approval"
 	}
 	// A draft that says nothing of its deciders (nil) keeps the default.
 	if msg := ApproverRolesProblem(p.ApproverRoles); p.ApproverRoles != nil && msg != "" {
@@ -101,7 +104,7 @@ func (p Policy) summary() map[string]any {
 	m := map[string]any{"stage": int(p.Stage), "enabled": p.Enabled, "auto_max_cents": p.AutoMaxCents,
 		"approval_above_cents": p.ApprovalAboveCents, "second_approver_above_cents": p.SecondApproverAboveCents,
 		"approval_window": p.ApprovalWindow.String(), "confirmation_window": p.ConfirmationWindow.String(), "owner_id": p.OwnerID,
-		"approver_roles": approverRoles(p.ApproverRoles)}
+		"approver_roles": approverRoles(p.ApproverRoles), "step_up_every": p.StepUpEvery, "step_up_above_cents": p.StepUpAboveCents}
 	if p.ReviewOn != nil {
 		m["review_on"] = p.ReviewOn.Format(time.DateOnly)
 	}

@@ -65,6 +65,7 @@ type Store interface {
 	WaitingOfCancelledTasks(ctx context.Context, limit int) ([]store.WaitingOfTask, error)
 	EventsForTask(ctx context.Context, taskID string) ([]store.Event, error)
 	EventsForInvocation(ctx context.Context, invocationID string) ([]store.Event, error)
+	StepUpsOf(ctx context.Context, invocationID string) ([]store.StepUp, error)
 
 	QueueItem(ctx context.Context, id string, now time.Time) (store.QueueItem, error)
 	ClaimCard(ctx context.Context, invocationID string, userID int64, now, until time.Time) (store.Claim, error)

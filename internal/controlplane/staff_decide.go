@@ -110,7 +110,7 @@ func (s *Service) StaffDecide(ctx context.Context, d StaffDecision) (StaffDecide
 			return StaffDecided{}, apperr.InvalidFields(map[string]string{"args_hash": "the page did not say which arguments you approve; reload it"})
 		}
 		var out StaffDecided
-		inv, err := s.approveAsStaff(ctx, d.Actor, d.InvocationID, d.Version, d.ArgsHash, &out.Invocation)
+		inv, err := s.approveAsStaff(ctx, d.Actor, d.InvocationID, d.Version, d.ArgsHash, d.StepUp, &out.Invocation)
 		if err != nil {
 			return out, err
 		}

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"time"
@@ -10,10 +11,12 @@ import (
 
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
+	"countersign/internal/stepup"
 )
 
 // receiptClaims is what a receipt of a completed write says, signed: the
-// invocation, what was changed where, with which arguments, the system's
+// invocation, what was changed where, with which arguments, who of the
+// staff approved them and how they were identified, the system's
 // reference and the read-back's evidence.
 type receiptClaims struct {
 	Issuer   string `json:"iss,omitempty"`
@@ -29,6 +32,27 @@ type receiptClaims struct {
 	Result       *resultJSON     `json:"result"`
 	Verification *verifyJSON     `json:"verification"`
 	CompletedAt  *time.Time      `json:"completed_at"`
+	// Approvals are the staff's approvals of the arguments sent, oldest
+	// first; empty when no person of the staff approved (the policy or
+	// the customer did).
+	Approvals []approvalJSON `json:"approvals"`
+}
+
+// approvalJSON is one staff approval a receipt carries: who, how they
+// were identified for it (the audit event's identified_by), the version
+// and the arguments' SHA-256 (hex) they approved, and the passkey
+// assertion made for it when the policy asked for step-up, which anyone
+// can check offline (stepup.Assertion.Verify with sub, version and
+// args_hash).
+type approvalJSON struct {
+	UserID       int64                       `json:"user_id"`
+	Name         string                      `json:"name"`
+	FirstOfTwo   bool                        `json:"first_of_two"`
+	IdentifiedBy controlplane.Identification `json:"identified_by"`
+	Version      int32                       `json:"version"`
+	ArgsHash     string                      `json:"args_hash"`
+	At           time.Time                   `json:"at"`
+	StepUp       *stepup.Assertion           `json:"step_up,omitempty"`
 }
 
 // receiptJSON is the answer of GET /api/v1/invocations/{id}/receipt: the
@@ -71,11 +95,19 @@ func (h *Handler) Receipt(ctx context.Context, inv controlplane.Invocation) (str
 
 func (h *Handler) receipt(ctx context.Context, inv controlplane.Invocation) (string, receiptClaims, error) {
 	out := h.invocationOut(ctx, "", inv)
+	approvals, err := h.cfg.Control.StaffApprovals(ctx, inv)
+	if err != nil {
+		return "", receiptClaims{}, err
+	}
 	// The issuer is the console's configured address, never the request's
 	// Host header, which the caller chooses.
 	claims := receiptClaims{Issuer: h.cfg.PublicBase, Subject: inv.ID, IssuedAt: h.Now().Unix(), TaskID: inv.TaskID, System: inv.System,
 		Action: inv.Action, State: string(inv.State), Target: out.Target, Args: out.Args.Effective, Result: out.Result,
-		Verification: out.Verification, CompletedAt: inv.FinishedAt}
+		Verification: out.Verification, CompletedAt: inv.FinishedAt, Approvals: []approvalJSON{}}
+	for _, a := range approvals {
+		claims.Approvals = append(claims.Approvals, approvalJSON{UserID: a.UserID, Name: a.Name, FirstOfTwo: a.First,
+			IdentifiedBy: a.Identified, Version: a.Version, ArgsHash: hex.EncodeToString(a.ArgsHash), At: a.At, StepUp: a.StepUp})
+	}
 	jws, err := h.receipts.Sign(claims)
 	return jws, claims, err
 }

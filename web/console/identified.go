@@ -46,3 +46,13 @@ func identifiedWords(e controlplane.Event) string {
 	method, _ := by["method"].(string)
 	return controlplane.IdentificationWords(method)
 }
+
+// withPasskey is " with a passkey" for an approval made with a fresh
+// passkey proof (identified_by.step_up), for the timeline's sentence.
+func withPasskey(e controlplane.Event) string {
+	by, _ := e.Data["identified_by"].(map[string]any)
+	if _, ok := by["step_up"].(map[string]any); ok {
+		return " with a passkey"
+	}
+	return ""
+}

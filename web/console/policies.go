@@ -70,7 +70,8 @@ func (h *Handler) handlePolicyChange(c echo.Context) error {
 	form := views.PolicyForm{Version: c.FormValue("version"), Stage: c.FormValue("stage"), Enabled: c.FormValue("enabled") == "on",
 		AutoMax: c.FormValue("auto_max"), ApprovalAbove: c.FormValue("approval_above"), SecondApproverAbove: c.FormValue("second_approver_above"),
 		ApprovalHours: c.FormValue("approval_window"), ConfirmationMinutes: c.FormValue("confirmation_window"),
-		Owner: c.FormValue("owner"), ReviewOn: c.FormValue("review_on"), Reason: c.FormValue("reason")}
+		Owner: c.FormValue("owner"), ReviewOn: c.FormValue("review_on"), Reason: c.FormValue("reason"),
+		StepUpEvery: c.FormValue("step_up_every") == "on", StepUpAbove: c.FormValue("step_up_above")}
 	if params, err := c.FormParams(); err == nil {
 		form.Approvers = params["approvers"]
 	}
@@ -227,10 +228,11 @@ func (h *Handler) parsePolicyForm(ctx context.Context, current controlplane.Poli
 	if err != nil {
 		errs["stage"] = "choose stage 3, 4 or 5"
 	}
-	draft.Stage, draft.Enabled = controlplane.Stage(stage), f.Enabled
+	draft.Stage, draft.Enabled, draft.StepUpEvery = controlplane.Stage(stage), f.Enabled, f.StepUpEvery
 	for name, dst := range map[string]**int64{"auto_max": &draft.AutoMaxCents, "approval_above": &draft.ApprovalAboveCents,
-		"second_approver_above": &draft.SecondApproverAboveCents} {
-		raw := map[string]string{"auto_max": f.AutoMax, "approval_above": f.ApprovalAbove, "second_approver_above": f.SecondApproverAbove}[name]
+		"second_approver_above": &draft.SecondApproverAboveCents, "step_up_above": &draft.StepUpAboveCents} {
+		raw := map[string]string{"auto_max": f.AutoMax, "approval_above": f.ApprovalAbove, "second_approver_above": f.SecondApproverAbove,
+			"step_up_above": f.StepUpAbove}[name]
 		cents, ok := parsePolicyDollars(raw)
 		if !ok {
 			errs[name] = "use an amount in dollars, like 25 or 25.50, or leave it blank"
@@ -307,7 +309,8 @@ func formOf(p controlplane.Policy) views.PolicyForm {
 		AutoMax: dollarsField(p.AutoMaxCents), ApprovalAbove: dollarsField(p.ApprovalAboveCents),
 		SecondApproverAbove: dollarsField(p.SecondApproverAboveCents),
 		ApprovalHours:       strconv.FormatFloat(p.ApprovalWindow.Hours(), 'f', -1, 64),
-		ConfirmationMinutes: strconv.Itoa(int(p.ConfirmationWindow.Minutes())), Approvers: p.ApproverRoles}
+		ConfirmationMinutes: strconv.Itoa(int(p.ConfirmationWindow.Minutes())), Approvers: p.ApproverRoles,
+		StepUpEvery: p.StepUpEvery, StepUpAbove: dollarsField(p.StepUpAboveCents)}
 	if p.OwnerID != nil {
 		f.Owner = strconv.FormatInt(*p.OwnerID, 10)
 	}
@@ -346,6 +349,9 @@ func (h *Handler) policyRow(p controlplane.Policy, names map[int64]string) views
 		r.Approval = append(r.Approval, "two approvers above "+money.Format(*p.SecondApproverAboveCents, ""))
 	}
 	r.Approval = append(r.Approval, "decided by "+p.DecidersWords())
+	if w := stepUpWords(p); w != "" {
+		r.Approval = append(r.Approval, w)
+	}
 	if p.OwnerID != nil {
 		r.Owner = names[*p.OwnerID]
 	}

@@ -281,9 +281,9 @@ func eventSentence(e controlplane.Event, subject string) string {
 			}
 			return s + ". Approved is not yet sent."
 		}
-		return "approved" + about + ". Approved is not yet sent."
+		return "approved" + about + withPasskey(e) + ". Approved is not yet sent."
 	case controlplane.EventInvocationFirstApproval:
-		return "gave the first of two approvals of" + about + "; a second person completes it."
+		return "gave the first of two approvals of" + about + withPasskey(e) + "; a second person completes it."
 	case controlplane.EventInvocationConfirmed:
 		return "confirmed" + about + "."
 	case controlplane.EventInvocationDeclined:
