@@ -78,7 +78,9 @@
 
   function run(form) {
     var kind = form.getAttribute("data-passkey");
-    var box = form.parentNode.querySelector("[data-passkey-error]");
+    // The error line beside the form or, on a page with one error
+    // summary at its top (the step-up page), that summary.
+    var box = form.parentNode.querySelector("[data-passkey-error]") || document.querySelector("[data-passkey-error]");
     var button = form.querySelector("button");
     var csrf = form.querySelector("input[name=_csrf]").value;
     var name = form.querySelector("input[name=name]");
