@@ -106,6 +106,19 @@ func TestBrowserStepUpApprovesWithThePasskey(t *testing.T) {
 		t.Fatalf("to the step-up page: %v", err)
 	}
 	browsertest.CheckAccessibility(t, ctx, "step-up page")
+	// On a phone the page fits its width (the 64-digit hash breaks) and
+	// the button is there.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile)); err != nil {
+		t.Fatal(err)
+	}
+	wide, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth`))
+	if err != nil || wide {
+		t.Errorf("the step-up page is wider than a phone (%v)", err)
+	}
+	browsertest.Screenshot(t, ctx, "step-up-phone.png")
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
+		t.Fatal(err)
+	}
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="approve-passkey"]`))); err != nil {
 		t.Fatal(err)
 	}
