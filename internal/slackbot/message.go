@@ -26,7 +26,7 @@ const (
 	// actionStepUp opens the card's step-up page in the console: an
 	// approval that needs a passkey is made there, never in Slack.
 	actionStepUp = "step_up"
-	modalReject   = "reject_reason"
+	modalReject  = "reject_reason"
 )
 
 // decision is what a button carries: the card, and the version and the
