@@ -131,7 +131,9 @@ func (h *Handler) stepUpCard(c echo.Context) (accounts.User, controlplane.Invoca
 
 // handleQueueStepUpBegin answers POST /queue/:id/step-up/begin: the
 // request options of a step-up for the card as it is now, once the page
-// is known to show it so.
+// is known to show it so, and only for someone the action's policy lets
+// decide it (nobody is asked for a passkey in vain; the approval asks
+// again).
 func (h *Handler) handleQueueStepUpBegin(c echo.Context) error {
 	if h.cfg.Factors == nil {
 		return stepUpReply(c, factorsOff)
@@ -139,6 +141,14 @@ func (h *Handler) handleQueueStepUpBegin(c echo.Context) error {
 	u, inv, _, err := h.stepUpCard(c)
 	if err != nil {
 		return stepUpReply(c, err)
+	}
+	may, p, err := h.cfg.Control.MayDecide(c.Request().Context(), actorOf(c, u), inv.System, inv.Action)
+	if err != nil {
+		return err
+	}
+	if !may {
+		return stepUpReply(c, &apperr.Error{Kind: apperr.Forbidden, Code: controlplane.CodeRoleMayNotApprove,
+			Message: "Your role may not approve requests of " + inv.System + "/" + inv.Action + ": its policy lets " + p.DecidersWords() + " decide them."})
 	}
 	cer, err := h.cfg.Factors.BeginStepUp(c.Request().Context(), u, inv.ID, int64(inv.Version), inv.ArgsHash)
 	if err != nil {

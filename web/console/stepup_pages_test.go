@@ -128,3 +128,27 @@ func checkLeftOut(t *testing.T, doc *goquery.Document, id string) {
 		t.Fatalf("no line saying one card needs a passkey, linked to its step-up page: %q", section.Text())
 	}
 }
+
+// TestStepUpOfARoleThePolicyLeavesOutAsksNoPasskey: a manager, whom the
+// default policy does not let decide, sees why on the step-up page, and
+// beginning a step-up is refused before any passkey is asked.
+func TestStepUpOfARoleThePolicyLeavesOutAsksNoPasskey(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t, webtest.WithShop())
+	pk, origin := passkeyConsole(t, b)
+	requireStepUp(b, "update_product_description")
+	inv := webtest.NewShopper(t, b).Describe(t, "Now in oak.")
+	manager := b.Users[accounts.Manager]
+	c := pk.Client(t)
+	c.MustSignIn(manager)
+	if _, status, r := addPasskey(t, c, manager, "Laptop", origin); status != http.StatusOK {
+		t.Fatalf("adding the passkey: %d %+v", status, r)
+	}
+	if c.Get("/queue/"+inv.ID+"/step-up").Doc(t).Find(`[data-testid="may-not-decide"]`).Length() != 1 {
+		t.Fatal("the step-up page does not tell a manager the policy leaves them out")
+	}
+	status, raw := beginStepUp(t, c, inv.ID, shown{itoa(inv.Version), hexOf(inv.ArgsHash)})
+	if r := decode(t, raw); status != http.StatusForbidden || !strings.Contains(r.Error, "may not approve") {
+		t.Fatalf("a manager beginning a step-up: %d %+v, want 403", status, r)
+	}
+}
