@@ -11,11 +11,11 @@ import (
 	"countersign/store/dbtest"
 )
 
-// TestStepUpMigrationGoesDownAndUp runs migration 00039's Down over a
+// TestStepUpCeremonyMigrationGoesDownAndUp runs migration 00039's Down over a
 // database holding a step-up ceremony, then its Up again: the Down drops
 // the step-up ceremonies and refuses the purpose again, and the Up
 // applies again.
-func TestStepUpMigrationGoesDownAndUp(t *testing.T) {
+func TestStepUpCeremonyMigrationGoesDownAndUp(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st := store.New(dbtest.New(t))
