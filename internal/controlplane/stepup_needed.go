@@ -4,10 +4,13 @@ import "sync/atomic"
 
 // ApprovalNeedsStepUp reports whether a staff approval of inv needs the
 // approver's passkey assertion made for it (stepup), under p, its
-// action's policy (nil when it has none: no step-up). It is the one
-// answer every place that offers an approval asks — the console's card,
-// queue and bulk approval, the Slack message — so a person is sent to
-// the step-up page exactly where StaffDecide asks for one.
+// action's policy (nil when it has none: no step-up). The amount counts
+// as the second approver's does: with what already moved or was pending
+// on the same customer or object when the request was quoted. It is the
+// one answer every place that offers an approval asks — the console's
+// card, queue and bulk approval, the Slack message — so a person is sent
+// to the step-up page where StaffDecide asks for one (which counts the
+// exposure again under the request's lock).
 func (s *Service) ApprovalNeedsStepUp(p *Policy, inv Invocation) bool {
 	if p == nil {
 		return false
@@ -16,7 +19,12 @@ func (s *Service) ApprovalNeedsStepUp(p *Policy, inv Invocation) bool {
 	if standIn := s.stepUpStandIn.Load(); standIn != nil {
 		(*standIn)(&q)
 	}
-	return q.NeedsStepUp(inv.AmountCents)
+	total := inv.AmountCents
+	if total != nil {
+		t := *total + inv.ExposureCents
+		total = &t
+	}
+	return q.NeedsStepUp(total)
 }
 
 // StandInStepUp lets tests say what policies ask of step-up while the
