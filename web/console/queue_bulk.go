@@ -115,7 +115,11 @@ func (h *Handler) handleQueueBulkApprove(c echo.Context) error {
 			if _, decided := apperr.As(err); !decided {
 				return err
 			}
-			skipped++
+			if isStepUpRequired(err) {
+				stepUp++ // the policy asked for a passkey meanwhile
+			} else {
+				skipped++
+			}
 			continue
 		}
 		approved++
