@@ -1,6 +1,9 @@
 // passkey.js runs the browser's half of the WebAuthn ceremonies: "Add a
-// passkey" on the account's second-factor page and "Use a passkey" at the
-// sign-in's factor step (forms marked data-passkey). The console sends the
+// passkey" on the account's second-factor page, "Use a passkey" at the
+// sign-in's factor step and "Approve with your passkey" on a card's
+// step-up page (forms marked data-passkey). Inputs marked
+// data-passkey-field go with both posts (the step-up's version and
+// arguments hash: what the page showed). The console sends the
 // options with their binary fields in base64url; navigator.credentials
 // takes ArrayBuffers, and the answer goes back as base64url JSON. Loaded
 // with the page's CSP nonce; no inline handlers.
@@ -75,13 +78,22 @@
 
   function run(form) {
     var kind = form.getAttribute("data-passkey");
-    var box = form.parentNode.querySelector("[data-passkey-error]");
+    // The error line beside the form or, on a page with one error
+    // summary at its top (the step-up page), that summary.
+    var box = form.parentNode.querySelector("[data-passkey-error]") || document.querySelector("[data-passkey-error]");
     var button = form.querySelector("button");
     var csrf = form.querySelector("input[name=_csrf]").value;
     var name = form.querySelector("input[name=name]");
     var password = form.querySelector("input[name=password]");
+    var message = box.querySelector("[data-passkey-message]") || box;
+    var fields = {};
+    form.querySelectorAll("input[data-passkey-field]").forEach(function (f) { fields[f.name] = f.value; });
+    function withFields(body) {
+      Object.keys(fields).forEach(function (k) { body[k] = fields[k]; });
+      return body;
+    }
     function fail(msg) {
-      box.textContent = msg;
+      message.textContent = msg;
       box.hidden = false;
       box.setAttribute("tabindex", "-1");
       box.focus();
@@ -93,13 +105,13 @@
     }
     box.hidden = true;
     button.disabled = true;
-    post(form.getAttribute("data-begin"), csrf, password ? { password: password.value } : {}).then(function (opts) {
+    post(form.getAttribute("data-begin"), csrf, withFields(password ? { password: password.value } : {})).then(function (opts) {
       if (opts.error) { done(opts); return null; }
       var ceremony = kind === "register"
         ? navigator.credentials.create({ publicKey: creationOptions(opts) })
         : navigator.credentials.get({ publicKey: requestOptions(opts) });
       return ceremony.then(function (cred) {
-        var body = { credential: answer(cred) };
+        var body = withFields({ credential: answer(cred) });
         if (name) { body.name = name.value; }
         return post(form.getAttribute("data-finish"), csrf, body).then(done);
       });

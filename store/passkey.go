@@ -102,6 +102,9 @@ func (s *Store) UsePasskey(ctx context.Context, factorID, signCount int64, at ti
 const (
 	CeremonyRegister = "register"
 	CeremonySignIn   = "sign_in"
+	// CeremonyStepUp is a passkey assertion made for one decision
+	// (internal/stepup): its challenge is the decision's, not random.
+	CeremonyStepUp = "step_up"
 )
 
 // StartCeremony keeps a WebAuthn ceremony's session data under idHash

@@ -116,6 +116,17 @@ func (b *Bot) onClick(ctx context.Context, who slackUser, action string, d decis
 			p.DecidersWords(), card.System, card.Action, actor.Role))
 		return nil
 	}
+	// An approval that needs a passkey is never made here, whatever an
+	// older message still offers (one posted before the policy asked for
+	// it): the click is answered with the step-up page.
+	if action == actionApprove {
+		if stepUp, err := b.needsStepUp(ctx, card.Invocation); err != nil {
+			return err
+		} else if stepUp {
+			b.tellStepUp(ctx, who, d.ID)
+			return nil
+		}
+	}
 	claim, err := b.control.Claim(ctx, actor, d.ID)
 	if err != nil {
 		b.tellErr(ctx, who, err)
@@ -159,6 +170,10 @@ func (b *Bot) approve(ctx context.Context, who slackUser, actor controlplane.Act
 	hash, _ := hex.DecodeString(d.Hash)
 	out, err := b.control.StaffDecide(ctx, controlplane.StaffDecision{Actor: actor, InvocationID: d.ID, Verb: controlplane.StaffApprove,
 		Version: d.Version, ArgsHash: hash})
+	if e, isApp := apperr.As(err); isApp && e.Code == "step_up_required" {
+		b.tellStepUp(ctx, who, d.ID)
+		return nil
+	}
 	if err != nil {
 		b.tellErr(ctx, who, err)
 		return nil
@@ -167,6 +182,13 @@ func (b *Bot) approve(ctx context.Context, who slackUser, actor controlplane.Act
 		b.tell(ctx, who, "Your approval is recorded. A second, different person must approve it before it can be sent.")
 	}
 	return nil
+}
+
+// tellStepUp answers an approval that needs a passkey with the console's
+// step-up page of the request.
+func (b *Bot) tellStepUp(ctx context.Context, who slackUser, id string) {
+	b.tell(ctx, who, "Approving this request needs your passkey, so it cannot be approved in Slack; nothing was changed. "+
+		"<"+b.stepUpLink(id)+"|Approve it in the console with your passkey>.")
 }
 
 // release lets go of the clicker's hold once their click is answered, and

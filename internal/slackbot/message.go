@@ -12,6 +12,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
 	"countersign/internal/invisible"
 	"countersign/internal/money"
@@ -22,7 +23,10 @@ const (
 	actionApprove = "approve"
 	actionReject  = "reject"
 	actionEdit    = "edit"
-	modalReject   = "reject_reason"
+	// actionStepUp opens the card's step-up page in the console: an
+	// approval that needs a passkey is made there, never in Slack.
+	actionStepUp = "step_up"
+	modalReject  = "reject_reason"
 )
 
 // decision is what a button carries: the card, and the version and the
@@ -170,6 +174,19 @@ func (b *Bot) message(ctx context.Context, card controlplane.QueueCard) (message
 			slack.NewContextBlock("cut", mrkdwn("Too long to show here in full, so it is decided in the console.")))
 		return m, nil
 	}
+	stepUp, err := b.needsStepUp(ctx, inv)
+	if err != nil {
+		return m, err
+	}
+	if inv.State == controlplane.AwaitingApproval && stepUp {
+		m.blocks = append(m.blocks, slack.NewActionBlock("decide",
+			slack.NewButtonBlockElement(actionStepUp, inv.ID, plain("Approve in the console (passkey)")).
+				WithStyle(slack.StylePrimary).WithURL(b.stepUpLink(inv.ID)),
+			slack.NewButtonBlockElement(actionReject, decisionOf(inv).value(), plain("Reject")).WithStyle(slack.StyleDanger),
+			slack.NewButtonBlockElement(actionEdit, inv.ID, plain("Edit in the console")).WithURL(console)),
+			slack.NewContextBlock("step_up", mrkdwn(stepUpNote)))
+		return m, nil
+	}
 	if inv.State == controlplane.AwaitingApproval {
 		d := decisionOf(inv).value()
 		m.blocks = append(m.blocks, slack.NewActionBlock("decide",
@@ -185,6 +202,28 @@ func (b *Bot) message(ctx context.Context, card controlplane.QueueCard) (message
 	m.text = outcome + ": " + lit(title)
 	m.blocks = append(m.blocks, slack.NewContextBlock("outcome", mrkdwn(outcome+" · <"+console+"|Open in the console>")))
 	return m, nil
+}
+
+// stepUpNote says on a card's message why it is approved in the console.
+const stepUpNote = "*Approving needs your passkey*, so it is done in the console, not here: " +
+	"the passkey signs this request, as it stands, and nothing else."
+
+// needsStepUp says whether approving inv needs the approver's passkey,
+// under its action's policy now (the control plane's one answer).
+func (b *Bot) needsStepUp(ctx context.Context, inv controlplane.Invocation) (bool, error) {
+	p, err := b.control.Policy(ctx, inv.System, inv.Action)
+	if apperr.Is(err, apperr.NotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return b.control.ApprovalNeedsStepUp(&p, inv), nil
+}
+
+// stepUpLink is the console's step-up page of request id.
+func (b *Bot) stepUpLink(id string) string {
+	return b.link("/queue/" + url.PathEscape(id) + "/step-up")
 }
 
 // secondApprover says where a card stands with the second-approver rule,

@@ -5,7 +5,11 @@
 // quote's lines from → to, the amount, why a person decides, the deadline,
 // the second approver, who holds it), with Approve, Reject and a link to
 // edit in the console; the message is updated when the card is held or
-// decided, wherever that happened.
+// decided, wherever that happened. A card whose approval needs the
+// approver's passkey (its policy asks for step-up) is never approved in
+// Slack: its message has no Approve but a link to the card's step-up page
+// in the console, and an Approve click on an older message answers with
+// that link.
 //
 // A click is a request Slack signs with the app's signing secret; it is
 // verified (HMAC-SHA256, a five-minute window, each signature taken once)

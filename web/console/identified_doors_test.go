@@ -50,6 +50,12 @@ var staffDoors = []staffDoor{
 		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
 			post(t, c, "/queue/"+id+"/approve", webtest.CardForm(t, c.Get("/queue/"+id), "approve-form"))
 		}},
+	{name: "approve a card with a passkey", route: "/queue/:id/step-up", role: accounts.Agent,
+		prepare: func(t *testing.T, b *webtest.Stack, f *webtest.Shopper) string {
+			requireStepUp(b, "update_product_description")
+			return f.Describe(t, "Now in elm.").ID
+		},
+		do: approveWithPasskey},
 	{name: "reject a card", route: "/queue/:id/reject", role: accounts.Agent,
 		prepare: func(t *testing.T, _ *webtest.Stack, f *webtest.Shopper) string { return f.Refund(t, f.Order, 800).ID },
 		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {

@@ -16,6 +16,7 @@ import (
 var staffPostsNotWalked = map[string]string{
 	"/queue/bulk":                                       "the bulk review page; records nothing",
 	"/queue/:id/claim":                                  "a claim records no event",
+	"/queue/:id/step-up/begin":                          "starts the person's step-up ceremony for a card; records no event",
 	"/account/factors/totp":                             "the person's own factor; records no event",
 	"/account/factors/totp/confirm":                     "the person's own factor; records no event",
 	"/account/factors/recovery":                         "the person's own recovery codes; records no event",

@@ -109,8 +109,11 @@ func (h *Handler) handleQueue(c echo.Context) error {
 		cv := h.cardView(ctx, card, u, policies, cardInList)
 		cv.Stale = staleSentences(changes[card.ID], card.Target.Kind)
 		v.Cards = append(v.Cards, cv)
-		if bulkApprovable(card, cv) {
+		switch bulkChoice(card, cv) {
+		case bulkYes:
 			v.BulkIDs = append(v.BulkIDs, cv.ID)
+		case bulkStepUp:
+			v.BulkStepUp = append(v.BulkStepUp, cv)
 		}
 		if decided != "" && v.FocusID == "" && card.ID != decided {
 			v.FocusID = card.ID
@@ -246,6 +249,7 @@ func (h *Handler) cardView(ctx context.Context, card controlplane.QueueCard, u a
 			(inv.AmountCents == nil || (p.AutoMaxCents != nil && *inv.AmountCents+inv.ExposureCents <= *p.AutoMaxCents))
 	}
 	v.Irreversible = err == nil && spec.Risk == adapter.Irreversible
+	v.NeedsStepUp = h.cfg.Control.ApprovalNeedsStepUp(p, inv)
 	v.ConfirmApprove = v.Irreversible || v.NeedsSecond
 	for _, id := range card.FirstApprovers {
 		if detail == cardInList {

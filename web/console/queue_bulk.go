@@ -20,7 +20,9 @@ const bulkMax = 50
 // handleQueueBulk answers POST /queue/bulk: the confirmation step of a bulk
 // approval. Only cards still pending, low-risk (reversible, within the
 // automatic limit, one approver) and of actions whose policy lets the
-// person's role decide are listed; the others are left out.
+// person's role decide are listed; the others are left out. Those whose
+// policy asks for a passkey are left out too, each linked to its step-up
+// page.
 func (h *Handler) handleQueueBulk(c echo.Context) error {
 	ctx := c.Request().Context()
 	u, _ := kit.CurrentUser(c)
@@ -39,11 +41,14 @@ func (h *Handler) handleQueueBulk(c echo.Context) error {
 			return err
 		}
 		cv := h.cardView(ctx, card, u, policies, cardWhole)
-		if bulkApprovable(card, cv) {
+		switch bulkChoice(card, cv) {
+		case bulkYes:
 			v.Cards = append(v.Cards, cv)
+		case bulkStepUp:
+			v.StepUp = append(v.StepUp, cv)
 		}
 	}
-	if len(v.Cards) == 0 {
+	if len(v.Cards) == 0 && len(v.StepUp) == 0 {
 		return apperr.New(apperr.NotFound, "None of those requests is still pending, low-risk and yours to decide.")
 	}
 	v.Conflicts = bulkConflicts(v.Cards)
@@ -72,7 +77,7 @@ func (h *Handler) handleQueueBulkApprove(c echo.Context) error {
 	}
 	var picks []pick
 	var shown []views.QueueCard
-	skipped := 0
+	skipped, stepUp := 0, 0
 	policies := policyCache{}
 	for _, id := range ids {
 		card, err := h.cfg.Control.Card(ctx, id)
@@ -84,8 +89,12 @@ func (h *Handler) handleQueueBulkApprove(c echo.Context) error {
 			return err
 		}
 		cv := h.cardView(ctx, card, u, policies, cardWhole)
-		if !bulkApprovable(card, cv) {
+		switch bulkChoice(card, cv) {
+		case bulkNo:
 			skipped++
+			continue
+		case bulkStepUp:
+			stepUp++
 			continue
 		}
 		version, _ := strconv.ParseInt(c.FormValue("v_"+id), 10, 32)
@@ -106,7 +115,11 @@ func (h *Handler) handleQueueBulkApprove(c echo.Context) error {
 			if _, decided := apperr.As(err); !decided {
 				return err
 			}
-			skipped++
+			if isStepUpRequired(err) {
+				stepUp++ // the policy asked for a passkey meanwhile
+			} else {
+				skipped++
+			}
 			continue
 		}
 		approved++
@@ -115,7 +128,10 @@ func (h *Handler) handleQueueBulkApprove(c echo.Context) error {
 	if skipped > 0 {
 		msg += fmt.Sprintf(" %d changed or were decided meanwhile and were left as they are.", skipped)
 	}
-	kit.SetFlash(c, msg, skipped > 0 && approved == 0)
+	if stepUp > 0 {
+		msg += fmt.Sprintf(" %d now need your passkey and were left out: approve each from the queue with your passkey.", stepUp)
+	}
+	kit.SetFlash(c, msg, (skipped > 0 || stepUp > 0) && approved == 0)
 	return kit.SeeOther(c, "/queue")
 }
 

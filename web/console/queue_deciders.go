@@ -23,11 +23,31 @@ func cardDeciders(p *controlplane.Policy, system, action string, u accounts.User
 	return deciders.MayDecide(controlplane.UserActor(u.ID, string(u.Role), u.Name)), deciders.DecidersWords()
 }
 
-// bulkApprovable is the bulk filter: a card may be approved with others
-// only while it is pending, low-risk (reversible, within the automatic
-// limit, one approver) and the person's to decide.
-func bulkApprovable(card controlplane.QueueCard, cv views.QueueCard) bool {
-	return card.State == controlplane.AwaitingApproval && cv.LowRisk && cv.MayDecide
+// bulkPick is what bulk approval does with a card.
+type bulkPick int
+
+const (
+	// bulkNo: not pending, not low-risk, or not the person's to decide.
+	bulkNo bulkPick = iota
+	// bulkYes: approved with the others.
+	bulkYes
+	// bulkStepUp: it would be, but its policy asks for the approver's
+	// passkey for each approval: it is left out, linked to its step-up
+	// page (a passkey signs one approval, never a batch).
+	bulkStepUp
+)
+
+// bulkChoice is the bulk filter: a card may be approved with others only
+// while it is pending, low-risk (reversible, within the automatic limit,
+// one approver), the person's to decide, and needs no step-up.
+func bulkChoice(card controlplane.QueueCard, cv views.QueueCard) bulkPick {
+	switch {
+	case card.State != controlplane.AwaitingApproval || !cv.LowRisk || !cv.MayDecide:
+		return bulkNo
+	case cv.NeedsStepUp:
+		return bulkStepUp
+	}
+	return bulkYes
 }
 
 // policyCache keeps the policies read while building one page: they say

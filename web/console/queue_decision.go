@@ -217,14 +217,22 @@ func (h *Handler) staffDecide(c echo.Context, id string, d controlplane.StaffDec
 // to the arguments' hash the approver saw (args_hash); a change since is
 // refused. Above the policy's amount it records the first of two
 // approvals. Someone else's decision first is a 409 that says what
-// happened.
+// happened. A card whose policy asks for a passkey (it may have changed
+// while the page was open) is approved only on its step-up page: the
+// card's page says so and links there.
 func (h *Handler) handleQueueApprove(c echo.Context) error {
 	id := c.Param("id")
 	hash, err := hex.DecodeString(c.FormValue("args_hash"))
 	if err != nil {
 		hash = nil // no hash the page could have shown: the door asks for one
 	}
+	if card, err := h.cfg.Control.Card(c.Request().Context(), id); err == nil && h.needsStepUp(c.Request().Context(), card.Invocation) {
+		return h.stepUpRefused(c, id, errStepUpRequired)
+	}
 	if _, err := h.staffDecide(c, id, controlplane.StaffDecision{Verb: controlplane.StaffApprove, ArgsHash: hash}); err != nil {
+		if isStepUpRequired(err) {
+			return h.stepUpRefused(c, id, err)
+		}
 		return h.decisionFailed(c, id, err)
 	}
 	return h.decided(c, id)

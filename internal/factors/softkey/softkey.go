@@ -25,7 +25,10 @@ type Key struct {
 	priv   *ecdsa.PrivateKey
 	// Count is the signature counter the next assertion carries.
 	Count uint32
-	cose  []byte
+	// NoUserVerification answers assertions with the user present but
+	// not verified (no PIN or biometric), as a plain security key would.
+	NoUserVerification bool
+	cose               []byte
 }
 
 // PublicKey is the credential's public key as a COSE_Key (RFC 9052), as
@@ -114,7 +117,11 @@ func (k *Key) Get(opts []byte, rpID, origin string) ([]byte, error) {
 	}
 	rpHash := sha256.Sum256([]byte(rpID))
 	auth := append([]byte{}, rpHash[:]...)
-	auth = append(auth, 0x05) // user present, user verified
+	flags := byte(0x05) // user present, user verified
+	if k.NoUserVerification {
+		flags = 0x01
+	}
+	auth = append(auth, flags)
 	auth = binary.BigEndian.AppendUint32(auth, k.Count)
 	k.Count++
 	cd := clientData("webauthn.get", challenge, origin)
