@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"log/slog"
-	"sync/atomic"
 	"time"
 
 	"countersign/internal/adapter"
@@ -109,12 +108,6 @@ type Service struct {
 	// links makes the customer's confirmation link when an invocation is
 	// routed to them (MintLinksWith); nil makes none.
 	links LinkMinter
-	// stepUpStandIn is what tests say policies ask of step-up
-	// (StandInStepUp); nil otherwise.
-	stepUpStandIn stepUpStandIn
-	// staffDecisionWatch sees each staff decision (WatchStaffDecisions);
-	// nil otherwise.
-	staffDecisionWatch atomic.Pointer[func(StaffDecision)]
 }
 
 // New builds the service.

@@ -101,7 +101,6 @@ type StaffDecided struct {
 // form (apperr.Invalid, with field messages) comes back with the request
 // as read, so the page can ask again; an unknown id is apperr.NotFound.
 func (s *Service) StaffDecide(ctx context.Context, d StaffDecision) (StaffDecided, error) {
-	s.watchStaffDecision(d)
 	if err := staffOnCard(d.Actor, string(d.Verb)); err != nil {
 		return StaffDecided{}, err
 	}

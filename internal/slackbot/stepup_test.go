@@ -1,6 +1,7 @@
 package slackbot_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -9,10 +10,11 @@ import (
 )
 
 // requireStepUp makes every approval above aboveCents need a passkey.
-// Policies keep no step-up setting on this branch yet, so it stands in
-// for one; once they do, it sets the policy itself.
 func (b *testBundle) requireStepUp(aboveCents int64) {
-	b.cp.StandInStepUp(func(p *controlplane.Policy) { p.StepUpAboveCents = &aboveCents })
+	b.t.Helper()
+	if _, err := b.store.Pool().Exec(context.Background(), `UPDATE policies SET step_up_above_cents = $1`, aboveCents); err != nil {
+		b.t.Fatal(err)
+	}
 }
 
 // TestStepUpCardIsApprovedInTheConsole: a card whose approval needs a

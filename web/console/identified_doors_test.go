@@ -24,6 +24,8 @@ type staffDoor struct {
 	route string
 	// assistant builds the stack with a keyed assistant (WithAssistant).
 	assistant bool
+	// stepUp: the door's events also name the approval's passkey.
+	stepUp bool
 	role      accounts.Role
 	prepare   func(t *testing.T, b *webtest.Stack, f *webtest.Shopper) string
 	do        func(t *testing.T, b *webtest.Stack, c *webtest.Client, id string)
@@ -52,10 +54,10 @@ var staffDoors = []staffDoor{
 		}},
 	{name: "approve a card with a passkey", route: "/queue/:id/step-up", role: accounts.Agent,
 		prepare: func(t *testing.T, b *webtest.Stack, f *webtest.Shopper) string {
-			requireStepUp(b, "update_product_description")
+			requireStepUp(t, b, "update_product_description")
 			return f.Describe(t, "Now in elm.").ID
 		},
-		do: approveWithPasskey},
+		do: approveWithPasskey, stepUp: true},
 	{name: "reject a card", route: "/queue/:id/reject", role: accounts.Agent,
 		prepare: func(t *testing.T, _ *webtest.Stack, f *webtest.Shopper) string { return f.Refund(t, f.Order, 800).ID },
 		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {

@@ -65,7 +65,7 @@ func TestEveryStaffDoorRecordsHowThePersonWasIdentified(t *testing.T) {
 				rewriteSession(t, b, u.ID, s.set, s.drop)
 				since := lastEvent(t, b)
 				door.do(t, b, c, id)
-				checkIdentified(t, b, u.ID, since, s.want)
+				checkIdentified(t, b, u.ID, since, s.want, door.stepUp)
 			})
 		}
 	}
@@ -92,7 +92,7 @@ func TestEveryStaffDoorRecordsHowThePersonWasIdentified(t *testing.T) {
 		if status, body, err := click.Send(b.Server.URL + "/slack/interactions"); err != nil || status != http.StatusOK {
 			t.Fatalf("the click: %d %s %v", status, body, err)
 		}
-		checkIdentified(t, b, u.ID, since, controlplane.Identification{Method: "slack", Issuer: slackTeam(t, click.Body), Subject: sam.ID})
+		checkIdentified(t, b, u.ID, since, controlplane.Identification{Method: "slack", Issuer: slackTeam(t, click.Body), Subject: sam.ID}, false)
 	})
 }
 
@@ -177,7 +177,9 @@ func lastEvent(t *testing.T, b *webtest.Stack) int64 {
 
 // checkIdentified fails t unless userID's change after event since
 // recorded at least one event, each naming want as identified_by.
-func checkIdentified(t *testing.T, b *webtest.Stack, userID, since int64, want controlplane.Identification) {
+// With stepUp, each event must also name the passkey of the approval's
+// step-up.
+func checkIdentified(t *testing.T, b *webtest.Stack, userID, since int64, want controlplane.Identification, stepUp bool) {
 	t.Helper()
 	rows, err := b.Store.Pool().Query(context.Background(), `SELECT action, coalesce(data->'identified_by', 'null') FROM events
 		WHERE id > $1 AND actor_kind = 'user' AND actor_id = $2::bigint::text ORDER BY id`, since, userID)
@@ -194,7 +196,14 @@ func checkIdentified(t *testing.T, b *webtest.Stack, userID, since int64, want c
 		}
 		n++
 		var got controlplane.Identification
-		if err := json.Unmarshal(raw, &got); err != nil || got != want {
+		err := json.Unmarshal(raw, &got)
+		if stepUp {
+			if got.StepUp == nil || len(got.StepUp.CredentialID) == 0 {
+				t.Errorf("event %s records identified_by %s without the step-up's passkey", action, raw)
+			}
+			got.StepUp = nil
+		}
+		if err != nil || got != want {
 			t.Errorf("event %s records identified_by %s, want %+v", action, raw, want)
 		}
 	}

@@ -25,7 +25,7 @@ func TestPlainApprovalOfAStepUpCardLinksToTheStepUpPage(t *testing.T) {
 	c := b.Client(t)
 	c.MustSignIn(b.Users[accounts.Agent])
 	form := webtest.CardForm(t, c.Get("/queue/"+inv.ID), "approve-form")
-	requireStepUp(b, "update_product_description")
+	requireStepUp(t, b, "update_product_description")
 
 	res := c.Post("/queue/"+inv.ID+"/approve", form)
 	link := res.Doc(t).Find(`[data-testid="outcome"] a[data-testid="outcome-step-up"]`)
@@ -54,7 +54,7 @@ func TestStepUpPageWithoutAPasskeySaysHowToAddOne(t *testing.T) {
 	t.Parallel()
 	b := webtest.New(t, webtest.WithShop())
 	pk, _ := passkeyConsole(t, b)
-	requireStepUp(b, "update_product_description")
+	requireStepUp(t, b, "update_product_description")
 	inv := webtest.NewShopper(t, b).Describe(t, "Now in oak.")
 	c := pk.Client(t)
 	c.MustSignIn(b.Users[accounts.Agent])
@@ -84,7 +84,7 @@ func TestBulkApprovalLeavesOutCardsThatNeedAPasskey(t *testing.T) {
 	desc, addr := f.Describe(t, "Now in oak."), f.AddressChange(t)
 	c := b.Client(t)
 	c.MustSignIn(b.Users[accounts.Agent])
-	requireStepUp(b, "update_product_description")
+	requireStepUp(t, b, "update_product_description")
 
 	queue := c.Get("/queue").Doc(t)
 	var offered []string
@@ -136,7 +136,7 @@ func TestStepUpOfARoleThePolicyLeavesOutAsksNoPasskey(t *testing.T) {
 	t.Parallel()
 	b := webtest.New(t, webtest.WithShop())
 	pk, origin := passkeyConsole(t, b)
-	requireStepUp(b, "update_product_description")
+	requireStepUp(t, b, "update_product_description")
 	inv := webtest.NewShopper(t, b).Describe(t, "Now in oak.")
 	manager := b.Users[accounts.Manager]
 	c := pk.Client(t)

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"countersign/internal/accounts"
@@ -18,41 +17,8 @@ import (
 )
 
 // requireStepUp makes the policies of actions ask for a passkey on every
-// approval. Policies keep no step-up setting on this branch yet, so it
-// stands in for one; once they do, it sets the policies themselves.
-func requireStepUp(b *webtest.Stack, actions ...string) {
-	b.Control.StandInStepUp(func(p *controlplane.Policy) {
-		for _, a := range actions {
-			if p.Action == a {
-				p.StepUpEvery = true
-			}
-		}
-	})
-}
-
-// stepUps collects the approvals StaffDecide was asked for with a step-up.
-type stepUps struct {
-	mu   sync.Mutex
-	seen []controlplane.StaffDecision
-}
-
-func watchStepUps(b *webtest.Stack) *stepUps {
-	s := &stepUps{}
-	b.Control.WatchStaffDecisions(func(d controlplane.StaffDecision) {
-		if d.StepUp != nil {
-			s.mu.Lock()
-			s.seen = append(s.seen, d)
-			s.mu.Unlock()
-		}
-	})
-	return s
-}
-
-func (s *stepUps) all() []controlplane.StaffDecision {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]controlplane.StaffDecision(nil), s.seen...)
-}
+// approval.
+func requireStepUp(t *testing.T, b *webtest.Stack, actions ...string) { b.RequireStepUp(t, actions...) }
 
 // shown is what a step-up page showed: the version and arguments hash
 // its form carries.
@@ -90,7 +56,7 @@ func stepUpSetup(t *testing.T) (*webtest.Stack, *webtest.Shopper, *webtest.Clien
 	t.Helper()
 	b := webtest.New(t, webtest.WithShop())
 	pk, origin := passkeyConsole(t, b)
-	requireStepUp(b, "update_product_description")
+	requireStepUp(t, b, "update_product_description")
 	c := pk.Client(t)
 	agent := b.Users[accounts.Agent]
 	c.MustSignIn(agent)
@@ -109,7 +75,6 @@ func stepUpSetup(t *testing.T) (*webtest.Stack, *webtest.Shopper, *webtest.Clien
 func TestStepUpPageApprovesWithThePasskey(t *testing.T) {
 	t.Parallel()
 	b, f, c, k, origin := stepUpSetup(t)
-	seen := watchStepUps(b)
 	inv := f.Describe(t, "Now in oak.")
 	queue := c.Get("/queue").Doc(t)
 	if queue.Find(`[data-testid="card-`+inv.ID+`"] a[data-testid="approve-step-up"]`).AttrOr("href", "") != "/queue/"+inv.ID+"/step-up" {
@@ -134,12 +99,12 @@ func TestStepUpPageApprovesWithThePasskey(t *testing.T) {
 	if status, r := finishStepUp(t, c, inv.ID, s, k, opts, origin); status != http.StatusOK || r.Next != "/queue?decided="+inv.ID {
 		t.Fatalf("the passkey's answer: %d %+v, want the queue next", status, r)
 	}
-	got := seen.all()
-	if len(got) != 1 || got[0].Verb != controlplane.StaffApprove || got[0].InvocationID != inv.ID {
-		t.Fatalf("StaffDecide was asked %+v, want one approval of the card with a step-up", got)
+	got := b.StepUps(t, inv.ID)
+	if len(got) != 1 {
+		t.Fatalf("the approval kept %d step-ups, want the passkey's one", len(got))
 	}
-	if err := got[0].StepUp.Verify(inv.ID, int64(inv.Version), inv.ArgsHash); err != nil {
-		t.Fatalf("the assertion StaffDecide got does not verify for the card: %v", err)
+	if err := got[0].Verify(inv.ID, int64(inv.Version), inv.ArgsHash); err != nil {
+		t.Fatalf("the assertion kept with the approval does not verify for the card: %v", err)
 	}
 	if st := b.InvocationState(t, inv.ID); st == controlplane.AwaitingApproval {
 		t.Fatal("the card still waits for approval")
@@ -156,7 +121,6 @@ func TestStepUpPageApprovesWithThePasskey(t *testing.T) {
 func TestStepUpForAnotherCardOrVersionRefused(t *testing.T) {
 	t.Parallel()
 	b, f, c, k, origin := stepUpSetup(t)
-	seen := watchStepUps(b)
 	one, two := f.Describe(t, "Now in oak."), f.Describe(t, "Now in ash.")
 
 	sOne, sTwo := stepUpPage(t, c, one.ID), stepUpPage(t, c, two.ID)
@@ -186,8 +150,8 @@ func TestStepUpForAnotherCardOrVersionRefused(t *testing.T) {
 	if status, r := finishStepUp(t, c, one.ID, now, k, opts, origin); status != http.StatusConflict && status != http.StatusUnprocessableEntity {
 		t.Fatalf("an answer made for the version before the edit: %d %+v, want refused", status, r)
 	}
-	if got := seen.all(); len(got) != 0 {
-		t.Fatalf("StaffDecide was asked to approve %d time(s) with a step-up made for something else", len(got))
+	if got := len(b.StepUps(t, one.ID)) + len(b.StepUps(t, two.ID)); got != 0 {
+		t.Fatalf("%d approval(s) were kept with a step-up made for something else", got)
 	}
 	_, opts = beginStepUp(t, c, one.ID, now)
 	if status, r := finishStepUp(t, c, one.ID, now, k, opts, origin); status != http.StatusOK {

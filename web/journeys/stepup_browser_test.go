@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,19 +17,6 @@ import (
 	"countersign/web/browsertest"
 	"countersign/web/webtest"
 )
-
-// requireStepUp makes the policies of actions ask for a passkey on every
-// approval. Policies keep no step-up setting on this branch yet, so it
-// stands in for one; once they do, it sets the policies themselves.
-func requireStepUp(b *webtest.Stack, actions ...string) {
-	b.Control.StandInStepUp(func(p *controlplane.Policy) {
-		for _, a := range actions {
-			if p.Action == a {
-				p.StepUpEvery = true
-			}
-		}
-	})
-}
 
 // stepUpFetch posts, from the page open in ctx, a step-up begin or finish
 // of card inv at version and hash (what a page would show), with the
@@ -78,16 +64,7 @@ func TestBrowserStepUpApprovesWithThePasskey(t *testing.T) {
 	t.Parallel()
 	b := webtest.New(t, webtest.WithShop())
 	console := passkeyConsole(t, b)
-	requireStepUp(b, "update_product_description")
-	var mu sync.Mutex
-	var got []controlplane.StaffDecision
-	b.Control.WatchStaffDecisions(func(d controlplane.StaffDecision) {
-		if d.StepUp != nil {
-			mu.Lock()
-			got = append(got, d)
-			mu.Unlock()
-		}
-	})
+	b.RequireStepUp(t, "update_product_description")
 	f := webtest.NewShopper(t, b)
 	one, two, three := f.Describe(t, "Now in oak."), f.Describe(t, "Now in ash."), f.Describe(t, "Now in elm.")
 	agent := b.Users[accounts.Agent]
@@ -128,14 +105,12 @@ func TestBrowserStepUpApprovesWithThePasskey(t *testing.T) {
 		msg, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href + ": " + document.querySelector("[data-passkey-error]").innerText`))
 		t.Fatalf("approve with the passkey: %v (page says %q)", err, msg)
 	}
-	mu.Lock()
-	approved := append([]controlplane.StaffDecision(nil), got...)
-	mu.Unlock()
-	if len(approved) != 1 || approved[0].InvocationID != one.ID {
-		t.Fatalf("StaffDecide was asked %+v, want one approval of the card with a step-up", approved)
+	approved := b.StepUps(t, one.ID)
+	if len(approved) != 1 {
+		t.Fatalf("the approval kept %d step-ups, want the passkey's one", len(approved))
 	}
-	if err := approved[0].StepUp.Verify(one.ID, int64(one.Version), one.ArgsHash); err != nil {
-		t.Fatalf("the assertion StaffDecide got does not verify for the card: %v", err)
+	if err := approved[0].Verify(one.ID, int64(one.Version), one.ArgsHash); err != nil {
+		t.Fatalf("the assertion kept with the approval does not verify for the card: %v", err)
 	}
 	if st := b.InvocationState(t, one.ID); st == controlplane.AwaitingApproval {
 		t.Fatal("the card still waits for approval")
@@ -171,11 +146,9 @@ func TestBrowserStepUpApprovesWithThePasskey(t *testing.T) {
 	if status, text := stepUpFetch(t, ctx, "/queue/"+two.ID+"/step-up", now.Version, now.ArgsHash, cred); status != "422" {
 		t.Fatalf("a step-up made before the edit, sent as for the version after it: %s %s, want 422", status, text)
 	}
-	mu.Lock()
-	if len(got) != 1 {
-		t.Fatalf("StaffDecide was asked to approve with %d step-ups, want only the first card's", len(got))
+	if kept := len(b.StepUps(t, two.ID)) + len(b.StepUps(t, three.ID)); kept != 0 {
+		t.Fatalf("%d approval(s) were kept with a step-up made for another card or version", kept)
 	}
-	mu.Unlock()
 	for _, inv := range []controlplane.Invocation{two, three} {
 		if st := b.InvocationState(t, inv.ID); st != controlplane.AwaitingApproval {
 			t.Errorf("card %s is %s, want still waiting", inv.ID, st)
