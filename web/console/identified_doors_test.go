@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 
@@ -76,6 +77,19 @@ var staffDoors = []staffDoor{
 			form.Set("arg.reason_code", "damaged")
 			form.Set("arg.amount_cents", "$7.00")
 			post(t, c, "/queue/"+id+"/edit", form)
+		}},
+	{name: "re-quote a card", route: "/queue/:id/requote", role: accounts.Agent,
+		// Another refund of the order completed after the card's quote, so
+		// the card offers to quote it again.
+		prepare: func(t *testing.T, b *webtest.Stack, f *webtest.Shopper) string {
+			small := f.Refund(t, f.Order, 800)
+			big := f.Refund(t, f.Order, 4200)
+			b.Clock.Advance(time.Minute)
+			f.ApproveAndDispatch(t, big)
+			return small.ID
+		},
+		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
+			post(t, c, "/queue/"+id+"/requote", webtest.CardForm(t, c.Get("/queue/"+id), "requote-form"))
 		}},
 	{name: "bulk approval", route: "/queue/bulk/approve", role: accounts.Agent,
 		prepare: func(t *testing.T, _ *webtest.Stack, f *webtest.Shopper) string {
