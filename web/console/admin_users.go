@@ -91,10 +91,15 @@ func (h *Handler) renderAdminUsers(c echo.Context, status int, form views.NewUse
 		return err
 	}
 	me, _ := kit.CurrentUser(c)
+	withFactors, err := h.userMarks(c)
+	if err != nil {
+		return err
+	}
 	rows := make([]views.UserRow, len(users))
 	for i, u := range users {
 		rows[i] = views.UserRow{ID: u.ID, Name: u.Name, Email: u.Email, Role: string(u.Role), RoleLabel: u.Role.Label(),
-			Disabled: u.Disabled(), Created: u.CreatedAt.Format("2 Jan 2006"), Self: u.ID == me.ID}
+			Disabled: u.Disabled(), Created: u.CreatedAt.Format("2 Jan 2006"), Self: u.ID == me.ID,
+			Factors: withFactors[u.ID]}
 	}
 	roles := make([]views.Option, len(accounts.Roles))
 	for i, r := range accounts.Roles {
@@ -139,4 +144,13 @@ func (h *Handler) handleAdminFactorRequirement(c echo.Context) error {
 	}
 	kit.SetFlash(c, msg, false)
 	return kit.SeeOther(c, "/admin/users")
+}
+
+// userMarks are, for the users page, the people with a second factor to
+// reset.
+func (h *Handler) userMarks(c echo.Context) (withFactors map[int64]bool, err error) {
+	if h.cfg.Factors == nil {
+		return nil, nil
+	}
+	return h.cfg.Factors.WithFactors(c.Request().Context())
 }
