@@ -15,7 +15,7 @@ RACE_PKGS := countersign/internal/controlplane countersign/internal/confirmation
 
 .PHONY: help run run-deps build test test-short deps check lint generate fmt chaos bench
 
-## run: install PostgreSQL if missing, build and start the console on the embedded PostgreSQL with demo data
+## run: install PostgreSQL if missing, build and start the console on the embedded PostgreSQL with demo data (OIDC_DEMO=true: staff sign in through a test OpenID provider too)
 run: run-deps build
 	./bin/countersign
 

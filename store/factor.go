@@ -68,27 +68,48 @@ func (s *Store) StartTOTP(ctx context.Context, userID int64, sealed []byte, at t
 // UseTOTPStep accepts a code of time step step for the user's authenticator
 // when no code of this or a later step was accepted before: the check and
 // the write are one UPDATE, so of two requests racing with one code
-// exactly one is accepted. confirm also confirms a pending authenticator
-// (the code that proves it was set up); otherwise only a confirmed one
-// takes codes. It reports whether the code was accepted.
-func (s *Store) UseTOTPStep(ctx context.Context, factorID, step int64, confirm bool, at time.Time) (bool, error) {
-	tag, err := s.pool.Exec(ctx, `
-		WITH used AS (
-			UPDATE totp_secrets SET last_step = $2
-			WHERE factor_id = $1 AND (last_step IS NULL OR last_step < $2)
-			  AND EXISTS (SELECT 1 FROM staff_factors f WHERE f.id = $1 AND ($3 OR f.confirmed_at IS NOT NULL))
-			RETURNING factor_id)
-		UPDATE staff_factors f SET last_used_at = $4, confirmed_at = coalesce(f.confirmed_at, $4)
-		FROM used WHERE f.id = used.factor_id`, factorID, step, confirm, at)
+// exactly one is accepted. A non-nil confirmed also confirms a pending
+// authenticator (the code that proves it was set up), and records
+// *confirmed in the same transaction when it did; otherwise only a
+// confirmed one takes codes. It reports whether the code was accepted.
+func (s *Store) UseTOTPStep(ctx context.Context, factorID, step int64, confirmed *Event, at time.Time) (bool, error) {
+	var ok bool
+	err := s.InTx(ctx, func(tx *Tx) error {
+		// Every part of one statement sees the rows as they were before
+		// it, so before says whether this code is the confirming one.
+		var wasPending bool
+		err := tx.tx.QueryRow(ctx, `
+			WITH before AS (SELECT confirmed_at IS NULL AS pending FROM staff_factors WHERE id = $1),
+			used AS (
+				UPDATE totp_secrets SET last_step = $2
+				WHERE factor_id = $1 AND (last_step IS NULL OR last_step < $2)
+				  AND EXISTS (SELECT 1 FROM staff_factors f WHERE f.id = $1 AND ($3 OR f.confirmed_at IS NOT NULL))
+				RETURNING factor_id),
+			done AS (
+				UPDATE staff_factors f SET last_used_at = $4, confirmed_at = coalesce(f.confirmed_at, $4)
+				FROM used WHERE f.id = used.factor_id RETURNING f.id)
+			SELECT (SELECT pending FROM before) FROM done`, factorID, step, confirmed != nil, at).Scan(&wasPending)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		ok = true
+		if wasPending && confirmed != nil {
+			_, err = tx.InsertEvent(ctx, *confirmed)
+		}
+		return err
+	})
 	if err != nil {
 		return false, fmt.Errorf("store.UseTOTPStep(%d): %w", factorID, err)
 	}
-	return tag.RowsAffected() == 1, nil
+	return ok, nil
 }
 
 // ReplaceRecoveryCodes forgets the user's recovery codes and keeps hashes
-// as the new ones.
-func (s *Store) ReplaceRecoveryCodes(ctx context.Context, userID int64, hashes [][]byte, at time.Time) error {
+// as the new ones, recording e (when not nil) in the same transaction.
+func (s *Store) ReplaceRecoveryCodes(ctx context.Context, userID int64, hashes [][]byte, at time.Time, e *Event) error {
 	return s.InTx(ctx, func(tx *Tx) error {
 		if _, err := tx.tx.Exec(ctx, `DELETE FROM factor_recovery_codes WHERE user_id = $1`, userID); err != nil {
 			return fmt.Errorf("store.ReplaceRecoveryCodes(%d): %w", userID, err)
@@ -96,6 +117,11 @@ func (s *Store) ReplaceRecoveryCodes(ctx context.Context, userID int64, hashes [
 		if _, err := tx.tx.Exec(ctx, `INSERT INTO factor_recovery_codes (user_id, code_hash, created_at)
 			SELECT $1, h, $3 FROM unnest($2::bytea[]) AS h`, userID, hashes, at); err != nil {
 			return fmt.Errorf("store.ReplaceRecoveryCodes(%d): %w", userID, err)
+		}
+		if e != nil {
+			if _, err := tx.InsertEvent(ctx, *e); err != nil {
+				return fmt.Errorf("store.ReplaceRecoveryCodes(%d): %w", userID, err)
+			}
 		}
 		return nil
 	})

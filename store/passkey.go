@@ -57,9 +57,10 @@ func (s *Store) PasskeysOf(ctx context.Context, userID int64) ([]Passkey, error)
 	return keys, nil
 }
 
-// InsertPasskey keeps a newly registered passkey, confirmed at once; a
-// credential id registered before (by anyone) is ErrConflict.
-func (s *Store) InsertPasskey(ctx context.Context, p Passkey) error {
+// InsertPasskey keeps a newly registered passkey, confirmed at once, and
+// records e in the same transaction; a credential id registered before
+// (by anyone) is ErrConflict.
+func (s *Store) InsertPasskey(ctx context.Context, p Passkey, e Event) error {
 	err := s.InTx(ctx, func(tx *Tx) error {
 		var id int64
 		if err := tx.tx.QueryRow(ctx, `INSERT INTO staff_factors (user_id, kind, created_at, confirmed_at)
@@ -69,6 +70,10 @@ func (s *Store) InsertPasskey(ctx context.Context, p Passkey) error {
 		_, err := tx.tx.Exec(ctx, `INSERT INTO passkeys (factor_id, credential_id, public_key, sign_count, transports,
 			aaguid, flags, attestation_format, name) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 			id, p.CredentialID, p.PublicKey, p.SignCount, p.Transports, p.AAGUID, p.Flags, p.AttestationFormat, p.Name)
+		if err != nil {
+			return err
+		}
+		_, err = tx.InsertEvent(ctx, e)
 		return err
 	})
 	if isUniqueViolation(err) {
@@ -138,31 +143,4 @@ func (s *Store) TakeCeremony(ctx context.Context, idHash []byte, userID int64, p
 		return nil, fmt.Errorf("store.TakeCeremony(%d): %w", userID, err)
 	}
 	return session, nil
-}
-
-// DeletePasskey removes the user's passkey factorID; keepOne refuses
-// removing the user's last confirmed factor (ErrConflict). The user's
-// factor rows are locked first, so two removals racing cannot leave
-// none. ErrNotFound when the user has no such passkey.
-func (s *Store) DeletePasskey(ctx context.Context, userID, factorID int64, keepOne bool) error {
-	err := s.InTx(ctx, func(tx *Tx) error {
-		rows, _ := tx.tx.Query(ctx, `SELECT id FROM staff_factors WHERE user_id = $1 AND confirmed_at IS NOT NULL
-			ORDER BY id FOR UPDATE`, userID)
-		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-		if err != nil {
-			return err
-		}
-		if keepOne && len(ids) == 1 && ids[0] == factorID {
-			return ErrConflict
-		}
-		tag, err := tx.tx.Exec(ctx, `DELETE FROM staff_factors WHERE id = $1 AND user_id = $2 AND kind = 'passkey'`, factorID, userID)
-		if err == nil && tag.RowsAffected() == 0 {
-			return ErrNotFound
-		}
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("store.DeletePasskey(%d, %d): %w", userID, factorID, err)
-	}
-	return nil
 }

@@ -26,7 +26,8 @@ func TestPasskeyMigrationGoesDownAndUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := st.InsertPasskey(ctx, store.Passkey{UserID: userID, Name: "Key", CredentialID: []byte{1}, PublicKey: []byte{2},
-		Transports: []string{"internal"}, AAGUID: []byte{}, AttestationFormat: "none", CreatedAt: now}); err != nil {
+		Transports: []string{"internal"}, AAGUID: []byte{}, AttestationFormat: "none", CreatedAt: now},
+		store.Event{At: now, ActorKind: "user", ActorID: "1", Action: "factor.added", Data: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.StartCeremony(ctx, []byte{9}, userID, store.CeremonySignIn, []byte(`{}`), now, now.Add(time.Minute)); err != nil {

@@ -132,3 +132,34 @@ func (s *Store) EndStaffIdentitySessions(ctx context.Context, issuer, subject st
 	}
 	return revokeUserSessions(ctx, s.pool, userID, at, nil)
 }
+
+// StaffIssuers maps each account the OpenID provider manages to the
+// provider's issuer, for the admin's list of users.
+func (s *Store) StaffIssuers(ctx context.Context) (map[int64]string, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT user_id, issuer FROM staff_identities`)
+	out := map[int64]string{}
+	var id int64
+	var issuer string
+	_, err := pgx.ForEachRow(rows, []any{&id, &issuer}, func() error {
+		out[id] = issuer
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store.StaffIssuers: %w", err)
+	}
+	return out, nil
+}
+
+// StaffIssuerOf is the issuer of the provider that manages the user's
+// account; "" when a password account.
+func (s *Store) StaffIssuerOf(ctx context.Context, userID int64) (string, error) {
+	var issuer string
+	err := s.pool.QueryRow(ctx, `SELECT issuer FROM staff_identities WHERE user_id = $1`, userID).Scan(&issuer)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("store.StaffIssuerOf(%d): %w", userID, err)
+	}
+	return issuer, nil
+}

@@ -114,6 +114,10 @@ type config struct {
 	// PasswordSignIn false refuses password sign-in to staff (customers
 	// are not affected).
 	PasswordSignIn bool
+	// OIDCDemo starts the test OpenID provider at OIDCDemoAddr in demo
+	// mode and signs staff in through it (cmd/countersign/sso_demo.go).
+	OIDCDemo     bool
+	OIDCDemoAddr string
 
 	// Derived by validate.
 	trusted []netip.Prefix
@@ -239,6 +243,7 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	passwords := getenv("PASSWORD_SIGN_IN") != "false" && getenv("PASSWORD_SIGN_IN") != "0"
 	fs.BoolVar(&c.PasswordSignIn, "password-sign-in", passwords,
 		"false: staff sign in only through the OpenID provider; customers keep their passwords (env PASSWORD_SIGN_IN)")
+	c.demoSSOFlags(fs, getenv)
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

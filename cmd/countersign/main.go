@@ -172,6 +172,11 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	if cfg.ReceiptKey == "" && !cfg.demo() {
 		log.Warn("receipts are signed with a key of this process's own: set -receipt-key so every instance, and every restart, signs with one key")
 	}
+	if cfg.OIDCDemo {
+		if cfg, err = cfg.startDemoSSO(ctx, os.Stdout); err != nil {
+			return err
+		}
+	}
 	staffSSO, err := cfg.startSSO(ctx, st, log)
 	if err != nil {
 		return err

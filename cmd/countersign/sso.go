@@ -26,6 +26,9 @@ func (c config) ssoScopes() []string {
 // validateSSO names each OpenID setting that cannot work, with its fix.
 // The issuer is reached at start (startSSO), not here.
 func (c config) validateSSO() []string {
+	if c.OIDCDemo {
+		return c.validateDemoSSO()
+	}
 	var problems []string
 	if !c.ssoEnabled() {
 		for name, v := range map[string]string{"-oidc-client-id": c.OIDCClientID, "-oidc-client-secret": c.OIDCClientSecret,

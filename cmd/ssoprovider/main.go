@@ -21,13 +21,6 @@ import (
 	"countersign/internal/sso/localidp"
 )
 
-// people are the provider's users: user name, e-mail, name, group.
-var people = [][4]string{
-	{"sam", "sam@example.test", "Sam Support", "support"},
-	{"lee", "lee@example.test", "Lee Lead", "leads"},
-	{"ida", "ida@example.test", "Ida Admin", "it"},
-}
-
 func main() {
 	addr := flag.String("addr", "127.0.0.1:9998", "address the provider listens on (its issuer is http://<addr>)")
 	console := flag.String("console", "http://127.0.0.1:8080", "the console's -public-url; its callback is registered as the redirect URI")
@@ -40,12 +33,10 @@ func main() {
 	defer op.Close()
 	secret := make([]byte, 16)
 	_, _ = rand.Read(secret)
-	client := localidp.Client{ID: "countersign", Secret: hex.EncodeToString(secret),
+	client := localidp.Client{ID: localidp.DemoClientID, Secret: hex.EncodeToString(secret),
 		RedirectURL: strings.TrimSuffix(*console, "/") + "/sign-in/sso/callback"}
 	op.AddClient(client)
-	for _, p := range people {
-		op.AddUser(p[0], p[1], p[2], p[3])
-	}
+	op.AddDemoPeople()
 	printout(os.Stdout, op.URL, client)
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
@@ -55,9 +46,9 @@ func main() {
 func printout(w io.Writer, issuer string, c localidp.Client) {
 	fmt.Fprintf(w, "Test OpenID provider at %s (in memory; for trying single sign-on, never for production)\n\n", issuer)
 	fmt.Fprintf(w, "Start the console with:\n  OIDC_CLIENT_SECRET=%s countersign -oidc-issuer %s -oidc-client-id %s \\\n", c.Secret, issuer, c.ID)
-	fmt.Fprintf(w, "    -oidc-group-roles support=agent,leads=manager,it=admin -oidc-name \"Test provider\"\n\n")
+	fmt.Fprintf(w, "    -oidc-group-roles %s -oidc-name \"Test provider\"\n\n", localidp.DemoGroupRoles)
 	fmt.Fprintf(w, "People (password %q):\n", localidp.Password)
-	for _, p := range people {
-		fmt.Fprintf(w, "  %-4s %-18s group %s\n", p[0], p[1], p[3])
+	for _, p := range localidp.DemoPeople {
+		fmt.Fprintf(w, "  %-4s %-30s group %s\n", p.Username, p.Email, p.Group)
 	}
 }

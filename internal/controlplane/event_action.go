@@ -139,6 +139,16 @@ const (
 	// EventFactorRequirementChanged: an admin said whether a role needs a
 	// second factor (internal/factors records it); no task has it.
 	EventFactorRequirementChanged EventAction = "factor.requirement_changed"
+	// EventFactorAdded: a person set up a second factor of their own (data
+	// "kind": totp, passkey, or recovery_codes when they made new ones;
+	// "name" for a passkey). internal/factors records it; no task has it.
+	EventFactorAdded EventAction = "factor.added"
+	// EventFactorRemoved: a person removed a second factor of their own
+	// ("kind", "name" as for EventFactorAdded).
+	EventFactorRemoved EventAction = "factor.removed"
+	// EventFactorReset: an admin removed every second factor of another
+	// person ("user_id", "user_name") and ended their sessions.
+	EventFactorReset EventAction = "factor.reset"
 )
 
 // EventActions lists every event action.
@@ -157,6 +167,7 @@ var EventActions = []EventAction{
 	EventHandoffTaken, EventHandoffTakenOver, EventHandoffResolved, EventHandoffGivenBack,
 	EventHandoffDraftSent, EventHandoffDraftDiscarded,
 	EventPolicyChanged, EventAssistantGrantsChanged, EventWebhookTest, EventFactorRequirementChanged,
+	EventFactorAdded, EventFactorRemoved, EventFactorReset,
 }
 
 // entered is the event that records an invocation moving into s: routed

@@ -30,16 +30,18 @@ import (
 type Store interface {
 	TOTPFactorOf(ctx context.Context, userID int64) (store.TOTPFactor, error)
 	StartTOTP(ctx context.Context, userID int64, sealed []byte, at time.Time) error
-	UseTOTPStep(ctx context.Context, factorID, step int64, confirm bool, at time.Time) (bool, error)
-	ReplaceRecoveryCodes(ctx context.Context, userID int64, hashes [][]byte, at time.Time) error
+	UseTOTPStep(ctx context.Context, factorID, step int64, confirmed *store.Event, at time.Time) (bool, error)
+	ReplaceRecoveryCodes(ctx context.Context, userID int64, hashes [][]byte, at time.Time, e *store.Event) error
 	SpendRecoveryCode(ctx context.Context, userID int64, hash []byte, at time.Time) (bool, error)
 	RecoveryCodesLeft(ctx context.Context, userID int64) (int, error)
 	RolesRequiringFactor(ctx context.Context) ([]string, error)
 	WebAuthnHandle(ctx context.Context, userID int64, fresh []byte) ([]byte, error)
 	PasskeysOf(ctx context.Context, userID int64) ([]store.Passkey, error)
-	InsertPasskey(ctx context.Context, p store.Passkey) error
+	InsertPasskey(ctx context.Context, p store.Passkey, e store.Event) error
 	UsePasskey(ctx context.Context, factorID, signCount int64, at time.Time) (bool, error)
-	DeletePasskey(ctx context.Context, userID, factorID int64, keepOne bool) error
+	DeleteFactor(ctx context.Context, userID, factorID int64, kind string, keepOne bool, e store.Event) error
+	ResetFactors(ctx context.Context, userID int64, e store.Event) (int, error)
+	UsersWithFactors(ctx context.Context) (map[int64]bool, error)
 	StartCeremony(ctx context.Context, idHash []byte, userID int64, purpose string, session []byte, now, expires time.Time) error
 	TakeCeremony(ctx context.Context, idHash []byte, userID int64, purpose string, now time.Time) ([]byte, error)
 	SetRoleFactorRequired(ctx context.Context, role string, required bool, by int64, keep []byte, e store.Event) error
@@ -179,7 +181,7 @@ func (s *Service) Verify(ctx context.Context, u accounts.User, code, ip string) 
 		return "", err
 	}
 	kind := "totp"
-	ok, err := s.useTOTP(ctx, u.ID, code, false)
+	ok, err := s.useTOTP(ctx, u.ID, code, nil)
 	if err == nil && !ok && looksLikeRecoveryCode(code) {
 		kind = "recovery"
 		ok, err = s.store.SpendRecoveryCode(ctx, u.ID, s.recoveryHash(code), s.now())

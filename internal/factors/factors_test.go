@@ -67,7 +67,7 @@ func (b *bundle) enrol(t *testing.T, u accounts.User) (string, []string) {
 		t.Fatal(err)
 	}
 	secret := strings.ReplaceAll(e.Secret, " ", "")
-	codes, err := b.svc.ConfirmTOTP(t.Context(), u, b.code(t, secret))
+	codes, err := b.svc.ConfirmTOTP(t.Context(), u, pw, b.code(t, secret))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,11 +100,11 @@ func TestTOTPEnrolConfirmAndVerify(t *testing.T) {
 		t.Fatalf("a code of an unconfirmed authenticator signs in: %v", err)
 	}
 	secret := strings.ReplaceAll(e.Secret, " ", "")
-	if _, err := b.svc.ConfirmTOTP(ctx, b.agent, "000000"); !apperr.Is(err, apperr.Invalid) {
+	if _, err := b.svc.ConfirmTOTP(ctx, b.agent, pw, "000000"); !apperr.Is(err, apperr.Invalid) {
 		t.Fatalf("a wrong confirmation code: %v, want Invalid", err)
 	}
 	b.clock.Advance(30 * time.Second) // the failed attempt above is not a used step; a new code anyway
-	codes, err := b.svc.ConfirmTOTP(ctx, b.agent, b.code(t, secret))
+	codes, err := b.svc.ConfirmTOTP(ctx, b.agent, pw, b.code(t, secret))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"countersign/internal/accounts"
 	"countersign/internal/apperr"
+	"countersign/internal/controlplane"
 	"countersign/store"
 )
 
@@ -189,38 +190,52 @@ func (s *Service) BeginPasskeyRegistration(ctx context.Context, u accounts.User)
 
 // FinishPasskeyRegistration verifies the browser's answer to ceremony id
 // (the challenge, this console's origin and RP ID, the attestation) and
-// keeps the new passkey under name. The ceremony is spent whatever the
-// answer. A bad name is apperr.Invalid on "name"; an answer that does not
-// verify is ErrPasskeyRefused.
-func (s *Service) FinishPasskeyRegistration(ctx context.Context, u accounts.User, id, name string, response []byte) error {
+// keeps the new passkey under name, recording
+// controlplane.EventFactorAdded by u, identified as how. A person who has
+// no recovery codes gets them now, returned once, so losing every passkey
+// does not need an admin. The ceremony is spent whatever the answer. A
+// bad name is apperr.Invalid on "name"; an answer that does not verify is
+// ErrPasskeyRefused.
+func (s *Service) FinishPasskeyRegistration(ctx context.Context, u accounts.User, how controlplane.Identification, id, name string, response []byte) ([]string, error) {
 	if s.rp == nil {
-		return errPasskeysOff
+		return nil, errPasskeysOff
 	}
 	name = strings.TrimSpace(name)
 	data, ok, err := s.take(ctx, u.ID, store.CeremonyRegister, id)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if name == "" || len([]rune(name)) > maxPasskeyName {
-		return apperr.InvalidFields(map[string]string{"name": fmt.Sprintf(
+		return nil, apperr.InvalidFields(map[string]string{"name": fmt.Sprintf(
 			"Give the passkey a name of up to %d characters, such as the device it lives on.", maxPasskeyName)})
 	}
 	if !ok {
-		return ErrPasskeyRefused
+		return nil, ErrPasskeyRefused
 	}
 	parsed, err := protocol.ParseCredentialCreationResponseBytes(response)
 	if err != nil {
-		return ErrPasskeyRefused
+		return nil, ErrPasskeyRefused
 	}
 	w, _, err := s.webauthnUser(ctx, u)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cred, err := s.rp.CreateCredential(w, data, parsed)
 	if err != nil {
 		s.refused(u, "registration", err)
-		return ErrPasskeyRefused
+		return nil, ErrPasskeyRefused
 	}
+	if err := s.insertPasskey(ctx, u, how, name, cred); err != nil {
+		return nil, err
+	}
+	if left, err := s.store.RecoveryCodesLeft(ctx, u.ID); err != nil || left > 0 {
+		return nil, err
+	}
+	return s.replaceRecoveryCodes(ctx, u.ID, nil)
+}
+
+// insertPasskey keeps u's new credential under name with its audit event.
+func (s *Service) insertPasskey(ctx context.Context, u accounts.User, how controlplane.Identification, name string, cred *webauthn.Credential) error {
 	transports := make([]string, len(cred.Transport))
 	for i, t := range cred.Transport {
 		transports[i] = string(t)
@@ -229,9 +244,13 @@ func (s *Service) FinishPasskeyRegistration(ctx context.Context, u accounts.User
 	if aaguid == nil {
 		aaguid = []byte{}
 	}
+	e, err := s.factorEvent(u, how, controlplane.EventFactorAdded, KindPasskey, name)
+	if err != nil {
+		return err
+	}
 	err = s.store.InsertPasskey(ctx, store.Passkey{UserID: u.ID, Name: name, CredentialID: cred.ID, PublicKey: cred.PublicKey,
 		SignCount: int64(cred.Authenticator.SignCount), Transports: transports, AAGUID: aaguid,
-		Flags: int16(cred.Flags.MsgpByte()), AttestationFormat: cred.AttestationFormat, CreatedAt: s.now()})
+		Flags: int16(cred.Flags.MsgpByte()), AttestationFormat: cred.AttestationFormat, CreatedAt: s.now()}, e)
 	if errors.Is(err, store.ErrConflict) {
 		return &apperr.Error{Kind: apperr.Conflict, Code: "passkey_exists", Message: "This passkey is already registered.",
 			Hint: "It signs you in already; to add another device, use that device."}
@@ -310,26 +329,6 @@ func (s *Service) FinishPasskeySignIn(ctx context.Context, u accounts.User, id s
 		return ErrPasskeyRefused
 	}
 	return s.throttle.CompleteSignIn(ctx, u, ip)
-}
-
-// RemovePasskey removes u's passkey factorID. A person whose role requires
-// a second factor cannot remove their last one (apperr.Conflict); another
-// person's passkey, or none, is apperr.NotFound.
-func (s *Service) RemovePasskey(ctx context.Context, u accounts.User, factorID int64) error {
-	required, err := s.RequiredRoles(ctx)
-	if err != nil {
-		return err
-	}
-	err = s.store.DeletePasskey(ctx, u.ID, factorID, required[u.Role])
-	switch {
-	case errors.Is(err, store.ErrConflict):
-		return &apperr.Error{Kind: apperr.Conflict, Code: "last_factor",
-			Message: "Your role needs a second factor, and this passkey is your last one.",
-			Hint:    "Add another passkey or an authenticator app first, then remove this one."}
-	case errors.Is(err, store.ErrNotFound):
-		return apperr.New(apperr.NotFound, "You have no such passkey.")
-	}
-	return err
 }
 
 // refused logs why an answer did not verify (the library's detail), for

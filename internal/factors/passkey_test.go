@@ -42,7 +42,7 @@ func (b *bundle) register(t *testing.T, u accounts.User, name string) *softkey.K
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.svc.FinishPasskeyRegistration(t.Context(), u, c.ID, name, body); err != nil {
+	if _, err := b.svc.FinishPasskeyRegistration(t.Context(), u, pw, c.ID, name, body); err != nil {
 		t.Fatal(err)
 	}
 	return k
@@ -127,7 +127,7 @@ func TestPasskeyFromAnotherOriginRefused(t *testing.T) {
 	ctx := t.Context()
 	c, _ := b.svc.BeginPasskeyRegistration(ctx, b.agent)
 	_, body, _ := softkey.Create(c.Options, rpID, "https://console.example.test.evil.example")
-	if err := b.svc.FinishPasskeyRegistration(ctx, b.agent, c.ID, "Phone", body); !errors.Is(err, ErrPasskeyRefused) {
+	if _, err := b.svc.FinishPasskeyRegistration(ctx, b.agent, pw, c.ID, "Phone", body); !errors.Is(err, ErrPasskeyRefused) {
 		t.Fatalf("a registration made at another origin: %v, want ErrPasskeyRefused", err)
 	}
 	k := b.register(t, b.agent, "Phone")
@@ -217,22 +217,22 @@ func TestPasskeyRemovedButNotTheLastOfARequiredRole(t *testing.T) {
 	b.register(t, b.agent, "Old phone")
 	b.register(t, b.agent, "New phone")
 	keys, _ := b.svc.Passkeys(ctx, b.agent.ID)
-	if err := b.svc.RemovePasskey(ctx, b.admin, keys[0].FactorID); !apperr.Is(err, apperr.NotFound) {
+	if err := b.svc.RemovePasskey(ctx, b.admin, pw, keys[0].FactorID); !apperr.Is(err, apperr.NotFound) {
 		t.Fatalf("another person's passkey removed: %v, want NotFound", err)
 	}
 	if err := b.svc.SetRequired(ctx, b.admin, controlplane.Identification{Method: controlplane.IdentifiedPassword}, accounts.Agent, true, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.svc.RemovePasskey(ctx, b.agent, keys[0].FactorID); err != nil {
+	if err := b.svc.RemovePasskey(ctx, b.agent, pw, keys[0].FactorID); err != nil {
 		t.Fatalf("remove one of two: %v", err)
 	}
-	if err := b.svc.RemovePasskey(ctx, b.agent, keys[1].FactorID); !apperr.Is(err, apperr.Conflict) {
+	if err := b.svc.RemovePasskey(ctx, b.agent, pw, keys[1].FactorID); !apperr.Is(err, apperr.Conflict) {
 		t.Fatalf("remove the last factor of a required role: %v, want Conflict", err)
 	}
 	if err := b.svc.SetRequired(ctx, b.admin, controlplane.Identification{Method: controlplane.IdentifiedPassword}, accounts.Agent, false, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.svc.RemovePasskey(ctx, b.agent, keys[1].FactorID); err != nil {
+	if err := b.svc.RemovePasskey(ctx, b.agent, pw, keys[1].FactorID); err != nil {
 		t.Fatalf("remove the last when not required: %v", err)
 	}
 	if st, _ := b.svc.StatusOf(ctx, b.agent.ID); st.Any() {
@@ -255,7 +255,7 @@ func TestPasskeyTwoRemovalsRacedKeepOne(t *testing.T) {
 		}
 		keys := mustPasskeys(t, b)
 		errs := racetest.Run(2, func(i int) error {
-			return b.svc.RemovePasskey(context.Background(), b.agent, keys[i].FactorID)
+			return b.svc.RemovePasskey(context.Background(), b.agent, pw, keys[i].FactorID)
 		})
 		if left := len(mustPasskeys(t, b)); left != 1 {
 			t.Fatalf("round %d: %d passkeys left (%v), want 1", round, left, errs)
@@ -276,7 +276,7 @@ func TestPasskeyNameIsRequired(t *testing.T) {
 	b := withPasskeys(t)
 	c, _ := b.svc.BeginPasskeyRegistration(t.Context(), b.agent)
 	_, body, _ := softkey.Create(c.Options, rpID, origin)
-	if err := b.svc.FinishPasskeyRegistration(t.Context(), b.agent, c.ID, "  ", body); !apperr.Is(err, apperr.Invalid) {
+	if _, err := b.svc.FinishPasskeyRegistration(t.Context(), b.agent, pw, c.ID, "  ", body); !apperr.Is(err, apperr.Invalid) {
 		t.Fatalf("no name: %v, want Invalid", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"countersign/internal/accounts"
 	"countersign/internal/apperr"
+	"countersign/internal/controlplane"
 	"countersign/store"
 )
 
@@ -49,7 +50,7 @@ func (s *Service) StartTOTP(ctx context.Context, u accounts.User) (Enrolment, er
 	if errors.Is(err, store.ErrConflict) {
 		return Enrolment{}, &apperr.Error{Kind: apperr.Conflict, Code: "factor_exists",
 			Message: "You already have an authenticator app set up.",
-			Hint:    "Sign in with its codes; to move to a new phone, ask an admin to remove the old one."}
+			Hint:    "To move to a new phone, remove the old app on this page first, then set up the new one."}
 	}
 	if err != nil {
 		return Enrolment{}, err
@@ -67,10 +68,15 @@ func (s *Service) StartTOTP(ctx context.Context, u accounts.User) (Enrolment, er
 }
 
 // ConfirmTOTP confirms u's new authenticator with a code it shows, and
-// returns the person's new recovery codes (shown once). A wrong code is
-// apperr.Invalid on the field "code".
-func (s *Service) ConfirmTOTP(ctx context.Context, u accounts.User, code string) ([]string, error) {
-	ok, err := s.useTOTP(ctx, u.ID, code, true)
+// returns the person's new recovery codes (shown once). The confirmation
+// records controlplane.EventFactorAdded by u, identified as how. A wrong
+// code is apperr.Invalid on the field "code".
+func (s *Service) ConfirmTOTP(ctx context.Context, u accounts.User, how controlplane.Identification, code string) ([]string, error) {
+	added, err := s.factorEvent(u, how, controlplane.EventFactorAdded, KindTOTP, "")
+	if err != nil {
+		return nil, err
+	}
+	ok, err := s.useTOTP(ctx, u.ID, code, &added)
 	if err != nil {
 		return nil, err
 	}
@@ -79,19 +85,20 @@ func (s *Service) ConfirmTOTP(ctx context.Context, u accounts.User, code string)
 			Fields: map[string]string{"code": "Enter the 6-digit code the app shows now for the entry you just added " +
 				"(check the phone's clock is set automatically)."}}
 	}
-	return s.NewRecoveryCodes(ctx, u.ID)
+	return s.replaceRecoveryCodes(ctx, u.ID, nil)
 }
 
-// useTOTP accepts code for userID's authenticator (a pending one too when
-// confirm) when it is the code of a step within skew of now and no code of
-// that or a later step was accepted before.
-func (s *Service) useTOTP(ctx context.Context, userID int64, code string, confirm bool) (bool, error) {
+// useTOTP accepts code for userID's authenticator (a pending one too, then
+// recording confirmed, when confirmed is not nil) when it is the code of a
+// step within skew of now and no code of that or a later step was
+// accepted before.
+func (s *Service) useTOTP(ctx context.Context, userID int64, code string, confirmed *store.Event) (bool, error) {
 	code = strings.ReplaceAll(strings.TrimSpace(code), " ", "")
 	if len(code) != digits.Length() {
 		return false, nil
 	}
 	f, err := s.store.TOTPFactorOf(ctx, userID)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && f.ConfirmedAt == nil && !confirm) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && f.ConfirmedAt == nil && confirmed == nil) {
 		return false, nil
 	}
 	if err != nil {
@@ -118,7 +125,7 @@ func (s *Service) useTOTP(ctx context.Context, userID int64, code string, confir
 		if s.beforeUse != nil {
 			s.beforeUse()
 		}
-		return s.store.UseTOTPStep(ctx, f.ID, step+d, confirm, now)
+		return s.store.UseTOTPStep(ctx, f.ID, step+d, confirmed, now)
 	}
 	return false, nil
 }

@@ -36,6 +36,8 @@ type Store interface {
 	TakeSSOSignIn(ctx context.Context, stateHash []byte) (store.SSOSignIn, error)
 	SignInStaffIdentity(ctx context.Context, in store.StaffSignIn) (store.User, bool, error)
 	EndStaffIdentitySessions(ctx context.Context, issuer, subject string, at time.Time) error
+	StaffIssuers(ctx context.Context) (map[int64]string, error)
+	StaffIssuerOf(ctx context.Context, userID int64) (string, error)
 }
 
 // Provider is the console's client of one OpenID provider.

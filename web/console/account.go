@@ -13,8 +13,15 @@ import (
 
 // handlePasswordForm answers GET /account/password.
 func (h *Handler) handlePasswordForm(c echo.Context) error {
+	u, _ := kit.CurrentUser(c)
+	issuer, err := h.managedBy(c, u.ID)
+	if err != nil {
+		return err
+	}
 	p := h.Page(c, "Change password")
-	return kit.Render(c, http.StatusOK, views.Password(p, views.PasswordForm{Factors: h.offersFactors(c)}))
+	// The factor pages ask for the console password again, which a
+	// provider's account does not have: its provider keeps its factors.
+	return kit.Render(c, http.StatusOK, views.Password(p, views.PasswordForm{Factors: h.offersFactors(c) && issuer == "", ManagedBy: issuer}))
 }
 
 // handlePasswordChange answers POST /account/password: every other session
@@ -22,6 +29,15 @@ func (h *Handler) handlePasswordForm(c echo.Context) error {
 // like sign-ins (429 with the form and Retry-After).
 func (h *Handler) handlePasswordChange(c echo.Context) error {
 	u, _ := kit.CurrentUser(c)
+	// An account the OpenID provider manages has a password nobody
+	// knows; the page says where the person's password lives instead.
+	if issuer, err := h.managedBy(c, u.ID); err != nil || issuer != "" {
+		if err != nil {
+			return err
+		}
+		return kit.Render(c, http.StatusConflict, views.Password(h.Page(c, "Change password"),
+			views.PasswordForm{ManagedBy: issuer}))
+	}
 	sess := kit.Session(c)
 	err := h.Accounts.ChangePassword(c.Request().Context(), u.ID, c.FormValue("current"), c.FormValue("new"),
 		kit.HashID(sess.ID), c.RealIP())

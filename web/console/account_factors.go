@@ -2,6 +2,7 @@ package console
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -35,7 +36,11 @@ func (h *Handler) renderAccountFactors(c echo.Context, status int, errs views.Fi
 	if err != nil {
 		return err
 	}
-	v := views.AccountFactorsView{TOTP: st.TOTP, RecoveryLeft: st.RecoveryLeft, Required: required[u.Role], Errors: errs}
+	v := views.AccountFactorsView{TOTP: st.TOTP, RecoveryLeft: st.RecoveryLeft, Required: required[u.Role], Errors: errs,
+		Recovery: st.Any()}
+	if v.NewCodes, err = h.takeNewCodes(c, u.ID); err != nil {
+		return err
+	}
 	if v.PasskeysOn = h.cfg.Factors.PasskeysOn(); v.PasskeysOn {
 		if v.Passkeys, err = h.passkeyRows(c, u); err != nil {
 			return err
@@ -97,7 +102,7 @@ func (h *Handler) handleAccountTOTPConfirm(c echo.Context) error {
 		return factorsOff
 	}
 	u, _ := kit.CurrentUser(c)
-	codes, err := h.cfg.Factors.ConfirmTOTP(c.Request().Context(), u, c.FormValue("code"))
+	codes, err := h.cfg.Factors.ConfirmTOTP(c.Request().Context(), u, identificationOf(c, u), c.FormValue("code"))
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
 		return kit.Render(c, http.StatusUnprocessableEntity, views.FactorEnrol(h.Page(c, "Set up an authenticator app"),
 			views.FactorEnrolView{Action: "/account/factors/totp/confirm", Restart: "/account/factors/totp", Errors: e.Fields}))
@@ -121,16 +126,72 @@ func (h *Handler) handleAccountRecoveryCodes(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if !st.TOTP {
-		kit.SetFlash(c, "Set up an authenticator app first: recovery codes stand in for its codes.", true)
+	if !st.Any() {
+		kit.SetFlash(c, "Set up an authenticator app or add a passkey first: recovery codes stand in for it.", true)
 		return kit.SeeOther(c, "/account/factors")
 	}
 	if answered, err := h.passwordAgain(c); answered {
 		return err
 	}
-	codes, err := h.cfg.Factors.NewRecoveryCodes(ctx, u.ID)
+	codes, err := h.cfg.Factors.NewRecoveryCodes(ctx, u, identificationOf(c, u))
 	if err != nil {
 		return err
 	}
 	return h.renderRecoveryCodes(c, codes, "/account/factors")
+}
+
+// handleAccountTOTPRemove answers POST /account/factors/totp/remove: after
+// the person's password again, their authenticator app goes (to replace
+// it: remove, then set up the new one), unless it is the last factor
+// their role requires (the page then says so).
+func (h *Handler) handleAccountTOTPRemove(c echo.Context) error {
+	if h.cfg.Factors == nil {
+		return factorsOff
+	}
+	if answered, err := h.passwordAgain(c); answered {
+		return err
+	}
+	u, _ := kit.CurrentUser(c)
+	err := h.cfg.Factors.RemoveTOTP(c.Request().Context(), u, identificationOf(c, u))
+	if e, ok := apperr.As(err); ok && (e.Kind == apperr.Conflict || e.Kind == apperr.NotFound) {
+		kit.SetFlash(c, strings.TrimSpace(e.Message+" "+e.Hint), true)
+		return kit.SeeOther(c, "/account/factors")
+	}
+	if err != nil {
+		return err
+	}
+	h.Log.Info("authenticator app removed", "user_id", u.ID)
+	kit.SetFlash(c, "Authenticator app removed. To use a new phone, set it up below.", false)
+	return kit.SeeOther(c, "/account/factors")
+}
+
+// keyNewCodes is the session key of recovery codes made with a person's
+// first passkey, sealed (factors.Service.SealCodes) until the account
+// page shows them once.
+const keyNewCodes = "new_recovery_codes"
+
+// keepNewCodes carries codes in the session to the account page.
+func (h *Handler) keepNewCodes(c echo.Context, userID int64, codes []string) error {
+	if len(codes) == 0 {
+		return nil
+	}
+	sess := kit.Session(c)
+	sess.Values[keyNewCodes] = h.cfg.Factors.SealCodes(userID, codes)
+	kit.MarkDirty(sess)
+	return sess.Save(c.Request(), c.Response())
+}
+
+// takeNewCodes reads and forgets the codes keepNewCodes carried.
+func (h *Handler) takeNewCodes(c echo.Context, userID int64) ([]string, error) {
+	sess := kit.Session(c)
+	sealed, ok := sess.Values[keyNewCodes].([]byte)
+	if !ok {
+		return nil, nil
+	}
+	delete(sess.Values, keyNewCodes)
+	kit.MarkDirty(sess)
+	if err := sess.Save(c.Request(), c.Response()); err != nil {
+		return nil, err
+	}
+	return h.cfg.Factors.OpenCodes(userID, sealed)
 }

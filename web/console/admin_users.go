@@ -40,7 +40,13 @@ func (h *Handler) handleAdminUserCreate(c echo.Context) error {
 func (h *Handler) handleAdminUserRole(c echo.Context) error {
 	return h.adminUserChange(c, func(admin accounts.User, id int64) (string, error) {
 		role := accounts.Role(c.FormValue("role"))
-		return "Role changed to " + role.Label() + ".", h.Accounts.SetRole(c.Request().Context(), admin, id, role)
+		msg := "Role changed to " + role.Label() + "."
+		if issuer, err := h.managedBy(c, id); err != nil {
+			return "", err
+		} else if issuer != "" {
+			msg += " Their provider's groups set it again at their next sign-in."
+		}
+		return msg, h.Accounts.SetRole(c.Request().Context(), admin, id, role)
 	})
 }
 
@@ -91,10 +97,15 @@ func (h *Handler) renderAdminUsers(c echo.Context, status int, form views.NewUse
 		return err
 	}
 	me, _ := kit.CurrentUser(c)
+	managed, withFactors, err := h.userMarks(c)
+	if err != nil {
+		return err
+	}
 	rows := make([]views.UserRow, len(users))
 	for i, u := range users {
 		rows[i] = views.UserRow{ID: u.ID, Name: u.Name, Email: u.Email, Role: string(u.Role), RoleLabel: u.Role.Label(),
-			Disabled: u.Disabled(), Created: u.CreatedAt.Format("2 Jan 2006"), Self: u.ID == me.ID}
+			Disabled: u.Disabled(), Created: u.CreatedAt.Format("2 Jan 2006"), Self: u.ID == me.ID,
+			SSOIssuer: managed[u.ID], Factors: withFactors[u.ID]}
 	}
 	roles := make([]views.Option, len(accounts.Roles))
 	for i, r := range accounts.Roles {
@@ -139,4 +150,30 @@ func (h *Handler) handleAdminFactorRequirement(c echo.Context) error {
 	}
 	kit.SetFlash(c, msg, false)
 	return kit.SeeOther(c, "/admin/users")
+}
+
+// userMarks are, for the users page, the accounts an OpenID provider
+// manages (with its issuer) and the people with a second factor to reset.
+func (h *Handler) userMarks(c echo.Context) (managed map[int64]string, withFactors map[int64]bool, err error) {
+	ctx := c.Request().Context()
+	if h.cfg.SSO != nil {
+		if managed, err = h.cfg.SSO.ManagedAccounts(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
+	if h.cfg.Factors != nil {
+		if withFactors, err = h.cfg.Factors.WithFactors(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
+	return managed, withFactors, nil
+}
+
+// managedBy is the issuer of the OpenID provider that manages userID's
+// account, or "" (a console password account, or single sign-on off).
+func (h *Handler) managedBy(c echo.Context, userID int64) (string, error) {
+	if h.cfg.SSO == nil {
+		return "", nil
+	}
+	return h.cfg.SSO.ManagedBy(c.Request().Context(), userID)
 }

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 
@@ -25,10 +26,10 @@ type staffDoor struct {
 	// assistant builds the stack with a keyed assistant (WithAssistant).
 	assistant bool
 	// stepUp: the door's events also name the approval's passkey.
-	stepUp bool
-	role      accounts.Role
-	prepare   func(t *testing.T, b *webtest.Stack, f *webtest.Shopper) string
-	do        func(t *testing.T, b *webtest.Stack, c *webtest.Client, id string)
+	stepUp  bool
+	role    accounts.Role
+	prepare func(t *testing.T, b *webtest.Stack, f *webtest.Shopper) string
+	do      func(t *testing.T, b *webtest.Stack, c *webtest.Client, id string)
 }
 
 // post fails t unless the console answers path's form with a redirect.
@@ -84,6 +85,19 @@ var staffDoors = []staffDoor{
 			form.Set("arg.reason_code", "damaged")
 			form.Set("arg.amount_cents", "$7.00")
 			post(t, c, "/queue/"+id+"/edit", form)
+		}},
+	{name: "re-quote a card", route: "/queue/:id/requote", role: accounts.Agent,
+		// Another refund of the order completed after the card's quote, so
+		// the card offers to quote it again.
+		prepare: func(t *testing.T, b *webtest.Stack, f *webtest.Shopper) string {
+			small := f.Refund(t, f.Order, 800)
+			big := f.Refund(t, f.Order, 4200)
+			b.Clock.Advance(time.Minute)
+			f.ApproveAndDispatch(t, big)
+			return small.ID
+		},
+		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
+			post(t, c, "/queue/"+id+"/requote", webtest.CardForm(t, c.Get("/queue/"+id), "requote-form"))
 		}},
 	{name: "bulk approval", route: "/queue/bulk/approve", role: accounts.Agent,
 		prepare: func(t *testing.T, _ *webtest.Stack, f *webtest.Shopper) string {
@@ -225,6 +239,43 @@ var staffDoors = []staffDoor{
 		},
 		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
 			post(t, c, "/admin/assistants/"+id+"/webhook/test", url.Values{"_csrf": {c.CSRF("/admin/assistants")}})
+		}},
+	{name: "set up an authenticator app", route: "/account/factors/totp/confirm", role: accounts.Agent,
+		prepare: func(*testing.T, *webtest.Stack, *webtest.Shopper) string { return "" },
+		do: func(t *testing.T, b *webtest.Stack, c *webtest.Client, _ string) {
+			setUpApp(t, b, c, b.Users[accounts.Agent].Password)
+		}},
+	{name: "make new recovery codes", route: "/account/factors/recovery", role: accounts.Agent,
+		prepare: func(*testing.T, *webtest.Stack, *webtest.Shopper) string { return "" },
+		do: func(t *testing.T, b *webtest.Stack, c *webtest.Client, _ string) {
+			setUpApp(t, b, c, b.Users[accounts.Agent].Password)
+			if res := c.Post("/account/factors/recovery", url.Values{"_csrf": {c.CSRF("/account/factors")},
+				"password": {b.Users[accounts.Agent].Password}}); res.StatusCode != http.StatusOK {
+				t.Fatalf("new recovery codes: %d\n%s", res.StatusCode, res.Text)
+			}
+		}},
+	{name: "remove an authenticator app", route: "/account/factors/totp/remove", role: accounts.Agent,
+		prepare: func(*testing.T, *webtest.Stack, *webtest.Shopper) string { return "" },
+		do: func(t *testing.T, b *webtest.Stack, c *webtest.Client, _ string) {
+			setUpApp(t, b, c, b.Users[accounts.Agent].Password)
+			post(t, c, "/account/factors/totp/remove", url.Values{"_csrf": {c.CSRF("/account/factors")},
+				"password": {b.Users[accounts.Agent].Password}})
+		}},
+	{name: "reset someone's second factor", route: "/admin/users/:id/factors/reset", role: accounts.Admin,
+		prepare: func(t *testing.T, b *webtest.Stack, _ *webtest.Shopper) string {
+			agent := b.Users[accounts.Agent]
+			e, err := b.Factors.StartTOTP(t.Context(), agent.User)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.Factors.ConfirmTOTP(t.Context(), agent.User, controlplane.Identification{Method: "password"},
+				totpCode(t, b, strings.ReplaceAll(e.Secret, " ", ""))); err != nil {
+				t.Fatal(err)
+			}
+			return webtest.Itoa64(agent.ID)
+		},
+		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
+			post(t, c, "/admin/users/"+id+"/factors/reset", url.Values{"_csrf": {c.CSRF("/admin/users")}, "confirm": {"yes"}})
 		}},
 	{name: "require a second factor", route: "/admin/users/factors", role: accounts.Admin,
 		prepare: func(*testing.T, *webtest.Stack, *webtest.Shopper) string { return "" },

@@ -17,12 +17,10 @@ var staffPostsNotWalked = map[string]string{
 	"/queue/bulk":                                       "the bulk review page; records nothing",
 	"/queue/:id/claim":                                  "a claim records no event",
 	"/queue/:id/step-up/begin":                          "starts the person's step-up ceremony for a card; records no event",
-	"/account/factors/totp":                             "the person's own factor; records no event",
-	"/account/factors/totp/confirm":                     "the person's own factor; records no event",
-	"/account/factors/recovery":                         "the person's own recovery codes; records no event",
+	"/account/factors/totp":                             "starts an app's set-up; records no event (its confirmation, walked, does)",
 	"/account/factors/passkey/begin":                    "starts the person's own passkey ceremony; records no event",
-	"/account/factors/passkey":                          "the person's own passkey; records no event",
-	"/account/factors/passkey/:id/remove":               "the person's own passkey; records no event",
+	"/account/factors/passkey":                          "records factor.added with actorOf's identification like the walked app doors; a passkey needs a console at a host name (TestPasskeyAddedOnTheAccountPageIsTheSecondFactor)",
+	"/account/factors/passkey/:id/remove":               "records factor.removed with actorOf's identification like the walked app removal; a passkey needs a console at a host name",
 	"/account/password":                                 "the person's own password; records no event",
 	"/account/slack":                                    "linking Slack; records no event",
 	"/account/slack/unlink":                             "unlinking Slack; records no event",
@@ -40,7 +38,6 @@ var staffPostsNotWalked = map[string]string{
 	"/admin/assistants/:id/webhook":                     "registering an endpoint records no event",
 	"/admin/assistants/:id/webhook/remove":              "removing an endpoint records no event",
 	"/admin/assistants/:id/deliveries/:delivery/resend": "a resend records no event",
-	"/queue/:id/requote":                                "records an event; still to be walked",
 }
 
 // TestEveryStaffPostIsWalkedOrSaysWhyNot: a staff POST route added to the

@@ -209,11 +209,19 @@ func TestPasskeyEnrolledAtTheFactorStepOfARequiredRole(t *testing.T) {
 		t.Fatal(err)
 	}
 	status, raw := postJSON(t, c, kit.FactorPath+"/passkey/enrol", tok, map[string]any{"name": "Phone", "credential": json.RawMessage(cred)})
-	if r := decode(t, raw); status != http.StatusOK || r.Next != "/" {
+	// The first passkey comes with recovery codes, shown once on the
+	// account page before the person goes on.
+	if r := decode(t, raw); status != http.StatusOK || r.Next != "/account/factors" {
 		t.Fatalf("enrol a passkey: %d %+v", status, r)
 	}
 	if by := identifiedBy(t, c); by != "password+passkey" {
 		t.Fatalf("identified by %q, want password+passkey", by)
+	}
+	if n := c.Get("/account/factors").Doc(t).Find(`[data-testid="recovery-code"]`).Length(); n != 10 {
+		t.Fatalf("the account page shows %d recovery codes after the first passkey, want 10", n)
+	}
+	if n := c.Get("/account/factors").Doc(t).Find(`[data-testid="recovery-code"]`).Length(); n != 0 {
+		t.Fatalf("the recovery codes are shown again (%d)", n)
 	}
 	s := pk.Client(t)
 	signInToFactor(t, s, agent)

@@ -10,6 +10,7 @@ import (
 
 	"countersign/internal/accounts"
 	"countersign/internal/apperr"
+	"countersign/internal/controlplane"
 	"countersign/internal/factors"
 	"countersign/views"
 	"countersign/web/kit"
@@ -133,8 +134,9 @@ func (h *Handler) handlePasskeyRegister(c echo.Context) error {
 	}
 	u, _ := kit.CurrentUser(c)
 	id, a, err := h.takeCeremony(c)
+	var codes []string
 	if err == nil {
-		err = h.cfg.Factors.FinishPasskeyRegistration(c.Request().Context(), u, id, a.Name, a.Credential)
+		codes, err = h.cfg.Factors.FinishPasskeyRegistration(c.Request().Context(), u, identificationOf(c, u), id, a.Name, a.Credential)
 	}
 	if err != nil {
 		if saveErr := kit.Session(c).Save(c.Request(), c.Response()); saveErr != nil {
@@ -144,6 +146,9 @@ func (h *Handler) handlePasskeyRegister(c echo.Context) error {
 	}
 	h.Log.Info("passkey added", "user_id", u.ID)
 	kit.SetFlash(c, "Passkey “"+a.Name+"” added. Signing in can now ask for it after your password.", false)
+	if err := h.keepNewCodes(c, u.ID, codes); err != nil {
+		return err
+	}
 	return c.JSON(http.StatusOK, passkeyReply{Next: "/account/factors"})
 }
 
@@ -159,7 +164,7 @@ func (h *Handler) handlePasskeyRemove(c echo.Context) error {
 	if err != nil {
 		return apperr.New(apperr.NotFound, "You have no such passkey.")
 	}
-	err = h.cfg.Factors.RemovePasskey(c.Request().Context(), u, id)
+	err = h.cfg.Factors.RemovePasskey(c.Request().Context(), u, identificationOf(c, u), id)
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.Conflict {
 		kit.SetFlash(c, e.Message+" "+e.Hint, true)
 		return kit.SeeOther(c, "/account/factors")
@@ -234,8 +239,10 @@ func (h *Handler) handlePasskeyEnrol(c echo.Context) error {
 		return err
 	}
 	id, a, err := h.takeCeremony(c)
+	var codes []string
 	if err == nil {
-		err = h.cfg.Factors.FinishPasskeyRegistration(c.Request().Context(), u, id, a.Name, a.Credential)
+		codes, err = h.cfg.Factors.FinishPasskeyRegistration(c.Request().Context(), u,
+			controlplane.Identification{Method: pending.By}, id, a.Name, a.Credential)
 	}
 	if err != nil {
 		if saveErr := kit.Session(c).Save(c.Request(), c.Response()); saveErr != nil {
@@ -247,7 +254,15 @@ func (h *Handler) handlePasskeyEnrol(c echo.Context) error {
 	if err := h.signIn(c, u, pending.By+"+passkey"); err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, passkeyReply{Next: kit.SafeNext(pending.Next)})
+	next := kit.SafeNext(pending.Next)
+	if len(codes) > 0 {
+		// The account page shows them once, then the person goes on.
+		if err := h.keepNewCodes(c, u.ID, codes); err != nil {
+			return err
+		}
+		next = "/account/factors"
+	}
+	return c.JSON(http.StatusOK, passkeyReply{Next: next})
 }
 
 // enrollingUser is the person whose sign-in waits for a factor they must

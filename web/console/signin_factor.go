@@ -8,6 +8,7 @@ import (
 
 	"countersign/internal/accounts"
 	"countersign/internal/apperr"
+	"countersign/internal/controlplane"
 	"countersign/internal/factors"
 	"countersign/views"
 	"countersign/web/kit"
@@ -88,20 +89,21 @@ func (h *Handler) handleFactorForm(c echo.Context) error {
 	v := views.SignInFactorView{Enrol: step == factors.EnrolStep}
 	if v.Enrol {
 		v.Passkey = h.cfg.Factors.PasskeysOn()
-	} else if v.Passkey, err = h.offersPasskey(c, u); err != nil {
+	} else if v, err = h.factorStep(c, u); err != nil {
 		return err
 	}
 	return h.renderFactor(c, http.StatusOK, v)
 }
 
-// offersPasskey reports whether the factor step offers u a passkey beside
-// the code.
-func (h *Handler) offersPasskey(c echo.Context, u accounts.User) (bool, error) {
-	if !h.cfg.Factors.PasskeysOn() {
-		return false, nil
-	}
+// factorStep is the factor step of u, worded for what u has: an app's
+// code, a passkey beside it, or a passkey with recovery codes only.
+func (h *Handler) factorStep(c echo.Context, u accounts.User) (views.SignInFactorView, error) {
 	st, err := h.cfg.Factors.StatusOf(c.Request().Context(), u.ID)
-	return st.Passkeys > 0, err
+	v := views.SignInFactorView{TOTP: st.TOTP, Passkey: h.cfg.Factors.PasskeysOn() && st.Passkeys > 0}
+	if !v.TOTP && !v.Passkey {
+		v.TOTP = true // no factor it can use: a recovery code in the code field
+	}
+	return v, err
 }
 
 // handleFactor answers POST /sign-in/factor: a code of the person's
@@ -126,7 +128,7 @@ func (h *Handler) handleFactor(c echo.Context) error {
 	case factors.NoStep: // the role's requirement was lifted meanwhile
 		return h.finishSignIn(c, u, pending.By, pending.Next)
 	case factors.EnrolStep:
-		codes, err := h.cfg.Factors.ConfirmTOTP(ctx, u, code)
+		codes, err := h.cfg.Factors.ConfirmTOTP(ctx, u, controlplane.Identification{Method: pending.By}, code)
 		if e, isApp := apperr.As(err); isApp && e.Kind == apperr.Invalid {
 			return h.renderEnrol(c, http.StatusUnprocessableEntity, views.FactorEnrolView{Action: kit.FactorPath,
 				Restart: kit.FactorPath + "/enrol", Errors: e.Fields})
@@ -141,9 +143,13 @@ func (h *Handler) handleFactor(c echo.Context) error {
 	}
 	kind, err := h.cfg.Factors.Verify(ctx, u, code, c.RealIP())
 	if e, isApp := apperr.As(err); isApp && (e.Kind == apperr.Invalid || e.Kind == apperr.LimitReached) {
-		v := views.SignInFactorView{Errors: e.Fields}
-		if v.Passkey, err = h.offersPasskey(c, u); err != nil {
+		v, err := h.factorStep(c, u)
+		if err != nil {
 			return err
+		}
+		v.Errors = e.Fields
+		if !v.TOTP && e.Fields["code"] != "" {
+			v.Errors = views.FieldErrors{"code": "Enter one of your recovery codes (each works once), or use your passkey."}
 		}
 		if e.Kind == apperr.LimitReached {
 			v.Error = e.Message

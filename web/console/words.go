@@ -363,6 +363,8 @@ func eventSentence(e controlplane.Event, subject string) string {
 		return "stopped all dispatch: no request gets a permit until it is resumed."
 	case controlplane.EventDispatchResumedGlobally:
 		return "resumed dispatch; nothing was replayed."
+	case controlplane.EventFactorAdded, controlplane.EventFactorRemoved, controlplane.EventFactorReset:
+		return factorWords(e.Action, str("kind"), str("name"), str("user_name"))
 	}
 	return humanize(string(e.Action)) + about + "."
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"countersign/internal/accounts"
+	"countersign/internal/controlplane"
 	"countersign/internal/factors"
 	"countersign/internal/factors/softkey"
 	"countersign/internal/stepup"
@@ -46,7 +47,7 @@ func Register(tb testing.TB, st factors.Store, throttle factors.Throttle, u acco
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := svc.FinishPasskeyRegistration(ctx, u, c.ID, "Test key", body); err != nil {
+	if _, err := svc.FinishPasskeyRegistration(ctx, u, controlplane.Identification{Method: controlplane.IdentifiedPassword}, c.ID, "Test key", body); err != nil {
 		tb.Fatal(err)
 	}
 	return &Passkey{Key: k}
