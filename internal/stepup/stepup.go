@@ -114,6 +114,13 @@ const (
 // against the approver's registered passkeys, and a receipt's signature
 // vouches for it afterwards.
 func (a Assertion) Verify(invocationID string, version int64, argsHash []byte) error {
+	return a.VerifyChallenge(Challenge(invocationID, version, argsHash))
+}
+
+// VerifyChallenge is Verify for any challenge derived from what was
+// decided: a staff approval's (Challenge) or a customer's decision
+// (internal/consent).
+func (a Assertion) VerifyChallenge(want []byte) error {
 	var cd struct {
 		Type      string `json:"type"`
 		Challenge string `json:"challenge"`
@@ -126,8 +133,8 @@ func (a Assertion) Verify(invocationID string, version int64, argsHash []byte) e
 		return fmt.Errorf("%w: client data type %q, not webauthn.get", ErrInvalid, cd.Type)
 	}
 	challenge, err := base64.RawURLEncoding.DecodeString(cd.Challenge)
-	if err != nil || !bytes.Equal(challenge, Challenge(invocationID, version, argsHash)) {
-		return fmt.Errorf("%w: it was made for another request, version or arguments", ErrInvalid)
+	if err != nil || !bytes.Equal(challenge, want) {
+		return fmt.Errorf("%w: it was made for another request, version or decision", ErrInvalid)
 	}
 	if cd.Origin != a.Origin || a.Origin == "" {
 		return fmt.Errorf("%w: made at %q, not %q", ErrInvalid, cd.Origin, a.Origin)
