@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"countersign/internal/apperr"
+	"countersign/internal/stepup"
 	"countersign/internal/tracing"
 	"countersign/store"
 )
@@ -35,6 +36,15 @@ type CustomerDecision struct {
 	// ProofAccepted, when set, says whether the request's system accepts
 	// the actor's kind of proof (confirmation.Service.ProofAccepted).
 	ProofAccepted func(system string) error
+	// QuoteVersion and QuoteDigest are what the page showed the customer:
+	// the request's version and consent.QuoteDigest of its quote. The
+	// decision's consent evidence (internal/consent) records them.
+	QuoteVersion int32
+	QuoteDigest  []byte
+	// Passkey is the customer's assertion made for this decision
+	// (consent.Challenge of the id, QuoteVersion, QuoteDigest and the
+	// verb), when they decided with a passkey; nil otherwise.
+	Passkey *stepup.Assertion
 }
 
 // CustomerDecided is what a customer's decision did.
