@@ -58,7 +58,7 @@ func (h *Handler) handleSSOCallback(c echo.Context) error {
 	}
 	var signed sso.SignedIn
 	if err == nil {
-		signed, err = h.cfg.SSO.Finish(c.Request().Context(), browser, q.Get("state"), q.Get("code"))
+		signed, err = h.cfg.SSO.Finish(c.Request().Context(), browser, q.Get("state"), q.Get("code"), sessionPerson(c))
 	}
 	if e, ok := apperr.As(err); ok && (e.Kind == apperr.Unauthenticated || e.Kind == apperr.Forbidden) {
 		h.Log.Warn("single sign-on refused", "code", e.Code, "error", err)
@@ -84,6 +84,18 @@ func (h *Handler) handleSSOCallback(c echo.Context) error {
 	h.Log.Info("signed in", "user_id", signed.User.ID, "role", signed.User.Role, "identified_by", "oidc",
 		"issuer", h.cfg.SSO.Issuer(), "subject", signed.Subject, "new_account", signed.Created)
 	return kit.SeeOther(c, signed.Next)
+}
+
+// sessionPerson is the provider's person the session is signed in as
+// (zero when it names none).
+func sessionPerson(c echo.Context) sso.Person {
+	sess := kit.Session(c)
+	if _, ok := sess.Values[kit.KeyUserID].(int64); !ok {
+		return sso.Person{}
+	}
+	issuer, _ := sess.Values[kit.KeyIdentityIssuer].(string)
+	subject, _ := sess.Values[kit.KeyIdentitySubject].(string)
+	return sso.Person{Issuer: issuer, Subject: subject}
 }
 
 func (h *Handler) setSSOCookie(c echo.Context, value string, maxAge int) {
