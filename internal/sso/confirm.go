@@ -9,6 +9,8 @@ import (
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
+
+	"countersign/internal/apperr"
 )
 
 // FreshFor is how long a sign-in at the provider counts as fresh: a
@@ -78,4 +80,12 @@ func checkConfirm(idToken *oidc.IDToken, authAt time.Time, signedIn Person, now 
 		return refuse(codeConfirmStale, errors.New("auth_time "+authAt.UTC().Format(time.RFC3339)+" is not within "+FreshFor.String()))
 	}
 	return nil
+}
+
+// IsConfirmRefusal reports whether err refused a confirmation for what it
+// was (another person, or not a new sign-in), as opposed to a sign-in's
+// refusal: the person stays signed in, and the page says so.
+func IsConfirmRefusal(err error) bool {
+	e, ok := apperr.As(err)
+	return ok && (e.Code == codeConfirmOther || e.Code == codeConfirmStale)
 }

@@ -62,11 +62,17 @@ func (h *Handler) handleSSOCallback(c echo.Context) error {
 	}
 	if e, ok := apperr.As(err); ok && (e.Kind == apperr.Unauthenticated || e.Kind == apperr.Forbidden) {
 		h.Log.Warn("single sign-on refused", "code", e.Code, "error", err)
+		if sso.IsConfirmRefusal(err) {
+			return h.renderConfirmRefused(c, e)
+		}
 		form := views.SignInForm{Error: e.Message + " " + e.Hint, Next: "/"}
 		return h.renderSignIn(c, kit.StatusOf[e.Kind], form, views.Flash{})
 	}
 	if err != nil {
 		return err
+	}
+	if signed.Confirmed {
+		return h.confirmed(c, signed)
 	}
 	sess := kit.Session(c)
 	if err := h.Sessions.Regenerate(c.Request().Context(), sess); err != nil {
@@ -77,6 +83,7 @@ func (h *Handler) handleSSOCallback(c echo.Context) error {
 	sess.Values[kit.KeySignedInUntil] = signed.Expiry.Unix()
 	sess.Values[kit.KeyIdentityIssuer] = h.cfg.SSO.Issuer()
 	sess.Values[kit.KeyIdentitySubject] = signed.Subject
+	sess.Values[kit.KeyProviderAuthAt] = signed.AuthAt.Unix()
 	if err := sess.Save(c.Request(), c.Response()); err != nil {
 		return err
 	}
