@@ -16,6 +16,8 @@ const (
 	codeEmailTaken   = "sso_email_taken"
 	codeDisabled     = "sso_account_disabled"
 	codeProvider     = "sso_provider_refused"
+	codeConfirmOther = "sso_confirm_other_person"
+	codeConfirmStale = "sso_confirm_not_fresh"
 )
 
 // refusals are the words of each refusal: what happened and what to do.
@@ -45,6 +47,10 @@ var refusals = map[string]struct {
 		"Ask an admin to enable it."},
 	codeProvider: {apperr.Unauthenticated, "The identity provider did not sign you in.",
 		"Start again; if it happens again, ask your admin."},
+	codeConfirmOther: {apperr.Forbidden, "Someone else signed in at the identity provider: only the person signed in here can confirm for this account.",
+		"You are still signed in here as before. Confirm again and sign in at the provider as yourself."},
+	codeConfirmStale: {apperr.Forbidden, "The identity provider did not ask you to sign in again just now, so this does not confirm it is you.",
+		"Confirm again and sign in at the provider; if it keeps happening, ask your admin to let the console's client ask for a new sign-in (prompt=login, max_age)."},
 }
 
 // refuse is the apperr.Error of a refusal; cause is for the logs only.

@@ -108,14 +108,21 @@ func (p *Provider) Issuer() string { return strings.TrimSuffix(p.cfg.Issuer, "/"
 // secret only this browser holds (a cookie); the callback must bring it.
 // next is the path to go to after signing in.
 func (p *Provider) Begin(ctx context.Context, browser, next string) (string, error) {
+	return p.begin(ctx, hash(browser), next)
+}
+
+// begin stores a sign-in bound to browserHash and returns the provider's
+// URL for it, with extra parameters (a confirmation's prompt and max_age).
+func (p *Provider) begin(ctx context.Context, browserHash []byte, next string, extra ...oauth2.AuthCodeOption) (string, error) {
 	state, nonce, verifier := randomToken(), randomToken(), oauth2.GenerateVerifier()
 	now := p.now()
-	err := p.store.BeginSSOSignIn(ctx, store.SSOSignIn{StateHash: hash(state), BrowserHash: hash(browser), Nonce: nonce,
+	err := p.store.BeginSSOSignIn(ctx, store.SSOSignIn{StateHash: hash(state), BrowserHash: browserHash, Nonce: nonce,
 		CodeVerifier: verifier, NextPath: next, CreatedAt: now, ExpiresAt: now.Add(signInLifetime)})
 	if err != nil {
 		return "", err
 	}
-	return p.oauth.AuthCodeURL(state, oidc.Nonce(nonce), oauth2.S256ChallengeOption(verifier)), nil
+	opts := append([]oauth2.AuthCodeOption{oidc.Nonce(nonce), oauth2.S256ChallengeOption(verifier)}, extra...)
+	return p.oauth.AuthCodeURL(state, opts...), nil
 }
 
 // SignedIn is a finished sign-in: the account, where to go, and when the
@@ -126,14 +133,23 @@ type SignedIn struct {
 	Next    string
 	Expiry  time.Time
 	Subject string
+	// AuthAt is when the person authenticated at the provider: the ID
+	// token's auth_time, or when Finish verified the token if it has none.
+	AuthAt time.Time
+	// Confirmed is true when the sign-in was a confirmation (BeginConfirm)
+	// of the person signed in already: the session stays theirs.
+	Confirmed bool
 }
 
 // Finish completes a sign-in from the callback's state and code: the state
-// must be one Begin made for this browser, unused and unexpired; the code is
-// exchanged with the PKCE verifier; the ID token must verify and carry the
-// nonce; the person's groups must map to a role. Every refusal is an
-// apperr.Error whose code says which check failed.
-func (p *Provider) Finish(ctx context.Context, browser, state, code string) (SignedIn, error) {
+// must be one Begin or BeginConfirm made for this browser, unused and
+// unexpired; the code is exchanged with the PKCE verifier; the ID token
+// must verify and carry the nonce; the person's groups must map to a role.
+// signedIn is the provider's person the browser's session names already
+// (zero when none): a confirmation must come from that person, within
+// FreshFor (checkConfirm). Every refusal is an apperr.Error whose code says
+// which check failed.
+func (p *Provider) Finish(ctx context.Context, browser, state, code string, signedIn Person) (SignedIn, error) {
 	if state == "" || code == "" {
 		return SignedIn{}, refuse(codeStateUnknown, nil)
 	}
@@ -145,7 +161,12 @@ func (p *Provider) Finish(ctx context.Context, browser, state, code string) (Sig
 	if err != nil {
 		return SignedIn{}, err
 	}
-	if string(begun.BrowserHash) != string(hash(browser)) {
+	var confirm bool
+	switch string(begun.BrowserHash) {
+	case string(hash(browser)):
+	case string(confirmHash(browser)):
+		confirm = true
+	default:
 		return SignedIn{}, refuse(codeOtherBrowser, nil)
 	}
 	if !p.now().Before(begun.ExpiresAt) {
@@ -166,7 +187,20 @@ func (p *Provider) Finish(ctx context.Context, browser, state, code string) (Sig
 	if idToken.Nonce != begun.Nonce {
 		return SignedIn{}, refuse(codeNonce, nil)
 	}
-	return p.account(ctx, idToken, begun.NextPath)
+	authAt, err := p.authTime(idToken, confirm)
+	if err != nil {
+		return SignedIn{}, err
+	}
+	if confirm {
+		// Before the account: another person's confirmation must not
+		// create or change an account, only be refused.
+		if err := checkConfirm(idToken, authAt, signedIn, p.now()); err != nil {
+			return SignedIn{}, err
+		}
+	}
+	signed, err := p.account(ctx, idToken, begun.NextPath)
+	signed.AuthAt, signed.Confirmed = authAt, confirm
+	return signed, err
 }
 
 // account maps the verified ID token's groups to a role and signs the

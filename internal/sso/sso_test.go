@@ -76,7 +76,7 @@ func (b *bundle) begin(t *testing.T, p *sso.Provider, browser, username string) 
 func (b *bundle) signIn(t *testing.T, username string) (sso.SignedIn, error) {
 	t.Helper()
 	state, code := b.begin(t, b.p, "browser-1", username)
-	return b.p.Finish(t.Context(), "browser-1", state, code)
+	return b.p.Finish(t.Context(), "browser-1", state, code, sso.Person{})
 }
 
 func wantRefused(t *testing.T, err error, code string) {
@@ -146,12 +146,12 @@ func TestGroupsDecideTheRoleAtEverySignIn(t *testing.T) {
 func TestTamperedStateIsRefused(t *testing.T) {
 	b := setup(t)
 	state, code := b.begin(t, b.p, "browser-1", "sam")
-	_, err := b.p.Finish(t.Context(), "browser-1", state+"x", code)
+	_, err := b.p.Finish(t.Context(), "browser-1", state+"x", code, sso.Person{})
 	wantRefused(t, err, "sso_state_unknown")
-	_, err = b.p.Finish(t.Context(), "browser-1", "", code)
+	_, err = b.p.Finish(t.Context(), "browser-1", "", code, sso.Person{})
 	wantRefused(t, err, "sso_state_unknown")
 	// The state is bound to the browser that began the sign-in.
-	_, err = b.p.Finish(t.Context(), "browser-2", state, code)
+	_, err = b.p.Finish(t.Context(), "browser-2", state, code, sso.Person{})
 	wantRefused(t, err, "sso_state_other_browser")
 }
 
@@ -159,22 +159,22 @@ func TestStateExpires(t *testing.T) {
 	b := setup(t)
 	state, code := b.begin(t, b.p, "browser-1", "sam")
 	b.shift.Store(int64((10*time.Minute + time.Second) / time.Second))
-	_, err := b.p.Finish(t.Context(), "browser-1", state, code)
+	_, err := b.p.Finish(t.Context(), "browser-1", state, code, sso.Person{})
 	wantRefused(t, err, "sso_state_expired")
 }
 
 func TestReplayedCodeIsRefused(t *testing.T) {
 	b := setup(t)
 	state, code := b.begin(t, b.p, "browser-1", "sam")
-	if _, err := b.p.Finish(t.Context(), "browser-1", state, code); err != nil {
+	if _, err := b.p.Finish(t.Context(), "browser-1", state, code, sso.Person{}); err != nil {
 		t.Fatal(err)
 	}
 	// The callback's URL again: its state was used.
-	_, err := b.p.Finish(t.Context(), "browser-1", state, code)
+	_, err := b.p.Finish(t.Context(), "browser-1", state, code, sso.Person{})
 	wantRefused(t, err, "sso_state_unknown")
 	// The code with a fresh state of the same browser: the provider refuses it.
 	fresh, _ := b.begin(t, b.p, "browser-1", "sam")
-	_, err = b.p.Finish(t.Context(), "browser-1", fresh, code)
+	_, err = b.p.Finish(t.Context(), "browser-1", fresh, code, sso.Person{})
 	wantRefused(t, err, "sso_code_refused")
 }
 
@@ -184,7 +184,7 @@ func TestIDTokenForAnotherAudienceIsRefused(t *testing.T) {
 	p := b.provider(t, clientID)
 	p.ExchangeAs("another-app", secret)
 	state, code := b.begin(t, p, "browser-1", "sam")
-	_, err := p.Finish(t.Context(), "browser-1", state, code)
+	_, err := p.Finish(t.Context(), "browser-1", state, code, sso.Person{})
 	wantRefused(t, err, "sso_token_invalid")
 }
 

@@ -19,9 +19,11 @@ func (h *Handler) handlePasswordForm(c echo.Context) error {
 		return err
 	}
 	p := h.Page(c, "Change password")
-	// The factor pages ask for the console password again, which a
-	// provider's account does not have: its provider keeps its factors.
-	return kit.Render(c, http.StatusOK, views.Password(p, views.PasswordForm{Factors: h.offersFactors(c) && issuer == "", ManagedBy: issuer}))
+	// A provider's account has no console password for an app's set-up,
+	// and its provider keeps its sign-in's factor: its factor page is
+	// for passkeys alone, confirmed by a new sign-in at the provider.
+	factors := h.offersFactors(c) && (issuer == "" || h.cfg.Factors.PasskeysOn())
+	return kit.Render(c, http.StatusOK, views.Password(p, views.PasswordForm{Factors: factors, ManagedBy: issuer}))
 }
 
 // handlePasswordChange answers POST /account/password: every other session

@@ -41,6 +41,11 @@ func (h *Handler) renderAccountFactors(c echo.Context, status int, errs views.Fi
 	if v.NewCodes, err = h.takeNewCodes(c, u.ID); err != nil {
 		return err
 	}
+	pp, err := h.providerProofOf(c, u)
+	if err != nil {
+		return err
+	}
+	v.Provider, v.ProviderFresh, v.ConfirmURL = pp.Provider, pp.Fresh, confirmPath+"?next=/account/factors"
 	if v.PasskeysOn = h.cfg.Factors.PasskeysOn(); v.PasskeysOn {
 		if v.Passkeys, err = h.passkeyRows(c, u); err != nil {
 			return err

@@ -113,6 +113,7 @@ func (h *Handler) Routes() []kit.Route {
 		post("/account/factors/passkey/begin", h.handlePasskeyRegisterBegin, staff),
 		post("/account/factors/passkey", h.handlePasskeyRegister, staff),
 		post("/account/factors/passkey/:id/remove", h.handlePasskeyRemove, staff),
+		get(confirmPath, h.handleSSOConfirm, staff),
 		post("/admin/users/factors", h.handleAdminFactorRequirement, admin),
 		post("/admin/users/:id/factors/reset", h.handleAdminFactorReset, admin),
 		get("/", h.handleHome, kit.SignedIn),

@@ -106,14 +106,23 @@ func passkeyRefusal(c echo.Context, err error) error {
 // handlePasskeyRegisterBegin answers POST /account/factors/passkey/begin:
 // after the person's current password again (counted in the password
 // throttle, as for an authenticator app), the creation options for a new
-// passkey, so a borrowed session cannot add its own.
+// passkey, so a borrowed session cannot add its own. An account the
+// OpenID provider manages has no password here: its session must have
+// signed in at the provider in the last five minutes instead.
 func (h *Handler) handlePasskeyRegisterBegin(c echo.Context) error {
 	if h.cfg.Factors == nil {
 		return factorsOff
 	}
 	u, _ := kit.CurrentUser(c)
+	pp, err := h.providerProofOf(c, u)
+	if err != nil {
+		return err
+	}
+	if pp.stale() {
+		return pp.refuseJSON(c)
+	}
 	a, err := readPasskeyAnswer(c)
-	if err == nil {
+	if err == nil && pp.Provider == "" {
 		err = h.Accounts.ConfirmPassword(c.Request().Context(), u.ID, a.Password, c.RealIP())
 	}
 	if err != nil {
@@ -127,12 +136,21 @@ func (h *Handler) handlePasskeyRegisterBegin(c echo.Context) error {
 }
 
 // handlePasskeyRegister answers POST /account/factors/passkey: the
-// browser's new credential, verified and kept under the name given.
+// browser's new credential, verified and kept under the name given. A
+// provider's account needs its fresh sign-in there still (the begin's
+// check alone would leave the ceremony's five minutes after it).
 func (h *Handler) handlePasskeyRegister(c echo.Context) error {
 	if h.cfg.Factors == nil {
 		return factorsOff
 	}
 	u, _ := kit.CurrentUser(c)
+	pp, err := h.providerProofOf(c, u)
+	if err != nil {
+		return err
+	}
+	if pp.stale() {
+		return pp.refuseJSON(c)
+	}
 	id, a, err := h.takeCeremony(c)
 	var codes []string
 	if err == nil {
@@ -145,6 +163,13 @@ func (h *Handler) handlePasskeyRegister(c echo.Context) error {
 		return passkeyRefusal(c, err)
 	}
 	h.Log.Info("passkey added", "user_id", u.ID)
+	if pp.Provider != "" {
+		// The provider signs this person in: recovery codes, which stand
+		// in for a passkey after a console password, are of no use to
+		// them, so none are shown.
+		kit.SetFlash(c, "Passkey “"+a.Name+"” added. Approvals that ask for a passkey can now use it.", false)
+		return c.JSON(http.StatusOK, passkeyReply{Next: "/account/factors"})
+	}
 	kit.SetFlash(c, "Passkey “"+a.Name+"” added. Signing in can now ask for it after your password.", false)
 	if err := h.keepNewCodes(c, u.ID, codes); err != nil {
 		return err
@@ -154,12 +179,22 @@ func (h *Handler) handlePasskeyRegister(c echo.Context) error {
 
 // handlePasskeyRemove answers POST /account/factors/passkey/:id/remove:
 // the person's passkey goes, unless it is the last factor their role
-// requires (the page then says so).
+// requires (the page then says so). A provider's account needs a fresh
+// sign-in there, as for adding one.
 func (h *Handler) handlePasskeyRemove(c echo.Context) error {
 	if h.cfg.Factors == nil {
 		return factorsOff
 	}
 	u, _ := kit.CurrentUser(c)
+	pp, err := h.providerProofOf(c, u)
+	if err != nil {
+		return err
+	}
+	if pp.stale() {
+		e := pp.notFresh()
+		kit.SetFlash(c, e.Message+" "+e.Hint, true)
+		return kit.SeeOther(c, "/account/factors")
+	}
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil {
 		return apperr.New(apperr.NotFound, "You have no such passkey.")

@@ -58,15 +58,21 @@ func (h *Handler) handleSSOCallback(c echo.Context) error {
 	}
 	var signed sso.SignedIn
 	if err == nil {
-		signed, err = h.cfg.SSO.Finish(c.Request().Context(), browser, q.Get("state"), q.Get("code"))
+		signed, err = h.cfg.SSO.Finish(c.Request().Context(), browser, q.Get("state"), q.Get("code"), sessionPerson(c))
 	}
 	if e, ok := apperr.As(err); ok && (e.Kind == apperr.Unauthenticated || e.Kind == apperr.Forbidden) {
 		h.Log.Warn("single sign-on refused", "code", e.Code, "error", err)
+		if sso.IsConfirmRefusal(err) {
+			return h.renderConfirmRefused(c, e)
+		}
 		form := views.SignInForm{Error: e.Message + " " + e.Hint, Next: "/"}
 		return h.renderSignIn(c, kit.StatusOf[e.Kind], form, views.Flash{})
 	}
 	if err != nil {
 		return err
+	}
+	if signed.Confirmed {
+		return h.confirmed(c, signed)
 	}
 	sess := kit.Session(c)
 	if err := h.Sessions.Regenerate(c.Request().Context(), sess); err != nil {
@@ -77,6 +83,7 @@ func (h *Handler) handleSSOCallback(c echo.Context) error {
 	sess.Values[kit.KeySignedInUntil] = signed.Expiry.Unix()
 	sess.Values[kit.KeyIdentityIssuer] = h.cfg.SSO.Issuer()
 	sess.Values[kit.KeyIdentitySubject] = signed.Subject
+	sess.Values[kit.KeyProviderAuthAt] = signed.AuthAt.Unix()
 	if err := sess.Save(c.Request(), c.Response()); err != nil {
 		return err
 	}
@@ -84,6 +91,18 @@ func (h *Handler) handleSSOCallback(c echo.Context) error {
 	h.Log.Info("signed in", "user_id", signed.User.ID, "role", signed.User.Role, "identified_by", "oidc",
 		"issuer", h.cfg.SSO.Issuer(), "subject", signed.Subject, "new_account", signed.Created)
 	return kit.SeeOther(c, signed.Next)
+}
+
+// sessionPerson is the provider's person the session is signed in as
+// (zero when it names none).
+func sessionPerson(c echo.Context) sso.Person {
+	sess := kit.Session(c)
+	if _, ok := sess.Values[kit.KeyUserID].(int64); !ok {
+		return sso.Person{}
+	}
+	issuer, _ := sess.Values[kit.KeyIdentityIssuer].(string)
+	subject, _ := sess.Values[kit.KeyIdentitySubject].(string)
+	return sso.Person{Issuer: issuer, Subject: subject}
 }
 
 func (h *Handler) setSSOCookie(c echo.Context, value string, maxAge int) {

@@ -34,10 +34,17 @@ type ssoConsole struct {
 
 func newSSOConsole(t *testing.T, opts ...webtest.Option) *ssoConsole {
 	t.Helper()
+	return newSSOConsoleOver(t, nil, opts...)
+}
+
+// newSSOConsoleOver is newSSOConsole over a stack built with stackOpts
+// too (a shop).
+func newSSOConsoleOver(t *testing.T, stackOpts []webtest.Option, opts ...webtest.Option) *ssoConsole {
+	t.Helper()
 	s := &ssoConsole{op: ssotest.Start(t)}
 	s.op.AddUser("sam", "sam@example.test", "Sam Support", "support")
 	s.op.AddUser("nog", "nog@example.test", "No Group", "unmapped")
-	s.stack = webtest.New(t, webtest.WithNow(s.now))
+	s.stack = webtest.New(t, append(stackOpts, webtest.WithNow(s.now))...)
 	opts = append(opts, webtest.WithSessionLifetime(6*time.Hour, 12*time.Hour), webtest.WithSSO(func(consoleURL string) *sso.Provider {
 		redirect := consoleURL + "/sign-in/sso/callback"
 		s.op.AddClient(ssotest.Client{ID: "console", Secret: "s3cret", RedirectURL: redirect})

@@ -66,6 +66,12 @@ const (
 	KeyIdentitySubject = "identity_subject"
 )
 
+// KeyProviderAuthAt is when the person last authenticated at the OpenID
+// provider (Unix seconds): the ID token's auth_time, or when the callback
+// verified it. A provider's account changes its passkeys only while this
+// is fresh (sso.Fresh), since it has no console password to ask for.
+const KeyProviderAuthAt = "provider_auth_at"
+
 // NewSessionStore builds the store.
 func NewSessionStore(rows accounts.SessionRows, cfg SessionConfig) *SessionStore {
 	codecs := securecookie.CodecsFromPairs(cfg.KeyPairs...)
@@ -220,6 +226,7 @@ func (s *SessionStore) Regenerate(ctx context.Context, sess *sessions.Session) e
 	delete(sess.Values, KeySignedInUntil)
 	delete(sess.Values, KeyIdentityIssuer)
 	delete(sess.Values, KeyIdentitySubject)
+	delete(sess.Values, KeyProviderAuthAt)
 	return nil
 }
 

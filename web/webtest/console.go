@@ -137,7 +137,7 @@ func NewShopper(t *testing.T, b *Stack) *Shopper {
 	f.Task, err = b.Control.CreateTask(ctx, controlplane.AssistantActor("asst_test", "Test assistant"), controlplane.NewTask{
 		CustomerRef: cust.Email, ConversationID: fmt.Sprintf("conv-%d", time.Now().UnixNano()),
 		AllowedActions: []string{"issue_refund", "cancel_subscription", "update_product_description"}, WriteBudget: 50, InflightLimit: 2, RatePerMinute: 600,
-		ExpiresAt: b.Clock.Now().Add(24 * time.Hour)})
+		ExpiresAt: b.Now().Add(24 * time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func NewShopper(t *testing.T, b *Stack) *Shopper {
 // shopper's.
 func (f *Shopper) NewOrder(t *testing.T) demoshop.Order {
 	t.Helper()
-	at := f.Stack.Clock.Now().AddDate(0, 0, -4)
+	at := f.Stack.Now().AddDate(0, 0, -4)
 	o, err := f.Stack.Shop.CreateOrder(context.Background(), demoshop.OrderFixture{CustomerID: f.Customer.ID, DeliveredAt: &at, ShippingCents: 650,
 		Items: []demoshop.ItemFixture{{Name: "Walnut lamp", UnitPriceCents: 4200, Quantity: 1}, {Name: "Bulb", UnitPriceCents: 800, Quantity: 1}}})
 	if err != nil {

@@ -161,19 +161,23 @@ func (b *Stack) ServeAnother(tb testing.TB, opts ...Option) *httptest.Server {
 		tb.Fatalf("Stack.ServeAnother: %s changes the stack's services; give it to webtest.New", name)
 	}
 	srv := httptest.NewUnstartedServer(nil)
-	var provider *sso.Provider
-	if o.sso != nil {
-		provider = o.sso("http://" + srv.Listener.Addr().String())
-	}
+	consoleURL := "http://" + srv.Listener.Addr().String()
 	factorSvc := b.Factors
 	if o.passkeys {
 		_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+		consoleURL = "http://localhost:" + port
 		var err error
 		factorSvc, err = factors.New(b.Store, b.Accounts, factors.Config{Key: FactorKey, Now: b.Now,
-			PublicURL: "http://localhost:" + port, Log: o.logger})
+			PublicURL: consoleURL, Log: o.logger})
 		if err != nil {
 			tb.Fatal(err)
 		}
+	}
+	var provider *sso.Provider
+	if o.sso != nil {
+		// With passkeys the console is browsed at localhost: the
+		// provider sends the browser back there, with its cookies.
+		provider = o.sso(consoleURL)
 	}
 	srv.Config.Handler = b.serverWith(o, provider, factorSvc).Handler()
 	srv.Start()

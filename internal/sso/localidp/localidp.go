@@ -113,6 +113,16 @@ func (o *OP) SetNonce(f func(string) string) {
 	o.store.nonce = f
 }
 
+// SetAuthAge makes the provider's ID tokens issued from now on say the
+// person authenticated age earlier than they did (auth_time), as a
+// provider does that answers from a session of its own instead of asking
+// again (0: when they did).
+func (o *OP) SetAuthAge(age time.Duration) {
+	o.store.mu.Lock()
+	defer o.store.mu.Unlock()
+	o.store.authAge = age
+}
+
 var loginPage = template.Must(template.New("login").Parse(`<!doctype html>
 <html lang="en"><head><title>Test provider: sign in</title></head><body>
 <h1>Test provider</h1>
@@ -174,6 +184,7 @@ type opStorage struct {
 	mu      sync.Mutex
 	clients map[string]Client
 	nonce   func(string) string
+	authAge time.Duration
 }
 
 func (s *opStorage) client(id string) (Client, bool) {
@@ -212,6 +223,26 @@ func (s *opStorage) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest
 	}
 	return s.Storage.CreateAuthRequest(ctx, req, userID)
 }
+
+// AuthRequestByCode is the example's, with the auth_time SetAuthAge asks.
+func (s *opStorage) AuthRequestByCode(ctx context.Context, code string) (op.AuthRequest, error) {
+	req, err := s.Storage.AuthRequestByCode(ctx, code)
+	s.mu.Lock()
+	age := s.authAge
+	s.mu.Unlock()
+	if err != nil || age == 0 {
+		return req, err
+	}
+	return agedRequest{AuthRequest: req, at: req.GetAuthTime().Add(-age)}, nil
+}
+
+// agedRequest is an auth request whose person authenticated at at.
+type agedRequest struct {
+	op.AuthRequest
+	at time.Time
+}
+
+func (r agedRequest) GetAuthTime() time.Time { return r.at }
 
 // SetUserinfoFromScopes puts the e-mail, the name and the groups into every
 // ID token, as providers configured for the console do.
