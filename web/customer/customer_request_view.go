@@ -1,12 +1,15 @@
 package customer
 
 import (
+	"encoding/base64"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"countersign/internal/adapter"
+	"countersign/internal/consent"
 	"countersign/internal/controlplane"
 	"countersign/internal/money"
 	"countersign/views"
@@ -24,6 +27,7 @@ func (h *Handler) renderCustomerRequest(c echo.Context, status int, inv controlp
 	f := h.frameFor(c, inv.System)
 	v := h.customerRequestView(c, f, inv, task)
 	v.CSRF, v.Reason, v.Errors = csrf, reason, fieldErrs
+	v.QuoteChanged, _ = c.Get(quoteChangedKey).(bool)
 	p := h.page(c, customerTitle(inv.Quote), f)
 	p.CSRF, p.Narrow = csrf, true
 	if v.Status.Pending {
@@ -48,7 +52,13 @@ func (h *Handler) customerRequestView(c echo.Context, f customerFrame, inv contr
 	decide := inv.State == controlplane.AwaitingConfirmation && !h.expired(inv)
 	v := views.CustomerRequestView{ID: inv.ID, Title: q.Title, Consequences: q.Consequences, Decide: decide,
 		ConfirmLabel: customerOr(q.ConfirmLabel, "Confirm"), DeclineLabel: customerOr(q.DeclineLabel, "Don't do this"),
-		Status: h.customerStatusNow(c.Request().Context(), f, inv, ""), Outcome: customerConsequences(inv.State, h.expired(inv))}
+		Status: h.customerStatusNow(c.Request().Context(), f, inv, ""), Outcome: customerConsequences(inv.State, h.expired(inv)),
+		QuoteVersion: strconv.Itoa(int(inv.Version))}
+	// The digest of the quote JSON this page renders from: what the
+	// decision forms say the customer saw.
+	if digest, err := consent.QuoteDigest(inv.QuoteJSON); err == nil {
+		v.QuoteDigest = base64.RawURLEncoding.EncodeToString(digest)
+	}
 	if cf := q.Customer; cf != nil {
 		if cf.Title != "" {
 			v.Title = cf.Title
