@@ -2,15 +2,14 @@ package controlplane_test
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"testing"
 
 	"countersign/internal/apperr"
 	"countersign/internal/consent"
 	"countersign/internal/controlplane"
-	"countersign/internal/factors/softkey"
 	"countersign/internal/stepup"
+	"countersign/internal/stepup/stepuptest"
 )
 
 // TestACustomerDecidesOnlyTheQuoteTheyWereShown: a confirmation or a
@@ -105,31 +104,5 @@ func TestACustomerDecidesOnlyTheQuoteTheyWereShown(t *testing.T) {
 // on request id at version with quoteDigest.
 func passkeyFor(t *testing.T, id string, version int32, quoteDigest []byte, decision string) *stepup.Assertion {
 	t.Helper()
-	const rpID, origin = "shop.example", "https://shop.example"
-	b64 := base64.RawURLEncoding
-	reg, _ := json.Marshal(map[string]any{"publicKey": map[string]any{"challenge": b64.EncodeToString([]byte("r")),
-		"user": map[string]any{"id": b64.EncodeToString([]byte("c1"))}}})
-	key, _, err := softkey.Create(reg, rpID, origin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts, _ := json.Marshal(map[string]any{"publicKey": map[string]any{
-		"challenge": b64.EncodeToString(consent.Challenge(id, int64(version), quoteDigest, decision))}})
-	body, err := key.Get(opts, rpID, origin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r struct {
-		RawID    stepup.Bytes `json:"rawId"`
-		Response struct {
-			ClientDataJSON    stepup.Bytes `json:"clientDataJSON"`
-			AuthenticatorData stepup.Bytes `json:"authenticatorData"`
-			Signature         stepup.Bytes `json:"signature"`
-		} `json:"response"`
-	}
-	if err := json.Unmarshal(body, &r); err != nil {
-		t.Fatal(err)
-	}
-	return &stepup.Assertion{CredentialID: r.RawID, PublicKey: key.PublicKey(), RPID: rpID, Origin: origin,
-		AuthenticatorData: r.Response.AuthenticatorData, ClientDataJSON: r.Response.ClientDataJSON, Signature: r.Response.Signature}
+	return stepuptest.Unregistered(t).AssertChallenge(t, consent.Challenge(id, int64(version), quoteDigest, decision))
 }
