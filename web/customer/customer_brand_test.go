@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -17,6 +18,7 @@ import (
 
 	"countersign/internal/accounts"
 	"countersign/internal/adapter"
+	"countersign/internal/consent"
 	"countersign/internal/controlplane"
 	"countersign/internal/receipts"
 	"countersign/internal/shopadapter"
@@ -307,12 +309,25 @@ func TestCustomerReceipt(t *testing.T) {
 		t.Fatalf("the downloaded receipt does not verify: %v", err)
 	}
 	var claims struct {
-		Sub   string `json:"sub"`
-		State string `json:"state"`
+		Sub        string          `json:"sub"`
+		State      string          `json:"state"`
+		Args       json.RawMessage `json:"args"`
+		ArgsDigest string          `json:"args_digest"`
+		Consent    *struct {
+			consent.Evidence
+			Quote    json.RawMessage `json:"quote"`
+			ArgsHash string          `json:"args_hash"`
+			Customer string          `json:"customer"`
+		} `json:"consent"`
 	}
 	_ = json.Unmarshal(payload, &claims)
 	if claims.Sub != inv.ID || claims.State != "completed" {
 		t.Errorf("receipt claims %+v", claims)
+	}
+	// The customer's yes is in it: how they proved it, what they saw.
+	if cs := claims.Consent; cs == nil || cs.Proof != "code" || cs.Decision != consent.Confirm || cs.QuoteVersion == 0 ||
+		cs.Verify(inv.ID, cs.Quote) != nil || cs.ArgsHash != claims.ArgsDigest || claims.ArgsDigest != hex.EncodeToString(inv.ArgsHash) {
+		t.Errorf("the receipt's consent %+v, args_digest %q, want the code-proved confirmation of the quote shown", cs, claims.ArgsDigest)
 	}
 
 	// Another customer, a visitor and a request not done get no receipt.
