@@ -119,7 +119,7 @@ func TestWordDiff(t *testing.T) {
 func TestCustomerSentenceIsMarkedAndKeepsItsValues(t *testing.T) {
 	l := CustomerQuoteLine{Label: "Status", From: "active", To: "cancelled", Sentence: "Your subscription will be \u202edellecnac."}
 	doc, html := renderDoc(t, CustomerRequestBody(CustomerRequestView{Title: "Cancel?", Lines: []CustomerQuoteLine{l},
-		Receipt: &CustomerReceiptView{Changed: []CustomerQuoteLine{l}, Download: "/r", Keys: "/k"}}))
+		Receipt: &CustomerReceiptView{Changed: []CustomerQuoteLine{l}, Download: "/r"}}))
 	if strings.ContainsAny(html, "\u202e") {
 		t.Errorf("the page emits a hidden character raw")
 	}

@@ -30,7 +30,12 @@ answer of GET /api/v1/invocations/{id}/receipt. Only EdDSA signatures of a
 key of the set with the header's kid are accepted. The staff approvals
 it carries are checked too: each passkey assertion must be evidence of
 its approval (the receipt's invocation, the version and the arguments'
-hash approved), and the arguments must hash to what was approved. It
+hash approved), and the arguments must hash to what was approved. So is
+the customer's consent: the quote it carries must hash to the digest the
+customer was shown, have been made from the arguments sent (their hash)
+for the receipt's target, and a customer's passkey assertion must be
+evidence of that decision on that quote; args_digest must be the
+arguments' hash. It says who said yes, how, and to what. It
 prints what the receipt says; exit status 0 when every check holds, 1
 with the reason when one does not, 2 when the files cannot be read.
 `
@@ -79,10 +84,18 @@ func runReceipts(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		fmt.Fprintf(stderr, "NOT VALID: signed with key %s, but %v\n", header.Kid, err)
 		return 1
 	}
+	consented, err := checkConsent(claims)
+	if err != nil {
+		fmt.Fprintf(stderr, "NOT VALID: signed with key %s, but %v\n", header.Kid, err)
+		return 1
+	}
 	fmt.Fprintf(stdout, "VALID: signed with EdDSA by key %s of %s\n", header.Kid, *jwksFrom)
 	describeReceipt(stdout, claims)
 	for _, line := range approvals {
 		fmt.Fprintf(stdout, "%-13s %s\n", "Approval:", line)
+	}
+	for _, line := range consented {
+		fmt.Fprintf(stdout, "%-13s %s\n", "Consent:", line)
 	}
 	return 0
 }

@@ -480,7 +480,9 @@ func (d *driver) confirm(ctx context.Context, rnd *rand.Rand, p pending) {
 		if rnd.IntN(10) == 0 {
 			op = "decline"
 		}
-		status, _, err = c.post(ctx, base, "/requests/"+p.id+"/"+op, url.Values{"_csrf": {tok}})
+		// The decision names the quote the page showed, as a browser's form does.
+		status, _, err = c.post(ctx, base, "/requests/"+p.id+"/"+op, url.Values{"_csrf": {tok},
+			"quote_version": {field(page, "quote_version")}, "quote_digest": {field(page, "quote_digest")}})
 		act := Action{Actor: "customer", Op: op, Console: n + 1, Status: status, Invocation: p.id, Error: errText(err)}
 		if err == nil && status == http.StatusSeeOther && op == "confirm" {
 			// The redirect is the same whether or not the confirmation was

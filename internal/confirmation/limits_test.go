@@ -225,10 +225,14 @@ func TestCodeIsSentOnlyWhileTheRequestAwaits(t *testing.T) {
 	links, cp, now, outbox := setupWithMail(t)
 	ctx := context.Background()
 	inv, tok := pendingFor(t, links, cp, *now, jordan, "issue_refund", jordanRefund)
-	if _, err := cp.CustomerDecide(ctx, controlplane.CustomerDecision{Actor: controlplane.CustomerActor(jordan, "account"), InvocationID: inv.ID, Verb: controlplane.CustomerDecline}); err != nil {
+	decline, err := controlplane.CustomerDecision{Actor: controlplane.CustomerActor(jordan, "account"), InvocationID: inv.ID, Verb: controlplane.CustomerDecline}.Showing(inv)
+	if err != nil {
 		t.Fatal(err)
 	}
-	_, err := links.SendCode(ctx, tok)
+	if _, err := cp.CustomerDecide(ctx, decline); err != nil {
+		t.Fatal(err)
+	}
+	_, err = links.SendCode(ctx, tok)
 	if e, ok := apperr.As(err); !ok || e.Kind != apperr.IllegalTransition || e.Code != "nothing_to_decide" {
 		t.Errorf("a code for a declined request: %v, want nothing_to_decide", err)
 	}

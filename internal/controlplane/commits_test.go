@@ -237,7 +237,7 @@ func TestCommitsPerWrite(t *testing.T) {
 		t.Fatalf("address change is %s", c.State)
 	}
 	before, after = b.chain(rec, func(cp *controlplane.Service) controlplane.Invocation {
-		d, err := cp.CustomerDecide(b.ctx, controlplane.CustomerDecision{Actor: controlplane.CustomerProvedOn(b.customer.Email, "code", c.ID),
+		d, err := customerDecide(b.ctx, cp, controlplane.CustomerDecision{Actor: controlplane.CustomerProvedOn(b.customer.Email, "code", c.ID),
 			InvocationID: c.ID, Verb: controlplane.CustomerConfirm})
 		if err != nil || !d.Done {
 			t.Fatalf("confirm: %v (done %v)", err, d.Done)

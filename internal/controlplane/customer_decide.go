@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"countersign/internal/apperr"
+	"countersign/internal/consent"
 	"countersign/internal/stepup"
 	"countersign/internal/tracing"
 	"countersign/store"
@@ -79,6 +80,7 @@ func (s *Service) CustomerDecide(ctx context.Context, d CustomerDecision) (Custo
 	}
 	var out CustomerDecided
 	var row store.Invocation
+	var shown consent.Evidence
 	var task store.Task
 	err := s.store.InTx(ctx, func(tx *store.Tx) error {
 		var err error
@@ -91,6 +93,15 @@ func (s *Service) CustomerDecide(ctx context.Context, d CustomerDecision) (Custo
 		}
 		if d.ProofAccepted != nil {
 			if err := d.ProofAccepted(row.System); err != nil {
+				return err
+			}
+		}
+		// A request that no longer awaits the customer has nothing to
+		// decide (a second click is shown the outcome); one that does is
+		// decided only on the quote the customer was shown. Checked before
+		// out is set: decidedMeanwhile must not swallow the refusal.
+		if d.Verb != CustomerStop && row.State == string(AwaitingConfirmation) {
+			if shown, err = shownQuote(row, actor, d); err != nil {
 				return err
 			}
 		}
@@ -113,6 +124,9 @@ func (s *Service) CustomerDecide(ctx context.Context, d CustomerDecision) (Custo
 			}
 			inv, err := s.declineRow(ctx, tx, actor, row.ID, row.Version, AwaitingConfirmation, "decline", EventInvocationDeclined, reason)
 			if err != nil {
+				return err
+			}
+			if err := s.recordConsent(ctx, tx, actor, row, shown); err != nil {
 				return err
 			}
 			out.Invocation, out.Done = inv, true
@@ -165,6 +179,9 @@ func (s *Service) CustomerDecide(ctx context.Context, d CustomerDecision) (Custo
 	err = s.store.InTx(ctx, func(tx *store.Tx) error {
 		inv, err := s.approveRow(ctx, tx, actor, row, task, row.Version, AwaitingConfirmation, "confirm", EventInvocationConfirmed)
 		if err != nil {
+			return err
+		}
+		if err := s.recordConsent(ctx, tx, actor, row, shown); err != nil {
 			return err
 		}
 		out.Invocation, err = direct.permitApproved(ctx, tx, inv)

@@ -28,15 +28,15 @@ func TestCustomerDecideIsTheOneCheck(t *testing.T) {
 	stranger := controlplane.CustomerActor("someone.else@example.test", controlplane.ProofAccount)
 	onA := controlplane.CustomerProvedOn(b.customer.Email, "code", a.ID)
 	for _, verb := range verbs {
-		if _, err := b.cp.CustomerDecide(b.ctx, controlplane.CustomerDecision{Actor: stranger, InvocationID: a.ID, Verb: verb}); !apperr.Is(err, apperr.NotFound) {
+		if _, err := customerDecide(b.ctx, b.cp, controlplane.CustomerDecision{Actor: stranger, InvocationID: a.ID, Verb: verb}); !apperr.Is(err, apperr.NotFound) {
 			t.Errorf("another customer's %s: %v, want not found", verb, err)
 		}
-		_, err := b.cp.CustomerDecide(b.ctx, controlplane.CustomerDecision{Actor: onA, InvocationID: bInv.ID, Verb: verb})
+		_, err := customerDecide(b.ctx, b.cp, controlplane.CustomerDecision{Actor: onA, InvocationID: bInv.ID, Verb: verb})
 		if e, ok := apperr.As(err); !ok || e.Code != "prove_for_this_request" {
 			t.Errorf("%s of B with a code proved on A: %v, want prove_for_this_request", verb, err)
 		}
 		refused := func(string) error { return apperr.New(apperr.Forbidden, "not this proof") }
-		if _, err := b.cp.CustomerDecide(b.ctx, controlplane.CustomerDecision{Actor: onA, InvocationID: a.ID, Verb: verb, ProofAccepted: refused}); !apperr.Is(err, apperr.Forbidden) {
+		if _, err := customerDecide(b.ctx, b.cp, controlplane.CustomerDecision{Actor: onA, InvocationID: a.ID, Verb: verb, ProofAccepted: refused}); !apperr.Is(err, apperr.Forbidden) {
 			t.Errorf("%s of A with a proof its system refuses: %v, want forbidden", verb, err)
 		}
 	}
@@ -53,7 +53,7 @@ func TestCustomerDecideIsTheOneCheck(t *testing.T) {
 
 	// A decline's reason is checked once the request is the customer's;
 	// the request comes back for the page to ask again.
-	d, err := b.cp.CustomerDecide(b.ctx, controlplane.CustomerDecision{Actor: onA, InvocationID: a.ID, Verb: controlplane.CustomerDecline,
+	d, err := customerDecide(b.ctx, b.cp, controlplane.CustomerDecision{Actor: onA, InvocationID: a.ID, Verb: controlplane.CustomerDecline,
 		Reason: strings.Repeat("x", 1001)})
 	if !apperr.Is(err, apperr.Invalid) {
 		t.Errorf("a decline with a reason too long: %v, want invalid", err)
@@ -62,22 +62,22 @@ func TestCustomerDecideIsTheOneCheck(t *testing.T) {
 		t.Errorf("a refused reason came back with request %q (done %v), want A for the page to ask again", d.Invocation.ID, d.Done)
 	}
 
-	d, err = b.cp.CustomerDecide(b.ctx, controlplane.CustomerDecision{Actor: onA, InvocationID: a.ID, Verb: controlplane.CustomerConfirm})
+	d, err = customerDecide(b.ctx, b.cp, controlplane.CustomerDecision{Actor: onA, InvocationID: a.ID, Verb: controlplane.CustomerConfirm})
 	if err != nil || !d.Done || d.Invocation.State != controlplane.Approved {
 		t.Fatalf("A confirmed with its own code: %+v, %v", d, err)
 	}
-	d, err = b.cp.CustomerDecide(b.ctx, controlplane.CustomerDecision{Actor: onA, InvocationID: a.ID, Verb: controlplane.CustomerDecline})
+	d, err = customerDecide(b.ctx, b.cp, controlplane.CustomerDecision{Actor: onA, InvocationID: a.ID, Verb: controlplane.CustomerDecline})
 	if err != nil || d.Done || d.Invocation.State != controlplane.Approved {
 		t.Errorf("declining A once confirmed: %+v, %v, want nothing done and no error", d, err)
 	}
 
 	// The account, named in another case and with spaces, is the customer.
 	account := controlplane.CustomerActor("  "+strings.ToUpper(b.customer.Email)+" ", controlplane.ProofAccount)
-	d, err = b.cp.CustomerDecide(b.ctx, controlplane.CustomerDecision{Actor: account, InvocationID: bInv.ID, Verb: controlplane.CustomerStop})
+	d, err = customerDecide(b.ctx, b.cp, controlplane.CustomerDecision{Actor: account, InvocationID: bInv.ID, Verb: controlplane.CustomerStop})
 	if err != nil || !d.Done || d.Task.State != controlplane.TaskPaused || !d.Task.PausedByPerson() {
 		t.Fatalf("B stopped with the customer's account: %+v, %v", d, err)
 	}
-	d, err = b.cp.CustomerDecide(b.ctx, controlplane.CustomerDecision{Actor: account, InvocationID: bInv.ID, Verb: controlplane.CustomerConfirm})
+	d, err = customerDecide(b.ctx, b.cp, controlplane.CustomerDecision{Actor: account, InvocationID: bInv.ID, Verb: controlplane.CustomerConfirm})
 	if err != nil || d.Done || b.get(bInv.ID).State != controlplane.AwaitingConfirmation {
 		t.Errorf("confirming B of a stopped task: %+v, %v, want nothing done", d, err)
 	}

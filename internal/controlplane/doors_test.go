@@ -21,12 +21,23 @@ func staffApprove(ctx context.Context, cp *controlplane.Service, actor controlpl
 // customerConfirm is the customer's confirmation through their one door
 // (CustomerDecide).
 func customerConfirm(ctx context.Context, cp *controlplane.Service, actor controlplane.Actor, id string) (controlplane.CustomerDecided, error) {
-	return cp.CustomerDecide(ctx, controlplane.CustomerDecision{Actor: actor, InvocationID: id, Verb: controlplane.CustomerConfirm})
+	return customerDecide(ctx, cp, controlplane.CustomerDecision{Actor: actor, InvocationID: id, Verb: controlplane.CustomerConfirm})
 }
 
 // customerDecline is the customer's refusal through their one door
 // (CustomerDecide).
 func customerDecline(ctx context.Context, cp *controlplane.Service, actor controlplane.Actor, id, reason string) (controlplane.CustomerDecided, error) {
-	return cp.CustomerDecide(ctx, controlplane.CustomerDecision{Actor: actor, InvocationID: id, Verb: controlplane.CustomerDecline,
+	return customerDecide(ctx, cp, controlplane.CustomerDecision{Actor: actor, InvocationID: id, Verb: controlplane.CustomerDecline,
 		Reason: reason})
+}
+
+// customerDecide is d through the customer's one door, on the quote the
+// request holds when it is called, as a page rendering it now would show.
+func customerDecide(ctx context.Context, cp *controlplane.Service, d controlplane.CustomerDecision) (controlplane.CustomerDecided, error) {
+	if inv, err := cp.Invocation(ctx, d.InvocationID); err == nil {
+		if d, err = d.Showing(inv); err != nil {
+			return controlplane.CustomerDecided{}, err
+		}
+	}
+	return cp.CustomerDecide(ctx, d)
 }

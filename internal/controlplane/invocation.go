@@ -27,8 +27,11 @@ type Invocation struct {
 	Args Args
 	// ArgsHash is the hash of the arguments an approval binds to: the
 	// approved (possibly edited) ones when set, else the proposed ones.
-	ArgsHash         []byte
-	Quote            adapter.Quote
+	ArgsHash []byte
+	Quote    adapter.Quote
+	// QuoteJSON is the quote as stored: what a customer's page renders
+	// Quote from, and what its digest (consent.QuoteDigest) is taken of.
+	QuoteJSON        json.RawMessage
 	Summary          string
 	SummaryDisagrees bool
 	IdempotencyKey   string
@@ -89,6 +92,7 @@ func fromRow(r store.Invocation) (Invocation, error) {
 	if inv.ArgsHash == nil {
 		inv.ArgsHash = r.ArgsHash
 	}
+	inv.QuoteJSON = r.Quote
 	if err := json.Unmarshal(r.Quote, &inv.Quote); err != nil {
 		return inv, fmt.Errorf("controlplane: decode quote of %s: %w", r.ID, err)
 	}

@@ -66,6 +66,7 @@ type Store interface {
 	EventsForTask(ctx context.Context, taskID string) ([]store.Event, error)
 	EventsForInvocation(ctx context.Context, invocationID string) ([]store.Event, error)
 	StepUpsOf(ctx context.Context, invocationID string) ([]store.StepUp, error)
+	ConsentOf(ctx context.Context, invocationID string) (store.Consent, error)
 
 	QueueItem(ctx context.Context, id string, now time.Time) (store.QueueItem, error)
 	ClaimCard(ctx context.Context, invocationID string, userID int64, now, until time.Time) (store.Claim, error)

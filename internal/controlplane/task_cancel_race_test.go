@@ -39,7 +39,7 @@ func TestCancelRacingADecision(t *testing.T) {
 			return err == nil && d.Done
 		},
 		"customer page": func(inv controlplane.Invocation) bool {
-			d, err := b.cp.CustomerDecide(b.ctx, controlplane.CustomerDecision{
+			d, err := customerDecide(b.ctx, b.cp, controlplane.CustomerDecision{
 				Actor: controlplane.CustomerProvedOn(b.customer.Email, "code", inv.ID), InvocationID: inv.ID, Verb: controlplane.CustomerConfirm})
 			if err != nil {
 				t.Errorf("customer page confirm: %v", err)
@@ -145,7 +145,7 @@ func TestCancelWaitsForADecisionUnderWay(t *testing.T) {
 	}
 	confirmed := make(chan error, 1)
 	go func() {
-		d, err := b.cp.CustomerDecide(b.ctx, controlplane.CustomerDecision{
+		d, err := customerDecide(b.ctx, b.cp, controlplane.CustomerDecision{
 			Actor: controlplane.CustomerProvedOn(b.customer.Email, "code", inv.ID), InvocationID: inv.ID, Verb: controlplane.CustomerConfirm})
 		if err == nil && !d.Done {
 			err = context.Canceled

@@ -136,7 +136,7 @@ func TestCancelWithdrawsWaitingRequests(t *testing.T) {
 
 	// Nothing is left to decide, by the customer or an agent.
 	customer := controlplane.CustomerProvedOn(b.customer.Email, "code", confirm.ID)
-	d, err := b.cp.CustomerDecide(b.ctx, controlplane.CustomerDecision{Actor: customer, InvocationID: confirm.ID, Verb: controlplane.CustomerConfirm})
+	d, err := customerDecide(b.ctx, b.cp, controlplane.CustomerDecision{Actor: customer, InvocationID: confirm.ID, Verb: controlplane.CustomerConfirm})
 	if err != nil || d.Done || d.Invocation.State != controlplane.NotDispatched {
 		t.Errorf("the customer's confirm of a withdrawn request: %+v, %v; want nothing done, the end state shown", d, err)
 	}

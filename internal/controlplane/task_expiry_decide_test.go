@@ -89,7 +89,7 @@ func TestConfirmAfterTaskExpiredEndsItTaskExpired(t *testing.T) {
 	}
 
 	customer := controlplane.CustomerActor(b.customer.Email, controlplane.ProofAccount)
-	d, err := b.cp.CustomerDecide(b.ctx, controlplane.CustomerDecision{Actor: customer, InvocationID: onPage.ID, Verb: controlplane.CustomerConfirm})
+	d, err := customerDecide(b.ctx, b.cp, controlplane.CustomerDecision{Actor: customer, InvocationID: onPage.ID, Verb: controlplane.CustomerConfirm})
 	if err != nil {
 		t.Fatalf("the customer's confirmation on the page: %v", err)
 	}

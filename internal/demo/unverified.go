@@ -49,9 +49,14 @@ func seedUnverified(ctx context.Context, cp *controlplane.Service, ls *lists.Ser
 		inv = d.Invocation
 	case controlplane.AwaitingConfirmation:
 		var d controlplane.CustomerDecided
-		d, err = cp.CustomerDecide(ctx, controlplane.CustomerDecision{Actor: controlplane.CustomerProvedOn(customer, "demo", inv.ID),
-			InvocationID: inv.ID, Verb: controlplane.CustomerConfirm})
-		inv = d.Invocation
+		var shown controlplane.CustomerDecision
+		// The demo's customer decides on the quote as proposed.
+		shown, err = controlplane.CustomerDecision{Actor: controlplane.CustomerProvedOn(customer, "demo", inv.ID),
+			InvocationID: inv.ID, Verb: controlplane.CustomerConfirm}.Showing(inv)
+		if err == nil {
+			d, err = cp.CustomerDecide(ctx, shown)
+			inv = d.Invocation
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("demo: approve the refund to lose: %w", err)

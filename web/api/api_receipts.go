@@ -36,6 +36,11 @@ type receiptClaims struct {
 	// first; empty when no person of the staff approved (the policy or
 	// the customer did).
 	Approvals []approvalJSON `json:"approvals"`
+	// Consent is the customer's decision that let it leave, when a
+	// customer decided: what they were shown and how they proved it.
+	Consent *consentJSON `json:"consent,omitempty"`
+	// ArgsDigest is the hex SHA-256 of Args in their canonical form.
+	ArgsDigest string `json:"args_digest"`
 }
 
 // approvalJSON is one staff approval a receipt carries: who, how they
@@ -107,6 +112,10 @@ func (h *Handler) receipt(ctx context.Context, inv controlplane.Invocation) (str
 	for _, a := range approvals {
 		claims.Approvals = append(claims.Approvals, approvalJSON{UserID: a.UserID, Name: a.Name, FirstOfTwo: a.First,
 			IdentifiedBy: a.Identified, Version: a.Version, ArgsHash: hex.EncodeToString(a.ArgsHash), At: a.At, StepUp: a.StepUp})
+	}
+	claims.ArgsDigest = argsDigest(claims.Args)
+	if claims.Consent, err = h.receiptConsent(ctx, inv); err != nil {
+		return "", receiptClaims{}, err
 	}
 	jws, err := h.receipts.Sign(claims)
 	return jws, claims, err

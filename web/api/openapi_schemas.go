@@ -147,7 +147,7 @@ func apiSchemas() map[string]any {
 		"Receipt": obj([]string{"receipt", "kid", "claims"}, map[string]any{
 			"receipt": typ("string", "compact JWS: base64url(header) . base64url(claims) . base64url(Ed25519 signature); header {alg: EdDSA, typ: countersign-receipt+jwt, kid}"),
 			"kid":     typ("string", "the signing key's JWK thumbprint (RFC 7638)"),
-			"claims": obj([]string{"sub", "iat", "task_id", "system", "action", "state", "target", "args", "result", "verification", "completed_at", "approvals"}, map[string]any{
+			"claims": obj([]string{"sub", "iat", "task_id", "system", "action", "state", "target", "args", "result", "verification", "completed_at", "approvals", "args_digest"}, map[string]any{
 				"iss": typ("string", "the console's address for links it sends (-public-url, else its listen address)"), "sub": typ("string", "the invocation's id"), "iat": typ("integer", "unix seconds"),
 				"task_id": str, "system": str, "action": str, "state": enum("completed", "reversed"),
 				"target": obj([]string{"system", "kind", "id", "display"}, map[string]any{"system": str, "kind": str, "id": str, "display": str}),
@@ -156,7 +156,9 @@ func apiSchemas() map[string]any {
 					"amount_cents": withDesc(integer, "the amount the system recorded, when its adapter reads it"), "currency": str})),
 				"verification": nullable(obj([]string{"verified", "evidence", "at"}, map[string]any{"verified": boolean, "evidence": str, "at": when})),
 				"completed_at": nullable(when),
-				"approvals":    withDesc(map[string]any{"type": "array", "items": receiptApprovalSchema()}, "the staff's approvals of the arguments sent, oldest first")})}),
+				"approvals":    withDesc(map[string]any{"type": "array", "items": receiptApprovalSchema()}, "the staff's approvals of the arguments sent, oldest first"),
+				"consent":      receiptConsentSchema(),
+				"args_digest":  typ("string", "hex SHA-256 of the canonical arguments sent (keys sorted, no spaces, numbers as written)")})}),
 		"JWKS": obj([]string{"keys"}, map[string]any{"keys": map[string]any{"type": "array", "items": obj([]string{"kty", "crv", "x", "kid", "alg"},
 			map[string]any{"kty": enum("OKP"), "crv": enum("Ed25519"), "x": typ("string", "the public key, base64url"), "kid": str, "alg": enum("EdDSA"), "use": enum("sig")})}}),
 		"ConversationEvent":         conversationEventSchema(intents, modes, false),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -17,6 +18,7 @@ import (
 
 	"countersign/internal/accounts"
 	"countersign/internal/adapter"
+	"countersign/internal/consent"
 	"countersign/internal/controlplane"
 	"countersign/internal/receipts"
 	"countersign/internal/shopadapter"
@@ -281,8 +283,29 @@ func TestCustomerReceipt(t *testing.T) {
 	if got := webtest.Squash(webtest.TextByTestID(res, t, "receipt-changed")); !strings.Contains(got, "$42.10") {
 		t.Errorf("what changed: %q, want the refund's amount", got)
 	}
-	if !strings.Contains(webtest.TextByTestID(res, t, "receipt-how"), "/api/v1/receipts/jwks.json") {
-		t.Errorf("the receipt does not say how to check it")
+	// For people: in the shop's name, what was done, when, who said yes
+	// and how; the signed file explained in one plain sentence, with no
+	// key's address and no internal id anywhere in the receipt.
+	receipt := res.Doc(t).Find(`[data-testid="receipt"]`)
+	if got := webtest.Squash(receipt.Find("h2").Text()); got != "Receipt from Harbour & Pine" {
+		t.Errorf("the receipt's heading %q, want it in the shop's name", got)
+	}
+	if got := webtest.TextByTestID(res, t, "receipt-title"); got == "" || strings.Contains(got, inv.Target.ID) {
+		t.Errorf("what was done: %q", got)
+	}
+	if got := webtest.TextByTestID(res, t, "receipt-done"); !inShopZone(got) {
+		t.Errorf("when: %q, want a time in the shop's zone", got)
+	}
+	if got := webtest.TextByTestID(res, t, "receipt-who"); !strings.HasPrefix(got, "You confirmed this on ") || !strings.HasSuffix(got, ", with a code we e-mailed you.") {
+		t.Errorf("who confirmed: %q", got)
+	}
+	how := webtest.Squash(webtest.TextByTestID(res, t, "receipt-how"))
+	if !strings.Contains(how, "Download the signed file: a copy of this receipt for your records") || strings.Count(how, ".") != 1 {
+		t.Errorf("the signed file is not explained in one plain sentence: %q", how)
+	}
+	if text, _ := receipt.Html(); strings.Contains(text, "jwks") || strings.Contains(text, "/api/") || strings.Contains(text, inv.Result.Reference) ||
+		strings.Contains(strings.ReplaceAll(text, "/requests/"+inv.ID+"/receipt", ""), inv.ID) || strings.Contains(text, inv.Target.ID) {
+		t.Errorf("the receipt shows a key's address or an internal id:\n%s", text)
 	}
 	href, _ := res.Doc(t).Find(`[data-testid="receipt-download"]`).Attr("href")
 	if href != "/requests/"+inv.ID+"/receipt" {
@@ -307,12 +330,25 @@ func TestCustomerReceipt(t *testing.T) {
 		t.Fatalf("the downloaded receipt does not verify: %v", err)
 	}
 	var claims struct {
-		Sub   string `json:"sub"`
-		State string `json:"state"`
+		Sub        string          `json:"sub"`
+		State      string          `json:"state"`
+		Args       json.RawMessage `json:"args"`
+		ArgsDigest string          `json:"args_digest"`
+		Consent    *struct {
+			consent.Evidence
+			Quote    json.RawMessage `json:"quote"`
+			ArgsHash string          `json:"args_hash"`
+			Customer string          `json:"customer"`
+		} `json:"consent"`
 	}
 	_ = json.Unmarshal(payload, &claims)
 	if claims.Sub != inv.ID || claims.State != "completed" {
 		t.Errorf("receipt claims %+v", claims)
+	}
+	// The customer's yes is in it: how they proved it, what they saw.
+	if cs := claims.Consent; cs == nil || cs.Proof != "code" || cs.Decision != consent.Confirm || cs.QuoteVersion == 0 ||
+		cs.Verify(inv.ID, cs.Quote) != nil || cs.ArgsHash != claims.ArgsDigest || claims.ArgsDigest != hex.EncodeToString(inv.ArgsHash) {
+		t.Errorf("the receipt's consent %+v, args_digest %q, want the code-proved confirmation of the quote shown", cs, claims.ArgsDigest)
 	}
 
 	// Another customer, a visitor and a request not done get no receipt.

@@ -190,13 +190,15 @@ func TestFiftyConcurrentConfirmsMakeOneEffect(t *testing.T) {
 	defer cancel()
 	go b.Control.RunDispatcher(ctx, 50*time.Millisecond)
 
+	form := c.QuoteShown(inv.ID)
+	form.Set("_csrf", tok)
 	var wg sync.WaitGroup
 	statuses := make(chan int, 50)
 	for range 50 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			req, _ := http.NewRequest(http.MethodPost, b.Server.URL+"/requests/"+inv.ID+"/confirm", strings.NewReader(url.Values{"_csrf": {tok}}.Encode()))
+			req, _ := http.NewRequest(http.MethodPost, b.Server.URL+"/requests/"+inv.ID+"/confirm", strings.NewReader(form.Encode()))
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 			req.Header.Set("Origin", b.Server.URL)
 			res, err := c.HTTP.Do(req)

@@ -193,7 +193,7 @@ func TestCustomerPageSaysWhoDecided(t *testing.T) {
 		{name: "declined by the customer", by: "you", badge: "You declined", headline: "You declined this request.",
 			detailHas: "Your reason: “I'd rather keep it.”",
 			end: func(t *testing.T, c *webtest.Client, inv controlplane.Invocation) {
-				if _, err := b.Control.CustomerDecide(ctx, controlplane.CustomerDecision{Actor: controlplane.CustomerProvedOn(webtest.Jordan, "code", inv.ID), InvocationID: inv.ID, Verb: controlplane.CustomerDecline, Reason: "I'd rather keep it."}); err != nil {
+				if _, err := decideShown(ctx, b.Control, controlplane.CustomerDecision{Actor: controlplane.CustomerProvedOn(webtest.Jordan, "code", inv.ID), InvocationID: inv.ID, Verb: controlplane.CustomerDecline, Reason: "I'd rather keep it."}); err != nil {
 					t.Fatal(err)
 				}
 			}},
@@ -219,7 +219,7 @@ func TestCustomerPageSaysWhoDecided(t *testing.T) {
 		{name: "stopped by our team", by: "our_team", badge: "Not carried out", headline: "This was not carried out, so nothing has changed.",
 			detailHas: "Our team paused the conversation this came from",
 			end: func(t *testing.T, c *webtest.Client, inv controlplane.Invocation) {
-				if _, err := b.Control.CustomerDecide(ctx, controlplane.CustomerDecision{Actor: controlplane.CustomerProvedOn(webtest.Jordan, "code", inv.ID), InvocationID: inv.ID, Verb: controlplane.CustomerConfirm}); err != nil {
+				if _, err := decideShown(ctx, b.Control, controlplane.CustomerDecision{Actor: controlplane.CustomerProvedOn(webtest.Jordan, "code", inv.ID), InvocationID: inv.ID, Verb: controlplane.CustomerConfirm}); err != nil {
 					t.Fatal(err)
 				}
 				if _, err := b.Control.ChangeTask(ctx, agentActor, inv.TaskID, controlplane.TaskPause, 0); err != nil {
@@ -294,4 +294,17 @@ func TestSayAndCustomerPageGiveTheSameReference(t *testing.T) {
 			}
 		})
 	}
+}
+
+// decideShown is the customer's decision d on the request as its page
+// shows it now.
+func decideShown(ctx context.Context, cp *controlplane.Service, d controlplane.CustomerDecision) (controlplane.CustomerDecided, error) {
+	inv, err := cp.Invocation(ctx, d.InvocationID)
+	if err != nil {
+		return controlplane.CustomerDecided{}, err
+	}
+	if d, err = d.Showing(inv); err != nil {
+		return controlplane.CustomerDecided{}, err
+	}
+	return cp.CustomerDecide(ctx, d)
 }

@@ -1,9 +1,11 @@
 package customer
 
 import (
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -73,12 +75,45 @@ func (h *Handler) customerDecide(c echo.Context, verb controlplane.CustomerVerb,
 	if err != nil {
 		return controlplane.CustomerDecided{}, err
 	}
-	d, err := h.cfg.Confirmations.Decide(c.Request().Context(), p, controlplane.CustomerDecision{InvocationID: c.Param("id"), Verb: verb, Reason: reason})
+	d, err := h.cfg.Confirmations.Decide(c.Request().Context(), p, controlplane.CustomerDecision{InvocationID: c.Param("id"), Verb: verb, Reason: reason,
+		QuoteVersion: quoteVersion(c), QuoteDigest: quoteDigest(c)})
 	if apperr.Is(err, apperr.NotFound) {
 		return d, noSuchRequest()
 	}
 	return d, err
 }
+
+// quoteVersion and quoteDigest read the quote a decision form names
+// (views.quoteShown); a missing or damaged one names no quote, which the
+// control plane refuses as a changed one.
+func quoteVersion(c echo.Context) int32 {
+	v, _ := strconv.ParseInt(c.FormValue("quote_version"), 10, 32)
+	return int32(v)
+}
+
+func quoteDigest(c echo.Context) []byte {
+	d, _ := base64.RawURLEncoding.DecodeString(c.FormValue("quote_digest"))
+	return d
+}
+
+// quoteChanged re-renders the request as it stands now when a decision
+// was refused because its quote changed since the page showed it: the
+// customer looks again and decides on what they see.
+func (h *Handler) quoteChanged(c echo.Context, err error) (bool, error) {
+	if e, ok := apperr.As(err); !ok || e.Code != "quote_changed" {
+		return false, nil
+	}
+	inv, task, lerr := h.customerRequest(c)
+	if lerr != nil {
+		return true, lerr
+	}
+	c.Set(quoteChangedKey, true)
+	return true, h.renderCustomerRequest(c, http.StatusConflict, inv, task, "", nil)
+}
+
+// quoteChangedKey marks, on the echo context, a page rendered after a
+// decision on a changed quote was refused.
+const quoteChangedKey = "customer.quote_changed"
 
 func noSuchRequest() error {
 	return &apperr.Error{Kind: apperr.NotFound, Code: "request_not_found",
@@ -135,6 +170,9 @@ func (h *Handler) handleCustomerRequestStatus(c echo.Context) error {
 // and is shown the current outcome; the guarded transition lets one through.
 func (h *Handler) handleCustomerConfirm(c echo.Context) error {
 	d, err := h.customerDecide(c, controlplane.CustomerConfirm, "")
+	if changed, rerr := h.quoteChanged(c, err); changed {
+		return rerr
+	}
 	if err != nil {
 		return err
 	}
@@ -151,6 +189,9 @@ func (h *Handler) handleCustomerConfirm(c echo.Context) error {
 func (h *Handler) handleCustomerDecline(c echo.Context) error {
 	reason := c.FormValue("reason")
 	d, err := h.customerDecide(c, controlplane.CustomerDecline, reason)
+	if changed, rerr := h.quoteChanged(c, err); changed {
+		return rerr
+	}
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid && d.Invocation.ID != "" {
 		return h.renderCustomerRequest(c, http.StatusUnprocessableEntity, d.Invocation, d.Task, reason, e.Fields)
 	}

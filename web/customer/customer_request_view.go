@@ -1,12 +1,14 @@
 package customer
 
 import (
+	"encoding/base64"
+	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"countersign/internal/adapter"
+	"countersign/internal/consent"
 	"countersign/internal/controlplane"
 	"countersign/internal/money"
 	"countersign/views"
@@ -24,6 +26,7 @@ func (h *Handler) renderCustomerRequest(c echo.Context, status int, inv controlp
 	f := h.frameFor(c, inv.System)
 	v := h.customerRequestView(c, f, inv, task)
 	v.CSRF, v.Reason, v.Errors = csrf, reason, fieldErrs
+	v.QuoteChanged, _ = c.Get(quoteChangedKey).(bool)
 	p := h.page(c, customerTitle(inv.Quote), f)
 	p.CSRF, p.Narrow = csrf, true
 	if v.Status.Pending {
@@ -48,7 +51,13 @@ func (h *Handler) customerRequestView(c echo.Context, f customerFrame, inv contr
 	decide := inv.State == controlplane.AwaitingConfirmation && !h.expired(inv)
 	v := views.CustomerRequestView{ID: inv.ID, Title: q.Title, Consequences: q.Consequences, Decide: decide,
 		ConfirmLabel: customerOr(q.ConfirmLabel, "Confirm"), DeclineLabel: customerOr(q.DeclineLabel, "Don't do this"),
-		Status: h.customerStatusNow(c.Request().Context(), f, inv, ""), Outcome: customerConsequences(inv.State, h.expired(inv))}
+		Status: h.customerStatusNow(c.Request().Context(), f, inv, ""), Outcome: customerConsequences(inv.State, h.expired(inv)),
+		QuoteVersion: strconv.Itoa(int(inv.Version))}
+	// The digest of the quote JSON this page renders from: what the
+	// decision forms say the customer saw.
+	if digest, err := consent.QuoteDigest(inv.QuoteJSON); err == nil {
+		v.QuoteDigest = base64.RawURLEncoding.EncodeToString(digest)
+	}
 	if cf := q.Customer; cf != nil {
 		if cf.Title != "" {
 			v.Title = cf.Title
@@ -87,7 +96,7 @@ func (h *Handler) customerRequestView(c echo.Context, f customerFrame, inv contr
 		v.Effective = f.at(*q.EffectiveAt)
 	}
 	if inv.State == controlplane.Completed {
-		v.Receipt = h.customerReceipt(f, inv, v.Lines)
+		v.Receipt = h.customerReceipt(c.Request().Context(), f, inv, v.Lines)
 	}
 	// What it means for the customer is said only as the state allows
 	// (customerConsequences): the money's arrival and the date are
@@ -106,26 +115,6 @@ func (h *Handler) customerRequestView(c echo.Context, f customerFrame, inv contr
 // adapter's sentence for customers when it gives one.
 func customerLine(l adapter.QuoteLine) views.CustomerQuoteLine {
 	return views.CustomerQuoteLine{Label: l.Label, From: l.From, To: l.To, Emphasis: l.Emphasis, Sum: l.Sum, Sentence: l.Customer}
-}
-
-// customerReceipt is the receipt section of a completed request: what
-// changed (the quote's changes, and the lines that carry the decision),
-// the system's reference, when the read-back found the change, and the
-// customer's route to the signed receipt.
-func (h *Handler) customerReceipt(f customerFrame, inv controlplane.Invocation, lines []views.CustomerQuoteLine) *views.CustomerReceiptView {
-	r := &views.CustomerReceiptView{Download: "/requests/" + inv.ID + "/receipt", Keys: h.cfg.PublicBase + "/api/v1/receipts/jwks.json"}
-	for _, l := range lines {
-		if l.From != "" || l.Emphasis || l.Sentence != "" {
-			r.Changed = append(r.Changed, l)
-		}
-	}
-	// The reference the customer reads is the system's own as it shows it
-	// to its customers; the signed receipt carries the full one.
-	r.Reference = inv.CustomerReference()
-	if vf := inv.Verification; vf != nil && vf.Verified && !vf.At.IsZero() {
-		r.Verified, r.VerifiedISO = f.at(vf.At), vf.At.UTC().Format(time.RFC3339)
-	}
-	return r
 }
 
 // customerTitle is a request's title in the customer's words: the quote's

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -71,11 +72,52 @@ func (c *Client) Get(path string) Response {
 // Post sends a form as a same-origin browser would.
 func (c *Client) Post(path string, form url.Values) Response {
 	c.T.Helper()
+	form = c.withQuoteShown(path, form)
 	req, _ := http.NewRequest(http.MethodPost, c.Stack.Server.URL+path, strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Origin", c.Stack.Server.URL)
 	req.Header.Set("Sec-Fetch-Site", "same-origin")
 	return c.Do(req)
+}
+
+// decisionPath is a customer's decision form's action.
+var decisionPath = regexp.MustCompile(`^/requests/([^/?]+)/(confirm|decline)$`)
+
+// withQuoteShown adds to a customer's decision the quote its page shows
+// now (the hidden quote_version and quote_digest a browser submits with
+// the form), unless form names one already: a test of a decision on
+// another quote names it.
+func (c *Client) withQuoteShown(path string, form url.Values) url.Values {
+	m := decisionPath.FindStringSubmatch(path)
+	if m == nil || form.Has("quote_version") {
+		return form
+	}
+	out := url.Values{}
+	for k, v := range form {
+		out[k] = v
+	}
+	for k, v := range c.QuoteShown(m[1]) {
+		out[k] = v
+	}
+	return out
+}
+
+// QuoteShown is the quote the page of request id shows now, as its
+// decision forms post it; empty when the page offers no decision.
+func (c *Client) QuoteShown(id string) url.Values {
+	c.T.Helper()
+	out := url.Values{}
+	res := c.Get("/requests/" + id)
+	if res.StatusCode != http.StatusOK {
+		return out
+	}
+	form := res.Doc(c.T).Find(`form[action$="/decline"]`)
+	for _, name := range []string{"quote_version", "quote_digest"} {
+		if v, ok := form.Find(`input[name="` + name + `"]`).Attr("value"); ok {
+			out.Set(name, v)
+		}
+	}
+	return out
 }
 
 // CSRF opens path and returns the CSRF token of its first form.

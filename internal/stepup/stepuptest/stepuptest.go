@@ -57,8 +57,15 @@ func Register(tb testing.TB, st factors.Store, throttle factors.Throttle, u acco
 // of request id with the arguments hashing to hash, at Origin.
 func (p *Passkey) Assert(tb testing.TB, id string, version int64, hash []byte) *stepup.Assertion {
 	tb.Helper()
+	return p.AssertChallenge(tb, stepup.Challenge(id, version, hash))
+}
+
+// AssertChallenge has the passkey sign challenge at Origin: a customer's
+// decision (consent.Challenge), or any other.
+func (p *Passkey) AssertChallenge(tb testing.TB, challenge []byte) *stepup.Assertion {
+	tb.Helper()
 	b64 := base64.RawURLEncoding
-	opts, _ := json.Marshal(map[string]any{"publicKey": map[string]any{"challenge": b64.EncodeToString(stepup.Challenge(id, version, hash))}})
+	opts, _ := json.Marshal(map[string]any{"publicKey": map[string]any{"challenge": b64.EncodeToString(challenge)}})
 	body, err := p.Key.Get(opts, RPID, Origin)
 	if err != nil {
 		tb.Fatal(err)
