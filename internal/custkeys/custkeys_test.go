@@ -262,4 +262,3 @@ func TestADecisionWithoutAPasskeySaysSo(t *testing.T) {
 		t.Fatal("an IP address as the relying party was taken")
 	}
 }
-

@@ -19,6 +19,7 @@ import (
 	"countersign/internal/clocktest"
 	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
+	"countersign/internal/custkeys"
 	"countersign/internal/demoshop"
 	"countersign/internal/factors"
 	"countersign/internal/fakeslack"
@@ -65,6 +66,12 @@ type Stack struct {
 	Metrics    *metrics.Reports
 	// Factors keeps staff's second factors, sealed with FactorKey.
 	Factors *factors.Service
+	// CustomerPasskeys are returning customers' passkeys, on the console
+	// ServeAnother serves WithPasskeys (nil before); PasskeyDecisions
+	// holds every decision its customer pages made with a passkey, as
+	// handed to the control plane.
+	CustomerPasskeys *custkeys.Service
+	PasskeyDecisions *DecisionLog
 	// Slack is the fake Slack the console's bot talks to, with WithSlack.
 	Slack *fakeslack.Slack
 	Bot   *slackbot.Bot
@@ -166,6 +173,7 @@ func (b *Stack) ServeAnother(tb testing.TB, opts ...Option) *httptest.Server {
 		provider = o.sso("http://" + srv.Listener.Addr().String())
 	}
 	factorSvc := b.Factors
+	var custKeys *custkeys.Service
 	if o.passkeys {
 		_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 		var err error
@@ -174,8 +182,12 @@ func (b *Stack) ServeAnother(tb testing.TB, opts ...Option) *httptest.Server {
 		if err != nil {
 			tb.Fatal(err)
 		}
+		if custKeys, err = custkeys.New(b.Store, custkeys.Config{PublicURL: "http://localhost:" + port, Now: b.Now, Log: o.logger}); err != nil {
+			tb.Fatal(err)
+		}
+		b.CustomerPasskeys = custKeys
 	}
-	srv.Config.Handler = b.serverWith(o, provider, factorSvc).Handler()
+	srv.Config.Handler = b.serverWith(o, provider, factorSvc, custKeys).Handler()
 	srv.Start()
 	tb.Cleanup(srv.Close)
 	return srv
@@ -186,7 +198,7 @@ func (b *Stack) ServeAnother(tb testing.TB, opts ...Option) *httptest.Server {
 // console gains is added here once.
 func assemble(tb testing.TB, st *store.Store, o config) *Stack {
 	tb.Helper()
-	b := &Stack{Store: st, Now: o.now, Users: map[accounts.Role]User{}, Mail: &mail.Memory{}}
+	b := &Stack{Store: st, Now: o.now, Users: map[accounts.Role]User{}, Mail: &mail.Memory{}, PasskeyDecisions: &DecisionLog{}}
 	if b.Now == nil {
 		b.Clock = clocktest.New(time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC))
 		b.Now = b.Clock.Now
@@ -227,11 +239,11 @@ func assemble(tb testing.TB, st *store.Store, o config) *Stack {
 
 // server is the console over the stack's services with o's sessions,
 // telemetry, rate, proxies, log and logo fetch.
-func (b *Stack) server(o config) *web.Server { return b.serverWith(o, nil, b.Factors) }
+func (b *Stack) server(o config) *web.Server { return b.serverWith(o, nil, b.Factors, nil) }
 
 // serverWith is server with provider as the console's single sign-on and
-// factorSvc as its second factors.
-func (b *Stack) serverWith(o config, provider *sso.Provider, factorSvc *factors.Service) *web.Server {
+// factorSvc as its second factors, custKeys as its customers' passkeys.
+func (b *Stack) serverWith(o config, provider *sso.Provider, factorSvc *factors.Service, custKeys *custkeys.Service) *web.Server {
 	keys, idle, absolute := o.keyPairs, o.idle, o.absolute
 	if keys == nil {
 		keys = SessionKeys
@@ -247,7 +259,7 @@ func (b *Stack) serverWith(o config, provider *sso.Provider, factorSvc *factors.
 		Registry: b.registry, Control: b.Control, Handoffs: b.handoffs, Lists: b.lists, Confirmations: b.Links, Assistants: b.Assistants,
 		Metrics: b.Metrics, Webhooks: b.webhooks, APIRatePerMinute: o.apiRate, Telemetry: o.telemetry,
 		Logger: o.logger, Slack: b.Bot, LogoFetch: logoFetch(o.logo), SSO: provider, StaffPasswordsOff: o.staffPasswordsOff,
-		Factors: factorSvc})
+		Factors: factorSvc, CustomerPasskeys: custKeys, CustomerPasskeyDecided: b.PasskeyDecisions.add})
 }
 
 // tracedPool is a pool on a fresh migrated database whose connections
