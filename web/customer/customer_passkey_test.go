@@ -92,8 +92,8 @@ func decideWithPasskey(t *testing.T, c *webtest.Client, link, decision string, k
 	return status, replyOf(t, raw)
 }
 
-// TestAPasskeyIsNeverAddedFromACodesSession: a customer who showed it's
-// them with a typed code is not offered a passkey after deciding, and the
+// TestAPasskeyIsNeverAddedFromACodesSession: the link alone adds no
+// passkey; a customer who showed it's them with a typed code is not offered a passkey after deciding, and the
 // registration's routes refuse that session (403), whatever the page
 // shows; the same customer signed in to their account is offered it and
 // adds one.
@@ -102,6 +102,12 @@ func TestAPasskeyIsNeverAddedFromACodesSession(t *testing.T) {
 	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
 	pk, origin := passkeyCustomers(t, b)
 	inv, link := b.PendingRefund(t)
+	// Whoever holds only the link (the assistant) adds nothing.
+	holder := pk.Client(t)
+	tok, _ := holder.Get(link).Doc(t).Find(`input[name="_csrf"]`).Attr("value")
+	if status, raw := postJSON(t, holder, "/requests/"+inv.ID+"/passkey/begin", tok, map[string]string{}); status != http.StatusUnauthorized {
+		t.Errorf("a passkey added with the link alone: %d %s, want 401", status, raw)
+	}
 	code := pk.Client(t)
 	page := code.Open(link)
 	if res := code.Post("/requests/"+inv.ID+"/decline", url.Values{"_csrf": {code.PageCSRF(page)}}); res.StatusCode != http.StatusSeeOther {
