@@ -73,6 +73,9 @@ type Service struct {
 	rp    *webauthn.WebAuthn
 	now   func() time.Time
 	log   *slog.Logger
+	// beforeUse, when set, runs after an answer verified and before the
+	// UPDATE that records its counter; tests hold racing answers there.
+	beforeUse func()
 }
 
 // New builds the service; it fails on a public URL passkeys cannot use

@@ -2,8 +2,10 @@ package custkeys_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"countersign/internal/consent"
 	"countersign/internal/custkeys"
 	"countersign/internal/factors/softkey"
+	"countersign/internal/racetest"
 	"countersign/internal/stepup"
 	"countersign/store"
 	"countersign/store/dbtest"
@@ -260,5 +263,46 @@ func TestADecisionWithoutAPasskeySaysSo(t *testing.T) {
 	}
 	if _, err := custkeys.New(nil, custkeys.Config{PublicURL: "http://127.0.0.1:8080"}); err == nil {
 		t.Fatal("an IP address as the relying party was taken")
+	}
+}
+
+// TestOneCountRacedTwiceOneWins: two answers carrying the same signature
+// counter (a cloned authenticator, or one answer's bytes sent twice with
+// two ceremonies) both verify, are held until both have, then race to
+// record the count against real PostgreSQL: the one UPDATE lets one
+// through and refuses the other.
+func TestOneCountRacedTwiceOneWins(t *testing.T) {
+	b := setup(t)
+	k := b.register(t, jordan, "link")
+	d := decision(t, "inv_7", 3, quote, consent.Confirm)
+	for round := range 3 {
+		ids, bodies := make([]string, 2), make([][]byte, 2)
+		count := k.Count
+		for i := range 2 {
+			k.Count = count
+			ids[i], bodies[i] = b.answer(t, jordan, k, d, origin)
+		}
+		var arrived sync.WaitGroup
+		arrived.Add(2)
+		b.svc.HoldBeforeUse(func() { arrived.Done(); arrived.Wait() })
+		errs := racetest.Run(2, func(i int) error {
+			_, err := b.svc.FinishDecision(context.Background(), jordan, ids[i], bodies[i], d)
+			return err
+		})
+		b.svc.HoldBeforeUse(nil)
+		ok, refusedN := 0, 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				ok++
+			case errors.Is(err, custkeys.ErrRefused):
+				refusedN++
+			default:
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		if ok != 1 || refusedN != 1 {
+			t.Fatalf("round %d: %d accepted and %d refused, want 1 and 1", round, ok, refusedN)
+		}
 	}
 }

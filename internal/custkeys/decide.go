@@ -116,6 +116,9 @@ func (s *Service) FinishDecision(ctx context.Context, c Customer, id string, res
 	if key == nil {
 		return stepup.Assertion{}, ErrRefused
 	}
+	if s.beforeUse != nil {
+		s.beforeUse()
+	}
 	used, err := s.store.UseCustomerPasskey(ctx, key.ID, int64(cred.Authenticator.SignCount), s.now())
 	if err != nil {
 		return stepup.Assertion{}, err
