@@ -22,6 +22,7 @@ import (
 	"countersign/internal/adapter"
 	"countersign/internal/assistants"
 	"countersign/internal/controlplane"
+	"countersign/internal/custkeys"
 	"countersign/internal/factors"
 	"countersign/internal/handoffs"
 	"countersign/internal/lists"
@@ -103,6 +104,9 @@ type Config struct {
 	// StaffPasswordsOff refuses password sign-in to staff
 	// (-password-sign-in=false).
 	StaffPasswordsOff bool
+	// CustomerPasskeys registers returning customers' passkeys and checks
+	// their decisions; nil (or off: no public URL) offers none.
+	CustomerPasskeys *custkeys.Service
 	// LogoFetch is how the businesses' logos the customer pages show are
 	// fetched: the zero value in production (safehttp: public https
 	// addresses only); tests set its Test allowance, never a flag.
@@ -136,7 +140,8 @@ func New(cfg Config) *Server {
 	s.api = api.New(site, api.Config{Registry: cfg.Registry, Control: cfg.Control, Confirmations: cfg.Confirmations,
 		Assistants: cfg.Assistants, RatePerMinute: cfg.APIRatePerMinute, AllowedOrigins: cfg.MCPAllowedOrigins, Receipts: cfg.Receipts, PublicBase: cfg.PublicBase})
 	cust := customer.New(s.frame, customer.Config{Control: cfg.Control, Lists: cfg.Lists, Confirmations: cfg.Confirmations,
-		Registry: cfg.Registry, Receipt: s.api.Receipt, PublicBase: cfg.PublicBase, LogoFetch: cfg.LogoFetch})
+		Registry: cfg.Registry, Receipt: s.api.Receipt, PublicBase: cfg.PublicBase, LogoFetch: cfg.LogoFetch,
+		Passkeys: cfg.CustomerPasskeys})
 	s.console = console.New(s.frame, console.Config{Registry: cfg.Registry, Control: cfg.Control, Handoffs: cfg.Handoffs, Lists: cfg.Lists,
 		Assistants: cfg.Assistants, Metrics: cfg.Metrics, Webhooks: cfg.Webhooks, Slack: slackLinks(cfg.Slack),
 		CustomerFrame: cust.CustomerFrame, SSO: cfg.SSO, StaffPasswordsOff: cfg.StaffPasswordsOff, Factors: cfg.Factors})

@@ -221,7 +221,7 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	str(&c.TelemetryToken, "metrics-token", "METRICS_TOKEN", "", "bearer token a Prometheus scrape of -metrics-addr must send; empty: none (bind -metrics-addr privately)")
 	dur(&c.MetricsRefresh, "metrics-refresh", "METRICS_REFRESH", 30*time.Second, "how often the manager's metrics roll-ups fold in new events")
 	str(&c.ConfirmProof, "confirm-proof", "CONFIRM_PROOF", "code+account",
-		"how customers prove who they are before confirming: [system=]proof[+proof], proofs code, account, assertion")
+		"how customers prove who they are before confirming: [system=]proof[+proof], proofs code, account, assertion, passkey (on wherever account is)")
 	str(&c.AssertionSecrets, "assertion-secrets", "CUSTOMER_ASSERTION_SECRETS", "",
 		"system=<hex> secrets the business's site signs customer assertions with (at least 32 bytes each)")
 	str(&c.MailDir, "mail-dir", "MAIL_DIR", "", "write customers' code mails as files here instead of sending them (demo mode: <data-dir>/mail)")

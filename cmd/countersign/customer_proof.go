@@ -15,7 +15,8 @@ import (
 
 // parseProofs reads -confirm-proof: comma-separated entries, each
 // "[system=]proof[+proof…]"; an entry without a system applies to every
-// system not named. Proofs are code, account and assertion.
+// system not named. Proofs are code, account, assertion and passkey (a
+// passkey is accepted wherever the account is, named or not).
 func parseProofs(s string) (map[string][]confirmation.Proof, error) {
 	out := map[string][]confirmation.Proof{}
 	for _, entry := range splitList(s) {
@@ -34,7 +35,7 @@ func parseProofs(s string) (map[string][]confirmation.Proof, error) {
 		for _, name := range strings.Split(list, "+") {
 			p, ok := confirmation.ParseProof(strings.TrimSpace(name))
 			if !ok {
-				return nil, fmt.Errorf("%q: unknown proof %q; want code, account or assertion joined by +", entry, name)
+				return nil, fmt.Errorf("%q: unknown proof %q; want code, account, assertion or passkey joined by +", entry, name)
 			}
 			proofs = append(proofs, p)
 		}

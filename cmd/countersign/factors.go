@@ -10,6 +10,7 @@ import (
 	"log/slog"
 
 	"countersign/internal/accounts"
+	"countersign/internal/custkeys"
 	"countersign/internal/factors"
 	"countersign/store"
 )
@@ -59,4 +60,16 @@ func (c config) factors(ctx context.Context, st *store.Store, acc *accounts.Serv
 		public = ""
 	}
 	return factors.New(st, acc, factors.Config{Key: key, Issuer: "Countersign", PublicURL: public, Log: log})
+}
+
+// customerPasskeys builds returning customers' passkeys over the console's
+// public URL, the relying party staff passkeys use; at an IP address
+// (the default -addr without -public-url) they are off, and the log says so.
+func (c config) customerPasskeys(st *store.Store, log *slog.Logger) (*custkeys.Service, error) {
+	public := c.publicBase()
+	if _, _, err := factors.RelyingParty(public); err != nil {
+		log.Warn("customer passkeys are off: "+err.Error(), "flag", "-public-url")
+		public = ""
+	}
+	return custkeys.New(st, custkeys.Config{PublicURL: public, Log: log})
 }

@@ -27,6 +27,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -52,10 +53,16 @@ const (
 	// site (HMAC-SHA256 with the system's secret), for chat widgets embedded
 	// where the customer is already signed in.
 	ProofAssertion Proof = "assertion"
+	// ProofPasskey is a passkey the customer added for this system after a
+	// decision proven by a link, an assertion or their account
+	// (internal/custkeys); its assertion signs the one decision it makes.
+	// A system whose proofs include the account accepts it too, unless it
+	// is named on its own.
+	ProofPasskey Proof = "passkey"
 )
 
 // Proofs lists every proof, in the order pages offer them.
-var Proofs = []Proof{ProofCode, ProofAccount, ProofAssertion}
+var Proofs = []Proof{ProofCode, ProofAccount, ProofAssertion, ProofPasskey}
 
 // ParseProof returns the proof named s.
 func ParseProof(s string) (Proof, bool) {
@@ -149,7 +156,9 @@ var (
 )
 
 // Accepts lists the proofs system accepts, in page order. An assertion
-// counts only where the system has a secret.
+// counts only where the system has a secret; a passkey where the system's
+// list names it or the account (a passkey is added only after a proof as
+// strong as the account, and is bound to the device that holds it).
 func (s *Service) Accepts(system string) []Proof {
 	list, ok := s.cfg.Proofs[system]
 	if !ok {
@@ -162,6 +171,9 @@ func (s *Service) Accepts(system string) []Proof {
 				out = append(out, p)
 			}
 		}
+	}
+	if slices.Contains(out, ProofAccount) && !slices.Contains(out, ProofPasskey) {
+		out = append(out, ProofPasskey)
 	}
 	return out
 }

@@ -94,6 +94,7 @@ var proofWords = map[Proof]string{
 	ProofCode:      "a code we e-mail you",
 	ProofAccount:   "your signed-in account",
 	ProofAssertion: "the business's own website or app where you are signed in",
+	ProofPasskey:   "the passkey you added for this business",
 }
 
 // Decide makes the customer's decision d with what the browser proved:

@@ -21,6 +21,7 @@ func TestProofKindAgainstTheRequestsSystem(t *testing.T) {
 		code      = confirmation.ProofCode
 		account   = confirmation.ProofAccount
 		assertion = confirmation.ProofAssertion
+		passkey   = confirmation.ProofPasskey
 	)
 	configs := []struct {
 		name    string
@@ -30,16 +31,19 @@ func TestProofKindAgainstTheRequestsSystem(t *testing.T) {
 		accepted map[string][]confirmation.Proof
 	}{
 		{"default", nil, nil,
-			map[string][]confirmation.Proof{"shop": {code, account}, "shop-http": {code, account}}},
+			map[string][]confirmation.Proof{"shop": {code, account, passkey}, "shop-http": {code, account, passkey}}},
 		{"code+account,shop-http=assertion", map[string][]confirmation.Proof{"*": {code, account}, "shop-http": {assertion}},
 			map[string][]byte{"shop-http": secret},
-			map[string][]confirmation.Proof{"shop": {code, account}, "shop-http": {assertion}}},
+			map[string][]confirmation.Proof{"shop": {code, account, passkey}, "shop-http": {assertion}}},
+		{"code,shop-http=assertion+passkey", map[string][]confirmation.Proof{"*": {code}, "shop-http": {assertion, passkey}},
+			map[string][]byte{"shop-http": secret},
+			map[string][]confirmation.Proof{"shop": {code}, "shop-http": {assertion, passkey}}},
 		{"assertion without a secret", map[string][]confirmation.Proof{"*": {code}, "shop-http": {assertion}}, nil,
 			map[string][]confirmation.Proof{"shop": {code}, "shop-http": {}}},
 		{"account only", map[string][]confirmation.Proof{"*": {account}}, map[string][]byte{"shop": secret},
-			map[string][]confirmation.Proof{"shop": {account}, "shop-http": {account}}},
+			map[string][]confirmation.Proof{"shop": {account, passkey}, "shop-http": {account, passkey}}},
 		{"everything on shop", map[string][]confirmation.Proof{"*": {code}, "shop": {code, account, assertion}}, map[string][]byte{"shop": secret},
-			map[string][]confirmation.Proof{"shop": {code, account, assertion}, "shop-http": {code}}},
+			map[string][]confirmation.Proof{"shop": {code, account, assertion, passkey}, "shop-http": {code}}},
 	}
 	for _, cfg := range configs {
 		links := confirmation.New(nil, nil, nil, confirmation.Config{Proofs: cfg.proofs, AssertionSecrets: cfg.secrets}, nil)

@@ -85,7 +85,7 @@ type nextJSON struct {
 	URL     string `json:"url"`
 	Message string `json:"message"`
 	// Proofs are the ways the customer may prove who they are on the
-	// confirmation page ("code", "account", "assertion"), when kind is
+	// confirmation page ("code", "account", "assertion", "passkey"), when kind is
 	// "confirm". The link shows the request; it is not the customer's yes.
 	Proofs []string `json:"proofs,omitempty"`
 	// Elicitation is set, over MCP, when the confirmation page went to the

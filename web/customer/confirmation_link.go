@@ -137,6 +137,16 @@ func (h *Handler) proved(c echo.Context, o confirmation.Opened, proof confirmati
 	if u, ok := kit.CurrentUser(c); ok {
 		return h.renderForeignLink(c, u)
 	}
+	if err := h.startCustomerSession(c, o, proof); err != nil {
+		return err
+	}
+	return kit.SeeOther(c, "/requests/"+o.InvocationID)
+}
+
+// startCustomerSession makes this browser's session one that acts for
+// link o's customer on o's request only, proven by proof: a new session
+// id, holding only the CSRF token and the proof.
+func (h *Handler) startCustomerSession(c echo.Context, o confirmation.Opened, proof confirmation.Proof) error {
 	sess := kit.Session(c)
 	if err := h.Sessions.Regenerate(c.Request().Context(), sess); err != nil {
 		return err
@@ -153,7 +163,7 @@ func (h *Handler) proved(c echo.Context, o confirmation.Opened, proof confirmati
 		return err
 	}
 	h.Log.Info("customer proved who they are", "invocation_id", o.InvocationID, "proof", string(proof))
-	return kit.SeeOther(c, "/requests/"+o.InvocationID)
+	return nil
 }
 
 // covers says whether what the browser proved covers the request link o
@@ -236,6 +246,7 @@ func (h *Handler) renderLinkPage(c echo.Context, status int, token string, st li
 			pv.OtherCustomer = true
 		}
 	}
+	pv.Passkey = h.passkeyDecideView(c, *o, inv, path, csrf, v)
 	v.Prove = pv
 	// Before the proof, no receipt: the link alone shows the request.
 	v.Receipt = nil

@@ -35,6 +35,11 @@ func (h *Handler) renderCustomerRequest(c echo.Context, status int, inv controlp
 	if (v.Decide || v.Status.Pending) && h.mayStop(c, inv, task) {
 		v.StopCSRF = csrf
 	}
+	shop := f.brand.Name
+	if shop == "" {
+		shop = inv.System
+	}
+	v.PasskeyOffer = h.passkeyOfferView(c, inv, task, v, shop)
 	return kit.Render(c, status, views.CustomerRequestPage(p, v))
 }
 

@@ -20,6 +20,7 @@ import (
 	"countersign/internal/accounts"
 	"countersign/internal/adapter"
 	"countersign/internal/controlplane"
+	"countersign/internal/custkeys"
 	"countersign/internal/lists"
 	"countersign/internal/safehttp"
 	"countersign/web/kit"
@@ -43,6 +44,9 @@ type Config struct {
 	// PublicBase is the console's public address, where the receipts'
 	// keys are published.
 	PublicBase string
+	// Passkeys registers returning customers' passkeys and checks the
+	// decisions made with them; nil (or off) offers none.
+	Passkeys *custkeys.Service
 	// LogoFetch is how the businesses' logos are fetched: the zero value
 	// in production (public https addresses only, 5 seconds); tests set
 	// its Test allowance to reach their own logo server.
@@ -75,6 +79,10 @@ func (h *Handler) Routes() []kit.Route {
 		kit.GET("/c/:token", h.handleConfirmationLink, kit.Anyone),
 		kit.POST("/c/:token/code", h.handleConfirmationCode, kit.Anyone),
 		kit.POST("/c/:token/verify", h.handleConfirmationVerify, kit.Anyone),
+		// A returning customer's passkey proves them for the link's
+		// request and decides it; the handler checks the passkey is theirs.
+		kit.POST("/c/:token/passkey/begin", h.handlePasskeyDecideBegin, kit.Anyone),
+		kit.POST("/c/:token/passkey", h.handlePasskeyDecide, kit.Anyone),
 		// Anyone reaches it; the handler lists only the customer this
 		// browser proved it is (an account or a link's proof), never on a link alone.
 		// A business's logo, served from here so that no third party
@@ -87,5 +95,7 @@ func (h *Handler) Routes() []kit.Route {
 		kit.POST("/requests/:id/confirm", h.handleCustomerConfirm, customers),
 		kit.POST("/requests/:id/decline", h.handleCustomerDecline, customers),
 		kit.POST("/requests/:id/stop", h.handleCustomerStop, customers),
+		kit.POST("/requests/:id/passkey/begin", h.handlePasskeyRegisterBegin, customers),
+		kit.POST("/requests/:id/passkey", h.handlePasskeyRegister, customers),
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"countersign/internal/clocktest"
 	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
+	"countersign/internal/custkeys"
 	"countersign/internal/demoshop"
 	"countersign/internal/factors"
 	"countersign/internal/fakeslack"
@@ -65,6 +66,9 @@ type Stack struct {
 	Metrics    *metrics.Reports
 	// Factors keeps staff's second factors, sealed with FactorKey.
 	Factors *factors.Service
+	// CustomerPasskeys are returning customers' passkeys, on the console
+	// ServeAnother serves WithPasskeys (nil before).
+	CustomerPasskeys *custkeys.Service
 	// Slack is the fake Slack the console's bot talks to, with WithSlack.
 	Slack *fakeslack.Slack
 	Bot   *slackbot.Bot
@@ -163,6 +167,7 @@ func (b *Stack) ServeAnother(tb testing.TB, opts ...Option) *httptest.Server {
 	srv := httptest.NewUnstartedServer(nil)
 	consoleURL := "http://" + srv.Listener.Addr().String()
 	factorSvc := b.Factors
+	var custKeys *custkeys.Service
 	if o.passkeys {
 		_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 		consoleURL = "http://localhost:" + port
@@ -172,6 +177,10 @@ func (b *Stack) ServeAnother(tb testing.TB, opts ...Option) *httptest.Server {
 		if err != nil {
 			tb.Fatal(err)
 		}
+		if custKeys, err = custkeys.New(b.Store, custkeys.Config{PublicURL: "http://localhost:" + port, Now: b.Now, Log: o.logger}); err != nil {
+			tb.Fatal(err)
+		}
+		b.CustomerPasskeys = custKeys
 	}
 	var provider *sso.Provider
 	if o.sso != nil {
@@ -179,7 +188,7 @@ func (b *Stack) ServeAnother(tb testing.TB, opts ...Option) *httptest.Server {
 		// provider sends the browser back there, with its cookies.
 		provider = o.sso(consoleURL)
 	}
-	srv.Config.Handler = b.serverWith(o, provider, factorSvc).Handler()
+	srv.Config.Handler = b.serverWith(o, provider, factorSvc, custKeys).Handler()
 	srv.Start()
 	tb.Cleanup(srv.Close)
 	return srv
@@ -231,11 +240,11 @@ func assemble(tb testing.TB, st *store.Store, o config) *Stack {
 
 // server is the console over the stack's services with o's sessions,
 // telemetry, rate, proxies, log and logo fetch.
-func (b *Stack) server(o config) *web.Server { return b.serverWith(o, nil, b.Factors) }
+func (b *Stack) server(o config) *web.Server { return b.serverWith(o, nil, b.Factors, nil) }
 
 // serverWith is server with provider as the console's single sign-on and
-// factorSvc as its second factors.
-func (b *Stack) serverWith(o config, provider *sso.Provider, factorSvc *factors.Service) *web.Server {
+// factorSvc as its second factors, custKeys as its customers' passkeys.
+func (b *Stack) serverWith(o config, provider *sso.Provider, factorSvc *factors.Service, custKeys *custkeys.Service) *web.Server {
 	keys, idle, absolute := o.keyPairs, o.idle, o.absolute
 	if keys == nil {
 		keys = SessionKeys
@@ -251,7 +260,7 @@ func (b *Stack) serverWith(o config, provider *sso.Provider, factorSvc *factors.
 		Registry: b.registry, Control: b.Control, Handoffs: b.handoffs, Lists: b.lists, Confirmations: b.Links, Assistants: b.Assistants,
 		Metrics: b.Metrics, Webhooks: b.webhooks, APIRatePerMinute: o.apiRate, Telemetry: o.telemetry,
 		Logger: o.logger, Slack: b.Bot, LogoFetch: logoFetch(o.logo), SSO: provider, StaffPasswordsOff: o.staffPasswordsOff,
-		Factors: factorSvc})
+		Factors: factorSvc, CustomerPasskeys: custKeys})
 }
 
 // tracedPool is a pool on a fresh migrated database whose connections

@@ -1,0 +1,105 @@
+package customer
+
+import (
+	"net/http"
+	"slices"
+
+	"github.com/labstack/echo/v4"
+
+	"countersign/internal/controlplane"
+	"countersign/internal/custkeys"
+	"countersign/views"
+	"countersign/web/kit"
+)
+
+// registrant is the customer this browser proved it is on request :id, as
+// the business system knows them, and how they proved it. It answers as
+// every POST under /requests/:id/ does: another request of the customer
+// is "show us it's you for this request", another customer's not found,
+// a proof the system does not take proof_not_accepted.
+func (h *Handler) registrant(c echo.Context) (controlplane.Invocation, custkeys.Customer, string, error) {
+	inv, task, err := h.customerRequest(c)
+	if err != nil {
+		return inv, custkeys.Customer{}, "", err
+	}
+	p, _ := kit.CustomerOf(c)
+	// As deciding it would: a proof of a kind this system does not take
+	// adds nothing here either.
+	if err := h.cfg.Confirmations.MayDecide(c.Request().Context(), p, inv, task.CustomerRef); err != nil {
+		return inv, custkeys.Customer{}, "", err
+	}
+	if !h.passkeyOffered(inv.System) {
+		return inv, custkeys.Customer{}, "", custkeys.ErrOff
+	}
+	return inv, custkeys.Customer{System: inv.System, Ref: task.CustomerRef}, string(p.Proof), nil
+}
+
+// handlePasskeyRegisterBegin answers POST /requests/:id/passkey/begin:
+// the creation options of a passkey for this business, only for a browser
+// that proved the customer with the mail's link, the business's assertion
+// or their account — never with a typed code (custkeys refuses it, 403).
+func (h *Handler) handlePasskeyRegisterBegin(c echo.Context) error {
+	inv, who, proof, err := h.registrant(c)
+	if err != nil {
+		return passkeyRefusal(c, err, "")
+	}
+	cer, err := h.cfg.Passkeys.BeginRegistration(c.Request().Context(), who, inv.ID, proof)
+	if err != nil {
+		return passkeyRefusal(c, err, "")
+	}
+	sess := kit.Session(c)
+	sess.Values[keyPasskeyCeremony] = cer.ID
+	kit.MarkDirty(sess)
+	if err := sess.Save(c.Request(), c.Response()); err != nil {
+		return err
+	}
+	return c.JSONBlob(http.StatusOK, cer.Options)
+}
+
+// handlePasskeyRegister answers POST /requests/:id/passkey: the browser's
+// new credential, verified and kept for this customer of this business.
+func (h *Handler) handlePasskeyRegister(c echo.Context) error {
+	inv, who, proof, err := h.registrant(c)
+	if err != nil {
+		return passkeyRefusal(c, err, "")
+	}
+	sess := kit.Session(c)
+	id, _ := sess.Values[keyPasskeyCeremony].(string)
+	delete(sess.Values, keyPasskeyCeremony)
+	kit.MarkDirty(sess)
+	if err := sess.Save(c.Request(), c.Response()); err != nil {
+		return err
+	}
+	post, err := readPasskeyPost(c)
+	if err == nil {
+		err = h.cfg.Passkeys.FinishRegistration(c.Request().Context(), who, inv.ID, proof, id, post.Credential)
+	}
+	if err != nil {
+		return passkeyRefusal(c, err, "")
+	}
+	h.Log.Info("customer added a passkey", "system", inv.System, "invocation_id", inv.ID, "proof", proof)
+	return c.JSON(http.StatusOK, passkeyReply{Next: "/requests/" + inv.ID + "?passkey=added"})
+}
+
+// passkeyOfferView is "Use a passkey next time" on a request's page: after
+// the decision (the request no longer awaits the customer), for a browser
+// that proved the customer in a way a passkey may be added from, who has
+// none for this business yet; nil otherwise.
+func (h *Handler) passkeyOfferView(c echo.Context, inv controlplane.Invocation, task controlplane.Task, v views.CustomerRequestView, shop string) *views.CustomerPasskeyOfferView {
+	p, ok := kit.CustomerOf(c)
+	if !ok || v.Decide || !h.passkeyOffered(inv.System) || !slices.Contains(custkeys.RegisterProofs, string(p.Proof)) {
+		return nil
+	}
+	offer := &views.CustomerPasskeyOfferView{Begin: "/requests/" + inv.ID + "/passkey/begin", Finish: "/requests/" + inv.ID + "/passkey",
+		CSRF: v.CSRF, Shop: shop}
+	has, err := h.cfg.Passkeys.Has(c.Request().Context(), custkeys.Customer{System: inv.System, Ref: task.CustomerRef})
+	switch {
+	case err != nil:
+		return nil
+	case has && c.QueryParam("passkey") == "added":
+		offer.Added = true
+	case has:
+		return nil
+	}
+	return offer
+}
