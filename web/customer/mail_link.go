@@ -52,28 +52,14 @@ func (h *Handler) handleConfirmationMail(c echo.Context) error {
 // handleMailLink answers GET /m/:token, the mail's "Review and decide":
 // a page with one button whose POST spends the link. The GET spends and
 // proves nothing (mail scanners and link previews fetch it). A browser
-// that already proved it is this customer for the request goes to it.
+// that already proved it is this customer for the request (the customer's
+// account, or the session that spent the link) goes to it.
 func (h *Handler) handleMailLink(c echo.Context) error {
-	if h.cfg.Confirmations == nil {
-		return h.renderMailProblem(c, &confirmation.MailLinkError{Problem: confirmation.MailUnknown})
+	m, done, err := h.openMailLink(c)
+	if done || err != nil {
+		return err
 	}
-	if u, ok := kit.CurrentUser(c); ok && !h.isCustomerAccount(c) {
-		return h.renderForeignLink(c, u)
-	}
-	ctx := c.Request().Context()
-	token := c.Param("token")
-	m, err := h.cfg.Confirmations.OpenMailLink(ctx, token)
-	if me, ok := confirmation.AsMailLinkError(err); ok {
-		// The customer who spent it, back in the same browser, goes on.
-		if me.Problem == confirmation.MailSpent && me.Was != nil && h.coversRequest(c, *me.Was) {
-			return kit.SeeOther(c, "/requests/"+me.Was.ID)
-		}
-		return h.renderMailProblem(c, me)
-	}
-	if err != nil {
-		return h.mailForbidden(c, err)
-	}
-	inv, err := h.cfg.Control.Invocation(ctx, m.InvocationID)
+	inv, err := h.cfg.Control.Invocation(c.Request().Context(), m.InvocationID)
 	if err != nil {
 		return err
 	}
@@ -85,19 +71,17 @@ func (h *Handler) handleMailLink(c echo.Context) error {
 	p := h.page(c, "Review and decide · "+f.shop(), f)
 	p.CSRF, p.Narrow = csrf, true
 	return kit.Render(c, http.StatusOK, views.MailLinkPage(p, views.MailLinkView{Title: customerTitle(inv.Quote), Shop: f.shop(),
-		Action: confirmation.MailLinkPrefix + token, CSRF: csrf, Until: f.at(m.ExpiresAt)}))
+		Action: confirmation.MailLinkPrefix + c.Param("token"), CSRF: csrf, Until: f.at(m.ExpiresAt)}))
 }
 
 // handleMailLinkSpend answers POST /m/:token: spends the mail link, once,
 // and starts a session that acts for this customer for this request (a new
 // session id, the request, its system and the proof "link"), then opens
-// the request: the quote.
+// the request: the quote. A browser the request is open to already spends
+// nothing.
 func (h *Handler) handleMailLinkSpend(c echo.Context) error {
-	if h.cfg.Confirmations == nil {
-		return h.renderMailProblem(c, &confirmation.MailLinkError{Problem: confirmation.MailUnknown})
-	}
-	if u, ok := kit.CurrentUser(c); ok {
-		return h.renderForeignLink(c, u)
+	if _, done, err := h.openMailLink(c); done || err != nil {
+		return err
 	}
 	m, err := h.cfg.Confirmations.SpendMailLink(c.Request().Context(), c.Param("token"))
 	if me, ok := confirmation.AsMailLinkError(err); ok {
@@ -109,6 +93,33 @@ func (h *Handler) handleMailLinkSpend(c echo.Context) error {
 	return h.proved(c, m.Opened, confirmation.ProofLink)
 }
 
+// openMailLink looks at the mail link of the request's :token and answers
+// when nothing is to be spent (done): the link's problem, the request for
+// a browser it is open to already, a staff account's refusal.
+func (h *Handler) openMailLink(c echo.Context) (confirmation.MailOpened, bool, error) {
+	if h.cfg.Confirmations == nil {
+		return confirmation.MailOpened{}, true, h.renderMailProblem(c, &confirmation.MailLinkError{Problem: confirmation.MailUnknown})
+	}
+	m, err := h.cfg.Confirmations.OpenMailLink(c.Request().Context(), c.Param("token"))
+	if me, ok := confirmation.AsMailLinkError(err); ok {
+		// The customer who spent it, back in the same browser, goes on.
+		if me.Problem == confirmation.MailSpent && me.Was != nil && h.coversRequest(c, *me.Was) {
+			return m, true, kit.SeeOther(c, "/requests/"+me.Was.ID)
+		}
+		return m, true, h.renderMailProblem(c, me)
+	}
+	if err != nil {
+		return m, true, h.mailForbidden(c, err)
+	}
+	if inv, err := h.cfg.Control.Invocation(c.Request().Context(), m.InvocationID); err == nil && h.coversRequest(c, inv) {
+		return m, true, kit.SeeOther(c, "/requests/"+m.InvocationID)
+	}
+	if u, ok := kit.CurrentUser(c); ok {
+		return m, true, h.renderForeignLink(c, u)
+	}
+	return m, false, nil
+}
+
 // coversRequest says whether what the browser proved covers inv.
 func (h *Handler) coversRequest(c echo.Context, inv controlplane.Invocation) bool {
 	p, ok := kit.CustomerOf(c)
@@ -117,14 +128,6 @@ func (h *Handler) coversRequest(c echo.Context, inv controlplane.Invocation) boo
 	}
 	task, err := h.cfg.Control.Task(c.Request().Context(), inv.TaskID)
 	return err == nil && h.cfg.Confirmations.Covers(c.Request().Context(), p, inv, task.CustomerRef) == nil
-}
-
-// isCustomerAccount says the browser is signed in with a customer's
-// account: it may open a mail link (and is sent to the request it
-// covers), where a staff account is refused.
-func (h *Handler) isCustomerAccount(c echo.Context) bool {
-	_, ok := kit.CustomerOf(c)
-	return ok
 }
 
 // mailForbidden shows a refusal of the mail link in the words of err, or
