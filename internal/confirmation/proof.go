@@ -285,7 +285,7 @@ func (s *Service) awaits(inv controlplane.Invocation) bool {
 func NothingToDecide() error {
 	return &apperr.Error{Kind: apperr.IllegalTransition, Code: "nothing_to_decide",
 		Message: "There is nothing left to decide on this request: it was decided, replaced or withdrawn, or its time to decide ran out.",
-		Hint:    "No code is needed. Ask the assistant if you want something else done."}
+		Hint:    "No code or link is needed. Ask the assistant if you want something else done."}
 }
 
 func newCode() (string, error) {
