@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"countersign/internal/accounts"
 	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
 	"countersign/web/webtest"
@@ -233,4 +234,29 @@ func TestAHostileAssistantCannotDecideWithoutTheMailbox(t *testing.T) {
 	if page := b.Client(t).SpendMailLink(mailed); page.Doc(t).Find(`form[action="/requests/`+id+`/confirm"]`).Length() != 1 {
 		t.Errorf("the customer's click after the assistant's fetch does not land on the quote:\n%s", page.Text)
 	}
+}
+
+// TestAMailLinkInASignedInBrowser: the customer's own account, signed in,
+// is sent to the request without spending the link (it still works
+// elsewhere once); a staff account is refused, as on a confirmation link.
+func TestAMailLinkInASignedInBrowser(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	inv, link := b.PendingRefund(t)
+	c := b.Client(t)
+	path := c.MailLink(link, c.Get(link))
+
+	jordan := b.Client(t)
+	jordan.MustSignIn(b.CustomerAccount(t, webtest.Jordan))
+	if res := jordan.Get(path); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/requests/"+inv.ID {
+		t.Errorf("the customer's account on the mail link: %d to %q, want their request", res.StatusCode, res.Header.Get("Location"))
+	}
+	for _, role := range []accounts.Role{accounts.Agent, accounts.Manager} {
+		staff := b.Client(t)
+		staff.MustSignIn(b.Users[role])
+		if res := staff.Get(path); res.StatusCode != http.StatusForbidden {
+			t.Errorf("a %s's account on the mail link: %d, want 403", role, res.StatusCode)
+		}
+	}
+	c.SpendMailLink(path)
 }
