@@ -202,7 +202,7 @@ func (s *Service) brand(system string) adapter.Brand {
 
 func (s *Service) contact(ctx context.Context, o Opened) (adapter.Contact, error) {
 	unavailable := &apperr.Error{Kind: apperr.Upstream, Code: "no_contact_on_file",
-		Message: "We could not find where to send a code for this request.", Hint: "Use another way of confirming, or contact support."}
+		Message: "We could not find where to e-mail you about this request.", Hint: "Use another way of confirming, or contact support."}
 	sys, err := s.registry.System(o.System)
 	if err != nil {
 		return adapter.Contact{}, unavailable
