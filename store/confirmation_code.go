@@ -37,9 +37,9 @@ type CodeCap struct {
 const codeLock = "confirmation_codes"
 
 // InsertConfirmationCode stores a new code for a link unless the link's
-// customer already had caps[i].Max codes since caps[i].Since, for any i:
-// then it returns ErrLimit with the customer's newest code, for the page to
-// say when it was sent. Earlier live codes stay valid until they expire or
+// customer already had caps[i].Max mails (codes and links together) since
+// caps[i].Since, for any i: then it returns ErrLimit with where and when
+// the newest mail went (SentTo, CreatedAt), for the page to say. Earlier live codes stay valid until they expire or
 // one is used: a new code must not retire a code the customer holds. The
 // count and the insert hold one lock, so concurrent requests cannot pass a
 // cap together.
@@ -51,17 +51,15 @@ func (s *Store) InsertConfirmationCode(ctx context.Context, c ConfirmationCode, 
 			return err
 		}
 		for _, cp := range caps {
-			var n int
-			if err := tx.tx.QueryRow(ctx, `SELECT count(*) FROM confirmation_codes WHERE customer_ref = $1 AND created_at >= $2`,
-				c.CustomerRef, cp.Since).Scan(&n); err != nil {
+			// Link mails count too: both fill the same inbox.
+			n, err := tx.mailsSince(ctx, c.CustomerRef, cp.Since)
+			if err != nil {
 				return err
 			}
 			if n >= cp.Max {
 				limited = true
-				rows, _ := tx.tx.Query(ctx, `SELECT `+confirmationCodeColumns+` FROM confirmation_codes
-					WHERE customer_ref = $1 ORDER BY created_at DESC, id DESC LIMIT 1`, c.CustomerRef)
-				var err error
-				out, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[ConfirmationCode])
+				newest, err := tx.newestMail(ctx, c.CustomerRef)
+				out.SentTo, out.CreatedAt = newest.SentTo, newest.At
 				return err
 			}
 		}

@@ -220,12 +220,12 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	str(&c.DebugAddr, "debug-addr", "DEBUG_ADDR", "", "serve Go's profiler (net/http/pprof) at /debug/pprof/ on this host:port, e.g. 127.0.0.1:6060; empty: off")
 	str(&c.TelemetryToken, "metrics-token", "METRICS_TOKEN", "", "bearer token a Prometheus scrape of -metrics-addr must send; empty: none (bind -metrics-addr privately)")
 	dur(&c.MetricsRefresh, "metrics-refresh", "METRICS_REFRESH", 30*time.Second, "how often the manager's metrics roll-ups fold in new events")
-	str(&c.ConfirmProof, "confirm-proof", "CONFIRM_PROOF", "code+account",
-		"how customers prove who they are before confirming: [system=]proof[+proof], proofs code, account, assertion, passkey (on wherever account is)")
+	str(&c.ConfirmProof, "confirm-proof", "CONFIRM_PROOF", "link+account",
+		"how customers prove who they are before confirming: [system=]proof[+proof], proofs link, code, account, assertion, passkey (passkey on wherever account is; code only where you accept that a code can be read out)")
 	str(&c.AssertionSecrets, "assertion-secrets", "CUSTOMER_ASSERTION_SECRETS", "",
 		"system=<hex> secrets the business's site signs customer assertions with (at least 32 bytes each)")
-	str(&c.MailDir, "mail-dir", "MAIL_DIR", "", "write customers' code mails as files here instead of sending them (demo mode: <data-dir>/mail)")
-	str(&c.MailFrom, "mail-from", "MAIL_FROM", "Countersign <no-reply@countersign.invalid>", "sender address of customers' code mails")
+	str(&c.MailDir, "mail-dir", "MAIL_DIR", "", "write customers' mails (links, codes) as files here instead of sending them (demo mode: <data-dir>/mail)")
+	str(&c.MailFrom, "mail-from", "MAIL_FROM", "Countersign <no-reply@countersign.invalid>", "sender address of customers' mails (links, codes)")
 	str(&c.SlackToken, "slack-token", "SLACK_BOT_TOKEN", "", "Slack bot token (xoxb-…) that posts the approval cards; with -slack-signing-secret and -slack-channel")
 	str(&c.SlackSecret, "slack-signing-secret", "SLACK_SIGNING_SECRET", "", "the Slack app's signing secret, which signs the clicks sent to /slack/interactions")
 	str(&c.SlackChannel, "slack-channel", "SLACK_CHANNEL", "", "Slack channel (ID such as C0123, or name) the approval cards are posted to")

@@ -15,8 +15,9 @@ import (
 
 // parseProofs reads -confirm-proof: comma-separated entries, each
 // "[system=]proof[+proof…]"; an entry without a system applies to every
-// system not named. Proofs are code, account, assertion and passkey (a
-// passkey is accepted wherever the account is, named or not).
+// system not named. Proofs are link, code, account, assertion and passkey
+// (a passkey is accepted wherever the account is, named or not); a system
+// not named takes confirmation.DefaultProofs (link and account).
 func parseProofs(s string) (map[string][]confirmation.Proof, error) {
 	out := map[string][]confirmation.Proof{}
 	for _, entry := range splitList(s) {
@@ -35,14 +36,14 @@ func parseProofs(s string) (map[string][]confirmation.Proof, error) {
 		for _, name := range strings.Split(list, "+") {
 			p, ok := confirmation.ParseProof(strings.TrimSpace(name))
 			if !ok {
-				return nil, fmt.Errorf("%q: unknown proof %q; want code, account, assertion or passkey joined by +", entry, name)
+				return nil, fmt.Errorf("%q: unknown proof %q; want link, code, account, assertion or passkey joined by +", entry, name)
 			}
 			proofs = append(proofs, p)
 		}
 		out[system] = proofs
 	}
 	if _, ok := out["*"]; !ok {
-		out["*"] = []confirmation.Proof{confirmation.ProofCode, confirmation.ProofAccount}
+		out["*"] = confirmation.DefaultProofs
 	}
 	return out, nil
 }
@@ -67,8 +68,9 @@ func parseSecrets(s string) (map[string][]byte, error) {
 // each system accepts, the assertion secrets, the link key (derived from
 // the newest session key, so every console instance makes the same links;
 // the older session keys' link keys keep the links made before a rotation)
-// and where codes are mailed: the SMTP server when one is configured, else
-// the mail folder (in demo mode <data-dir>/mail).
+// and where mail links and codes are mailed: the SMTP server when one is
+// configured, else the mail folder (in demo mode <data-dir>/mail), with
+// links to the console's public address.
 func (c config) confirmationConfig(sessionKeys [][]byte, log *slog.Logger) confirmation.Config {
 	proofs, _ := parseProofs(c.ConfirmProof)       // checked by validate
 	secrets, _ := parseSecrets(c.AssertionSecrets) // checked by validate
@@ -77,7 +79,7 @@ func (c config) confirmationConfig(sessionKeys [][]byte, log *slog.Logger) confi
 		m.Write([]byte("countersign confirmation link key"))
 		return m.Sum(nil)
 	}
-	cfg := confirmation.Config{Proofs: proofs, AssertionSecrets: secrets, LinkKey: linkKey(sessionKeys[0])}
+	cfg := confirmation.Config{Proofs: proofs, AssertionSecrets: secrets, LinkKey: linkKey(sessionKeys[0]), PublicBase: c.publicBase(), Log: log}
 	for _, k := range sessionKeys[1:] {
 		cfg.OldLinkKeys = append(cfg.OldLinkKeys, linkKey(k)) // links made before a rotation stay
 	}
@@ -88,7 +90,7 @@ func (c config) confirmationConfig(sessionKeys [][]byte, log *slog.Logger) confi
 	case c.mailDir() != "":
 		cfg.Mail = mail.Dir{Path: c.mailDir(), From: from}
 	default:
-		log.Warn("no mail configured: customers cannot be sent confirmation codes; set -smtp-addr or -mail-dir, or accept other proofs with -confirm-proof")
+		log.Warn("no mail configured: customers cannot be mailed a link or a code to confirm; set -smtp-addr or -mail-dir, or accept other proofs with -confirm-proof")
 	}
 	return cfg
 }

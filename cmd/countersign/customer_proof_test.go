@@ -52,3 +52,28 @@ func TestCustomerProofSettingsAreCheckedAtStart(t *testing.T) {
 		t.Errorf("after a rotation: link key %x, old link keys %x; want a new key and the old one %x", rotated.LinkKey, rotated.OldLinkKeys, cfg.LinkKey)
 	}
 }
+
+// TestTypedCodesAreOptIn: with nothing configured, every system takes the
+// mail link and the customer's account, never a typed code (a code can be
+// read out to an assistant); a business turns codes on per system in the
+// same format.
+func TestTypedCodesAreOptIn(t *testing.T) {
+	c, err := parseConfig(nil, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.confirmationConfig([][]byte{[]byte("0123456789abcdef0123456789abcdef")}, nil).Proofs
+	want := map[string][]confirmation.Proof{"*": {confirmation.ProofLink, confirmation.ProofAccount}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("default proofs %v, want %v", got, want)
+	}
+	on, err := parseProofs("shop-eu=code+link")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = map[string][]confirmation.Proof{"*": {confirmation.ProofLink, confirmation.ProofAccount},
+		"shop-eu": {confirmation.ProofCode, confirmation.ProofLink}}
+	if !reflect.DeepEqual(on, want) {
+		t.Errorf("shop-eu=code+link: %v, want %v", on, want)
+	}
+}

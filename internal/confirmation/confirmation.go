@@ -5,10 +5,14 @@
 // quote. It is not proof of anything: the assistant relays it, so the
 // assistant holds it too. Opening it spends nothing (mail scanners and link
 // previews fetch links). To confirm or decline, the person proves they are
-// the customer in a way nothing the assistant holds can supply: a one-time
-// code sent to the contact the business system has on file, a signed-in
-// customer account, or an assertion signed by the business's own site
-// with a per-system secret. Which proofs a system accepts is configured.
+// the customer in a way nothing the assistant holds can supply: a
+// single-use link in a mail carrying the whole quote, sent to the contact
+// the business system has on file (mail_link.go), a signed-in customer
+// account, an assertion signed by the business's own site with a
+// per-system secret, or — only where the business turns it on — a
+// one-time code mailed to the contact on file. Which proofs a system
+// accepts is configured; a code can be read out to whoever asks for it,
+// so it is off by default.
 //
 // An invocation has one live link, made in the transaction that routes it
 // to its customer (NewLink, through controlplane.LinkMinter). Reading the
@@ -27,6 +31,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -43,8 +48,14 @@ type Proof string
 
 // The proofs a system may accept.
 const (
+	// ProofLink is the single-use link of a mail to the contact on file in
+	// the business system, which carries the whole quote: whoever clicks
+	// in the customer's mailbox is the customer, and lands on the quote.
+	ProofLink Proof = "link"
 	// ProofCode is a one-time code sent to the contact on file in the
-	// business system (the adapter supplies it).
+	// business system (the adapter supplies it). It can be read out to an
+	// assistant that asks for it, so a system takes it only when the
+	// business turned it on.
 	ProofCode Proof = "code"
 	// ProofAccount is a signed-in customer account of the console whose
 	// e-mail is the customer reference.
@@ -62,7 +73,13 @@ const (
 )
 
 // Proofs lists every proof, in the order pages offer them.
-var Proofs = []Proof{ProofCode, ProofAccount, ProofAssertion, ProofPasskey}
+var Proofs = []Proof{ProofLink, ProofCode, ProofAccount, ProofAssertion, ProofPasskey}
+
+// DefaultProofs are the proofs of a system nothing configures: the mail
+// link and the customer's account. No proof an assistant can obtain by
+// asking the customer to read something out decides a request unless the
+// business turned typed codes on for that system.
+var DefaultProofs = []Proof{ProofLink, ProofAccount}
 
 // ParseProof returns the proof named s.
 func ParseProof(s string) (Proof, bool) {
@@ -77,8 +94,9 @@ func ParseProof(s string) (Proof, bool) {
 // Config says how customers prove themselves.
 type Config struct {
 	// Proofs are the proofs each system accepts, by system name; the entry
-	// "*" applies to systems not named. Nil means code and account
-	// everywhere. An assertion needs the system's secret too.
+	// "*" applies to systems not named. Nil means DefaultProofs (the mail
+	// link and the account) everywhere. An assertion needs the system's
+	// secret too.
 	Proofs map[string][]Proof
 	// AssertionSecrets are the per-system secrets that sign customer
 	// assertions. The business's site holds them; an assistant never does.
@@ -91,8 +109,14 @@ type Config struct {
 	// rotation does not replace the links customers hold. New links use
 	// LinkKey.
 	OldLinkKeys [][]byte
-	// Mail sends the one-time codes; nil means codes cannot be sent.
+	// Mail sends the mail links and the one-time codes; nil means none can
+	// be sent.
 	Mail mail.Sender
+	// PublicBase is the console's address for people ("https://…"), which
+	// mail links start with.
+	PublicBase string
+	// Log reports mails a re-quote could not send; nil is slog.Default.
+	Log *slog.Logger
 	// CodeLimits bound code mails and wrong codes; a zero field takes
 	// its value from DefaultCodeLimits (a bound is never "none").
 	CodeLimits CodeLimits
@@ -112,6 +136,11 @@ type Store interface {
 	TryConfirmationCode(ctx context.Context, selector string, who store.CodeGuesser, at time.Time, caps store.CodeGuessCaps,
 		match func(store.ConfirmationCode) bool) (store.CodeTry, error)
 	UseCustomerAssertion(ctx context.Context, system, nonce, customerRef string, expiresAt, at time.Time) error
+
+	InsertMailLink(ctx context.Context, l store.MailLink, caps []store.CodeCap) (store.SentMail, error)
+	MailLinkByHash(ctx context.Context, tokenHash []byte) (store.MailLink, error)
+	SpendMailLink(ctx context.Context, tokenHash []byte, at time.Time) (store.MailLink, error)
+	RetireMailLinks(ctx context.Context, invocationID string, at time.Time) error
 }
 
 // Service makes links and checks customers' proofs.
@@ -129,7 +158,10 @@ func New(st Store, cp *controlplane.Service, reg *adapter.Registry, cfg Config, 
 		now = time.Now
 	}
 	if cfg.Proofs == nil {
-		cfg.Proofs = map[string][]Proof{"*": {ProofCode, ProofAccount}}
+		cfg.Proofs = map[string][]Proof{"*": DefaultProofs}
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
 	}
 	cfg.CodeLimits = cfg.CodeLimits.orDefaults()
 	if len(cfg.LinkKey) == 0 {

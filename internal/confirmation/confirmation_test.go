@@ -67,7 +67,11 @@ func setupWithLimits(t *testing.T, limits confirmation.CodeLimits) (*confirmatio
 		t.Fatal(err)
 	}
 	outbox := &mail.Memory{}
-	links := confirmation.New(st, cp, reg, confirmation.Config{Mail: outbox, CodeLimits: limits}, func() time.Time { return now })
+	// The shop has typed codes turned on, beside the default proofs: these
+	// tests are about codes and mail links both.
+	proofs := map[string][]confirmation.Proof{"shop": {confirmation.ProofLink, confirmation.ProofCode, confirmation.ProofAccount}}
+	links := confirmation.New(st, cp, reg, confirmation.Config{Mail: outbox, CodeLimits: limits, Proofs: proofs,
+		PublicBase: "https://console.test"}, func() time.Time { return now })
 	stores.Store(links, st)
 	registries.Store(links, reg)
 	return links, cp, &now, outbox

@@ -276,7 +276,7 @@ func TestCodeMailNamesTheRequestAndWarns(t *testing.T) {
 		t.Errorf("the subject %q carries a raw id", m.Subject)
 	}
 	plain := confirmation.CodeMail(adapter.Contact{Email: "a@b.example"}, "123456",
-		controlplane.Invocation{System: "shop-eu", Quote: adapter.Quote{Title: "Refund $1.00"}}, adapter.Brand{Name: "shop-eu"})
+		controlplane.Invocation{System: "shop-eu", Quote: adapter.Quote{Title: "Refund $1.00"}}, adapter.Brand{Name: "shop-eu"}, *now)
 	if !strings.Contains(plain.Body, "    Refund $1.00\n    at shop-eu\n") {
 		t.Errorf("a quote without customer words names it by its title:\n%s", plain.Body)
 	}

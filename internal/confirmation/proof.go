@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"html/template"
 	"math/big"
 	"strings"
 	"time"
@@ -135,7 +136,7 @@ func (s *Service) sendCode(ctx context.Context, o Opened, inv controlplane.Invoc
 	if err != nil {
 		return SentCode{}, err
 	}
-	msg := CodeMail(contact, code, inv, s.brand(o.System))
+	msg := CodeMail(contact, code, inv, s.brand(o.System), now)
 	if err := s.cfg.Mail.Send(ctx, msg); err != nil {
 		return SentCode{}, &apperr.Error{Kind: apperr.Upstream, Code: "mail_failed", Err: err,
 			Message: "We could not send the code just now.", Hint: "Try again in a minute, or use another way of confirming."}
@@ -145,46 +146,48 @@ func (s *Service) sendCode(ctx context.Context, o Opened, inv controlplane.Invoc
 
 // CodeMail is the message that carries a code: it names exactly the one
 // request the code decides (its title in the customer's words, its short
-// reference, the business) and warns that nobody, the assistant included,
-// will ever ask for it. It comes from "<business> via Countersign" and its
-// subject names the business in words, with no id: a code from a sender
-// the customer does not know looks like phishing.
-func CodeMail(to adapter.Contact, code string, inv controlplane.Invocation, brand adapter.Brand) mail.Message {
-	greeting := "Hello,"
-	if to.Name != "" {
-		greeting = "Hello " + to.Name + ","
-	}
-	title := inv.Quote.Title
-	ref := ""
-	if c := inv.Quote.Customer; c != nil {
-		if c.Title != "" {
-			title = c.Title
-		}
-		ref = c.Reference
-	}
-	shop := brand.Name
-	if adapter.CheckBrandName(shop) != nil {
-		shop = inv.System
-	}
+// reference, the business), then the whole quote the page shows, above the
+// code, and warns that nobody, the assistant included, will ever ask for
+// it. It comes from "<business> via Countersign" and its subject names the
+// business in words, with no id: a code from a sender the customer does
+// not know looks like phishing. now dates the quote's times.
+func CodeMail(to adapter.Contact, code string, inv controlplane.Invocation, brand adapter.Brand, now time.Time) mail.Message {
+	q := quoteForMail(inv, brand, now)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n\nYour code is %s\n\nThis code confirms only this request:\n\n    %s\n", greeting, code, title)
-	if ref != "" {
-		fmt.Fprintf(&b, "    %s\n", ref)
-	}
-	fmt.Fprintf(&b, "    at %s\n\n", shop)
+	fmt.Fprintf(&b, "%s\n\nThis code confirms only this request:\n\n", greeting(to))
+	q.plainHead(&b)
+	b.WriteString("\n")
+	q.plainBody(&b)
+	fmt.Fprintf(&b, "\nYour code is %s\n\n", code)
 	b.WriteString("Enter it on the page where you were asked for it. It decides nothing else: any other request needs a code of its own.\n\n")
-	b.WriteString("Nobody — not our team and not the assistant you are chatting with — will ever ask you for this code. " +
-		"Do not read it out or paste it into a chat.\n\n")
+	b.WriteString(codeWarning + "\n\n")
 	fmt.Fprintf(&b, "The code works for %d minutes. If you did not ask for it, ignore this message: nothing changes without the code.\n\n",
 		int(CodeLifetime/time.Minute))
-	fmt.Fprintf(&b, "%s uses Countersign to ask you before an assistant changes anything for you.\n", shop)
+	fmt.Fprintf(&b, "%s uses Countersign to ask you before an assistant changes anything for you.\n", q.Shop)
+	html := "<p>" + template.HTMLEscapeString(greeting(to)) + "</p>\n<p>This code confirms only this request:</p>\n" + q.html() +
+		`<p style="font-size:24px;letter-spacing:4px">Your code is <b>` + template.HTMLEscapeString(code) + "</b></p>\n" +
+		"<p>Enter it on the page where you were asked for it. It decides nothing else.</p>\n<p><b>" +
+		template.HTMLEscapeString(codeWarning) + "</b></p>\n"
 	// The subject names the business, never the request's title: that is
 	// the system's text with its ids, and a header is no place for it.
-	m := mail.Message{To: to.Email, Subject: "Your code to confirm a request with " + shop, Body: b.String()}
-	if shop != "" {
-		m.FromName = shop + " via Countersign"
+	m := mail.Message{To: to.Email, Subject: "Your code to confirm a request with " + q.Shop, Body: b.String(),
+		HTML: htmlPage("Your code", html)}
+	if q.Shop != "" {
+		m.FromName = q.Shop + " via Countersign"
 	}
 	return m
+}
+
+// codeWarning is the code mail's warning against reading it out.
+const codeWarning = "Nobody — not our team and not the assistant you are chatting with — will ever ask you for this code. " +
+	"Do not read it out or paste it into a chat."
+
+// greeting opens a mail to c.
+func greeting(c adapter.Contact) string {
+	if c.Name != "" {
+		return "Hello " + c.Name + ","
+	}
+	return "Hello,"
 }
 
 // brand is how system is named to its customers.
@@ -199,7 +202,7 @@ func (s *Service) brand(system string) adapter.Brand {
 
 func (s *Service) contact(ctx context.Context, o Opened) (adapter.Contact, error) {
 	unavailable := &apperr.Error{Kind: apperr.Upstream, Code: "no_contact_on_file",
-		Message: "We could not find where to send a code for this request.", Hint: "Use another way of confirming, or contact support."}
+		Message: "We could not find where to e-mail you about this request.", Hint: "Use another way of confirming, or contact support."}
 	sys, err := s.registry.System(o.System)
 	if err != nil {
 		return adapter.Contact{}, unavailable
@@ -282,7 +285,7 @@ func (s *Service) awaits(inv controlplane.Invocation) bool {
 func NothingToDecide() error {
 	return &apperr.Error{Kind: apperr.IllegalTransition, Code: "nothing_to_decide",
 		Message: "There is nothing left to decide on this request: it was decided, replaced or withdrawn, or its time to decide ran out.",
-		Hint:    "No code is needed. Ask the assistant if you want something else done."}
+		Hint:    "No code or link is needed. Ask the assistant if you want something else done."}
 }
 
 func newCode() (string, error) {

@@ -11,7 +11,8 @@ import (
 )
 
 // Proved is what a browser showed about who it is: the customer, how, and
-// — for a code or an assertion — the one request the proof was made on. A
+// — for a mail link, a code or an assertion — the one request the proof was
+// made on. A
 // code read out in a chat, or an assertion copied from a page, must not give
 // its holder the customer's other requests; only the customer's own
 // signed-in account spans them, as a bank session does.
@@ -91,6 +92,7 @@ func (s *Service) ProofAccepted(system string, proof Proof) error {
 }
 
 var proofWords = map[Proof]string{
+	ProofLink:      "the link in the e-mail we send you",
 	ProofCode:      "a code we e-mail you",
 	ProofAccount:   "your signed-in account",
 	ProofAssertion: "the business's own website or app where you are signed in",
@@ -113,7 +115,15 @@ func (s *Service) Decide(ctx context.Context, p Proved, d controlplane.CustomerD
 		}
 		return s.ProofAccepted(system, p.Proof)
 	}
-	return s.cp.CustomerDecide(ctx, d)
+	out, err := s.cp.CustomerDecide(ctx, d)
+	if err == nil && out.Requoted {
+		// The decision stands whatever the mail does; the customer is on
+		// the page with the fresh quote.
+		if err := s.afterRequote(ctx, d.InvocationID, out.Invocation); err != nil {
+			s.cfg.Log.Warn("mail of a fresh quote", "invocation_id", out.Invocation.ID, "error", err)
+		}
+	}
+	return out, err
 }
 
 // MayDecide is what a page asks before it offers a decision — confirm,

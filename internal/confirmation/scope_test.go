@@ -18,6 +18,7 @@ func TestProofKindAgainstTheRequestsSystem(t *testing.T) {
 	t.Parallel()
 	secret := []byte("0123456789abcdef0123456789abcdef")
 	const (
+		link      = confirmation.ProofLink
 		code      = confirmation.ProofCode
 		account   = confirmation.ProofAccount
 		assertion = confirmation.ProofAssertion
@@ -30,8 +31,11 @@ func TestProofKindAgainstTheRequestsSystem(t *testing.T) {
 		// accepted lists, per system, the proofs a decision takes.
 		accepted map[string][]confirmation.Proof
 	}{
+		// Typed codes are off unless a system turns them on.
 		{"default", nil, nil,
-			map[string][]confirmation.Proof{"shop": {code, account, passkey}, "shop-http": {code, account, passkey}}},
+			map[string][]confirmation.Proof{"shop": {link, account, passkey}, "shop-http": {link, account, passkey}}},
+		{"shop-http=code+link", map[string][]confirmation.Proof{"*": {link, account}, "shop-http": {code, link}}, nil,
+			map[string][]confirmation.Proof{"shop": {link, account, passkey}, "shop-http": {code, link}}},
 		{"code+account,shop-http=assertion", map[string][]confirmation.Proof{"*": {code, account}, "shop-http": {assertion}},
 			map[string][]byte{"shop-http": secret},
 			map[string][]confirmation.Proof{"shop": {code, account, passkey}, "shop-http": {assertion}}},

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +39,7 @@ type console struct {
 	reg     *adapter.Registry
 	asst    *assistants.Service
 	links   *confirmation.Service
+	outbox  *mail.Memory
 	shopURL string
 	shop    *demoshop.Shop
 }
@@ -59,9 +61,10 @@ func newConsole(t *testing.T) console {
 	reg := adapter.NewRegistry(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: shop.URL, Token: sh.Token(),
 		Ledger: adapter.NewLedger(st, time.Now), Now: time.Now}))
 	cp := controlplane.New(st, reg, controlplane.Config{}, time.Now, nil)
+	outbox := &mail.Memory{}
 	return console{store: st, acc: accounts.NewService(st, time.Now, accounts.DefaultThrottle), cp: cp, reg: reg, lists: lists.New(st, time.Now),
-		asst: assistants.New(st, cp, reg, time.Now), links: confirmation.New(st, cp, reg, confirmation.Config{Mail: &mail.Memory{}}, time.Now),
-		shopURL: shop.URL, shop: sh}
+		asst: assistants.New(st, cp, reg, time.Now), shopURL: shop.URL, shop: sh, outbox: outbox,
+		links: confirmation.New(st, cp, reg, confirmation.Config{Mail: outbox, PublicBase: "http://127.0.0.1:8080"}, time.Now)}
 }
 
 // start runs what the console runs at a demo start: the users, the
@@ -184,9 +187,51 @@ func TestSeedRestoresTheKeyOfTheFileAfterTheDatabaseIsGone(t *testing.T) {
 	}
 }
 
+// TestDemoMailsCarryTheQuoteAndTheLink: from each printed link the demo
+// customer has the request mailed (as the console's default proofs
+// allow), and the mail carries its quote and a "Review and decide" link
+// on the console's address that proves them for that request.
+func TestDemoMailsCarryTheQuoteAndTheLink(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := newConsole(t)
+	out := c.start(t, t.TempDir())
+	link := regexp.MustCompile(`http://127\.0\.0\.1:8080/m/([A-Za-z0-9_-]{43})`)
+	for _, l := range out.Links {
+		token := strings.TrimPrefix(l.Path, confirmation.PathPrefix)
+		if _, err := c.links.SendLink(ctx, token); err != nil {
+			t.Fatalf("%s: %v", l.Action, err)
+		}
+		sent := c.outbox.Sent()
+		m := sent[len(sent)-1]
+		opened, err := c.links.Open(ctx, token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inv, err := c.cp.Invocation(ctx, opened.InvocationID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		match := link.FindStringSubmatch(m.Body)
+		if match == nil || !strings.Contains(m.HTML, match[0]) {
+			t.Fatalf("%s: no Review and decide link in both parts:\n%s", l.Action, m.Body)
+		}
+		for _, line := range inv.Quote.Lines {
+			if !strings.Contains(m.Body, line.To) {
+				t.Errorf("%s: the mail lacks the line %q:\n%s", l.Action, line.To, m.Body)
+			}
+		}
+		spent, err := c.links.SpendMailLink(ctx, match[1])
+		if err != nil || spent.InvocationID != inv.ID {
+			t.Errorf("%s: the mail's link proves %q, %v; want %s", l.Action, spent.InvocationID, err, inv.ID)
+		}
+	}
+}
+
 // TestPrintoutSaysWhereToSignInAndWhatToOpen checks the console's
 // printout: every sign-in, the key with a command to try it, the shop, the
-// links on the console's address and where the code mails are written.
+// links on the console's address and where the customer's mails are
+// written.
 func TestPrintoutSaysWhereToSignInAndWhatToOpen(t *testing.T) {
 	t.Parallel()
 	p := demo.Printout{CredentialsPath: ".data/demo-credentials",
@@ -203,7 +248,8 @@ func TestPrintoutSaysWhereToSignInAndWhatToOpen(t *testing.T) {
 		"signs assertions with the secret 00ff",
 		"The demo shop runs at http://127.0.0.1:4000",
 		"Confirmation links for customer@demo.countersign.test.",
-		"codes are written as files to .data/mail",
+		"E-mail me a link to decide",
+		"with the whole request\n  and the link, are written as files to .data/mail",
 		"issue_refund                 http://127.0.0.1:8080/c/sel.ver",
 	} {
 		if !strings.Contains(b.String(), want) {

@@ -24,7 +24,7 @@ type Printout struct {
 
 // Write prints the sign-ins, the assistant's key, the shop and the
 // customer's confirmation links, for a console at consoleAddr
-// ("host:port") that writes its code mails to mailDir.
+// ("host:port") that writes its customers' mails to mailDir.
 func (p Printout) Write(w io.Writer, consoleAddr, mailDir string) {
 	fmt.Fprintf(w, "\nCountersign demo: open http://%s and sign in as one of these (kept in %s):\n\n", consoleAddr, p.CredentialsPath)
 	for _, u := range p.Users {
@@ -39,8 +39,9 @@ func (p Printout) Write(w io.Writer, consoleAddr, mailDir string) {
 	}
 	if len(p.Links) > 0 {
 		fmt.Fprintf(w, "\n  Confirmation links for %s. A link shows the request; to confirm, the customer proves who\n"+
-			"  they are: sign in as the customer above, or ask for an e-mailed code. The demo does not send mail:\n"+
-			"  codes are written as files to %s\n", p.Customer, mailDir)
+			"  they are: sign in as the customer above, or press \"E-mail me a link to decide\" and open the\n"+
+			"  mail's \"Review and decide\" link. The demo does not send mail: the mails, with the whole request\n"+
+			"  and the link, are written as files to %s (the newest last)\n", p.Customer, mailDir)
 		for _, l := range p.Links {
 			fmt.Fprintf(w, "  %-28s http://%s%s\n", l.Action, consoleAddr, l.Path)
 		}

@@ -1,6 +1,8 @@
-// Package mail sends plain-text messages: through an SMTP server, or,
-// where there is none (the demo), into a folder of .eml files a person can
-// open. Messages carry no HTML and no tracking.
+// Package mail sends messages: through an SMTP server, or, where there is
+// none (the demo), into a folder of .eml files a person can open. A message
+// is plain text, or plain text and HTML as multipart/alternative (the
+// plain part first, whole on its own); none carries tracking or remote
+// content.
 package mail
 
 import (
@@ -19,11 +21,15 @@ import (
 	"time"
 )
 
-// Message is one plain-text mail to one recipient.
+// Message is one mail to one recipient.
 type Message struct {
 	To      string
 	Subject string
-	Body    string
+	// Body is the plain text, always sent.
+	Body string
+	// HTML, when set, is the same message as an HTML document, sent beside
+	// Body as multipart/alternative. The caller escapes what it puts in.
+	HTML string
 	// FromName, when set, is the sender's display name, put before the
 	// configured From address in place of its own ("Harbour & Pine via
 	// Countersign" <no-reply@…>): a customer recognises the business they
@@ -52,10 +58,33 @@ func (m Message) check() error {
 // subject or sender's name beyond ASCII is encoded as RFC 2047 says.
 func (m Message) format(from string, at time.Time) []byte {
 	var b strings.Builder
-	fmt.Fprintf(&b, "From: %s\r\nTo: %s\r\nSubject: %s\r\nDate: %s\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n",
+	fmt.Fprintf(&b, "From: %s\r\nTo: %s\r\nSubject: %s\r\nDate: %s\r\nMIME-Version: 1.0\r\n",
 		m.sender(from), m.To, mime.QEncoding.Encode("utf-8", m.Subject), at.Format(time.RFC1123Z))
-	b.WriteString(strings.ReplaceAll(strings.ReplaceAll(m.Body, "\r\n", "\n"), "\n", "\r\n"))
+	if m.HTML == "" {
+		b.WriteString("Content-Type: text/plain; charset=utf-8\r\n\r\n")
+		b.WriteString(crlf(m.Body))
+		return []byte(b.String())
+	}
+	boundary := "countersign-" + randomHex(12)
+	fmt.Fprintf(&b, "Content-Type: multipart/alternative; boundary=%q\r\n\r\n", boundary)
+	for _, part := range []struct{ kind, text string }{{"text/plain", m.Body}, {"text/html", m.HTML}} {
+		fmt.Fprintf(&b, "--%s\r\nContent-Type: %s; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n", boundary, part.kind)
+		b.WriteString(crlf(part.text))
+		b.WriteString("\r\n")
+	}
+	fmt.Fprintf(&b, "--%s--\r\n", boundary)
 	return []byte(b.String())
+}
+
+// crlf gives text CRLF line ends, as RFC 5322 wants.
+func crlf(text string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\n", "\r\n")
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // sender is the From header: the configured address, under FromName when
@@ -113,9 +142,7 @@ func (d Dir) Send(_ context.Context, m Message) error {
 		return fmt.Errorf("mail: folder %s: %w", d.Path, err)
 	}
 	now := time.Now().UTC()
-	suffix := make([]byte, 4)
-	_, _ = rand.Read(suffix)
-	name := filepath.Join(d.Path, now.Format("20060102T150405.000000000")+"-"+hex.EncodeToString(suffix)+".eml")
+	name := filepath.Join(d.Path, now.Format("20060102T150405.000000000")+"-"+randomHex(4)+".eml")
 	if err := os.WriteFile(name, m.format(d.From, now), 0o600); err != nil {
 		return fmt.Errorf("mail: write %s: %w", name, err)
 	}

@@ -1,8 +1,13 @@
 package mail_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
+	"mime"
+	"mime/multipart"
+	netmail "net/mail"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,5 +92,47 @@ func TestSenderNamesTheBusiness(t *testing.T) {
 	}
 	if err := (&mail.Memory{}).Send(context.Background(), mail.Message{To: "a@example.test", Subject: "x", FromName: "A\r\nBcc: b@example.test"}); !errors.Is(err, mail.ErrHeader) {
 		t.Errorf("a sender's name with a line break: %v, want ErrHeader", err)
+	}
+}
+
+// TestHTMLGoesBesideThePlainText: a message with HTML is
+// multipart/alternative, the plain text first and whole, and a mail reader
+// finds both parts.
+func TestHTMLGoesBesideThePlainText(t *testing.T) {
+	dir := t.TempDir()
+	d := mail.Dir{Path: dir, From: "no-reply@shop.test"}
+	if err := d.Send(context.Background(), mail.Message{To: "jordan@example.test", Subject: "Review", Body: "Refund: $42.10\nBye",
+		HTML: "<p>Refund: <b>$42.10</b></p>"}); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.eml"))
+	raw, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := netmail.ReadMessage(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kind, params, err := mime.ParseMediaType(msg.Header.Get("Content-Type"))
+	if err != nil || kind != "multipart/alternative" {
+		t.Fatalf("content type %q (%v), want multipart/alternative", kind, err)
+	}
+	r := multipart.NewReader(msg.Body, params["boundary"])
+	var got []string
+	for {
+		p, err := r.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(p)
+		got = append(got, p.Header.Get("Content-Type")+": "+string(body))
+	}
+	want := []string{"text/plain; charset=utf-8: Refund: $42.10\r\nBye", "text/html; charset=utf-8: <p>Refund: <b>$42.10</b></p>"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("parts %q, want %q", got, want)
 	}
 }

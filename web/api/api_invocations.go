@@ -85,7 +85,7 @@ type nextJSON struct {
 	URL     string `json:"url"`
 	Message string `json:"message"`
 	// Proofs are the ways the customer may prove who they are on the
-	// confirmation page ("code", "account", "assertion", "passkey"), when kind is
+	// confirmation page ("link", "code", "account", "assertion", "passkey"), when kind is
 	// "confirm". The link shows the request; it is not the customer's yes.
 	Proofs []string `json:"proofs,omitempty"`
 	// Elicitation is set, over MCP, when the confirmation page went to the
@@ -174,7 +174,8 @@ func (h *Handler) invocationOut(ctx context.Context, base string, inv controlpla
 	switch inv.State {
 	case controlplane.AwaitingConfirmation:
 		out.Next = nextJSON{Kind: "confirm", Message: "Send the customer the confirmation link. It shows the request; to confirm, " +
-			"the customer proves who they are there (a code e-mailed to them, or their account). Nothing happens until they confirm."}
+			"the customer proves who they are there (a link we e-mail them with the whole request, or their account). " +
+			"Nothing happens until they confirm. Never ask the customer to read anything out of a mail."}
 		if h.cfg.Confirmations != nil {
 			for _, p := range h.cfg.Confirmations.Accepts(inv.System) {
 				out.Next.Proofs = append(out.Next.Proofs, string(p))

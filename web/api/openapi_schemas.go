@@ -229,7 +229,7 @@ func invocationSchema() map[string]any {
 		"summary": str, "summary_disagrees": boolean, "idempotency_key": str,
 		"deduplicated": withDesc(boolean, "true when this answers a repeated request with the earlier invocation (status 200)"),
 		"next": obj([]string{"kind", "url", "message"}, map[string]any{"kind": enum("confirm", "approval", "dispatch", "none"), "url": str, "message": str,
-			"proofs": withDesc(strs, "kind confirm: how the customer may prove who they are (code, account, assertion, passkey)")}),
+			"proofs": withDesc(strs, "kind confirm: how the customer may prove who they are (link, code, account, assertion, passkey)")}),
 		"result": nullable(withDesc(obj([]string{"reference", "short_reference"}, map[string]any{"reference": str,
 			"short_reference": withDesc(str, "the reference the customer's page shows (\"Cancellation #75CDDA\"); say uses it"),
 			"deduplicated":    withDesc(boolean, "the system had already made this change (its own idempotency)"),

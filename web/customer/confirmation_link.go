@@ -27,6 +27,9 @@ type ConfirmationLinks interface {
 	Decide(ctx context.Context, p confirmation.Proved, d controlplane.CustomerDecision) (controlplane.CustomerDecided, error)
 	Open(ctx context.Context, token string) (confirmation.Opened, error)
 	SendCode(ctx context.Context, token string) (confirmation.SentCode, error)
+	SendLink(ctx context.Context, token string) (confirmation.SentLink, error)
+	OpenMailLink(ctx context.Context, token string) (confirmation.MailOpened, error)
+	SpendMailLink(ctx context.Context, token string) (confirmation.MailOpened, error)
 	CheckCode(ctx context.Context, token, code string) (confirmation.Opened, error)
 	CheckAssertion(ctx context.Context, token, signed string) (confirmation.Opened, error)
 	Accepts(system string) []confirmation.Proof
@@ -220,6 +223,8 @@ func (h *Handler) renderLinkPage(c echo.Context, status int, token string, st li
 	pv := &views.CustomerProofView{Path: path, CSRF: csrf, Problem: st.problem, Errors: st.fields}
 	for _, p := range o.Proofs {
 		switch p {
+		case confirmation.ProofLink:
+			pv.Link = true
 		case confirmation.ProofCode:
 			pv.Code = true
 		case confirmation.ProofAccount:
@@ -229,16 +234,15 @@ func (h *Handler) renderLinkPage(c echo.Context, status int, token string, st li
 		}
 	}
 	if inv.State != controlplane.AwaitingConfirmation || h.expired(inv) {
-		// A decided or ended request sends no codes: there is nothing to decide.
-		pv.Code = false
+		// A decided or ended request sends no mails: there is nothing to decide.
+		pv.Code, pv.Link = false, false
 		if pv.Problem == "" {
 			e, _ := apperr.As(confirmation.NothingToDecide())
 			pv.Problem = joinSentences(e.Message, e.Hint)
 		}
 	}
-	if sent, _ := kit.Session(c).Values[keyCodeSent].(string); len(sent) > len(o.Selector) && sent[:len(o.Selector)] == o.Selector {
-		pv.CodeSentTo = sent[len(o.Selector)+1:]
-	}
+	pv.CodeSentTo = sentFor(kit.Session(c).Values[keyCodeSent], o.Selector)
+	pv.LinkSentTo = sentFor(kit.Session(c).Values[keyLinkSent], o.Selector)
 	if p, ok := kit.CustomerOf(c); ok {
 		if controlplane.SameCustomer(p.CustomerRef, o.CustomerRef) {
 			pv.OtherRequest = true
@@ -298,6 +302,16 @@ func (h *Handler) renderLinkProblemSaying(c echo.Context, problem confirmation.P
 	p.Narrow = true
 	return kit.Render(c, lp.status, views.LinkProblemPage(p, views.LinkProblemView{Problem: string(problem),
 		Title: lp.title, Message: lead + lp.message, Next: lp.action}))
+}
+
+// sentFor is where a mail for the link of selector went, from a session
+// value "<selector> <masked address>"; empty for another link's.
+func sentFor(v any, selector string) string {
+	sent, _ := v.(string)
+	if len(sent) > len(selector) && sent[:len(selector)] == selector {
+		return sent[len(selector)+1:]
+	}
+	return ""
 }
 
 func joinSentences(a, b string) string {

@@ -23,7 +23,7 @@ import (
 // nothing reaches the shop.
 func TestAssistantCannotConfirmWithTheLink(t *testing.T) {
 	t.Parallel()
-	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant(), webtest.WithTypedCodes())
 	b.StageForCustomer(t, "change_shipping_address")
 	order := ""
 	orders := b.Call(t, b.Key, http.MethodPost, "/api/v1/tools/list_orders", map[string]any{"task": b.TaskID(), "args": map[string]any{}}).Want(t, http.StatusOK)
@@ -84,7 +84,7 @@ func TestAssistantCannotConfirmWithTheLink(t *testing.T) {
 // all their links, told when the last one went.
 func TestCodeGoesToTheContactOnFileAndIsBounded(t *testing.T) {
 	t.Parallel()
-	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage(), webtest.WithTypedCodes())
 	_, link := b.PendingRefund(t)
 	_, other := b.PendingRefund(t)
 	c := b.Client(t)

@@ -86,10 +86,10 @@ func csrfOf(c *webtest.Client, path string) string {
 // still decided by that code.
 func TestACodeDecidesOnlyItsRequest(t *testing.T) {
 	t.Parallel()
-	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage(), webtest.WithTypedCodes())
 	a, bb := twoRequests(t, b)
 	c := b.Client(t)
-	c.Open(b.Link(t, a, webtest.Jordan))
+	c.OpenWithCode(b.Link(t, a, webtest.Jordan))
 
 	if res := c.Get("/requests/" + bb.ID); res.StatusCode != http.StatusUnauthorized {
 		t.Errorf("request B with A's code: %d, want 401", res.StatusCode)

@@ -50,7 +50,7 @@ func TestCustomerStopIsAPersonsPause(t *testing.T) {
 	var recorded bool
 	for _, e := range events {
 		if e.Action == "task.paused" {
-			recorded = e.ActorKind == controlplane.ActorCustomer && e.Data["proof"] == "code"
+			recorded = e.ActorKind == controlplane.ActorCustomer && e.Data["proof"] == "link"
 		}
 	}
 	if !recorded {

@@ -83,6 +83,11 @@ func (h *Handler) Routes() []kit.Route {
 		// request and decides it; the handler checks the passkey is theirs.
 		kit.POST("/c/:token/passkey/begin", h.handlePasskeyDecideBegin, kit.Anyone),
 		kit.POST("/c/:token/passkey", h.handlePasskeyDecide, kit.Anyone),
+		kit.POST("/c/:token/mail", h.handleConfirmationMail, kit.Anyone),
+		// The mail's "Review and decide": the GET shows one button, whose
+		// POST spends the link and proves the browser is the customer.
+		kit.GET("/m/:token", h.handleMailLink, kit.Anyone),
+		kit.POST("/m/:token", h.handleMailLinkSpend, kit.Anyone),
 		// Anyone reaches it; the handler lists only the customer this
 		// browser proved it is (an account or a link's proof), never on a link alone.
 		// A business's logo, served from here so that no third party

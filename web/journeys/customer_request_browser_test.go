@@ -24,7 +24,7 @@ var timeWithZone = regexp.MustCompile(`\b\d{2}:\d{2} [A-Z][A-Za-z]{1,4}\b`)
 // the page before and after. The screenshot is kept under the temp dir.
 func TestBrowserCustomerConfirms(t *testing.T) {
 	t.Parallel()
-	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	b := webtest.New(t, webtest.WithTypedCodes(), webtest.WithShop(), webtest.WithCustomerStage())
 	inv, link := b.PendingRefund(t)
 	runCtx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -127,7 +127,7 @@ func TestBrowserCustomerConfirms(t *testing.T) {
 // a screenshot.
 func TestBrowserCustomerPages(t *testing.T) {
 	t.Parallel()
-	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	b := webtest.New(t, webtest.WithTypedCodes(), webtest.WithShop(), webtest.WithCustomerStage())
 	task := b.CustomerTask(t, webtest.Jordan)
 	refund := b.ProposeFor(t, task, "issue_refund",
 		map[string]any{"order_id": "walnut lamp", "amount_cents": 4210, "reason_code": "damaged"}, "Refund $42.10 for the lamp.")

@@ -23,7 +23,7 @@ import (
 // groups waiting, in progress and done, without the catalogue edit.
 func TestBrowserCustomerShopPages(t *testing.T) {
 	t.Parallel()
-	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	b := webtest.New(t, webtest.WithTypedCodes(), webtest.WithShop(), webtest.WithCustomerStage())
 	task := b.CustomerTask(t, webtest.Jordan)
 	refund := b.ProposeFor(t, task, "issue_refund",
 		map[string]any{"order_id": "walnut lamp", "amount_cents": 4210, "reason_code": "damaged"}, "")

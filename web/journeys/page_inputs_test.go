@@ -32,7 +32,7 @@ func everyInputTyped(t *testing.T, where string, doc *goquery.Document) {
 // lets the device fill in the code from the message.
 func TestCodeBoxAndPolicyFieldsHaveTypes(t *testing.T) {
 	t.Parallel()
-	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	b := webtest.New(t, webtest.WithTypedCodes(), webtest.WithShop(), webtest.WithCustomerStage())
 	_, link := b.PendingRefund(t)
 	c := b.Client(t)
 	c.SendCode(link, c.Get(link))

@@ -112,7 +112,7 @@ func TestACustomerDecisionReadsItsRequestOnce(t *testing.T) {
 func TestSendingACodeOpensTheLinkOnce(t *testing.T) {
 	t.Parallel()
 	rec := &webtest.Statements{}
-	b := webtest.New(t, webtest.WithShop(), webtest.WithQueryTracer(rec))
+	b := webtest.New(t, webtest.WithTypedCodes(), webtest.WithShop(), webtest.WithQueryTracer(rec))
 	b.StageForCustomer(t, webtest.CustomerActions...)
 	_, link := b.PendingRefund(t)
 	c := b.Client(t)

@@ -111,8 +111,8 @@ func TestCustomerSeesARequestWithdrawnWithItsTask(t *testing.T) {
 	}
 	tok := c.PageCSRF(c.Get("/requests/" + inv.ID))
 	stranger := b.Client(t)
-	if res := stranger.Get(link); res.Doc(t).Find(`[data-testid="send-code-form"]`).Length() != 1 {
-		t.Fatalf("before the cancel the link offers no code (%d)", res.StatusCode)
+	if res := stranger.Get(link); res.Doc(t).Find(`[data-testid="send-link-form"]`).Length() != 1 {
+		t.Fatalf("before the cancel the link offers no mail to decide (%d)", res.StatusCode)
 	}
 
 	if _, err := b.Control.ChangeTask(ctx, controlplane.AssistantActor("asst_test", "Test assistant"), inv.TaskID, controlplane.TaskCancel, 0); err != nil {
@@ -151,8 +151,8 @@ func TestCustomerSeesARequestWithdrawnWithItsTask(t *testing.T) {
 	}
 
 	res := stranger.Get(link)
-	if res.StatusCode != http.StatusOK || res.Doc(t).Find(`[data-testid="send-code-form"]`).Length() != 0 ||
+	if res.StatusCode != http.StatusOK || res.Doc(t).Find(`[data-testid="send-link-form"]`).Length() != 0 ||
 		!strings.Contains(res.Text, "replaced or withdrawn") {
-		t.Errorf("the link after the cancel: %d, still offers a code or does not say it was withdrawn\n%s", res.StatusCode, res.Text)
+		t.Errorf("the link after the cancel: %d, still offers a mail to decide or does not say it was withdrawn\n%s", res.StatusCode, res.Text)
 	}
 }

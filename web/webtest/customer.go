@@ -149,15 +149,76 @@ func (b *Stack) ShopEffects(t *testing.T, requestID string) []demoshop.LedgerEnt
 	return out
 }
 
-// Open follows a confirmation link, proves the customer with the code
-// e-mailed to the contact on file, and returns the request page it leads to.
+// Open follows a confirmation link and proves the customer the default
+// way: it has the request mailed to the contact on file, opens the mail's
+// "Review and decide" link and presses its button; it returns the request
+// page it leads to.
 func (c *Client) Open(link string) Response {
+	c.T.Helper()
+	res := c.Get(link)
+	if res.StatusCode != http.StatusOK || res.Doc(c.T).Find(`[data-testid="send-link-form"]`).Length() != 1 {
+		c.T.Fatalf("open %s: %d without the form to mail a link\n%s", link, res.StatusCode, res.Text)
+	}
+	return c.SpendMailLink(c.MailLink(link, res))
+}
+
+// OpenWithCode follows a confirmation link of a system with typed codes
+// turned on, proves the customer with the code e-mailed to the contact on
+// file, and returns the request page it leads to.
+func (c *Client) OpenWithCode(link string) Response {
 	c.T.Helper()
 	res := c.Get(link)
 	if res.StatusCode != http.StatusOK || res.Doc(c.T).Find(`[data-testid="send-code-form"]`).Length() != 1 {
 		c.T.Fatalf("open %s: %d without the form to send a code\n%s", link, res.StatusCode, res.Text)
 	}
 	return c.Prove(link, c.SendCode(link, res))
+}
+
+// MailLink asks the link page to mail the request to the contact on file
+// and returns the path of the mail's link ("/m/…"), read from the mail.
+func (c *Client) MailLink(link string, page Response) string {
+	c.T.Helper()
+	tok, _ := page.Doc(c.T).Find(`[data-testid="send-link-form"] input[name="_csrf"]`).Attr("value")
+	before := len(c.Stack.Mail.Sent())
+	if res := c.Post(link+"/mail", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
+		c.T.Fatalf("mail a link: %d, want 303\n%s", res.StatusCode, res.Text)
+	}
+	sent := c.Stack.Mail.Sent()
+	if len(sent) != before+1 {
+		c.T.Fatalf("%d mails sent, want 1", len(sent)-before)
+	}
+	path := MailLinkIn.FindString(sent[len(sent)-1].Body)
+	if path == "" {
+		c.T.Fatalf("no link in the mail:\n%s", sent[len(sent)-1].Body)
+	}
+	return path
+}
+
+// MailLinkIn finds a mail link's path in a message.
+var MailLinkIn = regexp.MustCompile(`/m/[A-Za-z0-9_-]{43}`)
+
+// SpendMailLink opens a mail link's page and presses its button, as the
+// customer does in their browser, and follows it to the request page.
+func (c *Client) SpendMailLink(path string) Response {
+	c.T.Helper()
+	res := c.TrySpend(path)
+	to := res.Header.Get("Location")
+	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(to, "/requests/") {
+		c.T.Fatalf("spend the mail link: %d to %q, want 303 to the request\n%s", res.StatusCode, to, res.Text)
+	}
+	return c.Get(to)
+}
+
+// TrySpend opens a mail link's page and posts its button, returning the
+// answer to the post (without following it).
+func (c *Client) TrySpend(path string) Response {
+	c.T.Helper()
+	page := c.Get(path)
+	tok, _ := page.Doc(c.T).Find(`[data-testid="mail-link-form"] input[name="_csrf"]`).Attr("value")
+	if tok == "" {
+		c.T.Fatalf("no button on the mail link's page %s (status %d)\n%s", path, page.StatusCode, page.Text)
+	}
+	return c.Post(path, url.Values{"_csrf": {tok}})
 }
 
 // SendCode asks the link page for a code and returns it, read from the mail
@@ -180,8 +241,21 @@ func (c *Client) SendCode(link string, page Response) string {
 	return code
 }
 
-// CodeIn finds the six-digit code in a message.
-var CodeIn = regexp.MustCompile(`\b\d{6}\b`)
+// CodeIn finds the six-digit code in a message (after "Your code is":
+// the quote above it has numbers of its own, an order's reference).
+var CodeIn codeFinder
+
+type codeFinder struct{}
+
+var codeAfter = regexp.MustCompile(`Your code is (\d{6})\b`)
+
+// FindString returns the code in s, or "".
+func (codeFinder) FindString(s string) string {
+	if m := codeAfter.FindStringSubmatch(s); m != nil {
+		return m[1]
+	}
+	return ""
+}
 
 // Prove enters code on the link page and follows it to the request page.
 func (c *Client) Prove(link, code string) Response {

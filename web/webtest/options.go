@@ -51,9 +51,17 @@ func WithLogo(logo *httptest.Server) Option { return func(o *config) { o.logo = 
 func WithLogoURL(u string) Option { return func(o *config) { o.logoURL = u } }
 
 // WithProofs says how customers prove who they are, per system (without
-// it: code and account everywhere).
+// it: confirmation.DefaultProofs, the mail link and the account,
+// everywhere).
 func WithProofs(p map[string][]confirmation.Proof) Option {
 	return func(o *config) { o.proofs = p }
+}
+
+// WithTypedCodes turns typed codes on for the shop, beside the customer's
+// account: for the tests of codes, which a business must turn on (a code
+// can be read out to whoever asks for it).
+func WithTypedCodes() Option {
+	return WithProofs(map[string][]confirmation.Proof{"shop": {confirmation.ProofCode, confirmation.ProofAccount}})
 }
 
 // WithAssertionSecrets gives each system's secret for its assertions.

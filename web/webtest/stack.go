@@ -214,7 +214,8 @@ func assemble(tb testing.TB, st *store.Store, o config) *Stack {
 	b.Factors = factorSvc
 	b.registry = adapter.NewRegistry()
 	b.Control = controlplane.New(st, b.registry, controlplane.Config{}, now, nil)
-	b.Links = confirmation.New(st, b.Control, b.registry, confirmation.Config{Mail: b.Mail, Proofs: o.proofs, AssertionSecrets: o.assertionSecrets}, now)
+	b.Links = confirmation.New(st, b.Control, b.registry, confirmation.Config{Mail: b.Mail, Proofs: o.proofs, AssertionSecrets: o.assertionSecrets,
+		PublicBase: "http://console.test"}, now)
 	b.Assistants = assistants.New(st, b.Control, b.registry, now)
 	b.Metrics = metrics.NewReports(st)
 	b.handoffs = handoffs.New(st, b.Control, b.registry, now)

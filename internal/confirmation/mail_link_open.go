@@ -1,0 +1,177 @@
+package confirmation
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+
+	"countersign/internal/apperr"
+	"countersign/internal/controlplane"
+	"countersign/store"
+)
+
+// MailProblem says why a mail link proves nothing.
+type MailProblem string
+
+// The problems a mail link can have, each with its own page.
+const (
+	// MailUnknown: no such link was mailed here (mistyped, cut short, or
+	// cleaned up long after it ended).
+	MailUnknown MailProblem = "unknown"
+	// MailExpired: its time ran out before it was used.
+	MailExpired MailProblem = "expired"
+	// MailSpent: it was used already; a link works once, so a forwarded
+	// link opened a second time proves nothing.
+	MailSpent MailProblem = "spent"
+	// MailChanged: the request was quoted again since the mail; the link
+	// was for the quote it showed.
+	MailChanged MailProblem = "changed"
+	// MailDecided: the request no longer awaits the customer.
+	MailDecided MailProblem = "decided"
+)
+
+// MailLinkError is the refusal of a mail link. For MailChanged, Was is the
+// request the mail showed and Now the one that replaced it (nil when none
+// did), so the page can say what changed.
+type MailLinkError struct {
+	Problem MailProblem
+	Was     *controlplane.Invocation
+	Now     *controlplane.Invocation
+}
+
+func (e *MailLinkError) Error() string { return "confirmation: mail link " + string(e.Problem) }
+
+// AsMailLinkError finds a *MailLinkError in err's chain.
+func AsMailLinkError(err error) (*MailLinkError, bool) {
+	var me *MailLinkError
+	ok := errors.As(err, &me)
+	return me, ok
+}
+
+// MailOpened is a live mail link, looked at (OpenMailLink) or spent
+// (SpendMailLink): Opened is its request as its confirmation link opens it.
+type MailOpened struct {
+	Opened
+	// Shop is the business in whose name the page speaks.
+	Shop string
+}
+
+// OpenMailLink checks a mail link without spending it: what the GET shows
+// before the button. It fails with *MailLinkError saying why the link
+// proves nothing; a database failure is returned as is.
+func (s *Service) OpenMailLink(ctx context.Context, token string) (MailOpened, error) {
+	row, err := s.mailRow(ctx, token)
+	if err != nil {
+		return MailOpened{}, err
+	}
+	return s.checkMailLink(ctx, row, false)
+}
+
+// SpendMailLink spends a live mail link, once, and returns the request it
+// proves the customer for (ProvedOn with ProofLink): a second spend, even
+// a concurrent one, is MailSpent. A link whose request was quoted again,
+// decided or ended, or whose time ran out, is refused the same way as by
+// OpenMailLink and stays unspent; a system that no longer accepts the
+// mail link is apperr.Forbidden.
+func (s *Service) SpendMailLink(ctx context.Context, token string) (MailOpened, error) {
+	row, err := s.mailRow(ctx, token)
+	if err != nil {
+		return MailOpened{}, err
+	}
+	if _, err := s.checkMailLink(ctx, row, false); err != nil {
+		return MailOpened{}, err
+	}
+	spent, err := s.store.SpendMailLink(ctx, row.TokenHash, s.now())
+	if errors.Is(err, store.ErrNotLive) {
+		// Spent, retired or expired meanwhile: say which.
+		_, err = s.checkMailLink(ctx, spent, false)
+		if err == nil {
+			err = &MailLinkError{Problem: MailSpent}
+		}
+		return MailOpened{}, err
+	}
+	if err != nil {
+		return MailOpened{}, err
+	}
+	return s.checkMailLink(ctx, spent, true)
+}
+
+// mailRow finds the mail link of token.
+func (s *Service) mailRow(ctx context.Context, token string) (store.MailLink, error) {
+	if len(token) != mailTokenLen || !urlSafe(token) {
+		return store.MailLink{}, &MailLinkError{Problem: MailUnknown}
+	}
+	sum := sha256.Sum256([]byte(token))
+	row, err := s.store.MailLinkByHash(ctx, sum[:])
+	if errors.Is(err, store.ErrNotFound) {
+		return store.MailLink{}, &MailLinkError{Problem: MailUnknown}
+	}
+	return row, err
+}
+
+// checkMailLink says whether row still proves anything: its request awaits
+// the customer at the version and with the quote the mail showed (a
+// changed one says what changed first, since that is what the customer
+// needs to know), then it is unspent and unexpired; justSpent says row was
+// spent by this very call, which is what the check is for.
+func (s *Service) checkMailLink(ctx context.Context, row store.MailLink, justSpent bool) (MailOpened, error) {
+	inv, err := s.cp.Invocation(ctx, row.InvocationID)
+	if err != nil {
+		return MailOpened{}, err
+	}
+	if inv.State != controlplane.AwaitingConfirmation || row.RetiredAt != nil {
+		next, err := s.cp.Successor(ctx, inv.ID)
+		switch {
+		case err == nil:
+			return MailOpened{}, &MailLinkError{Problem: MailChanged, Was: &inv, Now: &next}
+		case !errors.Is(err, controlplane.ErrNoSuccessor):
+			return MailOpened{}, err
+		case row.RetiredAt != nil:
+			return MailOpened{}, &MailLinkError{Problem: MailChanged, Was: &inv}
+		}
+		return MailOpened{}, &MailLinkError{Problem: MailDecided, Was: &inv}
+	}
+	digest, err := quoteDigest(inv)
+	if err != nil {
+		return MailOpened{}, err
+	}
+	if inv.Version != row.Version || !bytes.Equal(digest, row.QuoteDigest) {
+		return MailOpened{}, &MailLinkError{Problem: MailChanged, Now: &inv}
+	}
+	now := s.now()
+	switch {
+	case row.SpentAt != nil && !justSpent:
+		return MailOpened{}, &MailLinkError{Problem: MailSpent, Was: &inv}
+	case !justSpent && (!now.Before(row.ExpiresAt) || !s.awaits(inv)):
+		return MailOpened{}, &MailLinkError{Problem: MailExpired, Was: &inv}
+	}
+	if !s.accepts(inv.System, ProofLink) {
+		return MailOpened{}, apperr.New(apperr.Forbidden, "This request cannot be decided from a link we e-mailed.")
+	}
+	o := Opened{Selector: row.LinkSelector, InvocationID: inv.ID, TaskID: inv.TaskID, CustomerRef: row.CustomerRef,
+		System: inv.System, Proofs: s.Accepts(inv.System), ExpiresAt: row.ExpiresAt}
+	return MailOpened{Opened: o, Shop: shopName(inv.System, s.brand(inv.System))}, nil
+}
+
+// afterRequote retires the mail links of the request a fresh quote
+// replaced and mails the customer the new quote with a new link, where
+// the system takes the mail link: a link for the old quote then explains
+// what changed and proves nothing.
+func (s *Service) afterRequote(ctx context.Context, old string, next controlplane.Invocation) error {
+	if err := s.store.RetireMailLinks(ctx, old, s.now()); err != nil {
+		return err
+	}
+	if next.State != controlplane.AwaitingConfirmation || !s.accepts(next.System, ProofLink) {
+		return nil
+	}
+	live, err := s.store.LiveConfirmationLink(ctx, next.ID)
+	if err != nil {
+		return fmt.Errorf("confirmation: the link of %s: %w", next.ID, err)
+	}
+	o := Opened{Selector: live.Selector, InvocationID: next.ID, TaskID: next.TaskID, CustomerRef: live.CustomerRef,
+		System: next.System, ExpiresAt: live.ExpiresAt}
+	_, err = s.sendLink(ctx, o, next)
+	return err
+}

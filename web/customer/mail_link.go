@@ -1,0 +1,208 @@
+package customer
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"countersign/internal/apperr"
+	"countersign/internal/confirmation"
+	"countersign/internal/controlplane"
+	"countersign/views"
+	"countersign/web/kit"
+)
+
+// keyLinkSent remembers, for the link page, where the last mail with a
+// link to decide went: "<selector> <masked address>".
+const keyLinkSent = "link_sent"
+
+// handleConfirmationMail answers POST /c/:token/mail: mails the request's
+// whole quote with a single-use "Review and decide" link to the contact on
+// file in the business system, then shows the link page saying where it
+// went. Whoever holds the confirmation link may press it: the mail goes to
+// the customer's mailbox, never to an address they name.
+func (h *Handler) handleConfirmationMail(c echo.Context) error {
+	if h.cfg.Confirmations == nil {
+		return h.renderLinkProblem(c, confirmation.Unknown)
+	}
+	token := c.Param("token")
+	sent, err := h.cfg.Confirmations.SendLink(c.Request().Context(), token)
+	if le, ok := confirmation.AsLinkError(err); ok {
+		return h.renderLinkProblem(c, le.Problem)
+	}
+	if e, ok := apperr.As(err); ok && e.Kind != apperr.Internal {
+		st := linkPageState{problem: joinSentences(e.Message, e.Hint)}
+		if sent.Opened.Selector != "" {
+			st.opened = &sent.Opened
+		}
+		return h.renderLinkPage(c, kit.StatusOf[e.Kind], token, st)
+	}
+	if err != nil {
+		return err
+	}
+	sess := kit.Session(c)
+	sess.Values[keyLinkSent] = sent.Opened.Selector + " " + sent.To
+	kit.MarkDirty(sess)
+	if err := sess.Save(c.Request(), c.Response()); err != nil {
+		return err
+	}
+	return kit.SeeOther(c, confirmation.PathPrefix+token+"#prove-heading")
+}
+
+// handleMailLink answers GET /m/:token, the mail's "Review and decide":
+// a page with one button whose POST spends the link. The GET spends and
+// proves nothing (mail scanners and link previews fetch it). A browser
+// that already proved it is this customer for the request (the customer's
+// account, or the session that spent the link) goes to it.
+func (h *Handler) handleMailLink(c echo.Context) error {
+	m, done, err := h.openMailLink(c)
+	if done || err != nil {
+		return err
+	}
+	inv, err := h.cfg.Control.Invocation(c.Request().Context(), m.InvocationID)
+	if err != nil {
+		return err
+	}
+	csrf, err := h.CSRFToken(c)
+	if err != nil {
+		return err
+	}
+	f := h.frameFor(c, m.System)
+	p := h.page(c, "Review and decide · "+f.shop(), f)
+	p.CSRF, p.Narrow = csrf, true
+	return kit.Render(c, http.StatusOK, views.MailLinkPage(p, views.MailLinkView{Title: customerTitle(inv.Quote), Shop: f.shop(),
+		Action: confirmation.MailLinkPrefix + c.Param("token"), CSRF: csrf, Until: f.at(m.ExpiresAt)}))
+}
+
+// handleMailLinkSpend answers POST /m/:token: spends the mail link, once,
+// and starts a session that acts for this customer for this request (a new
+// session id, the request, its system and the proof "link"), then opens
+// the request: the quote. A browser the request is open to already spends
+// nothing.
+func (h *Handler) handleMailLinkSpend(c echo.Context) error {
+	if _, done, err := h.openMailLink(c); done || err != nil {
+		return err
+	}
+	m, err := h.cfg.Confirmations.SpendMailLink(c.Request().Context(), c.Param("token"))
+	if me, ok := confirmation.AsMailLinkError(err); ok {
+		return h.renderMailProblem(c, me)
+	}
+	if err != nil {
+		return h.mailForbidden(c, err)
+	}
+	return h.proved(c, m.Opened, confirmation.ProofLink)
+}
+
+// openMailLink looks at the mail link of the request's :token and answers
+// when nothing is to be spent (done): the link's problem, the request for
+// a browser it is open to already, a staff account's refusal.
+func (h *Handler) openMailLink(c echo.Context) (confirmation.MailOpened, bool, error) {
+	if h.cfg.Confirmations == nil {
+		return confirmation.MailOpened{}, true, h.renderMailProblem(c, &confirmation.MailLinkError{Problem: confirmation.MailUnknown})
+	}
+	m, err := h.cfg.Confirmations.OpenMailLink(c.Request().Context(), c.Param("token"))
+	if me, ok := confirmation.AsMailLinkError(err); ok {
+		// The customer who spent it, back in the same browser, goes on.
+		if me.Problem == confirmation.MailSpent && me.Was != nil && h.coversRequest(c, *me.Was) {
+			return m, true, kit.SeeOther(c, "/requests/"+me.Was.ID)
+		}
+		return m, true, h.renderMailProblem(c, me)
+	}
+	if err != nil {
+		return m, true, h.mailForbidden(c, err)
+	}
+	if inv, err := h.cfg.Control.Invocation(c.Request().Context(), m.InvocationID); err == nil && h.coversRequest(c, inv) {
+		return m, true, kit.SeeOther(c, "/requests/"+m.InvocationID)
+	}
+	if u, ok := kit.CurrentUser(c); ok {
+		return m, true, h.renderForeignLink(c, u)
+	}
+	return m, false, nil
+}
+
+// coversRequest says whether what the browser proved covers inv.
+func (h *Handler) coversRequest(c echo.Context, inv controlplane.Invocation) bool {
+	p, ok := kit.CustomerOf(c)
+	if !ok {
+		return false
+	}
+	task, err := h.cfg.Control.Task(c.Request().Context(), inv.TaskID)
+	return err == nil && h.cfg.Confirmations.Covers(c.Request().Context(), p, inv, task.CustomerRef) == nil
+}
+
+// mailForbidden shows a refusal of the mail link in the words of err, or
+// returns err when it is not one.
+func (h *Handler) mailForbidden(c echo.Context, err error) error {
+	e, ok := apperr.As(err)
+	if !ok || e.Kind != apperr.Forbidden {
+		return err
+	}
+	lp := views.MailLinkProblemView{Problem: "not_accepted", Title: "This link does not decide this request",
+		Message: e.Message, Next: "Ask the assistant for the request's link, and show us it's you there."}
+	p := h.page(c, lp.Title, h.frameFor(c, ""))
+	p.Narrow = true
+	return kit.Render(c, http.StatusForbidden, views.MailLinkProblemPage(p, lp))
+}
+
+// mailProblems is what each mail link problem's page says, and its status.
+var mailProblems = map[confirmation.MailProblem]struct {
+	status                 int
+	title, message, action string
+}{
+	confirmation.MailUnknown: {http.StatusNotFound, "We don't recognise this link",
+		"This link is not one we sent, or part of it is missing. Nothing has changed.",
+		"Open the newest mail we sent you, or ask for a new one on the request's page."},
+	confirmation.MailExpired: {http.StatusGone, "This link has expired",
+		"The link in the mail works for a short time only, and that time has passed. Nothing has changed.",
+		"Open the request's page again and press \"E-mail me a link to decide\" for a new mail."},
+	confirmation.MailSpent: {http.StatusGone, "This link was already used",
+		"The link in the mail works once, in one browser, and it was opened before. If you forwarded the mail, only the first person to open it could use it. Nothing has changed because of this.",
+		"Use the newest mail we sent you, or ask for a new one on the request's page."},
+	confirmation.MailChanged: {http.StatusConflict, "The details changed since this mail",
+		"This link was for the request exactly as the mail showed it, and the details have changed since, so it does not open the request. Nothing has changed because of this.",
+		"We e-mailed you the request as it stands now: use the newest mail, and check the details again before you decide."},
+	confirmation.MailDecided: {http.StatusGone, "There is nothing left to decide",
+		"This request was decided, withdrawn or has ended, so the link opens nothing.",
+		"See your requests for what happened, or ask the assistant if you want something else done."},
+}
+
+// renderMailProblem renders the page of a mail link that proves nothing;
+// for a request quoted again, what changed between the quote the mail
+// showed and the one now.
+func (h *Handler) renderMailProblem(c echo.Context, me *confirmation.MailLinkError) error {
+	mp := mailProblems[me.Problem]
+	v := views.MailLinkProblemView{Problem: string(me.Problem), Title: mp.title, Message: mp.message, Next: mp.action}
+	system := ""
+	if me.Was != nil {
+		system = me.Was.System
+	}
+	if me.Problem == confirmation.MailChanged {
+		if me.Was != nil {
+			v.Was = quoteWords(*me.Was)
+		}
+		if me.Now != nil {
+			v.Now = quoteWords(*me.Now)
+			system = me.Now.System
+		}
+		if me.Was != nil && me.Now != nil {
+			v.Changes = quoteChanges(me.Was.Quote, me.Now.Quote)
+		}
+	}
+	p := h.page(c, mp.title, h.frameFor(c, system))
+	p.Narrow = true
+	return kit.Render(c, mp.status, views.MailLinkProblemPage(p, v))
+}
+
+// quoteWords is a quote as lines of words: its title, then each line as
+// the customer's page says it.
+func quoteWords(inv controlplane.Invocation) []string {
+	out := []string{customerTitle(inv.Quote)}
+	for _, l := range inv.Quote.Lines {
+		if l.Customer != "" {
+			out = append(out, l.Customer)
+			continue
+		}
+		out = append(out, l.Label+": "+lineText(l))
+	}
+	return out
+}

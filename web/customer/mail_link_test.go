@@ -1,0 +1,262 @@
+package customer_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"countersign/internal/accounts"
+	"countersign/internal/confirmation"
+	"countersign/internal/controlplane"
+	"countersign/web/webtest"
+)
+
+// TestTheMailLinkLandsOnTheQuote: a mail scanner fetches the mail's link
+// first and proves nothing; the customer's browser presses the page's
+// button and lands on the request page, its quote and its decision, with a
+// session proven by "link", which the decision records.
+func TestTheMailLinkLandsOnTheQuote(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	inv, link := b.PendingRefund(t)
+	c := b.Client(t)
+	path := c.MailLink(link, c.Get(link))
+
+	scanner := b.Client(t)
+	for i := 0; i < 2; i++ {
+		page := scanner.Get(path)
+		if page.StatusCode != http.StatusOK || page.Doc(t).Find(`[data-testid="mail-link-form"]`).Length() != 1 {
+			t.Fatalf("the scanner's fetch %d: %d without the button\n%s", i, page.StatusCode, page.Text)
+		}
+	}
+	if res := scanner.Get("/requests/" + inv.ID); res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the scanner's session on the request: %d, want 401", res.StatusCode)
+	}
+
+	page := c.SpendMailLink(path)
+	if page.Doc(t).Find(`form[action="/requests/`+inv.ID+`/confirm"]`).Length() != 1 ||
+		!strings.Contains(webtest.TextByTestID(page, t, "request-title"), "Walnut desk lamp") {
+		t.Fatalf("the landing is not the request's quote with its decision:\n%s", page.Text)
+	}
+	if res := c.Post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {c.PageCSRF(page)}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("confirm: %d\n%s", res.StatusCode, res.Text)
+	}
+	events, err := b.Control.Timeline(t.Context(), inv.TaskID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var proof any
+	for _, e := range events {
+		if e.Action == "invocation.confirmed" {
+			proof = e.Data["proof"]
+		}
+	}
+	if proof != "link" {
+		t.Errorf("the confirmation records the proof %v, want link", proof)
+	}
+}
+
+// TestAForwardedMailLinkIsRefusedTheSecondTime: a link opened and spent
+// once is refused in a second browser (a forwarded mail), saying to use
+// the newest mail, and proves nothing there; the browser that spent it is
+// sent on to its request. A link whose time ran out says it expired.
+func TestAForwardedMailLinkIsRefusedTheSecondTime(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	inv, link := b.PendingRefund(t)
+	c := b.Client(t)
+	path := c.MailLink(link, c.Get(link))
+	c.SpendMailLink(path)
+
+	other := b.Client(t)
+	page := other.Get(path)
+	if page.StatusCode != http.StatusGone || page.Doc(t).Find(`[data-problem="spent"]`).Length() != 1 ||
+		!strings.Contains(webtest.TextByTestID(page, t, "link-problem-next"), "newest mail") {
+		t.Errorf("a spent link in another browser: %d, want 410 saying to use the newest mail\n%s", page.StatusCode, page.Text)
+	}
+	tok, _ := other.Get(link).Doc(t).Find(`input[name="_csrf"]`).First().Attr("value")
+	if res := other.Post(path, url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusGone {
+		t.Errorf("spending it a second time: %d, want 410", res.StatusCode)
+	}
+	if res := other.Get("/requests/" + inv.ID); res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the second browser on the request: %d, want 401", res.StatusCode)
+	}
+	if res := c.Get(path); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/requests/"+inv.ID {
+		t.Errorf("the customer's own browser back on the spent link: %d to %q, want their request", res.StatusCode, res.Header.Get("Location"))
+	}
+
+	late := b.Client(t)
+	expiring := late.MailLink(link, late.Get(link))
+	b.Clock.Advance(confirmation.MailLinkLifetime)
+	if page := late.Get(expiring); page.StatusCode != http.StatusGone || page.Doc(t).Find(`[data-problem="expired"]`).Length() != 1 {
+		t.Errorf("an expired link: %d, want 410 saying it expired\n%s", page.StatusCode, page.Text)
+	}
+}
+
+// TestARequoteMailsTheNewQuoteAndTheOldLinkExplains: confirming after the
+// shop's order changed replaces the request with a fresh quote; the
+// customer gets a new mail with it, an old mail's link says what changed —
+// the quote it showed and the one now — and proves nothing, and the new
+// mail's link lands on the fresh request.
+func TestARequoteMailsTheNewQuoteAndTheOldLinkExplains(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	inv, link := b.PendingRefund(t)
+	c := b.Client(t)
+	old := c.MailLink(link, c.Get(link))
+	page := c.Open(link)
+
+	body, _ := json.Marshal(map[string]any{"order_id": inv.Target.ID, "amount_cents": 500, "reason": "goodwill, in another tab"})
+	shopRes, err := shopPost(b, "/refunds", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shopRes.Body.Close()
+	before := len(b.Mail.Sent())
+	res := c.Post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {c.PageCSRF(page)}})
+	next := strings.TrimPrefix(res.Header.Get("Location"), "/requests/")
+	if res.StatusCode != http.StatusSeeOther || next == inv.ID || next == "" {
+		t.Fatalf("confirm of a stale quote: %d to %q, want the fresh request", res.StatusCode, res.Header.Get("Location"))
+	}
+	sent := b.Mail.Sent()
+	if len(sent) != before+1 || !strings.Contains(sent[len(sent)-1].Body, "The details of this request changed") {
+		t.Fatalf("%d mails after the re-quote, want one with the fresh quote", len(sent)-before)
+	}
+	fresh := webtest.MailLinkIn.FindString(sent[len(sent)-1].Body)
+
+	stranger := b.Client(t)
+	was := stranger.Get(old)
+	if was.StatusCode != http.StatusConflict || was.Doc(t).Find(`[data-problem="changed"]`).Length() != 1 ||
+		was.Doc(t).Find(`[data-testid="change"]`).Length() == 0 || was.Doc(t).Find(`[data-testid="quote-was"] li`).Length() == 0 ||
+		was.Doc(t).Find(`[data-testid="quote-now"] li`).Length() == 0 {
+		t.Errorf("the old mail's link: %d, want 409 saying what changed, the old quote and the new\n%s", was.StatusCode, was.Text)
+	}
+	if was.Doc(t).Find(`[data-testid="mail-link-form"]`).Length() != 0 {
+		t.Error("the old mail's link still offers to continue")
+	}
+	if res := stranger.Get("/requests/" + next); res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the fresh request after the old link: %d, want 401", res.StatusCode)
+	}
+	landing := stranger.SpendMailLink(fresh)
+	if landing.Doc(t).Find(`form[action="/requests/`+next+`/confirm"]`).Length() != 1 {
+		t.Errorf("the new mail's link does not land on the fresh request:\n%s", landing.Text)
+	}
+}
+
+// TestAMailLinkDecidesOnlyItsRequest: the browser that spent request A's
+// mail link can neither see nor decide request B of the same customer.
+func TestAMailLinkDecidesOnlyItsRequest(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	a, bb := twoRequests(t, b)
+	c := b.Client(t)
+	c.Open(b.Link(t, a, webtest.Jordan))
+	if res := c.Get("/requests/" + bb.ID); res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("request B with A's mail link: %d, want 401", res.StatusCode)
+	}
+	refusedEverywhere(t, b, c, bb, http.StatusUnauthorized, "Each request needs its own proof")
+}
+
+// TestAHostileAssistantCannotDecideWithoutTheMailbox: an assistant with
+// its API key proposes, reads next (the link, the proofs: no code), and
+// with its own HTTP client fetches next.url and posts every form it can:
+// a code (codes are off: none is offered, one posted is refused), the
+// decision routes, the next.url token as a mail link, a guessed mail link.
+// It may have the console mail the customer, but the mail goes to the
+// contact on file. Were it handed the mail link's address, its fetch of
+// the page proves nothing either. Nothing leaves for the shop.
+func TestAHostileAssistantCannotDecideWithoutTheMailbox(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
+	b.StageForCustomer(t, "issue_refund")
+	res := b.Call(t, b.Key, http.MethodPost, "/api/v1/tasks/"+b.TaskID()+"/invocations", map[string]any{"action": "issue_refund",
+		"args": map[string]any{"order_id": "walnut lamp", "amount_cents": 4210, "reason_code": "damaged"}}).Want(t, http.StatusCreated)
+	id := res.JSON["id"].(string)
+	next := res.JSON["next"].(map[string]any)
+	link := strings.TrimPrefix(next["url"].(string), b.Server.URL)
+	if proofs, _ := json.Marshal(next["proofs"]); string(proofs) != `["link","account"]` {
+		t.Errorf("next.proofs = %s, want the mail link and the account", proofs)
+	}
+	if msg, _ := next["message"].(string); strings.Contains(msg, "code") {
+		t.Errorf("next.message speaks of a code: %q", msg)
+	}
+
+	asst := b.Client(t)
+	page := asst.Get(link)
+	if page.Doc(t).Find(`[data-testid="send-code-form"], [data-testid="code-form"], input[name="code"]`).Length() != 0 {
+		t.Errorf("the link page offers a code where codes are off:\n%s", page.Text)
+	}
+	tok, _ := page.Doc(t).Find(`input[name="_csrf"]`).First().Attr("value")
+	for path, want := range map[string]int{link + "/code": http.StatusForbidden, link + "/verify": http.StatusForbidden,
+		"/requests/" + id + "/confirm": http.StatusUnauthorized, "/requests/" + id + "/decline": http.StatusUnauthorized,
+		"/requests/" + id + "/stop": http.StatusUnauthorized} {
+		if res := asst.Post(path, url.Values{"_csrf": {tok}, "code": {"123456"}}); res.StatusCode != want {
+			t.Errorf("POST %s: %d, want %d", path, res.StatusCode, want)
+		}
+	}
+	before := len(b.Mail.Sent())
+	if res := asst.Post(link+"/mail", url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("asking for the mail: %d", res.StatusCode)
+	}
+	sent := b.Mail.Sent()
+	if len(sent) != before+1 || !strings.EqualFold(sent[len(sent)-1].To, webtest.Jordan) {
+		t.Fatalf("the mail went to %v, want the contact on file only", sent[before:])
+	}
+	selector := strings.TrimPrefix(link, confirmation.PathPrefix)
+	tok, _ = asst.Get(link).Doc(t).Find(`input[name="_csrf"]`).First().Attr("value")
+	for _, guess := range []string{"/m/" + strings.ReplaceAll(selector, ".", ""), "/m/" + strings.Repeat("A", 43)} {
+		if res := asst.Get(guess); res.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s: %d, want 404", guess, res.StatusCode)
+		}
+		if res := asst.Post(guess, url.Values{"_csrf": {tok}}); res.StatusCode != http.StatusNotFound {
+			t.Errorf("POST %s: %d, want 404\n%s", guess, res.StatusCode, res.Text)
+		}
+	}
+	mailed := webtest.MailLinkIn.FindString(sent[len(sent)-1].Body)
+	if res := asst.Get(mailed); res.StatusCode != http.StatusOK {
+		t.Fatalf("the mail link's page: %d", res.StatusCode)
+	}
+	if res := asst.Get("/requests/" + id); res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the request after fetching the mail link's page: %d, want 401", res.StatusCode)
+	}
+	if got := b.Invocation(t, id).State; got != controlplane.AwaitingConfirmation {
+		t.Fatalf("the request is %s, want still awaiting the customer", got)
+	}
+	if effects := b.ShopEffects(t, ""); len(effects) != 0 {
+		t.Errorf("the shop recorded %d effects", len(effects))
+	}
+	// The customer, in their mailbox, still can.
+	b.Clock.Advance(time.Minute)
+	if page := b.Client(t).SpendMailLink(mailed); page.Doc(t).Find(`form[action="/requests/`+id+`/confirm"]`).Length() != 1 {
+		t.Errorf("the customer's click after the assistant's fetch does not land on the quote:\n%s", page.Text)
+	}
+}
+
+// TestAMailLinkInASignedInBrowser: the customer's own account, signed in,
+// is sent to the request without spending the link (it still works
+// elsewhere once); a staff account is refused, as on a confirmation link.
+func TestAMailLinkInASignedInBrowser(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	inv, link := b.PendingRefund(t)
+	c := b.Client(t)
+	path := c.MailLink(link, c.Get(link))
+
+	jordan := b.Client(t)
+	jordan.MustSignIn(b.CustomerAccount(t, webtest.Jordan))
+	if res := jordan.Get(path); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/requests/"+inv.ID {
+		t.Errorf("the customer's account on the mail link: %d to %q, want their request", res.StatusCode, res.Header.Get("Location"))
+	}
+	for _, role := range []accounts.Role{accounts.Agent, accounts.Manager} {
+		staff := b.Client(t)
+		staff.MustSignIn(b.Users[role])
+		if res := staff.Get(path); res.StatusCode != http.StatusForbidden {
+			t.Errorf("a %s's account on the mail link: %d, want 403", role, res.StatusCode)
+		}
+	}
+	c.SpendMailLink(path)
+}
