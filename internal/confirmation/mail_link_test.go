@@ -3,6 +3,7 @@ package confirmation_test
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -238,7 +239,8 @@ func TestTheMailLinkExpires(t *testing.T) {
 }
 
 // TestTypedCodesAreOffByDefault: with nothing configured a system takes
-// the mail link and the account; no code is sent or compared.
+// the mail link and the account (with the account, a passkey); no code
+// is sent or compared.
 func TestTypedCodesAreOffByDefault(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -246,8 +248,8 @@ func TestTypedCodesAreOffByDefault(t *testing.T) {
 	_, tok := pendingFor(t, links, cp, *now, jordan, "issue_refund", jordanRefund)
 	outbox := &mail.Memory{}
 	plain := confirmation.New(storeOf(links), cp, registryOf(links), confirmation.Config{Mail: outbox}, func() time.Time { return *now })
-	if got := plain.Accepts("shop"); len(got) != 2 || got[0] != confirmation.ProofLink || got[1] != confirmation.ProofAccount {
-		t.Errorf("the default proofs are %v, want link and account", got)
+	if got := plain.Accepts("shop"); !slices.Equal(got, []confirmation.Proof{confirmation.ProofLink, confirmation.ProofAccount, confirmation.ProofPasskey}) {
+		t.Errorf("the default proofs are %v, want link, account and the passkey the account brings", got)
 	}
 	if _, err := plain.SendCode(ctx, tok); !apperr.Is(err, apperr.Forbidden) {
 		t.Errorf("a code asked for by default: %v, want forbidden", err)
