@@ -70,7 +70,7 @@ func TestEveryCustomerDecisionDoorPostsTheQuoteShown(t *testing.T) {
 				t.Fatalf("after the %s: %s", door.verb, got.State)
 			}
 			got, ok, err := b.Control.Consent(context.Background(), inv.ID)
-			if err != nil || !ok || got.Decision != door.verb || got.Proof != "code" || !bytes.Equal(got.QuoteDigest, want) {
+			if err != nil || !ok || got.Decision != door.verb || got.Proof != "link" || !bytes.Equal(got.QuoteDigest, want) {
 				t.Fatalf("the consent recorded: %+v, %v, %v", got, ok, err)
 			}
 		})
