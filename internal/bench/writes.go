@@ -353,7 +353,10 @@ func (r *runner) confirmToSend(ctx context.Context) error {
 		}
 		arrived := r.awaitArrival(inv.IdempotencyKey)
 		t0 := time.Now()
-		status, _, err = person.Post(ctx, r.base, "/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {tok}})
+		// The confirmation names the quote its page showed, as a browser's
+		// form does.
+		status, _, err = person.Post(ctx, r.base, "/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {tok},
+			"quote_version": {chaos.Field(page, "quote_version")}, "quote_digest": {chaos.Field(page, "quote_digest")}})
 		if err != nil {
 			return fmt.Errorf("bench: confirm: %w", err)
 		}
