@@ -190,6 +190,9 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 		Confirmations: links, Assistants: asst, Telemetry: telemetry, APIRatePerMinute: cfg.APIRate, Factors: factorSvc,
 		CustomerPasskeys: custKeys})
 	go sweep(ctx, log, sessions, acc, links)
+	// The first pass runs now: in demo mode the seeded confirmations'
+	// mails are in the mail folder at start.
+	go links.RunMailWaiting(ctx, cfg.CustomerMailEvery)
 	go webhooks.NewWorker(st, srv.WebhookRender(cfg.publicBase()), hooks, nil, log).Run(ctx, cfg.WebhookEvery)
 	if n := cfg.notifier(st, log); n.Enabled() {
 		go n.Run(ctx, cfg.NotifyEvery)
