@@ -3,15 +3,19 @@ package confirmation_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"countersign/internal/confirmation"
+	"countersign/internal/consent"
 	"countersign/internal/controlplane"
 	"countersign/internal/mail"
+	"countersign/store"
 )
 
 // console is another console instance over the database, the shop and
@@ -175,5 +179,80 @@ func TestTheLoopKeepsTheCustomersMailLimits(t *testing.T) {
 	*now = now.Add(15 * time.Minute)
 	if n := mailWaiting(t, c); n != 1 || len(outbox.Sent()) != 3 {
 		t.Errorf("after the window moved: %d sent, %d mails; want the third", n, len(outbox.Sent()))
+	}
+}
+
+// holdingStore is the store, but the first RetireMailLinks — a re-quote
+// retiring the old request's links, after its fresh request committed and
+// before its mail — first runs beforeRetire.
+type holdingStore struct {
+	*store.Store
+	once         sync.Once
+	beforeRetire func()
+}
+
+func (h *holdingStore) RetireMailLinks(ctx context.Context, invocationID string, at time.Time) error {
+	h.once.Do(h.beforeRetire)
+	return h.Store.RetireMailLinks(ctx, invocationID, at)
+}
+
+// TestARequoteIsMailedOnceWithTheLoop: when confirming finds the target
+// changed, the fresh quote is mailed once, in the same outbox as the
+// loop's mails: a pass of the loop landing between the fresh request's
+// commit and the re-quote's own mail sends it, and the re-quote then
+// sends none; passes after it send none either.
+func TestARequoteIsMailedOnceWithTheLoop(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	links, cp, now, _ := setupWithMail(t)
+	outbox := &mail.Memory{}
+	hold := &holdingStore{Store: storeOf(links)}
+	c := confirmation.New(hold, cp, registryOf(links), confirmation.Config{Mail: outbox, PublicBase: "https://console.test",
+		Log: slog.New(slog.DiscardHandler)}, func() time.Time { return *now })
+	loopPasses := 0
+	hold.beforeRetire = func() {
+		loopPasses++
+		if _, err := c.MailWaiting(ctx); err != nil {
+			t.Error(err)
+		}
+	}
+	inv, _ := pendingFor(t, c, cp, *now, jordan, "issue_refund", jordanRefund)
+	if n := mailWaiting(t, c); n != 1 {
+		t.Fatalf("the request's own mail: %d sent", n)
+	}
+	token := mailLinkIn.FindStringSubmatch(outbox.Sent()[0].Body)[1]
+	spent, err := c.SpendMailLink(ctx, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	shop, _ := shops.Load(links)
+	body, _ := json.Marshal(map[string]any{"order_id": inv.Target.ID, "amount_cents": 500, "reason": "goodwill, in another tab"})
+	req, _ := http.NewRequest(http.MethodPost, shop.([2]string)[0]+"/refunds", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+shop.([2]string)[1])
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	digest, err := consent.QuoteDigest(inv.QuoteJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.Decide(ctx, confirmation.ProvedOn(spent.Opened, confirmation.ProofLink), controlplane.CustomerDecision{
+		InvocationID: inv.ID, Verb: controlplane.CustomerConfirm, QuoteVersion: inv.Version, QuoteDigest: digest})
+	if err != nil || !out.Requoted || loopPasses != 1 {
+		t.Fatalf("confirm of a stale quote: requoted %v, %v (the loop held in it %d times)", out.Requoted, err, loopPasses)
+	}
+	*now = now.Add(time.Minute)
+	mailWaiting(t, c)
+	sent := outbox.Sent()
+	if len(sent) != 2 || !strings.Contains(sent[1].Body, "The details of this request changed") {
+		t.Fatalf("%d mails in all; want the request's and one with the fresh quote", len(sent))
+	}
+	fresh, err := c.SpendMailLink(ctx, mailLinkIn.FindStringSubmatch(sent[1].Body)[1])
+	if err != nil || fresh.InvocationID != out.Invocation.ID {
+		t.Errorf("the fresh mail's link proves %q, %v; want %s", fresh.InvocationID, err, out.Invocation.ID)
 	}
 }
