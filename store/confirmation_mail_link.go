@@ -25,9 +25,12 @@ type MailLink struct {
 	ExpiresAt    time.Time  `db:"expires_at"`
 	SpentAt      *time.Time `db:"spent_at"`
 	RetiredAt    *time.Time `db:"retired_at"`
+	// Unprompted says the console's loop sent it when the request began
+	// waiting (customer_mail_outbox records that), not a person's press.
+	Unprompted bool `db:"unprompted"`
 }
 
-const mailLinkColumns = `token_hash, link_selector, invocation_id, version, quote_digest, customer_ref, sent_to, created_at, expires_at, spent_at, retired_at`
+const mailLinkColumns = `token_hash, link_selector, invocation_id, version, quote_digest, customer_ref, sent_to, created_at, expires_at, spent_at, retired_at, unprompted`
 
 // SentMail is the newest mail (a code or a link) sent to one customer.
 type SentMail struct {
@@ -79,8 +82,8 @@ func (s *Store) InsertMailLink(ctx context.Context, l MailLink, caps []CodeCap) 
 			}
 		}
 		_, err := tx.tx.Exec(ctx, `INSERT INTO confirmation_mail_links (token_hash, link_selector, invocation_id, version,
-			quote_digest, customer_ref, sent_to, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-			l.TokenHash, l.LinkSelector, l.InvocationID, l.Version, l.QuoteDigest, l.CustomerRef, l.SentTo, l.CreatedAt, l.ExpiresAt)
+			quote_digest, customer_ref, sent_to, created_at, expires_at, unprompted) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+			l.TokenHash, l.LinkSelector, l.InvocationID, l.Version, l.QuoteDigest, l.CustomerRef, l.SentTo, l.CreatedAt, l.ExpiresAt, l.Unprompted)
 		return err
 	})
 	if err != nil {

@@ -75,6 +75,9 @@ type config struct {
 	// WebhookEvery is how often outcome events are enqueued and due
 	// webhook deliveries sent.
 	WebhookEvery time.Duration
+	// CustomerMailEvery is how often requests that started waiting for
+	// their customer are looked for and mailed their quote and link.
+	CustomerMailEvery time.Duration
 	// WebhookAllowPrivate ("true") lets outcome webhooks be on loopback
 	// and private addresses outside demo mode, as the chaos campaign's
 	// receiver is. Never in production (webhooks.Config.AllowPrivate).
@@ -225,6 +228,8 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	str(&c.AssertionSecrets, "assertion-secrets", "CUSTOMER_ASSERTION_SECRETS", "",
 		"system=<hex> secrets the business's site signs customer assertions with (at least 32 bytes each)")
 	str(&c.MailDir, "mail-dir", "MAIL_DIR", "", "write customers' mails (links, codes) as files here instead of sending them (demo mode: <data-dir>/mail)")
+	dur(&c.CustomerMailEvery, "customer-mail-interval", "CUSTOMER_MAIL_INTERVAL", 5*time.Second,
+		"how often requests that started waiting for their customer are mailed their quote and \"Review and decide\" link (once per request version)")
 	str(&c.MailFrom, "mail-from", "MAIL_FROM", "Countersign <no-reply@countersign.invalid>", "sender address of customers' mails (links, codes)")
 	str(&c.SlackToken, "slack-token", "SLACK_BOT_TOKEN", "", "Slack bot token (xoxb-…) that posts the approval cards; with -slack-signing-secret and -slack-channel")
 	str(&c.SlackSecret, "slack-signing-secret", "SLACK_SIGNING_SECRET", "", "the Slack app's signing secret, which signs the clicks sent to /slack/interactions")
@@ -269,7 +274,7 @@ func (c *config) validate() error {
 		v    time.Duration
 	}{{"-session-idle", c.SessionIdle}, {"-session-absolute", c.SessionAbsolute}, {"-shutdown-grace", c.ShutdownGrace},
 		{"-adapter-timeout", c.AdapterTimeout}, {"-lease-margin", c.LeaseMargin}, {"-dispatch-interval", c.DispatchEvery}, {"-db-idle-tx-timeout", c.IdleInTx}, {"-metrics-refresh", c.MetricsRefresh},
-		{"-webhook-interval", c.WebhookEvery}} {
+		{"-webhook-interval", c.WebhookEvery}, {"-customer-mail-interval", c.CustomerMailEvery}} {
 		if d.v <= 0 {
 			problems = append(problems, d.name+": want a positive duration like 30m or 12h")
 		}

@@ -75,3 +75,24 @@ func TestMCPAllowedOrigins(t *testing.T) {
 		}
 	}
 }
+
+// TestCustomerMailInterval: how often requests waiting for their customer
+// are mailed is 5s unless CUSTOMER_MAIL_INTERVAL or the flag says, and a
+// duration that is not positive is refused by name.
+func TestCustomerMailInterval(t *testing.T) {
+	env := map[string]string{}
+	get := func(k string) string { return env[k] }
+	if c, err := parseConfig(nil, get); err != nil || c.CustomerMailEvery != 5*time.Second {
+		t.Errorf("default: %v, %v; want 5s", c.CustomerMailEvery, err)
+	}
+	env["CUSTOMER_MAIL_INTERVAL"] = "1m"
+	if c, err := parseConfig(nil, get); err != nil || c.CustomerMailEvery != time.Minute {
+		t.Errorf("from the environment: %v, %v; want 1m", c.CustomerMailEvery, err)
+	}
+	if c, err := parseConfig([]string{"-customer-mail-interval", "2s"}, get); err != nil || c.CustomerMailEvery != 2*time.Second {
+		t.Errorf("the flag: %v, %v; want 2s", c.CustomerMailEvery, err)
+	}
+	if _, err := parseConfig([]string{"-customer-mail-interval", "0s"}, get); err == nil || !strings.Contains(err.Error(), "-customer-mail-interval") {
+		t.Errorf("0s: %v; want the flag named", err)
+	}
+}

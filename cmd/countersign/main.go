@@ -138,6 +138,11 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 		if err != nil {
 			return err
 		}
+		// The seeded confirmations' mails are in the mail folder before
+		// the printout says so (the loop below would send them too).
+		if _, err := links.MailWaiting(ctx); err != nil {
+			return err
+		}
 		printout.Write(os.Stdout, cfg.Addr, cfg.mailDir())
 	}
 	if cfg.DebugAddr != "" {
@@ -190,6 +195,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 		Confirmations: links, Assistants: asst, Telemetry: telemetry, APIRatePerMinute: cfg.APIRate, Factors: factorSvc,
 		CustomerPasskeys: custKeys})
 	go sweep(ctx, log, sessions, acc, links)
+	go links.RunMailWaiting(ctx, cfg.CustomerMailEvery)
 	go webhooks.NewWorker(st, srv.WebhookRender(cfg.publicBase()), hooks, nil, log).Run(ctx, cfg.WebhookEvery)
 	if n := cfg.notifier(st, log); n.Enabled() {
 		go n.Run(ctx, cfg.NotifyEvery)

@@ -49,6 +49,12 @@ func TestDemoModeEndToEnd(t *testing.T) {
 			t.Errorf("stdout does not print the sign-in of %s", u.Email)
 		}
 	}
+	// Each pending confirmation's mail is in the mail folder by the time
+	// its link is printed.
+	mails, _ := filepath.Glob(filepath.Join(dataDir, "mail", "*.eml"))
+	if links := printedLinks(t, first); links == 0 || len(mails) != links {
+		t.Errorf("%d mails in the mail folder at start for %d printed links; want one each", len(mails), links)
+	}
 	res, err := http.Get(first.url + "/sign-in")
 	if err != nil || res.StatusCode != http.StatusOK {
 		t.Fatalf("GET /sign-in: %v %v", res, err)
@@ -79,6 +85,27 @@ func TestDemoModeEndToEnd(t *testing.T) {
 		t.Errorf("the agent's session after a restart: %d, want 200", res.StatusCode)
 	}
 	second.stop(t)
+}
+
+// printedLinks reads c's printout after the sign-ins up to the end of its
+// confirmation links and counts them.
+func printedLinks(t *testing.T, c *console) int {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	n := 0
+	for {
+		select {
+		case line, ok := <-c.lines:
+			switch {
+			case ok && strings.Contains(line, "/c/"):
+				n++
+			case !ok || n > 0:
+				return n
+			}
+		case <-timeout:
+			t.Fatalf("no confirmation links printed")
+		}
+	}
 }
 
 type console struct {

@@ -115,7 +115,8 @@ type Config struct {
 	// PublicBase is the console's address for people ("https://…"), which
 	// mail links start with.
 	PublicBase string
-	// Log reports mails a re-quote could not send; nil is slog.Default.
+	// Log reports mails the console could not send by itself (MailWaiting,
+	// a re-quote); nil is slog.Default.
 	Log *slog.Logger
 	// CodeLimits bound code mails and wrong codes; a zero field takes
 	// its value from DefaultCodeLimits (a bound is never "none").
@@ -141,6 +142,11 @@ type Store interface {
 	MailLinkByHash(ctx context.Context, tokenHash []byte) (store.MailLink, error)
 	SpendMailLink(ctx context.Context, tokenHash []byte, at time.Time) (store.MailLink, error)
 	RetireMailLinks(ctx context.Context, invocationID string, at time.Time) error
+	DeleteMailLink(ctx context.Context, tokenHash []byte) error
+
+	MailsDue(ctx context.Context, now time.Time, sys store.MailSystems, limit int) ([]store.MailDue, error)
+	ClaimCustomerMail(ctx context.Context, invocationID string, version int32, now, leaseUntil time.Time) (int, bool, error)
+	FinishCustomerMail(ctx context.Context, invocationID string, version int32, outcome string, sentAt *time.Time, nextAt, now time.Time) error
 }
 
 // Service makes links and checks customers' proofs.

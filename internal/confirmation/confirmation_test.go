@@ -74,11 +74,13 @@ func setupWithLimits(t *testing.T, limits confirmation.CodeLimits) (*confirmatio
 		PublicBase: "https://console.test"}, func() time.Time { return now })
 	stores.Store(links, st)
 	registries.Store(links, reg)
+	shops.Store(links, [2]string{srv.URL, shop.Token()})
 	return links, cp, &now, outbox
 }
 
-// stores holds the store of each service setup made.
-var stores, registries sync.Map
+// stores holds the store of each service setup made (registries its
+// systems, shops its shop's address and token).
+var stores, registries, shops sync.Map
 
 func storeOf(links *confirmation.Service) *store.Store {
 	st, _ := stores.Load(links)

@@ -70,6 +70,14 @@ func (s *Service) SendLink(ctx context.Context, token string) (SentLink, error) 
 }
 
 func (s *Service) sendLink(ctx context.Context, o Opened, inv controlplane.Invocation) (SentLink, error) {
+	return s.mailLink(ctx, o, inv, false)
+}
+
+// mailLink mails inv's quote with a new link, as SendLink says; an
+// unprompted one is the console's own (MailWaiting), and when its mail
+// cannot be sent its link is deleted: nobody holds it, so it should count
+// against no limit.
+func (s *Service) mailLink(ctx context.Context, o Opened, inv controlplane.Invocation, unprompted bool) (SentLink, error) {
 	if !s.accepts(o.System, ProofLink) {
 		return SentLink{}, apperr.New(apperr.Forbidden, "This request cannot be decided from a link we e-mail.")
 	}
@@ -97,7 +105,8 @@ func (s *Service) sendLink(ctx context.Context, o Opened, inv controlplane.Invoc
 	}
 	lim := s.cfg.CodeLimits
 	newest, err := s.store.InsertMailLink(ctx, store.MailLink{TokenHash: sum[:], LinkSelector: o.Selector, InvocationID: inv.ID,
-		Version: inv.Version, QuoteDigest: digest, CustomerRef: o.CustomerRef, SentTo: contact.Email, CreatedAt: now, ExpiresAt: expires},
+		Version: inv.Version, QuoteDigest: digest, CustomerRef: o.CustomerRef, SentTo: contact.Email, CreatedAt: now, ExpiresAt: expires,
+		Unprompted: unprompted},
 		[]store.CodeCap{{Since: now.Add(-15 * time.Minute), Max: lim.MailsPer15Min}, {Since: now.Add(-time.Hour), Max: lim.MailsPerHour}})
 	if errors.Is(err, store.ErrLimit) {
 		return SentLink{}, &apperr.Error{Kind: apperr.LimitReached, Code: "too_many_mails",
@@ -110,6 +119,11 @@ func (s *Service) sendLink(ctx context.Context, o Opened, inv controlplane.Invoc
 	}
 	msg := LinkMail(contact, s.cfg.PublicBase+MailLinkPrefix+token, inv, s.brand(o.System), expires, now)
 	if err := s.cfg.Mail.Send(ctx, msg); err != nil {
+		if unprompted {
+			if derr := s.store.DeleteMailLink(ctx, sum[:]); derr != nil {
+				err = errors.Join(err, derr)
+			}
+		}
 		return SentLink{}, &apperr.Error{Kind: apperr.Upstream, Code: "mail_failed", Err: err,
 			Message: "We could not send the mail just now.", Hint: "Try again in a minute, or use another way of confirming."}
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"fmt"
 
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
@@ -166,12 +165,5 @@ func (s *Service) afterRequote(ctx context.Context, old string, next controlplan
 	if next.State != controlplane.AwaitingConfirmation || !s.accepts(next.System, ProofLink) {
 		return nil
 	}
-	live, err := s.store.LiveConfirmationLink(ctx, next.ID)
-	if err != nil {
-		return fmt.Errorf("confirmation: the link of %s: %w", next.ID, err)
-	}
-	o := Opened{Selector: live.Selector, InvocationID: next.ID, TaskID: next.TaskID, CustomerRef: live.CustomerRef,
-		System: next.System, ExpiresAt: live.ExpiresAt}
-	_, err = s.sendLink(ctx, o, next)
-	return err
+	return s.mailRequoted(ctx, next)
 }

@@ -39,9 +39,10 @@ func (p Printout) Write(w io.Writer, consoleAddr, mailDir string) {
 	}
 	if len(p.Links) > 0 {
 		fmt.Fprintf(w, "\n  Confirmation links for %s. A link shows the request; to confirm, the customer proves who\n"+
-			"  they are: sign in as the customer above, or press \"E-mail me a link to decide\" and open the\n"+
-			"  mail's \"Review and decide\" link. The demo does not send mail: the mails, with the whole request\n"+
-			"  and the link, are written as files to %s (the newest last)\n", p.Customer, mailDir)
+			"  they are: sign in as the customer above, or open the \"Review and decide\" link of the request's\n"+
+			"  mail, sent by itself when the request started waiting (\"E-mail me a link to decide\" sends another).\n"+
+			"  The demo does not send mail: the mails, with the whole request and the link, are written as\n"+
+			"  files to %s (the newest last)\n", p.Customer, mailDir)
 		for _, l := range p.Links {
 			fmt.Fprintf(w, "  %-28s http://%s%s\n", l.Action, consoleAddr, l.Path)
 		}

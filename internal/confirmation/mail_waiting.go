@@ -1,0 +1,175 @@
+package confirmation
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"countersign/internal/apperr"
+	"countersign/internal/controlplane"
+	"countersign/store"
+)
+
+// The customer's mail goes out by itself: when a request starts waiting
+// for its customer, MailWaiting (run on an interval by every console
+// instance) mails the whole quote with a "Review and decide" link to the
+// contact on file, once per request version, as the link page's button
+// would. It is an outbox: a version is claimed in PostgreSQL before its
+// mail is sent (customer_mail_outbox), so instances racing send one mail,
+// and a claim whose instance died is taken again after MailLease. A mail
+// a person already asked for on the page, or the re-quote's, counts as
+// the version's. A request that cannot be mailed (no contact on file, the
+// customer's mail limits, the mail server) is tried again later, never
+// in a loop.
+
+// MailLease is how long one instance holds a request's mail while sending
+// it; an instance that died holding it is relieved after that.
+const MailLease = 5 * time.Minute
+
+// When an unprompted mail could not be sent, the next try waits: for the
+// customer's mail limits to move (the shorter window), for a contact to
+// appear, or, after the mail server failed, a back-off that doubles.
+const (
+	retryAfterLimit     = 15 * time.Minute
+	retryAfterNoContact = time.Hour
+	retryFirst          = 30 * time.Second
+	retryMost           = time.Hour
+)
+
+// mailWaitingBatch bounds how many requests one pass mails.
+const mailWaitingBatch = 100
+
+// MailWaiting mails each request awaiting its customer whose current
+// version had no mail yet — where its system takes the mail link — and
+// returns how many mails it sent. It sends nothing when no mail server is
+// configured. An error is the database's; a mail that could not go is
+// logged and tried again later.
+func (s *Service) MailWaiting(ctx context.Context) (int, error) {
+	sys, some := s.mailSystems()
+	if s.cfg.Mail == nil || !some {
+		return 0, nil
+	}
+	due, err := s.store.MailsDue(ctx, s.now(), sys, mailWaitingBatch)
+	if err != nil {
+		return 0, err
+	}
+	sent := 0
+	for _, d := range due {
+		ok, err := s.mailUnprompted(ctx, d)
+		if err != nil {
+			return sent, err
+		}
+		if ok {
+			sent++
+		}
+	}
+	return sent, nil
+}
+
+// RunMailWaiting runs MailWaiting now and then every interval until ctx
+// ends, logging what fails.
+func (s *Service) RunMailWaiting(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		if n, err := s.MailWaiting(ctx); err != nil && ctx.Err() == nil {
+			s.cfg.Log.Warn("customer mails: looking for requests to mail failed", "error", err)
+		} else if n > 0 {
+			s.cfg.Log.Info("customer mails sent", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// mailSystems is which systems' requests MailWaiting mails: those whose
+// proofs include the mail link. some is false when none does.
+func (s *Service) mailSystems() (sys store.MailSystems, some bool) {
+	sys.All = slices.Contains(s.cfg.Proofs["*"], ProofLink)
+	for name := range s.cfg.Proofs {
+		if name == "*" || s.accepts(name, ProofLink) == sys.All {
+			continue
+		}
+		if sys.All {
+			sys.Except = append(sys.Except, name)
+		} else {
+			sys.Only = append(sys.Only, name)
+		}
+	}
+	return sys, sys.All || len(sys.Only) > 0
+}
+
+// mailUnprompted claims d's version and, holding it, mails its quote with
+// a link; it reports whether the mail went. It returns false without an
+// error when another instance holds the version, it went already or its
+// back-off has not ended; the mail's own failures are recorded and
+// logged, and only the database's are returned.
+func (s *Service) mailUnprompted(ctx context.Context, d store.MailDue) (bool, error) {
+	now := s.now()
+	attempt, ok, err := s.store.ClaimCustomerMail(ctx, d.InvocationID, d.Version, now, now.Add(MailLease))
+	if err != nil || !ok {
+		return false, err
+	}
+	inv, err := s.cp.Invocation(ctx, d.InvocationID)
+	if err == nil && inv.Version != d.Version {
+		// The request moved on since it was listed: its new version, if
+		// it still awaits the customer, is listed on its own.
+		err = NothingToDecide()
+	}
+	if err == nil {
+		o := Opened{Selector: d.LinkSelector, InvocationID: d.InvocationID, TaskID: d.TaskID, CustomerRef: d.CustomerRef,
+			System: d.System, ExpiresAt: d.LinkExpiresAt}
+		_, err = s.mailLink(ctx, o, inv, true)
+	}
+	outcome, next := s.mailOutcome(err, attempt, now)
+	var sentAt *time.Time
+	if err == nil {
+		sentAt = &now
+	}
+	if ferr := s.store.FinishCustomerMail(ctx, d.InvocationID, d.Version, outcome, sentAt, next, s.now()); ferr != nil {
+		return err == nil, ferr
+	}
+	return err == nil, nil
+}
+
+// mailOutcome names how an unprompted mail ended and when the next try
+// may be, logging what went wrong in words.
+func (s *Service) mailOutcome(err error, attempt int, now time.Time) (outcome string, next time.Time) {
+	if err == nil {
+		return "sent", now
+	}
+	code, wait := "failed", retryFirst<<min(attempt-1, 7)
+	if e, ok := apperr.As(err); ok && e.Code != "" {
+		code = e.Code
+	}
+	switch code {
+	case "too_many_mails":
+		wait = retryAfterLimit
+	case "no_contact_on_file":
+		wait = retryAfterNoContact
+	case "nothing_to_decide":
+		return code, now.Add(MailLease)
+	}
+	wait = min(wait, retryMost)
+	next = now.Add(wait)
+	s.cfg.Log.Warn(fmt.Sprintf("customer mail not sent (%s); trying again at %s", code, next.UTC().Format(time.RFC3339)),
+		"outcome", code, "attempt", attempt, "error", err)
+	return code, next
+}
+
+// mailRequoted mails the fresh quote that replaced a request, with a new
+// link, through the same claim as MailWaiting: the loop finds that
+// version mailed and sends no second mail.
+func (s *Service) mailRequoted(ctx context.Context, next controlplane.Invocation) error {
+	live, err := s.store.LiveConfirmationLink(ctx, next.ID)
+	if err != nil {
+		return fmt.Errorf("confirmation: the link of %s: %w", next.ID, err)
+	}
+	_, err = s.mailUnprompted(ctx, store.MailDue{InvocationID: next.ID, Version: next.Version, System: next.System, TaskID: next.TaskID,
+		CustomerRef: live.CustomerRef, LinkSelector: live.Selector, LinkExpiresAt: live.ExpiresAt})
+	return err
+}
