@@ -296,7 +296,7 @@ func TestCustomerReceipt(t *testing.T) {
 	if got := webtest.TextByTestID(res, t, "receipt-done"); !inShopZone(got) {
 		t.Errorf("when: %q, want a time in the shop's zone", got)
 	}
-	if got := webtest.TextByTestID(res, t, "receipt-who"); !strings.HasPrefix(got, "You confirmed this on ") || !strings.HasSuffix(got, ", with a code we e-mailed you.") {
+	if got := webtest.TextByTestID(res, t, "receipt-who"); !strings.HasPrefix(got, "You confirmed this on ") || !strings.HasSuffix(got, ", with the link we e-mailed you.") {
 		t.Errorf("who confirmed: %q", got)
 	}
 	how := webtest.Squash(webtest.TextByTestID(res, t, "receipt-how"))
@@ -346,9 +346,9 @@ func TestCustomerReceipt(t *testing.T) {
 		t.Errorf("receipt claims %+v", claims)
 	}
 	// The customer's yes is in it: how they proved it, what they saw.
-	if cs := claims.Consent; cs == nil || cs.Proof != "code" || cs.Decision != consent.Confirm || cs.QuoteVersion == 0 ||
+	if cs := claims.Consent; cs == nil || cs.Proof != "link" || cs.Decision != consent.Confirm || cs.QuoteVersion == 0 ||
 		cs.Verify(inv.ID, cs.Quote) != nil || cs.ArgsHash != claims.ArgsDigest || claims.ArgsDigest != hex.EncodeToString(inv.ArgsHash) {
-		t.Errorf("the receipt's consent %+v, args_digest %q, want the code-proved confirmation of the quote shown", cs, claims.ArgsDigest)
+		t.Errorf("the receipt's consent %+v, args_digest %q, want the mail link's confirmation of the quote shown", cs, claims.ArgsDigest)
 	}
 
 	// Another customer, a visitor and a request not done get no receipt.

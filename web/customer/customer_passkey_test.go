@@ -99,7 +99,7 @@ func decideWithPasskey(t *testing.T, c *webtest.Client, link, decision string, k
 // adds one.
 func TestAPasskeyIsNeverAddedFromACodesSession(t *testing.T) {
 	t.Parallel()
-	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage(), webtest.WithTypedCodes())
 	pk, origin := passkeyCustomers(t, b)
 	inv, link := b.PendingRefund(t)
 	// Whoever holds only the link (the assistant) adds nothing.
@@ -109,7 +109,7 @@ func TestAPasskeyIsNeverAddedFromACodesSession(t *testing.T) {
 		t.Errorf("a passkey added with the link alone: %d %s, want 401", status, raw)
 	}
 	code := pk.Client(t)
-	page := code.Open(link)
+	page := code.OpenWithCode(link)
 	if res := code.Post("/requests/"+inv.ID+"/decline", url.Values{"_csrf": {code.PageCSRF(page)}}); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("decline with the code: %d", res.StatusCode)
 	}

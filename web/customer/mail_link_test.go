@@ -178,7 +178,7 @@ func TestAHostileAssistantCannotDecideWithoutTheMailbox(t *testing.T) {
 	id := res.JSON["id"].(string)
 	next := res.JSON["next"].(map[string]any)
 	link := strings.TrimPrefix(next["url"].(string), b.Server.URL)
-	if proofs, _ := json.Marshal(next["proofs"]); string(proofs) != `["link","account"]` {
+	if proofs, _ := json.Marshal(next["proofs"]); string(proofs) != `["link","account","passkey"]` {
 		t.Errorf("next.proofs = %s, want the mail link and the account", proofs)
 	}
 	if msg, _ := next["message"].(string); strings.Contains(msg, "code") {

@@ -20,7 +20,8 @@ import (
 // download, not the quote above it.
 func TestBrowserCustomerReceiptIsForPeople(t *testing.T) {
 	t.Parallel()
-	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	// The shop takes typed codes here: the browser proves with one.
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage(), webtest.WithTypedCodes())
 	_, link := b.PendingRefund(t)
 	runCtx, stop := context.WithCancel(context.Background())
 	defer stop()
