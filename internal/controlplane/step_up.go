@@ -17,7 +17,7 @@ import (
 // with errors.Is, or on its code, and never change it: every refusal
 // returns this one value.
 var ErrStepUpRequired = &apperr.Error{Kind: apperr.Forbidden, Code: "step_up_required",
-	Message: "This approval needs a fresh proof with your passkey, made for this request.",
+	Message: "This approval needs your passkey: the action's policy asks for a fresh proof made for this request.",
 	Hint:    "Approve it on its step-up page in the console with your passkey."}
 
 // StepUpInvalidCode is the code of a refused step-up assertion: made for

@@ -170,7 +170,7 @@ func (b *Bot) approve(ctx context.Context, who slackUser, actor controlplane.Act
 	hash, _ := hex.DecodeString(d.Hash)
 	out, err := b.control.StaffDecide(ctx, controlplane.StaffDecision{Actor: actor, InvocationID: d.ID, Verb: controlplane.StaffApprove,
 		Version: d.Version, ArgsHash: hash})
-	if e, isApp := apperr.As(err); isApp && e.Code == "step_up_required" {
+	if e, isApp := apperr.As(err); isApp && e.Code == controlplane.ErrStepUpRequired.Code {
 		b.tellStepUp(ctx, who, d.ID)
 		return nil
 	}

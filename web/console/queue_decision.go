@@ -218,16 +218,14 @@ func (h *Handler) staffDecide(c echo.Context, id string, d controlplane.StaffDec
 // refused. Above the policy's amount it records the first of two
 // approvals. Someone else's decision first is a 409 that says what
 // happened. A card whose policy asks for a passkey (it may have changed
-// while the page was open) is approved only on its step-up page: the
-// card's page says so and links there.
+// while the page was open) is refused by the control plane under the
+// request's lock (step_up_required): the card's page says so and links
+// to its step-up page.
 func (h *Handler) handleQueueApprove(c echo.Context) error {
 	id := c.Param("id")
 	hash, err := hex.DecodeString(c.FormValue("args_hash"))
 	if err != nil {
 		hash = nil // no hash the page could have shown: the door asks for one
-	}
-	if card, err := h.cfg.Control.Card(c.Request().Context(), id); err == nil && h.needsStepUp(c.Request().Context(), card.Invocation) {
-		return h.stepUpRefused(c, id, errStepUpRequired)
 	}
 	if _, err := h.staffDecide(c, id, controlplane.StaffDecision{Verb: controlplane.StaffApprove, ArgsHash: hash}); err != nil {
 		if isStepUpRequired(err) {

@@ -2,7 +2,6 @@ package console
 
 import (
 	"bytes"
-	"context"
 	"encoding/hex"
 	"encoding/json"
 	"io"
@@ -19,27 +18,11 @@ import (
 	"countersign/web/kit"
 )
 
-// codeStepUpRequired is the code of an approval refused because its
-// policy asks for the approver's passkey (the control plane's refusal,
-// and the console's own before it asks).
-const codeStepUpRequired = "step_up_required"
-
-// errStepUpRequired refuses a plain approval of a card whose policy asks
-// for a passkey: the page then links to the card's step-up page.
-var errStepUpRequired = &apperr.Error{Kind: apperr.Forbidden, Code: codeStepUpRequired,
-	Message: "This approval needs your passkey: the action's policy asks for a fresh proof for each approval.",
-	Hint:    "Approve it on its step-up page with your passkey."}
-
-// isStepUpRequired says err refuses an approval for want of a step-up.
+// isStepUpRequired says err is the control plane's refusal of an
+// approval for want of a step-up (controlplane.ErrStepUpRequired).
 func isStepUpRequired(err error) bool {
 	e, ok := apperr.As(err)
-	return ok && e.Code == codeStepUpRequired
-}
-
-// needsStepUp says whether approving inv needs the approver's passkey now,
-// under its action's policy as it stands (controlplane's one answer).
-func (h *Handler) needsStepUp(ctx context.Context, inv controlplane.Invocation) bool {
-	return h.cfg.Control.ApprovalNeedsStepUp(policyCache{}.get(ctx, h.cfg.Control, inv.System, inv.Action), inv)
+	return ok && e.Code == controlplane.ErrStepUpRequired.Code
 }
 
 // stepUpRefused answers a plain approval refused for want of a step-up
