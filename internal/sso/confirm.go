@@ -50,8 +50,10 @@ func (p *Provider) BeginConfirm(ctx context.Context, browser, next string) (stri
 func confirmHash(browser string) []byte { return hash("confirm\x00" + browser) }
 
 // authTime is when the ID token says the person authenticated (its
-// auth_time), or now when it does not say; a confirmation, which asked
-// max_age, needs the claim (OpenID Connect Core 2).
+// auth_time), or the zero time when it does not say: a sign-in without
+// the claim may have been answered silently from the provider's own
+// session, so it never counts as fresh (Fresh). A confirmation, which
+// asked max_age, needs the claim (OpenID Connect Core 2).
 func (p *Provider) authTime(idToken *oidc.IDToken, confirm bool) (time.Time, error) {
 	var claims struct {
 		AuthTime *float64 `json:"auth_time"`
@@ -63,7 +65,7 @@ func (p *Provider) authTime(idToken *oidc.IDToken, confirm bool) (time.Time, err
 		if confirm {
 			return time.Time{}, refuse(codeConfirmStale, errors.New("the ID token has no auth_time although max_age was asked"))
 		}
-		return p.now(), nil
+		return time.Time{}, nil
 	}
 	sec, frac := math.Modf(*claims.AuthTime)
 	return time.Unix(int64(sec), int64(frac*1e9)), nil

@@ -40,6 +40,16 @@ func TestSignInRecordsWhenThePersonAuthenticated(t *testing.T) {
 	if !sso.Fresh(got.AuthAt, time.Now()) || sso.Fresh(got.AuthAt, time.Now().Add(sso.FreshFor+time.Second)) {
 		t.Errorf("Fresh of a sign-in now: true now and false after %v, wanted", sso.FreshFor)
 	}
+	// A token without auth_time may come from the provider's own session,
+	// nobody there: it is never fresh.
+	b.op.SetAuthAge(-1)
+	got, err = b.signIn(t, "sam")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.AuthAt.IsZero() || sso.Fresh(got.AuthAt, time.Now()) {
+		t.Errorf("a sign-in whose token has no auth_time: AuthAt %v, want none and not fresh", got.AuthAt)
+	}
 }
 
 // TestConfirmSignsTheSamePersonInAgain: a confirmation asks the provider

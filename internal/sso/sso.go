@@ -134,7 +134,7 @@ type SignedIn struct {
 	Expiry  time.Time
 	Subject string
 	// AuthAt is when the person authenticated at the provider: the ID
-	// token's auth_time, or when Finish verified the token if it has none.
+	// token's auth_time, or the zero time (never fresh) if it has none.
 	AuthAt time.Time
 	// Confirmed is true when the sign-in was a confirmation (BeginConfirm)
 	// of the person signed in already: the session stays theirs.

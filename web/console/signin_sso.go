@@ -83,7 +83,9 @@ func (h *Handler) handleSSOCallback(c echo.Context) error {
 	sess.Values[kit.KeySignedInUntil] = signed.Expiry.Unix()
 	sess.Values[kit.KeyIdentityIssuer] = h.cfg.SSO.Issuer()
 	sess.Values[kit.KeyIdentitySubject] = signed.Subject
-	sess.Values[kit.KeyProviderAuthAt] = signed.AuthAt.Unix()
+	if !signed.AuthAt.IsZero() {
+		sess.Values[kit.KeyProviderAuthAt] = signed.AuthAt.Unix()
+	}
 	if err := sess.Save(c.Request(), c.Response()); err != nil {
 		return err
 	}

@@ -116,7 +116,8 @@ func (o *OP) SetNonce(f func(string) string) {
 // SetAuthAge makes the provider's ID tokens issued from now on say the
 // person authenticated age earlier than they did (auth_time), as a
 // provider does that answers from a session of its own instead of asking
-// again (0: when they did).
+// again (0: when they did; below 0: the tokens carry no auth_time, as
+// some providers' do not).
 func (o *OP) SetAuthAge(age time.Duration) {
 	o.store.mu.Lock()
 	defer o.store.mu.Unlock()
@@ -232,6 +233,9 @@ func (s *opStorage) AuthRequestByCode(ctx context.Context, code string) (op.Auth
 	s.mu.Unlock()
 	if err != nil || age == 0 {
 		return req, err
+	}
+	if age < 0 {
+		return agedRequest{AuthRequest: req}, nil
 	}
 	return agedRequest{AuthRequest: req, at: req.GetAuthTime().Add(-age)}, nil
 }
