@@ -51,7 +51,7 @@ func postFromPage(t *testing.T, ctx context.Context, path, fields string, asJSON
 // (a virtual authenticator in it), opens the confirmation link the API
 // answered — the link that reaches it, not the mail — and tries all the
 // page offers without Jordan's mailbox or device. Codes are off: no code
-// field is offered, and a code posted anyway is refused. The link alone
+// claimObject is offered, and a code posted anyway is refused. The link alone
 // sees no request and decides nothing: confirm and decline are refused.
 // A passkey cannot be added from its session, nor a decision begun with
 // one. "E-mail me a link to decide" mails Jordan's address on file, not
@@ -81,10 +81,10 @@ func TestBrowserAHostileAssistantCannotDecide(t *testing.T) {
 	asst := anotherBrowser(t, ctx)
 	auth := virtualAuthenticator(t, asst)
 	browse(t, asst, "the relayed link", chromedp.Navigate(console+link), chromedp.WaitVisible(chromedp.CSS(`[data-testid="prove"]`)))
-	if n := count(t, asst, `[data-testid="send-code-form"], [data-testid="code-form"], input[name="code"], [data-testid="send-code"]`); n != 0 {
-		t.Errorf("the link page offers a code where codes are off (%d fields):\n%s", n, textOf(t, asst, `main`))
+	if n := countOnPage(t, asst, `[data-testid="send-code-form"], [data-testid="code-form"], input[name="code"], [data-testid="send-code"]`); n != 0 {
+		t.Errorf("the link page offers a code where codes are off (%d fields):\n%s", n, pageTextOf(t, asst, `main`))
 	}
-	if n := count(t, asst, `[data-testid="confirm"], [data-testid="decline"], [data-testid="passkey-decide"]`); n != 0 {
+	if n := countOnPage(t, asst, `[data-testid="confirm"], [data-testid="decline"], [data-testid="passkey-decide"]`); n != 0 {
 		t.Errorf("the link alone offers %d decisions", n)
 	}
 
@@ -103,8 +103,8 @@ func TestBrowserAHostileAssistantCannotDecide(t *testing.T) {
 		undecided(verb + " with the link only")
 	}
 	browse(t, asst, "the request with the link only", chromedp.Navigate(console+"/requests/"+id), chromedp.WaitReady(chromedp.CSS(`main`)))
-	if n := count(t, asst, `[data-testid="request-title"], [data-testid="confirm"]`); n != 0 {
-		t.Errorf("the assistant's browser sees the request with the link only:\n%s", textOf(t, asst, `main`))
+	if n := countOnPage(t, asst, `[data-testid="request-title"], [data-testid="confirm"]`); n != 0 {
+		t.Errorf("the assistant's browser sees the request with the link only:\n%s", pageTextOf(t, asst, `main`))
 	}
 
 	// A passkey of its own: added from its session, or used to decide.
@@ -134,7 +134,7 @@ func TestBrowserAHostileAssistantCannotDecide(t *testing.T) {
 	if !strings.EqualFold(sent.To, webtest.Jordan) {
 		t.Errorf("the mail went to %q, want Jordan's address on file", sent.To)
 	}
-	if said := textOf(t, asst, `[data-testid="link-sent"]`); strings.Contains(said, webtest.Jordan) {
+	if said := pageTextOf(t, asst, `[data-testid="link-sent"]`); strings.Contains(said, webtest.Jordan) {
 		t.Errorf("the page tells the assistant the customer's whole address: %q", said)
 	}
 	undecided("the mail")

@@ -33,9 +33,9 @@ func browse(t *testing.T, ctx context.Context, what string, actions ...chromedp.
 	}
 }
 
-// textOf is the text of the first element sel matches on the page of ctx,
+// pageTextOf is the text of the first element sel matches on the page of ctx,
 // or "" when there is none.
-func textOf(t *testing.T, ctx context.Context, sel string) string {
+func pageTextOf(t *testing.T, ctx context.Context, sel string) string {
 	t.Helper()
 	text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const e = document.querySelector(`+
 		jsString(sel)+`); return e ? e.innerText : ""; })()`))
@@ -45,8 +45,8 @@ func textOf(t *testing.T, ctx context.Context, sel string) string {
 	return webtest.Squash(text)
 }
 
-// count is how many elements sel matches on the page of ctx.
-func count(t *testing.T, ctx context.Context, sel string) int {
+// countOnPage is how many elements sel matches on the page of ctx.
+func countOnPage(t *testing.T, ctx context.Context, sel string) int {
 	t.Helper()
 	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll(`+jsString(sel)+`).length`))
 	if err != nil {
@@ -130,24 +130,24 @@ func TestBrowserMailLinkDecidesOnceInTheCustomersBrowser(t *testing.T) {
 	if at, _ := chromedp.Run(ctx, chromedp.Location()); !strings.HasSuffix(at, "/requests/"+inv.ID) {
 		t.Errorf("the mail's link landed on %s, want the request's page", at)
 	}
-	if lines := count(t, ctx, `[data-testid="quote-line"]`); lines == 0 {
+	if lines := countOnPage(t, ctx, `[data-testid="quote-line"]`); lines == 0 {
 		t.Error("the landing shows no line of the quote")
 	}
 	// Forwarded before the customer decides: the link was spent.
 	forwarded := anotherBrowser(t, ctx)
 	browse(t, forwarded, "the forwarded link", chromedp.Navigate(b.Server.URL+path), chromedp.WaitVisible(chromedp.CSS(`[data-testid="link-problem"]`)))
 	browsertest.CheckAccessibility(t, forwarded, "a spent mail link's page")
-	if n := count(t, forwarded, `[data-problem="spent"]`); n != 1 || !strings.Contains(textOf(t, forwarded, `[data-testid="link-problem-next"]`), "newest mail") {
+	if n := countOnPage(t, forwarded, `[data-problem="spent"]`); n != 1 || !strings.Contains(pageTextOf(t, forwarded, `[data-testid="link-problem-next"]`), "newest mail") {
 		t.Errorf("the forwarded link says %q, want that it was used, and to use the newest mail",
-			textOf(t, forwarded, `[data-testid="link-problem"]`))
+			pageTextOf(t, forwarded, `[data-testid="link-problem"]`))
 	}
-	if n := count(t, forwarded, `[data-testid="mail-link-form"]`); n != 0 {
+	if n := countOnPage(t, forwarded, `[data-testid="mail-link-form"]`); n != 0 {
 		t.Error("the forwarded link still offers to continue")
 	}
 	browse(t, forwarded, "the request in the second browser", chromedp.Navigate(b.Server.URL+"/requests/"+inv.ID),
 		chromedp.WaitReady(chromedp.CSS(`main`)))
-	if n := count(t, forwarded, `[data-testid="request-title"], [data-testid="confirm"]`); n != 0 {
-		t.Errorf("the second browser sees the request:\n%s", textOf(t, forwarded, `main`))
+	if n := countOnPage(t, forwarded, `[data-testid="request-title"], [data-testid="confirm"]`); n != 0 {
+		t.Errorf("the second browser sees the request:\n%s", pageTextOf(t, forwarded, `main`))
 	}
 
 	browse(t, ctx, "confirm", chromedp.Click(chromedp.CSS(`[data-testid="confirm"]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="status"]`)))
@@ -160,8 +160,8 @@ func TestBrowserMailLinkDecidesOnceInTheCustomersBrowser(t *testing.T) {
 	// Forwarded after it: the request is decided, the link opens nothing.
 	browse(t, forwarded, "the forwarded link after the decision", chromedp.Navigate(b.Server.URL+path),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="link-problem"]`)))
-	if count(t, forwarded, `[data-problem="decided"]`) != 1 || count(t, forwarded, `[data-testid="mail-link-form"]`) != 0 {
-		t.Errorf("the forwarded link after the decision says %q", textOf(t, forwarded, `[data-testid="link-problem"]`))
+	if countOnPage(t, forwarded, `[data-problem="decided"]`) != 1 || countOnPage(t, forwarded, `[data-testid="mail-link-form"]`) != 0 {
+		t.Errorf("the forwarded link after the decision says %q", pageTextOf(t, forwarded, `[data-testid="link-problem"]`))
 	}
 
 	// The next request waits two hours for Jordan, so what runs out is the
@@ -181,8 +181,8 @@ func TestBrowserMailLinkDecidesOnceInTheCustomersBrowser(t *testing.T) {
 	_, expiring := mailLinkFromThePage(t, ctx, b)
 	b.Clock.Advance(confirmation.MailLinkLifetime)
 	browse(t, ctx, "an expired link", chromedp.Navigate(b.Server.URL+expiring), chromedp.WaitVisible(chromedp.CSS(`[data-testid="link-problem"]`)))
-	if n := count(t, ctx, `[data-problem="expired"]`); n != 1 || count(t, ctx, `[data-testid="mail-link-form"]`) != 0 {
-		t.Errorf("an expired link says %q, want that it expired, with no button", textOf(t, ctx, `[data-testid="link-problem"]`))
+	if n := countOnPage(t, ctx, `[data-problem="expired"]`); n != 1 || countOnPage(t, ctx, `[data-testid="mail-link-form"]`) != 0 {
+		t.Errorf("an expired link says %q, want that it expired, with no button", pageTextOf(t, ctx, `[data-testid="link-problem"]`))
 	}
 	if st := b.InvocationState(t, next.ID); st != controlplane.AwaitingConfirmation {
 		t.Errorf("the request of the expired link is %s, want still awaiting the customer", st)
@@ -236,12 +236,12 @@ func TestBrowserMailLinkAfterARequoteSaysWhatChanged(t *testing.T) {
 	other := anotherBrowser(t, ctx)
 	browse(t, other, "the first mail's link", chromedp.Navigate(b.Server.URL+old), chromedp.WaitVisible(chromedp.CSS(`[data-testid="link-problem"]`)))
 	browsertest.CheckAccessibility(t, other, "an old mail link's page after a re-quote")
-	if count(t, other, `[data-problem="changed"]`) != 1 || count(t, other, `[data-testid="change"]`) == 0 ||
-		count(t, other, `[data-testid="quote-was"] li`) == 0 || count(t, other, `[data-testid="quote-now"] li`) == 0 {
+	if countOnPage(t, other, `[data-problem="changed"]`) != 1 || countOnPage(t, other, `[data-testid="change"]`) == 0 ||
+		countOnPage(t, other, `[data-testid="quote-was"] li`) == 0 || countOnPage(t, other, `[data-testid="quote-now"] li`) == 0 {
 		t.Errorf("the old mail's link says %q, want what changed, the quote it showed and the one now",
-			textOf(t, other, `[data-testid="link-problem"]`))
+			pageTextOf(t, other, `[data-testid="link-problem"]`))
 	}
-	if count(t, other, `[data-testid="mail-link-form"]`) != 0 {
+	if countOnPage(t, other, `[data-testid="mail-link-form"]`) != 0 {
 		t.Error("the old mail's link still offers to continue")
 	}
 	browse(t, other, "the new mail's link", chromedp.Navigate(b.Server.URL+fresh),

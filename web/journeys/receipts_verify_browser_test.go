@@ -124,8 +124,8 @@ func flipped(t *testing.T, v any) string {
 	return base64.RawURLEncoding.EncodeToString(raw)
 }
 
-// field is the object at the path of keys in claims.
-func field(t *testing.T, claims map[string]any, keys ...string) map[string]any {
+// claimObject is the object at the path of keys in claims.
+func claimObject(t *testing.T, claims map[string]any, keys ...string) map[string]any {
 	t.Helper()
 	m := claims
 	for _, k := range keys {
@@ -205,18 +205,18 @@ func TestBrowserReceiptsVerifyWhatTheCustomerConfirmed(t *testing.T) {
 	}
 
 	quoteDigest := tampering{"its quote digest", func(t *testing.T, c map[string]any) {
-		cs := field(t, c, "consent")
+		cs := claimObject(t, c, "consent")
 		cs["quote_digest"] = flipped(t, cs["quote_digest"])
 	}, "the quote digest does not hold"}
 	arguments := tampering{"its arguments", moreMoney, "the arguments were changed"}
 	refusesEachTampering(t, "the link-confirmed receipt", byLink, jwks, quoteDigest, arguments)
 	refusesEachTampering(t, "the passkey-confirmed receipt", byPasskey, jwks, quoteDigest, arguments,
 		tampering{"the passkey's assertion", func(t *testing.T, c map[string]any) {
-			p := field(t, c, "consent", "passkey")
+			p := claimObject(t, c, "consent", "passkey")
 			p["signature"] = flipped(t, p["signature"])
 		}, "the customer's passkey assertion does not hold"},
 		tampering{"the decision the passkey signed", func(t *testing.T, c map[string]any) {
-			field(t, c, "consent")["decision"] = consent.Decline
+			claimObject(t, c, "consent")["decision"] = consent.Decline
 		}, "the customer's passkey assertion does not hold"})
 }
 
