@@ -3,7 +3,6 @@ package confirmation
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -92,9 +91,9 @@ func (s *Service) mailLink(ctx context.Context, o Opened, inv controlplane.Invoc
 	if err != nil {
 		return SentLink{}, err
 	}
-	digest, err := quoteDigest(inv)
+	digest, err := consent.QuoteDigest(inv.QuoteJSON)
 	if err != nil {
-		return SentLink{}, err
+		return SentLink{}, fmt.Errorf("confirmation: quote of %s: %w", inv.ID, err)
 	}
 	token := random(mailTokenBytes)
 	sum := sha256.Sum256([]byte(token))
@@ -128,15 +127,6 @@ func (s *Service) mailLink(ctx context.Context, o Opened, inv controlplane.Invoc
 			Message: "We could not send the mail just now.", Hint: "Try again in a minute, or use another way of confirming."}
 	}
 	return SentLink{To: maskEmail(contact.Email), ExpiresAt: expires}, nil
-}
-
-// quoteDigest is consent.QuoteDigest of inv's quote as stored.
-func quoteDigest(inv controlplane.Invocation) ([]byte, error) {
-	raw, err := json.Marshal(inv.Quote)
-	if err != nil {
-		return nil, fmt.Errorf("confirmation: quote of %s: %w", inv.ID, err)
-	}
-	return consent.QuoteDigest(raw)
 }
 
 // LinkMail is the message that carries a mail link: the request's whole

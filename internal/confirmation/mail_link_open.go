@@ -5,8 +5,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 
 	"countersign/internal/apperr"
+	"countersign/internal/consent"
 	"countersign/internal/controlplane"
 	"countersign/store"
 )
@@ -132,9 +134,9 @@ func (s *Service) checkMailLink(ctx context.Context, row store.MailLink, justSpe
 		}
 		return MailOpened{}, &MailLinkError{Problem: MailDecided, Was: &inv}
 	}
-	digest, err := quoteDigest(inv)
+	digest, err := consent.QuoteDigest(inv.QuoteJSON)
 	if err != nil {
-		return MailOpened{}, err
+		return MailOpened{}, fmt.Errorf("confirmation: quote of %s: %w", inv.ID, err)
 	}
 	if inv.Version != row.Version || !bytes.Equal(digest, row.QuoteDigest) {
 		return MailOpened{}, &MailLinkError{Problem: MailChanged, Now: &inv}
