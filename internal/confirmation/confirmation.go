@@ -133,12 +133,12 @@ type Store interface {
 	DeleteDeadConfirmationLinks(ctx context.Context, before time.Time) (int64, error)
 	LinksDue(ctx context.Context, now time.Time, limit int) ([]store.LinkDue, error)
 
-	InsertConfirmationCode(ctx context.Context, c store.ConfirmationCode, caps []store.CodeCap) (store.ConfirmationCode, error)
+	InsertConfirmationCode(ctx context.Context, c store.ConfirmationCode, invocationID string, caps store.MailCaps) (store.ConfirmationCode, error)
 	TryConfirmationCode(ctx context.Context, selector string, who store.CodeGuesser, at time.Time, caps store.CodeGuessCaps,
 		match func(store.ConfirmationCode) bool) (store.CodeTry, error)
 	UseCustomerAssertion(ctx context.Context, system, nonce, customerRef string, expiresAt, at time.Time) error
 
-	InsertMailLink(ctx context.Context, l store.MailLink, caps []store.CodeCap) (store.SentMail, error)
+	InsertMailLink(ctx context.Context, l store.MailLink, caps store.MailCaps) (store.SentMail, error)
 	MailLinkByHash(ctx context.Context, tokenHash []byte) (store.MailLink, error)
 	SpendMailLink(ctx context.Context, tokenHash []byte, at time.Time) (store.MailLink, error)
 	RetireMailLinks(ctx context.Context, invocationID string, at time.Time) error

@@ -102,15 +102,19 @@ func (s *Service) mailLink(ctx context.Context, o Opened, inv controlplane.Invoc
 	if inv.DeadlineAt != nil && inv.DeadlineAt.Before(expires) {
 		expires = *inv.DeadlineAt
 	}
-	lim := s.cfg.CodeLimits
+	// The console's own mail of a version is bounded by the proposals
+	// (one per version) and counts against no one's mails asked for.
+	caps := s.mailCaps(now)
+	if unprompted {
+		caps = store.MailCaps{}
+	}
 	newest, err := s.store.InsertMailLink(ctx, store.MailLink{TokenHash: sum[:], LinkSelector: o.Selector, InvocationID: inv.ID,
 		Version: inv.Version, QuoteDigest: digest, CustomerRef: o.CustomerRef, SentTo: contact.Email, CreatedAt: now, ExpiresAt: expires,
-		Unprompted: unprompted},
-		[]store.CodeCap{{Since: now.Add(-15 * time.Minute), Max: lim.MailsPer15Min}, {Since: now.Add(-time.Hour), Max: lim.MailsPerHour}})
+		Unprompted: unprompted}, caps)
 	if errors.Is(err, store.ErrLimit) {
 		return SentLink{}, &apperr.Error{Kind: apperr.LimitReached, Code: "too_many_mails",
-			Message: fmt.Sprintf("We e-mailed you at %s to %s, and we send at most %d mails in 15 minutes and %d in an hour.",
-				newest.At.In(s.brand(o.System).Zone).Format("15:04 MST"), maskEmail(newest.SentTo), lim.MailsPer15Min, lim.MailsPerHour),
+			Message: fmt.Sprintf("We e-mailed you at %s to %s, and %s.", newest.At.In(s.brand(o.System).Zone).Format("15:04 MST"),
+				maskEmail(newest.SentTo), s.mailLimitWords(err)),
 			Hint: "Open the newest mail we sent you. Or try again later."}
 	}
 	if err != nil {

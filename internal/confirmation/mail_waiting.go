@@ -19,19 +19,19 @@ import (
 // mail is sent (customer_mail_outbox), so instances racing send one mail,
 // and a claim whose instance died is taken again after MailLease. A mail
 // a person already asked for on the page, or the re-quote's, counts as
-// the version's. A request that cannot be mailed (no contact on file, the
-// customer's mail limits, the mail server) is tried again later, never
-// in a loop.
+// the version's. These mails count against none of the limits on mails
+// people ask for (CodeLimits): one per version, they are bounded by the
+// proposals. A request that cannot be mailed (no contact on file, the
+// mail server) is tried again later, never in a loop.
 
 // MailLease is how long one instance holds a request's mail while sending
 // it; an instance that died holding it is relieved after that.
 const MailLease = 5 * time.Minute
 
-// When an unprompted mail could not be sent, the next try waits: for the
-// customer's mail limits to move (the shorter window), for a contact to
-// appear, or, after the mail server failed, a back-off that doubles.
+// When an unprompted mail could not be sent, the next try waits: for a
+// contact to appear, or, after the mail server failed, a back-off that
+// doubles.
 const (
-	retryAfterLimit     = 15 * time.Minute
 	retryAfterNoContact = time.Hour
 	retryFirst          = 30 * time.Second
 	retryMost           = time.Hour
@@ -147,8 +147,6 @@ func (s *Service) mailOutcome(err error, attempt int, now time.Time) (outcome st
 		code = e.Code
 	}
 	switch code {
-	case "too_many_mails":
-		wait = retryAfterLimit
 	case "no_contact_on_file":
 		wait = retryAfterNoContact
 	case "nothing_to_decide":
