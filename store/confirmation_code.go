@@ -78,6 +78,15 @@ func (s *Store) InsertConfirmationCode(ctx context.Context, c ConfirmationCode, 
 	return out, nil
 }
 
+// DeleteConfirmationCode deletes the code id: one whose mail could not
+// be sent, so nobody holds it and it counts against no limit.
+func (s *Store) DeleteConfirmationCode(ctx context.Context, id int64) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM confirmation_codes WHERE id = $1`, id); err != nil {
+		return fmt.Errorf("store.DeleteConfirmationCode: %w", err)
+	}
+	return nil
+}
+
 // CodeGuessCaps bound wrong codes: per customer across all their links,
 // per assistant across all its tasks' links, and across everyone.
 type CodeGuessCaps struct {

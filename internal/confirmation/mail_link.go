@@ -73,9 +73,10 @@ func (s *Service) sendLink(ctx context.Context, o Opened, inv controlplane.Invoc
 }
 
 // mailLink mails inv's quote with a new link, as SendLink says; an
-// unprompted one is the console's own (MailWaiting), and when its mail
-// cannot be sent its link is deleted: nobody holds it, so it should count
-// against no limit.
+// unprompted one is the console's own (MailWaiting). When the mail cannot
+// be sent its link is deleted, whoever asked: nobody holds it, so it
+// counts against no limit and stands for no mail of its version (the
+// console's own mail of that version then still goes).
 func (s *Service) mailLink(ctx context.Context, o Opened, inv controlplane.Invocation, unprompted bool) (SentLink, error) {
 	if !s.accepts(o.System, ProofLink) {
 		return SentLink{}, apperr.New(apperr.Forbidden, "This request cannot be decided from a link we e-mail.")
@@ -121,16 +122,27 @@ func (s *Service) mailLink(ctx context.Context, o Opened, inv controlplane.Invoc
 		return SentLink{}, err
 	}
 	msg := LinkMail(contact, s.cfg.PublicBase+MailLinkPrefix+token, inv, s.brand(o.System), expires, now)
-	if err := s.cfg.Mail.Send(ctx, msg); err != nil {
-		if unprompted {
-			if derr := s.store.DeleteMailLink(ctx, sum[:]); derr != nil {
-				err = errors.Join(err, derr)
-			}
+	if err := s.send(ctx, msg); err != nil {
+		if derr := s.store.DeleteMailLink(context.WithoutCancel(ctx), sum[:]); derr != nil {
+			err = errors.Join(err, derr)
 		}
 		return SentLink{}, &apperr.Error{Kind: apperr.Upstream, Code: "mail_failed", Err: err,
-			Message: "We could not send the mail just now.", Hint: "Try again in a minute, or use another way of confirming."}
+			Message: "We could not send the mail just now, so no link is on its way.",
+			Hint:    "Try again in a minute, or use another way of showing us it's you."}
 	}
 	return SentLink{To: maskEmail(contact.Email), ExpiresAt: expires}, nil
+}
+
+// MailSendTimeout bounds one mail's hand-over to the mail server: a
+// server that stalls holds neither a page nor the console's mail loop
+// longer.
+const MailSendTimeout = 30 * time.Second
+
+// send hands m to the configured sender within MailSendTimeout.
+func (s *Service) send(ctx context.Context, m mail.Message) error {
+	ctx, cancel := context.WithTimeout(ctx, MailSendTimeout)
+	defer cancel()
+	return s.cfg.Mail.Send(ctx, m)
 }
 
 // LinkMail is the message that carries a mail link: the request's whole

@@ -35,11 +35,14 @@ const (
 
 // MailLinkError is the refusal of a mail link. For MailChanged, Was is the
 // request the mail showed and Now the one that replaced it (nil when none
-// did), so the page can say what changed.
+// did), so the page can say what changed, and NowMail whether the request
+// as it stands now was mailed to the customer (MailOf), so the page says
+// "we e-mailed you" only when it was.
 type MailLinkError struct {
 	Problem MailProblem
 	Was     *controlplane.Invocation
 	Now     *controlplane.Invocation
+	NowMail MailDelivery
 }
 
 func (e *MailLinkError) Error() string { return "confirmation: mail link " + string(e.Problem) }
@@ -126,7 +129,7 @@ func (s *Service) checkMailLink(ctx context.Context, row store.MailLink, justSpe
 		next, err := s.cp.Successor(ctx, inv.ID)
 		switch {
 		case err == nil:
-			return MailOpened{}, &MailLinkError{Problem: MailChanged, Was: &inv, Now: &next}
+			return MailOpened{}, s.changed(ctx, &inv, next)
 		case !errors.Is(err, controlplane.ErrNoSuccessor):
 			return MailOpened{}, err
 		case row.RetiredAt != nil:
@@ -139,7 +142,7 @@ func (s *Service) checkMailLink(ctx context.Context, row store.MailLink, justSpe
 		return MailOpened{}, fmt.Errorf("confirmation: quote of %s: %w", inv.ID, err)
 	}
 	if inv.Version != row.Version || !bytes.Equal(digest, row.QuoteDigest) {
-		return MailOpened{}, &MailLinkError{Problem: MailChanged, Now: &inv}
+		return MailOpened{}, s.changed(ctx, nil, inv)
 	}
 	now := s.now()
 	switch {
@@ -156,16 +159,26 @@ func (s *Service) checkMailLink(ctx context.Context, row store.MailLink, justSpe
 	return MailOpened{Opened: o, Shop: shopName(inv.System, s.brand(inv.System))}, nil
 }
 
+// changed is the refusal of a mail link whose request now stands as now
+// (was, when known, is the request the mail showed), saying whether now
+// was mailed; a database failure is returned as is.
+func (s *Service) changed(ctx context.Context, was *controlplane.Invocation, now controlplane.Invocation) error {
+	mailed, err := s.MailOf(ctx, now)
+	if err != nil {
+		return err
+	}
+	return &MailLinkError{Problem: MailChanged, Was: was, Now: &now, NowMail: mailed}
+}
+
 // afterRequote retires the mail links of the request a fresh quote
-// replaced and mails the customer the new quote with a new link, where
-// the system takes the mail link: a link for the old quote then explains
-// what changed and proves nothing.
-func (s *Service) afterRequote(ctx context.Context, old string, next controlplane.Invocation) error {
+// replaced — a link for the old quote then explains what changed and
+// proves nothing — and hands the fresh quote's mail to the outbox: this
+// instance's mail loop makes a pass at once, and the page does not wait
+// on the mail server.
+func (s *Service) afterRequote(ctx context.Context, old string) error {
 	if err := s.store.RetireMailLinks(ctx, old, s.now()); err != nil {
 		return err
 	}
-	if next.State != controlplane.AwaitingConfirmation || !s.accepts(next.System, ProofLink) {
-		return nil
-	}
-	return s.mailRequoted(ctx, next)
+	s.wakeMailLoop()
+	return nil
 }

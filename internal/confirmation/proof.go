@@ -145,9 +145,14 @@ func (s *Service) sendCode(ctx context.Context, o Opened, inv controlplane.Invoc
 		return SentCode{}, err
 	}
 	msg := CodeMail(contact, code, inv, s.brand(o.System), now)
-	if err := s.cfg.Mail.Send(ctx, msg); err != nil {
+	if err := s.send(ctx, msg); err != nil {
+		// Nobody holds the code: it counts against no limit.
+		if derr := s.store.DeleteConfirmationCode(context.WithoutCancel(ctx), row.ID); derr != nil {
+			err = errors.Join(err, derr)
+		}
 		return SentCode{}, &apperr.Error{Kind: apperr.Upstream, Code: "mail_failed", Err: err,
-			Message: "We could not send the code just now.", Hint: "Try again in a minute, or use another way of confirming."}
+			Message: "We could not send the code just now, so no code is on its way.",
+			Hint:    "Try again in a minute, or use another way of showing us it's you."}
 	}
 	return SentCode{To: maskEmail(contact.Email), ExpiresAt: row.ExpiresAt}, nil
 }

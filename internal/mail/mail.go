@@ -238,17 +238,29 @@ func (d Dir) Send(_ context.Context, m Message) error {
 type Memory struct {
 	mu   sync.Mutex
 	msgs []Message
+	fail error
 }
 
-// Send keeps m.
+// Send keeps m, or fails as Fail said.
 func (mm *Memory) Send(_ context.Context, m Message) error {
 	if err := m.check(); err != nil {
 		return err
 	}
 	mm.mu.Lock()
 	defer mm.mu.Unlock()
+	if mm.fail != nil {
+		return mm.fail
+	}
 	mm.msgs = append(mm.msgs, m)
 	return nil
+}
+
+// Fail makes every later Send fail with err, as a mail server that is
+// down would, and keep nothing; nil makes them work again.
+func (mm *Memory) Fail(err error) {
+	mm.mu.Lock()
+	defer mm.mu.Unlock()
+	mm.fail = err
 }
 
 // Sent returns a copy of every message kept so far, oldest first.
