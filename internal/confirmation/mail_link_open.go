@@ -55,11 +55,17 @@ func AsMailLinkError(err error) (*MailLinkError, bool) {
 }
 
 // MailOpened is a live mail link, looked at (OpenMailLink) or spent
-// (SpendMailLink): Opened is its request as its confirmation link opens it.
+// (SpendMailLink, SpendOpened): Opened is its request as its confirmation
+// link opens it.
 type MailOpened struct {
 	Opened
 	// Shop is the business in whose name the page speaks.
 	Shop string
+	// Invocation is the link's request as the look read it, so a page
+	// need not read it again.
+	Invocation controlplane.Invocation
+	// tokenHash names the link for SpendOpened.
+	tokenHash []byte
 }
 
 // OpenMailLink checks a mail link without spending it: what the GET shows
@@ -70,27 +76,32 @@ func (s *Service) OpenMailLink(ctx context.Context, token string) (MailOpened, e
 	if err != nil {
 		return MailOpened{}, err
 	}
-	return s.checkMailLink(ctx, row, false)
+	return s.checkMailLink(ctx, row)
 }
 
 // SpendMailLink spends a live mail link, once, and returns the request it
-// proves the customer for (ProvedOn with ProofLink): a second spend, even
-// a concurrent one, is MailSpent. A link whose request was quoted again,
-// decided or ended, or whose time ran out, is refused the same way as by
-// OpenMailLink and stays unspent; a system that no longer accepts the
-// mail link is apperr.Forbidden.
+// proves the customer for (ProvedOn with ProofLink): OpenMailLink, then
+// SpendOpened.
 func (s *Service) SpendMailLink(ctx context.Context, token string) (MailOpened, error) {
-	row, err := s.mailRow(ctx, token)
+	m, err := s.OpenMailLink(ctx, token)
 	if err != nil {
 		return MailOpened{}, err
 	}
-	if _, err := s.checkMailLink(ctx, row, false); err != nil {
-		return MailOpened{}, err
-	}
-	spent, err := s.store.SpendMailLink(ctx, row.TokenHash, s.now())
+	return s.SpendOpened(ctx, m)
+}
+
+// SpendOpened spends the mail link m, as OpenMailLink found it live,
+// once: a second spend, even a concurrent one, is MailSpent, and a link
+// retired (its request quoted again) or expired since the look is refused
+// as OpenMailLink would refuse it now, unspent. The look read the request
+// and checked the link against it (the version, the quote, the system's
+// proofs); the one guarded UPDATE then decides, and the request is read
+// again only to say why a spend was refused.
+func (s *Service) SpendOpened(ctx context.Context, m MailOpened) (MailOpened, error) {
+	spent, err := s.store.SpendMailLink(ctx, m.tokenHash, s.now())
 	if errors.Is(err, store.ErrNotLive) {
 		// Spent, retired or expired meanwhile: say which.
-		_, err = s.checkMailLink(ctx, spent, false)
+		_, err = s.checkMailLink(ctx, spent)
 		if err == nil {
 			err = &MailLinkError{Problem: MailSpent}
 		}
@@ -99,7 +110,7 @@ func (s *Service) SpendMailLink(ctx context.Context, token string) (MailOpened, 
 	if err != nil {
 		return MailOpened{}, err
 	}
-	return s.checkMailLink(ctx, spent, true)
+	return m, nil
 }
 
 // mailRow finds the mail link of token.
@@ -118,9 +129,8 @@ func (s *Service) mailRow(ctx context.Context, token string) (store.MailLink, er
 // checkMailLink says whether row still proves anything: its request awaits
 // the customer at the version and with the quote the mail showed (a
 // changed one says what changed first, since that is what the customer
-// needs to know), then it is unspent and unexpired; justSpent says row was
-// spent by this very call, which is what the check is for.
-func (s *Service) checkMailLink(ctx context.Context, row store.MailLink, justSpent bool) (MailOpened, error) {
+// needs to know), then it is unspent and unexpired.
+func (s *Service) checkMailLink(ctx context.Context, row store.MailLink) (MailOpened, error) {
 	inv, err := s.cp.Invocation(ctx, row.InvocationID)
 	if err != nil {
 		return MailOpened{}, err
@@ -146,9 +156,9 @@ func (s *Service) checkMailLink(ctx context.Context, row store.MailLink, justSpe
 	}
 	now := s.now()
 	switch {
-	case row.SpentAt != nil && !justSpent:
+	case row.SpentAt != nil:
 		return MailOpened{}, &MailLinkError{Problem: MailSpent, Was: &inv}
-	case !justSpent && (!now.Before(row.ExpiresAt) || !s.awaits(inv)):
+	case !now.Before(row.ExpiresAt) || !s.awaits(inv):
 		return MailOpened{}, &MailLinkError{Problem: MailExpired, Was: &inv}
 	}
 	if !s.accepts(inv.System, ProofLink) {
@@ -156,7 +166,7 @@ func (s *Service) checkMailLink(ctx context.Context, row store.MailLink, justSpe
 	}
 	o := Opened{Selector: row.LinkSelector, InvocationID: inv.ID, TaskID: inv.TaskID, CustomerRef: row.CustomerRef,
 		System: inv.System, Proofs: s.Accepts(inv.System), ExpiresAt: row.ExpiresAt}
-	return MailOpened{Opened: o, Shop: shopName(inv.System, s.brand(inv.System))}, nil
+	return MailOpened{Opened: o, Shop: shopName(inv.System, s.brand(inv.System)), Invocation: inv, tokenHash: row.TokenHash}, nil
 }
 
 // changed is the refusal of a mail link whose request now stands as now

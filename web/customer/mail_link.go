@@ -76,10 +76,7 @@ func (h *Handler) handleMailLink(c echo.Context) error {
 	if done || err != nil {
 		return err
 	}
-	inv, err := h.cfg.Control.Invocation(c.Request().Context(), m.InvocationID)
-	if err != nil {
-		return err
-	}
+	inv := m.Invocation
 	csrf, err := h.CSRFToken(c)
 	if err != nil {
 		return err
@@ -95,12 +92,13 @@ func (h *Handler) handleMailLink(c echo.Context) error {
 // and starts a session that acts for this customer for this request (a new
 // session id, the request, its system and the proof "link"), then opens
 // the request: the quote. A browser the request is open to already spends
-// nothing.
+// nothing. The request is read once, by the look before the spend.
 func (h *Handler) handleMailLinkSpend(c echo.Context) error {
-	if _, done, err := h.openMailLink(c); done || err != nil {
+	opened, done, err := h.openMailLink(c)
+	if done || err != nil {
 		return err
 	}
-	m, err := h.cfg.Confirmations.SpendMailLink(c.Request().Context(), c.Param("token"))
+	m, err := h.cfg.Confirmations.SpendOpened(c.Request().Context(), opened)
 	if me, ok := confirmation.AsMailLinkError(err); ok {
 		return h.renderMailProblem(c, me)
 	}
@@ -128,7 +126,7 @@ func (h *Handler) openMailLink(c echo.Context) (confirmation.MailOpened, bool, e
 	if err != nil {
 		return m, true, h.mailForbidden(c, err)
 	}
-	if inv, err := h.cfg.Control.Invocation(c.Request().Context(), m.InvocationID); err == nil && h.coversRequest(c, inv) {
+	if h.coversRequest(c, m.Invocation) {
 		return m, true, kit.SeeOther(c, "/requests/"+m.InvocationID)
 	}
 	if u, ok := kit.CurrentUser(c); ok {
@@ -137,7 +135,8 @@ func (h *Handler) openMailLink(c echo.Context) (confirmation.MailOpened, bool, e
 	return m, false, nil
 }
 
-// coversRequest says whether what the browser proved covers inv.
+// coversRequest says whether what the browser proved covers inv; a
+// browser that proved nothing reads nothing.
 func (h *Handler) coversRequest(c echo.Context, inv controlplane.Invocation) bool {
 	p, ok := kit.CustomerOf(c)
 	if !ok {
