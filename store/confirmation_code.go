@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -36,48 +37,54 @@ type CodeCap struct {
 // holds it for a few short statements.
 const codeLock = "confirmation_codes"
 
-// InsertConfirmationCode stores a new code for a link unless the link's
-// customer already had caps[i].Max mails (codes and links together) since
-// caps[i].Since, for any i: then it returns ErrLimit with where and when
-// the newest mail went (SentTo, CreatedAt), for the page to say. Earlier live codes stay valid until they expire or
-// one is used: a new code must not retire a code the customer holds. The
-// count and the insert hold one lock, so concurrent requests cannot pass a
-// cap together.
-func (s *Store) InsertConfirmationCode(ctx context.Context, c ConfirmationCode, caps []CodeCap) (ConfirmationCode, error) {
+// InsertConfirmationCode stores a new code for a link of request
+// invocationID unless caps are reached (codes and link mails together,
+// per customer and per that request): then it returns ErrLimit, or ErrRequestLimit for the
+// request's own cap, with where and when the newest mail counted went
+// (SentTo, CreatedAt), for the page to say. Earlier live codes stay valid
+// until they expire or one is used: a new code must not retire a code the
+// customer holds. The count and the insert hold one lock, so concurrent
+// requests cannot pass a cap together.
+func (s *Store) InsertConfirmationCode(ctx context.Context, c ConfirmationCode, invocationID string, caps MailCaps) (ConfirmationCode, error) {
 	var out ConfirmationCode
-	var limited bool
+	var limit error
 	err := s.InTx(ctx, func(tx *Tx) error {
 		if err := tx.advisoryLock(ctx, codeLock); err != nil {
 			return err
 		}
-		for _, cp := range caps {
-			// Link mails count too: both fill the same inbox.
-			n, err := tx.mailsSince(ctx, c.CustomerRef, cp.Since)
-			if err != nil {
-				return err
-			}
-			if n >= cp.Max {
-				limited = true
-				newest, err := tx.newestMail(ctx, c.CustomerRef)
-				out.SentTo, out.CreatedAt = newest.SentTo, newest.At
-				return err
-			}
+		// Link mails count too: both fill the same inbox.
+		newest, err := tx.capMails(ctx, c.CustomerRef, invocationID, caps)
+		if errors.Is(err, ErrLimit) {
+			limit = err
+			out.SentTo, out.CreatedAt = newest.SentTo, newest.At
+			return nil
+		}
+		if err != nil {
+			return err
 		}
 		rows, _ := tx.tx.Query(ctx, `
 			INSERT INTO confirmation_codes (link_selector, customer_ref, sent_to, salt, code_hash, created_at, expires_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING `+confirmationCodeColumns,
 			c.LinkSelector, c.CustomerRef, c.SentTo, c.Salt, c.CodeHash, c.CreatedAt, c.ExpiresAt)
-		var err error
 		out, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[ConfirmationCode])
 		return err
 	})
 	if err != nil {
 		return ConfirmationCode{}, fmt.Errorf("store.InsertConfirmationCode: %w", err)
 	}
-	if limited {
-		return out, fmt.Errorf("store.InsertConfirmationCode: %w", ErrLimit)
+	if limit != nil {
+		return out, fmt.Errorf("store.InsertConfirmationCode: %w", limit)
 	}
 	return out, nil
+}
+
+// DeleteConfirmationCode deletes the code id: one whose mail could not
+// be sent, so nobody holds it and it counts against no limit.
+func (s *Store) DeleteConfirmationCode(ctx context.Context, id int64) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM confirmation_codes WHERE id = $1`, id); err != nil {
+		return fmt.Errorf("store.DeleteConfirmationCode: %w", err)
+	}
+	return nil
 }
 
 // CodeGuessCaps bound wrong codes: per customer across all their links,

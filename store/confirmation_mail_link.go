@@ -38,50 +38,92 @@ type SentMail struct {
 	At     time.Time `db:"created_at"`
 }
 
-// mailsSince counts the code and link mails sent to customerRef since
-// since; the caller holds codeLock.
-func (t *Tx) mailsSince(ctx context.Context, customerRef string, since time.Time) (int, error) {
-	var n int
-	err := t.tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM confirmation_codes WHERE customer_ref = $1 AND created_at >= $2)
-		+ (SELECT count(*) FROM confirmation_mail_links WHERE customer_ref = $1 AND created_at >= $2)`, customerRef, since).Scan(&n)
-	return n, err
+// MailCaps bound the mails people ask for (codes and links together;
+// the console's own mail of a request version counts in neither): per
+// customer, across all their requests, and per request, so that one
+// request's link — which its assistant holds — cannot use up what the
+// customer's other requests may ask for.
+type MailCaps struct {
+	Customer []CodeCap
+	Request  []CodeCap
 }
 
-// newestMail is the newest code or link mail sent to customerRef.
-func (t *Tx) newestMail(ctx context.Context, customerRef string) (SentMail, error) {
-	rows, _ := t.tx.Query(ctx, `SELECT sent_to, created_at FROM (
-		SELECT sent_to, created_at FROM confirmation_codes WHERE customer_ref = $1
-		UNION ALL SELECT sent_to, created_at FROM confirmation_mail_links WHERE customer_ref = $1) m
-		ORDER BY created_at DESC LIMIT 1`, customerRef)
-	return pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[SentMail])
+// ErrRequestLimit is ErrLimit reached by a request's own mails.
+var ErrRequestLimit = fmt.Errorf("%w for the request", ErrLimit)
+
+// askedMails is the code and link mails people asked for: each with the
+// customer it went to, the request (invocation) it was for, and when.
+const askedMails = `(SELECT c.customer_ref, l.invocation_id, c.sent_to, c.created_at
+		FROM confirmation_codes c JOIN confirmation_links l ON l.selector = c.link_selector
+	UNION ALL SELECT customer_ref, invocation_id, sent_to, created_at FROM confirmation_mail_links WHERE NOT unprompted) m`
+
+// The counts and the newest of askedMails, per customer ($1) and per
+// request ($1, an invocation id), since $2.
+const (
+	askedOfCustomer       = `SELECT count(*) FROM ` + askedMails + ` WHERE m.customer_ref = $1 AND m.created_at >= $2`
+	askedOfRequest        = `SELECT count(*) FROM ` + askedMails + ` WHERE m.invocation_id = $1 AND m.created_at >= $2`
+	newestAskedOfCustomer = `SELECT m.sent_to, m.created_at FROM ` + askedMails + ` WHERE m.customer_ref = $1 ORDER BY m.created_at DESC LIMIT 1`
+	newestAskedOfRequest  = `SELECT m.sent_to, m.created_at FROM ` + askedMails + ` WHERE m.invocation_id = $1 ORDER BY m.created_at DESC LIMIT 1`
+)
+
+// capMails checks caps for a mail to customerRef about invocationID: it
+// returns ErrLimit (ErrRequestLimit for the request's own) with the
+// newest mail the reached cap counted, or nil when none is reached. The
+// caller holds codeLock.
+func (t *Tx) capMails(ctx context.Context, customerRef, invocationID string, caps MailCaps) (SentMail, error) {
+	for _, c := range []struct {
+		caps          []CodeCap
+		count, newest string
+		arg           string
+		err           error
+	}{
+		{caps.Customer, askedOfCustomer, newestAskedOfCustomer, customerRef, ErrLimit},
+		{caps.Request, askedOfRequest, newestAskedOfRequest, invocationID, ErrRequestLimit},
+	} {
+		for _, cp := range c.caps {
+			var n int
+			if err := t.tx.QueryRow(ctx, c.count, c.arg, cp.Since).Scan(&n); err != nil {
+				return SentMail{}, err
+			}
+			if n < cp.Max {
+				continue
+			}
+			rows, _ := t.tx.Query(ctx, c.newest, c.arg)
+			newest, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[SentMail])
+			if err != nil {
+				return SentMail{}, err
+			}
+			return newest, c.err
+		}
+	}
+	return SentMail{}, nil
 }
 
-// InsertMailLink stores a new mail link unless its customer was already
-// sent caps[i].Max mails (codes and links together) since caps[i].Since,
-// for any i: then it returns ErrLimit with the newest mail, for the page
-// to say when it went. Earlier links stay valid: whoever holds the
-// confirmation link can have a mail sent but cannot retire the one the
-// customer holds. The count and the insert hold the codes' lock, so
-// concurrent requests cannot pass a cap together.
-func (s *Store) InsertMailLink(ctx context.Context, l MailLink, caps []CodeCap) (SentMail, error) {
+// InsertMailLink stores a new mail link unless caps are reached (for a
+// link someone asked for; the console's own, l.Unprompted, passes none):
+// then it returns ErrLimit, or ErrRequestLimit for the request's own
+// cap, with the newest mail counted, for the page to say when it went.
+// Earlier links stay valid: whoever holds the confirmation link can have
+// a mail sent but cannot retire the one the customer holds. The count and
+// the insert hold the codes' lock, so concurrent requests cannot pass a
+// cap together.
+func (s *Store) InsertMailLink(ctx context.Context, l MailLink, caps MailCaps) (SentMail, error) {
 	var newest SentMail
-	var limited bool
+	var limit error
 	err := s.InTx(ctx, func(tx *Tx) error {
 		if err := tx.advisoryLock(ctx, codeLock); err != nil {
 			return err
 		}
-		for _, cp := range caps {
-			n, err := tx.mailsSince(ctx, l.CustomerRef, cp.Since)
-			if err != nil {
-				return err
-			}
-			if n >= cp.Max {
-				limited = true
-				newest, err = tx.newestMail(ctx, l.CustomerRef)
-				return err
-			}
+		var err error
+		newest, err = tx.capMails(ctx, l.CustomerRef, l.InvocationID, caps)
+		if errors.Is(err, ErrLimit) {
+			limit = err
+			return nil
 		}
-		_, err := tx.tx.Exec(ctx, `INSERT INTO confirmation_mail_links (token_hash, link_selector, invocation_id, version,
+		if err != nil {
+			return err
+		}
+		_, err = tx.tx.Exec(ctx, `INSERT INTO confirmation_mail_links (token_hash, link_selector, invocation_id, version,
 			quote_digest, customer_ref, sent_to, created_at, expires_at, unprompted) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 			l.TokenHash, l.LinkSelector, l.InvocationID, l.Version, l.QuoteDigest, l.CustomerRef, l.SentTo, l.CreatedAt, l.ExpiresAt, l.Unprompted)
 		return err
@@ -89,8 +131,8 @@ func (s *Store) InsertMailLink(ctx context.Context, l MailLink, caps []CodeCap) 
 	if err != nil {
 		return SentMail{}, fmt.Errorf("store.InsertMailLink: %w", err)
 	}
-	if limited {
-		return newest, fmt.Errorf("store.InsertMailLink: %w", ErrLimit)
+	if limit != nil {
+		return newest, fmt.Errorf("store.InsertMailLink: %w", limit)
 	}
 	return SentMail{SentTo: l.SentTo, At: l.CreatedAt}, nil
 }

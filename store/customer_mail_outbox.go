@@ -96,11 +96,33 @@ func (s *Store) FinishCustomerMail(ctx context.Context, invocationID string, ver
 }
 
 // DeleteMailLink deletes the mail link whose token hashes to tokenHash:
-// one whose mail could not be sent, so nobody holds it and it counts
-// against no limit.
+// one whose mail could not be sent, so nobody holds it; it then counts
+// against no limit and stands for no mail of its version.
 func (s *Store) DeleteMailLink(ctx context.Context, tokenHash []byte) error {
 	if _, err := s.pool.Exec(ctx, `DELETE FROM confirmation_mail_links WHERE token_hash = $1`, tokenHash); err != nil {
 		return fmt.Errorf("store.DeleteMailLink: %w", err)
 	}
 	return nil
+}
+
+// VersionMail is what was mailed of one request version: Sent when a
+// mail with its link went (one someone asked for, or the console's own
+// once recorded sent), else Outcome, how the console's last try ended
+// ("" when it has not tried yet or is trying now).
+type VersionMail struct {
+	Sent    bool   `db:"sent"`
+	Outcome string `db:"outcome"`
+}
+
+// MailOfVersion says what was mailed of invocationID at version.
+func (s *Store) MailOfVersion(ctx context.Context, invocationID string, version int32) (VersionMail, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT
+		EXISTS (SELECT 1 FROM confirmation_mail_links WHERE invocation_id = $1 AND version = $2 AND NOT unprompted)
+			OR EXISTS (SELECT 1 FROM customer_mail_outbox WHERE invocation_id = $1 AND version = $2 AND sent_at IS NOT NULL) AS sent,
+		coalesce((SELECT outcome FROM customer_mail_outbox WHERE invocation_id = $1 AND version = $2), '') AS outcome`, invocationID, version)
+	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[VersionMail])
+	if err != nil {
+		return VersionMail{}, fmt.Errorf("store.MailOfVersion: %w", err)
+	}
+	return out, nil
 }

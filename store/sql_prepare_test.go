@@ -47,6 +47,8 @@ var runtimeSQL = map[string]map[string][]string{
 	"metrics.go:distinctValues": nil,
 	// count runs the two constants passed to it.
 	"confirmation_code.go:TryConfirmationCode": {"q": wholeStatement},
+	// The counts and the newest are the four constants beside it.
+	"confirmation_mail_link.go:capMails": {"c.count": wholeStatement, "c.newest": wholeStatement},
 	// q is one of the two constants beside it.
 	"task_withdraw.go:LockWaitingOfTask": {"q": wholeStatement},
 	"invocation.go:transitionInvocation": {

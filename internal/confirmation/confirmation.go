@@ -133,12 +133,13 @@ type Store interface {
 	DeleteDeadConfirmationLinks(ctx context.Context, before time.Time) (int64, error)
 	LinksDue(ctx context.Context, now time.Time, limit int) ([]store.LinkDue, error)
 
-	InsertConfirmationCode(ctx context.Context, c store.ConfirmationCode, caps []store.CodeCap) (store.ConfirmationCode, error)
+	InsertConfirmationCode(ctx context.Context, c store.ConfirmationCode, invocationID string, caps store.MailCaps) (store.ConfirmationCode, error)
+	DeleteConfirmationCode(ctx context.Context, id int64) error
 	TryConfirmationCode(ctx context.Context, selector string, who store.CodeGuesser, at time.Time, caps store.CodeGuessCaps,
 		match func(store.ConfirmationCode) bool) (store.CodeTry, error)
 	UseCustomerAssertion(ctx context.Context, system, nonce, customerRef string, expiresAt, at time.Time) error
 
-	InsertMailLink(ctx context.Context, l store.MailLink, caps []store.CodeCap) (store.SentMail, error)
+	InsertMailLink(ctx context.Context, l store.MailLink, caps store.MailCaps) (store.SentMail, error)
 	MailLinkByHash(ctx context.Context, tokenHash []byte) (store.MailLink, error)
 	SpendMailLink(ctx context.Context, tokenHash []byte, at time.Time) (store.MailLink, error)
 	RetireMailLinks(ctx context.Context, invocationID string, at time.Time) error
@@ -147,6 +148,7 @@ type Store interface {
 	MailsDue(ctx context.Context, now time.Time, sys store.MailSystems, limit int) ([]store.MailDue, error)
 	ClaimCustomerMail(ctx context.Context, invocationID string, version int32, now, leaseUntil time.Time) (int, bool, error)
 	FinishCustomerMail(ctx context.Context, invocationID string, version int32, outcome string, sentAt *time.Time, nextAt, now time.Time) error
+	MailOfVersion(ctx context.Context, invocationID string, version int32) (store.VersionMail, error)
 }
 
 // Service makes links and checks customers' proofs.
@@ -156,6 +158,9 @@ type Service struct {
 	registry *adapter.Registry
 	cfg      Config
 	now      func() time.Time
+	// wake asks this instance's mail loop (RunMailWaiting) for a pass
+	// now: a re-quote hands its mail to the outbox.
+	wake chan struct{}
 }
 
 // New builds the service; now is the clock (time.Now when nil).
@@ -174,7 +179,7 @@ func New(st Store, cp *controlplane.Service, reg *adapter.Registry, cfg Config, 
 		cfg.LinkKey = make([]byte, 32)
 		_, _ = rand.Read(cfg.LinkKey)
 	}
-	s := &Service{store: st, cp: cp, registry: reg, cfg: cfg, now: now}
+	s := &Service{store: st, cp: cp, registry: reg, cfg: cfg, now: now, wake: make(chan struct{}, 1)}
 	if cp != nil {
 		// The link is made when the control plane routes a request to
 		// its customer, in that transaction; reading one writes nothing.

@@ -3,7 +3,6 @@ package confirmation
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -74,9 +73,10 @@ func (s *Service) sendLink(ctx context.Context, o Opened, inv controlplane.Invoc
 }
 
 // mailLink mails inv's quote with a new link, as SendLink says; an
-// unprompted one is the console's own (MailWaiting), and when its mail
-// cannot be sent its link is deleted: nobody holds it, so it should count
-// against no limit.
+// unprompted one is the console's own (MailWaiting). When the mail cannot
+// be sent its link is deleted, whoever asked: nobody holds it, so it
+// counts against no limit and stands for no mail of its version (the
+// console's own mail of that version then still goes).
 func (s *Service) mailLink(ctx context.Context, o Opened, inv controlplane.Invocation, unprompted bool) (SentLink, error) {
 	if !s.accepts(o.System, ProofLink) {
 		return SentLink{}, apperr.New(apperr.Forbidden, "This request cannot be decided from a link we e-mail.")
@@ -92,9 +92,9 @@ func (s *Service) mailLink(ctx context.Context, o Opened, inv controlplane.Invoc
 	if err != nil {
 		return SentLink{}, err
 	}
-	digest, err := quoteDigest(inv)
+	digest, err := consent.QuoteDigest(inv.QuoteJSON)
 	if err != nil {
-		return SentLink{}, err
+		return SentLink{}, fmt.Errorf("confirmation: quote of %s: %w", inv.ID, err)
 	}
 	token := random(mailTokenBytes)
 	sum := sha256.Sum256([]byte(token))
@@ -103,40 +103,46 @@ func (s *Service) mailLink(ctx context.Context, o Opened, inv controlplane.Invoc
 	if inv.DeadlineAt != nil && inv.DeadlineAt.Before(expires) {
 		expires = *inv.DeadlineAt
 	}
-	lim := s.cfg.CodeLimits
+	// The console's own mail of a version is bounded by the proposals
+	// (one per version) and counts against no one's mails asked for.
+	caps := s.mailCaps(now)
+	if unprompted {
+		caps = store.MailCaps{}
+	}
 	newest, err := s.store.InsertMailLink(ctx, store.MailLink{TokenHash: sum[:], LinkSelector: o.Selector, InvocationID: inv.ID,
 		Version: inv.Version, QuoteDigest: digest, CustomerRef: o.CustomerRef, SentTo: contact.Email, CreatedAt: now, ExpiresAt: expires,
-		Unprompted: unprompted},
-		[]store.CodeCap{{Since: now.Add(-15 * time.Minute), Max: lim.MailsPer15Min}, {Since: now.Add(-time.Hour), Max: lim.MailsPerHour}})
+		Unprompted: unprompted}, caps)
 	if errors.Is(err, store.ErrLimit) {
 		return SentLink{}, &apperr.Error{Kind: apperr.LimitReached, Code: "too_many_mails",
-			Message: fmt.Sprintf("We e-mailed you at %s to %s, and we send at most %d mails in 15 minutes and %d in an hour.",
-				newest.At.In(s.brand(o.System).Zone).Format("15:04 MST"), maskEmail(newest.SentTo), lim.MailsPer15Min, lim.MailsPerHour),
+			Message: fmt.Sprintf("We e-mailed you at %s to %s, and %s.", newest.At.In(s.brand(o.System).Zone).Format("15:04 MST"),
+				maskEmail(newest.SentTo), s.mailLimitWords(err)),
 			Hint: "Open the newest mail we sent you. Or try again later."}
 	}
 	if err != nil {
 		return SentLink{}, err
 	}
 	msg := LinkMail(contact, s.cfg.PublicBase+MailLinkPrefix+token, inv, s.brand(o.System), expires, now)
-	if err := s.cfg.Mail.Send(ctx, msg); err != nil {
-		if unprompted {
-			if derr := s.store.DeleteMailLink(ctx, sum[:]); derr != nil {
-				err = errors.Join(err, derr)
-			}
+	if err := s.send(ctx, msg); err != nil {
+		if derr := s.store.DeleteMailLink(context.WithoutCancel(ctx), sum[:]); derr != nil {
+			err = errors.Join(err, derr)
 		}
 		return SentLink{}, &apperr.Error{Kind: apperr.Upstream, Code: "mail_failed", Err: err,
-			Message: "We could not send the mail just now.", Hint: "Try again in a minute, or use another way of confirming."}
+			Message: "We could not send the mail just now, so no link is on its way.",
+			Hint:    "Try again in a minute, or use another way of showing us it's you."}
 	}
 	return SentLink{To: maskEmail(contact.Email), ExpiresAt: expires}, nil
 }
 
-// quoteDigest is consent.QuoteDigest of inv's quote as stored.
-func quoteDigest(inv controlplane.Invocation) ([]byte, error) {
-	raw, err := json.Marshal(inv.Quote)
-	if err != nil {
-		return nil, fmt.Errorf("confirmation: quote of %s: %w", inv.ID, err)
-	}
-	return consent.QuoteDigest(raw)
+// MailSendTimeout bounds one mail's hand-over to the mail server: a
+// server that stalls holds neither a page nor the console's mail loop
+// longer.
+const MailSendTimeout = 30 * time.Second
+
+// send hands m to the configured sender within MailSendTimeout.
+func (s *Service) send(ctx context.Context, m mail.Message) error {
+	ctx, cancel := context.WithTimeout(ctx, MailSendTimeout)
+	defer cancel()
+	return s.cfg.Mail.Send(ctx, m)
 }
 
 // LinkMail is the message that carries a mail link: the request's whole

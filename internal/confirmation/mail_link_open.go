@@ -5,8 +5,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 
 	"countersign/internal/apperr"
+	"countersign/internal/consent"
 	"countersign/internal/controlplane"
 	"countersign/store"
 )
@@ -33,11 +35,14 @@ const (
 
 // MailLinkError is the refusal of a mail link. For MailChanged, Was is the
 // request the mail showed and Now the one that replaced it (nil when none
-// did), so the page can say what changed.
+// did), so the page can say what changed, and NowMail whether the request
+// as it stands now was mailed to the customer (MailOf), so the page says
+// "we e-mailed you" only when it was.
 type MailLinkError struct {
 	Problem MailProblem
 	Was     *controlplane.Invocation
 	Now     *controlplane.Invocation
+	NowMail MailDelivery
 }
 
 func (e *MailLinkError) Error() string { return "confirmation: mail link " + string(e.Problem) }
@@ -50,11 +55,17 @@ func AsMailLinkError(err error) (*MailLinkError, bool) {
 }
 
 // MailOpened is a live mail link, looked at (OpenMailLink) or spent
-// (SpendMailLink): Opened is its request as its confirmation link opens it.
+// (SpendMailLink, SpendOpened): Opened is its request as its confirmation
+// link opens it.
 type MailOpened struct {
 	Opened
 	// Shop is the business in whose name the page speaks.
 	Shop string
+	// Invocation is the link's request as the look read it, so a page
+	// need not read it again.
+	Invocation controlplane.Invocation
+	// tokenHash names the link for SpendOpened.
+	tokenHash []byte
 }
 
 // OpenMailLink checks a mail link without spending it: what the GET shows
@@ -65,27 +76,32 @@ func (s *Service) OpenMailLink(ctx context.Context, token string) (MailOpened, e
 	if err != nil {
 		return MailOpened{}, err
 	}
-	return s.checkMailLink(ctx, row, false)
+	return s.checkMailLink(ctx, row)
 }
 
 // SpendMailLink spends a live mail link, once, and returns the request it
-// proves the customer for (ProvedOn with ProofLink): a second spend, even
-// a concurrent one, is MailSpent. A link whose request was quoted again,
-// decided or ended, or whose time ran out, is refused the same way as by
-// OpenMailLink and stays unspent; a system that no longer accepts the
-// mail link is apperr.Forbidden.
+// proves the customer for (ProvedOn with ProofLink): OpenMailLink, then
+// SpendOpened.
 func (s *Service) SpendMailLink(ctx context.Context, token string) (MailOpened, error) {
-	row, err := s.mailRow(ctx, token)
+	m, err := s.OpenMailLink(ctx, token)
 	if err != nil {
 		return MailOpened{}, err
 	}
-	if _, err := s.checkMailLink(ctx, row, false); err != nil {
-		return MailOpened{}, err
-	}
-	spent, err := s.store.SpendMailLink(ctx, row.TokenHash, s.now())
+	return s.SpendOpened(ctx, m)
+}
+
+// SpendOpened spends the mail link m, as OpenMailLink found it live,
+// once: a second spend, even a concurrent one, is MailSpent, and a link
+// retired (its request quoted again) or expired since the look is refused
+// as OpenMailLink would refuse it now, unspent. The look read the request
+// and checked the link against it (the version, the quote, the system's
+// proofs); the one guarded UPDATE then decides, and the request is read
+// again only to say why a spend was refused.
+func (s *Service) SpendOpened(ctx context.Context, m MailOpened) (MailOpened, error) {
+	spent, err := s.store.SpendMailLink(ctx, m.tokenHash, s.now())
 	if errors.Is(err, store.ErrNotLive) {
 		// Spent, retired or expired meanwhile: say which.
-		_, err = s.checkMailLink(ctx, spent, false)
+		_, err = s.checkMailLink(ctx, spent)
 		if err == nil {
 			err = &MailLinkError{Problem: MailSpent}
 		}
@@ -94,7 +110,7 @@ func (s *Service) SpendMailLink(ctx context.Context, token string) (MailOpened, 
 	if err != nil {
 		return MailOpened{}, err
 	}
-	return s.checkMailLink(ctx, spent, true)
+	return m, nil
 }
 
 // mailRow finds the mail link of token.
@@ -113,9 +129,8 @@ func (s *Service) mailRow(ctx context.Context, token string) (store.MailLink, er
 // checkMailLink says whether row still proves anything: its request awaits
 // the customer at the version and with the quote the mail showed (a
 // changed one says what changed first, since that is what the customer
-// needs to know), then it is unspent and unexpired; justSpent says row was
-// spent by this very call, which is what the check is for.
-func (s *Service) checkMailLink(ctx context.Context, row store.MailLink, justSpent bool) (MailOpened, error) {
+// needs to know), then it is unspent and unexpired.
+func (s *Service) checkMailLink(ctx context.Context, row store.MailLink) (MailOpened, error) {
 	inv, err := s.cp.Invocation(ctx, row.InvocationID)
 	if err != nil {
 		return MailOpened{}, err
@@ -124,7 +139,7 @@ func (s *Service) checkMailLink(ctx context.Context, row store.MailLink, justSpe
 		next, err := s.cp.Successor(ctx, inv.ID)
 		switch {
 		case err == nil:
-			return MailOpened{}, &MailLinkError{Problem: MailChanged, Was: &inv, Now: &next}
+			return MailOpened{}, s.changed(ctx, &inv, next)
 		case !errors.Is(err, controlplane.ErrNoSuccessor):
 			return MailOpened{}, err
 		case row.RetiredAt != nil:
@@ -132,18 +147,18 @@ func (s *Service) checkMailLink(ctx context.Context, row store.MailLink, justSpe
 		}
 		return MailOpened{}, &MailLinkError{Problem: MailDecided, Was: &inv}
 	}
-	digest, err := quoteDigest(inv)
+	digest, err := consent.QuoteDigest(inv.QuoteJSON)
 	if err != nil {
-		return MailOpened{}, err
+		return MailOpened{}, fmt.Errorf("confirmation: quote of %s: %w", inv.ID, err)
 	}
 	if inv.Version != row.Version || !bytes.Equal(digest, row.QuoteDigest) {
-		return MailOpened{}, &MailLinkError{Problem: MailChanged, Now: &inv}
+		return MailOpened{}, s.changed(ctx, nil, inv)
 	}
 	now := s.now()
 	switch {
-	case row.SpentAt != nil && !justSpent:
+	case row.SpentAt != nil:
 		return MailOpened{}, &MailLinkError{Problem: MailSpent, Was: &inv}
-	case !justSpent && (!now.Before(row.ExpiresAt) || !s.awaits(inv)):
+	case !now.Before(row.ExpiresAt) || !s.awaits(inv):
 		return MailOpened{}, &MailLinkError{Problem: MailExpired, Was: &inv}
 	}
 	if !s.accepts(inv.System, ProofLink) {
@@ -151,19 +166,29 @@ func (s *Service) checkMailLink(ctx context.Context, row store.MailLink, justSpe
 	}
 	o := Opened{Selector: row.LinkSelector, InvocationID: inv.ID, TaskID: inv.TaskID, CustomerRef: row.CustomerRef,
 		System: inv.System, Proofs: s.Accepts(inv.System), ExpiresAt: row.ExpiresAt}
-	return MailOpened{Opened: o, Shop: shopName(inv.System, s.brand(inv.System))}, nil
+	return MailOpened{Opened: o, Shop: shopName(inv.System, s.brand(inv.System)), Invocation: inv, tokenHash: row.TokenHash}, nil
+}
+
+// changed is the refusal of a mail link whose request now stands as now
+// (was, when known, is the request the mail showed), saying whether now
+// was mailed; a database failure is returned as is.
+func (s *Service) changed(ctx context.Context, was *controlplane.Invocation, now controlplane.Invocation) error {
+	mailed, err := s.MailOf(ctx, now)
+	if err != nil {
+		return err
+	}
+	return &MailLinkError{Problem: MailChanged, Was: was, Now: &now, NowMail: mailed}
 }
 
 // afterRequote retires the mail links of the request a fresh quote
-// replaced and mails the customer the new quote with a new link, where
-// the system takes the mail link: a link for the old quote then explains
-// what changed and proves nothing.
-func (s *Service) afterRequote(ctx context.Context, old string, next controlplane.Invocation) error {
+// replaced — a link for the old quote then explains what changed and
+// proves nothing — and hands the fresh quote's mail to the outbox: this
+// instance's mail loop makes a pass at once, and the page does not wait
+// on the mail server.
+func (s *Service) afterRequote(ctx context.Context, old string) error {
 	if err := s.store.RetireMailLinks(ctx, old, s.now()); err != nil {
 		return err
 	}
-	if next.State != controlplane.AwaitingConfirmation || !s.accepts(next.System, ProofLink) {
-		return nil
-	}
-	return s.mailRequoted(ctx, next)
+	s.wakeMailLoop()
+	return nil
 }

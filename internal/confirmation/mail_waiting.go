@@ -18,20 +18,21 @@ import (
 // would. It is an outbox: a version is claimed in PostgreSQL before its
 // mail is sent (customer_mail_outbox), so instances racing send one mail,
 // and a claim whose instance died is taken again after MailLease. A mail
-// a person already asked for on the page, or the re-quote's, counts as
-// the version's. A request that cannot be mailed (no contact on file, the
-// customer's mail limits, the mail server) is tried again later, never
-// in a loop.
+// a person already asked for on the page counts as the version's. A
+// re-quote's fresh request is mailed here too: the confirmation that
+// made it wakes the loop rather than waiting on the mail server. These mails count against none of the limits on mails
+// people ask for (CodeLimits): one per version, they are bounded by the
+// proposals. A request that cannot be mailed (no contact on file, the
+// mail server) is tried again later, never in a loop.
 
 // MailLease is how long one instance holds a request's mail while sending
 // it; an instance that died holding it is relieved after that.
 const MailLease = 5 * time.Minute
 
-// When an unprompted mail could not be sent, the next try waits: for the
-// customer's mail limits to move (the shorter window), for a contact to
-// appear, or, after the mail server failed, a back-off that doubles.
+// When an unprompted mail could not be sent, the next try waits: for a
+// contact to appear, or, after the mail server failed, a back-off that
+// doubles.
 const (
-	retryAfterLimit     = 15 * time.Minute
 	retryAfterNoContact = time.Hour
 	retryFirst          = 30 * time.Second
 	retryMost           = time.Hour
@@ -68,7 +69,8 @@ func (s *Service) MailWaiting(ctx context.Context) (int, error) {
 }
 
 // RunMailWaiting runs MailWaiting now and then every interval until ctx
-// ends, logging what fails.
+// ends, logging what fails; a re-quote on this instance asks for a pass
+// at once (its mail is the outbox's, not the page's).
 func (s *Service) RunMailWaiting(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -82,6 +84,7 @@ func (s *Service) RunMailWaiting(ctx context.Context, every time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-s.wake:
 		}
 	}
 }
@@ -147,8 +150,6 @@ func (s *Service) mailOutcome(err error, attempt int, now time.Time) (outcome st
 		code = e.Code
 	}
 	switch code {
-	case "too_many_mails":
-		wait = retryAfterLimit
 	case "no_contact_on_file":
 		wait = retryAfterNoContact
 	case "nothing_to_decide":
@@ -161,15 +162,45 @@ func (s *Service) mailOutcome(err error, attempt int, now time.Time) (outcome st
 	return code, next
 }
 
-// mailRequoted mails the fresh quote that replaced a request, with a new
-// link, through the same claim as MailWaiting: the loop finds that
-// version mailed and sends no second mail.
-func (s *Service) mailRequoted(ctx context.Context, next controlplane.Invocation) error {
-	live, err := s.store.LiveConfirmationLink(ctx, next.ID)
-	if err != nil {
-		return fmt.Errorf("confirmation: the link of %s: %w", next.ID, err)
+// MailDelivery says whether a request version's mail with its link went.
+type MailDelivery string
+
+// What a request version's mail did.
+const (
+	// MailSent: a mail with its link went (asked for, or the console's).
+	MailSent MailDelivery = "sent"
+	// MailQueued: the console's mail loop is to send it and has not
+	// failed at it yet.
+	MailQueued MailDelivery = "queued"
+	// MailNotSent: no mail went and none is on its way (no mail server,
+	// the system does not take the mail link, no contact on file, the
+	// mail server failed, the request no longer awaits the customer).
+	MailNotSent MailDelivery = ""
+)
+
+// MailOf says whether inv's current version was mailed to its customer
+// with a link, or is about to be: what a page may tell the customer.
+func (s *Service) MailOf(ctx context.Context, inv controlplane.Invocation) (MailDelivery, error) {
+	if !s.awaits(inv) || !s.accepts(inv.System, ProofLink) {
+		return MailNotSent, nil
 	}
-	_, err = s.mailUnprompted(ctx, store.MailDue{InvocationID: next.ID, Version: next.Version, System: next.System, TaskID: next.TaskID,
-		CustomerRef: live.CustomerRef, LinkSelector: live.Selector, LinkExpiresAt: live.ExpiresAt})
-	return err
+	m, err := s.store.MailOfVersion(ctx, inv.ID, inv.Version)
+	switch {
+	case err != nil:
+		return MailNotSent, err
+	case m.Sent:
+		return MailSent, nil
+	case s.cfg.Mail != nil && m.Outcome == "":
+		return MailQueued, nil
+	}
+	return MailNotSent, nil
+}
+
+// wakeMailLoop asks this instance's mail loop for a pass now; a pass
+// already asked for is enough.
+func (s *Service) wakeMailLoop() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
 }

@@ -27,14 +27,23 @@ const (
 	CodeLifetime = 10 * time.Minute
 )
 
-// CodeLimits bound code mails and wrong codes per customer — across all
-// their links, since links cost an assistant nothing — and wrong codes
-// across all customers together, against spraying many customers. They
-// are counted in PostgreSQL, so every console instance shares them.
+// CodeLimits bound the mails people ask for (codes and links) per
+// customer — across all their links, since links cost an assistant
+// nothing — and per request, and wrong codes per customer, per assistant
+// and across all customers together, against spraying many customers.
+// They are counted in PostgreSQL, so every console instance shares them.
+// The console's own mail of a request version (MailWaiting, a re-quote)
+// counts against none: there is one per version, so the proposals bound
+// it, and it must not use up what the customer may ask for.
 type CodeLimits struct {
-	// MailsPer15Min and MailsPerHour bound the codes mailed to one
-	// customer, so a model holding links cannot flood the inbox.
+	// MailsPer15Min and MailsPerHour bound the mails (codes and links)
+	// asked for one customer, so a model holding links cannot flood the
+	// inbox.
 	MailsPer15Min, MailsPerHour int
+	// RequestMailsPer15Min and RequestMailsPerHour bound those asked for
+	// one request. Below the customer's bounds, they keep one relayed link
+	// from using up the mails the customer's other requests may ask for.
+	RequestMailsPer15Min, RequestMailsPerHour int
 	// MissesPerHour and MissesPerDay bound one customer's wrong codes;
 	// past either, no code of theirs is compared until the window moves.
 	MissesPerHour, MissesPerDay int
@@ -53,8 +62,8 @@ type CodeLimits struct {
 // tries a day make at most 1 in 10,000 per customer and day; one
 // assistant's 100 an hour at most 1 in 2,000 an hour across all its
 // customers; and the global 500 an hour at most 1 in 400 an hour in all.
-var DefaultCodeLimits = CodeLimits{MailsPer15Min: 5, MailsPerHour: 10, MissesPerHour: 10, MissesPerDay: 20,
-	AssistantMissesPerHour: 100, GlobalMissesPerHour: 500}
+var DefaultCodeLimits = CodeLimits{MailsPer15Min: 5, MailsPerHour: 10, RequestMailsPer15Min: 3, RequestMailsPerHour: 5,
+	MissesPerHour: 10, MissesPerDay: 20, AssistantMissesPerHour: 100, GlobalMissesPerHour: 500}
 
 // orDefaults fills each zero bound from DefaultCodeLimits.
 func (l CodeLimits) orDefaults() CodeLimits {
@@ -63,7 +72,8 @@ func (l CodeLimits) orDefaults() CodeLimits {
 		v *int
 		d int
 	}{
-		{&l.MailsPer15Min, d.MailsPer15Min}, {&l.MailsPerHour, d.MailsPerHour}, {&l.MissesPerHour, d.MissesPerHour},
+		{&l.MailsPer15Min, d.MailsPer15Min}, {&l.MailsPerHour, d.MailsPerHour},
+		{&l.RequestMailsPer15Min, d.RequestMailsPer15Min}, {&l.RequestMailsPerHour, d.RequestMailsPerHour}, {&l.MissesPerHour, d.MissesPerHour},
 		{&l.MissesPerDay, d.MissesPerDay}, {&l.AssistantMissesPerHour, d.AssistantMissesPerHour}, {&l.GlobalMissesPerHour, d.GlobalMissesPerHour},
 	} {
 		if *f.v <= 0 {
@@ -123,25 +133,49 @@ func (s *Service) sendCode(ctx context.Context, o Opened, inv controlplane.Invoc
 	salt := make([]byte, 16)
 	_, _ = rand.Read(salt)
 	now := s.now()
-	lim := s.cfg.CodeLimits
 	row, err := s.store.InsertConfirmationCode(ctx, store.ConfirmationCode{LinkSelector: o.Selector, CustomerRef: o.CustomerRef,
-		SentTo: contact.Email, Salt: salt, CodeHash: codeHash(salt, code), CreatedAt: now, ExpiresAt: now.Add(CodeLifetime)},
-		[]store.CodeCap{{Since: now.Add(-15 * time.Minute), Max: lim.MailsPer15Min}, {Since: now.Add(-time.Hour), Max: lim.MailsPerHour}})
+		SentTo: contact.Email, Salt: salt, CodeHash: codeHash(salt, code), CreatedAt: now, ExpiresAt: now.Add(CodeLifetime)}, inv.ID, s.mailCaps(now))
 	if errors.Is(err, store.ErrLimit) {
 		return SentCode{}, &apperr.Error{Kind: apperr.LimitReached, Code: "too_many_codes",
-			Message: fmt.Sprintf("We sent you a code at %s to %s, and we send at most %d codes in 15 minutes and %d in an hour.",
-				row.CreatedAt.In(s.brand(o.System).Zone).Format("15:04 MST"), maskEmail(row.SentTo), lim.MailsPer15Min, lim.MailsPerHour),
+			Message: fmt.Sprintf("We sent you a code at %s to %s, and %s.", row.CreatedAt.In(s.brand(o.System).Zone).Format("15:04 MST"),
+				maskEmail(row.SentTo), s.mailLimitWords(err)),
 			Hint: "Check your mail for the codes we sent: each works for 10 minutes. Or try again later."}
 	}
 	if err != nil {
 		return SentCode{}, err
 	}
 	msg := CodeMail(contact, code, inv, s.brand(o.System), now)
-	if err := s.cfg.Mail.Send(ctx, msg); err != nil {
+	if err := s.send(ctx, msg); err != nil {
+		// Nobody holds the code: it counts against no limit.
+		if derr := s.store.DeleteConfirmationCode(context.WithoutCancel(ctx), row.ID); derr != nil {
+			err = errors.Join(err, derr)
+		}
 		return SentCode{}, &apperr.Error{Kind: apperr.Upstream, Code: "mail_failed", Err: err,
-			Message: "We could not send the code just now.", Hint: "Try again in a minute, or use another way of confirming."}
+			Message: "We could not send the code just now, so no code is on its way.",
+			Hint:    "Try again in a minute, or use another way of showing us it's you."}
 	}
 	return SentCode{To: maskEmail(contact.Email), ExpiresAt: row.ExpiresAt}, nil
+}
+
+// mailCaps are the bounds of the mails people ask for, at now.
+func (s *Service) mailCaps(now time.Time) store.MailCaps {
+	lim := s.cfg.CodeLimits
+	return store.MailCaps{
+		Customer: []store.CodeCap{{Since: now.Add(-15 * time.Minute), Max: lim.MailsPer15Min}, {Since: now.Add(-time.Hour), Max: lim.MailsPerHour}},
+		Request: []store.CodeCap{{Since: now.Add(-15 * time.Minute), Max: lim.RequestMailsPer15Min},
+			{Since: now.Add(-time.Hour), Max: lim.RequestMailsPerHour}},
+	}
+}
+
+// mailLimitWords says which bound a mail asked for met (err is the
+// store's ErrLimit or ErrRequestLimit).
+func (s *Service) mailLimitWords(err error) string {
+	lim := s.cfg.CodeLimits
+	if errors.Is(err, store.ErrRequestLimit) {
+		return fmt.Sprintf("we send at most %d mails about one request in 15 minutes and %d in an hour",
+			lim.RequestMailsPer15Min, lim.RequestMailsPerHour)
+	}
+	return fmt.Sprintf("we send you at most %d mails you ask for in 15 minutes and %d in an hour", lim.MailsPer15Min, lim.MailsPerHour)
 }
 
 // CodeMail is the message that carries a code: it names exactly the one

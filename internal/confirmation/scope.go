@@ -119,8 +119,8 @@ func (s *Service) Decide(ctx context.Context, p Proved, d controlplane.CustomerD
 	if err == nil && out.Requoted {
 		// The decision stands whatever the mail does; the customer is on
 		// the page with the fresh quote.
-		if err := s.afterRequote(ctx, d.InvocationID, out.Invocation); err != nil {
-			s.cfg.Log.Warn("mail of a fresh quote", "invocation_id", out.Invocation.ID, "error", err)
+		if err := s.afterRequote(ctx, d.InvocationID); err != nil {
+			s.cfg.Log.Warn("retiring the mail links of a re-quoted request", "invocation_id", d.InvocationID, "error", err)
 		}
 	}
 	return out, err

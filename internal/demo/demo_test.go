@@ -236,6 +236,25 @@ func TestDemoMailsCarryTheQuoteAndTheLink(t *testing.T) {
 	}
 }
 
+// TestTheDemoCustomerMayAskForAMailAtStart: the mails the console sends
+// by itself at start (one per pending confirmation, five) leave the demo
+// customer every mail they may ask for: "E-mail me a link to decide" on
+// each request's page works at once.
+func TestTheDemoCustomerMayAskForAMailAtStart(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := newConsole(t)
+	out := c.start(t, t.TempDir())
+	if n, err := c.links.MailWaiting(ctx); err != nil || n != len(out.Links) || n < 5 {
+		t.Fatalf("the first pass mailed %d, %v; want one for each of the %d pending confirmations", n, err, len(out.Links))
+	}
+	for _, l := range out.Links[:2] {
+		if _, err := c.links.SendLink(ctx, strings.TrimPrefix(l.Path, confirmation.PathPrefix)); err != nil {
+			t.Errorf("%s: \"E-mail me a link to decide\" right after start: %v", l.Action, err)
+		}
+	}
+}
+
 // TestPrintoutSaysWhereToSignInAndWhatToOpen checks the console's
 // printout: every sign-in, the key with a command to try it, the shop, the
 // links on the console's address and where the customer's mails are

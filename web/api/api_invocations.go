@@ -173,13 +173,13 @@ func (h *Handler) invocationOut(ctx context.Context, base string, inv controlpla
 	}
 	switch inv.State {
 	case controlplane.AwaitingConfirmation:
-		out.Next = nextJSON{Kind: "confirm", Message: "Send the customer the confirmation link. It shows the request; to confirm, " +
-			"the customer proves who they are there (a link we e-mail them with the whole request, or their account). " +
-			"Nothing happens until they confirm. Never ask the customer to read anything out of a mail."}
+		out.Next = nextJSON{Kind: "confirm", Message: confirmMessage(nil)}
 		if h.cfg.Confirmations != nil {
-			for _, p := range h.cfg.Confirmations.Accepts(inv.System) {
+			proofs := h.cfg.Confirmations.Accepts(inv.System)
+			for _, p := range proofs {
 				out.Next.Proofs = append(out.Next.Proofs, string(p))
 			}
+			out.Next.Message = confirmMessage(proofs)
 			link, err := h.cfg.Confirmations.LiveLink(ctx, inv.ID)
 			if err != nil {
 				h.Log.Warn("confirmation link", "invocation_id", inv.ID, "error", err)

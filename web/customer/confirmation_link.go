@@ -29,7 +29,7 @@ type ConfirmationLinks interface {
 	SendCode(ctx context.Context, token string) (confirmation.SentCode, error)
 	SendLink(ctx context.Context, token string) (confirmation.SentLink, error)
 	OpenMailLink(ctx context.Context, token string) (confirmation.MailOpened, error)
-	SpendMailLink(ctx context.Context, token string) (confirmation.MailOpened, error)
+	SpendOpened(ctx context.Context, m confirmation.MailOpened) (confirmation.MailOpened, error)
 	CheckCode(ctx context.Context, token, code string) (confirmation.Opened, error)
 	CheckAssertion(ctx context.Context, token, signed string) (confirmation.Opened, error)
 	Accepts(system string) []confirmation.Proof

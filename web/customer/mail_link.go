@@ -20,7 +20,8 @@ const keyLinkSent = "link_sent"
 // whole quote with a single-use "Review and decide" link to the contact on
 // file in the business system, then shows the link page saying where it
 // went. Whoever holds the confirmation link may press it: the mail goes to
-// the customer's mailbox, never to an address they name.
+// the customer's mailbox, never to an address they name. A mail that did
+// not go is said so, and the page then claims no earlier one either.
 func (h *Handler) handleConfirmationMail(c echo.Context) error {
 	if h.cfg.Confirmations == nil {
 		return h.renderLinkProblem(c, confirmation.Unknown)
@@ -34,6 +35,9 @@ func (h *Handler) handleConfirmationMail(c echo.Context) error {
 		st := linkPageState{problem: joinSentences(e.Message, e.Hint)}
 		if sent.Opened.Selector != "" {
 			st.opened = &sent.Opened
+			if err := h.forgetLinkSent(c, sent.Opened.Selector); err != nil {
+				return err
+			}
 		}
 		return h.renderLinkPage(c, kit.StatusOf[e.Kind], token, st)
 	}
@@ -49,6 +53,19 @@ func (h *Handler) handleConfirmationMail(c echo.Context) error {
 	return kit.SeeOther(c, confirmation.PathPrefix+token+"#prove-heading")
 }
 
+// forgetLinkSent drops, when the mail just asked for on the link of
+// selector did not go, the page's "We e-mailed the request to …" of an
+// earlier one: the page says only what this press did.
+func (h *Handler) forgetLinkSent(c echo.Context, selector string) error {
+	sess := kit.Session(c)
+	if sentFor(sess.Values[keyLinkSent], selector) == "" {
+		return nil
+	}
+	delete(sess.Values, keyLinkSent)
+	kit.MarkDirty(sess)
+	return sess.Save(c.Request(), c.Response())
+}
+
 // handleMailLink answers GET /m/:token, the mail's "Review and decide":
 // a page with one button whose POST spends the link. The GET spends and
 // proves nothing (mail scanners and link previews fetch it). A browser
@@ -59,10 +76,7 @@ func (h *Handler) handleMailLink(c echo.Context) error {
 	if done || err != nil {
 		return err
 	}
-	inv, err := h.cfg.Control.Invocation(c.Request().Context(), m.InvocationID)
-	if err != nil {
-		return err
-	}
+	inv := m.Invocation
 	csrf, err := h.CSRFToken(c)
 	if err != nil {
 		return err
@@ -78,12 +92,13 @@ func (h *Handler) handleMailLink(c echo.Context) error {
 // and starts a session that acts for this customer for this request (a new
 // session id, the request, its system and the proof "link"), then opens
 // the request: the quote. A browser the request is open to already spends
-// nothing.
+// nothing. The request is read once, by the look before the spend.
 func (h *Handler) handleMailLinkSpend(c echo.Context) error {
-	if _, done, err := h.openMailLink(c); done || err != nil {
+	opened, done, err := h.openMailLink(c)
+	if done || err != nil {
 		return err
 	}
-	m, err := h.cfg.Confirmations.SpendMailLink(c.Request().Context(), c.Param("token"))
+	m, err := h.cfg.Confirmations.SpendOpened(c.Request().Context(), opened)
 	if me, ok := confirmation.AsMailLinkError(err); ok {
 		return h.renderMailProblem(c, me)
 	}
@@ -111,7 +126,7 @@ func (h *Handler) openMailLink(c echo.Context) (confirmation.MailOpened, bool, e
 	if err != nil {
 		return m, true, h.mailForbidden(c, err)
 	}
-	if inv, err := h.cfg.Control.Invocation(c.Request().Context(), m.InvocationID); err == nil && h.coversRequest(c, inv) {
+	if h.coversRequest(c, m.Invocation) {
 		return m, true, kit.SeeOther(c, "/requests/"+m.InvocationID)
 	}
 	if u, ok := kit.CurrentUser(c); ok {
@@ -120,7 +135,8 @@ func (h *Handler) openMailLink(c echo.Context) (confirmation.MailOpened, bool, e
 	return m, false, nil
 }
 
-// coversRequest says whether what the browser proved covers inv.
+// coversRequest says whether what the browser proved covers inv; a
+// browser that proved nothing reads nothing.
 func (h *Handler) coversRequest(c echo.Context, inv controlplane.Invocation) bool {
 	p, ok := kit.CustomerOf(c)
 	if !ok {
@@ -158,20 +174,36 @@ var mailProblems = map[confirmation.MailProblem]struct {
 	confirmation.MailSpent: {http.StatusGone, "This link was already used",
 		"The link in the mail works once, in one browser, and it was opened before. If you forwarded the mail, only the first person to open it could use it. Nothing has changed because of this.",
 		"Use the newest mail we sent you, or ask for a new one on the request's page."},
+	// What to do next is changedNext's: it depends on whether the new
+	// quote was mailed.
 	confirmation.MailChanged: {http.StatusConflict, "The details changed since this mail",
 		"This link was for the request exactly as the mail showed it, and the details have changed since, so it does not open the request. Nothing has changed because of this.",
-		"We e-mailed you the request as it stands now: use the newest mail, and check the details again before you decide."},
+		""},
 	confirmation.MailDecided: {http.StatusGone, "There is nothing left to decide",
 		"This request was decided, withdrawn or has ended, so the link opens nothing.",
 		"See your requests for what happened, or ask the assistant if you want something else done."},
 }
 
+// changedNext is what a customer holding the link of a changed request
+// does next: it says "we e-mailed you" the request as it stands now only
+// when that mail went or is on its way.
+var changedNext = map[confirmation.MailDelivery]string{
+	confirmation.MailSent: "We e-mailed you the request as it stands now: use the newest mail, and check the details again before you decide.",
+	confirmation.MailQueued: "We are e-mailing you the request as it stands now: use the newest mail when it arrives, " +
+		"and check the details again before you decide.",
+	confirmation.MailNotSent: "We have not e-mailed you the request as it stands now. Ask the assistant for the request's link " +
+		"and have it mailed to you there, or sign in to see your requests.",
+}
+
 // renderMailProblem renders the page of a mail link that proves nothing;
 // for a request quoted again, what changed between the quote the mail
-// showed and the one now.
+// showed and the one now, and whether the one now was mailed.
 func (h *Handler) renderMailProblem(c echo.Context, me *confirmation.MailLinkError) error {
 	mp := mailProblems[me.Problem]
 	v := views.MailLinkProblemView{Problem: string(me.Problem), Title: mp.title, Message: mp.message, Next: mp.action}
+	if me.Problem == confirmation.MailChanged {
+		v.Next = changedNext[me.NowMail]
+	}
 	system := ""
 	if me.Was != nil {
 		system = me.Was.System

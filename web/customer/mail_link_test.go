@@ -3,6 +3,7 @@ package customer_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -98,10 +99,12 @@ func TestAForwardedMailLinkIsRefusedTheSecondTime(t *testing.T) {
 }
 
 // TestARequoteMailsTheNewQuoteAndTheOldLinkExplains: confirming after the
-// shop's order changed replaces the request with a fresh quote; the
-// customer gets a new mail with it, an old mail's link says what changed —
-// the quote it showed and the one now — and proves nothing, and the new
-// mail's link lands on the fresh request.
+// shop's order changed replaces the request with a fresh quote and
+// answers at once, leaving the fresh quote's mail to the console's mail
+// loop; an old mail's link says what changed — the quote it showed and
+// the one now — and proves nothing, and says "we e-mailed you" the new
+// quote only once that mail went (on its way before; not sent when the
+// mail server failed); the new mail's link lands on the fresh request.
 func TestARequoteMailsTheNewQuoteAndTheOldLinkExplains(t *testing.T) {
 	t.Parallel()
 	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
@@ -122,19 +125,34 @@ func TestARequoteMailsTheNewQuoteAndTheOldLinkExplains(t *testing.T) {
 	if res.StatusCode != http.StatusSeeOther || next == inv.ID || next == "" {
 		t.Fatalf("confirm of a stale quote: %d to %q, want the fresh request", res.StatusCode, res.Header.Get("Location"))
 	}
+	if sent := len(b.Mail.Sent()); sent != before {
+		t.Errorf("the confirmation sent %d mails itself, want the fresh quote's left to the mail loop", sent-before)
+	}
+	stranger := b.Client(t)
+	oldSays := func(want string) {
+		t.Helper()
+		was := stranger.Get(old)
+		if got := webtest.TextByTestID(was, t, "link-problem-next"); !strings.Contains(got, want) {
+			t.Errorf("the old mail's link says %q, want %q", got, want)
+		}
+	}
+	oldSays("We are e-mailing you the request as it stands now")
+	if _, err := b.Links.MailWaiting(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	sent := b.Mail.Sent()
 	if len(sent) != before+1 || !strings.Contains(sent[len(sent)-1].Body, "The details of this request changed") {
-		t.Fatalf("%d mails after the re-quote, want one with the fresh quote", len(sent)-before)
+		t.Fatalf("%d mails after the re-quote and a pass of the mail loop, want one with the fresh quote", len(sent)-before)
 	}
 	fresh := webtest.MailLinkIn.FindString(sent[len(sent)-1].Body)
 
-	stranger := b.Client(t)
 	was := stranger.Get(old)
 	if was.StatusCode != http.StatusConflict || was.Doc(t).Find(`[data-problem="changed"]`).Length() != 1 ||
 		was.Doc(t).Find(`[data-testid="change"]`).Length() == 0 || was.Doc(t).Find(`[data-testid="quote-was"] li`).Length() == 0 ||
 		was.Doc(t).Find(`[data-testid="quote-now"] li`).Length() == 0 {
 		t.Errorf("the old mail's link: %d, want 409 saying what changed, the old quote and the new\n%s", was.StatusCode, was.Text)
 	}
+	oldSays("We e-mailed you the request as it stands now")
 	if was.Doc(t).Find(`[data-testid="mail-link-form"]`).Length() != 0 {
 		t.Error("the old mail's link still offers to continue")
 	}
@@ -144,6 +162,67 @@ func TestARequoteMailsTheNewQuoteAndTheOldLinkExplains(t *testing.T) {
 	landing := stranger.SpendMailLink(fresh)
 	if landing.Doc(t).Find(`form[action="/requests/`+next+`/confirm"]`).Length() != 1 {
 		t.Errorf("the new mail's link does not land on the fresh request:\n%s", landing.Text)
+	}
+}
+
+// TestAnOldMailSaysWhenTheNewQuoteWasNotMailed: when the mail server
+// failed to take the fresh quote's mail, an old mail's link does not say
+// "we e-mailed you": it says it was not mailed and what to do instead.
+func TestAnOldMailSaysWhenTheNewQuoteWasNotMailed(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	inv, link := b.PendingRefund(t)
+	c := b.Client(t)
+	old := c.MailLink(link, c.Get(link))
+	page := c.Open(link)
+	body, _ := json.Marshal(map[string]any{"order_id": inv.Target.ID, "amount_cents": 500, "reason": "goodwill, in another tab"})
+	shopRes, err := shopPost(b, "/refunds", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shopRes.Body.Close()
+	if res := c.Post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {c.PageCSRF(page)}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("confirm of a stale quote: %d", res.StatusCode)
+	}
+	b.Mail.Fail(errors.New("mail server down"))
+	if _, err := b.Links.MailWaiting(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	got := webtest.TextByTestID(b.Client(t).Get(old), t, "link-problem-next")
+	if strings.Contains(got, "We e-mailed you") || strings.Contains(got, "e-mailing you") ||
+		!strings.Contains(got, "We have not e-mailed you") || !strings.Contains(got, "sign in") {
+		t.Errorf("the old mail's link after the new quote's mail failed says %q; want that it was not mailed and what to do", got)
+	}
+}
+
+// TestTheMailButtonSaysWhetherTheMailWent: "E-mail me a link to decide"
+// says "We e-mailed the request to …" only after a mail went; when the
+// mail server fails the page says so and what to do, and no longer shows
+// an earlier mail's "We e-mailed".
+func TestTheMailButtonSaysWhetherTheMailWent(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	_, link := b.PendingRefund(t)
+	c := b.Client(t)
+	c.MailLink(link, c.Get(link))
+	page := c.Get(link)
+	if page.Doc(t).Find(`[data-testid="link-sent"]`).Length() != 1 {
+		t.Fatalf("after a mail went the page does not say so:\n%s", page.Text)
+	}
+	b.Mail.Fail(errors.New("mail server down"))
+	tok, _ := page.Doc(t).Find(`[data-testid="send-link-form"] input[name="_csrf"]`).Attr("value")
+	res := c.Post(link+"/mail", url.Values{"_csrf": {tok}})
+	if res.StatusCode != http.StatusBadGateway {
+		t.Errorf("a mail the server refused: %d, want 502", res.StatusCode)
+	}
+	if res.Doc(t).Find(`[data-testid="link-sent"]`).Length() != 0 {
+		t.Errorf("the page says a mail went when it did not:\n%s", res.Text)
+	}
+	if got := webtest.TextByTestID(res, t, "prove-problem"); !strings.Contains(got, "could not send the mail") || !strings.Contains(got, "Try again") {
+		t.Errorf("the page says %q, want that the mail did not go and what to do", got)
+	}
+	if again := c.Get(link); again.Doc(t).Find(`[data-testid="link-sent"]`).Length() != 0 {
+		t.Errorf("the page, opened again, still says a mail went")
 	}
 }
 
