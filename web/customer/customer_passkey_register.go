@@ -17,21 +17,21 @@ import (
 // every POST under /requests/:id/ does: another request of the customer
 // is "show us it's you for this request", another customer's not found,
 // a proof the system does not take proof_not_accepted.
-func (h *Handler) registrant(c echo.Context) (controlplane.Invocation, custkeys.Customer, string, error) {
+func (h *Handler) registrant(c echo.Context) (controlplane.Invocation, controlplane.Task, custkeys.Customer, string, error) {
 	inv, task, err := h.customerRequest(c)
 	if err != nil {
-		return inv, custkeys.Customer{}, "", err
+		return inv, task, custkeys.Customer{}, "", err
 	}
 	p, _ := kit.CustomerOf(c)
 	// As deciding it would: a proof of a kind this system does not take
 	// adds nothing here either.
 	if err := h.cfg.Confirmations.MayDecide(c.Request().Context(), p, inv, task.CustomerRef); err != nil {
-		return inv, custkeys.Customer{}, "", err
+		return inv, task, custkeys.Customer{}, "", err
 	}
 	if !h.passkeyOffered(inv.System) {
-		return inv, custkeys.Customer{}, "", custkeys.ErrOff
+		return inv, task, custkeys.Customer{}, "", custkeys.ErrOff
 	}
-	return inv, custkeys.Customer{System: inv.System, Ref: task.CustomerRef}, string(p.Proof), nil
+	return inv, task, custkeys.Customer{System: inv.System, Ref: task.CustomerRef}, string(p.Proof), nil
 }
 
 // handlePasskeyRegisterBegin answers POST /requests/:id/passkey/begin:
@@ -39,7 +39,7 @@ func (h *Handler) registrant(c echo.Context) (controlplane.Invocation, custkeys.
 // that proved the customer with the mail's link, the business's assertion
 // or their account — never with a typed code (custkeys refuses it, 403).
 func (h *Handler) handlePasskeyRegisterBegin(c echo.Context) error {
-	inv, who, proof, err := h.registrant(c)
+	inv, _, who, proof, err := h.registrant(c)
 	if err != nil {
 		return passkeyRefusal(c, err, "")
 	}
@@ -59,7 +59,7 @@ func (h *Handler) handlePasskeyRegisterBegin(c echo.Context) error {
 // handlePasskeyRegister answers POST /requests/:id/passkey: the browser's
 // new credential, verified and kept for this customer of this business.
 func (h *Handler) handlePasskeyRegister(c echo.Context) error {
-	inv, who, proof, err := h.registrant(c)
+	inv, task, who, proof, err := h.registrant(c)
 	if err != nil {
 		return passkeyRefusal(c, err, "")
 	}
@@ -72,7 +72,8 @@ func (h *Handler) handlePasskeyRegister(c echo.Context) error {
 	}
 	post, err := readPasskeyPost(c)
 	if err == nil {
-		err = h.cfg.Passkeys.FinishRegistration(c.Request().Context(), who, inv.ID, proof, id, post.Credential)
+		err = h.cfg.Passkeys.FinishRegistration(c.Request().Context(), custkeys.Registration{C: who, InvocationID: inv.ID, TaskID: task.ID,
+			Proof: proof, Name: custkeys.BrowserName(c.Request().UserAgent())}, id, post.Credential)
 	}
 	if err != nil {
 		return passkeyRefusal(c, err, "")
