@@ -7,6 +7,12 @@
 // version, the digest of the quote shown and the decision, so it is
 // evidence of that decision only (consent.Evidence.Verify).
 //
+// A customer lists and removes their passkeys (Passkeys, Remove), has at
+// most a limit of them per system (DefaultLimit), and is mailed a notice
+// at the contact on file whenever one is added or removed; both changes
+// are audit events. Whose passkey signed a decision is checked again by
+// the control plane, in the decision's transaction.
+//
 // The relying party is the console's, as for staff passkeys
 // (factors.RelyingParty): off without a public URL or at an IP address.
 // Ceremonies are kept server-side, single use, five minutes, in
