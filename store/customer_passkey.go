@@ -12,19 +12,21 @@ import (
 // CustomerPasskey is a customer's WebAuthn credential for one system
 // (verified only by internal/custkeys).
 type CustomerPasskey struct {
-	ID                int64      `db:"id"`
-	System            string     `db:"system"`
-	CustomerRef       string     `db:"customer_ref"`
-	CredentialID      []byte     `db:"credential_id"`
-	PublicKey         []byte     `db:"public_key"`
-	SignCount         int64      `db:"sign_count"`
-	Transports        []string   `db:"transports"`
-	AAGUID            []byte     `db:"aaguid"`
-	Flags             int16      `db:"flags"`
-	AttestationFormat string     `db:"attestation_format"`
-	Proof             string     `db:"proof"`
-	CreatedAt         time.Time  `db:"created_at"`
-	LastUsedAt        *time.Time `db:"last_used_at"`
+	ID                int64    `db:"id"`
+	System            string   `db:"system"`
+	CustomerRef       string   `db:"customer_ref"`
+	CredentialID      []byte   `db:"credential_id"`
+	PublicKey         []byte   `db:"public_key"`
+	SignCount         int64    `db:"sign_count"`
+	Transports        []string `db:"transports"`
+	AAGUID            []byte   `db:"aaguid"`
+	Flags             int16    `db:"flags"`
+	AttestationFormat string   `db:"attestation_format"`
+	Proof             string   `db:"proof"`
+	// Name is what the customer's list calls it (migration 00044).
+	Name       string     `db:"name"`
+	CreatedAt  time.Time  `db:"created_at"`
+	LastUsedAt *time.Time `db:"last_used_at"`
 }
 
 // CustomerWebAuthnHandle returns the WebAuthn user handle of the customer
@@ -48,9 +50,7 @@ func (s *Store) CustomerWebAuthnHandle(ctx context.Context, system, customerRef 
 // CustomerPasskeysOf lists the passkeys of the customer of system, oldest
 // first.
 func (s *Store) CustomerPasskeysOf(ctx context.Context, system, customerRef string) ([]CustomerPasskey, error) {
-	rows, _ := s.pool.Query(ctx, `
-		SELECT id, system, customer_ref, credential_id, public_key, sign_count, transports, aaguid, flags,
-		       attestation_format, proof, created_at, last_used_at
+	rows, _ := s.pool.Query(ctx, `SELECT `+customerPasskeyColumns+`
 		FROM customer_passkeys WHERE system = $1 AND customer_ref = $2 ORDER BY id`, system, customerRef)
 	keys, err := pgx.CollectRows(rows, pgx.RowToStructByName[CustomerPasskey])
 	if err != nil {
@@ -60,18 +60,42 @@ func (s *Store) CustomerPasskeysOf(ctx context.Context, system, customerRef stri
 }
 
 // InsertCustomerPasskey keeps a customer's newly registered passkey (their
-// handle must exist: CustomerWebAuthnHandle); a credential id registered
-// before (by anyone) is ErrConflict.
-func (s *Store) InsertCustomerPasskey(ctx context.Context, p CustomerPasskey) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO customer_passkeys (system, customer_ref, credential_id, public_key,
-		sign_count, transports, aaguid, flags, attestation_format, proof, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		p.System, p.CustomerRef, p.CredentialID, p.PublicKey, p.SignCount, p.Transports, p.AAGUID, p.Flags,
-		p.AttestationFormat, p.Proof, p.CreatedAt)
-	if isUniqueViolation(err) {
+// handle must exist: CustomerWebAuthnHandle) with e, the audit event of
+// its adding, in one transaction. The customer's handle row is locked
+// while their passkeys are counted, so two registrations racing cannot
+// both pass max: a customer who has max already is ErrLimit. A
+// credential id registered before (by anyone) is ErrConflict. An empty
+// name is "Passkey".
+func (s *Store) InsertCustomerPasskey(ctx context.Context, p CustomerPasskey, limit int, e Event) error {
+	err := s.InTx(ctx, func(tx *Tx) error {
+		var n int
+		if err := tx.tx.QueryRow(ctx, `SELECT 1 FROM customer_webauthn_handles WHERE system = $1 AND customer_ref = $2
+			FOR UPDATE`, p.System, p.CustomerRef).Scan(&n); err != nil {
+			return err
+		}
+		if err := tx.tx.QueryRow(ctx, `SELECT count(*) FROM customer_passkeys WHERE system = $1 AND customer_ref = $2`,
+			p.System, p.CustomerRef).Scan(&n); err != nil {
+			return err
+		}
+		if n >= limit {
+			return ErrLimit
+		}
+		if _, err := tx.tx.Exec(ctx, `INSERT INTO customer_passkeys (system, customer_ref, credential_id, public_key,
+			sign_count, transports, aaguid, flags, attestation_format, proof, created_at, name)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, COALESCE(NULLIF($12, ''), 'Passkey'))`,
+			p.System, p.CustomerRef, p.CredentialID, p.PublicKey, p.SignCount, p.Transports, p.AAGUID, p.Flags,
+			p.AttestationFormat, p.Proof, p.CreatedAt, p.Name); err != nil {
+			return err
+		}
+		_, err := tx.InsertEvent(ctx, e)
+		return err
+	})
+	switch {
+	case isUniqueViolation(err):
 		return fmt.Errorf("store.InsertCustomerPasskey(%s): %w", p.System, ErrConflict)
-	}
-	if err != nil {
+	case errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("store.InsertCustomerPasskey(%s): no handle: %w", p.System, ErrNotFound)
+	case err != nil:
 		return fmt.Errorf("store.InsertCustomerPasskey(%s): %w", p.System, err)
 	}
 	return nil

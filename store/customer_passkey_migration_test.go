@@ -27,14 +27,15 @@ func TestCustomerPasskeyMigrationGoesDownAndUp(t *testing.T) {
 	}
 	key := store.CustomerPasskey{System: "shop", CustomerRef: "jordan@example.test", CredentialID: []byte{7}, PublicKey: []byte{1},
 		AAGUID: []byte{}, Transports: []string{}, AttestationFormat: "none", Proof: "link", CreatedAt: now}
-	if err := st.InsertCustomerPasskey(ctx, key); err != nil {
+	added := store.Event{At: now, ActorKind: "customer", ActorID: "jordan@example.test", Action: "customer_passkey.added", Data: []byte(`{}`)}
+	if err := st.InsertCustomerPasskey(ctx, key, 10, added); err != nil {
 		t.Fatalf("a passkey added after a link: %v", err)
 	}
-	if err := st.InsertCustomerPasskey(ctx, key); !errors.Is(err, store.ErrConflict) {
+	if err := st.InsertCustomerPasskey(ctx, key, 10, added); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("the same credential twice: %v, want ErrConflict", err)
 	}
 	key.CredentialID, key.Proof = []byte{8}, "code"
-	if err := st.InsertCustomerPasskey(ctx, key); err == nil {
+	if err := st.InsertCustomerPasskey(ctx, key, 10, added); err == nil {
 		t.Fatal("the table took a passkey added after a typed code")
 	}
 	who := store.CustomerCeremony{System: "shop", CustomerRef: "jordan@example.test", InvocationID: "inv_1", Purpose: store.CustomerCeremonyDecide}

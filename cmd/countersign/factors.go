@@ -10,8 +10,10 @@ import (
 	"log/slog"
 
 	"countersign/internal/accounts"
+	"countersign/internal/adapter"
 	"countersign/internal/custkeys"
 	"countersign/internal/factors"
+	"countersign/internal/mail"
 	"countersign/store"
 )
 
@@ -65,11 +67,12 @@ func (c config) factors(ctx context.Context, st *store.Store, acc *accounts.Serv
 // customerPasskeys builds returning customers' passkeys over the console's
 // public URL, the relying party staff passkeys use; at an IP address
 // (the default -addr without -public-url) they are off, and the log says so.
-func (c config) customerPasskeys(st *store.Store, log *slog.Logger) (*custkeys.Service, error) {
+// Their notices go by send, as the customers' other mail does.
+func (c config) customerPasskeys(st *store.Store, registry *adapter.Registry, send mail.Sender, log *slog.Logger) (*custkeys.Service, error) {
 	public := c.publicBase()
 	if _, _, err := factors.RelyingParty(public); err != nil {
 		log.Warn("customer passkeys are off: "+err.Error(), "flag", "-public-url")
 		public = ""
 	}
-	return custkeys.New(st, custkeys.Config{PublicURL: public, Log: log})
+	return custkeys.New(st, custkeys.Config{PublicURL: public, Log: log, Mail: send, Registry: registry})
 }

@@ -29,6 +29,7 @@ import (
 	"countersign/internal/assistants"
 	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
+	"countersign/internal/custkeys"
 	"countersign/internal/demo"
 	"countersign/internal/handoffs"
 	"countersign/internal/lists"
@@ -115,7 +116,8 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 
 	ls := lists.New(st, time.Now)
 	asst := assistants.New(st, cp, registry, time.Now)
-	links := confirmation.New(st, cp, registry, cfg.confirmationConfig(keys, log), time.Now)
+	confirmations := cfg.confirmationConfig(keys, log)
+	links := confirmation.New(st, cp, registry, confirmations, time.Now)
 	var dm *demo.Demo
 	if cfg.demo() {
 		// Before the policies: the demo manager owns them.
@@ -186,7 +188,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	custKeys, err := cfg.customerPasskeys(st, log)
+	custKeys, err := cfg.customerPasskeys(st, registry, confirmations.Mail, log)
 	if err != nil {
 		return err
 	}
@@ -194,7 +196,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 		TrustedProxies: cfg.trusted, TLS: cfg.tls() || cfg.SecureCookies, MCPAllowedOrigins: cfg.allowedMCPOrigins(), PublicBase: cfg.publicBase(),
 		Confirmations: links, Assistants: asst, Telemetry: telemetry, APIRatePerMinute: cfg.APIRate, Factors: factorSvc,
 		CustomerPasskeys: custKeys})
-	go sweep(ctx, log, sessions, acc, links)
+	go sweep(ctx, log, sessions, acc, links, custKeys)
 	go links.RunMailWaiting(ctx, cfg.CustomerMailEvery)
 	go webhooks.NewWorker(st, srv.WebhookRender(cfg.publicBase()), hooks, nil, log).Run(ctx, cfg.WebhookEvery)
 	if n := cfg.notifier(st, log); n.Enabled() {
@@ -298,9 +300,10 @@ func createDatabase(ctx context.Context, serverURL, name string) error {
 	return nil
 }
 
-// sweep removes dead sessions and expired throttle records every ten
+// sweep removes dead sessions, expired throttle records, ended
+// confirmation links and expired customer passkey ceremonies every ten
 // minutes until ctx ends.
-func sweep(ctx context.Context, log *slog.Logger, sessions *kit.SessionStore, acc *accounts.Service, links *confirmation.Service) {
+func sweep(ctx context.Context, log *slog.Logger, sessions *kit.SessionStore, acc *accounts.Service, links *confirmation.Service, custKeys *custkeys.Service) {
 	t := time.NewTicker(10 * time.Minute)
 	defer t.Stop()
 	for {
@@ -316,6 +319,11 @@ func sweep(ctx context.Context, log *slog.Logger, sessions *kit.SessionStore, ac
 			log.Warn("confirmation link sweep failed", "error", err)
 		} else if n > 0 {
 			log.Info("ended confirmation links removed", "count", n)
+		}
+		if n, err := custKeys.SweepCeremonies(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			log.Warn("customer passkey ceremony sweep failed", "error", err)
+		} else if n > 0 {
+			log.Info("expired customer passkey ceremonies removed", "count", n)
 		}
 		select {
 		case <-ctx.Done():

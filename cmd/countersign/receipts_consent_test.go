@@ -97,6 +97,8 @@ func TestReceiptsVerifyChecksTheCustomersConsent(t *testing.T) {
 		{"confirmed with their account", "account", nil, 0, "jordan.lee@example.com confirmed signed in to their account" + said},
 		{"confirmed with a passkey", "passkey", nil, 0, "the customer's passkey signed this decision on this quote: its signature holds"},
 		{"approved by staff with a step-up", "", nil, 0, "approved with a passkey by Sam Agent: the passkey's signature holds"},
+		{"the proof passkey without its assertion", "passkey", func(_, cs map[string]any) { delete(cs, "passkey") }, 1,
+			"the customer's passkey assertion does not hold"},
 		{"a changed quote", "link", func(_, cs map[string]any) {
 			cs["quote"] = json.RawMessage(strings.Replace(quote, "$180.00 to card", "$1,800.00 to card", 1))
 		}, 1, "the quote digest does not hold"},

@@ -96,9 +96,15 @@ type Evidence struct {
 	Passkey      *stepup.Assertion `json:"passkey,omitempty"`
 }
 
+// ProofPasskey is the proof kind of a decision signed with a customer's
+// passkey: evidence of it carries the assertion, and only it does.
+const ProofPasskey = "passkey"
+
 // Verify checks, offline, that e's passkey assertion (when there is one)
 // was made for this decision on invocationID with the quote whose
-// canonical JSON is quote, and that the quote is the one e names.
+// canonical JSON is quote, and that the quote is the one e names. The
+// proof recorded is the proof used: the proof "passkey" without an
+// assertion, or an assertion under another proof, is no evidence.
 func (e Evidence) Verify(invocationID string, quote json.RawMessage) error {
 	digest, err := QuoteDigest(quote)
 	if err != nil {
@@ -106,6 +112,9 @@ func (e Evidence) Verify(invocationID string, quote json.RawMessage) error {
 	}
 	if !bytes.Equal(digest, e.QuoteDigest) {
 		return fmt.Errorf("%w: the quote is not the one the customer was shown", stepup.ErrInvalid)
+	}
+	if (e.Proof == ProofPasskey) != (e.Passkey != nil) {
+		return fmt.Errorf("%w: the proof is %q, and a passkey assertion is recorded: %v", stepup.ErrInvalid, e.Proof, e.Passkey != nil)
 	}
 	if e.Passkey == nil {
 		return nil

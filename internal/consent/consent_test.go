@@ -81,6 +81,8 @@ func TestAPasskeySignsOneDecisionOnOneQuote(t *testing.T) {
 			f.Decision = consent.Decline
 			return f.Verify("inv_1", quote)
 		},
+		"the proof passkey without its assertion": func() error { f := e; f.Passkey = nil; return f.Verify("inv_1", quote) },
+		"an assertion under the proof link":       func() error { f := e; f.Proof = "link"; return f.Verify("inv_1", quote) },
 	} {
 		if err := check(); !errors.Is(err, stepup.ErrInvalid) {
 			t.Errorf("%s: %v, want stepup.ErrInvalid", name, err)

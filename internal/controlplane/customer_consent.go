@@ -38,8 +38,8 @@ func ErrQuoteChanged() error {
 // shownQuote checks that d decides on row's current quote: the version
 // and the digest the page showed are the request's, the digest computed
 // here from the stored quote. A passkey assertion must be evidence of
-// this decision on that quote (consent.Evidence.Verify); whether the
-// passkey is the customer's is the ceremony's check. It returns the
+// this decision on that quote (consent.Evidence.Verify); the passkey
+// is the customer's registered one (customerPasskeyProof, first). It returns the
 // evidence to record.
 func shownQuote(row store.Invocation, actor Actor, d CustomerDecision) (consent.Evidence, error) {
 	digest, err := consent.QuoteDigest(row.Quote)

@@ -8,8 +8,6 @@ import (
 	"countersign/internal/apperr"
 	"countersign/internal/consent"
 	"countersign/internal/controlplane"
-	"countersign/internal/stepup"
-	"countersign/internal/stepup/stepuptest"
 )
 
 // TestACustomerDecidesOnlyTheQuoteTheyWereShown: a confirmation or a
@@ -52,12 +50,14 @@ func TestACustomerDecidesOnlyTheQuoteTheyWereShown(t *testing.T) {
 
 	// A passkey's signature on the decline is no confirmation, and a
 	// signature on another request's quote is no decline of this one.
-	declineA := passkeyFor(t, a.ID, a.Version, shown.QuoteDigest, consent.Decline)
+	key := b.customerPasskey(t)
+	byKey := controlplane.CustomerProvedOn(b.customer.Email, "passkey", a.ID)
+	declineA := key.AssertChallenge(t, consent.Challenge(a.ID, int64(a.Version), shown.QuoteDigest, consent.Decline))
 	for name, d := range map[string]controlplane.CustomerDecision{
-		"a confirmation signed as a decline": {Actor: onA, InvocationID: a.ID, Verb: controlplane.CustomerConfirm,
+		"a confirmation signed as a decline": {Actor: byKey, InvocationID: a.ID, Verb: controlplane.CustomerConfirm,
 			QuoteVersion: a.Version, QuoteDigest: shown.QuoteDigest, Passkey: declineA},
-		"a decline signed for another request's quote": {Actor: onA, InvocationID: a.ID, Verb: controlplane.CustomerDecline,
-			QuoteVersion: a.Version, QuoteDigest: shown.QuoteDigest, Passkey: passkeyFor(t, other.ID, other.Version, otherDigest, consent.Decline)},
+		"a decline signed for another request's quote": {Actor: byKey, InvocationID: a.ID, Verb: controlplane.CustomerDecline,
+			QuoteVersion: a.Version, QuoteDigest: shown.QuoteDigest, Passkey: key.AssertChallenge(t, consent.Challenge(other.ID, int64(other.Version), otherDigest, consent.Decline))},
 	} {
 		_, err := b.cp.CustomerDecide(b.ctx, d)
 		if e, ok := apperr.As(err); !ok || e.Kind != apperr.Forbidden || e.Code != "passkey_not_for_this_decision" {
@@ -69,7 +69,7 @@ func TestACustomerDecidesOnlyTheQuoteTheyWereShown(t *testing.T) {
 	}
 
 	d := shown
-	d.Verb, d.Passkey = controlplane.CustomerDecline, declineA
+	d.Actor, d.Verb, d.Passkey = byKey, controlplane.CustomerDecline, declineA
 	if got, err := b.cp.CustomerDecide(b.ctx, d); err != nil || !got.Done {
 		t.Fatalf("the decline on the quote shown, signed for it: %+v, %v", got, err)
 	}
@@ -77,7 +77,7 @@ func TestACustomerDecidesOnlyTheQuoteTheyWereShown(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("the decline's consent: %v, %v", ok, err)
 	}
-	if c.Proof != "code" || c.Decision != consent.Decline || c.QuoteVersion != int64(a.Version) || !bytes.Equal(c.QuoteDigest, shown.QuoteDigest) ||
+	if c.Proof != "passkey" || c.Decision != consent.Decline || c.QuoteVersion != int64(a.Version) || !bytes.Equal(c.QuoteDigest, shown.QuoteDigest) ||
 		!bytes.Equal(c.ArgsHash, a.ArgsHash) || c.Customer != b.customer.Email || c.Passkey == nil {
 		t.Fatalf("the decline's consent: %+v", c)
 	}
@@ -98,11 +98,4 @@ func TestACustomerDecidesOnlyTheQuoteTheyWereShown(t *testing.T) {
 	if err := json.Unmarshal(c.Quote, &q); err != nil || q.Title != other.Quote.Title {
 		t.Fatalf("the quote recorded: %s, %v", c.Quote, err)
 	}
-}
-
-// passkeyFor is a fresh passkey's assertion for the customer's decision
-// on request id at version with quoteDigest.
-func passkeyFor(t *testing.T, id string, version int32, quoteDigest []byte, decision string) *stepup.Assertion {
-	t.Helper()
-	return stepuptest.Unregistered(t).AssertChallenge(t, consent.Challenge(id, int64(version), quoteDigest, decision))
 }

@@ -44,7 +44,10 @@ type CustomerDecision struct {
 	QuoteDigest  []byte
 	// Passkey is the customer's assertion made for this decision
 	// (consent.Challenge of the id, QuoteVersion, QuoteDigest and the
-	// verb), when they decided with a passkey; nil otherwise.
+	// verb), when they decided with a passkey; nil otherwise. It is
+	// required of an Actor proven by "passkey" and refused from any other,
+	// and checked in the decision's transaction against the passkey the
+	// customer registered for the request's system (customerPasskeyProof).
 	Passkey *stepup.Assertion
 }
 
@@ -101,6 +104,9 @@ func (s *Service) CustomerDecide(ctx context.Context, d CustomerDecision) (Custo
 		// decided only on the quote the customer was shown. Checked before
 		// out is set: decidedMeanwhile must not swallow the refusal.
 		if d.Verb != CustomerStop && row.State == string(AwaitingConfirmation) {
+			if d.Passkey, err = s.customerPasskeyProof(ctx, tx, actor, row, task.CustomerRef, d.Passkey); err != nil {
+				return err
+			}
 			if shown, err = shownQuote(row, actor, d); err != nil {
 				return err
 			}
@@ -177,6 +183,11 @@ func (s *Service) CustomerDecide(ctx context.Context, d CustomerDecision) (Custo
 	// request leaves right after it commits.
 	direct := s.reserveSend()
 	err = s.store.InTx(ctx, func(tx *store.Tx) error {
+		// The passkey is checked again in the transaction that confirms: one
+		// removed since the first is refused here.
+		if _, err := s.customerPasskeyProof(ctx, tx, actor, row, task.CustomerRef, d.Passkey); err != nil {
+			return err
+		}
 		inv, err := s.approveRow(ctx, tx, actor, row, task, row.Version, AwaitingConfirmation, "confirm", EventInvocationConfirmed)
 		if err != nil {
 			return err

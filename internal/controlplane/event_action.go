@@ -149,6 +149,15 @@ const (
 	// EventFactorReset: an admin removed every second factor of another
 	// person ("user_id", "user_name") and ended their sessions.
 	EventFactorReset EventAction = "factor.reset"
+	// EventCustomerPasskeyAdded: a customer added a passkey for a business
+	// system, on the page of a request they decided (data "system",
+	// "shop" as the customer knows it, "name", and the actor's "proof").
+	// internal/custkeys records it.
+	EventCustomerPasskeyAdded EventAction = "customer_passkey.added"
+	// EventCustomerPasskeyRemoved: a customer removed one of their
+	// passkeys for a business system (data as for
+	// EventCustomerPasskeyAdded).
+	EventCustomerPasskeyRemoved EventAction = "customer_passkey.removed"
 )
 
 // EventActions lists every event action.
@@ -168,6 +177,7 @@ var EventActions = []EventAction{
 	EventHandoffDraftSent, EventHandoffDraftDiscarded,
 	EventPolicyChanged, EventAssistantGrantsChanged, EventWebhookTest, EventFactorRequirementChanged,
 	EventFactorAdded, EventFactorRemoved, EventFactorReset,
+	EventCustomerPasskeyAdded, EventCustomerPasskeyRemoved,
 }
 
 // entered is the event that records an invocation moving into s: routed

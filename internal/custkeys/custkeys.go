@@ -7,6 +7,12 @@
 // version, the digest of the quote shown and the decision, so it is
 // evidence of that decision only (consent.Evidence.Verify).
 //
+// A customer lists and removes their passkeys (Passkeys, Remove), has at
+// most a limit of them per system (DefaultLimit), and is mailed a notice
+// at the contact on file whenever one is added or removed; both changes
+// are audit events. Whose passkey signed a decision is checked again by
+// the control plane, in the decision's transaction.
+//
 // The relying party is the console's, as for staff passkeys
 // (factors.RelyingParty): off without a public URL or at an IP address.
 // Ceremonies are kept server-side, single use, five minutes, in
@@ -31,7 +37,9 @@ import (
 
 	"countersign/internal/adapter"
 	"countersign/internal/apperr"
+	"countersign/internal/controlplane"
 	"countersign/internal/factors"
+	"countersign/internal/mail"
 	"countersign/store"
 )
 
@@ -49,7 +57,9 @@ var RegisterProofs = []string{"link", "assertion", "account"}
 type Store interface {
 	CustomerWebAuthnHandle(ctx context.Context, system, customerRef string, fresh []byte) ([]byte, error)
 	CustomerPasskeysOf(ctx context.Context, system, customerRef string) ([]store.CustomerPasskey, error)
-	InsertCustomerPasskey(ctx context.Context, p store.CustomerPasskey) error
+	InsertCustomerPasskey(ctx context.Context, p store.CustomerPasskey, limit int, e store.Event) error
+	DeleteCustomerPasskey(ctx context.Context, system, customerRef string, id int64, e store.Event) (store.CustomerPasskey, error)
+	DeleteExpiredCustomerCeremonies(ctx context.Context, now time.Time) (int64, error)
 	UseCustomerPasskey(ctx context.Context, id, signCount int64, at time.Time) (bool, error)
 	StartCustomerCeremony(ctx context.Context, idHash []byte, who store.CustomerCeremony, session []byte, now, expires time.Time) error
 	TakeCustomerCeremony(ctx context.Context, idHash []byte, who store.CustomerCeremony, now time.Time) ([]byte, error)
@@ -62,17 +72,35 @@ type Config struct {
 	PublicURL string
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
-	// Log receives refused answers with the library's reason (nil:
-	// discarded).
+	// Log receives refused answers with the library's reason, and notices
+	// that could not be mailed (nil: discarded).
 	Log *slog.Logger
+	// Mail sends the customer the notice of a passkey added or removed,
+	// to the contact on file (the system's adapter.ContactDirectory);
+	// nil sends none.
+	Mail mail.Sender
+	// Registry names each system to its customers and finds their
+	// contact on file; nil sends no notice.
+	Registry *adapter.Registry
+	// Limit is how many passkeys a customer may have for one system (0:
+	// DefaultLimit).
+	Limit int
 }
+
+// DefaultLimit is how many passkeys a customer may have for one system
+// unless Config.Limit says otherwise: enough for every device a person
+// keeps, few enough that a list of them is read.
+const DefaultLimit = 10
 
 // Service registers customers' passkeys and checks their decisions.
 type Service struct {
-	store Store
-	rp    *webauthn.WebAuthn
-	now   func() time.Time
-	log   *slog.Logger
+	store    Store
+	rp       *webauthn.WebAuthn
+	now      func() time.Time
+	log      *slog.Logger
+	mail     mail.Sender
+	registry *adapter.Registry
+	limit    int
 	// beforeUse, when set, runs after an answer verified and before the
 	// UPDATE that records its counter; tests hold racing answers there.
 	beforeUse func()
@@ -81,7 +109,10 @@ type Service struct {
 // New builds the service; it fails on a public URL passkeys cannot use
 // (an IP address, no host).
 func New(st Store, cfg Config) (*Service, error) {
-	s := &Service{store: st, now: cfg.Now, log: cfg.Log}
+	s := &Service{store: st, now: cfg.Now, log: cfg.Log, mail: cfg.Mail, registry: cfg.Registry, limit: cfg.Limit}
+	if s.limit <= 0 {
+		s.limit = DefaultLimit
+	}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -246,7 +277,7 @@ func mayRegister(proof string) error {
 // are with proof on request invocationID. The options exclude c's
 // passkeys and ask for user verification (required: a passkey decides
 // alone). A proof not in RegisterProofs — a typed code — is
-// ErrNotFromACode.
+// ErrNotFromACode; a customer who has the limit already, ErrTooMany.
 func (s *Service) BeginRegistration(ctx context.Context, c Customer, invocationID, proof string) (Ceremony, error) {
 	if !s.On() {
 		return Ceremony{}, ErrOff
@@ -259,6 +290,9 @@ func (s *Service) BeginRegistration(ctx context.Context, c Customer, invocationI
 	if err != nil {
 		return Ceremony{}, err
 	}
+	if len(w.creds) >= s.limit {
+		return Ceremony{}, s.errTooMany()
+	}
 	opts, data, err := s.rp.BeginRegistration(w,
 		webauthn.WithExclusions(webauthn.Credentials(w.creds).CredentialDescriptors()),
 		webauthn.WithAuthenticatorSelection(protocol.AuthenticatorSelection{
@@ -270,20 +304,35 @@ func (s *Service) BeginRegistration(ctx context.Context, c Customer, invocationI
 		Purpose: store.CustomerCeremonyRegister}, opts, data)
 }
 
+// Registration is where a passkey is being added: for customer C, on the
+// page of request InvocationID (of task TaskID), which they proved who they
+// are for with Proof.
+type Registration struct {
+	C            Customer
+	InvocationID string
+	TaskID       string
+	Proof        string
+	// Name is what the customer's list calls the passkey (the browser
+	// that added it, BrowserName); empty is "Passkey".
+	Name string
+}
+
 // FinishRegistration verifies the browser's answer to registration
-// ceremony id (begun for c on invocationID) and keeps the passkey. The
-// proof is checked again: the session may have changed in between. The
-// ceremony is spent whatever the answer; one that does not verify is
-// ErrRefused.
-func (s *Service) FinishRegistration(ctx context.Context, c Customer, invocationID, proof, id string, response []byte) error {
+// ceremony id (begun for r.C on r.InvocationID) and keeps the passkey with
+// its audit event (controlplane.EventCustomerPasskeyAdded), then mails
+// the customer a notice. The proof is checked again: the session may have
+// changed in between. A customer who has the limit already is refused
+// (ErrTooMany). The ceremony is spent whatever the answer; one that does
+// not verify is ErrRefused.
+func (s *Service) FinishRegistration(ctx context.Context, r Registration, id string, response []byte) error {
 	if !s.On() {
 		return ErrOff
 	}
-	if err := mayRegister(proof); err != nil {
+	if err := mayRegister(r.Proof); err != nil {
 		return err
 	}
-	c = c.normalised()
-	data, ok, err := s.take(ctx, store.CustomerCeremony{System: c.System, CustomerRef: c.Ref, InvocationID: invocationID,
+	c := r.C.normalised()
+	data, ok, err := s.take(ctx, store.CustomerCeremony{System: c.System, CustomerRef: c.Ref, InvocationID: r.InvocationID,
 		Purpose: store.CustomerCeremonyRegister}, id)
 	if err != nil {
 		return err
@@ -312,14 +361,26 @@ func (s *Service) FinishRegistration(ctx context.Context, c Customer, invocation
 	if aaguid == nil {
 		aaguid = []byte{}
 	}
+	name := nameOf(r.Name)
+	e, err := s.event(c, r.Proof, controlplane.EventCustomerPasskeyAdded, r.TaskID, r.InvocationID, name)
+	if err != nil {
+		return err
+	}
 	err = s.store.InsertCustomerPasskey(ctx, store.CustomerPasskey{System: c.System, CustomerRef: c.Ref, CredentialID: cred.ID,
 		PublicKey: cred.PublicKey, SignCount: int64(cred.Authenticator.SignCount), Transports: transports, AAGUID: aaguid,
-		Flags: int16(cred.Flags.MsgpByte()), AttestationFormat: cred.AttestationFormat, Proof: proof, CreatedAt: s.now()})
-	if errors.Is(err, store.ErrConflict) {
+		Flags: int16(cred.Flags.MsgpByte()), AttestationFormat: cred.AttestationFormat, Proof: r.Proof, Name: name, CreatedAt: s.now()},
+		s.limit, e)
+	switch {
+	case errors.Is(err, store.ErrConflict):
 		return &apperr.Error{Kind: apperr.Conflict, Code: "passkey_exists", Message: "This passkey is already added.",
 			Hint: "You can use it next time already."}
+	case errors.Is(err, store.ErrLimit):
+		return s.errTooMany()
+	case err != nil:
+		return err
 	}
-	return err
+	s.notify(ctx, c, noticeAdded, name)
+	return nil
 }
 
 // refused logs why an answer did not verify (the library's detail); the

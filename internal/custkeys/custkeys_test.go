@@ -56,7 +56,7 @@ func (b *bundle) register(t *testing.T, c custkeys.Customer, proof string) *soft
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.svc.FinishRegistration(t.Context(), c, "inv_1", proof, cer.ID, body); err != nil {
+	if err := b.svc.FinishRegistration(t.Context(), custkeys.Registration{C: c, InvocationID: "inv_1", Proof: proof}, cer.ID, body); err != nil {
 		t.Fatal(err)
 	}
 	return k
@@ -117,7 +117,7 @@ func TestARegistrationNeedsAProofACodeIsNot(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, body, _ := softkey.Create(cer.Options, rpID, origin)
-	if err := b.svc.FinishRegistration(ctx, jordan, "inv_1", "code", cer.ID, body); !errors.Is(err, custkeys.ErrNotFromACode) {
+	if err := b.svc.FinishRegistration(ctx, custkeys.Registration{C: jordan, InvocationID: "inv_1", Proof: "code"}, cer.ID, body); !errors.Is(err, custkeys.ErrNotFromACode) {
 		t.Fatalf("a registration finished from a code's session: %v", err)
 	}
 	if has, _ := b.svc.Has(ctx, jordan); has {

@@ -44,7 +44,8 @@ var proofWords = map[string]string{
 //     two is the signed record that this quote was made from arguments
 //     with this hash;
 //   - a passkey assertion, when present, was made for this decision on
-//     this quote (consent.Evidence.Verify).
+//     this quote (consent.Evidence.Verify), and is present exactly when
+//     the proof is "passkey".
 //
 // It returns a line for each fact, the first saying who said yes, how
 // and to what, or the reason the receipt is not evidence of its consent.
@@ -97,7 +98,7 @@ func checkConsent(raw json.RawMessage) ([]string, error) {
 		verb = "decided (" + e.Decision + ")"
 	}
 	lines = append(lines, fmt.Sprintf("%s %s %s the quote: %s", orNone(e.Customer), verb, how, quoteWords(q)))
-	if e.Passkey != nil {
+	if e.Passkey != nil || e.Proof == consent.ProofPasskey {
 		if err := e.Verify(c.Subject, e.Quote); err != nil {
 			return nil, fmt.Errorf("the customer's passkey assertion does not hold: %w", err)
 		}

@@ -365,6 +365,8 @@ func eventSentence(e controlplane.Event, subject string) string {
 		return "resumed dispatch; nothing was replayed."
 	case controlplane.EventFactorAdded, controlplane.EventFactorRemoved, controlplane.EventFactorReset:
 		return factorWords(e.Action, str("kind"), str("name"), str("user_name"))
+	case controlplane.EventCustomerPasskeyAdded, controlplane.EventCustomerPasskeyRemoved:
+		return customerPasskeyWords(e.Action, str("name"), str("shop"))
 	}
 	return humanize(string(e.Action)) + about + "."
 }

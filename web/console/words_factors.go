@@ -26,3 +26,19 @@ func factorWords(action controlplane.EventAction, kind, name, person string) str
 	}
 	return "added " + what + " as their second factor."
 }
+
+// customerPasskeyWords says a customer's change to their passkeys for a
+// business: which passkey, for whom, and what it means.
+func customerPasskeyWords(action controlplane.EventAction, name, shop string) string {
+	what := "a passkey"
+	if name != "" {
+		what = "the passkey " + quoted(name)
+	}
+	if shop == "" {
+		shop = "this business"
+	}
+	if action == controlplane.EventCustomerPasskeyRemoved {
+		return "removed " + what + " for " + shop + "; it no longer decides their requests."
+	}
+	return "added " + what + " for " + shop + ", which now confirms or declines their requests on its own."
+}

@@ -12,26 +12,19 @@ import (
 	"countersign/web/kit"
 )
 
-// registrant is the customer this browser proved it is on request :id, as
-// the business system knows them, and how they proved it. It answers as
-// every POST under /requests/:id/ does: another request of the customer
-// is "show us it's you for this request", another customer's not found,
-// a proof the system does not take proof_not_accepted.
-func (h *Handler) registrant(c echo.Context) (controlplane.Invocation, custkeys.Customer, string, error) {
-	inv, task, err := h.customerRequest(c)
+// registrant is the customer this browser proved it is on request :id,
+// and how, when they may add a passkey there: as for their passkeys
+// (passkeyOwner: never a typed code's session), and only on a request this
+// session decided (errDecideFirst).
+func (h *Handler) registrant(c echo.Context) (controlplane.Invocation, controlplane.Task, custkeys.Customer, string, error) {
+	inv, task, who, proof, err := h.passkeyOwner(c)
 	if err != nil {
-		return inv, custkeys.Customer{}, "", err
+		return inv, task, who, proof, err
 	}
-	p, _ := kit.CustomerOf(c)
-	// As deciding it would: a proof of a kind this system does not take
-	// adds nothing here either.
-	if err := h.cfg.Confirmations.MayDecide(c.Request().Context(), p, inv, task.CustomerRef); err != nil {
-		return inv, custkeys.Customer{}, "", err
+	if !decidedHere(c, inv.ID) {
+		return inv, task, who, proof, errDecideFirst
 	}
-	if !h.passkeyOffered(inv.System) {
-		return inv, custkeys.Customer{}, "", custkeys.ErrOff
-	}
-	return inv, custkeys.Customer{System: inv.System, Ref: task.CustomerRef}, string(p.Proof), nil
+	return inv, task, who, proof, nil
 }
 
 // handlePasskeyRegisterBegin answers POST /requests/:id/passkey/begin:
@@ -39,7 +32,7 @@ func (h *Handler) registrant(c echo.Context) (controlplane.Invocation, custkeys.
 // that proved the customer with the mail's link, the business's assertion
 // or their account — never with a typed code (custkeys refuses it, 403).
 func (h *Handler) handlePasskeyRegisterBegin(c echo.Context) error {
-	inv, who, proof, err := h.registrant(c)
+	inv, _, who, proof, err := h.registrant(c)
 	if err != nil {
 		return passkeyRefusal(c, err, "")
 	}
@@ -59,7 +52,7 @@ func (h *Handler) handlePasskeyRegisterBegin(c echo.Context) error {
 // handlePasskeyRegister answers POST /requests/:id/passkey: the browser's
 // new credential, verified and kept for this customer of this business.
 func (h *Handler) handlePasskeyRegister(c echo.Context) error {
-	inv, who, proof, err := h.registrant(c)
+	inv, task, who, proof, err := h.registrant(c)
 	if err != nil {
 		return passkeyRefusal(c, err, "")
 	}
@@ -72,7 +65,8 @@ func (h *Handler) handlePasskeyRegister(c echo.Context) error {
 	}
 	post, err := readPasskeyPost(c)
 	if err == nil {
-		err = h.cfg.Passkeys.FinishRegistration(c.Request().Context(), who, inv.ID, proof, id, post.Credential)
+		err = h.cfg.Passkeys.FinishRegistration(c.Request().Context(), custkeys.Registration{C: who, InvocationID: inv.ID, TaskID: task.ID,
+			Proof: proof, Name: custkeys.BrowserName(c.Request().UserAgent())}, id, post.Credential)
 	}
 	if err != nil {
 		return passkeyRefusal(c, err, "")
@@ -82,12 +76,12 @@ func (h *Handler) handlePasskeyRegister(c echo.Context) error {
 }
 
 // passkeyOfferView is "Use a passkey next time" on a request's page: after
-// the decision (the request no longer awaits the customer), for a browser
-// that proved the customer in a way a passkey may be added from, who has
-// none for this business yet; nil otherwise.
+// this session decided it (the request no longer awaits the customer), for
+// a browser that proved the customer in a way a passkey may be added from,
+// who has none for this business yet; nil otherwise.
 func (h *Handler) passkeyOfferView(c echo.Context, inv controlplane.Invocation, task controlplane.Task, v views.CustomerRequestView, shop string) *views.CustomerPasskeyOfferView {
 	p, ok := kit.CustomerOf(c)
-	if !ok || v.Decide || !h.passkeyOffered(inv.System) || !slices.Contains(custkeys.RegisterProofs, string(p.Proof)) {
+	if !ok || v.Decide || !decidedHere(c, inv.ID) || !h.passkeyOffered(inv.System) || !slices.Contains(custkeys.RegisterProofs, string(p.Proof)) {
 		return nil
 	}
 	offer := &views.CustomerPasskeyOfferView{Begin: "/requests/" + inv.ID + "/passkey/begin", Finish: "/requests/" + inv.ID + "/passkey",

@@ -95,8 +95,8 @@ func decideWithPasskey(t *testing.T, c *webtest.Client, link, decision string, k
 // TestAPasskeyIsNeverAddedFromACodesSession: the link alone adds no
 // passkey; a customer who showed it's them with a typed code is not offered a passkey after deciding, and the
 // registration's routes refuse that session (403), whatever the page
-// shows; the same customer signed in to their account is offered it and
-// adds one.
+// shows; the same customer signed in to their account, on a request the
+// account decides, is offered it and adds one.
 func TestAPasskeyIsNeverAddedFromACodesSession(t *testing.T) {
 	t.Parallel()
 	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage(), webtest.WithTypedCodes())
@@ -123,15 +123,20 @@ func TestAPasskeyIsNeverAddedFromACodesSession(t *testing.T) {
 		t.Fatalf("a code's session added %d passkeys", len(keys))
 	}
 
+	// The account, on a request it decides itself.
+	next, _ := b.PendingRefund(t)
 	account := pk.Client(t)
 	account.MustSignIn(b.CustomerAccount(t, webtest.Jordan))
-	if account.Get("/requests/"+inv.ID).Doc(t).Find(`[data-testid="add-passkey"]`).Length() != 1 {
+	if res := account.Post("/requests/"+next.ID+"/decline", url.Values{"_csrf": {account.PageCSRF(account.Get("/requests/" + next.ID))}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("decline with the account: %d", res.StatusCode)
+	}
+	if account.Get("/requests/"+next.ID).Doc(t).Find(`[data-testid="add-passkey"]`).Length() != 1 {
 		t.Fatal("the customer's account is not offered a passkey after the decision")
 	}
-	if _, status, r := addCustomerPasskey(t, account, inv.ID, origin); status != http.StatusOK || r.Next != "/requests/"+inv.ID+"?passkey=added" {
+	if _, status, r := addCustomerPasskey(t, account, next.ID, origin); status != http.StatusOK || r.Next != "/requests/"+next.ID+"?passkey=added" {
 		t.Fatalf("a passkey added from the account: %d %+v", status, r)
 	}
-	if got := webtest.TextByTestID(account.Get("/requests/"+inv.ID+"?passkey=added"), t, "passkey-added"); !strings.Contains(got, "Harbour & Pine") {
+	if got := webtest.TextByTestID(account.Get("/requests/"+next.ID+"?passkey=added"), t, "passkey-added"); !strings.Contains(got, "Harbour & Pine") {
 		t.Errorf("after adding: %q", got)
 	}
 }

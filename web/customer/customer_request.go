@@ -178,6 +178,9 @@ func (h *Handler) handleCustomerConfirm(c echo.Context) error {
 	}
 	if d.Done {
 		h.Log.Info("customer confirmed", "invocation_id", d.Invocation.ID)
+		if err := rememberDecided(c, d.Invocation.ID); err != nil {
+			return err
+		}
 	}
 	// Decided meanwhile, or a fresh quote: show what happened, or the
 	// fresh quote.
@@ -197,6 +200,11 @@ func (h *Handler) handleCustomerDecline(c echo.Context) error {
 	}
 	if err != nil {
 		return err
+	}
+	if d.Done {
+		if err := rememberDecided(c, d.Invocation.ID); err != nil {
+			return err
+		}
 	}
 	return kit.SeeOther(c, "/requests/"+d.Invocation.ID)
 }

@@ -39,7 +39,15 @@ func (h *Handler) renderCustomerRequest(c echo.Context, status int, inv controlp
 	if shop == "" {
 		shop = inv.System
 	}
+	// A browser proven by a passkey decides only by signing the decision
+	// (the control plane refuses its plain form): no form it cannot use.
+	if p, ok := kit.CustomerOf(c); ok && v.Decide && string(p.Proof) == consent.ProofPasskey {
+		v.PasskeyOnly = true
+	}
 	v.PasskeyOffer = h.passkeyOfferView(c, inv, task, v, shop)
+	if v.Passkeys = h.passkeysLink(c, inv, task); v.Passkeys != "" {
+		v.PasskeysShop = shop
+	}
 	return kit.Render(c, status, views.CustomerRequestPage(p, v))
 }
 

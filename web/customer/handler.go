@@ -102,5 +102,8 @@ func (h *Handler) Routes() []kit.Route {
 		kit.POST("/requests/:id/stop", h.handleCustomerStop, customers),
 		kit.POST("/requests/:id/passkey/begin", h.handlePasskeyRegisterBegin, customers),
 		kit.POST("/requests/:id/passkey", h.handlePasskeyRegister, customers),
+		kit.GET("/requests/:id/passkeys", h.handleCustomerPasskeys, customers),
+		kit.GET("/requests/:id/passkeys/:key/remove", h.handleCustomerPasskeyRemoveConfirm, customers),
+		kit.POST("/requests/:id/passkeys/:key/remove", h.handleCustomerPasskeyRemove, customers),
 	}
 }

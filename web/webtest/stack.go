@@ -177,7 +177,8 @@ func (b *Stack) ServeAnother(tb testing.TB, opts ...Option) *httptest.Server {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		if custKeys, err = custkeys.New(b.Store, custkeys.Config{PublicURL: "http://localhost:" + port, Now: b.Now, Log: o.logger}); err != nil {
+		if custKeys, err = custkeys.New(b.Store, custkeys.Config{PublicURL: "http://localhost:" + port, Now: b.Now, Log: o.logger,
+			Mail: b.Mail, Registry: b.registry}); err != nil {
 			tb.Fatal(err)
 		}
 		b.CustomerPasskeys = custKeys
