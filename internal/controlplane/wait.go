@@ -72,11 +72,19 @@ func (s *Service) AwaitChange(ctx context.Context, id string, from State, within
 			// A change may have woken it in the same instant: the
 			// answer is the state as of now, read once more.
 			expired = true
+		case <-s.waits.released:
+			expired = true
 		case <-ctx.Done():
 			return Invocation{}, "", ctx.Err()
 		}
 	}
 }
+
+// ReleaseWaits ends every AwaitChange of this process, held now or made
+// later, at once with the invocation's state then, as its deadline would:
+// at shutdown (http.Server.RegisterOnShutdown), so that long polls answer
+// instead of being cut when the shutdown's grace runs out.
+func (s *Service) ReleaseWaits() { s.waits.release() }
 
 // Waiting is how many AwaitChange calls this process holds now.
 func (s *Service) Waiting() int { return s.waits.count() }

@@ -21,10 +21,14 @@ type waitHub struct {
 	held  int
 	stop  context.CancelFunc
 	ready chan struct{}
+	// released is closed when the process shuts down: every wait answers
+	// at once.
+	released     chan struct{}
+	releasedOnce sync.Once
 }
 
 func newWaitHub(listen func(context.Context, func(string), func(error, time.Duration)), log *slog.Logger) *waitHub {
-	return &waitHub{listen: listen, log: log, subs: map[string]map[chan struct{}]struct{}{}}
+	return &waitHub{listen: listen, log: log, subs: map[string]map[chan struct{}]struct{}{}, released: make(chan struct{})}
 }
 
 // subscribe returns a channel that receives a value when invocation id
@@ -61,6 +65,9 @@ func (w *waitHub) subscribe(id string) (<-chan struct{}, <-chan struct{}, func()
 		})
 	}
 }
+
+// release ends every wait, now and later, with the state as it is.
+func (w *waitHub) release() { w.releasedOnce.Do(func() { close(w.released) }) }
 
 // count is how many subscriptions are held.
 func (w *waitHub) count() int {

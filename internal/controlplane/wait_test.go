@@ -224,3 +224,28 @@ func TestHundredsOfWaitersShareOneListen(t *testing.T) {
 		}
 	}
 }
+
+// TestReleaseWaitsAnswersEveryWaitAtOnce: at shutdown the held waits
+// answer at once with the state as it is, as at their deadline, and a wait
+// made after it does not wait.
+func TestReleaseWaitsAnswersEveryWaitAtOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	inv := awaitingApproval(b, 1)[0]
+	waiting := make(chan string, 2)
+	b.cp.SetHooks(controlplane.Hooks{Waiting: func(id string) { waiting <- id }})
+	first, second := await(b, inv.ID, controlplane.AwaitingApproval, controlplane.MaxWait), await(b, inv.ID, controlplane.AwaitingApproval, controlplane.MaxWait)
+	<-waiting
+	<-waiting
+	start := time.Now()
+	b.cp.ReleaseWaits()
+	for _, done := range []<-chan awaited{first, second, await(b, inv.ID, controlplane.AwaitingApproval, controlplane.MaxWait)} {
+		got := <-done
+		if got.err != nil || got.outcome != controlplane.WaitTimeout || got.inv.State != controlplane.AwaitingApproval {
+			t.Errorf("a released wait: %s %s %v, want timeout, awaiting approval", got.outcome, got.inv.State, got.err)
+		}
+	}
+	if took := time.Since(start); took > controlplane.MaxWait/2 {
+		t.Errorf("the waits answered %s after the release, at their deadline", took)
+	}
+}

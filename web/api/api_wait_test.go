@@ -3,7 +3,9 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"testing"
 	"time"
@@ -207,5 +209,73 @@ func TestMCPWaitForOutcome(t *testing.T) {
 	defer ocs.Close()
 	if nf := toolErr(ocs, map[string]any{"invocation_id": id, "seconds": 5}); nf["code"] != "not_found" {
 		t.Errorf("another assistant's invocation: %v, want not_found", nf)
+	}
+}
+
+// TestLongPollsAnswerAtShutdown: when the console shuts down, a long poll
+// in flight answers at once with the state as it is (Countersign-Wait:
+// timeout) instead of holding the shutdown until its grace runs out and
+// being cut.
+func TestLongPollsAnswerAtShutdown(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
+	id := b.ProposeRefund(t, b.DamagedOrder(t))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- b.Web.Serve(ctx, addr, time.Minute, "", "") }()
+	// The server listens once Serve has started it; dial until it does.
+	for start := time.Now(); ; time.Sleep(5 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			_ = c.Close()
+			break
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("the console did not listen")
+		}
+	}
+	written := make(chan struct{})
+	req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+		WroteRequest: func(httptrace.WroteRequestInfo) { close(written) }}),
+		http.MethodGet, "http://"+addr+"/api/v1/invocations/"+id+"?wait=30s", nil)
+	req.Header.Set("Authorization", "Bearer "+b.Key)
+	answered := make(chan waited, 1)
+	go func() {
+		start := time.Now()
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			answered <- waited{err: err}
+			return
+		}
+		defer res.Body.Close()
+		var body struct {
+			State string `json:"state"`
+		}
+		err = json.NewDecoder(res.Body).Decode(&body)
+		answered <- waited{status: res.StatusCode, header: res.Header.Get("Countersign-Wait"), state: body.State, took: time.Since(start), err: err}
+	}()
+	<-written
+	// Written is not yet read: the wait is held once the control plane
+	// counts it.
+	for start := time.Now(); b.Control.Waiting() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("the long poll never reached its wait")
+		}
+	}
+	stop()
+	got := <-answered
+	if got.err != nil || got.status != http.StatusOK || got.header != "timeout" || got.state != "awaiting_approval" {
+		t.Fatalf("a long poll at shutdown: %d %q %q %v, want 200 timeout awaiting_approval", got.status, got.header, got.state, got.err)
+	}
+	if got.took > 15*time.Second {
+		t.Errorf("it answered after %s: the shutdown waited for its deadline", got.took)
+	}
+	if err := <-served; err != nil {
+		t.Errorf("Serve: %v", err)
 	}
 }
