@@ -130,7 +130,7 @@ func (h *Handler) OpenAPI() map[string]any {
 		if op.request != "" {
 			o["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": ref(op.request)}}}
 		}
-		schema := map[string]any{"type": "object", "description": "The OpenAPI 3.1 document"}
+		schema := freeObject("The OpenAPI 3.1 document")
 		if op.response != "" {
 			schema = ref(op.response)
 		}
