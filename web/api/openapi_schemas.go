@@ -141,7 +141,7 @@ func apiSchemas() map[string]any {
 	return map[string]any{
 		"Error": obj([]string{"code", "message", "retryable"}, map[string]any{"code": str, "message": str, "retryable": boolean,
 			"hint": str, "fields": map[string]any{"type": "object", "additionalProperties": str}, "details": errorDetailsSchema()}),
-		"Tool": obj([]string{"name", "kind", "system", "description", "input_schema"}, map[string]any{"name": str, "title": str,
+		"Tool": obj([]string{"name", "title", "kind", "system", "description", "input_schema"}, map[string]any{"name": str, "title": str,
 			"kind": enum("read", "write"), "system": str, "description": str, "input_schema": freeObject("the JSON Schema of the tool's arguments"), "guidance": str,
 			"mode": enum("confirm", "approval", "auto"), "risk": str, "limits": strs}),
 		"ToolList": obj([]string{"tools"}, map[string]any{"tools": map[string]any{"type": "array", "items": ref("Tool")}}),
@@ -254,7 +254,10 @@ func invocationSchema() map[string]any {
 		"summary": str, "summary_disagrees": boolean, "idempotency_key": str,
 		"deduplicated": withDesc(boolean, "true when this answers a repeated request with the earlier invocation (status 200)"),
 		"next": obj([]string{"kind", "url", "message"}, map[string]any{"kind": enum("confirm", "approval", "dispatch", "none"), "url": str, "message": str,
-			"proofs": withDesc(strs, "kind confirm: how the customer may prove who they are (link, code, account, assertion, passkey)")}),
+			"proofs": withDesc(strs, "kind confirm: how the customer may prove who they are (link, code, account, assertion, passkey)"),
+			"elicitation": withDesc(enum("accepted", "declined", "cancelled", "sent"),
+				"over MCP only, when the confirmation page went to the customer's client as a URL-mode elicitation instead of in url: "+
+					"what the customer answered their client, or sent (the client was given it)")}),
 		"result": nullable(withDesc(obj([]string{"reference", "short_reference"}, map[string]any{"reference": str,
 			"short_reference": withDesc(str, "the reference the customer's page shows (\"Cancellation #75CDDA\"); say uses it"),
 			"deduplicated":    withDesc(boolean, "the system had already made this change (its own idempotency)"),
