@@ -27,6 +27,25 @@ func typescriptDir() string {
 	return filepath.Join(filepath.Dir(file), "..", "..", ".cache", "openapi-typescript")
 }
 
+// typescriptTools skips the test under -short outside CI, and fails it
+// when openapi-typescript, tsc or node is missing; it returns the folder
+// of the first two and node's path.
+func typescriptTools(t *testing.T) (bin, node string) {
+	t.Helper()
+	slowtest.Skip(t, "runs openapi-typescript, tsc and node")
+	bin = filepath.Join(typescriptDir(), "node_modules", ".bin")
+	for _, tool := range []string{"openapi-typescript", "tsc"} {
+		if _, err := os.Stat(filepath.Join(bin, tool)); err != nil {
+			t.Fatalf("%s is missing (run `make test`, whose .ci/install-deps fetches it from npm): %v", tool, err)
+		}
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node is missing (apt-get install -y nodejs): %v", err)
+	}
+	return bin, node
+}
+
 // TestATypedClientSendsArgumentsAndReadsAnswers generates TypeScript types
 // from the document the console serves with openapi-typescript, compiles a
 // small client written against them (testdata/typed-client/client.ts)
@@ -37,18 +56,7 @@ func typescriptDir() string {
 // the document by the test stack, with each object closed. A missing tool
 // fails the test; only -short outside CI skips it.
 func TestATypedClientSendsArgumentsAndReadsAnswers(t *testing.T) {
-	slowtest.Skip(t, "runs openapi-typescript, tsc and node")
-	dir := typescriptDir()
-	bin := filepath.Join(dir, "node_modules", ".bin")
-	for _, tool := range []string{"openapi-typescript", "tsc"} {
-		if _, err := os.Stat(filepath.Join(bin, tool)); err != nil {
-			t.Fatalf("%s is missing (run `make test`, whose .ci/install-deps fetches it from npm): %v", tool, err)
-		}
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("node is missing (apt-get install -y nodejs): %v", err)
-	}
+	bin, node := typescriptTools(t)
 	t.Parallel()
 	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
 	order := b.DamagedOrder(t)
