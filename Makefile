@@ -50,7 +50,7 @@ chaos: run-deps build
 # Flags for cmd/bench, e.g. BENCH_FLAGS='-quick' or BENCH_FLAGS='-out bench.json'.
 BENCH_FLAGS ?=
 
-## bench: the benchmark suite (5½–6 minutes on idle cores): pgbench and bare-Echo baselines, then a console's writes, pages, confirmations and memory beside them (internal/bench/README.md)
+## bench: the benchmark suite (6–6½ minutes on idle cores): pgbench and bare-Echo baselines, then a console's writes, pages, confirmations, long polls and memory beside them (internal/bench/README.md)
 bench: build
 	@.ci/install-deps bench
 	$(GO) run ./cmd/bench -bin bin/countersign $(BENCH_FLAGS)

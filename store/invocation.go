@@ -290,7 +290,9 @@ func (t *Tx) transitionInvocation(ctx context.Context, id string, from []string,
 	if err != nil {
 		return Invocation{}, fmt.Errorf("store.TransitionInvocation(%s → %s): %w", id, state, err)
 	}
-	return out, nil
+	// Whoever waits for this invocation's outcome, in this or any other
+	// console instance, hears of it once the change commits.
+	return out, t.Notify(ctx, InvocationsChannel, id)
 }
 
 // ClaimApproved locks the oldest approved invocation that no other

@@ -16,6 +16,10 @@ const (
 	// DispatchChannel wakes dispatchers when an invocation is approved or
 	// its task changed; the payload is an invocation or task id.
 	DispatchChannel = "countersign_dispatch"
+	// InvocationsChannel carries the id of every invocation whose state
+	// changed (TransitionInvocation sends it once the change commits);
+	// the API's long polls (?wait=) and the MCP wait_for_outcome follow it.
+	InvocationsChannel = "countersign_invocations"
 )
 
 // Bounds of the wait before Listen listens again after a failure.

@@ -227,6 +227,11 @@ func (s *Server) Serve(ctx context.Context, addr string, grace time.Duration, ce
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
+	if s.cfg.Control != nil {
+		// Long polls (?wait=, wait_for_outcome) answer with the state as it
+		// is, instead of holding the shutdown until its grace runs out.
+		srv.RegisterOnShutdown(s.cfg.Control.ReleaseWaits)
+	}
 	errc := make(chan error, 1)
 	go func() {
 		if certFile != "" {

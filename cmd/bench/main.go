@@ -35,7 +35,7 @@ func run() error {
 	bin := flag.String("bin", "", "built cmd/countersign binary; empty: build one")
 	out := flag.String("out", "", "JSON file to write; empty: .data/bench/bench-<time>.json")
 	keep := flag.Bool("keep", false, "after the figures, keep the console and its databases up until Ctrl-C (to inspect them)")
-	only := flag.String("only", "", "comma-separated steps to run (pgbench, echo, writes, wide, confirm, pages); empty: all. For profiling one step")
+	only := flag.String("only", "", "comma-separated steps to run (pgbench, echo, writes, wide, confirm, longpoll, pages); empty: all. For profiling one step")
 	debugAddr := flag.String("debug-addr", "", "the console's -debug-addr (Go's profiler at /debug/pprof/), e.g. 127.0.0.1:6060")
 	flag.Parse()
 	cfg := bench.Defaults(*quick)

@@ -44,7 +44,7 @@ type Config struct {
 	// figures until ctx ends, to inspect them (e.g. EXPLAIN in psql).
 	Keep bool
 	// Only, when not empty, names the steps to run (pgbench, echo, writes,
-	// wide, confirm, pages); the console always starts. For profiling one
+	// wide, confirm, longpoll, pages); the console always starts. For profiling one
 	// step: figures of the others are missing from the report.
 	Only []string
 	// DebugAddr, when set, is the console's -debug-addr (Go's profiler).
@@ -59,6 +59,8 @@ type Config struct {
 	WideWriters     int           // tasks writing in parallel in the wide run
 	WideDuration    time.Duration // how long the wide run's writes run
 	ConfirmSamples  int           // confirmations timed one at a time
+	Waiters         int           // long polls held at once
+	WaitWindow      time.Duration // how long their CPU (and the idle baseline's) is measured
 	SmallHistory    int           // invocations of the metrics page's baseline
 	LargeHistory    int           // settled invocations of the big data set
 	Pending         int           // invocations awaiting approval in it
@@ -69,12 +71,12 @@ func Defaults(quick bool) Config {
 	if quick {
 		return Config{Quick: true, PgbenchScale: 1, PgbenchDuration: 3 * time.Second, LoadDuration: time.Second,
 			Warmup: 200 * time.Millisecond, Writers: 4, WriteDuration: 2 * time.Second, WideWriters: 64,
-			WideDuration: 2 * time.Second, ConfirmSamples: 3,
+			WideDuration: 2 * time.Second, ConfirmSamples: 3, Waiters: 100, WaitWindow: 2 * time.Second,
 			SmallHistory: 1000, LargeHistory: 5000, Pending: 500}
 	}
 	return Config{PgbenchScale: 10, PgbenchDuration: 30 * time.Second, LoadDuration: 15 * time.Second,
 		Warmup: 2 * time.Second, Writers: 10, WriteDuration: 30 * time.Second, WideWriters: 64,
-		WideDuration: 15 * time.Second, ConfirmSamples: 200,
+		WideDuration: 15 * time.Second, ConfirmSamples: 200, Waiters: 500, WaitWindow: 10 * time.Second,
 		SmallHistory: 10000, LargeHistory: 1000000, Pending: 100000}
 }
 
@@ -128,7 +130,9 @@ var FigureNames = []string{
 	"metrics_small_p50_ms", "metrics_large_p50_ms", "metrics_html_kb", "metrics_load_ms", "metrics_dom_nodes",
 	"queue_rps_64", "queue_p50_ms_64", "queue_p99_ms_64", "queue_p50_ms_8", "queue_p99_ms_8",
 	"task_rps_64", "task_p99_ms_64",
-	"pages_compressed", "peak_rss_mb",
+	"pages_compressed",
+	"waiters_held", "waiters_listen_conns", "idle_cpu_ms_s", "waiters_cpu_ms_s", "cpu_us_s_per_waiter", "waiters_wake_ms",
+	"peak_rss_mb",
 }
 
 type runner struct {
@@ -177,6 +181,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		{"wide", "automatic writes, wide", r.writesWide},
 		{"confirm", "confirmation to send", r.confirmToSend},
 		{"pages", "metrics page and queue over the seeded history", r.pages},
+		{"longpoll", "long polls held", r.longPolls},
 		{"", "peak RSS", r.peakRSS},
 	}
 	for _, s := range steps {

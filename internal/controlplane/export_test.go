@@ -22,6 +22,10 @@ type Hooks struct {
 	// holds the request's and the task's locks, before it writes, with
 	// "requote" or "edit".
 	ChangeLocked func(path string)
+	// BeforeSubscribe runs in AwaitChange before it subscribes to the
+	// invocation's changes; Waiting each time it has read the invocation,
+	// found it unchanged and is about to wait.
+	BeforeSubscribe, Waiting func(invocationID string)
 }
 
 // SetHooks sets the hooks, all at once, replacing any set before. Set them
@@ -29,7 +33,8 @@ type Hooks struct {
 // a proposal or a change.
 func (s *Service) SetHooks(h Hooks) {
 	s.hooks = testHooks{slotWait: h.SlotWait, beforeStart: h.BeforeStart, idle: h.Idle,
-		beforeExposureLock: h.BeforeExposureLock, exposureCounted: h.ExposureCounted, changeLocked: h.ChangeLocked}
+		beforeExposureLock: h.BeforeExposureLock, exposureCounted: h.ExposureCounted, changeLocked: h.ChangeLocked,
+		beforeSubscribe: h.BeforeSubscribe, waiting: h.Waiting}
 }
 
 // Compensation exposes compensationFor, the rule of which actions Reverse

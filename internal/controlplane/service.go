@@ -109,6 +109,8 @@ type Service struct {
 	// links makes the customer's confirmation link when an invocation is
 	// routed to them (MintLinksWith); nil makes none.
 	links LinkMinter
+	// waits wakes AwaitChange's waiters from one LISTEN.
+	waits *waitHub
 }
 
 // New builds the service.
@@ -137,8 +139,10 @@ func New(st Store, registry *adapter.Registry, cfg Config, now func() time.Time,
 	if cfg.Workers <= 0 {
 		cfg.Workers = DefaultConfig.Workers
 	}
-	return &Service{store: st, registry: registry, cfg: cfg, now: now, log: log, wake: make(chan struct{}, 1),
+	s := &Service{store: st, registry: registry, cfg: cfg, now: now, log: log, wake: make(chan struct{}, 1),
 		slots: newSendSlots(cfg.Workers)}
+	s.waits = newWaitHub(s.listenInvocations, log)
+	return s
 }
 
 // kick wakes this process's dispatcher to claim now; called after a commit
@@ -189,4 +193,8 @@ type testHooks struct {
 	// holds its locks (the request's and the task's), before it writes;
 	// path is "requote" or "edit".
 	changeLocked func(path string)
+	// beforeSubscribe runs in AwaitChange before it subscribes to the
+	// invocation's changes; waiting each time it has read the invocation,
+	// found it unchanged and is about to wait.
+	beforeSubscribe, waiting func(invocationID string)
 }

@@ -295,15 +295,6 @@ func (h *Handler) propose(ctx context.Context, a assistants.Assistant, task cont
 		Args: p.args, Summary: p.summary, ClientKey: p.key, Actor: a.Actor()})
 }
 
-// handleAPIInvocation answers GET /api/v1/invocations/:id.
-func (h *Handler) handleAPIInvocation(c echo.Context) error {
-	inv, _, err := h.cfg.Assistants.Invocation(c.Request().Context(), currentAssistant(c), c.Param("id"))
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, h.invocationOut(c.Request().Context(), baseURL(c), inv))
-}
-
 // handleAPIReconcile answers POST /api/v1/invocations/:id/reconcile: a
 // read-only inspection of an unverified invocation.
 func (h *Handler) handleAPIReconcile(c echo.Context) error {

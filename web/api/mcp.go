@@ -49,7 +49,8 @@ next.url and tell them nothing happens until they confirm there, after showing i
 account); you cannot confirm for them. When next.url is empty and next.elicitation is set, their app was given the page
 instead of you: tell them to confirm on the page it opened. If "approval", tell them a person will decide.
 Always tell the customer exactly the sentence in "say". Read the guidance resource (or prompt) of an action before
-choosing it. If the customer says "stop", call pause_task. If your connection names no task (no ?task= in its URL),
+choosing it. To learn how a proposal ends, call wait_for_outcome rather than get_invocation again and again.
+If the customer says "stop", call pause_task. If your connection names no task (no ?task= in its URL),
 call open_task first and pass the task_id it returns to every other tool.`
 
 // newMCPHandler builds the streamable-HTTP MCP handler. It is stateless:
@@ -196,6 +197,7 @@ func (h *Handler) mcpServer(ctx context.Context, req mcpRequest) (*mcp.Server, e
 			}
 			return toolResult(out), nil
 		})
+	h.addMCPWaitTool(srv, req)
 	srv.AddTool(&mcp.Tool{Name: "pause_task", Title: "Pause this task",
 		Description:  "Pause the task when the customer says stop: once this returns no further request is sent; a request already on its way to the business system may still finish. A person resumes it.",
 		InputSchema:  withTaskID(req, objSchema(map[string]any{"expected_version": map[string]any{"type": "integer", "description": "the task's version as you last read it; omit to pause whatever its version"}})),

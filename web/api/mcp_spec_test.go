@@ -197,6 +197,8 @@ func TestMCPToolsDescribeThemselves(t *testing.T) {
 	validate(cs, "propose_change_shipping_address", map[string]any{"order_id": matOrder(t, b), "address": webtest.JordanAddress, "summary": "New address"})
 	validate(cs, "propose_resend_receipt", map[string]any{"order_id": order, "summary": "Resend the receipt"})
 	validate(cs, "get_invocation", map[string]any{"invocation_id": refund["id"]})
+	validate(cs, "wait_for_outcome", map[string]any{"invocation_id": refund["id"], "seconds": 1})
+	validate(cs, "wait_for_outcome", map[string]any{"invocation_id": refund["id"], "seconds": 31})
 	if bad := validate(cs, "propose_issue_refund", map[string]any{"order_id": order, "amount_cents": 1, "reason_code": "whim"}); bad["code"] == nil {
 		t.Errorf("a refused proposal answered %v, want the API's error body", bad)
 	}

@@ -71,7 +71,7 @@ func TestMCPSessionMatchesTheAPI(t *testing.T) {
 			t.Errorf("%s does not tell the model it is a dry-run: %q", tool.Name, tool.Description)
 		}
 	}
-	want := []string{"get_invocation", "pause_task"}
+	want := []string{"get_invocation", "pause_task", "wait_for_outcome"}
 	for name, mode := range webtest.ToolModes(t, b.Call(t, b.Key, http.MethodGet, "/api/v1/tools?task="+b.TaskID(), nil)) {
 		if mode == "read" {
 			want = append(want, name)

@@ -24,6 +24,11 @@ type apiOp struct {
 	response string
 	status   int
 	query    []string
+	// params are query parameters with schemas of their own (not plain
+	// text).
+	params []any
+	// headers are the success answer's response headers.
+	headers map[string]any
 	// idempotencyKey marks the operation that takes an Idempotency-Key.
 	idempotencyKey bool
 	// replay is the description of a 200 answering with an earlier
@@ -70,7 +75,10 @@ var apiDocs = map[string]apiOp{
 	"POST /api/v1/tasks/:id/invocations": {summary: "Propose a write: dry-run it and route it by policy. 201, or 200 with deduplicated:true (the same request in this conversation within ten minutes, while the earlier one is live or completed). After a policy refusal on a target, any proposal on it for the same customer, in any task, is a 409 blocked_after_refusal until a person lifts the block.",
 		request: "Proposal", response: "Invocation", status: 201, idempotencyKey: true,
 		replay: "The earlier invocation, with deduplicated: true: the same request in this conversation within ten minutes (while that one is live or completed), or a repeated Idempotency-Key with the same request."},
-	"GET /api/v1/invocations/:id":            {summary: "An invocation: state, quote, result, error, verification and the sentence to say.", response: "Invocation", status: 200},
+	"GET /api/v1/invocations/:id": {summary: "An invocation: state, quote, result, error, verification and the sentence to say. " +
+		"With ?wait= it answers as soon as the invocation leaves the state it is in (or the one named by ?state=), at once when it is terminal, " +
+		"or when the wait runs out with its state then: a long poll, instead of asking again and again.",
+		response: "Invocation", status: 200, params: waitParams, headers: waitHeaders},
 	"POST /api/v1/invocations/:id/reconcile": {summary: "Inspect an unverified invocation (read-only towards the system).", response: "Invocation", status: 200},
 	"POST /api/v1/invocations/:id/reverse": {summary: "Propose the compensation of a completed invocation. 201, or 200 with deduplicated:true when one is already live; 422 no_compensation when the action has none that can be proposed automatically.",
 		response: "Invocation", status: 201, replay: "The compensation already live, with deduplicated: true."},
@@ -111,6 +119,7 @@ func (h *Handler) OpenAPI() map[string]any {
 		for _, q := range op.query {
 			params = append(params, map[string]any{"name": q, "in": "query", "schema": map[string]any{"type": "string", "maxLength": kit.MaxParamBytes}})
 		}
+		params = append(params, op.params...)
 		if op.idempotencyKey {
 			params = append(params, map[string]any{"name": "Idempotency-Key", "in": "header", "schema": map[string]any{"type": "string", "maxLength": maxIdempotencyKeyLen},
 				"description": "Stripe semantics: the same key with the same request replays the first result (marked deduplicated); with another request it is a 422; while the first is in progress, a 409. A claim whose request has not finished after a minute (it crashed) is taken over by the next request with the key."})
@@ -121,12 +130,16 @@ func (h *Handler) OpenAPI() map[string]any {
 		if op.request != "" {
 			o["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": ref(op.request)}}}
 		}
-		schema := map[string]any{"type": "object", "description": "The OpenAPI 3.1 document"}
+		schema := freeObject("The OpenAPI 3.1 document")
 		if op.response != "" {
 			schema = ref(op.response)
 		}
 		content := map[string]any{"application/json": map[string]any{"schema": schema}}
-		responses := map[string]any{strconv.Itoa(op.status): map[string]any{"description": http.StatusText(op.status), "content": content}}
+		success := map[string]any{"description": http.StatusText(op.status), "content": content}
+		if op.headers != nil {
+			success["headers"] = op.headers
+		}
+		responses := map[string]any{strconv.Itoa(op.status): success}
 		if op.replay != "" {
 			responses["200"] = map[string]any{"description": op.replay, "content": content}
 		}

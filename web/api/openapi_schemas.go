@@ -89,14 +89,39 @@ func limitedList(items, n int) map[string]any {
 	return map[string]any{"type": "array", "maxItems": items, "items": limited(n)}
 }
 
-// limitedObject is a JSON object whose encoding is at most n bytes.
+// limitedObject is a JSON object of any members whose encoding is at most
+// n bytes.
 func limitedObject(n int) map[string]any {
-	return map[string]any{"type": "object", "maxProperties": kit.MaxJSONKeys,
+	return map[string]any{"type": "object", "additionalProperties": true, "maxProperties": kit.MaxJSONKeys,
 		"description": "at most " + strconv.Itoa(n) + " bytes as JSON, nested at most " + strconv.Itoa(kit.MaxJSONDepth) + " levels deep"}
 }
 
+// freeObject is a JSON object whose members are not fixed (an action's
+// arguments, a JSON Schema): it says so (additionalProperties: true), so
+// that a generated client types it as a record of any values, not as an
+// object that may have none.
+func freeObject(desc ...string) map[string]any {
+	m := typ("object", desc...)
+	m["additionalProperties"] = true
+	return m
+}
+
+// errorDetailsSchema is an error's details: facts for programs, whose
+// members depend on the code; those the API sends are listed.
+func errorDetailsSchema() map[string]any {
+	m := withDesc(obj(nil, map[string]any{
+		"original_code": typ("string", "blocked_after_refusal: the code of the policy refusal that blocked the target"),
+		"original_hint": typ("string", "blocked_after_refusal: that refusal's hint"),
+		"systems":       withDesc(map[string]any{"type": "array", "items": typ("string")}, "handoff_needs_task: the systems offering the action"),
+		"bound":         enum("assistant_minute", "assistant_hour", "conversation_hour"),
+		"limit":         typ("integer", "event_rate_limited, conversation_event_limit: the bound's limit"),
+	}), "facts for programs beside the message; the members depend on the code")
+	m["additionalProperties"] = true
+	return m
+}
+
 func apiSchemas() map[string]any {
-	str, integer, boolean, anyObj := typ("string"), typ("integer"), typ("boolean"), typ("object")
+	str, integer, boolean, anyObj := typ("string"), typ("integer"), typ("boolean"), freeObject()
 	strs := map[string]any{"type": "array", "items": str}
 	when := map[string]any{"type": "string", "format": "date-time"}
 	var intents, modes []string
@@ -115,9 +140,9 @@ func apiSchemas() map[string]any {
 	systemList["items"] = required(maxSystemNameLen)
 	return map[string]any{
 		"Error": obj([]string{"code", "message", "retryable"}, map[string]any{"code": str, "message": str, "retryable": boolean,
-			"hint": str, "fields": map[string]any{"type": "object", "additionalProperties": str}, "details": anyObj}),
-		"Tool": obj([]string{"name", "kind", "system", "description", "input_schema"}, map[string]any{"name": str, "title": str,
-			"kind": enum("read", "write"), "system": str, "description": str, "input_schema": anyObj, "guidance": str,
+			"hint": str, "fields": map[string]any{"type": "object", "additionalProperties": str}, "details": errorDetailsSchema()}),
+		"Tool": obj([]string{"name", "title", "kind", "system", "description", "input_schema"}, map[string]any{"name": str, "title": str,
+			"kind": enum("read", "write"), "system": str, "description": str, "input_schema": freeObject("the JSON Schema of the tool's arguments"), "guidance": str,
 			"mode": enum("confirm", "approval", "auto"), "risk": str, "limits": strs}),
 		"ToolList": obj([]string{"tools"}, map[string]any{"tools": map[string]any{"type": "array", "items": ref("Tool")}}),
 		"ReadToolRequest": strict(nil, map[string]any{"task": limited(maxTaskIDLen, "the task whose customer the read is for (or ?task=); one of the two is required"),
@@ -208,7 +233,7 @@ func conversationEventSchema(intents, modes []string, recorded bool) map[string]
 // invocationSchema is an invocation as the API, MCP and outcome webhooks
 // show it (invocationJSON).
 func invocationSchema() map[string]any {
-	str, integer, boolean, anyObj := typ("string"), typ("integer"), typ("boolean"), typ("object")
+	str, integer, boolean, anyObj := typ("string"), typ("integer"), typ("boolean"), freeObject()
 	strs := map[string]any{"type": "array", "items": str}
 	when := map[string]any{"type": "string", "format": "date-time"}
 	return obj([]string{"id", "task_id", "system", "action", "target", "state", "state_label", "version", "args", "quote", "summary", "summary_disagrees",
@@ -229,7 +254,10 @@ func invocationSchema() map[string]any {
 		"summary": str, "summary_disagrees": boolean, "idempotency_key": str,
 		"deduplicated": withDesc(boolean, "true when this answers a repeated request with the earlier invocation (status 200)"),
 		"next": obj([]string{"kind", "url", "message"}, map[string]any{"kind": enum("confirm", "approval", "dispatch", "none"), "url": str, "message": str,
-			"proofs": withDesc(strs, "kind confirm: how the customer may prove who they are (link, code, account, assertion, passkey)")}),
+			"proofs": withDesc(strs, "kind confirm: how the customer may prove who they are (link, code, account, assertion, passkey)"),
+			"elicitation": withDesc(enum("accepted", "declined", "cancelled", "sent"),
+				"over MCP only, when the confirmation page went to the customer's client as a URL-mode elicitation instead of in url: "+
+					"what the customer answered their client, or sent (the client was given it)")}),
 		"result": nullable(withDesc(obj([]string{"reference", "short_reference"}, map[string]any{"reference": str,
 			"short_reference": withDesc(str, "the reference the customer's page shows (\"Cancellation #75CDDA\"); say uses it"),
 			"deduplicated":    withDesc(boolean, "the system had already made this change (its own idempotency)"),

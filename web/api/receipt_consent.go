@@ -60,7 +60,7 @@ func receiptConsentSchema() map[string]any {
 		"quote_version": typ("integer", "the request's version the customer was shown"),
 		"quote_digest":  withDesc(b64, "SHA-256 of the quote's canonical JSON (keys sorted, no spaces, numbers as written)"),
 		"customer":      typ("string", "the customer's reference"),
-		"quote":         typ("object", "the quote as shown: its digest is quote_digest"),
+		"quote":         freeObject("the quote as shown: its digest is quote_digest"),
 		"args_hash":     typ("string", "hex SHA-256 of the canonical arguments the quote was made from"),
 		"at":            map[string]any{"type": "string", "format": "date-time"},
 		"passkey": withDesc(obj([]string{"credential_id", "public_key", "rp_id", "origin", "authenticator_data", "client_data_json", "signature"},

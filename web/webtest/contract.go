@@ -147,12 +147,16 @@ func loadContract(h http.Handler) (*contract, error) {
 }
 
 func newContract(raw []byte) (*contract, error) {
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	c := &contract{compiler: jsonschema.NewCompiler(), schemas: map[string]*jsonschema.Schema{}}
+	if err := json.Unmarshal(raw, &c.doc); err != nil {
+		return nil, err
+	}
+	closeObjects(c.doc)
+	closed, _ := json.Marshal(c.doc)
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(closed))
 	if err != nil {
 		return nil, err
 	}
-	c := &contract{compiler: jsonschema.NewCompiler(), schemas: map[string]*jsonschema.Schema{}}
-	_ = json.Unmarshal(raw, &c.doc)
 	c.compiler.DefaultDraft(jsonschema.Draft2020)
 	c.compiler.AssertFormat()
 	if err := c.compiler.AddResource(contractURL, inst); err != nil {
@@ -168,6 +172,40 @@ func newContract(raw []byte) (*contract, error) {
 		}
 	}
 	return c, nil
+}
+
+// closeObjects makes every object schema of the document that lists its
+// properties and says nothing of others refuse them (additionalProperties:
+// false), so that an answer carrying a field its schema does not list
+// fails the check: a typed client generated from the document (its types
+// have exactly the listed fields) would not know it. The document itself
+// leaves answers open, so that a field added later breaks no client.
+func closeObjects(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		if _, open := v["additionalProperties"]; !open && v["properties"] != nil && isObjectType(v["type"]) {
+			v["additionalProperties"] = false
+		}
+		for _, e := range v {
+			closeObjects(e)
+		}
+	case []any:
+		for _, e := range v {
+			closeObjects(e)
+		}
+	}
+}
+
+// isObjectType reports whether a schema's type is "object" or a list of
+// types holding it.
+func isObjectType(t any) bool {
+	switch t := t.(type) {
+	case string:
+		return t == "object"
+	case []any:
+		return slices.Contains(t, any("object"))
+	}
+	return false
 }
 
 func escapePointer(s string) string {

@@ -1,0 +1,36 @@
+// Checks takeCustomerPage without a console: the customer's page leaves an
+// invocation and an MCP tool result (structured and text) for the host's
+// UI, the model's copy keeps no trace of it, and other results pass as
+// they are. Exits non-zero, naming the case, when one fails.
+import { takeCustomerPage } from "../src/index.js";
+
+declare const process: { exitCode?: number };
+const page = "https://console.example.com/c/abc";
+const failures: string[] = [];
+const check = (name: string, ok: boolean): void => {
+  if (!ok) failures.push(name);
+};
+
+const invocation = { id: "inv_1", state: "awaiting_confirmation", next: { kind: "confirm", url: page, message: "Send the link." } };
+const shown: string[] = [];
+const forModel = takeCustomerPage(invocation, (url) => shown.push(url));
+check("an invocation's page goes to the host", shown.length === 1 && shown[0] === page);
+check("the model's invocation has no page", !JSON.stringify(forModel).includes(page) && forModel.next.url === "");
+check("the original is left as it was", invocation.next.url === page);
+
+const tool = { structuredContent: structuredClone(invocation), content: [{ type: "text", text: JSON.stringify(invocation) }] };
+const fromTool: string[] = [];
+const toolForModel = takeCustomerPage(tool, (url) => fromTool.push(url));
+check("a tool result's page goes to the host", fromTool.length === 1 && fromTool[0] === page);
+check("the model's tool result has no page", !JSON.stringify(toolForModel).includes(page));
+
+const approval = { id: "inv_2", state: "awaiting_approval", next: { kind: "approval", url: "", message: "" } };
+const none: string[] = [];
+check("a result without a page passes", JSON.stringify(takeCustomerPage(approval, (url) => none.push(url))) === JSON.stringify(approval) && none.length === 0);
+
+if (failures.length > 0) {
+  console.error(`takeCustomerPage: ${failures.join("; ")}`);
+  process.exitCode = 1;
+} else {
+  console.log("takeCustomerPage: 6 checks passed");
+}
