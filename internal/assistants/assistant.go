@@ -52,6 +52,10 @@ type Store interface {
 	ConversationLog(ctx context.Context, conversationID string, limit int) ([]store.ConversationEntry, error)
 	HandoffTakeovers(ctx context.Context, conversationID string) ([]store.HandoffTakeover, error)
 	InTx(ctx context.Context, fn func(*store.Tx) error) error
+
+	OperatorAssistant(ctx context.Context, userID int64) (string, error)
+	InsertOperatorAssistant(ctx context.Context, userID int64, a store.Assistant) error
+	OperatorAssistants(ctx context.Context) (map[string]int64, error)
 }
 
 // Service manages assistants and their keys and answers for them.
@@ -94,6 +98,11 @@ type Assistant struct {
 	// KeyID is the key a request authenticated with (Authenticate); empty
 	// when the assistant was read otherwise.
 	KeyID string
+	// ActsFor is the console user whose own assistant this is (a client
+	// they connected to act as themselves), with their name; zero for an
+	// assistant an admin configured.
+	ActsFor     int64
+	ActsForName string
 }
 
 // Key is an API key as it may be shown: its prefix, never its secret.
@@ -116,6 +125,7 @@ func (k Key) Revoked() bool { return k.RevokedAt != nil }
 func (a Assistant) Actor() controlplane.Actor {
 	act := controlplane.AssistantActor(a.ID, a.Name)
 	act.KeyID = a.KeyID
+	act.AccountableUserID, act.AccountableName = a.ActsFor, a.ActsForName
 	return act
 }
 

@@ -54,6 +54,13 @@ type Actor struct {
 	// Identified is how a console user proved who they are (the session's
 	// sign-in, or Slack); the audit event records it, "unknown" when unset.
 	Identified Identification
+	// AccountableUserID, set for an operator's own assistant (a client a
+	// person connected to act as themselves), is the console user it acts
+	// for: every event it records names them ("accountable_user_id",
+	// "accountable"), and they never approve what it proposed
+	// (approveAsStaff). AccountableName is their name.
+	AccountableUserID int64
+	AccountableName   string
 }
 
 // Via is where a console user acted when it was not the console: the
@@ -141,6 +148,10 @@ func AuditEvent(at time.Time, actor Actor, action EventAction, taskID, invocatio
 	}
 	if actor.Kind == ActorUser {
 		data["identified_by"] = actor.Identified.recorded()
+	}
+	if actor.AccountableUserID != 0 {
+		data["accountable_user_id"] = strconv.FormatInt(actor.AccountableUserID, 10)
+		data["accountable"] = actor.AccountableName
 	}
 	b, err := json.Marshal(data)
 	if err != nil {
