@@ -18,6 +18,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"net/http"
+	"strings"
 	"time"
 
 	"countersign/internal/safehttp"
@@ -132,4 +133,29 @@ func newID(prefix string) string {
 	b := make([]byte, 10)
 	_, _ = rand.Read(b)
 	return prefix + "_" + base64.RawURLEncoding.EncodeToString(b)
+}
+
+// Issuer is the console's address as the authorization server names
+// itself: the configured public address (-public-url), or, when none is
+// configured (development, tests), the address the request reached.
+func Issuer(publicBase string, r *http.Request) string {
+	if publicBase != "" {
+		return strings.TrimSuffix(publicBase, "/")
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// Resource is the MCP server's address under issuer: the one resource
+// (RFC 8707) this server issues tokens for, and their audience.
+func Resource(issuer string) string { return issuer + "/mcp" }
+
+// ResourceMetadataURL is where the MCP server's protected-resource
+// metadata (RFC 9728) is, under issuer: the well-known path with the
+// resource's path appended.
+func ResourceMetadataURL(issuer string) string {
+	return issuer + "/.well-known/oauth-protected-resource/mcp"
 }

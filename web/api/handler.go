@@ -10,6 +10,7 @@ import (
 
 	"countersign/internal/adapter"
 	"countersign/internal/assistants"
+	"countersign/internal/authserver"
 	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
 	"countersign/internal/receipts"
@@ -45,6 +46,10 @@ type Config struct {
 	// PublicBase is the console's configured address (-public-url), the
 	// receipts' issuer; empty leaves the issuer out.
 	PublicBase string
+	// AuthServer, when set, makes the console the OAuth authorization
+	// server of /mcp (oauth.go): its metadata and client endpoints are
+	// served, and /mcp takes its access tokens beside API keys.
+	AuthServer *authserver.Service
 }
 
 // Handler serves the assistant's routes.
@@ -77,7 +82,7 @@ var CheckedHeaders = []string{"Idempotency-Key", mcpTaskHeader}
 // OpenAPI description takes an API key, which Authorize checks.
 func (h *Handler) Routes() []kit.Route {
 	key := kit.APIKey
-	return []kit.Route{
+	return append(h.oauthRoutes(),
 		kit.GET("/api/v1/openapi.json", h.handleOpenAPI, kit.Anyone),
 		kit.GET("/api/v1/tools", h.handleAPITools, key),
 		kit.POST("/api/v1/tools/:name", h.handleAPIToolCall, key),
@@ -95,5 +100,5 @@ func (h *Handler) Routes() []kit.Route {
 		kit.GET("/api/v1/conversations/:id", h.handleAPIConversation, key),
 		kit.POST("/api/v1/conversations/:id/events", h.handleAPIConversationEvent, key),
 		kit.POST(mcpPath, h.handleMCP, key),
-	}
+	)
 }
