@@ -57,6 +57,7 @@ CREATE TABLE oauth_codes (
     used_at      timestamptz,
     grant_id     text        REFERENCES oauth_grants (id)
 );
+CREATE INDEX oauth_codes_client ON oauth_codes (client_id);
 
 -- Access and refresh tokens of a grant. A refresh token is spent by the
 -- one UPDATE that sets rotated_at; presenting it again revokes the grant.

@@ -25,14 +25,14 @@ type OAuthClient struct {
 	ApprovedBy   *int64          `db:"approved_by"`
 	RevokedAt    *time.Time      `db:"revoked_at"`
 	RevokedBy    *int64          `db:"revoked_by"`
-	// Consents counts the grants people gave it, revoked or not: none
+	// Consents counts the consents people gave it (codes issued): none
 	// means it is new here.
 	Consents int64 `db:"consents"`
 }
 
 const oauthClientColumns = `c.id, c.kind, c.name, c.redirect_uris, c.document, c.created_at, c.fetched_at,
 	c.approved_at, c.approved_by, c.revoked_at, c.revoked_by,
-	(SELECT count(*) FROM oauth_grants g WHERE g.client_id = c.id) AS consents`
+	(SELECT count(*) FROM oauth_codes k WHERE k.client_id = c.id) AS consents`
 
 // InsertOAuthClient adds a registered client; an id taken is ErrConflict.
 func (s *Store) InsertOAuthClient(ctx context.Context, c OAuthClient) (OAuthClient, error) {

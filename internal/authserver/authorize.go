@@ -2,6 +2,7 @@ package authserver
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -56,7 +57,7 @@ func (s *Service) CheckAuthorize(ctx context.Context, q url.Values, issuer, reso
 	}
 	c, err := s.Client(ctx, clientID)
 	if err != nil {
-		if e, ok := err.(*Error); ok {
+		if e := (*Error)(nil); errors.As(err, &e) {
 			return page(e.Code, e.Description)
 		}
 		return page("server_error", "The client could not be looked up; try again.")

@@ -130,16 +130,23 @@ func clientFromRow(r store.OAuthClient) Client {
 
 // checkRedirectURIs refuses a missing or unsafe redirect URI.
 func checkRedirectURIs(uris []string) error {
+	if why := redirectProblem(uris); why != "" {
+		return oauthErr(http.StatusBadRequest, "invalid_redirect_uri", why)
+	}
+	return nil
+}
+
+// redirectProblem says what is wrong with a client's redirect URIs, or "".
+func redirectProblem(uris []string) string {
 	if len(uris) == 0 || len(uris) > maxRedirectURIs {
-		return oauthErr(http.StatusBadRequest, "invalid_redirect_uri",
-			fmt.Sprintf("redirect_uris must list from 1 to %d redirect URIs.", maxRedirectURIs))
+		return fmt.Sprintf("redirect_uris must list from 1 to %d redirect URIs.", maxRedirectURIs)
 	}
 	for _, raw := range uris {
 		if why := unsafeRedirect(raw); why != "" {
-			return oauthErr(http.StatusBadRequest, "invalid_redirect_uri", fmt.Sprintf("redirect URI %q %s", raw, why))
+			return fmt.Sprintf("redirect URI %q %s", raw, why)
 		}
 	}
-	return nil
+	return ""
 }
 
 // unsafeRedirect says why a redirect URI is refused, or "".

@@ -94,8 +94,8 @@ func (s *Service) fetchDocument(ctx context.Context, id string) (metadataDocumen
 	if doc.ClientSecret != "" || (doc.TokenEndpointAuthMethod != "" && doc.TokenEndpointAuthMethod != "none") {
 		return refuse("asks for client authentication; this server takes public clients only (token_endpoint_auth_method \"none\").")
 	}
-	if err := checkRedirectURIs(doc.RedirectURIs); err != nil {
-		return refuse("is not usable: %s", err.(*Error).Description)
+	if why := redirectProblem(doc.RedirectURIs); why != "" {
+		return refuse("is not usable: %s", why)
 	}
 	name, err := clientName(doc.ClientName, "https://"+u.Host)
 	if err != nil {
