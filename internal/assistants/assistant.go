@@ -98,6 +98,9 @@ type Assistant struct {
 	// KeyID is the key a request authenticated with (Authenticate); empty
 	// when the assistant was read otherwise.
 	KeyID string
+	// GrantID is the OAuth grant a request's access token belongs to
+	// (set by the MCP server); empty otherwise.
+	GrantID string
 	// ActsFor is the console user whose own assistant this is (a client
 	// they connected to act as themselves), with their name; zero for an
 	// assistant an admin configured.
@@ -124,7 +127,7 @@ func (k Key) Revoked() bool { return k.RevokedAt != nil }
 // while that key is live (controlplane.Actor.KeyID).
 func (a Assistant) Actor() controlplane.Actor {
 	act := controlplane.AssistantActor(a.ID, a.Name)
-	act.KeyID = a.KeyID
+	act.KeyID, act.GrantID = a.KeyID, a.GrantID
 	act.AccountableUserID, act.AccountableName = a.ActsFor, a.ActsForName
 	return act
 }

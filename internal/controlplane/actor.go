@@ -51,6 +51,11 @@ type Actor struct {
 	// transaction (mayRecord). Empty when the assistant acted without one
 	// (the console's own callers, tests).
 	KeyID string
+	// GrantID is the OAuth grant whose access token an assistant acted
+	// with (a hosted client a person connected), set by the MCP server
+	// when KeyID is empty: a write it asks for is recorded only while the
+	// grant is live, in the write's own transaction, as for a key.
+	GrantID string
 	// Identified is how a console user proved who they are (the session's
 	// sign-in, or Slack); the audit event records it, "unknown" when unset.
 	Identified Identification

@@ -170,5 +170,6 @@ func (h *Handler) tokenAssistant(c echo.Context, token string) (assistants.Assis
 	if apperr.Is(err, apperr.Unauthenticated) {
 		h.bearerChallenge(c, "invalid_token", "")
 	}
+	a.GrantID = acc.GrantID
 	return a, "grant:" + acc.GrantID, err
 }
