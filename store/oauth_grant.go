@@ -196,7 +196,7 @@ func (s *Store) RotateOAuthRefresh(ctx context.Context, hash []byte, at time.Tim
 
 // OAuthAccess is a live access token with what it acts as: its grant, the
 // name of the person who consented, and whether its client is revoked or
-// that person disabled.
+// that person disabled (or no longer one of the staff).
 type OAuthAccess struct {
 	Grant         OAuthGrant
 	ExpiresAt     time.Time
@@ -213,7 +213,7 @@ func (s *Store) OAuthAccessByHash(ctx context.Context, hash []byte, at time.Time
 	g := &a.Grant
 	err := s.pool.QueryRow(ctx, `
 		SELECT g.id, g.client_id, g.user_id, g.assistant_id, g.acts_as_user, g.resource, g.created_at, g.expires_at,
-			t.expires_at, u.name, c.revoked_at IS NOT NULL, u.disabled_at IS NOT NULL
+			t.expires_at, u.name, c.revoked_at IS NOT NULL, u.disabled_at IS NOT NULL OR u.role = 'customer'
 		FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id
 			JOIN oauth_clients c ON c.id = g.client_id JOIN users u ON u.id = g.user_id
 		WHERE t.hash = $1 AND t.kind = 'access' AND t.revoked_at IS NULL AND t.expires_at > $2 AND g.revoked_at IS NULL`,

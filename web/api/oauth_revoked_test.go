@@ -57,3 +57,33 @@ func TestAProposalWhoseGrantIsRevokedDuringItsDryRunIsNotRecorded(t *testing.T) 
 		t.Errorf("%d invocations recorded after the grant was revoked, want none", n)
 	}
 }
+
+// TestAPersonsTokensStopWithTheirStaffAccount: the tokens a person's
+// consent issued stop when their account is disabled, or is no longer
+// one of the staff, and work again when it is enabled.
+func TestAPersonsTokensStopWithTheirStaffAccount(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t)
+	agent, admin := b.Users[accounts.Agent], b.Users[accounts.Admin]
+	c := b.Client(t)
+	c.MustSignIn(agent)
+	access := c.OAuthTokens("self")["access_token"].(string)
+	ctx := context.Background()
+	steps := []struct {
+		name   string
+		change func() error
+		want   int
+	}{
+		{"disabled", func() error { return b.Accounts.SetDisabled(ctx, admin.User, agent.ID, true) }, 401},
+		{"enabled again", func() error { return b.Accounts.SetDisabled(ctx, admin.User, agent.ID, false) }, 200},
+		{"made a customer", func() error { return b.Accounts.SetRole(ctx, admin.User, agent.ID, accounts.Customer) }, 401},
+	}
+	for _, s := range steps {
+		if err := s.change(); err != nil {
+			t.Fatal(err)
+		}
+		if got := mcpStatus(t, b, b.Server.URL, access); got != s.want {
+			t.Errorf("%s: /mcp answers %d, want %d", s.name, got, s.want)
+		}
+	}
+}
