@@ -128,7 +128,11 @@ func (k Key) Revoked() bool { return k.RevokedAt != nil }
 func (a Assistant) Actor() controlplane.Actor {
 	act := controlplane.AssistantActor(a.ID, a.Name)
 	act.KeyID, act.GrantID = a.KeyID, a.GrantID
-	act.AccountableUserID, act.AccountableName = a.ActsFor, a.ActsForName
+	if a.ActsFor != 0 {
+		// The timeline names the person it acts for, not "own-12".
+		act.Name = a.ActsForName + "'s own assistant"
+		act.AccountableUserID, act.AccountableName = a.ActsFor, a.ActsForName
+	}
 	return act
 }
 

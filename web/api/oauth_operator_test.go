@@ -40,13 +40,13 @@ func TestAnOperatorsTokenNeverApprovesItsOwnProposal(t *testing.T) {
 	if inv["state"] != "awaiting_approval" {
 		t.Fatalf("the own assistant's proposal: %v", inv)
 	}
-	var accountable string
-	if err := b.Store.Pool().QueryRow(context.Background(), `SELECT data->>'accountable_user_id' FROM events
-		WHERE task_id = $1 AND action = 'task.created'`, task["id"]).Scan(&accountable); err != nil {
+	var accountable, name string
+	if err := b.Store.Pool().QueryRow(context.Background(), `SELECT data->>'accountable_user_id', data->>'actor_name' FROM events
+		WHERE task_id = $1 AND action = 'task.created'`, task["id"]).Scan(&accountable, &name); err != nil {
 		t.Fatal(err)
 	}
-	if accountable != strconv.FormatInt(agent.ID, 10) {
-		t.Errorf("task.created names %q as accountable, want the agent %d", accountable, agent.ID)
+	if accountable != strconv.FormatInt(agent.ID, 10) || name != agent.Name+"'s own assistant" {
+		t.Errorf("task.created names %q (%q) as accountable, want the agent %d (%q)", accountable, name, agent.ID, agent.Name)
 	}
 
 	id := inv["id"].(string)
