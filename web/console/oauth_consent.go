@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -155,7 +157,32 @@ func (h *Handler) renderConsent(c echo.Context, status int, p authserver.Pending
 				g.MaxWriteBudget, g.MaxInflightLimit, g.MaxRatePerMinute, anyone)})
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
+	allowFormRedirect(c, p.RedirectURI)
 	return kit.Render(c, status, views.OAuthConsent(h.Page(c, "Connect "+p.Client.Name), v))
+}
+
+// cspSource is the shape of a source allowFormRedirect adds: a scheme, or
+// a scheme and a host with an optional port.
+var cspSource = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:(//[A-Za-z0-9.-]+(:[0-9]+)?|//\[[0-9a-fA-F:.]+\](:[0-9]+)?)?$`)
+
+// allowFormRedirect lets the consent form's answer be redirected to the
+// client's redirect URI, verified already: browsers apply the page's
+// form-action to where a form's answer redirects, and the console's is
+// 'self' alone, so this page names the redirect URI's origin too.
+func allowFormRedirect(c echo.Context, redirectURI string) {
+	u, err := url.Parse(redirectURI)
+	if err != nil {
+		return
+	}
+	src := u.Scheme + ":"
+	if u.Host != "" {
+		src = u.Scheme + "://" + u.Host
+	}
+	if !cspSource.MatchString(src) {
+		return
+	}
+	h := c.Response().Header()
+	h.Set("Content-Security-Policy", strings.Replace(h.Get("Content-Security-Policy"), "form-action 'self'", "form-action 'self' "+src, 1))
 }
 
 // redirectHost is the host of an address, or its scheme for a native

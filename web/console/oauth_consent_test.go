@@ -38,7 +38,13 @@ func TestTheConsentPageShowsTheClientAndTheChoices(t *testing.T) {
 
 	c := b.Client(t)
 	c.MustSignIn(b.Users[accounts.Agent])
-	doc := c.Get(path).Doc(t)
+	page := c.Get(path)
+	// Browsers hold a form's redirect to the page's form-action: the
+	// answer goes to the client's (verified) origin.
+	if csp := page.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "form-action 'self' https://assistant.example;") {
+		t.Errorf("the consent page's CSP does not let its answer reach the client: %q", csp)
+	}
+	doc := page.Doc(t)
 	if got := doc.Find(`[data-testid="oauth-client-name"]`).Text(); !strings.Contains(got, "Claude") {
 		t.Errorf("client name: %q", got)
 	}

@@ -5,22 +5,24 @@
 // led to from stdin, finishes the flow, lists the tools, then spoils its
 // access token so the next call must refresh, and lists again. With a
 // client metadata document URL (argv[3]) it uses that as its client_id
-// instead of registering. Each result is one JSON line on stdout.
+// instead of registering; REDIRECT_URI, when set, is its redirect URI.
+// Each result is one JSON line on stdout.
 import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 
 const [mcpURL, documentURL] = process.argv.slice(2);
+const redirectURI = process.env.REDIRECT_URI || "http://127.0.0.1:7777/callback";
 const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 const say = (o) => process.stdout.write(JSON.stringify(o) + "\n");
 
 const store = { client: undefined, tokens: undefined, verifier: undefined, redirected: undefined };
 const provider = {
-  get redirectUrl() { return "http://127.0.0.1:7777/callback"; },
+  get redirectUrl() { return redirectURI; },
   clientMetadataUrl: documentURL || undefined,
   get clientMetadata() {
-    return { client_name: "SDK test client", redirect_uris: ["http://127.0.0.1:7777/callback"],
+    return { client_name: "SDK test client", redirect_uris: [redirectURI],
       grant_types: ["authorization_code", "refresh_token"], response_types: ["code"], token_endpoint_auth_method: "none" };
   },
   clientInformation() { return store.client; },
