@@ -55,15 +55,19 @@ type Config struct {
 // Handler serves the assistant's routes.
 type Handler struct {
 	*kit.Site
-	cfg      Config
-	limits   *keyLimits   // per-API-key rate limits
-	mcp      http.Handler // the MCP server at /mcp
-	receipts *receipts.Signer
+	cfg    Config
+	limits *keyLimits // per-API-key rate limits
+	// registrations bounds dynamic client registrations per client
+	// address (oauth.go).
+	registrations *keyLimits
+	mcp           http.Handler // the MCP server at /mcp
+	receipts      *receipts.Signer
 }
 
 // New builds the assistant's handlers on the shared plumbing.
 func New(site *kit.Site, cfg Config) *Handler {
-	h := &Handler{Site: site, cfg: cfg, limits: newKeyLimits(cfg.RatePerMinute), receipts: cfg.Receipts}
+	h := &Handler{Site: site, cfg: cfg, limits: newKeyLimits(cfg.RatePerMinute), receipts: cfg.Receipts,
+		registrations: newKeyLimits(registrationsPerMinute)}
 	if h.receipts == nil {
 		h.receipts = receipts.Ephemeral()
 	}

@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -71,9 +72,22 @@ func (h *Handler) handleServerMetadata(c echo.Context) error {
 	})
 }
 
+// registrationsPerMinute is how many clients one address may register a
+// minute (and in a burst): a client registers once per installation.
+const registrationsPerMinute = 10
+
 // handleOAuthRegister answers POST /oauth/register: dynamic client
-// registration (RFC 7591), 201 with the client's id.
+// registration (RFC 7591), 201 with the client's id; past
+// registrationsPerMinute from one address, 429 with Retry-After.
 func (h *Handler) handleOAuthRegister(c echo.Context) error {
+	if err := h.registrations.allow("register:"+c.RealIP(), h.Now()); err != nil {
+		var e *apperr.Error
+		if errors.As(err, &e) {
+			c.Response().Header().Set("Retry-After", strconv.Itoa(e.RetryAfterSeconds))
+		}
+		return oauthJSON(c, &authserver.Error{Code: "slow_down", Status: http.StatusTooManyRequests,
+			Description: "Too many registrations from this address; wait a minute. A client registers once, then keeps its client_id."})
+	}
 	var r authserver.Registration
 	if err := c.Bind(&r); err != nil {
 		return oauthJSON(c, &authserver.Error{Code: "invalid_client_metadata", Description: "The body must be a JSON object.", Status: http.StatusBadRequest})

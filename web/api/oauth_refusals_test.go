@@ -126,3 +126,18 @@ func TestRegistrationRefusesUnsafeRedirects(t *testing.T) {
 		t.Errorf("a confidential client: %d %s", res.Status, res.Body)
 	}
 }
+
+// TestRegistrationIsRateLimitedPerAddress: one address registers at most
+// ten clients a minute; the eleventh is 429 with Retry-After.
+func TestRegistrationIsRateLimitedPerAddress(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t)
+	body := map[string]any{"client_name": "x", "redirect_uris": []string{testRedirect}}
+	for range 10 {
+		b.Call(t, "", http.MethodPost, "/oauth/register", body).Want(t, http.StatusCreated)
+	}
+	res := b.Call(t, "", http.MethodPost, "/oauth/register", body)
+	if res.Status != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" || res.JSON["error"] == nil {
+		t.Errorf("the eleventh registration: %d %s (Retry-After %q)", res.Status, res.Body, res.Header.Get("Retry-After"))
+	}
+}

@@ -144,6 +144,11 @@ func TestUnknownClientsWaitForAnAdminWhenTheAdminSaysSo(t *testing.T) {
 
 	post(t, admin, "/admin/clients/settings", url.Values{"_csrf": {admin.CSRF("/admin/clients")}})
 	tok := c.OAuthTokens("self")
+	grants := admin.Get("/admin/clients").Doc(t).Find(`[data-testid="grant-row"]`)
+	if grants.Length() != 1 || !strings.Contains(grants.Text(), b.Users[accounts.Agent].Name+" (their own assistant)") ||
+		grants.Find(`[data-testid="grant-status"]`).Text() != "Live" {
+		t.Errorf("the admin's connections: %d rows %q", grants.Length(), grants.Text())
+	}
 	confirm := admin.Post("/admin/clients/revoke", url.Values{"_csrf": {admin.CSRF("/admin/clients")}, "client_id": {tok["client_id"].(string)}})
 	if confirm.StatusCode != http.StatusOK || confirm.Doc(t).Find(`[data-testid="confirm-end"]`).Length() != 1 {
 		t.Fatalf("revoke without confirm: %d, want the confirmation page", confirm.StatusCode)
