@@ -91,7 +91,7 @@ func AdminClients(p Page, v AdminClientsView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "\"><div><input type=\"checkbox\" id=\"need-approval\" name=\"need_approval\" value=\"on\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "\"><div class=\"check\"><input type=\"checkbox\" id=\"need-approval\" name=\"need_approval\" value=\"on\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

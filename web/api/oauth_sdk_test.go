@@ -91,8 +91,9 @@ func httpConsent(t *testing.T, b *webtest.Stack) (func(authorize *url.URL) strin
 	return func(to *url.URL) string { return c.Consent(to.Query(), "self", "allow").String() }, ""
 }
 
-// browserConsent answers the consent page in Chromium: the agent signs in
-// through the form the page leads to, the page passes axe-core's checks,
+// browserConsent answers the consent page in Chromium on a phone-sized
+// screen: the agent signs in through the form the page leads to, the page
+// fits the screen and passes axe-core's checks,
 // they choose themselves and connect; the browser lands on a callback
 // server of the test's, whose address is the client's redirect URI.
 func browserConsent(t *testing.T, b *webtest.Stack) (func(authorize *url.URL) string, string) {
@@ -109,6 +110,7 @@ func browserConsent(t *testing.T, b *webtest.Stack) (func(authorize *url.URL) st
 	agent := b.Users[accounts.Agent]
 	return func(to *url.URL) string {
 		err := chromedp.Do(ctx,
+			chromedp.EmulateViewport(390, 844),
 			chromedp.Navigate(to.String()),
 			chromedp.WaitVisible(chromedp.CSS(`#email`)),
 			chromedp.SendKeys(chromedp.CSS(`#email`), agent.Email),
@@ -120,6 +122,11 @@ func browserConsent(t *testing.T, b *webtest.Stack) (func(authorize *url.URL) st
 			t.Fatal(err)
 		}
 		browsertest.CheckAccessibility(t, ctx, "the consent page")
+		fits, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth <= document.documentElement.clientWidth`))
+		if err != nil || !fits {
+			t.Errorf("the consent page is wider than a phone (390 px): %v", err)
+		}
+		browsertest.Screenshot(t, ctx, "oauth-consent-phone.png")
 		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#act-as-0`)),
 			chromedp.Click(chromedp.CSS(`[data-testid="oauth-allow"]`))); err != nil {
 			t.Fatal(err)
