@@ -17,13 +17,15 @@ import (
 // and the default maxima, which an admin may change like any assistant's.
 func (s *Service) OwnAssistant(ctx context.Context, userID int64) (Assistant, error) {
 	id, err := s.store.OperatorAssistant(ctx, userID)
-	if errors.Is(err, store.ErrNotFound) {
+	name := "own-" + strconv.FormatInt(userID, 10)
+	for try := 0; errors.Is(err, store.ErrNotFound) && try < 3; try++ {
 		id = newID("ast")
-		err = s.store.InsertOperatorAssistant(ctx, userID, store.Assistant{ID: id,
-			Name: "own-" + strconv.FormatInt(userID, 10), CreatedAt: s.now()})
+		err = s.store.InsertOperatorAssistant(ctx, userID, store.Assistant{ID: id, Name: name, CreatedAt: s.now()})
 		if errors.Is(err, store.ErrConflict) {
-			// Another consent of the same person made it meanwhile.
+			// Another consent of the same person made it meanwhile, or an
+			// admin's assistant has the name: then another name.
 			id, err = s.store.OperatorAssistant(ctx, userID)
+			name = "own-" + strconv.FormatInt(userID, 10) + "-" + randomHex(2)
 		}
 	}
 	if err != nil {

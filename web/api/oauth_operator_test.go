@@ -60,3 +60,20 @@ func TestAnOperatorsTokenNeverApprovesItsOwnProposal(t *testing.T) {
 		t.Errorf("a colleague approving: %d\n%.600s", res.StatusCode, res.Text)
 	}
 }
+
+// TestAnOwnAssistantTakesAnotherNameWhenItsIsTaken: an admin's assistant
+// named like a person's own assistant does not stop the person from
+// connecting a client as themselves.
+func TestAnOwnAssistantTakesAnotherNameWhenItsIsTaken(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t)
+	agent := b.Users[accounts.Agent]
+	if _, err := b.Assistants.Create(context.Background(), nil, "own-"+strconv.FormatInt(agent.ID, 10)); err != nil {
+		t.Fatal(err)
+	}
+	c := b.Client(t)
+	c.MustSignIn(agent)
+	if s := mcpStatus(t, b, b.Server.URL, c.OAuthTokens("self")["access_token"].(string)); s != http.StatusOK {
+		t.Errorf("the own assistant's token on /mcp: %d", s)
+	}
+}
