@@ -94,7 +94,7 @@ func (s *Service) CheckAuthorize(ctx context.Context, q url.Values, issuer, reso
 		}
 		if need {
 			return page(NeedsApproval, "An admin of this console approves new clients before their first use; "+
-				"ask an admin to approve "+c.Name+" under Assistants → Connected clients, then connect again.")
+				"ask an admin to approve "+c.Name+" on the Clients page (/admin/clients), then connect again.")
 		}
 	}
 	return Pending{Client: c, RedirectURI: redirect, Challenge: q.Get("code_challenge"), Resource: resource,
