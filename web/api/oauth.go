@@ -24,7 +24,7 @@ func (h *Handler) oauthRoutes() []kit.Route {
 	if h.cfg.AuthServer == nil {
 		return nil
 	}
-	return []kit.Route{
+	routes := []kit.Route{
 		kit.GET("/.well-known/oauth-protected-resource", h.handleResourceMetadata, kit.Anyone),
 		kit.GET("/.well-known/oauth-protected-resource/mcp", h.handleResourceMetadata, kit.Anyone),
 		kit.GET("/.well-known/oauth-authorization-server", h.handleServerMetadata, kit.Anyone),
@@ -32,7 +32,28 @@ func (h *Handler) oauthRoutes() []kit.Route {
 		kit.POST("/oauth/token", h.handleOAuthToken, kit.OAuthClient),
 		kit.POST("/oauth/revoke", h.handleOAuthRevoke, kit.OAuthClient),
 	}
+	// A client in a browser page (the MCP Inspector's) asks first.
+	for _, r := range routes[:len(routes):len(routes)] {
+		routes = append(routes, kit.Route{Method: http.MethodOptions, Path: r.Path, Handler: handleOAuthPreflight, Allow: kit.OAuthClient})
+	}
+	return routes
 }
+
+// handleOAuthPreflight answers a browser's CORS preflight of the metadata
+// and client endpoints: any origin may call them, without cookies (what a
+// client presents is its proof, not a session).
+func handleOAuthPreflight(c echo.Context) error {
+	h := c.Response().Header()
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+	h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization, MCP-Protocol-Version")
+	h.Set("Access-Control-Max-Age", "600")
+	return c.NoContent(http.StatusNoContent)
+}
+
+// anyOrigin lets a page of any origin read the answer (no cookies are
+// involved).
+func anyOrigin(c echo.Context) { c.Response().Header().Set("Access-Control-Allow-Origin", "*") }
 
 func (h *Handler) issuer(c echo.Context) string {
 	return authserver.Issuer(h.cfg.PublicBase, c.Request())
@@ -43,7 +64,7 @@ func (h *Handler) issuer(c echo.Context) string {
 // (RFC 9728), naming the console as its authorization server.
 func (h *Handler) handleResourceMetadata(c echo.Context) error {
 	iss := h.issuer(c)
-	c.Response().Header().Set("Access-Control-Allow-Origin", "*")
+	anyOrigin(c)
 	return c.JSON(http.StatusOK, map[string]any{
 		"resource": authserver.Resource(iss), "authorization_servers": []string{iss},
 		"bearer_methods_supported": []string{"header"}, "resource_name": "Countersign MCP server",
@@ -54,7 +75,7 @@ func (h *Handler) handleResourceMetadata(c echo.Context) error {
 // (RFC 8414).
 func (h *Handler) handleServerMetadata(c echo.Context) error {
 	iss := h.issuer(c)
-	c.Response().Header().Set("Access-Control-Allow-Origin", "*")
+	anyOrigin(c)
 	return c.JSON(http.StatusOK, map[string]any{
 		"issuer":                                         iss,
 		"authorization_endpoint":                         iss + "/oauth/authorize",
@@ -80,6 +101,7 @@ const registrationsPerMinute = 10
 // registration (RFC 7591), 201 with the client's id; past
 // registrationsPerMinute from one address, 429 with Retry-After.
 func (h *Handler) handleOAuthRegister(c echo.Context) error {
+	anyOrigin(c)
 	if err := h.registrations.allow("register:"+c.RealIP(), h.Now()); err != nil {
 		var e *apperr.Error
 		if errors.As(err, &e) {
@@ -103,6 +125,7 @@ func (h *Handler) handleOAuthRegister(c echo.Context) error {
 // handleOAuthToken answers POST /oauth/token: a code or a refresh token
 // exchanged for tokens.
 func (h *Handler) handleOAuthToken(c echo.Context) error {
+	anyOrigin(c)
 	form, err := c.FormParams()
 	if err != nil {
 		return oauthJSON(c, &authserver.Error{Code: "invalid_request", Description: "The body must be a form.", Status: http.StatusBadRequest})
@@ -118,6 +141,7 @@ func (h *Handler) handleOAuthToken(c echo.Context) error {
 // handleOAuthRevoke answers POST /oauth/revoke (RFC 7009): 200 whether or
 // not the token was known.
 func (h *Handler) handleOAuthRevoke(c echo.Context) error {
+	anyOrigin(c)
 	form, err := c.FormParams()
 	if err != nil {
 		return oauthJSON(c, &authserver.Error{Code: "invalid_request", Description: "The body must be a form.", Status: http.StatusBadRequest})

@@ -180,3 +180,31 @@ func TestATokenForAnotherResourceIsRefused(t *testing.T) {
 		t.Errorf("token at its own resource: %d, want 200", s)
 	}
 }
+
+// TestBrowserClientsMayCallTheClientEndpoints: a page of any origin (the
+// MCP Inspector's) gets its preflight answered and may read the metadata,
+// token, registration and revocation answers; no cookie is involved.
+func TestBrowserClientsMayCallTheClientEndpoints(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t)
+	for _, path := range []string{"/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-authorization-server",
+		"/oauth/register", "/oauth/token", "/oauth/revoke"} {
+		req, _ := http.NewRequest(http.MethodOptions, b.Server.URL+path, nil)
+		req.Header.Set("Origin", "http://localhost:6274")
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		req.Header.Set("Access-Control-Request-Headers", "content-type")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusNoContent || res.Header.Get("Access-Control-Allow-Origin") != "*" ||
+			!strings.Contains(res.Header.Get("Access-Control-Allow-Headers"), "Content-Type") {
+			t.Errorf("preflight of %s: %d %v", path, res.StatusCode, res.Header)
+		}
+	}
+	res := b.OAuthPost(t, "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"x"}, "client_id": {"ocl_x"}})
+	if res.Header.Get("Access-Control-Allow-Origin") != "*" {
+		t.Errorf("the token endpoint's answer is not readable by a page: %v", res.Header)
+	}
+}
