@@ -50,8 +50,10 @@ func (t *Tx) ApprovalsOf(ctx context.Context, invocationID string) ([]Approval, 
 }
 
 // ProposerUserID returns the console user who proposed an invocation
-// (a person sending on an assistant's hand-off draft); empty when an
-// assistant proposed it. A re-quoted successor was proposed by whoever
+// (a person sending on an assistant's hand-off draft), or for whom the
+// assistant that proposed it acts (an operator's own assistant, whose
+// events name them as accountable); empty when an assistant of nobody's
+// proposed it. A re-quoted successor was proposed by whoever
 // proposed the invocation it supersedes, however many times re-quoted.
 func (t *Tx) ProposerUserID(ctx context.Context, invocationID string) (string, error) {
 	var id string
@@ -61,8 +63,9 @@ func (t *Tx) ProposerUserID(ctx context.Context, invocationID string) (string, e
 			UNION
 			SELECT i.id, i.supersedes_id FROM invocations i JOIN chain c ON i.id = c.supersedes_id
 		)
-		SELECT e.actor_id FROM events e WHERE e.invocation_id IN (SELECT id FROM chain) AND e.action = 'invocation.proposed'
-			AND e.actor_kind = 'user'
+		SELECT CASE WHEN e.actor_kind = 'user' THEN e.actor_id ELSE e.data->>'accountable_user_id' END
+		FROM events e WHERE e.invocation_id IN (SELECT id FROM chain) AND e.action = 'invocation.proposed'
+			AND (e.actor_kind = 'user' OR e.data ? 'accountable_user_id')
 		ORDER BY e.id LIMIT 1`, invocationID).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", nil

@@ -15,7 +15,11 @@ import (
 // and the action.
 type StandingQuery struct {
 	KeyID string
-	// OwnerTask, read only when KeyID is empty, names the task whose
+	// GrantID, read only when KeyID is empty, is the OAuth grant whose
+	// access token the actor acted with: read as a key is, with its
+	// assistant and that assistant's switch for the action.
+	GrantID string
+	// OwnerTask, read only when KeyID and GrantID are empty, names the task whose
 	// assistant (if it has one) is read as for a key: its row and its
 	// switch for the action, share-locked.
 	OwnerTask      string
@@ -34,7 +38,11 @@ type StandingQuery struct {
 // action turned on;
 // Policy is nil when the action has none.
 type Standing struct {
-	Key           *APIKey
+	Key *APIKey
+	// Grant is the query's OAuth grant, share-locked (revoking it, or
+	// its client, waits for the write's commit); nil when the query named
+	// none or an unknown one.
+	Grant         *OAuthGrant
 	Assistant     *Assistant
 	ActionEnabled bool
 	Policy        *Policy
@@ -46,6 +54,11 @@ const (
 		WHERE id = (SELECT assistant_id FROM api_keys WHERE id = $1) FOR SHARE`
 	standingActionSQL = `SELECT a.enabled FROM assistant_actions a JOIN api_keys k ON k.assistant_id = a.assistant_id
 		WHERE k.id = $1 AND a.system = $2 AND a.action = $3 FOR SHARE OF a`
+	standingGrantSQL          = `SELECT ` + oauthGrantColumns + ` FROM oauth_grants WHERE id = $1 FOR SHARE`
+	standingGrantAssistantSQL = `SELECT ` + assistantColumns + ` FROM assistants
+		WHERE id = (SELECT assistant_id FROM oauth_grants WHERE id = $1) FOR SHARE`
+	standingGrantActionSQL = `SELECT a.enabled FROM assistant_actions a JOIN oauth_grants g ON g.assistant_id = a.assistant_id
+		WHERE g.id = $1 AND a.system = $2 AND a.action = $3 FOR SHARE OF a`
 	standingOwnerSQL = `SELECT ` + assistantColumns + ` FROM assistants
 		WHERE id = (SELECT assistant_id FROM tasks WHERE id = $1) FOR SHARE`
 	standingOwnerActionSQL = `SELECT a.enabled FROM assistant_actions a JOIN tasks t ON t.assistant_id = a.assistant_id
@@ -60,6 +73,10 @@ func queueStanding(b *pgx.Batch, q StandingQuery) {
 		b.Queue(standingKeySQL, q.KeyID)
 		b.Queue(standingAssistantSQL, q.KeyID)
 		b.Queue(standingActionSQL, q.KeyID, q.System, q.Action)
+	case q.GrantID != "":
+		b.Queue(standingGrantSQL, q.GrantID)
+		b.Queue(standingGrantAssistantSQL, q.GrantID)
+		b.Queue(standingGrantActionSQL, q.GrantID, q.System, q.Action)
 	case q.OwnerTask != "":
 		b.Queue(standingOwnerSQL, q.OwnerTask)
 		b.Queue(standingOwnerActionSQL, q.OwnerTask, q.System, q.Action)
@@ -76,6 +93,13 @@ func readStanding(br pgx.BatchResults, q StandingQuery) (Standing, error) {
 			out.Key = &k
 		} else if !errors.Is(err, pgx.ErrNoRows) {
 			return out, fmt.Errorf("store: api key %s: %w", q.KeyID, err)
+		}
+	} else if q.GrantID != "" {
+		rows, _ := br.Query()
+		if g, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[OAuthGrant]); err == nil {
+			out.Grant = &g
+		} else if !errors.Is(err, pgx.ErrNoRows) {
+			return out, fmt.Errorf("store: grant %s: %w", q.GrantID, err)
 		}
 	}
 	if who := standingOf(q); who != "" {
@@ -104,6 +128,8 @@ func standingOf(q StandingQuery) string {
 	switch {
 	case q.KeyID != "":
 		return "key " + q.KeyID
+	case q.GrantID != "":
+		return "grant " + q.GrantID
 	case q.OwnerTask != "":
 		return "task " + q.OwnerTask
 	}

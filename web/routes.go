@@ -35,6 +35,7 @@ var header = []views.NavItem{
 	{Label: "Policies", Href: "/policies", About: "Each action's stage, limits, approval rules, deadlines, owner and review date; change them with a what-if."},
 	{Label: "Users", Href: "/admin/users", About: "Create people's accounts, change their roles, disable them."},
 	{Label: "Assistants", Href: "/admin/assistants", About: "Create assistants, issue and revoke their API keys, choose the actions each may use, its task limits and whether it may act for any customer."},
+	{Label: "Clients", Href: "/admin/clients", About: "Programs people connected to the MCP server (Claude, ChatGPT…): approve or revoke them and their connections."},
 	{Label: "Password", Href: "/account/password", About: "Change your password; your other sessions end."},
 }
 

@@ -21,6 +21,7 @@ import (
 	"countersign/internal/accounts"
 	"countersign/internal/adapter"
 	"countersign/internal/assistants"
+	"countersign/internal/authserver"
 	"countersign/internal/controlplane"
 	"countersign/internal/custkeys"
 	"countersign/internal/factors"
@@ -107,6 +108,11 @@ type Config struct {
 	// CustomerPasskeys registers returning customers' passkeys and checks
 	// their decisions; nil (or off: no public URL) offers none.
 	CustomerPasskeys *custkeys.Service
+	// AuthServer, when set, makes the console the OAuth 2.1 authorization
+	// server of its MCP server: hosted clients connect with a person's
+	// consent (web/api/oauth.go, web/console/oauth_consent.go); nil leaves
+	// /mcp to API keys alone.
+	AuthServer *authserver.Service
 	// LogoFetch is how the businesses' logos the customer pages show are
 	// fetched: the zero value in production (safehttp: public https
 	// addresses only); tests set its Test allowance, never a flag.
@@ -138,13 +144,15 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, log: cfg.Logger, access: map[string]kit.Access{}}
 	s.frame = &layout.Frame{Site: site, Nav: s.navFor}
 	s.api = api.New(site, api.Config{Registry: cfg.Registry, Control: cfg.Control, Confirmations: cfg.Confirmations,
-		Assistants: cfg.Assistants, RatePerMinute: cfg.APIRatePerMinute, AllowedOrigins: cfg.MCPAllowedOrigins, Receipts: cfg.Receipts, PublicBase: cfg.PublicBase})
+		Assistants: cfg.Assistants, RatePerMinute: cfg.APIRatePerMinute, AllowedOrigins: cfg.MCPAllowedOrigins, Receipts: cfg.Receipts, PublicBase: cfg.PublicBase,
+		AuthServer: cfg.AuthServer})
 	cust := customer.New(s.frame, customer.Config{Control: cfg.Control, Lists: cfg.Lists, Confirmations: cfg.Confirmations,
 		Registry: cfg.Registry, Receipt: s.api.Receipt, PublicBase: cfg.PublicBase, LogoFetch: cfg.LogoFetch,
 		Passkeys: cfg.CustomerPasskeys})
 	s.console = console.New(s.frame, console.Config{Registry: cfg.Registry, Control: cfg.Control, Handoffs: cfg.Handoffs, Lists: cfg.Lists,
 		Assistants: cfg.Assistants, Metrics: cfg.Metrics, Webhooks: cfg.Webhooks, Slack: slackLinks(cfg.Slack),
-		CustomerFrame: cust.CustomerFrame, SSO: cfg.SSO, StaffPasswordsOff: cfg.StaffPasswordsOff, Factors: cfg.Factors})
+		CustomerFrame: cust.CustomerFrame, SSO: cfg.SSO, StaffPasswordsOff: cfg.StaffPasswordsOff, Factors: cfg.Factors,
+		AuthServer: cfg.AuthServer, PublicBase: cfg.PublicBase})
 
 	e := echo.New()
 	e.HideBanner = true

@@ -27,6 +27,7 @@ import (
 
 	"countersign/internal/accounts"
 	"countersign/internal/assistants"
+	"countersign/internal/authserver"
 	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
 	"countersign/internal/custkeys"
@@ -195,7 +196,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	srv := web.New(web.Config{SSO: staffSSO, StaffPasswordsOff: !cfg.PasswordSignIn, Slack: bot, Receipts: signer, Database: st, Metrics: metrics.NewReports(st), Webhooks: webhooks.New(st, time.Now, hooks), Accounts: acc, Sessions: sessions, Logger: log, Registry: registry, Control: cp, Handoffs: handoffs.New(st, cp, registry, time.Now), Lists: ls,
 		TrustedProxies: cfg.trusted, TLS: cfg.tls() || cfg.SecureCookies, MCPAllowedOrigins: cfg.allowedMCPOrigins(), PublicBase: cfg.publicBase(),
 		Confirmations: links, Assistants: asst, Telemetry: telemetry, APIRatePerMinute: cfg.APIRate, Factors: factorSvc,
-		CustomerPasskeys: custKeys})
+		CustomerPasskeys: custKeys, AuthServer: authserver.New(st, authserver.Config{})})
 	go sweep(ctx, log, sessions, acc, links, custKeys)
 	go links.RunMailWaiting(ctx, cfg.CustomerMailEvery)
 	go webhooks.NewWorker(st, srv.WebhookRender(cfg.publicBase()), hooks, nil, log).Run(ctx, cfg.WebhookEvery)

@@ -52,6 +52,10 @@ type Store interface {
 	ConversationLog(ctx context.Context, conversationID string, limit int) ([]store.ConversationEntry, error)
 	HandoffTakeovers(ctx context.Context, conversationID string) ([]store.HandoffTakeover, error)
 	InTx(ctx context.Context, fn func(*store.Tx) error) error
+
+	OperatorAssistant(ctx context.Context, userID int64) (string, error)
+	InsertOperatorAssistant(ctx context.Context, userID int64, a store.Assistant) error
+	OperatorAssistants(ctx context.Context) (map[string]int64, error)
 }
 
 // Service manages assistants and their keys and answers for them.
@@ -94,6 +98,14 @@ type Assistant struct {
 	// KeyID is the key a request authenticated with (Authenticate); empty
 	// when the assistant was read otherwise.
 	KeyID string
+	// GrantID is the OAuth grant a request's access token belongs to
+	// (set by the MCP server); empty otherwise.
+	GrantID string
+	// ActsFor is the console user whose own assistant this is (a client
+	// they connected to act as themselves), with their name; zero for an
+	// assistant an admin configured.
+	ActsFor     int64
+	ActsForName string
 }
 
 // Key is an API key as it may be shown: its prefix, never its secret.
@@ -115,7 +127,12 @@ func (k Key) Revoked() bool { return k.RevokedAt != nil }
 // while that key is live (controlplane.Actor.KeyID).
 func (a Assistant) Actor() controlplane.Actor {
 	act := controlplane.AssistantActor(a.ID, a.Name)
-	act.KeyID = a.KeyID
+	act.KeyID, act.GrantID = a.KeyID, a.GrantID
+	if a.ActsFor != 0 {
+		// The timeline names the person it acts for, not "own-12".
+		act.Name = a.ActsForName + "'s own assistant"
+		act.AccountableUserID, act.AccountableName = a.ActsFor, a.ActsForName
+	}
 	return act
 }
 

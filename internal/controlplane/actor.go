@@ -51,9 +51,21 @@ type Actor struct {
 	// transaction (mayRecord). Empty when the assistant acted without one
 	// (the console's own callers, tests).
 	KeyID string
+	// GrantID is the OAuth grant whose access token an assistant acted
+	// with (a hosted client a person connected), set by the MCP server
+	// when KeyID is empty: a write it asks for is recorded only while the
+	// grant is live, in the write's own transaction, as for a key.
+	GrantID string
 	// Identified is how a console user proved who they are (the session's
 	// sign-in, or Slack); the audit event records it, "unknown" when unset.
 	Identified Identification
+	// AccountableUserID, set for an operator's own assistant (a client a
+	// person connected to act as themselves), is the console user it acts
+	// for: every event it records names them ("accountable_user_id",
+	// "accountable"), and they never approve what it proposed
+	// (approveAsStaff). AccountableName is their name.
+	AccountableUserID int64
+	AccountableName   string
 }
 
 // Via is where a console user acted when it was not the console: the
@@ -141,6 +153,10 @@ func AuditEvent(at time.Time, actor Actor, action EventAction, taskID, invocatio
 	}
 	if actor.Kind == ActorUser {
 		data["identified_by"] = actor.Identified.recorded()
+	}
+	if actor.AccountableUserID != 0 {
+		data["accountable_user_id"] = strconv.FormatInt(actor.AccountableUserID, 10)
+		data["accountable"] = actor.AccountableName
 	}
 	b, err := json.Marshal(data)
 	if err != nil {

@@ -77,13 +77,13 @@ func (s *Service) approveAsStaff(ctx context.Context, actor Actor, id string, ex
 			}
 		}
 		// A person who sent a request on themselves (an assistant's
-		// hand-off draft) does not also approve it: the policy's approval
-		// is another person's.
+		// hand-off draft), or whose own assistant proposed it, does not
+		// also approve it: the policy's approval is another person's.
 		if proposer, err := tx.ProposerUserID(ctx, id); err != nil {
 			return err
 		} else if proposer == actor.ID {
 			return &apperr.Error{Kind: apperr.Forbidden, Code: "own_proposal",
-				Message: "You sent this request on yourself; another person must approve it.",
+				Message: "You proposed this request yourself (in the console or through your own assistant); another person must approve it.",
 				Hint:    "Leave it for a colleague."}
 		}
 		task, err := tx.Task(ctx, row.TaskID)

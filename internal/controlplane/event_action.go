@@ -158,6 +158,25 @@ const (
 	// passkeys for a business system (data as for
 	// EventCustomerPasskeyAdded).
 	EventCustomerPasskeyRemoved EventAction = "customer_passkey.removed"
+
+	// EventOAuthConsented: a person let a client connect to the MCP server
+	// (internal/authserver records it; data "client", "client_id",
+	// "redirect_uri", "assistant", "acts_as_user", "new_client"); no task
+	// has it.
+	EventOAuthConsented EventAction = "oauth.consented"
+	// EventOAuthClientApproved: an admin approved a client for first use
+	// ("client", "client_id").
+	EventOAuthClientApproved EventAction = "oauth.client_approved"
+	// EventOAuthClientRevoked: an admin revoked a client and every grant
+	// it held ("client", "client_id").
+	EventOAuthClientRevoked EventAction = "oauth.client_revoked"
+	// EventOAuthRevoked: a grant's tokens were revoked, by an admin or by
+	// the client itself ("grant_id", "client_id", "by": "admin" or
+	// "client"; "token": which one the client presented).
+	EventOAuthRevoked EventAction = "oauth.token_revoked"
+	// EventOAuthSettingChanged: an admin said whether unknown clients need
+	// an approval before first use ("clients_need_approval").
+	EventOAuthSettingChanged EventAction = "oauth.setting_changed"
 )
 
 // EventActions lists every event action.
@@ -178,6 +197,7 @@ var EventActions = []EventAction{
 	EventPolicyChanged, EventAssistantGrantsChanged, EventWebhookTest, EventFactorRequirementChanged,
 	EventFactorAdded, EventFactorRemoved, EventFactorReset,
 	EventCustomerPasskeyAdded, EventCustomerPasskeyRemoved,
+	EventOAuthConsented, EventOAuthClientApproved, EventOAuthClientRevoked, EventOAuthRevoked, EventOAuthSettingChanged,
 }
 
 // entered is the event that records an invocation moving into s: routed

@@ -91,7 +91,7 @@ func (s *Service) recheckProposal(ctx context.Context, tx *store.Tx, d dryRun) (
 	checks, err := tx.ProposalChecks(ctx, store.ProposalChecksQuery{TaskID: task.ID, ConversationID: task.ConversationID,
 		System: policy.System, Action: spec.Name, ArgsHash: d.hash, DuplicateSince: now.Add(-s.cfg.DedupWindow), Now: now,
 		CustomerRef: task.CustomerRef, TargetID: d.quote.Target.ID, ProposalsSince: now.Add(-time.Minute),
-		Standing: store.StandingQuery{KeyID: p.Actor.KeyID, System: policy.System, Action: spec.Name}})
+		Standing: store.StandingQuery{KeyID: p.Actor.KeyID, GrantID: p.Actor.GrantID, System: policy.System, Action: spec.Name}})
 	if err != nil {
 		return store.Task{}, nil, err
 	}

@@ -23,15 +23,15 @@ type write struct {
 // transaction that records it, after the dry run, with the task locked
 // (task) and the rows that admitted the write share-locked (st,
 // store.Standing): the task still takes writes (active, not expired) and
-// still allows the action; the API key the actor acted with is still live
-// and its assistant's, the assistant still enabled and the action still
+// still allows the action; the API key (or OAuth grant) the actor acted
+// with is still live and its assistant's, the assistant still enabled and the action still
 // turned on for it; the action's policy is still on and the one the write
 // was routed with. The checks made when the request began answer fast;
 // this one holds, because a cancel, pause, revocation or switch that
 // committed meanwhile is what it reads, and one that comes later waits
 // for the write's commit. The refusals carry the early checks' codes
 // (task_not_active, task_expired, action_not_allowed, action_not_enabled,
-// action_disabled, customer_not_vouched) and key_revoked,
+// action_disabled, customer_not_vouched) and key_revoked, token_revoked,
 // assistant_disabled and policy_changed. A write made without a key on
 // an assistant's task is checked against that assistant too
 // (ownerStands).
@@ -48,6 +48,20 @@ func (s *Service) mayRecord(actor Actor, task store.Task, st store.Standing, w w
 			return &apperr.Error{Kind: apperr.Unauthenticated, Code: "key_revoked",
 				Message: "The API key this request was made with was revoked before it was recorded; nothing was recorded.",
 				Hint:    "Stop using this key; an admin issues a new one on /admin/assistants."}
+		case st.Assistant == nil || st.Assistant.DisabledAt != nil:
+			return &apperr.Error{Kind: apperr.Unauthenticated, Code: "assistant_disabled",
+				Message: "This assistant was disabled before the request was recorded; nothing was recorded.",
+				Hint:    "Hand the request to a person."}
+		case !st.ActionEnabled:
+			return ErrActionNotEnabled(w.action)
+		}
+	}
+	if actor.KeyID == "" && actor.GrantID != "" {
+		switch {
+		case st.Grant == nil || st.Grant.RevokedAt != nil || st.Grant.AssistantID != actor.ID:
+			return &apperr.Error{Kind: apperr.Unauthenticated, Code: "token_revoked",
+				Message: "The access token this request was made with was revoked before it was recorded; nothing was recorded.",
+				Hint:    "Ask the person who connected this client to connect it again."}
 		case st.Assistant == nil || st.Assistant.DisabledAt != nil:
 			return &apperr.Error{Kind: apperr.Unauthenticated, Code: "assistant_disabled",
 				Message: "This assistant was disabled before the request was recorded; nothing was recorded.",
@@ -133,7 +147,7 @@ func ownerStands(actor Actor, task store.Task, st store.Standing, w write) error
 	if a == nil || (actor.KeyID == "" && w.compensation) {
 		return nil
 	}
-	if actor.KeyID == "" {
+	if actor.KeyID == "" && actor.GrantID == "" {
 		switch {
 		case a.DisabledAt != nil:
 			return &apperr.Error{Kind: apperr.Unauthenticated, Code: "assistant_disabled",

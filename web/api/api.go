@@ -19,6 +19,7 @@ import (
 
 	"countersign/internal/apperr"
 	"countersign/internal/assistants"
+	"countersign/internal/authserver"
 	"countersign/web/kit"
 )
 
@@ -44,18 +45,28 @@ func (h *Handler) Authorize(next echo.HandlerFunc) echo.HandlerFunc {
 func (h *Handler) authorizeBearer(c echo.Context, next echo.HandlerFunc) error {
 	secret, ok := strings.CutPrefix(c.Request().Header.Get("Authorization"), "Bearer ")
 	if !ok || h.cfg.Assistants == nil {
-		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="countersign"`)
+		h.bearerChallenge(c, "", "")
 		return &apperr.Error{Kind: apperr.Unauthenticated, Code: "missing_api_key",
 			Message: "This call needs an API key.", Hint: "Send Authorization: Bearer csk_live_…; an admin issues keys on /admin/assistants."}
 	}
-	a, key, err := h.cfg.Assistants.Authenticate(c.Request().Context(), strings.TrimSpace(secret))
-	if err != nil {
+	var a assistants.Assistant
+	var limit string
+	var err error
+	if secret = strings.TrimSpace(secret); h.cfg.AuthServer != nil && strings.HasPrefix(secret, authserver.AccessPrefix) {
+		// An OAuth access token (a hosted client a person connected).
+		a, limit, err = h.tokenAssistant(c, secret)
+	} else {
+		var key assistants.Key
+		a, key, err = h.cfg.Assistants.Authenticate(c.Request().Context(), secret)
+		limit = key.ID
 		if apperr.Is(err, apperr.Unauthenticated) {
-			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="countersign", error="invalid_token"`)
+			h.bearerChallenge(c, "invalid_token", "")
 		}
+	}
+	if err != nil {
 		return err
 	}
-	if err := h.limits.allow(key.ID, h.Now()); err != nil {
+	if err := h.limits.allow(limit, h.Now()); err != nil {
 		return err
 	}
 	if err := kit.CheckJSONBody(c.Request()); err != nil {

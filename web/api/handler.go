@@ -10,6 +10,7 @@ import (
 
 	"countersign/internal/adapter"
 	"countersign/internal/assistants"
+	"countersign/internal/authserver"
 	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
 	"countersign/internal/receipts"
@@ -45,20 +46,28 @@ type Config struct {
 	// PublicBase is the console's configured address (-public-url), the
 	// receipts' issuer; empty leaves the issuer out.
 	PublicBase string
+	// AuthServer, when set, makes the console the OAuth authorization
+	// server of /mcp (oauth.go): its metadata and client endpoints are
+	// served, and /mcp takes its access tokens beside API keys.
+	AuthServer *authserver.Service
 }
 
 // Handler serves the assistant's routes.
 type Handler struct {
 	*kit.Site
-	cfg      Config
-	limits   *keyLimits   // per-API-key rate limits
-	mcp      http.Handler // the MCP server at /mcp
-	receipts *receipts.Signer
+	cfg    Config
+	limits *keyLimits // per-API-key rate limits
+	// registrations bounds dynamic client registrations per client
+	// address (oauth.go).
+	registrations *keyLimits
+	mcp           http.Handler // the MCP server at /mcp
+	receipts      *receipts.Signer
 }
 
 // New builds the assistant's handlers on the shared plumbing.
 func New(site *kit.Site, cfg Config) *Handler {
-	h := &Handler{Site: site, cfg: cfg, limits: newKeyLimits(cfg.RatePerMinute), receipts: cfg.Receipts}
+	h := &Handler{Site: site, cfg: cfg, limits: newKeyLimits(cfg.RatePerMinute), receipts: cfg.Receipts,
+		registrations: newKeyLimits(registrationsPerMinute)}
 	if h.receipts == nil {
 		h.receipts = receipts.Ephemeral()
 	}
@@ -77,7 +86,7 @@ var CheckedHeaders = []string{"Idempotency-Key", mcpTaskHeader}
 // OpenAPI description takes an API key, which Authorize checks.
 func (h *Handler) Routes() []kit.Route {
 	key := kit.APIKey
-	return []kit.Route{
+	return append(h.oauthRoutes(),
 		kit.GET("/api/v1/openapi.json", h.handleOpenAPI, kit.Anyone),
 		kit.GET("/api/v1/tools", h.handleAPITools, key),
 		kit.POST("/api/v1/tools/:name", h.handleAPIToolCall, key),
@@ -95,5 +104,5 @@ func (h *Handler) Routes() []kit.Route {
 		kit.GET("/api/v1/conversations/:id", h.handleAPIConversation, key),
 		kit.POST("/api/v1/conversations/:id/events", h.handleAPIConversationEvent, key),
 		kit.POST(mcpPath, h.handleMCP, key),
-	}
+	)
 }

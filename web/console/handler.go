@@ -12,6 +12,7 @@ import (
 	"countersign/internal/accounts"
 	"countersign/internal/adapter"
 	"countersign/internal/assistants"
+	"countersign/internal/authserver"
 	"countersign/internal/controlplane"
 	"countersign/internal/factors"
 	"countersign/internal/handoffs"
@@ -58,6 +59,12 @@ type Config struct {
 	// StaffPasswordsOff refuses password sign-in to staff (-password-sign-in=false):
 	// they sign in through SSO. Customers still sign in with a password.
 	StaffPasswordsOff bool
+	// AuthServer, when set, is the OAuth authorization server whose
+	// consent page and admin list the console serves; nil leaves them out.
+	AuthServer *authserver.Service
+	// PublicBase is the console's configured address (-public-url), the
+	// authorization server's issuer; empty takes the request's.
+	PublicBase string
 }
 
 // SlackLinks links a person's Slack account to theirs (*slackbot.Bot).
@@ -88,7 +95,7 @@ func (h *Handler) Routes() []kit.Route {
 	staff := kit.Only(accounts.Agent, accounts.Manager, accounts.Admin)
 	managers := kit.Only(accounts.Manager, accounts.Admin)
 	get, post := kit.GET, kit.POST
-	return []kit.Route{
+	return append([]kit.Route{
 		get("/sign-in", h.handleSignInForm, kit.Anyone),
 		post("/sign-in", h.handleSignIn, kit.Anyone),
 		get("/sign-in/sso", h.handleSSOStart, kit.Anyone),
@@ -189,5 +196,24 @@ func (h *Handler) Routes() []kit.Route {
 		post("/admin/assistants/:id/webhook/remove", h.handleAdminWebhookRemove, admin),
 		post("/admin/assistants/:id/webhook/test", h.handleAdminWebhookTest, admin),
 		post("/admin/assistants/:id/deliveries/:delivery/resend", h.handleAdminWebhookResend, admin),
+	}, h.oauthRoutes()...)
+}
+
+// oauthRoutes are the consent page and the admin's clients page of the
+// OAuth authorization server; none when it is off.
+func (h *Handler) oauthRoutes() []kit.Route {
+	if h.cfg.AuthServer == nil {
+		return nil
+	}
+	admin := kit.Only(accounts.Admin)
+	staff := kit.Only(accounts.Agent, accounts.Manager, accounts.Admin)
+	return []kit.Route{
+		kit.GET("/oauth/authorize", h.handleOAuthAuthorize, staff),
+		kit.POST("/oauth/authorize", h.handleOAuthDecide, staff),
+		kit.GET("/admin/clients", h.handleAdminClients, admin),
+		kit.POST("/admin/clients/settings", h.handleAdminClientsSetting, admin),
+		kit.POST("/admin/clients/approve", h.handleAdminClientApprove, admin),
+		kit.POST("/admin/clients/revoke", h.handleAdminClientRevoke, admin),
+		kit.POST("/admin/grants/:id/revoke", h.handleAdminGrantRevoke, admin),
 	}
 }

@@ -282,7 +282,51 @@ var staffDoors = []staffDoor{
 		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, _ string) {
 			post(t, c, "/admin/users/factors", url.Values{"_csrf": {c.CSRF("/admin/users")}, "role": {"manager"}, "required": {"false"}})
 		}},
+	{name: "connect a client", route: "/oauth/authorize", role: accounts.Agent,
+		prepare: func(t *testing.T, b *webtest.Stack, _ *webtest.Shopper) string {
+			return b.RegisterOAuthClient(t, "Door client", doorRedirect)
+		},
+		do: func(t *testing.T, b *webtest.Stack, c *webtest.Client, id string) {
+			_, challenge := webtest.PKCE()
+			c.Consent(b.AuthorizeQuery(id, doorRedirect, challenge), "self", "allow")
+		}},
+	{name: "say whether clients need an approval", route: "/admin/clients/settings", role: accounts.Admin,
+		prepare: func(*testing.T, *webtest.Stack, *webtest.Shopper) string { return "" },
+		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, _ string) {
+			post(t, c, "/admin/clients/settings", url.Values{"_csrf": {c.CSRF("/admin/clients")}, "need_approval": {"on"}})
+		}},
+	{name: "approve a client", route: "/admin/clients/approve", role: accounts.Admin,
+		prepare: func(t *testing.T, b *webtest.Stack, _ *webtest.Shopper) string {
+			return b.RegisterOAuthClient(t, "Door client", doorRedirect)
+		},
+		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
+			post(t, c, "/admin/clients/approve", url.Values{"_csrf": {c.CSRF("/admin/clients")}, "client_id": {id}})
+		}},
+	{name: "revoke a client", route: "/admin/clients/revoke", role: accounts.Admin,
+		prepare: func(t *testing.T, b *webtest.Stack, _ *webtest.Shopper) string {
+			return b.RegisterOAuthClient(t, "Door client", doorRedirect)
+		},
+		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
+			post(t, c, "/admin/clients/revoke", url.Values{"_csrf": {c.CSRF("/admin/clients")}, "client_id": {id}, "confirm": {"yes"}})
+		}},
+	{name: "revoke a connection", route: "/admin/grants/:id/revoke", role: accounts.Admin,
+		prepare: func(t *testing.T, b *webtest.Stack, _ *webtest.Shopper) string {
+			agent := b.Client(t)
+			agent.MustSignIn(b.Users[accounts.Agent])
+			agent.OAuthTokens("self")
+			var id string
+			if err := b.Store.Pool().QueryRow(context.Background(), `SELECT id FROM oauth_grants`).Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			return id
+		},
+		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
+			post(t, c, "/admin/grants/"+id+"/revoke", url.Values{"_csrf": {c.CSRF("/admin/clients")}, "confirm": {"yes"}})
+		}},
 }
+
+// doorRedirect is the redirect URI of the doors' OAuth clients.
+const doorRedirect = "http://127.0.0.1:7777/callback"
 
 // takenHandoff is a hand-off of f's task that the agent took.
 func takenHandoff(t *testing.T, b *webtest.Stack, f *webtest.Shopper) string {

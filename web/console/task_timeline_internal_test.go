@@ -15,6 +15,11 @@ var withoutSentence = map[controlplane.EventAction]string{
 	controlplane.EventAssistantGrantsChanged:   "recorded by internal/assistants with no task",
 	controlplane.EventWebhookTest:              "recorded by internal/webhooks with no task",
 	controlplane.EventFactorRequirementChanged: "recorded by internal/factors with no task",
+	controlplane.EventOAuthConsented:           "recorded by internal/authserver with no task",
+	controlplane.EventOAuthClientApproved:      "recorded by internal/authserver with no task",
+	controlplane.EventOAuthClientRevoked:       "recorded by internal/authserver with no task",
+	controlplane.EventOAuthRevoked:             "recorded by internal/authserver with no task",
+	controlplane.EventOAuthSettingChanged:      "recorded by internal/authserver with no task",
 	controlplane.EventHandoffResolved:          "no sentence yet: the timeline says \"Handoff resolved.\"",
 	controlplane.EventHandoffGivenBack:         "no sentence yet: the timeline says \"Handoff given back.\"",
 }

@@ -40,6 +40,11 @@ var (
 	// SignedBody is a route whose handler verifies the request's signature
 	// (see Access.Signed).
 	SignedBody = Access{Public: true, Signed: true}
+	// OAuthClient is an endpoint of the authorization server that programs
+	// call (token, registration, revocation): public, no session loaded and
+	// no CSRF token asked, as Signed; the handler checks what the client
+	// presents (a code with its PKCE verifier, a refresh token).
+	OAuthClient = Access{Public: true, Signed: true}
 )
 
 // Only allows the listed roles.

@@ -2,6 +2,7 @@ package webtest
 
 import (
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"countersign/internal/confirmation"
+	"countersign/internal/safehttp"
 	"countersign/internal/sso"
 	"countersign/web/kit"
 )
@@ -142,6 +144,19 @@ type config struct {
 	// passkeys serves the console at http://localhost:<port> with passkeys
 	// on (its relying party is localhost).
 	passkeys bool
+	// clientFetch is how the authorization server fetches client
+	// metadata documents (WithClientDocuments).
+	clientFetch safehttp.Options
+}
+
+// WithClientDocuments lets the authorization server fetch OAuth clients'
+// metadata documents from srv (a TLS server), trusting its certificate;
+// every other address is refused as in production.
+func WithClientDocuments(srv *httptest.Server) Option {
+	return func(o *config) {
+		o.clientFetch = safehttp.Options{Timeout: 2 * time.Second, Test: &safehttp.TestAllowance{
+			Addrs: []string{srv.Listener.Addr().String()}, RootCAs: srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs}}
+	}
 }
 
 // WithSSO turns single sign-on on (Stack.ServeAnother only): provider

@@ -16,6 +16,7 @@ import (
 	"countersign/internal/accounts"
 	"countersign/internal/adapter"
 	"countersign/internal/assistants"
+	"countersign/internal/authserver"
 	"countersign/internal/clocktest"
 	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
@@ -64,6 +65,8 @@ type Stack struct {
 	// Assistants and Metrics are the services the wiring gives the server.
 	Assistants *assistants.Service
 	Metrics    *metrics.Reports
+	// AuthServer is the OAuth authorization server of /mcp.
+	AuthServer *authserver.Service
 	// Factors keeps staff's second factors, sealed with FactorKey.
 	Factors *factors.Service
 	// CustomerPasskeys are returning customers' passkeys, on the console
@@ -218,6 +221,7 @@ func assemble(tb testing.TB, st *store.Store, o config) *Stack {
 	b.Links = confirmation.New(st, b.Control, b.registry, confirmation.Config{Mail: b.Mail, Proofs: o.proofs, AssertionSecrets: o.assertionSecrets,
 		PublicBase: "http://console.test"}, now)
 	b.Assistants = assistants.New(st, b.Control, b.registry, now)
+	b.AuthServer = authserver.New(st, authserver.Config{Now: now, Fetch: o.clientFetch})
 	b.Metrics = metrics.NewReports(st)
 	b.handoffs = handoffs.New(st, b.Control, b.registry, now)
 	b.lists = lists.New(st, now)
@@ -262,7 +266,7 @@ func (b *Stack) serverWith(o config, provider *sso.Provider, factorSvc *factors.
 		Registry: b.registry, Control: b.Control, Handoffs: b.handoffs, Lists: b.lists, Confirmations: b.Links, Assistants: b.Assistants,
 		Metrics: b.Metrics, Webhooks: b.webhooks, APIRatePerMinute: o.apiRate, Telemetry: o.telemetry,
 		Logger: o.logger, Slack: b.Bot, LogoFetch: logoFetch(o.logo), SSO: provider, StaffPasswordsOff: o.staffPasswordsOff,
-		Factors: factorSvc, CustomerPasskeys: custKeys})
+		Factors: factorSvc, CustomerPasskeys: custKeys, AuthServer: b.AuthServer})
 }
 
 // tracedPool is a pool on a fresh migrated database whose connections

@@ -1,0 +1,89 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"countersign/internal/accounts"
+	"countersign/web/webtest"
+)
+
+// TestAProposalWhoseGrantIsRevokedDuringItsDryRunIsNotRecorded revokes
+// the connection (the grant) of a client's access token while its
+// proposal is being dry-run over MCP: the proposal, authenticated when it
+// began, is refused (token_revoked) and nothing is recorded, as for a
+// revoked key.
+func TestAProposalWhoseGrantIsRevokedDuringItsDryRunIsNotRecorded(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
+	order := b.DamagedOrder(t)
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
+	access := c.OAuthTokens(b.Assistant.ID)["access_token"].(string)
+	var grant string
+	if err := b.Store.Pool().QueryRow(context.Background(), `SELECT id FROM oauth_grants`).Scan(&grant); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcpSession(t, b, access, b.TaskID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	held := holdShopDryRun(t, b)
+	answer := make(chan string, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "propose_issue_refund",
+			Arguments: map[string]any{"order_id": order, "amount_cents": 1500, "reason_code": "damaged"}})
+		if err != nil {
+			answer <- err.Error()
+			return
+		}
+		raw, _ := json.Marshal(res.StructuredContent)
+		answer <- string(raw)
+	}()
+	<-held.reached
+	if err := b.AuthServer.RevokeGrant(context.Background(), b.Users[accounts.Admin].Actor(), grant); err != nil {
+		t.Fatal(err)
+	}
+	close(held.release)
+	if got := <-answer; !strings.Contains(got, "token_revoked") {
+		t.Errorf("the proposal after its grant was revoked: %s, want refused with token_revoked", got)
+	}
+	if n := invocationCount(t, b); n != 0 {
+		t.Errorf("%d invocations recorded after the grant was revoked, want none", n)
+	}
+}
+
+// TestAPersonsTokensStopWithTheirStaffAccount: the tokens a person's
+// consent issued stop when their account is disabled, or is no longer
+// one of the staff, and work again when it is enabled.
+func TestAPersonsTokensStopWithTheirStaffAccount(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t)
+	agent, admin := b.Users[accounts.Agent], b.Users[accounts.Admin]
+	c := b.Client(t)
+	c.MustSignIn(agent)
+	access := c.OAuthTokens("self")["access_token"].(string)
+	ctx := context.Background()
+	steps := []struct {
+		name   string
+		change func() error
+		want   int
+	}{
+		{"disabled", func() error { return b.Accounts.SetDisabled(ctx, admin.User, agent.ID, true) }, 401},
+		{"enabled again", func() error { return b.Accounts.SetDisabled(ctx, admin.User, agent.ID, false) }, 200},
+		{"made a customer", func() error { return b.Accounts.SetRole(ctx, admin.User, agent.ID, accounts.Customer) }, 401},
+	}
+	for _, s := range steps {
+		if err := s.change(); err != nil {
+			t.Fatal(err)
+		}
+		if got := mcpStatus(t, b, b.Server.URL, access); got != s.want {
+			t.Errorf("%s: /mcp answers %d, want %d", s.name, got, s.want)
+		}
+	}
+}

@@ -1,0 +1,147 @@
+package console
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"countersign/internal/authserver"
+	"countersign/views"
+	"countersign/web/kit"
+)
+
+// handleAdminClients answers GET /admin/clients: the programs people
+// connected with OAuth, their connections, and the approval setting.
+func (h *Handler) handleAdminClients(c echo.Context) error {
+	ctx := c.Request().Context()
+	need, err := h.cfg.AuthServer.ClientsNeedApproval(ctx)
+	if err != nil {
+		return err
+	}
+	clients, err := h.cfg.AuthServer.Clients(ctx)
+	if err != nil {
+		return err
+	}
+	grants, err := h.cfg.AuthServer.Grants(ctx)
+	if err != nil {
+		return err
+	}
+	iss := authserver.Issuer(h.cfg.PublicBase, c.Request())
+	v := views.AdminClientsView{NeedApproval: need, MCPURL: authserver.Resource(iss)}
+	for _, cl := range clients {
+		row := views.AdminClientRow{ID: cl.ID, Name: cl.Name, Created: cl.CreatedAt.UTC().Format("2006-01-02 15:04"),
+			KnownBy: "registered itself", CanRevoke: !cl.Revoked, CanApprove: !cl.Revoked && !cl.Approved}
+		if cl.Document {
+			row.KnownBy = "metadata document at " + redirectHost(cl.ID)
+		}
+		hosts := make([]string, 0, len(cl.RedirectURIs))
+		for _, r := range cl.RedirectURIs {
+			hosts = append(hosts, redirectHost(r))
+		}
+		row.Returns = strings.Join(hosts, ", ")
+		switch {
+		case cl.Revoked:
+			row.Status = "Revoked"
+		case cl.Approved:
+			row.Status = "Approved"
+		case need:
+			row.Status = "Awaiting approval"
+		default:
+			row.Status = "Usable (not approved)"
+		}
+		v.Clients = append(v.Clients, row)
+	}
+	now := h.Now()
+	for _, g := range grants {
+		row := views.AdminGrantRow{ID: g.ID, Client: g.ClientName, Person: g.UserName, ActsAs: "assistant " + g.AssistantName,
+			Created: g.CreatedAt.UTC().Format("2006-01-02 15:04"), LastUsed: "never", Status: "Live", CanRevoke: true}
+		if g.ActsAsUser {
+			row.ActsAs = g.UserName + " (their own assistant)"
+		}
+		if g.LastUsedAt != nil {
+			row.LastUsed = g.LastUsedAt.UTC().Format("2006-01-02 15:04")
+		}
+		switch {
+		case g.RevokedAt != nil:
+			row.Status, row.CanRevoke = "Revoked", false
+		case !now.Before(g.ExpiresAt):
+			row.Status, row.CanRevoke = "Expired", false
+		}
+		v.Grants = append(v.Grants, row)
+	}
+	return kit.Render(c, http.StatusOK, views.AdminClients(h.Page(c, "Connected clients"), v))
+}
+
+// handleAdminClientsSetting answers POST /admin/clients/settings: whether
+// unknown clients need an admin's approval before first use.
+func (h *Handler) handleAdminClientsSetting(c echo.Context) error {
+	u, _ := kit.CurrentUser(c)
+	need := c.FormValue("need_approval") == "on"
+	if err := h.cfg.AuthServer.SetClientsNeedApproval(c.Request().Context(), actorOf(c, u), need); err != nil {
+		return err
+	}
+	msg := "Unknown clients can be connected by anyone of the staff, without an approval."
+	if need {
+		msg = "Unknown clients now need an admin's approval before first use."
+	}
+	kit.SetFlash(c, msg, false)
+	return kit.SeeOther(c, "/admin/clients")
+}
+
+// handleAdminClientApprove answers POST /admin/clients/approve
+// (client_id): the client may be connected from now on.
+func (h *Handler) handleAdminClientApprove(c echo.Context) error {
+	u, _ := kit.CurrentUser(c)
+	id := c.FormValue("client_id")
+	if err := h.cfg.AuthServer.ApproveClient(c.Request().Context(), actorOf(c, u), id); err != nil {
+		return err
+	}
+	kit.SetFlash(c, "Approved the client; people can connect it now.", false)
+	return kit.SeeOther(c, "/admin/clients")
+}
+
+// handleAdminClientRevoke answers POST /admin/clients/revoke (client_id):
+// without confirm=yes, the page that says what ends; with it, the
+// client and every connection it holds are revoked.
+func (h *Handler) handleAdminClientRevoke(c echo.Context) error {
+	u, _ := kit.CurrentUser(c)
+	ctx := c.Request().Context()
+	id := c.FormValue("client_id")
+	cl, err := h.cfg.AuthServer.Client(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !confirmed(c) {
+		return h.renderConfirm(c, "Revoke client", views.AdminConfirmView{Heading: "Revoke client " + cl.Name + "?",
+			Ends: []string{"Every connection people made with " + cl.Name + " ends at once: its access and refresh tokens stop working.",
+				cl.Name + " cannot be connected again; a revoked client never comes back.",
+				"Nothing already proposed or sent is withdrawn or undone."},
+			Action: "/admin/clients/revoke?client_id=" + url.QueryEscape(id), Button: "Revoke " + cl.Name, Back: "/admin/clients"})
+	}
+	if err := h.cfg.AuthServer.RevokeClient(ctx, actorOf(c, u), id); err != nil {
+		return err
+	}
+	kit.SetFlash(c, "Revoked "+cl.Name+" and every connection it held.", false)
+	return kit.SeeOther(c, "/admin/clients")
+}
+
+// handleAdminGrantRevoke answers POST /admin/grants/:id/revoke: without
+// confirm=yes, the page that says what ends; with it, every token of the
+// connection is revoked.
+func (h *Handler) handleAdminGrantRevoke(c echo.Context) error {
+	u, _ := kit.CurrentUser(c)
+	id := c.Param("id")
+	if !confirmed(c) {
+		return h.renderConfirm(c, "Revoke connection", views.AdminConfirmView{Heading: "Revoke this connection?",
+			Ends: []string{"Its access and refresh tokens stop working at once; the client must ask the person again.",
+				"Nothing already proposed or sent is withdrawn or undone."},
+			Action: "/admin/grants/" + url.PathEscape(id) + "/revoke", Button: "Revoke the connection", Back: "/admin/clients"})
+	}
+	if err := h.cfg.AuthServer.RevokeGrant(c.Request().Context(), actorOf(c, u), id); err != nil {
+		return err
+	}
+	kit.SetFlash(c, "Revoked the connection; its tokens no longer work.", false)
+	return kit.SeeOther(c, "/admin/clients")
+}
