@@ -60,11 +60,13 @@ type pythonRoute struct {
 // TestThePythonClientRunsTheRefundOnEachRoute runs the Python package's
 // unit tests (python3 -m unittest) and its example (examples/refund.py: a
 // host and a scripted stand-in for a model) against a console over real
-// PostgreSQL, once on each route: an agent approves (the outcome comes by
-// an outcome webhook the package's receiver verifies), the customer
+// PostgreSQL, once on each route. The example opens its task with the
+// business's assertion and proposes over the task's MCP server (the
+// session's mcp_url, which the test checks). Then an agent approves (the
+// outcome comes by an outcome webhook the package's receiver verifies), the customer
 // confirms through the page the example handed its host UI (the long
-// poll), and the policy runs it automatically (the long poll). Each run
-// opens its task with the business's assertion and ends completed, and
+// poll), or the policy runs it automatically (the long poll). Each run
+// ends completed, the customer is last told the invocation's own say, and
 // nothing the stand-in model was handed holds the confirmation page, the
 // assertion or the key.
 func TestThePythonClientRunsTheRefundOnEachRoute(t *testing.T) {

@@ -17,13 +17,16 @@ import urllib.parse
 import urllib.request
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from .errors import CountersignError, error_for
+from .errors import CountersignError, McpError, error_for
 
 #: States nothing more happens in (a completed write's reversal aside).
 TERMINAL_STATES = ("completed", "failed", "not_dispatched", "rejected", "expired", "reversed")
 
 #: The longest one long poll waits, in seconds (the API's bound).
 MAX_WAIT_SECONDS = 30
+
+#: The MCP protocol version call_tool speaks (streamable HTTP, JSON answers).
+MCP_PROTOCOL_VERSION = "2025-11-25"
 
 Invocation = Dict[str, Any]
 Task = Dict[str, Any]
@@ -168,6 +171,42 @@ class TaskSession:
         path = "/tasks/%s/invocations" % urllib.parse.quote(self.task_id, safe="")
         return self.client.request("POST", path, body, headers=headers)[2]
 
+    def call_tool(self, name: str, arguments: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+        """Calls one of the task's MCP tools at mcp_url and returns its result.
+
+        For a host without an MCP client library: one JSON-RPC tools/call
+        over streamable HTTP (the server is stateless and answers JSON). The
+        result is the MCP CallToolResult (structuredContent, content, isError);
+        a tool's refusal is a result with isError, as MCP has it. Give it to
+        take_customer_page before the model reads it. A JSON-RPC error raises
+        McpError; a refusal of the request itself (a revoked key, the rate
+        limit) the CountersignError of its status.
+        """
+        self._mcp_id = getattr(self, "_mcp_id", 0) + 1
+        body = {"jsonrpc": "2.0", "id": self._mcp_id, "method": "tools/call",
+                "params": {"name": name, "arguments": dict(arguments or {})}}
+        req = urllib.request.Request(self.mcp_url, data=json.dumps(body).encode(), method="POST")
+        for header, value in dict(self.mcp_headers, **{"Content-Type": "application/json",
+                                                        "Accept": "application/json, text/event-stream",
+                                                        "MCP-Protocol-Version": MCP_PROTOCOL_VERSION}).items():
+            req.add_header(header, value)
+        try:
+            with urllib.request.urlopen(req, timeout=self.client.timeout + MAX_WAIT_SECONDS) as res:
+                answer = json.loads(res.read() or b"null")
+        except urllib.error.HTTPError as err:
+            try:
+                answer = json.loads(err.read())
+            except ValueError:
+                answer = None
+            if not (isinstance(answer, dict) and isinstance(answer.get("error"), dict)):
+                raise error_for(err.code, answer) from None
+        if not isinstance(answer, dict):
+            raise McpError(-32603, "the MCP server answered no JSON-RPC message", None)
+        if isinstance(answer.get("error"), dict):
+            e = answer["error"]
+            raise McpError(int(e.get("code", -32603)), str(e.get("message", "")), e.get("data"))
+        return answer.get("result") or {}
+
     def read(self, tool: str, args: Optional[Mapping[str, Any]] = None, system: Optional[str] = None) -> Dict[str, Any]:
         """Runs a read tool for the task's customer: {"data", "count", "truncated"}."""
         body: Dict[str, Any] = {"task": self.task_id, "args": dict(args or {})}
@@ -176,4 +215,5 @@ class TaskSession:
         return self.client.request("POST", "/tools/" + urllib.parse.quote(tool, safe=""), body)[2]
 
 
-__all__ = ["Countersign", "TaskSession", "CountersignError", "TERMINAL_STATES", "MAX_WAIT_SECONDS"]
+__all__ = ["Countersign", "TaskSession", "CountersignError", "McpError", "TERMINAL_STATES", "MAX_WAIT_SECONDS",
+           "MCP_PROTOCOL_VERSION"]

@@ -73,6 +73,21 @@ class ServerError(CountersignError):
     """5xx: the console or a system behind it failed."""
 
 
+class McpError(Exception):
+    """A JSON-RPC error from the MCP server: its code, message and data.
+
+    A tool's own refusal is not one (it is a result with isError and the
+    API's error body); this is the protocol's (-32602 invalid params,
+    -32601 unknown method…).
+    """
+
+    def __init__(self, code: int, message: str, data: Any) -> None:
+        self.code = code
+        self.message = message
+        self.data = data
+        super().__init__("MCP error %d: %s" % (code, message))
+
+
 _BY_STATUS: Dict[int, Type[CountersignError]] = {
     400: BadRequest,
     401: Unauthorized,

@@ -2,7 +2,9 @@
 
 The host (this program) plays what an agent framework does: it opens the
 task with the business's assertion (the model never holds it), runs the
-tools the model calls, filters each result before the model reads it (the
+tools the model calls (the proposal over the task's MCP server, as a
+framework given session.mcp_url would), filters each result before the
+model reads it (the
 customer's confirmation page goes to the host's UI, here a line on
 standard output), and waits for the outcome with the API's long poll, or
 with an outcome webhook when COUNTERSIGN_WEBHOOK_LISTEN is set.
@@ -91,15 +93,17 @@ def main() -> int:
         emit(show_customer=url)
 
     def run_tool(name: str, args: Dict[str, Any]) -> str:
+        # What a framework does with each tool call: the task's MCP server
+        # (session.mcp_url) runs the proposal; the wait runs here. Either
+        # result is filtered before the model reads it.
         if name == "propose_issue_refund":
-            args = dict(args)
-            summary = args.pop("summary", None)
-            result: Any = session.propose("issue_refund", args, summary=summary)
-        elif name == "wait_for_outcome":
-            result = wait(args["invocation_id"])
-        else:
-            raise ValueError("the script called an unknown tool " + name)
-        return json.dumps(take_customer_page(result, show_customer))
+            result = take_customer_page(session.call_tool(name, args), show_customer)
+            if result.get("isError"):
+                raise RuntimeError("the proposal was refused: %s" % result.get("structuredContent"))
+            return "\n".join(part["text"] for part in result.get("content", []) if part.get("type") == "text")
+        if name == "wait_for_outcome":
+            return json.dumps(take_customer_page(wait(args["invocation_id"]), show_customer))
+        raise ValueError("the script called an unknown tool " + name)
 
     within = float(env("COUNTERSIGN_WAIT_SECONDS") or 90)
     via: List[str] = []

@@ -5,7 +5,7 @@ import threading
 import unittest
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from countersign import Countersign, CountersignError, Forbidden, RateLimited, ServerError, Unprocessable
+from countersign import Countersign, CountersignError, Forbidden, McpError, RateLimited, ServerError, Unauthorized, Unprocessable
 
 
 class StandIn(BaseHTTPRequestHandler):
@@ -17,7 +17,7 @@ class StandIn(BaseHTTPRequestHandler):
     def handle_one(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
-        StandIn.seen.append({"method": self.command, "path": self.path, "headers": dict(self.headers),
+        StandIn.seen.append({"method": self.command, "path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
                              "body": json.loads(body) if body else None})
         status, headers, answer = StandIn.answers.pop(0)
         raw = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
@@ -48,7 +48,7 @@ class ClientTest(unittest.TestCase):
         session = self.cs.open_task("jordan@example.com", "conv-1", ["issue_refund"], customer_assertion="payload.sig")
         sent = StandIn.seen[0]
         self.assertEqual((sent["method"], sent["path"]), ("POST", "/api/v1/tasks"))
-        self.assertEqual(sent["headers"]["Authorization"], "Bearer csk_live_secret")
+        self.assertEqual(sent["headers"]["authorization"], "Bearer csk_live_secret")
         self.assertEqual(sent["body"], {"customer_ref": "jordan@example.com", "conversation_id": "conv-1",
                                         "allowed_actions": ["issue_refund"], "customer_assertion": "payload.sig"})
         self.assertEqual(session.mcp_url, self.cs.base_url + "/mcp?task=tsk_1")
@@ -63,7 +63,7 @@ class ClientTest(unittest.TestCase):
                             (200, {"Countersign-Wait": "changed"}, {"id": "inv_1", "state": "completed"})]
         session = self.cs.open_task("c", "conv", ["issue_refund"])
         inv = session.propose("issue_refund", {"order_id": "ord_1", "amount_cents": 700}, summary="Refund", idempotency_key="k1")
-        self.assertEqual(StandIn.seen[1]["headers"]["Idempotency-Key"], "k1")
+        self.assertEqual(StandIn.seen[1]["headers"]["idempotency-key"], "k1")
         self.assertEqual(self.cs.settle(inv["id"], within=60)["state"], "completed")
         waits = [s["path"] for s in StandIn.seen[3:]]
         self.assertEqual(waits, ["/api/v1/invocations/inv_1?wait=30&state=awaiting_approval",
@@ -74,6 +74,26 @@ class ClientTest(unittest.TestCase):
         inv, why = self.cs.wait_for_outcome("inv_1", seconds=90)
         self.assertEqual((inv["state"], why), ("awaiting_approval", "timeout"))
         self.assertEqual(StandIn.seen[0]["path"], "/api/v1/invocations/inv_1?wait=30")
+
+    def test_call_tool_posts_one_json_rpc_call_to_the_tasks_mcp_server(self) -> None:
+        result = {"structuredContent": {"id": "inv_1"}, "content": [{"type": "text", "text": "{}"}], "isError": False}
+        StandIn.answers += [(201, {}, {"id": "tsk_1"}),
+                            (200, {}, {"jsonrpc": "2.0", "id": 1, "result": result}),
+                            (200, {}, {"jsonrpc": "2.0", "id": 2, "error": {"code": -32602, "message": "bad arguments"}}),
+                            (401, {}, {"code": "invalid_api_key", "message": "No.", "retryable": False})]
+        session = self.cs.open_task("c", "conv", ["issue_refund"])
+        self.assertEqual(session.call_tool("propose_issue_refund", {"order_id": "ord_1"}), result)
+        sent = StandIn.seen[1]
+        self.assertEqual((sent["method"], sent["path"]), ("POST", "/mcp?task=tsk_1"))
+        self.assertEqual(sent["headers"]["authorization"], "Bearer csk_live_secret")
+        self.assertEqual(sent["headers"]["mcp-protocol-version"], "2025-11-25")
+        self.assertEqual(sent["body"], {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                        "params": {"name": "propose_issue_refund", "arguments": {"order_id": "ord_1"}}})
+        with self.assertRaises(McpError) as got:
+            session.call_tool("propose_issue_refund", {})
+        self.assertEqual(got.exception.code, -32602)
+        with self.assertRaises(Unauthorized):
+            session.call_tool("list_orders")
 
     def test_refusals_are_typed_from_the_error_body(self) -> None:
         StandIn.answers += [
