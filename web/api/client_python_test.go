@@ -179,8 +179,11 @@ func TestThePythonClientRunsTheRefundOnEachRoute(t *testing.T) {
 				t.Fatalf("the model was handed nothing of the refund: %s", saw)
 			}
 			withheld := map[string]string{"the task assertion": assertion, "the API key": key, "a confirmation page": "/c/"}
-			if page != "" {
+			if r.customer {
 				withheld["the confirmation page"] = page
+				if !bytes.Contains(saw, []byte("asked to confirm on their own device")) {
+					t.Errorf("the model was not told the customer was asked on their own device: %s", saw)
+				}
 			}
 			for what, s := range withheld {
 				if bytes.Contains(saw, []byte(s)) || bytes.Contains(saw, []byte(strings.ReplaceAll(s, "/", `\/`))) {
