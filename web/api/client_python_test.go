@@ -97,6 +97,12 @@ func TestThePythonClientRunsTheRefundOnEachRoute(t *testing.T) {
 					Verb: controlplane.StaffApprove, ArgsHash: b.Invocation(t, id).ArgsHash}); err != nil {
 					t.Fatal(err)
 				}
+				// The approval's delivery, then the same delivery again (an
+				// admin's Resend: the same webhook-id, signed afresh), which
+				// the receiver must drop; then the outcome.
+				b.DeliverWebhooks(t)
+				resendApproval(t, b, bot.ID, id)
+				b.DeliverWebhooks(t)
 				dispatch(t, b, id)
 				b.DeliverWebhooks(t)
 			}},
@@ -169,6 +175,9 @@ func TestThePythonClientRunsTheRefundOnEachRoute(t *testing.T) {
 			if via, _ := settled["via"].([]any); len(via) != 1 || via[0] != r.via {
 				t.Errorf("the example waited by %v, want %s", settled["via"], r.via)
 			}
+			if got, _ := json.Marshal(settled["webhook_events"]); r.webhook && string(got) != `["invocation.approved","invocation.completed"]` {
+				t.Errorf("the receiver took %s, want the approval once (its resent delivery dropped) and the completion", got)
+			}
 			heard, _ := settled["customer_heard"].([]any)
 			final := b.Call(t, key, http.MethodGet, "/api/v1/invocations/"+id, nil).Want(t, http.StatusOK)
 			if len(heard) != 2 || heard[1] != final.JSON["say"] {
@@ -201,6 +210,26 @@ func dispatch(t *testing.T, b *webtest.Stack, id string) {
 	if _, err := b.Control.Dispatch(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// resendApproval has the approval's delivery of invocation id sent again,
+// as an admin's Resend does.
+func resendApproval(t *testing.T, b *webtest.Stack, assistantID, id string) {
+	t.Helper()
+	svc := webhooks.New(b.Store, b.Now, webhooks.Config{AllowPrivate: true})
+	sent, err := svc.Deliveries(context.Background(), assistantID, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range sent {
+		if d.InvocationID == id && d.Event == "invocation.approved" && d.State == webhooks.Delivered {
+			if err := svc.Resend(context.Background(), assistantID, d.ID); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+	t.Fatalf("no delivered approval of %s among %+v", id, sent)
 }
 
 // taskAssertion is a fresh task assertion of the shop's site for Jordan

@@ -16,8 +16,9 @@ It prints JSON lines: {"show_customer": url} when the customer must
 confirm (what the host's UI would offer on their device), {"proposed": …}
 once the refund is proposed, {"webhook_url": …} before it reads the
 webhook's signing secret from standard input (webhook mode), and
-{"settled": …} with the outcome, how it was waited for ("via"), what the
-customer was told and everything the model was handed ("model_saw").
+{"settled": …} with the outcome, how it was waited for ("via"), the
+webhook events the receiver took (webhook mode), what the customer was
+told and everything the model was handed ("model_saw").
 COUNTERSIGN_WAIT_SECONDS bounds the wait (90 by default).
 """
 
@@ -134,9 +135,12 @@ def main() -> int:
             emit(proposed=proposed["id"], state=proposed["state"], mcp_url=session.mcp_url)
         answer = model.turn(text)
     final = cs.invocation(proposed["id"])
-    emit(settled=final["id"], state=final["state"], via=via, customer_heard=customer_heard, model_saw=model.seen)
+    line: Dict[str, Any] = {"settled": final["id"], "state": final["state"], "via": via, "customer_heard": customer_heard,
+                            "model_saw": model.seen}
     if receiver is not None:
+        line["webhook_events"] = [event for event, _ in receiver.events(final["id"])]
         receiver.close()
+    emit(**line)
     return 0
 
 
