@@ -208,3 +208,13 @@ func TestTheVercelAISDKExampleRunsTheRefundOnEachRoute(t *testing.T) {
 	work, node := buildFrameworkExamples(t)
 	runFrameworkRefund(t, work, node, "ai-sdk.js")
 }
+
+// TestTheOpenAIAgentsExampleRunsTheRefundOnEachRoute runs
+// examples/frameworks/openai-agents.ts, an Agent whose scripted Model
+// (the SDK ships no mock one) drives the task's tools through
+// CountersignMCPServer, on the customer's, the agent's and the automatic
+// route, with the same checks as the AI SDK's example.
+func TestTheOpenAIAgentsExampleRunsTheRefundOnEachRoute(t *testing.T) {
+	work, node := buildFrameworkExamples(t)
+	runFrameworkRefund(t, work, node, "openai-agents.js")
+}

@@ -157,29 +157,48 @@ export class TaskSession {
 /** The part of a tool result the filter reads: an invocation, or an MCP CallToolResult carrying one. */
 type Carrier = { next?: { kind?: string; url?: string; elicitation?: string } };
 
+/** An MCP content item: JSON text may carry an invocation. */
+type Content = { type?: string; text?: string };
+
 /**
  * Takes the customer's confirmation page out of a tool result before the
- * model sees it and hands it to the host's UI (show), for clients that do
- * not speak URL elicitation. It reads an invocation or an MCP tool result
- * (structuredContent and its JSON text) and returns the result without the
- * link, marked as sent (next.elicitation), as the server does over URL
- * elicitation; anything else comes back unchanged.
+ * model sees it and hands it to the host's UI (show, once), for clients
+ * that do not speak URL elicitation. It reads an invocation, an MCP tool
+ * result (structuredContent and the JSON text of its content) or a bare
+ * content list, as frameworks pass them on, and returns the result
+ * without the link, marked as sent (next.elicitation), as the server does
+ * over URL elicitation; anything else comes back unchanged.
  */
 export function takeCustomerPage<T>(result: T, show: (url: string) => void): T {
-  const strip = (v: Carrier): boolean => {
-    if (v.next?.kind !== "confirm" || !v.next.url) return false;
-    show(v.next.url);
+  if (typeof result !== "object" || result === null) return result;
+  let page = "";
+  const strip = (v: Carrier | undefined): boolean => {
+    if (v?.next?.kind !== "confirm" || !v.next.url) return false;
+    page = v.next.url;
     v.next.url = "";
     v.next.elicitation = "sent";
     return true;
   };
-  if (typeof result !== "object" || result === null) return result;
-  const copy = structuredClone(result) as T & Carrier & { structuredContent?: Carrier; content?: { type: string; text?: string }[] };
-  if (strip(copy)) return copy;
-  if (copy.structuredContent && strip(copy.structuredContent)) {
-    for (const c of copy.content ?? []) {
-      if (c.type === "text") c.text = JSON.stringify(copy.structuredContent);
+  const texts = (items: unknown): void => {
+    if (!Array.isArray(items)) return;
+    for (const c of items as Content[]) {
+      if (c?.type !== "text" || typeof c.text !== "string" || !c.text.includes("\"confirm\"")) continue;
+      try {
+        const v = JSON.parse(c.text) as Carrier;
+        if (strip(v)) c.text = JSON.stringify(v);
+      } catch {
+        // Text that is not JSON carries no invocation.
+      }
     }
+  };
+  const copy = structuredClone(result) as T & Carrier & { structuredContent?: Carrier; content?: unknown };
+  if (Array.isArray(copy)) {
+    texts(copy);
+  } else {
+    strip(copy);
+    strip(copy.structuredContent);
+    texts(copy.content);
   }
+  if (page !== "") show(page);
   return copy;
 }

@@ -24,6 +24,12 @@ const toolForModel = takeCustomerPage(tool, (url) => fromTool.push(url));
 check("a tool result's page goes to the host", fromTool.length === 1 && fromTool[0] === page);
 check("the model's tool result has no page", !JSON.stringify(toolForModel).includes(page));
 
+const list = [{ type: "text", text: JSON.stringify(invocation) }];
+const fromList: string[] = [];
+const listForModel = takeCustomerPage(list, (url) => fromList.push(url));
+check("a bare content list's page goes to the host", fromList.length === 1 && fromList[0] === page);
+check("the model's content list has no page", !JSON.stringify(listForModel).includes(page));
+
 const approval = { id: "inv_2", state: "awaiting_approval", next: { kind: "approval", url: "", message: "" } };
 const none: string[] = [];
 check("a result without a page passes", JSON.stringify(takeCustomerPage(approval, (url) => none.push(url))) === JSON.stringify(approval) && none.length === 0);
@@ -32,5 +38,5 @@ if (failures.length > 0) {
   console.error(`takeCustomerPage: ${failures.join("; ")}`);
   process.exitCode = 1;
 } else {
-  console.log("takeCustomerPage: 6 checks passed");
+  console.log("takeCustomerPage: 8 checks passed");
 }
