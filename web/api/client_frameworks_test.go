@@ -218,3 +218,14 @@ func TestTheOpenAIAgentsExampleRunsTheRefundOnEachRoute(t *testing.T) {
 	work, node := buildFrameworkExamples(t)
 	runFrameworkRefund(t, work, node, "openai-agents.js")
 }
+
+// TestTheLangChainExampleRunsTheRefundOnEachRoute runs
+// examples/frameworks/langchain.ts, a LangGraph agent (createReactAgent)
+// whose model is LangChain's FakeStreamingChatModel taught the script,
+// with the task's tools from langChainTools, on the customer's, the
+// agent's and the automatic route, with the same checks as the AI SDK's
+// example.
+func TestTheLangChainExampleRunsTheRefundOnEachRoute(t *testing.T) {
+	work, node := buildFrameworkExamples(t)
+	runFrameworkRefund(t, work, node, "langchain.js")
+}
