@@ -143,7 +143,11 @@ func runFrameworkRefund(t *testing.T, work, node, example string) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			defer func() { _ = cmd.Wait() }()
+			// A failed check stops the example rather than leave it waiting.
+			defer func() {
+				cancel()
+				_ = cmd.Wait()
+			}()
 			lines := bufio.NewScanner(stdout)
 			lines.Buffer(nil, 16<<20)
 			// Each line is the next thing the example must say; anything else
@@ -206,6 +210,7 @@ func runFrameworkRefund(t *testing.T, work, node, example string) {
 // refund.
 func TestTheVercelAISDKExampleRunsTheRefundOnEachRoute(t *testing.T) {
 	work, node := buildFrameworkExamples(t)
+	t.Parallel()
 	runFrameworkRefund(t, work, node, "ai-sdk.js")
 }
 
@@ -216,6 +221,7 @@ func TestTheVercelAISDKExampleRunsTheRefundOnEachRoute(t *testing.T) {
 // route, with the same checks as the AI SDK's example.
 func TestTheOpenAIAgentsExampleRunsTheRefundOnEachRoute(t *testing.T) {
 	work, node := buildFrameworkExamples(t)
+	t.Parallel()
 	runFrameworkRefund(t, work, node, "openai-agents.js")
 }
 
@@ -227,5 +233,6 @@ func TestTheOpenAIAgentsExampleRunsTheRefundOnEachRoute(t *testing.T) {
 // example.
 func TestTheLangChainExampleRunsTheRefundOnEachRoute(t *testing.T) {
 	work, node := buildFrameworkExamples(t)
+	t.Parallel()
 	runFrameworkRefund(t, work, node, "langchain.js")
 }
