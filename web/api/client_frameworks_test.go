@@ -236,3 +236,15 @@ func TestTheLangChainExampleRunsTheRefundOnEachRoute(t *testing.T) {
 	t.Parallel()
 	runFrameworkRefund(t, work, node, "langchain.js")
 }
+
+// TestTheMCPSDKExampleTakesThePageAsAnElicitation runs
+// examples/frameworks/mcp-sdk.ts, the MCP TypeScript SDK's client
+// declaring URL elicitation through connectTask, on each route: with no
+// result filter, the customer's page reaches the host's UI only as the
+// server's -32042 elicitation, and the tool results the script reads
+// carry neither it nor the assertion.
+func TestTheMCPSDKExampleTakesThePageAsAnElicitation(t *testing.T) {
+	work, node := buildFrameworkExamples(t)
+	t.Parallel()
+	runFrameworkRefund(t, work, node, "mcp-sdk.js")
+}
