@@ -154,32 +154,47 @@ export class TaskSession {
   }
 }
 
-/** The part of a tool result the filter reads: an invocation, or an MCP CallToolResult carrying one. */
-type Carrier = { next?: { kind?: string; url?: string; elicitation?: string } };
-
 /**
  * Takes the customer's confirmation page out of a tool result before the
- * model sees it and hands it to the host's UI (show), for clients that do
- * not speak URL elicitation. It reads an invocation or an MCP tool result
- * (structuredContent and its JSON text) and returns the result without the
- * link, marked as sent (next.elicitation), as the server does over URL
- * elicitation; anything else comes back unchanged.
+ * model sees it and hands it to the host's UI (show, once), for clients
+ * that do not speak URL elicitation. It looks through the whole result as
+ * frameworks pass it on: an invocation, an MCP tool result
+ * (structuredContent and its content), a bare content list, JSON text,
+ * JSON text within JSON text. Every invocation waiting for the customer
+ * loses its link and is marked as sent (next.elicitation), as the server
+ * does over URL elicitation; the rest comes back unchanged, and the
+ * result given is left as it was.
  */
 export function takeCustomerPage<T>(result: T, show: (url: string) => void): T {
-  const strip = (v: Carrier): boolean => {
-    if (v.next?.kind !== "confirm" || !v.next.url) return false;
-    show(v.next.url);
-    v.next.url = "";
-    v.next.elicitation = "sent";
-    return true;
-  };
-  if (typeof result !== "object" || result === null) return result;
-  const copy = structuredClone(result) as T & Carrier & { structuredContent?: Carrier; content?: { type: string; text?: string }[] };
-  if (strip(copy)) return copy;
-  if (copy.structuredContent && strip(copy.structuredContent)) {
-    for (const c of copy.content ?? []) {
-      if (c.type === "text") c.text = JSON.stringify(copy.structuredContent);
+  let page = "";
+  let taken = 0;
+  const walk = (v: unknown): unknown => {
+    if (typeof v === "string") {
+      if (!v.includes("confirm")) return v;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(v);
+      } catch {
+        return v; // Text that is not JSON carries no invocation.
+      }
+      if (typeof parsed !== "object" || parsed === null) return v;
+      const before = taken;
+      const out = walk(parsed);
+      return taken === before ? v : JSON.stringify(out);
     }
-  }
-  return copy;
+    if (Array.isArray(v)) return v.map(walk);
+    if (typeof v !== "object" || v === null || Object.getPrototypeOf(v) !== Object.prototype) return v;
+    const o: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) o[k] = walk(x);
+    const next = o.next as { kind?: unknown; url?: unknown } | undefined;
+    if (next?.kind === "confirm" && typeof next.url === "string" && next.url !== "") {
+      page = next.url;
+      taken++;
+      o.next = { ...next, url: "", elicitation: "sent" };
+    }
+    return o;
+  };
+  const out = walk(result) as T;
+  if (page !== "") show(page);
+  return out;
 }

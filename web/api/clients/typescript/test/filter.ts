@@ -24,6 +24,21 @@ const toolForModel = takeCustomerPage(tool, (url) => fromTool.push(url));
 check("a tool result's page goes to the host", fromTool.length === 1 && fromTool[0] === page);
 check("the model's tool result has no page", !JSON.stringify(toolForModel).includes(page));
 
+const list = [{ type: "text", text: JSON.stringify(invocation) }];
+const fromList: string[] = [];
+const listForModel = takeCustomerPage(list, (url) => fromList.push(url));
+check("a bare content list's page goes to the host", fromList.length === 1 && fromList[0] === page);
+check("the model's content list has no page", !JSON.stringify(listForModel).includes(page));
+
+const fromText: string[] = [];
+const textForModel = takeCustomerPage(JSON.stringify(invocation), (url) => fromText.push(url));
+check("JSON text's page goes to the host, the model's text has none", fromText.length === 1 && !textForModel.includes(page));
+
+const nested = JSON.stringify({ type: "text", text: JSON.stringify(invocation) });
+const fromNested: string[] = [];
+const nestedForModel = takeCustomerPage(nested, (url) => fromNested.push(url));
+check("JSON text within JSON text loses the page too", fromNested.length === 1 && !nestedForModel.includes("/c/abc"));
+
 const approval = { id: "inv_2", state: "awaiting_approval", next: { kind: "approval", url: "", message: "" } };
 const none: string[] = [];
 check("a result without a page passes", JSON.stringify(takeCustomerPage(approval, (url) => none.push(url))) === JSON.stringify(approval) && none.length === 0);
@@ -32,5 +47,5 @@ if (failures.length > 0) {
   console.error(`takeCustomerPage: ${failures.join("; ")}`);
   process.exitCode = 1;
 } else {
-  console.log("takeCustomerPage: 6 checks passed");
+  console.log("takeCustomerPage: 10 checks passed");
 }
