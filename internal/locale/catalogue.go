@@ -189,8 +189,10 @@ var (
 	shippedCat  *Catalogue
 )
 
-// english is the shipped catalogue's English, for From outside a request.
-func english() *Localizer {
+// Shipped is the embedded catalogue, loaded once for the process. Its
+// files are part of the binary and checked by this package's tests, so a
+// failure to load them is a broken build, not a condition to handle.
+func Shipped() *Catalogue {
 	shippedOnce.Do(func() {
 		c, err := Load()
 		if err != nil {
@@ -198,5 +200,7 @@ func english() *Localizer {
 		}
 		shippedCat = c
 	})
-	return shippedCat.For(language.English)
+	return shippedCat
 }
+
+func english() *Localizer { return Shipped().For(language.English) }
