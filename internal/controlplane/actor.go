@@ -42,6 +42,11 @@ type Actor struct {
 	// Empty for the customer's signed-in account, which spans their
 	// requests (CustomerProvedOn).
 	ProvedFor string
+	// Locale is the language a customer read the page they decided on
+	// (a BCP 47 tag, internal/locale) and LocaleFrom the step of the
+	// order that chose it ("business", "switch", "header", "default",
+	// "fallback"); the audit trail records both. Empty for other actors.
+	Locale, LocaleFrom string
 	// Via is set when a console user acted from outside the console (a
 	// Slack message): the audit event records where and as whom there.
 	Via *Via
@@ -147,6 +152,10 @@ func AuditEvent(at time.Time, actor Actor, action EventAction, taskID, invocatio
 	}
 	if actor.ProvedFor != "" {
 		data["proved_for"] = actor.ProvedFor
+	}
+	if actor.Locale != "" {
+		data["locale"] = actor.Locale
+		data["locale_from"] = actor.LocaleFrom
 	}
 	if actor.Via != nil {
 		data["via"] = *actor.Via

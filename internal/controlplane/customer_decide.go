@@ -49,6 +49,10 @@ type CustomerDecision struct {
 	// and checked in the decision's transaction against the passkey the
 	// customer registered for the request's system (customerPasskeyProof).
 	Passkey *stepup.Assertion
+	// Locale and LocaleFrom are the language the page was in and why
+	// (internal/locale.Choice); the decision's audit events record them
+	// with the actor, so the audit says what language the customer read.
+	Locale, LocaleFrom string
 }
 
 // CustomerDecided is what a customer's decision did.
@@ -81,6 +85,7 @@ func (s *Service) CustomerDecide(ctx context.Context, d CustomerDecision) (Custo
 	if actor.Kind != ActorCustomer || actor.Proof == "" {
 		return CustomerDecided{}, apperr.New(apperr.Forbidden, "Only the customer, once they proved who they are, can decide this.")
 	}
+	actor.Locale, actor.LocaleFrom = d.Locale, d.LocaleFrom
 	var out CustomerDecided
 	var row store.Invocation
 	var shown consent.Evidence
