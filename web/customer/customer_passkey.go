@@ -207,6 +207,7 @@ func (h *Handler) handlePasskeyDecide(c echo.Context) error {
 	}
 	decision := controlplane.CustomerDecision{InvocationID: inv.ID, Verb: verb, QuoteVersion: inv.Version,
 		QuoteDigest: d.QuoteDigest, Passkey: &a}
+	decision.Locale, decision.LocaleFrom = decidedIn(c)
 	done, err := h.cfg.Confirmations.Decide(ctx, confirmation.ProvedOn(o, confirmation.ProofPasskey), decision)
 	if err != nil {
 		return passkeyRefusal(c, err, "/requests/"+inv.ID)

@@ -75,8 +75,9 @@ func (h *Handler) customerDecide(c echo.Context, verb controlplane.CustomerVerb,
 	if err != nil {
 		return controlplane.CustomerDecided{}, err
 	}
+	tag, from := decidedIn(c)
 	d, err := h.cfg.Confirmations.Decide(c.Request().Context(), p, controlplane.CustomerDecision{InvocationID: c.Param("id"), Verb: verb, Reason: reason,
-		QuoteVersion: quoteVersion(c), QuoteDigest: quoteDigest(c)})
+		QuoteVersion: quoteVersion(c), QuoteDigest: quoteDigest(c), Locale: tag, LocaleFrom: from})
 	if apperr.Is(err, apperr.NotFound) {
 		return d, noSuchRequest()
 	}

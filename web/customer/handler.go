@@ -75,7 +75,7 @@ func New(frame *layout.Frame, cfg Config) *Handler {
 // the request is this customer's.
 func (h *Handler) Routes() []kit.Route {
 	customers := kit.For(accounts.Customer)
-	return []kit.Route{
+	return withLocale([]kit.Route{
 		kit.GET("/c/:token", h.handleConfirmationLink, kit.Anyone),
 		kit.POST("/c/:token/code", h.handleConfirmationCode, kit.Anyone),
 		kit.POST("/c/:token/verify", h.handleConfirmationVerify, kit.Anyone),
@@ -105,5 +105,5 @@ func (h *Handler) Routes() []kit.Route {
 		kit.GET("/requests/:id/passkeys", h.handleCustomerPasskeys, customers),
 		kit.GET("/requests/:id/passkeys/:key/remove", h.handleCustomerPasskeyRemoveConfirm, customers),
 		kit.POST("/requests/:id/passkeys/:key/remove", h.handleCustomerPasskeyRemove, customers),
-	}
+	})
 }
