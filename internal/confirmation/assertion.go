@@ -40,6 +40,11 @@ type Assertion struct {
 	// customer for that link's request only, so one seen by anyone else
 	// before the customer spends it opens no other request of theirs.
 	Link string `json:"lnk,omitempty"`
+	// Locale, optional in a customer assertion, is the business's word
+	// for the customer's language (a BCP 47 tag such as "fr"): it comes
+	// first in the order that picks the language of their pages
+	// (internal/locale). One the console does not ship is passed over.
+	Locale string `json:"loc,omitempty"`
 	// Aud, only in a task assertion (SignTaskAssertion), is the id of the
 	// assistant the business vouches to.
 	Aud string `json:"aud,omitempty"`
@@ -149,6 +154,7 @@ func (s *Service) CheckAssertion(ctx context.Context, token, signed string) (Ope
 	} else if err != nil {
 		return Opened{}, err
 	}
+	o.Locale = a.Locale
 	return o, nil
 }
 

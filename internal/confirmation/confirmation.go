@@ -403,6 +403,9 @@ type Opened struct {
 	System      string
 	Proofs      []Proof
 	ExpiresAt   time.Time
+	// Locale is the business's word for the customer's language, when an
+	// assertion that gave one opened the link (CheckAssertion).
+	Locale string
 }
 
 // Open checks token without using it. It fails with *LinkError saying

@@ -23,6 +23,9 @@ type Proved struct {
 	// code or an assertion proved; empty for an account.
 	InvocationID string
 	System       string
+	// Locale is the business's word for the customer's language that came
+	// with the proof (an assertion's "loc"); empty otherwise.
+	Locale string
 }
 
 // Spans reports whether the proof covers every request of its customer
@@ -31,7 +34,7 @@ func (p Proved) Spans() bool { return p.Proof == ProofAccount }
 
 // ProvedOn is the proof a code or an assertion made on link o.
 func ProvedOn(o Opened, proof Proof) Proved {
-	return Proved{CustomerRef: o.CustomerRef, Proof: proof, InvocationID: o.InvocationID, System: o.System}
+	return Proved{CustomerRef: o.CustomerRef, Proof: proof, InvocationID: o.InvocationID, System: o.System, Locale: o.Locale}
 }
 
 // Covers checks that p may see inv, whose task's customer is

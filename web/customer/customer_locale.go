@@ -24,13 +24,16 @@ func withLocale(routes []kit.Route) []kit.Route {
 	return routes
 }
 
-// customerLocale decides the customer's language from the request. The
-// business's word (a locale in the customer's assertion or record) and
-// the system's default (customer_brand.locale) are not yet carried to
-// here; until they are, the switch's cookie, then Accept-Language, then
-// English decide.
+// customerLocale decides the customer's language from the request: the
+// business's word that came with the customer's proof (an assertion's
+// "loc"), the switch's cookie, Accept-Language, then English. The
+// customer record's locale and the system's default
+// (customer_brand.locale) are not yet carried to here.
 func customerLocale(c echo.Context) locale.Choice {
 	in := locale.Inputs{AcceptLanguage: c.Request().Header.Get("Accept-Language")}
+	if p, ok := kit.CustomerOf(c); ok {
+		in.Business = p.Locale
+	}
 	if ck, err := c.Cookie(locale.CookieName); err == nil {
 		in.Cookie = ck.Value
 	}

@@ -1,10 +1,13 @@
 package customer_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"testing"
+	"time"
 
+	"countersign/internal/confirmation"
 	"countersign/internal/locale"
 	"countersign/web/webtest"
 )
@@ -55,5 +58,44 @@ func TestTheDecisionRecordsTheLanguageTheCustomerRead(t *testing.T) {
 				t.Errorf("the %s records locale %v from %v; want %s from %s", tc.verb, tag, from, tc.tag, tc.from)
 			}
 		})
+	}
+}
+
+// TestTheBusinesssWordOnTheLanguageComesFirst: a locale in the customer's
+// assertion beats the switch and the header, and the decision records it
+// as the business's; one the console does not ship is passed over.
+func TestTheBusinesssWordOnTheLanguageComesFirst(t *testing.T) {
+	t.Parallel()
+	secret := []byte("0123456789abcdef0123456789abcdef-shop")
+	b := webtest.New(t, webtest.WithShop(), webtest.WithProofs(map[string][]confirmation.Proof{"shop": {confirmation.ProofAssertion}}),
+		webtest.WithAssertionSecrets(map[string][]byte{"shop": secret}))
+	b.StageForCustomer(t, webtest.CustomerActions...)
+	for i, tc := range []struct{ loc, tag, from string }{
+		{"fr-CA", "fr", "business"},
+		{"pt-BR", "de", "switch"},
+	} {
+		inv, link := b.PendingRefund(t)
+		now := b.Clock.Now()
+		signed := confirmation.SignAssertion(secret, confirmation.Assertion{Sub: webtest.Jordan, Sys: "shop", Link: linkSelector(link),
+			IssuedAt: now.Unix(), ExpiresAt: now.Add(5 * time.Minute).Unix(), Nonce: fmt.Sprintf("n-0123456789abcdef-%d", i), Locale: tc.loc})
+		c := b.Client(t)
+		c.Header.Set("Accept-Language", "es")
+		u, _ := url.Parse(b.Server.URL)
+		c.HTTP.Jar.SetCookies(u, []*http.Cookie{{Name: locale.CookieName, Value: "de", Path: "/"}})
+		if res := c.Get(link + "?assertion=" + url.QueryEscape(signed)); res.StatusCode != http.StatusSeeOther {
+			t.Fatalf("%s: the assertion: %d\n%s", tc.loc, res.StatusCode, res.Text)
+		}
+		page := c.Get("/requests/" + inv.ID)
+		if res := c.Post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {c.PageCSRF(page)}}); res.StatusCode != http.StatusSeeOther {
+			t.Fatalf("%s: confirm: %d\n%s", tc.loc, res.StatusCode, res.Text)
+		}
+		var tag, from string
+		if err := b.Store.Pool().QueryRow(t.Context(), `SELECT data->>'locale', data->>'locale_from' FROM events
+			WHERE invocation_id = $1 AND action = 'invocation.confirmed'`, inv.ID).Scan(&tag, &from); err != nil {
+			t.Fatal(err)
+		}
+		if tag != tc.tag || from != tc.from {
+			t.Errorf("an assertion with loc %q: the confirmation records %s from %s; want %s from %s", tc.loc, tag, from, tc.tag, tc.from)
+		}
 	}
 }

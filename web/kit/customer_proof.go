@@ -18,6 +18,9 @@ const (
 	// on: its link's invocation and that invocation's system.
 	keyProvedFor    = "proved_for"
 	keyProvedSystem = "proved_system"
+	// keyProvedLocale is the business's word for the customer's language
+	// that came with the proof (an assertion's "loc").
+	keyProvedLocale = "proved_locale"
 )
 
 // CustomerOf returns the customer this request acts for and what they
@@ -41,6 +44,7 @@ func CustomerOf(c echo.Context) (confirmation.Proved, bool) {
 	proof, _ := sess.Values[keyCustomerProof].(string)
 	p.InvocationID, _ = sess.Values[keyProvedFor].(string)
 	p.System, _ = sess.Values[keyProvedSystem].(string)
+	p.Locale, _ = sess.Values[keyProvedLocale].(string)
 	kind, known := confirmation.ParseProof(proof)
 	// A link's session never holds an account's proof, and a code or an
 	// assertion always names its request.
@@ -58,4 +62,7 @@ func KeepProof(sess *sessions.Session, p confirmation.Proved) {
 	sess.Values[keyCustomerProof] = string(p.Proof)
 	sess.Values[keyProvedFor] = p.InvocationID
 	sess.Values[keyProvedSystem] = p.System
+	if p.Locale != "" {
+		sess.Values[keyProvedLocale] = p.Locale
+	}
 }
