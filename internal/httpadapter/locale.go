@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/text/language"
+
+	"countersign/internal/adapter"
 )
 
 // DefaultLocale is a file's default locale when its customer_brand names
@@ -114,6 +116,15 @@ func (c *compiler) localText(ptr string, lt LocalText) *template {
 	return t
 }
 
+// in is the template written for locale, or t (the default locale's)
+// when the text has none for it.
+func (t *template) in(locale string) *template {
+	if lt, ok := t.byLocale[locale]; ok {
+		return lt
+	}
+	return t
+}
+
 // placeholders lists a template's {expression}s, without spaces, sorted
 // and each once; nil for a template that does not split.
 func placeholders(src string) []string {
@@ -136,4 +147,55 @@ func listOf(ps []string) string {
 		return "none"
 	}
 	return "{" + strings.Join(ps, "}, {") + "}"
+}
+
+// quoteWords renders the quote's texts in locale, a text without it in
+// the default locale; the lines are those buildQuote shows.
+func quoteWords(qt quoteTemplate, vars map[string]any, locale string) (adapter.QuoteWords, error) {
+	var err error
+	render := func(t *template) string {
+		if err != nil || t == nil {
+			return ""
+		}
+		var s string
+		s, err = t.in(locale).render(vars, false)
+		return s
+	}
+	w := adapter.QuoteWords{Title: render(qt.title), ConfirmLabel: render(qt.confirm), DeclineLabel: render(qt.decline),
+		Lines: []adapter.QuoteLineWords{}, Consequences: []string{}}
+	for _, l := range qt.lines {
+		if l.when != nil {
+			show, werr := l.when.bool(vars)
+			if werr != nil {
+				return w, werr
+			}
+			if !show {
+				continue
+			}
+		}
+		w.Lines = append(w.Lines, adapter.QuoteLineWords{Label: render(l.label), From: render(l.from), To: render(l.to)})
+	}
+	for _, c := range qt.consequences {
+		w.Consequences = append(w.Consequences, render(c))
+	}
+	for _, c := range qt.constraints {
+		w.Constraints = append(w.Constraints, render(c))
+	}
+	if ct := qt.customer; ct != nil {
+		cw := &adapter.CustomerWords{Title: render(ct.title), DateLabel: render(ct.dateLabel), MoneyArrives: render(ct.arrives)}
+		for _, y := range ct.why {
+			if y.when != nil {
+				show, werr := y.when.bool(vars)
+				if werr != nil {
+					return w, werr
+				}
+				if !show {
+					continue
+				}
+			}
+			cw.Why = append(cw.Why, render(y.text))
+		}
+		w.Customer = cw
+	}
+	return w, err
 }

@@ -2,9 +2,11 @@ package httpadapter_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -120,5 +122,53 @@ func TestLocalTextJSON(t *testing.T) {
 		if err != nil || string(out) != in {
 			t.Errorf("%s read and written back as %s (%v)", in, out, err)
 		}
+	}
+}
+
+// TestDryRunWritesTheQuoteInEveryLocale: a file with per-locale texts
+// gives a quote written in its default locale that carries the others, so
+// the customer's page can show it in theirs; a text written once reads the
+// same in every locale, and the numbers do not change with the language.
+func TestDryRunWritesTheQuoteInEveryLocale(t *testing.T) {
+	t.Parallel()
+	a, shop := connectFile(t, "testdata/shop-http-locales.json", nil)
+	b := &testBundle{a: a, url: shop.URL, token: shop.Token()}
+	q, err := a.DryRun(context.Background(), jordan, "resend_receipt", raw(t, map[string]any{"invoice_id": b.paidInvoice(t)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Locale != "en" || len(q.Translations) != 2 {
+		t.Fatalf("quote in %q with translations %v", q.Locale, slices.Sorted(maps.Keys(q.Translations)))
+	}
+	number := strings.TrimPrefix(q.Title, "Resend the receipt for invoice ")
+	fr := q.In("fr")
+	if fr.Title != "Renvoyer le reçu de la facture "+number || fr.ConfirmLabel != "Envoyer le reçu" {
+		t.Errorf("French title %q, confirm %q (English %q)", fr.Title, fr.ConfirmLabel, q.Title)
+	}
+	var labels []string
+	for i, l := range fr.Lines {
+		labels = append(labels, l.Label)
+		if l.To != q.Lines[i].To || l.From != q.Lines[i].From {
+			t.Errorf("line %d's values change with the language: %q → %q, in English %q → %q", i, l.From, l.To, q.Lines[i].From, q.Lines[i].To)
+		}
+	}
+	if strings.Join(labels, "|") != "Montant|Envoyer à|Reçus envoyés" {
+		t.Errorf("French labels %v", labels)
+	}
+	if len(fr.Constraints) != 2 || fr.Constraints[0] != "Seules les factures payées ont un reçu." ||
+		fr.Constraints[1] != q.Constraints[1] {
+		t.Errorf("French constraints %q; the one written once should read as in English, %q", fr.Constraints, q.Constraints[1])
+	}
+	if de := q.In("de-AT"); de.Locale != "de" || de.DeclineLabel != "Nicht senden" {
+		t.Errorf("Austrian German is shown %q: %q", de.Locale, de.DeclineLabel)
+	}
+
+	plain := newBundle(t)
+	q, err = plain.a.DryRun(context.Background(), jordan, "resend_receipt", raw(t, map[string]any{"invoice_id": plain.paidInvoice(t)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Locale != "" || q.Translations != nil {
+		t.Errorf("a file in one locale writes the quote in %q with %v", q.Locale, q.Translations)
 	}
 }
