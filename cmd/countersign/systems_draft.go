@@ -122,9 +122,11 @@ func runSystemsCheck(args []string, stdout, stderr io.Writer, getenv func(string
 		return 2
 	}
 	code := 0
-	if _, err := httpadapter.Load(args[0], raw, httpadapter.Config{Getenv: getenv}); err != nil {
+	if a, err := httpadapter.Load(args[0], raw, httpadapter.Config{Getenv: getenv}); err != nil {
 		fmt.Fprintf(stdout, "does not load:\n%v\n", err)
 		code = 1
+	} else {
+		fmt.Fprintf(stdout, "quotes in %s (default %s)\n", strings.Join(a.Locales(), ", "), a.DefaultLocale())
 	}
 	left, err := httpadapter.Unfinished(args[0], raw)
 	var fe *httpadapter.FileError

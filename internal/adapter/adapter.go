@@ -125,6 +125,11 @@ type Quote struct {
 	// description file's verify.expect reads them as before). It is never
 	// shown; it is kept so that a verification after a restart has them.
 	Basis map[string]any `json:"basis,omitempty"`
+	// Locale is the BCP 47 tag of the locale the texts are written in;
+	// empty, the system's default. Translations, optional, holds the
+	// texts in other locales (quote_locale.go): pages show q.In(locale).
+	Locale       string                `json:"locale,omitempty"`
+	Translations map[string]QuoteWords `json:"translations,omitempty"`
 }
 
 // CustomerFacts are a quote's words for the customer: how a person

@@ -145,6 +145,20 @@ func (a *Adapter) buildQuote(act *action, target adapter.Target, vars map[string
 		now := a.now()
 		q.EffectiveAt = &now
 	}
+	if len(a.locales) > 1 {
+		q.Locale = a.defaultLocale
+		q.Translations = map[string]adapter.QuoteWords{}
+		for _, loc := range a.locales {
+			if loc == a.defaultLocale {
+				continue
+			}
+			w, err := quoteWords(qt, vars, loc)
+			if err != nil {
+				return q, err
+			}
+			q.Translations[loc] = w
+		}
+	}
 	return q, nil
 }
 

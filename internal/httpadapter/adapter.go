@@ -72,6 +72,10 @@ type Adapter struct {
 	effects   *effectsLookup
 	// brand is how the system is named to its customers (brand.go).
 	brand adapter.Brand
+	// defaultLocale and locales are the languages its quotes are written
+	// in (locale.go).
+	defaultLocale string
+	locales       []string
 }
 
 var _ adapter.System = (*Adapter)(nil)

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
 	"slices"
@@ -26,6 +27,10 @@ type compiler struct {
 	// scope, when set, is what the expressions being compiled may name
 	// (check.go).
 	scope *exprScope
+	// defaultLocale is the file's default locale and locales every locale
+	// a quote text is written in (locale.go).
+	defaultLocale string
+	locales       map[string]bool
 }
 
 func (c *compiler) fail(ptr, problem, fix string) {
@@ -107,6 +112,8 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 		return nil, fmt.Errorf("httpadapter: CEL environment: %w", err)
 	}
 	c := &compiler{file: file, pos: pos, env: env}
+	c.defaultLocale = c.fileLocale(d)
+	c.locales = map[string]bool{c.defaultLocale: true}
 	cfg = cfg.withDefaults()
 	a := &Adapter{name: d.Name, title: d.Title, file: file, http: cfg.HTTPClient, ledger: cfg.Ledger, clock: cfg.Now,
 		log: cfg.Logger, idemHeader: d.IdempotencyHeader, objects: map[string]*object{}}
@@ -218,6 +225,7 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 	}
 	a.errs = c.errorMapping(d.Errors)
 	c.customerBrand(a, d)
+	a.defaultLocale, a.locales = c.defaultLocale, slices.Sorted(maps.Keys(c.locales))
 	if d.Effects != nil {
 		a.effects = &effectsLookup{path: c.path("/effects/path", d.Effects.Path), items: d.Effects.Items,
 			id: d.Effects.ID, at: d.Effects.At, kind: d.Effects.Kind, object: d.Effects.Object}
@@ -316,30 +324,30 @@ func (c *compiler) action(ptr string, ad ActionDesc, objects map[string]*object,
 	}
 	q := ad.Quote
 	qp := ptr + "/quote"
-	act.quote = quoteTemplate{title: c.template(qp+"/title", q.Title), amount: c.expr(qp+"/amount_cents", q.AmountCents),
+	act.quote = quoteTemplate{title: c.localText(qp+"/title", q.Title), amount: c.expr(qp+"/amount_cents", q.AmountCents),
 		currency: c.template(qp+"/currency", q.Currency), now: q.EffectiveNow,
-		confirm: c.template(qp+"/confirm_label", q.ConfirmLabel), decline: c.template(qp+"/decline_label", q.DeclineLabel)}
+		confirm: c.localText(qp+"/confirm_label", q.ConfirmLabel), decline: c.localText(qp+"/decline_label", q.DeclineLabel)}
 	for i, l := range q.Lines {
 		lp := fmt.Sprintf("%s/lines/%d", qp, i)
-		act.quote.lines = append(act.quote.lines, lineTemplate{label: c.template(lp+"/label", l.Label), from: c.template(lp+"/from", l.From),
-			to: c.template(lp+"/to", l.To), emphasis: l.Emphasis, sum: l.Sum, when: c.expr(lp+"/when", l.When)})
+		act.quote.lines = append(act.quote.lines, lineTemplate{label: c.localText(lp+"/label", l.Label), from: c.localText(lp+"/from", l.From),
+			to: c.localText(lp+"/to", l.To), emphasis: l.Emphasis, sum: l.Sum, when: c.expr(lp+"/when", l.When)})
 	}
 	if cd := q.Customer; cd != nil {
 		cp := qp + "/customer"
-		ct := &customerTemplate{title: c.template(cp+"/title", cd.Title), reference: c.template(cp+"/reference", cd.Reference),
-			dateLabel: c.template(cp+"/date_label", cd.DateLabel), arrives: c.template(cp+"/money_arrives", cd.MoneyArrives),
+		ct := &customerTemplate{title: c.localText(cp+"/title", cd.Title), reference: c.template(cp+"/reference", cd.Reference),
+			dateLabel: c.localText(cp+"/date_label", cd.DateLabel), arrives: c.localText(cp+"/money_arrives", cd.MoneyArrives),
 			date: c.expr(cp+"/date", cd.Date), items: c.expr(cp+"/items", cd.Items)}
 		for i, w := range cd.Why {
 			wp := fmt.Sprintf("%s/why/%d", cp, i)
-			ct.why = append(ct.why, whyTemplate{text: c.template(wp+"/text", w.Text), when: c.expr(wp+"/when", w.When)})
+			ct.why = append(ct.why, whyTemplate{text: c.localText(wp+"/text", w.Text), when: c.expr(wp+"/when", w.When)})
 		}
 		act.quote.customer = ct
 	}
 	for i, s := range q.Consequences {
-		act.quote.consequences = append(act.quote.consequences, c.template(fmt.Sprintf("%s/consequences/%d", qp, i), s))
+		act.quote.consequences = append(act.quote.consequences, c.localText(fmt.Sprintf("%s/consequences/%d", qp, i), s))
 	}
 	for i, s := range q.Constraints {
-		act.quote.constraints = append(act.quote.constraints, c.template(fmt.Sprintf("%s/constraints/%d", qp, i), s))
+		act.quote.constraints = append(act.quote.constraints, c.localText(fmt.Sprintf("%s/constraints/%d", qp, i), s))
 	}
 	act.request = c.request(ptr+"/request", ad.Request)
 	act.reference = c.template(ptr+"/result/reference", ad.Result.Reference)

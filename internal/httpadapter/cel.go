@@ -264,6 +264,9 @@ type template struct {
 	src   string
 	ptr   string
 	parts []templatePart
+	// byLocale, for a per-locale quote text, holds the template of every
+	// locale other than the file's default (locale.go).
+	byLocale map[string]*template
 }
 
 type templatePart struct {

@@ -40,6 +40,10 @@ type CustomerBrandDesc struct {
 	Name     string `json:"name"`
 	LogoURL  string `json:"logo_url"`
 	TimeZone string `json:"time_zone"`
+	// Locale is the BCP 47 tag of the language plain-string quote texts
+	// are written in, and the entry every per-locale text must have
+	// (locale.go); "en" when absent.
+	Locale string `json:"locale"`
 }
 
 // IdempotencyDesc says how every write carries its idempotency key, one
@@ -211,17 +215,19 @@ type RequestDesc struct {
 	Body   any    `json:"body"`
 }
 
-// QuoteDesc builds the dry run's quote; every text is a template.
+// QuoteDesc builds the dry run's quote; every text is a template, and
+// every text the customer reads a LocalText (one template, or one per
+// locale).
 type QuoteDesc struct {
-	Title        string          `json:"title"`
+	Title        LocalText       `json:"title"`
 	Lines        []QuoteLineDesc `json:"lines"`
-	Consequences []string        `json:"consequences"`
-	Constraints  []string        `json:"constraints"`
+	Consequences []LocalText     `json:"consequences"`
+	Constraints  []LocalText     `json:"constraints"`
 	AmountCents  string          `json:"amount_cents"`
 	Currency     string          `json:"currency"`
 	EffectiveNow bool            `json:"effective_now"`
-	ConfirmLabel string          `json:"confirm_label"`
-	DeclineLabel string          `json:"decline_label"`
+	ConfirmLabel LocalText       `json:"confirm_label"`
+	DeclineLabel LocalText       `json:"decline_label"`
 	// Customer, optional, is what the customer's pages show instead of
 	// the system's ids (adapter.CustomerFacts).
 	Customer *CustomerDesc `json:"customer"`
@@ -232,27 +238,27 @@ type QuoteDesc struct {
 // an RFC 3339 time; Items a CEL expression giving a list of strings; each
 // Why line is shown when its When holds.
 type CustomerDesc struct {
-	Title        string    `json:"title"`
+	Title        LocalText `json:"title"`
 	Reference    string    `json:"reference"`
 	Date         string    `json:"date"`
-	DateLabel    string    `json:"date_label"`
+	DateLabel    LocalText `json:"date_label"`
 	Items        string    `json:"items"`
 	Why          []WhyDesc `json:"why"`
-	MoneyArrives string    `json:"money_arrives"`
+	MoneyArrives LocalText `json:"money_arrives"`
 }
 
 // WhyDesc is one sentence of why an amount is less than what was paid.
 type WhyDesc struct {
-	Text string `json:"text"`
-	When string `json:"when"`
+	Text LocalText `json:"text"`
+	When string    `json:"when"`
 }
 
 // QuoteLineDesc is one line of a quote, shown when When is true (or empty).
 type QuoteLineDesc struct {
-	Label    string `json:"label"`
-	From     string `json:"from"`
-	To       string `json:"to"`
-	Emphasis bool   `json:"emphasis"`
+	Label    LocalText `json:"label"`
+	From     LocalText `json:"from"`
+	To       LocalText `json:"to"`
+	Emphasis bool      `json:"emphasis"`
 	// Sum marks the line as the sum of the money lines above it.
 	Sum  bool   `json:"sum"`
 	When string `json:"when"`

@@ -95,6 +95,12 @@ func TestPathArgumentsCannotMoveAPath(t *testing.T) {
 				return adaptertest.Backend{System: a, Effects: shop.Effects}
 			}, fixture()
 		},
+		"testdata/shop-http-locales.json": func() (adaptertest.Setup, adaptertest.Fixture) {
+			return func(t *testing.T, tr http.RoundTripper) adaptertest.Backend {
+				a, shop := connectFile(t, "testdata/shop-http-locales.json", tr)
+				return adaptertest.Backend{System: a, Effects: shop.Effects}
+			}, fixture()
+		},
 		"testdata/example/pocketbase.json": func() (adaptertest.Setup, adaptertest.Fixture) {
 			return pbBackend("testdata/example/pocketbase.json"), pbFixture()
 		},

@@ -1,0 +1,71 @@
+package adapter
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func localeQuote() Quote {
+	amount := int64(1200)
+	return Quote{Title: "Resend the receipt for invoice INV-7", Locale: "en", AmountCents: &amount, Currency: "usd",
+		Lines:        []QuoteLine{{Label: "Amount", To: "$12.00", Emphasis: true}},
+		Consequences: []string{"A copy will be e-mailed."}, ConfirmLabel: "Send receipt", DeclineLabel: "Don't send",
+		Customer: &CustomerFacts{Title: "Resend your receipt", Reference: "INV-7", Why: []string{"Paid."}},
+		Translations: map[string]QuoteWords{
+			"fr": {Title: "Renvoyer le reçu de la facture INV-7", Lines: []QuoteLineWords{{Label: "Montant", To: "12,00 $US"}},
+				Consequences: []string{"Une copie vous sera envoyée."}, ConfirmLabel: "Envoyer le reçu", DeclineLabel: "Ne pas envoyer",
+				Customer: &CustomerWords{Title: "Renvoyer votre reçu", Why: []string{"Payée."}}},
+			// A translation whose lines do not match the quote's.
+			"de": {Title: "Beleg senden", Lines: []QuoteLineWords{}},
+		}}
+}
+
+// TestQuoteIn: a page shows the quote in the customer's locale or its
+// nearest parent, else as written; the numbers, flags and the system's
+// references never change with the language.
+func TestQuoteIn(t *testing.T) {
+	cases := []struct {
+		locale, wantLocale, wantTitle, wantLabel string
+	}{
+		{"fr", "fr", "Renvoyer le reçu de la facture INV-7", "Montant"},
+		{"fr-CA", "fr", "Renvoyer le reçu de la facture INV-7", "Montant"},
+		{"en", "en", "Resend the receipt for invoice INV-7", "Amount"},
+		{"en-IE", "en", "Resend the receipt for invoice INV-7", "Amount"},
+		{"es", "en", "Resend the receipt for invoice INV-7", "Amount"},
+		{"de", "en", "Resend the receipt for invoice INV-7", "Amount"},
+		{"", "en", "Resend the receipt for invoice INV-7", "Amount"},
+		{"not a tag!", "en", "Resend the receipt for invoice INV-7", "Amount"},
+	}
+	for _, tc := range cases {
+		q := localeQuote()
+		got := q.In(tc.locale)
+		if got.Locale != tc.wantLocale || got.Title != tc.wantTitle || got.Lines[0].Label != tc.wantLabel {
+			t.Errorf("In(%q): locale %q, title %q, label %q; want %q, %q, %q", tc.locale, got.Locale, got.Title, got.Lines[0].Label,
+				tc.wantLocale, tc.wantTitle, tc.wantLabel)
+		}
+		if got.Translations != nil || *got.AmountCents != 1200 || !got.Lines[0].Emphasis || got.Customer.Reference != "INV-7" {
+			t.Errorf("In(%q) changed more than the words: %+v", tc.locale, got)
+		}
+		if q.Title != "Resend the receipt for invoice INV-7" || q.Lines[0].Label != "Amount" || q.Customer.Title != "Resend your receipt" {
+			t.Errorf("In(%q) changed the quote it was called on: %+v", tc.locale, q)
+		}
+	}
+	fr := localeQuote().In("fr")
+	if fr.Customer.Title != "Renvoyer votre reçu" || fr.Customer.Why[0] != "Payée." || fr.ConfirmLabel != "Envoyer le reçu" {
+		t.Errorf("the French customer facts and labels: %+v %+v", fr, fr.Customer)
+	}
+}
+
+// TestQuoteWithoutTranslationsKeepsItsJSON: a quote written in one locale
+// is stored as before, so the receipts of quotes decided before issue 37
+// still hash the same.
+func TestQuoteWithoutTranslationsKeepsItsJSON(t *testing.T) {
+	b, err := json.Marshal(Quote{Title: "Cancel", Lines: []QuoteLine{}, Consequences: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "locale") || strings.Contains(string(b), "translations") {
+		t.Errorf("a quote in one locale is written %s", b)
+	}
+}

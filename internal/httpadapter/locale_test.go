@@ -1,0 +1,174 @@
+package httpadapter_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"countersign/internal/httpadapter"
+)
+
+func readLocalesFile(t *testing.T) []byte {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/shop-http-locales.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// TestQuoteTextsLoadPerLocale: a file whose quote texts are plain strings
+// covers its default locale only; one with per-locale texts covers every
+// locale they are written in, the default included.
+func TestQuoteTextsLoadPerLocale(t *testing.T) {
+	cases := []struct {
+		name, file string
+		raw        []byte
+		want       []string
+	}{
+		{"plain strings", "shop-http.json", readShopFile(t), []string{"en"}},
+		{"per-locale texts", "shop-http-locales.json", readLocalesFile(t), []string{"de", "en", "fr"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := httpadapter.Load(tc.file, tc.raw, httpadapter.Config{Getenv: shopEnv})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := a.Locales(); !slices.Equal(got, tc.want) || a.DefaultLocale() != "en" {
+				t.Errorf("locales %v, default %q; want %v, en", got, a.DefaultLocale(), tc.want)
+			}
+		})
+	}
+}
+
+// TestQuoteTextRefusals breaks the per-locale file one way at a time: each
+// refusal names the file, the line, the field (down to the locale) and the
+// fix.
+func TestQuoteTextRefusals(t *testing.T) {
+	title := `"fr": "Renvoyer le reçu de la facture {target.number}"`
+	cases := []struct {
+		name, old, new string
+		want           []string
+		// at, when set, is where the refused field begins, if not at old.
+		at string
+	}{
+		{"the default locale missing", `"en": "Resend the receipt for invoice {target.number}",`, ``,
+			[]string{"/actions/1/quote/title:", `has no "en" entry, the file's default locale (it has de, fr)`, `fix: add "en": the text in the default locale`}, `"title": {`},
+		{"a placeholder dropped in one locale", title, `"fr": "Renvoyer le reçu de la facture"`,
+			[]string{"/actions/1/quote/title/fr:", "the fr text has the placeholders none but the en text has {target.number}", "fix: use exactly the placeholders of the en text"}, ""},
+		{"a placeholder changed in one locale", title, `"fr": "Renvoyer le reçu de la facture {target.id}"`,
+			[]string{"/actions/1/quote/title/fr:", "the fr text has the placeholders {target.id} but the en text has {target.number}"}, ""},
+		{"a placeholder differing in a line's label", `"fr": "Montant"`, `"fr": "Montant {target.currency}"`,
+			[]string{"/actions/1/quote/lines/0/label/fr:", "placeholders {target.currency}"}, ""},
+		{"a locale tag not in canonical form", title, `"FR": "Renvoyer le reçu de la facture {target.number}"`,
+			[]string{"/actions/1/quote/title/FR:", "not a language tag in its canonical form", `fix: write it "fr"`}, ""},
+		{"a default locale the per-locale texts lack", `"locale": "en"`, `"locale": "es"`,
+			[]string{"/actions/1/quote/title:", `has no "es" entry`, `fix: add "es"`}, `"title": {`},
+		{"a per-locale text with no locale", `"confirm_label": {"en": "Send receipt", "fr": "Envoyer le reçu", "de": "Beleg senden"}`, `"confirm_label": {}`,
+			[]string{"/actions/1/quote/confirm_label"}, ""},
+		{"a default locale that is not a tag", `"locale": "en"`, `"locale": "en_GB!"`,
+			[]string{"/customer_brand/locale"}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			raw := readLocalesFile(t)
+			i := bytes.Index(raw, []byte(tc.old))
+			if i < 0 {
+				t.Fatalf("the file has no %s", tc.old)
+			}
+			if tc.at != "" {
+				i = bytes.Index(raw, []byte(tc.at))
+			}
+			line := bytes.Count(raw[:i], []byte("\n")) + 1
+			raw = bytes.Replace(raw, []byte(tc.old), []byte(tc.new), 1)
+			_, err := httpadapter.Load("shop-http-locales.json", raw, httpadapter.Config{Getenv: shopEnv})
+			var fe *httpadapter.FileError
+			if !errors.As(err, &fe) {
+				t.Fatalf("the broken file loaded or failed otherwise: %v", err)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, "shop-http-locales.json:") {
+				t.Errorf("error %q does not name the file", msg)
+			}
+			if !strings.Contains(msg, fmt.Sprintf("shop-http-locales.json:%d: ", line)) {
+				t.Errorf("error %q does not name line %d", msg, line)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q does not say %q", msg, w)
+				}
+			}
+		})
+	}
+}
+
+// TestLocalTextJSON: a plain string and a per-locale object are read and
+// written back in the form they were given.
+func TestLocalTextJSON(t *testing.T) {
+	for _, in := range []string{`"Send receipt"`, `{"en":"Send receipt","fr":"Envoyer le reçu"}`} {
+		var lt httpadapter.LocalText
+		if err := json.Unmarshal([]byte(in), &lt); err != nil {
+			t.Fatal(err)
+		}
+		out, err := json.Marshal(lt)
+		if err != nil || string(out) != in {
+			t.Errorf("%s read and written back as %s (%v)", in, out, err)
+		}
+	}
+}
+
+// TestDryRunWritesTheQuoteInEveryLocale: a file with per-locale texts
+// gives a quote written in its default locale that carries the others, so
+// the customer's page can show it in theirs; a text written once reads the
+// same in every locale, and the numbers do not change with the language.
+func TestDryRunWritesTheQuoteInEveryLocale(t *testing.T) {
+	t.Parallel()
+	a, shop := connectFile(t, "testdata/shop-http-locales.json", nil)
+	b := &testBundle{a: a, url: shop.URL, token: shop.Token()}
+	q, err := a.DryRun(context.Background(), jordan, "resend_receipt", raw(t, map[string]any{"invoice_id": b.paidInvoice(t)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Locale != "en" || len(q.Translations) != 2 {
+		t.Fatalf("quote in %q with translations %v", q.Locale, slices.Sorted(maps.Keys(q.Translations)))
+	}
+	number := strings.TrimPrefix(q.Title, "Resend the receipt for invoice ")
+	fr := q.In("fr")
+	if fr.Title != "Renvoyer le reçu de la facture "+number || fr.ConfirmLabel != "Envoyer le reçu" {
+		t.Errorf("French title %q, confirm %q (English %q)", fr.Title, fr.ConfirmLabel, q.Title)
+	}
+	var labels []string
+	for i, l := range fr.Lines {
+		labels = append(labels, l.Label)
+		if l.To != q.Lines[i].To || l.From != q.Lines[i].From {
+			t.Errorf("line %d's values change with the language: %q → %q, in English %q → %q", i, l.From, l.To, q.Lines[i].From, q.Lines[i].To)
+		}
+	}
+	if strings.Join(labels, "|") != "Montant|Envoyer à|Reçus envoyés" {
+		t.Errorf("French labels %v", labels)
+	}
+	if len(fr.Constraints) != 2 || fr.Constraints[0] != "Seules les factures payées ont un reçu." ||
+		fr.Constraints[1] != q.Constraints[1] {
+		t.Errorf("French constraints %q; the one written once should read as in English, %q", fr.Constraints, q.Constraints[1])
+	}
+	if de := q.In("de-AT"); de.Locale != "de" || de.DeclineLabel != "Nicht senden" {
+		t.Errorf("Austrian German is shown %q: %q", de.Locale, de.DeclineLabel)
+	}
+
+	plain := newBundle(t)
+	q, err = plain.a.DryRun(context.Background(), jordan, "resend_receipt", raw(t, map[string]any{"invoice_id": plain.paidInvoice(t)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Locale != "" || q.Translations != nil {
+		t.Errorf("a file in one locale writes the quote in %q with %v", q.Locale, q.Translations)
+	}
+}

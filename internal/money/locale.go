@@ -1,0 +1,27 @@
+package money
+
+import (
+	"strings"
+
+	"github.com/bojanz/currency"
+)
+
+// InLocale writes an amount the way the locale (a BCP 47 tag: "fr",
+// "en-IE") writes it, by CLDR: the symbol's place, the separators, the
+// currency's own minor units. minor is in the currency's minor units:
+// cents for EUR and USD, yen for JPY, which has none. InLocale(4210, "EUR",
+// "fr") is "42,10 €" (a no-break space), in "en-IE" "€42.10";
+// InLocale(4210, "JPY", "en") is "¥4,210". An empty currency is US dollars,
+// as in Format; a code CLDR does not know is written by Format; a locale
+// CLDR does not know falls back to its parent, then to English.
+func InLocale(minor int64, currencyCode, locale string) string {
+	code := strings.ToUpper(currencyCode)
+	if code == "" {
+		code = "USD"
+	}
+	amount, err := currency.NewAmountFromInt64(minor, code)
+	if err != nil {
+		return Format(minor, currencyCode)
+	}
+	return currency.NewFormatter(currency.NewLocale(locale)).Format(amount)
+}
