@@ -122,6 +122,8 @@ func TestReceiptsVerifyChecksTheCustomersConsent(t *testing.T) {
 			p := cs["passkey"].(map[string]any)
 			p["signature"] = flipB64(t, p["signature"].(string))
 		}, 1, "the customer's passkey assertion does not hold"},
+		{"a link's decision turned", "link", func(_, cs map[string]any) { cs["decision"] = consent.Decline }, 1,
+			`the customer's recorded decision is "decline", not a confirmation`},
 		{"a passkey's decision turned", "passkey", func(_, cs map[string]any) { cs["decision"] = consent.Decline }, 1,
 			"the customer's passkey assertion does not hold"},
 		{"a changed staff assertion", "", func(c, _ map[string]any) {

@@ -43,6 +43,8 @@ var proofWords = map[string]string{
 //     (adapter.Quote is what the dry run said in words), so what ties the
 //     two is the signed record that this quote was made from arguments
 //     with this hash;
+//   - the decision is a confirmation (a receipt is of a write that
+//     left, and only a yes lets one leave);
 //   - a passkey assertion, when present, was made for this decision on
 //     this quote (consent.Evidence.Verify), and is present exactly when
 //     the proof is "passkey".
@@ -93,16 +95,21 @@ func checkConsent(raw json.RawMessage) ([]string, error) {
 	if how == "" {
 		how = "with a proof of kind " + orNone(e.Proof)
 	}
-	verb := map[string]string{consent.Confirm: "confirmed", consent.Decline: "declined"}[e.Decision]
-	if verb == "" {
-		verb = "decided (" + e.Decision + ")"
-	}
-	lines = append(lines, fmt.Sprintf("%s %s %s the quote: %s", orNone(e.Customer), verb, how, quoteWords(q)))
+	var signed string
 	if e.Passkey != nil || e.Proof == consent.ProofPasskey {
 		if err := e.Verify(c.Subject, e.Quote); err != nil {
 			return nil, fmt.Errorf("the customer's passkey assertion does not hold: %w", err)
 		}
-		lines = append(lines, "the customer's passkey signed this decision on this quote: its signature holds")
+		signed = "the customer's passkey signed this decision on this quote: its signature holds"
+	}
+	// A receipt is of a write that left: the customer's decision it
+	// carries is the yes that let it leave, or it is no evidence of one.
+	if e.Decision != consent.Confirm {
+		return nil, fmt.Errorf("the customer's recorded decision is %q, not a confirmation, so it let nothing leave", e.Decision)
+	}
+	lines = append(lines, fmt.Sprintf("%s confirmed %s the quote: %s", orNone(e.Customer), how, quoteWords(q)))
+	if signed != "" {
+		lines = append(lines, signed)
 	}
 	return append(lines, fmt.Sprintf("the quote (version %d) hashes to the digest the customer was shown, and was made from the arguments sent", e.QuoteVersion)), nil
 }
