@@ -770,7 +770,7 @@ func CustomerRequestBody(v CustomerRequestView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if v.PasskeyOnly {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 62, "<p class=\"flash notice\" role=\"status\" data-testid=\"passkey-only\">You showed us it's you with your passkey, so you decide with it too: open the newest link we sent you for this request and choose “Confirm with your passkey” or “Decline with your passkey”.</p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 62, "<p class=\"flash notice\" role=\"status\" data-testid=\"passkey-only\">You showed us it's you with your passkey, so you decide with it too: open the newest link we sent you for this request and decide there with your passkey.</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

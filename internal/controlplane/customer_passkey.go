@@ -22,7 +22,7 @@ const ProofPasskey = "passkey"
 // (its proof was a signature of another decision, and it has no other).
 var errPasskeyNeedsItsSignature = &apperr.Error{Kind: apperr.Forbidden, Code: "passkey_signature_required",
 	Message: "You showed us it's you with your passkey, so you decide with it: nothing was decided.",
-	Hint:    "Open the request's link again and use “Confirm with your passkey” or “Decline with your passkey”."}
+	Hint:    "Open the request's link again and decide there with your passkey."}
 
 // errPasskeyNotYours refuses an assertion by a passkey that is not the
 // deciding customer's for the request's system: another customer's,

@@ -231,5 +231,5 @@ func (h *Handler) passkeyDecideView(c echo.Context, o confirmation.Opened, inv c
 		return nil
 	}
 	return &views.CustomerPasskeyDecideView{Path: path, CSRF: csrf, Version: strconv.Itoa(int(inv.Version)),
-		Digest: hex.EncodeToString(digest), OnHold: v.OnHold != ""}
+		Digest: hex.EncodeToString(digest), OnHold: v.OnHold != "", ConfirmLabel: v.ConfirmLabel, DeclineLabel: v.DeclineLabel}
 }

@@ -143,7 +143,7 @@ func TestAPasskeyIsNeverAddedFromACodesSession(t *testing.T) {
 
 // TestAPasskeyDecidesTheRequestItSigned: a returning customer opens a new
 // request's link with nothing but their passkey: the page offers
-// "Confirm with your passkey", the assertion handed to the control plane
+// the action's confirm and decline words, the assertion handed to the control plane
 // verifies offline against the quote shown (consent.Evidence.Verify), the
 // request is confirmed with the proof "passkey", and the browser is proven
 // for that request only. A page of another version, or an answer posted
@@ -190,6 +190,16 @@ func TestAPasskeyDecidesTheRequestItSigned(t *testing.T) {
 	// The other request's page, then its quote moves on before the answer.
 	d := pk.Client(t)
 	doc := d.Get(otherLink).Doc(t)
+	// The passkey's buttons say the action's own words, as the plain ones.
+	q := b.Invocation(t, other.ID).Quote
+	if q.ConfirmLabel == "" || q.DeclineLabel == "" {
+		t.Fatalf("the refund's quote has no labels: %+v", q)
+	}
+	for id, want := range map[string]string{"passkey-confirm": q.ConfirmLabel, "passkey-decline": q.DeclineLabel} {
+		if got := strings.TrimSpace(doc.Find(`[data-testid="` + id + `"]`).Text()); got != want {
+			t.Errorf("the %s button says %q, want the action's %q", id, got, want)
+		}
+	}
 	form := doc.Find(`form[data-passkey="get"]:has(input[name="decision"][value="confirm"])`)
 	tok := form.Find(`input[name="_csrf"]`).AttrOr("value", "")
 	stale := map[string]any{"decision": "confirm", "version": "0", "digest": form.Find(`input[name="digest"]`).AttrOr("value", "")}
