@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -348,4 +349,20 @@ func truncateValue(s string) string {
 func Canonical(args map[string]any) []byte {
 	b, _ := json.Marshal(args) // encoding/json sorts map keys
 	return b
+}
+
+// ArgsHash is the SHA-256 of args, a JSON object as a receipt carries
+// it, in Canonical form with numbers as written: the hash the control
+// plane keeps of the arguments it quotes and approves, recomputed by
+// whoever holds only the JSON (the receipt's args_digest and its offline
+// check). ok is false when args is not a JSON object.
+func ArgsHash(args json.RawMessage) (sum []byte, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil || m == nil {
+		return nil, false
+	}
+	h := sha256.Sum256(Canonical(m))
+	return h[:], true
 }

@@ -1,6 +1,8 @@
 package adapter_test
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -186,4 +188,28 @@ func TestValidateArgsRefusesHiddenCharacters(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestArgsHashIsTheCanonicalArgumentsHash: ArgsHash of a receipt's JSON
+// arguments is the SHA-256 of Canonical of the same values — whatever the
+// keys' order, the spacing, and with numbers kept as written — and a
+// value that is not a JSON object has none.
+func TestArgsHashIsTheCanonicalArgumentsHash(t *testing.T) {
+	want := sha256.Sum256(adapter.Canonical(map[string]any{"order_id": "ord_1", "amount_cents": json.Number("18000"), "rate": json.Number("0.10")}))
+	for _, raw := range []string{
+		`{"order_id":"ord_1","amount_cents":18000,"rate":0.10}`,
+		"{ \"rate\": 0.10,\n \"amount_cents\": 18000, \"order_id\": \"ord_1\" }",
+	} {
+		if got, ok := adapter.ArgsHash(json.RawMessage(raw)); !ok || !bytes.Equal(got, want[:]) {
+			t.Errorf("ArgsHash(%s) = %x %v, want %x", raw, got, ok, want)
+		}
+	}
+	if got, ok := adapter.ArgsHash(json.RawMessage(`{"order_id":"ord_1","amount_cents":18000,"rate":0.1}`)); !ok || bytes.Equal(got, want[:]) {
+		t.Errorf("a number written otherwise hashes the same: %x %v", got, ok)
+	}
+	for _, raw := range []string{`null`, `[1]`, `"x"`, `{`} {
+		if got, ok := adapter.ArgsHash(json.RawMessage(raw)); ok {
+			t.Errorf("ArgsHash(%s) = %x, want none", raw, got)
+		}
+	}
 }

@@ -41,7 +41,7 @@ func checkApprovals(raw json.RawMessage) ([]string, error) {
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return nil, fmt.Errorf("the approvals cannot be read: %w", err)
 	}
-	argsHash, recomputed := canonicalHash(c.Args)
+	argsHash, recomputed := adapter.ArgsHash(c.Args)
 	var lines []string
 	for _, a := range c.Approvals {
 		hash, err := hex.DecodeString(a.ArgsHash)
@@ -75,18 +75,4 @@ func checkApprovals(raw json.RawMessage) ([]string, error) {
 		lines = append(lines, "the arguments' hash could not be recomputed (they are not a JSON object)")
 	}
 	return lines, nil
-}
-
-// canonicalHash is the SHA-256 of args as the control plane hashes the
-// arguments it approves (adapter.Canonical of the decoded object, numbers
-// as written); ok is false when args is not a JSON object.
-func canonicalHash(args json.RawMessage) (sum []byte, ok bool) {
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil || m == nil {
-		return nil, false
-	}
-	h := sha256.Sum256(adapter.Canonical(m))
-	return h[:], true
 }

@@ -65,7 +65,7 @@ func checkConsent(raw json.RawMessage) ([]string, error) {
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return nil, fmt.Errorf("the consent cannot be read: %w", err)
 	}
-	sent, recomputed := canonicalHash(c.Args)
+	sent, recomputed := adapter.ArgsHash(c.Args)
 	var lines []string
 	if c.ArgsDigest != "" {
 		if !recomputed || hex.EncodeToString(sent) != c.ArgsDigest {

@@ -1,9 +1,7 @@
 package api
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"time"
@@ -37,18 +35,14 @@ func (h *Handler) receiptConsent(ctx context.Context, inv controlplane.Invocatio
 	return &consentJSON{Evidence: c.Evidence, Customer: c.Customer, Quote: c.Quote, ArgsHash: hex.EncodeToString(c.ArgsHash), At: c.At}, nil
 }
 
-// argsDigest is the hex SHA-256 of args as the control plane hashes the
-// arguments it approves (adapter.Canonical: keys sorted, no spaces,
-// numbers as written); empty when args is not a JSON object.
+// argsDigest is the hex adapter.ArgsHash of args; empty when args is
+// not a JSON object.
 func argsDigest(args json.RawMessage) string {
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil || m == nil {
+	sum, ok := adapter.ArgsHash(args)
+	if !ok {
 		return ""
 	}
-	sum := sha256.Sum256(adapter.Canonical(m))
-	return hex.EncodeToString(sum[:])
+	return hex.EncodeToString(sum)
 }
 
 // receiptConsentSchema is consentJSON's schema.
