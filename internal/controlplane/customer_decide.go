@@ -109,7 +109,9 @@ func (s *Service) CustomerDecide(ctx context.Context, d CustomerDecision) (Custo
 		// decided only on the quote the customer was shown. Checked before
 		// out is set: decidedMeanwhile must not swallow the refusal.
 		if d.Verb != CustomerStop && row.State == string(AwaitingConfirmation) {
-			if d.Passkey, err = s.customerPasskeyProof(ctx, tx, actor, row, task.CustomerRef, d.Passkey); err != nil {
+			// A confirm records in the transaction after its dry run,
+			// which checks the passkey again and records its use there.
+			if d.Passkey, err = s.customerPasskeyProof(ctx, tx, actor, row, task.CustomerRef, d.Passkey, d.Verb == CustomerDecline); err != nil {
 				return err
 			}
 			if shown, err = shownQuote(row, actor, d); err != nil {
@@ -190,7 +192,7 @@ func (s *Service) CustomerDecide(ctx context.Context, d CustomerDecision) (Custo
 	err = s.store.InTx(ctx, func(tx *store.Tx) error {
 		// The passkey is checked again in the transaction that confirms: one
 		// removed since the first is refused here.
-		if _, err := s.customerPasskeyProof(ctx, tx, actor, row, task.CustomerRef, d.Passkey); err != nil {
+		if _, err := s.customerPasskeyProof(ctx, tx, actor, row, task.CustomerRef, d.Passkey, true); err != nil {
 			return err
 		}
 		inv, err := s.approveRow(ctx, tx, actor, row, task, row.Version, AwaitingConfirmation, "confirm", EventInvocationConfirmed)

@@ -39,8 +39,9 @@ var errPasskeyNotYours = &apperr.Error{Kind: apperr.Forbidden, Code: "passkey_no
 // assertion carries the registered public key in place of the one the
 // client sent, so the signature is checked (shownQuote) and recorded
 // under the key the customer added, and a key removed or not theirs is
-// refused. Its counter may not go back, and its use is recorded.
-func (s *Service) customerPasskeyProof(ctx context.Context, tx *store.Tx, actor Actor, row store.Invocation, taskCustomer string, a *stepup.Assertion) (*stepup.Assertion, error) {
+// refused. Its counter may not go back; record says this transaction
+// records the decision, and so the passkey's use (once per decision).
+func (s *Service) customerPasskeyProof(ctx context.Context, tx *store.Tx, actor Actor, row store.Invocation, taskCustomer string, a *stepup.Assertion, record bool) (*stepup.Assertion, error) {
 	if a == nil {
 		if actor.Proof == ProofPasskey {
 			return nil, errPasskeyNeedsItsSignature
@@ -68,8 +69,10 @@ func (s *Service) customerPasskeyProof(ctx context.Context, tx *store.Tx, actor 
 			Message: "The passkey's signature is older than its last use, so nothing was decided.",
 			Hint:    "Decide again on the page, with the passkey when it asks."}
 	}
-	if err := tx.UsedCustomerPasskey(ctx, key.ID, count, s.now()); err != nil {
-		return nil, err
+	if record {
+		if err := tx.UsedCustomerPasskey(ctx, key.ID, count, s.now()); err != nil {
+			return nil, err
+		}
 	}
 	return &checked, nil
 }
