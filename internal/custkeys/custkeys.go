@@ -14,7 +14,7 @@
 // the control plane, in the decision's transaction.
 //
 // The relying party is the console's, as for staff passkeys
-// (factors.RelyingParty): off without a public URL or at an IP address.
+// (factors.NewRelyingParty): off without a public URL or at an IP address.
 // Ceremonies are kept server-side, single use, five minutes, in
 // customer_webauthn_ceremonies (migration 00041), bound to the customer,
 // the request and the purpose.
@@ -29,7 +29,6 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/go-webauthn/webauthn/protocol"
@@ -42,9 +41,6 @@ import (
 	"countersign/internal/mail"
 	"countersign/store"
 )
-
-// ceremonyLife is how long a ceremony waits for the browser's answer.
-const ceremonyLife = 5 * time.Minute
 
 // RegisterProofs are the proofs of who the customer is from which they
 // may add a passkey: the mail's single-use link, the business's
@@ -119,17 +115,8 @@ func New(st Store, cfg Config) (*Service, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	if cfg.PublicURL == "" {
-		return s, nil
-	}
-	rpID, origin, err := factors.RelyingParty(cfg.PublicURL)
-	if err != nil {
-		return nil, err
-	}
-	s.rp, err = webauthn.New(&webauthn.Config{RPID: rpID, RPDisplayName: "Countersign", RPOrigins: []string{origin},
-		Timeouts: webauthn.TimeoutsConfig{
-			Login:        webauthn.TimeoutConfig{Enforce: true, Timeout: ceremonyLife, TimeoutUVD: ceremonyLife},
-			Registration: webauthn.TimeoutConfig{Enforce: true, Timeout: ceremonyLife, TimeoutUVD: ceremonyLife}}})
+	var err error
+	s.rp, err = factors.NewRelyingParty(cfg.PublicURL) // nil without a URL: passkeys off
 	return s, err
 }
 
@@ -237,7 +224,7 @@ func (s *Service) begin(ctx context.Context, who store.CustomerCeremony, options
 		return Ceremony{}, err
 	}
 	now := s.now()
-	if err := s.store.StartCustomerCeremony(ctx, hashOf(id), who, session, now, now.Add(ceremonyLife)); err != nil {
+	if err := s.store.StartCustomerCeremony(ctx, hashOf(id), who, session, now, now.Add(factors.CeremonyLife)); err != nil {
 		return Ceremony{}, err
 	}
 	return Ceremony{ID: id, Options: opts}, nil
@@ -386,10 +373,5 @@ func (s *Service) FinishRegistration(ctx context.Context, r Registration, id str
 // refused logs why an answer did not verify (the library's detail); the
 // customer sees ErrRefused.
 func (s *Service) refused(c Customer, ceremony string, err error) {
-	var pe *protocol.Error
-	detail := err.Error()
-	if errors.As(err, &pe) {
-		detail = pe.Details + " " + pe.DevInfo
-	}
-	s.log.Warn("customer passkey refused", "system", c.System, "ceremony", ceremony, "why", strings.TrimSpace(detail))
+	s.log.Warn("customer passkey refused", "system", c.System, "ceremony", ceremony, "why", factors.RefusalDetail(err))
 }

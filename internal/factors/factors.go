@@ -107,7 +107,7 @@ func New(st Store, throttle Throttle, cfg Config) (*Service, error) {
 	if issuer == "" {
 		issuer = "Countersign"
 	}
-	rp, err := newRelyingParty(cfg.PublicURL)
+	rp, err := NewRelyingParty(cfg.PublicURL)
 	if err != nil {
 		return nil, err
 	}

@@ -22,9 +22,9 @@ import (
 	"countersign/store"
 )
 
-// ceremonyLife is how long a WebAuthn ceremony waits for the browser's
+// CeremonyLife is how long a WebAuthn ceremony waits for the browser's
 // answer; its options tell the browser the same.
-const ceremonyLife = 5 * time.Minute
+const CeremonyLife = 5 * time.Minute
 
 // maxPasskeyName is the longest name a person may give a passkey.
 const maxPasskeyName = 60
@@ -44,9 +44,10 @@ func RelyingParty(publicURL string) (rpID, origin string, err error) {
 	return strings.ToLower(u.Hostname()), u.Scheme + "://" + strings.ToLower(u.Host), nil
 }
 
-// newRelyingParty builds the WebAuthn relying party for publicURL, or nil
-// (passkeys off) for an empty one.
-func newRelyingParty(publicURL string) (*webauthn.WebAuthn, error) {
+// NewRelyingParty builds the WebAuthn relying party for publicURL, or nil
+// (passkeys off) for an empty one: staff passkeys and customers'
+// (internal/custkeys) use the same one.
+func NewRelyingParty(publicURL string) (*webauthn.WebAuthn, error) {
 	if publicURL == "" {
 		return nil, nil
 	}
@@ -56,8 +57,8 @@ func newRelyingParty(publicURL string) (*webauthn.WebAuthn, error) {
 	}
 	return webauthn.New(&webauthn.Config{RPID: rpID, RPDisplayName: "Countersign", RPOrigins: []string{origin},
 		Timeouts: webauthn.TimeoutsConfig{
-			Login:        webauthn.TimeoutConfig{Enforce: true, Timeout: ceremonyLife, TimeoutUVD: ceremonyLife},
-			Registration: webauthn.TimeoutConfig{Enforce: true, Timeout: ceremonyLife, TimeoutUVD: ceremonyLife}}})
+			Login:        webauthn.TimeoutConfig{Enforce: true, Timeout: CeremonyLife, TimeoutUVD: CeremonyLife},
+			Registration: webauthn.TimeoutConfig{Enforce: true, Timeout: CeremonyLife, TimeoutUVD: CeremonyLife}}})
 }
 
 // PasskeysOn reports whether people may register and use passkeys (the
@@ -141,7 +142,7 @@ func (s *Service) begin(ctx context.Context, userID int64, purpose string, optio
 		return Ceremony{}, err
 	}
 	now := s.now()
-	if err := s.store.StartCeremony(ctx, ceremonyHash(id), userID, purpose, session, now, now.Add(ceremonyLife)); err != nil {
+	if err := s.store.StartCeremony(ctx, ceremonyHash(id), userID, purpose, session, now, now.Add(CeremonyLife)); err != nil {
 		return Ceremony{}, err
 	}
 	return Ceremony{ID: id, Options: opts}, nil
@@ -334,10 +335,16 @@ func (s *Service) FinishPasskeySignIn(ctx context.Context, u accounts.User, id s
 // refused logs why an answer did not verify (the library's detail), for
 // the person's admin; the person sees ErrPasskeyRefused.
 func (s *Service) refused(u accounts.User, ceremony string, err error) {
+	s.log.Warn("passkey refused", "user_id", u.ID, "ceremony", ceremony, "why", RefusalDetail(err))
+}
+
+// RefusalDetail is why the WebAuthn library refused an answer, in its
+// own words (details and developer information), for a log line.
+func RefusalDetail(err error) string {
 	var pe *protocol.Error
 	detail := err.Error()
 	if errors.As(err, &pe) {
 		detail = pe.Details + " " + pe.DevInfo
 	}
-	s.log.Warn("passkey refused", "user_id", u.ID, "ceremony", ceremony, "why", strings.TrimSpace(detail))
+	return strings.TrimSpace(detail)
 }

@@ -109,7 +109,7 @@ func TestPasskeyCeremonyIsSingleUseAndShortLived(t *testing.T) {
 	}
 	c, _ = b.svc.BeginPasskeySignIn(ctx, b.agent)
 	body, _ = k.Get(c.Options, rpID, origin)
-	b.clock.Advance(ceremonyLife)
+	b.clock.Advance(CeremonyLife)
 	if err := b.svc.FinishPasskeySignIn(ctx, b.agent, c.ID, body, "192.0.2.1"); !errors.Is(err, ErrPasskeyRefused) {
 		t.Fatalf("an expired ceremony: %v, want ErrPasskeyRefused", err)
 	}

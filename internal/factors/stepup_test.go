@@ -156,7 +156,7 @@ func TestStepUpCeremonyIsSingleUseAndShortLived(t *testing.T) {
 		t.Fatalf("a step-up answered twice: %v, want ErrStepUpRefused", err)
 	}
 	id, body = b.stepUp(t, b.agent, k, "inv_1", 3, argsHash[:], origin)
-	b.clock.Advance(ceremonyLife)
+	b.clock.Advance(CeremonyLife)
 	if _, err := b.svc.FinishStepUp(ctx, b.agent, id, body, "inv_1", 3, argsHash[:]); !errors.Is(err, ErrStepUpRefused) {
 		t.Fatalf("a step-up after five minutes: %v, want ErrStepUpRefused", err)
 	}
