@@ -51,7 +51,7 @@ func postFromPage(t *testing.T, ctx context.Context, path, fields string, asJSON
 // (a virtual authenticator in it), opens the confirmation link the API
 // answered — the link that reaches it, not the mail — and tries all the
 // page offers without Jordan's mailbox or device. Codes are off: no code
-// claimObject is offered, and a code posted anyway is refused. The link alone
+// field is offered, and a code posted anyway is refused. The link alone
 // sees no request and decides nothing: confirm and decline are refused.
 // A passkey cannot be added from its session, nor a decision begun with
 // one. "E-mail me a link to decide" mails Jordan's address on file, not
