@@ -71,9 +71,19 @@ func (h *Handler) handlePasskeyRegister(c echo.Context) error {
 	if err != nil {
 		return passkeyRefusal(c, err, "")
 	}
+	sess.Values[keyPasskeyAdded] = inv.ID
+	kit.MarkDirty(sess)
+	if err := sess.Save(c.Request(), c.Response()); err != nil {
+		return err
+	}
 	h.Log.Info("customer added a passkey", "system", inv.System, "invocation_id", inv.ID, "proof", proof)
 	return c.JSON(http.StatusOK, passkeyReply{Next: "/requests/" + inv.ID + "?passkey=added"})
 }
+
+// keyPasskeyAdded is the session key of the request on whose page this
+// browser last added a passkey: the page says "added" only there, never
+// because its address says so.
+const keyPasskeyAdded = "customer_passkey_added"
 
 // passkeyOfferView is "Use a passkey next time" on a request's page: after
 // this session decided it (the request no longer awaits the customer), for
@@ -90,10 +100,20 @@ func (h *Handler) passkeyOfferView(c echo.Context, inv controlplane.Invocation, 
 	switch {
 	case err != nil:
 		return nil
-	case has && c.QueryParam("passkey") == "added":
+	case has && c.QueryParam("passkey") == "added" && addedHere(c, inv.ID):
 		offer.Added = true
 	case has:
 		return nil
 	}
 	return offer
+}
+
+// addedHere says whether this browser added a passkey on request id's page.
+func addedHere(c echo.Context, id string) bool {
+	sess := kit.Session(c)
+	if sess == nil {
+		return false
+	}
+	added, _ := sess.Values[keyPasskeyAdded].(string)
+	return added == id
 }

@@ -233,3 +233,31 @@ func TestAPasskeyDecidesTheRequestItSigned(t *testing.T) {
 		}
 	}
 }
+
+// TestThePageSaysAPasskeyWasAddedOnlyWhereItWas: "Your passkey is added"
+// follows this browser's adding one on this request. A customer who has a
+// passkey already, deciding another request in another browser, is not
+// told one was added there, whatever the address says.
+func TestThePageSaysAPasskeyWasAddedOnlyWhereItWas(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	pk, origin := passkeyCustomers(t, b)
+	first, _ := b.PendingRefund(t)
+	jordan := b.CustomerAccount(t, webtest.Jordan)
+	laptop := pk.Client(t)
+	laptop.MustSignIn(jordan)
+	declineAs(t, laptop, first.ID)
+	if _, status, r := addCustomerPasskey(t, laptop, first.ID, origin); status != http.StatusOK {
+		t.Fatalf("adding the passkey: %d %+v", status, r)
+	}
+	if n := laptop.Get("/requests/" + first.ID + "?passkey=added").Doc(t).Find(`[data-testid="passkey-added"]`).Length(); n != 1 {
+		t.Error("the browser that added the passkey is not told so")
+	}
+	second, _ := b.PendingRefund(t)
+	phone := pk.Client(t)
+	phone.MustSignIn(jordan)
+	declineAs(t, phone, second.ID)
+	if n := phone.Get("/requests/" + second.ID + "?passkey=added").Doc(t).Find(`[data-testid="passkey-added"]`).Length(); n != 0 {
+		t.Error("a browser that added no passkey is told one was added")
+	}
+}
