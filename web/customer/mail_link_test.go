@@ -90,9 +90,26 @@ func TestAForwardedMailLinkIsRefusedTheSecondTime(t *testing.T) {
 		t.Errorf("the customer's own browser back on the spent link: %d to %q, want their request", res.StatusCode, res.Header.Get("Location"))
 	}
 
+	// The request's own time to decide outlives the link's, so only the
+	// link's lifetime can make its page say it expired.
+	m := b.Users[accounts.Manager]
+	pol, err := b.Control.Policy(t.Context(), "shop", "issue_refund")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol.ConfirmationWindow = 4 * confirmation.MailLinkLifetime
+	if _, err := b.Control.ChangePolicy(t.Context(), controlplane.UserActor(m.ID, string(accounts.Manager), m.Name), pol, pol.Version,
+		"the request outlives its mail link"); err != nil {
+		t.Fatal(err)
+	}
+	longer, longerLink := b.PendingRefund(t)
 	late := b.Client(t)
-	expiring := late.MailLink(link, late.Get(link))
+	expiring := late.MailLink(longerLink, late.Get(longerLink))
 	b.Clock.Advance(confirmation.MailLinkLifetime)
+	if now, err := b.Control.Invocation(t.Context(), longer.ID); err != nil || now.State != controlplane.AwaitingConfirmation ||
+		now.DeadlineAt == nil || !b.Clock.Now().Before(*now.DeadlineAt) {
+		t.Fatalf("the request should still await its customer when its mail link expires: %+v, %v", now, err)
+	}
 	if page := late.Get(expiring); page.StatusCode != http.StatusGone || page.Doc(t).Find(`[data-problem="expired"]`).Length() != 1 {
 		t.Errorf("an expired link: %d, want 410 saying it expired\n%s", page.StatusCode, page.Text)
 	}
