@@ -33,6 +33,10 @@ func TestTheMailLinkLandsOnTheQuote(t *testing.T) {
 		if page.StatusCode != http.StatusOK || page.Doc(t).Find(`[data-testid="mail-link-form"]`).Length() != 1 {
 			t.Fatalf("the scanner's fetch %d: %d without the button\n%s", i, page.StatusCode, page.Text)
 		}
+		// The layout names the business after the page's own title, once.
+		if title := page.Doc(t).Find("title").Text(); title != "Review and decide · Harbour & Pine" {
+			t.Errorf("the mail link page's title is %q, want the business named once", title)
+		}
 	}
 	if res := scanner.Get("/requests/" + inv.ID); res.StatusCode != http.StatusUnauthorized {
 		t.Errorf("the scanner's session on the request: %d, want 401", res.StatusCode)
