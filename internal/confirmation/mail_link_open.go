@@ -129,7 +129,10 @@ func (s *Service) mailRow(ctx context.Context, token string) (store.MailLink, er
 // checkMailLink says whether row still proves anything: its request awaits
 // the customer at the version and with the quote the mail showed (a
 // changed one says what changed first, since that is what the customer
-// needs to know), then it is unspent and unexpired.
+// needs to know), then it is unspent and unexpired. A spent link never
+// says what changed: that page shows the quote as it stands now, and the
+// browser holding a spent link may be anyone's a mail was forwarded to;
+// the one that spent it is sent on to its request.
 func (s *Service) checkMailLink(ctx context.Context, row store.MailLink) (MailOpened, error) {
 	inv, err := s.cp.Invocation(ctx, row.InvocationID)
 	if err != nil {
@@ -138,6 +141,8 @@ func (s *Service) checkMailLink(ctx context.Context, row store.MailLink) (MailOp
 	if inv.State != controlplane.AwaitingConfirmation || row.RetiredAt != nil {
 		next, err := s.cp.Successor(ctx, inv.ID)
 		switch {
+		case err == nil && row.SpentAt != nil:
+			return MailOpened{}, &MailLinkError{Problem: MailSpent, Was: &inv}
 		case err == nil:
 			return MailOpened{}, s.changed(ctx, &inv, next)
 		case !errors.Is(err, controlplane.ErrNoSuccessor):
@@ -151,7 +156,7 @@ func (s *Service) checkMailLink(ctx context.Context, row store.MailLink) (MailOp
 	if err != nil {
 		return MailOpened{}, fmt.Errorf("confirmation: quote of %s: %w", inv.ID, err)
 	}
-	if inv.Version != row.Version || !bytes.Equal(digest, row.QuoteDigest) {
+	if (inv.Version != row.Version || !bytes.Equal(digest, row.QuoteDigest)) && row.SpentAt == nil {
 		return MailOpened{}, s.changed(ctx, nil, inv)
 	}
 	now := s.now()

@@ -360,3 +360,40 @@ func TestAMailLinkInASignedInBrowser(t *testing.T) {
 	}
 	c.SpendMailLink(path)
 }
+
+// TestASpentMailLinkShowsNotTheQuoteAsItStandsNow: once spent, a mail
+// link opens nothing more in another browser (a forwarded mail) even
+// after its request was quoted again: it says it was used, and shows
+// neither the quote the mail showed nor the one now; the browser that
+// spent it is sent on to its request.
+func TestASpentMailLinkShowsNotTheQuoteAsItStandsNow(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	inv, link := b.PendingRefund(t)
+	c := b.Client(t)
+	path := c.MailLink(link, c.Get(link))
+	page := c.SpendMailLink(path)
+
+	body, _ := json.Marshal(map[string]any{"order_id": inv.Target.ID, "amount_cents": 500, "reason": "goodwill, in another tab"})
+	shopRes, err := shopPost(b, "/refunds", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shopRes.Body.Close()
+	res := c.Post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {c.PageCSRF(page)}})
+	if next := strings.TrimPrefix(res.Header.Get("Location"), "/requests/"); res.StatusCode != http.StatusSeeOther || next == inv.ID {
+		t.Fatalf("confirm of a stale quote: %d to %q, want the fresh request", res.StatusCode, res.Header.Get("Location"))
+	}
+
+	forwarded := b.Client(t).Get(path)
+	doc := forwarded.Doc(t)
+	if forwarded.StatusCode != http.StatusGone || doc.Find(`[data-problem="spent"]`).Length() != 1 {
+		t.Errorf("the spent link of a re-quoted request in another browser: %d, want 410 saying it was used\n%s", forwarded.StatusCode, forwarded.Text)
+	}
+	if n := doc.Find(`[data-testid="quote-now"], [data-testid="quote-was"], [data-testid="change"]`).Length(); n != 0 {
+		t.Errorf("the spent link shows %d parts of the quotes to another browser", n)
+	}
+	if res := c.Get(path); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/requests/"+inv.ID {
+		t.Errorf("the customer's own browser back on the spent link: %d to %q, want their request", res.StatusCode, res.Header.Get("Location"))
+	}
+}
