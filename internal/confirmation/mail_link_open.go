@@ -59,8 +59,6 @@ func AsMailLinkError(err error) (*MailLinkError, bool) {
 // link opens it.
 type MailOpened struct {
 	Opened
-	// Shop is the business in whose name the page speaks.
-	Shop string
 	// Invocation is the link's request as the look read it, so a page
 	// need not read it again.
 	Invocation controlplane.Invocation
@@ -171,7 +169,7 @@ func (s *Service) checkMailLink(ctx context.Context, row store.MailLink) (MailOp
 	}
 	o := Opened{Selector: row.LinkSelector, InvocationID: inv.ID, TaskID: inv.TaskID, CustomerRef: row.CustomerRef,
 		System: inv.System, Proofs: s.Accepts(inv.System), ExpiresAt: row.ExpiresAt}
-	return MailOpened{Opened: o, Shop: shopName(inv.System, s.brand(inv.System)), Invocation: inv, tokenHash: row.TokenHash}, nil
+	return MailOpened{Opened: o, Invocation: inv, tokenHash: row.TokenHash}, nil
 }
 
 // changed is the refusal of a mail link whose request now stands as now
