@@ -137,7 +137,7 @@ func (s *Service) checkMailLink(ctx context.Context, row store.MailLink) (MailOp
 		return MailOpened{}, err
 	}
 	if inv.State != controlplane.AwaitingConfirmation || row.RetiredAt != nil {
-		next, err := s.cp.Successor(ctx, inv.ID)
+		next, err := s.newest(ctx, inv.ID)
 		switch {
 		case err == nil && row.SpentAt != nil:
 			return MailOpened{}, &MailLinkError{Problem: MailSpent, Was: &inv}
@@ -170,6 +170,25 @@ func (s *Service) checkMailLink(ctx context.Context, row store.MailLink) (MailOp
 	o := Opened{Selector: row.LinkSelector, InvocationID: inv.ID, TaskID: inv.TaskID, CustomerRef: row.CustomerRef,
 		System: inv.System, Proofs: s.Accepts(inv.System), ExpiresAt: row.ExpiresAt}
 	return MailOpened{Opened: o, Invocation: inv, tokenHash: row.TokenHash}, nil
+}
+
+// newest is the request that stands now for id, quoted again: its
+// successor's successor and on, to the last (controlplane.MaxRequotes
+// bound the chain). It is controlplane.ErrNoSuccessor when none replaced
+// id.
+func (s *Service) newest(ctx context.Context, id string) (controlplane.Invocation, error) {
+	next, err := s.cp.Successor(ctx, id)
+	for range controlplane.MaxRequotes {
+		if err != nil {
+			break
+		}
+		later, lerr := s.cp.Successor(ctx, next.ID)
+		if errors.Is(lerr, controlplane.ErrNoSuccessor) {
+			return next, nil
+		}
+		next, err = later, lerr
+	}
+	return next, err
 }
 
 // changed is the refusal of a mail link whose request now stands as now

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -395,5 +396,41 @@ func TestASpentMailLinkShowsNotTheQuoteAsItStandsNow(t *testing.T) {
 	}
 	if res := c.Get(path); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/requests/"+inv.ID {
 		t.Errorf("the customer's own browser back on the spent link: %d to %q, want their request", res.StatusCode, res.Header.Get("Location"))
+	}
+}
+
+// TestAnOldMailLinkShowsTheRequestAsItStandsAfterTwoRequotes: quoted
+// again twice, a request's first mail's link says what changed against
+// the newest quote — the one awaiting the customer, whose mail is on its
+// way — not against the one in between, which no longer awaits anything.
+func TestAnOldMailLinkShowsTheRequestAsItStandsAfterTwoRequotes(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	inv, link := b.PendingRefund(t)
+	c := b.Client(t)
+	old := c.MailLink(link, c.Get(link))
+	page := c.Open(link)
+	at := inv.ID
+	for i := range 2 {
+		body, _ := json.Marshal(map[string]any{"order_id": inv.Target.ID, "amount_cents": 500, "reason": fmt.Sprintf("goodwill %d", i)})
+		shopRes, err := shopPost(b, "/refunds", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		shopRes.Body.Close()
+		res := c.Post("/requests/"+at+"/confirm", url.Values{"_csrf": {c.PageCSRF(page)}})
+		next := strings.TrimPrefix(res.Header.Get("Location"), "/requests/")
+		if res.StatusCode != http.StatusSeeOther || next == at || next == "" {
+			t.Fatalf("confirm %d of a stale quote: %d to %q, want a fresh request", i+1, res.StatusCode, res.Header.Get("Location"))
+		}
+		at = next
+		page = c.Get("/requests/" + at)
+	}
+	was := b.Client(t).Get(old)
+	if was.StatusCode != http.StatusConflict || was.Doc(t).Find(`[data-problem="changed"]`).Length() != 1 {
+		t.Fatalf("the first mail's link after two re-quotes: %d, want 409 saying what changed\n%s", was.StatusCode, was.Text)
+	}
+	if got := webtest.TextByTestID(was, t, "link-problem-next"); !strings.Contains(got, "We are e-mailing you the request as it stands now") {
+		t.Errorf("the first mail's link says %q, want that the newest quote is on its way", got)
 	}
 }
