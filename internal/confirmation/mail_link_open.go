@@ -29,7 +29,8 @@ const (
 	// MailChanged: the request was quoted again since the mail; the link
 	// was for the quote it showed.
 	MailChanged MailProblem = "changed"
-	// MailDecided: the request no longer awaits the customer.
+	// MailDecided: the request no longer awaits the customer, nor does
+	// the newest quote that replaced it.
 	MailDecided MailProblem = "decided"
 )
 
@@ -141,6 +142,10 @@ func (s *Service) checkMailLink(ctx context.Context, row store.MailLink) (MailOp
 		switch {
 		case err == nil && row.SpentAt != nil:
 			return MailOpened{}, &MailLinkError{Problem: MailSpent, Was: &inv}
+		case err == nil && !s.awaits(next):
+			// The quote that replaced it was decided or ended: nothing
+			// is left to ask the customer about.
+			return MailOpened{}, &MailLinkError{Problem: MailDecided, Was: &inv}
 		case err == nil:
 			return MailOpened{}, s.changed(ctx, &inv, next)
 		case !errors.Is(err, controlplane.ErrNoSuccessor):

@@ -434,3 +434,35 @@ func TestAnOldMailLinkShowsTheRequestAsItStandsAfterTwoRequotes(t *testing.T) {
 		t.Errorf("the first mail's link says %q, want that the newest quote is on its way", got)
 	}
 }
+
+// TestAnOldMailLinkOfADecidedRequoteSaysNothingIsLeft: once the fresh
+// quote that replaced a request was decided, the first mail's link says
+// there is nothing left to decide, not that the request changed and was
+// not mailed (which would send the customer to ask for it again).
+func TestAnOldMailLinkOfADecidedRequoteSaysNothingIsLeft(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	inv, link := b.PendingRefund(t)
+	c := b.Client(t)
+	old := c.MailLink(link, c.Get(link))
+	page := c.Open(link)
+	body, _ := json.Marshal(map[string]any{"order_id": inv.Target.ID, "amount_cents": 500, "reason": "goodwill"})
+	shopRes, err := shopPost(b, "/refunds", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shopRes.Body.Close()
+	res := c.Post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {c.PageCSRF(page)}})
+	next := strings.TrimPrefix(res.Header.Get("Location"), "/requests/")
+	if res.StatusCode != http.StatusSeeOther || next == inv.ID || next == "" {
+		t.Fatalf("confirm of a stale quote: %d to %q, want the fresh request", res.StatusCode, res.Header.Get("Location"))
+	}
+	page = c.Get("/requests/" + next)
+	if res := c.Post("/requests/"+next+"/confirm", url.Values{"_csrf": {c.PageCSRF(page)}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("confirm of the fresh quote: %d\n%s", res.StatusCode, res.Text)
+	}
+	was := b.Client(t).Get(old)
+	if was.StatusCode != http.StatusGone || was.Doc(t).Find(`[data-problem="decided"]`).Length() != 1 {
+		t.Errorf("the first mail's link once its re-quote was decided: %d, want 410 saying nothing is left to decide\n%s", was.StatusCode, was.Text)
+	}
+}
