@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"countersign/internal/apperr"
 	"countersign/internal/confirmation"
@@ -44,5 +45,18 @@ func TestOneRelayedLinkCannotSilenceTheOtherRequests(t *testing.T) {
 	}
 	if _, err := links.SendLink(ctx, other); codeOf(err) != "too_many_mails" {
 		t.Errorf("past the customer's bound: %v, want too_many_mails", err)
+	}
+
+	// Past the 15 minutes, the relayed link's hour still bounds it, with
+	// the customer's own hour far from full.
+	*now = now.Add(16 * time.Minute)
+	for i := lim.RequestMailsPer15Min; i < lim.RequestMailsPerHour; i++ {
+		if _, err := links.SendLink(ctx, relayed); err != nil {
+			t.Fatalf("mail %d on the relayed link in its hour: %v", i+1, err)
+		}
+	}
+	_, err = links.SendLink(ctx, relayed)
+	if e, ok := apperr.As(err); !ok || e.Code != "too_many_mails" || !strings.Contains(e.Message, "about one request") {
+		t.Errorf("one mail more on the relayed link in its hour: %v, want too_many_mails naming the request's bound", err)
 	}
 }

@@ -29,7 +29,8 @@ const (
 	// MailChanged: the request was quoted again since the mail; the link
 	// was for the quote it showed.
 	MailChanged MailProblem = "changed"
-	// MailDecided: the request no longer awaits the customer.
+	// MailDecided: the request no longer awaits the customer, nor does
+	// the newest quote that replaced it.
 	MailDecided MailProblem = "decided"
 )
 
@@ -59,8 +60,6 @@ func AsMailLinkError(err error) (*MailLinkError, bool) {
 // link opens it.
 type MailOpened struct {
 	Opened
-	// Shop is the business in whose name the page speaks.
-	Shop string
 	// Invocation is the link's request as the look read it, so a page
 	// need not read it again.
 	Invocation controlplane.Invocation
@@ -129,15 +128,24 @@ func (s *Service) mailRow(ctx context.Context, token string) (store.MailLink, er
 // checkMailLink says whether row still proves anything: its request awaits
 // the customer at the version and with the quote the mail showed (a
 // changed one says what changed first, since that is what the customer
-// needs to know), then it is unspent and unexpired.
+// needs to know), then it is unspent and unexpired. A spent link never
+// says what changed: that page shows the quote as it stands now, and the
+// browser holding a spent link may be anyone's a mail was forwarded to;
+// the one that spent it is sent on to its request.
 func (s *Service) checkMailLink(ctx context.Context, row store.MailLink) (MailOpened, error) {
 	inv, err := s.cp.Invocation(ctx, row.InvocationID)
 	if err != nil {
 		return MailOpened{}, err
 	}
 	if inv.State != controlplane.AwaitingConfirmation || row.RetiredAt != nil {
-		next, err := s.cp.Successor(ctx, inv.ID)
+		next, err := s.newest(ctx, inv.ID)
 		switch {
+		case err == nil && row.SpentAt != nil:
+			return MailOpened{}, &MailLinkError{Problem: MailSpent, Was: &inv}
+		case err == nil && !s.awaits(next):
+			// The quote that replaced it was decided or ended: nothing
+			// is left to ask the customer about.
+			return MailOpened{}, &MailLinkError{Problem: MailDecided, Was: &inv}
 		case err == nil:
 			return MailOpened{}, s.changed(ctx, &inv, next)
 		case !errors.Is(err, controlplane.ErrNoSuccessor):
@@ -151,7 +159,7 @@ func (s *Service) checkMailLink(ctx context.Context, row store.MailLink) (MailOp
 	if err != nil {
 		return MailOpened{}, fmt.Errorf("confirmation: quote of %s: %w", inv.ID, err)
 	}
-	if inv.Version != row.Version || !bytes.Equal(digest, row.QuoteDigest) {
+	if (inv.Version != row.Version || !bytes.Equal(digest, row.QuoteDigest)) && row.SpentAt == nil {
 		return MailOpened{}, s.changed(ctx, nil, inv)
 	}
 	now := s.now()
@@ -166,7 +174,26 @@ func (s *Service) checkMailLink(ctx context.Context, row store.MailLink) (MailOp
 	}
 	o := Opened{Selector: row.LinkSelector, InvocationID: inv.ID, TaskID: inv.TaskID, CustomerRef: row.CustomerRef,
 		System: inv.System, Proofs: s.Accepts(inv.System), ExpiresAt: row.ExpiresAt}
-	return MailOpened{Opened: o, Shop: shopName(inv.System, s.brand(inv.System)), Invocation: inv, tokenHash: row.TokenHash}, nil
+	return MailOpened{Opened: o, Invocation: inv, tokenHash: row.TokenHash}, nil
+}
+
+// newest is the request that stands now for id, quoted again: its
+// successor's successor and on, to the last (controlplane.MaxRequotes
+// bound the chain). It is controlplane.ErrNoSuccessor when none replaced
+// id.
+func (s *Service) newest(ctx context.Context, id string) (controlplane.Invocation, error) {
+	next, err := s.cp.Successor(ctx, id)
+	for range controlplane.MaxRequotes {
+		if err != nil {
+			break
+		}
+		later, lerr := s.cp.Successor(ctx, next.ID)
+		if errors.Is(lerr, controlplane.ErrNoSuccessor) {
+			return next, nil
+		}
+		next, err = later, lerr
+	}
+	return next, err
 }
 
 // changed is the refusal of a mail link whose request now stands as now

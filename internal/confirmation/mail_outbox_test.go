@@ -100,15 +100,20 @@ func TestARequoteHandsItsMailToTheOutbox(t *testing.T) {
 	outbox := &gatedMail{sent: make(chan mail.Message, 16)}
 	c := confirmation.New(storeOf(links), cp, registryOf(links), confirmation.Config{Mail: outbox, PublicBase: "https://console.test",
 		Log: slog.New(slog.DiscardHandler)}, func() time.Time { return *now })
-	inv, _ := pendingFor(t, c, cp, *now, jordan, "issue_refund", jordanRefund)
+	inv, link := pendingFor(t, c, cp, *now, jordan, "issue_refund", jordanRefund)
 	if n := mailWaiting(t, c); n != 1 {
 		t.Fatalf("the request's own mail: %d sent", n)
 	}
-	token := mailLinkIn.FindStringSubmatch((<-outbox.sent).Body)[1]
-	spent, err := c.SpendMailLink(ctx, token)
+	spent, err := c.SpendMailLink(ctx, mailLinkIn.FindStringSubmatch((<-outbox.sent).Body)[1])
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Another mail's link, unspent: the one that later says what changed
+	// (a spent one says only that it was used).
+	if _, err := c.SendLink(ctx, link); err != nil {
+		t.Fatal(err)
+	}
+	token := mailLinkIn.FindStringSubmatch((<-outbox.sent).Body)[1]
 
 	// The loop's first pass mails another request; then it waits for an
 	// hour, or to be woken.

@@ -22,7 +22,8 @@ func SignTaskAssertion(secret []byte, a Assertion) string {
 // system it names (one of secrets): signature, shape, nonce and lifetime.
 // It returns the assertion, whose Aud, Sub and Sys the caller compares
 // with the task, and whose nonce the caller spends; otherwise why it was
-// refused, as the end of a sentence.
+// refused, as the end of a sentence. One with a "loc" is refused: the
+// customer's language is the customer assertion's to give.
 func OpenTaskAssertion(secrets map[string][]byte, signed string, now time.Time) (Assertion, string) {
 	payload, _, _ := strings.Cut(signed, ".")
 	// The system is read before the signature is checked only to choose
@@ -35,5 +36,12 @@ func OpenTaskAssertion(secrets map[string][]byte, signed string, now time.Time) 
 	if len(secret) == 0 {
 		return Assertion{}, "no secret is configured for the system it names."
 	}
-	return openAssertion(secret, taskAssertionContext, signed, now)
+	a, why := openAssertion(secret, taskAssertionContext, signed, now)
+	if why == "" && a.Locale != "" {
+		// The customer's language is set where their pages open (the
+		// customer assertion); accepted here and unread, a "loc" would
+		// tell the business it set what it did not.
+		return Assertion{}, `it carries "loc", which a task assertion does not set: give the customer's language in the customer assertion of the confirmation link.`
+	}
+	return a, why
 }

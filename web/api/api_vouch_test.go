@@ -40,6 +40,7 @@ func TestTaskCustomerIsVouchedForByTheBusiness(t *testing.T) {
 		"expired":            b.VouchFor(bot.ID, customer, func(a *confirmation.Assertion) { a.ExpiresAt = b.Clock.Now().Add(-time.Second).Unix() }),
 		"too long-lived":     b.VouchFor(bot.ID, customer, func(a *confirmation.Assertion) { a.ExpiresAt = b.Clock.Now().Add(time.Hour).Unix() }),
 		"unknown system":     b.VouchFor(bot.ID, customer, func(a *confirmation.Assertion) { a.Sys = "crm" }),
+		"with a language":    b.VouchFor(bot.ID, customer, func(a *confirmation.Assertion) { a.Locale = "fr" }),
 		"wrong secret":       confirmation.SignTaskAssertion([]byte("not the shop's secret at all, no"), confirmation.Assertion{Sub: customer, Sys: "shop", Aud: bot.ID, IssuedAt: b.Clock.Now().Unix(), ExpiresAt: b.Clock.Now().Add(time.Minute).Unix(), Nonce: "0123456789abcdef"}),
 		"a confirmation's":   confirmation.SignAssertion(webtest.ShopSiteSecret, confirmation.Assertion{Sub: customer, Sys: "shop", IssuedAt: b.Clock.Now().Unix(), ExpiresAt: b.Clock.Now().Add(time.Minute).Unix(), Nonce: "0123456789abcdef"}),
 		"tampered":           good[:len(good)-2] + "xx",

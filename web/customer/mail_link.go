@@ -82,7 +82,7 @@ func (h *Handler) handleMailLink(c echo.Context) error {
 		return err
 	}
 	f := h.frameFor(c, m.System)
-	p := h.page(c, "Review and decide · "+f.shop(), f)
+	p := h.page(c, "Review and decide", f)
 	p.CSRF, p.Narrow = csrf, true
 	return kit.Render(c, http.StatusOK, views.MailLinkPage(p, views.MailLinkView{Title: customerTitle(inv.Quote), Shop: f.shop(),
 		Action: confirmation.MailLinkPrefix + c.Param("token"), CSRF: csrf, Until: f.at(m.ExpiresAt)}))

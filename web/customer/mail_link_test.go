@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -32,6 +33,10 @@ func TestTheMailLinkLandsOnTheQuote(t *testing.T) {
 		page := scanner.Get(path)
 		if page.StatusCode != http.StatusOK || page.Doc(t).Find(`[data-testid="mail-link-form"]`).Length() != 1 {
 			t.Fatalf("the scanner's fetch %d: %d without the button\n%s", i, page.StatusCode, page.Text)
+		}
+		// The layout names the business after the page's own title, once.
+		if title := page.Doc(t).Find("title").Text(); title != "Review and decide · Harbour & Pine" {
+			t.Errorf("the mail link page's title is %q, want the business named once", title)
 		}
 	}
 	if res := scanner.Get("/requests/" + inv.ID); res.StatusCode != http.StatusUnauthorized {
@@ -90,9 +95,26 @@ func TestAForwardedMailLinkIsRefusedTheSecondTime(t *testing.T) {
 		t.Errorf("the customer's own browser back on the spent link: %d to %q, want their request", res.StatusCode, res.Header.Get("Location"))
 	}
 
+	// The request's own time to decide outlives the link's, so only the
+	// link's lifetime can make its page say it expired.
+	m := b.Users[accounts.Manager]
+	pol, err := b.Control.Policy(t.Context(), "shop", "issue_refund")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol.ConfirmationWindow = 4 * confirmation.MailLinkLifetime
+	if _, err := b.Control.ChangePolicy(t.Context(), controlplane.UserActor(m.ID, string(accounts.Manager), m.Name), pol, pol.Version,
+		"the request outlives its mail link"); err != nil {
+		t.Fatal(err)
+	}
+	longer, longerLink := b.PendingRefund(t)
 	late := b.Client(t)
-	expiring := late.MailLink(link, late.Get(link))
+	expiring := late.MailLink(longerLink, late.Get(longerLink))
 	b.Clock.Advance(confirmation.MailLinkLifetime)
+	if now, err := b.Control.Invocation(t.Context(), longer.ID); err != nil || now.State != controlplane.AwaitingConfirmation ||
+		now.DeadlineAt == nil || !b.Clock.Now().Before(*now.DeadlineAt) {
+		t.Fatalf("the request should still await its customer when its mail link expires: %+v, %v", now, err)
+	}
 	if page := late.Get(expiring); page.StatusCode != http.StatusGone || page.Doc(t).Find(`[data-problem="expired"]`).Length() != 1 {
 		t.Errorf("an expired link: %d, want 410 saying it expired\n%s", page.StatusCode, page.Text)
 	}
@@ -338,4 +360,109 @@ func TestAMailLinkInASignedInBrowser(t *testing.T) {
 		}
 	}
 	c.SpendMailLink(path)
+}
+
+// TestASpentMailLinkShowsNotTheQuoteAsItStandsNow: once spent, a mail
+// link opens nothing more in another browser (a forwarded mail) even
+// after its request was quoted again: it says it was used, and shows
+// neither the quote the mail showed nor the one now; the browser that
+// spent it is sent on to its request.
+func TestASpentMailLinkShowsNotTheQuoteAsItStandsNow(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	inv, link := b.PendingRefund(t)
+	c := b.Client(t)
+	path := c.MailLink(link, c.Get(link))
+	page := c.SpendMailLink(path)
+
+	body, _ := json.Marshal(map[string]any{"order_id": inv.Target.ID, "amount_cents": 500, "reason": "goodwill, in another tab"})
+	shopRes, err := shopPost(b, "/refunds", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shopRes.Body.Close()
+	res := c.Post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {c.PageCSRF(page)}})
+	if next := strings.TrimPrefix(res.Header.Get("Location"), "/requests/"); res.StatusCode != http.StatusSeeOther || next == inv.ID {
+		t.Fatalf("confirm of a stale quote: %d to %q, want the fresh request", res.StatusCode, res.Header.Get("Location"))
+	}
+
+	forwarded := b.Client(t).Get(path)
+	doc := forwarded.Doc(t)
+	if forwarded.StatusCode != http.StatusGone || doc.Find(`[data-problem="spent"]`).Length() != 1 {
+		t.Errorf("the spent link of a re-quoted request in another browser: %d, want 410 saying it was used\n%s", forwarded.StatusCode, forwarded.Text)
+	}
+	if n := doc.Find(`[data-testid="quote-now"], [data-testid="quote-was"], [data-testid="change"]`).Length(); n != 0 {
+		t.Errorf("the spent link shows %d parts of the quotes to another browser", n)
+	}
+	if res := c.Get(path); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/requests/"+inv.ID {
+		t.Errorf("the customer's own browser back on the spent link: %d to %q, want their request", res.StatusCode, res.Header.Get("Location"))
+	}
+}
+
+// TestAnOldMailLinkShowsTheRequestAsItStandsAfterTwoRequotes: quoted
+// again twice, a request's first mail's link says what changed against
+// the newest quote — the one awaiting the customer, whose mail is on its
+// way — not against the one in between, which no longer awaits anything.
+func TestAnOldMailLinkShowsTheRequestAsItStandsAfterTwoRequotes(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	inv, link := b.PendingRefund(t)
+	c := b.Client(t)
+	old := c.MailLink(link, c.Get(link))
+	page := c.Open(link)
+	at := inv.ID
+	for i := range 2 {
+		body, _ := json.Marshal(map[string]any{"order_id": inv.Target.ID, "amount_cents": 500, "reason": fmt.Sprintf("goodwill %d", i)})
+		shopRes, err := shopPost(b, "/refunds", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		shopRes.Body.Close()
+		res := c.Post("/requests/"+at+"/confirm", url.Values{"_csrf": {c.PageCSRF(page)}})
+		next := strings.TrimPrefix(res.Header.Get("Location"), "/requests/")
+		if res.StatusCode != http.StatusSeeOther || next == at || next == "" {
+			t.Fatalf("confirm %d of a stale quote: %d to %q, want a fresh request", i+1, res.StatusCode, res.Header.Get("Location"))
+		}
+		at = next
+		page = c.Get("/requests/" + at)
+	}
+	was := b.Client(t).Get(old)
+	if was.StatusCode != http.StatusConflict || was.Doc(t).Find(`[data-problem="changed"]`).Length() != 1 {
+		t.Fatalf("the first mail's link after two re-quotes: %d, want 409 saying what changed\n%s", was.StatusCode, was.Text)
+	}
+	if got := webtest.TextByTestID(was, t, "link-problem-next"); !strings.Contains(got, "We are e-mailing you the request as it stands now") {
+		t.Errorf("the first mail's link says %q, want that the newest quote is on its way", got)
+	}
+}
+
+// TestAnOldMailLinkOfADecidedRequoteSaysNothingIsLeft: once the fresh
+// quote that replaced a request was decided, the first mail's link says
+// there is nothing left to decide, not that the request changed and was
+// not mailed (which would send the customer to ask for it again).
+func TestAnOldMailLinkOfADecidedRequoteSaysNothingIsLeft(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	inv, link := b.PendingRefund(t)
+	c := b.Client(t)
+	old := c.MailLink(link, c.Get(link))
+	page := c.Open(link)
+	body, _ := json.Marshal(map[string]any{"order_id": inv.Target.ID, "amount_cents": 500, "reason": "goodwill"})
+	shopRes, err := shopPost(b, "/refunds", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shopRes.Body.Close()
+	res := c.Post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {c.PageCSRF(page)}})
+	next := strings.TrimPrefix(res.Header.Get("Location"), "/requests/")
+	if res.StatusCode != http.StatusSeeOther || next == inv.ID || next == "" {
+		t.Fatalf("confirm of a stale quote: %d to %q, want the fresh request", res.StatusCode, res.Header.Get("Location"))
+	}
+	page = c.Get("/requests/" + next)
+	if res := c.Post("/requests/"+next+"/confirm", url.Values{"_csrf": {c.PageCSRF(page)}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("confirm of the fresh quote: %d\n%s", res.StatusCode, res.Text)
+	}
+	was := b.Client(t).Get(old)
+	if was.StatusCode != http.StatusGone || was.Doc(t).Find(`[data-problem="decided"]`).Length() != 1 {
+		t.Errorf("the first mail's link once its re-quote was decided: %d, want 410 saying nothing is left to decide\n%s", was.StatusCode, was.Text)
+	}
 }
