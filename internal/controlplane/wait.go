@@ -43,7 +43,7 @@ func (s *Service) AwaitChange(ctx context.Context, id string, from State, within
 	if s.hooks.beforeSubscribe != nil {
 		s.hooks.beforeSubscribe(id)
 	}
-	wake, ready, done := s.waits.subscribe(id)
+	wake, ready, done := s.waits.Subscribe(id)
 	defer done()
 	select {
 	case <-ready:
@@ -72,7 +72,7 @@ func (s *Service) AwaitChange(ctx context.Context, id string, from State, within
 			// A change may have woken it in the same instant: the
 			// answer is the state as of now, read once more.
 			expired = true
-		case <-s.waits.released:
+		case <-s.released:
 			expired = true
 		case <-ctx.Done():
 			return Invocation{}, "", ctx.Err()
@@ -84,10 +84,10 @@ func (s *Service) AwaitChange(ctx context.Context, id string, from State, within
 // later, at once with the invocation's state then, as its deadline would:
 // at shutdown (http.Server.RegisterOnShutdown), so that long polls answer
 // instead of being cut when the shutdown's grace runs out.
-func (s *Service) ReleaseWaits() { s.waits.release() }
+func (s *Service) ReleaseWaits() { s.releasedOnce.Do(func() { close(s.released) }) }
 
 // Waiting is how many AwaitChange calls this process holds now.
-func (s *Service) Waiting() int { return s.waits.count() }
+func (s *Service) Waiting() int { return s.waits.Count() }
 
 // listenInvocations follows store.InvocationsChannel for the wait hub.
 func (s *Service) listenInvocations(ctx context.Context, fn func(id string), status func(err error, retry time.Duration)) {
