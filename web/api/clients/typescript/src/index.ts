@@ -106,10 +106,11 @@ export class Countersign {
   /**
    * One long poll: answers as soon as the invocation leaves state (its state
    * now when omitted), at once when it is terminal, or after seconds (at
-   * most 30) with where it stands then.
+   * most 30, at least 1: a wait of 0 is a plain read, which answers no
+   * outcome) with where it stands then.
    */
   async waitForOutcome(id: string, opts: { seconds?: number; state?: State } = {}): Promise<{ invocation: Invocation; outcome: WaitOutcome }> {
-    const seconds = Math.min(Math.max(Math.floor(opts.seconds ?? 20), 0), maxWaitSeconds);
+    const seconds = Math.min(Math.max(Math.floor(opts.seconds ?? 20), 1), maxWaitSeconds);
     const state = opts.state === undefined ? "" : `&state=${opts.state}`;
     const res = await this.request<Invocation>("GET", `/invocations/${encodeURIComponent(id)}?wait=${seconds}${state}`);
     return { invocation: res.body, outcome: (res.headers.get("Countersign-Wait") ?? "timeout") as WaitOutcome };
