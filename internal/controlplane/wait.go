@@ -86,9 +86,6 @@ func (s *Service) AwaitChange(ctx context.Context, id string, from State, within
 // instead of being cut when the shutdown's grace runs out.
 func (s *Service) ReleaseWaits() { s.releasedOnce.Do(func() { close(s.released) }) }
 
-// Waiting is how many AwaitChange calls this process holds now.
-func (s *Service) Waiting() int { return s.waits.Count() }
-
 // listenInvocations follows store.InvocationsChannel for the wait hub.
 func (s *Service) listenInvocations(ctx context.Context, fn func(id string), status func(err error, retry time.Duration)) {
 	s.store.Listen(ctx, store.InvocationsChannel, fn, status)
