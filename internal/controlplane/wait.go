@@ -23,7 +23,8 @@ const (
 	// WaitFinal: it is in a terminal state, so nothing more will happen to
 	// it (a completed write's reversal aside) and waiting would be in vain.
 	WaitFinal WaitOutcome = "final"
-	// WaitTimeout: the wait ran out with the invocation still in that state.
+	// WaitTimeout: the wait ran out, or ReleaseWaits ended it, with the
+	// invocation still in that state.
 	WaitTimeout WaitOutcome = "timeout"
 )
 
