@@ -226,8 +226,17 @@ func (s *Server) WebhookRender(base string) webhooks.Render { return s.api.Webho
 // then shuts down gracefully, letting requests in flight finish for up to
 // grace.
 func (s *Server) Serve(ctx context.Context, addr string, grace time.Duration, certFile, keyFile string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	return s.ServeOn(ctx, ln, grace, certFile, keyFile)
+}
+
+// ServeOn is Serve on a listener the caller opened (and ServeOn closes):
+// connections made to it before ServeOn runs wait in its backlog.
+func (s *Server) ServeOn(ctx context.Context, ln net.Listener, grace time.Duration, certFile, keyFile string) error {
 	srv := &http.Server{
-		Addr:              addr,
 		Handler:           s.echo,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
@@ -243,10 +252,10 @@ func (s *Server) Serve(ctx context.Context, addr string, grace time.Duration, ce
 	errc := make(chan error, 1)
 	go func() {
 		if certFile != "" {
-			errc <- srv.ListenAndServeTLS(certFile, keyFile)
+			errc <- srv.ServeTLS(ln, certFile, keyFile)
 			return
 		}
-		errc <- srv.ListenAndServe()
+		errc <- srv.Serve(ln)
 	}()
 	select {
 	case err := <-errc:

@@ -42,3 +42,6 @@ func (s *Service) SetHooks(h Hooks) {
 func (s *Service) Compensation(system, action string) (adapter.ActionSpec, error) {
 	return s.compensationFor(system, action)
 }
+
+// Waiting is how many AwaitChange calls this process holds now.
+func (s *Service) Waiting() int { return s.waits.Count() }

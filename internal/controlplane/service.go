@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"log/slog"
+	"sync"
 	"time"
 
 	"countersign/internal/adapter"
+	"countersign/internal/fanout"
 	"countersign/store"
 )
 
@@ -110,7 +112,11 @@ type Service struct {
 	// routed to them (MintLinksWith); nil makes none.
 	links LinkMinter
 	// waits wakes AwaitChange's waiters from one LISTEN.
-	waits *waitHub
+	waits *fanout.Hub
+	// released is closed when the process shuts down (ReleaseWaits):
+	// every wait answers at once.
+	released     chan struct{}
+	releasedOnce sync.Once
 }
 
 // New builds the service.
@@ -141,7 +147,7 @@ func New(st Store, registry *adapter.Registry, cfg Config, now func() time.Time,
 	}
 	s := &Service{store: st, registry: registry, cfg: cfg, now: now, log: log, wake: make(chan struct{}, 1),
 		slots: newSendSlots(cfg.Workers)}
-	s.waits = newWaitHub(s.listenInvocations, log)
+	s.waits, s.released = fanout.New("invocation waits", s.listenInvocations, log), make(chan struct{})
 	return s
 }
 

@@ -23,7 +23,8 @@ const (
 	// WaitFinal: it is in a terminal state, so nothing more will happen to
 	// it (a completed write's reversal aside) and waiting would be in vain.
 	WaitFinal WaitOutcome = "final"
-	// WaitTimeout: the wait ran out with the invocation still in that state.
+	// WaitTimeout: the wait ran out, or ReleaseWaits ended it, with the
+	// invocation still in that state.
 	WaitTimeout WaitOutcome = "timeout"
 )
 
@@ -43,7 +44,7 @@ func (s *Service) AwaitChange(ctx context.Context, id string, from State, within
 	if s.hooks.beforeSubscribe != nil {
 		s.hooks.beforeSubscribe(id)
 	}
-	wake, ready, done := s.waits.subscribe(id)
+	wake, ready, done := s.waits.Subscribe(id)
 	defer done()
 	select {
 	case <-ready:
@@ -72,7 +73,7 @@ func (s *Service) AwaitChange(ctx context.Context, id string, from State, within
 			// A change may have woken it in the same instant: the
 			// answer is the state as of now, read once more.
 			expired = true
-		case <-s.waits.released:
+		case <-s.released:
 			expired = true
 		case <-ctx.Done():
 			return Invocation{}, "", ctx.Err()
@@ -84,10 +85,7 @@ func (s *Service) AwaitChange(ctx context.Context, id string, from State, within
 // later, at once with the invocation's state then, as its deadline would:
 // at shutdown (http.Server.RegisterOnShutdown), so that long polls answer
 // instead of being cut when the shutdown's grace runs out.
-func (s *Service) ReleaseWaits() { s.waits.release() }
-
-// Waiting is how many AwaitChange calls this process holds now.
-func (s *Service) Waiting() int { return s.waits.count() }
+func (s *Service) ReleaseWaits() { s.releasedOnce.Do(func() { close(s.released) }) }
 
 // listenInvocations follows store.InvocationsChannel for the wait hub.
 func (s *Service) listenInvocations(ctx context.Context, fn func(id string), status func(err error, retry time.Duration)) {

@@ -16,8 +16,8 @@ import (
 
 // waitHeader says, on an answer to ?wait=, why the wait ended: "changed"
 // (the invocation left the state waited on), "final" (it is terminal:
-// nothing more will happen) or "timeout" (the time ran out, nothing
-// changed).
+// nothing more will happen) or "timeout" (nothing changed: the time ran
+// out, or the console began shutting down).
 const waitHeader = "Countersign-Wait"
 
 // waitFix is the fix named in the field of a bad ?wait=.
@@ -104,7 +104,7 @@ var waitParams = []any{
 
 // waitHeaders are the response headers of GET /invocations/{id}.
 var waitHeaders = map[string]any{waitHeader: map[string]any{
-	"description": "Sent with wait: why the answer came: changed (it left the state waited on), final (it is terminal, nothing more will happen), timeout (the wait ran out, nothing changed).",
+	"description": "Sent with wait: why the answer came: changed (it left the state waited on), final (it is terminal, nothing more will happen), timeout (nothing changed: the wait ran out, or the console began shutting down).",
 	"schema":      map[string]any{"type": "string", "enum": []any{string(controlplane.WaitChanged), string(controlplane.WaitFinal), string(controlplane.WaitTimeout)}}}}
 
 // stateNames are the invocation states, for a schema's enum.

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
-	"net/http/httptrace"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -215,7 +215,10 @@ func TestMCPWaitForOutcome(t *testing.T) {
 // TestLongPollsAnswerAtShutdown: when the console shuts down, a long poll
 // in flight answers at once with the state as it is (Countersign-Wait:
 // timeout) instead of holding the shutdown until its grace runs out and
-// being cut.
+// being cut. The shutdown starts once the server reads the request: it
+// then waits for that request's answer, and ReleaseWaits answers every
+// wait, held then or begun after (TestReleaseWaitsAnswersEveryWaitAtOnce
+// holds one first).
 func TestLongPollsAnswerAtShutdown(t *testing.T) {
 	t.Parallel()
 	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
@@ -224,25 +227,13 @@ func TestLongPollsAnswerAtShutdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
+	reading := make(chan struct{})
 	ctx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- b.Web.Serve(ctx, addr, time.Minute, "", "") }()
-	// The server listens once Serve has started it; dial until it does.
-	for start := time.Now(); ; time.Sleep(5 * time.Millisecond) {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			_ = c.Close()
-			break
-		}
-		if time.Since(start) > 10*time.Second {
-			t.Fatal("the console did not listen")
-		}
-	}
-	written := make(chan struct{})
-	req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
-		WroteRequest: func(httptrace.WroteRequestInfo) { close(written) }}),
-		http.MethodGet, "http://"+addr+"/api/v1/invocations/"+id+"?wait=30s", nil)
+	go func() {
+		served <- b.Web.ServeOn(ctx, &readSignal{Listener: ln, reading: reading}, time.Minute, "", "")
+	}()
+	req, _ := http.NewRequest(http.MethodGet, "http://"+ln.Addr().String()+"/api/v1/invocations/"+id+"?wait=30s", nil)
 	req.Header.Set("Authorization", "Bearer "+b.Key)
 	answered := make(chan waited, 1)
 	go func() {
@@ -259,14 +250,7 @@ func TestLongPollsAnswerAtShutdown(t *testing.T) {
 		err = json.NewDecoder(res.Body).Decode(&body)
 		answered <- waited{status: res.StatusCode, header: res.Header.Get("Countersign-Wait"), state: body.State, took: time.Since(start), err: err}
 	}()
-	<-written
-	// Written is not yet read: the wait is held once the control plane
-	// counts it.
-	for start := time.Now(); b.Control.Waiting() == 0; time.Sleep(5 * time.Millisecond) {
-		if time.Since(start) > 10*time.Second {
-			t.Fatal("the long poll never reached its wait")
-		}
-	}
+	<-reading
 	stop()
 	got := <-answered
 	if got.err != nil || got.status != http.StatusOK || got.header != "timeout" || got.state != "awaiting_approval" {
@@ -278,4 +262,34 @@ func TestLongPollsAnswerAtShutdown(t *testing.T) {
 	if err := <-served; err != nil {
 		t.Errorf("Serve: %v", err)
 	}
+}
+
+// readSignal closes reading when the server first reads from a connection
+// it accepted: the server tracks the connection by then, so a shutdown
+// waits for its request's answer.
+type readSignal struct {
+	net.Listener
+	reading chan struct{}
+	once    sync.Once
+}
+
+func (l *readSignal) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &signalConn{Conn: c, l: l}, nil
+}
+
+type signalConn struct {
+	net.Conn
+	l *readSignal
+}
+
+func (c *signalConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.l.once.Do(func() { close(c.l.reading) })
+	}
+	return n, err
 }

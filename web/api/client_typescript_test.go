@@ -24,7 +24,8 @@ const clientDir = "clients/typescript"
 // document served now (src/schema.d.ts is regenerated and must not
 // differ), it compiles under tsc --strict, its result filter passes its
 // checks (test/filter.ts: the customer's page leaves a tool result for the
-// host's UI, never the model's copy), and its example runs the refund
+// host's UI, never the model's copy; test/wait.ts: the long poll asks
+// for 1 to 30 seconds), and its example runs the refund
 // over real HTTP: the task opens with the business's assertion in the
 // client, the refund is proposed, and the example's long poll returns as
 // soon as an agent rejects it. The example prints a line once it
@@ -65,6 +66,7 @@ func TestTheTypeScriptClientRunsTheRefund(t *testing.T) {
 	}
 	run(filepath.Join(bin, "tsc"), "-p", "tsconfig.json")
 	run(node, filepath.Join("dist", "test", "filter.js"))
+	run(node, filepath.Join("dist", "test", "wait.js"))
 
 	cmd := exec.CommandContext(ctx, node, filepath.Join("dist", "examples", "refund.js"))
 	cmd.Dir = work

@@ -186,16 +186,11 @@ func (h *Handler) mcpServer(ctx context.Context, req mcpRequest) (*mcp.Server, e
 			if err := strictArgs(r.Params.Arguments, &in); err != nil {
 				return toolError(err), nil
 			}
-			inv, _, err := h.cfg.Assistants.Invocation(ctx, req.assistant, in.InvocationID)
+			inv, _, err := h.awaitInvocation(ctx, req.assistant, in.InvocationID, 0, "")
 			if err != nil {
 				return toolError(err), nil
 			}
-			out := h.invocationOut(ctx, req.base, inv)
-			if urlElicitation(req, r) {
-				// The page goes to the customer's client, never to the model.
-				out = withoutLink(out, elicitationSent)
-			}
-			return toolResult(out), nil
+			return h.invocationResult(ctx, req, r, inv), nil
 		})
 	h.addMCPWaitTool(srv, req)
 	srv.AddTool(&mcp.Tool{Name: "pause_task", Title: "Pause this task",

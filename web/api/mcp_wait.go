@@ -60,11 +60,18 @@ func (h *Handler) addMCPWaitTool(srv *mcp.Server, req mcpRequest) {
 			if err != nil {
 				return toolError(err), nil
 			}
-			out := h.invocationOut(ctx, req.base, inv)
-			if urlElicitation(req, r) {
-				// The page goes to the customer's client, never to the model.
-				out = withoutLink(out, elicitationSent)
-			}
-			return toolResult(out), nil
+			return h.invocationResult(ctx, req, r, inv), nil
 		})
+}
+
+// invocationResult is an invocation as the MCP tools that read one
+// (get_invocation, wait_for_outcome) answer it: without the customer's
+// page when the client takes it as a URL elicitation.
+func (h *Handler) invocationResult(ctx context.Context, req mcpRequest, r *mcp.CallToolRequest, inv controlplane.Invocation) *mcp.CallToolResult {
+	out := h.invocationOut(ctx, req.base, inv)
+	if urlElicitation(req, r) {
+		// The page goes to the customer's client, never to the model.
+		out = withoutLink(out, elicitationSent)
+	}
+	return toolResult(out)
 }

@@ -15,6 +15,7 @@ import (
 	"countersign/internal/authserver"
 	"countersign/internal/controlplane"
 	"countersign/internal/factors"
+	"countersign/internal/fanout"
 	"countersign/internal/handoffs"
 	"countersign/internal/lists"
 	"countersign/internal/metrics"
@@ -81,12 +82,12 @@ type Handler struct {
 	*layout.Frame
 	cfg Config
 	// tasks wakes live task pages on PostgreSQL notifications.
-	tasks *taskWatch
+	tasks *fanout.Hub
 }
 
 // New builds the console's handlers on the pages' frame.
 func New(frame *layout.Frame, cfg Config) *Handler {
-	return &Handler{Frame: frame, cfg: cfg, tasks: newTaskWatch(cfg.Control, frame.Log)}
+	return &Handler{Frame: frame, cfg: cfg, tasks: fanout.New("task events", cfg.Control.ListenTaskEvents, frame.Log)}
 }
 
 // Routes is the console's part of the route table.

@@ -106,10 +106,11 @@ class Countersign:
 
         It answers as soon as the invocation leaves state (the state it is in
         when None), at once when it is terminal, or after seconds (at most
-        30) with the invocation as it is then. The second value is the
+        30, at least 1: a wait of 0 is a plain read, which answers no
+        outcome) with the invocation as it is then. The second value is the
         Countersign-Wait header: "changed", "final" or "timeout".
         """
-        wait = max(0, min(int(seconds), MAX_WAIT_SECONDS))
+        wait = max(1, min(int(seconds), MAX_WAIT_SECONDS))
         query = {"wait": str(wait)}
         if state:
             query["state"] = state

@@ -74,6 +74,10 @@ class ClientTest(unittest.TestCase):
         inv, why = self.cs.wait_for_outcome("inv_1", seconds=90)
         self.assertEqual((inv["state"], why), ("awaiting_approval", "timeout"))
         self.assertEqual(StandIn.seen[0]["path"], "/api/v1/invocations/inv_1?wait=30")
+        # Less than a second still waits: wait=0 is a plain read, whose answer says no outcome.
+        StandIn.answers.append((200, {"Countersign-Wait": "changed"}, {"id": "inv_1", "state": "rejected"}))
+        self.cs.wait_for_outcome("inv_1", seconds=0.5)
+        self.assertEqual(StandIn.seen[1]["path"], "/api/v1/invocations/inv_1?wait=1")
 
     def test_call_tool_posts_one_json_rpc_call_to_the_tasks_mcp_server(self) -> None:
         result = {"structuredContent": {"id": "inv_1"}, "content": [{"type": "text", "text": "{}"}], "isError": False}

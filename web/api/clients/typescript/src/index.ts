@@ -106,10 +106,11 @@ export class Countersign {
   /**
    * One long poll: answers as soon as the invocation leaves state (its state
    * now when omitted), at once when it is terminal, or after seconds (at
-   * most 30) with where it stands then.
+   * most 30, at least 1: a wait of 0 is a plain read, which answers no
+   * outcome) with where it stands then.
    */
   async waitForOutcome(id: string, opts: { seconds?: number; state?: State } = {}): Promise<{ invocation: Invocation; outcome: WaitOutcome }> {
-    const seconds = Math.min(Math.max(Math.floor(opts.seconds ?? 20), 0), maxWaitSeconds);
+    const seconds = Math.min(Math.max(Math.floor(opts.seconds ?? 20), 1), maxWaitSeconds);
     const state = opts.state === undefined ? "" : `&state=${opts.state}`;
     const res = await this.request<Invocation>("GET", `/invocations/${encodeURIComponent(id)}?wait=${seconds}${state}`);
     return { invocation: res.body, outcome: (res.headers.get("Countersign-Wait") ?? "timeout") as WaitOutcome };
@@ -155,32 +156,52 @@ export class TaskSession {
 }
 
 /**
+ * What the model is told instead of the link: that the customer was asked
+ * on their own device, and what to do meanwhile (the Python package's
+ * ASKED_ON_THEIR_DEVICE).
+ */
+export const askedOnTheirDevice =
+  "The customer was asked to confirm on their own device: the confirmation page was handed to their " +
+  "app (you do not see the link). Nothing happens until they confirm there, after proving who they " +
+  "are. Tell them so, then wait for the outcome.";
+
+/** What stands in the model's copy wherever the link appeared in other text. */
+export const linkWithheld = "(the confirmation page, given to the customer's app)";
+
+/** JSON-RPC's URLElicitationRequired, whose data.elicitations carry pages. */
+export const urlElicitationRequired = -32042;
+
+/**
  * Takes the customer's confirmation page out of a tool result before the
- * model sees it and hands it to the host's UI (show, once), for clients
- * that do not speak URL elicitation. It looks through the whole result as
- * frameworks pass it on: an invocation, an MCP tool result
- * (structuredContent and its content), a bare content list, JSON text,
- * JSON text within JSON text. Every invocation waiting for the customer
- * loses its link and is marked as sent (next.elicitation), as the server
- * does over URL elicitation; the rest comes back unchanged, and the
- * result given is left as it was.
+ * model sees it and hands it to the host's UI, for clients that do not
+ * speak URL elicitation. It looks through the whole result as frameworks
+ * pass it on: an invocation, an MCP tool result (structuredContent and
+ * its content), a bare content list, JSON text, JSON text within JSON
+ * text, a JSON-RPC error -32042 (its data.elicitations). Each distinct
+ * page found goes to show once; every invocation waiting for the customer
+ * loses its link, is marked as sent (next.elicitation) and says so in
+ * next.message (askedOnTheirDevice), as the server does over URL
+ * elicitation; any other mention of a page becomes linkWithheld. A result
+ * without a page comes back unchanged, and the result given is left as it
+ * was.
  */
 export function takeCustomerPage<T>(result: T, show: (url: string) => void): T {
-  let page = "";
-  let taken = 0;
+  const pages: string[] = [];
+  const take = (url: string): void => {
+    if (!pages.includes(url)) pages.push(url);
+  };
   const walk = (v: unknown): unknown => {
     if (typeof v === "string") {
-      if (!v.includes("confirm")) return v;
       let parsed: unknown;
       try {
         parsed = JSON.parse(v);
       } catch {
-        return v; // Text that is not JSON carries no invocation.
+        return v; // Text that is not JSON carries no invocation; scrub catches a mention.
       }
       if (typeof parsed !== "object" || parsed === null) return v;
-      const before = taken;
+      const before = pages.length;
       const out = walk(parsed);
-      return taken === before ? v : JSON.stringify(out);
+      return pages.length === before ? v : JSON.stringify(out);
     }
     if (Array.isArray(v)) return v.map(walk);
     if (typeof v !== "object" || v === null || Object.getPrototypeOf(v) !== Object.prototype) return v;
@@ -188,13 +209,31 @@ export function takeCustomerPage<T>(result: T, show: (url: string) => void): T {
     for (const [k, x] of Object.entries(v)) o[k] = walk(x);
     const next = o.next as { kind?: unknown; url?: unknown } | undefined;
     if (next?.kind === "confirm" && typeof next.url === "string" && next.url !== "") {
-      page = next.url;
-      taken++;
-      o.next = { ...next, url: "", elicitation: "sent" };
+      take(next.url);
+      o.next = { ...next, url: "", elicitation: "sent", message: askedOnTheirDevice };
+    }
+    const data = o.data as { elicitations?: unknown } | undefined;
+    if (o.code === urlElicitationRequired && Array.isArray(data?.elicitations)) {
+      o.data = {
+        ...data,
+        elicitations: data.elicitations.map((e: unknown) => {
+          const el = e as { mode?: unknown; url?: unknown };
+          if (el?.mode !== "url" || typeof el.url !== "string" || el.url === "") return e;
+          take(el.url);
+          return { ...el, url: "" };
+        }),
+      };
     }
     return o;
   };
-  const out = walk(result) as T;
-  if (page !== "") show(page);
-  return out;
+  const scrub = (v: unknown): unknown => {
+    if (typeof v === "string") return pages.reduce((s, p) => s.split(p).join(linkWithheld), v);
+    if (Array.isArray(v)) return v.map(scrub);
+    if (typeof v !== "object" || v === null || Object.getPrototypeOf(v) !== Object.prototype) return v;
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, scrub(x)]));
+  };
+  const out = walk(result);
+  if (pages.length === 0) return result;
+  for (const p of pages) show(p);
+  return scrub(out) as T;
 }

@@ -8,10 +8,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { TaskSession } from "./index.js";
-
-/** JSON-RPC's URLElicitationRequired. */
-const urlElicitationRequired = -32042;
+import { urlElicitationRequired, type TaskSession } from "./index.js";
 
 /** An MCP client of one task that takes the customer's page as a URL elicitation. */
 export class TaskMCPClient {

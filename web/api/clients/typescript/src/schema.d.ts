@@ -929,7 +929,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description Sent with wait: why the answer came: changed (it left the state waited on), final (it is terminal, nothing more will happen), timeout (the wait ran out, nothing changed). */
+                    /** @description Sent with wait: why the answer came: changed (it left the state waited on), final (it is terminal, nothing more will happen), timeout (nothing changed: the wait ran out, or the console began shutting down). */
                     "Countersign-Wait"?: "changed" | "final" | "timeout";
                     [name: string]: unknown;
                 };

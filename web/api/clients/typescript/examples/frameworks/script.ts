@@ -5,6 +5,8 @@
 // framework put in its prompt (any structure, JSON text included), and it
 // keeps every prompt it was given so the example can print what the model
 // saw.
+import { terminalStates, type State } from "../../src/index.js";
+
 declare const process: { env: Record<string, string | undefined> };
 
 /** A move of the scripted model: a tool call or its final text. */
@@ -12,8 +14,6 @@ export type Move = { tool: string; args: Record<string, unknown> } | { text: str
 
 /** Reads an environment variable ("" when unset). */
 export const env = (name: string): string => process.env[name] ?? "";
-
-const terminal = ["completed", "failed", "not_dispatched", "rejected", "expired", "reversed"];
 
 /** The scripted refund conversation and everything the model was given. */
 export class RefundScript {
@@ -36,7 +36,7 @@ export class RefundScript {
       this.announced = true;
       console.log(JSON.stringify({ proposed: inv.id, state: inv.state }));
     }
-    if (terminal.includes(inv.state)) return { text: `Done: ${inv.say ?? inv.state}` };
+    if (terminalStates.includes(inv.state as State)) return { text: `Done: ${inv.say ?? inv.state}` };
     return { tool: "wait_for_outcome", args: { invocation_id: inv.id, seconds: 30, state: inv.state } };
   }
 
