@@ -87,3 +87,58 @@ func TestAPersonsTokensStopWithTheirStaffAccount(t *testing.T) {
 		}
 	}
 }
+
+// TestAProposalWhosePersonLeavesTheStaffDuringItsDryRunIsNotRecorded
+// disables the person whose consent issued a client's access token, or
+// makes them a customer, while the token's proposal is being dry-run over
+// MCP: the grant no longer stands in the transaction that would record
+// the proposal, so it is refused (token_revoked) and nothing is recorded,
+// as when the grant itself is revoked.
+func TestAProposalWhosePersonLeavesTheStaffDuringItsDryRunIsNotRecorded(t *testing.T) {
+	t.Parallel()
+	for name, change := range map[string]func(b *webtest.Stack) error{
+		"disabled": func(b *webtest.Stack) error {
+			return b.Accounts.SetDisabled(context.Background(), b.Users[accounts.Admin].User, b.Users[accounts.Agent].ID, true)
+		},
+		"made a customer": func(b *webtest.Stack) error {
+			return b.Accounts.SetRole(context.Background(), b.Users[accounts.Admin].User, b.Users[accounts.Agent].ID, accounts.Customer)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
+			order := b.DamagedOrder(t)
+			c := b.Client(t)
+			c.MustSignIn(b.Users[accounts.Agent])
+			access := c.OAuthTokens(b.Assistant.ID)["access_token"].(string)
+			cs, err := mcpSession(t, b, access, b.TaskID())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			held := holdShopDryRun(t, b)
+			answer := make(chan string, 1)
+			go func() {
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "propose_issue_refund",
+					Arguments: map[string]any{"order_id": order, "amount_cents": 1500, "reason_code": "damaged"}})
+				if err != nil {
+					answer <- err.Error()
+					return
+				}
+				raw, _ := json.Marshal(res.StructuredContent)
+				answer <- string(raw)
+			}()
+			<-held.reached
+			if err := change(b); err != nil {
+				t.Fatal(err)
+			}
+			close(held.release)
+			if got := <-answer; !strings.Contains(got, "token_revoked") {
+				t.Errorf("the proposal after the person was %s: %s, want refused with token_revoked", name, got)
+			}
+			if n := invocationCount(t, b); n != 0 {
+				t.Errorf("%d invocations recorded after the person was %s, want none", n, name)
+			}
+		})
+	}
+}
