@@ -205,8 +205,8 @@ type OAuthAccess struct {
 	UserDisabled  bool
 }
 
-// OAuthAccessByHash returns the access token of hash when it is neither
-// revoked nor expired at at and its grant is not revoked; otherwise
+// OAuthAccessByHash returns the access token of hash when neither it nor
+// its grant is revoked or expired at at; otherwise
 // ErrNotFound. Its last use is recorded at most once a minute.
 func (s *Store) OAuthAccessByHash(ctx context.Context, hash []byte, at time.Time) (OAuthAccess, error) {
 	var a OAuthAccess
@@ -216,7 +216,8 @@ func (s *Store) OAuthAccessByHash(ctx context.Context, hash []byte, at time.Time
 			t.expires_at, u.name, c.revoked_at IS NOT NULL, u.disabled_at IS NOT NULL OR u.role = 'customer'
 		FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id
 			JOIN oauth_clients c ON c.id = g.client_id JOIN users u ON u.id = g.user_id
-		WHERE t.hash = $1 AND t.kind = 'access' AND t.revoked_at IS NULL AND t.expires_at > $2 AND g.revoked_at IS NULL`,
+		WHERE t.hash = $1 AND t.kind = 'access' AND t.revoked_at IS NULL AND t.expires_at > $2 AND g.revoked_at IS NULL
+			AND g.expires_at > $2`,
 		hash, at).Scan(&g.ID, &g.ClientID, &g.UserID, &g.AssistantID, &g.ActsAsUser, &g.Resource, &g.CreatedAt, &g.ExpiresAt,
 		&a.ExpiresAt, &a.UserName, &a.ClientRevoked, &a.UserDisabled)
 	if err != nil {

@@ -142,18 +142,21 @@ func (s *Service) refresh(ctx context.Context, form url.Values, c Client) (Token
 	return out, nil
 }
 
-// pair makes a new access token and refresh token of grant g at now; the
-// refresh token never outlives the grant.
+// pair makes a new access token and refresh token of grant g at now;
+// neither outlives the grant.
 func (s *Service) pair(g store.OAuthGrant, now time.Time) (TokenResponse, []store.OAuthToken) {
 	at, ah := secret(AccessPrefix)
 	rt, rh := secret(RefreshPrefix)
-	rExp := now.Add(RefreshLifetime)
+	aExp, rExp := now.Add(AccessLifetime), now.Add(RefreshLifetime)
+	if g.ExpiresAt.Before(aExp) {
+		aExp = g.ExpiresAt
+	}
 	if g.ExpiresAt.Before(rExp) {
 		rExp = g.ExpiresAt
 	}
-	return TokenResponse{AccessToken: at, TokenType: "Bearer", ExpiresIn: int(AccessLifetime.Seconds()), RefreshToken: rt},
+	return TokenResponse{AccessToken: at, TokenType: "Bearer", ExpiresIn: int(aExp.Sub(now).Seconds()), RefreshToken: rt},
 		[]store.OAuthToken{
-			{Hash: ah, GrantID: g.ID, Kind: "access", CreatedAt: now, ExpiresAt: now.Add(AccessLifetime)},
+			{Hash: ah, GrantID: g.ID, Kind: "access", CreatedAt: now, ExpiresAt: aExp},
 			{Hash: rh, GrantID: g.ID, Kind: "refresh", CreatedAt: now, ExpiresAt: rExp},
 		}
 }

@@ -6,8 +6,10 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"countersign/internal/accounts"
+	"countersign/internal/authserver"
 	"countersign/web/webtest"
 )
 
@@ -206,5 +208,35 @@ func TestBrowserClientsMayCallTheClientEndpoints(t *testing.T) {
 	res := b.OAuthPost(t, "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"x"}, "client_id": {"ocl_x"}})
 	if res.Header.Get("Access-Control-Allow-Origin") != "*" {
 		t.Errorf("the token endpoint's answer is not readable by a page: %v", res.Header)
+	}
+}
+
+// TestNoAccessTokenOutlivesItsGrant: a consent lasts GrantLifetime; an
+// access token issued by a refresh shortly before the grant ends stops
+// with the grant, not an access lifetime later.
+func TestNoAccessTokenOutlivesItsGrant(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
+	tok := c.OAuthTokens(b.Assistant.ID)
+	rt := tok["refresh_token"].(string)
+	var access string
+	// Refreshes keep the grant's tokens going up to five minutes before
+	// the grant ends (each refresh token lives RefreshLifetime at most).
+	for left := authserver.GrantLifetime; left > 5*time.Minute; {
+		step := min(authserver.RefreshLifetime-time.Hour, left-5*time.Minute)
+		b.Clock.Advance(step)
+		left -= step
+		next := b.OAuthPost(t, "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt},
+			"client_id": {tok["client_id"].(string)}}).Want(t, http.StatusOK)
+		rt, access = next.JSON["refresh_token"].(string), next.JSON["access_token"].(string)
+	}
+	if s := mcpStatus(t, b, b.Server.URL, access); s != http.StatusOK {
+		t.Fatalf("the last access token before the grant ends: %d, want 200", s)
+	}
+	b.Clock.Advance(6 * time.Minute)
+	if s := mcpStatus(t, b, b.Server.URL, access); s != http.StatusUnauthorized {
+		t.Errorf("an access token a minute after its grant ended: %d, want 401", s)
 	}
 }
