@@ -240,3 +240,65 @@ func TestNoAccessTokenOutlivesItsGrant(t *testing.T) {
 		t.Errorf("an access token a minute after its grant ended: %d, want 401", s)
 	}
 }
+
+// TestAnAccessTokenCostsNoMoreStatementsThanAKey: /mcp verifies its
+// bearer on every call; a person's own access token (the most a token
+// reads: its grant, client, person, own assistant) sends no more
+// statements than an API key does for the same call.
+func TestAnAccessTokenCostsNoMoreStatementsThanAKey(t *testing.T) {
+	t.Parallel()
+	rec := &webtest.Statements{}
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant(), webtest.WithQueryTracer(rec))
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
+	access := c.OAuthTokens("self")["access_token"].(string)
+	count := func(secret string) []string {
+		var status int
+		sql := rec.During(func() { status = mcpStatus(t, b, b.Server.URL, secret) })
+		if status != http.StatusOK {
+			t.Fatalf("initialize: %d", status)
+		}
+		return sql
+	}
+	key, token := count(b.Key), count(access)
+	if len(token) > len(key) {
+		t.Errorf("an initialize sends %d statements with an access token, %d with a key; want no more:\n%s",
+			len(token), len(key), strings.Join(token, "\n"))
+	}
+}
+
+// TestATokenActsAsAnOwnAssistantOnlyForItsPerson: a grant whose
+// assistant is a person's own acts only when it was that person's consent
+// to act as themselves; a grant row saying otherwise (acting as the own
+// assistant without naming the person accountable, or as themselves with
+// an admin's assistant) is refused like an unknown token.
+func TestATokenActsAsAnOwnAssistantOnlyForItsPerson(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
+	access := c.OAuthTokens("self")["access_token"].(string)
+	ctx := context.Background()
+	var own string
+	if err := b.Store.Pool().QueryRow(ctx, `SELECT assistant_id FROM oauth_grants`).Scan(&own); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []struct {
+		name, sql string
+		args      []any
+		want      int
+	}{
+		{"as consented", `SELECT 1`, nil, http.StatusOK},
+		{"own assistant, not acting as the person", `UPDATE oauth_grants SET acts_as_user = false`, nil, http.StatusUnauthorized},
+		{"as the person, an admin's assistant", `UPDATE oauth_grants SET acts_as_user = true, assistant_id = $1`,
+			[]any{b.Assistant.ID}, http.StatusUnauthorized},
+		{"as consented again", `UPDATE oauth_grants SET acts_as_user = true, assistant_id = $1`, []any{own}, http.StatusOK},
+	} {
+		if _, err := b.Store.Pool().Exec(ctx, s.sql, s.args...); err != nil {
+			t.Fatal(err)
+		}
+		if got := mcpStatus(t, b, b.Server.URL, access); got != s.want {
+			t.Errorf("%s: /mcp answers %d, want %d", s.name, got, s.want)
+		}
+	}
+}
