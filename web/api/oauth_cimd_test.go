@@ -122,3 +122,24 @@ func TestAnAdminRevokesADocumentClientWhoseDocumentIsGone(t *testing.T) {
 		t.Errorf("the revoked client's token on /mcp: %d, want 401", s)
 	}
 }
+
+// TestADocumentFetchThatFailsSaysNoMoreThanThat: anyone may name a
+// metadata document URL at the token endpoint; when it cannot be
+// fetched, the answer says so in the console's words, never the
+// network's (no address it resolved to, no dialer or library message),
+// so the endpoint does not tell a caller what names resolve to inside.
+func TestADocumentFetchThatFailsSaysNoMoreThanThat(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t)
+	res := b.OAuthPost(t, "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"cso_rt_x"},
+		"client_id": {"https://127.0.0.1:1/client.json"}})
+	desc, _ := res.JSON["error_description"].(string)
+	if res.JSON["error"] != "invalid_client" || desc == "" {
+		t.Fatalf("an unfetchable document: %d %s, want invalid_client with a description", res.Status, res.Body)
+	}
+	for _, leak := range []string{"127.0.0.1:", "refused to connect", "safehttp", "dial", "Get \""} {
+		if strings.Contains(strings.ReplaceAll(desc, "https://127.0.0.1:1/client.json", ""), leak) {
+			t.Errorf("the refusal tells the network's words (%q): %s", leak, desc)
+		}
+	}
+}
