@@ -141,3 +141,21 @@ func TestRegistrationIsRateLimitedPerAddress(t *testing.T) {
 		t.Errorf("the eleventh registration: %d %s (Retry-After %q)", res.Status, res.Body, res.Header.Get("Retry-After"))
 	}
 }
+
+// TestAClientNameHidesNothing: the consent page shows the name a client
+// gives itself; a name carrying a character a person cannot see, or one
+// that turns the reading direction ("Claude" spelt with a zero-width
+// space, a right-to-left override hiding what follows), is refused at
+// registration, as any argument carrying one is (internal/invisible).
+func TestAClientNameHidesNothing(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t)
+	for _, name := range []string{"Cla\u200bude", "Claude \u202egnp.lived", "Claude\u2066 official\u2069", "Claude\u00ad"} {
+		res := b.Call(t, "", http.MethodPost, "/oauth/register", map[string]any{"client_name": name, "redirect_uris": []string{testRedirect}})
+		if res.Status != http.StatusBadRequest || res.JSON["error"] != "invalid_client_metadata" {
+			t.Errorf("register %q: %d %s, want invalid_client_metadata", name, res.Status, res.Body)
+		}
+	}
+	b.Call(t, "", http.MethodPost, "/oauth/register", map[string]any{"client_name": "Claude 🤖 (Anthropic)",
+		"redirect_uris": []string{testRedirect}}).Want(t, http.StatusCreated)
+}
