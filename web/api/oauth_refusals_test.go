@@ -1,7 +1,9 @@
 package api_test
 
 import (
+	"fmt"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"testing"
@@ -158,4 +160,25 @@ func TestAClientNameHidesNothing(t *testing.T) {
 	}
 	b.Call(t, "", http.MethodPost, "/oauth/register", map[string]any{"client_name": "Claude 🤖 (Anthropic)",
 		"redirect_uris": []string{testRedirect}}).Want(t, http.StatusCreated)
+}
+
+// TestRegistrationCountsAnIPv6SubscriberAsOneAddress: one subscriber
+// usually holds a whole IPv6 /64, so the registration limit counts the
+// /64 as one address, as the sign-in throttle does (accounts.SourceOf):
+// ten registrations from ten addresses of one /64 spend its minute, and
+// another /64 still registers.
+func TestRegistrationCountsAnIPv6SubscriberAsOneAddress(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t, webtest.WithTrustedProxies(netip.MustParsePrefix("127.0.0.0/8")))
+	body := map[string]any{"client_name": "x", "redirect_uris": []string{testRedirect}}
+	from := func(ip string) webtest.APIResponse {
+		return b.Call(t, "", http.MethodPost, "/oauth/register", body, "X-Forwarded-For", ip)
+	}
+	for i := range 10 {
+		from(fmt.Sprintf("2001:db8:0:1::%x", i+1)).Want(t, http.StatusCreated)
+	}
+	if res := from("2001:db8:0:1::ff"); res.Status != http.StatusTooManyRequests {
+		t.Errorf("an eleventh registration from the same /64: %d %s, want 429", res.Status, res.Body)
+	}
+	from("2001:db8:0:2::1").Want(t, http.StatusCreated)
 }
