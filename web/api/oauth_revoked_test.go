@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -140,5 +141,58 @@ func TestAProposalWhosePersonLeavesTheStaffDuringItsDryRunIsNotRecorded(t *testi
 				t.Errorf("%d invocations recorded after the person was %s, want none", n, name)
 			}
 		})
+	}
+}
+
+// TestAProposalWhoseGrantEndsDuringItsDryRunIsNotRecorded: a proposal
+// made with a live access token whose consent (grant) ends while its dry
+// run is still running is refused in the transaction that would record
+// it (token_revoked), as when the grant is revoked.
+func TestAProposalWhoseGrantEndsDuringItsDryRunIsNotRecorded(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
+	access := c.OAuthTokens("self")["access_token"].(string)
+	// The consent is five minutes from its end (as after 90 days less
+	// five minutes, without the shop's orders ageing meanwhile).
+	if _, err := b.Store.Pool().Exec(context.Background(), `UPDATE oauth_grants SET expires_at = $1`,
+		b.Clock.Now().Add(5*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	open, err := mcpSession(t, b, access, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer open.Close()
+	task := callTool(t, open, "open_task", map[string]any{"customer_ref": webtest.Jordan, "conversation_id": "late-1",
+		"allowed_actions": []string{"issue_refund"}})
+	cs, err := mcpSession(t, b, access, task["id"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	order := b.DamagedOrder(t)
+	held := holdShopDryRun(t, b)
+	answer := make(chan string, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "propose_issue_refund",
+			Arguments: map[string]any{"order_id": order, "amount_cents": 1500, "reason_code": "damaged"}})
+		if err != nil {
+			answer <- err.Error()
+			return
+		}
+		raw, _ := json.Marshal(res.StructuredContent)
+		answer <- string(raw)
+	}()
+	<-held.reached
+	b.Clock.Advance(6 * time.Minute)
+	close(held.release)
+	if got := <-answer; !strings.Contains(got, "token_revoked") {
+		t.Errorf("the proposal after its grant ended: %.300s, want refused with token_revoked", got)
+	}
+	var n int
+	if err := b.Store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM invocations WHERE task_id = $1`, task["id"]).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d invocations (%v) recorded after the grant ended, want none", n, err)
 	}
 }
