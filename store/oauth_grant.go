@@ -195,36 +195,41 @@ func (s *Store) RotateOAuthRefresh(ctx context.Context, hash []byte, at time.Tim
 }
 
 // OAuthAccess is a live access token with what it acts as: its grant, the
-// name of the person who consented, and whether its client is revoked or
-// that person disabled (or no longer one of the staff).
+// name of the person who consented, whether its client is revoked or
+// that person disabled (or no longer one of the staff), and whose own
+// assistant the grant's assistant is (0 when it is an admin's).
 type OAuthAccess struct {
 	Grant         OAuthGrant
 	ExpiresAt     time.Time
 	UserName      string
 	ClientRevoked bool
 	UserDisabled  bool
+	OwnerUserID   int64
 }
 
-// OAuthAccessByHash returns the access token of hash when it is neither
-// revoked nor expired at at and its grant is not revoked; otherwise
-// ErrNotFound. Its last use is recorded at most once a minute.
+// OAuthAccessByHash returns the access token of hash when neither it nor
+// its grant is revoked or expired at at; otherwise ErrNotFound. It is
+// read on every call to /mcp, so it is one statement, which also records
+// the token's last use (at most once a minute).
 func (s *Store) OAuthAccessByHash(ctx context.Context, hash []byte, at time.Time) (OAuthAccess, error) {
 	var a OAuthAccess
 	g := &a.Grant
 	err := s.pool.QueryRow(ctx, `
+		WITH touched AS (
+			UPDATE oauth_tokens SET last_used_at = $2 WHERE hash = $1 AND kind = 'access' AND revoked_at IS NULL
+				AND expires_at > $2 AND (last_used_at IS NULL OR last_used_at < $2::timestamptz - interval '1 minute'))
 		SELECT g.id, g.client_id, g.user_id, g.assistant_id, g.acts_as_user, g.resource, g.created_at, g.expires_at,
-			t.expires_at, u.name, c.revoked_at IS NOT NULL, u.disabled_at IS NOT NULL OR u.role = 'customer'
+			t.expires_at, u.name, c.revoked_at IS NOT NULL, u.disabled_at IS NOT NULL OR u.role = 'customer',
+			coalesce(o.user_id, 0)
 		FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id
 			JOIN oauth_clients c ON c.id = g.client_id JOIN users u ON u.id = g.user_id
-		WHERE t.hash = $1 AND t.kind = 'access' AND t.revoked_at IS NULL AND t.expires_at > $2 AND g.revoked_at IS NULL`,
+			LEFT JOIN operator_assistants o ON o.assistant_id = g.assistant_id
+		WHERE t.hash = $1 AND t.kind = 'access' AND t.revoked_at IS NULL AND t.expires_at > $2 AND g.revoked_at IS NULL
+			AND g.expires_at > $2`,
 		hash, at).Scan(&g.ID, &g.ClientID, &g.UserID, &g.AssistantID, &g.ActsAsUser, &g.Resource, &g.CreatedAt, &g.ExpiresAt,
-		&a.ExpiresAt, &a.UserName, &a.ClientRevoked, &a.UserDisabled)
+		&a.ExpiresAt, &a.UserName, &a.ClientRevoked, &a.UserDisabled, &a.OwnerUserID)
 	if err != nil {
 		return OAuthAccess{}, fmt.Errorf("store.OAuthAccessByHash: %w", notFound(err, "access token"))
-	}
-	if _, err := s.pool.Exec(ctx, `UPDATE oauth_tokens SET last_used_at = $2 WHERE hash = $1
-		AND (last_used_at IS NULL OR last_used_at < $2::timestamptz - interval '1 minute')`, hash, at); err != nil {
-		return OAuthAccess{}, fmt.Errorf("store.OAuthAccessByHash: %w", err)
 	}
 	return a, nil
 }

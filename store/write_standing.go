@@ -39,9 +39,11 @@ type StandingQuery struct {
 // Policy is nil when the action has none.
 type Standing struct {
 	Key *APIKey
-	// Grant is the query's OAuth grant, share-locked (revoking it, or
-	// its client, waits for the write's commit); nil when the query named
-	// none or an unknown one.
+	// Grant is the query's OAuth grant, share-locked with the person who
+	// consented (revoking the grant or its client, disabling the person
+	// or changing their role waits for the write's commit); nil when the
+	// query named none, an unknown one, or one whose person is disabled
+	// or no longer staff.
 	Grant         *OAuthGrant
 	Assistant     *Assistant
 	ActionEnabled bool
@@ -54,7 +56,17 @@ const (
 		WHERE id = (SELECT assistant_id FROM api_keys WHERE id = $1) FOR SHARE`
 	standingActionSQL = `SELECT a.enabled FROM assistant_actions a JOIN api_keys k ON k.assistant_id = a.assistant_id
 		WHERE k.id = $1 AND a.system = $2 AND a.action = $3 FOR SHARE OF a`
-	standingGrantSQL          = `SELECT ` + oauthGrantColumns + ` FROM oauth_grants WHERE id = $1 FOR SHARE`
+	// A grant stands while the person who consented is still enabled
+	// staff: their row is share-locked with it, so a disabling or role
+	// change waits for the write. (Revoking the client revokes its grants
+	// in the same transaction, which the grant's lock already orders; the
+	// client row is not locked, which would deadlock with that
+	// revocation's client-then-grants order.)
+	standingGrantSQL = `SELECT g.id, g.client_id, g.user_id, g.assistant_id, g.acts_as_user, g.resource, g.created_at,
+			g.expires_at, g.revoked_at, g.revoked_why
+		FROM oauth_grants g JOIN users u ON u.id = g.user_id
+		WHERE g.id = $1 AND u.disabled_at IS NULL AND u.role <> 'customer'
+		FOR SHARE OF g, u`
 	standingGrantAssistantSQL = `SELECT ` + assistantColumns + ` FROM assistants
 		WHERE id = (SELECT assistant_id FROM oauth_grants WHERE id = $1) FOR SHARE`
 	standingGrantActionSQL = `SELECT a.enabled FROM assistant_actions a JOIN oauth_grants g ON g.assistant_id = a.assistant_id

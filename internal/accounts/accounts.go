@@ -86,7 +86,7 @@ func (s *Service) SignIn(ctx context.Context, email, password, ip string) (User,
 // alone neither clears the counters nor makes the address known, so
 // wrong codes after it stay counted with the password guesses.
 func (s *Service) CheckSignInPassword(ctx context.Context, email, password, ip string) (User, error) {
-	account, source := normaliseEmail(email), sourceOf(ip)
+	account, source := normaliseEmail(email), SourceOf(ip)
 	now := s.now()
 	if err := s.takeAttempt(ctx, account, source, now); err != nil {
 		return User{}, err
@@ -115,7 +115,7 @@ func (s *Service) CheckSignInPassword(ctx context.Context, email, password, ip s
 // failures are forgotten and the address becomes known to the account
 // (see Throttle).
 func (s *Service) CompleteSignIn(ctx context.Context, u User, ip string) error {
-	return s.store.SignInSucceeded(ctx, normaliseEmail(u.Email), sourceOf(ip), s.now())
+	return s.store.SignInSucceeded(ctx, normaliseEmail(u.Email), SourceOf(ip), s.now())
 }
 
 // TakeSignInAttempt counts one attempt at u's sign-in from ip other than a
@@ -123,7 +123,7 @@ func (s *Service) CompleteSignIn(ctx context.Context, u User, ip string) error {
 // code is compared: it fails with apperr.LimitReached, counting nothing,
 // when a counter is full, so codes and passwords share one budget.
 func (s *Service) TakeSignInAttempt(ctx context.Context, u User, ip string) error {
-	return s.takeAttempt(ctx, normaliseEmail(u.Email), sourceOf(ip), s.now())
+	return s.takeAttempt(ctx, normaliseEmail(u.Email), SourceOf(ip), s.now())
 }
 
 // User returns the user with id, or apperr.NotFound.
@@ -272,7 +272,7 @@ func (s *Service) ConfirmPassword(ctx context.Context, id int64, password, ip st
 // the attempt is counted first, and a right password is recorded as a
 // success.
 func (s *Service) checkCurrent(ctx context.Context, row store.User, password, ip string) (bool, error) {
-	account, source := row.Email, sourceOf(ip)
+	account, source := row.Email, SourceOf(ip)
 	now := s.now()
 	if err := s.takeAttempt(ctx, account, source, now); err != nil {
 		return false, err

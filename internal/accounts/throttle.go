@@ -121,9 +121,11 @@ func throttled(wait time.Duration) error {
 		RetryAfterSeconds: int(wait.Seconds())}
 }
 
-// sourceOf is the throttle's key for a client address: the address itself,
-// or its /64 for IPv6, since one subscriber usually holds a whole /64.
-func sourceOf(ip string) string {
+// SourceOf is the key a limit per client address counts under (the
+// sign-in throttle's, the OAuth registration limit's): the address
+// itself, or its /64 for IPv6, since one subscriber usually holds a whole
+// /64.
+func SourceOf(ip string) string {
 	addr, err := netip.ParseAddr(ip)
 	if err != nil {
 		return ip

@@ -179,8 +179,8 @@ func TestIPv6SourcesCountPer64(t *testing.T) {
 		"fe80::1%eth0":         "fe80::/64",
 		"not an address":       "not an address",
 	} {
-		if got := sourceOf(in); got != want {
-			t.Errorf("sourceOf(%q) = %q, want %q", in, got, want)
+		if got := SourceOf(in); got != want {
+			t.Errorf("SourceOf(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

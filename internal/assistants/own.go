@@ -12,29 +12,43 @@ import (
 // OwnAssistant returns the console user's own assistant, made on first
 // use: what a client acts as when the person connected it to act as
 // themselves. It may act for any customer (the person may, in the
-// console), has every action of every connected system turned on (its
-// proposals still route by policy, and the person never approves them),
-// and the default maxima, which an admin may change like any assistant's.
+// console), starts with every action of every connected system turned on
+// (its proposals still route by policy, and the person never approves
+// them), and the default maxima; an admin may change its actions and
+// maxima like any assistant's, and the person's later consents keep what
+// the admin set.
 func (s *Service) OwnAssistant(ctx context.Context, userID int64) (Assistant, error) {
 	id, err := s.store.OperatorAssistant(ctx, userID)
-	name := "own-" + strconv.FormatInt(userID, 10)
-	for try := 0; errors.Is(err, store.ErrNotFound) && try < 3; try++ {
-		id = newID("ast")
-		err = s.store.InsertOperatorAssistant(ctx, userID, store.Assistant{ID: id, Name: name, CreatedAt: s.now()})
-		if errors.Is(err, store.ErrConflict) {
-			// Another consent of the same person made it meanwhile, or an
-			// admin's assistant has the name: then another name.
-			id, err = s.store.OperatorAssistant(ctx, userID)
-			name = "own-" + strconv.FormatInt(userID, 10) + "-" + randomHex(2)
-		}
+	if errors.Is(err, store.ErrNotFound) {
+		id, err = s.makeOwn(ctx, userID)
 	}
 	if err != nil {
 		return Assistant{}, err
 	}
-	if err := s.EnableAll(ctx, id); err != nil {
-		return Assistant{}, err
-	}
 	return s.Get(ctx, id)
+}
+
+// makeOwn makes the person's own assistant and turns its actions on; when
+// another consent of the same person made it meanwhile, that one is
+// returned as it is.
+func (s *Service) makeOwn(ctx context.Context, userID int64) (string, error) {
+	name := "own-" + strconv.FormatInt(userID, 10)
+	for try := 0; ; try++ {
+		id := newID("ast")
+		err := s.store.InsertOperatorAssistant(ctx, userID, store.Assistant{ID: id, Name: name, CreatedAt: s.now()})
+		if err == nil {
+			return id, s.EnableAll(ctx, id)
+		}
+		if !errors.Is(err, store.ErrConflict) || try == 2 {
+			return "", err
+		}
+		// Another consent of the same person made it meanwhile, or an
+		// admin's assistant has the name: then another name.
+		if other, err := s.store.OperatorAssistant(ctx, userID); !errors.Is(err, store.ErrNotFound) {
+			return other, err
+		}
+		name = "own-" + strconv.FormatInt(userID, 10) + "-" + randomHex(2)
+	}
 }
 
 // Configured lists the assistants an admin configured that are enabled:
@@ -60,8 +74,8 @@ func (s *Service) Configured(ctx context.Context) ([]Assistant, error) {
 
 // ForToken returns the assistant an access token acts as, with its
 // action switches: when actsFor is set, the person's own assistant,
-// bound to them (ActsFor); otherwise a configured one. A disabled
-// assistant, or an own assistant of someone else, is the same
+// bound to them (ActsFor; authserver.Service.Verify checked that it is
+// theirs); otherwise a configured one. A disabled assistant is the same
 // unauthenticated error as an unknown token.
 func (s *Service) ForToken(ctx context.Context, assistantID string, actsFor int64, name string) (Assistant, error) {
 	denied := &apperr.Error{Kind: apperr.Unauthenticated, Code: "invalid_token",
@@ -77,10 +91,6 @@ func (s *Service) ForToken(ctx context.Context, assistantID string, actsFor int6
 		return Assistant{}, denied
 	}
 	if actsFor != 0 {
-		own, err := s.store.OperatorAssistant(ctx, actsFor)
-		if err != nil || own != assistantID {
-			return Assistant{}, denied
-		}
 		a.ActsFor, a.ActsForName = actsFor, name
 	}
 	return a, nil

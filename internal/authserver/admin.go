@@ -22,6 +22,18 @@ func (s *Service) Clients(ctx context.Context) ([]Client, error) {
 	return out, nil
 }
 
+// KeptClient returns the client of id as the console keeps it, fetching
+// nothing: what an admin acts on, even when the client's metadata
+// document can no longer be fetched. Not found when there is no such
+// client.
+func (s *Service) KeptClient(ctx context.Context, id string) (Client, error) {
+	row, err := s.store.OAuthClient(ctx, id)
+	if err != nil {
+		return Client{}, err
+	}
+	return clientFromRow(row), nil
+}
+
 // Grants lists every grant (a person's consent and the tokens issued on
 // it), newest first.
 func (s *Service) Grants(ctx context.Context) ([]store.OAuthGrantRow, error) {

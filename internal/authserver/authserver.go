@@ -78,7 +78,7 @@ type Config struct {
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	// Fetch is how Client ID Metadata Documents are fetched: the zero
-	// value in production (safehttp: public https addresses only, 10
+	// value in production (safehttp: public https addresses only, 5
 	// seconds); tests set its Test allowance.
 	Fetch safehttp.Options
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"countersign/internal/invisible"
 	"countersign/store"
 )
 
@@ -184,8 +185,9 @@ func loopback(host string) bool {
 }
 
 // clientName is the name a client gave itself, or its redirect host when
-// it gave none; a name with control characters, or longer than 100
-// characters, is invalid_client_metadata.
+// it gave none; a name longer than 100 characters, or with a character a
+// person cannot see or that turns the reading direction (the consent page
+// shows the name), is invalid_client_metadata.
 func clientName(name, fallback string) (string, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
@@ -194,8 +196,13 @@ func clientName(name, fallback string) (string, error) {
 		}
 		return "Unnamed client", nil
 	}
-	if len([]rune(name)) > 100 || strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+	if len([]rune(name)) > 100 {
 		return "", oauthErr(http.StatusBadRequest, "invalid_client_metadata", "client_name must be at most 100 characters of text.")
+	}
+	if f, hidden := invisible.Find(name, false); hidden {
+		return "", oauthErr(http.StatusBadRequest, "invalid_client_metadata", fmt.Sprintf(
+			"client_name carries %s (%s) at character %d, which a person cannot see on the consent page; remove it.",
+			f.Code(), f.Name(), f.Position))
 	}
 	return name, nil
 }

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 
+	"countersign/internal/safehttp"
 	"countersign/store"
 )
 
@@ -69,9 +70,16 @@ func (s *Service) fetchDocument(ctx context.Context, id string) (metadataDocumen
 		return refuse("cannot be requested.")
 	}
 	req.Header.Set("Accept", "application/json")
+	// Anyone may name a document at the token endpoint: a failure is told
+	// in the console's words, never the network's (the address a name
+	// resolved to, the dialer's message), which would map what names
+	// resolve to inside.
 	resp, err := s.fetch.Do(req)
+	if refused := (*safehttp.RefusedError)(nil); errors.As(err, &refused) {
+		return refuse("is not at a public https address; the console fetches documents from the internet only.")
+	}
 	if err != nil {
-		return refuse("could not be fetched (%v).", err)
+		return refuse("could not be fetched: the connection failed or did not answer in time.")
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -79,7 +87,7 @@ func (s *Service) fetchDocument(ctx context.Context, id string) (metadataDocumen
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDocument+1))
 	if err != nil {
-		return refuse("could not be read (%v).", err)
+		return refuse("could not be read to its end.")
 	}
 	if len(body) > maxDocument {
 		return refuse("is larger than %d bytes.", maxDocument)

@@ -142,18 +142,21 @@ func (s *Service) refresh(ctx context.Context, form url.Values, c Client) (Token
 	return out, nil
 }
 
-// pair makes a new access token and refresh token of grant g at now; the
-// refresh token never outlives the grant.
+// pair makes a new access token and refresh token of grant g at now;
+// neither outlives the grant.
 func (s *Service) pair(g store.OAuthGrant, now time.Time) (TokenResponse, []store.OAuthToken) {
 	at, ah := secret(AccessPrefix)
 	rt, rh := secret(RefreshPrefix)
-	rExp := now.Add(RefreshLifetime)
+	aExp, rExp := now.Add(AccessLifetime), now.Add(RefreshLifetime)
+	if g.ExpiresAt.Before(aExp) {
+		aExp = g.ExpiresAt
+	}
 	if g.ExpiresAt.Before(rExp) {
 		rExp = g.ExpiresAt
 	}
-	return TokenResponse{AccessToken: at, TokenType: "Bearer", ExpiresIn: int(AccessLifetime.Seconds()), RefreshToken: rt},
+	return TokenResponse{AccessToken: at, TokenType: "Bearer", ExpiresIn: int(aExp.Sub(now).Seconds()), RefreshToken: rt},
 		[]store.OAuthToken{
-			{Hash: ah, GrantID: g.ID, Kind: "access", CreatedAt: now, ExpiresAt: now.Add(AccessLifetime)},
+			{Hash: ah, GrantID: g.ID, Kind: "access", CreatedAt: now, ExpiresAt: aExp},
 			{Hash: rh, GrantID: g.ID, Kind: "refresh", CreatedAt: now, ExpiresAt: rExp},
 		}
 }
@@ -206,7 +209,8 @@ type Access struct {
 // Verify returns what the access token acts as when it is live and was
 // issued for resource. Every refusal is the same invalid_token error
 // (401) whatever the reason — unknown, expired, revoked, its client
-// revoked, its person disabled — except a token of another resource,
+// revoked, its person disabled, its assistant someone else's own —
+// except a token of another resource,
 // which says so.
 func (s *Service) Verify(ctx context.Context, token, resource string) (Access, error) {
 	denied := oauthErr(http.StatusUnauthorized, "invalid_token", "The access token is unknown, expired or revoked.")
@@ -220,7 +224,11 @@ func (s *Service) Verify(ctx context.Context, token, resource string) (Access, e
 	if err != nil {
 		return Access{}, err
 	}
-	if a.ClientRevoked || a.UserDisabled {
+	// A grant acts as the consenting person's own assistant exactly when
+	// it says so; never as someone else's, which would act without the
+	// person it is accountable to.
+	if a.ClientRevoked || a.UserDisabled || a.Grant.ActsAsUser != (a.OwnerUserID == a.Grant.UserID) ||
+		(a.OwnerUserID != 0 && a.OwnerUserID != a.Grant.UserID) {
 		return Access{}, denied
 	}
 	if a.Grant.Resource != resource {

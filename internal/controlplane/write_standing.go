@@ -23,8 +23,10 @@ type write struct {
 // transaction that records it, after the dry run, with the task locked
 // (task) and the rows that admitted the write share-locked (st,
 // store.Standing): the task still takes writes (active, not expired) and
-// still allows the action; the API key (or OAuth grant) the actor acted
-// with is still live and its assistant's, the assistant still enabled and the action still
+// still allows the action; the API key (or OAuth grant: not revoked or
+// expired, its client and person standing, store.Standing.Grant) the
+// actor acted with is still live and its assistant's, the assistant still
+// enabled and the action still
 // turned on for it; the action's policy is still on and the one the write
 // was routed with. The checks made when the request began answer fast;
 // this one holds, because a cancel, pause, revocation or switch that
@@ -58,7 +60,7 @@ func (s *Service) mayRecord(actor Actor, task store.Task, st store.Standing, w w
 	}
 	if actor.KeyID == "" && actor.GrantID != "" {
 		switch {
-		case st.Grant == nil || st.Grant.RevokedAt != nil || st.Grant.AssistantID != actor.ID:
+		case st.Grant == nil || st.Grant.RevokedAt != nil || !s.now().Before(st.Grant.ExpiresAt) || st.Grant.AssistantID != actor.ID:
 			return &apperr.Error{Kind: apperr.Unauthenticated, Code: "token_revoked",
 				Message: "The access token this request was made with was revoked before it was recorded; nothing was recorded.",
 				Hint:    "Ask the person who connected this client to connect it again."}

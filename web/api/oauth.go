@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"countersign/internal/accounts"
 	"countersign/internal/apperr"
 	"countersign/internal/assistants"
 	"countersign/internal/authserver"
@@ -93,8 +94,9 @@ func (h *Handler) handleServerMetadata(c echo.Context) error {
 	})
 }
 
-// registrationsPerMinute is how many clients one address may register a
-// minute (and in a burst): a client registers once per installation.
+// registrationsPerMinute is how many clients one address (an IPv6 /64
+// counting as one, accounts.SourceOf) may register a minute (and in a
+// burst): a client registers once per installation.
 const registrationsPerMinute = 10
 
 // handleOAuthRegister answers POST /oauth/register: dynamic client
@@ -102,7 +104,7 @@ const registrationsPerMinute = 10
 // registrationsPerMinute from one address, 429 with Retry-After.
 func (h *Handler) handleOAuthRegister(c echo.Context) error {
 	anyOrigin(c)
-	if err := h.registrations.allow("register:"+c.RealIP(), h.Now()); err != nil {
+	if err := h.registrations.allow("register:"+accounts.SourceOf(c.RealIP()), h.Now()); err != nil {
 		var e *apperr.Error
 		if errors.As(err, &e) {
 			c.Response().Header().Set("Retry-After", strconv.Itoa(e.RetryAfterSeconds))

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"countersign/internal/accounts"
 	"countersign/web/webtest"
@@ -84,5 +86,60 @@ func TestAClientKnownByItsMetadataDocument(t *testing.T) {
 	res := c.Get("/oauth/authorize?" + b.AuthorizeQuery("https://127.0.0.1:1/client.json", testRedirect, challenge).Encode())
 	if res.StatusCode != http.StatusBadRequest {
 		t.Errorf("a document on a refused address: %d", res.StatusCode)
+	}
+}
+
+// TestAnAdminRevokesADocumentClientWhoseDocumentIsGone: revoking a client
+// reads what the console kept of it; it fetches nothing, so a client whose
+// metadata document can no longer be fetched (its site down or taken
+// away, the moment an admin wants it gone) is revoked all the same, and
+// its tokens stop.
+func TestAnAdminRevokesADocumentClientWhoseDocumentIsGone(t *testing.T) {
+	t.Parallel()
+	var fetches atomic.Int32
+	docs := documentServer(t, &fetches)
+	b := webtest.New(t, webtest.WithClientDocuments(docs))
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
+	id := docs.URL + "/good.json"
+	verifier, challenge := webtest.PKCE()
+	q := b.AuthorizeQuery(id, testRedirect, challenge)
+	code := c.Consent(q, "self", "allow").Query().Get("code")
+	access := exchange(t, b, id, code, testRedirect, verifier).Want(t, http.StatusOK).JSON["access_token"].(string)
+	docs.Close()
+	b.Clock.Advance(2 * time.Hour)
+	admin := b.Client(t)
+	admin.MustSignIn(b.Users[accounts.Admin])
+	form := url.Values{"_csrf": {admin.CSRF("/admin/clients")}, "client_id": {id}}
+	if res := admin.Post("/admin/clients/revoke", form); res.StatusCode != http.StatusOK {
+		t.Fatalf("revoke without confirm, the document gone: %d %s, want the confirmation page", res.StatusCode, res.Text)
+	}
+	form.Set("confirm", "yes")
+	if res := admin.Post("/admin/clients/revoke", form); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("revoke, the document gone: %d %s, want 303", res.StatusCode, res.Text)
+	}
+	if s := mcpStatus(t, b, b.Server.URL, access); s != http.StatusUnauthorized {
+		t.Errorf("the revoked client's token on /mcp: %d, want 401", s)
+	}
+}
+
+// TestADocumentFetchThatFailsSaysNoMoreThanThat: anyone may name a
+// metadata document URL at the token endpoint; when it cannot be
+// fetched, the answer says so in the console's words, never the
+// network's (no address it resolved to, no dialer or library message),
+// so the endpoint does not tell a caller what names resolve to inside.
+func TestADocumentFetchThatFailsSaysNoMoreThanThat(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t)
+	res := b.OAuthPost(t, "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"cso_rt_x"},
+		"client_id": {"https://127.0.0.1:1/client.json"}})
+	desc, _ := res.JSON["error_description"].(string)
+	if res.JSON["error"] != "invalid_client" || desc == "" {
+		t.Fatalf("an unfetchable document: %d %s, want invalid_client with a description", res.Status, res.Body)
+	}
+	for _, leak := range []string{"127.0.0.1:", "refused to connect", "safehttp", "dial", "Get \""} {
+		if strings.Contains(strings.ReplaceAll(desc, "https://127.0.0.1:1/client.json", ""), leak) {
+			t.Errorf("the refusal tells the network's words (%q): %s", leak, desc)
+		}
 	}
 }

@@ -77,3 +77,35 @@ func TestAnOwnAssistantTakesAnotherNameWhenItsIsTaken(t *testing.T) {
 		t.Errorf("the own assistant's token on /mcp: %d", s)
 	}
 }
+
+// TestConnectingAgainKeepsWhatAnAdminTurnedOff: a person's own assistant
+// starts with every action on; an admin may turn one off, and the
+// person's next consent (connecting another client as themselves) does
+// not turn it back on.
+func TestConnectingAgainKeepsWhatAnAdminTurnedOff(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t, webtest.WithShop())
+	ctx := context.Background()
+	agent := b.Users[accounts.Agent]
+	c := b.Client(t)
+	c.MustSignIn(agent)
+	c.OAuthTokens("self")
+	own, err := b.Store.OperatorAssistant(ctx, agent.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Assistants.SetAction(ctx, own, "shop", "issue_refund", false); err != nil {
+		t.Fatal(err)
+	}
+	c.OAuthTokens("self")
+	a, err := b.Assistants.Get(ctx, own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Enabled["shop/issue_refund"] {
+		t.Errorf("the admin turned shop/issue_refund off for %s; the person's next consent turned it on again", a.Name)
+	}
+	if !a.Enabled["shop/change_shipping_address"] {
+		t.Errorf("the own assistant's other actions: %v, want them on", a.Enabled)
+	}
+}

@@ -1,7 +1,9 @@
 package api_test
 
 import (
+	"fmt"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"testing"
@@ -140,4 +142,43 @@ func TestRegistrationIsRateLimitedPerAddress(t *testing.T) {
 	if res.Status != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" || res.JSON["error"] == nil {
 		t.Errorf("the eleventh registration: %d %s (Retry-After %q)", res.Status, res.Body, res.Header.Get("Retry-After"))
 	}
+}
+
+// TestAClientNameHidesNothing: the consent page shows the name a client
+// gives itself; a name carrying a character a person cannot see, or one
+// that turns the reading direction ("Claude" spelt with a zero-width
+// space, a right-to-left override hiding what follows), is refused at
+// registration, as any argument carrying one is (internal/invisible).
+func TestAClientNameHidesNothing(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t)
+	for _, name := range []string{"Cla\u200bude", "Claude \u202egnp.lived", "Claude\u2066 official\u2069", "Claude\u00ad"} {
+		res := b.Call(t, "", http.MethodPost, "/oauth/register", map[string]any{"client_name": name, "redirect_uris": []string{testRedirect}})
+		if res.Status != http.StatusBadRequest || res.JSON["error"] != "invalid_client_metadata" {
+			t.Errorf("register %q: %d %s, want invalid_client_metadata", name, res.Status, res.Body)
+		}
+	}
+	b.Call(t, "", http.MethodPost, "/oauth/register", map[string]any{"client_name": "Claude 🤖 (Anthropic)",
+		"redirect_uris": []string{testRedirect}}).Want(t, http.StatusCreated)
+}
+
+// TestRegistrationCountsAnIPv6SubscriberAsOneAddress: one subscriber
+// usually holds a whole IPv6 /64, so the registration limit counts the
+// /64 as one address, as the sign-in throttle does (accounts.SourceOf):
+// ten registrations from ten addresses of one /64 spend its minute, and
+// another /64 still registers.
+func TestRegistrationCountsAnIPv6SubscriberAsOneAddress(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t, webtest.WithTrustedProxies(netip.MustParsePrefix("127.0.0.0/8")))
+	body := map[string]any{"client_name": "x", "redirect_uris": []string{testRedirect}}
+	from := func(ip string) webtest.APIResponse {
+		return b.Call(t, "", http.MethodPost, "/oauth/register", body, "X-Forwarded-For", ip)
+	}
+	for i := range 10 {
+		from(fmt.Sprintf("2001:db8:0:1::%x", i+1)).Want(t, http.StatusCreated)
+	}
+	if res := from("2001:db8:0:1::ff"); res.Status != http.StatusTooManyRequests {
+		t.Errorf("an eleventh registration from the same /64: %d %s, want 429", res.Status, res.Body)
+	}
+	from("2001:db8:0:2::1").Want(t, http.StatusCreated)
 }

@@ -6,8 +6,10 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"countersign/internal/accounts"
+	"countersign/internal/authserver"
 	"countersign/web/webtest"
 )
 
@@ -206,5 +208,97 @@ func TestBrowserClientsMayCallTheClientEndpoints(t *testing.T) {
 	res := b.OAuthPost(t, "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"x"}, "client_id": {"ocl_x"}})
 	if res.Header.Get("Access-Control-Allow-Origin") != "*" {
 		t.Errorf("the token endpoint's answer is not readable by a page: %v", res.Header)
+	}
+}
+
+// TestNoAccessTokenOutlivesItsGrant: a consent lasts GrantLifetime; an
+// access token issued by a refresh shortly before the grant ends stops
+// with the grant, not an access lifetime later.
+func TestNoAccessTokenOutlivesItsGrant(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
+	tok := c.OAuthTokens(b.Assistant.ID)
+	rt := tok["refresh_token"].(string)
+	var access string
+	// Refreshes keep the grant's tokens going up to five minutes before
+	// the grant ends (each refresh token lives RefreshLifetime at most).
+	for left := authserver.GrantLifetime; left > 5*time.Minute; {
+		step := min(authserver.RefreshLifetime-time.Hour, left-5*time.Minute)
+		b.Clock.Advance(step)
+		left -= step
+		next := b.OAuthPost(t, "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt},
+			"client_id": {tok["client_id"].(string)}}).Want(t, http.StatusOK)
+		rt, access = next.JSON["refresh_token"].(string), next.JSON["access_token"].(string)
+	}
+	if s := mcpStatus(t, b, b.Server.URL, access); s != http.StatusOK {
+		t.Fatalf("the last access token before the grant ends: %d, want 200", s)
+	}
+	b.Clock.Advance(6 * time.Minute)
+	if s := mcpStatus(t, b, b.Server.URL, access); s != http.StatusUnauthorized {
+		t.Errorf("an access token a minute after its grant ended: %d, want 401", s)
+	}
+}
+
+// TestAnAccessTokenCostsNoMoreStatementsThanAKey: /mcp verifies its
+// bearer on every call; a person's own access token (the most a token
+// reads: its grant, client, person, own assistant) sends no more
+// statements than an API key does for the same call.
+func TestAnAccessTokenCostsNoMoreStatementsThanAKey(t *testing.T) {
+	t.Parallel()
+	rec := &webtest.Statements{}
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant(), webtest.WithQueryTracer(rec))
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
+	access := c.OAuthTokens("self")["access_token"].(string)
+	count := func(secret string) []string {
+		var status int
+		sql := rec.During(func() { status = mcpStatus(t, b, b.Server.URL, secret) })
+		if status != http.StatusOK {
+			t.Fatalf("initialize: %d", status)
+		}
+		return sql
+	}
+	key, token := count(b.Key), count(access)
+	if len(token) > len(key) {
+		t.Errorf("an initialize sends %d statements with an access token, %d with a key; want no more:\n%s",
+			len(token), len(key), strings.Join(token, "\n"))
+	}
+}
+
+// TestATokenActsAsAnOwnAssistantOnlyForItsPerson: a grant whose
+// assistant is a person's own acts only when it was that person's consent
+// to act as themselves; a grant row saying otherwise (acting as the own
+// assistant without naming the person accountable, or as themselves with
+// an admin's assistant) is refused like an unknown token.
+func TestATokenActsAsAnOwnAssistantOnlyForItsPerson(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t, webtest.WithShop(), webtest.WithAssistant())
+	c := b.Client(t)
+	c.MustSignIn(b.Users[accounts.Agent])
+	access := c.OAuthTokens("self")["access_token"].(string)
+	ctx := context.Background()
+	var own string
+	if err := b.Store.Pool().QueryRow(ctx, `SELECT assistant_id FROM oauth_grants`).Scan(&own); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []struct {
+		name, sql string
+		args      []any
+		want      int
+	}{
+		{"as consented", `SELECT 1`, nil, http.StatusOK},
+		{"own assistant, not acting as the person", `UPDATE oauth_grants SET acts_as_user = false`, nil, http.StatusUnauthorized},
+		{"as the person, an admin's assistant", `UPDATE oauth_grants SET acts_as_user = true, assistant_id = $1`,
+			[]any{b.Assistant.ID}, http.StatusUnauthorized},
+		{"as consented again", `UPDATE oauth_grants SET acts_as_user = true, assistant_id = $1`, []any{own}, http.StatusOK},
+	} {
+		if _, err := b.Store.Pool().Exec(ctx, s.sql, s.args...); err != nil {
+			t.Fatal(err)
+		}
+		if got := mcpStatus(t, b, b.Server.URL, access); got != s.want {
+			t.Errorf("%s: /mcp answers %d, want %d", s.name, got, s.want)
+		}
 	}
 }

@@ -109,7 +109,7 @@ func (h *Handler) handleAdminClientRevoke(c echo.Context) error {
 	u, _ := kit.CurrentUser(c)
 	ctx := c.Request().Context()
 	id := c.FormValue("client_id")
-	cl, err := h.cfg.AuthServer.Client(ctx, id)
+	cl, err := h.cfg.AuthServer.KeptClient(ctx, id)
 	if err != nil {
 		return err
 	}
