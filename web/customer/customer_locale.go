@@ -11,13 +11,20 @@ import (
 // decided once per request (internal/locale's order) and carried on the
 // request's context, where templates read it (locale.T) and decisions
 // record it. The pages are not translated yet; this is the foundation.
-func withLocale(routes []kit.Route) []kit.Route {
+func (h *Handler) withLocale(routes []kit.Route) []kit.Route {
+	cat := h.cfg.Catalogue
+	if cat == nil {
+		cat = locale.Shipped()
+	}
 	for i := range routes {
 		next := routes[i].Handler
 		routes[i].Handler = func(c echo.Context) error {
 			ch := customerLocale(c)
+			if h.cfg.Pseudo {
+				ch = locale.Choice{Tag: locale.Pseudo, Source: ch.Source, Dir: locale.LTR}
+			}
 			req := c.Request()
-			c.SetRequest(req.WithContext(locale.WithLocalizer(req.Context(), locale.Shipped().For(ch.Tag), ch)))
+			c.SetRequest(req.WithContext(locale.WithLocalizer(req.Context(), cat.For(ch.Tag), ch)))
 			return next(c)
 		}
 	}

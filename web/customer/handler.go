@@ -22,6 +22,7 @@ import (
 	"countersign/internal/controlplane"
 	"countersign/internal/custkeys"
 	"countersign/internal/lists"
+	"countersign/internal/locale"
 	"countersign/internal/safehttp"
 	"countersign/web/kit"
 	"countersign/web/layout"
@@ -51,6 +52,13 @@ type Config struct {
 	// in production (public https addresses only, 5 seconds); tests set
 	// its Test allowance to reach their own logo server.
 	LogoFetch safehttp.Options
+	// Catalogue is the messages the pages are written from; nil is the
+	// shipped catalogue (locale.Shipped).
+	Catalogue *locale.Catalogue
+	// Pseudo renders every page in the pseudo-locale (locale.Pseudo),
+	// whatever the customer chose: the test that finds text not taken
+	// from a catalogue sets it, with a Catalogue loaded WithPseudo.
+	Pseudo bool
 }
 
 // Handler serves the customer's routes.
@@ -75,7 +83,7 @@ func New(frame *layout.Frame, cfg Config) *Handler {
 // the request is this customer's.
 func (h *Handler) Routes() []kit.Route {
 	customers := kit.For(accounts.Customer)
-	return withLocale([]kit.Route{
+	return h.withLocale([]kit.Route{
 		kit.GET("/c/:token", h.handleConfirmationLink, kit.Anyone),
 		kit.POST("/c/:token/code", h.handleConfirmationCode, kit.Anyone),
 		kit.POST("/c/:token/verify", h.handleConfirmationVerify, kit.Anyone),
