@@ -26,6 +26,10 @@ type Brand struct {
 	// Zone is the business's time zone, in which customer pages show times
 	// until the customer's own zone is known; nil is UTC.
 	Zone *time.Location
+	// Locale, optional, is the language the business writes to customers
+	// by default (a BCP 47 tag; customer_brand.locale in a description
+	// file): the last step before English when nothing else decides.
+	Locale string
 }
 
 // Branded is implemented by a system that names itself to customers. A

@@ -9,6 +9,10 @@ type Contact struct {
 	Email string
 	// Name is how the system addresses the customer ("Jordan Lee").
 	Name string
+	// Locale, optional, is the customer's language as the business keeps
+	// it (a BCP 47 tag: "fr", "de-AT"): the business's word, which comes
+	// before the customer's switch and browser (internal/locale.Decide).
+	Locale string
 }
 
 // ContactDirectory is implemented by a system that can say where its
