@@ -9,6 +9,7 @@ import (
 	"path"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/nicksnyder/go-i18n/v2/i18n"
 	"golang.org/x/text/language"
@@ -22,63 +23,132 @@ var shipped embed.FS
 // from a catalogue, or that overflows when a translation runs long, shows.
 var Pseudo = language.MustParse("en-XA")
 
-// Catalogue is the shipped messages of every supported language, with
-// CLDR's plural rules. It is built once and read by every request.
+// Catalogue is the messages of every language offered to customers, with
+// CLDR's plural rules: the shipped ones, and any an installation adds or
+// overrides with files of its own (WithFiles). It is built once and read
+// by every request.
 type Catalogue struct {
 	bundle *i18n.Bundle
-	files  map[language.Tag][]*i18n.Message
+	files  map[language.Tag]map[string]*i18n.Message
+	// offered are the languages a customer may be given, English first;
+	// matcher matches requests among them.
+	offered []language.Tag
+	matcher language.Matcher
 }
 
 // Option changes how a Catalogue is built.
 type Option func(*options)
 
-type options struct{ pseudo bool }
+type options struct {
+	pseudo bool
+	files  fs.FS
+}
 
 // WithPseudo adds the pseudo-locale (Pseudo), generated from the English
 // catalogue. Tests use it; a customer can never choose it.
 func WithPseudo() Option { return func(o *options) { o.pseudo = true } }
 
-// Load builds the catalogue from the embedded files catalog/<tag>.json.
+// WithFiles lays an installation's catalogue files (the *.json at the root
+// of fsys: the console's -locales-dir) over the shipped ones: a file in a
+// new language adds it, a file in a shipped language overrides the texts
+// it holds. Every file must pass Check; if one does not, the catalogue is
+// refused with every problem (errors.As finds each Problem).
+func WithFiles(fsys fs.FS) Option { return func(o *options) { o.files = fsys } }
+
+// Load builds the catalogue from the embedded files catalog/*.json.
 func Load(opts ...Option) (*Catalogue, error) {
 	return LoadFS(shipped, "catalog", opts...)
 }
 
-// LoadFS builds a catalogue from the <tag>.json files in dir of fsys. An
-// English file is required: it is the fallback of every other.
+// LoadFS builds a catalogue from the *.json files in dir of fsys, each
+// named <tag>.json or <area>.<tag>.json. An English file is required: it
+// is the fallback of every other.
 func LoadFS(fsys fs.FS, dir string, opts ...Option) (*Catalogue, error) {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
 	}
-	b := i18n.NewBundle(language.English)
-	b.RegisterUnmarshalFunc("json", json.Unmarshal)
 	names, err := fs.Glob(fsys, path.Join(dir, "*.json"))
 	if err != nil {
 		return nil, err
 	}
-	c := &Catalogue{bundle: b, files: map[language.Tag][]*i18n.Message{}}
+	c := &Catalogue{files: map[language.Tag]map[string]*i18n.Message{}}
 	for _, name := range names {
-		f, err := b.LoadMessageFileFS(fsys, name)
+		f, err := parseFile(fsys, name)
 		if err != nil {
 			return nil, fmt.Errorf("locale: catalogue %s: %w", name, err)
 		}
-		c.files[f.Tag] = append(c.files[f.Tag], f.Messages...)
+		c.add(f.Tag, f.Messages)
 	}
 	english, ok := c.files[language.English]
 	if !ok {
 		return nil, fmt.Errorf("locale: no English catalogue (en.json) in %s: every language falls back to it", dir)
 	}
-	if o.pseudo {
-		msgs := make([]*i18n.Message, 0, len(english))
-		for _, m := range english {
-			msgs = append(msgs, pseudoMessage(m))
-		}
-		if err := b.AddMessages(Pseudo, msgs...); err != nil {
+	if o.files != nil {
+		r := c.Check(o.files)
+		if err := r.Err(); err != nil {
 			return nil, err
 		}
-		c.files[Pseudo] = msgs
+		for _, f := range r.parsed {
+			c.add(f.Tag, f.Messages)
+		}
+	}
+	c.bundle = i18n.NewBundle(language.English)
+	for tag, msgs := range c.files {
+		if err := c.bundle.AddMessages(tag, sorted(msgs)...); err != nil {
+			return nil, fmt.Errorf("locale: catalogue %s: %w", tag, err)
+		}
+		if tag != Pseudo {
+			c.offered = append(c.offered, tag)
+		}
+	}
+	sort.Slice(c.offered, func(i, j int) bool {
+		a, b := c.offered[i], c.offered[j]
+		if a == language.English || b == language.English {
+			return a == language.English
+		}
+		return a.String() < b.String()
+	})
+	c.matcher = language.NewMatcher(c.offered)
+	if o.pseudo {
+		msgs := make([]*i18n.Message, 0, len(english))
+		for _, m := range sorted(english) {
+			msgs = append(msgs, pseudoMessage(m))
+		}
+		if err := c.bundle.AddMessages(Pseudo, msgs...); err != nil {
+			return nil, err
+		}
+		c.add(Pseudo, msgs)
 	}
 	return c, nil
+}
+
+func parseFile(fsys fs.FS, name string) (*i18n.MessageFile, error) {
+	raw, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	return i18n.ParseMessageFileBytes(raw, name, map[string]i18n.UnmarshalFunc{"json": json.Unmarshal})
+}
+
+// add lays msgs over what tag holds: a later file's message replaces an
+// earlier one's of the same id.
+func (c *Catalogue) add(tag language.Tag, msgs []*i18n.Message) {
+	if c.files[tag] == nil {
+		c.files[tag] = map[string]*i18n.Message{}
+	}
+	for _, m := range msgs {
+		c.files[tag][m.ID] = m
+	}
+}
+
+func sorted(msgs map[string]*i18n.Message) []*i18n.Message {
+	out := make([]*i18n.Message, 0, len(msgs))
+	for _, m := range msgs {
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
 }
 
 // Tags are the languages the catalogue holds, in a stable order.
@@ -91,9 +161,17 @@ func (c *Catalogue) Tags() []language.Tag {
 	return tags
 }
 
-// Messages are the messages a language's file holds, as written (no
-// fallback), for the checks that compare catalogues.
-func (c *Catalogue) Messages(tag language.Tag) []*i18n.Message { return c.files[tag] }
+// Offered are the languages a customer may be given, English first: every
+// language the catalogue holds but the pseudo-locale. A language an
+// installation adds is here only because Check found it complete.
+func (c *Catalogue) Offered() []language.Tag {
+	return append([]language.Tag(nil), c.offered...)
+}
+
+// Messages are the messages a language's files hold, by id, with an
+// installation's overrides (no fallback), for the checks that compare
+// catalogues.
+func (c *Catalogue) Messages(tag language.Tag) []*i18n.Message { return sorted(c.files[tag]) }
 
 // For returns the Localizer of one request's language. A message missing
 // from that language's file is taken from English.
@@ -187,6 +265,7 @@ func N(ctx context.Context, id string, count int, p Params) string {
 var (
 	shippedOnce sync.Once
 	shippedCat  *Catalogue
+	installed   atomic.Pointer[Catalogue]
 )
 
 // Shipped is the embedded catalogue, loaded once for the process. Its
@@ -203,4 +282,22 @@ func Shipped() *Catalogue {
 	return shippedCat
 }
 
-func english() *Localizer { return Shipped().For(language.English) }
+// Install makes c the process's catalogue: Decide matches among its
+// languages, Supported becomes its Offered, and pages rendered without a
+// request's language (the staff console) read its English, overrides
+// included. The console calls it once at start, before serving; nil
+// returns to Shipped.
+func Install(c *Catalogue) {
+	installed.Store(c)
+	Supported = Installed().Offered()
+}
+
+// Installed is the catalogue Install made the process's, Shipped until then.
+func Installed() *Catalogue {
+	if c := installed.Load(); c != nil {
+		return c
+	}
+	return Shipped()
+}
+
+func english() *Localizer { return Installed().For(language.English) }

@@ -5,27 +5,42 @@
 // customer, then the visible switch's cookie, then the browser's
 // Accept-Language, then the system's default, and English when even that
 // names no supported language. Whatever is asked for is matched among the
-// shipped languages only, so a request never selects a catalogue that does
-// not exist.
+// languages offered only (the shipped ones, and those an installation
+// added complete), so a request never selects a catalogue that does not
+// exist.
 package locale
 
 import (
+	"io/fs"
+	"sort"
 	"strings"
 
 	"golang.org/x/text/language"
 )
 
-// Supported are the languages shipped complete, English first: English is
-// the fallback every catalogue is checked against.
-var Supported = []language.Tag{
-	language.English,
-	language.French,
-	language.German,
-	language.Spanish,
-	language.Arabic,
-}
+// Supported are the languages offered to customers, English first: the
+// ones whose catalogue files are shipped in the binary, and after Install
+// the installed catalogue's (Catalogue.Offered). Read it, never assign it.
+var Supported = shippedTags()
 
-var matcher = language.NewMatcher(Supported)
+// shippedTags are the languages of the embedded files' names, English
+// first: names only, so a language is offered exactly when its file is
+// shipped (the catalogue tests hold each one complete).
+func shippedTags() []language.Tag {
+	names, _ := fs.Glob(shipped, "catalog/*.json")
+	seen := map[language.Tag]bool{language.English: true}
+	tags := []language.Tag{language.English}
+	for _, name := range names {
+		t, err := tagOfName(name)
+		if err != nil || seen[t] {
+			continue
+		}
+		seen[t] = true
+		tags = append(tags, t)
+	}
+	sort.Slice(tags[1:], func(i, j int) bool { return tags[1+i].String() < tags[1+j].String() })
+	return tags
+}
 
 // CookieName is the cookie in which the visible language switch keeps the
 // customer's choice (GOV.UK's pattern): a bare tag such as "fr".
@@ -64,7 +79,7 @@ const (
 
 // Choice is the language a customer reads, why, and its direction.
 type Choice struct {
-	// Tag is one of Supported.
+	// Tag is one of Supported (the installed catalogue's languages).
 	Tag language.Tag
 	// Source is the step of the order that decided it.
 	Source Source
@@ -134,28 +149,44 @@ func header(s string) (language.Tag, bool) {
 	return best(tags...)
 }
 
-// best matches among Supported. The matcher answers English with
-// confidence No when nothing fits; that is "not decided here", so the
-// order goes on to its next step instead of settling on English.
+// best matches among the installed catalogue's languages. The matcher
+// answers English with confidence No when nothing fits; that is "not
+// decided here", so the order goes on to its next step instead of settling
+// on English.
 func best(tags ...language.Tag) (language.Tag, bool) {
-	_, i, conf := matcher.Match(tags...)
+	c := Installed()
+	_, i, conf := c.matcher.Match(tags...)
 	if conf == language.No {
 		return language.Und, false
 	}
-	return Supported[i], true
+	return c.offered[i], true
 }
 
 func choice(t language.Tag, s Source) Choice {
 	return Choice{Tag: t, Source: s, Dir: Direction(t)}
 }
 
-// Direction is the text direction of a language: right to left for
-// Arabic, Hebrew, Persian and Urdu scripts, left to right otherwise.
+// Direction is the text direction of a language: right to left when the
+// script it is written in (CLDR's likely script for the tag: Hebrew for
+// he, Arabic for fa and ur, Thaana for dv) is one Unicode writes right to
+// left, left to right otherwise. A language an installation adds gets its
+// direction this way too.
 func Direction(t language.Tag) Dir {
 	script, _ := t.Script()
-	switch script.String() {
-	case "Arab", "Hebr", "Thaa", "Syrc", "Nkoo", "Adlm", "Rohg":
+	if rtlScripts[script.String()] {
 		return RTL
 	}
 	return LTR
+}
+
+// rtlScripts are the ISO 15924 codes of the scripts whose letters are
+// right to left (Unicode's bidirectional class R or AL), living and
+// historic.
+var rtlScripts = map[string]bool{
+	"Adlm": true, "Arab": true, "Aran": true, "Armi": true, "Avst": true, "Chrs": true, "Cprt": true,
+	"Elym": true, "Hatr": true, "Hebr": true, "Hung": true, "Khar": true, "Lydi": true, "Mand": true,
+	"Mani": true, "Mend": true, "Merc": true, "Mero": true, "Narb": true, "Nbat": true, "Nkoo": true,
+	"Orkh": true, "Ougr": true, "Palm": true, "Phli": true, "Phlp": true, "Phnx": true, "Prti": true,
+	"Rohg": true, "Samr": true, "Sarb": true, "Sogd": true, "Sogo": true, "Syrc": true, "Thaa": true,
+	"Yezi": true,
 }
