@@ -121,6 +121,9 @@ type config struct {
 	// mode and signs staff in through it (cmd/countersign/sso_demo.go).
 	OIDCDemo     bool
 	OIDCDemoAddr string
+	// LocalesDir holds the installation's catalogue files, laid over the
+	// shipped ones (cmd/countersign/locales.go).
+	LocalesDir string
 
 	// Derived by validate.
 	trusted []netip.Prefix
@@ -190,6 +193,8 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	str(&c.ShopURL, "shop-url", "SHOP_URL", "", "demo shop to connect as system \"shop\"; empty in demo mode starts one in-process")
 	str(&c.ShopToken, "shop-token", "SHOP_TOKEN", "", "the -shop-url shop's credential (its -token), sent as a bearer token on every call")
 	str(&c.SystemsDir, "systems-dir", "SYSTEMS_DIR", "", "folder of *.json files, each describing one business system to connect (see internal/httpadapter/README.md)")
+	str(&c.LocalesDir, "locales-dir", "LOCALES_DIR", "",
+		"folder of message catalogue files (cy.json, fr.json) that add languages for customers or override shipped texts; the console does not start unless each is complete (countersign locales check DIR)")
 	dur(&c.AdapterTimeout, "adapter-timeout", "ADAPTER_TIMEOUT", 15*time.Second, "longest wait for one call to a business system")
 	dur(&c.LeaseMargin, "lease-margin", "DISPATCH_LEASE_MARGIN", 15*time.Second, "added to twice the adapter timeout: a dispatch not finished by then is unverified")
 	dur(&c.DispatchEvery, "dispatch-interval", "DISPATCH_INTERVAL", time.Second, "how often the dispatcher looks for work besides being woken by NOTIFY")
@@ -327,6 +332,9 @@ func (c *config) validate() error {
 	}
 	if fi, err := os.Stat(c.SystemsDir); c.SystemsDir != "" && (err != nil || !fi.IsDir()) {
 		problems = append(problems, fmt.Sprintf("-systems-dir %q: want a folder of system description files (*.json)", c.SystemsDir))
+	}
+	if fi, err := os.Stat(c.LocalesDir); c.LocalesDir != "" && (err != nil || !fi.IsDir()) {
+		problems = append(problems, fmt.Sprintf("-locales-dir %q: want a folder of message catalogue files (<tag>.json, e.g. cy.json)", c.LocalesDir))
 	}
 	for _, s := range splitList(c.TrustedProxies) {
 		p, err := netip.ParsePrefix(s)

@@ -7,6 +7,8 @@
 //	countersign conformance -system FILE -fixtures FILE  check a connected system (internal/httpadapter/README.md)
 //	countersign systems draft -openapi FILE              draft a description file from an OpenAPI document
 //	countersign systems check FILE                       load a description file and list its TODOs
+//	countersign locales check DIR                        check catalogue files that add or override languages
+//	countersign locales template [-lang TAG] [-console]  write a catalogue to start a translation from
 //	countersign receipts verify -jwks FILE|URL RECEIPT   check a signed receipt offline (docs/api.md)
 package main
 
@@ -50,6 +52,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "systems" {
 		os.Exit(runSystems(os.Args[2:], os.Stdout, os.Stderr, os.Getenv))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "locales" {
+		os.Exit(runLocales(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	if len(os.Args) > 1 && os.Args[1] == "receipts" {
 		os.Exit(runReceipts(context.Background(), os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
 	}
@@ -81,6 +86,9 @@ func newLogger(format string) *slog.Logger {
 }
 
 func run(ctx context.Context, cfg config, log *slog.Logger) error {
+	if err := cfg.installLocales(log); err != nil {
+		return err
+	}
 	pool, direct, cluster, cleanup, err := openDatabase(ctx, cfg, log)
 	if err != nil {
 		return err

@@ -14,7 +14,7 @@ import (
 func (h *Handler) withLocale(routes []kit.Route) []kit.Route {
 	cat := h.cfg.Catalogue
 	if cat == nil {
-		cat = locale.Shipped()
+		cat = locale.Installed()
 	}
 	for i := range routes {
 		next := routes[i].Handler

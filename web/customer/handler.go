@@ -53,7 +53,8 @@ type Config struct {
 	// its Test allowance to reach their own logo server.
 	LogoFetch safehttp.Options
 	// Catalogue is the messages the pages are written from; nil is the
-	// shipped catalogue (locale.Shipped).
+	// process's catalogue (locale.Installed: the shipped one, with the
+	// installation's -locales-dir files).
 	Catalogue *locale.Catalogue
 	// Pseudo renders every page in the pseudo-locale (locale.Pseudo),
 	// whatever the customer chose: the test that finds text not taken
