@@ -262,6 +262,11 @@ func N(ctx context.Context, id string, count int, p Params) string {
 	return l.N(id, count, p)
 }
 
+// Console is a text of the staff console (console.*, EnglishOnly): English
+// from the installed catalogue, with the installation's overrides, whatever
+// language a request carries, since the console is English only.
+func Console(id string, p Params) string { return english().T(id, p) }
+
 var (
 	shippedOnce sync.Once
 	shippedCat  *Catalogue

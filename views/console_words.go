@@ -1,0 +1,26 @@
+package views
+
+import "countersign/internal/locale"
+
+// consoleText is one of the console's texts (console.*): English from the
+// catalogue, with the installation's overrides (-locales-dir), whatever
+// language the request carries (locale.Console).
+func consoleText(id string) string { return locale.Console(id, nil) }
+
+// pageTitle is the document's title: the page's, then whose page it is.
+func pageTitle(p Page) string {
+	if p.Customer != nil && p.Customer.Brand != "" {
+		return p.Title + " · " + p.Customer.Brand
+	}
+	return locale.Console("console.frame.title", locale.Params{"Page": p.Title})
+}
+
+// skipLink is the skip link's text. A customer's page keeps its own
+// words: the console's are English only, and the customer's pages are
+// translated with their own catalogue.
+func skipLink(p Page) string {
+	if p.Customer != nil {
+		return "Skip to content"
+	}
+	return consoleText("console.frame.skip")
+}
