@@ -45,7 +45,9 @@ type options struct {
 }
 
 // WithPseudo adds the pseudo-locale (Pseudo), generated from the English
-// catalogue. Tests use it; a customer can never choose it.
+// catalogue's customer-facing messages (the console's stay English, so on
+// a customer's page they show as stray). Tests use it; a customer can
+// never choose it.
 func WithPseudo() Option { return func(o *options) { o.pseudo = true } }
 
 // WithFiles lays an installation's catalogue files (the *.json at the root
@@ -113,7 +115,9 @@ func LoadFS(fsys fs.FS, dir string, opts ...Option) (*Catalogue, error) {
 	if o.pseudo {
 		msgs := make([]*i18n.Message, 0, len(english))
 		for _, m := range sorted(english) {
-			msgs = append(msgs, pseudoMessage(m))
+			if !EnglishOnly(m.ID) {
+				msgs = append(msgs, pseudoMessage(m))
+			}
 		}
 		if err := c.bundle.AddMessages(Pseudo, msgs...); err != nil {
 			return nil, err

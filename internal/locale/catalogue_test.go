@@ -198,9 +198,12 @@ func TestPseudoLocaleAccentsAndLengthens(t *testing.T) {
 	c := load(t, locale.WithPseudo())
 	l := c.For(locale.Pseudo)
 	for _, m := range c.Messages(language.English) {
+		if locale.EnglishOnly(m.ID) {
+			continue // the console's, English only
+		}
 		// Parameter values without vowels, so only the message's own
 		// words are looked at.
-		params := locale.Params{"Time": "12:00", "Day": "2", "Month": "Dc", "Year": "2026", "Zone": "CT", "Page": "Pg"}
+		params := locale.Params{"Time": "12:00", "Day": "2", "Month": "Dc", "Year": "2026", "Zone": "CT"}
 		en := c.For(language.English).N(m.ID, 5, params)
 		got := l.N(m.ID, 5, params)
 		if !strings.HasPrefix(got, "⟦") || !strings.HasSuffix(got, "⟧") {
