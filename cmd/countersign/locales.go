@@ -97,7 +97,11 @@ func runLocalesCheck(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout, "  ok: its texts replace the shipped ones")
 		}
 	}
-	fmt.Fprintf(stdout, "%d files, %d refused\n", len(r.Files), refused)
+	files := fmt.Sprintf("%d files", len(r.Files))
+	if len(r.Files) == 1 {
+		files = "1 file"
+	}
+	fmt.Fprintf(stdout, "%s, %d refused\n", files, refused)
 	if refused > 0 {
 		return 1
 	}
