@@ -7,6 +7,7 @@ import (
 
 	"countersign/internal/accounts"
 	"countersign/internal/apperr"
+	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -57,7 +58,7 @@ func (h *Handler) handlePasswordChange(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	kit.SetFlash(c, "Password changed. Your other sessions have been signed out.", false)
+	kit.SetFlash(c, locale.Console("console.flash.password_changed", nil), false)
 	return kit.SeeOther(c, "/")
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"countersign/internal/apperr"
+	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -132,7 +133,7 @@ func (h *Handler) handleAccountRecoveryCodes(c echo.Context) error {
 		return err
 	}
 	if !st.Any() {
-		kit.SetFlash(c, "Set up an authenticator app or add a passkey first: recovery codes stand in for it.", true)
+		kit.SetFlash(c, locale.Console("console.flash.recovery_needs_factor", nil), true)
 		return kit.SeeOther(c, "/account/factors")
 	}
 	if answered, err := h.passwordAgain(c); answered {
@@ -166,7 +167,7 @@ func (h *Handler) handleAccountTOTPRemove(c echo.Context) error {
 		return err
 	}
 	h.Log.Info("authenticator app removed", "user_id", u.ID)
-	kit.SetFlash(c, "Authenticator app removed. To use a new phone, set it up below.", false)
+	kit.SetFlash(c, locale.Console("console.flash.totp_removed", nil), false)
 	return kit.SeeOther(c, "/account/factors")
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"countersign/internal/accounts"
 	"countersign/internal/apperr"
+	"countersign/internal/locale"
 	"countersign/internal/sso"
 	"countersign/views"
 	"countersign/web/kit"
@@ -97,7 +98,7 @@ func (h *Handler) confirmed(c echo.Context, signed sso.SignedIn) error {
 	sess.Values[kit.KeyProviderAuthAt] = signed.AuthAt.Unix()
 	sess.Values[kit.KeySignedInUntil] = signed.Expiry.Unix()
 	kit.MarkDirty(sess)
-	kit.SetFlash(c, "Confirmed with "+h.cfg.SSO.Name()+": for five minutes you can add or remove a passkey.", false)
+	kit.SetFlash(c, locale.Console("console.flash.provider_confirmed", locale.Params{"Provider": h.cfg.SSO.Name()}), false)
 	if err := sess.Save(c.Request(), c.Response()); err != nil {
 		return err
 	}

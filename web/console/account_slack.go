@@ -7,6 +7,7 @@ import (
 
 	"countersign/internal/accounts"
 	"countersign/internal/apperr"
+	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -47,9 +48,9 @@ func (h *Handler) handleSlackLink(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	msg := "Slack account linked. Your clicks in Slack now decide as you."
+	msg := locale.Console("console.flash.slack_linked", nil)
 	if u.Role != accounts.Agent {
-		msg = "Slack account linked. Your clicks in Slack decide as you only on actions whose policy lets your role decide; by default only support agents do."
+		msg = locale.Console("console.flash.slack_linked_by_policy", nil)
 	}
 	kit.SetFlash(c, msg, false)
 	return kit.SeeOther(c, "/account/slack")
@@ -65,7 +66,7 @@ func (h *Handler) handleSlackUnlink(c echo.Context) error {
 	if err := h.cfg.Slack.Unlink(c.Request().Context(), u.ID, c.FormValue("team"), c.FormValue("user")); err != nil {
 		return err
 	}
-	kit.SetFlash(c, "Slack account unlinked. Its clicks no longer decide as you.", false)
+	kit.SetFlash(c, locale.Console("console.flash.slack_unlinked", nil), false)
 	return kit.SeeOther(c, "/account/slack")
 }
 
@@ -80,9 +81,9 @@ func (h *Handler) handleSlackEmailMatch(c echo.Context) error {
 	if err := h.cfg.Slack.SetEmailMatch(c.Request().Context(), u, on); err != nil {
 		return err
 	}
-	msg := "Slack users are no longer linked by e-mail address; links made so far stay."
+	msg := locale.Console("console.flash.slack_email_links_off", nil)
 	if on {
-		msg = "Slack users of this workspace whose confirmed e-mail address is a support agent's now decide as that agent."
+		msg = locale.Console("console.flash.slack_email_links_on", nil)
 	}
 	kit.SetFlash(c, msg, false)
 	return kit.SeeOther(c, "/account/slack")

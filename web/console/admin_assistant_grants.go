@@ -9,6 +9,7 @@ import (
 
 	"countersign/internal/apperr"
 	"countersign/internal/assistants"
+	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -39,7 +40,7 @@ func (h *Handler) handleAdminAssistantGrants(c echo.Context) error {
 	}
 	h.Log.Info("assistant grants changed", "by", admin.ID, "assistant_id", a.ID, "any_customer", g.AnyCustomer,
 		"reports_without_task", g.ReportsWithoutTask)
-	kit.SetFlash(c, "Saved the task limits of "+a.Name+".", false)
+	kit.SetFlash(c, locale.Console("console.flash.task_limits_saved", locale.Params{"Name": a.Name}), false)
 	return kit.SeeOther(c, "/admin/assistants")
 }
 

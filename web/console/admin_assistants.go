@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"countersign/internal/apperr"
+	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -42,7 +43,7 @@ func (h *Handler) handleAdminAssistantCreate(c echo.Context) error {
 		}
 	}
 	h.Log.Info("assistant created", "by", admin.ID, "assistant_id", a.ID)
-	kit.SetFlash(c, "Added the assistant "+a.Name+". Issue it a key to let it call the API.", false)
+	kit.SetFlash(c, locale.Console("console.flash.assistant_added", locale.Params{"Name": a.Name}), false)
 	return kit.SeeOther(c, "/admin/assistants")
 }
 
@@ -90,7 +91,7 @@ func (h *Handler) handleAdminAssistantActions(c echo.Context) error {
 	}
 	admin, _ := kit.CurrentUser(c)
 	h.Log.Info("assistant actions changed", "by", admin.ID, "assistant_id", a.ID, "enabled", on)
-	kit.SetFlash(c, "Saved the actions of "+a.Name+".", false)
+	kit.SetFlash(c, locale.Console("console.flash.assistant_actions_saved", locale.Params{"Name": a.Name}), false)
 	return kit.SeeOther(c, "/admin/assistants")
 }
 
@@ -103,7 +104,7 @@ func (h *Handler) handleAdminAssistantDisable(c echo.Context) error {
 	if err := h.cfg.Assistants.SetDisabled(c.Request().Context(), c.Param("id"), true); err != nil {
 		return err
 	}
-	kit.SetFlash(c, "Assistant disabled; its keys no longer work.", false)
+	kit.SetFlash(c, locale.Console("console.flash.assistant_disabled", nil), false)
 	return kit.SeeOther(c, "/admin/assistants")
 }
 
@@ -112,7 +113,7 @@ func (h *Handler) handleAdminAssistantEnable(c echo.Context) error {
 	if err := h.cfg.Assistants.SetDisabled(c.Request().Context(), c.Param("id"), false); err != nil {
 		return err
 	}
-	kit.SetFlash(c, "Assistant enabled; its live keys work again.", false)
+	kit.SetFlash(c, locale.Console("console.flash.assistant_enabled", nil), false)
 	return kit.SeeOther(c, "/admin/assistants")
 }
 
@@ -128,7 +129,7 @@ func (h *Handler) handleAdminKeyRevoke(c echo.Context) error {
 	}
 	admin, _ := kit.CurrentUser(c)
 	h.Log.Info("api key revoked", "by", admin.ID, "key_id", k.ID)
-	kit.SetFlash(c, "Revoked the key "+k.Prefix+"…; it no longer works.", false)
+	kit.SetFlash(c, locale.Console("console.flash.key_revoked", locale.Params{"Prefix": k.Prefix}), false)
 	return kit.SeeOther(c, "/admin/assistants")
 }
 

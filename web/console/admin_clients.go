@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"countersign/internal/authserver"
+	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -82,9 +83,9 @@ func (h *Handler) handleAdminClientsSetting(c echo.Context) error {
 	if err := h.cfg.AuthServer.SetClientsNeedApproval(c.Request().Context(), actorOf(c, u), need); err != nil {
 		return err
 	}
-	msg := "Unknown clients can be connected by anyone of the staff, without an approval."
+	msg := locale.Console("console.flash.clients_open", nil)
 	if need {
-		msg = "Unknown clients now need an admin's approval before first use."
+		msg = locale.Console("console.flash.clients_need_approval", nil)
 	}
 	kit.SetFlash(c, msg, false)
 	return kit.SeeOther(c, "/admin/clients")
@@ -98,7 +99,7 @@ func (h *Handler) handleAdminClientApprove(c echo.Context) error {
 	if err := h.cfg.AuthServer.ApproveClient(c.Request().Context(), actorOf(c, u), id); err != nil {
 		return err
 	}
-	kit.SetFlash(c, "Approved the client; people can connect it now.", false)
+	kit.SetFlash(c, locale.Console("console.flash.client_approved", nil), false)
 	return kit.SeeOther(c, "/admin/clients")
 }
 
@@ -123,7 +124,7 @@ func (h *Handler) handleAdminClientRevoke(c echo.Context) error {
 	if err := h.cfg.AuthServer.RevokeClient(ctx, actorOf(c, u), id); err != nil {
 		return err
 	}
-	kit.SetFlash(c, "Revoked "+cl.Name+" and every connection it held.", false)
+	kit.SetFlash(c, locale.Console("console.flash.client_revoked", locale.Params{"Name": cl.Name}), false)
 	return kit.SeeOther(c, "/admin/clients")
 }
 
@@ -142,6 +143,6 @@ func (h *Handler) handleAdminGrantRevoke(c echo.Context) error {
 	if err := h.cfg.AuthServer.RevokeGrant(c.Request().Context(), actorOf(c, u), id); err != nil {
 		return err
 	}
-	kit.SetFlash(c, "Revoked the connection; its tokens no longer work.", false)
+	kit.SetFlash(c, locale.Console("console.flash.connection_revoked", nil), false)
 	return kit.SeeOther(c, "/admin/clients")
 }

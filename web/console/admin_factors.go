@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"countersign/internal/apperr"
+	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -49,6 +50,6 @@ func (h *Handler) handleAdminFactorReset(c echo.Context) error {
 		return err
 	}
 	h.Log.Info("second factor reset", "by", admin.ID, "user_id", person.ID)
-	kit.SetFlash(c, "The second factor of "+person.Name+" was reset and they were signed out everywhere.", false)
+	kit.SetFlash(c, locale.Console("console.flash.factor_reset", locale.Params{"Name": person.Name}), false)
 	return kit.SeeOther(c, "/admin/users")
 }

@@ -9,6 +9,7 @@ import (
 	"countersign/internal/accounts"
 	"countersign/internal/apperr"
 	"countersign/internal/factors"
+	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -32,7 +33,7 @@ func (h *Handler) handleAdminUserCreate(c echo.Context) error {
 	}
 	admin, _ := kit.CurrentUser(c)
 	h.Log.Info("user created", "by", admin.ID, "user_id", u.ID, "role", u.Role)
-	kit.SetFlash(c, "Added "+u.Name+" ("+u.Role.Label()+").", false)
+	kit.SetFlash(c, locale.Console("console.flash.user_added", locale.Params{"Name": u.Name, "Role": u.Role.Label()}), false)
 	return kit.SeeOther(c, "/admin/users")
 }
 

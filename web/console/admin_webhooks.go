@@ -9,6 +9,7 @@ import (
 
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
+	"countersign/internal/locale"
 	"countersign/internal/webhooks"
 	"countersign/views"
 	"countersign/web/kit"
@@ -70,7 +71,7 @@ func (h *Handler) handleAdminWebhookRemove(c echo.Context) error {
 	}
 	admin, _ := kit.CurrentUser(c)
 	h.Log.Info("webhook removed", "by", admin.ID, "assistant_id", c.Param("id"))
-	kit.SetFlash(c, "Removed the outcome endpoint; nothing more is sent to it.", false)
+	kit.SetFlash(c, locale.Console("console.flash.webhook_removed", nil), false)
 	return kit.SeeOther(c, "/admin/assistants")
 }
 
@@ -96,7 +97,7 @@ func (h *Handler) handleAdminWebhookResend(c echo.Context) error {
 	}
 	admin, _ := kit.CurrentUser(c)
 	h.Log.Info("webhook delivery resent", "by", admin.ID, "assistant_id", c.Param("id"), "delivery", id)
-	kit.SetFlash(c, "Delivery "+c.Param("delivery")+" will be sent again shortly.", false)
+	kit.SetFlash(c, locale.Console("console.flash.delivery_again", locale.Params{"Delivery": c.Param("delivery")}), false)
 	return kit.SeeOther(c, "/admin/assistants")
 }
 
@@ -119,7 +120,7 @@ func (h *Handler) handleAdminWebhookTest(c echo.Context) error {
 		return err
 	}
 	h.Log.Info("webhook test queued", "by", admin.ID, "assistant_id", c.Param("id"), "delivery", id)
-	kit.SetFlash(c, "Test event queued as delivery "+strconv.FormatInt(id, 10)+"; it is sent within moments and listed below with its answer.", false)
+	kit.SetFlash(c, locale.Console("console.flash.test_event_queued", locale.Params{"Delivery": strconv.FormatInt(id, 10)}), false)
 	return kit.SeeOther(c, "/admin/assistants")
 }
 

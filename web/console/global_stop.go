@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"countersign/internal/locale"
 	"countersign/web/kit"
 )
 
@@ -16,9 +17,9 @@ func (h *Handler) handleGlobalStop(c echo.Context) error {
 	if err := h.cfg.Control.SetGlobalStop(c.Request().Context(), actorOf(c, u), stopped); err != nil {
 		return err
 	}
-	msg := "The global stop is lifted: dispatch may resume."
+	msg := locale.Console("console.flash.global_stop_lifted", nil)
 	if stopped {
-		msg = "All dispatch is stopped until an admin lifts the global stop."
+		msg = locale.Console("console.flash.global_stop_on", nil)
 	}
 	kit.SetFlash(c, msg, stopped)
 	back := c.FormValue("back")

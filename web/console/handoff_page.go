@@ -17,6 +17,7 @@ import (
 	"countersign/internal/controlplane"
 	"countersign/internal/handoffs"
 	"countersign/internal/lists"
+	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -177,13 +178,13 @@ func (h *Handler) handoffCustomer(ctx context.Context, v *views.HandoffPageView,
 // handleHandoffResolve answers POST /handoffs/:id/resolve: the person
 // dealt with the customer; the note is recorded and told to the assistant.
 func (h *Handler) handleHandoffResolve(c echo.Context) error {
-	return h.closeHandoff(c, handoffs.Resolved, "Resolved. The assistant is told, with your note.")
+	return h.closeHandoff(c, handoffs.Resolved, locale.Console("console.flash.handoff_resolved", nil))
 }
 
 // handleHandoffGiveBack answers POST /handoffs/:id/give-back: the
 // conversation goes back to the assistant with the person's note.
 func (h *Handler) handleHandoffGiveBack(c echo.Context) error {
-	return h.closeHandoff(c, handoffs.GivenBack, "Given back to the assistant, with your note.")
+	return h.closeHandoff(c, handoffs.GivenBack, locale.Console("console.flash.handoff_given_back", nil))
 }
 
 func (h *Handler) closeHandoff(c echo.Context, outcome handoffs.Outcome, done string) error {
@@ -246,17 +247,16 @@ func (h *Handler) handleHandoffDraftSend(c echo.Context) error {
 	if err != nil {
 		return h.afterHandoffChange(c, id, err, "")
 	}
-	msg := "Sent on: " + inv.Quote.Title + ". It is " + strings.ToLower(inv.State.Label()) + "."
-	switch inv.State {
-	case controlplane.AwaitingConfirmation:
-		msg += " The customer confirms it on their own page before anything changes."
-	case controlplane.AwaitingApproval:
-		msg += " Another person approves it in the queue before anything changes."
+	said := "console.flash.handoff_sent"
+	switch {
+	case inv.Deduplicated:
+		said = "console.flash.handoff_sent_before"
+	case inv.State == controlplane.AwaitingConfirmation:
+		said = "console.flash.handoff_sent_to_customer"
+	case inv.State == controlplane.AwaitingApproval:
+		said = "console.flash.handoff_sent_to_approver"
 	}
-	if inv.Deduplicated {
-		msg = "The same request was already made in this conversation: nothing new was sent. It is " + strings.ToLower(inv.State.Label()) + "."
-	}
-	kit.SetFlash(c, msg, false)
+	kit.SetFlash(c, locale.Console(said, locale.Params{"Title": inv.Quote.Title, "State": strings.ToLower(inv.State.Label())}), false)
 	return kit.SeeOther(c, handoffURL(id))
 }
 
@@ -269,7 +269,7 @@ func (h *Handler) handleHandoffDraftDiscard(c echo.Context) error {
 		return err
 	}
 	err = h.cfg.Handoffs.DiscardDraft(c.Request().Context(), actorOf(c, u), id, c.FormValue("digest"))
-	return h.afterHandoffChange(c, id, err, "Draft discarded. Nothing was proposed.")
+	return h.afterHandoffChange(c, id, err, locale.Console("console.flash.draft_discarded", nil))
 }
 
 // afterHandoffChange goes back to the hand-off's page, saying what

@@ -3,6 +3,7 @@ package console
 import (
 	"github.com/labstack/echo/v4"
 
+	"countersign/internal/locale"
 	"countersign/web/kit"
 )
 
@@ -19,6 +20,6 @@ func (h *Handler) handleHandoffTakeOver(c echo.Context) error {
 	}
 	reason := c.FormValue("reason")
 	err = h.cfg.Handoffs.TakeOver(c.Request().Context(), actorOf(c, u), id, reason)
-	return h.refuseHandoffForm(c, id, err, "You took the conversation over. It is yours now: resolve it or give it back to the assistant.",
+	return h.refuseHandoffForm(c, id, err, locale.Console("console.flash.handoff_taken_over", nil),
 		"take-over-reason", reason)
 }

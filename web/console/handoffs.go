@@ -14,6 +14,7 @@ import (
 	"countersign/internal/apperr"
 	"countersign/internal/assistants"
 	"countersign/internal/lists"
+	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -222,9 +223,9 @@ func (h *Handler) handleHandoffTake(c echo.Context) error {
 		return h.afterHandoffChange(c, id, err, "")
 	}
 	if by != u.ID {
-		kit.SetFlash(c, "Someone else took this conversation first.", true)
+		kit.SetFlash(c, locale.Console("console.flash.handoff_taken_first", nil), true)
 	} else {
-		kit.SetFlash(c, "You took the conversation. It is yours: read it, then resolve it or give it back to the assistant.", false)
+		kit.SetFlash(c, locale.Console("console.flash.handoff_taken", nil), false)
 	}
 	return kit.SeeOther(c, handoffURL(id))
 }

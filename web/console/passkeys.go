@@ -12,6 +12,7 @@ import (
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
 	"countersign/internal/factors"
+	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -167,10 +168,10 @@ func (h *Handler) handlePasskeyRegister(c echo.Context) error {
 		// The provider signs this person in: recovery codes, which stand
 		// in for a passkey after a console password, are of no use to
 		// them, so none are shown.
-		kit.SetFlash(c, "Passkey “"+a.Name+"” added. Approvals that ask for a passkey can now use it.", false)
+		kit.SetFlash(c, locale.Console("console.flash.passkey_added_for_approvals", locale.Params{"Name": a.Name}), false)
 		return c.JSON(http.StatusOK, passkeyReply{Next: "/account/factors"})
 	}
-	kit.SetFlash(c, "Passkey “"+a.Name+"” added. Signing in can now ask for it after your password.", false)
+	kit.SetFlash(c, locale.Console("console.flash.passkey_added", locale.Params{"Name": a.Name}), false)
 	if err := h.keepNewCodes(c, u.ID, codes); err != nil {
 		return err
 	}
@@ -208,7 +209,7 @@ func (h *Handler) handlePasskeyRemove(c echo.Context) error {
 		return err
 	}
 	h.Log.Info("passkey removed", "user_id", u.ID, "factor_id", id)
-	kit.SetFlash(c, "Passkey removed.", false)
+	kit.SetFlash(c, locale.Console("console.flash.passkey_removed", nil), false)
 	return kit.SeeOther(c, "/account/factors")
 }
 

@@ -20,6 +20,7 @@ import (
 	"countersign/internal/adapter"
 	"countersign/internal/controlplane"
 	"countersign/internal/lists"
+	"countersign/internal/locale"
 	"countersign/internal/money"
 	"countersign/views"
 	"countersign/web/kit"
@@ -146,7 +147,7 @@ func (h *Handler) handleQueueClaim(c echo.Context) error {
 		return err
 	}
 	if claim.UserID != u.ID {
-		kit.SetFlash(c, "Another agent is deciding this card; see who below.", true)
+		kit.SetFlash(c, locale.Console("console.flash.card_taken", nil), true)
 	}
 	return kit.SeeOther(c, "/queue/"+url.PathEscape(id))
 }

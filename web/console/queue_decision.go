@@ -15,6 +15,7 @@ import (
 	"countersign/internal/accounts"
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
+	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
 	"countersign/web/layout"
@@ -297,7 +298,7 @@ func (h *Handler) handleQueueEdit(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		kit.SetFlash(c, "Quoted again. Compare the new quote with the proposal, then decide.", false)
+		kit.SetFlash(c, locale.Console("console.flash.quoted_again_compare", nil), false)
 		return kit.SeeOther(c, "/queue/"+url.PathEscape(id)+"#diff-title")
 	}
 	errs := views.FieldErrors{}
@@ -349,6 +350,6 @@ func (h *Handler) handleQueueRequote(c echo.Context) error {
 	if _, err := h.staffDecide(c, id, controlplane.StaffDecision{Verb: controlplane.StaffRequote}); err != nil {
 		return err
 	}
-	kit.SetFlash(c, "Quoted again at "+clock(h.Now())+". This is what approval sends now.", false)
+	kit.SetFlash(c, locale.Console("console.flash.quoted_again", locale.Params{"Time": clock(h.Now())}), false)
 	return kit.SeeOther(c, "/queue/"+url.PathEscape(id))
 }

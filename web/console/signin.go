@@ -8,6 +8,7 @@ import (
 
 	"countersign/internal/accounts"
 	"countersign/internal/apperr"
+	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -20,7 +21,7 @@ func (h *Handler) handleSignInForm(c echo.Context) error {
 	form := views.SignInForm{Next: kit.SafeNext(c.QueryParam("next"))}
 	var flash views.Flash
 	if c.QueryParam("signed_out") == "1" {
-		flash = views.Flash{Text: "You have signed out."}
+		flash = views.Flash{Text: locale.Console("console.flash.signed_out", nil)}
 	}
 	return h.renderSignIn(c, http.StatusOK, form, flash)
 }

@@ -10,6 +10,7 @@ import (
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
 	"countersign/internal/factors"
+	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -68,7 +69,7 @@ func (h *Handler) noPendingSignIn(c echo.Context) error {
 		return kit.SeeOther(c, "/")
 	}
 	if sess := kit.Session(c); sess != nil && !sess.IsNew {
-		kit.SetFlash(c, "Your sign-in waited too long for its code. Sign in again.", true)
+		kit.SetFlash(c, locale.Console("console.flash.signin_code_late", nil), true)
 	}
 	return kit.SeeOther(c, "/sign-in")
 }

@@ -8,6 +8,7 @@ import (
 
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
+	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -51,9 +52,9 @@ func (h *Handler) handleInvocationReconcile(c echo.Context) error {
 	}
 	inv := rec.Invocation
 	if rec.Conclusive {
-		kit.SetFlash(c, "Reconciled: the request is "+inv.State.Label()+".", false)
+		kit.SetFlash(c, locale.Console("console.flash.reconciled", locale.Params{"State": inv.State.Label()}), false)
 	} else {
-		kit.SetFlash(c, "The evidence does not settle it: the result still needs checking. Check with the system's owner.", true)
+		kit.SetFlash(c, locale.Console("console.flash.reconcile_unsettled", nil), true)
 	}
 	return kit.SeeOther(c, "/tasks/"+url.PathEscape(inv.TaskID)+"?inspect="+url.QueryEscape(inv.ID)+"#inspect")
 }
@@ -67,7 +68,7 @@ func (h *Handler) handleInvocationReverse(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	kit.SetFlash(c, "The reversal is proposed and waits for approval by someone other than the original approver.", false)
+	kit.SetFlash(c, locale.Console("console.flash.reversal_proposed", nil), false)
 	return kit.SeeOther(c, "/tasks/"+url.PathEscape(inv.TaskID))
 }
 
@@ -87,6 +88,6 @@ func (h *Handler) handleTaskBlockLift(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	kit.SetFlash(c, "The block on "+form.System+"/"+form.TargetID+" is lifted: new proposals on it are dry-run again.", false)
+	kit.SetFlash(c, locale.Console("console.flash.block_lifted", locale.Params{"Target": form.System + "/" + form.TargetID}), false)
 	return kit.SeeOther(c, "/tasks/"+url.PathEscape(id))
 }
