@@ -102,7 +102,10 @@ func (c *Catalogue) Check(fsys fs.FS) Report {
 	english := c.files[language.English]
 	first := map[language.Tag]int{}              // the language's first file, in r.Files
 	held := map[language.Tag]map[string]string{} // id → the file that gives it
-	unreadable := map[language.Tag]bool{}
+	// A language whose file says nothing yet (it does not parse, names the
+	// pseudo-locale or a language without a plural rule) is not also told
+	// it lacks every message.
+	unread := map[language.Tag]bool{}
 	for _, name := range names {
 		fr := FileReport{Name: name}
 		fr.Tag, err = tagOfName(name)
@@ -121,10 +124,11 @@ func (c *Catalogue) Check(fsys fs.FS) Report {
 		f, err := parseFile(fsys, name)
 		switch {
 		case err != nil:
-			unreadable[fr.Tag] = true
+			unread[fr.Tag] = true
 			fr.Problems = append(fr.Problems, Problem{File: name, Problem: "does not parse: " + err.Error(),
 				Fix: `write one JSON object of message id to text, {"id": "text"}, a counted text as {"one": "…", "other": "…"}, as countersign locales template does`})
 		case fr.Tag == Pseudo:
+			unread[fr.Tag] = true
 			fr.Problems = append(fr.Problems, Problem{File: name, Problem: Pseudo.String() + " is the tests' pseudo-locale",
 				Fix: "give the file the tag of a real language"})
 		default:
@@ -132,6 +136,7 @@ func (c *Catalogue) Check(fsys fs.FS) Report {
 			fr.Messages = len(f.Messages)
 			forms, err := pluralForms(fr.Tag)
 			if err != nil {
+				unread[fr.Tag] = true
 				fr.Problems = append(fr.Problems, Problem{File: name, Problem: err.Error(),
 					Fix: "use the language's BCP 47 tag (cy, he, pt-BR), which names its plural rule"})
 				break
@@ -151,7 +156,7 @@ func (c *Catalogue) Check(fsys fs.FS) Report {
 		r.Files = append(r.Files, fr)
 	}
 	for tag, i := range first {
-		if !r.Files[i].New || unreadable[tag] {
+		if !r.Files[i].New || unread[tag] {
 			continue
 		}
 		var missing []string

@@ -152,6 +152,10 @@ func TestCatalogueFileProblems(t *testing.T) {
 			[]string{`pages.fr.json: message "language.switch.label": is also given in fr.json`}},
 		{"the pseudo-locale", fstest.MapFS{"en-XA.json": {Data: []byte(`{}`)}},
 			[]string{"en-XA is the tests' pseudo-locale"}},
+		{"a language without a plural rule", fstest.MapFS{"tlh.json": {Data: []byte(`{}`)}},
+			[]string{"tlh.json: CLDR has no plural rule for tlh"}},
+		{"a new language that does not parse", fstest.MapFS{"cy.json": {Data: []byte(`{"order.items": `)}},
+			[]string{"cy.json: does not parse"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -163,6 +167,9 @@ func TestCatalogueFileProblems(t *testing.T) {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("the refusal does not say %q:\n%v", want, err)
 				}
+			}
+			if c.name != "Welsh's six forms" && strings.Contains(err.Error(), "lack") && strings.Contains(err.Error(), "of the English messages") {
+				t.Errorf("a file that says nothing yet is also told it lacks every message:\n%v", err)
 			}
 		})
 	}
