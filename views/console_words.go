@@ -7,6 +7,9 @@ import "countersign/internal/locale"
 // language the request carries (locale.Console).
 func consoleText(id string) string { return locale.Console(id, nil) }
 
+// consoleWith is a console text with its named parameters.
+func consoleWith(id string, p map[string]any) string { return locale.Console(id, p) }
+
 // pageTitle is the document's title: the page's, then whose page it is.
 func pageTitle(p Page) string {
 	if p.Customer != nil && p.Customer.Brand != "" {

@@ -74,12 +74,18 @@ func TestConsoleTextsComeFromTheCatalogue(t *testing.T) {
 			return true
 		})
 	}
-	templ, err := os.ReadFile("../../views/layout.templ")
+	templs, err := filepath.Glob("../../views/*.templ")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range regexp.MustCompile(`consoleText\("([^"]+)"\)`).FindAllStringSubmatch(string(templ), -1) {
-		named("views/layout.templ", m[1])
+	for _, name := range templs {
+		templ, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range regexp.MustCompile(`console(?:Text|With)\("([^"]+)"`).FindAllStringSubmatch(string(templ), -1) {
+			named(name, m[1])
+		}
 	}
 }
 
