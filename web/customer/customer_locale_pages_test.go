@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 	"golang.org/x/text/language"
@@ -149,7 +150,8 @@ func TestTheCustomersPagesInThePseudoLocaleComeFromTheCatalogue(t *testing.T) {
 
 // TestTheStatusInEveryStateIsInTheCatalogue renders the status of a
 // request in each state a customer meets in the pseudo-locale, from the
-// control plane's own transitions: declined with a reason, and expired.
+// control plane's own transitions: declined with a reason, on hold once
+// the customer stopped the work, and expired.
 func TestTheStatusInEveryStateIsInTheCatalogue(t *testing.T) {
 	t.Parallel()
 	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage(), webtest.WithTypedCodes(), webtest.WithPseudoLocale())
@@ -170,6 +172,38 @@ func TestTheStatusInEveryStateIsInTheCatalogue(t *testing.T) {
 	}
 	if got, _ := b.Control.Invocation(t.Context(), inv.ID); got.State != controlplane.Rejected {
 		t.Fatalf("the request is %s", got.State)
+	}
+
+	// Stopped by the customer: the next request of the task is on hold.
+	inv, link = b.PendingRefund(t)
+	c = b.Client(t)
+	res = c.OpenWithCode(link)
+	if r := c.Post("/requests/"+inv.ID+"/stop", url.Values{"_csrf": {c.PageCSRF(res)}}); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("stop: %d\n%s", r.StatusCode, r.Text)
+	}
+	onHold := c.Get("/requests/" + inv.ID)
+	if onHold.Doc(t).Find(`[data-testid="on-hold"]`).Length() != 1 {
+		t.Fatalf("a stopped task's request is not on hold\n%s", onHold.Text)
+	}
+	for _, s := range strays(t, onHold, data...) {
+		t.Errorf("a request on hold: text not from a catalogue: %s", s)
+	}
+
+	// Expired: nobody decided in time.
+	inv, link = b.PendingRefund(t)
+	c = b.Client(t)
+	c.OpenWithCode(link)
+	// The customer stays active (their session lasts while they are)
+	// as the request's 30 minutes run out.
+	b.Clock.Advance(20 * time.Minute)
+	c.Get("/requests/" + inv.ID)
+	b.Clock.Advance(11 * time.Minute)
+	expired := c.Get("/requests/" + inv.ID)
+	if got := expired.Doc(t).Find(`[data-testid="status"]`).AttrOr("data-decided-by", ""); got != "nobody" {
+		t.Fatalf("expired, decided by %q\n%s", got, expired.Text)
+	}
+	for _, s := range strays(t, expired, data...) {
+		t.Errorf("an expired request: text not from a catalogue: %s", s)
 	}
 }
 
