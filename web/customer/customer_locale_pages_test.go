@@ -81,7 +81,8 @@ func stored(t *testing.T, b *webtest.Stack, id string) controlplane.Invocation {
 // TestTheCustomersPagesInThePseudoLocaleComeFromTheCatalogue renders
 // every page and fragment of the customer's request in the
 // pseudo-locale: the link page with its ways to prove, a wrong code, the
-// request awaiting the customer, a refused decline, the status fragment
+// request awaiting the customer, a refused decline, another request than
+// the one proven, the status fragment
 // the page polls, the page after confirming, My requests, /requests
 // without proof, an unknown link and a request not among the customer's.
 // Any visible text that is neither ⟦a catalogue text⟧ nor the business's
@@ -130,6 +131,8 @@ func TestTheCustomersPagesInThePseudoLocaleComeFromTheCatalogue(t *testing.T) {
 		t.Errorf("a too long reason says nothing of it\n%s", res.Text)
 	}
 	check("My requests awaiting one", c.Get("/requests"), http.StatusOK)
+	other, _ := b.PendingRefund(t)
+	check("another request than the one proven", c.Get("/requests/"+other.ID), http.StatusUnauthorized)
 	if res := c.Post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {c.PageCSRF(c.Get("/requests/" + inv.ID))}}); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("confirm: %d\n%s", res.StatusCode, res.Text)
 	}

@@ -75,3 +75,23 @@ func reasonFieldErrors(c echo.Context, fields map[string]string) map[string]stri
 	out["reason"] = locale.T(c.Request().Context(), "pages.request.reason.too_long", nil)
 	return out
 }
+
+// refusal is a refusal of the customer's request or decision, said in
+// the customer's language: the control plane words it in English for
+// the API and the logs; its code picks the page's pages.refusal.<code>.
+// Other errors are returned as they are.
+func refusal(c echo.Context, err error) error {
+	e, ok := apperr.As(err)
+	if !ok {
+		return err
+	}
+	switch e.Code {
+	case "prove_for_this_request", "proof_not_accepted", "nothing_to_decide":
+		ctx := c.Request().Context()
+		said := *e
+		said.Message = locale.T(ctx, "pages.refusal."+e.Code, nil)
+		said.Hint = locale.T(ctx, "pages.refusal."+e.Code+".hint", nil)
+		return &said
+	}
+	return err
+}

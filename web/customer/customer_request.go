@@ -47,7 +47,7 @@ func (h *Handler) customerRequest(c echo.Context) (controlplane.Invocation, cont
 	if err := h.cfg.Confirmations.Covers(ctx, p, inv, task.CustomerRef); apperr.Is(err, apperr.NotFound) {
 		return controlplane.Invocation{}, controlplane.Task{}, noSuchRequest(c)
 	} else if err != nil {
-		return controlplane.Invocation{}, controlplane.Task{}, err
+		return controlplane.Invocation{}, controlplane.Task{}, refusal(c, err)
 	}
 	return inv, task, nil
 }
@@ -81,7 +81,7 @@ func (h *Handler) customerDecide(c echo.Context, verb controlplane.CustomerVerb,
 	if apperr.Is(err, apperr.NotFound) {
 		return d, noSuchRequest(c)
 	}
-	return d, err
+	return d, refusal(c, err)
 }
 
 // quoteVersion and quoteDigest read the quote a decision form names
