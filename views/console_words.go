@@ -18,12 +18,3 @@ func pageTitle(p Page) string {
 	return locale.Console("console.frame.title", locale.Params{"Page": p.Title})
 }
 
-// skipLink is the skip link's text. A customer's page keeps its own
-// words: the console's are English only, and the customer's pages are
-// translated with their own catalogue.
-func skipLink(p Page) string {
-	if p.Customer != nil {
-		return "Skip to content"
-	}
-	return consoleText("console.frame.skip")
-}

@@ -116,7 +116,7 @@ func ended(r CustomerRequestView, mode string, st CustomerStatusView) CustomerRe
 	switch mode {
 	case "fact":
 		r.Outcome = CustomerConsequencesView{Mode: "fact", Heading: "What this means for you",
-			MoneyLabel: "When the money arrives", EffectiveLabel: "Effective"}
+			MoneyLabel: "When the money arrives:", EffectiveLabel: "Effective:"}
 	case "would":
 		r.Asked = true
 		r.Outcome = CustomerConsequencesView{Mode: "would", Heading: "What would have happened had it gone ahead"}
@@ -157,7 +157,7 @@ func TestGoldenPages(t *testing.T) {
 	awaiting := refundRequest()
 	awaiting.Decide = true
 	awaiting.Outcome = CustomerConsequencesView{Mode: "if", Heading: "What this means for you if you confirm",
-		MoneyLabel: "If you confirm, the money arrives", EffectiveLabel: "If you confirm, it takes effect"}
+		MoneyLabel: "If you confirm, the money arrives:", EffectiveLabel: "If you confirm, it takes effect:"}
 	awaiting.Status = CustomerStatusView{ID: awaiting.ID, BadgeClass: "warn", BadgeText: "Waiting for you"}
 
 	other := goldenCard()

@@ -7,23 +7,20 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"countersign/internal/apperr"
+	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
 )
 
-var titleOf = map[int]string{
-	http.StatusBadRequest:            "That request was not understood",
-	http.StatusUnauthorized:          "Please sign in",
-	http.StatusForbidden:             "You cannot do that",
-	http.StatusNotFound:              "Page not found",
-	http.StatusMethodNotAllowed:      "That is not allowed here",
-	http.StatusConflict:              "Something changed meanwhile",
-	http.StatusUnprocessableEntity:   "Some fields need fixing",
-	http.StatusTooManyRequests:       "Slow down",
-	http.StatusBadGateway:            "A connected system did not answer as expected",
-	http.StatusInternalServerError:   "Something went wrong on our side",
-	http.StatusServiceUnavailable:    "Not available right now",
-	http.StatusRequestEntityTooLarge: "That request is too large",
+// titleOf is an error page's title for its status, in the request's
+// language (a customer's page carries the customer's; English elsewhere):
+// the catalogue's pages.error.title.<status>.
+func titleOf(c echo.Context, status int) string {
+	id := "pages.error.title." + strconv.Itoa(status)
+	if t := locale.T(c.Request().Context(), id, nil); t != id {
+		return t
+	}
+	return ""
 }
 
 // handleError is Echo's HTTPErrorHandler: it turns any error into a status
@@ -48,9 +45,10 @@ func (s *Server) handleError(err error, c echo.Context) {
 		_ = c.NoContent(status)
 		return
 	}
-	p := s.frame.Page(c, titleOf[status])
+	title := titleOf(c, status)
+	p := s.frame.Page(c, title)
 	p.Narrow = true
-	view := views.ErrorView{Status: status, Title: titleOf[status], Message: body.Message, Hint: body.Hint, Back: "/"}
+	view := views.ErrorView{Status: status, Title: title, Message: body.Message, Hint: body.Hint, Back: "/"}
 	if rerr := kit.Render(c, status, views.ErrorPage(p, view)); rerr != nil {
 		s.log.Error("render error page", "error", rerr)
 		_ = c.String(status, body.Message)

@@ -27,6 +27,7 @@ import (
 	"countersign/internal/factors"
 	"countersign/internal/handoffs"
 	"countersign/internal/lists"
+	"countersign/internal/locale"
 	"countersign/internal/metrics"
 	"countersign/internal/receipts"
 	"countersign/internal/safehttp"
@@ -117,6 +118,17 @@ type Config struct {
 	// fetched: the zero value in production (safehttp: public https
 	// addresses only); tests set its Test allowance, never a flag.
 	LogoFetch safehttp.Options
+	// CustomerLocale is how the customer's pages are written: nil is the
+	// shipped catalogue; tests render them in the pseudo-locale
+	// (customer.Config.Catalogue and .Pseudo).
+	CustomerLocale *CustomerLocale
+}
+
+// CustomerLocale is the catalogue the customer's pages are written from,
+// and whether every page is forced into the pseudo-locale (tests only).
+type CustomerLocale struct {
+	Catalogue *locale.Catalogue
+	Pseudo    bool
 }
 
 // Server is the assembled console.
@@ -146,9 +158,13 @@ func New(cfg Config) *Server {
 	s.api = api.New(site, api.Config{Registry: cfg.Registry, Control: cfg.Control, Confirmations: cfg.Confirmations,
 		Assistants: cfg.Assistants, RatePerMinute: cfg.APIRatePerMinute, AllowedOrigins: cfg.MCPAllowedOrigins, Receipts: cfg.Receipts, PublicBase: cfg.PublicBase,
 		AuthServer: cfg.AuthServer})
-	cust := customer.New(s.frame, customer.Config{Control: cfg.Control, Lists: cfg.Lists, Confirmations: cfg.Confirmations,
+	custCfg := customer.Config{Control: cfg.Control, Lists: cfg.Lists, Confirmations: cfg.Confirmations,
 		Registry: cfg.Registry, Receipt: s.api.Receipt, PublicBase: cfg.PublicBase, LogoFetch: cfg.LogoFetch,
-		Passkeys: cfg.CustomerPasskeys})
+		Passkeys: cfg.CustomerPasskeys}
+	if l := cfg.CustomerLocale; l != nil {
+		custCfg.Catalogue, custCfg.Pseudo = l.Catalogue, l.Pseudo
+	}
+	cust := customer.New(s.frame, custCfg)
 	s.console = console.New(s.frame, console.Config{Registry: cfg.Registry, Control: cfg.Control, Handoffs: cfg.Handoffs, Lists: cfg.Lists,
 		Assistants: cfg.Assistants, Metrics: cfg.Metrics, Webhooks: cfg.Webhooks, Slack: slackLinks(cfg.Slack),
 		CustomerFrame: cust.CustomerFrame, SSO: cfg.SSO, StaffPasswordsOff: cfg.StaffPasswordsOff, Factors: cfg.Factors,

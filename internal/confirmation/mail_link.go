@@ -116,7 +116,8 @@ func (s *Service) mailLink(ctx context.Context, o Opened, inv controlplane.Invoc
 		return SentLink{}, &apperr.Error{Kind: apperr.LimitReached, Code: "too_many_mails",
 			Message: fmt.Sprintf("We e-mailed you at %s to %s, and %s.", newest.At.In(s.brand(o.System).Zone).Format("15:04 MST"),
 				maskEmail(newest.SentTo), s.mailLimitWords(err)),
-			Hint: "Open the newest mail we sent you. Or try again later."}
+			Hint:    "Open the newest mail we sent you. Or try again later.",
+			Details: map[string]any{"sent_at": newest.At, "sent_to": maskEmail(newest.SentTo)}}
 	}
 	if err != nil {
 		return SentLink{}, err

@@ -139,7 +139,8 @@ func (s *Service) sendCode(ctx context.Context, o Opened, inv controlplane.Invoc
 		return SentCode{}, &apperr.Error{Kind: apperr.LimitReached, Code: "too_many_codes",
 			Message: fmt.Sprintf("We sent you a code at %s to %s, and %s.", row.CreatedAt.In(s.brand(o.System).Zone).Format("15:04 MST"),
 				maskEmail(row.SentTo), s.mailLimitWords(err)),
-			Hint: "Check your mail for the codes we sent: each works for 10 minutes. Or try again later."}
+			Hint:    "Check your mail for the codes we sent: each works for 10 minutes. Or try again later.",
+			Details: map[string]any{"sent_at": row.CreatedAt, "sent_to": maskEmail(row.SentTo)}}
 	}
 	if err != nil {
 		return SentCode{}, err

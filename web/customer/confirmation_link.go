@@ -11,6 +11,7 @@ import (
 	"countersign/internal/apperr"
 	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
+	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -55,7 +56,7 @@ func (h *Handler) handleConfirmationLink(c echo.Context) error {
 			return h.renderLinkProblem(c, le.Problem)
 		}
 		if e, ok := apperr.As(err); ok && e.Kind == apperr.Forbidden {
-			return h.renderLinkPage(c, http.StatusForbidden, token, linkPageState{problem: e.Message + " " + e.Hint})
+			return h.renderLinkPage(c, http.StatusForbidden, token, linkPageState{problem: h.problemText(c, e)})
 		}
 		if err != nil {
 			return err
@@ -91,7 +92,7 @@ func (h *Handler) handleConfirmationCode(c echo.Context) error {
 		return h.renderLinkProblem(c, le.Problem)
 	}
 	if e, ok := apperr.As(err); ok && e.Kind != apperr.Internal {
-		st := linkPageState{problem: joinSentences(e.Message, e.Hint)}
+		st := linkPageState{problem: h.problemText(c, e)}
 		if sent.Opened.Selector != "" {
 			st.opened = &sent.Opened // opened once: the page needs no second look
 		}
@@ -123,10 +124,10 @@ func (h *Handler) handleConfirmationVerify(c echo.Context) error {
 		return h.renderLinkProblem(c, le.Problem)
 	}
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
-		return h.renderLinkPage(c, http.StatusUnprocessableEntity, token, linkPageState{fields: e.Fields})
+		return h.renderLinkPage(c, http.StatusUnprocessableEntity, token, linkPageState{fields: codeFieldErrors(c, e.Fields)})
 	}
 	if e, ok := apperr.As(err); ok && e.Kind != apperr.Internal {
-		return h.renderLinkPage(c, kit.StatusOf[e.Kind], token, linkPageState{problem: joinSentences(e.Message, e.Hint)})
+		return h.renderLinkPage(c, kit.StatusOf[e.Kind], token, linkPageState{problem: h.problemText(c, e)})
 	}
 	if err != nil {
 		return err
@@ -238,7 +239,7 @@ func (h *Handler) renderLinkPage(c echo.Context, status int, token string, st li
 		pv.Code, pv.Link = false, false
 		if pv.Problem == "" {
 			e, _ := apperr.As(confirmation.NothingToDecide())
-			pv.Problem = joinSentences(e.Message, e.Hint)
+			pv.Problem = h.problemText(c, e)
 		}
 	}
 	pv.CodeSentTo = sentFor(kit.Session(c).Values[keyCodeSent], o.Selector)
@@ -254,7 +255,7 @@ func (h *Handler) renderLinkPage(c echo.Context, status int, token string, st li
 	v.Prove = pv
 	// Before the proof, no receipt: the link alone shows the request.
 	v.Receipt = nil
-	p := h.page(c, customerTitle(inv.Quote), f)
+	p := h.page(c, customerTitle(f.quote(inv)), f)
 	p.CSRF, p.Narrow = csrf, true
 	return kit.Render(c, status, views.CustomerRequestPage(p, v))
 }
@@ -262,46 +263,38 @@ func (h *Handler) renderLinkPage(c echo.Context, status int, token string, st li
 // renderForeignLink answers a console account opening a customer's link:
 // it is someone else's request.
 func (h *Handler) renderForeignLink(c echo.Context, u accounts.User) error {
-	return h.renderLinkProblemSaying(c, foreign, "You are signed in as "+u.Email+". ")
+	return h.renderLinkProblemSaying(c, foreign, locale.Params{"Email": isolate(u.Email)})
 }
 
 // foreign is the page for a link opened by a console account that is not
 // the link's customer.
 const foreign confirmation.Problem = "foreign"
 
-// linkProblems is what each problem's page says, and its status.
-var linkProblems = map[confirmation.Problem]struct {
-	status                 int
-	title, message, action string
-}{
-	confirmation.Unknown: {http.StatusNotFound, "We don't recognise this link",
-		"This link is not one we sent, or it was mistyped. Nothing has changed.",
-		"Ask the assistant to send you the confirmation link again."},
-	confirmation.Tampered: {http.StatusBadRequest, "This link is damaged",
-		"Part of the link is missing or was changed, so we cannot open it. This often happens when a long link is copied in pieces. Nothing has changed.",
-		"Copy the whole link from the assistant's message, or ask the assistant for a new one."},
-	confirmation.Expired: {http.StatusGone, "This link has expired",
-		"The time to decide on this request has passed, so nothing was changed.",
-		"If you still want it, ask the assistant to prepare it again."},
-	confirmation.Replaced: {http.StatusGone, "This link was replaced",
-		"A newer link was made for this request, so this one no longer opens. Nothing has changed.",
-		"Use the newest link you were sent, or ask the assistant for it."},
-	foreign: {http.StatusForbidden, "This link is for a customer",
-		"This link was sent to a customer, so we will not show it while you are signed in with another account.",
-		"If the link is yours, sign out and open it again."},
+// linkProblems is each problem's status; its page's title, message and
+// what to do next are the catalogue's pages.link.<problem>.title,
+// .message and .next.
+var linkProblems = map[confirmation.Problem]int{
+	confirmation.Unknown:  http.StatusNotFound,
+	confirmation.Tampered: http.StatusBadRequest,
+	confirmation.Expired:  http.StatusGone,
+	confirmation.Replaced: http.StatusGone,
+	foreign:               http.StatusForbidden,
 }
 
 func (h *Handler) renderLinkProblem(c echo.Context, problem confirmation.Problem) error {
-	return h.renderLinkProblemSaying(c, problem, "")
+	return h.renderLinkProblemSaying(c, problem, nil)
 }
 
-// renderLinkProblemSaying renders problem's page, its message led by lead.
-func (h *Handler) renderLinkProblemSaying(c echo.Context, problem confirmation.Problem, lead string) error {
-	lp := linkProblems[problem]
-	p := h.page(c, lp.title, h.frameFor(c, ""))
+// renderLinkProblemSaying renders problem's page in the customer's
+// language, its message given params.
+func (h *Handler) renderLinkProblemSaying(c echo.Context, problem confirmation.Problem, params locale.Params) error {
+	f := h.frameFor(c, "")
+	key := "pages.link." + string(problem)
+	title := f.t(key+".title", nil)
+	p := h.page(c, title, f)
 	p.Narrow = true
-	return kit.Render(c, lp.status, views.LinkProblemPage(p, views.LinkProblemView{Problem: string(problem),
-		Title: lp.title, Message: lead + lp.message, Next: lp.action}))
+	return kit.Render(c, linkProblems[problem], views.LinkProblemPage(p, views.LinkProblemView{Problem: string(problem),
+		Title: title, Message: f.t(key+".message", params), Next: f.t(key+".next", nil)}))
 }
 
 // sentFor is where a mail for the link of selector went, from a session
@@ -312,11 +305,4 @@ func sentFor(v any, selector string) string {
 		return sent[len(selector)+1:]
 	}
 	return ""
-}
-
-func joinSentences(a, b string) string {
-	if b == "" {
-		return a
-	}
-	return a + " " + b
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"countersign/internal/adapter"
+	"countersign/internal/locale"
 	"countersign/views"
 )
 
@@ -30,6 +31,9 @@ type customerFrame struct {
 	// own says zone is the customer's own, from their browser.
 	own bool
 	now time.Time
+	// loc writes the page's texts, amounts and moments in the customer's
+	// language (decided per request, customer_locale.go).
+	loc *locale.Localizer
 }
 
 // frameFor is the frame of a page about system's request; an empty or
@@ -48,7 +52,8 @@ func (h *Handler) unbrandedFrame(c echo.Context) customerFrame {
 }
 
 func (h *Handler) frameOf(c echo.Context, system string, brand adapter.Brand) customerFrame {
-	f := customerFrame{now: h.Now(), system: system, brand: brand}
+	loc, _ := locale.From(c.Request().Context())
+	f := customerFrame{now: h.Now(), system: system, brand: brand, loc: loc}
 	f.zone = f.brand.Zone
 	if ck, err := c.Cookie(zoneCookie); err == nil {
 		if name, err := url.QueryUnescape(ck.Value); err == nil && name != "" && len(name) <= 64 {
@@ -76,21 +81,38 @@ func (h *Handler) brandOf(system string) (string, adapter.Brand) {
 	return "", adapter.Brand{Zone: time.UTC}
 }
 
-// at is a moment as a customer's page writes it, in the page's zone and
-// naming it: "Dec 2, 10:04 CET", with the year when it is not this one.
+// at is a moment as a customer's page writes it, in the customer's
+// language, in the page's zone and naming it: "Dec 2, 10:04 CET", "2 déc.,
+// 10:04 CET", with the year when it is not this one (Localizer.When).
 func (f customerFrame) at(t time.Time) string {
-	t = t.In(f.zone)
-	if t.Year() != f.now.In(f.zone).Year() {
-		return t.Format("Jan 2, 2006, 15:04 MST")
-	}
-	return t.Format("Jan 2, 15:04 MST")
+	return f.loc.When(t, f.zone, f.now)
 }
 
-// shop is the business's name in a sentence; "the business" when there
-// is none.
+// t is the catalogue message id in the customer's language.
+func (f customerFrame) t(id string, p locale.Params) string { return f.loc.T(id, p) }
+
+// money is an amount as the customer's language writes it, in the
+// currency's own minor units (Localizer.Money).
+func (f customerFrame) money(minor int64, currency string) string {
+	return f.loc.Money(minor, currency)
+}
+
+// isolate keeps a value inside a sentence (a moment, an address) in its
+// own direction, as <bdi> does in markup: between U+2068 FIRST STRONG
+// ISOLATE and U+2069 POP DIRECTIONAL ISOLATE, so "Dec 2, 10:04 CET" in an
+// Arabic sentence neither reorders nor is reordered.
+func isolate(s string) string {
+	if s == "" {
+		return s
+	}
+	return "\u2068" + s + "\u2069"
+}
+
+// shop is the business's name in a sentence; "the business", in the
+// customer's language, when there is none.
 func (f customerFrame) shop() string {
 	if f.brand.Name == "" {
-		return "the business"
+		return f.t("pages.frame.business", nil)
 	}
 	return f.brand.Name
 }

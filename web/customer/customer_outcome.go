@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"countersign/internal/controlplane"
+	"countersign/internal/locale"
 	"countersign/views"
 )
 
@@ -33,32 +34,33 @@ const (
 // what will happen if it goes ahead; one that ended without being carried
 // out shows only the consequences, as what would have happened; an
 // unverified or reversed one says nothing of them.
-func customerConsequences(state controlplane.State, expired bool) views.CustomerConsequencesView {
+func customerConsequences(f customerFrame, state controlplane.State, expired bool) views.CustomerConsequencesView {
 	if state == controlplane.AwaitingConfirmation && expired {
 		state = controlplane.Expired
 	}
-	v := views.CustomerConsequencesView{MoneyLabel: "When the money arrives", EffectiveLabel: "Effective"}
+	words := func(mode, key string) views.CustomerConsequencesView {
+		v := views.CustomerConsequencesView{Mode: mode, Heading: f.t("pages.outcome."+key+".heading", nil),
+			MoneyLabel: f.t("pages.outcome."+key+".money", nil), EffectiveLabel: f.t("pages.outcome."+key+".effective", nil)}
+		if key == "fact" {
+			v.MoneyLabel, v.EffectiveLabel = f.t("pages.outcome.money", nil), f.t("pages.outcome.effective", nil)
+		}
+		return v
+	}
 	switch state {
 	case controlplane.Completed:
-		v.Mode, v.Heading = consequencesFact, "What this means for you"
+		return words(consequencesFact, "fact")
 	case controlplane.AwaitingConfirmation:
-		v.Mode, v.Heading = consequencesIf, "What this means for you if you confirm"
-		v.MoneyLabel, v.EffectiveLabel = "If you confirm, the money arrives", "If you confirm, it takes effect"
+		return words(consequencesIf, "confirm")
 	case controlplane.AwaitingApproval:
-		v.Mode, v.Heading = consequencesIf, "What this will mean for you if our team approves it"
-		v.MoneyLabel, v.EffectiveLabel = "If it is approved, the money arrives", "If it is approved, it takes effect"
+		return words(consequencesIf, "approval")
 	case controlplane.Proposed, controlplane.Approved, controlplane.Dispatching:
-		v.Mode, v.Heading = consequencesIf, "What this will mean for you once it is done"
-		v.MoneyLabel, v.EffectiveLabel = "Once it is done, the money arrives", "Once it is done, it takes effect"
+		return words(consequencesIf, "working")
 	case controlplane.Unverified, controlplane.Reversed:
-		v.Mode = consequencesHidden
-	default:
-		// Failed, not dispatched, rejected (declined, superseded) and
-		// expired: nothing was carried out.
-		v.Mode, v.Heading = consequencesWould, "What would have happened had it gone ahead"
-		v.MoneyLabel, v.EffectiveLabel = "", ""
+		return views.CustomerConsequencesView{Mode: consequencesHidden}
 	}
-	return v
+	// Failed, not dispatched, rejected (declined, superseded) and
+	// expired: nothing was carried out.
+	return views.CustomerConsequencesView{Mode: consequencesWould, Heading: f.t("pages.outcome.would.heading", nil)}
 }
 
 // decidedBy says on a customer's page who ended a request that was not
@@ -66,7 +68,7 @@ func customerConsequences(state controlplane.State, expired bool) views.Customer
 // reason as they wrote it "for the assistant and the customer", the
 // customer's own decline, a deadline nobody met, or a replaced quote.
 // ok is false for a state no one decided against.
-func decidedBy(inv controlplane.Invocation) (by, badge, headline, detail string, ok bool) {
+func decidedBy(f customerFrame, inv controlplane.Invocation) (by, badge, headline, detail string, ok bool) {
 	r := inv.Reason()
 	if r == nil || inv.State == controlplane.NotDispatched {
 		return "", "", "", "", false
@@ -74,30 +76,30 @@ func decidedBy(inv controlplane.Invocation) (by, badge, headline, detail string,
 	text := strings.TrimSpace(inv.DecisionReason)
 	switch r.Code {
 	case controlplane.ReasonSuperseded:
-		return "system", "Details changed", "The details changed after this was prepared, so it was not carried out.",
-			"Nothing has changed. Ask the assistant to prepare it again if you still want it.", true
+		return "system", f.t("pages.badge.details_changed", nil), f.t("pages.decided.superseded.headline", nil),
+			f.t("pages.decided.superseded.detail", nil), true
 	case controlplane.ReasonDeclinedByCustomer:
-		detail = "Nothing has changed."
+		detail = f.t("pages.decided.declined.detail", nil)
 		if text != "" {
-			detail = "Your reason: “" + text + "”. Nothing has changed."
+			detail = f.t("pages.decided.declined.detail_reason", locale.Params{"Reason": text})
 		}
-		return "you", "You declined", "You declined this request.", detail, true
+		return "you", f.t("pages.badge.you_declined", nil), f.t("pages.decided.declined.headline", nil), detail, true
 	case controlplane.ReasonRejectedByAgent:
 		if q, isQ := controlplane.IsQuestion(text); isQ {
-			return "our_team", "Sent back to the assistant", "Our team sent this back to the assistant with a question: " + clause(q),
-				"Nothing has changed. The assistant will come back to you.", true
+			return "our_team", f.t("pages.badge.sent_back", nil), f.t("pages.decided.sent_back.headline", locale.Params{"Question": clause(q)}),
+				f.t("pages.decided.sent_back.detail", nil), true
 		}
-		headline = "Our team declined this request."
+		headline = f.t("pages.decided.team_declined.headline", nil)
 		if text != "" {
-			headline = "Our team declined this request: " + clause(text)
+			headline = f.t("pages.decided.team_declined.headline_reason", locale.Params{"Reason": clause(text)})
 		}
-		return "our_team", "Declined by our team", headline, "Nothing has changed. Ask the assistant what we can do instead, or to put you through to a person.", true
+		return "our_team", f.t("pages.badge.declined_by_team", nil), headline, f.t("pages.decided.team_declined.detail", nil), true
 	case controlplane.ReasonConfirmationExpired:
-		return "nobody", "Expired", "Nobody confirmed this in time, so it expired and nothing has changed.",
-			"If you still want it, ask the assistant to prepare it again.", true
+		return "nobody", f.t("pages.badge.expired", nil), f.t("pages.decided.confirmation_expired.headline", nil),
+			f.t("pages.decided.expired.detail", nil), true
 	case controlplane.ReasonApprovalExpired:
-		return "nobody", "Expired", "Our team did not decide on this in time, so it expired and nothing has changed.",
-			"If you still want it, ask the assistant to prepare it again.", true
+		return "nobody", f.t("pages.badge.expired", nil), f.t("pages.decided.approval_expired.headline", nil),
+			f.t("pages.decided.expired.detail", nil), true
 	}
 	return "", "", "", "", false
 }
@@ -157,7 +159,7 @@ func (h *Handler) stoppedBy(ctx context.Context, inv controlplane.Invocation) co
 func (h *Handler) customerStatusNow(ctx context.Context, f customerFrame, inv controlplane.Invocation, successor string) views.CustomerStatusView {
 	st := customerStatus(inv, h.cfg.Control.ActionSpec(inv.System, inv.Action), f, successor)
 	if by := h.stoppedBy(ctx, inv); by != "" {
-		st.Detail, st.DecidedBy = customerStopped(by, inv), customerActorWord(by)
+		st.Detail, st.DecidedBy = customerStopped(f, by, inv), customerActorWord(by)
 	}
 	return st
 }
@@ -165,21 +167,20 @@ func (h *Handler) customerStatusNow(ctx context.Context, f customerFrame, inv co
 // customerStopped says who stopped the conversation a request came from,
 // in the customer's words: before it was decided (a withdrawn request) or
 // before it could be carried out.
-func customerStopped(by controlplane.ActorKind, inv controlplane.Invocation) string {
+func customerStopped(f customerFrame, by controlplane.ActorKind, inv controlplane.Invocation) string {
 	r := inv.NotDispatchedReason
-	verb := "paused"
-	if r == controlplane.ReasonTaskCancelled {
-		verb = "cancelled"
-	}
-	who := map[controlplane.ActorKind]string{controlplane.ActorUser: "Our team", controlplane.ActorCustomer: "You",
-		controlplane.ActorAssistant: "The assistant"}[by]
+	who := map[controlplane.ActorKind]string{controlplane.ActorUser: "team", controlplane.ActorCustomer: "you",
+		controlplane.ActorAssistant: "assistant"}[by]
 	if who == "" {
-		return customerReason(r)
+		return customerReason(f, r)
 	}
-	if inv.Withdrawn() {
-		return who + " cancelled the conversation this came from before it was decided. Ask the assistant if you still want it."
+	switch {
+	case inv.Withdrawn():
+		return f.t("pages.stopped."+who+".withdrawn", nil)
+	case r == controlplane.ReasonTaskCancelled:
+		return f.t("pages.stopped."+who+".cancelled", nil)
 	}
-	return who + " " + verb + " the conversation this came from before we could carry it out. Ask the assistant if you still want it."
+	return f.t("pages.stopped."+who+".paused", nil)
 }
 
 // customerActorWord is the decided-by mark of an actor on a customer's

@@ -49,6 +49,7 @@ var shopZoneTime = regexp.MustCompile(`\d{1,2}:\d{2} P[SD]T\b`)
 
 // inShopZone says s ends with a time in the demo shop's zone.
 func inShopZone(s string) bool {
+	s = unisolated(s)
 	loc := shopZoneTime.FindStringIndex(s)
 	return loc != nil && loc[1] == len(s)
 }

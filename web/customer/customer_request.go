@@ -15,7 +15,7 @@ import (
 	"countersign/internal/apperr"
 	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
-	"countersign/internal/money"
+	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -35,7 +35,7 @@ func (h *Handler) customerRequest(c echo.Context) (controlplane.Invocation, cont
 	}
 	inv, err := h.cfg.Control.Invocation(ctx, c.Param("id"))
 	if apperr.Is(err, apperr.NotFound) {
-		return controlplane.Invocation{}, controlplane.Task{}, noSuchRequest()
+		return controlplane.Invocation{}, controlplane.Task{}, noSuchRequest(c)
 	}
 	if err != nil {
 		return controlplane.Invocation{}, controlplane.Task{}, err
@@ -45,9 +45,9 @@ func (h *Handler) customerRequest(c echo.Context) (controlplane.Invocation, cont
 		return controlplane.Invocation{}, controlplane.Task{}, err
 	}
 	if err := h.cfg.Confirmations.Covers(ctx, p, inv, task.CustomerRef); apperr.Is(err, apperr.NotFound) {
-		return controlplane.Invocation{}, controlplane.Task{}, noSuchRequest()
+		return controlplane.Invocation{}, controlplane.Task{}, noSuchRequest(c)
 	} else if err != nil {
-		return controlplane.Invocation{}, controlplane.Task{}, err
+		return controlplane.Invocation{}, controlplane.Task{}, refusal(c, err)
 	}
 	return inv, task, nil
 }
@@ -60,10 +60,10 @@ func (h *Handler) provedCustomer(c echo.Context) (confirmation.Proved, error) {
 		return p, nil
 	}
 	if _, signedIn := kit.CurrentUser(c); signedIn {
-		return p, noSuchRequest()
+		return p, noSuchRequest(c)
 	}
 	return p, &apperr.Error{Kind: apperr.Unauthenticated, Code: "customer_session",
-		Message: "Open the link from your assistant again and show us it's you, or sign in to see your requests."}
+		Message: locale.T(c.Request().Context(), "pages.error.session", nil)}
 }
 
 // customerDecide makes the browser's customer's decision on :id in the
@@ -79,9 +79,9 @@ func (h *Handler) customerDecide(c echo.Context, verb controlplane.CustomerVerb,
 	d, err := h.cfg.Confirmations.Decide(c.Request().Context(), p, controlplane.CustomerDecision{InvocationID: c.Param("id"), Verb: verb, Reason: reason,
 		QuoteVersion: quoteVersion(c), QuoteDigest: quoteDigest(c), Locale: tag, LocaleFrom: from})
 	if apperr.Is(err, apperr.NotFound) {
-		return d, noSuchRequest()
+		return d, noSuchRequest(c)
 	}
-	return d, err
+	return d, refusal(c, err)
 }
 
 // quoteVersion and quoteDigest read the quote a decision form names
@@ -116,9 +116,12 @@ func (h *Handler) quoteChanged(c echo.Context, err error) (bool, error) {
 // decision on a changed quote was refused.
 const quoteChangedKey = "customer.quote_changed"
 
-func noSuchRequest() error {
+// noSuchRequest is the refusal of a request that is not among this
+// browser's customer's, in the customer's language.
+func noSuchRequest(c echo.Context) error {
+	ctx := c.Request().Context()
 	return &apperr.Error{Kind: apperr.NotFound, Code: "request_not_found",
-		Message: "We could not find this request among yours.", Hint: "Open the link from your assistant again, or see your requests."}
+		Message: locale.T(ctx, "pages.error.not_found", nil), Hint: locale.T(ctx, "pages.error.not_found.hint", nil)}
 }
 
 // handleCustomerRequest answers GET /requests/:id: the request as quoted,
@@ -197,7 +200,7 @@ func (h *Handler) handleCustomerDecline(c echo.Context) error {
 		return rerr
 	}
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid && d.Invocation.ID != "" {
-		return h.renderCustomerRequest(c, http.StatusUnprocessableEntity, d.Invocation, d.Task, reason, e.Fields)
+		return h.renderCustomerRequest(c, http.StatusUnprocessableEntity, d.Invocation, d.Task, reason, reasonFieldErrors(c, e.Fields))
 	}
 	if err != nil {
 		return err
@@ -254,9 +257,9 @@ func (h *Handler) handleMyRequests(c echo.Context) error {
 	p, ok := kit.CustomerOf(c)
 	if !ok {
 		if _, signedIn := kit.CurrentUser(c); signedIn {
-			return noSuchRequest()
+			return noSuchRequest(c)
 		}
-		page := h.page(c, "Show us it's you", h.frameFor(c, ""))
+		page := h.page(c, locale.T(ctx, "pages.requests_prove.title", nil), h.frameFor(c, ""))
 		page.Narrow = true
 		return kit.Render(c, http.StatusUnauthorized, views.MyRequestsProvePage(page, views.MyRequestsProveView{SignIn: true,
 			SignedOut: c.QueryParam("signed_out") != ""}))
@@ -300,7 +303,7 @@ func (h *Handler) handleMyRequests(c echo.Context) error {
 			break
 		}
 	}
-	page := h.page(c, "My requests", f)
+	page := h.page(c, f.t("pages.list.title", nil), f)
 	v := myRequestsView(own, f, truncated)
 	v.OnlyProved = !p.Spans()
 	return kit.Render(c, http.StatusOK, views.MyRequestsPage(page, v))
@@ -322,18 +325,18 @@ func myRequestsView(invs []controlplane.Invocation, f customerFrame, truncated b
 		// The list shows the badge and the deadline, never the headline
 		// that the action's words are for.
 		st := customerStatus(inv, adapter.ActionSpec{}, f, "")
-		row := views.MyRequestRow{ID: inv.ID, Title: customerTitle(inv.Quote), BadgeClass: st.BadgeClass, BadgeText: st.BadgeText,
+		q := f.quote(inv)
+		row := views.MyRequestRow{ID: inv.ID, Title: customerTitle(q), BadgeClass: st.BadgeClass, BadgeText: st.BadgeText,
 			When: f.at(inv.CreatedAt), WhenISO: inv.CreatedAt.UTC().Format(time.RFC3339)}
-		q := inv.Quote
 		if cf := q.Customer; cf != nil {
 			row.Reference, row.Items = cf.Reference, strings.Join(cf.Items, ", ")
 		}
 		if q.AmountCents != nil {
-			row.Amount = money.Format(*q.AmountCents, q.Currency)
+			row.Amount = f.money(*q.AmountCents, q.Currency)
 		}
 		switch {
 		case !st.Decided && inv.DeadlineAt != nil:
-			row.Deadline = f.at(*inv.DeadlineAt)
+			row.Deadline = f.t("pages.list.deadline", locale.Params{"When": isolate(f.at(*inv.DeadlineAt))})
 			wait = append(wait, waiting{row, *inv.DeadlineAt})
 		case st.Pending:
 			v.InProgress = append(v.InProgress, row)

@@ -10,6 +10,7 @@ import (
 	"countersign/internal/adapter"
 	"countersign/internal/consent"
 	"countersign/internal/controlplane"
+	"countersign/internal/locale"
 	"countersign/internal/money"
 	"countersign/views"
 	"countersign/web/kit"
@@ -27,7 +28,7 @@ func (h *Handler) renderCustomerRequest(c echo.Context, status int, inv controlp
 	v := h.customerRequestView(c, f, inv, task)
 	v.CSRF, v.Reason, v.Errors = csrf, reason, fieldErrs
 	v.QuoteChanged, _ = c.Get(quoteChangedKey).(bool)
-	p := h.page(c, customerTitle(inv.Quote), f)
+	p := h.page(c, customerTitle(f.quote(inv)), f)
 	p.CSRF, p.Narrow = csrf, true
 	if v.Status.Pending {
 		p.RefreshSeconds = v.Status.PollSeconds
@@ -60,11 +61,11 @@ func (h *Handler) expired(inv controlplane.Invocation) bool {
 // customerRequestView builds the page from the quote only: no internal
 // field, id of another system or risk score reaches it.
 func (h *Handler) customerRequestView(c echo.Context, f customerFrame, inv controlplane.Invocation, task controlplane.Task) views.CustomerRequestView {
-	q := inv.Quote
+	q := f.quote(inv)
 	decide := inv.State == controlplane.AwaitingConfirmation && !h.expired(inv)
 	v := views.CustomerRequestView{ID: inv.ID, Title: q.Title, Consequences: q.Consequences, Decide: decide,
-		ConfirmLabel: customerOr(q.ConfirmLabel, "Confirm"), DeclineLabel: customerOr(q.DeclineLabel, "Don't do this"),
-		Status: h.customerStatusNow(c.Request().Context(), f, inv, ""), Outcome: customerConsequences(inv.State, h.expired(inv)),
+		ConfirmLabel: customerOr(q.ConfirmLabel, f.t("pages.request.confirm", nil)), DeclineLabel: customerOr(q.DeclineLabel, f.t("pages.request.decline", nil)),
+		Status: h.customerStatusNow(c.Request().Context(), f, inv, ""), Outcome: customerConsequences(f, inv.State, h.expired(inv)),
 		QuoteVersion: strconv.Itoa(int(inv.Version))}
 	// The digest of the quote JSON this page renders from: what the
 	// decision forms say the customer saw.
@@ -77,33 +78,33 @@ func (h *Handler) customerRequestView(c echo.Context, f customerFrame, inv contr
 		}
 		v.Reference, v.Items, v.Why, v.MoneyArrives = cf.Reference, cf.Items, cf.Why, cf.MoneyArrives
 		if cf.Date != nil {
-			v.Date, v.DateLabel = f.at(*cf.Date), customerOr(cf.DateLabel, "Date")
+			v.Date, v.DateLabel = f.at(*cf.Date), customerOr(cf.DateLabel, f.t("pages.request.facts.date", nil))
 		}
 	}
 	if decide {
-		v.Title = question(v.Title)
-		v.Deadline = "Please decide by " + f.at(*inv.DeadlineAt) +
-			". Until you confirm, nothing changes; after that time this request expires."
+		v.Title = f.question(v.Title)
+		v.Deadline = f.t("pages.request.deadline", locale.Params{"When": isolate(f.at(*inv.DeadlineAt))})
 		if task.State != controlplane.TaskActive {
-			v.OnHold = "This request is on hold because the conversation it came from was stopped. Nothing has changed. You can still decline it."
+			v.OnHold = f.t("pages.request.on_hold", nil)
 		}
 		if inv.SupersedesID != "" {
 			if prev, err := h.cfg.Control.Invocation(c.Request().Context(), inv.SupersedesID); err == nil && prev.TaskID == inv.TaskID {
-				v.Changes = quoteChanges(prev.Quote, q)
+				v.Changes = quoteChanges(f, f.quote(prev), q)
 			}
 		}
 	}
 	shown := false
 	for _, l := range q.Lines {
 		v.Lines = append(v.Lines, customerLine(l))
-		if q.AmountCents != nil && l.Emphasis && l.To == money.Format(*q.AmountCents, q.Currency) {
+		if q.AmountCents != nil && l.Emphasis && (l.To == money.Format(*q.AmountCents, q.Currency) || l.To == f.money(*q.AmountCents, q.Currency)) {
 			shown = true
 		}
 	}
-	// The amount once: a quote whose total line carries it needs no
+	// The amount once: a quote whose total line carries it (as the
+	// adapter wrote it, or as the customer's language does) needs no
 	// second "Amount" beside it.
 	if q.AmountCents != nil && !shown {
-		v.Amount = money.Format(*q.AmountCents, q.Currency)
+		v.Amount = f.money(*q.AmountCents, q.Currency)
 	}
 	if q.EffectiveAt != nil {
 		v.Effective = f.at(*q.EffectiveAt)
@@ -130,6 +131,14 @@ func customerLine(l adapter.QuoteLine) views.CustomerQuoteLine {
 	return views.CustomerQuoteLine{Label: l.Label, From: l.From, To: l.To, Emphasis: l.Emphasis, Sum: l.Sum, Sentence: l.Customer}
 }
 
+// quote is the request's quote as the customer reads it: in their
+// language when the adapter wrote it in that one too (adapter.Quote.In),
+// else as written. The stored quote keeps every translation; the staff
+// console shows it as written.
+func (f customerFrame) quote(inv controlplane.Invocation) adapter.Quote {
+	return inv.Quote.In(f.loc.Tag().String())
+}
+
 // customerTitle is a request's title in the customer's words: the quote's
 // customer title when the adapter gives one (no internal ids), else its
 // title.
@@ -140,48 +149,45 @@ func customerTitle(q adapter.Quote) string {
 	return q.Title
 }
 
-// waitingForYou is the customer's word for a request awaiting their
-// confirmation; the console's badge says "Awaiting customer".
-const waitingForYou = "Waiting for you to confirm"
-
-// withdrawnBadge and withdrawnHeadline say, on the customer's pages, that
-// a request ended undecided because its task was cancelled.
-const (
-	withdrawnBadge    = "Withdrawn: the task was cancelled"
-	withdrawnHeadline = "This request was withdrawn: the task it belonged to was cancelled. Nothing was changed."
-)
-
-// customerBadge is a state's badge text in the customer's words where the
-// console's word is the staff's; the badge's tone stays the state's.
-var customerBadge = map[controlplane.State]string{
-	controlplane.AwaitingConfirmation: waitingForYou,
-	controlplane.AwaitingApproval:     "Waiting for our team",
-	controlplane.Unverified:           "Being checked",
-	controlplane.NotDispatched:        "Not carried out",
+// customerBadge is a state's badge text in the customer's words (a
+// catalogue message per state) where the console's word is the staff's;
+// the badge's tone stays the state's.
+func customerBadge(f customerFrame, state controlplane.State) string {
+	return f.t("pages.badge."+string(state), locale.Params{"Shop": f.shop()})
 }
 
 // quoteChanges lists what differs between the quote that was replaced and
 // the fresh one, line by line, in the quotes' own words.
-func quoteChanges(was, now adapter.Quote) []views.CustomerQuoteChange {
+func quoteChanges(f customerFrame, was, now adapter.Quote) []views.CustomerQuoteChange {
 	old := map[string]string{}
 	for _, l := range was.Lines {
-		old[l.Label] = lineText(l)
+		old[l.Label] = f.lineText(l)
 	}
 	var out []views.CustomerQuoteChange
 	for _, l := range now.Lines {
-		if o, ok := old[l.Label]; ok && o != lineText(l) {
-			out = append(out, views.CustomerQuoteChange{Label: l.Label, Was: o, Now: lineText(l)})
+		if o, ok := old[l.Label]; ok && o != f.lineText(l) {
+			out = append(out, views.CustomerQuoteChange{Label: l.Label, Was: o, Now: f.lineText(l)})
 		}
 	}
 	if was.AmountCents != nil && now.AmountCents != nil && *was.AmountCents != *now.AmountCents {
-		out = append(out, views.CustomerQuoteChange{Label: "Amount", Was: money.Format(*was.AmountCents, was.Currency),
-			Now: money.Format(*now.AmountCents, now.Currency)})
+		out = append(out, views.CustomerQuoteChange{Label: f.t("pages.request.changed.amount", nil), Was: f.money(*was.AmountCents, was.Currency),
+			Now: f.money(*now.AmountCents, now.Currency)})
 	}
 	if len(out) == 0 {
-		out = append(out, views.CustomerQuoteChange{Label: strings.ToUpper(was.Target.Kind[:1]) + was.Target.Kind[1:],
-			Was: "as it was when this was prepared", Now: "changed since (for example in another tab)"})
+		out = append(out, views.CustomerQuoteChange{Label: f.t("pages.request.changed.target", nil),
+			Was: f.t("pages.request.changed.target.was", nil), Now: f.t("pages.request.changed.target.now", nil)})
 	}
 	return out
+}
+
+// lineText is a line's value in the customer's language: "from → to",
+// the arrow pointing the language's reading direction (a catalogue
+// message), or the value alone.
+func (f customerFrame) lineText(l adapter.QuoteLine) string {
+	if l.From != "" {
+		return f.t("pages.request.from_to", locale.Params{"From": l.From, "To": l.To})
+	}
+	return l.To
 }
 
 func lineText(l adapter.QuoteLine) string {
@@ -200,12 +206,12 @@ func customerStatus(inv controlplane.Invocation, spec adapter.ActionSpec, f cust
 	now := f.now
 	st := views.CustomerStatusView{ID: inv.ID, Decided: true, Successor: successor}
 	badge := func(state controlplane.State) {
-		b := layout.StateBadge(state)
-		st.BadgeClass, st.BadgeText = b.Tone, b.Label
+		st.BadgeClass, st.BadgeText = layout.StateBadge(state).Tone, customerBadge(f, state)
 	}
 	badge(inv.State)
-	working := func(headline, detail string, poll int) views.CustomerStatusView {
-		st.Headline, st.Detail, st.Pending, st.PollSeconds = headline, detail, true, poll
+	working := func(key string, poll int) views.CustomerStatusView {
+		st.Headline, st.Detail = f.t("pages.status."+key+".headline", nil), f.t("pages.status."+key+".detail", nil)
+		st.Pending, st.PollSeconds = true, poll
 		return st
 	}
 	final := func(headline, detail string) views.CustomerStatusView {
@@ -215,21 +221,12 @@ func customerStatus(inv controlplane.Invocation, spec adapter.ActionSpec, f cust
 	// decided says who ended it and why, with the badge in the
 	// customer's words ("You declined", "Declined by our team").
 	decided := func(inv controlplane.Invocation) views.CustomerStatusView {
-		by, words, headline, detail, ok := decidedBy(inv)
+		by, words, headline, detail, ok := decidedBy(f, inv)
 		if !ok {
-			return final("This was not carried out, so nothing has changed.", "")
+			return final(f.t("pages.status.not_carried_out", nil), "")
 		}
 		st.DecidedBy, st.BadgeText = by, words
 		return final(headline, detail)
-	}
-	if words, ok := customerBadge[inv.State]; ok {
-		st.BadgeText = words
-	}
-	switch inv.State {
-	case controlplane.Approved:
-		st.BadgeText = "Approved — we're sending it to " + f.shop() + " now"
-	case controlplane.Dispatching:
-		st.BadgeText = "Sending it to " + f.shop() + " now"
 	}
 	switch inv.State {
 	case controlplane.AwaitingConfirmation:
@@ -242,94 +239,86 @@ func customerStatus(inv controlplane.Invocation, spec adapter.ActionSpec, f cust
 		st.Decided = false
 		return st
 	case controlplane.AwaitingApproval:
-		return working("A member of our team needs to approve this first. Nothing has changed yet.",
-			"This page updates when it is decided.", 10)
+		return working("approval", 10)
 	case controlplane.Proposed, controlplane.Approved, controlplane.Dispatching:
-		return working("Confirmed. We are carrying this out now.", "This page updates by itself when it is done.", 1)
+		return working("working", 1)
 	case controlplane.Completed:
-		headline := inv.Say(spec)
-		if ref := inv.CustomerReference(); ref != "" {
-			// The template prints the reference after the verb, marked up:
-			// the same one the assistant's sentence gives.
-			headline = strings.TrimSuffix(headline, " Reference: "+ref+".")
-			st.Reference = ref
+		// The action's own words when the adapter gives them (the
+		// business's, as the assistant says them), else the catalogue's.
+		headline := f.t("pages.status.done.headline", nil)
+		if spec.DoneWords != "" {
+			headline = spec.DoneWords + "."
 		}
-		detail := "Keep the reference in case you need to ask about this later."
-		if f := inv.Quote.Customer; f != nil && f.MoneyArrives != "" {
-			detail = "When the money arrives: " + kit.LowerFirst(strings.TrimSuffix(f.MoneyArrives, ".")) + ". " + detail
+		st.Reference = inv.CustomerReference()
+		detail := f.t("pages.status.done.detail", nil)
+		if cf := f.quote(inv).Customer; cf != nil && cf.MoneyArrives != "" {
+			detail = f.t("pages.status.done.money", locale.Params{"MoneyArrives": kit.LowerFirst(strings.TrimSuffix(cf.MoneyArrives, "."))})
 		}
 		return final(headline, detail)
 	case controlplane.Unverified:
-		return working("We could not confirm this yet; a person will check and we will update this page.",
-			"You don't need to do anything, and please don't ask for it again meanwhile.", 10)
+		return working("unverified", 10)
 	case controlplane.Failed:
 		st.DecidedBy = "system"
-		return final("We could not do this, and nothing has changed.", customerHint(inv.Error))
+		return final(f.t("pages.status.failed.headline", nil), customerHint(f, inv.Error))
 	case controlplane.NotDispatched:
 		st.DecidedBy = "system"
 		if inv.Withdrawn() {
 			// It waited for a decision when its task was cancelled: nobody
 			// decided on it, and nothing of it took place.
-			st.BadgeText = withdrawnBadge
-			return final(withdrawnHeadline, "Ask the assistant if you still want it.")
+			st.BadgeText = f.t("pages.badge.withdrawn", nil)
+			return final(f.t("pages.status.withdrawn.headline", nil), f.t("pages.status.withdrawn.detail", nil))
 		}
-		return final("This was not carried out, so nothing has changed.", customerReason(inv.NotDispatchedReason))
+		return final(f.t("pages.status.not_carried_out", nil), customerReason(f, inv.NotDispatchedReason))
 	case controlplane.Rejected, controlplane.Expired:
 		return decided(inv)
 	case controlplane.Reversed:
 		st.Reference = inv.CustomerReference()
-		return final("This was done and has since been reversed.", "")
+		return final(f.t("pages.status.reversed.headline", nil), "")
 	}
-	return final("We can't say yet where this stands.", "")
+	return final(f.t("pages.status.unknown.headline", nil), "")
 }
 
 // customerHint turns a refusal into what a customer can do about it; the
 // adapter's own hints are written for the assistant and for agents.
-func customerHint(e *adapter.Error) string {
+func customerHint(f customerFrame, e *adapter.Error) string {
 	if e == nil {
-		return "Ask the assistant for another way to help, or to put you through to a person."
+		return f.t("pages.hint.default", nil)
 	}
 	switch e.Code {
-	case "payment_method_declined":
-		return "Your card was declined. Update your payment method, then ask the assistant again."
-	case "order_already_fulfilled":
-		return "The order has already left our warehouse, so its address can't change now. Ask the assistant about redirecting the parcel instead."
+	case "payment_method_declined", "order_already_fulfilled", "limit_one_per_day", "invoice_not_paid":
+		return f.t("pages.hint."+e.Code, nil)
 	case "already_cancelled", "not_cancelled", "subscription_ended":
-		return "The subscription is no longer in the state this change needs. Ask the assistant to look at it again."
+		return f.t("pages.hint.subscription_state", nil)
 	case "amount_above_refundable", "outside_refund_window", "outside_refund_window_store_credit", "reason_does_not_apply", "not_delivered":
-		return "This refund isn't possible as it stands. Ask the assistant what we can do instead, or to put you through to a person."
-	case "limit_one_per_day":
-		return "This can be done only once a day. Please try again tomorrow."
-	case "invoice_not_paid":
-		return "That invoice isn't paid yet, so there is no receipt to send."
+		return f.t("pages.hint.refund_not_possible", nil)
 	}
 	if e.Retryable {
-		return "Something went wrong on our side. Ask the assistant to try again in a few minutes."
+		return f.t("pages.hint.retry", nil)
 	}
-	return "Ask the assistant for another way to help, or to put you through to a person."
+	return f.t("pages.hint.default", nil)
 }
 
 // customerReason says why a request never left, for a customer: one
 // confirmed and then stopped, or (task_expired) one whose conversation
 // had ended before it was confirmed or carried out.
-func customerReason(r controlplane.NotDispatchedReason) string {
+func customerReason(f customerFrame, r controlplane.NotDispatchedReason) string {
 	switch r {
 	case controlplane.ReasonTaskPaused, controlplane.ReasonTaskCancelled:
-		return "The conversation this came from was stopped before we could carry it out. Ask the assistant if you still want it."
+		return f.t("pages.reason.task_stopped", nil)
 	case controlplane.ReasonTaskClosed, controlplane.ReasonTaskExpired:
-		return "The conversation this came from had ended, so nothing was sent. Ask the assistant if you still want it."
+		return f.t("pages.reason.task_ended", nil)
 	case controlplane.ReasonBudgetSpent:
-		return "We reached the number of changes we make in one conversation. A person can help you with this."
+		return f.t("pages.reason.budget_spent", nil)
 	case controlplane.ReasonGlobalStop:
-		return "Our team paused all changes for the moment. Please ask again a little later."
+		return f.t("pages.reason.global_stop", nil)
 	case controlplane.ReasonPolicyDisabled:
-		return "We no longer make this change this way. A person can help you with it."
+		return f.t("pages.reason.policy_disabled", nil)
 	case controlplane.ReasonTargetChanged:
-		return "It changed after you saw the details, so we did not go ahead. Ask the assistant to prepare it again."
+		return f.t("pages.reason.target_changed", nil)
 	case controlplane.ReasonUnreachable, controlplane.ReasonNotConnected:
-		return "Our system could not be reached, and nothing was sent. Please try again a little later."
+		return f.t("pages.reason.unreachable", nil)
 	}
-	return "Ask the assistant if you still want it."
+	return f.t("pages.reason.other", nil)
 }
 
 func customerOr(s, def string) string {
@@ -339,12 +328,13 @@ func customerOr(s, def string) string {
 	return s
 }
 
-// question asks a title as the page's question: its full stop becomes a
-// question mark, and one already asked ("Change your address?") is kept.
-func question(title string) string {
+// question asks a title as the page's question, as the customer's
+// language writes one (pages.request.question: "…?", "… ?", "…؟"): its
+// full stop goes, and one already asked ("Change your address?") is kept.
+func (f customerFrame) question(title string) string {
 	t := strings.TrimSuffix(strings.TrimSpace(title), ".")
-	if strings.HasSuffix(t, "?") {
+	if strings.HasSuffix(t, "?") || strings.HasSuffix(t, "؟") {
 		return t
 	}
-	return t + "?"
+	return f.t("pages.request.question", locale.Params{"Title": t})
 }

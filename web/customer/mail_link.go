@@ -32,7 +32,7 @@ func (h *Handler) handleConfirmationMail(c echo.Context) error {
 		return h.renderLinkProblem(c, le.Problem)
 	}
 	if e, ok := apperr.As(err); ok && e.Kind != apperr.Internal {
-		st := linkPageState{problem: joinSentences(e.Message, e.Hint)}
+		st := linkPageState{problem: h.problemText(c, e)}
 		if sent.Opened.Selector != "" {
 			st.opened = &sent.Opened
 			if err := h.forgetLinkSent(c, sent.Opened.Selector); err != nil {
@@ -217,7 +217,7 @@ func (h *Handler) renderMailProblem(c echo.Context, me *confirmation.MailLinkErr
 			system = me.Now.System
 		}
 		if me.Was != nil && me.Now != nil {
-			v.Changes = quoteChanges(me.Was.Quote, me.Now.Quote)
+			v.Changes = quoteChanges(h.frameFor(c, system), me.Was.Quote, me.Now.Quote)
 		}
 	}
 	p := h.page(c, mp.title, h.frameFor(c, system))

@@ -84,7 +84,9 @@ func TestBrowserCustomerShopPages(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", sel, err)
 		}
-		return strings.Join(strings.Fields(s), " ")
+		// The zone is isolated in its sentence (U+2068 … U+2069), as a
+		// right-to-left page needs.
+		return strings.Join(strings.Fields(strings.NewReplacer("\u2068", "", "\u2069", "").Replace(s)), " ")
 	}
 
 	// The link page is the first page: the shop's zone, named.

@@ -10,14 +10,29 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"countersign/internal/confirmation"
+	"countersign/internal/locale"
 	"countersign/internal/safehttp"
 	"countersign/internal/sso"
+	"countersign/web"
 	"countersign/web/kit"
 )
 
 // Option changes how New (or Assemble, or Stack.ServeAnother) assembles
 // the console.
 type Option func(*config)
+
+// WithPseudoLocale renders every customer page in the pseudo-locale
+// (locale.Pseudo), from a catalogue loaded WithPseudo: the tests that find
+// text not taken from a catalogue (internal/locale/pseudotest) use it.
+func WithPseudoLocale() Option {
+	return func(o *config) {
+		cat, err := locale.Load(locale.WithPseudo())
+		if err != nil {
+			panic("webtest: the catalogue does not load: " + err.Error())
+		}
+		o.customerLocale = &web.CustomerLocale{Catalogue: cat, Pseudo: true}
+	}
+}
 
 // WithTrustedProxies has the server believe X-Forwarded-For from these
 // addresses.
@@ -103,6 +118,8 @@ func WithAPIRate(perMinute int) Option { return func(o *config) { o.apiRate = pe
 
 // config is what the options set.
 type config struct {
+	// customerLocale writes the customer's pages (WithPseudoLocale).
+	customerLocale *web.CustomerLocale
 	trustedProxies []netip.Prefix
 	// keyPairs are the session keys (nil: SessionKeys); idle and absolute
 	// the sessions' lifetimes (zero: 30 minutes and 12 hours).

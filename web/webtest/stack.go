@@ -266,7 +266,7 @@ func (b *Stack) serverWith(o config, provider *sso.Provider, factorSvc *factors.
 		Registry: b.registry, Control: b.Control, Handoffs: b.handoffs, Lists: b.lists, Confirmations: b.Links, Assistants: b.Assistants,
 		Metrics: b.Metrics, Webhooks: b.webhooks, APIRatePerMinute: o.apiRate, Telemetry: o.telemetry,
 		Logger: o.logger, Slack: b.Bot, LogoFetch: logoFetch(o.logo), SSO: provider, StaffPasswordsOff: o.staffPasswordsOff,
-		Factors: factorSvc, CustomerPasskeys: custKeys, AuthServer: b.AuthServer})
+		Factors: factorSvc, CustomerPasskeys: custKeys, AuthServer: b.AuthServer, CustomerLocale: o.customerLocale})
 }
 
 // tracedPool is a pool on a fresh migrated database whose connections
