@@ -17,4 +17,3 @@ func pageTitle(p Page) string {
 	}
 	return locale.Console("console.frame.title", locale.Params{"Page": p.Title})
 }
-
