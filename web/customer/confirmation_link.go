@@ -11,6 +11,7 @@ import (
 	"countersign/internal/apperr"
 	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
+	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -260,48 +261,43 @@ func (h *Handler) renderLinkPage(c echo.Context, status int, token string, st li
 }
 
 // renderForeignLink answers a console account opening a customer's link:
-// it is someone else's request.
+// it is someone else's request, said naming the account.
 func (h *Handler) renderForeignLink(c echo.Context, u accounts.User) error {
-	return h.renderLinkProblemSaying(c, foreign, "You are signed in as "+u.Email+". ")
+	return h.renderLinkProblemSaying(c, foreign, locale.Params{"Email": u.Email})
 }
 
 // foreign is the page for a link opened by a console account that is not
 // the link's customer.
 const foreign confirmation.Problem = "foreign"
 
-// linkProblems is what each problem's page says, and its status.
+// linkProblems is each problem's status and the message ids of what its
+// page says: <id>.title, <id>.message and <id>.next.
 var linkProblems = map[confirmation.Problem]struct {
-	status                 int
-	title, message, action string
+	status int
+	id     string
 }{
-	confirmation.Unknown: {http.StatusNotFound, "We don't recognise this link",
-		"This link is not one we sent, or it was mistyped. Nothing has changed.",
-		"Ask the assistant to send you the confirmation link again."},
-	confirmation.Tampered: {http.StatusBadRequest, "This link is damaged",
-		"Part of the link is missing or was changed, so we cannot open it. This often happens when a long link is copied in pieces. Nothing has changed.",
-		"Copy the whole link from the assistant's message, or ask the assistant for a new one."},
-	confirmation.Expired: {http.StatusGone, "This link has expired",
-		"The time to decide on this request has passed, so nothing was changed.",
-		"If you still want it, ask the assistant to prepare it again."},
-	confirmation.Replaced: {http.StatusGone, "This link was replaced",
-		"A newer link was made for this request, so this one no longer opens. Nothing has changed.",
-		"Use the newest link you were sent, or ask the assistant for it."},
-	foreign: {http.StatusForbidden, "This link is for a customer",
-		"This link was sent to a customer, so we will not show it while you are signed in with another account.",
-		"If the link is yours, sign out and open it again."},
+	confirmation.Unknown:  {http.StatusNotFound, "receipt.link.unknown"},
+	confirmation.Tampered: {http.StatusBadRequest, "receipt.link.tampered"},
+	confirmation.Expired:  {http.StatusGone, "receipt.link.expired"},
+	confirmation.Replaced: {http.StatusGone, "receipt.link.replaced"},
+	// Its message names the account signed in ({{.Email}}).
+	foreign: {http.StatusForbidden, "receipt.link.foreign"},
 }
 
 func (h *Handler) renderLinkProblem(c echo.Context, problem confirmation.Problem) error {
-	return h.renderLinkProblemSaying(c, problem, "")
+	return h.renderLinkProblemSaying(c, problem, nil)
 }
 
-// renderLinkProblemSaying renders problem's page, its message led by lead.
-func (h *Handler) renderLinkProblemSaying(c echo.Context, problem confirmation.Problem, lead string) error {
+// renderLinkProblemSaying renders problem's page, its message written with
+// params.
+func (h *Handler) renderLinkProblemSaying(c echo.Context, problem confirmation.Problem, params locale.Params) error {
+	ctx := c.Request().Context()
 	lp := linkProblems[problem]
-	p := h.page(c, lp.title, h.frameFor(c, ""))
+	title := locale.T(ctx, lp.id+".title", nil)
+	p := h.page(c, title, h.frameFor(c, ""))
 	p.Narrow = true
 	return kit.Render(c, lp.status, views.LinkProblemPage(p, views.LinkProblemView{Problem: string(problem),
-		Title: lp.title, Message: lead + lp.message, Next: lp.action}))
+		Title: title, Message: locale.T(ctx, lp.id+".message", params), Next: locale.T(ctx, lp.id+".next", nil)}))
 }
 
 // sentFor is where a mail for the link of selector went, from a session
