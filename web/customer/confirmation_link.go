@@ -56,7 +56,7 @@ func (h *Handler) handleConfirmationLink(c echo.Context) error {
 			return h.renderLinkProblem(c, le.Problem)
 		}
 		if e, ok := apperr.As(err); ok && e.Kind == apperr.Forbidden {
-			return h.renderLinkPage(c, http.StatusForbidden, token, linkPageState{problem: e.Message + " " + e.Hint})
+			return h.renderLinkPage(c, http.StatusForbidden, token, linkPageState{problem: refusalText(ctx, e)})
 		}
 		if err != nil {
 			return err
@@ -92,7 +92,7 @@ func (h *Handler) handleConfirmationCode(c echo.Context) error {
 		return h.renderLinkProblem(c, le.Problem)
 	}
 	if e, ok := apperr.As(err); ok && e.Kind != apperr.Internal {
-		st := linkPageState{problem: joinSentences(e.Message, e.Hint)}
+		st := linkPageState{problem: refusalText(c.Request().Context(), e)}
 		if sent.Opened.Selector != "" {
 			st.opened = &sent.Opened // opened once: the page needs no second look
 		}
@@ -127,7 +127,7 @@ func (h *Handler) handleConfirmationVerify(c echo.Context) error {
 		return h.renderLinkPage(c, http.StatusUnprocessableEntity, token, linkPageState{fields: e.Fields})
 	}
 	if e, ok := apperr.As(err); ok && e.Kind != apperr.Internal {
-		return h.renderLinkPage(c, kit.StatusOf[e.Kind], token, linkPageState{problem: joinSentences(e.Message, e.Hint)})
+		return h.renderLinkPage(c, kit.StatusOf[e.Kind], token, linkPageState{problem: refusalText(c.Request().Context(), e)})
 	}
 	if err != nil {
 		return err
@@ -239,7 +239,7 @@ func (h *Handler) renderLinkPage(c echo.Context, status int, token string, st li
 		pv.Code, pv.Link = false, false
 		if pv.Problem == "" {
 			e, _ := apperr.As(confirmation.NothingToDecide())
-			pv.Problem = joinSentences(e.Message, e.Hint)
+			pv.Problem = refusalText(ctx, e)
 		}
 	}
 	pv.CodeSentTo = sentFor(kit.Session(c).Values[keyCodeSent], o.Selector)

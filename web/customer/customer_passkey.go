@@ -61,37 +61,15 @@ func readPasskeyPost(c echo.Context) (passkeyPost, error) {
 }
 
 // passkeyRefusal answers a refusal as JSON for the script, with the
-// status of its kind; next, when set, is where the script goes after
-// showing it. Other errors go to the error page. A refusal the passkey
-// pages know by its code is said in the customer's language
-// (passkeyRefusalWords); another keeps its own words.
+// status of its kind, in the customer's language where it is known
+// (refusalText); next, when set, is where the script goes after showing
+// it. Other errors go to the error page.
 func passkeyRefusal(c echo.Context, err error, next string) error {
 	e, ok := apperr.As(err)
 	if !ok || e.Kind == apperr.Internal {
 		return err
 	}
-	msg := joinSentences(e.Message, e.Hint)
-	if id, ok := passkeyRefusalWords[e.Code]; ok {
-		ctx := c.Request().Context()
-		msg = joinSentences(locale.T(ctx, id, nil), locale.T(ctx, id+".hint", nil))
-	}
-	return c.JSON(kit.StatusOf[e.Kind], passkeyReply{Error: msg, Next: next})
-}
-
-// passkeyRefusalWords are the message ids (each with its ".hint") of the
-// refusals the passkey ceremonies meet, by their apperr code: those of
-// internal/custkeys, internal/confirmation and internal/controlplane,
-// whose own words are English.
-var passkeyRefusalWords = map[string]string{
-	"passkeys_off":                  "receipt.passkey.error.off",
-	"passkey_needs_stronger_proof":  "receipt.passkey.error.needs_stronger_proof",
-	"passkey_refused":               "receipt.passkey.error.refused",
-	"no_passkey":                    "receipt.passkey.error.no_passkey",
-	"passkey_exists":                "receipt.passkey.error.exists",
-	"too_many_passkeys":             "receipt.passkey.error.too_many",
-	"nothing_to_decide":             "receipt.passkey.error.nothing_to_decide",
-	"quote_changed":                 "receipt.passkey.error.quote_changed",
-	"passkey_not_for_this_decision": "receipt.passkey.error.not_for_this_decision",
+	return c.JSON(kit.StatusOf[e.Kind], passkeyReply{Error: refusalText(c.Request().Context(), e), Next: next})
 }
 
 // shownDigest is consent.QuoteDigest of inv's quote as stored, which is

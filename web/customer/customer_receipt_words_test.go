@@ -14,9 +14,10 @@ import (
 )
 
 // TestTheReceiptAreaSpeaksFrenchAndArabic: the mail link's page, a mail
-// link that does not open, a confirmation link that does not open and
-// the passkeys list say exactly the catalogue's French or Arabic, with the
-// business's name and the passkey's isolated (<bdi>) in the sentence.
+// link that does not open, a confirmation link that does not open, a
+// refusal from internal/confirmation on the link page and the passkeys
+// list say exactly the catalogue's French or Arabic, with the business's
+// name and the passkey's isolated (<bdi>) in the sentence.
 func TestTheReceiptAreaSpeaksFrenchAndArabic(t *testing.T) {
 	t.Parallel()
 	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
@@ -65,6 +66,14 @@ func TestTheReceiptAreaSpeaksFrenchAndArabic(t *testing.T) {
 	// The passkeys, after a decision by the mail's link and a passkey added.
 	c.SpendMailLink(c.MailLink(link, c.Get(link)))
 	declineAs(t, c, inv.ID)
+	// Another package's refusal, said by its code in the customer's language.
+	other := pk.Client(t)
+	withLanguage(other, "fr")
+	if got := webtest.Squash(webtest.TextByTestID(other.Get(link), t, "prove-problem")); got != "Il ne reste rien à décider pour cette demande : "+
+		"elle a été décidée, remplacée ou retirée, ou le délai pour décider est écoulé. Aucun code ni lien n’est nécessaire. "+
+		"Demandez à l’assistant si vous souhaitez autre chose." {
+		t.Errorf("nothing to decide, in French: %q", got)
+	}
 	if _, status, r := addCustomerPasskey(t, c, inv.ID, origin); status != http.StatusOK {
 		t.Fatalf("adding a passkey: %d %+v", status, r)
 	}

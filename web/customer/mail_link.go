@@ -35,7 +35,7 @@ func (h *Handler) handleConfirmationMail(c echo.Context) error {
 		return h.renderLinkProblem(c, le.Problem)
 	}
 	if e, ok := apperr.As(err); ok && e.Kind != apperr.Internal {
-		st := linkPageState{problem: joinSentences(e.Message, e.Hint)}
+		st := linkPageState{problem: refusalText(c.Request().Context(), e)}
 		if sent.Opened.Selector != "" {
 			st.opened = &sent.Opened
 			if err := h.forgetLinkSent(c, sent.Opened.Selector); err != nil {
@@ -159,7 +159,7 @@ func (h *Handler) mailForbidden(c echo.Context, err error) error {
 	}
 	ctx := c.Request().Context()
 	lp := views.MailLinkProblemView{Problem: "not_accepted", Title: locale.T(ctx, "receipt.mail_link.not_accepted.title", nil),
-		Message: e.Message, Next: locale.T(ctx, "receipt.mail_link.not_accepted.next", nil)}
+		Message: refusalMessage(ctx, e), Next: locale.T(ctx, "receipt.mail_link.not_accepted.next", nil)}
 	p := h.page(c, lp.Title, h.frameFor(c, ""))
 	p.Narrow = true
 	return kit.Render(c, http.StatusForbidden, views.MailLinkProblemPage(p, lp))
