@@ -24,9 +24,10 @@ import (
 // and no key's address: the page is for the customer, the file for
 // whoever checks it. Its words are the viewer's language; the quote's are
 // the one the customer decided in, as they read it (the consent's quote
-// in the recorded locale), else lines, the page's own.
+// in the recorded locale), else the page's own (lines, and the quote in
+// the page's language).
 func (h *Handler) customerReceipt(ctx context.Context, f customerFrame, inv controlplane.Invocation, lines []views.CustomerQuoteLine) *views.CustomerReceiptView {
-	r := &views.CustomerReceiptView{Shop: f.brand.Name, Title: customerTitle(inv.Quote), Download: "/requests/" + inv.ID + "/receipt"}
+	r := &views.CustomerReceiptView{Shop: f.brand.Name, Title: customerTitle(quoteReadIn(ctx, inv)), Download: "/requests/" + inv.ID + "/receipt"}
 	c, decided, err := h.cfg.Control.Consent(ctx, inv.ID)
 	if err != nil {
 		decided = false
