@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"countersign/internal/accounts"
 	"countersign/internal/adapter"
 	"countersign/internal/controlplane"
 	"countersign/internal/locale"
@@ -120,5 +121,53 @@ func TestTheReceiptSaysWhatTheCustomerRead(t *testing.T) {
 		if got := webtest.Squash(receipt.Find(`[data-testid="receipt-who"]`).Text()); !strings.HasPrefix(got, tc.who) {
 			t.Errorf("%s: who confirmed %q, want it to start %q", tc.tag, got, tc.who)
 		}
+	}
+}
+
+// TestAReceiptOurTeamApprovedIsInThePagesLanguage: a request no customer
+// decided (our team approved it) records no language read; its receipt
+// shows the quote in the page's language, with our team's approval said
+// in it too.
+func TestAReceiptOurTeamApprovedIsInThePagesLanguage(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	ctx := context.Background()
+	m := b.Users[accounts.Manager]
+	p, err := b.Control.Policy(ctx, "shop", "resend_receipt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Stage = controlplane.StagePropose
+	if _, err := b.Control.ChangePolicy(ctx, controlplane.UserActor(m.ID, string(accounts.Manager), m.Name), p, p.Version, "our team approves receipts"); err != nil {
+		t.Fatal(err)
+	}
+	inv := b.ProposeAny(t, b.CustomerTask(t, webtest.Jordan), "resend_receipt", map[string]any{"invoice_id": "paid Pro invoice"})
+	if inv.State != controlplane.AwaitingApproval {
+		t.Fatalf("the receipt resend is %s, want awaiting approval", inv.State)
+	}
+	inFrenchToo(t, b, inv.ID)
+	inv = b.Invocation(t, inv.ID)
+	if _, err := b.Control.StaffDecide(ctx, controlplane.StaffDecision{Actor: b.Users[accounts.Agent].Actor(), InvocationID: inv.ID,
+		Verb: controlplane.StaffApprove, Version: inv.Version, ArgsHash: inv.ArgsHash}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Control.Dispatch(ctx, inv.ID); err != nil {
+		t.Fatal(err)
+	}
+	if st := b.Invocation(t, inv.ID).State; st != controlplane.Completed {
+		t.Fatalf("after dispatch: %s", st)
+	}
+	c := b.Client(t)
+	c.MustSignIn(b.CustomerAccount(t, webtest.Jordan))
+	withLanguage(c, "fr")
+	res := c.Get("/requests/" + inv.ID)
+	if got := webtest.TextByTestID(res, t, "receipt-title"); got != frenchTitle {
+		t.Errorf("the receipt's title %q, want the quote in the page's language, %q", got, frenchTitle)
+	}
+	if got := webtest.Squash(webtest.TextByTestID(res, t, "receipt-who")); !strings.HasPrefix(got, "Notre équipe l’a approuvé le ") {
+		t.Errorf("who approved: %q", got)
+	}
+	if n := res.Doc(t).Find(`[data-testid="receipt-read-in"]`).Length(); n != 0 {
+		t.Errorf("a receipt no customer decided says which language they read")
 	}
 }
