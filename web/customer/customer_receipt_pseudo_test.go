@@ -1,6 +1,7 @@
 package customer_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"html"
@@ -91,7 +92,8 @@ func businessWords(t *testing.T, quote json.RawMessage) []string {
 
 // TestTheReceiptAreaIsAllFromTheCatalogue renders, in the pseudo-locale,
 // every page and part of a page this area writes — the confirmation
-// link's and the mail link's problems, the mail link's page, the receipt,
+// link's and the mail link's problems (one whose request changed among
+// them), the mail link's page, the receipt,
 // the passkey offer (before and after adding one), the passkeys list and
 // its removal, the decision with a passkey and a refusal its script
 // shows, the refusal of a receipt not issued yet — and finds no visible
@@ -111,7 +113,6 @@ func TestTheReceiptAreaIsAllFromTheCatalogue(t *testing.T) {
 	inv, link := b.PendingRefund(t)
 	// The passkey's name is custkeys's, from the browser (not this area's).
 	data := append(businessWords(t, b.Invocation(t, inv.ID).QuoteJSON), webtest.ShopName, "Passkey")
-
 	c := pk.Client(t)
 	res := c.Get("/c/not-a-link")
 	problem := res.Doc(t).Find(`[data-testid="link-problem-title"], [data-testid="link-problem-message"], .link-problem > p:nth-of-type(2)`)
@@ -166,4 +167,26 @@ func TestTheReceiptAreaIsAllFromTheCatalogue(t *testing.T) {
 	if r := replyOf(t, raw); status != http.StatusConflict || !strings.HasPrefix(r.Error, "⟦") || pseudotest.Stray(r.Error) != "" {
 		t.Errorf("a page too old for the passkey: %d %q", status, r.Error)
 	}
+
+	// A mail link of that request, quoted again since (the shop's order
+	// changed meanwhile): what changed, the quote it showed and the one now.
+	c3 := pk.Client(t)
+	old := c3.MailLink(link2, c3.Get(link2))
+	page3 := c3.Open(link2)
+	body, _ := json.Marshal(map[string]any{"order_id": next.Target.ID, "amount_cents": 1, "reason": "goodwill, in another tab"})
+	shopRes, err := shopPost(b, "/refunds", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shopRes.Body.Close()
+	res = c3.Post("/requests/"+next.ID+"/confirm", map[string][]string{"_csrf": {c3.PageCSRF(page3)}})
+	successor := strings.TrimPrefix(res.Header.Get("Location"), "/requests/")
+	if res.StatusCode != http.StatusSeeOther || successor == next.ID || successor == "" {
+		t.Fatalf("confirm of a stale quote: %d to %q", res.StatusCode, res.Header.Get("Location"))
+	}
+	stale := pk.Client(t).Get(old)
+	if stale.StatusCode != http.StatusConflict {
+		t.Fatalf("the old mail's link: %d\n%s", stale.StatusCode, stale.Text)
+	}
+	pageStrays(t, "a mail link whose request changed", stale, append(data, businessWords(t, b.Invocation(t, successor).QuoteJSON)...)...)
 }
