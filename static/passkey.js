@@ -6,7 +6,9 @@
 // arguments hash: what the page showed). The console sends the
 // options with their binary fields in base64url; navigator.credentials
 // takes ArrayBuffers, and the answer goes back as base64url JSON. Loaded
-// with the page's CSP nonce; no inline handlers.
+// with the page's CSP nonce; no inline handlers. The words it shows are
+// the page's, in the page's language: the form's data-passkey-refused,
+// -cancelled and -failed (views.PasskeyScriptWords); the script holds none.
 (function () {
   "use strict";
 
@@ -63,14 +65,14 @@
     return out;
   }
 
-  function post(url, csrf, body) {
+  function post(url, csrf, body, refused) {
     return fetch(url, {
       method: "POST", credentials: "same-origin",
       headers: { "Content-Type": "application/json", "Accept": "application/json", "X-CSRF-Token": csrf },
       body: JSON.stringify(body || {})
     }).then(function (res) {
       return res.json().catch(function () { return {}; }).then(function (j) {
-        if (!res.ok && !j.error) { j.error = "The console could not take this (" + res.status + "). Reload the page and try again."; }
+        if (!res.ok && !j.error) { j.error = refused; }
         return j;
       });
     });
@@ -86,6 +88,11 @@
     var name = form.querySelector("input[name=name]");
     var password = form.querySelector("input[name=password]");
     var message = box.querySelector("[data-passkey-message]") || box;
+    var words = {
+      refused: form.getAttribute("data-passkey-refused") || "",
+      cancelled: form.getAttribute("data-passkey-cancelled") || "",
+      failed: form.getAttribute("data-passkey-failed") || ""
+    };
     var fields = {};
     form.querySelectorAll("input[data-passkey-field]").forEach(function (f) { fields[f.name] = f.value; });
     function withFields(body) {
@@ -105,7 +112,7 @@
     }
     box.hidden = true;
     button.disabled = true;
-    post(form.getAttribute("data-begin"), csrf, withFields(password ? { password: password.value } : {})).then(function (opts) {
+    post(form.getAttribute("data-begin"), csrf, withFields(password ? { password: password.value } : {}), words.refused).then(function (opts) {
       if (opts.error) { done(opts); return null; }
       var ceremony = kind === "register"
         ? navigator.credentials.create({ publicKey: creationOptions(opts) })
@@ -113,12 +120,13 @@
       return ceremony.then(function (cred) {
         var body = withFields({ credential: answer(cred) });
         if (name) { body.name = name.value; }
-        return post(form.getAttribute("data-finish"), csrf, body).then(done);
+        return post(form.getAttribute("data-finish"), csrf, body, words.refused).then(done);
       });
     }).catch(function (e) {
-      fail(e && e.name === "NotAllowedError"
-        ? "The passkey was not used (cancelled, or it took too long). Try again."
-        : "The passkey did not work here: " + (e && e.message ? e.message : e));
+      // The browser's own message is in the browser's language, not the
+      // page's: it goes to the console for whoever debugs, not to the page.
+      if (window.console && e) { window.console.warn("passkey:", e.name, e.message); }
+      fail(e && e.name === "NotAllowedError" ? words.cancelled : words.failed);
     });
   }
 

@@ -118,17 +118,12 @@ type Config struct {
 	// fetched: the zero value in production (safehttp: public https
 	// addresses only); tests set its Test allowance, never a flag.
 	LogoFetch safehttp.Options
-	// CustomerLocale is how the customer's pages are written: nil is the
-	// shipped catalogue; tests render them in the pseudo-locale
-	// (customer.Config.Catalogue and .Pseudo).
-	CustomerLocale *CustomerLocale
-}
-
-// CustomerLocale is the catalogue the customer's pages are written from,
-// and whether every page is forced into the pseudo-locale (tests only).
-type CustomerLocale struct {
-	Catalogue *locale.Catalogue
-	Pseudo    bool
+	// CustomerCatalogue is the messages the customer's pages are written
+	// from (nil: the shipped catalogue); CustomerPseudo renders every one
+	// in the pseudo-locale, for the tests that find text not taken from a
+	// catalogue (customer.Config's Catalogue and Pseudo).
+	CustomerCatalogue *locale.Catalogue
+	CustomerPseudo    bool
 }
 
 // Server is the assembled console.
@@ -158,13 +153,9 @@ func New(cfg Config) *Server {
 	s.api = api.New(site, api.Config{Registry: cfg.Registry, Control: cfg.Control, Confirmations: cfg.Confirmations,
 		Assistants: cfg.Assistants, RatePerMinute: cfg.APIRatePerMinute, AllowedOrigins: cfg.MCPAllowedOrigins, Receipts: cfg.Receipts, PublicBase: cfg.PublicBase,
 		AuthServer: cfg.AuthServer})
-	custCfg := customer.Config{Control: cfg.Control, Lists: cfg.Lists, Confirmations: cfg.Confirmations,
+	cust := customer.New(s.frame, customer.Config{Control: cfg.Control, Lists: cfg.Lists, Confirmations: cfg.Confirmations,
 		Registry: cfg.Registry, Receipt: s.api.Receipt, PublicBase: cfg.PublicBase, LogoFetch: cfg.LogoFetch,
-		Passkeys: cfg.CustomerPasskeys}
-	if l := cfg.CustomerLocale; l != nil {
-		custCfg.Catalogue, custCfg.Pseudo = l.Catalogue, l.Pseudo
-	}
-	cust := customer.New(s.frame, custCfg)
+		Passkeys: cfg.CustomerPasskeys, Catalogue: cfg.CustomerCatalogue, Pseudo: cfg.CustomerPseudo})
 	s.console = console.New(s.frame, console.Config{Registry: cfg.Registry, Control: cfg.Control, Handoffs: cfg.Handoffs, Lists: cfg.Lists,
 		Assistants: cfg.Assistants, Metrics: cfg.Metrics, Webhooks: cfg.Webhooks, Slack: slackLinks(cfg.Slack),
 		CustomerFrame: cust.CustomerFrame, SSO: cfg.SSO, StaffPasswordsOff: cfg.StaffPasswordsOff, Factors: cfg.Factors,

@@ -83,6 +83,11 @@ type CustomerConsent struct {
 	Quote    json.RawMessage
 	ArgsHash []byte
 	At       time.Time
+	// Locale is the language the customer's page was in when they
+	// decided (a BCP 47 tag; empty for a decision recorded before pages
+	// were translated). The stored quote keeps every translation, so
+	// adapter.Quote.In(Locale) is the quote exactly as they read it.
+	Locale string
 }
 
 // Consent returns the customer's recorded decision on invocationID;
@@ -102,7 +107,34 @@ func (s *Service) Consent(ctx context.Context, invocationID string) (CustomerCon
 		out.Passkey = &stepup.Assertion{CredentialID: c.CredentialID, PublicKey: c.PublicKey, RPID: deref(c.RPID), Origin: deref(c.Origin),
 			AuthenticatorData: c.AuthenticatorData, ClientDataJSON: c.ClientDataJSON, Signature: c.Signature}
 	}
+	if out.Locale, err = s.decidedLocale(ctx, invocationID); err != nil {
+		return CustomerConsent{}, false, err
+	}
 	return out, true, nil
+}
+
+// decidedLocale is the language recorded with the customer's decision on
+// invocationID: the audit event written in the consent's transaction
+// (confirmed or declined, by the customer) carries it as "locale".
+func (s *Service) decidedLocale(ctx context.Context, invocationID string) (string, error) {
+	events, err := s.store.EventsForInvocation(ctx, invocationID)
+	if err != nil {
+		return "", err
+	}
+	for _, e := range events {
+		if e.ActorKind != string(ActorCustomer) ||
+			(e.Action != string(EventInvocationConfirmed) && e.Action != string(EventInvocationDeclined)) {
+			continue
+		}
+		var data struct {
+			Locale string `json:"locale"`
+		}
+		if err := json.Unmarshal(e.Data, &data); err != nil {
+			return "", err
+		}
+		return data.Locale, nil
+	}
+	return "", nil
 }
 
 func deref(s *string) string {

@@ -261,7 +261,7 @@ func (h *Handler) renderLinkPage(c echo.Context, status int, token string, st li
 }
 
 // renderForeignLink answers a console account opening a customer's link:
-// it is someone else's request.
+// it is someone else's request, said naming the account.
 func (h *Handler) renderForeignLink(c echo.Context, u accounts.User) error {
 	return h.renderLinkProblemSaying(c, foreign, locale.Params{"Email": isolate(u.Email)})
 }

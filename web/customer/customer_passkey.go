@@ -1,6 +1,7 @@
 package customer
 
 import (
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"countersign/internal/consent"
 	"countersign/internal/controlplane"
 	"countersign/internal/custkeys"
+	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -51,24 +53,23 @@ func readPasskeyPost(c echo.Context) (passkeyPost, error) {
 		return p, err
 	}
 	if err := json.Unmarshal(body, &p); err != nil {
-		return p, apperr.InvalidFields(map[string]string{"passkey": "The browser's answer was not readable; try again."})
+		return p, &apperr.Error{Kind: apperr.Invalid, Code: "passkey_unreadable",
+			Message: locale.T(c.Request().Context(), "receipt.passkey.error.unreadable", nil),
+			Fields:  map[string]string{"passkey": locale.T(c.Request().Context(), "receipt.passkey.error.unreadable", nil)}}
 	}
 	return p, nil
 }
 
 // passkeyRefusal answers a refusal as JSON for the script, with the
-// status of its kind; next, when set, is where the script goes after
-// showing it. Other errors go to the error page.
+// status of its kind, in the customer's language where it is known
+// (refusalText); next, when set, is where the script goes after showing
+// it. Other errors go to the error page.
 func passkeyRefusal(c echo.Context, err error, next string) error {
 	e, ok := apperr.As(err)
 	if !ok || e.Kind == apperr.Internal {
 		return err
 	}
-	msg := e.Message
-	if e.Hint != "" {
-		msg += " " + e.Hint
-	}
-	return c.JSON(kit.StatusOf[e.Kind], passkeyReply{Error: msg, Next: next})
+	return c.JSON(kit.StatusOf[e.Kind], passkeyReply{Error: refusalText(c.Request().Context(), e), Next: next})
 }
 
 // shownDigest is consent.QuoteDigest of inv's quote as stored, which is
@@ -80,8 +81,10 @@ func shownDigest(inv controlplane.Invocation) ([]byte, error) {
 // errPageOld answers a passkey post whose page showed another version or
 // quote than the request has now: the customer decides what they saw, so
 // the page is shown again first.
-var errPageOld = &apperr.Error{Kind: apperr.Conflict, Code: "passkey_page_old",
-	Message: "This request changed since the page was loaded.", Hint: "The page shows it again now; decide on what it shows."}
+func errPageOld(ctx context.Context) error {
+	return &apperr.Error{Kind: apperr.Conflict, Code: "passkey_page_old",
+		Message: locale.T(ctx, "receipt.passkey.error.page_old", nil), Hint: locale.T(ctx, "receipt.passkey.error.page_old.hint", nil)}
+}
 
 // passkeyOffered says whether inv's system takes passkeys on this console.
 func (h *Handler) passkeyOffered(system string) bool {
@@ -97,12 +100,13 @@ func (h *Handler) passkeyDecision(c echo.Context, post passkeyPost) (confirmatio
 	ctx := c.Request().Context()
 	var d custkeys.Decision
 	if _, ok := kit.CurrentUser(c); ok {
-		return confirmation.Opened{}, controlplane.Invocation{}, d, apperr.New(apperr.Forbidden,
-			"This link was sent to a customer; sign out of your account to decide it with a passkey.")
+		return confirmation.Opened{}, controlplane.Invocation{}, d, &apperr.Error{Kind: apperr.Forbidden, Code: "passkey_not_for_staff",
+			Message: locale.T(ctx, "receipt.passkey.error.signed_in", nil)}
 	}
 	o, err := h.cfg.Confirmations.Open(ctx, c.Param("token"))
 	if _, ok := confirmation.AsLinkError(err); ok {
-		return o, controlplane.Invocation{}, d, apperr.New(apperr.NotFound, "This link no longer opens.")
+		return o, controlplane.Invocation{}, d, &apperr.Error{Kind: apperr.NotFound, Code: "link_closed",
+			Message: locale.T(ctx, "receipt.passkey.error.link_closed", nil)}
 	}
 	if err != nil {
 		return o, controlplane.Invocation{}, d, err
@@ -122,10 +126,11 @@ func (h *Handler) passkeyDecision(c echo.Context, post passkeyPost) (confirmatio
 		return o, inv, d, err
 	}
 	if post.Version != strconv.Itoa(int(inv.Version)) || post.Digest != hex.EncodeToString(digest) {
-		return o, inv, d, errPageOld
+		return o, inv, d, errPageOld(ctx)
 	}
 	if post.Decision != consent.Confirm && post.Decision != consent.Decline {
-		return o, inv, d, apperr.New(apperr.Invalid, "A passkey confirms or declines a request.")
+		return o, inv, d, &apperr.Error{Kind: apperr.Invalid, Code: "passkey_decision",
+			Message: locale.T(ctx, "receipt.passkey.error.decision", nil)}
 	}
 	return o, inv, custkeys.Decision{InvocationID: inv.ID, QuoteVersion: int64(inv.Version), QuoteDigest: digest, Decision: post.Decision}, nil
 }

@@ -22,7 +22,7 @@ func (h *Handler) registrant(c echo.Context) (controlplane.Invocation, controlpl
 		return inv, task, who, proof, err
 	}
 	if !decidedHere(c, inv.ID) {
-		return inv, task, who, proof, errDecideFirst
+		return inv, task, who, proof, errDecideFirst(c.Request().Context())
 	}
 	return inv, task, who, proof, nil
 }

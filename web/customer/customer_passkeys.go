@@ -1,6 +1,7 @@
 package customer
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
 	"countersign/internal/custkeys"
+	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -53,9 +55,11 @@ func decidedHere(c echo.Context, id string) bool {
 // errDecideFirst refuses adding a passkey on a request this browser has
 // not decided: the offer follows a decision made with a proof an
 // assistant cannot obtain, in this browser.
-var errDecideFirst = &apperr.Error{Kind: apperr.Forbidden, Code: "passkey_after_deciding",
-	Message: "A passkey can be added once you have decided this request here.",
-	Hint:    "Confirm or decline the request on this page first; then the page offers “Use a passkey next time”."}
+func errDecideFirst(ctx context.Context) error {
+	return &apperr.Error{Kind: apperr.Forbidden, Code: "passkey_after_deciding",
+		Message: locale.T(ctx, "receipt.passkey.error.decide_first", nil),
+		Hint:    locale.T(ctx, "receipt.passkey.error.decide_first.hint", nil)}
+}
 
 // passkeyOwner is the customer this browser proved it is on request :id,
 // and how, for their passkeys: a proof in custkeys.RegisterProofs (a
@@ -93,23 +97,34 @@ func (h *Handler) handleCustomerPasskeys(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	ctx := c.Request().Context()
 	f := h.frameFor(c, inv.System)
-	v := views.CustomerPasskeysView{Shop: f.shop(), Back: "/requests/" + inv.ID, Limit: h.cfg.Passkeys.Limit(),
+	shop := namedShop(f, inv.System)
+	v := views.CustomerPasskeysView{Shop: shop, Back: "/requests/" + inv.ID, Limit: h.cfg.Passkeys.Limit(),
 		Removed: c.QueryParam("removed") == "1"}
 	for _, k := range keys {
-		row := views.CustomerPasskeyRow{Name: k.Name, Added: f.at(k.Added), AddedISO: iso(k.Added),
+		row := views.CustomerPasskeyRow{Name: k.Name, Added: locale.When(ctx, k.Added, f.zone, f.now), AddedISO: iso(k.Added),
 			Remove: "/requests/" + inv.ID + "/passkeys/" + strconv.FormatInt(k.ID, 10) + "/remove"}
 		if k.LastUsed != nil {
-			row.LastUsed, row.LastUsedISO = f.at(*k.LastUsed), iso(*k.LastUsed)
+			row.LastUsed, row.LastUsedISO = locale.When(ctx, *k.LastUsed, f.zone, f.now), iso(*k.LastUsed)
 		}
 		v.Keys = append(v.Keys, row)
 	}
-	p := h.page(c, "Your passkeys · "+f.shop(), f)
+	p := h.page(c, locale.T(ctx, "receipt.passkeys.title", locale.Params{"Shop": shop}), f)
 	p.Narrow = true
 	return kit.Render(c, http.StatusOK, views.CustomerPasskeysPage(p, v))
 }
 
 func iso(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// namedShop is the business's name as a sentence names it: its brand,
+// else the system's name, which is data too (never an English stand-in).
+func namedShop(f customerFrame, system string) string {
+	if f.brand.Name != "" {
+		return f.brand.Name
+	}
+	return system
+}
 
 // passkeyOf finds the customer's passkey :key among theirs; another
 // customer's, or one removed, is not found.
@@ -125,7 +140,8 @@ func (h *Handler) passkeyOf(c echo.Context, who custkeys.Customer) (custkeys.Pas
 		}
 	}
 	return custkeys.Passkey{}, &apperr.Error{Kind: apperr.NotFound, Code: "no_such_passkey",
-		Message: "That passkey is not among yours (it may have been removed already).", Hint: "The list shows the ones you have."}
+		Message: locale.T(c.Request().Context(), "receipt.passkey.error.no_such_passkey", nil),
+		Hint:    locale.T(c.Request().Context(), "receipt.passkey.error.no_such_passkey.hint", nil)}
 }
 
 // handleCustomerPasskeyRemoveConfirm answers GET
@@ -144,13 +160,15 @@ func (h *Handler) handleCustomerPasskeyRemoveConfirm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	ctx := c.Request().Context()
 	f := h.frameFor(c, inv.System)
-	v := views.CustomerPasskeyRemoveView{Shop: f.shop(), Name: k.Name, Added: f.at(k.Added), CSRF: csrf,
+	shop := namedShop(f, inv.System)
+	v := views.CustomerPasskeyRemoveView{Shop: shop, Name: k.Name, Added: locale.When(ctx, k.Added, f.zone, f.now), CSRF: csrf,
 		Action: c.Request().URL.Path, Back: "/requests/" + inv.ID + "/passkeys"}
 	if k.LastUsed != nil {
-		v.LastUsed = f.at(*k.LastUsed)
+		v.LastUsed = locale.When(ctx, *k.LastUsed, f.zone, f.now)
 	}
-	p := h.page(c, "Remove a passkey · "+f.shop(), f)
+	p := h.page(c, locale.T(ctx, "receipt.passkey_remove.title", locale.Params{"Shop": shop}), f)
 	p.Narrow, p.CSRF = true, csrf
 	return kit.Render(c, http.StatusOK, views.CustomerPasskeyRemovePage(p, v))
 }

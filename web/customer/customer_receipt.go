@@ -2,13 +2,16 @@ package customer
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
-	"time"
 
 	"github.com/labstack/echo/v4"
+	"golang.org/x/text/language"
 
+	"countersign/internal/adapter"
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
+	"countersign/internal/locale"
 	"countersign/views"
 )
 
@@ -19,11 +22,28 @@ import (
 // team's approval, else the shop's rules), when the read-back found the
 // change, and the customer's route to the signed file. No internal id
 // and no key's address: the page is for the customer, the file for
-// whoever checks it.
+// whoever checks it. Its words are the viewer's language; the quote's are
+// the one the customer decided in, as they read it (the consent's quote
+// in the recorded locale), else the page's own (lines, and the quote in
+// the page's language).
 func (h *Handler) customerReceipt(ctx context.Context, f customerFrame, inv controlplane.Invocation, lines []views.CustomerQuoteLine) *views.CustomerReceiptView {
-	r := &views.CustomerReceiptView{Shop: f.shop(), Title: customerTitle(inv.Quote), Download: "/requests/" + inv.ID + "/receipt"}
-	if r.Shop == "the business" {
-		r.Shop = "the business you asked"
+	r := &views.CustomerReceiptView{Shop: f.brand.Name, Title: customerTitle(quoteReadIn(ctx, inv)), Download: "/requests/" + inv.ID + "/receipt"}
+	c, decided, err := h.cfg.Control.Consent(ctx, inv.ID)
+	if err != nil {
+		decided = false
+	}
+	if decided && c.Locale != "" {
+		if q, ok := consentQuote(c); ok {
+			shown := q.In(c.Locale)
+			r.Title, lines = customerTitle(shown), nil
+			for _, l := range shown.Lines {
+				lines = append(lines, customerLine(l))
+			}
+			if l, _ := locale.From(ctx); !readInPageLanguage(l.Tag(), c.Locale) {
+				r.QuoteLang, r.QuoteDir = c.Locale, string(locale.Direction(language.Make(c.Locale)))
+			}
+		}
+		r.ReadIn = readIn(c.Locale)
 	}
 	for _, l := range lines {
 		if l.From != "" || l.Emphasis || l.Sentence != "" {
@@ -34,33 +54,66 @@ func (h *Handler) customerReceipt(ctx context.Context, f customerFrame, inv cont
 	// to its customers; the signed receipt carries the full one.
 	r.Reference = inv.CustomerReference()
 	if inv.FinishedAt != nil {
-		r.Done, r.DoneISO = f.at(*inv.FinishedAt), inv.FinishedAt.UTC().Format(time.RFC3339)
+		r.Done, r.DoneISO = locale.When(ctx, *inv.FinishedAt, f.zone, f.now), iso(*inv.FinishedAt)
 	}
-	r.Who = h.whoConfirmed(ctx, f, inv)
+	if decided {
+		r.Who = whoConfirmed(ctx, f, c)
+	} else if approvals, err := h.cfg.Control.StaffApprovals(ctx, inv); err == nil && len(approvals) > 0 {
+		at := approvals[len(approvals)-1].At
+		r.Who = views.Say("receipt.who.staff", map[string]views.SaidArg{"Time": {Text: locale.When(ctx, at, f.zone, f.now), DateTime: iso(at)}})
+	}
 	if vf := inv.Verification; vf != nil && vf.Verified && !vf.At.IsZero() {
-		r.Verified, r.VerifiedISO = f.at(vf.At), vf.At.UTC().Format(time.RFC3339)
+		r.Verified, r.VerifiedISO = locale.When(ctx, vf.At, f.zone, f.now), iso(vf.At)
 	}
 	return r
 }
 
-// whoConfirmed says who said yes to inv and how, from what was recorded;
-// never a staff member's name. A receipt that cannot say it says nothing
-// rather than guess.
-func (h *Handler) whoConfirmed(ctx context.Context, f customerFrame, inv controlplane.Invocation) string {
-	if c, ok, err := h.cfg.Control.Consent(ctx, inv.ID); err == nil && ok {
-		how := map[string]string{
-			"link":      ", with the link we e-mailed you",
-			"code":      ", with a code we e-mailed you",
-			"account":   ", signed in to your account",
-			"assertion": ", signed in on " + f.shop() + "'s website",
-			"passkey":   ", with your passkey",
-		}[c.Proof]
-		return "You confirmed this on " + f.at(c.At) + how + "."
+// consentQuote is the quote the consent keeps, every translation with it.
+func consentQuote(c controlplane.CustomerConsent) (adapter.Quote, bool) {
+	var q adapter.Quote
+	if len(c.Quote) == 0 || json.Unmarshal(c.Quote, &q) != nil {
+		return q, false
 	}
-	if approvals, err := h.cfg.Control.StaffApprovals(ctx, inv); err == nil && len(approvals) > 0 {
-		return "Our team approved this on " + f.at(approvals[len(approvals)-1].At) + "."
+	return q, true
+}
+
+// readInPageLanguage says whether the page's language is the decided one's.
+func readInPageLanguage(page language.Tag, decided string) bool {
+	pb, _ := page.Base()
+	db, _ := language.Make(decided).Base()
+	return page != locale.Pseudo && pb == db
+}
+
+// readIn is "You read this request in French.": one sentence per language
+// a customer can decide in, so that each language names the other as its
+// grammar does; a language added later without its sentence says its tag.
+func readIn(tag string) *views.Said {
+	base, _ := language.Make(tag).Base()
+	for _, t := range locale.Supported {
+		if b, _ := t.Base(); b == base {
+			return views.Say("receipt.read_in."+base.String(), nil)
+		}
 	}
-	return ""
+	return views.Say("receipt.read_in.other", map[string]views.SaidArg{"Locale": {Text: tag}})
+}
+
+// whoConfirmed says how the customer said yes, from the consent recorded
+// with their decision; never a staff member's name.
+func whoConfirmed(ctx context.Context, f customerFrame, c controlplane.CustomerConsent) *views.Said {
+	args := map[string]views.SaidArg{"Time": {Text: locale.When(ctx, c.At, f.zone, f.now), DateTime: iso(c.At)}}
+	id := "receipt.who." + c.Proof
+	switch c.Proof {
+	case "link", "code", "account", "passkey":
+	case "assertion":
+		if f.brand.Name == "" {
+			id = "receipt.who.assertion.unnamed"
+		} else {
+			args["Shop"] = views.SaidArg{Text: f.brand.Name}
+		}
+	default:
+		id = "receipt.who.other"
+	}
+	return views.Say(id, args)
 }
 
 // handleCustomerReceipt answers GET /requests/:id/receipt: the signed
@@ -74,10 +127,10 @@ func (h *Handler) handleCustomerReceipt(c echo.Context) error {
 		return err
 	}
 	if inv.State != controlplane.Completed && inv.State != controlplane.Reversed {
-		return noReceipt(inv.State)
+		return noReceipt(c.Request().Context(), inv.State)
 	}
 	if h.cfg.Receipt == nil {
-		return &apperr.Error{Kind: apperr.NotFound, Code: "no_receipts", Message: "This console issues no receipts."}
+		return &apperr.Error{Kind: apperr.NotFound, Code: "no_receipts", Message: locale.T(c.Request().Context(), "receipt.error.none", nil)}
 	}
 	jws, err := h.cfg.Receipt(c.Request().Context(), inv)
 	if err != nil {
@@ -90,18 +143,16 @@ func (h *Handler) handleCustomerReceipt(c echo.Context) error {
 // noReceipt is the refusal of a receipt for a request in state st, said
 // as that state allows: one that ended without being carried out never
 // will have one; one still being checked or on its way may.
-func noReceipt(st controlplane.State) *apperr.Error {
+func noReceipt(ctx context.Context, st controlplane.State) *apperr.Error {
 	e := &apperr.Error{Kind: apperr.IllegalTransition, Code: "not_completed"}
+	why := "not_done"
 	switch st {
 	case controlplane.Failed, controlplane.Rejected, controlplane.Expired, controlplane.NotDispatched:
-		e.Message = "This request was not carried out, so there is no receipt."
-		e.Hint = "Its page says what happened to it."
+		why = "not_carried_out"
 	case controlplane.Unverified:
-		e.Message = "There is no receipt yet: we are still checking whether this request went through."
-		e.Hint = "Come back to this request's page; it says when the check is done."
-	default:
-		e.Message = "There is a receipt once this request is done; it is not done yet."
-		e.Hint = "Come back to this request's page once it says it is done."
+		why = "checking"
 	}
+	e.Message = locale.T(ctx, "receipt.error."+why, nil)
+	e.Hint = locale.T(ctx, "receipt.error."+why+".hint", nil)
 	return e
 }

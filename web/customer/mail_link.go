@@ -1,13 +1,16 @@
 package customer
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
+	"countersign/internal/adapter"
 	"countersign/internal/apperr"
 	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
+	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -81,11 +84,12 @@ func (h *Handler) handleMailLink(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	ctx := c.Request().Context()
 	f := h.frameFor(c, m.System)
-	p := h.page(c, "Review and decide", f)
+	p := h.page(c, locale.T(ctx, "receipt.mail_link.title", nil), f)
 	p.CSRF, p.Narrow = csrf, true
-	return kit.Render(c, http.StatusOK, views.MailLinkPage(p, views.MailLinkView{Title: customerTitle(inv.Quote), Shop: f.shop(),
-		Action: confirmation.MailLinkPrefix + c.Param("token"), CSRF: csrf, Until: f.at(m.ExpiresAt)}))
+	return kit.Render(c, http.StatusOK, views.MailLinkPage(p, views.MailLinkView{Title: customerTitle(quoteReadIn(ctx, inv)), Shop: namedShop(f, m.System),
+		Action: confirmation.MailLinkPrefix + c.Param("token"), CSRF: csrf, Until: locale.When(ctx, m.ExpiresAt, f.zone, f.now), UntilISO: iso(m.ExpiresAt)}))
 }
 
 // handleMailLinkSpend answers POST /m/:token: spends the mail link, once,
@@ -153,56 +157,50 @@ func (h *Handler) mailForbidden(c echo.Context, err error) error {
 	if !ok || e.Kind != apperr.Forbidden {
 		return err
 	}
-	lp := views.MailLinkProblemView{Problem: "not_accepted", Title: "This link does not decide this request",
-		Message: e.Message, Next: "Ask the assistant for the request's link, and show us it's you there."}
+	ctx := c.Request().Context()
+	lp := views.MailLinkProblemView{Problem: "not_accepted", Title: locale.T(ctx, "receipt.mail_link.not_accepted.title", nil),
+		Message: refusalMessage(ctx, e), Next: locale.T(ctx, "receipt.mail_link.not_accepted.next", nil)}
 	p := h.page(c, lp.Title, h.frameFor(c, ""))
 	p.Narrow = true
 	return kit.Render(c, http.StatusForbidden, views.MailLinkProblemPage(p, lp))
 }
 
-// mailProblems is what each mail link problem's page says, and its status.
+// mailProblems is each mail link problem's status and the message ids of
+// what its page says: <id>.title, <id>.message and <id>.next.
 var mailProblems = map[confirmation.MailProblem]struct {
-	status                 int
-	title, message, action string
+	status int
+	id     string
 }{
-	confirmation.MailUnknown: {http.StatusNotFound, "We don't recognise this link",
-		"This link is not one we sent, or part of it is missing. Nothing has changed.",
-		"Open the newest mail we sent you, or ask for a new one on the request's page."},
-	confirmation.MailExpired: {http.StatusGone, "This link has expired",
-		"The link in the mail works for a short time only, and that time has passed. Nothing has changed.",
-		"Open the request's page again and press \"E-mail me a link to decide\" for a new mail."},
-	confirmation.MailSpent: {http.StatusGone, "This link was already used",
-		"The link in the mail works once, in one browser, and it was opened before. If you forwarded the mail, only the first person to open it could use it. Nothing has changed because of this.",
-		"Use the newest mail we sent you, or ask for a new one on the request's page."},
+	confirmation.MailUnknown: {http.StatusNotFound, "receipt.mail_link.unknown"},
+	confirmation.MailExpired: {http.StatusGone, "receipt.mail_link.expired"},
+	confirmation.MailSpent:   {http.StatusGone, "receipt.mail_link.spent"},
 	// What to do next is changedNext's: it depends on whether the new
 	// quote was mailed.
-	confirmation.MailChanged: {http.StatusConflict, "The details changed since this mail",
-		"This link was for the request exactly as the mail showed it, and the details have changed since, so it does not open the request. Nothing has changed because of this.",
-		""},
-	confirmation.MailDecided: {http.StatusGone, "There is nothing left to decide",
-		"This request was decided, withdrawn or has ended, so the link opens nothing.",
-		"See your requests for what happened, or ask the assistant if you want something else done."},
+	confirmation.MailChanged: {http.StatusConflict, "receipt.mail_link.quote_changed"},
+	confirmation.MailDecided: {http.StatusGone, "receipt.mail_link.decided"},
 }
 
-// changedNext is what a customer holding the link of a changed request
-// does next: it says "we e-mailed you" the request as it stands now only
-// when that mail went or is on its way.
+// changedNext is the message id of what a customer holding the link of a
+// changed request does next: it says "we e-mailed you" the request as it
+// stands now only when that mail went or is on its way.
 var changedNext = map[confirmation.MailDelivery]string{
-	confirmation.MailSent: "We e-mailed you the request as it stands now: use the newest mail, and check the details again before you decide.",
-	confirmation.MailQueued: "We are e-mailing you the request as it stands now: use the newest mail when it arrives, " +
-		"and check the details again before you decide.",
-	confirmation.MailNotSent: "We have not e-mailed you the request as it stands now. Ask the assistant for the request's link " +
-		"and have it mailed to you there, or sign in to see your requests.",
+	confirmation.MailSent:    "receipt.mail_link.quote_changed.next.sent",
+	confirmation.MailQueued:  "receipt.mail_link.quote_changed.next.queued",
+	confirmation.MailNotSent: "receipt.mail_link.quote_changed.next.not_sent",
 }
 
 // renderMailProblem renders the page of a mail link that proves nothing;
 // for a request quoted again, what changed between the quote the mail
 // showed and the one now, and whether the one now was mailed.
 func (h *Handler) renderMailProblem(c echo.Context, me *confirmation.MailLinkError) error {
+	ctx := c.Request().Context()
 	mp := mailProblems[me.Problem]
-	v := views.MailLinkProblemView{Problem: string(me.Problem), Title: mp.title, Message: mp.message, Next: mp.action}
+	v := views.MailLinkProblemView{Problem: string(me.Problem), Title: locale.T(ctx, mp.id+".title", nil),
+		Message: locale.T(ctx, mp.id+".message", nil)}
 	if me.Problem == confirmation.MailChanged {
-		v.Next = changedNext[me.NowMail]
+		v.Next = locale.T(ctx, changedNext[me.NowMail], nil)
+	} else {
+		v.Next = locale.T(ctx, mp.id+".next", nil)
 	}
 	system := ""
 	if me.Was != nil {
@@ -210,31 +208,42 @@ func (h *Handler) renderMailProblem(c echo.Context, me *confirmation.MailLinkErr
 	}
 	if me.Problem == confirmation.MailChanged {
 		if me.Was != nil {
-			v.Was = quoteWords(*me.Was)
+			v.Was = quoteWords(ctx, *me.Was)
 		}
 		if me.Now != nil {
-			v.Now = quoteWords(*me.Now)
+			v.Now = quoteWords(ctx, *me.Now)
 			system = me.Now.System
 		}
 		if me.Was != nil && me.Now != nil {
 			v.Changes = quoteChanges(h.frameFor(c, system), me.Was.Quote, me.Now.Quote)
 		}
 	}
-	p := h.page(c, mp.title, h.frameFor(c, system))
+	p := h.page(c, v.Title, h.frameFor(c, system))
 	p.Narrow = true
 	return kit.Render(c, mp.status, views.MailLinkProblemPage(p, v))
 }
 
-// quoteWords is a quote as lines of words: its title, then each line as
-// the customer's page says it.
-func quoteWords(inv controlplane.Invocation) []string {
-	out := []string{customerTitle(inv.Quote)}
-	for _, l := range inv.Quote.Lines {
-		if l.Customer != "" {
+// quoteWords is a quote as lines of words, in the customer's language
+// (quoteReadIn): its title, then each line as the customer's page says it.
+func quoteWords(ctx context.Context, inv controlplane.Invocation) []string {
+	q := quoteReadIn(ctx, inv)
+	out := []string{customerTitle(q)}
+	for _, l := range q.Lines {
+		switch {
+		case l.Customer != "":
 			out = append(out, l.Customer)
-			continue
+		case l.From != "":
+			out = append(out, locale.T(ctx, "receipt.mail_link.line.change", locale.Params{"Label": l.Label, "From": l.From, "To": l.To}))
+		default:
+			out = append(out, locale.T(ctx, "receipt.mail_link.line", locale.Params{"Label": l.Label, "To": l.To}))
 		}
-		out = append(out, l.Label+": "+lineText(l))
 	}
 	return out
+}
+
+// quoteReadIn is inv's quote as the customer's language reads it
+// (adapter.Quote.In): its translation, else as written.
+func quoteReadIn(ctx context.Context, inv controlplane.Invocation) adapter.Quote {
+	l, _ := locale.From(ctx)
+	return inv.Quote.In(l.Tag().String())
 }

@@ -10,29 +10,14 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"countersign/internal/confirmation"
-	"countersign/internal/locale"
 	"countersign/internal/safehttp"
 	"countersign/internal/sso"
-	"countersign/web"
 	"countersign/web/kit"
 )
 
 // Option changes how New (or Assemble, or Stack.ServeAnother) assembles
 // the console.
 type Option func(*config)
-
-// WithPseudoLocale renders every customer page in the pseudo-locale
-// (locale.Pseudo), from a catalogue loaded WithPseudo: the tests that find
-// text not taken from a catalogue (internal/locale/pseudotest) use it.
-func WithPseudoLocale() Option {
-	return func(o *config) {
-		cat, err := locale.Load(locale.WithPseudo())
-		if err != nil {
-			panic("webtest: the catalogue does not load: " + err.Error())
-		}
-		o.customerLocale = &web.CustomerLocale{Catalogue: cat, Pseudo: true}
-	}
-}
 
 // WithTrustedProxies has the server believe X-Forwarded-For from these
 // addresses.
@@ -118,8 +103,6 @@ func WithAPIRate(perMinute int) Option { return func(o *config) { o.apiRate = pe
 
 // config is what the options set.
 type config struct {
-	// customerLocale writes the customer's pages (WithPseudoLocale).
-	customerLocale *web.CustomerLocale
 	trustedProxies []netip.Prefix
 	// keyPairs are the session keys (nil: SessionKeys); idle and absolute
 	// the sessions' lifetimes (zero: 30 minutes and 12 hours).
@@ -164,6 +147,8 @@ type config struct {
 	// clientFetch is how the authorization server fetches client
 	// metadata documents (WithClientDocuments).
 	clientFetch safehttp.Options
+	// pseudo renders the customer's pages in the pseudo-locale.
+	pseudo bool
 }
 
 // WithClientDocuments lets the authorization server fetch OAuth clients'
@@ -187,6 +172,12 @@ func WithSSO(provider func(consoleURL string) *sso.Provider) Option {
 // public URL is http://localhost:<its port>, so its relying party is
 // "localhost" (browsers take no IP address as one); browse it there.
 func WithPasskeys() Option { return func(o *config) { o.passkeys = true } }
+
+// WithPseudoLocale renders every customer page in the pseudo-locale
+// (locale.Pseudo) from a catalogue loaded WithPseudo, whatever the
+// customer chose: what pseudotest.Strays then finds was not taken from a
+// catalogue. Stack.ServeAnother takes it too.
+func WithPseudoLocale() Option { return func(o *config) { o.pseudo = true } }
 
 // WithoutStaffPasswords refuses password sign-in to staff, as
 // -password-sign-in=false does.

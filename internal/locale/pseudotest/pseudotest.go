@@ -7,6 +7,7 @@ package pseudotest
 
 import (
 	"regexp"
+	"sort"
 	"strings"
 	"unicode"
 
@@ -73,6 +74,10 @@ func Stray(text string, data ...string) string {
 		}
 		text = next
 	}
+	// The longest first: a short datum inside a longer one ("Refund
+	// $42.10" in "Refund $42.10 for your lamp") must not cut it apart.
+	data = append([]string(nil), data...)
+	sort.Slice(data, func(i, j int) bool { return len(data[i]) > len(data[j]) })
 	for _, d := range data {
 		if d != "" {
 			text = strings.ReplaceAll(text, d, " ")
