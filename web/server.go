@@ -27,6 +27,7 @@ import (
 	"countersign/internal/factors"
 	"countersign/internal/handoffs"
 	"countersign/internal/lists"
+	"countersign/internal/locale"
 	"countersign/internal/metrics"
 	"countersign/internal/receipts"
 	"countersign/internal/safehttp"
@@ -117,6 +118,12 @@ type Config struct {
 	// fetched: the zero value in production (safehttp: public https
 	// addresses only); tests set its Test allowance, never a flag.
 	LogoFetch safehttp.Options
+	// CustomerCatalogue is the messages the customer's pages are written
+	// from (nil: the shipped catalogue); CustomerPseudo renders every one
+	// in the pseudo-locale, for the tests that find text not taken from a
+	// catalogue (customer.Config's Catalogue and Pseudo).
+	CustomerCatalogue *locale.Catalogue
+	CustomerPseudo    bool
 }
 
 // Server is the assembled console.
@@ -148,7 +155,7 @@ func New(cfg Config) *Server {
 		AuthServer: cfg.AuthServer})
 	cust := customer.New(s.frame, customer.Config{Control: cfg.Control, Lists: cfg.Lists, Confirmations: cfg.Confirmations,
 		Registry: cfg.Registry, Receipt: s.api.Receipt, PublicBase: cfg.PublicBase, LogoFetch: cfg.LogoFetch,
-		Passkeys: cfg.CustomerPasskeys})
+		Passkeys: cfg.CustomerPasskeys, Catalogue: cfg.CustomerCatalogue, Pseudo: cfg.CustomerPseudo})
 	s.console = console.New(s.frame, console.Config{Registry: cfg.Registry, Control: cfg.Control, Handoffs: cfg.Handoffs, Lists: cfg.Lists,
 		Assistants: cfg.Assistants, Metrics: cfg.Metrics, Webhooks: cfg.Webhooks, Slack: slackLinks(cfg.Slack),
 		CustomerFrame: cust.CustomerFrame, SSO: cfg.SSO, StaffPasswordsOff: cfg.StaffPasswordsOff, Factors: cfg.Factors,

@@ -195,6 +195,9 @@ func TestPseudoLocaleAccentsAndLengthens(t *testing.T) {
 		params := locale.Params{"Time": "12:00", "Day": "2", "Month": "Dc", "Year": "2026", "Zone": "CT"}
 		en := c.For(language.English).N(m.ID, 5, params)
 		got := l.N(m.ID, 5, params)
+		// A parameter this loop does not give renders as "<no value>":
+		// not the message's words.
+		en, got = strings.ReplaceAll(en, "<no value>", ""), strings.ReplaceAll(got, "<no value>", "")
 		if !strings.HasPrefix(got, "⟦") || !strings.HasSuffix(got, "⟧") {
 			t.Errorf("%q: %q is not bracketed", m.ID, got)
 		}

@@ -147,6 +147,8 @@ type config struct {
 	// clientFetch is how the authorization server fetches client
 	// metadata documents (WithClientDocuments).
 	clientFetch safehttp.Options
+	// pseudo renders the customer's pages in the pseudo-locale.
+	pseudo bool
 }
 
 // WithClientDocuments lets the authorization server fetch OAuth clients'
@@ -170,6 +172,12 @@ func WithSSO(provider func(consoleURL string) *sso.Provider) Option {
 // public URL is http://localhost:<its port>, so its relying party is
 // "localhost" (browsers take no IP address as one); browse it there.
 func WithPasskeys() Option { return func(o *config) { o.passkeys = true } }
+
+// WithPseudoLocale renders every customer page in the pseudo-locale
+// (locale.Pseudo) from a catalogue loaded WithPseudo, whatever the
+// customer chose: what pseudotest.Strays then finds was not taken from a
+// catalogue. Stack.ServeAnother takes it too.
+func WithPseudoLocale() Option { return func(o *config) { o.pseudo = true } }
 
 // WithoutStaffPasswords refuses password sign-in to staff, as
 // -password-sign-in=false does.

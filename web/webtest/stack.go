@@ -26,6 +26,7 @@ import (
 	"countersign/internal/fakeslack"
 	"countersign/internal/handoffs"
 	"countersign/internal/lists"
+	"countersign/internal/locale"
 	"countersign/internal/mail"
 	"countersign/internal/metrics"
 	"countersign/internal/safehttp"
@@ -262,11 +263,18 @@ func (b *Stack) serverWith(o config, provider *sso.Provider, factorSvc *factors.
 		absolute = 12 * time.Hour
 	}
 	sessions := kit.NewSessionStore(b.Store, kit.SessionConfig{KeyPairs: keys, Idle: idle, Absolute: absolute, Now: b.Now})
+	var catalogue *locale.Catalogue
+	if o.pseudo {
+		var err error
+		if catalogue, err = locale.Load(locale.WithPseudo()); err != nil {
+			panic("webtest: the pseudo-locale's catalogue does not load: " + err.Error())
+		}
+	}
 	return web.New(web.Config{Database: b.Store, Accounts: b.Accounts, Sessions: sessions, Now: b.Now, TrustedProxies: o.trustedProxies,
 		Registry: b.registry, Control: b.Control, Handoffs: b.handoffs, Lists: b.lists, Confirmations: b.Links, Assistants: b.Assistants,
 		Metrics: b.Metrics, Webhooks: b.webhooks, APIRatePerMinute: o.apiRate, Telemetry: o.telemetry,
 		Logger: o.logger, Slack: b.Bot, LogoFetch: logoFetch(o.logo), SSO: provider, StaffPasswordsOff: o.staffPasswordsOff,
-		Factors: factorSvc, CustomerPasskeys: custKeys, AuthServer: b.AuthServer})
+		Factors: factorSvc, CustomerPasskeys: custKeys, AuthServer: b.AuthServer, CustomerCatalogue: catalogue, CustomerPseudo: o.pseudo})
 }
 
 // tracedPool is a pool on a fresh migrated database whose connections
