@@ -41,6 +41,9 @@ type rtlPage struct {
 	// OutOfOrder those, written in Latin or in digits, that the browser
 	// drew in another order than they read.
 	NotIsolated, OutOfOrder []string
+	// Arrows are the texts of the page's own direction holding a
+	// left-to-right arrow (→), which points back on a right-to-left page.
+	Arrows []string
 	// Overflowing are the text blocks whose content is wider than the
 	// block; PageWider says the document is wider than the window.
 	Overflowing []string
@@ -64,7 +67,7 @@ const layoutProbe = `(() => {
 		JSON.stringify(el.textContent.trim().slice(0, 60));
 	const out = {Lang: document.documentElement.lang, Dir: document.documentElement.dir,
 		Direction: getComputedStyle(document.body).direction, ButtonStart: -1, BrandStart: -1,
-		Lists: [], Values: [], NotIsolated: [], OutOfOrder: [], Overflowing: []};
+		Lists: [], Values: [], NotIsolated: [], OutOfOrder: [], Arrows: [], Overflowing: []};
 
 	const h1 = document.querySelector("main h1");
 	if (h1) {
@@ -135,6 +138,17 @@ const layoutProbe = `(() => {
 		if (!drawnInOrder(el)) out.OutOfOrder.push(name(el));
 	}
 
+	const texts = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+	for (let n = texts.nextNode(); n; n = texts.nextNode()) {
+		const el = n.parentElement;
+		if (!/[\u2192\u27f6\u21d2]/.test(n.data) || !el || el.closest("script, style")) continue;
+		let own = true;
+		for (let e = el; e && e !== document.body; e = e.parentElement) {
+			if (e.tagName === "BDI" || getComputedStyle(e).unicodeBidi === "plaintext") { own = false; break; }
+		}
+		if (rtl && own) out.Arrows.push(name(el));
+	}
+
 	out.PageWider = document.documentElement.scrollWidth > window.innerWidth;
 	for (const el of document.body.querySelectorAll("*")) {
 		const s = getComputedStyle(el);
@@ -202,6 +216,9 @@ func checkMirrored(t *testing.T, ctx context.Context, page, shot string) {
 		}
 		for _, what := range p.OutOfOrder {
 			t.Errorf("%s: value %s is drawn in another order than it reads", at, what)
+		}
+		for _, what := range p.Arrows {
+			t.Errorf("%s: %s points → on a page read from right to left", at, what)
 		}
 		if w.name == "phone" {
 			if p.PageWider {
