@@ -258,7 +258,8 @@ func proveWithCode(t *testing.T, ctx context.Context, b *webtest.Stack, link str
 
 // TestBrowserArabicRequestAndReceipt: Jordan, who chose Arabic on the
 // language switch (its cookie), reads the refund's page and, once
-// confirmed and done, its receipt, in headless Chromium at 1280 and 390 px:
+// confirmed and done, its receipt and My requests, in headless Chromium at
+// 1280 and 390 px:
 // both pages are right to left and mirrored, their amounts, references
 // and dates isolated and in their own order, nothing wider than a phone,
 // axe-core clean. Screenshots: customer-ar-*.png.
@@ -285,6 +286,15 @@ func TestBrowserArabicRequestAndReceipt(t *testing.T) {
 		t.Fatalf("the receipt shows %d references, want 1", n)
 	}
 	checkMirrored(t, ctx, "the receipt", "customer-ar-receipt")
+
+	browse(t, ctx, "see your requests",
+		chromedp.Click(chromedp.CSS(`[data-testid="my-requests-link"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="request-row"]`)),
+	)
+	if n := countOnPage(t, ctx, `[data-testid="row-amount"], [data-testid="row-reference"]`); n == 0 {
+		t.Fatal("My requests shows no amount nor reference to hold to their direction")
+	}
+	checkMirrored(t, ctx, "My requests", "customer-ar-my-requests")
 }
 
 // TestBrowserPseudoLocaleFitsAPhone: in the pseudo-locale (every
