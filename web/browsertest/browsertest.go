@@ -83,6 +83,19 @@ func AxePath() string {
 // missing (run `make test`, which fetches it).
 func Axe(t testing.TB, ctx context.Context) []Violation {
 	t.Helper()
+	var serious []Violation
+	for _, v := range AxeAll(t, ctx) {
+		if v.Impact == "serious" || v.Impact == "critical" {
+			serious = append(serious, v)
+		}
+	}
+	return serious
+}
+
+// AxeAll is Axe with every violation axe-core reports, whatever its
+// impact (minor and moderate too): for pages held to "axe clean".
+func AxeAll(t testing.TB, ctx context.Context) []Violation {
+	t.Helper()
 	src, err := os.ReadFile(AxePath())
 	if err != nil {
 		t.Fatalf("browsertest: axe-core not found (run `make test`, which fetches it from npm): %v", err)
@@ -97,13 +110,7 @@ func Axe(t testing.TB, ctx context.Context) []Violation {
 	if err != nil {
 		t.Fatalf("browsertest: run axe-core: %v", err)
 	}
-	var serious []Violation
-	for _, v := range res {
-		if v.Impact == "serious" || v.Impact == "critical" {
-			serious = append(serious, v)
-		}
-	}
-	return serious
+	return res
 }
 
 // CheckAccessibility fails the test (without stopping it) for every serious
