@@ -192,11 +192,21 @@ func TestAnArabicMailDecodesToArabic(t *testing.T) {
 	if len(parts) != 2 {
 		t.Fatalf("%d parts; want 2", len(parts))
 	}
-	// CLDR's Arabic writes euros "‏42.10 €", after a right-to-left mark.
-	for _, want := range []string{"مرحبًا Jordan،", "رمزك هو 123456", "  • المبلغ: \u200f42.10\u00a0€\n",
-		"الرمز صالح لمدة 10 دقائق. إذا لم تطلبه، فتجاهل هذه الرسالة: لن يتغيّر شيء دون الرمز.", "  • Ship to: 1 Old Road ← 2 New Street\n"} {
+	// Each line opens with a right-to-left mark; the business's words sit
+	// in isolates (U+2068 … U+2069), so the arrow points from the old
+	// value to the new as Arabic reads. CLDR's Arabic writes euros
+	// "‏42.10 €", after a right-to-left mark of its own.
+	for _, want := range []string{"\u200fمرحبًا \u2068Jordan\u2069،\n", "\u200fرمزك هو \u2068123456\u2069\n",
+		"\u200f  • المبلغ: \u2068\u200f42.10\u00a0€\u2069\n",
+		"\u200fالرمز صالح لمدة 10 دقائق. إذا لم تطلبه، فتجاهل هذه الرسالة: لن يتغيّر شيء دون الرمز.\n",
+		"\u200f  • \u2068Ship to\u2069: \u20681 Old Road\u2069 ← \u20682 New Street\u2069\n"} {
 		if !strings.Contains(parts[0], want) {
-			t.Errorf("the plain part lacks %q:\n%s", want, parts[0])
+			t.Errorf("the plain part lacks %q:\n%q", want, parts[0])
+		}
+	}
+	for _, line := range strings.Split(parts[0], "\n") {
+		if line != "" && !strings.HasPrefix(line, "\u200f") {
+			t.Errorf("the line %q does not open right to left", line)
 		}
 	}
 	for _, want := range []string{`<html lang="ar" dir="rtl">`, "<title>رمزك</title>", "رمزك هو <b><bdi>123456</bdi></b>",

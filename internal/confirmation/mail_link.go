@@ -169,15 +169,15 @@ func LinkMail(l *locale.Localizer, to adapter.Contact, link string, inv controlp
 	var b strings.Builder
 	b.WriteString(hello + "\n\n")
 	if inv.SupersedesID != "" {
-		b.WriteString(l.T("mail.link.changed", nil) + "\n\n")
+		b.WriteString(l.Text("mail.link.changed", nil) + "\n\n")
 	}
-	b.WriteString(l.T("mail.link.intro", shop) + "\n\n")
+	b.WriteString(l.Text("mail.link.intro", shop) + "\n\n")
 	b.WriteString(q.plain())
-	b.WriteString("\n" + l.T("mail.link.button", nil) + "\n" + link + "\n\n")
-	b.WriteString(l.T("mail.link.rule", nil) + " " + l.T("mail.link.until", until) + "\n\n")
-	b.WriteString(l.T("mail.link.warning", nil) + "\n\n")
-	b.WriteString(l.T("mail.link.unexpected", nil) + "\n\n")
-	b.WriteString(l.T("mail.footer", shop) + "\n")
+	b.WriteString("\n" + l.Text("mail.link.button", nil) + "\n" + link + "\n\n")
+	b.WriteString(l.Text("mail.link.rule", nil) + " " + l.Text("mail.link.until", until) + "\n\n")
+	b.WriteString(l.Text("mail.link.warning", nil) + "\n\n")
+	b.WriteString(l.Text("mail.link.unexpected", nil) + "\n\n")
+	b.WriteString(l.Text("mail.footer", shop) + "\n")
 
 	esc := html.EscapeString
 	var h strings.Builder

@@ -193,15 +193,15 @@ func CodeMail(l *locale.Localizer, to adapter.Contact, code string, inv controlp
 	lifetime := int(CodeLifetime / time.Minute)
 	hello, helloHTML := greeting(l, to)
 	var b strings.Builder
-	b.WriteString(hello + "\n\n" + l.T("mail.code.only", nil) + "\n\n")
+	b.WriteString(hello + "\n\n" + l.Text("mail.code.only", nil) + "\n\n")
 	q.plainHead(&b)
 	b.WriteString("\n")
 	q.plainBody(&b)
-	b.WriteString("\n" + l.T("mail.code.is", locale.Params{"Code": code}) + "\n\n")
-	b.WriteString(l.T("mail.code.enter", nil) + "\n\n")
-	b.WriteString(l.T("mail.code.warning", nil) + "\n\n")
-	b.WriteString(l.N("mail.code.lifetime", lifetime, nil) + "\n\n")
-	b.WriteString(l.T("mail.footer", shop) + "\n")
+	b.WriteString("\n" + l.Text("mail.code.is", locale.Params{"Code": code}) + "\n\n")
+	b.WriteString(l.Text("mail.code.enter", nil) + "\n\n")
+	b.WriteString(l.Text("mail.code.warning", nil) + "\n\n")
+	b.WriteString(l.Text("mail.code.lifetime", locale.Params{"Count": lifetime}) + "\n\n")
+	b.WriteString(l.Text("mail.footer", shop) + "\n")
 	esc := html.EscapeString
 	h := "<p>" + helloHTML + "</p>\n<p>" + esc(l.T("mail.code.only", nil)) + "</p>\n" + q.html() +
 		`<p style="font-size:24px;letter-spacing:4px">` +

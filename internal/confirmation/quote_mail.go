@@ -103,10 +103,12 @@ func (m mailQuote) text(ln mailLine) string {
 	case ln.Sentence != "":
 		return ln.Sentence
 	case ln.From != "":
-		return m.l.T("mail.quote.line", locale.Params{"Label": ln.Label,
-			"Value": m.l.T("mail.quote.fromto", locale.Params{"From": ln.From, "To": ln.To})})
+		// The change is isolated side by side, not as one value: its
+		// arrow then points the way the language reads.
+		return m.l.T("mail.quote.line", locale.Params{"Label": m.l.Isolate(ln.Label),
+			"Value": m.l.Text("mail.quote.fromto", locale.Params{"From": ln.From, "To": ln.To})})
 	}
-	return m.l.T("mail.quote.line", locale.Params{"Label": ln.Label, "Value": ln.To})
+	return m.l.Text("mail.quote.line", locale.Params{"Label": ln.Label, "Value": ln.To})
 }
 
 // plainHead is the request in three lines: what, which object, where.
@@ -115,12 +117,12 @@ func (m mailQuote) plainHead(b *strings.Builder) {
 	if m.Reference != "" {
 		b.WriteString("    " + m.Reference + "\n")
 	}
-	b.WriteString("    " + m.l.T("mail.quote.at", locale.Params{"Shop": m.Shop}) + "\n")
+	b.WriteString("    " + m.l.Text("mail.quote.at", locale.Params{"Shop": m.Shop}) + "\n")
 }
 
 // plainBody is the rest of the quote, as the plain part writes it.
 func (m mailQuote) plainBody(b *strings.Builder) {
-	t := m.l.T
+	t := m.l.Text
 	if m.Date != "" {
 		b.WriteString(t("mail.quote.date", locale.Params{"Label": m.DateLabel, "When": m.Date}) + "\n")
 	}
@@ -132,7 +134,7 @@ func (m mailQuote) plainBody(b *strings.Builder) {
 		b.WriteString("  • " + m.text(ln) + "\n")
 	}
 	if m.Amount != "" {
-		b.WriteString("  • " + t("mail.quote.line", locale.Params{"Label": t("mail.quote.amount", nil), "Value": m.Amount}) + "\n")
+		b.WriteString("  • " + m.l.T("mail.quote.line", locale.Params{"Label": t("mail.quote.amount", nil), "Value": m.l.Isolate(m.Amount)}) + "\n")
 	}
 	for _, w := range m.Why {
 		b.WriteString("  " + t("mail.quote.why", locale.Params{"Why": w}) + "\n")
@@ -242,16 +244,17 @@ func (m mailQuote) html() string {
 func greeting(l *locale.Localizer, c adapter.Contact) (plain, htm string) {
 	if c.Name != "" {
 		p := locale.Params{"Name": c.Name}
-		return l.T("mail.greeting.name", p), l.HTML("mail.greeting.name", p, nil)
+		return l.Text("mail.greeting.name", p), l.HTML("mail.greeting.name", p, nil)
 	}
 	return l.T("mail.greeting", nil), html.EscapeString(l.T("mail.greeting", nil))
 }
 
 // letter is a customer mail from shop in l's language: its sender's name
-// "<shop> via Countersign" as the language writes it, and the HTML part
-// a document in the language and its direction.
+// "<shop> via Countersign" as the language writes it, each line of the
+// plain part in the language's direction (Localizer.Lines) and the HTML
+// part a document in the language and its direction.
 func letter(l *locale.Localizer, to, shop, subject, plain, title, body string) mail.Message {
-	m := mail.Message{To: to, Subject: subject, Body: plain, HTML: mail.Page(l.Tag().String(), string(l.Dir()), title, body)}
+	m := mail.Message{To: to, Subject: subject, Body: l.Lines(plain), HTML: mail.Page(l.Tag().String(), string(l.Dir()), title, body)}
 	if shop != "" {
 		m.FromName = l.T("mail.from", locale.Params{"Shop": shop})
 	}

@@ -27,7 +27,7 @@ func NoticeMail(l *locale.Localizer, to adapter.Contact, brand adapter.Brand, ad
 	body := locale.Params{"Shop": brand.Name, "Name": name, "When": l.When(at, zone, at)}
 	subject := l.T("mail.passkey."+kind+".subject", shop)
 	m := mail.Message{To: to.Email, Subject: subject, FromName: l.T("mail.from", shop),
-		Body: l.T("mail.passkey."+kind+".body", body) + "\n\n" + l.T("mail.passkey."+kind+".notyou", shop) + "\n",
+		Body: l.Lines(l.Text("mail.passkey."+kind+".body", body) + "\n\n" + l.Text("mail.passkey."+kind+".notyou", shop) + "\n"),
 		HTML: mail.Page(l.Tag().String(), string(l.Dir()), subject,
 			"<p>"+l.HTML("mail.passkey."+kind+".body", body, nil)+"</p>\n<p>"+l.HTML("mail.passkey."+kind+".notyou", shop, nil)+"</p>\n")}
 	return m

@@ -110,3 +110,45 @@ func (l *Localizer) HTML(id string, p Params, raw map[string]string) string {
 	}
 	return s
 }
+
+// Isolate is s as a plain text in this language carries the business's
+// words: in a right-to-left language between FIRST STRONG ISOLATE and
+// POP DIRECTIONAL ISOLATE, so a Latin name, amount or the two sides of
+// an arrow keep their own direction and the sentence around them its
+// own; s itself in a left-to-right language.
+func (l *Localizer) Isolate(s string) string {
+	if l.Dir() != RTL {
+		return s
+	}
+	return "\u2068" + s + "\u2069"
+}
+
+// Text is the message id as a plain-text mail writes it: T (or N, when p
+// has a "Count"), each other parameter's value isolated (Isolate).
+func (l *Localizer) Text(id string, p Params) string {
+	q := make(Params, len(p))
+	for k, v := range p {
+		q[k] = l.Isolate(fmt.Sprint(v))
+	}
+	if c, ok := p["Count"].(int); ok {
+		return l.N(id, c, q)
+	}
+	return l.T(id, q)
+}
+
+// Lines is a plain text in this language with, in a right-to-left
+// language, a RIGHT-TO-LEFT MARK at the start of each line: a mail reader
+// lays each paragraph out by its first strong letter, and a line that
+// starts with a Latin name or a bullet would otherwise run left to right.
+func (l *Localizer) Lines(text string) string {
+	if l.Dir() != RTL {
+		return text
+	}
+	lines := strings.Split(text, "\n")
+	for i, s := range lines {
+		if s != "" {
+			lines[i] = "\u200f" + s
+		}
+	}
+	return strings.Join(lines, "\n")
+}

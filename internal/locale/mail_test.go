@@ -67,3 +67,25 @@ func TestHTMLIsolatesEveryParameter(t *testing.T) {
 		t.Errorf("plural: %q", got)
 	}
 }
+
+// TestPlainTextIsolatesInRightToLeft: in Arabic a plain text's parameters
+// are isolated and its lines open right to left; in French both are left
+// as they are.
+func TestPlainTextIsolatesInRightToLeft(t *testing.T) {
+	ar, fr := locale.Shipped().For(language.Arabic), locale.Shipped().For(language.French)
+	if got := ar.Text("mail.quote.fromto", locale.Params{"From": "A", "To": "B"}); got != "\u2068A\u2069 ← \u2068B\u2069" {
+		t.Errorf("Arabic: %q", got)
+	}
+	if got := ar.Text("mail.code.lifetime", locale.Params{"Count": 11}); got != "الرمز صالح لمدة 11 دقيقة. إذا لم تطلبه، فتجاهل هذه الرسالة: لن يتغيّر شيء دون الرمز." {
+		t.Errorf("Arabic, counted: %q", got)
+	}
+	if got := fr.Text("mail.quote.fromto", locale.Params{"From": "A", "To": "B"}); got != "A → B" {
+		t.Errorf("French: %q", got)
+	}
+	if got := ar.Lines("a\n\nb\n"); got != "\u200fa\n\n\u200fb\n" {
+		t.Errorf("Arabic lines: %q", got)
+	}
+	if got := fr.Lines("a\nb"); got != "a\nb" {
+		t.Errorf("French lines: %q", got)
+	}
+}
