@@ -68,28 +68,32 @@ func (s *Store) MailsDue(ctx context.Context, now time.Time, sys MailSystems, li
 // returns ok false when the mail went already, another instance holds it
 // or its back-off has not ended at now. The one INSERT … ON CONFLICT
 // makes two instances claiming at once one: the second waits for the
-// first's row and finds it taken.
-func (s *Store) ClaimCustomerMail(ctx context.Context, invocationID string, version int32, now, leaseUntil time.Time) (attempt int, ok bool, _ error) {
+// first's row and finds it taken. locale is the language an earlier
+// attempt wrote the mail in ("" before one did): the mail keeps it.
+func (s *Store) ClaimCustomerMail(ctx context.Context, invocationID string, version int32, now, leaseUntil time.Time) (attempt int, locale string, ok bool, _ error) {
 	err := s.pool.QueryRow(ctx, `INSERT INTO customer_mail_outbox AS o (invocation_id, version, attempts, next_at, updated_at)
 		VALUES ($1, $2, 1, $4, $3)
 		ON CONFLICT (invocation_id, version) DO UPDATE SET attempts = o.attempts + 1, next_at = $4, updated_at = $3, outcome = ''
 			WHERE o.sent_at IS NULL AND o.next_at <= $3
-		RETURNING attempts`, invocationID, version, now, leaseUntil).Scan(&attempt)
+		RETURNING attempts, locale`, invocationID, version, now, leaseUntil).Scan(&attempt, &locale)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, false, nil
+		return 0, "", false, nil
 	}
 	if err != nil {
-		return 0, false, fmt.Errorf("store.ClaimCustomerMail: %w", err)
+		return 0, "", false, fmt.Errorf("store.ClaimCustomerMail: %w", err)
 	}
-	return attempt, true, nil
+	return attempt, locale, true, nil
 }
 
 // FinishCustomerMail records how a claimed attempt ended: outcome (a
 // code: "sent", "too_many_mails", "no_contact_on_file", …), sentAt when
-// the mail went, and otherwise nextAt, the earliest the next attempt.
-func (s *Store) FinishCustomerMail(ctx context.Context, invocationID string, version int32, outcome string, sentAt *time.Time, nextAt, now time.Time) error {
-	if _, err := s.pool.Exec(ctx, `UPDATE customer_mail_outbox SET outcome = $3, sent_at = $4, next_at = $5, updated_at = $6
-		WHERE invocation_id = $1 AND version = $2`, invocationID, version, outcome, sentAt, nextAt, now); err != nil {
+// the mail went, and otherwise nextAt, the earliest the next attempt;
+// locale, when the attempt wrote the mail, is the language it was written
+// in, kept from the first attempt that wrote it on.
+func (s *Store) FinishCustomerMail(ctx context.Context, invocationID string, version int32, outcome string, sentAt *time.Time, nextAt, now time.Time, locale string) error {
+	if _, err := s.pool.Exec(ctx, `UPDATE customer_mail_outbox SET outcome = $3, sent_at = $4, next_at = $5, updated_at = $6,
+			locale = CASE WHEN locale = '' THEN $7 ELSE locale END
+		WHERE invocation_id = $1 AND version = $2`, invocationID, version, outcome, sentAt, nextAt, now, locale); err != nil {
 		return fmt.Errorf("store.FinishCustomerMail: %w", err)
 	}
 	return nil
@@ -108,10 +112,12 @@ func (s *Store) DeleteMailLink(ctx context.Context, tokenHash []byte) error {
 // VersionMail is what was mailed of one request version: Sent when a
 // mail with its link went (one someone asked for, or the console's own
 // once recorded sent), else Outcome, how the console's last try ended
-// ("" when it has not tried yet or is trying now).
+// ("" when it has not tried yet or is trying now), and Locale, the
+// language the console's own mail is written in ("" before it wrote it).
 type VersionMail struct {
 	Sent    bool   `db:"sent"`
 	Outcome string `db:"outcome"`
+	Locale  string `db:"locale"`
 }
 
 // MailOfVersion says what was mailed of invocationID at version.
@@ -119,7 +125,8 @@ func (s *Store) MailOfVersion(ctx context.Context, invocationID string, version 
 	rows, _ := s.pool.Query(ctx, `SELECT
 		EXISTS (SELECT 1 FROM confirmation_mail_links WHERE invocation_id = $1 AND version = $2 AND NOT unprompted)
 			OR EXISTS (SELECT 1 FROM customer_mail_outbox WHERE invocation_id = $1 AND version = $2 AND sent_at IS NOT NULL) AS sent,
-		coalesce((SELECT outcome FROM customer_mail_outbox WHERE invocation_id = $1 AND version = $2), '') AS outcome`, invocationID, version)
+		coalesce((SELECT outcome FROM customer_mail_outbox WHERE invocation_id = $1 AND version = $2), '') AS outcome,
+		coalesce((SELECT locale FROM customer_mail_outbox WHERE invocation_id = $1 AND version = $2), '') AS locale`, invocationID, version)
 	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[VersionMail])
 	if err != nil {
 		return VersionMail{}, fmt.Errorf("store.MailOfVersion: %w", err)

@@ -39,6 +39,7 @@ import (
 	"countersign/internal/adapter"
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
+	"countersign/internal/locale"
 	"countersign/internal/mail"
 	"countersign/store"
 )
@@ -121,6 +122,9 @@ type Config struct {
 	// CodeLimits bound code mails and wrong codes; a zero field takes
 	// its value from DefaultCodeLimits (a bound is never "none").
 	CodeLimits CodeLimits
+	// Catalogue holds the texts of the customer's mails (nil:
+	// locale.Shipped()); tests give one with the pseudo-locale.
+	Catalogue *locale.Catalogue
 }
 
 // Store is what confirmations read and write (*store.Store): links, the
@@ -146,8 +150,9 @@ type Store interface {
 	DeleteMailLink(ctx context.Context, tokenHash []byte) error
 
 	MailsDue(ctx context.Context, now time.Time, sys store.MailSystems, limit int) ([]store.MailDue, error)
-	ClaimCustomerMail(ctx context.Context, invocationID string, version int32, now, leaseUntil time.Time) (int, bool, error)
-	FinishCustomerMail(ctx context.Context, invocationID string, version int32, outcome string, sentAt *time.Time, nextAt, now time.Time) error
+	ClaimCustomerMail(ctx context.Context, invocationID string, version int32, now, leaseUntil time.Time) (int, string, bool, error)
+	FinishCustomerMail(ctx context.Context, invocationID string, version int32, outcome string, sentAt *time.Time, nextAt, now time.Time, locale string) error
+	LastCustomerLocale(ctx context.Context, system, customerRef string) (string, error)
 	MailOfVersion(ctx context.Context, invocationID string, version int32) (store.VersionMail, error)
 }
 

@@ -8,10 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/text/language"
+
 	"countersign/internal/adapter"
 	"countersign/internal/apperr"
 	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
+	"countersign/internal/locale"
 	"countersign/internal/mail"
 )
 
@@ -275,7 +278,7 @@ func TestCodeMailNamesTheRequestAndWarns(t *testing.T) {
 	if strings.Contains(m.Subject, inv.Target.ID) || strings.Contains(m.Subject, "ord_") {
 		t.Errorf("the subject %q carries a raw id", m.Subject)
 	}
-	plain := confirmation.CodeMail(adapter.Contact{Email: "a@b.example"}, "123456",
+	plain := confirmation.CodeMail(locale.Shipped().For(language.English), adapter.Contact{Email: "a@b.example"}, "123456",
 		controlplane.Invocation{System: "shop-eu", Quote: adapter.Quote{Title: "Refund $1.00"}}, adapter.Brand{Name: "shop-eu"}, *now)
 	if !strings.Contains(plain.Body, "    Refund $1.00\n    at shop-eu\n") {
 		t.Errorf("a quote without customer words names it by its title:\n%s", plain.Body)

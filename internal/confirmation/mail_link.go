@@ -5,7 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"html/template"
+	"html"
 	"strings"
 	"time"
 
@@ -13,6 +13,7 @@ import (
 	"countersign/internal/apperr"
 	"countersign/internal/consent"
 	"countersign/internal/controlplane"
+	"countersign/internal/locale"
 	"countersign/internal/mail"
 	"countersign/store"
 )
@@ -46,6 +47,9 @@ type SentLink struct {
 	// Opened is the confirmation link the mail was asked on, as SendLink
 	// opened it; set whenever the link opened.
 	Opened Opened
+	// Locale is the language the mail was written in (a BCP 47 tag), set
+	// once it was written, whether or not it could be sent.
+	Locale string
 }
 
 // SendLink mails the whole quote of the confirmation link's request with
@@ -69,15 +73,17 @@ func (s *Service) SendLink(ctx context.Context, token string) (SentLink, error) 
 }
 
 func (s *Service) sendLink(ctx context.Context, o Opened, inv controlplane.Invocation) (SentLink, error) {
-	return s.mailLink(ctx, o, inv, false)
+	return s.mailLink(ctx, o, inv, false, "")
 }
 
-// mailLink mails inv's quote with a new link, as SendLink says; an
-// unprompted one is the console's own (MailWaiting). When the mail cannot
+// mailLink mails inv's quote with a new link, as SendLink says, in the
+// customer's language (MailLanguage) or in kept, the language the
+// console's own mail of the version was written in before; an unprompted
+// one is the console's own (MailWaiting). When the mail cannot
 // be sent its link is deleted, whoever asked: nobody holds it, so it
 // counts against no limit and stands for no mail of its version (the
 // console's own mail of that version then still goes).
-func (s *Service) mailLink(ctx context.Context, o Opened, inv controlplane.Invocation, unprompted bool) (SentLink, error) {
+func (s *Service) mailLink(ctx context.Context, o Opened, inv controlplane.Invocation, unprompted bool, kept string) (SentLink, error) {
 	if !s.accepts(o.System, ProofLink) {
 		return SentLink{}, apperr.New(apperr.Forbidden, "This request cannot be decided from a link we e-mail.")
 	}
@@ -122,16 +128,17 @@ func (s *Service) mailLink(ctx context.Context, o Opened, inv controlplane.Invoc
 	if err != nil {
 		return SentLink{}, err
 	}
-	msg := LinkMail(contact, s.cfg.PublicBase+MailLinkPrefix+token, inv, s.brand(o.System), expires, now)
+	l := s.mailLocalizer(ctx, o, contact, kept)
+	msg := LinkMail(l, contact, s.cfg.PublicBase+MailLinkPrefix+token, inv, s.brand(o.System), expires, now)
 	if err := s.send(ctx, msg); err != nil {
 		if derr := s.store.DeleteMailLink(context.WithoutCancel(ctx), sum[:]); derr != nil {
 			err = errors.Join(err, derr)
 		}
-		return SentLink{}, &apperr.Error{Kind: apperr.Upstream, Code: "mail_failed", Err: err,
+		return SentLink{Locale: l.Tag().String()}, &apperr.Error{Kind: apperr.Upstream, Code: "mail_failed", Err: err,
 			Message: "We could not send the mail just now, so no link is on its way.",
 			Hint:    "Try again in a minute, or use another way of showing us it's you."}
 	}
-	return SentLink{To: maskEmail(contact.Email), ExpiresAt: expires}, nil
+	return SentLink{To: maskEmail(contact.Email), ExpiresAt: expires, Locale: l.Tag().String()}, nil
 }
 
 // MailSendTimeout bounds one mail's hand-over to the mail server: a
@@ -146,60 +153,44 @@ func (s *Service) send(ctx context.Context, m mail.Message) error {
 	return s.cfg.Mail.Send(ctx, m)
 }
 
-// LinkMail is the message that carries a mail link: the request's whole
-// quote (every line its page shows, in the business's name and zone),
-// one "Review and decide" link, how long it works and that it works once,
-// and that nobody will ask for it. Its subject names the business, never
-// the request's title.
-func LinkMail(to adapter.Contact, link string, inv controlplane.Invocation, brand adapter.Brand, expires, now time.Time) mail.Message {
-	q := quoteForMail(inv, brand, now)
+// LinkMail is the message that carries a mail link, in l's language: the
+// request's whole quote (every line its page shows, in the business's
+// name and zone), one "Review and decide" link, how long it works and
+// that it works once, and that nobody will ask for it. Its subject names
+// the business, never the request's title.
+func LinkMail(l *locale.Localizer, to adapter.Contact, link string, inv controlplane.Invocation, brand adapter.Brand, expires, now time.Time) mail.Message {
+	q := quoteForMail(l, inv, brand, now)
 	zone := brand.Zone
 	if zone == nil {
 		zone = time.UTC
 	}
-	until := expires.In(zone).Format("15:04 MST")
-	changed := ""
-	if inv.SupersedesID != "" {
-		changed = "The details of this request changed since you saw it, so the earlier link no longer works. This is the request as it stands now."
-	}
-	intro := q.Shop + " asks you to review this request before anything changes:"
+	shop := locale.Params{"Shop": q.Shop}
+	until := locale.Params{"When": l.When(expires, zone, now)}
+	hello, helloHTML := greeting(l, to)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n\n", greeting(to))
-	if changed != "" {
-		fmt.Fprintf(&b, "%s\n\n", changed)
+	b.WriteString(hello + "\n\n")
+	if inv.SupersedesID != "" {
+		b.WriteString(l.Text("mail.link.changed", nil) + "\n\n")
 	}
-	fmt.Fprintf(&b, "%s\n\n", intro)
+	b.WriteString(l.Text("mail.link.intro", shop) + "\n\n")
 	b.WriteString(q.plain())
-	fmt.Fprintf(&b, "\nReview and decide:\n%s\n\n", link)
-	fmt.Fprintf(&b, "%s It works until %s.\n\n", linkRule, until)
-	b.WriteString(linkWarning + "\n\n")
-	b.WriteString("If you did not expect this, ignore it: nothing changes unless you confirm.\n\n")
-	fmt.Fprintf(&b, "%s uses Countersign to ask you before an assistant changes anything for you.\n", q.Shop)
+	b.WriteString("\n" + l.Text("mail.link.button", nil) + "\n" + link + "\n\n")
+	b.WriteString(l.Text("mail.link.rule", nil) + " " + l.Text("mail.link.until", until) + "\n\n")
+	b.WriteString(l.Text("mail.link.warning", nil) + "\n\n")
+	b.WriteString(l.Text("mail.link.unexpected", nil) + "\n\n")
+	b.WriteString(l.Text("mail.footer", shop) + "\n")
 
-	esc := template.HTMLEscapeString
+	esc := html.EscapeString
 	var h strings.Builder
-	h.WriteString("<p>" + esc(greeting(to)) + "</p>\n")
-	if changed != "" {
-		h.WriteString("<p><b>" + esc(changed) + "</b></p>\n")
+	h.WriteString("<p>" + helloHTML + "</p>\n")
+	if inv.SupersedesID != "" {
+		h.WriteString("<p><b>" + esc(l.T("mail.link.changed", nil)) + "</b></p>\n")
 	}
-	h.WriteString("<p>" + esc(intro) + "</p>\n" + q.html())
+	h.WriteString("<p>" + l.HTML("mail.link.intro", shop, nil) + "</p>\n" + q.html())
 	h.WriteString(`<p style="margin:24px 0"><a href="` + esc(link) + `" style="background:#1f4e79;color:#fff;padding:12px 20px;` +
-		`border-radius:6px;text-decoration:none;font-weight:bold">Review and decide</a></p>` + "\n")
-	h.WriteString("<p>" + esc(linkRule) + " It works until " + esc(until) + ".</p>\n<p><b>" + esc(linkWarning) + "</b></p>\n")
-	h.WriteString("<p>" + esc(q.Shop) + " uses Countersign to ask you before an assistant changes anything for you.</p>\n")
-
-	m := mail.Message{To: to.Email, Subject: "Review and decide a request with " + q.Shop, Body: b.String(),
-		HTML: htmlPage("Review and decide", h.String())}
-	if q.Shop != "" {
-		m.FromName = q.Shop + " via Countersign"
-	}
-	return m
+		`border-radius:6px;text-decoration:none;font-weight:bold">` + esc(l.T("mail.link.button", nil)) + "</a></p>\n")
+	h.WriteString("<p>" + esc(l.T("mail.link.rule", nil)) + " " + l.HTML("mail.link.until", until, nil) + "</p>\n")
+	h.WriteString("<p><b>" + esc(l.T("mail.link.warning", nil)) + "</b></p>\n")
+	h.WriteString("<p>" + l.HTML("mail.footer", shop, nil) + "</p>\n")
+	return letter(l, to.Email, q.Shop, l.T("mail.link.subject", shop), b.String(), l.T("mail.link.button", nil), h.String())
 }
-
-// linkRule and linkWarning are what a link mail says of its link.
-const (
-	linkRule = "The link opens this request in your browser, where you confirm or decline it. " +
-		"It works once, only for this request exactly as shown above."
-	linkWarning = "Nobody — not our team and not the assistant you are chatting with — will ever ask you for this link " +
-		"or to read anything out of this mail. Do not paste it into a chat."
-)

@@ -10,11 +10,13 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"golang.org/x/text/language"
 
 	"countersign/internal/adapter"
 	"countersign/internal/apperr"
 	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
+	"countersign/internal/locale"
 	"countersign/internal/mail"
 )
 
@@ -90,7 +92,7 @@ func TestTheLinkMailCarriesTheWholeQuote(t *testing.T) {
 
 	hostile := controlplane.Invocation{System: "shop", Quote: adapter.Quote{Title: `<script>alert(1)</script> & "more"`,
 		Lines: []adapter.QuoteLine{{Label: "<b>Ship to</b>", From: "<i>old</i>", To: "1 Main St <img src=x>"}}}}
-	h := confirmation.LinkMail(adapter.Contact{Email: "a@b.example", Name: "<Jo>"}, "https://console.test/m/x", hostile,
+	h := confirmation.LinkMail(locale.Shipped().For(language.English), adapter.Contact{Email: "a@b.example", Name: "<Jo>"}, "https://console.test/m/x", hostile,
 		adapter.Brand{Name: "Harbour & Pine"}, *now, *now)
 	for _, raw := range []string{"<script>", "<b>Ship to", "<i>old", "<img", "<Jo>"} {
 		if strings.Contains(h.HTML, raw) {

@@ -107,13 +107,15 @@ func (s *Service) mailSystems() (sys store.MailSystems, some bool) {
 }
 
 // mailUnprompted claims d's version and, holding it, mails its quote with
-// a link; it reports whether the mail went. It returns false without an
-// error when another instance holds the version, it went already or its
-// back-off has not ended; the mail's own failures are recorded and
-// logged, and only the database's are returned.
+// a link, in the language an earlier attempt wrote it in if one did (the
+// outbox keeps it, so a mail queued in French goes out in French); it
+// reports whether the mail went. It returns false without an error when
+// another instance holds the version, it went already or its back-off
+// has not ended; the mail's own failures are recorded and logged, and
+// only the database's are returned.
 func (s *Service) mailUnprompted(ctx context.Context, d store.MailDue) (bool, error) {
 	now := s.now()
-	attempt, ok, err := s.store.ClaimCustomerMail(ctx, d.InvocationID, d.Version, now, now.Add(MailLease))
+	attempt, kept, ok, err := s.store.ClaimCustomerMail(ctx, d.InvocationID, d.Version, now, now.Add(MailLease))
 	if err != nil || !ok {
 		return false, err
 	}
@@ -123,17 +125,18 @@ func (s *Service) mailUnprompted(ctx context.Context, d store.MailDue) (bool, er
 		// it still awaits the customer, is listed on its own.
 		err = NothingToDecide()
 	}
+	var written SentLink
 	if err == nil {
 		o := Opened{Selector: d.LinkSelector, InvocationID: d.InvocationID, TaskID: d.TaskID, CustomerRef: d.CustomerRef,
 			System: d.System, ExpiresAt: d.LinkExpiresAt}
-		_, err = s.mailLink(ctx, o, inv, true)
+		written, err = s.mailLink(ctx, o, inv, true, kept)
 	}
 	outcome, next := s.mailOutcome(err, attempt, now)
 	var sentAt *time.Time
 	if err == nil {
 		sentAt = &now
 	}
-	if ferr := s.store.FinishCustomerMail(ctx, d.InvocationID, d.Version, outcome, sentAt, next, s.now()); ferr != nil {
+	if ferr := s.store.FinishCustomerMail(ctx, d.InvocationID, d.Version, outcome, sentAt, next, s.now(), written.Locale); ferr != nil {
 		return err == nil, ferr
 	}
 	return err == nil, nil

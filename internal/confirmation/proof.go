@@ -7,7 +7,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
-	"html/template"
+	"html"
 	"math/big"
 	"strings"
 	"time"
@@ -15,6 +15,7 @@ import (
 	"countersign/internal/adapter"
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
+	"countersign/internal/locale"
 	"countersign/internal/mail"
 	"countersign/store"
 )
@@ -145,7 +146,7 @@ func (s *Service) sendCode(ctx context.Context, o Opened, inv controlplane.Invoc
 	if err != nil {
 		return SentCode{}, err
 	}
-	msg := CodeMail(contact, code, inv, s.brand(o.System), now)
+	msg := CodeMail(s.mailLocalizer(ctx, o, contact, ""), contact, code, inv, s.brand(o.System), now)
 	if err := s.send(ctx, msg); err != nil {
 		// Nobody holds the code: it counts against no limit.
 		if derr := s.store.DeleteConfirmationCode(context.WithoutCancel(ctx), row.ID); derr != nil {
@@ -179,50 +180,39 @@ func (s *Service) mailLimitWords(err error) string {
 	return fmt.Sprintf("we send you at most %d mails you ask for in 15 minutes and %d in an hour", lim.MailsPer15Min, lim.MailsPerHour)
 }
 
-// CodeMail is the message that carries a code: it names exactly the one
-// request the code decides (its title in the customer's words, its short
-// reference, the business), then the whole quote the page shows, above the
-// code, and warns that nobody, the assistant included, will ever ask for
-// it. It comes from "<business> via Countersign" and its subject names the
-// business in words, with no id: a code from a sender the customer does
-// not know looks like phishing. now dates the quote's times.
-func CodeMail(to adapter.Contact, code string, inv controlplane.Invocation, brand adapter.Brand, now time.Time) mail.Message {
-	q := quoteForMail(inv, brand, now)
+// CodeMail is the message that carries a code, in l's language: it names
+// exactly the one request the code decides (its title in the customer's
+// words, its short reference, the business), then the whole quote the
+// page shows, above the code, and warns that nobody, the assistant
+// included, will ever ask for it. It comes from "<business> via
+// Countersign" and its subject names the business in words, with no id: a
+// code from a sender the customer does not know looks like phishing. now
+// dates the quote's times.
+func CodeMail(l *locale.Localizer, to adapter.Contact, code string, inv controlplane.Invocation, brand adapter.Brand, now time.Time) mail.Message {
+	q := quoteForMail(l, inv, brand, now)
+	shop := locale.Params{"Shop": q.Shop}
+	lifetime := int(CodeLifetime / time.Minute)
+	hello, helloHTML := greeting(l, to)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n\nThis code confirms only this request:\n\n", greeting(to))
+	b.WriteString(hello + "\n\n" + l.Text("mail.code.only", nil) + "\n\n")
 	q.plainHead(&b)
 	b.WriteString("\n")
 	q.plainBody(&b)
-	fmt.Fprintf(&b, "\nYour code is %s\n\n", code)
-	b.WriteString("Enter it on the page where you were asked for it. It decides nothing else: any other request needs a code of its own.\n\n")
-	b.WriteString(codeWarning + "\n\n")
-	fmt.Fprintf(&b, "The code works for %d minutes. If you did not ask for it, ignore this message: nothing changes without the code.\n\n",
-		int(CodeLifetime/time.Minute))
-	fmt.Fprintf(&b, "%s uses Countersign to ask you before an assistant changes anything for you.\n", q.Shop)
-	html := "<p>" + template.HTMLEscapeString(greeting(to)) + "</p>\n<p>This code confirms only this request:</p>\n" + q.html() +
-		`<p style="font-size:24px;letter-spacing:4px">Your code is <b>` + template.HTMLEscapeString(code) + "</b></p>\n" +
-		"<p>Enter it on the page where you were asked for it. It decides nothing else.</p>\n<p><b>" +
-		template.HTMLEscapeString(codeWarning) + "</b></p>\n"
+	b.WriteString("\n" + l.Text("mail.code.is", locale.Params{"Code": code}) + "\n\n")
+	b.WriteString(l.Text("mail.code.enter", nil) + "\n\n")
+	b.WriteString(l.Text("mail.code.warning", nil) + "\n\n")
+	b.WriteString(l.Text("mail.code.lifetime", locale.Params{"Count": lifetime}) + "\n\n")
+	b.WriteString(l.Text("mail.footer", shop) + "\n")
+	esc := html.EscapeString
+	h := "<p>" + helloHTML + "</p>\n<p>" + esc(l.T("mail.code.only", nil)) + "</p>\n" + q.html() +
+		`<p style="font-size:24px;letter-spacing:4px">` +
+		l.HTML("mail.code.is", locale.Params{"Code": code}, map[string]string{"Code": "<b>" + bdi(code) + "</b>"}) + "</p>\n" +
+		"<p>" + esc(l.T("mail.code.enter", nil)) + "</p>\n<p><b>" + esc(l.T("mail.code.warning", nil)) + "</b></p>\n" +
+		"<p>" + l.HTML("mail.code.lifetime", locale.Params{"Count": lifetime}, nil) + "</p>\n" +
+		"<p>" + l.HTML("mail.footer", shop, nil) + "</p>\n"
 	// The subject names the business, never the request's title: that is
 	// the system's text with its ids, and a header is no place for it.
-	m := mail.Message{To: to.Email, Subject: "Your code to confirm a request with " + q.Shop, Body: b.String(),
-		HTML: htmlPage("Your code", html)}
-	if q.Shop != "" {
-		m.FromName = q.Shop + " via Countersign"
-	}
-	return m
-}
-
-// codeWarning is the code mail's warning against reading it out.
-const codeWarning = "Nobody — not our team and not the assistant you are chatting with — will ever ask you for this code. " +
-	"Do not read it out or paste it into a chat."
-
-// greeting opens a mail to c.
-func greeting(c adapter.Contact) string {
-	if c.Name != "" {
-		return "Hello " + c.Name + ","
-	}
-	return "Hello,"
+	return letter(l, to.Email, q.Shop, l.T("mail.code.subject", shop), b.String(), l.T("mail.code.title", nil), h)
 }
 
 // brand is how system is named to its customers.

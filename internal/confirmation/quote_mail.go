@@ -1,27 +1,32 @@
 package confirmation
 
 import (
-	"fmt"
-	"html/template"
+	"html"
 	"strings"
 	"time"
 
 	"countersign/internal/adapter"
 	"countersign/internal/controlplane"
+	"countersign/internal/locale"
+	"countersign/internal/mail"
 	"countersign/internal/money"
 )
 
 // mailQuote is a request's quote as a mail carries it: every line the
-// customer's page shows, in the business's name and clock. A person who
-// decides from the mail has read the whole change, not what an assistant
-// said it was.
+// customer's page shows, in the customer's language (the quote's
+// translation, amounts and times as the language writes them), the
+// business's name and clock. A person who decides from the mail has read
+// the whole change, not what an assistant said it was.
 type mailQuote struct {
+	l         *locale.Localizer
 	Shop      string
 	Title     string
 	Reference string
-	Date      string
-	Items     []string
-	Lines     []mailLine
+	// DateLabel and Date are the customer's date line: the quote's label
+	// (or the catalogue's "Date") and the moment.
+	DateLabel, Date string
+	Items           []string
+	Lines           []mailLine
 	// Amount is the money moved, when no emphasised line carries it.
 	Amount       string
 	Why          []string
@@ -38,57 +43,41 @@ type mailLine struct {
 	Emphasis                  bool
 }
 
-// text is the line in words, as the plain part writes it.
-func (l mailLine) text() string {
-	switch {
-	case l.Sentence != "":
-		return l.Sentence
-	case l.From != "":
-		return l.Label + ": " + l.From + " → " + l.To
-	}
-	return l.Label + ": " + l.To
-}
-
-// quoteForMail builds inv's quote as the page shows it (the customer's
-// title, reference, date, items, lines, amount, why, when the money
-// arrives, when it takes effect, the consequences and the deadline), its
-// times in brand's zone with the zone named.
-func quoteForMail(inv controlplane.Invocation, brand adapter.Brand, now time.Time) mailQuote {
+// quoteForMail builds inv's quote as the page shows it, in l's language
+// (quote.In): the customer's title, reference, date, items, lines,
+// amount, why, when the money arrives, when it takes effect, the
+// consequences and the deadline, its times in brand's zone with the zone
+// named.
+func quoteForMail(l *locale.Localizer, inv controlplane.Invocation, brand adapter.Brand, now time.Time) mailQuote {
 	zone := brand.Zone
 	if zone == nil {
 		zone = time.UTC
 	}
-	at := func(t time.Time) string {
-		t = t.In(zone)
-		if t.Year() != now.In(zone).Year() {
-			return t.Format("Jan 2, 2006, 15:04 MST")
-		}
-		return t.Format("Jan 2, 15:04 MST")
-	}
-	q := inv.Quote
-	m := mailQuote{Shop: shopName(inv.System, brand), Title: q.Title, Consequences: q.Consequences}
+	at := func(t time.Time) string { return l.When(t, zone, now) }
+	q := inv.Quote.In(l.Tag().String())
+	m := mailQuote{l: l, Shop: shopName(inv.System, brand), Title: q.Title, Consequences: q.Consequences}
 	if cf := q.Customer; cf != nil {
 		if cf.Title != "" {
 			m.Title = cf.Title
 		}
 		m.Reference, m.Items, m.Why, m.MoneyArrives = cf.Reference, cf.Items, cf.Why, cf.MoneyArrives
 		if cf.Date != nil {
-			label := cf.DateLabel
-			if label == "" {
-				label = "Date"
+			m.DateLabel = cf.DateLabel
+			if m.DateLabel == "" {
+				m.DateLabel = l.T("mail.quote.date.label", nil)
 			}
-			m.Date = label + " " + at(*cf.Date)
+			m.Date = at(*cf.Date)
 		}
 	}
 	shown := false
-	for _, l := range q.Lines {
-		m.Lines = append(m.Lines, mailLine{Sentence: l.Customer, Label: l.Label, From: l.From, To: l.To, Emphasis: l.Emphasis})
-		if q.AmountCents != nil && l.Emphasis && l.To == money.Format(*q.AmountCents, q.Currency) {
+	for _, ln := range q.Lines {
+		m.Lines = append(m.Lines, mailLine{Sentence: ln.Customer, Label: ln.Label, From: ln.From, To: ln.To, Emphasis: ln.Emphasis})
+		if q.AmountCents != nil && ln.Emphasis && (ln.To == money.Format(*q.AmountCents, q.Currency) || ln.To == l.Money(*q.AmountCents, q.Currency)) {
 			shown = true
 		}
 	}
 	if q.AmountCents != nil && !shown {
-		m.Amount = money.Format(*q.AmountCents, q.Currency)
+		m.Amount = l.Money(*q.AmountCents, q.Currency)
 	}
 	if q.EffectiveAt != nil {
 		m.Effective = at(*q.EffectiveAt)
@@ -108,47 +97,62 @@ func shopName(system string, brand adapter.Brand) string {
 	return brand.Name
 }
 
+// text is line ln in words, as the plain part writes it.
+func (m mailQuote) text(ln mailLine) string {
+	switch {
+	case ln.Sentence != "":
+		return ln.Sentence
+	case ln.From != "":
+		// The change is isolated side by side, not as one value: its
+		// arrow then points the way the language reads.
+		return m.l.T("mail.quote.line", locale.Params{"Label": m.l.Isolate(ln.Label),
+			"Value": m.l.Text("mail.quote.fromto", locale.Params{"From": ln.From, "To": ln.To})})
+	}
+	return m.l.Text("mail.quote.line", locale.Params{"Label": ln.Label, "Value": ln.To})
+}
+
 // plainHead is the request in three lines: what, which object, where.
 func (m mailQuote) plainHead(b *strings.Builder) {
-	fmt.Fprintf(b, "    %s\n", m.Title)
+	b.WriteString("    " + m.Title + "\n")
 	if m.Reference != "" {
-		fmt.Fprintf(b, "    %s\n", m.Reference)
+		b.WriteString("    " + m.Reference + "\n")
 	}
-	fmt.Fprintf(b, "    at %s\n", m.Shop)
+	b.WriteString("    " + m.l.Text("mail.quote.at", locale.Params{"Shop": m.Shop}) + "\n")
 }
 
 // plainBody is the rest of the quote, as the plain part writes it.
 func (m mailQuote) plainBody(b *strings.Builder) {
+	t := m.l.Text
 	if m.Date != "" {
-		fmt.Fprintf(b, "%s\n", m.Date)
+		b.WriteString(t("mail.quote.date", locale.Params{"Label": m.DateLabel, "When": m.Date}) + "\n")
 	}
 	for _, it := range m.Items {
-		fmt.Fprintf(b, "  • %s\n", it)
+		b.WriteString("  • " + it + "\n")
 	}
-	b.WriteString("\nWhat changes:\n")
-	for _, l := range m.Lines {
-		fmt.Fprintf(b, "  • %s\n", l.text())
+	b.WriteString("\n" + t("mail.quote.changes", nil) + "\n")
+	for _, ln := range m.Lines {
+		b.WriteString("  • " + m.text(ln) + "\n")
 	}
 	if m.Amount != "" {
-		fmt.Fprintf(b, "  • Amount: %s\n", m.Amount)
+		b.WriteString("  • " + m.l.T("mail.quote.line", locale.Params{"Label": t("mail.quote.amount", nil), "Value": m.l.Isolate(m.Amount)}) + "\n")
 	}
 	for _, w := range m.Why {
-		fmt.Fprintf(b, "  Why: %s\n", w)
+		b.WriteString("  " + t("mail.quote.why", locale.Params{"Why": w}) + "\n")
 	}
 	if m.MoneyArrives != "" {
-		fmt.Fprintf(b, "If you confirm, the money arrives: %s\n", m.MoneyArrives)
+		b.WriteString(t("mail.quote.money_arrives", locale.Params{"When": m.MoneyArrives}) + "\n")
 	}
 	if m.Effective != "" {
-		fmt.Fprintf(b, "Takes effect: %s\n", m.Effective)
+		b.WriteString(t("mail.quote.effective", locale.Params{"When": m.Effective}) + "\n")
 	}
 	if len(m.Consequences) > 0 {
-		b.WriteString("\nWhat this means for you if you confirm:\n")
+		b.WriteString("\n" + t("mail.quote.consequences", nil) + "\n")
 		for _, c := range m.Consequences {
-			fmt.Fprintf(b, "  • %s\n", c)
+			b.WriteString("  • " + c + "\n")
 		}
 	}
 	if m.Deadline != "" {
-		fmt.Fprintf(b, "\nPlease decide by %s. Until you confirm, nothing changes.\n", m.Deadline)
+		b.WriteString("\n" + t("mail.quote.deadline", locale.Params{"When": m.Deadline}) + "\n")
 	}
 }
 
@@ -161,41 +165,98 @@ func (m mailQuote) plain() string {
 	return b.String()
 }
 
-// quoteHTML renders the quote, escaped, for a mail's HTML part; the
-// plain part says the same.
-var quoteHTML = template.Must(template.New("quote").Parse(`<h2 style="font-size:18px;margin:0 0 4px">{{.Title}}</h2>
-<p style="margin:0 0 12px;color:#555">{{if .Reference}}{{.Reference}} · {{end}}{{.Shop}}{{if .Date}} · {{.Date}}{{end}}</p>
-{{if .Items}}<ul>
-{{range .Items}}<li>{{.}}</li>
-{{end}}</ul>{{end}}
-<h3 style="font-size:15px">What changes</h3>
-<table cellpadding="4" style="border-collapse:collapse">
-{{range .Lines}}<tr>{{if .Sentence}}<td colspan="2"{{if .Emphasis}} style="font-weight:bold"{{end}}>{{.Sentence}}</td>{{else}}<th align="left">{{.Label}}</th><td{{if .Emphasis}} style="font-weight:bold"{{end}}>{{if .From}}<s>{{.From}}</s> → {{end}}{{.To}}</td>{{end}}</tr>
-{{end}}{{if .Amount}}<tr><th align="left">Amount</th><td style="font-weight:bold">{{.Amount}}</td></tr>
-{{end}}</table>
-{{range .Why}}<p>Why: {{.}}</p>
-{{end}}{{if .MoneyArrives}}<p>If you confirm, the money arrives: {{.MoneyArrives}}</p>
-{{end}}{{if .Effective}}<p>Takes effect: {{.Effective}}</p>
-{{end}}{{if .Consequences}}<h3 style="font-size:15px">What this means for you if you confirm</h3>
-<ul>
-{{range .Consequences}}<li>{{.}}</li>
-{{end}}</ul>{{end}}
-{{if .Deadline}}<p>Please decide by {{.Deadline}}. Until you confirm, nothing changes.</p>{{end}}
-`))
+// bdi is the business's text d, escaped and isolated: a Latin name or
+// reference inside an Arabic mail keeps its own direction.
+func bdi(d string) string { return "<bdi>" + html.EscapeString(d) + "</bdi>" }
 
-// html is the whole quote as escaped HTML.
+// html renders the quote, escaped, for a mail's HTML part; the plain part
+// says the same. Cells align to the start of the line, so an Arabic mail
+// reads from the right.
 func (m mailQuote) html() string {
+	l := m.l
 	var b strings.Builder
-	// The template is fixed and its data strings: it cannot fail.
-	_ = quoteHTML.Execute(&b, m)
+	b.WriteString(`<h2 style="font-size:18px;margin:0 0 4px">` + bdi(m.Title) + "</h2>\n")
+	b.WriteString(`<p style="margin:0 0 12px;color:#555">`)
+	if m.Reference != "" {
+		b.WriteString(bdi(m.Reference) + " · ")
+	}
+	b.WriteString(bdi(m.Shop))
+	if m.Date != "" {
+		b.WriteString(" · " + l.HTML("mail.quote.date", locale.Params{"Label": m.DateLabel, "When": m.Date}, nil))
+	}
+	b.WriteString("</p>\n")
+	if len(m.Items) > 0 {
+		b.WriteString("<ul>\n")
+		for _, it := range m.Items {
+			b.WriteString("<li>" + bdi(it) + "</li>\n")
+		}
+		b.WriteString("</ul>\n")
+	}
+	b.WriteString(`<h3 style="font-size:15px">` + html.EscapeString(l.T("mail.quote.changes", nil)) + "</h3>\n")
+	b.WriteString(`<table cellpadding="4" style="border-collapse:collapse">` + "\n")
+	bold := func(on bool) string {
+		if on {
+			return ` style="font-weight:bold"`
+		}
+		return ""
+	}
+	for _, ln := range m.Lines {
+		b.WriteString("<tr>")
+		switch {
+		case ln.Sentence != "":
+			b.WriteString(`<td colspan="2"` + bold(ln.Emphasis) + ">" + bdi(ln.Sentence) + "</td>")
+		case ln.From != "":
+			b.WriteString(`<th style="text-align:start">` + bdi(ln.Label) + "</th><td" + bold(ln.Emphasis) + ">" +
+				l.HTML("mail.quote.fromto", locale.Params{"From": ln.From, "To": ln.To}, map[string]string{"From": "<s>" + bdi(ln.From) + "</s>"}) + "</td>")
+		default:
+			b.WriteString(`<th style="text-align:start">` + bdi(ln.Label) + "</th><td" + bold(ln.Emphasis) + ">" + bdi(ln.To) + "</td>")
+		}
+		b.WriteString("</tr>\n")
+	}
+	if m.Amount != "" {
+		b.WriteString(`<tr><th style="text-align:start">` + html.EscapeString(l.T("mail.quote.amount", nil)) +
+			`</th><td style="font-weight:bold">` + bdi(m.Amount) + "</td></tr>\n")
+	}
+	b.WriteString("</table>\n")
+	for _, w := range m.Why {
+		b.WriteString("<p>" + l.HTML("mail.quote.why", locale.Params{"Why": w}, nil) + "</p>\n")
+	}
+	if m.MoneyArrives != "" {
+		b.WriteString("<p>" + l.HTML("mail.quote.money_arrives", locale.Params{"When": m.MoneyArrives}, nil) + "</p>\n")
+	}
+	if m.Effective != "" {
+		b.WriteString("<p>" + l.HTML("mail.quote.effective", locale.Params{"When": m.Effective}, nil) + "</p>\n")
+	}
+	if len(m.Consequences) > 0 {
+		b.WriteString(`<h3 style="font-size:15px">` + html.EscapeString(l.T("mail.quote.consequences", nil)) + "</h3>\n<ul>\n")
+		for _, c := range m.Consequences {
+			b.WriteString("<li>" + bdi(c) + "</li>\n")
+		}
+		b.WriteString("</ul>\n")
+	}
+	if m.Deadline != "" {
+		b.WriteString("<p>" + l.HTML("mail.quote.deadline", locale.Params{"When": m.Deadline}, nil) + "</p>\n")
+	}
 	return b.String()
 }
 
-// htmlPage wraps body in a mail's HTML document.
-func htmlPage(title, body string) string {
-	return `<!DOCTYPE html>
-<html><head><meta charset="utf-8"><title>` + template.HTMLEscapeString(title) + `</title></head>
-<body style="font-family:sans-serif;max-width:36em;margin:0 auto;padding:16px;color:#222">
-` + body + `</body></html>
-`
+// greeting opens a mail to c.
+func greeting(l *locale.Localizer, c adapter.Contact) (plain, htm string) {
+	if c.Name != "" {
+		p := locale.Params{"Name": c.Name}
+		return l.Text("mail.greeting.name", p), l.HTML("mail.greeting.name", p, nil)
+	}
+	return l.T("mail.greeting", nil), html.EscapeString(l.T("mail.greeting", nil))
+}
+
+// letter is a customer mail from shop in l's language: its sender's name
+// "<shop> via Countersign" as the language writes it, each line of the
+// plain part in the language's direction (Localizer.Lines) and the HTML
+// part a document in the language and its direction.
+func letter(l *locale.Localizer, to, shop, subject, plain, title, body string) mail.Message {
+	m := mail.Message{To: to, Subject: subject, Body: l.Lines(plain), HTML: mail.Page(l.Tag().String(), string(l.Dir()), title, body)}
+	if shop != "" {
+		m.FromName = l.T("mail.from", locale.Params{"Shop": shop})
+	}
+	return m
 }

@@ -38,6 +38,7 @@ import (
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
 	"countersign/internal/factors"
+	"countersign/internal/locale"
 	"countersign/internal/mail"
 	"countersign/store"
 )
@@ -55,6 +56,7 @@ type Store interface {
 	CustomerPasskeysOf(ctx context.Context, system, customerRef string) ([]store.CustomerPasskey, error)
 	InsertCustomerPasskey(ctx context.Context, p store.CustomerPasskey, limit int, e store.Event) error
 	DeleteCustomerPasskey(ctx context.Context, system, customerRef string, id int64, e store.Event) (store.CustomerPasskey, error)
+	LastCustomerLocale(ctx context.Context, system, customerRef string) (string, error)
 	DeleteExpiredCustomerCeremonies(ctx context.Context, now time.Time) (int64, error)
 	UseCustomerPasskey(ctx context.Context, id, signCount int64, at time.Time) (bool, error)
 	StartCustomerCeremony(ctx context.Context, idHash []byte, who store.CustomerCeremony, session []byte, now, expires time.Time) error
@@ -81,6 +83,9 @@ type Config struct {
 	// Limit is how many passkeys a customer may have for one system (0:
 	// DefaultLimit).
 	Limit int
+	// Catalogue holds the notices' texts (nil: locale.Shipped()); tests
+	// give one with the pseudo-locale.
+	Catalogue *locale.Catalogue
 }
 
 // DefaultLimit is how many passkeys a customer may have for one system
@@ -97,6 +102,8 @@ type Service struct {
 	mail     mail.Sender
 	registry *adapter.Registry
 	limit    int
+	// catalogue holds the texts of the notices mailed to customers.
+	catalogue *locale.Catalogue
 	// beforeUse, when set, runs after an answer verified and before the
 	// UPDATE that records its counter; tests hold racing answers there.
 	beforeUse func()
@@ -105,7 +112,10 @@ type Service struct {
 // New builds the service; it fails on a public URL passkeys cannot use
 // (an IP address, no host).
 func New(st Store, cfg Config) (*Service, error) {
-	s := &Service{store: st, now: cfg.Now, log: cfg.Log, mail: cfg.Mail, registry: cfg.Registry, limit: cfg.Limit}
+	s := &Service{store: st, now: cfg.Now, log: cfg.Log, mail: cfg.Mail, registry: cfg.Registry, limit: cfg.Limit, catalogue: cfg.Catalogue}
+	if s.catalogue == nil {
+		s.catalogue = locale.Shipped()
+	}
 	if s.limit <= 0 {
 		s.limit = DefaultLimit
 	}

@@ -9,8 +9,8 @@ import (
 
 	"countersign/internal/adapter"
 	"countersign/internal/apperr"
+	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
-	"countersign/internal/mail"
 	"countersign/store"
 )
 
@@ -181,9 +181,11 @@ const (
 )
 
 // notify mails c, at the contact the business has on file, that passkey
-// name was added or removed: a passkey decides their requests alone, so
-// they hear of every change, and what to do if it was not them. A notice
-// that cannot be sent is logged, never an error: the change is made.
+// name was added or removed, in the customer's language
+// (confirmation.MailLanguage, as every mail to a customer): a passkey
+// decides their requests alone, so they hear of every change, and what
+// to do if it was not them. A notice that cannot be sent is logged,
+// never an error: the change is made.
 func (s *Service) notify(ctx context.Context, c Customer, what, name string) {
 	if s.mail == nil || s.registry == nil {
 		return
@@ -202,18 +204,11 @@ func (s *Service) notify(ctx context.Context, c Customer, what, name string) {
 		return
 	}
 	b := s.brand(c.System)
-	at := s.now().In(b.Zone).Format("Jan 2, 2006 at 15:04 MST")
-	m := mail.Message{To: contact.Email, FromName: b.Name + " via Countersign"}
-	if what == noticeAdded {
-		m.Subject = "A passkey was added for " + b.Name
-		m.Body = fmt.Sprintf("A passkey (%s) was added on %s so you can confirm requests from %s with it, without waiting for an e-mail.\n\n"+
-			"If this wasn't you, remove it now: open a request from %s from the link in our latest e-mail, choose \"Your passkeys\" and remove it, "+
-			"then contact %s. Nobody from %s will ever ask you to add a passkey for someone else.\n", name, at, b.Name, b.Name, b.Name, b.Name)
-	} else {
-		m.Subject = "A passkey was removed for " + b.Name
-		m.Body = fmt.Sprintf("The passkey %s was removed on %s: it no longer confirms anything with %s.\n\n"+
-			"If this wasn't you, contact %s.\n", name, at, b.Name, b.Name)
+	ch, err := confirmation.MailLanguage(ctx, s.store, b, c.System, c.Ref, contact)
+	if err != nil {
+		s.log.Warn("customer passkey notice: the language of the customer's last decision could not be read", "system", c.System, "error", err)
 	}
+	m := NoticeMail(s.catalogue.For(ch.Tag), contact, b, what == noticeAdded, name, s.now())
 	if err := s.mail.Send(ctx, m); err != nil {
 		s.log.Warn("customer passkey notice not sent", "system", c.System, "error", err)
 	}

@@ -223,7 +223,8 @@ func TestPseudoLocaleAccentsAndLengthens(t *testing.T) {
 		if words && len([]rune(got)) < len([]rune(en))*13/10 {
 			t.Errorf("%q: %q is not lengthened from %q", m.ID, got, en)
 		}
-		if strings.ContainsAny(action.ReplaceAllString(got, ""), "aeiouAEIOU") {
+		// A parameter the list above does not give prints "<no value>".
+		if strings.ContainsAny(strings.ReplaceAll(action.ReplaceAllString(got, ""), "<no value>", ""), "aeiouAEIOU") {
 			t.Errorf("%q: %q keeps unaccented vowels", m.ID, got)
 		}
 	}

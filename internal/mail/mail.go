@@ -12,7 +12,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"mime"
 	"mime/quotedprintable"
 	"net"
 	netmail "net/mail"
@@ -66,7 +65,7 @@ func (m Message) check() error {
 func (m Message) format(from string, at time.Time) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "From: %s\r\nTo: %s\r\nSubject: %s\r\nDate: %s\r\nMIME-Version: 1.0\r\n",
-		m.sender(from), m.To, mime.QEncoding.Encode("utf-8", m.Subject), at.Format(time.RFC1123Z))
+		m.sender(from), m.To, headerText(m.Subject), at.Format(time.RFC1123Z))
 	if m.HTML == "" {
 		b.WriteString("Content-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n")
 		b.WriteString(quotedPrintable(m.Body))
@@ -116,7 +115,18 @@ func (m Message) sender(from string) string {
 	if err != nil {
 		return from
 	}
-	return (&netmail.Address{Name: m.FromName, Address: addr.Address}).String()
+	if ascii(m.FromName) {
+		return (&netmail.Address{Name: m.FromName, Address: addr.Address}).String()
+	}
+	name, angle := headerText(m.FromName), "<"+addr.Address+">"
+	last := "From: " + name
+	if i := strings.LastIndex(name, "\r\n"); i >= 0 {
+		last = name[i+2:]
+	}
+	if len(last)+1+len(angle) <= 76 {
+		return name + " " + angle
+	}
+	return name + "\r\n " + angle
 }
 
 // SMTP sends through a mail server with Go's net/smtp: STARTTLS when the

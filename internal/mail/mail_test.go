@@ -73,7 +73,7 @@ func TestSenderNamesTheBusiness(t *testing.T) {
 	}
 	want := [][]string{
 		{"From: \"Harbour & Pine via Countersign\" <no-reply@console.test>\r\n", "Subject: Your code to confirm a request with Harbour & Pine\r\n"},
-		{"From: =?utf-8?q?Caf=C3=A9_Lumi=C3=A8re_via_Countersign?= <no-reply@console.test>\r\n", "Subject: =?utf-8?q?Votre_code_pour_Caf=C3=A9_Lumi=C3=A8re?=\r\n"},
+		{"From: =?utf-8?q?Caf=C3=A9_Lumi=C3=A8re_via_Countersign?=\r\n <no-reply@console.test>\r\n", "Subject: =?utf-8?q?Votre_code_pour_Caf=C3=A9_Lumi=C3=A8re?=\r\n"},
 		{"From: Countersign <no-reply@console.test>\r\n"},
 	}
 	for i, m := range msgs {

@@ -14,6 +14,7 @@ import (
 	"countersign/internal/accounts"
 	"countersign/internal/controlplane"
 	"countersign/internal/demoshop"
+	"countersign/internal/locale"
 )
 
 // ShopName is the demo shop's name to its customers.
@@ -241,13 +242,23 @@ func (c *Client) SendCode(link string, page Response) string {
 	return code
 }
 
-// CodeIn finds the six-digit code in a message (after "Your code is":
-// the quote above it has numbers of its own, an order's reference).
+// CodeIn finds the six-digit code in a message (after "Your code is",
+// in any shipped language: the quote above it has numbers of its own,
+// an order's reference).
 var CodeIn codeFinder
 
 type codeFinder struct{}
 
-var codeAfter = regexp.MustCompile(`Your code is (\d{6})\b`)
+// codeAfter matches the code mail's sentence with its code (the message
+// mail.code.is) in every shipped language, the code isolated or not.
+var codeAfter = func() *regexp.Regexp {
+	var before []string
+	for _, tag := range locale.Supported {
+		s, _, _ := strings.Cut(locale.Shipped().For(tag).T("mail.code.is", locale.Params{"Code": "\x00"}), "\x00")
+		before = append(before, regexp.QuoteMeta(s))
+	}
+	return regexp.MustCompile(`(?:` + strings.Join(before, "|") + `)\x{2068}?(\d{6})\b`)
+}()
 
 // FindString returns the code in s, or "".
 func (codeFinder) FindString(s string) string {
