@@ -253,6 +253,14 @@ func From(ctx context.Context) (*Localizer, Choice) {
 	return english(), Choice{Tag: language.English, Source: FromFallback, Dir: LTR}
 }
 
+// Decided says whether ctx carries a language a request decided: a
+// customer's route's, whose pages (even its error pages) are written in
+// the customer's language, not the console's English.
+func Decided(ctx context.Context) bool {
+	_, ok := ctx.Value(ctxKey{}).(carried)
+	return ok
+}
+
 // T is the text of message id in the request's language, for templates:
 // { locale.T(ctx, "language.switch.label", nil) }.
 func T(ctx context.Context, id string, p Params) string {

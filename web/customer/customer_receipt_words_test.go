@@ -69,7 +69,7 @@ func TestTheReceiptAreaSpeaksFrenchAndArabic(t *testing.T) {
 	// Another package's refusal, said by its code in the customer's language.
 	other := pk.Client(t)
 	withLanguage(other, "fr")
-	if got := webtest.Squash(webtest.TextByTestID(other.Get(link), t, "prove-problem")); got != "Il ne reste rien à décider pour cette demande : "+
+	if got := webtest.Squash(webtest.TextByTestID(other.Get(link), t, "prove-problem")); got != "Il n’y a plus rien à décider pour cette demande : "+
 		"elle a été décidée, remplacée ou retirée, ou le délai pour décider est écoulé. Aucun code ni lien n’est nécessaire. "+
 		"Demandez à l’assistant si vous souhaitez autre chose." {
 		t.Errorf("nothing to decide, in French: %q", got)
