@@ -49,6 +49,7 @@ func (h *Handler) customerRequest(c echo.Context) (controlplane.Invocation, cont
 	} else if err != nil {
 		return controlplane.Invocation{}, controlplane.Task{}, err
 	}
+	h.localise(c, inv.System)
 	return inv, task, nil
 }
 
@@ -75,6 +76,7 @@ func (h *Handler) customerDecide(c echo.Context, verb controlplane.CustomerVerb,
 	if err != nil {
 		return controlplane.CustomerDecided{}, err
 	}
+	h.localise(c, h.decisionSystem(c, p))
 	tag, from := decidedIn(c)
 	d, err := h.cfg.Confirmations.Decide(c.Request().Context(), p, controlplane.CustomerDecision{InvocationID: c.Param("id"), Verb: verb, Reason: reason,
 		QuoteVersion: quoteVersion(c), QuoteDigest: quoteDigest(c), Locale: tag, LocaleFrom: from})
@@ -300,6 +302,7 @@ func (h *Handler) handleMyRequests(c echo.Context) error {
 			break
 		}
 	}
+	h.localise(c, f.system)
 	page := h.page(c, "My requests", f)
 	v := myRequestsView(own, f, truncated)
 	v.OnlyProved = !p.Spans()

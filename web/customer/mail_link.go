@@ -77,6 +77,7 @@ func (h *Handler) handleMailLink(c echo.Context) error {
 		return err
 	}
 	inv := m.Invocation
+	h.localise(c, m.System)
 	csrf, err := h.CSRFToken(c)
 	if err != nil {
 		return err
@@ -220,6 +221,7 @@ func (h *Handler) renderMailProblem(c echo.Context, me *confirmation.MailLinkErr
 			v.Changes = quoteChanges(me.Was.Quote, me.Now.Quote)
 		}
 	}
+	h.localise(c, system)
 	p := h.page(c, mp.title, h.frameFor(c, system))
 	p.Narrow = true
 	return kit.Render(c, mp.status, views.MailLinkProblemPage(p, v))
