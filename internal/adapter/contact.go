@@ -1,6 +1,10 @@
 package adapter
 
-import "context"
+import (
+	"context"
+
+	"golang.org/x/text/language"
+)
 
 // Contact is where a business system reaches its customer out of band: the
 // address on file in the system itself, never one the assistant supplied.
@@ -22,4 +26,19 @@ type Contact struct {
 // cannot offer codes, and its customers prove themselves another way.
 type ContactDirectory interface {
 	Contact(ctx context.Context, p Principal) (Contact, error)
+}
+
+// RecordLocale is a customer record's language in its canonical form
+// ("fr-CA" for "fr-ca"), or "" when the record holds no BCP 47 tag: a
+// damaged record must not stop the customer's codes, and the choice of
+// language then goes on to the customer's switch and browser.
+func RecordLocale(s string) string {
+	if s == "" || len(s) > 64 {
+		return ""
+	}
+	tag, err := language.Parse(s)
+	if err != nil {
+		return ""
+	}
+	return tag.String()
 }

@@ -25,14 +25,17 @@ type Link struct {
 // the links printed at start still work after a coffee.
 const confirmationWindow = 24 * time.Hour
 
-// customerProposals are the writes a customer confirms in the demo, against
-// the seeded shop's Jordan Lee (whose photo add-on is cancelled at the end
-// of its period, so it can be reinstated).
-var customerProposals = []struct {
+// proposal is a write a customer confirms in the demo.
+type proposal struct {
 	action  string
 	args    map[string]any
 	summary string
-}{
+}
+
+// customerProposals are the writes a customer confirms in the demo, against
+// the seeded shop's Jordan Lee (whose photo add-on is cancelled at the end
+// of its period, so it can be reinstated).
+var customerProposals = []proposal{
 	{"cancel_subscription", map[string]any{"subscription_id": "Pro plan for acme.example", "reason_code": "too_expensive",
 		"effective": "end_of_period"}, "Cancel the Pro plan for acme.example at the end of the period."},
 	{"reinstate_subscription", map[string]any{"subscription_id": "Photo add-on plan for acme.example"},
@@ -55,12 +58,22 @@ var customerProposals = []struct {
 // earlier start is reused.
 func seedConfirmations(ctx context.Context, cp *controlplane.Service, ls *lists.Service, links *confirmation.Service, manager controlplane.Actor,
 	customerRef string) ([]Link, error) {
-	actions := make([]string, 0, len(customerProposals))
 	for _, p := range customerProposals {
-		actions = append(actions, p.action)
 		if err := stageForCustomer(ctx, cp, manager, "shop", p.action); err != nil {
 			return nil, err
 		}
+	}
+	return seedPending(ctx, cp, ls, links, customerRef, customerProposals)
+}
+
+// seedPending makes sure customerRef has a confirmation waiting for each of
+// proposals (on stage 4 already), reusing one still pending from an
+// earlier start, and returns a fresh link to each.
+func seedPending(ctx context.Context, cp *controlplane.Service, ls *lists.Service, links *confirmation.Service, customerRef string,
+	proposals []proposal) ([]Link, error) {
+	actions := make([]string, 0, len(proposals))
+	for _, p := range proposals {
+		actions = append(actions, p.action)
 	}
 	now := time.Now()
 	existing, err := ls.CustomerInvocations(ctx, customerRef, 200)
@@ -75,8 +88,8 @@ func seedConfirmations(ctx context.Context, cp *controlplane.Service, ls *lists.
 		}
 	}
 	var task *controlplane.Task
-	out := make([]Link, 0, len(customerProposals))
-	for _, p := range customerProposals {
+	out := make([]Link, 0, len(proposals))
+	for _, p := range proposals {
 		inv, ok := pending[p.action]
 		if !ok {
 			if task == nil {
@@ -92,11 +105,11 @@ func seedConfirmations(ctx context.Context, cp *controlplane.Service, ls *lists.
 			inv, err = cp.Propose(ctx, controlplane.Proposal{TaskID: task.ID, System: "shop", Action: p.action, Args: args,
 				Summary: p.summary, Actor: demoAssistant})
 			if err != nil {
-				return nil, fmt.Errorf("demo: propose %s: %w", p.action, err)
+				return nil, fmt.Errorf("demo: propose %s for %s: %w", p.action, customerRef, err)
 			}
 		}
 		if inv.State != controlplane.AwaitingConfirmation {
-			return nil, fmt.Errorf("demo: %s was routed to %s, not to the customer", p.action, inv.State)
+			return nil, fmt.Errorf("demo: %s for %s was routed to %s, not to the customer", p.action, customerRef, inv.State)
 		}
 		path, err := links.Link(ctx, inv, customerRef)
 		if err != nil {

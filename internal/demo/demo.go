@@ -147,6 +147,10 @@ func (d *Demo) Seed(ctx context.Context, svc Services, log *slog.Logger) (Printo
 	if err != nil {
 		return Printout{}, err
 	}
+	spoken, err := seedSpeakers(ctx, svc.Control, svc.Lists, svc.Confirmations)
+	if err != nil {
+		return Printout{}, err
+	}
 	return Printout{CredentialsPath: d.path, Users: d.creds.Users, Assistant: a, ShopURL: d.creds.ShopURL, SiteSecret: d.creds.SiteSecret,
-		Customer: People[0].Email, Links: links}, nil
+		Customer: People[0].Email, Links: links, Speakers: spoken}, nil
 }

@@ -198,8 +198,8 @@ func TestDemoMailsCarryTheQuoteAndTheLink(t *testing.T) {
 	c := newConsole(t)
 	out := c.start(t, t.TempDir())
 	// The console's customer-mail loop makes its first pass at start.
-	if n, err := c.links.MailWaiting(ctx); err != nil || n != len(out.Links) {
-		t.Fatalf("the first pass mailed %d, %v; want one mail for each of the %d pending confirmations", n, err, len(out.Links))
+	if n, err := c.links.MailWaiting(ctx); err != nil || n != len(out.Links)+len(out.Speakers) {
+		t.Fatalf("the first pass mailed %d, %v; want one mail for each of the %d pending confirmations", n, err, len(out.Links)+len(out.Speakers))
 	}
 	link := regexp.MustCompile(`http://127\.0\.0\.1:8080/m/([A-Za-z0-9_-]{43})`)
 	mailed := map[string]mail.Message{}
@@ -245,8 +245,8 @@ func TestTheDemoCustomerMayAskForAMailAtStart(t *testing.T) {
 	ctx := context.Background()
 	c := newConsole(t)
 	out := c.start(t, t.TempDir())
-	if n, err := c.links.MailWaiting(ctx); err != nil || n != len(out.Links) || n < 5 {
-		t.Fatalf("the first pass mailed %d, %v; want one for each of the %d pending confirmations", n, err, len(out.Links))
+	if n, err := c.links.MailWaiting(ctx); err != nil || n != len(out.Links)+len(out.Speakers) || n < 5 {
+		t.Fatalf("the first pass mailed %d, %v; want one for each of the %d pending confirmations", n, err, len(out.Links)+len(out.Speakers))
 	}
 	for _, l := range out.Links[:2] {
 		if _, err := c.links.SendLink(ctx, strings.TrimPrefix(l.Path, confirmation.PathPrefix)); err != nil {
@@ -264,7 +264,9 @@ func TestPrintoutSaysWhereToSignInAndWhatToOpen(t *testing.T) {
 	p := demo.Printout{CredentialsPath: ".data/demo-credentials",
 		Users:     []demo.User{{Role: accounts.Agent, Email: "agent@demo.countersign.test", Password: "abcd-efgh-jkmn-pqrs"}},
 		Assistant: demo.Assistant{Name: "demo-assistant", Key: "csk_live_0123456789abcdef"}, ShopURL: "http://127.0.0.1:4000", SiteSecret: "00ff",
-		Customer: "customer@demo.countersign.test", Links: []demo.Link{{Action: "issue_refund", Path: "/c/sel.ver"}}}
+		Customer: "customer@demo.countersign.test", Links: []demo.Link{{Action: "issue_refund", Path: "/c/sel.ver"}},
+		Speakers: []demo.Speaker{{Name: "Camille Dubois", Email: "camille.dubois@example.fr", Locale: "fr", Language: "French",
+			Link: demo.Link{Action: "issue_refund", Path: "/c/fr.ver"}}}}
 	var b bytes.Buffer
 	p.Write(&b, "127.0.0.1:8080", ".data/mail")
 	for _, want := range []string{
@@ -279,6 +281,8 @@ func TestPrintoutSaysWhereToSignInAndWhatToOpen(t *testing.T) {
 		"sent by itself when the request started waiting",
 		"with the whole request and the link, are written as\n  files to .data/mail",
 		"issue_refund                 http://127.0.0.1:8080/c/sel.ver",
+		"Customers in other languages",
+		"Camille Dubois   camille.dubois@example.fr   French   issue_refund             http://127.0.0.1:8080/c/fr.ver",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("the printout lacks %q:\n%s", want, b.String())

@@ -20,6 +20,9 @@ type Printout struct {
 	// Customer is the demo customer the links are for.
 	Customer string
 	Links    []Link
+	// Speakers are the customers whose shop record names another
+	// language, each with the link of their waiting request.
+	Speakers []Speaker
 }
 
 // Write prints the sign-ins, the assistant's key, the shop and the
@@ -45,6 +48,13 @@ func (p Printout) Write(w io.Writer, consoleAddr, mailDir string) {
 			"  files to %s (the newest last)\n", p.Customer, mailDir)
 		for _, l := range p.Links {
 			fmt.Fprintf(w, "  %-28s http://%s%s\n", l.Action, consoleAddr, l.Path)
+		}
+	}
+	if len(p.Speakers) > 0 {
+		fmt.Fprintf(w, "  Customers in other languages: the shop's record of each names their language, so their pages\n"+
+			"  and mails speak it (the switch on every page changes it). Their mails are in the same folder.\n")
+		for _, s := range p.Speakers {
+			fmt.Fprintf(w, "  %-16s %-27s %-8s %-24s http://%s%s\n", s.Name, s.Email, s.Language, s.Link.Action, consoleAddr, s.Link.Path)
 		}
 	}
 	fmt.Fprintln(w)

@@ -14,9 +14,12 @@ import (
 // fields (risk_score, fraud_flag, internal_notes, processor_customer_id)
 // included.
 type Customer struct {
-	ID                  string    `json:"id" db:"id"`
-	Name                string    `json:"name" db:"name"`
-	Email               string    `json:"email" db:"email"`
+	ID    string `json:"id" db:"id"`
+	Name  string `json:"name" db:"name"`
+	Email string `json:"email" db:"email"`
+	// Locale is the customer's language, a BCP 47 tag ("fr"); "" when
+	// the shop does not know it.
+	Locale              string    `json:"locale" db:"locale"`
 	Sites               []Site    `json:"sites" db:"sites"`
 	RiskScore           int       `json:"risk_score" db:"risk_score"`
 	FraudFlag           bool      `json:"fraud_flag" db:"fraud_flag"`
@@ -34,7 +37,7 @@ type Site struct {
 }
 
 const customerSelect = `
-	SELECT c.id, c.name, c.email,
+	SELECT c.id, c.name, c.email, c.locale,
 	       COALESCE((SELECT json_agg(json_build_object('id', s.id, 'domain', s.domain) ORDER BY s.created_at, s.id)
 	                 FROM shop.sites s WHERE s.customer_id = c.id), '[]') AS sites,
 	       c.risk_score, c.fraud_flag, c.internal_notes, c.processor_customer_id,

@@ -32,6 +32,7 @@ type CustomerFixture struct {
 	RiskScore     int      // internal; 0..100
 	FraudFlag     bool     // internal
 	InternalNotes string   // internal
+	Locale        string   // the customer's language, a BCP 47 tag; default none
 }
 
 // CreateCustomer inserts a customer and its sites directly, without the HTTP
@@ -53,6 +54,21 @@ func (s *Shop) CreateCustomer(ctx context.Context, f CustomerFixture) (Customer,
 	return out, nil
 }
 
+// SetCustomerLocale records the language of the customer with email, as
+// a shop's customer record keeps it (a BCP 47 tag, "" for none), for tests
+// of other packages. It fails when the shop has no such customer.
+func (s *Shop) SetCustomerLocale(ctx context.Context, email, locale string) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE shop.customers SET locale = $2, version = version + 1, updated_at = $3
+		WHERE lower(email) = lower($1)`, email, locale, s.now())
+	if err != nil {
+		return fmt.Errorf("demoshop: set the locale of %s: %w", email, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("demoshop: set the locale of %s: %w", email, errNotFound("customer", email))
+	}
+	return nil
+}
+
 func (s *Shop) insertCustomer(ctx context.Context, tx pgx.Tx, f CustomerFixture, ids idSource) (string, error) {
 	if f.ID == "" {
 		f.ID = ids("cus_", f.Email)
@@ -69,9 +85,9 @@ func (s *Shop) insertCustomer(ctx context.Context, tx pgx.Tx, f CustomerFixture,
 	now := s.now()
 	_, err := tx.Exec(ctx, `
 		INSERT INTO shop.customers (id, name, email, risk_score, fraud_flag, internal_notes,
-		                            processor_customer_id, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
-		f.ID, f.Name, f.Email, f.RiskScore, f.FraudFlag, f.InternalNotes, "pcus_"+f.ID[len("cus_"):], now)
+		                            processor_customer_id, locale, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
+		f.ID, f.Name, f.Email, f.RiskScore, f.FraudFlag, f.InternalNotes, "pcus_"+f.ID[len("cus_"):], f.Locale, now)
 	if err != nil {
 		return "", fmt.Errorf("insert customer %s: %w", f.Email, err)
 	}

@@ -21,6 +21,10 @@ CREATE TABLE IF NOT EXISTS shop.customers (
     created_at            timestamptz NOT NULL,
     updated_at            timestamptz NOT NULL
 );
+-- The customer's language (a BCP 47 tag, "" for none), which the shop
+-- tells Countersign so the customer's pages and mails speak it. Added
+-- apart so a shop created before it gains the column.
+ALTER TABLE shop.customers ADD COLUMN IF NOT EXISTS locale text NOT NULL DEFAULT '';
 
 -- A site is one account of a customer (a shop, a blog) that a subscription pays for.
 CREATE TABLE IF NOT EXISTS shop.sites (

@@ -32,6 +32,7 @@ func seedProducts(now time.Time) []ProductFixture {
 func seedCustomers(now time.Time) []seedCustomer {
 	in := func(days int) time.Time { return now.AddDate(0, 0, days) }
 	berlin := &Address{Name: "Hannah Weiss", Line1: "Torstraße 112", City: "Berlin", PostalCode: "10119", Country: "DE"}
+	lyon := &Address{Name: "Camille Dubois", Line1: "14 rue Mercière", City: "Lyon", PostalCode: "69002", Country: "FR"}
 	hamburg := &Address{Name: "Lena Fischer", Line1: "Grindelallee 80", Line2: "3. OG", City: "Hamburg", PostalCode: "20146", Country: "DE"}
 	return []seedCustomer{
 		{
@@ -125,14 +126,20 @@ func seedCustomers(now time.Time) []seedCustomer {
 			},
 		},
 		{
-			CustomerFixture: CustomerFixture{Name: "Fatima Al-Sayed", Email: "fatima@alsayed.example", Sites: []string{"alsayed-studio.example"}},
+			// The shop writes to Fatima in Arabic: the demo's customer in a
+			// right-to-left language.
+			CustomerFixture: CustomerFixture{Name: "Fatima Al-Sayed", Email: "fatima@alsayed.example", Sites: []string{"alsayed-studio.example"},
+				Locale: "ar"},
 			orders: []seedOrder{
 				{key: "fatima-10d", deliveredDaysAgo: 10, items: []seedItem{{"SKIL-CI-26", 1}, {"BOARD-BAM-L", 1}}, shippingCents: 1100,
 					damaged: true, caseNotes: "Skillet handle snapped in transit; board fine."},
+				{key: "fatima-6d", deliveredDaysAgo: 6, items: []seedItem{{"BOTL-GLS-750", 1}}, shippingCents: 600,
+					damaged: true, caseNotes: "Bottle arrived cracked; customer sent a photo."},
 			},
 		},
 		{
-			CustomerFixture: CustomerFixture{Name: "Lena Fischer", Email: "lena.fischer@example.de", Sites: []string{"fischer-fotografie.example"}},
+			CustomerFixture: CustomerFixture{Name: "Lena Fischer", Email: "lena.fischer@example.de", Sites: []string{"fischer-fotografie.example"},
+				Locale: "de"},
 			orders: []seedOrder{
 				{key: "lena-45d", deliveredDaysAgo: 45, items: []seedItem{{"LAMP-WAL-01", 1}}, shippingCents: 1400, address: hamburg},
 				{key: "lena-open", placedDaysAgo: 1, status: FulfilmentPending, items: []seedItem{{"FILT-100", 3}}, shippingCents: 500, address: hamburg},
@@ -143,6 +150,14 @@ func seedCustomers(now time.Time) []seedCustomer {
 			subs:            []SubscriptionFixture{{Plan: "Business", PriceCents: 9900, PeriodEnd: in(8), BalanceCents: 2400}},
 			orders: []seedOrder{
 				{key: "noah-90d", deliveredDaysAgo: 90, items: []seedItem{{"MAT-STD-04", 2}}, shippingCents: 900},
+			},
+		},
+		{
+			CustomerFixture: CustomerFixture{Name: "Camille Dubois", Email: "camille.dubois@example.fr", Sites: []string{"atelier-dubois.example"},
+				Locale: "fr"},
+			orders: []seedOrder{
+				{key: "camille-8d", deliveredDaysAgo: 8, items: []seedItem{{"POUR-CER-02", 1}}, shippingCents: 900, address: lyon,
+					damaged: true, caseNotes: "Carafe arrived chipped; customer sent a photo."},
 			},
 		},
 	}

@@ -1,17 +1,25 @@
 package httpadapter
 
-import "countersign/internal/adapter"
+import (
+	"strings"
+
+	"countersign/internal/adapter"
+	"countersign/internal/locale"
+)
 
 var _ adapter.Branded = (*Adapter)(nil)
 
 // Brand is how the system is named to its customers: the file's
-// customer_brand, or its title (else its name) in UTC.
+// customer_brand, or its title (else its name) in UTC. Its Locale is
+// customer_brand.locale, the system's default language, when the file
+// names one.
 func (a *Adapter) Brand() adapter.Brand { return a.brand }
 
 // customerBrand checks the file's customer_brand, which the schema cannot
 // check: the name holds no invisible
 // character, the logo is an https:// URL with a host, the zone is an IANA
-// name.
+// name. The locale was read and checked before (fileLocale), since every
+// quote text is compiled against it.
 func (c *compiler) customerBrand(a *Adapter, d *Description) {
 	a.brand = adapter.Brand{Name: d.Title}
 	if a.brand.Name == "" {
@@ -33,5 +41,18 @@ func (c *compiler) customerBrand(a *Adapter, d *Description) {
 			c.fail("/customer_brand/time_zone", err.Error(), "use an IANA time zone name such as \"Europe/Paris\" or \"America/New_York\", or leave time_zone out for UTC")
 		}
 		a.brand.Zone = zone
+		if b.Locale != "" {
+			a.brand.Locale = c.defaultLocale
+		}
 	}
+}
+
+// supportedList names the languages customers' pages ship in, for the fix
+// of a locale that is not one: "en, fr, de, es, ar".
+func supportedList() string {
+	tags := make([]string, 0, len(locale.Supported))
+	for _, t := range locale.Supported {
+		tags = append(tags, t.String())
+	}
+	return strings.Join(tags, ", ")
 }

@@ -6,8 +6,8 @@ import (
 	"countersign/internal/adapter"
 )
 
-// Contact returns the e-mail address (and name) the system has on file for
-// the principal, where the file's principal.contact points. A file without
+// Contact returns the e-mail address (and name and language) the system
+// has on file for the principal, where the file's principal.contact points. A file without
 // it offers no contact: the console then offers no one-time codes for the
 // system's customers.
 func (a *Adapter) Contact(ctx context.Context, p adapter.Principal) (adapter.Contact, error) {
@@ -25,6 +25,12 @@ func (a *Adapter) Contact(ctx context.Context, p adapter.Principal) (adapter.Con
 	if a.principal.contact.Name != "" {
 		name, _ := lookupPointer(acc, a.principal.contact.Name)
 		c.Name = text(name)
+	}
+	if a.principal.contact.Locale != "" {
+		loc, _ := lookupPointer(acc, a.principal.contact.Locale)
+		if s, ok := loc.(string); ok {
+			c.Locale = adapter.RecordLocale(s)
+		}
 	}
 	if c.Email == "" {
 		return adapter.Contact{}, &adapter.Error{Code: "no_contact", Outcome: adapter.Refused,

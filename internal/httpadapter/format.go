@@ -83,6 +83,9 @@ type PrincipalLookup struct {
 type ContactDesc struct {
 	Email string `json:"email"`
 	Name  string `json:"name"`
+	// Locale, optional, points at the customer's language (a BCP 47 tag):
+	// the business's word on which language the customer reads.
+	Locale string `json:"locale"`
 }
 
 // ObjectSpec says how one kind of object is read and resolved.

@@ -63,7 +63,7 @@ func (c *compiler) fileLocale(d *Description) string {
 	tag, err := language.Parse(d.CustomerBrand.Locale)
 	if err != nil {
 		c.fail("/customer_brand/locale", fmt.Sprintf("%q is not a BCP 47 language tag", d.CustomerBrand.Locale),
-			`write the language plain-string quote texts are in, e.g. "en" or "fr", or leave locale out for "en"`)
+			fmt.Sprintf(`write the system's default language, one of %s (customers' pages ship in these), or leave locale out for "en"`, supportedList()))
 		return DefaultLocale
 	}
 	return tag.String()

@@ -34,8 +34,10 @@ type Config struct {
 	// Logger receives what cannot be returned, such as a ledger write that
 	// failed after the shop applied a change; nil discards it.
 	Logger *slog.Logger
-	// Brand is how the shop is named to its customers; a zero Brand is
-	// DemoBrand, the bundled demo shop's.
+	// Brand is how the shop is named to its customers; DemoBrand, the
+	// bundled demo shop's, fills what it leaves empty: a Brand with only a
+	// Locale is the demo shop writing to its customers in that language
+	// by default.
 	Brand adapter.Brand
 }
 
@@ -93,7 +95,10 @@ func New(cfg Config) *Adapter {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Brand.Name == "" {
-		cfg.Brand = DemoBrand
+		cfg.Brand.Name = DemoBrand.Name
+	}
+	if cfg.Brand.Zone == nil {
+		cfg.Brand.Zone = DemoBrand.Zone
 	}
 	return &Adapter{
 		brand:   cfg.Brand,

@@ -33,13 +33,14 @@ func (a *Adapter) customer(ctx context.Context, p adapter.Principal) (shopCustom
 func notOwned(kind, ref string) error { return adapter.NotFound(kind, ref) }
 
 // Contact returns the e-mail address the shop has on file for the
-// principal: the one-time codes that prove a customer go there.
+// principal, where the one-time codes that prove a customer go, and the
+// customer's language, the shop's word on which one their pages speak.
 func (a *Adapter) Contact(ctx context.Context, p adapter.Principal) (adapter.Contact, error) {
 	c, err := a.customer(ctx, p)
 	if err != nil {
 		return adapter.Contact{}, err
 	}
-	return adapter.Contact{Email: c.Email, Name: c.Name}, nil
+	return adapter.Contact{Email: c.Email, Name: c.Name, Locale: adapter.RecordLocale(c.Locale)}, nil
 }
 
 var _ adapter.ContactDirectory = (*Adapter)(nil)

@@ -26,6 +26,8 @@ type shopCustomer struct {
 	Name  string     `json:"name"`
 	Email string     `json:"email"`
 	Sites []shopSite `json:"sites"`
+	// Locale is the customer's language as the shop keeps it.
+	Locale string `json:"locale"`
 }
 
 type shopPaymentMethod struct {

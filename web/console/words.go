@@ -243,7 +243,7 @@ func eventSentence(e controlplane.Event, subject string) string {
 	case controlplane.EventTaskCreated:
 		return "opened the task."
 	case controlplane.EventTaskPaused:
-		s := "paused the task: no request of it gets a permit until it is resumed"
+		s := "paused the task" + readIn(e) + ": no request of it gets a permit until it is resumed"
 		if n := lenList(e.Data["not_dispatched"]); n > 0 {
 			s += "; " + views.Plural(int64(n), "approved request", "approved requests") + " will not be sent"
 		}
@@ -285,9 +285,9 @@ func eventSentence(e controlplane.Event, subject string) string {
 	case controlplane.EventInvocationFirstApproval:
 		return "gave the first of two approvals of" + about + withPasskey(e) + "; a second person completes it."
 	case controlplane.EventInvocationConfirmed:
-		return "confirmed" + about + "."
+		return "confirmed" + about + readIn(e) + "."
 	case controlplane.EventInvocationDeclined:
-		return with("declined"+about, str("reason"))
+		return with("declined"+about+readIn(e), str("reason"))
 	case controlplane.EventInvocationRejected:
 		return with("rejected"+about, str("reason"))
 	case controlplane.EventInvocationSentBack:

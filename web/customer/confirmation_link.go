@@ -162,6 +162,7 @@ func (h *Handler) startCustomerSession(c echo.Context, o confirmation.Opened, pr
 	}
 	p := confirmation.ProvedOn(o, proof)
 	kit.KeepProof(sess, p)
+	h.keepProofLocale(c.Request().Context(), sess.Values, p)
 	kit.MarkDirty(sess)
 	if err := sess.Save(c.Request(), c.Response()); err != nil {
 		return err
@@ -211,6 +212,7 @@ func (h *Handler) renderLinkPage(c echo.Context, status int, token string, st li
 	if err != nil {
 		return err
 	}
+	h.localise(c, inv.System)
 	csrf, err := h.CSRFToken(c)
 	if err != nil {
 		return err

@@ -121,6 +121,7 @@ func (f customerFrame) shop() string {
 func (h *Handler) page(c echo.Context, title string, f customerFrame) views.Page {
 	p := h.Page(c, title)
 	p.Customer = h.frameView(f)
+	p.Customer.Languages = h.languageSwitch(c)
 	return p
 }
 

@@ -206,6 +206,7 @@ func (h *Handler) handlePasskeyDecide(c echo.Context) error {
 	if err := h.startCustomerSession(c, o, confirmation.ProofPasskey); err != nil {
 		return err
 	}
+	h.localise(c, o.System)
 	verb := controlplane.CustomerConfirm
 	if d.Decision == consent.Decline {
 		verb = controlplane.CustomerDecline

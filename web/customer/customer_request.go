@@ -49,6 +49,7 @@ func (h *Handler) customerRequest(c echo.Context) (controlplane.Invocation, cont
 	} else if err != nil {
 		return controlplane.Invocation{}, controlplane.Task{}, refusal(c, err)
 	}
+	h.localise(c, inv.System)
 	return inv, task, nil
 }
 
@@ -75,6 +76,7 @@ func (h *Handler) customerDecide(c echo.Context, verb controlplane.CustomerVerb,
 	if err != nil {
 		return controlplane.CustomerDecided{}, err
 	}
+	h.localise(c, h.decisionSystem(c, p))
 	tag, from := decidedIn(c)
 	d, err := h.cfg.Confirmations.Decide(c.Request().Context(), p, controlplane.CustomerDecision{InvocationID: c.Param("id"), Verb: verb, Reason: reason,
 		QuoteVersion: quoteVersion(c), QuoteDigest: quoteDigest(c), Locale: tag, LocaleFrom: from})
@@ -296,12 +298,17 @@ func (h *Handler) handleMyRequests(c echo.Context) error {
 	if len(own) > 0 {
 		system = own[0].System
 	}
-	f := h.frameFor(c, system)
+	mixed := false
 	for _, inv := range own {
 		if inv.System != system {
-			f = h.unbrandedFrame(c)
+			system, mixed = "", true
 			break
 		}
+	}
+	h.localise(c, system)
+	f := h.frameFor(c, system)
+	if mixed {
+		f = h.unbrandedFrame(c)
 	}
 	page := h.page(c, f.t("pages.list.title", nil), f)
 	v := myRequestsView(own, f, truncated)

@@ -102,6 +102,8 @@ func (h *Handler) Routes() []kit.Route {
 		// A business's logo, served from here so that no third party
 		// learns of a customer's visit.
 		kit.GET("/brand/:system/logo", h.handleLogo, kit.Anyone),
+		// The visible language switch, on every customer page.
+		kit.POST("/locale", h.handleLocaleSwitch, kit.Anyone),
 		kit.GET("/requests", h.handleMyRequests, customers),
 		kit.GET("/requests/:id", h.handleCustomerRequest, customers),
 		kit.GET("/requests/:id/status", h.handleCustomerRequestStatus, customers),

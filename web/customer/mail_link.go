@@ -80,6 +80,7 @@ func (h *Handler) handleMailLink(c echo.Context) error {
 		return err
 	}
 	inv := m.Invocation
+	h.localise(c, m.System)
 	csrf, err := h.CSRFToken(c)
 	if err != nil {
 		return err
@@ -193,6 +194,14 @@ var changedNext = map[confirmation.MailDelivery]string{
 // for a request quoted again, what changed between the quote the mail
 // showed and the one now, and whether the one now was mailed.
 func (h *Handler) renderMailProblem(c echo.Context, me *confirmation.MailLinkError) error {
+	system := ""
+	if me.Was != nil {
+		system = me.Was.System
+	}
+	if me.Problem == confirmation.MailChanged && me.Now != nil {
+		system = me.Now.System
+	}
+	h.localise(c, system)
 	ctx := c.Request().Context()
 	mp := mailProblems[me.Problem]
 	v := views.MailLinkProblemView{Problem: string(me.Problem), Title: locale.T(ctx, mp.id+".title", nil),
@@ -202,17 +211,12 @@ func (h *Handler) renderMailProblem(c echo.Context, me *confirmation.MailLinkErr
 	} else {
 		v.Next = locale.T(ctx, mp.id+".next", nil)
 	}
-	system := ""
-	if me.Was != nil {
-		system = me.Was.System
-	}
 	if me.Problem == confirmation.MailChanged {
 		if me.Was != nil {
 			v.Was = quoteWords(ctx, *me.Was)
 		}
 		if me.Now != nil {
 			v.Now = quoteWords(ctx, *me.Now)
-			system = me.Now.System
 		}
 		if me.Was != nil && me.Now != nil {
 			v.Changes = quoteChanges(h.frameFor(c, system), me.Was.Quote, me.Now.Quote)

@@ -23,6 +23,9 @@ const (
 	ctxSession = "session"
 	CtxUser    = "user"
 	ctxNonce   = "nonce"
+	// ctxAnonymousCSRF is the token a visitor's new CSRF cookie was given
+	// on this request, so that every form of the page carries the same one.
+	ctxAnonymousCSRF = "anonymous_csrf"
 )
 
 // WithRequestContext gives the request its CSP nonce and the client IP that
@@ -211,5 +214,15 @@ func (s *Site) CSRFToken(c echo.Context) (string, error) {
 		tok, _ := sess.Values[KeyCSRF].(string)
 		return tok, nil
 	}
-	return s.Sessions.anonymousCSRF(c.Request(), c.Response())
+	// A page asks more than once (its forms, its language switch); a
+	// visitor's first page must give all of them the token of the one
+	// cookie it sets.
+	if tok, ok := c.Get(ctxAnonymousCSRF).(string); ok {
+		return tok, nil
+	}
+	tok, err := s.Sessions.anonymousCSRF(c.Request(), c.Response())
+	if err == nil {
+		c.Set(ctxAnonymousCSRF, tok)
+	}
+	return tok, err
 }

@@ -28,6 +28,10 @@ func WithTrustedProxies(p ...netip.Prefix) Option {
 // WithShop connects a seeded demo shop (system "shop") over real HTTP.
 func WithShop() Option { return func(o *config) { o.shop = true } }
 
+// WithShopLocale gives the demo shop's brand a default language (the
+// system's default, customer_brand.locale in a description file).
+func WithShopLocale(tag string) Option { return func(o *config) { o.shopLocale = tag } }
+
 // WithOfflineShop connects system "shop" at an address where nothing
 // answers, with the default policies (owned by nobody): the pages show its
 // actions and stored quotes, and nothing is sent to a shop. For benchmarks
@@ -111,6 +115,8 @@ type config struct {
 	// shop connects a seeded demo shop (system "shop") over real HTTP;
 	// offlineShop one where nothing answers.
 	shop, offlineShop bool
+	// shopLocale is the shop's default language (WithShopLocale).
+	shopLocale string
 	// slack connects the console to a fake Slack (Stack.Slack).
 	slack bool
 	// proofs and assertionSecrets configure how customers prove who they

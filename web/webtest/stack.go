@@ -125,7 +125,7 @@ func New(t *testing.T, opts ...Option) *Stack {
 		b.Users[r] = b.CreateUser(t, r)
 	}
 	if o.shop {
-		b.connectShop(t, o.logo, o.logoURL)
+		b.connectShop(t, o.logo, o.logoURL, o.shopLocale)
 	}
 	if o.assistant {
 		b.Assistant, b.Key = b.NewAssistant(t, "support-bot")
@@ -319,7 +319,7 @@ func logoFetch(logo *httptest.Server) safehttp.Options {
 
 // connectShop starts a seeded demo shop on its own database and connects
 // it as system "shop", with policies owned by the stack's manager.
-func (b *Stack) connectShop(t *testing.T, logo *httptest.Server, logoURL string) {
+func (b *Stack) connectShop(t *testing.T, logo *httptest.Server, logoURL, defaultLocale string) {
 	t.Helper()
 	ctx := context.Background()
 	pool := dbtest.NewBare(t)
@@ -335,6 +335,7 @@ func (b *Stack) connectShop(t *testing.T, logo *httptest.Server, logoURL string)
 	t.Cleanup(srv.Close)
 	b.ShopURL = srv.URL
 	brand := shopadapter.DemoBrand
+	brand.Locale = defaultLocale
 	if logo != nil {
 		brand.LogoURL = logo.URL + "/logo.png"
 		if logoURL != "" {
