@@ -30,7 +30,8 @@ var celVariables = []string{"args", "vars", "target", "account", "principal", "o
 // newEnv is the CEL environment of every expression: the variables above
 // (dynamic JSON values), the strings and optional-value extensions, and
 // four functions: days_between(from, to) counts whole UTC calendar days,
-// money(cents, currency) formats an amount ("$42.10"), short_hash(s)
+// money(cents, currency) formats an amount ("$42.10"; per locale in a
+// quote's texts, "42,10 €" in French: moneyIn), short_hash(s)
 // gives 8 hex digits of SHA-256 for references derived from a key, and
 // filter_quote(s) makes s a quoted literal of a filter language.
 func newEnv() (*cel.Env, error) {
@@ -46,13 +47,10 @@ func newEnv() (*cel.Env, error) {
 				to, _ := b.Value().(time.Time)
 				return types.Int(calendarDays(from, to))
 			}))),
+		// money is bound at each evaluation (moneyIn): it writes the
+		// amount as the locale being rendered writes it.
 		cel.Function("money", cel.Overload("money_int_string",
-			[]*cel.Type{cel.IntType, cel.StringType}, cel.StringType,
-			cel.BinaryBinding(func(a, b ref.Val) ref.Val {
-				cents, _ := a.Value().(int64)
-				cur, _ := b.Value().(string)
-				return types.String(money.Format(cents, cur))
-			}))),
+			[]*cel.Type{cel.IntType, cel.StringType}, cel.StringType, cel.LateFunctionBinding())),
 		cel.Function("filter_quote", cel.Overload("filter_quote_string",
 			[]*cel.Type{cel.StringType}, cel.StringType,
 			cel.UnaryBinding(func(a ref.Val) ref.Val {
@@ -122,9 +120,47 @@ type expr struct {
 	tree celast.Expr
 }
 
+// localeVar is the key of vars under which a quote's text rendered for a
+// locale carries it (withLocale). It is not a CEL identifier, so no
+// expression of a file can read or shadow it.
+const localeVar = "\x00locale"
+
+// withLocale is vars for rendering a quote's texts in locale: money(...)
+// then writes amounts as the locale does. vars itself is not changed.
+func withLocale(vars map[string]any, locale string) map[string]any {
+	out := make(map[string]any, len(vars)+1)
+	for k, v := range vars {
+		out[k] = v
+	}
+	out[localeVar] = locale
+	return out
+}
+
+// moneyIn is money(cents, currency) for one evaluation: in the locale
+// vars carry (a quote's texts, money.InLocale: "42,10 €" in French,
+// "¥4,210" for yen, CLDR's places and marks with a typographic minus),
+// and outside one (bodies, summaries, messages to the assistant) the
+// system's one form, money.Format. Both read the amount in the
+// currency's own minor units.
+func moneyIn(vars map[string]any) map[string]cel.LateBoundFunction {
+	locale, _ := vars[localeVar].(string)
+	return map[string]cel.LateBoundFunction{"money": func(_ string, args ...ref.Val) ref.Val {
+		minor, _ := args[0].Value().(int64)
+		cur, _ := args[1].Value().(string)
+		if locale == "" {
+			return types.String(money.Format(minor, cur))
+		}
+		return types.String(money.InLocale(minor, cur, locale))
+	}}
+}
+
 // eval runs the expression and returns its value as plain Go (JSON-shaped).
 func (e *expr) eval(vars map[string]any) (any, error) {
-	out, _, err := e.prg.Eval(vars)
+	act, err := cel.FunctionVars(vars, moneyIn(vars))
+	if err != nil {
+		return nil, &exprError{e: e, err: err}
+	}
+	out, _, err := e.prg.Eval(act)
 	if err != nil {
 		return nil, &exprError{e: e, err: err}
 	}

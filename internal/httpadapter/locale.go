@@ -150,8 +150,10 @@ func listOf(ps []string) string {
 }
 
 // quoteWords renders the quote's texts in locale, a text without it in
-// the default locale; the lines are those buildQuote shows.
+// the default locale; the lines are those buildQuote shows. money(...)
+// writes amounts as locale does, in every text, translated or not.
 func quoteWords(qt quoteTemplate, vars map[string]any, locale string) (adapter.QuoteWords, error) {
+	vars = withLocale(vars, locale)
 	var err error
 	render := func(t *template) string {
 		if err != nil || t == nil {
