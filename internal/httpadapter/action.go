@@ -368,15 +368,15 @@ func recordedAmount(act *action, vars map[string]any, res *adapter.Result) error
 	if err != nil {
 		return err
 	}
-	n, err := toCents(v, act.amountMajor)
-	if err != nil {
-		return &exprError{e: act.amount, err: err}
-	}
-	res.AmountCents = &n
 	if act.currency != nil {
 		if res.Currency, err = act.currency.render(vars, false); err != nil {
 			return err
 		}
 	}
+	n, err := toCents(v, act.amountMajor, res.Currency)
+	if err != nil {
+		return &exprError{e: act.amount, err: err}
+	}
+	res.AmountCents = &n
 	return nil
 }
