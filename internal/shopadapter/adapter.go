@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"countersign/internal/adapter"
+	"countersign/internal/locale"
 	"countersign/internal/tracing"
 )
 
@@ -37,6 +38,11 @@ type Config struct {
 	// Brand is how the shop is named to its customers; a zero Brand is
 	// DemoBrand, the bundled demo shop's.
 	Brand adapter.Brand
+	// Catalogue holds the shop.* messages quotes are written from; nil
+	// means locale.Shipped(). Quotes are written in English and carried
+	// in every other language the catalogue holds, so a catalogue with a
+	// language added (a shop.<tag>.json file) translates them too.
+	Catalogue *locale.Catalogue
 }
 
 // DemoBrand is the bundled demo shop as its customers know it: a
@@ -62,6 +68,7 @@ type Adapter struct {
 	actions []actionDef
 	reads   []readDef
 	brand   adapter.Brand
+	texts   *locale.Catalogue
 }
 
 var (
@@ -95,6 +102,9 @@ func New(cfg Config) *Adapter {
 	if cfg.Brand.Name == "" {
 		cfg.Brand = DemoBrand
 	}
+	if cfg.Catalogue == nil {
+		cfg.Catalogue = locale.Shipped()
+	}
 	return &Adapter{
 		brand:   cfg.Brand,
 		name:    cfg.Name,
@@ -104,6 +114,7 @@ func New(cfg Config) *Adapter {
 		log:     cfg.Logger,
 		actions: actionDefs(),
 		reads:   readDefs(),
+		texts:   cfg.Catalogue,
 	}
 }
 

@@ -93,7 +93,7 @@ func (a *Adapter) planAddress(ctx context.Context, p adapter.Principal, args map
 		return nil, &adapter.Error{Code: "no_change", Outcome: adapter.Refused,
 			Message: fmt.Sprintf("%s already ships to this address.", target.Display), Hint: "Nothing to change."}
 	}
-	q := localized(func(t texts) adapter.Quote {
+	q := a.localized(func(t texts) adapter.Quote {
 		items := t.items(order)
 		facts := orderFacts(t, order)
 		facts.Title = t.T("address.customer_title", locale.Params{"Items": items})

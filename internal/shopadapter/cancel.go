@@ -97,7 +97,7 @@ func (a *Adapter) cancelQuote(target adapter.Target, sub shopSubscription, upcom
 	if immediately {
 		effective = now
 	}
-	return localized(func(t texts) adapter.Quote {
+	return a.localized(func(t texts) adapter.Quote {
 		q := adapter.Quote{
 			Title:  t.T("cancel.title", locale.Params{"Plan": sub.Plan, "Site": sub.Site}),
 			Target: target,

@@ -27,7 +27,7 @@ func (a *Adapter) planReceipt(ctx context.Context, p adapter.Principal, args map
 			Message: fmt.Sprintf("%s is %s; only a paid invoice has a receipt to send.", target.Display, inv.Status),
 			Hint:    "Use get_invoice to find the paid invoice the customer means."}
 	}
-	q := localized(func(t texts) adapter.Quote {
+	q := a.localized(func(t texts) adapter.Quote {
 		amount := t.money(inv.AmountCents, inv.Currency)
 		paid := t.T("receipt.amount_paid", locale.Params{"Amount": amount})
 		if inv.PaidAt != nil {

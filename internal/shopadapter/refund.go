@@ -49,7 +49,7 @@ func (a *Adapter) planRefund(ctx context.Context, p adapter.Principal, args map[
 	if amount > refundable {
 		return nil, refundTooLarge(order, reason, amount, refundable)
 	}
-	q := localized(func(t texts) adapter.Quote {
+	q := a.localized(func(t texts) adapter.Quote {
 		cur := order.Currency
 		lines, _ := refundBalance(t, order, reason)
 		if amount == refundable {

@@ -33,7 +33,7 @@ func (a *Adapter) planReinstate(ctx context.Context, p adapter.Principal, args m
 			Hint:    "A new subscription is needed; hand this to a person."}
 	}
 	renews := sub.CurrentPeriodEnd.UTC()
-	q := localized(func(t texts) adapter.Quote {
+	q := a.localized(func(t texts) adapter.Quote {
 		on := locale.Params{"Amount": t.money(sub.PriceCents, sub.Currency), "Date": t.date(renews)}
 		return adapter.Quote{
 			Title:  t.T("reinstate.title", locale.Params{"Plan": sub.Plan, "Site": sub.Site}),

@@ -39,22 +39,23 @@ func (t texts) date(d time.Time) string {
 		"Month": t.T("month."+strconv.Itoa(int(d.Month())), nil)})
 }
 
-// english are the texts a quote is written in.
+// english are the texts a quote is written in, and the assistant's
+// refusals are.
 func english() texts { return texts{locale.Shipped().For(language.English)} }
 
-// localized builds a quote with build once per shipped language: the
-// English quote is the one written (Locale "en"), the others its
-// Translations. build must make the same lines in every language, which
-// it does when only its texts depend on t.
-func localized(build func(t texts) adapter.Quote) adapter.Quote {
-	q := build(english())
+// localized builds a quote with build once per language of the adapter's
+// catalogue: the English quote is the one written (Locale "en"), the
+// others its Translations. build must make the same lines in every
+// language, which it does when only its texts depend on t.
+func (a *Adapter) localized(build func(t texts) adapter.Quote) adapter.Quote {
+	q := build(texts{a.texts.For(language.English)})
 	q.Locale = language.English.String()
 	q.Translations = map[string]adapter.QuoteWords{}
-	for _, tag := range locale.Supported {
+	for _, tag := range a.texts.Tags() {
 		if tag == language.English {
 			continue
 		}
-		q.Translations[tag.String()] = wordsOf(build(texts{locale.Shipped().For(tag)}))
+		q.Translations[tag.String()] = wordsOf(build(texts{a.texts.For(tag)}))
 	}
 	return q
 }
