@@ -15,31 +15,44 @@ type ExposureQuery struct {
 	CustomerRef, TargetID string
 	Since                 time.Time
 	Before                string
+	// Currency is the ISO 4217 code whose amounts are summed (upper case;
+	// a quote without one is US dollars): amounts in other currencies are
+	// never added to them, only named in OtherCurrency.
+	Currency string
 }
 
 // Exposure is the money already moved or pending: on the customer (across
-// their targets) and on the target (across customers), in cents.
+// their targets) and on the target (across customers), in the minor units
+// of the query's currency. OtherCurrency, when not empty, is a currency
+// other than the query's that also moved or is pending there (the first
+// in alphabetical order): those amounts are not in the sums.
 type Exposure struct {
 	CustomerCents int64
 	TargetCents   int64
+	OtherCurrency string
 }
 
-// Exposure sums the amounts of invocations that have moved money or may
-// still move it (awaiting a decision, approved, dispatching, unverified,
+// exposureCurrency is an invocation's currency as the exposure compares
+// it: its quote's, upper case, US dollars when the quote names none.
+const exposureCurrency = `upper(coalesce(nullif(quote->>'currency', ''), 'USD'))`
+
+// Exposure sums the amounts in one currency of invocations that have
+// moved money or may still move it (awaiting a decision, approved, dispatching, unverified,
 // completed and not reversed), across tasks and assistants, in one
 // statement on the exposure indexes. Ended without effect (failed,
 // rejected, expired, not dispatched) and reversed work does not count.
 func (t *Tx) Exposure(ctx context.Context, q ExposureQuery) (Exposure, error) {
 	var e Exposure
 	err := t.tx.QueryRow(ctx, `
-		SELECT coalesce(sum(amount_cents) FILTER (WHERE customer_ref = $3), 0),
-			coalesce(sum(amount_cents) FILTER (WHERE target_id = $4), 0)
+		SELECT coalesce(sum(amount_cents) FILTER (WHERE customer_ref = $3 AND `+exposureCurrency+` = $7), 0),
+			coalesce(sum(amount_cents) FILTER (WHERE target_id = $4 AND `+exposureCurrency+` = $7), 0),
+			coalesce(min(`+exposureCurrency+`) FILTER (WHERE `+exposureCurrency+` <> $7), '')
 		FROM invocations
 		WHERE system = $1 AND action = $2 AND amount_cents IS NOT NULL AND created_at >= $5
 			AND (customer_ref = $3 OR target_id = $4)
 			AND state IN ('awaiting_confirmation', 'awaiting_approval', 'approved', 'dispatching', 'unverified', 'completed')
 			AND ($6::text = '' OR seq < (SELECT seq FROM invocations WHERE id = $6))`,
-		q.System, q.Action, q.CustomerRef, q.TargetID, q.Since, q.Before).Scan(&e.CustomerCents, &e.TargetCents)
+		q.System, q.Action, q.CustomerRef, q.TargetID, q.Since, q.Before, q.Currency).Scan(&e.CustomerCents, &e.TargetCents, &e.OtherCurrency)
 	if err != nil {
 		return Exposure{}, fmt.Errorf("store.Exposure(%s/%s): %w", q.System, q.Action, err)
 	}

@@ -199,12 +199,15 @@ type ProposalSample struct {
 	ID          string `db:"id"`
 	AmountCents *int64 `db:"amount_cents"`
 	Reversal    bool   `db:"reversal"`
+	// Currency is the amount's, upper case; US dollars when the quote
+	// names none.
+	Currency string `db:"currency"`
 }
 
 // ProposalsSince lists an action's proposals made at or after since.
 func (s *Store) ProposalsSince(ctx context.Context, system, action string, since time.Time) ([]ProposalSample, error) {
 	rows, _ := s.pool.Query(ctx, `
-		SELECT id, amount_cents, compensates_id IS NOT NULL AS reversal FROM invocations
+		SELECT id, amount_cents, compensates_id IS NOT NULL AS reversal, `+exposureCurrency+` AS currency FROM invocations
 		WHERE system = $1 AND action = $2 AND created_at >= $3 ORDER BY created_at`, system, action, since)
 	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[ProposalSample])
 	if err != nil {

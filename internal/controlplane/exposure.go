@@ -42,13 +42,22 @@ func exposureLocks(system, action, customerRef, targetID string, money bool) []s
 
 // priorExposure is the money already moved or pending on the same action of
 // a system, on the customer and on the target, within the exposure window,
-// across tasks and assistants: the larger of the two totals. before, when
-// set, is an invocation being decided again: only what was recorded before
-// it counts, since every later proposal was routed with it counted.
-func (s *Service) priorExposure(ctx context.Context, tx *store.Tx, system, action, customerRef, targetID, before string) (int64, error) {
-	e, err := tx.Exposure(ctx, store.ExposureQuery{System: system, Action: action, CustomerRef: customerRef,
-		TargetID: targetID, Since: s.now().Add(-s.cfg.ExposureWindow), Before: before})
+// across tasks and assistants: the larger of the two totals, in the minor
+// units of the request's currency only (exposureCurrency refuses what
+// cannot be compared). before, when set, is an invocation being decided
+// again: only what was recorded before it counts, since every later
+// proposal was routed with it counted.
+func (s *Service) priorExposure(ctx context.Context, tx *store.Tx, p Policy, system, action, customerRef, targetID, before, currency string) (int64, error) {
+	cur, err := limitedCurrency(p, currency)
 	if err != nil {
+		return 0, err
+	}
+	e, err := tx.Exposure(ctx, store.ExposureQuery{System: system, Action: action, CustomerRef: customerRef,
+		TargetID: targetID, Since: s.now().Add(-s.cfg.ExposureWindow), Before: before, Currency: cur})
+	if err != nil {
+		return 0, err
+	}
+	if err := mixedExposure(p, cur, e.OtherCurrency); err != nil {
 		return 0, err
 	}
 	return max(e.CustomerCents, e.TargetCents), nil
@@ -114,7 +123,7 @@ func (s *Service) routeNow(ctx context.Context, tx *store.Tx, row store.Invocati
 	var prior int64
 	if amount != nil {
 		var err error
-		if prior, err = s.priorExposure(ctx, tx, row.System, row.Action, customerRef, row.TargetID, row.ID); err != nil {
+		if prior, err = s.priorExposure(ctx, tx, p, row.System, row.Action, customerRef, row.TargetID, row.ID, quoteCurrency(row.Quote)); err != nil {
 			return recheck{}, err
 		}
 	}

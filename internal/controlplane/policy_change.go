@@ -120,8 +120,12 @@ type WhatIf struct {
 	// would have been approved by the policy, sent to an agent, sent to the
 	// customer, or refused because the action is switched off.
 	Auto, Approval, Confirmation, Refused int
-	// The money involved in each of those, in cents.
+	// The money involved in each of those, in cents of LimitCurrency.
 	AutoCents, ApprovalCents, ConfirmationCents, RefusedCents int64
+	// OtherCurrency counts the proposals with an amount in another
+	// currency: the draft's limits would refuse them (counted in Refused)
+	// and their amounts are in none of the sums.
+	OtherCurrency int
 }
 
 // PolicyWhatIf replays the proposals of the draft's action made in the last
@@ -138,6 +142,15 @@ func (s *Service) PolicyWhatIf(ctx context.Context, draft Policy, days int) (Wha
 		var cents int64
 		if r.AmountCents != nil {
 			cents = *r.AmountCents
+			if exposureCode(r.Currency) != LimitCurrency {
+				// The sums are in cents of LimitCurrency; limits refuse it.
+				w.OtherCurrency++
+				cents = 0
+				if draft.hasAmountLimits() {
+					w.Refused++
+					continue
+				}
+			}
 		}
 		if !draft.Enabled {
 			w.Refused++

@@ -137,7 +137,7 @@ func (s *Service) recordRouted(ctx context.Context, tx *store.Tx, d dryRun, quot
 	var prior int64
 	if d.amount != nil {
 		var err error
-		if prior, err = s.priorExposure(ctx, tx, d.policy.System, d.spec.Name, d.task.CustomerRef, d.quote.Target.ID, ""); err != nil {
+		if prior, err = s.priorExposure(ctx, tx, d.policy, d.policy.System, d.spec.Name, d.task.CustomerRef, d.quote.Target.ID, "", d.quote.Currency); err != nil {
 			return Invocation{}, err
 		}
 	}

@@ -143,7 +143,7 @@ func (s *Service) insertSuccessor(ctx context.Context, tx *store.Tx, old Invocat
 	var prior int64
 	if quote.AmountCents != nil {
 		var err error
-		if prior, err = s.priorExposure(ctx, tx, row.System, row.Action, task.CustomerRef, quote.Target.ID, ""); err != nil {
+		if prior, err = s.priorExposure(ctx, tx, policy, row.System, row.Action, task.CustomerRef, quote.Target.ID, "", quote.Currency); err != nil {
 			return Invocation{}, err
 		}
 	}

@@ -11,14 +11,16 @@ import (
 )
 
 var (
-	moneyInText = regexp.MustCompile(`[$€£]\s?(\d{1,3}(?:,\d{3})*|\d+)(?:\.(\d{1,2}))?`)
+	moneyInText = regexp.MustCompile(`[$€£¥]\s?(\d{1,3}(?:,\d{3})*|\d+)(?:\.(\d{1,3}))?`)
 	idInText    = regexp.MustCompile(`\b(?:sub|ord|in|prod|re|cus|inv)_[A-Za-z0-9]{4,}\b`)
 )
 
 // summaryDisagrees compares the model's own summary with the quote: a sum
 // of money or an object id in the summary that the quote does not have is a
-// disagreement. The quote wins; the disagreement is recorded, because it is
-// a model bug someone should see.
+// disagreement. A sum is read in the quote's currency's minor units ("¥4,210"
+// is 4210 for a yen quote, "$42.10" 4210 cents, and 421,000 yen or no
+// amount of yen at all); its symbol is not compared. The quote wins; the
+// disagreement is recorded, because it is a model bug someone should see.
 func summaryDisagrees(summary string, q adapter.Quote) (bool, string) {
 	if strings.TrimSpace(summary) == "" {
 		return false, ""
@@ -26,8 +28,8 @@ func summaryDisagrees(summary string, q adapter.Quote) (bool, string) {
 	var reasons []string
 	if q.AmountCents != nil {
 		for _, m := range moneyInText.FindAllStringSubmatch(summary, -1) {
-			cents := parseCents(m[1], m[2])
-			if cents != *q.AmountCents {
+			minor, ok := summaryMinor(m[1], m[2], q.Currency)
+			if !ok || minor != *q.AmountCents {
 				reasons = append(reasons, fmt.Sprintf("the summary says %s, the quote %s", m[0], money.Format(*q.AmountCents, q.Currency)))
 			}
 		}
@@ -40,14 +42,17 @@ func summaryDisagrees(summary string, q adapter.Quote) (bool, string) {
 	return len(reasons) > 0, strings.Join(reasons, "; ")
 }
 
-func parseCents(whole, frac string) int64 {
-	w, _ := strconv.ParseInt(strings.ReplaceAll(whole, ",", ""), 10, 64)
-	f := int64(0)
-	if frac != "" {
-		f, _ = strconv.ParseInt(frac, 10, 64)
-		if len(frac) == 1 {
-			f *= 10
-		}
+// summaryMinor reads whole and frac (the digits after the point) in the
+// minor units of currency; more decimals than the currency has is not an
+// amount of it.
+func summaryMinor(whole, frac, currency string) (int64, bool) {
+	digits := money.Digits(currency)
+	if len(frac) > digits {
+		return 0, false
 	}
-	return w*100 + f
+	n, _ := strconv.ParseInt(strings.ReplaceAll(whole+frac, ",", ""), 10, 64)
+	for range digits - len(frac) {
+		n *= 10
+	}
+	return n, true
 }

@@ -34,7 +34,7 @@ func (b *testBundle) waitingFigures(task controlplane.Task, orderID string) wait
 	}
 	err = b.store.InTx(b.ctx, func(tx *store.Tx) error {
 		e, err := tx.Exposure(b.ctx, store.ExposureQuery{System: "shop", Action: "issue_refund", CustomerRef: task.CustomerRef,
-			TargetID: orderID, Since: b.clock.Now().Add(-time.Hour)})
+			TargetID: orderID, Since: b.clock.Now().Add(-time.Hour), Currency: "USD"})
 		f.exposureCents = e.CustomerCents
 		return err
 	})

@@ -93,12 +93,15 @@ func (a *Adapter) buildQuote(act *action, target adapter.Target, vars map[string
 	q := adapter.Quote{Target: target, Lines: []adapter.QuoteLine{}, Consequences: []string{},
 		Reversible: act.spec.Risk == adapter.Reversible && act.spec.Compensation != ""}
 	var err error
+	// The texts as written are in the file's default locale, money(...)
+	// in them too.
+	texts := withLocale(vars, a.defaultLocale)
 	render := func(t *template) string {
 		if err != nil || t == nil {
 			return ""
 		}
 		var s string
-		s, err = t.render(vars, false)
+		s, err = t.render(texts, false)
 		return s
 	}
 	q.Title, q.Currency, q.ConfirmLabel, q.DeclineLabel = render(qt.title), render(qt.currency), render(qt.confirm), render(qt.decline)
@@ -365,15 +368,15 @@ func recordedAmount(act *action, vars map[string]any, res *adapter.Result) error
 	if err != nil {
 		return err
 	}
-	n, err := toCents(v, act.amountMajor)
-	if err != nil {
-		return &exprError{e: act.amount, err: err}
-	}
-	res.AmountCents = &n
 	if act.currency != nil {
 		if res.Currency, err = act.currency.render(vars, false); err != nil {
 			return err
 		}
 	}
+	n, err := toCents(v, act.amountMajor, res.Currency)
+	if err != nil {
+		return &exprError{e: act.amount, err: err}
+	}
+	res.AmountCents = &n
 	return nil
 }

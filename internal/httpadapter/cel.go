@@ -19,7 +19,6 @@ import (
 	"cel.dev/cel-go/ext"
 
 	"countersign/internal/adapter"
-	"countersign/internal/money"
 )
 
 // The variables an expression may use. Which of them are bound depends on
@@ -30,7 +29,8 @@ var celVariables = []string{"args", "vars", "target", "account", "principal", "o
 // newEnv is the CEL environment of every expression: the variables above
 // (dynamic JSON values), the strings and optional-value extensions, and
 // four functions: days_between(from, to) counts whole UTC calendar days,
-// money(cents, currency) formats an amount ("$42.10"), short_hash(s)
+// money(cents, currency) formats an amount ("$42.10"; per locale in a
+// quote's texts, "42,10 €" in French: moneyIn), short_hash(s)
 // gives 8 hex digits of SHA-256 for references derived from a key, and
 // filter_quote(s) makes s a quoted literal of a filter language.
 func newEnv() (*cel.Env, error) {
@@ -46,13 +46,10 @@ func newEnv() (*cel.Env, error) {
 				to, _ := b.Value().(time.Time)
 				return types.Int(calendarDays(from, to))
 			}))),
+		// money is bound at each evaluation (moneyIn): it writes the
+		// amount as the locale being rendered writes it.
 		cel.Function("money", cel.Overload("money_int_string",
-			[]*cel.Type{cel.IntType, cel.StringType}, cel.StringType,
-			cel.BinaryBinding(func(a, b ref.Val) ref.Val {
-				cents, _ := a.Value().(int64)
-				cur, _ := b.Value().(string)
-				return types.String(money.Format(cents, cur))
-			}))),
+			[]*cel.Type{cel.IntType, cel.StringType}, cel.StringType, cel.LateFunctionBinding())),
 		cel.Function("filter_quote", cel.Overload("filter_quote_string",
 			[]*cel.Type{cel.StringType}, cel.StringType,
 			cel.UnaryBinding(func(a ref.Val) ref.Val {
@@ -124,7 +121,11 @@ type expr struct {
 
 // eval runs the expression and returns its value as plain Go (JSON-shaped).
 func (e *expr) eval(vars map[string]any) (any, error) {
-	out, _, err := e.prg.Eval(vars)
+	act, err := cel.FunctionVars(vars, moneyIn(vars))
+	if err != nil {
+		return nil, &exprError{e: e, err: err}
+	}
+	out, _, err := e.prg.Eval(act)
 	if err != nil {
 		return nil, &exprError{e: e, err: err}
 	}

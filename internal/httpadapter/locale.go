@@ -8,9 +8,13 @@ import (
 	"slices"
 	"strings"
 
+	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
 	"golang.org/x/text/language"
 
 	"countersign/internal/adapter"
+	"countersign/internal/money"
 )
 
 // DefaultLocale is a file's default locale when its customer_brand names
@@ -150,8 +154,10 @@ func listOf(ps []string) string {
 }
 
 // quoteWords renders the quote's texts in locale, a text without it in
-// the default locale; the lines are those buildQuote shows.
+// the default locale; the lines are those buildQuote shows. money(...)
+// writes amounts as locale does, in every text, translated or not.
 func quoteWords(qt quoteTemplate, vars map[string]any, locale string) (adapter.QuoteWords, error) {
+	vars = withLocale(vars, locale)
 	var err error
 	render := func(t *template) string {
 		if err != nil || t == nil {
@@ -198,4 +204,38 @@ func quoteWords(qt quoteTemplate, vars map[string]any, locale string) (adapter.Q
 		w.Customer = cw
 	}
 	return w, err
+}
+
+// localeVar is the key of vars under which a quote's text rendered for a
+// locale carries it (withLocale). It is not a CEL identifier, so no
+// expression of a file can read or shadow it.
+const localeVar = "\x00locale"
+
+// withLocale is vars for rendering a quote's texts in locale: money(...)
+// then writes amounts as the locale does. vars itself is not changed.
+func withLocale(vars map[string]any, locale string) map[string]any {
+	out := make(map[string]any, len(vars)+1)
+	for k, v := range vars {
+		out[k] = v
+	}
+	out[localeVar] = locale
+	return out
+}
+
+// moneyIn is money(cents, currency) for one evaluation: in the locale
+// vars carry (a quote's texts, money.InLocale: "42,10 €" in French,
+// "¥4,210" for yen, CLDR's places and marks with a typographic minus),
+// and outside one (bodies, summaries, messages to the assistant) the
+// system's one form, money.Format. Both read the amount in the
+// currency's own minor units.
+func moneyIn(vars map[string]any) map[string]cel.LateBoundFunction {
+	locale, _ := vars[localeVar].(string)
+	return map[string]cel.LateBoundFunction{"money": func(_ string, args ...ref.Val) ref.Val {
+		minor, _ := args[0].Value().(int64)
+		cur, _ := args[1].Value().(string)
+		if locale == "" {
+			return types.String(money.Format(minor, cur))
+		}
+		return types.String(money.InLocale(minor, cur, locale))
+	}}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"countersign/internal/adapter"
+	"countersign/internal/money"
 )
 
 // Verify reads the target again with the action's verify path; the object,
@@ -292,7 +293,7 @@ func (a *Adapter) effectAmount(ctx context.Context, e *adapter.Effect, it any) {
 	if !found || v == nil {
 		return
 	}
-	cents, err := toCents(v, a.effects.major)
+	cents, err := toCents(v, a.effects.major, e.Currency)
 	if err != nil {
 		a.log.WarnContext(ctx, "httpadapter: an effect's amount is left out: "+err.Error(),
 			"system", a.name, "pointer", a.effects.amount, "value", v)
@@ -301,31 +302,46 @@ func (a *Adapter) effectAmount(ctx context.Context, e *adapter.Effect, it any) {
 	e.AmountCents = &cents
 }
 
-// toCents reads an amount in cents, or in whole units when major is set
-// (12.5, "12.50"), as cents.
-func toCents(v any, major bool) (int64, error) {
+// toCents reads an amount in minor units, or in whole units when major
+// is set (12.5, "12.50"), as the currency's minor units: 12.5 US dollars
+// are 1250 cents, 4210 yen stay 4210 (no minor units), 1.234 dinars are
+// 1234 fils. A whole-unit amount finer than its currency's minor unit
+// (42.5 yen) is refused, not rounded away.
+func toCents(v any, major bool, currency string) (int64, error) {
+	scale := int64(1)
+	if major {
+		for range money.Digits(currency) {
+			scale *= 10
+		}
+	}
 	switch x := v.(type) {
 	case int64:
-		if major {
-			return x * 100, nil
-		}
-		return x, nil
+		return x * scale, nil
 	case float64:
 		if !major {
-			return 0, fmt.Errorf("an amount in cents is not a whole number")
+			return 0, fmt.Errorf("an amount in minor units is not a whole number")
 		}
-		return int64(math.Round(x * 100)), nil
+		return wholeMinor(x, scale, currency)
 	case string:
 		f, err := strconv.ParseFloat(x, 64)
 		if err != nil {
 			return 0, fmt.Errorf("the amount is not a number")
 		}
-		if major {
-			f *= 100
-		}
-		return int64(math.Round(f)), nil
+		return wholeMinor(f, scale, currency)
 	}
 	return 0, fmt.Errorf("the amount is a %T, not a number", v)
+}
+
+// wholeMinor is f main units in minor units (scale of them to the unit);
+// float noise below a thousandth of a minor unit is rounded away, a real
+// fraction of one is an error.
+func wholeMinor(f float64, scale int64, currency string) (int64, error) {
+	m := f * float64(scale)
+	r := math.Round(m)
+	if math.Abs(m-r) > 1e-3 {
+		return 0, fmt.Errorf("%v has more decimals than %s has minor units (%d)", f, strings.ToUpper(currency), money.Digits(currency))
+	}
+	return int64(r), nil
 }
 
 // effectsAmount reads where an effect keeps its amount and currency.

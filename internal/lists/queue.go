@@ -63,8 +63,10 @@ var quotes = &quoteMemo{m: make(map[string]adapter.Quote)}
 var nullQuote = []byte("null")
 
 const (
-	quoteMemoEntries  = 1024
-	quoteMemoMaxBytes = 8 << 10
+	quoteMemoEntries = 1024
+	// A quote carrying its texts in every shipped language (the shop's
+	// refund is about 9 KB with four translations) still fits.
+	quoteMemoMaxBytes = 16 << 10
 )
 
 type quoteMemo struct {

@@ -205,8 +205,8 @@ func TestPseudoLocaleAccentsAndLengthens(t *testing.T) {
 		// words are looked at.
 		params := locale.Params{"Time": "12:00", "Day": "2", "Month": "Dc", "Year": "2026", "Zone": "CT"}
 		for _, name := range strings.Split(placeholders(m), ",") {
-			if _, ok := params[name]; !ok && name != "" {
-				params[name] = "XYZ"
+			if _, ok := params[name]; !ok && name != "" && name != "Count" {
+				params[name] = "X"
 			}
 		}
 		en := c.For(language.English).N(m.ID, 5, params)

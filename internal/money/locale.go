@@ -14,6 +14,12 @@ import (
 // InLocale(4210, "JPY", "en") is "¥4,210". An empty currency is US dollars,
 // as in Format; a code CLDR does not know is written by Format; a locale
 // CLDR does not know falls back to its parent, then to English.
+//
+// A negative amount keeps CLDR's pattern (the sign's place, and the
+// direction marks Arabic puts around it) but takes the typographic minus
+// U+2212 where CLDR writes a hyphen-minus: "−$12.60", "−12,60 €". Format
+// writes it so, the staff console and every page show it so, and a
+// hyphen reads as a dash in a sentence and may break a line after it.
 func InLocale(minor int64, currencyCode, locale string) string {
 	code := strings.ToUpper(currencyCode)
 	if code == "" {
@@ -23,5 +29,9 @@ func InLocale(minor int64, currencyCode, locale string) string {
 	if err != nil {
 		return Format(minor, currencyCode)
 	}
-	return currency.NewFormatter(currency.NewLocale(locale)).Format(amount)
+	s := currency.NewFormatter(currency.NewLocale(locale)).Format(amount)
+	if minor < 0 {
+		s = strings.Replace(s, "-", "−", 1)
+	}
+	return s
 }

@@ -34,8 +34,14 @@ func TestInLocale(t *testing.T) {
 		{4210, "EUR", "ar", "\u200f42.10\u00a0€"},
 		{4210, "USD", "ar", "\u200f42.10\u00a0US$"},
 		{4210, "JPY", "ar", "\u200f4,210\u00a0JP¥"},
-		{-1260, "USD", "en", "-$12.60"},
-		{-1260, "EUR", "fr", "-12,60\u00a0€"},
+		// Negatives take the typographic minus in CLDR's place, with
+		// Arabic's direction marks kept.
+		{-1260, "USD", "en", "−$12.60"},
+		{-1260, "EUR", "fr", "−12,60\u00a0€"},
+		{-1260, "EUR", "ar", "\u200f\u200e−12.60\u00a0€"},
+		// Three minor digits: 1.234 dinars.
+		{1234, "KWD", "en", "KWD\u00a01.234"},
+		{1234, "BHD", "fr", "1,234\u00a0BHD"},
 		// A lower-case code, an empty one (US dollars, as Format), one
 		// CLDR does not know (Format's way) and a locale it does not know
 		// (its English).

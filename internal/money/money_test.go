@@ -20,6 +20,12 @@ func TestFormat(t *testing.T) {
 		{123456789, "eur", "€1,234,567.89"},
 		{-100000, "usd", "−$1,000.00"},
 		{99999, "", "$999.99"},
+		// Yen have no minor units, dinars three.
+		{4210, "jpy", "4,210 JPY"},
+		{-1993410, "JPY", "−1,993,410 JPY"},
+		{1234, "kwd", "1.234 KWD"},
+		{1993410, "BHD", "1,993.410 BHD"},
+		{5, "KWD", "0.005 KWD"},
 	}
 	for _, tc := range cases {
 		if got := Format(tc.cents, tc.currency); got != tc.want {
@@ -28,6 +34,17 @@ func TestFormat(t *testing.T) {
 	}
 	if got := Dollars(4210); got != "42.10" {
 		t.Errorf("Dollars(4210) = %q", got)
+	}
+	for _, tc := range []struct {
+		minor              int64
+		currency, major, e string
+	}{{4210, "usd", "42.10", "34.50"}, {4210, "JPY", "4210", "3450"}, {1234, "KWD", "1.234", "34.500"}, {-5, "", "-0.05", "34.50"}} {
+		if got := Major(tc.minor, tc.currency); got != tc.major {
+			t.Errorf("Major(%d, %q) = %q, want %q", tc.minor, tc.currency, got, tc.major)
+		}
+		if got := Example(tc.currency); got != tc.e {
+			t.Errorf("Example(%q) = %q, want %q", tc.currency, got, tc.e)
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"countersign/internal/adapter"
+	"countersign/internal/locale"
 	"countersign/internal/tracing"
 )
 
@@ -39,6 +40,11 @@ type Config struct {
 	// Locale is the demo shop writing to its customers in that language
 	// by default.
 	Brand adapter.Brand
+	// Catalogue holds the shop.* messages quotes are written from; nil
+	// means locale.Shipped(). Quotes are written in English and carried
+	// in every other language the catalogue holds, so a catalogue with a
+	// language added (a shop.<tag>.json file) translates them too.
+	Catalogue *locale.Catalogue
 }
 
 // DemoBrand is the bundled demo shop as its customers know it: a
@@ -64,6 +70,7 @@ type Adapter struct {
 	actions []actionDef
 	reads   []readDef
 	brand   adapter.Brand
+	texts   *locale.Catalogue
 }
 
 var (
@@ -100,6 +107,9 @@ func New(cfg Config) *Adapter {
 	if cfg.Brand.Zone == nil {
 		cfg.Brand.Zone = DemoBrand.Zone
 	}
+	if cfg.Catalogue == nil {
+		cfg.Catalogue = locale.Shipped()
+	}
 	return &Adapter{
 		brand:   cfg.Brand,
 		name:    cfg.Name,
@@ -109,6 +119,7 @@ func New(cfg Config) *Adapter {
 		log:     cfg.Logger,
 		actions: actionDefs(),
 		reads:   readDefs(),
+		texts:   cfg.Catalogue,
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"countersign/internal/adapter"
+	"countersign/internal/locale"
 )
 
 // orderAddressPatch is the only body the adapter sends to PATCH
@@ -92,24 +93,27 @@ func (a *Adapter) planAddress(ctx context.Context, p adapter.Principal, args map
 		return nil, &adapter.Error{Code: "no_change", Outcome: adapter.Refused,
 			Message: fmt.Sprintf("%s already ships to this address.", target.Display), Hint: "Nothing to change."}
 	}
-	facts := orderFacts(order)
-	facts.Title = fmt.Sprintf("Change where your %s order ships", orderItems(order))
-	q := adapter.Quote{
-		Customer: facts,
-		Title:    fmt.Sprintf("Change the shipping address of order %s (%s)", order.ID, orderItems(order)),
-		Target:   target,
-		Lines: []adapter.QuoteLine{
-			{Label: "Ship to", From: formatAddress(order.ShippingAddress), To: formatAddress(addr), Emphasis: true},
-		},
-		Consequences: []string{
-			fmt.Sprintf("Order %s will be shipped to %s.", orderNumber(order), formatAddress(addr)),
-			"The previous address will no longer be used for this order.",
-		},
-		Constraints:  []string{"The address can change only until the order is packed."},
-		ConfirmLabel: "Change address",
-		DeclineLabel: "Keep current address",
-		Reversible:   true,
-	}
+	q := a.localized(func(t texts) adapter.Quote {
+		items := t.items(order)
+		facts := orderFacts(t, order)
+		facts.Title = t.T("address.customer_title", locale.Params{"Items": items})
+		return adapter.Quote{
+			Customer: facts,
+			Title:    t.T("address.title", locale.Params{"ID": order.ID, "Items": items}),
+			Target:   target,
+			Lines: []adapter.QuoteLine{
+				{Label: t.T("line.ship_to", nil), From: formatAddress(order.ShippingAddress), To: formatAddress(addr), Emphasis: true},
+			},
+			Consequences: []string{
+				t.T("address.ships_to", locale.Params{"Number": orderNumber(order), "Address": formatAddress(addr)}),
+				t.T("address.previous_unused", nil),
+			},
+			Constraints:  []string{t.T("address.until_packed", nil)},
+			ConfirmLabel: t.T("address.confirm", nil),
+			DeclineLabel: t.T("address.decline", nil),
+			Reversible:   true,
+		}
+	})
 	return &plan{quote: q, send: func(ctx context.Context, key string) (adapter.Result, error) {
 		var after shopOrder
 		err := a.shop.write(ctx, http.MethodPatch, "/orders/"+url.PathEscape(order.ID), key,

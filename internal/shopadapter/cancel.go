@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"countersign/internal/adapter"
+	"countersign/internal/locale"
 	"countersign/internal/money"
 )
 
@@ -92,43 +93,48 @@ func (a *Adapter) checkOncePerDay(ctx context.Context, subID, display string) er
 func (a *Adapter) cancelQuote(target adapter.Target, sub shopSubscription, upcoming *shopInvoice, reason string, immediately bool, charge int64) adapter.Quote {
 	now := a.now()
 	until := lastDay(sub.CurrentPeriodEnd)
-	q := adapter.Quote{
-		Title:        "Cancel " + target.Display,
-		Target:       target,
-		Lines:        []adapter.QuoteLine{{Label: "Status", From: "active", To: "cancelled", Customer: "Your subscription will be cancelled."}},
-		ConfirmLabel: "Cancel subscription",
-		DeclineLabel: "Keep plan",
-		Reversible:   true,
-		Constraints: []string{
-			"At most one cancellation per subscription per day.",
-			fmt.Sprintf("Until %s the cancellation can be undone (reinstate_subscription).", longDate(until)),
-		},
-	}
 	effective := sub.CurrentPeriodEnd.UTC()
 	if immediately {
 		effective = now
-		q.Lines = append(q.Lines, adapter.QuoteLine{Label: "Access", From: "until " + longDate(until), To: "ends now"})
-		q.Consequences = append(q.Consequences, "Your access ends now.")
-	} else {
-		q.Lines = append(q.Lines, adapter.QuoteLine{Label: "Access until", To: longDate(until)})
-		q.Consequences = append(q.Consequences, fmt.Sprintf("You will keep access until %s.", longDate(until)))
 	}
-	q.EffectiveAt = &effective
-	if charge > 0 {
-		q.AmountCents, q.Currency = &charge, sub.Currency
-		q.Lines = append(q.Lines, adapter.QuoteLine{Label: "Outstanding balance charged now",
-			To: fmt.Sprintf("%s to the card ending %s", money.Format(charge, sub.Currency), sub.PaymentMethod.Last4)})
-		q.Consequences = append(q.Consequences, fmt.Sprintf("Your outstanding balance of %s will be charged to the card ending %s now.",
-			money.Format(charge, sub.Currency), sub.PaymentMethod.Last4))
-		q.Constraints = append(q.Constraints, "An immediate cancellation settles the outstanding balance first.")
-	}
-	if upcoming != nil {
-		q.Lines = append(q.Lines, adapter.QuoteLine{Label: "Next charge", Emphasis: true, To: "none",
-			From: fmt.Sprintf("%s on %s", money.Format(upcoming.AmountCents, upcoming.Currency), longDate(upcoming.PeriodStart))})
-		q.Consequences = append(q.Consequences, fmt.Sprintf("You will not be charged on %s.", longDate(upcoming.PeriodStart)))
-	}
-	q.Lines = append(q.Lines, adapter.QuoteLine{Label: "Reason", To: words(reason)})
-	return q
+	return a.localized(func(t texts) adapter.Quote {
+		q := adapter.Quote{
+			Title:  t.T("cancel.title", locale.Params{"Plan": sub.Plan, "Site": sub.Site}),
+			Target: target,
+			Lines: []adapter.QuoteLine{{Label: t.T("line.status", nil), From: t.T("value.active", nil), To: t.T("value.cancelled", nil),
+				Customer: t.T("cancel.customer", nil)}},
+			ConfirmLabel: t.T("cancel.confirm", nil),
+			DeclineLabel: t.T("cancel.decline", nil),
+			Reversible:   true,
+			Constraints: []string{
+				t.T("cancel.once_a_day", nil),
+				t.T("cancel.undo_until", locale.Params{"Date": t.date(until)}),
+			},
+			EffectiveAt: &effective,
+		}
+		if immediately {
+			q.Lines = append(q.Lines, adapter.QuoteLine{Label: t.T("line.access", nil),
+				From: t.T("cancel.access_until", locale.Params{"Date": t.date(until)}), To: t.T("cancel.access_ends_now", nil)})
+			q.Consequences = append(q.Consequences, t.T("cancel.ends_now", nil))
+		} else {
+			q.Lines = append(q.Lines, adapter.QuoteLine{Label: t.T("line.access_until", nil), To: t.date(until)})
+			q.Consequences = append(q.Consequences, t.T("cancel.keep_access", locale.Params{"Date": t.date(until)}))
+		}
+		if charge > 0 {
+			card := locale.Params{"Amount": t.money(charge, sub.Currency), "Last4": sub.PaymentMethod.Last4}
+			q.AmountCents, q.Currency = &charge, sub.Currency
+			q.Lines = append(q.Lines, adapter.QuoteLine{Label: t.T("line.balance_now", nil), To: t.T("cancel.charge_card", card)})
+			q.Consequences = append(q.Consequences, t.T("cancel.balance_charged", card))
+			q.Constraints = append(q.Constraints, t.T("cancel.settles_first", nil))
+		}
+		if upcoming != nil {
+			q.Lines = append(q.Lines, adapter.QuoteLine{Label: t.T("line.next_charge", nil), Emphasis: true, To: t.T("value.none", nil),
+				From: t.T("value.amount_on", locale.Params{"Amount": t.money(upcoming.AmountCents, upcoming.Currency), "Date": t.date(upcoming.PeriodStart)})})
+			q.Consequences = append(q.Consequences, t.T("cancel.not_charged", locale.Params{"Date": t.date(upcoming.PeriodStart)}))
+		}
+		q.Lines = append(q.Lines, adapter.QuoteLine{Label: t.T("line.reason", nil), To: t.T("cancel_reason."+reason, nil)})
+		return q
+	})
 }
 
 // sendCancel runs the cancellation workflow: mark the subscription

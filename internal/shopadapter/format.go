@@ -46,24 +46,6 @@ func shorten(text string, n int) string {
 // words turns an enum value into words: "too_expensive" → "too expensive".
 func words(code string) string { return strings.ReplaceAll(code, "_", " ") }
 
-// reasonWhen is a refund reason as the clause a customer reads after
-// "when": "damaged" → "an item arrived damaged".
-func reasonWhen(reason string) string {
-	switch reason {
-	case "damaged":
-		return "an item arrived damaged"
-	case "not_received":
-		return "the order did not arrive"
-	case "wrong_item":
-		return "the wrong item was sent"
-	case "changed_mind":
-		return "you changed your mind"
-	case "duplicate_charge":
-		return "you were charged twice"
-	}
-	return "the reason is " + words(reason)
-}
-
 // plural writes "1 item", "3 items".
 func plural(n int, noun string) string {
 	if n == 1 {

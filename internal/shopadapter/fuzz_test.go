@@ -67,7 +67,7 @@ func FuzzRefundArgs(f *testing.F) {
 		refunded = abs(refunded) % (total + 1)
 		o := shopOrder{SubtotalCents: subtotal, ShippingCents: shipping, TotalCents: total,
 			AmountRefundedCents: refunded, RefundableCents: total - refunded}
-		lines, refundable := refundBalance(o, reason)
+		lines, refundable := refundBalance(english(), o, reason)
 		if refundable < 0 || refundable > o.RefundableCents {
 			t.Fatalf("%s on %+v: refundable %d outside [0, %d]", reason, o, refundable, o.RefundableCents)
 		}

@@ -9,7 +9,7 @@ import (
 	"strconv"
 
 	"countersign/internal/adapter"
-	"countersign/internal/money"
+	"countersign/internal/locale"
 )
 
 // planReceipt checks that the invoice is the customer's and paid.
@@ -27,25 +27,28 @@ func (a *Adapter) planReceipt(ctx context.Context, p adapter.Principal, args map
 			Message: fmt.Sprintf("%s is %s; only a paid invoice has a receipt to send.", target.Display, inv.Status),
 			Hint:    "Use get_invoice to find the paid invoice the customer means."}
 	}
-	paid := "paid"
-	if inv.PaidAt != nil {
-		paid = "paid " + longDate(*inv.PaidAt)
-	}
-	q := adapter.Quote{
-		Title:  "Resend the receipt for invoice " + inv.Number,
-		Target: target,
-		Lines: []adapter.QuoteLine{
-			{Label: "Invoice", To: target.Display},
-			{Label: "Amount", To: fmt.Sprintf("%s, %s", money.Format(inv.AmountCents, inv.Currency), paid)},
-			{Label: "Send to", To: cust.Email, Emphasis: true},
-			{Label: "Receipts sent", From: strconv.Itoa(inv.ReceiptsSent), To: strconv.Itoa(inv.ReceiptsSent + 1)},
-		},
-		Consequences: []string{fmt.Sprintf("A copy of the receipt for %s will be e-mailed to %s.", money.Format(inv.AmountCents, inv.Currency), cust.Email)},
-		Constraints:  []string{"Only paid invoices have a receipt.", "The receipt goes only to the e-mail address on the account."},
-		ConfirmLabel: "Send receipt",
-		DeclineLabel: "Don't send",
-		Reversible:   true,
-	}
+	q := a.localized(func(t texts) adapter.Quote {
+		amount := t.money(inv.AmountCents, inv.Currency)
+		paid := t.T("receipt.amount_paid", locale.Params{"Amount": amount})
+		if inv.PaidAt != nil {
+			paid = t.T("receipt.amount_paid_on", locale.Params{"Amount": amount, "Date": t.date(*inv.PaidAt)})
+		}
+		return adapter.Quote{
+			Title:  t.T("receipt.title", locale.Params{"Number": inv.Number}),
+			Target: target,
+			Lines: []adapter.QuoteLine{
+				{Label: t.T("line.invoice", nil), To: target.Display},
+				{Label: t.T("line.amount", nil), To: paid},
+				{Label: t.T("line.send_to", nil), To: cust.Email, Emphasis: true},
+				{Label: t.T("line.receipts_sent", nil), From: strconv.Itoa(inv.ReceiptsSent), To: strconv.Itoa(inv.ReceiptsSent + 1)},
+			},
+			Consequences: []string{t.T("receipt.copy_sent", locale.Params{"Amount": amount, "Email": cust.Email})},
+			Constraints:  []string{t.T("receipt.only_paid", nil), t.T("receipt.only_account_email", nil)},
+			ConfirmLabel: t.T("receipt.confirm", nil),
+			DeclineLabel: t.T("receipt.decline", nil),
+			Reversible:   true,
+		}
+	})
 	before := make([]string, 0, len(inv.Receipts))
 	for _, r := range inv.Receipts {
 		before = append(before, r.ID)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"countersign/internal/adapter"
+	"countersign/internal/locale"
 	"countersign/internal/money"
 )
 
@@ -44,61 +45,46 @@ func (a *Adapter) planRefund(ctx context.Context, p adapter.Principal, args map[
 	if err != nil {
 		return nil, err
 	}
-	lines, refundable := refundBalance(order, reason)
+	_, refundable := refundBalance(english(), order, reason)
 	if amount > refundable {
-		msg := fmt.Sprintf("%s is more than can be refunded for %s on this order: at most %s.",
-			money.Format(amount, order.Currency), words(reason), money.Format(refundable, order.Currency))
-		if refundable == 0 {
-			msg = fmt.Sprintf("Nothing is left to refund for %s on this order.", words(reason))
+		return nil, refundTooLarge(order, reason, amount, refundable)
+	}
+	q := a.localized(func(t texts) adapter.Quote {
+		cur := order.Currency
+		lines, _ := refundBalance(t, order, reason)
+		if amount == refundable {
+			// All that can be refunded: the refund line says it, once.
+			lines = lines[:len(lines)-1]
 		}
-		if otherReasonCovers(order, reason, amount) {
-			// The reason's own rule refuses it (shipping for damaged, the
-			// restocking fee for changed_mind): a decision of the refund
-			// policy, not arithmetic. Trying another reason code for the
-			// same money is guessing around the policy, so the order is blocked.
-			return nil, &adapter.Error{Code: "amount_above_refundable", Outcome: adapter.Refused, PolicyRefusal: true,
-				Message: msg + " " + shippingRule(reason),
-				Hint: fmt.Sprintf("Do not propose this order again under another reason code or amount. Tell the customer "+
-					"the policy allows at most %s for %s, and hand the case to a person if they want more.",
-					money.Format(refundable, order.Currency), words(reason)),
-				Fields: map[string]string{"amount_cents": fmt.Sprintf("must be at most %d for %s", refundable, reason)}}
+		if amount < refundable {
+			lines = append(lines, adapter.QuoteLine{Label: t.T("refund.line.not_in_this_refund", nil), To: t.minus(refundable-amount, cur)})
 		}
-		return nil, &adapter.Error{Code: "amount_above_refundable", Outcome: adapter.Refused, Message: msg,
-			Hint:   fmt.Sprintf("Propose at most %s, or explain to the customer why the refund is smaller than they asked.", money.Format(refundable, order.Currency)),
-			Fields: map[string]string{"amount_cents": fmt.Sprintf("must be at most %d", refundable)}}
-	}
-	if amount == refundable {
-		// All that can be refunded: the refund line says it, once.
-		lines = lines[:len(lines)-1]
-	}
-	if amount < refundable {
-		lines = append(lines, adapter.QuoteLine{Label: "Not in this refund (can still be refunded later)",
-			To: "−" + money.Format(refundable-amount, order.Currency)})
-	}
-	lines = append(lines, adapter.QuoteLine{Label: "This refund", To: money.Format(amount, order.Currency), Emphasis: true, Sum: true})
-	// The reason is sent to the shop, so the person approving sees it.
-	lines = append([]adapter.QuoteLine{{Label: "Reason", To: words(reason)}}, lines...)
-	facts := orderFacts(order)
-	facts.Title = fmt.Sprintf("Refund %s for your %s", money.Format(amount, order.Currency), orderItems(order))
-	facts.Why = refundWhy(order, reason, amount, refundable)
-	facts.MoneyArrives = refundArrives
-	q := adapter.Quote{
-		Title:  fmt.Sprintf("Refund %s on order %s (%s)", money.Format(amount, order.Currency), order.ID, orderItems(order)),
-		Target: target,
-		Lines:  lines,
-		Consequences: []string{
-			fmt.Sprintf("The refund is paid back to the card used for order %s.", orderNumber(order)),
-			"A refund cannot be undone.",
-		},
-		Customer:     facts,
-		AmountCents:  &amount,
-		Currency:     order.Currency,
-		EffectiveAt:  &now,
-		Constraints:  []string{window, shippingRule(reason), "A refund never exceeds the refundable balance for its reason, less earlier refunds."},
-		ConfirmLabel: "Refund " + money.Format(amount, order.Currency),
-		DeclineLabel: "Don't refund",
-		Reversible:   false,
-	}
+		lines = append(lines, adapter.QuoteLine{Label: t.T("refund.line.this_refund", nil), To: t.money(amount, cur), Emphasis: true, Sum: true})
+		// The reason is sent to the shop, so the person approving sees it.
+		lines = append([]adapter.QuoteLine{{Label: t.T("line.reason", nil), To: t.T("refund_reason."+reason, nil)}}, lines...)
+		items := t.items(order)
+		facts := orderFacts(t, order)
+		facts.Title = t.T("refund.customer_title", locale.Params{"Amount": t.money(amount, cur), "Items": items})
+		facts.Why = refundWhy(t, order, reason, amount, refundable)
+		facts.MoneyArrives = t.T("refund.arrives", nil)
+		return adapter.Quote{
+			Title:  t.T("refund.title", locale.Params{"Amount": t.money(amount, cur), "ID": order.ID, "Items": items}),
+			Target: target,
+			Lines:  lines,
+			Consequences: []string{
+				t.T("refund.paid_back", locale.Params{"Number": orderNumber(order)}),
+				t.T("refund.final", nil),
+			},
+			Customer:     facts,
+			AmountCents:  &amount,
+			Currency:     order.Currency,
+			EffectiveAt:  &now,
+			Constraints:  []string{window.words(t), shippingRule(t, reason), t.T("refund.never_exceeds", nil)},
+			ConfirmLabel: t.T("refund.confirm", locale.Params{"Amount": t.money(amount, cur)}),
+			DeclineLabel: t.T("refund.decline", nil),
+			Reversible:   false,
+		}
+	})
 	return &plan{quote: q, send: func(ctx context.Context, key string) (adapter.Result, error) {
 		var r shopRefund
 		err := a.shop.write(ctx, http.MethodPost, "/refunds", key,
@@ -116,43 +102,78 @@ func (a *Adapter) planRefund(ctx context.Context, p adapter.Principal, args map[
 	}}, nil
 }
 
-// refundArrives is when a refund of the demo shop reaches the customer:
-// its payment processor pays refunds back to the card within 5–10
-// business days.
-const refundArrives = "Within 5–10 business days, on the card you paid with."
+// refundTooLarge refuses an amount above what the policy lets the order
+// refund for reason. The message is the assistant's, in English.
+func refundTooLarge(order shopOrder, reason string, amount, refundable int64) error {
+	msg := fmt.Sprintf("%s is more than can be refunded for %s on this order: at most %s.",
+		money.Format(amount, order.Currency), words(reason), money.Format(refundable, order.Currency))
+	if refundable == 0 {
+		msg = fmt.Sprintf("Nothing is left to refund for %s on this order.", words(reason))
+	}
+	if otherReasonCovers(order, reason, amount) {
+		// The reason's own rule refuses it (shipping for damaged, the
+		// restocking fee for changed_mind): a decision of the refund
+		// policy, not arithmetic. Trying another reason code for the
+		// same money is guessing around the policy, so the order is blocked.
+		return &adapter.Error{Code: "amount_above_refundable", Outcome: adapter.Refused, PolicyRefusal: true,
+			Message: msg + " " + shippingRule(english(), reason),
+			Hint: fmt.Sprintf("Do not propose this order again under another reason code or amount. Tell the customer "+
+				"the policy allows at most %s for %s, and hand the case to a person if they want more.",
+				money.Format(refundable, order.Currency), words(reason)),
+			Fields: map[string]string{"amount_cents": fmt.Sprintf("must be at most %d for %s", refundable, reason)}}
+	}
+	return &adapter.Error{Code: "amount_above_refundable", Outcome: adapter.Refused, Message: msg,
+		Hint:   fmt.Sprintf("Propose at most %s, or explain to the customer why the refund is smaller than they asked.", money.Format(refundable, order.Currency)),
+		Fields: map[string]string{"amount_cents": fmt.Sprintf("must be at most %d", refundable)}}
+}
 
 // refundWhy says in the customer's words why the refund is less than what
 // they paid: each rule of the policy that held part of it back, earlier
-// refunds, and the part not asked for.
-func refundWhy(o shopOrder, reason string, amount, refundable int64) []string {
+// refunds, and the part not asked for. When a refund of the demo shop
+// arrives (refund.arrives): its payment processor pays refunds back to
+// the card within 5–10 business days.
+func refundWhy(t texts, o shopOrder, reason string, amount, refundable int64) []string {
 	cur := o.Currency
 	var why []string
 	switch {
 	case reason == "changed_mind":
-		why = append(why, fmt.Sprintf("When you change your mind, shipping is not refunded and a %d%% restocking fee is kept on the items.", restockingFeePercent))
+		why = append(why, t.T("refund.why.changed_mind", locale.Params{"Percent": restockingFeePercent}))
 	case reason != "duplicate_charge" && reason != "not_received" && reason != "wrong_item" && o.ShippingCents > 0:
-		why = append(why, fmt.Sprintf("Shipping (%s) is not refunded when an item arrives %s: the delivery itself took place.",
-			money.Format(o.ShippingCents, cur), words(reason)))
+		why = append(why, t.T("refund.why.shipping_kept", locale.Params{"Amount": t.money(o.ShippingCents, cur)}))
 	}
 	if o.AmountRefundedCents > 0 {
-		why = append(why, fmt.Sprintf("%s of this order was refunded before.", money.Format(o.AmountRefundedCents, cur)))
+		why = append(why, t.T("refund.why.refunded_before", locale.Params{"Amount": t.money(o.AmountRefundedCents, cur)}))
 	}
 	if amount < refundable {
-		why = append(why, fmt.Sprintf("This refund covers the amount asked for. The other %s that can be refunded is not part of it and can still be refunded later.",
-			money.Format(refundable-amount, cur)))
+		why = append(why, t.T("refund.why.rest_later", locale.Params{"Amount": t.money(refundable-amount, cur)}))
 	}
 	return why
 }
 
+// window is where an order stands in the refund window: what happened
+// to it ("delivered", "shipped", "placed"), on which day, how many whole
+// calendar days ago.
+type window struct {
+	what string
+	on   time.Time
+	days int
+}
+
+// words is the window's rule as a quote's constraint: "The order was
+// delivered 3 days ago, on April 9, 2026: inside the 30-day refund window."
+func (w window) words(t texts) string {
+	return t.N("refund.window."+w.what, w.days, locale.Params{"Date": t.date(w.on), "Window": refundWindowDays})
+}
+
 // refundWindow checks the days since delivery (since shipping for
-// not_received) in whole calendar days, and says in words which rule
-// applied.
-func refundWindow(o shopOrder, display, reason string, now time.Time) (string, error) {
+// not_received) in whole calendar days; outside it the refusal says which
+// rule applied.
+func refundWindow(o shopOrder, display, reason string, now time.Time) (window, error) {
 	from, what := o.DeliveredAt, "delivered"
 	switch {
 	case reason == "not_received":
 		if (o.FulfilmentStatus != "not_received" && o.FulfilmentStatus != "shipped") || o.ShippedAt == nil {
-			return "", &adapter.Error{Code: "reason_does_not_apply", Outcome: adapter.Refused,
+			return window{}, &adapter.Error{Code: "reason_does_not_apply", Outcome: adapter.Refused,
 				Message: fmt.Sprintf("%s is %s; not_received applies only to an order that shipped and has not arrived.", display, words(o.FulfilmentStatus)),
 				Hint:    "Ask the customer what happened; if it arrived damaged or wrong, use that reason instead."}
 		}
@@ -160,7 +181,7 @@ func refundWindow(o shopOrder, display, reason string, now time.Time) (string, e
 	case reason == "duplicate_charge" && from == nil:
 		from, what = &o.PlacedAt, "placed"
 	case from == nil:
-		return "", &adapter.Error{Code: "not_delivered", Outcome: adapter.Refused,
+		return window{}, &adapter.Error{Code: "not_delivered", Outcome: adapter.Refused,
 			Message: fmt.Sprintf("%s has not been delivered, so %s does not apply yet.", display, words(reason)),
 			Hint:    "If the parcel is lost, use not_received once it has shipped; otherwise wait for delivery."}
 	}
@@ -168,14 +189,14 @@ func refundWindow(o shopOrder, display, reason string, now time.Time) (string, e
 	when := fmt.Sprintf("%s %s ago, on %s", what, plural(days, "day"), longDate(*from))
 	switch {
 	case days <= refundWindowDays:
-		return fmt.Sprintf("The order was %s: inside the %d-day refund window.", when, refundWindowDays), nil
+		return window{what: what, on: *from, days: days}, nil
 	case days <= storeCreditWindowDays:
-		return "", &adapter.Error{Code: "outside_refund_window_store_credit", Outcome: adapter.Refused, PolicyRefusal: true,
+		return window{}, &adapter.Error{Code: "outside_refund_window_store_credit", Outcome: adapter.Refused, PolicyRefusal: true,
 			Message: fmt.Sprintf("%s was %s. Refunds are available for %d days; from day %d to %d the customer can have store credit instead.",
 				display, when, refundWindowDays, refundWindowDays+1, storeCreditWindowDays),
 			Hint: "Offer store credit through a person; do not call issue_refund again for this order."}
 	default:
-		return "", &adapter.Error{Code: "outside_refund_window", Outcome: adapter.Refused, PolicyRefusal: true,
+		return window{}, &adapter.Error{Code: "outside_refund_window", Outcome: adapter.Refused, PolicyRefusal: true,
 			Message: fmt.Sprintf("%s was %s. Refunds are available for %d days and store credit for %d, so neither applies any more.",
 				display, when, refundWindowDays, storeCreditWindowDays),
 			Hint: "Decline politely and tell the customer why; do not call issue_refund again for this order."}
@@ -188,41 +209,40 @@ func refundWindow(o shopOrder, display, reason string, now time.Time) (string, e
 // full charge for duplicate_charge; less earlier refunds; never above the
 // shop's own refundable balance. It starts from what the customer paid and
 // names each part held back, so no line reads as a free one.
-func refundBalance(o shopOrder, reason string) ([]adapter.QuoteLine, int64) {
+func refundBalance(t texts, o shopOrder, reason string) ([]adapter.QuoteLine, int64) {
 	cur := o.Currency
-	neg := func(c int64) string { return "−" + money.Format(c, cur) }
 	var lines []adapter.QuoteLine
 	base := o.TotalCents
 	if reason == "duplicate_charge" || o.ShippingCents == 0 {
-		lines = append(lines, adapter.QuoteLine{Label: "You paid", To: money.Format(o.TotalCents, cur)})
+		lines = append(lines, adapter.QuoteLine{Label: t.T("refund.line.you_paid", nil), To: t.money(o.TotalCents, cur)})
 	} else {
 		lines = append(lines,
-			adapter.QuoteLine{Label: "Items", To: money.Format(o.SubtotalCents, cur)},
-			adapter.QuoteLine{Label: "Shipping", To: money.Format(o.ShippingCents, cur)},
-			adapter.QuoteLine{Label: "You paid", To: money.Format(o.TotalCents, cur), Sum: true})
+			adapter.QuoteLine{Label: t.T("refund.line.items", nil), To: t.money(o.SubtotalCents, cur)},
+			adapter.QuoteLine{Label: t.T("refund.line.shipping", nil), To: t.money(o.ShippingCents, cur)},
+			adapter.QuoteLine{Label: t.T("refund.line.you_paid", nil), To: t.money(o.TotalCents, cur), Sum: true})
 		if reason != "not_received" && reason != "wrong_item" {
 			base -= o.ShippingCents
-			lines = append(lines, adapter.QuoteLine{Label: "Shipping isn't refunded when " + reasonWhen(reason), To: neg(o.ShippingCents)})
+			lines = append(lines, adapter.QuoteLine{Label: t.T("refund.line.shipping_kept."+reason, nil), To: t.minus(o.ShippingCents, cur)})
 		}
 	}
 	if reason == "changed_mind" {
 		fee := (o.SubtotalCents*restockingFeePercent + 50) / 100
 		base -= fee
-		lines = append(lines, adapter.QuoteLine{Label: fmt.Sprintf("Restocking fee (%d%% of the items)", restockingFeePercent), To: neg(fee)})
+		lines = append(lines, adapter.QuoteLine{Label: t.T("refund.line.restocking_fee", locale.Params{"Percent": restockingFeePercent}), To: t.minus(fee, cur)})
 	}
 	if o.AmountRefundedCents > 0 {
-		lines = append(lines, adapter.QuoteLine{Label: "Already refunded", To: neg(o.AmountRefundedCents)})
+		lines = append(lines, adapter.QuoteLine{Label: t.T("refund.line.already_refunded", nil), To: t.minus(o.AmountRefundedCents, cur)})
 	}
 	refundable := max(base-o.AmountRefundedCents, 0)
 	if o.RefundableCents < refundable {
 		// The shop holds less than the policy allows: what it has left caps it.
-		lines = append(lines, adapter.QuoteLine{Label: "More than the order has left to refund", To: neg(refundable - max(o.RefundableCents, 0))})
+		lines = append(lines, adapter.QuoteLine{Label: t.T("refund.line.more_than_left", nil), To: t.minus(refundable-max(o.RefundableCents, 0), cur)})
 		refundable = max(o.RefundableCents, 0)
 	} else if base-o.AmountRefundedCents < 0 {
 		// Earlier refunds took more than this reason allows: nothing is left.
-		lines = append(lines, adapter.QuoteLine{Label: "More than this reason allows", To: money.Format(o.AmountRefundedCents-base, cur)})
+		lines = append(lines, adapter.QuoteLine{Label: t.T("refund.line.more_than_reason", nil), To: t.money(o.AmountRefundedCents-base, cur)})
 	}
-	lines = append(lines, adapter.QuoteLine{Label: "Can be refunded when " + reasonWhen(reason), To: money.Format(refundable, cur), Sum: true})
+	lines = append(lines, adapter.QuoteLine{Label: t.T("refund.line.refundable."+reason, nil), To: t.money(refundable, cur), Sum: true})
 	return lines, refundable
 }
 
@@ -232,25 +252,16 @@ func refundBalance(o shopOrder, reason string) ([]adapter.QuoteLine, int64) {
 // order has left.
 func otherReasonCovers(o shopOrder, reason string, amount int64) bool {
 	for _, r := range RefundReasons {
-		if _, refundable := refundBalance(o, r); r != reason && amount <= refundable {
+		if _, refundable := refundBalance(english(), o, r); r != reason && amount <= refundable {
 			return true
 		}
 	}
 	return false
 }
 
-func shippingRule(reason string) string {
-	switch reason {
-	case "not_received", "wrong_item":
-		return "Shipping is refunded when " + reasonWhen(reason) + "."
-	case "changed_mind":
-		return "Shipping isn't refunded when you changed your mind, and a 15% restocking fee is deducted from the items."
-	case "duplicate_charge":
-		return "A duplicate charge is refunded in full."
-	default:
-		return "Shipping isn't refunded when an item arrived damaged: the parcel arrived, so the carrier's work was done."
-	}
-}
+// shippingRule is the refund policy's rule on shipping for reason, in
+// t's language.
+func shippingRule(t texts, reason string) string { return t.T("refund.rule."+reason, nil) }
 
 // verifyRefund lists the order's refunds: the call's refund must be there
 // with the amount asked.

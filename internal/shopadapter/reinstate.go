@@ -7,7 +7,7 @@ import (
 	"net/url"
 
 	"countersign/internal/adapter"
-	"countersign/internal/money"
+	"countersign/internal/locale"
 )
 
 // planReinstate checks that the subscription is the customer's, cancelled,
@@ -33,23 +33,26 @@ func (a *Adapter) planReinstate(ctx context.Context, p adapter.Principal, args m
 			Hint:    "A new subscription is needed; hand this to a person."}
 	}
 	renews := sub.CurrentPeriodEnd.UTC()
-	q := adapter.Quote{
-		Title:  "Reinstate " + target.Display,
-		Target: target,
-		Lines: []adapter.QuoteLine{
-			{Label: "Status", From: "cancelled", To: "active", Customer: "Your subscription will be active again."},
-			{Label: "Next charge", From: "none", To: fmt.Sprintf("%s on %s", money.Format(sub.PriceCents, sub.Currency), longDate(renews)), Emphasis: true},
-		},
-		Consequences: []string{
-			fmt.Sprintf("Your %s stays active and renews on %s.", target.Display, longDate(renews)),
-			fmt.Sprintf("You will be charged %s on %s.", money.Format(sub.PriceCents, sub.Currency), longDate(renews)),
-		},
-		EffectiveAt:  &now,
-		Constraints:  []string{"Only a cancelled subscription whose current period has not ended can be reinstated."},
-		ConfirmLabel: "Reinstate plan",
-		DeclineLabel: "Keep it cancelled",
-		Reversible:   true,
-	}
+	q := a.localized(func(t texts) adapter.Quote {
+		on := locale.Params{"Amount": t.money(sub.PriceCents, sub.Currency), "Date": t.date(renews)}
+		return adapter.Quote{
+			Title:  t.T("reinstate.title", locale.Params{"Plan": sub.Plan, "Site": sub.Site}),
+			Target: target,
+			Lines: []adapter.QuoteLine{
+				{Label: t.T("line.status", nil), From: t.T("value.cancelled", nil), To: t.T("value.active", nil), Customer: t.T("reinstate.customer", nil)},
+				{Label: t.T("line.next_charge", nil), From: t.T("value.none", nil), To: t.T("value.amount_on", on), Emphasis: true},
+			},
+			Consequences: []string{
+				t.T("reinstate.renews", locale.Params{"Plan": sub.Plan, "Site": sub.Site, "Date": t.date(renews)}),
+				t.T("reinstate.charged", on),
+			},
+			EffectiveAt:  &now,
+			Constraints:  []string{t.T("reinstate.only_cancelled", nil)},
+			ConfirmLabel: t.T("reinstate.confirm", nil),
+			DeclineLabel: t.T("reinstate.decline", nil),
+			Reversible:   true,
+		}
+	})
 	return &plan{quote: q, send: func(ctx context.Context, key string) (adapter.Result, error) {
 		res := adapter.Result{Reference: reference("sub_reinstate_", key)}
 		var back shopSubscription

@@ -174,8 +174,8 @@ func shortID(id string) string {
 
 // orderFacts are how a customer recognises an order: its number, the day
 // it was placed and its items, with no internal id.
-func orderFacts(o shopOrder) *adapter.CustomerFacts {
-	f := &adapter.CustomerFacts{Reference: "Order " + orderNumber(o), DateLabel: "Ordered"}
+func orderFacts(t texts, o shopOrder) *adapter.CustomerFacts {
+	f := &adapter.CustomerFacts{Reference: "Order " + orderNumber(o), DateLabel: t.T("facts.ordered", nil)}
 	placed := o.PlacedAt.UTC()
 	f.Date = &placed
 	for _, it := range o.Items {

@@ -2,7 +2,6 @@ package console
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
@@ -32,7 +31,7 @@ func editFields(params []adapter.Param, args map[string]any, posted url.Values, 
 			// takes money, so say that instead.
 			f.Kind = "money"
 			f.Label += " (" + currencyLabel(currency) + ")"
-			f.Description = "Write the amount as money, like 34.50."
+			f.Description = "Write the amount as money, like " + money.Example(currency) + "."
 		case len(p.Enum) > 0:
 			f.Kind, f.Options = "select", p.Enum
 		case p.Type == "integer":
@@ -52,7 +51,7 @@ func editFields(params []adapter.Param, args map[string]any, posted url.Values, 
 			} else if v, ok := args[p.Name]; ok {
 				f.Value = argText(v)
 				if n, isNum := v.(float64); isNum && f.Kind == "money" {
-					f.Value = centsText(int64(n))
+					f.Value = money.Major(int64(n), currency)
 				}
 			}
 		}
@@ -65,15 +64,6 @@ func editFields(params []adapter.Param, args map[string]any, posted url.Values, 
 // people read and write as money, never as cents.
 func isCents(p adapter.Param) bool {
 	return p.Type == "integer" && strings.HasSuffix(p.Name, "_cents")
-}
-
-// centsText writes cents as the decimal a person types: 3450 → "34.50".
-func centsText(c int64) string {
-	sign := ""
-	if c < 0 {
-		sign, c = "-", -c
-	}
-	return fmt.Sprintf("%s%d.%02d", sign, c/100, c%100)
 }
 
 // currencyLabel names the currency an amount field takes.
@@ -108,7 +98,7 @@ func argsFromForm(params []adapter.Param, form url.Values, prefix, currency stri
 		if isCents(p) {
 			c, err := money.Parse(raw, currency)
 			if err != nil {
-				errs[name] = "write an amount like 34.50"
+				errs[name] = "write an amount like " + money.Example(currency)
 				continue
 			}
 			out[p.Name] = c

@@ -1,0 +1,85 @@
+package controlplane_test
+
+import (
+	"strings"
+	"testing"
+
+	"countersign/internal/apperr"
+	"countersign/internal/controlplane"
+	"countersign/internal/demoshop"
+)
+
+// orderIn is a delivered order of the bundle's customer in currency, one
+// item of 400.00 in its main unit (40000 minor units; 40,000 yen).
+func (b *testBundle) orderIn(currency string) demoshop.Order {
+	b.t.Helper()
+	at := b.clock.Now().AddDate(0, 0, -3)
+	o, err := b.shop.CreateOrder(b.ctx, demoshop.OrderFixture{CustomerID: b.customer.ID, DeliveredAt: &at, Currency: currency,
+		Items: []demoshop.ItemFixture{{Name: "Oak table", UnitPriceCents: 40000, Quantity: 1}}})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return o
+}
+
+// TestExposureComparesOneCurrency: a policy's limits are in US dollars.
+// A refund in euros or yen under them is refused naming the currency
+// field and the fix, never compared as if it were cents of dollars; with
+// no limits it is recorded, and what moved in dollars is not added to it;
+// once euros are pending on the customer, a dollar request under limits
+// is refused too, so no split across currencies passes under a limit; the
+// policy's what-if sums dollars only.
+func TestExposureComparesOneCurrency(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.newCustomer()
+	b.setStage("issue_refund", controlplane.StageAssisted)
+	task := b.taskIn(b.assistant, "conv-currencies", []string{"issue_refund"}, 10, 60)
+
+	dollars := b.propose(task, "issue_refund", refund(b.orderIn("usd").ID, 10000, "damaged"), "")
+	if dollars.State != controlplane.AwaitingConfirmation {
+		t.Fatalf("$100.00 routed to %s (%s)", dollars.State, dollars.RouteReason)
+	}
+	for _, cur := range []string{"eur", "jpy"} {
+		_, err := b.tryPropose(task, "issue_refund", refund(b.orderIn(cur).ID, 15000, "damaged"), "")
+		ae, ok := apperr.As(err)
+		if !ok || ae.Code != controlplane.CodeCurrencyNotLimited || !strings.Contains(ae.Fields["currency"], "the policy's limits are in USD") {
+			t.Fatalf("a refund in %s under dollar limits: %v, want %s naming the currency field", cur, err, controlplane.CodeCurrencyNotLimited)
+		}
+	}
+
+	// Without amount limits a euro refund is recorded, and the $100.00
+	// pending is not added to it.
+	if _, err := b.store.Pool().Exec(b.ctx, `UPDATE policies SET auto_max_cents = NULL, approval_above_cents = NULL,
+		second_approver_above_cents = NULL, step_up_above_cents = NULL, version = version + 1 WHERE action = 'issue_refund'`); err != nil {
+		t.Fatal(err)
+	}
+	euros := b.propose(task, "issue_refund", refund(b.orderIn("eur").ID, 15000, "damaged"), "")
+	if euros.ExposureCents != 0 {
+		t.Errorf("the euro refund counted %d of prior exposure: the dollars were added to euros", euros.ExposureCents)
+	}
+
+	// With limits again, euros pending: a dollar request is refused.
+	if _, err := b.store.Pool().Exec(b.ctx, `UPDATE policies SET approval_above_cents = 20000, version = version + 1
+		WHERE action = 'issue_refund'`); err != nil {
+		t.Fatal(err)
+	}
+	// The policy's what-if counts the euros apart, in none of its sums.
+	p, err := b.cp.Policy(b.ctx, "shop", "issue_refund")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := b.cp.PolicyWhatIf(b.ctx, p, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.OtherCurrency != 1 || w.Refused != 1 || w.RefusedCents+w.AutoCents+w.ApprovalCents+w.ConfirmationCents != 10000 {
+		t.Errorf("what-if with $100.00 and €150.00 proposed: %+v, want the euros counted apart and only $100.00 summed", w)
+	}
+	_, err = b.tryPropose(task, "issue_refund", refund(b.orderIn("usd").ID, 5000, "damaged"), "")
+	ae, ok := apperr.As(err)
+	if !ok || ae.Code != controlplane.CodeMixedCurrencyExposure || ae.Kind != apperr.Conflict ||
+		!strings.Contains(ae.Fields["currency"], "is USD, and EUR already moved or is pending") {
+		t.Errorf("a dollar refund with euros pending on the customer: %v, want %s", err, controlplane.CodeMixedCurrencyExposure)
+	}
+}
