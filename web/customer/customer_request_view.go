@@ -190,13 +190,6 @@ func (f customerFrame) lineText(l adapter.QuoteLine) string {
 	return l.To
 }
 
-func lineText(l adapter.QuoteLine) string {
-	if l.From != "" {
-		return l.From + " → " + l.To
-	}
-	return l.To
-}
-
 // customerStatus says where a request stands in a customer's words. The
 // badge is the state's one badge, the same as on every console page; the
 // headline and detail are written for the customer, a done one in the
