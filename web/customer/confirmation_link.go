@@ -212,7 +212,7 @@ func (h *Handler) renderLinkPage(c echo.Context, status int, token string, st li
 	if err != nil {
 		return err
 	}
-	h.localise(c, inv.System)
+	h.localiseLink(c, *o)
 	csrf, err := h.CSRFToken(c)
 	if err != nil {
 		return err

@@ -50,7 +50,7 @@ func (h *Handler) withLocale(routes []kit.Route) []kit.Route {
 			if p, ok := kit.CustomerOf(c); ok {
 				system = p.System
 			}
-			h.decideLocale(c, system, false)
+			h.decideLocale(c, system, "", false)
 			return next(c)
 		}
 	}
@@ -63,15 +63,24 @@ func (h *Handler) withLocale(routes []kit.Route) []kit.Route {
 // switch, the header, then that system's default. Every handler that
 // loads a request calls it before rendering or deciding.
 func (h *Handler) localise(c echo.Context, system string) {
-	h.decideLocale(c, system, true)
+	h.decideLocale(c, system, "", true)
+}
+
+// localiseLink is localise for a link's page, opened before its holder
+// proved anything: the business's word is that of the link's customer
+// (customerRef), whose request the page shows to whoever holds the link
+// anyway. A browser that proved it is a customer reads its own.
+func (h *Handler) localiseLink(c echo.Context, o confirmation.Opened) {
+	h.decideLocale(c, o.System, o.CustomerRef, true)
 }
 
 // decideLocale decides for a page about system's request; read allows
-// reading the customer record when the session does not hold it yet.
-func (h *Handler) decideLocale(c echo.Context, system string, read bool) {
+// reading the customer record when the session does not hold it yet;
+// linkRef is the customer of the link a visitor without proof opened.
+func (h *Handler) decideLocale(c echo.Context, system, linkRef string, read bool) {
 	name, brand := h.brandOf(system)
 	in := locale.Inputs{AcceptLanguage: c.Request().Header.Get("Accept-Language"), Default: brand.Locale,
-		Business: h.businessWord(c, name, read)}
+		Business: h.businessWord(c, name, linkRef, read)}
 	if ck, err := c.Cookie(locale.CookieName); err == nil {
 		in.Cookie = ck.Value
 	}
@@ -93,12 +102,13 @@ func (h *Handler) catalogue() *locale.Catalogue {
 
 // businessWord is the business's word for this browser's customer on a
 // page of system: the assertion's "loc" when the console ships it, else
-// the customer record's locale. A visitor who proved nothing has none: a
-// link alone does not say whose language to read.
-func (h *Handler) businessWord(c echo.Context, system string, read bool) string {
+// the customer record's locale. A visitor who proved nothing reads the
+// record of the customer whose link they opened (linkRef), kept apart per
+// customer; without a link, none.
+func (h *Handler) businessWord(c echo.Context, system, linkRef string, read bool) string {
 	p, ok := kit.CustomerOf(c)
 	if !ok {
-		return ""
+		return h.linkRecordLocale(c, system, linkRef, read)
 	}
 	if _, ok := locale.Match(p.Locale); ok {
 		return p.Locale
@@ -122,6 +132,31 @@ func (h *Handler) businessWord(c echo.Context, system string, read bool) string 
 		h.Log.Warn("keep the customer record's locale", "system", system, "error", err)
 	}
 	v, _ := sess.Values[recordLocaleKey(system)].(string)
+	return v
+}
+
+// linkRecordLocale is the record's locale of a link's customer for a
+// visitor who proved nothing yet, kept in the session per system and
+// customer so that two links opened in one browser keep their own.
+func (h *Handler) linkRecordLocale(c echo.Context, system, ref string, read bool) string {
+	sess := kit.Session(c)
+	if system == "" || ref == "" || sess == nil {
+		return ""
+	}
+	key := recordLocaleKey(system) + ":" + ref
+	if v, kept := sess.Values[key].(string); kept || !read {
+		return v
+	}
+	values := map[any]any{}
+	if !h.keepRecordLocale(c.Request().Context(), values, ref, system) {
+		return ""
+	}
+	v, _ := values[recordLocaleKey(system)].(string)
+	sess.Values[key] = v
+	kit.MarkDirty(sess)
+	if err := sess.Save(c.Request(), c.Response()); err != nil {
+		h.Log.Warn("keep the link customer's record locale", "system", system, "error", err)
+	}
 	return v
 }
 

@@ -153,3 +153,37 @@ func TestTheCustomerRecordIsReadOncePerSession(t *testing.T) {
 		t.Errorf("the account's confirmation records %s from %s; want de from business", tag, from)
 	}
 }
+
+// TestALinksPageSpeaksItsCustomersLanguageBeforeAnyProof: the page a
+// customer's link opens, before its holder proves anything, is in the
+// language of the link's customer as the business keeps it (their record),
+// ahead of the browser's; it shows that customer's request to whoever
+// holds the link anyway. The record is read once per customer in a
+// browser's session, as it is after a proof.
+func TestALinksPageSpeaksItsCustomersLanguageBeforeAnyProof(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t, webtest.WithShop())
+	b.StageForCustomer(t, webtest.CustomerActions...)
+	if err := b.Shop.SetCustomerLocale(t.Context(), webtest.Jordan, "ar"); err != nil {
+		t.Fatal(err)
+	}
+	inv := b.ProposeFor(t, b.CustomerTask(t, webtest.Jordan), "issue_refund",
+		map[string]any{"order_id": "walnut lamp", "amount_cents": 4210, "reason_code": "damaged"}, "")
+	c := b.Client(t)
+	c.Header.Set("Accept-Language", "de")
+	page := c.Get(b.Link(t, inv, webtest.Jordan))
+	if page.StatusCode != http.StatusOK {
+		t.Fatalf("the link's page: %d\n%s", page.StatusCode, page.Text)
+	}
+	if got := pageLanguage(t, page); got != "ar" {
+		t.Errorf("the link's page before any proof is in %q, want the record's ar", got)
+	}
+	if err := b.Shop.SetCustomerLocale(t.Context(), webtest.Jordan, ""); err != nil {
+		t.Fatal(err)
+	}
+	again := b.ProposeFor(t, b.CustomerTask(t, webtest.Jordan), "change_shipping_address",
+		map[string]any{"order_id": "standing desk mat", "address": webtest.JordanAddress}, "")
+	if got := pageLanguage(t, c.Get(b.Link(t, again, webtest.Jordan))); got != "ar" {
+		t.Errorf("the same customer's next link in the same browser is in %q, want ar as read at the first", got)
+	}
+}

@@ -80,7 +80,7 @@ func (h *Handler) handleMailLink(c echo.Context) error {
 		return err
 	}
 	inv := m.Invocation
-	h.localise(c, m.System)
+	h.localiseLink(c, m.Opened)
 	csrf, err := h.CSRFToken(c)
 	if err != nil {
 		return err
