@@ -123,7 +123,8 @@ type Config struct {
 	// its value from DefaultCodeLimits (a bound is never "none").
 	CodeLimits CodeLimits
 	// Catalogue holds the texts of the customer's mails (nil:
-	// locale.Shipped()); tests give one with the pseudo-locale.
+	// locale.Installed(), with an installation's files); tests give one
+	// with the pseudo-locale.
 	Catalogue *locale.Catalogue
 }
 

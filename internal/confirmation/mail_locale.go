@@ -36,7 +36,7 @@ func MailLanguage(ctx context.Context, rec LanguageRecord, brand adapter.Brand, 
 func (s *Service) mailLocalizer(ctx context.Context, o Opened, contact adapter.Contact, kept string) *locale.Localizer {
 	cat := s.cfg.Catalogue
 	if cat == nil {
-		cat = locale.Shipped()
+		cat = locale.Installed()
 	}
 	if t, ok := locale.Match(kept); ok {
 		return cat.For(t)

@@ -83,7 +83,7 @@ type Config struct {
 	// Limit is how many passkeys a customer may have for one system (0:
 	// DefaultLimit).
 	Limit int
-	// Catalogue holds the notices' texts (nil: locale.Shipped()); tests
+	// Catalogue holds the notices' texts (nil: locale.Installed()); tests
 	// give one with the pseudo-locale.
 	Catalogue *locale.Catalogue
 }
@@ -114,7 +114,7 @@ type Service struct {
 func New(st Store, cfg Config) (*Service, error) {
 	s := &Service{store: st, now: cfg.Now, log: cfg.Log, mail: cfg.Mail, registry: cfg.Registry, limit: cfg.Limit, catalogue: cfg.Catalogue}
 	if s.catalogue == nil {
-		s.catalogue = locale.Shipped()
+		s.catalogue = locale.Installed()
 	}
 	if s.limit <= 0 {
 		s.limit = DefaultLimit

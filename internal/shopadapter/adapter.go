@@ -41,9 +41,10 @@ type Config struct {
 	// by default.
 	Brand adapter.Brand
 	// Catalogue holds the shop.* messages quotes are written from; nil
-	// means locale.Shipped(). Quotes are written in English and carried
-	// in every other language the catalogue holds, so a catalogue with a
-	// language added (a shop.<tag>.json file) translates them too.
+	// means locale.Installed() (the shipped files and an installation's).
+	// Quotes are written in English and carried in every other language
+	// the catalogue holds, so a catalogue with a language added (a
+	// shop.<tag>.json file) translates them too.
 	Catalogue *locale.Catalogue
 }
 
@@ -108,7 +109,7 @@ func New(cfg Config) *Adapter {
 		cfg.Brand.Zone = DemoBrand.Zone
 	}
 	if cfg.Catalogue == nil {
-		cfg.Catalogue = locale.Shipped()
+		cfg.Catalogue = locale.Installed()
 	}
 	return &Adapter{
 		brand:   cfg.Brand,

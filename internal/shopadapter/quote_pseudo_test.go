@@ -86,3 +86,27 @@ func businessData(q adapter.Quote, p adapter.Principal) []string {
 	}
 	return data
 }
+
+// TestTheInstalledCatalogueWritesTheQuotes: an adapter given no catalogue
+// writes its quotes from the installation's (locale.Install, what
+// -locales-dir loads), so a language an installation adds reaches the
+// shop's quotes, not the pages alone. Not parallel: it changes the
+// process's catalogue and puts the shipped one back.
+func TestTheInstalledCatalogueWritesTheQuotes(t *testing.T) {
+	cat, err := locale.Load(locale.WithPseudo())
+	if err != nil {
+		t.Fatal(err)
+	}
+	locale.Install(cat)
+	t.Cleanup(func() { locale.Install(locale.Shipped()) })
+	b := setup(t)
+	a := shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: b.url, Token: shopToken, Ledger: b.ledger, Now: clock})
+	q, err := a.DryRun(t.Context(), jordan, shopadapter.ActionIssueRefund,
+		raw(t, map[string]any{"order_id": "walnut lamp", "amount_cents": 4210, "reason_code": "damaged"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := q.Translations[locale.Pseudo.String()]; !ok {
+		t.Errorf("the quote carries %d translations, none in the installed catalogue's added language", len(q.Translations))
+	}
+}

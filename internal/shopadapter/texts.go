@@ -41,7 +41,7 @@ func (t texts) date(d time.Time) string {
 
 // english are the texts a quote is written in, and the assistant's
 // refusals are.
-func english() texts { return texts{locale.Shipped().For(language.English)} }
+func english() texts { return texts{locale.Installed().For(language.English)} }
 
 // localized builds a quote with build once per language of the adapter's
 // catalogue: the English quote is the one written (Locale "en"), the
