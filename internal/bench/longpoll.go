@@ -73,7 +73,7 @@ func (r *runner) longPolls(ctx context.Context) error {
 	r.log("long polls: the idle console for %s, then %d waiters for %s", r.cfg.WaitWindow, n, r.cfg.WaitWindow)
 	customer := r.world.Customers()[0]
 	api := chaos.NewAssistant(r.world.APIKey())
-	task, err := r.newTask(ctx, api, customer, chaos.ActionConfirm, 2, 1)
+	task, err := r.newTask(ctx, api, customer, chaos.ActionConfirm, 2)
 	if err != nil {
 		return err
 	}

@@ -87,11 +87,13 @@ func (r *runner) settle(ctx context.Context, tw *taskWatch, task, id string, wit
 	}
 }
 
-func (r *runner) newTask(ctx context.Context, api *chaos.Assistant, customer, action string, budget, inflight int) (string, error) {
+// newTask opens a task for action with a budget of writes, one in flight
+// at a time.
+func (r *runner) newTask(ctx context.Context, api *chaos.Assistant, customer, action string, budget int) (string, error) {
 	var t chaos.Task
 	_, err := api.Do(ctx, r.base, http.MethodPost, "/tasks", map[string]any{"customer_ref": customer,
 		"conversation_id": fmt.Sprintf("bench-%d", time.Now().UnixNano()), "allowed_actions": []string{action},
-		"write_budget": budget, "inflight_limit": inflight, "rate_per_minute": 10000,
+		"write_budget": budget, "inflight_limit": 1, "rate_per_minute": 10000,
 		"expires_at": time.Now().Add(2 * time.Hour)}, "", &t)
 	return t.ID, err
 }
@@ -214,6 +216,26 @@ func (r *runner) writeLoop(ctx context.Context, lanes int, d time.Duration, wait
 		err       error
 	}
 	parts := make([]part, lanes)
+	const budget = 1000
+	// Each lane's task and product are made before the window opens: the
+	// window measures writes, not setting up 64 lanes on a busy machine
+	// (which could use all of a short window and count nothing).
+	tasks, products := make([]string, lanes), make([]string, lanes)
+	var setup sync.WaitGroup
+	for i := range parts {
+		setup.Go(func() {
+			if tasks[i], parts[i].err = r.newTask(ctx, api, r.world.Operator(), chaos.ActionAuto, budget); parts[i].err != nil {
+				return
+			}
+			products[i], parts[i].err = r.world.NewProduct(ctx)
+		})
+	}
+	setup.Wait()
+	for _, p := range parts {
+		if p.err != nil {
+			return writeRun{}, p.err
+		}
+	}
 	start := time.Now()
 	until := start.Add(d)
 	sctx, stopSampling := context.WithDeadline(ctx, until)
@@ -225,12 +247,11 @@ func (r *runner) writeLoop(ctx context.Context, lanes int, d time.Duration, wait
 		p := &parts[i]
 		p.other = map[string]int{}
 		wg.Go(func() {
-			const budget = 1000
-			var task, product string
-			used := budget
+			task, product := tasks[i], products[i]
+			used := 0
 			for n := 0; time.Now().Before(until); n++ {
 				if used >= budget {
-					if task, p.err = r.newTask(ctx, api, r.world.Operator(), chaos.ActionAuto, budget, 1); p.err != nil {
+					if task, p.err = r.newTask(ctx, api, r.world.Operator(), chaos.ActionAuto, budget); p.err != nil {
 						return
 					}
 					if product, p.err = r.world.NewProduct(ctx); p.err != nil {
@@ -322,7 +343,7 @@ func (r *runner) confirmToSend(ctx context.Context) error {
 	if err := person.SignIn(ctx, r.base); err != nil {
 		return err
 	}
-	task, err := r.newTask(ctx, api, customer, chaos.ActionConfirm, r.cfg.ConfirmSamples+1, 1)
+	task, err := r.newTask(ctx, api, customer, chaos.ActionConfirm, r.cfg.ConfirmSamples+1)
 	if err != nil {
 		return err
 	}
