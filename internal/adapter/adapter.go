@@ -114,6 +114,11 @@ type Quote struct {
 	// "Cancel subscription" / "Keep plan".
 	ConfirmLabel string `json:"confirm_label"`
 	DeclineLabel string `json:"decline_label"`
+	// DoneWords, optional, is what the customer's page calls the request
+	// once it is carried out, without the full stop: "Refunded". A quote
+	// without it (one stored before it existed) is shown the action's
+	// ActionSpec.DoneWords.
+	DoneWords string `json:"done_words,omitempty"`
 	// Reversible says whether a compensation exists.
 	Reversible bool `json:"reversible"`
 	// Customer holds what the customer's pages show instead of the system's

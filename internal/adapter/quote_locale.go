@@ -20,6 +20,7 @@ type QuoteWords struct {
 	Constraints  []string         `json:"constraints,omitempty"`
 	ConfirmLabel string           `json:"confirm_label"`
 	DeclineLabel string           `json:"decline_label"`
+	DoneWords    string           `json:"done_words,omitempty"`
 	Customer     *CustomerWords   `json:"customer,omitempty"`
 }
 
@@ -32,11 +33,16 @@ type QuoteLineWords struct {
 	Customer string `json:"customer,omitempty"`
 }
 
-// CustomerWords are CustomerFacts' texts in one locale; Reference, Date
-// and Items are the system's and the same in every locale.
+// CustomerWords are CustomerFacts' texts in one locale; Date is the
+// system's and the same in every locale. Reference and Items, when given,
+// are the reference and items as this locale writes them ("Commande
+// #245695"); a translation without them (one stored before they existed)
+// is shown the quote's own.
 type CustomerWords struct {
 	Title        string   `json:"title,omitempty"`
+	Reference    string   `json:"reference,omitempty"`
 	DateLabel    string   `json:"date_label,omitempty"`
+	Items        []string `json:"items,omitempty"`
 	Why          []string `json:"why,omitempty"`
 	MoneyArrives string   `json:"money_arrives,omitempty"`
 }
@@ -56,6 +62,9 @@ func (q Quote) In(locale string) Quote {
 	out.Locale = loc
 	out.Title, out.ConfirmLabel, out.DeclineLabel = w.Title, w.ConfirmLabel, w.DeclineLabel
 	out.Consequences, out.Constraints = w.Consequences, w.Constraints
+	if w.DoneWords != "" {
+		out.DoneWords = w.DoneWords
+	}
 	out.Lines = make([]QuoteLine, len(q.Lines))
 	for i, l := range q.Lines {
 		lw := w.Lines[i]
@@ -65,6 +74,12 @@ func (q Quote) In(locale string) Quote {
 	if q.Customer != nil && w.Customer != nil {
 		c := *q.Customer
 		c.Title, c.DateLabel, c.Why, c.MoneyArrives = w.Customer.Title, w.Customer.DateLabel, w.Customer.Why, w.Customer.MoneyArrives
+		if w.Customer.Reference != "" {
+			c.Reference = w.Customer.Reference
+		}
+		if w.Customer.Items != nil {
+			c.Items = w.Customer.Items
+		}
 		out.Customer = &c
 	}
 	return out

@@ -69,3 +69,28 @@ func TestQuoteWithoutTranslationsKeepsItsJSON(t *testing.T) {
 		t.Errorf("a quote in one locale is written %s", b)
 	}
 }
+
+// TestQuoteInDoneWordsReferenceAndItems: a translation's done words,
+// reference and items are shown in its locale; a translation stored
+// before it had them (or a quote without done words) shows the written
+// ones, never empty.
+func TestQuoteInDoneWordsReferenceAndItems(t *testing.T) {
+	q := localeQuote()
+	q.DoneWords = "The receipt has been sent again"
+	q.Customer.Items = []string{"Receipt × 1"}
+	old := q.In("fr")
+	if old.DoneWords != q.DoneWords || old.Customer.Reference != "INV-7" || len(old.Customer.Items) != 1 || old.Customer.Items[0] != "Receipt × 1" {
+		t.Errorf("an older translation shows done %q, reference %q, items %q", old.DoneWords, old.Customer.Reference, old.Customer.Items)
+	}
+	fr := q.Translations["fr"]
+	fr.DoneWords = "Le reçu vous a été renvoyé"
+	fr.Customer.Reference, fr.Customer.Items = "Facture INV-7", []string{"Reçu × 1"}
+	q.Translations["fr"] = fr
+	got := q.In("fr-CA")
+	if got.DoneWords != "Le reçu vous a été renvoyé" || got.Customer.Reference != "Facture INV-7" || got.Customer.Items[0] != "Reçu × 1" {
+		t.Errorf("French shows done %q, reference %q, items %q", got.DoneWords, got.Customer.Reference, got.Customer.Items)
+	}
+	if en := q.In("en"); en.DoneWords != q.DoneWords || en.Customer.Reference != "INV-7" {
+		t.Errorf("English shows done %q, reference %q", en.DoneWords, en.Customer.Reference)
+	}
+}

@@ -149,6 +149,12 @@ func (a *Adapter) buildQuote(act *action, target adapter.Target, vars map[string
 		q.EffectiveAt = &now
 	}
 	if len(a.locales) > 1 {
+		// Only a quote with translations carries the done words: a
+		// one-locale file's quote is written as it was, and its page
+		// shows the spec's, the same words.
+		if q.DoneWords = render(qt.done); err != nil {
+			return q, err
+		}
 		q.Locale = a.defaultLocale
 		q.Translations = map[string]adapter.QuoteWords{}
 		for _, loc := range a.locales {

@@ -156,6 +156,9 @@ type quoteTemplate struct {
 	lines                             []lineTemplate
 	consequences, constraints         []*template
 	customer                          *customerTemplate
+	// done is the action's done words (ActionDesc.DoneWords), nil when
+	// the file gives none.
+	done *template
 }
 
 type verifyTemplate struct {

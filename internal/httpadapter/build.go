@@ -284,7 +284,7 @@ func (c *compiler) action(ptr string, ad ActionDesc, objects map[string]*object,
 	act := &action{spec: adapter.ActionSpec{Name: ad.Name, Title: ad.Title, Description: ad.Description, Params: params(ad.Params),
 		Risk: adapter.Risk(ad.Risk), Compensation: ad.Compensation, Limits: ad.Limits, Guidance: ad.Guidance,
 		TargetKind: ad.Target.Kind, TargetParam: ad.Target.Param, AmountParam: ad.AmountParam,
-		DefaultStage: ad.DefaultStage, DoneWords: ad.DoneWords, RejectReasons: ad.RejectReasons}}
+		DefaultStage: ad.DefaultStage, DoneWords: ad.DoneWords.in(c.defaultLocale), RejectReasons: ad.RejectReasons}}
 	if act.spec.Limits == nil {
 		act.spec.Limits = []string{}
 	}
@@ -327,6 +327,9 @@ func (c *compiler) action(ptr string, ad ActionDesc, objects map[string]*object,
 	act.quote = quoteTemplate{title: c.localText(qp+"/title", q.Title), amount: c.expr(qp+"/amount_cents", q.AmountCents),
 		currency: c.template(qp+"/currency", q.Currency), now: q.EffectiveNow,
 		confirm: c.localText(qp+"/confirm_label", q.ConfirmLabel), decline: c.localText(qp+"/decline_label", q.DeclineLabel)}
+	if !ad.DoneWords.IsZero() {
+		act.quote.done = c.localText(ptr+"/done_words", ad.DoneWords)
+	}
 	for i, l := range q.Lines {
 		lp := fmt.Sprintf("%s/lines/%d", qp, i)
 		act.quote.lines = append(act.quote.lines, lineTemplate{label: c.localText(lp+"/label", l.Label), from: c.localText(lp+"/from", l.From),
@@ -334,7 +337,7 @@ func (c *compiler) action(ptr string, ad ActionDesc, objects map[string]*object,
 	}
 	if cd := q.Customer; cd != nil {
 		cp := qp + "/customer"
-		ct := &customerTemplate{title: c.localText(cp+"/title", cd.Title), reference: c.template(cp+"/reference", cd.Reference),
+		ct := &customerTemplate{title: c.localText(cp+"/title", cd.Title), reference: c.localText(cp+"/reference", cd.Reference),
 			dateLabel: c.localText(cp+"/date_label", cd.DateLabel), arrives: c.localText(cp+"/money_arrives", cd.MoneyArrives),
 			date: c.expr(cp+"/date", cd.Date), items: c.expr(cp+"/items", cd.Items)}
 		for i, w := range cd.Why {

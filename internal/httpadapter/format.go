@@ -165,10 +165,13 @@ type ActionDesc struct {
 	AmountParam  string      `json:"amount_param"`
 	// DefaultStage, DoneWords and RejectReasons are adapter.ActionSpec's:
 	// the first policy stage (zero: 3), what "done" is called (empty:
-	// "Done") and the preset reasons an agent rejects it with.
-	DefaultStage  int      `json:"default_stage"`
-	DoneWords     string   `json:"done_words"`
-	RejectReasons []string `json:"reject_reasons"`
+	// "Done") and the preset reasons an agent rejects it with. DoneWords
+	// is a quote text too: per locale, the customer's page reads it in
+	// their language (adapter.Quote.DoneWords); the assistant is told the
+	// default locale's.
+	DefaultStage  int       `json:"default_stage"`
+	DoneWords     LocalText `json:"done_words"`
+	RejectReasons []string  `json:"reject_reasons"`
 	// Concerns is adapter.ActionSpec's: "business" for an action on the
 	// business's own objects (its catalogue), which customers' lists of
 	// their requests never show; empty or "customer" otherwise.
@@ -237,12 +240,13 @@ type QuoteDesc struct {
 }
 
 // CustomerDesc builds a quote's adapter.CustomerFacts: Title, Reference,
-// DateLabel and MoneyArrives are templates; Date is a CEL expression giving
+// DateLabel and MoneyArrives are templates, per locale if need be
+// ("Order {target.number}", "Commande {target.number}"); Date is a CEL expression giving
 // an RFC 3339 time; Items a CEL expression giving a list of strings; each
 // Why line is shown when its When holds.
 type CustomerDesc struct {
 	Title        LocalText `json:"title"`
-	Reference    string    `json:"reference"`
+	Reference    LocalText `json:"reference"`
 	Date         string    `json:"date"`
 	DateLabel    LocalText `json:"date_label"`
 	Items        string    `json:"items"`

@@ -49,6 +49,14 @@ func (t LocalText) MarshalJSON() ([]byte, error) {
 	return json.Marshal(t.Default)
 }
 
+// in is the text as written for locale: its entry, or the plain string.
+func (t LocalText) in(locale string) string {
+	if t.ByLocale != nil {
+		return t.ByLocale[locale]
+	}
+	return t.Default
+}
+
 // IsZero says no text was given.
 func (t LocalText) IsZero() bool { return t.Default == "" && len(t.ByLocale) == 0 }
 
@@ -168,7 +176,7 @@ func quoteWords(qt quoteTemplate, vars map[string]any, locale string) (adapter.Q
 		return s
 	}
 	w := adapter.QuoteWords{Title: render(qt.title), ConfirmLabel: render(qt.confirm), DeclineLabel: render(qt.decline),
-		Lines: []adapter.QuoteLineWords{}, Consequences: []string{}}
+		DoneWords: render(qt.done), Lines: []adapter.QuoteLineWords{}, Consequences: []string{}}
 	for _, l := range qt.lines {
 		if l.when != nil {
 			show, werr := l.when.bool(vars)
@@ -188,7 +196,8 @@ func quoteWords(qt quoteTemplate, vars map[string]any, locale string) (adapter.Q
 		w.Constraints = append(w.Constraints, render(c))
 	}
 	if ct := qt.customer; ct != nil {
-		cw := &adapter.CustomerWords{Title: render(ct.title), DateLabel: render(ct.dateLabel), MoneyArrives: render(ct.arrives)}
+		cw := &adapter.CustomerWords{Title: render(ct.title), Reference: render(ct.reference), DateLabel: render(ct.dateLabel),
+			MoneyArrives: render(ct.arrives)}
 		for _, y := range ct.why {
 			if y.when != nil {
 				show, werr := y.when.bool(vars)

@@ -74,6 +74,12 @@ func TestQuoteTextRefusals(t *testing.T) {
 			[]string{"/actions/1/quote/title:", `has no "es" entry`, `fix: add "es"`}, `"title": {`},
 		{"a per-locale text with no locale", `"confirm_label": {"en": "Send receipt", "fr": "Envoyer le reçu", "de": "Beleg senden"}`, `"confirm_label": {}`,
 			[]string{"/actions/1/quote/confirm_label"}, ""},
+		{"done words without the default locale", `"en": "The receipt has been sent again", `, ``,
+			[]string{"/actions/1/done_words:", `has no "en" entry, the file's default locale (it has de, fr)`, `fix: add "en"`}, `"done_words": {`},
+		{"done words with a placeholder in one locale", `"fr": "Le reçu vous a été renvoyé"`, `"fr": "Le reçu {target.number} vous a été renvoyé"`,
+			[]string{"/actions/1/done_words/fr:", "the fr text has the placeholders {target.number} but the en text has none"}, ""},
+		{"an order reference with a placeholder changed in one locale", `"fr": "Commande {target.number}"`, `"fr": "Commande {target.id}"`,
+			[]string{"/actions/0/quote/customer/reference/fr:", "the fr text has the placeholders {target.id} but the en text has {target.number}"}, ""},
 		{"a default locale that is not a tag", `"locale": "en"`, `"locale": "en_GB!"`,
 			[]string{"/customer_brand/locale"}, ""},
 	}

@@ -190,6 +190,9 @@ type Params map[string]any
 type Localizer struct {
 	tag language.Tag
 	l   *i18n.Localizer
+	// format, when not Und, is the regional tag amounts are written in
+	// (FormattingAs).
+	format language.Tag
 }
 
 // Tag is the language this localizer writes.

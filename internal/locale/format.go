@@ -16,10 +16,27 @@ import (
 // writes amounts as English does: amounts are data, not text to translate.
 func (l *Localizer) Money(minor int64, currency string) string {
 	tag := l.tag
+	if l.format != language.Und {
+		tag = l.format
+	}
 	if tag == Pseudo {
 		tag = language.English
 	}
 	return money.InLocale(minor, currency, tag.String())
+}
+
+// FormattingAs is l writing amounts as regional writes them (Money: CLDR's
+// en-IE writes US dollars "US$42.10"), its texts still l's language's.
+// regional language.Und, or a tag of another language, gives l.
+func (l *Localizer) FormattingAs(regional language.Tag) *Localizer {
+	lb, _ := l.tag.Base()
+	rb, _ := regional.Base()
+	if regional == language.Und || lb != rb {
+		return l
+	}
+	out := *l
+	out.format = regional
+	return &out
 }
 
 // When is a moment as a customer's page writes it, in zone and naming it,

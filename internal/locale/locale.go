@@ -85,6 +85,13 @@ type Choice struct {
 	Source Source
 	// Dir is the text direction pages in this language are laid out in.
 	Dir Dir
+	// Regional is the regional variant of Tag the deciding step asked for
+	// ("en-IE" when the browser said en-IE and the catalogue has en), else
+	// language.Und. Texts are Tag's, since catalogues are kept per
+	// language; amounts are written as Regional writes them
+	// (Localizer.FormattingAs: "US$42.10" in Irish English, "$42.10" in
+	// American).
+	Regional language.Tag
 }
 
 // String is the tag as a page's lang attribute and the audit write it.
@@ -108,18 +115,46 @@ type Inputs struct {
 // must always be able to read the page.
 func Decide(in Inputs) Choice {
 	if t, ok := one(in.Business); ok {
-		return choice(t, FromBusiness)
+		return choice(t, FromBusiness).asked(in.Business)
 	}
 	if t, ok := one(in.Cookie); ok {
-		return choice(t, FromSwitch)
+		return choice(t, FromSwitch).asked(in.Cookie)
 	}
 	if t, ok := header(in.AcceptLanguage); ok {
-		return choice(t, FromHeader)
+		ch := choice(t, FromHeader)
+		tags, _, _ := language.ParseAcceptLanguage(in.AcceptLanguage)
+		return ch.regional(tags...)
 	}
 	if t, ok := one(in.Default); ok {
-		return choice(t, FromDefault)
+		return choice(t, FromDefault).asked(in.Default)
 	}
 	return choice(language.English, FromFallback)
+}
+
+// asked is c with Regional from the single tag s its step gave.
+func (c Choice) asked(s string) Choice {
+	t, err := language.Parse(strings.TrimSpace(s))
+	if err != nil {
+		return c
+	}
+	return c.regional(t)
+}
+
+// regional is c with Regional the first of tags (in the order the step
+// prefers them) that is a regional variant of c.Tag's language: en-IE
+// for en, never fr-CA for en.
+func (c Choice) regional(tags ...language.Tag) Choice {
+	base, _ := c.Tag.Base()
+	for _, t := range tags {
+		if b, _ := t.Base(); b != base {
+			continue
+		}
+		if _, conf := t.Region(); conf == language.Exact && t != c.Tag {
+			c.Regional = t
+		}
+		return c
+	}
+	return c
 }
 
 // Match returns the supported language a single tag asks for ("fr-CA" is

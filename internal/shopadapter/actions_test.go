@@ -114,6 +114,7 @@ func TestCancelQuote(t *testing.T) {
 			"Until April 30, 2026 the cancellation can be undone (reinstate_subscription)."},
 		ConfirmLabel: "Cancel subscription",
 		DeclineLabel: "Keep plan",
+		DoneWords:    "Cancelled",
 		Reversible:   true,
 		Locale:       "en",
 	}

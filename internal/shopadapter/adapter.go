@@ -165,6 +165,7 @@ func (a *Adapter) writes() adapter.Writes[actionDef] {
 			if err != nil {
 				return adapter.Plan{}, err
 			}
+			a.withDoneWords(d.spec.Name, &pl.quote)
 			return adapter.Plan{Quote: pl.quote, Send: func(ctx context.Context, key string) (adapter.Result, error) {
 				res, err := pl.send(ctx, key)
 				withShortReference(d.spec.Name, &res)

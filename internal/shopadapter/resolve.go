@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"countersign/internal/adapter"
+	"countersign/internal/locale"
 	"countersign/internal/money"
 )
 
@@ -175,11 +176,11 @@ func shortID(id string) string {
 // orderFacts are how a customer recognises an order: its number, the day
 // it was placed and its items, with no internal id.
 func orderFacts(t texts, o shopOrder) *adapter.CustomerFacts {
-	f := &adapter.CustomerFacts{Reference: "Order " + orderNumber(o), DateLabel: t.T("facts.ordered", nil)}
+	f := &adapter.CustomerFacts{Reference: t.T("facts.reference", locale.Params{"Number": orderNumber(o)}), DateLabel: t.T("facts.ordered", nil)}
 	placed := o.PlacedAt.UTC()
 	f.Date = &placed
 	for _, it := range o.Items {
-		f.Items = append(f.Items, fmt.Sprintf("%s × %d", it.Name, it.Quantity))
+		f.Items = append(f.Items, t.T("facts.item", locale.Params{"Name": it.Name, "Quantity": it.Quantity}))
 	}
 	return f
 }

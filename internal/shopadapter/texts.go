@@ -68,7 +68,8 @@ func wordsOf(q adapter.Quote) adapter.QuoteWords {
 		w.Lines = append(w.Lines, adapter.QuoteLineWords{Label: l.Label, From: l.From, To: l.To, Customer: l.Customer})
 	}
 	if c := q.Customer; c != nil {
-		w.Customer = &adapter.CustomerWords{Title: c.Title, DateLabel: c.DateLabel, Why: c.Why, MoneyArrives: c.MoneyArrives}
+		w.Customer = &adapter.CustomerWords{Title: c.Title, Reference: c.Reference, DateLabel: c.DateLabel, Items: c.Items,
+			Why: c.Why, MoneyArrives: c.MoneyArrives}
 	}
 	return w
 }
@@ -83,4 +84,15 @@ func (t texts) items(o shopOrder) string {
 		return o.Items[0].Name
 	}
 	return t.N("order.items_more", len(o.Items)-1, locale.Params{"Name": o.Items[0].Name})
+}
+
+// withDoneWords gives q the action's done words (shop.done.<action>) in
+// the language it is written in and in each of its translations: the
+// headline of the customer's page once the request is carried out.
+func (a *Adapter) withDoneWords(action string, q *adapter.Quote) {
+	q.DoneWords = texts{a.texts.For(language.English)}.T("done."+action, nil)
+	for loc, w := range q.Translations {
+		w.DoneWords = texts{a.texts.For(language.Make(loc))}.T("done."+action, nil)
+		q.Translations[loc] = w
+	}
 }

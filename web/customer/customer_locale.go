@@ -89,7 +89,7 @@ func (h *Handler) decideLocale(c echo.Context, system, linkRef string, read bool
 		ch = locale.Choice{Tag: locale.Pseudo, Source: ch.Source, Dir: locale.LTR}
 	}
 	req := c.Request()
-	c.SetRequest(req.WithContext(locale.WithLocalizer(req.Context(), h.catalogue().For(ch.Tag), ch)))
+	c.SetRequest(req.WithContext(locale.WithLocalizer(req.Context(), h.catalogue().For(ch.Tag).FormattingAs(ch.Regional), ch)))
 }
 
 // catalogue is the messages the pages are written from.

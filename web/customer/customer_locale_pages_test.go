@@ -55,7 +55,7 @@ func strays(t *testing.T, res webtest.Response, data ...string) []string {
 // wrote (not translated when it gives no translation) is data, not text
 // the catalogue owes.
 func quoteData(q adapter.Quote, spec adapter.ActionSpec) []string {
-	out := []string{q.Title, q.ConfirmLabel, q.DeclineLabel, spec.DoneWords}
+	out := []string{q.Title, q.ConfirmLabel, q.DeclineLabel, q.DoneWords, spec.DoneWords}
 	for _, l := range q.Lines {
 		out = append(out, l.Label, l.From, l.To, l.Customer)
 	}

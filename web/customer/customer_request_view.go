@@ -236,10 +236,14 @@ func customerStatus(inv controlplane.Invocation, spec adapter.ActionSpec, f cust
 	case controlplane.Proposed, controlplane.Approved, controlplane.Dispatching:
 		return working("working", 1)
 	case controlplane.Completed:
-		// The action's own words when the adapter gives them (the
-		// business's, as the assistant says them), else the catalogue's.
+		// The action's own words when the adapter gives them: the
+		// quote's in the page's language, else (a quote stored before
+		// quotes carried them) the spec's as the assistant says them,
+		// else the catalogue's.
 		headline := f.t("pages.status.done.headline", nil)
-		if spec.DoneWords != "" {
+		if done := f.quote(inv).DoneWords; done != "" {
+			headline = done + "."
+		} else if spec.DoneWords != "" {
 			headline = spec.DoneWords + "."
 		}
 		st.Reference = inv.CustomerReference()
