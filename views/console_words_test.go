@@ -2,6 +2,7 @@ package views
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -18,9 +19,13 @@ import (
 // catalogue shows as pseudotest's strays.
 func installMarkedConsole(t *testing.T) {
 	t.Helper()
-	override := map[string]string{}
+	override := map[string]any{}
 	for _, m := range locale.Shipped().Messages(language.English) {
-		if locale.EnglishOnly(m.ID) {
+		switch {
+		case !locale.EnglishOnly(m.ID):
+		case m.One != "":
+			override[m.ID] = map[string]string{"one": "⟦" + m.One + "⟧", "other": "⟦" + m.Other + "⟧"}
+		default:
 			override[m.ID] = "⟦" + m.Other + "⟧"
 		}
 	}
@@ -89,4 +94,22 @@ func TestTheConsolesCommonPartsComeFromTheCatalogue(t *testing.T) {
 			t.Errorf("%s writes text of its own:\n%s", name, strings.Join(strays, "\n"))
 		}
 	}
+}
+
+// sentenceParts are the elements a console sentence holds as its
+// parameters (consoleSaid: a <time>, a link, words for screen readers).
+var sentenceParts = regexp.MustCompile(`</?(time|a|span|strong)(\s[^>]*)?>`)
+
+// consoleStrays is pseudotest.Strays for a console page whose sentences
+// hold elements: text and attributes are read as written, and the pieces
+// of a sentence cut by its elements ("⟦Decide within", "⟧") are read
+// again as the sentence they make once those elements are unwrapped.
+func consoleStrays(html string, data ...string) []string {
+	var out []string
+	for _, s := range pseudotest.Strays(html, data...) {
+		if !strings.ContainsAny(s, "⟦⟧") {
+			out = append(out, s)
+		}
+	}
+	return append(out, pseudotest.Strays(sentenceParts.ReplaceAllString(html, ""), data...)...)
 }
