@@ -100,3 +100,17 @@ func queueAges() [][2]string {
 		{"24h", consoleText("console.queue.filter.age_24h")},
 	}
 }
+
+// emphasis are the only markup a console text may carry: the strong
+// emphasis of a word inside its sentence ("stops <strong>further</strong>
+// dispatch"), so the sentence stays one message.
+var emphasis = strings.NewReplacer("&lt;strong&gt;", "<strong>", "&lt;/strong&gt;", "</strong>")
+
+// consoleMarked is a console text whose <strong> emphasis is kept;
+// everything else in it is escaped.
+func consoleMarked(id string) templ.Component {
+	return templ.ComponentFunc(func(_ context.Context, w io.Writer) error {
+		_, err := io.WriteString(w, emphasis.Replace(templ.EscapeString(locale.Console(id, nil))))
+		return err
+	})
+}
