@@ -282,6 +282,9 @@ func N(ctx context.Context, id string, count int, p Params) string {
 // language a request carries, since the console is English only.
 func Console(id string, p Params) string { return english().T(id, p) }
 
+// ConsoleN is the plural console text id for count, by English's rule.
+func ConsoleN(id string, count int, p Params) string { return english().N(id, count, p) }
+
 var (
 	shippedOnce sync.Once
 	shippedCat  *Catalogue

@@ -131,7 +131,13 @@ func TestEveryPluralMessageHasItsLanguagesForms(t *testing.T) {
 		if m.One == "" {
 			continue
 		}
-		for _, tag := range locale.Supported {
+		tags := locale.Supported
+		if locale.EnglishOnly(m.ID) {
+			// The console's texts are English only, read through
+			// locale.ConsoleN whatever the request's language.
+			tags = []language.Tag{language.English}
+		}
+		for _, tag := range tags {
 			l := c.For(tag)
 			for n := 0; n <= 200; n++ {
 				if _, err := l.Localize(m.ID, n, nil); err != nil {

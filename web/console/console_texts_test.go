@@ -83,7 +83,7 @@ func TestConsoleTextsComeFromTheCatalogue(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, m := range regexp.MustCompile(`console(?:Text|With)\("([^"]+)"`).FindAllStringSubmatch(string(templ), -1) {
+		for _, m := range regexp.MustCompile(`console(?:Text|With|N|Said|Marked)\("([^"]+)"`).FindAllStringSubmatch(string(templ), -1) {
 			named(name, m[1])
 		}
 	}
