@@ -56,9 +56,9 @@ func decidedHere(c echo.Context, id string) bool {
 // not decided: the offer follows a decision made with a proof an
 // assistant cannot obtain, in this browser.
 func errDecideFirst(ctx context.Context) error {
-	return &apperr.Error{Kind: apperr.Forbidden, Code: "passkey_after_deciding",
+	return said(&apperr.Error{Kind: apperr.Forbidden, Code: "passkey_after_deciding",
 		Message: locale.T(ctx, "receipt.passkey.error.decide_first", nil),
-		Hint:    locale.T(ctx, "receipt.passkey.error.decide_first.hint", nil)}
+		Hint:    locale.T(ctx, "receipt.passkey.error.decide_first.hint", nil)})
 }
 
 // passkeyOwner is the customer this browser proved it is on request :id,
@@ -139,9 +139,9 @@ func (h *Handler) passkeyOf(c echo.Context, who custkeys.Customer) (custkeys.Pas
 			return k, nil
 		}
 	}
-	return custkeys.Passkey{}, &apperr.Error{Kind: apperr.NotFound, Code: "no_such_passkey",
+	return custkeys.Passkey{}, said(&apperr.Error{Kind: apperr.NotFound, Code: "no_such_passkey",
 		Message: locale.T(c.Request().Context(), "receipt.passkey.error.no_such_passkey", nil),
-		Hint:    locale.T(c.Request().Context(), "receipt.passkey.error.no_such_passkey.hint", nil)}
+		Hint:    locale.T(c.Request().Context(), "receipt.passkey.error.no_such_passkey.hint", nil)})
 }
 
 // handleCustomerPasskeyRemoveConfirm answers GET
