@@ -102,3 +102,18 @@ func TestRefusalsAreSaidFromTheCatalogue(t *testing.T) {
 }
 
 func unisolate(s string) string { return strings.NewReplacer("\u2068", "", "\u2069", "").Replace(s) }
+
+// TestEveryCustomerRouteSaysItsRefusals: a refusal a customer's handler
+// returns as another package worded it reaches the error page said in
+// the customer's language (the routes' withLocale), with its kind.
+func TestEveryCustomerRouteSaysItsRefusals(t *testing.T) {
+	h, c, _ := frenchPage(t)
+	c.Request().Header.Set("Accept-Language", "fr")
+	english := apperr.New(apperr.IllegalTransition, "This request expired before it was decided.")
+	routes := h.withLocale([]kit.Route{kit.GET("/x", func(echo.Context) error { return english }, kit.Anyone)})
+	err := routes[0].Handler(c)
+	e, ok := apperr.As(err)
+	if !ok || e.Kind != apperr.IllegalTransition || e.Message != "Nous n’avons pas pu faire cela. Veuillez réessayer dans une minute, ou contacter l’entreprise si le problème persiste." {
+		t.Errorf("the handler's refusal reaches the page as %v", err)
+	}
+}
