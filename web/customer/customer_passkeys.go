@@ -103,7 +103,7 @@ func (h *Handler) handleCustomerPasskeys(c echo.Context) error {
 	v := views.CustomerPasskeysView{Shop: shop, Back: "/requests/" + inv.ID, Limit: h.cfg.Passkeys.Limit(),
 		Removed: c.QueryParam("removed") == "1"}
 	for _, k := range keys {
-		row := views.CustomerPasskeyRow{Name: k.Name, Added: locale.When(ctx, k.Added, f.zone, f.now), AddedISO: iso(k.Added),
+		row := views.CustomerPasskeyRow{Name: custkeys.DisplayName(f.loc, k.Name), Added: locale.When(ctx, k.Added, f.zone, f.now), AddedISO: iso(k.Added),
 			Remove: "/requests/" + inv.ID + "/passkeys/" + strconv.FormatInt(k.ID, 10) + "/remove"}
 		if k.LastUsed != nil {
 			row.LastUsed, row.LastUsedISO = locale.When(ctx, *k.LastUsed, f.zone, f.now), iso(*k.LastUsed)
@@ -163,7 +163,7 @@ func (h *Handler) handleCustomerPasskeyRemoveConfirm(c echo.Context) error {
 	ctx := c.Request().Context()
 	f := h.frameFor(c, inv.System)
 	shop := namedShop(f, inv.System)
-	v := views.CustomerPasskeyRemoveView{Shop: shop, Name: k.Name, Added: locale.When(ctx, k.Added, f.zone, f.now), CSRF: csrf,
+	v := views.CustomerPasskeyRemoveView{Shop: shop, Name: custkeys.DisplayName(f.loc, k.Name), Added: locale.When(ctx, k.Added, f.zone, f.now), CSRF: csrf,
 		Action: c.Request().URL.Path, Back: "/requests/" + inv.ID + "/passkeys"}
 	if k.LastUsed != nil {
 		v.LastUsed = locale.When(ctx, *k.LastUsed, f.zone, f.now)
