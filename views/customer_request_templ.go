@@ -1559,9 +1559,9 @@ func customerProof(v *CustomerProofView, deadline string) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var69 string
-				templ_7745c5c3_Var69, templ_7745c5c3_Err = templ.JoinStringErrs(locale.T(ctx, "pages.prove.link.sent", locale.Params{"To": bdi(v.LinkSentTo)}))
+				templ_7745c5c3_Var69, templ_7745c5c3_Err = templ.JoinStringErrs(locale.T(ctx, "pages.prove.link.sent", locale.Params{"To": bdi(v.LinkSentTo), "Button": locale.T(ctx, "mail.link.button", nil)}))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/customer_request.templ`, Line: 441, Col: 126}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/customer_request.templ`, Line: 441, Col: 176}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var69))
 				if templ_7745c5c3_Err != nil {
@@ -2740,9 +2740,9 @@ func MyRequestsProvePage(p Page, v MyRequestsProveView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var130 string
-			templ_7745c5c3_Var130, templ_7745c5c3_Err = templ.JoinStringErrs(locale.T(ctx, "pages.requests_prove.step2", nil))
+			templ_7745c5c3_Var130, templ_7745c5c3_Err = templ.JoinStringErrs(locale.T(ctx, "pages.requests_prove.step2", locale.Params{"Button": locale.T(ctx, "pages.prove.code.send", nil)}))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/customer_request.templ`, Line: 648, Col: 58}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/customer_request.templ`, Line: 648, Col: 123}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var130))
 			if templ_7745c5c3_Err != nil {

@@ -62,6 +62,10 @@ type Error struct {
 	Retryable bool
 	// Fields maps an input field to what is wrong with it and how to fix it.
 	Fields map[string]string
+	// FieldCodes says each of Fields' errors as a code and the facts its
+	// message names (the tries left), for a page that words it in its
+	// reader's language; the API answers Fields, as before.
+	FieldCodes map[string]FieldCode
 	// RetryAfterSeconds is set for LimitReached when the wait is known.
 	RetryAfterSeconds int
 	// Details carries extra facts for API callers, e.g. the candidates of an
@@ -111,6 +115,21 @@ func New(kind Kind, format string, args ...any) *Error {
 // only the logs see.
 func Wrap(err error, kind Kind, message string) *Error {
 	return &Error{Kind: kind, Message: message, Err: err}
+}
+
+// FieldCode is one field's error said as a code ("code_wrong") with the
+// facts its message names ({"tries_left": 2}).
+type FieldCode struct {
+	Code string
+	Data map[string]any
+}
+
+// InvalidField reports one bad field: its message for the API and the
+// logs, and its code and facts for a page that words it itself.
+func InvalidField(field, code, message string, data map[string]any) *Error {
+	e := InvalidFields(map[string]string{field: message})
+	e.FieldCodes = map[string]FieldCode{field: {Code: code, Data: data}}
+	return e
 }
 
 // InvalidFields reports bad input, one message per field.

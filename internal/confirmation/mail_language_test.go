@@ -125,7 +125,7 @@ func TestAFrenchMailIsFrenchThroughout(t *testing.T) {
 		"Rien ne vous sera prélevé le 1er mai",
 		"Prend effet\u00a0: 3 avr., 11:00 CEST",
 		"Veuillez décider au plus tard le 2 avr., 11:00 CEST.",
-		"Il est valable jusqu’au 1 avr., 11:30 CEST.",
+		"Il est valable jusqu’au 1er avr., 11:30 CEST.",
 		"Examiner et décider\nhttps://console.test/m/tok\n",
 	} {
 		if !strings.Contains(m.Body, want) {

@@ -244,6 +244,20 @@ func (s *Service) contact(ctx context.Context, o Opened) (adapter.Contact, error
 	return c, nil
 }
 
+// The codes of the code field's errors (apperr.Error.FieldCodes["code"]),
+// which a page words in its reader's language; the API keeps the English
+// message beside them.
+const (
+	// CodeFormat: the code is not CodeDigits digits (data: "digits").
+	CodeFormat = "code_format"
+	// CodeGone: the link's code expired or was replaced by a newer one.
+	CodeGone = "code_gone"
+	// CodeLocked: the code is wrong and no more codes are checked for now.
+	CodeLocked = "code_locked"
+	// CodeWrong: the code is wrong (data: "tries_left", an int).
+	CodeWrong = "code_wrong"
+)
+
 // CheckCode tries code against the link's live codes. Before anything is
 // compared the customer's, the link's assistant's and everyone's wrong
 // codes are counted, and past
@@ -267,7 +281,7 @@ func (s *Service) CheckCode(ctx context.Context, token, code string) (Opened, er
 		return r
 	}, code)
 	if len(code) != CodeDigits || strings.Trim(code, "0123456789") != "" {
-		return Opened{}, apperr.InvalidFields(map[string]string{"code": fmt.Sprintf("enter the %d digits from the e-mail", CodeDigits)})
+		return Opened{}, apperr.InvalidField("code", CodeFormat, fmt.Sprintf("enter the %d digits from the e-mail", CodeDigits), map[string]any{"digits": CodeDigits})
 	}
 	now := s.now()
 	lim := s.cfg.CodeLimits
@@ -289,13 +303,14 @@ func (s *Service) CheckCode(ctx context.Context, token, code string) (Opened, er
 			Message: "Too many wrong codes were tried, so we are not checking codes for now.",
 			Hint:    "Try again in an hour, or sign in to your account to decide."}
 	case errors.Is(err, store.ErrNotFound):
-		return Opened{}, apperr.InvalidFields(map[string]string{"code": "this code no longer works: send a new one"})
+		return Opened{}, apperr.InvalidField("code", CodeGone, "this code no longer works: send a new one", nil)
 	case err != nil:
 		return Opened{}, err
 	case !try.Right && try.MissesLeft == 0:
-		return Opened{}, apperr.InvalidFields(map[string]string{"code": "that code is wrong, and no more codes will be checked for now: try again later"})
+		return Opened{}, apperr.InvalidField("code", CodeLocked, "that code is wrong, and no more codes will be checked for now: try again later", nil)
 	case !try.Right:
-		return Opened{}, apperr.InvalidFields(map[string]string{"code": fmt.Sprintf("that code is wrong; %d tries left", try.MissesLeft)})
+		return Opened{}, apperr.InvalidField("code", CodeWrong, fmt.Sprintf("that code is wrong; %d tries left", try.MissesLeft),
+			map[string]any{"tries_left": try.MissesLeft})
 	}
 	return o, nil
 }

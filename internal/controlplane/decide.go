@@ -95,11 +95,15 @@ func (s *Service) endForExpiredTask(ctx context.Context, tx *store.Tx, row store
 		"reason": r, "was": string(from)})
 }
 
+// ReasonTooLong is the code of a decline's reason over its length
+// (apperr.Error.FieldCodes["reason"]).
+const ReasonTooLong = "reason_too_long"
+
 // declineReason is reason trimmed, or the refusal of a reason too long.
 func declineReason(reason string) (string, error) {
 	reason = strings.TrimSpace(reason)
 	if len(reason) > 1000 {
-		return "", apperr.InvalidFields(map[string]string{"reason": "use at most 1000 characters"})
+		return "", apperr.InvalidField("reason", ReasonTooLong, "use at most 1000 characters", nil)
 	}
 	return reason, nil
 }

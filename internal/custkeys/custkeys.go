@@ -309,8 +309,10 @@ type Registration struct {
 	InvocationID string
 	TaskID       string
 	Proof        string
-	// Name is what the customer's list calls the passkey (the browser
-	// that added it, BrowserName); empty is "Passkey".
+	// Name is what the customer's list calls the passkey: as the
+	// customer typed it, or the parts of the browser that added it
+	// (BrowserName), written in the reader's language when shown
+	// (DisplayName); empty is "Passkey" in that language.
 	Name string
 }
 

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/text/language"
+
 	"countersign/internal/adapter"
 	"countersign/internal/apperr"
 	"countersign/internal/confirmation"
@@ -104,9 +106,10 @@ func (s *Service) SweepCeremonies(ctx context.Context) (int64, error) {
 
 // event is the audit event of c's change to their passkeys, by c as they
 // proved who they are: the system, the business's name as the customer
-// knows it and the passkey's name.
+// knows it and the passkey's name as the audit trail's readers (the
+// staff console, in English) read it.
 func (s *Service) event(c Customer, proof string, action controlplane.EventAction, taskID, invocationID, name string) (store.Event, error) {
-	data := map[string]any{"system": c.System, "shop": s.brand(c.System).Name, "name": name}
+	data := map[string]any{"system": c.System, "shop": s.brand(c.System).Name, "name": DisplayName(s.catalogue.For(language.English), name)}
 	return controlplane.AuditEvent(s.now(), controlplane.CustomerActor(c.Ref, proof), action, taskID, invocationID, data)
 }
 
@@ -120,21 +123,24 @@ func (s *Service) brand(system string) adapter.Brand {
 }
 
 // nameOf is the name a passkey is listed under: name, tidied and cut to
-// maxName characters, or "Passkey".
+// maxName characters, or the marker of a passkey named after nothing
+// (DisplayName writes "Passkey" in the reader's language).
 func nameOf(name string) string {
 	name = strings.Join(strings.Fields(name), " ")
 	if r := []rune(name); len(r) > maxName {
 		name = string(r[:maxName])
 	}
 	if name == "" {
-		return "Passkey"
+		return browserName + "/"
 	}
 	return name
 }
 
-// BrowserName names the browser and device of a User-Agent the way a
-// person does ("Safari on iPhone", "Chrome on Windows"), for the name of
-// the passkey it adds; "" when it says nothing recognisable.
+// BrowserName is the name a passkey gets from the User-Agent of the
+// browser that adds it: its parts, browser and device ("Safari",
+// "iPhone"), kept as a marker (browserName) that DisplayName writes in
+// the reader's language ("Safari on iPhone", "Safari sur iPhone"); ""
+// when it says nothing recognisable.
 func BrowserName(userAgent string) string {
 	has := func(s string) bool { return strings.Contains(userAgent, s) }
 	browser := ""
@@ -165,13 +171,10 @@ func BrowserName(userAgent string) string {
 	case has("Linux"):
 		device = "Linux"
 	}
-	switch {
-	case browser != "" && device != "":
-		return browser + " on " + device
-	case device != "":
-		return "Passkey on " + device
+	if browser == "" && device == "" {
+		return ""
 	}
-	return browser
+	return browserName + browser + "/" + device
 }
 
 // The notices a customer is mailed about their passkeys.

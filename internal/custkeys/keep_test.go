@@ -7,11 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/text/language"
+
 	"countersign/internal/apperr"
 	"countersign/internal/clocktest"
 	"countersign/internal/consent"
 	"countersign/internal/custkeys"
 	"countersign/internal/factors/softkey"
+	"countersign/internal/locale"
 	"countersign/internal/racetest"
 	"countersign/store"
 	"countersign/store/dbtest"
@@ -145,18 +148,27 @@ func TestExpiredCeremoniesAreSwept(t *testing.T) {
 }
 
 // TestAPasskeyIsNamedAfterTheBrowserThatAddedIt: the list tells passkeys
-// apart by the browser and device that added them.
+// apart by the browser and device that added them, kept as parts and
+// written in the reader's language; a name typed stays as typed.
 func TestAPasskeyIsNamedAfterTheBrowserThatAddedIt(t *testing.T) {
 	t.Parallel()
-	for ua, want := range map[string]string{
-		"Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1": "Safari on iPhone",
-		"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36 Edg/124.0":                   "Edge on Windows",
-		"Mozilla/5.0 (Linux; Android 14) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Mobile Safari/537.36":                                "Chrome on Android",
-		"Mozilla/5.0 (Macintosh; Intel Mac OS X 14.4; rv:125.0) Gecko/20100101 Firefox/125.0":                                                     "Firefox on Mac",
-		"Go-http-client/1.1": "",
+	en, fr, ar := locale.Shipped().For(language.English), locale.Shipped().For(language.French), locale.Shipped().For(language.Arabic)
+	for ua, want := range map[string][3]string{
+		"Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1": {"Safari on iPhone", "Safari sur iPhone", "Safari على iPhone"},
+		"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36 Edg/124.0":                   {"Edge on Windows", "Edge sur Windows", "Edge على Windows"},
+		"Mozilla/5.0 (Linux; Android 14) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Mobile Safari/537.36":                                {"Chrome on Android", "Chrome sur Android", "Chrome على Android"},
+		"Mozilla/5.0 (Macintosh; Intel Mac OS X 14.4; rv:125.0) Gecko/20100101 Firefox/125.0":                                                     {"Firefox on Mac", "Firefox sur Mac", "Firefox على Mac"},
+		"Mozilla/5.0 (X11; CrOS x86_64 14541.0.0)": {"Passkey on Chromebook", "Clé d’accès sur Chromebook", "مفتاح مرور على Chromebook"},
+		"Go-http-client/1.1":                       {"Passkey", "Clé d’accès", "مفتاح مرور"},
 	} {
-		if got := custkeys.BrowserName(ua); got != want {
-			t.Errorf("%q: %q, want %q", ua, got, want)
+		name := custkeys.BrowserName(ua)
+		for i, l := range []*locale.Localizer{en, fr, ar} {
+			if got := custkeys.DisplayName(l, name); got != want[i] {
+				t.Errorf("%q in %s: %q, want %q", ua, l.Tag(), got, want[i])
+			}
 		}
+	}
+	if got := custkeys.DisplayName(fr, "Ma clé du bureau"); got != "Ma clé du bureau" {
+		t.Errorf("a typed name in French: %q, want it as typed", got)
 	}
 }

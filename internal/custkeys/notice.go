@@ -9,7 +9,7 @@ import (
 )
 
 // NoticeMail is the notice to a customer, at their contact to, that the
-// passkey name was added (or, added false, removed) at at for brand's
+// passkey name (as stored: DisplayName writes it) was added (or, added false, removed) at at for brand's
 // business, in l's language: what changed, when in the business's zone,
 // and what to do if it was not them. It comes from "<business> via
 // Countersign", in plain text and HTML (its language and direction
@@ -24,7 +24,7 @@ func NoticeMail(l *locale.Localizer, to adapter.Contact, brand adapter.Brand, ad
 		kind = "added"
 	}
 	shop := locale.Params{"Shop": brand.Name}
-	body := locale.Params{"Shop": brand.Name, "Name": name, "When": l.When(at, zone, at)}
+	body := locale.Params{"Shop": brand.Name, "Name": DisplayName(l, name), "When": l.When(at, zone, at)}
 	subject := l.T("mail.passkey."+kind+".subject", shop)
 	m := mail.Message{To: to.Email, Subject: subject, FromName: l.T("mail.from", shop),
 		Body: l.Lines(l.Text("mail.passkey."+kind+".body", body) + "\n\n" + l.Text("mail.passkey."+kind+".notyou", shop) + "\n"),

@@ -52,20 +52,23 @@ func TestPasskeyNoticesInThePseudoLocaleComeFromTheCatalogue(t *testing.T) {
 // customer's language, the moment in the business's zone, the HTML in
 // the language's direction with the business's words isolated.
 func TestAPasskeyNoticeInFrenchAndArabic(t *testing.T) {
+	// The passkey is named after the browser that added it, in the
+	// notice's language.
+	iPhone := custkeys.BrowserName("Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1")
 	fr := custkeys.NoticeMail(locale.Shipped().For(language.French), adapter.Contact{Email: "j@example.test"}, parisBrand(t), true,
-		"Safari on iPhone", noticeAt)
+		iPhone, noticeAt)
 	if fr.Subject != "Une clé d’accès a été ajoutée pour Harbour & Pine" || fr.FromName != "Harbour & Pine via Countersign" {
 		t.Errorf("subject %q from %q", fr.Subject, fr.FromName)
 	}
-	if want := "Une clé d’accès (Safari on iPhone) a été ajoutée le 1 avr., 11:00 CEST\u00a0: vous pouvez désormais confirmer"; !strings.HasPrefix(fr.Body, want) {
+	if want := "Une clé d’accès (Safari sur iPhone) a été ajoutée le 1er avr., 11:00 CEST\u00a0: vous pouvez désormais confirmer"; !strings.HasPrefix(fr.Body, want) {
 		t.Errorf("body %q; want it to start %q", fr.Body, want)
 	}
 	ar := custkeys.NoticeMail(locale.Shipped().For(language.Arabic), adapter.Contact{Email: "j@example.test"}, parisBrand(t), false,
-		"Safari on iPhone", noticeAt)
+		iPhone, noticeAt)
 	if ar.Subject != "أُزيل مفتاح مرور لحسابك لدى Harbour & Pine" {
 		t.Errorf("subject %q", ar.Subject)
 	}
-	for _, want := range []string{`<html lang="ar" dir="rtl">`, "أُزيل مفتاح المرور <bdi>Safari on iPhone</bdi> في <bdi>1 أبريل، 11:00 CEST</bdi>"} {
+	for _, want := range []string{`<html lang="ar" dir="rtl">`, "أُزيل مفتاح المرور <bdi>Safari على iPhone</bdi> في <bdi>1 أبريل، 11:00 CEST</bdi>"} {
 		if !strings.Contains(ar.HTML, want) {
 			t.Errorf("the HTML lacks %q:\n%s", want, ar.HTML)
 		}

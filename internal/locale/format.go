@@ -69,9 +69,18 @@ func (l *Localizer) Date(t time.Time, now time.Time) string {
 	return l.T("format.date", p)
 }
 
+// dateParams are a day's parameters of the date patterns. The first of a
+// month is the language's format.day.1 where it writes it otherwise than
+// the number ("1er" in French, CLDR's ordinal d-pattern for day 1).
 func (l *Localizer) dateParams(t time.Time) Params {
+	day := strconv.Itoa(t.Day())
+	if t.Day() == 1 {
+		if s, _ := l.Localize("format.day.1", nil, nil); s != "" {
+			day = s
+		}
+	}
 	return Params{
-		"Day":   strconv.Itoa(t.Day()),
+		"Day":   day,
 		"Month": l.T("format.month."+strconv.Itoa(int(t.Month())), nil),
 		"Year":  strconv.Itoa(t.Year()),
 	}

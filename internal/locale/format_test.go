@@ -42,6 +42,15 @@ func TestWhenAndDateFollowTheLanguage(t *testing.T) {
 			t.Errorf("%s Date: %q; want %q", tc.tag, got, tc.date)
 		}
 	}
+	first := time.Date(2026, 12, 1, 9, 4, 0, 0, time.UTC)
+	for tag, want := range map[string]string{"en": "Dec 1", "fr": "1er déc.", "de": "1. Dez.", "es": "1 dic", "ar": "1 ديسمبر"} {
+		if got := c.For(language.MustParse(tag)).Date(first, now); got != want {
+			t.Errorf("%s the first of the month: %q; want %q", tag, got, want)
+		}
+	}
+	if got := c.For(language.French).When(first, paris, now); got != "1er déc., 10:04 CET" {
+		t.Errorf("fr When on the first: %q; want 1er", got)
+	}
 	if got := c.For(language.English).When(at, nil, now); got != "Dec 2, 09:04 UTC" {
 		t.Errorf("no zone: %q; want UTC", got)
 	}

@@ -124,7 +124,7 @@ func (h *Handler) handleConfirmationVerify(c echo.Context) error {
 		return h.renderLinkProblem(c, le.Problem)
 	}
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
-		return h.renderLinkPage(c, http.StatusUnprocessableEntity, token, linkPageState{fields: codeFieldErrors(c, e.Fields)})
+		return h.renderLinkPage(c, http.StatusUnprocessableEntity, token, linkPageState{fields: h.fieldWords(c, err)})
 	}
 	if e, ok := apperr.As(err); ok && e.Kind != apperr.Internal {
 		return h.renderLinkPage(c, kit.StatusOf[e.Kind], token, linkPageState{problem: h.problemText(c, e)})

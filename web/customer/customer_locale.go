@@ -41,7 +41,9 @@ const recordReadTimeout = 3 * time.Second
 // before the handler runs with what is known then: the proof's word and
 // record (as kept in the session) and the default of the proof's system,
 // or of the one connected system. Handlers that load a request call
-// localise again with its system.
+// localise again with its system. A refusal a handler returns is said in
+// that language (sayRefusal): no English of another package's reaches
+// the customer's error page.
 func (h *Handler) withLocale(routes []kit.Route) []kit.Route {
 	for i := range routes {
 		next := routes[i].Handler
@@ -51,7 +53,7 @@ func (h *Handler) withLocale(routes []kit.Route) []kit.Route {
 				system = p.System
 			}
 			h.decideLocale(c, system, "", false)
-			return next(c)
+			return h.sayRefusal(c, next(c))
 		}
 	}
 	return routes

@@ -53,9 +53,9 @@ func readPasskeyPost(c echo.Context) (passkeyPost, error) {
 		return p, err
 	}
 	if err := json.Unmarshal(body, &p); err != nil {
-		return p, &apperr.Error{Kind: apperr.Invalid, Code: "passkey_unreadable",
+		return p, said(&apperr.Error{Kind: apperr.Invalid, Code: "passkey_unreadable",
 			Message: locale.T(c.Request().Context(), "receipt.passkey.error.unreadable", nil),
-			Fields:  map[string]string{"passkey": locale.T(c.Request().Context(), "receipt.passkey.error.unreadable", nil)}}
+			Fields:  map[string]string{"passkey": locale.T(c.Request().Context(), "receipt.passkey.error.unreadable", nil)}})
 	}
 	return p, nil
 }
@@ -64,12 +64,12 @@ func readPasskeyPost(c echo.Context) (passkeyPost, error) {
 // status of its kind, in the customer's language where it is known
 // (refusalText); next, when set, is where the script goes after showing
 // it. Other errors go to the error page.
-func passkeyRefusal(c echo.Context, err error, next string) error {
+func (h *Handler) passkeyRefusal(c echo.Context, err error, next string) error {
 	e, ok := apperr.As(err)
 	if !ok || e.Kind == apperr.Internal {
 		return err
 	}
-	return c.JSON(kit.StatusOf[e.Kind], passkeyReply{Error: refusalText(c.Request().Context(), e), Next: next})
+	return c.JSON(kit.StatusOf[e.Kind], passkeyReply{Error: h.refusalOf(c, err).text(), Next: next})
 }
 
 // shownDigest is consent.QuoteDigest of inv's quote as stored, which is
@@ -82,8 +82,8 @@ func shownDigest(inv controlplane.Invocation) ([]byte, error) {
 // quote than the request has now: the customer decides what they saw, so
 // the page is shown again first.
 func errPageOld(ctx context.Context) error {
-	return &apperr.Error{Kind: apperr.Conflict, Code: "passkey_page_old",
-		Message: locale.T(ctx, "receipt.passkey.error.page_old", nil), Hint: locale.T(ctx, "receipt.passkey.error.page_old.hint", nil)}
+	return said(&apperr.Error{Kind: apperr.Conflict, Code: "passkey_page_old",
+		Message: locale.T(ctx, "receipt.passkey.error.page_old", nil), Hint: locale.T(ctx, "receipt.passkey.error.page_old.hint", nil)})
 }
 
 // passkeyOffered says whether inv's system takes passkeys on this console.
@@ -100,13 +100,13 @@ func (h *Handler) passkeyDecision(c echo.Context, post passkeyPost) (confirmatio
 	ctx := c.Request().Context()
 	var d custkeys.Decision
 	if _, ok := kit.CurrentUser(c); ok {
-		return confirmation.Opened{}, controlplane.Invocation{}, d, &apperr.Error{Kind: apperr.Forbidden, Code: "passkey_not_for_staff",
-			Message: locale.T(ctx, "receipt.passkey.error.signed_in", nil)}
+		return confirmation.Opened{}, controlplane.Invocation{}, d, said(&apperr.Error{Kind: apperr.Forbidden, Code: "passkey_not_for_staff",
+			Message: locale.T(ctx, "receipt.passkey.error.signed_in", nil)})
 	}
 	o, err := h.cfg.Confirmations.Open(ctx, c.Param("token"))
 	if _, ok := confirmation.AsLinkError(err); ok {
-		return o, controlplane.Invocation{}, d, &apperr.Error{Kind: apperr.NotFound, Code: "link_closed",
-			Message: locale.T(ctx, "receipt.passkey.error.link_closed", nil)}
+		return o, controlplane.Invocation{}, d, said(&apperr.Error{Kind: apperr.NotFound, Code: "link_closed",
+			Message: locale.T(ctx, "receipt.passkey.error.link_closed", nil)})
 	}
 	if err != nil {
 		return o, controlplane.Invocation{}, d, err
@@ -129,8 +129,8 @@ func (h *Handler) passkeyDecision(c echo.Context, post passkeyPost) (confirmatio
 		return o, inv, d, errPageOld(ctx)
 	}
 	if post.Decision != consent.Confirm && post.Decision != consent.Decline {
-		return o, inv, d, &apperr.Error{Kind: apperr.Invalid, Code: "passkey_decision",
-			Message: locale.T(ctx, "receipt.passkey.error.decision", nil)}
+		return o, inv, d, said(&apperr.Error{Kind: apperr.Invalid, Code: "passkey_decision",
+			Message: locale.T(ctx, "receipt.passkey.error.decision", nil)})
 	}
 	return o, inv, custkeys.Decision{InvocationID: inv.ID, QuoteVersion: int64(inv.Version), QuoteDigest: digest, Decision: post.Decision}, nil
 }
@@ -140,19 +140,19 @@ func (h *Handler) passkeyDecision(c echo.Context, post passkeyPost) (confirmatio
 // challenge is the decision's (custkeys.BeginDecision).
 func (h *Handler) handlePasskeyDecideBegin(c echo.Context) error {
 	if h.cfg.Confirmations == nil {
-		return passkeyRefusal(c, custkeys.ErrOff, "")
+		return h.passkeyRefusal(c, custkeys.ErrOff, "")
 	}
 	post, err := readPasskeyPost(c)
 	if err != nil {
-		return passkeyRefusal(c, err, "")
+		return h.passkeyRefusal(c, err, "")
 	}
 	o, _, d, err := h.passkeyDecision(c, post)
 	if err != nil {
-		return passkeyRefusal(c, err, confirmation.PathPrefix+c.Param("token"))
+		return h.passkeyRefusal(c, err, confirmation.PathPrefix+c.Param("token"))
 	}
 	cer, err := h.cfg.Passkeys.BeginDecision(c.Request().Context(), custkeys.Customer{System: o.System, Ref: o.CustomerRef}, d)
 	if err != nil {
-		return passkeyRefusal(c, err, "")
+		return h.passkeyRefusal(c, err, "")
 	}
 	sess := kit.Session(c)
 	if sess.IsNew {
@@ -181,7 +181,7 @@ func (h *Handler) handlePasskeyDecideBegin(c echo.Context) error {
 // digest shown and the assertion as the decision's evidence.
 func (h *Handler) handlePasskeyDecide(c echo.Context) error {
 	if h.cfg.Confirmations == nil {
-		return passkeyRefusal(c, custkeys.ErrOff, "")
+		return h.passkeyRefusal(c, custkeys.ErrOff, "")
 	}
 	ctx := c.Request().Context()
 	sess := kit.Session(c)
@@ -193,15 +193,15 @@ func (h *Handler) handlePasskeyDecide(c echo.Context) error {
 	}
 	post, err := readPasskeyPost(c)
 	if err != nil {
-		return passkeyRefusal(c, err, "")
+		return h.passkeyRefusal(c, err, "")
 	}
 	o, inv, d, err := h.passkeyDecision(c, post)
 	if err != nil {
-		return passkeyRefusal(c, err, confirmation.PathPrefix+c.Param("token"))
+		return h.passkeyRefusal(c, err, confirmation.PathPrefix+c.Param("token"))
 	}
 	a, err := h.cfg.Passkeys.FinishDecision(ctx, custkeys.Customer{System: o.System, Ref: o.CustomerRef}, id, post.Credential, d)
 	if err != nil {
-		return passkeyRefusal(c, err, "")
+		return h.passkeyRefusal(c, err, "")
 	}
 	if err := h.startCustomerSession(c, o, confirmation.ProofPasskey); err != nil {
 		return err
@@ -216,7 +216,7 @@ func (h *Handler) handlePasskeyDecide(c echo.Context) error {
 	decision.Locale, decision.LocaleFrom = decidedIn(c)
 	done, err := h.cfg.Confirmations.Decide(ctx, confirmation.ProvedOn(o, confirmation.ProofPasskey), decision)
 	if err != nil {
-		return passkeyRefusal(c, err, "/requests/"+inv.ID)
+		return h.passkeyRefusal(c, err, "/requests/"+inv.ID)
 	}
 	h.Log.Info("customer decided with a passkey", "invocation_id", inv.ID, "decision", d.Decision, "done", done.Done)
 	return c.JSON(http.StatusOK, passkeyReply{Next: "/requests/" + done.Invocation.ID})

@@ -34,11 +34,11 @@ func (h *Handler) registrant(c echo.Context) (controlplane.Invocation, controlpl
 func (h *Handler) handlePasskeyRegisterBegin(c echo.Context) error {
 	inv, _, who, proof, err := h.registrant(c)
 	if err != nil {
-		return passkeyRefusal(c, err, "")
+		return h.passkeyRefusal(c, err, "")
 	}
 	cer, err := h.cfg.Passkeys.BeginRegistration(c.Request().Context(), who, inv.ID, proof)
 	if err != nil {
-		return passkeyRefusal(c, err, "")
+		return h.passkeyRefusal(c, err, "")
 	}
 	sess := kit.Session(c)
 	sess.Values[keyPasskeyCeremony] = cer.ID
@@ -54,7 +54,7 @@ func (h *Handler) handlePasskeyRegisterBegin(c echo.Context) error {
 func (h *Handler) handlePasskeyRegister(c echo.Context) error {
 	inv, task, who, proof, err := h.registrant(c)
 	if err != nil {
-		return passkeyRefusal(c, err, "")
+		return h.passkeyRefusal(c, err, "")
 	}
 	sess := kit.Session(c)
 	id, _ := sess.Values[keyPasskeyCeremony].(string)
@@ -69,7 +69,7 @@ func (h *Handler) handlePasskeyRegister(c echo.Context) error {
 			Proof: proof, Name: custkeys.BrowserName(c.Request().UserAgent())}, id, post.Credential)
 	}
 	if err != nil {
-		return passkeyRefusal(c, err, "")
+		return h.passkeyRefusal(c, err, "")
 	}
 	sess.Values[keyPasskeyAdded] = inv.ID
 	kit.MarkDirty(sess)

@@ -56,9 +56,9 @@ func decidedHere(c echo.Context, id string) bool {
 // not decided: the offer follows a decision made with a proof an
 // assistant cannot obtain, in this browser.
 func errDecideFirst(ctx context.Context) error {
-	return &apperr.Error{Kind: apperr.Forbidden, Code: "passkey_after_deciding",
+	return said(&apperr.Error{Kind: apperr.Forbidden, Code: "passkey_after_deciding",
 		Message: locale.T(ctx, "receipt.passkey.error.decide_first", nil),
-		Hint:    locale.T(ctx, "receipt.passkey.error.decide_first.hint", nil)}
+		Hint:    locale.T(ctx, "receipt.passkey.error.decide_first.hint", nil)})
 }
 
 // passkeyOwner is the customer this browser proved it is on request :id,
@@ -103,7 +103,7 @@ func (h *Handler) handleCustomerPasskeys(c echo.Context) error {
 	v := views.CustomerPasskeysView{Shop: shop, Back: "/requests/" + inv.ID, Limit: h.cfg.Passkeys.Limit(),
 		Removed: c.QueryParam("removed") == "1"}
 	for _, k := range keys {
-		row := views.CustomerPasskeyRow{Name: k.Name, Added: locale.When(ctx, k.Added, f.zone, f.now), AddedISO: iso(k.Added),
+		row := views.CustomerPasskeyRow{Name: custkeys.DisplayName(f.loc, k.Name), Added: locale.When(ctx, k.Added, f.zone, f.now), AddedISO: iso(k.Added),
 			Remove: "/requests/" + inv.ID + "/passkeys/" + strconv.FormatInt(k.ID, 10) + "/remove"}
 		if k.LastUsed != nil {
 			row.LastUsed, row.LastUsedISO = locale.When(ctx, *k.LastUsed, f.zone, f.now), iso(*k.LastUsed)
@@ -139,9 +139,9 @@ func (h *Handler) passkeyOf(c echo.Context, who custkeys.Customer) (custkeys.Pas
 			return k, nil
 		}
 	}
-	return custkeys.Passkey{}, &apperr.Error{Kind: apperr.NotFound, Code: "no_such_passkey",
+	return custkeys.Passkey{}, said(&apperr.Error{Kind: apperr.NotFound, Code: "no_such_passkey",
 		Message: locale.T(c.Request().Context(), "receipt.passkey.error.no_such_passkey", nil),
-		Hint:    locale.T(c.Request().Context(), "receipt.passkey.error.no_such_passkey.hint", nil)}
+		Hint:    locale.T(c.Request().Context(), "receipt.passkey.error.no_such_passkey.hint", nil)})
 }
 
 // handleCustomerPasskeyRemoveConfirm answers GET
@@ -163,7 +163,7 @@ func (h *Handler) handleCustomerPasskeyRemoveConfirm(c echo.Context) error {
 	ctx := c.Request().Context()
 	f := h.frameFor(c, inv.System)
 	shop := namedShop(f, inv.System)
-	v := views.CustomerPasskeyRemoveView{Shop: shop, Name: k.Name, Added: locale.When(ctx, k.Added, f.zone, f.now), CSRF: csrf,
+	v := views.CustomerPasskeyRemoveView{Shop: shop, Name: custkeys.DisplayName(f.loc, k.Name), Added: locale.When(ctx, k.Added, f.zone, f.now), CSRF: csrf,
 		Action: c.Request().URL.Path, Back: "/requests/" + inv.ID + "/passkeys"}
 	if k.LastUsed != nil {
 		v.LastUsed = locale.When(ctx, *k.LastUsed, f.zone, f.now)

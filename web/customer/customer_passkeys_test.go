@@ -281,6 +281,15 @@ func TestAPasskeysSessionDecidesOnlyWithItsSignature(t *testing.T) {
 			t.Errorf("a plain %s from the passkey's browser: %d, want 403 saying to decide with the passkey", verb, res.StatusCode)
 		}
 	}
+	// In the customer's language: the control plane's refusal is said from
+	// the catalogue, not in its English.
+	withLanguage(c, "fr")
+	res := c.Post("/requests/"+fresh+"/confirm", url.Values{"_csrf": {tok}, "quote_version": {strconv.Itoa(int(now.Version))},
+		"quote_digest": {base64.RawURLEncoding.EncodeToString(digest)}})
+	if got := webtest.TextByTestID(res, t, "error-message"); res.StatusCode != http.StatusForbidden ||
+		got != "Vous nous avez prouvé votre identité avec votre clé d’accès : c’est donc avec elle que vous décidez. Rien n’a été décidé." {
+		t.Errorf("a plain confirm from the passkey's browser, in French: %d %q", res.StatusCode, got)
+	}
 	if got := b.Invocation(t, fresh).State; got != controlplane.AwaitingConfirmation {
 		t.Errorf("the fresh quote is %s, want still awaiting", got)
 	}

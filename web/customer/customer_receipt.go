@@ -130,7 +130,7 @@ func (h *Handler) handleCustomerReceipt(c echo.Context) error {
 		return noReceipt(c.Request().Context(), inv.State)
 	}
 	if h.cfg.Receipt == nil {
-		return &apperr.Error{Kind: apperr.NotFound, Code: "no_receipts", Message: locale.T(c.Request().Context(), "receipt.error.none", nil)}
+		return said(&apperr.Error{Kind: apperr.NotFound, Code: "no_receipts", Message: locale.T(c.Request().Context(), "receipt.error.none", nil)})
 	}
 	jws, err := h.cfg.Receipt(c.Request().Context(), inv)
 	if err != nil {
@@ -143,7 +143,7 @@ func (h *Handler) handleCustomerReceipt(c echo.Context) error {
 // noReceipt is the refusal of a receipt for a request in state st, said
 // as that state allows: one that ended without being carried out never
 // will have one; one still being checked or on its way may.
-func noReceipt(ctx context.Context, st controlplane.State) *apperr.Error {
+func noReceipt(ctx context.Context, st controlplane.State) error {
 	e := &apperr.Error{Kind: apperr.IllegalTransition, Code: "not_completed"}
 	why := "not_done"
 	switch st {
@@ -154,5 +154,5 @@ func noReceipt(ctx context.Context, st controlplane.State) *apperr.Error {
 	}
 	e.Message = locale.T(ctx, "receipt.error."+why, nil)
 	e.Hint = locale.T(ctx, "receipt.error."+why+".hint", nil)
-	return e
+	return said(e)
 }

@@ -111,8 +111,9 @@ func TestTheReceiptAreaIsAllFromTheCatalogue(t *testing.T) {
 	}
 	pseudo := cat.For(locale.Pseudo)
 	inv, link := b.PendingRefund(t)
-	// The passkey's name is custkeys's, from the browser (not this area's).
-	data := append(businessWords(t, b.Invocation(t, inv.ID).QuoteJSON), webtest.ShopName, "Passkey")
+	// The passkey's name, made from the browser that added it, is written
+	// from the catalogue too (custkeys.DisplayName).
+	data := append(businessWords(t, b.Invocation(t, inv.ID).QuoteJSON), webtest.ShopName)
 	c := pk.Client(t)
 	res := c.Get("/c/not-a-link")
 	problem := res.Doc(t).Find(`[data-testid="link-problem-title"], [data-testid="link-problem-message"], .link-problem > p:nth-of-type(2)`)

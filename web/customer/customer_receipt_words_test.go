@@ -81,7 +81,7 @@ func TestTheReceiptAreaSpeaksFrenchAndArabic(t *testing.T) {
 	if got := webtest.Squash(list.Find("#passkeys-heading").Text()); got != "Vos clés d’accès pour Harbour & Pine" {
 		t.Errorf("the passkeys' heading %q", got)
 	}
-	if got := webtest.Squash(list.Find(`[data-testid="passkey-remove"]`).Text()); got != "Supprimer la clé d’accès Passkey" {
+	if got := webtest.Squash(list.Find(`[data-testid="passkey-remove"]`).Text()); got != "Supprimer la clé d’accès Clé d’accès" {
 		t.Errorf("the remove link reads %q to a screen reader", got)
 	}
 	if got := webtest.Squash(list.Find(`[data-testid="passkey-last-used"]`).Text()); got != "Pas encore utilisée" {

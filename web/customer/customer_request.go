@@ -47,7 +47,7 @@ func (h *Handler) customerRequest(c echo.Context) (controlplane.Invocation, cont
 	if err := h.cfg.Confirmations.Covers(ctx, p, inv, task.CustomerRef); apperr.Is(err, apperr.NotFound) {
 		return controlplane.Invocation{}, controlplane.Task{}, noSuchRequest(c)
 	} else if err != nil {
-		return controlplane.Invocation{}, controlplane.Task{}, refusal(c, err)
+		return controlplane.Invocation{}, controlplane.Task{}, h.sayRefusal(c, err)
 	}
 	h.localise(c, inv.System)
 	return inv, task, nil
@@ -63,8 +63,8 @@ func (h *Handler) provedCustomer(c echo.Context) (confirmation.Proved, error) {
 	if _, signedIn := kit.CurrentUser(c); signedIn {
 		return p, noSuchRequest(c)
 	}
-	return p, &apperr.Error{Kind: apperr.Unauthenticated, Code: "customer_session",
-		Message: locale.T(c.Request().Context(), "pages.error.session", nil)}
+	return p, said(&apperr.Error{Kind: apperr.Unauthenticated, Code: "customer_session",
+		Message: locale.T(c.Request().Context(), "pages.error.session", nil)})
 }
 
 // customerDecide makes the browser's customer's decision on :id in the
@@ -83,7 +83,7 @@ func (h *Handler) customerDecide(c echo.Context, verb controlplane.CustomerVerb,
 	if apperr.Is(err, apperr.NotFound) {
 		return d, noSuchRequest(c)
 	}
-	return d, refusal(c, err)
+	return d, h.sayRefusal(c, err)
 }
 
 // quoteVersion and quoteDigest read the quote a decision form names
@@ -122,8 +122,8 @@ const quoteChangedKey = "customer.quote_changed"
 // browser's customer's, in the customer's language.
 func noSuchRequest(c echo.Context) error {
 	ctx := c.Request().Context()
-	return &apperr.Error{Kind: apperr.NotFound, Code: "request_not_found",
-		Message: locale.T(ctx, "pages.error.not_found", nil), Hint: locale.T(ctx, "pages.error.not_found.hint", nil)}
+	return said(&apperr.Error{Kind: apperr.NotFound, Code: "request_not_found",
+		Message: locale.T(ctx, "pages.error.not_found", nil), Hint: locale.T(ctx, "pages.error.not_found.hint", nil)})
 }
 
 // handleCustomerRequest answers GET /requests/:id: the request as quoted,
@@ -202,7 +202,7 @@ func (h *Handler) handleCustomerDecline(c echo.Context) error {
 		return rerr
 	}
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid && d.Invocation.ID != "" {
-		return h.renderCustomerRequest(c, http.StatusUnprocessableEntity, d.Invocation, d.Task, reason, reasonFieldErrors(c, e.Fields))
+		return h.renderCustomerRequest(c, http.StatusUnprocessableEntity, d.Invocation, d.Task, reason, h.fieldWords(c, err))
 	}
 	if err != nil {
 		return err

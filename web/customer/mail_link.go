@@ -160,7 +160,7 @@ func (h *Handler) mailForbidden(c echo.Context, err error) error {
 	}
 	ctx := c.Request().Context()
 	lp := views.MailLinkProblemView{Problem: "not_accepted", Title: locale.T(ctx, "receipt.mail_link.not_accepted.title", nil),
-		Message: refusalMessage(ctx, e), Next: locale.T(ctx, "receipt.mail_link.not_accepted.next", nil)}
+		Message: h.refusalOf(c, err).message, Next: locale.T(ctx, "receipt.mail_link.not_accepted.next", nil)}
 	p := h.page(c, lp.Title, h.frameFor(c, ""))
 	p.Narrow = true
 	return kit.Render(c, http.StatusForbidden, views.MailLinkProblemPage(p, lp))
