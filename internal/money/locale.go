@@ -20,6 +20,11 @@ import (
 // U+2212 where CLDR writes a hyphen-minus: "−$12.60", "−12,60 €". Format
 // writes it so, the staff console and every page show it so, and a
 // hyphen reads as a dash in a sentence and may break a line after it.
+//
+// The direction marks CLDR puts in Arabic's amounts (U+200E, U+200F,
+// U+061C) are left out: they are invisible characters, which the pages
+// rightly flag in a quote's texts, and an amount is isolated as a whole
+// where it is shown (<bdi>, unicode-bidi), so it reads in its own order.
 func InLocale(minor int64, currencyCode, locale string) string {
 	code := strings.ToUpper(currencyCode)
 	if code == "" {
@@ -33,5 +38,8 @@ func InLocale(minor int64, currencyCode, locale string) string {
 	if minor < 0 {
 		s = strings.Replace(s, "-", "−", 1)
 	}
-	return s
+	return directionMarks.Replace(s)
 }
+
+// directionMarks removes the bidirectional marks from an amount.
+var directionMarks = strings.NewReplacer("\u200e", "", "\u200f", "", "\u061c", "")

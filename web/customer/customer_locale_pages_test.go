@@ -255,7 +255,7 @@ func TestARefundInEurosReadsInFrenchAndArabic(t *testing.T) {
 			"Vous avez refusé", "Vous avez refusé cette demande.", "Votre motif\u00a0: «\u00a0trop cher\u00a0». Rien n’a changé.",
 			"En attente de votre réponse", "1 demande"},
 		{"ar", "استرداد ثمن مصباح المكتب المصنوع من خشب الجوز؟", "يُرجى اتخاذ القرار قبل ",
-			"ما يعنيه هذا بالنسبة إليك إذا أكّدت", "\u200f42.10\u00a0€",
+			"ما يعنيه هذا بالنسبة إليك إذا أكّدت", "42.10\u00a0€",
 			"رفضته", "رفضتَ هذا الطلب.", "السبب الذي ذكرته: «trop cher». لم يتغيّر شيء.",
 			"بانتظارك", "طلب واحد"},
 	} {
