@@ -33,7 +33,7 @@ type LiveBackend struct {
 type LiveOptions struct {
 	// FaultRoute ("POST /refunds") is the request the fault proxy fails:
 	// that method, a path ending so. Empty: the next request that is not a
-	// GET or HEAD.
+	// read (a GET, a HEAD or a GraphQL query).
 	FaultRoute string
 	// Keys starts every idempotency key of the run; empty makes one
 	// ("conformance-" and 8 random hex digits), so the system has seen
@@ -221,7 +221,7 @@ func (p *faultProxy) take(r *http.Request) Fault {
 		if r.Method != method || !strings.HasSuffix(strings.TrimSuffix(r.URL.Path, "/"), strings.TrimSuffix(path, "/")) {
 			return ""
 		}
-	} else if r.Method == http.MethodGet || r.Method == http.MethodHead {
+	} else if isRead(r) {
 		return ""
 	}
 	f := p.armed

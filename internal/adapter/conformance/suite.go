@@ -180,7 +180,7 @@ func (tr *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		tr.sent = append(tr.sent, r.Method+" "+r.URL.EscapedPath())
 	}
 	tr.mu.Unlock()
-	if r.Method == http.MethodGet || tr.mode == pass {
+	if tr.mode == pass || isRead(r) {
 		return tr.live.RoundTrip(r)
 	}
 	if tr.mode == dialDead {
