@@ -76,6 +76,8 @@ type Adapter struct {
 	// in (locale.go).
 	defaultLocale string
 	locales       []string
+	// endpoint is where a graphql file's operations are POSTed (graphql.go).
+	endpoint string
 }
 
 var _ adapter.System = (*Adapter)(nil)
@@ -85,6 +87,7 @@ type principalLookup struct {
 	items   string
 	match   *expr
 	contact *ContactDesc
+	gql     *graphqlOp
 }
 
 type object struct {
@@ -96,6 +99,7 @@ type object struct {
 	exact              *expr
 	idPtr, versionPtr  string
 	paging             *paging
+	getGQL, listGQL    *graphqlOp
 }
 
 type readTool struct {
@@ -110,6 +114,7 @@ type readTool struct {
 	// account: the tool reads the principal's own account.
 	account bool
 	paging  *paging
+	gql     *graphqlOp
 }
 
 type namedExpr struct {
@@ -130,6 +135,9 @@ type request struct {
 	path    *template
 	body    any
 	hasBody bool
+	// gql is the operation when the request is a GraphQL mutation; its
+	// body is then the operation's {query, variables}.
+	gql *graphqlOp
 }
 
 type lineTemplate struct {
@@ -172,6 +180,7 @@ type verifyTemplate struct {
 	// afterRefs are the read-back's fields expect reads, as JSON Pointers,
 	// shown as observed.
 	afterRefs []string
+	gql       *graphqlOp
 }
 
 type evidence struct {
@@ -191,6 +200,7 @@ type effectsLookup struct {
 	amount, currency string
 	major            bool
 	paging           *paging
+	gql              *graphqlOp
 }
 
 type action struct {

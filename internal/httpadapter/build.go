@@ -31,6 +31,12 @@ type compiler struct {
 	// a quote text is written in (locale.go).
 	defaultLocale string
 	locales       map[string]bool
+	// graphql says the file's protocol is graphql, and endpoint is where
+	// its operations go (graphql.go).
+	graphqlFile bool
+	endpoint    *template
+	// graphqlRefused says an operation without the protocol was reported.
+	graphqlRefused bool
 }
 
 func (c *compiler) fail(ptr, problem, fix string) {
@@ -131,10 +137,12 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 	}
 	a.base = strings.TrimRight(a.base, "/")
 	a.authorize = c.auth(d.Auth, cfg.Getenv)
+	a.endpoint = c.graphqlEndpoint(d)
 
-	if d.Principal.Path != "" {
+	if d.Principal.Path != "" || d.Principal.GraphQL != nil {
 		a.principal = &principalLookup{path: c.path("/principal/path", d.Principal.Path), items: d.Principal.Items,
-			match: c.expr("/principal/match", d.Principal.Match), contact: d.Principal.Contact}
+			match: c.expr("/principal/match", d.Principal.Match), contact: d.Principal.Contact,
+			gql: c.graphql("/principal/graphql", d.Principal.GraphQL, false, nil)}
 	}
 	for kind, o := range d.Objects {
 		ptr := "/objects/" + escapePointer(kind)
@@ -145,7 +153,8 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 			obj.list = c.path(ptr+"/list", o.List)
 		}
 		obj.paging = c.paging(ptr+"/paging", o.Paging)
-		if o.Paging != nil && o.List == "" {
+		c.graphqlObject(ptr, o, obj)
+		if o.Paging != nil && !obj.listed() {
 			c.fail(ptr+"/paging", "paging applies to the list, and objects."+kind+" has none", `add "list", or remove paging`)
 		}
 		if o.IDPattern != "" {
@@ -157,7 +166,7 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 		if o.Owner != "" && a.principal == nil {
 			c.fail(ptr+"/owner", "objects with an owner need the principal lookup", "add \"principal\" saying how a customer's e-mail maps to their account")
 		}
-		if o.List != "" && o.Terms == "" {
+		if obj.listed() && o.Terms == "" {
 			c.fail(ptr+"/terms", "a listed object needs terms to match a reference in words", "add \"terms\": a CEL list of the words that describe the object")
 		}
 		a.objects[kind] = obj
@@ -190,18 +199,21 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 			}
 		case r.List != "":
 			rt.list = a.objects[r.List]
-			if rt.list == nil || rt.list.list == nil {
+			if rt.list == nil || !rt.list.listed() {
 				c.fail(ptr+"/list", fmt.Sprintf("no listed object kind %q", r.List), "use an object with \"list\": "+kinds())
 			}
 		case r.Account:
 			c.accountTool(ptr, r, rt, a.principal != nil)
+		case r.GraphQL != nil:
+			rt.gql = c.graphql(ptr+"/graphql", r.GraphQL, false, r.Params)
+			c.graphqlPaging(ptr+"/paging", rt.gql, rt.paging, r.GraphQL)
 		default:
 			rt.path = c.path(ptr+"/path", r.Path)
 			if templateUses(rt.path, "account") && a.principal == nil {
 				c.fail(ptr+"/path", "the path uses account, but the file has no principal lookup", `add "principal" saying how a customer's e-mail maps to their account`)
 			}
 		}
-		if r.Paging != nil && r.Path == "" {
+		if r.Paging != nil && r.Path == "" && r.GraphQL == nil {
 			c.fail(ptr+"/paging", "paging applies to a path's list; an object's list pages as its objects entry says", `move paging to objects.<kind>, or remove it`)
 		} else if r.Paging != nil && r.Items == "" {
 			c.fail(ptr+"/paging", "paging needs items: without it the answer is read as one page, and the paging would be ignored",
@@ -228,9 +240,11 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 	a.defaultLocale, a.locales = c.defaultLocale, slices.Sorted(maps.Keys(c.locales))
 	if d.Effects != nil {
 		a.effects = &effectsLookup{path: c.path("/effects/path", d.Effects.Path), items: d.Effects.Items,
-			id: d.Effects.ID, at: d.Effects.At, kind: d.Effects.Kind, object: d.Effects.Object}
+			id: d.Effects.ID, at: d.Effects.At, kind: d.Effects.Kind, object: d.Effects.Object,
+			gql: c.graphql("/effects/graphql", d.Effects.GraphQL, false, nil)}
 		c.authoritative(a.effects, d.Effects)
 		c.effectsAmount(a.effects, d.Effects)
+		c.graphqlPaging("/effects/paging", a.effects.gql, a.effects.paging, d.Effects.GraphQL)
 	}
 	if err := errors.Join(c.errs...); err != nil {
 		return nil, err
@@ -372,13 +386,15 @@ func (c *compiler) action(ptr string, ad ActionDesc, objects map[string]*object,
 		}
 		act.data[k] = c.template(ptr+"/result/data/"+escapePointer(k), s)
 	}
-	act.verify = verifyTemplate{path: c.path(ptr+"/verify/path", ad.Verify.Path), items: ad.Verify.Items, fields: map[string]*expr{}}
+	act.verify = verifyTemplate{path: c.path(ptr+"/verify/path", ad.Verify.Path), items: ad.Verify.Items, fields: map[string]*expr{},
+		gql: c.graphql(ptr+"/verify/graphql", ad.Verify.GraphQL, false, ad.Params)}
 	for k, v := range ad.Verify.Fields {
 		act.verify.fields[k] = c.expr(ptr+"/verify/fields/"+escapePointer(k), v)
 	}
 	c.verifyExpect(ptr+"/verify/expect", ad.Verify.Expect, &act.verify)
 	if ad.Precondition != nil {
 		act.pre = c.precondition(ptr+"/precondition", *ad.Precondition, act)
+		c.graphqlPrecondition(ptr+"/precondition", act)
 	}
 	c.everyArgumentShown(act) // the request's templates and the precondition's value
 	if ad.Evidence != nil {
@@ -391,6 +407,9 @@ func (c *compiler) action(ptr string, ad ActionDesc, objects map[string]*object,
 }
 
 func (c *compiler) request(ptr string, r RequestDesc) *request {
+	if r.GraphQL != nil {
+		return c.graphqlRequest(ptr, r)
+	}
 	return &request{method: r.Method, path: c.path(ptr+"/path", r.Path), body: c.body(ptr+"/body", r.Body), hasBody: r.Body != nil}
 }
 
@@ -604,7 +623,7 @@ func (c *compiler) authoritative(e *effectsLookup, d *EffectsLookup) {
 		}
 		e.settleAfter = dur
 	}
-	if !templateUses(e.path, "key") {
+	if !templateUses(e.path, "key") && !graphqlUses(e.gql, "key") {
 		c.fail("/effects/path", "an authoritative lookup must read the effects under the call's key",
 			`use {key} in the path, e.g. "/events?request_id={key}"`)
 	}

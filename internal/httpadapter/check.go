@@ -159,15 +159,15 @@ func (c *compiler) boundAt(ptr string) []string {
 	}
 	switch at(0) {
 	case "principal":
-		if at(1) == "path" {
+		if at(1) == "path" || at(1) == "graphql" {
 			return []string{"principal"}
 		}
 		return []string{"account", "principal"}
 	case "objects":
 		switch at(2) {
-		case "get":
+		case "get", "get_graphql":
 			return []string{"id", "account"}
-		case "list":
+		case "list", "list_graphql":
 			return []string{"account", "principal"}
 		case "display", "owner":
 			return []string{"object", "account"}

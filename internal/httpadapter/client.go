@@ -35,12 +35,6 @@ func (a *Adapter) page(ctx context.Context, path string) (any, http.Header, int,
 	return answer, x.header, x.size, err
 }
 
-// do sends one request. A write carries key in the idempotency header,
-// when the file names one.
-func (a *Adapter) do(ctx context.Context, method, path, key string, body any, hasBody, write bool) (any, error) {
-	return a.call(ctx, &exchange{method: method, path: path, key: key, body: body, hasBody: hasBody, write: write})
-}
-
 // exchange is one request and what came back besides the decoded answer.
 type exchange struct {
 	method, path string
@@ -58,6 +52,9 @@ type exchange struct {
 	// by call.
 	header http.Header
 	size   int
+	// gql, when set, is the GraphQL operation the request posts: its
+	// answer is read as graphqlAnswer says.
+	gql *graphqlOp
 }
 
 // call sends x and decodes the answer.
@@ -93,6 +90,9 @@ func (a *Adapter) call(ctx context.Context, x *exchange) (any, error) {
 			answer = map[string]any{}
 		} else if answer, err = decodeJSON(raw); err != nil {
 			return nil, adapter.Undecodable(a.name, r, err)
+		}
+		if x.gql != nil {
+			return a.graphqlAnswer(x.gql, answer, write)
 		}
 		if refusal == nil {
 			return answer, nil

@@ -68,7 +68,8 @@ func TestConformance(t *testing.T) {
 		"example/pocketbase.json": func() (adaptertest.Setup, adaptertest.Fixture) {
 			return pbBackend("testdata/example/pocketbase.json"), pbFixture()
 		},
-		"example/plans.json": func() (adaptertest.Setup, adaptertest.Fixture) { return plansBackend, plansFixture() },
+		"example/plans.json":        func() (adaptertest.Setup, adaptertest.Fixture) { return plansBackend, plansFixture() },
+		"example/graphql-shop.json": func() (adaptertest.Setup, adaptertest.Fixture) { return gqlBackend, gqlFixture() },
 	}
 	var files []string
 	err := filepath.WalkDir("testdata", func(path string, d fs.DirEntry, err error) error {

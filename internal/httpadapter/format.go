@@ -31,6 +31,10 @@ type Description struct {
 	Effects           *EffectsLookup        `json:"effects"`
 	// CustomerBrand is how the system is named to its customers (brand.go).
 	CustomerBrand *CustomerBrandDesc `json:"customer_brand"`
+	// Protocol is "http" (or "") or "graphql": then the reads and writes
+	// that give a GraphQLDesc POST it to Endpoint (default "/graphql").
+	Protocol string `json:"protocol"`
+	Endpoint string `json:"endpoint"`
 }
 
 // CustomerBrandDesc is adapter.Brand in the file: the business's name as
@@ -74,6 +78,8 @@ type PrincipalLookup struct {
 	Path  string `json:"path"`
 	Items string `json:"items"`
 	Match string `json:"match"`
+	// GraphQL, in a graphql file, is read instead of Path.
+	GraphQL *GraphQLDesc `json:"graphql"`
 	// Contact, when given, says where the account keeps the customer's
 	// e-mail and name, so the console can send a one-time code there.
 	Contact *ContactDesc `json:"contact"`
@@ -111,6 +117,10 @@ type ObjectSpec struct {
 	Exact string `json:"exact"`
 	// Paging, optional, says how List continues on further pages.
 	Paging *PagingDesc `json:"paging"`
+	// GetGraphQL and ListGraphQL, in a graphql file, are read instead of
+	// Get and List.
+	GetGraphQL  *GraphQLDesc `json:"get_graphql"`
+	ListGraphQL *GraphQLDesc `json:"list_graphql"`
 }
 
 // ParamDesc is one argument, mirroring adapter.Param.
@@ -149,6 +159,8 @@ type ReadToolDesc struct {
 	Account bool `json:"account"`
 	// Paging, optional, says how Path's list continues on further pages.
 	Paging *PagingDesc `json:"paging"`
+	// GraphQL, in a graphql file, is read instead of Path.
+	GraphQL *GraphQLDesc `json:"graphql"`
 }
 
 // ActionDesc is one write verb.
@@ -219,6 +231,8 @@ type RequestDesc struct {
 	Method string `json:"method"`
 	Path   string `json:"path"`
 	Body   any    `json:"body"`
+	// GraphQL, in a graphql file, is sent instead of Method, Path and Body.
+	GraphQL *GraphQLDesc `json:"graphql"`
 }
 
 // QuoteDesc builds the dry run's quote; every text is a template, and
@@ -297,6 +311,8 @@ type VerifyDesc struct {
 	// fields it names, as the dry run read them), after (what Path reads
 	// back, or the element of Items) and args that must also hold.
 	Expect string `json:"expect"`
+	// GraphQL, in a graphql file, is read instead of Path.
+	GraphQL *GraphQLDesc `json:"graphql"`
 }
 
 // EffectsLookup reads the system's own record of effects by key ({key}).
@@ -320,6 +336,8 @@ type EffectsLookup struct {
 	Currency   string `json:"currency"`
 	// Paging, optional, says how the effects continue on further pages.
 	Paging *PagingDesc `json:"paging"`
+	// GraphQL, in a graphql file, is read instead of Path.
+	GraphQL *GraphQLDesc `json:"graphql"`
 }
 
 // EvidenceDesc recognises an action's effect (`effect`) and its reference.

@@ -110,6 +110,11 @@ func TestPathArgumentsCannotMoveAPath(t *testing.T) {
 		if err == nil && d.IsDir() && (d.Name() == "fixtures" || d.Name() == "openapi") {
 			return filepath.SkipDir
 		}
+		// A GraphQL file sends its arguments as variables in a JSON body,
+		// never in a path (its endpoint is fixed).
+		if filepath.ToSlash(path) == "testdata/example/graphql-shop.json" {
+			return nil
+		}
 		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".json") && files[filepath.ToSlash(path)] == nil {
 			t.Errorf("%s has no backend here: add it", path)
 		}

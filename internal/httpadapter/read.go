@@ -38,11 +38,8 @@ func (a *Adapter) Read(ctx context.Context, p adapter.Principal, tool string, ra
 		if err != nil {
 			return adapter.ReadResult{}, err
 		}
-		path, err := rt.list.list.render(map[string]any{"account": account, "args": args, "principal": adapter.NormaliseCustomerRef(p.CustomerRef)}, true)
-		if err != nil {
-			return adapter.ReadResult{}, a.broken(err)
-		}
-		items, more, _, err := a.readList(ctx, path, rt.list.items, rt.list.paging, 0)
+		vars := map[string]any{"account": account, "args": args, "principal": adapter.NormaliseCustomerRef(p.CustomerRef)}
+		items, more, _, err := a.fetchList(ctx, rt.list.list, rt.list.listGQL, vars, rt.list.items, rt.list.paging, 0)
 		if err != nil {
 			return adapter.ReadResult{}, err
 		}
@@ -68,7 +65,7 @@ func (a *Adapter) Read(ctx context.Context, p adapter.Principal, tool string, ra
 		return a.readPath(ctx, rt, map[string]any{"account": account, "principal": adapter.NormaliseCustomerRef(p.CustomerRef)})
 	default:
 		vars := map[string]any{"args": args, "principal": adapter.NormaliseCustomerRef(p.CustomerRef)}
-		if templateUses(rt.path, "account") {
+		if templateUses(rt.path, "account") || graphqlUses(rt.gql, "account") {
 			account, err := a.account(ctx, p)
 			if err != nil {
 				return adapter.ReadResult{}, err
@@ -82,12 +79,8 @@ func (a *Adapter) Read(ctx context.Context, p adapter.Principal, tool string, ra
 // readPath reads a read tool's path: one object, or a capped list (at
 // items, or the answer itself), over the pages its paging names.
 func (a *Adapter) readPath(ctx context.Context, rt *readTool, vars map[string]any) (adapter.ReadResult, error) {
-	path, err := rt.path.render(vars, true)
-	if err != nil {
-		return adapter.ReadResult{}, a.broken(err)
-	}
 	if rt.items == "" {
-		answer, err := a.read(ctx, path)
+		answer, _, err := a.fetch(ctx, rt.path, rt.gql, vars)
 		if err != nil {
 			return adapter.ReadResult{}, err
 		}
@@ -96,7 +89,7 @@ func (a *Adapter) readPath(ctx context.Context, rt *readTool, vars map[string]an
 		}
 		return adapter.ReadResult{Data: project(answer, rt.fields), Count: 1}, nil
 	}
-	items, more, _, err := a.readList(ctx, path, rt.items, rt.paging, rt.max)
+	items, more, _, err := a.fetchList(ctx, rt.path, rt.gql, vars, rt.items, rt.paging, rt.max)
 	if err != nil {
 		return adapter.ReadResult{}, err
 	}

@@ -18,11 +18,7 @@ func (a *Adapter) account(ctx context.Context, p adapter.Principal) (any, error)
 		return nil, err
 	}
 	vars := map[string]any{"principal": email}
-	path, err := a.principal.path.render(vars, true)
-	if err != nil {
-		return nil, a.broken(err)
-	}
-	answer, err := a.read(ctx, path)
+	answer, _, err := a.fetch(ctx, a.principal.path, a.principal.gql, vars)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +109,7 @@ func (a *Adapter) resolve(ctx context.Context, p adapter.Principal, obj *object,
 			return nil, adapter.Target{}, nil, err
 		}
 	}
-	if obj.idPattern == nil || obj.idPattern.MatchString(ref) || obj.list == nil {
+	if obj.idPattern == nil || obj.idPattern.MatchString(ref) || !obj.listed() {
 		o, err := a.getObject(ctx, obj, ref, account)
 		if err != nil {
 			return nil, adapter.Target{}, nil, err
@@ -122,11 +118,7 @@ func (a *Adapter) resolve(ctx context.Context, p adapter.Principal, obj *object,
 		return o, t, account, err
 	}
 	vars := map[string]any{"account": account, "principal": adapter.NormaliseCustomerRef(p.CustomerRef)}
-	path, err := obj.list.render(vars, true)
-	if err != nil {
-		return nil, adapter.Target{}, nil, a.broken(err)
-	}
-	items, more, _, err := a.readList(ctx, path, obj.items, obj.paging, 0)
+	items, more, _, err := a.fetchList(ctx, obj.list, obj.listGQL, vars, obj.items, obj.paging, 0)
 	if err != nil {
 		return nil, adapter.Target{}, nil, err
 	}
@@ -183,11 +175,7 @@ func (a *Adapter) resolve(ctx context.Context, p adapter.Principal, obj *object,
 // getObject reads one object by id; another principal's object is
 // answered exactly like a missing one.
 func (a *Adapter) getObject(ctx context.Context, obj *object, id string, account any) (any, error) {
-	path, err := obj.get.render(map[string]any{"id": id, "account": account}, true)
-	if err != nil {
-		return nil, a.broken(err)
-	}
-	o, err := a.read(ctx, path)
+	o, _, err := a.fetch(ctx, obj.get, obj.getGQL, map[string]any{"id": id, "account": account})
 	if ae, ok := adapter.AsError(err); ok && ae.Code == adapter.CodeNotFound {
 		return nil, adapter.NotFound(obj.kind, id)
 	}

@@ -56,11 +56,7 @@ func (a *Adapter) Verify(ctx context.Context, p adapter.Principal, call adapter.
 		}
 		computed[v.name] = val
 	}
-	path, err := act.verify.path.render(vars, true)
-	if err != nil {
-		return adapter.Verification{}, a.broken(err)
-	}
-	answer, err := a.read(ctx, path)
+	answer, said, err := a.fetch(ctx, act.verify.path, act.verify.gql, vars)
 	if err != nil {
 		return adapter.Verification{}, err
 	}
@@ -120,13 +116,13 @@ func (a *Adapter) Verify(ctx context.Context, p adapter.Principal, call adapter.
 		}
 		if len(bad) == 0 {
 			return adapter.Verification{Verified: true, At: a.now(), Observed: got,
-				Evidence: fmt.Sprintf("Read %s again (GET %s): %s as expected.", target.Display, path, checked)}, nil
+				Evidence: fmt.Sprintf("Read %s again (%s): %s as expected.", target.Display, said, checked)}, nil
 		}
 		if observed == nil {
 			observed, mismatch = got, bad
 		}
 	}
-	evidence := fmt.Sprintf("Read %s again (GET %s): ", target.Display, path)
+	evidence := fmt.Sprintf("Read %s again (%s): ", target.Display, said)
 	switch {
 	case len(candidates) == 0:
 		evidence += "nothing to compare; the change is not there."
@@ -183,11 +179,8 @@ func (a *Adapter) Lookup(ctx context.Context, _ adapter.Principal, call adapter.
 	if a.effects == nil {
 		return out, nil
 	}
-	path, err := a.effects.path.render(map[string]any{"key": call.IdempotencyKey}, true)
-	if err != nil {
-		return adapter.LookupResult{}, a.broken(err)
-	}
-	items, _, isList, err := a.readList(ctx, path, a.effects.items, a.effects.paging, 0)
+	items, _, isList, err := a.fetchList(ctx, a.effects.path, a.effects.gql, map[string]any{"key": call.IdempotencyKey},
+		a.effects.items, a.effects.paging, 0)
 	if err != nil {
 		return adapter.LookupResult{}, err
 	}

@@ -1,0 +1,131 @@
+package httpadapter_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"testing"
+	"time"
+
+	"countersign/internal/adapter"
+	"countersign/internal/adapter/adaptertest"
+	"countersign/internal/adapter/conformance"
+	"countersign/internal/gqlshop"
+	"countersign/internal/httpadapter"
+	"countersign/store"
+	"countersign/store/dbtest"
+)
+
+const gqlFile = "testdata/example/graphql-shop.json"
+
+// startGQLShop serves a fresh GraphQL shop.
+func startGQLShop(t *testing.T) (*gqlshop.Shop, *httptest.Server) {
+	t.Helper()
+	shop := gqlshop.New("gql-token", clock)
+	srv := httptest.NewServer(shop)
+	t.Cleanup(srv.Close)
+	return shop, srv
+}
+
+// loadGQL loads a GraphQL description (raw, as file name) against srv,
+// through tr.
+func loadGQL(t *testing.T, name string, raw []byte, srv *httptest.Server, tr http.RoundTripper) *httpadapter.Adapter {
+	t.Helper()
+	if tr == nil {
+		tr = http.DefaultTransport
+	}
+	a, err := httpadapter.Load(name, raw, httpadapter.Config{Now: clock,
+		Ledger:     adapter.NewLedger(store.New(dbtest.New(t)), clock),
+		HTTPClient: &http.Client{Transport: tr, Timeout: 10 * time.Second},
+		Getenv: func(name string) string {
+			switch name {
+			case "GQLSHOP_URL":
+				return srv.URL
+			case "GQLSHOP_TOKEN":
+				return "gql-token"
+			}
+			return ""
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// connectGQL connects the example GraphQL file to a fresh GraphQL shop.
+func connectGQL(t *testing.T, tr http.RoundTripper) (*httpadapter.Adapter, *gqlshop.Shop) {
+	t.Helper()
+	raw, err := os.ReadFile(gqlFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shop, srv := startGQLShop(t)
+	return loadGQL(t, "graphql-shop.json", raw, srv, tr), shop
+}
+
+// gqlBackend is the example GraphQL file over a fresh GraphQL shop, for
+// the conformance suite: the shop plays the faults on its next mutation.
+func gqlBackend(t *testing.T, tr http.RoundTripper) adaptertest.Backend {
+	a, shop := connectGQL(t, tr)
+	return adaptertest.Backend{System: a,
+		Effects: func(_ *testing.T, key string) int { return shop.Refunds(key) },
+		Fault:   func(_ *testing.T, f adaptertest.Fault) { shop.Fault(gqlshop.Fault(f)) }}
+}
+
+// gqlFixture is the conformance fixture of the GraphQL shop's seed.
+func gqlFixture() adaptertest.Fixture {
+	return adaptertest.Fixture{
+		Principal: ada,
+		Other:     adapter.Principal{CustomerRef: "bob@example.com"},
+		Resolve:   adaptertest.Reference{Kind: "order", Ref: "walnut lamp", WantID: "ord_1"},
+		Ambiguous: adaptertest.Reference{Kind: "order", Ref: "lamp"},
+		Foreign:   adaptertest.Reference{Kind: "order", Ref: "ord_6", WantID: "ord_6"},
+		Write: adaptertest.Call{Action: "refund_order",
+			Args: map[string]any{"order_id": "ord_5", "amount_cents": 100, "reason": "damaged"}},
+		Refused: adaptertest.Call{Action: "refund_order",
+			Args: map[string]any{"order_id": "ord_4", "amount_cents": 100, "reason": "damaged"}},
+		// A GraphQL refusal before anything ran: errors[] without data.
+		Refusal: adaptertest.Answer{Status: http.StatusOK, WantCode: "refunds_locked",
+			Body: `{"errors": [{"message": "Refunds are locked.", "extensions": {"code": "REFUNDS_LOCKED"}}]}`},
+		Reads: []adaptertest.Read{
+			{Tool: "get_order", Args: map[string]any{"order_id": "walnut lamp"}},
+			{Tool: "list_orders", Args: map[string]any{}},
+		},
+		Every: []adaptertest.Varied{{
+			Call: adaptertest.Call{Action: "refund_order",
+				Args: map[string]any{"order_id": "ord_5", "amount_cents": 100, "reason": "damaged"}},
+			Other: map[string][]any{"order_id": {"ord_1"}, "amount_cents": {250}, "reason": {"late"}},
+		}},
+	}
+}
+
+// TestGraphQLConformanceThroughTheFaultProxy runs the whole suite as
+// `countersign conformance` does, against the GraphQL shop through the
+// suite's fault proxy (conformance.RunLive): the proxy picks the mutation
+// out of the POSTs by its operation, so every check passes with no
+// fault_route.
+func TestGraphQLConformanceThroughTheFaultProxy(t *testing.T) {
+	t.Parallel()
+	shop, srv := startGQLShop(t)
+	raw, err := os.ReadFile(gqlFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fix := gqlFixture()
+	results, err := conformance.RunLive(t.Context(), func(tr http.RoundTripper) (conformance.LiveBackend, error) {
+		return conformance.LiveBackend{System: loadGQL(t, "graphql-shop.json", raw, srv, tr),
+			Effects: func(_ context.Context, key string) (int, error) { return shop.Refunds(key), nil }}, nil
+	}, fix, conformance.LiveOptions{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range results {
+		if !r.Passed() {
+			t.Errorf("%s: %v", r.Check, r.Problems)
+		}
+	}
+	if len(results) != len(conformance.Checks()) {
+		t.Errorf("%d of %d checks ran", len(results), len(conformance.Checks()))
+	}
+}
