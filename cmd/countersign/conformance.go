@@ -97,6 +97,12 @@ func runConformance(ctx context.Context, args []string, stdout, stderr io.Writer
 		if err != nil {
 			return conformance.LiveBackend{}, fmt.Errorf("-system %s: %w", *system, err)
 		}
+		if file.Effects == nil && sys.EffectsByQuery() {
+			// A GraphQL file's effects are a query, not a path.
+			return conformance.LiveBackend{System: sys, Effects: underKeys(func(ctx context.Context, key string) (int, error) {
+				return sys.CountEffects(ctx, key)
+			}, nil)}, nil
+		}
 		if file.Effects == nil {
 			if _, _, ok, _ := sys.EffectsPath(""); !ok {
 				return conformance.LiveBackend{}, fmt.Errorf(`-system %s names no "effects", so the fixture file must say where the system lists its effects by key ("effects": {"path": "…{key}…", "items": "/data"})`, *system)
@@ -142,8 +148,6 @@ func runConformance(ctx context.Context, args []string, stdout, stderr io.Writer
 // so far.
 func effectCounter(f *conformance.EffectsFile, described func(key string) (string, string, bool, error),
 	get func(ctx context.Context, path string) (any, error)) func(ctx context.Context, key string) (int, error) {
-	var mu sync.Mutex
-	seen := map[string]bool{}
 	count := func(ctx context.Context, path, items string) (int, error) {
 		answer, err := get(ctx, path)
 		if err != nil {
@@ -180,6 +184,19 @@ func effectCounter(f *conformance.EffectsFile, described func(key string) (strin
 			return count(ctx, path, items)
 		}
 	}
+	var all func(ctx context.Context) (int, error)
+	if f != nil && f.All != "" {
+		all = func(ctx context.Context) (int, error) { return count(ctx, f.All, f.Items) }
+	}
+	return underKeys(byKey, all)
+}
+
+// underKeys counts effects under a key with byKey, and every effect (key
+// "") with all, or, when it is nil, as the sum under the keys counted so
+// far.
+func underKeys(byKey func(ctx context.Context, key string) (int, error), all func(ctx context.Context) (int, error)) func(ctx context.Context, key string) (int, error) {
+	var mu sync.Mutex
+	seen := map[string]bool{}
 	return func(ctx context.Context, key string) (int, error) {
 		if key != "" {
 			mu.Lock()
@@ -187,8 +204,8 @@ func effectCounter(f *conformance.EffectsFile, described func(key string) (strin
 			mu.Unlock()
 			return byKey(ctx, key)
 		}
-		if f != nil && f.All != "" {
-			return count(ctx, f.All, f.Items)
+		if all != nil {
+			return all(ctx)
 		}
 		mu.Lock()
 		keys := make([]string, 0, len(seen))

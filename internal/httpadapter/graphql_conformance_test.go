@@ -73,31 +73,17 @@ func gqlBackend(t *testing.T, tr http.RoundTripper) adaptertest.Backend {
 		Fault:   func(_ *testing.T, f adaptertest.Fault) { shop.Fault(gqlshop.Fault(f)) }}
 }
 
-// gqlFixture is the conformance fixture of the GraphQL shop's seed.
+// gqlFixture is the conformance fixture of the GraphQL shop's seed, the
+// one `countersign conformance` is run with, except that its refusal is
+// GraphQL's usual one: errors[] without data, answered 200 (the file's is
+// GraphQL over HTTP's 400, as a fixture file's refusal must be a 4xx).
 func gqlFixture() adaptertest.Fixture {
-	return adaptertest.Fixture{
-		Principal: ada,
-		Other:     adapter.Principal{CustomerRef: "bob@example.com"},
-		Resolve:   adaptertest.Reference{Kind: "order", Ref: "walnut lamp", WantID: "ord_1"},
-		Ambiguous: adaptertest.Reference{Kind: "order", Ref: "lamp"},
-		Foreign:   adaptertest.Reference{Kind: "order", Ref: "ord_6", WantID: "ord_6"},
-		Write: adaptertest.Call{Action: "refund_order",
-			Args: map[string]any{"order_id": "ord_5", "amount_cents": 100, "reason": "damaged"}},
-		Refused: adaptertest.Call{Action: "refund_order",
-			Args: map[string]any{"order_id": "ord_4", "amount_cents": 100, "reason": "damaged"}},
-		// A GraphQL refusal before anything ran: errors[] without data.
-		Refusal: adaptertest.Answer{Status: http.StatusOK, WantCode: "refunds_locked",
-			Body: `{"errors": [{"message": "Refunds are locked.", "extensions": {"code": "REFUNDS_LOCKED"}}]}`},
-		Reads: []adaptertest.Read{
-			{Tool: "get_order", Args: map[string]any{"order_id": "walnut lamp"}},
-			{Tool: "list_orders", Args: map[string]any{}},
-		},
-		Every: []adaptertest.Varied{{
-			Call: adaptertest.Call{Action: "refund_order",
-				Args: map[string]any{"order_id": "ord_5", "amount_cents": 100, "reason": "damaged"}},
-			Other: map[string][]any{"order_id": {"ord_1"}, "amount_cents": {250}, "reason": {"late"}},
-		}},
+	fix, _, err := conformance.LoadFixture("testdata/fixtures/graphql-shop.json")
+	if err != nil {
+		panic(err)
 	}
+	fix.Refusal.Status = http.StatusOK
+	return fix
 }
 
 // TestGraphQLConformanceThroughTheFaultProxy runs the whole suite as
