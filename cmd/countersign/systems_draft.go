@@ -13,12 +13,15 @@ import (
 )
 
 const systemsUsage = `countersign systems draft -openapi FILE [-out FILE] [-write operationId,...] [-name NAME]
+countersign systems draft -graphql FILE [-out FILE] [-write mutation,...] [-name NAME]
 countersign systems check FILE
 
 draft writes a starting description file (internal/httpadapter/README.md)
 from the system's OpenAPI 3.0/3.1 document, JSON or YAML: the base URL,
 auth, objects, read tools for its GETs and one write action per -write
-operation. What only a person can say is left as TODO strings, which the
+operation; or, with -graphql, from a GraphQL schema (SDL, or the JSON
+answer of an introspection query): objects for the query fields that read
+one by id, a read tool per query field, one action per -write mutation. What only a person can say is left as TODO strings, which the
 file loads with, closed: its principal lookup and every object's owner
 hold of nothing until written. draft does not replace an existing -out.
 check loads a file as the console would (the same environment
@@ -45,18 +48,23 @@ func runSystemsDraft(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("systems draft", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, systemsUsage+"\nFlags:\n"); fs.PrintDefaults() }
-	openapi := fs.String("openapi", "", "the system's OpenAPI document, JSON or YAML (required)")
+	openapi := fs.String("openapi", "", "the system's OpenAPI document, JSON or YAML (this or -graphql)")
+	graphql := fs.String("graphql", "", "the system's GraphQL schema: SDL, or the JSON answer of an introspection query (this or -openapi)")
 	out := fs.String("out", "", "where to write the description file; empty writes it to standard output")
 	write := fs.String("write", "", "the operationIds that become write actions, comma-separated (at least one)")
 	name := fs.String("name", "", "the system's name; empty derives it from the document's title")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *openapi == "" {
+	from, draft := *openapi, httpadapter.DraftFromOpenAPI
+	if *graphql != "" {
+		from, draft = *graphql, httpadapter.DraftFromGraphQL
+	}
+	if (*openapi == "") == (*graphql == "") {
 		fs.Usage()
 		return 2
 	}
-	raw, err := os.ReadFile(*openapi)
+	raw, err := os.ReadFile(from)
 	if err != nil {
 		fmt.Fprintf(stderr, "systems draft: %v\n", err)
 		return 2
@@ -65,9 +73,9 @@ func runSystemsDraft(args []string, stdout, stderr io.Writer) int {
 	if *write != "" {
 		ops = strings.Split(*write, ",")
 	}
-	d, err := httpadapter.DraftFromOpenAPI(raw, httpadapter.DraftOptions{Name: *name, Write: ops})
+	d, err := draft(raw, httpadapter.DraftOptions{Name: *name, Write: ops})
 	if err != nil {
-		fmt.Fprintf(stderr, "systems draft: %s: %v\n", *openapi, err)
+		fmt.Fprintf(stderr, "systems draft: %s: %v\n", from, err)
 		return 1
 	}
 	if *out == "" {
