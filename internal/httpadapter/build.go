@@ -207,6 +207,10 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 		case r.GraphQL != nil:
 			rt.gql = c.graphql(ptr+"/graphql", r.GraphQL, false, r.Params)
 			c.graphqlPaging(ptr+"/paging", rt.gql, rt.paging, r.GraphQL)
+			if graphqlUses(rt.gql, "account") && a.principal == nil {
+				c.fail(ptr+"/graphql/variables", "the variables use account, but the file has no principal lookup",
+					`add "principal" saying how a customer's e-mail maps to their account`)
+			}
 		default:
 			rt.path = c.path(ptr+"/path", r.Path)
 			if templateUses(rt.path, "account") && a.principal == nil {

@@ -105,6 +105,27 @@ func TestGraphQLFailuresMapAsTheHTTPRules(t *testing.T) {
 	})
 }
 
+// TestGraphQLDryRunQuery: an action's dry_run may be a GraphQL query; its
+// answer (at its data) is dry_run in the quote, and nothing is written.
+func TestGraphQLDryRunQuery(t *testing.T) {
+	t.Parallel()
+	a, shop := gqlVariant(t, `"quote": {`, `"dry_run": {"graphql": {
+        "query": "query Preview($id: ID!) { order(id: $id) { refundableCents currency } }",
+        "variables": {"id": "target.id"}, "data": "order"}},
+    "quote": {`, `"consequences": [`, `"consequences": ["The shop says {money(dry_run.refundableCents, dry_run.currency)} can be refunded.", `)
+	q, err := a.DryRun(context.Background(), ada, "refund_order",
+		raw(t, map[string]any{"order_id": "ord_3", "amount_cents": 100, "reason": "damaged"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(q.Consequences) == 0 || q.Consequences[0] != "The shop says €39.00 can be refunded." {
+		t.Errorf("consequences %q, want the shop's refundable balance first", q.Consequences)
+	}
+	if n := shop.Refunds(""); n != 0 {
+		t.Errorf("%d refunds after a dry run, want none", n)
+	}
+}
+
 // TestGraphQLCursorPaging: the principal's orders come in pages of two;
 // listing and resolving words follow the cursor over all three pages, and
 // max_pages cuts the list (truncated) and refuses words over it.

@@ -151,3 +151,22 @@ func TestGraphQLVariablesAreTypedAgainstTheParameters(t *testing.T) {
 		})
 	}
 }
+
+// TestGraphQLReadOfTheAccountNeedsThePrincipal: a read tool whose
+// variables use account loads only with a principal lookup to find it.
+func TestGraphQLReadOfTheAccountNeedsThePrincipal(t *testing.T) {
+	raw, err := os.ReadFile(gqlFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(raw)
+	s = s[:strings.Index(s, `"principal": {`)] + s[strings.Index(s, `"objects": {`):]
+	s = strings.Replace(s, `"owner": "object.customerId == account.id",`, "", 1)
+	s = strings.Replace(s, `"read_tools": [`, `"read_tools": [{"name": "my_orders", "title": "My orders", "description": "The customer's orders.",
+    "graphql": {"query": "query Mine($c: ID!) { orders(customerId: $c) { nodes { id } } }", "variables": {"c": "account.id"}, "data": "orders"},
+    "items": "/nodes", "fields": ["/id"]},`, 1)
+	_, err = httpadapter.Load("graphql-shop.json", []byte(s), httpadapter.Config{Getenv: gqlEnv})
+	if err == nil || !strings.Contains(err.Error(), "/read_tools/0/graphql/variables: the variables use account, but the file has no principal lookup") {
+		t.Errorf("load: %v", err)
+	}
+}
