@@ -130,6 +130,9 @@ type request struct {
 	path    *template
 	body    any
 	hasBody bool
+	// form, when not "", sends the body form-encoded in that style
+	// (form.go).
+	form formStyle
 }
 
 type lineTemplate struct {

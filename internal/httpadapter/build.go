@@ -31,6 +31,9 @@ type compiler struct {
 	// a quote text is written in (locale.go).
 	defaultLocale string
 	locales       map[string]bool
+	// fileEncoding and fileFormStyle are the file's body_encoding and
+	// form_style, which a request may override (form.go).
+	fileEncoding, fileFormStyle string
 }
 
 func (c *compiler) fail(ptr, problem, fix string) {
@@ -111,7 +114,7 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 	if err != nil {
 		return nil, fmt.Errorf("httpadapter: CEL environment: %w", err)
 	}
-	c := &compiler{file: file, pos: pos, env: env}
+	c := &compiler{file: file, pos: pos, env: env, fileEncoding: d.BodyEncoding, fileFormStyle: d.FormStyle}
 	c.defaultLocale = c.fileLocale(d)
 	c.locales = map[string]bool{c.defaultLocale: true}
 	cfg = cfg.withDefaults()
@@ -119,6 +122,7 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 		log: cfg.Logger, idemHeader: d.IdempotencyHeader, objects: map[string]*object{}}
 
 	c.idempotency(a, d)
+	c.fileForm(d)
 	a.base = d.BaseURL
 	if d.BaseURLEnv != "" {
 		a.base = cfg.Getenv(d.BaseURLEnv)
@@ -216,6 +220,7 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 		act := c.action(fmt.Sprintf("/actions/%d", i), ad, a.objects, kinds)
 		markActionPaths(act)
 		c.carriesKey(fmt.Sprintf("/actions/%d/request", i), act, d, a.idemField)
+		c.formCarriesKey(fmt.Sprintf("/actions/%d", i), act, a.idemField)
 		if act.pre != nil && act.pre.bodyField != "" && a.idemField != "" && pointersOverlap(act.pre.bodyField, a.idemField) {
 			c.fail(fmt.Sprintf("/actions/%d/precondition/body_field", i),
 				fmt.Sprintf("the version would go where the idempotency key goes (%s and %s)", act.pre.bodyField, a.idemField),
@@ -391,7 +396,8 @@ func (c *compiler) action(ptr string, ad ActionDesc, objects map[string]*object,
 }
 
 func (c *compiler) request(ptr string, r RequestDesc) *request {
-	return &request{method: r.Method, path: c.path(ptr+"/path", r.Path), body: c.body(ptr+"/body", r.Body), hasBody: r.Body != nil}
+	return &request{method: r.Method, path: c.path(ptr+"/path", r.Path), body: c.body(ptr+"/body", r.Body), hasBody: r.Body != nil,
+		form: c.bodyEncoding(ptr, r)}
 }
 
 func (c *compiler) errorMapping(m ErrorMapping) errorMap {

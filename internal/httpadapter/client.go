@@ -3,7 +3,6 @@ package httpadapter
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -35,12 +34,6 @@ func (a *Adapter) page(ctx context.Context, path string) (any, http.Header, int,
 	return answer, x.header, x.size, err
 }
 
-// do sends one request. A write carries key in the idempotency header,
-// when the file names one.
-func (a *Adapter) do(ctx context.Context, method, path, key string, body any, hasBody, write bool) (any, error) {
-	return a.call(ctx, &exchange{method: method, path: path, key: key, body: body, hasBody: hasBody, write: write})
-}
-
 // exchange is one request and what came back besides the decoded answer.
 type exchange struct {
 	method, path string
@@ -49,6 +42,8 @@ type exchange struct {
 	key            string
 	body           any
 	hasBody, write bool
+	// form, when not "", sends body form-encoded in that style.
+	form formStyle
 	// headers are extra headers (a precondition's If-Match); refusal is
 	// the precondition's, tried before the file's error rules and on a 2xx
 	// answer too (a conditional filter that matched nothing).
@@ -75,11 +70,18 @@ func (a *Adapter) call(ctx context.Context, x *exchange) (any, error) {
 		}}
 	write := x.write
 	if x.hasBody {
-		raw, err := json.Marshal(x.body)
+		raw, contentType, err := encodeBody(x.body, x.form)
 		if err != nil {
-			return nil, fmt.Errorf("httpadapter: encode %s %s: %w", method, path, err)
+			return nil, a.broken(fmt.Errorf("httpadapter: encode the body of %s %s: %w", method, path, err))
 		}
 		r.Body = raw
+		if contentType != contentTypeJSON {
+			prepare := r.Prepare
+			r.Prepare = func(req *http.Request) {
+				prepare(req)
+				req.Header.Set("Content-Type", contentType)
+			}
+		}
 	}
 	status, raw, err := adapter.Exchange(ctx, a.http, a.name, r)
 	if err != nil {

@@ -31,6 +31,11 @@ type Description struct {
 	Effects           *EffectsLookup        `json:"effects"`
 	// CustomerBrand is how the system is named to its customers (brand.go).
 	CustomerBrand *CustomerBrandDesc `json:"customer_brand"`
+	// BodyEncoding ("json", the default, or "form") and FormStyle
+	// ("brackets", the default, or "repeat") say how every request's body
+	// is written, unless the request says otherwise (form.go).
+	BodyEncoding string `json:"body_encoding"`
+	FormStyle    string `json:"form_style"`
 }
 
 // CustomerBrandDesc is adapter.Brand in the file: the business's name as
@@ -214,11 +219,15 @@ type Guard struct {
 	PolicyRefusal bool   `json:"policy_refusal"`
 }
 
-// RequestDesc is one HTTP request: method, path template and body.
+// RequestDesc is one HTTP request: method, path template and body, and
+// how the body is written when not as the file's BodyEncoding and
+// FormStyle say.
 type RequestDesc struct {
-	Method string `json:"method"`
-	Path   string `json:"path"`
-	Body   any    `json:"body"`
+	Method       string `json:"method"`
+	Path         string `json:"path"`
+	Body         any    `json:"body"`
+	BodyEncoding string `json:"body_encoding"`
+	FormStyle    string `json:"form_style"`
 }
 
 // QuoteDesc builds the dry run's quote; every text is a template, and
