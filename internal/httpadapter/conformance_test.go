@@ -69,6 +69,9 @@ func TestConformance(t *testing.T) {
 			return pbBackend("testdata/example/pocketbase.json"), pbFixture()
 		},
 		"example/plans.json": func() (adaptertest.Setup, adaptertest.Fixture) { return plansBackend, plansFixture() },
+		"example/payments.json": func() (adaptertest.Setup, adaptertest.Fixture) {
+			return paymentsBackend, paymentsFixture()
+		},
 	}
 	var files []string
 	err := filepath.WalkDir("testdata", func(path string, d fs.DirEntry, err error) error {
