@@ -54,8 +54,9 @@ func (c Config) withDefaults() Config {
 type Adapter struct {
 	name, title, file string
 	base              string
-	authorize         func(*http.Request)
-	idemHeader        string
+	// auth gives every request its credential (auth.go).
+	auth       authorizer
+	idemHeader string
 	// idemField, when not "", is the JSON Pointer of every write's body
 	// the key is set at.
 	idemField string

@@ -1,11 +1,9 @@
 package httpadapter
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"maps"
-	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
@@ -134,7 +132,7 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 		}
 	}
 	a.base = strings.TrimRight(a.base, "/")
-	a.authorize = c.auth(d.Auth, cfg.Getenv)
+	a.auth = c.auth(d.Auth, cfg, d.Name, a.base)
 
 	if d.Principal.Path != "" {
 		a.principal = &principalLookup{path: c.path("/principal/path", d.Principal.Path), items: d.Principal.Items,
@@ -250,29 +248,6 @@ func (c *compiler) verbName(ptr, name string) {
 	if strings.Contains(name, "__") {
 		c.fail(ptr, fmt.Sprintf("the name %s has \"__\", which MCP uses between a system's name and a tool's (system__name)", name),
 			"use single underscores, e.g. "+strings.Join(strings.FieldsFunc(name, func(r rune) bool { return r == '_' }), "_"))
-	}
-}
-
-// auth reads the secret from the environment now, so that a missing one
-// stops the start; the secret lives only in the returned closure.
-func (c *compiler) auth(au Auth, getenv func(string) string) func(*http.Request) {
-	if au.Type == "none" || au.Type == "" {
-		return func(*http.Request) {}
-	}
-	secret := getenv(au.SecretEnv)
-	if secret == "" {
-		c.fail("/auth/secret_env", fmt.Sprintf("the environment variable %s is not set", au.SecretEnv),
-			fmt.Sprintf("set %s to the system's %s secret before starting; it is never written in the file", au.SecretEnv, au.Type))
-		return nil
-	}
-	switch au.Type {
-	case "bearer":
-		return func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+secret) }
-	case "basic":
-		v := "Basic " + base64.StdEncoding.EncodeToString([]byte(au.Username+":"+secret))
-		return func(r *http.Request) { r.Header.Set("Authorization", v) }
-	default:
-		return func(r *http.Request) { r.Header.Set(au.Header, secret) }
 	}
 }
 

@@ -66,7 +66,6 @@ func (a *Adapter) call(ctx context.Context, x *exchange) (any, error) {
 			for k, v := range x.headers {
 				req.Header.Set(k, v)
 			}
-			a.authorize(req)
 		}}
 	write := x.write
 	if x.hasBody {
@@ -83,7 +82,7 @@ func (a *Adapter) call(ctx context.Context, x *exchange) (any, error) {
 			}
 		}
 	}
-	status, raw, err := adapter.Exchange(ctx, a.http, a.name, r)
+	status, raw, err := a.exchange(ctx, r)
 	if err != nil {
 		return nil, err
 	}

@@ -63,14 +63,39 @@ type IdempotencyDesc struct {
 	InRequest bool   `json:"in_request"`
 }
 
-// Auth says how every request authenticates. The secret is read from the
-// environment variable SecretEnv when the file is loaded and is never
-// written to the file or the database.
+// Auth says how every request authenticates. Every secret is read from
+// the environment variable the file names when the file is loaded and is
+// never written to the file, the database or the log (auth.go).
 type Auth struct {
-	Type      string `json:"type"` // "none", "bearer", "basic", "header"
-	Username  string `json:"username"`
+	// Type is "none", "bearer", "basic", "header", or
+	// "oauth2_client_credentials", "oauth2_refresh_token" (oauth.go) or
+	// "hmac" (hmac.go).
+	Type     string `json:"type"`
+	Username string `json:"username"`
+	// Header carries the secret ("header") or the signature ("hmac").
 	Header    string `json:"header"`
 	SecretEnv string `json:"secret_env"`
+	// TokenURL (a URL, or a path under the base URL) or TokenURLEnv is the
+	// OAuth 2 token endpoint; the client's id and secret, and the refresh
+	// token Countersign starts from, are environment variables.
+	TokenURL        string   `json:"token_url"`
+	TokenURLEnv     string   `json:"token_url_env"`
+	ClientIDEnv     string   `json:"client_id_env"`
+	ClientSecretEnv string   `json:"client_secret_env"`
+	RefreshTokenEnv string   `json:"refresh_token_env"`
+	Scopes          []string `json:"scopes"`
+	Audience        string   `json:"audience"`
+	// ClientAuth is "basic", "body", or "" (tried in that order).
+	ClientAuth string `json:"client_auth"`
+	// Signed lists what an HMAC signature covers ("method", "path",
+	// "timestamp", "body"), joined by Separator (a newline when nil);
+	// Encoding is "hex" or "base64", Prefix is written before it, and
+	// TimestampHeader carries the signed timestamp.
+	Signed          []string `json:"signed"`
+	Separator       *string  `json:"separator"`
+	Encoding        string   `json:"encoding"`
+	Prefix          string   `json:"prefix"`
+	TimestampHeader string   `json:"timestamp_header"`
 }
 
 // PrincipalLookup maps the principal (the customer's e-mail, as

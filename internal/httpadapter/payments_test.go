@@ -219,3 +219,10 @@ func (ps *paymentsSystem) effects(key string) int {
 	}
 	return n
 }
+
+// sends is how many refund requests reached the system under key.
+func (ps *paymentsSystem) sends(key string) int {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	return ps.sent[key]
+}
