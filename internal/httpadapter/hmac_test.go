@@ -132,6 +132,7 @@ func TestAuthCheckedAtLoad(t *testing.T) {
 		{`{"type": "oauth2_refresh_token", "token_url": "/t", "client_secret_env": "SECRET", "refresh_token_env": "KEY"}`,
 			`/auth/client_secret_env: a client secret without a client id (fix: add "client_id_env")`},
 		{`{"type": "bearer", "secret_env": "KEY", "scopes": ["a"]}`, `/auth/scopes: false schema`},
+		{`{"type": "oauth2_refresh_token", "token_url": "/t", "refresh_token_env": "KEY", "scopes": ["a"]}`, `/auth/scopes: false schema`},
 		{`{"type": "hmac", "header": "X-Signature", "secret_env": "KEY", "signed": ["timestamp", "body"]}`,
 			`/auth/signed: the signature covers a timestamp, but no header says which it was (fix: add "timestamp_header"`},
 		{`{"type": "hmac", "header": "X-Signature", "secret_env": "KEY", "signed": ["body"], "timestamp_header": "X-Time"}`,

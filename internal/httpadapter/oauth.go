@@ -189,7 +189,7 @@ func (c *compiler) oauth(au Auth, cfg Config, name, base string) authorizer {
 		s.fetch = func(ctx context.Context, _ string) (*oauth2.Token, error) { return cc.Token(ctx) }
 		return s
 	}
-	oc := &oauth2.Config{ClientID: id, ClientSecret: secret, Scopes: au.Scopes, Endpoint: oauth2.Endpoint{TokenURL: tokenURL, AuthStyle: style}}
+	oc := &oauth2.Config{ClientID: id, ClientSecret: secret, Endpoint: oauth2.Endpoint{TokenURL: tokenURL, AuthStyle: style}}
 	s.fetch = func(ctx context.Context, refresh string) (*oauth2.Token, error) {
 		return oc.TokenSource(ctx, &oauth2.Token{RefreshToken: refresh}).Token()
 	}
