@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -87,6 +88,57 @@ func TestPaymentsExamplePassesTheLiveSuite(t *testing.T) {
 	for _, r := range results {
 		if !r.Passed() {
 			t.Errorf("FAIL %s: %s", r.Check, strings.Join(r.Problems, "; "))
+		}
+	}
+}
+
+// TestPaymentsErrorsMapLikeTheHTTPRules: the example's rules read
+// Stripe's {"error": {"type", "code", "message"}} as the HTTP rules would:
+// a card network's 402 and the charge's own refusals are refused, a 429
+// not sent and retryable, an idempotency_error and a 5xx unknown; each
+// write was sent once and applied nothing.
+func TestPaymentsErrorsMapLikeTheHTTPRules(t *testing.T) {
+	t.Parallel()
+	ps := startPayments(t)
+	env := map[string]string{"PAYMENTS_URL": ps.URL, "PAYMENTS_SECRET_KEY": paymentsKey}
+	a, err := httpadapter.LoadFile("testdata/example/payments.json", httpadapter.Config{Now: clock,
+		Ledger: adapter.NewLedger(store.New(dbtest.New(t)), clock), Getenv: func(k string) string { return env[k] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stripe := func(typ, code string) string {
+		return `{"error": {"type": "` + typ + `", "code": "` + code + `", "message": "…"}}`
+	}
+	cases := []struct {
+		status    int
+		body      string
+		code      string
+		outcome   adapter.Outcome
+		retryable bool
+	}{
+		{402, stripe("card_error", "card_declined"), "card_declined", adapter.Refused, false},
+		{400, stripe("invalid_request_error", "charge_already_refunded"), "already_refunded", adapter.Refused, false},
+		{400, stripe("invalid_request_error", "amount_too_large"), "amount_too_large", adapter.Refused, false},
+		{400, stripe("invalid_request_error", "parameter_invalid_integer"), "payment_refused", adapter.Refused, false},
+		{429, stripe("invalid_request_error", "rate_limit"), "rate_limited", adapter.NotSent, true},
+		{400, stripe("idempotency_error", ""), "outcome_unknown", adapter.Unknown, false},
+		{500, stripe("api_error", ""), "outcome_unknown", adapter.Unknown, false},
+	}
+	for i, tc := range cases {
+		ps.mu.Lock()
+		ps.answerNext = &struct {
+			status int
+			body   string
+		}{tc.status, tc.body}
+		ps.mu.Unlock()
+		key := "k-" + strconv.Itoa(i)
+		_, err := refund(t, a, key)
+		ae, ok := adapter.AsError(err)
+		if !ok || ae.Code != tc.code || ae.Outcome != tc.outcome || ae.Retryable != tc.retryable {
+			t.Errorf("%d %s: %v, want %s, %s, retryable %t", tc.status, tc.body, err, tc.code, tc.outcome, tc.retryable)
+		}
+		if n, e := ps.sends(key), ps.effects(key); n != 1 || e != 0 {
+			t.Errorf("%d %s: sent %d times with %d effects, want once, none", tc.status, tc.body, n, e)
 		}
 	}
 }

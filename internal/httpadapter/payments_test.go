@@ -42,6 +42,12 @@ type paymentsSystem struct {
 	// expireOnRefund answers the next refund 401 as if its token lapsed
 	// while it travelled, without applying it.
 	expireOnRefund bool
+	// answerNext, when set, is the status and body the next refund is
+	// answered with, unapplied.
+	answerNext *struct {
+		status int
+		body   string
+	}
 }
 
 const paymentsKey = "sk_test_countersign"
@@ -137,6 +143,12 @@ func (ps *paymentsSystem) refund(w http.ResponseWriter, r *http.Request) {
 	if ps.expireOnRefund {
 		ps.expireOnRefund = false
 		ps.fail(w, http.StatusUnauthorized, "invalid_request_error", "token_expired", "The access token expired.")
+		return
+	}
+	if a := ps.answerNext; a != nil {
+		ps.answerNext = nil
+		w.WriteHeader(a.status)
+		_, _ = w.Write([]byte(a.body))
 		return
 	}
 	fault := ps.fault
