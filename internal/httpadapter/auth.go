@@ -38,12 +38,13 @@ func (s static) credential(context.Context) (credential, error) { return s, nil 
 func (s static) apply(req *http.Request, _ []byte)              { s(req) }
 func (s static) refused() bool                                  { return false }
 
-// exchange sends r with the file's authentication. A 401 answer to a
-// credential that can be renewed (a token) drops it; a read is then sent
-// once more with a fresh one, a write never: its bytes left, so it may
-// have been applied, and it stays unknown (adapter.Unknowable) for Lookup
-// and a person to settle, whatever the file's error rules say of a 401.
-func (a *Adapter) exchange(ctx context.Context, r adapter.Request) (int, []byte, error) {
+// authorizedExchange sends r with the file's authentication; every
+// request of the adapter goes through it. A 401 answer to a credential
+// that can be renewed (a token) drops it; a read is then sent once more
+// with a fresh one, a write never: its bytes left, so it may have been
+// applied, and it stays unknown (adapter.Unknowable) for Lookup and a
+// person to settle, whatever the file's error rules say of a 401.
+func (a *Adapter) authorizedExchange(ctx context.Context, r adapter.Request) (int, []byte, error) {
 	prepare := r.Prepare
 	for attempt := 0; ; attempt++ {
 		cred, err := a.auth.credential(ctx)

@@ -82,7 +82,7 @@ func (a *Adapter) call(ctx context.Context, x *exchange) (any, error) {
 			}
 		}
 	}
-	status, raw, err := a.exchange(ctx, r)
+	status, raw, err := a.authorizedExchange(ctx, r)
 	if err != nil {
 		return nil, err
 	}

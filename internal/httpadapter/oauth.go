@@ -25,7 +25,7 @@ import (
 // expires (a quarter of its lifetime, at most a minute, so that a write
 // does not leave with a token about to lapse), and dropped when the system
 // answers 401 to it: a read is then sent once more with a fresh token, a
-// write never (Adapter.exchange). One token request at a time.
+// write never (Adapter.authorizedExchange). One token request at a time.
 
 // tokenSource is an authorizer holding the current token.
 type tokenSource struct {
