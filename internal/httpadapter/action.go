@@ -66,7 +66,7 @@ func (a *Adapter) plan(ctx context.Context, p adapter.Principal, act *action, ar
 		if err != nil {
 			return nil, err
 		}
-		answer, err := a.call(ctx, &exchange{method: act.dryRun.method, path: path, body: body, hasBody: act.dryRun.hasBody, gql: act.dryRun.gql})
+		answer, err := a.call(ctx, &exchange{method: act.dryRun.method, path: path, body: body, hasBody: act.dryRun.hasBody, gql: act.dryRun.gql, form: act.dryRun.form})
 		if err != nil {
 			return nil, err
 		}
@@ -328,7 +328,7 @@ func (a *Adapter) send(ctx context.Context, act *action, pl *plan, key string) (
 		refusal = &pre.refusal
 	}
 	answer, err := a.call(ctx, &exchange{method: act.request.method, path: path, key: key, body: body, hasBody: act.request.hasBody,
-		write: true, headers: headers, refusal: refusal, gql: act.request.gql})
+		write: true, headers: headers, refusal: refusal, gql: act.request.gql, form: act.request.form})
 	if err != nil {
 		outcome := "unknown"
 		if ae, ok := adapter.AsError(err); ok && ae.Outcome != adapter.Unknown {

@@ -54,8 +54,9 @@ func (c Config) withDefaults() Config {
 type Adapter struct {
 	name, title, file string
 	base              string
-	authorize         func(*http.Request)
-	idemHeader        string
+	// auth gives every request its credential (auth.go).
+	auth       authorizer
+	idemHeader string
 	// idemField, when not "", is the JSON Pointer of every write's body
 	// the key is set at.
 	idemField string
@@ -138,6 +139,9 @@ type request struct {
 	// gql is the operation when the request is a GraphQL mutation; its
 	// body is then the operation's {query, variables}.
 	gql *graphqlOp
+	// form, when not "", sends the body form-encoded in that style
+	// (form.go).
+	form formStyle
 }
 
 type lineTemplate struct {

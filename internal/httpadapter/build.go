@@ -1,11 +1,9 @@
 package httpadapter
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"maps"
-	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
@@ -37,6 +35,9 @@ type compiler struct {
 	endpoint    *template
 	// graphqlRefused says an operation without the protocol was reported.
 	graphqlRefused bool
+	// fileEncoding and fileFormStyle are the file's body_encoding and
+	// form_style, which a request may override (form.go).
+	fileEncoding, fileFormStyle string
 }
 
 func (c *compiler) fail(ptr, problem, fix string) {
@@ -117,7 +118,7 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 	if err != nil {
 		return nil, fmt.Errorf("httpadapter: CEL environment: %w", err)
 	}
-	c := &compiler{file: file, pos: pos, env: env}
+	c := &compiler{file: file, pos: pos, env: env, fileEncoding: d.BodyEncoding, fileFormStyle: d.FormStyle}
 	c.defaultLocale = c.fileLocale(d)
 	c.locales = map[string]bool{c.defaultLocale: true}
 	cfg = cfg.withDefaults()
@@ -125,6 +126,7 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 		log: cfg.Logger, idemHeader: d.IdempotencyHeader, objects: map[string]*object{}}
 
 	c.idempotency(a, d)
+	c.fileForm(d)
 	a.base = d.BaseURL
 	if d.BaseURLEnv != "" {
 		a.base = cfg.Getenv(d.BaseURLEnv)
@@ -136,7 +138,7 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 		}
 	}
 	a.base = strings.TrimRight(a.base, "/")
-	a.authorize = c.auth(d.Auth, cfg.Getenv)
+	a.auth = c.auth(d.Auth, cfg, d.Name, a.base)
 	a.endpoint = c.graphqlEndpoint(d)
 
 	if d.Principal.Path != "" || d.Principal.GraphQL != nil {
@@ -232,6 +234,7 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 		act := c.action(fmt.Sprintf("/actions/%d", i), ad, a.objects, kinds)
 		markActionPaths(act)
 		c.carriesKey(fmt.Sprintf("/actions/%d/request", i), act, d, a.idemField)
+		c.formCarriesKey(fmt.Sprintf("/actions/%d", i), act, a.idemField)
 		if act.pre != nil && act.pre.bodyField != "" && a.idemField != "" && pointersOverlap(act.pre.bodyField, a.idemField) {
 			c.fail(fmt.Sprintf("/actions/%d/precondition/body_field", i),
 				fmt.Sprintf("the version would go where the idempotency key goes (%s and %s)", act.pre.bodyField, a.idemField),
@@ -263,29 +266,6 @@ func (c *compiler) verbName(ptr, name string) {
 	if strings.Contains(name, "__") {
 		c.fail(ptr, fmt.Sprintf("the name %s has \"__\", which MCP uses between a system's name and a tool's (system__name)", name),
 			"use single underscores, e.g. "+strings.Join(strings.FieldsFunc(name, func(r rune) bool { return r == '_' }), "_"))
-	}
-}
-
-// auth reads the secret from the environment now, so that a missing one
-// stops the start; the secret lives only in the returned closure.
-func (c *compiler) auth(au Auth, getenv func(string) string) func(*http.Request) {
-	if au.Type == "none" || au.Type == "" {
-		return func(*http.Request) {}
-	}
-	secret := getenv(au.SecretEnv)
-	if secret == "" {
-		c.fail("/auth/secret_env", fmt.Sprintf("the environment variable %s is not set", au.SecretEnv),
-			fmt.Sprintf("set %s to the system's %s secret before starting; it is never written in the file", au.SecretEnv, au.Type))
-		return nil
-	}
-	switch au.Type {
-	case "bearer":
-		return func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+secret) }
-	case "basic":
-		v := "Basic " + base64.StdEncoding.EncodeToString([]byte(au.Username+":"+secret))
-		return func(r *http.Request) { r.Header.Set("Authorization", v) }
-	default:
-		return func(r *http.Request) { r.Header.Set(au.Header, secret) }
 	}
 }
 
@@ -414,7 +394,8 @@ func (c *compiler) request(ptr string, r RequestDesc) *request {
 	if r.GraphQL != nil {
 		return c.graphqlRequest(ptr, r)
 	}
-	return &request{method: r.Method, path: c.path(ptr+"/path", r.Path), body: c.body(ptr+"/body", r.Body), hasBody: r.Body != nil}
+	return &request{method: r.Method, path: c.path(ptr+"/path", r.Path), body: c.body(ptr+"/body", r.Body), hasBody: r.Body != nil,
+		form: c.bodyEncoding(ptr, r)}
 }
 
 func (c *compiler) errorMapping(m ErrorMapping) errorMap {

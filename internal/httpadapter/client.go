@@ -3,7 +3,6 @@ package httpadapter
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -43,6 +42,8 @@ type exchange struct {
 	key            string
 	body           any
 	hasBody, write bool
+	// form, when not "", sends body form-encoded in that style.
+	form formStyle
 	// headers are extra headers (a precondition's If-Match); refusal is
 	// the precondition's, tried before the file's error rules and on a 2xx
 	// answer too (a conditional filter that matched nothing).
@@ -68,17 +69,23 @@ func (a *Adapter) call(ctx context.Context, x *exchange) (any, error) {
 			for k, v := range x.headers {
 				req.Header.Set(k, v)
 			}
-			a.authorize(req)
 		}}
 	write := x.write
 	if x.hasBody {
-		raw, err := json.Marshal(x.body)
+		raw, contentType, err := encodeBody(x.body, x.form)
 		if err != nil {
-			return nil, fmt.Errorf("httpadapter: encode %s %s: %w", method, path, err)
+			return nil, a.broken(fmt.Errorf("httpadapter: encode the body of %s %s: %w", method, path, err))
 		}
 		r.Body = raw
+		if contentType != contentTypeJSON {
+			prepare := r.Prepare
+			r.Prepare = func(req *http.Request) {
+				prepare(req)
+				req.Header.Set("Content-Type", contentType)
+			}
+		}
 	}
-	status, raw, err := adapter.Exchange(ctx, a.http, a.name, r)
+	status, raw, err := a.authorizedExchange(ctx, r)
 	if err != nil {
 		return nil, err
 	}

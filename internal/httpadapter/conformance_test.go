@@ -70,6 +70,9 @@ func TestConformance(t *testing.T) {
 		},
 		"example/plans.json":        func() (adaptertest.Setup, adaptertest.Fixture) { return plansBackend, plansFixture() },
 		"example/graphql-shop.json": func() (adaptertest.Setup, adaptertest.Fixture) { return gqlBackend, gqlFixture() },
+		"example/payments.json": func() (adaptertest.Setup, adaptertest.Fixture) {
+			return paymentsBackend, paymentsFixture()
+		},
 	}
 	var files []string
 	err := filepath.WalkDir("testdata", func(path string, d fs.DirEntry, err error) error {

@@ -14,7 +14,9 @@
 // says how the key reaches the system: a header, a body field, or {key}
 // in the request), a lost answer is Unknown and
 // reconciled by Lookup and Verify, and read tools copy only allowlisted
-// fields. Secrets come from environment variables named in the file.
+// fields. Bodies go as JSON or as form fields (form.go); requests carry a
+// static secret, an OAuth 2 token (oauth.go) or an HMAC signature
+// (hmac.go), every secret from an environment variable named in the file.
 //
 // README.md beside this file is the format's reference, with the demo
 // shop's description file (testdata/shop-http.json) as its worked example.

@@ -35,6 +35,11 @@ type Description struct {
 	// that give a GraphQLDesc POST it to Endpoint (default "/graphql").
 	Protocol string `json:"protocol"`
 	Endpoint string `json:"endpoint"`
+	// BodyEncoding ("json", the default, or "form") and FormStyle
+	// ("brackets", the default, or "repeat") say how every request's body
+	// is written, unless the request says otherwise (form.go).
+	BodyEncoding string `json:"body_encoding"`
+	FormStyle    string `json:"form_style"`
 }
 
 // CustomerBrandDesc is adapter.Brand in the file: the business's name as
@@ -62,14 +67,39 @@ type IdempotencyDesc struct {
 	InRequest bool   `json:"in_request"`
 }
 
-// Auth says how every request authenticates. The secret is read from the
-// environment variable SecretEnv when the file is loaded and is never
-// written to the file or the database.
+// Auth says how every request authenticates. Every secret is read from
+// the environment variable the file names when the file is loaded and is
+// never written to the file, the database or the log (auth.go).
 type Auth struct {
-	Type      string `json:"type"` // "none", "bearer", "basic", "header"
-	Username  string `json:"username"`
+	// Type is "none", "bearer", "basic", "header", or
+	// "oauth2_client_credentials", "oauth2_refresh_token" (oauth.go) or
+	// "hmac" (hmac.go).
+	Type     string `json:"type"`
+	Username string `json:"username"`
+	// Header carries the secret ("header") or the signature ("hmac").
 	Header    string `json:"header"`
 	SecretEnv string `json:"secret_env"`
+	// TokenURL (a URL, or a path under the base URL) or TokenURLEnv is the
+	// OAuth 2 token endpoint; the client's id and secret, and the refresh
+	// token Countersign starts from, are environment variables.
+	TokenURL        string   `json:"token_url"`
+	TokenURLEnv     string   `json:"token_url_env"`
+	ClientIDEnv     string   `json:"client_id_env"`
+	ClientSecretEnv string   `json:"client_secret_env"`
+	RefreshTokenEnv string   `json:"refresh_token_env"`
+	Scopes          []string `json:"scopes"`
+	Audience        string   `json:"audience"`
+	// ClientAuth is "basic", "body", or "" (tried in that order).
+	ClientAuth string `json:"client_auth"`
+	// Signed lists what an HMAC signature covers ("method", "path",
+	// "timestamp", "body"), joined by Separator (a newline when nil);
+	// Encoding is "hex" or "base64", Prefix is written before it, and
+	// TimestampHeader carries the signed timestamp.
+	Signed          []string `json:"signed"`
+	Separator       *string  `json:"separator"`
+	Encoding        string   `json:"encoding"`
+	Prefix          string   `json:"prefix"`
+	TimestampHeader string   `json:"timestamp_header"`
 }
 
 // PrincipalLookup maps the principal (the customer's e-mail, as
@@ -226,11 +256,15 @@ type Guard struct {
 	PolicyRefusal bool   `json:"policy_refusal"`
 }
 
-// RequestDesc is one HTTP request: method, path template and body.
+// RequestDesc is one HTTP request: method, path template and body, and
+// how the body is written when not as the file's BodyEncoding and
+// FormStyle say.
 type RequestDesc struct {
-	Method string `json:"method"`
-	Path   string `json:"path"`
-	Body   any    `json:"body"`
+	Method       string `json:"method"`
+	Path         string `json:"path"`
+	Body         any    `json:"body"`
+	BodyEncoding string `json:"body_encoding"`
+	FormStyle    string `json:"form_style"`
 	// GraphQL, in a graphql file, is sent instead of Method, Path and Body.
 	GraphQL *GraphQLDesc `json:"graphql"`
 }

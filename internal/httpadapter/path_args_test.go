@@ -105,6 +105,9 @@ func TestPathArgumentsCannotMoveAPath(t *testing.T) {
 			return pbBackend("testdata/example/pocketbase.json"), pbFixture()
 		},
 		"testdata/example/plans.json": func() (adaptertest.Setup, adaptertest.Fixture) { return plansBackend, plansFixture() },
+		"testdata/example/payments.json": func() (adaptertest.Setup, adaptertest.Fixture) {
+			return paymentsBackend, paymentsFixture()
+		},
 	}
 	err := filepath.WalkDir("testdata", func(path string, d fs.DirEntry, err error) error {
 		if err == nil && d.IsDir() && (d.Name() == "fixtures" || d.Name() == "openapi") {
