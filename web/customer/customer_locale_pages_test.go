@@ -249,15 +249,16 @@ func TestARefundInEurosReadsInFrenchAndArabic(t *testing.T) {
 		tag                                  string
 		title, deadline, heading, amount     string
 		badge, headline, detail, waiting, nb string
+		colon                                string
 	}{
 		{"fr", "Remboursement de votre lampe de bureau en noyer\u00a0?", "Veuillez décider avant le ",
 			"Ce que cela signifie pour vous si vous confirmez", "42,10\u00a0€",
 			"Vous avez refusé", "Vous avez refusé cette demande.", "Votre motif\u00a0: «\u00a0trop cher\u00a0». Rien n’a changé.",
-			"En attente de votre réponse", "1 demande"},
+			"En attente de votre réponse", "1 demande", "\u00a0:"},
 		{"ar", "استرداد ثمن مصباح المكتب المصنوع من خشب الجوز؟", "يُرجى اتخاذ القرار قبل ",
 			"ما يعنيه هذا بالنسبة إليك إذا أكّدت", "42.10\u00a0€",
 			"رفضته", "رفضتَ هذا الطلب.", "السبب الذي ذكرته: «trop cher». لم يتغيّر شيء.",
-			"بانتظارك", "طلب واحد"},
+			"بانتظارك", "طلب واحد", ":"},
 	} {
 		t.Run(tc.tag, func(t *testing.T) {
 			t.Parallel()
@@ -273,6 +274,11 @@ func TestARefundInEurosReadsInFrenchAndArabic(t *testing.T) {
 			}
 			if got := unisolated(webtest.TextByTestID(res, t, "deadline")); !strings.HasPrefix(got, tc.deadline) {
 				t.Errorf("deadline %q, want it to start %q", got, tc.deadline)
+			}
+			// A quote line's label ends as the language punctuates it:
+			// French puts a no-break space before the colon.
+			if got := res.Doc(t).Find(`[data-testid="quote-line"] dt [aria-hidden="true"]`).First().Text(); got != tc.colon {
+				t.Errorf("a quote line's label ends %q, want %q", got, tc.colon)
 			}
 			if got := webtest.Squash(res.Doc(t).Find(`[data-testid="consequences-block"] h3`).Text()); got != tc.heading {
 				t.Errorf("consequences heading %q, want %q", got, tc.heading)
