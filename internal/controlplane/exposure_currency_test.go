@@ -83,3 +83,41 @@ func TestExposureComparesOneCurrency(t *testing.T) {
 		t.Errorf("a dollar refund with euros pending on the customer: %v, want %s", err, controlplane.CodeMixedCurrencyExposure)
 	}
 }
+
+// TestAConfirmationRefusedForMixedCurrenciesSaysSo: a customer confirming
+// a dollar request when euros were proposed before it, and amount limits
+// came into force since, is refused with mixed_currency_exposure, not
+// told, as for a request decided meanwhile, that nothing was left to
+// decide; the request still awaits them.
+func TestAConfirmationRefusedForMixedCurrenciesSaysSo(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.newCustomer()
+	b.setStage("issue_refund", controlplane.StageAssisted)
+	task := b.taskIn(b.assistant, "conv-mixed-confirm", []string{"issue_refund"}, 10, 60)
+	if _, err := b.store.Pool().Exec(b.ctx, `UPDATE policies SET auto_max_cents = NULL, approval_above_cents = NULL,
+		second_approver_above_cents = NULL, step_up_above_cents = NULL, version = version + 1 WHERE action = 'issue_refund'`); err != nil {
+		t.Fatal(err)
+	}
+	b.propose(task, "issue_refund", refund(b.orderIn("eur").ID, 15000, "damaged"), "")
+	dollars := b.propose(task, "issue_refund", refund(b.orderIn("usd").ID, 5000, "damaged"), "")
+	if dollars.State != controlplane.AwaitingConfirmation {
+		t.Fatalf("$50.00 routed to %s", dollars.State)
+	}
+	if _, err := b.store.Pool().Exec(b.ctx, `UPDATE policies SET approval_above_cents = 20000, version = version + 1
+		WHERE action = 'issue_refund'`); err != nil {
+		t.Fatal(err)
+	}
+	d, err := controlplane.CustomerDecision{Actor: controlplane.CustomerProvedOn(b.customer.Email, "link", dollars.ID),
+		InvocationID: dollars.ID, Verb: controlplane.CustomerConfirm}.Showing(dollars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.cp.CustomerDecide(b.ctx, d)
+	if e, ok := apperr.As(err); !ok || e.Code != controlplane.CodeMixedCurrencyExposure {
+		t.Errorf("the confirmation: done %v, %s, %v; want refused with %s", got.Done, got.Invocation.State, err, controlplane.CodeMixedCurrencyExposure)
+	}
+	if st := b.get(dollars.ID).State; st != controlplane.AwaitingConfirmation {
+		t.Errorf("after the refused confirmation the request is %s, want still awaiting its customer", st)
+	}
+}
