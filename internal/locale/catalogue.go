@@ -306,13 +306,12 @@ func Shipped() *Catalogue {
 }
 
 // Install makes c the process's catalogue: Decide matches among its
-// languages, Supported becomes its Offered, and pages rendered without a
+// languages, Supported returns its Offered, and pages rendered without a
 // request's language (the staff console) read its English, overrides
 // included. The console calls it once at start, before serving; nil
 // returns to Shipped.
 func Install(c *Catalogue) {
 	installed.Store(c)
-	Supported = Installed().Offered()
 }
 
 // Installed is the catalogue Install made the process's, Shipped until then.

@@ -62,7 +62,7 @@ func TestEveryShippedLanguageHasEveryEnglishMessage(t *testing.T) {
 	if len(english) == 0 {
 		t.Fatal("the English catalogue is empty")
 	}
-	for _, tag := range locale.Supported {
+	for _, tag := range locale.Supported() {
 		got := map[string]string{}
 		for _, m := range c.Messages(tag) {
 			switch {
@@ -101,7 +101,7 @@ func TestPluralFormsInEveryShippedLanguage(t *testing.T) {
 		"es": {"0 artículos", "1 artículo", "2 artículos", "5 artículos", "11 artículos", "100 artículos"},
 		"ar": {"لا توجد عناصر", "عنصر واحد", "عنصران", "5 عناصر", "11 عنصرًا", "100 عنصر"},
 	}
-	for _, tag := range locale.Supported {
+	for _, tag := range locale.Supported() {
 		l := c.For(tag)
 		for i, n := range counts {
 			got, err := l.Localize("order.items", n, nil)
@@ -131,7 +131,7 @@ func TestEveryPluralMessageHasItsLanguagesForms(t *testing.T) {
 		if m.One == "" {
 			continue
 		}
-		tags := locale.Supported
+		tags := locale.Supported()
 		if locale.EnglishOnly(m.ID) {
 			// The console's texts are English only, read through
 			// locale.ConsoleN whatever the request's language.

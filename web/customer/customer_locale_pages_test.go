@@ -331,7 +331,7 @@ func TestCountedWordsInEveryLanguage(t *testing.T) {
 		},
 	}
 	for id, byTag := range want {
-		for _, tag := range locale.Supported {
+		for _, tag := range locale.Supported() {
 			l := locale.Shipped().For(tag)
 			for i, n := range counts {
 				got, err := l.Localize(id, n, nil)
