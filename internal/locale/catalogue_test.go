@@ -264,3 +264,22 @@ func TestTemplatesReadTheRequestsLanguage(t *testing.T) {
 		t.Errorf("without a request: %q", got)
 	}
 }
+
+// TestALanguagesTextsAreReadyOnceLoaded: a request, and every console
+// text (locale.Console), reads its language's localizer as the catalogue
+// built it, rather than parsing its tags again each time (17 allocations
+// a text before, 1 now).
+func TestALanguagesTextsAreReadyOnceLoaded(t *testing.T) {
+	c := load(t, locale.WithPseudo())
+	for _, tag := range append(c.Offered(), locale.Pseudo) {
+		if c.For(tag) != c.For(tag) {
+			t.Errorf("%s: each For builds a new localizer", tag)
+		}
+	}
+	if got := testing.AllocsPerRun(100, func() { locale.Console("console.frame.sign_out", nil) }); got > 2 {
+		t.Errorf("a console text costs %v allocations; want at most 2", got)
+	}
+	if regional := language.MustParse("fr-CA"); c.For(regional).Tag() != regional {
+		t.Errorf("a tag the catalogue does not hold keeps its own: %s", c.For(regional).Tag())
+	}
+}
