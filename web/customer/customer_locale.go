@@ -243,7 +243,7 @@ func (h *Handler) languageSwitch(c echo.Context) *views.LanguageSwitch {
 	l, ch := locale.From(c.Request().Context())
 	cat := h.catalogue()
 	v := &views.LanguageSwitch{Label: l.T("language.switch.label", nil), Next: hereForSwitch(c), CSRF: csrf}
-	for _, t := range locale.Supported {
+	for _, t := range locale.Supported() {
 		name := cat.For(t).T("choice.language.name", nil)
 		if h.cfg.Pseudo {
 			name = locale.PseudoText(name)

@@ -95,7 +95,7 @@ func readInPageLanguage(page language.Tag, decided string) bool {
 // grammar does; a language added later without its sentence says its tag.
 func readIn(tag string) *views.Said {
 	base, _ := language.Make(tag).Base()
-	for _, t := range locale.Supported {
+	for _, t := range locale.Supported() {
 		if b, _ := t.Base(); b == base {
 			return views.Say("receipt.read_in."+base.String(), nil)
 		}
