@@ -50,15 +50,23 @@ func (h *Handler) withLocale(routes []kit.Route) []kit.Route {
 	for i := range routes {
 		next := routes[i].Handler
 		routes[i].Handler = func(c echo.Context) error {
-			system := ""
-			if p, ok := kit.CustomerOf(c); ok {
-				system = p.System
-			}
-			h.decideLocale(c, system, "", false)
+			h.DecideLocale(c)
 			return h.sayRefusal(c, next(c))
 		}
 	}
 	return routes
+}
+
+// DecideLocale decides the customer's language for the error page of a
+// customer's route refused before its handler ran (a form's expired CSRF
+// token, a database that failed as the session loaded), as withLocale
+// would have: the error page is written in it too.
+func (h *Handler) DecideLocale(c echo.Context) {
+	system := ""
+	if p, ok := kit.CustomerOf(c); ok {
+		system = p.System
+	}
+	h.decideLocale(c, system, "", false)
 }
 
 // localise re-decides the customer's language once the request's system
