@@ -1,7 +1,6 @@
 package customer_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"html"
@@ -163,17 +162,8 @@ func TestTheReceiptAreaIsAllFromTheCatalogue(t *testing.T) {
 	c3 := pk.Client(t)
 	old := c3.MailLink(link2, c3.Get(link2))
 	page3 := c3.Open(link2)
-	body, _ := json.Marshal(map[string]any{"order_id": next.Target.ID, "amount_cents": 1, "reason": "goodwill, in another tab"})
-	shopRes, err := shopPost(b, "/refunds", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	shopRes.Body.Close()
-	res = c3.Post("/requests/"+next.ID+"/confirm", map[string][]string{"_csrf": {c3.PageCSRF(page3)}})
-	successor := strings.TrimPrefix(res.Header.Get("Location"), "/requests/")
-	if res.StatusCode != http.StatusSeeOther || successor == next.ID || successor == "" {
-		t.Fatalf("confirm of a stale quote: %d to %q", res.StatusCode, res.Header.Get("Location"))
-	}
+	refundAtTheShop(t, b, next.Target.ID, 1, "goodwill, in another tab")
+	successor := confirmStale(t, c3, next.ID, page3)
 	stale := pk.Client(t).Get(old)
 	if stale.StatusCode != http.StatusConflict {
 		t.Fatalf("the old mail's link: %d\n%s", stale.StatusCode, stale.Text)
