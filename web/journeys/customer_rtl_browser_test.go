@@ -2,6 +2,8 @@ package journeys_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -9,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"countersign/internal/locale"
+	"countersign/static"
 	"countersign/web/browsertest"
 	"countersign/web/webtest"
 )
@@ -34,8 +37,10 @@ type rtlPage struct {
 	BrandStart float64
 	// Lists are the lists whose markers' room (inline-start padding) is on
 	// the wrong side; Values the quote lines whose value is not at the
-	// end of its row, when label and value share one line.
+	// end of its row beyond its label, of the ValueRows lines whose label
+	// and value share one line.
 	Lists, Values []string
+	ValueRows     int
 	// NotIsolated are the values from the business's data (amounts,
 	// references, dates, items) not isolated from the text around them;
 	// OutOfOrder those, written in Latin or in digits, that the browser
@@ -66,7 +71,7 @@ const layoutProbe = `(() => {
 	const name = el => (el.dataset.testid ? "[" + el.dataset.testid + "] " : el.tagName.toLowerCase() + "." + el.className + " ") +
 		JSON.stringify(el.textContent.trim().slice(0, 60));
 	const out = {Lang: document.documentElement.lang, Dir: document.documentElement.dir,
-		Direction: getComputedStyle(document.body).direction, ButtonStart: -1, BrandStart: -1,
+		Direction: getComputedStyle(document.body).direction, ButtonStart: -1, BrandStart: -1, ValueRows: 0,
 		Lists: [], Values: [], NotIsolated: [], OutOfOrder: [], Arrows: [], Overflowing: []};
 
 	const h1 = document.querySelector("main h1");
@@ -88,9 +93,12 @@ const layoutProbe = `(() => {
 	for (const row of document.querySelectorAll(".quote-lines > div")) {
 		const dt = row.querySelector(":scope > dt"), dd = row.querySelector(":scope > dd");
 		if (!dt || !dd || !shown(dt) || !shown(dd)) continue;
-		const a = dt.getBoundingClientRect(), v = dd.getBoundingClientRect();
+		const a = dt.getBoundingClientRect(), v = textRect(dd);
 		if (v.top >= a.bottom || a.top >= v.bottom) continue; // wrapped: the value is on a line of its own
-		if (fromEnd(v, box(row)) > 1 || fromStart(v, a) < 0) out.Values.push(name(row));
+		out.ValueRows++;
+		// The value's text, not its box: a box can reach the row's end
+		// while its text sits against the label.
+		if (Math.abs(fromEnd(v, box(row))) > 1 || fromStart(v, a) < a.width - 1) out.Values.push(name(row));
 	}
 
 	// A value is isolated when it is a <bdi>, takes its direction from its
@@ -168,6 +176,51 @@ func measure(t *testing.T, ctx context.Context) rtlPage {
 		t.Fatalf("measure the page: %v", err)
 	}
 	return p
+}
+
+// measureBroken is the layout of the page of ctx with rules added at the
+// end of its own style sheet, taken back afterwards. The rules go in
+// through the CSSOM: the pages' Content-Security-Policy refuses a <style>
+// element a script adds, and the page would be measured unbroken.
+func measureBroken(t *testing.T, ctx context.Context, rules ...string) rtlPage {
+	t.Helper()
+	rulesJSON, err := json.Marshal(rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sheet := fmt.Sprintf(`[...document.styleSheets].find(s => s.href && new URL(s.href).pathname === %q)`, static.URL("app.css"))
+	add := `(() => { const s = ` + sheet + `; if (!s) return false;
+		for (const r of ` + string(rulesJSON) + `) s.insertRule(r, s.cssRules.length);
+		return true; })()`
+	if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](add)); err != nil || !ok {
+		t.Fatalf("add rules to app.css: found %v, %v", ok, err)
+	}
+	p := measure(t, ctx)
+	undo := fmt.Sprintf(`(() => { const s = %s; for (let i = 0; i < %d; i++) s.deleteRule(s.cssRules.length - 1); return true; })()`,
+		sheet, len(rules))
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](undo)); err != nil {
+		t.Fatalf("take the rules back: %v", err)
+	}
+	return p
+}
+
+// checkQuoteLinesProbe sees the quote lines' check of layoutProbe fail on
+// the page of ctx: it must measure at least one line whose label and value
+// share a line, and flag each such line when the rows are laid out left
+// to right or the value's text sits against its label.
+func checkQuoteLinesProbe(t *testing.T, ctx context.Context) {
+	t.Helper()
+	if p := measure(t, ctx); p.ValueRows == 0 {
+		t.Errorf("no quote line has its label and value on one line: the check of their sides measures nothing")
+	}
+	for _, rules := range [][]string{
+		{".quote-lines > div { direction: ltr }"},
+		{".quote-lines > div { display: grid; grid-template-columns: auto 1fr }", ".quote-lines dd { margin: 0; text-align: start }"},
+	} {
+		if p := measureBroken(t, ctx, rules...); p.ValueRows == 0 || len(p.Values) != p.ValueRows {
+			t.Errorf("with %q the probe flags %d of the %d quote lines sharing a line; want all", rules, len(p.Values), p.ValueRows)
+		}
+	}
 }
 
 var (
@@ -277,6 +330,7 @@ func TestBrowserArabicRequestAndReceipt(t *testing.T) {
 	}
 	proveWithCode(t, ctx, b, link)
 	checkMirrored(t, ctx, "the refund's page", "customer-ar-request")
+	checkQuoteLinesProbe(t, ctx)
 
 	browse(t, ctx, "confirm and wait for the receipt",
 		chromedp.Click(chromedp.CSS(`[data-testid="confirm"]`)),
