@@ -36,11 +36,11 @@ type rtlPage struct {
 	// the header's bar.
 	BrandStart float64
 	// Lists are the lists whose markers' room (inline-start padding) is on
-	// the wrong side; Values the quote lines whose value is not at the
-	// end of its row beyond its label, of the ValueRows lines whose label
-	// and value share one line.
-	Lists, Values []string
-	ValueRows     int
+	// the wrong side, of the MarkedLists shown with markers; Values the
+	// quote lines whose value is not at the end of its row beyond its
+	// label, of the ValueRows lines whose label and value share one line.
+	Lists, Values          []string
+	MarkedLists, ValueRows int
 	// NotIsolated are the values from the business's data (amounts,
 	// references, dates, items) not isolated from the text around them;
 	// OutOfOrder those, written in Latin or in digits, that the browser
@@ -71,7 +71,7 @@ const layoutProbe = `(() => {
 	const name = el => (el.dataset.testid ? "[" + el.dataset.testid + "] " : el.tagName.toLowerCase() + "." + el.className + " ") +
 		JSON.stringify(el.textContent.trim().slice(0, 60));
 	const out = {Lang: document.documentElement.lang, Dir: document.documentElement.dir,
-		Direction: getComputedStyle(document.body).direction, ButtonStart: -1, BrandStart: -1, ValueRows: 0,
+		Direction: getComputedStyle(document.body).direction, ButtonStart: -1, BrandStart: -1, ValueRows: 0, MarkedLists: 0,
 		Lists: [], Values: [], NotIsolated: [], OutOfOrder: [], Arrows: [], Overflowing: []};
 
 	const h1 = document.querySelector("main h1");
@@ -87,6 +87,7 @@ const layoutProbe = `(() => {
 	for (const l of document.querySelectorAll("main ul, main ol")) {
 		const s = getComputedStyle(l);
 		if (!shown(l) || s.listStyleType === "none") continue;
+		out.MarkedLists++;
 		const start = parseFloat(rtl ? s.paddingRight : s.paddingLeft), end = parseFloat(rtl ? s.paddingLeft : s.paddingRight);
 		if (!(start > 0 && end === 0)) out.Lists.push(name(l) + " padding start " + start + " end " + end);
 	}
@@ -204,21 +205,36 @@ func measureBroken(t *testing.T, ctx context.Context, rules ...string) rtlPage {
 	return p
 }
 
-// checkQuoteLinesProbe sees the quote lines' check of layoutProbe fail on
-// the page of ctx: it must measure at least one line whose label and value
-// share a line, and flag each such line when the rows are laid out left
-// to right or the value's text sits against its label.
-func checkQuoteLinesProbe(t *testing.T, ctx context.Context) {
+// checkProbeMeasures holds layoutProbe to measuring the request's page of
+// ctx, where checks that find nothing to measure pass: it must find the
+// primary button, lists with markers and quote lines whose label and value
+// share a line, and flag each of them when app.css is broken: lists'
+// room on the left, quote rows laid out left to right, a value's text
+// against its label.
+func checkProbeMeasures(t *testing.T, ctx context.Context) {
 	t.Helper()
-	if p := measure(t, ctx); p.ValueRows == 0 {
+	p := measure(t, ctx)
+	if p.ButtonStart < 0 {
+		t.Errorf("no primary button found: the check of its side measures nothing")
+	}
+	if p.MarkedLists == 0 {
+		t.Errorf("no list with markers found: the check of their side measures nothing")
+	}
+	if p.ValueRows == 0 {
 		t.Errorf("no quote line has its label and value on one line: the check of their sides measures nothing")
 	}
-	for _, rules := range [][]string{
-		{".quote-lines > div { direction: ltr }"},
-		{".quote-lines > div { display: grid; grid-template-columns: auto 1fr }", ".quote-lines dd { margin: 0; text-align: start }"},
+	lists := func(p rtlPage) (int, int) { return len(p.Lists), p.MarkedLists }
+	values := func(p rtlPage) (int, int) { return len(p.Values), p.ValueRows }
+	for _, broken := range []struct {
+		rules   []string
+		flagged func(rtlPage) (flagged, of int)
+	}{
+		{[]string{"main :is(ul, ol) { padding-inline-start: 0 !important; padding-left: 1.5rem !important }"}, lists},
+		{[]string{".quote-lines > div { direction: ltr }"}, values},
+		{[]string{".quote-lines > div { display: grid; grid-template-columns: auto 1fr }", ".quote-lines dd { margin: 0; text-align: start }"}, values},
 	} {
-		if p := measureBroken(t, ctx, rules...); p.ValueRows == 0 || len(p.Values) != p.ValueRows {
-			t.Errorf("with %q the probe flags %d of the %d quote lines sharing a line; want all", rules, len(p.Values), p.ValueRows)
+		if flagged, of := broken.flagged(measureBroken(t, ctx, broken.rules...)); of == 0 || flagged != of {
+			t.Errorf("with %q the probe flags %d of %d; want all", broken.rules, flagged, of)
 		}
 	}
 }
@@ -330,7 +346,7 @@ func TestBrowserArabicRequestAndReceipt(t *testing.T) {
 	}
 	proveWithCode(t, ctx, b, link)
 	checkMirrored(t, ctx, "the refund's page", "customer-ar-request")
-	checkQuoteLinesProbe(t, ctx)
+	checkProbeMeasures(t, ctx)
 
 	browse(t, ctx, "confirm and wait for the receipt",
 		chromedp.Click(chromedp.CSS(`[data-testid="confirm"]`)),
