@@ -5,6 +5,7 @@ import (
 	"golang.org/x/text/language/display"
 
 	"countersign/internal/controlplane"
+	"countersign/internal/locale"
 )
 
 // readIn says, of a customer's decision, which language the customer read
@@ -25,18 +26,18 @@ func readIn(e controlplane.Event) string {
 	}
 	s := ", reading the page in " + name
 	from, _ := e.Data["locale_from"].(string)
-	if why, ok := localeSources[from]; ok {
+	if why, ok := localeSources[locale.Source(from)]; ok {
 		s += " (" + why + ")"
 	}
 	return s
 }
 
 // localeSources are the steps of internal/locale's order, as a reason in
-// the staff's words.
-var localeSources = map[string]string{
-	"business": "as the business set it for this customer",
-	"switch":   "chosen on the page's language switch",
-	"header":   "their browser's language",
-	"default":  "the system's default language",
-	"fallback": "no language named: English",
+// the staff's words, keyed by the names the pages record.
+var localeSources = map[locale.Source]string{
+	locale.FromBusiness: "as the business set it for this customer",
+	locale.FromSwitch:   "chosen on the page's language switch",
+	locale.FromHeader:   "their browser's language",
+	locale.FromDefault:  "the system's default language",
+	locale.FromFallback: "no language named: English",
 }
