@@ -272,7 +272,7 @@ func TestTemplatesReadTheRequestsLanguage(t *testing.T) {
 func TestALanguagesTextsAreReadyOnceLoaded(t *testing.T) {
 	c := load(t, locale.WithPseudo())
 	for _, tag := range append(c.Offered(), locale.Pseudo) {
-		if c.For(tag) != c.For(tag) {
+		if first, again := c.For(tag), c.For(tag); first != again {
 			t.Errorf("%s: each For builds a new localizer", tag)
 		}
 	}
