@@ -259,7 +259,7 @@ func invocationSchema() map[string]any {
 				"over MCP only, when the confirmation page went to the customer's client as a URL-mode elicitation instead of in url: "+
 					"what the customer answered their client, or sent (the client was given it)")}),
 		"result": nullable(withDesc(obj([]string{"reference", "short_reference"}, map[string]any{"reference": str,
-			"short_reference": withDesc(str, "the reference the customer's page shows (\"Cancellation #75CDDA\"); say uses it"),
+			"short_reference": withDesc(str, "the reference the customer's page shows (\"#75CDDA\"); say uses it"),
 			"deduplicated":    withDesc(boolean, "the system had already made this change (its own idempotency)"),
 			"amount_cents":    withDesc(integer, "the amount the system itself recorded for the change (a refund it paid), when its adapter reads it; may differ from the quote's"),
 			"currency":        withDesc(str, "the currency of amount_cents")}),

@@ -456,7 +456,7 @@ export interface components {
                 /** @description the system had already made this change (its own idempotency) */
                 deduplicated?: boolean;
                 reference: string;
-                /** @description the reference the customer's page shows ("Cancellation #75CDDA"); say uses it */
+                /** @description the reference the customer's page shows ("#75CDDA"); say uses it */
                 short_reference: string;
             } | null;
             route_reason?: string;
