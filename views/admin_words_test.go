@@ -130,6 +130,13 @@ var dataLabel = regexp.MustCompile(`data-label="([^"]*)"`)
 // included.
 func adminStrays(t *testing.T, names ...string) {
 	t.Helper()
+	adminStraysWith(t, nil, names...)
+}
+
+// adminStraysWith is adminStrays with more data the views show.
+func adminStraysWith(t *testing.T, data []string, names ...string) {
+	t.Helper()
+	data = append(data, adminData...)
 	installMarkedConsole(t)
 	views := adminViews()
 	for _, name := range names {
@@ -138,7 +145,7 @@ func adminStrays(t *testing.T, names ...string) {
 			t.Fatalf("no view %q", name)
 		}
 		_, html := renderDoc(t, c)
-		if strays := consoleStrays(html, adminData...); len(strays) > 0 {
+		if strays := consoleStrays(html, data...); len(strays) > 0 {
 			t.Errorf("%s writes text of its own:\n%s", name, strings.Join(strays, "\n"))
 		}
 		for _, m := range dataLabel.FindAllStringSubmatch(html, -1) {
@@ -169,4 +176,14 @@ func TestThePasswordPageComesFromTheCatalogue(t *testing.T) {
 // and single sign-on, and plain) writes no text of its own.
 func TestTheSignInPageComesFromTheCatalogue(t *testing.T) {
 	adminStrays(t, "sign-in", "sign-in plain")
+}
+
+// TestTheQuoteValueComesFromTheCatalogue: a quote line's value (a word
+// diff with its words for screen readers and the whole texts, a short
+// change, characters a person cannot see) writes no text of its own.
+func TestTheQuoteValueComesFromTheCatalogue(t *testing.T) {
+	long := []string{"the old words of a long text that goes on and on for a good while, longer than a line can hold at all",
+		"the new words of a long text that goes on and on for a good while, longer than a line can hold at all",
+		"words of a long text that goes on and on for a good while, longer than a line can hold at", "the", "old", "new", "all"}
+	adminStraysWith(t, long, "quote value long", "quote value")
 }
