@@ -187,3 +187,11 @@ func TestTheQuoteValueComesFromTheCatalogue(t *testing.T) {
 		"words of a long text that goes on and on for a good while, longer than a line can hold at", "the", "old", "new", "all"}
 	adminStraysWith(t, long, "quote value long", "quote value")
 }
+
+// TestTheUsersPageComesFromTheCatalogue: the users page (the signed-in
+// admin, a person single sign-on manages, a disabled one, the second
+// factor's roles, the new-user form with its errors) writes no text of
+// its own.
+func TestTheUsersPageComesFromTheCatalogue(t *testing.T) {
+	adminStrays(t, "users")
+}
