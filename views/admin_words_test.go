@@ -195,3 +195,9 @@ func TestTheQuoteValueComesFromTheCatalogue(t *testing.T) {
 func TestTheUsersPageComesFromTheCatalogue(t *testing.T) {
 	adminStrays(t, "users")
 }
+
+// TestTheClientsPageComesFromTheCatalogue: the connected clients page,
+// with clients and connections and without, writes no text of its own.
+func TestTheClientsPageComesFromTheCatalogue(t *testing.T) {
+	adminStrays(t, "clients", "clients none")
+}
