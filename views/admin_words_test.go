@@ -201,3 +201,16 @@ func TestTheUsersPageComesFromTheCatalogue(t *testing.T) {
 func TestTheClientsPageComesFromTheCatalogue(t *testing.T) {
 	adminStrays(t, "clients", "clients none")
 }
+
+// TestTheAssistantsLimitsComeFromTheCatalogue: the part of an assistant's
+// card that bounds its tasks (the maxima, the customer and reports rules)
+// writes no text of its own.
+func TestTheAssistantsLimitsComeFromTheCatalogue(t *testing.T) {
+	wide := adminAssistant("as3", true)
+	installMarkedConsole(t)
+	_, html := renderDoc(t, AssistantGrants(adminPage, wide, GrantsForm{}))
+	if strays := consoleStrays(html, adminData...); len(strays) > 0 {
+		t.Errorf("the limits of an assistant acting for anyone write text of their own:\n%s", strings.Join(strays, "\n"))
+	}
+	adminStrays(t, "grants")
+}
