@@ -32,9 +32,9 @@ func adminAssistant(id string, wide bool) AssistantRow {
 			{ID: "d4", Event: "invocation.rejected", InvocationID: "inv-3", State: "failed", Created: "May 2", Removed: true},
 			{ID: "d5", Event: "invocation.approved", InvocationID: "inv-4", State: "failed", Created: "May 2"},
 		}
-		for _, e := range []string{"invocation.confirmed", "invocation.declined", "invocation.sent_back", "invocation.expired",
+		for i, e := range []string{"invocation.confirmed", "invocation.declined", "invocation.sent_back", "invocation.expired",
 			"invocation.not_dispatched", "invocation.unverified", "invocation.reconciled"} {
-			a.Deliveries = append(a.Deliveries, DeliveryRow{ID: "d-" + e, Event: e, InvocationID: "inv-9", State: "delivered", Created: "May 2"})
+			a.Deliveries = append(a.Deliveries, DeliveryRow{ID: itoaView(10 + i), Event: e, InvocationID: "inv-9", State: "delivered", Created: "May 2"})
 		}
 	}
 	return a
@@ -120,7 +120,9 @@ var adminData = []string{"Admin", "Ada", "admin", "agent", "Ada Lovelace", "ada@
 	"invocation.reconciled", "T1/U1", "with a code", "shop", "The shop", "refund_order", "Refunds it.",
 	"At most $500", "Refund when asked.", "order_id", "string", "The order", "a", "b", "live", "change_address",
 	"Change the address", "Changes it.", "Check first.", "get_order", "Read an order", "Reads it.", "crm",
-	"The support assistant", "The client is unknown.", "⟨U+200B⟩", "http://bad", "bot"}
+	"The support assistant", "The client is unknown.", "⟨U+200B⟩", "http://bad", "bot",
+	// The protocol's names, written as code.
+	"webhook-signature", `"test": true`, "/api/v1", "/mcp", "SHOP_URL"}
 
 // dataLabel finds the data-label attributes a narrow table shows.
 var dataLabel = regexp.MustCompile(`data-label="([^"]*)"`)
@@ -213,4 +215,12 @@ func TestTheAssistantsLimitsComeFromTheCatalogue(t *testing.T) {
 		t.Errorf("the limits of an assistant acting for anyone write text of their own:\n%s", strings.Join(strays, "\n"))
 	}
 	adminStrays(t, "grants")
+}
+
+// TestTheOutcomeWebhookComesFromTheCatalogue: the outcome webhook's part of
+// an assistant's card (the endpoint, its form, deliveries in every state
+// with their attempts) and a new endpoint's secret write no text of their
+// own.
+func TestTheOutcomeWebhookComesFromTheCatalogue(t *testing.T) {
+	adminStrays(t, "webhook", "webhook card")
 }
