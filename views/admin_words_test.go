@@ -224,3 +224,12 @@ func TestTheAssistantsLimitsComeFromTheCatalogue(t *testing.T) {
 func TestTheOutcomeWebhookComesFromTheCatalogue(t *testing.T) {
 	adminStrays(t, "webhook", "webhook card")
 }
+
+// TestTheAssistantsPageComesFromTheCatalogue: the assistants page (a new
+// key and a new endpoint's secret, an active and a disabled assistant
+// with keys live and revoked, the limits with both customer and reports
+// rules, the endpoint and deliveries in every state, the forms with their
+// errors; no assistant at all) writes no text of its own.
+func TestTheAssistantsPageComesFromTheCatalogue(t *testing.T) {
+	adminStrays(t, "assistants", "assistants none")
+}
