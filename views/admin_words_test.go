@@ -233,3 +233,10 @@ func TestTheOutcomeWebhookComesFromTheCatalogue(t *testing.T) {
 func TestTheAssistantsPageComesFromTheCatalogue(t *testing.T) {
 	adminStrays(t, "assistants", "assistants none")
 }
+
+// TestTheSlackPageComesFromTheCatalogue: the Slack page (links, linking by
+// e-mail on and off, a role that decides and one that does not, Slack
+// not connected) writes no text of its own.
+func TestTheSlackPageComesFromTheCatalogue(t *testing.T) {
+	adminStrays(t, "slack", "slack off", "slack disabled")
+}
