@@ -240,3 +240,10 @@ func TestTheAssistantsPageComesFromTheCatalogue(t *testing.T) {
 func TestTheSlackPageComesFromTheCatalogue(t *testing.T) {
 	adminStrays(t, "slack", "slack off", "slack disabled")
 }
+
+// TestTheSystemsPageComesFromTheCatalogue: the connected systems page
+// (actions that can and cannot be undone, limits, arguments, read tools;
+// no system) writes no text of its own.
+func TestTheSystemsPageComesFromTheCatalogue(t *testing.T) {
+	adminStrays(t, "systems", "systems none")
+}
