@@ -247,3 +247,10 @@ func TestTheSlackPageComesFromTheCatalogue(t *testing.T) {
 func TestTheSystemsPageComesFromTheCatalogue(t *testing.T) {
 	adminStrays(t, "systems", "systems none")
 }
+
+// TestTheConsentPageComesFromTheCatalogue: the OAuth consent page (a new
+// client with its choices and an error; a refusal) writes no text of its
+// own.
+func TestTheConsentPageComesFromTheCatalogue(t *testing.T) {
+	adminStrays(t, "consent", "consent refused")
+}
