@@ -101,7 +101,7 @@ func (h *Handler) handleHandoffs(c echo.Context) error {
 		}
 		v.Handoffs = append(v.Handoffs, row)
 	}
-	v.Pager = pagerView(k.Before, len(page.Groups), k.Total, "conversation", "conversations")
+	v.Pager = pagerView(k.Before, len(page.Groups), k.Total, "conversations")
 	if page.Next != nil {
 		v.Pager.NextURL = link(f.Status, fmt.Sprintf("%d.%d.%d.%d", page.Next.Taken, page.Next.Rank, page.Next.FirstAt.UnixMicro(), page.Next.ID))
 	}

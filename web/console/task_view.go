@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"countersign/internal/accounts"
 	"countersign/internal/adapter"
 	"countersign/internal/controlplane"
+	"countersign/internal/locale"
 	"countersign/internal/money"
 	"countersign/views"
 	"countersign/web/kit"
@@ -133,26 +135,23 @@ func (h *Handler) taskLive(ctx context.Context, id string) (views.TaskLiveView, 
 // paused, and how many earlier requests still need checking, because a pause
 // stops new permits, not work already sent.
 func pausedNotice(unverified int) string {
-	switch unverified {
-	case 0:
-		return "Further dispatch is paused."
-	case 1:
-		return "Further dispatch is paused. One earlier request still needs checking."
-	default:
-		return fmt.Sprintf("Further dispatch is paused. %d earlier requests still need checking.", unverified)
+	if unverified == 0 {
+		return say("console.words.task.paused", nil)
 	}
+	// The count is written as it always was, without separators.
+	return locale.ConsoleN("console.words.task.paused_unverified", unverified, locale.Params{"N": strconv.Itoa(unverified)})
 }
 
 func taskBadge(st controlplane.TaskState) views.StateBadgeView {
 	switch st {
 	case controlplane.TaskActive:
-		return views.StateBadgeView{Label: "Active", Tone: "info"}
+		return views.StateBadgeView{Label: say("console.words.task.badge.active", nil), Tone: "info"}
 	case controlplane.TaskPaused:
-		return views.StateBadgeView{Label: "Paused", Tone: "warn"}
+		return views.StateBadgeView{Label: say("console.words.task.badge.paused", nil), Tone: "warn"}
 	case controlplane.TaskCancelled:
-		return views.StateBadgeView{Label: "Cancelled", Tone: "bad"}
+		return views.StateBadgeView{Label: say("console.words.task.badge.cancelled", nil), Tone: "bad"}
 	}
-	return views.StateBadgeView{Label: "Closed", Tone: "idle"}
+	return views.StateBadgeView{Label: say("console.words.task.badge.closed", nil), Tone: "idle"}
 }
 
 // taskSubject titles a task by what it is about: its first request in
@@ -171,11 +170,11 @@ func (h *Handler) taskSubject(invs []controlplane.Invocation) string {
 func subjectWords(first string, requests int) string {
 	switch {
 	case requests == 0 || first == "":
-		return "No request yet"
+		return say("console.words.task.subject_none", nil)
 	case requests == 1:
 		return first
 	}
-	return first + " and " + views.Plural(int64(requests-1), "more request", "more requests")
+	return sayN("console.words.task.subject_more", int64(requests-1), locale.Params{"First": first})
 }
 
 // requestTitle names a request by its quote's title or, where the quote

@@ -1,0 +1,145 @@
+package console
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"golang.org/x/text/language"
+
+	"countersign/internal/controlplane"
+	"countersign/internal/lists"
+	"countersign/internal/locale"
+)
+
+// installMarkedConsole installs, until the test ends, an English override
+// of every console text marked ⟦…⟧, so a word of the console written in
+// code instead of taken from the catalogue shows unmarked.
+func installMarkedConsole(t *testing.T) {
+	t.Helper()
+	override := map[string]any{}
+	for _, m := range locale.Shipped().Messages(language.English) {
+		switch {
+		case !locale.EnglishOnly(m.ID):
+		case m.One != "":
+			override[m.ID] = map[string]string{"one": "⟦" + m.One + "⟧", "other": "⟦" + m.Other + "⟧"}
+		default:
+			override[m.ID] = "⟦" + m.Other + "⟧"
+		}
+	}
+	raw, err := json.Marshal(override)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := locale.Load(locale.WithFiles(fstest.MapFS{"console.en.json": {Data: raw}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	locale.Install(c)
+	t.Cleanup(func() { locale.Install(nil) })
+}
+
+// consoleWordsInCode are the console's words written by Go code (not by
+// a template), in every case each function has, by what they say.
+func consoleWordsInCode() map[string]string {
+	at := time.Date(2026, 5, 1, 9, 1, 0, 0, time.UTC)
+	out := map[string]string{
+		"pager none":           pagerView(0, 0, 0, "tasks").Showing,
+		"pager rest":           pagerView(50, 0, 50, "tasks").Showing,
+		"pager only":           pagerView(0, 1, 1, "conversations").Showing,
+		"pager all":            pagerView(0, 3, 3, "conversations").Showing,
+		"pager range":          pagerView(50, 50, 1234, "tasks").Showing,
+		"paused":               pausedNotice(0),
+		"paused, one to check": pausedNotice(1),
+		"paused, two to check": pausedNotice(2),
+		"no request yet":       subjectWords("", 0),
+		"more requests":        subjectWords("Refund $5.00", 3),
+		"left none":            timeLeft(0),
+		"left seconds":         timeLeft(5 * time.Second),
+		"left minutes":         timeLeft(3*time.Minute + 4*time.Second),
+		"left hours":           timeLeft(2*time.Hour + 4*time.Minute),
+		"just now":             ago(time.Second),
+		"minutes ago":          ago(3 * time.Minute),
+		"an hour ago":          ago(time.Hour),
+		"hours ago":            ago(5 * time.Hour),
+		"days ago":             ago(72 * time.Hour),
+	}
+	for _, st := range []controlplane.TaskState{controlplane.TaskActive, controlplane.TaskPaused, controlplane.TaskCancelled, controlplane.TaskClosed} {
+		out["badge "+string(st)] = taskBadge(st).Label
+	}
+	row := taskRow(lists.TaskItem{Task: controlplane.Task{State: controlplane.TaskPaused}, Unverified: 1, AwaitingApproval: 2, HandoffsWaiting: 1, AwaitingCustomer: 2})
+	for i, n := range row.Needs {
+		out["row need "+string(rune('a'+i))] = n
+	}
+	out["row waiting"] = row.Waiting
+	for i, s := range staleSentences([]controlplane.TargetChange{
+		{Title: "Refund $5.00", State: controlplane.Completed, At: at},
+		{Title: "Refund $5.00", State: controlplane.Dispatching, At: at},
+		{Title: "Refund $5.00", State: controlplane.Unverified, At: at},
+		{Action: "issue_refund", State: controlplane.Completed, At: at},
+		{Action: "issue_refund", State: controlplane.Dispatching, At: at},
+		{Action: "issue_refund", State: controlplane.Unverified, At: at},
+	}, "order") {
+		out["stale "+string(rune('a'+i))] = s
+	}
+	return out
+}
+
+// TestTheConsolesWordsInCodeComeFromTheCatalogue: every word of the
+// console that Go code writes (the task list's needs, badges, pager,
+// times, a card's stale sentences) is a console.* message, so an
+// installation's override of each shows, whole: nothing written as a
+// literal, nothing glued around it.
+func TestTheConsolesWordsInCodeComeFromTheCatalogue(t *testing.T) {
+	installMarkedConsole(t)
+	for name, got := range consoleWordsInCode() {
+		if !strings.HasPrefix(got, "⟦") || !strings.HasSuffix(got, "⟧") || strings.Count(got, "⟦") != 1 {
+			t.Errorf("%s: %q is not one catalogue message", name, got)
+		}
+	}
+}
+
+// TestTheConsolesWordsInCodeReadAsBefore: from the catalogue, the words
+// read exactly as they did when written in code.
+func TestTheConsolesWordsInCodeReadAsBefore(t *testing.T) {
+	got := consoleWordsInCode()
+	for name, want := range map[string]string{
+		"pager none":           "No tasks.",
+		"pager rest":           "Nothing more: 50 tasks in all.",
+		"pager only":           "Showing the only conversation.",
+		"pager all":            "Showing all 3 conversations.",
+		"pager range":          "Showing 51–100 of 1,234 tasks.",
+		"paused":               "Further dispatch is paused.",
+		"paused, one to check": "Further dispatch is paused. One earlier request still needs checking.",
+		"paused, two to check": "Further dispatch is paused. 2 earlier requests still need checking.",
+		"no request yet":       "No request yet",
+		"more requests":        "Refund $5.00 and 2 more requests",
+		"left none":            "no time: the deadline passed",
+		"left seconds":         "5s",
+		"left minutes":         "3m 04s",
+		"left hours":           "2h 04m",
+		"just now":             "just now",
+		"minutes ago":          "3 min ago",
+		"an hour ago":          "1 hour ago",
+		"hours ago":            "5 hours ago",
+		"days ago":             "3 days ago",
+		"badge active":         "Active",
+		"badge cancelled":      "Cancelled",
+		"row need a":           "1 result needs checking",
+		"row need b":           "2 requests await approval",
+		"row need c":           "paused: resume or cancel it",
+		"row need d":           "1 hand-off nobody has taken",
+		"row waiting":          "Waiting for the customer to confirm 2 requests.",
+		"stale a":              "“Refund $5.00” completed at 09:01 UTC, after this quote.",
+		"stale b":              "“Refund $5.00” is being sent to this order now (since 09:01 UTC).",
+		"stale c":              "“Refund $5.00” was sent to this order at 09:01 UTC; whether it landed is not known yet.",
+		"stale d":              "Another issue refund completed at 09:01 UTC, after this quote.",
+		"stale f":              "Another issue refund was sent to this order at 09:01 UTC; whether it landed is not known yet.",
+	} {
+		if got[name] != want {
+			t.Errorf("%s: %q, want %q", name, got[name], want)
+		}
+	}
+}
