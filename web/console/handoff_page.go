@@ -74,33 +74,35 @@ func (h *Handler) handoffView(c echo.Context, id int64) (views.HandoffPageView, 
 	if v.Summary == "" {
 		v.Summary = noSummaryWords(d.Latest.Intent, "", v.Facts)
 	}
-	holder := d.HolderName
-	if d.HolderID == u.ID {
-		holder = "you"
-	}
 	switch d.State {
 	case lists.HandoffWaiting:
 		wait := now.Sub(d.FirstOpenAt)
-		v.State = views.StateBadgeView{Label: "Waiting for a person", Tone: "warn"}
-		v.StateWords = "Waiting " + waitedFor(wait) + ", since " + clock(d.FirstOpenAt) + "."
+		v.State = views.StateBadgeView{Label: say("console.words.handoff.badge.waiting", nil), Tone: "warn"}
+		p := locale.Params{"Wait": waitedFor(wait), "Since": clock(d.FirstOpenAt), "Target": waitedFor(handoffTarget)}
+		v.StateWords = say("console.words.handoff.state.waiting", p)
 		if wait > handoffTarget {
 			v.State.Tone, v.OverTarget = "bad", true
-			v.StateWords += " Over the " + waitedFor(handoffTarget) + " target: take it now."
+			v.StateWords = say("console.words.handoff.state.waiting_over", p)
 		}
 	case lists.HandoffTaken:
-		v.State = views.StateBadgeView{Label: "Taken", Tone: "info"}
-		v.StateWords = "Taken by " + holder + " at " + clockOf(d.TakenAt) + "; handed off at " + clock(d.FirstOpenAt) + "."
+		v.State = views.StateBadgeView{Label: say("console.words.handoff.badge.taken", nil), Tone: "info"}
+		p := locale.Params{"Name": d.HolderName, "At": clockOf(d.TakenAt), "Since": clock(d.FirstOpenAt)}
+		if d.HolderID == u.ID {
+			v.StateWords = say("console.words.handoff.state.taken_by_you", p)
+		} else {
+			v.StateWords = say("console.words.handoff.state.taken", p)
+		}
 		if d.HolderID != u.ID {
 			v.HeldBy = d.HolderName
 			v.CanTakeOver = u.Role == accounts.Manager || u.Role == accounts.Admin
 		}
 	case lists.HandoffResolved:
-		v.State = views.StateBadgeView{Label: "Resolved", Tone: "ok"}
-		v.StateWords = "Resolved by " + d.ClosedByName + " at " + clockOf(d.ClosedAt) + "."
+		v.State = views.StateBadgeView{Label: say("console.words.handoff.badge.resolved", nil), Tone: "ok"}
+		v.StateWords = say("console.words.handoff.state.resolved", locale.Params{"Name": d.ClosedByName, "At": clockOf(d.ClosedAt)})
 		v.Note = d.Note
 	case lists.HandoffGivenBack:
-		v.State = views.StateBadgeView{Label: "Given back to the assistant", Tone: "idle"}
-		v.StateWords = "Given back to the assistant by " + d.ClosedByName + " at " + clockOf(d.ClosedAt) + "."
+		v.State = views.StateBadgeView{Label: say("console.words.handoff.badge.given_back", nil), Tone: "idle"}
+		v.StateWords = say("console.words.handoff.state.given_back", locale.Params{"Name": d.ClosedByName, "At": clockOf(d.ClosedAt)})
 		v.Note = d.Note
 	}
 	if t := d.TakenOver; t != nil {
@@ -299,7 +301,7 @@ func (h *Handler) afterHandoffChange(c echo.Context, id int64, err error, done s
 // clockOf says the time of a moment that may be missing.
 func clockOf(t *time.Time) string {
 	if t == nil {
-		return "an unrecorded time"
+		return say("console.words.time.unrecorded", nil)
 	}
 	return clock(*t)
 }
@@ -307,22 +309,8 @@ func clockOf(t *time.Time) string {
 // modeWords says what the assistant did with a request.
 func modeWords(mode string) string {
 	switch mode {
-	case "answered":
-		return "Answered"
-	case "read_and_answered":
-		return "Looked it up and answered"
-	case "linked":
-		return "Sent a link"
-	case "clarified":
-		return "Asked the customer to clarify"
-	case "proposed":
-		return "Proposed a write"
-	case "executed":
-		return "Carried out a write"
-	case "handed_off":
-		return "Handed the conversation to a person"
-	case "resolved":
-		return "Reported the conversation resolved"
+	case "answered", "read_and_answered", "linked", "clarified", "proposed", "executed", "handed_off", "resolved":
+		return say("console.words.handoff.mode."+mode, nil)
 	}
 	return humanize(mode)
 }

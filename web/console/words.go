@@ -51,20 +51,8 @@ func actionWords(action string) string {
 // intentWords says what the customer wanted, as the assistant judged it.
 func intentWords(intent string) string {
 	switch intent {
-	case "informational":
-		return "A question"
-	case "diagnostic":
-		return "A problem to diagnose"
-	case "navigational":
-		return "Looking for something"
-	case "transactional_low":
-		return "A low-risk change"
-	case "transactional_high":
-		return "A high-risk change"
-	case "ambiguous":
-		return "Unclear what the customer wants"
-	case "out_of_scope":
-		return "Outside what the assistant handles"
+	case "informational", "diagnostic", "navigational", "transactional_low", "transactional_high", "ambiguous", "out_of_scope":
+		return say("console.words.intent."+intent, nil)
 	}
 	return humanize(intent)
 }
