@@ -20,6 +20,7 @@ import (
 	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
+	"countersign/web/layout"
 )
 
 // handoffCustomerRequests is how many of the customer's latest requests the
@@ -171,7 +172,7 @@ func (h *Handler) handoffCustomer(ctx context.Context, v *views.HandoffPageView,
 		if title == "" {
 			title = h.actionName(inv.Action)
 		}
-		v.CustomerRequests = append(v.CustomerRequests, views.WaitingItem{Title: title + " — " + inv.State.Label(),
+		v.CustomerRequests = append(v.CustomerRequests, views.WaitingItem{Title: title + " — " + layout.StateLabel(inv.State),
 			Since: inv.CreatedAt.UTC().Format("Jan 2 15:04 UTC"), Href: "/tasks/" + url.PathEscape(inv.TaskID) + "?inspect=" + url.QueryEscape(inv.ID)})
 	}
 	return nil
@@ -258,7 +259,7 @@ func (h *Handler) handleHandoffDraftSend(c echo.Context) error {
 	case inv.State == controlplane.AwaitingApproval:
 		said = "console.flash.handoff_sent_to_approver"
 	}
-	kit.SetFlash(c, locale.Console(said, locale.Params{"Title": inv.Quote.Title, "State": strings.ToLower(inv.State.Label())}), false)
+	kit.SetFlash(c, locale.Console(said, locale.Params{"Title": inv.Quote.Title, "State": strings.ToLower(layout.StateLabel(inv.State))}), false)
 	return kit.SeeOther(c, handoffURL(id))
 }
 

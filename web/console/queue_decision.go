@@ -180,7 +180,7 @@ func (h *Handler) decidedView(ctx context.Context, id string, u accounts.User) (
 			d.Outcome = "Rejected. The assistant and the customer read: “" + inv.DecisionReason + "”"
 		}
 	default:
-		d.Outcome = "This request is now " + inv.State.Label() + "."
+		d.Outcome = "This request is now " + layout.StateLabel(inv.State) + "."
 	}
 	return d, nil
 }

@@ -441,7 +441,7 @@ func evidenceWords(in controlplane.Inspection) (evidence, outlook string) {
 	}
 	switch {
 	case inv.State != controlplane.Unverified:
-		outlook = "This request is " + strings.ToLower(inv.State.Label()) + "; there is nothing to reconcile."
+		outlook = "This request is " + strings.ToLower(layout.StateLabel(inv.State)) + "; there is nothing to reconcile."
 	case look.Result != nil:
 		outlook = "Reconcile will read the object back and mark it completed if the change is there."
 	case look.LedgerState == "refused" && look.Error != nil && look.Error.Outcome != adapter.Unknown && len(look.Effects) == 0:

@@ -12,6 +12,7 @@ import (
 	"countersign/internal/money"
 	"countersign/views"
 	"countersign/web/kit"
+	"countersign/web/layout"
 )
 
 // This file turns the system's words into the reader's: codes into
@@ -321,7 +322,7 @@ func eventSentence(e controlplane.Event, subject string) string {
 		}
 		return with("Not sent:"+about, controlplane.NotDispatchedReason(str("reason")).Sentence())
 	case controlplane.EventInvocationReconciled:
-		return "reconciled" + about + " from the system's evidence: it is now " + strings.ToLower(controlplane.State(str("to")).Label()) + "."
+		return "reconciled" + about + " from the system's evidence: it is now " + strings.ToLower(layout.StateLabel(controlplane.State(str("to")))) + "."
 	case controlplane.EventInvocationReconcileInconclusive:
 		return "looked" + about + " up: the evidence does not settle it, so it stays “Result needs checking” for a person to check with the system's owner."
 	case controlplane.EventInvocationReversed:

@@ -13,6 +13,7 @@ import (
 	"countersign/internal/lists"
 	"countersign/internal/locale"
 	"countersign/store"
+	"countersign/web/layout"
 )
 
 // installMarkedConsole installs, until the test ends, an English override
@@ -95,6 +96,14 @@ func consoleWordsInCode() map[string]string {
 	for _, m := range []string{"answered", "read_and_answered", "linked", "clarified", "proposed", "executed", "handed_off", "resolved"} {
 		out["mode "+m] = modeWords(m)
 	}
+	for _, st := range []controlplane.State{controlplane.Proposed, controlplane.AwaitingConfirmation, controlplane.AwaitingApproval,
+		controlplane.Approved, controlplane.Dispatching, controlplane.Completed, controlplane.Failed, controlplane.Unverified,
+		controlplane.NotDispatched, controlplane.Rejected, controlplane.Expired, controlplane.Reversed} {
+		out["state "+string(st)] = layout.StateBadge(st).Label
+	}
+	for _, roles := range [][]string{nil, {"agent", "manager"}, {"agent", "admin"}, {"agent", "manager", "admin"}} {
+		out["deciders "+strings.Join(roles, "+")] = decidersWords(controlplane.Policy{ApproverRoles: roles})
+	}
 	out["no customer"] = customerWords("")
 	out["no summary"] = noSummaryWords("informational", "", nil)
 	out["no summary, customer"] = noSummaryWords("informational", "jo@example.com", nil)
@@ -123,48 +132,54 @@ func TestTheConsolesWordsInCodeComeFromTheCatalogue(t *testing.T) {
 func TestTheConsolesWordsInCodeReadAsBefore(t *testing.T) {
 	got := consoleWordsInCode()
 	for name, want := range map[string]string{
-		"pager none":               "No tasks.",
-		"pager rest":               "Nothing more: 50 tasks in all.",
-		"pager only":               "Showing the only conversation.",
-		"pager all":                "Showing all 3 conversations.",
-		"pager range":              "Showing 51–100 of 1,234 tasks.",
-		"paused":                   "Further dispatch is paused.",
-		"paused, one to check":     "Further dispatch is paused. One earlier request still needs checking.",
-		"paused, two to check":     "Further dispatch is paused. 2 earlier requests still need checking.",
-		"no request yet":           "No request yet",
-		"more requests":            "Refund $5.00 and 2 more requests",
-		"left none":                "no time: the deadline passed",
-		"left seconds":             "5s",
-		"left minutes":             "3m 04s",
-		"left hours":               "2h 04m",
-		"just now":                 "just now",
-		"minutes ago":              "3 min ago",
-		"an hour ago":              "1 hour ago",
-		"hours ago":                "5 hours ago",
-		"days ago":                 "3 days ago",
-		"badge active":             "Active",
-		"badge cancelled":          "Cancelled",
-		"row need a":               "1 result needs checking",
-		"row need b":               "2 requests await approval",
-		"row need c":               "paused: resume or cancel it",
-		"row need d":               "1 hand-off nobody has taken",
-		"row waiting":              "Waiting for the customer to confirm 2 requests.",
-		"stale a":                  "“Refund $5.00” completed at 09:01 UTC, after this quote.",
-		"stale b":                  "“Refund $5.00” is being sent to this order now (since 09:01 UTC).",
-		"stale c":                  "“Refund $5.00” was sent to this order at 09:01 UTC; whether it landed is not known yet.",
-		"stale d":                  "Another issue refund completed at 09:01 UTC, after this quote.",
-		"waited 1s":                "under a minute",
-		"waited 4m0s":              "4 min",
-		"waited 2h5m0s":            "2 h 05 min",
-		"waited 72h0m0s":           "3 days",
-		"unrecorded time":          "an unrecorded time",
-		"intent transactional_low": "A low-risk change",
-		"mode read_and_answered":   "Looked it up and answered",
-		"no summary":               "No summary. A question.",
-		"no summary, customer":     "No summary. A question from jo@example.com.",
-		"no summary, fact":         "No summary. A question. It read: Order 7 shipped.",
-		"no summary, both":         "No summary. A question from jo@example.com. It read: Order 7 shipped.",
-		"stale f":                  "Another issue refund was sent to this order at 09:01 UTC; whether it landed is not known yet.",
+		"pager none":                   "No tasks.",
+		"pager rest":                   "Nothing more: 50 tasks in all.",
+		"pager only":                   "Showing the only conversation.",
+		"pager all":                    "Showing all 3 conversations.",
+		"pager range":                  "Showing 51–100 of 1,234 tasks.",
+		"paused":                       "Further dispatch is paused.",
+		"paused, one to check":         "Further dispatch is paused. One earlier request still needs checking.",
+		"paused, two to check":         "Further dispatch is paused. 2 earlier requests still need checking.",
+		"no request yet":               "No request yet",
+		"more requests":                "Refund $5.00 and 2 more requests",
+		"left none":                    "no time: the deadline passed",
+		"left seconds":                 "5s",
+		"left minutes":                 "3m 04s",
+		"left hours":                   "2h 04m",
+		"just now":                     "just now",
+		"minutes ago":                  "3 min ago",
+		"an hour ago":                  "1 hour ago",
+		"hours ago":                    "5 hours ago",
+		"days ago":                     "3 days ago",
+		"badge active":                 "Active",
+		"badge cancelled":              "Cancelled",
+		"row need a":                   "1 result needs checking",
+		"row need b":                   "2 requests await approval",
+		"row need c":                   "paused: resume or cancel it",
+		"row need d":                   "1 hand-off nobody has taken",
+		"row waiting":                  "Waiting for the customer to confirm 2 requests.",
+		"stale a":                      "“Refund $5.00” completed at 09:01 UTC, after this quote.",
+		"stale b":                      "“Refund $5.00” is being sent to this order now (since 09:01 UTC).",
+		"stale c":                      "“Refund $5.00” was sent to this order at 09:01 UTC; whether it landed is not known yet.",
+		"stale d":                      "Another issue refund completed at 09:01 UTC, after this quote.",
+		"waited 1s":                    "under a minute",
+		"waited 4m0s":                  "4 min",
+		"waited 2h5m0s":                "2 h 05 min",
+		"waited 72h0m0s":               "3 days",
+		"unrecorded time":              "an unrecorded time",
+		"intent transactional_low":     "A low-risk change",
+		"mode read_and_answered":       "Looked it up and answered",
+		"no summary":                   "No summary. A question.",
+		"no summary, customer":         "No summary. A question from jo@example.com.",
+		"no summary, fact":             "No summary. A question. It read: Order 7 shipped.",
+		"no summary, both":             "No summary. A question from jo@example.com. It read: Order 7 shipped.",
+		"state awaiting_approval":      "Pending approval",
+		"state approved":               "Approved, not yet sent",
+		"state unverified":             "Result needs checking",
+		"deciders ":                    "support agents",
+		"deciders agent+manager+admin": "support agents, managers and admins",
+		"deciders agent+admin":         "support agents and admins",
+		"stale f":                      "Another issue refund was sent to this order at 09:01 UTC; whether it landed is not known yet.",
 	} {
 		if got[name] != want {
 			t.Errorf("%s: %q, want %q", name, got[name], want)
