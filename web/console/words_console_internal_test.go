@@ -104,6 +104,16 @@ func consoleWordsInCode() map[string]string {
 	for _, roles := range [][]string{nil, {"agent", "manager"}, {"agent", "admin"}, {"agent", "manager", "admin"}} {
 		out["deciders "+strings.Join(roles, "+")] = decidersWords(controlplane.Policy{ApproverRoles: roles})
 	}
+	for name, inv := range map[string]controlplane.Invocation{
+		"waiting": {State: controlplane.AwaitingApproval}, "approved": {State: controlplane.Approved},
+		"sending": {State: controlplane.Dispatching}, "completed": {State: controlplane.Completed},
+		"rejected":  {State: controlplane.Rejected, DecisionReason: "Out of stock."},
+		"sent back": {State: controlplane.Rejected, DecisionReason: "question: Which order?"},
+		"failed":    {State: controlplane.Failed},
+	} {
+		out["decided "+name] = decidedOutcome(inv, false)
+	}
+	out["decided first of two"] = decidedOutcome(controlplane.Invocation{State: controlplane.AwaitingApproval}, true)
 	out["no customer"] = customerWords("")
 	out["no summary"] = noSummaryWords("informational", "", nil)
 	out["no summary, customer"] = noSummaryWords("informational", "jo@example.com", nil)
@@ -179,6 +189,10 @@ func TestTheConsolesWordsInCodeReadAsBefore(t *testing.T) {
 		"deciders ":                    "support agents",
 		"deciders agent+manager+admin": "support agents, managers and admins",
 		"deciders agent+admin":         "support agents and admins",
+		"decided sent back":            "Sent back to the assistant with your question: “Which order?”",
+		"decided rejected":             "Rejected. The assistant and the customer read: “Out of stock.”",
+		"decided failed":               "This request is now Failed.",
+		"decided first of two":         "Your approval is recorded. A second, different person must approve it before it can be sent.",
 		"stale f":                      "Another issue refund was sent to this order at 09:01 UTC; whether it landed is not known yet.",
 	} {
 		if got[name] != want {
