@@ -114,6 +114,18 @@ func consoleWordsInCode() map[string]string {
 		out["decided "+name] = decidedOutcome(inv, false)
 	}
 	out["decided first of two"] = decidedOutcome(controlplane.Invocation{State: controlplane.AwaitingApproval}, true)
+	for _, k := range []controlplane.ActorKind{controlplane.ActorUser, controlplane.ActorAssistant, controlplane.ActorCustomer,
+		controlplane.ActorPolicy, controlplane.ActorSystem} {
+		out["actor "+string(k)] = actorWords(controlplane.Event{ActorKind: k, Data: map[string]any{}})
+	}
+	out["actor named assistant"] = actorWords(controlplane.Event{ActorKind: controlplane.ActorAssistant, Data: map[string]any{"actor_name": "Bot"}})
+	// The timeline's sentences from the catalogue so far: those about a
+	// task, a hand-off or dispatch as a whole.
+	for _, k := range []controlplane.EventAction{controlplane.EventTaskCreated, controlplane.EventTaskActive, controlplane.EventTaskClosed,
+		controlplane.EventHandoffTaken, controlplane.EventHandoffDraftDiscarded, controlplane.EventDispatchStoppedGlobally,
+		controlplane.EventDispatchResumedGlobally} {
+		out["event "+string(k)] = eventSentence(controlplane.Event{Action: k, Data: map[string]any{}}, "")
+	}
 	out["no customer"] = customerWords("")
 	out["no summary"] = noSummaryWords("informational", "", nil)
 	out["no summary, customer"] = noSummaryWords("informational", "jo@example.com", nil)
@@ -193,6 +205,9 @@ func TestTheConsolesWordsInCodeReadAsBefore(t *testing.T) {
 		"decided rejected":             "Rejected. The assistant and the customer read: “Out of stock.”",
 		"decided failed":               "This request is now Failed.",
 		"decided first of two":         "Your approval is recorded. A second, different person must approve it before it can be sent.",
+		"actor named assistant":        "Bot (assistant)",
+		"actor system":                 "Countersign",
+		"event task.created":           "opened the task.",
 		"stale f":                      "Another issue refund was sent to this order at 09:01 UTC; whether it landed is not known yet.",
 	} {
 		if got[name] != want {
