@@ -45,6 +45,15 @@ var header = []struct {
 	{"password", "/account/password", true},
 }
 
+// navItem is a page of the header named from the console's catalogue.
+func navItem(key, href string, about bool) views.NavItem {
+	item := views.NavItem{Label: locale.Console("console.words.nav."+key, nil), Href: href}
+	if about {
+		item.About = locale.Console("console.words.nav."+key+"_about", nil)
+	}
+	return item
+}
+
 // navFor lists the pages the signed-in user may open, in header order,
 // the current one marked, with the queue's count on its badge for staff.
 func (s *Server) navFor(c echo.Context, u accounts.User) []views.NavItem {
@@ -54,10 +63,7 @@ func (s *Server) navFor(c echo.Context, u accounts.User) []views.NavItem {
 		if !s.access[echo.GET+" "+h.href].Allows(u.Role) {
 			continue
 		}
-		item := views.NavItem{Label: locale.Console("console.words.nav."+h.key, nil), Href: h.href}
-		if h.about {
-			item.About = locale.Console("console.words.nav."+h.key+"_about", nil)
-		}
+		item := navItem(h.key, h.href, h.about)
 		item.Current = current == item.Href || (item.Href != "/" && strings.HasPrefix(current, item.Href+"/"))
 		items = append(items, item)
 	}

@@ -1,47 +1,16 @@
 package console
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
-	"testing/fstest"
 	"time"
-
-	"golang.org/x/text/language"
 
 	"countersign/internal/controlplane"
 	"countersign/internal/lists"
-	"countersign/internal/locale"
+	"countersign/internal/locale/pseudotest"
 	"countersign/store"
 	"countersign/web/layout"
 )
-
-// installMarkedConsole installs, until the test ends, an English override
-// of every console text marked ⟦…⟧, so a word of the console written in
-// code instead of taken from the catalogue shows unmarked.
-func installMarkedConsole(t *testing.T) {
-	t.Helper()
-	override := map[string]any{}
-	for _, m := range locale.Shipped().Messages(language.English) {
-		switch {
-		case !locale.EnglishOnly(m.ID):
-		case m.One != "":
-			override[m.ID] = map[string]string{"one": "⟦" + m.One + "⟧", "other": "⟦" + m.Other + "⟧"}
-		default:
-			override[m.ID] = "⟦" + m.Other + "⟧"
-		}
-	}
-	raw, err := json.Marshal(override)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := locale.Load(locale.WithFiles(fstest.MapFS{"console.en.json": {Data: raw}}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	locale.Install(c)
-	t.Cleanup(func() { locale.Install(nil) })
-}
 
 // consoleWordsInCode are the console's words written by Go code (not by
 // a template), in every case each function has, by what they say.
@@ -141,7 +110,7 @@ func consoleWordsInCode() map[string]string {
 // installation's override of each shows, whole: nothing written as a
 // literal, nothing glued around it.
 func TestTheConsolesWordsInCodeComeFromTheCatalogue(t *testing.T) {
-	installMarkedConsole(t)
+	pseudotest.InstallMarkedConsole(t)
 	for name, got := range consoleWordsInCode() {
 		if !strings.HasPrefix(got, "⟦") || !strings.HasSuffix(got, "⟧") {
 			t.Errorf("%s: %q is not one catalogue message", name, got)
