@@ -221,7 +221,7 @@ func (h *Handler) invocationRow(inv controlplane.Invocation) (r views.Invocation
 		// Who ended it, not only why: a customer's decline reads as theirs.
 		switch q, ok := controlplane.IsQuestion(inv.DecisionReason); {
 		case ok:
-			r.Why = "Sent back to the assistant: " + q
+			r.Why = say("console.words.row.sent_back", locale.Params{"Question": q})
 		case inv.Reason().Code == controlplane.ReasonRejectedByAgent:
 			r.Why = inv.DecisionReason
 		default:
@@ -232,13 +232,13 @@ func (h *Handler) invocationRow(inv controlplane.Invocation) (r views.Invocation
 			r.Why = inv.Error.Message
 		}
 	case controlplane.Unverified:
-		r.Why = "The system did not confirm the result; nothing was re-sent."
+		r.Why = say("console.words.row.unverified", nil)
 	case controlplane.Completed, controlplane.Reversed:
 		if inv.Result != nil {
 			r.Reference = inv.Result.Reference
 		}
 	case controlplane.Expired:
-		r.Why = "Nobody decided before the deadline."
+		r.Why = say("console.words.row.expired", nil)
 	}
 	return r
 }
@@ -250,29 +250,29 @@ func (h *Handler) invocationRow(inv controlplane.Invocation) (r views.Invocation
 func rowFallback(st controlplane.State) string {
 	switch st {
 	case controlplane.Completed:
-		return "Verified; its reference was not recorded."
+		return say("console.words.row.completed", nil)
 	case controlplane.Reversed:
-		return "Reversed; its reference was not recorded."
+		return say("console.words.row.reversed", nil)
 	case controlplane.Failed:
-		return "Failed; the system's error was not recorded."
+		return say("console.words.row.failed", nil)
 	case controlplane.Rejected, controlplane.NotDispatched:
-		return "The reason was not recorded."
+		return say("console.words.row.not_recorded", nil)
 	case controlplane.AwaitingApproval:
-		return "Waiting for a support agent."
+		return say("console.words.row.awaiting_approval", nil)
 	case controlplane.AwaitingConfirmation:
-		return "Waiting for the customer to confirm."
+		return say("console.words.row.awaiting_confirmation", nil)
 	case controlplane.Proposed:
-		return "Checking it with the system."
+		return say("console.words.row.proposed", nil)
 	case controlplane.Approved:
-		return "Approved; not sent yet."
+		return say("console.words.row.approved", nil)
 	case controlplane.Dispatching:
-		return "Being sent now."
+		return say("console.words.row.dispatching", nil)
 	case controlplane.Unverified:
-		return "The system did not confirm the result; nothing was re-sent."
+		return say("console.words.row.unverified", nil)
 	case controlplane.Expired:
-		return "Nobody decided before the deadline."
+		return say("console.words.row.expired", nil)
 	}
-	return "Not recorded."
+	return say("console.words.row.unknown", nil)
 }
 
 // timelineRow writes an event as a sentence about the request it concerns

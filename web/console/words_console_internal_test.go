@@ -69,6 +69,7 @@ func consoleWordsInCode() map[string]string {
 		controlplane.Approved, controlplane.Dispatching, controlplane.Completed, controlplane.Failed, controlplane.Unverified,
 		controlplane.NotDispatched, controlplane.Rejected, controlplane.Expired, controlplane.Reversed} {
 		out["state "+string(st)] = layout.StateBadge(st).Label
+		out["row fallback "+string(st)] = rowFallback(st)
 	}
 	for _, roles := range [][]string{nil, {"agent", "manager"}, {"agent", "admin"}, {"agent", "manager", "admin"}} {
 		out["deciders "+strings.Join(roles, "+")] = decidersWords(controlplane.Policy{ApproverRoles: roles})
@@ -177,6 +178,8 @@ func TestTheConsolesWordsInCodeReadAsBefore(t *testing.T) {
 		"actor named assistant":        "Bot (assistant)",
 		"actor system":                 "Countersign",
 		"event task.created":           "opened the task.",
+		"row fallback approved":        "Approved; not sent yet.",
+		"row fallback expired":         "Nobody decided before the deadline.",
 		"stale f":                      "Another issue refund was sent to this order at 09:01 UTC; whether it landed is not known yet.",
 	} {
 		if got[name] != want {
