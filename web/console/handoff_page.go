@@ -2,7 +2,6 @@ package console
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/url"
 	"sort"
@@ -131,19 +130,19 @@ func (h *Handler) handoffView(c echo.Context, id int64) (views.HandoffPageView, 
 		prepared, _ := h.cfg.Handoffs.PrepareDraft(d.Latest.ID, task, d.Latest.Data)
 		v.Draft.Digest = prepared.Digest
 		if d.TaskID != "" && prepared.System != "" {
-			v.Draft.For = "For " + v.Customer + ", on task " + d.TaskID + ", to the system " + prepared.System + "."
+			v.Draft.For = say("console.words.handoff.draft_for", locale.Params{"Customer": v.Customer, "Task": d.TaskID, "System": prepared.System})
 		}
 		if d.DraftSent != "" {
 			v.Draft.SentURL = "/tasks/" + url.PathEscape(d.TaskID) + "?inspect=" + url.QueryEscape(d.DraftSent)
 		}
 		switch {
 		case d.TaskID == "":
-			v.Draft.Why = "The assistant opened no task for this conversation, so there is no customer to act for: reply to the customer yourself."
+			v.Draft.Why = say("console.words.handoff.draft_no_task", nil)
 		case prepared.System == "" && !decided:
 			v.Draft.CanSend = false
-			v.Draft.Why = "The assistant's draft names no system, and " + handoffs.SystemsWords(prepared.Candidates) + ": it is not sent to a guessed one. Make the request yourself."
+			v.Draft.Why = say("console.words.handoff.draft_no_system", locale.Params{"Systems": handoffs.SystemsWords(prepared.Candidates)})
 		case open && d.HolderID != u.ID && !decided:
-			v.Draft.Why = "Take the conversation to send this on or discard it."
+			v.Draft.Why = say("console.words.handoff.draft_take_first", nil)
 		}
 	}
 	return v, nil
@@ -153,7 +152,7 @@ func (h *Handler) handoffView(c echo.Context, id int64) (views.HandoffPageView, 
 // state, and their latest requests.
 func (h *Handler) handoffCustomer(ctx context.Context, v *views.HandoffPageView, d lists.HandoffDetail) error {
 	if d.TaskID == "" {
-		v.Customer = "No customer named: the assistant opened no task for this conversation."
+		v.Customer = say("console.words.handoff.no_customer", nil)
 		return nil
 	}
 	task, err := h.cfg.Control.Task(ctx, d.TaskID)
@@ -161,7 +160,8 @@ func (h *Handler) handoffCustomer(ctx context.Context, v *views.HandoffPageView,
 		return err
 	}
 	v.Customer, v.TaskID, v.TaskState = task.CustomerRef, task.ID, taskBadge(task.State)
-	v.TaskWords = fmt.Sprintf("%d of %d writes used; expires %s.", task.WritesUsed, task.WriteBudget, task.ExpiresAt.UTC().Format("Jan 2 15:04 UTC"))
+	v.TaskWords = say("console.words.handoff.task", locale.Params{"Used": strconv.Itoa(task.WritesUsed), "Budget": strconv.Itoa(task.WriteBudget),
+		"Expires": task.ExpiresAt.UTC().Format("Jan 2 15:04 UTC")})
 	invs, err := h.cfg.Lists.CustomerInvocations(ctx, task.CustomerRef, handoffCustomerRequests)
 	if err != nil {
 		return err
