@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"countersign/internal/accounts"
 	"countersign/internal/adapter"
 	"countersign/internal/controlplane"
+	"countersign/internal/locale"
 	"countersign/internal/money"
 	"countersign/views"
 	"countersign/web/kit"
@@ -133,26 +135,23 @@ func (h *Handler) taskLive(ctx context.Context, id string) (views.TaskLiveView, 
 // paused, and how many earlier requests still need checking, because a pause
 // stops new permits, not work already sent.
 func pausedNotice(unverified int) string {
-	switch unverified {
-	case 0:
-		return "Further dispatch is paused."
-	case 1:
-		return "Further dispatch is paused. One earlier request still needs checking."
-	default:
-		return fmt.Sprintf("Further dispatch is paused. %d earlier requests still need checking.", unverified)
+	if unverified == 0 {
+		return say("console.words.task.paused", nil)
 	}
+	// The count is written as it always was, without separators.
+	return locale.ConsoleN("console.words.task.paused_unverified", unverified, locale.Params{"N": strconv.Itoa(unverified)})
 }
 
 func taskBadge(st controlplane.TaskState) views.StateBadgeView {
 	switch st {
 	case controlplane.TaskActive:
-		return views.StateBadgeView{Label: "Active", Tone: "info"}
+		return views.StateBadgeView{Label: say("console.words.task.badge.active", nil), Tone: "info"}
 	case controlplane.TaskPaused:
-		return views.StateBadgeView{Label: "Paused", Tone: "warn"}
+		return views.StateBadgeView{Label: say("console.words.task.badge.paused", nil), Tone: "warn"}
 	case controlplane.TaskCancelled:
-		return views.StateBadgeView{Label: "Cancelled", Tone: "bad"}
+		return views.StateBadgeView{Label: say("console.words.task.badge.cancelled", nil), Tone: "bad"}
 	}
-	return views.StateBadgeView{Label: "Closed", Tone: "idle"}
+	return views.StateBadgeView{Label: say("console.words.task.badge.closed", nil), Tone: "idle"}
 }
 
 // taskSubject titles a task by what it is about: its first request in
@@ -171,11 +170,11 @@ func (h *Handler) taskSubject(invs []controlplane.Invocation) string {
 func subjectWords(first string, requests int) string {
 	switch {
 	case requests == 0 || first == "":
-		return "No request yet"
+		return say("console.words.task.subject_none", nil)
 	case requests == 1:
 		return first
 	}
-	return first + " and " + views.Plural(int64(requests-1), "more request", "more requests")
+	return sayN("console.words.task.subject_more", int64(requests-1), locale.Params{"First": first})
 }
 
 // requestTitle names a request by its quote's title or, where the quote
@@ -222,7 +221,7 @@ func (h *Handler) invocationRow(inv controlplane.Invocation) (r views.Invocation
 		// Who ended it, not only why: a customer's decline reads as theirs.
 		switch q, ok := controlplane.IsQuestion(inv.DecisionReason); {
 		case ok:
-			r.Why = "Sent back to the assistant: " + q
+			r.Why = say("console.words.row.sent_back", locale.Params{"Question": q})
 		case inv.Reason().Code == controlplane.ReasonRejectedByAgent:
 			r.Why = inv.DecisionReason
 		default:
@@ -233,13 +232,13 @@ func (h *Handler) invocationRow(inv controlplane.Invocation) (r views.Invocation
 			r.Why = inv.Error.Message
 		}
 	case controlplane.Unverified:
-		r.Why = "The system did not confirm the result; nothing was re-sent."
+		r.Why = say("console.words.row.unverified", nil)
 	case controlplane.Completed, controlplane.Reversed:
 		if inv.Result != nil {
 			r.Reference = inv.Result.Reference
 		}
 	case controlplane.Expired:
-		r.Why = "Nobody decided before the deadline."
+		r.Why = say("console.words.row.expired", nil)
 	}
 	return r
 }
@@ -251,29 +250,29 @@ func (h *Handler) invocationRow(inv controlplane.Invocation) (r views.Invocation
 func rowFallback(st controlplane.State) string {
 	switch st {
 	case controlplane.Completed:
-		return "Verified; its reference was not recorded."
+		return say("console.words.row.completed", nil)
 	case controlplane.Reversed:
-		return "Reversed; its reference was not recorded."
+		return say("console.words.row.reversed", nil)
 	case controlplane.Failed:
-		return "Failed; the system's error was not recorded."
+		return say("console.words.row.failed", nil)
 	case controlplane.Rejected, controlplane.NotDispatched:
-		return "The reason was not recorded."
+		return say("console.words.row.not_recorded", nil)
 	case controlplane.AwaitingApproval:
-		return "Waiting for a support agent."
+		return say("console.words.row.awaiting_approval", nil)
 	case controlplane.AwaitingConfirmation:
-		return "Waiting for the customer to confirm."
+		return say("console.words.row.awaiting_confirmation", nil)
 	case controlplane.Proposed:
-		return "Checking it with the system."
+		return say("console.words.row.proposed", nil)
 	case controlplane.Approved:
-		return "Approved; not sent yet."
+		return say("console.words.row.approved", nil)
 	case controlplane.Dispatching:
-		return "Being sent now."
+		return say("console.words.row.dispatching", nil)
 	case controlplane.Unverified:
-		return "The system did not confirm the result; nothing was re-sent."
+		return say("console.words.row.unverified", nil)
 	case controlplane.Expired:
-		return "Nobody decided before the deadline."
+		return say("console.words.row.expired", nil)
 	}
-	return "Not recorded."
+	return say("console.words.row.unknown", nil)
 }
 
 // timelineRow writes an event as a sentence about the request it concerns
@@ -442,7 +441,7 @@ func evidenceWords(in controlplane.Inspection) (evidence, outlook string) {
 	}
 	switch {
 	case inv.State != controlplane.Unverified:
-		outlook = "This request is " + strings.ToLower(inv.State.Label()) + "; there is nothing to reconcile."
+		outlook = "This request is " + strings.ToLower(layout.StateLabel(inv.State)) + "; there is nothing to reconcile."
 	case look.Result != nil:
 		outlook = "Reconcile will read the object back and mark it completed if the change is there."
 	case look.LedgerState == "refused" && look.Error != nil && look.Error.Outcome != adapter.Unknown && len(look.Effects) == 0:

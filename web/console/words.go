@@ -9,9 +9,11 @@ import (
 	"sync"
 
 	"countersign/internal/controlplane"
+	"countersign/internal/locale"
 	"countersign/internal/money"
 	"countersign/views"
 	"countersign/web/kit"
+	"countersign/web/layout"
 )
 
 // This file turns the system's words into the reader's: codes into
@@ -51,20 +53,8 @@ func actionWords(action string) string {
 // intentWords says what the customer wanted, as the assistant judged it.
 func intentWords(intent string) string {
 	switch intent {
-	case "informational":
-		return "A question"
-	case "diagnostic":
-		return "A problem to diagnose"
-	case "navigational":
-		return "Looking for something"
-	case "transactional_low":
-		return "A low-risk change"
-	case "transactional_high":
-		return "A high-risk change"
-	case "ambiguous":
-		return "Unclear what the customer wants"
-	case "out_of_scope":
-		return "Outside what the assistant handles"
+	case "informational", "diagnostic", "navigational", "transactional_low", "transactional_high", "ambiguous", "out_of_scope":
+		return say("console.words.intent."+intent, nil)
 	}
 	return humanize(intent)
 }
@@ -203,18 +193,18 @@ func actorWords(e controlplane.Event) string {
 		if name != "" {
 			return name
 		}
-		return "A support agent"
+		return say("console.words.actor.user", nil)
 	case controlplane.ActorAssistant:
 		if name != "" {
-			return name + " (assistant)"
+			return say("console.words.actor.assistant_named", locale.Params{"Name": name})
 		}
-		return "The assistant"
+		return say("console.words.actor.assistant", nil)
 	case controlplane.ActorCustomer:
-		return "The customer"
+		return say("console.words.actor.customer", nil)
 	case controlplane.ActorPolicy:
-		return "The policy"
+		return say("console.words.actor.policy", nil)
 	case controlplane.ActorSystem:
-		return "Countersign"
+		return say("console.words.actor.system", nil)
 	}
 	return humanize(string(e.ActorKind))
 }
@@ -241,7 +231,7 @@ func eventSentence(e controlplane.Event, subject string) string {
 	}
 	switch e.Action {
 	case controlplane.EventTaskCreated:
-		return "opened the task."
+		return say("console.words.event.task_created", nil)
 	case controlplane.EventTaskPaused:
 		s := "paused the task" + readIn(e) + ": no request of it gets a permit until it is resumed"
 		if n := lenList(e.Data["not_dispatched"]); n > 0 {
@@ -249,7 +239,7 @@ func eventSentence(e controlplane.Event, subject string) string {
 		}
 		return s + "."
 	case controlplane.EventTaskActive:
-		return "resumed the task; nothing was replayed."
+		return say("console.words.event.task_resumed", nil)
 	case controlplane.EventTaskCancelled:
 		s := "cancelled the task; nothing was undone"
 		if n := lenList(e.Data["not_dispatched"]); n > 0 {
@@ -260,7 +250,7 @@ func eventSentence(e controlplane.Event, subject string) string {
 		}
 		return s + "."
 	case controlplane.EventTaskClosed:
-		return "closed the task."
+		return say("console.words.event.task_closed", nil)
 	case controlplane.EventInvocationProposed:
 		return "proposed" + about + "."
 	case controlplane.EventInvocationSummaryDisagreed:
@@ -333,7 +323,7 @@ func eventSentence(e controlplane.Event, subject string) string {
 		}
 		return with("Not sent:"+about, controlplane.NotDispatchedReason(str("reason")).Sentence())
 	case controlplane.EventInvocationReconciled:
-		return "reconciled" + about + " from the system's evidence: it is now " + strings.ToLower(controlplane.State(str("to")).Label()) + "."
+		return "reconciled" + about + " from the system's evidence: it is now " + strings.ToLower(layout.StateLabel(controlplane.State(str("to")))) + "."
 	case controlplane.EventInvocationReconcileInconclusive:
 		return "looked" + about + " up: the evidence does not settle it, so it stays “Result needs checking” for a person to check with the system's owner."
 	case controlplane.EventInvocationReversed:
@@ -349,7 +339,7 @@ func eventSentence(e controlplane.Event, subject string) string {
 	case controlplane.EventTargetUnblocked:
 		return with("lifted the block on "+str("target_id"), str("reason"))
 	case controlplane.EventHandoffTaken:
-		return "took the hand-off of the conversation."
+		return say("console.words.event.handoff_taken", nil)
 	case controlplane.EventHandoffTakenOver:
 		return with("took the conversation over from "+str("from"), str("reason"))
 	case controlplane.EventHandoffDraftSent:
@@ -358,11 +348,11 @@ func eventSentence(e controlplane.Event, subject string) string {
 		}
 		return "sent on the assistant's hand-off draft as" + about + ", through the normal route."
 	case controlplane.EventHandoffDraftDiscarded:
-		return "set aside the assistant's hand-off draft; nothing was proposed."
+		return say("console.words.event.handoff_draft_discarded", nil)
 	case controlplane.EventDispatchStoppedGlobally:
-		return "stopped all dispatch: no request gets a permit until it is resumed."
+		return say("console.words.event.dispatch_stopped", nil)
 	case controlplane.EventDispatchResumedGlobally:
-		return "resumed dispatch; nothing was replayed."
+		return say("console.words.event.dispatch_resumed", nil)
 	case controlplane.EventFactorAdded, controlplane.EventFactorRemoved, controlplane.EventFactorReset:
 		return factorWords(e.Action, str("kind"), str("name"), str("user_name"))
 	case controlplane.EventCustomerPasskeyAdded, controlplane.EventCustomerPasskeyRemoved:
