@@ -47,12 +47,10 @@ func identifiedWords(e controlplane.Event) string {
 	return controlplane.IdentificationWords(method)
 }
 
-// withPasskey is " with a passkey" for an approval made with a fresh
-// passkey proof (identified_by.step_up), for the timeline's sentence.
-func withPasskey(e controlplane.Event) string {
+// withPasskey says whether an approval was made with a fresh passkey
+// proof (identified_by.step_up), which the timeline's sentence says.
+func withPasskey(e controlplane.Event) bool {
 	by, _ := e.Data["identified_by"].(map[string]any)
-	if _, ok := by["step_up"].(map[string]any); ok {
-		return " with a passkey"
-	}
-	return ""
+	_, ok := by["step_up"].(map[string]any)
+	return ok
 }

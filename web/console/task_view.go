@@ -286,7 +286,7 @@ func timelineRow(e controlplane.Event, titles map[string]string, previous string
 	} else if e.InvocationID != "" {
 		subject = titles[e.InvocationID]
 		if subject == "" {
-			subject = "request " + e.InvocationID
+			subject = say("console.timeline.request_id", locale.Params{"ID": e.InvocationID})
 		}
 	}
 	sentence := eventSentence(e, subject)
@@ -381,9 +381,9 @@ func compareArgs(proposed, approved, sent json.RawMessage, currency string) []vi
 // systemWords names a business system in a sentence: "shop" → "The shop".
 func systemWords(system string) string {
 	if system == "" {
-		return "The system"
+		return say("console.timeline.system_unnamed", nil)
 	}
-	return "The " + strings.ToLower(humanize(system))
+	return say("console.timeline.system", locale.Params{"System": strings.ToLower(humanize(system))})
 }
 
 // evidenceWords compares what the business system and the request ledger

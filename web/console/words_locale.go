@@ -5,6 +5,7 @@ import (
 	"golang.org/x/text/language/display"
 
 	"countersign/internal/controlplane"
+	"countersign/internal/locale"
 )
 
 // readIn says, of a customer's decision, which language the customer read
@@ -23,20 +24,14 @@ func readIn(e controlplane.Event) string {
 			name = n
 		}
 	}
-	s := ", reading the page in " + name
 	from, _ := e.Data["locale_from"].(string)
-	if why, ok := localeSources[from]; ok {
-		s += " (" + why + ")"
+	if localeSources[from] {
+		why := say("console.timeline.locale_from."+from, nil)
+		return say("console.timeline.read_in_because", locale.Params{"Language": name, "Why": why})
 	}
-	return s
+	return say("console.timeline.read_in", locale.Params{"Language": name})
 }
 
-// localeSources are the steps of internal/locale's order, as a reason in
-// the staff's words.
-var localeSources = map[string]string{
-	"business": "as the business set it for this customer",
-	"switch":   "chosen on the page's language switch",
-	"header":   "their browser's language",
-	"default":  "the system's default language",
-	"fallback": "no language named: English",
-}
+// localeSources are the steps of internal/locale's order that have a
+// reason in the staff's words (console.timeline.locale_from.*).
+var localeSources = map[string]bool{"business": true, "switch": true, "header": true, "default": true, "fallback": true}
