@@ -326,27 +326,29 @@ func inspectView(in controlplane.Inspection, actionName func(string) string) vie
 	v.Evidence, v.Outlook = evidenceWords(in)
 	system := systemWords(inv.System)
 	for _, e := range in.Lookup.Effects {
-		line := fmt.Sprintf("%s recorded: %s on %s at %s", system, effectWords(e.Kind), e.Object, e.At.UTC().Format("Jan 2 15:04:05 UTC"))
+		p := locale.Params{"System": system, "What": effectWords(e.Kind), "Object": e.Object, "At": e.At.UTC().Format("Jan 2 15:04:05 UTC")}
 		if e.AmountCents != nil {
-			line += ", " + money.Format(*e.AmountCents, effectCurrency(e, inv.Quote.Currency))
+			p["Amount"] = money.Format(*e.AmountCents, effectCurrency(e, inv.Quote.Currency))
+			v.Effects = append(v.Effects, say("console.timeline.evidence.recorded_amount", p))
+			continue
 		}
-		v.Effects = append(v.Effects, line)
+		v.Effects = append(v.Effects, say("console.timeline.evidence.recorded", p))
 	}
 	ledger := "—"
 	if in.Asked && in.LookupErr == nil {
-		ledger = "not found"
+		ledger = say("console.timeline.tech.ledger_not_found", nil)
 		if in.Lookup.Found {
 			ledger = in.Lookup.LedgerState
 		}
 	}
 	v.Tech = []views.ArgField{
-		{Key: "action", Label: "Action", Value: inv.System + "/" + inv.Action},
-		{Key: "id", Label: "Request id", Value: inv.ID},
-		{Key: "key", Label: "Idempotency key", Value: inv.IdempotencyKey},
-		{Key: "ledger", Label: "Request ledger state", Value: ledger},
+		{Key: "action", Label: say("console.timeline.tech.action", nil), Value: inv.System + "/" + inv.Action},
+		{Key: "id", Label: say("console.timeline.tech.id", nil), Value: inv.ID},
+		{Key: "key", Label: say("console.timeline.tech.key", nil), Value: inv.IdempotencyKey},
+		{Key: "ledger", Label: say("console.timeline.tech.ledger", nil), Value: ledger},
 	}
 	if len(inv.ArgsHash) > 0 {
-		v.Tech = append(v.Tech, views.ArgField{Key: "hash", Label: "Arguments hash", Value: hex.EncodeToString(inv.ArgsHash)})
+		v.Tech = append(v.Tech, views.ArgField{Key: "hash", Label: say("console.timeline.tech.hash", nil), Value: hex.EncodeToString(inv.ArgsHash)})
 	}
 	return v
 }
@@ -394,60 +396,57 @@ func evidenceWords(in controlplane.Inspection) (evidence, outlook string) {
 	inv := in.Invocation
 	system := systemWords(inv.System)
 	if !in.Asked {
-		return "This request never got a dispatch permit, so it never left Countersign: " + strings.ToLower(system[:1]) + system[1:] + " was not asked.",
-			"There is nothing to reconcile."
+		return say("console.timeline.evidence.not_asked", locale.Params{"System": kit.LowerFirst(system)}),
+			say("console.timeline.evidence.not_asked_outlook", nil)
 	}
 	if in.LookupErr != nil {
-		return system + " could not be asked just now (" + in.LookupErr.Error() + ").",
-			"Nothing is decided: open this again later, or check with the system's owner."
+		return say("console.timeline.evidence.lookup_failed", locale.Params{"System": system, "Error": in.LookupErr.Error()}),
+			say("console.timeline.evidence.lookup_failed_outlook", nil)
 	}
 	look := in.Lookup
 	var parts []string
 	for _, e := range look.Effects {
-		what := effectWords(e.Kind)
-		if noun, verb, ok := strings.Cut(what, " "); ok {
-			what = noun + " " + verb
-		}
-		when := e.At.UTC().Format("15:04 UTC")
+		p := locale.Params{"What": effectWords(e.Kind), "When": e.At.UTC().Format("15:04 UTC"), "Object": e.Object}
 		switch {
 		case e.AmountCents != nil && inv.Quote.AmountCents != nil && *e.AmountCents == *inv.Quote.AmountCents &&
 			strings.EqualFold(effectCurrency(e, inv.Quote.Currency), inv.Quote.Currency):
-			parts = append(parts, fmt.Sprintf("a matching %s %s at %s on %s with this request's key",
-				money.Format(*e.AmountCents, inv.Quote.Currency), what, when, e.Object))
+			p["Amount"] = money.Format(*e.AmountCents, inv.Quote.Currency)
+			parts = append(parts, say("console.timeline.evidence.effect_matching", p))
 		case e.AmountCents != nil && inv.Quote.AmountCents != nil:
-			parts = append(parts, fmt.Sprintf("a %s of %s at %s on %s with this request's key, but this request is for %s",
-				what, money.Format(*e.AmountCents, effectCurrency(e, inv.Quote.Currency)), when, e.Object, money.Format(*inv.Quote.AmountCents, inv.Quote.Currency)))
+			p["Amount"] = money.Format(*e.AmountCents, effectCurrency(e, inv.Quote.Currency))
+			p["Quoted"] = money.Format(*inv.Quote.AmountCents, inv.Quote.Currency)
+			parts = append(parts, say("console.timeline.evidence.effect_other_amount", p))
 		default:
-			parts = append(parts, fmt.Sprintf("a %s at %s on %s with this request's key", what, when, e.Object))
+			parts = append(parts, say("console.timeline.evidence.effect", p))
 		}
 	}
-	ledger := ""
+	ledger := "console.timeline.evidence.ledger_unknown"
 	switch {
 	case !look.Found:
-		ledger = "Countersign's request record has no entry for this key"
+		ledger = "console.timeline.evidence.ledger_none"
 	case look.LedgerState == "applied":
-		ledger = "Countersign's request record says the system applied it"
+		ledger = "console.timeline.evidence.ledger_applied"
 	case look.LedgerState == "refused":
-		ledger = "Countersign's request record says the system refused it"
+		ledger = "console.timeline.evidence.ledger_refused"
 	case look.LedgerState == "sending":
-		ledger = "Countersign's request record says it was being sent when the answer was lost"
-	default:
-		ledger = "Countersign's request record does not know how it ended"
+		ledger = "console.timeline.evidence.ledger_sending"
 	}
+	p := locale.Params{"System": system, "Ledger": say(ledger, nil)}
 	if len(parts) > 0 {
-		evidence = system + " shows " + strings.Join(parts, "; and ") + ". " + ledger + "."
+		p["Effects"] = strings.Join(parts, say("console.timeline.evidence.effect_separator", nil))
+		evidence = say("console.timeline.evidence.shows", p)
 	} else {
-		evidence = system + " shows no change carrying this request's key. " + ledger + ". A missing record is not proof that nothing happened."
+		evidence = say("console.timeline.evidence.shows_nothing", p)
 	}
 	switch {
 	case inv.State != controlplane.Unverified:
-		outlook = "This request is " + strings.ToLower(layout.StateLabel(inv.State)) + "; there is nothing to reconcile."
+		outlook = say("console.timeline.evidence.outlook_settled", locale.Params{"State": strings.ToLower(layout.StateLabel(inv.State))})
 	case look.Result != nil:
-		outlook = "Reconcile will read the object back and mark it completed if the change is there."
+		outlook = say("console.timeline.evidence.outlook_completes", nil)
 	case look.LedgerState == "refused" && look.Error != nil && look.Error.Outcome != adapter.Unknown && len(look.Effects) == 0:
-		outlook = "Reconcile will mark it failed: " + look.Error.Message
+		outlook = say("console.timeline.evidence.outlook_fails", locale.Params{"Message": look.Error.Message})
 	default:
-		outlook = "Reconcile will leave it as “Result needs checking”: this evidence does not settle it. Check with the system's owner."
+		outlook = say("console.timeline.evidence.outlook_stays", nil)
 	}
 	return evidence, outlook
 }
