@@ -363,11 +363,10 @@ func eventSentence(e controlplane.Event, subject string) string {
 		return customerPasskeyWords(e.Action, str("name"), str("shop"))
 	}
 	// An event this console does not know yet is named by its code.
-	about := ""
-	if subject != "" {
-		about = " " + request
+	if subject == "" {
+		return say("console.timeline.unknown", locale.Params{"Event": humanize(string(e.Action))})
 	}
-	return humanize(string(e.Action)) + about + "."
+	return said("console.timeline.unknown_about", "", locale.Params{"Event": humanize(string(e.Action))})
 }
 
 // countClause is the plural clause id for the length of the list v, or
