@@ -183,13 +183,19 @@ func (h *Handler) requestTitle(quoteTitle, action, display, targetID string) str
 	if quoteTitle != "" {
 		return quoteTitle
 	}
+	return requestWords(h.actionName(action), display, targetID)
+}
+
+// requestWords names a request by its action (in words) and its object:
+// what it displays, else its id; by its action alone when it has none.
+func requestWords(action, display, targetID string) string {
 	if display == "" {
 		display = targetID
 	}
 	if display == "" {
-		return h.actionName(action)
+		return action
 	}
-	return h.actionName(action) + ": " + display
+	return say("console.timeline.request_on", locale.Params{"Action": action, "Target": display})
 }
 
 // invocationRow is one request of the task page. A request loaded from

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -116,6 +117,33 @@ func TestTheInspectSentencesComeFromTheCatalogue(t *testing.T) {
 			if !oneMessage(s) {
 				t.Errorf("%s: %q is not one catalogue message", name, s)
 			}
+		}
+	}
+}
+
+// TestTheTaskPagesOtherWordsComeFromTheCatalogue: a request named by its
+// action and object, and an argument's yes or no or arguments that are
+// not an object, are catalogue messages as a whole, and read in English
+// as they did.
+func TestTheTaskPagesOtherWordsComeFromTheCatalogue(t *testing.T) {
+	texts := func() []string {
+		out := []string{requestWords("Issue refund", "Walnut lamp", "ord_1"), requestWords("Issue refund", "", "ord_1")}
+		for _, f := range decodeArgFields(json.RawMessage(`{"notify":true,"restock":false}`), "USD") {
+			out = append(out, f.Value)
+		}
+		for _, f := range decodeArgFields(json.RawMessage(`[1,2]`), "USD") {
+			out = append(out, f.Label)
+		}
+		return out
+	}
+	want := []string{"Issue refund: Walnut lamp", "Issue refund: ord_1", "Yes", "No", "Arguments"}
+	if got := texts(); !slices.Equal(got, want) {
+		t.Errorf("in English: %q, want %q", got, want)
+	}
+	pseudotest.InstallMarkedConsole(t)
+	for _, s := range texts() {
+		if !oneMessage(s) {
+			t.Errorf("%q is not one catalogue message", s)
 		}
 	}
 }

@@ -129,7 +129,7 @@ func (f *fieldMemo) put(key string, v []views.ArgField) {
 func decodeArgFields(raw json.RawMessage, currency string) []views.ArgField {
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return []views.ArgField{{Label: "Arguments", Value: string(raw)}}
+		return []views.ArgField{{Label: say("console.timeline.arg.arguments", nil), Value: string(raw)}}
 	}
 	var out []views.ArgField
 	var walk func(prefix string, m map[string]any)
@@ -162,9 +162,9 @@ func argValueWords(name string, v any, currency string) string {
 		return x
 	case bool:
 		if x {
-			return "Yes"
+			return say("console.timeline.arg.yes", nil)
 		}
-		return "No"
+		return say("console.timeline.arg.no", nil)
 	case nil:
 		return "—"
 	case []any:
