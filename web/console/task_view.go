@@ -446,7 +446,7 @@ func evidenceWords(in controlplane.Inspection) (evidence, outlook string) {
 	}
 	switch {
 	case inv.State != controlplane.Unverified:
-		outlook = say("console.timeline.evidence.outlook_settled", locale.Params{"State": strings.ToLower(layout.StateLabel(inv.State))})
+		outlook = say("console.timeline.evidence.outlook_settled", locale.Params{"State": stateWords(inv.State)})
 	case look.Result != nil:
 		outlook = say("console.timeline.evidence.outlook_completes", nil)
 	case look.LedgerState == "refused" && look.Error != nil && look.Error.Outcome != adapter.Unknown && len(look.Effects) == 0:

@@ -6,12 +6,16 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"countersign/internal/adapter"
 	"countersign/internal/controlplane"
+	"countersign/internal/locale"
 	"countersign/internal/locale/pseudotest"
+	"countersign/web/layout"
 )
 
 // inspections are the cases inspectView and evidenceWords tell apart, by
@@ -145,5 +149,33 @@ func TestTheTaskPagesOtherWordsComeFromTheCatalogue(t *testing.T) {
 		if !oneMessage(s) {
 			t.Errorf("%q is not one catalogue message", s)
 		}
+	}
+}
+
+// TestAStateInASentenceIsTheInstallationsWord: where a sentence names a
+// request's state ("This request is completed; …", "reconciled it to
+// completed"), the state is its own console.timeline.state.* message, not
+// the state's label lowercased in code, so an installation's word shows
+// as it wrote it.
+func TestAStateInASentenceIsTheInstallationsWord(t *testing.T) {
+	for _, st := range controlplane.States {
+		if got, want := stateWords(st), strings.ToLower(layout.StateLabel(st)); got != want {
+			t.Errorf("%s in a sentence reads %q in English, want %q as before", st, got, want)
+		}
+	}
+	override := `{"console.timeline.state.completed": "Erledigt", "console.timeline.state.failed": "Gescheitert"}`
+	c, err := locale.Load(locale.WithFiles(fstest.MapFS{"console.en.json": {Data: []byte(override)}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	locale.Install(c)
+	t.Cleanup(func() { locale.Install(nil) })
+	outlook := inspectView(inspections()["settled completed"], actionWords).Outlook
+	if !strings.Contains(outlook, "Erledigt") {
+		t.Errorf("the outlook does not use the installation's word for the state: %q", outlook)
+	}
+	e := controlplane.Event{Action: controlplane.EventInvocationReconciled, Data: map[string]any{"to": "failed"}}
+	if got := eventSentence(e, "it"); !strings.Contains(got, "Gescheitert") {
+		t.Errorf("the reconciled sentence does not use the installation's word for the state: %q", got)
 	}
 }

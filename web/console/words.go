@@ -13,7 +13,6 @@ import (
 	"countersign/internal/money"
 	"countersign/views"
 	"countersign/web/kit"
-	"countersign/web/layout"
 )
 
 // This file turns the system's words into the reader's: codes into
@@ -327,7 +326,7 @@ func eventSentence(e controlplane.Event, subject string) string {
 		}
 		return said("console.timeline.not_dispatched", why, nil)
 	case controlplane.EventInvocationReconciled:
-		return said("console.timeline.reconciled", "", locale.Params{"State": strings.ToLower(layout.StateLabel(controlplane.State(str("to"))))})
+		return said("console.timeline.reconciled", "", locale.Params{"State": stateWords(controlplane.State(str("to")))})
 	case controlplane.EventInvocationReconcileInconclusive:
 		return said("console.timeline.reconcile_inconclusive", "", nil)
 	case controlplane.EventInvocationReversed:
@@ -389,6 +388,20 @@ func quoted(s string) string {
 func lenList(v any) int {
 	l, _ := v.([]any)
 	return len(l)
+}
+
+// stateWords names a request's state inside a sentence ("This request is
+// completed"): its own message rather than the badge's label lowercased in
+// code, so an installation words it as its language needs. A state this
+// console does not know is its label in lower case.
+func stateWords(st controlplane.State) string {
+	switch st {
+	case controlplane.Proposed, controlplane.AwaitingConfirmation, controlplane.AwaitingApproval, controlplane.Approved,
+		controlplane.Dispatching, controlplane.Completed, controlplane.Failed, controlplane.Unverified,
+		controlplane.NotDispatched, controlplane.Rejected, controlplane.Expired, controlplane.Reversed:
+		return say("console.timeline.state."+string(st), nil)
+	}
+	return strings.ToLower(st.Label())
 }
 
 // effectWords says what a business system recorded: "refund.created" →
