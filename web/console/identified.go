@@ -1,10 +1,13 @@
 package console
 
 import (
+	"strings"
+
 	"github.com/labstack/echo/v4"
 
 	"countersign/internal/accounts"
 	"countersign/internal/controlplane"
+	"countersign/internal/locale"
 	"countersign/web/kit"
 )
 
@@ -44,7 +47,27 @@ func identificationOf(c echo.Context, u accounts.User) controlplane.Identificati
 func identifiedWords(e controlplane.Event) string {
 	by, _ := e.Data["identified_by"].(map[string]any)
 	method, _ := by["method"].(string)
-	return controlplane.IdentificationWords(method)
+	if method == "" || method == controlplane.IdentifiedUnknown {
+		return ""
+	}
+	// Each way is a console.timeline.identified.* message, and each step
+	// after the first its own sentence around the ways before, so an
+	// installation words them (controlplane.IdentificationWords is the
+	// English the receipt's check writes). A way this console does not
+	// know is named by its code.
+	words := ""
+	for i, way := range strings.Split(method, "+") {
+		switch way {
+		case controlplane.IdentifiedPassword, controlplane.IdentifiedOIDC, controlplane.IdentifiedSlack, "totp", "recovery", "passkey":
+			way = say("console.timeline.identified."+way, nil)
+		}
+		if i == 0 {
+			words = way
+			continue
+		}
+		words = say("console.timeline.identified.and", locale.Params{"First": words, "Then": way})
+	}
+	return words
 }
 
 // withPasskey says whether an approval was made with a fresh passkey
