@@ -24,20 +24,19 @@ func readIn(e controlplane.Event) string {
 			name = n
 		}
 	}
-	s := ", reading the page in " + name
 	from, _ := e.Data["locale_from"].(string)
 	if why, ok := localeSources[locale.Source(from)]; ok {
-		s += " (" + why + ")"
+		return say("console.timeline.read_in_because", locale.Params{"Language": name, "Why": say(why, nil)})
 	}
-	return s
+	return say("console.timeline.read_in", locale.Params{"Language": name})
 }
 
-// localeSources are the steps of internal/locale's order, as a reason in
-// the staff's words, keyed by the names the pages record.
+// localeSources are the steps of internal/locale's order, each with its
+// reason in the staff's words.
 var localeSources = map[locale.Source]string{
-	locale.FromBusiness: "as the business set it for this customer",
-	locale.FromSwitch:   "chosen on the page's language switch",
-	locale.FromHeader:   "their browser's language",
-	locale.FromDefault:  "the system's default language",
-	locale.FromFallback: "no language named: English",
+	locale.FromBusiness: "console.timeline.locale_from.business",
+	locale.FromSwitch:   "console.timeline.locale_from.switch",
+	locale.FromHeader:   "console.timeline.locale_from.header",
+	locale.FromDefault:  "console.timeline.locale_from.default",
+	locale.FromFallback: "console.timeline.locale_from.fallback",
 }

@@ -9,6 +9,7 @@ import (
 
 	"countersign/internal/accounts"
 	"countersign/internal/controlplane"
+	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -56,5 +57,19 @@ func StateBadge(st controlplane.State) views.StateBadgeView {
 	case controlplane.Approved, controlplane.Dispatching:
 		tone = "info"
 	}
-	return views.StateBadgeView{Label: st.Label(), Tone: tone}
+	return views.StateBadgeView{Label: StateLabel(st), Tone: tone}
+}
+
+// StateLabel is a request's state as staff read it (console.words.state.*,
+// from the console's catalogue): the words of controlplane's State.Label,
+// which an installation may override; a state the catalogue does not name
+// keeps Label's.
+func StateLabel(st controlplane.State) string {
+	switch st {
+	case controlplane.Proposed, controlplane.AwaitingConfirmation, controlplane.AwaitingApproval, controlplane.Approved,
+		controlplane.Dispatching, controlplane.Completed, controlplane.Failed, controlplane.Unverified,
+		controlplane.NotDispatched, controlplane.Rejected, controlplane.Expired, controlplane.Reversed:
+		return locale.Console("console.words.state."+string(st), nil)
+	}
+	return st.Label()
 }
