@@ -72,7 +72,7 @@ func (h *Handler) handleAdminClients(c echo.Context) error {
 		}
 		v.Grants = append(v.Grants, row)
 	}
-	return kit.Render(c, http.StatusOK, views.AdminClients(h.Page(c, "Connected clients"), v))
+	return kit.Render(c, http.StatusOK, views.AdminClients(h.Page(c, title("clients", nil)), v))
 }
 
 // handleAdminClientsSetting answers POST /admin/clients/settings: whether
@@ -115,7 +115,7 @@ func (h *Handler) handleAdminClientRevoke(c echo.Context) error {
 		return err
 	}
 	if !confirmed(c) {
-		return h.renderConfirm(c, "Revoke client", views.AdminConfirmView{Heading: "Revoke client " + cl.Name + "?",
+		return h.renderConfirm(c, title("revoke_client", nil), views.AdminConfirmView{Heading: "Revoke client " + cl.Name + "?",
 			Ends: []string{"Every connection people made with " + cl.Name + " ends at once: its access and refresh tokens stop working.",
 				cl.Name + " cannot be connected again; a revoked client never comes back.",
 				"Nothing already proposed or sent is withdrawn or undone."},
@@ -135,7 +135,7 @@ func (h *Handler) handleAdminGrantRevoke(c echo.Context) error {
 	u, _ := kit.CurrentUser(c)
 	id := c.Param("id")
 	if !confirmed(c) {
-		return h.renderConfirm(c, "Revoke connection", views.AdminConfirmView{Heading: "Revoke this connection?",
+		return h.renderConfirm(c, title("revoke_connection", nil), views.AdminConfirmView{Heading: "Revoke this connection?",
 			Ends: []string{"Its access and refresh tokens stop working at once; the client must ask the person again.",
 				"Nothing already proposed or sent is withdrawn or undone."},
 			Action: "/admin/grants/" + url.PathEscape(id) + "/revoke", Button: "Revoke the connection", Back: "/admin/clients"})

@@ -38,7 +38,7 @@ func (h *Handler) handleSystems(c echo.Context) error {
 		}
 		v.Systems = append(v.Systems, sv)
 	}
-	p := h.Page(c, "Connected systems")
+	p := h.Page(c, title("systems", nil))
 	return kit.Render(c, http.StatusOK, views.Systems(p, v))
 }
 
