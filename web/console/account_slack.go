@@ -107,9 +107,9 @@ func (h *Handler) slackView(c echo.Context) (views.SlackAccountView, error) {
 		return v, err
 	}
 	for _, l := range links {
-		how := "with a code"
+		how := say("console.labels.slack.with_code", nil)
 		if l.How == "email" {
-			how = "by e-mail address"
+			how = say("console.labels.slack.by_email", nil)
 		}
 		v.Links = append(v.Links, views.SlackLinkView{Team: l.Team, User: l.User, Who: l.Team + "/" + l.User, How: how,
 			When: l.LinkedAt.UTC().Format("January 2, 2006")})

@@ -33,9 +33,9 @@ func (h *Handler) handleAdminClients(c echo.Context) error {
 	v := views.AdminClientsView{NeedApproval: need, MCPURL: authserver.Resource(iss)}
 	for _, cl := range clients {
 		row := views.AdminClientRow{ID: cl.ID, Name: cl.Name, Created: cl.CreatedAt.UTC().Format("2006-01-02 15:04"),
-			KnownBy: "registered itself", CanRevoke: !cl.Revoked, CanApprove: !cl.Revoked && !cl.Approved}
+			KnownBy: say("console.labels.clients.known_by.registered", nil), CanRevoke: !cl.Revoked, CanApprove: !cl.Revoked && !cl.Approved}
 		if cl.Document {
-			row.KnownBy = "metadata document at " + redirectHost(cl.ID)
+			row.KnownBy = say("console.labels.clients.known_by.document", locale.Params{"Host": redirectHost(cl.ID)})
 		}
 		hosts := make([]string, 0, len(cl.RedirectURIs))
 		for _, r := range cl.RedirectURIs {
@@ -44,31 +44,31 @@ func (h *Handler) handleAdminClients(c echo.Context) error {
 		row.Returns = strings.Join(hosts, ", ")
 		switch {
 		case cl.Revoked:
-			row.Status = "Revoked"
+			row.Status = say("console.labels.clients.status.revoked", nil)
 		case cl.Approved:
-			row.Status = "Approved"
+			row.Status = say("console.labels.clients.status.approved", nil)
 		case need:
-			row.Status = "Awaiting approval"
+			row.Status = say("console.labels.clients.status.awaiting", nil)
 		default:
-			row.Status = "Usable (not approved)"
+			row.Status = say("console.labels.clients.status.usable", nil)
 		}
 		v.Clients = append(v.Clients, row)
 	}
 	now := h.Now()
 	for _, g := range grants {
-		row := views.AdminGrantRow{ID: g.ID, Client: g.ClientName, Person: g.UserName, ActsAs: "assistant " + g.AssistantName,
-			Created: g.CreatedAt.UTC().Format("2006-01-02 15:04"), LastUsed: "never", Status: "Live", CanRevoke: true}
+		row := views.AdminGrantRow{ID: g.ID, Client: g.ClientName, Person: g.UserName, ActsAs: say("console.labels.clients.acts_as.assistant", locale.Params{"Name": g.AssistantName}),
+			Created: g.CreatedAt.UTC().Format("2006-01-02 15:04"), LastUsed: say("console.labels.clients.never", nil), Status: say("console.labels.clients.grant.live", nil), CanRevoke: true}
 		if g.ActsAsUser {
-			row.ActsAs = g.UserName + " (their own assistant)"
+			row.ActsAs = say("console.labels.clients.acts_as.self", locale.Params{"Name": g.UserName})
 		}
 		if g.LastUsedAt != nil {
 			row.LastUsed = g.LastUsedAt.UTC().Format("2006-01-02 15:04")
 		}
 		switch {
 		case g.RevokedAt != nil:
-			row.Status, row.CanRevoke = "Revoked", false
+			row.Status, row.CanRevoke = say("console.labels.clients.status.revoked", nil), false
 		case !now.Before(g.ExpiresAt):
-			row.Status, row.CanRevoke = "Expired", false
+			row.Status, row.CanRevoke = say("console.labels.clients.grant.expired", nil), false
 		}
 		v.Grants = append(v.Grants, row)
 	}

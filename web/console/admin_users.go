@@ -59,14 +59,14 @@ func (h *Handler) handleAdminUserDisable(c echo.Context) error {
 		return h.handleAdminUserDisableConfirm(c)
 	}
 	return h.adminUserChange(c, func(admin accounts.User, id int64) (string, error) {
-		return "User disabled and signed out everywhere.", h.Accounts.SetDisabled(c.Request().Context(), admin, id, true)
+		return say("console.labels.users.disabled", nil), h.Accounts.SetDisabled(c.Request().Context(), admin, id, true)
 	})
 }
 
 // handleAdminUserEnable answers POST /admin/users/:id/enable.
 func (h *Handler) handleAdminUserEnable(c echo.Context) error {
 	return h.adminUserChange(c, func(admin accounts.User, id int64) (string, error) {
-		return "User enabled.", h.Accounts.SetDisabled(c.Request().Context(), admin, id, false)
+		return say("console.labels.users.enabled", nil), h.Accounts.SetDisabled(c.Request().Context(), admin, id, false)
 	})
 }
 

@@ -48,6 +48,12 @@ func TestConsoleLabelsComeFromTheCatalogue(t *testing.T) {
 						t.Errorf("%s: a page title written in code; give it a console.labels.title.* id", fset.Position(n.Pos()))
 					}
 				}
+			case *ast.AssignStmt:
+				for i, lhs := range n.Lhs {
+					if sel, ok := lhs.(*ast.SelectorExpr); ok && labelFields[sel.Sel.Name] && i < len(n.Rhs) && words(n.Rhs[i]) {
+						t.Errorf("%s: a page's %s written in code; give it a console.* id", fset.Position(n.Pos()), sel.Sel.Name)
+					}
+				}
 			case *ast.CompositeLit:
 				sel, ok := n.Type.(*ast.SelectorExpr)
 				if !ok {
@@ -72,8 +78,10 @@ func TestConsoleLabelsComeFromTheCatalogue(t *testing.T) {
 }
 
 // labelFields are the fields of a page's model that are words for people:
-// a title, a label, a name, what a choice means.
-var labelFields = map[string]bool{"Title": true, "Label": true, "Name": true, "About": true}
+// a title, a label, a name, what a choice means, a status, how something
+// is known or was linked, a stage.
+var labelFields = map[string]bool{"Title": true, "Label": true, "Name": true, "About": true, "Status": true,
+	"KnownBy": true, "How": true, "Stage": true}
 
 // words reports whether e is, or glues in, a string written in code that
 // holds a word (a "." joining a path is not one).

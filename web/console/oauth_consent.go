@@ -125,9 +125,9 @@ func (h *Handler) renderConsent(c echo.Context, status int, p authserver.Pending
 	}
 	v := views.OAuthConsentView{ClientName: p.Client.Name, RedirectHost: redirectHost(p.RedirectURI), New: p.Client.New, Errors: errs}
 	if p.Client.Document {
-		v.KnownBy = "its metadata document at " + redirectHost(p.Client.ID)
+		v.KnownBy = say("console.labels.consent.known_by.document", locale.Params{"Host": redirectHost(p.Client.ID)})
 	} else {
-		v.KnownBy = "it registered itself here on " + p.Client.CreatedAt.UTC().Format("2 January 2006")
+		v.KnownBy = say("console.labels.consent.known_by.registered", locale.Params{"Date": p.Client.CreatedAt.UTC().Format("2 January 2006")})
 	}
 	for k, vals := range p.Params {
 		for _, val := range vals {
