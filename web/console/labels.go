@@ -24,12 +24,32 @@ func roleIntro(r accounts.Role) string {
 // (console.labels.metric.<id>); a metric the catalogue does not name keeps
 // its definition's.
 func metricName(m metrics.Definition) string {
+	if !catalogued(m) {
+		return m.Name
+	}
+	return say("console.labels.metric."+m.ID, nil)
+}
+
+// metricWords is a part of a metric's definition as the metrics page shows
+// it (console.labels.metric.<id>.<part>: its text, its warning rule, its
+// alert, a line of its chart); a metric the catalogue does not name keeps
+// its definition's words.
+func metricWords(m metrics.Definition, part, words string) string {
+	if words == "" || !catalogued(m) {
+		return words
+	}
+	return say("console.labels.metric."+m.ID+"."+part, nil)
+}
+
+// catalogued says whether the catalogue names metric m: every one of
+// metrics.Definitions.
+func catalogued(m metrics.Definition) bool {
 	for _, d := range metrics.Definitions {
 		if d.ID == m.ID {
-			return say("console.labels.metric."+m.ID, nil)
+			return true
 		}
 	}
-	return m.Name
+	return false
 }
 
 // configuredAbout says what an assistant an admin configured may do, for

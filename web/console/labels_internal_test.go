@@ -1,6 +1,7 @@
 package console
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -32,6 +33,12 @@ func consoleLabelsInCode() map[string]string {
 	}
 	for _, d := range metrics.Definitions {
 		out["metric "+d.ID] = metricName(d)
+		out["metric "+d.ID+" text"] = metricWords(d, "text", d.Text)
+		out["metric "+d.ID+" warning"] = metricWords(d, "warning", d.WarningText)
+		out["metric "+d.ID+" alert"] = metricWords(d, "alert", d.Alert)
+		for i, l := range d.Lines {
+			out["metric "+d.ID+" line "+strconv.Itoa(i)] = metricWords(d, "line_"+strconv.Itoa(i), l.Label)
+		}
 	}
 	return out
 }
@@ -75,6 +82,12 @@ func TestTheConsolesLabelsReadAsBeforeAndAgreeWithTheirCounts(t *testing.T) {
 	}
 	for _, d := range metrics.Definitions {
 		want["metric "+d.ID] = d.Name
+		want["metric "+d.ID+" text"] = d.Text
+		want["metric "+d.ID+" warning"] = d.WarningText
+		want["metric "+d.ID+" alert"] = d.Alert
+		for i, l := range d.Lines {
+			want["metric "+d.ID+" line "+strconv.Itoa(i)] = l.Label
+		}
 	}
 	for name, w := range want {
 		if got[name] != w {

@@ -94,7 +94,7 @@ func (h *Handler) handleMetrics(c echo.Context) error {
 	for _, r := range rep.Results {
 		v.Cards = append(v.Cards, metricCard(r, h.Now()))
 		if r.Value.Warn {
-			v.Attention = append(v.Attention, views.AttentionItem{ID: r.ID, Name: metricName(r.Definition), Value: r.Format(r.Value), Alert: r.Alert})
+			v.Attention = append(v.Attention, views.AttentionItem{ID: r.ID, Name: metricName(r.Definition), Value: r.Format(r.Value), Alert: metricWords(r.Definition, "alert", r.Alert)})
 		}
 	}
 	t := h.sectionTables(rep)
@@ -272,7 +272,8 @@ func tickDuration(secs float64) string {
 // metricCard is a metric's card; a trend that ends on now's day (UTC)
 // draws that day apart, as today so far.
 func metricCard(r metrics.Result, now time.Time) views.MetricCard {
-	c := views.MetricCard{ID: r.ID, Name: metricName(r.Definition), Value: r.Format(r.Value), Definition: r.Text, WarningRule: r.WarningText, Alert: r.Alert,
+	c := views.MetricCard{ID: r.ID, Name: metricName(r.Definition), Value: r.Format(r.Value), Definition: metricWords(r.Definition, "text", r.Text),
+		WarningRule: metricWords(r.Definition, "warning", r.WarningText), Alert: metricWords(r.Definition, "alert", r.Alert),
 		Warn: r.Value.Warn, ThisWeek: r.Format(r.ThisWeek), LastWeek: r.Format(r.LastWeek)}
 	switch {
 	case !r.Value.HasData:
@@ -292,8 +293,8 @@ func metricCard(r metrics.Result, now time.Time) views.MetricCard {
 		scale = views.ChartScale{Steps: durationSteps, Min: 0, Max: math.Inf(1), Zero: true, Format: tickDuration}
 		title = say("console.labels.metric.per_day_duration", locale.Params{"Metric": c.Name})
 	}
-	for _, l := range r.Lines {
-		scale.Lines = append(scale.Lines, views.ChartLine{Value: l.Value, Label: l.Label})
+	for i, l := range r.Lines {
+		scale.Lines = append(scale.Lines, views.ChartLine{Value: l.Value, Label: metricWords(r.Definition, "line_"+strconv.Itoa(i), l.Label)})
 	}
 	for i, pt := range r.Trend {
 		labels[i] = pt.Day.Format(time.DateOnly)
