@@ -100,15 +100,15 @@ func (h *Handler) handleMetrics(c echo.Context) error {
 	t := h.sectionTables(rep)
 	v.Handoff, v.Actions, v.NotDispatched, v.Rejections, v.Readiness = t.handoff, t.actions, t.notDispatched, t.rejections, t.readiness
 	v.WithoutTask = h.withoutTaskCard(c.Request().Context(), rep)
-	v.Unverified = views.UnverifiedCard{Count: money.Count(rep.Unverified), Oldest: "none waiting",
-		Noun: views.Noun(rep.Unverified, "request whose result needs checking", "requests whose result needs checking"),
+	v.Unverified = views.UnverifiedCard{Count: money.Count(rep.Unverified), Oldest: say("console.labels.metric.unverified.none_waiting", nil),
+		Noun: sayN("console.labels.metric.unverified.noun", rep.Unverified, nil),
 		Warn: rep.Unverified > 0 && rep.OldestUnverified >= time.Hour}
 	if rep.Unverified > 0 {
 		v.Unverified.Oldest = metrics.Human(rep.OldestUnverified)
 	}
 	if v.Unverified.Warn {
 		v.Attention = append(v.Attention, views.AttentionItem{ID: "unverified", Href: "/tasks?need=unverified", Name: say("console.labels.metric.unverified", nil), Value: v.Unverified.Count,
-			Alert: "The oldest has waited " + v.Unverified.Oldest + " for a person to check it."})
+			Alert: say("console.labels.metric.unverified.alert", locale.Params{"Oldest": v.Unverified.Oldest})})
 	}
 	p := h.Page(c, title("metrics", nil))
 	status := http.StatusOK
@@ -129,9 +129,9 @@ type metricsSections struct {
 func (h *Handler) sectionTables(rep metrics.Report) metricsSections {
 	var t metricsSections
 	t.handoff = groupTable("handoff-by-intent", say("console.labels.metric.handoff_by_intent", nil), say("console.labels.metric.handoff_by_intent.column", nil),
-		"Share of conversations handed to a person, by what the customer first asked for, highest first", rep.HandoffByIntent, intentWords)
+		say("console.labels.metric.handoff_by_intent.caption", nil), rep.HandoffByIntent, intentWords)
 	t.actions = groupTable("success-by-action", say("console.labels.metric.success_by_action", nil), say("console.labels.metric.success_by_action.column", nil),
-		"Share of the requests that came to an end that were carried out, per action", rep.SuccessByAction, h.actionTitle)
+		say("console.labels.metric.success_by_action.caption", nil), rep.SuccessByAction, h.actionTitle)
 	for _, r := range rep.NotDispatched {
 		t.notDispatched = append(t.notDispatched, views.ReasonRow{Reason: notDispatchedWords(r.Reason), Count: money.Count(r.N)})
 	}
@@ -238,7 +238,7 @@ func filterQuery(f metrics.Filter) url.Values {
 // metricsRatioText is a share with its fraction, or "no data".
 func metricsRatioText(v metrics.Value) string {
 	if !v.HasData {
-		return "no data"
+		return say("console.labels.metric.no_data", nil)
 	}
 	return fmt.Sprintf("%s (%s of %s)", metrics.Percent(v.Ratio), money.Count(v.Num), money.Count(v.Den))
 }
