@@ -43,6 +43,10 @@ func TestConsoleLabelsComeFromTheCatalogue(t *testing.T) {
 					if len(n.Args) > 1 && literal(n.Args[1]) {
 						t.Errorf("%s: a page title written in code; give it a console.labels.title.* id", fset.Position(n.Pos()))
 					}
+				case "kit.SetFlash":
+					if len(n.Args) > 1 && sprintf(n.Args[1]) {
+						t.Errorf("%s: a flash message formatted in code; give it a console.* id with named parameters", fset.Position(n.Pos()))
+					}
 				case "h.renderConfirmStatus":
 					if len(n.Args) > 2 && literal(n.Args[2]) {
 						t.Errorf("%s: a page title written in code; give it a console.labels.title.* id", fset.Position(n.Pos()))
@@ -98,3 +102,9 @@ func words(e ast.Expr) bool {
 }
 
 var letter = regexp.MustCompile(`\pL`)
+
+// sprintf reports whether e is a fmt.Sprintf of a format holding words.
+func sprintf(e ast.Expr) bool {
+	call, ok := e.(*ast.CallExpr)
+	return ok && callee(call) == "fmt.Sprintf" && len(call.Args) > 0 && words(call.Args[0])
+}

@@ -102,7 +102,7 @@ func (h *Handler) handlePolicyChange(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	kit.SetFlash(c, fmt.Sprintf("The policy of %s/%s is now version %d; it applies to proposals from now on.", changed.System, changed.Action, changed.Version), false)
+	kit.SetFlash(c, say("console.labels.policies.changed", locale.Params{"System": changed.System, "Action": changed.Action, "Version": strconv.Itoa(int(changed.Version))}), false)
 	return kit.SeeOther(c, "/policies")
 }
 
