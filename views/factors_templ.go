@@ -1027,9 +1027,9 @@ func RecoveryCodes(p Page, v RecoveryCodesView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var49 string
-			templ_7745c5c3_Var49, templ_7745c5c3_Err = templ.JoinStringErrs(consoleWith("console.factors.recovery.keep_app", map[string]any{"N": strconv.Itoa(len(v.Codes))}))
+			templ_7745c5c3_Var49, templ_7745c5c3_Err = templ.JoinStringErrs(consoleN("console.labels.factors.keep_app", len(v.Codes), nil))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/factors.templ`, Line: 214, Col: 105}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/factors.templ`, Line: 214, Col: 70}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var49))
 			if templ_7745c5c3_Err != nil {
@@ -1323,9 +1323,9 @@ func accountApp(p Page, v AccountFactorsView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var64 string
-			templ_7745c5c3_Var64, templ_7745c5c3_Err = templ.JoinStringErrs(consoleWith("console.factors.account.recovery_left", map[string]any{"N": strconv.Itoa(v.RecoveryLeft)}))
+			templ_7745c5c3_Var64, templ_7745c5c3_Err = templ.JoinStringErrs(consoleN("console.labels.factors.recovery_left", v.RecoveryLeft, nil))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/factors.templ`, Line: 262, Col: 139}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/factors.templ`, Line: 262, Col: 105}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var64))
 			if templ_7745c5c3_Err != nil {
@@ -1508,9 +1508,9 @@ func newRecoveryCodes(codes []string) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var73 string
-		templ_7745c5c3_Var73, templ_7745c5c3_Err = templ.JoinStringErrs(consoleWith("console.factors.recovery.keep_passkeys", map[string]any{"N": strconv.Itoa(len(codes))}))
+		templ_7745c5c3_Var73, templ_7745c5c3_Err = templ.JoinStringErrs(consoleN("console.labels.factors.keep_passkeys", len(codes), nil))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/factors.templ`, Line: 299, Col: 107}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/factors.templ`, Line: 299, Col: 72}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var73))
 		if templ_7745c5c3_Err != nil {

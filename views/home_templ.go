@@ -273,9 +273,9 @@ func Home(p Page, h HomeView) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var13 string
-					templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs(consoleWith("console.home.unverified.listed", map[string]any{"N": itoaView(len(h.Waiting.UnverifiedItems)), "Of": itoaView(h.Waiting.Unverified)}))
+					templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs(consoleN("console.labels.home.unverified_listed", len(h.Waiting.UnverifiedItems), map[string]any{"Of": itoaView(h.Waiting.Unverified)}))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/home.templ`, Line: 72, Col: 170}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/home.templ`, Line: 72, Col: 159}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var13))
 					if templ_7745c5c3_Err != nil {

@@ -55,7 +55,7 @@ func (h *Handler) handleHandoff(c echo.Context) error {
 }
 
 func (h *Handler) renderHandoff(c echo.Context, status int, v views.HandoffPageView) error {
-	return kit.Render(c, status, views.HandoffPage(h.Page(c, "Hand-off: "+v.Intent), v))
+	return kit.Render(c, status, views.HandoffPage(h.Page(c, title("handoff", locale.Params{"Intent": v.Intent})), v))
 }
 
 // handoffView reads the hand-off's page as the signed-in person sees it.
@@ -172,7 +172,7 @@ func (h *Handler) handoffCustomer(ctx context.Context, v *views.HandoffPageView,
 		if title == "" {
 			title = h.actionName(inv.Action)
 		}
-		v.CustomerRequests = append(v.CustomerRequests, views.WaitingItem{Title: title + " — " + layout.StateLabel(inv.State),
+		v.CustomerRequests = append(v.CustomerRequests, views.WaitingItem{Title: say("console.labels.request_state", locale.Params{"Title": title, "State": layout.StateLabel(inv.State)}),
 			Since: inv.CreatedAt.UTC().Format("Jan 2 15:04 UTC"), Href: "/tasks/" + url.PathEscape(inv.TaskID) + "?inspect=" + url.QueryEscape(inv.ID)})
 	}
 	return nil

@@ -109,7 +109,7 @@ func (h *Handler) handleHandoffs(c echo.Context) error {
 	if f.After != nil {
 		v.Pager.FirstURL = link(f.Status, "")
 	}
-	p := h.Page(c, "Hand-offs")
+	p := h.Page(c, title("handoffs", nil))
 	return kit.Render(c, http.StatusOK, views.Handoffs(p, v))
 }
 

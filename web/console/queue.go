@@ -126,7 +126,7 @@ func (h *Handler) handleQueue(c echo.Context) error {
 		}
 		v.FocusEmpty = v.FocusID == "" && len(v.Cards) == 0
 	}
-	p := h.Page(c, "Approval queue")
+	p := h.Page(c, title("approval_queue", nil))
 	status := http.StatusOK
 	if len(v.Errors) > 0 {
 		status = http.StatusUnprocessableEntity

@@ -117,7 +117,7 @@ func (h *Handler) handleTasks(c echo.Context) error {
 	if f.After != nil {
 		v.Pager.FirstURL = link(need, "")
 	}
-	p := h.Page(c, "Tasks")
+	p := h.Page(c, title("tasks", nil))
 	return kit.Render(c, http.StatusOK, views.Tasks(p, v))
 }
 

@@ -36,7 +36,7 @@ func (f *Frame) Page(c echo.Context, title string) views.Page {
 		p.CustomerSignOut = true // a link's session: no console account is signed in
 	}
 	if u, ok := kit.CurrentUser(c); ok {
-		p.User = &views.User{Name: u.Name, Email: u.Email, RoleLabel: u.Role.Label()}
+		p.User = &views.User{Name: u.Name, Email: u.Email, RoleLabel: RoleLabel(u.Role)}
 		if f.Nav != nil {
 			p.Nav = f.Nav(c, u)
 		}
@@ -72,4 +72,25 @@ func StateLabel(st controlplane.State) string {
 		return locale.Console("console.words.state."+string(st), nil)
 	}
 	return st.Label()
+}
+
+// RoleLabel is a role as staff read it (console.labels.role.*, from the
+// console's catalogue): the words of accounts.Role.Label, which an
+// installation may override. Only what pages show changes: the role's
+// value in forms, the API and JSON stays the role itself. A role the
+// catalogue does not name keeps Label's.
+func RoleLabel(r accounts.Role) string {
+	if !r.Valid() {
+		return r.Label()
+	}
+	return locale.Console("console.labels.role."+string(r), nil)
+}
+
+// RolesLabel is a role said of everyone who has it ("Support agents",
+// console.labels.roles.*).
+func RolesLabel(r accounts.Role) string {
+	if !r.Valid() {
+		return r.Label()
+	}
+	return locale.Console("console.labels.roles."+string(r), nil)
 }
