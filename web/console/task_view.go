@@ -79,7 +79,7 @@ func (h *Handler) handleTaskLive(c echo.Context) error {
 	if c.QueryParam("mark") == live.Mark {
 		return c.NoContent(http.StatusNoContent)
 	}
-	p := h.Page(c, "Task "+live.ID)
+	p := h.Page(c, title("task", locale.Params{"ID": live.ID}))
 	return kit.Render(c, http.StatusOK, views.TaskLive(p, live))
 }
 
