@@ -30,10 +30,11 @@ var catalogueFixtures = map[string]string{
 // language an installation adds must hold before it is offered) that no
 // page, mail or quote shows. An id counts as named when a string literal
 // outside the tests is the id, or code joins it at a dot: a literal and
-// the right of a concatenation (key + ".title", key being
-// "receipt.mail_link.expired"), or the left of a concatenation and one
-// word or a named rest ("pages.badge." + state, "shop." + "refund.window."
-// + what): the ids code builds from a state or a reason.
+// the right of a concatenation or of a += (key + ".title", key being
+// "receipt.mail_link.expired"; id += "_why"), or the left of a
+// concatenation ending at a dot and words or a named rest ("pages.badge."
+// + state, "console.labels.metric." + id + "." + part, "shop." +
+// "refund.window." + what): the ids code builds from a state or a reason.
 func TestEveryCatalogueMessageIsShownByCode(t *testing.T) {
 	c := literals(t, filepath.Join("..", ".."))
 	var unused []string
@@ -55,8 +56,9 @@ func TestEveryCatalogueMessageIsShownByCode(t *testing.T) {
 	}
 }
 
-// word is one segment of an id that code fills in from a value.
-var word = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+// words are the segments of an id that code fills in from values: a
+// state, or a metric's id and one of its parts.
+var words = regexp.MustCompile(`^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$`)
 
 // named reports whether id is a literal, a literal and the right of a
 // concatenation at a dot, or a stem followed by one word or by what is
@@ -67,13 +69,13 @@ func named(id string, c code) bool {
 	}
 	for i := 1; i < len(id); i++ {
 		head, rest := id[:i], id[i:]
-		if !strings.HasSuffix(head, ".") && !strings.HasPrefix(rest, ".") {
-			continue
-		}
-		if c.lits[head] && c.tails[rest] {
+		if c.lits[head] && c.tailed(rest) && (strings.HasSuffix(head, ".") || strings.HasPrefix(rest, ".") || strings.HasPrefix(rest, "_")) {
 			return true
 		}
-		if c.stems[head] && (word.MatchString(rest) || named(rest, c)) {
+		if !strings.HasSuffix(head, ".") {
+			continue
+		}
+		if c.stems[head] && (words.MatchString(rest) || named(rest, c)) {
 			return true
 		}
 	}
@@ -84,6 +86,20 @@ func named(id string, c code) bool {
 // every literal, the stems (the left of a concatenation) and the tails
 // (its right).
 type code struct{ lits, stems, tails map[string]bool }
+
+// tailed reports whether rest is one tail or several in a row (id +=
+// "_why", then id += "_blocked").
+func (c code) tailed(rest string) bool {
+	if c.tails[rest] {
+		return true
+	}
+	for j := 1; j < len(rest); j++ {
+		if c.tails[rest[:j]] && c.tailed(rest[j:]) {
+			return true
+		}
+	}
+	return false
+}
 
 // literals are the string literals of the production code under root,
 // tests and test helpers left out.
@@ -116,6 +132,15 @@ func literals(t *testing.T, root string) code {
 			case *ast.BasicLit:
 				if s, ok := stringLit(n); ok {
 					c.lits[s] = true
+				}
+			case *ast.AssignStmt:
+				// id += "_why": a tail too.
+				if n.Tok == token.ADD_ASSIGN && len(n.Rhs) == 1 {
+					if lit, ok := n.Rhs[0].(*ast.BasicLit); ok {
+						if s, ok := stringLit(lit); ok {
+							c.tails[s] = true
+						}
+					}
 				}
 			case *ast.BinaryExpr:
 				if n.Op != token.ADD {
