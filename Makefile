@@ -9,7 +9,7 @@ TESTFLAGS ?= -count=1 -p 2 -timeout 30m
 # Packages whose tests race goroutines (or processes) against shared state run
 # under the race detector; the rest run without it, which keeps `make test`
 # within a quarter of an hour on two cores.
-RACE_PKGS := countersign/internal/controlplane countersign/internal/confirmation \
+RACE_PKGS := countersign/internal/controlplane countersign/internal/confirmation countersign/internal/locale \
 	countersign/internal/accounts countersign/store countersign/internal/adapter \
 	countersign/internal/notify countersign/internal/demoshop countersign/internal/slackbot
 

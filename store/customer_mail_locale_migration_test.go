@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"countersign/migrations"
 	"countersign/store"
@@ -25,14 +26,17 @@ func TestCustomerMailLocaleMigrationGoesDownAndUp(t *testing.T) {
 	if _, err := st.Pool().Exec(ctx, down); err != nil {
 		t.Fatalf("down: %v", err)
 	}
-	if _, err := st.MailOfVersion(ctx, "inv_x", 1); err == nil || !strings.Contains(err.Error(), "locale") {
+	now := time.Now()
+	if _, _, _, err := st.ClaimCustomerMail(ctx, "inv_x", 1, now, now.Add(time.Minute)); err == nil || !strings.Contains(err.Error(), "locale") {
 		t.Fatalf("after the Down the language is still read: %v", err)
 	}
 	if _, err := st.Pool().Exec(ctx, up); err != nil {
 		t.Fatalf("up again: %v", err)
 	}
-	if m, err := st.MailOfVersion(ctx, "inv_x", 1); err != nil || m.Locale != "" {
-		t.Fatalf("after the Up: %+v, %v", m, err)
+	var def, nullable string
+	if err := st.Pool().QueryRow(ctx, `SELECT column_default, is_nullable FROM information_schema.columns
+		WHERE table_name = 'customer_mail_outbox' AND column_name = 'locale'`).Scan(&def, &nullable); err != nil || def != "''::text" || nullable != "NO" {
+		t.Fatalf("after the Up the language is %q (nullable %s), %v; want empty by default", def, nullable, err)
 	}
 	if loc, err := st.LastCustomerLocale(ctx, "shop", "jordan@example.test"); err != nil || loc != "" {
 		t.Fatalf("a customer who never decided: %q, %v", loc, err)

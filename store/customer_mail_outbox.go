@@ -112,12 +112,10 @@ func (s *Store) DeleteMailLink(ctx context.Context, tokenHash []byte) error {
 // VersionMail is what was mailed of one request version: Sent when a
 // mail with its link went (one someone asked for, or the console's own
 // once recorded sent), else Outcome, how the console's last try ended
-// ("" when it has not tried yet or is trying now), and Locale, the
-// language the console's own mail is written in ("" before it wrote it).
+// ("" when it has not tried yet or is trying now).
 type VersionMail struct {
 	Sent    bool   `db:"sent"`
 	Outcome string `db:"outcome"`
-	Locale  string `db:"locale"`
 }
 
 // MailOfVersion says what was mailed of invocationID at version.
@@ -125,8 +123,7 @@ func (s *Store) MailOfVersion(ctx context.Context, invocationID string, version 
 	rows, _ := s.pool.Query(ctx, `SELECT
 		EXISTS (SELECT 1 FROM confirmation_mail_links WHERE invocation_id = $1 AND version = $2 AND NOT unprompted)
 			OR EXISTS (SELECT 1 FROM customer_mail_outbox WHERE invocation_id = $1 AND version = $2 AND sent_at IS NOT NULL) AS sent,
-		coalesce((SELECT outcome FROM customer_mail_outbox WHERE invocation_id = $1 AND version = $2), '') AS outcome,
-		coalesce((SELECT locale FROM customer_mail_outbox WHERE invocation_id = $1 AND version = $2), '') AS locale`, invocationID, version)
+		coalesce((SELECT outcome FROM customer_mail_outbox WHERE invocation_id = $1 AND version = $2), '') AS outcome`, invocationID, version)
 	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[VersionMail])
 	if err != nil {
 		return VersionMail{}, fmt.Errorf("store.MailOfVersion: %w", err)

@@ -137,9 +137,9 @@ func bulkConfirmForm(p Page, v BulkConfirmView) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var6 string
-		templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(consoleWith("console.bulk.heading", map[string]any{"N": itoaView(len(v.Cards))}))
+		templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(consoleN("console.labels.bulk.heading", len(v.Cards), nil))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/bulk_confirm.templ`, Line: 38, Col: 87}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/bulk_confirm.templ`, Line: 38, Col: 65}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 		if templ_7745c5c3_Err != nil {
@@ -457,9 +457,9 @@ func bulkConfirmForm(p Page, v BulkConfirmView) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var24 string
-		templ_7745c5c3_Var24, templ_7745c5c3_Err = templ.JoinStringErrs(consoleWith("console.bulk.approve_all", map[string]any{"N": itoaView(len(v.Cards))}))
+		templ_7745c5c3_Var24, templ_7745c5c3_Err = templ.JoinStringErrs(consoleN("console.labels.bulk.approve_all", len(v.Cards), nil))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/bulk_confirm.templ`, Line: 75, Col: 138}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/bulk_confirm.templ`, Line: 75, Col: 116}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var24))
 		if templ_7745c5c3_Err != nil {

@@ -242,7 +242,7 @@ func (c LineChart) ScaleText() string {
 	if len(c.Ticks) == 0 {
 		return ""
 	}
-	return "Scale from " + c.Ticks[len(c.Ticks)-1].Label + " to " + c.Ticks[0].Label + "."
+	return consoleWith("console.metrics.chart.scale", map[string]any{"From": c.Ticks[len(c.Ticks)-1].Label, "To": c.Ticks[0].Label})
 }
 
 // AccessibleTitle is the chart's title with its scale and lines in words.
@@ -285,14 +285,6 @@ func f1(f float64) string { return fmt.Sprintf("%g", f) }
 
 // f4 writes a value for a data- attribute, exactly enough for tests.
 func f4(f float64) string { return fmt.Sprintf("%.6g", f) }
-
-// attentionHeading counts the warning metrics: "1 metric needs attention".
-func attentionHeading(n int) string {
-	if n == 1 {
-		return "1 metric needs attention"
-	}
-	return fmt.Sprintf("%d metrics need attention", n)
-}
 
 // attentionHref is where an attention item links: where its items are, or
 // its metric's card.

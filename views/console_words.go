@@ -103,8 +103,10 @@ func queueAges() [][2]string {
 
 // emphasis are the only markup a console text may carry: the strong
 // emphasis of a word inside its sentence ("stops <strong>further</strong>
-// dispatch"), so the sentence stays one message.
-var emphasis = strings.NewReplacer("&lt;strong&gt;", "<strong>", "&lt;/strong&gt;", "</strong>")
+// dispatch"), so the sentence stays one message. An apostrophe needs no
+// escaping in an element's text, so it is written as itself: the long
+// explanations of the metrics page stay within its size budget.
+var emphasis = strings.NewReplacer("&lt;strong&gt;", "<strong>", "&lt;/strong&gt;", "</strong>", "&#39;", "'")
 
 // consoleMarked is a console text whose <strong> emphasis is kept;
 // everything else in it is escaped.

@@ -2,7 +2,6 @@ package views
 
 import (
 	"encoding/json"
-	"regexp"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -96,21 +95,10 @@ func TestTheConsolesCommonPartsComeFromTheCatalogue(t *testing.T) {
 	}
 }
 
-// sentenceParts are the elements a console sentence holds as its
-// parameters or emphasis (consoleSaid, consoleMarked: a <time>, a link, a
-// <code>, words for screen readers, a <strong> word).
-var sentenceParts = regexp.MustCompile(`</?(time|a|span|strong|code)(\s[^>]*)?>`)
-
-// consoleStrays is pseudotest.Strays for a console page whose sentences
-// hold elements: text is read with those elements unwrapped, so each
-// sentence is one text again ("⟦Decide within 1h 0m⟧"), and the
-// attributes a person reads are read as written, on every element.
+// consoleStrays is what of a console page is neither a console text nor
+// data, its sentences read with the elements they hold (consoleSaid,
+// consoleMarked: a <time>, a link, a <code>, words for screen readers, a
+// <strong> word).
 func consoleStrays(html string, data ...string) []string {
-	var out []string
-	for _, s := range pseudotest.Strays(html, data...) {
-		if where, _, _ := strings.Cut(s, ">"); strings.Contains(where, " ") {
-			out = append(out, s)
-		}
-	}
-	return append(out, pseudotest.Strays(sentenceParts.ReplaceAllString(html, ""), data...)...)
+	return pseudotest.SentenceStrays(html, data...)
 }

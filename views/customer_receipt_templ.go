@@ -32,7 +32,7 @@ type CustomerReceiptView struct {
 	// read this request in French."); nil when that was not recorded.
 	ReadIn *Said
 	// Reference is the system's reference of the change as it shows it to
-	// its customers ("Refund #85380F", else "re_…"); the signed receipt
+	// its customers ("#85380F", else "re_…"); the signed receipt
 	// carries the full one.
 	Reference string
 	// Done is when the change was made, in the page's zone; DoneISO the

@@ -52,13 +52,6 @@ func (f FieldErrors) Summary(fields ...ErrorField) []ErrorItem {
 	return out
 }
 
-// PolicyErrorFields are the policy form's fields in its order, labelled
-// for its error summary.
-var PolicyErrorFields = []ErrorField{{"stage", "stage", "Stage"}, {"auto_max", "auto_max", "Automatic up to"},
-	{"approval_above", "approval_above", "An agent approves above"}, {"second_approver_above", "second_approver_above", "A second approver above"},
-	{"approvers", "approvers-agent", "Who decides its cards"}, {"step_up_above", "step_up_above", "A fresh passkey above"}, {"approval_window", "approval_window", "Approval deadline"}, {"confirmation_window", "confirmation_window", "Customer confirmation deadline"},
-	{"owner", "owner", "Owner"}, {"review_on", "review_on", "Review date"}, {"reason", "reason", "Why this change"}}
-
 func upperFirst(s string) string {
 	r, n := utf8.DecodeRuneInString(s)
 	if n == 0 {

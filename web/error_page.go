@@ -23,6 +23,15 @@ func titleOf(c echo.Context, status int) string {
 	return ""
 }
 
+// customerWords are the catalogue's words, on a customer's page, for the
+// errors no customer handler said in the customer's language: those of
+// the middleware in front of every route, and the internal ones, which
+// kit.Describe words in English.
+var customerWords = map[string]string{
+	"csrf":                  "pages.error.csrf",
+	string(apperr.Internal): "pages.error.internal",
+}
+
 // handleError is Echo's HTTPErrorHandler: it turns any error into a status
 // and an error page, or a JSON error under /api/. Internals are logged, never
 // shown.
@@ -45,10 +54,16 @@ func (s *Server) handleError(err error, c echo.Context) {
 		_ = c.NoContent(status)
 		return
 	}
+	if s.customerRoutes[c.Request().Method+" "+c.Path()] && !locale.Decided(c.Request().Context()) {
+		s.customer.DecideLocale(c)
+	}
 	title := titleOf(c, status)
 	p := s.frame.Page(c, title)
 	p.Narrow = true
 	view := views.ErrorView{Status: status, Title: title, Message: body.Message, Hint: body.Hint, Back: "/"}
+	if id, ok := customerWords[body.Code]; ok && locale.Decided(c.Request().Context()) {
+		view.Message, view.Hint = locale.T(c.Request().Context(), id, nil), ""
+	}
 	if rerr := kit.Render(c, status, views.ErrorPage(p, view)); rerr != nil {
 		s.log.Error("render error page", "error", rerr)
 		_ = c.String(status, body.Message)

@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"countersign/internal/accounts"
+	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -22,21 +23,35 @@ func (s *Server) routes() []kit.Route {
 	}
 }
 
-// header lists the pages of the header's navigation, in order. Who sees
-// each is the route table's rule for GET of its address (Access.Allows).
-var header = []views.NavItem{
-	{Label: "Home", Href: "/"},
-	{Label: "My requests", Href: "/requests", About: "What assistants prepared for you: confirm or decline, and see how each turned out."},
-	{Label: "Queue", Href: "/queue", About: "Requests awaiting a person's approval: decide, edit, or send back to the assistant."},
-	{Label: "Tasks", Href: "/tasks", About: "Every task: where each request stands, pause, resume, cancel, inspect and reconcile."},
-	{Label: "Hand-offs", Href: "/handoffs", About: "Conversations the assistant handed to a person, with what it prepared."},
-	{Label: "Systems", Href: "/systems", About: "The connected business systems: each action's contract, limits and guidance, and the read tools."},
-	{Label: "Metrics", Href: "/metrics", About: "How actions turn out: containment, success, reversals, clarifications, hand-offs, time to resolution, stage readiness."},
-	{Label: "Policies", Href: "/policies", About: "Each action's stage, limits, approval rules, deadlines, owner and review date; change them with a what-if."},
-	{Label: "Users", Href: "/admin/users", About: "Create people's accounts, change their roles, disable them."},
-	{Label: "Assistants", Href: "/admin/assistants", About: "Create assistants, issue and revoke their API keys, choose the actions each may use, its task limits and whether it may act for any customer."},
-	{Label: "Clients", Href: "/admin/clients", About: "Programs people connected to the MCP server (Claude, ChatGPT…): approve or revoke them and their connections."},
-	{Label: "Password", Href: "/account/password", About: "Change your password; your other sessions end."},
+// header lists the pages of the header's navigation, in order: each named
+// by console.words.nav.<key> and, when it says what it is for on the home
+// page, console.words.nav.<key>_about. Who sees each is the route table's
+// rule for GET of its address (Access.Allows).
+var header = []struct {
+	key, href string
+	about     bool
+}{
+	{"home", "/", false},
+	{"requests", "/requests", true},
+	{"queue", "/queue", true},
+	{"tasks", "/tasks", true},
+	{"handoffs", "/handoffs", true},
+	{"systems", "/systems", true},
+	{"metrics", "/metrics", true},
+	{"policies", "/policies", true},
+	{"users", "/admin/users", true},
+	{"assistants", "/admin/assistants", true},
+	{"clients", "/admin/clients", true},
+	{"password", "/account/password", true},
+}
+
+// navItem is a page of the header named from the console's catalogue.
+func navItem(key, href string, about bool) views.NavItem {
+	item := views.NavItem{Label: locale.Console("console.words.nav."+key, nil), Href: href}
+	if about {
+		item.About = locale.Console("console.words.nav."+key+"_about", nil)
+	}
+	return item
 }
 
 // navFor lists the pages the signed-in user may open, in header order,
@@ -44,10 +59,11 @@ var header = []views.NavItem{
 func (s *Server) navFor(c echo.Context, u accounts.User) []views.NavItem {
 	current := c.Request().URL.Path
 	var items []views.NavItem
-	for _, item := range header {
-		if !s.access[echo.GET+" "+item.Href].Allows(u.Role) {
+	for _, h := range header {
+		if !s.access[echo.GET+" "+h.href].Allows(u.Role) {
 			continue
 		}
+		item := navItem(h.key, h.href, h.about)
 		item.Current = current == item.Href || (item.Href != "/" && strings.HasPrefix(current, item.Href+"/"))
 		items = append(items, item)
 	}

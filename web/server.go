@@ -136,6 +136,11 @@ type Server struct {
 	api    *api.Handler
 	// console draws the queue badge of the header's navigation.
 	console *console.Handler
+	// customer decides the customer's language for the error pages of
+	// its routes ("METHOD path" in customerRoutes) refused before their
+	// handler ran.
+	customer       *customer.Handler
+	customerRoutes map[string]bool
 }
 
 // New builds the server and registers every route.
@@ -148,7 +153,7 @@ func New(cfg Config) *Server {
 	}
 	site := &kit.Site{Log: cfg.Logger, Now: cfg.Now, Accounts: cfg.Accounts, Sessions: cfg.Sessions, TLS: cfg.TLS,
 		CheckedHeaders: api.CheckedHeaders, Signed: map[string]bool{}}
-	s := &Server{cfg: cfg, log: cfg.Logger, access: map[string]kit.Access{}}
+	s := &Server{cfg: cfg, log: cfg.Logger, access: map[string]kit.Access{}, customerRoutes: map[string]bool{}}
 	s.frame = &layout.Frame{Site: site, Nav: s.navFor}
 	s.api = api.New(site, api.Config{Registry: cfg.Registry, Control: cfg.Control, Confirmations: cfg.Confirmations,
 		Assistants: cfg.Assistants, RatePerMinute: cfg.APIRatePerMinute, AllowedOrigins: cfg.MCPAllowedOrigins, Receipts: cfg.Receipts, PublicBase: cfg.PublicBase,
@@ -156,6 +161,11 @@ func New(cfg Config) *Server {
 	cust := customer.New(s.frame, customer.Config{Control: cfg.Control, Lists: cfg.Lists, Confirmations: cfg.Confirmations,
 		Registry: cfg.Registry, Receipt: s.api.Receipt, PublicBase: cfg.PublicBase, LogoFetch: cfg.LogoFetch,
 		Passkeys: cfg.CustomerPasskeys, Catalogue: cfg.CustomerCatalogue, Pseudo: cfg.CustomerPseudo})
+	s.customer = cust
+	custRoutes := cust.Routes()
+	for _, r := range custRoutes {
+		s.customerRoutes[r.Method+" "+r.Path] = true
+	}
 	s.console = console.New(s.frame, console.Config{Registry: cfg.Registry, Control: cfg.Control, Handoffs: cfg.Handoffs, Lists: cfg.Lists,
 		Assistants: cfg.Assistants, Metrics: cfg.Metrics, Webhooks: cfg.Webhooks, Slack: slackLinks(cfg.Slack),
 		CustomerFrame: cust.CustomerFrame, SSO: cfg.SSO, StaffPasswordsOff: cfg.StaffPasswordsOff, Factors: cfg.Factors,
@@ -174,7 +184,7 @@ func New(cfg Config) *Server {
 	e.Use(site.WithRequestContext, site.LogRequests, site.SecurityHeaders, site.RecoverPanics, site.Compress,
 		site.LimitBody, site.RejectBadText, site.LoadSession, site.HoldForFactor, site.CheckCSRF)
 	hook := slackhook.New(site, cfg.Slack)
-	for _, r := range slices.Concat(s.routes(), s.console.Routes(), cust.Routes(), s.api.Routes(), hook.Routes()) {
+	for _, r := range slices.Concat(s.routes(), s.console.Routes(), custRoutes, s.api.Routes(), hook.Routes()) {
 		key := r.Method + " " + r.Path
 		if _, dup := s.access[key]; dup {
 			panic("web: route registered twice: " + key)

@@ -25,7 +25,13 @@ import (
 	"countersign/store/dbtest"
 )
 
-func TestMain(m *testing.M) { dbtest.Main(m) }
+func TestMain(m *testing.M) {
+	dbtest.Main(m, func() {
+		if binPath != "" {
+			os.RemoveAll(filepath.Dir(binPath))
+		}
+	})
+}
 
 var (
 	buildOnce sync.Once
@@ -33,7 +39,8 @@ var (
 	buildErr  error
 )
 
-// consoleBinary builds bin/countersign once per test process.
+// consoleBinary builds the console once per test process; TestMain removes
+// it at the end.
 func consoleBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -89,6 +90,15 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	if err := cfg.installLocales(log); err != nil {
 		return err
 	}
+	// The address first: a port another process holds stops the start
+	// before a database, a demo or a worker is started, and "console
+	// listening" is said only of an address the console holds.
+	// Connections made before the server runs wait in the backlog.
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("-addr %s: %w", cfg.Addr, err)
+	}
+	defer ln.Close()
 	pool, direct, cluster, cleanup, err := openDatabase(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -218,7 +228,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	if dm != nil {
 		go dm.Simulate(ctx, "http://"+cfg.Addr, log)
 	}
-	if err := srv.Serve(ctx, cfg.Addr, cfg.ShutdownGrace, cfg.TLSCertFile, cfg.TLSKeyFile); err != nil {
+	if err := srv.ServeOn(ctx, ln, cfg.ShutdownGrace, cfg.TLSCertFile, cfg.TLSKeyFile); err != nil {
 		return err
 	}
 	log.Info("console stopped")

@@ -4,9 +4,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -50,15 +47,8 @@ func TestSlackSettingsGoTogether(t *testing.T) {
 func TestDemoWithFakeSlack(t *testing.T) {
 	slowtest.Skip(t, "builds the console and starts it with the fake Slack")
 	t.Parallel()
-	bin := filepath.Join(t.TempDir(), "countersign")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	dataDir, err := os.MkdirTemp("", "countersign-slack-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dataDir) })
+	bin := consoleBinary(t)
+	dataDir := consoleDataDir(t)
 	c := startConsole(t, bin, dataDir, "SLACK_FAKE=true")
 	defer c.stop(t)
 	var fake string

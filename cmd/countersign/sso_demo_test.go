@@ -5,9 +5,6 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -46,15 +43,8 @@ func TestDemoSSOConfigNamesTheFlagAndTheFix(t *testing.T) {
 func TestDemoWithTheTestProvider(t *testing.T) {
 	slowtest.Skip(t, "builds the console and starts it with the test provider")
 	t.Parallel()
-	bin := filepath.Join(t.TempDir(), "countersign")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	dataDir, err := os.MkdirTemp("", "countersign-sso-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dataDir) })
+	bin := consoleBinary(t)
+	dataDir := consoleDataDir(t)
 	c := startConsole(t, bin, dataDir, "OIDC_DEMO=true", "OIDC_DEMO_ADDR="+freeAddr(t))
 	defer c.stop(t)
 	var issuer string

@@ -190,7 +190,7 @@ type Result struct {
 	// "sub_cancel_8f2c", "re_…".
 	Reference string `json:"reference"`
 	// ShortReference, optional, is the reference as the system shows it to
-	// its customers, short enough to read out: "Refund #85380F". Customer
+	// its customers, short enough to read out: "#85380F". Customer
 	// pages show it instead of Reference.
 	ShortReference string `json:"short_reference,omitempty"`
 	// Data holds allowlisted facts about the effect.

@@ -34,10 +34,10 @@ type QuoteLineWords struct {
 }
 
 // CustomerWords are CustomerFacts' texts in one locale; Date is the
-// system's and the same in every locale. Reference and Items, when given,
-// are the reference and items as this locale writes them ("Commande
-// #245695"); a translation without them (one stored before they existed)
-// is shown the quote's own.
+// system's and the same in every locale. Reference, Items and Why, when
+// given, are the reference, items and reasons as this locale writes them
+// ("Commande #245695"); a translation without them (one stored before
+// they existed) is shown the quote's own, so no reason goes unsaid.
 type CustomerWords struct {
 	Title        string   `json:"title,omitempty"`
 	Reference    string   `json:"reference,omitempty"`
@@ -51,7 +51,7 @@ type CustomerWords struct {
 // it: the translation for the locale, else for its nearest parent
 // ("fr-CA", then "fr"), else the quote as written. The copy has no
 // Translations and says in Locale which it is written in. A translation
-// whose lines do not match the quote's line for line is not used.
+// that does not match the quote text for text (fits) is not used.
 func (q Quote) In(locale string) Quote {
 	out := q
 	out.Translations = nil
@@ -73,7 +73,10 @@ func (q Quote) In(locale string) Quote {
 	}
 	if q.Customer != nil && w.Customer != nil {
 		c := *q.Customer
-		c.Title, c.DateLabel, c.Why, c.MoneyArrives = w.Customer.Title, w.Customer.DateLabel, w.Customer.Why, w.Customer.MoneyArrives
+		c.Title, c.DateLabel, c.MoneyArrives = w.Customer.Title, w.Customer.DateLabel, w.Customer.MoneyArrives
+		if w.Customer.Why != nil {
+			c.Why = w.Customer.Why
+		}
 		if w.Customer.Reference != "" {
 			c.Reference = w.Customer.Reference
 		}
@@ -97,9 +100,25 @@ func (q Quote) translation(locale string) (QuoteWords, string, bool) {
 		if loc == q.Locale {
 			return QuoteWords{}, "", false
 		}
-		if w, ok := q.Translations[loc]; ok && len(w.Lines) == len(q.Lines) {
+		if w, ok := q.Translations[loc]; ok && q.fits(w) {
 			return w, loc, true
 		}
 	}
 	return QuoteWords{}, "", false
+}
+
+// fits says whether w holds as many texts as q of each kind a customer
+// reads: every line and consequence, and the customer's reasons and
+// items when it gives them. A translation that dropped one would show a
+// reader of its language less than the written quote says (a consequence
+// such as "A refund cannot be undone"), so it is not shown at all.
+func (q Quote) fits(w QuoteWords) bool {
+	if len(w.Lines) != len(q.Lines) || len(w.Consequences) != len(q.Consequences) {
+		return false
+	}
+	if q.Customer == nil || w.Customer == nil {
+		return true
+	}
+	return (w.Customer.Why == nil || len(w.Customer.Why) == len(q.Customer.Why)) &&
+		(w.Customer.Items == nil || len(w.Customer.Items) == len(q.Customer.Items))
 }

@@ -94,3 +94,38 @@ func TestQuoteInDoneWordsReferenceAndItems(t *testing.T) {
 		t.Errorf("English shows done %q, reference %q", en.DoneWords, en.Customer.Reference)
 	}
 }
+
+// TestQuoteInShowsNoTranslationThatSaysOtherwise: a translation with a
+// consequence, a reason or an item less (or more) than the written quote
+// is not shown; the reader gets the quote as written. One without its
+// reasons (stored before it had them) shows the written ones.
+func TestQuoteInShowsNoTranslationThatSaysOtherwise(t *testing.T) {
+	cases := map[string]func(w *QuoteWords){
+		"a consequence less": func(w *QuoteWords) { w.Consequences = nil },
+		"a consequence more": func(w *QuoteWords) { w.Consequences = append(w.Consequences, "De plus.") },
+		"a reason less":      func(w *QuoteWords) { w.Customer.Why = []string{} },
+		"an item more":       func(w *QuoteWords) { w.Customer.Items = []string{"Lampe × 1", "Bureau × 1"} },
+	}
+	for name, drop := range cases {
+		q := localeQuote()
+		q.Customer.Items = []string{"Lamp × 1"}
+		fr := q.Translations["fr"]
+		c := *fr.Customer
+		fr.Customer = &c
+		drop(&fr)
+		q.Translations["fr"] = fr
+		if got := q.In("fr"); got.Locale != "en" || got.Title != q.Title || len(got.Consequences) != 1 {
+			t.Errorf("a translation with %s was shown: %+v", name, got)
+		}
+	}
+	if got := localeQuote().In("fr"); got.Locale != "fr" {
+		t.Errorf("a translation that says it all was not shown: locale %q", got.Locale)
+	}
+	q := localeQuote()
+	fr := q.Translations["fr"]
+	fr.Customer = &CustomerWords{Title: "Renvoyer votre reçu"}
+	q.Translations["fr"] = fr
+	if got := q.In("fr"); got.Locale != "fr" || len(got.Customer.Why) != 1 || got.Customer.Why[0] != "Paid." {
+		t.Errorf("a translation without its reasons: locale %q, reasons %q; want fr with the written reason", got.Locale, got.Customer.Why)
+	}
+}

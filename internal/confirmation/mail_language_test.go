@@ -10,7 +10,6 @@ import (
 	netmail "net/mail"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -59,11 +58,6 @@ func fullQuote(t *testing.T) (inv controlplane.Invocation, brand adapter.Brand, 
 	return inv, brand, data
 }
 
-// isolates are the inline elements a mail puts inside a sentence (a
-// parameter's <bdi>, the code's <b>, the old value's <s>): the sentence
-// is one catalogue text around them.
-var isolates = regexp.MustCompile(`</?(bdi|b|s)>`)
-
 // strays is what of m is text neither from a catalogue nor in data: its
 // subject, sender's name, each line of the plain part and the HTML part.
 func strays(m mail.Message, data ...string) []string {
@@ -73,7 +67,7 @@ func strays(m mail.Message, data ...string) []string {
 			out = append(out, "text: "+s)
 		}
 	}
-	return append(out, pseudotest.Strays(isolates.ReplaceAllString(m.HTML, ""), data...)...)
+	return append(out, pseudotest.SentenceStrays(m.HTML, data...)...)
 }
 
 // TestEveryCustomerMailInThePseudoLocaleComesFromTheCatalogue: the quote

@@ -20,13 +20,17 @@ type LanguageRecord interface {
 // rec), then brand's default, then English. Every mail a customer gets —
 // the quote with its link, the code, the passkey notices — is written in
 // it. The last decision is only a hint: a record that cannot be read
-// leaves it out, and the error is returned for the caller to log.
+// leaves it out, and the error is returned for the caller to log. It is
+// read only when nothing before it in the order chose: a mail that
+// follows a page or a customer record with a language costs no query.
 func MailLanguage(ctx context.Context, rec LanguageRecord, brand adapter.Brand, system, customerRef string, contact adapter.Contact) (locale.Choice, error) {
 	in := locale.MailInputs{Page: locale.PageOf(ctx), Contact: contact.Locale, Default: brand.Locale}
-	var err error
-	if rec != nil {
-		in.Read, err = rec.LastCustomerLocale(ctx, system, customerRef)
+	ch := locale.ForMail(in)
+	if rec == nil || ch.Source == locale.FromBusiness || ch.Source == locale.FromRead {
+		return ch, nil
 	}
+	var err error
+	in.Read, err = rec.LastCustomerLocale(ctx, system, customerRef)
 	return locale.ForMail(in), err
 }
 

@@ -72,6 +72,23 @@ func mixedExposure(p Policy, cur, other string) error {
 			cur, other)}}
 }
 
+// currencyReason is why a request whose route, checked again at the
+// permit, was refused for its currency (limitedCurrency, mixedExposure)
+// is not dispatched; "" for any other err.
+func currencyReason(err error) NotDispatchedReason {
+	e, ok := apperr.As(err)
+	if !ok {
+		return ""
+	}
+	switch e.Code {
+	case CodeCurrencyNotLimited:
+		return ReasonCurrencyNotLimited
+	case CodeMixedCurrencyExposure:
+		return ReasonMixedCurrency
+	}
+	return ""
+}
+
 // quoteCurrency reads the currency of a stored quote.
 func quoteCurrency(quote json.RawMessage) string {
 	var q struct {

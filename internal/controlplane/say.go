@@ -80,7 +80,7 @@ func (inv Invocation) endedSay() string {
 
 // CustomerReference is the reference the customer is given for a done
 // change: the system's short one as it shows it to its customers
-// ("Cancellation #75CDDA") when it gives one, else its reference; empty
+// ("#75CDDA") when it gives one, else its reference; empty
 // without a result. The assistant's sentence and the customer's page both
 // use it, so the two name the change alike.
 func (inv Invocation) CustomerReference() string {

@@ -133,6 +133,14 @@ const (
 	ReasonTargetChanged NotDispatchedReason = "target_changed"
 	ReasonUnreachable   NotDispatchedReason = "system_unreachable"
 	ReasonNotConnected  NotDispatchedReason = "system_not_connected"
+	// ReasonCurrencyNotLimited: checked again at the permit, the request
+	// is in another currency than the policy's amount limits, which came
+	// into force after it was decided (limitedCurrency).
+	ReasonCurrencyNotLimited NotDispatchedReason = CodeCurrencyNotLimited
+	// ReasonMixedCurrency: checked again at the permit, money in another
+	// currency moved or is pending on the same customer or object, and the
+	// policy has amount limits (mixedExposure).
+	ReasonMixedCurrency NotDispatchedReason = CodeMixedCurrencyExposure
 )
 
 // Sentence says the reason in words.
@@ -158,6 +166,10 @@ func (r NotDispatchedReason) Sentence() string {
 		return "The business system could not be reached; nothing was sent."
 	case ReasonNotConnected:
 		return "The business system is no longer connected."
+	case ReasonCurrencyNotLimited:
+		return "Its currency is not the one the policy's amount limits are set in, so the amount could not be checked against them and nothing was sent. A person can carry it out in the business system."
+	case ReasonMixedCurrency:
+		return "Money in another currency already moved or is pending for this customer or object, and amounts in different currencies are never added up against the policy's limits, so nothing was sent. A person can carry it out in the business system."
 	}
 	return string(r)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"countersign/internal/adapter"
@@ -89,10 +90,12 @@ func (a *Adapter) plan(ctx context.Context, p adapter.Principal, act *action, ar
 }
 
 func (a *Adapter) buildQuote(act *action, target adapter.Target, vars map[string]any) (adapter.Quote, error) {
-	qt := act.quote
+	qt, err := act.quote.shown(vars)
+	if err != nil {
+		return adapter.Quote{}, err
+	}
 	q := adapter.Quote{Target: target, Lines: []adapter.QuoteLine{}, Consequences: []string{},
 		Reversible: act.spec.Risk == adapter.Reversible && act.spec.Compensation != ""}
-	var err error
 	// The texts as written are in the file's default locale, money(...)
 	// in them too.
 	texts := withLocale(vars, a.defaultLocale)
@@ -106,15 +109,6 @@ func (a *Adapter) buildQuote(act *action, target adapter.Target, vars map[string
 	}
 	q.Title, q.Currency, q.ConfirmLabel, q.DeclineLabel = render(qt.title), render(qt.currency), render(qt.confirm), render(qt.decline)
 	for _, l := range qt.lines {
-		if l.when != nil {
-			show, werr := l.when.bool(vars)
-			if werr != nil {
-				return q, werr
-			}
-			if !show {
-				continue
-			}
-		}
 		q.Lines = append(q.Lines, adapter.QuoteLine{Label: render(l.label), From: render(l.from), To: render(l.to), Emphasis: l.emphasis, Sum: l.sum})
 	}
 	if ct := qt.customer; ct != nil {
@@ -206,18 +200,33 @@ func customerFacts(ct *customerTemplate, vars map[string]any, render func(*templ
 		}
 	}
 	for _, w := range ct.why {
-		if w.when != nil {
-			show, err := w.when.bool(vars)
-			if err != nil {
-				return nil, err
-			}
-			if !show {
-				continue
-			}
-		}
 		f.Why = append(f.Why, render(w.text))
 	}
 	return f, nil
+}
+
+// shown is qt with only the lines and the customer's reasons whose when
+// holds for vars. They are chosen once per call, so the quote as written
+// and each of its translations (quoteWords) show the same ones, line for
+// line, and no condition is evaluated once per language.
+func (qt quoteTemplate) shown(vars map[string]any) (quoteTemplate, error) {
+	var err error
+	hidden := func(when *expr) bool {
+		if when == nil || err != nil {
+			return false
+		}
+		show, werr := when.bool(vars)
+		err = werr
+		return !show
+	}
+	out := qt
+	out.lines = slices.DeleteFunc(slices.Clone(qt.lines), func(l lineTemplate) bool { return hidden(l.when) })
+	if qt.customer != nil {
+		ct := *qt.customer
+		ct.why = slices.DeleteFunc(slices.Clone(ct.why), func(w whyTemplate) bool { return hidden(w.when) })
+		out.customer = &ct
+	}
+	return out, err
 }
 
 // renderRequest renders a request's path and body.

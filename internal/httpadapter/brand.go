@@ -50,8 +50,8 @@ func (c *compiler) customerBrand(a *Adapter, d *Description) {
 // supportedList names the languages customers' pages ship in, for the fix
 // of a locale that is not one: "en, fr, de, es, ar".
 func supportedList() string {
-	tags := make([]string, 0, len(locale.Supported))
-	for _, t := range locale.Supported {
+	tags := make([]string, 0, len(locale.Supported()))
+	for _, t := range locale.Supported() {
 		tags = append(tags, t.String())
 	}
 	return strings.Join(tags, ", ")

@@ -48,7 +48,7 @@ func TestBrandLocaleIsTheSystemsDefault(t *testing.T) {
 // the languages customers' pages ship in.
 func TestBrandLocaleRefusalNamesTheFieldAndTheLanguages(t *testing.T) {
 	var shipped []string
-	for _, tag := range locale.Supported {
+	for _, tag := range locale.Supported() {
 		shipped = append(shipped, tag.String())
 	}
 	for _, loc := range []string{"zz", "en_GB!", "fr-FR-x"} {

@@ -162,7 +162,8 @@ func listOf(ps []string) string {
 }
 
 // quoteWords renders the quote's texts in locale, a text without it in
-// the default locale; the lines are those buildQuote shows. money(...)
+// the default locale; qt is the template as buildQuote shows it
+// (quoteTemplate.shown), so the lines are the written quote's. money(...)
 // writes amounts as locale does, in every text, translated or not.
 func quoteWords(qt quoteTemplate, vars map[string]any, locale string) (adapter.QuoteWords, error) {
 	vars = withLocale(vars, locale)
@@ -178,15 +179,6 @@ func quoteWords(qt quoteTemplate, vars map[string]any, locale string) (adapter.Q
 	w := adapter.QuoteWords{Title: render(qt.title), ConfirmLabel: render(qt.confirm), DeclineLabel: render(qt.decline),
 		DoneWords: render(qt.done), Lines: []adapter.QuoteLineWords{}, Consequences: []string{}}
 	for _, l := range qt.lines {
-		if l.when != nil {
-			show, werr := l.when.bool(vars)
-			if werr != nil {
-				return w, werr
-			}
-			if !show {
-				continue
-			}
-		}
 		w.Lines = append(w.Lines, adapter.QuoteLineWords{Label: render(l.label), From: render(l.from), To: render(l.to)})
 	}
 	for _, c := range qt.consequences {
@@ -199,15 +191,6 @@ func quoteWords(qt quoteTemplate, vars map[string]any, locale string) (adapter.Q
 		cw := &adapter.CustomerWords{Title: render(ct.title), Reference: render(ct.reference), DateLabel: render(ct.dateLabel),
 			MoneyArrives: render(ct.arrives)}
 		for _, y := range ct.why {
-			if y.when != nil {
-				show, werr := y.when.bool(vars)
-				if werr != nil {
-					return w, werr
-				}
-				if !show {
-					continue
-				}
-			}
 			cw.Why = append(cw.Why, render(y.text))
 		}
 		w.Customer = cw

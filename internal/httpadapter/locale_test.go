@@ -184,3 +184,35 @@ func TestDryRunWritesTheQuoteInEveryLocale(t *testing.T) {
 		t.Errorf("a file in one locale writes the quote in %q with %v", q.Locale, q.Translations)
 	}
 }
+
+// TestATranslationShowsTheWrittenQuotesLines: which lines a quote shows is
+// decided once per call, not once per language, so every translation has
+// the written quote's lines even when a condition reads an amount as
+// money(...) writes it (here "$49.00" in the written quote, a condition
+// that would hold on French's "49,00 $US").
+func TestATranslationShowsTheWrittenQuotesLines(t *testing.T) {
+	t.Parallel()
+	line := `{"label": {"en": "Receipts sent", "fr": "Reçus envoyés", "de": "Gesendete Belege"}, "from": "{target.receipts_sent}", "to": "{target.receipts_sent + 1}"}`
+	file := strings.Replace(string(readLocalesFile(t)), line, line+`,
+          {"label": {"en": "Large amount", "fr": "Gros montant", "de": "Großer Betrag"}, "to": "{money(target.amount_cents, target.currency)}",
+           "when": "money(target.amount_cents, target.currency).contains(',')"}`, 1)
+	if !strings.Contains(file, "Gros montant") {
+		t.Fatal("the receipt's last line is not in the file any more")
+	}
+	path := t.TempDir() + "/shop-http-locales.json"
+	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, shop := connectFile(t, path, nil)
+	b := &testBundle{a: a, url: shop.URL, token: shop.Token()}
+	q, err := a.DryRun(context.Background(), jordan, "resend_receipt", raw(t, map[string]any{"invoice_id": b.paidInvoice(t)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(q.Lines) != 3 || len(q.Translations["fr"].Lines) != 3 {
+		t.Errorf("the written quote shows %d lines and its French translation %d, want 3 each", len(q.Lines), len(q.Translations["fr"].Lines))
+	}
+	if fr := q.In("fr"); fr.Locale != "fr" || fr.Lines[0].Label != "Montant" {
+		t.Errorf("a French reader is shown the quote in %q: %q", fr.Locale, fr.Lines[0].Label)
+	}
+}

@@ -34,6 +34,9 @@ type Catalogue struct {
 	// matcher matches requests among them.
 	offered []language.Tag
 	matcher language.Matcher
+	// localizers are each held language's, built once: a request, and
+	// every console text, reads one rather than parsing its tags again.
+	localizers map[language.Tag]*Localizer
 }
 
 // Option changes how a Catalogue is built.
@@ -124,6 +127,10 @@ func LoadFS(fsys fs.FS, dir string, opts ...Option) (*Catalogue, error) {
 		}
 		c.add(Pseudo, msgs)
 	}
+	c.localizers = make(map[language.Tag]*Localizer, len(c.files))
+	for tag := range c.files {
+		c.localizers[tag] = c.newLocalizer(tag)
+	}
 	return c, nil
 }
 
@@ -178,8 +185,17 @@ func (c *Catalogue) Offered() []language.Tag {
 func (c *Catalogue) Messages(tag language.Tag) []*i18n.Message { return sorted(c.files[tag]) }
 
 // For returns the Localizer of one request's language. A message missing
-// from that language's file is taken from English.
+// from that language's file is taken from English. A language the
+// catalogue holds gets the one Load built; it is read only, so every
+// request shares it.
 func (c *Catalogue) For(tag language.Tag) *Localizer {
+	if l, ok := c.localizers[tag]; ok {
+		return l
+	}
+	return c.newLocalizer(tag)
+}
+
+func (c *Catalogue) newLocalizer(tag language.Tag) *Localizer {
 	return &Localizer{tag: tag, l: i18n.NewLocalizer(c.bundle, tag.String(), language.English.String())}
 }
 
@@ -306,13 +322,12 @@ func Shipped() *Catalogue {
 }
 
 // Install makes c the process's catalogue: Decide matches among its
-// languages, Supported becomes its Offered, and pages rendered without a
+// languages, Supported returns its Offered, and pages rendered without a
 // request's language (the staff console) read its English, overrides
 // included. The console calls it once at start, before serving; nil
 // returns to Shipped.
 func Install(c *Catalogue) {
 	installed.Store(c)
-	Supported = Installed().Offered()
 }
 
 // Installed is the catalogue Install made the process's, Shipped until then.

@@ -62,7 +62,7 @@ func TestEveryShippedLanguageHasEveryEnglishMessage(t *testing.T) {
 	if len(english) == 0 {
 		t.Fatal("the English catalogue is empty")
 	}
-	for _, tag := range locale.Supported {
+	for _, tag := range locale.Supported() {
 		got := map[string]string{}
 		for _, m := range c.Messages(tag) {
 			switch {
@@ -101,7 +101,7 @@ func TestPluralFormsInEveryShippedLanguage(t *testing.T) {
 		"es": {"0 artículos", "1 artículo", "2 artículos", "5 artículos", "11 artículos", "100 artículos"},
 		"ar": {"لا توجد عناصر", "عنصر واحد", "عنصران", "5 عناصر", "11 عنصرًا", "100 عنصر"},
 	}
-	for _, tag := range locale.Supported {
+	for _, tag := range locale.Supported() {
 		l := c.For(tag)
 		for i, n := range counts {
 			got, err := l.Localize("order.items", n, nil)
@@ -131,7 +131,7 @@ func TestEveryPluralMessageHasItsLanguagesForms(t *testing.T) {
 		if m.One == "" {
 			continue
 		}
-		tags := locale.Supported
+		tags := locale.Supported()
 		if locale.EnglishOnly(m.ID) {
 			// The console's texts are English only, read through
 			// locale.ConsoleN whatever the request's language.
@@ -262,5 +262,24 @@ func TestTemplatesReadTheRequestsLanguage(t *testing.T) {
 	}
 	if got := locale.T(context.Background(), "decision.recorded", locale.Params{"Time": "09:30"}); got != "Answer recorded: 09:30" {
 		t.Errorf("without a request: %q", got)
+	}
+}
+
+// TestALanguagesTextsAreReadyOnceLoaded: a request, and every console
+// text (locale.Console), reads its language's localizer as the catalogue
+// built it, rather than parsing its tags again each time (17 allocations
+// a text before, 1 now).
+func TestALanguagesTextsAreReadyOnceLoaded(t *testing.T) {
+	c := load(t, locale.WithPseudo())
+	for _, tag := range append(c.Offered(), locale.Pseudo) {
+		if first, again := c.For(tag), c.For(tag); first != again {
+			t.Errorf("%s: each For builds a new localizer", tag)
+		}
+	}
+	if got := testing.AllocsPerRun(100, func() { locale.Console("console.frame.sign_out", nil) }); got > 2 {
+		t.Errorf("a console text costs %v allocations; want at most 2", got)
+	}
+	if regional := language.MustParse("fr-CA"); c.For(regional).Tag() != regional {
+		t.Errorf("a tag the catalogue does not hold keeps its own: %s", c.For(regional).Tag())
 	}
 }

@@ -11,36 +11,15 @@
 package locale
 
 import (
-	"io/fs"
-	"sort"
 	"strings"
 
 	"golang.org/x/text/language"
 )
 
 // Supported are the languages offered to customers, English first: the
-// ones whose catalogue files are shipped in the binary, and after Install
-// the installed catalogue's (Catalogue.Offered). Read it, never assign it.
-var Supported = shippedTags()
-
-// shippedTags are the languages of the embedded files' names, English
-// first: names only, so a language is offered exactly when its file is
-// shipped (the catalogue tests hold each one complete).
-func shippedTags() []language.Tag {
-	names, _ := fs.Glob(shipped, "catalog/*.json")
-	seen := map[language.Tag]bool{language.English: true}
-	tags := []language.Tag{language.English}
-	for _, name := range names {
-		t, err := tagOfName(name)
-		if err != nil || seen[t] {
-			continue
-		}
-		seen[t] = true
-		tags = append(tags, t)
-	}
-	sort.Slice(tags[1:], func(i, j int) bool { return tags[1+i].String() < tags[1+j].String() })
-	return tags
-}
+// installed catalogue's (Installed().Offered), which are the shipped ones
+// until Install lays an installation's files over them.
+func Supported() []language.Tag { return Installed().Offered() }
 
 // CookieName is the cookie in which the visible language switch keeps the
 // customer's choice (GOV.UK's pattern): a bare tag such as "fr".
@@ -79,7 +58,7 @@ const (
 
 // Choice is the language a customer reads, why, and its direction.
 type Choice struct {
-	// Tag is one of Supported (the installed catalogue's languages).
+	// Tag is one of Supported() (the installed catalogue's languages).
 	Tag language.Tag
 	// Source is the step of the order that decided it.
 	Source Source

@@ -15,11 +15,11 @@ import (
 // as in Format; a code CLDR does not know is written by Format; a locale
 // CLDR does not know falls back to its parent, then to English.
 //
-// A negative amount keeps CLDR's pattern (the sign's place, and the
-// direction marks Arabic puts around it) but takes the typographic minus
-// U+2212 where CLDR writes a hyphen-minus: "−$12.60", "−12,60 €". Format
-// writes it so, the staff console and every page show it so, and a
-// hyphen reads as a dash in a sentence and may break a line after it.
+// A negative amount keeps CLDR's pattern (the sign's place) but takes
+// the typographic minus U+2212 where CLDR writes a hyphen-minus:
+// "−$12.60", "−12,60 €". Format writes it so, the staff console and every
+// page show it so, and a hyphen reads as a dash in a sentence and may
+// break a line after it.
 //
 // The direction marks CLDR puts in Arabic's amounts (U+200E, U+200F,
 // U+061C) are left out: they are invisible characters, which the pages

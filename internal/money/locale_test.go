@@ -6,7 +6,7 @@ import "testing"
 // order of 42.10 (4,210 yen: JPY has no minor units) in EUR, USD and JPY
 // in each shipped language, and Irish English. The spaces are CLDR's: a
 // no-break space (U+00A0) before a trailing symbol, a narrow one (U+202F)
-// grouping French thousands; Arabic opens with a right-to-left mark.
+// grouping French thousands; Arabic's direction marks are left out.
 func TestInLocale(t *testing.T) {
 	cases := []struct {
 		minor         int64
@@ -34,8 +34,7 @@ func TestInLocale(t *testing.T) {
 		{4210, "EUR", "ar", "42.10\u00a0€"},
 		{4210, "USD", "ar", "42.10\u00a0US$"},
 		{4210, "JPY", "ar", "4,210\u00a0JP¥"},
-		// Negatives take the typographic minus in CLDR's place, with
-		// Arabic's direction marks kept.
+		// Negatives take the typographic minus in CLDR's place.
 		{-1260, "USD", "en", "−$12.60"},
 		{-1260, "EUR", "fr", "−12,60\u00a0€"},
 		{-1260, "EUR", "ar", "−12.60\u00a0€"},

@@ -168,7 +168,7 @@ func (a *Adapter) writes() adapter.Writes[actionDef] {
 			a.withDoneWords(d.spec.Name, &pl.quote)
 			return adapter.Plan{Quote: pl.quote, Send: func(ctx context.Context, key string) (adapter.Result, error) {
 				res, err := pl.send(ctx, key)
-				withShortReference(d.spec.Name, &res)
+				withShortReference(&res)
 				return res, err
 			}}, nil
 		},
@@ -192,25 +192,16 @@ func (a *Adapter) Execute(ctx context.Context, p adapter.Principal, call adapter
 	return a.writes().Execute(ctx, p, call)
 }
 
-// withShortReference adds the reference a customer reads out: the kind of
-// change and the last six characters of the shop's reference ("Refund
-// #85380F"); staff keep the whole reference.
-func withShortReference(action string, res *adapter.Result) {
+// withShortReference adds the reference a customer reads out: "#" and the
+// last six characters of the shop's reference ("#85380F"); staff keep the
+// whole reference. It carries no word: it is stored once with the result
+// and shown as it is to a customer in any language, and given to the
+// assistant (say), so both name the change alike.
+func withShortReference(res *adapter.Result) {
 	if res == nil || res.Reference == "" {
 		return
 	}
-	noun := map[string]string{
-		ActionIssueRefund:           "Refund",
-		ActionCancelSubscription:    "Cancellation",
-		ActionReinstateSubscription: "Reinstatement",
-		ActionResendReceipt:         "Receipt",
-		ActionChangeShippingAddress: "Address change",
-		ActionUpdateProductDesc:     "Change",
-	}[action]
-	if noun == "" {
-		noun = "Reference"
-	}
-	res.ShortReference = noun + " #" + shortID(res.Reference)
+	res.ShortReference = "#" + shortID(res.Reference)
 }
 
 // isCode reports whether err is an *adapter.Error with code.

@@ -43,7 +43,7 @@ func (a *Adapter) Lookup(ctx context.Context, _ adapter.Principal, call adapter.
 		out.Result = def.evidence(call.IdempotencyKey, effects)
 	}
 	if out.Result != nil && out.Result.ShortReference == "" {
-		withShortReference(call.Action, out.Result)
+		withShortReference(out.Result)
 	}
 	return out, nil
 }

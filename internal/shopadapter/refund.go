@@ -260,8 +260,10 @@ func otherReasonCovers(o shopOrder, reason string, amount int64) bool {
 }
 
 // shippingRule is the refund policy's rule on shipping for reason, in
-// t's language.
-func shippingRule(t texts, reason string) string { return t.T("refund.rule."+reason, nil) }
+// t's language, with the policy's restocking fee.
+func shippingRule(t texts, reason string) string {
+	return t.T("refund.rule."+reason, locale.Params{"Percent": restockingFeePercent})
+}
 
 // verifyRefund lists the order's refunds: the call's refund must be there
 // with the amount asked.

@@ -37,8 +37,11 @@ var (
 
 // Main runs the package's tests and then stops the cluster they used. Call
 // it from TestMain.
-func Main(m *testing.M) {
+func Main(m *testing.M, after ...func()) {
 	code := m.Run()
+	for _, f := range after {
+		f()
+	}
 	if cluster != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		_ = cluster.Stop(ctx)

@@ -96,7 +96,7 @@ type nextJSON struct {
 }
 
 // resultJSON is a done change's result: the system's reference, and the
-// short one the customer is shown ("Cancellation #75CDDA"), which say
+// short one the customer is shown ("#75CDDA"), which say
 // uses too; it equals reference when the system gives no short one.
 type resultJSON struct {
 	Reference      string `json:"reference"`

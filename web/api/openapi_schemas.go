@@ -259,7 +259,7 @@ func invocationSchema() map[string]any {
 				"over MCP only, when the confirmation page went to the customer's client as a URL-mode elicitation instead of in url: "+
 					"what the customer answered their client, or sent (the client was given it)")}),
 		"result": nullable(withDesc(obj([]string{"reference", "short_reference"}, map[string]any{"reference": str,
-			"short_reference": withDesc(str, "the reference the customer's page shows (\"Cancellation #75CDDA\"); say uses it"),
+			"short_reference": withDesc(str, "the reference the customer's page shows (\"#75CDDA\"); say uses it"),
 			"deduplicated":    withDesc(boolean, "the system had already made this change (its own idempotency)"),
 			"amount_cents":    withDesc(integer, "the amount the system itself recorded for the change (a refund it paid), when its adapter reads it; may differ from the quote's"),
 			"currency":        withDesc(str, "the currency of amount_cents")}),
@@ -268,7 +268,7 @@ func invocationSchema() map[string]any {
 			"the structured error of a failed or unverified call; null otherwise, and once the outcome is known to be completed (or reversed)")),
 		"reason": nullable(withDesc(obj([]string{"code", "message"}, map[string]any{
 			"code": withDesc(str, "not dispatched: task_paused, task_cancelled, task_closed, task_expired, budget_spent, global_stop, "+
-				"policy_disabled, route_changed, target_changed, system_unreachable, system_not_connected; rejected: rejected_by_agent, "+
+				"policy_disabled, route_changed, target_changed, system_unreachable, system_not_connected, currency_not_limited, mixed_currency_exposure; rejected: rejected_by_agent, "+
 				"declined_by_customer, superseded; expired: approval_expired, confirmation_expired"),
 			"message": withDesc(str, "the reason in a sentence; for a rejection, the words of the person who rejected it")}),
 			"why it was not dispatched, rejected, declined or expired; null in every other state")),

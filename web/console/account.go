@@ -19,7 +19,7 @@ func (h *Handler) handlePasswordForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p := h.Page(c, "Change password")
+	p := h.Page(c, title("change_password", nil))
 	// A provider's account has no console password for an app's set-up,
 	// and its provider keeps its sign-in's factor: its factor page is
 	// for passkeys alone, confirmed by a new sign-in at the provider.
@@ -38,14 +38,14 @@ func (h *Handler) handlePasswordChange(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		return kit.Render(c, http.StatusConflict, views.Password(h.Page(c, "Change password"),
+		return kit.Render(c, http.StatusConflict, views.Password(h.Page(c, title("change_password", nil)),
 			views.PasswordForm{ManagedBy: issuer}))
 	}
 	sess := kit.Session(c)
 	err := h.Accounts.ChangePassword(c.Request().Context(), u.ID, c.FormValue("current"), c.FormValue("new"),
 		kit.HashID(sess.ID), c.RealIP())
 	if e, ok := apperr.As(err); ok && (e.Kind == apperr.Invalid || e.Kind == apperr.LimitReached) {
-		p := h.Page(c, "Change password")
+		p := h.Page(c, title("change_password", nil))
 		fields := e.Fields
 		if e.Kind == apperr.LimitReached {
 			fields = map[string]string{"current": e.Message}

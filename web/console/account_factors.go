@@ -55,7 +55,7 @@ func (h *Handler) renderAccountFactors(c echo.Context, status int, errs views.Fi
 	if st.TOTP {
 		v.Since = st.Since.In(h.Now().Location()).Format("2 Jan 2006")
 	}
-	return kit.Render(c, status, views.AccountFactors(h.Page(c, "Second factor"), v))
+	return kit.Render(c, status, views.AccountFactors(h.Page(c, title("second_factor", nil)), v))
 }
 
 // passwordAgain checks the password the form carries before a change to
@@ -97,7 +97,7 @@ func (h *Handler) handleAccountTOTPStart(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return kit.Render(c, http.StatusOK, views.FactorEnrol(h.Page(c, "Set up an authenticator app"), views.FactorEnrolView{
+	return kit.Render(c, http.StatusOK, views.FactorEnrol(h.Page(c, title("enrol_app", nil)), views.FactorEnrolView{
 		QR: e.QR, URI: e.URI, Secret: e.Secret, Action: "/account/factors/totp/confirm", Restart: "/account/factors/totp"}))
 }
 
@@ -110,7 +110,7 @@ func (h *Handler) handleAccountTOTPConfirm(c echo.Context) error {
 	u, _ := kit.CurrentUser(c)
 	codes, err := h.cfg.Factors.ConfirmTOTP(c.Request().Context(), u, identificationOf(c, u), c.FormValue("code"))
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.Invalid {
-		return kit.Render(c, http.StatusUnprocessableEntity, views.FactorEnrol(h.Page(c, "Set up an authenticator app"),
+		return kit.Render(c, http.StatusUnprocessableEntity, views.FactorEnrol(h.Page(c, title("enrol_app", nil)),
 			views.FactorEnrolView{Action: "/account/factors/totp/confirm", Restart: "/account/factors/totp", Errors: e.Fields}))
 	}
 	if err != nil {

@@ -111,8 +111,8 @@ func (h *Handler) confirmed(c echo.Context, signed sso.SignedIn) error {
 // account page.
 func (h *Handler) renderConfirmRefused(c echo.Context, e *apperr.Error) error {
 	status := kit.StatusOf[e.Kind]
-	p := h.Page(c, "Not confirmed")
+	p := h.Page(c, title("not_confirmed", nil))
 	p.Narrow = true
-	return kit.Render(c, status, views.ErrorPage(p, views.ErrorView{Status: status, Title: "Not confirmed",
+	return kit.Render(c, status, views.ErrorPage(p, views.ErrorView{Status: status, Title: title("not_confirmed", nil),
 		Message: e.Message, Hint: e.Hint, Back: "/account/factors"}))
 }

@@ -19,7 +19,7 @@ func (h *Handler) handleSlackAccount(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return kit.Render(c, http.StatusOK, views.SlackAccount(h.Page(c, "Slack"), v))
+	return kit.Render(c, http.StatusOK, views.SlackAccount(h.Page(c, title("slack", nil)), v))
 }
 
 // handleSlackLink answers POST /account/slack: a right code links the
@@ -43,7 +43,7 @@ func (h *Handler) handleSlackLink(c echo.Context) error {
 			v.Errors = views.FieldErrors{"code": e.Message}
 			c.Response().Header().Set("Retry-After", itoa(e.RetryAfterSeconds))
 		}
-		return kit.Render(c, kit.StatusOf[e.Kind], views.SlackAccount(h.Page(c, "Slack"), v))
+		return kit.Render(c, kit.StatusOf[e.Kind], views.SlackAccount(h.Page(c, title("slack", nil)), v))
 	}
 	if err != nil {
 		return err
@@ -107,9 +107,9 @@ func (h *Handler) slackView(c echo.Context) (views.SlackAccountView, error) {
 		return v, err
 	}
 	for _, l := range links {
-		how := "with a code"
+		how := say("console.labels.slack.with_code", nil)
 		if l.How == "email" {
-			how = "by e-mail address"
+			how = say("console.labels.slack.by_email", nil)
 		}
 		v.Links = append(v.Links, views.SlackLinkView{Team: l.Team, User: l.User, Who: l.Team + "/" + l.User, How: how,
 			When: l.LinkedAt.UTC().Format("January 2, 2006")})

@@ -157,7 +157,7 @@ func (h *Handler) renderAdminAssistants(c echo.Context, status int, v views.Admi
 		for _, sys := range h.cfg.Registry.Systems() {
 			for _, spec := range sys.Actions() {
 				v := sys.Name() + "/" + spec.Name
-				row.Actions = append(row.Actions, views.ActionToggle{Value: v, Label: spec.Title + " (" + v + ")", Enabled: a.Enabled[v]})
+				row.Actions = append(row.Actions, views.ActionToggle{Value: v, Label: say("console.labels.action_named", locale.Params{"Title": spec.Title, "Name": v}), Enabled: a.Enabled[v]})
 			}
 		}
 		rows[i] = row
@@ -165,7 +165,7 @@ func (h *Handler) renderAdminAssistants(c echo.Context, status int, v views.Admi
 	if err := h.webhookRows(c, rows); err != nil {
 		return err
 	}
-	p := h.Page(c, "Assistants")
+	p := h.Page(c, title("assistants", nil))
 	v.Assistants = rows
 	return kit.Render(c, status, views.AdminAssistants(p, v))
 }

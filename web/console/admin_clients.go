@@ -33,9 +33,9 @@ func (h *Handler) handleAdminClients(c echo.Context) error {
 	v := views.AdminClientsView{NeedApproval: need, MCPURL: authserver.Resource(iss)}
 	for _, cl := range clients {
 		row := views.AdminClientRow{ID: cl.ID, Name: cl.Name, Created: cl.CreatedAt.UTC().Format("2006-01-02 15:04"),
-			KnownBy: "registered itself", CanRevoke: !cl.Revoked, CanApprove: !cl.Revoked && !cl.Approved}
+			KnownBy: say("console.labels.clients.known_by.registered", nil), CanRevoke: !cl.Revoked, CanApprove: !cl.Revoked && !cl.Approved}
 		if cl.Document {
-			row.KnownBy = "metadata document at " + redirectHost(cl.ID)
+			row.KnownBy = say("console.labels.clients.known_by.document", locale.Params{"Host": redirectHost(cl.ID)})
 		}
 		hosts := make([]string, 0, len(cl.RedirectURIs))
 		for _, r := range cl.RedirectURIs {
@@ -44,35 +44,35 @@ func (h *Handler) handleAdminClients(c echo.Context) error {
 		row.Returns = strings.Join(hosts, ", ")
 		switch {
 		case cl.Revoked:
-			row.Status = "Revoked"
+			row.Status = say("console.labels.clients.status.revoked", nil)
 		case cl.Approved:
-			row.Status = "Approved"
+			row.Status = say("console.labels.clients.status.approved", nil)
 		case need:
-			row.Status = "Awaiting approval"
+			row.Status = say("console.labels.clients.status.awaiting", nil)
 		default:
-			row.Status = "Usable (not approved)"
+			row.Status = say("console.labels.clients.status.usable", nil)
 		}
 		v.Clients = append(v.Clients, row)
 	}
 	now := h.Now()
 	for _, g := range grants {
-		row := views.AdminGrantRow{ID: g.ID, Client: g.ClientName, Person: g.UserName, ActsAs: "assistant " + g.AssistantName,
-			Created: g.CreatedAt.UTC().Format("2006-01-02 15:04"), LastUsed: "never", Status: "Live", CanRevoke: true}
+		row := views.AdminGrantRow{ID: g.ID, Client: g.ClientName, Person: g.UserName, ActsAs: say("console.labels.clients.acts_as.assistant", locale.Params{"Name": g.AssistantName}),
+			Created: g.CreatedAt.UTC().Format("2006-01-02 15:04"), LastUsed: say("console.labels.clients.never", nil), Status: say("console.labels.clients.grant.live", nil), CanRevoke: true}
 		if g.ActsAsUser {
-			row.ActsAs = g.UserName + " (their own assistant)"
+			row.ActsAs = say("console.labels.clients.acts_as.self", locale.Params{"Name": g.UserName})
 		}
 		if g.LastUsedAt != nil {
 			row.LastUsed = g.LastUsedAt.UTC().Format("2006-01-02 15:04")
 		}
 		switch {
 		case g.RevokedAt != nil:
-			row.Status, row.CanRevoke = "Revoked", false
+			row.Status, row.CanRevoke = say("console.labels.clients.status.revoked", nil), false
 		case !now.Before(g.ExpiresAt):
-			row.Status, row.CanRevoke = "Expired", false
+			row.Status, row.CanRevoke = say("console.labels.clients.grant.expired", nil), false
 		}
 		v.Grants = append(v.Grants, row)
 	}
-	return kit.Render(c, http.StatusOK, views.AdminClients(h.Page(c, "Connected clients"), v))
+	return kit.Render(c, http.StatusOK, views.AdminClients(h.Page(c, title("clients", nil)), v))
 }
 
 // handleAdminClientsSetting answers POST /admin/clients/settings: whether
@@ -115,7 +115,7 @@ func (h *Handler) handleAdminClientRevoke(c echo.Context) error {
 		return err
 	}
 	if !confirmed(c) {
-		return h.renderConfirm(c, "Revoke client", views.AdminConfirmView{Heading: "Revoke client " + cl.Name + "?",
+		return h.renderConfirm(c, title("revoke_client", nil), views.AdminConfirmView{Heading: "Revoke client " + cl.Name + "?",
 			Ends: []string{"Every connection people made with " + cl.Name + " ends at once: its access and refresh tokens stop working.",
 				cl.Name + " cannot be connected again; a revoked client never comes back.",
 				"Nothing already proposed or sent is withdrawn or undone."},
@@ -135,7 +135,7 @@ func (h *Handler) handleAdminGrantRevoke(c echo.Context) error {
 	u, _ := kit.CurrentUser(c)
 	id := c.Param("id")
 	if !confirmed(c) {
-		return h.renderConfirm(c, "Revoke connection", views.AdminConfirmView{Heading: "Revoke this connection?",
+		return h.renderConfirm(c, title("revoke_connection", nil), views.AdminConfirmView{Heading: "Revoke this connection?",
 			Ends: []string{"Its access and refresh tokens stop working at once; the client must ask the person again.",
 				"Nothing already proposed or sent is withdrawn or undone."},
 			Action: "/admin/grants/" + url.PathEscape(id) + "/revoke", Button: "Revoke the connection", Back: "/admin/clients"})

@@ -11,6 +11,7 @@ import (
 	"countersign/internal/assistants"
 	"countersign/views"
 	"countersign/web/kit"
+	"countersign/web/layout"
 )
 
 // confirmed reports whether a POST that ends something comes from its
@@ -47,7 +48,7 @@ func (h *Handler) handleAdminKeyRevokeConfirm(c echo.Context) error {
 		ends = append(ends, openTasksSentence(a.Name, open, "goes", "go", "on through its other keys"))
 	}
 	ends = append(ends, "Nothing already proposed or sent is withdrawn or undone.")
-	return h.renderConfirm(c, "Revoke key", views.AdminConfirmView{Heading: "Revoke key " + name + " of " + a.Name + "?", Ends: ends,
+	return h.renderConfirm(c, title("revoke_key", nil), views.AdminConfirmView{Heading: "Revoke key " + name + " of " + a.Name + "?", Ends: ends,
 		Action: "/admin/keys/" + k.ID + "/revoke", Button: "Revoke key " + name, Back: "/admin/assistants"})
 }
 
@@ -67,7 +68,7 @@ func (h *Handler) handleAdminAssistantDisableConfirm(c echo.Context) error {
 	a := list[i]
 	// Said on this page, not in a flash: a GET never writes the session.
 	if a.Disabled {
-		return h.renderConfirmStatus(c, http.StatusConflict, "Disable assistant", views.AdminConfirmView{Heading: "Disable assistant " + a.Name + "?",
+		return h.renderConfirmStatus(c, http.StatusConflict, title("disable_assistant", nil), views.AdminConfirmView{Heading: "Disable assistant " + a.Name + "?",
 			Refused: a.Name + " is disabled already.", Back: "/admin/assistants"})
 	}
 	open, err := h.cfg.Assistants.OpenTasks(ctx, a.ID)
@@ -88,7 +89,7 @@ func (h *Handler) handleAdminAssistantDisableConfirm(c echo.Context) error {
 		openTasksSentence(a.Name, open, "stays", "stay", "open without a caller until you enable it again"),
 		"Nothing already proposed or sent is withdrawn or undone; requests waiting for a person stay in the queue.",
 		"You can enable it again: its live keys then work again."}
-	return h.renderConfirm(c, "Disable assistant", views.AdminConfirmView{Heading: "Disable assistant " + a.Name + "?", Ends: ends,
+	return h.renderConfirm(c, title("disable_assistant", nil), views.AdminConfirmView{Heading: "Disable assistant " + a.Name + "?", Ends: ends,
 		Action: "/admin/assistants/" + a.ID + "/disable", Button: "Disable " + a.Name, Back: "/admin/assistants"})
 }
 
@@ -104,13 +105,13 @@ func (h *Handler) handleAdminUserDisableConfirm(c echo.Context) error {
 		return err
 	}
 	if me, _ := kit.CurrentUser(c); me.ID == u.ID {
-		return h.renderConfirmStatus(c, http.StatusForbidden, "Disable user", views.AdminConfirmView{Heading: "Disable " + u.Name + "?",
+		return h.renderConfirmStatus(c, http.StatusForbidden, title("disable_user", nil), views.AdminConfirmView{Heading: "Disable " + u.Name + "?",
 			Refused: "You cannot disable your own account; ask another admin.", Back: "/admin/users"})
 	}
-	ends := []string{u.Name + " (" + u.Email + ", " + u.Role.Label() + ") can no longer sign in and is signed out everywhere immediately.",
+	ends := []string{u.Name + " (" + u.Email + ", " + layout.RoleLabel(u.Role) + ") can no longer sign in and is signed out everywhere immediately.",
 		"Decisions " + u.Name + " already made stand; nothing is undone.",
 		"You can enable the account again; " + u.Name + " then signs in with the same password."}
-	return h.renderConfirm(c, "Disable user", views.AdminConfirmView{Heading: "Disable " + u.Name + "?", Ends: ends,
+	return h.renderConfirm(c, title("disable_user", nil), views.AdminConfirmView{Heading: "Disable " + u.Name + "?", Ends: ends,
 		Action: "/admin/users/" + strconv.FormatInt(u.ID, 10) + "/disable", Button: "Disable " + u.Name, Back: "/admin/users"})
 }
 

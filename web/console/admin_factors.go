@@ -33,7 +33,7 @@ func (h *Handler) handleAdminFactorReset(c echo.Context) error {
 	admin, _ := kit.CurrentUser(c)
 	path := "/admin/users/" + strconv.FormatInt(id, 10) + "/factors/reset"
 	if !confirmed(c) {
-		return h.renderConfirm(c, "Reset second factor", views.AdminConfirmView{
+		return h.renderConfirm(c, title("reset_factor", nil), views.AdminConfirmView{
 			Heading: "Reset the second factor of " + person.Name + "?",
 			Ends: []string{"Every authenticator app, passkey and recovery code of " + person.Name + " is removed; none of them works again.",
 				person.Name + " is signed out everywhere at once.",

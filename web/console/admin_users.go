@@ -12,6 +12,7 @@ import (
 	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
+	"countersign/web/layout"
 )
 
 // handleAdminUsers answers GET /admin/users.
@@ -33,7 +34,7 @@ func (h *Handler) handleAdminUserCreate(c echo.Context) error {
 	}
 	admin, _ := kit.CurrentUser(c)
 	h.Log.Info("user created", "by", admin.ID, "user_id", u.ID, "role", u.Role)
-	kit.SetFlash(c, locale.Console("console.flash.user_added", locale.Params{"Name": u.Name, "Role": u.Role.Label()}), false)
+	kit.SetFlash(c, locale.Console("console.flash.user_added", locale.Params{"Name": u.Name, "Role": layout.RoleLabel(u.Role)}), false)
 	return kit.SeeOther(c, "/admin/users")
 }
 
@@ -41,11 +42,11 @@ func (h *Handler) handleAdminUserCreate(c echo.Context) error {
 func (h *Handler) handleAdminUserRole(c echo.Context) error {
 	return h.adminUserChange(c, func(admin accounts.User, id int64) (string, error) {
 		role := accounts.Role(c.FormValue("role"))
-		msg := "Role changed to " + role.Label() + "."
+		msg := say("console.labels.role.changed", locale.Params{"Role": layout.RoleLabel(role)})
 		if issuer, err := h.managedBy(c, id); err != nil {
 			return "", err
 		} else if issuer != "" {
-			msg += " Their provider's groups set it again at their next sign-in."
+			msg = say("console.labels.role.changed_managed", locale.Params{"Role": layout.RoleLabel(role)})
 		}
 		return msg, h.Accounts.SetRole(c.Request().Context(), admin, id, role)
 	})
@@ -58,14 +59,14 @@ func (h *Handler) handleAdminUserDisable(c echo.Context) error {
 		return h.handleAdminUserDisableConfirm(c)
 	}
 	return h.adminUserChange(c, func(admin accounts.User, id int64) (string, error) {
-		return "User disabled and signed out everywhere.", h.Accounts.SetDisabled(c.Request().Context(), admin, id, true)
+		return say("console.labels.users.disabled", nil), h.Accounts.SetDisabled(c.Request().Context(), admin, id, true)
 	})
 }
 
 // handleAdminUserEnable answers POST /admin/users/:id/enable.
 func (h *Handler) handleAdminUserEnable(c echo.Context) error {
 	return h.adminUserChange(c, func(admin accounts.User, id int64) (string, error) {
-		return "User enabled.", h.Accounts.SetDisabled(c.Request().Context(), admin, id, false)
+		return say("console.labels.users.enabled", nil), h.Accounts.SetDisabled(c.Request().Context(), admin, id, false)
 	})
 }
 
@@ -104,13 +105,13 @@ func (h *Handler) renderAdminUsers(c echo.Context, status int, form views.NewUse
 	}
 	rows := make([]views.UserRow, len(users))
 	for i, u := range users {
-		rows[i] = views.UserRow{ID: u.ID, Name: u.Name, Email: u.Email, Role: string(u.Role), RoleLabel: u.Role.Label(),
+		rows[i] = views.UserRow{ID: u.ID, Name: u.Name, Email: u.Email, Role: string(u.Role), RoleLabel: layout.RoleLabel(u.Role),
 			Disabled: u.Disabled(), Created: u.CreatedAt.Format("2 Jan 2006"), Self: u.ID == me.ID,
 			SSOIssuer: managed[u.ID], Factors: withFactors[u.ID]}
 	}
 	roles := make([]views.Option, len(accounts.Roles))
 	for i, r := range accounts.Roles {
-		roles[i] = views.Option{Value: string(r), Label: r.Label()}
+		roles[i] = views.Option{Value: string(r), Label: layout.RoleLabel(r)}
 	}
 	v := views.AdminUsersView{Users: rows, Form: form, Roles: roles}
 	if h.cfg.Factors != nil {
@@ -119,10 +120,10 @@ func (h *Handler) renderAdminUsers(c echo.Context, status int, form views.NewUse
 			return err
 		}
 		for _, r := range factors.StaffRoles {
-			v.FactorRoles = append(v.FactorRoles, views.FactorRoleRow{Role: string(r), Label: r.Label(), Required: required[r]})
+			v.FactorRoles = append(v.FactorRoles, views.FactorRoleRow{Role: string(r), Label: layout.RoleLabel(r), Required: required[r]})
 		}
 	}
-	p := h.Page(c, "Users")
+	p := h.Page(c, title("users", nil))
 	return kit.Render(c, status, views.AdminUsers(p, v))
 }
 
@@ -145,9 +146,9 @@ func (h *Handler) handleAdminFactorRequirement(c echo.Context) error {
 		return err
 	}
 	h.Log.Info("factor requirement changed", "by", admin.ID, "role", role, "required", required)
-	msg := role.Label() + "s no longer need a second factor."
+	msg := say("console.labels.roles.factor_not_required", locale.Params{"Roles": layout.RolesLabel(role)})
 	if required {
-		msg = role.Label() + "s now need a second factor to sign in; those without one set it up at their next sign-in."
+		msg = say("console.labels.roles.factor_required", locale.Params{"Roles": layout.RolesLabel(role)})
 	}
 	kit.SetFlash(c, msg, false)
 	return kit.SeeOther(c, "/admin/users")

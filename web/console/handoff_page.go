@@ -2,7 +2,6 @@ package console
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/url"
 	"sort"
@@ -20,6 +19,7 @@ import (
 	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
+	"countersign/web/layout"
 )
 
 // handoffCustomerRequests is how many of the customer's latest requests the
@@ -55,7 +55,7 @@ func (h *Handler) handleHandoff(c echo.Context) error {
 }
 
 func (h *Handler) renderHandoff(c echo.Context, status int, v views.HandoffPageView) error {
-	return kit.Render(c, status, views.HandoffPage(h.Page(c, "Hand-off: "+v.Intent), v))
+	return kit.Render(c, status, views.HandoffPage(h.Page(c, title("handoff", locale.Params{"Intent": v.Intent})), v))
 }
 
 // handoffView reads the hand-off's page as the signed-in person sees it.
@@ -74,33 +74,35 @@ func (h *Handler) handoffView(c echo.Context, id int64) (views.HandoffPageView, 
 	if v.Summary == "" {
 		v.Summary = noSummaryWords(d.Latest.Intent, "", v.Facts)
 	}
-	holder := d.HolderName
-	if d.HolderID == u.ID {
-		holder = "you"
-	}
 	switch d.State {
 	case lists.HandoffWaiting:
 		wait := now.Sub(d.FirstOpenAt)
-		v.State = views.StateBadgeView{Label: "Waiting for a person", Tone: "warn"}
-		v.StateWords = "Waiting " + waitedFor(wait) + ", since " + clock(d.FirstOpenAt) + "."
+		v.State = views.StateBadgeView{Label: say("console.words.handoff.badge.waiting", nil), Tone: "warn"}
+		p := locale.Params{"Wait": waitedFor(wait), "Since": clock(d.FirstOpenAt), "Target": waitedFor(handoffTarget)}
+		v.StateWords = say("console.words.handoff.state.waiting", p)
 		if wait > handoffTarget {
 			v.State.Tone, v.OverTarget = "bad", true
-			v.StateWords += " Over the " + waitedFor(handoffTarget) + " target: take it now."
+			v.StateWords = say("console.words.handoff.state.waiting_over", p)
 		}
 	case lists.HandoffTaken:
-		v.State = views.StateBadgeView{Label: "Taken", Tone: "info"}
-		v.StateWords = "Taken by " + holder + " at " + clockOf(d.TakenAt) + "; handed off at " + clock(d.FirstOpenAt) + "."
+		v.State = views.StateBadgeView{Label: say("console.words.handoff.badge.taken", nil), Tone: "info"}
+		p := locale.Params{"Name": d.HolderName, "At": clockOf(d.TakenAt), "Since": clock(d.FirstOpenAt)}
+		if d.HolderID == u.ID {
+			v.StateWords = say("console.words.handoff.state.taken_by_you", p)
+		} else {
+			v.StateWords = say("console.words.handoff.state.taken", p)
+		}
 		if d.HolderID != u.ID {
 			v.HeldBy = d.HolderName
 			v.CanTakeOver = u.Role == accounts.Manager || u.Role == accounts.Admin
 		}
 	case lists.HandoffResolved:
-		v.State = views.StateBadgeView{Label: "Resolved", Tone: "ok"}
-		v.StateWords = "Resolved by " + d.ClosedByName + " at " + clockOf(d.ClosedAt) + "."
+		v.State = views.StateBadgeView{Label: say("console.words.handoff.badge.resolved", nil), Tone: "ok"}
+		v.StateWords = say("console.words.handoff.state.resolved", locale.Params{"Name": d.ClosedByName, "At": clockOf(d.ClosedAt)})
 		v.Note = d.Note
 	case lists.HandoffGivenBack:
-		v.State = views.StateBadgeView{Label: "Given back to the assistant", Tone: "idle"}
-		v.StateWords = "Given back to the assistant by " + d.ClosedByName + " at " + clockOf(d.ClosedAt) + "."
+		v.State = views.StateBadgeView{Label: say("console.words.handoff.badge.given_back", nil), Tone: "idle"}
+		v.StateWords = say("console.words.handoff.state.given_back", locale.Params{"Name": d.ClosedByName, "At": clockOf(d.ClosedAt)})
 		v.Note = d.Note
 	}
 	if t := d.TakenOver; t != nil {
@@ -128,19 +130,19 @@ func (h *Handler) handoffView(c echo.Context, id int64) (views.HandoffPageView, 
 		prepared, _ := h.cfg.Handoffs.PrepareDraft(d.Latest.ID, task, d.Latest.Data)
 		v.Draft.Digest = prepared.Digest
 		if d.TaskID != "" && prepared.System != "" {
-			v.Draft.For = "For " + v.Customer + ", on task " + d.TaskID + ", to the system " + prepared.System + "."
+			v.Draft.For = say("console.words.handoff.draft_for", locale.Params{"Customer": v.Customer, "Task": d.TaskID, "System": prepared.System})
 		}
 		if d.DraftSent != "" {
 			v.Draft.SentURL = "/tasks/" + url.PathEscape(d.TaskID) + "?inspect=" + url.QueryEscape(d.DraftSent)
 		}
 		switch {
 		case d.TaskID == "":
-			v.Draft.Why = "The assistant opened no task for this conversation, so there is no customer to act for: reply to the customer yourself."
+			v.Draft.Why = say("console.words.handoff.draft_no_task", nil)
 		case prepared.System == "" && !decided:
 			v.Draft.CanSend = false
-			v.Draft.Why = "The assistant's draft names no system, and " + handoffs.SystemsWords(prepared.Candidates) + ": it is not sent to a guessed one. Make the request yourself."
+			v.Draft.Why = say("console.words.handoff.draft_no_system", locale.Params{"Systems": handoffs.SystemsWords(prepared.Candidates)})
 		case open && d.HolderID != u.ID && !decided:
-			v.Draft.Why = "Take the conversation to send this on or discard it."
+			v.Draft.Why = say("console.words.handoff.draft_take_first", nil)
 		}
 	}
 	return v, nil
@@ -150,7 +152,7 @@ func (h *Handler) handoffView(c echo.Context, id int64) (views.HandoffPageView, 
 // state, and their latest requests.
 func (h *Handler) handoffCustomer(ctx context.Context, v *views.HandoffPageView, d lists.HandoffDetail) error {
 	if d.TaskID == "" {
-		v.Customer = "No customer named: the assistant opened no task for this conversation."
+		v.Customer = say("console.words.handoff.no_customer", nil)
 		return nil
 	}
 	task, err := h.cfg.Control.Task(ctx, d.TaskID)
@@ -158,7 +160,8 @@ func (h *Handler) handoffCustomer(ctx context.Context, v *views.HandoffPageView,
 		return err
 	}
 	v.Customer, v.TaskID, v.TaskState = task.CustomerRef, task.ID, taskBadge(task.State)
-	v.TaskWords = fmt.Sprintf("%d of %d writes used; expires %s.", task.WritesUsed, task.WriteBudget, task.ExpiresAt.UTC().Format("Jan 2 15:04 UTC"))
+	v.TaskWords = say("console.words.handoff.task", locale.Params{"Used": strconv.Itoa(task.WritesUsed), "Budget": strconv.Itoa(task.WriteBudget),
+		"Expires": task.ExpiresAt.UTC().Format("Jan 2 15:04 UTC")})
 	invs, err := h.cfg.Lists.CustomerInvocations(ctx, task.CustomerRef, handoffCustomerRequests)
 	if err != nil {
 		return err
@@ -169,7 +172,7 @@ func (h *Handler) handoffCustomer(ctx context.Context, v *views.HandoffPageView,
 		if title == "" {
 			title = h.actionName(inv.Action)
 		}
-		v.CustomerRequests = append(v.CustomerRequests, views.WaitingItem{Title: title + " — " + inv.State.Label(),
+		v.CustomerRequests = append(v.CustomerRequests, views.WaitingItem{Title: say("console.labels.request_state", locale.Params{"Title": title, "State": layout.StateLabel(inv.State)}),
 			Since: inv.CreatedAt.UTC().Format("Jan 2 15:04 UTC"), Href: "/tasks/" + url.PathEscape(inv.TaskID) + "?inspect=" + url.QueryEscape(inv.ID)})
 	}
 	return nil
@@ -256,7 +259,7 @@ func (h *Handler) handleHandoffDraftSend(c echo.Context) error {
 	case inv.State == controlplane.AwaitingApproval:
 		said = "console.flash.handoff_sent_to_approver"
 	}
-	kit.SetFlash(c, locale.Console(said, locale.Params{"Title": inv.Quote.Title, "State": strings.ToLower(inv.State.Label())}), false)
+	kit.SetFlash(c, locale.Console(said, locale.Params{"Title": inv.Quote.Title, "State": strings.ToLower(layout.StateLabel(inv.State))}), false)
 	return kit.SeeOther(c, handoffURL(id))
 }
 
@@ -299,7 +302,7 @@ func (h *Handler) afterHandoffChange(c echo.Context, id int64, err error, done s
 // clockOf says the time of a moment that may be missing.
 func clockOf(t *time.Time) string {
 	if t == nil {
-		return "an unrecorded time"
+		return say("console.words.time.unrecorded", nil)
 	}
 	return clock(*t)
 }
@@ -307,22 +310,8 @@ func clockOf(t *time.Time) string {
 // modeWords says what the assistant did with a request.
 func modeWords(mode string) string {
 	switch mode {
-	case "answered":
-		return "Answered"
-	case "read_and_answered":
-		return "Looked it up and answered"
-	case "linked":
-		return "Sent a link"
-	case "clarified":
-		return "Asked the customer to clarify"
-	case "proposed":
-		return "Proposed a write"
-	case "executed":
-		return "Carried out a write"
-	case "handed_off":
-		return "Handed the conversation to a person"
-	case "resolved":
-		return "Reported the conversation resolved"
+	case "answered", "read_and_answered", "linked", "clarified", "proposed", "executed", "handed_off", "resolved":
+		return say("console.words.handoff.mode."+mode, nil)
 	}
 	return humanize(mode)
 }

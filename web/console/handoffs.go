@@ -63,30 +63,31 @@ func (h *Handler) handleHandoffs(c echo.Context) error {
 		return "/handoffs?" + v.Encode()
 	}
 	k := page.Counts
-	v := views.HandoffsView{Status: f.Status, Intent: f.Intent, Target: "A person takes each conversation within " + waitedFor(handoffTarget) + ".",
+	v := views.HandoffsView{Status: f.Status, Intent: f.Intent, Target: say("console.words.handoffs.target", locale.Params{"Wait": waitedFor(handoffTarget)}),
 		OverTarget: k.OverTarget, Flood: floodWords(k)}
 	for _, st := range []struct {
-		value, label string
-		n            int64
-	}{{"waiting", "Waiting for a person", k.Waiting}, {"mine", "Taken by me", k.Mine}, {"taken", "Taken", k.Taken}, {"", "All", k.All}} {
+		value string
+		n     int64
+	}{{"waiting", k.Waiting}, {"mine", k.Mine}, {"taken", k.Taken}, {"", k.All}} {
 		id := "status-" + st.value
 		if st.value == "" {
 			id = "status-all"
 		}
-		v.Statuses = append(v.Statuses, views.FilterLink{Label: st.label, Count: thousands(st.n), URL: link(st.value, ""),
+		v.Statuses = append(v.Statuses, views.FilterLink{Label: say("console.words.handoffs."+strings.ReplaceAll(id, "-", "."), nil), Count: thousands(st.n), URL: link(st.value, ""),
 			Current: st.value == f.Status, TestID: id})
 	}
 	for _, i := range assistants.Intents {
 		v.Intents = append(v.Intents, views.FilterOption{Value: string(i),
-			Label: fmt.Sprintf("%s (%s waiting)", intentWords(string(i)), thousands(k.Intents[string(i)])), Selected: string(i) == f.Intent})
+			Label:    say("console.words.handoffs.intent", locale.Params{"Intent": intentWords(string(i)), "N": thousands(k.Intents[string(i)])}),
+			Selected: string(i) == f.Intent})
 	}
 	for _, group := range page.Groups {
 		row := views.HandoffRow{ID: group.ID, LastID: group.LastID, ConversationID: group.ConversationID, Intent: intentWords(group.Intent), TaskID: group.TaskID,
 			Summary: group.Summary, Facts: factLines(group.Facts), Customer: customerWords(group.CustomerRef),
-			Waiting:    "Waiting " + waitedFor(now.Sub(group.At)) + ", since " + group.At.UTC().Format("Jan 2 15:04 UTC"),
+			Waiting:    say("console.words.handoffs.waiting", locale.Params{"Wait": waitedFor(now.Sub(group.At)), "Since": group.At.UTC().Format("Jan 2 15:04 UTC")}),
 			OverTarget: group.TakenBy == 0 && now.Sub(group.At) > handoffTarget}
 		if group.Count > 1 {
-			row.Times = fmt.Sprintf("Handed off %s times, last %s", thousands(int64(group.Count)), group.LastAt.UTC().Format("Jan 2 15:04 UTC"))
+			row.Times = sayN("console.words.handoffs.times", int64(group.Count), locale.Params{"Last": group.LastAt.UTC().Format("Jan 2 15:04 UTC")})
 		}
 		if row.Summary == "" {
 			row.Summary = noSummaryWords(group.Intent, group.CustomerRef, row.Facts)
@@ -94,21 +95,21 @@ func (h *Handler) handleHandoffs(c echo.Context) error {
 		row.WouldPropose, row.ProposeArgs = wouldPropose(group.WouldPropose, h.actionName)
 		if group.TakenBy != 0 {
 			row.TakenByMe = group.TakenBy == u.ID
-			row.TakenBy = "you"
+			row.TakenBy = say("console.words.handoffs.taken_by_you", nil)
 			if !row.TakenByMe {
 				row.TakenBy = group.TakenByName
 			}
 		}
 		v.Handoffs = append(v.Handoffs, row)
 	}
-	v.Pager = pagerView(k.Before, len(page.Groups), k.Total, "conversation", "conversations")
+	v.Pager = pagerView(k.Before, len(page.Groups), k.Total, "conversations")
 	if page.Next != nil {
 		v.Pager.NextURL = link(f.Status, fmt.Sprintf("%d.%d.%d.%d", page.Next.Taken, page.Next.Rank, page.Next.FirstAt.UnixMicro(), page.Next.ID))
 	}
 	if f.After != nil {
 		v.Pager.FirstURL = link(f.Status, "")
 	}
-	p := h.Page(c, "Hand-offs")
+	p := h.Page(c, title("handoffs", nil))
 	return kit.Render(c, http.StatusOK, views.Handoffs(p, v))
 }
 
@@ -116,7 +117,7 @@ func (h *Handler) handleHandoffs(c echo.Context) error {
 // name.
 func customerWords(ref string) string {
 	if ref == "" {
-		return "No customer named: the assistant opened no task"
+		return say("console.words.handoffs.no_customer", nil)
 	}
 	return ref
 }
@@ -124,15 +125,16 @@ func customerWords(ref string) string {
 // noSummaryWords stands in for a missing summary with what is known: what
 // the customer wanted, who they are and the first fact the assistant read.
 func noSummaryWords(intent, customer string, facts []string) string {
-	out := "No summary. " + intentWords(intent)
+	// One message for each of what is known, so none is glued.
+	p := locale.Params{"Intent": intentWords(intent), "Customer": customer}
+	id := "console.words.handoffs.no_summary"
 	if customer != "" {
-		out += " from " + customer
+		id += "_customer"
 	}
-	out += "."
 	if len(facts) > 0 {
-		out += " It read: " + facts[0] + "."
+		id, p["Fact"] = id+"_fact", facts[0]
 	}
-	return out
+	return say(id, p)
 }
 
 // wouldPropose words the write the assistant would have proposed: the
@@ -155,13 +157,13 @@ func wouldPropose(raw json.RawMessage, actionName func(string) string) (string, 
 func waitedFor(d time.Duration) string {
 	switch {
 	case d < time.Minute:
-		return "under a minute"
+		return say("console.words.time.wait_under_minute", nil)
 	case d < time.Hour:
-		return fmt.Sprintf("%d min", int(d.Minutes()))
+		return say("console.words.time.wait_minutes", locale.Params{"M": strconv.Itoa(int(d.Minutes()))})
 	case d < 48*time.Hour:
-		return fmt.Sprintf("%d h %02d min", int(d.Hours()), int(d.Minutes())%60)
+		return say("console.words.time.wait_hours", locale.Params{"H": strconv.Itoa(int(d.Hours())), "M": fmt.Sprintf("%02d", int(d.Minutes())%60)})
 	}
-	return fmt.Sprintf("%d days", int(d.Hours()/24))
+	return say("console.words.time.wait_days", locale.Params{"N": strconv.Itoa(int(d.Hours() / 24))})
 }
 
 // floodWords names the assistant filling the people's queue, in words
@@ -171,9 +173,7 @@ func floodWords(k lists.HandoffCounts) string {
 	if !ok {
 		return ""
 	}
-	return fmt.Sprintf("%s handed off %s of the %s conversations waiting. The list takes each assistant's in turn, "+
-		"so other assistants' customers are not kept behind them; if these are not real customers, disable its key under Assistants.",
-		a.Name, thousands(a.Waiting), thousands(k.Waiting))
+	return say("console.words.handoffs.flood", locale.Params{"Name": a.Name, "Theirs": thousands(a.Waiting), "N": thousands(k.Waiting)})
 }
 
 func parseHandoffCursor(s string) *lists.HandoffCursor {

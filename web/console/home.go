@@ -13,20 +13,13 @@ import (
 	"countersign/internal/lists"
 	"countersign/views"
 	"countersign/web/kit"
+	"countersign/web/layout"
 )
-
-// intro says in one sentence what each role does in the console.
-var intro = map[accounts.Role]string{
-	accounts.Customer: "Here you confirm or decline what an assistant proposed for you, and see what happened to it.",
-	accounts.Agent:    "Here you approve what assistants propose, look after tasks, and check results nobody could confirm.",
-	accounts.Manager:  "Here you read how actions turn out and set each action's stage, limits, who decides its cards, owner and review date.",
-	accounts.Admin:    "Here you manage who can sign in and what they may do.",
-}
 
 // handleHome answers GET /: each role's landing page.
 func (h *Handler) handleHome(c echo.Context) error {
 	u, _ := kit.CurrentUser(c)
-	p := h.Page(c, "Home")
+	p := h.Page(c, title("home", nil))
 	var links []views.NavItem
 	for _, item := range p.Nav {
 		if item.Href != "/" {
@@ -36,7 +29,7 @@ func (h *Handler) handleHome(c echo.Context) error {
 	if u.Role == accounts.Customer && h.cfg.CustomerFrame != nil {
 		p.Customer = h.cfg.CustomerFrame(c)
 	}
-	hv := views.HomeView{Name: u.Name, RoleLabel: u.Role.Label(), Intro: intro[u.Role], Links: links}
+	hv := views.HomeView{Name: u.Name, RoleLabel: layout.RoleLabel(u.Role), Intro: roleIntro(u.Role), Links: links}
 	ctx := c.Request().Context()
 	var err error
 	if u.Role != accounts.Customer {

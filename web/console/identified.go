@@ -1,10 +1,13 @@
 package console
 
 import (
+	"strings"
+
 	"github.com/labstack/echo/v4"
 
 	"countersign/internal/accounts"
 	"countersign/internal/controlplane"
+	"countersign/internal/locale"
 	"countersign/web/kit"
 )
 
@@ -44,15 +47,33 @@ func identificationOf(c echo.Context, u accounts.User) controlplane.Identificati
 func identifiedWords(e controlplane.Event) string {
 	by, _ := e.Data["identified_by"].(map[string]any)
 	method, _ := by["method"].(string)
-	return controlplane.IdentificationWords(method)
+	if method == "" || method == controlplane.IdentifiedUnknown {
+		return ""
+	}
+	// Each way is a console.timeline.identified.* message, and each step
+	// after the first its own sentence around the ways before, so an
+	// installation words them (controlplane.IdentificationWords is the
+	// English the receipt's check writes). A way this console does not
+	// know is named by its code.
+	words := ""
+	for i, way := range strings.Split(method, "+") {
+		switch way {
+		case controlplane.IdentifiedPassword, controlplane.IdentifiedOIDC, controlplane.IdentifiedSlack, "totp", "recovery", "passkey":
+			way = say("console.timeline.identified."+way, nil)
+		}
+		if i == 0 {
+			words = way
+			continue
+		}
+		words = say("console.timeline.identified.and", locale.Params{"First": words, "Then": way})
+	}
+	return words
 }
 
-// withPasskey is " with a passkey" for an approval made with a fresh
-// passkey proof (identified_by.step_up), for the timeline's sentence.
-func withPasskey(e controlplane.Event) string {
+// withPasskey says whether an approval was made with a fresh passkey
+// proof (identified_by.step_up), which the timeline's sentence says.
+func withPasskey(e controlplane.Event) bool {
 	by, _ := e.Data["identified_by"].(map[string]any)
-	if _, ok := by["step_up"].(map[string]any); ok {
-		return " with a passkey"
-	}
-	return ""
+	_, ok := by["step_up"].(map[string]any)
+	return ok
 }

@@ -16,6 +16,7 @@ import (
 	"countersign/internal/adapter"
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
+	"countersign/internal/locale"
 	"countersign/internal/metrics"
 	"countersign/internal/money"
 	"countersign/views"
@@ -93,23 +94,23 @@ func (h *Handler) handleMetrics(c echo.Context) error {
 	for _, r := range rep.Results {
 		v.Cards = append(v.Cards, metricCard(r, h.Now()))
 		if r.Value.Warn {
-			v.Attention = append(v.Attention, views.AttentionItem{ID: r.ID, Name: r.Name, Value: r.Format(r.Value), Alert: r.Alert})
+			v.Attention = append(v.Attention, views.AttentionItem{ID: r.ID, Name: metricName(r.Definition), Value: r.Format(r.Value), Alert: metricWords(r.Definition, "alert", r.Alert)})
 		}
 	}
 	t := h.sectionTables(rep)
 	v.Handoff, v.Actions, v.NotDispatched, v.Rejections, v.Readiness = t.handoff, t.actions, t.notDispatched, t.rejections, t.readiness
 	v.WithoutTask = h.withoutTaskCard(c.Request().Context(), rep)
-	v.Unverified = views.UnverifiedCard{Count: money.Count(rep.Unverified), Oldest: "none waiting",
-		Noun: views.Noun(rep.Unverified, "request whose result needs checking", "requests whose result needs checking"),
+	v.Unverified = views.UnverifiedCard{Count: money.Count(rep.Unverified), Oldest: say("console.labels.metric.unverified.none_waiting", nil),
+		Noun: sayN("console.labels.metric.unverified.noun", rep.Unverified, nil),
 		Warn: rep.Unverified > 0 && rep.OldestUnverified >= time.Hour}
 	if rep.Unverified > 0 {
 		v.Unverified.Oldest = metrics.Human(rep.OldestUnverified)
 	}
 	if v.Unverified.Warn {
-		v.Attention = append(v.Attention, views.AttentionItem{ID: "unverified", Href: "/tasks?need=unverified", Name: "Results nobody could confirm", Value: v.Unverified.Count,
-			Alert: "The oldest has waited " + v.Unverified.Oldest + " for a person to check it."})
+		v.Attention = append(v.Attention, views.AttentionItem{ID: "unverified", Href: "/tasks?need=unverified", Name: say("console.labels.metric.unverified", nil), Value: v.Unverified.Count,
+			Alert: say("console.labels.metric.unverified.alert", locale.Params{"Oldest": v.Unverified.Oldest})})
 	}
-	p := h.Page(c, "Metrics")
+	p := h.Page(c, title("metrics", nil))
 	status := http.StatusOK
 	if len(errs) > 0 {
 		status = http.StatusUnprocessableEntity
@@ -127,10 +128,10 @@ type metricsSections struct {
 
 func (h *Handler) sectionTables(rep metrics.Report) metricsSections {
 	var t metricsSections
-	t.handoff = groupTable("handoff-by-intent", "Handoff rate by what the customer asked for", "The customer asked for",
-		"Share of conversations handed to a person, by what the customer first asked for, highest first", rep.HandoffByIntent, intentWords)
-	t.actions = groupTable("success-by-action", "Action success rate by action", "Action",
-		"Share of the requests that came to an end that were carried out, per action", rep.SuccessByAction, h.actionTitle)
+	t.handoff = groupTable("handoff-by-intent", say("console.labels.metric.handoff_by_intent", nil), say("console.labels.metric.handoff_by_intent.column", nil),
+		say("console.labels.metric.handoff_by_intent.caption", nil), rep.HandoffByIntent, intentWords)
+	t.actions = groupTable("success-by-action", say("console.labels.metric.success_by_action", nil), say("console.labels.metric.success_by_action.column", nil),
+		say("console.labels.metric.success_by_action.caption", nil), rep.SuccessByAction, h.actionTitle)
 	for _, r := range rep.NotDispatched {
 		t.notDispatched = append(t.notDispatched, views.ReasonRow{Reason: notDispatchedWords(r.Reason), Count: money.Count(r.N)})
 	}
@@ -152,7 +153,7 @@ func (h *Handler) actionTitle(name string) string {
 	system, action, qualified := adapter.ParseActionName(name)
 	if qualified {
 		if _, spec, err := h.cfg.Registry.Action(system, action); err == nil && spec.Title != "" {
-			return spec.Title + " (" + system + ")"
+			return say("console.labels.action_named", locale.Params{"Title": spec.Title, "Name": system})
 		}
 		return name
 	}
@@ -237,7 +238,7 @@ func filterQuery(f metrics.Filter) url.Values {
 // metricsRatioText is a share with its fraction, or "no data".
 func metricsRatioText(v metrics.Value) string {
 	if !v.HasData {
-		return "no data"
+		return say("console.labels.metric.no_data", nil)
 	}
 	return fmt.Sprintf("%s (%s of %s)", metrics.Percent(v.Ratio), money.Count(v.Num), money.Count(v.Den))
 }
@@ -271,7 +272,8 @@ func tickDuration(secs float64) string {
 // metricCard is a metric's card; a trend that ends on now's day (UTC)
 // draws that day apart, as today so far.
 func metricCard(r metrics.Result, now time.Time) views.MetricCard {
-	c := views.MetricCard{ID: r.ID, Name: r.Name, Value: r.Format(r.Value), Definition: r.Text, WarningRule: r.WarningText, Alert: r.Alert,
+	c := views.MetricCard{ID: r.ID, Name: metricName(r.Definition), Value: r.Format(r.Value), Definition: metricWords(r.Definition, "text", r.Text),
+		WarningRule: metricWords(r.Definition, "warning", r.WarningText), Alert: metricWords(r.Definition, "alert", r.Alert),
 		Warn: r.Value.Warn, ThisWeek: r.Format(r.ThisWeek), LastWeek: r.Format(r.LastWeek)}
 	switch {
 	case !r.Value.HasData:
@@ -284,15 +286,15 @@ func metricCard(r metrics.Result, now time.Time) views.MetricCard {
 	values := make([]float64, len(r.Trend))
 	texts := make([]string, len(r.Trend))
 	scale := views.ChartScale{Steps: ratioSteps, Min: 0, Max: 1, Format: tickPercent}
-	title := r.Name + " per day"
+	title := say("console.labels.metric.per_day", locale.Params{"Metric": c.Name})
 	if r.Kind == metrics.Duration {
 		// The 9-in-10 time of each day, from zero: the scale fits the
 		// slowest day and the warning line.
 		scale = views.ChartScale{Steps: durationSteps, Min: 0, Max: math.Inf(1), Zero: true, Format: tickDuration}
-		title = r.Name + ": the time within which 9 in 10 were done, per day, estimated within its bucket"
+		title = say("console.labels.metric.per_day_duration", locale.Params{"Metric": c.Name})
 	}
-	for _, l := range r.Lines {
-		scale.Lines = append(scale.Lines, views.ChartLine{Value: l.Value, Label: l.Label})
+	for i, l := range r.Lines {
+		scale.Lines = append(scale.Lines, views.ChartLine{Value: l.Value, Label: metricWords(r.Definition, "line_"+strconv.Itoa(i), l.Label)})
 	}
 	for i, pt := range r.Trend {
 		labels[i] = pt.Day.Format(time.DateOnly)

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"countersign/internal/apperr"
+	"countersign/internal/locale"
 	"countersign/internal/metrics"
 	"countersign/views"
 	"countersign/web/kit"
@@ -34,13 +35,13 @@ func (h *Handler) handleMetricsTable(c echo.Context) error {
 			continue
 		}
 		card := metricCard(r, h.Now())
-		t := views.MetricsDayTable{ID: r.ID, Name: r.Name, Period: h.periodWords(c.Request().Context(), rep.Filter), Points: card.Chart.Points,
+		t := views.MetricsDayTable{ID: r.ID, Name: metricName(r.Definition), Period: h.periodWords(c.Request().Context(), rep.Filter), Points: card.Chart.Points,
 			Today: card.Chart.Today,
 			Back:  "/metrics?" + filterQuery(rep.Filter).Encode() + "#m-" + r.ID}
 		if c.Request().Header.Get("HX-Request") == "true" {
 			return kit.Render(c, http.StatusOK, views.MetricsDayTableFragment(t))
 		}
-		return kit.Render(c, http.StatusOK, views.MetricsDayTablePage(h.Page(c, r.Name+" per day"), t))
+		return kit.Render(c, http.StatusOK, views.MetricsDayTablePage(h.Page(c, say("console.labels.metric.per_day", locale.Params{"Metric": t.Name})), t))
 	}
 	return apperr.New(apperr.NotFound, "No such metric.")
 }
@@ -55,9 +56,9 @@ func (h *Handler) sectionTable(ctx context.Context, rep metrics.Report, id strin
 	case "success-by-action":
 		t.Group = s.actions
 	case "reasons":
-		t.Name, t.NotDispatched, t.Rejections = "Requests not carried out, by reason", s.notDispatched, s.rejections
+		t.Name, t.NotDispatched, t.Rejections = say("console.labels.metric.reasons", nil), s.notDispatched, s.rejections
 	case "readiness":
-		t.Name, t.Readiness = "Stage readiness", s.readiness
+		t.Name, t.Readiness = say("console.labels.metric.readiness", nil), s.readiness
 	default:
 		return t, false
 	}

@@ -1,7 +1,6 @@
 package console
 
 import (
-	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -14,6 +13,7 @@ import (
 	"countersign/internal/apperr"
 	"countersign/internal/assistants"
 	"countersign/internal/authserver"
+	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -114,7 +114,7 @@ func (h *Handler) oauthRefused(c echo.Context, r *authserver.Refusal) error {
 		status = http.StatusForbidden
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return kit.Render(c, status, views.OAuthConsent(h.Page(c, "Connect a program"), views.OAuthConsentView{Refused: r.Err.Description}))
+	return kit.Render(c, status, views.OAuthConsent(h.Page(c, title("connect_program", nil)), views.OAuthConsentView{Refused: r.Err.Description}))
 }
 
 // renderConsent renders the consent page of p for u, chosen checked.
@@ -125,9 +125,9 @@ func (h *Handler) renderConsent(c echo.Context, status int, p authserver.Pending
 	}
 	v := views.OAuthConsentView{ClientName: p.Client.Name, RedirectHost: redirectHost(p.RedirectURI), New: p.Client.New, Errors: errs}
 	if p.Client.Document {
-		v.KnownBy = "its metadata document at " + redirectHost(p.Client.ID)
+		v.KnownBy = say("console.labels.consent.known_by.document", locale.Params{"Host": redirectHost(p.Client.ID)})
 	} else {
-		v.KnownBy = "it registered itself here on " + p.Client.CreatedAt.UTC().Format("2 January 2006")
+		v.KnownBy = say("console.labels.consent.known_by.registered", locale.Params{"Date": p.Client.CreatedAt.UTC().Format("2 January 2006")})
 	}
 	for k, vals := range p.Params {
 		for _, val := range vals {
@@ -143,22 +143,15 @@ func (h *Handler) renderConsent(c echo.Context, status int, p authserver.Pending
 		}
 		return 0
 	})
-	v.Choices = append(v.Choices, views.OAuthChoice{Value: actAsSelf, Label: "Myself, " + u.Name, Checked: chosen == actAsSelf,
-		About: "It acts as your own assistant: tasks it opens name you as accountable, its requests route by policy like any " +
-			"assistant's, and you can never approve what it proposes; another person does."})
+	v.Choices = append(v.Choices, views.OAuthChoice{Value: actAsSelf, Label: say("console.labels.consent.myself", locale.Params{"Name": u.Name}),
+		Checked: chosen == actAsSelf, About: say("console.labels.consent.myself_about", nil)})
 	for _, a := range configured {
-		g := a.Grants
-		anyone := "only for customers the business vouches for"
-		if g.AnyCustomer {
-			anyone = "for any customer"
-		}
-		v.Choices = append(v.Choices, views.OAuthChoice{Value: a.ID, Label: "Assistant " + a.Name, Checked: chosen == a.ID,
-			About: fmt.Sprintf("An admin configured it: its actions, its grants and its maxima apply (at most %d writes, %d in flight and %d a minute per task; %s).",
-				g.MaxWriteBudget, g.MaxInflightLimit, g.MaxRatePerMinute, anyone)})
+		v.Choices = append(v.Choices, views.OAuthChoice{Value: a.ID, Label: say("console.labels.consent.assistant", locale.Params{"Name": a.Name}),
+			Checked: chosen == a.ID, About: configuredAbout(a.Grants)})
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	allowFormRedirect(c, p.RedirectURI)
-	return kit.Render(c, status, views.OAuthConsent(h.Page(c, "Connect "+p.Client.Name), v))
+	return kit.Render(c, status, views.OAuthConsent(h.Page(c, title("connect_client", locale.Params{"Client": p.Client.Name})), v))
 }
 
 // cspSource is the shape of a source allowFormRedirect adds: a scheme, or

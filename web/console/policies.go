@@ -14,9 +14,11 @@ import (
 	"countersign/internal/accounts"
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
+	"countersign/internal/locale"
 	"countersign/internal/money"
 	"countersign/views"
 	"countersign/web/kit"
+	"countersign/web/layout"
 )
 
 // whatIfDays is how far back a policy what-if replays proposals.
@@ -38,7 +40,7 @@ func (h *Handler) handlePolicies(c echo.Context) error {
 	for _, p := range policies {
 		v.Policies = append(v.Policies, h.policyRow(p, names))
 	}
-	pg := h.Page(c, "Policies")
+	pg := h.Page(c, title("policies", nil))
 	return kit.Render(c, http.StatusOK, views.Policies(pg, v))
 }
 
@@ -100,7 +102,7 @@ func (h *Handler) handlePolicyChange(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	kit.SetFlash(c, fmt.Sprintf("The policy of %s/%s is now version %d; it applies to proposals from now on.", changed.System, changed.Action, changed.Version), false)
+	kit.SetFlash(c, say("console.labels.policies.changed", locale.Params{"System": changed.System, "Action": changed.Action, "Version": strconv.Itoa(int(changed.Version))}), false)
 	return kit.SeeOther(c, "/policies")
 }
 
@@ -121,17 +123,17 @@ func (h *Handler) renderPolicyForm(c echo.Context, status int, p controlplane.Po
 		v.Stages = append(v.Stages, views.Option{Value: strconv.Itoa(int(st)), Label: st.Label()})
 	}
 	for _, r := range controlplane.ApproverRoleChoices {
-		v.Deciders = append(v.Deciders, views.Option{Value: r, Label: accounts.Role(r).Label() + "s"})
+		v.Deciders = append(v.Deciders, views.Option{Value: r, Label: layout.RolesLabel(accounts.Role(r))})
 	}
 	for _, u := range users {
 		if (u.Role == accounts.Manager || u.Role == accounts.Admin) && !u.Disabled() {
-			v.Owners = append(v.Owners, views.Option{Value: strconv.FormatInt(u.ID, 10), Label: u.Name + " (" + u.Role.Label() + ")"})
+			v.Owners = append(v.Owners, views.Option{Value: strconv.FormatInt(u.ID, 10), Label: say("console.labels.role.named", locale.Params{"Name": u.Name, "Role": layout.RoleLabel(u.Role)})})
 		}
 	}
 	if today != nil {
 		v.WhatIf = whatIfView(p, *today, draft)
 	}
-	pg := h.Page(c, "Change a policy")
+	pg := h.Page(c, title("policy_change", nil))
 	return kit.Render(c, status, views.PolicyEdit(pg, v))
 }
 

@@ -126,7 +126,7 @@ func (h *Handler) handleQueue(c echo.Context) error {
 		}
 		v.FocusEmpty = v.FocusID == "" && len(v.Cards) == 0
 	}
-	p := h.Page(c, "Approval queue")
+	p := h.Page(c, title("approval_queue", nil))
 	status := http.StatusOK
 	if len(v.Errors) > 0 {
 		status = http.StatusUnprocessableEntity
@@ -209,10 +209,10 @@ func (h *Handler) cardView(ctx context.Context, card controlplane.QueueCard, u a
 		v.QuotedAt, v.QuotedAgo, v.QuotedISO = clock(card.QuotedAt), ago(now.Sub(card.QuotedAt)), card.QuotedAt.UTC().Format(time.RFC3339)
 	}
 	if v.TargetDisplay == "" {
-		v.TargetDisplay = "the same " + inv.Target.Kind
+		v.TargetDisplay = say("console.words.queue.same_target", locale.Params{"Kind": inv.Target.Kind})
 	}
 	if v.Summary == "" {
-		v.Summary = "(none given)"
+		v.Summary = say("console.words.queue.no_summary", nil)
 	}
 	if detail == cardWhole {
 		args := inv.Args.Approved
@@ -238,10 +238,11 @@ func (h *Handler) cardView(ctx context.Context, card controlplane.QueueCard, u a
 	v.MayDecide, v.Deciders = cardDeciders(p, inv.System, inv.Action, u)
 	if p != nil {
 		if p.ApprovalAboveCents != nil {
-			v.Limits = append(v.Limits, strings.ToUpper(v.Deciders[:1])+v.Deciders[1:]+" approve amounts above "+money.Format(*p.ApprovalAboveCents, inv.Quote.Currency)+".")
+			v.Limits = append(v.Limits, say("console.words.queue.limit_approval", locale.Params{
+				"Deciders": strings.ToUpper(v.Deciders[:1]) + v.Deciders[1:], "Amount": money.Format(*p.ApprovalAboveCents, inv.Quote.Currency)}))
 		}
 		if p.SecondApproverAboveCents != nil {
-			v.Limits = append(v.Limits, "Two different approvers above "+money.Format(*p.SecondApproverAboveCents, inv.Quote.Currency)+".")
+			v.Limits = append(v.Limits, say("console.words.queue.limit_second", locale.Params{"Amount": money.Format(*p.SecondApproverAboveCents, inv.Quote.Currency)}))
 			// With what already moved or is pending on the customer or
 			// object: the approval counts it too.
 			v.NeedsSecond = inv.AmountCents != nil && *inv.AmountCents+inv.ExposureCents > *p.SecondApproverAboveCents
@@ -305,13 +306,13 @@ func argText(v any) string {
 func timeLeft(d time.Duration) string {
 	switch {
 	case d <= 0:
-		return "no time: the deadline passed"
+		return say("console.words.time.left_none", nil)
 	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
+		return say("console.words.time.left_seconds", locale.Params{"S": strconv.Itoa(int(d.Seconds()))})
 	case d < time.Hour:
-		return fmt.Sprintf("%dm %02ds", int(d.Minutes()), int(d.Seconds())%60)
+		return say("console.words.time.left_minutes", locale.Params{"M": strconv.Itoa(int(d.Minutes())), "S": fmt.Sprintf("%02d", int(d.Seconds())%60)})
 	default:
-		return fmt.Sprintf("%dh %02dm", int(d.Hours()), int(d.Minutes())%60)
+		return say("console.words.time.left_hours", locale.Params{"H": strconv.Itoa(int(d.Hours())), "M": fmt.Sprintf("%02d", int(d.Minutes())%60)})
 	}
 }
 
@@ -343,9 +344,9 @@ func (h *Handler) CountQueue(c echo.Context, nav []views.NavItem) {
 	for i := range nav {
 		if nav[i].Href == "/queue" {
 			nav[i].Count = pending
-			nav[i].CountLabel = fmt.Sprintf("(%d waiting for approval)", pending)
+			nav[i].CountLabel = say("console.words.nav.queue_count", locale.Params{"N": strconv.Itoa(pending)})
 			if pending >= lists.PendingCountCap {
-				nav[i].CountLabel = "(more than " + strconv.Itoa(lists.PendingCountCap) + " waiting for approval)"
+				nav[i].CountLabel = say("console.words.nav.queue_count_more", locale.Params{"N": strconv.Itoa(lists.PendingCountCap)})
 			}
 		}
 	}
@@ -364,17 +365,19 @@ func cardIDs(cards []controlplane.QueueCard) []string {
 func staleSentences(changes []controlplane.TargetChange, kind string) []string {
 	var out []string
 	for _, ch := range changes {
-		what := "“" + ch.Title + "”"
+		// A change without a title is named by its action: one message
+		// per way of naming it, so neither is glued into the other.
+		id, p := "console.words.queue.stale.titled.", locale.Params{"Title": ch.Title, "Kind": kind, "At": clock(ch.At)}
 		if ch.Title == "" {
-			what = "Another " + strings.ReplaceAll(ch.Action, "_", " ")
+			id, p["Action"] = "console.words.queue.stale.action.", strings.ReplaceAll(ch.Action, "_", " ")
 		}
 		switch ch.State {
 		case controlplane.Completed:
-			out = append(out, fmt.Sprintf("%s completed at %s, after this quote.", what, clock(ch.At)))
+			out = append(out, say(id+"completed", p))
 		case controlplane.Dispatching:
-			out = append(out, fmt.Sprintf("%s is being sent to this %s now (since %s).", what, kind, clock(ch.At)))
+			out = append(out, say(id+"sending", p))
 		default:
-			out = append(out, fmt.Sprintf("%s was sent to this %s at %s; whether it landed is not known yet.", what, kind, clock(ch.At)))
+			out = append(out, say(id+"sent", p))
 		}
 	}
 	return out
@@ -389,16 +392,13 @@ func clock(t time.Time) string {
 func ago(d time.Duration) string {
 	switch {
 	case d < time.Minute:
-		return "just now"
+		return say("console.words.time.just_now", nil)
 	case d < time.Hour:
-		return fmt.Sprintf("%d min ago", int(d.Minutes()))
+		return say("console.words.time.minutes_ago", locale.Params{"N": strconv.Itoa(int(d.Minutes()))})
 	case d < 48*time.Hour:
 		h := int(d.Hours())
-		if h == 1 {
-			return "1 hour ago"
-		}
-		return fmt.Sprintf("%d hours ago", h)
+		return locale.ConsoleN("console.words.time.hours_ago", h, locale.Params{"N": strconv.Itoa(h)})
 	default:
-		return fmt.Sprintf("%d days ago", int(d.Hours()/24))
+		return say("console.words.time.days_ago", locale.Params{"N": strconv.Itoa(int(d.Hours() / 24))})
 	}
 }

@@ -52,7 +52,7 @@ func (h *Handler) handleQueueBulk(c echo.Context) error {
 		return apperr.New(apperr.NotFound, "None of those requests is still pending, low-risk and yours to decide.")
 	}
 	v.Conflicts = bulkConflicts(v.Cards)
-	p := h.Page(c, "Approve several requests")
+	p := h.Page(c, title("bulk", nil))
 	return kit.Render(c, http.StatusOK, views.BulkConfirm(p, v))
 }
 
@@ -103,7 +103,7 @@ func (h *Handler) handleQueueBulkApprove(c echo.Context) error {
 		picks, shown = append(picks, pick{id, int32(version), hash}), append(shown, cv)
 	}
 	if conflicts := bulkConflicts(shown); len(conflicts) > 0 && c.FormValue("confirm_conflicts") != "1" {
-		p := h.Page(c, "Approve several requests")
+		p := h.Page(c, title("bulk", nil))
 		v := views.BulkConfirmView{Cards: shown, Conflicts: conflicts, Errors: views.FieldErrors{
 			"confirm_conflicts": "Nothing was approved: some of these change the same thing. Tick the box to approve them all anyway, or go back and open them one by one."}}
 		return kit.Render(c, http.StatusUnprocessableEntity, views.BulkConfirm(p, v))
@@ -124,14 +124,7 @@ func (h *Handler) handleQueueBulkApprove(c echo.Context) error {
 		}
 		approved++
 	}
-	msg := fmt.Sprintf("Approved %d request(s).", approved)
-	if skipped > 0 {
-		msg += fmt.Sprintf(" %d changed or were decided meanwhile and were left as they are.", skipped)
-	}
-	if stepUp > 0 {
-		msg += fmt.Sprintf(" %d now need your passkey and were left out: approve each from the queue with your passkey.", stepUp)
-	}
-	kit.SetFlash(c, msg, (skipped > 0 || stepUp > 0) && approved == 0)
+	kit.SetFlash(c, bulkApprovedWords(approved, skipped, stepUp), (skipped > 0 || stepUp > 0) && approved == 0)
 	return kit.SeeOther(c, "/queue")
 }
 

@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"strings"
 
 	"countersign/internal/accounts"
 	"countersign/internal/controlplane"
@@ -20,7 +21,20 @@ func cardDeciders(p *controlplane.Policy, system, action string, u accounts.User
 	if p != nil {
 		deciders = *p
 	}
-	return deciders.MayDecide(controlplane.UserActor(u.ID, string(u.Role), u.Name)), deciders.DecidersWords()
+	return deciders.MayDecide(controlplane.UserActor(u.ID, string(u.Role), u.Name)), decidersWords(deciders)
+}
+
+// decidersWords says who may decide a policy's cards, in the console's
+// words: one message for each set of roles (console.words.deciders.<the
+// roles, in their order, joined by "_">), so no list is glued from pieces.
+func decidersWords(p controlplane.Policy) string {
+	var roles []string
+	for _, r := range controlplane.ApproverRoleChoices {
+		if p.MayDecide(controlplane.UserActor(0, r, "")) {
+			roles = append(roles, r)
+		}
+	}
+	return say("console.words.deciders."+strings.Join(roles, "_"), nil)
 }
 
 // bulkPick is what bulk approval does with a card.

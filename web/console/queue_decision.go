@@ -115,19 +115,19 @@ func (h *Handler) checkQuote(ctx context.Context, card controlplane.QueueCard, v
 		if !ok || e.Kind != apperr.Invalid {
 			// The system could not be asked: say so, and leave the decision
 			// to the agent (a changed object is still refused at dispatch).
-			v.Checked, v.CheckBad = "Could not check the quote again at "+now+"; the system did not answer.", true
+			v.Checked, v.CheckBad = say("console.words.decide.check_no_answer", locale.Params{"At": now}), true
 			break
 		}
-		v.Checked, v.CheckBad, v.Refused = "Checked again at "+now+": the system now refuses this request: "+e.Message, true, true
+		v.Checked, v.CheckBad, v.Refused = say("console.words.decide.check_refused", locale.Params{"At": now, "Message": e.Message}), true, true
 	case changed:
-		v.Checked, v.CheckBad = "Checked again at "+now+": the "+card.Target.Kind+" changed since this quote was made.", true
+		v.Checked, v.CheckBad = say("console.words.decide.check_changed", locale.Params{"At": now, "Kind": card.Target.Kind}), true
 		fv := quoteView(fresh, changedLines(card.Quote, fresh))
 		v.Fresh, v.NeedsRequote = &fv, true
 		if len(v.Card.Stale) == 0 {
-			v.Card.Stale = []string{"The " + card.Target.Kind + " changed in " + card.System + " after this quote (not through Countersign)."}
+			v.Card.Stale = []string{say("console.words.decide.changed_outside", locale.Params{"Kind": card.Target.Kind, "System": card.System})}
 		}
 	default:
-		v.Checked = "Checked again at " + now + ": the quote still holds."
+		v.Checked = say("console.words.decide.check_holds", locale.Params{"At": now})
 		v.Card.Stale = nil
 	}
 	return nil
@@ -161,28 +161,33 @@ func (h *Handler) decidedView(ctx context.Context, id string, u accounts.User) (
 	}
 	inv := card.Invocation
 	d := &views.DecidedView{ID: inv.ID, TaskID: inv.TaskID, Title: inv.Quote.Title, State: layout.StateBadge(inv.State)}
+	d.Outcome = decidedOutcome(inv, slices.Contains(card.FirstApprovers, u.ID))
+	return d, nil
+}
+
+// decidedOutcome is the sentence under a card just decided: where the
+// request stands now, approvedByMe when the viewer gave its first of two
+// approvals.
+func decidedOutcome(inv controlplane.Invocation, approvedByMe bool) string {
 	switch inv.State {
 	case controlplane.AwaitingApproval:
-		d.Outcome = "Still waiting for approval."
-		if slices.Contains(card.FirstApprovers, u.ID) {
-			d.Outcome = "Your approval is recorded. A second, different person must approve it before it can be sent."
+		if approvedByMe {
+			return say("console.words.decided.first_approval", nil)
 		}
+		return say("console.words.decided.waiting", nil)
 	case controlplane.Approved:
-		d.Outcome = "Approved. It will be sent once, within the task's limits, and checked; it is not done until then."
+		return say("console.words.decided.approved", nil)
 	case controlplane.Dispatching:
-		d.Outcome = "Approved, and being sent now."
+		return say("console.words.decided.sending", nil)
 	case controlplane.Completed:
-		d.Outcome = "Approved, sent and verified."
+		return say("console.words.decided.completed", nil)
 	case controlplane.Rejected:
 		if q, ok := controlplane.IsQuestion(inv.DecisionReason); ok {
-			d.Outcome = "Sent back to the assistant with your question: “" + q + "”"
-		} else {
-			d.Outcome = "Rejected. The assistant and the customer read: “" + inv.DecisionReason + "”"
+			return say("console.words.decided.sent_back", locale.Params{"Question": q})
 		}
-	default:
-		d.Outcome = "This request is now " + inv.State.Label() + "."
+		return say("console.words.decided.rejected", locale.Params{"Reason": inv.DecisionReason})
 	}
-	return d, nil
+	return say("console.words.decided.other", locale.Params{"State": layout.StateLabel(inv.State)})
 }
 
 // decisionFailed answers a refused decision. Without htmx the error page

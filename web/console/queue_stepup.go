@@ -14,6 +14,7 @@ import (
 	"countersign/internal/accounts"
 	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
+	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -65,7 +66,7 @@ func (h *Handler) handleQueueStepUp(c echo.Context) error {
 		}
 		v.NoPasskey = len(keys) == 0
 	}
-	return kit.Render(c, http.StatusOK, views.StepUp(h.Page(c, "Approve with your passkey: "+card.Quote.Title), v))
+	return kit.Render(c, http.StatusOK, views.StepUp(h.Page(c, title("step_up", locale.Params{"Title": card.Quote.Title})), v))
 }
 
 // stepUpAnswer is what static/passkey.js posts from a step-up page: the

@@ -95,7 +95,7 @@ func (h *Handler) renderSignIn(c echo.Context, status int, form views.SignInForm
 		form.SSOName = h.cfg.SSO.Name()
 		form.StaffUseSSO = h.cfg.StaffPasswordsOff
 	}
-	p := h.Page(c, "Sign in")
+	p := h.Page(c, title("sign_in", nil))
 	p.CSRF, p.Narrow, p.Flash = csrf, true, flash
 	// A customer on the way to their requests signs in on the business's
 	// page, not the console's.

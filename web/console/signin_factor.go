@@ -214,18 +214,18 @@ func (h *Handler) signIn(c echo.Context, u accounts.User, by string) error {
 }
 
 func (h *Handler) renderFactor(c echo.Context, status int, v views.SignInFactorView) error {
-	p := h.Page(c, "Second factor")
+	p := h.Page(c, title("second_factor", nil))
 	p.Narrow = true
 	return kit.Render(c, status, views.SignInFactor(p, v))
 }
 
 func (h *Handler) renderEnrol(c echo.Context, status int, v views.FactorEnrolView) error {
-	p := h.Page(c, "Set up an authenticator app")
+	p := h.Page(c, title("enrol_app", nil))
 	p.Narrow = true
 	return kit.Render(c, status, views.FactorEnrol(p, v))
 }
 
 func (h *Handler) renderRecoveryCodes(c echo.Context, codes []string, next string) error {
-	p := h.Page(c, "Your recovery codes")
+	p := h.Page(c, title("recovery_codes", nil))
 	return kit.Render(c, http.StatusOK, views.RecoveryCodes(p, views.RecoveryCodesView{Codes: codes, Next: next}))
 }

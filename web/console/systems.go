@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"countersign/internal/adapter"
+	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -21,11 +22,11 @@ func (h *Handler) handleSystems(c echo.Context) error {
 			sv.Title = titled.Title()
 		}
 		for _, a := range sys.Actions() {
-			stage := "no policy"
+			stage := say("console.labels.systems.no_policy", nil)
 			if p, err := h.cfg.Control.Policy(ctx, sys.Name(), a.Name); err == nil {
-				stage = "stage " + itoa(int(p.Stage))
+				stage = say("console.labels.systems.stage", locale.Params{"N": itoa(int(p.Stage))})
 				if !p.Enabled {
-					stage = "switched off"
+					stage = say("console.labels.systems.off", nil)
 				}
 			}
 			sv.Actions = append(sv.Actions, views.ActionView{Name: a.Name, Title: a.Title, Description: a.Description,
@@ -38,7 +39,7 @@ func (h *Handler) handleSystems(c echo.Context) error {
 		}
 		v.Systems = append(v.Systems, sv)
 	}
-	p := h.Page(c, "Connected systems")
+	p := h.Page(c, title("systems", nil))
 	return kit.Render(c, http.StatusOK, views.Systems(p, v))
 }
 

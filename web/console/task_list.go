@@ -12,19 +12,15 @@ import (
 
 	"countersign/internal/controlplane"
 	"countersign/internal/lists"
+	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
 )
 
 // taskNeeds are the task list's "needs" filters, in the order shown.
-var taskNeeds = []struct{ value, label string }{
-	{"person", "Needs a person"},
-	{"unverified", "Result to check"},
-	{"approval", "Awaiting approval"},
-	{"paused", "Paused"},
-	{"handoff", "Hand-offs waiting"},
-	{"mine", "Mine"},
-	{"all", "All tasks"},
+// Each is named by console.words.tasks.need.<value>.
+var taskNeeds = []struct{ value string }{
+	{"person"}, {"unverified"}, {"approval"}, {"paused"}, {"handoff"}, {"mine"}, {"all"},
 }
 
 // taskNeed is the list's "needs" filter from the query: need=…, with
@@ -91,34 +87,37 @@ func (h *Handler) handleTasks(c echo.Context) error {
 		if n.value == "handoff" {
 			to = "/handoffs?status=waiting"
 		}
-		v.Needs = append(v.Needs, views.FilterLink{Label: n.label, Count: thousands(counts[n.value]), URL: to,
+		label := say("console.words.tasks.need."+n.value, nil)
+		v.Needs = append(v.Needs, views.FilterLink{Label: label, Count: thousands(counts[n.value]), URL: to,
 			Current: n.value == need, TestID: "need-" + n.value})
 		if n.value == need {
-			v.Showing = n.label
+			v.Showing = label
 		}
 	}
 	for _, st := range []struct {
-		value, label string
-		n            int64
-	}{{"active", "Active", k.Active}, {"paused", "Paused", k.PausedState}, {"cancelled", "Cancelled", k.Cancelled}, {"closed", "Closed", k.Closed}} {
-		v.States = append(v.States, views.FilterOption{Value: st.value, Label: fmt.Sprintf("%s (%s)", st.label, thousands(st.n)), Selected: st.value == f.State})
+		value string
+		n     int64
+	}{{"active", k.Active}, {"paused", k.PausedState}, {"cancelled", k.Cancelled}, {"closed", k.Closed}} {
+		v.States = append(v.States, views.FilterOption{Value: st.value, Selected: st.value == f.State,
+			Label: say("console.words.tasks.state."+st.value, locale.Params{"N": thousands(st.n)})})
 	}
 	for _, a := range sortedKeys(k.Actions) {
-		v.Actions = append(v.Actions, views.FilterOption{Value: a, Label: fmt.Sprintf("%s (%s)", h.actionName(a), thousands(k.Actions[a])), Selected: a == f.Action})
+		v.Actions = append(v.Actions, views.FilterOption{Value: a, Selected: a == f.Action,
+			Label: say("console.words.tasks.action", locale.Params{"Action": h.actionName(a), "N": thousands(k.Actions[a])})})
 	}
 	for _, t := range page.Items {
 		r := taskRow(t)
 		r.Title = subjectWords(h.requestTitle(t.FirstTitle, t.FirstAction, t.FirstTarget, ""), t.Requests)
 		v.Tasks = append(v.Tasks, r)
 	}
-	v.Pager = pagerView(k.Before, len(page.Items), k.Total, "task", "tasks")
+	v.Pager = pagerView(k.Before, len(page.Items), k.Total, "tasks")
 	if page.Next != nil {
 		v.Pager.NextURL = link(need, fmt.Sprintf("%d.%d.%s", page.Next.Rank, page.Next.UpdatedAt.UnixMicro(), page.Next.ID))
 	}
 	if f.After != nil {
 		v.Pager.FirstURL = link(need, "")
 	}
-	p := h.Page(c, "Tasks")
+	p := h.Page(c, title("tasks", nil))
 	return kit.Render(c, http.StatusOK, views.Tasks(p, v))
 }
 
@@ -128,37 +127,39 @@ func taskRow(t lists.TaskItem) views.TaskRow {
 		NeedsPerson: t.NeedsPerson, Mine: t.Mine, BudgetLeft: t.BudgetLeft(), WriteBudget: t.WriteBudget,
 		Updated: t.UpdatedAt.UTC().Format("Jan 2 15:04 UTC")}
 	if t.Unverified > 0 {
-		r.Needs = append(r.Needs, views.Plural(int64(t.Unverified), "result needs checking", "results need checking"))
+		r.Needs = append(r.Needs, sayN("console.words.tasks.row.unverified", int64(t.Unverified), nil))
 	}
 	if t.AwaitingApproval > 0 {
-		r.Needs = append(r.Needs, views.Plural(int64(t.AwaitingApproval), "request awaits approval", "requests await approval"))
+		r.Needs = append(r.Needs, sayN("console.words.tasks.row.approval", int64(t.AwaitingApproval), nil))
 	}
 	if t.State == controlplane.TaskPaused {
-		r.Needs = append(r.Needs, "paused: resume or cancel it")
+		r.Needs = append(r.Needs, say("console.words.tasks.row.paused", nil))
 	}
 	if t.HandoffsWaiting > 0 {
-		r.Needs = append(r.Needs, views.Plural(int64(t.HandoffsWaiting), "hand-off nobody has taken", "hand-offs nobody has taken"))
+		r.Needs = append(r.Needs, sayN("console.words.tasks.row.handoffs", int64(t.HandoffsWaiting), nil))
 	}
 	if t.AwaitingCustomer > 0 {
-		r.Waiting = "Waiting for the customer to confirm " + views.Plural(int64(t.AwaitingCustomer), "request", "requests") + "."
+		r.Waiting = sayN("console.words.tasks.row.customer", int64(t.AwaitingCustomer), nil)
 	}
 	return r
 }
 
-// pagerView words a page's place in its list: "Showing 51–100 of 1,234
-// tasks", "1 task", "No tasks".
-func pagerView(before int64, n int, total int64, one, many string) views.Pager {
+// pagerView words a page's place in its list of what ("tasks" or
+// "conversations", console.words.pager.<what>.*): "Showing 51–100 of
+// 1,234 tasks.", "Showing the only task.", "No tasks.".
+func pagerView(before int64, n int, total int64, what string) views.Pager {
+	id := "console.words.pager." + what + "."
 	switch {
 	case total == 0:
-		return views.Pager{Showing: "No " + many + "."}
+		return views.Pager{Showing: say(id+"none", nil)}
 	case n == 0:
-		return views.Pager{Showing: fmt.Sprintf("Nothing more: %s in all.", views.Plural(total, one, many))}
+		return views.Pager{Showing: sayN(id+"rest", total, nil)}
 	case total == 1:
-		return views.Pager{Showing: "Showing the only " + one + "."}
+		return views.Pager{Showing: say(id+"only", nil)}
 	case before == 0 && int64(n) == total:
-		return views.Pager{Showing: fmt.Sprintf("Showing all %s.", views.Plural(total, one, many))}
+		return views.Pager{Showing: sayN(id+"all", total, nil)}
 	}
-	return views.Pager{Showing: fmt.Sprintf("Showing %s–%s of %s.", thousands(before+1), thousands(before+int64(n)), views.Plural(total, one, many))}
+	return views.Pager{Showing: sayN(id+"range", total, locale.Params{"From": thousands(before + 1), "To": thousands(before + int64(n))})}
 }
 
 // parseTaskCursor reads after=rank.unixmicro.id; anything else is the first page.

@@ -6,6 +6,7 @@ import (
 
 	"countersign/internal/adapter"
 	"countersign/internal/controlplane"
+	"countersign/internal/locale"
 	"countersign/internal/money"
 	"countersign/views"
 )
@@ -58,7 +59,7 @@ func recordedTitle(e controlplane.Event) string {
 			return strings.TrimSuffix(t, ".")
 		}
 		if a, target := str("action"), str("target"); a != "" && target != "" {
-			return actionWords(a) + " on " + target
+			return say("console.timeline.untitled", locale.Params{"Action": actionWords(a), "Target": target})
 		}
 	case controlplane.EventInvocationEdited:
 		if q, ok := recordedQuote(e.Data["quote_after"]); ok && q.Title != "" {
@@ -93,7 +94,7 @@ func editWords(e controlplane.Event) string {
 	var was, now string
 	if before.AmountCents != nil && after.AmountCents != nil && *before.AmountCents != *after.AmountCents {
 		was, now = money.Format(*before.AmountCents, before.Currency), money.Format(*after.AmountCents, after.Currency)
-		parts = append(parts, "Amount "+was+" → "+now)
+		parts = append(parts, say("console.timeline.edit.amount", locale.Params{"Was": was, "Now": now}))
 	}
 	old := map[string]string{}
 	for _, l := range before.Lines {
@@ -105,9 +106,9 @@ func editWords(e controlplane.Event) string {
 		if !ok || o == l.To || (o == was && l.To == now) {
 			continue
 		}
-		parts = append(parts, l.Label+" "+o+" → "+l.To)
+		parts = append(parts, say("console.timeline.edit.line", locale.Params{"Label": l.Label, "Was": o, "Now": l.To}))
 	}
-	return strings.Join(parts, "; ")
+	return strings.Join(parts, say("console.timeline.edit.separator", nil))
 }
 
 // refusalWords says who refused a proposal and what followed, from what
@@ -121,28 +122,27 @@ func refusalWords(e controlplane.Event) string {
 	if target == "" {
 		target = str("target_id")
 	}
-	what := "a proposal by " + actorWords(e) + " to " + strings.ToLower(actionWords(str("action")))
-	blockedWhat := "its target"
+	p := locale.Params{"Actor": actorWords(e), "Action": strings.ToLower(actionWords(str("action"))), "Target": target}
+	proposal := say("console.timeline.proposal", p)
 	// History imported without the target names none: say so rather
 	// than "on :".
-	if target != "" {
-		what += " on " + target
-		blockedWhat = target
-	} else {
-		what += " (its target was not recorded)"
+	if target == "" {
+		proposal = say("console.timeline.proposal_untargeted", p)
+		target = say("console.timeline.its_target", nil)
 	}
 	if e.Action == controlplane.EventProposalBlockedAfterRefusal {
-		return "Countersign refused " + what + ": " + blockedWhat + " is blocked after an earlier refusal, until a person lifts the block."
+		return say("console.timeline.blocked_after_refusal", locale.Params{"Proposal": proposal, "Target": target})
 	}
-	s := systemWords(str("system")) + " refused " + what
+	id := "console.timeline.refused"
+	q := locale.Params{"System": systemWords(str("system")), "Proposal": proposal}
 	if m := strings.TrimSuffix(str("message"), "."); m != "" {
-		s += ": " + m
+		id += "_why"
+		q["Why"] = m
 	}
-	s += "."
 	if blocked, _ := e.Data["blocked"].(bool); blocked {
-		s += " The target is blocked for this customer, in all their tasks, until a person lifts the block."
+		id += "_blocked"
 	}
-	return s
+	return say(id, q)
 }
 
 // namesItsActor lists the events whose sentence says who acted itself:

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"countersign/internal/accounts"
 	"countersign/internal/adapter"
 	"countersign/internal/controlplane"
+	"countersign/internal/locale"
 	"countersign/internal/money"
 	"countersign/views"
 	"countersign/web/kit"
@@ -77,7 +79,7 @@ func (h *Handler) handleTaskLive(c echo.Context) error {
 	if c.QueryParam("mark") == live.Mark {
 		return c.NoContent(http.StatusNoContent)
 	}
-	p := h.Page(c, "Task "+live.ID)
+	p := h.Page(c, title("task", locale.Params{"ID": live.ID}))
 	return kit.Render(c, http.StatusOK, views.TaskLive(p, live))
 }
 
@@ -133,26 +135,23 @@ func (h *Handler) taskLive(ctx context.Context, id string) (views.TaskLiveView, 
 // paused, and how many earlier requests still need checking, because a pause
 // stops new permits, not work already sent.
 func pausedNotice(unverified int) string {
-	switch unverified {
-	case 0:
-		return "Further dispatch is paused."
-	case 1:
-		return "Further dispatch is paused. One earlier request still needs checking."
-	default:
-		return fmt.Sprintf("Further dispatch is paused. %d earlier requests still need checking.", unverified)
+	if unverified == 0 {
+		return say("console.words.task.paused", nil)
 	}
+	// The count is written as it always was, without separators.
+	return locale.ConsoleN("console.words.task.paused_unverified", unverified, locale.Params{"N": strconv.Itoa(unverified)})
 }
 
 func taskBadge(st controlplane.TaskState) views.StateBadgeView {
 	switch st {
 	case controlplane.TaskActive:
-		return views.StateBadgeView{Label: "Active", Tone: "info"}
+		return views.StateBadgeView{Label: say("console.words.task.badge.active", nil), Tone: "info"}
 	case controlplane.TaskPaused:
-		return views.StateBadgeView{Label: "Paused", Tone: "warn"}
+		return views.StateBadgeView{Label: say("console.words.task.badge.paused", nil), Tone: "warn"}
 	case controlplane.TaskCancelled:
-		return views.StateBadgeView{Label: "Cancelled", Tone: "bad"}
+		return views.StateBadgeView{Label: say("console.words.task.badge.cancelled", nil), Tone: "bad"}
 	}
-	return views.StateBadgeView{Label: "Closed", Tone: "idle"}
+	return views.StateBadgeView{Label: say("console.words.task.badge.closed", nil), Tone: "idle"}
 }
 
 // taskSubject titles a task by what it is about: its first request in
@@ -171,11 +170,11 @@ func (h *Handler) taskSubject(invs []controlplane.Invocation) string {
 func subjectWords(first string, requests int) string {
 	switch {
 	case requests == 0 || first == "":
-		return "No request yet"
+		return say("console.words.task.subject_none", nil)
 	case requests == 1:
 		return first
 	}
-	return first + " and " + views.Plural(int64(requests-1), "more request", "more requests")
+	return sayN("console.words.task.subject_more", int64(requests-1), locale.Params{"First": first})
 }
 
 // requestTitle names a request by its quote's title or, where the quote
@@ -184,13 +183,19 @@ func (h *Handler) requestTitle(quoteTitle, action, display, targetID string) str
 	if quoteTitle != "" {
 		return quoteTitle
 	}
+	return requestWords(h.actionName(action), display, targetID)
+}
+
+// requestWords names a request by its action (in words) and its object:
+// what it displays, else its id; by its action alone when it has none.
+func requestWords(action, display, targetID string) string {
 	if display == "" {
 		display = targetID
 	}
 	if display == "" {
-		return h.actionName(action)
+		return action
 	}
-	return h.actionName(action) + ": " + display
+	return say("console.timeline.request_on", locale.Params{"Action": action, "Target": display})
 }
 
 // invocationRow is one request of the task page. A request loaded from
@@ -222,7 +227,7 @@ func (h *Handler) invocationRow(inv controlplane.Invocation) (r views.Invocation
 		// Who ended it, not only why: a customer's decline reads as theirs.
 		switch q, ok := controlplane.IsQuestion(inv.DecisionReason); {
 		case ok:
-			r.Why = "Sent back to the assistant: " + q
+			r.Why = say("console.words.row.sent_back", locale.Params{"Question": q})
 		case inv.Reason().Code == controlplane.ReasonRejectedByAgent:
 			r.Why = inv.DecisionReason
 		default:
@@ -233,13 +238,13 @@ func (h *Handler) invocationRow(inv controlplane.Invocation) (r views.Invocation
 			r.Why = inv.Error.Message
 		}
 	case controlplane.Unverified:
-		r.Why = "The system did not confirm the result; nothing was re-sent."
+		r.Why = say("console.words.row.unverified", nil)
 	case controlplane.Completed, controlplane.Reversed:
 		if inv.Result != nil {
 			r.Reference = inv.Result.Reference
 		}
 	case controlplane.Expired:
-		r.Why = "Nobody decided before the deadline."
+		r.Why = say("console.words.row.expired", nil)
 	}
 	return r
 }
@@ -251,29 +256,29 @@ func (h *Handler) invocationRow(inv controlplane.Invocation) (r views.Invocation
 func rowFallback(st controlplane.State) string {
 	switch st {
 	case controlplane.Completed:
-		return "Verified; its reference was not recorded."
+		return say("console.words.row.completed", nil)
 	case controlplane.Reversed:
-		return "Reversed; its reference was not recorded."
+		return say("console.words.row.reversed", nil)
 	case controlplane.Failed:
-		return "Failed; the system's error was not recorded."
+		return say("console.words.row.failed", nil)
 	case controlplane.Rejected, controlplane.NotDispatched:
-		return "The reason was not recorded."
+		return say("console.words.row.not_recorded", nil)
 	case controlplane.AwaitingApproval:
-		return "Waiting for a support agent."
+		return say("console.words.row.awaiting_approval", nil)
 	case controlplane.AwaitingConfirmation:
-		return "Waiting for the customer to confirm."
+		return say("console.words.row.awaiting_confirmation", nil)
 	case controlplane.Proposed:
-		return "Checking it with the system."
+		return say("console.words.row.proposed", nil)
 	case controlplane.Approved:
-		return "Approved; not sent yet."
+		return say("console.words.row.approved", nil)
 	case controlplane.Dispatching:
-		return "Being sent now."
+		return say("console.words.row.dispatching", nil)
 	case controlplane.Unverified:
-		return "The system did not confirm the result; nothing was re-sent."
+		return say("console.words.row.unverified", nil)
 	case controlplane.Expired:
-		return "Nobody decided before the deadline."
+		return say("console.words.row.expired", nil)
 	}
-	return "Not recorded."
+	return say("console.words.row.unknown", nil)
 }
 
 // timelineRow writes an event as a sentence about the request it concerns
@@ -287,7 +292,7 @@ func timelineRow(e controlplane.Event, titles map[string]string, previous string
 	} else if e.InvocationID != "" {
 		subject = titles[e.InvocationID]
 		if subject == "" {
-			subject = "request " + e.InvocationID
+			subject = say("console.timeline.request_id", locale.Params{"ID": e.InvocationID})
 		}
 	}
 	sentence := eventSentence(e, subject)
@@ -327,27 +332,29 @@ func inspectView(in controlplane.Inspection, actionName func(string) string) vie
 	v.Evidence, v.Outlook = evidenceWords(in)
 	system := systemWords(inv.System)
 	for _, e := range in.Lookup.Effects {
-		line := fmt.Sprintf("%s recorded: %s on %s at %s", system, effectWords(e.Kind), e.Object, e.At.UTC().Format("Jan 2 15:04:05 UTC"))
+		p := locale.Params{"System": system, "What": effectWords(e.Kind), "Object": e.Object, "At": e.At.UTC().Format("Jan 2 15:04:05 UTC")}
 		if e.AmountCents != nil {
-			line += ", " + money.Format(*e.AmountCents, effectCurrency(e, inv.Quote.Currency))
+			p["Amount"] = money.Format(*e.AmountCents, effectCurrency(e, inv.Quote.Currency))
+			v.Effects = append(v.Effects, say("console.timeline.evidence.recorded_amount", p))
+			continue
 		}
-		v.Effects = append(v.Effects, line)
+		v.Effects = append(v.Effects, say("console.timeline.evidence.recorded", p))
 	}
 	ledger := "—"
 	if in.Asked && in.LookupErr == nil {
-		ledger = "not found"
+		ledger = say("console.timeline.tech.ledger_not_found", nil)
 		if in.Lookup.Found {
 			ledger = in.Lookup.LedgerState
 		}
 	}
 	v.Tech = []views.ArgField{
-		{Key: "action", Label: "Action", Value: inv.System + "/" + inv.Action},
-		{Key: "id", Label: "Request id", Value: inv.ID},
-		{Key: "key", Label: "Idempotency key", Value: inv.IdempotencyKey},
-		{Key: "ledger", Label: "Request ledger state", Value: ledger},
+		{Key: "action", Label: say("console.timeline.tech.action", nil), Value: inv.System + "/" + inv.Action},
+		{Key: "id", Label: say("console.timeline.tech.id", nil), Value: inv.ID},
+		{Key: "key", Label: say("console.timeline.tech.key", nil), Value: inv.IdempotencyKey},
+		{Key: "ledger", Label: say("console.timeline.tech.ledger", nil), Value: ledger},
 	}
 	if len(inv.ArgsHash) > 0 {
-		v.Tech = append(v.Tech, views.ArgField{Key: "hash", Label: "Arguments hash", Value: hex.EncodeToString(inv.ArgsHash)})
+		v.Tech = append(v.Tech, views.ArgField{Key: "hash", Label: say("console.timeline.tech.hash", nil), Value: hex.EncodeToString(inv.ArgsHash)})
 	}
 	return v
 }
@@ -382,9 +389,9 @@ func compareArgs(proposed, approved, sent json.RawMessage, currency string) []vi
 // systemWords names a business system in a sentence: "shop" → "The shop".
 func systemWords(system string) string {
 	if system == "" {
-		return "The system"
+		return say("console.timeline.system_unnamed", nil)
 	}
-	return "The " + strings.ToLower(humanize(system))
+	return say("console.timeline.system", locale.Params{"System": strings.ToLower(humanize(system))})
 }
 
 // evidenceWords compares what the business system and the request ledger
@@ -395,60 +402,57 @@ func evidenceWords(in controlplane.Inspection) (evidence, outlook string) {
 	inv := in.Invocation
 	system := systemWords(inv.System)
 	if !in.Asked {
-		return "This request never got a dispatch permit, so it never left Countersign: " + strings.ToLower(system[:1]) + system[1:] + " was not asked.",
-			"There is nothing to reconcile."
+		return say("console.timeline.evidence.not_asked", locale.Params{"System": kit.LowerFirst(system)}),
+			say("console.timeline.evidence.not_asked_outlook", nil)
 	}
 	if in.LookupErr != nil {
-		return system + " could not be asked just now (" + in.LookupErr.Error() + ").",
-			"Nothing is decided: open this again later, or check with the system's owner."
+		return say("console.timeline.evidence.lookup_failed", locale.Params{"System": system, "Error": in.LookupErr.Error()}),
+			say("console.timeline.evidence.lookup_failed_outlook", nil)
 	}
 	look := in.Lookup
 	var parts []string
 	for _, e := range look.Effects {
-		what := effectWords(e.Kind)
-		if noun, verb, ok := strings.Cut(what, " "); ok {
-			what = noun + " " + verb
-		}
-		when := e.At.UTC().Format("15:04 UTC")
+		p := locale.Params{"What": effectWords(e.Kind), "When": e.At.UTC().Format("15:04 UTC"), "Object": e.Object}
 		switch {
 		case e.AmountCents != nil && inv.Quote.AmountCents != nil && *e.AmountCents == *inv.Quote.AmountCents &&
 			strings.EqualFold(effectCurrency(e, inv.Quote.Currency), inv.Quote.Currency):
-			parts = append(parts, fmt.Sprintf("a matching %s %s at %s on %s with this request's key",
-				money.Format(*e.AmountCents, inv.Quote.Currency), what, when, e.Object))
+			p["Amount"] = money.Format(*e.AmountCents, inv.Quote.Currency)
+			parts = append(parts, say("console.timeline.evidence.effect_matching", p))
 		case e.AmountCents != nil && inv.Quote.AmountCents != nil:
-			parts = append(parts, fmt.Sprintf("a %s of %s at %s on %s with this request's key, but this request is for %s",
-				what, money.Format(*e.AmountCents, effectCurrency(e, inv.Quote.Currency)), when, e.Object, money.Format(*inv.Quote.AmountCents, inv.Quote.Currency)))
+			p["Amount"] = money.Format(*e.AmountCents, effectCurrency(e, inv.Quote.Currency))
+			p["Quoted"] = money.Format(*inv.Quote.AmountCents, inv.Quote.Currency)
+			parts = append(parts, say("console.timeline.evidence.effect_other_amount", p))
 		default:
-			parts = append(parts, fmt.Sprintf("a %s at %s on %s with this request's key", what, when, e.Object))
+			parts = append(parts, say("console.timeline.evidence.effect", p))
 		}
 	}
-	ledger := ""
+	ledger := "console.timeline.evidence.ledger_unknown"
 	switch {
 	case !look.Found:
-		ledger = "Countersign's request record has no entry for this key"
+		ledger = "console.timeline.evidence.ledger_none"
 	case look.LedgerState == "applied":
-		ledger = "Countersign's request record says the system applied it"
+		ledger = "console.timeline.evidence.ledger_applied"
 	case look.LedgerState == "refused":
-		ledger = "Countersign's request record says the system refused it"
+		ledger = "console.timeline.evidence.ledger_refused"
 	case look.LedgerState == "sending":
-		ledger = "Countersign's request record says it was being sent when the answer was lost"
-	default:
-		ledger = "Countersign's request record does not know how it ended"
+		ledger = "console.timeline.evidence.ledger_sending"
 	}
+	p := locale.Params{"System": system, "Ledger": say(ledger, nil)}
 	if len(parts) > 0 {
-		evidence = system + " shows " + strings.Join(parts, "; and ") + ". " + ledger + "."
+		p["Effects"] = strings.Join(parts, say("console.timeline.evidence.effect_separator", nil))
+		evidence = say("console.timeline.evidence.shows", p)
 	} else {
-		evidence = system + " shows no change carrying this request's key. " + ledger + ". A missing record is not proof that nothing happened."
+		evidence = say("console.timeline.evidence.shows_nothing", p)
 	}
 	switch {
 	case inv.State != controlplane.Unverified:
-		outlook = "This request is " + strings.ToLower(inv.State.Label()) + "; there is nothing to reconcile."
+		outlook = say("console.timeline.evidence.outlook_settled", locale.Params{"State": stateWords(inv.State)})
 	case look.Result != nil:
-		outlook = "Reconcile will read the object back and mark it completed if the change is there."
+		outlook = say("console.timeline.evidence.outlook_completes", nil)
 	case look.LedgerState == "refused" && look.Error != nil && look.Error.Outcome != adapter.Unknown && len(look.Effects) == 0:
-		outlook = "Reconcile will mark it failed: " + look.Error.Message
+		outlook = say("console.timeline.evidence.outlook_fails", locale.Params{"Message": look.Error.Message})
 	default:
-		outlook = "Reconcile will leave it as “Result needs checking”: this evidence does not settle it. Check with the system's owner."
+		outlook = say("console.timeline.evidence.outlook_stays", nil)
 	}
 	return evidence, outlook
 }

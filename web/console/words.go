@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"countersign/internal/controlplane"
+	"countersign/internal/locale"
 	"countersign/internal/money"
 	"countersign/views"
 	"countersign/web/kit"
@@ -51,20 +52,8 @@ func actionWords(action string) string {
 // intentWords says what the customer wanted, as the assistant judged it.
 func intentWords(intent string) string {
 	switch intent {
-	case "informational":
-		return "A question"
-	case "diagnostic":
-		return "A problem to diagnose"
-	case "navigational":
-		return "Looking for something"
-	case "transactional_low":
-		return "A low-risk change"
-	case "transactional_high":
-		return "A high-risk change"
-	case "ambiguous":
-		return "Unclear what the customer wants"
-	case "out_of_scope":
-		return "Outside what the assistant handles"
+	case "informational", "diagnostic", "navigational", "transactional_low", "transactional_high", "ambiguous", "out_of_scope":
+		return say("console.words.intent."+intent, nil)
 	}
 	return humanize(intent)
 }
@@ -139,7 +128,7 @@ func (f *fieldMemo) put(key string, v []views.ArgField) {
 func decodeArgFields(raw json.RawMessage, currency string) []views.ArgField {
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return []views.ArgField{{Label: "Arguments", Value: string(raw)}}
+		return []views.ArgField{{Label: say("console.timeline.arg.arguments", nil), Value: string(raw)}}
 	}
 	var out []views.ArgField
 	var walk func(prefix string, m map[string]any)
@@ -172,9 +161,9 @@ func argValueWords(name string, v any, currency string) string {
 		return x
 	case bool:
 		if x {
-			return "Yes"
+			return say("console.timeline.arg.yes", nil)
 		}
-		return "No"
+		return say("console.timeline.arg.no", nil)
 	case nil:
 		return "—"
 	case []any:
@@ -203,172 +192,190 @@ func actorWords(e controlplane.Event) string {
 		if name != "" {
 			return name
 		}
-		return "A support agent"
+		return say("console.words.actor.user", nil)
 	case controlplane.ActorAssistant:
 		if name != "" {
-			return name + " (assistant)"
+			return say("console.words.actor.assistant_named", locale.Params{"Name": name})
 		}
-		return "The assistant"
+		return say("console.words.actor.assistant", nil)
 	case controlplane.ActorCustomer:
-		return "The customer"
+		return say("console.words.actor.customer", nil)
 	case controlplane.ActorPolicy:
-		return "The policy"
+		return say("console.words.actor.policy", nil)
 	case controlplane.ActorSystem:
-		return "Countersign"
+		return say("console.words.actor.system", nil)
 	}
 	return humanize(string(e.ActorKind))
 }
 
 // eventSentence says what an event did, in words, about the request titled
 // subject (empty for a task event; "it" when the event before was about the
-// same request). It never shows hashes or raw data.
+// same request). It never shows hashes or raw data. Each sentence is one
+// console.timeline.* message; one with a reason the event recorded is its
+// own message (…_why), so a sentence is never glued around its reason.
 func eventSentence(e controlplane.Event, subject string) string {
 	str := func(k string) string { s, _ := e.Data[k].(string); return strings.TrimSpace(s) }
-	about := ""
-	switch subject {
-	case "":
-	case "it":
-		about = " it"
-	default:
-		about = " “" + subject + "”"
+	request := say("console.timeline.request_it", nil)
+	if subject != "" && subject != "it" {
+		request = say("console.timeline.request", locale.Params{"Title": subject})
 	}
-	with := func(s, extra string) string {
-		extra = strings.TrimSuffix(extra, ".")
-		if extra == "" {
-			return s + "."
+	// said is the sentence id, or its …_why form when the event recorded
+	// a reason, with the request and the reason as parameters.
+	said := func(id, why string, p locale.Params) string {
+		q := locale.Params{"Request": request}
+		for k, v := range p {
+			q[k] = v
 		}
-		return s + ": " + extra + "."
+		if why = strings.TrimSuffix(why, "."); why != "" {
+			id += "_why"
+			q["Why"] = why
+		}
+		return say(id, q)
 	}
 	switch e.Action {
 	case controlplane.EventTaskCreated:
-		return "opened the task."
+		return say("console.words.event.task_created", nil)
 	case controlplane.EventTaskPaused:
-		s := "paused the task" + readIn(e) + ": no request of it gets a permit until it is resumed"
-		if n := lenList(e.Data["not_dispatched"]); n > 0 {
-			s += "; " + views.Plural(int64(n), "approved request", "approved requests") + " will not be sent"
-		}
-		return s + "."
+		return say("console.timeline.task_paused", locale.Params{"ReadIn": readIn(e), "NotSent": countClause("console.timeline.clause.not_sent", e.Data["not_dispatched"])})
 	case controlplane.EventTaskActive:
-		return "resumed the task; nothing was replayed."
+		return say("console.words.event.task_resumed", nil)
 	case controlplane.EventTaskCancelled:
-		s := "cancelled the task; nothing was undone"
-		if n := lenList(e.Data["not_dispatched"]); n > 0 {
-			s += "; " + views.Plural(int64(n), "approved request", "approved requests") + " will not be sent"
-		}
-		if n := lenList(e.Data[controlplane.DataWithdrawnIDs]); n > 0 {
-			s += "; " + views.Plural(int64(n), "request waiting for a decision was", "requests waiting for a decision were") + " withdrawn"
-		}
-		return s + "."
+		return say("console.timeline.task_cancelled", locale.Params{"NotSent": countClause("console.timeline.clause.not_sent", e.Data["not_dispatched"]),
+			"Withdrawn": countClause("console.timeline.clause.withdrawn", e.Data[controlplane.DataWithdrawnIDs])})
 	case controlplane.EventTaskClosed:
-		return "closed the task."
+		return say("console.words.event.task_closed", nil)
 	case controlplane.EventInvocationProposed:
-		return "proposed" + about + "."
+		return said("console.timeline.proposed", "", nil)
 	case controlplane.EventInvocationSummaryDisagreed:
-		return with("noted that the assistant's summary disagrees with the quote; the quote is what was shown", quoted(str("summary")))
+		// The summary is quoted as it was written, its full stop and all.
+		if summary := str("summary"); summary != "" {
+			return say("console.timeline.summary_disagreed_why", locale.Params{"Why": summary})
+		}
+		return say("console.timeline.summary_disagreed", nil)
 	case controlplane.EventInvocationAwaitingApproval:
 		reason := str("reason")
 		if strings.HasPrefix(reason, "stage ") {
 			reason = "" // recorded before route reasons were sentences: it only named the stage
 		}
-		return with("Awaiting approval by a support agent for"+about, kit.LowerFirst(reason))
+		return said("console.timeline.awaiting_approval", kit.LowerFirst(reason), nil)
 	case controlplane.EventInvocationAwaitingConfirmation:
-		return "Awaiting the customer's confirmation of" + about + "."
+		return said("console.timeline.awaiting_confirmation", "", nil)
 	case controlplane.EventInvocationApproved:
 		if e.ActorKind == controlplane.ActorPolicy {
-			s := "approved" + about + " automatically, within the policy's limits"
 			if owner := str("owner_name"); owner != "" {
-				s += " (policy owner: " + owner + ")"
+				return said("console.timeline.approved_by_policy_owner", "", locale.Params{"Owner": owner})
 			}
-			return s + ". Approved is not yet sent."
+			return said("console.timeline.approved_by_policy", "", nil)
 		}
-		return "approved" + about + withPasskey(e) + ". Approved is not yet sent."
+		if withPasskey(e) {
+			return said("console.timeline.approved_with_passkey", "", nil)
+		}
+		return said("console.timeline.approved", "", nil)
 	case controlplane.EventInvocationFirstApproval:
-		return "gave the first of two approvals of" + about + withPasskey(e) + "; a second person completes it."
+		if withPasskey(e) {
+			return said("console.timeline.first_approval_with_passkey", "", nil)
+		}
+		return said("console.timeline.first_approval", "", nil)
 	case controlplane.EventInvocationConfirmed:
-		return "confirmed" + about + readIn(e) + "."
+		return said("console.timeline.confirmed", "", locale.Params{"ReadIn": readIn(e)})
 	case controlplane.EventInvocationDeclined:
-		return with("declined"+about+readIn(e), str("reason"))
+		return said("console.timeline.declined", str("reason"), locale.Params{"ReadIn": readIn(e)})
 	case controlplane.EventInvocationRejected:
-		return with("rejected"+about, str("reason"))
+		return said("console.timeline.rejected", str("reason"), nil)
 	case controlplane.EventInvocationSentBack:
 		q, _ := controlplane.IsQuestion(str("reason"))
-		return with("sent"+about+" back to the assistant with a question", q)
+		return said("console.timeline.sent_back", q, nil)
 	case controlplane.EventInvocationEdited:
-		return with("edited the arguments of"+about, editWords(e)) + " The system quoted the edit again."
+		return said("console.timeline.edited", editWords(e), nil)
 	case controlplane.EventInvocationExpired:
-		return "Nobody decided on" + about + " before the deadline; it expired."
+		return said("console.timeline.expired", "", nil)
 	case controlplane.EventPermitGranted:
 		// The words a support agent uses: the task's limits let it go.
-		return "cleared" + about + " to send, within the task's limits."
+		return said("console.timeline.permit_granted", "", nil)
 	case controlplane.EventDispatchStarted:
-		return "started sending" + about + "."
+		return said("console.timeline.dispatch_started", "", nil)
 	case controlplane.EventDispatchWithheld:
-		return with("held back"+about, str("reason"))
+		return said("console.timeline.dispatch_withheld", str("reason"), nil)
 	case controlplane.EventInvocationCompleted:
-		s := systemWords(str("system")) + " confirmed" + about + " by reading it back: completed"
-		if ref, short := str("reference"), str("short_reference"); ref != "" && short != "" && short != ref {
-			s += " (reference " + ref + "; the customer was given " + short + ")"
-		} else if ref != "" {
-			s += " (reference " + ref + ")"
+		p := locale.Params{"System": systemWords(str("system"))}
+		ref, short := str("reference"), str("short_reference")
+		switch {
+		case ref != "" && short != "" && short != ref:
+			p["Reference"], p["Short"] = ref, short
+			return said("console.timeline.completed_short_reference", "", p)
+		case ref != "":
+			p["Reference"] = ref
+			return said("console.timeline.completed_reference", "", p)
 		}
-		return s + "."
+		return said("console.timeline.completed", "", p)
 	case controlplane.EventInvocationFailed:
-		s := systemWords(str("system")) + " refused" + about
-		if m := strings.TrimSuffix(str("message"), "."); m != "" {
-			s += ": " + m
-		}
-		return s + "; nothing changed."
+		return said("console.timeline.failed", str("message"), locale.Params{"System": systemWords(str("system"))})
 	case controlplane.EventInvocationUnverified:
-		return "No confirmation came back for" + about + ": the result needs checking. Nothing was re-sent."
+		return said("console.timeline.unverified", "", nil)
 	case controlplane.EventInvocationNotDispatched:
 		if e.Data[controlplane.DataWithdrawn] == true {
 			// It waited for a person when its task was cancelled.
 			if subject == "it" {
-				return "It was withdrawn: the task was cancelled before it was decided; nothing was sent."
+				return say("console.timeline.withdrawn_it", nil)
 			}
-			return "Withdrawn" + about + ": the task was cancelled before it was decided; nothing was sent."
+			return said("console.timeline.withdrawn", "", nil)
 		}
+		why := controlplane.NotDispatchedReason(str("reason")).Sentence()
 		if subject == "it" {
-			return with("It was not sent", controlplane.NotDispatchedReason(str("reason")).Sentence())
+			return said("console.timeline.not_dispatched_it", why, nil)
 		}
-		return with("Not sent:"+about, controlplane.NotDispatchedReason(str("reason")).Sentence())
+		return said("console.timeline.not_dispatched", why, nil)
 	case controlplane.EventInvocationReconciled:
-		return "reconciled" + about + " from the system's evidence: it is now " + strings.ToLower(controlplane.State(str("to")).Label()) + "."
+		return said("console.timeline.reconciled", "", locale.Params{"State": stateWords(controlplane.State(str("to")))})
 	case controlplane.EventInvocationReconcileInconclusive:
-		return "looked" + about + " up: the evidence does not settle it, so it stays “Result needs checking” for a person to check with the system's owner."
+		return said("console.timeline.reconcile_inconclusive", "", nil)
 	case controlplane.EventInvocationReversed:
-		return "Reversed" + about + ": the reversal completed."
+		return said("console.timeline.reversed", "", nil)
 	case controlplane.EventInvocationSuperseded:
-		return with("replaced"+about+" because the object changed since its quote", str("reason"))
+		return said("console.timeline.superseded", str("reason"), nil)
 	case controlplane.EventInvocationRequoted:
-		return "quoted" + about + " again on the object as it is now."
+		return said("console.timeline.requoted", "", nil)
 	case controlplane.EventInvocationRerouted:
-		return with("sent"+about+" to the agents' queue instead of sending it", str("why"))
+		return said("console.timeline.rerouted", str("why"), nil)
 	case controlplane.EventProposalRefused, controlplane.EventProposalBlockedAfterRefusal:
 		return refusalWords(e)
 	case controlplane.EventTargetUnblocked:
-		return with("lifted the block on "+str("target_id"), str("reason"))
+		return said("console.timeline.target_unblocked", str("reason"), locale.Params{"Target": str("target_id")})
 	case controlplane.EventHandoffTaken:
-		return "took the hand-off of the conversation."
+		return say("console.words.event.handoff_taken", nil)
 	case controlplane.EventHandoffTakenOver:
-		return with("took the conversation over from "+str("from"), str("reason"))
+		return said("console.timeline.handoff_taken_over", str("reason"), locale.Params{"From": str("from")})
 	case controlplane.EventHandoffDraftSent:
-		if about == "" {
-			return "sent on the assistant's hand-off draft through the normal route."
+		if subject == "" {
+			return say("console.timeline.handoff_draft_sent", nil)
 		}
-		return "sent on the assistant's hand-off draft as" + about + ", through the normal route."
+		return said("console.timeline.handoff_draft_sent_as", "", nil)
 	case controlplane.EventHandoffDraftDiscarded:
-		return "set aside the assistant's hand-off draft; nothing was proposed."
+		return say("console.words.event.handoff_draft_discarded", nil)
 	case controlplane.EventDispatchStoppedGlobally:
-		return "stopped all dispatch: no request gets a permit until it is resumed."
+		return say("console.words.event.dispatch_stopped", nil)
 	case controlplane.EventDispatchResumedGlobally:
-		return "resumed dispatch; nothing was replayed."
+		return say("console.words.event.dispatch_resumed", nil)
 	case controlplane.EventFactorAdded, controlplane.EventFactorRemoved, controlplane.EventFactorReset:
 		return factorWords(e.Action, str("kind"), str("name"), str("user_name"))
 	case controlplane.EventCustomerPasskeyAdded, controlplane.EventCustomerPasskeyRemoved:
 		return customerPasskeyWords(e.Action, str("name"), str("shop"))
 	}
-	return humanize(string(e.Action)) + about + "."
+	// An event this console does not know yet is named by its code.
+	if subject == "" {
+		return say("console.timeline.unknown", locale.Params{"Event": humanize(string(e.Action))})
+	}
+	return said("console.timeline.unknown_about", "", locale.Params{"Event": humanize(string(e.Action))})
+}
+
+// countClause is the plural clause id for the length of the list v, or
+// nothing when it is empty.
+func countClause(id string, v any) string {
+	n := lenList(v)
+	if n == 0 {
+		return ""
+	}
+	return sayN(id, int64(n), nil)
 }
 
 func quoted(s string) string {
@@ -383,6 +390,20 @@ func lenList(v any) int {
 	return len(l)
 }
 
+// stateWords names a request's state inside a sentence ("This request is
+// completed"): its own message rather than the badge's label lowercased in
+// code, so an installation words it as its language needs. A state this
+// console does not know is its label in lower case.
+func stateWords(st controlplane.State) string {
+	switch st {
+	case controlplane.Proposed, controlplane.AwaitingConfirmation, controlplane.AwaitingApproval, controlplane.Approved,
+		controlplane.Dispatching, controlplane.Completed, controlplane.Failed, controlplane.Unverified,
+		controlplane.NotDispatched, controlplane.Rejected, controlplane.Expired, controlplane.Reversed:
+		return say("console.timeline.state."+string(st), nil)
+	}
+	return strings.ToLower(st.Label())
+}
+
 // effectWords says what a business system recorded: "refund.created" →
 // "refund created".
 func effectWords(kind string) string {
@@ -394,5 +415,5 @@ func policyVersionWords(version int32) string {
 	if version <= 0 {
 		return ""
 	}
-	return "policy version " + strconv.Itoa(int(version)) + " when proposed"
+	return say("console.timeline.policy_version", locale.Params{"N": strconv.Itoa(int(version))})
 }

@@ -1,44 +1,47 @@
 package console
 
-import "countersign/internal/controlplane"
+import (
+	"countersign/internal/controlplane"
+	"countersign/internal/locale"
+)
 
 // factorWords says a change to second factors: a person's own (the kind,
 // and a passkey's name), or an admin's reset of someone's.
 func factorWords(action controlplane.EventAction, kind, name, person string) string {
 	if action == controlplane.EventFactorReset {
 		if person == "" {
-			person = "a person"
+			return say("console.timeline.factor.reset_unnamed", nil)
 		}
-		return "removed every second factor of " + person + " and signed them out everywhere."
+		return say("console.timeline.factor.reset", locale.Params{"Person": person})
 	}
-	what := map[string]string{"totp": "an authenticator app", "passkey": "a passkey", "recovery_codes": "new recovery codes"}[kind]
-	if kind == "passkey" && name != "" {
-		what = "the passkey " + quoted(name)
-	}
-	if what == "" {
-		what = "a second factor"
+	what := say("console.timeline.factor.other", nil)
+	switch {
+	case kind == "passkey" && name != "":
+		what = say("console.timeline.factor.passkey_named", locale.Params{"Name": name})
+	case kind == "totp" || kind == "passkey" || kind == "recovery_codes":
+		what = say("console.timeline.factor."+kind, nil)
 	}
 	if action == controlplane.EventFactorRemoved {
-		return "removed " + what + " of their own."
+		return say("console.timeline.factor.removed", locale.Params{"What": what})
 	}
 	if kind == "recovery_codes" {
-		return "made " + what + "; the earlier ones no longer work."
+		return say("console.timeline.factor.recovery_made", nil)
 	}
-	return "added " + what + " as their second factor."
+	return say("console.timeline.factor.added", locale.Params{"What": what})
 }
 
 // customerPasskeyWords says a customer's change to their passkeys for a
 // business: which passkey, for whom, and what it means.
 func customerPasskeyWords(action controlplane.EventAction, name, shop string) string {
-	what := "a passkey"
+	what := say("console.timeline.factor.passkey", nil)
 	if name != "" {
-		what = "the passkey " + quoted(name)
+		what = say("console.timeline.factor.passkey_named", locale.Params{"Name": name})
 	}
 	if shop == "" {
-		shop = "this business"
+		shop = say("console.timeline.customer_passkey.this_business", nil)
 	}
 	if action == controlplane.EventCustomerPasskeyRemoved {
-		return "removed " + what + " for " + shop + "; it no longer decides their requests."
+		return say("console.timeline.customer_passkey.removed", locale.Params{"What": what, "Shop": shop})
 	}
-	return "added " + what + " for " + shop + ", which now confirms or declines their requests on its own."
+	return say("console.timeline.customer_passkey.added", locale.Params{"What": what, "Shop": shop})
 }

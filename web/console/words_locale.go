@@ -5,6 +5,7 @@ import (
 	"golang.org/x/text/language/display"
 
 	"countersign/internal/controlplane"
+	"countersign/internal/locale"
 )
 
 // readIn says, of a customer's decision, which language the customer read
@@ -23,20 +24,19 @@ func readIn(e controlplane.Event) string {
 			name = n
 		}
 	}
-	s := ", reading the page in " + name
 	from, _ := e.Data["locale_from"].(string)
-	if why, ok := localeSources[from]; ok {
-		s += " (" + why + ")"
+	if why, ok := localeSources[locale.Source(from)]; ok {
+		return say("console.timeline.read_in_because", locale.Params{"Language": name, "Why": say(why, nil)})
 	}
-	return s
+	return say("console.timeline.read_in", locale.Params{"Language": name})
 }
 
-// localeSources are the steps of internal/locale's order, as a reason in
-// the staff's words.
-var localeSources = map[string]string{
-	"business": "as the business set it for this customer",
-	"switch":   "chosen on the page's language switch",
-	"header":   "their browser's language",
-	"default":  "the system's default language",
-	"fallback": "no language named: English",
+// localeSources are the steps of internal/locale's order, each with its
+// reason in the staff's words.
+var localeSources = map[locale.Source]string{
+	locale.FromBusiness: "console.timeline.locale_from.business",
+	locale.FromSwitch:   "console.timeline.locale_from.switch",
+	locale.FromHeader:   "console.timeline.locale_from.header",
+	locale.FromDefault:  "console.timeline.locale_from.default",
+	locale.FromFallback: "console.timeline.locale_from.fallback",
 }

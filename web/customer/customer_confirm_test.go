@@ -125,23 +125,10 @@ func TestConfirmAfterTheTargetChangedAsksAgain(t *testing.T) {
 	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
 	inv, link := b.PendingRefund(t)
 	c := b.Client(t)
-	tok := c.PageCSRF(c.Open(link))
+	page := c.Open(link)
 
-	body, _ := json.Marshal(map[string]any{"order_id": inv.Target.ID, "amount_cents": 500, "reason": "goodwill, in another tab"})
-	shopRes, err := shopPost(b, "/refunds", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	shopRes.Body.Close()
-	if shopRes.StatusCode >= 300 {
-		t.Fatalf("refund at the shop: %d", shopRes.StatusCode)
-	}
-
-	res := c.Post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {tok}})
-	next := strings.TrimPrefix(res.Header.Get("Location"), "/requests/")
-	if res.StatusCode != http.StatusSeeOther || next == inv.ID || next == "" {
-		t.Fatalf("confirm of a stale quote: %d to %q, want a redirect to a fresh request", res.StatusCode, res.Header.Get("Location"))
-	}
+	refundAtTheShop(t, b, inv.Target.ID, 500, "goodwill, in another tab")
+	next := confirmStale(t, c, inv.ID, page)
 	old := b.Invocation(t, inv.ID)
 	if old.State != controlplane.Rejected || !strings.HasPrefix(old.DecisionReason, "superseded: ") {
 		t.Errorf("old request: %s (%q), want rejected as superseded", old.State, old.DecisionReason)
@@ -151,7 +138,7 @@ func TestConfirmAfterTheTargetChangedAsksAgain(t *testing.T) {
 		fresh.Quote.Target.Version == inv.Quote.Target.Version || fresh.TaskID != inv.TaskID {
 		t.Errorf("fresh request %+v does not replace the old one", fresh)
 	}
-	page := c.Get("/requests/" + next)
+	page = c.Get("/requests/" + next)
 	if page.Doc(t).Find(`[data-testid="changed"] [data-testid="change"]`).Length() == 0 {
 		t.Error("the fresh request does not say what changed")
 	}
@@ -165,7 +152,7 @@ func TestConfirmAfterTheTargetChangedAsksAgain(t *testing.T) {
 	if n := len(b.ShopEffects(t, inv.IdempotencyKey)); n != 0 {
 		t.Errorf("the stale request reached the shop: %d effects", n)
 	}
-	res = c.Post("/requests/"+next+"/confirm", url.Values{"_csrf": {c.PageCSRF(page)}})
+	res := c.Post("/requests/"+next+"/confirm", url.Values{"_csrf": {c.PageCSRF(page)}})
 	if res.Header.Get("Location") != "/requests/"+next {
 		t.Fatalf("confirm of the fresh quote: %d to %q", res.StatusCode, res.Header.Get("Location"))
 	}
@@ -303,6 +290,34 @@ func TestStatusFragmentStopsPollingWhenFinal(t *testing.T) {
 	if c.Get("/requests/"+inv.ID).Doc(t).Find(`[data-testid="receipt"]`).Length() != 1 {
 		t.Error("the reloaded page has no receipt")
 	}
+}
+
+// refundAtTheShop refunds cents of order at the shop directly, as its own
+// staff would in another tab: every quote of that order is stale then.
+func refundAtTheShop(t *testing.T, b *webtest.Stack, order string, cents int, reason string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"order_id": order, "amount_cents": cents, "reason": reason})
+	res, err := shopPost(b, "/refunds", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode >= 300 {
+		t.Fatalf("refund at the shop: %d", res.StatusCode)
+	}
+}
+
+// confirmStale confirms request id, whose quote is stale, with the token
+// of page, and returns the fresh request that replaced it; the answer
+// must be a redirect to that request.
+func confirmStale(t *testing.T, c *webtest.Client, id string, page webtest.Response) string {
+	t.Helper()
+	res := c.Post("/requests/"+id+"/confirm", url.Values{"_csrf": {c.PageCSRF(page)}})
+	next := strings.TrimPrefix(res.Header.Get("Location"), "/requests/")
+	if res.StatusCode != http.StatusSeeOther || next == id || next == "" {
+		t.Fatalf("confirm of a stale quote: %d to %q, want a redirect to a fresh request", res.StatusCode, res.Header.Get("Location"))
+	}
+	return next
 }
 
 // shopPost calls the shop directly, as its own staff would, with its

@@ -29,7 +29,7 @@ func TestTheDoneHeadlineAndOrderReferenceReadInFrenchAndArabic(t *testing.T) {
 		c.HTTP.Jar.SetCookies(u, []*http.Cookie{{Name: locale.CookieName, Value: tc.tag, Path: "/"}})
 		page := c.Get("/requests/" + inv.ID)
 		// The headline goes on with the result's reference (the shop's
-		// own, "Refund #…"), which this test does not hold.
+		// own, "#…"), which this test does not hold.
 		if got := webtest.TextByTestID(page, t, "status-headline"); !strings.HasPrefix(got, tc.headline+" ") {
 			t.Errorf("%s: headline %q, want it to start %q", tc.tag, got, tc.headline)
 		}

@@ -26,7 +26,9 @@ import (
 // per session and system: when a link's proof is made (startCustomerSession)
 // or, for a signed-in account, the first time a page of that system needs
 // it. The answer, a locale or none, is kept in the session under
-// recordLocaleKey, so later pages cost no round-trip to the business.
+// recordLocaleKey, so later pages cost no round-trip to the business. A
+// link's page before any proof keeps its customer's in the process
+// instead (linkLocales), so that no visitor's fetch stores a session.
 
 // recordLocaleKey is the session value keeping a system's customer
 // record's locale ("" when the record has none).
@@ -48,15 +50,23 @@ func (h *Handler) withLocale(routes []kit.Route) []kit.Route {
 	for i := range routes {
 		next := routes[i].Handler
 		routes[i].Handler = func(c echo.Context) error {
-			system := ""
-			if p, ok := kit.CustomerOf(c); ok {
-				system = p.System
-			}
-			h.decideLocale(c, system, "", false)
+			h.DecideLocale(c)
 			return h.sayRefusal(c, next(c))
 		}
 	}
 	return routes
+}
+
+// DecideLocale decides the customer's language for the error page of a
+// customer's route refused before its handler ran (a form's expired CSRF
+// token, a database that failed as the session loaded), as withLocale
+// would have: the error page is written in it too.
+func (h *Handler) DecideLocale(c echo.Context) {
+	system := ""
+	if p, ok := kit.CustomerOf(c); ok {
+		system = p.System
+	}
+	h.decideLocale(c, system, "", false)
 }
 
 // localise re-decides the customer's language once the request's system
@@ -105,8 +115,8 @@ func (h *Handler) catalogue() *locale.Catalogue {
 // businessWord is the business's word for this browser's customer on a
 // page of system: the assertion's "loc" when the console ships it, else
 // the customer record's locale. A visitor who proved nothing reads the
-// record of the customer whose link they opened (linkRef), kept apart per
-// customer; without a link, none.
+// record of the customer whose link they opened (linkRef,
+// linkRecordLocale); without a link, none.
 func (h *Handler) businessWord(c echo.Context, system, linkRef string, read bool) string {
 	p, ok := kit.CustomerOf(c)
 	if !ok {
@@ -138,27 +148,26 @@ func (h *Handler) businessWord(c echo.Context, system, linkRef string, read bool
 }
 
 // linkRecordLocale is the record's locale of a link's customer for a
-// visitor who proved nothing yet, kept in the session per system and
-// customer so that two links opened in one browser keep their own.
+// visitor who proved nothing yet, kept in the process per system and
+// customer (linkLocales): fetching a link's page again, with or without
+// cookies, reads the business system no more and stores no session.
 func (h *Handler) linkRecordLocale(c echo.Context, system, ref string, read bool) string {
-	sess := kit.Session(c)
-	if system == "" || ref == "" || sess == nil {
+	if system == "" || ref == "" {
 		return ""
 	}
 	key := recordLocaleKey(system) + ":" + ref
-	if v, kept := sess.Values[key].(string); kept || !read {
+	if v, kept := h.linkLocales.get(key); kept || !read {
 		return v
 	}
 	values := map[any]any{}
 	if !h.keepRecordLocale(c.Request().Context(), values, ref, system) {
+		// A business system that does not answer is not asked again on
+		// every fetch of the page: it reads the browser's language a while.
+		h.linkLocales.put(key, "", linkLocaleRetry)
 		return ""
 	}
 	v, _ := values[recordLocaleKey(system)].(string)
-	sess.Values[key] = v
-	kit.MarkDirty(sess)
-	if err := sess.Save(c.Request(), c.Response()); err != nil {
-		h.Log.Warn("keep the link customer's record locale", "system", system, "error", err)
-	}
+	h.linkLocales.put(key, v, linkLocaleFor)
 	return v
 }
 
@@ -243,7 +252,7 @@ func (h *Handler) languageSwitch(c echo.Context) *views.LanguageSwitch {
 	l, ch := locale.From(c.Request().Context())
 	cat := h.catalogue()
 	v := &views.LanguageSwitch{Label: l.T("language.switch.label", nil), Next: hereForSwitch(c), CSRF: csrf}
-	for _, t := range locale.Supported {
+	for _, t := range locale.Supported() {
 		name := cat.For(t).T("choice.language.name", nil)
 		if h.cfg.Pseudo {
 			name = locale.PseudoText(name)

@@ -158,8 +158,8 @@ func TestTheCustomerRecordIsReadOncePerSession(t *testing.T) {
 // customer's link opens, before its holder proves anything, is in the
 // language of the link's customer as the business keeps it (their record),
 // ahead of the browser's; it shows that customer's request to whoever
-// holds the link anyway. The record is read once per customer in a
-// browser's session, as it is after a proof.
+// holds the link anyway. The record is read once per customer a while
+// (linkLocaleFor), in any browser, and again at the proof.
 func TestALinksPageSpeaksItsCustomersLanguageBeforeAnyProof(t *testing.T) {
 	t.Parallel()
 	b := webtest.New(t, webtest.WithShop())
@@ -185,5 +185,51 @@ func TestALinksPageSpeaksItsCustomersLanguageBeforeAnyProof(t *testing.T) {
 		map[string]any{"order_id": "standing desk mat", "address": webtest.JordanAddress}, "")
 	if got := pageLanguage(t, c.Get(b.Link(t, again, webtest.Jordan))); got != "ar" {
 		t.Errorf("the same customer's next link in the same browser is in %q, want ar as read at the first", got)
+	}
+}
+
+// TestALinksPageFetchedAgainAndAgainCostsTheShopOneRead: whoever holds a
+// link (an assistant relaying it, a mail scanner) may fetch its page
+// without cookies as often as they like; the page still speaks the
+// record's language, but the customer record is read from the shop once,
+// not once per fetch, and no fetch stores a session, as the sign-in page
+// stores none (TestCookielessVisitsStoreNoSession).
+func TestALinksPageFetchedAgainAndAgainCostsTheShopOneRead(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t, webtest.WithShop())
+	b.StageForCustomer(t, webtest.CustomerActions...)
+	if err := b.Shop.SetCustomerLocale(t.Context(), webtest.Jordan, "ar"); err != nil {
+		t.Fatal(err)
+	}
+	inv := b.ProposeFor(t, b.CustomerTask(t, webtest.Jordan), "issue_refund",
+		map[string]any{"order_id": "walnut lamp", "amount_cents": 4210, "reason_code": "damaged"}, "")
+	link := b.Link(t, inv, webtest.Jordan)
+	shopCalls := func() int {
+		b.ShopHeaders.Mu.Lock()
+		defer b.ShopHeaders.Mu.Unlock()
+		return len(b.ShopHeaders.Got)
+	}
+	sessions := func() (n int) {
+		if err := b.Store.Pool().QueryRow(t.Context(), `SELECT count(*) FROM sessions`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	first := b.Client(t).Get(link)
+	if got := pageLanguage(t, first); got != "ar" {
+		t.Fatalf("the link's page is in %q, want the record's ar", got)
+	}
+	calls, rows := shopCalls(), sessions()
+	for range 10 {
+		page := b.Client(t).Get(link)
+		if got := pageLanguage(t, page); got != "ar" {
+			t.Fatalf("a cookieless fetch of the link's page is in %q, want the record's ar", got)
+		}
+	}
+	if got := shopCalls() - calls; got != 0 {
+		t.Errorf("10 more cookieless fetches of the link's page called the shop %d times; want 0", got)
+	}
+	if got := sessions(); got != rows {
+		t.Errorf("sessions: %d after 10 cookieless fetches of the link's page, want %d", got, rows)
 	}
 }

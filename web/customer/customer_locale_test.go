@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"countersign/internal/confirmation"
+	"countersign/internal/consent"
 	"countersign/internal/locale"
 	"countersign/web/webtest"
 )
@@ -97,5 +98,41 @@ func TestTheBusinesssWordOnTheLanguageComesFirst(t *testing.T) {
 		if tag != tc.tag || from != tc.from {
 			t.Errorf("an assertion with loc %q: the confirmation records %s from %s; want %s from %s", tc.loc, tag, from, tc.tag, tc.from)
 		}
+	}
+}
+
+// TestAPasskeyDecisionRecordsTheLanguageItsPageWasReadIn: a passkey
+// decides on the link's page, before any other proof; its audit records
+// the language that page was read in (here the browser's German, the
+// record having none when the page was shown), not the one the customer
+// record names by the time the passkey's proof starts a session.
+func TestAPasskeyDecisionRecordsTheLanguageItsPageWasReadIn(t *testing.T) {
+	t.Parallel()
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	pk, origin := passkeyCustomers(t, b)
+	first, _ := b.PendingRefund(t)
+	account := pk.Client(t)
+	account.MustSignIn(b.CustomerAccount(t, webtest.Jordan))
+	if res := account.Post("/requests/"+first.ID+"/decline", url.Values{"_csrf": {account.PageCSRF(account.Get("/requests/" + first.ID))}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("decline with the account: %d", res.StatusCode)
+	}
+	k, status, _ := addCustomerPasskey(t, account, first.ID, origin)
+	if status != http.StatusOK {
+		t.Fatalf("adding the passkey: %d", status)
+	}
+	inv, link := b.PendingRefund(t)
+	c := pk.Client(t)
+	c.Header.Set("Accept-Language", "de")
+	if got := pageLanguage(t, c.Get(link)); got != "de" {
+		t.Fatalf("the link's page is in %q, want the browser's de", got)
+	}
+	if err := b.Shop.SetCustomerLocale(t.Context(), webtest.Jordan, "ar"); err != nil {
+		t.Fatal(err)
+	}
+	if status, r := decideWithPasskey(t, c, link, consent.Confirm, k, origin); status != http.StatusOK {
+		t.Fatalf("confirm with the passkey: %d %+v", status, r)
+	}
+	if tag, from := decidedLanguage(t, b, inv.ID); tag != "de" || from != "header" {
+		t.Errorf("the passkey's confirmation records %s from %s; want de from header, as its page was read", tag, from)
 	}
 }

@@ -52,7 +52,7 @@ var situations = []situation{
 	{name: "proposed", state: controlplane.Proposed},
 	{name: "approved", state: controlplane.Approved},
 	{name: "dispatching", state: controlplane.Dispatching},
-	{name: "completed", state: controlplane.Completed, result: `{"reference":"ref_test_abc123","short_reference":"Test #ABC123"}`},
+	{name: "completed", state: controlplane.Completed, result: `{"reference":"ref_test_abc123","short_reference":"#ABC123"}`},
 	{name: "failed", state: controlplane.Failed, err: `{"code":"limit_one_per_day","message":"Only once a day.","retryable":false,"outcome":"refused"}`},
 	{name: "unverified", state: controlplane.Unverified, err: `{"code":"timeout","message":"No answer.","retryable":false,"outcome":"unknown"}`},
 	{name: "not dispatched", state: controlplane.NotDispatched, notDispatched: "task_paused"},
@@ -61,7 +61,7 @@ var situations = []situation{
 	{name: "superseded", state: controlplane.Rejected, decision: "superseded: the order changed after the quote was shown"},
 	{name: "expired", state: controlplane.Expired},
 	{name: "approval expired", state: controlplane.Expired, route: "amount above the approval threshold"},
-	{name: "reversed", state: controlplane.Reversed, result: `{"reference":"ref_test_abc123","short_reference":"Test #ABC123"}`},
+	{name: "reversed", state: controlplane.Reversed, result: `{"reference":"ref_test_abc123","short_reference":"#ABC123"}`},
 }
 
 // put writes sit into the invocation's row.

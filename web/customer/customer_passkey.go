@@ -203,10 +203,10 @@ func (h *Handler) handlePasskeyDecide(c echo.Context) error {
 	if err != nil {
 		return h.passkeyRefusal(c, err, "")
 	}
-	if err := h.startCustomerSession(c, o, confirmation.ProofPasskey); err != nil {
-		return err
-	}
-	h.localise(c, o.System)
+	// The decision records the language of the link's page it was made
+	// on, decided as that page decided it, before the proof's session
+	// reads the customer record afresh.
+	h.localiseLink(c, o)
 	verb := controlplane.CustomerConfirm
 	if d.Decision == consent.Decline {
 		verb = controlplane.CustomerDecline
@@ -214,6 +214,9 @@ func (h *Handler) handlePasskeyDecide(c echo.Context) error {
 	decision := controlplane.CustomerDecision{InvocationID: inv.ID, Verb: verb, QuoteVersion: inv.Version,
 		QuoteDigest: d.QuoteDigest, Passkey: &a}
 	decision.Locale, decision.LocaleFrom = decidedIn(c)
+	if err := h.startCustomerSession(c, o, confirmation.ProofPasskey); err != nil {
+		return err
+	}
 	done, err := h.cfg.Confirmations.Decide(ctx, confirmation.ProvedOn(o, confirmation.ProofPasskey), decision)
 	if err != nil {
 		return h.passkeyRefusal(c, err, "/requests/"+inv.ID)

@@ -250,12 +250,7 @@ func TestAPasskeysSessionDecidesOnlyWithItsSignature(t *testing.T) {
 	}
 
 	inv, link := b.PendingRefund(t)
-	body, _ := json.Marshal(map[string]any{"order_id": inv.Target.ID, "amount_cents": 500, "reason": "goodwill, in another tab"})
-	shopRes, err := shopPost(b, "/refunds", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	shopRes.Body.Close()
+	refundAtTheShop(t, b, inv.Target.ID, 500, "goodwill, in another tab")
 	c := pk.Client(t)
 	status, r := decideWithPasskey(t, c, link, consent.Confirm, k, origin)
 	fresh := strings.TrimPrefix(r.Next, "/requests/")

@@ -24,8 +24,8 @@ import (
 // and no key's address: the page is for the customer, the file for
 // whoever checks it. Its words are the viewer's language; the quote's are
 // the one the customer decided in, as they read it (the consent's quote
-// in the recorded locale), else the page's own (lines, and the quote in
-// the page's language).
+// in the recorded locale, and the language of those words named), else
+// the page's own (lines, and the quote in the page's language).
 func (h *Handler) customerReceipt(ctx context.Context, f customerFrame, inv controlplane.Invocation, lines []views.CustomerQuoteLine) *views.CustomerReceiptView {
 	r := &views.CustomerReceiptView{Shop: f.brand.Name, Title: customerTitle(quoteReadIn(ctx, inv)), Download: "/requests/" + inv.ID + "/receipt"}
 	c, decided, err := h.cfg.Control.Consent(ctx, inv.ID)
@@ -39,11 +39,17 @@ func (h *Handler) customerReceipt(ctx context.Context, f customerFrame, inv cont
 			for _, l := range shown.Lines {
 				lines = append(lines, customerLine(l))
 			}
-			if l, _ := locale.From(ctx); !readInPageLanguage(l.Tag(), c.Locale) {
-				r.QuoteLang, r.QuoteDir = c.Locale, string(locale.Direction(language.Make(c.Locale)))
+			// The quote's words are in the language they were written or
+			// translated in, which is not the page's when the quote had
+			// no translation for it: the receipt names that one, and
+			// none when the quote does not say its own.
+			if read := shown.Locale; read != "" {
+				if l, _ := locale.From(ctx); !readInPageLanguage(l.Tag(), read) {
+					r.QuoteLang, r.QuoteDir = read, string(locale.Direction(language.Make(read)))
+				}
+				r.ReadIn = readIn(read)
 			}
 		}
-		r.ReadIn = readIn(c.Locale)
 	}
 	for _, l := range lines {
 		if l.From != "" || l.Emphasis || l.Sentence != "" {
@@ -89,7 +95,7 @@ func readInPageLanguage(page language.Tag, decided string) bool {
 // grammar does; a language added later without its sentence says its tag.
 func readIn(tag string) *views.Said {
 	base, _ := language.Make(tag).Base()
-	for _, t := range locale.Supported {
+	for _, t := range locale.Supported() {
 		if b, _ := t.Base(); b == base {
 			return views.Say("receipt.read_in."+base.String(), nil)
 		}

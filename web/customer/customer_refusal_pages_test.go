@@ -1,12 +1,16 @@
 package customer_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 
+	"golang.org/x/text/language"
+
 	"countersign/internal/confirmation"
+	"countersign/internal/locale"
 	"countersign/web/webtest"
 )
 
@@ -54,4 +58,38 @@ func TestTheRefusalsOnTheLinkPageAreFromTheCatalogue(t *testing.T) {
 	for _, s := range strays(t, res, data...) {
 		t.Errorf("a refusal without words: text not from a catalogue: %s", s)
 	}
+}
+
+// TestTheErrorPagesOfACustomersRoutesAreInTheirLanguage: an error no
+// customer handler words — a form refused by the CSRF check in front of
+// every route, before the handler decided the language, and an internal
+// one, which kit.Describe words in English — reads, on a French
+// customer's page, in French: its title and its sentence.
+func TestTheErrorPagesOfACustomersRoutesAreInTheirLanguage(t *testing.T) {
+	t.Parallel()
+	fr := locale.Shipped().For(language.French)
+	check := func(what string, res webtest.Response, status int, id string) {
+		t.Helper()
+		if res.StatusCode != status {
+			t.Fatalf("%s: %d, want %d\n%s", what, res.StatusCode, status, res.Text)
+		}
+		doc := res.Doc(t)
+		if got, want := strings.TrimSpace(doc.Find(`[data-testid="error-page"] h1`).Text()), fr.T(fmt.Sprintf("pages.error.title.%d", status), nil); got != want {
+			t.Errorf("%s: the title is %q, want %q", what, got, want)
+		}
+		if got, want := webtest.TextByTestID(res, t, "error-message"), fr.T(id, nil); got != want {
+			t.Errorf("%s: the page says %q, want %q", what, got, want)
+		}
+	}
+
+	b := webtest.New(t, webtest.WithShop(), webtest.WithCustomerStage())
+	_, link := b.PendingRefund(t)
+	c := b.Client(t)
+	c.Header.Set("Accept-Language", "fr-FR,fr;q=0.9")
+	c.Get(link)
+	check("a form with a token that is not the page's", c.Post(link+"/code", url.Values{"_csrf": {"not-the-pages"}}),
+		http.StatusForbidden, "pages.error.csrf")
+
+	b.Store.Pool().Close()
+	check("the link's page with the database gone", c.Get(link), http.StatusInternalServerError, "pages.error.internal")
 }

@@ -314,6 +314,8 @@ func customerReason(f customerFrame, r controlplane.NotDispatchedReason) string 
 		return f.t("pages.reason.target_changed", nil)
 	case controlplane.ReasonUnreachable, controlplane.ReasonNotConnected:
 		return f.t("pages.reason.unreachable", nil)
+	case controlplane.ReasonCurrencyNotLimited, controlplane.ReasonMixedCurrency:
+		return f.t("pages.reason.currency", nil)
 	}
 	return f.t("pages.reason.other", nil)
 }

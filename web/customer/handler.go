@@ -67,6 +67,9 @@ type Handler struct {
 	*layout.Frame
 	cfg   Config
 	logos *logos
+	// linkLocales keeps the record locale of links' customers for their
+	// pages before any proof.
+	linkLocales *linkLocales
 }
 
 // New builds the customer's handlers on the pages' frame.
@@ -76,7 +79,7 @@ func New(frame *layout.Frame, cfg Config) *Handler {
 	if frame != nil && frame.Site != nil {
 		log, now = frame.Site.Log, frame.Site.Now
 	}
-	return &Handler{Frame: frame, cfg: cfg, logos: newLogos(cfg.LogoFetch, log, now)}
+	return &Handler{Frame: frame, cfg: cfg, logos: newLogos(cfg.LogoFetch, log, now), linkLocales: newLinkLocales(now)}
 }
 
 // Routes is the customer's part of the route table. The routes are public:

@@ -1,7 +1,6 @@
 package customer_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -135,18 +134,9 @@ func TestARequoteMailsTheNewQuoteAndTheOldLinkExplains(t *testing.T) {
 	old := c.MailLink(link, c.Get(link))
 	page := c.Open(link)
 
-	body, _ := json.Marshal(map[string]any{"order_id": inv.Target.ID, "amount_cents": 500, "reason": "goodwill, in another tab"})
-	shopRes, err := shopPost(b, "/refunds", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	shopRes.Body.Close()
+	refundAtTheShop(t, b, inv.Target.ID, 500, "goodwill, in another tab")
 	before := len(b.Mail.Sent())
-	res := c.Post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {c.PageCSRF(page)}})
-	next := strings.TrimPrefix(res.Header.Get("Location"), "/requests/")
-	if res.StatusCode != http.StatusSeeOther || next == inv.ID || next == "" {
-		t.Fatalf("confirm of a stale quote: %d to %q, want the fresh request", res.StatusCode, res.Header.Get("Location"))
-	}
+	next := confirmStale(t, c, inv.ID, page)
 	if sent := len(b.Mail.Sent()); sent != before {
 		t.Errorf("the confirmation sent %d mails itself, want the fresh quote's left to the mail loop", sent-before)
 	}
@@ -197,15 +187,8 @@ func TestAnOldMailSaysWhenTheNewQuoteWasNotMailed(t *testing.T) {
 	c := b.Client(t)
 	old := c.MailLink(link, c.Get(link))
 	page := c.Open(link)
-	body, _ := json.Marshal(map[string]any{"order_id": inv.Target.ID, "amount_cents": 500, "reason": "goodwill, in another tab"})
-	shopRes, err := shopPost(b, "/refunds", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	shopRes.Body.Close()
-	if res := c.Post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {c.PageCSRF(page)}}); res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("confirm of a stale quote: %d", res.StatusCode)
-	}
+	refundAtTheShop(t, b, inv.Target.ID, 500, "goodwill, in another tab")
+	confirmStale(t, c, inv.ID, page)
 	b.Mail.Fail(errors.New("mail server down"))
 	if _, err := b.Links.MailWaiting(t.Context()); err != nil {
 		t.Fatal(err)
@@ -375,16 +358,8 @@ func TestASpentMailLinkShowsNotTheQuoteAsItStandsNow(t *testing.T) {
 	path := c.MailLink(link, c.Get(link))
 	page := c.SpendMailLink(path)
 
-	body, _ := json.Marshal(map[string]any{"order_id": inv.Target.ID, "amount_cents": 500, "reason": "goodwill, in another tab"})
-	shopRes, err := shopPost(b, "/refunds", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	shopRes.Body.Close()
-	res := c.Post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {c.PageCSRF(page)}})
-	if next := strings.TrimPrefix(res.Header.Get("Location"), "/requests/"); res.StatusCode != http.StatusSeeOther || next == inv.ID {
-		t.Fatalf("confirm of a stale quote: %d to %q, want the fresh request", res.StatusCode, res.Header.Get("Location"))
-	}
+	refundAtTheShop(t, b, inv.Target.ID, 500, "goodwill, in another tab")
+	confirmStale(t, c, inv.ID, page)
 
 	forwarded := b.Client(t).Get(path)
 	doc := forwarded.Doc(t)
@@ -412,18 +387,8 @@ func TestAnOldMailLinkShowsTheRequestAsItStandsAfterTwoRequotes(t *testing.T) {
 	page := c.Open(link)
 	at := inv.ID
 	for i := range 2 {
-		body, _ := json.Marshal(map[string]any{"order_id": inv.Target.ID, "amount_cents": 500, "reason": fmt.Sprintf("goodwill %d", i)})
-		shopRes, err := shopPost(b, "/refunds", "application/json", bytes.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		shopRes.Body.Close()
-		res := c.Post("/requests/"+at+"/confirm", url.Values{"_csrf": {c.PageCSRF(page)}})
-		next := strings.TrimPrefix(res.Header.Get("Location"), "/requests/")
-		if res.StatusCode != http.StatusSeeOther || next == at || next == "" {
-			t.Fatalf("confirm %d of a stale quote: %d to %q, want a fresh request", i+1, res.StatusCode, res.Header.Get("Location"))
-		}
-		at = next
+		refundAtTheShop(t, b, inv.Target.ID, 500, fmt.Sprintf("goodwill %d", i))
+		at = confirmStale(t, c, at, page)
 		page = c.Get("/requests/" + at)
 	}
 	was := b.Client(t).Get(old)
@@ -446,17 +411,8 @@ func TestAnOldMailLinkOfADecidedRequoteSaysNothingIsLeft(t *testing.T) {
 	c := b.Client(t)
 	old := c.MailLink(link, c.Get(link))
 	page := c.Open(link)
-	body, _ := json.Marshal(map[string]any{"order_id": inv.Target.ID, "amount_cents": 500, "reason": "goodwill"})
-	shopRes, err := shopPost(b, "/refunds", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	shopRes.Body.Close()
-	res := c.Post("/requests/"+inv.ID+"/confirm", url.Values{"_csrf": {c.PageCSRF(page)}})
-	next := strings.TrimPrefix(res.Header.Get("Location"), "/requests/")
-	if res.StatusCode != http.StatusSeeOther || next == inv.ID || next == "" {
-		t.Fatalf("confirm of a stale quote: %d to %q, want the fresh request", res.StatusCode, res.Header.Get("Location"))
-	}
+	refundAtTheShop(t, b, inv.Target.ID, 500, "goodwill")
+	next := confirmStale(t, c, inv.ID, page)
 	page = c.Get("/requests/" + next)
 	if res := c.Post("/requests/"+next+"/confirm", url.Values{"_csrf": {c.PageCSRF(page)}}); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("confirm of the fresh quote: %d\n%s", res.StatusCode, res.Text)

@@ -2,6 +2,8 @@ package journeys_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -9,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"countersign/internal/locale"
+	"countersign/static"
 	"countersign/web/browsertest"
 	"countersign/web/webtest"
 )
@@ -33,9 +36,11 @@ type rtlPage struct {
 	// the header's bar.
 	BrandStart float64
 	// Lists are the lists whose markers' room (inline-start padding) is on
-	// the wrong side; Values the quote lines whose value is not at the
-	// end of its row, when label and value share one line.
-	Lists, Values []string
+	// the wrong side, of the MarkedLists shown with markers; Values the
+	// quote lines whose value is not at the end of its row beyond its
+	// label, of the ValueRows lines whose label and value share one line.
+	Lists, Values          []string
+	MarkedLists, ValueRows int
 	// NotIsolated are the values from the business's data (amounts,
 	// references, dates, items) not isolated from the text around them;
 	// OutOfOrder those, written in Latin or in digits, that the browser
@@ -66,7 +71,7 @@ const layoutProbe = `(() => {
 	const name = el => (el.dataset.testid ? "[" + el.dataset.testid + "] " : el.tagName.toLowerCase() + "." + el.className + " ") +
 		JSON.stringify(el.textContent.trim().slice(0, 60));
 	const out = {Lang: document.documentElement.lang, Dir: document.documentElement.dir,
-		Direction: getComputedStyle(document.body).direction, ButtonStart: -1, BrandStart: -1,
+		Direction: getComputedStyle(document.body).direction, ButtonStart: -1, BrandStart: -1, ValueRows: 0, MarkedLists: 0,
 		Lists: [], Values: [], NotIsolated: [], OutOfOrder: [], Arrows: [], Overflowing: []};
 
 	const h1 = document.querySelector("main h1");
@@ -82,15 +87,19 @@ const layoutProbe = `(() => {
 	for (const l of document.querySelectorAll("main ul, main ol")) {
 		const s = getComputedStyle(l);
 		if (!shown(l) || s.listStyleType === "none") continue;
+		out.MarkedLists++;
 		const start = parseFloat(rtl ? s.paddingRight : s.paddingLeft), end = parseFloat(rtl ? s.paddingLeft : s.paddingRight);
 		if (!(start > 0 && end === 0)) out.Lists.push(name(l) + " padding start " + start + " end " + end);
 	}
 	for (const row of document.querySelectorAll(".quote-lines > div")) {
 		const dt = row.querySelector(":scope > dt"), dd = row.querySelector(":scope > dd");
 		if (!dt || !dd || !shown(dt) || !shown(dd)) continue;
-		const a = dt.getBoundingClientRect(), v = dd.getBoundingClientRect();
+		const a = dt.getBoundingClientRect(), v = textRect(dd);
 		if (v.top >= a.bottom || a.top >= v.bottom) continue; // wrapped: the value is on a line of its own
-		if (fromEnd(v, box(row)) > 1 || fromStart(v, a) < 0) out.Values.push(name(row));
+		out.ValueRows++;
+		// The value's text, not its box: a box can reach the row's end
+		// while its text sits against the label.
+		if (Math.abs(fromEnd(v, box(row))) > 1 || fromStart(v, a) < a.width - 1) out.Values.push(name(row));
 	}
 
 	// A value is isolated when it is a <bdi>, takes its direction from its
@@ -168,6 +177,66 @@ func measure(t *testing.T, ctx context.Context) rtlPage {
 		t.Fatalf("measure the page: %v", err)
 	}
 	return p
+}
+
+// measureBroken is the layout of the page of ctx with rules added at the
+// end of its own style sheet, taken back afterwards. The rules go in
+// through the CSSOM: the pages' Content-Security-Policy refuses a <style>
+// element a script adds, and the page would be measured unbroken.
+func measureBroken(t *testing.T, ctx context.Context, rules ...string) rtlPage {
+	t.Helper()
+	rulesJSON, err := json.Marshal(rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sheet := fmt.Sprintf(`[...document.styleSheets].find(s => s.href && new URL(s.href).pathname === %q)`, static.URL("app.css"))
+	add := `(() => { const s = ` + sheet + `; if (!s) return false;
+		for (const r of ` + string(rulesJSON) + `) s.insertRule(r, s.cssRules.length);
+		return true; })()`
+	if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](add)); err != nil || !ok {
+		t.Fatalf("add rules to app.css: found %v, %v", ok, err)
+	}
+	p := measure(t, ctx)
+	undo := fmt.Sprintf(`(() => { const s = %s; for (let i = 0; i < %d; i++) s.deleteRule(s.cssRules.length - 1); return true; })()`,
+		sheet, len(rules))
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](undo)); err != nil {
+		t.Fatalf("take the rules back: %v", err)
+	}
+	return p
+}
+
+// checkProbeMeasures holds layoutProbe to measuring the request's page of
+// ctx, where checks that find nothing to measure pass: it must find the
+// primary button, lists with markers and quote lines whose label and value
+// share a line, and flag each of them when app.css is broken: lists'
+// room on the left, quote rows laid out left to right, a value's text
+// against its label.
+func checkProbeMeasures(t *testing.T, ctx context.Context) {
+	t.Helper()
+	p := measure(t, ctx)
+	if p.ButtonStart < 0 {
+		t.Errorf("no primary button found: the check of its side measures nothing")
+	}
+	if p.MarkedLists == 0 {
+		t.Errorf("no list with markers found: the check of their side measures nothing")
+	}
+	if p.ValueRows == 0 {
+		t.Errorf("no quote line has its label and value on one line: the check of their sides measures nothing")
+	}
+	lists := func(p rtlPage) (int, int) { return len(p.Lists), p.MarkedLists }
+	values := func(p rtlPage) (int, int) { return len(p.Values), p.ValueRows }
+	for _, broken := range []struct {
+		rules   []string
+		flagged func(rtlPage) (flagged, of int)
+	}{
+		{[]string{"main :is(ul, ol) { padding-inline-start: 0 !important; padding-left: 1.5rem !important }"}, lists},
+		{[]string{".quote-lines > div { direction: ltr }"}, values},
+		{[]string{".quote-lines > div { display: grid; grid-template-columns: auto 1fr }", ".quote-lines dd { margin: 0; text-align: start }"}, values},
+	} {
+		if flagged, of := broken.flagged(measureBroken(t, ctx, broken.rules...)); of == 0 || flagged != of {
+			t.Errorf("with %q the probe flags %d of %d; want all", broken.rules, flagged, of)
+		}
+	}
 }
 
 var (
@@ -277,6 +346,7 @@ func TestBrowserArabicRequestAndReceipt(t *testing.T) {
 	}
 	proveWithCode(t, ctx, b, link)
 	checkMirrored(t, ctx, "the refund's page", "customer-ar-request")
+	checkProbeMeasures(t, ctx)
 
 	browse(t, ctx, "confirm and wait for the receipt",
 		chromedp.Click(chromedp.CSS(`[data-testid="confirm"]`)),

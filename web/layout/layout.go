@@ -9,6 +9,7 @@ import (
 
 	"countersign/internal/accounts"
 	"countersign/internal/controlplane"
+	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
 )
@@ -35,7 +36,7 @@ func (f *Frame) Page(c echo.Context, title string) views.Page {
 		p.CustomerSignOut = true // a link's session: no console account is signed in
 	}
 	if u, ok := kit.CurrentUser(c); ok {
-		p.User = &views.User{Name: u.Name, Email: u.Email, RoleLabel: u.Role.Label()}
+		p.User = &views.User{Name: u.Name, Email: u.Email, RoleLabel: RoleLabel(u.Role)}
 		if f.Nav != nil {
 			p.Nav = f.Nav(c, u)
 		}
@@ -56,5 +57,40 @@ func StateBadge(st controlplane.State) views.StateBadgeView {
 	case controlplane.Approved, controlplane.Dispatching:
 		tone = "info"
 	}
-	return views.StateBadgeView{Label: st.Label(), Tone: tone}
+	return views.StateBadgeView{Label: StateLabel(st), Tone: tone}
+}
+
+// StateLabel is a request's state as staff read it (console.words.state.*,
+// from the console's catalogue): the words of controlplane's State.Label,
+// which an installation may override; a state the catalogue does not name
+// keeps Label's.
+func StateLabel(st controlplane.State) string {
+	switch st {
+	case controlplane.Proposed, controlplane.AwaitingConfirmation, controlplane.AwaitingApproval, controlplane.Approved,
+		controlplane.Dispatching, controlplane.Completed, controlplane.Failed, controlplane.Unverified,
+		controlplane.NotDispatched, controlplane.Rejected, controlplane.Expired, controlplane.Reversed:
+		return locale.Console("console.words.state."+string(st), nil)
+	}
+	return st.Label()
+}
+
+// RoleLabel is a role as staff read it (console.labels.role.*, from the
+// console's catalogue): the words of accounts.Role.Label, which an
+// installation may override. Only what pages show changes: the role's
+// value in forms, the API and JSON stays the role itself. A role the
+// catalogue does not name keeps Label's.
+func RoleLabel(r accounts.Role) string {
+	if !r.Valid() {
+		return r.Label()
+	}
+	return locale.Console("console.labels.role."+string(r), nil)
+}
+
+// RolesLabel is a role said of everyone who has it ("Support agents",
+// console.labels.roles.*).
+func RolesLabel(r accounts.Role) string {
+	if !r.Valid() {
+		return r.Label()
+	}
+	return locale.Console("console.labels.roles."+string(r), nil)
 }

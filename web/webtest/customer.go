@@ -253,7 +253,7 @@ type codeFinder struct{}
 // mail.code.is) in every shipped language, the code isolated or not.
 var codeAfter = func() *regexp.Regexp {
 	var before []string
-	for _, tag := range locale.Supported {
+	for _, tag := range locale.Supported() {
 		s, _, _ := strings.Cut(locale.Shipped().For(tag).T("mail.code.is", locale.Params{"Code": "\x00"}), "\x00")
 		before = append(before, regexp.QuoteMeta(s))
 	}

@@ -15,7 +15,7 @@ import (
 func TestCodeInReadsTheCodeInEveryLanguage(t *testing.T) {
 	inv := controlplane.Invocation{System: "shop", Quote: adapter.Quote{Title: "Refund order 245695",
 		Customer: &adapter.CustomerFacts{Reference: "Order #245695"}}}
-	for _, tag := range locale.Supported {
+	for _, tag := range locale.Supported() {
 		m := confirmation.CodeMail(locale.Shipped().For(tag), adapter.Contact{Email: "j@example.test"}, "123456", inv,
 			adapter.Brand{Name: webtest.ShopName}, inv.CreatedAt)
 		if got := webtest.CodeIn.FindString(m.Body); got != "123456" {

@@ -28,7 +28,8 @@ type Varied struct {
 }
 
 // checkEveryArgumentShows: changing any argument of any write action, a
-// nested field or an optional one, changes the quote as a person sees it.
+// nested field or an optional one, changes the quote as a person sees it,
+// in the language it is written in and in each of its translations.
 func checkEveryArgumentShows(t T, e *Env) {
 	for _, problem := range UnshownArguments(t, e.System, e.fix) {
 		t.Error(problem)
@@ -84,8 +85,9 @@ func checkHiddenCharactersRefused(t T, e *Env) {
 // UnshownArguments dry-runs the fixture's call of each write action, then
 // once per other valid value of each argument (every leaf of the schema,
 // nested and optional ones included), and returns a problem for each
-// change that leaves the quote, as a person sees it, the same, and for each
-// argument no other valid value could be found for.
+// change that leaves the quote, as a person sees it in any of its
+// languages (sameShown), the same, and for each argument no other valid
+// value could be found for.
 func UnshownArguments(t T, sys adapter.System, fix Fixture) []string {
 	t.Helper()
 	var problems []string
@@ -102,7 +104,6 @@ func UnshownArguments(t T, sys adapter.System, fix Fixture) []string {
 			problems = append(problems, fmt.Sprintf("action %s: the fixture's call is refused: %v", a.Name, err))
 			continue
 		}
-		seen := Rendered(q)
 		for _, leaf := range leaves(a.Params, "") {
 			varied := false
 			for _, other := range candidates(leaf, get(base, leaf.path), v.Other[leaf.path]) {
@@ -111,9 +112,9 @@ func UnshownArguments(t T, sys adapter.System, fix Fixture) []string {
 					continue // not valid, or the same object named otherwise
 				}
 				varied = true
-				if Rendered(oq) == seen {
-					problems = append(problems, fmt.Sprintf("action %s: changing args.%s from %s to %s leaves the quote unchanged: the person would approve it unseen",
-						a.Name, leaf.path, show(get(base, leaf.path)), show(other)))
+				if loc, same := sameShown(q, oq); same {
+					problems = append(problems, fmt.Sprintf("action %s: changing args.%s from %s to %s leaves the quote unchanged%s: the person would approve it unseen",
+						a.Name, leaf.path, show(get(base, leaf.path)), show(other), loc))
 				}
 			}
 			if la, lb, ok := longPair(leaf, get(base, leaf.path)); ok && leaf.path != a.TargetParam {
@@ -121,18 +122,19 @@ func UnshownArguments(t T, sys adapter.System, fix Fixture) []string {
 				// end: a quote that cuts text short shows them the same.
 				aq, aerr := sys.DryRun(ctx(t), p, a.Name, raw(t, with(base, leaf.path, la)))
 				bq, berr := sys.DryRun(ctx(t), p, a.Name, raw(t, with(base, leaf.path, lb)))
-				if aerr == nil && berr == nil && Rendered(aq) == Rendered(bq) {
-					problems = append(problems, fmt.Sprintf("action %s: two values of args.%s that differ only in their last characters give the same quote: the text is cut short",
-						a.Name, leaf.path))
+				if aerr == nil && berr == nil {
+					if loc, same := sameShown(aq, bq); same {
+						problems = append(problems, fmt.Sprintf("action %s: two values of args.%s that differ only in their last characters give the same quote%s: the text is cut short",
+							a.Name, leaf.path, loc))
+					}
 				}
 			}
 			if leaf.path == a.TargetParam && v.OtherTarget != nil {
 				oq, err := sys.DryRun(ctx(t), principal(fix, *v.OtherTarget), a.Name, raw(t, v.OtherTarget.Args))
-				switch {
-				case err != nil:
+				if err != nil {
 					problems = append(problems, fmt.Sprintf("action %s: the fixture's other target is refused: %v", a.Name, err))
-				case Rendered(oq) == seen:
-					problems = append(problems, fmt.Sprintf("action %s: another target gives the same quote: the person cannot see which object changes", a.Name))
+				} else if loc, same := sameShown(q, oq); same {
+					problems = append(problems, fmt.Sprintf("action %s: another target gives the same quote%s: the person cannot see which object changes", a.Name, loc))
 				}
 				varied = varied || err == nil
 			}
@@ -160,6 +162,23 @@ func Rendered(q adapter.Quote) string {
 		fmt.Fprintf(&b, "%d %s\n", *q.AmountCents, q.Currency)
 	}
 	return b.String()
+}
+
+// sameShown says whether a and b read the same to someone: in the
+// language a is written in, or in any of a's translations, each as a
+// page shows it (adapter.Quote.In). A customer reading French decides on
+// the French texts, so an argument must show there too. loc names the
+// language that reads the same (" in fr"), empty for the written one.
+func sameShown(a, b adapter.Quote) (loc string, same bool) {
+	if Rendered(a) == Rendered(b) {
+		return "", true
+	}
+	for _, l := range slices.Sorted(maps.Keys(a.Translations)) {
+		if Rendered(a.In(l)) == Rendered(b.In(l)) {
+			return " in " + l, true
+		}
+	}
+	return "", false
 }
 
 func variedFor(fix Fixture, action string) (Varied, bool) {

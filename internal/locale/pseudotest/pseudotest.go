@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/PuerkitoBio/goquery"
+	"golang.org/x/net/html"
 )
 
 // span is one catalogue text with nothing nested inside it; removing the
@@ -26,7 +27,20 @@ var span = regexp.MustCompile(`⟦[^⟦⟧]*⟧`)
 // attributes a person is given: alt, title, aria-label, placeholder and a
 // button's value. Words without letters (amounts, times, ids of digits)
 // are not text to translate.
-func Strays(doc string, data ...string) []string {
+func Strays(doc string, data ...string) []string { return strays(doc, false, data) }
+
+// SentenceStrays is Strays for a page whose catalogue sentences hold
+// elements (views.Say, consoleSaid, a mail's <bdi>): an element's text is
+// read together with that of the inline elements it holds (a parameter's
+// <bdi>, a <time>, a link, words for screen readers, a <strong> word), as
+// the sentence writes them inside it, so no caller unwraps them first;
+// the attributes are still read on every element. What an inline element
+// holds inside a sentence's brackets is taken for the sentence's, so a
+// test that cares checks such an element's text itself (a <time> written
+// by the catalogue's patterns).
+func SentenceStrays(doc string, data ...string) []string { return strays(doc, true, data) }
+
+func strays(doc string, sentences bool, data []string) []string {
 	d, err := goquery.NewDocumentFromReader(strings.NewReader(doc))
 	if err != nil {
 		return []string{"unreadable HTML: " + err.Error()}
@@ -44,9 +58,16 @@ func Strays(doc string, data ...string) []string {
 			return
 		}
 		for _, n := range s.Nodes {
-			for c := n.FirstChild; c != nil; c = c.NextSibling {
-				if c.Type == 1 { // html.TextNode
-					check("<"+name+">", c.Data)
+			switch {
+			case !sentences:
+				for c := n.FirstChild; c != nil; c = c.NextSibling {
+					if c.Type == html.TextNode {
+						check("<"+name+">", c.Data)
+					}
+				}
+			case !inline[name]:
+				for _, text := range runs(n) {
+					check("<"+name+">", text)
 				}
 			}
 		}
@@ -62,6 +83,43 @@ func Strays(doc string, data ...string) []string {
 		}
 	})
 	return out
+}
+
+// inline are the elements a catalogue sentence holds inside it: their
+// text is read as part of the sentence around them.
+var inline = map[string]bool{"a": true, "b": true, "bdi": true, "code": true, "s": true, "span": true, "strong": true, "time": true}
+
+// runs are the texts of n's children: each run of text and inline
+// elements between two other elements is one.
+func runs(n *html.Node) []string {
+	var out []string
+	var run strings.Builder
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		switch {
+		case c.Type == html.TextNode:
+			run.WriteString(c.Data)
+		case c.Type == html.ElementNode && inline[c.Data]:
+			inlineText(&run, c)
+		default:
+			out = append(out, run.String())
+			run.Reset()
+		}
+	}
+	return append(out, run.String())
+}
+
+// inlineText writes the text of the inline element n, and of the inline
+// elements inside it, to run; another element inside it is a sentence of
+// its own, read when Strays reaches it.
+func inlineText(run *strings.Builder, n *html.Node) {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		switch {
+		case c.Type == html.TextNode:
+			run.WriteString(c.Data)
+		case c.Type == html.ElementNode && inline[c.Data]:
+			inlineText(run, c)
+		}
+	}
 }
 
 // Stray is what is left of text once the catalogue texts and the data

@@ -29,3 +29,25 @@ func TestStraysFindsTextNotFromACatalogue(t *testing.T) {
 		t.Errorf("a clean page: %q", got)
 	}
 }
+
+// TestSentenceStraysReadsASentenceWithTheElementsItHolds: a catalogue sentence
+// holding inline elements (a parameter's <bdi>, a <time>, a link, words
+// for screen readers) is one text, so no caller need unwrap them first;
+// an English word inside or beside one is still reported, and so is an
+// attribute a person reads on an inline element.
+func TestSentenceStraysReadsASentenceWithTheElementsItHolds(t *testing.T) {
+	clean := `<p>⟦Décídé wíthíñ <time datetime="PT1H">1h 0m</time>···⟧</p>
+<p>⟦Ñó ñééd tó <a href="/r"><strong>ópéñ</strong> ít</a>·····⟧ <bdi>Northwind Home</bdi></p>
+<li>⟦Rémóvé <span class="visually-hidden">⟦Sáfárí···⟧</span>···⟧</li>`
+	if got := pseudotest.SentenceStrays(clean, "Northwind Home"); len(got) != 0 {
+		t.Errorf("sentences holding elements: %q", got)
+	}
+	page := `<p>See <a href="/r">⟦ýóür réqüésts···⟧</a></p>
+<p>Refund <bdi>$42.10</bdi></p>
+<p>⟦Ók··⟧ <span aria-label="Close">×</span></p>
+<div>⟦Óñé··⟧<p>Two</p>⟦Thréé··⟧</div>`
+	want := []string{"<p>: See ⟦ýóür réqüésts···⟧", "<p>: Refund $42.10", "<span aria-label>: Close", "<p>: Two"}
+	if got := pseudotest.SentenceStrays(page); !reflect.DeepEqual(got, want) {
+		t.Errorf("strays:\n got %q\nwant %q", got, want)
+	}
+}

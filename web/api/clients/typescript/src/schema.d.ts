@@ -432,7 +432,7 @@ export interface components {
             };
             /** @description why it was not dispatched, rejected, declined or expired; null in every other state */
             reason: {
-                /** @description not dispatched: task_paused, task_cancelled, task_closed, task_expired, budget_spent, global_stop, policy_disabled, route_changed, target_changed, system_unreachable, system_not_connected; rejected: rejected_by_agent, declined_by_customer, superseded; expired: approval_expired, confirmation_expired */
+                /** @description not dispatched: task_paused, task_cancelled, task_closed, task_expired, budget_spent, global_stop, policy_disabled, route_changed, target_changed, system_unreachable, system_not_connected, currency_not_limited, mixed_currency_exposure; rejected: rejected_by_agent, declined_by_customer, superseded; expired: approval_expired, confirmation_expired */
                 code: string;
                 /** @description the reason in a sentence; for a rejection, the words of the person who rejected it */
                 message: string;
@@ -456,7 +456,7 @@ export interface components {
                 /** @description the system had already made this change (its own idempotency) */
                 deduplicated?: boolean;
                 reference: string;
-                /** @description the reference the customer's page shows ("Cancellation #75CDDA"); say uses it */
+                /** @description the reference the customer's page shows ("#75CDDA"); say uses it */
                 short_reference: string;
             } | null;
             route_reason?: string;
