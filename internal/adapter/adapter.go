@@ -79,7 +79,24 @@ type Target struct {
 	// Version is the object's version or updated_at when it was read; a
 	// dispatch compares it to detect a stale target.
 	Version string `json:"version,omitempty"`
+	// BusinessKey, set only by the adapter from what it read of the object,
+	// names the business object this one is, whichever system reaches it:
+	// two targets with the same key are one object for exposure, blocks
+	// and duplicates. Nil when the object's kind declares no identity.
+	BusinessKey *BusinessKey `json:"business_key,omitempty"`
 }
+
+// BusinessKey is the key a business declares to make an object of one
+// system the same object as another system's: the business name of the
+// key ("order_number") and its value as the system read it ("#A1B2C3").
+type BusinessKey struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// String is the key as one word for locks and logs: name and value
+// separated by a unit separator, which neither may hold.
+func (k BusinessKey) String() string { return k.Name + "\x1f" + k.Value }
 
 // Call is one attempt of an invocation: the action, its validated
 // arguments, the key every attempt of that invocation carries, and the
