@@ -96,6 +96,10 @@ type object struct {
 	exact              *expr
 	idPtr, versionPtr  string
 	paging             *paging
+	// identity and identityName, when the kind declares one, read the
+	// object's business key (resolve.go).
+	identity     *expr
+	identityName string
 }
 
 type readTool struct {

@@ -145,6 +145,9 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 			obj.list = c.path(ptr+"/list", o.List)
 		}
 		obj.paging = c.paging(ptr+"/paging", o.Paging)
+		if o.Identity != nil {
+			obj.identityName, obj.identity = o.Identity.Name, c.expr(ptr+"/identity/value", o.Identity.Value)
+		}
 		if o.Paging != nil && o.List == "" {
 			c.fail(ptr+"/paging", "paging applies to the list, and objects."+kind+" has none", `add "list", or remove paging`)
 		}
