@@ -94,10 +94,6 @@ type BusinessKey struct {
 	Value string `json:"value"`
 }
 
-// String is the key as one word for locks and logs: name and value
-// separated by a unit separator, which neither may hold.
-func (k BusinessKey) String() string { return k.Name + "\x1f" + k.Value }
-
 // Call is one attempt of an invocation: the action, its validated
 // arguments, the key every attempt of that invocation carries, and the
 // quote that was confirmed.
