@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -212,5 +213,74 @@ func TestTheBusinessKeyIsTheSystemsNotTheAssistants(t *testing.T) {
 	}
 	if theirs.Number == "" || theirs.Number == mine.Number {
 		t.Fatalf("the shop numbered the orders %q and %q", mine.Number, theirs.Number)
+	}
+}
+
+// TestADecisionCountsTheOtherSystemAgain: the route checked again at a
+// decision counts the business object across systems as the proposal
+// did: once the second-approver amount is lowered to $340.00, $50.00
+// through the file on top of $300.00 through the Go adapter needs two
+// people.
+func TestADecisionCountsTheOtherSystemAgain(t *testing.T) {
+	t.Parallel()
+	b := setupTwice(t)
+	b.setStage("issue_refund", controlplane.StagePropose)
+	o := b.bigOrder()
+	one := b.mustProposeOn(b.both(b.assistant, conv("again")), "shop", refund(o.ID, 30000, "damaged"))
+	if got, err := staffApprove(b.ctx, b.cp, b.agent, one.ID, one.Version); err != nil || got.State != controlplane.Approved {
+		t.Fatalf("$300.00 with one approver: %v %v", got.State, err)
+	}
+	two := b.mustProposeOn(b.both(b.assistant, conv("again")), "shop-http", refund(o.ID, 5000, "damaged"))
+	if _, err := b.store.Pool().Exec(b.ctx, `UPDATE policies SET second_approver_above_cents = 34000, version = version + 1
+		WHERE action = 'issue_refund'`); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := staffApprove(b.ctx, b.cp, b.agent, two.ID, two.Version); err != nil || got.State != controlplane.AwaitingApproval {
+		t.Errorf("$50.00 through the file after $300.00 through the shop, under a $340.00 second-approver amount: %v %v, want a first approval only", got.State, err)
+	}
+}
+
+// TestConcurrentSplitsAcrossSystemsRouteAsOne races ten $20.00 refunds on
+// one order, each through its own task, alternately through the Go
+// adapter and the file, under a $25.00 stage-5 ceiling: each proposal
+// counts its exposure only once all of them are in their transactions, so
+// only a lock that spans the two systems lets exactly one run
+// automatically.
+func TestConcurrentSplitsAcrossSystemsRouteAsOne(t *testing.T) {
+	t.Parallel()
+	b := setupTwice(t)
+	b.setStage("issue_refund", controlplane.StageAutonomous)
+	o := b.bigOrder()
+	const n = 10
+	tasks := make([]controlplane.Task, n)
+	for i := range tasks {
+		tasks[i] = b.both(b.assistant, conv("race"))
+	}
+	var arrived sync.WaitGroup
+	arrived.Add(n)
+	b.cp.SetHooks(controlplane.Hooks{BeforeExposureLock: arrived.Done, ExposureCounted: arrived.Wait})
+	var wg sync.WaitGroup
+	invs := make([]controlplane.Invocation, n)
+	errs := make([]error, n)
+	start := make(chan struct{})
+	for i := range tasks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			invs[i], errs[i] = b.proposeOn(tasks[i], []string{"shop", "shop-http"}[i%2], refund(o.ID, 2000, "damaged"))
+		}()
+	}
+	close(start)
+	wg.Wait()
+	states := map[controlplane.State]int{}
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("proposal %d: %v", i, err)
+		}
+		states[invs[i].State]++
+	}
+	if states[controlplane.Approved] != 1 || states[controlplane.AwaitingApproval] != n-1 {
+		t.Errorf("concurrent splits across the systems routed %v, want 1 approved by the policy and %d awaiting an agent", states, n-1)
 	}
 }
