@@ -136,7 +136,8 @@ func (s *Service) routeNow(ctx context.Context, tx *store.Tx, row store.Invocati
 	var prior int64
 	if amount != nil {
 		var err error
-		if prior, err = s.priorExposure(ctx, tx, p, rowObject(row), row.Action, customerRef, row.ID, quoteCurrency(row.Quote)); err != nil {
+		o, currency := recordedObject(row)
+		if prior, err = s.priorExposure(ctx, tx, p, o, row.Action, customerRef, row.ID, currency); err != nil {
 			return recheck{}, err
 		}
 	}

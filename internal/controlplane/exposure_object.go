@@ -29,15 +29,17 @@ func objectOf(system string, target adapter.Target) object {
 	return o
 }
 
-// rowObject is the object of a recorded invocation: its key is the one
-// its quote's target carries.
-func rowObject(row store.Invocation) object {
+// recordedObject is the object of a recorded invocation and the currency
+// of its amount, both read from its stored quote in one pass: the key is
+// the one its quote's target carries.
+func recordedObject(row store.Invocation) (object, string) {
 	var q struct {
-		Target adapter.Target `json:"target"`
+		Target   adapter.Target `json:"target"`
+		Currency string         `json:"currency"`
 	}
 	_ = json.Unmarshal(row.Quote, &q)
 	q.Target.ID = row.TargetID
-	return objectOf(row.System, q.Target)
+	return objectOf(row.System, q.Target), q.Currency
 }
 
 // keyWord is the business key as one word for a lock.
