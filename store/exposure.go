@@ -6,8 +6,9 @@ import (
 	"time"
 )
 
-// ExposureQuery names what an exposure sums: one action of one system, on
-// one customer and on one target, over invocations created at or after
+// ExposureQuery names what an exposure sums: one action of one system (or,
+// with a business key, one business object across systems), on one
+// customer and on one target, over invocations created at or after
 // Since. Before, when set, is an invocation's id: only invocations recorded
 // before it count (the invocation itself does not).
 type ExposureQuery struct {
@@ -19,7 +20,24 @@ type ExposureQuery struct {
 	// a quote without one is US dollars): amounts in other currencies are
 	// never added to them, only named in OtherCurrency.
 	Currency string
+	// Key, when its Name is set, is the target's business key: the target
+	// then also counts every invocation on an object with the same key,
+	// in any system and action, and the customer every one of theirs on
+	// an object with a key of that name.
+	Key BusinessKey
 }
+
+// BusinessKey is a target's business key as an invocation's quote carries
+// it (quote.target.business_key): the key's business name and value.
+type BusinessKey struct {
+	Name, Value string
+}
+
+// The business key of an invocation's target, read from its quote.
+const (
+	businessKeyName  = `(quote #>> '{target,business_key,name}')`
+	businessKeyValue = `(quote #>> '{target,business_key,value}')`
+)
 
 // Exposure is the money already moved or pending: on the customer (across
 // their targets) and on the target (across customers), in the minor units
@@ -45,14 +63,16 @@ func (t *Tx) Exposure(ctx context.Context, q ExposureQuery) (Exposure, error) {
 	var e Exposure
 	err := t.tx.QueryRow(ctx, `
 		SELECT coalesce(sum(amount_cents) FILTER (WHERE customer_ref = $3 AND `+exposureCurrency+` = $7), 0),
-			coalesce(sum(amount_cents) FILTER (WHERE target_id = $4 AND `+exposureCurrency+` = $7), 0),
+			coalesce(sum(amount_cents) FILTER (WHERE (target_id = $4 AND system = $1 AND action = $2
+				OR `+businessKeyName+` = $8 AND `+businessKeyValue+` = $9) AND `+exposureCurrency+` = $7), 0),
 			coalesce(min(`+exposureCurrency+`) FILTER (WHERE `+exposureCurrency+` <> $7), '')
 		FROM invocations
-		WHERE system = $1 AND action = $2 AND amount_cents IS NOT NULL AND created_at >= $5
-			AND (customer_ref = $3 OR target_id = $4)
+		WHERE amount_cents IS NOT NULL AND created_at >= $5
+			AND (system = $1 AND action = $2 AND (customer_ref = $3 OR target_id = $4)
+				OR `+businessKeyName+` = $8 AND (customer_ref = $3 OR `+businessKeyValue+` = $9))
 			AND state IN ('awaiting_confirmation', 'awaiting_approval', 'approved', 'dispatching', 'unverified', 'completed')
 			AND ($6::text = '' OR seq < (SELECT seq FROM invocations WHERE id = $6))`,
-		q.System, q.Action, q.CustomerRef, q.TargetID, q.Since, q.Before, q.Currency).Scan(&e.CustomerCents, &e.TargetCents, &e.OtherCurrency)
+		q.System, q.Action, q.CustomerRef, q.TargetID, q.Since, q.Before, q.Currency, q.Key.Name, q.Key.Value).Scan(&e.CustomerCents, &e.TargetCents, &e.OtherCurrency)
 	if err != nil {
 		return Exposure{}, fmt.Errorf("store.Exposure(%s/%s): %w", q.System, q.Action, err)
 	}

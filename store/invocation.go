@@ -110,26 +110,49 @@ func (t *Tx) invocationByClientKey(ctx context.Context, taskID, key string) (Inv
 	return invocation(ctx, t.tx, `task_id = $1 AND client_key = $2`, taskID, key)
 }
 
+// DuplicateQuery names a proposal whose earlier twin RecentDuplicate looks
+// for: the same action with the same arguments (ArgsHash) of one system in
+// one conversation, created at or after Since. With a business key (Key's
+// Name set), an invocation of the same action in any system whose target
+// has the same key, and whose arguments but the target's (TargetParam) are
+// Args', is the same request too.
+type DuplicateQuery struct {
+	ConversationID, System, Action string
+	ArgsHash                       []byte
+	Key                            BusinessKey
+	TargetParam                    string
+	// Args is the proposal's arguments as resolved (canonical JSON).
+	Args       []byte
+	Since, Now time.Time
+}
+
+func (q DuplicateQuery) params() []any {
+	return []any{q.ConversationID, q.System, q.Action, q.ArgsHash, q.Since, q.Now, q.Key.Name, q.Key.Value, q.TargetParam, string(q.Args)}
+}
+
 // RecentDuplicate finds the newest invocation of the same action with the
 // same arguments in the same conversation created at or after since that is
 // live or completed: whichever of the conversation's tasks it came through
 // (a conversation belongs to one assistant), a new task is not a new
-// request. One that ended with no effect (failed, rejected, expired, not
+// request, nor is another system that reaches the same business object.
+// One that ended with no effect (failed, rejected, expired, not
 // dispatched) or was reversed does not hold a new proposal back, nor does
 // one not yet sent whose task can no longer send it (cancelled, closed or
 // past its expiry at now).
-func (t *Tx) RecentDuplicate(ctx context.Context, conversationID, system, action string, argsHash []byte, since, now time.Time) (Invocation, error) {
-	return invocation(ctx, t.tx, recentDuplicate, conversationID, system, action, argsHash, since, now)
+func (t *Tx) RecentDuplicate(ctx context.Context, q DuplicateQuery) (Invocation, error) {
+	return invocation(ctx, t.tx, recentDuplicate, q.params()...)
 }
 
 // RecentDuplicate is Tx.RecentDuplicate outside a transaction: one round
 // trip for a look that decides nothing by itself (the insert looks again
 // under its lock).
-func (s *Store) RecentDuplicate(ctx context.Context, conversationID, system, action string, argsHash []byte, since, now time.Time) (Invocation, error) {
-	return invocation(ctx, s.pool, recentDuplicate, conversationID, system, action, argsHash, since, now)
+func (s *Store) RecentDuplicate(ctx context.Context, q DuplicateQuery) (Invocation, error) {
+	return invocation(ctx, s.pool, recentDuplicate, q.params()...)
 }
 
-const recentDuplicate = `conversation_id = $1 AND system = $2 AND action = $3 AND args_hash = $4 AND created_at >= $5
+const recentDuplicate = `conversation_id = $1 AND action = $3 AND created_at >= $5
+	AND (system = $2 AND args_hash = $4
+		OR ` + businessKeyName + ` = $7 AND ` + businessKeyValue + ` = $8 AND proposed_args - $9::text = $10::jsonb - $9::text)
 	AND (state IN ('dispatching', 'unverified', 'completed')
 		OR (state IN ('proposed', 'awaiting_confirmation', 'awaiting_approval', 'approved') AND EXISTS (
 			SELECT 1 FROM tasks t WHERE t.id = invocations.task_id AND t.state IN ('active', 'paused') AND t.expires_at > $6)))

@@ -18,12 +18,13 @@ import (
 // ProposalChecksQuery names what a proposal's transaction looks at under
 // its locks.
 type ProposalChecksQuery struct {
-	TaskID                         string
-	ConversationID, System, Action string
-	ArgsHash                       []byte
-	DuplicateSince, Now            time.Time
-	CustomerRef, TargetID          string
-	ProposalsSince                 time.Time
+	TaskID string
+	// Duplicate is the proposal as its twin would be (Tx.RecentDuplicate).
+	Duplicate DuplicateQuery
+	// CustomerRef, TargetID and Key name the block that would hold the
+	// proposal back (Tx.ActiveBlock); Key is Duplicate's.
+	CustomerRef, TargetID string
+	ProposalsSince        time.Time
 	// Standing names the key the proposal is made with and its action.
 	Standing StandingQuery
 }
@@ -46,9 +47,8 @@ type ProposalChecks struct {
 func (t *Tx) ProposalChecks(ctx context.Context, q ProposalChecksQuery) (ProposalChecks, error) {
 	b := &pgx.Batch{}
 	b.Queue(`SELECT `+taskColumns+` FROM tasks WHERE id = $1 FOR UPDATE`, q.TaskID)
-	b.Queue(`SELECT `+invocationColumns+` FROM invocations WHERE `+recentDuplicate,
-		q.ConversationID, q.System, q.Action, q.ArgsHash, q.DuplicateSince, q.Now)
-	b.Queue(activeBlockSQL, q.CustomerRef, q.System, q.TargetID)
+	b.Queue(`SELECT `+invocationColumns+` FROM invocations WHERE `+recentDuplicate, q.Duplicate.params()...)
+	b.Queue(activeBlockSQL, q.CustomerRef, q.Duplicate.System, q.TargetID, q.Duplicate.Key.Name, q.Duplicate.Key.Value)
 	b.Queue(recentProposalsSQL, q.TaskID, q.ProposalsSince)
 	queueStanding(b, q.Standing)
 	br := t.tx.SendBatch(ctx, b)

@@ -79,6 +79,19 @@ type Target struct {
 	// Version is the object's version or updated_at when it was read; a
 	// dispatch compares it to detect a stale target.
 	Version string `json:"version,omitempty"`
+	// BusinessKey, set only by the adapter from what it read of the object,
+	// names the business object this one is, whichever system reaches it:
+	// two targets with the same key are one object for exposure, blocks
+	// and duplicates. Nil when the object's kind declares no identity.
+	BusinessKey *BusinessKey `json:"business_key,omitempty"`
+}
+
+// BusinessKey is the key a business declares to make an object of one
+// system the same object as another system's: the business name of the
+// key ("order_number") and its value as the system read it ("#A1B2C3").
+type BusinessKey struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
 }
 
 // Call is one attempt of an invocation: the action, its validated

@@ -82,16 +82,17 @@ func (s *Service) CustomerBlocks(ctx context.Context, customerRef string) ([]Blo
 // the action, arguments or task: another reason code, amount or a new task
 // is the same second try.
 func (s *Service) checkBlock(ctx context.Context, task Task, system, action string, target adapter.Target, actor Actor) error {
+	o := objectOf(system, target)
 	// Most proposals meet no block: one read, no transaction. (The
 	// proposal's own transaction looks again under its locks.)
-	if _, err := s.store.ActiveBlock(ctx, task.CustomerRef, system, target.ID); errors.Is(err, store.ErrNotFound) {
+	if _, err := s.store.ActiveBlock(ctx, task.CustomerRef, system, target.ID, o.key); errors.Is(err, store.ErrNotFound) {
 		return nil
 	} else if err != nil {
 		return err
 	}
 	var blocked *adapter.Error
 	err := s.store.InTx(ctx, func(tx *store.Tx) error {
-		b, err := tx.ActiveBlock(ctx, task.CustomerRef, system, target.ID)
+		b, err := tx.ActiveBlock(ctx, task.CustomerRef, system, target.ID, o.key)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil
 		}
@@ -104,7 +105,7 @@ func (s *Service) checkBlock(ctx context.Context, task Task, system, action stri
 		}
 		return s.record(ctx, tx, actor, EventProposalBlockedAfterRefusal, task.ID, "", map[string]any{
 			"system": system, "action": action, "target_id": target.ID, "target": target.Display, "original_code": blocked.Code,
-			"original_message": blocked.Message, "blocked_in": b.TaskID})
+			"original_message": blocked.Message, "blocked_in": b.TaskID, "blocked_system": b.System})
 	})
 	if err != nil || blocked == nil {
 		return err
@@ -131,11 +132,13 @@ func (s *Service) refused(ctx context.Context, task Task, system, action string,
 		if ae.PolicyRefusal {
 			// The customer's proposal lock: a proposal that committed
 			// before the block was legitimately first; any after it sees it.
-			if err := lockExposure(ctx, tx, system, action, task.CustomerRef, target.ID, true); err != nil {
+			o := objectOf(system, target)
+			if err := lockExposure(ctx, tx, o, action, task.CustomerRef, true); err != nil {
 				return err
 			}
+			keyName, keyValue := o.blockKey()
 			if err := tx.BlockTarget(ctx, store.TargetBlock{CustomerRef: task.CustomerRef, TaskID: task.ID, System: system,
-				TargetID: target.ID, Action: action, Error: raw, CreatedAt: s.now()}); err != nil {
+				TargetID: target.ID, Action: action, Error: raw, CreatedAt: s.now(), KeyName: keyName, KeyValue: keyValue}); err != nil {
 				return err
 			}
 		}

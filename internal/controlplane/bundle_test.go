@@ -63,6 +63,14 @@ func setup(t *testing.T) *testBundle {
 // traced).
 func setupOn(t *testing.T, pool *pgxpool.Pool) *testBundle {
 	t.Helper()
+	return setupWith(t, pool, nil)
+}
+
+// setupWith is setupOn with more systems in the registry beside the shop
+// adapter: more makes them, given the bundle (its shop served at
+// b.shopURL) and the console's ledger.
+func setupWith(t *testing.T, pool *pgxpool.Pool, more func(b *testBundle, ledger *adapter.Ledger) []adapter.System) *testBundle {
+	t.Helper()
 	ctx := context.Background()
 	clk := clocktest.New(time.Date(2026, 4, 10, 12, 0, 0, 0, time.UTC))
 	st := store.New(pool)
@@ -78,7 +86,11 @@ func setupOn(t *testing.T, pool *pgxpool.Pool) *testBundle {
 	b.shopURL = srv.URL
 
 	ledger := adapter.NewLedger(st, clk.Now)
-	reg := adapter.NewRegistry(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: srv.URL, Token: shop.Token(), Ledger: ledger, Now: clk.Now}))
+	systems := []adapter.System{shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: srv.URL, Token: shop.Token(), Ledger: ledger, Now: clk.Now})}
+	if more != nil {
+		systems = append(systems, more(b, ledger)...)
+	}
+	reg := adapter.NewRegistry(systems...)
 	b.reg = reg
 	b.cp = controlplane.New(st, reg, controlplane.Config{CallTimeout: 5 * time.Second, LeaseMargin: time.Second}, clk.Now, nil)
 

@@ -16,44 +16,57 @@ import (
 // gets a few tries per write and then hands the case to a person.
 const ProposalsPerWrite = 3
 
-// lockExposure serialises the proposals of one customer on one system that
-// move money, those of the customer on one target of the system (whatever
-// the action: a refusal's block spans actions), and those on one target and
-// action (a target some customers share), in that order, so two concurrent
-// parts of a split cannot both be counted without the other, and a block
-// is seen by every proposal on its target that commits after it. A
-// proposal that moves no money (money false) counts no exposure and is
-// counted in none, so it takes only the last two: the customer's other
-// writes do not queue behind it. The order is fixed, so two proposals never
-// wait on each other's lock.
-func lockExposure(ctx context.Context, tx *store.Tx, system, action, customerRef, targetID string, money bool) error {
-	return tx.AdvisoryLocks(ctx, exposureLocks(system, action, customerRef, targetID, money)...)
+// lockExposure serialises the proposals of one customer that move money
+// (in every system: exposure counts the customer's money across systems
+// on business objects), those of the customer on one object (whatever the
+// action: a refusal's block spans actions), and those on one object and
+// action (an object some customers share), in that order, so two
+// concurrent parts of a split cannot both be counted without the other,
+// and a block is seen by every proposal on its object that commits after
+// it. An object with a business key is locked both as its system's target
+// and as the business object, so a proposal through another system that
+// reaches it waits too. A proposal that moves no money (money false)
+// counts no exposure and is counted in none, so it takes no customer
+// lock: the customer's other writes do not queue behind it. The order is
+// fixed, so two proposals never wait on each other's lock.
+func lockExposure(ctx context.Context, tx *store.Tx, o object, action, customerRef string, money bool) error {
+	return tx.AdvisoryLocks(ctx, exposureLocks(o, action, customerRef, money)...)
 }
 
 // exposureLocks are the keys lockExposure takes, in the order it takes
 // them.
-func exposureLocks(system, action, customerRef, targetID string, money bool) []string {
+func exposureLocks(o object, action, customerRef string, money bool) []string {
 	var keys []string
 	if money {
-		keys = append(keys, "exposure:customer:"+system+"\x1f"+customerRef)
+		keys = append(keys, "exposure:customer:"+customerRef)
 	}
-	return append(keys, "block:"+system+"\x1f"+customerRef+"\x1f"+targetID, "exposure:target:"+system+"\x1f"+action+"\x1f"+targetID)
+	keys = append(keys, "block:"+o.system+"\x1f"+customerRef+"\x1f"+o.targetID)
+	if o.key.Name != "" {
+		keys = append(keys, "block:object:"+customerRef+"\x1f"+o.keyWord())
+	}
+	keys = append(keys, "exposure:target:"+o.system+"\x1f"+action+"\x1f"+o.targetID)
+	if o.key.Name != "" {
+		keys = append(keys, "exposure:object:"+o.keyWord())
+	}
+	return keys
 }
 
 // priorExposure is the money already moved or pending on the same action of
-// a system, on the customer and on the target, within the exposure window,
-// across tasks and assistants: the larger of the two totals, in the minor
-// units of the request's currency only (exposureCurrency refuses what
-// cannot be compared). before, when set, is an invocation being decided
-// again: only what was recorded before it counts, since every later
-// proposal was routed with it counted.
-func (s *Service) priorExposure(ctx context.Context, tx *store.Tx, p Policy, system, action, customerRef, targetID, before, currency string) (int64, error) {
+// a system, on the customer and on the object (for an object with a
+// business key, on that business object and on the customer's objects with
+// a key of that name, in every system and action), within the exposure
+// window, across tasks and assistants: the larger of the two totals, in
+// the minor units of the request's currency only (exposureCurrency refuses
+// what cannot be compared). before, when set, is an invocation being
+// decided again: only what was recorded before it counts, since every
+// later proposal was routed with it counted.
+func (s *Service) priorExposure(ctx context.Context, tx *store.Tx, p Policy, o object, action, customerRef, before, currency string) (int64, error) {
 	cur, err := limitedCurrency(p, currency)
 	if err != nil {
 		return 0, err
 	}
-	e, err := tx.Exposure(ctx, store.ExposureQuery{System: system, Action: action, CustomerRef: customerRef,
-		TargetID: targetID, Since: s.now().Add(-s.cfg.ExposureWindow), Before: before, Currency: cur})
+	e, err := tx.Exposure(ctx, store.ExposureQuery{System: o.system, Action: action, CustomerRef: customerRef,
+		TargetID: o.targetID, Key: o.key, Since: s.now().Add(-s.cfg.ExposureWindow), Before: before, Currency: cur})
 	if err != nil {
 		return 0, err
 	}
@@ -123,7 +136,8 @@ func (s *Service) routeNow(ctx context.Context, tx *store.Tx, row store.Invocati
 	var prior int64
 	if amount != nil {
 		var err error
-		if prior, err = s.priorExposure(ctx, tx, p, row.System, row.Action, customerRef, row.TargetID, row.ID, quoteCurrency(row.Quote)); err != nil {
+		o, currency := recordedObject(row)
+		if prior, err = s.priorExposure(ctx, tx, p, o, row.Action, customerRef, row.ID, currency); err != nil {
 			return recheck{}, err
 		}
 	}

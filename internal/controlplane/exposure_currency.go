@@ -1,7 +1,6 @@
 package controlplane
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -87,13 +86,4 @@ func currencyReason(err error) NotDispatchedReason {
 		return ReasonMixedCurrency
 	}
 	return ""
-}
-
-// quoteCurrency reads the currency of a stored quote.
-func quoteCurrency(quote json.RawMessage) string {
-	var q struct {
-		Currency string `json:"currency"`
-	}
-	_ = json.Unmarshal(quote, &q)
-	return q.Currency
 }

@@ -81,15 +81,16 @@ func (s *Service) recheckProposal(ctx context.Context, tx *store.Tx, d dryRun) (
 		s.hooks.beforeExposureLock()
 	}
 	// The twins' lock first, then the exposure's, in one statement.
+	o := objectOf(policy.System, d.quote.Target)
 	locks := append([]string{fmt.Sprintf("propose:%s:%s:%s:%x", task.ConversationID, policy.System, spec.Name, d.hash)},
-		exposureLocks(policy.System, spec.Name, task.CustomerRef, d.quote.Target.ID, d.amount != nil)...)
+		exposureLocks(o, spec.Name, task.CustomerRef, d.amount != nil)...)
 	if err := tx.AdvisoryLocks(ctx, locks...); err != nil {
 		return store.Task{}, nil, err
 	}
 	// The task's lock and what is checked under it, in one round trip.
 	now := s.now()
-	checks, err := tx.ProposalChecks(ctx, store.ProposalChecksQuery{TaskID: task.ID, ConversationID: task.ConversationID,
-		System: policy.System, Action: spec.Name, ArgsHash: d.hash, DuplicateSince: now.Add(-s.cfg.DedupWindow), Now: now,
+	checks, err := tx.ProposalChecks(ctx, store.ProposalChecksQuery{TaskID: task.ID,
+		Duplicate:   s.duplicateQuery(task, policy.System, spec, o, d.canonical, d.hash),
 		CustomerRef: task.CustomerRef, TargetID: d.quote.Target.ID, ProposalsSince: now.Add(-time.Minute),
 		Standing: store.StandingQuery{KeyID: p.Actor.KeyID, GrantID: p.Actor.GrantID, System: policy.System, Action: spec.Name}})
 	if err != nil {
@@ -137,7 +138,7 @@ func (s *Service) recordRouted(ctx context.Context, tx *store.Tx, d dryRun, quot
 	var prior int64
 	if d.amount != nil {
 		var err error
-		if prior, err = s.priorExposure(ctx, tx, d.policy, d.policy.System, d.spec.Name, d.task.CustomerRef, d.quote.Target.ID, "", d.quote.Currency); err != nil {
+		if prior, err = s.priorExposure(ctx, tx, d.policy, objectOf(d.policy.System, d.quote.Target), d.spec.Name, d.task.CustomerRef, "", d.quote.Currency); err != nil {
 			return Invocation{}, err
 		}
 	}

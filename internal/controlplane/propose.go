@@ -91,7 +91,7 @@ func (s *Service) propose(ctx context.Context, task Task, p Proposal) (Invocatio
 	args[spec.TargetParam] = target.ID
 	canonical := adapter.Canonical(args)
 	hash := sha256.Sum256(canonical)
-	if dup, found, err := s.recentDuplicate(ctx, task.ConversationID, sys.Name(), spec.Name, hash[:]); found || err != nil {
+	if dup, found, err := s.recentDuplicate(ctx, s.duplicateQuery(task, sys.Name(), spec, objectOf(sys.Name(), target), canonical, hash[:])); found || err != nil {
 		return dup, err
 	}
 	if err := s.checkBlock(ctx, task, sys.Name(), spec.Name, target, p.Actor); err != nil {
@@ -162,14 +162,15 @@ func notAllowed(action string) error {
 }
 
 // recentDuplicate finds the same request made in the same conversation
-// within the dedup window, through whichever of its tasks: a conversation
-// belongs to one assistant, and opening a task is not a new request. Only
-// one that is live (its task can still send it) or completed holds a new
-// proposal back.
-func (s *Service) recentDuplicate(ctx context.Context, conversationID, system, action string, hash []byte) (Invocation, bool, error) {
+// within the dedup window, through whichever of its tasks or whichever
+// system reaches the same business object: a conversation belongs to one
+// assistant, and opening a task or naming another system is not a new
+// request. Only one that is live (its task can still send it) or
+// completed holds a new proposal back.
+func (s *Service) recentDuplicate(ctx context.Context, q store.DuplicateQuery) (Invocation, bool, error) {
 	// One statement, no transaction: insertProposal looks again under its
 	// lock before it inserts.
-	row, err := s.store.RecentDuplicate(ctx, conversationID, system, action, hash, s.now().Add(-s.cfg.DedupWindow), s.now())
+	row, err := s.store.RecentDuplicate(ctx, q)
 	if errors.Is(err, store.ErrNotFound) {
 		return Invocation{}, false, nil
 	}
@@ -179,6 +180,15 @@ func (s *Service) recentDuplicate(ctx context.Context, conversationID, system, a
 	out, err := fromRow(row)
 	out.Deduplicated = true
 	return out, true, err
+}
+
+// duplicateQuery is the proposal of action spec on o in task's
+// conversation, with its arguments as resolved (canonical) and their hash,
+// as its twin would have been recorded.
+func (s *Service) duplicateQuery(task Task, system string, spec adapter.ActionSpec, o object, canonical, hash []byte) store.DuplicateQuery {
+	now := s.now()
+	return store.DuplicateQuery{ConversationID: task.ConversationID, System: system, Action: spec.Name, ArgsHash: hash,
+		Key: o.key, TargetParam: spec.TargetParam, Args: canonical, Since: now.Add(-s.cfg.DedupWindow), Now: now}
 }
 
 // proposeWithClientKey applies Stripe's rules to a caller's

@@ -78,7 +78,7 @@ func (s *Service) supersede(ctx context.Context, actor Actor, old Invocation, ro
 		// the request's, then the task's. A successor is a new write, so
 		// what admits one is checked again under them, after the dry run.
 		if refusal == nil && quote.AmountCents != nil {
-			if err := lockExposure(ctx, tx, old.System, old.Action, task.CustomerRef, quote.Target.ID, true); err != nil {
+			if err := lockExposure(ctx, tx, objectOf(old.System, quote.Target), old.Action, task.CustomerRef, true); err != nil {
 				return err
 			}
 		}
@@ -143,7 +143,7 @@ func (s *Service) insertSuccessor(ctx context.Context, tx *store.Tx, old Invocat
 	var prior int64
 	if quote.AmountCents != nil {
 		var err error
-		if prior, err = s.priorExposure(ctx, tx, policy, row.System, row.Action, task.CustomerRef, quote.Target.ID, "", quote.Currency); err != nil {
+		if prior, err = s.priorExposure(ctx, tx, policy, objectOf(row.System, quote.Target), row.Action, task.CustomerRef, "", quote.Currency); err != nil {
 			return Invocation{}, err
 		}
 	}

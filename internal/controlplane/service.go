@@ -61,7 +61,7 @@ type Store interface {
 	Invocation(ctx context.Context, id string) (store.Invocation, error)
 	InvocationsForTask(ctx context.Context, taskID string) ([]store.Invocation, error)
 	Successor(ctx context.Context, id string) (store.Invocation, error)
-	RecentDuplicate(ctx context.Context, conversationID, system, action string, argsHash []byte, since, now time.Time) (store.Invocation, error)
+	RecentDuplicate(ctx context.Context, q store.DuplicateQuery) (store.Invocation, error)
 	ExpiredLeases(ctx context.Context, now time.Time, limit int) ([]store.Invocation, error)
 	PastDeadline(ctx context.Context, now time.Time, limit int) ([]store.Invocation, error)
 	WaitingOfCancelledTasks(ctx context.Context, limit int) ([]store.WaitingOfTask, error)
@@ -76,7 +76,7 @@ type Store interface {
 	TargetChanges(ctx context.Context, cardIDs []string) ([]store.TargetChange, error)
 
 	Policy(ctx context.Context, system, action string) (store.Policy, error)
-	ActiveBlock(ctx context.Context, customerRef, system, targetID string) (store.TargetBlock, error)
+	ActiveBlock(ctx context.Context, customerRef, system, targetID string, key store.BusinessKey) (store.TargetBlock, error)
 	Policies(ctx context.Context) ([]store.Policy, error)
 	EnsurePolicy(ctx context.Context, p store.Policy) error
 	ProposalsSince(ctx context.Context, system, action string, since time.Time) ([]store.ProposalSample, error)

@@ -101,6 +101,10 @@ type object struct {
 	idPtr, versionPtr  string
 	paging             *paging
 	getGQL, listGQL    *graphqlOp
+	// identity and identityName, when the kind declares one, read the
+	// object's business key (resolve.go).
+	identity     *expr
+	identityName string
 }
 
 type readTool struct {

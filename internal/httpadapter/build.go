@@ -156,6 +156,9 @@ func build(file string, pos positions, d *Description, cfg Config) (*Adapter, er
 		}
 		obj.paging = c.paging(ptr+"/paging", o.Paging)
 		c.graphqlObject(ptr, o, obj)
+		if o.Identity != nil {
+			obj.identityName, obj.identity = o.Identity.Name, c.expr(ptr+"/identity/value", o.Identity.Value)
+		}
 		if o.Paging != nil && !obj.listed() {
 			c.fail(ptr+"/paging", "paging applies to the list, and objects."+kind+" has none", `add "list", or remove paging`)
 		}

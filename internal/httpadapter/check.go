@@ -171,6 +171,10 @@ func (c *compiler) boundAt(ptr string) []string {
 			return []string{"account", "principal"}
 		case "display", "owner":
 			return []string{"object", "account"}
+		case "identity":
+			// The key is the system's word for the object: what it read,
+			// never the principal's account nor what an assistant wrote.
+			return []string{"object"}
 		case "terms", "exact":
 			return []string{"object", "account", "ref"}
 		}

@@ -151,6 +151,17 @@ type ObjectSpec struct {
 	// Get and List.
 	GetGraphQL  *GraphQLDesc `json:"get_graphql"`
 	ListGraphQL *GraphQLDesc `json:"list_graphql"`
+	// Identity, optional, is the business key that makes an object of this
+	// kind the same object as another system's.
+	Identity *IdentityDesc `json:"identity"`
+}
+
+// IdentityDesc declares an object kind's business key: Name is the key's
+// business name ("order_number"), the same in every system that holds
+// it; Value a CEL expression over the object as read giving the key.
+type IdentityDesc struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
 }
 
 // ParamDesc is one argument, mirroring adapter.Param.

@@ -212,5 +212,18 @@ func (a *Adapter) target(obj *object, o, account any) (adapter.Target, error) {
 		v, _ := lookupPointer(o, obj.versionPtr)
 		t.Version = text(v)
 	}
+	if obj.identity != nil {
+		v, err := obj.identity.eval(map[string]any{"object": o})
+		if err != nil {
+			return adapter.Target{}, a.broken(err)
+		}
+		switch v.(type) {
+		case map[string]any, []any:
+			return adapter.Target{}, a.broken(&exprError{e: obj.identity, err: fmt.Errorf("gave %T, not a string or a number", v)})
+		}
+		if key := text(v); key != "" {
+			t.BusinessKey = &adapter.BusinessKey{Name: obj.identityName, Value: key}
+		}
+	}
 	return t, nil
 }

@@ -119,7 +119,7 @@ func (a *Adapter) findOrder(ctx context.Context, cust shopCustomer, ref string) 
 	ref = strings.TrimSpace(ref)
 	if isID(ref, "ord_") {
 		o, err := a.order(ctx, cust, ref)
-		return o, a.target(KindOrder, o.ID, orderDisplay(o), o.Version), err
+		return o, a.orderTarget(o), err
 	}
 	orders, _, err := a.orders(ctx, cust)
 	if err != nil {
@@ -128,7 +128,24 @@ func (a *Adapter) findOrder(ctx context.Context, cust shopCustomer, ref string) 
 	o, err := pick(KindOrder, ref, orders, orderTerms, func(o shopOrder) adapter.Candidate {
 		return adapter.Candidate{ID: o.ID, Display: orderDisplay(o)}
 	})
-	return o, a.target(KindOrder, o.ID, orderDisplay(o), o.Version), err
+	return o, a.orderTarget(o), err
+}
+
+// IdentityOrderNumber is the business key of the shop's orders: the
+// number its pages and mail give the customer, which a payment provider
+// or another system of the business records with the order's payment. A
+// description file that declares the same identity name reaches the same
+// orders (internal/httpadapter/README.md, "identity").
+const IdentityOrderNumber = "order_number"
+
+// orderTarget is an order as a target, its business key read from the
+// shop's answer (never from the arguments that named it).
+func (a *Adapter) orderTarget(o shopOrder) adapter.Target {
+	t := a.target(KindOrder, o.ID, orderDisplay(o), o.Version)
+	if o.Number != "" {
+		t.BusinessKey = &adapter.BusinessKey{Name: IdentityOrderNumber, Value: o.Number}
+	}
+	return t
 }
 
 func (a *Adapter) order(ctx context.Context, cust shopCustomer, id string) (shopOrder, error) {
