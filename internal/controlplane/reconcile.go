@@ -44,6 +44,36 @@ func (s *Service) Reconcile(ctx context.Context, actor Actor, id string) (Reconc
 // assistant's): nothing is read again, and the transition is guarded by
 // inv.Version, so an invocation that moved since changes nothing.
 func (s *Service) ReconcileLoaded(ctx context.Context, actor Actor, inv Invocation, task Task) (Reconciliation, error) {
+	return s.reconcile(ctx, actor, inv, task, nil)
+}
+
+// sweepLook is one look of the reconciler's sweep (ReconcileDue): which
+// attempt it is and whether it is the last. A look that settles nothing
+// records an event only when it is the last, handing the invocation to a
+// person; the sweep's row keeps the others.
+type sweepLook struct {
+	attempt int
+	last    bool
+}
+
+// data is what the sweep adds to its look's event: who looked, and which
+// look it was.
+func (l *sweepLook) data(m map[string]any) map[string]any {
+	if l != nil {
+		m[DataBy], m["attempt"] = BySweep, l.attempt
+	}
+	return m
+}
+
+// DataBy names, in a reconcile event's data, who looked when it was not a
+// person asking: BySweep, the reconciler's automatic sweep.
+const (
+	DataBy  = "by"
+	BySweep = "sweep"
+)
+
+// reconcile is ReconcileLoaded, for a person (look nil) or the sweep.
+func (s *Service) reconcile(ctx context.Context, actor Actor, inv Invocation, task Task, look *sweepLook) (Reconciliation, error) {
 	if task.ID != inv.TaskID {
 		return Reconciliation{}, fmt.Errorf("controlplane: reconcile %s with task %s, not its own %s", inv.ID, task.ID, inv.TaskID)
 	}
@@ -60,38 +90,43 @@ func (s *Service) ReconcileLoaded(ctx context.Context, actor Actor, inv Invocati
 	principal := adapter.Principal{CustomerRef: task.CustomerRef}
 	callCtx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
 	defer cancel()
-	look, err := sys.Lookup(callCtx, principal, inv.Call())
+	found, err := sys.Lookup(callCtx, principal, inv.Call())
 	if err != nil {
 		return Reconciliation{}, adapterErr(err)
 	}
-	rec := Reconciliation{Lookup: look}
+	rec := Reconciliation{Lookup: found}
 	to := Unverified
 	var o outcome
+	var evidence string
 	switch {
-	case look.Result != nil:
-		v, err := sys.Verify(callCtx, principal, inv.Call(), look.Result)
+	case found.Result != nil:
+		v, err := sys.Verify(callCtx, principal, inv.Call(), found.Result)
 		if err != nil {
 			return Reconciliation{}, adapterErr(err)
 		}
 		rec.Verify = &v
 		if v.Verified {
-			to, o = Completed, outcome{result: look.Result, verification: &v}
+			to, o, evidence = Completed, outcome{result: found.Result, verification: &v}, v.Evidence
 		}
-	case look.LedgerState == "refused" && look.Error != nil && look.Error.Outcome != adapter.Unknown && len(look.Effects) == 0:
-		to, o = Failed, outcome{err: look.Error}
-	case look.NotApplied != nil && len(look.Effects) == 0:
+	case found.LedgerState == "refused" && found.Error != nil && found.Error.Outcome != adapter.Unknown && len(found.Effects) == 0:
+		to, o, evidence = Failed, outcome{err: found.Error}, found.Error.Message
+	case found.NotApplied != nil && len(found.Effects) == 0:
 		// The system's authoritative record says the call never took
 		// effect: failed, and the ledger says so too, so a repeat of the
 		// key sends nothing.
-		to, o = Failed, outcome{err: look.NotApplied, notApplied: true}
+		to, o, evidence = Failed, outcome{err: found.NotApplied, notApplied: true}, found.NotApplied.Message
 	}
-	lookupJSON, _ := json.Marshal(look)
+	lookupJSON, _ := json.Marshal(found)
 	var lookupData map[string]any
 	_ = json.Unmarshal(lookupJSON, &lookupData)
 	if to == Unverified {
+		if look != nil && !look.last {
+			rec.Invocation = inv
+			return rec, nil
+		}
 		err = s.store.InTx(ctx, func(tx *store.Tx) error {
-			return s.record(ctx, tx, actor, EventInvocationReconcileInconclusive, inv.TaskID, inv.ID, map[string]any{
-				"lookup": lookupData, "handed_to_person": true})
+			return s.record(ctx, tx, actor, EventInvocationReconcileInconclusive, inv.TaskID, inv.ID, look.data(map[string]any{
+				"lookup": lookupData, "handed_to_person": true}))
 		})
 		rec.Invocation = inv
 		return rec, err
@@ -121,8 +156,8 @@ func (s *Service) ReconcileLoaded(ctx context.Context, actor Actor, inv Invocati
 				return err
 			}
 		}
-		if err := s.record(ctx, tx, actor, EventInvocationReconciled, inv.TaskID, inv.ID, map[string]any{
-			"to": string(to), "lookup": lookupData}); err != nil {
+		if err := s.record(ctx, tx, actor, EventInvocationReconciled, inv.TaskID, inv.ID, look.data(map[string]any{
+			"to": string(to), "lookup": lookupData, "evidence": evidence, "code": errCode(o.err)})); err != nil {
 			return err
 		}
 		if to == Completed && updated.CompensatesID != nil {
@@ -135,6 +170,14 @@ func (s *Service) ReconcileLoaded(ctx context.Context, actor Actor, inv Invocati
 	})
 	rec.Conclusive = err == nil
 	return rec, err
+}
+
+// errCode is err's code, "" without one.
+func errCode(err *adapter.Error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Code
 }
 
 // markReversed moves the invocation a completed compensation undid to
