@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"countersign/internal/adapter"
 	"countersign/internal/controlplane"
 	"countersign/internal/money"
 	"countersign/views"
@@ -333,8 +334,28 @@ func eventSentence(e controlplane.Event, subject string) string {
 		}
 		return with("Not sent:"+about, controlplane.NotDispatchedReason(str("reason")).Sentence())
 	case controlplane.EventInvocationReconciled:
+		if str(controlplane.DataBy) == controlplane.BySweep {
+			// The console's own look, unasked: which look, what it found.
+			n, _ := e.Data["attempt"].(float64)
+			s := "The automatic check settled" + about + " from the system's evidence (look " + strconv.Itoa(int(n)) + "): it is now " + strings.ToLower(controlplane.State(str("to")).Label())
+			if str("code") == adapter.CodeNotApplied {
+				s += ", not applied — nothing changed, and nothing was re-sent"
+			}
+			if ev := strings.TrimSuffix(str("evidence"), "."); ev != "" {
+				s += ". Evidence: " + ev
+			}
+			return s + "."
+		}
 		return "reconciled" + about + " from the system's evidence: it is now " + strings.ToLower(controlplane.State(str("to")).Label()) + "."
 	case controlplane.EventInvocationReconcileInconclusive:
+		if str(controlplane.DataBy) == controlplane.BySweep {
+			n, _ := e.Data["attempt"].(float64)
+			s := "The automatic check looked" + about + " up " + views.Plural(int64(n), "time", "times") + " without settling it, so it stays “Result needs checking” for a person to check with the system's owner"
+			if le := strings.TrimSuffix(str("lookup_error"), "."); le != "" {
+				s += "; its last look could not read the system: " + le
+			}
+			return s + "."
+		}
 		return "looked" + about + " up: the evidence does not settle it, so it stays “Result needs checking” for a person to check with the system's owner."
 	case controlplane.EventInvocationReversed:
 		return "Reversed" + about + ": the reversal completed."
