@@ -390,7 +390,8 @@ func systemWords(system string) string {
 // evidenceWords compares what the business system and the request ledger
 // show for the request's key with the request, and says what Reconcile
 // will make of it (mirroring controlplane.Reconcile: a result read back is
-// completed, a clean refusal is failed, anything else stays unverified).
+// completed, a clean refusal or an authoritative record's proof that it
+// was not applied is failed, anything else stays unverified).
 func evidenceWords(in controlplane.Inspection) (evidence, outlook string) {
 	inv := in.Invocation
 	system := systemWords(inv.System)
@@ -435,9 +436,14 @@ func evidenceWords(in controlplane.Inspection) (evidence, outlook string) {
 	default:
 		ledger = "Countersign's request record does not know how it ended"
 	}
-	if len(parts) > 0 {
+	switch {
+	case len(parts) > 0:
 		evidence = system + " shows " + strings.Join(parts, "; and ") + ". " + ledger + "."
-	} else {
+	case look.NotApplied != nil:
+		// The adapter declares its record authoritative: there, no change
+		// under the key long enough after the call is proof.
+		evidence = system + " shows no change carrying this request's key, and its record is authoritative: " + look.NotApplied.Message + " " + ledger + "."
+	default:
 		evidence = system + " shows no change carrying this request's key. " + ledger + ". A missing record is not proof that nothing happened."
 	}
 	switch {
@@ -447,6 +453,8 @@ func evidenceWords(in controlplane.Inspection) (evidence, outlook string) {
 		outlook = "Reconcile will read the object back and mark it completed if the change is there."
 	case look.LedgerState == "refused" && look.Error != nil && look.Error.Outcome != adapter.Unknown && len(look.Effects) == 0:
 		outlook = "Reconcile will mark it failed: " + look.Error.Message
+	case look.NotApplied != nil && len(look.Effects) == 0:
+		outlook = "Reconcile will mark it failed, not applied: nothing changed, and nothing will be re-sent."
 	default:
 		outlook = "Reconcile will leave it as “Result needs checking”: this evidence does not settle it. Check with the system's owner."
 	}
