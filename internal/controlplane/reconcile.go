@@ -105,8 +105,14 @@ func (s *Service) reconcile(ctx context.Context, actor Actor, inv Invocation, ta
 			return Reconciliation{}, adapterErr(err)
 		}
 		rec.Verify = &v
-		if v.Verified {
+		switch {
+		case v.Verified:
 			to, o, evidence = Completed, outcome{result: found.Result, verification: &v}, v.Evidence
+		case found.NotApplied != nil && len(found.Effects) == 0:
+			// The system answered done, but its authoritative record holds
+			// nothing under the key and the read-back finds nothing: it
+			// was not applied.
+			to, o, evidence = Failed, outcome{verification: &v, err: found.NotApplied, notApplied: true}, found.NotApplied.Message
 		}
 	case found.LedgerState == "refused" && found.Error != nil && found.Error.Outcome != adapter.Unknown && len(found.Effects) == 0:
 		to, o, evidence = Failed, outcome{err: found.Error}, found.Error.Message

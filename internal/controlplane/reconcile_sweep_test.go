@@ -136,22 +136,25 @@ func TestSweepSettlesAFoundEffectCompleted(t *testing.T) {
 	}
 }
 
-// TestSweepIsBoundedAndHandsOver: the shop answered "done" and rolled the
-// refund back. Its ledger disagrees with its answer, which no look
-// settles: the sweep looks with a growing back-off, at most
-// ReconcileAttempts times within ReconcileWithin, then leaves it
-// unverified for a person with one event saying so.
+// TestSweepIsBoundedAndHandsOver: the shop cannot be read while the sweep
+// looks (it is down), so no look settles a lost refund: the sweep looks
+// with a growing back-off, at most ReconcileAttempts times within
+// ReconcileWithin, then leaves it unverified for a person with one event
+// saying so and why.
 func TestSweepIsBoundedAndHandsOver(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	inv := b.unverifiedRefund(demoshop.FaultRule{IgnoreWrites: 1})
+	inv := b.unverifiedRefund(demoshop.FaultRule{ResetRate: 1})
+	down := adapter.NewRegistry(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: "http://127.0.0.1:1", Token: b.shop.Token(),
+		Ledger: adapter.NewLedger(b.store, b.clock.Now), Now: b.clock.Now}))
+	cp := controlplane.New(b.store, down, controlplane.Config{CallTimeout: 5 * time.Second, LeaseMargin: time.Second}, b.clock.Now, nil)
 	cfg := controlplane.DefaultConfig
 	var lookedAt []time.Time
-	b.cp.SetHooks(controlplane.Hooks{SweepLookup: func(string) { lookedAt = append(lookedAt, b.clock.Now()) }})
+	cp.SetHooks(controlplane.Hooks{SweepLookup: func(string) { lookedAt = append(lookedAt, b.clock.Now()) }})
 	start := b.clock.Now()
 	for b.clock.Now().Sub(start) < cfg.ReconcileWithin+time.Hour {
 		b.clock.Advance(15 * time.Second)
-		b.sweep(b.cp)
+		b.sweep(cp)
 	}
 	b.wantState(inv.ID, controlplane.Unverified)
 	if len(lookedAt) != cfg.ReconcileAttempts {
@@ -171,12 +174,36 @@ func TestSweepIsBoundedAndHandsOver(t *testing.T) {
 	}
 	ev := b.sweepEvents(inv.ID, controlplane.EventInvocationReconcileInconclusive)
 	if len(ev) != 1 || ev[0][controlplane.DataBy] != controlplane.BySweep || ev[0]["handed_to_person"] != true ||
-		ev[0]["attempt"] != float64(cfg.ReconcileAttempts) {
-		t.Errorf("inconclusive events %v, want one by the sweep's last look, handing it to a person", ev)
+		ev[0]["attempt"] != float64(cfg.ReconcileAttempts) || ev[0]["lookup_error"] == "" {
+		t.Errorf("inconclusive events %v, want one by the sweep's last look, handing it to a person and saying why", ev)
 	}
-	// A person may still reconcile it.
-	if _, err := b.cp.Reconcile(b.ctx, b.agent, inv.ID); err != nil {
-		t.Errorf("a person's reconcile after the sweep: %v", err)
+	// A person may still reconcile it, once the shop can be read.
+	if rec, err := b.cp.Reconcile(b.ctx, b.agent, inv.ID); err != nil || rec.Invocation.State != controlplane.Failed {
+		t.Errorf("a person's reconcile after the sweep: %s, %v; want failed, not applied", rec.Invocation.State, err)
+	}
+}
+
+// TestSweepSettlesAnAnswerTheShopRolledBack: the shop answered "done" and
+// rolled the refund back. Its ledger is the record, not its answer: past
+// the settle time the sweep settles it failed, not applied.
+func TestSweepSettlesAnAnswerTheShopRolledBack(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	inv := b.unverifiedRefund(demoshop.FaultRule{IgnoreWrites: 1})
+	start := b.clock.Now()
+	for b.get(inv.ID).State == controlplane.Unverified && b.clock.Now().Sub(start) < 10*time.Minute {
+		b.clock.Advance(5 * time.Second)
+		b.sweep(b.cp)
+	}
+	got := b.wantState(inv.ID, controlplane.Failed)
+	if got.Error == nil || got.Error.Code != adapter.CodeNotApplied {
+		t.Errorf("failed with %+v, want %s", got.Error, adapter.CodeNotApplied)
+	}
+	if got.Verification == nil || got.Verification.Verified {
+		t.Errorf("verification %+v, want the read-back that found nothing", got.Verification)
+	}
+	if n := len(b.effects(inv.IdempotencyKey)); n != 0 {
+		t.Errorf("%d effects", n)
 	}
 }
 
