@@ -2,6 +2,7 @@ package controlplane
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -121,6 +122,15 @@ func (s *Service) reconcile(ctx context.Context, actor Actor, inv Invocation, ta
 		// effect: failed, and the ledger says so too, so a repeat of the
 		// key sends nothing.
 		to, o, evidence = Failed, outcome{err: found.NotApplied, notApplied: true}, found.NotApplied.Message
+	case !found.Found && found.Kept && len(found.Effects) == 0:
+		// The adapter claims each key in the request ledger before its
+		// call leaves: no row is a call never begun (its permit's lease
+		// ran out first). Closing the key where it is settled makes sure
+		// it never will be.
+		ae := &adapter.Error{Code: adapter.CodeNotApplied, Outcome: adapter.Refused,
+			Message: "Countersign's request ledger has no call under this request's key: it never left, and now it never will.",
+			Hint:    "Propose the action again if it is still wanted."}
+		to, o, evidence = Failed, outcome{err: ae, neverBegun: true}, ae.Message
 	}
 	lookupJSON, _ := json.Marshal(found)
 	var lookupData map[string]any
@@ -153,6 +163,16 @@ func (s *Service) reconcile(ctx context.Context, actor Actor, inv Invocation, ta
 			// error no longer holds. The events keep the history.
 			ch.Error = json.RawMessage("null")
 		}
+		if o.neverBegun {
+			argsHash := sha256.Sum256(inv.Call().Args)
+			closed, err := tx.CloseAdapterRequest(ctx, inv.System, inv.IdempotencyKey, inv.Action, inv.Target.ID, argsHash[:], ch.Error, now)
+			if err != nil {
+				return err
+			}
+			if !closed {
+				return errBegunMeanwhile
+			}
+		}
 		updated, err := tx.TransitionInvocation(ctx, inv.ID, []string{string(Unverified)}, inv.Version, string(to), now, ch)
 		if err != nil {
 			return s.transitionErr(ctx, tx, inv.ID, inv.Version, "reconcile", err)
@@ -174,9 +194,18 @@ func (s *Service) reconcile(ctx context.Context, actor Actor, inv Invocation, ta
 		rec.Invocation, err = fromRow(updated)
 		return err
 	})
+	if errors.Is(err, errBegunMeanwhile) {
+		// A late call claimed the key after the lookup: look again.
+		rec.Invocation = inv
+		return rec, nil
+	}
 	rec.Conclusive = err == nil
 	return rec, err
 }
+
+// errBegunMeanwhile: a call claimed the key between the lookup that found
+// none and the transaction that was to close it.
+var errBegunMeanwhile = errors.New("controlplane: a call was begun under the key meanwhile")
 
 // errCode is err's code, "" without one.
 func errCode(err *adapter.Error) string {

@@ -310,3 +310,46 @@ func TestACrashedSweepersClaimRunsOut(t *testing.T) {
 	}
 	b.wantState(inv.ID, controlplane.Completed)
 }
+
+// TestSweepClosesACallNeverBegun: a worker started a send and stalled
+// before its adapter claimed the key in the request ledger; its lease ran
+// out and the write became unverified. The ledger has no call under the
+// key, so the request never left: the sweep settles it failed, not
+// applied, and closes the key in the ledger, so that the stalled worker,
+// going on, sends nothing.
+func TestSweepClosesACallNeverBegun(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	task := b.task([]string{"update_product_description"}, 10, 5, 1000)
+	inv := b.edits(task, 1)[0]
+	cp, gate := b.gatedService(false)
+	done := make(chan error, 1)
+	go func() {
+		_, err := cp.Dispatch(b.ctx, inv.ID)
+		done <- err
+	}()
+	<-gate.arrived // the send started; the adapter has not claimed the key
+	b.clock.Advance(gatedLease + time.Second)
+	if sw, err := b.cp.Sweep(b.ctx); err != nil || sw.Unverified != 1 {
+		t.Fatalf("sweep: %+v, %v; want 1 unverified", sw, err)
+	}
+	b.clock.Advance(controlplane.DefaultConfig.ReconcileFirst)
+	if sw := b.sweep(b.cp); sw.Settled != 1 {
+		t.Fatalf("the sweep's look: %+v, want it settled", sw)
+	}
+	got := b.wantState(inv.ID, controlplane.Failed)
+	if got.Error == nil || got.Error.Code != adapter.CodeNotApplied {
+		t.Errorf("failed with %+v, want %s", got.Error, adapter.CodeNotApplied)
+	}
+	if state, _, _, _, found, err := b.store.AdapterRequest(b.ctx, "shop", inv.IdempotencyKey); err != nil || !found || state != "refused" {
+		t.Errorf("the request ledger: %q found=%v (%v), want the key closed as refused", state, found, err)
+	}
+	close(gate.open)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := len(b.effects(inv.IdempotencyKey)); n != 0 {
+		t.Errorf("the stalled worker sent it: %d effects", n)
+	}
+	b.wantState(inv.ID, controlplane.Failed)
+}

@@ -425,6 +425,8 @@ func evidenceWords(in controlplane.Inspection) (evidence, outlook string) {
 	}
 	ledger := ""
 	switch {
+	case !look.Found && look.Kept:
+		ledger = "Countersign's request record has no call under this key, and it records each call before it leaves: this one never left"
 	case !look.Found:
 		ledger = "Countersign's request record has no entry for this key"
 	case look.LedgerState == "applied":
@@ -443,6 +445,8 @@ func evidenceWords(in controlplane.Inspection) (evidence, outlook string) {
 		// The adapter declares its record authoritative: there, no change
 		// under the key long enough after the call is proof.
 		evidence = system + " shows no change carrying this request's key, and its record is authoritative: " + look.NotApplied.Message + " " + ledger + "."
+	case !look.Found && look.Kept:
+		evidence = system + " shows no change carrying this request's key. " + ledger + "."
 	default:
 		evidence = system + " shows no change carrying this request's key. " + ledger + ". A missing record is not proof that nothing happened."
 	}
@@ -455,6 +459,8 @@ func evidenceWords(in controlplane.Inspection) (evidence, outlook string) {
 		outlook = "Reconcile will mark it failed: " + look.Error.Message
 	case look.NotApplied != nil && len(look.Effects) == 0:
 		outlook = "Reconcile will mark it failed, not applied: nothing changed, and nothing will be re-sent."
+	case !look.Found && look.Kept && len(look.Effects) == 0:
+		outlook = "Reconcile will mark it failed, not applied: no call under this key ever left Countersign, and Reconcile closes the key so none ever will."
 	default:
 		outlook = "Reconcile will leave it as “Result needs checking”: this evidence does not settle it. Check with the system's owner."
 	}

@@ -26,3 +26,23 @@ func TestInspectSaysWhenAnAuthoritativeRecordProvesNotApplied(t *testing.T) {
 		t.Errorf("outlook %q", outlook)
 	}
 }
+
+// TestInspectSaysWhenNoCallWasBegun: a request whose permit ran out before
+// its adapter claimed the key has no call in the request ledger: the
+// panel says Reconcile will mark it failed, not applied, and close the
+// key; an adapter that keeps no request ledger proves nothing by it.
+func TestInspectSaysWhenNoCallWasBegun(t *testing.T) {
+	in := controlplane.Inspection{Asked: true, Invocation: controlplane.Invocation{State: controlplane.Unverified, System: "shop"},
+		Lookup: adapter.LookupResult{Kept: true, Effects: []adapter.Effect{}}}
+	evidence, outlook := evidenceWords(in)
+	if !strings.HasPrefix(outlook, "Reconcile will mark it failed, not applied: no call under this key ever left") {
+		t.Errorf("outlook %q", outlook)
+	}
+	if !strings.Contains(evidence, "this one never left") || strings.Contains(evidence, "not proof") {
+		t.Errorf("evidence %q, want the request record's proof", evidence)
+	}
+	in.Lookup.Kept = false
+	if _, outlook := evidenceWords(in); !strings.HasPrefix(outlook, "Reconcile will leave it") {
+		t.Errorf("an adapter without a request ledger: outlook %q", outlook)
+	}
+}
