@@ -40,6 +40,22 @@ func (s *Store) BeginAdapterRequest(ctx context.Context, system, key, action, ta
 	return false, sameCall, nil
 }
 
+// CloseAdapterRequest claims key, which no call was begun under, as
+// refused with errJSON, so that no call can ever be sent under it:
+// reconcile settles an invocation whose call the ledger never had.
+// closed is false when the key has a row (a call was begun meanwhile).
+func (t *Tx) CloseAdapterRequest(ctx context.Context, system, key, action, targetID string, argsHash []byte, errJSON json.RawMessage, at time.Time) (closed bool, err error) {
+	tag, err := t.tx.Exec(ctx, `
+		INSERT INTO adapter_requests (system, idempotency_key, action, target_id, args_hash, state, error, created_at, finished_at)
+		VALUES ($1, $2, $3, $4, $5, 'refused', $6, $7, $7)
+		ON CONFLICT (system, idempotency_key) DO NOTHING`,
+		system, key, action, targetID, argsHash, errJSON, at)
+	if err != nil {
+		return false, fmt.Errorf("store.CloseAdapterRequest: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
 // FinishAdapterRequest records a sent call's outcome. Only a call still
 // "sending" or "unknown" can be finished, so a known outcome is never
 // overwritten.

@@ -18,7 +18,9 @@ import (
 	"strings"
 	"time"
 
+	"countersign/internal/controlplane"
 	"countersign/internal/receipts"
+	"countersign/internal/shopadapter"
 	"countersign/store"
 )
 
@@ -43,6 +45,10 @@ type config struct {
 	AdapterTimeout  time.Duration
 	LeaseMargin     time.Duration
 	DispatchEvery   time.Duration
+	// ReconcileFirst and ShopSettleAfter time the reconciler's sweep of
+	// unverified writes and what the shop's ledger proves.
+	ReconcileFirst  time.Duration
+	ShopSettleAfter time.Duration
 	IdleInTx        time.Duration
 	APIRate         int
 	// MCPOrigins are the comma-separated browser origins allowed to call
@@ -198,6 +204,10 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	dur(&c.AdapterTimeout, "adapter-timeout", "ADAPTER_TIMEOUT", 15*time.Second, "longest wait for one call to a business system")
 	dur(&c.LeaseMargin, "lease-margin", "DISPATCH_LEASE_MARGIN", 15*time.Second, "added to twice the adapter timeout: a dispatch not finished by then is unverified")
 	dur(&c.DispatchEvery, "dispatch-interval", "DISPATCH_INTERVAL", time.Second, "how often the dispatcher looks for work besides being woken by NOTIFY")
+	dur(&c.ReconcileFirst, "reconcile-first", "RECONCILE_FIRST", controlplane.DefaultConfig.ReconcileFirst,
+		"how long after a write ends unverified the console first looks it up again by itself (then twice as long each time, at most 10 looks within 2h)")
+	dur(&c.ShopSettleAfter, "shop-settle-after", "SHOP_SETTLE_AFTER", shopadapter.DefaultSettleAfter,
+		"how long after a call to the shop no effect under its key in the shop's ledger proves it was not applied; longer than -adapter-timeout")
 	dur(&c.IdleInTx, "db-idle-tx-timeout", "DB_IDLE_IN_TRANSACTION_TIMEOUT", store.DefaultIdleInTransactionTimeout, "PostgreSQL ends a console session left this long inside a transaction (a frozen console), releasing its locks")
 	apiRate := 120
 	if v := getenv("API_RATE_PER_MINUTE"); v != "" {
@@ -278,11 +288,14 @@ func (c *config) validate() error {
 		name string
 		v    time.Duration
 	}{{"-session-idle", c.SessionIdle}, {"-session-absolute", c.SessionAbsolute}, {"-shutdown-grace", c.ShutdownGrace},
-		{"-adapter-timeout", c.AdapterTimeout}, {"-lease-margin", c.LeaseMargin}, {"-dispatch-interval", c.DispatchEvery}, {"-db-idle-tx-timeout", c.IdleInTx}, {"-metrics-refresh", c.MetricsRefresh},
+		{"-adapter-timeout", c.AdapterTimeout}, {"-lease-margin", c.LeaseMargin}, {"-dispatch-interval", c.DispatchEvery}, {"-reconcile-first", c.ReconcileFirst}, {"-shop-settle-after", c.ShopSettleAfter}, {"-db-idle-tx-timeout", c.IdleInTx}, {"-metrics-refresh", c.MetricsRefresh},
 		{"-webhook-interval", c.WebhookEvery}, {"-customer-mail-interval", c.CustomerMailEvery}} {
 		if d.v <= 0 {
 			problems = append(problems, d.name+": want a positive duration like 30m or 12h")
 		}
+	}
+	if c.ShopSettleAfter > 0 && c.ShopSettleAfter <= c.AdapterTimeout {
+		problems = append(problems, "-shop-settle-after: want longer than -adapter-timeout, or a call still on its way would be settled as not applied")
 	}
 	if c.NotifyEvery <= 0 || c.DeadlineWarning <= 0 {
 		problems = append(problems, "-notify-interval and -deadline-warning: want positive durations like 30s or 15m")

@@ -131,7 +131,8 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 		return err
 	}
 	defer stopShop()
-	cp := controlplane.New(st, registry, controlplane.Config{CallTimeout: cfg.AdapterTimeout, LeaseMargin: cfg.LeaseMargin}, time.Now, log)
+	cp := controlplane.New(st, registry, controlplane.Config{CallTimeout: cfg.AdapterTimeout, LeaseMargin: cfg.LeaseMargin,
+		ReconcileFirst: cfg.ReconcileFirst}, time.Now, log)
 
 	ls := lists.New(st, time.Now)
 	asst := assistants.New(st, cp, registry, time.Now)

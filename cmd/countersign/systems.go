@@ -32,7 +32,8 @@ func connectSystems(ctx context.Context, cfg config, log *slog.Logger, cluster *
 	reg = adapter.NewRegistry()
 	ledger := adapter.NewLedger(st, time.Now)
 	if shopURL != "" {
-		reg.Connect(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: shopURL, Token: token, Ledger: ledger, Now: time.Now}))
+		reg.Connect(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: shopURL, Token: token, Ledger: ledger, Now: time.Now,
+			SettleAfter: cfg.ShopSettleAfter}))
 		log.Info("system connected", "system", "shop", "url", shopURL)
 	}
 	// A described system may name SHOP_URL for its base URL and SHOP_TOKEN

@@ -241,6 +241,10 @@ type Verification struct {
 type LookupResult struct {
 	// Found is true when the adapter's ledger has the call.
 	Found bool `json:"found"`
+	// Kept is true when the adapter claims each call's key in the request
+	// ledger before the call leaves (Writes does; Ledger.Lookup sets it):
+	// then a key the ledger does not have is a call never begun.
+	Kept bool `json:"kept,omitempty"`
 	// LedgerState is the ledger's state of the call: "sending", "applied",
 	// "refused", "unknown".
 	LedgerState string `json:"ledger_state,omitempty"`

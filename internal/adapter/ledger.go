@@ -168,6 +168,7 @@ func (l *Ledger) Lookup(ctx context.Context, system, key string) (LookupResult, 
 	if l == nil {
 		return out, nil
 	}
+	out.Kept = true
 	entry, found, err := l.Get(ctx, system, key)
 	if err != nil {
 		return LookupResult{}, LedgerFailure(err)

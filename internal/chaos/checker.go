@@ -27,11 +27,15 @@ type Finding struct {
 
 // Counts are one round's numbers, as the table prints them.
 type Counts struct {
-	Proposed   int            `json:"proposed"`
-	Approved   int            `json:"approved"`
-	Completed  int            `json:"completed"`
-	Unverified int            `json:"unverified"`
-	Reconciled int            `json:"reconciled"`
+	Proposed   int `json:"proposed"`
+	Approved   int `json:"approved"`
+	Completed  int `json:"completed"`
+	Unverified int `json:"unverified"`
+	Reconciled int `json:"reconciled"`
+	// Swept are the invocations the consoles' own reconciliation settled
+	// (events reconciled "by": "sweep"), before the campaign reconciled
+	// the rest; they are not among Unverified.
+	Swept      int            `json:"swept"`
 	Effects    int            `json:"effects"`
 	Faults     map[string]int `json:"faults"`
 	Violations int            `json:"violations"`
@@ -291,6 +295,12 @@ func evaluate(j journal, ack acknowledged, unverifiedBefore map[string]bool, c *
 					}
 				}
 				c.Notes = append(c.Notes, fmt.Sprintf("%s (%s) stays unverified with effects %v; its error: %s", inv.ID, inv.Action, kinds, inv.Error))
+			} else {
+				// Which system's, and why no look settled it: what a
+				// campaign reads to tell an authoritative record's from
+				// another's.
+				c.Notes = append(c.Notes, fmt.Sprintf("%s (%s of %s) stays unverified without an effect; its error: %s", inv.ID, inv.Action,
+					cmp.Or(inv.System, systemShop), inv.Error))
 			}
 		case "dispatching":
 			if inv.LeaseUntil == nil || time.Since(*inv.LeaseUntil) > sweepInterval {
@@ -304,6 +314,14 @@ func evaluate(j journal, ack acknowledged, unverifiedBefore map[string]bool, c *
 		}
 	}
 	c.Unverified = len(unverifiedBefore)
+	for _, e := range events {
+		var d struct {
+			By string `json:"by"`
+		}
+		if e.Action == controlplane.EventInvocationReconciled && json.Unmarshal(e.Data, &d) == nil && d.By == controlplane.BySweep {
+			c.Swept++
+		}
+	}
 
 	// Budgets, in-flight limits, pauses and the global stop, replayed from
 	// the audit in id order. A permit and a pause both lock the task row,

@@ -25,6 +25,12 @@ const (
 	// ends the session of a console frozen inside a transaction this long
 	// after it stopped, releasing the rows it held from the sweep.
 	idleInTx = time.Second
+	// reconcileFirst is when a console first looks an unverified write up
+	// again by itself (then 2 s later, 4 s, 8 s …); shopSettle how long
+	// after a call the shop's ledger proves it was not applied: longer than
+	// the adapter timeout, after which the shop drops a call's request.
+	reconcileFirst = time.Second
+	shopSettle     = 10 * time.Second
 )
 
 // console is one console process slot: the process is killed and started
@@ -60,6 +66,7 @@ func newConsole(n int, bin, dbURL, shopURL, shopToken, sessionKey string) (*cons
 		"SESSION_KEYS="+sessionKey, "DISPATCH_INTERVAL="+sweepInterval.String(),
 		"ADAPTER_TIMEOUT="+adapterTimeout.String(), "DISPATCH_LEASE_MARGIN="+leaseMargin.String(),
 		"DB_IDLE_IN_TRANSACTION_TIMEOUT="+idleInTx.String(),
+		"RECONCILE_FIRST="+reconcileFirst.String(), "SHOP_SETTLE_AFTER="+shopSettle.String(),
 		"API_RATE_PER_MINUTE=100000", "METRICS_REFRESH=10m", "NOTIFY_INTERVAL=10m", "LOG_FORMAT=json",
 		"SHUTDOWN_GRACE=2s")
 	return &console{n: n, bin: bin, env: env, addr: addr, dir: dir, logs: &bytes.Buffer{}}, nil

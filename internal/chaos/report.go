@@ -43,6 +43,7 @@ func totals(rounds []RoundResult) Counts {
 		t.Completed += c.Completed
 		t.Unverified += c.Unverified
 		t.Reconciled += c.Reconciled
+		t.Swept += c.Swept
 		t.Effects += c.Effects
 		t.AgentApproved += c.AgentApproved
 		t.CustomerConfirmed += c.CustomerConfirmed
@@ -59,10 +60,10 @@ func totals(rounds []RoundResult) Counts {
 
 func printTable(out io.Writer, res Result) {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "round\tproposed\tapproved\tcompleted\tunverified\treconciled\tstill unverified\t(with effect)\teffects\tfaults\tviolations\t")
+	fmt.Fprintln(tw, "round\tproposed\tapproved\tcompleted\tswept\tunverified\treconciled\tstill unverified\t(with effect)\teffects\tfaults\tviolations\t")
 	row := func(name string, c Counts) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", name, c.Proposed, c.Approved, c.Completed,
-			c.Unverified, c.Reconciled, c.StillUnverified, c.WithEffect, c.Effects, sum(c.Faults), c.Violations)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", name, c.Proposed, c.Approved, c.Completed,
+			c.Swept, c.Unverified, c.Reconciled, c.StillUnverified, c.WithEffect, c.Effects, sum(c.Faults), c.Violations)
 	}
 	for _, r := range res.Rounds {
 		name := fmt.Sprint(r.Round)

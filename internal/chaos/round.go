@@ -241,6 +241,7 @@ func settle(ctx context.Context, r *roundRun) (map[string]bool, error) {
 		sleep(ctx, 250*time.Millisecond)
 	}
 	sleep(ctx, sweepInterval)
+	waitForSweeps(ctx, w)
 
 	rows, err = w.pool.Query(ctx, `SELECT id FROM invocations WHERE state = 'unverified' ORDER BY id`)
 	if err != nil {
@@ -271,6 +272,30 @@ func settle(ctx context.Context, r *roundRun) (map[string]bool, error) {
 	}
 	settleHooks(ctx, r, rnd)
 	return out, nil
+}
+
+// sweepReach is how long after a write ends unverified the consoles' own
+// reconciliation has had its chance: its looks at 1, 3, 7 and 15 s
+// (reconcileFirst, doubling), the last one past the shop's settle time
+// since the call began, and the slack of a busy machine.
+const sweepReach = 15*time.Second + shopSettle/2 + 2*sweepSlack
+
+// waitForSweeps waits, at most sweepReach and two sweep intervals more,
+// until every unverified invocation has been unverified for sweepReach:
+// what the consoles settle by themselves is settled before the campaign
+// reconciles the rest through the API.
+func waitForSweeps(ctx context.Context, w *world) {
+	deadline := time.Now().Add(sweepReach + 2*sweepInterval)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		var young int
+		err := w.pool.QueryRow(ctx, `SELECT count(*) FROM invocations WHERE state = 'unverified' AND updated_at > now() - $1::interval`,
+			sweepReach.String()).Scan(&young)
+		if err == nil && young == 0 {
+			break
+		}
+		sleep(ctx, 250*time.Millisecond)
+	}
+	sleep(ctx, 2*sweepInterval)
 }
 
 // settleHooks gives the outcome webhooks a bounded time to arrive: the

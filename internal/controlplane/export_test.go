@@ -26,6 +26,9 @@ type Hooks struct {
 	// invocation's changes; Waiting each time it has read the invocation,
 	// found it unchanged and is about to wait.
 	BeforeSubscribe, Waiting func(invocationID string)
+	// SweepLookup runs in ReconcileDue once a look at an unverified
+	// invocation is claimed, before its lookup.
+	SweepLookup func(invocationID string)
 }
 
 // SetHooks sets the hooks, all at once, replacing any set before. Set them
@@ -34,7 +37,7 @@ type Hooks struct {
 func (s *Service) SetHooks(h Hooks) {
 	s.hooks = testHooks{slotWait: h.SlotWait, beforeStart: h.BeforeStart, idle: h.Idle,
 		beforeExposureLock: h.BeforeExposureLock, exposureCounted: h.ExposureCounted, changeLocked: h.ChangeLocked,
-		beforeSubscribe: h.BeforeSubscribe, waiting: h.Waiting}
+		beforeSubscribe: h.BeforeSubscribe, waiting: h.Waiting, sweepLookup: h.SweepLookup}
 }
 
 // Compensation exposes compensationFor, the rule of which actions Reverse

@@ -2,6 +2,7 @@ package controlplane
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,6 +45,36 @@ func (s *Service) Reconcile(ctx context.Context, actor Actor, id string) (Reconc
 // assistant's): nothing is read again, and the transition is guarded by
 // inv.Version, so an invocation that moved since changes nothing.
 func (s *Service) ReconcileLoaded(ctx context.Context, actor Actor, inv Invocation, task Task) (Reconciliation, error) {
+	return s.reconcile(ctx, actor, inv, task, nil)
+}
+
+// sweepLook is one look of the reconciler's sweep (ReconcileDue): which
+// attempt it is and whether it is the last. A look that settles nothing
+// records an event only when it is the last, handing the invocation to a
+// person; the sweep's row keeps the others.
+type sweepLook struct {
+	attempt int
+	last    bool
+}
+
+// data is what the sweep adds to its look's event: who looked, and which
+// look it was.
+func (l *sweepLook) data(m map[string]any) map[string]any {
+	if l != nil {
+		m[DataBy], m["attempt"] = BySweep, l.attempt
+	}
+	return m
+}
+
+// DataBy names, in a reconcile event's data, who looked when it was not a
+// person asking: BySweep, the reconciler's automatic sweep.
+const (
+	DataBy  = "by"
+	BySweep = "sweep"
+)
+
+// reconcile is ReconcileLoaded, for a person (look nil) or the sweep.
+func (s *Service) reconcile(ctx context.Context, actor Actor, inv Invocation, task Task, look *sweepLook) (Reconciliation, error) {
 	if task.ID != inv.TaskID {
 		return Reconciliation{}, fmt.Errorf("controlplane: reconcile %s with task %s, not its own %s", inv.ID, task.ID, inv.TaskID)
 	}
@@ -60,38 +91,58 @@ func (s *Service) ReconcileLoaded(ctx context.Context, actor Actor, inv Invocati
 	principal := adapter.Principal{CustomerRef: task.CustomerRef}
 	callCtx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
 	defer cancel()
-	look, err := sys.Lookup(callCtx, principal, inv.Call())
+	found, err := sys.Lookup(callCtx, principal, inv.Call())
 	if err != nil {
 		return Reconciliation{}, adapterErr(err)
 	}
-	rec := Reconciliation{Lookup: look}
+	rec := Reconciliation{Lookup: found}
 	to := Unverified
 	var o outcome
+	var evidence string
 	switch {
-	case look.Result != nil:
-		v, err := sys.Verify(callCtx, principal, inv.Call(), look.Result)
+	case found.Result != nil:
+		v, err := sys.Verify(callCtx, principal, inv.Call(), found.Result)
 		if err != nil {
 			return Reconciliation{}, adapterErr(err)
 		}
 		rec.Verify = &v
-		if v.Verified {
-			to, o = Completed, outcome{result: look.Result, verification: &v}
+		switch {
+		case v.Verified:
+			to, o, evidence = Completed, outcome{result: found.Result, verification: &v}, v.Evidence
+		case found.NotApplied != nil && len(found.Effects) == 0:
+			// The system answered done, but its authoritative record holds
+			// nothing under the key and the read-back finds nothing: it
+			// was not applied.
+			to, o, evidence = Failed, outcome{verification: &v, err: found.NotApplied, notApplied: true}, found.NotApplied.Message
 		}
-	case look.LedgerState == "refused" && look.Error != nil && look.Error.Outcome != adapter.Unknown && len(look.Effects) == 0:
-		to, o = Failed, outcome{err: look.Error}
-	case look.NotApplied != nil && len(look.Effects) == 0:
+	case found.LedgerState == "refused" && found.Error != nil && found.Error.Outcome != adapter.Unknown && len(found.Effects) == 0:
+		to, o, evidence = Failed, outcome{err: found.Error}, found.Error.Message
+	case found.NotApplied != nil && len(found.Effects) == 0:
 		// The system's authoritative record says the call never took
 		// effect: failed, and the ledger says so too, so a repeat of the
 		// key sends nothing.
-		to, o = Failed, outcome{err: look.NotApplied, notApplied: true}
+		to, o, evidence = Failed, outcome{err: found.NotApplied, notApplied: true}, found.NotApplied.Message
+	case !found.Found && found.Kept && len(found.Effects) == 0:
+		// The adapter claims each key in the request ledger before its
+		// call leaves: no row is a call never begun (its permit's lease
+		// ran out first). Closing the key where it is settled makes sure
+		// it never will be.
+		ae := &adapter.Error{Code: adapter.CodeNotApplied, Outcome: adapter.Refused,
+			Message: "Countersign's request ledger has no call under this request's key: it never left, and now it never will.",
+			Hint:    "Propose the action again if it is still wanted."}
+		to, o, evidence = Failed, outcome{err: ae, neverBegun: true}, ae.Message
 	}
-	lookupJSON, _ := json.Marshal(look)
+	lookupJSON, _ := json.Marshal(found)
 	var lookupData map[string]any
 	_ = json.Unmarshal(lookupJSON, &lookupData)
 	if to == Unverified {
+		if look != nil && !look.last {
+			rec.Invocation = inv
+			return rec, nil
+		}
 		err = s.store.InTx(ctx, func(tx *store.Tx) error {
-			return s.record(ctx, tx, actor, EventInvocationReconcileInconclusive, inv.TaskID, inv.ID, map[string]any{
-				"lookup": lookupData, "handed_to_person": true})
+			return s.record(ctx, tx, actor, EventInvocationReconcileInconclusive, inv.TaskID, inv.ID, look.data(map[string]any{
+				"lookup": lookupData, "handed_to_person": true}))
 		})
 		rec.Invocation = inv
 		return rec, err
@@ -112,6 +163,16 @@ func (s *Service) ReconcileLoaded(ctx context.Context, actor Actor, inv Invocati
 			// error no longer holds. The events keep the history.
 			ch.Error = json.RawMessage("null")
 		}
+		if o.neverBegun {
+			argsHash := sha256.Sum256(inv.Call().Args)
+			closed, err := tx.CloseAdapterRequest(ctx, inv.System, inv.IdempotencyKey, inv.Action, inv.Target.ID, argsHash[:], ch.Error, now)
+			if err != nil {
+				return err
+			}
+			if !closed {
+				return errBegunMeanwhile
+			}
+		}
 		updated, err := tx.TransitionInvocation(ctx, inv.ID, []string{string(Unverified)}, inv.Version, string(to), now, ch)
 		if err != nil {
 			return s.transitionErr(ctx, tx, inv.ID, inv.Version, "reconcile", err)
@@ -121,8 +182,8 @@ func (s *Service) ReconcileLoaded(ctx context.Context, actor Actor, inv Invocati
 				return err
 			}
 		}
-		if err := s.record(ctx, tx, actor, EventInvocationReconciled, inv.TaskID, inv.ID, map[string]any{
-			"to": string(to), "lookup": lookupData}); err != nil {
+		if err := s.record(ctx, tx, actor, EventInvocationReconciled, inv.TaskID, inv.ID, look.data(map[string]any{
+			"to": string(to), "lookup": lookupData, "evidence": evidence, "code": errCode(o.err)})); err != nil {
 			return err
 		}
 		if to == Completed && updated.CompensatesID != nil {
@@ -133,8 +194,25 @@ func (s *Service) ReconcileLoaded(ctx context.Context, actor Actor, inv Invocati
 		rec.Invocation, err = fromRow(updated)
 		return err
 	})
+	if errors.Is(err, errBegunMeanwhile) {
+		// A late call claimed the key after the lookup: look again.
+		rec.Invocation = inv
+		return rec, nil
+	}
 	rec.Conclusive = err == nil
 	return rec, err
+}
+
+// errBegunMeanwhile: a call claimed the key between the lookup that found
+// none and the transaction that was to close it.
+var errBegunMeanwhile = errors.New("controlplane: a call was begun under the key meanwhile")
+
+// errCode is err's code, "" without one.
+func errCode(err *adapter.Error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Code
 }
 
 // markReversed moves the invocation a completed compensation undid to

@@ -34,9 +34,12 @@ import (
 // permit another instance holds while hung — and a lease that runs out
 // meanwhile is still swept. The first sweep and the first scan run at
 // start-up, so work a crashed instance left dispatching is found as soon as
-// its lease ends. On return it waits for the sends in flight.
+// its lease ends. Every interval, again on its own (a lookup waits on
+// the business system), it looks up the unverified writes whose next look
+// is due (ReconcileDue). On return it waits for the sends in flight.
 func (s *Service) RunDispatcher(ctx context.Context, interval time.Duration) {
 	go s.runSweeps(ctx, interval)
+	go s.runReconciles(ctx, interval)
 	go s.listen(ctx, s.wake)
 	var wg sync.WaitGroup
 	defer wg.Wait()

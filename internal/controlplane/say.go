@@ -26,6 +26,11 @@ func (inv Invocation) Say(spec adapter.ActionSpec) string {
 		}
 		return s
 	case Failed:
+		if inv.Error != nil && inv.Error.Code == adapter.CodeNotApplied {
+			// Settled by reconciling a lost answer: the customer hears that
+			// it was checked, not the record's technical words.
+			return "This did not go through: we checked the system's own record and it was never applied, so nothing has changed. I can prepare it again if you still want it."
+		}
 		s := "I couldn't do this"
 		if inv.Error != nil && inv.Error.Message != "" {
 			s += ": " + strings.TrimSuffix(inv.Error.Message, ".")

@@ -94,6 +94,9 @@ type outcome struct {
 	// record never took (adapter.LookupResult.NotApplied) and records it
 	// in the request ledger.
 	notApplied bool
+	// neverBegun: reconcile settles a call the request ledger never had
+	// (adapter.LookupResult.Kept) and closes its key there.
+	neverBegun bool
 }
 
 // finish records a dispatch's outcome, for the holder of lease only. It

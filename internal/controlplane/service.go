@@ -38,11 +38,21 @@ type Config struct {
 	// default): thresholds, the automatic ceiling and the second-approver
 	// amount compare the total over it.
 	ExposureWindow time.Duration
+	// ReconcileFirst is how long after a write ends unverified the
+	// reconciler first looks it up (ReconcileDue); each look that settles
+	// nothing waits twice as long as the one before it, at most ten
+	// minutes. ReconcileAttempts bounds the looks and ReconcileWithin the
+	// time from the first: then the invocation stays unverified for a
+	// person.
+	ReconcileFirst    time.Duration
+	ReconcileAttempts int
+	ReconcileWithin   time.Duration
 }
 
 // DefaultConfig is what the console runs with.
 var DefaultConfig = Config{DedupWindow: 10 * time.Minute, CallTimeout: 15 * time.Second, LeaseMargin: 15 * time.Second, Workers: 16,
-	ClientKeyClaim: time.Minute, ExposureWindow: 24 * time.Hour}
+	ClientKeyClaim: time.Minute, ExposureWindow: 24 * time.Hour,
+	ReconcileFirst: 15 * time.Second, ReconcileAttempts: 10, ReconcileWithin: 2 * time.Hour}
 
 // Store is what the control plane asks of the database (*store.Store).
 // Every state change runs in InTx on a *store.Tx, whose statements stay
@@ -89,6 +99,11 @@ type Store interface {
 	// request ledger when the transaction that was to record it with the
 	// invocation's failed.
 	FinishAdapterRequest(ctx context.Context, system, key, state string, result, errJSON json.RawMessage, at time.Time) error
+
+	// The reconciler's sweeps of unverified invocations (ReconcileDue).
+	ReconcilesDue(ctx context.Context, now, firstBefore time.Time, limit int) ([]string, error)
+	ClaimReconcile(ctx context.Context, invocationID string, now, leaseUntil time.Time) (attempt int, firstAt time.Time, ok bool, _ error)
+	FinishReconcile(ctx context.Context, invocationID string, attempt int, outcome string, ended bool, next, now time.Time) error
 
 	// UserByID names the people in events and decisions.
 	UserByID(ctx context.Context, id int64) (store.User, error)
@@ -144,6 +159,15 @@ func New(st Store, registry *adapter.Registry, cfg Config, now func() time.Time,
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = DefaultConfig.Workers
+	}
+	if cfg.ReconcileFirst <= 0 {
+		cfg.ReconcileFirst = DefaultConfig.ReconcileFirst
+	}
+	if cfg.ReconcileAttempts <= 0 {
+		cfg.ReconcileAttempts = DefaultConfig.ReconcileAttempts
+	}
+	if cfg.ReconcileWithin <= 0 {
+		cfg.ReconcileWithin = DefaultConfig.ReconcileWithin
 	}
 	s := &Service{store: st, registry: registry, cfg: cfg, now: now, log: log, wake: make(chan struct{}, 1),
 		slots: newSendSlots(cfg.Workers)}
@@ -203,4 +227,7 @@ type testHooks struct {
 	// invocation's changes; waiting each time it has read the invocation,
 	// found it unchanged and is about to wait.
 	beforeSubscribe, waiting func(invocationID string)
+	// sweepLookup runs in ReconcileDue once a look is claimed, before the
+	// lookup.
+	sweepLookup func(invocationID string)
 }

@@ -20,7 +20,9 @@ const unverifiedConversation = "demo-lost-acknowledgement"
 // made the way it happens for real: the shop commits the refund and drops
 // its answer (its drop-after-commit fault, switched on for that one call).
 // An agent can then inspect the original call on the task page and
-// reconcile it to completed. The demo agent approves it; it runs before
+// reconcile it to completed — or watch the console do it by itself: its
+// reconciliation looks the refund up 15 s after its answer was lost and
+// completes it, which the task's timeline says. The demo agent approves it; it runs before
 // the dispatcher starts, so this send is the only one, and only once.
 // Without a shop in this process (shop nil) it does nothing.
 func seedUnverified(ctx context.Context, cp *controlplane.Service, ls *lists.Service, agent controlplane.Actor, shop ShopFaults) error {

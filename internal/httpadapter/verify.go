@@ -223,28 +223,14 @@ func (a *Adapter) Lookup(ctx context.Context, _ adapter.Principal, call adapter.
 	return out, nil
 }
 
-// notApplied is why a call was not applied, when the file's effects are
-// authoritative, the system has no effect under its key, the ledger does
-// not know the call's outcome ("sending" or "unknown") and the call was
-// begun settleAfter ago or more: in a transactional store where each
-// effect commits with its key under a unique index, none by then means
-// none ever. Nil otherwise. Lookup only reports it; reconcile settles.
+// notApplied is adapter.NotApplied with the file's settle time, for an
+// answer that is the record's list and holds no effect under the key.
 func (a *Adapter) notApplied(out adapter.LookupResult) *adapter.Error {
-	if !out.Found || (out.LedgerState != "unknown" && out.LedgerState != "sending") {
-		return nil
-	}
-	age := a.now().Sub(out.BegunAt)
-	if age < a.effects.settleAfter {
-		return nil
-	}
 	who := a.title
 	if who == "" {
 		who = a.name
 	}
-	return &adapter.Error{Code: "not_applied", Outcome: adapter.Refused,
-		Message: fmt.Sprintf("%s has no effect under this call's key in its authoritative record, %s after the call was begun: it was not applied.",
-			who, age.Round(time.Second)),
-		Hint: "Propose the action again if it is still wanted."}
+	return adapter.NotApplied(out, a.now(), a.effects.settleAfter, who)
 }
 
 // effectLayouts are the timestamp forms an effect's "at" may take: RFC

@@ -46,7 +46,17 @@ type Config struct {
 	// the catalogue holds, so a catalogue with a language added (a
 	// shop.<tag>.json file) translates them too.
 	Catalogue *locale.Catalogue
+	// SettleAfter is how long after a call was begun its absence from the
+	// shop's ledger proves it was not applied (Lookup's NotApplied); zero
+	// means DefaultSettleAfter. It must be longer than any copy of the
+	// request can take to commit: the console's adapter timeout, since
+	// the shop gives up on a request whose caller went away.
+	SettleAfter time.Duration
 }
+
+// DefaultSettleAfter is Config.SettleAfter's default: four times the
+// console's default adapter timeout.
+const DefaultSettleAfter = time.Minute
 
 // DemoBrand is the bundled demo shop as its customers know it: a
 // homeware shop in Oakland, California.
@@ -72,6 +82,8 @@ type Adapter struct {
 	reads   []readDef
 	brand   adapter.Brand
 	texts   *locale.Catalogue
+	// settleAfter: the shop's ledger is authoritative (Lookup).
+	settleAfter time.Duration
 }
 
 var (
@@ -111,6 +123,9 @@ func New(cfg Config) *Adapter {
 	if cfg.Catalogue == nil {
 		cfg.Catalogue = locale.Installed()
 	}
+	if cfg.SettleAfter <= 0 {
+		cfg.SettleAfter = DefaultSettleAfter
+	}
 	return &Adapter{
 		brand:   cfg.Brand,
 		name:    cfg.Name,
@@ -121,6 +136,8 @@ func New(cfg Config) *Adapter {
 		actions: actionDefs(),
 		reads:   readDefs(),
 		texts:   cfg.Catalogue,
+
+		settleAfter: cfg.SettleAfter,
 	}
 }
 

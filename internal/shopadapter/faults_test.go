@@ -100,7 +100,7 @@ func TestLookupOfAnUnknownKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(adapter.LookupResult{Effects: []adapter.Effect{}}, look); diff != "" {
+	if diff := cmp.Diff(adapter.LookupResult{Kept: true, Effects: []adapter.Effect{}}, look); diff != "" {
 		t.Errorf("lookup (-want +got):\n%s", diff)
 	}
 }

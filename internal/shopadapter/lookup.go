@@ -15,7 +15,12 @@ import (
 // shop's evidence shows the whole effect (a refund.created effect, a
 // cancellation with its invoice voided and not undone, …), a result is
 // rebuilt from it. A missing record is reported as Found false with no
-// effects, which is not proof that nothing happened.
+// effects, which is not proof that nothing happened. The shop's ledger is
+// its system of record, authoritative: each effect commits with its
+// X-Request-Id in the change's own transaction and GET /_ledger reads that
+// store, so a call whose outcome the request ledger does not know, with
+// no effect under its key SettleAfter after it was begun, is reported
+// NotApplied (adapter.NotApplied) for reconcile to settle.
 func (a *Adapter) Lookup(ctx context.Context, _ adapter.Principal, call adapter.Call) (adapter.LookupResult, error) {
 	def, _, err := a.action(call.Action, call.Args)
 	if err != nil {
@@ -38,6 +43,11 @@ func (a *Adapter) Lookup(ctx context.Context, _ adapter.Principal, call adapter.
 			eff.AmountCents = data.AmountCents
 		}
 		out.Effects = append(out.Effects, eff)
+	}
+	if effects != nil && len(effects) == 0 {
+		// Only the ledger's list, and empty, says nothing is there (a
+		// JSON null is no list).
+		out.NotApplied = adapter.NotApplied(out, a.now(), a.settleAfter, a.brand.Name)
 	}
 	if out.Result == nil {
 		out.Result = def.evidence(call.IdempotencyKey, effects)

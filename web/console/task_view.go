@@ -397,7 +397,8 @@ func systemWords(system string) string {
 // evidenceWords compares what the business system and the request ledger
 // show for the request's key with the request, and says what Reconcile
 // will make of it (mirroring controlplane.Reconcile: a result read back is
-// completed, a clean refusal is failed, anything else stays unverified).
+// completed, a clean refusal or an authoritative record's proof that it
+// was not applied is failed, anything else stays unverified).
 func evidenceWords(in controlplane.Inspection) (evidence, outlook string) {
 	inv := in.Invocation
 	system := systemWords(inv.System)
@@ -428,6 +429,8 @@ func evidenceWords(in controlplane.Inspection) (evidence, outlook string) {
 	}
 	ledger := "console.timeline.evidence.ledger_unknown"
 	switch {
+	case !look.Found && look.Kept:
+		ledger = "Countersign's request record has no call under this key, and it records each call before it leaves: this one never left"
 	case !look.Found:
 		ledger = "console.timeline.evidence.ledger_none"
 	case look.LedgerState == "applied":
@@ -438,10 +441,18 @@ func evidenceWords(in controlplane.Inspection) (evidence, outlook string) {
 		ledger = "console.timeline.evidence.ledger_sending"
 	}
 	p := locale.Params{"System": system, "Ledger": say(ledger, nil)}
-	if len(parts) > 0 {
+	switch {
+	case len(parts) > 0:
 		p["Effects"] = strings.Join(parts, say("console.timeline.evidence.effect_separator", nil))
 		evidence = say("console.timeline.evidence.shows", p)
-	} else {
+	case look.NotApplied != nil:
+		// The adapter declares its record authoritative: there, no change
+		// under the key long enough after the call is proof.
+		p["Proof"] = look.NotApplied.Message
+		evidence = say("console.timeline.evidence.shows_nothing_authoritative", p)
+	case !look.Found && look.Kept:
+		evidence = say("console.timeline.evidence.shows_nothing_kept", p)
+	default:
 		evidence = say("console.timeline.evidence.shows_nothing", p)
 	}
 	switch {
@@ -451,6 +462,10 @@ func evidenceWords(in controlplane.Inspection) (evidence, outlook string) {
 		outlook = say("console.timeline.evidence.outlook_completes", nil)
 	case look.LedgerState == "refused" && look.Error != nil && look.Error.Outcome != adapter.Unknown && len(look.Effects) == 0:
 		outlook = say("console.timeline.evidence.outlook_fails", locale.Params{"Message": look.Error.Message})
+	case look.NotApplied != nil && len(look.Effects) == 0:
+		outlook = say("console.timeline.evidence.outlook_not_applied", nil)
+	case !look.Found && look.Kept && len(look.Effects) == 0:
+		outlook = say("console.timeline.evidence.outlook_never_sent", nil)
 	default:
 		outlook = say("console.timeline.evidence.outlook_stays", nil)
 	}

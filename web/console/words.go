@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"countersign/internal/adapter"
 	"countersign/internal/controlplane"
 	"countersign/internal/locale"
 	"countersign/internal/money"
@@ -232,6 +233,13 @@ func eventSentence(e controlplane.Event, subject string) string {
 		}
 		return say(id, q)
 	}
+	saidN := func(id string, n int64, p locale.Params) string {
+		q := locale.Params{"Request": request}
+		for k, v := range p {
+			q[k] = v
+		}
+		return sayN(id, n, q)
+	}
 	switch e.Action {
 	case controlplane.EventTaskCreated:
 		return say("console.words.event.task_created", nil)
@@ -326,8 +334,29 @@ func eventSentence(e controlplane.Event, subject string) string {
 		}
 		return said("console.timeline.not_dispatched", why, nil)
 	case controlplane.EventInvocationReconciled:
+		if str(controlplane.DataBy) == controlplane.BySweep {
+			// The console's own look, unasked: which look, what it found.
+			n, _ := e.Data["attempt"].(float64)
+			id := "console.timeline.reconciled_sweep"
+			if str("code") == adapter.CodeNotApplied {
+				id = "console.timeline.reconciled_sweep_not_applied"
+			}
+			q := locale.Params{"N": strconv.Itoa(int(n)), "State": stateWords(controlplane.State(str("to")))}
+			if ev := strings.TrimSuffix(str("evidence"), "."); ev != "" {
+				id += "_evidence"
+				q["Evidence"] = ev
+			}
+			return said(id, "", q)
+		}
 		return said("console.timeline.reconciled", "", locale.Params{"State": stateWords(controlplane.State(str("to")))})
 	case controlplane.EventInvocationReconcileInconclusive:
+		if str(controlplane.DataBy) == controlplane.BySweep {
+			n, _ := e.Data["attempt"].(float64)
+			if le := strings.TrimSuffix(str("lookup_error"), "."); le != "" {
+				return saidN("console.timeline.reconcile_inconclusive_sweep_error", int64(n), locale.Params{"Error": le})
+			}
+			return saidN("console.timeline.reconcile_inconclusive_sweep", int64(n), nil)
+		}
 		return said("console.timeline.reconcile_inconclusive", "", nil)
 	case controlplane.EventInvocationReversed:
 		return said("console.timeline.reversed", "", nil)
