@@ -133,13 +133,13 @@ func (h *Handler) sectionTables(rep metrics.Report) metricsSections {
 	t.actions = groupTable("success-by-action", say("console.labels.metric.success_by_action", nil), say("console.labels.metric.success_by_action.column", nil),
 		say("console.labels.metric.success_by_action.caption", nil), rep.SuccessByAction, h.actionTitle)
 	for _, r := range rep.NotDispatched {
-		t.notDispatched = append(t.notDispatched, views.ReasonRow{Reason: notDispatchedWords(r.Reason), Count: money.Count(r.N)})
+		t.notDispatched = append(t.notDispatched, views.ReasonRow{Reason: notDispatchedWords(controlplane.NotDispatchedReason(r.Reason)), Count: money.Count(r.N)})
 	}
 	for _, r := range rep.Rejections {
 		t.rejections = append(t.rejections, views.ReasonRow{Reason: r.Reason, Count: money.Count(r.N)})
 	}
 	for _, r := range rep.Readiness {
-		t.readiness = append(t.readiness, views.ReadinessRow{System: r.System, Action: r.Action, Title: h.actionTitle(r.System + "/" + r.Action), Stage: controlplane.Stage(r.Stage).Label(),
+		t.readiness = append(t.readiness, views.ReadinessRow{System: r.System, Action: r.Action, Title: h.actionTitle(r.System + "/" + r.Action), Stage: stageLabel(controlplane.Stage(r.Stage)),
 			Sample: money.Count(r.Settled), AtStage: money.Count(r.AtStage), ErrorRate: metricsRatioText(r.ErrorRateAtStage), EditRate: metricsRatioText(r.EditRateAtStage),
 			AllErrorRate: metricsRatioText(r.ErrorRate), AllEditRate: metricsRatioText(r.EditRate)})
 	}
@@ -241,13 +241,6 @@ func metricsRatioText(v metrics.Value) string {
 		return say("console.labels.metric.no_data", nil)
 	}
 	return fmt.Sprintf("%s (%s of %s)", metrics.Percent(v.Ratio), money.Count(v.Num), money.Count(v.Den))
-}
-
-// notDispatchedWords says a recorded not-dispatched reason as the
-// sentence the assistant is given; a reason the control plane does not
-// know is shown as recorded.
-func notDispatchedWords(code string) string {
-	return controlplane.NotDispatchedReason(code).Sentence()
 }
 
 // Tick steps of the trend charts: shares, and times in seconds.

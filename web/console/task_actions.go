@@ -11,6 +11,7 @@ import (
 	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
+	"countersign/web/layout"
 )
 
 // taskControl runs pause, resume or cancel on the version the page showed.
@@ -52,7 +53,7 @@ func (h *Handler) handleInvocationReconcile(c echo.Context) error {
 	}
 	inv := rec.Invocation
 	if rec.Conclusive {
-		kit.SetFlash(c, locale.Console("console.flash.reconciled", locale.Params{"State": inv.State.Label()}), false)
+		kit.SetFlash(c, locale.Console("console.flash.reconciled", locale.Params{"State": layout.StateLabel(inv.State)}), false)
 	} else {
 		kit.SetFlash(c, locale.Console("console.flash.reconcile_unsettled", nil), true)
 	}

@@ -222,7 +222,7 @@ func (h *Handler) invocationRow(inv controlplane.Invocation) (r views.Invocation
 	}()
 	switch inv.State {
 	case controlplane.NotDispatched:
-		r.Why = inv.NotDispatchedReason.Sentence()
+		r.Why = notDispatchedWords(inv.NotDispatchedReason)
 	case controlplane.Rejected:
 		// Who ended it, not only why: a customer's decline reads as theirs.
 		switch q, ok := controlplane.IsQuestion(inv.DecisionReason); {
