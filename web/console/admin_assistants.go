@@ -79,7 +79,7 @@ func (h *Handler) handleAdminAssistantActions(c echo.Context) error {
 	}
 	form, err := c.FormParams()
 	if err != nil {
-		return apperr.Wrap(err, apperr.BadRequest, "The form could not be read.")
+		return apperr.Wrap(err, apperr.BadRequest, say("console.rest.form_unreadable", nil))
 	}
 	on := form["action"]
 	for _, sys := range h.cfg.Registry.Systems() {

@@ -185,21 +185,22 @@ func (h *Handler) webhookRows(c echo.Context, rows []views.AssistantRow) error {
 // attempt at the delivery's own endpoint: "HTTP 500 Internal Server Error
 // from https://… at 10:04:00, next try 10:04:30."
 func failingWords(last webhooks.Attempt, d webhooks.Delivery) string {
-	what := "no answer (" + last.Error + ")"
+	what := say("console.rest.webhooks.no_answer", locale.Params{"Error": last.Error})
 	if last.Status != 0 {
-		what = "HTTP " + strconv.Itoa(last.Status) + " " + http.StatusText(last.Status)
+		// The status's own words are HTTP's, not the console's.
+		what = say("console.rest.webhooks.http", locale.Params{"Status": strconv.Itoa(last.Status), "Text": http.StatusText(last.Status)})
 	}
 	// The delivery's own endpoint, which may not be the current one.
 	if d.URL != "" {
-		what += " from " + d.URL
+		what = say("console.rest.webhooks.from", locale.Params{"What": what, "URL": d.URL})
 	}
 	// Seconds: the first retries come 30 s and a minute apart.
-	what += " at " + last.At.Format("15:04:05")
+	what = say("console.rest.webhooks.at", locale.Params{"What": what, "At": last.At.Format("15:04:05")})
 	if d.EndpointRemoved {
-		return what + "; endpoint removed; not tried again."
+		return say("console.rest.webhooks.endpoint_removed", locale.Params{"What": what})
 	}
 	if d.State == webhooks.Pending {
-		return what + ", next try " + d.NextAttemptAt.Format("15:04:05") + "."
+		return say("console.rest.webhooks.next_try", locale.Params{"What": what, "Next": d.NextAttemptAt.Format("15:04:05")})
 	}
-	return what + "; no more tries (Resend to try again)."
+	return say("console.rest.webhooks.no_more_tries", locale.Params{"What": what})
 }

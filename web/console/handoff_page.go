@@ -106,7 +106,7 @@ func (h *Handler) handoffView(c echo.Context, id int64) (views.HandoffPageView, 
 		v.Note = d.Note
 	}
 	if t := d.TakenOver; t != nil {
-		v.TakenOver = t.ToName + " took it over from " + t.FromName + " at " + clock(t.At) + ": " + quoted(t.Reason)
+		v.TakenOver = say("console.rest.handoff.taken_over", locale.Params{"To": t.ToName, "From": t.FromName, "At": clock(t.At), "Reason": quoted(t.Reason)})
 	}
 	for _, e := range d.Entries {
 		v.Entries = append(v.Entries, views.ConversationEntryView{At: e.At.UTC().Format("Jan 2 15:04 UTC"), What: modeWords(e.Mode),

@@ -41,24 +41,24 @@ func (h *Handler) metricsFilter(c echo.Context) (metrics.Filter, views.FieldErro
 	errs := views.FieldErrors{}
 	if v := c.QueryParam("from"); v != "" {
 		if d, err := time.Parse(time.DateOnly, v); err != nil {
-			errs["from"] = "use a date like 2026-04-01"
+			errs["from"] = say("console.rest.metrics.error.from", nil)
 		} else {
 			f.From = d
 		}
 	}
 	if v := c.QueryParam("to"); v != "" {
 		if d, err := time.Parse(time.DateOnly, v); err != nil {
-			errs["to"] = "use a date like 2026-04-28"
+			errs["to"] = say("console.rest.metrics.error.to", nil)
 		} else {
 			f.To = d.AddDate(0, 0, 1)
 		}
 	}
 	switch {
 	case !f.From.Before(f.To):
-		errs["to"] = "end on or after the first day"
+		errs["to"] = say("console.rest.metrics.error.to_before_from", nil)
 		f.From, f.To = today.AddDate(0, 0, 1-defaultMetricsDays), today.AddDate(0, 0, 1)
 	case f.To.Sub(f.From) > maxMetricsDays*24*time.Hour:
-		errs["from"] = fmt.Sprintf("choose at most %d days", maxMetricsDays)
+		errs["from"] = sayN("console.rest.metrics.error.too_long", maxMetricsDays, nil)
 		f.From = f.To.AddDate(0, 0, -maxMetricsDays)
 	}
 	return f, errs
@@ -210,15 +210,15 @@ func (h *Handler) assistantNames(ctx context.Context) func(string) string {
 // periodWords says the filter in a phrase: "2026-03-05 to 2026-04-01,
 // Refund an order, asked for: A high-risk change".
 func (h *Handler) periodWords(ctx context.Context, f metrics.Filter) string {
-	out := f.From.Format(time.DateOnly) + " to " + f.To.AddDate(0, 0, -1).Format(time.DateOnly)
+	out := say("console.rest.metrics.period", locale.Params{"From": f.From.Format(time.DateOnly), "To": f.To.AddDate(0, 0, -1).Format(time.DateOnly)})
 	assistant := f.Assistant
 	if assistant != "" {
 		assistant = h.assistantNames(ctx)(assistant)
 	}
-	for _, d := range []struct{ name, v string }{{"system ", f.System}, {"", h.actionTitle(f.Action)},
-		{"asked for: ", intentWords(f.Intent)}, {"assistant ", assistant}} {
+	for _, d := range []struct{ id, v string }{{"system", f.System}, {"action", h.actionTitle(f.Action)},
+		{"intent", intentWords(f.Intent)}, {"assistant", assistant}} {
 		if d.v != "" {
-			out += ", " + d.name + d.v
+			out = say("console.rest.metrics.period."+d.id, locale.Params{"Period": out, "Value": d.v})
 		}
 	}
 	return out

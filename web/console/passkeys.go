@@ -74,7 +74,7 @@ func readPasskeyAnswer(c echo.Context) (passkeyAnswer, error) {
 		return a, err
 	}
 	if err := json.Unmarshal(body, &a); err != nil {
-		return a, apperr.InvalidFields(map[string]string{"passkey": "The browser's answer was not readable; try again."})
+		return a, apperr.InvalidFields(map[string]string{"passkey": say("console.rest.passkey.unreadable", nil)})
 	}
 	return a, nil
 }
@@ -313,7 +313,7 @@ func (h *Handler) enrollingUser(c echo.Context) (accounts.User, kit.PendingFacto
 		return u, pending, false, err
 	}
 	if step != factors.EnrolStep {
-		return u, pending, false, c.JSON(http.StatusConflict, passkeyReply{Error: "You have a second factor already; use it.", Next: kit.FactorPath})
+		return u, pending, false, c.JSON(http.StatusConflict, passkeyReply{Error: say("console.rest.passkey.has_factor", nil), Next: kit.FactorPath})
 	}
 	return u, pending, true, nil
 }
@@ -327,7 +327,7 @@ func (h *Handler) passkeyWaiting(c echo.Context) (accounts.User, kit.PendingFact
 		return u, pending, false, err
 	}
 	if !ok {
-		return u, pending, false, c.JSON(http.StatusUnauthorized, passkeyReply{Error: "Your sign-in waited too long. Sign in again.", Next: "/sign-in"})
+		return u, pending, false, c.JSON(http.StatusUnauthorized, passkeyReply{Error: say("console.rest.passkey.waited_too_long", nil), Next: "/sign-in"})
 	}
 	return u, pending, true, nil
 }

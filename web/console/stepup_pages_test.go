@@ -113,7 +113,7 @@ func TestBulkApprovalLeavesOutCardsThatNeedAPasskey(t *testing.T) {
 	if st := b.InvocationState(t, addr.ID); st == controlplane.AwaitingApproval {
 		t.Fatal("the card without step-up was not approved")
 	}
-	if flash := c.Get("/queue").Text; !strings.Contains(flash, "need your passkey and were left out") {
+	if flash := c.Get("/queue").Text; !strings.Contains(flash, "1 now needs your passkey and was left out") {
 		t.Fatal("the flash does not say a card was left out for a passkey")
 	}
 }

@@ -59,7 +59,7 @@ func (h *Handler) renderTask(c echo.Context, status int, lift views.LiftBlockFor
 			return err
 		}
 		if in.Invocation.TaskID != live.ID {
-			return echo.NewHTTPError(http.StatusNotFound, "That request is not part of this task.")
+			return echo.NewHTTPError(http.StatusNotFound, say("console.rest.task.request_elsewhere", nil))
 		}
 		iv := inspectView(in, h.actionName)
 		v.Inspect = &iv
