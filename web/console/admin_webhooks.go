@@ -159,7 +159,7 @@ func (h *Handler) webhookRows(c echo.Context, rows []views.AssistantRow) error {
 			if n := len(d.Attempts); n > 0 && d.State != webhooks.Delivered && d.Attempts[n-1].Status/100 != 2 {
 				dr.Failing = failingWords(d.Attempts[n-1], d)
 			} else if dr.Removed {
-				dr.Failing = "Endpoint " + d.URL + " removed; not tried again."
+				dr.Failing = say("console.rest.webhooks.removed", locale.Params{"URL": d.URL})
 			}
 			for _, a := range d.Attempts {
 				ar := views.AttemptRow{At: a.At.Format(time.DateTime), Error: a.Error}

@@ -240,7 +240,7 @@ func metricsRatioText(v metrics.Value) string {
 	if !v.HasData {
 		return say("console.labels.metric.no_data", nil)
 	}
-	return fmt.Sprintf("%s (%s of %s)", metrics.Percent(v.Ratio), money.Count(v.Num), money.Count(v.Den))
+	return say("console.rest.metrics.ratio", locale.Params{"Share": metrics.Percent(v.Ratio), "Num": money.Count(v.Num), "Den": money.Count(v.Den)})
 }
 
 // Tick steps of the trend charts: shares, and times in seconds.
@@ -271,9 +271,9 @@ func metricCard(r metrics.Result, now time.Time) views.MetricCard {
 	switch {
 	case !r.Value.HasData:
 	case r.Kind == metrics.Duration:
-		c.Detail = "over " + money.Count(r.Value.Den)
+		c.Detail = say("console.rest.metrics.detail_over", locale.Params{"Den": money.Count(r.Value.Den)})
 	default:
-		c.Detail = money.Count(r.Value.Num) + " of " + money.Count(r.Value.Den)
+		c.Detail = say("console.rest.metrics.detail_of", locale.Params{"Num": money.Count(r.Value.Num), "Den": money.Count(r.Value.Den)})
 	}
 	labels := make([]string, len(r.Trend))
 	values := make([]float64, len(r.Trend))

@@ -2,7 +2,6 @@ package console
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"net/http"
 	"strconv"
@@ -364,11 +363,13 @@ func reviewOverdue(p controlplane.Policy, now time.Time) bool {
 	return p.ReviewOn.Before(today)
 }
 
+// metricsDuration writes a deadline short: "24h", "30m"
+// (console.rest.duration.*).
 func metricsDuration(d time.Duration) string {
 	if d%time.Hour == 0 {
-		return fmt.Sprintf("%dh", int(d.Hours()))
+		return say("console.rest.duration.hours", locale.Params{"N": int(d.Hours())})
 	}
-	return fmt.Sprintf("%dm", int(d.Minutes()))
+	return say("console.rest.duration.minutes", locale.Params{"N": int(d.Minutes())})
 }
 
 // overdueReviews names ("system/action") the policies whose review date

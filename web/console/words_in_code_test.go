@@ -45,11 +45,20 @@ func TestConsoleWordsInCodeComeFromTheCatalogue(t *testing.T) {
 				switch n := n.(type) {
 				case *ast.BasicLit:
 					s, err := strconv.Unquote(n.Value)
-					if err != nil || !sentence.MatchString(s) || notWords[s] {
+					if err != nil || !(sentence.MatchString(s) || inner.MatchString(s)) || notWords[s] {
 						return
 					}
 					t.Errorf("%s: %q is English written in code; give it a console.rest.* id (console-rest.en.json)", where, s)
+				case *ast.KeyValueExpr:
+					if key, ok := n.Key.(*ast.Ident); ok && wordFields[key.Name] && words(n.Value) {
+						t.Errorf("%s: a page's %s written in code; give it a console.rest.* id", where, key.Name)
+					}
 				case *ast.AssignStmt:
+					for i, lhs := range n.Lhs {
+						if sel, ok := lhs.(*ast.SelectorExpr); ok && wordFields[sel.Sel.Name] && i < len(n.Rhs) && words(n.Rhs[i]) {
+							t.Errorf("%s: a page's %s written in code; give it a console.rest.* id", where, sel.Sel.Name)
+						}
+					}
 					// A field's error, however short ("required").
 					for i, lhs := range n.Lhs {
 						if ix, ok := lhs.(*ast.IndexExpr); ok && i < len(n.Rhs) && isIdent(ix.X, "errs") && words(n.Rhs[i]) {
@@ -79,6 +88,17 @@ func TestConsoleWordsInCodeComeFromTheCatalogue(t *testing.T) {
 // signed out everywhere").
 var sentence = regexp.MustCompile(`^\s*[A-Za-z][a-z]*[ ,:].*[a-z]`)
 
+// inner is a format or a piece holding a word between spaces: "%s (%s
+// of %s)".
+var inner = regexp.MustCompile(`\s[a-z]{2,}\s`)
+
+// wordFields are the fields of pages' models and replies that hold words
+// for people, however short ("never", "passed"), beside labelFields.
+var wordFields = map[string]bool{"Heading": true, "Button": true, "Refused": true, "Ends": true, "Summary": true,
+	"Description": true, "Detail": true, "Failing": true, "Soonest": true, "LastUsed": true, "Owner": true,
+	"ReviewOn": true, "Deadlines": true, "TakenOver": true, "Why": true, "Route": true, "Change": true,
+	"Error": true, "Message": true, "Hint": true, "Errors": true}
+
 // controlplaneWords are methods whose English is controlplane's or
 // accounts' (the API's, the assistant's), not the console's catalogue's.
 var controlplaneWords = map[string]bool{"Label": true, "Sentence": true, "DecidersWords": true}
@@ -94,6 +114,8 @@ var notWords = map[string]bool{
 	"countersign new key flash\x00":      true, // a hash's domain separator
 	"retry: 1000\nevent: change\ndata: ": true, // SSE protocol
 	"event: change\ndata: ":              true, // SSE protocol
+	"\n\n: watching\n\n":                 true, // an SSE comment, read by no one
+	": still here\n\n":                   true, // an SSE comment, read by no one
 }
 
 // inspectWords walks n and calls check on every string, call and

@@ -37,6 +37,7 @@ func consoleRestWords() map[string][2]string {
 		"webhook no answer, pending":  {failingWords(webhooks.Attempt{At: at, Error: "timeout"}, webhooks.Delivery{URL: "https://a.example/h", State: webhooks.Pending, NextAttemptAt: at.Add(30 * time.Second)}), "no answer (timeout) from https://a.example/h at 10:04:00, next try 10:04:30."},
 		"webhook HTTP, removed":       {failingWords(webhooks.Attempt{At: at, Status: 500}, webhooks.Delivery{EndpointRemoved: true}), "HTTP 500 Internal Server Error at 10:04:00; endpoint removed; not tried again."},
 		"webhook HTTP, no more tries": {failingWords(webhooks.Attempt{At: at, Status: 404}, webhooks.Delivery{URL: "https://a.example/h"}), "HTTP 404 Not Found from https://a.example/h at 10:04:00; no more tries (Resend to try again)."},
+		"deadlines":                   {say("console.rest.policies.deadlines", map[string]any{"Agents": metricsDuration(24 * time.Hour), "Customers": metricsDuration(30 * time.Minute)}), "agents 24h, customers 30m"},
 		"bulk count":                  {sayN("console.rest.bulk.error.count", bulkMax, nil), "choose between 1 and 50 requests"},
 	}
 	for _, s := range []controlplane.Stage{controlplane.StagePropose, controlplane.StageAssisted, controlplane.StageAutonomous} {
