@@ -71,7 +71,7 @@ func (h *Handler) handleSSOConfirm(c echo.Context) error {
 		return err
 	}
 	if pp.Provider == "" {
-		return apperr.New(apperr.NotFound, "Your account does not sign in through single sign-on; it confirms changes with its password.")
+		return refusal(apperr.NotFound, "not_sso_account", nil)
 	}
 	next := kit.SafeNext(c.QueryParam("next"))
 	if next == "/" {

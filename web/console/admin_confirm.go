@@ -65,7 +65,7 @@ func (h *Handler) handleAdminAssistantDisableConfirm(c echo.Context) error {
 	}
 	i := slices.IndexFunc(list, func(a assistants.Assistant) bool { return a.ID == c.Param("id") })
 	if i < 0 {
-		return apperr.New(apperr.NotFound, "No such assistant.")
+		return refusal(apperr.NotFound, "no_assistant", nil)
 	}
 	a := list[i]
 	// Said on this page, not in a flash: a GET never writes the session.
@@ -102,7 +102,7 @@ func (h *Handler) handleAdminAssistantDisableConfirm(c echo.Context) error {
 func (h *Handler) handleAdminUserDisableConfirm(c echo.Context) error {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil {
-		return apperr.New(apperr.NotFound, "No such user.")
+		return refusal(apperr.NotFound, "no_user", nil)
 	}
 	u, err := h.Accounts.User(c.Request().Context(), id)
 	if err != nil {
@@ -143,7 +143,7 @@ func (h *Handler) liveKey(c echo.Context) (assistants.Assistant, assistants.Key,
 			}
 		}
 	}
-	return assistants.Assistant{}, assistants.Key{}, apperr.New(apperr.NotFound, "No such live key.")
+	return assistants.Assistant{}, assistants.Key{}, refusal(apperr.NotFound, "no_live_key", nil)
 }
 
 // openTasksSentence says how many open tasks an assistant has and what

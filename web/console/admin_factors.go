@@ -19,12 +19,12 @@ import (
 // reset is audited (factor.reset, by the admin, naming the person).
 func (h *Handler) handleAdminFactorReset(c echo.Context) error {
 	if h.cfg.Factors == nil {
-		return factorsOff
+		return factorsOff()
 	}
 	ctx := c.Request().Context()
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil {
-		return apperr.New(apperr.NotFound, "No such user.")
+		return refusal(apperr.NotFound, "no_user", nil)
 	}
 	person, err := h.Accounts.User(ctx, id)
 	if err != nil {

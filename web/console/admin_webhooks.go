@@ -23,7 +23,7 @@ const deliveriesShown = 20
 // calls are refused as not found.
 func (h *Handler) webhooks() (*webhooks.Service, error) {
 	if h.cfg.Webhooks == nil {
-		return nil, apperr.New(apperr.NotFound, "Outcome webhooks are not configured on this console.")
+		return nil, refusal(apperr.NotFound, "webhooks_off", nil)
 	}
 	return h.cfg.Webhooks, nil
 }
@@ -81,7 +81,7 @@ func (h *Handler) handleAdminWebhookRemove(c echo.Context) error {
 func (h *Handler) handleAdminWebhookResend(c echo.Context) error {
 	id, err := strconv.ParseInt(c.Param("delivery"), 10, 64)
 	if err != nil {
-		return apperr.New(apperr.NotFound, "No such delivery.")
+		return refusal(apperr.NotFound, "no_delivery", nil)
 	}
 	svc, err := h.webhooks()
 	if err != nil {

@@ -31,7 +31,7 @@ func handoffURL(id int64) string { return "/handoffs/" + strconv.FormatInt(id, 1
 func handoffID(c echo.Context) (int64, error) {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil || id <= 0 {
-		return 0, apperr.New(apperr.NotFound, "No such hand-off.")
+		return 0, refusal(apperr.NotFound, "no_handoff", nil)
 	}
 	return id, nil
 }

@@ -325,7 +325,7 @@ func groupTable(id, heading, column, title string, groups []metrics.Group, words
 func (h *Handler) handleMetricsCSV(c echo.Context) error {
 	name, ok := strings.CutSuffix(c.Param("file"), ".csv")
 	if !ok {
-		return apperr.New(apperr.NotFound, "There is no such table.")
+		return refusal(apperr.NotFound, "no_table", nil)
 	}
 	rep, errs, err := h.metricsReport(c)
 	if err != nil {
@@ -378,7 +378,7 @@ func (h *Handler) handleMetricsCSV(c echo.Context) error {
 				metricsNum(r.AtStage), metricsRatioText(r.ErrorRateAtStage), metricsRatioText(r.EditRateAtStage)})
 		}
 	default:
-		return apperr.New(apperr.NotFound, "There is no such table.")
+		return refusal(apperr.NotFound, "no_table", nil)
 	}
 	c.Response().Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
 	c.Response().Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="metrics-%s.csv"`, name))

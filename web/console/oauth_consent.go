@@ -49,7 +49,7 @@ func (h *Handler) handleOAuthDecide(c echo.Context) error {
 	u, _ := kit.CurrentUser(c)
 	form, err := c.FormParams()
 	if err != nil {
-		return apperr.New(apperr.BadRequest, "The form could not be read.")
+		return refusal(apperr.BadRequest, "form_unreadable", nil)
 	}
 	params := url.Values{}
 	for k, v := range form {

@@ -112,7 +112,7 @@ func passkeyRefusal(c echo.Context, err error) error {
 // signed in at the provider in the last five minutes instead.
 func (h *Handler) handlePasskeyRegisterBegin(c echo.Context) error {
 	if h.cfg.Factors == nil {
-		return factorsOff
+		return factorsOff()
 	}
 	u, _ := kit.CurrentUser(c)
 	pp, err := h.providerProofOf(c, u)
@@ -142,7 +142,7 @@ func (h *Handler) handlePasskeyRegisterBegin(c echo.Context) error {
 // check alone would leave the ceremony's five minutes after it).
 func (h *Handler) handlePasskeyRegister(c echo.Context) error {
 	if h.cfg.Factors == nil {
-		return factorsOff
+		return factorsOff()
 	}
 	u, _ := kit.CurrentUser(c)
 	pp, err := h.providerProofOf(c, u)
@@ -184,7 +184,7 @@ func (h *Handler) handlePasskeyRegister(c echo.Context) error {
 // sign-in there, as for adding one.
 func (h *Handler) handlePasskeyRemove(c echo.Context) error {
 	if h.cfg.Factors == nil {
-		return factorsOff
+		return factorsOff()
 	}
 	u, _ := kit.CurrentUser(c)
 	pp, err := h.providerProofOf(c, u)
@@ -198,7 +198,7 @@ func (h *Handler) handlePasskeyRemove(c echo.Context) error {
 	}
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil {
-		return apperr.New(apperr.NotFound, "You have no such passkey.")
+		return refusal(apperr.NotFound, "no_passkey", nil)
 	}
 	err = h.cfg.Factors.RemovePasskey(c.Request().Context(), u, identificationOf(c, u), id)
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.Conflict {

@@ -48,7 +48,7 @@ func (h *Handler) handleQueueBulk(c echo.Context) error {
 		}
 	}
 	if len(v.Cards) == 0 && len(v.StepUp) == 0 {
-		return apperr.New(apperr.NotFound, "None of those requests is still pending, low-risk and yours to decide.")
+		return refusal(apperr.NotFound, "bulk_none_left", nil)
 	}
 	v.Conflicts = bulkConflicts(v.Cards)
 	p := h.Page(c, title("bulk", nil))

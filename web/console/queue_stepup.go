@@ -17,6 +17,7 @@ import (
 	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
+	"countersign/web/layout"
 )
 
 // isStepUpRequired says err is the control plane's refusal of an
@@ -114,7 +115,7 @@ func (h *Handler) stepUpCard(c echo.Context) (accounts.User, controlplane.Invoca
 		return u, inv, a, errStepUpPageOld()
 	}
 	if inv.State != controlplane.AwaitingApproval {
-		return u, inv, a, apperr.New(apperr.IllegalTransition, "This request is %s and takes no more decisions.", inv.State.Label())
+		return u, inv, a, refusal(apperr.IllegalTransition, "decided_already", locale.Params{"State": layout.StateLabel(inv.State)})
 	}
 	return u, inv, a, nil
 }
@@ -126,7 +127,7 @@ func (h *Handler) stepUpCard(c echo.Context) (accounts.User, controlplane.Invoca
 // again).
 func (h *Handler) handleQueueStepUpBegin(c echo.Context) error {
 	if h.cfg.Factors == nil {
-		return stepUpReply(c, factorsOff)
+		return stepUpReply(c, factorsOff())
 	}
 	u, inv, _, err := h.stepUpCard(c)
 	if err != nil {
@@ -154,7 +155,7 @@ func (h *Handler) handleQueueStepUpBegin(c echo.Context) error {
 // any decision.
 func (h *Handler) handleQueueStepUpApprove(c echo.Context) error {
 	if h.cfg.Factors == nil {
-		return stepUpReply(c, factorsOff)
+		return stepUpReply(c, factorsOff())
 	}
 	sess := kit.Session(c)
 	ceremony, _ := sess.Values[keyCeremony].(string)

@@ -120,9 +120,9 @@ var notWords = map[string]bool{
 
 // inspectWords walks n and calls check on every string, call and
 // selector a page might show, skipping what no person reads on a page:
-// log lines, error values (fmt.Errorf, errors.New, apperr.New: the error
-// vocabulary the API shares), struct tags, and the catalogue's own
-// helpers' ids.
+// log lines, error values no page shows (fmt.Errorf, errors.New, an
+// apperr.Internal's words), struct tags, and the catalogue's own helpers'
+// ids.
 func inspectWords(n ast.Node, check func(ast.Node)) {
 	ast.Inspect(n, func(n ast.Node) bool {
 		switch n := n.(type) {
@@ -136,7 +136,11 @@ func inspectWords(n ast.Node, check func(ast.Node)) {
 		case *ast.CallExpr:
 			switch name := calleeName(n); {
 			case strings.HasPrefix(name, "h.Log.") || strings.HasPrefix(name, "slog.") || strings.HasPrefix(name, "log."),
-				name == "fmt.Errorf", name == "errors.New", name == "apperr.New":
+				name == "fmt.Errorf", name == "errors.New":
+				return false
+			case name == "apperr.New" && len(n.Args) > 0 && isSelector(n.Args[0], "apperr", "Internal"):
+				// An internal error's words reach the logs; its page says
+				// only that something went wrong.
 				return false
 			case name == "say" || name == "sayN" || name == "title" || name == "locale.Console" || name == "locale.ConsoleN":
 				for _, a := range n.Args[1:] {
@@ -153,6 +157,11 @@ func inspectWords(n ast.Node, check func(ast.Node)) {
 		check(n)
 		return true
 	})
+}
+
+func isSelector(e ast.Expr, pkg, name string) bool {
+	sel, ok := e.(*ast.SelectorExpr)
+	return ok && isIdent(sel.X, pkg) && sel.Sel.Name == name
 }
 
 func isIdent(e ast.Expr, name string) bool {

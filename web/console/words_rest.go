@@ -1,6 +1,7 @@
 package console
 
 import (
+	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
 	"countersign/internal/locale"
 )
@@ -66,4 +67,11 @@ func joinWords(items []string) string {
 		out = say("console.rest.list.series", locale.Params{"List": out, "Item": it})
 	}
 	return say("console.rest.list.last", locale.Params{"List": out, "Item": items[len(items)-1]})
+}
+
+// refusal is an error a console page (or its script) shows: its kind, and
+// its message from the catalogue (console.rest.error.<id>), built when
+// refused so an installation's override shows.
+func refusal(kind apperr.Kind, id string, p locale.Params) *apperr.Error {
+	return &apperr.Error{Kind: kind, Message: say("console.rest.error."+id, p)}
 }

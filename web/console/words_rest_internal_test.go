@@ -5,9 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"countersign/internal/apperr"
 	"countersign/internal/controlplane"
 	"countersign/internal/locale/pseudotest"
 	"countersign/internal/webhooks"
+	"countersign/web/layout"
 )
 
 // consoleRestWords are the words the console's Go code builds from
@@ -38,6 +40,8 @@ func consoleRestWords() map[string][2]string {
 		"webhook HTTP, removed":       {failingWords(webhooks.Attempt{At: at, Status: 500}, webhooks.Delivery{EndpointRemoved: true}), "HTTP 500 Internal Server Error at 10:04:00; endpoint removed; not tried again."},
 		"webhook HTTP, no more tries": {failingWords(webhooks.Attempt{At: at, Status: 404}, webhooks.Delivery{URL: "https://a.example/h"}), "HTTP 404 Not Found from https://a.example/h at 10:04:00; no more tries (Resend to try again)."},
 		"deadlines":                   {say("console.rest.policies.deadlines", map[string]any{"Agents": metricsDuration(24 * time.Hour), "Customers": metricsDuration(30 * time.Minute)}), "agents 24h, customers 30m"},
+		"no such user":                {refusal(apperr.NotFound, "no_user", nil).Message, "No such user."},
+		"decided already":             {refusal(apperr.IllegalTransition, "decided_already", map[string]any{"State": layout.StateLabel(controlplane.Approved)}).Message, "This request is " + controlplane.Approved.Label() + " and takes no more decisions."},
 		"bulk count":                  {sayN("console.rest.bulk.error.count", bulkMax, nil), "choose between 1 and 50 requests"},
 	}
 	for _, s := range []controlplane.Stage{controlplane.StagePropose, controlplane.StageAssisted, controlplane.StageAutonomous} {
