@@ -62,15 +62,35 @@ func approverRoles(roles []string) []string {
 	return out
 }
 
-// ApproverRolesProblem is the field message for roles a policy cannot
-// list (an unknown role, or support agents left out), or "" when it can.
-func ApproverRolesProblem(roles []string) string {
+// The faults of a policy's list of deciders (ApproverRolesFault).
+const (
+	FaultUnknownRole   = "unknown_role"
+	FaultAgentsMissing = "agents_missing"
+)
+
+// ApproverRolesFault is what is wrong with roles a policy would list: an
+// unknown role (FaultUnknownRole), support agents left out
+// (FaultAgentsMissing), or "" when it can list them. Each caller words
+// it: ApproverRolesProblem for the API, the console from its catalogue.
+func ApproverRolesFault(roles []string) string {
 	for _, r := range roles {
 		if !slices.Contains(ApproverRoleChoices, r) {
-			return "choose from support agents, managers and admins"
+			return FaultUnknownRole
 		}
 	}
 	if !slices.Contains(roles, RoleAgent) {
+		return FaultAgentsMissing
+	}
+	return ""
+}
+
+// ApproverRolesProblem is the field message for roles a policy cannot
+// list (an unknown role, or support agents left out), or "" when it can.
+func ApproverRolesProblem(roles []string) string {
+	switch ApproverRolesFault(roles) {
+	case FaultUnknownRole:
+		return "choose from support agents, managers and admins"
+	case FaultAgentsMissing:
 		return "support agents always decide cards; keep them, and add managers or admins if they should decide too"
 	}
 	return ""

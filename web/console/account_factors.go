@@ -13,7 +13,7 @@ import (
 )
 
 // factorsOff answers the factor pages of a console without a factor key.
-var factorsOff = apperr.New(apperr.NotFound, "Second factors are not set up on this console.")
+func factorsOff() *apperr.Error { return refusal(apperr.NotFound, "factors_off", nil) }
 
 // handleAccountFactors answers GET /account/factors: whether the person has
 // an authenticator app and how many recovery codes are left.
@@ -25,7 +25,7 @@ func (h *Handler) handleAccountFactors(c echo.Context) error {
 // the password check's problem, if any.
 func (h *Handler) renderAccountFactors(c echo.Context, status int, errs views.FieldErrors) error {
 	if h.cfg.Factors == nil {
-		return factorsOff
+		return factorsOff()
 	}
 	ctx := c.Request().Context()
 	u, _ := kit.CurrentUser(c)
@@ -83,7 +83,7 @@ func (h *Handler) passwordAgain(c echo.Context) (bool, error) {
 // person's password again, a new key for an authenticator app, shown once.
 func (h *Handler) handleAccountTOTPStart(c echo.Context) error {
 	if h.cfg.Factors == nil {
-		return factorsOff
+		return factorsOff()
 	}
 	if answered, err := h.passwordAgain(c); answered {
 		return err
@@ -105,7 +105,7 @@ func (h *Handler) handleAccountTOTPStart(c echo.Context) error {
 // code of the new key confirms it, and the recovery codes are shown once.
 func (h *Handler) handleAccountTOTPConfirm(c echo.Context) error {
 	if h.cfg.Factors == nil {
-		return factorsOff
+		return factorsOff()
 	}
 	u, _ := kit.CurrentUser(c)
 	codes, err := h.cfg.Factors.ConfirmTOTP(c.Request().Context(), u, identificationOf(c, u), c.FormValue("code"))
@@ -124,7 +124,7 @@ func (h *Handler) handleAccountTOTPConfirm(c echo.Context) error {
 // the person's password again, new recovery codes replace the old ones.
 func (h *Handler) handleAccountRecoveryCodes(c echo.Context) error {
 	if h.cfg.Factors == nil {
-		return factorsOff
+		return factorsOff()
 	}
 	ctx := c.Request().Context()
 	u, _ := kit.CurrentUser(c)
@@ -152,7 +152,7 @@ func (h *Handler) handleAccountRecoveryCodes(c echo.Context) error {
 // their role requires (the page then says so).
 func (h *Handler) handleAccountTOTPRemove(c echo.Context) error {
 	if h.cfg.Factors == nil {
-		return factorsOff
+		return factorsOff()
 	}
 	if answered, err := h.passwordAgain(c); answered {
 		return err

@@ -43,8 +43,8 @@ func (h *Handler) providerProofOf(c echo.Context, u accounts.User) (providerProo
 // whose sign-in there is not fresh, with what to do.
 func (pp providerProof) notFresh() *apperr.Error {
 	return &apperr.Error{Kind: apperr.Forbidden, Code: "provider_sign_in_not_fresh",
-		Message: "Adding or removing a passkey needs a sign-in at " + pp.Provider + " in the last five minutes.",
-		Hint:    "Use “Confirm with " + pp.Provider + "” on your account page, then do it again."}
+		Message: say("console.rest.provider.not_fresh", locale.Params{"Provider": pp.Provider}),
+		Hint:    say("console.rest.provider.not_fresh_hint", locale.Params{"Provider": pp.Provider})}
 }
 
 // refuseJSON answers the passkey script of a provider's account whose
@@ -71,7 +71,7 @@ func (h *Handler) handleSSOConfirm(c echo.Context) error {
 		return err
 	}
 	if pp.Provider == "" {
-		return apperr.New(apperr.NotFound, "Your account does not sign in through single sign-on; it confirms changes with its password.")
+		return refusal(apperr.NotFound, "not_sso_account", nil)
 	}
 	next := kit.SafeNext(c.QueryParam("next"))
 	if next == "/" {

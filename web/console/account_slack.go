@@ -29,7 +29,7 @@ func (h *Handler) handleSlackAccount(c echo.Context) error {
 // re-renders it saying how to move the link (409): it never moves by itself.
 func (h *Handler) handleSlackLink(c echo.Context) error {
 	if h.cfg.Slack == nil {
-		return apperr.New(apperr.NotFound, "Slack is not connected to this console.")
+		return refusal(apperr.NotFound, "slack_off", nil)
 	}
 	u, _ := kit.CurrentUser(c)
 	_, err := h.cfg.Slack.Redeem(c.Request().Context(), u.ID, c.FormValue("code"))
@@ -60,7 +60,7 @@ func (h *Handler) handleSlackLink(c echo.Context) error {
 // accounts linked to this one (team, user) is linked no more.
 func (h *Handler) handleSlackUnlink(c echo.Context) error {
 	if h.cfg.Slack == nil {
-		return apperr.New(apperr.NotFound, "Slack is not connected to this console.")
+		return refusal(apperr.NotFound, "slack_off", nil)
 	}
 	u, _ := kit.CurrentUser(c)
 	if err := h.cfg.Slack.Unlink(c.Request().Context(), u.ID, c.FormValue("team"), c.FormValue("user")); err != nil {
@@ -74,7 +74,7 @@ func (h *Handler) handleSlackUnlink(c echo.Context) error {
 // turns linking by confirmed e-mail address on (on=1) or off.
 func (h *Handler) handleSlackEmailMatch(c echo.Context) error {
 	if h.cfg.Slack == nil {
-		return apperr.New(apperr.NotFound, "Slack is not connected to this console.")
+		return refusal(apperr.NotFound, "slack_off", nil)
 	}
 	u, _ := kit.CurrentUser(c)
 	on := c.FormValue("on") == "1"

@@ -79,7 +79,7 @@ func (h *Handler) handleAdminAssistantActions(c echo.Context) error {
 	}
 	form, err := c.FormParams()
 	if err != nil {
-		return apperr.Wrap(err, apperr.BadRequest, "The form could not be read.")
+		return apperr.Wrap(err, apperr.BadRequest, say("console.rest.form_unreadable", nil))
 	}
 	on := form["action"]
 	for _, sys := range h.cfg.Registry.Systems() {
@@ -145,7 +145,7 @@ func (h *Handler) renderAdminAssistants(c echo.Context, status int, v views.Admi
 		row := views.AssistantRow{ID: a.ID, Name: a.Name, Disabled: a.Disabled, Created: a.CreatedAt.Format("2 Jan 2006"),
 			Grants: grantsForm(a.ID, a.Grants)}
 		for _, k := range a.Keys {
-			kr := views.KeyRow{ID: k.ID, Prefix: k.Prefix, Created: k.CreatedAt.Format("2 Jan 2006 15:04"), LastUsed: "never"}
+			kr := views.KeyRow{ID: k.ID, Prefix: k.Prefix, Created: k.CreatedAt.Format("2 Jan 2006 15:04"), LastUsed: say("console.rest.keys.never_used", nil)}
 			if k.LastUsedAt != nil {
 				kr.LastUsed = k.LastUsedAt.Format("2 Jan 2006 15:04")
 			}

@@ -115,11 +115,12 @@ func (h *Handler) handleAdminClientRevoke(c echo.Context) error {
 		return err
 	}
 	if !confirmed(c) {
-		return h.renderConfirm(c, title("revoke_client", nil), views.AdminConfirmView{Heading: "Revoke client " + cl.Name + "?",
-			Ends: []string{"Every connection people made with " + cl.Name + " ends at once: its access and refresh tokens stop working.",
-				cl.Name + " cannot be connected again; a revoked client never comes back.",
-				"Nothing already proposed or sent is withdrawn or undone."},
-			Action: "/admin/clients/revoke?client_id=" + url.QueryEscape(id), Button: "Revoke " + cl.Name, Back: "/admin/clients"})
+		named := locale.Params{"Name": cl.Name}
+		return h.renderConfirm(c, title("revoke_client", nil), views.AdminConfirmView{Heading: say("console.rest.confirm.client.heading", named),
+			Ends: []string{say("console.rest.confirm.client.connections_end", named),
+				say("console.rest.confirm.client.never_again", named),
+				say("console.rest.confirm.nothing_undone", nil)},
+			Action: "/admin/clients/revoke?client_id=" + url.QueryEscape(id), Button: say("console.rest.confirm.client.button", named), Back: "/admin/clients"})
 	}
 	if err := h.cfg.AuthServer.RevokeClient(ctx, actorOf(c, u), id); err != nil {
 		return err
@@ -135,10 +136,10 @@ func (h *Handler) handleAdminGrantRevoke(c echo.Context) error {
 	u, _ := kit.CurrentUser(c)
 	id := c.Param("id")
 	if !confirmed(c) {
-		return h.renderConfirm(c, title("revoke_connection", nil), views.AdminConfirmView{Heading: "Revoke this connection?",
-			Ends: []string{"Its access and refresh tokens stop working at once; the client must ask the person again.",
-				"Nothing already proposed or sent is withdrawn or undone."},
-			Action: "/admin/grants/" + url.PathEscape(id) + "/revoke", Button: "Revoke the connection", Back: "/admin/clients"})
+		return h.renderConfirm(c, title("revoke_connection", nil), views.AdminConfirmView{Heading: say("console.rest.confirm.connection.heading", nil),
+			Ends: []string{say("console.rest.confirm.connection.tokens_stop", nil),
+				say("console.rest.confirm.nothing_undone", nil)},
+			Action: "/admin/grants/" + url.PathEscape(id) + "/revoke", Button: say("console.rest.confirm.connection.button", nil), Back: "/admin/clients"})
 	}
 	if err := h.cfg.AuthServer.RevokeGrant(c.Request().Context(), actorOf(c, u), id); err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 
 	"countersign/internal/apperr"
 	"countersign/internal/assistants"
+	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
 	"countersign/web/layout"
@@ -39,17 +40,18 @@ func (h *Handler) handleAdminKeyRevokeConfirm(c echo.Context) error {
 		}
 	}
 	name := k.Prefix + "…"
-	ends := []string{"Key " + name + " of assistant " + a.Name + " stops working immediately: every call made with it is refused from then on, and a revoked key never works again."}
+	named := locale.Params{"Key": name, "Name": a.Name}
+	ends := []string{say("console.rest.confirm.key.stops", named)}
 	if others == 0 {
-		ends = append(ends, "It is "+a.Name+"'s only live key: "+a.Name+" cannot call the API or the MCP server until you issue it a new one.")
-		ends = append(ends, openTasksSentence(a.Name, open, "waits", "wait", "without a caller until it has a new key"))
+		ends = append(ends, say("console.rest.confirm.key.only_key", named))
+		ends = append(ends, openTasksSentence("console.rest.confirm.key.open_tasks_wait", a.Name, open))
 	} else {
-		ends = append(ends, a.Name+" keeps "+views.Plural(int64(others), "other live key", "other live keys")+", which keep working.")
-		ends = append(ends, openTasksSentence(a.Name, open, "goes", "go", "on through its other keys"))
+		ends = append(ends, sayN("console.rest.confirm.key.others_keep", int64(others), named))
+		ends = append(ends, openTasksSentence("console.rest.confirm.key.open_tasks_go_on", a.Name, open))
 	}
-	ends = append(ends, "Nothing already proposed or sent is withdrawn or undone.")
-	return h.renderConfirm(c, title("revoke_key", nil), views.AdminConfirmView{Heading: "Revoke key " + name + " of " + a.Name + "?", Ends: ends,
-		Action: "/admin/keys/" + k.ID + "/revoke", Button: "Revoke key " + name, Back: "/admin/assistants"})
+	ends = append(ends, say("console.rest.confirm.nothing_undone", nil))
+	return h.renderConfirm(c, title("revoke_key", nil), views.AdminConfirmView{Heading: say("console.rest.confirm.key.heading", named), Ends: ends,
+		Action: "/admin/keys/" + k.ID + "/revoke", Button: say("console.rest.confirm.key.button", named), Back: "/admin/assistants"})
 }
 
 // handleAdminAssistantDisableConfirm answers GET
@@ -63,13 +65,14 @@ func (h *Handler) handleAdminAssistantDisableConfirm(c echo.Context) error {
 	}
 	i := slices.IndexFunc(list, func(a assistants.Assistant) bool { return a.ID == c.Param("id") })
 	if i < 0 {
-		return apperr.New(apperr.NotFound, "No such assistant.")
+		return refusal(apperr.NotFound, "no_assistant", nil)
 	}
 	a := list[i]
 	// Said on this page, not in a flash: a GET never writes the session.
 	if a.Disabled {
-		return h.renderConfirmStatus(c, http.StatusConflict, title("disable_assistant", nil), views.AdminConfirmView{Heading: "Disable assistant " + a.Name + "?",
-			Refused: a.Name + " is disabled already.", Back: "/admin/assistants"})
+		return h.renderConfirmStatus(c, http.StatusConflict, title("disable_assistant", nil), views.AdminConfirmView{
+			Heading: say("console.rest.confirm.assistant.heading", locale.Params{"Name": a.Name}),
+			Refused: say("console.rest.confirm.assistant.disabled_already", locale.Params{"Name": a.Name}), Back: "/admin/assistants"})
 	}
 	open, err := h.cfg.Assistants.OpenTasks(ctx, a.ID)
 	if err != nil {
@@ -81,16 +84,17 @@ func (h *Handler) handleAdminAssistantDisableConfirm(c echo.Context) error {
 			live++
 		}
 	}
-	keys := "it has no live key"
+	named := locale.Params{"Name": a.Name}
+	disabled := say("console.rest.confirm.assistant.disabled_no_key", named)
 	if live > 0 {
-		keys = "its " + views.Plural(live, "live key stops", "live keys stop") + " working immediately"
+		disabled = sayN("console.rest.confirm.assistant.disabled_keys_stop", live, named)
 	}
-	ends := []string{"Assistant " + a.Name + " is disabled: " + keys + ", and it cannot call the API or the MCP server.",
-		openTasksSentence(a.Name, open, "stays", "stay", "open without a caller until you enable it again"),
-		"Nothing already proposed or sent is withdrawn or undone; requests waiting for a person stay in the queue.",
-		"You can enable it again: its live keys then work again."}
-	return h.renderConfirm(c, title("disable_assistant", nil), views.AdminConfirmView{Heading: "Disable assistant " + a.Name + "?", Ends: ends,
-		Action: "/admin/assistants/" + a.ID + "/disable", Button: "Disable " + a.Name, Back: "/admin/assistants"})
+	ends := []string{disabled,
+		openTasksSentence("console.rest.confirm.assistant.open_tasks_stay", a.Name, open),
+		say("console.rest.confirm.assistant.nothing_undone", nil),
+		say("console.rest.confirm.assistant.enable_again", nil)}
+	return h.renderConfirm(c, title("disable_assistant", nil), views.AdminConfirmView{Heading: say("console.rest.confirm.assistant.heading", named), Ends: ends,
+		Action: "/admin/assistants/" + a.ID + "/disable", Button: say("console.rest.confirm.assistant.button", named), Back: "/admin/assistants"})
 }
 
 // handleAdminUserDisableConfirm answers GET /admin/users/:id/disable (and
@@ -98,21 +102,22 @@ func (h *Handler) handleAdminAssistantDisableConfirm(c echo.Context) error {
 func (h *Handler) handleAdminUserDisableConfirm(c echo.Context) error {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil {
-		return apperr.New(apperr.NotFound, "No such user.")
+		return refusal(apperr.NotFound, "no_user", nil)
 	}
 	u, err := h.Accounts.User(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
+	named := locale.Params{"Name": u.Name, "Email": u.Email, "Role": layout.RoleLabel(u.Role)}
 	if me, _ := kit.CurrentUser(c); me.ID == u.ID {
-		return h.renderConfirmStatus(c, http.StatusForbidden, title("disable_user", nil), views.AdminConfirmView{Heading: "Disable " + u.Name + "?",
-			Refused: "You cannot disable your own account; ask another admin.", Back: "/admin/users"})
+		return h.renderConfirmStatus(c, http.StatusForbidden, title("disable_user", nil), views.AdminConfirmView{Heading: say("console.rest.confirm.user.heading", named),
+			Refused: say("console.rest.confirm.user.not_yourself", nil), Back: "/admin/users"})
 	}
-	ends := []string{u.Name + " (" + u.Email + ", " + layout.RoleLabel(u.Role) + ") can no longer sign in and is signed out everywhere immediately.",
-		"Decisions " + u.Name + " already made stand; nothing is undone.",
-		"You can enable the account again; " + u.Name + " then signs in with the same password."}
-	return h.renderConfirm(c, title("disable_user", nil), views.AdminConfirmView{Heading: "Disable " + u.Name + "?", Ends: ends,
-		Action: "/admin/users/" + strconv.FormatInt(u.ID, 10) + "/disable", Button: "Disable " + u.Name, Back: "/admin/users"})
+	ends := []string{say("console.rest.confirm.user.signed_out", named),
+		say("console.rest.confirm.user.decisions_stand", named),
+		say("console.rest.confirm.user.enable_again", named)}
+	return h.renderConfirm(c, title("disable_user", nil), views.AdminConfirmView{Heading: say("console.rest.confirm.user.heading", named), Ends: ends,
+		Action: "/admin/users/" + strconv.FormatInt(u.ID, 10) + "/disable", Button: say("console.rest.confirm.user.button", named), Back: "/admin/users"})
 }
 
 func (h *Handler) renderConfirm(c echo.Context, title string, v views.AdminConfirmView) error {
@@ -138,15 +143,15 @@ func (h *Handler) liveKey(c echo.Context) (assistants.Assistant, assistants.Key,
 			}
 		}
 	}
-	return assistants.Assistant{}, assistants.Key{}, apperr.New(apperr.NotFound, "No such live key.")
+	return assistants.Assistant{}, assistants.Key{}, refusal(apperr.NotFound, "no_live_key", nil)
 }
 
 // openTasksSentence says how many open tasks an assistant has and what
-// becomes of them: the verb agrees (verbOne, verbMany), the rest follows.
-func openTasksSentence(name string, open int64, verbOne, verbMany, rest string) string {
+// becomes of them: the plural message id for a count of one or more (its
+// verb agrees with the count), one sentence for none.
+func openTasksSentence(id, name string, open int64) string {
 	if open == 0 {
-		return name + " has no open task."
+		return say("console.rest.confirm.no_open_task", locale.Params{"Name": name})
 	}
-	return name + " has " + views.Plural(open, "open task", "open tasks") + " (active or paused): " +
-		views.Noun(open, "it "+verbOne, "they "+verbMany) + " " + rest + "."
+	return sayN(id, open, locale.Params{"Name": name})
 }

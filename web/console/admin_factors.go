@@ -19,12 +19,12 @@ import (
 // reset is audited (factor.reset, by the admin, naming the person).
 func (h *Handler) handleAdminFactorReset(c echo.Context) error {
 	if h.cfg.Factors == nil {
-		return factorsOff
+		return factorsOff()
 	}
 	ctx := c.Request().Context()
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil {
-		return apperr.New(apperr.NotFound, "No such user.")
+		return refusal(apperr.NotFound, "no_user", nil)
 	}
 	person, err := h.Accounts.User(ctx, id)
 	if err != nil {
@@ -33,13 +33,14 @@ func (h *Handler) handleAdminFactorReset(c echo.Context) error {
 	admin, _ := kit.CurrentUser(c)
 	path := "/admin/users/" + strconv.FormatInt(id, 10) + "/factors/reset"
 	if !confirmed(c) {
+		named := locale.Params{"Name": person.Name}
 		return h.renderConfirm(c, title("reset_factor", nil), views.AdminConfirmView{
-			Heading: "Reset the second factor of " + person.Name + "?",
-			Ends: []string{"Every authenticator app, passkey and recovery code of " + person.Name + " is removed; none of them works again.",
-				person.Name + " is signed out everywhere at once.",
-				"At their next sign-in " + person.Name + " signs in with their password alone, or, if their role needs a second factor, sets a new one up first.",
-				"The audit trail records that you did it."},
-			Action: path, Button: "Reset the second factor of " + person.Name, Back: "/admin/users"})
+			Heading: say("console.rest.confirm.factor.heading", named),
+			Ends: []string{say("console.rest.confirm.factor.removed", named),
+				say("console.rest.confirm.factor.signed_out", named),
+				say("console.rest.confirm.factor.next_sign_in", named),
+				say("console.rest.confirm.factor.audited", nil)},
+			Action: path, Button: say("console.rest.confirm.factor.button", named), Back: "/admin/users"})
 	}
 	err = h.cfg.Factors.ResetFactors(ctx, admin, identificationOf(c, admin), person)
 	if e, ok := apperr.As(err); ok && (e.Kind == apperr.Invalid || e.Kind == apperr.NotFound) {

@@ -73,7 +73,7 @@ func (h *Handler) handleAdminUserEnable(c echo.Context) error {
 func (h *Handler) adminUserChange(c echo.Context, change func(admin accounts.User, id int64) (string, error)) error {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil {
-		return apperr.New(apperr.NotFound, "No such user.")
+		return refusal(apperr.NotFound, "no_user", nil)
 	}
 	admin, _ := kit.CurrentUser(c)
 	msg, err := change(admin, id)
@@ -132,7 +132,7 @@ func (h *Handler) renderAdminUsers(c echo.Context, status int, form views.NewUse
 // change is audited.
 func (h *Handler) handleAdminFactorRequirement(c echo.Context) error {
 	if h.cfg.Factors == nil {
-		return factorsOff
+		return factorsOff()
 	}
 	admin, _ := kit.CurrentUser(c)
 	role := accounts.Role(c.FormValue("role"))

@@ -23,7 +23,7 @@ const deliveriesShown = 20
 // calls are refused as not found.
 func (h *Handler) webhooks() (*webhooks.Service, error) {
 	if h.cfg.Webhooks == nil {
-		return nil, apperr.New(apperr.NotFound, "Outcome webhooks are not configured on this console.")
+		return nil, refusal(apperr.NotFound, "webhooks_off", nil)
 	}
 	return h.cfg.Webhooks, nil
 }
@@ -81,7 +81,7 @@ func (h *Handler) handleAdminWebhookRemove(c echo.Context) error {
 func (h *Handler) handleAdminWebhookResend(c echo.Context) error {
 	id, err := strconv.ParseInt(c.Param("delivery"), 10, 64)
 	if err != nil {
-		return apperr.New(apperr.NotFound, "No such delivery.")
+		return refusal(apperr.NotFound, "no_delivery", nil)
 	}
 	svc, err := h.webhooks()
 	if err != nil {
@@ -159,7 +159,7 @@ func (h *Handler) webhookRows(c echo.Context, rows []views.AssistantRow) error {
 			if n := len(d.Attempts); n > 0 && d.State != webhooks.Delivered && d.Attempts[n-1].Status/100 != 2 {
 				dr.Failing = failingWords(d.Attempts[n-1], d)
 			} else if dr.Removed {
-				dr.Failing = "Endpoint " + d.URL + " removed; not tried again."
+				dr.Failing = say("console.rest.webhooks.removed", locale.Params{"URL": d.URL})
 			}
 			for _, a := range d.Attempts {
 				ar := views.AttemptRow{At: a.At.Format(time.DateTime), Error: a.Error}
@@ -185,21 +185,22 @@ func (h *Handler) webhookRows(c echo.Context, rows []views.AssistantRow) error {
 // attempt at the delivery's own endpoint: "HTTP 500 Internal Server Error
 // from https://… at 10:04:00, next try 10:04:30."
 func failingWords(last webhooks.Attempt, d webhooks.Delivery) string {
-	what := "no answer (" + last.Error + ")"
+	what := say("console.rest.webhooks.no_answer", locale.Params{"Error": last.Error})
 	if last.Status != 0 {
-		what = "HTTP " + strconv.Itoa(last.Status) + " " + http.StatusText(last.Status)
+		// The status's own words are HTTP's, not the console's.
+		what = say("console.rest.webhooks.http", locale.Params{"Status": strconv.Itoa(last.Status), "Text": http.StatusText(last.Status)})
 	}
 	// The delivery's own endpoint, which may not be the current one.
 	if d.URL != "" {
-		what += " from " + d.URL
+		what = say("console.rest.webhooks.from", locale.Params{"What": what, "URL": d.URL})
 	}
 	// Seconds: the first retries come 30 s and a minute apart.
-	what += " at " + last.At.Format("15:04:05")
+	what = say("console.rest.webhooks.at", locale.Params{"What": what, "At": last.At.Format("15:04:05")})
 	if d.EndpointRemoved {
-		return what + "; endpoint removed; not tried again."
+		return say("console.rest.webhooks.endpoint_removed", locale.Params{"What": what})
 	}
 	if d.State == webhooks.Pending {
-		return what + ", next try " + d.NextAttemptAt.Format("15:04:05") + "."
+		return say("console.rest.webhooks.next_try", locale.Params{"What": what, "Next": d.NextAttemptAt.Format("15:04:05")})
 	}
-	return what + "; no more tries (Resend to try again)."
+	return say("console.rest.webhooks.no_more_tries", locale.Params{"What": what})
 }

@@ -31,7 +31,7 @@ func handoffURL(id int64) string { return "/handoffs/" + strconv.FormatInt(id, 1
 func handoffID(c echo.Context) (int64, error) {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil || id <= 0 {
-		return 0, apperr.New(apperr.NotFound, "No such hand-off.")
+		return 0, refusal(apperr.NotFound, "no_handoff", nil)
 	}
 	return id, nil
 }
@@ -106,7 +106,7 @@ func (h *Handler) handoffView(c echo.Context, id int64) (views.HandoffPageView, 
 		v.Note = d.Note
 	}
 	if t := d.TakenOver; t != nil {
-		v.TakenOver = t.ToName + " took it over from " + t.FromName + " at " + clock(t.At) + ": " + quoted(t.Reason)
+		v.TakenOver = say("console.rest.handoff.taken_over", locale.Params{"To": t.ToName, "From": t.FromName, "At": clock(t.At), "Reason": quoted(t.Reason)})
 	}
 	for _, e := range d.Entries {
 		v.Entries = append(v.Entries, views.ConversationEntryView{At: e.At.UTC().Format("Jan 2 15:04 UTC"), What: modeWords(e.Mode),

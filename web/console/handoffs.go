@@ -216,7 +216,7 @@ func (h *Handler) handleHandoffTake(c echo.Context) error {
 	u, _ := kit.CurrentUser(c)
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil {
-		return apperr.New(apperr.NotFound, "No such hand-off.")
+		return refusal(apperr.NotFound, "no_handoff", nil)
 	}
 	by, err := h.cfg.Handoffs.Take(c.Request().Context(), actorOf(c, u), id)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"countersign/internal/accounts"
 	"countersign/internal/lists"
+	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
 	"countersign/web/layout"
@@ -62,9 +63,9 @@ func (h *Handler) waitingView(ctx context.Context) (*views.WaitingView, error) {
 		Unverified: w.Unverified, Handoffs: w.OpenHandoffs}
 	if w.SoonestDeadline != nil {
 		left := w.SoonestDeadline.Sub(h.Now())
-		v.Soonest, v.SoonestUrgent = "in "+timeLeft(left), left < 15*time.Minute
+		v.Soonest, v.SoonestUrgent = say("console.rest.home.soonest_in", locale.Params{"Left": timeLeft(left)}), left < 15*time.Minute
 		if left <= 0 {
-			v.Soonest = "passed"
+			v.Soonest = say("console.rest.home.soonest_passed", nil)
 		}
 	}
 	for _, it := range w.UnverifiedItems {

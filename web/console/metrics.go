@@ -41,24 +41,24 @@ func (h *Handler) metricsFilter(c echo.Context) (metrics.Filter, views.FieldErro
 	errs := views.FieldErrors{}
 	if v := c.QueryParam("from"); v != "" {
 		if d, err := time.Parse(time.DateOnly, v); err != nil {
-			errs["from"] = "use a date like 2026-04-01"
+			errs["from"] = say("console.rest.metrics.error.from", nil)
 		} else {
 			f.From = d
 		}
 	}
 	if v := c.QueryParam("to"); v != "" {
 		if d, err := time.Parse(time.DateOnly, v); err != nil {
-			errs["to"] = "use a date like 2026-04-28"
+			errs["to"] = say("console.rest.metrics.error.to", nil)
 		} else {
 			f.To = d.AddDate(0, 0, 1)
 		}
 	}
 	switch {
 	case !f.From.Before(f.To):
-		errs["to"] = "end on or after the first day"
+		errs["to"] = say("console.rest.metrics.error.to_before_from", nil)
 		f.From, f.To = today.AddDate(0, 0, 1-defaultMetricsDays), today.AddDate(0, 0, 1)
 	case f.To.Sub(f.From) > maxMetricsDays*24*time.Hour:
-		errs["from"] = fmt.Sprintf("choose at most %d days", maxMetricsDays)
+		errs["from"] = sayN("console.rest.metrics.error.too_long", maxMetricsDays, nil)
 		f.From = f.To.AddDate(0, 0, -maxMetricsDays)
 	}
 	return f, errs
@@ -133,13 +133,13 @@ func (h *Handler) sectionTables(rep metrics.Report) metricsSections {
 	t.actions = groupTable("success-by-action", say("console.labels.metric.success_by_action", nil), say("console.labels.metric.success_by_action.column", nil),
 		say("console.labels.metric.success_by_action.caption", nil), rep.SuccessByAction, h.actionTitle)
 	for _, r := range rep.NotDispatched {
-		t.notDispatched = append(t.notDispatched, views.ReasonRow{Reason: notDispatchedWords(r.Reason), Count: money.Count(r.N)})
+		t.notDispatched = append(t.notDispatched, views.ReasonRow{Reason: notDispatchedWords(controlplane.NotDispatchedReason(r.Reason)), Count: money.Count(r.N)})
 	}
 	for _, r := range rep.Rejections {
 		t.rejections = append(t.rejections, views.ReasonRow{Reason: r.Reason, Count: money.Count(r.N)})
 	}
 	for _, r := range rep.Readiness {
-		t.readiness = append(t.readiness, views.ReadinessRow{System: r.System, Action: r.Action, Title: h.actionTitle(r.System + "/" + r.Action), Stage: controlplane.Stage(r.Stage).Label(),
+		t.readiness = append(t.readiness, views.ReadinessRow{System: r.System, Action: r.Action, Title: h.actionTitle(r.System + "/" + r.Action), Stage: stageLabel(controlplane.Stage(r.Stage)),
 			Sample: money.Count(r.Settled), AtStage: money.Count(r.AtStage), ErrorRate: metricsRatioText(r.ErrorRateAtStage), EditRate: metricsRatioText(r.EditRateAtStage),
 			AllErrorRate: metricsRatioText(r.ErrorRate), AllEditRate: metricsRatioText(r.EditRate)})
 	}
@@ -210,15 +210,15 @@ func (h *Handler) assistantNames(ctx context.Context) func(string) string {
 // periodWords says the filter in a phrase: "2026-03-05 to 2026-04-01,
 // Refund an order, asked for: A high-risk change".
 func (h *Handler) periodWords(ctx context.Context, f metrics.Filter) string {
-	out := f.From.Format(time.DateOnly) + " to " + f.To.AddDate(0, 0, -1).Format(time.DateOnly)
+	out := say("console.rest.metrics.period", locale.Params{"From": f.From.Format(time.DateOnly), "To": f.To.AddDate(0, 0, -1).Format(time.DateOnly)})
 	assistant := f.Assistant
 	if assistant != "" {
 		assistant = h.assistantNames(ctx)(assistant)
 	}
-	for _, d := range []struct{ name, v string }{{"system ", f.System}, {"", h.actionTitle(f.Action)},
-		{"asked for: ", intentWords(f.Intent)}, {"assistant ", assistant}} {
+	for _, d := range []struct{ id, v string }{{"system", f.System}, {"action", h.actionTitle(f.Action)},
+		{"intent", intentWords(f.Intent)}, {"assistant", assistant}} {
 		if d.v != "" {
-			out += ", " + d.name + d.v
+			out = say("console.rest.metrics.period."+d.id, locale.Params{"Period": out, "Value": d.v})
 		}
 	}
 	return out
@@ -240,14 +240,7 @@ func metricsRatioText(v metrics.Value) string {
 	if !v.HasData {
 		return say("console.labels.metric.no_data", nil)
 	}
-	return fmt.Sprintf("%s (%s of %s)", metrics.Percent(v.Ratio), money.Count(v.Num), money.Count(v.Den))
-}
-
-// notDispatchedWords says a recorded not-dispatched reason as the
-// sentence the assistant is given; a reason the control plane does not
-// know is shown as recorded.
-func notDispatchedWords(code string) string {
-	return controlplane.NotDispatchedReason(code).Sentence()
+	return say("console.rest.metrics.ratio", locale.Params{"Share": metrics.Percent(v.Ratio), "Num": money.Count(v.Num), "Den": money.Count(v.Den)})
 }
 
 // Tick steps of the trend charts: shares, and times in seconds.
@@ -278,9 +271,9 @@ func metricCard(r metrics.Result, now time.Time) views.MetricCard {
 	switch {
 	case !r.Value.HasData:
 	case r.Kind == metrics.Duration:
-		c.Detail = "over " + money.Count(r.Value.Den)
+		c.Detail = say("console.rest.metrics.detail_over", locale.Params{"Den": money.Count(r.Value.Den)})
 	default:
-		c.Detail = money.Count(r.Value.Num) + " of " + money.Count(r.Value.Den)
+		c.Detail = say("console.rest.metrics.detail_of", locale.Params{"Num": money.Count(r.Value.Num), "Den": money.Count(r.Value.Den)})
 	}
 	labels := make([]string, len(r.Trend))
 	values := make([]float64, len(r.Trend))
@@ -332,7 +325,7 @@ func groupTable(id, heading, column, title string, groups []metrics.Group, words
 func (h *Handler) handleMetricsCSV(c echo.Context) error {
 	name, ok := strings.CutSuffix(c.Param("file"), ".csv")
 	if !ok {
-		return apperr.New(apperr.NotFound, "There is no such table.")
+		return refusal(apperr.NotFound, "no_table", nil)
 	}
 	rep, errs, err := h.metricsReport(c)
 	if err != nil {
@@ -385,7 +378,7 @@ func (h *Handler) handleMetricsCSV(c echo.Context) error {
 				metricsNum(r.AtStage), metricsRatioText(r.ErrorRateAtStage), metricsRatioText(r.EditRateAtStage)})
 		}
 	default:
-		return apperr.New(apperr.NotFound, "There is no such table.")
+		return refusal(apperr.NotFound, "no_table", nil)
 	}
 	c.Response().Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
 	c.Response().Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="metrics-%s.csv"`, name))

@@ -2,7 +2,6 @@ package console
 
 import (
 	"context"
-	"strings"
 
 	"countersign/internal/assistants"
 	"countersign/internal/metrics"
@@ -28,7 +27,7 @@ func (h *Handler) withoutTaskCard(ctx context.Context, rep metrics.Report) views
 			granted = append(granted, a.Name)
 		}
 	}
-	c := views.WithoutTaskCard{Granted: andList(granted)}
+	c := views.WithoutTaskCard{Granted: joinWords(granted)}
 	for _, u := range rep.WithoutTask {
 		name := names[u.AssistantID]
 		if name == "" {
@@ -38,12 +37,4 @@ func (h *Handler) withoutTaskCard(ctx context.Context, rep metrics.Report) views
 			Conversations: money.Count(u.Conversations), Events: money.Count(u.Events)})
 	}
 	return c
-}
-
-// andList joins names as a sentence does: "A", "A and B", "A, B and C".
-func andList(names []string) string {
-	if len(names) < 2 {
-		return strings.Join(names, "")
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }

@@ -43,7 +43,7 @@ func (h *Handler) handleMetricsTable(c echo.Context) error {
 		}
 		return kit.Render(c, http.StatusOK, views.MetricsDayTablePage(h.Page(c, say("console.labels.metric.per_day", locale.Params{"Metric": t.Name})), t))
 	}
-	return apperr.New(apperr.NotFound, "No such metric.")
+	return refusal(apperr.NotFound, "no_metric", nil)
 }
 
 // sectionTable is the section table id names, if it names one.

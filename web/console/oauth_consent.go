@@ -49,7 +49,7 @@ func (h *Handler) handleOAuthDecide(c echo.Context) error {
 	u, _ := kit.CurrentUser(c)
 	form, err := c.FormParams()
 	if err != nil {
-		return apperr.New(apperr.BadRequest, "The form could not be read.")
+		return refusal(apperr.BadRequest, "form_unreadable", nil)
 	}
 	params := url.Values{}
 	for k, v := range form {
@@ -83,12 +83,12 @@ func (h *Handler) handleOAuthDecide(c echo.Context) error {
 		i := slices.IndexFunc(configured, func(a assistants.Assistant) bool { return a.ID == choice })
 		if i < 0 {
 			return h.renderConsent(c, http.StatusUnprocessableEntity, p, u, choice,
-				views.FieldErrors{"act_as": "That assistant is not one you can choose now; choose again."})
+				views.FieldErrors{"act_as": say("console.rest.consent.error.assistant_gone", nil)})
 		}
 		consent.AssistantID, consent.Assistant = configured[i].ID, configured[i].Name
 	default:
 		return h.renderConsent(c, http.StatusUnprocessableEntity, p, u, "",
-			views.FieldErrors{"act_as": "Choose what " + p.Client.Name + " may act as."})
+			views.FieldErrors{"act_as": say("console.rest.consent.error.choose", locale.Params{"Client": p.Client.Name})})
 	}
 	to, err := h.cfg.AuthServer.Approve(ctx, p, consent, iss)
 	if err != nil {

@@ -74,7 +74,7 @@ func readPasskeyAnswer(c echo.Context) (passkeyAnswer, error) {
 		return a, err
 	}
 	if err := json.Unmarshal(body, &a); err != nil {
-		return a, apperr.InvalidFields(map[string]string{"passkey": "The browser's answer was not readable; try again."})
+		return a, apperr.InvalidFields(map[string]string{"passkey": say("console.rest.passkey.unreadable", nil)})
 	}
 	return a, nil
 }
@@ -112,7 +112,7 @@ func passkeyRefusal(c echo.Context, err error) error {
 // signed in at the provider in the last five minutes instead.
 func (h *Handler) handlePasskeyRegisterBegin(c echo.Context) error {
 	if h.cfg.Factors == nil {
-		return factorsOff
+		return factorsOff()
 	}
 	u, _ := kit.CurrentUser(c)
 	pp, err := h.providerProofOf(c, u)
@@ -142,7 +142,7 @@ func (h *Handler) handlePasskeyRegisterBegin(c echo.Context) error {
 // check alone would leave the ceremony's five minutes after it).
 func (h *Handler) handlePasskeyRegister(c echo.Context) error {
 	if h.cfg.Factors == nil {
-		return factorsOff
+		return factorsOff()
 	}
 	u, _ := kit.CurrentUser(c)
 	pp, err := h.providerProofOf(c, u)
@@ -184,7 +184,7 @@ func (h *Handler) handlePasskeyRegister(c echo.Context) error {
 // sign-in there, as for adding one.
 func (h *Handler) handlePasskeyRemove(c echo.Context) error {
 	if h.cfg.Factors == nil {
-		return factorsOff
+		return factorsOff()
 	}
 	u, _ := kit.CurrentUser(c)
 	pp, err := h.providerProofOf(c, u)
@@ -198,7 +198,7 @@ func (h *Handler) handlePasskeyRemove(c echo.Context) error {
 	}
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil {
-		return apperr.New(apperr.NotFound, "You have no such passkey.")
+		return refusal(apperr.NotFound, "no_passkey", nil)
 	}
 	err = h.cfg.Factors.RemovePasskey(c.Request().Context(), u, identificationOf(c, u), id)
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.Conflict {
@@ -313,7 +313,7 @@ func (h *Handler) enrollingUser(c echo.Context) (accounts.User, kit.PendingFacto
 		return u, pending, false, err
 	}
 	if step != factors.EnrolStep {
-		return u, pending, false, c.JSON(http.StatusConflict, passkeyReply{Error: "You have a second factor already; use it.", Next: kit.FactorPath})
+		return u, pending, false, c.JSON(http.StatusConflict, passkeyReply{Error: say("console.rest.passkey.has_factor", nil), Next: kit.FactorPath})
 	}
 	return u, pending, true, nil
 }
@@ -327,7 +327,7 @@ func (h *Handler) passkeyWaiting(c echo.Context) (accounts.User, kit.PendingFact
 		return u, pending, false, err
 	}
 	if !ok {
-		return u, pending, false, c.JSON(http.StatusUnauthorized, passkeyReply{Error: "Your sign-in waited too long. Sign in again.", Next: "/sign-in"})
+		return u, pending, false, c.JSON(http.StatusUnauthorized, passkeyReply{Error: say("console.rest.passkey.waited_too_long", nil), Next: "/sign-in"})
 	}
 	return u, pending, true, nil
 }

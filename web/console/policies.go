@@ -2,7 +2,6 @@ package console
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"net/http"
 	"strconv"
@@ -120,7 +119,7 @@ func (h *Handler) renderPolicyForm(c echo.Context, status int, p controlplane.Po
 	}
 	v := views.PolicyEditView{System: p.System, Action: p.Action, Current: h.policyRow(p, names), Form: form}
 	for _, st := range []controlplane.Stage{controlplane.StagePropose, controlplane.StageAssisted, controlplane.StageAutonomous} {
-		v.Stages = append(v.Stages, views.Option{Value: strconv.Itoa(int(st)), Label: st.Label()})
+		v.Stages = append(v.Stages, views.Option{Value: strconv.Itoa(int(st)), Label: stageLabel(st)})
 	}
 	for _, r := range controlplane.ApproverRoleChoices {
 		v.Deciders = append(v.Deciders, views.Option{Value: r, Label: layout.RolesLabel(accounts.Role(r))})
@@ -137,23 +136,20 @@ func (h *Handler) renderPolicyForm(c echo.Context, status int, p controlplane.Po
 	return kit.Render(c, status, views.PolicyEdit(pg, v))
 }
 
-// whatIfRoute is one route of the what-if: its key, its words, and its
-// count and money in a WhatIf.
+// whatIfRoute is one route of the what-if: its key (its words are
+// console.rest.whatif.<key>, its change console.rest.whatif.more.<key>
+// and .fewer.<key>), and its count and money in a WhatIf.
 type whatIfRoute struct {
-	key, words, summary string
-	count               func(controlplane.WhatIf) int
-	cents               func(controlplane.WhatIf) int64
+	key   string
+	count func(controlplane.WhatIf) int
+	cents func(controlplane.WhatIf) int64
 }
 
 var whatIfRoutes = []whatIfRoute{
-	{"auto", "Runs automatically", "run automatically",
-		func(w controlplane.WhatIf) int { return w.Auto }, func(w controlplane.WhatIf) int64 { return w.AutoCents }},
-	{"approval", "An agent approves", "gone to an agent for approval",
-		func(w controlplane.WhatIf) int { return w.Approval }, func(w controlplane.WhatIf) int64 { return w.ApprovalCents }},
-	{"confirmation", "The customer confirms", "gone to the customer to confirm",
-		func(w controlplane.WhatIf) int { return w.Confirmation }, func(w controlplane.WhatIf) int64 { return w.ConfirmationCents }},
-	{"refused", "Refused: action off", "been refused",
-		func(w controlplane.WhatIf) int { return w.Refused }, func(w controlplane.WhatIf) int64 { return w.RefusedCents }},
+	{"auto", func(w controlplane.WhatIf) int { return w.Auto }, func(w controlplane.WhatIf) int64 { return w.AutoCents }},
+	{"approval", func(w controlplane.WhatIf) int { return w.Approval }, func(w controlplane.WhatIf) int64 { return w.ApprovalCents }},
+	{"confirmation", func(w controlplane.WhatIf) int { return w.Confirmation }, func(w controlplane.WhatIf) int64 { return w.ConfirmationCents }},
+	{"refused", func(w controlplane.WhatIf) int { return w.Refused }, func(w controlplane.WhatIf) int64 { return w.RefusedCents }},
 }
 
 // whatIfView lays out today's routing and, for a draft, the draft's and
@@ -163,25 +159,25 @@ func whatIfView(p controlplane.Policy, today controlplane.WhatIf, draft *control
 		TodayVersion: strconv.Itoa(int(p.Version))}
 	var more, fewer []string
 	for _, r := range whatIfRoutes {
-		row := views.WhatIfRow{Key: r.key, Route: r.words, TodayCount: money.Count(int64(r.count(today))), TodayMoney: money.Format(r.cents(today), "")}
+		row := views.WhatIfRow{Key: r.key, Route: say("console.rest.whatif."+r.key, nil), TodayCount: money.Count(int64(r.count(today))), TodayMoney: money.Format(r.cents(today), "")}
 		if draft != nil {
 			n, cents := r.count(*draft)-r.count(today), r.cents(*draft)-r.cents(today)
 			row.DraftCount, row.DraftMoney = money.Count(int64(r.count(*draft))), money.Format(r.cents(*draft), "")
 			row.Change, row.MoneyChange = signedCount(int64(n)), signedMoney(cents)
 			switch {
 			case n > 0:
-				more = append(more, fmt.Sprintf("%s more would have %s", money.Count(int64(n)), r.summary))
+				more = append(more, sayN("console.rest.whatif.more."+r.key, int64(n), nil))
 			case n < 0:
-				fewer = append(fewer, fmt.Sprintf("%s fewer would have %s", money.Count(int64(-n)), r.summary))
+				fewer = append(fewer, sayN("console.rest.whatif.fewer."+r.key, int64(-n), nil))
 			}
 		}
 		v.Rows = append(v.Rows, row)
 	}
 	if draft != nil {
 		if changes := append(more, fewer...); len(changes) == 0 {
-			v.Summary = "No change: this draft sends the last 30 days' proposals exactly where today's policy sent them."
+			v.Summary = sayN("console.rest.whatif.summary_none", whatIfDays, nil)
 		} else {
-			v.Summary = "Against today's policy, " + joinWords(changes) + "."
+			v.Summary = say("console.rest.whatif.summary", locale.Params{"Changes": joinWords(changes)})
 		}
 	}
 	return v
@@ -195,7 +191,7 @@ func signedCount(n int64) string {
 	case n < 0:
 		return money.Count(n)
 	}
-	return "no change"
+	return say("console.rest.whatif.no_change", nil)
 }
 
 // signedMoney writes a change in money: "+$120.00", "−$15.00", "" for none.
@@ -209,14 +205,6 @@ func signedMoney(cents int64) string {
 	return ""
 }
 
-// joinWords joins phrases as a sentence does: "a", "a and b", "a, b and c".
-func joinWords(items []string) string {
-	if len(items) <= 1 {
-		return strings.Join(items, "")
-	}
-	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
-}
-
 // parsePolicyForm turns the form into a draft policy and the version it
 // was edited from, or field errors.
 func (h *Handler) parsePolicyForm(ctx context.Context, current controlplane.Policy, f views.PolicyForm) (controlplane.Policy, int32, views.FieldErrors) {
@@ -224,11 +212,11 @@ func (h *Handler) parsePolicyForm(ctx context.Context, current controlplane.Poli
 	draft := current
 	version, err := strconv.ParseInt(f.Version, 10, 32)
 	if err != nil {
-		errs["version"] = "reload the page and make your change again"
+		errs["version"] = say("console.rest.policies.error.version", nil)
 	}
 	stage, err := strconv.Atoi(f.Stage)
 	if err != nil {
-		errs["stage"] = "choose stage 3, 4 or 5"
+		errs["stage"] = say("console.rest.policies.error.stage", nil)
 	}
 	draft.Stage, draft.Enabled, draft.StepUpEvery = controlplane.Stage(stage), f.Enabled, f.StepUpEvery
 	for name, dst := range map[string]**int64{"auto_max": &draft.AutoMaxCents, "approval_above": &draft.ApprovalAboveCents,
@@ -237,20 +225,20 @@ func (h *Handler) parsePolicyForm(ctx context.Context, current controlplane.Poli
 			"step_up_above": f.StepUpAbove}[name]
 		cents, ok := parsePolicyDollars(raw)
 		if !ok {
-			errs[name] = "use an amount in dollars, like 25 or 25.50, or leave it blank"
+			errs[name] = say("console.rest.policies.error.amount", nil)
 			continue
 		}
 		*dst = cents
 	}
 	hours, err := strconv.ParseFloat(strings.TrimSpace(f.ApprovalHours), 64)
 	if err != nil || hours <= 0 || hours > 24*30 {
-		errs["approval_window"] = "use a number of hours between 0 and 720"
+		errs["approval_window"] = say("console.rest.policies.error.approval_window", nil)
 	} else {
 		draft.ApprovalWindow = time.Duration(hours * float64(time.Hour)).Round(time.Minute)
 	}
 	minutes, err := strconv.Atoi(strings.TrimSpace(f.ConfirmationMinutes))
 	if err != nil || minutes < 1 || minutes > 60*24*7 {
-		errs["confirmation_window"] = "use a whole number of minutes, at least 1"
+		errs["confirmation_window"] = say("console.rest.policies.error.confirmation_window", nil)
 	} else {
 		draft.ConfirmationWindow = time.Duration(minutes) * time.Minute
 	}
@@ -258,16 +246,16 @@ func (h *Handler) parsePolicyForm(ctx context.Context, current controlplane.Poli
 	if f.Owner != "" {
 		id, err := strconv.ParseInt(f.Owner, 10, 64)
 		if err != nil {
-			errs["owner"] = "choose a manager or an admin"
+			errs["owner"] = say("console.rest.policies.error.owner", nil)
 		} else if u, err := h.Accounts.User(ctx, id); err != nil || (u.Role != accounts.Manager && u.Role != accounts.Admin) || u.Disabled() {
-			errs["owner"] = "choose a manager or an admin"
+			errs["owner"] = say("console.rest.policies.error.owner", nil)
 		} else {
 			draft.OwnerID = &id
 		}
 	}
 	// Who decides the action's cards: the ticked roles, agents among them
 	// (controlplane/approvers.go).
-	if msg := controlplane.ApproverRolesProblem(f.Approvers); msg != "" {
+	if msg := approverRolesProblem(f.Approvers); msg != "" {
 		errs["approvers"] = msg
 	} else {
 		draft.ApproverRoles = f.Approvers
@@ -276,7 +264,7 @@ func (h *Handler) parsePolicyForm(ctx context.Context, current controlplane.Poli
 	if strings.TrimSpace(f.ReviewOn) != "" {
 		d, err := time.Parse(time.DateOnly, strings.TrimSpace(f.ReviewOn))
 		if err != nil {
-			errs["review_on"] = "use a date like 2026-07-01"
+			errs["review_on"] = say("console.rest.policies.error.review_on", nil)
 		} else {
 			draft.ReviewOn = &d
 		}
@@ -335,22 +323,24 @@ func (h *Handler) userNames(ctx context.Context) (map[int64]string, error) {
 }
 
 func (h *Handler) policyRow(p controlplane.Policy, names map[int64]string) views.PolicyRow {
-	r := views.PolicyRow{System: p.System, Action: p.Action, Stage: p.Stage.Label(), Enabled: p.Enabled, Owner: "nobody",
-		ReviewOn: "not set", Version: strconv.Itoa(int(p.Version)),
-		Deadlines: fmt.Sprintf("agents %s, customers %s", metricsDuration(p.ApprovalWindow), metricsDuration(p.ConfirmationWindow))}
+	r := views.PolicyRow{System: p.System, Action: p.Action, Stage: stageLabel(p.Stage), Enabled: p.Enabled,
+		Owner: say("console.rest.policies.owner_nobody", nil), ReviewOn: say("console.rest.policies.review_not_set", nil),
+		Version: strconv.Itoa(int(p.Version)),
+		Deadlines: say("console.rest.policies.deadlines", locale.Params{"Agents": metricsDuration(p.ApprovalWindow),
+			"Customers": metricsDuration(p.ConfirmationWindow)})}
 	if p.AutoMaxCents != nil {
-		r.Limits = append(r.Limits, "automatic up to "+money.Format(*p.AutoMaxCents, ""))
+		r.Limits = append(r.Limits, say("console.rest.policies.auto_up_to", locale.Params{"Amount": money.Format(*p.AutoMaxCents, "")}))
 	}
 	if _, spec, err := h.cfg.Registry.Action(p.System, p.Action); err == nil {
 		r.Limits = append(r.Limits, spec.Limits...)
 	}
 	if p.ApprovalAboveCents != nil {
-		r.Approval = append(r.Approval, "an agent approves above "+money.Format(*p.ApprovalAboveCents, ""))
+		r.Approval = append(r.Approval, say("console.rest.policies.approval_above", locale.Params{"Amount": money.Format(*p.ApprovalAboveCents, "")}))
 	}
 	if p.SecondApproverAboveCents != nil {
-		r.Approval = append(r.Approval, "two approvers above "+money.Format(*p.SecondApproverAboveCents, ""))
+		r.Approval = append(r.Approval, say("console.rest.policies.second_approver_above", locale.Params{"Amount": money.Format(*p.SecondApproverAboveCents, "")}))
 	}
-	r.Approval = append(r.Approval, "decided by "+p.DecidersWords())
+	r.Approval = append(r.Approval, say("console.rest.policies.decided_by", locale.Params{"Deciders": decidersWords(p)}))
 	if w := stepUpWords(p); w != "" {
 		r.Approval = append(r.Approval, w)
 	}
@@ -373,11 +363,13 @@ func reviewOverdue(p controlplane.Policy, now time.Time) bool {
 	return p.ReviewOn.Before(today)
 }
 
+// metricsDuration writes a deadline short: "24h", "30m"
+// (console.rest.duration.*).
 func metricsDuration(d time.Duration) string {
 	if d%time.Hour == 0 {
-		return fmt.Sprintf("%dh", int(d.Hours()))
+		return say("console.rest.duration.hours", locale.Params{"N": int(d.Hours())})
 	}
-	return fmt.Sprintf("%dm", int(d.Minutes()))
+	return say("console.rest.duration.minutes", locale.Params{"N": int(d.Minutes())})
 }
 
 // overdueReviews names ("system/action") the policies whose review date

@@ -2,6 +2,7 @@ package console
 
 import (
 	"countersign/internal/controlplane"
+	"countersign/internal/locale"
 	"countersign/internal/money"
 )
 
@@ -10,9 +11,9 @@ import (
 func stepUpWords(p controlplane.Policy) string {
 	switch {
 	case p.StepUpEvery:
-		return "a fresh passkey for every approval"
+		return say("console.rest.policies.step_up_every", nil)
 	case p.StepUpAboveCents != nil:
-		return "a fresh passkey for approvals above " + money.Format(*p.StepUpAboveCents, "")
+		return say("console.rest.policies.step_up_above", locale.Params{"Amount": money.Format(*p.StepUpAboveCents, "")})
 	}
 	return ""
 }

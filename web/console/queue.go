@@ -58,7 +58,7 @@ func (h *Handler) handleQueue(c echo.Context) error {
 	if at, id := q.Get("after_at"), q.Get("after_id"); at != "" && id != "" {
 		t, err := time.Parse(time.RFC3339Nano, at)
 		if err != nil {
-			return echo.NewHTTPError(http.StatusBadRequest, "That page link is damaged; start from the first page.")
+			return echo.NewHTTPError(http.StatusBadRequest, say("console.rest.queue.cursor_damaged", nil))
 		}
 		f.After = &lists.QueueCursor{DeadlineAt: t, ID: id}
 		v.FirstURL = "/queue?" + queueQuery(v.Filter, nil)

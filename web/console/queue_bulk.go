@@ -2,7 +2,6 @@ package console
 
 import (
 	"encoding/hex"
-	"fmt"
 	"net/http"
 	"strconv"
 
@@ -49,7 +48,7 @@ func (h *Handler) handleQueueBulk(c echo.Context) error {
 		}
 	}
 	if len(v.Cards) == 0 && len(v.StepUp) == 0 {
-		return apperr.New(apperr.NotFound, "None of those requests is still pending, low-risk and yours to decide.")
+		return refusal(apperr.NotFound, "bulk_none_left", nil)
 	}
 	v.Conflicts = bulkConflicts(v.Cards)
 	p := h.Page(c, title("bulk", nil))
@@ -105,7 +104,7 @@ func (h *Handler) handleQueueBulkApprove(c echo.Context) error {
 	if conflicts := bulkConflicts(shown); len(conflicts) > 0 && c.FormValue("confirm_conflicts") != "1" {
 		p := h.Page(c, title("bulk", nil))
 		v := views.BulkConfirmView{Cards: shown, Conflicts: conflicts, Errors: views.FieldErrors{
-			"confirm_conflicts": "Nothing was approved: some of these change the same thing. Tick the box to approve them all anyway, or go back and open them one by one."}}
+			"confirm_conflicts": say("console.rest.bulk.conflicts", nil)}}
 		return kit.Render(c, http.StatusUnprocessableEntity, views.BulkConfirm(p, v))
 	}
 	approved := 0
@@ -136,7 +135,7 @@ func bulkIDs(c echo.Context) ([]string, error) {
 	}
 	ids := form["id"]
 	if len(ids) == 0 || len(ids) > bulkMax {
-		return nil, apperr.InvalidFields(map[string]string{"id": fmt.Sprintf("choose between 1 and %d requests", bulkMax)})
+		return nil, apperr.InvalidFields(map[string]string{"id": sayN("console.rest.bulk.error.count", bulkMax, nil)})
 	}
 	return ids, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"countersign/internal/adapter"
+	"countersign/internal/locale"
 	"countersign/internal/money"
 	"countersign/views"
 )
@@ -31,7 +32,7 @@ func editFields(params []adapter.Param, args map[string]any, posted url.Values, 
 			// takes money, so say that instead.
 			f.Kind = "money"
 			f.Label += " (" + currencyLabel(currency) + ")"
-			f.Description = "Write the amount as money, like " + money.Example(currency) + "."
+			f.Description = say("console.rest.edit.money_hint", locale.Params{"Example": money.Example(currency)})
 		case len(p.Enum) > 0:
 			f.Kind, f.Options = "select", p.Enum
 		case p.Type == "integer":
@@ -91,14 +92,14 @@ func argsFromForm(params []adapter.Param, form url.Values, prefix, currency stri
 		raw := strings.TrimSpace(form.Get(name))
 		if raw == "" {
 			if p.Required {
-				errs[name] = "required"
+				errs[name] = say("console.rest.edit.error.required", nil)
 			}
 			continue
 		}
 		if isCents(p) {
 			c, err := money.Parse(raw, currency)
 			if err != nil {
-				errs[name] = "write an amount like " + money.Example(currency)
+				errs[name] = say("console.rest.edit.error.amount", locale.Params{"Example": money.Example(currency)})
 				continue
 			}
 			out[p.Name] = c
@@ -107,7 +108,7 @@ func argsFromForm(params []adapter.Param, form url.Values, prefix, currency stri
 		if p.Type == "integer" {
 			n, err := strconv.ParseInt(raw, 10, 64)
 			if err != nil {
-				errs[name] = "write a whole number"
+				errs[name] = say("console.rest.edit.error.whole_number", nil)
 				continue
 			}
 			out[p.Name] = n

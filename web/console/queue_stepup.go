@@ -17,6 +17,7 @@ import (
 	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
+	"countersign/web/layout"
 )
 
 // isStepUpRequired says err is the control plane's refusal of an
@@ -80,10 +81,16 @@ type stepUpAnswer struct {
 
 // errStepUpPageOld refuses a step-up whose page showed another version or
 // other arguments than the card has now: the person approves what they
-// saw, so they see it again first.
-var errStepUpPageOld = &apperr.Error{Kind: apperr.Conflict, Code: "step_up_page_old",
-	Message: "This request changed since you opened this page.",
-	Hint:    "The page shows it as it is now: read it again, then approve with your passkey."}
+// saw, so they see it again first. Its words are the catalogue's when it
+// is refused, so an installation's override shows.
+func errStepUpPageOld() *apperr.Error {
+	return &apperr.Error{Kind: apperr.Conflict, Code: codeStepUpPageOld,
+		Message: say("console.rest.step_up.page_old", nil),
+		Hint:    say("console.rest.step_up.page_old_hint", nil)}
+}
+
+// codeStepUpPageOld is errStepUpPageOld's code.
+const codeStepUpPageOld = "step_up_page_old"
 
 // stepUpCard reads the step-up answer and the card it is for, and checks
 // the page showed the card as it is now (version and arguments hash).
@@ -95,7 +102,7 @@ func (h *Handler) stepUpCard(c echo.Context) (accounts.User, controlplane.Invoca
 		return u, controlplane.Invocation{}, a, err
 	}
 	if err := json.Unmarshal(body, &a); err != nil {
-		return u, controlplane.Invocation{}, a, apperr.InvalidFields(map[string]string{"passkey": "The browser's answer was not readable; try again."})
+		return u, controlplane.Invocation{}, a, apperr.InvalidFields(map[string]string{"passkey": say("console.rest.passkey.unreadable", nil)})
 	}
 	card, err := h.cfg.Control.Card(c.Request().Context(), c.Param("id"))
 	if err != nil {
@@ -105,10 +112,10 @@ func (h *Handler) stepUpCard(c echo.Context) (accounts.User, controlplane.Invoca
 	version, verr := strconv.ParseInt(a.ExpectedVersion, 10, 32)
 	hash, herr := hex.DecodeString(a.ArgsHash)
 	if verr != nil || herr != nil || int32(version) != inv.Version || !bytes.Equal(hash, inv.ArgsHash) {
-		return u, inv, a, errStepUpPageOld
+		return u, inv, a, errStepUpPageOld()
 	}
 	if inv.State != controlplane.AwaitingApproval {
-		return u, inv, a, apperr.New(apperr.IllegalTransition, "This request is %s and takes no more decisions.", inv.State.Label())
+		return u, inv, a, refusal(apperr.IllegalTransition, "decided_already", locale.Params{"State": layout.StateLabel(inv.State)})
 	}
 	return u, inv, a, nil
 }
@@ -120,7 +127,7 @@ func (h *Handler) stepUpCard(c echo.Context) (accounts.User, controlplane.Invoca
 // again).
 func (h *Handler) handleQueueStepUpBegin(c echo.Context) error {
 	if h.cfg.Factors == nil {
-		return stepUpReply(c, factorsOff)
+		return stepUpReply(c, factorsOff())
 	}
 	u, inv, _, err := h.stepUpCard(c)
 	if err != nil {
@@ -132,7 +139,7 @@ func (h *Handler) handleQueueStepUpBegin(c echo.Context) error {
 	}
 	if !may {
 		return stepUpReply(c, &apperr.Error{Kind: apperr.Forbidden, Code: controlplane.CodeRoleMayNotApprove,
-			Message: "Your role may not approve requests of " + inv.System + "/" + inv.Action + ": its policy lets " + p.DecidersWords() + " decide them."})
+			Message: say("console.rest.step_up.role_may_not", locale.Params{"System": inv.System, "Action": inv.Action, "Deciders": decidersWords(p)})})
 	}
 	cer, err := h.cfg.Factors.BeginStepUp(c.Request().Context(), u, inv.ID, int64(inv.Version), inv.ArgsHash)
 	if err != nil {
@@ -148,7 +155,7 @@ func (h *Handler) handleQueueStepUpBegin(c echo.Context) error {
 // any decision.
 func (h *Handler) handleQueueStepUpApprove(c echo.Context) error {
 	if h.cfg.Factors == nil {
-		return stepUpReply(c, factorsOff)
+		return stepUpReply(c, factorsOff())
 	}
 	sess := kit.Session(c)
 	ceremony, _ := sess.Values[keyCeremony].(string)
@@ -190,7 +197,7 @@ func stepUpReply(c echo.Context, err error) error {
 	if e.Hint != "" {
 		r.Error += " " + e.Hint
 	}
-	if e.Code == errStepUpPageOld.Code {
+	if e.Code == codeStepUpPageOld {
 		r.Next = views.StepUpPath(c.Param("id"))
 	}
 	return c.JSON(kit.StatusOf[e.Kind], r)

@@ -72,7 +72,7 @@ func (h *Handler) handleSignOut(c echo.Context) error {
 	_, customer := kit.CustomerOf(c)
 	_, waiting := h.PendingFactorOf(c)
 	if !signedIn && !customer && !waiting {
-		return apperr.New(apperr.Unauthenticated, "Sign in to continue.")
+		return refusal(apperr.Unauthenticated, "sign_in", nil)
 	}
 	sess := kit.Session(c)
 	sess.Options.MaxAge = -1

@@ -150,7 +150,7 @@ func (h *Handler) handleFactor(c echo.Context) error {
 		}
 		v.Errors = e.Fields
 		if !v.TOTP && e.Fields["code"] != "" {
-			v.Errors = views.FieldErrors{"code": "Enter one of your recovery codes (each works once), or use your passkey."}
+			v.Errors = views.FieldErrors{"code": say("console.rest.factor.error.recovery_or_passkey", nil)}
 		}
 		if e.Kind == apperr.LimitReached {
 			v.Error = e.Message

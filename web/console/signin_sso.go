@@ -26,7 +26,7 @@ const ssoCookiePath = "/sign-in/sso"
 // provider, and what decides is the callback's state.
 func (h *Handler) handleSSOStart(c echo.Context) error {
 	if h.cfg.SSO == nil {
-		return apperr.New(apperr.NotFound, "Single sign-on is not set up for this console.")
+		return refusal(apperr.NotFound, "sso_off", nil)
 	}
 	browser := ssoSecret()
 	to, err := h.cfg.SSO.Begin(c.Request().Context(), browser, kit.SafeNext(c.QueryParam("next")))
@@ -44,7 +44,7 @@ func (h *Handler) handleSSOStart(c echo.Context) error {
 // sign-in shows the sign-in page with what went wrong and what to do.
 func (h *Handler) handleSSOCallback(c echo.Context) error {
 	if h.cfg.SSO == nil {
-		return apperr.New(apperr.NotFound, "Single sign-on is not set up for this console.")
+		return refusal(apperr.NotFound, "sso_off", nil)
 	}
 	var browser string
 	if ck, err := c.Cookie(ssoBrowserCookie); err == nil {

@@ -11,6 +11,7 @@ import (
 	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
+	"countersign/web/layout"
 )
 
 // taskControl runs pause, resume or cancel on the version the page showed.
@@ -26,19 +27,19 @@ func (h *Handler) taskControl(c echo.Context, verb controlplane.TaskVerb, done s
 
 // handleTaskPause answers POST /tasks/:id/pause: no permit after it commits.
 func (h *Handler) handleTaskPause(c echo.Context) error {
-	return h.taskControl(c, controlplane.TaskPause, "Paused. No request of this task will be sent until it is resumed.")
+	return h.taskControl(c, controlplane.TaskPause, say("console.rest.task.paused", nil))
 }
 
 // handleTaskResume answers POST /tasks/:id/resume: budget and unresolved
 // requests kept, nothing replayed.
 func (h *Handler) handleTaskResume(c echo.Context) error {
-	return h.taskControl(c, controlplane.TaskResume, "Resumed. Approved requests may be sent again; nothing was replayed.")
+	return h.taskControl(c, controlplane.TaskResume, say("console.rest.task.resumed", nil))
 }
 
 // handleTaskCancel answers POST /tasks/:id/cancel: ends the task, undoes
 // nothing.
 func (h *Handler) handleTaskCancel(c echo.Context) error {
-	return h.taskControl(c, controlplane.TaskCancel, "Cancelled. Nothing was undone; approved requests that had not left will not be sent, and requests waiting for a decision were withdrawn.")
+	return h.taskControl(c, controlplane.TaskCancel, say("console.rest.task.cancelled", nil))
 }
 
 // handleInvocationReconcile answers POST /invocations/:id/reconcile: the
@@ -52,7 +53,7 @@ func (h *Handler) handleInvocationReconcile(c echo.Context) error {
 	}
 	inv := rec.Invocation
 	if rec.Conclusive {
-		kit.SetFlash(c, locale.Console("console.flash.reconciled", locale.Params{"State": inv.State.Label()}), false)
+		kit.SetFlash(c, locale.Console("console.flash.reconciled", locale.Params{"State": layout.StateLabel(inv.State)}), false)
 	} else {
 		kit.SetFlash(c, locale.Console("console.flash.reconcile_unsettled", nil), true)
 	}

@@ -59,7 +59,7 @@ func (h *Handler) renderTask(c echo.Context, status int, lift views.LiftBlockFor
 			return err
 		}
 		if in.Invocation.TaskID != live.ID {
-			return echo.NewHTTPError(http.StatusNotFound, "That request is not part of this task.")
+			return echo.NewHTTPError(http.StatusNotFound, say("console.rest.task.request_elsewhere", nil))
 		}
 		iv := inspectView(in, h.actionName)
 		v.Inspect = &iv
@@ -222,7 +222,7 @@ func (h *Handler) invocationRow(inv controlplane.Invocation) (r views.Invocation
 	}()
 	switch inv.State {
 	case controlplane.NotDispatched:
-		r.Why = inv.NotDispatchedReason.Sentence()
+		r.Why = notDispatchedWords(inv.NotDispatchedReason)
 	case controlplane.Rejected:
 		// Who ended it, not only why: a customer's decline reads as theirs.
 		switch q, ok := controlplane.IsQuestion(inv.DecisionReason); {

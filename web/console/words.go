@@ -328,7 +328,7 @@ func eventSentence(e controlplane.Event, subject string) string {
 			}
 			return said("console.timeline.withdrawn", "", nil)
 		}
-		why := controlplane.NotDispatchedReason(str("reason")).Sentence()
+		why := notDispatchedWords(controlplane.NotDispatchedReason(str("reason")))
 		if subject == "it" {
 			return said("console.timeline.not_dispatched_it", why, nil)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"countersign/internal/accounts"
 	"countersign/internal/apperr"
+	"countersign/internal/locale"
 )
 
 // Access says who may use a route: anyone (public), signed-in users with
@@ -105,9 +106,21 @@ func (s *Site) Authorize(a Access) echo.MiddlewareFunc {
 				return apperr.New(apperr.Unauthenticated, "Sign in to continue.")
 			}
 			if !slices.Contains(a.Roles, u.Role) {
-				return apperr.New(apperr.Forbidden, "Your role (%s) cannot open this page.", u.Role.Label())
+				return refuseRole(c, u.Role)
 			}
 			return next(c)
 		}
 	}
+}
+
+// refuseRole refuses a route to a signed-in person whose role it is not
+// for. A page says it in the console's words (console.rest.access.refused,
+// the role as console.labels.role.*, which an installation may override);
+// the API keeps its own English.
+func refuseRole(c echo.Context, r accounts.Role) error {
+	if IsAPI(c) || !r.Valid() {
+		return apperr.New(apperr.Forbidden, "Your role (%s) cannot open this page.", r.Label())
+	}
+	role := locale.Console("console.labels.role."+string(r), nil)
+	return apperr.New(apperr.Forbidden, "%s", locale.Console("console.rest.access.refused", locale.Params{"Role": role}))
 }
