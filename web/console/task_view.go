@@ -430,7 +430,7 @@ func evidenceWords(in controlplane.Inspection) (evidence, outlook string) {
 	ledger := "console.timeline.evidence.ledger_unknown"
 	switch {
 	case !look.Found && look.Kept:
-		ledger = "Countersign's request record has no call under this key, and it records each call before it leaves: this one never left"
+		ledger = "console.timeline.evidence.ledger_never_left"
 	case !look.Found:
 		ledger = "console.timeline.evidence.ledger_none"
 	case look.LedgerState == "applied":
