@@ -20,17 +20,12 @@ type ExposureQuery struct {
 	// a quote without one is US dollars): amounts in other currencies are
 	// never added to them, only named in OtherCurrency.
 	Currency string
-	// Key, when its Name is set, is the target's business key: the target
-	// then also counts every invocation on an object with the same key,
-	// in any system and action, and the customer every one of theirs on
-	// an object with a key of that name.
-	Key BusinessKey
-}
-
-// BusinessKey is a target's business key as an invocation's quote carries
-// it (quote.target.business_key): the key's business name and value.
-type BusinessKey struct {
-	Name, Value string
+	// KeyName and KeyValue, when KeyName is set, are the target's business
+	// key (the quote's target.business_key): the target then also counts
+	// every invocation on an object with the same key, in any system and
+	// action, and the customer every one of theirs on an object with a
+	// key of that name.
+	KeyName, KeyValue string
 }
 
 // The business key of an invocation's target, read from its quote.
@@ -72,7 +67,7 @@ func (t *Tx) Exposure(ctx context.Context, q ExposureQuery) (Exposure, error) {
 				OR `+businessKeyName+` = $8 AND (customer_ref = $3 OR `+businessKeyValue+` = $9))
 			AND state IN ('awaiting_confirmation', 'awaiting_approval', 'approved', 'dispatching', 'unverified', 'completed')
 			AND ($6::text = '' OR seq < (SELECT seq FROM invocations WHERE id = $6))`,
-		q.System, q.Action, q.CustomerRef, q.TargetID, q.Since, q.Before, q.Currency, q.Key.Name, q.Key.Value).Scan(&e.CustomerCents, &e.TargetCents, &e.OtherCurrency)
+		q.System, q.Action, q.CustomerRef, q.TargetID, q.Since, q.Before, q.Currency, q.KeyName, q.KeyValue).Scan(&e.CustomerCents, &e.TargetCents, &e.OtherCurrency)
 	if err != nil {
 		return Exposure{}, fmt.Errorf("store.Exposure(%s/%s): %w", q.System, q.Action, err)
 	}

@@ -112,14 +112,14 @@ func (t *Tx) invocationByClientKey(ctx context.Context, taskID, key string) (Inv
 
 // DuplicateQuery names a proposal whose earlier twin RecentDuplicate looks
 // for: the same action with the same arguments (ArgsHash) of one system in
-// one conversation, created at or after Since. With a business key (Key's
-// Name set), an invocation of the same action in any system whose target
+// one conversation, created at or after Since. With a business key (KeyName
+// set), an invocation of the same action in any system whose target
 // has the same key, and whose arguments but the target's (TargetParam) are
 // Args', is the same request too.
 type DuplicateQuery struct {
 	ConversationID, System, Action string
 	ArgsHash                       []byte
-	Key                            BusinessKey
+	KeyName, KeyValue              string
 	TargetParam                    string
 	// Args is the proposal's arguments as resolved (canonical JSON).
 	Args       []byte
@@ -127,7 +127,7 @@ type DuplicateQuery struct {
 }
 
 func (q DuplicateQuery) params() []any {
-	return []any{q.ConversationID, q.System, q.Action, q.ArgsHash, q.Since, q.Now, q.Key.Name, q.Key.Value, q.TargetParam, string(q.Args)}
+	return []any{q.ConversationID, q.System, q.Action, q.ArgsHash, q.Since, q.Now, q.KeyName, q.KeyValue, q.TargetParam, string(q.Args)}
 }
 
 // RecentDuplicate finds the newest invocation of the same action with the

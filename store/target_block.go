@@ -53,15 +53,15 @@ func (t *Tx) BlockTarget(ctx context.Context, b TargetBlock) error {
 }
 
 // ActiveBlock returns the block in force on a customer's target, whichever
-// task it was made in: on the target in its system, or, when key names a
+// task it was made in: on the target in its system, or, when keyName names a
 // business key, on any target with that key in any system (the oldest).
-func (t *Tx) ActiveBlock(ctx context.Context, customerRef, system, targetID string, key BusinessKey) (TargetBlock, error) {
-	return activeBlock(ctx, t.tx, customerRef, system, targetID, key)
+func (t *Tx) ActiveBlock(ctx context.Context, customerRef, system, targetID, keyName, keyValue string) (TargetBlock, error) {
+	return activeBlock(ctx, t.tx, customerRef, system, targetID, keyName, keyValue)
 }
 
 // ActiveBlock is Tx.ActiveBlock in a statement of its own.
-func (s *Store) ActiveBlock(ctx context.Context, customerRef, system, targetID string, key BusinessKey) (TargetBlock, error) {
-	return activeBlock(ctx, s.pool, customerRef, system, targetID, key)
+func (s *Store) ActiveBlock(ctx context.Context, customerRef, system, targetID, keyName, keyValue string) (TargetBlock, error) {
+	return activeBlock(ctx, s.pool, customerRef, system, targetID, keyName, keyValue)
 }
 
 const activeBlockSQL = `SELECT ` + targetBlockColumns + `
@@ -69,8 +69,8 @@ const activeBlockSQL = `SELECT ` + targetBlockColumns + `
 			AND (system = $2 AND target_id = $3 OR business_key_name = $4 AND business_key_value = $5)
 		ORDER BY created_at, system, target_id LIMIT 1`
 
-func activeBlock(ctx context.Context, db dbtx, customerRef, system, targetID string, key BusinessKey) (TargetBlock, error) {
-	rows, _ := db.Query(ctx, activeBlockSQL, customerRef, system, targetID, key.Name, key.Value)
+func activeBlock(ctx context.Context, db dbtx, customerRef, system, targetID, keyName, keyValue string) (TargetBlock, error) {
+	rows, _ := db.Query(ctx, activeBlockSQL, customerRef, system, targetID, keyName, keyValue)
 	b, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[TargetBlock])
 	if err != nil {
 		return TargetBlock{}, fmt.Errorf("store.ActiveBlock: %w", notFound(err, "block"))

@@ -48,7 +48,7 @@ func (t *Tx) ProposalChecks(ctx context.Context, q ProposalChecksQuery) (Proposa
 	b := &pgx.Batch{}
 	b.Queue(`SELECT `+taskColumns+` FROM tasks WHERE id = $1 FOR UPDATE`, q.TaskID)
 	b.Queue(`SELECT `+invocationColumns+` FROM invocations WHERE `+recentDuplicate, q.Duplicate.params()...)
-	b.Queue(activeBlockSQL, q.CustomerRef, q.Duplicate.System, q.TargetID, q.Duplicate.Key.Name, q.Duplicate.Key.Value)
+	b.Queue(activeBlockSQL, q.CustomerRef, q.Duplicate.System, q.TargetID, q.Duplicate.KeyName, q.Duplicate.KeyValue)
 	b.Queue(recentProposalsSQL, q.TaskID, q.ProposalsSince)
 	queueStanding(b, q.Standing)
 	br := t.tx.SendBatch(ctx, b)

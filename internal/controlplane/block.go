@@ -85,14 +85,14 @@ func (s *Service) checkBlock(ctx context.Context, task Task, system, action stri
 	o := objectOf(system, target)
 	// Most proposals meet no block: one read, no transaction. (The
 	// proposal's own transaction looks again under its locks.)
-	if _, err := s.store.ActiveBlock(ctx, task.CustomerRef, system, target.ID, o.key); errors.Is(err, store.ErrNotFound) {
+	if _, err := s.store.ActiveBlock(ctx, task.CustomerRef, system, target.ID, o.key.Name, o.key.Value); errors.Is(err, store.ErrNotFound) {
 		return nil
 	} else if err != nil {
 		return err
 	}
 	var blocked *adapter.Error
 	err := s.store.InTx(ctx, func(tx *store.Tx) error {
-		b, err := tx.ActiveBlock(ctx, task.CustomerRef, system, target.ID, o.key)
+		b, err := tx.ActiveBlock(ctx, task.CustomerRef, system, target.ID, o.key.Name, o.key.Value)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil
 		}

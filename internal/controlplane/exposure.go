@@ -66,7 +66,7 @@ func (s *Service) priorExposure(ctx context.Context, tx *store.Tx, p Policy, o o
 		return 0, err
 	}
 	e, err := tx.Exposure(ctx, store.ExposureQuery{System: o.system, Action: action, CustomerRef: customerRef,
-		TargetID: o.targetID, Key: o.key, Since: s.now().Add(-s.cfg.ExposureWindow), Before: before, Currency: cur})
+		TargetID: o.targetID, KeyName: o.key.Name, KeyValue: o.key.Value, Since: s.now().Add(-s.cfg.ExposureWindow), Before: before, Currency: cur})
 	if err != nil {
 		return 0, err
 	}

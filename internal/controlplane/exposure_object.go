@@ -17,14 +17,14 @@ import (
 type object struct {
 	system, targetID string
 	// key is the business key; its Name is empty when there is none.
-	key store.BusinessKey
+	key adapter.BusinessKey
 }
 
 // objectOf is the object of target, as its system's adapter read it.
 func objectOf(system string, target adapter.Target) object {
 	o := object{system: system, targetID: target.ID}
 	if k := target.BusinessKey; k != nil && k.Name != "" && k.Value != "" {
-		o.key = store.BusinessKey{Name: k.Name, Value: k.Value}
+		o.key = *k
 	}
 	return o
 }

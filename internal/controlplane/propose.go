@@ -188,7 +188,7 @@ func (s *Service) recentDuplicate(ctx context.Context, q store.DuplicateQuery) (
 func (s *Service) duplicateQuery(task Task, system string, spec adapter.ActionSpec, o object, canonical, hash []byte) store.DuplicateQuery {
 	now := s.now()
 	return store.DuplicateQuery{ConversationID: task.ConversationID, System: system, Action: spec.Name, ArgsHash: hash,
-		Key: o.key, TargetParam: spec.TargetParam, Args: canonical, Since: now.Add(-s.cfg.DedupWindow), Now: now}
+		KeyName: o.key.Name, KeyValue: o.key.Value, TargetParam: spec.TargetParam, Args: canonical, Since: now.Add(-s.cfg.DedupWindow), Now: now}
 }
 
 // proposeWithClientKey applies Stripe's rules to a caller's

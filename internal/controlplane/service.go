@@ -86,7 +86,7 @@ type Store interface {
 	TargetChanges(ctx context.Context, cardIDs []string) ([]store.TargetChange, error)
 
 	Policy(ctx context.Context, system, action string) (store.Policy, error)
-	ActiveBlock(ctx context.Context, customerRef, system, targetID string, key store.BusinessKey) (store.TargetBlock, error)
+	ActiveBlock(ctx context.Context, customerRef, system, targetID, keyName, keyValue string) (store.TargetBlock, error)
 	Policies(ctx context.Context) ([]store.Policy, error)
 	EnsurePolicy(ctx context.Context, p store.Policy) error
 	ProposalsSince(ctx context.Context, system, action string, since time.Time) ([]store.ProposalSample, error)
