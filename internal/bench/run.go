@@ -259,7 +259,7 @@ func (r *runner) echo(ctx context.Context) error {
 func (r *runner) startConsole(ctx context.Context) error {
 	r.log("starting the demo shop and a console process (%s)", r.cfg.Bin)
 	w, err := chaos.NewWorld(ctx, r.env, r.cfg.Bin, chaos.WorldOptions{Instances: 1,
-		Env: []string{"ADAPTER_TIMEOUT=15s", "DISPATCH_LEASE_MARGIN=15s", "DISPATCH_INTERVAL=1s", "LOG_FORMAT=json",
+		Env: []string{"ADAPTER_TIMEOUT=15s", "DISPATCH_LEASE_MARGIN=15s", "SHOP_SETTLE_AFTER=1m", "DISPATCH_INTERVAL=1s", "LOG_FORMAT=json",
 			"API_RATE_PER_MINUTE=100000", "METRICS_REFRESH=1h", "DEBUG_ADDR=" + r.cfg.DebugAddr},
 		WrapShop: r.noteArrivals})
 	if err != nil {
