@@ -96,7 +96,13 @@ func TestDraftFormEncodedWrites(t *testing.T) {
 		if got := request(file, 1)["body"].(map[string]any)["labels"]; !cmp.Equal(got, []any{"{args.labels}"}) {
 			t.Errorf("the labels are sent as %v, want a list", got)
 		}
+		if got := request(file, 2)["body"].(map[string]any)["statement_tags"]; got != "{args.statement_tags}" {
+			t.Errorf("a list the document joins into one value is sent as %v, want one string", got)
+		}
 		notes := strings.Join(d.Notes, "\n")
+		if !strings.Contains(notes, "body field statement_tags is a list sent as one value, its elements separated by commas") {
+			t.Errorf("the notes do not say how statement_tags is written:\n%s", notes)
+		}
 		if !strings.Contains(notes, "-write PostChargeCapture: the document does not say how expand is encoded") ||
 			strings.Contains(notes, "-write PostChargeLabels: the document does not say") {
 			t.Errorf("the notes do not say which style is a guess:\n%s", notes)
