@@ -139,3 +139,64 @@ func TestDraftOAuthClientCredentials(t *testing.T) {
 		t.Errorf("auth (-want +got):\n%s", diff)
 	}
 }
+
+// TestDraftFormStyleWhenTheDocumentDisagrees: a body with an object needs
+// brackets even where the document sends a list as repeated names (the
+// note says so), and a body offered as JSON too is drafted as JSON.
+func TestDraftFormStyleWhenTheDocumentDisagrees(t *testing.T) {
+	doc := `openapi: 3.0.3
+info: {title: Billing}
+servers: [{url: https://billing.example}]
+paths:
+  /invoices/{id}:
+    get:
+      operationId: getInvoice
+      parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+      responses: {"200": {content: {application/json: {schema: {type: object, properties: {id: {type: string}}}}}}}
+  /invoices/{id}/tags:
+    post:
+      operationId: tagInvoice
+      parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+      requestBody:
+        content:
+          application/x-www-form-urlencoded:
+            schema: {type: object, properties: {tag: {type: array, items: {type: string}}, metadata: {type: object, properties: {by: {type: string}}}}}
+            encoding: {tag: {style: form, explode: true}, metadata: {style: deepObject}}
+      responses: {"200": {description: ok}}
+  /invoices/{id}/notes:
+    post:
+      operationId: noteInvoice
+      parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+      requestBody:
+        content:
+          application/x-www-form-urlencoded:
+            schema: {type: object, properties: {note: {type: string}}}
+          application/json:
+            schema: {type: object, properties: {note: {type: string}}}
+      responses: {"200": {description: ok}}
+`
+	d, err := httpadapter.DraftFromOpenAPI([]byte(doc), httpadapter.DraftOptions{Write: []string{"tagInvoice", "noteInvoice"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := httpadapter.Load("draft.json", d.File, httpadapter.Config{Getenv: func(string) string { return "x" }}); err != nil {
+		t.Fatalf("the draft does not load: %v\n%s", err, d.File)
+	}
+	var file map[string]any
+	if err := json.Unmarshal(d.File, &file); err != nil {
+		t.Fatal(err)
+	}
+	if file["body_encoding"] != nil {
+		t.Errorf("a file with a JSON write says body_encoding %v at the top", file["body_encoding"])
+	}
+	tag, note := request(file, 0), request(file, 1)
+	if tag["body_encoding"] != "form" || tag["form_style"] != "brackets" {
+		t.Errorf("tagInvoice: body_encoding %v, form_style %v; want form, brackets", tag["body_encoding"], tag["form_style"])
+	}
+	if note["body_encoding"] != nil || note["form_style"] != nil {
+		t.Errorf("noteInvoice, offered as JSON too, is drafted as a form: %v", note)
+	}
+	if notes := strings.Join(d.Notes, "\n"); !strings.Contains(notes, "-write tagInvoice: the document sends tag as repeated names (tag=a&tag=b), but the body's objects need form_style brackets") {
+		t.Errorf("the notes do not say the list is sent otherwise than the document says:\n%s", notes)
+	}
+}
