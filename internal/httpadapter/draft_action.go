@@ -176,7 +176,11 @@ func (d *drafter) body(op *oaOperation, kind *draftKind, bodyTarget, targetExpr 
 		return b, nil
 	}
 	if s.typeName() != "object" {
-		return b, fmt.Errorf("-write %s (%s %s): its body is a JSON %s, not an object (fix: write the action's request by hand)", op.name(), op.method, op.path, orDefault(s.typeName(), "value"))
+		encoding := "JSON"
+		if form != nil {
+			encoding = "form"
+		}
+		return b, fmt.Errorf("-write %s (%s %s): its body is a %s %s, not an object (fix: write the action's request by hand)", op.name(), op.method, op.path, encoding, orDefault(s.typeName(), "value"))
 	}
 	props, _ := s.fields()
 	targetProps, _ := kind.schema.fields()

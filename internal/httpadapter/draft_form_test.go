@@ -142,7 +142,8 @@ func TestDraftOAuthClientCredentials(t *testing.T) {
 
 // TestDraftFormStyleWhenTheDocumentDisagrees: a body with an object needs
 // brackets even where the document sends a list as repeated names (the
-// note says so), and a body offered as JSON too is drafted as JSON.
+// note says so), a body offered as JSON too is drafted as JSON, and a
+// form body that is no object is refused as a form's.
 func TestDraftFormStyleWhenTheDocumentDisagrees(t *testing.T) {
 	doc := `openapi: 3.0.3
 info: {title: Billing}
@@ -174,7 +175,17 @@ paths:
           application/json:
             schema: {type: object, properties: {note: {type: string}}}
       responses: {"200": {description: ok}}
+  /invoices/{id}/void:
+    post:
+      operationId: voidInvoice
+      parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+      requestBody: {content: {application/x-www-form-urlencoded: {schema: {type: string}}}}
+      responses: {"200": {description: ok}}
 `
+	if _, err := httpadapter.DraftFromOpenAPI([]byte(doc), httpadapter.DraftOptions{Write: []string{"voidInvoice"}}); err == nil ||
+		!strings.Contains(err.Error(), "-write voidInvoice (POST /invoices/{id}/void): its body is a form string, not an object") {
+		t.Errorf("a form body that is no object: err = %v", err)
+	}
 	d, err := httpadapter.DraftFromOpenAPI([]byte(doc), httpadapter.DraftOptions{Write: []string{"tagInvoice", "noteInvoice"}})
 	if err != nil {
 		t.Fatal(err)
