@@ -74,3 +74,28 @@ func TestSystemsDraftThenCheck(t *testing.T) {
 		t.Errorf("draft -write getOrder: exit %d, %s", code, stderr.String())
 	}
 }
+
+// TestSystemsDraftOfAFormEncodedOAuthAPI: a Stripe-shaped document (form
+// bodies, OAuth 2 client credentials) drafts a file that `systems check`
+// loads once the client's id and secret are set, naming only its TODOs.
+func TestSystemsDraftOfAFormEncodedOAuthAPI(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "payments.json")
+	var stdout, stderr bytes.Buffer
+	if code := runSystems([]string{"draft", "-openapi", "../../internal/httpadapter/testdata/openapi/payments.yaml", "-out", out,
+		"-write", "PostRefunds,PostChargeLabels"}, &stdout, &stderr, nil); code != 0 {
+		t.Fatalf("draft: exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "set PAYMENTS_CLIENT_ID, PAYMENTS_CLIENT_SECRET before loading it") {
+		t.Errorf("draft does not name the client's variables: %s", stderr.String())
+	}
+	env := func(k string) string {
+		return map[string]string{"PAYMENTS_CLIENT_ID": "id", "PAYMENTS_CLIENT_SECRET": "secret"}[k]
+	}
+	stdout.Reset()
+	if code := runSystems([]string{"check", out}, &stdout, &stderr, env); code != 1 {
+		t.Errorf("check of a draft: exit %d, want 1 (TODOs left)", code)
+	}
+	if got := stdout.String(); strings.Contains(got, "does not load") || !strings.Contains(got, "TODOs left") {
+		t.Errorf("check of the draft:\n%s", got)
+	}
+}

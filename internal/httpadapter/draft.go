@@ -96,6 +96,10 @@ func DraftFromOpenAPI(raw []byte, opts DraftOptions) (*Draft, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	if form := formAtFileLevel(actions); form != nil {
+		at := file.index("idempotency") + 1
+		file = slices.Insert(file, at, form...)
+	}
 	objects := obj{}
 	for _, k := range slices.Sorted(maps.Keys(d.kinds)) {
 		objects = append(objects, kv{k, d.kinds[k].spec()})
@@ -185,11 +189,44 @@ func (d *drafter) auth() (obj, error) {
 		return obj{{"type", "basic"}, {"username", "TODO-username"}, {"secret_env", secret("_PASSWORD")}}, nil
 	case s.Type == "apiKey" && s.In == "header" && headerName.MatchString(s.Name):
 		return obj{{"type", "header"}, {"header", s.Name}, {"secret_env", secret("_API_KEY")}}, nil
+	case s.Type == "oauth2" && s.Flows.ClientCredentials != nil && s.Flows.ClientCredentials.TokenURL != "":
+		return d.clientCredentials(name, s), nil
 	case s.Type == "oauth2" || s.Type == "openIdConnect":
 		d.note("Security scheme %s is %s: the file sends a bearer token from %s_TOKEN, obtained outside the console.", name, s.Type, d.envPrefix)
 		return obj{{"type", "bearer"}, {"secret_env", secret("_TOKEN")}}, nil
 	}
 	return nil, fmt.Errorf("security scheme %s (%s in %s) cannot be described: a file sends its secret only as a bearer token, basic auth or a header (fix: offer one of those in the system, or remove the scheme from the document's security)", name, s.Type, orDefault(s.In, "-"))
+}
+
+// clientCredentials drafts an OAuth 2 client credentials flow: its token
+// URL, the scopes the document's security requirement asks of the scheme
+// (every scope of the flow when it names none), the client's id and
+// secret from the environment.
+func (d *drafter) clientCredentials(name string, s oaSecurity) obj {
+	flow := s.Flows.ClientCredentials
+	tokenURL := flow.TokenURL
+	if !strings.HasPrefix(tokenURL, "http://") && !strings.HasPrefix(tokenURL, "https://") && !strings.HasPrefix(tokenURL, "/") {
+		tokenURL = "/" + tokenURL
+	}
+	var scopes []string
+	for _, req := range d.doc.Security {
+		if asked, ok := req[name]; ok && scopes == nil {
+			scopes = asked
+		}
+	}
+	if len(scopes) == 0 {
+		scopes = slices.Sorted(maps.Keys(flow.Scopes))
+		if len(scopes) > 0 {
+			d.note("Security scheme %s requires no scopes of its own: the draft asks for every scope of its client credentials flow (%s); keep only those the actions need.", name, strings.Join(scopes, ", "))
+		}
+	}
+	id, secret := d.envPrefix+"_CLIENT_ID", d.envPrefix+"_CLIENT_SECRET"
+	d.env = append(d.env, id, secret)
+	au := obj{{"type", "oauth2_client_credentials"}, {"token_url", tokenURL}, {"client_id_env", id}, {"client_secret_env", secret}}
+	if len(scopes) > 0 {
+		au = append(au, kv{"scopes", scopes})
+	}
+	return au
 }
 
 var headerName = regexp.MustCompile(`^[A-Za-z0-9-]+$`)

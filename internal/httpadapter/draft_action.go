@@ -39,19 +39,26 @@ func (d *drafter) action(id string) (obj, error) {
 		params = append(params, paramOf(pn, p.Schema, orDefault(p.Description, "The "+p.Name+"."), true))
 		lines = append(lines, obj{{"label", label(p.Name)}, {"to", "{args." + pn + "}"}})
 	}
-	body, verify, bodyParams, bodyLines, amount, err := d.body(op, kind, bodyTarget, targetExpr)
+	b, err := d.body(op, kind, bodyTarget, targetExpr)
 	if err != nil {
 		return nil, err
 	}
-	params = append(params, bodyParams...)
-	lines = append(lines, bodyLines...)
+	verify, amount := b.verify, b.amount
+	params = append(params, b.params...)
+	lines = append(lines, b.lines...)
 	if len(lines) == 0 {
 		lines = append(lines, obj{{"label", todo + "what changes"}, {"to", "{" + targetExpr + "}"}})
 	}
 	what := orDefault(op.Summary, strings.ReplaceAll(name, "_", " "))
 	request := obj{{"method", op.method}, {"path", d.path(op, idParam, targetExpr)}}
-	if body != nil {
-		request = append(request, kv{"body", body})
+	if b.form {
+		request = append(request, kv{"body_encoding", "form"})
+		if b.style != "" {
+			request = append(request, kv{"form_style", string(b.style)})
+		}
+	}
+	if b.body != nil {
+		request = append(request, kv{"body", b.body})
 	}
 	reference := name + "_{short_hash(key)}"
 	if s := op.success(); s != nil {
@@ -118,14 +125,15 @@ func (d *drafter) target(op *oaOperation) (kind *draftKind, idParam, bodyField s
 	if kind != nil {
 		return kind, idParam, ""
 	}
-	s := d.requestSchema(op)
+	s, _ := d.requestSchema(op)
 	if s == nil {
 		return nil, "", ""
 	}
 	props, _ := s.fields()
 	for _, n := range slices.Sorted(maps.Keys(props)) {
 		for _, k := range slices.Sorted(maps.Keys(d.kinds)) {
-			if snake(n, false) == k+"_id" {
+			// Stripe names the charge a refund is of "charge", a string.
+			if sn := snake(n, false); sn == k+"_id" || (sn == k && props[n].typeName() == "string") {
 				return d.kinds[k], "", n
 			}
 		}
@@ -133,65 +141,99 @@ func (d *drafter) target(op *oaOperation) (kind *draftKind, idParam, bodyField s
 	return nil, "", ""
 }
 
-func (d *drafter) requestSchema(op *oaOperation) *oaSchema {
+// requestSchema is the schema of the operation's JSON body, or of its
+// form body (form) when it offers no JSON.
+func (d *drafter) requestSchema(op *oaOperation) (s *oaSchema, form *oaMedia) {
 	if op.RequestBody == nil {
-		return nil
+		return nil, nil
 	}
-	return jsonSchema(op.RequestBody.Content)
+	if f := formMedia(op.RequestBody.Content); f != nil {
+		return f.Schema, f
+	}
+	return jsonSchema(op.RequestBody.Content), nil
 }
 
-// body drafts the request body from the operation's JSON body schema:
-// each writable field a parameter, sent as given and shown on a line
-// (from the target's field of that name when it has one), and compared
-// on the read-back when the target has it.
-func (d *drafter) body(op *oaOperation, kind *draftKind, bodyTarget, targetExpr string) (body obj, verify obj, params, lines []any, amount string, err error) {
-	s := d.requestSchema(op)
+// draftBody is an action's drafted request body and what follows from it.
+type draftBody struct {
+	body, verify  obj
+	params, lines []any
+	amount        string
+	// form says the body is sent form-encoded, in style ("" when it holds
+	// no object nor list, so that any style sends it the same).
+	form  bool
+	style formStyle
+}
+
+// body drafts the request body from the operation's body schema (JSON,
+// or a form when the document offers only that): each writable field a
+// parameter, sent as given and shown on a line (from the target's field
+// of that name when it has one), and compared on the read-back when the
+// target has it. A form's lists of single values are sent as lists, in
+// the style formStyle chooses.
+func (d *drafter) body(op *oaOperation, kind *draftKind, bodyTarget, targetExpr string) (b draftBody, err error) {
+	s, form := d.requestSchema(op)
 	if s == nil {
-		return nil, nil, nil, nil, "", nil
+		return b, nil
 	}
 	if s.typeName() != "object" {
-		return nil, nil, nil, nil, "", fmt.Errorf("-write %s (%s %s): its body is a JSON %s, not an object (fix: write the action's request by hand)", op.name(), op.method, op.path, orDefault(s.typeName(), "value"))
+		encoding := "JSON"
+		if form != nil {
+			encoding = "form"
+		}
+		return b, fmt.Errorf("-write %s (%s %s): its body is a %s %s, not an object (fix: write the action's request by hand)", op.name(), op.method, op.path, encoding, orDefault(s.typeName(), "value"))
 	}
 	props, _ := s.fields()
 	targetProps, _ := kind.schema.fields()
-	body = obj{}
+	b.body = obj{}
+	b.form = form != nil
+	fc := formChoice{op: op}
 	for _, n := range slices.Sorted(maps.Keys(props)) {
 		p := props[n]
 		if n == bodyTarget {
-			body = append(body, kv{n, "{" + targetExpr + "}"})
+			b.body = append(b.body, kv{n, "{" + targetExpr + "}"})
 			continue
 		}
 		if p.ReadOnly || n == kind.id {
 			continue
 		}
 		pn := snake(n, false)
-		param := paramOf(pn, p, orDefault(p.Description, label(n)+"."), true)
+		desc := orDefault(p.Description, label(n)+".")
+		param := paramOf(pn, p, desc, true)
+		var value any = "{args." + pn + "}"
+		if form != nil && p.typeName() == "array" && pn != "" {
+			param, value = fc.list(d, n, pn, p, desc, form.Encoding[n])
+		}
 		if param == nil || pn == "" {
 			d.note("-write %s: body field %s (%s) is left out: parameters are strings, integers and objects; send it by hand.", op.name(), n, p.typeName())
 			continue
 		}
-		value := "{args." + pn + "}"
 		if p.typeName() == "boolean" {
 			value = "{args." + pn + " == 'true'}"
 		}
-		params = append(params, param)
-		body = append(body, kv{n, value})
-		if t := p.typeName(); amount == "" && (t == "integer" || t == "number") && strings.HasSuffix(pn, "_cents") {
-			amount = pn
+		if form != nil && p.typeName() == "object" {
+			fc.object(n, form.Encoding[n])
+		}
+		b.params = append(b.params, param)
+		b.body = append(b.body, kv{n, value})
+		if t := p.typeName(); b.amount == "" && (t == "integer" || t == "number") && strings.HasSuffix(pn, "_cents") {
+			b.amount = pn
 		}
 		line := obj{{"label", label(n)}}
 		if tp := targetProps[n]; tp != nil && celName.MatchString(n) {
 			line = append(line, kv{"from", "{target." + n + "}"})
-			if t := p.typeName(); t != "object" {
-				verify = append(verify, kv{"/" + escapePointer(n), strings.Trim(value, "{}")})
+			if t := p.typeName(); t != "object" && t != "array" {
+				b.verify = append(b.verify, kv{"/" + escapePointer(n), strings.Trim(value.(string), "{}")})
 			}
 		}
-		lines = append(lines, append(line, kv{"to", "{args." + pn + "}"}))
+		b.lines = append(b.lines, append(line, kv{"to", "{args." + pn + "}"}))
 	}
-	if len(params) > 0 {
+	if len(b.params) > 0 {
 		d.note("-write %s: every body field is a required parameter; narrow the action to what it changes.", op.name())
 	}
-	return body, verify, params, lines, amount, nil
+	if b.form {
+		b.style = fc.style(d)
+	}
+	return b, nil
 }
 
 // paramOf maps a schema to a parameter; nil for types the format lacks.

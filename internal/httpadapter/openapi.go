@@ -38,6 +38,12 @@ type oaSecurity struct {
 	Scheme string `json:"scheme"`
 	In     string `json:"in"`
 	Name   string `json:"name"`
+	Flows  struct {
+		ClientCredentials *struct {
+			TokenURL string            `json:"tokenUrl"`
+			Scopes   map[string]string `json:"scopes"`
+		} `json:"clientCredentials"`
+	} `json:"flows"`
 }
 
 type oaSchema struct {
@@ -65,8 +71,21 @@ type oaParam struct {
 	Schema      *oaSchema `json:"schema"`
 }
 
-type oaContent map[string]struct {
-	Schema *oaSchema `json:"schema"`
+type oaContent map[string]oaMedia
+
+// oaMedia is one content type of a body: its schema and, for a form, how
+// each property is encoded.
+type oaMedia struct {
+	Schema   *oaSchema             `json:"schema"`
+	Encoding map[string]oaEncoding `json:"encoding"`
+}
+
+// oaEncoding is how a form field is written: style "form" (exploded by
+// default: tag=a&tag=b), "deepObject" (metadata[reason]=x),
+// "spaceDelimited" or "pipeDelimited".
+type oaEncoding struct {
+	Style   string `json:"style"`
+	Explode *bool  `json:"explode"`
 }
 
 type oaOperation struct {
@@ -141,6 +160,21 @@ func (op *oaOperation) success() *oaSchema {
 	for _, code := range slices.Sorted(maps.Keys(op.Responses)) {
 		if strings.HasPrefix(code, "2") {
 			return jsonSchema(op.Responses[code].Content)
+		}
+	}
+	return nil
+}
+
+// formMedia is the application/x-www-form-urlencoded content of a body
+// that offers no JSON, nil otherwise: JSON is drafted when both are.
+func formMedia(c oaContent) *oaMedia {
+	if jsonSchema(c) != nil {
+		return nil
+	}
+	for _, ct := range slices.Sorted(maps.Keys(c)) {
+		if media, _, _ := strings.Cut(ct, ";"); strings.EqualFold(strings.TrimSpace(media), contentTypeForm) && c[ct].Schema != nil {
+			m := c[ct]
+			return &m
 		}
 	}
 	return nil
