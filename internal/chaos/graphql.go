@@ -37,11 +37,6 @@ const (
 	actionGQLRefund = "refund_order"
 )
 
-// gqlSettle is graphql-shop.json's settle_after: the GraphQL shop's record
-// proves a call not applied this long after it began (a description file
-// may declare no less than a minute).
-const gqlSettle = time.Minute
-
 // graphqlFile describes the GraphQL shop to the consoles (SYSTEMS_DIR). It
 // is internal/httpadapter's example file with its effects lookup declared
 // authoritative: the shop records a refund and its key together under one
@@ -196,8 +191,11 @@ func readGQLEffects(ctx context.Context, base, token string) ([]demoshop.LedgerE
 		}
 		err = json.NewDecoder(res.Body).Decode(&out)
 		res.Body.Close()
-		if err != nil || len(out.Errors) > 0 {
-			return nil, fmt.Errorf("read the GraphQL shop's refunds: %v %v", err, out.Errors)
+		if err != nil {
+			return nil, fmt.Errorf("read the GraphQL shop's refunds: %w", err)
+		}
+		if len(out.Errors) > 0 {
+			return nil, fmt.Errorf("read the GraphQL shop's refunds: %v", out.Errors)
 		}
 		for _, n := range out.Data.Refunds.Nodes {
 			at, _ := time.Parse("2006-01-02T15:04:05Z", n.CreatedAt)

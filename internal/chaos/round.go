@@ -282,7 +282,8 @@ const sweepReach = 15*time.Second + shopSettle/2 + 2*sweepSlack
 
 // gqlSweepReach is sweepReach for the GraphQL shop's writes: the look at
 // 63 s (after those at 1, 3, 7, 15 and 31 s) is the first past
-// graphql-shop.json's settle time of a minute since the call began.
+// graphql-shop.json's settle_after of a minute (the least a description
+// file may declare) since the call began.
 const gqlSweepReach = 63*time.Second + 2*sweepSlack
 
 // waitForSweeps waits, at most the longest reach and two sweep intervals
