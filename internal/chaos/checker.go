@@ -76,16 +76,18 @@ type Counts struct {
 }
 
 // SystemCounts are one system's invocations: how many, completed, swept
-// (settled by the consoles' own reconciliation), unverified before the
-// campaign reconciled them, and left unverified for a person with and
-// without an effect in the system's record.
+// (settled by the consoles' own reconciliation; SweptNotApplied of them as
+// failed, an authoritative record holding no effect under the key),
+// unverified before the campaign reconciled them, and left unverified for
+// a person with and without an effect in the system's record.
 type SystemCounts struct {
-	Invocations   int `json:"invocations"`
-	Completed     int `json:"completed"`
-	Swept         int `json:"swept"`
-	Unverified    int `json:"unverified"`
-	WithEffect    int `json:"still_unverified_with_effect"`
-	WithoutEffect int `json:"still_unverified_without_effect"`
+	Invocations     int `json:"invocations"`
+	Completed       int `json:"completed"`
+	Swept           int `json:"swept"`
+	SweptNotApplied int `json:"swept_not_applied"`
+	Unverified      int `json:"unverified"`
+	WithEffect      int `json:"still_unverified_with_effect"`
+	WithoutEffect   int `json:"still_unverified_without_effect"`
 }
 
 // system is the counts of system, made on first use.
@@ -373,11 +375,16 @@ func evaluate(j journal, ack acknowledged, unverifiedBefore map[string]bool, c *
 	for _, e := range events {
 		var d struct {
 			By string `json:"by"`
+			To string `json:"to"`
 		}
 		if e.Action == controlplane.EventInvocationReconciled && json.Unmarshal(e.Data, &d) == nil && d.By == controlplane.BySweep {
 			c.Swept++
 			if inv := byID[deref(e.InvocationID)]; inv != nil {
-				c.system(cmp.Or(inv.System, systemShop)).Swept++
+				sc := c.system(cmp.Or(inv.System, systemShop))
+				sc.Swept++
+				if d.To == "failed" {
+					sc.SweptNotApplied++
+				}
 			}
 		}
 	}

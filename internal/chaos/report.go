@@ -61,6 +61,7 @@ func totals(rounds []RoundResult) Counts {
 			ts.Invocations += s.Invocations
 			ts.Completed += s.Completed
 			ts.Swept += s.Swept
+			ts.SweptNotApplied += s.SweptNotApplied
 			ts.Unverified += s.Unverified
 			ts.WithEffect += s.WithEffect
 			ts.WithoutEffect += s.WithoutEffect
@@ -92,8 +93,8 @@ func printTable(out io.Writer, res Result) {
 	fmt.Fprintf(out, "faults injected: %s\n", strings.Join(parts, ", "))
 	for _, name := range slices.Sorted(maps.Keys(res.Totals.Systems)) {
 		s := res.Totals.Systems[name]
-		fmt.Fprintf(out, "system %s: %d invocations, %d completed, %d swept, %d unverified, still unverified %d with effect and %d without\n",
-			name, s.Invocations, s.Completed, s.Swept, s.Unverified, s.WithEffect, s.WithoutEffect)
+		fmt.Fprintf(out, "system %s: %d invocations, %d completed, %d swept (%d as not applied), %d unverified, still unverified %d with effect and %d without\n",
+			name, s.Invocations, s.Completed, s.Swept, s.SweptNotApplied, s.Unverified, s.WithEffect, s.WithoutEffect)
 	}
 	fmt.Fprintf(out, "longest a dispatch was seen past its lease during the load: %s\n", time.Duration(res.Totals.LeaseOvershootMS)*time.Millisecond)
 	fmt.Fprintf(out, "seed %d: %d rounds, %d violations\n", res.Seed, len(res.Rounds), res.Totals.Violations)
