@@ -40,9 +40,14 @@ func run() error {
 	faults := flag.String("faults", "", "comma-separated fault kinds to draw from (default: every kind): "+strings.Join(chaos.FaultKinds, ","))
 	replication := flag.String("replication", "", "run PostgreSQL with a streaming standby, sync or async, and draw pg_failover faults; empty: one server")
 	pooler := flag.Bool("pooler", false, "run the consoles behind PgBouncer in transaction pooling mode")
+	second := flag.String("second-system", chaos.SecondWarehouse, "the second system beside the shop: "+chaos.SecondWarehouse+
+		" (a demo shop described by a file) or "+chaos.SecondGraphQL+" (the GraphQL shop described by a file)")
 	keep := flag.Bool("keep-history", false, "write every round's history, not only failing ones")
 	noShrink := flag.Bool("no-shrink", false, "do not retry a failing round with halves of its faults")
 	flag.Parse()
+	if *second != chaos.SecondWarehouse && *second != chaos.SecondGraphQL {
+		return fmt.Errorf("-second-system must be %s or %s, got %q", chaos.SecondWarehouse, chaos.SecondGraphQL, *second)
+	}
 	if *instances < 1 || *instances > 5 {
 		return fmt.Errorf("-instances must be between 1 and 5, got %d", *instances)
 	}
@@ -68,7 +73,8 @@ func run() error {
 		}
 	}
 	res, err := chaos.Run(ctx, chaos.Config{Seed: *seed, Rounds: *rounds, Duration: *duration, RoundLength: *roundLength,
-		Instances: *instances, Assistants: *assistants, Bin: *bin, Shrink: !*noShrink, HistoryDir: *history, KeepHistory: *keep, Faults: kinds, Replication: *replication, Pooler: *pooler, Out: os.Stdout})
+		Instances: *instances, Assistants: *assistants, Bin: *bin, Shrink: !*noShrink, HistoryDir: *history, KeepHistory: *keep, Faults: kinds, Replication: *replication, Pooler: *pooler,
+		SecondSystem: *second, Out: os.Stdout})
 	if err != nil {
 		return err
 	}

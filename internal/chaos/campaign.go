@@ -8,6 +8,7 @@
 package chaos
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -51,6 +52,11 @@ type Config struct {
 	// Pooler runs the consoles behind PgBouncer in transaction pooling
 	// mode (DATABASE_URL through it, DATABASE_DIRECT_URL beside it).
 	Pooler bool
+	// SecondSystem is the wide round's second system beside the shop:
+	// SecondWarehouse (the default when empty), a demo shop described by
+	// warehouse.json, or SecondGraphQL, the GraphQL shop described by
+	// graphql-shop.json.
+	SecondSystem string
 	// KeepHistory writes every round's history, failing or not.
 	KeepHistory bool
 	// Out receives the progress lines and the table.
@@ -111,7 +117,12 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		cfg.Out = io.Discard
 	}
 	res := Result{Seed: cfg.Seed}
-	fmt.Fprintf(cfg.Out, "chaos: seed %d, %d console instances, rounds of %s, budget %s, replication %q, pooler %v\n", cfg.Seed, cfg.Instances, cfg.RoundLength, cfg.Duration, cfg.Replication, cfg.Pooler)
+	cfg.SecondSystem = cmp.Or(cfg.SecondSystem, SecondWarehouse)
+	if cfg.SecondSystem != SecondWarehouse && cfg.SecondSystem != SecondGraphQL {
+		return res, fmt.Errorf("chaos: second system %q: want %q or %q", cfg.SecondSystem, SecondWarehouse, SecondGraphQL)
+	}
+	fmt.Fprintf(cfg.Out, "chaos: seed %d, %d console instances, rounds of %s, budget %s, replication %q, pooler %v, second system %s\n",
+		cfg.Seed, cfg.Instances, cfg.RoundLength, cfg.Duration, cfg.Replication, cfg.Pooler, cfg.SecondSystem)
 	env, err := StartReplicatedEnv(ctx, slog.New(slog.DiscardHandler), cfg.Replication)
 	if err != nil {
 		return res, err
@@ -153,8 +164,8 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		fmt.Fprintf(cfg.Out, "round %d seed %d: proposed %d (agent approved %d, customer confirmed %d) completed %d unverified %d effects %d faults %d lease overshoot %dms violations %d %s\n",
 			i, seed, rr.Counts.Proposed, rr.Counts.AgentApproved, rr.Counts.CustomerConfirmed, rr.Counts.Completed, rr.Counts.Unverified, rr.Counts.Effects,
 			sum(rr.Counts.Faults), rr.Counts.LeaseOvershootMS, rr.Counts.Violations, rr.Error)
-		fmt.Fprintf(cfg.Out, "  wide: refunds completed %d, originals reversed %d, warehouse effects %d, outcome events %d (taken again %d, late %d)\n",
-			rr.Counts.Refunds, rr.Counts.Reversed, rr.Counts.DescribedFx, rr.Counts.HookEvents, rr.Counts.HookRepeated, rr.Counts.HookLate)
+		fmt.Fprintf(cfg.Out, "  wide: refunds completed %d, originals reversed %d, %s effects %d, outcome events %d (taken again %d, late %d)\n",
+			rr.Counts.Refunds, rr.Counts.Reversed, cfg.SecondSystem, rr.Counts.DescribedFx, rr.Counts.HookEvents, rr.Counts.HookRepeated, rr.Counts.HookLate)
 		for _, f := range rr.Findings {
 			fmt.Fprintf(cfg.Out, "  VIOLATION %s %s %s: %s\n", f.Rule, f.Task, f.Invocation, f.Detail)
 		}

@@ -150,3 +150,39 @@ func TestShortCampaignBehindPgBouncer(t *testing.T) {
 		t.Errorf("the round exercised too little: %+v", r.Counts)
 	}
 }
+
+// TestShortCampaignWithGraphQLSecondSystem is a round whose second system
+// is the GraphQL shop, described by graphql-shop.json: its refunds go
+// through a real GraphQL server under the shop faults (lost answers,
+// errors after applying, resets, 503s), each key refunds at most once,
+// and its unverified writes are settled by the consoles' own
+// reconciliation where its authoritative record tells.
+func TestShortCampaignWithGraphQLSecondSystem(t *testing.T) {
+	t.Parallel()
+	bin, err := BuildConsole(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	res, err := Run(context.Background(), Config{Seed: 38, Rounds: 1, Duration: 3 * time.Minute, RoundLength: 25 * time.Second,
+		Instances: 2, Assistants: 2, Bin: bin, HistoryDir: t.TempDir(), Out: &out, SecondSystem: SecondGraphQL,
+		Faults: []string{FaultShopDrop, FaultShopIgnore, FaultShopReset, FaultShop5xx, FaultConsoleKill}})
+	t.Log("\n" + out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rounds) != 1 || res.Rounds[0].Error != "" {
+		t.Fatalf("the round did not run: %+v", res.Rounds)
+	}
+	r := res.Rounds[0]
+	for _, f := range r.Findings {
+		t.Errorf("%s: task %s invocation %s: %s", f.Rule, f.Task, f.Invocation, f.Detail)
+	}
+	gql := r.Counts.Systems[systemGraphQL]
+	if gql == nil || gql.Completed == 0 || r.Counts.DescribedFx == 0 {
+		t.Errorf("no write to the GraphQL shop completed: %+v", gql)
+	}
+	if sum(r.Counts.Faults) == 0 {
+		t.Errorf("no fault ran: %+v", r.Faults)
+	}
+}

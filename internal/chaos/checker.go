@@ -66,9 +66,39 @@ type Counts struct {
 	HookRepeated int `json:"webhook_repeated,omitempty"`
 	HookLate     int `json:"webhook_late,omitempty"`
 	DescribedFx  int `json:"warehouse_effects,omitempty"`
+	// Systems are the round's invocations counted per system, so that an
+	// authoritative record's unknown outcomes are told apart from
+	// another's.
+	Systems map[string]*SystemCounts `json:"systems,omitempty"`
 	// Notes are what the checker saw that breaks no invariant but a person
 	// would look at.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// SystemCounts are one system's invocations: how many, completed, swept
+// (settled by the consoles' own reconciliation; SweptNotApplied of them as
+// failed, an authoritative record holding no effect under the key),
+// unverified before the campaign reconciled them, and left unverified for
+// a person with and without an effect in the system's record.
+type SystemCounts struct {
+	Invocations     int `json:"invocations"`
+	Completed       int `json:"completed"`
+	Swept           int `json:"swept"`
+	SweptNotApplied int `json:"swept_not_applied"`
+	Unverified      int `json:"unverified"`
+	WithEffect      int `json:"still_unverified_with_effect"`
+	WithoutEffect   int `json:"still_unverified_without_effect"`
+}
+
+// system is the counts of system, made on first use.
+func (c *Counts) system(name string) *SystemCounts {
+	if c.Systems == nil {
+		c.Systems = map[string]*SystemCounts{}
+	}
+	if c.Systems[name] == nil {
+		c.Systems[name] = &SystemCounts{}
+	}
+	return c.Systems[name]
 }
 
 type journalInvocation struct {
@@ -123,8 +153,11 @@ type journal struct {
 	invs   []journalInvocation
 	events []journalEvent
 	tasks  []journalTask
-	// warehouse is the described system's effect ledger.
-	warehouse []demoshop.LedgerEntry
+	// second is the second system's effect ledger (the warehouse's, or the
+	// GraphQL shop's refunds), secondName that system (systemWarehouse
+	// when empty).
+	second     []demoshop.LedgerEntry
+	secondName string
 	// secondAbove is the refund policy's second-approver threshold (nil:
 	// none, the rule is not checked).
 	secondAbove *int64
@@ -155,7 +188,13 @@ func check(ctx context.Context, w *world, d *driver, unverifiedBefore map[string
 		return nil, err
 	}
 	if w.wide {
-		if j.warehouse, err = readLedgerOf(ctx, w.whURL, w.warehouse.Token()); err != nil {
+		if w.second == SecondGraphQL {
+			j.secondName = systemGraphQL
+			j.second, err = readGQLEffects(ctx, w.gqlURL, w.gql.Token())
+		} else {
+			j.second, err = readLedgerOf(ctx, w.whURL, w.warehouse.Token())
+		}
+		if err != nil {
 			return nil, err
 		}
 		j.hooks, j.received = true, w.hooks.received()
@@ -202,8 +241,9 @@ func evaluate(j journal, ack acknowledged, unverifiedBefore map[string]bool, c *
 		byKey[invs[i].Key] = &invs[i]
 		byID[invs[i].ID] = &invs[i]
 	}
-	c.Effects = len(ledger) + len(j.warehouse)
-	c.DescribedFx = len(j.warehouse)
+	c.Effects = len(ledger) + len(j.second)
+	c.DescribedFx = len(j.second)
+	secondName := cmp.Or(j.secondName, systemWarehouse)
 	// Each effect with the system it was found in: an invocation's effects
 	// are in its own system's ledger, never in another's.
 	type sysEntry struct {
@@ -214,8 +254,8 @@ func evaluate(j journal, ack acknowledged, unverifiedBefore map[string]bool, c *
 	for _, e := range ledger {
 		all = append(all, sysEntry{systemShop, e})
 	}
-	for _, e := range j.warehouse {
-		all = append(all, sysEntry{systemWarehouse, e})
+	for _, e := range j.second {
+		all = append(all, sysEntry{secondName, e})
 	}
 
 	// No effect without a journal row and its key; no two effects of one
@@ -228,6 +268,9 @@ func evaluate(j journal, ack acknowledged, unverifiedBefore map[string]bool, c *
 	lasting := map[string]int{}
 	open := map[string][]demoshop.LedgerEntry{} // key|object → effects not yet undone
 	seen := map[string]int64{}
+	// The GraphQL shop refunds once per key, whatever the order: a second
+	// refund under one key is a duplicate even on another object.
+	gqlKeys := map[string]int64{}
 	for _, se := range all {
 		e := se.LedgerEntry
 		inv := byKey[e.RequestID]
@@ -253,18 +296,31 @@ func evaluate(j journal, ack acknowledged, unverifiedBefore map[string]bool, c *
 			open[ko] = append(open[ko], e)
 		}
 		k := se.system + "|" + e.RequestID + "|" + e.Kind + "|" + e.Object
-		if first, dup := seen[k]; dup {
+		first, dup := seen[k]
+		if dup {
 			add("duplicate_effect", inv.ID, inv.TaskID, "ledger entries %d and %d: %s on %s twice for one key", first, e.ID, e.Kind, e.Object)
 		}
 		seen[k] = e.ID
+		if se.system == systemGraphQL {
+			if other, ok := gqlKeys[e.RequestID]; ok && !dup {
+				add("duplicate_effect", inv.ID, inv.TaskID, "%s entries %d and %d: two effects under key %s", se.system, other, e.ID, e.RequestID)
+			}
+			gqlKeys[e.RequestID] = e.ID
+		}
 	}
 
 	// Every completed has its effect and its verification; nothing that
 	// never went (or was refused) has one.
 	for _, inv := range invs {
+		sc := c.system(cmp.Or(inv.System, systemShop))
+		sc.Invocations++
+		if unverifiedBefore[inv.ID] {
+			sc.Unverified++
+		}
 		switch inv.State {
 		case "completed":
 			c.Completed++
+			sc.Completed++
 			if effects[inv.ID] == 0 {
 				add("completed_without_effect", inv.ID, inv.TaskID, "completed, but the ledger has no effect with key %s", inv.Key)
 			}
@@ -288,6 +344,7 @@ func evaluate(j journal, ack acknowledged, unverifiedBefore map[string]bool, c *
 			}
 			if effects[inv.ID] > 0 {
 				c.WithEffect++
+				sc.WithEffect++
 				var kinds []string
 				for _, e := range ledger {
 					if e.RequestID == inv.Key {
@@ -296,6 +353,7 @@ func evaluate(j journal, ack acknowledged, unverifiedBefore map[string]bool, c *
 				}
 				c.Notes = append(c.Notes, fmt.Sprintf("%s (%s) stays unverified with effects %v; its error: %s", inv.ID, inv.Action, kinds, inv.Error))
 			} else {
+				sc.WithoutEffect++
 				// Which system's, and why no look settled it: what a
 				// campaign reads to tell an authoritative record's from
 				// another's.
@@ -317,9 +375,17 @@ func evaluate(j journal, ack acknowledged, unverifiedBefore map[string]bool, c *
 	for _, e := range events {
 		var d struct {
 			By string `json:"by"`
+			To string `json:"to"`
 		}
 		if e.Action == controlplane.EventInvocationReconciled && json.Unmarshal(e.Data, &d) == nil && d.By == controlplane.BySweep {
 			c.Swept++
+			if inv := byID[deref(e.InvocationID)]; inv != nil {
+				sc := c.system(cmp.Or(inv.System, systemShop))
+				sc.Swept++
+				if d.To == "failed" {
+					sc.SweptNotApplied++
+				}
+			}
 		}
 	}
 

@@ -54,6 +54,16 @@ func TestEvaluateCatchesEachBrokenInvariant(t *testing.T) {
 		e.ActorID = user
 		return e
 	}
+	// gqlRefund and gqlEffect are a stage-5 refund in the GraphQL shop and
+	// a refund its effects query answers.
+	gqlRefund := func(id string) journalInvocation {
+		ji := inv(id, "completed", 5)
+		ji.System, ji.Action = systemGraphQL, actionGQLRefund
+		return ji
+	}
+	gqlEffect := func(id int64, key, order string) demoshop.LedgerEntry {
+		return demoshop.LedgerEntry{ID: id, Kind: "refund.created", Object: order, RequestID: key}
+	}
 	amount, threshold := int64(9000), int64(secondApproverAbove)
 	refund := func(id string) journalInvocation {
 		ji := inv(id, "completed", 3)
@@ -190,11 +200,19 @@ func TestEvaluateCatchesEachBrokenInvariant(t *testing.T) {
 			waiting(reversal("s", "a"))}, ledger: []demoshop.LedgerEntry{cancelled}, tasks: []journalTask{task}, events: sent("a")},
 			ack: acknowledged{reversals: map[string][]string{"a": {"r", "s"}}}, want: []string{"two_live_reversals", "reversal_not_deduplicated"}},
 		{name: "an effect in the other system's ledger", j: journal{invs: []journalInvocation{inv("a", "completed", 5)},
-			warehouse: []demoshop.LedgerEntry{effect(1, "cs-a")}, events: sent("a"), tasks: []journalTask{task}},
+			second: []demoshop.LedgerEntry{effect(1, "cs-a")}, events: sent("a"), tasks: []journalTask{task}},
 			want: []string{"effect_in_other_system"}},
 		{name: "a described system's write that went twice", j: journal{invs: []journalInvocation{{ID: "a", TaskID: "tsk", System: systemWarehouse,
 			Action: actionAuto, State: "completed", Key: "cs-a", Stage: 5, Verification: verified}},
-			warehouse: []demoshop.LedgerEntry{effect(1, "cs-a"), effect(2, "cs-a")}, events: sent("a"), tasks: []journalTask{task}},
+			second: []demoshop.LedgerEntry{effect(1, "cs-a"), effect(2, "cs-a")}, events: sent("a"), tasks: []journalTask{task}},
+			want: []string{"duplicate_effect"}},
+		{name: "a GraphQL shop's refund once under its key", j: journal{invs: []journalInvocation{gqlRefund("a")}, secondName: systemGraphQL,
+			second: []demoshop.LedgerEntry{gqlEffect(1, "cs-a", "ord_1")}, events: sent("a"), tasks: []journalTask{task}}},
+		{name: "a GraphQL shop's key that refunded twice, on another order", j: journal{invs: []journalInvocation{gqlRefund("a")}, secondName: systemGraphQL,
+			second: []demoshop.LedgerEntry{gqlEffect(1, "cs-a", "ord_1"), gqlEffect(2, "cs-a", "ord_2")}, events: sent("a"), tasks: []journalTask{task}},
+			want: []string{"duplicate_effect"}},
+		{name: "a GraphQL shop's key that refunded one order twice", j: journal{invs: []journalInvocation{gqlRefund("a")}, secondName: systemGraphQL,
+			second: []demoshop.LedgerEntry{gqlEffect(1, "cs-a", "ord_1"), gqlEffect(2, "cs-a", "ord_1")}, events: sent("a"), tasks: []journalTask{task}},
 			want: []string{"duplicate_effect"}},
 		{name: "outcome webhooks delivered, one twice under its id", j: hooked(received{Delivery: "1", EventID: 1, Status: 500},
 			received{Delivery: "1", EventID: 1, Status: 200}, received{Delivery: "2", EventID: 4, Status: 200}, received{Delivery: "2", EventID: 4, Status: 200})},

@@ -119,7 +119,8 @@ func (d *driver) assistant(ctx context.Context, n int) {
 	tasks := map[string]*taskFor{}
 	for ctx.Err() == nil {
 		// Of twenty: 13 product descriptions in the shop, and in a wide
-		// round 2 in the warehouse (else the shop's too), 2 cancellations,
+		// round 2 in the warehouse or refunds in the GraphQL shop (else
+		// the shop's descriptions too), 2 cancellations,
 		// 2 address changes, 1 refund (an address change without the
 		// warehouse).
 		kind := rnd.IntN(20)
@@ -127,7 +128,10 @@ func (d *driver) assistant(ctx context.Context, n int) {
 		switch {
 		case kind < 13:
 		case kind < 15:
-			if d.w.wide {
+			switch {
+			case d.w.wide && d.w.second == SecondGraphQL:
+				system, action = systemGraphQL, actionGQLRefund
+			case d.w.wide:
 				system = systemWarehouse
 			}
 		case kind < 17:
@@ -179,7 +183,10 @@ func (d *driver) assistant(ctx context.Context, n int) {
 func (d *driver) createTask(ctx context.Context, rnd *rand.Rand, customer string) *taskFor {
 	budget := 15 + rnd.IntN(20)
 	actions := []string{systemShop + "/" + actionAuto}
-	if d.w.wide {
+	switch {
+	case d.w.wide && d.w.second == SecondGraphQL:
+		actions = append(actions, systemGraphQL+"/"+actionGQLRefund)
+	case d.w.wide:
 		actions = append(actions, systemWarehouse+"/"+actionAuto)
 	}
 	if customer != d.w.operator {
@@ -209,6 +216,8 @@ func (d *driver) createTask(ctx context.Context, rnd *rand.Rand, customer string
 
 func (d *driver) args(ctx context.Context, rnd *rand.Rand, system, action, customer string) (map[string]any, error) {
 	switch action {
+	case actionGQLRefund:
+		return map[string]any{"order_id": d.w.newGQLOrder(), "amount_cents": 100 + rnd.IntN(9900), "reason": "damaged"}, nil
 	case actionAuto:
 		newProduct := d.w.newProduct
 		if system == systemWarehouse {

@@ -238,11 +238,16 @@ func (w *world) shopBaseline(ctx context.Context) error {
 }
 
 // shopFaults sets one rule through POST /_faults, or clears every rule, on
-// the shop and, in a wide round, the warehouse alike (a described system
-// meets the same misfortunes).
+// the shop and, in a wide round, the second system alike (a described
+// system meets the same misfortunes): the warehouse's /_faults, or the
+// GraphQL shop's fault rules (gqlFaults), which hit its mutations whatever
+// the rule's route.
 func (w *world) shopFaults(ctx context.Context, rule map[string]any) error {
 	if err := setFaults(ctx, w.shopURL, w.shop.Token(), rule); err != nil {
 		return err
+	}
+	if w.gqlFaults != nil {
+		w.gqlFaults.set(rule)
 	}
 	if w.warehouse != nil {
 		return setFaults(ctx, w.whURL, w.warehouse.Token(), rule)

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -54,6 +56,16 @@ func totals(rounds []RoundResult) Counts {
 		for k, v := range c.Faults {
 			t.Faults[k] += v
 		}
+		for name, s := range c.Systems {
+			ts := t.system(name)
+			ts.Invocations += s.Invocations
+			ts.Completed += s.Completed
+			ts.Swept += s.Swept
+			ts.SweptNotApplied += s.SweptNotApplied
+			ts.Unverified += s.Unverified
+			ts.WithEffect += s.WithEffect
+			ts.WithoutEffect += s.WithoutEffect
+		}
 	}
 	return t
 }
@@ -79,6 +91,11 @@ func printTable(out io.Writer, res Result) {
 		parts = append(parts, fmt.Sprintf("%s %d", k, res.Totals.Faults[k]))
 	}
 	fmt.Fprintf(out, "faults injected: %s\n", strings.Join(parts, ", "))
+	for _, name := range slices.Sorted(maps.Keys(res.Totals.Systems)) {
+		s := res.Totals.Systems[name]
+		fmt.Fprintf(out, "system %s: %d invocations, %d completed, %d swept (%d as not applied), %d unverified, still unverified %d with effect and %d without\n",
+			name, s.Invocations, s.Completed, s.Swept, s.SweptNotApplied, s.Unverified, s.WithEffect, s.WithoutEffect)
+	}
 	fmt.Fprintf(out, "longest a dispatch was seen past its lease during the load: %s\n", time.Duration(res.Totals.LeaseOvershootMS)*time.Millisecond)
 	fmt.Fprintf(out, "seed %d: %d rounds, %d violations\n", res.Seed, len(res.Rounds), res.Totals.Violations)
 }

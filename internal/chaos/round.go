@@ -122,7 +122,7 @@ func (r *roundRun) sessions(ctx context.Context) string {
 // reconciles what is unverified, and checks.
 func runRound(ctx context.Context, env *Env, cfg Config, round int, seed uint64, faults []Fault) RoundResult {
 	rr := RoundResult{Round: round, Seed: seed, Faults: faults}
-	w, err := newWorld(ctx, env, cfg.Bin, cfg.Instances, seed)
+	w, err := newWorld(ctx, env, cfg.Bin, cfg.Instances, seed, cfg.SecondSystem)
 	if err != nil {
 		rr.Error = "setup: " + err.Error()
 		return rr
@@ -280,16 +280,28 @@ func settle(ctx context.Context, r *roundRun) (map[string]bool, error) {
 // since the call began, and the slack of a busy machine.
 const sweepReach = 15*time.Second + shopSettle/2 + 2*sweepSlack
 
-// waitForSweeps waits, at most sweepReach and two sweep intervals more,
-// until every unverified invocation has been unverified for sweepReach:
-// what the consoles settle by themselves is settled before the campaign
+// gqlSweepReach is sweepReach for the GraphQL shop's writes: the look at
+// 63 s (after those at 1, 3, 7, 15 and 31 s) is the first past
+// graphql-shop.json's settle_after of a minute (the least a description
+// file may declare) since the call began.
+const gqlSweepReach = 63*time.Second + 2*sweepSlack
+
+// waitForSweeps waits, at most the longest reach and two sweep intervals
+// more, until every unverified invocation has been unverified for its
+// system's reach (sweepReach; gqlSweepReach for the GraphQL shop's): what
+// the consoles settle by themselves is settled before the campaign
 // reconciles the rest through the API.
 func waitForSweeps(ctx context.Context, w *world) {
-	deadline := time.Now().Add(sweepReach + 2*sweepInterval)
+	reach := sweepReach
+	if w.second == SecondGraphQL {
+		reach = max(reach, gqlSweepReach)
+	}
+	deadline := time.Now().Add(reach + 2*sweepInterval)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		var young int
-		err := w.pool.QueryRow(ctx, `SELECT count(*) FROM invocations WHERE state = 'unverified' AND updated_at > now() - $1::interval`,
-			sweepReach.String()).Scan(&young)
+		err := w.pool.QueryRow(ctx, `SELECT count(*) FROM invocations WHERE state = 'unverified'
+			AND updated_at > now() - CASE WHEN system = $2 THEN $3::interval ELSE $1::interval END`,
+			sweepReach.String(), systemGraphQL, gqlSweepReach.String()).Scan(&young)
 		if err == nil && young == 0 {
 			break
 		}

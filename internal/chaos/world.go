@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	_ "embed"
@@ -19,6 +20,7 @@ import (
 	"countersign/internal/assistants"
 	"countersign/internal/controlplane"
 	"countersign/internal/demoshop"
+	"countersign/internal/gqlshop"
 	"countersign/internal/httpadapter"
 	"countersign/internal/shopadapter"
 	"countersign/internal/webhooks"
@@ -88,6 +90,14 @@ type world struct {
 	systemsDir  string
 	hooks       *receiver
 	assistantID string
+	// second is the wide round's second system: SecondWarehouse, or
+	// SecondGraphQL with the GraphQL shop below in the warehouse's place.
+	second      string
+	gql         *gqlshop.Shop
+	gqlOperator string // the operator's customer id in the GraphQL shop
+	gqlFaults   *gqlFaults
+	gqlURL      string
+	gqlSrv      *http.Server
 }
 
 // worldOptions are what a world is built with besides its consoles.
@@ -97,12 +107,16 @@ type worldOptions struct {
 	// wide connects the warehouse and registers the webhook receiver.
 	wide bool
 	seed uint64
+	// second is the wide round's second system (SecondWarehouse when
+	// empty).
+	second string
 }
 
-// newWorld is a round's world: the shop, the warehouse and the webhook
-// receiver, and instances consoles.
-func newWorld(ctx context.Context, env *Env, bin string, instances int, seed uint64) (w *world, err error) {
-	return newWorldWith(ctx, env, bin, instances, worldOptions{wide: true, seed: seed})
+// newWorld is a round's world: the shop, the second system (the warehouse
+// or the GraphQL shop, as second says) and the webhook receiver, and
+// instances consoles.
+func newWorld(ctx context.Context, env *Env, bin string, instances int, seed uint64, second string) (w *world, err error) {
+	return newWorldWith(ctx, env, bin, instances, worldOptions{wide: true, seed: seed, second: second})
 }
 
 // newWorldWith is newWorld as opt says: extra console environment, a
@@ -110,7 +124,7 @@ func newWorld(ctx context.Context, env *Env, bin string, instances int, seed uin
 // warehouse and the webhook receiver are there.
 func newWorldWith(ctx context.Context, env *Env, bin string, instances int, opt worldOptions) (w *world, err error) {
 	extraEnv, wrapShop := opt.extraEnv, opt.wrapShop
-	w = &world{env: env, shopIDs: map[string]string{}, wide: opt.wide}
+	w = &world{env: env, shopIDs: map[string]string{}, wide: opt.wide, second: cmp.Or(opt.second, SecondWarehouse)}
 	defer func() {
 		if err != nil {
 			w.close()
@@ -171,8 +185,12 @@ func newWorldWith(ctx context.Context, env *Env, bin string, instances int, opt 
 		}
 		c.env = append(c.env, direct...)
 		if w.wide {
-			c.env = append(c.env, "SYSTEMS_DIR="+w.systemsDir, "WAREHOUSE_URL="+w.whURL, "WAREHOUSE_TOKEN="+w.warehouse.Token(),
-				"WEBHOOK_ALLOW_PRIVATE=true", "WEBHOOK_INTERVAL="+webhookInterval.String())
+			c.env = append(c.env, "SYSTEMS_DIR="+w.systemsDir, "WEBHOOK_ALLOW_PRIVATE=true", "WEBHOOK_INTERVAL="+webhookInterval.String())
+			for _, k := range []string{"WAREHOUSE_URL", "WAREHOUSE_TOKEN", "GQLSHOP_URL", "GQLSHOP_TOKEN"} {
+				if v := w.secondEnv(k); v != "" {
+					c.env = append(c.env, k+"="+v)
+				}
+			}
 		}
 		c.env = append(c.env, extraEnv...)
 		w.consoles = append(w.consoles, c)
@@ -215,11 +233,15 @@ func (w *world) seed(ctx context.Context) error {
 	ledger := adapter.NewLedger(st, nil)
 	reg := adapter.NewRegistry(shopadapter.New(shopadapter.Config{Name: systemShop, BaseURL: w.shopURL, Token: w.shop.Token(), Ledger: ledger}))
 	if w.wide {
-		wh, err := httpadapter.Load("warehouse.json", warehouseFile, httpadapter.Config{Ledger: ledger, Getenv: w.warehouseEnv})
+		name, file := "warehouse.json", warehouseFile
+		if w.second == SecondGraphQL {
+			name, file = "graphql-shop.json", graphqlFile
+		}
+		second, err := httpadapter.Load(name, file, httpadapter.Config{Ledger: ledger, Getenv: w.secondEnv})
 		if err != nil {
 			return err
 		}
-		reg.Connect(wh)
+		reg.Connect(second)
 	}
 	cp := controlplane.New(st, reg, controlplane.Config{}, time.Now, nil)
 	if err := cp.EnsurePolicies(ctx, &manager.ID); err != nil {
@@ -233,7 +255,11 @@ func (w *world) seed(ctx context.Context) error {
 	if w.wide {
 		stages[staged{systemShop, actionRefund}] = controlplane.StagePropose
 		stages[staged{systemShop, actionReinstate}] = controlplane.StagePropose
-		stages[staged{systemWarehouse, actionAuto}] = controlplane.StageAutonomous
+		if w.second == SecondGraphQL {
+			stages[staged{systemGraphQL, actionGQLRefund}] = controlplane.StageAutonomous
+		} else {
+			stages[staged{systemWarehouse, actionAuto}] = controlplane.StageAutonomous
+		}
 	}
 	for sa, stage := range stages {
 		p, err := cp.Policy(ctx, sa.system, sa.action)
@@ -244,6 +270,12 @@ func (w *world) seed(ctx context.Context) error {
 		if sa.action == actionRefund {
 			second := int64(secondApproverAbove)
 			p.SecondApproverAboveCents = &second
+		}
+		if sa.system == systemGraphQL {
+			// The GraphQL shop's refunds are the volume of automatic
+			// writes: a ceiling no exposure of the round reaches.
+			ceiling := int64(1 << 40)
+			p.AutoMaxCents, p.ApprovalAboveCents, p.SecondApproverAboveCents = &ceiling, nil, nil
 		}
 		if _, err := cp.ChangePolicy(ctx, mgr, p, p.Version, "the chaos campaign's workload"); err != nil {
 			return fmt.Errorf("chaos: stage %s/%s: %w", sa.system, sa.action, err)
@@ -278,9 +310,11 @@ func (w *world) seed(ctx context.Context) error {
 		}
 		w.hooks.setSecret(secret)
 		// The warehouse knows the operator too: its products are edited
-		// on the operator's behalf.
-		if _, err := w.warehouse.CreateCustomer(ctx, demoshop.CustomerFixture{Email: "operator@chaos.test", Name: "Shop Operator"}); err != nil {
-			return err
+		// on the operator's behalf (the GraphQL shop was made knowing it).
+		if w.warehouse != nil {
+			if _, err := w.warehouse.CreateCustomer(ctx, demoshop.CustomerFixture{Email: "operator@chaos.test", Name: "Shop Operator"}); err != nil {
+				return err
+			}
 		}
 	}
 
@@ -347,7 +381,7 @@ func (w *world) close() {
 	for _, c := range w.consoles {
 		c.close()
 	}
-	for _, srv := range []*http.Server{w.shopSrv, w.whSrv} {
+	for _, srv := range []*http.Server{w.shopSrv, w.whSrv, w.gqlSrv} {
 		if srv != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			_ = srv.Shutdown(ctx)
@@ -379,13 +413,24 @@ func (w *world) close() {
 	}
 }
 
-// startWide starts what a round's world has besides the shop: the
-// warehouse (a second demo shop in a database of its own, served here, and
-// described to the consoles by warehouse.json in SYSTEMS_DIR) and the
-// webhook receiver.
+// startWide starts what a round's world has besides the shop: the second
+// system — the warehouse (a second demo shop in a database of its own,
+// served here, and described to the consoles by warehouse.json in
+// SYSTEMS_DIR) or the GraphQL shop (startGraphQL) — and the webhook
+// receiver.
 func (w *world) startWide(ctx context.Context, seed uint64) error {
-	var whURL string
 	var err error
+	if w.systemsDir, err = os.MkdirTemp("", "countersign-chaos-systems-"); err != nil {
+		return err
+	}
+	if w.second == SecondGraphQL {
+		if err := w.startGraphQL(); err != nil {
+			return err
+		}
+		w.hooks, err = startReceiver(seed)
+		return err
+	}
+	var whURL string
 	if w.whDB, whURL, err = w.env.CreateDatabase(ctx, "chaos_wh"); err != nil {
 		return err
 	}
@@ -403,9 +448,6 @@ func (w *world) startWide(ctx context.Context, seed uint64) error {
 	w.whURL = "http://" + l.Addr().String()
 	w.whSrv = &http.Server{Handler: w.warehouse.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = w.whSrv.Serve(l) }()
-	if w.systemsDir, err = os.MkdirTemp("", "countersign-chaos-systems-"); err != nil {
-		return err
-	}
 	if err = os.WriteFile(filepath.Join(w.systemsDir, "warehouse.json"), warehouseFile, 0o644); err != nil {
 		return err
 	}
@@ -413,14 +455,18 @@ func (w *world) startWide(ctx context.Context, seed uint64) error {
 	return err
 }
 
-// warehouseEnv is the environment warehouse.json names, as the consoles
-// have it.
-func (w *world) warehouseEnv(name string) string {
-	switch name {
-	case "WAREHOUSE_URL":
+// secondEnv is the environment the second system's file names
+// (warehouse.json or graphql-shop.json), as the consoles have it.
+func (w *world) secondEnv(name string) string {
+	switch {
+	case name == "WAREHOUSE_URL" && w.warehouse != nil:
 		return w.whURL
-	case "WAREHOUSE_TOKEN":
+	case name == "WAREHOUSE_TOKEN" && w.warehouse != nil:
 		return w.warehouse.Token()
+	case name == "GQLSHOP_URL" && w.gql != nil:
+		return w.gqlURL
+	case name == "GQLSHOP_TOKEN" && w.gql != nil:
+		return w.gql.Token()
 	}
 	return ""
 }

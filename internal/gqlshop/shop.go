@@ -10,6 +10,7 @@ package gqlshop
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -78,6 +79,27 @@ func (s *Shop) seed() {
 		order("ord_5", "1005", "cus_ada", "Wool blanket", "paid", 9900),
 		order("ord_6", "2001", "cus_bob", "Desk mat", "paid", 2500),
 	}
+}
+
+// CreateCustomer adds a customer and returns its id (cus_N).
+func (s *Shop) CreateCustomer(email, name string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := &Customer{ID: graphql.ID(fmt.Sprintf("cus_%d", len(s.customers)+1)), Email: email, Name: name}
+	s.customers = append(s.customers, c)
+	return string(c.ID)
+}
+
+// CreateOrder adds a paid order of totalCents (in currency, e.g. "EUR")
+// for customer and returns its id (ord_N): a fresh target for one refund.
+func (s *Shop) CreateOrder(customer, title string, totalCents int32, currency string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.orders) + 1
+	o := &Order{ID: graphql.ID(fmt.Sprintf("ord_%d", n)), Number: fmt.Sprint(3000 + n), CustomerID: graphql.ID(customer), Title: title,
+		Status: "paid", TotalCents: totalCents, Currency: currency, Version: 1}
+	s.orders = append(s.orders, o)
+	return string(o.ID)
 }
 
 // Token is the bearer token the shop requires.
