@@ -92,9 +92,13 @@ func TestDescribedActionsSayWhatTheirFileSays(t *testing.T) {
 
 	b.Assistant, b.Key = b.NewAssistant(t, "spec-bot")
 	b.Task = b.NewTask(t, b.Key, "conv-spec", []string{"shop-own/issue_refund", "shop-plain/issue_refund"})
-	propose := func(system string) string {
+	// The two files describe one shop whose orders declare their number as
+	// the business key: the same refund of the same order through the
+	// second would be the first request again (a duplicate), so each asks
+	// for its own amount.
+	propose := func(system string, cents int) string {
 		res := b.Call(t, b.Key, http.MethodPost, "/api/v1/tasks/"+b.TaskID()+"/invocations", map[string]any{"system": system,
-			"action": "issue_refund", "args": webtest.RefundArgs("walnut lamp", 700), "summary": "Refund $7.00 for the damaged lamp"}).Want(t, http.StatusCreated)
+			"action": "issue_refund", "args": webtest.RefundArgs("walnut lamp", cents), "summary": "Refund the damaged lamp"}).Want(t, http.StatusCreated)
 		if res.JSON["state"] != "awaiting_approval" {
 			t.Fatalf("%s: proposal is %s, want awaiting approval", system, res.JSON["state"])
 		}
@@ -122,13 +126,13 @@ func TestDescribedActionsSayWhatTheirFileSays(t *testing.T) {
 		}
 	}
 	shopReason := "The amount is more than this order allows."
-	own := propose("shop-own")
+	own := propose("shop-own", 700)
 	ownPresets := presets(own)
 	if !slices.Contains(ownPresets, ownReason) || slices.Contains(ownPresets, shopReason) {
 		t.Errorf("shop-own's refund offers %q, want its file's reason and not the shop's", ownPresets)
 	}
 	decide(own)
-	plain := propose("shop-plain")
+	plain := propose("shop-plain", 600)
 	if got := presets(plain); slices.Contains(got, shopReason) || len(got) != len(ownPresets)-1 || got[len(got)-1] != "other" {
 		t.Errorf("shop-plain's refund offers %q, want only the general reasons and Other", got)
 	}
