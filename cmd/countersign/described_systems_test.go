@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"countersign/internal/adapter"
 )
@@ -41,7 +42,7 @@ func TestConnectDescribedSystems(t *testing.T) {
 	dir := t.TempDir()
 	writeSystem(t, dir, "shop-http.json", same)
 	reg := adapter.NewRegistry()
-	if err := connectDescribed(reg, dir, nil, log, env); err != nil {
+	if err := connectDescribed(reg, dir, nil, log, env, 15*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if s, err := reg.System("shop-http"); err != nil || len(s.Actions()) != 4 {
@@ -68,7 +69,7 @@ func TestConnectDescribedSystems(t *testing.T) {
 	for _, tc := range cases {
 		dir := t.TempDir()
 		writeSystem(t, dir, "bad.json", tc.edit)
-		err := connectDescribed(adapter.NewRegistry(), dir, nil, log, tc.env)
+		err := connectDescribed(adapter.NewRegistry(), dir, nil, log, tc.env, 15*time.Second)
 		if err == nil {
 			t.Fatalf("%s: the console would start", tc.name)
 		}
@@ -83,8 +84,31 @@ func TestConnectDescribedSystems(t *testing.T) {
 	writeSystem(t, dir, "shop.json", func(s string) string { return strings.Replace(s, `"name": "shop-http"`, `"name": "shop"`, 1) })
 	reg = adapter.NewRegistry()
 	reg.Connect(stubSystem{adapter.System(nil)})
-	if err := connectDescribed(reg, dir, nil, log, env); err == nil || !strings.Contains(err.Error(), `"shop" is already connected`) {
+	if err := connectDescribed(reg, dir, nil, log, env, 15*time.Second); err == nil || !strings.Contains(err.Error(), `"shop" is already connected`) {
 		t.Errorf("a second system named shop: %v", err)
+	}
+}
+
+// TestASettleTimeNoLongerThanACallStopsTheStart: an authoritative lookup
+// settles a call as not applied when nothing is found under its key
+// settle_after after it; with -adapter-timeout as long, a call still on its
+// way would be settled, so the console does not start (as with
+// -shop-settle-after).
+func TestASettleTimeNoLongerThanACallStopsTheStart(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	env := func(k string) string {
+		return map[string]string{"SHOP_URL": "http://127.0.0.1:1", "SHOP_TOKEN": "shop_test_token"}[k]
+	}
+	dir := t.TempDir()
+	writeSystem(t, dir, "shop-http.json", func(s string) string {
+		return strings.Replace(s, `"effects": {`, `"effects": {"authoritative": true, "settle_after": "2m",`, 1)
+	})
+	err := connectDescribed(adapter.NewRegistry(), dir, nil, log, env, 2*time.Minute)
+	if err == nil || !strings.Contains(err.Error(), "settle_after 2m0s is not longer than -adapter-timeout 2m0s") {
+		t.Fatalf("a settle time as long as a call: %v", err)
+	}
+	if err := connectDescribed(adapter.NewRegistry(), dir, nil, log, env, time.Minute); err != nil {
+		t.Fatalf("a settle time longer than a call: %v", err)
 	}
 }
 

@@ -51,7 +51,7 @@ func connectSystems(ctx context.Context, cfg config, log *slog.Logger, cluster *
 		}
 		return ""
 	}
-	if err := connectDescribed(reg, cfg.SystemsDir, ledger, log, getenv); err != nil {
+	if err := connectDescribed(reg, cfg.SystemsDir, ledger, log, getenv, cfg.AdapterTimeout); err != nil {
 		stop()
 		return nil, "", nil, func() {}, err
 	}

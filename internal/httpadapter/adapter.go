@@ -257,3 +257,15 @@ func (a *Adapter) ReadTools() []adapter.ReadToolSpec {
 }
 
 func (a *Adapter) now() time.Time { return a.clock().UTC() }
+
+// SettleAfter is how long after a call the file's authoritative effects
+// lookup takes no effect under its key as proof that the call was not
+// applied; 0 when the lookup is not authoritative. The console refuses to
+// start when it is not longer than its call timeout (a call still being
+// sent would be settled).
+func (a *Adapter) SettleAfter() time.Duration {
+	if a.effects == nil || !a.effects.authoritative {
+		return 0
+	}
+	return a.effects.settleAfter
+}
