@@ -28,8 +28,10 @@ func (inv Invocation) Say(spec adapter.ActionSpec) string {
 	case Failed:
 		if inv.Error != nil && inv.Error.Code == adapter.CodeNotApplied {
 			// Settled by reconciling a lost answer: the customer hears that
-			// it was checked, not the record's technical words.
-			return "This did not go through: we checked the system's own record and it was never applied, so nothing has changed. I can prepare it again if you still want it."
+			// it was checked, not the record's technical words. The code
+			// also settles a call Countersign's own ledger never had, when
+			// no system's record was read, so the sentence names none.
+			return "This did not go through: we checked, and it was never carried out, so nothing has changed. I can prepare it again if you still want it."
 		}
 		s := "I couldn't do this"
 		if inv.Error != nil && inv.Error.Message != "" {

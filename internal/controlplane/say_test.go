@@ -36,7 +36,13 @@ func TestSaySaysWhoEndedIt(t *testing.T) {
 		{"not applied, found by reconciling", Invocation{State: Failed, Error: &adapter.Error{Code: adapter.CodeNotApplied, Outcome: adapter.Refused,
 			Message: "Harbour & Pine has no effect under this call's key in its authoritative record, 1m0s after the call was begun: it was not applied.",
 			Hint:    "Propose the action again if it is still wanted."}},
-			adapter.ActionSpec{}, "This did not go through: we checked the system's own record and it was never applied, so nothing has changed. I can prepare it again if you still want it."},
+			adapter.ActionSpec{}, "This did not go through: we checked, and it was never carried out, so nothing has changed. I can prepare it again if you still want it."},
+		// The same code settles a call Countersign's own request ledger
+		// never had: no system's record was read, so none is claimed.
+		{"never sent, found by reconciling", Invocation{State: Failed, Error: &adapter.Error{Code: adapter.CodeNotApplied, Outcome: adapter.Refused,
+			Message: "Countersign's request ledger has no call under this request's key: it never left, and now it never will.",
+			Hint:    "Propose the action again if it is still wanted."}},
+			adapter.ActionSpec{}, "This did not go through: we checked, and it was never carried out, so nothing has changed. I can prepare it again if you still want it."},
 		{"completed by an action that names no words", Invocation{State: Completed, Action: "issue_refund", Result: &adapter.Result{Reference: "re_1"}},
 			adapter.ActionSpec{Name: "issue_refund"}, "Done. Reference: re_1."},
 	}

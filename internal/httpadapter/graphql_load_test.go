@@ -64,10 +64,13 @@ func TestGraphQLLoadErrorsNameTheLineAndTheFix(t *testing.T) {
 			[]string{"/principal/graphql", `protocol is not graphql`, `fix: add "protocol": "graphql"`}},
 		{"a precondition on a mutation", `"result": {`, `"precondition": {"header": "If-Match", "refusal": {"status": [412]}}, "result": {`,
 			[]string{"/actions/0/precondition", "not carried by a GraphQL mutation", "fix: pass the version in the mutation's variables"}},
+		{"a variable sending an argument no quote line shows", `{"label": "Reason", "to": "{args.reason}"},`, ``,
+			[]string{"/actions/0/request/graphql/variables/input", "sends args.reason to the system, but no quote line shows it"}},
 	}
 	// The error names the line of the first operation, not of old.
 	at := map[string]string{"graphql in a plain HTTP file": `"graphql": {
-      "query": "query Customer`}
+      "query": "query Customer`,
+		"a variable sending an argument no quote line shows": `"variables": {"input":`}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			raw, err := os.ReadFile(gqlFile)

@@ -88,7 +88,7 @@ func (s *tokenSource) credential(ctx context.Context) (credential, error) {
 	select {
 	case s.sem <- struct{}{}:
 	case <-ctx.Done():
-		return nil, s.failed(ctx.Err())
+		return nil, s.failed(ctx.Err(), "")
 	}
 	defer func() { <-s.sem }()
 	if t := s.current(); t != nil {
@@ -100,7 +100,7 @@ func (s *tokenSource) credential(ctx context.Context) (credential, error) {
 	fetchedAt := s.now()
 	tok, err := s.fetch(context.WithValue(ctx, oauth2.HTTPClient, s.client), refresh)
 	if err != nil {
-		return nil, s.failed(err)
+		return nil, s.failed(err, refresh)
 	}
 	t := &heldToken{access: tok.AccessToken}
 	lifetime := time.Duration(tok.ExpiresIn) * time.Second
@@ -122,15 +122,23 @@ func (s *tokenSource) credential(ctx context.Context) (credential, error) {
 
 // failed maps a token request that gave no token: nothing was sent to the
 // system. The endpoint's refusal (4xx) will not change by itself; anything
-// else may.
-func (s *tokenSource) failed(err error) *adapter.Error {
-	cause := &tokenError{text: s.redact.Replace(err.Error())}
+// else may. refresh, the token the request traded, may be one the endpoint
+// rotated to, which the file's redaction never saw, so it is replaced too.
+func (s *tokenSource) failed(err error, refresh string) *adapter.Error {
+	redact := func(text string) string {
+		text = s.redact.Replace(text)
+		if refresh != "" {
+			text = strings.ReplaceAll(text, refresh, "[redacted]")
+		}
+		return text
+	}
+	cause := &tokenError{text: redact(err.Error())}
 	ae := &adapter.Error{Code: "system_authentication_failed", Outcome: adapter.NotSent, Retryable: true, Err: cause,
 		Message: s.system + " gave no access token; nothing was sent.",
 		Hint:    "Try again in a moment; if it keeps failing, hand the conversation to a person."}
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode < 500 {
-		cause.text = s.redact.Replace(fmt.Sprintf("the token endpoint answered %d %s %s", re.Response.StatusCode, re.ErrorCode, re.ErrorDescription))
+		cause.text = redact(fmt.Sprintf("the token endpoint answered %d %s %s", re.Response.StatusCode, re.ErrorCode, re.ErrorDescription))
 		ae.Retryable = false
 		ae.Hint = "Hand this call to a person: the credentials in " + s.env + " were refused."
 	}

@@ -79,7 +79,7 @@ func (ts *tokenServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if grant == "refresh_token" {
 		if r.PostForm.Get("refresh_token") != ts.refresh {
 			w.WriteHeader(http.StatusBadRequest)
-			_ = json.NewEncoder(w).Encode(map[string]any{"error": "invalid_grant", "error_description": "the refresh token was used before"})
+			_ = json.NewEncoder(w).Encode(map[string]any{"error": "invalid_grant", "error_description": fmt.Sprintf("the refresh token %q was used before", r.PostForm.Get("refresh_token"))})
 			return
 		}
 		ts.rotation++
@@ -255,6 +255,33 @@ func TestOAuthRefreshTokenRotates(t *testing.T) {
 		"refresh_token basic=false scope= audience= refresh=rt-2"}
 	if got := strings.Join(ts.grants, "\n"); got != strings.Join(want, "\n") {
 		t.Errorf("token requests:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
+	}
+}
+
+// TestOAuthRotatedRefreshTokenNeverInAnError: a refresh token the endpoint
+// rotated to, refused later and echoed in the endpoint's answer, is in no
+// error, as the environment's one is not.
+func TestOAuthRotatedRefreshTokenNeverInAnError(t *testing.T) {
+	t.Parallel()
+	a, _, ts, clk, err := oauthPayments(t, `{"type": "oauth2_refresh_token", "token_url": "/oauth/token",
+		"refresh_token_env": "PAYMENTS_REFRESH_TOKEN", "client_id_env": "PAYMENTS_CLIENT_ID", "client_secret_env": "PAYMENTS_CLIENT_SECRET"}`,
+		map[string]string{"PAYMENTS_CLIENT_ID": "countersign", "PAYMENTS_CLIENT_SECRET": "cs-0123456789", "PAYMENTS_REFRESH_TOKEN": "rt-0"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := readCharge(t, a); err != nil {
+		t.Fatal(err)
+	}
+	ts.mu.Lock()
+	ts.refresh = "revoked" // the adapter holds rt-1, which the endpoint no longer takes
+	ts.mu.Unlock()
+	clk.advance(10 * time.Minute)
+	err = readCharge(t, a)
+	if ae, ok := adapter.AsError(err); !ok || ae.Code != "system_authentication_failed" {
+		t.Fatalf("%v, want system_authentication_failed", err)
+	}
+	if !strings.Contains(err.Error(), "invalid_grant") || strings.Contains(err.Error(), "rt-1") {
+		t.Errorf("the error %q should say invalid_grant and never the rotated refresh token", err)
 	}
 }
 
