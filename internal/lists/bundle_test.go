@@ -36,6 +36,7 @@ type testBundle struct {
 	clock     *clocktest.Clock
 	customer  demoshop.Customer
 	agent     controlplane.Actor
+	second    controlplane.Actor // another agent, for a second approval
 	assistant controlplane.Actor
 }
 
@@ -69,6 +70,8 @@ func setup(t *testing.T) *testBundle {
 	owner := mk(accounts.Manager, "Priya Owner")
 	agent := mk(accounts.Agent, "Sam Agent")
 	b.agent = controlplane.UserActor(agent.ID, "agent", agent.Name)
+	second := mk(accounts.Agent, "Lee Agent")
+	b.second = controlplane.UserActor(second.ID, "agent", second.Name)
 	if err := b.cp.EnsurePolicies(ctx, &owner.ID); err != nil {
 		t.Fatal(err)
 	}
