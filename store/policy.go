@@ -28,25 +28,29 @@ type Policy struct {
 	// StepUpEvery and StepUpAboveCents say which staff approvals of the
 	// action need a passkey assertion made for the decision (every one, or
 	// those above the amount); off by default.
-	StepUpEvery      bool      `db:"step_up_every"`
-	StepUpAboveCents *int64    `db:"step_up_above_cents"`
-	Version          int32     `db:"version"`
-	UpdatedAt        time.Time `db:"updated_at"`
+	StepUpEvery      bool   `db:"step_up_every"`
+	StepUpAboveCents *int64 `db:"step_up_above_cents"`
+	// LimitCurrency is the ISO 4217 code (upper case) the amount limits
+	// are in; 'USD' for the policies written before it existed.
+	LimitCurrency string    `db:"limit_currency"`
+	Version       int32     `db:"version"`
+	UpdatedAt     time.Time `db:"updated_at"`
 }
 
 const policyColumns = `system, action, stage, enabled, auto_max_cents, approval_above_cents, second_approver_above_cents,
-	approval_window, confirmation_window, owner_id, review_on, approver_roles, step_up_every, step_up_above_cents, version, updated_at`
+	approval_window, confirmation_window, owner_id, review_on, approver_roles, step_up_every, step_up_above_cents, limit_currency, version, updated_at`
 
 // EnsurePolicy inserts p unless the action already has a policy; an
 // existing policy is never overwritten by a default.
 func (s *Store) EnsurePolicy(ctx context.Context, p Policy) error {
 	_, err := s.pool.Exec(ctx, `
 		INSERT INTO policies (system, action, stage, enabled, auto_max_cents, approval_above_cents,
-			second_approver_above_cents, approval_window, confirmation_window, owner_id, review_on, updated_at, approver_roles)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, coalesce($13, '{agent}'::text[]))
+			second_approver_above_cents, approval_window, confirmation_window, owner_id, review_on, updated_at, approver_roles,
+			limit_currency)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, coalesce($13, '{agent}'::text[]), coalesce(nullif($14, ''), 'USD'))
 		ON CONFLICT (system, action) DO NOTHING`,
 		p.System, p.Action, p.Stage, p.Enabled, p.AutoMaxCents, p.ApprovalAboveCents, p.SecondApproverAboveCents,
-		p.ApprovalWindow, p.ConfirmationWindow, p.OwnerID, p.ReviewOn, p.UpdatedAt, p.ApproverRoles)
+		p.ApprovalWindow, p.ConfirmationWindow, p.OwnerID, p.ReviewOn, p.UpdatedAt, p.ApproverRoles, p.LimitCurrency)
 	if err != nil {
 		return fmt.Errorf("store.EnsurePolicy(%s/%s): %w", p.System, p.Action, err)
 	}
@@ -81,12 +85,12 @@ func (t *Tx) UpdatePolicy(ctx context.Context, p Policy, expectedVersion int32) 
 		UPDATE policies SET stage = $3, enabled = $4, auto_max_cents = $5, approval_above_cents = $6,
 			second_approver_above_cents = $7, approval_window = $8, confirmation_window = $9, owner_id = $10,
 			review_on = $11, updated_at = $12, approver_roles = $14, step_up_every = $15, step_up_above_cents = $16,
-			version = version + 1
+			limit_currency = coalesce(nullif($17, ''), limit_currency), version = version + 1
 		WHERE system = $1 AND action = $2 AND version = $13
 		RETURNING `+policyColumns,
 		p.System, p.Action, p.Stage, p.Enabled, p.AutoMaxCents, p.ApprovalAboveCents, p.SecondApproverAboveCents,
 		p.ApprovalWindow, p.ConfirmationWindow, p.OwnerID, p.ReviewOn, p.UpdatedAt, expectedVersion, p.ApproverRoles,
-		p.StepUpEvery, p.StepUpAboveCents)
+		p.StepUpEvery, p.StepUpAboveCents, p.LimitCurrency)
 	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Policy])
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Policy{}, fmt.Errorf("store.UpdatePolicy(%s/%s): %w", p.System, p.Action, ErrConflict)

@@ -235,13 +235,8 @@ func (s *Service) mayConfirm(row store.Invocation, task store.Task) bool {
 }
 
 // decidedMeanwhile says err is a guarded transition that found the
-// request or its task moved on. The refusal of amounts in two currencies
-// under a policy's limits (mixedExposure, when the route is checked again)
-// is a Conflict too, but nothing moved on: the customer is told.
+// request or its task moved on.
 func decidedMeanwhile(err error) bool {
 	e, ok := apperr.As(err)
-	if ok && e.Code == CodeMixedCurrencyExposure {
-		return false
-	}
 	return ok && (e.Kind == apperr.IllegalTransition || e.Kind == apperr.Conflict) || errors.Is(err, store.ErrConflict)
 }

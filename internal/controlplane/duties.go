@@ -105,7 +105,7 @@ func (s *Service) approveAsStaff(ctx context.Context, actor Actor, id string, ex
 			}
 			// Step-up counts the amount as the second approver does: with
 			// the exposure before it, under the policy in force now.
-			two, needStepUp = rc.need == byTwoAgents, policy.NeedsStepUp(rc.total)
+			two, needStepUp = rc.need == byTwoAgents, rc.needsStepUp()
 		}
 		su, err := checkStepUp(ctx, tx, actor, row, hash, up, needStepUp)
 		if err != nil {

@@ -56,24 +56,31 @@ func exposureLocks(o object, action, customerRef string, money bool) []string {
 // business key, on that business object and on the customer's objects with
 // a key of that name, in every system and action), within the exposure
 // window, across tasks and assistants: the larger of the two totals, in
-// the minor units of the request's currency only (exposureCurrency refuses
-// what cannot be compared). before, when set, is an invocation being
-// decided again: only what was recorded before it counts, since every
-// later proposal was routed with it counted.
-func (s *Service) priorExposure(ctx context.Context, tx *store.Tx, p Policy, o object, action, customerRef, before, currency string) (int64, error) {
-	cur, err := limitedCurrency(p, currency)
-	if err != nil {
-		return 0, err
-	}
+// the minor units of the request's currency only, never converted nor
+// added to another currency's. The unlike it returns says when p cannot
+// compare the amount (exposure_currency.go): the request's currency is
+// not p's limits', or another currency moved or is pending there. before,
+// when set, is an invocation being decided again: only what was recorded
+// before it counts, since every later proposal was routed with it counted.
+func (s *Service) priorExposure(ctx context.Context, tx *store.Tx, p Policy, o object, action, customerRef, before, currency string) (int64, unlike, error) {
+	cur := exposureCode(currency)
 	e, err := tx.Exposure(ctx, store.ExposureQuery{System: o.system, Action: action, CustomerRef: customerRef,
 		TargetID: o.targetID, KeyName: o.key.Name, KeyValue: o.key.Value, Since: s.now().Add(-s.cfg.ExposureWindow), Before: before, Currency: cur})
 	if err != nil {
-		return 0, err
+		return 0, unlike{}, err
 	}
-	if err := mixedExposure(p, cur, e.OtherCurrency); err != nil {
-		return 0, err
+	return max(e.CustomerCents, e.TargetCents), unlikeAmount(p, cur, e.OtherCurrency), nil
+}
+
+// routeOf is where a proposal of amount (nil for none) goes under policy
+// p with prior already moved or pending in its currency: RouteExposure,
+// unless u says its amount cannot be compared with p's limits; then a
+// person decides, whatever the stage, and the reason says why.
+func routeOf(p Policy, amount *int64, prior int64, u unlike, reversal bool) Route {
+	if amount != nil && u.code != "" {
+		return Route{State: AwaitingApproval, Reason: u.reason(), Window: p.ApprovalWindow}
 	}
-	return max(e.CustomerCents, e.TargetCents), nil
+	return RouteExposure(p, amount, prior, reversal)
 }
 
 // decider is who must say yes to a request, lowest first: a decision by a
@@ -104,15 +111,17 @@ func (d decider) word() string {
 }
 
 // needs is who must decide a request routed r under policy p, whose amount
-// together with its prior exposure is total.
-func (r Route) needs(p Policy, total *int64) decider {
+// together with its prior exposure is total. An amount u makes unlike is
+// compared with no threshold, so it takes the strictest path p has: two
+// different agents when p has a second-approver amount at all.
+func (r Route) needs(p Policy, total *int64, u unlike) decider {
 	switch r.State {
 	case Approved:
 		return byPolicy
 	case AwaitingConfirmation:
 		return byCustomer
 	}
-	if needsSecondApprover(p, total) {
+	if needsSecondApprover(p, total) || u.code != "" && p.SecondApproverAboveCents != nil {
 		return byTwoAgents
 	}
 	return byAgent
@@ -126,6 +135,19 @@ type recheck struct {
 	need   decider
 	total  *int64
 	prior  int64
+	// unlike says the amount cannot be compared with the policy's limits.
+	unlike unlike
+}
+
+// needsStepUp reports whether a staff approval of the rechecked request
+// needs a passkey proof: as Policy.NeedsStepUp with the amount and its
+// exposure, and, for an amount the limits cannot compare, whenever the
+// policy asks one above any amount.
+func (rc recheck) needsStepUp() bool {
+	if rc.unlike.code != "" && rc.policy.StepUpAboveCents != nil {
+		return true
+	}
+	return rc.policy.NeedsStepUp(rc.total)
 }
 
 // routeNow routes a recorded invocation again under policy p and the
@@ -134,20 +156,21 @@ type recheck struct {
 func (s *Service) routeNow(ctx context.Context, tx *store.Tx, row store.Invocation, customerRef string, p Policy) (recheck, error) {
 	amount := row.AmountCents
 	var prior int64
+	var u unlike
 	if amount != nil {
 		var err error
 		o, currency := recordedObject(row)
-		if prior, err = s.priorExposure(ctx, tx, p, o, row.Action, customerRef, row.ID, currency); err != nil {
+		if prior, u, err = s.priorExposure(ctx, tx, p, o, row.Action, customerRef, row.ID, currency); err != nil {
 			return recheck{}, err
 		}
 	}
-	route := RouteExposure(p, amount, prior, row.CompensatesID != nil)
+	route := routeOf(p, amount, prior, u, row.CompensatesID != nil)
 	total := amount
 	if amount != nil {
 		t := *amount + prior
 		total = &t
 	}
-	return recheck{route: route, policy: p, need: route.needs(p, total), total: total, prior: prior}, nil
+	return recheck{route: route, policy: p, need: route.needs(p, total, u), total: total, prior: prior, unlike: u}, nil
 }
 
 // decided is who already said yes to an invocation's approved arguments,
@@ -234,7 +257,10 @@ func (s *Service) reroute(ctx context.Context, tx *store.Tx, actor Actor, row st
 		return err
 	}
 	why := "what already moved or is pending on this customer or object now needs " + rc.need.word()
-	if rc.policy.Version != row.PolicyVersion {
+	switch {
+	case rc.unlike.code != "":
+		why = rc.route.Reason
+	case rc.policy.Version != row.PolicyVersion:
 		why = fmt.Sprintf("the policy changed after the proposal (v%d to v%d) and now needs %s", row.PolicyVersion, rc.policy.Version, rc.need.word())
 	}
 	return s.record(ctx, tx, SystemActor, EventInvocationRerouted, row.TaskID, row.ID, map[string]any{

@@ -4,25 +4,35 @@ import (
 	"fmt"
 	"strings"
 
-	"countersign/internal/apperr"
+	"countersign/internal/money"
 )
 
-// LimitCurrency is the currency a policy's amounts are in: its automatic
-// ceiling, approval threshold, second-approver amount and step-up amount,
-// which the console writes and reads in US dollars. A policy carries no
-// currency of its own yet, so every limit is in this one.
-const LimitCurrency = "USD"
+// DefaultLimitCurrency is the currency of the limits of a policy that
+// names none: the limits written before a policy stated its currency were
+// in US dollars, and a quote that names no currency is read in them.
+const DefaultLimitCurrency = "USD"
 
-// Codes of the refusals of an amount that cannot be compared with a
-// policy's limits.
+// Not-dispatched reasons of a request whose route, checked again at the
+// permit, can no longer be compared with its policy's limits and needs a
+// person who has not said yes (only the customer confirmed it, or the
+// policy approved it, before the limits or the other currency came).
 const (
 	// CodeCurrencyNotLimited: the request is in a currency other than the
 	// policy's limits.
 	CodeCurrencyNotLimited = "currency_not_limited"
-	// CodeMixedCurrencyExposure: the customer or object already has money
-	// moved or pending in another currency within the exposure window.
+	// CodeMixedCurrencyExposure: the customer or object has money moved or
+	// pending in another currency within the exposure window.
 	CodeMixedCurrencyExposure = "mixed_currency_exposure"
 )
+
+// Currency is the currency p's amount limits are in, upper case: its
+// LimitCurrency, US dollars when it names none.
+func (p Policy) Currency() string {
+	if p.LimitCurrency == "" {
+		return DefaultLimitCurrency
+	}
+	return strings.ToUpper(p.LimitCurrency)
+}
 
 // hasAmountLimits reports whether p compares amounts with any limit.
 func (p Policy) hasAmountLimits() bool {
@@ -33,57 +43,74 @@ func (p Policy) hasAmountLimits() bool {
 // dollars when the quote names none (as money.Format reads it).
 func exposureCode(currency string) string {
 	if currency == "" {
-		return LimitCurrency
+		return DefaultLimitCurrency
 	}
 	return strings.ToUpper(currency)
 }
 
-// limitedCurrency is the request's currency as the exposure sums it, or
-// a refusal when p has limits and they are in another currency: 4,210 yen
-// compared with a $25.00 ceiling would read as $42.10, so the amount is
-// refused, never converted nor compared.
-func limitedCurrency(p Policy, currency string) (string, error) {
-	cur := exposureCode(currency)
-	if cur == LimitCurrency || !p.hasAmountLimits() {
-		return cur, nil
-	}
-	return "", &apperr.Error{Kind: apperr.Invalid, Code: CodeCurrencyNotLimited,
-		Message: fmt.Sprintf("This request moves %s, and the limits of the policy of %s are in %s: the two cannot be compared.",
-			cur, p.Action, LimitCurrency),
-		Hint: "A person handles this request in the business system, or an administrator removes the policy's amount limits.",
-		Fields: map[string]string{"currency": fmt.Sprintf("is %s; the policy's limits are in %s: propose amounts in %s, or hand the case to a person",
-			cur, LimitCurrency, LimitCurrency)}}
+// unlike says why a request's amount cannot be compared with its
+// policy's limits: it is in another currency than they are, or money in
+// another currency moved or is pending on its customer or object (adding
+// the two would sum unlike units, leaving one out would let a split
+// across currencies pass under the limits). Nothing is converted: such a
+// request goes to a person (Route), under the strictest rules the policy
+// has (decider, NeedsStepUp). The zero value is a comparable amount.
+type unlike struct {
+	// code is CodeCurrencyNotLimited or CodeMixedCurrencyExposure; "" when
+	// the amount compares.
+	code string
+	// cur is the request's currency, other the other one at stake: the
+	// policy's limits' or the one already moved.
+	cur, other string
 }
 
-// mixedExposure refuses a request when money in another currency moved or
-// is pending on the same customer or object and p has limits: adding the
-// two would compare a sum of unlike units with the limits, and leaving one
-// out would let a split across currencies pass under them.
-func mixedExposure(p Policy, cur, other string) error {
-	if other == "" || !p.hasAmountLimits() {
-		return nil
+// unlikeAmount is why p cannot compare an amount in cur on a customer or
+// object where other (empty for none) also moved or is pending. A policy
+// without amount limits compares nothing, so nothing is unlike under it.
+func unlikeAmount(p Policy, cur, other string) unlike {
+	switch {
+	case !p.hasAmountLimits():
+		return unlike{}
+	case cur != p.Currency():
+		return unlike{code: CodeCurrencyNotLimited, cur: cur, other: p.Currency()}
+	case other != "":
+		return unlike{code: CodeMixedCurrencyExposure, cur: cur, other: other}
 	}
-	return &apperr.Error{Kind: apperr.Conflict, Code: CodeMixedCurrencyExposure,
-		Message: fmt.Sprintf("Money in %s moved or is pending on this customer or object, and this request is in %s: amounts in different currencies are never added up against the policy's limits.",
-			other, cur),
-		Hint: "Wait until the exposure window has passed, or hand the case to a person.",
-		Fields: map[string]string{"currency": fmt.Sprintf("is %s, and %s already moved or is pending on this customer or object: propose in one currency only, or hand the case to a person",
-			cur, other)}}
+	return unlike{}
 }
 
-// currencyReason is why a request whose route, checked again at the
-// permit, was refused for its currency (limitedCurrency, mixedExposure)
-// is not dispatched; "" for any other err.
-func currencyReason(err error) NotDispatchedReason {
-	e, ok := apperr.As(err)
-	if !ok {
-		return ""
-	}
-	switch e.Code {
+// Unlike reports whether inv moves an amount in another currency than
+// p's amount limits, so that none of them is compared with it (the card
+// asks it; the route counted money in another currency on the customer
+// or object too, which only its reason says).
+func (p Policy) Unlike(inv Invocation) bool {
+	return inv.AmountCents != nil && unlikeAmount(p, exposureCode(inv.Quote.Currency), "").code != ""
+}
+
+// reason is the route reason of an amount u makes unlike, in plain words
+// for the card, the task view and the assistant ("" for a comparable one).
+func (u unlike) reason() string {
+	switch u.code {
 	case CodeCurrencyNotLimited:
-		return ReasonCurrencyNotLimited
+		return fmt.Sprintf("It moves %s; this action's limits are in %s, so a person decides.", u.cur, u.other)
 	case CodeMixedCurrencyExposure:
-		return ReasonMixedCurrency
+		return fmt.Sprintf("It moves %s, and %s already moved or is pending on this customer or object; amounts in different currencies are never added up, so a person decides.",
+			u.cur, u.other)
 	}
 	return ""
+}
+
+// notDispatched is the not-dispatched reason of a request u makes unlike
+// whose deciders no longer cover its route at the permit.
+func (u unlike) notDispatched() NotDispatchedReason {
+	return NotDispatchedReason(u.code)
+}
+
+// ValidLimitCurrency is the field error of a policy's limit currency that
+// is not an ISO 4217 code, or "".
+func ValidLimitCurrency(code string) string {
+	if money.Known(code) {
+		return ""
+	}
+	return "enter the ISO 4217 code of the currency the amounts are in, in capitals: USD, EUR, GBP, JPY"
 }

@@ -149,12 +149,6 @@ func (s *Service) permitCheck(ctx context.Context, tx *store.Tx, row store.Invoc
 	// approved must be enough for what the route needs today, counting
 	// only the people the policy lets decide now.
 	rc, err := s.routeNow(ctx, tx, row, task.CustomerRef, policyFromRow(*reads.Policy))
-	if reason := currencyReason(err); reason != "" {
-		// Limits that came into force after the decision cannot compare
-		// its currency: the refusal ends the request, as an error every
-		// later permit would meet again would leave it approved for ever.
-		return reason, false, nil
-	}
 	if err != nil {
 		return "", false, err
 	}
@@ -162,6 +156,12 @@ func (s *Service) permitCheck(ctx context.Context, tx *store.Tx, row store.Invoc
 		got, err := decided(ctx, tx, row, rc.policy)
 		if err != nil {
 			return "", false, err
+		}
+		if got < rc.need && rc.unlike.code != "" {
+			// Limits in another currency, or another currency on the
+			// customer or object, came after the yes it has: the amount
+			// is not compared, and the reason says so.
+			return rc.unlike.notDispatched(), false, nil
 		}
 		if got < rc.need {
 			return ReasonRouteChanged, false, nil

@@ -66,8 +66,13 @@ type Policy struct {
 	// need one. Either needs it (NeedsStepUp).
 	StepUpEvery      bool
 	StepUpAboveCents *int64
-	Version          int32
-	UpdatedAt        time.Time
+	// LimitCurrency is the ISO 4217 code (upper case) every amount limit
+	// above is in, in its minor units; empty reads as US dollars
+	// (Currency). An amount in another currency is never compared with
+	// them: a person decides it (exposure_currency.go).
+	LimitCurrency string
+	Version       int32
+	UpdatedAt     time.Time
 }
 
 // NeedsStepUp reports whether a staff approval of a request of amountCents
@@ -128,7 +133,7 @@ func policyFromRow(r store.Policy) Policy {
 		ApprovalAboveCents: r.ApprovalAboveCents, SecondApproverAboveCents: r.SecondApproverAboveCents,
 		ApprovalWindow: r.ApprovalWindow, ConfirmationWindow: r.ConfirmationWindow, OwnerID: r.OwnerID,
 		ReviewOn: r.ReviewOn, ApproverRoles: approverRoles(r.ApproverRoles), StepUpEvery: r.StepUpEvery,
-		StepUpAboveCents: r.StepUpAboveCents, Version: r.Version, UpdatedAt: r.UpdatedAt}
+		StepUpAboveCents: r.StepUpAboveCents, LimitCurrency: r.LimitCurrency, Version: r.Version, UpdatedAt: r.UpdatedAt}
 }
 
 // Route is where a policy sends a proposal, and why.
@@ -169,10 +174,10 @@ func RouteExposure(p Policy, amountCents *int64, prior int64, reversal bool) Rou
 	if amountCents != nil && prior > 0 {
 		sum := *amountCents + prior
 		total = &sum
-		what = fmt.Sprintf("The amount with what already moved or is pending on this customer or object (%s in all)", money.Format(sum, ""))
+		what = fmt.Sprintf("The amount with what already moved or is pending on this customer or object (%s in all)", money.Format(sum, p.Currency()))
 	}
 	if total != nil && p.ApprovalAboveCents != nil && *total > *p.ApprovalAboveCents {
-		return approval(fmt.Sprintf("%s is above the approval threshold of %s.", what, money.Format(*p.ApprovalAboveCents, "")))
+		return approval(fmt.Sprintf("%s is above the approval threshold of %s.", what, money.Format(*p.ApprovalAboveCents, p.Currency())))
 	}
 	switch p.Stage {
 	case StageAssisted:
@@ -186,7 +191,7 @@ func RouteExposure(p Policy, amountCents *int64, prior int64, reversal bool) Rou
 		case total != nil && p.AutoMaxCents == nil:
 			return approval("Automatic approval pays out only up to a ceiling, and this policy has none.")
 		case total != nil && p.AutoMaxCents != nil && *total > *p.AutoMaxCents:
-			return approval(fmt.Sprintf("%s is above the automatic ceiling of %s.", what, money.Format(*p.AutoMaxCents, "")))
+			return approval(fmt.Sprintf("%s is above the automatic ceiling of %s.", what, money.Format(*p.AutoMaxCents, p.Currency())))
 		}
 		return Route{State: Approved, Reason: "Within the policy's limits."}
 	}

@@ -44,7 +44,8 @@ func (s *Service) ChangePolicy(ctx context.Context, actor Actor, draft Policy, e
 			AutoMaxCents: draft.AutoMaxCents, ApprovalAboveCents: draft.ApprovalAboveCents,
 			SecondApproverAboveCents: draft.SecondApproverAboveCents, ApprovalWindow: draft.ApprovalWindow,
 			ConfirmationWindow: draft.ConfirmationWindow, OwnerID: draft.OwnerID, ReviewOn: draft.ReviewOn, UpdatedAt: s.now(),
-			ApproverRoles: approverRoles(draft.ApproverRoles), StepUpEvery: draft.StepUpEvery, StepUpAboveCents: draft.StepUpAboveCents}
+			ApproverRoles: approverRoles(draft.ApproverRoles), StepUpEvery: draft.StepUpEvery, StepUpAboveCents: draft.StepUpAboveCents,
+			LimitCurrency: draft.Currency()}
 		after, err := tx.UpdatePolicy(ctx, row, expectedVersion)
 		if errors.Is(err, store.ErrConflict) {
 			return apperr.Wrap(err, apperr.Conflict, "Someone changed this policy while you were editing it. Reload it and make your change again.")
@@ -83,6 +84,9 @@ func validateDraft(p Policy, reason string, money bool) map[string]string {
 			fields[name] = "use an amount of zero or more"
 		}
 	}
+	if msg := ValidLimitCurrency(p.Currency()); msg != "" {
+		fields["currency"] = msg
+	}
 	if !money && p.StepUpAboveCents != nil {
 		fields["step_up_above"] = "this action moves no amount: leave it blank, or ask for a passkey on every approval"
 	}
@@ -104,7 +108,8 @@ func (p Policy) summary() map[string]any {
 	m := map[string]any{"stage": int(p.Stage), "enabled": p.Enabled, "auto_max_cents": p.AutoMaxCents,
 		"approval_above_cents": p.ApprovalAboveCents, "second_approver_above_cents": p.SecondApproverAboveCents,
 		"approval_window": p.ApprovalWindow.String(), "confirmation_window": p.ConfirmationWindow.String(), "owner_id": p.OwnerID,
-		"approver_roles": approverRoles(p.ApproverRoles), "step_up_every": p.StepUpEvery, "step_up_above_cents": p.StepUpAboveCents}
+		"approver_roles": approverRoles(p.ApproverRoles), "step_up_every": p.StepUpEvery, "step_up_above_cents": p.StepUpAboveCents,
+		"limit_currency": p.Currency()}
 	if p.ReviewOn != nil {
 		m["review_on"] = p.ReviewOn.Format(time.DateOnly)
 	}
@@ -120,17 +125,21 @@ type WhatIf struct {
 	// would have been approved by the policy, sent to an agent, sent to the
 	// customer, or refused because the action is switched off.
 	Auto, Approval, Confirmation, Refused int
-	// The money involved in each of those, in cents of LimitCurrency.
+	// The money involved in each of those, in minor units of the
+	// draft's limit currency (Policy.Currency).
 	AutoCents, ApprovalCents, ConfirmationCents, RefusedCents int64
 	// OtherCurrency counts the proposals with an amount in another
-	// currency: the draft's limits would refuse them (counted in Refused)
-	// and their amounts are in none of the sums.
+	// currency than the draft's limits: under amount limits they would
+	// go to a person (counted in Approval), and their amounts are in
+	// none of the sums.
 	OtherCurrency int
 }
 
 // PolicyWhatIf replays the proposals of the draft's action made in the last
 // days days through RouteProposal under the draft, without changing
-// anything.
+// anything. A proposal in another currency than the draft's limits is
+// routed as a proposal is (routeOf): to a person when the draft has
+// amount limits.
 func (s *Service) PolicyWhatIf(ctx context.Context, draft Policy, days int) (WhatIf, error) {
 	since := s.now().AddDate(0, 0, -days)
 	rows, err := s.store.ProposalsSince(ctx, draft.System, draft.Action, since)
@@ -140,16 +149,13 @@ func (s *Service) PolicyWhatIf(ctx context.Context, draft Policy, days int) (Wha
 	w := WhatIf{Since: since, Proposals: len(rows)}
 	for _, r := range rows {
 		var cents int64
+		var u unlike
 		if r.AmountCents != nil {
 			cents = *r.AmountCents
-			if exposureCode(r.Currency) != LimitCurrency {
-				// The sums are in cents of LimitCurrency; limits refuse it.
+			if cur := exposureCode(r.Currency); cur != draft.Currency() {
 				w.OtherCurrency++
 				cents = 0
-				if draft.hasAmountLimits() {
-					w.Refused++
-					continue
-				}
+				u = unlikeAmount(draft, cur, "")
 			}
 		}
 		if !draft.Enabled {
@@ -157,7 +163,7 @@ func (s *Service) PolicyWhatIf(ctx context.Context, draft Policy, days int) (Wha
 			w.RefusedCents += cents
 			continue
 		}
-		switch RouteProposal(draft, r.AmountCents, r.Reversal).State {
+		switch routeOf(draft, r.AmountCents, 0, u, r.Reversal).State {
 		case Approved:
 			w.Auto++
 			w.AutoCents += cents

@@ -136,16 +136,17 @@ func (s *Service) recheckProposal(ctx context.Context, tx *store.Tx, d dryRun) (
 func (s *Service) recordRouted(ctx context.Context, tx *store.Tx, d dryRun, quoteJSON []byte, locked store.Task,
 	direct *directSend, ownerName string) (Invocation, error) {
 	var prior int64
+	var u unlike
 	if d.amount != nil {
 		var err error
-		if prior, err = s.priorExposure(ctx, tx, d.policy, objectOf(d.policy.System, d.quote.Target), d.spec.Name, d.task.CustomerRef, "", d.quote.Currency); err != nil {
+		if prior, u, err = s.priorExposure(ctx, tx, d.policy, objectOf(d.policy.System, d.quote.Target), d.spec.Name, d.task.CustomerRef, "", d.quote.Currency); err != nil {
 			return Invocation{}, err
 		}
 	}
 	if s.hooks.exposureCounted != nil {
 		s.hooks.exposureCounted()
 	}
-	route := RouteExposure(d.policy, d.amount, prior, d.p.compensates != nil)
+	route := routeOf(d.policy, d.amount, prior, u, d.p.compensates != nil)
 	inserted, err := tx.InsertInvocation(ctx, s.proposalRow(d, quoteJSON, route, prior))
 	if err != nil {
 		return Invocation{}, err

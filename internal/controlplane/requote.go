@@ -141,13 +141,14 @@ func (s *Service) insertSuccessor(ctx context.Context, tx *store.Tx, old Invocat
 	// closed above, no longer counts), counted under the exposure's lock
 	// the caller took.
 	var prior int64
+	var u unlike
 	if quote.AmountCents != nil {
 		var err error
-		if prior, err = s.priorExposure(ctx, tx, policy, objectOf(row.System, quote.Target), row.Action, task.CustomerRef, "", quote.Currency); err != nil {
+		if prior, u, err = s.priorExposure(ctx, tx, policy, objectOf(row.System, quote.Target), row.Action, task.CustomerRef, "", quote.Currency); err != nil {
 			return Invocation{}, err
 		}
 	}
-	route := RouteExposure(policy, quote.AmountCents, prior, old.CompensatesID != "")
+	route := routeOf(policy, quote.AmountCents, prior, u, old.CompensatesID != "")
 	if route.State != AwaitingApproval {
 		// The customer is the one deciding: a re-quote never skips them.
 		route = Route{State: AwaitingConfirmation, Reason: "re-quoted: the customer confirms the fresh quote", Window: policy.ConfirmationWindow}

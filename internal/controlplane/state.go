@@ -135,11 +135,12 @@ const (
 	ReasonNotConnected  NotDispatchedReason = "system_not_connected"
 	// ReasonCurrencyNotLimited: checked again at the permit, the request
 	// is in another currency than the policy's amount limits, which came
-	// into force after it was decided (limitedCurrency).
+	// into force after it was decided: a person must decide it, and only
+	// the customer or the policy did (unlikeAmount).
 	ReasonCurrencyNotLimited NotDispatchedReason = CodeCurrencyNotLimited
 	// ReasonMixedCurrency: checked again at the permit, money in another
 	// currency moved or is pending on the same customer or object, and the
-	// policy has amount limits (mixedExposure).
+	// policy has amount limits: as ReasonCurrencyNotLimited (unlikeAmount).
 	ReasonMixedCurrency NotDispatchedReason = CodeMixedCurrencyExposure
 )
 

@@ -8,10 +8,15 @@ package controlplane
 // one answer every place that offers an approval asks — the console's
 // card, queue and bulk approval, the Slack message — so a person is sent
 // to the step-up page where StaffDecide asks for one (which counts the
-// exposure again under the request's lock).
+// exposure again under the request's lock). An amount in another
+// currency than the policy's limits is compared with none of them: it
+// needs one whenever the policy asks one above any amount.
 func (s *Service) ApprovalNeedsStepUp(p *Policy, inv Invocation) bool {
 	if p == nil {
 		return false
+	}
+	if p.StepUpAboveCents != nil && p.Unlike(inv) {
+		return true
 	}
 	total := inv.AmountCents
 	if total != nil {

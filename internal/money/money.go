@@ -121,3 +121,10 @@ func groupDigits(digits string) string {
 	}
 	return b.String()
 }
+
+// Known reports whether code is an ISO 4217 currency code CLDR knows, as
+// written upper case ("EUR", "JPY"): the check of a currency a person
+// types, such as the one a policy's limits are in.
+func Known(code string) bool {
+	return len(code) == 3 && code == strings.ToUpper(code) && currency.IsValid(code)
+}
