@@ -125,9 +125,10 @@ type WhatIf struct {
 	// would have been approved by the policy, sent to an agent, sent to the
 	// customer, or refused because the action is switched off.
 	Auto, Approval, Confirmation, Refused int
-	// The money involved in each of those, in minor units of the
-	// draft's limit currency (Policy.Currency).
+	// The money involved in each of those, in minor units of Currency,
+	// the draft's limit currency (Policy.Currency).
 	AutoCents, ApprovalCents, ConfirmationCents, RefusedCents int64
+	Currency                                                  string
 	// OtherCurrency counts the proposals with an amount in another
 	// currency than the draft's limits: under amount limits they would
 	// go to a person (counted in Approval), and their amounts are in
@@ -146,7 +147,7 @@ func (s *Service) PolicyWhatIf(ctx context.Context, draft Policy, days int) (Wha
 	if err != nil {
 		return WhatIf{}, err
 	}
-	w := WhatIf{Since: since, Proposals: len(rows)}
+	w := WhatIf{Since: since, Proposals: len(rows), Currency: draft.Currency()}
 	for _, r := range rows {
 		var cents int64
 		var u unlike

@@ -2,7 +2,6 @@ package console
 
 import (
 	"context"
-	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -72,7 +71,7 @@ func (h *Handler) handlePolicyChange(c echo.Context) error {
 		AutoMax: c.FormValue("auto_max"), ApprovalAbove: c.FormValue("approval_above"), SecondApproverAbove: c.FormValue("second_approver_above"),
 		ApprovalHours: c.FormValue("approval_window"), ConfirmationMinutes: c.FormValue("confirmation_window"),
 		Owner: c.FormValue("owner"), ReviewOn: c.FormValue("review_on"), Reason: c.FormValue("reason"),
-		StepUpEvery: c.FormValue("step_up_every") == "on", StepUpAbove: c.FormValue("step_up_above")}
+		StepUpEvery: c.FormValue("step_up_every") == "on", StepUpAbove: c.FormValue("step_up_above"), Currency: c.FormValue("currency")}
 	if params, err := c.FormParams(); err == nil {
 		form.Approvers = params["approvers"]
 	}
@@ -159,11 +158,16 @@ func whatIfView(p controlplane.Policy, today controlplane.WhatIf, draft *control
 		TodayVersion: strconv.Itoa(int(p.Version))}
 	var more, fewer []string
 	for _, r := range whatIfRoutes {
-		row := views.WhatIfRow{Key: r.key, Route: say("console.rest.whatif."+r.key, nil), TodayCount: money.Count(int64(r.count(today))), TodayMoney: money.Format(r.cents(today), "")}
+		row := views.WhatIfRow{Key: r.key, Route: say("console.rest.whatif."+r.key, nil), TodayCount: money.Count(int64(r.count(today))),
+			TodayMoney: money.Format(r.cents(today), today.Currency)}
 		if draft != nil {
-			n, cents := r.count(*draft)-r.count(today), r.cents(*draft)-r.cents(today)
-			row.DraftCount, row.DraftMoney = money.Count(int64(r.count(*draft))), money.Format(r.cents(*draft), "")
-			row.Change, row.MoneyChange = signedCount(int64(n)), signedMoney(cents)
+			n := r.count(*draft) - r.count(today)
+			row.DraftCount, row.DraftMoney = money.Count(int64(r.count(*draft))), money.Format(r.cents(*draft), draft.Currency)
+			row.Change = signedCount(int64(n))
+			if draft.Currency == today.Currency {
+				// Sums in two currencies are not subtracted.
+				row.MoneyChange = signedMoney(r.cents(*draft)-r.cents(today), today.Currency)
+			}
 			switch {
 			case n > 0:
 				more = append(more, sayN("console.rest.whatif.more."+r.key, int64(n), nil))
@@ -194,13 +198,14 @@ func signedCount(n int64) string {
 	return say("console.rest.whatif.no_change", nil)
 }
 
-// signedMoney writes a change in money: "+$120.00", "−$15.00", "" for none.
-func signedMoney(cents int64) string {
+// signedMoney writes a change in money in currency: "+$120.00",
+// "−€15.00", "" for none.
+func signedMoney(minor int64, currency string) string {
 	switch {
-	case cents > 0:
-		return "+" + money.Format(cents, "")
-	case cents < 0:
-		return money.Format(cents, "")
+	case minor > 0:
+		return "+" + money.Format(minor, currency)
+	case minor < 0:
+		return money.Format(minor, currency)
 	}
 	return ""
 }
@@ -219,16 +224,23 @@ func (h *Handler) parsePolicyForm(ctx context.Context, current controlplane.Poli
 		errs["stage"] = say("console.rest.policies.error.stage", nil)
 	}
 	draft.Stage, draft.Enabled, draft.StepUpEvery = controlplane.Stage(stage), f.Enabled, f.StepUpEvery
+	// The amounts are read in the currency the form states for them, with
+	// its own decimals (none for yen).
+	cur := strings.ToUpper(strings.TrimSpace(f.Currency))
+	if !money.Known(cur) {
+		errs["currency"] = say("console.rest.policies.error.currency", nil)
+	}
+	draft.LimitCurrency = cur
 	for name, dst := range map[string]**int64{"auto_max": &draft.AutoMaxCents, "approval_above": &draft.ApprovalAboveCents,
 		"second_approver_above": &draft.SecondApproverAboveCents, "step_up_above": &draft.StepUpAboveCents} {
 		raw := map[string]string{"auto_max": f.AutoMax, "approval_above": f.ApprovalAbove, "second_approver_above": f.SecondApproverAbove,
 			"step_up_above": f.StepUpAbove}[name]
-		cents, ok := parsePolicyDollars(raw)
+		minor, ok := parsePolicyAmount(raw, cur)
 		if !ok {
-			errs[name] = say("console.rest.policies.error.amount", nil)
+			errs[name] = say("console.rest.policies.error.amount", locale.Params{"Currency": cur, "Example": money.Example(cur)})
 			continue
 		}
-		*dst = cents
+		*dst = minor
 	}
 	hours, err := strconv.ParseFloat(strings.TrimSpace(f.ApprovalHours), 64)
 	if err != nil || hours <= 0 || hours > 24*30 {
@@ -272,35 +284,36 @@ func (h *Handler) parsePolicyForm(ctx context.Context, current controlplane.Poli
 	return draft, int32(version), errs
 }
 
-// parsePolicyDollars reads "25", "25.5" or "25.50" as cents; blank is no limit.
-func parsePolicyDollars(s string) (*int64, bool) {
-	s = strings.TrimPrefix(strings.TrimSpace(s), "$")
-	if s == "" {
+// parsePolicyAmount reads a limit typed in currency's main unit ("25",
+// "25.50"; "4210" for yen) as its minor units; blank is no limit.
+func parsePolicyAmount(s, currency string) (*int64, bool) {
+	if strings.TrimSpace(s) == "" {
 		return nil, true
 	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f < 0 || f > 1e10 || math.IsNaN(f) {
+	minor, err := money.Parse(s, currency)
+	if err != nil {
 		return nil, false
 	}
-	cents := int64(math.Round(f * 100))
-	return &cents, true
+	return &minor, true
 }
 
-// dollarsField shows an optional amount in a form field; none is empty.
-func dollarsField(cents *int64) string {
-	if cents == nil {
+// amountField shows an optional limit in a form field, in the policy's
+// limit currency; none is empty.
+func amountField(minor *int64, currency string) string {
+	if minor == nil {
 		return ""
 	}
-	return money.Dollars(*cents)
+	return money.Major(*minor, currency)
 }
 
 func formOf(p controlplane.Policy) views.PolicyForm {
+	cur := p.Currency()
 	f := views.PolicyForm{Version: strconv.Itoa(int(p.Version)), Stage: strconv.Itoa(int(p.Stage)), Enabled: p.Enabled,
-		AutoMax: dollarsField(p.AutoMaxCents), ApprovalAbove: dollarsField(p.ApprovalAboveCents),
-		SecondApproverAbove: dollarsField(p.SecondApproverAboveCents),
+		Currency: cur, AutoMax: amountField(p.AutoMaxCents, cur), ApprovalAbove: amountField(p.ApprovalAboveCents, cur),
+		SecondApproverAbove: amountField(p.SecondApproverAboveCents, cur),
 		ApprovalHours:       strconv.FormatFloat(p.ApprovalWindow.Hours(), 'f', -1, 64),
 		ConfirmationMinutes: strconv.Itoa(int(p.ConfirmationWindow.Minutes())), Approvers: p.ApproverRoles,
-		StepUpEvery: p.StepUpEvery, StepUpAbove: dollarsField(p.StepUpAboveCents)}
+		StepUpEvery: p.StepUpEvery, StepUpAbove: amountField(p.StepUpAboveCents, cur)}
 	if p.OwnerID != nil {
 		f.Owner = strconv.FormatInt(*p.OwnerID, 10)
 	}
@@ -329,16 +342,16 @@ func (h *Handler) policyRow(p controlplane.Policy, names map[int64]string) views
 		Deadlines: say("console.rest.policies.deadlines", locale.Params{"Agents": metricsDuration(p.ApprovalWindow),
 			"Customers": metricsDuration(p.ConfirmationWindow)})}
 	if p.AutoMaxCents != nil {
-		r.Limits = append(r.Limits, say("console.rest.policies.auto_up_to", locale.Params{"Amount": money.Format(*p.AutoMaxCents, "")}))
+		r.Limits = append(r.Limits, say("console.rest.policies.auto_up_to", locale.Params{"Amount": money.Format(*p.AutoMaxCents, p.Currency())}))
 	}
 	if _, spec, err := h.cfg.Registry.Action(p.System, p.Action); err == nil {
 		r.Limits = append(r.Limits, spec.Limits...)
 	}
 	if p.ApprovalAboveCents != nil {
-		r.Approval = append(r.Approval, say("console.rest.policies.approval_above", locale.Params{"Amount": money.Format(*p.ApprovalAboveCents, "")}))
+		r.Approval = append(r.Approval, say("console.rest.policies.approval_above", locale.Params{"Amount": money.Format(*p.ApprovalAboveCents, p.Currency())}))
 	}
 	if p.SecondApproverAboveCents != nil {
-		r.Approval = append(r.Approval, say("console.rest.policies.second_approver_above", locale.Params{"Amount": money.Format(*p.SecondApproverAboveCents, "")}))
+		r.Approval = append(r.Approval, say("console.rest.policies.second_approver_above", locale.Params{"Amount": money.Format(*p.SecondApproverAboveCents, p.Currency())}))
 	}
 	r.Approval = append(r.Approval, say("console.rest.policies.decided_by", locale.Params{"Deciders": decidersWords(p)}))
 	if w := stepUpWords(p); w != "" {

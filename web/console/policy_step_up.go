@@ -13,7 +13,7 @@ func stepUpWords(p controlplane.Policy) string {
 	case p.StepUpEvery:
 		return say("console.rest.policies.step_up_every", nil)
 	case p.StepUpAboveCents != nil:
-		return say("console.rest.policies.step_up_above", locale.Params{"Amount": money.Format(*p.StepUpAboveCents, "")})
+		return say("console.rest.policies.step_up_above", locale.Params{"Amount": money.Format(*p.StepUpAboveCents, p.Currency())})
 	}
 	return ""
 }

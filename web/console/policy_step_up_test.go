@@ -28,8 +28,8 @@ func TestPolicyPageSetsStepUp(t *testing.T) {
 		t.Fatal("a fresh policy's form does not offer step-up, off")
 	}
 	for _, s := range []struct{ path, above, want string }{
-		{path, "-5", "use an amount in dollars"},
-		{path, "lots", "use an amount in dollars"},
+		{path, "-5", "use an amount in USD"},
+		{path, "lots", "use an amount in USD"},
 		{"/policies/shop/cancel_subscription", "10", "this action moves no amount"},
 	} {
 		v := webtest.PolicyForm(b, c.CSRF(s.path), "1", "3", "Passkeys for refunds.", "save")

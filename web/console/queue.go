@@ -237,17 +237,21 @@ func (h *Handler) cardView(ctx context.Context, card controlplane.QueueCard, u a
 	p := policies.get(ctx, h.cfg.Control, inv.System, inv.Action)
 	v.MayDecide, v.Deciders = cardDeciders(p, inv.System, inv.Action, u)
 	if p != nil {
+		// The limits are written in the policy's currency; an amount in
+		// another is compared with none of them, so it needs every
+		// person the policy can ask for (controlplane.Policy.Unlike).
+		unlike := p.Unlike(inv)
 		if p.ApprovalAboveCents != nil {
 			v.Limits = append(v.Limits, say("console.words.queue.limit_approval", locale.Params{
-				"Deciders": strings.ToUpper(v.Deciders[:1]) + v.Deciders[1:], "Amount": money.Format(*p.ApprovalAboveCents, inv.Quote.Currency)}))
+				"Deciders": strings.ToUpper(v.Deciders[:1]) + v.Deciders[1:], "Amount": money.Format(*p.ApprovalAboveCents, p.Currency())}))
 		}
 		if p.SecondApproverAboveCents != nil {
-			v.Limits = append(v.Limits, say("console.words.queue.limit_second", locale.Params{"Amount": money.Format(*p.SecondApproverAboveCents, inv.Quote.Currency)}))
+			v.Limits = append(v.Limits, say("console.words.queue.limit_second", locale.Params{"Amount": money.Format(*p.SecondApproverAboveCents, p.Currency())}))
 			// With what already moved or is pending on the customer or
 			// object: the approval counts it too.
-			v.NeedsSecond = inv.AmountCents != nil && *inv.AmountCents+inv.ExposureCents > *p.SecondApproverAboveCents
+			v.NeedsSecond = unlike || inv.AmountCents != nil && *inv.AmountCents+inv.ExposureCents > *p.SecondApproverAboveCents
 		}
-		v.LowRisk = err == nil && spec.Risk == adapter.Reversible && !v.NeedsSecond &&
+		v.LowRisk = err == nil && spec.Risk == adapter.Reversible && !v.NeedsSecond && !unlike &&
 			(inv.AmountCents == nil || (p.AutoMaxCents != nil && *inv.AmountCents+inv.ExposureCents <= *p.AutoMaxCents))
 	}
 	v.Irreversible = err == nil && spec.Risk == adapter.Irreversible

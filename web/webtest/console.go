@@ -98,7 +98,7 @@ func ShownMetrics(t *testing.T, doc *goquery.Document) map[string][2]string {
 
 // PolicyForm is the edit form of issue_refund as a manager would post it.
 func PolicyForm(b *Stack, csrf, version, stage, reason, intent string) url.Values {
-	return url.Values{"owner": {fmt.Sprint(b.Users[accounts.Manager].ID)}, "_csrf": {csrf}, "version": {version}, "stage": {stage}, "enabled": {"on"}, "auto_max": {"25.00"},
+	return url.Values{"owner": {fmt.Sprint(b.Users[accounts.Manager].ID)}, "_csrf": {csrf}, "version": {version}, "stage": {stage}, "enabled": {"on"}, "currency": {"USD"}, "auto_max": {"25.00"},
 		"approval_above": {"200.00"}, "second_approver_above": {"500.00"}, "approval_window": {"24"}, "confirmation_window": {"30"},
 		"review_on": {"2026-07-01"}, "approvers": {"agent"}, "reason": {reason}, "intent": {intent}}
 }
