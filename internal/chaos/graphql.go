@@ -66,7 +66,7 @@ func (w *world) startGraphQL() error {
 // newGQLOrder is a fresh paid order of the operator's in the GraphQL
 // shop, worth more than any refund the driver proposes on it, in US
 // dollars: the policy's limits are, and a refund in another currency is
-// refused before any comparison (currency_not_limited).
+// compared with none of them but goes to a person.
 func (w *world) newGQLOrder() string {
 	return w.gql.CreateOrder(w.gqlOperator, "Chaos crate", 20000, "USD")
 }

@@ -39,10 +39,6 @@ var refusalWords = map[string]refusalID{
 	// internal/controlplane and internal/confirmation: the decision's proof.
 	"proof_not_accepted":     {"pages.refusal.proof_not_accepted", "pages.refusal.proof_not_accepted.hint"},
 	"prove_for_this_request": {"pages.refusal.prove_for_this_request", "pages.refusal.prove_for_this_request.hint"},
-	// internal/controlplane: a confirmation whose route, checked again,
-	// cannot compare the amount's currency with the policy's limits.
-	controlplane.CodeCurrencyNotLimited:    {"pages.refusal.currency", "pages.refusal.currency.hint"},
-	controlplane.CodeMixedCurrencyExposure: {"pages.refusal.currency", "pages.refusal.currency.hint"},
 	// internal/custkeys: the passkey ceremonies and the passkey decision.
 	"passkeys_off":                  {"receipt.passkey.error.off", "receipt.passkey.error.off.hint"},
 	"passkey_needs_stronger_proof":  {"receipt.passkey.error.needs_stronger_proof", "receipt.passkey.error.needs_stronger_proof.hint"},

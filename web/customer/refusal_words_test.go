@@ -117,25 +117,3 @@ func TestEveryCustomerRouteSaysItsRefusals(t *testing.T) {
 		t.Errorf("the handler's refusal reaches the page as %v", err)
 	}
 }
-
-// TestACurrencyRefusalIsSaidToTheCustomer: a confirmation the control
-// plane refuses because the amount's currency cannot be checked against
-// the policy's limits (currency_not_limited, mixed_currency_exposure) is
-// said in the customer's language, what happened and who can help, not
-// the generic sentence of a refusal without words nor the English
-// written for the assistant; nothing is logged as unsaid.
-func TestACurrencyRefusalIsSaidToTheCustomer(t *testing.T) {
-	h, c, log := frenchPage(t)
-	for _, code := range []string{controlplane.CodeCurrencyNotLimited, controlplane.CodeMixedCurrencyExposure} {
-		refusal := &apperr.Error{Kind: apperr.Conflict, Code: code, Message: "Money in EUR moved or is pending.",
-			Hint: "Wait until the exposure window has passed, or hand the case to a person."}
-		want := "Nous ne pouvons pas vérifier ce montant par rapport à nos limites en raison de sa devise\u00a0; cette demande ne peut " +
-			"donc pas être confirmée ici. Rien n’a changé. Une personne de notre équipe peut vous aider."
-		if got := h.refusalOf(c, refusal).text(); got != want {
-			t.Errorf("%s: %q, want %q", code, got, want)
-		}
-	}
-	if log.Len() != 0 {
-		t.Errorf("a currency refusal was logged as said in generic words:\n%s", log.String())
-	}
-}
