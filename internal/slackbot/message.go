@@ -227,15 +227,17 @@ func (b *Bot) stepUpLink(id string) string {
 }
 
 // secondApprover says where a card stands with the second-approver rule,
-// or nothing when the rule does not apply to it.
+// or nothing when the rule does not apply to it. An amount in another
+// currency than the policy's limits is compared with none of them, so
+// the rule applies to it whatever it is (controlplane.Policy.Unlike).
 func (b *Bot) secondApprover(ctx context.Context, card controlplane.QueueCard) (string, error) {
 	inv := card.Invocation
 	p, err := b.control.Policy(ctx, inv.System, inv.Action)
 	if err != nil || p.SecondApproverAboveCents == nil || inv.AmountCents == nil ||
-		*inv.AmountCents+inv.ExposureCents <= *p.SecondApproverAboveCents {
+		!p.Unlike(inv) && *inv.AmountCents+inv.ExposureCents <= *p.SecondApproverAboveCents {
 		return "", nil //nolint:nilerr // without a policy there is no second-approver rule to show
 	}
-	above := money.Format(*p.SecondApproverAboveCents, inv.Quote.Currency)
+	above := money.Format(*p.SecondApproverAboveCents, p.Currency())
 	if inv.State != controlplane.AwaitingApproval {
 		return "*Second approver:* needed above " + above + ".", nil
 	}

@@ -494,6 +494,27 @@ func TestSecondApproverInSlack(t *testing.T) {
 	}
 }
 
+// TestSecondApproverInSlackForAnotherCurrency: under limits in euros, a
+// $10.00 refund is compared with none of them, so the message asks two
+// people, writing the limit in euros, and one click does not approve it.
+func TestSecondApproverInSlackForAnotherCurrency(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, sam := b.agent("Sam Agent")
+	if _, err := b.store.Pool().Exec(b.ctx, `UPDATE policies SET limit_currency = 'EUR', version = version + 1 WHERE action = 'issue_refund'`); err != nil {
+		t.Fatal(err)
+	}
+	inv := b.refund("", 1000)
+	b.sync()
+	if blocks := string(b.message(inv.ID).Blocks); !strings.Contains(blocks, "two different people must approve (above €500.00)") {
+		t.Errorf("the message does not ask two people under euro limits:\n%s", blocks)
+	}
+	b.click(sam, b.message(inv.ID), "approve")
+	if got := b.state(inv.ID); got != controlplane.AwaitingApproval {
+		t.Errorf("one approval of dollars under euro limits left the request %s", got)
+	}
+}
+
 // TestRejectThroughTheModal: Reject opens a form with the action's own
 // reasons and none chosen; submitting without a reason is refused in the
 // form; a reason rejects with that text, and the message says by whom.
