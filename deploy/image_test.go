@@ -2,10 +2,8 @@ package deploy_test
 
 import (
 	"bytes"
-	"context"
 	"crypto/x509"
 	"debug/elf"
-	"encoding/base64"
 	"errors"
 	"io/fs"
 	"net/http"
@@ -19,8 +17,6 @@ import (
 	"time"
 
 	"countersign/internal/slowtest"
-	"countersign/store/dbtest"
-	"countersign/store/pgcluster"
 )
 
 // TestTheImageServesReadyzAsItsUserOnAReadOnlyRoot builds the console's
@@ -28,10 +24,11 @@ import (
 // and lays its layers out as a runtime would — `podman run` needs more than
 // a sandbox allows — then runs the image's entrypoint in that root
 // filesystem, mounted read-only, as the image's user, with the compose
-// file's environment, against an empty database through PgBouncer: the
-// embedded migrations run and /readyz answers 200. The image holds the
-// console, CA certificates, time zones and a passwd naming its user, and
-// nothing else that runs: no shell.
+// file's environment, as the countersign role on an empty database through
+// PgBouncer run with the compose file's pgbouncer.ini: the embedded
+// migrations run and /readyz answers 200. The image holds the console, CA
+// certificates, time zones and a passwd naming its user, and nothing else
+// that runs: no shell.
 func TestTheImageServesReadyzAsItsUserOnAReadOnlyRoot(t *testing.T) {
 	slowtest.Skip(t, "builds the container image with podman and runs its entrypoint")
 	if os.Geteuid() != 0 {
@@ -65,11 +62,9 @@ func TestTheImageServesReadyzAsItsUserOnAReadOnlyRoot(t *testing.T) {
 	checkImageFiles(t, root)
 	mountReadOnly(t, root)
 
-	bare := dbtest.NewBareURL(t)
-	pooled := startBouncer(t, bare)
 	addr := freeAddr(t)
-	env := append(append([]string{}, img.Config.Env...), composeConsoleEnv(t)...)
-	env = append(env, "DATABASE_URL="+pooled, "DATABASE_DIRECT_URL="+bare, "ADDR="+addr)
+	env := append(append([]string{}, img.Config.Env...), composeDatabase(t)...)
+	env = append(env, "ADDR="+addr)
 
 	cmd := exec.Command(img.Config.Entrypoint[0], img.Config.Cmd...)
 	cmd.Env = env
@@ -93,6 +88,9 @@ func TestTheImageServesReadyzAsItsUserOnAReadOnlyRoot(t *testing.T) {
 	if !strings.Contains(stderr.String(), `"msg":"database ready","migrations_applied":`) ||
 		strings.Contains(stderr.String(), `"migrations_applied":0`) {
 		t.Errorf("the image's console did not migrate the empty database:\n%s", stderr.String())
+	}
+	if strings.Contains(stderr.String(), "no idle_in_transaction_session_timeout") {
+		t.Errorf("the console's pooled sessions lack the role's idle-in-transaction timeout:\n%s", stderr.String())
 	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -182,41 +180,6 @@ func mountReadOnly(t *testing.T, root string) {
 	if err := os.WriteFile(filepath.Join(root, "probe"), nil, 0o600); !errors.Is(err, syscall.EROFS) {
 		t.Fatalf("writing to the image's root: %v, want a read-only file system", err)
 	}
-}
-
-// composeConsoleEnv is the console's environment in deploy/compose.yaml,
-// its variables set as an operator following .env.example would.
-func composeConsoleEnv(t *testing.T) []string {
-	t.Helper()
-	seed := func() string { return base64.StdEncoding.EncodeToString([]byte(randomHex(t, 16))) }
-	c := loadCompose(t, map[string]string{"POSTGRES_PASSWORD": randomHex(t, 8), "COUNTERSIGN_DB_PASSWORD": randomHex(t, 8),
-		"REPLICATION_PASSWORD": randomHex(t, 8), "SESSION_KEYS": randomHex(t, 32), "RECEIPT_SIGNING_KEY": seed(), "FACTOR_KEY": seed()})
-	var env []string
-	for k, v := range c.Services["console"].Environment {
-		env = append(env, k+"="+v)
-	}
-	return env
-}
-
-// startBouncer runs PgBouncer in transaction pooling mode in front of the
-// tests' server and returns dbURL's database through it.
-func startBouncer(t *testing.T, dbURL string) string {
-	t.Helper()
-	// Not under t.TempDir(), which the postgres OS user the bouncer runs
-	// as cannot enter.
-	dir, err := os.MkdirTemp("", "pgbouncer-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	b, err := pgcluster.StartBouncer(context.Background(), pgcluster.BouncerConfig{Dir: dir, Server: dbtest.Server(t),
-		PoolSize: 10, ConnectQuery: "SET idle_in_transaction_session_timeout = 10000"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Stop)
-	u := parseURL(t, dbURL)
-	return b.URL(strings.TrimPrefix(u.Path, "/"))
 }
 
 func waitReady(t *testing.T, base string, done <-chan error, stderr *bytes.Buffer) {
