@@ -13,7 +13,7 @@ RACE_PKGS := countersign/internal/controlplane countersign/internal/confirmation
 	countersign/internal/accounts countersign/store countersign/internal/adapter \
 	countersign/internal/notify countersign/internal/demoshop countersign/internal/slackbot
 
-.PHONY: help run run-deps build test test-short deps check lint generate fmt chaos bench
+.PHONY: help run run-deps build test test-short deps check lint generate fmt chaos bench image
 
 ## run: install PostgreSQL if missing, build and start the console on the embedded PostgreSQL with demo data (OIDC_DEMO=true: staff sign in through a test OpenID provider too)
 run: run-deps build
@@ -54,6 +54,14 @@ BENCH_FLAGS ?=
 bench: build
 	@.ci/install-deps bench
 	$(GO) run ./cmd/bench -bin bin/countersign $(BENCH_FLAGS)
+
+# The image's tag for `make image`, e.g. IMAGE=registry.example.com/countersign:1.0.
+IMAGE ?= localhost/countersign:latest
+
+## image: build the console's container image with podman, without a registry (deploy/README.md; `podman build .` builds it from source)
+image:
+	@.ci/install-deps image
+	deploy/image/build $(IMAGE)
 
 ## check: gofmt, go vet, the linters (make lint) and generated templ code up to date
 check: lint
