@@ -1,4 +1,4 @@
-package deploy_test
+package deploycheck_test
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package deploy_test
+package deploycheck_test
 
 import (
 	"crypto/rand"
@@ -11,7 +11,14 @@ import (
 	"countersign/store/dbtest"
 )
 
-func TestMain(m *testing.M) { dbtest.Main(m) }
+// TestMain runs the tests from deploy/, the folder they check, so paths
+// read as that folder's README writes them.
+func TestMain(m *testing.M) {
+	if err := os.Chdir("../../deploy"); err != nil {
+		panic(err)
+	}
+	dbtest.Main(m)
+}
 
 func mustRead(t *testing.T, path string) string {
 	t.Helper()
