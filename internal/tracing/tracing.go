@@ -3,9 +3,10 @@
 // reconciliation are spans of the invocation's own trace, whose id is
 // derived from the invocation's id. Its stages happen in different
 // requests, loops and console instances, hours apart, and none stores a
-// context for the next: each finds the trace again from the id. The
-// request to the business system carries the send's traceparent
-// (Transport). Nothing is traced until Install (or FromEnv, with an OTLP
+// context for the next: each finds the trace again from the id. Every
+// request to a business system is a client span carrying its traceparent
+// (Transport), and a system that is traced too (Handler) continues it, so
+// its own work shows under the console's. Nothing is traced until Install (or FromEnv, with an OTLP
 // endpoint) sets a provider; until then every call here is a no-op.
 package tracing
 
@@ -13,12 +14,10 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"net/http"
 	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
@@ -156,24 +155,4 @@ func (writeIDs) NewSpanID(context.Context, trace.TraceID) trace.SpanID {
 	var sid trace.SpanID
 	_, _ = rand.Read(sid[:])
 	return sid
-}
-
-// Transport adds the W3C traceparent (and tracestate) of the span in each
-// request's context to the request, so the business system can join the
-// write's trace; base nil means http.DefaultTransport.
-func Transport(base http.RoundTripper) http.RoundTripper {
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	return propagating{base: base}
-}
-
-type propagating struct{ base http.RoundTripper }
-
-func (p propagating) RoundTrip(r *http.Request) (*http.Response, error) {
-	if trace.SpanContextFromContext(r.Context()).IsValid() {
-		r = r.Clone(r.Context())
-		propagation.TraceContext{}.Inject(r.Context(), propagation.HeaderCarrier(r.Header))
-	}
-	return p.base.RoundTrip(r)
 }
