@@ -52,11 +52,12 @@ var errDiscardWrite = errors.New("demoshop: write discarded by fault")
 // write runs fn in one transaction: fn applies the change, records its
 // ledger effect and reads back the answer. Under the ignore_writes fault the
 // transaction is rolled back and the caller still answers as if it committed.
-func (s *Shop) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
+// fn's context is the transaction's span's, so what it does shows beneath.
+func (s *Shop) write(ctx context.Context, fn func(ctx context.Context, tx pgx.Tx) error) error {
 	ctx, span := tracing.Within(ctx, "demoshop.transaction")
 	defer span.End()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := fn(tx); err != nil {
+		if err := fn(ctx, tx); err != nil {
 			return err
 		}
 		if ignoringWrites(ctx) {
