@@ -83,6 +83,18 @@ func Stage(ctx context.Context, stage, invocationID, taskID string, kv ...string
 	return tracer().Start(ctx, "countersign."+stage, trace.WithAttributes(attrs...))
 }
 
+// Start starts the span of work that belongs to no write yet, named
+// countersign.<stage> with kv's attributes: a proposal's resolve and dry
+// run, before its id exists. It is a child of the span in ctx, else the
+// root of a trace of its own, which the write's proposal span then links
+// (Proposed). End it.
+func Start(ctx context.Context, stage string, kv ...string) (context.Context, trace.Span) {
+	if current.Load() == nil {
+		return ctx, trace.SpanFromContext(context.Background())
+	}
+	return tracer().Start(ctx, "countersign."+stage, trace.WithAttributes(pairs(nil, kv)...))
+}
+
 // Done records a stage that already happened, from began until now, as
 // Stage would have (a permit is decided inside a transaction that may run
 // twice; it is traced once, after it committed).
@@ -118,10 +130,14 @@ func Proposed(ctx context.Context, invocationID, taskID string, began time.Time,
 	span.End()
 }
 
-// attributes are a write's span attributes: its ids, then kv's pairs
-// (key, value, key, value…) under countersign.<key>.
+// attributes are a write's span attributes: its ids, then kv's pairs.
 func attributes(invocationID, taskID string, kv []string) []attribute.KeyValue {
-	attrs := []attribute.KeyValue{InvocationID.String(invocationID), TaskID.String(taskID)}
+	return pairs([]attribute.KeyValue{InvocationID.String(invocationID), TaskID.String(taskID)}, kv)
+}
+
+// pairs appends kv's pairs (key, value, key, value…) to attrs under
+// countersign.<key>.
+func pairs(attrs []attribute.KeyValue, kv []string) []attribute.KeyValue {
 	for i := 0; i+1 < len(kv); i += 2 {
 		attrs = append(attrs, attribute.String("countersign."+kv[i], kv[i+1]))
 	}
