@@ -6,8 +6,9 @@
 // context for the next: each finds the trace again from the id. Every
 // request to a business system is a client span carrying its traceparent
 // (Transport), and a system that is traced too (Handler) continues it, so
-// its own work shows under the console's. Nothing is traced until Install (or FromEnv, with an OTLP
-// endpoint) sets a provider; until then every call here is a no-op.
+// its own work shows under the console's. Nothing is traced until Install
+// (or FromEnv, with an OTLP endpoint) sets a provider; until then every
+// call here is a no-op.
 package tracing
 
 import (
