@@ -126,6 +126,14 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 		return err
 	}
 
+	// OpenTelemetry: each write's stages as one trace, exported over OTLP
+	// when the standard OTEL_EXPORTER_OTLP_* variables name a collector;
+	// before the systems are connected, so the demo's own proposals are
+	// traced like any other.
+	if endpoint, stopTracing := tracing.FromEnv(); endpoint != "" {
+		log.Info("tracing writes", "otlp", endpoint)
+		defer func() { _ = stopTracing(context.WithoutCancel(ctx)) }()
+	}
 	registry, shopURL, demoShop, stopShop, err := connectSystems(ctx, cfg, log, cluster, st)
 	if err != nil {
 		return err
@@ -169,12 +177,6 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 	if cfg.DebugAddr != "" {
 		go serveDebug(ctx, log, cfg.DebugAddr)
-	}
-	// OpenTelemetry: each write's stages as one trace, exported over OTLP
-	// when the standard OTEL_EXPORTER_OTLP_* variables name a collector.
-	if endpoint, stopTracing := tracing.FromEnv(); endpoint != "" {
-		log.Info("tracing writes", "otlp", endpoint)
-		defer func() { _ = stopTracing(context.WithoutCancel(ctx)) }()
 	}
 	go cp.RunDispatcher(ctx, cfg.DispatchEvery)
 	go metrics.RunRefresher(ctx, st, cfg.MetricsRefresh, log)

@@ -10,6 +10,7 @@ import (
 	"countersign/internal/adapter"
 	"countersign/internal/demoshop"
 	"countersign/internal/shopadapter"
+	"countersign/internal/tracing"
 	"countersign/store"
 	"countersign/store/pgcluster"
 )
@@ -77,7 +78,14 @@ func startDemoShop(ctx context.Context, log *slog.Logger, cluster *pgcluster.Clu
 		pool.Close()
 		return nil, "", nil, fmt.Errorf("demo shop: %w", err)
 	}
-	shop := demoshop.New(pool, demoshop.Options{Logger: log.With("system", "demoshop")})
+	// The shop is a service of its own in a trace, exported where the
+	// console's spans go (OTEL_EXPORTER_OTLP_*), as demoshop.
+	traces, _ := tracing.ServiceFromEnv("demoshop")
+	opts := demoshop.Options{Logger: log.With("system", "demoshop")}
+	if traces != nil {
+		opts.Tracing = traces
+	}
+	shop := demoshop.New(pool, opts)
 	running, err := demoshop.Start(ctx, shop, "127.0.0.1:0")
 	if err != nil {
 		pool.Close()
@@ -87,6 +95,9 @@ func startDemoShop(ctx context.Context, log *slog.Logger, cluster *pgcluster.Clu
 		closeCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = running.Close(closeCtx)
+		if traces != nil {
+			_ = traces.Shutdown(closeCtx)
+		}
 		pool.Close()
 	}, nil
 }

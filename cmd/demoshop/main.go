@@ -13,6 +13,10 @@
 //	-test-endpoints SHOP_TEST_ENDPOINTS serve GET /_ledger and /_faults, for
 //	                                  tests, chaos and benchmarks (default false:
 //	                                  they answer 404)
+//
+// With OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT) set, every call is
+// a server span exported over OTLP/HTTP as service OTEL_SERVICE_NAME
+// (default demoshop), continuing the caller's traceparent.
 package main
 
 import (
@@ -30,6 +34,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"countersign/internal/demoshop"
+	"countersign/internal/tracing"
 )
 
 type config struct {
@@ -117,7 +122,13 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 			return err
 		}
 	}
-	shop := demoshop.New(pool, demoshop.Options{Logger: log, Token: cfg.token, TestEndpoints: cfg.testEndpoints})
+	opts := demoshop.Options{Logger: log, Token: cfg.token, TestEndpoints: cfg.testEndpoints}
+	if tp, endpoint := tracing.ServiceFromEnv(tracing.ServiceName("demoshop")); tp != nil {
+		log.Info("tracing calls", "otlp", endpoint)
+		opts.Tracing = tp
+		defer func() { _ = tp.Shutdown(context.WithoutCancel(ctx)) }()
+	}
+	shop := demoshop.New(pool, opts)
 	running, err := demoshop.Start(ctx, shop, cfg.addr)
 	if err != nil {
 		return err

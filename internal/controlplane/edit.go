@@ -10,6 +10,7 @@ import (
 
 	"countersign/internal/adapter"
 	"countersign/internal/apperr"
+	"countersign/internal/tracing"
 	"countersign/store"
 )
 
@@ -98,6 +99,8 @@ type editQuote struct {
 // dryRunEdit validates an edit's arguments against inv's action, resolves
 // its target (which must stay inv's) and dry-runs them.
 func (s *Service) dryRunEdit(ctx context.Context, inv Invocation, raw json.RawMessage) (editQuote, error) {
+	ctx, span := tracing.Stage(ctx, "quote", inv.ID, inv.TaskID, "edit", "true")
+	defer span.End()
 	sys, spec, err := s.registry.Action(inv.System, inv.Action)
 	if err != nil {
 		return editQuote{}, adapterErr(err)

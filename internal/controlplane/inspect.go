@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"countersign/internal/adapter"
+	"countersign/internal/tracing"
 )
 
 // Inspection is the read-only record of an invocation's original call: the
@@ -41,6 +42,8 @@ func (s *Service) Inspect(ctx context.Context, id string) (Inspection, error) {
 	if err != nil {
 		return Inspection{}, err
 	}
+	ctx, span := tracing.Stage(ctx, "inspect", inv.ID, inv.TaskID)
+	defer span.End()
 	callCtx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
 	defer cancel()
 	out.Asked = true

@@ -49,7 +49,11 @@ type Proposal struct {
 // and nothing is recorded.
 func (s *Service) Propose(ctx context.Context, p Proposal) (inv Invocation, err error) {
 	began := time.Now()
+	// The resolve and the dry run come before the write's id, and so its
+	// trace: their span is one of its own, which the proposal links.
+	ctx, quoting := tracing.Start(ctx, "quote", "task.id", p.TaskID, "action", p.System+"/"+p.Action)
 	defer func() {
+		quoting.End()
 		if err == nil && !inv.Deduplicated {
 			tracing.Proposed(ctx, inv.ID, inv.TaskID, began, "action", inv.System+"/"+inv.Action, "state", string(inv.State))
 		}

@@ -6,6 +6,7 @@ import (
 
 	"countersign/internal/adapter"
 	"countersign/internal/apperr"
+	"countersign/internal/tracing"
 	"countersign/store"
 )
 
@@ -144,6 +145,8 @@ func (s *Service) FreshQuote(ctx context.Context, inv Invocation) (quote adapter
 	if err != nil {
 		return adapter.Quote{}, false, err
 	}
+	ctx, span := tracing.Stage(ctx, "quote", inv.ID, inv.TaskID, "fresh", "true")
+	defer span.End()
 	quote, err = sys.DryRun(ctx, principal, inv.Action, inv.Call().Args)
 	if err != nil {
 		return adapter.Quote{}, false, adapterErr(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"countersign/internal/adapter"
+	"countersign/internal/tracing"
 	"countersign/store"
 )
 
@@ -53,7 +54,9 @@ func (s *Service) requoteLoaded(ctx context.Context, actor Actor, row store.Invo
 	if err != nil {
 		return Requoted{}, adapterErr(err)
 	}
-	quote, err := sys.DryRun(ctx, adapter.Principal{CustomerRef: task.CustomerRef}, inv.Action, inv.Call().Args)
+	quoteCtx, span := tracing.Stage(ctx, "quote", inv.ID, inv.TaskID, "requote", "true")
+	quote, err := sys.DryRun(quoteCtx, adapter.Principal{CustomerRef: task.CustomerRef}, inv.Action, inv.Call().Args)
+	span.End()
 	var refusal *adapter.Error
 	if err != nil {
 		ae, ok := adapter.AsError(err)

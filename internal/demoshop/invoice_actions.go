@@ -36,7 +36,7 @@ func (s *Shop) handleInvoiceVoid(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var out Invoice
-	err := s.write(ctx, func(tx pgx.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		cur, err := lockInvoice(ctx, tx, id)
 		if err != nil {
 			return err
@@ -90,7 +90,7 @@ func (s *Shop) handleInvoiceSend(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var out Invoice
-	err := s.write(ctx, func(tx pgx.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		cur, err := lockInvoice(ctx, tx, id)
 		if err != nil {
 			return err

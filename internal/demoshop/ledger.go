@@ -10,6 +10,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+
+	"countersign/internal/tracing"
 )
 
 // Ledger kinds: one per kind of effect the shop applies.
@@ -48,9 +52,12 @@ var errDiscardWrite = errors.New("demoshop: write discarded by fault")
 // write runs fn in one transaction: fn applies the change, records its
 // ledger effect and reads back the answer. Under the ignore_writes fault the
 // transaction is rolled back and the caller still answers as if it committed.
-func (s *Shop) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
+// fn's context is the transaction's span's, so what it does shows beneath.
+func (s *Shop) write(ctx context.Context, fn func(ctx context.Context, tx pgx.Tx) error) error {
+	ctx, span := tracing.Within(ctx, "demoshop.transaction")
+	defer span.End()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := fn(tx); err != nil {
+		if err := fn(ctx, tx); err != nil {
 			return err
 		}
 		if ignoringWrites(ctx) {
@@ -59,13 +66,19 @@ func (s *Shop) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 		return nil
 	})
 	if errors.Is(err, errDiscardWrite) {
+		span.SetAttributes(attribute.Bool("demoshop.discarded", true))
 		return nil
+	}
+	if err != nil {
+		span.SetStatus(codes.Error, err.Error())
 	}
 	return err
 }
 
 // recordEffect appends one ledger row in the effect's own transaction.
 func (s *Shop) recordEffect(ctx context.Context, tx pgx.Tx, kind, object string, data map[string]any) error {
+	ctx, span := tracing.Within(ctx, "demoshop.ledger", attribute.String("demoshop.kind", kind), attribute.String("demoshop.object", object))
+	defer span.End()
 	_, err := tx.Exec(ctx, `
 		INSERT INTO shop.ledger (at, kind, object, request_id, data)
 		VALUES ($1, $2, $3, $4, $5)`,

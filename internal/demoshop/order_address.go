@@ -1,6 +1,7 @@
 package demoshop
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -63,7 +64,7 @@ func (s *Shop) handleOrderUpdate(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var out Order
-	err = s.write(ctx, func(tx pgx.Tx) error {
+	err = s.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		cur, err := lockOrder(ctx, tx, id)
 		if err != nil {
 			return err

@@ -1,6 +1,7 @@
 package demoshop
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -72,7 +73,7 @@ func (s *Shop) handleProductUpdate(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	var out Product
-	err := s.write(ctx, func(tx pgx.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		var one int
 		if err := tx.QueryRow(ctx, `SELECT 1 FROM shop.products WHERE id = $1 FOR UPDATE`, id).Scan(&one); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {

@@ -1,6 +1,7 @@
 package demoshop
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -62,7 +63,7 @@ func (s *Shop) handleRefundCreate(w http.ResponseWriter, r *http.Request) error 
 	}
 	amount := *req.AmountCents
 	var out Refund
-	err := s.write(ctx, func(tx pgx.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		order, err := lockOrder(ctx, tx, req.OrderID)
 		var notFound *apiError
 		if errors.As(err, &notFound) && notFound.code == "resource_missing" {

@@ -15,6 +15,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/trace"
+
+	"countersign/internal/tracing"
 )
 
 // Options configures a Shop. The zero value is usable.
@@ -40,6 +43,12 @@ type Options struct {
 	// route: adapters reconcile through it, as through a real system's
 	// request log.
 	TestEndpoints bool
+	// Tracing makes the shop a traced service: each call is a server span
+	// continuing the caller's traceparent, named after its route, with the
+	// shop's transaction and ledger write as its children
+	// (tracing.ServiceFromEnv gives one exporting like the console). Nil
+	// traces nothing.
+	Tracing trace.TracerProvider
 }
 
 // Shop is the demo shop: a fake business system with its own storage in the
@@ -52,6 +61,7 @@ type Shop struct {
 	faults *faultTable
 	token  string
 	tests  bool
+	traces trace.TracerProvider
 }
 
 // New returns a Shop over pool. The pool's database must have been migrated
@@ -69,7 +79,7 @@ func New(pool *pgxpool.Pool, opts Options) *Shop {
 	if opts.Token == "" {
 		opts.Token = newToken()
 	}
-	s := &Shop{pool: pool, clock: opts.Now, log: opts.Logger, token: opts.Token, tests: opts.TestEndpoints}
+	s := &Shop{pool: pool, clock: opts.Now, log: opts.Logger, token: opts.Token, tests: opts.TestEndpoints, traces: opts.Tracing}
 	s.faults = newFaultTable(opts.Rand, s.routes())
 	return s
 }
@@ -130,7 +140,8 @@ func (s *Shop) controlRoutes() []route {
 }
 
 // Handler returns the shop's HTTP API. Every route is documented in README.md.
-// Every call must carry the shop's token (Token).
+// Every call must carry the shop's token (Token); with Options.Tracing
+// every call is a server span.
 func (s *Shop) Handler() http.Handler {
 	mux := http.NewServeMux()
 	for _, rt := range s.routes() {
@@ -139,7 +150,7 @@ func (s *Shop) Handler() http.Handler {
 	for _, rt := range s.controlRoutes() {
 		mux.Handle(rt.pattern, s.serve(rt, false))
 	}
-	return mux
+	return tracing.Handler(s.traces, mux)
 }
 
 // Token is the credential every call must carry ("Authorization: Bearer
@@ -170,6 +181,7 @@ func (s *Shop) serve(rt route, faultable bool) http.Handler {
 		}
 		w.Header().Set("X-Request-Id", id)
 		r = r.WithContext(withRequestID(r.Context(), id))
+		trace.SpanFromContext(r.Context()).SetName(rt.pattern)
 		sw := &statusWriter{ResponseWriter: w}
 		var fault string
 		if !s.authorized(r) {

@@ -57,7 +57,7 @@ func (s *Shop) handleSubscriptionUpdate(w http.ResponseWriter, r *http.Request) 
 		return err
 	}
 	var out Subscription
-	err := s.write(ctx, func(tx pgx.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		cur, err := lockSubscription(ctx, tx, id)
 		if err != nil {
 			return err

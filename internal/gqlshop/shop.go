@@ -20,6 +20,7 @@ import (
 
 	"github.com/graph-gophers/graphql-go"
 	"github.com/graph-gophers/graphql-go/relay"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Fault is a failure the shop plays on its next mutation.
@@ -166,7 +167,10 @@ func (s *Shop) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r.Body = io.NopCloser(bytes.NewReader(raw))
 	var fault Fault
+	// Named for a trace when it is traced (tracing.Handler).
+	trace.SpanFromContext(r.Context()).SetName("graphql query")
 	if isMutation(raw) {
+		trace.SpanFromContext(r.Context()).SetName("graphql mutation")
 		s.mu.Lock()
 		fault, s.fault = s.fault, ""
 		s.mu.Unlock()

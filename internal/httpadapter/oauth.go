@@ -15,6 +15,7 @@ import (
 	"golang.org/x/oauth2/clientcredentials"
 
 	"countersign/internal/adapter"
+	"countersign/internal/tracing"
 )
 
 // OAuth 2 for machine clients: "oauth2_client_credentials" asks the token
@@ -98,7 +99,8 @@ func (s *tokenSource) credential(ctx context.Context) (credential, error) {
 	refresh := s.refresh
 	s.mu.Unlock()
 	fetchedAt := s.now()
-	tok, err := s.fetch(context.WithValue(ctx, oauth2.HTTPClient, s.client), refresh)
+	// The token request is a span of its own, beside the call it is for.
+	tok, err := s.fetch(tracing.Operation(context.WithValue(ctx, oauth2.HTTPClient, s.client), "oauth2.token"), refresh)
 	if err != nil {
 		return nil, s.failed(err, refresh)
 	}

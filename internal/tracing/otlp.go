@@ -25,6 +25,28 @@ import (
 // OTEL_SERVICE_NAME names the service (countersign). Without an endpoint
 // it installs nothing. The returned function flushes and stops it.
 func FromEnv() (endpoint string, shutdown func(context.Context) error) {
+	tp, endpoint := ServiceFromEnv(ServiceName("countersign"))
+	if tp == nil {
+		return "", func(context.Context) error { return nil }
+	}
+	Install(tp)
+	return endpoint, tp.Shutdown
+}
+
+// ServiceName is OTEL_SERVICE_NAME, or def when it is not set.
+func ServiceName(def string) string {
+	if name := os.Getenv("OTEL_SERVICE_NAME"); name != "" {
+		return name
+	}
+	return def
+}
+
+// ServiceFromEnv is a provider exporting as FromEnv's does, to the same
+// endpoint, the spans of another service by its own name: the demo shop
+// that runs inside the console's process. It installs nothing (the
+// service passes it to Handler) and is nil without an endpoint; Shutdown
+// flushes it.
+func ServiceFromEnv(service string) (tp *sdktrace.TracerProvider, endpoint string) {
 	endpoint = os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 	if endpoint == "" {
 		if base := os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT"); base != "" {
@@ -32,11 +54,7 @@ func FromEnv() (endpoint string, shutdown func(context.Context) error) {
 		}
 	}
 	if endpoint == "" {
-		return "", func(context.Context) error { return nil }
-	}
-	service := os.Getenv("OTEL_SERVICE_NAME")
-	if service == "" {
-		service = "countersign"
+		return nil, ""
 	}
 	exp := &OTLPExporter{URL: endpoint, Service: service, Header: http.Header{}, Client: &http.Client{Timeout: 10 * time.Second}}
 	for kv := range strings.SplitSeq(os.Getenv("OTEL_EXPORTER_OTLP_HEADERS"), ",") {
@@ -44,9 +62,7 @@ func FromEnv() (endpoint string, shutdown func(context.Context) error) {
 			exp.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
 		}
 	}
-	tp := NewProvider(exp, false)
-	Install(tp)
-	return endpoint, tp.Shutdown
+	return NewProvider(exp, false), endpoint
 }
 
 // OTLPExporter sends spans to an OTLP/HTTP collector as JSON

@@ -3,22 +3,22 @@
 // reconciliation are spans of the invocation's own trace, whose id is
 // derived from the invocation's id. Its stages happen in different
 // requests, loops and console instances, hours apart, and none stores a
-// context for the next: each finds the trace again from the id. The
-// request to the business system carries the send's traceparent
-// (Transport). Nothing is traced until Install (or FromEnv, with an OTLP
-// endpoint) sets a provider; until then every call here is a no-op.
+// context for the next: each finds the trace again from the id. Every
+// request to a business system is a client span carrying its traceparent
+// (Transport), and a system that is traced too (Handler) continues it, so
+// its own work shows under the console's. Nothing is traced until Install
+// (or FromEnv, with an OTLP endpoint) sets a provider; until then every
+// call here is a no-op.
 package tracing
 
 import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"net/http"
 	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
@@ -84,6 +84,18 @@ func Stage(ctx context.Context, stage, invocationID, taskID string, kv ...string
 	return tracer().Start(ctx, "countersign."+stage, trace.WithAttributes(attrs...))
 }
 
+// Start starts the span of work that belongs to no write yet, named
+// countersign.<stage> with kv's attributes: a proposal's resolve and dry
+// run, before its id exists. It is a child of the span in ctx, else the
+// root of a trace of its own, which the write's proposal span then links
+// (Proposed). End it.
+func Start(ctx context.Context, stage string, kv ...string) (context.Context, trace.Span) {
+	if current.Load() == nil {
+		return ctx, trace.SpanFromContext(context.Background())
+	}
+	return tracer().Start(ctx, "countersign."+stage, trace.WithAttributes(pairs(nil, kv)...))
+}
+
 // Done records a stage that already happened, from began until now, as
 // Stage would have (a permit is decided inside a transaction that may run
 // twice; it is traced once, after it committed).
@@ -119,10 +131,14 @@ func Proposed(ctx context.Context, invocationID, taskID string, began time.Time,
 	span.End()
 }
 
-// attributes are a write's span attributes: its ids, then kv's pairs
-// (key, value, key, value…) under countersign.<key>.
+// attributes are a write's span attributes: its ids, then kv's pairs.
 func attributes(invocationID, taskID string, kv []string) []attribute.KeyValue {
-	attrs := []attribute.KeyValue{InvocationID.String(invocationID), TaskID.String(taskID)}
+	return pairs([]attribute.KeyValue{InvocationID.String(invocationID), TaskID.String(taskID)}, kv)
+}
+
+// pairs appends kv's pairs (key, value, key, value…) to attrs under
+// countersign.<key>.
+func pairs(attrs []attribute.KeyValue, kv []string) []attribute.KeyValue {
 	for i := 0; i+1 < len(kv); i += 2 {
 		attrs = append(attrs, attribute.String("countersign."+kv[i], kv[i+1]))
 	}
@@ -156,24 +172,4 @@ func (writeIDs) NewSpanID(context.Context, trace.TraceID) trace.SpanID {
 	var sid trace.SpanID
 	_, _ = rand.Read(sid[:])
 	return sid
-}
-
-// Transport adds the W3C traceparent (and tracestate) of the span in each
-// request's context to the request, so the business system can join the
-// write's trace; base nil means http.DefaultTransport.
-func Transport(base http.RoundTripper) http.RoundTripper {
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	return propagating{base: base}
-}
-
-type propagating struct{ base http.RoundTripper }
-
-func (p propagating) RoundTrip(r *http.Request) (*http.Response, error) {
-	if trace.SpanContextFromContext(r.Context()).IsValid() {
-		r = r.Clone(r.Context())
-		propagation.TraceContext{}.Inject(r.Context(), propagation.HeaderCarrier(r.Header))
-	}
-	return p.base.RoundTrip(r)
 }

@@ -31,7 +31,7 @@ func all(l *webtest.HeaderLog) []http.Header {
 // through an agent's approval to its send and read-back: each stage is a
 // span of one trace, whose root is the proposal and whose id comes from the
 // invocation's, with the invocation and task ids on every span; the shop
-// is sent the send's traceparent.
+// is sent the traceparent of the send's request, a client span under it.
 func TestAWriteIsOneTrace(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tracing.Install(tracing.NewProvider(exp, true))
@@ -99,7 +99,14 @@ func TestAWriteIsOneTrace(t *testing.T) {
 		t.Errorf("verify's parent is %s, want send %s", got, send.SpanContext().SpanID())
 	}
 
-	// The shop was sent the trace: the send's request with its span.
+	// The shop was sent the trace: the send's request is a client span
+	// under the send, and its traceparent names that span.
+	clients := map[trace.SpanID]sdktrace.ReadOnlySpan{}
+	for _, s := range exp.GetSpans().Snapshots() {
+		if s.SpanKind() == trace.SpanKindClient {
+			clients[s.SpanContext().SpanID()] = s
+		}
+	}
 	var sent []trace.SpanContext
 	for _, h := range all(b.ShopHeaders)[before:] {
 		sc := trace.SpanContextFromContext(propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(h)))
@@ -107,7 +114,10 @@ func TestAWriteIsOneTrace(t *testing.T) {
 			sent = append(sent, sc)
 		}
 	}
-	if !slices.ContainsFunc(sent, func(sc trace.SpanContext) bool { return sc.SpanID() == send.SpanContext().SpanID() && sc.IsSampled() }) {
-		t.Errorf("the shop was sent traceparents %v, none of the send span %s", sent, send.SpanContext().SpanID())
+	if !slices.ContainsFunc(sent, func(sc trace.SpanContext) bool {
+		c := clients[sc.SpanID()]
+		return c != nil && c.Parent().SpanID() == send.SpanContext().SpanID() && sc.IsSampled()
+	}) {
+		t.Errorf("the shop was sent traceparents %v, none of a request span under the send span %s", sent, send.SpanContext().SpanID())
 	}
 }

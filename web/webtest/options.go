@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"go.opentelemetry.io/otel/trace"
 
 	"countersign/internal/confirmation"
 	"countersign/internal/safehttp"
@@ -31,6 +32,12 @@ func WithShop() Option { return func(o *config) { o.shop = true } }
 // WithShopLocale gives the demo shop's brand a default language (the
 // system's default, customer_brand.locale in a description file).
 func WithShopLocale(tag string) Option { return func(o *config) { o.shopLocale = tag } }
+
+// WithShopTracing makes the demo shop a traced service exporting its spans
+// through tp (demoshop.Options.Tracing).
+func WithShopTracing(tp trace.TracerProvider) Option {
+	return func(o *config) { o.shopTracing = tp }
+}
 
 // WithOfflineShop connects system "shop" at an address where nothing
 // answers, with the default policies (owned by nobody): the pages show its
@@ -117,6 +124,8 @@ type config struct {
 	shop, offlineShop bool
 	// shopLocale is the shop's default language (WithShopLocale).
 	shopLocale string
+	// shopTracing makes the shop a traced service (WithShopTracing).
+	shopTracing trace.TracerProvider
 	// slack connects the console to a fake Slack (Stack.Slack).
 	slack bool
 	// proofs and assertionSecrets configure how customers prove who they

@@ -125,7 +125,7 @@ func New(t *testing.T, opts ...Option) *Stack {
 		b.Users[r] = b.CreateUser(t, r)
 	}
 	if o.shop {
-		b.connectShop(t, o.logo, o.logoURL, o.shopLocale)
+		b.connectShop(t, o)
 	}
 	if o.assistant {
 		b.Assistant, b.Key = b.NewAssistant(t, "support-bot")
@@ -319,7 +319,7 @@ func logoFetch(logo *httptest.Server) safehttp.Options {
 
 // connectShop starts a seeded demo shop on its own database and connects
 // it as system "shop", with policies owned by the stack's manager.
-func (b *Stack) connectShop(t *testing.T, logo *httptest.Server, logoURL, defaultLocale string) {
+func (b *Stack) connectShop(t *testing.T, o config) {
 	t.Helper()
 	ctx := context.Background()
 	pool := dbtest.NewBare(t)
@@ -329,17 +329,17 @@ func (b *Stack) connectShop(t *testing.T, logo *httptest.Server, logoURL, defaul
 	if err := demoshop.Seed(ctx, pool, b.Now()); err != nil {
 		t.Fatal(err)
 	}
-	b.Shop = demoshop.New(pool, demoshop.Options{Now: b.Now})
+	b.Shop = demoshop.New(pool, demoshop.Options{Now: b.Now, Tracing: o.shopTracing})
 	b.ShopHeaders = &HeaderLog{}
 	srv := httptest.NewServer(b.ShopHeaders.wrap(b.Shop.Handler()))
 	t.Cleanup(srv.Close)
 	b.ShopURL = srv.URL
 	brand := shopadapter.DemoBrand
-	brand.Locale = defaultLocale
-	if logo != nil {
-		brand.LogoURL = logo.URL + "/logo.png"
-		if logoURL != "" {
-			brand.LogoURL = strings.ReplaceAll(logoURL, "{logo}", logo.URL)
+	brand.Locale = o.shopLocale
+	if o.logo != nil {
+		brand.LogoURL = o.logo.URL + "/logo.png"
+		if o.logoURL != "" {
+			brand.LogoURL = strings.ReplaceAll(o.logoURL, "{logo}", o.logo.URL)
 		}
 	}
 	b.registry.Connect(shopadapter.New(shopadapter.Config{Name: "shop", BaseURL: srv.URL, Token: b.Shop.Token(), Ledger: adapter.NewLedger(b.Store, b.Now), Now: b.Now, Brand: brand}))
