@@ -185,3 +185,18 @@ func (l *Log) signedTree(ctx context.Context, size int64) (*Tree, error) {
 	}
 	return l.TreeAt(ctx, cp)
 }
+
+// Latest is the latest signed checkpoint.
+func (l *Log) Latest(ctx context.Context) (store.TrailCheckpoint, error) {
+	cp, err := l.store.LatestTrailCheckpoint(ctx)
+	if errors.Is(err, store.ErrNotFound) {
+		return cp, &apperr.Error{Kind: apperr.NotFound, Code: "no_checkpoint", Message: "No checkpoint was signed yet."}
+	}
+	return cp, err
+}
+
+// Checkpoints lists up to limit signed checkpoints of trees smaller than
+// below (0: any), largest first.
+func (l *Log) Checkpoints(ctx context.Context, below int64, limit int) ([]store.TrailCheckpoint, error) {
+	return l.store.TrailCheckpoints(ctx, below, limit)
+}
