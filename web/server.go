@@ -174,7 +174,7 @@ func New(cfg Config) *Server {
 	s.console = console.New(s.frame, console.Config{Registry: cfg.Registry, Control: cfg.Control, Handoffs: cfg.Handoffs, Lists: cfg.Lists,
 		Assistants: cfg.Assistants, Metrics: cfg.Metrics, Webhooks: cfg.Webhooks, Slack: slackLinks(cfg.Slack),
 		CustomerFrame: cust.CustomerFrame, SSO: cfg.SSO, StaffPasswordsOff: cfg.StaffPasswordsOff, Factors: cfg.Factors,
-		AuthServer: cfg.AuthServer, PublicBase: cfg.PublicBase})
+		AuthServer: cfg.AuthServer, PublicBase: cfg.PublicBase, Audit: cfg.Audit})
 
 	e := echo.New()
 	e.HideBanner = true
