@@ -147,3 +147,30 @@ func (s *Store) TrailCheckpoints(ctx context.Context, below int64, limit int) ([
 	}
 	return cps, nil
 }
+
+// TrailBounds returns the leaves around a period of logging time: the last
+// logged before from and the first logged at or after to among the first
+// size leaves, each when there is one (an export's proof that nothing of
+// the period lies outside it; logged_at grows with the index).
+func (s *Store) TrailBounds(ctx context.Context, from, to time.Time, size int64) (before, after *TrailLeaf, err error) {
+	rows, _ := s.pool.Query(ctx, `
+		SELECT l.idx, l.kind, l.ref, l.logged_at, l.hash,
+		       CASE WHEN l.kind = 'invocation' THEN l.entry WHEN e.id IS NOT NULL THEN trail_event_entry(e, l.logged_at) END AS entry
+		FROM trail_leaves l
+		LEFT JOIN events e ON e.id = CASE WHEN l.kind = 'event' THEN l.ref::bigint END
+		WHERE l.idx IN ((SELECT max(idx) FROM trail_leaves WHERE logged_at < $1),
+		                (SELECT min(idx) FROM trail_leaves WHERE logged_at >= $2 AND idx < $3))
+		ORDER BY l.idx`, from, to, size)
+	leaves, err := pgx.CollectRows(rows, pgx.RowToStructByName[TrailLeaf])
+	if err != nil {
+		return nil, nil, fmt.Errorf("store.TrailBounds: %w", err)
+	}
+	for i := range leaves {
+		if leaves[i].LoggedAt.Before(from) {
+			before = &leaves[i]
+		} else {
+			after = &leaves[i]
+		}
+	}
+	return before, after, nil
+}

@@ -283,3 +283,26 @@ func TestTwoConsolesSigningAtOnceStoreOneCheckpoint(t *testing.T) {
 		t.Errorf("%d checkpoints stored (%v), want 1", len(cps), err)
 	}
 }
+
+// TestAPeriodInTheMiddleIsProvedComplete: an export of a period with
+// entries before and after it carries the leaves just outside it, and
+// verifies as complete.
+func TestAPeriodInTheMiddleIsProvedComplete(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 2)
+	from := time.Now()
+	b.addEvents(t, 3)
+	to := time.Now()
+	b.addEvents(t, 2)
+	f, err := b.log.Export(b.ctx, audit.Filter{From: from, To: to})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := audit.Verify(f, b.keys.Verifier, nil)
+	if err != nil || r.Lines != 3 || r.First != 2 || r.Last != 4 {
+		t.Fatalf("%v (%+v), want leaves 2 to 4", err, r)
+	}
+	if !bytes.Contains(f.JSONL, []byte(`"before":{"leaf":1,`)) || !bytes.Contains(f.JSONL, []byte(`"after":{"leaf":5,`)) {
+		t.Errorf("the header does not carry leaves 1 and 5:\n%s", bytes.SplitN(f.JSONL, []byte("\n"), 2)[0])
+	}
+}

@@ -44,6 +44,11 @@ type Header struct {
 	Filter     Filter `json:"filter"`
 	Lines      int    `json:"lines"`
 	Checkpoint string `json:"checkpoint"`
+	// Before and After are, in an export that is not narrowed, the leaves
+	// just outside the period (when the tree has them): they prove that
+	// the lines are all the period has.
+	Before *Line `json:"before,omitempty"`
+	After  *Line `json:"after,omitempty"`
 }
 
 // Line is one leaf of the export: its index, its entry (the exact bytes
@@ -95,25 +100,53 @@ func (l *Log) Export(ctx context.Context, f Filter) (Files, error) {
 		if lf.Index >= cp.Size {
 			continue // appended after the checkpoint: the next export's
 		}
-		ln := Line{Leaf: lf.Index}
-		switch {
-		case lf.Index < 0:
-			ln.Unlogged, ln.Kind, ln.Ref, ln.Entry = true, lf.Kind, lf.Ref, *lf.Entry
-		case lf.Entry == nil:
-			ln.Missing, ln.Kind, ln.Ref = true, lf.Kind, lf.Ref
-		default:
-			ln.Entry = *lf.Entry
-			p, err := tree.Inclusion(uint64(lf.Index), uint64(cp.Size))
-			if err != nil {
-				return Files{}, err
-			}
-			for _, h := range p {
-				ln.Proof = append(ln.Proof, base64.StdEncoding.EncodeToString(h))
-			}
+		ln, err := lineOf(lf, tree, cp.Size)
+		if err != nil {
+			return Files{}, err
 		}
 		lines = append(lines, ln)
 	}
-	return writeExport(Header{Format: ExportFormat, Filter: f, Lines: len(lines), Checkpoint: cp.Note}, lines, l.keys.Signer)
+	h := Header{Format: ExportFormat, Filter: f, Lines: len(lines), Checkpoint: cp.Note}
+	if !f.Narrowed() {
+		before, after, err := l.store.TrailBounds(ctx, f.From, f.To, cp.Size)
+		if err != nil {
+			return Files{}, fmt.Errorf("audit.Export: %w", err)
+		}
+		for _, b := range []struct {
+			leaf *store.TrailLeaf
+			to   **Line
+		}{{before, &h.Before}, {after, &h.After}} {
+			if b.leaf != nil {
+				ln, err := lineOf(*b.leaf, tree, cp.Size)
+				if err != nil {
+					return Files{}, err
+				}
+				*b.to = &ln
+			}
+		}
+	}
+	return writeExport(h, lines, l.keys.Signer)
+}
+
+// lineOf is a leaf as an export line, with its proof in the tree of size.
+func lineOf(lf store.TrailLeaf, tree *Tree, size int64) (Line, error) {
+	ln := Line{Leaf: lf.Index}
+	switch {
+	case lf.Index < 0:
+		ln.Unlogged, ln.Kind, ln.Ref, ln.Entry = true, lf.Kind, lf.Ref, *lf.Entry
+	case lf.Entry == nil:
+		ln.Missing, ln.Kind, ln.Ref = true, lf.Kind, lf.Ref
+	default:
+		ln.Entry = *lf.Entry
+		p, err := tree.Inclusion(uint64(lf.Index), uint64(size))
+		if err != nil {
+			return Line{}, err
+		}
+		for _, h := range p {
+			ln.Proof = append(ln.Proof, base64.StdEncoding.EncodeToString(h))
+		}
+	}
+	return ln, nil
 }
 
 func writeExport(h Header, lines []Line, signer note.Signer) (Files, error) {

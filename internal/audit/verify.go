@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"golang.org/x/mod/sumdb/note"
 )
@@ -103,6 +104,11 @@ func Verify(f Files, v note.Verifier, later *Later) (Report, error) {
 	}
 	if !signed {
 		return r, errors.New("the export does not match its detached signature: it was changed after it was signed")
+	}
+	if !h.Filter.Narrowed() {
+		if err := checkPeriod(h, lines, r.First, r.Last, cp); err != nil {
+			return r, err
+		}
 	}
 	if later != nil {
 		lc, err := checkLater(cp, *later, v)
@@ -216,4 +222,67 @@ func checkLater(cp Checkpoint, later Later, v note.Verifier) (Checkpoint, error)
 			small.Size, big.Size)
 	}
 	return lc, nil
+}
+
+// checkPeriod proves that an export that is not narrowed holds all of its
+// period: each line was logged in it, and the leaves just outside it (the
+// header's Before and After) are the neighbours of its first and last.
+func checkPeriod(h Header, lines []Line, first, last int64, cp Checkpoint) error {
+	in := func(at time.Time) bool { return !at.Before(h.Filter.From) && at.Before(h.Filter.To) }
+	for i, ln := range lines {
+		if at, ok := loggedAt(ln); ok && !in(at) {
+			return fmt.Errorf("line %d (leaf %d): logged at %s, outside the export's period", i+2, ln.Leaf, at.Format(time.RFC3339))
+		}
+	}
+	start, end := int64(0), int64(cp.Size)
+	for _, b := range []struct {
+		name string
+		line *Line
+	}{{"before", h.Before}, {"after", h.After}} {
+		if b.line == nil {
+			continue
+		}
+		at, ok := loggedAt(*b.line)
+		if !ok || b.line.Leaf < 0 || uint64(b.line.Leaf) >= cp.Size || in(at) ||
+			VerifyInclusion(uint64(b.line.Leaf), cp.Size, LeafHash([]byte(b.line.Entry)), decodeProof(b.line.Proof), cp.Root) != nil {
+			return fmt.Errorf("the leaf %s the period (leaf %d) is not one logged outside it in the checkpoint", b.name, b.line.Leaf)
+		}
+		if b.name == "before" {
+			start = b.line.Leaf + 1
+		} else {
+			end = b.line.Leaf
+		}
+	}
+	next := start
+	if first >= 0 {
+		if first != start {
+			return fmt.Errorf("the export starts at leaf %d, but the period starts at leaf %d: leaves %d to %d are missing", first, start, start, first-1)
+		}
+		next = last + 1
+	}
+	if next != end {
+		return fmt.Errorf("the export ends before leaf %d, but the period ends before leaf %d: leaves %d to %d are missing", next, end, next, end-1)
+	}
+	return nil
+}
+
+// loggedAt reads when a line's entry was logged; false without an entry.
+func loggedAt(ln Line) (time.Time, bool) {
+	var e struct {
+		LoggedAt time.Time `json:"logged_at"`
+	}
+	if ln.Entry == "" || ln.Unlogged || json.Unmarshal([]byte(ln.Entry), &e) != nil {
+		return time.Time{}, false
+	}
+	return e.LoggedAt, true
+}
+
+// decodeProof reads base64 hashes; one that is not base64 is left empty
+// (so the proof fails).
+func decodeProof(p []string) [][]byte {
+	out := make([][]byte, len(p))
+	for i, s := range p {
+		out[i], _ = base64.StdEncoding.DecodeString(s)
+	}
+	return out
 }
