@@ -76,6 +76,10 @@ DECLARE
     t timestamptz;
     e text;
 BEGIN
+    -- The head is held only by commits in progress: a transaction's short
+    -- lock_timeout (store.Tx.LockTimeout, meant for rows a frozen console
+    -- may hold) must not fail its commit because another commit is ahead.
+    PERFORM set_config('lock_timeout', '0', true);
     UPDATE trail_head SET size = size + 1, logged_at = greatest(clock_timestamp(), logged_at)
     RETURNING size - 1, logged_at INTO i, t;
     IF TG_TABLE_NAME = 'events' THEN

@@ -182,3 +182,50 @@ func TestTrailLeavesAreGaplessUnderConcurrentWriters(t *testing.T) {
 		t.Errorf("trail size %d (%v), want %d", size, err, n)
 	}
 }
+
+// TestACommitWaitsForTheTrailWhateverItsLockTimeout: a transaction with a
+// short lock timeout (the sweep's) commits after waiting for another
+// commit's hold on the trail's head, instead of failing as "row busy".
+func TestACommitWaitsForTheTrailWhateverItsLockTimeout(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := dbtest.New(t)
+	st := store.New(pool)
+	holder, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = holder.Rollback(ctx) }()
+	if _, err := holder.Exec(ctx, `SELECT size FROM trail_head FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- st.InTx(ctx, func(tx *store.Tx) error {
+			if err := tx.LockTimeout(ctx, time.Millisecond); err != nil {
+				return err
+			}
+			_, err := tx.InsertEvent(ctx, store.Event{At: time.Now(), ActorKind: "system", ActorID: "sweep", Action: "invocation.unverified"})
+			return err
+		})
+	}()
+	// The commit is waiting for the head once a session waits on a lock
+	// of the head's table.
+	for waiting := false; !waiting; {
+		select {
+		case err := <-done:
+			t.Fatalf("the commit did not wait for the head: %v", err)
+		default:
+		}
+		if err := pool.QueryRow(ctx, `
+			SELECT EXISTS (SELECT 1 FROM pg_locks WHERE NOT granted AND pid <> pg_backend_pid())`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := holder.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("a commit behind another failed: %v", err)
+	}
+}
