@@ -26,12 +26,20 @@ type TrailLeaf struct {
 // TrailFilter narrows an export: a period of logging time [From, To) and,
 // when not empty, the system, the invocation's action, the person who acted
 // (an event's actor id) and the customer (the task's customer reference).
+// An export's header says it in JSON.
 type TrailFilter struct {
-	From, To time.Time
-	System   string
-	Action   string
-	Person   string
-	Customer string
+	From     time.Time `json:"from"`
+	To       time.Time `json:"to"`
+	System   string    `json:"system,omitempty"`
+	Action   string    `json:"action,omitempty"`
+	Person   string    `json:"person,omitempty"`
+	Customer string    `json:"customer,omitempty"`
+}
+
+// Narrowed says whether the filter leaves out leaves of its period, so the
+// export's leaves are not contiguous.
+func (f TrailFilter) Narrowed() bool {
+	return f.System != "" || f.Action != "" || f.Person != "" || f.Customer != ""
 }
 
 // TrailSize is the number of leaves in the trail.

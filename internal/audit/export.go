@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"golang.org/x/mod/sumdb/note"
 
@@ -22,20 +21,7 @@ const ExportFormat = "countersign-audit-export/1"
 
 // Filter is what an export holds: the leaves logged in [From, To) and,
 // when set, only those of a system, an action, a person or a customer.
-type Filter struct {
-	From     time.Time `json:"from"`
-	To       time.Time `json:"to"`
-	System   string    `json:"system,omitempty"`
-	Action   string    `json:"action,omitempty"`
-	Person   string    `json:"person,omitempty"`
-	Customer string    `json:"customer,omitempty"`
-}
-
-// Narrowed says whether the filter leaves out leaves of its period, so the
-// export's leaves are not contiguous.
-func (f Filter) Narrowed() bool {
-	return f.System != "" || f.Action != "" || f.Person != "" || f.Customer != ""
-}
+type Filter = store.TrailFilter
 
 // Header is the export's first line: what it holds and the checkpoint its
 // proofs are against.
@@ -90,8 +76,7 @@ func (l *Log) Export(ctx context.Context, f Filter) (Files, error) {
 	if root, err := tree.Root(uint64(cp.Size)); err != nil || !equalRoots(root, cp.Root) {
 		return Files{}, fmt.Errorf("audit.Export: checkpoint of size %d: %w", cp.Size, ErrRewritten)
 	}
-	leaves, err := l.store.TrailLeaves(ctx, store.TrailFilter{From: f.From, To: f.To, System: f.System, Action: f.Action,
-		Person: f.Person, Customer: f.Customer})
+	leaves, err := l.store.TrailLeaves(ctx, f)
 	if err != nil {
 		return Files{}, fmt.Errorf("audit.Export: %w", err)
 	}
