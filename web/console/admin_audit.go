@@ -53,7 +53,7 @@ func (h *Handler) handleAdminAudit(c echo.Context) error {
 
 // verifyCommand is what checks an export downloaded from this page.
 func verifyCommand(vkey string) string {
-	return "countersign audit verify -key " + vkey + " trail.jsonl"
+	return say("console.audit.export.command", locale.Params{"Key": vkey})
 }
 
 // handleAdminAuditSign answers POST /admin/audit/checkpoint: sign a
@@ -73,13 +73,13 @@ func (h *Handler) handleAdminAuditExport(c echo.Context) error {
 	fields := map[string]string{}
 	var err error
 	if f.From, err = time.Parse(time.DateOnly, c.FormValue("from")); err != nil {
-		fields["from"] = "a day as YYYY-MM-DD"
+		fields["from"] = say("console.audit.export.from_invalid", nil)
 	}
 	if f.To, err = time.Parse(time.DateOnly, c.FormValue("to")); err != nil || !f.To.After(f.From) {
-		fields["to"] = "a day after From, as YYYY-MM-DD"
+		fields["to"] = say("console.audit.export.to_invalid", nil)
 	}
 	if len(fields) > 0 {
-		return &apperr.Error{Kind: apperr.Invalid, Message: "The period to export is not a period.", Fields: fields}
+		return &apperr.Error{Kind: apperr.Invalid, Message: say("console.audit.export.period_invalid", nil), Fields: fields}
 	}
 	files, err := h.cfg.Audit.Export(c.Request().Context(), f)
 	if err != nil {

@@ -70,6 +70,11 @@ func TestTheAdminExportsAPeriodAndTheCommandOnThePageVerifiesIt(t *testing.T) {
 		t.Errorf("the download does not verify: %v (%+v)", err, r)
 	}
 
+	bad := c.Post("/admin/audit/export", url.Values{"_csrf": {c.CSRF("/admin/audit")}, "from": {"2026-12-01"}, "to": {"2026-11-01"}})
+	if bad.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(bad.Text, "The period to export is not a period.") {
+		t.Errorf("a period that ends before it starts: %d", bad.StatusCode)
+	}
+
 	m := b.Client(t)
 	m.MustSignIn(b.Users[accounts.Manager])
 	if res := m.Get("/admin/audit"); res.StatusCode != http.StatusForbidden {
