@@ -71,6 +71,10 @@ func adminViews() map[string]templ.Component {
 			Clients: []AdminClientRow{{ID: "c1", Name: "Claude", KnownBy: "its metadata document", Returns: "claude.ai", Created: "May 1", Status: "Awaiting approval", CanApprove: true, CanRevoke: true}},
 			Grants:  []AdminGrantRow{{ID: "g1", Client: "Claude", Person: "Ada Lovelace", ActsAs: "support-bot", Created: "May 1", LastUsed: "May 2", Status: "In use", CanRevoke: true}}}),
 		"clients none": AdminClients(adminPage, AdminClientsView{MCPURL: "https://cs.example/mcp"}),
+		"audit": AdminAudit(adminPage, AdminAuditView{VerifierKey: auditKey, Latest: "Covers 12 entries.", Checkpoint: auditCheckpoint,
+			From: "2026-11-01", To: "2026-12-01", VerifyCommand: "countersign audit verify -key " + auditKey + " trail.jsonl"}),
+		"audit none": AdminAudit(adminPage, AdminAuditView{VerifierKey: auditKey, From: "2026-11-01", To: "2026-12-01",
+			VerifyCommand: "countersign audit verify -key " + auditKey + " trail.jsonl"}),
 		"assistants": AdminAssistants(adminPage, AdminAssistantsView{
 			Assistants:  []AssistantRow{wide, narrow},
 			Form:        NewAssistantForm{Name: "bot", EnableAll: true, Errors: errs},
@@ -159,6 +163,21 @@ func adminStraysWith(t *testing.T, data []string, names ...string) {
 			t.Errorf("%s shows no console text", name)
 		}
 	}
+}
+
+// auditKey and auditCheckpoint are a verifier key and a signed note, the
+// data of the audit page.
+const (
+	auditKey        = "cs.example/audit+1a2b3c4d+AeHt3Qm6ZbqJ0ZgmC0rQ0Z6n1dA4a2v8b9c0d1e2f3g4"
+	auditCheckpoint = "cs.example/audit\n12\nqV1/0jYqq6VuzZ1e5e9oN0pIPNCm1IjPYXgBsjtUWo8=\n"
+)
+
+// TestTheAuditPageComesFromTheCatalogue: the admin's audit page (with a
+// checkpoint and before the first) writes no text of its own: the key,
+// the checkpoint and the command are data.
+func TestTheAuditPageComesFromTheCatalogue(t *testing.T) {
+	adminStraysWith(t, []string{auditKey, auditCheckpoint, "Covers 12 entries.", "countersign audit verify -key " + auditKey + " trail.jsonl"},
+		"audit", "audit none")
 }
 
 // TestTheAdminConfirmationComesFromTheCatalogue: the step that confirms a

@@ -42,6 +42,7 @@ var header = []struct {
 	{"users", "/admin/users", true},
 	{"assistants", "/admin/assistants", true},
 	{"clients", "/admin/clients", true},
+	{"audit", "/admin/audit", true},
 	{"password", "/account/password", true},
 }
 

@@ -21,6 +21,7 @@ import (
 	"countersign/internal/accounts"
 	"countersign/internal/adapter"
 	"countersign/internal/assistants"
+	"countersign/internal/audit"
 	"countersign/internal/authserver"
 	"countersign/internal/controlplane"
 	"countersign/internal/custkeys"
@@ -40,6 +41,7 @@ import (
 	"countersign/web/kit"
 	"countersign/web/layout"
 	"countersign/web/slackhook"
+	"countersign/web/trail"
 )
 
 // Config is what the server needs from the outside world. The wiring
@@ -124,6 +126,9 @@ type Config struct {
 	// catalogue (customer.Config's Catalogue and Pseudo).
 	CustomerCatalogue *locale.Catalogue
 	CustomerPseudo    bool
+	// Audit signs checkpoints of the trail and answers its proofs (public
+	// under /audit, web/trail) and the admin's exports; nil signs none.
+	Audit *audit.Log
 }
 
 // Server is the assembled console.
@@ -169,7 +174,7 @@ func New(cfg Config) *Server {
 	s.console = console.New(s.frame, console.Config{Registry: cfg.Registry, Control: cfg.Control, Handoffs: cfg.Handoffs, Lists: cfg.Lists,
 		Assistants: cfg.Assistants, Metrics: cfg.Metrics, Webhooks: cfg.Webhooks, Slack: slackLinks(cfg.Slack),
 		CustomerFrame: cust.CustomerFrame, SSO: cfg.SSO, StaffPasswordsOff: cfg.StaffPasswordsOff, Factors: cfg.Factors,
-		AuthServer: cfg.AuthServer, PublicBase: cfg.PublicBase})
+		AuthServer: cfg.AuthServer, PublicBase: cfg.PublicBase, Audit: cfg.Audit})
 
 	e := echo.New()
 	e.HideBanner = true
@@ -184,7 +189,7 @@ func New(cfg Config) *Server {
 	e.Use(site.WithRequestContext, site.LogRequests, site.SecurityHeaders, site.RecoverPanics, site.Compress,
 		site.LimitBody, site.RejectBadText, site.LoadSession, site.HoldForFactor, site.CheckCSRF)
 	hook := slackhook.New(site, cfg.Slack)
-	for _, r := range slices.Concat(s.routes(), s.console.Routes(), custRoutes, s.api.Routes(), hook.Routes()) {
+	for _, r := range slices.Concat(s.routes(), s.console.Routes(), custRoutes, s.api.Routes(), hook.Routes(), trail.New(cfg.Audit).Routes()) {
 		key := r.Method + " " + r.Path
 		if _, dup := s.access[key]; dup {
 			panic("web: route registered twice: " + key)

@@ -96,6 +96,12 @@ type config struct {
 	// completed writes are signed with; empty signs with a key of the
 	// process's own, which no other instance shares.
 	ReceiptKey string
+	// AuditKeyFile holds the note private key that signs the trail's
+	// checkpoints and exports (internal/audit); AuditSignEvery is how often
+	// a checkpoint is signed.
+	AuditKey       string
+	AuditKeyFile   string
+	AuditSignEvery time.Duration
 	// FactorKey is the base64 of the 32 bytes that seal staff's
 	// authenticator secrets and key their recovery codes' hashes.
 	FactorKey string
@@ -230,6 +236,9 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	dur(&c.NotifyEvery, "notify-interval", "NOTIFY_INTERVAL", 30*time.Second, "how often due notices are looked for")
 	dur(&c.WebhookEvery, "webhook-interval", "WEBHOOK_INTERVAL", 2*time.Second, "how often invocation outcomes are enqueued and sent to assistants' webhooks")
 	str(&c.ReceiptKey, "receipt-key", "RECEIPT_SIGNING_KEY", "", "base64 of the 32-byte Ed25519 seed that signs receipts of completed writes (empty: a key of this process's own)")
+	str(&c.AuditKey, "audit-key", "AUDIT_SIGNING_KEY", "", "the note private key (PRIVATE+KEY+…) that signs the trail's checkpoints (prefer -audit-key-file or the environment; never logged)")
+	str(&c.AuditKeyFile, "audit-key-file", "AUDIT_SIGNING_KEY_FILE", "", "file holding the note private key (PRIVATE+KEY+…, from `countersign audit keygen`) that signs the trail's checkpoints; empty: none signed, except in demo mode")
+	dur(&c.AuditSignEvery, "audit-sign-interval", "AUDIT_SIGN_INTERVAL", time.Minute, "how often a checkpoint of the trail is signed (several consoles may share it)")
 	str(&c.FactorKey, "factor-key", "FACTOR_KEY", "", "base64 of 32 random bytes that seal staff's authenticator secrets (empty: second factors off, except in demo mode)")
 	str(&c.WebhookLegacySignature, "webhook-legacy-signature", "WEBHOOK_LEGACY_SIGNATURE", "", "true: outcome webhooks also carry the pre-Standard-Webhooks Countersign-Signature header, for receivers that verify it")
 	str(&c.WebhookAllowPrivate, "webhook-allow-private", "WEBHOOK_ALLOW_PRIVATE", "", "true: outcome webhooks may be on loopback and private addresses (tests only; demo mode allows them anyway)")

@@ -10,6 +10,7 @@
 //	countersign locales check DIR                        check catalogue files that add or override languages
 //	countersign locales template [-lang TAG] [-console]  write a catalogue to start a translation from
 //	countersign receipts verify -jwks FILE|URL RECEIPT   check a signed receipt offline (docs/api.md)
+//	countersign audit keygen|sign|export|verify          the verifiable trail (internal/audit/README.md)
 package main
 
 import (
@@ -58,6 +59,9 @@ func main() {
 	}
 	if len(os.Args) > 1 && os.Args[1] == "receipts" {
 		os.Exit(runReceipts(context.Background(), os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "audit" {
+		os.Exit(runAudit(context.Background(), os.Args[2:], os.Stdout, os.Stderr, os.Getenv))
 	}
 	if len(os.Args) > 1 && os.Args[1] == "conformance" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -214,10 +218,14 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	trail, err := cfg.startAudit(ctx, st, log, os.Stdout)
+	if err != nil {
+		return err
+	}
 	srv := web.New(web.Config{SSO: staffSSO, StaffPasswordsOff: !cfg.PasswordSignIn, Slack: bot, Receipts: signer, Database: st, Metrics: metrics.NewReports(st), Webhooks: webhooks.New(st, time.Now, hooks), Accounts: acc, Sessions: sessions, Logger: log, Registry: registry, Control: cp, Handoffs: handoffs.New(st, cp, registry, time.Now), Lists: ls,
 		TrustedProxies: cfg.trusted, TLS: cfg.tls() || cfg.SecureCookies, MCPAllowedOrigins: cfg.allowedMCPOrigins(), PublicBase: cfg.publicBase(),
 		Confirmations: links, Assistants: asst, Telemetry: telemetry, APIRatePerMinute: cfg.APIRate, Factors: factorSvc,
-		CustomerPasskeys: custKeys, AuthServer: authserver.New(st, authserver.Config{})})
+		CustomerPasskeys: custKeys, AuthServer: authserver.New(st, authserver.Config{}), Audit: trail})
 	go sweep(ctx, log, sessions, acc, links, custKeys)
 	go links.RunMailWaiting(ctx, cfg.CustomerMailEvery)
 	go webhooks.NewWorker(st, srv.WebhookRender(cfg.publicBase()), hooks, nil, log).Run(ctx, cfg.WebhookEvery)

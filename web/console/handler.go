@@ -12,6 +12,7 @@ import (
 	"countersign/internal/accounts"
 	"countersign/internal/adapter"
 	"countersign/internal/assistants"
+	"countersign/internal/audit"
 	"countersign/internal/authserver"
 	"countersign/internal/controlplane"
 	"countersign/internal/factors"
@@ -66,6 +67,9 @@ type Config struct {
 	// PublicBase is the console's configured address (-public-url), the
 	// authorization server's issuer; empty takes the request's.
 	PublicBase string
+	// Audit signs the trail's checkpoints and writes its exports; nil
+	// leaves the admin's audit page out.
+	Audit *audit.Log
 }
 
 // SlackLinks links a person's Slack account to theirs (*slackbot.Bot).
@@ -197,7 +201,7 @@ func (h *Handler) Routes() []kit.Route {
 		post("/admin/assistants/:id/webhook/remove", h.handleAdminWebhookRemove, admin),
 		post("/admin/assistants/:id/webhook/test", h.handleAdminWebhookTest, admin),
 		post("/admin/assistants/:id/deliveries/:delivery/resend", h.handleAdminWebhookResend, admin),
-	}, h.oauthRoutes()...)
+	}, append(h.oauthRoutes(), h.auditRoutes()...)...)
 }
 
 // oauthRoutes are the consent page and the admin's clients page of the

@@ -26,7 +26,7 @@ func TestConsolePagesAreTitledAndLabelledFromTheCatalogue(t *testing.T) {
 	for role, paths := range map[accounts.Role][]string{
 		accounts.Agent:   {"/", "/queue", "/tasks", "/handoffs", "/account/password", "/account/factors"},
 		accounts.Manager: {"/metrics", "/metrics/table/containment", "/metrics/table/readiness", "/policies", "/systems"},
-		accounts.Admin:   {"/admin/users", "/admin/clients", "/admin/assistants"},
+		accounts.Admin:   {"/admin/users", "/admin/clients", "/admin/assistants", "/admin/audit"},
 	} {
 		c := b.Client(t)
 		c.MustSignIn(b.Users[role])

@@ -16,6 +16,7 @@ import (
 	"countersign/internal/accounts"
 	"countersign/internal/adapter"
 	"countersign/internal/assistants"
+	"countersign/internal/audit"
 	"countersign/internal/authserver"
 	"countersign/internal/clocktest"
 	"countersign/internal/confirmation"
@@ -68,6 +69,8 @@ type Stack struct {
 	Metrics    *metrics.Reports
 	// AuthServer is the OAuth authorization server of /mcp.
 	AuthServer *authserver.Service
+	// Audit signs the trail's checkpoints with a key of the stack's own.
+	Audit *audit.Log
 	// Factors keeps staff's second factors, sealed with FactorKey.
 	Factors *factors.Service
 	// CustomerPasskeys are returning customers' passkeys, on the console
@@ -223,6 +226,7 @@ func assemble(tb testing.TB, st *store.Store, o config) *Stack {
 		PublicBase: "http://console.test"}, now)
 	b.Assistants = assistants.New(st, b.Control, b.registry, now)
 	b.AuthServer = authserver.New(st, authserver.Config{Now: now, Fetch: o.clientFetch})
+	b.Audit = auditLog(tb, st, now)
 	b.Metrics = metrics.NewReports(st)
 	b.handoffs = handoffs.New(st, b.Control, b.registry, now)
 	b.lists = lists.New(st, now)
@@ -274,7 +278,7 @@ func (b *Stack) serverWith(o config, provider *sso.Provider, factorSvc *factors.
 		Registry: b.registry, Control: b.Control, Handoffs: b.handoffs, Lists: b.lists, Confirmations: b.Links, Assistants: b.Assistants,
 		Metrics: b.Metrics, Webhooks: b.webhooks, APIRatePerMinute: o.apiRate, Telemetry: o.telemetry,
 		Logger: o.logger, Slack: b.Bot, LogoFetch: logoFetch(o.logo), SSO: provider, StaffPasswordsOff: o.staffPasswordsOff,
-		Factors: factorSvc, CustomerPasskeys: custKeys, AuthServer: b.AuthServer, CustomerCatalogue: catalogue, CustomerPseudo: o.pseudo})
+		Factors: factorSvc, CustomerPasskeys: custKeys, AuthServer: b.AuthServer, CustomerCatalogue: catalogue, CustomerPseudo: o.pseudo, Audit: b.Audit})
 }
 
 // tracedPool is a pool on a fresh migrated database whose connections
@@ -362,4 +366,17 @@ func (b *Stack) DeliverWebhooks(t *testing.T) {
 	if _, err := worker.DeliverDue(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// auditLog is the trail's log over st with a fresh signing key.
+func auditLog(tb testing.TB, st *store.Store, now func() time.Time) *audit.Log {
+	skey, _, err := audit.GenerateKey("countersign.test/audit")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	keys, err := audit.LoadKeys(skey)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return audit.NewLog(st, keys, now)
 }
