@@ -250,12 +250,18 @@ func (d *drafter) body(op *oaOperation, kind *draftKind, bodyTarget, targetExpr 
 // money finds the body's first amount beside a currency (a body field, or
 // the target's) and notes what it assumed of its unit; nil when none.
 func (d *drafter) money(op *oaOperation, props, targetProps map[string]*oaSchema) *moneyField {
+	var sent []string // the body's fields that become string parameters
+	for _, n := range slices.Sorted(maps.Keys(props)) {
+		if p := props[n]; !p.ReadOnly && p.typeName() == "string" {
+			sent = append(sent, n)
+		}
+	}
 	for _, n := range slices.Sorted(maps.Keys(props)) {
 		p := props[n]
 		if p.ReadOnly || !isAmount(n) {
 			continue
 		}
-		cur := currencyOf("args.", slices.Sorted(maps.Keys(props))...)
+		cur := currencyOf("args.", sent...)
 		if cur == "" {
 			cur = currencyOf("target.", slices.Sorted(maps.Keys(targetProps))...)
 		}

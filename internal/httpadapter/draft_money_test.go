@@ -150,6 +150,28 @@ func TestDraftLeavesAnAmountWithoutCurrencyAlone(t *testing.T) {
 	}
 }
 
+// TestDraftTakesTheCurrencyOnlyFromAFieldItSends: a currency the body
+// does not send (read-only) is not the amount's; the target's is, and the
+// draft loads.
+func TestDraftTakesTheCurrencyOnlyFromAFieldItSends(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("testdata/openapi/invoicing.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Replace(string(raw), `currency_code: {type: string, maxLength: 3,`, `currency_code: {type: string, readOnly: true, maxLength: 3,`, 1)
+	d, err := httpadapter.DraftFromOpenAPI([]byte(doc), httpadapter.DraftOptions{Write: []string{"createCreditNote"}})
+	if err != nil {
+		t.Fatalf("DraftFromOpenAPI: %v", err)
+	}
+	if _, err := httpadapter.Load("draft.json", d.File, httpadapter.Config{Getenv: func(k string) string { return "set" }}); err != nil {
+		t.Fatalf("the draft does not load: %v", err)
+	}
+	if !strings.Contains(string(d.File), "major_units(args.amount_cents, target.currency_code)") {
+		t.Errorf("the amount is not sent in the target's currency:\n%s", d.File)
+	}
+}
+
 // TestDraftProposesAnIdentityToConfirm: an object with an obvious
 // cross-system key (metadata.order_number, external_id) gets an identity
 // that holds of nothing until a person confirms it: its value is a TODO
