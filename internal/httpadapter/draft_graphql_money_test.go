@@ -57,6 +57,10 @@ func TestDraftFromGraphQLProposesMoneyAndIdentity(t *testing.T) {
 			t.Errorf("%s: the quote's amount %v and currency %v", tc.action, q["amount_cents"], q["currency"])
 		}
 	}
+	payment := file["objects"].(map[string]any)["payment"].(map[string]any)
+	if q, _ := payment["get_graphql"].(map[string]any)["query"].(string); !strings.Contains(q, "metadata { orderNumber }") {
+		t.Errorf("the payment's query %q does not read the key the identity names", q)
+	}
 	notes := strings.Join(d.Notes, "\n")
 	for _, w := range []string{
 		"mutation paymentRefund: input amount is money in target.currency: the parameter amount_cents, in the currency's minor units (the action's amount_param), sent as a decimal in whole units (1250 sent as \"12.50\"), as the schema says (scalar Decimal)",
