@@ -78,16 +78,41 @@ type Counts struct {
 // SystemCounts are one system's invocations: how many, completed, swept
 // (settled by the consoles' own reconciliation; SweptNotApplied of them as
 // failed, an authoritative record holding no effect under the key),
-// unverified before the campaign reconciled them, and left unverified for
-// a person with and without an effect in the system's record.
+// unverified before the campaign reconciled them, Reconciled of those
+// settled by the campaign's reconcile, and left unverified for a person
+// with and without an effect in the system's record. Authoritative says
+// the system's record proves a call not applied (authoritative).
 type SystemCounts struct {
-	Invocations     int `json:"invocations"`
-	Completed       int `json:"completed"`
-	Swept           int `json:"swept"`
-	SweptNotApplied int `json:"swept_not_applied"`
-	Unverified      int `json:"unverified"`
-	WithEffect      int `json:"still_unverified_with_effect"`
-	WithoutEffect   int `json:"still_unverified_without_effect"`
+	Authoritative   bool `json:"authoritative"`
+	Invocations     int  `json:"invocations"`
+	Completed       int  `json:"completed"`
+	Swept           int  `json:"swept"`
+	SweptNotApplied int  `json:"swept_not_applied"`
+	Unverified      int  `json:"unverified"`
+	Reconciled      int  `json:"reconciled"`
+	WithEffect      int  `json:"still_unverified_with_effect"`
+	WithoutEffect   int  `json:"still_unverified_without_effect"`
+}
+
+// Left is how many of the system's writes stay unverified for a person.
+func (s *SystemCounts) Left() int { return s.WithEffect + s.WithoutEffect }
+
+// authoritative says whether a system's record of effects proves a call
+// not applied, so that an unverified write without an effect there can
+// settle without a person: the demo shop's ledger does (its adapter is
+// given SHOP_SETTLE_AFTER), a described system when its file declares
+// its effects lookup authoritative.
+func authoritative(system string) bool {
+	file := map[string][]byte{systemWarehouse: warehouseFile, systemGraphQL: graphqlFile}[system]
+	if file == nil {
+		return system == systemShop
+	}
+	var d struct {
+		Effects struct {
+			Authoritative bool `json:"authoritative"`
+		} `json:"effects"`
+	}
+	return json.Unmarshal(file, &d) == nil && d.Effects.Authoritative
 }
 
 // system is the counts of system, made on first use.
@@ -96,7 +121,7 @@ func (c *Counts) system(name string) *SystemCounts {
 		c.Systems = map[string]*SystemCounts{}
 	}
 	if c.Systems[name] == nil {
-		c.Systems[name] = &SystemCounts{}
+		c.Systems[name] = &SystemCounts{Authoritative: authoritative(name)}
 	}
 	return c.Systems[name]
 }
@@ -369,6 +394,7 @@ func evaluate(j journal, ack acknowledged, unverifiedBefore map[string]bool, c *
 	for id := range unverifiedBefore {
 		if inv := byID[id]; inv != nil && (inv.State == "completed" || inv.State == "failed") {
 			c.Reconciled++
+			c.system(cmp.Or(inv.System, systemShop)).Reconciled++
 		}
 	}
 	c.Unverified = len(unverifiedBefore)

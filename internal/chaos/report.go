@@ -63,6 +63,7 @@ func totals(rounds []RoundResult) Counts {
 			ts.Swept += s.Swept
 			ts.SweptNotApplied += s.SweptNotApplied
 			ts.Unverified += s.Unverified
+			ts.Reconciled += s.Reconciled
 			ts.WithEffect += s.WithEffect
 			ts.WithoutEffect += s.WithoutEffect
 		}
@@ -91,11 +92,28 @@ func printTable(out io.Writer, res Result) {
 		parts = append(parts, fmt.Sprintf("%s %d", k, res.Totals.Faults[k]))
 	}
 	fmt.Fprintf(out, "faults injected: %s\n", strings.Join(parts, ", "))
-	for _, name := range slices.Sorted(maps.Keys(res.Totals.Systems)) {
-		s := res.Totals.Systems[name]
-		fmt.Fprintf(out, "system %s: %d invocations, %d completed, %d swept (%d as not applied), %d unverified, still unverified %d with effect and %d without\n",
-			name, s.Invocations, s.Completed, s.Swept, s.SweptNotApplied, s.Unverified, s.WithEffect, s.WithoutEffect)
-	}
+	printSystems(out, res.Totals.Systems)
 	fmt.Fprintf(out, "longest a dispatch was seen past its lease during the load: %s\n", time.Duration(res.Totals.LeaseOvershootMS)*time.Millisecond)
 	fmt.Fprintf(out, "seed %d: %d rounds, %d violations\n", res.Seed, len(res.Rounds), res.Totals.Violations)
+}
+
+// printSystems prints, per system, what became of its unverified writes:
+// settled by the consoles' sweep, by reconciling on request, or left for
+// a person, with and without an effect in its ledger; then the writes
+// left without an effect in the systems whose record proves a call not
+// applied, which no person should have had to settle.
+func printSystems(out io.Writer, systems map[string]*SystemCounts) {
+	left, total := []string{}, 0
+	for _, name := range slices.Sorted(maps.Keys(systems)) {
+		s := systems[name]
+		record := "its record proves nothing absent"
+		if s.Authoritative {
+			record = "its record proves a call not applied"
+			left = append(left, fmt.Sprintf("%s %d", name, s.WithoutEffect))
+			total += s.WithoutEffect
+		}
+		fmt.Fprintf(out, "system %s (%s): %d invocations, %d completed; of %d unverified writes %d settled by the sweep (%d as not applied), %d by reconciling on request, %d left for a person: %d with an effect, %d without\n",
+			name, record, s.Invocations, s.Completed, s.Swept+s.Unverified, s.Swept, s.SweptNotApplied, s.Reconciled, s.Left(), s.WithEffect, s.WithoutEffect)
+	}
+	fmt.Fprintf(out, "left for a person without an effect in an authoritative record: %d (%s)\n", total, strings.Join(left, ", "))
 }

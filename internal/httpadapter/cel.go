@@ -19,6 +19,7 @@ import (
 	"cel.dev/cel-go/ext"
 
 	"countersign/internal/adapter"
+	"countersign/internal/money"
 )
 
 // The variables an expression may use. Which of them are bound depends on
@@ -30,7 +31,9 @@ var celVariables = []string{"args", "vars", "target", "account", "principal", "o
 // (dynamic JSON values), the strings and optional-value extensions, and
 // four functions: days_between(from, to) counts whole UTC calendar days,
 // money(cents, currency) formats an amount ("$42.10"; per locale in a
-// quote's texts, "42,10 €" in French: moneyIn), short_hash(s)
+// quote's texts, "42,10 €" in French: moneyIn), major_units(cents,
+// currency) writes it as a plain decimal in whole units for a system that
+// reads one ("12.50"; "1250" in yen), short_hash(s)
 // gives 8 hex digits of SHA-256 for references derived from a key, and
 // filter_quote(s) makes s a quoted literal of a filter language.
 func newEnv() (*cel.Env, error) {
@@ -50,6 +53,13 @@ func newEnv() (*cel.Env, error) {
 		// amount as the locale being rendered writes it.
 		cel.Function("money", cel.Overload("money_int_string",
 			[]*cel.Type{cel.IntType, cel.StringType}, cel.StringType, cel.LateFunctionBinding())),
+		cel.Function("major_units", cel.Overload("major_units_int_string",
+			[]*cel.Type{cel.IntType, cel.StringType}, cel.StringType,
+			cel.BinaryBinding(func(a, b ref.Val) ref.Val {
+				minor, _ := a.Value().(int64)
+				currency, _ := b.Value().(string)
+				return types.String(money.Major(minor, currency))
+			}))),
 		cel.Function("filter_quote", cel.Overload("filter_quote_string",
 			[]*cel.Type{cel.StringType}, cel.StringType,
 			cel.UnaryBinding(func(a ref.Val) ref.Val {

@@ -43,7 +43,10 @@ func (d *drafter) action(id string) (obj, error) {
 	if err != nil {
 		return nil, err
 	}
-	verify, amount := b.verify, b.amount
+	verify, amount := b.verify, ""
+	if b.money != nil {
+		amount = b.money.param
+	}
 	params = append(params, b.params...)
 	lines = append(lines, b.lines...)
 	if len(lines) == 0 {
@@ -86,13 +89,13 @@ func (d *drafter) action(id string) (obj, error) {
 		{"guards", []any{obj{{"require", "true"}, {"code", "todo_guard"},
 			{"message", todo + "write the rule that must hold before " + name + " (require: a CEL expression over args and target), or remove this guard."},
 			{"hint", todo + "say what the assistant can do instead."}}}},
-		{"quote", obj{
+		{"quote", b.money.quoteOf(obj{
 			{"title", todo + "say what changes, e.g. " + what + " for " + strings.ReplaceAll(kind.name, "_", " ") + " {" + targetExpr + "}"},
 			{"lines", lines},
 			{"consequences", []any{todo + "say in a sentence what happens once this is done."}},
 			{"confirm_label", "Confirm"},
 			{"decline_label", "Don't change it"},
-		}},
+		})},
 		{"request", request},
 		{"result", obj{{"reference", reference}}},
 		{"verify", obj{{"path", d.path(kind.op, kind.param, targetExpr)}, {"fields", verify}}},
@@ -157,7 +160,8 @@ func (d *drafter) requestSchema(op *oaOperation) (s *oaSchema, form *oaMedia) {
 type draftBody struct {
 	body, verify  obj
 	params, lines []any
-	amount        string
+	// money is the body's amount of money, nil when it has none.
+	money *moneyField
 	// form says the body is sent form-encoded, in style ("" when it holds
 	// no object nor list, so that any style sends it the same).
 	form  bool
@@ -184,6 +188,7 @@ func (d *drafter) body(op *oaOperation, kind *draftKind, bodyTarget, targetExpr 
 	}
 	props, _ := s.fields()
 	targetProps, _ := kind.schema.fields()
+	b.money = d.money(op, props, targetProps)
 	b.body = obj{}
 	b.form = form != nil
 	fc := formChoice{op: op}
@@ -194,6 +199,12 @@ func (d *drafter) body(op *oaOperation, kind *draftKind, bodyTarget, targetExpr 
 			continue
 		}
 		if p.ReadOnly || n == kind.id {
+			continue
+		}
+		if m := b.money; m != nil && n == m.field {
+			b.params = append(b.params, m.spec())
+			b.body = append(b.body, kv{n, "{" + m.value() + "}"})
+			b.lines = append(b.lines, m.line())
 			continue
 		}
 		pn := snake(n, false)
@@ -215,8 +226,8 @@ func (d *drafter) body(op *oaOperation, kind *draftKind, bodyTarget, targetExpr 
 		}
 		b.params = append(b.params, param)
 		b.body = append(b.body, kv{n, value})
-		if t := p.typeName(); b.amount == "" && (t == "integer" || t == "number") && strings.HasSuffix(pn, "_cents") {
-			b.amount = pn
+		if t := p.typeName(); b.money == nil && (t == "integer" || t == "number") && strings.HasSuffix(pn, "_cents") {
+			b.money = &moneyField{param: pn}
 		}
 		line := obj{{"label", label(n)}}
 		if tp := targetProps[n]; tp != nil && celName.MatchString(n) {
@@ -234,6 +245,34 @@ func (d *drafter) body(op *oaOperation, kind *draftKind, bodyTarget, targetExpr 
 		b.style = fc.style(d)
 	}
 	return b, nil
+}
+
+// money finds the body's first amount beside a currency (a body field, or
+// the target's) and notes what it assumed of its unit; nil when none.
+func (d *drafter) money(op *oaOperation, props, targetProps map[string]*oaSchema) *moneyField {
+	var sent []string // the body's fields that become string parameters
+	for _, n := range slices.Sorted(maps.Keys(props)) {
+		if p := props[n]; !p.ReadOnly && p.typeName() == "string" {
+			sent = append(sent, n)
+		}
+	}
+	for _, n := range slices.Sorted(maps.Keys(props)) {
+		p := props[n]
+		if p.ReadOnly || !isAmount(n) {
+			continue
+		}
+		cur := currencyOf("args.", sent...)
+		if cur == "" {
+			cur = currencyOf("target.", slices.Sorted(maps.Keys(targetProps))...)
+		}
+		m := &moneyField{field: n, param: snake(n, false) + "_cents", currency: cur}
+		if cur == "" || !m.unit(p.typeName(), p.Description, p.Format) {
+			continue
+		}
+		d.note("%s", m.note("-write "+op.name()+": body field "+n, "document"))
+		return m
+	}
+	return nil
 }
 
 // paramOf maps a schema to a parameter; nil for types the format lacks.

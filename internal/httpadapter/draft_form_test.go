@@ -62,7 +62,7 @@ func TestDraftFormEncodedWrites(t *testing.T) {
 		if _, ok := req["body_encoding"]; ok {
 			t.Errorf("the request repeats the file's body_encoding: %v", req)
 		}
-		want := map[string]any{"charge": "{target.id}", "amount": "{args.amount}", "reason": "{args.reason}",
+		want := map[string]any{"charge": "{target.id}", "amount": "{args.amount_cents}", "reason": "{args.reason}",
 			"metadata": "{args.metadata}", "expand": []any{"{args.expand}"}}
 		if diff := cmp.Diff(want, req["body"]); diff != "" {
 			t.Errorf("the refund's body (-want +got):\n%s", diff)

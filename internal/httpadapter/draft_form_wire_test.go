@@ -36,7 +36,7 @@ func TestADraftedFormWriteSendsBrackets(t *testing.T) {
 		case r.URL.Path == "/customers":
 			_, _ = io.WriteString(w, `{"data": [{"id": "cus_1", "email": "ada@example.com"}]}`)
 		case r.Method == http.MethodGet:
-			_, _ = io.WriteString(w, `{"id": "ch_1", "object": "charge", "customer": "cus_1", "amount": 2000, "amount_refunded": 0, "currency": "eur", "status": "succeeded"}`)
+			_, _ = io.WriteString(w, `{"id": "ch_1", "object": "charge", "customer": "cus_1", "amount": 2000, "amount_refunded": 0, "currency": "eur", "status": "succeeded", "metadata": {"order_number": "1042"}}`)
 		default:
 			raw, _ := io.ReadAll(r.Body)
 			mu.Lock()
@@ -61,7 +61,7 @@ func TestADraftedFormWriteSendsBrackets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := json.RawMessage(`{"charge_id": "ch_1", "amount": 500, "reason": "requested_by_customer", "expand": "charge",
+	args := json.RawMessage(`{"charge_id": "ch_1", "amount_cents": 500, "reason": "requested_by_customer", "expand": "charge",
 		"metadata": {"reason": "damaged", "order_number": "1042"}}`)
 	q, err := a.DryRun(context.Background(), ada, "post_refunds", args)
 	if err != nil {

@@ -113,6 +113,8 @@ type gqlKind struct {
 	arg   *ast.ArgumentDefinition
 	typ   *ast.Definition
 	query string
+	// identity, identityName: the proposed business key (identityGuess).
+	identity, identityName string
 }
 
 func (k *gqlKind) spec() obj {
@@ -130,10 +132,14 @@ func (k *gqlKind) spec() obj {
 			break
 		}
 	}
-	return append(o, obj{
+	o = append(o, obj{
 		{"owner", closed("say whose " + k.name + " it is, e.g. object.customerId == account.id")},
 		{"display", todo + "name the " + strings.ReplaceAll(k.name, "_", " ") + " for a person, e.g. " + k.typ.Name + " {object.id}"},
 	}...)
+	if k.identity != "" {
+		o = append(o, kv{"identity", identitySpec(k.name, k.identity, k.identityName)})
+	}
+	return o
 }
 
 func (d *gqlDrafter) mutations() []string {
@@ -176,9 +182,30 @@ func (d *gqlDrafter) findKinds() {
 		if _, seen := d.kinds[name]; seen || name == "" {
 			continue
 		}
-		d.kinds[name] = &gqlKind{name: name, field: f, arg: a, typ: t,
-			query: fmt.Sprintf("query %s($id: %s) { %s(%s: $id) { %s } }", t.Name, a.Type, f.Name, a.Name, strings.Join(d.selection(t), " "))}
+		k := &gqlKind{name: name, field: f, arg: a, typ: t}
+		sel := d.selection(t)
+		k.identity, k.identityName = d.identity(k)
+		if path := strings.Split(k.identity, "."); len(path) == 2 {
+			sel = append(sel, path[0]+" { "+path[1]+" }") // the key in its metadata
+		}
+		if k.identity != "" {
+			d.note("%s", identityNote(name, k.identity, k.identityName))
+		}
+		k.query = fmt.Sprintf("query %s($id: %s) { %s(%s: $id) { %s } }", t.Name, a.Type, f.Name, a.Name, strings.Join(sel, " "))
+		d.kinds[name] = k
 	}
+}
+
+// identity proposes a kind's business key from its scalar fields and
+// those of its metadata object (identityGuess).
+func (d *gqlDrafter) identity(k *gqlKind) (path, name string) {
+	var meta []string
+	if mf := k.typ.Fields.ForName("metadata"); mf != nil && mf.Type.Elem == nil {
+		if mt := d.schema.Types[mf.Type.Name()]; mt != nil && mt.Kind == ast.Object {
+			meta = d.selection(mt)
+		}
+	}
+	return identityGuess(k.name, d.selection(k.typ), "metadata", meta)
 }
 
 // accountArg finds an argument that names a customer or account: such a

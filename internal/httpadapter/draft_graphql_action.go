@@ -63,6 +63,7 @@ func (d *gqlDrafter) action(m string) (obj, error) {
 	values := obj{}
 	keyed, amount := false, ""
 	verify := obj{}
+	money := d.money(m, kind, inputs)
 	for _, in := range inputs {
 		switch {
 		case in.name == targetInput:
@@ -73,6 +74,11 @@ func (d *gqlDrafter) action(m string) (obj, error) {
 			continue
 		case !in.typ.NonNull:
 			d.note("mutation %s: the optional input %s is not sent; add it as a parameter if it is needed", m, in.name)
+			continue
+		case money != nil && in.name == money.field:
+			params, amount = append(params, money.spec()), money.param
+			lines = append(lines, money.line())
+			values = append(values, kv{in.name, money.value()})
 			continue
 		}
 		pt := paramType(d.schema.Types[in.typ.Name()])
@@ -120,18 +126,67 @@ func (d *gqlDrafter) action(m string) (obj, error) {
 		{"guards", []any{obj{{"require", "true"}, {"code", "todo_guard"},
 			{"message", todo + "write the rule that must hold before " + name + " (require: a CEL expression over args and target), or remove this guard."},
 			{"hint", todo + "say what the assistant can do instead."}}}},
-		{"quote", obj{
+		{"quote", money.quoteOf(obj{
 			{"title", todo + "say what changes, e.g. " + label(m) + " for " + strings.ReplaceAll(kind.name, "_", " ") + " {target.id}"},
 			{"lines", lines},
 			{"consequences", []any{todo + "say in a sentence what happens once this is done."}},
 			{"confirm_label", "Confirm"},
 			{"decline_label", "Don't change it"},
-		}},
+		})},
 		{"request", obj{{"graphql", request}}},
 		{"result", obj{{"reference", reference}}},
 		{"verify", obj{{"graphql", obj{{"query", kind.query}, {"variables", obj{{"id", "target.id"}}}, {"data", kind.field.Name}}},
 			{"fields", verify}}},
 	}...), nil
+}
+
+// money finds the mutation's first required amount beside a currency
+// (a required input, or the target's field) and notes what it assumed of
+// its unit: an Int in minor units, a Float, a String or a decimal scalar
+// in whole units; nil when none.
+func (d *gqlDrafter) money(m string, kind *gqlKind, inputs []gqlInput) *moneyField {
+	var siblings []string
+	for _, in := range inputs {
+		if in.typ.NonNull && in.typ.Elem == nil && paramType(d.schema.Types[in.typ.Name()]) == "string" {
+			siblings = append(siblings, in.name)
+		}
+	}
+	var targets []string
+	for _, f := range kind.typ.Fields {
+		targets = append(targets, f.Name)
+	}
+	for _, in := range inputs {
+		if !in.typ.NonNull || in.typ.Elem != nil || !isAmount(in.name) {
+			continue
+		}
+		cur := currencyOf("args.", siblings...)
+		if cur == "" {
+			cur = currencyOf("target.", targets...)
+		}
+		mf := &moneyField{field: in.name, param: snake(in.name, false) + "_cents", currency: cur}
+		scalar := d.schema.Types[in.typ.Name()]
+		t, format := "", ""
+		switch n := in.typ.Name(); {
+		case n == "Int":
+			t = "integer"
+		case n == "Float":
+			t = "number"
+		case scalar != nil && scalar.Kind == ast.Scalar && n != "ID" && n != "Boolean":
+			t = "string"
+			if strings.Contains(strings.ToLower(n), "decimal") {
+				format = "scalar " + n
+			}
+		}
+		if cur == "" || !mf.unit(t, in.description, "") {
+			continue
+		}
+		if format != "" && mf.said == "" {
+			mf.said = format
+		}
+		d.note("%s", mf.note("mutation "+m+": input "+in.name, "schema"))
+		return mf
+	}
+	return nil
 }
 
 // keyed records whether an action sends the key in its variables: the

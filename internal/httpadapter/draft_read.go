@@ -17,6 +17,8 @@ type draftKind struct {
 	id      string // property names
 	version string
 	label   string
+	// identity, identityName: the proposed business key (identityGuess).
+	identity, identityName string
 }
 
 var pathParam = regexp.MustCompile(`\{([^}]+)\}`)
@@ -56,6 +58,14 @@ func (d *drafter) findKinds() {
 		}
 		if k.version == "" {
 			d.note("Objects of kind %s have no version field: a change made between the dry run and the write is not seen (see Preconditions in internal/httpadapter/README.md).", name)
+		}
+		var meta []string
+		if m := props["metadata"]; m != nil {
+			mp, _ := m.fields()
+			meta = slices.Sorted(maps.Keys(mp))
+		}
+		if k.identity, k.identityName = identityGuess(name, slices.Sorted(maps.Keys(props)), "metadata", meta); k.identity != "" {
+			d.note("%s", identityNote(name, k.identity, k.identityName))
 		}
 		d.kinds[name] = k
 	}
@@ -106,7 +116,11 @@ func (k *draftKind) spec() obj {
 		display = strings.ReplaceAll(k.name, "_", " ")
 	}
 	o = append(o, kv{"display", display})
-	return append(o, kv{"owner", closed("say whose it is, e.g. object.customer_id == account.id")})
+	o = append(o, kv{"owner", closed("say whose it is, e.g. object.customer_id == account.id")})
+	if k.identity != "" {
+		o = append(o, kv{"identity", identitySpec(k.name, k.identity, k.identityName)})
+	}
+	return o
 }
 
 func fixedValue(op *oaOperation, name string) string {

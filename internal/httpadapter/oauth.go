@@ -41,6 +41,9 @@ type tokenSource struct {
 	redact *strings.Replacer
 	// sem lets one request fetch a token at a time.
 	sem chan struct{}
+	// waiting, set by tests only, is called by a request that found no
+	// token and is about to wait for sem.
+	waiting func()
 
 	mu      sync.Mutex
 	tok     *heldToken
@@ -85,6 +88,9 @@ func (s *tokenSource) current() *heldToken {
 func (s *tokenSource) credential(ctx context.Context) (credential, error) {
 	if t := s.current(); t != nil {
 		return tokenCredential{s, t}, nil
+	}
+	if s.waiting != nil {
+		s.waiting()
 	}
 	select {
 	case s.sem <- struct{}{}:

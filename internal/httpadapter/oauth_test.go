@@ -55,9 +55,17 @@ type tokenServer struct {
 	refresh  string   // the one refresh token that works now
 	refused  int      // requests to the API with a token it did not accept
 	rotation int
+	// hold, when set, is called first by every token request.
+	hold func()
 }
 
 func (ts *tokenServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ts.mu.Lock()
+	hold := ts.hold
+	ts.mu.Unlock()
+	if hold != nil {
+		hold()
+	}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")

@@ -56,6 +56,7 @@ type oaSchema struct {
 	Enum        []any                `json:"enum"`
 	Default     any                  `json:"default"`
 	Description string               `json:"description"`
+	Format      string               `json:"format"`
 	MaxLength   *int                 `json:"maxLength"`
 	Minimum     *float64             `json:"minimum"`
 	Maximum     *float64             `json:"maximum"`
