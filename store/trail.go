@@ -182,3 +182,23 @@ func (s *Store) TrailBounds(ctx context.Context, from, to time.Time, size int64)
 	}
 	return before, after, nil
 }
+
+// TrailLeavesOfInvocation lists the leaves of one invocation among the
+// first size leaves, in index order: its events' and its state changes'
+// (what a receipt proves). An event row gone has a nil Entry.
+func (s *Store) TrailLeavesOfInvocation(ctx context.Context, invocationID string, size int64) ([]TrailLeaf, error) {
+	rows, _ := s.pool.Query(ctx, `
+		SELECT l.idx, l.kind, l.ref, l.logged_at, l.hash,
+		       CASE WHEN l.kind = 'invocation' THEN l.entry WHEN e.id IS NOT NULL THEN trail_event_entry(e, l.logged_at) END AS entry
+		FROM trail_leaves l
+		LEFT JOIN events e ON e.id = CASE WHEN l.kind = 'event' THEN l.ref::bigint END
+		WHERE l.idx < $2 AND (l.kind, l.ref) IN (
+		      SELECT 'invocation', $1::text
+		      UNION ALL SELECT 'event', ev.id::text FROM events ev WHERE ev.invocation_id = $1)
+		ORDER BY l.idx`, invocationID, size)
+	leaves, err := pgx.CollectRows(rows, pgx.RowToStructByName[TrailLeaf])
+	if err != nil {
+		return nil, fmt.Errorf("store.TrailLeavesOfInvocation(%s): %w", invocationID, err)
+	}
+	return leaves, nil
+}

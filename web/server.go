@@ -162,7 +162,7 @@ func New(cfg Config) *Server {
 	s.frame = &layout.Frame{Site: site, Nav: s.navFor}
 	s.api = api.New(site, api.Config{Registry: cfg.Registry, Control: cfg.Control, Confirmations: cfg.Confirmations,
 		Assistants: cfg.Assistants, RatePerMinute: cfg.APIRatePerMinute, AllowedOrigins: cfg.MCPAllowedOrigins, Receipts: cfg.Receipts, PublicBase: cfg.PublicBase,
-		AuthServer: cfg.AuthServer})
+		AuthServer: cfg.AuthServer, Audit: cfg.Audit})
 	cust := customer.New(s.frame, customer.Config{Control: cfg.Control, Lists: cfg.Lists, Confirmations: cfg.Confirmations,
 		Registry: cfg.Registry, Receipt: s.api.Receipt, PublicBase: cfg.PublicBase, LogoFetch: cfg.LogoFetch,
 		Passkeys: cfg.CustomerPasskeys, Catalogue: cfg.CustomerCatalogue, Pseudo: cfg.CustomerPseudo})

@@ -9,7 +9,7 @@
 //	countersign systems check FILE                       load a description file and list its TODOs
 //	countersign locales check DIR                        check catalogue files that add or override languages
 //	countersign locales template [-lang TAG] [-console]  write a catalogue to start a translation from
-//	countersign receipts verify -jwks FILE|URL RECEIPT   check a signed receipt offline (docs/api.md)
+//	countersign receipts verify -jwks FILE|URL [-audit-key K] RECEIPT   check a signed receipt offline (docs/api.md)
 //	countersign audit keygen|sign|export|verify          the verifiable trail (internal/audit/README.md)
 package main
 

@@ -14,10 +14,12 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/mod/sumdb/note"
+
 	"countersign/internal/receiptcheck"
 )
 
-const receiptsUsage = `countersign receipts verify -jwks FILE|URL RECEIPT_FILE|-
+const receiptsUsage = `countersign receipts verify -jwks FILE|URL [-audit-key KEY|FILE|URL] RECEIPT_FILE|-
 
 Checks a signed receipt (docs/api.md, "Signed receipts") offline against a
 key set: the JWKS file, or the console's GET /api/v1/receipts/jwks.json.
@@ -31,7 +33,11 @@ the customer's consent: the quote it carries must hash to the digest the
 customer was shown, have been made from the arguments sent (their hash)
 for the receipt's target, and a customer's passkey assertion must be
 evidence of that decision on that quote; args_digest must be the
-arguments' hash. It says who said yes, how, and to what. It
+arguments' hash. It says who said yes, how, and to what. With
+-audit-key (the trail's verifier key, a file holding it, or the console's
+GET /audit/key), the receipt's trail proof is checked too: its checkpoint
+must be signed by that key and every leaf of the write must be in it
+(internal/audit/README.md, "Receipts"). It
 prints what the receipt says; exit status 0 when every check holds, 1
 with the reason when one does not, 2 when the files cannot be read.
 `
@@ -46,6 +52,7 @@ func runReceipts(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, receiptsUsage+"\nFlags:\n"); fs.PrintDefaults() }
 	jwksFrom := fs.String("jwks", "", "the key set: a JWKS file, or an http(s) URL such as https://console.example/api/v1/receipts/jwks.json (required)")
+	auditFrom := fs.String("audit-key", "", "the audit trail's verifier key: the key, a file holding it, or an http(s) URL such as https://console.example/audit/key")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
@@ -61,6 +68,12 @@ func runReceipts(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if err != nil {
 		return fail("-jwks %s: %v", *jwksFrom, err)
 	}
+	var auditKey note.Verifier
+	if *auditFrom != "" {
+		if auditKey, err = readAuditKey(ctx, *auditFrom); err != nil {
+			return fail("-audit-key %s: %v", *auditFrom, err)
+		}
+	}
 	var raw []byte
 	if fs.Arg(0) == "-" {
 		raw, err = io.ReadAll(stdin)
@@ -70,7 +83,7 @@ func runReceipts(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if err != nil {
 		return fail("%v", err)
 	}
-	checked, err := receiptcheck.Check(raw, jwks)
+	checked, err := receiptcheck.CheckWithTrail(raw, jwks, auditKey)
 	if err != nil {
 		fmt.Fprintf(stderr, "NOT VALID: %v\n", err)
 		return 1
@@ -90,6 +103,39 @@ func readKeySet(ctx context.Context, from string) ([]byte, error) {
 	if !strings.HasPrefix(from, "http://") && !strings.HasPrefix(from, "https://") {
 		return os.ReadFile(from)
 	}
+	body, err := fetchKey(ctx, from)
+	if err != nil {
+		return nil, err
+	}
+	if !json.Valid(body) {
+		return nil, errors.New("the answer is not JSON")
+	}
+	return body, nil
+}
+
+// readAuditKey reads the trail's verifier key: the key itself
+// (name+hash+base64), a file holding it, or a URL answered as a key set's.
+func readAuditKey(ctx context.Context, from string) (note.Verifier, error) {
+	text := []byte(from)
+	var err error
+	switch {
+	case strings.HasPrefix(from, "http://") || strings.HasPrefix(from, "https://"):
+		text, err = fetchKey(ctx, from)
+	case strings.Count(from, "+") != 2:
+		text, err = os.ReadFile(from)
+	}
+	if err != nil {
+		return nil, err
+	}
+	v, err := note.NewVerifier(strings.TrimSpace(string(text)))
+	if err != nil {
+		return nil, errors.New("not a verifier key (name+hash+base64, as GET /audit/key answers)")
+	}
+	return v, nil
+}
+
+// fetchKey reads a key (set) from a URL, under readKeySet's rules.
+func fetchKey(ctx context.Context, from string) ([]byte, error) {
 	u, err := url.Parse(from)
 	if err != nil {
 		return nil, err
@@ -122,9 +168,6 @@ func readKeySet(ctx context.Context, from string) ([]byte, error) {
 	}
 	if len(body) > maxKeySet {
 		return nil, fmt.Errorf("the key set is larger than %d bytes", maxKeySet)
-	}
-	if !json.Valid(body) {
-		return nil, errors.New("the answer is not JSON")
 	}
 	return body, nil
 }

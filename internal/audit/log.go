@@ -17,6 +17,7 @@ type Store interface {
 	TrailSize(ctx context.Context) (int64, error)
 	TrailLeafHashes(ctx context.Context, from, to int64) ([][]byte, error)
 	TrailLeaves(ctx context.Context, f store.TrailFilter) ([]store.TrailLeaf, error)
+	TrailLeavesOfInvocation(ctx context.Context, invocationID string, size int64) ([]store.TrailLeaf, error)
 	TrailBounds(ctx context.Context, from, to time.Time, size int64) (before, after *store.TrailLeaf, err error)
 	InsertTrailCheckpoint(ctx context.Context, c store.TrailCheckpoint) (bool, error)
 	LatestTrailCheckpoint(ctx context.Context) (store.TrailCheckpoint, error)

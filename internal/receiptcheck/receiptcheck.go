@@ -12,6 +12,8 @@ import (
 	"io"
 	"strings"
 
+	"golang.org/x/mod/sumdb/note"
+
 	"countersign/internal/receipts"
 )
 
@@ -24,6 +26,8 @@ type Checked struct {
 	// established, one a line.
 	Approvals []string
 	Consent   []string
+	// Trail is what checkTrail established of the trail proof.
+	Trail []string
 }
 
 // Invalid is why a receipt proves nothing: Reason is what the command
@@ -41,8 +45,15 @@ func (e *Invalid) Unwrap() error { return e.Err }
 // Check verifies receipt — the compact JWS, or the JSON answer of GET
 // /api/v1/invocations/{id}/receipt — against the JSON Web Key Set jwks:
 // the signature, then every staff approval's evidence and the customer's
-// consent. It returns the receipt, or an *Invalid saying why not.
-func Check(receipt, jwks []byte) (Checked, error) {
+// consent. It returns the receipt, or an *Invalid saying why not. The
+// trail proof it may carry is not checked (CheckWithTrail does).
+func Check(receipt, jwks []byte) (Checked, error) { return CheckWithTrail(receipt, jwks, nil) }
+
+// CheckWithTrail is Check, then the receipt's trail proof against the
+// audit trail's verifier key auditKey (internal/audit, GET /audit/key):
+// its checkpoint is that key's and every leaf of the write is in it. With
+// a nil auditKey the proof is not checked.
+func CheckWithTrail(receipt, jwks []byte, auditKey note.Verifier) (Checked, error) {
 	header, claims, err := receipts.VerifyWithKeys(receiptJWS(receipt), jwks)
 	if err != nil {
 		return Checked{}, &Invalid{Reason: strings.TrimPrefix(err.Error(), "receipts: "), Err: err}
@@ -55,7 +66,11 @@ func Check(receipt, jwks []byte) (Checked, error) {
 	if err != nil {
 		return Checked{}, &Invalid{Reason: fmt.Sprintf("signed with key %s, but %v", header.Kid, err)}
 	}
-	return Checked{Header: header, Claims: claims, Approvals: approvals, Consent: consented}, nil
+	trail, err := checkTrail(claims, auditKey)
+	if err != nil {
+		return Checked{}, &Invalid{Reason: fmt.Sprintf("signed with key %s, but %v", header.Kid, err), Err: err}
+	}
+	return Checked{Header: header, Claims: claims, Approvals: approvals, Consent: consented, Trail: trail}, nil
 }
 
 // Write prints what the receipt says, as the command does: VALID and the
@@ -69,5 +84,8 @@ func (c Checked) Write(w io.Writer, keysFrom string) {
 	}
 	for _, line := range c.Consent {
 		fmt.Fprintf(w, "%-13s %s\n", "Consent:", line)
+	}
+	for _, line := range c.Trail {
+		fmt.Fprintf(w, "%-13s %s\n", "Trail:", line)
 	}
 }

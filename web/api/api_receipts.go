@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"countersign/internal/apperr"
+	"countersign/internal/audit"
 	"countersign/internal/controlplane"
 	"countersign/internal/stepup"
 )
@@ -41,6 +42,10 @@ type receiptClaims struct {
 	Consent *consentJSON `json:"consent,omitempty"`
 	// ArgsDigest is the hex SHA-256 of Args in their canonical form.
 	ArgsDigest string `json:"args_digest"`
+	// Trail is the audit trail's proof of the write: a signed checkpoint
+	// and the inclusion proof of each of the invocation's leaves; absent
+	// when the console has no audit key (and in receipts issued before).
+	Trail *audit.WriteProof `json:"trail,omitempty"`
 }
 
 // approvalJSON is one staff approval a receipt carries: who, how they
@@ -116,6 +121,11 @@ func (h *Handler) receipt(ctx context.Context, inv controlplane.Invocation) (str
 	claims.ArgsDigest = argsDigest(claims.Args)
 	if claims.Consent, err = h.receiptConsent(ctx, inv); err != nil {
 		return "", receiptClaims{}, err
+	}
+	if h.cfg.Audit != nil {
+		if claims.Trail, err = h.cfg.Audit.ProveWrite(ctx, inv.ID); err != nil {
+			return "", receiptClaims{}, err
+		}
 	}
 	jws, err := h.receipts.Sign(claims)
 	return jws, claims, err

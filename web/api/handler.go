@@ -10,6 +10,7 @@ import (
 
 	"countersign/internal/adapter"
 	"countersign/internal/assistants"
+	"countersign/internal/audit"
 	"countersign/internal/authserver"
 	"countersign/internal/confirmation"
 	"countersign/internal/controlplane"
@@ -50,6 +51,10 @@ type Config struct {
 	// server of /mcp (oauth.go): its metadata and client endpoints are
 	// served, and /mcp takes its access tokens beside API keys.
 	AuthServer *authserver.Service
+	// Audit, when set, makes every receipt carry the trail's proof of its
+	// write (a signed checkpoint and each leaf's inclusion proof); nil (no
+	// audit key) issues receipts without one.
+	Audit *audit.Log
 }
 
 // Handler serves the assistant's routes.

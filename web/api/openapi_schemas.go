@@ -183,7 +183,13 @@ func apiSchemas() map[string]any {
 				"completed_at": nullable(when),
 				"approvals":    withDesc(map[string]any{"type": "array", "items": receiptApprovalSchema()}, "the staff's approvals of the arguments sent, oldest first"),
 				"consent":      receiptConsentSchema(),
-				"args_digest":  typ("string", "hex SHA-256 of the canonical arguments sent (keys sorted, no spaces, numbers as written)")})}),
+				"trail": withDesc(obj([]string{"checkpoint", "leaves"}, map[string]any{
+					"checkpoint": typ("string", "the audit trail's signed checkpoint (C2SP signed note) the proofs lead to"),
+					"leaves": map[string]any{"type": "array", "items": obj([]string{"index", "entry", "proof"}, map[string]any{
+						"index": integer, "entry": typ("string", "the exact bytes hashed: SHA-256(0x00 || entry) is the leaf hash"),
+						"proof": map[string]any{"type": "array", "items": typ("string", "base64 node hash")}})}}),
+					"the audit trail's proof of this write (internal/audit/README.md): absent when the console has no audit key"),
+				"args_digest": typ("string", "hex SHA-256 of the canonical arguments sent (keys sorted, no spaces, numbers as written)")})}),
 		"JWKS": obj([]string{"keys"}, map[string]any{"keys": map[string]any{"type": "array", "items": obj([]string{"kty", "crv", "x", "kid", "alg"},
 			map[string]any{"kty": enum("OKP"), "crv": enum("Ed25519"), "x": typ("string", "the public key, base64url"), "kid": str, "alg": enum("EdDSA"), "use": enum("sig")})}}),
 		"ConversationEvent":         conversationEventSchema(intents, modes, false),

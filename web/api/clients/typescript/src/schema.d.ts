@@ -656,6 +656,17 @@ export interface components {
                     system: string;
                 };
                 task_id: string;
+                /** @description the audit trail's proof of this write (internal/audit/README.md): absent when the console has no audit key */
+                trail?: {
+                    /** @description the audit trail's signed checkpoint (C2SP signed note) the proofs lead to */
+                    checkpoint: string;
+                    leaves: {
+                        /** @description the exact bytes hashed: SHA-256(0x00 || entry) is the leaf hash */
+                        entry: string;
+                        index: number;
+                        proof: string[];
+                    }[];
+                };
                 verification: {
                     /** Format: date-time */
                     at: string;
