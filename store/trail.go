@@ -202,3 +202,12 @@ func (s *Store) TrailLeavesOfInvocation(ctx context.Context, invocationID string
 	}
 	return leaves, nil
 }
+
+// RecordTrailEvent stores an event about the trail itself (an admin's
+// checkpoint or export), which enters the trail like any other.
+func (s *Store) RecordTrailEvent(ctx context.Context, e Event) error {
+	return s.InTx(ctx, func(tx *Tx) error {
+		_, err := tx.InsertEvent(ctx, e)
+		return err
+	})
+}

@@ -18,6 +18,7 @@ type Store interface {
 	TrailLeafHashes(ctx context.Context, from, to int64) ([][]byte, error)
 	TrailLeaves(ctx context.Context, f store.TrailFilter) ([]store.TrailLeaf, error)
 	TrailLeavesOfInvocation(ctx context.Context, invocationID string, size int64) ([]store.TrailLeaf, error)
+	RecordTrailEvent(ctx context.Context, e store.Event) error
 	TrailBounds(ctx context.Context, from, to time.Time, size int64) (before, after *store.TrailLeaf, err error)
 	InsertTrailCheckpoint(ctx context.Context, c store.TrailCheckpoint) (bool, error)
 	LatestTrailCheckpoint(ctx context.Context) (store.TrailCheckpoint, error)
@@ -201,4 +202,14 @@ func (l *Log) Latest(ctx context.Context) (store.TrailCheckpoint, error) {
 // below (0: any), largest first.
 func (l *Log) Checkpoints(ctx context.Context, below int64, limit int) ([]store.TrailCheckpoint, error) {
 	return l.store.TrailCheckpoints(ctx, below, limit)
+}
+
+// Record stores e, the event of a person's action on the trail (a
+// checkpoint signed or an export made on the admin's page); it enters the
+// trail as a leaf like every event.
+func (l *Log) Record(ctx context.Context, e store.Event) error {
+	if err := l.store.RecordTrailEvent(ctx, e); err != nil {
+		return fmt.Errorf("audit.Record: %w", err)
+	}
+	return nil
 }

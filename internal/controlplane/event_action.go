@@ -177,6 +177,15 @@ const (
 	// EventOAuthSettingChanged: an admin said whether unknown clients need
 	// an approval before first use ("clients_need_approval").
 	EventOAuthSettingChanged EventAction = "oauth.setting_changed"
+
+	// EventAuditCheckpointSigned: an admin signed a checkpoint of the
+	// audit trail from /admin/audit ("size" of the tree signed); the
+	// console's own interval signing records none.
+	EventAuditCheckpointSigned EventAction = "audit.checkpoint_signed"
+	// EventAuditExported: an admin exported the audit trail from
+	// /admin/audit ("from", "to" as dates, "filter" the system, action,
+	// person and customer asked for, "lines" and "checkpoint_size").
+	EventAuditExported EventAction = "audit.exported"
 )
 
 // EventActions lists every event action.
@@ -198,6 +207,7 @@ var EventActions = []EventAction{
 	EventFactorAdded, EventFactorRemoved, EventFactorReset,
 	EventCustomerPasskeyAdded, EventCustomerPasskeyRemoved,
 	EventOAuthConsented, EventOAuthClientApproved, EventOAuthClientRevoked, EventOAuthRevoked, EventOAuthSettingChanged,
+	EventAuditCheckpointSigned, EventAuditExported,
 }
 
 // entered is the event that records an invocation moving into s: routed

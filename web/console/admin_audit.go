@@ -3,9 +3,11 @@ package console
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -13,6 +15,7 @@ import (
 	"countersign/internal/accounts"
 	"countersign/internal/apperr"
 	"countersign/internal/audit"
+	"countersign/internal/controlplane"
 	"countersign/internal/locale"
 	"countersign/views"
 	"countersign/web/kit"
@@ -57,12 +60,30 @@ func verifyCommand(vkey string) string {
 }
 
 // handleAdminAuditSign answers POST /admin/audit/checkpoint: sign a
-// checkpoint of the trail now.
+// checkpoint of the trail now, and record who asked for it
+// (audit.checkpoint_signed, with the size signed). The event is logged
+// after the checkpoint, so the next one covers it.
 func (h *Handler) handleAdminAuditSign(c echo.Context) error {
-	if _, err := h.cfg.Audit.Sign(c.Request().Context()); err != nil {
+	ctx := c.Request().Context()
+	cp, err := h.cfg.Audit.Sign(ctx)
+	if err != nil {
+		return err
+	}
+	if err := h.recordAudit(c, controlplane.EventAuditCheckpointSigned, map[string]any{"size": cp.Size}); err != nil {
 		return err
 	}
 	return kit.SeeOther(c, "/admin/audit")
+}
+
+// recordAudit records the admin's action on the trail as an event of the
+// trail, by the signed-in admin as they were identified.
+func (h *Handler) recordAudit(c echo.Context, action controlplane.EventAction, data map[string]any) error {
+	admin, _ := kit.CurrentUser(c)
+	e, err := controlplane.AuditEvent(h.Now(), actorOf(c, admin), action, "", "", data)
+	if err != nil {
+		return err
+	}
+	return h.cfg.Audit.Record(c.Request().Context(), e)
 }
 
 // handleAdminAuditExport answers POST /admin/audit/export: a zip of the
@@ -102,7 +123,32 @@ func (h *Handler) handleAdminAuditExport(c echo.Context) error {
 	if err := z.Close(); err != nil {
 		return errors.Join(errors.New("console: audit export zip"), err)
 	}
+	// The download is recorded before it is answered: an export nobody
+	// can account for is not handed out (audit.exported).
+	var header audit.Header
+	first, _, _ := bytes.Cut(files.JSONL, []byte("\n"))
+	if err := json.Unmarshal(first, &header); err != nil {
+		return fmt.Errorf("console: audit export header: %w", err)
+	}
+	filter := map[string]any{}
+	for k, v := range map[string]string{"system": f.System, "action": f.Action, "person": f.Person, "customer": f.Customer} {
+		if v != "" {
+			filter[k] = v
+		}
+	}
+	checkpoint, _ := audit.ParseCheckpoint(checkpointText(header.Checkpoint))
+	if err := h.recordAudit(c, controlplane.EventAuditExported, map[string]any{"from": f.From.Format(time.DateOnly),
+		"to": f.To.Format(time.DateOnly), "filter": filter, "lines": header.Lines, "checkpoint_size": checkpoint.Size}); err != nil {
+		return err
+	}
 	name := fmt.Sprintf("countersign-audit-%s-%s.zip", f.From.Format(time.DateOnly), f.To.Format(time.DateOnly))
 	c.Response().Header().Set(echo.HeaderContentDisposition, `attachment; filename="`+name+`"`)
 	return c.Blob(http.StatusOK, "application/zip", b.Bytes())
+}
+
+// checkpointText is a signed note's text, before the blank line that
+// starts its signatures.
+func checkpointText(note string) string {
+	text, _, _ := strings.Cut(note, "\n\n")
+	return text + "\n"
 }

@@ -323,6 +323,20 @@ var staffDoors = []staffDoor{
 		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, id string) {
 			post(t, c, "/admin/grants/"+id+"/revoke", url.Values{"_csrf": {c.CSRF("/admin/clients")}, "confirm": {"yes"}})
 		}},
+	{name: "sign a checkpoint of the trail", route: "/admin/audit/checkpoint", role: accounts.Admin,
+		prepare: func(*testing.T, *webtest.Stack, *webtest.Shopper) string { return "" },
+		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, _ string) {
+			post(t, c, "/admin/audit/checkpoint", url.Values{"_csrf": {c.CSRF("/admin/audit")}})
+		}},
+	{name: "export the trail", route: "/admin/audit/export", role: accounts.Admin,
+		prepare: func(*testing.T, *webtest.Stack, *webtest.Shopper) string { return "" },
+		do: func(t *testing.T, _ *webtest.Stack, c *webtest.Client, _ string) {
+			day := time.Now().UTC()
+			if res := c.Post("/admin/audit/export", url.Values{"_csrf": {c.CSRF("/admin/audit")},
+				"from": {day.AddDate(0, 0, -1).Format(time.DateOnly)}, "to": {day.AddDate(0, 0, 1).Format(time.DateOnly)}}); res.StatusCode != http.StatusOK {
+				t.Fatalf("POST /admin/audit/export: %d\n%s", res.StatusCode, res.Text)
+			}
+		}},
 }
 
 // doorRedirect is the redirect URI of the doors' OAuth clients.

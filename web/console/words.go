@@ -389,6 +389,8 @@ func eventSentence(e controlplane.Event, subject string) string {
 		return factorWords(e.Action, str("kind"), str("name"), str("user_name"))
 	case controlplane.EventCustomerPasskeyAdded, controlplane.EventCustomerPasskeyRemoved:
 		return customerPasskeyWords(e.Action, str("name"), str("shop"))
+	case controlplane.EventAuditCheckpointSigned, controlplane.EventAuditExported:
+		return auditWords(e)
 	}
 	// An event this console does not know yet is named by its code.
 	if subject == "" {

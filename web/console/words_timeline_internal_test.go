@@ -77,6 +77,8 @@ func timelineEvents() map[string]func() (controlplane.Event, string) {
 		"cancelled, one withdrawn":         {Action: controlplane.EventTaskCancelled, Data: with(map[string]any{controlplane.DataWithdrawnIDs: []any{"b"}}, "not_dispatched")},
 		"first approval, no passkey":       {Action: controlplane.EventInvocationFirstApproval, Data: map[string]any{}},
 		"factor added totp":                {Action: controlplane.EventFactorAdded, Data: map[string]any{"kind": "totp"}},
+		"audit checkpoint of a size":       {Action: controlplane.EventAuditCheckpointSigned, Data: map[string]any{"size": float64(42)}},
+		"audit export filtered":            {Action: controlplane.EventAuditExported, Data: map[string]any{"from": "2026-11-01", "to": "2026-12-01", "filter": map[string]any{"system": "shop", "person": "12"}}},
 		"factor added passkey":             {Action: controlplane.EventFactorAdded, Data: map[string]any{"kind": "passkey"}},
 		"factor added recovery":            {Action: controlplane.EventFactorAdded, Data: map[string]any{"kind": "recovery_codes"}},
 		"factor removed totp":              {Action: controlplane.EventFactorRemoved, Data: map[string]any{"kind": "totp"}},
