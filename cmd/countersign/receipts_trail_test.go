@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -15,6 +16,8 @@ import (
 
 	"countersign/internal/audit"
 	"countersign/internal/receipts"
+
+	"golang.org/x/mod/sumdb/note"
 )
 
 // TestReceiptsVerifyChecksTheTrailWithTheAuditKey: with -audit-key (the
@@ -130,4 +133,29 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestAnAuditKeyIsReadWhateverItsBase64Holds: a verifier key given as text
+// is read as the key whatever "+" its base64 holds (a key with more than
+// the two separators' was once taken for a file name), and a file holding
+// one is still read as a file.
+func TestAnAuditKeyIsReadWhateverItsBase64Holds(t *testing.T) {
+	var vkey string
+	for vkey == "" || strings.Count(vkey, "+") <= 2 {
+		_, v, err := note.GenerateKey(rand.Reader, "countersign.test/audit")
+		if err != nil {
+			t.Fatal(err)
+		}
+		vkey = v
+	}
+	if v, err := readAuditKey(t.Context(), vkey); err != nil || v.Name() != "countersign.test/audit" {
+		t.Fatalf("readAuditKey(%q) = %v, %v; want the key", vkey, v, err)
+	}
+	file := filepath.Join(t.TempDir(), "audit.key")
+	if err := os.WriteFile(file, []byte(vkey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := readAuditKey(t.Context(), file); err != nil || v.Name() != "countersign.test/audit" {
+		t.Fatalf("readAuditKey(file) = %v, %v; want the key", v, err)
+	}
 }

@@ -121,7 +121,9 @@ func readAuditKey(ctx context.Context, from string) (note.Verifier, error) {
 	switch {
 	case strings.HasPrefix(from, "http://") || strings.HasPrefix(from, "https://"):
 		text, err = fetchKey(ctx, from)
-	case strings.Count(from, "+") != 2:
+	case !isVerifierKey(from):
+		// Not a key as given (its base64 may hold any number of "+"),
+		// so the name of a file holding one.
 		text, err = os.ReadFile(from)
 	}
 	if err != nil {
@@ -132,6 +134,12 @@ func readAuditKey(ctx context.Context, from string) (note.Verifier, error) {
 		return nil, errors.New("not a verifier key (name+hash+base64, as GET /audit/key answers)")
 	}
 	return v, nil
+}
+
+// isVerifierKey reports whether s is a verifier key itself.
+func isVerifierKey(s string) bool {
+	_, err := note.NewVerifier(strings.TrimSpace(s))
+	return err == nil
 }
 
 // fetchKey reads a key (set) from a URL, under readKeySet's rules.
